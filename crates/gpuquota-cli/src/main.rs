@@ -1,0 +1,40 @@
+//! The `gpuquota` command.
+//!
+//! With no arguments it loads the built-in seed platform and prints what every engine decides
+//! for it. Subcommands read Kubernetes manifests (YAML or JSON, several documents per file).
+#![forbid(unsafe_code)]
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[allow(dead_code)] // helpers are used as the engine subcommands land
+mod common;
+mod seed;
+
+/// Deterministic quota scheduling for shared GPU platforms.
+#[derive(Debug, Parser)]
+#[command(name = "gpuquota", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    // Engine subcommands are added here, one variant per engine, dispatched in `main`.
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => seed::run(),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::from(2)
+        }
+    }
+}

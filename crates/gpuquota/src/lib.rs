@@ -1,0 +1,24 @@
+//! gpuquota: pure, deterministic quota-scheduling algorithms for shared GPU platforms.
+//!
+//! This facade re-exports the workspace's crates so that embedders add one dependency:
+//!
+//! | module | crate | what it does |
+//! |---|---|---|
+//! | [`model`] | `gpuquota-model` | quantities, Kueue/KAI/Kubernetes objects, manifest import, validation |
+//!
+//! ```
+//! use gpuquota::model::{Amount, Quantity, ResourceName};
+//!
+//! let gpus: Quantity = "8".parse()?;
+//! assert_eq!(gpus.to_amount(&ResourceName::new("nvidia.com/gpu")), Amount(8));
+//! # Ok::<(), gpuquota::model::QuantityError>(())
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub use gpuquota_model as model;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
