@@ -16,11 +16,19 @@
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod core;
+pub mod import;
+pub mod kai;
+pub mod kueue;
+pub mod meta;
 pub mod quantity;
 pub mod resource;
+pub mod time;
 
+pub use import::{Imported, Importer, Kind, Model, import_str};
 pub use quantity::{Amount, Quantity, QuantityError, QuantityFormat};
 pub use resource::ResourceName;
+pub use time::Timestamp;
 
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;

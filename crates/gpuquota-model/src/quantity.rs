@@ -531,6 +531,61 @@ impl Amount {
     }
 }
 
+impl serde::Serialize for Quantity {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Quantity {
+    /// Accepts a quantity string (`"500m"`) or a YAML/JSON number (`8`, `0.5`); a float is read
+    /// through its shortest round-trip decimal form, so `0.1` is exactly one tenth.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(QuantityVisitor)
+    }
+}
+
+struct QuantityVisitor;
+
+impl serde::de::Visitor<'_> for QuantityVisitor {
+    type Value = Quantity;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Kubernetes quantity (string or number)")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Quantity, E> {
+        Quantity::parse(v).map_err(E::custom)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Quantity, E> {
+        Ok(Quantity::from_integer(v))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Quantity, E> {
+        Ok(Quantity::new(i128::from(v), 0, QuantityFormat::DecimalSi))
+    }
+
+    fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Quantity, E> {
+        Quantity::from_decimal(v, 0).ok_or_else(|| E::custom("quantity is too large"))
+    }
+
+    fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Quantity, E> {
+        i128::try_from(v)
+            .ok()
+            .and_then(|v| Quantity::from_decimal(v, 0))
+            .ok_or_else(|| E::custom("quantity is too large"))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Quantity, E> {
+        if !v.is_finite() {
+            return Err(E::custom("quantity must be a finite number"));
+        }
+        // `{}` prints the shortest decimal that reads back as the same f64, without exponent.
+        Quantity::parse(&format!("{v}")).map_err(E::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

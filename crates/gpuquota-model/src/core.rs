@@ -1,0 +1,413 @@
+//! Kubernetes core objects: Pod, Node, Namespace, ResourceQuota, PriorityClass.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::meta::{LabelSelector, ObjectMeta, Taint, Toleration};
+use crate::quantity::Quantity;
+use crate::resource::ResourceName;
+
+/// A map of resource name to quantity (`requests`, `limits`, `allocatable`, …).
+pub type ResourceList = BTreeMap<ResourceName, Quantity>;
+
+/// `resources` of a container or pod.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceRequirements {
+    /// Requested amounts.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub requests: ResourceList,
+    /// Limits; a limit without a request defaults the request (Kubernetes defaulting).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub limits: ResourceList,
+    /// Dynamic resource claims (kept, not interpreted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claims: Option<serde_json::Value>,
+}
+
+impl ResourceRequirements {
+    /// Requests after defaulting: a resource with a limit and no request requests its limit.
+    pub fn effective_requests(&self) -> ResourceList {
+        let mut out = self.requests.clone();
+        for (name, limit) in &self.limits {
+            out.entry(name.clone()).or_insert(*limit);
+        }
+        out
+    }
+}
+
+/// A container: its name, resources and, for init containers, `restartPolicy: Always`
+/// (a sidecar). Other container fields are kept verbatim.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Container {
+    /// Container name.
+    #[serde(default)]
+    pub name: String,
+    /// Requests and limits.
+    #[serde(default)]
+    pub resources: ResourceRequirements,
+    /// `Always` marks a sidecar init container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_policy: Option<String>,
+    /// `image`, `command`, `env`, …: kept verbatim, not interpreted.
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// The parts of a pod spec that quota decisions read; other fields are kept verbatim.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSpec {
+    /// Regular containers.
+    #[serde(default)]
+    pub containers: Vec<Container>,
+    /// Init containers (sidecars when `restartPolicy: Always`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub init_containers: Vec<Container>,
+    /// Pod overhead added to the requests.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub overhead: ResourceList,
+    /// Pod-level resources; when set they replace the container sum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceRequirements>,
+    /// Node selector labels.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_selector: BTreeMap<String, String>,
+    /// Tolerations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tolerations: Vec<Toleration>,
+    /// Affinity (kept; Kueue evaluates required node affinity against flavor labels).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<serde_json::Value>,
+    /// The node a running pod is bound to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<String>,
+    /// Priority class name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_class_name: Option<String>,
+    /// Resolved priority value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i32>,
+    /// `schedulerName` (e.g. `kai-scheduler`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler_name: Option<String>,
+    /// Every other pod spec field: kept verbatim, not interpreted.
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+impl PodSpec {
+    /// The pod's effective requests, by the Kubernetes rule: pod-level resources when set;
+    /// otherwise the larger of (regular containers + sidecars) and, for each init container,
+    /// (that container + the sidecars started before it); then the overhead is added.
+    ///
+    /// Returns `None` if a sum overflows the exact representation.
+    pub fn effective_requests(&self) -> Option<ResourceList> {
+        let mut total: ResourceList = if let Some(pod) = &self.resources {
+            pod.effective_requests()
+        } else {
+            let mut sum = ResourceList::new();
+            let mut sidecars = ResourceList::new();
+            let mut init_peak = ResourceList::new();
+            for init in &self.init_containers {
+                let req = init.resources.effective_requests();
+                if init.restart_policy.as_deref() == Some("Always") {
+                    // A sidecar keeps running beside every later init container.
+                    add_into(&mut sidecars, &req)?;
+                    max_into(&mut init_peak, &sidecars);
+                } else {
+                    let mut running = sidecars.clone();
+                    add_into(&mut running, &req)?;
+                    max_into(&mut init_peak, &running);
+                }
+            }
+            for c in &self.containers {
+                add_into(&mut sum, &c.resources.effective_requests())?;
+            }
+            add_into(&mut sum, &sidecars)?;
+            max_into(&mut sum, &init_peak);
+            sum
+        };
+        add_into(&mut total, &self.overhead)?;
+        Some(total)
+    }
+}
+
+fn add_into(acc: &mut ResourceList, other: &ResourceList) -> Option<()> {
+    for (k, v) in other {
+        let cur = acc.get(k).copied().unwrap_or(Quantity::ZERO);
+        let (m1, e1) = cur.as_decimal();
+        let (m2, e2) = v.as_decimal();
+        let e = e1.min(e2);
+        let scale = |m: i128, from: i32| -> Option<i128> {
+            let shift = u32::try_from(from - e).ok()?;
+            m.checked_mul(10_i128.checked_pow(shift)?)
+        };
+        let sum = scale(m1, e1)?.checked_add(scale(m2, e2)?)?;
+        let q = Quantity::from_decimal(sum, e)?.with_format(v.format());
+        acc.insert(k.clone(), q);
+    }
+    Some(())
+}
+
+fn max_into(acc: &mut ResourceList, other: &ResourceList) {
+    for (k, v) in other {
+        match acc.get(k) {
+            Some(cur) if cur >= v => {}
+            _ => {
+                acc.insert(k.clone(), *v);
+            }
+        }
+    }
+}
+
+/// `status` of a Pod.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodStatus {
+    /// `Pending`, `Running`, `Succeeded`, `Failed`, `Unknown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// When the pod started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<crate::time::Timestamp>,
+    /// Conditions, container statuses and the rest: kept verbatim.
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// A Pod (`v1`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pod {
+    /// Metadata (KAI reads the `kai.scheduler/queue` label and `pod-group-name` annotation).
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// Spec.
+    #[serde(default)]
+    pub spec: PodSpec,
+    /// Status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<PodStatus>,
+}
+
+/// `spec` of a Node.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSpec {
+    /// Node taints.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<Taint>,
+    /// Cordoned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unschedulable: Option<bool>,
+    /// `podCIDR`, `providerID`, …: kept verbatim.
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// `status` of a Node.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeStatus {
+    /// What pods may request on the node.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub allocatable: ResourceList,
+    /// The node's raw capacity.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub capacity: ResourceList,
+    /// Addresses, conditions, node info, …: kept verbatim.
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// A Node (`v1`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Node {
+    /// Metadata (labels such as `nvidia.com/gpu.product`).
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// Spec.
+    #[serde(default)]
+    pub spec: NodeSpec,
+    /// Status.
+    #[serde(default)]
+    pub status: NodeStatus,
+}
+
+/// A Namespace (`v1`); its labels feed ClusterQueue `namespaceSelector`s.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Namespace {
+    /// Metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// Spec and status: kept verbatim.
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// A scope selector requirement of a ResourceQuota.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScopedResourceSelectorRequirement {
+    /// `PriorityClass`, `BestEffort`, …
+    #[serde(default)]
+    pub scope_name: String,
+    /// `In`, `NotIn`, `Exists`, `DoesNotExist`.
+    #[serde(default)]
+    pub operator: String,
+    /// Values for `In`/`NotIn`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+}
+
+/// `spec.scopeSelector` of a ResourceQuota.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScopeSelector {
+    /// Requirements, all of which must hold.
+    #[serde(default)]
+    pub match_expressions: Vec<ScopedResourceSelectorRequirement>,
+}
+
+/// `spec` of a ResourceQuota.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceQuotaSpec {
+    /// Hard caps, keyed as written (`requests.nvidia.com/gpu`, `limits.cpu`, `cpu`, `pods`).
+    #[serde(default)]
+    pub hard: BTreeMap<String, Quantity>,
+    /// Plain scopes (`BestEffort`, `NotTerminating`, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// Scope selector (e.g. a PriorityClass scope).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_selector: Option<ScopeSelector>,
+}
+
+/// A Kubernetes ResourceQuota (`v1`): a hard cap per namespace.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceQuota {
+    /// Metadata (namespaced).
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// Spec.
+    #[serde(default)]
+    pub spec: ResourceQuotaSpec,
+    /// Status (`used`, `hard`): kept verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<serde_json::Value>,
+}
+
+impl ResourceQuota {
+    /// True when the quota's scope selector admits a pod of `priority_class` (no selector: all).
+    pub fn applies_to_priority_class(&self, priority_class: Option<&str>) -> bool {
+        let Some(sel) = &self.spec.scope_selector else {
+            return true;
+        };
+        sel.match_expressions.iter().all(|r| {
+            if r.scope_name != "PriorityClass" {
+                return true;
+            }
+            match r.operator.as_str() {
+                "In" => priority_class.is_some_and(|p| r.values.iter().any(|v| v == p)),
+                "NotIn" => priority_class.is_none_or(|p| !r.values.iter().any(|v| v == p)),
+                "Exists" => priority_class.is_some(),
+                "DoesNotExist" => priority_class.is_none(),
+                _ => false,
+            }
+        })
+    }
+}
+
+/// A PriorityClass (`scheduling.k8s.io/v1`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PriorityClass {
+    /// Metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// The priority value.
+    #[serde(default)]
+    pub value: i32,
+    /// The default class for pods without one.
+    #[serde(default)]
+    pub global_default: bool,
+    /// Description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `PreemptLowerPriority` or `Never`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemption_policy: Option<String>,
+}
+
+/// Selector type alias kept for symmetry with Kueue's `namespaceSelector`.
+pub type NamespaceSelector = LabelSelector;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(pairs: &[(&str, &str)]) -> ResourceList {
+        pairs
+            .iter()
+            .map(|(k, v)| (ResourceName::new(*k), v.parse().unwrap()))
+            .collect()
+    }
+
+    fn container(req: &[(&str, &str)], sidecar: bool) -> Container {
+        Container {
+            resources: ResourceRequirements {
+                requests: list(req),
+                ..Default::default()
+            },
+            restart_policy: sidecar.then(|| "Always".to_owned()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn pod_requests_take_the_larger_of_containers_and_init() {
+        let spec = PodSpec {
+            containers: vec![
+                container(&[("cpu", "1")], false),
+                container(&[("cpu", "500m")], false),
+            ],
+            init_containers: vec![container(&[("cpu", "2"), ("memory", "1Gi")], false)],
+            overhead: list(&[("cpu", "100m")]),
+            ..Default::default()
+        };
+        assert_eq!(
+            spec.effective_requests().unwrap(),
+            list(&[("cpu", "2100m"), ("memory", "1Gi")])
+        );
+    }
+
+    #[test]
+    fn sidecars_add_to_containers_and_later_inits() {
+        let spec = PodSpec {
+            containers: vec![container(&[("cpu", "1")], false)],
+            init_containers: vec![
+                container(&[("cpu", "1")], true),
+                container(&[("cpu", "3")], false),
+            ],
+            ..Default::default()
+        };
+        // containers 1 + sidecar 1 = 2; init peak: sidecar 1 + init 3 = 4.
+        assert_eq!(spec.effective_requests().unwrap(), list(&[("cpu", "4")]));
+    }
+
+    #[test]
+    fn limits_default_requests() {
+        let r = ResourceRequirements {
+            limits: list(&[("nvidia.com/gpu", "2")]),
+            ..Default::default()
+        };
+        assert_eq!(r.effective_requests(), list(&[("nvidia.com/gpu", "2")]));
+    }
+}
