@@ -6,6 +6,18 @@ use std::process::ExitCode;
 
 use crate::common::CliError;
 
+/// The seed platform as Kueue objects: flavors, cohort `platform`, five ClusterQueues, namespaces,
+/// LocalQueues, ResourceQuotas, WorkloadPriorityClasses.
+#[allow(dead_code)] // read by the engine sections as they land
+pub(crate) const KUEUE_YAML: &str = include_str!("../seed/kueue.yaml");
+/// The seed platform's day as Kueue Workloads (admitted inference, notebooks, nightly batch,
+/// the 02:00 fine-tuning job).
+#[allow(dead_code)]
+pub(crate) const KUEUE_WORKLOADS_YAML: &str = include_str!("../seed/kueue-workloads.yaml");
+/// The seed platform as KAI objects: department and project Queues, Nodes.
+#[allow(dead_code)]
+pub(crate) const KAI_YAML: &str = include_str!("../seed/kai.yaml");
+
 /// Each section prints one engine's view of the seed platform. Engines add theirs here.
 const SECTIONS: &[(&str, fn() -> Result<String, CliError>)] = &[];
 
@@ -18,4 +30,32 @@ pub(crate) fn run() -> Result<ExitCode, CliError> {
         print!("{}", section()?);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_manifests_import_without_warnings() {
+        let mut importer = gpuquota_model::Importer::new();
+        importer.add_str("kueue.yaml", KUEUE_YAML);
+        importer.add_str("kueue-workloads.yaml", KUEUE_WORKLOADS_YAML);
+        importer.add_str("kai.yaml", KAI_YAML);
+        let imported = importer.finish().unwrap();
+        assert_eq!(imported.warnings, vec![]);
+        let m = &imported.model;
+        assert_eq!(m.resource_flavors.len(), 3);
+        assert_eq!(m.cluster_queues.len(), 5);
+        assert_eq!(m.cohorts.len(), 1);
+        assert_eq!(m.local_queues.len(), 5);
+        assert_eq!(m.namespaces.len(), 5);
+        assert_eq!(m.resource_quotas.len(), 5);
+        assert_eq!(m.workload_priority_classes.len(), 4);
+        assert_eq!(m.workloads.len(), 2 + 1 + 6 + 16 + 1);
+        assert_eq!(m.workloads.values().filter(|w| w.is_admitted()).count(), 3);
+        assert_eq!(m.queues.len(), 10);
+        assert_eq!(m.nodes.len(), 3);
+        assert!(m.duplicates.is_empty());
+    }
 }
