@@ -1,0 +1,566 @@
+//! KAI's fair-share ("resource division") algorithm, in exact fixed-point arithmetic.
+//!
+//! Per resource, per sibling set, top-down (`kai-runai.md` §2):
+//!
+//! 1. **Deserved.** Each sibling gets `min(D, min(L, Req))` (`D = -1` means the whole amount).
+//!    When the sum reaches the total, nothing is left: oversubscription keeps every deserved
+//!    amount and fair shares may exceed capacity.
+//! 2. **Over quota, by priority tier** (highest first). Rounds over the unsatisfied queues of the
+//!    tier, each with share `amount · sw / Σsw` of the amount frozen at the round's start: a queue
+//!    whose remaining request fits takes it exactly, any other takes the whole units of its share
+//!    and records the fractional rest. Another round runs while a queue needed less than its
+//!    share.
+//! 3. **Leftover units**, right after the tier's rounds: one unit (or the sub-unit rest) to each
+//!    recorded queue by largest remainder, then older creation time, then smaller UID.
+//!
+//! [`Mode::Kai`] reproduces upstream including its quirks (see [`Mode`]); [`Mode::Corrected`]
+//! fixes the leftover overshoot and the stale remainder record.
+
+use gpuquota_model::Timestamp;
+
+use crate::fixed::{FRAC_SCALE, SCALE, gcd, mul_div_rem};
+
+/// The three resources KAI divides, each independently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Resource {
+    /// GPUs in devices (fractions allowed).
+    Gpu,
+    /// CPU in millicores.
+    Cpu,
+    /// Memory in bytes.
+    Memory,
+}
+
+impl Resource {
+    /// All three, in KAI's order of output.
+    pub const ALL: [Resource; 3] = [Resource::Gpu, Resource::Cpu, Resource::Memory];
+
+    /// Position in per-resource arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The contract's name: `gpu`, `cpu`, `memory`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resource::Gpu => "gpu",
+            Resource::Cpu => "cpu",
+            Resource::Memory => "memory",
+        }
+    }
+}
+
+impl std::fmt::Display for Resource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How faithfully to follow upstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Upstream's results, quirks included:
+    /// * **Leftover overshoot** (§2.4): phase 3 gives a whole unit without re-checking request or
+    ///   limit, so a queue that asked for 1.7 can end at 2.0, above a limit of 1.7.
+    /// * **Stale remainder record** (§2.4): a remainder recorded in an earlier round survives a
+    ///   later round that gives the queue whole units with no fraction.
+    #[default]
+    Kai,
+    /// The leftover unit is capped at the queue's remaining request (and so its limit), and a
+    /// round that leaves no fraction clears the queue's record.
+    Corrected,
+}
+
+/// Division options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DivisionOptions {
+    /// Upstream or corrected.
+    pub mode: Mode,
+    /// Time-based fairshare `kValue` in nano-units (10⁹ = 1.0, upstream's default); values
+    /// below zero count as 0.
+    pub k_value: i128,
+}
+
+impl Default for DivisionOptions {
+    fn default() -> Self {
+        DivisionOptions {
+            mode: Mode::Kai,
+            k_value: SCALE,
+        }
+    }
+}
+
+/// One queue's inputs for one resource, in nano-units ([`SCALE`] per unit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ResourceParams {
+    /// Deserved quota; `None` = unlimited (`-1`).
+    pub deserved: Option<i128>,
+    /// Over-quota weight (nano; 10⁹ = weight 1).
+    pub weight: i128,
+    /// Limit; `None` = unlimited (`-1`).
+    pub limit: Option<i128>,
+    /// Demand (allocated + pending) of a leaf; ignored for a queue with children, whose demand
+    /// is the sum of its children's.
+    pub request: i128,
+    /// Normalized historical usage in `[0, 10⁹]` (time-based fairshare; 0 when off).
+    pub usage: i128,
+}
+
+/// One queue of the division input.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct QueueInput {
+    /// Name (unique).
+    pub name: String,
+    /// Index of the parent queue in the input, `None` for a top-level queue.
+    pub parent: Option<usize>,
+    /// Queue priority (Run:ai rank); higher is served first over quota.
+    pub priority: i32,
+    /// `metadata.creationTimestamp` (phase-3 tie-break; missing sorts first, as Go's zero time).
+    pub creation: Option<Timestamp>,
+    /// `metadata.uid` (phase-3 final tie-break; empty falls back to the name).
+    pub uid: String,
+    /// GPU, CPU, memory.
+    pub resources: [ResourceParams; 3],
+}
+
+/// Why a division input was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DivisionError {
+    /// A parent index outside the input.
+    #[error("queue {queue:?}: spec.parentQueue: index {parent} is not a queue")]
+    UnknownParent {
+        /// The queue.
+        queue: String,
+        /// The bad index.
+        parent: usize,
+    },
+    /// The parent links form a cycle.
+    #[error("queue {queue:?}: spec.parentQueue: the parent chain loops back to this queue")]
+    Cycle {
+        /// A queue on the cycle.
+        queue: String,
+    },
+    /// A negative value where only `-1` (unlimited) or a non-negative value is allowed.
+    #[error("queue {queue:?}: spec.resources.{resource}.{field}: negative value")]
+    Negative {
+        /// The queue.
+        queue: String,
+        /// The resource.
+        resource: Resource,
+        /// The field (`quota`, `overQuotaWeight`, `limit`, `request`, `usage`, `total`).
+        field: &'static str,
+    },
+    /// A value outside what exact arithmetic can hold.
+    #[error("queue {queue:?}: {resource}: arithmetic overflow")]
+    Overflow {
+        /// The queue (or `<total>`).
+        queue: String,
+        /// The resource.
+        resource: Resource,
+    },
+}
+
+/// The validated queue tree.
+#[derive(Debug, Clone)]
+pub struct Hierarchy {
+    queues: Vec<QueueInput>,
+    children: Vec<Vec<usize>>,
+    roots: Vec<usize>,
+    /// Breadth-first order from the roots.
+    order: Vec<usize>,
+}
+
+/// The result: fair share and aggregated demand of every queue (input order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Division {
+    /// Fair share per queue and resource, nano-units.
+    pub fair_share: Vec<[i128; 3]>,
+    /// Demand per queue and resource (parents: the sum of their subtree), nano-units.
+    pub request: Vec<[i128; 3]>,
+    /// What each queue got in phase 1 (deserved capped by demand), nano-units.
+    pub phase1: Vec<[i128; 3]>,
+}
+
+impl Hierarchy {
+    /// Validates parents, acyclicity and value signs.
+    ///
+    /// # Errors
+    /// [`DivisionError`] naming the first bad queue.
+    ///
+    /// # Complexity
+    /// O(n).
+    pub fn new(queues: Vec<QueueInput>) -> Result<Hierarchy, DivisionError> {
+        let n = queues.len();
+        let mut children = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        for (i, q) in queues.iter().enumerate() {
+            for r in Resource::ALL {
+                let p = &q.resources[r.index()];
+                let bad = |field| DivisionError::Negative {
+                    queue: q.name.clone(),
+                    resource: r,
+                    field,
+                };
+                if p.deserved.is_some_and(|d| d < 0) {
+                    return Err(bad("quota"));
+                }
+                if p.limit.is_some_and(|d| d < 0) {
+                    return Err(bad("limit"));
+                }
+                if p.weight < 0 {
+                    return Err(bad("overQuotaWeight"));
+                }
+                if p.request < 0 {
+                    return Err(bad("request"));
+                }
+                if p.usage < 0 {
+                    return Err(bad("usage"));
+                }
+            }
+            match q.parent {
+                None => roots.push(i),
+                Some(p) if p < n => children[p].push(i),
+                Some(p) => {
+                    return Err(DivisionError::UnknownParent {
+                        queue: q.name.clone(),
+                        parent: p,
+                    });
+                }
+            }
+        }
+        let mut order = roots.clone();
+        let mut head = 0;
+        while head < order.len() {
+            let q = order[head];
+            head += 1;
+            order.extend_from_slice(&children[q]);
+        }
+        if order.len() != n {
+            let mut seen = vec![false; n];
+            for &q in &order {
+                seen[q] = true;
+            }
+            let first = seen.iter().position(|s| !s).unwrap_or(0);
+            return Err(DivisionError::Cycle {
+                queue: queues[first].name.clone(),
+            });
+        }
+        Ok(Hierarchy {
+            queues,
+            children,
+            roots,
+            order,
+        })
+    }
+
+    /// The queues, in input order.
+    pub fn queues(&self) -> &[QueueInput] {
+        &self.queues
+    }
+
+    /// Children of a queue, in input order.
+    pub fn children(&self, q: usize) -> &[usize] {
+        &self.children[q]
+    }
+
+    /// Top-level queues, in input order.
+    pub fn roots(&self) -> &[usize] {
+        &self.roots
+    }
+
+    /// True for a queue without children (only leaves hold jobs).
+    pub fn is_leaf(&self, q: usize) -> bool {
+        self.children[q].is_empty()
+    }
+
+    /// The path from the root to `q`, inclusive.
+    pub fn path(&self, q: usize) -> Vec<usize> {
+        let mut p = vec![q];
+        let mut cur = q;
+        while let Some(parent) = self.queues[cur].parent {
+            p.push(parent);
+            cur = parent;
+        }
+        p.reverse();
+        p
+    }
+
+    /// Divides `totals` (nano-units per resource) down the tree.
+    ///
+    /// # Errors
+    /// [`DivisionError::Negative`] for a negative total, [`DivisionError::Overflow`] when a sum
+    /// leaves exact 128-bit arithmetic.
+    ///
+    /// # Complexity
+    /// O(R · Σ_groups (g log g + rounds · g)) for sibling groups of size g; rounds are bounded by
+    /// the group size (each extra round needs a queue that became satisfied).
+    pub fn divide(
+        &self,
+        totals: [i128; 3],
+        options: &DivisionOptions,
+    ) -> Result<Division, DivisionError> {
+        let n = self.queues.len();
+        let mut request = vec![[0i128; 3]; n];
+        for &q in self.order.iter().rev() {
+            for r in Resource::ALL {
+                let ri = r.index();
+                if self.children[q].is_empty() {
+                    request[q][ri] = self.queues[q].resources[ri].request;
+                }
+                if let Some(p) = self.queues[q].parent {
+                    request[p][ri] =
+                        request[p][ri].checked_add(request[q][ri]).ok_or_else(|| {
+                            DivisionError::Overflow {
+                                queue: self.queues[p].name.clone(),
+                                resource: r,
+                            }
+                        })?;
+                }
+            }
+        }
+        let mut fair_share = vec![[0i128; 3]; n];
+        let mut phase1 = vec![[0i128; 3]; n];
+        for r in Resource::ALL {
+            let ri = r.index();
+            if totals[ri] < 0 {
+                return Err(DivisionError::Negative {
+                    queue: "<total>".into(),
+                    resource: r,
+                    field: "total",
+                });
+            }
+            let mut ctx = GroupCtx {
+                h: self,
+                r,
+                request: &request,
+                fs: &mut fair_share,
+                phase1: &mut phase1,
+                options,
+            };
+            ctx.divide_group(&self.roots, totals[ri])?;
+            for &q in &self.order {
+                if !self.children[q].is_empty() {
+                    let t = ctx.fs[q][ri];
+                    ctx.divide_group(&self.children[q], t)?;
+                }
+            }
+        }
+        Ok(Division {
+            fair_share,
+            request,
+            phase1,
+        })
+    }
+}
+
+struct GroupCtx<'a> {
+    h: &'a Hierarchy,
+    r: Resource,
+    request: &'a [[i128; 3]],
+    fs: &'a mut [[i128; 3]],
+    phase1: &'a mut [[i128; 3]],
+    options: &'a DivisionOptions,
+}
+
+impl GroupCtx<'_> {
+    fn params(&self, q: usize) -> &ResourceParams {
+        &self.h.queues[q].resources[self.r.index()]
+    }
+
+    fn overflow(&self, q: usize) -> DivisionError {
+        DivisionError::Overflow {
+            queue: self.h.queues[q].name.clone(),
+            resource: self.r,
+        }
+    }
+
+    fn requestable(&self, q: usize) -> i128 {
+        let req = self.request[q][self.r.index()];
+        match self.params(q).limit {
+            Some(l) => l.min(req),
+            None => req,
+        }
+    }
+
+    /// `max(0, min(L, Req) − FS)`.
+    fn remaining_request(&self, q: usize) -> i128 {
+        (self.requestable(q) - self.fs[q][self.r.index()]).max(0)
+    }
+
+    fn divide_group(&mut self, sibs: &[usize], total: i128) -> Result<(), DivisionError> {
+        let ri = self.r.index();
+        // Phase 1: deserved capped by demand and limit.
+        let mut rem = total;
+        for &q in sibs {
+            let d = self.params(q).deserved.unwrap_or(total);
+            let g = d.min(self.requestable(q));
+            self.fs[q][ri] = self.fs[q][ri]
+                .checked_add(g)
+                .ok_or_else(|| self.overflow(q))?;
+            self.phase1[q][ri] = g;
+            rem = rem.checked_sub(g).ok_or_else(|| self.overflow(q))?;
+        }
+        if rem <= 0 {
+            return Ok(());
+        }
+        // Phase 2 + 3 per priority tier, highest first; stable in input order within a tier.
+        let mut tiers: Vec<usize> = sibs.to_vec();
+        tiers.sort_by(|&a, &b| {
+            self.h.queues[b]
+                .priority
+                .cmp(&self.h.queues[a].priority)
+                .then(a.cmp(&b))
+        });
+        let mut start = 0;
+        while start < tiers.len() {
+            let prio = self.h.queues[tiers[start]].priority;
+            let mut end = start;
+            while end < tiers.len() && self.h.queues[tiers[end]].priority == prio {
+                end += 1;
+            }
+            if rem <= 0 {
+                break;
+            }
+            let tier = &tiers[start..end];
+            rem = self.divide_tier(tier, rem)?;
+            start = end;
+        }
+        Ok(())
+    }
+
+    /// Phase 2 rounds then phase 3 leftovers for one tier; returns what is left.
+    fn divide_tier(&mut self, tier: &[usize], mut rem: i128) -> Result<i128, DivisionError> {
+        let ri = self.r.index();
+        let corrected = self.options.mode == Mode::Corrected;
+        let k = self.options.k_value.max(0);
+        // Fractional-remainder records (fixed point, FRAC_SCALE per unit), by tier position.
+        let mut records: Vec<Option<u128>> = vec![None; tier.len()];
+        let mut sw: Vec<u128> = vec![0; tier.len()];
+        loop {
+            let amount = rem;
+            let mut wtot: i128 = 0;
+            for &q in tier {
+                if self.remaining_request(q) > 0 {
+                    wtot = wtot
+                        .checked_add(self.params(q).weight)
+                        .ok_or_else(|| self.overflow(q))?;
+                }
+            }
+            if wtot == 0 {
+                break;
+            }
+            let with_usage = k != 0
+                && tier
+                    .iter()
+                    .any(|&q| self.params(q).usage != 0 && self.remaining_request(q) > 0);
+            let mut total_sw: u128 = 0;
+            let mut common: u128 = 0;
+            for (i, &q) in tier.iter().enumerate() {
+                sw[i] = 0;
+                if self.remaining_request(q) == 0 {
+                    continue;
+                }
+                let p = self.params(q);
+                let w = if with_usage {
+                    // sw ∝ W·(1+k) − k·U·Wtot, scaled by SCALE³·Wtot.
+                    let a = p
+                        .weight
+                        .checked_mul(SCALE + k)
+                        .and_then(|x| x.checked_mul(SCALE));
+                    let b = k.checked_mul(p.usage).and_then(|x| x.checked_mul(wtot));
+                    match (a, b) {
+                        (Some(a), Some(b)) => (a - b).max(0) as u128,
+                        _ => return Err(self.overflow(q)),
+                    }
+                } else {
+                    p.weight as u128
+                };
+                sw[i] = w;
+                common = gcd(common, w);
+                total_sw = total_sw.checked_add(w).ok_or_else(|| self.overflow(q))?;
+            }
+            if total_sw == 0 {
+                break;
+            }
+            if with_usage && common > 1 {
+                for w in sw.iter_mut() {
+                    *w /= common;
+                }
+                total_sw /= common;
+            }
+            let mut again = false;
+            for (i, &q) in tier.iter().enumerate() {
+                if rem == 0 {
+                    break;
+                }
+                let need = self.remaining_request(q);
+                if need == 0 || self.params(q).weight == 0 {
+                    continue;
+                }
+                let (share, share_rem) =
+                    mul_div_rem(amount as u128, sw[i], total_sw).ok_or_else(|| self.overflow(q))?;
+                let share = share as i128;
+                let give;
+                if need <= share {
+                    give = need;
+                    records[i] = None;
+                } else {
+                    let whole = share - share.rem_euclid(SCALE);
+                    give = whole;
+                    let frac_nano = (share - whole) as u128;
+                    if frac_nano > 0 || share_rem > 0 {
+                        let (sub, _) = mul_div_rem(share_rem, SCALE as u128, total_sw)
+                            .ok_or_else(|| self.overflow(q))?;
+                        records[i] = Some(frac_nano * SCALE as u128 + sub);
+                    } else if corrected {
+                        records[i] = None;
+                    }
+                }
+                if give == 0 {
+                    continue;
+                }
+                self.fs[q][ri] += give;
+                rem -= give;
+                again |= need < share || (need == share && share_rem > 0);
+            }
+            if !again || rem == 0 {
+                break;
+            }
+        }
+        // Phase 3: leftover units to the recorded queues.
+        if rem > 0 {
+            let mut rec: Vec<(usize, u128)> = records
+                .iter()
+                .enumerate()
+                .filter_map(|(i, r)| r.map(|f| (tier[i], f)))
+                .collect();
+            debug_assert!(rec.iter().all(|&(_, f)| f < FRAC_SCALE));
+            rec.sort_by(|&(a, fa), &(b, fb)| {
+                let qa = &self.h.queues[a];
+                let qb = &self.h.queues[b];
+                let ua = if qa.uid.is_empty() { &qa.name } else { &qa.uid };
+                let ub = if qb.uid.is_empty() { &qb.name } else { &qb.uid };
+                fb.cmp(&fa)
+                    .then(qa.creation.cmp(&qb.creation))
+                    .then(ua.cmp(ub))
+                    .then(qa.name.cmp(&qb.name))
+                    .then(a.cmp(&b))
+            });
+            for (q, _) in rec {
+                if rem == 0 {
+                    break;
+                }
+                let mut g = rem.min(SCALE);
+                if corrected {
+                    g = g.min(self.remaining_request(q));
+                }
+                if g > 0 {
+                    self.fs[q][ri] += g;
+                    rem -= g;
+                }
+            }
+        }
+        Ok(rem)
+    }
+}

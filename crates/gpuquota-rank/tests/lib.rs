@@ -1,0 +1,2 @@
+//! Scenario tests of gpuquota-rank.
+mod division;
