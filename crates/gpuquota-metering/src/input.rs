@@ -1,0 +1,610 @@
+//! The input file of `gpuquota meter` (YAML or JSON): parsing, unknown-field warnings and
+//! conversion into an engine [`Input`].
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::MeteringError;
+use crate::dcgm;
+use crate::engine::{
+    Basis, BorrowedMode, BusyFraction, CardType, Config, Department, GridSeries, IdleMode, Input,
+    Owner, QuotaStep, RawSeries, Record, Service, Shape, TimeFormat, Tokens, Window,
+};
+use crate::mig::MigPolicy;
+use crate::money::{Currency, L, RoundingMode, parse_decimal};
+use crate::time::parse_rfc3339;
+
+/// A time: RFC 3339 text or integer seconds.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum TimeIn {
+    /// Integer seconds.
+    Seconds(i64),
+    /// RFC 3339.
+    Text(String),
+}
+
+/// A decimal given as a string (`"4.50"`) or a YAML number.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum DecimalIn {
+    /// Text, parsed exactly.
+    Text(String),
+    /// An integer.
+    Int(u64),
+    /// A float as written by a YAML/JSON number; printed in its shortest form, then parsed.
+    Float(f64),
+}
+
+impl DecimalIn {
+    fn text(&self) -> String {
+        match self {
+            DecimalIn::Text(s) => s.clone(),
+            DecimalIn::Int(i) => i.to_string(),
+            DecimalIn::Float(f) => {
+                let s = f.to_string();
+                if s.contains('e') {
+                    format!("{f:.12}")
+                } else {
+                    s
+                }
+            }
+        }
+    }
+}
+
+/// `window:`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct WindowIn {
+    /// Start.
+    pub start: TimeIn,
+    /// End.
+    pub end: TimeIn,
+}
+
+/// `cardTypes[]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CardTypeIn {
+    /// Name.
+    pub name: String,
+    /// Product name.
+    pub model: Option<String>,
+    /// List price per card-hour.
+    pub price_per_hour: Option<DecimalIn>,
+    /// Physical cards.
+    pub capacity: Option<u64>,
+    /// Advertised time-slicing replicas per card.
+    pub replicas_per_gpu: Option<u64>,
+}
+
+/// A quota: a constant number of cards or steps over time.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum QuotaIn {
+    /// Constant.
+    Constant(DecimalIn),
+    /// Piecewise constant: `[{start, cards}]`.
+    Steps(Vec<QuotaStepIn>),
+}
+
+/// One quota step.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct QuotaStepIn {
+    /// From this time on.
+    pub start: TimeIn,
+    /// Cards.
+    pub cards: DecimalIn,
+}
+
+/// `departments[]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct DepartmentIn {
+    /// Name.
+    pub name: String,
+    /// Namespaces.
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+    /// Quota per card type.
+    #[serde(default)]
+    pub quota: BTreeMap<String, QuotaIn>,
+}
+
+/// Fields shared by records, series and samples.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct HoldingIn {
+    /// Department.
+    pub department: Option<String>,
+    /// Namespace.
+    pub namespace: Option<String>,
+    /// Card type.
+    pub card_type: String,
+    /// Whole GPUs.
+    pub gpus: Option<u64>,
+    /// MIG profile.
+    pub mig: Option<String>,
+    /// MIG instances (or whole GPUs).
+    pub count: Option<u64>,
+    /// Time-slicing replicas held.
+    pub replicas: Option<u64>,
+    /// Replicas advertised per card.
+    pub replicas_per_gpu: Option<u64>,
+    /// Holder key.
+    pub holder: Option<String>,
+    /// Service.
+    pub service: Option<String>,
+}
+
+/// `records[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct RecordIn {
+    /// Shared fields.
+    #[serde(flatten)]
+    pub holding: HoldingIn,
+    /// Start.
+    pub start: TimeIn,
+    /// End (omitted: open).
+    pub end: Option<TimeIn>,
+}
+
+/// `series[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct SeriesIn {
+    /// Shared fields.
+    #[serde(flatten)]
+    pub holding: HoldingIn,
+    /// First point (default: window start).
+    pub start: Option<TimeIn>,
+    /// Step in seconds.
+    pub step: i64,
+    /// Values; null is a gap.
+    pub values: Vec<Option<u64>>,
+    /// Lookback the grid was evaluated with.
+    pub lookback: Option<i64>,
+}
+
+/// `samples[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SamplesIn {
+    /// Shared fields.
+    #[serde(flatten)]
+    pub holding: HoldingIn,
+    /// Lookback.
+    pub lookback: Option<i64>,
+    /// `[t, value]` pairs.
+    pub points: Vec<(TimeIn, u64)>,
+    /// Staleness markers.
+    #[serde(default)]
+    pub stale_at: Vec<TimeIn>,
+}
+
+/// Token totals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+pub struct TokensIn {
+    /// Input tokens.
+    #[serde(default)]
+    pub input: u64,
+    /// Output tokens.
+    #[serde(default)]
+    pub output: u64,
+}
+
+/// `services[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceIn {
+    /// Name.
+    pub name: String,
+    /// Owner.
+    pub department: String,
+    /// α.
+    pub input_weight: Option<u64>,
+    /// β.
+    pub output_weight: Option<u64>,
+    /// Tokens per department.
+    #[serde(default)]
+    pub tokens: BTreeMap<String, TokensIn>,
+    /// Tokens with no department.
+    pub unattributed: Option<TokensIn>,
+}
+
+/// `busy[]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct BusyIn {
+    /// Holder key.
+    pub holder: String,
+    /// Mean busy fraction in `[0, 1]`.
+    pub fraction: DecimalIn,
+}
+
+/// `migWeights:` a policy name or a table `{profile: "n/d"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum MigWeightsIn {
+    /// `compute-slices`, `memory-slices`, `max-instances`.
+    Name(String),
+    /// A table of weights.
+    Table(BTreeMap<String, String>),
+}
+
+/// The whole input file of `gpuquota meter`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Document {
+    /// The window.
+    pub window: WindowIn,
+    /// Open intervals are closed here (default: the window end).
+    pub as_of: Option<TimeIn>,
+    /// ISO 4217 code (default USD).
+    pub currency: Option<String>,
+    /// Rounding mode name.
+    pub rounding: Option<String>,
+    /// MIG weights.
+    pub mig_weights: Option<MigWeightsIn>,
+    /// `allocated` or `quota`.
+    pub basis: Option<String>,
+    /// `informational` or `charged`.
+    pub borrowed: Option<String>,
+    /// `platform`, `weighted` or `even`.
+    pub idle: Option<String>,
+    /// Default lookback in seconds (300).
+    pub lookback: Option<i64>,
+    /// Card types.
+    #[serde(default)]
+    pub card_types: Vec<CardTypeIn>,
+    /// Departments.
+    #[serde(default)]
+    pub departments: Vec<DepartmentIn>,
+    /// Allocation intervals.
+    #[serde(default)]
+    pub records: Vec<RecordIn>,
+    /// Evaluated grids.
+    #[serde(default)]
+    pub series: Vec<SeriesIn>,
+    /// Raw scrapes.
+    #[serde(default)]
+    pub samples: Vec<SamplesIn>,
+    /// DCGM exposition files (paths, relative to the input file).
+    #[serde(default)]
+    pub dcgm: Vec<String>,
+    /// Shared services.
+    #[serde(default)]
+    pub services: Vec<ServiceIn>,
+    /// Busy fractions.
+    #[serde(default)]
+    pub busy: Vec<BusyIn>,
+    /// Fields that were not recognised (filled by [`Document::from_yaml`]).
+    #[serde(skip)]
+    pub unknown_fields: Vec<String>,
+}
+
+fn parse_err(e: impl std::fmt::Display) -> MeteringError {
+    MeteringError::Parse(e.to_string())
+}
+
+impl Document {
+    /// Parses YAML (or JSON, which is YAML) and records every unknown field by path.
+    ///
+    /// # Errors
+    /// [`MeteringError::Parse`] with the parser's message (it names the line and field).
+    pub fn from_yaml(text: &str) -> Result<Document, MeteringError> {
+        let value: serde_json::Value = serde_saphyr::from_str(text).map_err(parse_err)?;
+        let mut unknown = Vec::new();
+        let mut doc: Document = serde_ignored::deserialize(&value, |path| {
+            unknown.push(path.to_string());
+        })
+        .map_err(parse_err)?;
+        doc.unknown_fields = unknown;
+        Ok(doc)
+    }
+
+    /// Converts the document into an engine input; `dcgm` holds the text of each file listed
+    /// in `dcgm:` (in the same order, with its name).
+    ///
+    /// # Errors
+    /// A typed [`MeteringError`] naming the record and field.
+    pub fn into_input(&self, dcgm_files: &[(String, String)]) -> Result<Input, MeteringError> {
+        let is_text = matches!(self.window.start, TimeIn::Text(_));
+        let window = Window {
+            start: time(&self.window.start, "window.start")?,
+            end: time(&self.window.end, "window.end")?,
+        };
+        let currency = Currency::from_code(self.currency.as_deref().unwrap_or("USD"))?;
+        let mut config = Config::new(window, currency);
+        config.time_format = if is_text {
+            TimeFormat::Rfc3339
+        } else {
+            TimeFormat::Seconds
+        };
+        config.as_of = self.as_of.as_ref().map(|t| time(t, "asOf")).transpose()?;
+        if let Some(r) = &self.rounding {
+            config.rounding = RoundingMode::parse(r).ok_or_else(|| bad_enum("rounding", r))?;
+        }
+        if let Some(m) = &self.mig_weights {
+            config.mig_policy = match m {
+                MigWeightsIn::Name(n) => match n.as_str() {
+                    "compute-slices" => MigPolicy::ComputeSlices,
+                    "memory-slices" => MigPolicy::MemorySlices,
+                    "max-instances" => MigPolicy::MaxInstances,
+                    _ => return Err(bad_enum("migWeights", n)),
+                },
+                MigWeightsIn::Table(t) => {
+                    let mut table = BTreeMap::new();
+                    for (p, v) in t {
+                        table.insert(p.clone(), parse_ratio(v, &format!("migWeights.{p}"))?);
+                    }
+                    MigPolicy::Table(table)
+                }
+            };
+        }
+        if let Some(b) = &self.basis {
+            config.basis = match b.as_str() {
+                "allocated" => Basis::Allocated,
+                "quota" => Basis::Quota,
+                _ => return Err(bad_enum("basis", b)),
+            };
+        }
+        if let Some(b) = &self.borrowed {
+            config.borrowed = match b.as_str() {
+                "informational" => BorrowedMode::Informational,
+                "charged" => BorrowedMode::Charged,
+                _ => return Err(bad_enum("borrowed", b)),
+            };
+        }
+        if let Some(i) = &self.idle {
+            config.idle = match i.as_str() {
+                "platform" => IdleMode::Platform,
+                "weighted" => IdleMode::Weighted,
+                "even" => IdleMode::Even,
+                _ => return Err(bad_enum("idle", i)),
+            };
+        }
+        if let Some(l) = self.lookback {
+            config.lookback = l;
+        }
+        let mut input = Input::new(config);
+        for (i, c) in self.card_types.iter().enumerate() {
+            let price = match &c.price_per_hour {
+                Some(p) => parse_decimal(&p.text(), 6, &format!("cardTypes[{i}].pricePerHour"))?,
+                None => 0,
+            };
+            input.card_types.push(CardType {
+                name: c.name.clone(),
+                model: c.model.clone(),
+                price_micro_per_hour: price,
+                capacity: c.capacity,
+                replicas_per_gpu: c.replicas_per_gpu,
+            });
+        }
+        for (i, d) in self.departments.iter().enumerate() {
+            let mut quota = BTreeMap::new();
+            for (card, q) in &d.quota {
+                let field = format!("departments[{i}].quota.{card}");
+                let steps = match q {
+                    QuotaIn::Constant(v) => vec![QuotaStep {
+                        from: i64::MIN,
+                        cards_units: cards(v, &field)?,
+                    }],
+                    QuotaIn::Steps(s) => s
+                        .iter()
+                        .map(|s| {
+                            Ok(QuotaStep {
+                                from: time(&s.start, &field)?,
+                                cards_units: cards(&s.cards, &field)?,
+                            })
+                        })
+                        .collect::<Result<Vec<_>, MeteringError>>()?,
+                };
+                quota.insert(card.clone(), steps);
+            }
+            input.departments.push(Department {
+                name: d.name.clone(),
+                namespaces: d.namespaces.clone(),
+                quota,
+            });
+        }
+        for (i, r) in self.records.iter().enumerate() {
+            let what = format!("records[{i}]");
+            input.records.push(Record {
+                owner: owner(&r.holding),
+                card_type: r.holding.card_type.clone(),
+                shape: shape(&r.holding, &what)?,
+                start: time(&r.start, &format!("{what}.start"))?,
+                end: r
+                    .end
+                    .as_ref()
+                    .map(|e| time(e, &format!("{what}.end")))
+                    .transpose()?,
+                holder: r.holding.holder.clone(),
+                service: r.holding.service.clone(),
+            });
+        }
+        for (i, s) in self.series.iter().enumerate() {
+            let what = format!("series[{i}]");
+            input.series.push(GridSeries {
+                owner: owner(&s.holding),
+                card_type: s.holding.card_type.clone(),
+                shape: unit_shape(&s.holding, &what)?,
+                start: s
+                    .start
+                    .as_ref()
+                    .map(|t| time(t, &format!("{what}.start")))
+                    .transpose()?,
+                step: s.step,
+                values: s.values.clone(),
+                lookback: s.lookback,
+                service: s.holding.service.clone(),
+            });
+        }
+        for (i, s) in self.samples.iter().enumerate() {
+            let what = format!("samples[{i}]");
+            let points = s
+                .points
+                .iter()
+                .map(|(t, v)| Ok((time(t, &format!("{what}.points"))?, *v)))
+                .collect::<Result<Vec<_>, MeteringError>>()?;
+            let stale_at = s
+                .stale_at
+                .iter()
+                .map(|t| time(t, &format!("{what}.staleAt")))
+                .collect::<Result<Vec<_>, MeteringError>>()?;
+            input.samples.push(RawSeries {
+                owner: owner(&s.holding),
+                card_type: s.holding.card_type.clone(),
+                shape: unit_shape(&s.holding, &what)?,
+                lookback: s.lookback,
+                points,
+                stale_at,
+                holder: s.holding.holder.clone(),
+                service: s.holding.service.clone(),
+                busy_micro: None,
+                label: None,
+            });
+        }
+        for s in &self.services {
+            let mut tokens: BTreeMap<String, Tokens> = s
+                .tokens
+                .iter()
+                .map(|(d, t)| {
+                    (
+                        d.clone(),
+                        Tokens {
+                            input: t.input,
+                            output: t.output,
+                        },
+                    )
+                })
+                .collect();
+            if let Some(u) = s.unattributed {
+                let e = tokens
+                    .entry(crate::engine::UNATTRIBUTED.to_owned())
+                    .or_default();
+                e.input = e.input.saturating_add(u.input);
+                e.output = e.output.saturating_add(u.output);
+            }
+            input.services.push(Service {
+                name: s.name.clone(),
+                department: s.department.clone(),
+                input_weight: s.input_weight.unwrap_or(1),
+                output_weight: s.output_weight.unwrap_or(1),
+                tokens,
+            });
+        }
+        for (i, b) in self.busy.iter().enumerate() {
+            let micro = parse_decimal(&b.fraction.text(), 6, &format!("busy[{i}].fraction"))?;
+            input.busy.push(BusyFraction {
+                holder: b.holder.clone(),
+                micro,
+            });
+        }
+        for (name, text) in dcgm_files {
+            let series = dcgm::to_series(name, text, &input.card_types)?;
+            input.samples.extend(series.samples);
+            input.warnings.extend(series.warnings);
+        }
+        Ok(input)
+    }
+}
+
+fn bad_enum(field: &str, value: &str) -> MeteringError {
+    MeteringError::InvalidNumber {
+        field: field.to_owned(),
+        value: value.to_owned(),
+        reason: "not one of the allowed values".to_owned(),
+    }
+}
+
+fn time(t: &TimeIn, field: &str) -> Result<i64, MeteringError> {
+    match t {
+        TimeIn::Seconds(s) => Ok(*s),
+        TimeIn::Text(s) => parse_rfc3339(s)
+            .or_else(|| s.trim().parse::<i64>().ok())
+            .ok_or_else(|| MeteringError::InvalidNumber {
+                field: field.to_owned(),
+                value: s.clone(),
+                reason: "expected an RFC 3339 time (2025-04-01T00:00:00Z) or integer seconds"
+                    .to_owned(),
+            }),
+    }
+}
+
+fn cards(v: &DecimalIn, field: &str) -> Result<i128, MeteringError> {
+    // cards with up to 6 decimals, then exactly representable in 1/L
+    let micro = parse_decimal(&v.text(), 6, field)?;
+    let units = micro * L;
+    if units % 1_000_000 != 0 {
+        return Err(MeteringError::WeightNotRepresentable {
+            what: field.to_owned(),
+            numerator: u64::try_from(micro).unwrap_or(u64::MAX),
+            denominator: 1_000_000,
+        });
+    }
+    Ok(units / 1_000_000)
+}
+
+fn parse_ratio(v: &str, field: &str) -> Result<(u64, u64), MeteringError> {
+    let bad = || MeteringError::InvalidNumber {
+        field: field.to_owned(),
+        value: v.to_owned(),
+        reason: "expected a ratio such as 1/7".to_owned(),
+    };
+    match v.split_once('/') {
+        Some((n, d)) => Ok((
+            n.trim().parse().map_err(|_| bad())?,
+            d.trim().parse().map_err(|_| bad())?,
+        )),
+        None => Ok((v.trim().parse().map_err(|_| bad())?, 1)),
+    }
+}
+
+fn owner(h: &HoldingIn) -> Owner {
+    match (&h.department, &h.namespace) {
+        (Some(d), _) => Owner::Department(d.clone()),
+        (None, Some(ns)) => Owner::Namespace(ns.clone()),
+        (None, None) => Owner::Department(crate::engine::UNASSIGNED.to_owned()),
+    }
+}
+
+fn shape(h: &HoldingIn, what: &str) -> Result<Shape, MeteringError> {
+    if let Some(p) = &h.mig {
+        return Ok(Shape::Mig {
+            profile: p.clone(),
+            count: h.count.unwrap_or(1),
+        });
+    }
+    if let Some(r) = h.replicas {
+        let per = h
+            .replicas_per_gpu
+            .ok_or_else(|| MeteringError::InvalidNumber {
+                field: format!("{what}.replicasPerGpu"),
+                value: String::new(),
+                reason: "replicas need replicasPerGpu".to_owned(),
+            })?;
+        return Ok(Shape::Fraction {
+            replicas: r,
+            per_gpu: per,
+        });
+    }
+    Ok(Shape::Whole(h.gpus.or(h.count).unwrap_or(1)))
+}
+
+/// The shape of one counted holding of a series (values count instances).
+fn unit_shape(h: &HoldingIn, what: &str) -> Result<Shape, MeteringError> {
+    if let Some(p) = &h.mig {
+        return Ok(Shape::Mig {
+            profile: p.clone(),
+            count: 1,
+        });
+    }
+    if let Some(per) = h.replicas_per_gpu {
+        return Ok(Shape::Fraction {
+            replicas: h.replicas.unwrap_or(1),
+            per_gpu: per,
+        });
+    }
+    let _ = what;
+    Ok(Shape::Whole(h.gpus.unwrap_or(1)))
+}

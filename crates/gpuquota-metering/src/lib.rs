@@ -1,0 +1,272 @@
+//! GPU-hours per department and card type, MIG-weighted, with borrowed hours shown
+//! separately, for showback and chargeback in exact integer money.
+//!
+//! ```
+//! use gpuquota_metering::{Document, meter};
+//!
+//! let doc = Document::from_yaml(r#"
+//! window: {start: 0, end: 36000}
+//! currency: USD
+//! cardTypes: [{name: H200, model: NVIDIA H200 NVL, pricePerHour: "4.50", capacity: 4}]
+//! departments: [{name: A, namespaces: [team-a]}]
+//! records:
+//!   - {department: A, cardType: H200, gpus: 2, start: 0, end: 36000}
+//!   - {namespace: team-a, cardType: H200, mig: 1g.18gb, count: 1, start: 0, end: 25200}
+//! "#)?;
+//! let report = meter(&doc.into_input(&[])?)?;
+//! let out = report.to_output();
+//! assert_eq!(out.lines[0].allocated_hours, "21.000000"); // 2·10 h + 7 h · 1/7
+//! assert_eq!(out.lines[0].cost, "94.50");
+//! assert_eq!(out.idle[0].hours, "19.000000");            // 4 cards · 10 h − 21 h
+//! assert_eq!(out.totals.cost, "180.00");                 // 40 card-hours at $4.50
+//! # Ok::<(), gpuquota_metering::MeteringError>(())
+//! ```
+//!
+//! # Properties
+//!
+//! The tests check each of these one by one (`tests/lib.rs`, `properties` module):
+//!
+//! * **Exact units.** Quantities are integer counts of `1/L` card-seconds with
+//!   [`L`](money::L)` = 720720 = lcm(1..16)`; a weight whose denominator does not divide `L` is
+//!   an error. Hours are printed with six decimals, rounded half-even, at the edge only.
+//! * **Half-open intervals** `[start, end)`, clipped to the window; an open interval is closed
+//!   at the window end (or `asOf`). `A[a,b) + A[b,c) = A[a,c)` exactly.
+//! * **No double booking.** Two holdings with the same holder key that overlap are refused
+//!   with [`MeteringError::DoubleBooked`] naming both records and the overlap; nothing partial
+//!   is returned.
+//! * **Capacity.** Under compute- or memory-slice weights the cards held of a type never exceed
+//!   its capacity (else [`MeteringError::CapacityExceeded`]); under max-instances weights the
+//!   engine warns instead. `allocated + idle = capacity × T` in units.
+//! * **Borrowing is integrated moment by moment**: `borrowed = ∫ max(0, a(t) − Q(t)) dt`,
+//!   never `max(0, allocated − quota)` over totals. `borrowed ≤ allocated`, `own ≤ quota`.
+//! * **Lender credits** (basis quota, borrowed charged): at each instant the borrowed amount is
+//!   drawn from unassigned capacity `cap − ΣQ` first, then from the departments under their
+//!   quota in proportion to `Q − a` (largest remainder per segment, ties by department name).
+//!   The sum of all charges plus the unbooked line is unchanged by any borrowing.
+//! * **Money** is integer minor units of the ISO 4217 currency, prices are integer
+//!   micro-units per card-hour, and each reported line is rounded exactly once (half-even by
+//!   default; half-up, half-away-from-zero and down on request). A fixed total (idle recovery,
+//!   a token split) is divided by largest remainder, ties by name, so the shares add up to it
+//!   exactly. The report total is the sum of its rounded lines and the drift from the exact
+//!   total is reported.
+//! * **Order independence and determinism**: permuting the input gives the same report, bit
+//!   for bit; no hash maps, no clock, no randomness.
+//!
+//! # Sampled series
+//!
+//! An evaluated grid uses the left-point rule: each point stands for `[t_k, t_k + step)`, so a
+//! holding present for the whole window gives exactly `T`. OpenCost uses `(n − 1)·step`
+//! instead; we differ by up to one step per run on purpose (§4.b). Raw scrapes hold each value
+//! for at most the lookback (300 s by default) and a staleness marker ends it at once.
+//!
+//! # MIG weights and the MIG catalogue
+//!
+//! MIG weights come from the MIG catalogue of `gpuquota-mig` (`Catalogue::builtin()`: compute
+//! slices, memory slices and max instances per profile, models resolved by catalogue name,
+//! `modelName` or `nvidia.com/gpu.product`). This is a deliberate engine → engine dependency:
+//! the catalogue is the single source of MIG geometry in the workspace. A `+me`, `-me` or
+//! `+gfx` variant takes its base profile's weights (§4.c).
+//!
+//! # Deviations and choices
+//!
+//! * Under the quota basis the `idle` entry of a card type is the capacity not charged to
+//!   anyone (`capacity × T − Σ charged`), so the report still adds up to `capacity × T ×
+//!   price`.
+//! * Holdings of a shared service (tagged with its name, or every holding of its owner when
+//!   nothing names it) are split by tokens into lines with `service` set; those lines carry
+//!   allocated hours only (no quota, own or borrowed hours) and are charged by allocation
+//!   under both bases.
+//! * Utilisation is `busy / covered` over the holdings that have busy data; a line whose
+//!   data covers less than its allocation gets a coverage warning, and `None` when nothing is
+//!   covered.
+//!
+//! # Crate features
+//!
+//! * `fuzzing`: `Arbitrary` inputs and the check functions of [`fuzzing`] used by the fuzz
+//!   target and the smoke test.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![warn(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod dcgm;
+pub mod engine;
+pub mod input;
+pub mod mig;
+pub mod money;
+pub mod report;
+pub mod time;
+
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
+
+pub use engine::{
+    Basis, BorrowedMode, BusyFraction, CardType, Config, Department, GridSeries, IdleMode, Input,
+    Owner, QuotaStep, RawSeries, Record, Service, Shape, TimeFormat, Tokens, UNASSIGNED,
+    UNATTRIBUTED, Window, meter,
+};
+pub use input::Document;
+pub use mig::MigPolicy;
+pub use money::{Currency, RoundingMode};
+pub use report::Report;
+
+/// Why metering refused its input. Every variant names the record or object and field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MeteringError {
+    /// The window is empty or reversed.
+    #[error("window: end {end} is not after start {start}")]
+    InvalidWindow {
+        /// Start.
+        start: i64,
+        /// End.
+        end: i64,
+    },
+    /// An interval ends before it starts.
+    #[error("{what}: end {end} is before start {start}")]
+    InvalidInterval {
+        /// The record.
+        what: String,
+        /// Start.
+        start: i64,
+        /// End.
+        end: i64,
+    },
+    /// A card type that is not declared.
+    #[error("{what}: unknown card type {card_type:?}")]
+    UnknownCardType {
+        /// The record and field.
+        what: String,
+        /// The name.
+        card_type: String,
+    },
+    /// A MIG profile the card type does not have.
+    #[error("unknown MIG profile {profile:?} for card type {card_type}")]
+    UnknownProfile {
+        /// The card type.
+        card_type: String,
+        /// The profile.
+        profile: String,
+    },
+    /// A service that is not declared.
+    #[error("{what}: unknown service {service:?}")]
+    UnknownService {
+        /// The record and field.
+        what: String,
+        /// The name.
+        service: String,
+    },
+    /// A weight whose denominator does not divide `L = 720720`.
+    #[error("{what}: weight {numerator}/{denominator} is not a multiple of 1/720720")]
+    WeightNotRepresentable {
+        /// The record or profile.
+        what: String,
+        /// Numerator.
+        numerator: u64,
+        /// Denominator.
+        denominator: u64,
+    },
+    /// A count of zero.
+    #[error("{0}: the count must be at least 1")]
+    ZeroCount(String),
+    /// Two holdings of one holder key overlap.
+    #[error(
+        "{second}: holder {key} is already held by {first}; double booking over [{overlap_start}, {overlap_end})"
+    )]
+    DoubleBooked {
+        /// The holder key.
+        key: String,
+        /// The record holding it first.
+        first: String,
+        /// The record that overlaps it.
+        second: String,
+        /// Start of the overlap.
+        overlap_start: i64,
+        /// End of the overlap.
+        overlap_end: i64,
+    },
+    /// More cards held than the card type's capacity under a policy that cannot overbook.
+    #[error(
+        "card type {card_type}: {held_units}/720720 cards held at {at}, more than its capacity {capacity}"
+    )]
+    CapacityExceeded {
+        /// The card type.
+        card_type: String,
+        /// When.
+        at: i64,
+        /// Held, in `1/L` cards.
+        held_units: i128,
+        /// Capacity in cards.
+        capacity: i128,
+    },
+    /// A grid step that is not positive or does not divide the window.
+    #[error("{what}: step {step}s does not divide the window of {window}s")]
+    StepDoesNotDivideWindow {
+        /// The series.
+        what: String,
+        /// Step.
+        step: i64,
+        /// Window length.
+        window: i64,
+    },
+    /// A lookback that is not positive.
+    #[error("{what}: lookback {lookback}s must be positive")]
+    InvalidLookback {
+        /// The series.
+        what: String,
+        /// The value.
+        lookback: i64,
+    },
+    /// Two points (or a point and a staleness marker) at the same time.
+    #[error("{what}: duplicate timestamp {at}")]
+    DuplicateTimestamp {
+        /// The series.
+        what: String,
+        /// The time.
+        at: i64,
+    },
+    /// Points out of order.
+    #[error("{what}: timestamp {at} is before the previous point")]
+    NotIncreasing {
+        /// The series.
+        what: String,
+        /// The time.
+        at: i64,
+    },
+    /// A name declared twice.
+    #[error("duplicate {what} {name:?}")]
+    Duplicate {
+        /// What kind of object.
+        what: String,
+        /// The name.
+        name: String,
+    },
+    /// A number or decimal string that is not acceptable.
+    #[error("{field}: invalid value {value:?}: {reason}")]
+    InvalidNumber {
+        /// The field.
+        field: String,
+        /// The value.
+        value: String,
+        /// Why.
+        reason: String,
+    },
+    /// A currency code that is not in ISO 4217.
+    #[error("currency: unknown ISO 4217 code {0:?}")]
+    UnknownCurrency(String),
+    /// Arithmetic overflow (never wraps).
+    #[error("{0}: arithmetic overflow")]
+    Overflow(String),
+    /// The input document is malformed.
+    #[error("{0}")]
+    Parse(String),
+    /// A DCGM exposition line that cannot be used.
+    #[error("{file}:{line}: {reason}")]
+    Exposition {
+        /// The file name.
+        file: String,
+        /// 1-based line number.
+        line: usize,
+        /// Why.
+        reason: String,
+    },
+}

@@ -1,0 +1,382 @@
+//! The report and its renderings: the JSON contract of `gpuquota meter`, CSV and a table.
+
+use serde::Serialize;
+
+use crate::engine::{TimeFormat, Window};
+use crate::money::{Currency, RoundingMode, format_fixed, format_hours};
+
+/// One reported line: a department's use of one card type (or its share of a service).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// The department (`unassigned`, `unattributed` included).
+    pub department: String,
+    /// The card type name.
+    pub card_type: String,
+    /// The shared service this line is a token share of.
+    pub service: Option<String>,
+    /// Index of the card type in the input.
+    pub card_index: usize,
+    /// Allocated `1/L` card-seconds.
+    pub allocated_units: i128,
+    /// In-quota units `∫ min(a, Q)`.
+    pub own_units: i128,
+    /// Borrowed units `∫ max(0, a − Q)`.
+    pub borrowed_units: i128,
+    /// Quota units `∫ Q`.
+    pub quota_units: i128,
+    /// Lender credit units (basis quota, borrowed charged).
+    pub lent_units: i128,
+    /// The units the basis bills.
+    pub charged_units: i128,
+    /// `chargedHours` at list price, rounded once, in minor units.
+    pub cost_minor: i128,
+    /// Recovered idle cost in minor units.
+    pub idle_share_minor: i128,
+    /// `cost + idleShare`.
+    pub total_minor: i128,
+    /// The exact cost as a numerator over `L · 3600` in micro-units.
+    pub exact_cost_num: i128,
+    /// Utilisation in units of 10⁻⁴ (basis points of one), or `None`.
+    pub utilization_bp: Option<i128>,
+}
+
+/// Idle (or, under the quota basis, unbooked) capacity of one card type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdleLine {
+    /// The card type name.
+    pub card_type: String,
+    /// `capacity · T − Σ charged` in `1/L` card-seconds.
+    pub units: i128,
+    /// Its cost at list price, rounded once, in minor units.
+    pub cost_minor: i128,
+    /// Whether the cost was recovered from the departments' lines.
+    pub recovered: bool,
+}
+
+/// The report's totals.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Totals {
+    /// Σ line totals + unrecovered idle costs, in minor units.
+    pub cost_minor: i128,
+    /// The exact total in micro-units (rounded half-even to six decimals).
+    pub exact_cost_micro: i128,
+    /// `cost − exact`, in minor units (half-even).
+    pub drift_minor: i128,
+    /// The exact total as a numerator over `L · 3600` micro-units.
+    pub exact_cost_num: i128,
+}
+
+/// A metering report. Every amount is exact; `Σ lines + idle = totals.cost`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The metered window.
+    pub window: Window,
+    /// How times are printed.
+    pub time_format: TimeFormat,
+    /// The currency.
+    pub currency: Currency,
+    /// The rounding mode of money.
+    pub rounding: RoundingMode,
+    /// Lines sorted by department, card type, then service (none first).
+    pub lines: Vec<Line>,
+    /// Idle per card type with a capacity, in input order.
+    pub idle: Vec<IdleLine>,
+    /// Totals.
+    pub totals: Totals,
+    /// Warnings (overbooking, step above lookback, coverage, …).
+    pub warnings: Vec<String>,
+}
+
+/// A time as the report prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum TimeOut {
+    /// RFC 3339.
+    Text(String),
+    /// Integer seconds.
+    Seconds(i64),
+}
+
+/// The window as printed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WindowOut {
+    /// Start.
+    pub start: TimeOut,
+    /// End.
+    pub end: TimeOut,
+}
+
+/// A line as printed (the JSON contract of `gpuquota meter`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LineOut {
+    /// Department.
+    pub department: String,
+    /// Card type.
+    pub card_type: String,
+    /// Service (only on token-split lines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+    /// Allocated hours, six decimals.
+    pub allocated_hours: String,
+    /// In-quota hours.
+    pub own_hours: String,
+    /// Borrowed hours.
+    pub borrowed_hours: String,
+    /// Quota hours.
+    pub quota_hours: String,
+    /// The hours the basis bills.
+    pub charged_hours: String,
+    /// `chargedHours` at list price.
+    pub cost: String,
+    /// Recovered idle cost.
+    pub idle_share: String,
+    /// `cost + idleShare`.
+    pub total: String,
+    /// Mean busy fraction, four decimals, or null.
+    pub utilization: Option<String>,
+}
+
+/// An idle entry as printed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IdleOut {
+    /// Card type.
+    pub card_type: String,
+    /// Idle hours.
+    pub hours: String,
+    /// Their cost at list price.
+    pub cost: String,
+}
+
+/// Totals as printed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TotalsOut {
+    /// Σ of the rounded lines.
+    pub cost: String,
+    /// The exact total, six decimals.
+    pub exact_cost: String,
+    /// `cost − exactCost` in the currency's digits.
+    pub drift: String,
+}
+
+/// The whole report as printed by `gpuquota meter --output json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReportOut {
+    /// The window.
+    pub window: WindowOut,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// Lines.
+    pub lines: Vec<LineOut>,
+    /// Idle per card type.
+    pub idle: Vec<IdleOut>,
+    /// Totals.
+    pub totals: TotalsOut,
+    /// Warnings.
+    pub warnings: Vec<String>,
+}
+
+/// Formats seconds as RFC 3339 in UTC (`2025-04-01T00:00:00Z`).
+pub fn format_rfc3339(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = crate::time::civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+impl Report {
+    fn time(&self, t: i64) -> TimeOut {
+        match self.time_format {
+            TimeFormat::Rfc3339 => TimeOut::Text(format_rfc3339(t)),
+            TimeFormat::Seconds => TimeOut::Seconds(t),
+        }
+    }
+
+    /// The printable form (decimal strings), as the JSON contract defines it.
+    pub fn to_output(&self) -> ReportOut {
+        let money = |m: i128| self.currency.format_minor(m);
+        ReportOut {
+            window: WindowOut {
+                start: self.time(self.window.start),
+                end: self.time(self.window.end),
+            },
+            currency: self.currency.code.clone(),
+            lines: self
+                .lines
+                .iter()
+                .map(|l| LineOut {
+                    department: l.department.clone(),
+                    card_type: l.card_type.clone(),
+                    service: l.service.clone(),
+                    allocated_hours: format_hours(l.allocated_units),
+                    own_hours: format_hours(l.own_units),
+                    borrowed_hours: format_hours(l.borrowed_units),
+                    quota_hours: format_hours(l.quota_units),
+                    charged_hours: format_hours(l.charged_units),
+                    cost: money(l.cost_minor),
+                    idle_share: money(l.idle_share_minor),
+                    total: money(l.total_minor),
+                    utilization: l.utilization_bp.map(|u| format_fixed(u, 4)),
+                })
+                .collect(),
+            idle: self
+                .idle
+                .iter()
+                .map(|i| IdleOut {
+                    card_type: i.card_type.clone(),
+                    hours: format_hours(i.units),
+                    cost: money(i.cost_minor),
+                })
+                .collect(),
+            totals: TotalsOut {
+                cost: money(self.totals.cost_minor),
+                exact_cost: format_fixed(self.totals.exact_cost_micro, 6),
+                drift: money(self.totals.drift_minor),
+            },
+            warnings: self.warnings.clone(),
+        }
+    }
+
+    /// Pretty JSON with a trailing newline (the `--output json` contract).
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(&self.to_output()).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// CSV: one row per line, then one `__idle__` row per card type, then a `__total__` row.
+    pub fn to_csv(&self) -> String {
+        let out = self.to_output();
+        let mut s = String::from(
+            "department,cardType,service,allocatedHours,ownHours,borrowedHours,quotaHours,\
+             chargedHours,cost,idleShare,total,utilization\n",
+        );
+        for l in &out.lines {
+            s.push_str(&format!(
+                "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                csv_field(&l.department),
+                csv_field(&l.card_type),
+                csv_field(l.service.as_deref().unwrap_or("")),
+                l.allocated_hours,
+                l.own_hours,
+                l.borrowed_hours,
+                l.quota_hours,
+                l.charged_hours,
+                l.cost,
+                l.idle_share,
+                l.total,
+                l.utilization.as_deref().unwrap_or("")
+            ));
+        }
+        for (i, raw) in out.idle.iter().zip(&self.idle) {
+            let total = if raw.recovered { "0" } else { &i.cost };
+            let total = if raw.recovered {
+                self.currency.format_minor(0)
+            } else {
+                total.to_owned()
+            };
+            s.push_str(&format!(
+                "__idle__,{},,{},,,,,{},,{},\n",
+                csv_field(&i.card_type),
+                i.hours,
+                i.cost,
+                total
+            ));
+        }
+        s.push_str(&format!("__total__,,,,,,,,,,{},\n", out.totals.cost));
+        s
+    }
+
+    /// A table for an 80-column terminal (hours with one decimal, money in full).
+    pub fn to_table(&self) -> String {
+        let out = self.to_output();
+        let mut s = format!(
+            "{:<16} {:<12} {:>10} {:>9} {:>10} {:>12} {:>6}\n",
+            "department", "card type", "alloc h", "borrow h", "charged h", "total", "util"
+        );
+        let short = |h: &str| -> String {
+            // hours are printed with one decimal here; the JSON keeps six
+            let units: i128 = h.replace('.', "").parse().unwrap_or(0);
+            format_fixed(
+                crate::money::div_round(units, 100_000, RoundingMode::HalfEven).unwrap_or(0),
+                1,
+            )
+        };
+        for l in &out.lines {
+            let name = match &l.service {
+                Some(svc) => format!("{} ({svc})", l.department),
+                None => l.department.clone(),
+            };
+            s.push_str(&format!(
+                "{:<16} {:<12} {:>10} {:>9} {:>10} {:>12} {:>6}\n",
+                trunc(&name, 16),
+                trunc(&l.card_type, 12),
+                short(&l.allocated_hours),
+                short(&l.borrowed_hours),
+                short(&l.charged_hours),
+                l.total,
+                l.utilization
+                    .as_deref()
+                    .map(|u| {
+                        let bp: i128 = u.replace('.', "").parse().unwrap_or(0);
+                        format!("{}%", format_fixed(bp / 10, 1))
+                    })
+                    .unwrap_or_else(|| "-".to_owned())
+            ));
+        }
+        for (i, raw) in out.idle.iter().zip(&self.idle) {
+            let total = if raw.recovered {
+                "(recovered)".to_owned()
+            } else {
+                i.cost.clone()
+            };
+            s.push_str(&format!(
+                "{:<16} {:<12} {:>10} {:>9} {:>10} {:>12} {:>6}\n",
+                "__idle__",
+                trunc(&i.card_type, 12),
+                short(&i.hours),
+                "",
+                "",
+                total,
+                ""
+            ));
+        }
+        s.push_str(&format!(
+            "{:<16} {:<12} {:>10} {:>9} {:>10} {:>12}\n",
+            "total", self.currency.code, "", "", "", out.totals.cost
+        ));
+        s.push_str(&format!(
+            "exact {} {}, drift {}, rounding {}\n",
+            out.totals.exact_cost, self.currency.code, out.totals.drift, self.rounding
+        ));
+        for w in &out.warnings {
+            s.push_str(&format!("warning: {w}\n"));
+        }
+        s
+    }
+}
+
+fn trunc(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_owned()
+    } else {
+        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
+        t.push('~');
+        t
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}

@@ -1,0 +1,3 @@
+//! Scenario, property and golden tests of gpuquota-metering (one test binary).
+
+mod examples;
