@@ -10,6 +10,8 @@ use clap::{Parser, Subcommand};
 
 #[allow(dead_code)] // helpers are used as the engine subcommands land
 mod common;
+mod meter;
+mod mig;
 mod seed;
 
 /// Deterministic quota scheduling for shared GPU platforms.
@@ -23,12 +25,21 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     // Engine subcommands are added here, one variant per engine, dispatched in `main`.
+    /// MIG: the profile catalogue, layout validation, the layout planner, mig-parted export.
+    Mig {
+        #[command(subcommand)]
+        command: mig::MigCommand,
+    },
+    /// Metering: GPU-hours per department and card type, showback and chargeback.
+    Meter(meter::MeterArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         None => seed::run(),
+        Some(Command::Mig { command }) => mig::run(command),
+        Some(Command::Meter(args)) => meter::run(args),
     };
     match result {
         Ok(code) => code,

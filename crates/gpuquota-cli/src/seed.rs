@@ -19,7 +19,17 @@ pub(crate) const KUEUE_WORKLOADS_YAML: &str = include_str!("../seed/kueue-worklo
 pub(crate) const KAI_YAML: &str = include_str!("../seed/kai.yaml");
 
 /// Each section prints one engine's view of the seed platform. Engines add theirs here.
-const SECTIONS: &[(&str, fn() -> Result<String, CliError>)] = &[];
+#[allow(clippy::type_complexity)] // (title, section) pairs; a type alias would only hide that
+const SECTIONS: &[(&str, fn() -> Result<String, CliError>)] = &[
+    (
+        "MIG plan: notebooks (8 x nvidia.com/mig-1g.24gb) on rtx-b",
+        crate::mig::seed_section,
+    ),
+    (
+        "Metering: the month as a chargeback table (GPU-hours, borrowed, cost)",
+        crate::meter::seed_section,
+    ),
+];
 
 pub(crate) fn run() -> Result<ExitCode, CliError> {
     println!(

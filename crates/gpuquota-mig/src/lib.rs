@@ -19,13 +19,28 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod catalogue;
+pub mod export;
+pub mod input;
 pub mod layout;
+pub mod plan;
+
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 
 pub use catalogue::{
     CardFraction, Catalogue, CatalogueError, Engines, GpuModel, MediaVariant, ModelIndex,
     Placement, Profile, ProfileIndex, resource_name,
 };
+pub use export::{mig_parted_config, placements_yaml};
+pub use input::{
+    DemandSpec, GpuSpec, InputError, InstanceSpec, Mode, PlanRequest, Problem, ResolvedDemand,
+    ResolvedGpu, WeightPolicy,
+};
 pub use layout::{
     Instance, Layout, LayoutProblem, MigStrategy, NodeGpu, StrategyError, advertised_resources,
     check,
+};
+pub use plan::{
+    DEFAULT_BUDGET, GpuPlan, Plan, PlanError, PlanOptions, PlannedInstance, Prepared,
+    gpu_fragmentation, greedy, plan, verify,
 };

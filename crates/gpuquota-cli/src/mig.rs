@@ -1,0 +1,345 @@
+//! `gpuquota mig`: the MIG catalogue, layout validation, the layout planner and mig-parted
+//! export (engine crate `gpuquota-mig`).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use gpuquota_mig::{
+    Catalogue, GpuSpec, InputError, InstanceSpec, Plan, PlanOptions, PlanRequest, Problem,
+};
+
+use crate::common::{CliError, OutputFormat, read_file, to_json};
+
+/// MIG subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum MigCommand {
+    /// Plan MIG layouts that serve a demand: maximise weighted satisfied demand, then change
+    /// as few GPUs as possible, then leave the least fragmentation.
+    Plan {
+        /// Planning input (YAML or JSON): mode, weights, gpus, demand.
+        file: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "json")]
+        output: OutputFormat,
+        /// Work budget of the exact solver; beyond it a greedy with a certified bound runs.
+        #[arg(long, default_value_t = gpuquota_mig::DEFAULT_BUDGET)]
+        budget: u64,
+    },
+    /// Check the layouts in a planning input; exit 1 listing every problem.
+    Validate {
+        /// Planning input (YAML or JSON).
+        file: PathBuf,
+    },
+    /// Print the MIG catalogue, or the profiles of one model.
+    Profiles {
+        /// Catalogue model name, `nvidia.com/gpu.product` value or nvidia-smi product name.
+        model: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        output: OutputFormat,
+    },
+    /// Plan, then print the mig-parted config (one config per node) or explicit placements.
+    Export {
+        /// Planning input (YAML or JSON).
+        file: PathBuf,
+        /// Print explicit placements instead of the mig-parted config.
+        #[arg(long)]
+        placements: bool,
+        /// Work budget of the exact solver.
+        #[arg(long, default_value_t = gpuquota_mig::DEFAULT_BUDGET)]
+        budget: u64,
+    },
+}
+
+pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
+    match command {
+        MigCommand::Plan {
+            file,
+            output,
+            budget,
+        } => {
+            let (req, problem) = match load(&file)? {
+                Ok(x) => x,
+                Err(code) => return Ok(code),
+            };
+            let _ = req;
+            let plan = gpuquota_mig::plan(&problem, &PlanOptions::default().with_budget(budget))?;
+            match output {
+                OutputFormat::Json => print!("{}", to_json(&plan)?),
+                OutputFormat::Yaml => print!("{}", plan.to_yaml().map_err(CliError)?),
+                OutputFormat::Table => print!("{}", table(&problem, &plan)),
+                OutputFormat::Csv => {
+                    return Err(CliError("mig plan: --output csv is not supported".into()));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        MigCommand::Validate { file } => {
+            let (_, problem) = match load(&file)? {
+                Ok(x) => x,
+                Err(code) => return Ok(code),
+            };
+            let instances: usize = problem
+                .gpus
+                .iter()
+                .map(|g| g.current.as_ref().map_or(0, |l| l.instances().len()))
+                .sum();
+            println!(
+                "ok: {} GPUs, {instances} instances, {} demanded resources",
+                problem.gpus.len(),
+                problem.demand.len()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        MigCommand::Profiles { model, output } => profiles(model.as_deref(), output),
+        MigCommand::Export {
+            file,
+            placements,
+            budget,
+        } => {
+            let (_, problem) = match load(&file)? {
+                Ok(x) => x,
+                Err(code) => return Ok(code),
+            };
+            let plan = gpuquota_mig::plan(&problem, &PlanOptions::default().with_budget(budget))?;
+            if placements {
+                print!(
+                    "{}",
+                    gpuquota_mig::placements_yaml(&plan, Catalogue::builtin())
+                );
+            } else {
+                print!("{}", gpuquota_mig::mig_parted_config(&plan));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+type Loaded = (PlanRequest, Problem<'static>);
+
+/// Reads and validates FILE; on problems prints every one to stderr and yields exit code 1.
+fn load(file: &std::path::Path) -> Result<Result<Loaded, ExitCode>, CliError> {
+    let text = read_file(file)?;
+    let (req, unknown) = match PlanRequest::from_yaml(&text) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("{}: {e}", file.display());
+            return Ok(Err(ExitCode::from(1)));
+        }
+    };
+    for path in unknown {
+        eprintln!(
+            "warning: {}: unknown field `{path}` ignored",
+            file.display()
+        );
+    }
+    match req.resolve(Catalogue::builtin()) {
+        Ok(problem) => Ok(Ok((req, problem))),
+        Err(errors) => {
+            report(file, &errors);
+            Ok(Err(ExitCode::from(1)))
+        }
+    }
+}
+
+fn report(file: &std::path::Path, errors: &[InputError]) {
+    for e in errors {
+        eprintln!("{}: {e}", file.display());
+    }
+    eprintln!("{}: {} problem(s)", file.display(), errors.len());
+}
+
+fn profiles(model: Option<&str>, output: OutputFormat) -> Result<ExitCode, CliError> {
+    let c = Catalogue::builtin();
+    let models: Vec<&gpuquota_mig::GpuModel> = match model {
+        Some(m) => vec![c.resolve(m)?],
+        None => c.models().iter().collect(),
+    };
+    match output {
+        OutputFormat::Json | OutputFormat::Yaml => {
+            let v: Vec<serde_json::Value> = models.iter().map(|m| model_json(m)).collect();
+            let v = if model.is_some() {
+                v.into_iter().next().unwrap_or_default()
+            } else {
+                v.into()
+            };
+            print!("{}", to_json(&v)?);
+        }
+        OutputFormat::Table | OutputFormat::Csv => {
+            let mut out = String::new();
+            for m in models {
+                let _ = writeln!(
+                    out,
+                    "{} ({} compute, {} memory slices, {} placement units){}",
+                    m.name(),
+                    m.compute_slices(),
+                    m.memory_slices(),
+                    m.placement_units(),
+                    if m.unconfirmed() {
+                        " [unconfirmed data]"
+                    } else {
+                        ""
+                    }
+                );
+                let _ = writeln!(
+                    out,
+                    "  {:<16} {:>4} {:>2} {:>3} {:>3}  placements",
+                    "profile", "id", "g", "mem", "max"
+                );
+                for p in m.profiles() {
+                    let pl: Vec<String> = p
+                        .placements()
+                        .iter()
+                        .map(|x| format!("{}:{}", x.start, x.size))
+                        .collect();
+                    let id = p.id().map_or_else(|| "-".to_owned(), |i| i.to_string());
+                    let _ = writeln!(
+                        out,
+                        "  {:<16} {:>4} {:>2} {:>3} {:>3}  {}{}",
+                        p.name(),
+                        id,
+                        p.compute_slices(),
+                        p.memory_slices(),
+                        p.max_instances(),
+                        pl.join(" "),
+                        if p.unconfirmed() { " *" } else { "" }
+                    );
+                }
+            }
+            print!("{out}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn model_json(m: &gpuquota_mig::GpuModel) -> serde_json::Value {
+    let profiles: Vec<serde_json::Value> = m
+        .profiles()
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "name": p.name(),
+                "resource": p.resource_name(),
+                "id": p.id(),
+                "compute_slices": p.compute_slices(),
+                "memory_slices": p.memory_slices(),
+                "max_instances": p.max_instances(),
+                "placements": p.placements(),
+                "unconfirmed": p.unconfirmed(),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "model": m.name(),
+        "product_names": m.product_names(),
+        "compute_slices": m.compute_slices(),
+        "memory_slices": m.memory_slices(),
+        "placement_units": m.placement_units(),
+        "unconfirmed": m.unconfirmed(),
+        "profiles": profiles,
+    })
+}
+
+/// A plan as an 80-column table.
+fn table(problem: &Problem<'_>, plan: &Plan) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "value {}  reconfigured {}  fragmentation {}  optimal {}{}",
+        plan.value,
+        plan.reconfigured,
+        plan.fragmentation,
+        if plan.optimal { "yes" } else { "no" },
+        plan.bound
+            .map_or_else(String::new, |b| format!("  bound {b}"))
+    );
+    let _ = writeln!(out, "{:<44} {:>8} {:>9}", "resource", "demand", "satisfied");
+    for d in &problem.demand {
+        let s = plan.satisfied.get(&d.resource).copied().unwrap_or(0);
+        let _ = writeln!(out, "{:<44} {:>8} {:>9}", d.resource, d.count, s);
+    }
+    let _ = writeln!(
+        out,
+        "{:<16} {:>3} {:<7} instances (profile@start, * busy)",
+        "node", "gpu", "changed"
+    );
+    for g in &plan.gpus {
+        let mut items: Vec<String> = g
+            .instances
+            .iter()
+            .map(|i| format!("{}@{}{}", i.profile, i.start, if i.busy { "*" } else { "" }))
+            .collect();
+        if !g.mig_enabled {
+            items = vec!["(MIG disabled)".into()];
+        } else if items.is_empty() {
+            items = vec!["(none)".into()];
+        }
+        let mut line = format!(
+            "{:<16} {:>3} {:<7}",
+            g.node,
+            g.index,
+            if g.changed { "yes" } else { "no" }
+        );
+        let indent = line.len();
+        let mut width = indent;
+        for item in items {
+            if width + 1 + item.len() > 80 && width > indent {
+                let _ = writeln!(out, "{line}");
+                line = " ".repeat(indent);
+                width = indent;
+            }
+            line.push(' ');
+            line.push_str(&item);
+            width += 1 + item.len();
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}
+
+/// The seed section: the plan for the notebooks' demand (8 × `nvidia.com/mig-1g.24gb`) on
+/// node `rtx-b`, whose cards 0 and 1 run all-1g.24gb and cards 2–7 are whole GPUs (2–5 held
+/// by the assistant service).
+pub(crate) fn seed_section() -> Result<String, CliError> {
+    let model = "NVIDIA RTX PRO 6000 Blackwell Server Edition";
+    let gpus = (0..8u32)
+        .map(|index| GpuSpec {
+            node: "rtx-b".into(),
+            index,
+            model: model.into(),
+            instances: (index < 2).then(|| {
+                (0..4u8)
+                    .map(|k| InstanceSpec {
+                        profile: "1g.24gb".into(),
+                        start: 3 * k,
+                        busy: false,
+                    })
+                    .collect()
+            }),
+            busy: (2..6).contains(&index),
+        })
+        .collect();
+    let req = PlanRequest {
+        gpus,
+        demand: vec![gpuquota_mig::DemandSpec {
+            resource: Some("nvidia.com/mig-1g.24gb".into()),
+            profile: None,
+            count: 8,
+            weight: None,
+        }],
+        ..PlanRequest::default()
+    };
+    let problem = req.resolve(Catalogue::builtin()).map_err(|errors| {
+        CliError(
+            errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
+    })?;
+    let plan = gpuquota_mig::plan(&problem, &PlanOptions::default())?;
+    Ok(table(&problem, &plan))
+}

@@ -1,0 +1,430 @@
+//! The planning input (`gpuquota mig plan FILE`) and its validation against a catalogue.
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+use crate::catalogue::{Catalogue, GpuModel, ProfileIndex};
+use crate::layout::{Instance, Layout, LayoutProblem, check};
+
+/// Which instances the planner must leave alone.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// A GPU with any busy instance keeps its whole layout (GPU operator MIG manager
+    /// semantics, `mig.md` Model A).
+    #[default]
+    KeepBusyGpus,
+    /// Busy instances stay at their placement; free units may be re-cut (dynamic MIG,
+    /// `mig.md` Model B).
+    PinBusyInstances,
+}
+
+/// How a demand's weight is derived when the demand does not give one.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum WeightPolicy {
+    /// Every instance weighs 1.
+    #[default]
+    Count,
+    /// An instance weighs its profile's compute slices.
+    ComputeSlices,
+    /// An instance weighs its profile's memory slices (the smallest, if the name has different
+    /// footprints on the models of the input).
+    MemorySlices,
+}
+
+/// The planning input, as the CLI reads it (YAML or JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct PlanRequest {
+    /// Which instances must stay.
+    #[serde(default)]
+    pub mode: Mode,
+    /// The default weight of a demand.
+    #[serde(default)]
+    pub weights: WeightPolicy,
+    /// The GPUs and their current layouts.
+    #[serde(default)]
+    pub gpus: Vec<GpuSpec>,
+    /// Demand per resource name.
+    #[serde(default)]
+    pub demand: Vec<DemandSpec>,
+}
+
+/// One GPU of the input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct GpuSpec {
+    /// Node name.
+    pub node: String,
+    /// GPU index on the node.
+    pub index: u32,
+    /// Catalogue model name, `nvidia.com/gpu.product` value or nvidia-smi product name.
+    pub model: String,
+    /// The current layout; `[]` = MIG enabled with no instances; absent = MIG disabled.
+    #[serde(default)]
+    pub instances: Option<Vec<InstanceSpec>>,
+    /// For a MIG-disabled GPU: whether a workload holds the whole GPU.
+    #[serde(default)]
+    pub busy: bool,
+}
+
+/// One current instance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct InstanceSpec {
+    /// Profile name (`3g.20gb`), resource name or NVML id.
+    pub profile: String,
+    /// Start unit in the driver's grid.
+    pub start: u8,
+    /// Whether a workload runs on it.
+    #[serde(default)]
+    pub busy: bool,
+}
+
+/// One demand line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct DemandSpec {
+    /// Resource name (`nvidia.com/mig-2g.10gb`).
+    #[serde(default)]
+    pub resource: Option<String>,
+    /// Or a profile name (`2g.10gb`), turned into its resource name.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Number of instances wanted.
+    pub count: u32,
+    /// Weight per instance (overrides the policy), at least 1.
+    #[serde(default)]
+    pub weight: Option<u64>,
+}
+
+/// A problem in the planning input, naming the GPU (node, index) or demand line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InputError {
+    /// The file did not parse.
+    #[error("{0}")]
+    Parse(String),
+    /// The model is not in the catalogue.
+    #[error("node {node} GPU {index}: unknown GPU model {model:?}")]
+    UnknownModel {
+        /// Node.
+        node: String,
+        /// GPU index.
+        index: u32,
+        /// Model as written.
+        model: String,
+    },
+    /// The profile is not a profile of the GPU's model.
+    #[error("node {node} GPU {index}: model {model} has no MIG profile {profile:?}")]
+    UnknownProfile {
+        /// Node.
+        node: String,
+        /// GPU index.
+        index: u32,
+        /// Catalogue model name.
+        model: String,
+        /// Profile as written.
+        profile: String,
+    },
+    /// The current layout breaks a driver rule.
+    #[error("node {node} GPU {index}: {problem}")]
+    Layout {
+        /// Node.
+        node: String,
+        /// GPU index.
+        index: u32,
+        /// The rule broken (names the profile and start).
+        problem: LayoutProblem,
+    },
+    /// `busy: true` on a GPU whose MIG is enabled (mark its instances busy instead).
+    #[error(
+        "node {node} GPU {index}: busy applies to MIG-disabled GPUs only; mark the instances busy"
+    )]
+    BusyMigGpu {
+        /// Node.
+        node: String,
+        /// GPU index.
+        index: u32,
+    },
+    /// The same (node, index) twice.
+    #[error("node {node} GPU {index}: listed twice")]
+    DuplicateGpu {
+        /// Node.
+        node: String,
+        /// GPU index.
+        index: u32,
+    },
+    /// A demand line is malformed.
+    #[error("demand[{line}]: {reason}")]
+    Demand {
+        /// Zero-based position in `demand`.
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// One GPU after validation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedGpu<'c> {
+    /// Node.
+    pub node: String,
+    /// GPU index on the node.
+    pub index: u32,
+    /// The model.
+    pub model: &'c GpuModel,
+    /// The current layout (`None` = MIG disabled).
+    pub current: Option<Layout>,
+    /// The busy instances of the current layout.
+    pub busy: Vec<Instance>,
+    /// A MIG-disabled GPU held whole by a workload.
+    pub whole_busy: bool,
+}
+
+impl ResolvedGpu<'_> {
+    /// Whether anything runs on the GPU.
+    pub fn is_busy(&self) -> bool {
+        self.whole_busy || !self.busy.is_empty()
+    }
+}
+
+/// One demanded resource after merging lines with the same resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedDemand {
+    /// Resource name.
+    pub resource: String,
+    /// Instances wanted.
+    pub count: u32,
+    /// Weight per instance.
+    pub weight: u64,
+}
+
+/// A validated planning problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem<'c> {
+    /// Which instances stay.
+    pub mode: Mode,
+    /// GPUs in input order.
+    pub gpus: Vec<ResolvedGpu<'c>>,
+    /// Demand in first-appearance order.
+    pub demand: Vec<ResolvedDemand>,
+}
+
+impl PlanRequest {
+    /// Parses YAML (or JSON) and returns the request with the paths of unknown fields, which
+    /// the caller may warn about.
+    ///
+    /// # Errors
+    /// [`InputError::Parse`] with the parser's message.
+    pub fn from_yaml(text: &str) -> Result<(PlanRequest, Vec<String>), InputError> {
+        let mut unknown = Vec::new();
+        let req = serde_saphyr::with_deserializer_from_str(text, |de| {
+            serde_ignored::deserialize(de, |path| unknown.push(path.to_string()))
+        })
+        .map_err(|e| InputError::Parse(e.to_string()))?;
+        Ok((req, unknown))
+    }
+
+    /// Validates the request against `catalogue`, reporting every problem.
+    ///
+    /// # Errors
+    /// Every [`InputError`] found, GPUs first (in input order), then demand lines.
+    ///
+    /// # Complexity
+    /// O(G · n² + D) for G GPUs of at most n instances and D demand lines.
+    pub fn resolve<'c>(&self, catalogue: &'c Catalogue) -> Result<Problem<'c>, Vec<InputError>> {
+        let mut errors = Vec::new();
+        let mut gpus = Vec::with_capacity(self.gpus.len());
+        let mut seen = std::collections::BTreeSet::new();
+        for g in &self.gpus {
+            if !seen.insert((g.node.as_str(), g.index)) {
+                errors.push(InputError::DuplicateGpu {
+                    node: g.node.clone(),
+                    index: g.index,
+                });
+            }
+            match resolve_gpu(catalogue, g) {
+                Ok(r) => gpus.push(r),
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
+        let mut demand: IndexMap<String, ResolvedDemand> = IndexMap::new();
+        let models: Vec<&GpuModel> = gpus.iter().map(|g| g.model).collect();
+        for (line, d) in self.demand.iter().enumerate() {
+            let resource = match (&d.resource, &d.profile) {
+                (Some(r), None) => r.trim().to_owned(),
+                (None, Some(p)) => crate::catalogue::resource_name(p.trim()),
+                _ => {
+                    errors.push(InputError::Demand {
+                        line,
+                        reason: "give exactly one of resource and profile".into(),
+                    });
+                    continue;
+                }
+            };
+            if !resource.starts_with("nvidia.com/mig-") {
+                errors.push(InputError::Demand {
+                    line,
+                    reason: format!(
+                        "{resource:?} is not a MIG resource name (nvidia.com/mig-<profile>)"
+                    ),
+                });
+                continue;
+            }
+            let weight = match d.weight {
+                Some(0) => {
+                    errors.push(InputError::Demand {
+                        line,
+                        reason: "weight must be at least 1".into(),
+                    });
+                    continue;
+                }
+                Some(w) => w,
+                None => policy_weight(self.weights, &resource, &models),
+            };
+            match demand.get_mut(&resource) {
+                Some(prev) if prev.weight != weight => errors.push(InputError::Demand {
+                    line,
+                    reason: format!(
+                        "{resource} appears again with weight {weight} (earlier {})",
+                        prev.weight
+                    ),
+                }),
+                Some(prev) => match prev.count.checked_add(d.count) {
+                    Some(c) => prev.count = c,
+                    None => errors.push(InputError::Demand {
+                        line,
+                        reason: "count overflows".into(),
+                    }),
+                },
+                None => {
+                    demand.insert(
+                        resource.clone(),
+                        ResolvedDemand {
+                            resource,
+                            count: d.count,
+                            weight,
+                        },
+                    );
+                }
+            }
+        }
+        if errors.is_empty() {
+            Ok(Problem {
+                mode: self.mode,
+                gpus,
+                demand: demand.into_values().collect(),
+            })
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+fn policy_weight(policy: WeightPolicy, resource: &str, models: &[&GpuModel]) -> u64 {
+    let profiles = models
+        .iter()
+        .filter_map(|m| m.profiles().iter().find(|p| p.resource_name() == resource));
+    let w = match policy {
+        WeightPolicy::Count => Some(1),
+        WeightPolicy::ComputeSlices => profiles
+            .map(|p| u64::from(p.compute_slices()))
+            .min()
+            .or_else(|| {
+                // Not on any model of the input: the `Ng` of the name (it cannot be served anyway).
+                let name = resource.trim_start_matches("nvidia.com/mig-");
+                name.split('g').next().and_then(|n| n.parse().ok())
+            }),
+        WeightPolicy::MemorySlices => profiles.map(|p| u64::from(p.memory_slices())).min(),
+    };
+    w.unwrap_or(1).max(1)
+}
+
+fn resolve_gpu<'c>(
+    catalogue: &'c Catalogue,
+    g: &GpuSpec,
+) -> Result<ResolvedGpu<'c>, Vec<InputError>> {
+    let model = catalogue.resolve(&g.model).map_err(|_| {
+        vec![InputError::UnknownModel {
+            node: g.node.clone(),
+            index: g.index,
+            model: g.model.clone(),
+        }]
+    })?;
+    let Some(specs) = &g.instances else {
+        return Ok(ResolvedGpu {
+            node: g.node.clone(),
+            index: g.index,
+            model,
+            current: None,
+            busy: Vec::new(),
+            whole_busy: g.busy,
+        });
+    };
+    let mut errors = Vec::new();
+    if g.busy {
+        errors.push(InputError::BusyMigGpu {
+            node: g.node.clone(),
+            index: g.index,
+        });
+    }
+    let mut instances = Vec::with_capacity(specs.len());
+    let mut busy = Vec::new();
+    for s in specs {
+        match model.profile(&s.profile) {
+            Ok(p) => {
+                let i = Instance {
+                    start: s.start,
+                    profile: p.index(),
+                };
+                instances.push(i);
+                if s.busy {
+                    busy.push(i);
+                }
+            }
+            Err(_) => errors.push(InputError::UnknownProfile {
+                node: g.node.clone(),
+                index: g.index,
+                model: model.name().to_owned(),
+                profile: s.profile.clone(),
+            }),
+        }
+    }
+    for problem in check(model, &instances) {
+        errors.push(InputError::Layout {
+            node: g.node.clone(),
+            index: g.index,
+            problem,
+        });
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    instances.sort();
+    busy.sort();
+    Ok(ResolvedGpu {
+        node: g.node.clone(),
+        index: g.index,
+        model,
+        current: Some(Layout::from_sorted(instances)),
+        busy,
+        whole_busy: false,
+    })
+}
+
+/// A profile index paired with its model, for callers that build inputs programmatically.
+pub fn instance(model: &GpuModel, profile: &str, start: u8) -> Option<Instance> {
+    model
+        .profile(profile)
+        .ok()
+        .map(|p: &crate::catalogue::Profile| Instance {
+            start,
+            profile: ProfileIndex(p.index().0),
+        })
+}

@@ -1,0 +1,7 @@
+//! Scenario, reference-solver, property and fuzz-smoke tests of gpuquota-mig.
+
+mod common;
+mod props;
+mod reference;
+mod scenarios;
+mod smoke;
