@@ -298,7 +298,7 @@ impl Report {
     pub fn to_table(&self) -> String {
         let out = self.to_output();
         let mut s = format!(
-            "{:<16} {:<12} {:>10} {:>9} {:>10} {:>12} {:>6}\n",
+            "{:<16} {:<12} {:>10} {:>9} {:>10} {:>10} {:>6}\n",
             "department", "card type", "alloc h", "borrow h", "charged h", "total", "util"
         );
         let short = |h: &str| -> String {
@@ -315,7 +315,7 @@ impl Report {
                 None => l.department.clone(),
             };
             s.push_str(&format!(
-                "{:<16} {:<12} {:>10} {:>9} {:>10} {:>12} {:>6}\n",
+                "{:<16} {:<12} {:>10} {:>9} {:>10} {:>10} {:>6}\n",
                 trunc(&name, 16),
                 trunc(&l.card_type, 12),
                 short(&l.allocated_hours),
@@ -338,7 +338,7 @@ impl Report {
                 i.cost.clone()
             };
             s.push_str(&format!(
-                "{:<16} {:<12} {:>10} {:>9} {:>10} {:>12} {:>6}\n",
+                "{:<16} {:<12} {:>10} {:>9} {:>10} {:>10} {:>6}\n",
                 "__idle__",
                 trunc(&i.card_type, 12),
                 short(&i.hours),
@@ -349,7 +349,7 @@ impl Report {
             ));
         }
         s.push_str(&format!(
-            "{:<16} {:<12} {:>10} {:>9} {:>10} {:>12}\n",
+            "{:<16} {:<12} {:>10} {:>9} {:>10} {:>10}\n",
             "total", self.currency.code, "", "", "", out.totals.cost
         ));
         s.push_str(&format!(
