@@ -1,5 +1,6 @@
 //! Scenario, reference-solver, property and fuzz-smoke tests of gpuquota-mig.
 
+mod catalogue;
 mod common;
 mod props;
 mod reference;
