@@ -1364,6 +1364,7 @@ fn build_report(
         });
     }
 
+    idle_lines.sort_by(|a, b| a.card_type.cmp(&b.card_type));
     let mut cost_total: i128 = 0;
     for l in &out_lines {
         cost_total = add(cost_total, l.total_minor, "total")?;

@@ -111,7 +111,8 @@ pub struct DepartmentIn {
     pub quota: BTreeMap<String, QuotaIn>,
 }
 
-/// Fields shared by records, series and samples.
+/// One entry of `records`, `series` or `samples` (the fields each kind reads are listed in
+/// the issue; the others must be absent).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct HoldingIn {
@@ -135,50 +136,37 @@ pub struct HoldingIn {
     pub holder: Option<String>,
     /// Service.
     pub service: Option<String>,
-}
-
-/// `records[]`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct RecordIn {
-    /// Shared fields.
-    #[serde(flatten)]
-    pub holding: HoldingIn,
-    /// Start.
-    pub start: TimeIn,
-    /// End (omitted: open).
-    pub end: Option<TimeIn>,
-}
-
-/// `series[]`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct SeriesIn {
-    /// Shared fields.
-    #[serde(flatten)]
-    pub holding: HoldingIn,
-    /// First point (default: window start).
+    /// Start (records: required; series: first point, default the window start).
     pub start: Option<TimeIn>,
-    /// Step in seconds.
-    pub step: i64,
-    /// Values; null is a gap.
-    pub values: Vec<Option<u64>>,
-    /// Lookback the grid was evaluated with.
+    /// End (records; omitted: open).
+    pub end: Option<TimeIn>,
+    /// Step in seconds (series).
+    pub step: Option<i64>,
+    /// Values, null for a gap (series).
+    pub values: Option<Vec<Option<u64>>>,
+    /// Lookback in seconds (series and samples).
     pub lookback: Option<i64>,
+    /// `[t, value]` pairs (samples).
+    pub points: Option<Vec<(TimeIn, u64)>>,
+    /// Staleness markers (samples).
+    pub stale_at: Option<Vec<TimeIn>>,
 }
 
-/// `samples[]`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SamplesIn {
-    /// Shared fields.
-    #[serde(flatten)]
-    pub holding: HoldingIn,
-    /// Lookback.
-    pub lookback: Option<i64>,
-    /// `[t, value]` pairs.
-    pub points: Vec<(TimeIn, u64)>,
-    /// Staleness markers.
-    #[serde(default)]
-    pub stale_at: Vec<TimeIn>,
+impl HoldingIn {
+    fn reject(&self, what: &str, fields: &[(&str, bool)]) -> Result<(), MeteringError> {
+        for (name, present) in fields {
+            if *present {
+                return Err(MeteringError::Parse(format!(
+                    "{what}: field {name} does not apply here"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn missing(what: &str, field: &str) -> MeteringError {
+    MeteringError::Parse(format!("{what}: missing field {field}"))
 }
 
 /// Token totals.
@@ -260,13 +248,13 @@ pub struct Document {
     pub departments: Vec<DepartmentIn>,
     /// Allocation intervals.
     #[serde(default)]
-    pub records: Vec<RecordIn>,
+    pub records: Vec<HoldingIn>,
     /// Evaluated grids.
     #[serde(default)]
-    pub series: Vec<SeriesIn>,
+    pub series: Vec<HoldingIn>,
     /// Raw scrapes.
     #[serde(default)]
-    pub samples: Vec<SamplesIn>,
+    pub samples: Vec<HoldingIn>,
     /// DCGM exposition files (paths, relative to the input file).
     #[serde(default)]
     pub dcgm: Vec<String>,
@@ -408,58 +396,89 @@ impl Document {
         }
         for (i, r) in self.records.iter().enumerate() {
             let what = format!("records[{i}]");
+            r.reject(
+                &what,
+                &[
+                    ("step", r.step.is_some()),
+                    ("values", r.values.is_some()),
+                    ("points", r.points.is_some()),
+                    ("staleAt", r.stale_at.is_some()),
+                    ("lookback", r.lookback.is_some()),
+                ],
+            )?;
+            let start = r.start.as_ref().ok_or_else(|| missing(&what, "start"))?;
             input.records.push(Record {
-                owner: owner(&r.holding),
-                card_type: r.holding.card_type.clone(),
-                shape: shape(&r.holding, &what)?,
-                start: time(&r.start, &format!("{what}.start"))?,
+                owner: owner(r),
+                card_type: r.card_type.clone(),
+                shape: shape(r, &what)?,
+                start: time(start, &format!("{what}.start"))?,
                 end: r
                     .end
                     .as_ref()
                     .map(|e| time(e, &format!("{what}.end")))
                     .transpose()?,
-                holder: r.holding.holder.clone(),
-                service: r.holding.service.clone(),
+                holder: r.holder.clone(),
+                service: r.service.clone(),
             });
         }
         for (i, s) in self.series.iter().enumerate() {
             let what = format!("series[{i}]");
+            s.reject(
+                &what,
+                &[
+                    ("end", s.end.is_some()),
+                    ("points", s.points.is_some()),
+                    ("staleAt", s.stale_at.is_some()),
+                ],
+            )?;
             input.series.push(GridSeries {
-                owner: owner(&s.holding),
-                card_type: s.holding.card_type.clone(),
-                shape: unit_shape(&s.holding, &what)?,
+                owner: owner(s),
+                card_type: s.card_type.clone(),
+                shape: unit_shape(s, &what)?,
                 start: s
                     .start
                     .as_ref()
                     .map(|t| time(t, &format!("{what}.start")))
                     .transpose()?,
-                step: s.step,
-                values: s.values.clone(),
+                step: s.step.ok_or_else(|| missing(&what, "step"))?,
+                values: s.values.clone().ok_or_else(|| missing(&what, "values"))?,
                 lookback: s.lookback,
-                service: s.holding.service.clone(),
+                service: s.service.clone(),
             });
         }
         for (i, s) in self.samples.iter().enumerate() {
             let what = format!("samples[{i}]");
+            s.reject(
+                &what,
+                &[
+                    ("start", s.start.is_some()),
+                    ("end", s.end.is_some()),
+                    ("step", s.step.is_some()),
+                    ("values", s.values.is_some()),
+                ],
+            )?;
             let points = s
                 .points
+                .as_ref()
+                .ok_or_else(|| missing(&what, "points"))?
                 .iter()
                 .map(|(t, v)| Ok((time(t, &format!("{what}.points"))?, *v)))
                 .collect::<Result<Vec<_>, MeteringError>>()?;
             let stale_at = s
                 .stale_at
                 .iter()
+                .flatten()
                 .map(|t| time(t, &format!("{what}.staleAt")))
                 .collect::<Result<Vec<_>, MeteringError>>()?;
             input.samples.push(RawSeries {
-                owner: owner(&s.holding),
-                card_type: s.holding.card_type.clone(),
-                shape: unit_shape(&s.holding, &what)?,
+                owner: owner(s),
+                card_type: s.card_type.clone(),
+                shape: unit_shape(s, &what)?,
                 lookback: s.lookback,
                 points,
                 stale_at,
-                holder: s.holding.holder.clone(),
-                service: s.holding.service.clone(),
+                holder: s.holder.clone(),
+                service: s.service.clone(),
                 busy_micro: None,
                 label: None,
             });

@@ -79,7 +79,7 @@ pub struct Report {
     pub rounding: RoundingMode,
     /// Lines sorted by department, card type, then service (none first).
     pub lines: Vec<Line>,
-    /// Idle per card type with a capacity, in input order.
+    /// Idle per card type with a capacity, sorted by card type name.
     pub idle: Vec<IdleLine>,
     /// Totals.
     pub totals: Totals,

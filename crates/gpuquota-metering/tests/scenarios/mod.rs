@@ -1,0 +1,478 @@
+//! Scenario tests: sampled series, raw scrapes, DCGM text, MIG policies, token split,
+//! utilisation, rounding, currencies and every typed error.
+
+use gpuquota_metering::report::ReportOut;
+use gpuquota_metering::{Document, MeteringError, meter};
+
+fn run(yaml: &str) -> Result<ReportOut, MeteringError> {
+    run_with(yaml, &[])
+}
+
+/// The first line with allocated hours (lines with only quota are skipped).
+fn used(r: &ReportOut) -> &gpuquota_metering::report::LineOut {
+    r.lines
+        .iter()
+        .find(|l| l.allocated_hours != "0.000000")
+        .expect("a line with use")
+}
+
+fn run_with(yaml: &str, dcgm: &[(String, String)]) -> Result<ReportOut, MeteringError> {
+    let doc = Document::from_yaml(yaml)?;
+    assert!(doc.unknown_fields.is_empty(), "{:?}", doc.unknown_fields);
+    Ok(meter(&doc.into_input(dcgm)?)?.to_output())
+}
+
+const HEAD: &str = r#"
+window: {start: 0, end: 3600}
+currency: USD
+cardTypes:
+  - {name: H200, model: NVIDIA H200, pricePerHour: "4.50", capacity: 8}
+  - {name: L40S, pricePerHour: "1.2345", capacity: 4}
+  - {name: A100-80GB, model: NVIDIA A100-SXM4-80GB, pricePerHour: "2.10", capacity: 2}
+departments:
+  - {name: A, namespaces: [team-a], quota: {H200: 2}}
+  - {name: B, namespaces: [team-b]}
+  - {name: platform, namespaces: [platform-team]}
+"#;
+
+#[test]
+fn grid_left_point_rule_and_gaps() {
+    let r = run(&format!(
+        "{HEAD}series:\n  - {{namespace: team-a, cardType: H200, step: 300, lookback: 300, values: [4, 4, null, 2, 1, 1, 1, 1, 1, 1, 1, 1]}}\n"
+    ))
+    .unwrap();
+    // (4 + 4 + 0 + 2 + 8·1) · 300 s = 5400 card-seconds = 1.5 h
+    assert_eq!(used(&r).allocated_hours, "1.500000");
+    // quota 2: borrowed 2·300 + 2·300 = 1200 s
+    assert_eq!(used(&r).borrowed_hours, "0.333333");
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    // a holding present at every point of the grid counts exactly T
+    let r = run(&format!(
+        "{HEAD}series:\n  - {{namespace: team-b, cardType: L40S, step: 1800, values: [1, 1]}}\n"
+    ))
+    .unwrap();
+    assert_eq!(used(&r).allocated_hours, "1.000000");
+    assert!(r.warnings[0].contains("step 1800s exceeds the lookback 300s"));
+}
+
+#[test]
+fn grid_mig_and_step_errors() {
+    let r = run(&format!(
+        "{HEAD}series:\n  - {{namespace: team-a, cardType: H200, mig: 1g.18gb, step: 1200, lookback: 1200, values: [7, 7, 7]}}\n"
+    ))
+    .unwrap();
+    assert_eq!(used(&r).allocated_hours, "1.000000");
+    let e = run(&format!(
+        "{HEAD}series:\n  - {{namespace: team-a, cardType: H200, step: 700, values: [1]}}\n"
+    ))
+    .unwrap_err();
+    assert_eq!(
+        e,
+        MeteringError::StepDoesNotDivideWindow {
+            what: "series[0]".into(),
+            step: 700,
+            window: 3600
+        }
+    );
+}
+
+#[test]
+fn raw_samples_lookback_and_staleness() {
+    let s = |extra: &str| {
+        run(&format!(
+            "{HEAD}samples:\n  - {{namespace: team-b, cardType: H200, lookback: 300, points: [[0, 2], [30, 2]]{extra}}}\n"
+        ))
+    };
+    // [0,30) and [30, 330): 2 cards · 330 s
+    assert_eq!(used(&s("").unwrap()).allocated_hours, "0.183333");
+    // a staleness marker ends the value at once: 2 cards · 100 s
+    assert_eq!(
+        used(&s(", staleAt: [100]").unwrap()).allocated_hours,
+        "0.055556"
+    );
+    // a marker after the lookback changes nothing
+    assert_eq!(
+        used(&s(", staleAt: [630]").unwrap()).allocated_hours,
+        "0.183333"
+    );
+    assert_eq!(
+        s(", staleAt: [30]").unwrap_err(),
+        MeteringError::DuplicateTimestamp {
+            what: "samples[0].staleAt".into(),
+            at: 30
+        }
+    );
+    let dup = run(&format!(
+        "{HEAD}samples:\n  - {{namespace: team-b, cardType: H200, points: [[0, 1], [0, 1]]}}\n"
+    ))
+    .unwrap_err();
+    assert_eq!(
+        dup,
+        MeteringError::DuplicateTimestamp {
+            what: "samples[0]".into(),
+            at: 0
+        }
+    );
+    let back = run(&format!(
+        "{HEAD}samples:\n  - {{namespace: team-b, cardType: H200, points: [[60, 1], [0, 1]]}}\n"
+    ))
+    .unwrap_err();
+    assert!(matches!(back, MeteringError::NotIncreasing { at: 0, .. }));
+    // a sample just before the window start still counts inside it
+    let r = run(&format!(
+        "{HEAD}samples:\n  - {{namespace: team-b, cardType: H200, points: [[-100, 1]]}}\n"
+    ))
+    .unwrap();
+    assert_eq!(used(&r).allocated_hours, "0.055556");
+}
+
+#[test]
+fn mig_policies_and_overbooking_warning() {
+    let recs = |policy: &str| {
+        format!(
+            "{HEAD}migWeights: {policy}\nrecords:\n  - {{department: B, cardType: H200, mig: 4g.71gb, start: 0, end: 3600, holder: n/GPU-1/1}}\n  - {{department: B, cardType: H200, mig: 2g.35gb, start: 0, end: 3600, holder: n/GPU-1/2}}\n  - {{department: B, cardType: H200, mig: 1g.18gb+me, start: 0, end: 3600, holder: n/GPU-1/3}}\n"
+        )
+    };
+    let r = run(&recs("compute-slices")).unwrap();
+    assert_eq!(used(&r).allocated_hours, "1.000000"); // 4/7 + 2/7 + 1/7
+    assert!(r.warnings.is_empty());
+    let r = run(&recs("memory-slices")).unwrap();
+    assert_eq!(used(&r).allocated_hours, "0.875000"); // 1/2 + 1/4 + 1/8
+    let r = run(&recs("max-instances")).unwrap();
+    assert_eq!(used(&r).allocated_hours, "1.476190"); // 1 + 1/3 + 1/7 = 31/21
+    assert!(
+        r.warnings[0].contains("n/GPU-1") && r.warnings[0].contains("1.4762"),
+        "{:?}",
+        r.warnings
+    );
+    let r = run(&recs(
+        "{4g.71gb: \"1/2\", 2g.35gb: \"1/4\", 1g.18gb: \"1/8\"}",
+    ))
+    .unwrap();
+    assert_eq!(used(&r).allocated_hours, "0.875000");
+    let e = run(&format!(
+        "{HEAD}records:\n  - {{department: B, cardType: H200, mig: 5g.99gb, start: 0, end: 60}}\n"
+    ))
+    .unwrap_err();
+    assert_eq!(
+        e,
+        MeteringError::UnknownProfile {
+            card_type: "H200".into(),
+            profile: "5g.99gb".into()
+        }
+    );
+    // a card type without MIG geometry has no profiles
+    let e = run(&format!(
+        "{HEAD}records:\n  - {{department: B, cardType: L40S, mig: 1g.12gb, start: 0, end: 60}}\n"
+    ))
+    .unwrap_err();
+    assert!(matches!(e, MeteringError::UnknownProfile { .. }));
+}
+
+#[test]
+fn time_slicing_replicas_and_open_intervals() {
+    let r = run(&format!(
+        "{HEAD}asOf: 1800\nrecords:\n  - {{department: B, cardType: A100-80GB, replicas: 2, replicasPerGpu: 4, start: 0, end: 3600}}\n  - {{department: B, cardType: L40S, gpus: 1, start: 900}}\n"
+    ))
+    .unwrap();
+    let a100 = r.lines.iter().find(|l| l.card_type == "A100-80GB").unwrap();
+    assert_eq!(a100.allocated_hours, "0.500000");
+    assert_eq!(a100.cost, "1.05");
+    // open interval closed at asOf = 1800: 900 s
+    let l40s = r.lines.iter().find(|l| l.card_type == "L40S").unwrap();
+    assert_eq!(l40s.allocated_hours, "0.250000");
+    // L40S at $1.2345/h for a quarter hour = 0.308625 → 0.31
+    assert_eq!(l40s.cost, "0.31");
+    let e = run(&format!(
+        "{HEAD}records:\n  - {{department: B, cardType: A100-80GB, replicas: 1, replicasPerGpu: 17, start: 0, end: 60}}\n"
+    ))
+    .unwrap_err();
+    assert!(matches!(
+        e,
+        MeteringError::WeightNotRepresentable {
+            denominator: 17,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn capacity_exceeded_under_compute_slices() {
+    let e = run(&format!(
+        "{HEAD}records:\n  - {{department: B, cardType: A100-80GB, gpus: 3, start: 0, end: 60}}\n"
+    ))
+    .unwrap_err();
+    assert!(matches!(
+        e,
+        MeteringError::CapacityExceeded {
+            ref card_type,
+            at: 0,
+            capacity: 2,
+            ..
+        } if card_type == "A100-80GB"
+    ));
+}
+
+#[test]
+fn unknown_names_are_typed_errors() {
+    let e = run(&format!(
+        "{HEAD}records:\n  - {{department: B, cardType: B300, gpus: 1, start: 0, end: 60}}\n"
+    ))
+    .unwrap_err();
+    assert_eq!(
+        e,
+        MeteringError::UnknownCardType {
+            what: "records[0].cardType".into(),
+            card_type: "B300".into()
+        }
+    );
+    let e = run(&format!(
+        "{HEAD}records:\n  - {{department: B, cardType: H200, gpus: 1, start: 60, end: 0}}\n"
+    ))
+    .unwrap_err();
+    assert!(matches!(e, MeteringError::InvalidInterval { .. }));
+    let e = run(&format!(
+        "{HEAD}records:\n  - {{department: B, cardType: H200, gpus: 0, start: 0, end: 60}}\n"
+    ))
+    .unwrap_err();
+    assert_eq!(e, MeteringError::ZeroCount("records[0]".into()));
+    let e = run(&HEAD.replace("currency: USD", "currency: XXY")).unwrap_err();
+    assert_eq!(e, MeteringError::UnknownCurrency("XXY".into()));
+    let e = run(&HEAD.replace("\"4.50\"", "\"4.5000001\"")).unwrap_err();
+    assert!(matches!(e, MeteringError::InvalidNumber { .. }));
+}
+
+#[test]
+fn unmapped_namespace_goes_to_unassigned() {
+    let r = run(&format!(
+        "{HEAD}records:\n  - {{namespace: nobody, cardType: H200, gpus: 1, start: 0, end: 3600}}\n"
+    ))
+    .unwrap();
+    assert_eq!(used(&r).department, "unassigned");
+    assert_eq!(used(&r).cost, "4.50");
+}
+
+#[test]
+fn token_split_is_exact_and_keeps_unattributed() {
+    let svc = |tokens: &str| {
+        format!(
+            "{HEAD}records:\n  - {{namespace: platform-team, cardType: H200, gpus: 1, start: 0, end: 3600}}\nservices:\n  - {{name: rag, department: platform, inputWeight: 1, outputWeight: 4, tokens: {tokens}}}\n"
+        )
+    };
+    let r = run(&svc(
+        "{A: {input: 6000000, output: 0}, B: {input: 3000000, output: 0}}",
+    ))
+    .unwrap();
+    let lines: Vec<_> = r
+        .lines
+        .iter()
+        .filter(|l| l.service.is_some())
+        .map(|l| {
+            (
+                l.department.as_str(),
+                l.service.as_deref(),
+                l.allocated_hours.as_str(),
+                l.charged_hours.as_str(),
+                l.cost.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("A", Some("rag"), "0.666667", "0.666667", "3.00"),
+            ("B", Some("rag"), "0.333333", "0.333333", "1.50"),
+        ]
+    );
+    // output tokens weigh 4; unattributed tokens get their own line
+    let r = run(&svc(
+        "{A: {input: 1000, output: 1000}, unattributed: {input: 0, output: 1250}}",
+    ))
+    .unwrap();
+    let lines: Vec<_> = r
+        .lines
+        .iter()
+        .filter(|l| l.service.is_some())
+        .map(|l| (l.department.as_str(), l.allocated_hours.as_str()))
+        .collect();
+    assert_eq!(lines, [("A", "0.500000"), ("unattributed", "0.500000")]);
+    // no tokens: the owner keeps the hours, with a warning
+    let r = run(&svc("{}")).unwrap();
+    assert_eq!(used(&r).department, "platform");
+    assert_eq!(used(&r).service.as_deref(), Some("rag"));
+    assert_eq!(used(&r).allocated_hours, "1.000000");
+    assert!(r.warnings[0].contains("no tokens"));
+    // the split is exact in units: three equal shares of one card-hour
+    let r = run(&svc(
+        "{A: {input: 1, output: 0}, B: {input: 1, output: 0}, platform: {input: 1, output: 0}}",
+    ))
+    .unwrap();
+    let sum: f64 = r
+        .lines
+        .iter()
+        .filter(|l| l.service.is_some())
+        .map(|l| l.allocated_hours.parse::<f64>().unwrap())
+        .sum();
+    assert!((sum - 1.0).abs() < 1e-5);
+}
+
+#[test]
+fn utilisation_weights_before_averaging() {
+    let r = run(&format!(
+        "{HEAD}records:\n  - {{department: B, cardType: H200, gpus: 1, start: 0, end: 3600, holder: n/GPU-0}}\n  - {{department: B, cardType: H200, mig: 1g.18gb, start: 0, end: 3600, holder: n/GPU-1/9}}\nbusy:\n  - {{holder: n/GPU-0, fraction: \"0.60\"}}\n  - {{holder: n/GPU-1/9, fraction: 0.9}}\n"
+    ))
+    .unwrap();
+    // (0.6 + 0.9/7) / (8/7) = 0.6375, not (0.6 + 0.9)/2
+    assert_eq!(used(&r).utilization.as_deref(), Some("0.6375"));
+    // partial coverage: utilisation over the covered part, and a coverage warning
+    let r = run(&format!(
+        "{HEAD}records:\n  - {{department: B, cardType: H200, gpus: 1, start: 0, end: 3600, holder: n/GPU-0}}\n  - {{department: B, cardType: H200, gpus: 1, start: 0, end: 3600, holder: n/GPU-2}}\nbusy:\n  - {{holder: n/GPU-0, fraction: \"0.25\"}}\n"
+    ))
+    .unwrap();
+    assert_eq!(used(&r).utilization.as_deref(), Some("0.2500"));
+    assert!(r.warnings[0].contains("covers 50.00%"), "{:?}", r.warnings);
+}
+
+#[test]
+fn rounding_modes_and_currencies() {
+    // 1 h at 0.025 → 2.5 minor units
+    let doc = |rounding: &str, currency: &str, price: &str| {
+        format!(
+            "window: {{start: 0, end: 3600}}\ncurrency: {currency}\nrounding: {rounding}\ncardTypes: [{{name: L4, pricePerHour: \"{price}\"}}]\nrecords: [{{department: A, cardType: L4, start: 0, end: 3600}}]\n"
+        )
+    };
+    let cost = |r: &str, c: &str, p: &str| run(&doc(r, c, p)).unwrap().lines[0].cost.clone();
+    assert_eq!(cost("half-even", "USD", "0.025"), "0.02");
+    assert_eq!(cost("half-even", "USD", "0.035"), "0.04");
+    assert_eq!(cost("half-up", "USD", "0.025"), "0.03");
+    assert_eq!(cost("half-away-from-zero", "USD", "0.025"), "0.03");
+    assert_eq!(cost("down", "USD", "0.029"), "0.02");
+    assert_eq!(cost("half-even", "JPY", "650.5"), "650");
+    assert_eq!(cost("half-even", "KWD", "1.2345"), "1.234");
+    let e = run(&doc("nearest", "USD", "1")).unwrap_err();
+    assert!(matches!(e, MeteringError::InvalidNumber { ref field, .. } if field == "rounding"));
+}
+
+#[test]
+fn drift_is_reported_when_lines_round_apart() {
+    // three departments, one third of an hour each at $0.10/h: each line 0.0333 → 0.03;
+    // exact total 0.10, invoice 0.09, drift −0.01
+    let r = run(
+        "window: {start: 0, end: 3600}\ncardTypes: [{name: L4, pricePerHour: \"0.10\"}]\nrecords:\n  - {department: A, cardType: L4, start: 0, end: 1200}\n  - {department: B, cardType: L4, start: 1200, end: 2400}\n  - {department: C, cardType: L4, start: 2400, end: 3600}\n",
+    )
+    .unwrap();
+    assert_eq!(r.totals.cost, "0.09");
+    assert_eq!(r.totals.exact_cost, "0.100000");
+    assert_eq!(r.totals.drift, "-0.01");
+}
+
+#[test]
+fn piecewise_quota() {
+    let r = run(
+        "window: {start: 0, end: 7200}\ncardTypes: [{name: H200, pricePerHour: \"1\", capacity: 4}]\ndepartments:\n  - {name: A, quota: {H200: [{start: 0, cards: 1}, {start: 3600, cards: 3}]}}\nrecords:\n  - {department: A, cardType: H200, gpus: 2, start: 0, end: 7200}\n",
+    )
+    .unwrap();
+    let l = &r.lines[0];
+    assert_eq!(l.quota_hours, "4.000000");
+    assert_eq!(l.own_hours, "3.000000");
+    assert_eq!(l.borrowed_hours, "1.000000");
+}
+
+const NODE07: &str = r#"# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).
+# TYPE DCGM_FI_DEV_GPU_UTIL gauge
+DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-3f1c",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H200",Hostname="gpu-node-07",DCGM_FI_DRIVER_VERSION="570.133.20",container="trainer",namespace="team-a",pod="resnet-train-0"} 93 0
+DCGM_FI_DEV_GPU_UTIL{gpu="2",UUID="GPU-5b9d",pci_bus_id="00000000:3A:00.0",device="nvidia2",modelName="NVIDIA H200",Hostname="gpu-node-07",DCGM_FI_DRIVER_VERSION="570.133.20"} 0 0
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",UUID="GPU-3f1c",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H200",Hostname="gpu-node-07",DCGM_FI_DRIVER_VERSION="570.133.20",container="trainer",namespace="team-a",pod="resnet-train-0"} 0.600000 0
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",UUID="GPU-3f1c",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H200",Hostname="gpu-node-07",DCGM_FI_DRIVER_VERSION="570.133.20",container="trainer",namespace="team-a",pod="resnet-train-0"} 0.400000 60000
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",UUID="GPU-3f1c",pci_bus_id="00000000:18:00.0",device="nvidia0",modelName="NVIDIA H200",Hostname="gpu-node-07",DCGM_FI_DRIVER_VERSION="570.133.20"} 0.000000 120000
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="3",UUID="GPU-c2d8",pci_bus_id="00000000:5D:00.0",device="nvidia3",modelName="NVIDIA H200",GPU_I_PROFILE="1g.18gb",GPU_I_ID="9",hostname="gpu-node-12",DCGM_FI_DRIVER_VERSION="570.133.20",container="notebook",namespace="team-b",pod="jupyter-alice"} 0.900000 0
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="3",UUID="GPU-c2d8",pci_bus_id="00000000:5D:00.0",device="nvidia3",modelName="NVIDIA H200",GPU_I_PROFILE="1g.18gb",GPU_I_ID="13",hostname="gpu-node-12",DCGM_FI_DRIVER_VERSION="570.133.20"} 0.000000 0
+DCGM_FI_DEV_GPU_UTIL{DCGM_FI_DRIVER_VERSION="570.133.20",Hostname="gpu-node-08",UUID="GPU-77aa",container="exporter",device="nvidia0",endpoint="metrics",exported_container="trainer",exported_namespace="team-b",exported_pod="x-0",gpu="0",instance="10.42.3.17:9400",job="dcgm-exporter",modelName="NVIDIA H200",namespace="gpu-operator",pci_bus_id="00000000:18:00.0",pod="dcgm-exporter-8xk2q",service="dcgm-exporter"} 50 0
+DCGM_FI_DEV_GPU_UTIL{DCGM_FI_DRIVER_VERSION="570.133.20",Hostname="gpu-node-08",UUID="GPU-88bb",container="exporter",device="nvidia1",endpoint="metrics",gpu="1",instance="10.42.3.17:9400",job="dcgm-exporter",modelName="NVIDIA H200",namespace="gpu-operator",pci_bus_id="00000000:2A:00.0",pod="dcgm-exporter-8xk2q",service="dcgm-exporter"} 0 0
+kube_pod_container_resource_requests{namespace="team-a",pod="resnet-train-0",uid="6f0c",container="trainer",node="gpu-node-07",resource="nvidia_com_gpu",unit="integer"} 2 0
+"#;
+
+#[test]
+fn dcgm_exposition_to_holdings() {
+    let r = run_with(
+        &format!("{HEAD}dcgm: [node07.prom]\n"),
+        &[("node07.prom".into(), NODE07.into())],
+    )
+    .unwrap();
+    let lines: Vec<_> = r
+        .lines
+        .iter()
+        .filter(|l| l.allocated_hours != "0.000000")
+        .map(|l| {
+            (
+                l.department.as_str(),
+                l.allocated_hours.as_str(),
+                l.utilization.as_deref(),
+            )
+        })
+        .collect();
+    // team-a: GPU 0 held at 0 and 60, gone at 120 (stale): [0,60) + [60,120) = 120 s, busy
+    // 0.6 then 0.4. team-b: the 1g.18gb instance for the 300 s lookback (1/7 card) and the
+    // scraped GPU-77aa via exported_namespace (300 s); gpu-operator gets nothing.
+    assert_eq!(
+        lines,
+        [
+            ("A", "0.033333", Some("0.5000")),
+            ("B", "0.095238", Some("0.5500")),
+        ]
+    );
+    assert!(
+        r.warnings[0].contains("ignored 1 lines"),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn dcgm_errors_name_the_line() {
+    let e = run_with(
+        &format!("{HEAD}dcgm: [x.prom]\n"),
+        &[(
+            "x.prom".into(),
+            "DCGM_FI_DEV_GPU_UTIL{UUID=\"G\",modelName=\"NVIDIA H200\",namespace=\"a\"} 1\n".into(),
+        )],
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        MeteringError::Exposition {
+            file: "x.prom".into(),
+            line: 1,
+            reason: "sample without a timestamp".into()
+        }
+    );
+    let e = run_with(
+        &format!("{HEAD}dcgm: [x.prom]\n"),
+        &[(
+            "x.prom".into(),
+            "DCGM_FI_DEV_GPU_UTIL{UUID=\"G\",modelName=\"NVIDIA B200\",namespace=\"a\"} 1 0\n"
+                .into(),
+        )],
+    )
+    .unwrap_err();
+    assert!(matches!(e, MeteringError::UnknownCardType { .. }));
+    let twice = "DCGM_FI_DEV_GPU_UTIL{UUID=\"G\",modelName=\"NVIDIA H200\",namespace=\"a\"} 1 0\n";
+    let e = run_with(
+        &format!("{HEAD}dcgm: [x.prom]\n"),
+        &[("x.prom".into(), format!("{twice}{twice}"))],
+    )
+    .unwrap_err();
+    assert!(matches!(e, MeteringError::DuplicateTimestamp { at: 0, .. }));
+    let e = run_with(
+        &format!("{HEAD}dcgm: [x.prom]\n"),
+        &[("x.prom".into(), "metric{a=\"unterminated} 1 0\n".into())],
+    )
+    .unwrap_err();
+    assert!(matches!(e, MeteringError::Exposition { line: 1, .. }));
+}
+
+#[test]
+fn unknown_fields_are_collected() {
+    let doc = Document::from_yaml(&format!("{HEAD}colour: blue\nrecords: [{{department: A, cardType: H200, start: 0, end: 1, flavour: x}}]\n")).unwrap();
+    assert_eq!(doc.unknown_fields, ["colour", "records.0.flavour"]);
+}
