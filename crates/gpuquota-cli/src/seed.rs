@@ -67,5 +67,10 @@ mod tests {
         assert_eq!(m.queues.len(), 10);
         assert_eq!(m.nodes.len(), 3);
         assert!(m.duplicates.is_empty());
+        let problems: Vec<String> = gpuquota_model::validate::problems(m)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(problems, Vec::<String>::new());
     }
 }

@@ -24,11 +24,13 @@ pub mod meta;
 pub mod quantity;
 pub mod resource;
 pub mod time;
+pub mod validate;
 
 pub use import::{Imported, Importer, Kind, Model, import_str};
 pub use quantity::{Amount, Quantity, QuantityError, QuantityFormat};
 pub use resource::ResourceName;
 pub use time::Timestamp;
+pub use validate::{ValidationError, ValidationErrors, validate};
 
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
