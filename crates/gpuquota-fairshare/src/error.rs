@@ -1,0 +1,107 @@
+//! The typed errors of every public entry point.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in this crate. Each variant names the object and field at fault.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum FairShareError {
+    /// A quantity that must not be negative is negative.
+    #[error("{object}: {field}: must not be negative (got {value})")]
+    Negative {
+        /// The object (e.g. `ClusterQueue "cq"`).
+        object: String,
+        /// The field path.
+        field: String,
+        /// The offending value as written.
+        value: String,
+    },
+    /// A `fairSharing.weight` Kueue's webhook rejects (negative, or in `(0, 1e-9]`).
+    #[error("{object}: spec.fairSharing.weight: {message} (got {value})")]
+    InvalidWeight {
+        /// The object.
+        object: String,
+        /// The weight as written.
+        value: String,
+        /// Why it is rejected.
+        message: String,
+    },
+    /// Two objects of one kind share a name.
+    #[error("{kind} \"{name}\": defined twice")]
+    Duplicate {
+        /// `ClusterQueue`, `Cohort`, `head`, `queue`, `user`, …
+        kind: String,
+        /// The repeated name.
+        name: String,
+    },
+    /// A reference to an object that does not exist.
+    #[error("{object}: {field}: unknown {kind} \"{name}\"")]
+    UnknownReference {
+        /// The referring object.
+        object: String,
+        /// The referring field.
+        field: String,
+        /// The kind referred to.
+        kind: String,
+        /// The missing name.
+        name: String,
+    },
+    /// The cohort parent chain loops.
+    #[error(
+        "Cohort \"{cohort}\": spec.parentName: the cohort hierarchy has a cycle through this cohort"
+    )]
+    CohortCycle {
+        /// A cohort on the cycle.
+        cohort: String,
+    },
+    /// An integer computation does not fit the integer type.
+    #[error("{context}: arithmetic overflow")]
+    Overflow {
+        /// What was being computed.
+        context: String,
+    },
+    /// The guarantees (floors) together exceed the capacity.
+    #[error("{context}: the floors add up to {floors}, more than the capacity {capacity}")]
+    FloorsExceedCapacity {
+        /// Where (root or node name).
+        context: String,
+        /// Σ effective floors.
+        floors: i128,
+        /// The capacity.
+        capacity: i128,
+    },
+    /// A parameter outside its allowed range.
+    #[error("{object}: {field}: {message}")]
+    Invalid {
+        /// The object.
+        object: String,
+        /// The field path.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl FairShareError {
+    pub(crate) fn invalid(
+        object: impl Into<String>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        FairShareError::Invalid {
+            object: object.into(),
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn overflow(context: impl Into<String>) -> Self {
+        FairShareError::Overflow {
+            context: context.into(),
+        }
+    }
+}
+
+/// Several independent configuration problems, reported together.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct ConfigErrors(pub Vec<FairShareError>);

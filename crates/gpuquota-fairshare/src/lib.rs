@@ -1,0 +1,16 @@
+//! Kueue fair sharing and exact fair-share allocators (work in progress).
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![warn(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod afs;
+pub mod config;
+pub mod drs;
+pub mod error;
+pub mod order;
+pub mod preemption;
+pub mod shares;
+pub mod tree;
+
+pub use drs::{Drs, FlavorResource, FrQuantities, compare_drs, dominant_resource_share};
+pub use error::{ConfigErrors, FairShareError};

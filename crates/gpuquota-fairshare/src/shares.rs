@@ -1,0 +1,282 @@
+//! `status.fairSharing.weightedShare` of every ClusterQueue and Cohort of a [`Model`], as Kueue
+//! reports it (the data behind `gpuquota kueue shares`).
+
+use std::collections::BTreeMap;
+
+use gpuquota_model::kueue::{ResourceGroup, Workload};
+use gpuquota_model::{Amount, Model, ResourceName};
+use serde::{Deserialize, Serialize};
+
+use crate::drs::{FlavorResource, FrQuantities, parse_weight};
+use crate::error::FairShareError;
+use crate::tree::{QuotaTree, QuotaTreeBuilder, ResourceQuota};
+
+/// One node's reported share.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeShare {
+    /// `status.fairSharing.weightedShare`: `ceil(ratio / weight)`, `i64::MAX` for weight 0
+    /// while borrowing, 0 when not borrowing or without a parent.
+    pub share: i64,
+    /// The dominant resource; `null` when no resource has a positive ratio.
+    pub dominant_resource: Option<String>,
+}
+
+/// Shares of every ClusterQueue and Cohort object, by name.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SharesReport {
+    /// ClusterQueues; `null` for a ClusterQueue in a cohort tree with a cycle (Kueue disables it).
+    pub cluster_queues: BTreeMap<String, Option<NodeShare>>,
+    /// Cohort objects (implicit cohorts have no status and are not listed); `null` for a
+    /// cohort in a tree with a cycle.
+    pub cohorts: BTreeMap<String, Option<NodeShare>>,
+}
+
+/// The quota tree of a model, with the objects left out because their tree has a cycle.
+#[derive(Debug, Clone)]
+pub struct ModelTree {
+    /// The tree of every ClusterQueue and Cohort not in a cyclic tree.
+    pub tree: QuotaTree,
+    /// ClusterQueues left out (their cohort tree has a cycle).
+    pub excluded_cluster_queues: Vec<String>,
+    /// Cohorts left out (on a cycle or below one).
+    pub excluded_cohorts: Vec<String>,
+}
+
+fn add_groups(
+    node: &mut crate::tree::NodeBuilder<'_>,
+    object: &str,
+    groups: &[ResourceGroup],
+) -> Result<(), FairShareError> {
+    for (gi, g) in groups.iter().enumerate() {
+        for (fi, f) in g.flavors.iter().enumerate() {
+            for (ri, r) in f.resources.iter().enumerate() {
+                let path = format!("spec.resourceGroups[{gi}].flavors[{fi}].resources[{ri}]");
+                let amount = |field: &str, q: Option<&gpuquota_model::Quantity>| {
+                    q.map(|q| {
+                        if q.is_negative() {
+                            Err(FairShareError::Negative {
+                                object: object.to_string(),
+                                field: format!("{path}.{field}"),
+                                value: q.to_string(),
+                            })
+                        } else {
+                            Ok(q.to_amount(&r.name))
+                        }
+                    })
+                    .transpose()
+                };
+                let nominal =
+                    amount("nominalQuota", r.nominal_quota.as_ref())?.unwrap_or(Amount::ZERO);
+                let q = ResourceQuota {
+                    nominal,
+                    borrowing_limit: amount("borrowingLimit", r.borrowing_limit.as_ref())?,
+                    lending_limit: amount("lendingLimit", r.lending_limit.as_ref())?,
+                };
+                node.quota(FlavorResource::new(f.name.clone(), r.name.as_str()), q);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The usage a workload with quota reserved charges to its ClusterQueue, per flavor-resource:
+/// `status.admission.podSetAssignments[*].resourceUsage` at the assigned flavors, scaled down
+/// for `status.reclaimablePods` (per-pod amount × remaining count). `None` when the workload has
+/// no quota reserved or has finished.
+pub fn workload_usage(wl: &Workload) -> Option<(String, FrQuantities)> {
+    if wl.is_finished() {
+        return None;
+    }
+    let status = wl.status.as_ref()?;
+    let admission = status.admission.as_ref()?;
+    let mut out = FrQuantities::new();
+    for psa in &admission.pod_set_assignments {
+        let reclaim = status
+            .reclaimable_pods
+            .iter()
+            .find(|r| r.name == psa.name)
+            .map_or(0, |r| i64::from(r.count.max(0)));
+        let count = psa.count.map(i64::from);
+        for (res, flavor) in &psa.flavors {
+            let Some(q) = psa.resource_usage.get(res) else {
+                continue;
+            };
+            let mut a = q.to_amount(res);
+            if let Some(c) = count
+                && reclaim > 0
+                && c > 0
+            {
+                let per_pod = a.0 / c;
+                a = Amount(per_pod.saturating_mul((c - reclaim).max(0)));
+            }
+            let slot = out
+                .entry(FlavorResource {
+                    flavor: flavor.clone(),
+                    resource: res.clone(),
+                })
+                .or_insert(Amount::ZERO);
+            *slot = slot.saturating_add(a);
+        }
+    }
+    Some((admission.cluster_queue.clone(), out))
+}
+
+/// Builds the quota tree of a model: Cohort objects, implicit cohorts, ClusterQueues with
+/// their quotas and `fairSharing.weight`, and the usage of every workload holding a quota
+/// reservation (workloads of unknown ClusterQueues are ignored, as Kueue's cache does).
+///
+/// Trees with a cohort cycle are left out (Kueue disables them) and listed in the result.
+///
+/// # Errors
+/// A negative quota, an invalid weight.
+///
+/// # Complexity
+/// O(N·F + W) for N nodes, F flavor-resources and W workloads.
+pub fn tree_from_model(model: &Model) -> Result<ModelTree, FairShareError> {
+    // Cohorts whose parent chain enters a cycle.
+    let parent_of = |c: &str| {
+        model
+            .cohorts
+            .get(c)
+            .and_then(|co| co.spec.parent_name.as_deref())
+    };
+    let mut cyclic: Vec<String> = Vec::new();
+    for name in model.cohorts.keys() {
+        let mut seen: Vec<&str> = vec![name.as_str()];
+        let mut cur = name.as_str();
+        while let Some(p) = parent_of(cur) {
+            if seen.contains(&p) {
+                cyclic.push(name.clone());
+                break;
+            }
+            seen.push(p);
+            cur = p;
+        }
+    }
+    let mut b = QuotaTreeBuilder::new();
+    for (name, co) in &model.cohorts {
+        if cyclic.contains(name) {
+            continue;
+        }
+        let object = format!("Cohort \"{name}\"");
+        let w = parse_weight(
+            &object,
+            co.spec
+                .fair_sharing
+                .as_ref()
+                .and_then(|f| f.weight.as_ref()),
+        )?;
+        let mut n = b.cohort(name, co.spec.parent_name.as_deref(), w)?;
+        add_groups(&mut n, &object, &co.spec.resource_groups)?;
+    }
+    let mut excluded_cqs = Vec::new();
+    for (name, cq) in &model.cluster_queues {
+        let cohort = cq.spec.cohort_name.as_deref().filter(|c| !c.is_empty());
+        if cohort.is_some_and(|c| cyclic.iter().any(|x| x == c)) {
+            excluded_cqs.push(name.clone());
+            continue;
+        }
+        let object = format!("ClusterQueue \"{name}\"");
+        let w = parse_weight(
+            &object,
+            cq.spec
+                .fair_sharing
+                .as_ref()
+                .and_then(|f| f.weight.as_ref()),
+        )?;
+        let mut n = b.cluster_queue(name, cohort, w)?;
+        add_groups(&mut n, &object, &cq.spec.resource_groups)?;
+    }
+    for wl in model.workloads.values() {
+        if let Some((cq, usage)) = workload_usage(wl)
+            && model.cluster_queues.contains_key(&cq)
+            && !excluded_cqs.contains(&cq)
+        {
+            for (fr, a) in usage {
+                b.usage(&cq, fr, a.0);
+            }
+        }
+    }
+    let tree = b.build()?;
+    Ok(ModelTree {
+        tree,
+        excluded_cluster_queues: excluded_cqs,
+        excluded_cohorts: cyclic,
+    })
+}
+
+/// Every ClusterQueue's and Cohort object's `status.fairSharing.weightedShare` and dominant
+/// resource, computed exactly as Kueue's cache does (kueue.md §6.5).
+///
+/// ```
+/// use gpuquota_model::import_str;
+/// let yaml = r#"
+/// apiVersion: kueue.x-k8s.io/v1beta2
+/// kind: ClusterQueue
+/// metadata: {name: a}
+/// spec:
+///   cohortName: org
+///   resourceGroups:
+///   - coveredResources: [nvidia.com/gpu]
+///     flavors: [{name: a100, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]
+/// ---
+/// apiVersion: kueue.x-k8s.io/v1beta2
+/// kind: ClusterQueue
+/// metadata: {name: b}
+/// spec:
+///   cohortName: org
+///   resourceGroups:
+///   - coveredResources: [nvidia.com/gpu]
+///     flavors: [{name: a100, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]
+/// ---
+/// apiVersion: kueue.x-k8s.io/v1beta2
+/// kind: Workload
+/// metadata: {name: w, namespace: ns}
+/// spec:
+///   queueName: q
+///   podSets: [{name: main, count: 1, template: {spec: {containers: []}}}]
+/// status:
+///   admission:
+///     clusterQueue: a
+///     podSetAssignments:
+///     - name: main
+///       flavors: {nvidia.com/gpu: a100}
+///       resourceUsage: {nvidia.com/gpu: "6"}
+/// "#;
+/// let model = import_str("m.yaml", yaml).unwrap().model;
+/// let report = gpuquota_fairshare::shares::kueue_shares(&model)?;
+/// let a = report.cluster_queues["a"].as_ref().unwrap();
+/// assert_eq!((a.share, a.dominant_resource.as_deref()), (250, Some("nvidia.com/gpu")));
+/// # Ok::<(), gpuquota_fairshare::FairShareError>(())
+/// ```
+///
+/// # Errors
+/// As [`tree_from_model`].
+///
+/// # Complexity
+/// O(N·F log R + W).
+pub fn kueue_shares(model: &Model) -> Result<SharesReport, FairShareError> {
+    let mt = tree_from_model(model)?;
+    let t = &mt.tree;
+    let share = |id| {
+        let d = t.drs(id);
+        NodeShare {
+            share: d.weighted_share(),
+            dominant_resource: d
+                .dominant_resource
+                .map(|r: ResourceName| r.as_str().to_string()),
+        }
+    };
+    let mut report = SharesReport::default();
+    for name in model.cluster_queues.keys() {
+        let v = t.cluster_queue(name).map(share);
+        report.cluster_queues.insert(name.clone(), v);
+    }
+    for name in model.cohorts.keys() {
+        let v = t.cohort(name).map(share);
+        report.cohorts.insert(name.clone(), v);
+    }
+    Ok(report)
+}

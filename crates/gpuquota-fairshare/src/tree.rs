@@ -1,0 +1,892 @@
+//! The cohort quota tree of kueue.md §3, the input every Kueue fair-sharing computation reads.
+//!
+//! Cohorts are inner nodes, ClusterQueues leaves. Per node and flavor-resource the tree keeps the
+//! node's own quota (nominal, borrowingLimit, lendingLimit), `SubtreeQuota`, `localQuota`
+//! (the guaranteed part invisible to the parent), `Usage`, and — fixed for the tree's lifetime —
+//! `potentialAvailable` and the per-resource `lendable` amount at the node's parent (which do not
+//! depend on usage). Usage changes go through [`QuotaTree::add_usage`] /
+//! [`QuotaTree::remove_usage`], Kueue's incremental rules, so cohort usage stays exact.
+//!
+//! The gpuquota-cohort engine may keep its own tree; it plugs into this crate either by
+//! building a `QuotaTree` mirror (see [`QuotaTreeBuilder`]) and forwarding its usage changes, or
+//! by calling [`crate::drs::dominant_resource_share`] on its own numbers.
+
+use std::collections::BTreeMap;
+
+use gpuquota_model::{Amount, ResourceName};
+
+use crate::drs::Drs;
+use crate::drs::{DrsInput, FlavorResource, FrQuantities, dominant_resource_share, lendable};
+use crate::error::FairShareError;
+
+/// A node of a [`QuotaTree`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub(crate) usize);
+
+impl NodeId {
+    /// The dense index of the node (`0..tree.len()`).
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
+/// Whether a node is a ClusterQueue or a Cohort.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum NodeKind {
+    /// A ClusterQueue (leaf).
+    ClusterQueue,
+    /// A Cohort (inner node; may be implicit).
+    Cohort,
+}
+
+/// A node's own quota for one flavor-resource, in Kueue's units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ResourceQuota {
+    /// `nominalQuota`.
+    pub nominal: Amount,
+    /// `borrowingLimit`, if set.
+    pub borrowing_limit: Option<Amount>,
+    /// `lendingLimit`, if set.
+    pub lending_limit: Option<Amount>,
+}
+
+impl ResourceQuota {
+    /// A quota with only a nominal amount.
+    pub fn nominal(n: i64) -> ResourceQuota {
+        ResourceQuota {
+            nominal: Amount(n),
+            ..ResourceQuota::default()
+        }
+    }
+
+    /// Sets the borrowing limit.
+    pub fn with_borrowing_limit(mut self, bl: i64) -> ResourceQuota {
+        self.borrowing_limit = Some(Amount(bl));
+        self
+    }
+
+    /// Sets the lending limit.
+    pub fn with_lending_limit(mut self, ll: i64) -> ResourceQuota {
+        self.lending_limit = Some(Amount(ll));
+        self
+    }
+}
+
+#[derive(Debug, Clone)]
+struct NodeSpec {
+    parent: Option<String>,
+    weight: f64,
+    quotas: BTreeMap<FlavorResource, ResourceQuota>,
+}
+
+/// Builds a [`QuotaTree`] from plain inputs.
+///
+/// ```
+/// use gpuquota_fairshare::tree::{QuotaTreeBuilder, ResourceQuota};
+/// use gpuquota_fairshare::FlavorResource;
+///
+/// let gpu = FlavorResource::new("a100", "nvidia.com/gpu");
+/// let mut b = QuotaTreeBuilder::new();
+/// b.cluster_queue("a", Some("org"), 1.0)?.quota(gpu.clone(), ResourceQuota::nominal(4));
+/// b.cluster_queue("b", Some("org"), 1.0)?.quota(gpu.clone(), ResourceQuota::nominal(4));
+/// b.usage("a", gpu.clone(), 6);
+/// let tree = b.build()?;
+/// let a = tree.cluster_queue("a").unwrap();
+/// assert_eq!(tree.drs(a).weighted_share(), 250); // 2 borrowed × 1000 / 8 lendable
+/// # Ok::<(), gpuquota_fairshare::FairShareError>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct QuotaTreeBuilder {
+    cohorts: BTreeMap<String, NodeSpec>,
+    cqs: BTreeMap<String, NodeSpec>,
+    usage: BTreeMap<String, FrQuantities>,
+}
+
+/// Adds quotas to a node being built.
+#[derive(Debug)]
+pub struct NodeBuilder<'a> {
+    spec: &'a mut NodeSpec,
+}
+
+impl NodeBuilder<'_> {
+    /// Sets the node's quota for one flavor-resource.
+    pub fn quota(&mut self, fr: FlavorResource, q: ResourceQuota) -> &mut Self {
+        self.spec.quotas.insert(fr, q);
+        self
+    }
+}
+
+impl QuotaTreeBuilder {
+    /// An empty builder.
+    pub fn new() -> QuotaTreeBuilder {
+        QuotaTreeBuilder::default()
+    }
+
+    fn node<'a>(
+        map: &'a mut BTreeMap<String, NodeSpec>,
+        kind: &str,
+        name: &str,
+        parent: Option<&str>,
+        weight: f64,
+    ) -> Result<NodeBuilder<'a>, FairShareError> {
+        if !(weight >= 0.0 && weight.is_finite()) {
+            return Err(FairShareError::InvalidWeight {
+                object: format!("{kind} \"{name}\""),
+                value: weight.to_string(),
+                message: "must be a finite number ≥ 0".into(),
+            });
+        }
+        if map.contains_key(name) {
+            return Err(FairShareError::Duplicate {
+                kind: kind.into(),
+                name: name.into(),
+            });
+        }
+        let spec = map.entry(name.to_string()).or_insert(NodeSpec {
+            parent: parent.map(str::to_string),
+            weight,
+            quotas: BTreeMap::new(),
+        });
+        Ok(NodeBuilder { spec })
+    }
+
+    /// Declares a Cohort with its parent (`None` for a root) and `fairSharing.weight`.
+    ///
+    /// # Errors
+    /// Duplicate name or invalid weight.
+    pub fn cohort(
+        &mut self,
+        name: &str,
+        parent: Option<&str>,
+        weight: f64,
+    ) -> Result<NodeBuilder<'_>, FairShareError> {
+        Self::node(&mut self.cohorts, "Cohort", name, parent, weight)
+    }
+
+    /// Declares a ClusterQueue with its cohort (`None` for none) and `fairSharing.weight`.
+    ///
+    /// # Errors
+    /// Duplicate name or invalid weight.
+    pub fn cluster_queue(
+        &mut self,
+        name: &str,
+        cohort: Option<&str>,
+        weight: f64,
+    ) -> Result<NodeBuilder<'_>, FairShareError> {
+        Self::node(&mut self.cqs, "ClusterQueue", name, cohort, weight)
+    }
+
+    /// Adds usage (admitted workloads) to a ClusterQueue.
+    pub fn usage(&mut self, cluster_queue: &str, fr: FlavorResource, amount: i64) -> &mut Self {
+        let slot = self
+            .usage
+            .entry(cluster_queue.to_string())
+            .or_default()
+            .entry(fr)
+            .or_insert(Amount::ZERO);
+        *slot = slot.saturating_add(Amount(amount));
+        self
+    }
+
+    /// Builds the tree: implicit cohorts for parents without an object, subtree quotas,
+    /// usages, potential availability and lendable amounts.
+    ///
+    /// # Errors
+    /// Negative quota or usage, usage for an unknown ClusterQueue, or a cohort cycle.
+    ///
+    /// # Complexity
+    /// O(N·F) for N nodes and F flavor-resources.
+    pub fn build(&self) -> Result<QuotaTree, FairShareError> {
+        // Validate amounts.
+        for (kind, map) in [("Cohort", &self.cohorts), ("ClusterQueue", &self.cqs)] {
+            for (name, spec) in map {
+                for (fr, q) in &spec.quotas {
+                    for (field, v) in [
+                        ("nominalQuota", Some(q.nominal)),
+                        ("borrowingLimit", q.borrowing_limit),
+                        ("lendingLimit", q.lending_limit),
+                    ] {
+                        if let Some(v) = v
+                            && v.0 < 0
+                        {
+                            return Err(FairShareError::Negative {
+                                object: format!("{kind} \"{name}\""),
+                                field: format!(
+                                    "resourceGroups[flavor={}][{}].{field}",
+                                    fr.flavor, fr.resource
+                                ),
+                                value: v.0.to_string(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        for (cq, usage) in &self.usage {
+            if !self.cqs.contains_key(cq) {
+                return Err(FairShareError::UnknownReference {
+                    object: "usage".into(),
+                    field: "clusterQueue".into(),
+                    kind: "ClusterQueue".into(),
+                    name: cq.clone(),
+                });
+            }
+            for (fr, a) in usage {
+                if a.0 < 0 {
+                    return Err(FairShareError::Negative {
+                        object: format!("ClusterQueue \"{cq}\""),
+                        field: format!("usage[flavor={}][{}]", fr.flavor, fr.resource),
+                        value: a.0.to_string(),
+                    });
+                }
+            }
+        }
+        // Cohort set including implicit ones.
+        let mut cohort_specs: BTreeMap<String, NodeSpec> = self.cohorts.clone();
+        let mut implicit = Vec::new();
+        for spec in self.cohorts.values().chain(self.cqs.values()) {
+            if let Some(p) = &spec.parent
+                && !cohort_specs.contains_key(p)
+            {
+                implicit.push(p.clone());
+                cohort_specs.insert(
+                    p.clone(),
+                    NodeSpec {
+                        parent: None,
+                        weight: crate::drs::DEFAULT_WEIGHT,
+                        quotas: BTreeMap::new(),
+                    },
+                );
+            }
+        }
+        // Cycle detection.
+        for start in cohort_specs.keys() {
+            let mut cur = start.as_str();
+            let mut steps = 0usize;
+            while let Some(p) = cohort_specs.get(cur).and_then(|s| s.parent.as_deref()) {
+                steps += 1;
+                if p == start || steps > cohort_specs.len() {
+                    return Err(FairShareError::CohortCycle {
+                        cohort: start.clone(),
+                    });
+                }
+                cur = p;
+            }
+        }
+        // Flavor-resources.
+        let mut fr_set: BTreeMap<FlavorResource, ()> = BTreeMap::new();
+        for spec in cohort_specs.values().chain(self.cqs.values()) {
+            for fr in spec.quotas.keys() {
+                fr_set.insert(fr.clone(), ());
+            }
+        }
+        for u in self.usage.values() {
+            for fr in u.keys() {
+                fr_set.insert(fr.clone(), ());
+            }
+        }
+        let frs: Vec<FlavorResource> = fr_set.into_keys().collect();
+        let mut resources: Vec<ResourceName> = frs.iter().map(|f| f.resource.clone()).collect();
+        resources.sort();
+        resources.dedup();
+        let fr_resource: Vec<usize> = frs
+            .iter()
+            .map(|f| resources.binary_search(&f.resource).unwrap_or(0))
+            .collect();
+        let nf = frs.len();
+
+        // Nodes: cohorts first (by name), then ClusterQueues (by name).
+        let mut nodes: Vec<Node> = Vec::new();
+        let mut cohort_ids = BTreeMap::new();
+        let mut cq_ids = BTreeMap::new();
+        for (name, spec) in &cohort_specs {
+            cohort_ids.insert(name.clone(), NodeId(nodes.len()));
+            nodes.push(Node::new(name, NodeKind::Cohort, spec, &frs, nf));
+            if implicit.contains(name)
+                && let Some(n) = nodes.last_mut()
+            {
+                n.implicit = true;
+            }
+        }
+        for (name, spec) in &self.cqs {
+            cq_ids.insert(name.clone(), NodeId(nodes.len()));
+            nodes.push(Node::new(name, NodeKind::ClusterQueue, spec, &frs, nf));
+        }
+        let specs: Vec<&NodeSpec> = cohort_specs.values().chain(self.cqs.values()).collect();
+        for (i, spec) in specs.iter().enumerate() {
+            if let Some(p) = &spec.parent {
+                let pid = cohort_ids[p];
+                nodes[i].parent = Some(pid);
+                match nodes[i].kind {
+                    NodeKind::Cohort => nodes[pid.0].child_cohorts.push(NodeId(i)),
+                    NodeKind::ClusterQueue => nodes[pid.0].child_cqs.push(NodeId(i)),
+                }
+            }
+        }
+        let mut tree = QuotaTree {
+            nodes,
+            frs,
+            resources,
+            fr_resource,
+            cohort_ids,
+            cq_ids,
+        };
+        tree.compute_static();
+        for (cq, usage) in &self.usage {
+            let id = tree.cq_ids[cq];
+            let dense = tree.dense(usage);
+            tree.add_usage_dense(id, &dense);
+        }
+        Ok(tree)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Node {
+    name: String,
+    kind: NodeKind,
+    implicit: bool,
+    parent: Option<NodeId>,
+    child_cohorts: Vec<NodeId>,
+    child_cqs: Vec<NodeId>,
+    weight: f64,
+    /// fr ∈ SubtreeQuota keys.
+    in_subtree: Vec<bool>,
+    nominal: Vec<Amount>,
+    borrowing_limit: Vec<Option<Amount>>,
+    lending_limit: Vec<Option<Amount>>,
+    subtree: Vec<Amount>,
+    local: Vec<Amount>,
+    usage: Vec<Amount>,
+    potential: Vec<Amount>,
+    /// Lendable at the parent, per resource (empty for roots).
+    lendable: BTreeMap<ResourceName, Amount>,
+}
+
+impl Node {
+    fn new(name: &str, kind: NodeKind, spec: &NodeSpec, frs: &[FlavorResource], nf: usize) -> Node {
+        let mut n = Node {
+            name: name.to_string(),
+            kind,
+            implicit: false,
+            parent: None,
+            child_cohorts: Vec::new(),
+            child_cqs: Vec::new(),
+            weight: spec.weight,
+            in_subtree: vec![false; nf],
+            nominal: vec![Amount::ZERO; nf],
+            borrowing_limit: vec![None; nf],
+            lending_limit: vec![None; nf],
+            subtree: vec![Amount::ZERO; nf],
+            local: vec![Amount::ZERO; nf],
+            usage: vec![Amount::ZERO; nf],
+            potential: vec![Amount::ZERO; nf],
+            lendable: BTreeMap::new(),
+        };
+        for (i, fr) in frs.iter().enumerate() {
+            if let Some(q) = spec.quotas.get(fr) {
+                n.in_subtree[i] = true;
+                n.nominal[i] = q.nominal;
+                n.borrowing_limit[i] = q.borrowing_limit;
+                n.lending_limit[i] = q.lending_limit;
+            }
+        }
+        n
+    }
+}
+
+/// A cohort forest with Kueue's quota arithmetic (kueue.md §3).
+#[derive(Debug, Clone)]
+pub struct QuotaTree {
+    nodes: Vec<Node>,
+    frs: Vec<FlavorResource>,
+    resources: Vec<ResourceName>,
+    fr_resource: Vec<usize>,
+    cohort_ids: BTreeMap<String, NodeId>,
+    cq_ids: BTreeMap<String, NodeId>,
+}
+
+impl QuotaTree {
+    /// The ClusterQueue called `name`.
+    pub fn cluster_queue(&self, name: &str) -> Option<NodeId> {
+        self.cq_ids.get(name).copied()
+    }
+
+    /// The Cohort called `name` (explicit or implicit).
+    pub fn cohort(&self, name: &str) -> Option<NodeId> {
+        self.cohort_ids.get(name).copied()
+    }
+
+    /// Every ClusterQueue, by name.
+    pub fn cluster_queues(&self) -> impl Iterator<Item = (&str, NodeId)> {
+        self.cq_ids.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+
+    /// Every Cohort, by name.
+    pub fn cohorts(&self) -> impl Iterator<Item = (&str, NodeId)> {
+        self.cohort_ids.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// True when the tree has no node.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The node's name.
+    pub fn name(&self, n: NodeId) -> &str {
+        &self.nodes[n.0].name
+    }
+
+    /// ClusterQueue or Cohort.
+    pub fn kind(&self, n: NodeId) -> NodeKind {
+        self.nodes[n.0].kind
+    }
+
+    /// True for a cohort that is only referenced (no Cohort object).
+    pub fn is_implicit(&self, n: NodeId) -> bool {
+        self.nodes[n.0].implicit
+    }
+
+    /// The parent cohort.
+    pub fn parent(&self, n: NodeId) -> Option<NodeId> {
+        self.nodes[n.0].parent
+    }
+
+    /// The root of the node's tree (itself for a root).
+    pub fn root(&self, mut n: NodeId) -> NodeId {
+        while let Some(p) = self.nodes[n.0].parent {
+            n = p;
+        }
+        n
+    }
+
+    /// Child cohorts, by name.
+    pub fn child_cohorts(&self, n: NodeId) -> &[NodeId] {
+        &self.nodes[n.0].child_cohorts
+    }
+
+    /// Child ClusterQueues, by name.
+    pub fn child_cluster_queues(&self, n: NodeId) -> &[NodeId] {
+        &self.nodes[n.0].child_cqs
+    }
+
+    /// The node's `fairSharing.weight`.
+    pub fn weight(&self, n: NodeId) -> f64 {
+        self.nodes[n.0].weight
+    }
+
+    /// Every flavor-resource of the forest, ascending.
+    pub fn flavor_resources(&self) -> &[FlavorResource] {
+        &self.frs
+    }
+
+    fn fr_index(&self, fr: &FlavorResource) -> Option<usize> {
+        self.frs.binary_search(fr).ok()
+    }
+
+    /// `SubtreeQuota(n)[fr]`.
+    pub fn subtree_quota(&self, n: NodeId, fr: &FlavorResource) -> Amount {
+        self.fr_index(fr)
+            .map_or(Amount::ZERO, |i| self.nodes[n.0].subtree[i])
+    }
+
+    /// `Usage(n)[fr]`.
+    pub fn usage(&self, n: NodeId, fr: &FlavorResource) -> Amount {
+        self.fr_index(fr)
+            .map_or(Amount::ZERO, |i| self.nodes[n.0].usage[i])
+    }
+
+    /// `localQuota(n)[fr]`: the guaranteed part never visible to the parent.
+    pub fn local_quota(&self, n: NodeId, fr: &FlavorResource) -> Amount {
+        self.fr_index(fr)
+            .map_or(Amount::ZERO, |i| self.nodes[n.0].local[i])
+    }
+
+    /// `potentialAvailable(n)[fr]` (kueue.md §3.2).
+    pub fn potential_available(&self, n: NodeId, fr: &FlavorResource) -> Amount {
+        self.fr_index(fr)
+            .map_or(Amount::ZERO, |i| self.nodes[n.0].potential[i])
+    }
+
+    /// `Available(cq)[fr]` = `max(0, available(cq))` (kueue.md §3.2).
+    ///
+    /// # Complexity
+    /// O(depth).
+    pub fn available(&self, n: NodeId, fr: &FlavorResource) -> Amount {
+        match self.fr_index(fr) {
+            Some(i) => self.available_raw(n, i).max(Amount::ZERO),
+            None => Amount::ZERO,
+        }
+    }
+
+    fn local_available(&self, n: NodeId, i: usize) -> Amount {
+        let node = &self.nodes[n.0];
+        node.local[i]
+            .saturating_sub(node.usage[i])
+            .max(Amount::ZERO)
+    }
+
+    fn available_raw(&self, n: NodeId, i: usize) -> Amount {
+        let node = &self.nodes[n.0];
+        let Some(p) = node.parent else {
+            return node.subtree[i].saturating_sub(node.usage[i]);
+        };
+        let mut pa = self.available_raw(p, i);
+        if let Some(bl) = node.borrowing_limit[i] {
+            let lq = node.local[i];
+            let stored = node.subtree[i].saturating_sub(lq);
+            let used = node.usage[i].saturating_sub(lq).max(Amount::ZERO);
+            pa = stored.saturating_sub(used).saturating_add(bl).min(pa);
+        }
+        self.local_available(n, i).saturating_add(pa)
+    }
+
+    /// True when `request` fits the ClusterQueue now: `request[fr] ≤ Available(cq, fr)` for
+    /// every flavor-resource (Kueue's `workloadFits` with borrowing allowed, without TAS).
+    pub fn fits(&self, cq: NodeId, request: &FrQuantities) -> bool {
+        request.iter().all(|(fr, a)| {
+            if a.0 <= 0 {
+                return true;
+            }
+            match self.fr_index(fr) {
+                Some(i) => *a <= self.available_raw(cq, i).max(Amount::ZERO),
+                None => false,
+            }
+        })
+    }
+
+    /// Kueue's `Borrowing(cq, fr)` / cohort `BorrowingWith(c, fr, 0)`: usage above subtree quota.
+    pub fn is_borrowing(&self, n: NodeId, fr: &FlavorResource) -> bool {
+        self.fr_index(fr)
+            .is_some_and(|i| self.nodes[n.0].usage[i] > self.nodes[n.0].subtree[i])
+    }
+
+    fn compute_static(&mut self) {
+        // Children before parents: order by depth, deepest first.
+        let depth: Vec<usize> = (0..self.nodes.len())
+            .map(|i| {
+                let mut d = 0;
+                let mut n = NodeId(i);
+                while let Some(p) = self.nodes[n.0].parent {
+                    d += 1;
+                    n = p;
+                }
+                d
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..self.nodes.len()).collect();
+        order.sort_by(|a, b| depth[*b].cmp(&depth[*a]).then(a.cmp(b)));
+        let nf = self.frs.len();
+        for &i in &order {
+            // SubtreeQuota = own nominal (+ children's contributions for cohorts).
+            let mut subtree = self.nodes[i].nominal.clone();
+            let mut in_subtree = self.nodes[i].in_subtree.clone();
+            let children: Vec<NodeId> = self.nodes[i]
+                .child_cohorts
+                .iter()
+                .chain(self.nodes[i].child_cqs.iter())
+                .copied()
+                .collect();
+            for c in children {
+                let child = &self.nodes[c.0];
+                for f in 0..nf {
+                    if child.in_subtree[f] {
+                        in_subtree[f] = true;
+                        subtree[f] = subtree[f]
+                            .saturating_add(child.subtree[f].saturating_sub(child.local[f]));
+                    }
+                }
+            }
+            let node = &mut self.nodes[i];
+            for f in 0..nf {
+                node.local[f] = match node.lending_limit[f] {
+                    Some(ll) => subtree[f].saturating_sub(ll).max(Amount::ZERO),
+                    None => Amount::ZERO,
+                };
+            }
+            node.subtree = subtree;
+            node.in_subtree = in_subtree;
+        }
+        // potentialAvailable, parents before children.
+        for &i in order.iter().rev() {
+            let parent = self.nodes[i].parent;
+            let mut pot = vec![Amount::ZERO; nf];
+            for (f, slot) in pot.iter_mut().enumerate() {
+                let node = &self.nodes[i];
+                *slot = match parent {
+                    None => node.subtree[f],
+                    Some(p) => {
+                        let mut a = node.local[f].saturating_add(self.nodes[p.0].potential[f]);
+                        if let Some(bl) = node.borrowing_limit[f] {
+                            a = a.min(node.subtree[f].saturating_add(bl));
+                        }
+                        a
+                    }
+                };
+            }
+            self.nodes[i].potential = pot;
+        }
+        // Lendable at the parent: over every fr of the root's SubtreeQuota.
+        for i in 0..self.nodes.len() {
+            if let Some(p) = self.nodes[i].parent {
+                let root = self.root(p);
+                let rootn = &self.nodes[root.0];
+                let parent = &self.nodes[p.0];
+                let l = lendable(
+                    self.frs
+                        .iter()
+                        .enumerate()
+                        .filter(|(f, _)| rootn.in_subtree[*f])
+                        .map(|(f, fr)| (fr, parent.potential[f])),
+                );
+                self.nodes[i].lendable = l;
+            }
+        }
+    }
+
+    pub(crate) fn dense(&self, q: &FrQuantities) -> Vec<(usize, Amount)> {
+        q.iter()
+            .filter_map(|(fr, a)| self.fr_index(fr).map(|i| (i, *a)))
+            .collect()
+    }
+
+    pub(crate) fn add_usage_dense(&mut self, n: NodeId, q: &[(usize, Amount)]) {
+        for &(i, v) in q {
+            let mut cur = Some(n);
+            let mut v = v;
+            while let Some(c) = cur {
+                let la = self.local_available(c, i);
+                let node = &mut self.nodes[c.0];
+                node.usage[i] = node.usage[i].saturating_add(v);
+                if v > la {
+                    v = v.saturating_sub(la);
+                    cur = node.parent;
+                } else {
+                    break;
+                }
+            }
+        }
+    }
+
+    pub(crate) fn remove_usage_dense(&mut self, n: NodeId, q: &[(usize, Amount)]) {
+        for &(i, v) in q {
+            let mut cur = Some(n);
+            let mut v = v;
+            while let Some(c) = cur {
+                let node = &mut self.nodes[c.0];
+                let stored = node.usage[i].saturating_sub(node.local[i]);
+                node.usage[i] = node.usage[i].saturating_sub(v);
+                if stored.0 > 0 {
+                    v = v.min(stored);
+                    cur = node.parent;
+                } else {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Kueue's `addUsage`: adds `usage` to a ClusterQueue; the part above each node's local
+    /// availability flows up to its parent.
+    ///
+    /// # Complexity
+    /// O(|usage| · (log F + depth)).
+    pub fn add_usage(&mut self, cq: NodeId, usage: &FrQuantities) {
+        let d = self.dense(usage);
+        self.add_usage_dense(cq, &d);
+    }
+
+    /// Kueue's `removeUsage`, the exact inverse of [`QuotaTree::add_usage`].
+    ///
+    /// # Complexity
+    /// O(|usage| · (log F + depth)).
+    pub fn remove_usage(&mut self, cq: NodeId, usage: &FrQuantities) {
+        let d = self.dense(usage);
+        self.remove_usage_dense(cq, &d);
+    }
+
+    /// The part of `request` (already at node `n`) that reaches `n`'s parent when added at `n`.
+    pub(crate) fn pass_up(&self, n: NodeId, request: &[(usize, Amount)]) -> Vec<(usize, Amount)> {
+        request
+            .iter()
+            .filter_map(|&(i, v)| {
+                let la = self.local_available(n, i);
+                (v > la).then(|| (i, v.saturating_sub(la)))
+            })
+            .collect()
+    }
+
+    /// The DRS of `n` with `request` (dense, already propagated to `n`) added to its usage.
+    pub(crate) fn drs_dense(&self, n: NodeId, request: &[(usize, Amount)]) -> Drs {
+        let node = &self.nodes[n.0];
+        let mut req = Vec::new();
+        let entries = (0..self.frs.len())
+            .filter(|f| node.in_subtree[*f])
+            .map(|f| {
+                let r = request
+                    .iter()
+                    .find(|(i, _)| *i == f)
+                    .map_or(Amount::ZERO, |(_, a)| *a);
+                req.push(r);
+                DrsInput {
+                    fr: &self.frs[f],
+                    subtree_quota: node.subtree[f],
+                    usage: node.usage[f],
+                    request: r,
+                }
+            });
+        dominant_resource_share(node.parent.is_some(), node.weight, entries, &node.lendable)
+    }
+
+    /// The node's DRS with its current usage (what `status.fairSharing` reports).
+    ///
+    /// # Complexity
+    /// O(F log R).
+    pub fn drs(&self, n: NodeId) -> Drs {
+        self.drs_dense(n, &[])
+    }
+
+    /// The DRS of ClusterQueue `cq` and of each ancestor below the root, with `request` added
+    /// to `cq` (Kueue's `SimulateUsageAddition`), without changing the tree. Element 0 is the
+    /// ClusterQueue; the last element is the child of the root.
+    ///
+    /// # Complexity
+    /// O(depth · F log R).
+    pub fn drs_path_with(&self, cq: NodeId, request: &FrQuantities) -> Vec<(NodeId, Drs)> {
+        let mut out = Vec::new();
+        let mut req = self.dense(request);
+        let mut cur = cq;
+        while let Some(p) = self.nodes[cur.0].parent {
+            out.push((cur, self.drs_dense(cur, &req)));
+            req = self.pass_up(cur, &req);
+            cur = p;
+        }
+        out
+    }
+
+    /// The resource name of a dense resource index.
+    #[allow(dead_code)]
+    pub(crate) fn resource_name(&self, r: usize) -> &ResourceName {
+        &self.resources[r]
+    }
+
+    #[allow(dead_code)]
+    pub(crate) fn fr_resource(&self, f: usize) -> usize {
+        self.fr_resource[f]
+    }
+
+    /// Saves the usage vectors of `cq` and its ancestors (for exact revert of a simulation).
+    pub(crate) fn save_path(&self, cq: NodeId) -> Vec<(NodeId, Vec<Amount>)> {
+        let mut out = Vec::new();
+        let mut cur = Some(cq);
+        while let Some(c) = cur {
+            out.push((c, self.nodes[c.0].usage.clone()));
+            cur = self.nodes[c.0].parent;
+        }
+        out
+    }
+
+    /// Saves every node's usage.
+    pub(crate) fn save_usage(&self) -> Vec<Vec<Amount>> {
+        self.nodes.iter().map(|n| n.usage.clone()).collect()
+    }
+
+    /// Restores what [`QuotaTree::save_usage`] saved.
+    pub(crate) fn restore_usage(&mut self, saved: Vec<Vec<Amount>>) {
+        for (n, u) in self.nodes.iter_mut().zip(saved) {
+            n.usage = u;
+        }
+    }
+
+    /// Restores what [`QuotaTree::save_path`] saved.
+    pub(crate) fn restore_path(&mut self, saved: Vec<(NodeId, Vec<Amount>)>) {
+        for (n, u) in saved {
+            self.nodes[n.0].usage = u;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// kueue.md §3.4 worked example.
+    pub(crate) fn example() -> QuotaTree {
+        let fr = FlavorResource::new("f", "cpu");
+        let mut b = QuotaTreeBuilder::new();
+        b.cohort("root", None, 1.0).unwrap();
+        b.cohort("teamA", Some("root"), 1.0).unwrap().quota(
+            fr.clone(),
+            ResourceQuota::nominal(4)
+                .with_borrowing_limit(6)
+                .with_lending_limit(2),
+        );
+        b.cluster_queue("a1", Some("teamA"), 1.0)
+            .unwrap()
+            .quota(fr.clone(), ResourceQuota::nominal(10).with_lending_limit(4));
+        b.cluster_queue("a2", Some("teamA"), 1.0).unwrap().quota(
+            fr.clone(),
+            ResourceQuota::nominal(6).with_borrowing_limit(3),
+        );
+        b.cluster_queue("b1", Some("root"), 1.0)
+            .unwrap()
+            .quota(fr.clone(), ResourceQuota::nominal(8));
+        b.usage("a1", fr.clone(), 9);
+        b.usage("a2", fr.clone(), 7);
+        b.usage("b1", fr, 5);
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn worked_example_section_3_4() {
+        let t = example();
+        let fr = FlavorResource::new("f", "cpu");
+        let id = |n: &str| t.cluster_queue(n).or(t.cohort(n)).unwrap();
+        let row = |n: &str| {
+            (
+                t.subtree_quota(id(n), &fr).0,
+                t.local_quota(id(n), &fr).0,
+                t.usage(id(n), &fr).0,
+                t.available(id(n), &fr).0,
+                t.potential_available(id(n), &fr).0,
+            )
+        };
+        assert_eq!(row("a1"), (10, 6, 9, 7, 26));
+        assert_eq!(row("a2"), (6, 0, 7, 2, 9));
+        assert_eq!(row("teamA"), (14, 12, 10, 7, 20));
+        assert_eq!(row("b1"), (8, 0, 5, 5, 10));
+        assert_eq!(row("root"), (10, 0, 5, 5, 10));
+        // DRS of a2 = 1 × 1000 / potentialAvailable(teamA) = 50.
+        assert_eq!(t.drs(id("a2")).weighted_share(), 50);
+    }
+
+    #[test]
+    fn add_remove_roundtrip() {
+        let mut t = example();
+        let fr = FlavorResource::new("f", "cpu");
+        let a1 = t.cluster_queue("a1").unwrap();
+        let before: Vec<_> = t.nodes.iter().map(|n| n.usage.clone()).collect();
+        let q: FrQuantities = [(fr, Amount(5))].into_iter().collect();
+        t.add_usage(a1, &q);
+        let f = FlavorResource::new("f", "cpu");
+        assert_eq!(t.usage(t.cohort("teamA").unwrap(), &f).0, 15);
+        // teamA had 2 local available: 3 of the 5 reach the root.
+        assert_eq!(t.usage(t.cohort("root").unwrap(), &f).0, 8);
+        t.remove_usage(a1, &q);
+        let after: Vec<_> = t.nodes.iter().map(|n| n.usage.clone()).collect();
+        assert_eq!(before, after);
+    }
+
+    #[test]
+    fn cycle_is_an_error() {
+        let mut b = QuotaTreeBuilder::new();
+        b.cohort("x", Some("y"), 1.0).unwrap();
+        b.cohort("y", Some("x"), 1.0).unwrap();
+        assert!(matches!(b.build(), Err(FairShareError::CohortCycle { .. })));
+    }
+}
