@@ -1,0 +1,824 @@
+//! The scheduling cycle (`kueue.md` §5, upstream `Scheduler.schedule`) and the run of cycles.
+//!
+//! The cache state ([`Scheduler`]) holds the committed usage and the per-ClusterQueue pending
+//! queues. Each cycle copies only the usage counters (nodes × flavor-resources integers) as its
+//! snapshot, pops one head per active ClusterQueue, nominates, orders, and processes the
+//! entries; preempted workloads are evicted when the cycle ends.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use gpuquota_model::{Amount, Timestamp};
+
+use crate::assign::{Assigner, Assignment, LastTried, Mode, Oracle, Possibility, reduced_counts, reducible};
+use crate::explain::{Pending, PodSetReasons};
+use crate::preempt::{Admitted, PreemptReason, Reservation, Target, add_reservation, remove_reservation};
+use crate::tree::{FrId, NodeId, Usage};
+use crate::world::{CqId, QueueRef, ReclaimPolicy, WlId, World};
+
+/// How entries of a cycle are ordered and how preemption targets are found: the seam where
+/// fair sharing (DRS tournament, fair-sharing preemption) plugs in.
+pub trait Policy {
+    /// Orders the cycle's entries in place (upstream `makeIterator`).
+    fn order(&mut self, world: &World, snapshot: &Usage, entries: &mut [Entry]);
+    /// Finds preemption targets for `requests` of workload `wl` in `cq` (upstream
+    /// `GetTargets`); `snapshot` must be restored before returning.
+    #[allow(clippy::too_many_arguments)]
+    fn targets(
+        &mut self,
+        admitted: &Admitted<'_>,
+        snapshot: &mut Usage,
+        cq: CqId,
+        wl: WlId,
+        requests: &[(FrId, Amount)],
+        frs_need: &[FrId],
+    ) -> Vec<Target>;
+}
+
+/// Kueue's classical (non fair-sharing) ordering and preemption.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Classical;
+
+impl Policy for Classical {
+    /// Borrowing level ascending, priority descending, queue timestamp, UID.
+    ///
+    /// # Complexity
+    /// O(E log E).
+    fn order(&mut self, world: &World, _snapshot: &Usage, entries: &mut [Entry]) {
+        entries.sort_by(|a, b| {
+            let (wa, wb) = (&world.workloads[a.wl as usize], &world.workloads[b.wl as usize]);
+            a.assignment
+                .borrowing
+                .cmp(&b.assignment.borrowing)
+                .then_with(|| wb.priority.cmp(&wa.priority))
+                .then_with(|| wa.created.cmp(&wb.created))
+                .then_with(|| wa.uid.cmp(&wb.uid))
+                .then_with(|| a.wl.cmp(&b.wl))
+        });
+    }
+
+    fn targets(
+        &mut self,
+        admitted: &Admitted<'_>,
+        snapshot: &mut Usage,
+        cq: CqId,
+        wl: WlId,
+        requests: &[(FrId, Amount)],
+        frs_need: &[FrId],
+    ) -> Vec<Target> {
+        admitted.targets(snapshot, cq, wl, requests, frs_need)
+    }
+}
+
+/// A nominated head of a ClusterQueue.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The workload.
+    pub wl: WlId,
+    /// Its ClusterQueue.
+    pub cq: CqId,
+    /// Its flavor assignment.
+    pub assignment: Assignment,
+    /// Its preemption targets.
+    pub targets: Vec<Target>,
+}
+
+/// A workload admitted during the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdmittedRecord {
+    /// Workload.
+    pub wl: WlId,
+    /// ClusterQueue.
+    pub cq: CqId,
+    /// Cycle (1-based).
+    pub cycle: u32,
+    /// Per PodSet: (name, count, flavor per resource).
+    pub pod_sets: Vec<(String, i32, BTreeMap<String, String>)>,
+    /// Borrowing level of the admission.
+    pub borrowing: u32,
+}
+
+/// A preemption issued during the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreemptedRecord {
+    /// Victim.
+    pub wl: WlId,
+    /// Victim's ClusterQueue.
+    pub cq: CqId,
+    /// Preemptor.
+    pub preemptor: WlId,
+    /// Reason.
+    pub reason: PreemptReason,
+    /// Cycle (1-based).
+    pub cycle: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Requeue {
+    Immediate,
+    Default,
+    Namespace,
+}
+
+type HeapKey = (i64, Timestamp, u32, WlId);
+
+/// The cache and queues; runs cycles.
+pub struct Scheduler<'w, P: Policy = Classical> {
+    world: &'w World,
+    policy: P,
+    usage: Usage,
+    reservations: Vec<Option<Reservation>>,
+    by_cq: Vec<Vec<WlId>>,
+    heaps: Vec<BTreeSet<HeapKey>>,
+    inadmissible: Vec<BTreeSet<WlId>>,
+    sticky: Vec<Option<WlId>>,
+    uid_rank: Vec<u32>,
+    pending: Vec<Option<Pending>>,
+    last_tried: Vec<Option<(LastTried, u32, u64)>>,
+    generation: Vec<u64>,
+    cycle: u32,
+    /// Workloads admitted during the run, in order.
+    pub admitted: Vec<AdmittedRecord>,
+    /// Preemptions issued during the run, in order.
+    pub preempted: Vec<PreemptedRecord>,
+}
+
+struct OracleImpl<'a, 'w, P: Policy> {
+    world: &'w World,
+    policy: &'a mut P,
+    reservations: &'a [Option<Reservation>],
+    by_cq: &'a [Vec<WlId>],
+    cq: CqId,
+    wl: WlId,
+}
+
+impl<P: Policy> Oracle for OracleImpl<'_, '_, P> {
+    fn simulate(&mut self, usage: &mut Usage, fr: FrId, quantity: Amount) -> (Possibility, u32) {
+        let adm = Admitted {
+            world: self.world,
+            reservations: self.reservations,
+            by_cq: self.by_cq,
+        };
+        let targets = self.policy.targets(&adm, usage, self.cq, self.wl, &[(fr, quantity)], &[fr]);
+        let node = self.world.cluster_queues[self.cq as usize].node;
+        if targets.is_empty() {
+            let (b, _) = self.world.tree.borrowing_level(usage, node, fr, quantity);
+            return (Possibility::NoCandidates, b);
+        }
+        for t in &targets {
+            if let Some(r) = &self.reservations[t.wl as usize] {
+                remove_reservation(self.world, usage, r);
+            }
+        }
+        let (b, _) = self.world.tree.borrowing_level(usage, node, fr, quantity);
+        for t in &targets {
+            if let Some(r) = &self.reservations[t.wl as usize] {
+                add_reservation(self.world, usage, r);
+            }
+        }
+        let own = targets.iter().any(|t| {
+            self.reservations[t.wl as usize]
+                .as_ref()
+                .is_some_and(|r| r.cq == self.cq)
+        });
+        (if own { Possibility::Preempt } else { Possibility::Reclaim }, b)
+    }
+}
+
+impl<'w> Scheduler<'w, Classical> {
+    /// A scheduler over `world` with classical ordering and preemption.
+    pub fn new(world: &'w World) -> Scheduler<'w, Classical> {
+        Scheduler::with_policy(world, Classical)
+    }
+}
+
+impl<'w, P: Policy> Scheduler<'w, P> {
+    /// A scheduler with a custom [`Policy`] (the fair-sharing seam).
+    ///
+    /// # Complexity
+    /// O(W log W) for W workloads.
+    pub fn with_policy(world: &'w World, policy: P) -> Scheduler<'w, P> {
+        let n = world.workloads.len();
+        let ncq = world.cluster_queues.len();
+        let mut order: Vec<WlId> = (0..n as WlId).collect();
+        order.sort_by(|&a, &b| world.workloads[a as usize].uid.cmp(&world.workloads[b as usize].uid).then(a.cmp(&b)));
+        let mut uid_rank = vec![0; n];
+        for (rank, &w) in order.iter().enumerate() {
+            uid_rank[w as usize] = rank as u32;
+        }
+        let mut s = Scheduler {
+            world,
+            policy,
+            usage: world.initial_usage.clone(),
+            reservations: vec![None; n],
+            by_cq: vec![Vec::new(); ncq],
+            heaps: vec![BTreeSet::new(); ncq],
+            inadmissible: vec![BTreeSet::new(); ncq],
+            sticky: vec![None; ncq],
+            uid_rank,
+            pending: vec![None; n],
+            last_tried: vec![None; n],
+            generation: vec![0; world.tree.nodes.len()],
+            cycle: 0,
+            admitted: Vec::new(),
+            preempted: Vec::new(),
+        };
+        for (i, w) in world.workloads.iter().enumerate() {
+            let id = i as WlId;
+            if let Some(a) = &w.admitted {
+                s.reservations[i] = Some(Reservation {
+                    cq: a.cq,
+                    usage: a.usage.clone(),
+                    uses: a.uses.clone(),
+                    time: (a.time, 0),
+                    evicted: a.evicted,
+                });
+                s.by_cq[a.cq as usize].push(id);
+                continue;
+            }
+            let blocked = match &w.queue {
+                QueueRef::LocalQueueMissing(q) => Some(Pending::LocalQueueMissing(q.clone())),
+                QueueRef::LocalQueueStopped(q) => Some(Pending::LocalQueueInactive(q.clone())),
+                QueueRef::ClusterQueueMissing(q) => Some(Pending::ClusterQueueMissing(q.clone())),
+                QueueRef::Cq(c) => {
+                    let cq = &world.cluster_queues[*c as usize];
+                    if cq.inactive.is_some() {
+                        Some(Pending::ClusterQueueInactive(cq.name.clone()))
+                    } else if !w.active {
+                        Some(Pending::Deactivated)
+                    } else {
+                        None
+                    }
+                }
+            };
+            match blocked {
+                Some(p) => s.pending[i] = Some(p),
+                None => {
+                    if let QueueRef::Cq(c) = w.queue {
+                        let k = s.heap_key(id);
+                        s.heaps[c as usize].insert(k);
+                    }
+                }
+            }
+        }
+        s
+    }
+
+    fn heap_key(&self, wl: WlId) -> HeapKey {
+        let w = &self.world.workloads[wl as usize];
+        (-i64::from(w.priority), w.created, self.uid_rank[wl as usize], wl)
+    }
+
+    /// The committed usage (cache).
+    pub fn usage(&self) -> &Usage {
+        &self.usage
+    }
+
+    /// The current reservation of every workload.
+    pub fn reservations(&self) -> &[Option<Reservation>] {
+        &self.reservations
+    }
+
+    /// Cycles run so far.
+    pub fn cycles(&self) -> u32 {
+        self.cycle
+    }
+
+    /// Why a workload is pending now (`None` for admitted workloads).
+    pub fn pending_reason(&self, wl: WlId) -> Option<Pending> {
+        if self.reservations[wl as usize].is_some() {
+            return None;
+        }
+        if let Some(p) = &self.pending[wl as usize] {
+            return Some(p.clone());
+        }
+        let w = &self.world.workloads[wl as usize];
+        if let QueueRef::Cq(c) = w.queue {
+            let cq = &self.world.cluster_queues[c as usize];
+            if cq.strict_fifo
+                && let Some(&(_, _, _, head)) = self.heaps[c as usize].first()
+                && head != wl
+            {
+                return Some(Pending::BehindHead {
+                    head: self.world.workloads[head as usize].key.clone(),
+                });
+            }
+        }
+        Some(Pending::NotConsidered)
+    }
+
+    fn tree_root(&self, cq: CqId) -> NodeId {
+        let node = self.world.cluster_queues[cq as usize].node;
+        self.world.tree.nodes[node as usize].root
+    }
+
+    fn namespace_matches(&self, wl: WlId, cq: CqId) -> bool {
+        let w = &self.world.workloads[wl as usize];
+        let Some(sel) = &self.world.cluster_queues[cq as usize].namespace_selector else {
+            return false;
+        };
+        let empty = BTreeMap::new();
+        let labels = self.world.namespaces.get(&w.namespace).unwrap_or(&empty);
+        // Kubernetes adds this label to every namespace.
+        let mut l = labels.clone();
+        l.entry("kubernetes.io/metadata.name".to_owned()).or_insert_with(|| w.namespace.clone());
+        sel.matches(&l)
+    }
+
+    /// The ResourceQuota check: `Some(reason)` when admitting `counts` pods of `wl` would
+    /// exceed a hard cap of its namespace.
+    fn resource_quota_violation(&self, wl: WlId, counts: &[i32], extra: &[(WlId, Vec<i32>)]) -> Option<Pending> {
+        let world = self.world;
+        let w = &world.workloads[wl as usize];
+        let demand = |id: WlId, counts: &[i32], r: Option<u32>| -> i64 {
+            let ww = &world.workloads[id as usize];
+            let mut total: i64 = 0;
+            for (ps, &c) in ww.pod_sets.iter().zip(counts) {
+                let per = match r {
+                    None => 1,
+                    Some(r) => ps.per_pod.iter().find(|x| x.0 == r).map(|x| x.1).unwrap_or(0),
+                };
+                total = total.saturating_add(per.saturating_mul(i64::from(c)));
+            }
+            total
+        };
+        for rq in world.resource_quotas.iter().filter(|q| q.namespace == w.namespace) {
+            if !rq.object.applies_to_priority_class(w.priority_class.as_deref()) {
+                continue;
+            }
+            for (key, r, hard) in &rq.hard {
+                let req = demand(wl, counts, *r);
+                if req == 0 {
+                    continue;
+                }
+                let mut used: i64 = 0;
+                for (i, other) in world.workloads.iter().enumerate() {
+                    if other.namespace != w.namespace || i as WlId == wl {
+                        continue;
+                    }
+                    if !rq.object.applies_to_priority_class(other.priority_class.as_deref()) {
+                        continue;
+                    }
+                    if self.reservations[i].is_some() {
+                        let counts: Vec<i32> = match &other.admitted {
+                            Some(a) if self.admitted.iter().all(|x| x.wl != i as WlId) => a.counts.clone(),
+                            _ => self
+                                .admitted
+                                .iter()
+                                .rev()
+                                .find(|x| x.wl == i as WlId)
+                                .map(|x| x.pod_sets.iter().map(|p| p.1).collect())
+                                .unwrap_or_else(|| other.pod_sets.iter().map(|p| p.count).collect()),
+                        };
+                        used = used.saturating_add(demand(i as WlId, &counts, *r));
+                    }
+                }
+                for (id, c) in extra {
+                    used = used.saturating_add(demand(*id, c, *r));
+                }
+                if used.saturating_add(req) > hard.0 {
+                    let fmt = |v: i64| match r {
+                        Some(r) => world.resources[*r as usize].format_amount(Amount(v)),
+                        None => v.to_string(),
+                    };
+                    return Some(Pending::ResourceQuotaExceeded {
+                        quota: rq.name.clone(),
+                        key: key.clone(),
+                        requested: fmt(req),
+                        used: fmt(used),
+                        hard: fmt(hard.0),
+                    });
+                }
+            }
+        }
+        None
+    }
+
+    fn get_assignments(&mut self, snapshot: &mut Usage, wl: WlId, cq: CqId, last: Option<&LastTried>) -> (Assignment, Vec<Target>) {
+        let world = self.world;
+        let assigner = Assigner { world, cq, wl };
+        let reservations = &self.reservations;
+        let by_cq = &self.by_cq;
+        let mut oracle = OracleImpl {
+            world,
+            policy: &mut self.policy,
+            reservations,
+            by_cq,
+            cq,
+            wl,
+        };
+        let full = assigner.assign(snapshot, &mut oracle, None, last);
+        let mode = full.mode();
+        if mode == Mode::Fit {
+            return (full, Vec::new());
+        }
+        if mode == Mode::Preempt {
+            let frs_need = full.frs_need_preemption(world);
+            let adm = Admitted {
+                world,
+                reservations,
+                by_cq,
+            };
+            let t = oracle.policy.targets(&adm, snapshot, cq, wl, &full.usage, &frs_need);
+            if !t.is_empty() {
+                return (full, t);
+            }
+        }
+        let pod_sets = &world.workloads[wl as usize].pod_sets;
+        let total = reducible(pod_sets);
+        if total > 0 {
+            // smallest k in [0, D] whose reduced assignment fits or preempts with targets
+            let (mut lo, mut hi) = (0i64, total + 1);
+            let mut found: Option<(Assignment, Vec<Target>)> = None;
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                let counts = reduced_counts(pod_sets, mid, total);
+                let a = assigner.assign(snapshot, &mut oracle, Some(&counts), last);
+                let ok = match a.mode() {
+                    Mode::Fit => Some((a, Vec::new())),
+                    Mode::Preempt => {
+                        let frs_need = a.frs_need_preemption(world);
+                        let adm = Admitted {
+                            world,
+                            reservations,
+                            by_cq,
+                        };
+                        let t = oracle.policy.targets(&adm, snapshot, cq, wl, &a.usage, &frs_need);
+                        (!t.is_empty()).then_some((a, t))
+                    }
+                    Mode::NoFit => None,
+                };
+                match ok {
+                    Some(r) => {
+                        found = Some(r);
+                        hi = mid;
+                    }
+                    None => lo = mid + 1,
+                }
+            }
+            if let Some(f) = found {
+                return f;
+            }
+        }
+        (full, Vec::new())
+    }
+
+    fn pod_set_reasons(&self, wl: WlId, a: &Assignment) -> Vec<PodSetReasons> {
+        let w = &self.world.workloads[wl as usize];
+        a.pod_sets
+            .iter()
+            .filter(|p| !p.reasons.is_empty())
+            .map(|p| PodSetReasons {
+                pod_set: w.pod_sets[p.index].name.clone(),
+                reasons: p.reasons.clone(),
+            })
+            .collect()
+    }
+
+    /// Runs one scheduling cycle. Returns false when no ClusterQueue had a head (nothing ran).
+    ///
+    /// # Complexity
+    /// O(N·F + H × (assignment + preemption)) for N nodes, F flavor-resources and H heads.
+    pub fn run_cycle(&mut self) -> bool {
+        let world = self.world;
+        // 1. heads
+        let mut heads: Vec<(WlId, CqId)> = Vec::new();
+        for c in 0..world.cluster_queues.len() {
+            if world.cluster_queues[c].inactive.is_some() {
+                continue;
+            }
+            let head = match self.sticky[c] {
+                Some(s) if self.heaps[c].contains(&self.heap_key(s)) => {
+                    let k = self.heap_key(s);
+                    self.heaps[c].remove(&k);
+                    Some(s)
+                }
+                _ => self.heaps[c].pop_first().map(|k| k.3),
+            };
+            if let Some(h) = head {
+                heads.push((h, c as CqId));
+            }
+        }
+        if heads.is_empty() {
+            return false;
+        }
+        self.cycle += 1;
+        let cycle = self.cycle;
+        // 2. snapshot (usage counters only)
+        let mut snapshot = self.usage.clone();
+        // 3. nominate
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut requeue: Vec<(WlId, CqId, Requeue)> = Vec::new();
+        for &(wl, cq) in &heads {
+            if !self.namespace_matches(wl, cq) {
+                self.pending[wl as usize] = Some(Pending::NamespaceMismatch);
+                requeue.push((wl, cq, Requeue::Namespace));
+                continue;
+            }
+            let full_counts: Vec<i32> = world.workloads[wl as usize].pod_sets.iter().map(|p| p.count).collect();
+            if let Some(p) = self.resource_quota_violation(wl, &full_counts, &[]) {
+                self.pending[wl as usize] = Some(p);
+                requeue.push((wl, cq, Requeue::Default));
+                continue;
+            }
+            let root = self.tree_root(cq);
+            let last = match &self.last_tried[wl as usize] {
+                Some((l, c, g)) if *g == self.generation[root as usize] || *c + 1 >= cycle => Some(l.clone()),
+                _ => None,
+            };
+            let (assignment, targets) = self.get_assignments(&mut snapshot, wl, cq, last.as_ref());
+            entries.push(Entry {
+                wl,
+                cq,
+                assignment,
+                targets,
+            });
+        }
+        // 4. order
+        self.policy.order(world, &snapshot, &mut entries);
+        // 5. process
+        let mut victims: Vec<(Target, WlId)> = Vec::new();
+        let mut victim_set: BTreeSet<WlId> = BTreeSet::new();
+        let mut admitted_now: Vec<(WlId, Vec<i32>)> = Vec::new();
+        for e in &entries {
+            let wl = e.wl;
+            let cq = e.cq;
+            let cqi = &world.cluster_queues[cq as usize];
+            let node = cqi.node;
+            let mode = e.assignment.mode();
+            let root = self.tree_root(cq);
+            let reasons = self.pod_set_reasons(wl, &e.assignment);
+            if mode != Mode::Fit {
+                self.last_tried[wl as usize] = Some((e.assignment.last_tried(), cycle, self.generation[root as usize]));
+            }
+            if mode == Mode::NoFit {
+                let reason = e.assignment.no_fit_reason.unwrap_or(crate::explain::NoFitReason::NoMatchingFlavor);
+                self.pending[wl as usize] = Some(Pending::NoFit {
+                    reason,
+                    pod_sets: reasons,
+                });
+                if self.sticky[cq as usize] == Some(wl) {
+                    self.sticky[cq as usize] = None;
+                }
+                requeue.push((wl, cq, Requeue::Default));
+                continue;
+            }
+            if mode == Mode::Preempt && e.targets.is_empty() {
+                self.pending[wl as usize] = Some(Pending::NoCandidates { pod_sets: reasons });
+                if self.sticky[cq as usize] == Some(wl) {
+                    self.sticky[cq as usize] = None;
+                }
+                requeue.push((wl, cq, Requeue::Default));
+                if cqi.reclaim != ReclaimPolicy::Any {
+                    // reserve capacity so that later entries cannot take it this cycle
+                    for &(fr, req) in &e.assignment.usage {
+                        let q = world.tree.quota(node, fr);
+                        let used = world.tree.usage(&snapshot, node, fr);
+                        let reserve = if e.assignment.borrowing > 0 {
+                            match q.borrowing_limit {
+                                None => req,
+                                Some(bl) => req.min(q.nominal.saturating_add(bl).saturating_sub(used)),
+                            }
+                        } else {
+                            req.min(q.nominal.saturating_sub(used)).max(Amount::ZERO)
+                        };
+                        if reserve > Amount::ZERO {
+                            world.tree.add_usage(&mut snapshot, node, fr, reserve);
+                        }
+                    }
+                }
+                continue;
+            }
+            if e.targets.iter().any(|t| victim_set.contains(&t.wl)) {
+                self.pending[wl as usize] = Some(Pending::OverlappingTargets);
+                self.last_tried[wl as usize] = None;
+                requeue.push((wl, cq, Requeue::Immediate));
+                continue;
+            }
+            // fits with every victim chosen so far (and its own) removed
+            let mut removed: Vec<WlId> = victim_set.iter().copied().collect();
+            removed.extend(e.targets.iter().map(|t| t.wl));
+            removed.sort_unstable();
+            removed.dedup();
+            for &v in &removed {
+                if let Some(r) = &self.reservations[v as usize] {
+                    remove_reservation(world, &mut snapshot, r);
+                }
+            }
+            let fits = e
+                .assignment
+                .usage
+                .iter()
+                .all(|&(fr, req)| req <= world.tree.available(&snapshot, node, fr));
+            for &v in &removed {
+                if let Some(r) = &self.reservations[v as usize] {
+                    add_reservation(world, &mut snapshot, r);
+                }
+            }
+            if !fits {
+                self.pending[wl as usize] = Some(Pending::NoLongerFits);
+                self.last_tried[wl as usize] = None;
+                requeue.push((wl, cq, Requeue::Immediate));
+                continue;
+            }
+            let counts: Vec<i32> = e.assignment.pod_sets.iter().map(|p| p.count).collect();
+            if mode == Mode::Fit
+                && let Some(p) = self.resource_quota_violation(wl, &counts, &admitted_now)
+            {
+                self.pending[wl as usize] = Some(p);
+                requeue.push((wl, cq, Requeue::Default));
+                continue;
+            }
+            for t in &e.targets {
+                victim_set.insert(t.wl);
+            }
+            for &(fr, req) in &e.assignment.usage {
+                world.tree.add_usage(&mut snapshot, node, fr, req);
+            }
+            if mode == Mode::Preempt {
+                for t in &e.targets {
+                    victims.push((*t, wl));
+                }
+                self.pending[wl as usize] = Some(Pending::WaitingForPreemptions {
+                    pod_sets: reasons,
+                    count: e.targets.len(),
+                });
+                self.last_tried[wl as usize] = None;
+                if !cqi.strict_fifo {
+                    self.sticky[cq as usize] = Some(wl);
+                }
+                requeue.push((wl, cq, Requeue::Immediate));
+                continue;
+            }
+            // admit
+            let mut uses: Vec<FrId> = e
+                .assignment
+                .pod_sets
+                .iter()
+                .flat_map(|p| p.flavors.iter())
+                .filter_map(|f| world.fr(f.flavor, f.resource))
+                .collect();
+            uses.sort_unstable();
+            uses.dedup();
+            let res = Reservation {
+                cq,
+                usage: e.assignment.usage.clone(),
+                uses,
+                time: (Timestamp::EPOCH, cycle),
+                evicted: false,
+            };
+            add_reservation(world, &mut self.usage, &res);
+            self.reservations[wl as usize] = Some(res);
+            self.by_cq[cq as usize].push(wl);
+            self.pending[wl as usize] = None;
+            self.last_tried[wl as usize] = None;
+            if self.sticky[cq as usize] == Some(wl) {
+                self.sticky[cq as usize] = None;
+            }
+            let wi = &world.workloads[wl as usize];
+            let pod_sets = e
+                .assignment
+                .pod_sets
+                .iter()
+                .map(|p| {
+                    let flavors = p
+                        .flavors
+                        .iter()
+                        .map(|f| {
+                            (
+                                world.resources[f.resource as usize].as_str().to_owned(),
+                                world.flavors[f.flavor as usize].name.clone(),
+                            )
+                        })
+                        .collect();
+                    (wi.pod_sets[p.index].name.clone(), p.count, flavors)
+                })
+                .collect();
+            admitted_now.push((wl, counts));
+            self.admitted.push(AdmittedRecord {
+                wl,
+                cq,
+                cycle,
+                pod_sets,
+                borrowing: e.assignment.borrowing,
+            });
+        }
+        // 6. requeue
+        for (wl, cq, how) in requeue {
+            let cqi = &world.cluster_queues[cq as usize];
+            let pending_flavors = self.last_tried[wl as usize]
+                .as_ref()
+                .is_some_and(|(l, _, _)| l.iter().flatten().any(|x| x.1 >= 0));
+            let to_heap = match how {
+                Requeue::Namespace => false,
+                _ if cqi.strict_fifo => true,
+                Requeue::Immediate => true,
+                Requeue::Default => pending_flavors,
+            };
+            if to_heap {
+                let k = self.heap_key(wl);
+                self.heaps[cq as usize].insert(k);
+            } else {
+                self.inadmissible[cq as usize].insert(wl);
+            }
+        }
+        // 7. evictions at the end of the cycle
+        let mut touched_roots: BTreeSet<NodeId> = BTreeSet::new();
+        for (t, preemptor) in victims {
+            let Some(r) = self.reservations[t.wl as usize].take() else { continue };
+            remove_reservation(world, &mut self.usage, &r);
+            self.by_cq[r.cq as usize].retain(|&x| x != t.wl);
+            let root = self.tree_root(r.cq);
+            touched_roots.insert(root);
+            self.generation[root as usize] += 1;
+            let message = preemption_message(world, t.reason, preemptor, t.wl, r.cq);
+            self.pending[t.wl as usize] = Some(Pending::Preempted { message });
+            self.preempted.push(PreemptedRecord {
+                wl: t.wl,
+                cq: r.cq,
+                preemptor,
+                reason: t.reason,
+                cycle,
+            });
+            // requeue the victim in its own queue
+            let w = &world.workloads[t.wl as usize];
+            if let QueueRef::Cq(c) = w.queue
+                && world.cluster_queues[c as usize].inactive.is_none()
+                && w.active
+            {
+                let k = self.heap_key(t.wl);
+                self.heaps[c as usize].insert(k);
+            }
+        }
+        // inadmissible workloads of every touched tree go back to their heaps
+        for c in 0..world.cluster_queues.len() {
+            if touched_roots.contains(&self.tree_root(c as CqId)) {
+                let moved: Vec<WlId> = std::mem::take(&mut self.inadmissible[c]).into_iter().collect();
+                for wl in moved {
+                    let k = self.heap_key(wl);
+                    self.heaps[c].insert(k);
+                }
+            }
+        }
+        true
+    }
+
+    /// Runs cycles until one admits, preempts and moves nothing, or `max` cycles ran.
+    ///
+    /// # Complexity
+    /// O(cycles × cycle cost).
+    pub fn run(&mut self, max: Option<u32>) {
+        let bound = max.unwrap_or_else(|| {
+            let n = self.world.workloads.len() as u32;
+            n.saturating_mul(4).saturating_add(64).min(1_000_000)
+        });
+        while self.cycle < bound {
+            let before = (self.admitted.len(), self.preempted.len(), self.queue_fingerprint());
+            if !self.run_cycle() {
+                break;
+            }
+            if max.is_none() {
+                let after = (self.admitted.len(), self.preempted.len(), self.queue_fingerprint());
+                if before == after {
+                    break;
+                }
+            }
+        }
+    }
+
+    fn queue_fingerprint(&self) -> (usize, u64) {
+        let mut h: u64 = 0;
+        let mut n = 0usize;
+        for (c, heap) in self.heaps.iter().enumerate() {
+            for k in heap {
+                n += 1;
+                h = h.wrapping_mul(1_000_003).wrapping_add(u64::from(k.3) ^ ((c as u64) << 32));
+            }
+        }
+        (n, h)
+    }
+}
+
+/// Upstream's preemption message for a victim.
+pub fn preemption_message(world: &World, reason: PreemptReason, preemptor: WlId, victim: WlId, victim_cq: CqId) -> String {
+    let p = &world.workloads[preemptor as usize];
+    let path = |cq: CqId| -> String {
+        let node = world.cluster_queues[cq as usize].node;
+        let mut names: Vec<&str> = world.tree.ancestors(node).map(|a| world.tree.nodes[a as usize].name.as_str()).collect();
+        names.reverse();
+        names.push(world.cluster_queues[cq as usize].name.as_str());
+        format!("/{}", names.join("/"))
+    };
+    let pcq = match p.queue {
+        QueueRef::Cq(c) => path(c),
+        _ => String::new(),
+    };
+    let _ = victim;
+    format!(
+        "Preempted to accommodate a workload (UID: {}, JobUID: UNKNOWN) due to {}; preemptor path: {}; preemptee path: {}",
+        p.uid,
+        reason.phrase(),
+        pcq,
+        path(victim_cq)
+    )
+}
+

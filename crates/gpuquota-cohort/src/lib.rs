@@ -1,0 +1,148 @@
+//! Kueue's admission engine: hierarchical cohort quotas, flavor assignment, the scheduling
+//! cycle and classical preemption, decided exactly as upstream Kueue decides (the version
+//! described in `kueue.md`, feature gates at their defaults) and explained as data.
+//!
+//! ```
+//! use gpuquota_cohort::{ScheduleReport, World, schedule};
+//! use gpuquota_model::import_str;
+//!
+//! let yaml = r#"
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: ResourceFlavor
+//! metadata: {name: default}
+//! ---
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: ClusterQueue
+//! metadata: {name: cq}
+//! spec:
+//!   namespaceSelector: {}
+//!   resourceGroups:
+//!   - coveredResources: [cpu]
+//!     flavors: [{name: default, resources: [{name: cpu, nominalQuota: 6}]}]
+//! ---
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: LocalQueue
+//! metadata: {name: lq, namespace: ns}
+//! spec: {clusterQueue: cq}
+//! ---
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: Workload
+//! metadata: {name: small, namespace: ns}
+//! spec:
+//!   queueName: lq
+//!   podSets:
+//!   - name: main
+//!     count: 3
+//!     template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+//! ---
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: Workload
+//! metadata: {name: big, namespace: ns}
+//! spec:
+//!   queueName: lq
+//!   podSets:
+//!   - name: main
+//!     count: 4
+//!     template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+//! "#;
+//! let model = import_str("example.yaml", yaml).expect("valid YAML").model;
+//! let world = World::build(&model).expect("well-formed objects");
+//! let report: ScheduleReport = schedule(&world, None);
+//! assert_eq!(report.admitted.len(), 1);
+//! assert_eq!(report.admitted[0].workload, "ns/big");
+//! assert_eq!(report.pending[0].reason, "WaitingForQuota");
+//! assert_eq!(
+//!     report.pending[0].message,
+//!     "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 1 more needed"
+//! );
+//! ```
+//!
+//! # Properties
+//!
+//! 1. **Quota arithmetic is Kueue's** (§3): subtree quota, guaranteed (local) quota, usage
+//!    that first fills a node's guaranteed part and only then flows to its parent,
+//!    `available` / `potentialAvailable` with `borrowingLimit` and `lendingLimit` at every
+//!    level, and the borrowing level. Amounts are integers in Kueue's units (CPU in milli,
+//!    everything else in base units) with Kueue's saturating "unlimited" sentinel.
+//! 2. **Limits hold after every cycle**: no ClusterQueue's usage exceeds nominal +
+//!    borrowingLimit, no cohort exceeds its subtree quota, every lendingLimit holds — unless
+//!    the input was already over-admitted (admitted workloads keep running; a warning says so).
+//! 3. **Determinism and document-order independence**: the same objects in any order give the
+//!    same output, bit for bit. Every ordering has an explicit final tie-break (UID, then key).
+//! 4. **Flavor assignment is Kueue's** (§4): flavors in order, taints and node labels, the
+//!    fungibility policies, uncovered resources, partial admission by `minCount`.
+//! 5. **The scheduling cycle is Kueue's** (§5): one head per ClusterQueue, entries ordered by
+//!    borrowing level, priority and queue time, admissions that change the cycle's snapshot,
+//!    overlapping preemption targets, capacity reserved by heads that would preempt but have
+//!    no targets (unless `reclaimWithinCohort: Any`), StrictFIFO vs BestEffortFIFO requeueing.
+//! 6. **Classical preemption is Kueue's** (§6.1–§6.3), across hierarchical cohorts, with
+//!    upstream's reasons. Victims are evicted when the cycle ends; the preemptor is admitted in
+//!    a later cycle.
+//! 7. **Explanations are data** ([`Pending`], [`FlavorReason`]) rendering to upstream's
+//!    messages and to a plain sentence.
+//! 8. **A namespace ResourceQuota is an extra hard cap** (requests and pod count).
+//!
+//! # Performance design
+//!
+//! Dense integer ids for nodes, flavors, resources and flavor-resources; quotas in flat
+//! vectors; usage updated incrementally in O(depth). A cycle copies only the usage counters
+//! (nodes × flavor-resources integers), never the workloads.
+//!
+//! # The fair-sharing seam
+//!
+//! Entry ordering and preemption target search go through the [`Policy`] trait.
+//! [`Classical`] implements Kueue's classical iterator and classical preemption. The
+//! `gpuquota-fairshare` crate plugs in by implementing [`Policy`] (the DRS tournament in
+//! `order`, fair-sharing preemption in `targets`, reporting
+//! [`PreemptReason::InCohortFairSharing`]) and running [`Scheduler::with_policy`].
+//!
+//! # Deliberate deviations
+//!
+//! - Topology-aware scheduling, admission checks, `PodsReady`, elastic workload slices,
+//!   `ConcurrentAdmission`, and the `resources.transformations` configuration are not
+//!   modelled (admission checks are treated as ready).
+//! - Overlapping preemption targets skip the entry (the pre-v0.20 behaviour) instead of
+//!   recomputing its assignment (`RecomputeAssignmentUponPreemptionTargetsOverlap`).
+//! - A namespace ResourceQuota is checked at admission (requests and `pods` caps; `limits.*`
+//!   caps are reported as not enforced). Upstream Kueue leaves it to the API server.
+//! - Pending workloads the run never considered (StrictFIFO non-heads, `--cycles` cut-offs)
+//!   get reason `Pending` with our own message.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![warn(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod assign;
+pub mod cycle;
+pub mod error;
+pub mod explain;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
+pub mod preempt;
+pub mod report;
+pub mod tree;
+pub mod world;
+
+pub use cycle::{Classical, Entry, Policy, Scheduler};
+pub use error::{Error, Problem, Warning};
+pub use explain::{FlavorReason, NoFitReason, Pending};
+pub use preempt::PreemptReason;
+pub use report::{QuotasReport, ScheduleReport};
+pub use world::World;
+
+/// Runs cycles on `world` (at most `cycles`, or until a cycle changes nothing) and reports.
+///
+/// # Complexity
+/// O(cycles × (heads × (flavors × resources × depth + candidates log candidates))).
+pub fn schedule(world: &World, cycles: Option<u32>) -> ScheduleReport {
+    let mut s = Scheduler::new(world);
+    s.run(cycles);
+    ScheduleReport::from_scheduler(world, &s)
+}
+
+/// The quotas of every ClusterQueue and Cohort (`kueue quotas`).
+///
+/// # Complexity
+/// O(nodes × flavor-resources × depth).
+pub fn quotas(world: &World) -> QuotasReport {
+    QuotasReport::build(world)
+}

@@ -1,0 +1,280 @@
+//! The JSON contracts of `gpuquota kueue schedule` and `gpuquota kueue quotas`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::cycle::Scheduler;
+use crate::tree::{FrId, NodeId, NodeKind};
+use crate::world::{QueueRef, WlId, World};
+
+/// One PodSet of an admission.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PodSetOut {
+    /// PodSet name.
+    pub name: String,
+    /// Admitted pod count (after partial admission).
+    pub count: i32,
+    /// Flavor per resource.
+    pub flavors: BTreeMap<String, String>,
+}
+
+/// A workload admitted during the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmittedOut {
+    /// `namespace/name`.
+    pub workload: String,
+    /// ClusterQueue.
+    pub cluster_queue: String,
+    /// Cycle (1-based).
+    pub cycle: u32,
+    /// PodSets.
+    pub pod_sets: Vec<PodSetOut>,
+}
+
+/// A preemption.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreemptedOut {
+    /// Victim.
+    pub workload: String,
+    /// Victim's ClusterQueue.
+    pub cluster_queue: String,
+    /// Preemptor.
+    pub preemptor: String,
+    /// `InClusterQueue`, `InCohortReclamation`, `InCohortReclaimWhileBorrowing`.
+    pub reason: String,
+    /// Cycle (1-based).
+    pub cycle: u32,
+}
+
+/// A workload not admitted at the end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingOut {
+    /// `namespace/name`.
+    pub workload: String,
+    /// The ClusterQueue it queues in (`""` when its LocalQueue does not exist).
+    pub cluster_queue: String,
+    /// Short reason (upstream's `QuotaReserved=False` reason).
+    pub reason: String,
+    /// Upstream-style message.
+    pub message: String,
+    /// A plain-language sentence (not part of the JSON contract).
+    #[serde(skip)]
+    pub explanation: String,
+}
+
+/// The result of `kueue schedule`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ScheduleReport {
+    /// Cycles run.
+    pub cycles: u32,
+    /// Admissions during the run.
+    pub admitted: Vec<AdmittedOut>,
+    /// Preemptions during the run.
+    pub preempted: Vec<PreemptedOut>,
+    /// Every workload not admitted at the end, by key.
+    pub pending: Vec<PendingOut>,
+}
+
+impl ScheduleReport {
+    /// Builds the report from a scheduler after its run.
+    ///
+    /// # Complexity
+    /// O(W + admissions + preemptions).
+    pub fn from_scheduler<P: crate::cycle::Policy>(world: &World, s: &Scheduler<'_, P>) -> ScheduleReport {
+        let key = |w: WlId| world.workloads[w as usize].key.clone();
+        let cqn = |c: u32| world.cluster_queues[c as usize].name.clone();
+        let admitted = s
+            .admitted
+            .iter()
+            .enumerate()
+            .filter(|(i, a)| {
+                s.reservations()[a.wl as usize].is_some()
+                    && !s.admitted[i + 1..].iter().any(|b| b.wl == a.wl)
+            })
+            .map(|(_, a)| a)
+            .map(|a| AdmittedOut {
+                workload: key(a.wl),
+                cluster_queue: cqn(a.cq),
+                cycle: a.cycle,
+                pod_sets: a
+                    .pod_sets
+                    .iter()
+                    .map(|(name, count, flavors)| PodSetOut {
+                        name: name.clone(),
+                        count: *count,
+                        flavors: flavors.clone(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let preempted = s
+            .preempted
+            .iter()
+            .map(|p| PreemptedOut {
+                workload: key(p.wl),
+                cluster_queue: cqn(p.cq),
+                preemptor: key(p.preemptor),
+                reason: p.reason.as_str().to_owned(),
+                cycle: p.cycle,
+            })
+            .collect();
+        let mut pending = Vec::new();
+        for (i, w) in world.workloads.iter().enumerate() {
+            let Some(p) = s.pending_reason(i as WlId) else { continue };
+            let cluster_queue = match &w.queue {
+                QueueRef::Cq(c) => cqn(*c),
+                QueueRef::ClusterQueueMissing(c) => c.clone(),
+                _ => String::new(),
+            };
+            pending.push(PendingOut {
+                workload: w.key.clone(),
+                cluster_queue,
+                reason: p.reason().to_owned(),
+                message: p.message(world),
+                explanation: p.plain(world),
+            });
+        }
+        ScheduleReport {
+            cycles: s.cycles(),
+            admitted,
+            preempted,
+            pending,
+        }
+    }
+}
+
+/// One ClusterQueue flavor-resource in `kueue quotas`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CqQuotaOut {
+    /// `nominalQuota`.
+    pub nominal: String,
+    /// `borrowingLimit` (null when unset).
+    pub borrowing_limit: Option<String>,
+    /// `lendingLimit` (null when unset).
+    pub lending_limit: Option<String>,
+    /// Usage of the admitted workloads.
+    pub usage: String,
+    /// `Available` (clamped at 0).
+    pub available: String,
+    /// `PotentialAvailable`.
+    pub potential_available: String,
+}
+
+/// One Cohort flavor-resource in `kueue quotas`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CohortQuotaOut {
+    /// The cohort's own `nominalQuota`.
+    pub nominal: String,
+    /// `SubtreeQuota`.
+    pub subtree_quota: String,
+    /// Usage charged to the cohort by its subtree (Kueue's cohort usage).
+    pub usage: String,
+    /// `borrowingLimit` (null when unset).
+    pub borrowing_limit: Option<String>,
+    /// `lendingLimit` (null when unset).
+    pub lending_limit: Option<String>,
+}
+
+/// The result of `kueue quotas`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotasReport {
+    /// ClusterQueue → flavor → resource → figures.
+    pub cluster_queues: BTreeMap<String, BTreeMap<String, BTreeMap<String, CqQuotaOut>>>,
+    /// Cohort → flavor → resource → figures.
+    pub cohorts: BTreeMap<String, BTreeMap<String, BTreeMap<String, CohortQuotaOut>>>,
+}
+
+impl QuotasReport {
+    /// Quotas of every ClusterQueue and Cohort with the admitted workloads' usage.
+    ///
+    /// # Complexity
+    /// O(nodes × frs × depth).
+    pub fn build(world: &World) -> QuotasReport {
+        let t = &world.tree;
+        let u = &world.initial_usage;
+        let n = t.nodes.len();
+        // flavor-resources present at each node: declared here or below
+        let mut present: Vec<Vec<bool>> = vec![vec![false; t.frs]; n];
+        fn fill(world: &World, node: NodeId, present: &mut Vec<Vec<bool>>) {
+            let t = &world.tree;
+            for &c in &t.nodes[node as usize].children {
+                fill(world, c, present);
+                for fr in 0..t.frs {
+                    if present[c as usize][fr] {
+                        present[node as usize][fr] = true;
+                    }
+                }
+            }
+            for fr in 0..t.frs {
+                if t.quota(node, fr as FrId).declared {
+                    present[node as usize][fr] = true;
+                }
+            }
+        }
+        for r in 0..n {
+            if t.nodes[r].parent.is_none() {
+                fill(world, r as NodeId, &mut present);
+            }
+        }
+        let fmt = |fr: FrId, a: gpuquota_model::Amount| world.fr_resource(fr).format_amount(a);
+        let mut cluster_queues = BTreeMap::new();
+        let mut cohorts = BTreeMap::new();
+        for (id, node) in t.nodes.iter().enumerate() {
+            let id = id as NodeId;
+            match node.kind {
+                NodeKind::ClusterQueue(_) => {
+                    let mut flavors: BTreeMap<String, BTreeMap<String, CqQuotaOut>> = BTreeMap::new();
+                    for fr in 0..t.frs as FrId {
+                        let q = t.quota(id, fr);
+                        if !q.declared {
+                            continue;
+                        }
+                        flavors.entry(world.fr_flavor(fr).to_owned()).or_default().insert(
+                            world.fr_resource(fr).as_str().to_owned(),
+                            CqQuotaOut {
+                                nominal: fmt(fr, q.nominal),
+                                borrowing_limit: q.borrowing_limit.map(|a| fmt(fr, a)),
+                                lending_limit: q.lending_limit.map(|a| fmt(fr, a)),
+                                usage: fmt(fr, t.usage(u, id, fr)),
+                                available: fmt(fr, t.available(u, id, fr)),
+                                potential_available: fmt(fr, t.potential_available(id, fr)),
+                            },
+                        );
+                    }
+                    cluster_queues.insert(node.name.clone(), flavors);
+                }
+                NodeKind::Cohort => {
+                    let mut flavors: BTreeMap<String, BTreeMap<String, CohortQuotaOut>> = BTreeMap::new();
+                    for fr in 0..t.frs as FrId {
+                        if !present[id as usize][fr as usize] {
+                            continue;
+                        }
+                        let q = t.quota(id, fr);
+                        flavors.entry(world.fr_flavor(fr).to_owned()).or_default().insert(
+                            world.fr_resource(fr).as_str().to_owned(),
+                            CohortQuotaOut {
+                                nominal: fmt(fr, q.nominal),
+                                subtree_quota: fmt(fr, t.subtree_quota(id, fr)),
+                                usage: fmt(fr, t.usage(u, id, fr)),
+                                borrowing_limit: q.borrowing_limit.map(|a| fmt(fr, a)),
+                                lending_limit: q.lending_limit.map(|a| fmt(fr, a)),
+                            },
+                        );
+                    }
+                    cohorts.insert(node.name.clone(), flavors);
+                }
+            }
+        }
+        QuotasReport {
+            cluster_queues,
+            cohorts,
+        }
+    }
+}
