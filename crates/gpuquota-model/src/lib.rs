@@ -22,6 +22,7 @@ pub mod kai;
 pub mod kueue;
 pub mod meta;
 pub mod quantity;
+pub mod quota_tree;
 pub mod resource;
 pub mod time;
 pub mod validate;
