@@ -5,12 +5,15 @@
 
 pub mod afs;
 pub mod config;
+pub mod drf;
 pub mod drs;
 pub mod error;
 pub mod order;
 pub mod preemption;
+pub mod ratio;
 pub mod shares;
 pub mod tree;
+pub mod waterfill;
 
 pub use drs::{Drs, FlavorResource, FrQuantities, compare_drs, dominant_resource_share};
 pub use error::{ConfigErrors, FairShareError};
