@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 #[allow(dead_code)] // helpers are used as the engine subcommands land
 mod common;
+mod kai;
 mod meter;
 mod mig;
 mod seed;
@@ -25,6 +26,12 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     // Engine subcommands are added here, one variant per engine, dispatched in `main`.
+    /// KAI Scheduler / Run:ai: fair shares and scheduling sessions (deserved quota, over-quota
+    /// weight, rank, limit, reclaim, preempt, consolidation, stale gangs).
+    Kai {
+        #[command(subcommand)]
+        command: kai::KaiCommand,
+    },
     /// MIG: the profile catalogue, layout validation, the layout planner, mig-parted export.
     Mig {
         #[command(subcommand)]
@@ -38,6 +45,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         None => seed::run(),
+        Some(Command::Kai { command }) => kai::run(command),
         Some(Command::Mig { command }) => mig::run(command),
         Some(Command::Meter(args)) => meter::run(args),
     };

@@ -254,6 +254,52 @@ impl Hierarchy {
         })
     }
 
+    /// Sets a queue's normalized historical usage per resource (nano-units, `[0, 10⁹]`).
+    ///
+    /// # Errors
+    /// [`DivisionError::Negative`] for a negative value.
+    pub fn set_usage(&mut self, q: usize, usage: [i128; 3]) -> Result<(), DivisionError> {
+        for r in Resource::ALL {
+            let u = usage[r.index()];
+            if u < 0 {
+                return Err(DivisionError::Negative {
+                    queue: self.queues[q].name.clone(),
+                    resource: r,
+                    field: "usage",
+                });
+            }
+            self.queues[q].resources[r.index()].usage = u.min(SCALE);
+        }
+        Ok(())
+    }
+
+    /// Sets a queue's over-quota weight for one resource (nano-units), e.g. for Run:ai's
+    /// weight-follows-quota mapping.
+    ///
+    /// # Errors
+    /// [`DivisionError::Negative`] for a negative weight.
+    pub fn set_weight(&mut self, q: usize, r: Resource, weight: i128) -> Result<(), DivisionError> {
+        if weight < 0 {
+            return Err(DivisionError::Negative {
+                queue: self.queues[q].name.clone(),
+                resource: r,
+                field: "overQuotaWeight",
+            });
+        }
+        self.queues[q].resources[r.index()].weight = weight;
+        Ok(())
+    }
+
+    /// Sets a queue's priority (Run:ai rank).
+    pub fn set_priority(&mut self, q: usize, priority: i32) {
+        self.queues[q].priority = priority;
+    }
+
+    /// The queue named `name`.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.queues.iter().position(|q| q.name == name)
+    }
+
     /// The queues, in input order.
     pub fn queues(&self) -> &[QueueInput] {
         &self.queues

@@ -44,8 +44,13 @@ pub fn mul_div_rem(a: u128, b: u128, c: u128) -> Option<(u128, u128)> {
     Some((quot, rem))
 }
 
+/// Compares `a·b` with `c·d` exactly (256-bit products).
+pub fn cmp_products(a: u128, b: u128, c: u128, d: u128) -> std::cmp::Ordering {
+    wide_mul(a, b).cmp(&wide_mul(c, d))
+}
+
 /// The full 256-bit product `a·b` as `(high, low)` halves.
-fn wide_mul(a: u128, b: u128) -> (u128, u128) {
+pub fn wide_mul(a: u128, b: u128) -> (u128, u128) {
     const MASK: u128 = u64::MAX as u128;
     let (a_hi, a_lo) = (a >> 64, a & MASK);
     let (b_hi, b_lo) = (b >> 64, b & MASK);

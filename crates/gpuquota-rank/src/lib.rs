@@ -5,7 +5,13 @@
 
 pub mod division;
 pub mod fixed;
+pub mod runai;
+pub mod session;
+pub mod snapshot;
+pub mod usage;
 
 pub use division::{
     Division, DivisionError, DivisionOptions, Hierarchy, Mode, QueueInput, Resource, ResourceParams,
 };
+pub use session::{SessionOptions, SessionResult, run_session};
+pub use snapshot::{BuildOptions, Cluster, SnapshotError};

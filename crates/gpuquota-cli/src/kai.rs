@@ -1,0 +1,468 @@
+//! `gpuquota kai`: KAI Scheduler / Run:ai fair shares and scheduling sessions (engine crate
+//! `gpuquota-rank`).
+//!
+//! JSON contracts (issue 5):
+//! * `kai fairshare FILES… --output json` →
+//!   `{"queues": {"<queue>": {"gpu"|"cpu"|"memory": {"deserved", "fairShare", "allocated",
+//!   "requested", "limit"}}}}`; GPU values are decimal strings in devices, CPU and memory
+//!   Kubernetes quantity strings; `limit` (and an unlimited `deserved`) is `null`.
+//! * `kai schedule FILES… --output json` →
+//!   `{"allocated": [{"podGroup", "queue", "pipelined", "pods": [{"pod", "node"}]}],
+//!   "evicted": [{"podGroup", "queue", "action", "by"}],
+//!   "pending": [{"podGroup", "queue", "reason", "message"}]}`.
+//!
+//! Input problems are printed to stderr, one per line, with exit code 1.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use gpuquota_model::{Importer, Model, Timestamp};
+use gpuquota_rank::division::{DivisionOptions, Mode, Resource};
+use gpuquota_rank::fixed::SCALE;
+use gpuquota_rank::session::{Placement, SessionOptions, fmt_res, run_session};
+use gpuquota_rank::snapshot::{BuildOptions, Cluster, parse_total};
+use gpuquota_rank::usage::UsageInput;
+use serde_json::{Value, json};
+
+use crate::common::{CliError, OutputFormat, read_file, to_json};
+
+/// KAI subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum KaiCommand {
+    /// Fair share of every queue and resource (KAI's proportion plugin division).
+    Fairshare(KaiArgs),
+    /// One scheduling session: allocate, consolidation, reclaim, preempt, stale-gang eviction.
+    Schedule {
+        #[command(flatten)]
+        args: KaiArgs,
+        /// Node placement strategy.
+        #[arg(long, value_enum, default_value = "binpack")]
+        placement: PlacementArg,
+    },
+}
+
+/// Node placement strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PlacementArg {
+    /// Fullest node first (KAI's default).
+    Binpack,
+    /// Emptiest node first.
+    Spread,
+}
+
+/// Arguments shared by the KAI subcommands.
+#[derive(Debug, Args)]
+pub(crate) struct KaiArgs {
+    /// Manifests: KAI Queues and PodGroups, Pods, Nodes (YAML or JSON, many documents).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    output: OutputFormat,
+    /// Cluster total replacing the node sum: `gpu=N[,cpu=Q,memory=Q]`.
+    #[arg(long)]
+    total: Option<String>,
+    /// Corrected mode instead of KAI-compatible results (caps the leftover unit at request
+    /// and limit, clears stale remainder records).
+    #[arg(long)]
+    corrected: bool,
+    /// Session time (RFC 3339); default the latest timestamp in the input.
+    #[arg(long)]
+    now: Option<String>,
+    /// Time-based fairshare: historical usage file (format in `gpuquota_rank::usage`).
+    #[arg(long)]
+    usage: Option<PathBuf>,
+    /// Time-based fairshare kValue (default 1.0, or the usage file's).
+    #[arg(long)]
+    k_value: Option<f64>,
+    /// Run:ai: only this node pool (nodes labelled `kai.scheduler/node-pool` or
+    /// `runai/node-pool`), as its own division.
+    #[arg(long)]
+    node_pool: Option<String>,
+    /// Run:ai with the "Over quota weight" setting disabled: every weight follows quota.
+    #[arg(long)]
+    weight_follows_quota: bool,
+}
+
+fn fail(problems: Vec<String>) -> Result<ExitCode, CliError> {
+    for p in problems {
+        eprintln!("{p}");
+    }
+    Ok(ExitCode::from(1))
+}
+
+struct Prepared {
+    cluster: Cluster,
+    options: DivisionOptions,
+}
+
+fn prepare(args: &KaiArgs) -> Result<Result<Prepared, Vec<String>>, CliError> {
+    let mut imp = Importer::new();
+    for f in &args.files {
+        let text = read_file(f)?;
+        imp.add_str(&f.display().to_string(), &text);
+    }
+    let imported = match imp.finish() {
+        Ok(i) => i,
+        Err(errs) => return Ok(Err(errs.0.iter().map(|e| e.to_string()).collect())),
+    };
+    for w in &imported.warnings {
+        eprintln!("warning: {w}");
+    }
+    text_to_cluster(imported.model, args, true)
+}
+
+fn text_to_cluster(
+    model: Model,
+    args: &KaiArgs,
+    read_usage: bool,
+) -> Result<Result<Prepared, Vec<String>>, CliError> {
+    let mut problems = Vec::new();
+    let total = match args.total.as_deref().map(parse_total) {
+        None => [None; 3],
+        Some(Ok(t)) => t,
+        Some(Err(e)) => {
+            problems.push(e);
+            [None; 3]
+        }
+    };
+    let now = match args.now.as_deref().map(Timestamp::parse) {
+        None => None,
+        Some(Ok(t)) => Some(t),
+        Some(Err(e)) => {
+            problems.push(format!("--now: {e}"));
+            None
+        }
+    };
+    if let Some(k) = args.k_value
+        && !k.is_finite()
+    {
+        problems.push("--k-value: not a number".into());
+    }
+    let usage = match (&args.usage, read_usage) {
+        (Some(p), true) => match UsageInput::parse(&read_file(p)?) {
+            Ok(u) => Some(u),
+            Err(e) => {
+                problems.push(format!("{}: {e}", p.display()));
+                None
+            }
+        },
+        _ => None,
+    };
+    if !problems.is_empty() {
+        return Ok(Err(problems));
+    }
+    let model = match &args.node_pool {
+        Some(pool) => gpuquota_rank::runai::node_pool_view(&model, pool),
+        None => model,
+    };
+    let mut cluster = match Cluster::from_model(&model, &BuildOptions { total, now }) {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(vec![e.to_string()])),
+    };
+    let mut options = DivisionOptions {
+        mode: if args.corrected {
+            Mode::Corrected
+        } else {
+            Mode::Kai
+        },
+        k_value: SCALE,
+    };
+    if let Some(u) = &usage {
+        if let Some(k) = u.k_value_nanos() {
+            options.k_value = k;
+        }
+        let map = match u.normalized(cluster.now) {
+            Ok(m) => m,
+            Err(e) => return Ok(Err(vec![e.to_string()])),
+        };
+        for (q, v) in map {
+            match cluster.hierarchy.find(&q) {
+                Some(i) => {
+                    if let Err(e) = cluster.hierarchy.set_usage(i, v) {
+                        return Ok(Err(vec![e.to_string()]));
+                    }
+                }
+                None => eprintln!("warning: usage: queue {q:?} does not exist"),
+            }
+        }
+    }
+    if let Some(k) = args.k_value {
+        options.k_value = (k.max(0.0) * SCALE as f64).round() as i128;
+    }
+    if args.weight_follows_quota {
+        gpuquota_rank::runai::weight_follows_quota(&mut cluster.hierarchy, false);
+    }
+    Ok(Ok(Prepared { cluster, options }))
+}
+
+fn res_value(r: Resource, v: Option<i128>) -> Value {
+    match v {
+        None => Value::Null,
+        Some(v) => Value::String(fmt_res(r, v)),
+    }
+}
+
+/// The fair-share report as the contract's JSON value.
+fn fairshare_json(p: &Prepared) -> Result<Value, CliError> {
+    let c = &p.cluster;
+    let d = c.hierarchy.divide(c.totals, &p.options)?;
+    // Allocated at session open: running tasks, propagated to ancestors.
+    let alloc = allocated(c);
+    let mut queues = serde_json::Map::new();
+    for (i, q) in c.hierarchy.queues().iter().enumerate() {
+        let mut res = serde_json::Map::new();
+        for r in Resource::ALL {
+            let ri = r.index();
+            let p = &q.resources[ri];
+            res.insert(
+                r.as_str().into(),
+                json!({
+                    "deserved": res_value(r, p.deserved),
+                    "fairShare": fmt_res(r, d.fair_share[i][ri]),
+                    "allocated": fmt_res(r, alloc[i][ri]),
+                    "requested": fmt_res(r, d.request[i][ri]),
+                    "limit": res_value(r, p.limit),
+                }),
+            );
+        }
+        queues.insert(q.name.clone(), Value::Object(res));
+    }
+    Ok(json!({ "queues": queues }))
+}
+
+fn allocated(c: &Cluster) -> Vec<[i128; 3]> {
+    let mut alloc = vec![[0i128; 3]; c.hierarchy.queues().len()];
+    for j in &c.jobs {
+        let Some(q) = j.queue else { continue };
+        for t in &j.tasks {
+            if t.status != gpuquota_rank::snapshot::TaskStatus::Running {
+                continue;
+            }
+            let mut cur = Some(q);
+            while let Some(x) = cur {
+                for r in 0..3 {
+                    alloc[x][r] += t.req[r];
+                }
+                cur = c.hierarchy.queues()[x].parent;
+            }
+        }
+    }
+    alloc
+}
+
+pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
+    match command {
+        KaiCommand::Fairshare(args) => {
+            let p = match prepare(&args)? {
+                Ok(p) => p,
+                Err(problems) => return fail(problems),
+            };
+            let v = fairshare_json(&p)?;
+            match args.output {
+                OutputFormat::Json => print!("{}", to_json(&v)?),
+                _ => print!("{}", fairshare_table(&v)),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        KaiCommand::Schedule { args, placement } => {
+            let p = match prepare(&args)? {
+                Ok(p) => p,
+                Err(problems) => return fail(problems),
+            };
+            let options = SessionOptions {
+                division: p.options,
+                placement: match placement {
+                    PlacementArg::Binpack => Placement::Binpack,
+                    PlacementArg::Spread => Placement::Spread,
+                },
+                ..SessionOptions::default()
+            };
+            let result = run_session(&p.cluster, &options)?;
+            let v = json!({
+                "allocated": result.allocated.iter().map(|a| json!({
+                    "podGroup": a.pod_group,
+                    "queue": a.queue,
+                    "pipelined": a.pipelined,
+                    "pods": a.pods.iter().map(|(pod, node)| json!({"pod": pod, "node": node})).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+                "evicted": result.evicted.iter().map(|e| json!({
+                    "podGroup": e.pod_group,
+                    "queue": e.queue,
+                    "action": e.action.as_str(),
+                    "by": e.by,
+                })).collect::<Vec<_>>(),
+                "pending": result.pending.iter().map(|p| json!({
+                    "podGroup": p.pod_group,
+                    "queue": p.queue,
+                    "reason": p.reason.as_str(),
+                    "message": p.message,
+                })).collect::<Vec<_>>(),
+            });
+            match args.output {
+                OutputFormat::Json => print!("{}", to_json(&v)?),
+                _ => print!("{}", schedule_table(&v)),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn s(v: &Value) -> String {
+    match v {
+        Value::Null => "-".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn fairshare_table(v: &Value) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<24} {:>9} {:>10} {:>10} {:>10} {:>9}",
+        "QUEUE (GPU)", "DESERVED", "FAIRSHARE", "ALLOCATED", "REQUESTED", "LIMIT"
+    );
+    if let Some(qs) = v["queues"].as_object() {
+        for (name, q) in qs {
+            let g = &q["gpu"];
+            let _ = writeln!(
+                out,
+                "{:<24} {:>9} {:>10} {:>10} {:>10} {:>9}",
+                name,
+                s(&g["deserved"]),
+                s(&g["fairShare"]),
+                s(&g["allocated"]),
+                s(&g["requested"]),
+                s(&g["limit"])
+            );
+        }
+    }
+    out
+}
+
+fn schedule_table(v: &Value) -> String {
+    let mut out = String::new();
+    for a in v["allocated"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "allocate {}{} (queue {}): {} pods",
+            s(&a["podGroup"]),
+            if a["pipelined"] == Value::Bool(true) {
+                " [pipelined]"
+            } else {
+                ""
+            },
+            s(&a["queue"]),
+            a["pods"].as_array().map_or(0, Vec::len)
+        );
+    }
+    for e in v["evicted"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "evict    {} (queue {}) by {}: {}",
+            s(&e["podGroup"]),
+            s(&e["queue"]),
+            s(&e["action"]),
+            s(&e["by"])
+        );
+    }
+    for p in v["pending"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "pending  {} (queue {}): {}",
+            s(&p["podGroup"]),
+            s(&p["queue"]),
+            s(&p["reason"])
+        );
+        let _ = writeln!(out, "         {}", s(&p["message"]));
+    }
+    if out.is_empty() {
+        out.push_str("nothing to do\n");
+    }
+    out
+}
+
+/// The seed platform under Run:ai semantics: departments and projects with their fair share.
+pub(crate) fn seed_section() -> Result<String, CliError> {
+    let imported = gpuquota_model::import_str("seed/kai.yaml", crate::seed::KAI_YAML)
+        .map_err(|e| CliError(e.to_string()))?;
+    let args = KaiArgs {
+        files: Vec::new(),
+        output: OutputFormat::Table,
+        // The 8 MIG 1g.24gb instances on rtx-b count as 2 GPU-equivalents: 24 cards in all.
+        total: Some("gpu=24".into()),
+        corrected: false,
+        now: None,
+        usage: None,
+        k_value: None,
+        node_pool: None,
+        weight_follows_quota: false,
+    };
+    let p = match text_to_cluster(imported.model, &args, false)? {
+        Ok(p) => p,
+        Err(problems) => return Err(CliError(problems.join("\n"))),
+    };
+    // Two demands: every project asking as much as its limit allows, and the night of
+    // mission.md (inference holds its cards, notebooks and fine-tuning idle, batch asks 16).
+    let base = p.cluster.clone();
+    let divide_with =
+        |req: &dyn Fn(&str, Option<i128>, i128) -> i128| -> Result<Vec<[i128; 3]>, CliError> {
+            let mut inputs: Vec<gpuquota_rank::QueueInput> = base.hierarchy.queues().to_vec();
+            for q in &mut inputs {
+                for r in Resource::ALL {
+                    let total = base.totals[r.index()];
+                    let rp = &mut q.resources[r.index()];
+                    rp.request = req(&q.name, rp.limit, total);
+                }
+            }
+            let h = gpuquota_rank::Hierarchy::new(inputs)?;
+            Ok(h.divide(base.totals, &p.options)?.fair_share)
+        };
+    let full = divide_with(&|_, limit, total| limit.map_or(total, |l| l.min(total)))?;
+    let night = divide_with(&|name, _, _| match name {
+        "assistant" => 8 * SCALE,
+        "translation" => 2 * SCALE,
+        "batch" => 16 * SCALE,
+        _ => 0,
+    })?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "24 GPUs (8 MIG 1g.24gb = 2 GPU-equivalents). FULL: every project asks its"
+    );
+    let _ = writeln!(
+        out,
+        "limit. NIGHT: inference holds 10 GPUs, batch asks 16, the rest idle."
+    );
+    let _ = writeln!(
+        out,
+        "{:<26} {:>8} {:>6} {:>5} {:>4} {:>12} {:>12}",
+        "DEPARTMENT / PROJECT", "DESERVED", "WEIGHT", "LIMIT", "RANK", "FS FULL", "FS NIGHT"
+    );
+    let h = &base.hierarchy;
+    let mut order: Vec<usize> = Vec::new();
+    for &r in h.roots() {
+        order.push(r);
+        order.extend_from_slice(h.children(r));
+    }
+    for i in order {
+        let q = &h.queues()[i];
+        let g = &q.resources[0];
+        let indent = if q.parent.is_some() { "  " } else { "" };
+        let _ = writeln!(
+            out,
+            "{:<26} {:>8} {:>6} {:>5} {:>4} {:>12} {:>12}",
+            format!("{indent}{}", q.name),
+            g.deserved.map_or("-".into(), |v| fmt_res(Resource::Gpu, v)),
+            fmt_res(Resource::Gpu, g.weight),
+            g.limit.map_or("-".into(), |v| fmt_res(Resource::Gpu, v)),
+            q.priority,
+            fmt_res(Resource::Gpu, full[i][0]),
+            fmt_res(Resource::Gpu, night[i][0])
+        );
+    }
+    Ok(out)
+}

@@ -1,0 +1,765 @@
+//! The session snapshot: KAI `Queue`s, `PodGroup`s, `Pod`s and `Node`s turned into dense,
+//! exact inputs for the division and the actions.
+//!
+//! Reading rules (upstream's, with the choices this crate made where upstream is silent):
+//! * A Pod's queue is its `kai.scheduler/queue` label (or its PodGroup's `spec.queue`), its
+//!   group the `pod-group-name` annotation; a Pod without a group is a one-pod job named after
+//!   the Pod.
+//! * GPUs come from `nvidia.com/gpu` requests/limits, or the `gpu-fraction` annotation (a share
+//!   of one device). CPU is counted in millicores, memory in bytes.
+//! * A Pod with `spec.nodeName` and phase `Running` is allocated; `Pending` is demand;
+//!   `Succeeded` marks a finishing gang; other phases are ignored.
+//! * Queue resources: a missing `quota` or `overQuotaWeight` is 0 (Go's zero value); a missing
+//!   `limit` is unlimited; a missing `cpu`/`memory` block is `{quota: -1, overQuotaWeight: 1,
+//!   limit: -1}` (KAI's test-harness defaults); memory quotas are in MB (10⁶ bytes).
+
+use std::collections::BTreeMap;
+
+use gpuquota_model::core::Pod;
+use gpuquota_model::kai::{
+    GPU_FRACTION_ANNOTATION, POD_GROUP_ANNOTATION, QUEUE_LABEL, QueueResource,
+    builtin_priority_class, parse_go_duration,
+};
+use gpuquota_model::meta::{Taint, Toleration};
+use gpuquota_model::{Model, Quantity, Timestamp};
+
+use crate::division::{Hierarchy, QueueInput, Resource, ResourceParams};
+use crate::fixed::{SCALE, from_quantity};
+
+/// The annotation on a PodGroup holding when it became stale.
+pub const STALE_TIMESTAMP_ANNOTATION: &str = "kai.scheduler/stale-podgroup-timestamp";
+/// The annotation on a PodGroup holding when it last started.
+pub const LAST_START_ANNOTATION: &str = "kai.scheduler/last-start-timestamp";
+/// The annotation form of a PodGroup's preemption delay.
+pub const PREEMPTION_DELAY_ANNOTATION: &str = "kai.scheduler/preemption-delay";
+/// The GPU resource name.
+pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+/// KAI's default stale-gang grace period (60 s) in nanoseconds.
+pub const DEFAULT_STALENESS_GRACE_NANOS: i128 = 60_000_000_000;
+/// The default PodGroup priority (`train`).
+pub const DEFAULT_JOB_PRIORITY: i32 = 50;
+
+/// A problem in the input, naming the object and field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SnapshotError {
+    /// A field holds a value the engine cannot use.
+    #[error("{kind} {name:?}: {field}: {message}")]
+    Invalid {
+        /// Object kind.
+        kind: &'static str,
+        /// Object name (`ns/name` for namespaced kinds).
+        name: String,
+        /// Field path.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The queue tree is invalid.
+    #[error(transparent)]
+    Division(#[from] crate::division::DivisionError),
+}
+
+fn invalid(
+    kind: &'static str,
+    name: &str,
+    field: &str,
+    message: impl Into<String>,
+) -> SnapshotError {
+    SnapshotError::Invalid {
+        kind,
+        name: name.to_string(),
+        field: field.to_string(),
+        message: message.into(),
+    }
+}
+
+/// A task's state in the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskStatus {
+    /// Waiting to be placed (demand).
+    Pending,
+    /// Running on its node (allocated).
+    Running,
+    /// Finished successfully.
+    Succeeded,
+    /// Any other phase: ignored.
+    Other,
+}
+
+/// One pod of a job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    /// `ns/name`.
+    pub key: String,
+    /// State.
+    pub status: TaskStatus,
+    /// GPU, CPU, memory requested (nano-units: devices, millicores, bytes).
+    pub req: [i128; 3],
+    /// True when the GPU request is a `gpu-fraction` share of one device.
+    pub fractional: bool,
+    /// Node of a running task (index into [`Cluster::nodes`]).
+    pub node: Option<usize>,
+    /// Node selector.
+    pub node_selector: BTreeMap<String, String>,
+    /// Tolerations.
+    pub tolerations: Vec<Toleration>,
+}
+
+/// A PodGroup: the gang / job unit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    /// `ns/name`.
+    pub key: String,
+    /// Queue name as written.
+    pub queue_name: String,
+    /// Index of the queue, `None` when it does not exist.
+    pub queue: Option<usize>,
+    /// Gang minimum.
+    pub min_member: usize,
+    /// Job priority.
+    pub priority: i32,
+    /// Preemptible (explicit or derived: priority < 100).
+    pub preemptible: bool,
+    /// Creation time.
+    pub creation: Option<Timestamp>,
+    /// UID (or the key).
+    pub uid: String,
+    /// Per-job stale grace period (nanoseconds; negative = never).
+    pub staleness_grace: Option<i128>,
+    /// Preemption delay (nanoseconds).
+    pub preemption_delay: Option<i128>,
+    /// When the job became stale, if recorded.
+    pub stale_since: Option<Timestamp>,
+    /// When the job last started (min-runtime), if known.
+    pub last_start: Option<Timestamp>,
+    /// Tasks in name order.
+    pub tasks: Vec<Task>,
+}
+
+impl Job {
+    /// Running tasks.
+    pub fn running(&self) -> usize {
+        self.tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Running)
+            .count()
+    }
+}
+
+/// A node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeInfo {
+    /// Name.
+    pub name: String,
+    /// Allocatable GPU (whole devices, nano), CPU (millicores, nano), memory (bytes, nano).
+    pub allocatable: [i128; 3],
+    /// Number of whole GPU devices.
+    pub gpus: usize,
+    /// Labels.
+    pub labels: BTreeMap<String, String>,
+    /// Taints.
+    pub taints: Vec<Taint>,
+    /// Cordoned.
+    pub unschedulable: bool,
+}
+
+impl NodeInfo {
+    /// True when `task` may run here (selector, taints, cordon).
+    pub fn admits(&self, task: &Task) -> bool {
+        !self.unschedulable
+            && task
+                .node_selector
+                .iter()
+                .all(|(k, v)| self.labels.get(k) == Some(v))
+            && self.taints.iter().all(|t| {
+                t.effect == "PreferNoSchedule"
+                    || task.tolerations.iter().any(|tol| tol.tolerates(t))
+            })
+    }
+}
+
+/// Per-queue settings beyond the division inputs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct QueueInfo {
+    /// Name.
+    pub name: String,
+    /// `spec.preemptMinRuntime` (nanoseconds), inherited down the tree.
+    pub preempt_min_runtime: Option<i128>,
+    /// `spec.reclaimMinRuntime` (nanoseconds), inherited down the tree.
+    pub reclaim_min_runtime: Option<i128>,
+}
+
+/// Everything one session reads.
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    /// The queue tree and division inputs (requests filled from the jobs).
+    pub hierarchy: Hierarchy,
+    /// Per-queue settings, parallel to the hierarchy.
+    pub queues: Vec<QueueInfo>,
+    /// Jobs in key order.
+    pub jobs: Vec<Job>,
+    /// Nodes in name order (empty: a quota-level session on `totals`).
+    pub nodes: Vec<NodeInfo>,
+    /// The amount divided at the top level (nano-units).
+    pub totals: [i128; 3],
+    /// Session time.
+    pub now: Timestamp,
+}
+
+/// How to build a [`Cluster`] from a [`Model`].
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    /// `--total`: replaces the node sum for the given resources (nano-units).
+    pub total: [Option<i128>; 3],
+    /// `--now`; default the latest timestamp in the input.
+    pub now: Option<Timestamp>,
+}
+
+/// Parses `--total gpu=N[,cpu=Q,memory=Q]` (Kubernetes quantities: `cpu=64` cores,
+/// `memory=512Gi`) into nano-units per resource.
+///
+/// # Errors
+/// A message naming the bad entry.
+pub fn parse_total(s: &str) -> Result<[Option<i128>; 3], String> {
+    let mut out = [None; 3];
+    for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("--total: {part:?}: expected resource=quantity"))?;
+        let q = Quantity::parse(v.trim()).map_err(|e| format!("--total: {k}: {e}"))?;
+        if q.is_negative() {
+            return Err(format!("--total: {k}: negative quantity"));
+        }
+        let (idx, extra) = match k.trim() {
+            "gpu" | GPU_RESOURCE => (0, 0),
+            "cpu" => (1, 3),
+            "memory" => (2, 0),
+            other => {
+                return Err(format!(
+                    "--total: unknown resource {other:?} (gpu, cpu, memory)"
+                ));
+            }
+        };
+        out[idx] =
+            Some(from_quantity(&q, extra).ok_or_else(|| format!("--total: {k}: too large"))?);
+    }
+    Ok(out)
+}
+
+fn queue_resource(
+    name: &str,
+    r: Resource,
+    res: Option<&QueueResource>,
+) -> Result<ResourceParams, SnapshotError> {
+    // KAI units: GPU devices, CPU millicores, memory MB (10⁶ bytes).
+    let extra = if r == Resource::Memory { 6 } else { 0 };
+    let field = |f: &str| format!("spec.resources.{r}.{f}");
+    let conv = |q: &Quantity, f: &str| -> Result<Option<i128>, SnapshotError> {
+        if q.is_negative() {
+            let (m, e) = q.as_decimal();
+            if m == -1 && e == 0 {
+                return Ok(None);
+            }
+            return Err(invalid(
+                "Queue",
+                name,
+                &field(f),
+                "negative value other than -1",
+            ));
+        }
+        from_quantity(q, extra)
+            .map(Some)
+            .ok_or_else(|| invalid("Queue", name, &field(f), "value too large"))
+    };
+    let Some(res) = res else {
+        return Ok(match r {
+            Resource::Gpu => ResourceParams::default(),
+            _ => ResourceParams {
+                deserved: None,
+                weight: SCALE,
+                limit: None,
+                request: 0,
+                usage: 0,
+            },
+        });
+    };
+    let deserved = match &res.quota {
+        Some(q) => conv(q, "quota")?,
+        None => Some(0),
+    };
+    let limit = match &res.limit {
+        Some(q) => conv(q, "limit")?,
+        None => None,
+    };
+    let weight = match &res.over_quota_weight {
+        Some(w) if w.is_negative() => {
+            return Err(invalid(
+                "Queue",
+                name,
+                &field("overQuotaWeight"),
+                "negative weight",
+            ));
+        }
+        Some(w) => from_quantity(w, 0)
+            .ok_or_else(|| invalid("Queue", name, &field("overQuotaWeight"), "value too large"))?,
+        None => 0,
+    };
+    Ok(ResourceParams {
+        deserved,
+        weight,
+        limit,
+        request: 0,
+        usage: 0,
+    })
+}
+
+fn duration(
+    kind: &'static str,
+    name: &str,
+    field: &str,
+    s: &Option<String>,
+) -> Result<Option<i128>, SnapshotError> {
+    match s {
+        None => Ok(None),
+        Some(s) => parse_go_duration(s)
+            .map(Some)
+            .ok_or_else(|| invalid(kind, name, field, format!("{s:?} is not a Go duration"))),
+    }
+}
+
+fn pod_requests(key: &str, pod: &Pod) -> Result<([i128; 3], bool), SnapshotError> {
+    let reqs = pod
+        .spec
+        .effective_requests()
+        .ok_or_else(|| invalid("Pod", key, "spec.containers[].resources", "sum overflows"))?;
+    let mut out = [0i128; 3];
+    let mut fractional = false;
+    for (name, q) in &reqs {
+        if q.is_negative() {
+            return Err(invalid(
+                "Pod",
+                key,
+                &format!("resources.requests.{name}"),
+                "negative",
+            ));
+        }
+        let (idx, extra) = match name.as_str() {
+            GPU_RESOURCE => (0, 0),
+            "cpu" => (1, 3),
+            "memory" => (2, 0),
+            _ => continue,
+        };
+        out[idx] = from_quantity(q, extra).ok_or_else(|| {
+            invalid(
+                "Pod",
+                key,
+                &format!("resources.requests.{name}"),
+                "too large",
+            )
+        })?;
+    }
+    if let Some(f) = pod.metadata.annotations.get(GPU_FRACTION_ANNOTATION) {
+        let field = format!("metadata.annotations.{GPU_FRACTION_ANNOTATION}");
+        let q =
+            Quantity::parse(f.trim()).map_err(|e| invalid("Pod", key, &field, e.to_string()))?;
+        let v = from_quantity(&q, 0).ok_or_else(|| invalid("Pod", key, &field, "too large"))?;
+        if v <= 0 || v > SCALE {
+            return Err(invalid("Pod", key, &field, "must be in (0, 1]"));
+        }
+        out[0] = v;
+        fractional = v < SCALE;
+    } else if out[0] % SCALE != 0 {
+        return Err(invalid(
+            "Pod",
+            key,
+            "resources.requests.nvidia.com/gpu",
+            "whole devices only (use the gpu-fraction annotation)",
+        ));
+    }
+    Ok((out, fractional))
+}
+
+fn priority_of(model: &Model, class: Option<&str>) -> i32 {
+    match class {
+        None => DEFAULT_JOB_PRIORITY,
+        Some(c) => builtin_priority_class(c)
+            .or_else(|| model.priority_classes.get(c).map(|p| p.value))
+            .unwrap_or(DEFAULT_JOB_PRIORITY),
+    }
+}
+
+fn latest_timestamp(model: &Model) -> Timestamp {
+    let mut t = Timestamp::EPOCH;
+    let mut see = |x: Option<Timestamp>| {
+        if let Some(x) = x
+            && x > t
+        {
+            t = x;
+        }
+    };
+    for q in model.queues.values() {
+        see(q.metadata.creation_timestamp);
+    }
+    for pg in model.pod_groups.values() {
+        see(pg.metadata.creation_timestamp);
+        for a in [STALE_TIMESTAMP_ANNOTATION, LAST_START_ANNOTATION] {
+            see(pg
+                .metadata
+                .annotations
+                .get(a)
+                .and_then(|s| Timestamp::parse(s).ok()));
+        }
+    }
+    for p in model.pods.values() {
+        see(p.metadata.creation_timestamp);
+        see(p.status.as_ref().and_then(|s| s.start_time));
+    }
+    for n in model.nodes.values() {
+        see(n.metadata.creation_timestamp);
+    }
+    t
+}
+
+impl Cluster {
+    /// Builds the session input from imported objects.
+    ///
+    /// # Errors
+    /// [`SnapshotError`] naming the first bad object and field; nothing is built on error.
+    ///
+    /// # Complexity
+    /// O(Q + P log P + N) for queues, pods and nodes.
+    pub fn from_model(model: &Model, options: &BuildOptions) -> Result<Cluster, SnapshotError> {
+        // Queues (BTreeMap order = name order; parents resolved by name).
+        let names: Vec<&String> = model.queues.keys().collect();
+        let index: BTreeMap<&str, usize> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i))
+            .collect();
+        let mut inputs = Vec::with_capacity(names.len());
+        let mut infos = Vec::with_capacity(names.len());
+        for (name, q) in &model.queues {
+            let parent = match q.spec.parent_queue.as_deref().filter(|p| !p.is_empty()) {
+                None => None,
+                Some(p) => Some(*index.get(p).ok_or_else(|| {
+                    invalid(
+                        "Queue",
+                        name,
+                        "spec.parentQueue",
+                        format!("queue {p:?} does not exist"),
+                    )
+                })?),
+            };
+            let res = q.spec.resources.as_ref();
+            let resources = [
+                queue_resource(name, Resource::Gpu, res.and_then(|r| r.gpu.as_ref()))?,
+                queue_resource(name, Resource::Cpu, res.and_then(|r| r.cpu.as_ref()))?,
+                queue_resource(name, Resource::Memory, res.and_then(|r| r.memory.as_ref()))?,
+            ];
+            inputs.push(QueueInput {
+                name: name.clone(),
+                parent,
+                priority: q.priority(),
+                creation: q.metadata.creation_timestamp,
+                uid: q.metadata.uid.clone().unwrap_or_default(),
+                resources,
+            });
+            infos.push(QueueInfo {
+                name: name.clone(),
+                preempt_min_runtime: duration(
+                    "Queue",
+                    name,
+                    "spec.preemptMinRuntime",
+                    &q.spec.preempt_min_runtime,
+                )?,
+                reclaim_min_runtime: duration(
+                    "Queue",
+                    name,
+                    "spec.reclaimMinRuntime",
+                    &q.spec.reclaim_min_runtime,
+                )?,
+            });
+        }
+        // Inherit min-runtimes down the tree (parents first: resolve by walking up).
+        for i in 0..infos.len() {
+            let mut cur = inputs[i].parent;
+            while let Some(p) = cur {
+                if infos[i].preempt_min_runtime.is_none() {
+                    infos[i].preempt_min_runtime = infos[p].preempt_min_runtime;
+                }
+                if infos[i].reclaim_min_runtime.is_none() {
+                    infos[i].reclaim_min_runtime = infos[p].reclaim_min_runtime;
+                }
+                cur = inputs[p].parent;
+                if cur == Some(i) {
+                    break;
+                }
+            }
+        }
+
+        // Nodes.
+        let mut nodes = Vec::with_capacity(model.nodes.len());
+        let mut node_index: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut node_sum = [0i128; 3];
+        for (name, n) in &model.nodes {
+            let mut alloc = [0i128; 3];
+            for (rn, q) in &n.status.allocatable {
+                let (idx, extra) = match rn.as_str() {
+                    GPU_RESOURCE => (0, 0),
+                    "cpu" => (1, 3),
+                    "memory" => (2, 0),
+                    _ => continue,
+                };
+                if q.is_negative() {
+                    return Err(invalid(
+                        "Node",
+                        name,
+                        &format!("status.allocatable.{rn}"),
+                        "negative",
+                    ));
+                }
+                alloc[idx] = from_quantity(q, extra).ok_or_else(|| {
+                    invalid(
+                        "Node",
+                        name,
+                        &format!("status.allocatable.{rn}"),
+                        "too large",
+                    )
+                })?;
+            }
+            let gpus = usize::try_from(alloc[0] / SCALE).unwrap_or(0);
+            alloc[0] = (gpus as i128) * SCALE;
+            let unschedulable = n.spec.unschedulable.unwrap_or(false);
+            if !unschedulable {
+                for r in 0..3 {
+                    node_sum[r] = node_sum[r].checked_add(alloc[r]).ok_or_else(|| {
+                        invalid("Node", name, "status.allocatable", "sum overflows")
+                    })?;
+                }
+            }
+            node_index.insert(name.as_str(), nodes.len());
+            nodes.push(NodeInfo {
+                name: name.clone(),
+                allocatable: alloc,
+                gpus,
+                labels: n.metadata.labels.clone(),
+                taints: n.spec.taints.clone(),
+                unschedulable,
+            });
+        }
+
+        // Jobs: PodGroups, then pods grouped by annotation.
+        let mut jobs: BTreeMap<String, Job> = BTreeMap::new();
+        for (key, pg) in &model.pod_groups {
+            let priority = priority_of(model, pg.spec.priority_class_name.as_deref());
+            let preemptible = match pg.spec.preemptibility.as_deref() {
+                Some("preemptible") => true,
+                Some("non-preemptible") => false,
+                None | Some("") => priority < 100,
+                Some(other) => {
+                    return Err(invalid(
+                        "PodGroup",
+                        key,
+                        "spec.preemptibility",
+                        format!("{other:?}: expected preemptible or non-preemptible"),
+                    ));
+                }
+            };
+            let min_member = match pg.spec.min_member {
+                None => 1,
+                Some(m) if m >= 1 => m as usize,
+                Some(m) => {
+                    return Err(invalid(
+                        "PodGroup",
+                        key,
+                        "spec.minMember",
+                        format!("{m} < 1"),
+                    ));
+                }
+            };
+            let delay_s = pg.spec.preemption_delay.clone().or_else(|| {
+                pg.metadata
+                    .annotations
+                    .get(PREEMPTION_DELAY_ANNOTATION)
+                    .cloned()
+            });
+            let ts = |a: &str| -> Result<Option<Timestamp>, SnapshotError> {
+                match pg.metadata.annotations.get(a) {
+                    None => Ok(None),
+                    Some(s) => Timestamp::parse(s).map(Some).map_err(|e| {
+                        invalid(
+                            "PodGroup",
+                            key,
+                            &format!("metadata.annotations.{a}"),
+                            e.to_string(),
+                        )
+                    }),
+                }
+            };
+            jobs.insert(
+                key.clone(),
+                Job {
+                    key: key.clone(),
+                    queue_name: pg.spec.queue.clone(),
+                    queue: None,
+                    min_member,
+                    priority,
+                    preemptible,
+                    creation: pg.metadata.creation_timestamp,
+                    uid: pg.metadata.uid.clone().unwrap_or_else(|| key.clone()),
+                    staleness_grace: duration(
+                        "PodGroup",
+                        key,
+                        "spec.stalenessGracePeriod",
+                        &pg.spec.staleness_grace_period,
+                    )?,
+                    preemption_delay: duration("PodGroup", key, "spec.preemptionDelay", &delay_s)?,
+                    stale_since: ts(STALE_TIMESTAMP_ANNOTATION)?,
+                    last_start: ts(LAST_START_ANNOTATION)?,
+                    tasks: Vec::new(),
+                },
+            );
+        }
+        for (key, pod) in &model.pods {
+            let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
+            let group = match pod.metadata.annotations.get(POD_GROUP_ANNOTATION) {
+                Some(g) => format!("{ns}/{g}"),
+                None => key.clone(),
+            };
+            let phase = pod
+                .status
+                .as_ref()
+                .and_then(|s| s.phase.as_deref())
+                .unwrap_or("Pending");
+            let node = pod.spec.node_name.as_deref().filter(|n| !n.is_empty());
+            let status = match phase {
+                "Running" if node.is_some() => TaskStatus::Running,
+                "Pending" => TaskStatus::Pending,
+                "Succeeded" => TaskStatus::Succeeded,
+                _ => TaskStatus::Other,
+            };
+            let node_idx = match (status, node) {
+                (TaskStatus::Running, Some(n)) => match node_index.get(n) {
+                    Some(&i) => Some(i),
+                    None if nodes.is_empty() => None,
+                    None => {
+                        return Err(invalid(
+                            "Pod",
+                            key,
+                            "spec.nodeName",
+                            format!("node {n:?} does not exist"),
+                        ));
+                    }
+                },
+                _ => None,
+            };
+            let (req, fractional) = pod_requests(key, pod)?;
+            let label_queue = pod.metadata.labels.get(QUEUE_LABEL).cloned();
+            let job = jobs.entry(group.clone()).or_insert_with(|| Job {
+                key: group.clone(),
+                queue_name: label_queue.clone().unwrap_or_default(),
+                queue: None,
+                min_member: 1,
+                priority: pod
+                    .spec
+                    .priority_class_name
+                    .as_deref()
+                    .map(|c| priority_of(model, Some(c)))
+                    .unwrap_or(DEFAULT_JOB_PRIORITY),
+                preemptible: true,
+                creation: pod.metadata.creation_timestamp,
+                uid: group.clone(),
+                staleness_grace: None,
+                preemption_delay: None,
+                stale_since: None,
+                last_start: None,
+                tasks: Vec::new(),
+            });
+            if job.tasks.is_empty() && model.pod_groups.get(&group).is_none() {
+                job.preemptible = job.priority < 100;
+            }
+            if job.queue_name.is_empty()
+                && let Some(q) = label_queue
+            {
+                job.queue_name = q;
+            }
+            if status == TaskStatus::Running
+                && let Some(st) = pod.status.as_ref().and_then(|s| s.start_time)
+                && model
+                    .pod_groups
+                    .get(&group)
+                    .is_none_or(|pg| !pg.metadata.annotations.contains_key(LAST_START_ANNOTATION))
+                && job.last_start.is_none_or(|l| st > l)
+            {
+                job.last_start = Some(st);
+            }
+            job.tasks.push(Task {
+                key: key.clone(),
+                status,
+                req,
+                fractional,
+                node: node_idx,
+                node_selector: pod.spec.node_selector.clone(),
+                tolerations: pod.spec.tolerations.clone(),
+            });
+        }
+        let mut has_child = vec![false; inputs.len()];
+        for q in &inputs {
+            if let Some(p) = q.parent {
+                has_child[p] = true;
+            }
+        }
+        let mut jobs: Vec<Job> = jobs.into_values().collect();
+        for j in &mut jobs {
+            // Only leaf queues hold jobs; a job naming a parent queue is treated as queueless.
+            j.queue = index
+                .get(j.queue_name.as_str())
+                .copied()
+                .filter(|&q| !has_child[q]);
+            // Demand of the leaf: allocated + pending.
+            if let Some(q) = j.queue {
+                for t in &j.tasks {
+                    if matches!(t.status, TaskStatus::Running | TaskStatus::Pending) {
+                        for r in 0..3 {
+                            let sum = inputs[q].resources[r].request.checked_add(t.req[r]);
+                            inputs[q].resources[r].request = sum.ok_or_else(|| {
+                                invalid(
+                                    "Queue",
+                                    &inputs[q].name,
+                                    "status.requested",
+                                    "sum overflows",
+                                )
+                            })?;
+                        }
+                    }
+                }
+            }
+        }
+        let mut totals = node_sum;
+        for r in 0..3 {
+            if let Some(t) = options.total[r] {
+                totals[r] = t;
+            } else if nodes.is_empty() {
+                // Quota level without nodes: a resource with no total is not modelled.
+                for j in &mut jobs {
+                    for t in &mut j.tasks {
+                        t.req[r] = 0;
+                    }
+                }
+                for q in &mut inputs {
+                    q.resources[r].request = 0;
+                }
+            }
+        }
+        let hierarchy = Hierarchy::new(inputs)?;
+        Ok(Cluster {
+            hierarchy,
+            queues: infos,
+            jobs,
+            nodes,
+            totals,
+            now: options.now.unwrap_or_else(|| latest_timestamp(model)),
+        })
+    }
+}
