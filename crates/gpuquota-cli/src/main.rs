@@ -13,7 +13,9 @@ mod common;
 mod kai;
 mod meter;
 mod mig;
+mod quotas;
 mod seed;
+mod validate;
 
 /// Deterministic quota scheduling for shared GPU platforms.
 #[derive(Debug, Parser)]
@@ -39,6 +41,11 @@ enum Command {
     },
     /// Metering: GPU-hours per department and card type, showback and chargeback.
     Meter(meter::MeterArgs),
+    /// Validate manifests as upstream's API server and webhooks would; print every problem.
+    Validate(validate::ValidateArgs),
+    /// The quota picture: per cohort tree and KAI queue tree, what each node owns, reserves,
+    /// lends and can use at most.
+    Quotas(quotas::QuotasArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +55,8 @@ fn main() -> ExitCode {
         Some(Command::Kai { command }) => kai::run(command),
         Some(Command::Mig { command }) => mig::run(command),
         Some(Command::Meter(args)) => meter::run(args),
+        Some(Command::Validate(args)) => validate::run(args),
+        Some(Command::Quotas(args)) => quotas::run(args),
     };
     match result {
         Ok(code) => code,

@@ -22,6 +22,10 @@ pub(crate) const KAI_YAML: &str = include_str!("../seed/kai.yaml");
 #[allow(clippy::type_complexity)] // (title, section) pairs; a type alias would only hide that
 const SECTIONS: &[(&str, fn() -> Result<String, CliError>)] = &[
     (
+        "Quota picture: the cohort tree and the KAI queues",
+        crate::quotas::seed_section,
+    ),
+    (
         "KAI / Run:ai: departments and projects with their fair share (GPUs)",
         crate::kai::seed_section,
     ),
