@@ -143,7 +143,11 @@ impl PodSetAssignment {
         if self.reasons.is_empty() {
             return Mode::Fit;
         }
-        self.flavors.iter().map(|f| f.mode).min().unwrap_or(Mode::NoFit)
+        self.flavors
+            .iter()
+            .map(|f| f.mode)
+            .min()
+            .unwrap_or(Mode::NoFit)
     }
 }
 
@@ -166,7 +170,11 @@ impl Assignment {
         if self.pod_sets.is_empty() {
             return Mode::NoFit;
         }
-        self.pod_sets.iter().map(PodSetAssignment::mode).min().unwrap_or(Mode::NoFit)
+        self.pod_sets
+            .iter()
+            .map(PodSetAssignment::mode)
+            .min()
+            .unwrap_or(Mode::NoFit)
     }
 
     /// Flavor-resources whose flavor was assigned in Preempt mode.
@@ -223,7 +231,10 @@ fn node_req_matches(r: &NodeRequirement, labels: &BTreeMap<String, String>) -> b
         "Exists" => v.is_some(),
         "DoesNotExist" => v.is_none(),
         "Gt" | "Lt" => {
-            let (Some(v), Some(x)) = (v.and_then(|v| v.parse::<i64>().ok()), r.values.first().and_then(|x| x.parse::<i64>().ok())) else {
+            let (Some(v), Some(x)) = (
+                v.and_then(|v| v.parse::<i64>().ok()),
+                r.values.first().and_then(|x| x.parse::<i64>().ok()),
+            ) else {
                 return false;
             };
             if r.operator == "Gt" { v > x } else { v < x }
@@ -244,13 +255,16 @@ fn affinity_matches(ps: &PodSetInfo, labels: &BTreeMap<String, String>) -> bool 
     }
     let mut terms: Vec<Vec<&NodeRequirement>> = Vec::new();
     for t in &ps.affinity {
-        let kept: Vec<&NodeRequirement> = t.iter().filter(|e| labels.contains_key(&e.key)).collect();
+        let kept: Vec<&NodeRequirement> =
+            t.iter().filter(|e| labels.contains_key(&e.key)).collect();
         if kept.is_empty() {
             return true; // an empty term matches anything
         }
         terms.push(kept);
     }
-    terms.iter().any(|t| t.iter().all(|e| node_req_matches(e, labels)))
+    terms
+        .iter()
+        .any(|t| t.iter().all(|e| node_req_matches(e, labels)))
 }
 
 fn untolerated<'t>(
@@ -343,7 +357,13 @@ impl Assigner<'_> {
     /// # Complexity
     /// O(PodSets × resources × flavors × depth), plus the oracle's cost for flavors that need
     /// preemption.
-    pub fn assign(&self, snapshot: &mut Usage, oracle: &mut dyn Oracle, counts: Option<&[i32]>, last: Option<&LastTried>) -> Assignment {
+    pub fn assign(
+        &self,
+        snapshot: &mut Usage,
+        oracle: &mut dyn Oracle,
+        counts: Option<&[i32]>,
+        last: Option<&LastTried>,
+    ) -> Assignment {
         let w = self.world;
         let wl = &w.workloads[self.wl as usize];
         let cq = &w.cluster_queues[self.cq as usize];
@@ -388,8 +408,11 @@ impl Assigner<'_> {
                     continue;
                 }
                 let group = &cq.groups[g];
-                let group_reqs: Vec<(ResourceId, i64)> =
-                    requests.iter().copied().filter(|(r, _)| group.covered.contains(r)).collect();
+                let group_reqs: Vec<(ResourceId, i64)> = requests
+                    .iter()
+                    .copied()
+                    .filter(|(r, _)| group.covered.contains(r))
+                    .collect();
                 let start = last
                     .and_then(|l| l.get(pi))
                     .and_then(|v| v.iter().find(|x| x.0 == res))
@@ -412,7 +435,9 @@ impl Assigner<'_> {
                         attempts.push((f, g, PMode::NoFit, Some(NoFitReason::NoMatchingFlavor)));
                         continue;
                     }
-                    if let Some(t) = untolerated(&flavor.node_taints, &ps.tolerations, &flavor.tolerations) {
+                    if let Some(t) =
+                        untolerated(&flavor.node_taints, &ps.tolerations, &flavor.tolerations)
+                    {
                         reasons.push(FlavorReason::UntoleratedTaint {
                             flavor: f,
                             taint: taint_string(t),
@@ -430,9 +455,11 @@ impl Assigner<'_> {
                     let mut flavor_no_fit = None;
                     for &(r, val) in &group_reqs {
                         let fr = w.fr(f, r);
-                        let assumed = fr.and_then(|fr| usage.get(&fr).copied()).unwrap_or(Amount::ZERO);
-                        let (pm, borrow, nf) =
-                            self.fits_resource_quota(snapshot, oracle, fr, f, r, assumed, val, reasons);
+                        let assumed = fr
+                            .and_then(|fr| usage.get(&fr).copied())
+                            .unwrap_or(Amount::ZERO);
+                        let (pm, borrow, nf) = self
+                            .fits_resource_quota(snapshot, oracle, fr, f, r, assumed, val, reasons);
                         flavor_no_fit = most_severe(flavor_no_fit, nf);
                         let mode = Granular { p: pm, borrow };
                         if is_preferred(rep, mode, cq.preemption_over_borrowing) {
@@ -460,7 +487,11 @@ impl Assigner<'_> {
                         best_mode = rep;
                     }
                 }
-                let tried = if attempted == group.flavors.len() as i32 - 1 { -1 } else { attempted };
+                let tried = if attempted == group.flavors.len() as i32 - 1 {
+                    -1
+                } else {
+                    attempted
+                };
                 for c in &mut best {
                     c.tried = tried;
                 }
@@ -478,7 +509,10 @@ impl Assigner<'_> {
             }
             flavors.sort_by_key(|f| f.resource);
             for fc in &flavors {
-                if let (Some(fr), Some(q)) = (w.fr(fc.flavor, fc.resource), requests.iter().find(|x| x.0 == fc.resource)) {
+                if let (Some(fr), Some(q)) = (
+                    w.fr(fc.flavor, fc.resource),
+                    requests.iter().find(|x| x.0 == fc.resource),
+                ) {
                     if q.1 != 0 {
                         let e = usage.entry(fr).or_insert(Amount::ZERO);
                         *e = e.saturating_add(Amount(q.1));
@@ -526,7 +560,10 @@ fn resolve_no_fit(a: &Assignment) -> Option<NoFitReason> {
             continue;
         }
         if ps.attempts.is_empty() {
-            overall = most_severe(overall, Some(ps.no_fit_override.unwrap_or(NoFitReason::NoMatchingFlavor)));
+            overall = most_severe(
+                overall,
+                Some(ps.no_fit_override.unwrap_or(NoFitReason::NoMatchingFlavor)),
+            );
             continue;
         }
         let mut per_group: BTreeMap<usize, Option<NoFitReason>> = BTreeMap::new();

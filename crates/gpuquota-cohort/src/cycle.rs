@@ -9,9 +9,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gpuquota_model::{Amount, Timestamp};
 
-use crate::assign::{Assigner, Assignment, LastTried, Mode, Oracle, Possibility, reduced_counts, reducible};
+use crate::assign::{
+    Assigner, Assignment, LastTried, Mode, Oracle, Possibility, reduced_counts, reducible,
+};
 use crate::explain::{Pending, PodSetReasons};
-use crate::preempt::{Admitted, PreemptReason, Reservation, Target, add_reservation, remove_reservation};
+use crate::preempt::{
+    Admitted, PreemptReason, Reservation, Target, add_reservation, remove_reservation,
+};
 use crate::tree::{FrId, NodeId, Usage};
 use crate::world::{CqId, QueueRef, ReclaimPolicy, WlId, World};
 
@@ -45,7 +49,10 @@ impl Policy for Classical {
     /// O(E log E).
     fn order(&mut self, world: &World, _snapshot: &Usage, entries: &mut [Entry]) {
         entries.sort_by(|a, b| {
-            let (wa, wb) = (&world.workloads[a.wl as usize], &world.workloads[b.wl as usize]);
+            let (wa, wb) = (
+                &world.workloads[a.wl as usize],
+                &world.workloads[b.wl as usize],
+            );
             a.assignment
                 .borrowing
                 .cmp(&b.assignment.borrowing)
@@ -158,7 +165,9 @@ impl<P: Policy> Oracle for OracleImpl<'_, '_, P> {
             reservations: self.reservations,
             by_cq: self.by_cq,
         };
-        let targets = self.policy.targets(&adm, usage, self.cq, self.wl, &[(fr, quantity)], &[fr]);
+        let targets = self
+            .policy
+            .targets(&adm, usage, self.cq, self.wl, &[(fr, quantity)], &[fr]);
         let node = self.world.cluster_queues[self.cq as usize].node;
         if targets.is_empty() {
             let (b, _) = self.world.tree.borrowing_level(usage, node, fr, quantity);
@@ -180,7 +189,14 @@ impl<P: Policy> Oracle for OracleImpl<'_, '_, P> {
                 .as_ref()
                 .is_some_and(|r| r.cq == self.cq)
         });
-        (if own { Possibility::Preempt } else { Possibility::Reclaim }, b)
+        (
+            if own {
+                Possibility::Preempt
+            } else {
+                Possibility::Reclaim
+            },
+            b,
+        )
     }
 }
 
@@ -200,7 +216,12 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         let n = world.workloads.len();
         let ncq = world.cluster_queues.len();
         let mut order: Vec<WlId> = (0..n as WlId).collect();
-        order.sort_by(|&a, &b| world.workloads[a as usize].uid.cmp(&world.workloads[b as usize].uid).then(a.cmp(&b)));
+        order.sort_by(|&a, &b| {
+            world.workloads[a as usize]
+                .uid
+                .cmp(&world.workloads[b as usize].uid)
+                .then(a.cmp(&b))
+        });
         let mut uid_rank = vec![0; n];
         for (rank, &w) in order.iter().enumerate() {
             uid_rank[w as usize] = rank as u32;
@@ -265,7 +286,39 @@ impl<'w, P: Policy> Scheduler<'w, P> {
 
     fn heap_key(&self, wl: WlId) -> HeapKey {
         let w = &self.world.workloads[wl as usize];
-        (-i64::from(w.priority), w.created, self.uid_rank[wl as usize], wl)
+        (
+            -i64::from(w.priority),
+            w.created,
+            self.uid_rank[wl as usize],
+            wl,
+        )
+    }
+
+    /// Takes a pending workload out of its queue (it has not arrived yet).
+    ///
+    /// # Complexity
+    /// O(log W).
+    pub fn withhold(&mut self, wl: WlId) {
+        if let QueueRef::Cq(c) = self.world.workloads[wl as usize].queue {
+            let k = self.heap_key(wl);
+            self.heaps[c as usize].remove(&k);
+            self.inadmissible[c as usize].remove(&wl);
+        }
+    }
+
+    /// Puts a withheld workload into its queue (it arrives now).
+    ///
+    /// # Complexity
+    /// O(log W).
+    pub fn arrive(&mut self, wl: WlId) {
+        let w = &self.world.workloads[wl as usize];
+        if self.reservations[wl as usize].is_some() || self.pending[wl as usize].is_some() {
+            return;
+        }
+        if let QueueRef::Cq(c) = w.queue {
+            let k = self.heap_key(wl);
+            self.heaps[c as usize].insert(k);
+        }
     }
 
     /// The committed usage (cache).
@@ -320,13 +373,19 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         let labels = self.world.namespaces.get(&w.namespace).unwrap_or(&empty);
         // Kubernetes adds this label to every namespace.
         let mut l = labels.clone();
-        l.entry("kubernetes.io/metadata.name".to_owned()).or_insert_with(|| w.namespace.clone());
+        l.entry("kubernetes.io/metadata.name".to_owned())
+            .or_insert_with(|| w.namespace.clone());
         sel.matches(&l)
     }
 
     /// The ResourceQuota check: `Some(reason)` when admitting `counts` pods of `wl` would
     /// exceed a hard cap of its namespace.
-    fn resource_quota_violation(&self, wl: WlId, counts: &[i32], extra: &[(WlId, Vec<i32>)]) -> Option<Pending> {
+    fn resource_quota_violation(
+        &self,
+        wl: WlId,
+        counts: &[i32],
+        extra: &[(WlId, Vec<i32>)],
+    ) -> Option<Pending> {
         let world = self.world;
         let w = &world.workloads[wl as usize];
         let demand = |id: WlId, counts: &[i32], r: Option<u32>| -> i64 {
@@ -335,14 +394,26 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             for (ps, &c) in ww.pod_sets.iter().zip(counts) {
                 let per = match r {
                     None => 1,
-                    Some(r) => ps.per_pod.iter().find(|x| x.0 == r).map(|x| x.1).unwrap_or(0),
+                    Some(r) => ps
+                        .per_pod
+                        .iter()
+                        .find(|x| x.0 == r)
+                        .map(|x| x.1)
+                        .unwrap_or(0),
                 };
                 total = total.saturating_add(per.saturating_mul(i64::from(c)));
             }
             total
         };
-        for rq in world.resource_quotas.iter().filter(|q| q.namespace == w.namespace) {
-            if !rq.object.applies_to_priority_class(w.priority_class.as_deref()) {
+        for rq in world
+            .resource_quotas
+            .iter()
+            .filter(|q| q.namespace == w.namespace)
+        {
+            if !rq
+                .object
+                .applies_to_priority_class(w.priority_class.as_deref())
+            {
                 continue;
             }
             for (key, r, hard) in &rq.hard {
@@ -355,19 +426,26 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                     if other.namespace != w.namespace || i as WlId == wl {
                         continue;
                     }
-                    if !rq.object.applies_to_priority_class(other.priority_class.as_deref()) {
+                    if !rq
+                        .object
+                        .applies_to_priority_class(other.priority_class.as_deref())
+                    {
                         continue;
                     }
                     if self.reservations[i].is_some() {
                         let counts: Vec<i32> = match &other.admitted {
-                            Some(a) if self.admitted.iter().all(|x| x.wl != i as WlId) => a.counts.clone(),
+                            Some(a) if self.admitted.iter().all(|x| x.wl != i as WlId) => {
+                                a.counts.clone()
+                            }
                             _ => self
                                 .admitted
                                 .iter()
                                 .rev()
                                 .find(|x| x.wl == i as WlId)
                                 .map(|x| x.pod_sets.iter().map(|p| p.1).collect())
-                                .unwrap_or_else(|| other.pod_sets.iter().map(|p| p.count).collect()),
+                                .unwrap_or_else(|| {
+                                    other.pod_sets.iter().map(|p| p.count).collect()
+                                }),
                         };
                         used = used.saturating_add(demand(i as WlId, &counts, *r));
                     }
@@ -393,7 +471,13 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         None
     }
 
-    fn get_assignments(&mut self, snapshot: &mut Usage, wl: WlId, cq: CqId, last: Option<&LastTried>) -> (Assignment, Vec<Target>) {
+    fn get_assignments(
+        &mut self,
+        snapshot: &mut Usage,
+        wl: WlId,
+        cq: CqId,
+        last: Option<&LastTried>,
+    ) -> (Assignment, Vec<Target>) {
         let world = self.world;
         let assigner = Assigner { world, cq, wl };
         let reservations = &self.reservations;
@@ -418,7 +502,9 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 reservations,
                 by_cq,
             };
-            let t = oracle.policy.targets(&adm, snapshot, cq, wl, &full.usage, &frs_need);
+            let t = oracle
+                .policy
+                .targets(&adm, snapshot, cq, wl, &full.usage, &frs_need);
             if !t.is_empty() {
                 return (full, t);
             }
@@ -442,7 +528,9 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                             reservations,
                             by_cq,
                         };
-                        let t = oracle.policy.targets(&adm, snapshot, cq, wl, &a.usage, &frs_need);
+                        let t = oracle
+                            .policy
+                            .targets(&adm, snapshot, cq, wl, &a.usage, &frs_need);
                         (!t.is_empty()).then_some((a, t))
                     }
                     Mode::NoFit => None,
@@ -514,7 +602,11 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 requeue.push((wl, cq, Requeue::Namespace));
                 continue;
             }
-            let full_counts: Vec<i32> = world.workloads[wl as usize].pod_sets.iter().map(|p| p.count).collect();
+            let full_counts: Vec<i32> = world.workloads[wl as usize]
+                .pod_sets
+                .iter()
+                .map(|p| p.count)
+                .collect();
             if let Some(p) = self.resource_quota_violation(wl, &full_counts, &[]) {
                 self.pending[wl as usize] = Some(p);
                 requeue.push((wl, cq, Requeue::Default));
@@ -522,7 +614,9 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             }
             let root = self.tree_root(cq);
             let last = match &self.last_tried[wl as usize] {
-                Some((l, c, g)) if *g == self.generation[root as usize] || *c + 1 >= cycle => Some(l.clone()),
+                Some((l, c, g)) if *g == self.generation[root as usize] || *c + 1 >= cycle => {
+                    Some(l.clone())
+                }
                 _ => None,
             };
             let (assignment, targets) = self.get_assignments(&mut snapshot, wl, cq, last.as_ref());
@@ -548,10 +642,17 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             let root = self.tree_root(cq);
             let reasons = self.pod_set_reasons(wl, &e.assignment);
             if mode != Mode::Fit {
-                self.last_tried[wl as usize] = Some((e.assignment.last_tried(), cycle, self.generation[root as usize]));
+                self.last_tried[wl as usize] = Some((
+                    e.assignment.last_tried(),
+                    cycle,
+                    self.generation[root as usize],
+                ));
             }
             if mode == Mode::NoFit {
-                let reason = e.assignment.no_fit_reason.unwrap_or(crate::explain::NoFitReason::NoMatchingFlavor);
+                let reason = e
+                    .assignment
+                    .no_fit_reason
+                    .unwrap_or(crate::explain::NoFitReason::NoMatchingFlavor);
                 self.pending[wl as usize] = Some(Pending::NoFit {
                     reason,
                     pod_sets: reasons,
@@ -576,7 +677,9 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                         let reserve = if e.assignment.borrowing > 0 {
                             match q.borrowing_limit {
                                 None => req,
-                                Some(bl) => req.min(q.nominal.saturating_add(bl).saturating_sub(used)),
+                                Some(bl) => {
+                                    req.min(q.nominal.saturating_add(bl).saturating_sub(used))
+                                }
                             }
                         } else {
                             req.min(q.nominal.saturating_sub(used)).max(Amount::ZERO)
@@ -724,7 +827,9 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         // 7. evictions at the end of the cycle
         let mut touched_roots: BTreeSet<NodeId> = BTreeSet::new();
         for (t, preemptor) in victims {
-            let Some(r) = self.reservations[t.wl as usize].take() else { continue };
+            let Some(r) = self.reservations[t.wl as usize].take() else {
+                continue;
+            };
             remove_reservation(world, &mut self.usage, &r);
             self.by_cq[r.cq as usize].retain(|&x| x != t.wl);
             let root = self.tree_root(r.cq);
@@ -752,7 +857,9 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         // inadmissible workloads of every touched tree go back to their heaps
         for c in 0..world.cluster_queues.len() {
             if touched_roots.contains(&self.tree_root(c as CqId)) {
-                let moved: Vec<WlId> = std::mem::take(&mut self.inadmissible[c]).into_iter().collect();
+                let moved: Vec<WlId> = std::mem::take(&mut self.inadmissible[c])
+                    .into_iter()
+                    .collect();
                 for wl in moved {
                     let k = self.heap_key(wl);
                     self.heaps[c].insert(k);
@@ -772,12 +879,20 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             n.saturating_mul(4).saturating_add(64).min(1_000_000)
         });
         while self.cycle < bound {
-            let before = (self.admitted.len(), self.preempted.len(), self.queue_fingerprint());
+            let before = (
+                self.admitted.len(),
+                self.preempted.len(),
+                self.queue_fingerprint(),
+            );
             if !self.run_cycle() {
                 break;
             }
             if max.is_none() {
-                let after = (self.admitted.len(), self.preempted.len(), self.queue_fingerprint());
+                let after = (
+                    self.admitted.len(),
+                    self.preempted.len(),
+                    self.queue_fingerprint(),
+                );
                 if before == after {
                     break;
                 }
@@ -791,7 +906,9 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         for (c, heap) in self.heaps.iter().enumerate() {
             for k in heap {
                 n += 1;
-                h = h.wrapping_mul(1_000_003).wrapping_add(u64::from(k.3) ^ ((c as u64) << 32));
+                h = h
+                    .wrapping_mul(1_000_003)
+                    .wrapping_add(u64::from(k.3) ^ ((c as u64) << 32));
             }
         }
         (n, h)
@@ -799,11 +916,21 @@ impl<'w, P: Policy> Scheduler<'w, P> {
 }
 
 /// Upstream's preemption message for a victim.
-pub fn preemption_message(world: &World, reason: PreemptReason, preemptor: WlId, victim: WlId, victim_cq: CqId) -> String {
+pub fn preemption_message(
+    world: &World,
+    reason: PreemptReason,
+    preemptor: WlId,
+    victim: WlId,
+    victim_cq: CqId,
+) -> String {
     let p = &world.workloads[preemptor as usize];
     let path = |cq: CqId| -> String {
         let node = world.cluster_queues[cq as usize].node;
-        let mut names: Vec<&str> = world.tree.ancestors(node).map(|a| world.tree.nodes[a as usize].name.as_str()).collect();
+        let mut names: Vec<&str> = world
+            .tree
+            .ancestors(node)
+            .map(|a| world.tree.nodes[a as usize].name.as_str())
+            .collect();
         names.reverse();
         names.push(world.cluster_queues[cq as usize].name.as_str());
         format!("/{}", names.join("/"))
@@ -821,4 +948,3 @@ pub fn preemption_message(world: &World, reason: PreemptReason, preemptor: WlId,
         path(victim_cq)
     )
 }
-

@@ -128,7 +128,9 @@ impl FlavorReason {
         let fl = |f: &FlavorId| w.flavors[*f as usize].name.as_str();
         let rs = |r: &ResourceId| &w.resources[*r as usize];
         match self {
-            FlavorReason::FlavorNotFound { flavor } => format!("flavor {} does not exist", fl(flavor)),
+            FlavorReason::FlavorNotFound { flavor } => {
+                format!("flavor {} does not exist", fl(flavor))
+            }
             FlavorReason::UntoleratedTaint { flavor, .. } => {
                 format!("its pods do not tolerate a taint of flavor {}", fl(flavor))
             }
@@ -159,7 +161,11 @@ impl FlavorReason {
                 needed,
             } => {
                 let r = rs(resource);
-                format!("it needs {} more {r} on {} than is free now", r.format_amount(*needed), fl(flavor))
+                format!(
+                    "it needs {} more {r} on {} than is free now",
+                    r.format_amount(*needed),
+                    fl(flavor)
+                )
             }
         }
     }
@@ -259,14 +265,16 @@ impl Pending {
     /// Upstream's `QuotaReserved=False` reason.
     pub fn reason(&self) -> &'static str {
         match self {
-            Pending::LocalQueueMissing(_) | Pending::ClusterQueueMissing(_) | Pending::NamespaceMismatch => {
-                "Misconfigured"
-            }
+            Pending::LocalQueueMissing(_)
+            | Pending::ClusterQueueMissing(_)
+            | Pending::NamespaceMismatch => "Misconfigured",
             Pending::LocalQueueInactive(_) | Pending::ClusterQueueInactive(_) => "Suspended",
             Pending::Deactivated => "Deactivated",
             Pending::ResourceQuotaExceeded { .. } => "Forbidden",
             Pending::NoFit { reason, .. } => reason.as_str(),
-            Pending::NoCandidates { .. } | Pending::NoLongerFits | Pending::OverlappingTargets => "WaitingForQuota",
+            Pending::NoCandidates { .. } | Pending::NoLongerFits | Pending::OverlappingTargets => {
+                "WaitingForQuota"
+            }
             Pending::WaitingForPreemptions { .. } => "WaitingForPreemptedWorkloads",
             Pending::Preempted { .. } => "Preempted",
             Pending::BehindHead { .. } | Pending::NotConsidered => "Pending",
@@ -281,7 +289,9 @@ impl Pending {
             Pending::ClusterQueueMissing(q) => format!("ClusterQueue {q} doesn't exist"),
             Pending::ClusterQueueInactive(q) => format!("ClusterQueue {q} is inactive"),
             Pending::Deactivated => "The workload is deactivated".to_owned(),
-            Pending::NamespaceMismatch => "Workload namespace doesn't match ClusterQueue selector".to_owned(),
+            Pending::NamespaceMismatch => {
+                "Workload namespace doesn't match ClusterQueue selector".to_owned()
+            }
             Pending::ResourceQuotaExceeded {
                 quota,
                 key,
@@ -291,17 +301,28 @@ impl Pending {
             } => format!(
                 "exceeded quota: {quota}, requested: {key}={requested}, used: {key}={used}, limited: {key}={hard}"
             ),
-            Pending::NoFit { pod_sets, .. } | Pending::NoCandidates { pod_sets } => podsets_message(w, pod_sets),
-            Pending::WaitingForPreemptions { pod_sets, count } => {
-                format!("{}. Pending the preemption of {count} workload(s)", podsets_message(w, pod_sets))
+            Pending::NoFit { pod_sets, .. } | Pending::NoCandidates { pod_sets } => {
+                podsets_message(w, pod_sets)
             }
-            Pending::NoLongerFits => "Workload no longer fits after processing another workload".to_owned(),
+            Pending::WaitingForPreemptions { pod_sets, count } => {
+                format!(
+                    "{}. Pending the preemption of {count} workload(s)",
+                    podsets_message(w, pod_sets)
+                )
+            }
+            Pending::NoLongerFits => {
+                "Workload no longer fits after processing another workload".to_owned()
+            }
             Pending::OverlappingTargets => {
                 "Workload has overlapping preemption targets with another workload".to_owned()
             }
             Pending::Preempted { message } => message.clone(),
-            Pending::BehindHead { head } => format!("StrictFIFO: waiting behind the head of the queue ({head})"),
-            Pending::NotConsidered => "the scheduler has not considered the workload yet".to_owned(),
+            Pending::BehindHead { head } => {
+                format!("StrictFIFO: waiting behind the head of the queue ({head})")
+            }
+            Pending::NotConsidered => {
+                "the scheduler has not considered the workload yet".to_owned()
+            }
         }
     }
 
@@ -314,28 +335,48 @@ impl Pending {
                 .unwrap_or_else(|| "no flavor fits".to_owned())
         };
         match self {
-            Pending::LocalQueueMissing(q) => format!("It waits because its LocalQueue {q:?} does not exist."),
-            Pending::LocalQueueInactive(q) => format!("It waits because its LocalQueue {q:?} is stopped."),
-            Pending::ClusterQueueMissing(q) => format!("It waits because ClusterQueue {q:?} does not exist."),
-            Pending::ClusterQueueInactive(q) => format!("It waits because ClusterQueue {q:?} is inactive."),
+            Pending::LocalQueueMissing(q) => {
+                format!("It waits because its LocalQueue {q:?} does not exist.")
+            }
+            Pending::LocalQueueInactive(q) => {
+                format!("It waits because its LocalQueue {q:?} is stopped.")
+            }
+            Pending::ClusterQueueMissing(q) => {
+                format!("It waits because ClusterQueue {q:?} does not exist.")
+            }
+            Pending::ClusterQueueInactive(q) => {
+                format!("It waits because ClusterQueue {q:?} is inactive.")
+            }
             Pending::Deactivated => "It waits because it is deactivated.".to_owned(),
-            Pending::NamespaceMismatch => "It waits because its namespace may not use the ClusterQueue.".to_owned(),
+            Pending::NamespaceMismatch => {
+                "It waits because its namespace may not use the ClusterQueue.".to_owned()
+            }
             Pending::ResourceQuotaExceeded { quota, key, .. } => {
                 format!("It waits because the namespace ResourceQuota {quota:?} caps {key}.")
             }
             Pending::NoFit { pod_sets, .. } => format!("It waits because {}.", first(pod_sets)),
             Pending::NoCandidates { pod_sets } => {
-                format!("It waits because {} and nothing may be preempted for it.", first(pod_sets))
+                format!(
+                    "It waits because {} and nothing may be preempted for it.",
+                    first(pod_sets)
+                )
             }
             Pending::WaitingForPreemptions { count, .. } => {
                 format!("It waits for {count} preempted workload(s) to leave.")
             }
-            Pending::NoLongerFits => "It waits because a workload admitted just before took the quota.".to_owned(),
-            Pending::OverlappingTargets => {
-                "It waits because another workload is already preempting the same victims.".to_owned()
+            Pending::NoLongerFits => {
+                "It waits because a workload admitted just before took the quota.".to_owned()
             }
-            Pending::Preempted { .. } => "It was preempted and waits to be admitted again.".to_owned(),
-            Pending::BehindHead { head } => format!("It waits behind {head}, the head of its StrictFIFO queue."),
+            Pending::OverlappingTargets => {
+                "It waits because another workload is already preempting the same victims."
+                    .to_owned()
+            }
+            Pending::Preempted { .. } => {
+                "It was preempted and waits to be admitted again.".to_owned()
+            }
+            Pending::BehindHead { head } => {
+                format!("It waits behind {head}, the head of its StrictFIFO queue.")
+            }
             Pending::NotConsidered => "It has not been considered yet.".to_owned(),
         }
     }

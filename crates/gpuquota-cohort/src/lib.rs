@@ -112,6 +112,7 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod assign;
+pub mod check;
 pub mod cycle;
 pub mod error;
 pub mod explain;

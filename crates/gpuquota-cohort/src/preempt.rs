@@ -90,7 +90,9 @@ impl Variant {
     fn reason(self) -> PreemptReason {
         match self {
             Variant::WithinCq => PreemptReason::InClusterQueue,
-            Variant::Hierarchical | Variant::ReclaimWithoutBorrowing => PreemptReason::InCohortReclamation,
+            Variant::Hierarchical | Variant::ReclaimWithoutBorrowing => {
+                PreemptReason::InCohortReclamation
+            }
             Variant::ReclaimWhileBorrowing => PreemptReason::InCohortReclaimWhileBorrowing,
         }
     }
@@ -142,13 +144,27 @@ impl Admitted<'_> {
         rb.evicted
             .cmp(&ra.evicted)
             .then_with(|| (a.cq == preemptor_cq).cmp(&(b.cq == preemptor_cq)))
-            .then_with(|| w.workloads[a.wl as usize].priority.cmp(&w.workloads[b.wl as usize].priority))
+            .then_with(|| {
+                w.workloads[a.wl as usize]
+                    .priority
+                    .cmp(&w.workloads[b.wl as usize].priority)
+            })
             .then_with(|| rb.time.cmp(&ra.time))
-            .then_with(|| w.workloads[a.wl as usize].uid.cmp(&w.workloads[b.wl as usize].uid))
+            .then_with(|| {
+                w.workloads[a.wl as usize]
+                    .uid
+                    .cmp(&w.workloads[b.wl as usize].uid)
+            })
             .then_with(|| a.wl.cmp(&b.wl))
     }
 
-    fn fits(&self, usage: &Usage, node: NodeId, requests: &[(FrId, Amount)], allow_borrowing: bool) -> bool {
+    fn fits(
+        &self,
+        usage: &Usage,
+        node: NodeId,
+        requests: &[(FrId, Amount)],
+        allow_borrowing: bool,
+    ) -> bool {
         let t = &self.world.tree;
         requests.iter().all(|&(fr, req)| {
             if !allow_borrowing && t.borrowing_with(usage, node, fr, req) {
@@ -221,7 +237,14 @@ impl Admitted<'_> {
         }
     }
 
-    fn valid(&self, usage: &Usage, c: &Cand, preemptor_cq: CqId, allow: bool, frs_need: &[FrId]) -> bool {
+    fn valid(
+        &self,
+        usage: &Usage,
+        c: &Cand,
+        preemptor_cq: CqId,
+        allow: bool,
+        frs_need: &[FrId],
+    ) -> bool {
         if c.cq == preemptor_cq {
             return true;
         }
@@ -283,7 +306,8 @@ impl Admitted<'_> {
                     WithinPolicy::Never => false,
                     WithinPolicy::LowerPriority => vw.priority < me.priority,
                     WithinPolicy::LowerOrNewerEqualPriority => {
-                        vw.priority < me.priority || (vw.priority == me.priority && me.created < vw.created)
+                        vw.priority < me.priority
+                            || (vw.priority == me.priority && me.created < vw.created)
                     }
                 };
                 if ok {
@@ -329,7 +353,14 @@ impl Admitted<'_> {
         let (eh, nh) = split(&hier);
         let (ep, np) = split(&prio);
         let (es, ns) = split(&same);
-        let seq: Vec<Cand> = eh.into_iter().chain(ep).chain(es).chain(nh).chain(np).chain(ns).collect();
+        let seq: Vec<Cand> = eh
+            .into_iter()
+            .chain(ep)
+            .chain(es)
+            .chain(nh)
+            .chain(np)
+            .chain(ns)
+            .collect();
         if seq.is_empty() {
             return Vec::new();
         }
@@ -408,7 +439,12 @@ fn unreachable_reservation() -> ! {
 
 /// Upstream `QuantitiesFitInQuota`: does `req` fit in `n`'s subtree quota, and what remains
 /// to be found above `n`.
-fn fit_in_quota(w: &World, usage: &Usage, n: NodeId, req: &[(FrId, Amount)]) -> (bool, Vec<(FrId, Amount)>) {
+fn fit_in_quota(
+    w: &World,
+    usage: &Usage,
+    n: NodeId,
+    req: &[(FrId, Amount)],
+) -> (bool, Vec<(FrId, Amount)>) {
     let t = &w.tree;
     let mut fits = true;
     let mut rem = Vec::with_capacity(req.len());
@@ -416,7 +452,11 @@ fn fit_in_quota(w: &World, usage: &Usage, n: NodeId, req: &[(FrId, Amount)]) -> 
         if t.subtree_quota(n, fr) < t.usage(usage, n, fr).saturating_add(v) {
             fits = false;
         }
-        rem.push((fr, v.saturating_sub(t.local_available(usage, n, fr)).max(Amount::ZERO)));
+        rem.push((
+            fr,
+            v.saturating_sub(t.local_available(usage, n, fr))
+                .max(Amount::ZERO),
+        ));
     }
     (fits, rem)
 }

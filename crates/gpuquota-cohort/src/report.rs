@@ -84,7 +84,10 @@ impl ScheduleReport {
     ///
     /// # Complexity
     /// O(W + admissions + preemptions).
-    pub fn from_scheduler<P: crate::cycle::Policy>(world: &World, s: &Scheduler<'_, P>) -> ScheduleReport {
+    pub fn from_scheduler<P: crate::cycle::Policy>(
+        world: &World,
+        s: &Scheduler<'_, P>,
+    ) -> ScheduleReport {
         let key = |w: WlId| world.workloads[w as usize].key.clone();
         let cqn = |c: u32| world.cluster_queues[c as usize].name.clone();
         let admitted = s
@@ -124,7 +127,9 @@ impl ScheduleReport {
             .collect();
         let mut pending = Vec::new();
         for (i, w) in world.workloads.iter().enumerate() {
-            let Some(p) = s.pending_reason(i as WlId) else { continue };
+            let Some(p) = s.pending_reason(i as WlId) else {
+                continue;
+            };
             let cluster_queue = match &w.queue {
                 QueueRef::Cq(c) => cqn(*c),
                 QueueRef::ClusterQueueMissing(c) => c.clone(),
@@ -230,43 +235,51 @@ impl QuotasReport {
             let id = id as NodeId;
             match node.kind {
                 NodeKind::ClusterQueue(_) => {
-                    let mut flavors: BTreeMap<String, BTreeMap<String, CqQuotaOut>> = BTreeMap::new();
+                    let mut flavors: BTreeMap<String, BTreeMap<String, CqQuotaOut>> =
+                        BTreeMap::new();
                     for fr in 0..t.frs as FrId {
                         let q = t.quota(id, fr);
                         if !q.declared {
                             continue;
                         }
-                        flavors.entry(world.fr_flavor(fr).to_owned()).or_default().insert(
-                            world.fr_resource(fr).as_str().to_owned(),
-                            CqQuotaOut {
-                                nominal: fmt(fr, q.nominal),
-                                borrowing_limit: q.borrowing_limit.map(|a| fmt(fr, a)),
-                                lending_limit: q.lending_limit.map(|a| fmt(fr, a)),
-                                usage: fmt(fr, t.usage(u, id, fr)),
-                                available: fmt(fr, t.available(u, id, fr)),
-                                potential_available: fmt(fr, t.potential_available(id, fr)),
-                            },
-                        );
+                        flavors
+                            .entry(world.fr_flavor(fr).to_owned())
+                            .or_default()
+                            .insert(
+                                world.fr_resource(fr).as_str().to_owned(),
+                                CqQuotaOut {
+                                    nominal: fmt(fr, q.nominal),
+                                    borrowing_limit: q.borrowing_limit.map(|a| fmt(fr, a)),
+                                    lending_limit: q.lending_limit.map(|a| fmt(fr, a)),
+                                    usage: fmt(fr, t.usage(u, id, fr)),
+                                    available: fmt(fr, t.available(u, id, fr)),
+                                    potential_available: fmt(fr, t.potential_available(id, fr)),
+                                },
+                            );
                     }
                     cluster_queues.insert(node.name.clone(), flavors);
                 }
                 NodeKind::Cohort => {
-                    let mut flavors: BTreeMap<String, BTreeMap<String, CohortQuotaOut>> = BTreeMap::new();
+                    let mut flavors: BTreeMap<String, BTreeMap<String, CohortQuotaOut>> =
+                        BTreeMap::new();
                     for fr in 0..t.frs as FrId {
                         if !present[id as usize][fr as usize] {
                             continue;
                         }
                         let q = t.quota(id, fr);
-                        flavors.entry(world.fr_flavor(fr).to_owned()).or_default().insert(
-                            world.fr_resource(fr).as_str().to_owned(),
-                            CohortQuotaOut {
-                                nominal: fmt(fr, q.nominal),
-                                subtree_quota: fmt(fr, t.subtree_quota(id, fr)),
-                                usage: fmt(fr, t.usage(u, id, fr)),
-                                borrowing_limit: q.borrowing_limit.map(|a| fmt(fr, a)),
-                                lending_limit: q.lending_limit.map(|a| fmt(fr, a)),
-                            },
-                        );
+                        flavors
+                            .entry(world.fr_flavor(fr).to_owned())
+                            .or_default()
+                            .insert(
+                                world.fr_resource(fr).as_str().to_owned(),
+                                CohortQuotaOut {
+                                    nominal: fmt(fr, q.nominal),
+                                    subtree_quota: fmt(fr, t.subtree_quota(id, fr)),
+                                    usage: fmt(fr, t.usage(u, id, fr)),
+                                    borrowing_limit: q.borrowing_limit.map(|a| fmt(fr, a)),
+                                    lending_limit: q.lending_limit.map(|a| fmt(fr, a)),
+                                },
+                            );
                     }
                     cohorts.insert(node.name.clone(), flavors);
                 }

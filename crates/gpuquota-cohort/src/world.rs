@@ -305,7 +305,13 @@ fn quantity_amount(q: &Quantity, r: &ResourceName) -> Amount {
 }
 
 impl Builder {
-    fn problem(&mut self, kind: &'static str, name: &str, field: String, message: impl Into<String>) {
+    fn problem(
+        &mut self,
+        kind: &'static str,
+        name: &str,
+        field: String,
+        message: impl Into<String>,
+    ) {
         self.problems.push(Problem {
             kind,
             name: name.to_owned(),
@@ -362,7 +368,12 @@ impl Builder {
             for (fi, f) in g.flavors.iter().enumerate() {
                 let base = format!("spec.resourceGroups[{gi}].flavors[{fi}]");
                 if !seen_flv.insert(f.name.clone()) {
-                    self.problem(kind, name, format!("{base}.name"), format!("Duplicate value: {:?}", f.name));
+                    self.problem(
+                        kind,
+                        name,
+                        format!("{base}.name"),
+                        format!("Duplicate value: {:?}", f.name),
+                    );
                 }
                 if f.resources.len() != g.covered_resources.len() {
                     self.problem(
@@ -375,10 +386,20 @@ impl Builder {
                 for (ri, rq) in f.resources.iter().enumerate() {
                     let rbase = format!("{base}.resources[{ri}]");
                     if g.covered_resources.get(ri) != Some(&rq.name) {
-                        self.problem(kind, name, format!("{rbase}.name"), "must match the name in coveredResources");
+                        self.problem(
+                            kind,
+                            name,
+                            format!("{rbase}.name"),
+                            "must match the name in coveredResources",
+                        );
                     }
                     match &rq.nominal_quota {
-                        None => self.problem(kind, name, format!("{rbase}.nominalQuota"), "Required value"),
+                        None => self.problem(
+                            kind,
+                            name,
+                            format!("{rbase}.nominalQuota"),
+                            "Required value",
+                        ),
                         Some(q) if q.is_negative() => self.problem(
                             kind,
                             name,
@@ -387,13 +408,25 @@ impl Builder {
                         ),
                         _ => {}
                     }
-                    for (field, v) in [("borrowingLimit", &rq.borrowing_limit), ("lendingLimit", &rq.lending_limit)] {
+                    for (field, v) in [
+                        ("borrowingLimit", &rq.borrowing_limit),
+                        ("lendingLimit", &rq.lending_limit),
+                    ] {
                         if let Some(q) = v {
                             if q.is_negative() {
-                                self.problem(kind, name, format!("{rbase}.{field}"), "must be greater than or equal to 0");
+                                self.problem(
+                                    kind,
+                                    name,
+                                    format!("{rbase}.{field}"),
+                                    "must be greater than or equal to 0",
+                                );
                             }
                             if !has_parent {
-                                let msg = if is_cq { "must be nil when cohort is empty" } else { "must be nil when parent is empty" };
+                                let msg = if is_cq {
+                                    "must be nil when cohort is empty"
+                                } else {
+                                    "must be nil when parent is empty"
+                                };
                                 self.problem(kind, name, format!("{rbase}.{field}"), msg);
                             }
                         }
@@ -421,41 +454,74 @@ impl Builder {
                 kind: "ClusterQueue",
                 name: name.to_owned(),
                 field: field.to_owned(),
-                message: format!("Unsupported value: {value:?}: supported values: {}", allowed.join(", ")),
+                message: format!(
+                    "Unsupported value: {value:?}: supported values: {}",
+                    allowed.join(", ")
+                ),
             });
         };
         if let Some(q @ QueueingStrategy::Unknown(_)) = &s.queueing_strategy {
-            bad("spec.queueingStrategy", q.as_str(), QueueingStrategy::ALLOWED);
+            bad(
+                "spec.queueingStrategy",
+                q.as_str(),
+                QueueingStrategy::ALLOWED,
+            );
         }
         if let Some(q @ StopPolicy::Unknown(_)) = &s.stop_policy {
             bad("spec.stopPolicy", q.as_str(), StopPolicy::ALLOWED);
         }
         if let Some(p) = &s.preemption {
             if let Some(q @ WithinClusterQueue::Unknown(_)) = &p.within_cluster_queue {
-                bad("spec.preemption.withinClusterQueue", q.as_str(), WithinClusterQueue::ALLOWED);
+                bad(
+                    "spec.preemption.withinClusterQueue",
+                    q.as_str(),
+                    WithinClusterQueue::ALLOWED,
+                );
             }
             if let Some(q @ ReclaimWithinCohort::Unknown(_)) = &p.reclaim_within_cohort {
-                bad("spec.preemption.reclaimWithinCohort", q.as_str(), ReclaimWithinCohort::ALLOWED);
+                bad(
+                    "spec.preemption.reclaimWithinCohort",
+                    q.as_str(),
+                    ReclaimWithinCohort::ALLOWED,
+                );
             }
             if let Some(b) = &p.borrow_within_cohort
                 && let Some(q @ BorrowWithinCohortPolicy::Unknown(_)) = &b.policy
             {
-                bad("spec.preemption.borrowWithinCohort.policy", q.as_str(), BorrowWithinCohortPolicy::ALLOWED);
+                bad(
+                    "spec.preemption.borrowWithinCohort.policy",
+                    q.as_str(),
+                    BorrowWithinCohortPolicy::ALLOWED,
+                );
             }
         }
         if let Some(f) = &s.flavor_fungibility {
             if let Some(q @ FungibilityPolicy::Unknown(_)) = &f.when_can_borrow {
-                bad("spec.flavorFungibility.whenCanBorrow", q.as_str(), FungibilityPolicy::ALLOWED);
+                bad(
+                    "spec.flavorFungibility.whenCanBorrow",
+                    q.as_str(),
+                    FungibilityPolicy::ALLOWED,
+                );
             }
             if let Some(q @ FungibilityPolicy::Unknown(_)) = &f.when_can_preempt {
-                bad("spec.flavorFungibility.whenCanPreempt", q.as_str(), FungibilityPolicy::ALLOWED);
+                bad(
+                    "spec.flavorFungibility.whenCanPreempt",
+                    q.as_str(),
+                    FungibilityPolicy::ALLOWED,
+                );
             }
             if let Some(q @ FlavorFungibilityPreference::Unknown(_)) = &f.preference {
-                bad("spec.flavorFungibility.preference", q.as_str(), FlavorFungibilityPreference::ALLOWED);
+                bad(
+                    "spec.flavorFungibility.preference",
+                    q.as_str(),
+                    FlavorFungibilityPreference::ALLOWED,
+                );
             }
         }
         let (b, p, pref) = s.flavor_fungibility();
-        if pref.is_some() && !(b == FungibilityPolicy::TryNextFlavor && p == FungibilityPolicy::TryNextFlavor) {
+        if pref.is_some()
+            && !(b == FungibilityPolicy::TryNextFlavor && p == FungibilityPolicy::TryNextFlavor)
+        {
             self.problem(
                 "ClusterQueue",
                 name,
@@ -477,32 +543,54 @@ impl Builder {
 
     fn build(mut self, model: &Model) -> Result<World, Error> {
         for d in &model.duplicates {
-            self.warn("Object", &d.name, format!("{} defined more than once; the last definition is used", d.kind.as_str()));
+            self.warn(
+                "Object",
+                &d.name,
+                format!(
+                    "{} defined more than once; the last definition is used",
+                    d.kind.as_str()
+                ),
+            );
         }
         // ---- validation of queues and cohorts
         for (name, cq) in &model.cluster_queues {
             self.check_cq_enums(name, cq);
-            let has_parent = cq.spec.cohort_name.as_deref().is_some_and(|c| !c.is_empty());
-            self.check_groups("ClusterQueue", name, &cq.spec.resource_groups, has_parent, true);
+            let has_parent = cq
+                .spec
+                .cohort_name
+                .as_deref()
+                .is_some_and(|c| !c.is_empty());
+            self.check_groups(
+                "ClusterQueue",
+                name,
+                &cq.spec.resource_groups,
+                has_parent,
+                true,
+            );
         }
         for (name, co) in &model.cohorts {
-            let has_parent = co.spec.parent_name.as_deref().is_some_and(|c| !c.is_empty());
+            let has_parent = co
+                .spec
+                .parent_name
+                .as_deref()
+                .is_some_and(|c| !c.is_empty());
             self.check_groups("Cohort", name, &co.spec.resource_groups, has_parent, false);
         }
 
         // ---- names
         let mut res_names: BTreeSet<String> = BTreeSet::new();
         let mut flv_names: BTreeSet<String> = model.resource_flavors.keys().cloned().collect();
-        let add_groups = |groups: &[ResourceGroup], res: &mut BTreeSet<String>, flv: &mut BTreeSet<String>| {
-            for g in groups {
-                for r in &g.covered_resources {
-                    res.insert(r.as_str().to_owned());
+        let add_groups =
+            |groups: &[ResourceGroup], res: &mut BTreeSet<String>, flv: &mut BTreeSet<String>| {
+                for g in groups {
+                    for r in &g.covered_resources {
+                        res.insert(r.as_str().to_owned());
+                    }
+                    for f in &g.flavors {
+                        flv.insert(f.name.clone());
+                    }
                 }
-                for f in &g.flavors {
-                    flv.insert(f.name.clone());
-                }
-            }
-        };
+            };
         for cq in model.cluster_queues.values() {
             add_groups(&cq.spec.resource_groups, &mut res_names, &mut flv_names);
         }
@@ -510,8 +598,13 @@ impl Builder {
             add_groups(&co.spec.resource_groups, &mut res_names, &mut flv_names);
         }
         // workloads: requests and admissions
-        let live: Vec<&Workload> = model.workloads.values().filter(|w| !w.is_finished()).collect();
-        let mut per_pod_all: Vec<Vec<Option<BTreeMap<ResourceName, Quantity>>>> = Vec::with_capacity(live.len());
+        let live: Vec<&Workload> = model
+            .workloads
+            .values()
+            .filter(|w| !w.is_finished())
+            .collect();
+        let mut per_pod_all: Vec<Vec<Option<BTreeMap<ResourceName, Quantity>>>> =
+            Vec::with_capacity(live.len());
         for w in &live {
             let mut v = Vec::new();
             for ps in &w.spec.pod_sets {
@@ -543,7 +636,10 @@ impl Builder {
                 }
             }
         }
-        let resources: Vec<ResourceName> = res_names.iter().map(|s| ResourceName::new(s.as_str())).collect();
+        let resources: Vec<ResourceName> = res_names
+            .iter()
+            .map(|s| ResourceName::new(s.as_str()))
+            .collect();
         let rid = |name: &str| -> ResourceId {
             resources
                 .binary_search_by(|r| r.as_str().cmp(name))
@@ -604,7 +700,8 @@ impl Builder {
         for (i, &(f, r)) in frs.iter().enumerate() {
             fr_index[f as usize * resources.len() + r as usize] = i as u32;
         }
-        let fr_of = |f: FlavorId, r: ResourceId| fr_index[f as usize * resources.len() + r as usize];
+        let fr_of =
+            |f: FlavorId, r: ResourceId| fr_index[f as usize * resources.len() + r as usize];
 
         // ---- nodes: cohorts (explicit + implicit) then ClusterQueues
         let mut cohort_names: BTreeSet<String> = model.cohorts.keys().cloned().collect();
@@ -630,7 +727,12 @@ impl Builder {
             }
         }
         let cohort_list: Vec<String> = cohort_names.into_iter().collect();
-        let cohort_id = |name: &str| cohort_list.binary_search_by(|c| c.as_str().cmp(name)).ok().map(|i| i as NodeId);
+        let cohort_id = |name: &str| {
+            cohort_list
+                .binary_search_by(|c| c.as_str().cmp(name))
+                .ok()
+                .map(|i| i as NodeId)
+        };
         let nc = cohort_list.len();
         let cq_names: Vec<&String> = model.cluster_queues.keys().collect();
         let mut nodes: Vec<Node> = Vec::with_capacity(nc + cq_names.len());
@@ -680,7 +782,11 @@ impl Builder {
         }
         for i in 0..nc {
             if in_cycle[i] {
-                self.warn("Cohort", &cohort_list[i], "its parent chain has a cycle; every ClusterQueue of the tree is inactive");
+                self.warn(
+                    "Cohort",
+                    &cohort_list[i],
+                    "its parent chain has a cycle; every ClusterQueue of the tree is inactive",
+                );
                 parent_of[i] = None;
             }
         }
@@ -721,9 +827,19 @@ impl Builder {
                         }
                         let q = &mut quotas[node * nfr + fr as usize];
                         q.declared = true;
-                        q.nominal = rq.nominal_quota.as_ref().map(|x| quantity_amount(x, &rq.name)).unwrap_or(Amount::ZERO);
-                        q.borrowing_limit = rq.borrowing_limit.as_ref().map(|x| quantity_amount(x, &rq.name));
-                        q.lending_limit = rq.lending_limit.as_ref().map(|x| quantity_amount(x, &rq.name));
+                        q.nominal = rq
+                            .nominal_quota
+                            .as_ref()
+                            .map(|x| quantity_amount(x, &rq.name))
+                            .unwrap_or(Amount::ZERO);
+                        q.borrowing_limit = rq
+                            .borrowing_limit
+                            .as_ref()
+                            .map(|x| quantity_amount(x, &rq.name));
+                        q.lending_limit = rq
+                            .lending_limit
+                            .as_ref()
+                            .map(|x| quantity_amount(x, &rq.name));
                     }
                 }
             }
@@ -754,14 +870,28 @@ impl Builder {
                 .resource_groups
                 .iter()
                 .map(|g| GroupInfo {
-                    covered: g.covered_resources.iter().map(|r| rid(r.as_str())).collect(),
+                    covered: g
+                        .covered_resources
+                        .iter()
+                        .map(|r| rid(r.as_str()))
+                        .collect(),
                     flavors: g.flavors.iter().map(|f| fid(&f.name)).collect(),
                 })
                 .collect();
             let mut inactive = None;
-            let missing: Vec<&str> = s.flavor_names().filter(|f| !model.resource_flavors.contains_key(*f)).collect();
+            let missing: Vec<&str> = s
+                .flavor_names()
+                .filter(|f| !model.resource_flavors.contains_key(*f))
+                .collect();
             if !missing.is_empty() {
-                self.warn("ClusterQueue", name, format!("flavor(s) {} not found; the ClusterQueue is inactive (FlavorNotFound)", missing.join(", ")));
+                self.warn(
+                    "ClusterQueue",
+                    name,
+                    format!(
+                        "flavor(s) {} not found; the ClusterQueue is inactive (FlavorNotFound)",
+                        missing.join(", ")
+                    ),
+                );
                 inactive = Some("FlavorNotFound");
             }
             if s.stop_policy() != StopPolicy::None && inactive.is_none() {
@@ -782,7 +912,9 @@ impl Builder {
                 strict_fifo: s.queueing_strategy() == QueueingStrategy::StrictFifo,
                 within: match s.within_cluster_queue() {
                     WithinClusterQueue::LowerPriority => WithinPolicy::LowerPriority,
-                    WithinClusterQueue::LowerOrNewerEqualPriority => WithinPolicy::LowerOrNewerEqualPriority,
+                    WithinClusterQueue::LowerOrNewerEqualPriority => {
+                        WithinPolicy::LowerOrNewerEqualPriority
+                    }
                     _ => WithinPolicy::Never,
                 },
                 reclaim: match s.reclaim_within_cohort() {
@@ -794,45 +926,87 @@ impl Builder {
                 max_priority_threshold: thr,
                 borrow_try_next: wb == FungibilityPolicy::TryNextFlavor,
                 preempt_try_next: wp == FungibilityPolicy::TryNextFlavor,
-                preemption_over_borrowing: pref == Some(FlavorFungibilityPreference::PreemptionOverBorrowing),
+                preemption_over_borrowing: pref
+                    == Some(FlavorFungibilityPreference::PreemptionOverBorrowing),
                 namespace_selector: s.namespace_selector.clone(),
                 inactive,
             });
         }
-        let cq_of = |name: &str| cq_names.binary_search_by(|c| c.as_str().cmp(name)).ok().map(|i| i as CqId);
+        let cq_of = |name: &str| {
+            cq_names
+                .binary_search_by(|c| c.as_str().cmp(name))
+                .ok()
+                .map(|i| i as CqId)
+        };
 
         // ---- workloads
         let mut workloads = Vec::with_capacity(live.len());
         let mut usage = tree.empty_usage();
         for (wi, w) in live.iter().enumerate() {
             let key = w.key();
-            let ns = w.metadata.namespace.clone().unwrap_or_else(|| "default".to_owned());
+            let ns = w
+                .metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".to_owned());
             let n_ps = w.spec.pod_sets.len();
             if n_ps == 0 || n_ps > 18 {
-                self.problem("Workload", &key, "spec.podSets".into(), format!("must have 1 to 18 items, has {n_ps}"));
+                self.problem(
+                    "Workload",
+                    &key,
+                    "spec.podSets".into(),
+                    format!("must have 1 to 18 items, has {n_ps}"),
+                );
             }
             let mut pod_sets = Vec::with_capacity(n_ps);
             for (pi, ps) in w.spec.pod_sets.iter().enumerate() {
                 let base = format!("spec.podSets[{pi}]");
                 if ps.count < 0 {
-                    self.problem("Workload", &key, format!("{base}.count"), "must be greater than or equal to 0");
+                    self.problem(
+                        "Workload",
+                        &key,
+                        format!("{base}.count"),
+                        "must be greater than or equal to 0",
+                    );
                 }
                 if let Some(m) = ps.min_count
                     && (m < 1 || m > ps.count)
                 {
-                    self.problem("Workload", &key, format!("{base}.minCount"), "minCount should be positive and less or equal to count");
+                    self.problem(
+                        "Workload",
+                        &key,
+                        format!("{base}.minCount"),
+                        "minCount should be positive and less or equal to count",
+                    );
                 }
                 let mut per_pod = Vec::new();
                 match &per_pod_all[wi][pi] {
-                    None => self.problem("Workload", &key, format!("{base}.template.spec"), "resource requests overflow"),
+                    None => self.problem(
+                        "Workload",
+                        &key,
+                        format!("{base}.template.spec"),
+                        "resource requests overflow",
+                    ),
                     Some(req) => {
                         for (r, q) in req {
                             if r.as_str() == "pods" {
-                                self.problem("Workload", &key, format!("{base}.template.spec.containers.resources"), "the key pods is reserved for internal kueue use");
+                                self.problem(
+                                    "Workload",
+                                    &key,
+                                    format!("{base}.template.spec.containers.resources"),
+                                    "the key pods is reserved for internal kueue use",
+                                );
                                 continue;
                             }
                             if q.is_negative() {
-                                self.problem("Workload", &key, format!("{base}.template.spec.containers.resources.requests[{r}]"), "must be greater than or equal to 0");
+                                self.problem(
+                                    "Workload",
+                                    &key,
+                                    format!(
+                                        "{base}.template.spec.containers.resources.requests[{r}]"
+                                    ),
+                                    "must be greater than or equal to 0",
+                                );
                                 continue;
                             }
                             let a = q.to_amount(r);
@@ -854,7 +1028,11 @@ impl Builder {
             // priority
             let class = w.spec.priority_class();
             let priority = w.spec.priority.unwrap_or_else(|| match class {
-                Some((true, n)) => model.workload_priority_classes.get(n).map(|c| c.value).unwrap_or(0),
+                Some((true, n)) => model
+                    .workload_priority_classes
+                    .get(n)
+                    .map(|c| c.value)
+                    .unwrap_or(0),
                 Some((false, n)) => model.priority_classes.get(n).map(|c| c.value).unwrap_or(0),
                 None => model
                     .priority_classes
@@ -873,7 +1051,13 @@ impl Builder {
             let qname = w.spec.queue_name.clone().unwrap_or_default();
             let queue = match model.local_queues.get(&format!("{ns}/{qname}")) {
                 None => QueueRef::LocalQueueMissing(qname),
-                Some(lq) if lq.spec.stop_policy.as_ref().is_some_and(|p| *p != StopPolicy::None) => {
+                Some(lq)
+                    if lq
+                        .spec
+                        .stop_policy
+                        .as_ref()
+                        .is_some_and(|p| *p != StopPolicy::None) =>
+                {
                     QueueRef::LocalQueueStopped(qname)
                 }
                 Some(lq) => match cq_of(&lq.spec.cluster_queue) {
@@ -947,8 +1131,16 @@ impl Builder {
                 }
             } else {
                 match &queue {
-                    QueueRef::LocalQueueMissing(q) => self.warn("Workload", &key, format!("LocalQueue {q:?} doesn't exist; the workload stays pending")),
-                    QueueRef::ClusterQueueMissing(q) => self.warn("Workload", &key, format!("ClusterQueue {q:?} doesn't exist; the workload stays pending")),
+                    QueueRef::LocalQueueMissing(q) => self.warn(
+                        "Workload",
+                        &key,
+                        format!("LocalQueue {q:?} doesn't exist; the workload stays pending"),
+                    ),
+                    QueueRef::ClusterQueueMissing(q) => self.warn(
+                        "Workload",
+                        &key,
+                        format!("ClusterQueue {q:?} doesn't exist; the workload stays pending"),
+                    ),
                     _ => {}
                 }
             }
@@ -989,7 +1181,11 @@ impl Builder {
             .collect();
         let mut resource_quotas = Vec::new();
         for (key, rq) in &model.resource_quotas {
-            let ns = rq.metadata.namespace.clone().unwrap_or_else(|| "default".to_owned());
+            let ns = rq
+                .metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".to_owned());
             let mut hard = Vec::new();
             for (k, q) in &rq.spec.hard {
                 if k == "pods" {
@@ -1000,7 +1196,11 @@ impl Builder {
                 }
             }
             if rq.spec.hard.keys().any(|k| k.starts_with("limits.")) {
-                self.warn("ResourceQuota", key, "limits.* caps are not enforced by the admission engine (requests only)");
+                self.warn(
+                    "ResourceQuota",
+                    key,
+                    "limits.* caps are not enforced by the admission engine (requests only)",
+                );
             }
             resource_quotas.push(RqInfo {
                 name: rq.metadata.name.clone(),
@@ -1013,7 +1213,9 @@ impl Builder {
         if !self.problems.is_empty() {
             self.problems.sort();
             self.problems.dedup();
-            return Err(Error { problems: self.problems });
+            return Err(Error {
+                problems: self.problems,
+            });
         }
         self.warnings.sort();
         self.warnings.dedup();
@@ -1060,12 +1262,24 @@ fn parse_affinity(v: Option<&serde_json::Value>) -> Vec<Vec<NodeRequirement>> {
                     exprs
                         .iter()
                         .map(|e| NodeRequirement {
-                            key: e.get("key").and_then(|x| x.as_str()).unwrap_or("").to_owned(),
-                            operator: e.get("operator").and_then(|x| x.as_str()).unwrap_or("").to_owned(),
+                            key: e
+                                .get("key")
+                                .and_then(|x| x.as_str())
+                                .unwrap_or("")
+                                .to_owned(),
+                            operator: e
+                                .get("operator")
+                                .and_then(|x| x.as_str())
+                                .unwrap_or("")
+                                .to_owned(),
                             values: e
                                 .get("values")
                                 .and_then(|x| x.as_array())
-                                .map(|vs| vs.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+                                .map(|vs| {
+                                    vs.iter()
+                                        .filter_map(|v| v.as_str().map(str::to_owned))
+                                        .collect()
+                                })
                                 .unwrap_or_default(),
                         })
                         .collect()

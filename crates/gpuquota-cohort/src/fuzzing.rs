@@ -1,0 +1,27 @@
+//! Check functions for the fuzz target and the arbtest smoke test.
+
+use crate::check::check_invariants;
+use crate::cycle::Scheduler;
+use crate::world::World;
+
+/// Imports arbitrary text as manifests; if they build, schedules them and panics if the
+/// engine panics or an invariant the engine promises is broken.
+pub fn check_schedule(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(imported) = gpuquota_model::import_str("fuzz.yaml", text) else {
+        return;
+    };
+    let Ok(world) = World::build(&imported.model) else {
+        return;
+    };
+    let mut s = Scheduler::new(&world);
+    let before = check_invariants(&world, s.reservations()).is_ok();
+    s.run(Some(8));
+    if before {
+        assert_eq!(check_invariants(&world, s.reservations()), Ok(()));
+    }
+    let _ = crate::report::ScheduleReport::from_scheduler(&world, &s);
+    let _ = crate::report::QuotasReport::build(&world);
+}

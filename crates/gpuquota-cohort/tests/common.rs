@@ -1,0 +1,226 @@
+//! Manifest builders for the scenario tests.
+#![allow(dead_code)]
+
+use gpuquota_cohort::{QuotasReport, ScheduleReport, World};
+
+pub fn rf(name: &str) -> String {
+    format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {{name: {name}}}\n---\n"
+    )
+}
+
+pub fn rf_spec(name: &str, spec: &str) -> String {
+    format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {{name: {name}}}\nspec: {spec}\n---\n"
+    )
+}
+
+/// `quotas`: (flavor, [(resource, nominal, borrowingLimit, lendingLimit)]) for one group
+/// covering the listed resources.
+pub type Q<'a> = (
+    &'a str,
+    Vec<(&'a str, &'a str, Option<&'a str>, Option<&'a str>)>,
+);
+
+fn groups_yaml(groups: &[Vec<Q<'_>>]) -> String {
+    let mut s = String::from("  resourceGroups:\n");
+    for g in groups {
+        let covered: Vec<&str> = g[0].1.iter().map(|r| r.0).collect();
+        s.push_str(&format!(
+            "  - coveredResources: [{}]\n    flavors:\n",
+            covered.join(", ")
+        ));
+        for (f, res) in g {
+            s.push_str(&format!("    - name: {f}\n      resources:\n"));
+            for (r, n, bl, ll) in res {
+                s.push_str(&format!(
+                    "      - name: {r}\n        nominalQuota: \"{n}\"\n"
+                ));
+                if let Some(b) = bl {
+                    s.push_str(&format!("        borrowingLimit: \"{b}\"\n"));
+                }
+                if let Some(l) = ll {
+                    s.push_str(&format!("        lendingLimit: \"{l}\"\n"));
+                }
+            }
+        }
+    }
+    s
+}
+
+pub fn cq(name: &str, cohort: Option<&str>, extra: &str, groups: &[Vec<Q<'_>>]) -> String {
+    let mut s = format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n  namespaceSelector: {{}}\n"
+    );
+    if let Some(c) = cohort {
+        s.push_str(&format!("  cohortName: {c}\n"));
+    }
+    for line in extra.lines().filter(|l| !l.trim().is_empty()) {
+        s.push_str(&format!("  {line}\n"));
+    }
+    s.push_str(&groups_yaml(groups));
+    s.push_str("---\n");
+    // one LocalQueue per ClusterQueue, same name, namespace ns
+    s.push_str(&format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: {name}, namespace: ns}}\nspec: {{clusterQueue: {name}}}\n---\n"
+    ));
+    s
+}
+
+pub fn cohort(name: &str, parent: Option<&str>, groups: &[Vec<Q<'_>>]) -> String {
+    let mut s = format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: {name}}}\nspec:\n"
+    );
+    if let Some(p) = parent {
+        s.push_str(&format!("  parentName: {p}\n"));
+    }
+    if groups.is_empty() {
+        s.push_str("  {}\n");
+    } else {
+        s.push_str(&groups_yaml(groups));
+    }
+    s.push_str("---\n");
+    s
+}
+
+/// A pending workload in namespace `ns` queued to LocalQueue `lq` with one PodSet `main`.
+pub fn wl(
+    name: &str,
+    lq: &str,
+    priority: i32,
+    created: u32,
+    count: i32,
+    requests: &[(&str, &str)],
+) -> String {
+    wl_full(
+        name,
+        lq,
+        priority,
+        created,
+        &[("main", count, None, requests)],
+        "",
+    )
+}
+
+/// A workload with several PodSets `(name, count, minCount, requests)` and extra pod spec YAML
+/// (indented under `spec:` of the template).
+pub fn wl_full(
+    name: &str,
+    lq: &str,
+    priority: i32,
+    created: u32,
+    pod_sets: &[(&str, i32, Option<i32>, &[(&str, &str)])],
+    pod_extra: &str,
+) -> String {
+    let mut s = format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: {name}\n  namespace: ns\n  uid: uid-{name}\n  creationTimestamp: \"2026-01-01T00:{:02}:{:02}Z\"\nspec:\n  queueName: {lq}\n  priority: {priority}\n  podSets:\n",
+        created / 60,
+        created % 60
+    );
+    for (ps, count, min, reqs) in pod_sets {
+        s.push_str(&format!("  - name: {ps}\n    count: {count}\n"));
+        if let Some(m) = min {
+            s.push_str(&format!("    minCount: {m}\n"));
+        }
+        s.push_str("    template:\n      spec:\n");
+        for line in pod_extra.lines().filter(|l| !l.trim().is_empty()) {
+            s.push_str(&format!("        {line}\n"));
+        }
+        s.push_str(
+            "        containers:\n        - name: c\n          resources:\n            requests:\n",
+        );
+        for (r, q) in reqs.iter() {
+            s.push_str(&format!("              {r}: \"{q}\"\n"));
+        }
+    }
+    s.push_str("---\n");
+    s
+}
+
+/// An admitted workload: one PodSet `main` of `count` pods, each requesting `requests`,
+/// admitted to `cq` on `flavor` at minute `admitted_at`.
+pub fn admitted(
+    name: &str,
+    lq: &str,
+    cq: &str,
+    priority: i32,
+    created: u32,
+    count: i32,
+    flavor: &str,
+    requests: &[(&str, &str, &str)],
+) -> String {
+    let mut s = wl(
+        name,
+        lq,
+        priority,
+        created,
+        count,
+        &requests
+            .iter()
+            .map(|(r, q, _)| (*r, *q))
+            .collect::<Vec<_>>(),
+    );
+    s.truncate(s.len() - 4);
+    s.push_str(&format!(
+        "status:\n  conditions:\n  - type: QuotaReserved\n    status: \"True\"\n    lastTransitionTime: \"2026-01-01T01:{:02}:{:02}Z\"\n  admission:\n    clusterQueue: {cq}\n    podSetAssignments:\n    - name: main\n      count: {count}\n      flavors:\n",
+        created / 60,
+        created % 60
+    ));
+    for (r, _, _) in requests {
+        s.push_str(&format!("        {r}: {flavor}\n"));
+    }
+    s.push_str("      resourceUsage:\n");
+    for (r, _, total) in requests {
+        s.push_str(&format!("        {r}: \"{total}\"\n"));
+    }
+    s.push_str("---\n");
+    s
+}
+
+pub fn world(yaml: &str) -> World {
+    let imported = gpuquota_model::import_str("test.yaml", yaml).expect("valid YAML");
+    World::build(&imported.model).expect("well-formed objects")
+}
+
+pub fn run(yaml: &str) -> ScheduleReport {
+    gpuquota_cohort::schedule(&world(yaml), None)
+}
+
+pub fn run_cycles(yaml: &str, n: u32) -> ScheduleReport {
+    gpuquota_cohort::schedule(&world(yaml), Some(n))
+}
+
+pub fn quotas(yaml: &str) -> QuotasReport {
+    gpuquota_cohort::quotas(&world(yaml))
+}
+
+pub fn admitted_names(r: &ScheduleReport) -> Vec<String> {
+    let mut v: Vec<String> = r.admitted.iter().map(|a| a.workload.clone()).collect();
+    v.sort();
+    v
+}
+
+pub fn preempted_names(r: &ScheduleReport) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = r
+        .preempted
+        .iter()
+        .map(|p| (p.workload.clone(), p.reason.clone()))
+        .collect();
+    v.sort();
+    v
+}
+
+pub fn pending_of<'a>(r: &'a ScheduleReport, key: &str) -> &'a gpuquota_cohort::report::PendingOut {
+    r.pending
+        .iter()
+        .find(|p| p.workload == key)
+        .expect("pending workload")
+}
+
+pub fn gpu<'a>(f: &'a str, n: &'a str) -> Q<'a> {
+    (f, vec![("nvidia.com/gpu", n, None, None)])
+}
+
+pub fn cpu<'a>(f: &'a str, n: &'a str, bl: Option<&'a str>, ll: Option<&'a str>) -> Q<'a> {
+    (f, vec![("cpu", n, bl, ll)])
+}

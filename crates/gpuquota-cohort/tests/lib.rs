@@ -1,0 +1,10 @@
+//! Scenario tests, one module per area; each test names the upstream behaviour it pins.
+
+mod common;
+mod cycle;
+mod flavors;
+mod preemption;
+mod properties;
+mod quota;
+mod resource_quota;
+mod smoke;
