@@ -24,7 +24,7 @@ use gpuquota_rank::fixed::SCALE;
 use gpuquota_rank::session::{Placement, SessionOptions, fmt_res, run_session};
 use gpuquota_rank::snapshot::{BuildOptions, Cluster, parse_total};
 use gpuquota_rank::usage::UsageInput;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::common::{CliError, OutputFormat, read_file, to_json};
 
@@ -198,61 +198,6 @@ fn text_to_cluster(
     Ok(Ok(Prepared { cluster, options }))
 }
 
-fn res_value(r: Resource, v: Option<i128>) -> Value {
-    match v {
-        None => Value::Null,
-        Some(v) => Value::String(fmt_res(r, v)),
-    }
-}
-
-/// The fair-share report as the contract's JSON value.
-fn fairshare_json(p: &Prepared) -> Result<Value, CliError> {
-    let c = &p.cluster;
-    let d = c.hierarchy.divide(c.totals, &p.options)?;
-    // Allocated at session open: running tasks, propagated to ancestors.
-    let alloc = allocated(c);
-    let mut queues = serde_json::Map::new();
-    for (i, q) in c.hierarchy.queues().iter().enumerate() {
-        let mut res = serde_json::Map::new();
-        for r in Resource::ALL {
-            let ri = r.index();
-            let p = &q.resources[ri];
-            res.insert(
-                r.as_str().into(),
-                json!({
-                    "deserved": res_value(r, p.deserved),
-                    "fairShare": fmt_res(r, d.fair_share[i][ri]),
-                    "allocated": fmt_res(r, alloc[i][ri]),
-                    "requested": fmt_res(r, d.request[i][ri]),
-                    "limit": res_value(r, p.limit),
-                }),
-            );
-        }
-        queues.insert(q.name.clone(), Value::Object(res));
-    }
-    Ok(json!({ "queues": queues }))
-}
-
-fn allocated(c: &Cluster) -> Vec<[i128; 3]> {
-    let mut alloc = vec![[0i128; 3]; c.hierarchy.queues().len()];
-    for j in &c.jobs {
-        let Some(q) = j.queue else { continue };
-        for t in &j.tasks {
-            if t.status != gpuquota_rank::snapshot::TaskStatus::Running {
-                continue;
-            }
-            let mut cur = Some(q);
-            while let Some(x) = cur {
-                for r in 0..3 {
-                    alloc[x][r] += t.req[r];
-                }
-                cur = c.hierarchy.queues()[x].parent;
-            }
-        }
-    }
-    alloc
-}
-
 pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
     match command {
         KaiCommand::Fairshare(args) => {
@@ -260,7 +205,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 Ok(p) => p,
                 Err(problems) => return fail(problems),
             };
-            let v = fairshare_json(&p)?;
+            let v = gpuquota_rank::report::fairshare_json(&p.cluster, &p.options)?;
             match args.output {
                 OutputFormat::Json => print!("{}", to_json(&v)?),
                 _ => print!("{}", fairshare_table(&v)),
@@ -281,26 +226,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 ..SessionOptions::default()
             };
             let result = run_session(&p.cluster, &options)?;
-            let v = json!({
-                "allocated": result.allocated.iter().map(|a| json!({
-                    "podGroup": a.pod_group,
-                    "queue": a.queue,
-                    "pipelined": a.pipelined,
-                    "pods": a.pods.iter().map(|(pod, node)| json!({"pod": pod, "node": node})).collect::<Vec<_>>(),
-                })).collect::<Vec<_>>(),
-                "evicted": result.evicted.iter().map(|e| json!({
-                    "podGroup": e.pod_group,
-                    "queue": e.queue,
-                    "action": e.action.as_str(),
-                    "by": e.by,
-                })).collect::<Vec<_>>(),
-                "pending": result.pending.iter().map(|p| json!({
-                    "podGroup": p.pod_group,
-                    "queue": p.queue,
-                    "reason": p.reason.as_str(),
-                    "message": p.message,
-                })).collect::<Vec<_>>(),
-            });
+            let v = gpuquota_rank::report::schedule_json(&result);
             match args.output {
                 OutputFormat::Json => print!("{}", to_json(&v)?),
                 _ => print!("{}", schedule_table(&v)),

@@ -5,6 +5,7 @@
 
 pub mod division;
 pub mod fixed;
+pub mod report;
 pub mod runai;
 pub mod session;
 pub mod snapshot;

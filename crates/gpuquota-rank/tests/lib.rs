@@ -1,2 +1,3 @@
-//! Scenario tests of gpuquota-rank.
+//! Scenario tests of gpuquota-rank (one integration test binary).
 mod division;
+mod scenarios;
