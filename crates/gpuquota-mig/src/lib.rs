@@ -22,6 +22,7 @@ pub mod catalogue;
 pub mod export;
 pub mod input;
 pub mod layout;
+mod lp;
 pub mod plan;
 
 #[cfg(feature = "fuzzing")]

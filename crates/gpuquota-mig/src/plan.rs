@@ -265,9 +265,16 @@ impl<'p, 'c> Prepared<'p, 'c> {
         if let Some(plan) = self.exact(options.budget) {
             return Ok(plan);
         }
-        let choice = self.greedy_choice();
+        let plain = self.greedy_choice();
+        let (guided, mu) = self.lp_choice();
+        let score = |c: &[usize]| (self.value_of(c), std::cmp::Reverse(self.r_of(c)));
+        let choice = if score(&guided) > score(&plain) {
+            guided
+        } else {
+            plain
+        };
         let value = self.value_of(&choice);
-        let bound = self.bound(value);
+        let bound = self.bound(value, mu);
         let optimal = false;
         let mut plan = self.finish_greedy(&choice, optimal, Some(bound));
         if plan.value >= bound && plan.reconfigured == 0 && plan.fragmentation == 0 {
@@ -288,8 +295,175 @@ impl<'p, 'c> Prepared<'p, 'c> {
     /// # Complexity
     /// O(iterations · Σ_classes |options| · Q), 60 iterations.
     pub fn upper_bound(&self) -> u64 {
-        let choice = self.greedy_choice();
-        self.bound(self.value_of(&choice))
+        let (choice, mu) = self.lp_choice();
+        let plain = self.greedy_choice();
+        self.bound(self.value_of(&choice).max(self.value_of(&plain)), mu)
+    }
+
+    fn r_of(&self, choice: &[usize]) -> u32 {
+        choice
+            .iter()
+            .enumerate()
+            .map(|(g, &o)| self.classes[self.class_of[g]].supply_opts[o].r)
+            .sum()
+    }
+
+    /// The configuration LP over groups of interchangeable GPUs (same model and busy set),
+    /// rounded down and completed by the local search. Returns the choice and the LP's supply
+    /// duals as multipliers over 2¹⁶ for the bound.
+    fn lp_choice(&self) -> (Vec<usize>, Option<Vec<i128>>) {
+        const MAX_GROUPS: usize = 40;
+        let nq = self.demand.len();
+        let gcount = self.class_of.len();
+        let mut init = vec![0usize; gcount];
+        // Groups of movable classes.
+        let mut keys: BTreeMap<(u16, Vec<Instance>), Vec<usize>> = BTreeMap::new();
+        for (ci, c) in self.classes.iter().enumerate() {
+            if c.supply_opts.len() >= 2 {
+                keys.entry((c.model.index().0, c.busy.clone()))
+                    .or_default()
+                    .push(ci);
+            }
+        }
+        let mut groups: Vec<Vec<usize>> = keys.into_values().collect();
+        let size =
+            |g: &Vec<usize>| -> usize { g.iter().map(|&c| self.classes[c].gpus.len()).sum() };
+        groups.sort_by_key(|g| std::cmp::Reverse(size(g)));
+        groups.truncate(MAX_GROUPS);
+        if groups.is_empty() || nq == 0 {
+            return (self.local_search(init), None);
+        }
+        let mut in_lp = vec![false; self.classes.len()];
+        for g in &groups {
+            for &c in g {
+                in_lp[c] = true;
+            }
+        }
+        let mut fixed = vec![0f64; nq];
+        for (g, &c) in self.class_of.iter().enumerate() {
+            if !in_lp[c] {
+                for (q, x) in self.classes[c].supply_opts[init[g]].s.iter().enumerate() {
+                    fixed[q] += f64::from(*x);
+                }
+            }
+        }
+        // Patterns per group: the union of member options, Pareto-pruned.
+        let mut patterns: Vec<Vec<Vec<u32>>> = Vec::with_capacity(groups.len());
+        for g in &groups {
+            let mut set: std::collections::BTreeSet<Vec<u32>> = std::collections::BTreeSet::new();
+            for &c in g {
+                for o in &self.classes[c].supply_opts {
+                    set.insert(o.s.clone());
+                }
+            }
+            let all: Vec<Vec<u32>> = set.into_iter().collect();
+            let kept: Vec<Vec<u32>> = all
+                .iter()
+                .filter(|a| {
+                    !all.iter()
+                        .any(|b| b != *a && b.iter().zip(a.iter()).all(|(x, y)| x >= y))
+                })
+                .cloned()
+                .collect();
+            patterns.push(kept);
+        }
+        let nvars: usize = patterns.iter().map(Vec::len).sum::<usize>() + nq;
+        let mut a: Vec<Vec<f64>> = Vec::new();
+        let mut b: Vec<f64> = Vec::new();
+        let mut col = 0usize;
+        for (gi, g) in groups.iter().enumerate() {
+            let mut row = vec![0f64; nvars];
+            for k in 0..patterns[gi].len() {
+                row[col + k] = 1.0;
+            }
+            col += patterns[gi].len();
+            a.push(row);
+            b.push(size(g) as f64);
+        }
+        let zcol = col;
+        for q in 0..nq {
+            let mut row = vec![0f64; nvars];
+            let mut c0 = 0usize;
+            for pats in &patterns {
+                for (k, pat) in pats.iter().enumerate() {
+                    row[c0 + k] = -f64::from(pat[q]);
+                }
+                c0 += pats.len();
+            }
+            row[zcol + q] = 1.0;
+            a.push(row);
+            b.push(fixed[q]);
+        }
+        for q in 0..nq {
+            let mut row = vec![0f64; nvars];
+            row[zcol + q] = 1.0;
+            a.push(row);
+            b.push(f64::from(self.demand[q]));
+        }
+        let mut cvec = vec![0f64; nvars];
+        for q in 0..nq {
+            cvec[zcol + q] = self.weight[q] as f64;
+        }
+        let Some((x, y)) = crate::lp::maximize(&a, &b, &cvec) else {
+            return (self.local_search(init), None);
+        };
+        let k = 65536f64;
+        let mu: Vec<i128> = (0..nq)
+            .map(|q| {
+                let v = (y[groups.len() + q] * k).round();
+                (v as i128).clamp(0, i128::from(self.weight[q]) * 65536)
+            })
+            .collect();
+        // Round down and hand the patterns to GPUs, current layouts first (no reconfiguration).
+        let mut c0 = 0usize;
+        for (gi, g) in groups.iter().enumerate() {
+            let pats = &patterns[gi];
+            let mut left: Vec<u64> = (0..pats.len())
+                .map(|k| (x[c0 + k] + 1e-7).floor().max(0.0) as u64)
+                .collect();
+            c0 += pats.len();
+            let mut members: Vec<usize> = g
+                .iter()
+                .flat_map(|&c| self.classes[c].gpus.iter().copied())
+                .collect();
+            members.sort_unstable();
+            let mut done = vec![false; members.len()];
+            for (mi, &gpu) in members.iter().enumerate() {
+                let class = &self.classes[self.class_of[gpu]];
+                if let Some(k) = pats.iter().position(|p| *p == class.supply_opts[0].s)
+                    && left[k] > 0
+                {
+                    left[k] -= 1;
+                    done[mi] = true;
+                }
+            }
+            let mut k = 0usize;
+            for (mi, &gpu) in members.iter().enumerate() {
+                if done[mi] {
+                    continue;
+                }
+                while k < pats.len() && left[k] == 0 {
+                    k += 1;
+                }
+                if k == pats.len() {
+                    break;
+                }
+                left[k] -= 1;
+                init[gpu] = self.match_opt(self.class_of[gpu], &pats[k]);
+            }
+        }
+        (self.local_search(init), Some(mu))
+    }
+
+    /// The class's option serving at least `s`, fewest reconfigurations first.
+    fn match_opt(&self, ci: usize, s: &[u32]) -> usize {
+        let opts = &self.classes[ci].supply_opts;
+        let covers = |o: &SupplyOpt| o.s.iter().zip(s).all(|(a, b)| a >= b);
+        opts.iter()
+            .enumerate()
+            .filter(|(_, o)| covers(o))
+            .min_by_key(|(i, o)| (o.r, o.s != s, *i))
+            .map_or(0, |(i, _)| i)
     }
 
     fn caps(&self) -> Vec<u32> {
@@ -324,8 +498,11 @@ impl<'p, 'c> Prepared<'p, 'c> {
     /// Local search: start from the current layouts; move a GPU to the option with the largest
     /// gain in `W` (ties: fewer reconfigurations, then option order) until nothing improves.
     fn greedy_choice(&self) -> Vec<usize> {
+        self.local_search(vec![0usize; self.class_of.len()])
+    }
+
+    fn local_search(&self, mut choice: Vec<usize>) -> Vec<usize> {
         let nq = self.demand.len();
-        let mut choice = vec![0usize; self.class_of.len()];
         let mut supply = vec![0i64; nq];
         for (g, &c) in self.class_of.iter().enumerate() {
             for (q, x) in self.classes[c].supply_opts[choice[g]].s.iter().enumerate() {
@@ -382,7 +559,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
 
     /// Lagrangian (LP) bound: for μ in [0, w], W ≤ Σ (w − μ)·d + Σ_g max_o μ·s_o. μ is kept
     /// as integers over 2¹⁶ so the bound is exact; subgradient steps improve it.
-    fn bound(&self, lower: u64) -> u64 {
+    fn bound(&self, lower: u64, start: Option<Vec<i128>>) -> u64 {
         const K: i128 = 1 << 16;
         let caps = self.caps();
         let nq = caps.len();
@@ -392,7 +569,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
             .map(|(c, w)| i128::from(*c) * i128::from(*w))
             .sum();
         let w: Vec<i128> = self.weight.iter().map(|&w| i128::from(w) * K).collect();
-        let mut mu: Vec<i128> = w.iter().map(|x| x / 2).collect();
+        let mut mu: Vec<i128> = start.unwrap_or_else(|| w.iter().map(|x| x / 2).collect());
         let eval = |mu: &[i128], grad: &mut Vec<i128>| -> i128 {
             let mut total: i128 = (0..nq).map(|q| (w[q] - mu[q]) * i128::from(caps[q])).sum();
             grad.clear();

@@ -1,0 +1,129 @@
+//! B7 (performance.md): MIG layout packing on 1,000 GPUs (A100-80GB and H100-80GB), mixed
+//! demand reaching ~95 % of memory slices; empty GPUs and 30 % pre-occupied.
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use gpuquota_benches::SplitMix64;
+use gpuquota_mig::{
+    Catalogue, DemandSpec, GpuSpec, InstanceSpec, Mode, PlanOptions, PlanRequest, Prepared,
+    WeightPolicy,
+};
+
+/// Profiles shared by name on A100-80GB and H100-80GB, with their memory units.
+const PROFILES: [(&str, u64); 6] = [
+    ("1g.10gb", 1),
+    ("1g.20gb", 2),
+    ("2g.20gb", 2),
+    ("3g.40gb", 4),
+    ("4g.40gb", 4),
+    ("7g.80gb", 8),
+];
+
+/// 1,000 GPUs; `occupied` of every 10 carry a random current layout with busy instances.
+fn scenario(seed: u64, occupied: u64, mode: Mode) -> PlanRequest {
+    let c = Catalogue::builtin();
+    let mut rng = SplitMix64::new(seed);
+    let models = ["A100-80GB", "H100-80GB"];
+    let mut gpus = Vec::with_capacity(1000);
+    for i in 0..1000u32 {
+        let name = models[(rng.below(2)) as usize];
+        let m = c.resolve(name).ok();
+        let instances = if rng.below(10) < occupied {
+            m.map(|m| {
+                let layouts = m.layouts();
+                let l = &layouts[rng.below(layouts.len() as u64) as usize];
+                l.instances()
+                    .iter()
+                    .map(|x| InstanceSpec {
+                        profile: m.profiles()[usize::from(x.profile.0)].name().to_owned(),
+                        start: x.start,
+                        busy: rng.below(2) == 0,
+                    })
+                    .collect()
+            })
+        } else {
+            Some(Vec::new())
+        };
+        gpus.push(GpuSpec {
+            node: format!("node-{:03}", i / 8),
+            index: i % 8,
+            model: name.to_owned(),
+            instances,
+            busy: false,
+        });
+    }
+    // Demand until ~95 % of the 8,000 memory units.
+    let mut counts = [0u32; 6];
+    let mut units = 0u64;
+    while units < 7600 {
+        let k = rng.below(6) as usize;
+        counts[k] += 1;
+        units += PROFILES[k].1;
+    }
+    let demand = PROFILES
+        .iter()
+        .zip(counts)
+        .map(|((p, _), count)| DemandSpec {
+            resource: None,
+            profile: Some((*p).to_owned()),
+            count,
+            weight: None,
+        })
+        .collect();
+    PlanRequest {
+        mode,
+        weights: WeightPolicy::MemorySlices,
+        gpus,
+        demand,
+    }
+}
+
+fn b7(c: &mut Criterion) {
+    let cat = Catalogue::builtin();
+    let mut group = c.benchmark_group("mig");
+    group.sample_size(20);
+    for (label, occupied, mode) in [
+        ("empty", 0, Mode::KeepBusyGpus),
+        ("occupied30", 3, Mode::KeepBusyGpus),
+        ("occupied30-pin", 3, Mode::PinBusyInstances),
+    ] {
+        let req = scenario(7, occupied, mode);
+        let Ok(problem) = req.resolve(cat) else {
+            eprintln!("mig bench: scenario {label} did not validate");
+            continue;
+        };
+        let Ok(prepared) = Prepared::new(&problem) else {
+            continue;
+        };
+        // Figures for the README: value, bound and gap of the plan the benchmark times.
+        if let Ok(plan) = prepared.solve(&PlanOptions::default()) {
+            let bound = plan.bound.unwrap_or(plan.value);
+            eprintln!(
+                "mig/{label}: value {} bound {bound} gap {:.3}% reconfigured {} fragmentation {} optimal {}",
+                plan.value,
+                100.0 * (bound - plan.value) as f64 / bound.max(1) as f64,
+                plan.reconfigured,
+                plan.fragmentation,
+                plan.optimal
+            );
+        }
+        group.bench_function(format!("greedy_1000/{label}"), |b| {
+            b.iter(|| black_box(prepared.greedy()))
+        });
+        group.bench_function(format!("prepare_1000/{label}"), |b| {
+            b.iter(|| black_box(Prepared::new(black_box(&problem)).map(|p| p.greedy().value)))
+        });
+        group.bench_function(format!("plan_1000/{label}"), |b| {
+            b.iter(|| {
+                black_box(gpuquota_mig::plan(
+                    black_box(&problem),
+                    &PlanOptions::default(),
+                ))
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, b7);
+criterion_main!(benches);
