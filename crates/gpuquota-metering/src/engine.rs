@@ -501,7 +501,7 @@ impl<'a> Ctx<'a> {
 pub fn meter(input: &Input) -> Result<Report, MeteringError> {
     let cfg = &input.config;
     let w = cfg.window;
-    if w.is_empty() {
+    if w.is_empty() || w.end.checked_sub(w.start).is_none() {
         return Err(MeteringError::InvalidWindow {
             start: w.start,
             end: w.end,
@@ -1074,7 +1074,7 @@ fn sweep(
         let mut ei = 0usize;
         let mut qi = 0usize;
         while ei < events.len() && events[ei].0 <= w.start {
-            a[events[ei].1] += events[ei].2;
+            a[events[ei].1] = add(a[events[ei].1], events[ei].2, &ct.name)?;
             ei += 1;
         }
         let mut warned = false;
@@ -1107,8 +1107,8 @@ fn sweep(
                     let b = (ag - qg).max(0);
                     x.borrowed = add(x.borrowed, mul(b, dur, &what)?, &what)?;
                     x.quota = add(x.quota, mul(qg, dur, &what)?, &what)?;
-                    b_total += b;
-                    q_total += qg;
+                    b_total = add(b_total, b, &what)?;
+                    q_total = add(q_total, qg, &what)?;
                 }
                 if let Some(cap) = cap_units
                     && total_a > cap
@@ -1138,15 +1138,16 @@ fn sweep(
                     }
                 }
                 if lend && b_total > 0 {
-                    let unassigned = cap_units.map_or(i128::MAX, |cap| (cap - q_total).max(0));
-                    let from_lenders = (b_total - unassigned).max(0);
+                    let unassigned =
+                        cap_units.map_or(i128::MAX, |cap| cap.saturating_sub(q_total).max(0));
+                    let from_lenders = b_total.saturating_sub(unassigned).max(0);
                     if from_lenders > 0 {
                         spare_w.clear();
                         spare_w.extend(dept_groups.iter().map(|g| (q[*g] - a[*g]).max(0)));
                         let total = mul(from_lenders, dur, &what)?;
                         if let Some(shares) = apportion(total, &spare_w) {
                             for (g, s) in dept_groups.iter().zip(shares) {
-                                acc[*g][c].lent += s;
+                                acc[*g][c].lent = add(acc[*g][c].lent, s, &what)?;
                             }
                         }
                     }
@@ -1154,7 +1155,7 @@ fn sweep(
             }
             while ei < events.len() && events[ei].0 == next {
                 let (_, g, d) = events[ei];
-                a[g] += d;
+                a[g] = add(a[g], d, &what)?;
                 ei += 1;
             }
             if next_q == next && qi < times.len() {
@@ -1245,7 +1246,7 @@ fn build_report(
                         let entry = lines
                             .entry((d, card_name.clone(), Some(sname.clone())))
                             .or_insert((c, Acc::default()));
-                        entry.1.allocated += units;
+                        entry.1.allocated = add(entry.1.allocated, units, &what)?;
                         entry.1.busy_micro = busy_micro;
                         entry.1.covered = covered;
                     }
@@ -1264,7 +1265,9 @@ fn build_report(
             (Basis::Allocated, _) | (Basis::Quota, Some(_)) => x.allocated,
             (Basis::Quota, None) => match cfg.borrowed {
                 BorrowedMode::Informational => x.quota,
-                BorrowedMode::Charged => x.quota + x.borrowed - x.lent,
+                BorrowedMode::Charged => add(x.quota, x.borrowed, "charged")?
+                    .checked_sub(x.lent)
+                    .ok_or_else(|| ovf("charged"))?,
             },
         };
         charged_per_card[c] = add(charged_per_card[c], charged, "charged")?;

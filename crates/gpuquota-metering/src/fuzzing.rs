@@ -75,3 +75,141 @@ pub fn check_exposition(text: &str) {
         check_report(&report);
     }
 }
+
+/// Builds a `gpuquota meter` document and a DCGM exposition from arbitrary bytes (valid-shaped
+/// but adversarial: overlapping holders, unknown profiles, odd steps, duplicate times), then
+/// runs [`check_document`] and [`check_exposition`] on them and on the raw bytes as text.
+pub fn check_bytes(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        check_document(text);
+        check_exposition(text);
+    }
+    let mut u = arbitrary::Unstructured::new(data);
+    if let Ok((doc, prom)) = structured(&mut u) {
+        check_document(&doc);
+        check_exposition(&prom);
+    }
+}
+
+fn structured(u: &mut arbitrary::Unstructured<'_>) -> arbitrary::Result<(String, String)> {
+    const PROFILES: [&str; 5] = ["1g.18gb", "3g.71gb", "7g.141gb", "1g.18gb+me", "9g.1gb"];
+    const OPTS: [&str; 6] = [
+        "",
+        "basis: quota\n",
+        "basis: quota\nborrowed: charged\n",
+        "idle: weighted\n",
+        "idle: even\nrounding: down\n",
+        "migWeights: max-instances\nrounding: half-up\n",
+    ];
+    let end = 60 * i64::from(u.int_in_range(1u16..=240)?);
+    let mut doc = format!(
+        "window: {{start: 0, end: {end}}}\ncurrency: {}\n{}cardTypes:\n  - {{name: H200, model: NVIDIA H200, pricePerHour: \"{}.{:02}\", capacity: {}}}\n  - {{name: L4, pricePerHour: \"0.7\", capacity: {}}}\ndepartments:\n  - {{name: A, namespaces: [a], quota: {{H200: {}}}}}\n  - {{name: B, namespaces: [b], quota: {{H200: {}, L4: {}}}}}\n",
+        *u.choose(&["USD", "JPY", "KWD", "EUR"])?,
+        u.choose(&OPTS)?,
+        u.int_in_range(0u8..=9)?,
+        u.int_in_range(0u8..=99)?,
+        u.int_in_range(0u8..=8)?,
+        u.int_in_range(0u8..=4)?,
+        u.int_in_range(0u8..=4)?,
+        u.int_in_range(0u8..=4)?,
+        u.int_in_range(0u8..=4)?,
+    );
+    doc.push_str("records:\n");
+    for i in 0..u.int_in_range(0u8..=6)? {
+        let s = i64::from(u.int_in_range(0u16..=300)?) * 30 - 600;
+        let len = i64::from(u.int_in_range(0u16..=300)?) * 30;
+        let who = *u.choose(&[
+            "department: A",
+            "department: B",
+            "namespace: a",
+            "namespace: zz",
+        ])?;
+        let card = *u.choose(&["H200", "L4"])?;
+        let shape = if u.arbitrary()? {
+            format!(
+                "mig: {}, count: {}",
+                u.choose(&PROFILES)?,
+                u.int_in_range(0u8..=3)?
+            )
+        } else {
+            format!("gpus: {}", u.int_in_range(0u8..=3)?)
+        };
+        let end = if u.arbitrary()? {
+            format!(", end: {}", s + len)
+        } else {
+            String::new()
+        };
+        let holder = if u.arbitrary()? {
+            format!(", holder: n/G{}", i % 3)
+        } else {
+            String::new()
+        };
+        doc.push_str(&format!(
+            "  - {{{who}, cardType: {card}, {shape}, start: {s}{end}{holder}}}\n"
+        ));
+    }
+    doc.push_str("series:\n");
+    for _ in 0..u.int_in_range(0u8..=2)? {
+        let step = *u.choose(&[60i64, 300, 600, 700, 0])?;
+        let values: Vec<String> = (0..u.int_in_range(0u8..=12)?)
+            .map(|_| {
+                Ok(if u.arbitrary()? {
+                    "null".to_owned()
+                } else {
+                    u.int_in_range(0u8..=3)?.to_string()
+                })
+            })
+            .collect::<arbitrary::Result<_>>()?;
+        doc.push_str(&format!(
+            "  - {{namespace: b, cardType: H200, step: {step}, values: [{}]}}\n",
+            values.join(", ")
+        ));
+    }
+    doc.push_str("samples:\n");
+    for _ in 0..u.int_in_range(0u8..=2)? {
+        let mut t = -300i64;
+        let pts: Vec<String> = (0..u.int_in_range(0u8..=6)?)
+            .map(|_| {
+                t += i64::from(u.int_in_range(0u16..=400)?);
+                Ok(format!("[{t}, {}]", u.int_in_range(0u8..=2)?))
+            })
+            .collect::<arbitrary::Result<_>>()?;
+        doc.push_str(&format!(
+            "  - {{department: A, cardType: H200, lookback: {}, points: [{}], staleAt: [{}]}}\n",
+            u.int_in_range(0u16..=600)?,
+            pts.join(", "),
+            u.int_in_range(0u16..=900)?
+        ));
+    }
+    if u.arbitrary()? {
+        doc.push_str(&format!(
+            "services:\n  - {{name: rag, department: B, tokens: {{A: {{input: {}}}, unattributed: {{output: {}}}}}}}\n",
+            u.int_in_range(0u32..=1000)?,
+            u.int_in_range(0u32..=1000)?
+        ));
+    }
+    let mut prom = String::from("# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge\n");
+    for _ in 0..u.int_in_range(0u8..=8)? {
+        let gi = if u.arbitrary()? {
+            format!(
+                ",GPU_I_PROFILE=\"{}\",GPU_I_ID=\"{}\"",
+                u.choose(&PROFILES)?,
+                u.int_in_range(0u8..=3)?
+            )
+        } else {
+            String::new()
+        };
+        let ns = *u.choose(&[
+            "",
+            ",namespace=\"a\",pod=\"p\"",
+            ",exported_namespace=\"b\",job=\"x\"",
+        ])?;
+        prom.push_str(&format!(
+            "DCGM_FI_PROF_GR_ENGINE_ACTIVE{{UUID=\"GPU-{}\",modelName=\"NVIDIA H200\",Hostname=\"h\"{gi}{ns}}} 0.{} {}\n",
+            u.int_in_range(0u8..=2)?,
+            u.int_in_range(0u8..=99)?,
+            i64::from(u.int_in_range(0u16..=100)?) * 15_000
+        ));
+    }
+    Ok((doc, prom))
+}

@@ -1,5 +1,7 @@
 //! Scenario, property and golden tests of gpuquota-metering (one test binary).
 
 mod examples;
+#[cfg(feature = "fuzzing")]
+mod fuzz_smoke;
 mod properties;
 mod scenarios;
