@@ -74,9 +74,9 @@ pub fn cohort(name: &str, parent: Option<&str>, groups: &[Vec<Q<'_>>]) -> String
     if let Some(p) = parent {
         s.push_str(&format!("  parentName: {p}\n"));
     }
-    if groups.is_empty() {
+    if groups.is_empty() && parent.is_none() {
         s.push_str("  {}\n");
-    } else {
+    } else if !groups.is_empty() {
         s.push_str(&groups_yaml(groups));
     }
     s.push_str("---\n");
@@ -179,7 +179,7 @@ pub fn admitted(
 
 pub fn world(yaml: &str) -> World {
     let imported = gpuquota_model::import_str("test.yaml", yaml).expect("valid YAML");
-    World::build(&imported.model).expect("well-formed objects")
+    World::build(&imported.model).unwrap_or_else(|e| panic!("{e}"))
 }
 
 pub fn run(yaml: &str) -> ScheduleReport {

@@ -1,1 +1,287 @@
+//! §5 the scheduling cycle.
 
+use crate::common::*;
+
+/// One head per ClusterQueue per cycle: two workloads that both fit in one BestEffortFIFO
+/// queue are admitted in cycles 1 and 2, in priority then FIFO order.
+#[test]
+fn one_head_per_cluster_queue_per_cycle() {
+    let mut y = rf("f");
+    y += &cq("a", None, "", &[vec![gpu("f", "4")]]);
+    y += &wl("first", "a", 0, 1, 1, &[("nvidia.com/gpu", "1")]);
+    y += &wl("second", "a", 0, 2, 1, &[("nvidia.com/gpu", "1")]);
+    y += &wl("urgent", "a", 10, 3, 1, &[("nvidia.com/gpu", "1")]);
+    let r = run(&y);
+    let order: Vec<(String, u32)> = r
+        .admitted
+        .iter()
+        .map(|a| (a.workload.clone(), a.cycle))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("ns/urgent".into(), 1),
+            ("ns/first".into(), 2),
+            ("ns/second".into(), 3)
+        ]
+    );
+    assert_eq!(r.cycles, 3);
+    assert!(r.pending.is_empty());
+}
+
+/// Rule 11: entries are ordered by borrowing level before priority: the non-borrowing head
+/// of `lender` wins over the higher-priority borrowing head of `borrower`.
+#[test]
+fn non_borrowing_entries_first() {
+    let mut y = rf("f");
+    y += &cq("lender", Some("co"), "", &[vec![gpu("f", "2")]]);
+    y += &cq("borrower", Some("co"), "", &[vec![gpu("f", "0")]]);
+    y += &wl("borrow", "borrower", 100, 1, 2, &[("nvidia.com/gpu", "1")]);
+    y += &wl("own", "lender", 0, 2, 2, &[("nvidia.com/gpu", "1")]);
+    let r = run_cycles(&y, 1);
+    assert_eq!(admitted_names(&r), ["ns/own"]);
+    let p = pending_of(&r, "ns/borrow");
+    assert_eq!(p.reason, "WaitingForQuota");
+    assert_eq!(
+        p.message,
+        "Workload no longer fits after processing another workload"
+    );
+}
+
+/// Rule 13: a StrictFIFO head that does not fit blocks its queue; BestEffortFIFO moves on.
+#[test]
+fn strict_fifo_blocks_best_effort_moves_on() {
+    for (strategy, expect_small) in [("StrictFIFO", false), ("BestEffortFIFO", true)] {
+        let mut y = rf("f");
+        y += &cq(
+            "q",
+            None,
+            &format!("queueingStrategy: {strategy}"),
+            &[vec![gpu("f", "4")]],
+        );
+        y += &admitted(
+            "running",
+            "q",
+            "q",
+            0,
+            0,
+            2,
+            "f",
+            &[("nvidia.com/gpu", "1", "2")],
+        );
+        y += &wl("big", "q", 0, 1, 3, &[("nvidia.com/gpu", "1")]);
+        y += &wl("small", "q", 0, 2, 1, &[("nvidia.com/gpu", "1")]);
+        let r = run(&y);
+        assert_eq!(
+            r.admitted.iter().any(|a| a.workload == "ns/small"),
+            expect_small,
+            "{strategy}"
+        );
+        let big = pending_of(&r, "ns/big");
+        assert_eq!(big.reason, "WaitingForQuota");
+        assert_eq!(
+            big.message,
+            "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor f, 1 more needed"
+        );
+        if !expect_small {
+            let small = pending_of(&r, "ns/small");
+            assert_eq!(small.reason, "Pending");
+            assert!(small.message.contains("ns/big"));
+        }
+    }
+}
+
+/// Rule 12: a Preempt head without targets reserves capacity so that a later entry of the
+/// cohort cannot take it this cycle — unless reclaimWithinCohort is Any.
+#[test]
+fn preempt_without_targets_reserves_capacity() {
+    for (reclaim, other_admitted) in [("Never", false), ("LowerPriority", false), ("Any", true)] {
+        let mut y = rf("f");
+        y += &cq(
+            "a",
+            Some("co"),
+            &format!("preemption: {{reclaimWithinCohort: {reclaim}}}"),
+            &[vec![gpu("f", "4")]],
+        );
+        y += &cq("b", Some("co"), "", &[vec![gpu("f", "0")]]);
+        y += &admitted(
+            "held",
+            "a",
+            "a",
+            0,
+            0,
+            2,
+            "f",
+            &[("nvidia.com/gpu", "1", "2")],
+        );
+        y += &wl("needs-four", "a", 50, 1, 4, &[("nvidia.com/gpu", "1")]);
+        y += &wl("wants-two", "b", 0, 2, 2, &[("nvidia.com/gpu", "1")]);
+        let r = run_cycles(&y, 1);
+        assert_eq!(
+            r.admitted.iter().any(|a| a.workload == "ns/wants-two"),
+            other_admitted,
+            "{reclaim}"
+        );
+        assert_eq!(pending_of(&r, "ns/needs-four").reason, "WaitingForQuota");
+    }
+}
+
+/// Rule 12: entries whose preemption targets overlap with targets chosen earlier in the cycle
+/// are skipped; both preemptors are admitted in the next cycle once the victim is gone.
+#[test]
+fn overlapping_preemption_targets() {
+    let mut y = rf("f");
+    let p = "preemption: {reclaimWithinCohort: Any}";
+    y += &cq("a", Some("co"), p, &[vec![gpu("f", "2")]]);
+    y += &cq("b", Some("co"), p, &[vec![gpu("f", "2")]]);
+    y += &cq("c", Some("co"), "", &[vec![gpu("f", "0")]]);
+    y += &admitted(
+        "hog",
+        "c",
+        "c",
+        0,
+        0,
+        4,
+        "f",
+        &[("nvidia.com/gpu", "1", "4")],
+    );
+    y += &wl("pa", "a", 10, 1, 2, &[("nvidia.com/gpu", "1")]);
+    y += &wl("pb", "b", 5, 2, 2, &[("nvidia.com/gpu", "1")]);
+    let r1 = run_cycles(&y, 1);
+    assert_eq!(
+        preempted_names(&r1),
+        [("ns/hog".to_string(), "InCohortReclamation".to_string())]
+    );
+    assert_eq!(r1.preempted[0].preemptor, "ns/pa");
+    assert_eq!(
+        pending_of(&r1, "ns/pb").message,
+        "Workload has overlapping preemption targets with another workload"
+    );
+    assert_eq!(
+        pending_of(&r1, "ns/pa").reason,
+        "WaitingForPreemptedWorkloads"
+    );
+    assert_eq!(
+        pending_of(&r1, "ns/pa").message,
+        "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor f, 2 more needed. Pending the preemption of 1 workload(s)"
+    );
+    let r = run(&y);
+    let cycles: Vec<(String, u32)> = r
+        .admitted
+        .iter()
+        .map(|a| (a.workload.clone(), a.cycle))
+        .collect();
+    assert_eq!(cycles, [("ns/pa".into(), 2), ("ns/pb".into(), 2)]);
+    let hog = pending_of(&r, "ns/hog");
+    assert_eq!(hog.cluster_queue, "c");
+}
+
+/// namespaceSelector: a workload from a namespace the ClusterQueue does not select is
+/// inadmissible with upstream's message; an unset selector selects nothing.
+#[test]
+fn namespace_selector() {
+    let mut y = rf("f");
+    y += &cq("q", None, "", &[vec![gpu("f", "4")]]);
+    y = y.replace(
+        "namespaceSelector: {}",
+        "namespaceSelector: {matchLabels: {team: a}}",
+    );
+    y += "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns, labels: {team: b}}\n---\n";
+    y += &wl("w", "q", 0, 1, 1, &[("nvidia.com/gpu", "1")]);
+    let r = run(&y);
+    let p = pending_of(&r, "ns/w");
+    assert_eq!(
+        (p.reason.as_str(), p.message.as_str()),
+        (
+            "Misconfigured",
+            "Workload namespace doesn't match ClusterQueue selector"
+        )
+    );
+    let ok = y.replace("team: b", "team: a");
+    assert_eq!(admitted_names(&run(&ok)), ["ns/w"]);
+}
+
+/// Missing LocalQueue / ClusterQueue and inactive ClusterQueues keep workloads pending with
+/// the workload controller's reasons.
+#[test]
+fn missing_and_inactive_queues() {
+    let mut y = rf("f");
+    y += &cq("q", None, "", &[vec![gpu("f", "4")]]);
+    y += &cq("stopped", None, "stopPolicy: Hold", &[vec![gpu("f", "4")]]);
+    y += &cq("noflavor", None, "", &[vec![gpu("missing", "4")]]);
+    y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: orphan, namespace: ns}\nspec: {clusterQueue: gone}\n---\n";
+    y += &wl("no-lq", "nope", 0, 1, 1, &[("nvidia.com/gpu", "1")]);
+    y += &wl("no-cq", "orphan", 0, 2, 1, &[("nvidia.com/gpu", "1")]);
+    y += &wl("on-stopped", "stopped", 0, 3, 1, &[("nvidia.com/gpu", "1")]);
+    y += &wl(
+        "on-inactive",
+        "noflavor",
+        0,
+        4,
+        1,
+        &[("nvidia.com/gpu", "1")],
+    );
+    let w = world(&y);
+    assert!(
+        w.warnings
+            .iter()
+            .any(|x| x.name == "noflavor" && x.message.contains("FlavorNotFound"))
+    );
+    let r = gpuquota_cohort::schedule(&w, None);
+    let got: Vec<(String, String, String, String)> = r
+        .pending
+        .iter()
+        .map(|p| {
+            (
+                p.workload.clone(),
+                p.cluster_queue.clone(),
+                p.reason.clone(),
+                p.message.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "ns/no-cq".into(),
+                "gone".into(),
+                "Misconfigured".into(),
+                "ClusterQueue gone doesn't exist".into()
+            ),
+            (
+                "ns/no-lq".into(),
+                "".into(),
+                "Misconfigured".into(),
+                "LocalQueue nope doesn't exist".into()
+            ),
+            (
+                "ns/on-inactive".into(),
+                "noflavor".into(),
+                "Suspended".into(),
+                "ClusterQueue noflavor is inactive".into()
+            ),
+            (
+                "ns/on-stopped".into(),
+                "stopped".into(),
+                "Suspended".into(),
+                "ClusterQueue stopped is inactive".into()
+            ),
+        ]
+    );
+    assert_eq!(r.cycles, 0);
+}
+
+/// `--cycles N` stops after N cycles.
+#[test]
+fn cycles_bound() {
+    let mut y = rf("f");
+    y += &cq("a", None, "", &[vec![gpu("f", "4")]]);
+    for i in 0..3 {
+        y += &wl(&format!("w{i}"), "a", 0, i, 1, &[("nvidia.com/gpu", "1")]);
+    }
+    let r = run_cycles(&y, 2);
+    assert_eq!(r.cycles, 2);
+    assert_eq!(admitted_names(&r), ["ns/w0", "ns/w1"]);
+    assert_eq!(pending_of(&r, "ns/w2").reason, "Pending");
+}
