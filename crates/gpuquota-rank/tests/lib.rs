@@ -1,3 +1,4 @@
 //! Scenario tests of gpuquota-rank (one integration test binary).
 mod division;
+mod props;
 mod scenarios;
