@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 #[allow(dead_code)] // helpers are used as the engine subcommands land
 mod common;
 mod kai;
+mod kueue;
 mod meter;
 mod mig;
 mod quotas;
@@ -46,6 +47,11 @@ enum Command {
     /// The quota picture: per cohort tree and KAI queue tree, what each node owns, reserves,
     /// lends and can use at most.
     Quotas(quotas::QuotasArgs),
+    /// Kueue: schedule workloads (admissions, preemptions, why each waits) and show quotas.
+    Kueue {
+        #[command(subcommand)]
+        command: kueue::KueueCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -57,6 +63,7 @@ fn main() -> ExitCode {
         Some(Command::Meter(args)) => meter::run(args),
         Some(Command::Validate(args)) => validate::run(args),
         Some(Command::Quotas(args)) => quotas::run(args),
+        Some(Command::Kueue { command }) => kueue::run(command),
     };
     match result {
         Ok(code) => code,

@@ -26,6 +26,10 @@ const SECTIONS: &[(&str, fn() -> Result<String, CliError>)] = &[
         crate::quotas::seed_section,
     ),
     (
+        "Kueue: the day scheduled (admissions, borrowing, the 02:00 reclaim, waits)",
+        crate::kueue::seed_section,
+    ),
+    (
         "KAI / Run:ai: departments and projects with their fair share (GPUs)",
         crate::kai::seed_section,
     ),

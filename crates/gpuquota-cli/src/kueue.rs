@@ -1,0 +1,339 @@
+//! `gpuquota kueue`: Kueue's admission engine over manifests (engine crate `gpuquota-cohort`).
+//!
+//! JSON contracts (stdout, pretty printed):
+//! - `schedule`: `{"cycles", "admitted": [{workload, clusterQueue, cycle, podSets: [{name,
+//!   count, flavors}]}], "preempted": [{workload, clusterQueue, preemptor, reason, cycle}],
+//!   "pending": [{workload, clusterQueue, reason, message}]}`;
+//! - `quotas`: `{"clusterQueues": {cq: {flavor: {resource: {nominal, borrowingLimit,
+//!   lendingLimit, usage, available, potentialAvailable}}}}, "cohorts": {cohort: {flavor:
+//!   {resource: {nominal, subtreeQuota, usage, borrowingLimit, lendingLimit}}}}}`.
+//!
+//! Live-cluster states Kueue tolerates are warnings on stderr; malformed objects are listed on
+//! stderr with exit code 1.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use gpuquota_cohort::{ScheduleReport, World};
+
+use crate::common::{CliError, OutputFormat, read_file, to_json};
+
+/// Kueue subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum KueueCommand {
+    /// Run Kueue's scheduling cycles over a cluster state: admissions, preemptions, and why
+    /// every other workload waits.
+    Schedule {
+        /// Manifests (YAML or JSON, several documents per file).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Stop after N cycles (default: until a cycle changes nothing).
+        #[arg(long)]
+        cycles: Option<u32>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "json")]
+        output: OutputFormat,
+    },
+    /// Quotas, usage, available and potentially available capacity of every ClusterQueue and
+    /// Cohort, as Kueue's cache computes them.
+    Quotas {
+        /// Manifests (YAML or JSON, several documents per file).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "json")]
+        output: OutputFormat,
+    },
+}
+
+/// Imports and builds the world; `Err(code)` after printing every problem.
+fn load(files: &[PathBuf]) -> Result<Result<World, ExitCode>, CliError> {
+    let mut importer = gpuquota_model::Importer::new();
+    for f in files {
+        let text = read_file(f)?;
+        importer.add_str(&f.display().to_string(), &text);
+    }
+    let imported = match importer.finish() {
+        Ok(i) => i,
+        Err(errors) => {
+            for e in &errors.0 {
+                eprintln!("error: {e}");
+            }
+            return Ok(Err(ExitCode::from(1)));
+        }
+    };
+    for w in &imported.warnings {
+        eprintln!("warning: {w}");
+    }
+    world_from(&imported.model)
+}
+
+fn world_from(model: &gpuquota_model::Model) -> Result<Result<World, ExitCode>, CliError> {
+    match World::build(model) {
+        Ok(world) => {
+            for w in &world.warnings {
+                eprintln!("warning: {w}");
+            }
+            Ok(Ok(world))
+        }
+        Err(e) => {
+            for p in &e.problems {
+                eprintln!("error: {p}");
+            }
+            Ok(Err(ExitCode::from(1)))
+        }
+    }
+}
+
+pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
+    match command {
+        KueueCommand::Schedule {
+            files,
+            cycles,
+            output,
+        } => {
+            let world = match load(&files)? {
+                Ok(w) => w,
+                Err(code) => return Ok(code),
+            };
+            let report = gpuquota_cohort::schedule(&world, cycles);
+            match output {
+                OutputFormat::Json => print!("{}", to_json(&report)?),
+                OutputFormat::Table => print!("{}", schedule_table(&report)),
+                other => {
+                    return Err(CliError(format!(
+                        "kueue schedule: --output {other:?} is not supported (json, table)"
+                    )));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        KueueCommand::Quotas { files, output } => {
+            let world = match load(&files)? {
+                Ok(w) => w,
+                Err(code) => return Ok(code),
+            };
+            let report = gpuquota_cohort::quotas(&world);
+            match output {
+                OutputFormat::Json => print!("{}", to_json(&report)?),
+                OutputFormat::Table => print!("{}", quotas_table(&report)),
+                other => {
+                    return Err(CliError(format!(
+                        "kueue quotas: --output {other:?} is not supported (json, table)"
+                    )));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_owned()
+    } else {
+        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
+        t.push('~');
+        t
+    }
+}
+
+/// Splits `s` into lines of at most `width` characters at spaces.
+fn wrap(s: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in s.split(' ') {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+/// The schedule as 80-column text.
+pub(crate) fn schedule_table(r: &ScheduleReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "cycles: {}", r.cycles);
+    let _ = writeln!(out, "\nadmitted ({}):", r.admitted.len());
+    for a in &r.admitted {
+        let flavors: Vec<String> = a
+            .pod_sets
+            .iter()
+            .map(|p| {
+                let f: Vec<String> = p.flavors.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("{}x{} {}", p.name, p.count, f.join(","))
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  c{:<3} {:<28} {:<14} {}",
+            a.cycle,
+            cut(&a.workload, 28),
+            cut(&a.cluster_queue, 14),
+            cut(&flavors.join("; "), 30)
+        );
+    }
+    let _ = writeln!(out, "\npreempted ({}):", r.preempted.len());
+    for p in &r.preempted {
+        let _ = writeln!(
+            out,
+            "  c{:<3} {:<26} by {:<24} {}",
+            p.cycle,
+            cut(&p.workload, 26),
+            cut(&p.preemptor, 24),
+            cut(&p.reason, 19)
+        );
+    }
+    let _ = writeln!(out, "\npending ({}):", r.pending.len());
+    for p in &r.pending {
+        let _ = writeln!(
+            out,
+            "  {:<30} {:<14} {}",
+            cut(&p.workload, 30),
+            cut(&p.cluster_queue, 14),
+            cut(&p.reason, 30)
+        );
+        for line in wrap(&p.explanation, 74) {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    out
+}
+
+fn quotas_table(r: &gpuquota_cohort::QuotasReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<16} {:<18} {:<14} {:>6} {:>6} {:>6} {:>6}",
+        "ClusterQueue", "flavor", "resource", "nom", "usage", "avail", "max"
+    );
+    for (cq, flavors) in &r.cluster_queues {
+        for (f, res) in flavors {
+            for (rn, q) in res {
+                let _ = writeln!(
+                    out,
+                    "{:<16} {:<18} {:<14} {:>6} {:>6} {:>6} {:>6}",
+                    cut(cq, 16),
+                    cut(f, 18),
+                    cut(rn, 14),
+                    cut(&q.nominal, 6),
+                    cut(&q.usage, 6),
+                    cut(&q.available, 6),
+                    cut(&q.potential_available, 6)
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n{:<16} {:<18} {:<14} {:>6} {:>8} {:>6}",
+        "Cohort", "flavor", "resource", "nom", "subtree", "usage"
+    );
+    for (co, flavors) in &r.cohorts {
+        for (f, res) in flavors {
+            for (rn, q) in res {
+                let _ = writeln!(
+                    out,
+                    "{:<16} {:<18} {:<14} {:>6} {:>8} {:>6}",
+                    cut(co, 16),
+                    cut(f, 18),
+                    cut(rn, 14),
+                    cut(&q.nominal, 6),
+                    cut(&q.subtree_quota, 8),
+                    cut(&q.usage, 6)
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The seed section: the seed platform's day scheduled by Kueue's rules.
+pub(crate) fn seed_section() -> Result<String, CliError> {
+    let mut importer = gpuquota_model::Importer::new();
+    importer.add_str("kueue.yaml", crate::seed::KUEUE_YAML);
+    importer.add_str("kueue-workloads.yaml", crate::seed::KUEUE_WORKLOADS_YAML);
+    let imported = importer.finish()?;
+    let world = World::build(&imported.model).map_err(|e| CliError(e.to_string()))?;
+    // The day in two steps: everything but the last arrival (the 02:00 fine-tuning job),
+    // then that arrival.
+    let mut s = gpuquota_cohort::Scheduler::new(&world);
+    let last = world
+        .workloads
+        .iter()
+        .filter(|w| w.admitted.is_none())
+        .map(|w| w.created)
+        .max();
+    let late: Vec<u32> = (0..world.workloads.len() as u32)
+        .filter(|&i| {
+            let w = &world.workloads[i as usize];
+            w.admitted.is_none() && Some(w.created) == last
+        })
+        .collect();
+    for &i in &late {
+        s.withhold(i);
+    }
+    s.run(None);
+    for &i in &late {
+        s.arrive(i);
+    }
+    s.run(None);
+    let r = ScheduleReport::from_scheduler(&world, &s);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} cycle(s); {} admissions, {} preemptions, {} pending at the end",
+        r.cycles,
+        s.admitted.len(),
+        r.preempted.len(),
+        r.pending.len()
+    );
+    for a in &s.admitted {
+        let w = &world.workloads[a.wl as usize];
+        let flavors: Vec<String> = a
+            .pod_sets
+            .iter()
+            .flat_map(|p| p.2.values().cloned())
+            .collect();
+        let _ = writeln!(
+            out,
+            "  c{:<2} admitted  {:<28} {:<12} {}{}",
+            a.cycle,
+            cut(&w.key, 28),
+            cut(&world.cluster_queues[a.cq as usize].name, 12),
+            cut(&flavors.join(","), 17),
+            if a.borrowing > 0 { " borrows" } else { "" }
+        );
+    }
+    for p in &r.preempted {
+        let _ = writeln!(
+            out,
+            "  c{:<2} preempted {:<26} for {:<12} {}",
+            p.cycle,
+            cut(&p.workload, 26),
+            cut(p.preemptor.rsplit('/').next().unwrap_or(""), 12),
+            cut(&p.reason, 19)
+        );
+    }
+    for p in &r.pending {
+        let _ = writeln!(
+            out,
+            "      pending   {:<28} {}",
+            cut(&p.workload, 28),
+            cut(&p.reason, 28)
+        );
+        for line in wrap(&p.explanation, 62) {
+            let _ = writeln!(out, "                {line}");
+        }
+    }
+    Ok(out)
+}
