@@ -3,5 +3,6 @@
 mod examples;
 #[cfg(feature = "fuzzing")]
 mod fuzz_smoke;
+mod golden_tests;
 mod properties;
 mod scenarios;
