@@ -5,6 +5,7 @@
 //! | module | crate | what it does |
 //! |---|---|---|
 //! | [`model`] | `gpuquota-model` | quantities, Kueue/KAI/Kubernetes objects, manifest import, validation |
+//! | [`metering`] | `gpuquota-metering` | GPU-hours per department and card type, borrowed hours, showback and chargeback in integer money |
 //!
 //! ```
 //! use gpuquota::model::{Amount, Quantity, ResourceName};
@@ -16,6 +17,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub use gpuquota_metering as metering;
 pub use gpuquota_model as model;
 
 /// The README's examples, compiled and run as doc tests.
