@@ -15,3 +15,36 @@ pub fn check_quantity(input: &str) {
         }
     }
 }
+
+/// Import and validation never panic on any bytes; on an imported model [`crate::validate()`]
+/// agrees with [`crate::validate::problems`], every problem names a field, and the reference
+/// quota tree answers every query of every root.
+pub fn check_import(bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    let mut importer = crate::Importer::new();
+    importer.add_str("fuzz.yaml", &text);
+    let Ok(imported) = importer.finish() else {
+        return;
+    };
+    let problems = crate::validate::problems(&imported.model);
+    assert_eq!(
+        crate::validate(&imported.model).is_ok(),
+        problems.is_empty()
+    );
+    for p in &problems {
+        assert!(!p.field.is_empty(), "{p}");
+        let _ = p.to_string();
+    }
+    if let Ok(tree) = crate::quota_tree::QuotaTree::new(&imported.model) {
+        for root in tree.roots() {
+            for fr in tree.subtree_flavor_resources(&root) {
+                let _ = tree.potential_available(&root, &fr);
+                let _ = tree.available(&root, &fr);
+                for child in tree.children(&root) {
+                    let _ = tree.potential_available(&child, &fr);
+                    let _ = tree.guaranteed(&child, &fr);
+                }
+            }
+        }
+    }
+}

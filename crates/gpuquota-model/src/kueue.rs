@@ -3,7 +3,7 @@
 //! Field names follow v1beta2; the v1beta1 spellings are accepted as aliases on import
 //! (`cohort` → `cohortName`, Cohort `parent` → `parentName`, `priorityClassName` +
 //! `priorityClassSource` → `priorityClassRef`). Enum-valued fields keep unknown spellings so that
-//! [`crate::validate`] can report them with their field path.
+//! [`mod@crate::validate`] can report them with their field path.
 
 use std::collections::BTreeMap;
 

@@ -25,7 +25,7 @@ pub const PODS: &str = "pods";
 pub const MIG_PREFIX: &str = "nvidia.com/mig-";
 
 impl ResourceName {
-    /// Wraps a resource name; validation lives in [`crate::validate`].
+    /// Wraps a resource name; validation lives in [`mod@crate::validate`].
     pub fn new(name: impl Into<String>) -> ResourceName {
         ResourceName(name.into())
     }

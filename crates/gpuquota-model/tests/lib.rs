@@ -1,0 +1,10 @@
+//! Scenario and property tests of gpuquota-model: upstream-style examples import and validate
+//! cleanly, a manifest with many mistakes gets every one reported with its field path, and the
+//! properties the crate docs promise (quantity round trip, import order independence, total
+//! validation) hold on generated input.
+
+mod examples;
+#[cfg(feature = "fuzzing")]
+mod fuzz_smoke;
+mod mistakes;
+mod properties;
