@@ -106,6 +106,7 @@ fn validate(capacity: &[i64], users: &[DrfUser]) -> Result<(), FairShareError> {
 ///
 /// # Complexity
 /// O((n + m) · n · m) rational operations for n users and m resources.
+#[allow(clippy::needless_range_loop)]
 pub fn drf(capacity: &[i64], users: &[DrfUser]) -> Result<Vec<Ratio>, FairShareError> {
     validate(capacity, users)?;
     let m = capacity.len();
@@ -134,7 +135,7 @@ pub fn drf(capacity: &[i64], users: &[DrfUser]) -> Result<Vec<Ratio>, FairShareE
             active[i] = false;
         }
         if active[i] {
-            rate[i] = Ratio::int(i128::from(u.weight)).div(ds)?;
+            rate[i] = Ratio::int(i128::from(u.weight)).checked_div(ds)?;
         }
     }
     let mut used = vec![Ratio::ZERO; m];
@@ -144,28 +145,34 @@ pub fn drf(capacity: &[i64], users: &[DrfUser]) -> Result<Vec<Ratio>, FairShareE
             let mut s = Ratio::ZERO;
             for i in 0..n {
                 if active[i] && users[i].task[j] > 0 {
-                    s = s.add(rate[i].mul(Ratio::int(i128::from(users[i].task[j])))?)?;
+                    s = s.checked_add(
+                        rate[i].checked_mul(Ratio::int(i128::from(users[i].task[j])))?,
+                    )?;
                 }
             }
             if s > Ratio::ZERO {
-                let dt = cap[j].sub(used[j])?.div(s)?;
+                let dt = cap[j].checked_sub(used[j])?.checked_div(s)?;
                 step = Some(step.map_or(dt, |t| t.min(dt)));
             }
         }
         for i in 0..n {
             if let (true, Some(mx)) = (active[i], users[i].max_tasks) {
-                let dt = Ratio::int(i128::from(mx)).sub(x[i])?.div(rate[i])?;
+                let dt = Ratio::int(i128::from(mx))
+                    .checked_sub(x[i])?
+                    .checked_div(rate[i])?;
                 step = Some(step.map_or(dt, |t| t.min(dt)));
             }
         }
         let Some(dt) = step else { break };
         for i in 0..n {
             if active[i] {
-                let dx = rate[i].mul(dt)?;
-                x[i] = x[i].add(dx)?;
+                let dx = rate[i].checked_mul(dt)?;
+                x[i] = x[i].checked_add(dx)?;
                 for (j, u) in used.iter_mut().enumerate() {
                     if users[i].task[j] > 0 {
-                        *u = u.add(dx.mul(Ratio::int(i128::from(users[i].task[j])))?)?;
+                        *u = u.checked_add(
+                            dx.checked_mul(Ratio::int(i128::from(users[i].task[j])))?,
+                        )?;
                     }
                 }
             }
@@ -194,6 +201,7 @@ pub fn drf(capacity: &[i64], users: &[DrfUser]) -> Result<Vec<Ratio>, FairShareE
 ///
 /// # Complexity
 /// O(T · n · m) for T tasks handed out.
+#[allow(clippy::needless_range_loop)]
 pub fn drf_tasks(capacity: &[i64], users: &[DrfUser]) -> Result<Vec<i64>, FairShareError> {
     validate(capacity, users)?;
     let m = capacity.len();
@@ -208,7 +216,7 @@ pub fn drf_tasks(capacity: &[i64], users: &[DrfUser]) -> Result<Vec<i64>, FairSh
                 ds = ds.max(Ratio::new(i128::from(u.task[j]), i128::from(capacity[j]))?);
             }
         }
-        per_task.push(ds.div(Ratio::int(i128::from(u.weight)))?);
+        per_task.push(ds.checked_div(Ratio::int(i128::from(u.weight)))?);
     }
     loop {
         let mut best: Option<(Ratio, usize)> = None;
@@ -224,7 +232,7 @@ pub fn drf_tasks(capacity: &[i64], users: &[DrfUser]) -> Result<Vec<i64>, FairSh
             if !fits {
                 continue;
             }
-            let share = per_task[i].mul(Ratio::int(i128::from(tasks[i])))?;
+            let share = per_task[i].checked_mul(Ratio::int(i128::from(tasks[i])))?;
             let better = match &best {
                 None => true,
                 Some((s, b)) => share

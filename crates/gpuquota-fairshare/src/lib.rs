@@ -8,6 +8,8 @@ pub mod config;
 pub mod drf;
 pub mod drs;
 pub mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod order;
 pub mod preemption;
 pub mod ratio;

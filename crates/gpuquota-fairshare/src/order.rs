@@ -242,7 +242,7 @@ impl FairSharingOrder {
     /// O(Σ over the popped tree's dirty cohorts of their child count · F log R) — after the
     /// first pop, only the path of the changed ClusterQueue is recomputed.
     pub fn next_head(&mut self, tree: &QuotaTree) -> Option<usize> {
-        let (&ref _name, &first) = self.remaining.iter().next()?;
+        let (_, &first) = self.remaining.iter().next()?;
         let cq = self.head_cq[first];
         let winner = match tree.parent(cq) {
             None => first,

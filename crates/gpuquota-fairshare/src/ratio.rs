@@ -73,7 +73,7 @@ impl Ratio {
     ///
     /// # Errors
     /// Overflow.
-    pub fn add(self, o: Ratio) -> Result<Ratio, FairShareError> {
+    pub fn checked_add(self, o: Ratio) -> Result<Ratio, FairShareError> {
         let g = gcd(self.den, o.den).max(1);
         let l = (self.den / g).checked_mul(o.den).ok_or_else(ovf)?;
         let a = self.num.checked_mul(l / self.den).ok_or_else(ovf)?;
@@ -85,8 +85,8 @@ impl Ratio {
     ///
     /// # Errors
     /// Overflow.
-    pub fn sub(self, o: Ratio) -> Result<Ratio, FairShareError> {
-        self.add(Ratio {
+    pub fn checked_sub(self, o: Ratio) -> Result<Ratio, FairShareError> {
+        self.checked_add(Ratio {
             num: o.num.checked_neg().ok_or_else(ovf)?,
             den: o.den,
         })
@@ -96,7 +96,7 @@ impl Ratio {
     ///
     /// # Errors
     /// Overflow.
-    pub fn mul(self, o: Ratio) -> Result<Ratio, FairShareError> {
+    pub fn checked_mul(self, o: Ratio) -> Result<Ratio, FairShareError> {
         let g1 = gcd(self.num, o.den).max(1);
         let g2 = gcd(o.num, self.den).max(1);
         let n = (self.num / g1).checked_mul(o.num / g2).ok_or_else(ovf)?;
@@ -108,7 +108,7 @@ impl Ratio {
     ///
     /// # Errors
     /// Division by zero or overflow.
-    pub fn div(self, o: Ratio) -> Result<Ratio, FairShareError> {
+    pub fn checked_div(self, o: Ratio) -> Result<Ratio, FairShareError> {
         if o.num == 0 {
             return Err(FairShareError::invalid(
                 "rational",
@@ -116,7 +116,7 @@ impl Ratio {
                 "must not be 0",
             ));
         }
-        self.mul(Ratio::new(o.den, o.num)?)
+        self.checked_mul(Ratio::new(o.den, o.num)?)
     }
 
     /// Largest integer ≤ self.
@@ -203,10 +203,10 @@ mod tests {
     fn arithmetic() {
         let a = Ratio::new(1, 3).unwrap();
         let b = Ratio::new(1, 6).unwrap();
-        assert_eq!(a.add(b).unwrap(), Ratio::new(1, 2).unwrap());
-        assert_eq!(a.sub(b).unwrap(), b);
-        assert_eq!(a.mul(b).unwrap(), Ratio::new(1, 18).unwrap());
-        assert_eq!(a.div(b).unwrap(), Ratio::int(2));
+        assert_eq!(a.checked_add(b).unwrap(), Ratio::new(1, 2).unwrap());
+        assert_eq!(a.checked_sub(b).unwrap(), b);
+        assert_eq!(a.checked_mul(b).unwrap(), Ratio::new(1, 18).unwrap());
+        assert_eq!(a.checked_div(b).unwrap(), Ratio::int(2));
         assert_eq!(Ratio::new(-7, 2).unwrap().floor(), -4);
         assert_eq!(Ratio::new(7, 2).unwrap().ceil(), 4);
         assert_eq!(Ratio::int(3).ceil(), 3);

@@ -566,6 +566,7 @@ impl QuotaTree {
             .is_some_and(|i| self.nodes[n.0].usage[i] > self.nodes[n.0].subtree[i])
     }
 
+    #[allow(clippy::needless_range_loop)]
     fn compute_static(&mut self) {
         // Children before parents: order by depth, deepest first.
         let depth: Vec<usize> = (0..self.nodes.len())

@@ -120,7 +120,7 @@ impl WaterFill {
         Ok(match self.tiers.get(&q.tier) {
             Some(TierLevel::Satisfied) => Ratio::int(i128::from(c)),
             Some(TierLevel::Level(l)) => {
-                let v = l.mul(Ratio::int(i128::from(q.weight)))?;
+                let v = l.checked_mul(Ratio::int(i128::from(q.weight)))?;
                 v.max(Ratio::int(i128::from(g)))
                     .min(Ratio::int(i128::from(c)))
             }

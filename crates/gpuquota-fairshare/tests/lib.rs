@@ -1,0 +1,10 @@
+//! Scenario and property tests of gpuquota-fairshare (one binary).
+
+mod afs_scenarios;
+mod drf_props;
+mod drs_scenarios;
+mod fuzz_smoke;
+mod order_scenarios;
+mod preemption_scenarios;
+mod shares_model;
+mod waterfill_props;
