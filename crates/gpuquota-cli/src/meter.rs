@@ -5,7 +5,7 @@
 //! Unknown fields are reported on stderr; invalid input is reported on stderr with exit code 1.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use gpuquota_metering::{
@@ -31,48 +31,65 @@ pub(crate) fn run(args: MeterArgs) -> Result<ExitCode, CliError> {
             "meter prints json, csv or table, not yaml".to_owned(),
         ));
     }
-    let text = read_file(&args.file)?;
-    let file = args.file.display().to_string();
+    let outcome = execute(&args.file, args.output)?;
+    for line in &outcome.stderr {
+        eprintln!("{line}");
+    }
+    print!("{}", outcome.stdout);
+    Ok(ExitCode::from(outcome.code))
+}
+
+/// What one `gpuquota meter` run prints and returns.
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    pub(crate) code: u8,
+    pub(crate) stdout: String,
+    pub(crate) stderr: Vec<String>,
+}
+
+/// Reads, validates and meters FILE; input problems give exit code 1 with the error on stderr.
+pub(crate) fn execute(path: &Path, output: OutputFormat) -> Result<Outcome, CliError> {
+    let text = read_file(path)?;
+    let file = path.display().to_string();
+    let mut stderr = Vec::new();
+    let fail = |mut stderr: Vec<String>, msg: String| {
+        stderr.push(msg);
+        Ok(Outcome {
+            code: 1,
+            stdout: String::new(),
+            stderr,
+        })
+    };
     let doc = match Document::from_yaml(&text) {
         Ok(d) => d,
-        Err(e) => {
-            eprintln!("{file}: {e}");
-            return Ok(ExitCode::from(1));
-        }
+        Err(e) => return fail(stderr, format!("{file}: {e}")),
     };
     for field in &doc.unknown_fields {
-        eprintln!("warning: {file}: unknown field {field} ignored");
+        stderr.push(format!("warning: {file}: unknown field {field} ignored"));
     }
-    let dir = args
-        .file
-        .parent()
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."));
+    let dir = path.parent().map(PathBuf::from).unwrap_or_default();
     let mut dcgm = Vec::with_capacity(doc.dcgm.len());
     for name in &doc.dcgm {
-        let path = dir.join(name);
-        match std::fs::read_to_string(&path) {
+        let p = dir.join(name);
+        match std::fs::read_to_string(&p) {
             Ok(t) => dcgm.push((name.clone(), t)),
-            Err(e) => {
-                eprintln!("{file}: dcgm file {}: {e}", path.display());
-                return Ok(ExitCode::from(1));
-            }
+            Err(e) => return fail(stderr, format!("{file}: dcgm file {}: {e}", p.display())),
         }
     }
     let report = match doc.into_input(&dcgm).and_then(|input| meter(&input)) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("{file}: {e}");
-            return Ok(ExitCode::from(1));
-        }
+        Err(e) => return fail(stderr, format!("{file}: {e}")),
     };
-    let out = match args.output {
+    let stdout = match output {
         OutputFormat::Json | OutputFormat::Yaml => report.to_json(),
         OutputFormat::Csv => report.to_csv(),
         OutputFormat::Table => report.to_table(),
     };
-    print!("{out}");
-    Ok(ExitCode::SUCCESS)
+    Ok(Outcome {
+        code: 0,
+        stdout,
+        stderr,
+    })
 }
 
 const HOUR: i64 = 3600;
@@ -255,5 +272,108 @@ mod tests {
         assert_eq!(analytics.borrowed_hours, "1424.000000");
         let table = seed_section().unwrap();
         assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");
+    }
+
+    fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("gpuquota-meter-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (f, text) in files {
+            std::fs::write(dir.join(f), text).unwrap();
+        }
+        dir
+    }
+
+    const ISSUE: &str = r#"
+window: {start: "2025-04-01T00:00:00Z", end: "2025-05-01T00:00:00Z"}
+currency: USD
+rounding: half-even
+migWeights: compute-slices
+basis: allocated
+borrowed: informational
+idle: platform
+cardTypes: [{name: H200, model: NVIDIA H200 NVL, pricePerHour: "4.50", capacity: 16}]
+departments: [{name: A, namespaces: [team-a], quota: {H200: 8}}, {name: B, quota: {H200: 6}}, {name: C, quota: {H200: 2}}]
+records:
+  - {department: A, cardType: H200, gpus: 8, start: "2025-04-01T00:00:00Z", end: "2025-04-16T00:00:00Z", holder: node-1/GPU-0}
+  - {namespace: team-a, cardType: H200, gpus: 12, start: "2025-04-16T00:00:00Z", end: "2025-04-26T00:00:00Z", holder: node-1/GPU-0}
+  - {department: A, cardType: H200, gpus: 4, start: "2025-04-26T00:00:00Z"}
+  - {department: B, cardType: H200, gpus: 2, start: "2025-04-01T00:00:00Z"}
+  - {department: C, cardType: H200, gpus: 2, start: "2025-04-01T00:00:00Z", end: "2025-04-26T00:00:00Z"}
+"#;
+
+    #[test]
+    fn issue_contract_json() {
+        let dir = scratch("contract", &[("m.yaml", ISSUE)]);
+        let out = execute(&dir.join("m.yaml"), OutputFormat::Json).unwrap();
+        assert_eq!(out.code, 0, "{:?}", out.stderr);
+        assert!(out.stderr.is_empty());
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        assert_eq!(
+            v["window"],
+            serde_json::json!({"start": "2025-04-01T00:00:00Z", "end": "2025-05-01T00:00:00Z"})
+        );
+        assert_eq!(v["currency"], "USD");
+        assert_eq!(
+            v["lines"][0],
+            serde_json::json!({"department": "A", "cardType": "H200",
+                "allocatedHours": "6240.000000", "ownHours": "5280.000000",
+                "borrowedHours": "960.000000", "quotaHours": "5760.000000",
+                "chargedHours": "6240.000000", "cost": "28080.00", "idleShare": "0.00",
+                "total": "28080.00", "utilization": null})
+        );
+        assert_eq!(
+            v["idle"],
+            serde_json::json!([{"cardType": "H200", "hours": "2640.000000", "cost": "11880.00"}])
+        );
+        assert_eq!(
+            v["totals"],
+            serde_json::json!({"cost": "51840.00", "exactCost": "51840.000000", "drift": "0.00"})
+        );
+        assert_eq!(v["warnings"], serde_json::json!([]));
+        let csv = execute(&dir.join("m.yaml"), OutputFormat::Csv).unwrap();
+        assert!(
+            csv.stdout
+                .starts_with("department,cardType,service,allocatedHours")
+        );
+        let table = execute(&dir.join("m.yaml"), OutputFormat::Table).unwrap();
+        assert!(table.stdout.lines().all(|l| l.chars().count() <= 80));
+    }
+
+    #[test]
+    fn bad_input_exits_1_naming_the_record() {
+        let overlap = ISSUE.replace(
+            "{department: B, cardType: H200, gpus: 2, start: \"2025-04-01T00:00:00Z\"}",
+            "{department: B, cardType: H200, gpus: 2, start: \"2025-04-10T00:00:00Z\", holder: node-1/GPU-0}",
+        );
+        let dir = scratch(
+            "bad",
+            &[
+                ("overlap.yaml", &overlap),
+                ("typo.yaml", &format!("{ISSUE}colour: blue\n")),
+                ("dcgm.yaml", &format!("{ISSUE}dcgm: [missing.prom]\n")),
+                ("yaml.yaml", "window: [1, 2"),
+            ],
+        );
+        let out = execute(&dir.join("overlap.yaml"), OutputFormat::Json).unwrap();
+        assert_eq!(out.code, 1);
+        assert!(out.stdout.is_empty());
+        assert!(
+            out.stderr[0].contains("records[3]") && out.stderr[0].contains("node-1/GPU-0"),
+            "{:?}",
+            out.stderr
+        );
+        let out = execute(&dir.join("typo.yaml"), OutputFormat::Json).unwrap();
+        assert_eq!(out.code, 0);
+        assert!(
+            out.stderr[0].contains("unknown field colour"),
+            "{:?}",
+            out.stderr
+        );
+        let out = execute(&dir.join("dcgm.yaml"), OutputFormat::Json).unwrap();
+        assert_eq!(out.code, 1);
+        assert!(out.stderr[0].contains("missing.prom"));
+        let out = execute(&dir.join("yaml.yaml"), OutputFormat::Json).unwrap();
+        assert_eq!(out.code, 1);
     }
 }
