@@ -1,0 +1,185 @@
+//! `gpuquota validate` and `gpuquota quotas` as a user runs them: exit codes, streams, output.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn gpuquota(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpuquota"))
+        .args(args)
+        .output()
+        .expect("the gpuquota binary runs")
+}
+
+fn path(rel: &str) -> String {
+    let p: PathBuf = [env!("CARGO_MANIFEST_DIR"), rel].iter().collect();
+    p.display().to_string()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn validate_reports_every_mistake_and_exits_1() {
+    let out = gpuquota(&[
+        "validate",
+        &path("../gpuquota-model/tests/data/mistakes.yaml"),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), "");
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 28, "{stderr}");
+    assert_eq!(
+        lines.last().copied(),
+        Some("gpuquota validate: 27 problem(s) in 8 object(s)")
+    );
+    for expected in [
+        "ClusterQueue \"batch\": spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: Invalid value: \"-2\": must be greater than or equal to 0",
+        "ClusterQueue \"batch\": spec.resourceGroups[1].flavors[0].resources[0].lendingLimit: Invalid value: \"3\": must be less than or equal to the nominalQuota",
+        "Cohort \"a\": spec.parentName: Invalid value: \"b\": cohort cycle: a -> b -> a",
+        "ResourceQuota \"analytics/cap\": spec.hard[nvidia.com/gpu]: Invalid value: \"nvidia.com/gpu\": extended resources accept only quota items with the prefix requests. (use requests.nvidia.com/gpu)",
+        "Workload \"analytics/w\": spec.queueName: Not found: \"nowhere\": no LocalQueue of this name in namespace \"analytics\"",
+    ] {
+        assert!(
+            lines.contains(&expected),
+            "missing {expected:?} in {stderr}"
+        );
+    }
+}
+
+#[test]
+fn validate_accepts_the_seed_platform() {
+    let out = gpuquota(&[
+        "validate",
+        &path("seed/kueue.yaml"),
+        &path("seed/kueue-workloads.yaml"),
+        &path("seed/kai.yaml"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "ok: 67 object(s) in 3 file(s) are valid (0 warning(s))\n"
+    );
+    assert_eq!(text(&out.stderr), "");
+}
+
+#[test]
+fn validate_prints_import_warnings_to_stderr() {
+    let dir = std::env::temp_dir().join(format!("gpuquota-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("warn.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\nspec: {colour: blue}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    )
+    .unwrap();
+    let out = gpuquota(&["validate", &file.display().to_string()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stdout),
+        "ok: 1 object(s) in 1 file(s) are valid (2 warning(s))\n"
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
+    assert!(stderr.lines().all(|l| l.starts_with("warning: ")));
+    assert!(stderr.contains("spec.colour: unknown field; ignored"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn validate_missing_file_exits_2() {
+    let out = gpuquota(&["validate", "/nonexistent/gpuquota.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn quotas_json_of_the_seed_platform() {
+    let out = gpuquota(&[
+        "quotas",
+        &path("seed/kueue.yaml"),
+        &path("seed/kai.yaml"),
+        "--output",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tree = &v["cohortTrees"][0];
+    assert_eq!(tree["root"], "platform");
+    assert_eq!(tree["rootKind"], "Cohort");
+    let batch = tree["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "batch")
+        .unwrap();
+    assert_eq!(batch["parent"], "platform");
+    assert_eq!(batch["depth"], 1);
+    assert_eq!(
+        batch["quotas"][0],
+        serde_json::json!({
+            "flavor": "h200-nvl",
+            "resource": "nvidia.com/gpu",
+            "nominalQuota": "0",
+            "borrowingLimit": "8",
+            "lendingLimit": null,
+            "subtreeQuota": "0",
+            "guaranteed": "0",
+            "lendsAtMost": "0",
+            "mostItCanUse": "8"
+        })
+    );
+    let kai = v["kaiQueueTrees"].as_array().unwrap();
+    assert_eq!(kai.len(), 5);
+    let analytics = kai.iter().find(|t| t["root"] == "analytics").unwrap();
+    assert_eq!(
+        analytics["queues"][1],
+        serde_json::json!({
+            "name": "batch",
+            "parent": "analytics",
+            "depth": 1,
+            "priority": 50,
+            "resources": {
+                "cpu": {"quota": -1.0, "limit": -1.0, "overQuotaWeight": 1.0},
+                "gpu": {"quota": 0.0, "limit": 12.0, "overQuotaWeight": 1.0},
+                "memory": {"quota": -1.0, "limit": -1.0, "overQuotaWeight": 1.0}
+            }
+        })
+    );
+}
+
+#[test]
+fn quotas_table_fits_80_columns_and_the_seed_run_opens_with_it() {
+    let out = gpuquota(&[]);
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = text(&out.stdout);
+    let first_section = stdout.lines().find(|l| l.starts_with("== ")).unwrap();
+    assert_eq!(
+        first_section,
+        "== Quota picture: the cohort tree and the KAI queues =="
+    );
+    let out = gpuquota(&["quotas", &path("seed/kueue.yaml")]);
+    assert_eq!(out.status.code(), Some(0));
+    let table = text(&out.stdout);
+    assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");
+    assert!(
+        table.contains("  assistant              8   -   0           8      0   12\n"),
+        "{table}"
+    );
+}
+
+#[test]
+fn quotas_reports_a_cohort_cycle_with_exit_1() {
+    let dir = std::env::temp_dir().join(format!("gpuquota-quotas-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("cycle.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: a}\nspec: {parentName: b}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: b}\nspec: {parentName: a}\n",
+    )
+    .unwrap();
+    let out = gpuquota(&["quotas", &file.display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stderr), "cohort cycle: a -> b -> a\n");
+    std::fs::remove_dir_all(&dir).ok();
+}
