@@ -3,7 +3,13 @@
 use arbitrary::Unstructured;
 use gpuquota_model::fuzzing::{check_import, check_quantity};
 
-const BUDGET_MS: u64 = 400;
+/// Milliseconds per check; `GPUQUOTA_FUZZ_MS` raises it for a longer local run.
+fn budget_ms() -> u64 {
+    std::env::var("GPUQUOTA_FUZZ_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400)
+}
 
 #[test]
 fn quantity_check_on_arbitrary_strings() {
@@ -12,7 +18,7 @@ fn quantity_check_on_arbitrary_strings() {
         check_quantity(&s);
         Ok(())
     })
-    .budget_ms(BUDGET_MS);
+    .budget_ms(budget_ms());
 }
 
 #[test]
@@ -22,7 +28,7 @@ fn import_check_on_arbitrary_bytes() {
         check_import(bytes);
         Ok(())
     })
-    .budget_ms(BUDGET_MS);
+    .budget_ms(budget_ms());
 }
 
 const PIECES: &[&str] = &[
@@ -69,5 +75,5 @@ fn import_check_on_assembled_manifests() {
         check_import(text.as_bytes());
         Ok(())
     })
-    .budget_ms(BUDGET_MS);
+    .budget_ms(budget_ms());
 }
