@@ -342,11 +342,14 @@ pub fn to_series(
                 Some(n) => n,
                 None => {
                     let n = vgpus.get(&device).map_or(1, |m| m.len() as u64);
-                    warnings.push(format!(
+                    let msg = format!(
                         "{file}: {host}/{uuid} is time-sliced but card type {} sets no \
                          replicasPerGpu; each replica counts 1/{n} card ({n} sharers seen)",
                         ct.name
-                    ));
+                    );
+                    if !warnings.contains(&msg) {
+                        warnings.push(msg);
+                    }
                     n
                 }
             };
@@ -392,4 +395,93 @@ pub fn to_series(
         });
     }
     Ok(DcgmSeries { samples, warnings })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h200() -> Vec<CardType> {
+        let mut c = CardType::new("H200", 4_500_000);
+        c.model = Some("NVIDIA H200".to_owned());
+        vec![c]
+    }
+
+    #[test]
+    fn parses_labels_escapes_and_timestamps() {
+        let s = parse_exposition(
+            "f",
+            "# HELP x y\nm{a=\"1\",b=\"q\\\"uote\\\\n\"} 0.25 1000\nplain 3\n",
+        )
+        .unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].label("b"), Some("q\"uote\\n"));
+        assert_eq!(s[0].value, 0.25);
+        assert_eq!(s[0].timestamp_ms, Some(1000));
+        assert_eq!(s[1].labels, vec![]);
+        assert_eq!(s[1].timestamp_ms, None);
+        assert!(parse_exposition("f", "m{a=1} 2").is_err());
+        assert!(parse_exposition("f", "m 2 3 4").is_err());
+    }
+
+    #[test]
+    fn both_host_label_spellings_and_mig_keys() {
+        let text = "\
+DCGM_FI_DEV_FB_USED{UUID=\"G1\",modelName=\"NVIDIA H200\",Hostname=\"n1\",namespace=\"a\",pod=\"p\"} 1 0
+DCGM_FI_DEV_FB_USED{UUID=\"G2\",modelName=\"NVIDIA H200\",hostname=\"n2\",GPU_I_PROFILE=\"3g.71gb\",GPU_I_ID=\"2\",namespace=\"b\",pod=\"q\"} 1 0
+DCGM_FI_DEV_FB_USED{UUID=\"G2\",modelName=\"NVIDIA H200\",hostname=\"n2\",GPU_I_PROFILE=\"3g.71gb\",GPU_I_ID=\"2\"} 1 30000
+";
+        let found = to_series("f", text, &h200()).unwrap();
+        let holders: Vec<_> = found
+            .samples
+            .iter()
+            .map(|s| {
+                (
+                    s.holder.clone().unwrap(),
+                    s.shape.clone(),
+                    s.stale_at.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            holders,
+            vec![
+                ("n1/G1".to_owned(), Shape::Whole(1), vec![]),
+                (
+                    "n2/G2/2".to_owned(),
+                    Shape::Mig {
+                        profile: "3g.71gb".to_owned(),
+                        count: 1
+                    },
+                    vec![30]
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn virtual_gpu_copies_are_replicas() {
+        let text = "\
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{UUID=\"G\",modelName=\"NVIDIA H200\",hostname=\"n\",namespace=\"a\",pod=\"x\",vgpu=\"0\"} 0.7 0
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{UUID=\"G\",modelName=\"NVIDIA H200\",hostname=\"n\",namespace=\"b\",pod=\"y\",vgpu=\"2\"} 0.7 0
+";
+        let mut cards = h200();
+        cards[0].replicas_per_gpu = Some(4);
+        let found = to_series("f", text, &cards).unwrap();
+        assert!(found.samples.iter().all(|s| s.shape
+            == Shape::Fraction {
+                replicas: 1,
+                per_gpu: 4
+            }));
+        // without replicasPerGpu: the sharers seen, with a warning
+        let found = to_series("f", text, &h200()).unwrap();
+        assert_eq!(
+            found.samples[0].shape,
+            Shape::Fraction {
+                replicas: 1,
+                per_gpu: 2
+            }
+        );
+        assert!(found.warnings[0].contains("replicasPerGpu"));
+    }
 }
