@@ -1113,28 +1113,22 @@ fn sweep(
                 if let Some(cap) = cap_units
                     && total_a > cap
                 {
-                    if cfg.mig_policy.can_overbook() {
-                        if !warned {
-                            warnings.push(format!(
-                                    "{what}: {} cards held at {cur}, more than the capacity {} \
-                                     (overbooking under the {} weights); idle is counted as 0 there",
-                                    crate::money::format_fixed(
-                                        div_round(total_a * 10_000, L, RoundingMode::HalfEven)
-                                            .unwrap_or(0),
-                                        4
-                                    ),
-                                    cap / L,
-                                    cfg.mig_policy.as_str()
-                                ));
-                            warned = true;
-                        }
-                    } else {
-                        return Err(MeteringError::CapacityExceeded {
-                            card_type: ct.name.clone(),
-                            at: cur,
-                            held_units: total_a,
-                            capacity: cap / L,
-                        });
+                    if !warned {
+                        let why = if cfg.mig_policy.can_overbook() {
+                            format!("overbooking under the {} weights", cfg.mig_policy.as_str())
+                        } else {
+                            "more cards than exist: check the input".to_owned()
+                        };
+                        warnings.push(format!(
+                            "{what}: {} cards held at {cur}, more than the capacity {} ({why}); \
+                             idle (capacity × T − charged) shrinks by the excess",
+                            crate::money::format_fixed(
+                                div_round(total_a * 10_000, L, RoundingMode::HalfEven).unwrap_or(0),
+                                4
+                            ),
+                            cap / L,
+                        ));
+                        warned = true;
                     }
                 }
                 if lend && b_total > 0 {

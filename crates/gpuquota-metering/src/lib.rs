@@ -34,9 +34,12 @@
 //! * **No double booking.** Two holdings with the same holder key that overlap are refused
 //!   with [`MeteringError::DoubleBooked`] naming both records and the overlap; nothing partial
 //!   is returned.
-//! * **Capacity.** Under compute- or memory-slice weights the cards held of a type never exceed
-//!   its capacity (else [`MeteringError::CapacityExceeded`]); under max-instances weights the
-//!   engine warns instead. `allocated + idle = capacity × T` in units.
+//! * **Capacity.** Under compute- or memory-slice weights a valid MIG partition never books
+//!   more than one card per card. When the cards held of a type exceed its capacity at some
+//!   instant (max-instances overbooking, or input that holds more cards than exist, e.g.
+//!   lookback overlap in scrapes) the report warns, naming the card type and instant, and the
+//!   idle line (`capacity × T − charged`, never below 0) shrinks by the excess. Otherwise
+//!   `allocated + idle = capacity × T` in units.
 //! * **Borrowing is integrated moment by moment**: `borrowed = ∫ max(0, a(t) − Q(t)) dt`,
 //!   never `max(0, allocated − quota)` over totals. `borrowed ≤ allocated`, `own ≤ quota`.
 //! * **Lender credits** (basis quota, borrowed charged): at each instant the borrowed amount is
@@ -184,7 +187,8 @@ pub enum MeteringError {
         /// End of the overlap.
         overlap_end: i64,
     },
-    /// More cards held than the card type's capacity under a policy that cannot overbook.
+    /// More cards held than the card type's capacity (reserved for callers that treat the
+    /// capacity warning as an error; [`meter`] itself warns).
     #[error(
         "card type {card_type}: {held_units}/720720 cards held at {at}, more than its capacity {capacity}"
     )]
