@@ -1112,8 +1112,9 @@ fn sweep(
                 }
                 if let Some(cap) = cap_units
                     && total_a > cap
+                    && !warned
                 {
-                    if !warned {
+                    {
                         let why = if cfg.mig_policy.can_overbook() {
                             format!("overbooking under the {} weights", cfg.mig_policy.as_str())
                         } else {
@@ -1362,6 +1363,9 @@ fn build_report(
     }
 
     idle_lines.sort_by(|a, b| a.card_type.cmp(&b.card_type));
+    // canonical order, so that a permuted input gives the same report
+    warnings.sort();
+    warnings.dedup();
     let mut cost_total: i128 = 0;
     for l in &out_lines {
         cost_total = add(cost_total, l.total_minor, "total")?;
