@@ -1306,6 +1306,32 @@ fn build_report(
         });
     }
 
+    // A service's cost is a fixed total: rounded once for the service, then split over its
+    // token lines by largest remainder, so that the shares add up to it exactly.
+    let mut by_service: BTreeMap<(String, usize), Vec<usize>> = BTreeMap::new();
+    for (i, l) in out_lines.iter().enumerate() {
+        if let Some(s) = &l.service {
+            by_service
+                .entry((s.clone(), l.card_index))
+                .or_default()
+                .push(i);
+        }
+    }
+    for ((sname, c), idx) in by_service {
+        let what = format!("services[{sname}]");
+        let price = input.card_types[c].price_micro_per_hour;
+        let units: Vec<i128> = idx.iter().map(|i| out_lines[*i].charged_units).collect();
+        let total = units.iter().try_fold(0i128, |a, u| a.checked_add(*u));
+        let total = total.ok_or_else(|| ovf(&what))?;
+        let cost = div_round(mul(total, price, &what)?, money_den, cfg.rounding)
+            .ok_or_else(|| ovf(&what))?;
+        let shares = apportion(cost, &units).ok_or_else(|| ovf(&what))?;
+        for (i, share) in idx.into_iter().zip(shares) {
+            out_lines[i].cost_minor = share;
+            out_lines[i].total_minor = share;
+        }
+    }
+
     // idle per card type, and its recovery
     let mut idle_lines = Vec::new();
     for (c, ct) in input.card_types.iter().enumerate() {

@@ -78,7 +78,9 @@
 //! * Holdings of a shared service (tagged with its name, or every holding of its owner when
 //!   nothing names it) are split by tokens into lines with `service` set; those lines carry
 //!   allocated hours only (no quota, own or borrowed hours) and are charged by allocation
-//!   under both bases.
+//!   under both bases. The service's hours are split by largest remainder in units and its
+//!   cost, rounded once, by largest remainder in minor units, so the token lines add up to the
+//!   service exactly.
 //! * Utilisation is `busy / covered` over the holdings that have busy data; a line whose
 //!   data covers less than its allocation gets a coverage warning, and `None` when nothing is
 //!   covered.

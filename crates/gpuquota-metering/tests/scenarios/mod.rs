@@ -301,7 +301,21 @@ fn token_split_is_exact_and_keeps_unattributed() {
     assert_eq!(used(&r).service.as_deref(), Some("rag"));
     assert_eq!(used(&r).allocated_hours, "1.000000");
     assert!(r.warnings[0].contains("no tokens"));
-    // the split is exact in units: three equal shares of one card-hour
+    // the split is exact: three equal shares of one card-hour at $4.50 → 1.50 each; at
+    // $1.00 the 1.00 is split 0.34 + 0.33 + 0.33 (largest remainder, ties by name)
+    let r = run(&svc(
+        "{A: {input: 1, output: 0}, B: {input: 1, output: 0}, platform: {input: 1, output: 0}}",
+    )
+    .replace("\"4.50\"", "\"1.00\""))
+    .unwrap();
+    let costs: Vec<_> = r
+        .lines
+        .iter()
+        .filter(|l| l.service.is_some())
+        .map(|l| (l.department.as_str(), l.cost.as_str()))
+        .collect();
+    assert_eq!(costs, [("A", "0.34"), ("B", "0.33"), ("platform", "0.33")]);
+    assert_eq!(r.totals.drift, "0.00");
     let r = run(&svc(
         "{A: {input: 1, output: 0}, B: {input: 1, output: 0}, platform: {input: 1, output: 0}}",
     ))
