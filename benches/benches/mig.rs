@@ -107,6 +107,9 @@ fn b7(c: &mut Criterion) {
                 plan.optimal
             );
         }
+        group.bench_function(format!("greedy_pack_1000/{label}"), |b| {
+            b.iter(|| black_box(prepared.greedy_value()))
+        });
         group.bench_function(format!("greedy_1000/{label}"), |b| {
             b.iter(|| black_box(prepared.greedy()))
         });

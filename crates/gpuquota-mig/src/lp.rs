@@ -31,9 +31,9 @@ pub(crate) fn maximize(a: &[Vec<f64>], b: &[f64], c: &[f64]) -> Option<(Vec<f64>
         // Entering: most negative reduced cost, lowest index on ties.
         let mut enter = None;
         let mut best = -EPS;
-        for j in 0..n + m {
-            if t[j] < best {
-                best = t[j];
+        for (j, &v) in t[..n + m].iter().enumerate() {
+            if v < best {
+                best = v;
                 enter = Some(j);
             }
         }

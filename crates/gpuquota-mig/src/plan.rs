@@ -15,6 +15,7 @@
 //! certifies how far its `W` can be from the optimum.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -147,12 +148,23 @@ type RealiseKey = (usize, Vec<u32>, Vec<u32>, u32);
 /// One candidate layout of a class.
 #[derive(Debug, Clone)]
 struct Cand {
-    layout: Option<Layout>,
+    layout: CandLayout,
     r: u32,
     /// Idle instances that can serve demand: (instance, demand index).
     servable: Vec<(Instance, usize)>,
     /// Supply per demand index (uncapped).
     supply: Vec<u32>,
+}
+
+/// Where a candidate's layout lives (no copies of the model's layout table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CandLayout {
+    /// MIG disabled.
+    Disabled,
+    /// The GPU's current layout.
+    Current,
+    /// `model.layouts()[i]`.
+    Model(u32),
 }
 
 /// A supply option (greedy, bound).
@@ -175,9 +187,41 @@ struct ExactOpt {
 struct Class<'c> {
     model: &'c GpuModel,
     busy: Vec<Instance>,
-    cands: Vec<Cand>,
+    /// The current layout first, then class-specific candidates.
+    own: Vec<Cand>,
+    /// The current layout (`None` = MIG disabled).
+    current: Option<Layout>,
+    /// Candidates shared by every idle GPU of the model.
+    shared: Option<Arc<SharedCands>>,
     supply_opts: Vec<SupplyOpt>,
     gpus: Vec<usize>,
+}
+
+impl Class<'_> {
+    fn cand(&self, k: usize) -> &Cand {
+        match k.checked_sub(self.own.len()) {
+            None => &self.own[k],
+            Some(j) => self
+                .shared
+                .as_ref()
+                .and_then(|v| v.cands.get(j))
+                .unwrap_or(&self.own[0]),
+        }
+    }
+
+    fn cands(&self) -> impl Iterator<Item = &Cand> {
+        self.own
+            .iter()
+            .chain(self.shared.iter().flat_map(|v| v.cands.iter()))
+    }
+
+    fn layout(&self, cand: &Cand) -> Option<&Layout> {
+        match cand.layout {
+            CandLayout::Disabled => None,
+            CandLayout::Current => self.current.as_ref(),
+            CandLayout::Model(i) => self.model.layouts().get(i as usize),
+        }
+    }
 }
 
 /// Per-model placement tables for the fragmentation measure.
@@ -219,6 +263,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
         let mut classes: Vec<Class<'c>> = Vec::new();
         let mut class_of = Vec::with_capacity(problem.gpus.len());
         let mut tables = BTreeMap::new();
+        let mut models: BTreeMap<u16, ModelData> = BTreeMap::new();
         for (gi, g) in problem.gpus.iter().enumerate() {
             let key = (
                 g.model.index().0,
@@ -230,7 +275,10 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 Some(&ci) => ci,
                 None => {
                     let ci = classes.len();
-                    classes.push(build_class(problem, g, &demand));
+                    let md = models
+                        .entry(g.model.index().0)
+                        .or_insert_with(|| model_data(problem, g.model, &demand));
+                    classes.push(build_class(problem, g, &demand, md));
                     keys.insert(key, ci);
                     tables.entry(g.model.index().0).or_insert_with(|| Tables {
                         opts: options(g.model)
@@ -282,6 +330,15 @@ impl<'p, 'c> Prepared<'p, 'c> {
             plan.bound = None;
         }
         Ok(plan)
+    }
+
+    /// The weighted value of the greedy packing alone: which layout (supply vector) each GPU
+    /// gets, without realising placements or minimising fragmentation.
+    ///
+    /// # Complexity
+    /// O(G · Q) per pass plus one option scan per class and supply state change.
+    pub fn greedy_value(&self) -> u64 {
+        self.value_of(&self.greedy_choice())
     }
 
     /// The greedy plan (no bound computed).
@@ -515,6 +572,27 @@ impl<'p, 'c> Prepared<'p, 'c> {
             .iter()
             .map(|&w| i64::try_from(w).unwrap_or(i64::MAX / 4))
             .collect();
+        let gain = |supply: &[i64], from: &SupplyOpt, to: &SupplyOpt| -> i64 {
+            let mut gain = 0i64;
+            for q in 0..nq {
+                let delta = i64::from(to.s[q]) - i64::from(from.s[q]);
+                if delta != 0 {
+                    let before = supply[q].min(demand[q]);
+                    let after = (supply[q] + delta).min(demand[q]);
+                    gain = gain.saturating_add(weight[q].saturating_mul(after - before));
+                }
+            }
+            gain
+        };
+        // `version` counts moves; a scan of (class, option) at an unchanged version is reused,
+        // and the last target of a class is tried before a full scan (identical GPUs).
+        let mut version = 1u64;
+        let mut scanned: Vec<Vec<u64>> = self
+            .classes
+            .iter()
+            .map(|c| vec![0u64; c.supply_opts.len()])
+            .collect();
+        let mut hint: Vec<Option<usize>> = vec![None; self.classes.len()];
         for _pass in 0..16 {
             let mut moved = false;
             for (g, &c) in self.class_of.iter().enumerate() {
@@ -522,31 +600,42 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 if opts.len() < 2 {
                     continue;
                 }
-                let cur = &opts[choice[g]];
-                let (mut best, mut best_gain, mut best_r) = (choice[g], 0i64, cur.r);
-                for (oi, o) in opts.iter().enumerate() {
-                    let mut gain = 0i64;
-                    for q in 0..nq {
-                        let delta = i64::from(o.s[q]) - i64::from(cur.s[q]);
-                        if delta == 0 {
-                            continue;
-                        }
-                        let before = supply[q].min(demand[q]);
-                        let after = (supply[q] + delta).min(demand[q]);
-                        gain = gain.saturating_add(weight[q].saturating_mul(after - before));
-                    }
-                    if gain > best_gain || (gain == best_gain && o.r < best_r) {
-                        best = oi;
-                        best_gain = gain;
-                        best_r = o.r;
+                let cur_i = choice[g];
+                if scanned[c][cur_i] == version {
+                    continue;
+                }
+                let cur = &opts[cur_i];
+                let mut target = None;
+                if let Some(h) = hint[c].filter(|&h| h != cur_i) {
+                    let x = gain(&supply, cur, &opts[h]);
+                    if x > 0 || (x == 0 && opts[h].r < cur.r) {
+                        target = Some(h);
                     }
                 }
-                if best != choice[g] {
-                    let new = &opts[best];
-                    for ((sq, n), c) in supply.iter_mut().zip(&new.s).zip(&cur.s) {
-                        *sq += i64::from(*n) - i64::from(*c);
+                if target.is_none() {
+                    let (mut best, mut best_gain, mut best_r) = (cur_i, 0i64, cur.r);
+                    for (oi, o) in opts.iter().enumerate() {
+                        let x = gain(&supply, cur, o);
+                        if x > best_gain || (x == best_gain && o.r < best_r) {
+                            best = oi;
+                            best_gain = x;
+                            best_r = o.r;
+                        }
                     }
-                    choice[g] = best;
+                    if best == cur_i {
+                        scanned[c][cur_i] = version;
+                    } else {
+                        target = Some(best);
+                        hint[c] = Some(best);
+                    }
+                }
+                if let Some(t) = target {
+                    let new = &opts[t];
+                    for ((sq, n), o) in supply.iter_mut().zip(&new.s).zip(&cur.s) {
+                        *sq += i64::from(*n) - i64::from(*o);
+                    }
+                    choice[g] = t;
+                    version += 1;
                     moved = true;
                 }
             }
@@ -657,8 +746,28 @@ impl<'p, 'c> Prepared<'p, 'c> {
     fn realise(&self, ci: usize, s: &[u32], a: &[u32], r: u32) -> (usize, u16, u32) {
         let class = &self.classes[ci];
         let mut best: Option<(u32, usize, u16)> = None;
-        for (k, cand) in class.cands.iter().enumerate() {
-            if cand.r != r || self.capped(&cand.supply) != s {
+        let own = class.own.iter().enumerate();
+        let shared = class.shared.iter().flat_map(|v| {
+            v.by_supply
+                .get(s)
+                .into_iter()
+                .flatten()
+                .map(|&j| (class.own.len() + j, &v.cands[j]))
+        });
+        let candidates: Vec<(usize, &Cand)> = if r == 0 {
+            own.take(1).collect()
+        } else {
+            own.skip(1).chain(shared).collect()
+        };
+        for (k, cand) in candidates {
+            if cand.r != r
+                || !cand
+                    .supply
+                    .iter()
+                    .zip(&self.demand)
+                    .map(|(x, d)| (*x).min(*d))
+                    .eq(s.iter().copied())
+            {
                 continue;
             }
             let n = cand.servable.len();
@@ -680,22 +789,14 @@ impl<'p, 'c> Prepared<'p, 'c> {
         }
         match best {
             Some((f, k, m)) => (k, m, f),
-            None => (0, 0, self.frag(class, &class.cands[0], 0)),
+            None => (0, 0, self.frag(class, class.cand(0), 0)),
         }
-    }
-
-    fn capped(&self, supply: &[u32]) -> Vec<u32> {
-        supply
-            .iter()
-            .zip(&self.demand)
-            .map(|(s, d)| (*s).min(*d))
-            .collect()
     }
 
     /// Fragmentation of a GPU whose held instances are the busy ones plus `subset` of the
     /// candidate's servable instances.
     fn frag(&self, class: &Class<'_>, cand: &Cand, subset: u16) -> u32 {
-        if cand.layout.is_none() {
+        if cand.layout == CandLayout::Disabled {
             return 0;
         }
         let held = class.busy.iter().copied().chain(
@@ -826,7 +927,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
     fn exact_options(&self, class: &Class<'_>, caps: &[u32]) -> Vec<ExactOpt> {
         let mut by_a: BTreeMap<Vec<u32>, usize> = BTreeMap::new();
         let mut out: Vec<ExactOpt> = Vec::new();
-        for (k, cand) in class.cands.iter().enumerate() {
+        for (k, cand) in class.cands().enumerate() {
             let n = cand.servable.len();
             for mask in 0..(1u32 << n) {
                 let mut a = vec![0u32; caps.len()];
@@ -881,7 +982,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
         let mut gpus = Vec::with_capacity(picks.len());
         for (g, &(k, subset, f)) in picks.iter().enumerate() {
             let class = &self.classes[self.class_of[g]];
-            let cand = &class.cands[k];
+            let cand = class.cand(k);
             let spec: &ResolvedGpu<'_> = &self.problem.gpus[g];
             let mut assigned = Vec::new();
             for (bit, (inst, q)) in cand.servable.iter().enumerate() {
@@ -895,9 +996,8 @@ impl<'p, 'c> Prepared<'p, 'c> {
             }
             reconfigured += cand.r;
             fragmentation += f;
-            let instances = cand
-                .layout
-                .as_ref()
+            let instances = class
+                .layout(cand)
                 .map(|l| {
                     l.instances()
                         .iter()
@@ -917,7 +1017,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 index: spec.index,
                 changed: cand.r > 0,
                 instances,
-                mig_enabled: cand.layout.is_some(),
+                mig_enabled: cand.layout != CandLayout::Disabled,
                 model: spec.model.name().to_owned(),
                 assigned,
             });
@@ -934,86 +1034,83 @@ impl<'p, 'c> Prepared<'p, 'c> {
     }
 }
 
-fn build_class<'c>(problem: &Problem<'c>, g: &ResolvedGpu<'c>, demand: &[u32]) -> Class<'c> {
-    let model = g.model;
-    let qmap: Vec<Option<usize>> = model
-        .profiles()
-        .iter()
-        .map(|p| {
-            problem
-                .demand
-                .iter()
-                .position(|d| d.resource == p.resource_name())
-        })
-        .collect();
-    let make = |layout: Option<Layout>, r: u32| -> Cand {
-        let mut servable = Vec::new();
-        let mut supply = vec![0u32; demand.len()];
-        if let Some(l) = &layout {
-            for i in l.instances() {
-                if g.busy.contains(i) {
-                    continue;
-                }
-                if let Some(Some(q)) = qmap.get(usize::from(i.profile.0)) {
-                    servable.push((*i, *q));
-                    supply[*q] += 1;
-                }
-            }
-        }
-        Cand {
-            layout,
-            r,
-            servable,
-            supply,
-        }
-    };
-    let mut cands = vec![make(g.current.clone(), 0)];
-    let movable = match (&g.current, problem.mode) {
-        (None, _) => !g.whole_busy,
-        (Some(_), Mode::KeepBusyGpus) => g.busy.is_empty(),
-        (Some(_), Mode::PinBusyInstances) => true,
-    };
-    if movable {
-        let current_counts = g.current.as_ref().map(|l| l.counts(model));
-        for l in model.layouts() {
-            if problem.mode == Mode::PinBusyInstances
-                && !g.busy.iter().all(|b| l.instances().contains(b))
-            {
+/// The candidates every idle GPU of a model shares, bucketed by capped supply.
+#[derive(Debug)]
+struct SharedCands {
+    cands: Vec<Cand>,
+    by_supply: BTreeMap<Vec<u32>, Vec<usize>>,
+}
+
+/// Per-model data shared by the classes of one model.
+#[derive(Debug)]
+struct ModelData {
+    qmap: Vec<Option<usize>>,
+    /// Every layout serving some demand, as a candidate of an idle GPU (cost 1).
+    idle: Arc<SharedCands>,
+    /// Distinct capped supplies of `idle`.
+    idle_opts: Vec<SupplyOpt>,
+    /// Indices of the layouts containing each instance.
+    containing: BTreeMap<Instance, Vec<u32>>,
+}
+
+fn make_cand(
+    qmap: &[Option<usize>],
+    busy: &[Instance],
+    nq: usize,
+    (layout, l): (CandLayout, Option<&Layout>),
+    r: u32,
+) -> Cand {
+    let mut servable = Vec::new();
+    let mut supply = vec![0u32; nq];
+    if let Some(l) = l {
+        for i in l.instances() {
+            if busy.contains(i) {
                 continue;
             }
-            if current_counts.as_ref() == Some(&l.counts(model)) {
-                continue;
+            if let Some(Some(q)) = qmap.get(usize::from(i.profile.0)) {
+                servable.push((*i, *q));
+                supply[*q] += 1;
             }
-            // A candidate that serves nothing demanded is only useful as the current layout.
-            let c = make(Some(l.clone()), 1);
-            if c.supply.iter().all(|x| *x == 0) {
-                continue;
-            }
-            cands.push(c);
         }
     }
-    // Supply options: distinct capped supply vectors, cheapest first seen, then Pareto-pruned.
+    Cand {
+        layout,
+        r,
+        servable,
+        supply,
+    }
+}
+
+/// Distinct capped supplies, cheapest first seen (`seed` first).
+fn supply_options<'a>(
+    seed: Vec<SupplyOpt>,
+    more: impl Iterator<Item = (&'a [u32], u32)>,
+    demand: &[u32],
+) -> Vec<SupplyOpt> {
     let mut seen: BTreeMap<Vec<u32>, usize> = BTreeMap::new();
     let mut opts: Vec<SupplyOpt> = Vec::new();
-    for c in &cands {
-        let s: Vec<u32> = c
-            .supply
-            .iter()
-            .zip(demand)
-            .map(|(s, d)| (*s).min(*d))
-            .collect();
+    let capped =
+        |s: &[u32]| -> Vec<u32> { s.iter().zip(demand).map(|(s, d)| (*s).min(*d)).collect() };
+    for o in seed
+        .into_iter()
+        .map(|o| (capped(&o.s), o.r))
+        .chain(more.map(|(s, r)| (capped(s), r)))
+    {
+        let (s, r) = o;
         match seen.get(&s) {
-            Some(&i) => {
-                if c.r < opts[i].r {
-                    opts[i].r = c.r;
-                }
-            }
+            Some(&i) => opts[i].r = opts[i].r.min(r),
             None => {
                 seen.insert(s.clone(), opts.len());
-                opts.push(SupplyOpt { s, r: c.r });
+                opts.push(SupplyOpt { s, r });
             }
         }
     }
+    opts
+}
+
+/// Keeps option 0 (the current layout) and every option no other option dominates
+/// (at least the same supply for at most the same cost).
+fn pareto(opts: Vec<SupplyOpt>) -> Vec<SupplyOpt> {
     let keep: Vec<bool> = (0..opts.len())
         .map(|i| {
             i == 0
@@ -1025,17 +1122,138 @@ fn build_class<'c>(problem: &Problem<'c>, g: &ResolvedGpu<'c>, demand: &[u32]) -
                 })
         })
         .collect();
-    let supply_opts = opts
-        .into_iter()
+    opts.into_iter()
         .zip(keep)
         .filter(|(_, k)| *k)
         .map(|(o, _)| o)
+        .collect()
+}
+
+fn model_data(problem: &Problem<'_>, model: &GpuModel, demand: &[u32]) -> ModelData {
+    let qmap: Vec<Option<usize>> = model
+        .profiles()
+        .iter()
+        .map(|p| {
+            problem
+                .demand
+                .iter()
+                .position(|d| d.resource == p.resource_name())
+        })
         .collect();
+    let mut idle = Vec::new();
+    let mut containing: BTreeMap<Instance, Vec<u32>> = BTreeMap::new();
+    for (li, l) in model.layouts().iter().enumerate() {
+        for i in l.instances() {
+            containing.entry(*i).or_default().push(li as u32);
+        }
+        let c = make_cand(
+            &qmap,
+            &[],
+            demand.len(),
+            (CandLayout::Model(li as u32), Some(l)),
+            1,
+        );
+        if c.supply.iter().any(|x| *x > 0) {
+            idle.push(c);
+        }
+    }
+    let idle_opts = supply_options(
+        Vec::new(),
+        idle.iter().map(|c| (c.supply.as_slice(), c.r)),
+        demand,
+    );
+    let mut by_supply: BTreeMap<Vec<u32>, Vec<usize>> = BTreeMap::new();
+    for (j, c) in idle.iter().enumerate() {
+        let capped = c
+            .supply
+            .iter()
+            .zip(demand)
+            .map(|(x, d)| (*x).min(*d))
+            .collect();
+        by_supply.entry(capped).or_default().push(j);
+    }
+    ModelData {
+        qmap,
+        idle: Arc::new(SharedCands {
+            cands: idle,
+            by_supply,
+        }),
+        idle_opts,
+        containing,
+    }
+}
+
+fn build_class<'c>(
+    problem: &Problem<'c>,
+    g: &ResolvedGpu<'c>,
+    demand: &[u32],
+    md: &ModelData,
+) -> Class<'c> {
+    let model = g.model;
+    let nq = demand.len();
+    let here = if g.current.is_some() {
+        CandLayout::Current
+    } else {
+        CandLayout::Disabled
+    };
+    let cand0 = make_cand(&md.qmap, &g.busy, nq, (here, g.current.as_ref()), 0);
+    let seed = vec![SupplyOpt {
+        s: cand0.supply.clone(),
+        r: 0,
+    }];
+    let movable = match (&g.current, problem.mode) {
+        (None, _) => !g.whole_busy,
+        (Some(_), Mode::KeepBusyGpus) => g.busy.is_empty(),
+        (Some(_), Mode::PinBusyInstances) => true,
+    };
+    let mut own = vec![cand0];
+    let mut shared = None;
+    let opts = if !movable {
+        supply_options(seed, std::iter::empty(), demand)
+    } else if g.busy.is_empty() {
+        // Layouts with the current multiset have the current supply: the current layout
+        // (cost 0) dominates them, so the shared table may keep them.
+        shared = Some(Arc::clone(&md.idle));
+        let more = md.idle_opts.iter().map(|o| (o.s.as_slice(), o.r));
+        supply_options(seed, more, demand)
+    } else {
+        let current_counts = g.current.as_ref().map(|l| l.counts(model));
+        let mut lists: Vec<&Vec<u32>> = Vec::new();
+        let mut missing = false;
+        for b in &g.busy {
+            match md.containing.get(b) {
+                Some(v) => lists.push(v),
+                None => missing = true,
+            }
+        }
+        lists.sort_by_key(|v| v.len());
+        if let (false, Some((first, rest))) = (missing, lists.split_first()) {
+            for &li in first.iter() {
+                if !rest.iter().all(|v| v.binary_search(&li).is_ok()) {
+                    continue;
+                }
+                let Some(l) = model.layouts().get(li as usize) else {
+                    continue;
+                };
+                if current_counts.as_ref() == Some(&l.counts(model)) {
+                    continue;
+                }
+                let c = make_cand(&md.qmap, &g.busy, nq, (CandLayout::Model(li), Some(l)), 1);
+                if c.supply.iter().any(|x| *x > 0) {
+                    own.push(c);
+                }
+            }
+        }
+        let more: Vec<(Vec<u32>, u32)> = own[1..].iter().map(|c| (c.supply.clone(), c.r)).collect();
+        supply_options(seed, more.iter().map(|(s, r)| (s.as_slice(), *r)), demand)
+    };
     Class {
         model,
         busy: g.busy.clone(),
-        cands,
-        supply_opts,
+        own,
+        current: g.current.clone(),
+        shared,
+        supply_opts: pareto(opts),
         gpus: Vec::new(),
     }
 }
