@@ -81,6 +81,16 @@
 //!   under both bases. The service's hours are split by largest remainder in units and its
 //!   cost, rounded once, by largest remainder in minor units, so the token lines add up to the
 //!   service exactly.
+//! * With idle recovered (`weighted` or `even`) the `idle` entries stay in the report for
+//!   transparency; their cost is then inside the lines' `idleShare` and counted once in the
+//!   total. `weighted` splits by each line's charged hours of the card type (the same ratio as
+//!   its cost at list price); `even` splits equally among the lines charged for that type.
+//! * Times in the report echo the input: RFC 3339 strings when the window was given as
+//!   strings, integer seconds when it was given as integers. DCGM timestamps (milliseconds)
+//!   are floored to whole seconds.
+//! * A time-sliced DCGM series (`vgpu` label) is one replica of its card: `1/replicasPerGpu`
+//!   of the card type, or, when that is not configured, `1/n` for the `n` sharers seen on the
+//!   device (with a warning).
 //! * Utilisation is `busy / covered` over the holdings that have busy data; a line whose
 //!   data covers less than its allocation gets a coverage warning, and `None` when nothing is
 //!   covered.
