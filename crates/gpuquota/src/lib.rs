@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | [`model`] | `gpuquota-model` | quantities, Kueue/KAI/Kubernetes objects, manifest import, validation |
 //! | [`metering`] | `gpuquota-metering` | GPU-hours per department and card type, borrowed hours, showback and chargeback in integer money |
+//! | [`mig`] | `gpuquota-mig` | MIG catalogue with placements, layout validation, exact layout planner, mig-parted export |
 //!
 //! ```
 //! use gpuquota::model::{Amount, Quantity, ResourceName};
@@ -18,6 +19,7 @@
 #![deny(missing_docs)]
 
 pub use gpuquota_metering as metering;
+pub use gpuquota_mig as mig;
 pub use gpuquota_model as model;
 
 /// The README's examples, compiled and run as doc tests.
