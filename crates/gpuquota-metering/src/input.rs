@@ -300,7 +300,13 @@ impl Document {
             start: time(&self.window.start, "window.start")?,
             end: time(&self.window.end, "window.end")?,
         };
-        let currency = Currency::from_code(self.currency.as_deref().unwrap_or("USD"))?;
+        let currency = Currency::from_code(
+            &self
+                .currency
+                .as_deref()
+                .unwrap_or("USD")
+                .to_ascii_uppercase(),
+        )?;
         let mut config = Config::new(window, currency);
         config.time_format = if is_text {
             TimeFormat::Rfc3339

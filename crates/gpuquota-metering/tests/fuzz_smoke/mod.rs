@@ -10,7 +10,12 @@ fn smoke() {
         check_bytes(bytes);
         Ok(())
     })
-    .budget_ms(1_500);
+    .budget_ms(
+        std::env::var("FUZZ_BUDGET_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1_500),
+    );
 }
 
 #[test]

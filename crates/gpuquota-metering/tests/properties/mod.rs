@@ -12,7 +12,10 @@ use proptest::prelude::*;
 fn config() -> ProptestConfig {
     let ci = std::env::var_os("CI").is_some();
     ProptestConfig {
-        cases: if ci { 48 } else { 96 },
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(if ci { 48 } else { 96 }),
         max_shrink_iters: if ci { 0 } else { 256 },
         ..ProptestConfig::default()
     }
