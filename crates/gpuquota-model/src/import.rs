@@ -705,7 +705,18 @@ fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
             return Ok(out);
         }
     }
-    serde_saphyr::from_multiple::<Value>(text).map_err(|e| {
+    // The parser's default budget (1,024 documents, 250,000 nodes) guards against document
+    // and node storms; a real cluster export can legitimately exceed it, so the limits grow
+    // with the input, which `MAX_SOURCE_BYTES` bounds. Alias and depth limits stay as they are.
+    let n = text.len();
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_documents: n.max(1_024),
+            max_nodes: n.max(250_000),
+            max_events: n.saturating_mul(2).max(1_000_000),
+        },
+    };
+    serde_saphyr::from_multiple_with_options::<Value>(text, options).map_err(|e| {
         // Keep the message to its first lines: the parser may add a long source snippet.
         let msg = e.to_string();
         let short: Vec<&str> = msg.lines().take(3).collect();
@@ -780,6 +791,18 @@ metadata:
             imported.model.namespaces["team-a"].metadata.labels["dept"],
             "a"
         );
+    }
+
+    #[test]
+    fn thousands_of_documents_import() {
+        let mut text = String::new();
+        for i in 0..3000 {
+            text.push_str(&format!(
+                "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {{name: f-{i}}}\n"
+            ));
+        }
+        let imported = import_str("many.yaml", &text).unwrap();
+        assert_eq!(imported.model.resource_flavors.len(), 3000);
     }
 
     #[test]
