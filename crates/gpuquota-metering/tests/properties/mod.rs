@@ -314,3 +314,76 @@ proptest! {
         prop_assert!(is_double_booked, "{:?}", res);
     }
 }
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Metering totals equal the sum of intervals: intervals aligned to a step, the evaluated
+    /// grid of their counts (left-point rule) and raw scrapes every step (lookback = step) all
+    /// give the same units per department, exactly.
+    #[test]
+    fn grid_and_scrapes_match_intervals(
+        runs in proptest::collection::vec((0usize..3, 0i64..40, 1i64..40, 1u64..3), 1..8),
+        step in prop::sample::select(vec![60i64, 300, 900]),
+    ) {
+        let n = 40i64;
+        let window = Window { start: 0, end: n * step };
+        let base = || {
+            let mut cfg = Config::new(window, Currency::from_code("EUR").unwrap());
+            cfg.lookback = step;
+            let mut input = Input::new(cfg);
+            input.card_types.push(CardType::new("H200", 4_500_000));
+            input
+        };
+        let mut by_intervals = base();
+        let mut counts = vec![vec![0u64; n as usize]; 3];
+        for (d, k0, len, gpus) in &runs {
+            let k1 = (k0 + len).min(n);
+            by_intervals.records.push(Record {
+                owner: Owner::Department(DEPTS[*d].to_owned()),
+                card_type: "H200".to_owned(),
+                shape: Shape::Whole(*gpus),
+                start: k0 * step,
+                end: Some(k1 * step),
+                holder: None,
+                service: None,
+            });
+            for k in *k0..k1 {
+                counts[*d][k as usize] += gpus;
+            }
+        }
+        let mut by_grid = base();
+        let mut by_scrapes = base();
+        for (d, c) in counts.iter().enumerate() {
+            by_grid.series.push(gpuquota_metering::GridSeries {
+                owner: Owner::Department(DEPTS[d].to_owned()),
+                card_type: "H200".to_owned(),
+                shape: Shape::Whole(1),
+                start: None,
+                step,
+                values: c.iter().map(|v| (*v > 0).then_some(*v)).collect(),
+                lookback: None,
+                service: None,
+            });
+            by_scrapes.samples.push(gpuquota_metering::RawSeries {
+                owner: Owner::Department(DEPTS[d].to_owned()),
+                card_type: "H200".to_owned(),
+                shape: Shape::Whole(1),
+                lookback: None,
+                points: c.iter().enumerate().map(|(k, v)| (k as i64 * step, *v)).collect(),
+                stale_at: vec![],
+                holder: None,
+                service: None,
+                busy_micro: None,
+                label: None,
+            });
+        }
+        let units = |input: &Input| -> Vec<(String, i128)> {
+            meter(input).unwrap().lines.iter().filter(|l| l.allocated_units > 0)
+                .map(|l| (l.department.clone(), l.allocated_units)).collect()
+        };
+        let want = units(&by_intervals);
+        prop_assert_eq!(&units(&by_grid), &want);
+        prop_assert_eq!(&units(&by_scrapes), &want);
+    }
+}
