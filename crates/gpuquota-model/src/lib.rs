@@ -1,17 +1,57 @@
-//! The object model of gpuquota.
-//!
-//! Every engine of the workspace reads the objects defined here. The crate parses Kubernetes
-//! quantity strings once, at the edge, into exact values ([`Quantity`]) and Kueue's integer
-//! amounts ([`Amount`]).
+//! The object model of gpuquota: Kubernetes quantities, the Kueue, KAI and core objects,
+//! manifest import, upstream validation, and a reference of Kueue's quota arithmetic.
 //!
 //! ```
-//! use gpuquota_model::{Amount, Quantity, ResourceName};
+//! use gpuquota_model::{Amount, Quantity, ResourceName, import_str, validate};
 //!
 //! let q: Quantity = "500m".parse()?;
 //! assert_eq!(q.to_amount(&ResourceName::new("cpu")), Amount(500));
 //! assert_eq!(q.to_string(), "500m");
-//! # Ok::<(), gpuquota_model::QuantityError>(())
+//!
+//! let manifest = "
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: ResourceFlavor
+//! metadata: {name: h200-nvl}
+//! ---
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: ClusterQueue
+//! metadata: {name: data-science}
+//! spec:
+//!   resourceGroups:
+//!   - coveredResources: [nvidia.com/gpu]
+//!     flavors:
+//!     - name: h200-nvl
+//!       resources:
+//!       - {name: nvidia.com/gpu, nominalQuota: 8, lendingLimit: 2}
+//! ";
+//! let model = import_str("platform.yaml", manifest)?.model;
+//! let errors = validate(&model).unwrap_err();
+//! assert_eq!(
+//!     errors.0[0].to_string(),
+//!     "ClusterQueue \"data-science\": spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: \
+//!      Invalid value: \"2\": must be nil when cohort is empty"
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! Every engine of the workspace reads the objects defined here. Properties, each checked by
+//! the crate's tests:
+//!
+//! - **Exact quantities.** Quantity strings are parsed once, at the edge, into exact decimals
+//!   ([`Quantity`]) and Kueue's integer amounts ([`Amount`]: cpu in milli-units, everything
+//!   else in base units rounded up, overflow to Kueue's unlimited sentinel); the canonical
+//!   printed form parses back to the same value.
+//! - **Order-independent import.** [`import`] reads multi-document YAML and JSON (Kueue
+//!   `v1beta1` and `v1beta2`, KAI, core kinds); importing the same documents in any order, split
+//!   over any files, yields the same [`Model`]. Unknown kinds and fields are warnings with their
+//!   path; wrongly shaped fields are errors with their path; nothing is dropped silently.
+//! - **Total, complete validation.** [`mod@validate`] never panics and reports every problem at
+//!   once, each with kind, object, field path and a Kubernetes-style field error.
+//! - **A readable oracle.** [`quota_tree`] computes Kueue's `SubtreeQuota`, `localQuota`,
+//!   `available` and `potentialAvailable` by plain recursion, as the reference the engines'
+//!   fast versions are tested against.
+//! - **No panics on any input.** With the `fuzzing` feature, the `fuzzing` module holds the checks the
+//!   fuzz targets and the smoke tests run.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
