@@ -18,7 +18,7 @@
 
 use gpuquota_model::Timestamp;
 
-use crate::fixed::{FRAC_SCALE, SCALE, gcd, mul_div_rem};
+use crate::fixed::{FRAC_SCALE, SCALE, gcd, mod_small, mul_div_rem};
 
 /// The three resources KAI divides, each independently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -169,7 +169,16 @@ pub struct Hierarchy {
     roots: Vec<usize>,
     /// Breadth-first order from the roots.
     order: Vec<usize>,
+    /// Roots, then each queue's children, sorted by priority (highest first) then input
+    /// order: the tier order of phases 2 and 3.
+    sorted_roots: Vec<usize>,
+    sorted_children: Vec<Vec<usize>>,
+    /// Dense parent links ([`NO_PARENT`] for a top-level queue).
+    parents: Vec<usize>,
 }
+
+/// Marks a top-level queue in the dense parent links.
+const NO_PARENT: usize = usize::MAX;
 
 /// The result: fair share and aggregated demand of every queue (input order).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -246,11 +255,25 @@ impl Hierarchy {
                 queue: queues[first].name.clone(),
             });
         }
+        let by_prio = |v: &[usize]| {
+            let mut v = v.to_vec();
+            v.sort_by(|&a, &b| queues[b].priority.cmp(&queues[a].priority).then(a.cmp(&b)));
+            v
+        };
+        let sorted_roots = by_prio(&roots);
+        let sorted_children = children.iter().map(|c| by_prio(c)).collect();
+        let parents = queues
+            .iter()
+            .map(|q| q.parent.unwrap_or(NO_PARENT))
+            .collect();
         Ok(Hierarchy {
             queues,
             children,
             roots,
             order,
+            sorted_roots,
+            sorted_children,
+            parents,
         })
     }
 
@@ -293,6 +316,14 @@ impl Hierarchy {
     /// Sets a queue's priority (Run:ai rank).
     pub fn set_priority(&mut self, q: usize, priority: i32) {
         self.queues[q].priority = priority;
+        let queues = &self.queues;
+        let by_prio = |v: &mut Vec<usize>| {
+            v.sort_by(|&a, &b| queues[b].priority.cmp(&queues[a].priority).then(a.cmp(&b)));
+        };
+        by_prio(&mut self.sorted_roots);
+        for c in &mut self.sorted_children {
+            by_prio(c);
+        }
     }
 
     /// The queue named `name`.
@@ -347,49 +378,143 @@ impl Hierarchy {
         options: &DivisionOptions,
     ) -> Result<Division, DivisionError> {
         let n = self.queues.len();
-        let mut request = vec![[0i128; 3]; n];
-        for &q in self.order.iter().rev() {
-            for r in Resource::ALL {
-                let ri = r.index();
-                if self.children[q].is_empty() {
-                    request[q][ri] = self.queues[q].resources[ri].request;
-                }
-                if let Some(p) = self.queues[q].parent {
-                    request[p][ri] =
-                        request[p][ri].checked_add(request[q][ri]).ok_or_else(|| {
-                            DivisionError::Overflow {
-                                queue: self.queues[p].name.clone(),
-                                resource: r,
-                            }
-                        })?;
-                }
-            }
-        }
-        let mut fair_share = vec![[0i128; 3]; n];
-        let mut phase1 = vec![[0i128; 3]; n];
         for r in Resource::ALL {
-            let ri = r.index();
-            if totals[ri] < 0 {
+            if totals[r.index()] < 0 {
                 return Err(DivisionError::Negative {
                     queue: "<total>".into(),
                     resource: r,
                     field: "total",
                 });
             }
+        }
+        // Demand: leaves' requests summed up the tree (dense parent links, reverse BFS).
+        let mut request = vec![[0i128; 3]; n];
+        for (q, input) in self.queues.iter().enumerate() {
+            if self.children[q].is_empty() {
+                for r in 0..3 {
+                    request[q][r] = input.resources[r].request;
+                }
+            }
+        }
+        for &q in self.order.iter().rev() {
+            let p = self.parents[q];
+            if p != NO_PARENT {
+                for r in 0..3 {
+                    request[p][r] = request[p][r].checked_add(request[q][r]).ok_or_else(|| {
+                        DivisionError::Overflow {
+                            queue: self.queues[p].name.clone(),
+                            resource: Resource::ALL[r],
+                        }
+                    })?;
+                }
+            }
+        }
+        // Dense per-resource columns, built in one pass: the hot loops never touch the queue
+        // structs. Amounts are divided by their common factor with the unit (whole bytes and
+        // whole GPUs become plain integers), so the arithmetic mostly stays in 64 bits.
+        let mut cols: [Vec<Col>; 3] = [
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        ];
+        let mut weight_gcd = [0u64; 3];
+        let mut amount_gcd = [0u64; 3];
+        for r in 0..3 {
+            amount_gcd[r] = gcd(
+                SCALE as u128,
+                u128::from(mod_small(totals[r] as u128, SCALE as u64)),
+            ) as u64;
+        }
+        let reduce = |g: &mut u64, v: u128| {
+            if *g > 1 {
+                let m = mod_small(v, *g);
+                if m != 0 {
+                    *g = gcd(u128::from(*g), u128::from(m)) as u64;
+                }
+            }
+        };
+        for (q, input) in self.queues.iter().enumerate() {
+            for r in 0..3 {
+                let p = &input.resources[r];
+                let w = p.weight as u128;
+                let wg = &mut weight_gcd[r];
+                if *wg == 0 {
+                    // Weights are validated non-negative; those beyond 64 bits skip the gcd.
+                    *wg = u64::try_from(w).unwrap_or(1);
+                } else if w != 0 && mod_small(w, *wg) != 0 {
+                    *wg = gcd(u128::from(*wg), u128::from(mod_small(w, *wg))) as u64;
+                }
+                let req = request[q][r];
+                let requestable = p.limit.map_or(req, |l| l.min(req));
+                let deserved = p.deserved.unwrap_or(-1);
+                reduce(&mut amount_gcd[r], requestable as u128);
+                if deserved > 0 {
+                    reduce(&mut amount_gcd[r], deserved as u128);
+                }
+                cols[r].push(Col {
+                    priority: input.priority,
+                    deserved,
+                    requestable,
+                    weight: w,
+                    usage: p.usage,
+                    fs: 0,
+                });
+            }
+        }
+        let mut fair_share = vec![[0i128; 3]; n];
+        let mut phase1 = vec![[0i128; 3]; n];
+        let max_group = self
+            .sorted_children
+            .iter()
+            .map(Vec::len)
+            .max()
+            .unwrap_or(0)
+            .max(self.roots.len());
+        for (ri, col) in cols.into_iter().enumerate() {
+            let r = Resource::ALL[ri];
+            let g = i128::from(amount_gcd[ri].max(1));
+            let wg = u128::from(weight_gcd[ri].max(1));
+            let mut col = col;
+            for c in &mut col {
+                c.weight /= wg;
+                c.requestable /= g;
+                if c.deserved > 0 {
+                    c.deserved /= g;
+                }
+            }
             let mut ctx = GroupCtx {
                 h: self,
                 r,
-                request: &request,
-                fs: &mut fair_share,
-                phase1: &mut phase1,
+                unit: SCALE / g,
+                col,
                 options,
+                records: vec![None; max_group],
+                sw: vec![0; max_group],
             };
-            ctx.divide_group(&self.roots, totals[ri])?;
+            ctx.divide_group(&self.sorted_roots, totals[ri] / g)?;
             for &q in &self.order {
                 if !self.children[q].is_empty() {
-                    let t = ctx.fs[q][ri];
-                    ctx.divide_group(&self.children[q], t)?;
+                    let t = ctx.col[q].fs;
+                    ctx.divide_group(&self.sorted_children[q], t)?;
                 }
+            }
+            // Back to nano-units (cannot overflow: every amount was a multiple of `g`), and
+            // the phase-1 amounts: deserved (or the parent's share) capped by requestable.
+            for &q in &self.order {
+                let c = &ctx.col[q];
+                fair_share[q][ri] = c.fs * g;
+                let p = self.parents[q];
+                let total = if p == NO_PARENT {
+                    totals[ri]
+                } else {
+                    fair_share[p][ri]
+                };
+                let d = if c.deserved < 0 {
+                    total
+                } else {
+                    c.deserved * g
+                };
+                phase1[q][ri] = d.min(c.requestable * g);
             }
         }
         Ok(Division {
@@ -400,20 +525,39 @@ impl Hierarchy {
     }
 }
 
+/// One queue's column for the resource being divided.
+#[derive(Debug, Clone, Copy)]
+struct Col {
+    priority: i32,
+    /// `-1` = unlimited.
+    deserved: i128,
+    /// `min(L, Req)`.
+    requestable: i128,
+    /// Weight divided by the gcd of all weights.
+    weight: u128,
+    usage: i128,
+    fs: i128,
+}
+
+impl Col {
+    fn remaining(&self) -> i128 {
+        (self.requestable - self.fs).max(0)
+    }
+}
+
 struct GroupCtx<'a> {
     h: &'a Hierarchy,
     r: Resource,
-    request: &'a [[i128; 3]],
-    fs: &'a mut [[i128; 3]],
-    phase1: &'a mut [[i128; 3]],
+    /// One unit (device, millicore, byte) in the scaled amounts.
+    unit: i128,
+    col: Vec<Col>,
     options: &'a DivisionOptions,
+    /// Fractional-remainder records (fixed point, FRAC_SCALE per unit), by tier position.
+    records: Vec<Option<u128>>,
+    sw: Vec<u128>,
 }
 
 impl GroupCtx<'_> {
-    fn params(&self, q: usize) -> &ResourceParams {
-        &self.h.queues[q].resources[self.r.index()]
-    }
-
     fn overflow(&self, q: usize) -> DivisionError {
         DivisionError::Overflow {
             queue: self.h.queues[q].name.clone(),
@@ -421,55 +565,32 @@ impl GroupCtx<'_> {
         }
     }
 
-    fn requestable(&self, q: usize) -> i128 {
-        let req = self.request[q][self.r.index()];
-        match self.params(q).limit {
-            Some(l) => l.min(req),
-            None => req,
-        }
-    }
-
-    /// `max(0, min(L, Req) − FS)`.
-    fn remaining_request(&self, q: usize) -> i128 {
-        (self.requestable(q) - self.fs[q][self.r.index()]).max(0)
-    }
-
+    /// `sibs` sorted by priority (highest first), then input order.
     fn divide_group(&mut self, sibs: &[usize], total: i128) -> Result<(), DivisionError> {
-        let ri = self.r.index();
         // Phase 1: deserved capped by demand and limit.
         let mut rem = total;
         for &q in sibs {
-            let d = self.params(q).deserved.unwrap_or(total);
-            let g = d.min(self.requestable(q));
-            self.fs[q][ri] = self.fs[q][ri]
-                .checked_add(g)
-                .ok_or_else(|| self.overflow(q))?;
-            self.phase1[q][ri] = g;
+            let c = self.col[q];
+            let d = if c.deserved < 0 { total } else { c.deserved };
+            let g = d.min(c.requestable);
+            self.col[q].fs = c.fs.checked_add(g).ok_or_else(|| self.overflow(q))?;
             rem = rem.checked_sub(g).ok_or_else(|| self.overflow(q))?;
         }
         if rem <= 0 {
             return Ok(());
         }
-        // Phase 2 + 3 per priority tier, highest first; stable in input order within a tier.
-        let mut tiers: Vec<usize> = sibs.to_vec();
-        tiers.sort_by(|&a, &b| {
-            self.h.queues[b]
-                .priority
-                .cmp(&self.h.queues[a].priority)
-                .then(a.cmp(&b))
-        });
+        // Phase 2 + 3 per priority tier, highest first.
         let mut start = 0;
-        while start < tiers.len() {
-            let prio = self.h.queues[tiers[start]].priority;
-            let mut end = start;
-            while end < tiers.len() && self.h.queues[tiers[end]].priority == prio {
+        while start < sibs.len() {
+            let prio = self.col[sibs[start]].priority;
+            let mut end = start + 1;
+            while end < sibs.len() && self.col[sibs[end]].priority == prio {
                 end += 1;
             }
             if rem <= 0 {
                 break;
             }
-            let tier = &tiers[start..end];
-            rem = self.divide_tier(tier, rem)?;
+            rem = self.divide_tier(&sibs[start..end], rem)?;
             start = end;
         }
         Ok(())
@@ -477,60 +598,60 @@ impl GroupCtx<'_> {
 
     /// Phase 2 rounds then phase 3 leftovers for one tier; returns what is left.
     fn divide_tier(&mut self, tier: &[usize], mut rem: i128) -> Result<i128, DivisionError> {
-        let ri = self.r.index();
         let corrected = self.options.mode == Mode::Corrected;
         let k = self.options.k_value.max(0);
-        // Fractional-remainder records (fixed point, FRAC_SCALE per unit), by tier position.
-        let mut records: Vec<Option<u128>> = vec![None; tier.len()];
-        let mut sw: Vec<u128> = vec![0; tier.len()];
+        for r in &mut self.records[..tier.len()] {
+            *r = None;
+        }
         loop {
             let amount = rem;
-            let mut wtot: i128 = 0;
+            let mut wtot: u128 = 0;
+            let mut with_usage = false;
             for &q in tier {
-                if self.remaining_request(q) > 0 {
-                    wtot = wtot
-                        .checked_add(self.params(q).weight)
-                        .ok_or_else(|| self.overflow(q))?;
+                let c = &self.col[q];
+                if c.remaining() > 0 {
+                    wtot = wtot.checked_add(c.weight).ok_or_else(|| self.overflow(q))?;
+                    with_usage |= c.usage != 0;
                 }
             }
             if wtot == 0 {
                 break;
             }
-            let with_usage = k != 0
-                && tier
-                    .iter()
-                    .any(|&q| self.params(q).usage != 0 && self.remaining_request(q) > 0);
+            with_usage &= k != 0;
             let mut total_sw: u128 = 0;
             let mut common: u128 = 0;
             for (i, &q) in tier.iter().enumerate() {
-                sw[i] = 0;
-                if self.remaining_request(q) == 0 {
+                let c = &self.col[q];
+                self.sw[i] = 0;
+                if c.remaining() == 0 {
                     continue;
                 }
-                let p = self.params(q);
                 let w = if with_usage {
-                    // sw ∝ W·(1+k) − k·U·Wtot, scaled by SCALE³·Wtot.
-                    let a = p
-                        .weight
+                    // sw ∝ W·(1+k) − k·U·Wtot, scaled by SCALE²·Wtot (weights in gcd units).
+                    let a = (c.weight as i128)
                         .checked_mul(SCALE + k)
                         .and_then(|x| x.checked_mul(SCALE));
-                    let b = k.checked_mul(p.usage).and_then(|x| x.checked_mul(wtot));
+                    let b = k
+                        .checked_mul(c.usage)
+                        .and_then(|x| x.checked_mul(wtot as i128));
                     match (a, b) {
                         (Some(a), Some(b)) => (a - b).max(0) as u128,
                         _ => return Err(self.overflow(q)),
                     }
                 } else {
-                    p.weight as u128
+                    c.weight
                 };
-                sw[i] = w;
-                common = gcd(common, w);
+                self.sw[i] = w;
+                if with_usage {
+                    common = gcd(common, w);
+                }
                 total_sw = total_sw.checked_add(w).ok_or_else(|| self.overflow(q))?;
             }
             if total_sw == 0 {
                 break;
             }
             if with_usage && common > 1 {
-                for w in sw.iter_mut() {
+                for w in &mut self.sw[..tier.len()] {
                     *w /= common;
                 }
                 total_sw /= common;
@@ -540,33 +661,39 @@ impl GroupCtx<'_> {
                 if rem == 0 {
                     break;
                 }
-                let need = self.remaining_request(q);
-                if need == 0 || self.params(q).weight == 0 {
+                let c = self.col[q];
+                let need = c.remaining();
+                if need == 0 || c.weight == 0 {
                     continue;
                 }
-                let (share, share_rem) =
-                    mul_div_rem(amount as u128, sw[i], total_sw).ok_or_else(|| self.overflow(q))?;
+                let (share, share_rem) = mul_div_rem(amount as u128, self.sw[i], total_sw)
+                    .ok_or_else(|| self.overflow(q))?;
                 let share = share as i128;
                 let give;
                 if need <= share {
                     give = need;
-                    records[i] = None;
+                    self.records[i] = None;
                 } else {
-                    let whole = share - share.rem_euclid(SCALE);
+                    let whole = share - i128::from(mod_small(share as u128, self.unit as u64));
                     give = whole;
                     let frac_nano = (share - whole) as u128;
                     if frac_nano > 0 || share_rem > 0 {
-                        let (sub, _) = mul_div_rem(share_rem, SCALE as u128, total_sw)
-                            .ok_or_else(|| self.overflow(q))?;
-                        records[i] = Some(frac_nano * SCALE as u128 + sub);
+                        let sub = if share_rem == 0 {
+                            0
+                        } else {
+                            mul_div_rem(share_rem, SCALE as u128, total_sw)
+                                .ok_or_else(|| self.overflow(q))?
+                                .0
+                        };
+                        self.records[i] = Some(frac_nano * SCALE as u128 + sub);
                     } else if corrected {
-                        records[i] = None;
+                        self.records[i] = None;
                     }
                 }
                 if give == 0 {
                     continue;
                 }
-                self.fs[q][ri] += give;
+                self.col[q].fs += give;
                 rem -= give;
                 again |= need < share || (need == share && share_rem > 0);
             }
@@ -576,7 +703,7 @@ impl GroupCtx<'_> {
         }
         // Phase 3: leftover units to the recorded queues.
         if rem > 0 {
-            let mut rec: Vec<(usize, u128)> = records
+            let mut rec: Vec<(usize, u128)> = self.records[..tier.len()]
                 .iter()
                 .enumerate()
                 .filter_map(|(i, r)| r.map(|f| (tier[i], f)))
@@ -597,12 +724,12 @@ impl GroupCtx<'_> {
                 if rem == 0 {
                     break;
                 }
-                let mut g = rem.min(SCALE);
+                let mut g = rem.min(self.unit);
                 if corrected {
-                    g = g.min(self.remaining_request(q));
+                    g = g.min(self.col[q].remaining());
                 }
                 if g > 0 {
-                    self.fs[q][ri] += g;
+                    self.col[q].fs += g;
                     rem -= g;
                 }
             }

@@ -22,6 +22,9 @@ pub fn mul_div_rem(a: u128, b: u128, c: u128) -> Option<(u128, u128)> {
         return None;
     }
     if let Some(p) = a.checked_mul(b) {
+        if let (Ok(p), Ok(c)) = (u64::try_from(p), u64::try_from(c)) {
+            return Some((u128::from(p / c), u128::from(p % c)));
+        }
         return Some((p / c, p % c));
     }
     let (hi, lo) = wide_mul(a, b);
@@ -64,8 +67,29 @@ pub fn wide_mul(a: u128, b: u128) -> (u128, u128) {
     (hi, lo)
 }
 
+/// `v mod g` for a 64-bit `g`, with 64-bit operations only.
+pub fn mod_small(v: u128, g: u64) -> u64 {
+    let (hi, lo) = ((v >> 64) as u64, v as u64);
+    if hi == 0 {
+        return lo % g;
+    }
+    let g128 = u128::from(g);
+    // 2^64 mod g, then (hi·2^64 + lo) mod g.
+    let two64 = ((u128::from(u64::MAX) % g128) + 1) % g128;
+    ((u128::from(hi % g) * two64 + u128::from(lo % g)) % g128) as u64
+}
+
 /// Greatest common divisor.
 pub fn gcd(mut a: u128, mut b: u128) -> u128 {
+    if let (Ok(x), Ok(y)) = (u64::try_from(a), u64::try_from(b)) {
+        let (mut x, mut y) = (x, y);
+        while y != 0 {
+            let t = x % y;
+            x = y;
+            y = t;
+        }
+        return u128::from(x);
+    }
     while b != 0 {
         let t = a % b;
         a = b;
@@ -128,6 +152,17 @@ mod tests {
         assert_eq!(r, (u128::MAX % 10) * 10);
         assert_eq!(mul_div_rem(u128::MAX, u128::MAX, 2), None);
         assert_eq!(mul_div_rem(1, 1, 0), None);
+        for v in [0u128, 7, u128::MAX, (1 << 100) + 12345, 10u128.pow(30)] {
+            for g in [1u64, 3, 1_000_000_000, u64::MAX] {
+                assert_eq!(
+                    u128::from(mod_small(v, g)),
+                    v % u128::from(g),
+                    "{v} mod {g}"
+                );
+            }
+        }
+        assert_eq!(gcd(12, 18), 6);
+        assert_eq!(gcd(1 << 100, 1 << 90), 1 << 90);
     }
 
     #[test]

@@ -228,6 +228,10 @@ struct Engine<'a> {
     evicted_job: Vec<bool>,
     allocated: Vec<Allocation>,
     evicted: Vec<Eviction>,
+    /// `(job, action, by)` already recorded.
+    evicted_keys: std::collections::BTreeSet<(usize, Action, Option<String>)>,
+    /// Index into `allocated` per job.
+    alloc_idx: Vec<Option<usize>>,
     /// Last failure reason per job.
     fail: Vec<Option<(Reason, Option<CapFail>, String)>>,
     delayed: Vec<bool>,
@@ -301,6 +305,8 @@ impl<'a> Engine<'a> {
             evicted_job: vec![false; c.jobs.len()],
             allocated: Vec::new(),
             evicted: Vec::new(),
+            evicted_keys: std::collections::BTreeSet::new(),
+            alloc_idx: vec![None; c.jobs.len()],
             fail: vec![None; c.jobs.len()],
             delayed: vec![false; c.jobs.len()],
         };
@@ -863,10 +869,12 @@ impl<'a> Engine<'a> {
             return;
         }
         let qname = self.c.hierarchy.queues()[q].name.clone();
-        if let Some(a) = self.allocated.iter_mut().find(|a| a.pod_group == j.key) {
+        if let Some(i) = self.alloc_idx[ji] {
+            let a = &mut self.allocated[i];
             a.pipelined |= pipelined;
             a.pods.extend(pods);
         } else {
+            self.alloc_idx[ji] = Some(self.allocated.len());
             self.allocated.push(Allocation {
                 pod_group: j.key.clone(),
                 queue: qname,
@@ -1029,14 +1037,14 @@ impl<'a> Engine<'a> {
         if !self.tstate[ji].contains(&TState::Running) {
             self.evicted_job[ji] = true;
         }
-        let rec = Eviction {
-            pod_group: j.key.clone(),
-            queue: j.queue_name.clone(),
-            action,
-            by: by.map(str::to_string),
-        };
-        if !self.evicted.contains(&rec) {
-            self.evicted.push(rec);
+        let by = by.map(str::to_string);
+        if self.evicted_keys.insert((ji, action, by.clone())) {
+            self.evicted.push(Eviction {
+                pod_group: j.key.clone(),
+                queue: j.queue_name.clone(),
+                action,
+                by,
+            });
         }
     }
 
@@ -1250,7 +1258,74 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
+    /// Running preemptible jobs per leaf queue, in victim order (lowest priority, newest
+    /// first).
+    fn running_by_leaf(&self) -> Vec<Vec<usize>> {
+        let mut lists = vec![Vec::new(); self.c.hierarchy.queues().len()];
+        for (vj, job) in self.c.jobs.iter().enumerate() {
+            if let Some(q) = job.queue
+                && job.preemptible
+                && !self.evicted_job[vj]
+                && self.tstate[vj].contains(&TState::Running)
+            {
+                lists[q].push(vj);
+            }
+        }
+        for l in &mut lists {
+            l.sort_by(|&a, &b| self.victim_job_cmp(a, b));
+        }
+        lists
+    }
+
+    /// Appends the units of the next eligible victim job (queues in `vq` order, jobs in list
+    /// order), skipping evicted jobs and jobs protected by min-runtime.
+    fn next_victim_job(
+        &self,
+        vq: &[(usize, Option<i128>)],
+        running: &[Vec<usize>],
+        cursor: &mut (usize, usize),
+        out: &mut Vec<(usize, Vec<usize>)>,
+    ) {
+        while cursor.0 < vq.len() {
+            let (q, min_rt) = vq[cursor.0];
+            let list = &running[q];
+            while cursor.1 < list.len() {
+                let vj = list[cursor.1];
+                cursor.1 += 1;
+                if self.evicted_job[vj]
+                    || !self.tstate[vj].contains(&TState::Running)
+                    || !self.runtime_ok(vj, min_rt)
+                {
+                    continue;
+                }
+                for u in self.victim_units(vj) {
+                    out.push((vj, u));
+                }
+                return;
+            }
+            cursor.0 += 1;
+            cursor.1 = 0;
+        }
+    }
+
+    fn free_capacity(&self) -> [i128; 3] {
+        let mut free = [0i128; 3];
+        if self.c.nodes.is_empty() {
+            for (r, f) in free.iter_mut().enumerate() {
+                *f = self.pool.idle[r] + self.pool.rel[r];
+            }
+        } else {
+            for n in &self.nodes {
+                for (r, f) in free.iter_mut().enumerate() {
+                    *f += n.idle[r] + n.rel[r];
+                }
+            }
+        }
+        free
+    }
+
     fn reclaim(&mut self) {
+        let running = self.running_by_leaf();
         let mut lists = self.leaf_lists(|_| true);
         while let Some((leaf, ji)) = self.pick(&lists) {
             lists[leaf].pop();
@@ -1280,42 +1355,43 @@ impl<'a> Engine<'a> {
                 ));
                 continue;
             }
-            // Victims.
-            let mut vq: Vec<usize> = Vec::new();
-            let mut per_queue: Vec<Vec<usize>> = vec![Vec::new(); self.c.hierarchy.queues().len()];
-            for (vj, job) in self.c.jobs.iter().enumerate() {
-                let Some(q) = job.queue else { continue };
-                if q == leaf
-                    || !job.preemptible
-                    || self.evicted_job[vj]
-                    || !self.tstate[vj].contains(&TState::Running)
-                {
+            // Victim queues: other leaves with running preemptible jobs, passing the
+            // proportion prefilter on the leveled pair; in reverse queue order.
+            let mut vq: Vec<(usize, Option<i128>)> = Vec::new();
+            for (q, list) in running.iter().enumerate() {
+                if q == leaf || list.is_empty() {
                     continue;
                 }
                 let Some((rl, vl)) = self.leveled(leaf, q) else {
                     continue;
                 };
-                if !self.runtime_ok(vj, self.c.queues[vl].reclaim_min_runtime) {
-                    continue;
+                if self.filter_victim(rl, vl, req) {
+                    vq.push((q, self.c.queues[vl].reclaim_min_runtime));
                 }
-                if !self.filter_victim(rl, vl, req) {
-                    continue;
-                }
-                if per_queue[q].is_empty() {
-                    vq.push(q);
-                }
-                per_queue[q].push(vj);
             }
-            vq.sort_by(|&a, &b| self.victim_queue_cmp(a, b));
+            vq.sort_by(|a, b| self.victim_queue_cmp(a.0, b.0));
+            // Victims are generated lazily: enough to cover the shortfall, then more only if
+            // the placement search needs them.
+            let mut cursor = (0usize, 0usize);
             let mut victims: Vec<(usize, Vec<usize>)> = Vec::new();
-            for q in vq {
-                let mut js = std::mem::take(&mut per_queue[q]);
-                js.sort_by(|&a, &b| self.victim_job_cmp(a, b));
-                for vj in js {
-                    for u in self.victim_units(vj) {
-                        victims.push((vj, u));
+            let mut free = self.free_capacity();
+            while (0..3).any(|r| free[r] < req[r]) {
+                let before = victims.len();
+                self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
+                if victims.len() == before {
+                    break;
+                }
+                for (vj, ts) in &victims[before..] {
+                    for &t in ts {
+                        for (r, f) in free.iter_mut().enumerate() {
+                            *f += self.c.jobs[*vj].tasks[t].req[r];
+                        }
                     }
                 }
+            }
+            let k0 = victims.len();
+            for _ in 0..(k0 + 8) {
+                self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
             }
             if victims.is_empty() {
                 self.set_fail(
@@ -1326,8 +1402,21 @@ impl<'a> Engine<'a> {
                 );
                 continue;
             }
-            let k0 = self.quota_prefix(req, &victims);
-            let Some(k) = self.min_prefix(ji, &tasks, &victims, k0) else {
+            let mut found = self.min_prefix(ji, &tasks, &victims, k0);
+            if found.is_none() {
+                let before = victims.len();
+                loop {
+                    let n = victims.len();
+                    self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
+                    if victims.len() == n {
+                        break;
+                    }
+                }
+                if victims.len() > before {
+                    found = self.min_prefix(ji, &tasks, &victims, k0);
+                }
+            }
+            let Some(k) = found else {
                 self.set_fail(
                     ji,
                     Reason::Unschedulable,
@@ -1360,18 +1449,7 @@ impl<'a> Engine<'a> {
     /// The smallest victim count whose resources cover the gang's shortfall in free capacity
     /// (a lower bound for the placement search).
     fn quota_prefix(&self, req: [i128; 3], victims: &[(usize, Vec<usize>)]) -> usize {
-        let mut free = [0i128; 3];
-        if self.c.nodes.is_empty() {
-            for (r, f) in free.iter_mut().enumerate() {
-                *f = self.pool.idle[r] + self.pool.rel[r];
-            }
-        } else {
-            for n in &self.nodes {
-                for (r, f) in free.iter_mut().enumerate() {
-                    *f += n.idle[r] + n.rel[r];
-                }
-            }
-        }
+        let mut free = self.free_capacity();
         let mut k = 0;
         while k < victims.len() && (0..3).any(|r| free[r] < req[r]) {
             let (vj, ts) = &victims[k];
@@ -1386,6 +1464,7 @@ impl<'a> Engine<'a> {
     }
 
     fn preempt(&mut self) {
+        let running = self.running_by_leaf();
         let mut lists = self.leaf_lists(|_| true);
         while let Some((leaf, ji)) = self.pick(&lists) {
             lists[leaf].pop();
@@ -1399,13 +1478,13 @@ impl<'a> Engine<'a> {
             let prio = self.c.jobs[ji].priority;
             let np = !self.c.jobs[ji].preemptible;
             let req = self.job_req(ji, &tasks);
-            let mut cands: Vec<usize> = (0..self.c.jobs.len())
+            // Same leaf, strictly lower priority (the list is sorted by priority first).
+            let cands: Vec<usize> = running[leaf]
+                .iter()
+                .copied()
+                .take_while(|&vj| self.c.jobs[vj].priority < prio)
                 .filter(|&vj| {
-                    let v = &self.c.jobs[vj];
                     vj != ji
-                        && v.queue == Some(leaf)
-                        && v.preemptible
-                        && v.priority < prio
                         && !self.evicted_job[vj]
                         && self.tstate[vj].contains(&TState::Running)
                         && self.runtime_ok(vj, self.c.queues[leaf].preempt_min_runtime)
@@ -1414,7 +1493,6 @@ impl<'a> Engine<'a> {
             if cands.is_empty() {
                 continue;
             }
-            cands.sort_by(|&a, &b| self.victim_job_cmp(a, b));
             let victims: Vec<(usize, Vec<usize>)> = cands
                 .iter()
                 .flat_map(|&vj| self.victim_units(vj).into_iter().map(move |u| (vj, u)))

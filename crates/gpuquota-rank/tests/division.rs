@@ -6,14 +6,14 @@ use gpuquota_rank::{DivisionOptions, Hierarchy, Mode, QueueInput, ResourceParams
 
 /// A GPU-only queue: deserved, weight, request (whole or fractional GPUs), limit, priority.
 pub(crate) struct Q {
-    pub name: &'static str,
-    pub parent: Option<usize>,
-    pub d: f64,
-    pub w: f64,
-    pub req: f64,
-    pub limit: Option<f64>,
-    pub prio: i32,
-    pub usage: f64,
+    pub(crate) name: &'static str,
+    pub(crate) parent: Option<usize>,
+    pub(crate) d: f64,
+    pub(crate) w: f64,
+    pub(crate) req: f64,
+    pub(crate) limit: Option<f64>,
+    pub(crate) prio: i32,
+    pub(crate) usage: f64,
 }
 
 pub(crate) fn q(name: &'static str, d: f64, w: f64, req: f64) -> Q {

@@ -14,18 +14,18 @@ use serde_json::Value;
 /// A manifest builder in the shape of KAI's test harness.
 #[derive(Default)]
 pub(crate) struct Sc {
-    pub yaml: String,
+    pub(crate) yaml: String,
     seq: u32,
 }
 
 pub(crate) struct JobSpec<'a> {
-    pub class: &'a str,
-    pub min: usize,
+    pub(crate) class: &'a str,
+    pub(crate) min: usize,
     /// `(gpus, node)`: node `Some` = running there; gpus < 1 uses `gpu-fraction`.
-    pub pods: Vec<(f64, Option<&'a str>)>,
-    pub extra_spec: &'a str,
-    pub annotations: &'a str,
-    pub start: &'a str,
+    pub(crate) pods: Vec<(f64, Option<&'a str>)>,
+    pub(crate) extra_spec: &'a str,
+    pub(crate) annotations: &'a str,
+    pub(crate) start: &'a str,
 }
 
 pub(crate) fn job<'a>(class: &'a str, pods: Vec<(f64, Option<&'a str>)>) -> JobSpec<'a> {
@@ -40,7 +40,7 @@ pub(crate) fn job<'a>(class: &'a str, pods: Vec<(f64, Option<&'a str>)>) -> JobS
 }
 
 impl Sc {
-    pub fn queue(
+    pub(crate) fn queue(
         &mut self,
         name: &str,
         parent: Option<&str>,
@@ -59,7 +59,7 @@ impl Sc {
         self
     }
 
-    pub fn node(&mut self, name: &str, gpus: u32) -> &mut Self {
+    pub(crate) fn node(&mut self, name: &str, gpus: u32) -> &mut Self {
         let _ = write!(
             self.yaml,
             "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {name}}}\nstatus:\n  allocatable: {{nvidia.com/gpu: \"{gpus}\", cpu: \"64\", memory: 512Gi}}\n"
@@ -68,7 +68,7 @@ impl Sc {
     }
 
     /// A PodGroup `ns/name` with its pods; creation order = call order.
-    pub fn job(&mut self, key: &str, queue: &str, j: JobSpec<'_>) -> &mut Self {
+    pub(crate) fn job(&mut self, key: &str, queue: &str, j: JobSpec<'_>) -> &mut Self {
         self.seq += 1;
         let (ns, name) = key.split_once('/').unwrap();
         let created = format!("2025-01-01T{:02}:{:02}:00Z", self.seq / 60, self.seq % 60);
@@ -109,7 +109,7 @@ impl Sc {
         self
     }
 
-    pub fn cluster(&self, now: Option<&str>) -> Cluster {
+    pub(crate) fn cluster(&self, now: Option<&str>) -> Cluster {
         let imported = import_str("scenario.yaml", &self.yaml)
             .unwrap_or_else(|e| panic!("{e}\n{}", self.yaml));
         let now = now.map(|n| n.parse().unwrap());
@@ -123,11 +123,11 @@ impl Sc {
         .unwrap()
     }
 
-    pub fn run(&self) -> SessionResult {
+    pub(crate) fn run(&self) -> SessionResult {
         self.run_with(None, &SessionOptions::default())
     }
 
-    pub fn run_with(&self, now: Option<&str>, o: &SessionOptions) -> SessionResult {
+    pub(crate) fn run_with(&self, now: Option<&str>, o: &SessionOptions) -> SessionResult {
         run_session(&self.cluster(now), o).unwrap()
     }
 }
