@@ -24,8 +24,11 @@ use crate::catalogue::{Engines, GpuModel};
 use crate::input::{Mode, Problem, ResolvedGpu};
 use crate::layout::{Instance, Layout, add_engines, options};
 
-/// The default work budget of the exact solver (state × option steps).
-pub const DEFAULT_BUDGET: u64 = 40_000_000;
+/// The default work budget of the exact solver (state × option steps, about 1–2 ns each).
+pub const DEFAULT_BUDGET: u64 = 200_000_000;
+
+/// The largest back-pointer table of the exact solver (states × GPUs, 2 bytes each).
+const MAX_TABLE: u64 = 16_000_000;
 
 /// Planner settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -819,7 +822,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
             states = states.checked_mul(u64::from(*c) + 1)?;
         }
         let g = self.class_of.len() as u64;
-        if states.checked_mul(g.max(1))? > budget / 2 {
+        if states.checked_mul(g.max(1))? > budget.min(MAX_TABLE) {
             return None;
         }
         // Exact options per class; the work check uses their real number.
@@ -1051,6 +1054,8 @@ struct ModelData {
     idle_opts: Vec<SupplyOpt>,
     /// Indices of the layouts containing each instance.
     containing: BTreeMap<Instance, Vec<u32>>,
+    /// Profile-multiset id of each layout (equal ids = equal multisets).
+    kappa: Vec<u32>,
 }
 
 fn make_cand(
@@ -1142,7 +1147,11 @@ fn model_data(problem: &Problem<'_>, model: &GpuModel, demand: &[u32]) -> ModelD
         .collect();
     let mut idle = Vec::new();
     let mut containing: BTreeMap<Instance, Vec<u32>> = BTreeMap::new();
+    let mut ids: BTreeMap<Vec<u8>, u32> = BTreeMap::new();
+    let mut kappa = Vec::with_capacity(model.layouts().len());
     for (li, l) in model.layouts().iter().enumerate() {
+        let next = ids.len() as u32;
+        kappa.push(*ids.entry(l.counts(model)).or_insert(next));
         for i in l.instances() {
             containing.entry(*i).or_default().push(li as u32);
         }
@@ -1157,11 +1166,20 @@ fn model_data(problem: &Problem<'_>, model: &GpuModel, demand: &[u32]) -> ModelD
             idle.push(c);
         }
     }
-    let idle_opts = supply_options(
+    // All cost 1 and distinct: keep the maximal supplies once per model.
+    let all = supply_options(
         Vec::new(),
         idle.iter().map(|c| (c.supply.as_slice(), c.r)),
         demand,
     );
+    let idle_opts: Vec<SupplyOpt> = all
+        .iter()
+        .filter(|a| {
+            !all.iter()
+                .any(|b| b.s != a.s && b.s.iter().zip(&a.s).all(|(x, y)| x >= y))
+        })
+        .cloned()
+        .collect();
     let mut by_supply: BTreeMap<Vec<u32>, Vec<usize>> = BTreeMap::new();
     for (j, c) in idle.iter().enumerate() {
         let capped = c
@@ -1180,6 +1198,7 @@ fn model_data(problem: &Problem<'_>, model: &GpuModel, demand: &[u32]) -> ModelD
         }),
         idle_opts,
         containing,
+        kappa,
     }
 }
 
@@ -1214,10 +1233,30 @@ fn build_class<'c>(
         // Layouts with the current multiset have the current supply: the current layout
         // (cost 0) dominates them, so the shared table may keep them.
         shared = Some(Arc::clone(&md.idle));
-        let more = md.idle_opts.iter().map(|o| (o.s.as_slice(), o.r));
-        supply_options(seed, more, demand)
+        // The model's maximal options, minus those the current layout (cost 0) dominates.
+        let mut opts = supply_options(seed, std::iter::empty(), demand);
+        let s0 = opts[0].s.clone();
+        opts.extend(
+            md.idle_opts
+                .iter()
+                .filter(|o| !s0.iter().zip(&o.s).all(|(x, y)| x >= y))
+                .cloned(),
+        );
+        return Class {
+            model,
+            busy: g.busy.clone(),
+            own,
+            current: g.current.clone(),
+            shared,
+            supply_opts: opts,
+            gpus: Vec::new(),
+        };
     } else {
-        let current_counts = g.current.as_ref().map(|l| l.counts(model));
+        let k0 = g
+            .current
+            .as_ref()
+            .and_then(|l0| model.layouts().binary_search(l0).ok())
+            .and_then(|x| md.kappa.get(x).copied());
         let mut lists: Vec<&Vec<u32>> = Vec::new();
         let mut missing = false;
         for b in &g.busy {
@@ -1235,7 +1274,14 @@ fn build_class<'c>(
                 let Some(l) = model.layouts().get(li as usize) else {
                     continue;
                 };
-                if current_counts.as_ref() == Some(&l.counts(model)) {
+                if k0.is_some() && md.kappa.get(li as usize).copied() == k0 {
+                    continue;
+                }
+                let serves = l.instances().iter().any(|i| {
+                    !g.busy.contains(i)
+                        && matches!(md.qmap.get(usize::from(i.profile.0)), Some(Some(_)))
+                });
+                if !serves {
                     continue;
                 }
                 let c = make_cand(&md.qmap, &g.busy, nq, (CandLayout::Model(li), Some(l)), 1);
