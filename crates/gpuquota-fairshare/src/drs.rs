@@ -121,13 +121,48 @@ impl Drs {
 /// Two zero-weight borrowers compare by unweighted ratio; a zero-weight borrower is above
 /// everything else; otherwise the precise weighted shares compare (`f64::total_cmp`).
 pub fn compare_drs(a: &Drs, b: &Drs) -> Ordering {
-    match (a.zero_weight_borrows(), b.zero_weight_borrows()) {
-        (true, true) => a.unweighted_ratio.total_cmp(&b.unweighted_ratio),
-        (true, false) => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        (false, false) => a
-            .precise_weighted_share()
-            .total_cmp(&b.precise_weighted_share()),
+    DrsLite::of(a).compare(&DrsLite::of(b))
+}
+
+/// The part of a [`Drs`] that comparisons read (no allocation).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct DrsLite {
+    pub(crate) weight: f64,
+    pub(crate) ratio: f64,
+    pub(crate) borrowing: bool,
+}
+
+impl DrsLite {
+    pub(crate) fn of(d: &Drs) -> DrsLite {
+        DrsLite {
+            weight: d.weight,
+            ratio: d.unweighted_ratio,
+            borrowing: d.borrowing,
+        }
+    }
+
+    fn zero_weight_borrows(&self) -> bool {
+        self.weight == 0.0 && self.borrowing
+    }
+
+    fn precise(&self) -> f64 {
+        if self.zero_weight_borrows() {
+            f64::INFINITY
+        } else if self.ratio == 0.0 {
+            0.0
+        } else {
+            self.ratio / self.weight
+        }
+    }
+
+    /// Kueue's `CompareDRS`.
+    pub(crate) fn compare(&self, o: &DrsLite) -> Ordering {
+        match (self.zero_weight_borrows(), o.zero_weight_borrows()) {
+            (true, true) => self.ratio.total_cmp(&o.ratio),
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => self.precise().total_cmp(&o.precise()),
+        }
     }
 }
 

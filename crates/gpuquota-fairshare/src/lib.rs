@@ -1,4 +1,111 @@
-//! Kueue fair sharing and exact fair-share allocators (work in progress).
+//! Fair sharing for shared GPU platforms: Kueue's fair sharing (dominant resource share,
+//! tournament ordering, fair-sharing preemption, admission fair sharing) and exact general
+//! allocators (weighted max-min water-filling, hierarchical, DRF).
+//!
+//! ```
+//! use gpuquota_fairshare::tree::{QuotaTreeBuilder, ResourceQuota};
+//! use gpuquota_fairshare::waterfill::{water_fill, WfQueue};
+//! use gpuquota_fairshare::FlavorResource;
+//!
+//! // Kueue: two ClusterQueues of 4 GPUs in one cohort; "a" runs 6 → it borrows 2 of the 8
+//! // GPUs its cohort can lend: weightedShare = ceil(2 × 1000 / 8) = 250.
+//! let gpu = FlavorResource::new("a100", "nvidia.com/gpu");
+//! let mut b = QuotaTreeBuilder::new();
+//! b.cluster_queue("a", Some("org"), 1.0)?.quota(gpu.clone(), ResourceQuota::nominal(4));
+//! b.cluster_queue("b", Some("org"), 1.0)?.quota(gpu.clone(), ResourceQuota::nominal(4));
+//! b.usage("a", gpu, 6);
+//! let tree = b.build()?;
+//! let drs = tree.drs(tree.cluster_queue("a").unwrap());
+//! assert_eq!(drs.weighted_share(), 250);
+//! assert_eq!(drs.dominant_resource.unwrap().as_str(), "nvidia.com/gpu");
+//!
+//! // General allocator: 100 GPUs, weights 1:2:1, demands 10/80/60 → (10, 60, 30).
+//! let qs = [WfQueue::new("x", 1, 10), WfQueue::new("y", 2, 80), WfQueue::new("z", 1, 60)];
+//! assert_eq!(water_fill(100, &qs)?.allocations, vec![10, 60, 30]);
+//! # Ok::<(), gpuquota_fairshare::FairShareError>(())
+//! ```
+//!
+//! # Kueue pieces
+//!
+//! | module | upstream | what |
+//! |---|---|---|
+//! | [`tree`] | `pkg/cache/scheduler/resource_node.go` | the cohort quota tree (kueue.md §3): subtree quota, local quota, usage propagation, available, potential available |
+//! | [`drs`] | `pkg/cache/scheduler/fair_sharing.go` | dominant resource share (§6.5) from plain inputs, `CompareDRS`, weights |
+//! | [`shares`] | ClusterQueue / Cohort `status.fairSharing` | `weightedShare` + dominant resource of every object of a [`gpuquota_model::Model`] |
+//! | [`order`] | `pkg/scheduler/fair_sharing_iterator.go` | the tournament ordering of a cycle's heads (§5.4) |
+//! | [`preemption`] | `pkg/scheduler/preemption` (`fairPreemptions`, `fairsharing/*`) | S2-a / S2-b strategies, target ordering, within-nominal rule (§6.4) |
+//! | [`afs`] | `pkg/util/admissionfairsharing` | admission fair sharing (§6.6) |
+//! | [`config`] | `apis/config` | `fairSharing` / `admissionFairSharing` of the Configuration, validated |
+//!
+//! ## The seam for the admission engine (gpuquota-cohort)
+//!
+//! This crate does not depend on the engine; the engine calls into it when fair sharing is on
+//! ([`config::settings_from_configuration`] with the CLI's `--fair-sharing`):
+//!
+//! * **Shares.** Either keep a [`tree::QuotaTree`] mirror of the cycle snapshot (build it with
+//!   [`tree::QuotaTreeBuilder`] — or [`shares::tree_from_model`] for a whole manifest — and
+//!   forward usage changes with [`tree::QuotaTree::add_usage`] / `remove_usage`), or compute
+//!   the DRS of your own nodes with [`drs::dominant_resource_share`] (per flavor-resource
+//!   subtree quota, usage and simulated request) and [`drs::lendable`] (the parent's potential
+//!   availability), and compare with [`drs::compare_drs`].
+//! * **Cycle order.** Build [`order::FairSharingOrder`] from the heads (ClusterQueue, workload
+//!   key, effective priority, queue-order timestamp, assignment usage) and call
+//!   [`order::FairSharingOrder::next_head`] in place of the classical sort. After processing a
+//!   head, add its usage to the mirror tree (the popped queue's path is recomputed
+//!   automatically; call `invalidate` for any other queue whose usage changed).
+//! * **Preemption.** When `GetTargets` runs under fair sharing, collect candidates as upstream
+//!   `findCandidates` does (own queue by `withinClusterQueue`; every borrowing queue of the tree
+//!   by `reclaimWithinCohort`), sort them by `CandidatesOrdering`, and call
+//!   [`preemption::fair_preemptions`] with a `fits` oracle over the removed candidates; it
+//!   returns targets with reasons `InClusterQueue` / `InCohortReclamation` /
+//!   `InCohortFairSharing`.
+//! * **Admission fair sharing.** Order a ClusterQueue's heap with
+//!   [`afs::order_within_cluster_queue`] over LocalQueue usages from [`afs::LocalQueueUsage`].
+//! * **`gpuquota kueue shares`.** [`shares::kueue_shares`] gives the JSON contract directly
+//!   (`serde_json::to_string_pretty(&report)`):
+//!   `{"clusterQueues": {"cq": {"share": 250, "dominantResource": "nvidia.com/gpu"}}, "cohorts": {…}}`.
+//!
+//! ## Properties (each checked by the tests)
+//!
+//! * The quota tree reproduces the worked example of kueue.md §3.4 (subtree quota, local quota,
+//!   usage, available, potential available of every node) and adding then removing usage
+//!   restores every node exactly; a cohort's usage is always the sum of its children's usage
+//!   above their local quota.
+//! * DRS equals upstream's values on upstream's own test cases: borrowed × 1000 / lendable at
+//!   the parent (an `f64`, as upstream since v0.13), maximum over resources with ties to the
+//!   alphabetically smaller name, resources aggregated across flavors, divided by the weight,
+//!   reported as the ceiling; weight 0 while borrowing reports `i64::MAX` and compares above
+//!   every finite share; weight 0 within nominal reports 0; nodes without a parent report 0.
+//! * The tournament prefers a child not borrowing on what its head requests, then the lower
+//!   DRS, then higher priority, then the earlier timestamp; later pops see the usage of heads
+//!   admitted before them; it pops every head exactly once and deterministically.
+//! * Fair-sharing preemption takes own-queue candidates as `InClusterQueue`, reclaims
+//!   unconditionally when the preemptor stays within nominal, applies S2-a then S2-b as
+//!   configured, visits the highest-share queue first (weight-0 borrowers first of all),
+//!   fills back in reverse order, and leaves the tree unchanged.
+//! * Water-filling ([`waterfill`]) is exact: the fluid level satisfies
+//!   `Σ clamp(wᵢL, gᵢ', cᵢ) = capacity` in the shared tier, floors and caps hold, the
+//!   capacity is used up to total demand, higher tiers are satisfied before lower ones get
+//!   anything above their floors, integer shares are envy-free up to one unit, the result is
+//!   independent of input order, deterministic, monotone in capacity and invariant under
+//!   scaling all weights; an exhaustive search confirms it on small instances.
+//! * DRF ([`drf`]) satisfies sharing incentive, envy-freeness, Pareto efficiency and
+//!   strategy-proofness (brute force over misreports), population monotonicity when every
+//!   task needs every resource (a counterexample with zero entries is pinned), equals
+//!   water-filling on one resource, and is **not** resource-monotone (the fairshare-peers.md
+//!   §1.2 counterexample is an expected-behaviour test).
+//!
+//! ## Deviations from upstream (on purpose)
+//!
+//! * Upstream picks the next cohort tree of the tournament by Go map iteration (arbitrary); we
+//!   take the tree of the remaining head whose ClusterQueue name is smallest, and break full
+//!   ties by workload key (upstream keeps the first child it iterated).
+//! * Children are iterated by name (upstream: map order), which matters only for exact ties in
+//!   the preemption target ordering: among cohorts the later name wins ties (upstream's `>=`),
+//!   among ClusterQueues the one whose first candidate comes first in `CandidatesOrdering`.
+//! * `fairSharing.weight` becomes an `f64` by correctly rounding the exact decimal (upstream
+//!   converts the Kubernetes quantity to float; identical for every weight written with ≤ 15
+//!   significant digits).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]

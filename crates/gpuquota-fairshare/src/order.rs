@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 
 use gpuquota_model::{Amount, Timestamp};
 
-use crate::drs::{Drs, FrQuantities, compare_drs};
+use crate::drs::{DrsLite, FrQuantities};
 use crate::error::FairShareError;
 use crate::tree::{NodeId, NodeKind, QuotaTree};
 
@@ -62,10 +62,10 @@ impl Default for OrderOptions {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct Cand {
     head: usize,
-    drs: Drs,
+    drs: DrsLite,
     borrowing_on: bool,
 }
 
@@ -75,6 +75,7 @@ pub struct FairSharingOrder {
     heads: Vec<Head>,
     head_cq: Vec<NodeId>,
     dense: Vec<Vec<(usize, Amount)>>,
+    requested: Vec<Vec<usize>>,
     remaining: BTreeMap<String, usize>,
     entry_of: Vec<Option<usize>>,
     cache: Vec<Option<Cand>>,
@@ -116,10 +117,15 @@ impl FairSharingOrder {
             remaining.insert(h.cluster_queue.clone(), i);
             dense.push(tree.dense(&h.usage));
         }
+        let requested = dense
+            .iter()
+            .map(|d| d.iter().filter(|(_, a)| a.0 > 0).map(|(f, _)| *f).collect())
+            .collect();
         Ok(FairSharingOrder {
             heads,
             head_cq,
             dense,
+            requested,
             remaining,
             entry_of,
             cache: vec![None; tree.len()],
@@ -160,7 +166,7 @@ impl FairSharingOrder {
         if self.opts.prioritize_non_borrowing {
             o = a.borrowing_on.cmp(&b.borrowing_on);
         }
-        o = o.then_with(|| compare_drs(&a.drs, &b.drs));
+        o = o.then_with(|| a.drs.compare(&b.drs));
         if self.opts.priority_sorting_within_cohort {
             o = o.then_with(|| hb.priority.cmp(&ha.priority));
         }
@@ -185,12 +191,11 @@ impl FairSharingOrder {
 
     fn eval(&mut self, tree: &QuotaTree, node: NodeId) -> Option<Cand> {
         if !self.dirty[node.index()] {
-            return self.cache[node.index()].clone();
+            return self.cache[node.index()];
         }
         let out = match tree.kind(node) {
             NodeKind::ClusterQueue => self.entry_of[node.index()].map(|h| {
-                let drs = tree.drs_dense(node, &self.dense[h]);
-                let borrowing_on = drs.is_borrowing_on(&self.heads[h].usage);
+                let (drs, borrowing_on) = tree.drs_lite(node, &self.dense[h], &self.requested[h]);
                 Cand {
                     head: h,
                     drs,
@@ -199,13 +204,14 @@ impl FairSharingOrder {
             }),
             NodeKind::Cohort => {
                 let mut best: Option<Cand> = None;
-                let children: Vec<NodeId> = tree
-                    .child_cohorts(node)
-                    .iter()
-                    .chain(tree.child_cluster_queues(node))
-                    .copied()
-                    .collect();
-                for c in children {
+                let nc = tree.child_cohorts(node).len();
+                let nq = tree.child_cluster_queues(node).len();
+                for k in 0..nc + nq {
+                    let c = if k < nc {
+                        tree.child_cohorts(node)[k]
+                    } else {
+                        tree.child_cluster_queues(node)[k - nc]
+                    };
                     if let Some(cand) = self.eval(tree, c)
                         && best
                             .as_ref()
@@ -218,8 +224,8 @@ impl FairSharingOrder {
                     // Value of this cohort at its parent's level, with the winner's usage.
                     if tree.parent(node).is_some() {
                         let delta = self.delta_at(tree, w.head, node);
-                        let drs = tree.drs_dense(node, &delta);
-                        let borrowing_on = drs.is_borrowing_on(&self.heads[w.head].usage);
+                        let (drs, borrowing_on) =
+                            tree.drs_lite(node, &delta, &self.requested[w.head]);
                         Cand {
                             head: w.head,
                             drs,
@@ -231,7 +237,7 @@ impl FairSharingOrder {
                 })
             }
         };
-        self.cache[node.index()] = out.clone();
+        self.cache[node.index()] = out;
         self.dirty[node.index()] = false;
         out
     }

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use gpuquota_model::{Amount, ResourceName};
 
-use crate::drs::Drs;
+use crate::drs::{Drs, DrsLite};
 use crate::drs::{DrsInput, FlavorResource, FrQuantities, dominant_resource_share, lendable};
 use crate::error::FairShareError;
 
@@ -323,6 +323,10 @@ impl QuotaTreeBuilder {
                 }
             }
         }
+        let mut res_frs = vec![Vec::new(); resources.len()];
+        for (f, r) in fr_resource.iter().enumerate() {
+            res_frs[*r].push(f);
+        }
         let mut tree = QuotaTree {
             nodes,
             frs,
@@ -330,6 +334,7 @@ impl QuotaTreeBuilder {
             fr_resource,
             cohort_ids,
             cq_ids,
+            res_frs,
         };
         tree.compute_static();
         for (cq, usage) in &self.usage {
@@ -361,6 +366,8 @@ struct Node {
     potential: Vec<Amount>,
     /// Lendable at the parent, per resource (empty for roots).
     lendable: BTreeMap<ResourceName, Amount>,
+    /// The same, dense by resource index.
+    lendable_dense: Vec<Amount>,
 }
 
 impl Node {
@@ -382,6 +389,7 @@ impl Node {
             usage: vec![Amount::ZERO; nf],
             potential: vec![Amount::ZERO; nf],
             lendable: BTreeMap::new(),
+            lendable_dense: Vec::new(),
         };
         for (i, fr) in frs.iter().enumerate() {
             if let Some(q) = spec.quotas.get(fr) {
@@ -404,6 +412,8 @@ pub struct QuotaTree {
     fr_resource: Vec<usize>,
     cohort_ids: BTreeMap<String, NodeId>,
     cq_ids: BTreeMap<String, NodeId>,
+    /// Flavor-resource indices grouped by resource index.
+    res_frs: Vec<Vec<usize>>,
 }
 
 impl QuotaTree {
@@ -645,6 +655,11 @@ impl QuotaTree {
                         .filter(|(f, _)| rootn.in_subtree[*f])
                         .map(|(f, fr)| (fr, parent.potential[f])),
                 );
+                self.nodes[i].lendable_dense = self
+                    .resources
+                    .iter()
+                    .map(|r| l.get(r).copied().unwrap_or(Amount::ZERO))
+                    .collect();
                 self.nodes[i].lendable = l;
             }
         }
@@ -725,7 +740,6 @@ impl QuotaTree {
     /// The DRS of `n` with `request` (dense, already propagated to `n`) added to its usage.
     pub(crate) fn drs_dense(&self, n: NodeId, request: &[(usize, Amount)]) -> Drs {
         let node = &self.nodes[n.0];
-        let mut req = Vec::new();
         let entries = (0..self.frs.len())
             .filter(|f| node.in_subtree[*f])
             .map(|f| {
@@ -733,7 +747,6 @@ impl QuotaTree {
                     .iter()
                     .find(|(i, _)| *i == f)
                     .map_or(Amount::ZERO, |(_, a)| *a);
-                req.push(r);
                 DrsInput {
                     fr: &self.frs[f],
                     subtree_quota: node.subtree[f],
@@ -742,6 +755,58 @@ impl QuotaTree {
                 }
             });
         dominant_resource_share(node.parent.is_some(), node.weight, entries, &node.lendable)
+    }
+
+    /// [`QuotaTree::drs_dense`] without allocation, plus whether the node borrows on one of
+    /// the `requested` flavor-resources. Same arithmetic, same order.
+    pub(crate) fn drs_lite(
+        &self,
+        n: NodeId,
+        request: &[(usize, Amount)],
+        requested: &[usize],
+    ) -> (DrsLite, bool) {
+        let node = &self.nodes[n.0];
+        let mut lite = DrsLite {
+            weight: node.weight,
+            ratio: 0.0,
+            borrowing: false,
+        };
+        if node.parent.is_none() {
+            return (lite, false);
+        }
+        let mut on = false;
+        for (r, frs) in self.res_frs.iter().enumerate() {
+            let mut b = Amount::ZERO;
+            for &f in frs {
+                if !node.in_subtree[f] {
+                    continue;
+                }
+                let req = request
+                    .iter()
+                    .find(|(i, _)| *i == f)
+                    .map_or(Amount::ZERO, |(_, a)| *a);
+                let x = req
+                    .saturating_add(node.usage[f])
+                    .saturating_sub(node.subtree[f]);
+                if x.0 > 0 {
+                    b = b.saturating_add(x);
+                    lite.borrowing = true;
+                    if requested.contains(&f) {
+                        on = true;
+                    }
+                }
+            }
+            if b.0 > 0 {
+                let l = node.lendable_dense[r];
+                if l.0 > 0 {
+                    let ratio = b.0 as f64 * 1000.0 / l.0 as f64;
+                    if ratio > lite.ratio {
+                        lite.ratio = ratio;
+                    }
+                }
+            }
+        }
+        (lite, on)
     }
 
     /// The node's DRS with its current usage (what `status.fairSharing` reports).

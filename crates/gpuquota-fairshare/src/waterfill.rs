@@ -23,7 +23,7 @@
 //! The result depends only on the multiset of queues (when names are unique), not their order.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
@@ -165,38 +165,124 @@ fn validate(capacity: i64, queues: &[WfQueue]) -> Result<(), FairShareError> {
     Ok(())
 }
 
-/// Removal candidate: queue `i` whose last unit has key `(a−1)/w`.
+/// Removal candidate: queue `idx` whose last unit has key `key_num / w`.
 struct Top<'a> {
-    key_num: i128,
-    w: i128,
+    key_num: i64,
+    w: i64,
     name: &'a str,
     idx: usize,
 }
 
+/// `a/b` vs `c/d` for `b, d > 0`, exact (widening multiplication).
+fn cmp_frac(a: i64, b: i64, c: i64, d: i64) -> Ordering {
+    (i128::from(a) * i128::from(d)).cmp(&(i128::from(c) * i128::from(b)))
+}
+
 impl Top<'_> {
     fn cmp_key(&self, o: &Self) -> Ordering {
-        (self.key_num * o.w)
-            .cmp(&(o.key_num * self.w))
+        cmp_frac(self.key_num, self.w, o.key_num, o.w)
             .then_with(|| self.name.cmp(o.name))
             .then(self.idx.cmp(&o.idx))
     }
 }
 
-impl PartialEq for Top<'_> {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp_key(o) == Ordering::Equal
+/// `⌈n / d⌉` for `n ≥ 0`, `d > 0`, with a 64-bit fast path.
+fn ceil_div(n: i128, d: i128) -> i128 {
+    if let (Ok(n64), Ok(d64)) = (u64::try_from(n), u64::try_from(d)) {
+        return i128::from(n64.div_ceil(d64));
     }
+    let q = n.div_euclid(d);
+    if q * d == n { q } else { q + 1 }
 }
-impl Eq for Top<'_> {}
-impl PartialOrd for Top<'_> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
+
+/// The fluid level `L` with `Σ (clamp(w·L, g, c) − g) = r` over `(g, c, w)` members with
+/// `0 < r < Σ (c − g)`: a linear-time search (median of the remaining breakpoints, members
+/// whose breakpoints are all outside the current bracket folded into running sums).
+fn fluid_level(gcw: &[(i64, i64, i64)], r: i128) -> Result<Ratio, FairShareError> {
+    let ovf = || FairShareError::overflow("water-filling level");
+    // Bracket (lo, hi) as fractions; None = unbounded.
+    let mut lo: Option<(i64, i64)> = None;
+    let mut hi: Option<(i64, i64)> = None;
+    // Members settled for the whole bracket: constant part and linear part A·L − G.
+    let (mut konst, mut a, mut g_lin) = (0i128, 0i128, 0i128);
+    let mut undecided: Vec<usize> = (0..gcw.len()).filter(|&k| gcw[k].1 > gcw[k].0).collect();
+    let mut pts: Vec<(i64, i64)> = Vec::with_capacity(undecided.len() * 2);
+    let inside = |v: (i64, i64), lo: Option<(i64, i64)>, hi: Option<(i64, i64)>| {
+        lo.is_none_or(|l| cmp_frac(v.0, v.1, l.0, l.1) == Ordering::Greater)
+            && hi.is_none_or(|h| cmp_frac(v.0, v.1, h.0, h.1) == Ordering::Less)
+    };
+    loop {
+        pts.clear();
+        for &k in &undecided {
+            let (g, c, w) = gcw[k];
+            for v in [(g, w), (c, w)] {
+                if inside(v, lo, hi) {
+                    pts.push(v);
+                }
+            }
+        }
+        if pts.is_empty() {
+            break;
+        }
+        let mid = pts.len() / 2;
+        pts.select_nth_unstable_by(mid, |x, y| cmp_frac(x.0, x.1, y.0, y.1));
+        let (mn, md) = pts[mid];
+        let (mn, md) = (i128::from(mn), i128::from(md));
+        // f(m)·md compared with r·md.
+        let mut f = konst
+            .checked_mul(md)
+            .and_then(|x| x.checked_add(a.checked_mul(mn)?))
+            .and_then(|x| x.checked_sub(g_lin.checked_mul(md)?))
+            .ok_or_else(ovf)?;
+        for &k in &undecided {
+            let (g, c, w) = gcw[k];
+            let (g, c, w) = (i128::from(g), i128::from(c), i128::from(w));
+            let v = (w * mn).clamp(g * md, c * md) - g * md;
+            f = f.checked_add(v).ok_or_else(ovf)?;
+        }
+        let m = (pts[mid].0, pts[mid].1);
+        if f >= r.checked_mul(md).ok_or_else(ovf)? {
+            hi = Some(m);
+        } else {
+            lo = Some(m);
+        }
+        // Settle members with no breakpoint strictly inside the new bracket.
+        let mut keep = Vec::with_capacity(undecided.len());
+        for &k in &undecided {
+            let (g, c, w) = gcw[k];
+            if inside((g, w), lo, hi) || inside((c, w), lo, hi) {
+                keep.push(k);
+                continue;
+            }
+            let at_or_below_lo = |v: (i64, i64)| {
+                lo.is_some_and(|l| cmp_frac(v.0, v.1, l.0, l.1) != Ordering::Greater)
+            };
+            if at_or_below_lo((c, w)) {
+                konst += i128::from(c - g);
+            } else if at_or_below_lo((g, w)) {
+                a += i128::from(w);
+                g_lin += i128::from(g);
+            }
+            // Otherwise g/w ≥ hi: contributes 0 in the bracket.
+        }
+        undecided = keep;
     }
-}
-impl Ord for Top<'_> {
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.cmp_key(o)
+    // No breakpoint inside (lo, hi): f(L) = konst + A·L − G there.
+    for &k in &undecided {
+        let (g, c, w) = gcw[k];
+        let at_or_below_lo =
+            |n: i64| lo.is_some_and(|l| cmp_frac(n, w, l.0, l.1) != Ordering::Greater);
+        if at_or_below_lo(c) {
+            konst += i128::from(c - g);
+        } else if at_or_below_lo(g) {
+            a += i128::from(w);
+            g_lin += i128::from(g);
+        }
     }
+    if a == 0 {
+        return Err(ovf());
+    }
+    Ratio::new(r - konst + g_lin, a)
 }
 
 /// Shares `r` units (0 < r < Σ(c − g)) among `members`; `alloc` holds the floors on entry.
@@ -206,102 +292,76 @@ fn fill_tier(
     r: i128,
     alloc: &mut [i64],
 ) -> Result<Ratio, FairShareError> {
-    // Breakpoints (value num, value den, queue, is_start): start at g/w, end at c/w.
-    let mut events: Vec<(i128, i128, usize, bool)> = Vec::with_capacity(members.len() * 2);
-    for &i in members {
-        let q = &queues[i];
-        let (g, c, w) = (
-            i128::from(q.effective_floor()),
-            i128::from(q.effective_cap()),
-            i128::from(q.weight),
-        );
-        if c > g {
-            events.push((g, w, i, true));
-            events.push((c, w, i, false));
-        }
-    }
-    events.sort_unstable_by(|a, b| (a.0 * b.1).cmp(&(b.0 * a.1)));
-    // f(L) = A·L − G + D with A = Σ active w, G = Σ active g, D = Σ finished (c − g).
-    let (mut a, mut g_act, mut d_done) = (0i128, 0i128, 0i128);
-    let mut k = 0;
-    let lvl = loop {
-        let Some(&(vn, vd, _, _)) = events.get(k) else {
-            return Err(FairShareError::overflow("water-filling level not found"));
-        };
-        if a > 0 {
-            // f at this breakpoint, still with the active set of the segment ending here.
-            let lhs = a
-                .checked_mul(vn)
-                .and_then(|x| x.checked_sub((g_act - d_done).checked_mul(vd)?))
-                .ok_or_else(|| FairShareError::overflow("water-filling level"))?;
-            let rhs = r
-                .checked_mul(vd)
-                .ok_or_else(|| FairShareError::overflow("water-filling level"))?;
-            if lhs >= rhs {
-                break Ratio::new(r + g_act - d_done, a)?;
-            }
-        }
-        while let Some(&(n, d, i, start)) = events.get(k) {
-            if n * vd != vn * d {
-                break;
-            }
+    // (floor, cap, weight) per member.
+    let gcw: Vec<(i64, i64, i64)> = members
+        .iter()
+        .map(|&i| {
             let q = &queues[i];
-            let (g, c, w) = (
-                i128::from(q.effective_floor()),
-                i128::from(q.effective_cap()),
-                i128::from(q.weight),
-            );
-            if start {
-                a += w;
-                g_act += g;
-            } else {
-                a -= w;
-                g_act -= g;
-                d_done += c - g;
-            }
-            k += 1;
-        }
-    };
+            (q.effective_floor(), q.effective_cap(), i64::from(q.weight))
+        })
+        .collect();
+    let lvl = fluid_level(&gcw, r)?;
     // Integer allocation: ⌈w·L⌉ clamped, then take back the largest keys.
     let (p, qd) = (lvl.numer(), lvl.denom());
     let mut given: i128 = 0;
     let mut heap: Vec<Top<'_>> = Vec::with_capacity(members.len());
-    for &i in members {
-        let q = &queues[i];
-        let (g, c, w) = (
-            i128::from(q.effective_floor()),
-            i128::from(q.effective_cap()),
-            i128::from(q.weight),
-        );
-        let wl = w
+    for (k, &i) in members.iter().enumerate() {
+        let (g, c, w) = gcw[k];
+        let wl = i128::from(w)
             .checked_mul(p)
             .ok_or_else(|| FairShareError::overflow("water-filling allocation"))?;
-        let up = wl.div_euclid(qd) + i128::from(wl.rem_euclid(qd) != 0);
-        let ai = up.clamp(g, c);
-        given += ai - g;
-        alloc[i] = i64::try_from(ai).map_err(|_| FairShareError::overflow("allocation"))?;
+        let up = ceil_div(wl, qd);
+        let ai = up.clamp(i128::from(g), i128::from(c));
+        given += ai - i128::from(g);
+        let ai = i64::try_from(ai).map_err(|_| FairShareError::overflow("allocation"))?;
+        alloc[i] = ai;
         if ai > g {
             heap.push(Top {
                 key_num: ai - 1,
                 w,
-                name: &q.name,
+                name: &queues[i].name,
                 idx: i,
             });
         }
     }
-    let mut heap = BinaryHeap::from(heap);
-    let mut excess = given - r;
-    while excess > 0 {
-        let Some(top) = heap.pop() else { break };
-        let i = top.idx;
-        alloc[i] -= 1;
-        excess -= 1;
-        let g = i128::from(queues[i].effective_floor());
-        if i128::from(alloc[i]) > g {
-            heap.push(Top {
-                key_num: i128::from(alloc[i]) - 1,
-                ..top
-            });
+    let excess = usize::try_from(given - r).unwrap_or(0);
+    if excess > 0 {
+        // The `excess` largest selected keys all lie at or above the excess-th largest top key
+        // (there are that many tops above it): collect the keys from that threshold up, then
+        // select the largest ones. Linear time instead of a heap.
+        let desc = |x: &Top<'_>, y: &Top<'_>| y.cmp_key(x);
+        let mut tops = heap;
+        let k = excess.min(tops.len()) - 1;
+        tops.select_nth_unstable_by(k, desc);
+        let t = &tops[k];
+        let threshold = Top {
+            key_num: t.key_num,
+            w: t.w,
+            name: t.name,
+            idx: t.idx,
+        };
+        let mut cands: Vec<Top<'_>> = Vec::with_capacity(tops.len());
+        for top in &tops {
+            let g = queues[top.idx].effective_floor();
+            let mut key = top.key_num;
+            while key >= g {
+                let c = Top {
+                    key_num: key,
+                    w: top.w,
+                    name: top.name,
+                    idx: top.idx,
+                };
+                if c.cmp_key(&threshold) == Ordering::Less {
+                    break;
+                }
+                cands.push(c);
+                key -= 1;
+            }
+        }
+        let k = excess.min(cands.len()) - 1;
+        cands.select_nth_unstable_by(k, desc);
+        for c in &cands[..=k] {
+            alloc[c.idx] -= 1;
         }
     }
     Ok(lvl)
