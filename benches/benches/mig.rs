@@ -19,13 +19,22 @@ const PROFILES: [(&str, u64); 6] = [
     ("7g.80gb", 8),
 ];
 
-/// 1,000 GPUs; `occupied` of every 10 carry a random current layout with busy instances.
-fn scenario(seed: u64, occupied: u64, mode: Mode) -> PlanRequest {
+/// Fleet size: 1,000 GPUs, or 100 under `-- --test` (CI's single debug-build run).
+fn fleet() -> u32 {
+    if std::env::args().any(|a| a == "--test") {
+        100
+    } else {
+        1000
+    }
+}
+
+/// `n` GPUs; `occupied` of every 10 carry a random current layout with busy instances.
+fn scenario(seed: u64, n: u32, occupied: u64, mode: Mode) -> PlanRequest {
     let c = Catalogue::builtin();
     let mut rng = SplitMix64::new(seed);
     let models = ["A100-80GB", "H100-80GB"];
-    let mut gpus = Vec::with_capacity(1000);
-    for i in 0..1000u32 {
+    let mut gpus = Vec::with_capacity(n as usize);
+    for i in 0..n {
         let name = models[(rng.below(2)) as usize];
         let m = c.resolve(name).ok();
         let instances = if rng.below(10) < occupied {
@@ -52,10 +61,10 @@ fn scenario(seed: u64, occupied: u64, mode: Mode) -> PlanRequest {
             busy: false,
         });
     }
-    // Demand until ~95 % of the 8,000 memory units.
+    // Demand until ~95 % of the 8 x n memory units.
     let mut counts = [0u32; 6];
     let mut units = 0u64;
-    while units < 7600 {
+    while units < u64::from(n) * 76 / 10 {
         let k = rng.below(6) as usize;
         counts[k] += 1;
         units += PROFILES[k].1;
@@ -87,7 +96,7 @@ fn b7(c: &mut Criterion) {
         ("occupied30", 3, Mode::KeepBusyGpus),
         ("occupied30-pin", 3, Mode::PinBusyInstances),
     ] {
-        let req = scenario(7, occupied, mode);
+        let req = scenario(7, fleet(), occupied, mode);
         let Ok(problem) = req.resolve(cat) else {
             eprintln!("mig bench: scenario {label} did not validate");
             continue;
