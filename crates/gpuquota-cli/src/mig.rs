@@ -154,25 +154,29 @@ fn report(file: &std::path::Path, errors: &[InputError]) {
 fn profiles(model: Option<&str>, output: OutputFormat) -> Result<ExitCode, CliError> {
     let c = Catalogue::builtin();
     let models: Vec<&gpuquota_mig::GpuModel> = match model {
-        Some(m) => vec![c.resolve(m)?],
+        Some(m) => match c.resolve(m) {
+            Ok(x) => vec![x],
+            Err(e) => {
+                eprintln!("{e}");
+                return Ok(ExitCode::from(1));
+            }
+        },
         None => c.models().iter().collect(),
     };
     match output {
         OutputFormat::Json | OutputFormat::Yaml => {
-            let v: Vec<serde_json::Value> = models.iter().map(|m| model_json(m)).collect();
-            let v = if model.is_some() {
-                v.into_iter().next().unwrap_or_default()
-            } else {
-                v.into()
-            };
-            print!("{}", to_json(&v)?);
+            let v: Vec<ModelJson<'_>> = models.iter().map(|m| model_json(m)).collect();
+            match (model.is_some(), v.first()) {
+                (true, Some(one)) => print!("{}", to_json(one)?),
+                _ => print!("{}", to_json(&v)?),
+            }
         }
         OutputFormat::Table | OutputFormat::Csv => {
             let mut out = String::new();
             for m in models {
                 let _ = writeln!(
                     out,
-                    "{} ({} compute, {} memory slices, {} placement units){}",
+                    "{}\n  {} compute slices, {} memory slices, {} placement units{}",
                     m.name(),
                     m.compute_slices(),
                     m.memory_slices(),
@@ -214,32 +218,54 @@ fn profiles(model: Option<&str>, output: OutputFormat) -> Result<ExitCode, CliEr
     Ok(ExitCode::SUCCESS)
 }
 
-fn model_json(m: &gpuquota_mig::GpuModel) -> serde_json::Value {
-    let profiles: Vec<serde_json::Value> = m
-        .profiles()
-        .iter()
-        .map(|p| {
-            serde_json::json!({
-                "name": p.name(),
-                "resource": p.resource_name(),
-                "id": p.id(),
-                "compute_slices": p.compute_slices(),
-                "memory_slices": p.memory_slices(),
-                "max_instances": p.max_instances(),
-                "placements": p.placements(),
-                "unconfirmed": p.unconfirmed(),
+/// One model in `mig profiles --output json` (fields in this order).
+#[derive(serde::Serialize)]
+struct ModelJson<'a> {
+    model: &'a str,
+    product_names: &'a [String],
+    compute_slices: u8,
+    memory_slices: u8,
+    placement_units: u8,
+    unconfirmed: bool,
+    profiles: Vec<ProfileJson<'a>>,
+}
+
+/// One profile in `mig profiles --output json`.
+#[derive(serde::Serialize)]
+struct ProfileJson<'a> {
+    name: &'a str,
+    resource: &'a str,
+    id: Option<u32>,
+    compute_slices: u8,
+    memory_slices: u8,
+    max_instances: u8,
+    placements: &'a [gpuquota_mig::Placement],
+    unconfirmed: bool,
+}
+
+fn model_json(m: &gpuquota_mig::GpuModel) -> ModelJson<'_> {
+    ModelJson {
+        model: m.name(),
+        product_names: m.product_names(),
+        compute_slices: m.compute_slices(),
+        memory_slices: m.memory_slices(),
+        placement_units: m.placement_units(),
+        unconfirmed: m.unconfirmed(),
+        profiles: m
+            .profiles()
+            .iter()
+            .map(|p| ProfileJson {
+                name: p.name(),
+                resource: p.resource_name(),
+                id: p.id(),
+                compute_slices: p.compute_slices(),
+                memory_slices: p.memory_slices(),
+                max_instances: p.max_instances(),
+                placements: p.placements(),
+                unconfirmed: p.unconfirmed(),
             })
-        })
-        .collect();
-    serde_json::json!({
-        "model": m.name(),
-        "product_names": m.product_names(),
-        "compute_slices": m.compute_slices(),
-        "memory_slices": m.memory_slices(),
-        "placement_units": m.placement_units(),
-        "unconfirmed": m.unconfirmed(),
-        "profiles": profiles,
-    })
+            .collect(),
+    }
 }
 
 /// A plan as an 80-column table.
@@ -342,4 +368,35 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
     })?;
     let plan = gpuquota_mig::plan(&problem, &PlanOptions::default())?;
     Ok(table(&problem, &plan))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_section_serves_all_notebooks_without_reconfiguring() {
+        let out = seed_section().unwrap();
+        assert!(
+            out.starts_with("value 8  reconfigured 0  fragmentation 0  optimal yes\n"),
+            "{out}"
+        );
+        assert!(out.contains("nvidia.com/mig-1g.24gb"));
+        assert!(out.lines().all(|l| l.len() <= 80), "{out}");
+    }
+
+    #[test]
+    fn plan_table_wraps_at_80_columns() {
+        let (req, _) = PlanRequest::from_yaml(
+            "gpus:\n  - {node: a-rather-long-node-name, index: 7, model: A100-40GB, instances: []}\n\
+             demand:\n  - {profile: 1g.5gb, count: 7}\n",
+        )
+        .unwrap();
+        let problem = req.resolve(Catalogue::builtin()).unwrap();
+        let plan = gpuquota_mig::plan(&problem, &PlanOptions::default()).unwrap();
+        assert_eq!(plan.value, 7);
+        let t = table(&problem, &plan);
+        assert!(t.lines().all(|l| l.len() <= 80), "{t}");
+        assert_eq!(t.matches("1g.5gb@").count(), 7);
+    }
 }
