@@ -370,7 +370,8 @@ impl Assigner<'_> {
         let pods_res = w.resource_id("pods");
         let pods_group = pods_res.and_then(|r| cq.group_of(r));
         let mut a = Assignment::default();
-        let mut usage: BTreeMap<FrId, Amount> = BTreeMap::new();
+        // accumulated usage per flavor-resource (a handful of entries: a Vec beats a map)
+        let mut usage: Vec<(FrId, Amount)> = Vec::new();
         for (pi, ps) in wl.pod_sets.iter().enumerate() {
             let count = counts.and_then(|c| c.get(pi).copied()).unwrap_or(ps.count);
             let mut requests: Vec<(ResourceId, i64)> = ps
@@ -456,7 +457,7 @@ impl Assigner<'_> {
                     for &(r, val) in &group_reqs {
                         let fr = w.fr(f, r);
                         let assumed = fr
-                            .and_then(|fr| usage.get(&fr).copied())
+                            .and_then(|fr| usage.iter().find(|x| x.0 == fr).map(|x| x.1))
                             .unwrap_or(Amount::ZERO);
                         let (pm, borrow, nf) = self
                             .fits_resource_quota(snapshot, oracle, fr, f, r, assumed, val, reasons);
@@ -514,8 +515,10 @@ impl Assigner<'_> {
                     requests.iter().find(|x| x.0 == fc.resource),
                 ) {
                     if q.1 != 0 {
-                        let e = usage.entry(fr).or_insert(Amount::ZERO);
-                        *e = e.saturating_add(Amount(q.1));
+                        match usage.iter_mut().find(|x| x.0 == fr) {
+                            Some(e) => e.1 = e.1.saturating_add(Amount(q.1)),
+                            None => usage.push((fr, Amount(q.1))),
+                        }
                     }
                 }
                 a.borrowing = a.borrowing.max(fc.borrow);
@@ -533,7 +536,8 @@ impl Assigner<'_> {
                 break;
             }
         }
-        a.usage = usage.into_iter().collect();
+        usage.sort_unstable_by_key(|x| x.0);
+        a.usage = usage;
         if a.mode() == Mode::NoFit {
             a.no_fit_reason = resolve_no_fit(&a);
         }

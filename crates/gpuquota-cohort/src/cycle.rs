@@ -134,7 +134,7 @@ pub struct Scheduler<'w, P: Policy = Classical> {
     policy: P,
     usage: Usage,
     reservations: Vec<Option<Reservation>>,
-    by_cq: Vec<Vec<WlId>>,
+    by_cq: Vec<Vec<crate::preempt::CandKey>>,
     heaps: Vec<BTreeSet<HeapKey>>,
     inadmissible: Vec<BTreeSet<WlId>>,
     sticky: Vec<Option<WlId>>,
@@ -153,7 +153,8 @@ struct OracleImpl<'a, 'w, P: Policy> {
     world: &'w World,
     policy: &'a mut P,
     reservations: &'a [Option<Reservation>],
-    by_cq: &'a [Vec<WlId>],
+    by_cq: &'a [Vec<crate::preempt::CandKey>],
+    uid_rank: &'a [u32],
     cq: CqId,
     wl: WlId,
 }
@@ -164,6 +165,7 @@ impl<P: Policy> Oracle for OracleImpl<'_, '_, P> {
             world: self.world,
             reservations: self.reservations,
             by_cq: self.by_cq,
+            uid_rank: self.uid_rank,
         };
         let targets = self
             .policy
@@ -253,7 +255,13 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                     time: (a.time, 0),
                     evicted: a.evicted,
                 });
-                s.by_cq[a.cq as usize].push(id);
+                s.by_cq[a.cq as usize].push((
+                    0,
+                    0,
+                    std::cmp::Reverse((Timestamp::EPOCH, 0)),
+                    0,
+                    id,
+                ));
                 continue;
             }
             let blocked = match &w.queue {
@@ -281,7 +289,22 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 }
             }
         }
+        for c in 0..ncq {
+            let mut list: Vec<crate::preempt::CandKey> = s.by_cq[c]
+                .iter()
+                .map(|k| Admitted::key(world, &s.reservations, &s.uid_rank, k.4))
+                .collect();
+            list.sort_unstable();
+            s.by_cq[c] = list;
+        }
         s
+    }
+
+    /// Inserts an admitted workload into its queue's sorted candidate list.
+    fn insert_admitted(&mut self, cq: CqId, wl: WlId) {
+        let key = Admitted::key(self.world, &self.reservations, &self.uid_rank, wl);
+        let pos = self.by_cq[cq as usize].partition_point(|k| *k < key);
+        self.by_cq[cq as usize].insert(pos, key);
     }
 
     fn heap_key(&self, wl: WlId) -> HeapKey {
@@ -318,6 +341,89 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         if let QueueRef::Cq(c) = w.queue {
             let k = self.heap_key(wl);
             self.heaps[c as usize].insert(k);
+        }
+    }
+
+    /// One admission decision outside a cycle: pops `cq`'s head, assigns flavors against the
+    /// committed usage and, when it fits, reserves its quota. Returns the head and its mode
+    /// (a head that does not fit goes back to its queue).
+    ///
+    /// # Complexity
+    /// O(log W + resources × flavors × depth) when no preemption is simulated.
+    pub fn admit_head(&mut self, cq: CqId) -> Option<(WlId, Mode)> {
+        let world = self.world;
+        let wl = self.heaps[cq as usize].pop_first()?.3;
+        let assigner = Assigner { world, cq, wl };
+        let mut oracle = OracleImpl {
+            world,
+            policy: &mut self.policy,
+            reservations: &self.reservations,
+            by_cq: &self.by_cq,
+            uid_rank: &self.uid_rank,
+            cq,
+            wl,
+        };
+        let a = assigner.assign(&mut self.usage, &mut oracle, None, None);
+        let mode = a.mode();
+        if mode == Mode::Fit {
+            let uses: Vec<FrId> = a.usage.iter().map(|x| x.0).collect();
+            let res = Reservation {
+                cq,
+                usage: a.usage,
+                uses,
+                time: (Timestamp::EPOCH, self.cycle),
+                evicted: false,
+            };
+            add_reservation(world, &mut self.usage, &res);
+            self.reservations[wl as usize] = Some(res);
+            self.insert_admitted(cq, wl);
+        } else {
+            let k = self.heap_key(wl);
+            self.heaps[cq as usize].insert(k);
+        }
+        Some((wl, mode))
+    }
+
+    /// Releases a workload's reservation and puts it back in its queue (the inverse of
+    /// [`Scheduler::admit_head`]).
+    ///
+    /// # Complexity
+    /// O(admitted in its queue + frs × depth + log W).
+    pub fn release(&mut self, wl: WlId) {
+        let Some(r) = self.reservations[wl as usize].take() else {
+            return;
+        };
+        remove_reservation(self.world, &mut self.usage, &r);
+        self.by_cq[r.cq as usize].retain(|k| k.4 != wl);
+        if let QueueRef::Cq(c) = self.world.workloads[wl as usize].queue {
+            let k = self.heap_key(wl);
+            self.heaps[c as usize].insert(k);
+        }
+    }
+
+    /// The preemption targets classical preemption would choose for `wl`'s full assignment
+    /// against the committed usage (nothing is changed).
+    ///
+    /// # Complexity
+    /// The cost of [`Admitted::targets`] plus one flavor assignment.
+    pub fn preemption_targets(&mut self, wl: WlId) -> Vec<Target> {
+        let world = self.world;
+        let QueueRef::Cq(cq) = world.workloads[wl as usize].queue else {
+            return Vec::new();
+        };
+        let mut usage = std::mem::replace(&mut self.usage, Usage(Vec::new()));
+        let (_, t) = self.get_assignments(&mut usage, wl, cq, None);
+        self.usage = usage;
+        t
+    }
+
+    /// A read view of the admitted workloads for [`Admitted::targets`].
+    pub fn admitted_view(&self) -> Admitted<'_> {
+        Admitted {
+            world: self.world,
+            reservations: &self.reservations,
+            by_cq: &self.by_cq,
+            uid_rank: &self.uid_rank,
         }
     }
 
@@ -482,11 +588,13 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         let assigner = Assigner { world, cq, wl };
         let reservations = &self.reservations;
         let by_cq = &self.by_cq;
+        let uid_rank = &self.uid_rank;
         let mut oracle = OracleImpl {
             world,
             policy: &mut self.policy,
             reservations,
             by_cq,
+            uid_rank,
             cq,
             wl,
         };
@@ -501,6 +609,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 world,
                 reservations,
                 by_cq,
+                uid_rank,
             };
             let t = oracle
                 .policy
@@ -527,6 +636,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                             world,
                             reservations,
                             by_cq,
+                            uid_rank,
                         };
                         let t = oracle
                             .policy
@@ -771,7 +881,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             };
             add_reservation(world, &mut self.usage, &res);
             self.reservations[wl as usize] = Some(res);
-            self.by_cq[cq as usize].push(wl);
+            self.insert_admitted(cq, wl);
             self.pending[wl as usize] = None;
             self.last_tried[wl as usize] = None;
             if self.sticky[cq as usize] == Some(wl) {
@@ -831,7 +941,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 continue;
             };
             remove_reservation(world, &mut self.usage, &r);
-            self.by_cq[r.cq as usize].retain(|&x| x != t.wl);
+            self.by_cq[r.cq as usize].retain(|k| k.4 != t.wl);
             let root = self.tree_root(r.cq);
             touched_roots.insert(root);
             self.generation[root as usize] += 1;

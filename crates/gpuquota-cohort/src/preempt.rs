@@ -74,9 +74,16 @@ pub struct Admitted<'a> {
     pub world: &'a World,
     /// Reservation per workload (`None` = not admitted).
     pub reservations: &'a [Option<Reservation>],
-    /// Admitted workloads per ClusterQueue.
-    pub by_cq: &'a [Vec<WlId>],
+    /// Admitted workloads per ClusterQueue as their ordering keys, each list sorted (the
+    /// workload id is the key's last field).
+    pub by_cq: &'a [Vec<CandKey>],
+    /// Rank of every workload's UID (the final tie-break).
+    pub uid_rank: &'a [u32],
 }
+
+/// The static part of upstream's candidate ordering, identical for every candidate of one
+/// ClusterQueue: evicted first, lower priority, more recently admitted, UID.
+pub type CandKey = (u8, i32, std::cmp::Reverse<(Timestamp, u32)>, u32, WlId);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
@@ -131,31 +138,29 @@ impl Admitted<'_> {
         }
     }
 
+    /// The ordering key of an admitted workload (see [`CandKey`]).
+    pub fn key(
+        world: &World,
+        reservations: &[Option<Reservation>],
+        uid_rank: &[u32],
+        wl: WlId,
+    ) -> CandKey {
+        let (evicted, time) = match &reservations[wl as usize] {
+            Some(r) => (r.evicted, r.time),
+            None => (false, (Timestamp::EPOCH, 0)),
+        };
+        (
+            u8::from(!evicted),
+            world.workloads[wl as usize].priority,
+            std::cmp::Reverse(time),
+            uid_rank[wl as usize],
+            wl,
+        )
+    }
+
     fn uses_any(&self, wl: WlId, frs: &[FrId]) -> bool {
         let uses = &self.res(wl).uses;
         frs.iter().any(|f| uses.binary_search(f).is_ok())
-    }
-
-    /// Upstream `CandidatesOrdering`: evicted first, other ClusterQueues first, lower priority,
-    /// more recently admitted, UID.
-    fn ordering(&self, preemptor_cq: CqId, a: &Cand, b: &Cand) -> std::cmp::Ordering {
-        let w = self.world;
-        let (ra, rb) = (self.res(a.wl), self.res(b.wl));
-        rb.evicted
-            .cmp(&ra.evicted)
-            .then_with(|| (a.cq == preemptor_cq).cmp(&(b.cq == preemptor_cq)))
-            .then_with(|| {
-                w.workloads[a.wl as usize]
-                    .priority
-                    .cmp(&w.workloads[b.wl as usize].priority)
-            })
-            .then_with(|| rb.time.cmp(&ra.time))
-            .then_with(|| {
-                w.workloads[a.wl as usize]
-                    .uid
-                    .cmp(&w.workloads[b.wl as usize].uid)
-            })
-            .then_with(|| a.wl.cmp(&b.wl))
     }
 
     fn fits(
@@ -180,61 +185,87 @@ impl Admitted<'_> {
         node: NodeId,
         lca: NodeId,
         advantage: bool,
-        ctx: &Ctx<'_>,
-        hier: &mut Vec<Cand>,
-        prio: &mut Vec<Cand>,
+        frs_need: &[FrId],
+        out: &mut Vec<Source>,
     ) {
         let w = self.world;
-        if w.tree.within_nominal(usage, node, ctx.frs_need) {
+        if w.tree.within_nominal(usage, node, frs_need) {
             return;
         }
         match w.tree.nodes[node as usize].kind {
             NodeKind::Cohort => {
                 for &c in &w.tree.nodes[node as usize].children {
-                    self.collect_subtree(usage, c, lca, advantage, ctx, hier, prio);
+                    self.collect_subtree(usage, c, lca, advantage, frs_need, out);
                 }
             }
             NodeKind::ClusterQueue(cq) => {
-                if w.cluster_queues[cq as usize].inactive.is_some() {
-                    return;
-                }
-                for &v in &self.by_cq[cq as usize] {
-                    if !self.uses_any(v, ctx.frs_need) {
-                        continue;
-                    }
-                    let vp = w.workloads[v as usize].priority;
-                    let allowed = match ctx.reclaim {
-                        ReclaimPolicy::Never => false,
-                        ReclaimPolicy::LowerPriority => vp < ctx.priority,
-                        ReclaimPolicy::Any => true,
-                    };
-                    if !allowed {
-                        continue;
-                    }
-                    let variant = if advantage {
-                        Variant::Hierarchical
-                    } else if !ctx.bwc
-                        || vp >= ctx.priority
-                        || ctx.threshold.is_some_and(|t| vp > t)
-                    {
-                        Variant::ReclaimWithoutBorrowing
-                    } else {
-                        Variant::ReclaimWhileBorrowing
-                    };
-                    let c = Cand {
-                        wl: v,
+                if w.cluster_queues[cq as usize].inactive.is_none()
+                    && !self.by_cq[cq as usize].is_empty()
+                {
+                    out.push(Source {
                         cq,
                         lca: Some(lca),
-                        variant,
-                    };
-                    if advantage {
-                        hier.push(c);
-                    } else {
-                        prio.push(c);
-                    }
+                        advantage,
+                    });
                 }
             }
         }
+    }
+
+    /// The candidate `v` of `src` if it passes the policy and uses a flavor-resource that needs
+    /// preemption.
+    fn admit_candidate(&self, src: &Source, v: WlId, ctx: &Ctx<'_>) -> Option<Cand> {
+        let w = self.world;
+        if v == ctx.wl || !self.uses_any(v, ctx.frs_need) {
+            return None;
+        }
+        let vw = &w.workloads[v as usize];
+        let vp = vw.priority;
+        if src.lca.is_none() {
+            let ok = match ctx.within {
+                WithinPolicy::Never => false,
+                WithinPolicy::LowerPriority => vp < ctx.priority,
+                WithinPolicy::LowerOrNewerEqualPriority => {
+                    vp < ctx.priority || (vp == ctx.priority && ctx.created < vw.created)
+                }
+            };
+            return ok.then_some(Cand {
+                wl: v,
+                cq: src.cq,
+                lca: None,
+                variant: Variant::WithinCq,
+            });
+        }
+        let allowed = match ctx.reclaim {
+            ReclaimPolicy::Never => false,
+            ReclaimPolicy::LowerPriority => vp < ctx.priority,
+            ReclaimPolicy::Any => true,
+        };
+        if !allowed {
+            return None;
+        }
+        let variant = if src.advantage {
+            Variant::Hierarchical
+        } else if !ctx.bwc || vp >= ctx.priority || ctx.threshold.is_some_and(|t| vp > t) {
+            Variant::ReclaimWithoutBorrowing
+        } else {
+            Variant::ReclaimWhileBorrowing
+        };
+        Some(Cand {
+            wl: v,
+            cq: src.cq,
+            lca: src.lca,
+            variant,
+        })
+    }
+
+    /// True when some workload of `sources` is a candidate.
+    fn any_candidate(&self, sources: &[Source], ctx: &Ctx<'_>) -> bool {
+        sources.iter().any(|src| {
+            self.by_cq[src.cq as usize]
+                .iter()
+                .any(|k| self.admit_candidate(src, k.4, ctx).is_some())
+        })
     }
 
     fn valid(
@@ -270,10 +301,13 @@ impl Admitted<'_> {
     /// Upstream `GetTargets` for classical preemption: the minimal (w.r.t. the greedy order)
     /// set of workloads to preempt so that `requests` fit in `cq`, or nothing.
     ///
-    /// `usage` is the cycle's snapshot; it is restored before returning.
+    /// `usage` is the cycle's snapshot; it is restored before returning. Candidates are never
+    /// collected and sorted: each ClusterQueue keeps its admitted workloads sorted by
+    /// [`CandKey`], and the candidate sequence is a lazy k-way merge of those lists.
     ///
     /// # Complexity
-    /// O(C log C + C × R × depth) for C candidates and R requested flavor-resources.
+    /// O(Q log Q + V × (log Q + R × depth)) for Q ClusterQueues holding candidates, V
+    /// workloads visited before the requests fit, and R requested flavor-resources.
     pub fn targets(
         &self,
         usage: &mut Usage,
@@ -289,40 +323,25 @@ impl Admitted<'_> {
         let me = &w.workloads[wl as usize];
         let ctx = Ctx {
             frs_need,
+            within: cqi.within,
             reclaim: cqi.reclaim,
             bwc: cqi.borrow_within_cohort,
             threshold: cqi.max_priority_threshold,
             priority: me.priority,
+            created: me.created,
+            wl,
         };
-        // same-queue candidates
-        let mut same = Vec::new();
-        if cqi.within != WithinPolicy::Never {
-            for &v in &self.by_cq[cq as usize] {
-                if v == wl || !self.uses_any(v, frs_need) {
-                    continue;
-                }
-                let vw = &w.workloads[v as usize];
-                let ok = match cqi.within {
-                    WithinPolicy::Never => false,
-                    WithinPolicy::LowerPriority => vw.priority < me.priority,
-                    WithinPolicy::LowerOrNewerEqualPriority => {
-                        vw.priority < me.priority
-                            || (vw.priority == me.priority && me.created < vw.created)
-                    }
-                };
-                if ok {
-                    same.push(Cand {
-                        wl: v,
-                        cq,
-                        lca: None,
-                        variant: Variant::WithinCq,
-                    });
-                }
-            }
-        }
-        // cohort candidates
-        let mut hier = Vec::new();
-        let mut prio = Vec::new();
+        let same: Vec<Source> =
+            if cqi.within != WithinPolicy::Never && !self.by_cq[cq as usize].is_empty() {
+                vec![Source {
+                    cq,
+                    lca: None,
+                    advantage: false,
+                }]
+            } else {
+                Vec::new()
+            };
+        let mut cohort_sources = Vec::new();
         if t.parent(node).is_some() && cqi.reclaim != ReclaimPolicy::Never {
             let (mut adv, mut remaining) = fit_in_quota(w, usage, node, requests);
             let mut prev = node;
@@ -330,7 +349,7 @@ impl Admitted<'_> {
             while let Some(a) = cur {
                 for &c in &t.nodes[a as usize].children {
                     if c != prev {
-                        self.collect_subtree(usage, c, a, adv, &ctx, &mut hier, &mut prio);
+                        self.collect_subtree(usage, c, a, adv, frs_need, &mut cohort_sources);
                     }
                 }
                 let (fits, rem) = fit_in_quota(w, usage, a, &remaining);
@@ -340,53 +359,55 @@ impl Admitted<'_> {
                 cur = t.parent(a);
             }
         }
-        let sort = |v: &mut Vec<Cand>| v.sort_by(|a, b| self.ordering(cq, a, b));
-        sort(&mut same);
-        sort(&mut hier);
-        sort(&mut prio);
-        let no_other = hier.is_empty() && prio.is_empty();
-        let no_hier = hier.is_empty();
-        let split = |v: &Vec<Cand>| -> (Vec<Cand>, Vec<Cand>) {
-            let k = v.iter().take_while(|c| self.res(c.wl).evicted).count();
-            (v[..k].to_vec(), v[k..].to_vec())
-        };
-        let (eh, nh) = split(&hier);
-        let (ep, np) = split(&prio);
-        let (es, ns) = split(&same);
-        let seq: Vec<Cand> = eh
-            .into_iter()
-            .chain(ep)
-            .chain(es)
-            .chain(nh)
-            .chain(np)
-            .chain(ns)
-            .collect();
-        if seq.is_empty() {
+        let (hier, prio): (Vec<Source>, Vec<Source>) =
+            cohort_sources.into_iter().partition(|s| s.advantage);
+        let has_hier = self.any_candidate(&hier, &ctx);
+        let has_prio = self.any_candidate(&prio, &ctx);
+        if !has_hier && !has_prio && !self.any_candidate(&same, &ctx) {
             return Vec::new();
         }
+        let no_other = !has_hier && !has_prio;
         let bwc_forbidden = !cqi.borrow_within_cohort;
         let under_nominal = frs_need
             .iter()
             .all(|&fr| t.usage(usage, node, fr) < t.quota(node, fr).nominal);
         let attempts: &[bool] = if no_other || (bwc_forbidden && !under_nominal) {
             &[true]
-        } else if bwc_forbidden && no_hier {
+        } else if bwc_forbidden && !has_hier {
             &[false, true]
         } else {
             &[true, false]
         };
+        let groups: [&[Source]; 3] = [&hier, &prio, &same];
+        let any_evicted = groups
+            .iter()
+            .flat_map(|g| g.iter())
+            .any(|s| self.by_cq[s.cq as usize].first().is_some_and(|k| k.0 == 0));
+        let passes: &[bool] = if any_evicted {
+            &[true, false]
+        } else {
+            &[false]
+        };
         for &allow in attempts {
             let mut chosen: Vec<Cand> = Vec::new();
             let mut found = false;
-            for c in &seq {
-                if !self.valid(usage, c, cq, allow, frs_need) {
-                    continue;
-                }
-                remove_reservation(w, usage, self.res(c.wl));
-                chosen.push(*c);
-                if self.fits(usage, node, requests, allow) {
-                    found = true;
-                    break;
+            'passes: for &evicted_pass in passes {
+                for g in groups {
+                    let mut merge = Merge::new(self, g, evicted_pass);
+                    while let Some((si, v)) = merge.next(self) {
+                        let Some(c) = self.admit_candidate(&g[si], v, &ctx) else {
+                            continue;
+                        };
+                        if !self.valid(usage, &c, cq, allow, frs_need) {
+                            continue;
+                        }
+                        remove_reservation(w, usage, self.res(c.wl));
+                        chosen.push(c);
+                        if self.fits(usage, node, requests, allow) {
+                            found = true;
+                            break 'passes;
+                        }
+                    }
                 }
             }
             if found {
@@ -423,12 +444,67 @@ impl Admitted<'_> {
     }
 }
 
+/// One ClusterQueue whose admitted workloads are candidates, with the LCA it was found at
+/// (`None` for the preemptor's own queue) and whether the preemptor had the hierarchical
+/// advantage there.
+#[derive(Debug, Clone, Copy)]
+struct Source {
+    cq: CqId,
+    lca: Option<NodeId>,
+    advantage: bool,
+}
+
+/// A lazy k-way merge of the sorted candidate lists of several sources, restricted to their
+/// evicted prefixes or to the rest.
+struct Merge {
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(CandKey, usize, usize)>>,
+    ends: Vec<usize>,
+    cqs: Vec<CqId>,
+}
+
+impl Merge {
+    fn new(a: &Admitted<'_>, sources: &[Source], evicted_pass: bool) -> Merge {
+        let mut heap = std::collections::BinaryHeap::with_capacity(sources.len());
+        let mut ends = Vec::with_capacity(sources.len());
+        let mut cqs = Vec::with_capacity(sources.len());
+        for (i, s) in sources.iter().enumerate() {
+            let list = &a.by_cq[s.cq as usize];
+            let split = list.partition_point(|k| k.0 == 0);
+            let (start, end) = if evicted_pass {
+                (0, split)
+            } else {
+                (split, list.len())
+            };
+            ends.push(end);
+            cqs.push(s.cq);
+            if start < end {
+                heap.push(std::cmp::Reverse((list[start], i, start)));
+            }
+        }
+        Merge { heap, ends, cqs }
+    }
+
+    /// The next candidate in upstream's order: (source index, workload).
+    fn next(&mut self, a: &Admitted<'_>) -> Option<(usize, WlId)> {
+        let std::cmp::Reverse((key, si, pos)) = self.heap.pop()?;
+        let next = pos + 1;
+        if next < self.ends[si] {
+            let list = &a.by_cq[self.cqs[si] as usize];
+            self.heap.push(std::cmp::Reverse((list[next], si, next)));
+        }
+        Some((si, key.4))
+    }
+}
+
 struct Ctx<'a> {
     frs_need: &'a [FrId],
+    within: WithinPolicy,
     reclaim: ReclaimPolicy,
     bwc: bool,
     threshold: Option<i32>,
     priority: i32,
+    created: Timestamp,
+    wl: WlId,
 }
 
 #[cold]
