@@ -258,7 +258,8 @@ impl PlanRequest {
         let models: Vec<&GpuModel> = gpus.iter().map(|g| g.model).collect();
         for (line, d) in self.demand.iter().enumerate() {
             let resource = match (&d.resource, &d.profile) {
-                (Some(r), None) => r.trim().to_owned(),
+                // The device plugin writes `+` as `.` in resource names.
+                (Some(r), None) => r.trim().replace('+', "."),
                 (None, Some(p)) => crate::catalogue::resource_name(p.trim()),
                 _ => {
                     errors.push(InputError::Demand {

@@ -830,6 +830,9 @@ impl<'p, 'c> Prepared<'p, 'c> {
         let mut class_opts = Vec::with_capacity(self.classes.len());
         for c in &self.classes {
             let opts = self.exact_options(c, &caps);
+            if opts.len() >= usize::from(u16::MAX) {
+                return None;
+            }
             work =
                 work.checked_add(states.checked_mul(opts.len() as u64 * c.gpus.len() as u64)?)?;
             if work > budget {
