@@ -18,7 +18,7 @@ fn division_tree(seed: u64) -> Hierarchy {
     let params = |rng: &mut SplitMix64, leaf: bool| {
         let mut res = [ResourceParams::default(); 3];
         for (r, p) in res.iter_mut().enumerate() {
-            let unit = [SCALE, 1000 * SCALE, 1 << 30][r] as i128;
+            let unit = [SCALE, 1000 * SCALE, (1 << 30) * SCALE][r];
             *p = ResourceParams {
                 deserved: Some(i128::from(rng.below(8) as u8) * unit),
                 weight: i128::from(1 + rng.below(4) as u8) * SCALE,

@@ -16,6 +16,9 @@
 //! [`Mode::Kai`] reproduces upstream including its quirks (see [`Mode`]); [`Mode::Corrected`]
 //! fixes the leftover overshoot and the stale remainder record.
 
+// Per-resource arrays `[_; 3]` (GPU, CPU, memory) are indexed in parallel by resource.
+#![allow(clippy::needless_range_loop)]
+
 use gpuquota_model::Timestamp;
 
 use crate::fixed::{FRAC_SCALE, SCALE, gcd, mod_small, mul_div_rem};

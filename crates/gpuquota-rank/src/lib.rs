@@ -1,10 +1,91 @@
-//! KAI Scheduler / Run:ai semantics.
+//! NVIDIA Run:ai / KAI Scheduler semantics: deserved quota, over-quota weight, rank (queue
+//! priority), limit, fair-share division, and the scheduling session (allocate,
+//! consolidation, reclaim, preempt, stale-gang eviction), decided exactly as KAI does.
+//!
+//! ```
+//! use gpuquota_rank::{BuildOptions, Cluster, DivisionOptions};
+//! use gpuquota_rank::report::fairshare_json;
+//!
+//! // Two projects on a 10-GPU cluster: deserved 2 and 1, weights 1 and 3 (§2.8 E1, without c).
+//! let yaml = r#"
+//! apiVersion: scheduling.run.ai/v2
+//! kind: Queue
+//! metadata: {name: a}
+//! spec: {resources: {gpu: {quota: 2, overQuotaWeight: 1, limit: -1}}}
+//! ---
+//! apiVersion: scheduling.run.ai/v2
+//! kind: Queue
+//! metadata: {name: b}
+//! spec: {resources: {gpu: {quota: 1, overQuotaWeight: 3, limit: -1}}}
+//! ---
+//! apiVersion: v1
+//! kind: Pod
+//! metadata: {name: a-0, namespace: ns, labels: {kai.scheduler/queue: a}}
+//! spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "10"}}}]}
+//! status: {phase: Pending}
+//! ---
+//! apiVersion: v1
+//! kind: Pod
+//! metadata: {name: b-0, namespace: ns, labels: {kai.scheduler/queue: b}}
+//! spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "10"}}}]}
+//! status: {phase: Pending}
+//! "#;
+//! let model = gpuquota_model::import_str("example.yaml", yaml)?.model;
+//! let total = gpuquota_rank::snapshot::parse_total("gpu=10")?;
+//! let cluster = Cluster::from_model(&model, &BuildOptions { total, now: None })?;
+//! let json = fairshare_json(&cluster, &DivisionOptions::default())?;
+//! // Deserved 2 + 1, then the 7 left split 1:3 in whole units (1.75 → 1, 5.25 → 5), and the
+//! // leftover unit to the larger remainder (a: .75).
+//! assert_eq!(json["queues"]["a"]["gpu"]["fairShare"], "4");
+//! assert_eq!(json["queues"]["b"]["gpu"]["fairShare"], "6");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Properties
+//!
+//! Each one is checked by the tests (`tests/props.rs`, `tests/division.rs`,
+//! `tests/scenarios.rs`):
+//!
+//! 1. **Exact.** Amounts are integers of nano-units (GPU devices, CPU millicores, memory
+//!    bytes); shares are exact rationals, floors are exact, and the result of
+//!    [`Mode::Kai`] equals a slow rational-arithmetic transcription of upstream's division.
+//!    Overflow is reported ([`DivisionError::Overflow`]), never wrapped.
+//! 2. **Bounded.** Within every sibling set the fair shares add up to at most the divided
+//!    amount, unless phase 1 (deserved capped by demand) already oversubscribes it — then each
+//!    queue keeps exactly its phase-1 amount, as upstream does.
+//! 3. **Capped in corrected mode.** With [`Mode::Corrected`] no queue's fair share exceeds
+//!    its request or its limit. [`Mode::Kai`] keeps upstream's leftover overshoot (§2.4).
+//! 4. **Strict tiers.** While a higher-priority queue with weight is still short of its
+//!    request, no lower-priority sibling gets anything beyond its deserved amount.
+//! 5. **Deterministic.** The same input in any order gives the same result; ties break by
+//!    creation time, then UID, then name. Upstream iterates Go maps here; exact arithmetic
+//!    makes its result order-independent, and we pin the tie order.
+//! 6. **Session rules** (one test per rule): gangs are all or nothing; allocation is
+//!    work-conserving up to the limits; limits and the non-preemptible deserved check hold at
+//!    every ancestor; reclaim only takes from other queues, never non-preemptible jobs, never
+//!    from unlimited-deserved queues, never for a queue that would exceed its fair share;
+//!    preemption stays in the queue and needs strictly lower priority; consolidation only
+//!    moves jobs; stale gangs respect their grace period; min-runtime protects victims.
+//!
+//! # Deviations from upstream, on purpose
+//!
+//! * Exact arithmetic instead of float64: results equal upstream's up to float rounding
+//!   (`32.55`, not `32.54999999999996`).
+//! * Phase-3 remainders are compared as fixed-point fractions of 10⁻¹⁸ of a unit.
+//! * Victim search probes prefixes of one deterministic victim order (exponential then binary
+//!   search) instead of KAI's solver portfolio; victim queues are ordered once per reclaimer
+//!   (lower priority first, then the more over-served). The loop-avoidance bug of KAI test
+//!   B-39 and the consolidating-reclaim bypass (PR #1565) are not reproduced.
+//! * Without nodes the session runs at quota level on one pool of the cluster total.
+//! * See [`snapshot`] for the reading rules where upstream's CRDs leave fields unset.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod division;
 pub mod fixed;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod report;
 pub mod runai;
 pub mod session;

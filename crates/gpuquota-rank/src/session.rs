@@ -6,6 +6,9 @@
 //! amounts as decisions are committed. With no nodes, the session runs at quota level on one
 //! virtual pool of [`Cluster::totals`].
 
+// Per-resource arrays `[_; 3]` (GPU, CPU, memory) are indexed in parallel by resource.
+#![allow(clippy::needless_range_loop)]
+
 use std::cmp::Ordering;
 
 use crate::division::{Division, DivisionError, DivisionOptions, Resource};
@@ -1436,7 +1439,7 @@ impl<'a> Engine<'a> {
                 continue;
             }
             let key = self.c.jobs[ji].key.clone();
-            for (vj, ts) in victims[..k].to_vec() {
+            for (vj, ts) in victims[..k].iter().cloned() {
                 self.evict(vj, &ts, Action::Reclaim, Some(&key));
             }
             if let Some(recs) = self.place_all(ji, &tasks) {
@@ -1525,7 +1528,7 @@ impl<'a> Engine<'a> {
                 continue;
             };
             let key = self.c.jobs[ji].key.clone();
-            for (vj, ts) in victims[..k].to_vec() {
+            for (vj, ts) in victims[..k].iter().cloned() {
                 self.evict(vj, &ts, Action::Preempt, Some(&key));
             }
             if let Some(recs) = self.place_all(ji, &tasks) {

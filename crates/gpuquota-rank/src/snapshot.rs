@@ -13,6 +13,9 @@
 //!   `limit` is unlimited; a missing `cpu`/`memory` block is `{quota: -1, overQuotaWeight: 1,
 //!   limit: -1}` (KAI's test-harness defaults); memory quotas are in MB (10⁶ bytes).
 
+// Per-resource arrays `[_; 3]` (GPU, CPU, memory) are indexed in parallel by resource.
+#![allow(clippy::needless_range_loop)]
+
 use std::collections::BTreeMap;
 
 use gpuquota_model::core::Pod;
@@ -676,7 +679,7 @@ impl Cluster {
                 last_start: None,
                 tasks: Vec::new(),
             });
-            if job.tasks.is_empty() && model.pod_groups.get(&group).is_none() {
+            if job.tasks.is_empty() && !model.pod_groups.contains_key(&group) {
                 job.preemptible = job.priority < 100;
             }
             if job.queue_name.is_empty()

@@ -2,3 +2,4 @@
 mod division;
 mod props;
 mod scenarios;
+mod smoke;

@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | [`model`] | `gpuquota-model` | quantities, Kueue/KAI/Kubernetes objects, manifest import, validation |
 //! | [`metering`] | `gpuquota-metering` | GPU-hours per department and card type, borrowed hours, showback and chargeback in integer money |
+//! | [`fairshare`] | `gpuquota-fairshare` | Kueue fair sharing (DRS, tournament order, fair-sharing preemption, admission fair sharing) and exact water-filling / DRF allocators |
 //! | [`mig`] | `gpuquota-mig` | MIG catalogue with placements, layout validation, exact layout planner, mig-parted export |
 //!
 //! ```
@@ -18,6 +19,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub use gpuquota_fairshare as fairshare;
 pub use gpuquota_metering as metering;
 pub use gpuquota_mig as mig;
 pub use gpuquota_model as model;
