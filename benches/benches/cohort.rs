@@ -198,6 +198,8 @@ fn admission_world() -> World {
     World::build(&m).unwrap_or_else(|e| panic!("{e}"))
 }
 
+// The wall clock is banned in the engines; this bench times only the decisions itself.
+#[allow(clippy::disallowed_methods)]
 fn admission_decision(c: &mut Criterion) {
     let world = admission_world();
     let mut s = Scheduler::new(&world);
@@ -266,7 +268,7 @@ fn preemption_world() -> (World, Vec<(usize, u32)>) {
     for (qi, s) in sizes.iter().enumerate() {
         let name = format!("q{qi:03}");
         let nominal = if qi == 0 { q0_nominal } else { others_nominal };
-        let preemption = (qi == 0).then(|| ClusterQueuePreemption {
+        let preemption = (qi == 0).then_some(ClusterQueuePreemption {
             within_cluster_queue: Some(WithinClusterQueue::LowerPriority),
             reclaim_within_cohort: Some(ReclaimWithinCohort::Any),
             borrow_within_cohort: None,

@@ -293,6 +293,7 @@ fn most_severe(a: Option<NoFitReason>, b: Option<NoFitReason>) -> Option<NoFitRe
 
 impl Assigner<'_> {
     /// Upstream `fitsResourceQuota`.
+    #[allow(clippy::too_many_arguments)]
     fn fits_resource_quota(
         &self,
         usage: &mut Usage,
@@ -513,12 +514,11 @@ impl Assigner<'_> {
                 if let (Some(fr), Some(q)) = (
                     w.fr(fc.flavor, fc.resource),
                     requests.iter().find(|x| x.0 == fc.resource),
-                ) {
-                    if q.1 != 0 {
-                        match usage.iter_mut().find(|x| x.0 == fr) {
-                            Some(e) => e.1 = e.1.saturating_add(Amount(q.1)),
-                            None => usage.push((fr, Amount(q.1))),
-                        }
+                ) && q.1 != 0
+                {
+                    match usage.iter_mut().find(|x| x.0 == fr) {
+                        Some(e) => e.1 = e.1.saturating_add(Amount(q.1)),
+                        None => usage.push((fr, Amount(q.1))),
                     }
                 }
                 a.borrowing = a.borrowing.max(fc.borrow);

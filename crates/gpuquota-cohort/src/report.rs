@@ -211,16 +211,13 @@ impl QuotasReport {
             let t = &world.tree;
             for &c in &t.nodes[node as usize].children {
                 fill(world, c, present);
-                for fr in 0..t.frs {
-                    if present[c as usize][fr] {
-                        present[node as usize][fr] = true;
-                    }
+                let child = present[c as usize].clone();
+                for (p, c) in present[node as usize].iter_mut().zip(child) {
+                    *p |= c;
                 }
             }
-            for fr in 0..t.frs {
-                if t.quota(node, fr as FrId).declared {
-                    present[node as usize][fr] = true;
-                }
+            for (fr, p) in present[node as usize].iter_mut().enumerate() {
+                *p |= t.quota(node, fr as FrId).declared;
             }
         }
         for r in 0..n {

@@ -1,15 +1,15 @@
 //! Manifest builders for the scenario tests.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::type_complexity, clippy::too_many_arguments)]
 
 use gpuquota_cohort::{QuotasReport, ScheduleReport, World};
 
-pub fn rf(name: &str) -> String {
+pub(crate) fn rf(name: &str) -> String {
     format!(
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {{name: {name}}}\n---\n"
     )
 }
 
-pub fn rf_spec(name: &str, spec: &str) -> String {
+pub(crate) fn rf_spec(name: &str, spec: &str) -> String {
     format!(
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {{name: {name}}}\nspec: {spec}\n---\n"
     )
@@ -17,7 +17,7 @@ pub fn rf_spec(name: &str, spec: &str) -> String {
 
 /// `quotas`: (flavor, [(resource, nominal, borrowingLimit, lendingLimit)]) for one group
 /// covering the listed resources.
-pub type Q<'a> = (
+pub(crate) type Q<'a> = (
     &'a str,
     Vec<(&'a str, &'a str, Option<&'a str>, Option<&'a str>)>,
 );
@@ -48,7 +48,7 @@ fn groups_yaml(groups: &[Vec<Q<'_>>]) -> String {
     s
 }
 
-pub fn cq(name: &str, cohort: Option<&str>, extra: &str, groups: &[Vec<Q<'_>>]) -> String {
+pub(crate) fn cq(name: &str, cohort: Option<&str>, extra: &str, groups: &[Vec<Q<'_>>]) -> String {
     let mut s = format!(
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n  namespaceSelector: {{}}\n"
     );
@@ -67,7 +67,7 @@ pub fn cq(name: &str, cohort: Option<&str>, extra: &str, groups: &[Vec<Q<'_>>]) 
     s
 }
 
-pub fn cohort(name: &str, parent: Option<&str>, groups: &[Vec<Q<'_>>]) -> String {
+pub(crate) fn cohort(name: &str, parent: Option<&str>, groups: &[Vec<Q<'_>>]) -> String {
     let mut s = format!(
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: {name}}}\nspec:\n"
     );
@@ -84,7 +84,7 @@ pub fn cohort(name: &str, parent: Option<&str>, groups: &[Vec<Q<'_>>]) -> String
 }
 
 /// A pending workload in namespace `ns` queued to LocalQueue `lq` with one PodSet `main`.
-pub fn wl(
+pub(crate) fn wl(
     name: &str,
     lq: &str,
     priority: i32,
@@ -104,7 +104,7 @@ pub fn wl(
 
 /// A workload with several PodSets `(name, count, minCount, requests)` and extra pod spec YAML
 /// (indented under `spec:` of the template).
-pub fn wl_full(
+pub(crate) fn wl_full(
     name: &str,
     lq: &str,
     priority: i32,
@@ -139,7 +139,7 @@ pub fn wl_full(
 
 /// An admitted workload: one PodSet `main` of `count` pods, each requesting `requests`,
 /// admitted to `cq` on `flavor` at minute `admitted_at`.
-pub fn admitted(
+pub(crate) fn admitted(
     name: &str,
     lq: &str,
     cq: &str,
@@ -177,30 +177,30 @@ pub fn admitted(
     s
 }
 
-pub fn world(yaml: &str) -> World {
+pub(crate) fn world(yaml: &str) -> World {
     let imported = gpuquota_model::import_str("test.yaml", yaml).expect("valid YAML");
     World::build(&imported.model).unwrap_or_else(|e| panic!("{e}"))
 }
 
-pub fn run(yaml: &str) -> ScheduleReport {
+pub(crate) fn run(yaml: &str) -> ScheduleReport {
     gpuquota_cohort::schedule(&world(yaml), None)
 }
 
-pub fn run_cycles(yaml: &str, n: u32) -> ScheduleReport {
+pub(crate) fn run_cycles(yaml: &str, n: u32) -> ScheduleReport {
     gpuquota_cohort::schedule(&world(yaml), Some(n))
 }
 
-pub fn quotas(yaml: &str) -> QuotasReport {
+pub(crate) fn quotas(yaml: &str) -> QuotasReport {
     gpuquota_cohort::quotas(&world(yaml))
 }
 
-pub fn admitted_names(r: &ScheduleReport) -> Vec<String> {
+pub(crate) fn admitted_names(r: &ScheduleReport) -> Vec<String> {
     let mut v: Vec<String> = r.admitted.iter().map(|a| a.workload.clone()).collect();
     v.sort();
     v
 }
 
-pub fn preempted_names(r: &ScheduleReport) -> Vec<(String, String)> {
+pub(crate) fn preempted_names(r: &ScheduleReport) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = r
         .preempted
         .iter()
@@ -210,17 +210,20 @@ pub fn preempted_names(r: &ScheduleReport) -> Vec<(String, String)> {
     v
 }
 
-pub fn pending_of<'a>(r: &'a ScheduleReport, key: &str) -> &'a gpuquota_cohort::report::PendingOut {
+pub(crate) fn pending_of<'a>(
+    r: &'a ScheduleReport,
+    key: &str,
+) -> &'a gpuquota_cohort::report::PendingOut {
     r.pending
         .iter()
         .find(|p| p.workload == key)
         .expect("pending workload")
 }
 
-pub fn gpu<'a>(f: &'a str, n: &'a str) -> Q<'a> {
+pub(crate) fn gpu<'a>(f: &'a str, n: &'a str) -> Q<'a> {
     (f, vec![("nvidia.com/gpu", n, None, None)])
 }
 
-pub fn cpu<'a>(f: &'a str, n: &'a str, bl: Option<&'a str>, ll: Option<&'a str>) -> Q<'a> {
+pub(crate) fn cpu<'a>(f: &'a str, n: &'a str, bl: Option<&'a str>, ll: Option<&'a str>) -> Q<'a> {
     (f, vec![("cpu", n, bl, ll)])
 }
