@@ -206,24 +206,42 @@ impl<'m> QuotaTree<'m> {
                     .push(name.clone());
             }
         }
+        // Walk every chain once: a name already known to reach a root ends the walk.
+        let mut reaches_root: BTreeSet<&str> = BTreeSet::new();
+        let mut depth_of: BTreeMap<&str, usize> = BTreeMap::new();
         for name in model.cohorts.keys() {
-            let mut path = vec![name.clone()];
+            let mut path: Vec<&str> = vec![name.as_str()];
+            let mut on_path: BTreeMap<&str, usize> = BTreeMap::from([(name.as_str(), 0)]);
             let mut current = name.as_str();
+            let mut base = 0usize;
             while let Some(p) = model
                 .cohorts
                 .get(current)
                 .and_then(|c| non_empty(c.spec.parent_name.as_ref()))
             {
-                if let Some(start) = path.iter().position(|n| n == p) {
-                    let mut cycle = path[start..].to_vec();
+                if let Some(&start) = on_path.get(p) {
+                    let mut cycle: Vec<String> =
+                        path[start..].iter().map(|n| (*n).to_owned()).collect();
                     cycle.push(p.to_owned());
                     return Err(QuotaTreeError::CohortCycle(cycle));
                 }
-                if path.len() > MAX_DEPTH {
-                    return Err(QuotaTreeError::TooDeep(name.clone()));
+                if reaches_root.contains(p) {
+                    base = depth_of.get(p).copied().unwrap_or(0) + 1;
+                    break;
                 }
-                path.push(p.to_owned());
+                on_path.insert(p, path.len());
+                path.push(p);
                 current = p;
+            }
+            // path[i] sits len-1-i levels above the end of the walk.
+            let len = path.len();
+            for (i, n) in path.iter().enumerate() {
+                let depth = base + (len - 1 - i);
+                if depth > MAX_DEPTH {
+                    return Err(QuotaTreeError::TooDeep((*n).to_owned()));
+                }
+                reaches_root.insert(n);
+                depth_of.insert(n, depth);
             }
         }
         Ok(tree)
@@ -671,6 +689,36 @@ spec:
         assert_eq!(tree.roots(), vec![co("implicit"), cq("solo")]);
         assert_eq!(tree.potential_available(&cq("member"), &fr), Amount(2));
         assert_eq!(tree.subtree_quota(&co("implicit"), &fr), Amount(2));
+    }
+
+    fn chain(n: usize) -> String {
+        let mut text = String::new();
+        for i in 0..n {
+            text.push_str(&format!(
+                "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: c{i}}}\nspec:\n  parentName: c{}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{{name: f, resources: [{{name: cpu, nominalQuota: 1}}]}}]\n",
+                i + 1
+            ));
+        }
+        text
+    }
+
+    #[test]
+    fn deep_chains_are_bounded() {
+        let model = import_str("chain.yaml", &chain(MAX_DEPTH + 5))
+            .unwrap()
+            .model;
+        assert!(matches!(
+            QuotaTree::new(&model),
+            Err(QuotaTreeError::TooDeep(_))
+        ));
+        let model = import_str("chain.yaml", &chain(300)).unwrap().model;
+        let tree = QuotaTree::new(&model).unwrap();
+        let fr = FlavorResource::new("f", "cpu");
+        // c300 is the implicit root; every cohort lends its whole subtree up.
+        assert_eq!(tree.roots(), vec![co("c300")]);
+        assert_eq!(tree.depth(&co("c0")), 300);
+        assert_eq!(tree.subtree_quota(&co("c300"), &fr), Amount(300_000));
+        assert_eq!(tree.potential_available(&co("c0"), &fr), Amount(300_000));
     }
 
     #[test]

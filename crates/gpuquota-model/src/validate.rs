@@ -221,8 +221,20 @@ pub fn problems(model: &Model) -> Vec<ValidationError> {
     for (key, cq) in &model.cluster_queues {
         cluster_queue(&mut Ctx::new(&mut out, Kind::ClusterQueue, key), cq, model);
     }
+    let cohort_cycles = parent_cycles(model.cohorts.keys().map(String::as_str), |n| {
+        model
+            .cohorts
+            .get(n)
+            .and_then(|c| c.spec.parent_name.as_deref())
+            .filter(|p| !p.is_empty())
+    });
     for (key, co) in &model.cohorts {
-        cohort(&mut Ctx::new(&mut out, Kind::Cohort, key), co, model);
+        cohort(
+            &mut Ctx::new(&mut out, Kind::Cohort, key),
+            co,
+            model,
+            &cohort_cycles,
+        );
     }
     for (key, lq) in &model.local_queues {
         local_queue(&mut Ctx::new(&mut out, Kind::LocalQueue, key), lq, model);
@@ -293,8 +305,20 @@ pub fn problems(model: &Model) -> Vec<ValidationError> {
             taint(&mut cx, &format!("spec.taints[{i}]"), t);
         }
     }
+    let queue_cycles = parent_cycles(model.queues.keys().map(String::as_str), |n| {
+        model
+            .queues
+            .get(n)
+            .and_then(|q| q.spec.parent_queue.as_deref())
+            .filter(|p| !p.is_empty())
+    });
     for (key, q) in &model.queues {
-        kai_queue(&mut Ctx::new(&mut out, Kind::Queue, key), q, model);
+        kai_queue(
+            &mut Ctx::new(&mut out, Kind::Queue, key),
+            q,
+            model,
+            &queue_cycles,
+        );
     }
     for (key, pg) in &model.pod_groups {
         pod_group(&mut Ctx::new(&mut out, Kind::PodGroup, key), pg, model);
@@ -864,7 +888,7 @@ fn cluster_queue(cx: &mut Ctx<'_>, cq: &ClusterQueue, model: &Model) {
             s.is_known(),
             s.as_str(),
             StopPolicy::ALLOWED,
-            true,
+            false,
         );
     }
     fair_sharing(cx, "spec.fairSharing", spec.fair_sharing.as_ref());
@@ -933,7 +957,7 @@ fn flavor_references(cx: &mut Ctx<'_>, groups: &[ResourceGroup], model: &Model) 
     }
 }
 
-fn cohort(cx: &mut Ctx<'_>, co: &Cohort, model: &Model) {
+fn cohort(cx: &mut Ctx<'_>, co: &Cohort, model: &Model, cycles: &BTreeMap<&str, Vec<&str>>) {
     object_meta(cx, &co.metadata, false);
     let parent = co.spec.parent_name.as_deref().unwrap_or("");
     if !parent.is_empty() {
@@ -943,30 +967,62 @@ fn cohort(cx: &mut Ctx<'_>, co: &Cohort, model: &Model) {
     fair_sharing(cx, "spec.fairSharing", co.spec.fair_sharing.as_ref());
     flavor_references(cx, &co.spec.resource_groups, model);
     // Cross-object: a cycle through parentName disables the whole tree in Kueue.
-    if !parent.is_empty() {
-        let mut path = vec![co.metadata.name.as_str()];
-        let mut current = parent;
-        let mut steps = 0usize;
-        while steps <= model.cohorts.len() {
-            steps += 1;
-            path.push(current);
-            if current == co.metadata.name {
-                cx.invalid(
-                    "spec.parentName",
-                    quote(parent),
-                    format!("cohort cycle: {}", path.join(" -> ")),
-                );
+    if let Some(cycle) = cycles.get(co.metadata.name.as_str()) {
+        cx.invalid(
+            "spec.parentName",
+            quote(parent),
+            format!("cohort cycle: {}", show_cycle(cycle)),
+        );
+    }
+}
+
+/// The most names a cycle message shows.
+const CYCLE_SHOWN: usize = 10;
+
+/// Every name on a cycle of `parent` links, mapped to the cycle as walked from it.
+///
+/// # Complexity
+/// `O(n log n)` to find the cycles, plus `O(CYCLE_SHOWN)` per name on a cycle.
+fn parent_cycles<'a>(
+    names: impl Iterator<Item = &'a str>,
+    parent: impl Fn(&'a str) -> Option<&'a str>,
+) -> BTreeMap<&'a str, Vec<&'a str>> {
+    let mut done: BTreeSet<&str> = BTreeSet::new();
+    let mut out = BTreeMap::new();
+    for start in names {
+        let mut stack: Vec<&str> = Vec::new();
+        let mut on_stack: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut current = Some(start);
+        while let Some(n) = current {
+            if let Some(&at) = on_stack.get(n) {
+                let cycle = &stack[at..];
+                for (k, m) in cycle.iter().enumerate() {
+                    let walk: Vec<&str> = cycle[k..]
+                        .iter()
+                        .chain(&cycle[..k])
+                        .take(CYCLE_SHOWN)
+                        .copied()
+                        .collect();
+                    out.insert(*m, walk);
+                }
                 break;
             }
-            match model
-                .cohorts
-                .get(current)
-                .and_then(|c| c.spec.parent_name.as_deref())
-            {
-                Some(next) if !next.is_empty() => current = next,
-                _ => break,
+            if done.contains(n) {
+                break;
             }
+            on_stack.insert(n, stack.len());
+            stack.push(n);
+            current = parent(n);
         }
+        done.extend(stack);
+    }
+    out
+}
+
+fn show_cycle(walk: &[&str]) -> String {
+    match walk.first() {
+        Some(first) if walk.len() < CYCLE_SHOWN => format!("{} -> {first}", walk.join(" -> ")),
+        _ => format!("{} -> ...", walk.join(" -> ")),
     }
 }
 
@@ -1083,7 +1139,7 @@ fn local_queue(cx: &mut Ctx<'_>, lq: &LocalQueue, model: &Model) {
             s.is_known(),
             s.as_str(),
             StopPolicy::ALLOWED,
-            true,
+            false,
         );
     }
     fair_sharing(cx, "spec.fairSharing", lq.spec.fair_sharing.as_ref());
@@ -1609,7 +1665,7 @@ fn go_duration(cx: &mut Ctx<'_>, field: &str, value: Option<&String>) {
     }
 }
 
-fn kai_queue(cx: &mut Ctx<'_>, q: &Queue, model: &Model) {
+fn kai_queue(cx: &mut Ctx<'_>, q: &Queue, model: &Model, cycles: &BTreeMap<&str, Vec<&str>>) {
     object_meta(cx, &q.metadata, false);
     match &q.spec.resources {
         None => cx.required("spec.resources", "resources must be specified"),
@@ -1638,28 +1694,12 @@ fn kai_queue(cx: &mut Ctx<'_>, q: &Queue, model: &Model) {
         cx.not_found("spec.parentQueue", parent, "no Queue of this name");
         return;
     }
-    let mut path = vec![q.metadata.name.as_str()];
-    let mut current = parent;
-    let mut steps = 0usize;
-    while steps <= model.queues.len() {
-        steps += 1;
-        path.push(current);
-        if current == q.metadata.name {
-            cx.invalid(
-                "spec.parentQueue",
-                quote(parent),
-                format!("queue cycle: {}", path.join(" -> ")),
-            );
-            break;
-        }
-        match model
-            .queues
-            .get(current)
-            .and_then(|c| c.spec.parent_queue.as_deref())
-        {
-            Some(next) if !next.is_empty() => current = next,
-            _ => break,
-        }
+    if let Some(cycle) = cycles.get(q.metadata.name.as_str()) {
+        cx.invalid(
+            "spec.parentQueue",
+            quote(parent),
+            format!("queue cycle: {}", show_cycle(cycle)),
+        );
     }
 }
 
@@ -1794,6 +1834,36 @@ mod tests {
         assert!(label_value_problems("").is_empty());
         assert!(label_value_problems("NVIDIA-H200-NVL").is_empty());
         assert_eq!(label_value_problems("-x").len(), 1);
+    }
+
+    #[test]
+    fn cycles_are_found_once_each() {
+        let parents: BTreeMap<&str, &str> = [
+            ("a", "b"),
+            ("b", "c"),
+            ("c", "a"),
+            ("d", "a"),
+            ("e", "e"),
+            ("f", "g"),
+        ]
+        .into_iter()
+        .collect();
+        let cycles = parent_cycles(["a", "b", "c", "d", "e", "f"].into_iter(), |n| {
+            parents.get(n).copied()
+        });
+        assert_eq!(cycles.len(), 4);
+        assert_eq!(show_cycle(&cycles["b"]), "b -> c -> a -> b");
+        assert_eq!(show_cycle(&cycles["e"]), "e -> e");
+        assert!(!cycles.contains_key("d"));
+        let long: Vec<String> = (0..20).map(|i| format!("n{i}")).collect();
+        let cycles = parent_cycles(long.iter().map(String::as_str), |n| {
+            let i: usize = n[1..].parse().ok()?;
+            Some(long[(i + 1) % 20].as_str())
+        });
+        assert_eq!(
+            show_cycle(&cycles["n0"]),
+            "n0 -> n1 -> n2 -> n3 -> n4 -> n5 -> n6 -> n7 -> n8 -> n9 -> ..."
+        );
     }
 
     #[test]
