@@ -6,5 +6,6 @@ mod drs_scenarios;
 mod fuzz_smoke;
 mod order_scenarios;
 mod preemption_scenarios;
+mod reference_tree;
 mod shares_model;
 mod waterfill_props;
