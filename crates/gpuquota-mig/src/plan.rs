@@ -312,6 +312,12 @@ impl<'p, 'c> Prepared<'p, 'c> {
     ///
     /// # Errors
     /// [`PlanError::Overflow`].
+    ///
+    /// # Complexity
+    /// Exact: O(S · Σ_g |options_g|) with S = Π(c_q + 1) states (bounded by the budget).
+    /// Otherwise: an LP over at most 40 groups of interchangeable GPUs (dense simplex,
+    /// O(iterations · rows · columns)), the local search, and 60 bound iterations of
+    /// O(Σ_classes |options| · Q).
     pub fn solve(&self, options: &PlanOptions) -> Result<Plan, PlanError> {
         if let Some(plan) = self.exact(options.budget) {
             return Ok(plan);
@@ -345,6 +351,10 @@ impl<'p, 'c> Prepared<'p, 'c> {
     }
 
     /// The greedy plan (no bound computed).
+    ///
+    /// # Complexity
+    /// The local search, then per distinct (class, assignment) one scan of the matching
+    /// candidates and their subsets (at most 2ⁿ, n ≤ 7).
     pub fn greedy(&self) -> Plan {
         let choice = self.greedy_choice();
         self.finish_greedy(&choice, false, None)
