@@ -17,11 +17,15 @@
 //! assert!(unknown_fields.is_empty());
 //! let problem = request.resolve(Catalogue::builtin()).map_err(|e| format!("{e:?}"))?;
 //! let p = plan(&problem, &PlanOptions::default())?;
-//! // GPU 0 runs work, so it keeps its layout; GPU 1 is cut into 3 x 2g.10gb (+ 1g.5gb@6 is
-//! // not demanded, so the planner leaves that unit free).
+//! // GPU 0 runs work, so it keeps its layout; GPU 1 is cut into 3 x 2g.10gb.
 //! assert_eq!((p.value, p.reconfigured, p.optimal), (3, 1, true));
 //! assert_eq!(p.satisfied["nvidia.com/mig-2g.10gb"], 3);
 //! assert!(!p.gpus[0].changed && p.gpus[1].changed);
+//! let starts: Vec<(&str, u8)> =
+//!     p.gpus[1].instances.iter().map(|i| (i.profile.as_str(), i.start)).collect();
+//! assert_eq!(starts, [("2g.10gb", 0), ("2g.10gb", 2), ("2g.10gb", 4)]);
+//! // The same plan as mig-parted config, one named config per node.
+//! assert!(gpuquota_mig::mig_parted_config(&p).contains("\"2g.10gb\": 3"));
 //!
 //! // The catalogue: placements in the driver's units (RTX PRO 6000: a 12-unit grid).
 //! let rtx = Catalogue::builtin().resolve("NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition")?;
@@ -105,6 +109,9 @@
 //! * **Output**: the JSON contract of issue 6 exactly; `bound` is added after `gpus` only when
 //!   the plan is not proven optimal. `satisfied` lists every demanded resource in demand order,
 //!   also with 0.
+//! * **Ties** after `(W, R, F)`: the layout with fewer instances (nothing is cut that no demand
+//!   asked for), then catalogue order; across GPUs the exact solver lets the later GPU change.
+//!   A MIG-mode toggle is not costed separately from other reconfigurations.
 //! * **Engines**: `+me.all` is modelled as a synthetic `media` counter (see [`Engines`]); OFA
 //!   capacity defaults to 1 where the catalogue gives none; decoder/encoder/JPEG counters are
 //!   enforced only where the catalogue gives totals (RTX PRO 6000).

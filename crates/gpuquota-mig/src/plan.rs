@@ -795,7 +795,12 @@ impl<'p, 'c> Prepared<'p, 'c> {
                     continue;
                 }
                 let f = self.frag(class, cand, mask as u16);
-                if best.is_none_or(|(bf, _, _)| f < bf) {
+                // Ties: the layout with fewer instances (nothing cut that nobody asked for).
+                let better = best.is_none_or(|(bf, bk, _)| {
+                    (f, self.instances_of(class, cand))
+                        < (bf, self.instances_of(class, class.cand(bk)))
+                });
+                if better {
                     best = Some((f, k, mask as u16));
                 }
             }
@@ -804,6 +809,10 @@ impl<'p, 'c> Prepared<'p, 'c> {
             Some((f, k, m)) => (k, m, f),
             None => (0, 0, self.frag(class, class.cand(0), 0)),
         }
+    }
+
+    fn instances_of(&self, class: &Class<'_>, cand: &Cand) -> usize {
+        class.layout(cand).map_or(0, |l| l.instances().len())
     }
 
     /// Fragmentation of a GPU whose held instances are the busy ones plus `subset` of the
@@ -961,7 +970,10 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 let cost = (u64::from(cand.r) << 32) | u64::from(f);
                 match by_a.get(&a) {
                     Some(&i) => {
-                        if cost < out[i].cost {
+                        let prev = class.cand(out[i].cand);
+                        if (cost, self.instances_of(class, cand))
+                            < (out[i].cost, self.instances_of(class, prev))
+                        {
                             out[i] = ExactOpt {
                                 a,
                                 cost,
