@@ -138,10 +138,10 @@ fn validate(capacity: i64, queues: &[WfQueue]) -> Result<(), FairShareError> {
         });
     }
     for q in queues {
-        let object = format!("queue \"{}\"", q.name);
+        let object = || format!("queue \"{}\"", q.name);
         if q.weight == 0 {
             return Err(FairShareError::invalid(
-                object,
+                object(),
                 "weight",
                 "must be greater than 0",
             ));
@@ -155,7 +155,7 @@ fn validate(capacity: i64, queues: &[WfQueue]) -> Result<(), FairShareError> {
                 && v < 0
             {
                 return Err(FairShareError::Negative {
-                    object: object.clone(),
+                    object: object(),
                     field: field.into(),
                     value: v.to_string(),
                 });
@@ -367,6 +367,31 @@ fn fill_tier(
     Ok(lvl)
 }
 
+/// Queue indices per tier, highest tier first (few distinct tiers: linear scans).
+fn group_by_tier(queues: &[WfQueue]) -> Vec<(u32, Vec<usize>)> {
+    let mut distinct: Vec<u32> = Vec::new();
+    for q in queues {
+        if !distinct.contains(&q.tier) {
+            distinct.push(q.tier);
+            if distinct.len() > 16 {
+                let mut by_tier: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+                for (i, q) in queues.iter().enumerate() {
+                    by_tier.entry(q.tier).or_default().push(i);
+                }
+                return by_tier.into_iter().rev().collect();
+            }
+        }
+    }
+    distinct.sort_unstable_by(|a, b| b.cmp(a));
+    let mut groups: Vec<(u32, Vec<usize>)> = distinct.iter().map(|t| (*t, Vec::new())).collect();
+    for (i, q) in queues.iter().enumerate() {
+        if let Some(g) = groups.iter_mut().find(|(t, _)| *t == q.tier) {
+            g.1.push(i);
+        }
+    }
+    groups
+}
+
 /// Exact weighted max-min water-filling of `capacity` integer units (see the module docs for
 /// the rule).
 ///
@@ -395,12 +420,8 @@ pub fn water_fill(capacity: i64, queues: &[WfQueue]) -> Result<WaterFill, FairSh
         });
     }
     let mut remaining = i128::from(capacity) - floors;
-    let mut by_tier: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-    for (i, q) in queues.iter().enumerate() {
-        by_tier.entry(q.tier).or_default().push(i);
-    }
     let mut tiers = BTreeMap::new();
-    for (tier, members) in by_tier.into_iter().rev() {
+    for (tier, members) in group_by_tier(queues) {
         let room: i128 = members
             .iter()
             .map(|&i| i128::from(queues[i].effective_cap() - queues[i].effective_floor()))
