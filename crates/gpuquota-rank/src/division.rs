@@ -178,6 +178,44 @@ pub struct Hierarchy {
     sorted_children: Vec<Vec<usize>>,
     /// Dense parent links ([`NO_PARENT`] for a top-level queue).
     parents: Vec<usize>,
+    /// Dense per-resource inputs (structure of arrays), kept in sync by the setters.
+    statics: [Vec<StaticCol>; 3],
+}
+
+/// One queue's static inputs for one resource, dense.
+#[derive(Debug, Clone, Copy)]
+struct StaticCol {
+    priority: i32,
+    leaf: bool,
+    /// `-1` = unlimited.
+    deserved: i128,
+    /// `-1` = unlimited.
+    limit: i128,
+    weight: u128,
+    request: i128,
+    usage: i128,
+}
+
+fn static_cols(queues: &[QueueInput], children: &[Vec<usize>]) -> [Vec<StaticCol>; 3] {
+    let col = |r: usize| {
+        queues
+            .iter()
+            .enumerate()
+            .map(|(q, input)| {
+                let p = &input.resources[r];
+                StaticCol {
+                    priority: input.priority,
+                    leaf: children[q].is_empty(),
+                    deserved: p.deserved.unwrap_or(-1),
+                    limit: p.limit.unwrap_or(-1),
+                    weight: p.weight as u128,
+                    request: p.request,
+                    usage: p.usage,
+                }
+            })
+            .collect()
+    };
+    [col(0), col(1), col(2)]
 }
 
 /// Marks a top-level queue in the dense parent links.
@@ -269,6 +307,7 @@ impl Hierarchy {
             .iter()
             .map(|q| q.parent.unwrap_or(NO_PARENT))
             .collect();
+        let statics = static_cols(&queues, &children);
         Ok(Hierarchy {
             queues,
             children,
@@ -277,6 +316,7 @@ impl Hierarchy {
             sorted_roots,
             sorted_children,
             parents,
+            statics,
         })
     }
 
@@ -295,6 +335,7 @@ impl Hierarchy {
                 });
             }
             self.queues[q].resources[r.index()].usage = u.min(SCALE);
+            self.statics[r.index()][q].usage = u.min(SCALE);
         }
         Ok(())
     }
@@ -313,12 +354,16 @@ impl Hierarchy {
             });
         }
         self.queues[q].resources[r.index()].weight = weight;
+        self.statics[r.index()][q].weight = weight as u128;
         Ok(())
     }
 
     /// Sets a queue's priority (Run:ai rank).
     pub fn set_priority(&mut self, q: usize, priority: i32) {
         self.queues[q].priority = priority;
+        for col in &mut self.statics {
+            col[q].priority = priority;
+        }
         let queues = &self.queues;
         let by_prio = |v: &mut Vec<usize>| {
             v.sort_by(|&a, &b| queues[b].priority.cmp(&queues[a].priority).then(a.cmp(&b)));
@@ -392,10 +437,10 @@ impl Hierarchy {
         }
         // Demand: leaves' requests summed up the tree (dense parent links, reverse BFS).
         let mut request = vec![[0i128; 3]; n];
-        for (q, input) in self.queues.iter().enumerate() {
-            if self.children[q].is_empty() {
-                for r in 0..3 {
-                    request[q][r] = input.resources[r].request;
+        for r in 0..3 {
+            for (q, st) in self.statics[r].iter().enumerate() {
+                if st.leaf {
+                    request[q][r] = st.request;
                 }
             }
         }
@@ -436,10 +481,9 @@ impl Hierarchy {
                 }
             }
         };
-        for (q, input) in self.queues.iter().enumerate() {
-            for r in 0..3 {
-                let p = &input.resources[r];
-                let w = p.weight as u128;
+        for r in 0..3 {
+            for (q, st) in self.statics[r].iter().enumerate() {
+                let w = st.weight;
                 let wg = &mut weight_gcd[r];
                 if *wg == 0 {
                     // Weights are validated non-negative; those beyond 64 bits skip the gcd.
@@ -448,18 +492,18 @@ impl Hierarchy {
                     *wg = gcd(u128::from(*wg), u128::from(mod_small(w, *wg))) as u64;
                 }
                 let req = request[q][r];
-                let requestable = p.limit.map_or(req, |l| l.min(req));
-                let deserved = p.deserved.unwrap_or(-1);
+                let requestable = if st.limit < 0 { req } else { st.limit.min(req) };
+                let deserved = st.deserved;
                 reduce(&mut amount_gcd[r], requestable as u128);
                 if deserved > 0 {
                     reduce(&mut amount_gcd[r], deserved as u128);
                 }
                 cols[r].push(Col {
-                    priority: input.priority,
+                    priority: st.priority,
                     deserved,
                     requestable,
                     weight: w,
-                    usage: p.usage,
+                    usage: st.usage,
                     fs: 0,
                 });
             }

@@ -7,6 +7,7 @@
 //! | [`model`] | `gpuquota-model` | quantities, Kueue/KAI/Kubernetes objects, manifest import, validation |
 //! | [`metering`] | `gpuquota-metering` | GPU-hours per department and card type, borrowed hours, showback and chargeback in integer money |
 //! | [`fairshare`] | `gpuquota-fairshare` | Kueue fair sharing (DRS, tournament order, fair-sharing preemption, admission fair sharing) and exact water-filling / DRF allocators |
+//! | [`rank`] | `gpuquota-rank` | Run:ai / KAI: fair-share division, time-based fairshare, scheduling sessions (reclaim, preempt, consolidation, stale gangs), explanations |
 //! | [`mig`] | `gpuquota-mig` | MIG catalogue with placements, layout validation, exact layout planner, mig-parted export |
 //!
 //! ```
@@ -23,6 +24,7 @@ pub use gpuquota_fairshare as fairshare;
 pub use gpuquota_metering as metering;
 pub use gpuquota_mig as mig;
 pub use gpuquota_model as model;
+pub use gpuquota_rank as rank;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]
