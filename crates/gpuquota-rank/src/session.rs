@@ -963,16 +963,18 @@ impl<'a> Engine<'a> {
         let fmt = |v: Option<i128>| v.map_or("unlimited".to_string(), |v| fmt_res(res, v));
         let msg = match reason {
             Reason::OverLimit => format!(
-                "queue {name} would exceed its {res} limit: allocated {} + requested {} > limit {}",
+                "queue {name} would exceed its {res} limit: allocated {} + requested {} > limit {} (deserved {})",
                 fmt_res(res, self.alloc[q][r]),
                 fmt_res(res, req[r]),
-                fmt(p.limit)
+                fmt(p.limit),
+                fmt(p.deserved)
             ),
             _ => format!(
-                "non-preemptible jobs may only use deserved quota: queue {name} has {} {res} of non-preemptible work allocated, the job requests {}, deserved is {}",
+                "non-preemptible jobs may only use deserved quota: queue {name} has {} {res} of non-preemptible work allocated + requested {} > deserved {} (limit {})",
                 fmt_res(res, self.alloc_np[q][r]),
                 fmt_res(res, req[r]),
-                fmt(p.deserved)
+                fmt(p.deserved),
+                fmt(p.limit)
             ),
         };
         self.set_fail(ji, reason, Some(f), msg);

@@ -208,7 +208,7 @@ fn over_limit_at_the_leaf() {
     assert_eq!(pending(&r), [(s("ns/p"), Reason::OverLimit)]);
     assert_eq!(
         r.pending[0].message,
-        "queue q would exceed its gpu limit: allocated 2 + requested 1 > limit 2"
+        "queue q would exceed its gpu limit: allocated 2 + requested 1 > limit 2 (deserved 1)"
     );
     let d = r.pending[0].details.as_ref().unwrap();
     assert_eq!(
@@ -669,4 +669,121 @@ fn now_defaults_to_the_latest_timestamp() {
     let c = sc.cluster(None);
     // The last object created is a/j3 at 00:05 (queues 1–2, jobs 3–6 in sequence).
     assert_eq!(c.now.to_string(), "2025-01-01T00:06:00Z");
+}
+
+#[test]
+fn non_preemptible_message_names_the_department() {
+    let mut sc = Sc::default();
+    sc.queue("dep", None, 1.0, 1.0, -1.0, 100)
+        .queue("proj", Some("dep"), 2.0, 1.0, -1.0, 100)
+        .node("n1", 8);
+    sc.job("ns/b", "proj", job("build", vec![(2.0, None)]));
+    let r = sc.run();
+    assert_eq!(
+        r.pending[0].message,
+        "non-preemptible jobs may only use deserved quota: queue dep has 0 gpu of non-preemptible work allocated + requested 2 > deserved 1 (limit unlimited)"
+    );
+}
+
+#[test]
+fn time_based_fairshare_from_a_usage_file() {
+    // §4 table: 16 GPUs, k = 1, U_a = .6, U_b = .1 → 5 / 11.
+    let mut sc = Sc::default();
+    sc.queue("a", None, 0.0, 1.0, -1.0, 100)
+        .queue("b", None, 0.0, 1.0, -1.0, 100);
+    sc.job("ns/a", "a", job("train", vec![(16.0, None)]));
+    sc.job("ns/b", "b", job("train", vec![(16.0, None)]));
+    let imported = import_str("s.yaml", &sc.yaml).unwrap();
+    let total = gpuquota_rank::snapshot::parse_total("gpu=16").unwrap();
+    let mut c = Cluster::from_model(&imported.model, &BuildOptions { total, now: None }).unwrap();
+    let usage = gpuquota_rank::usage::UsageInput::parse(
+        "kValue: 1\nqueues:\n  a: {gpu: 0.6}\n  b: {gpu: 0.1}\n",
+    )
+    .unwrap();
+    for (q, u) in usage.normalized(c.now).unwrap() {
+        let i = c.hierarchy.find(&q).unwrap();
+        c.hierarchy.set_usage(i, u).unwrap();
+    }
+    let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
+    assert_eq!(v["queues"]["a"]["gpu"]["fairShare"], "5");
+    assert_eq!(v["queues"]["b"]["gpu"]["fairShare"], "11");
+}
+
+#[test]
+fn runai_weight_follows_quota_when_over_quota_weight_is_disabled() {
+    // §1.4: 100 GPUs, p1 20/60, p2 30/80, p3 10/5 (written weights 1 are replaced by quota).
+    let mut sc = Sc::default();
+    sc.queue("dept", None, 100.0, 1.0, -1.0, 100)
+        .queue("p1", Some("dept"), 20.0, 1.0, -1.0, 100)
+        .queue("p2", Some("dept"), 30.0, 1.0, -1.0, 100)
+        .queue("p3", Some("dept"), 10.0, 1.0, -1.0, 100);
+    sc.job("ns/a", "p1", job("train", vec![(60.0, None)]));
+    sc.job("ns/b", "p2", job("train", vec![(80.0, None)]));
+    sc.job("ns/c", "p3", job("train", vec![(5.0, None)]));
+    let imported = import_str("s.yaml", &sc.yaml).unwrap();
+    let total = gpuquota_rank::snapshot::parse_total("gpu=100").unwrap();
+    let mut c = Cluster::from_model(&imported.model, &BuildOptions { total, now: None }).unwrap();
+    gpuquota_rank::runai::weight_follows_quota(&mut c.hierarchy, false);
+    let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
+    let fs = |q: &str| {
+        v["queues"][q]["gpu"]["fairShare"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!((fs("p1"), fs("p2"), fs("p3")), (s("38"), s("57"), s("5")));
+    // With over-quota weight enabled the written weights (1 each) split the 45 evenly.
+    let mut c = Cluster::from_model(&imported.model, &BuildOptions { total, now: None }).unwrap();
+    gpuquota_rank::runai::weight_follows_quota(&mut c.hierarchy, true);
+    let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
+    let fs = |q: &str| {
+        v["queues"][q]["gpu"]["fairShare"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!((fs("p1"), fs("p2"), fs("p3")), (s("43"), s("52"), s("5")));
+}
+
+#[test]
+fn runai_department_quota_vs_its_projects() {
+    let mut sc = Sc::default();
+    sc.queue("dep", None, 1.0, 1.0, -1.0, 100)
+        .queue("p1", Some("dep"), 2.0, 1.0, -1.0, 100)
+        .queue("p2", Some("dep"), 1.0, 1.0, -1.0, 100);
+    let c = sc.cluster(None);
+    let over = gpuquota_rank::runai::department_overcommit(&c.hierarchy);
+    assert_eq!(over.len(), 1);
+    assert_eq!(over[0].department, "dep");
+    assert_eq!(over[0].department_quota, 1_000_000_000);
+    assert_eq!(over[0].projects_quota, Some(3_000_000_000));
+}
+
+#[test]
+fn runai_node_pools_are_separate_divisions() {
+    let mut sc = Sc::default();
+    sc.queue("q", None, 2.0, 1.0, -1.0, 100);
+    for (name, pool) in [("n-a", "pool-a"), ("n-b", "pool-b")] {
+        let _ = write!(
+            sc.yaml,
+            "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {{kai.scheduler/node-pool: {pool}}}}}\nstatus: {{allocatable: {{nvidia.com/gpu: \"4\"}}}}\n"
+        );
+    }
+    let imported = import_str("s.yaml", &sc.yaml).unwrap();
+    assert_eq!(
+        gpuquota_rank::runai::node_pools(&imported.model),
+        ["pool-a", "pool-b"]
+    );
+    let view = gpuquota_rank::runai::node_pool_view(&imported.model, "pool-a");
+    assert_eq!(view.nodes.keys().collect::<Vec<_>>(), ["n-a"]);
+    let c = Cluster::from_model(&view, &BuildOptions::default()).unwrap();
+    assert_eq!(c.totals[0], 4_000_000_000);
+}
+
+#[test]
+fn rank_names_map_to_priorities_in_order() {
+    use gpuquota_rank::runai::rank_priority;
+    assert!(rank_priority("very-high") > rank_priority("high"));
+    assert!(rank_priority("high") > rank_priority("MediumLow"));
+    assert_eq!(rank_priority("MediumLow"), Some(100));
 }
