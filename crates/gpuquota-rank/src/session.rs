@@ -211,6 +211,14 @@ struct NodeState {
     devs: Vec<(i128, i128)>,
 }
 
+/// Lazy victim generation state: a cursor into each victim queue's job list and the
+/// allocation left in each once the victims so far are gone.
+#[derive(Debug, Default)]
+struct VictimGen {
+    cursors: Vec<usize>,
+    sim: Vec<[i128; 3]>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum CapFail {
     OverLimit(usize, usize),
@@ -1114,17 +1122,6 @@ impl<'a> Engine<'a> {
         Some(hi)
     }
 
-    fn victim_queue_cmp(&self, a: usize, b: usize) -> Ordering {
-        // Reverse queue order: lower priority first, then the more over-served (higher DRS).
-        let qa = &self.c.hierarchy.queues()[a];
-        let qb = &self.c.hierarchy.queues()[b];
-        qa.priority
-            .cmp(&qb.priority)
-            .then(self.drs(b, [0; 3], 0).total_cmp(&self.drs(a, [0; 3], 0)))
-            .then(qb.creation.cmp(&qa.creation))
-            .then(qb.name.cmp(&qa.name))
-    }
-
     fn victim_job_cmp(&self, a: usize, b: usize) -> Ordering {
         let ja = &self.c.jobs[a];
         let jb = &self.c.jobs[b];
@@ -1282,34 +1279,97 @@ impl<'a> Engine<'a> {
         lists
     }
 
-    /// Appends the units of the next eligible victim job (queues in `vq` order, jobs in list
-    /// order), skipping evicted jobs and jobs protected by min-runtime.
+    /// Reverse queue order between two victim queues with their simulated allocations
+    /// (`Less` = `a` gives up a job first): over-utilized first, then not starved, then lower
+    /// priority, then the higher dominant resource share, then the newer queue.
+    fn victim_order(&self, a: usize, aa: [i128; 3], b: usize, ab: [i128; 3]) -> Ordering {
+        let over = |q: usize, al: [i128; 3]| (0..3).all(|r| self.fs[q][r] < al[r]);
+        let starved =
+            |q: usize, al: [i128; 3]| (0..3).all(|r| unl_le(al[r], self.params(q, r).deserved));
+        let qa = &self.c.hierarchy.queues()[a];
+        let qb = &self.c.hierarchy.queues()[b];
+        over(b, ab)
+            .cmp(&over(a, aa))
+            .then(starved(a, aa).cmp(&starved(b, ab)))
+            .then(qa.priority.cmp(&qb.priority))
+            .then(self.drs_of(b, ab).total_cmp(&self.drs_of(a, aa)))
+            .then(qb.creation.cmp(&qa.creation))
+            .then(qb.name.cmp(&qa.name))
+    }
+
+    fn drs_of(&self, q: usize, al: [i128; 3]) -> f64 {
+        let mut m = 0.0f64;
+        for r in 0..3 {
+            let v = match self.allocatable(q, r) {
+                None => ratio(al[r], self.c.totals[r]),
+                Some(0) => al[r] as f64 / SCALE as f64 * 1000.0,
+                Some(x) => ratio(al[r], x),
+            };
+            m = m.max(v);
+        }
+        m
+    }
+
+    /// Appends the units of the next eligible victim job: the victim queue first in reverse
+    /// queue order given what was already taken from each, then its lowest-priority, newest
+    /// job; evicted jobs and jobs protected by min-runtime are skipped.
     fn next_victim_job(
         &self,
         vq: &[(usize, Option<i128>)],
         running: &[Vec<usize>],
-        cursor: &mut (usize, usize),
+        vg: &mut VictimGen,
         out: &mut Vec<(usize, Vec<usize>)>,
     ) {
-        while cursor.0 < vq.len() {
-            let (q, min_rt) = vq[cursor.0];
-            let list = &running[q];
-            while cursor.1 < list.len() {
-                let vj = list[cursor.1];
-                cursor.1 += 1;
-                if self.evicted_job[vj]
-                    || !self.tstate[vj].contains(&TState::Running)
-                    || !self.runtime_ok(vj, min_rt)
-                {
+        if vg.cursors.len() != vq.len() {
+            vg.cursors = vec![0; vq.len()];
+            vg.sim = vq.iter().map(|&(q, _)| self.alloc[q]).collect();
+        }
+        loop {
+            // Advance every cursor to its next eligible job, then pick the best queue.
+            let mut best: Option<usize> = None;
+            for i in 0..vq.len() {
+                let (q, min_rt) = vq[i];
+                let list = &running[q];
+                while vg.cursors[i] < list.len() {
+                    let vj = list[vg.cursors[i]];
+                    if self.evicted_job[vj]
+                        || !self.tstate[vj].contains(&TState::Running)
+                        || !self.runtime_ok(vj, min_rt)
+                    {
+                        vg.cursors[i] += 1;
+                    } else {
+                        break;
+                    }
+                }
+                if vg.cursors[i] >= list.len() {
                     continue;
                 }
-                for u in self.victim_units(vj) {
-                    out.push((vj, u));
+                let better = match best {
+                    None => true,
+                    Some(b) => {
+                        self.victim_order(q, vg.sim[i], vq[b].0, vg.sim[b]) == Ordering::Less
+                    }
+                };
+                if better {
+                    best = Some(i);
                 }
-                return;
             }
-            cursor.0 += 1;
-            cursor.1 = 0;
+            let Some(i) = best else { return };
+            let vj = running[vq[i].0][vg.cursors[i]];
+            vg.cursors[i] += 1;
+            let units = self.victim_units(vj);
+            if units.is_empty() {
+                continue;
+            }
+            for u in units {
+                for &t in &u {
+                    for r in 0..3 {
+                        vg.sim[i][r] -= self.c.jobs[vj].tasks[t].req[r];
+                    }
+                }
+                out.push((vj, u));
+            }
+            return;
         }
     }
 
@@ -1374,10 +1434,9 @@ impl<'a> Engine<'a> {
                     vq.push((q, self.c.queues[vl].reclaim_min_runtime));
                 }
             }
-            vq.sort_by(|a, b| self.victim_queue_cmp(a.0, b.0));
             // Victims are generated lazily: enough to cover the shortfall, then more only if
             // the placement search needs them.
-            let mut cursor = (0usize, 0usize);
+            let mut cursor = VictimGen::default();
             let mut victims: Vec<(usize, Vec<usize>)> = Vec::new();
             let mut free = self.free_capacity();
             while (0..3).any(|r| free[r] < req[r]) {
@@ -1576,7 +1635,7 @@ impl<'a> Engine<'a> {
             cands.sort_by(|&a, &b| {
                 let qa = self.c.jobs[a].queue.unwrap_or(0);
                 let qb = self.c.jobs[b].queue.unwrap_or(0);
-                self.victim_queue_cmp(qa, qb)
+                self.victim_order(qa, self.alloc[qa], qb, self.alloc[qb])
                     .then(self.victim_job_cmp(a, b))
             });
             let max = self.o.max_consolidation_preemptees.min(cands.len());

@@ -787,3 +787,35 @@ fn rank_names_map_to_priorities_in_order() {
     assert!(rank_priority("high") > rank_priority("MediumLow"));
     assert_eq!(rank_priority("MediumLow"), Some(100));
 }
+
+#[test]
+fn victims_alternate_between_queues_as_their_shares_drop() {
+    // q0 and q1 both run 3 (FS 2 each); a 2-GPU reclaimer in q2 takes one from each: after
+    // the first victim the other queue is the more over-served one.
+    let mut sc = Sc::default();
+    sc.queue("q0", None, 1.0, 1.0, -1.0, 100)
+        .queue("q1", None, 1.0, 1.0, -1.0, 100)
+        .queue("q2", None, 2.0, 1.0, -1.0, 100)
+        .node("n1", 6);
+    for i in 0..3 {
+        sc.job(
+            &format!("a/j{i}"),
+            "q0",
+            job("train", vec![(1.0, Some("n1"))]),
+        );
+        sc.job(
+            &format!("b/j{i}"),
+            "q1",
+            job("train", vec![(1.0, Some("n1"))]),
+        );
+    }
+    sc.job("c/g", "q2", job("train", vec![(1.0, None), (1.0, None)]));
+    let r = sc.run();
+    assert_eq!(
+        evicted(&r),
+        [
+            (s("b/j2"), Action::Reclaim, Some(s("c/g"))),
+            (s("a/j2"), Action::Reclaim, Some(s("c/g")))
+        ]
+    );
+}
