@@ -113,6 +113,7 @@ fn one_gpu_job(
         preemption_delay: None,
         stale_since: None,
         last_start: None,
+        foreign: false,
         tasks: (0..pods)
             .map(|i| Task {
                 key: format!("{key}-{i}"),

@@ -1710,6 +1710,9 @@ impl<'a> Engine<'a> {
                 continue;
             }
             let j = &self.c.jobs[ji];
+            if j.foreign {
+                continue;
+            }
             let active: Vec<usize> = (0..j.tasks.len())
                 .filter(|&t| self.tstate[ji][t] == TState::Running)
                 .collect();
@@ -1738,7 +1741,7 @@ impl<'a> Engine<'a> {
     fn pending(&self) -> Vec<Pending> {
         let mut out = Vec::new();
         for (ji, j) in self.c.jobs.iter().enumerate() {
-            if !self.tstate[ji].contains(&TState::Pending) {
+            if j.foreign || !self.tstate[ji].contains(&TState::Pending) {
                 continue;
             }
             let (pending, gang) = self.needed_tasks(ji);

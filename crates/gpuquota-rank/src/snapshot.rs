@@ -10,8 +10,14 @@
 //! * A Pod with `spec.nodeName` and phase `Running` is allocated; `Pending` is demand;
 //!   `Succeeded` marks a finishing gang; other phases are ignored.
 //! * Queue resources: a missing `quota` or `overQuotaWeight` is 0 (Go's zero value); a missing
-//!   `limit` is unlimited; a missing `cpu`/`memory` block is `{quota: -1, overQuotaWeight: 1,
-//!   limit: -1}` (KAI's test-harness defaults); memory quotas are in MB (10⁶ bytes).
+//!   `limit` is unlimited (not Go's 0, which would block every request); a missing `gpu` block
+//!   is quota 0, weight 0, no limit; a missing `cpu`/`memory` block is `{quota: -1,
+//!   overQuotaWeight: 1, limit: -1}` (KAI's test-harness defaults); memory quotas are in MB
+//!   (10⁶ bytes).
+//! * Pods of another scheduler (`spec.schedulerName` set and not `kai-scheduler`, with no KAI
+//!   queue label or pod group) hold their node's resources and are taken off the divided total.
+//! * The session time defaults to the latest timestamp in the input (creation, start and
+//!   KAI annotation times), never the wall clock.
 
 // Per-resource arrays `[_; 3]` (GPU, CPU, memory) are indexed in parallel by resource.
 #![allow(clippy::needless_range_loop)]
@@ -35,6 +41,8 @@ pub const STALE_TIMESTAMP_ANNOTATION: &str = "kai.scheduler/stale-podgroup-times
 pub const LAST_START_ANNOTATION: &str = "kai.scheduler/last-start-timestamp";
 /// The annotation form of a PodGroup's preemption delay.
 pub const PREEMPTION_DELAY_ANNOTATION: &str = "kai.scheduler/preemption-delay";
+/// KAI's scheduler name; pods of other schedulers are not KAI's jobs.
+pub const KAI_SCHEDULER_NAME: &str = "kai-scheduler";
 /// The GPU resource name.
 pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
 /// KAI's default stale-gang grace period (60 s) in nanoseconds.
@@ -138,6 +146,10 @@ pub struct Job {
     pub last_start: Option<Timestamp>,
     /// Tasks in name order.
     pub tasks: Vec<Task>,
+    /// Pods of another scheduler (`spec.schedulerName` set and not `kai-scheduler`): they hold
+    /// node resources and are taken off the divided total, but are never scheduled, evicted or
+    /// reported.
+    pub foreign: bool,
 }
 
 impl Job {
@@ -277,7 +289,11 @@ fn queue_resource(
     };
     let Some(res) = res else {
         return Ok(match r {
-            Resource::Gpu => ResourceParams::default(),
+            // A missing gpu block reads like its missing fields: quota 0, weight 0, no limit.
+            Resource::Gpu => ResourceParams {
+                deserved: Some(0),
+                ..ResourceParams::default()
+            },
             _ => ResourceParams {
                 deserved: None,
                 weight: SCALE,
@@ -621,6 +637,7 @@ impl Cluster {
                     stale_since: ts(STALE_TIMESTAMP_ANNOTATION)?,
                     last_start: ts(LAST_START_ANNOTATION)?,
                     tasks: Vec::new(),
+                    foreign: false,
                 },
             );
         }
@@ -659,6 +676,13 @@ impl Cluster {
             };
             let (req, fractional) = pod_requests(key, pod)?;
             let label_queue = pod.metadata.labels.get(QUEUE_LABEL).cloned();
+            let foreign = pod
+                .spec
+                .scheduler_name
+                .as_deref()
+                .is_some_and(|s| !s.is_empty() && s != KAI_SCHEDULER_NAME)
+                && !pod.metadata.annotations.contains_key(POD_GROUP_ANNOTATION)
+                && label_queue.is_none();
             let job = jobs.entry(group.clone()).or_insert_with(|| Job {
                 key: group.clone(),
                 queue_name: label_queue.clone().unwrap_or_default(),
@@ -678,6 +702,7 @@ impl Cluster {
                 stale_since: None,
                 last_start: None,
                 tasks: Vec::new(),
+                foreign,
             });
             if job.tasks.is_empty() && !model.pod_groups.contains_key(&group) {
                 job.preemptible = job.priority < 100;
@@ -714,7 +739,17 @@ impl Cluster {
             }
         }
         let mut jobs: Vec<Job> = jobs.into_values().collect();
+        for j in jobs.iter().filter(|j| j.foreign) {
+            for t in j.tasks.iter().filter(|t| t.status == TaskStatus::Running) {
+                for r in 0..3 {
+                    node_sum[r] = (node_sum[r] - t.req[r]).max(0);
+                }
+            }
+        }
         for j in &mut jobs {
+            if j.foreign {
+                continue;
+            }
             // Only leaf queues hold jobs; a job naming a parent queue is treated as queueless.
             j.queue = index
                 .get(j.queue_name.as_str())

@@ -819,3 +819,33 @@ fn victims_alternate_between_queues_as_their_shares_drop() {
         ]
     );
 }
+
+#[test]
+fn pods_of_other_schedulers_hold_resources_but_are_not_jobs() {
+    let mut sc = Sc::default();
+    sc.queue("q", None, 4.0, 1.0, -1.0, 100).node("n1", 4);
+    sc.yaml.push_str(
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: other, namespace: sys}\nspec:\n  schedulerName: default-scheduler\n  nodeName: n1\n  containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"3\"}}}]\nstatus: {phase: Running}\n",
+    );
+    sc.job("ns/p", "q", job("train", vec![(2.0, None)]));
+    let c = sc.cluster(None);
+    // The divided total leaves out the other scheduler's 3 GPUs.
+    assert_eq!(c.totals[0], 1_000_000_000);
+    let r = run_session(&c, &SessionOptions::default()).unwrap();
+    assert!(r.allocated.is_empty());
+    assert_eq!(pending(&r), [(s("ns/p"), Reason::Unschedulable)]);
+}
+
+#[test]
+fn missing_gpu_block_means_no_quota_and_no_limit() {
+    let yaml = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec: {}\n";
+    let imported = import_str("s.yaml", yaml).unwrap();
+    let c = Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap();
+    let p = c.hierarchy.queues()[0].resources[0];
+    assert_eq!((p.deserved, p.weight, p.limit), (Some(0), 0, None));
+    let cpu = c.hierarchy.queues()[0].resources[1];
+    assert_eq!(
+        (cpu.deserved, cpu.weight, cpu.limit),
+        (None, 1_000_000_000, None)
+    );
+}
