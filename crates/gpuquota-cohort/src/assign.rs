@@ -134,7 +134,10 @@ pub struct PodSetAssignment {
     /// Total requests of the PodSet (resource order).
     pub requests: Vec<(ResourceId, i64)>,
     no_fit_override: Option<NoFitReason>,
+    /// Flavors that did not fit: (flavor, resource group, reason).
     attempts: Vec<(FlavorId, usize, PMode, Option<NoFitReason>)>,
+    /// True when at least one flavor was examined.
+    attempted: bool,
 }
 
 impl PodSetAssignment {
@@ -368,7 +371,7 @@ impl Assigner<'_> {
         let w = self.world;
         let wl = &w.workloads[self.wl as usize];
         let cq = &w.cluster_queues[self.cq as usize];
-        let pods_res = w.resource_id("pods");
+        let pods_res = w.pods;
         let pods_group = pods_res.and_then(|r| cq.group_of(r));
         let mut a = Assignment::default();
         // accumulated usage per flavor-resource (a handful of entries: a Vec beats a map)
@@ -392,6 +395,7 @@ impl Assigner<'_> {
             let mut flavors: Vec<FlavorChoice> = Vec::new();
             let mut reasons: Vec<FlavorReason> = Vec::new();
             let mut attempts = Vec::new();
+            let mut attempted_any = false;
             let mut failed = false;
             let mut no_fit_override = None;
             for &(res, qty) in &requests {
@@ -478,7 +482,10 @@ impl Assigner<'_> {
                             tried: 0,
                         });
                     }
-                    attempts.push((f, g, rep.p, flavor_no_fit));
+                    attempted_any = true;
+                    if rep.p == PMode::NoFit {
+                        attempts.push((f, g, rep.p, flavor_no_fit));
+                    }
                     if !should_try_next(rep, cq.borrow_try_next, cq.preempt_try_next) {
                         best = choices;
                         best_mode = rep;
@@ -530,6 +537,7 @@ impl Assigner<'_> {
                 reasons,
                 requests,
                 no_fit_override,
+                attempted: attempted_any || !attempts.is_empty(),
                 attempts,
             });
             if failed {
@@ -563,7 +571,7 @@ fn resolve_no_fit(a: &Assignment) -> Option<NoFitReason> {
         if ps.mode() != Mode::NoFit {
             continue;
         }
-        if ps.attempts.is_empty() {
+        if !ps.attempted {
             overall = most_severe(
                 overall,
                 Some(ps.no_fit_override.unwrap_or(NoFitReason::NoMatchingFlavor)),

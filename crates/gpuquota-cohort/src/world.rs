@@ -231,6 +231,8 @@ pub struct World {
     pub initial_usage: Usage,
     /// Tolerated live-cluster states.
     pub warnings: Vec<Warning>,
+    /// The id of the `pods` resource, if any object names it.
+    pub pods: Option<ResourceId>,
 }
 
 impl World {
@@ -1219,7 +1221,12 @@ impl Builder {
         }
         self.warnings.sort();
         self.warnings.dedup();
+        let pods = resources
+            .binary_search_by(|r| r.as_str().cmp("pods"))
+            .ok()
+            .map(|i| i as ResourceId);
         Ok(World {
+            pods,
             resources,
             flavors,
             frs,
