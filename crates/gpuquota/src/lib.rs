@@ -5,6 +5,7 @@
 //! | module | crate | what it does |
 //! |---|---|---|
 //! | [`model`] | `gpuquota-model` | quantities, Kueue/KAI/Kubernetes objects, manifest import, validation |
+//! | [`cohort`] | `gpuquota-cohort` | Kueue's admission engine: hierarchical cohort quotas, flavor assignment, the scheduling cycle, classical preemption, explanations |
 //! | [`metering`] | `gpuquota-metering` | GPU-hours per department and card type, borrowed hours, showback and chargeback in integer money |
 //! | [`fairshare`] | `gpuquota-fairshare` | Kueue fair sharing (DRS, tournament order, fair-sharing preemption, admission fair sharing) and exact water-filling / DRF allocators |
 //! | [`rank`] | `gpuquota-rank` | Run:ai / KAI: fair-share division, time-based fairshare, scheduling sessions (reclaim, preempt, consolidation, stale gangs), explanations |
@@ -20,6 +21,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub use gpuquota_cohort as cohort;
 pub use gpuquota_fairshare as fairshare;
 pub use gpuquota_metering as metering;
 pub use gpuquota_mig as mig;
