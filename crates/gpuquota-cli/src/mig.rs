@@ -291,14 +291,22 @@ fn table(problem: &Problem<'_>, plan: &Plan) -> String {
         "{:<16} {:>3} {:<7} instances (profile@start, * busy)",
         "node", "gpu", "changed"
     );
-    for g in &plan.gpus {
+    for (k, g) in plan.gpus.iter().enumerate() {
         let mut items: Vec<String> = g
             .instances
             .iter()
             .map(|i| format!("{}@{}{}", i.profile, i.start, if i.busy { "*" } else { "" }))
             .collect();
         if !g.mig_enabled {
-            items = vec!["(MIG disabled)".into()];
+            let held = problem.gpus.get(k).is_some_and(|x| x.whole_busy);
+            items = vec![
+                if held {
+                    "(MIG disabled, in use)"
+                } else {
+                    "(MIG disabled)"
+                }
+                .into(),
+            ];
         } else if items.is_empty() {
             items = vec!["(none)".into()];
         }
