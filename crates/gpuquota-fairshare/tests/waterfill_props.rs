@@ -263,3 +263,70 @@ fn weighted_ef1_where_largest_remainder_would_fail() {
     assert_eq!(wf.allocations[10], 289);
     assert_eq!(wf.tiers[&0], TierLevel::Level(Ratio::new(29, 10).unwrap()));
 }
+
+fn hier_tree() -> impl Strategy<Value = Vec<gpuquota_fairshare::waterfill::HierNode>> {
+    use gpuquota_fairshare::waterfill::HierNode;
+    prop::collection::vec(
+        (
+            1u32..5,
+            0i64..10,
+            prop::option::of(0i64..60),
+            prop::collection::vec((1u32..5, 0i64..30, 0i64..8), 0..4),
+        ),
+        1..4,
+    )
+    .prop_map(|v| {
+        v.into_iter()
+            .enumerate()
+            .map(|(i, (w, floor, cap, kids))| {
+                let children: Vec<HierNode> = kids
+                    .into_iter()
+                    .enumerate()
+                    .map(|(j, (kw, d, f))| {
+                        let mut l = HierNode::leaf(format!("n{i}-{j}"), kw, d);
+                        l.floor = f;
+                        l
+                    })
+                    .collect();
+                let mut n = if children.is_empty() {
+                    HierNode::leaf(format!("n{i}"), w, 20)
+                } else {
+                    HierNode::inner(format!("n{i}"), w, children)
+                };
+                n.floor = floor;
+                n.cap = cap;
+                n
+            })
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// fairshare-peers.md §4 item 15: children share exactly their parent's allocation when
+    /// their demand suffices, never exceed their caps, and the top level is water-filled.
+    #[test]
+    fn hierarchical_shares_are_consistent(roots in hier_tree(), cap in 0i64..120) {
+        use gpuquota_fairshare::waterfill::hierarchical_water_fill;
+        let Ok(a) = hierarchical_water_fill(cap, &roots) else { return Ok(()) };
+        let mut top = 0;
+        for n in &roots {
+            top += a[&n.name];
+            if let Some(c) = n.cap {
+                prop_assert!(a[&n.name] <= c);
+            }
+            if !n.children.is_empty() {
+                let kids: i64 = n.children.iter().map(|c| a[&c.name]).sum();
+                let demand: i64 = n.children.iter().map(|c| c.demand).sum();
+                prop_assert_eq!(kids, a[&n.name].min(demand));
+                prop_assert!(a[&n.name] <= demand);
+                for c in &n.children {
+                    prop_assert!(a[&c.name] <= c.demand);
+                    prop_assert!(a[&c.name] >= c.floor.min(c.demand));
+                }
+            }
+        }
+        prop_assert!(top <= cap);
+    }
+}
