@@ -337,3 +337,54 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_section_tells_the_day_in_80_columns() {
+        let text = seed_section().unwrap();
+        for line in text.lines() {
+            assert!(line.chars().count() <= 80, "too wide: {line}");
+        }
+        // batch borrows data science's idle H200s at night ...
+        assert!(
+            text.contains("admitted  analytics/batch-nightly-01   batch        h200-nvl borrows")
+        );
+        // ... and the 02:00 fine-tuning job reclaims them
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.contains("preempted analytics/batch-nightly-"))
+                .count(),
+            8
+        );
+        assert!(text.contains("for fine-tuning  InCohortReclamation"));
+        assert!(text.contains("admitted  data-science/fine-tuning     data-science h200-nvl\n"));
+    }
+
+    #[test]
+    fn schedule_json_contract() {
+        let yaml = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: on-demand}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{name: on-demand, resources: [{name: cpu, nominalQuota: 6}]}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: ns}\nspec: {clusterQueue: cq}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: ns}\nspec:\n  queueName: lq\n  podSets:\n  - name: main\n    count: 3\n    template: {spec: {containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]}}\n";
+        let model = gpuquota_model::import_str("t.yaml", yaml).unwrap().model;
+        let world = World::build(&model).unwrap();
+        let json = to_json(&gpuquota_cohort::schedule(&world, None)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "cycles": 1,
+                "admitted": [{"workload": "ns/w", "clusterQueue": "cq", "cycle": 1,
+                              "podSets": [{"name": "main", "count": 3, "flavors": {"cpu": "on-demand"}}]}],
+                "preempted": [],
+                "pending": []
+            })
+        );
+        let q = serde_json::to_value(gpuquota_cohort::quotas(&world)).unwrap();
+        assert_eq!(
+            q["clusterQueues"]["cq"]["on-demand"]["cpu"],
+            serde_json::json!({"nominal": "6", "borrowingLimit": null, "lendingLimit": null,
+                               "usage": "0", "available": "6", "potentialAvailable": "6"})
+        );
+    }
+}

@@ -544,6 +544,17 @@ impl Builder {
     }
 
     fn build(mut self, model: &Model) -> Result<World, Error> {
+        if model
+            .configuration
+            .as_ref()
+            .is_some_and(|c| c.fair_sharing_enabled())
+        {
+            self.warn(
+                "Configuration",
+                "",
+                "fair sharing is configured; this engine orders and preempts classically (fair sharing is the gpuquota-fairshare engine)",
+            );
+        }
         for d in &model.duplicates {
             self.warn(
                 "Object",
