@@ -124,6 +124,8 @@ fn one_gpu_job(
                 },
                 req: [gpus * SCALE, 0, 0],
                 fractional: false,
+                mig: Vec::new(),
+                mig_gpu: 0,
                 node: None,
                 node_selector: Default::default(),
                 tolerations: Vec::new(),

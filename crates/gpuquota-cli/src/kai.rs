@@ -318,8 +318,8 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
     let args = KaiArgs {
         files: Vec::new(),
         output: OutputFormat::Table,
-        // The 8 MIG 1g.24gb instances on rtx-b count as 2 GPU-equivalents: 24 cards in all.
-        total: Some("gpu=24".into()),
+        // KAI's capacity: the nodes' GPUs, each MIG instance counting its `g` (1g.24gb = 1).
+        total: None,
         corrected: false,
         now: None,
         usage: None,
@@ -357,11 +357,12 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "24 GPUs (8 MIG 1g.24gb = 2 GPU-equivalents). FULL: every project asks its"
+        "{} GPUs as KAI counts them (22 cards + 8 MIG 1g.24gb, one each). FULL: every",
+        fmt_res(Resource::Gpu, base.totals[0])
     );
     let _ = writeln!(
         out,
-        "limit. NIGHT: inference holds 10 GPUs, batch asks 16, the rest idle."
+        "project asks its limit. NIGHT: inference holds 10, batch asks 16, the rest idle."
     );
     let _ = writeln!(
         out,

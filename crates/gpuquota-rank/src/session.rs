@@ -195,11 +195,15 @@ struct PlaceRec {
     devs: Vec<(usize, i128, i128)>,
     /// CPU, memory (and GPU at pool level in slot 0): `(from_idle, from_releasing)`.
     take: [(i128, i128); 3],
+    /// MIG instances: `(profile, from_idle, from_releasing)`.
+    mig: Vec<(usize, i64, i64)>,
 }
 
 impl PlaceRec {
     fn pipelined(&self) -> bool {
-        self.take.iter().any(|t| t.1 > 0) || self.devs.iter().any(|d| d.2 > 0)
+        self.take.iter().any(|t| t.1 > 0)
+            || self.devs.iter().any(|d| d.2 > 0)
+            || self.mig.iter().any(|m| m.2 > 0)
     }
 }
 
@@ -209,6 +213,8 @@ struct NodeState {
     rel: [i128; 3],
     /// Per device: (used, releasing).
     devs: Vec<(i128, i128)>,
+    /// Per MIG profile: (idle, releasing) instances.
+    mig: Vec<(i64, i64)>,
 }
 
 /// Lazy victim generation state: a cursor into each victim queue's job list and the
@@ -304,12 +310,14 @@ impl<'a> Engine<'a> {
                     idle: n.allocatable,
                     rel: [0; 3],
                     devs: vec![(0, 0); n.gpus],
+                    mig: n.mig.iter().map(|&c| (c, 0)).collect(),
                 })
                 .collect(),
             pool: NodeState {
                 idle: c.totals,
                 rel: [0; 3],
                 devs: Vec::new(),
+                mig: Vec::new(),
             },
             tstate: Vec::with_capacity(c.jobs.len()),
             place: Vec::with_capacity(c.jobs.len()),
@@ -332,7 +340,7 @@ impl<'a> Engine<'a> {
                 };
                 let mut rec = PlaceRec::default();
                 if s == TState::Running {
-                    rec = e.occupy(t.node, t.req, t.fractional);
+                    rec = e.occupy(t);
                     if let Some(q) = j.queue {
                         e.account(q, t.req, !j.preemptible, true);
                     }
@@ -430,12 +438,22 @@ impl<'a> Engine<'a> {
     }
 
     /// Marks a running task's resources as used at session start.
-    fn occupy(&mut self, node: Option<usize>, req: [i128; 3], fractional: bool) -> PlaceRec {
+    fn occupy(&mut self, t: &crate::snapshot::Task) -> PlaceRec {
         let pool_level = self.c.nodes.is_empty();
-        let node = if pool_level { None } else { node };
+        let node = if pool_level { None } else { t.node };
+        let fractional = t.fractional;
+        let req = if pool_level { t.req } else { dev_req(t) };
         let ns = self.node_mut(node);
+        let mut mig = Vec::new();
+        if !pool_level {
+            for &(p, c) in &t.mig {
+                ns.mig[p].0 -= c;
+                mig.push((p, c, 0));
+            }
+        }
         let mut rec = PlaceRec {
             node,
+            mig,
             ..PlaceRec::default()
         };
         let first = if pool_level || ns.devs.is_empty() {
@@ -514,7 +532,11 @@ impl<'a> Engine<'a> {
     /// Places one task; `None` when nothing fits.
     fn place_task(&mut self, ji: usize, ti: usize) -> Option<PlaceRec> {
         let t = &self.c.jobs[ji].tasks[ti];
-        let req = t.req;
+        let req = if self.c.nodes.is_empty() {
+            t.req
+        } else {
+            dev_req(t)
+        };
         if self.c.nodes.is_empty() {
             let p = &mut self.pool;
             let mut rec = PlaceRec::default();
@@ -538,9 +560,14 @@ impl<'a> Engine<'a> {
             if !self.c.nodes[n].admits(t) {
                 continue;
             }
-            let Some(now) = self.node_fits(n, req, t.fractional) else {
+            let Some(mut now) = self.node_fits(n, req, t.fractional) else {
                 continue;
             };
+            let ns = &self.nodes[n];
+            if t.mig.iter().any(|&(p, c)| ns.mig[p].0 + ns.mig[p].1 < c) {
+                continue;
+            }
+            now &= t.mig.iter().all(|&(p, c)| ns.mig[p].0 >= c);
             let (free, total) = if gpu_job {
                 (self.node_idle_gpu(n), self.c.nodes[n].allocatable[0])
             } else {
@@ -578,6 +605,13 @@ impl<'a> Engine<'a> {
             node: Some(n),
             ..PlaceRec::default()
         };
+        for &(p, c) in &t.mig {
+            let from_idle = c.min(ns.mig[p].0.max(0));
+            let from_rel = c - from_idle;
+            ns.mig[p].0 -= from_idle;
+            ns.mig[p].1 -= from_rel;
+            rec.mig.push((p, from_idle, from_rel));
+        }
         for r in 1..3 {
             let from_idle = req[r].min(ns.idle[r].max(0));
             let from_rel = req[r] - from_idle;
@@ -660,6 +694,10 @@ impl<'a> Engine<'a> {
                 ns.rel[0] += fr;
             }
             ns.idle[0] += rec.take[0].0;
+            for &(p, fi, fr) in &rec.mig {
+                ns.mig[p].0 += fi;
+                ns.mig[p].1 += fr;
+            }
         }
         let _ = req;
     }
@@ -682,7 +720,9 @@ impl<'a> Engine<'a> {
             }
             // Overcommitted GPU charged to idle at start comes back as releasing too.
             ns.rel[0] += rec.take[0].0;
-            ns.idle[0] -= 0;
+            for &(p, fi, fr) in &rec.mig {
+                ns.mig[p].1 += fi + fr;
+            }
         }
         self.place[ji][ti] = rec;
         self.tstate[ji][ti] = TState::Releasing;
@@ -1805,6 +1845,12 @@ impl<'a> Engine<'a> {
         }
         out
     }
+}
+
+/// The part of a task's request placed on nodes as devices: its GPU request without the
+/// MIG GPU-equivalents (MIG instances are placed as their own resources).
+fn dev_req(t: &crate::snapshot::Task) -> [i128; 3] {
+    [t.req[0] - t.mig_gpu, t.req[1], t.req[2]]
 }
 
 /// A nano-unit amount of a resource as the contract prints it (GPUs as decimals, CPU and

@@ -109,6 +109,11 @@ pub struct Task {
     pub req: [i128; 3],
     /// True when the GPU request is a `gpu-fraction` share of one device.
     pub fractional: bool,
+    /// MIG instances requested: `(index into Cluster::mig_profiles, count)`.
+    pub mig: Vec<(usize, i64)>,
+    /// The GPU-equivalents of `mig` included in `req[0]` (nano): `g × count` per
+    /// `nvidia.com/mig-<g>g.<mem>gb`, as KAI counts them.
+    pub mig_gpu: i128,
     /// Node of a running task (index into [`Cluster::nodes`]).
     pub node: Option<usize>,
     /// Node selector.
@@ -171,6 +176,8 @@ pub struct NodeInfo {
     pub allocatable: [i128; 3],
     /// Number of whole GPU devices.
     pub gpus: usize,
+    /// Allocatable MIG instances per profile (index into [`Cluster::mig_profiles`]).
+    pub mig: Vec<i64>,
     /// Labels.
     pub labels: BTreeMap<String, String>,
     /// Taints.
@@ -216,6 +223,8 @@ pub struct Cluster {
     pub jobs: Vec<Job>,
     /// Nodes in name order (empty: a quota-level session on `totals`).
     pub nodes: Vec<NodeInfo>,
+    /// MIG resource names seen on nodes and pods (`nvidia.com/mig-1g.24gb`, …), sorted.
+    pub mig_profiles: Vec<String>,
     /// The amount divided at the top level (nano-units).
     pub totals: [i128; 3],
     /// Session time.
@@ -347,13 +356,16 @@ fn duration(
     }
 }
 
-fn pod_requests(key: &str, pod: &Pod) -> Result<([i128; 3], bool), SnapshotError> {
+type PodRequests = ([i128; 3], bool, Vec<(String, i64)>);
+
+fn pod_requests(key: &str, pod: &Pod) -> Result<PodRequests, SnapshotError> {
     let reqs = pod
         .spec
         .effective_requests()
         .ok_or_else(|| invalid("Pod", key, "spec.containers[].resources", "sum overflows"))?;
     let mut out = [0i128; 3];
     let mut fractional = false;
+    let mut mig = Vec::new();
     for (name, q) in &reqs {
         if q.is_negative() {
             return Err(invalid(
@@ -362,6 +374,18 @@ fn pod_requests(key: &str, pod: &Pod) -> Result<([i128; 3], bool), SnapshotError
                 &format!("resources.requests.{name}"),
                 "negative",
             ));
+        }
+        if mig_gpu_portion(name.as_str()).is_some() {
+            let count = q.value().ok_or_else(|| {
+                invalid(
+                    "Pod",
+                    key,
+                    &format!("resources.requests.{name}"),
+                    "too large",
+                )
+            })?;
+            mig.push((name.as_str().to_string(), count));
+            continue;
         }
         let (idx, extra) = match name.as_str() {
             GPU_RESOURCE => (0, 0),
@@ -396,7 +420,18 @@ fn pod_requests(key: &str, pod: &Pod) -> Result<([i128; 3], bool), SnapshotError
             "whole devices only (use the gpu-fraction annotation)",
         ));
     }
-    Ok((out, fractional))
+    Ok((out, fractional, mig))
+}
+
+/// The `g` of `nvidia.com/mig-<g>g.<mem>gb` (KAI's GPU portion of one instance).
+pub fn mig_gpu_portion(name: &str) -> Option<i64> {
+    let rest = name.strip_prefix("nvidia.com/mig-")?;
+    let (g, mem) = rest.split_once("g.")?;
+    let mem = mem.strip_suffix("gb")?;
+    if g.is_empty() || mem.is_empty() || !mem.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    g.parse().ok()
 }
 
 fn priority_of(model: &Model, class: Option<&str>) -> i32 {
@@ -517,13 +552,40 @@ impl Cluster {
             }
         }
 
+        // MIG profiles named by nodes and pods.
+        let mut mig_profiles: Vec<String> = model
+            .nodes
+            .values()
+            .flat_map(|n| n.status.allocatable.keys())
+            .map(|k| k.as_str().to_string())
+            .chain(model.pods.values().flat_map(|p| {
+                p.spec
+                    .effective_requests()
+                    .unwrap_or_default()
+                    .into_keys()
+                    .map(|k| k.as_str().to_string())
+            }))
+            .filter(|k| mig_gpu_portion(k).is_some())
+            .collect();
+        mig_profiles.sort();
+        mig_profiles.dedup();
+        let portion: Vec<i128> = mig_profiles
+            .iter()
+            .map(|m| i128::from(mig_gpu_portion(m).unwrap_or(0)) * SCALE)
+            .collect();
+
         // Nodes.
         let mut nodes = Vec::with_capacity(model.nodes.len());
         let mut node_index: BTreeMap<&str, usize> = BTreeMap::new();
         let mut node_sum = [0i128; 3];
         for (name, n) in &model.nodes {
             let mut alloc = [0i128; 3];
+            let mut mig = vec![0i64; mig_profiles.len()];
             for (rn, q) in &n.status.allocatable {
+                if let Ok(i) = mig_profiles.binary_search_by(|m| m.as_str().cmp(rn.as_str())) {
+                    mig[i] = q.value().unwrap_or(0).max(0);
+                    continue;
+                }
                 let (idx, extra) = match rn.as_str() {
                     GPU_RESOURCE => (0, 0),
                     "cpu" => (1, 3),
@@ -551,10 +613,20 @@ impl Cluster {
             alloc[0] = (gpus as i128) * SCALE;
             let unschedulable = n.spec.unschedulable.unwrap_or(false);
             if !unschedulable {
+                // MIG instances count `g` GPU-equivalents each, as KAI counts capacity.
+                let mig_gpus: i128 = mig
+                    .iter()
+                    .zip(&portion)
+                    .map(|(&c, &g)| i128::from(c) * g)
+                    .sum();
                 for r in 0..3 {
-                    node_sum[r] = node_sum[r].checked_add(alloc[r]).ok_or_else(|| {
-                        invalid("Node", name, "status.allocatable", "sum overflows")
-                    })?;
+                    let extra = if r == 0 { mig_gpus } else { 0 };
+                    node_sum[r] = node_sum[r]
+                        .checked_add(alloc[r])
+                        .and_then(|v| v.checked_add(extra))
+                        .ok_or_else(|| {
+                            invalid("Node", name, "status.allocatable", "sum overflows")
+                        })?;
                 }
             }
             node_index.insert(name.as_str(), nodes.len());
@@ -562,6 +634,7 @@ impl Cluster {
                 name: name.clone(),
                 allocatable: alloc,
                 gpus,
+                mig,
                 labels: n.metadata.labels.clone(),
                 taints: n.spec.taints.clone(),
                 unschedulable,
@@ -674,7 +747,18 @@ impl Cluster {
                 },
                 _ => None,
             };
-            let (req, fractional) = pod_requests(key, pod)?;
+            let (mut req, fractional, mig_named) = pod_requests(key, pod)?;
+            let mut mig = Vec::with_capacity(mig_named.len());
+            let mut mig_gpu: i128 = 0;
+            for (name, count) in mig_named {
+                if let Ok(i) = mig_profiles.binary_search(&name) {
+                    mig.push((i, count));
+                    mig_gpu += i128::from(count) * portion[i];
+                }
+            }
+            req[0] = req[0]
+                .checked_add(mig_gpu)
+                .ok_or_else(|| invalid("Pod", key, "resources.requests", "GPU sum overflows"))?;
             let label_queue = pod.metadata.labels.get(QUEUE_LABEL).cloned();
             let foreign = pod
                 .spec
@@ -727,6 +811,8 @@ impl Cluster {
                 status,
                 req,
                 fractional,
+                mig,
+                mig_gpu,
                 node: node_idx,
                 node_selector: pod.spec.node_selector.clone(),
                 tolerations: pod.spec.tolerations.clone(),
@@ -796,6 +882,7 @@ impl Cluster {
             queues: infos,
             jobs,
             nodes,
+            mig_profiles,
             totals,
             now: options.now.unwrap_or_else(|| latest_timestamp(model)),
         })

@@ -849,3 +849,33 @@ fn missing_gpu_block_means_no_quota_and_no_limit() {
         (None, 1_000_000_000, None)
     );
 }
+
+#[test]
+fn mig_instances_count_as_gpu_equivalents_and_place_as_their_own_resource() {
+    let yaml = r#"
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: nb}
+spec: {resources: {gpu: {quota: 2, overQuotaWeight: 1, limit: -1}}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: rtx-b}
+status: {allocatable: {nvidia.com/gpu: "6", nvidia.com/mig-1g.24gb: "8", cpu: "64", memory: 512Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: nb-0, namespace: eng, labels: {kai.scheduler/queue: nb}}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/mig-1g.24gb: "2"}}}]}
+status: {phase: Pending}
+"#;
+    let imported = import_str("s.yaml", yaml).unwrap();
+    let c = Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap();
+    // 6 whole GPUs + 8 instances × g = 1 (KAI's GetSumGPUs).
+    assert_eq!(c.totals[0], 14_000_000_000);
+    let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
+    assert_eq!(v["queues"]["nb"]["gpu"]["requested"], "2");
+    let r = run_session(&c, &SessionOptions::default()).unwrap();
+    assert_eq!(allocated(&r), [(s("eng/nb-0"), false)]);
+    assert_eq!(r.allocated[0].pods[0].1.as_deref(), Some("rtx-b"));
+}
