@@ -1051,8 +1051,9 @@ pub fn preemption_message(
     };
     let _ = victim;
     format!(
-        "Preempted to accommodate a workload (UID: {}, JobUID: UNKNOWN) due to {}; preemptor path: {}; preemptee path: {}",
-        p.uid,
+        "Preempted to accommodate a workload (UID: {}, JobUID: {}) due to {}; preemptor path: {}; preemptee path: {}",
+        p.uid_raw.as_deref().unwrap_or("UNKNOWN"),
+        p.job_uid.as_deref().unwrap_or("UNKNOWN"),
         reason.phrase(),
         pcq,
         path(victim_cq)

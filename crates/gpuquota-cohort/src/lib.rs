@@ -96,6 +96,23 @@
 //! `order`, fair-sharing preemption in `targets`, reporting
 //! [`PreemptReason::InCohortFairSharing`]) and running [`Scheduler::with_policy`].
 //!
+//! # Contract notes (`gpuquota kueue schedule`)
+//!
+//! - `admitted` lists the workloads admitted during the run that are still admitted at the
+//!   end (a workload admitted and later preempted is not listed; one admitted twice is listed
+//!   with its last admission).
+//! - `pending[].clusterQueue` is the queue the workload waits for; `""` when its LocalQueue
+//!   does not exist, the name the LocalQueue points at when that ClusterQueue is missing.
+//! - `pending[].reason` is upstream's `QuotaReserved=False` reason with
+//!   `UnadmittedWorkloadsObservability` on (`NoMatchingFlavor`, `ExceedsMaxQuota`,
+//!   `WaitingForQuota`, `WaitingForPreemptedWorkloads`, `Misconfigured`, `Suspended`), plus
+//!   `Preempted` (evicted, not reconsidered yet), `Forbidden` (ResourceQuota) and `Pending`.
+//! - A run without `--cycles` stops at the first cycle that admits nothing, preempts nothing
+//!   and leaves every queue as it was, or when no queue has a head (that empty cycle is not
+//!   counted), or after `4 × workloads + 64` cycles.
+//! - [`Scheduler::withhold`] and [`Scheduler::arrive`] model arrivals between runs (the seed
+//!   platform's 02:00 job).
+//!
 //! # Deliberate deviations
 //!
 //! - Topology-aware scheduling, admission checks, `PodsReady`, elastic workload slices,

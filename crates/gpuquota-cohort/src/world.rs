@@ -178,6 +178,10 @@ pub struct WorkloadInfo {
     pub namespace: String,
     /// UID (or the key when unset), the final tie-break.
     pub uid: String,
+    /// `metadata.uid` as written (upstream prints `UNKNOWN` when unset).
+    pub uid_raw: Option<String>,
+    /// The `kueue.x-k8s.io/job-uid` label.
+    pub job_uid: Option<String>,
     /// Effective priority.
     pub priority: i32,
     /// PriorityClass name of its pods (for ResourceQuota scopes).
@@ -1160,6 +1164,13 @@ impl Builder {
             workloads.push(WorkloadInfo {
                 key: key.clone(),
                 namespace: ns,
+                uid_raw: w.metadata.uid.clone().filter(|u| !u.is_empty()),
+                job_uid: w
+                    .metadata
+                    .labels
+                    .get("kueue.x-k8s.io/job-uid")
+                    .cloned()
+                    .filter(|u| !u.is_empty()),
                 uid: w.metadata.uid.clone().unwrap_or(key),
                 priority,
                 priority_class,
