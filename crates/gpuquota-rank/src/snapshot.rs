@@ -536,9 +536,15 @@ impl Cluster {
             });
         }
         // Inherit min-runtimes down the tree (parents first: resolve by walking up).
+        // The walk is bounded by the number of queues: a cycle is reported by the hierarchy.
         for i in 0..infos.len() {
             let mut cur = inputs[i].parent;
+            let mut steps = 0;
             while let Some(p) = cur {
+                steps += 1;
+                if steps > infos.len() {
+                    break;
+                }
                 if infos[i].preempt_min_runtime.is_none() {
                     infos[i].preempt_min_runtime = infos[p].preempt_min_runtime;
                 }

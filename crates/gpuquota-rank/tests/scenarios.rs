@@ -879,3 +879,11 @@ status: {phase: Pending}
     assert_eq!(allocated(&r), [(s("eng/nb-0"), false)]);
     assert_eq!(r.allocated[0].pods[0].1.as_deref(), Some("rtx-b"));
 }
+
+#[test]
+fn queue_cycles_are_reported_not_looped() {
+    let yaml = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: root}\nspec: {}\n---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: a}\nspec: {parentQueue: b}\n---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: b}\nspec: {parentQueue: a}\n---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: c}\nspec: {parentQueue: a}\n";
+    let imported = import_str("s.yaml", yaml).unwrap();
+    let err = Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("loops back"), "{err}");
+}
