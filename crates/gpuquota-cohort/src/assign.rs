@@ -414,11 +414,7 @@ impl Assigner<'_> {
                     continue;
                 }
                 let group = &cq.groups[g];
-                let group_reqs: Vec<(ResourceId, i64)> = requests
-                    .iter()
-                    .copied()
-                    .filter(|(r, _)| group.covered.contains(r))
-                    .collect();
+                let n_group = group.covered.len();
                 let start = last
                     .and_then(|l| l.get(pi))
                     .and_then(|v| v.iter().find(|x| x.0 == res))
@@ -457,9 +453,9 @@ impl Assigner<'_> {
                         continue;
                     }
                     let mut rep = BEST;
-                    let mut choices = Vec::with_capacity(group_reqs.len());
+                    let mut choices = Vec::with_capacity(n_group);
                     let mut flavor_no_fit = None;
-                    for &(r, val) in &group_reqs {
+                    for &(r, val) in requests.iter().filter(|(r, _)| group.covered.contains(r)) {
                         let fr = w.fr(f, r);
                         let assumed = fr
                             .and_then(|fr| usage.iter().find(|x| x.0 == fr).map(|x| x.1))
