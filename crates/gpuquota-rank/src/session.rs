@@ -1778,6 +1778,23 @@ impl<'a> Engine<'a> {
         }
     }
 
+    fn details(&self, q: usize, r: usize, req: [i128; 3], np: bool) -> QuotaDetails {
+        let p = self.params(q, r);
+        QuotaDetails {
+            queue: self.c.hierarchy.queues()[q].name.clone(),
+            resource: Resource::ALL[r],
+            deserved: p.deserved,
+            used: if np {
+                self.alloc_np[q][r]
+            } else {
+                self.alloc[q][r]
+            },
+            requested: req[r],
+            limit: p.limit,
+            fair_share: self.fs[q][r],
+        }
+    }
+
     fn pending(&self) -> Vec<Pending> {
         let mut out = Vec::new();
         for (ji, j) in self.c.jobs.iter().enumerate() {
@@ -1789,51 +1806,54 @@ impl<'a> Engine<'a> {
             if gang == 0 {
                 continue;
             }
-            let (reason, message, details) = if j.queue.is_none() {
-                (
+            let take: Vec<usize> = pending.iter().copied().take(gang.max(1)).collect();
+            let req = self.job_req(ji, &take);
+            let (reason, message, details) = match (j.queue, &self.fail[ji]) {
+                (None, _) => (
                     Reason::QueueDoesNotExist,
                     format!(
                         "queue {:?} does not exist (or is not a leaf queue)",
                         j.queue_name
                     ),
                     None,
-                )
-            } else if let Some((reason, cap, msg)) = &self.fail[ji] {
-                let details = cap.map(|f| {
-                    let (q, r) = match f {
+                ),
+                (Some(_), Some((reason, Some(f), msg))) => {
+                    let (q, r) = match *f {
                         CapFail::OverLimit(q, r) | CapFail::NonPreemptible(q, r) => (q, r),
                     };
-                    let p = self.params(q, r);
-                    let take: Vec<usize> = pending.iter().copied().take(gang.max(1)).collect();
-                    QuotaDetails {
-                        queue: self.c.hierarchy.queues()[q].name.clone(),
-                        resource: Resource::ALL[r],
-                        deserved: p.deserved,
-                        used: if matches!(f, CapFail::NonPreemptible(..)) {
-                            self.alloc_np[q][r]
-                        } else {
-                            self.alloc[q][r]
-                        },
-                        requested: self.job_req(ji, &take)[r],
-                        limit: p.limit,
-                        fair_share: self.fs[q][r],
-                    }
-                });
-                let (reason, msg) = if self.delayed[ji] && *reason == Reason::Unschedulable {
-                    (
-                        Reason::PreemptionDelayNotElapsed,
-                        "no free room, and the job's preemption delay has not elapsed, so it may not reclaim or preempt yet".to_string(),
-                    )
-                } else {
-                    (*reason, msg.clone())
-                };
-                (reason, msg, details)
-            } else {
-                (
-                    Reason::Unschedulable,
-                    "the job was not scheduled in this session".into(),
-                    None,
-                )
+                    let np = matches!(f, CapFail::NonPreemptible(..));
+                    (*reason, msg.clone(), Some(self.details(q, r, req, np)))
+                }
+                (Some(leaf), fail) => {
+                    // No quota check failed: the numbers of the leaf queue for the resource
+                    // the job asks most of (GPU first).
+                    let r = (0..3).find(|&r| req[r] > 0).unwrap_or(0);
+                    let d = self.details(leaf, r, req, false);
+                    let numbers = format!(
+                        " (queue {} {}: deserved {}, fair share {}, allocated {}, requested {}, limit {})",
+                        d.queue,
+                        d.resource,
+                        d.deserved
+                            .map_or("unlimited".into(), |v| fmt_res(d.resource, v)),
+                        fmt_res(d.resource, d.fair_share),
+                        fmt_res(d.resource, d.used),
+                        fmt_res(d.resource, d.requested),
+                        d.limit
+                            .map_or("unlimited".into(), |v| fmt_res(d.resource, v)),
+                    );
+                    let (reason, msg) = match fail {
+                        _ if self.delayed[ji] => (
+                            Reason::PreemptionDelayNotElapsed,
+                            "no free room, and the job's preemption delay has not elapsed, so it may not reclaim or preempt yet".to_string(),
+                        ),
+                        Some((reason, _, msg)) => (*reason, msg.clone()),
+                        None => (
+                            Reason::Unschedulable,
+                            "the job was not scheduled in this session".to_string(),
+                        ),
+                    };
+                    (reason, format!("{msg}{numbers}"), Some(d))
+                }
             };
             out.push(Pending {
                 pod_group: j.key.clone(),

@@ -166,6 +166,13 @@ fn gang_is_all_or_nothing() {
     let r = sc.run();
     assert!(r.allocated.is_empty());
     assert_eq!(pending(&r), [(s("ns/g"), Reason::Unschedulable)]);
+    assert!(
+        r.pending[0].message.ends_with(
+            "(queue q gpu: deserved 2, fair share 2, allocated 0, requested 4, limit unlimited)"
+        ),
+        "{}",
+        r.pending[0].message
+    );
 }
 
 #[test]
