@@ -179,7 +179,7 @@ pub(crate) fn schedule_table(r: &ScheduleReport) -> String {
             a.cycle,
             cut(&a.workload, 28),
             cut(&a.cluster_queue, 14),
-            cut(&flavors.join("; "), 30)
+            cut(&flavors.join("; "), 29)
         );
     }
     let _ = writeln!(out, "\npreempted ({}):", r.preempted.len());
@@ -190,7 +190,7 @@ pub(crate) fn schedule_table(r: &ScheduleReport) -> String {
             p.cycle,
             cut(&p.workload, 26),
             cut(&p.preemptor, 24),
-            cut(&p.reason, 19)
+            cut(&p.reason, 18)
         );
     }
     let _ = writeln!(out, "\npending ({}):", r.pending.len());

@@ -285,3 +285,70 @@ fn cycles_bound() {
     assert_eq!(admitted_names(&r), ["ns/w0", "ns/w1"]);
     assert_eq!(pending_of(&r, "ns/w2").reason, "Pending");
 }
+
+/// A cohort cycle disables every ClusterQueue of the tree (inactive, nothing admitted).
+#[test]
+fn cohort_cycle_makes_queues_inactive() {
+    let mut y = rf("f");
+    y += &cohort("cx", Some("cy"), &[]);
+    y += &cohort("cy", Some("cx"), &[]);
+    y += &cq("q", Some("cx"), "", &[vec![gpu("f", "4")]]);
+    y += &wl("w", "q", 0, 1, 1, &[("nvidia.com/gpu", "1")]);
+    let w = world(&y);
+    assert!(w.warnings.iter().any(|x| x.message.contains("cycle")));
+    let r = gpuquota_cohort::schedule(&w, None);
+    let p = pending_of(&r, "ns/w");
+    assert_eq!(
+        (p.reason.as_str(), p.message.as_str()),
+        ("Suspended", "ClusterQueue q is inactive")
+    );
+}
+
+/// A deactivated workload (`spec.active: false`) is never admitted.
+#[test]
+fn deactivated_workload() {
+    let mut y = rf("f");
+    y += &cq("q", None, "", &[vec![gpu("f", "4")]]);
+    y += &wl("w", "q", 0, 1, 1, &[("nvidia.com/gpu", "1")])
+        .replace("  queueName: q\n", "  queueName: q\n  active: false\n");
+    let r = run(&y);
+    assert!(r.admitted.is_empty());
+    assert_eq!(pending_of(&r, "ns/w").reason, "Deactivated");
+}
+
+/// Partial admission combined with preemption: the reduced count that can preempt is taken.
+#[test]
+fn partial_admission_prefers_full_preemption() {
+    let mut y = rf("f");
+    y += &cq(
+        "q",
+        None,
+        "preemption: {withinClusterQueue: LowerPriority}",
+        &[vec![gpu("f", "4")]],
+    );
+    y += &admitted(
+        "low",
+        "q",
+        "q",
+        0,
+        0,
+        4,
+        "f",
+        &[("nvidia.com/gpu", "1", "4")],
+    );
+    y += &wl_full(
+        "w",
+        "q",
+        5,
+        1,
+        &[("main", 4, Some(2), &[("nvidia.com/gpu", "1")])],
+        "",
+    );
+    let r = run(&y);
+    // the full count fits after preempting `low`, so no reduction happens
+    assert_eq!(
+        preempted_names(&r),
+        [("ns/low".into(), "InClusterQueue".into())]
+    );
+    assert_eq!(r.admitted[0].pod_sets[0].count, 4);
+}
