@@ -122,6 +122,10 @@
 //!   recomputing its assignment (`RecomputeAssignmentUponPreemptionTargetsOverlap`).
 //! - A namespace ResourceQuota is checked at admission (requests and `pods` caps; `limits.*`
 //!   caps are reported as not enforced). Upstream Kueue leaves it to the API server.
+//! - `SchedulingEquivalenceHashing` is not modelled: BestEffortFIFO evaluates equivalent
+//!   workloads one head per cycle instead of bulk-moving them to the inadmissible set (the
+//!   same admissions, more cycles); scan progress across cycles is kept for the previous
+//!   cycle or until a workload leaves the tree.
 //! - Pending workloads the run never considered (StrictFIFO non-heads, `--cycles` cut-offs)
 //!   get reason `Pending` with our own message.
 #![forbid(unsafe_code)]
