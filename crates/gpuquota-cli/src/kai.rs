@@ -174,19 +174,13 @@ fn text_to_cluster(
         if let Some(k) = u.k_value_nanos() {
             options.k_value = k;
         }
-        let map = match u.normalized(cluster.now) {
-            Ok(m) => m,
-            Err(e) => return Ok(Err(vec![e.to_string()])),
-        };
-        for (q, v) in map {
-            match cluster.hierarchy.find(&q) {
-                Some(i) => {
-                    if let Err(e) = cluster.hierarchy.set_usage(i, v) {
-                        return Ok(Err(vec![e.to_string()]));
-                    }
+        match u.apply(&mut cluster.hierarchy, cluster.now) {
+            Ok(unknown) => {
+                for q in unknown {
+                    eprintln!("warning: usage: queue {q:?} does not exist");
                 }
-                None => eprintln!("warning: usage: queue {q:?} does not exist"),
             }
+            Err(e) => return Ok(Err(vec![e.to_string()])),
         }
     }
     if let Some(k) = args.k_value {

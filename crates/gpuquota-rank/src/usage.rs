@@ -200,6 +200,57 @@ impl UsageInput {
     }
 }
 
+impl UsageInput {
+    /// Sets the normalized usage of every queue of `h` at `now`. A queue without an entry of
+    /// its own gets the sum of its children's (usage is a share of the same capacity, so it
+    /// adds up the tree, as KAI's per-queue allocation metrics do). Returns the queue names of
+    /// the file that are not in the tree.
+    ///
+    /// # Errors
+    /// [`UsageError`] as [`UsageInput::normalized`].
+    ///
+    /// # Complexity
+    /// O(S log Q + Q · d).
+    pub fn apply(
+        &self,
+        h: &mut crate::division::Hierarchy,
+        now: Timestamp,
+    ) -> Result<Vec<String>, UsageError> {
+        let map = self.normalized(now)?;
+        let n = h.queues().len();
+        let mut unknown = Vec::new();
+        let mut own: Vec<Option<[i128; 3]>> = vec![None; n];
+        for (q, u) in map {
+            match h.find(&q) {
+                Some(i) => own[i] = Some(u),
+                None => unknown.push(q),
+            }
+        }
+        // Children before parents: sum up where a queue has no entry of its own.
+        let mut total: Vec<[i128; 3]> = own.iter().map(|o| o.unwrap_or_default()).collect();
+        let mut depth: Vec<(usize, usize)> = (0..n).map(|q| (h.path(q).len(), q)).collect();
+        depth.sort_by(|a, b| b.cmp(a));
+        for &(_, q) in &depth {
+            if own[q].is_none() {
+                let mut sum = [0i128; 3];
+                for &c in h.children(q) {
+                    for (r, v) in sum.iter_mut().enumerate() {
+                        *v += total[c][r];
+                    }
+                }
+                total[q] = sum;
+            }
+        }
+        for (q, u) in total.into_iter().enumerate() {
+            h.set_usage(q, u).map_err(|e| UsageError {
+                field: format!("queues.{}", h.queues()[q].name),
+                message: e.to_string(),
+            })?;
+        }
+        Ok(unknown)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -894,3 +894,30 @@ fn queue_cycles_are_reported_not_looped() {
     let err = Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap_err();
     assert!(err.to_string().contains("loops back"), "{err}");
 }
+
+#[test]
+fn usage_of_a_department_is_the_sum_of_its_projects() {
+    let mut sc = Sc::default();
+    sc.queue("d1", None, 0.0, 1.0, -1.0, 100)
+        .queue("d2", None, 0.0, 1.0, -1.0, 100)
+        .queue("a", Some("d1"), 0.0, 1.0, -1.0, 100)
+        .queue("b", Some("d1"), 0.0, 1.0, -1.0, 100)
+        .queue("c", Some("d2"), 0.0, 1.0, -1.0, 100);
+    sc.job("ns/a", "a", job("train", vec![(16.0, None)]));
+    sc.job("ns/c", "c", job("train", vec![(16.0, None)]));
+    let imported = import_str("s.yaml", &sc.yaml).unwrap();
+    let total = gpuquota_rank::snapshot::parse_total("gpu=16").unwrap();
+    let mut c = Cluster::from_model(&imported.model, &BuildOptions { total, now: None }).unwrap();
+    let usage = gpuquota_rank::usage::UsageInput::parse(
+        "queues:\n  a: {gpu: 0.3}\n  b: {gpu: 0.3}\n  c: {gpu: 0.1}\n  gone: {gpu: 0.5}\n",
+    )
+    .unwrap();
+    let unknown = usage.apply(&mut c.hierarchy, c.now).unwrap();
+    assert_eq!(unknown, ["gone"]);
+    let d1 = c.hierarchy.find("d1").unwrap();
+    assert_eq!(c.hierarchy.queues()[d1].resources[0].usage, 600_000_000);
+    // d1 at .6 and d2 at .1 split 16 as in §4's table: 5 / 11.
+    let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
+    assert_eq!(v["queues"]["d1"]["gpu"]["fairShare"], "5");
+    assert_eq!(v["queues"]["d2"]["gpu"]["fairShare"], "11");
+}
