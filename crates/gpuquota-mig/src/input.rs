@@ -223,6 +223,15 @@ impl PlanRequest {
     /// # Errors
     /// [`InputError::Parse`] with the parser's message.
     pub fn from_yaml(text: &str) -> Result<(PlanRequest, Vec<String>), InputError> {
+        let blank = text
+            .lines()
+            .map(str::trim)
+            .all(|l| l.is_empty() || l.starts_with('#') || l == "---" || l == "...");
+        if blank {
+            return Err(InputError::Parse(
+                "empty input: expected a mapping with `gpus` and `demand`".into(),
+            ));
+        }
         let mut unknown = Vec::new();
         let req = serde_saphyr::with_deserializer_from_str(text, |de| {
             serde_ignored::deserialize(de, |path| unknown.push(path.to_string()))
@@ -269,6 +278,17 @@ impl PlanRequest {
                     continue;
                 }
             };
+            let known = catalogue
+                .models()
+                .iter()
+                .any(|m| m.profiles().iter().any(|p| p.resource_name() == resource));
+            if resource.starts_with("nvidia.com/mig-") && !known {
+                errors.push(InputError::Demand {
+                    line,
+                    reason: format!("{resource:?} is not the resource of any catalogue profile"),
+                });
+                continue;
+            }
             if !resource.starts_with("nvidia.com/mig-") {
                 errors.push(InputError::Demand {
                     line,

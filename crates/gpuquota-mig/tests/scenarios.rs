@@ -205,3 +205,30 @@ fn unknown_fields_are_reported_not_fatal() {
     assert_eq!(req.mode, gpuquota_mig::Mode::PinBusyInstances);
     assert_eq!(unknown, ["colour", "demand.0.x"]);
 }
+
+#[test]
+fn empty_input_is_an_error_not_an_empty_plan() {
+    for text in ["", "  \n", "# only a comment\n---\n"] {
+        let e = gpuquota_mig::PlanRequest::from_yaml(text).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "empty input: expected a mapping with `gpus` and `demand`"
+        );
+    }
+}
+
+#[test]
+fn demand_for_a_profile_no_model_has_is_rejected() {
+    let req = crate::common::request(
+        "gpus: [{node: n, index: 0, model: A100-40GB, instances: []}]\n\
+         demand: [{resource: nvidia.com/mig-9g.5gb, count: 1}, {profile: 1g.5gb, count: 1},\n\
+         \x20        {resource: nvidia.com/mig-1g.18gb, count: 2}]\n",
+    );
+    let errors = req.resolve(gpuquota_mig::Catalogue::builtin()).unwrap_err();
+    let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    // 1g.18gb is an H200 profile: valid demand even though no GPU of the input offers it.
+    assert_eq!(
+        text,
+        ["demand[0]: \"nvidia.com/mig-9g.5gb\" is not the resource of any catalogue profile"]
+    );
+}
