@@ -103,6 +103,11 @@ pub enum Possibility {
 pub trait Oracle {
     /// Upstream `SimulatePreemption`.
     fn simulate(&mut self, usage: &mut Usage, fr: FrId, quantity: Amount) -> (Possibility, u32);
+    /// True when fair sharing is on (preemption is then simulated whenever
+    /// `reclaimWithinCohort` is not `Never`).
+    fn fair_sharing(&self) -> bool {
+        false
+    }
 }
 
 /// One resource's chosen flavor.
@@ -343,7 +348,8 @@ impl Assigner<'_> {
             needed: val.saturating_sub(available),
         });
         let cq = &w.cluster_queues[self.cq as usize];
-        if nominal >= val || may_reclaim || cq.borrow_within_cohort {
+        let fs_reclaim = oracle.fair_sharing() && cq.reclaim != crate::world::ReclaimPolicy::Never;
+        if nominal >= val || may_reclaim || cq.borrow_within_cohort || fs_reclaim {
             let (p, b) = oracle.simulate(usage, fr, val);
             let mode = match p {
                 Possibility::NoCandidates => PMode::NoCandidates,

@@ -36,6 +36,23 @@ pub trait Policy {
         requests: &[(FrId, Amount)],
         frs_need: &[FrId],
     ) -> Vec<Target>;
+    /// The index (into `entries`, as [`Policy::order`] left them) of the `step`-th entry to
+    /// process, given the cycle snapshot as the previous entries left it (upstream
+    /// `iterator.pop()`). The default takes the entries in order.
+    fn next(
+        &mut self,
+        _world: &World,
+        _snapshot: &Usage,
+        entries: &[Entry],
+        step: usize,
+    ) -> Option<usize> {
+        (step < entries.len()).then_some(step)
+    }
+    /// True under fair sharing: the flavor assigner then simulates preemption whenever
+    /// `reclaimWithinCohort` is not `Never` (upstream `canPreemptWhileBorrowing`).
+    fn fair_sharing(&self) -> bool {
+        false
+    }
 }
 
 /// Kueue's classical (non fair-sharing) ordering and preemption.
@@ -160,6 +177,10 @@ struct OracleImpl<'a, 'w, P: Policy> {
 }
 
 impl<P: Policy> Oracle for OracleImpl<'_, '_, P> {
+    fn fair_sharing(&self) -> bool {
+        self.policy.fair_sharing()
+    }
+
     fn simulate(&mut self, usage: &mut Usage, fr: FrId, quantity: Amount) -> (Possibility, u32) {
         let adm = Admitted {
             world: self.world,
@@ -743,7 +764,18 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         let mut victims: Vec<(Target, WlId)> = Vec::new();
         let mut victim_set: BTreeSet<WlId> = BTreeSet::new();
         let mut admitted_now: Vec<(WlId, Vec<i32>)> = Vec::new();
-        for e in &entries {
+        let mut step = 0usize;
+        while step < entries.len() {
+            // upstream `iterator.pop()`: the policy may pick from the snapshot as processing
+            // left it (the fair-sharing tournament does)
+            let Some(e) = self
+                .policy
+                .next(world, &snapshot, &entries, step)
+                .and_then(|i| entries.get(i))
+            else {
+                break;
+            };
+            step += 1;
             let wl = e.wl;
             let cq = e.cq;
             let cqi = &world.cluster_queues[cq as usize];

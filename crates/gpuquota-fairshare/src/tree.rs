@@ -499,6 +499,32 @@ impl QuotaTree {
         self.frs.binary_search(fr).ok()
     }
 
+    /// The dense index of a flavor-resource in [`QuotaTree::flavor_resources`].
+    pub fn flavor_resource_index(&self, fr: &FlavorResource) -> Option<usize> {
+        self.fr_index(fr)
+    }
+
+    /// `Usage(n)` at a dense flavor-resource index (0 for an index out of range).
+    pub fn usage_at(&self, n: NodeId, index: usize) -> Amount {
+        self.nodes[n.0]
+            .usage
+            .get(index)
+            .copied()
+            .unwrap_or(Amount::ZERO)
+    }
+
+    /// Overwrites `Usage(n)` at a dense flavor-resource index, for mirroring another
+    /// engine's snapshot node by node (the caller keeps every node consistent with Kueue's
+    /// propagation rules, as [`QuotaTree::add_usage`] would). Out-of-range indices are ignored.
+    ///
+    /// # Complexity
+    /// O(1).
+    pub fn set_usage_at(&mut self, n: NodeId, index: usize, amount: Amount) {
+        if let Some(slot) = self.nodes[n.0].usage.get_mut(index) {
+            *slot = amount;
+        }
+    }
+
     /// `SubtreeQuota(n)[fr]`.
     pub fn subtree_quota(&self, n: NodeId, fr: &FlavorResource) -> Amount {
         self.fr_index(fr)
