@@ -62,7 +62,14 @@ pub(crate) fn execute(path: &Path, output: OutputFormat) -> Result<Outcome, CliE
     };
     let doc = match Document::from_yaml(&text) {
         Ok(d) => d,
-        Err(e) => return fail(stderr, format!("{file}: {e}")),
+        Err(e) => {
+            // one line per problem (a parse error may name several records)
+            let text = e.to_string();
+            let mut lines: Vec<String> = text.lines().map(|l| format!("{file}: {l}")).collect();
+            let last = lines.pop().unwrap_or_default();
+            stderr.extend(lines);
+            return fail(stderr, last);
+        }
     };
     for field in &doc.unknown_fields {
         stderr.push(format!("warning: {file}: unknown field {field} ignored"));

@@ -465,7 +465,17 @@ impl<'a> Ctx<'a> {
                     self.geometry[card].as_ref(),
                     &ct.name,
                     profile,
-                )?;
+                )
+                .map_err(|e| match e {
+                    MeteringError::UnknownProfile {
+                        card_type, profile, ..
+                    } => MeteringError::UnknownProfile {
+                        what: what.to_owned(),
+                        card_type,
+                        profile,
+                    },
+                    other => other,
+                })?;
                 mul(w, i128::from(*count), what)
             }
             Shape::Fraction { replicas, per_gpu } => {

@@ -280,11 +280,16 @@ impl Document {
     /// [`MeteringError::Parse`] with the parser's message (it names the line and field).
     pub fn from_yaml(text: &str) -> Result<Document, MeteringError> {
         let value: serde_json::Value = serde_saphyr::from_str(text).map_err(parse_err)?;
+        if value.is_null() {
+            return Err(MeteringError::Parse(
+                "empty input: expected a mapping with window, cardTypes and records".to_owned(),
+            ));
+        }
         let mut unknown = Vec::new();
         let mut doc: Document = serde_ignored::deserialize(&value, |path| {
             unknown.push(path.to_string());
         })
-        .map_err(parse_err)?;
+        .map_err(|e| locate(&value, &e))?;
         doc.unknown_fields = unknown;
         Ok(doc)
     }
@@ -531,6 +536,51 @@ impl Document {
             input.warnings.extend(series.warnings);
         }
         Ok(input)
+    }
+}
+
+/// Finds which entries of `value` fail to deserialize, so that a type error (a negative
+/// count, a number too large) names its record: one `section[i]: message` line per failing
+/// entry, or the whole-document message when no single entry is to blame.
+fn locate(value: &serde_json::Value, whole: &serde_json::Error) -> MeteringError {
+    fn check<T: serde::de::DeserializeOwned>(
+        value: &serde_json::Value,
+        key: &str,
+        out: &mut Vec<String>,
+    ) {
+        match value.get(key) {
+            Some(serde_json::Value::Array(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    if let Err(e) = T::deserialize(item) {
+                        out.push(format!("{key}[{i}]: {e}"));
+                    }
+                }
+            }
+            Some(v) if !v.is_null() => {
+                if let Err(e) = Vec::<T>::deserialize(v) {
+                    out.push(format!("{key}: {e}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(w) = value.get("window") {
+        if let Err(e) = WindowIn::deserialize(w) {
+            out.push(format!("window: {e}"));
+        }
+    }
+    check::<CardTypeIn>(value, "cardTypes", &mut out);
+    check::<DepartmentIn>(value, "departments", &mut out);
+    check::<HoldingIn>(value, "records", &mut out);
+    check::<HoldingIn>(value, "series", &mut out);
+    check::<HoldingIn>(value, "samples", &mut out);
+    check::<ServiceIn>(value, "services", &mut out);
+    check::<BusyIn>(value, "busy", &mut out);
+    if out.is_empty() {
+        MeteringError::Parse(whole.to_string())
+    } else {
+        MeteringError::Parse(out.join("\n"))
     }
 }
 

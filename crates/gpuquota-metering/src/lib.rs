@@ -155,8 +155,10 @@ pub enum MeteringError {
         card_type: String,
     },
     /// A MIG profile the card type does not have.
-    #[error("unknown MIG profile {profile:?} for card type {card_type}")]
+    #[error("{what}: unknown MIG profile {profile:?} for card type {card_type}")]
     UnknownProfile {
+        /// The record (or weight table entry) naming the profile.
+        what: String,
         /// The card type.
         card_type: String,
         /// The profile.

@@ -119,6 +119,7 @@ pub fn mig_weight(
     profile: &str,
 ) -> Result<i128, MeteringError> {
     let unknown = || MeteringError::UnknownProfile {
+        what: format!("MIG profile {profile}"),
         card_type: card_type.to_owned(),
         profile: profile.to_owned(),
     };

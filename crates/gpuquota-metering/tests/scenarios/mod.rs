@@ -157,6 +157,7 @@ fn mig_policies_and_overbooking_warning() {
     assert_eq!(
         e,
         MeteringError::UnknownProfile {
+            what: "records[0]".into(),
             card_type: "H200".into(),
             profile: "5g.99gb".into()
         }
@@ -167,6 +168,42 @@ fn mig_policies_and_overbooking_warning() {
     ))
     .unwrap_err();
     assert!(matches!(e, MeteringError::UnknownProfile { .. }));
+    assert_eq!(
+        e.to_string(),
+        "records[0]: unknown MIG profile \"1g.12gb\" for card type L40S"
+    );
+}
+
+#[test]
+fn type_errors_name_every_failing_record() {
+    // negative counts and numbers beyond u64 are parse errors; each names its entry
+    let e = run(&format!(
+        "{HEAD}records:\n  - {{department: B, cardType: L40S, gpus: 1, start: 0, end: 60}}\n  - {{department: B, cardType: L40S, gpus: -2, start: 0, end: 60}}\nseries:\n  - {{department: B, cardType: L40S, step: 60, values: [1, -1]}}\n  - {{department: B, cardType: L40S, step: 60, values: [99999999999999999999]}}\n"
+    ))
+    .unwrap_err();
+    let text = e.to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines[0].starts_with("records[1]: ") && lines[0].contains("-2"),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("series[0]: ") && lines[1].contains("-1"),
+        "{text}"
+    );
+    assert!(lines[2].starts_with("series[1]: "), "{text}");
+}
+
+#[test]
+fn empty_input_is_an_error() {
+    for text in ["", "   \n", "# nothing\n"] {
+        let e = gpuquota_metering::Document::from_yaml(text).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "empty input: expected a mapping with window, cardTypes and records"
+        );
+    }
 }
 
 #[test]
