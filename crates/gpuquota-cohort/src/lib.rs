@@ -88,13 +88,23 @@
 //! vectors; usage updated incrementally in O(depth). A cycle copies only the usage counters
 //! (nodes × flavor-resources integers), never the workloads.
 //!
-//! # The fair-sharing seam
+//! # Fair sharing
 //!
 //! Entry ordering and preemption target search go through the [`Policy`] trait.
-//! [`Classical`] implements Kueue's classical iterator and classical preemption. The
-//! `gpuquota-fairshare` crate plugs in by implementing [`Policy`] (the DRS tournament in
-//! `order`, fair-sharing preemption in `targets`, reporting
-//! [`PreemptReason::InCohortFairSharing`]) and running [`Scheduler::with_policy`].
+//! [`Classical`] implements Kueue's classical iterator and classical preemption;
+//! [`fair::FairSharing`] implements Kueue's fair sharing (§5.4 tournament, §6.4 fair-sharing
+//! preemption with reason [`PreemptReason::InCohortFairSharing`], §6.5 DRS) on top of the
+//! `gpuquota-fairshare` crate, run with [`Scheduler::with_policy`] or [`fair::schedule`].
+//! Dependency edge: `gpuquota-cohort` → `gpuquota-fairshare` (the fair-sharing crate never
+//! depends on this engine; it sees the engine's snapshot through a mirror tree that
+//! [`fair::FairSharing`] keeps in step).
+//!
+//! 9. **Fair sharing is Kueue's** with its gates at their defaults: heads are popped by the
+//!    DRS tournament (non-borrowing subtree first, lower share, higher priority, earlier
+//!    queue time) re-evaluated after each processed entry; preemption takes own-queue
+//!    victims as `InClusterQueue`, reclaims as `InCohortReclamation` while the preemptor stays
+//!    within nominal, otherwise applies `LessThanOrEqualToFinalShare` then
+//!    `LessThanInitialShare` (or the configured list) with reason `InCohortFairSharing`.
 //!
 //! # Contract notes (`gpuquota kueue schedule`)
 //!
@@ -137,6 +147,7 @@ pub mod check;
 pub mod cycle;
 pub mod error;
 pub mod explain;
+pub mod fair;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod preempt;

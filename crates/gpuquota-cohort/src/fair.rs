@@ -1,0 +1,436 @@
+//! Kueue's fair sharing as a [`Policy`] (`kueue.md` §5.4, §6.4, §6.5, §10 rule 17; upstream
+//! `fair_sharing_iterator.go`, `preemption.go` `fairPreemptions`, `preemption/fairsharing/*`),
+//! built on the `gpuquota-fairshare` crate.
+//!
+//! [`FairSharing`] keeps a mirror of the quota forest as a [`gpuquota_fairshare::tree::QuotaTree`]
+//! (same nodes, same quotas, plus every node's `fairSharing.weight`) and copies the cycle
+//! snapshot's usage counters into it before each decision, so dominant resource shares are
+//! always computed from exactly the numbers the engine admits against.
+//!
+//! * **Entry order** (upstream `makeFairSharingIterator`): each cycle's heads run the DRS
+//!   tournament of [`gpuquota_fairshare::order::FairSharingOrder`], one pop per processed
+//!   entry, so an entry admitted (or preempting, or reserving capacity) earlier in the cycle
+//!   raises its subtree's share for the next pops. Gates at their defaults:
+//!   `FairSharingPrioritizeNonBorrowing` and `PrioritySortingWithinCohort` on,
+//!   `PrioritizePreemptorWorkloads` off.
+//! * **Preemption** (upstream `fairPreemptions`): candidates are the preemptor queue's own
+//!   workloads allowed by `withinClusterQueue` and, when the queue has a cohort and
+//!   `reclaimWithinCohort` is not `Never`, the workloads of every other active ClusterQueue
+//!   of the whole cohort tree that borrows on a flavor-resource needing preemption, allowed by
+//!   `reclaimWithinCohort` (`borrowWithinCohort` is ignored, as upstream); each candidate must
+//!   use a flavor-resource needing preemption. They are sorted by upstream's
+//!   `CandidatesOrdering` (evicted first, other queues before the own queue, lower priority,
+//!   most recently admitted, UID) and handed to
+//!   [`gpuquota_fairshare::preemption::fair_preemptions`] with the configured strategies
+//!   (default `[LessThanOrEqualToFinalShare, LessThanInitialShare]`) and the
+//!   `FairSharingPreemptWithinNominal` gate on. Reasons: `InClusterQueue` for the own queue,
+//!   `InCohortReclamation` when the preemptor stays within nominal, `InCohortFairSharing`
+//!   otherwise. The fit check runs on the engine's own snapshot.
+//! * **Flavor assignment**: under fair sharing a flavor that needs preemption is simulated
+//!   whenever `reclaimWithinCohort` is not `Never` (upstream `canPreemptWhileBorrowing`).
+//!
+//! ```
+//! use gpuquota_cohort::fair::{FairSharing, schedule};
+//! use gpuquota_cohort::World;
+//! use gpuquota_fairshare::config::settings_from_configuration;
+//! use gpuquota_model::import_str;
+//!
+//! // Two queues of 4 GPUs share a cohort; "a" runs 6 (borrows 2), "b" now wants its 4 back.
+//! let mut yaml = String::from("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: gpu}\n");
+//! for cq in ["a", "b"] {
+//!     yaml += &format!("---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {cq}}}\nspec:\n  cohortName: org\n  namespaceSelector: {{}}\n  preemption: {{reclaimWithinCohort: Any}}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors: [{{name: gpu, resources: [{{name: nvidia.com/gpu, nominalQuota: 4}}]}}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: {cq}, namespace: ns}}\nspec: {{clusterQueue: {cq}}}\n");
+//! }
+//! for (name, q, gpus, admitted) in [("a1", "a", 3, true), ("a2", "a", 3, true), ("b1", "b", 4, false)] {
+//!     yaml += &format!("---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: {name}, namespace: ns}}\nspec:\n  queueName: {q}\n  podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{nvidia.com/gpu: \"{gpus}\"}}}}}}]}}}}}}]\n");
+//!     if admitted {
+//!         yaml += &format!("status:\n  admission:\n    clusterQueue: {q}\n    podSetAssignments: [{{name: main, count: 1, flavors: {{nvidia.com/gpu: gpu}}, resourceUsage: {{nvidia.com/gpu: \"{gpus}\"}}}}]\n");
+//!     }
+//! }
+//! let model = import_str("fs.yaml", &yaml).unwrap().model;
+//! let world = World::build(&model).unwrap();
+//! let settings = settings_from_configuration(None, true).unwrap();
+//! let report = schedule(&world, &model, settings, None).unwrap();
+//! // b is within nominal: it reclaims one of a's workloads, then is admitted.
+//! assert_eq!(report.preempted.len(), 1);
+//! assert_eq!(report.preempted[0].reason, "InCohortReclamation");
+//! assert_eq!(report.admitted[0].workload, "ns/b1");
+//! ```
+
+use gpuquota_fairshare::config::FairSharingSettings;
+use gpuquota_fairshare::drs::parse_weight;
+use gpuquota_fairshare::order::{FairSharingOrder, Head, OrderOptions};
+use gpuquota_fairshare::preemption::{
+    Candidate, PreemptionReason, PreemptionRequest, fair_preemptions,
+};
+use gpuquota_fairshare::tree::{NodeId as FsNode, QuotaTree as FsTree, QuotaTreeBuilder};
+use gpuquota_fairshare::tree::{NodeKind as FsKind, ResourceQuota};
+use gpuquota_fairshare::{FairShareError, FlavorResource, FrQuantities};
+use gpuquota_model::{Amount, Model};
+
+use crate::cycle::{Classical, Entry, Policy, Scheduler};
+use crate::preempt::{Admitted, PreemptReason, Target, add_reservation, remove_reservation};
+use crate::report::ScheduleReport;
+use crate::tree::{FrId, NodeKind, Usage};
+use crate::world::{CqId, ReclaimPolicy, WithinPolicy, WlId, World};
+
+/// Kueue's fair-sharing ordering and preemption (see the module docs).
+#[derive(Debug, Clone)]
+pub struct FairSharing {
+    tree: FsTree,
+    /// Mirror node of every engine node.
+    nodes: Vec<Option<FsNode>>,
+    /// Mirror flavor-resource index of every engine flavor-resource.
+    frs: Vec<Option<usize>>,
+    /// Name of every engine flavor-resource.
+    fr_names: Vec<FlavorResource>,
+    settings: FairSharingSettings,
+    options: OrderOptions,
+    order: Option<FairSharingOrder>,
+}
+
+fn mirror_fr(world: &World, fr: FrId) -> FlavorResource {
+    FlavorResource::new(world.fr_flavor(fr), world.fr_resource(fr).as_str())
+}
+
+impl FairSharing {
+    /// Builds the policy for `world` (weights come from the ClusterQueue and Cohort objects
+    /// of `model`, the manifests `world` was built from) with validated `settings` (the
+    /// strategies; `settings.enabled` is not consulted: using this policy is enabling fair
+    /// sharing).
+    ///
+    /// # Errors
+    /// An invalid `fairSharing.weight` (negative, or in `(0, 1e-9]`).
+    ///
+    /// # Complexity
+    /// O(N·F log F) for N nodes and F flavor-resources.
+    pub fn new(
+        world: &World,
+        model: &Model,
+        settings: FairSharingSettings,
+    ) -> Result<FairSharing, FairShareError> {
+        let t = &world.tree;
+        let fr_names: Vec<FlavorResource> =
+            (0..t.frs as FrId).map(|f| mirror_fr(world, f)).collect();
+        let mut b = QuotaTreeBuilder::new();
+        for (i, node) in t.nodes.iter().enumerate() {
+            let parent = node.parent.map(|p| t.nodes[p as usize].name.as_str());
+            let mut nb = match node.kind {
+                NodeKind::Cohort => {
+                    let object = format!("Cohort \"{}\"", node.name);
+                    let w = model
+                        .cohorts
+                        .get(&node.name)
+                        .and_then(|c| c.spec.fair_sharing.as_ref())
+                        .and_then(|f| f.weight.as_ref());
+                    b.cohort(&node.name, parent, parse_weight(&object, w)?)?
+                }
+                NodeKind::ClusterQueue(_) => {
+                    let object = format!("ClusterQueue \"{}\"", node.name);
+                    let w = model
+                        .cluster_queues
+                        .get(&node.name)
+                        .and_then(|c| c.spec.fair_sharing.as_ref())
+                        .and_then(|f| f.weight.as_ref());
+                    b.cluster_queue(&node.name, parent, parse_weight(&object, w)?)?
+                }
+            };
+            for (f, name) in fr_names.iter().enumerate() {
+                let q = t.quota(i as u32, f as FrId);
+                if q.declared {
+                    nb.quota(
+                        name.clone(),
+                        ResourceQuota {
+                            nominal: q.nominal,
+                            borrowing_limit: q.borrowing_limit,
+                            lending_limit: q.lending_limit,
+                        },
+                    );
+                }
+            }
+        }
+        let tree = b.build()?;
+        let nodes = t
+            .nodes
+            .iter()
+            .map(|n| match n.kind {
+                NodeKind::Cohort => tree.cohort(&n.name),
+                NodeKind::ClusterQueue(_) => tree.cluster_queue(&n.name),
+            })
+            .collect();
+        let frs = fr_names
+            .iter()
+            .map(|fr| tree.flavor_resource_index(fr))
+            .collect();
+        Ok(FairSharing {
+            tree,
+            nodes,
+            frs,
+            fr_names,
+            settings,
+            options: OrderOptions::default(),
+            order: None,
+        })
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> &FairSharingSettings {
+        &self.settings
+    }
+
+    /// The mirror tree, with the usage of the last decision.
+    pub fn tree(&self) -> &FsTree {
+        &self.tree
+    }
+
+    /// Copies the snapshot's usage into the mirror; tells the running tournament which
+    /// ClusterQueues changed.
+    ///
+    /// # Complexity
+    /// O(N·F).
+    fn sync(&mut self, world: &World, snapshot: &Usage) {
+        let t = &world.tree;
+        for (i, m) in self.nodes.iter().enumerate() {
+            let Some(m) = *m else { continue };
+            let mut changed = false;
+            for (f, idx) in self.frs.iter().enumerate() {
+                let Some(idx) = *idx else { continue };
+                let u = t.usage(snapshot, i as u32, f as FrId);
+                if self.tree.usage_at(m, idx) != u {
+                    self.tree.set_usage_at(m, idx, u);
+                    changed = true;
+                }
+            }
+            if changed
+                && self.tree.kind(m) == FsKind::ClusterQueue
+                && let Some(o) = self.order.as_mut()
+            {
+                o.invalidate(&self.tree, self.tree.name(m));
+            }
+        }
+    }
+
+    fn quantities(&self, usage: &[(FrId, Amount)]) -> FrQuantities {
+        let mut out = FrQuantities::new();
+        for &(fr, a) in usage {
+            let slot = out
+                .entry(self.fr_names[fr as usize].clone())
+                .or_insert(Amount::ZERO);
+            *slot = slot.saturating_add(a);
+        }
+        out
+    }
+}
+
+fn uses_any(admitted: &Admitted<'_>, wl: WlId, frs: &[FrId]) -> bool {
+    admitted.reservations[wl as usize]
+        .as_ref()
+        .is_some_and(|r| frs.iter().any(|f| r.uses.binary_search(f).is_ok()))
+}
+
+impl Policy for FairSharing {
+    /// Prepares the tournament over the cycle's heads (the entries keep the classical order,
+    /// which only serves as a fallback).
+    ///
+    /// # Complexity
+    /// O(E log E + N·F).
+    fn order(&mut self, world: &World, snapshot: &Usage, entries: &mut [Entry]) {
+        Classical.order(world, snapshot, entries);
+        self.order = None;
+        self.sync(world, snapshot);
+        let heads = entries
+            .iter()
+            .map(|e| {
+                let w = &world.workloads[e.wl as usize];
+                Head {
+                    cluster_queue: world.cluster_queues[e.cq as usize].name.clone(),
+                    workload: w.key.clone(),
+                    priority: i64::from(w.priority),
+                    queue_order: w.created,
+                    usage: self.quantities(&e.assignment.usage),
+                }
+            })
+            .collect();
+        self.order = FairSharingOrder::new(&self.tree, heads, self.options).ok();
+    }
+
+    /// The tournament's next winner over the snapshot as the cycle left it.
+    ///
+    /// # Complexity
+    /// O(N·F) to mirror the snapshot, plus the tournament's recomputation of the changed
+    /// paths (see [`FairSharingOrder::next_head`]).
+    fn next(
+        &mut self,
+        world: &World,
+        snapshot: &Usage,
+        entries: &[Entry],
+        step: usize,
+    ) -> Option<usize> {
+        if self.order.is_none() {
+            return (step < entries.len()).then_some(step);
+        }
+        self.sync(world, snapshot);
+        let tree = &self.tree;
+        self.order.as_mut().and_then(|o| o.next_head(tree))
+    }
+
+    /// Upstream `fairPreemptions` (see the module docs). `snapshot` is left as it was.
+    ///
+    /// # Complexity
+    /// O(N·F + C log C) to mirror and sort C candidates, plus
+    /// [`fair_preemptions`]'s cost with an O(V·R·depth) fit check per step.
+    fn targets(
+        &mut self,
+        admitted: &Admitted<'_>,
+        snapshot: &mut Usage,
+        cq: CqId,
+        wl: WlId,
+        requests: &[(FrId, Amount)],
+        frs_need: &[FrId],
+    ) -> Vec<Target> {
+        let world = admitted.world;
+        let t = &world.tree;
+        let cqi = &world.cluster_queues[cq as usize];
+        let node = cqi.node;
+        let me = &world.workloads[wl as usize];
+        // (sort key, workload)
+        let mut found: Vec<((u8, u8, crate::preempt::CandKey), WlId)> = Vec::new();
+        if cqi.within != WithinPolicy::Never {
+            for k in &admitted.by_cq[cq as usize] {
+                let v = k.4;
+                if v == wl || !uses_any(admitted, v, frs_need) {
+                    continue;
+                }
+                let vw = &world.workloads[v as usize];
+                let ok = match cqi.within {
+                    WithinPolicy::Never => false,
+                    WithinPolicy::LowerPriority => vw.priority < me.priority,
+                    WithinPolicy::LowerOrNewerEqualPriority => {
+                        vw.priority < me.priority
+                            || (vw.priority == me.priority && me.created < vw.created)
+                    }
+                };
+                if ok {
+                    found.push(((k.0, 1, *k), v));
+                }
+            }
+        }
+        if t.parent(node).is_some() && cqi.reclaim != ReclaimPolicy::Never {
+            let root = t.nodes[node as usize].root;
+            for (c, other) in world.cluster_queues.iter().enumerate() {
+                let on = other.node;
+                if c as CqId == cq
+                    || other.inactive.is_some()
+                    || t.nodes[on as usize].root != root
+                    || t.parent(on).is_none()
+                {
+                    continue;
+                }
+                let borrowing = frs_need
+                    .iter()
+                    .any(|&fr| t.usage(snapshot, on, fr) > t.subtree_quota(on, fr));
+                if !borrowing {
+                    continue;
+                }
+                for k in &admitted.by_cq[c] {
+                    let v = k.4;
+                    if v == wl || !uses_any(admitted, v, frs_need) {
+                        continue;
+                    }
+                    let vp = world.workloads[v as usize].priority;
+                    let ok = match cqi.reclaim {
+                        ReclaimPolicy::Never => false,
+                        ReclaimPolicy::LowerPriority => vp < me.priority,
+                        ReclaimPolicy::Any => true,
+                    };
+                    if ok {
+                        found.push(((k.0, 0, *k), v));
+                    }
+                }
+            }
+        }
+        if found.is_empty() {
+            return Vec::new();
+        }
+        found.sort_unstable();
+        let mut victims: Vec<WlId> = Vec::with_capacity(found.len());
+        let mut candidates: Vec<Candidate> = Vec::with_capacity(found.len());
+        for (_, v) in &found {
+            let Some(r) = &admitted.reservations[*v as usize] else {
+                continue;
+            };
+            victims.push(*v);
+            candidates.push(Candidate {
+                cluster_queue: world.cluster_queues[r.cq as usize].name.clone(),
+                usage: self.quantities(&r.usage),
+            });
+        }
+        self.sync(world, snapshot);
+        let usage = self.quantities(requests);
+        let need: Vec<FlavorResource> = frs_need
+            .iter()
+            .map(|&f| self.fr_names[f as usize].clone())
+            .collect();
+        let req = PreemptionRequest {
+            cluster_queue: &cqi.name,
+            usage: &usage,
+            frs_need_preemption: &need,
+            candidates: &candidates,
+            strategies: &self.settings.strategies,
+            preempt_within_nominal: true,
+        };
+        let chosen = fair_preemptions(&mut self.tree, &req, |_, removed| {
+            for &i in removed {
+                if let Some(r) = &admitted.reservations[victims[i] as usize] {
+                    remove_reservation(world, snapshot, r);
+                }
+            }
+            let fits = requests
+                .iter()
+                .all(|&(fr, v)| v <= t.available(snapshot, node, fr));
+            for &i in removed {
+                if let Some(r) = &admitted.reservations[victims[i] as usize] {
+                    add_reservation(world, snapshot, r);
+                }
+            }
+            fits
+        });
+        match chosen {
+            Ok(list) => list
+                .into_iter()
+                .map(|x| Target {
+                    wl: victims[x.candidate],
+                    reason: match x.reason {
+                        PreemptionReason::InClusterQueue => PreemptReason::InClusterQueue,
+                        PreemptionReason::InCohortReclamation => PreemptReason::InCohortReclamation,
+                        PreemptionReason::InCohortFairSharing => PreemptReason::InCohortFairSharing,
+                    },
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    fn fair_sharing(&self) -> bool {
+        true
+    }
+}
+
+/// Runs cycles with fair sharing (at most `cycles`, or until a cycle changes nothing) and
+/// reports, like [`crate::schedule`].
+///
+/// # Errors
+/// As [`FairSharing::new`].
+///
+/// # Complexity
+/// O(cycles × (heads × (assignment + preemption) + heads × N·F)).
+pub fn schedule(
+    world: &World,
+    model: &Model,
+    settings: FairSharingSettings,
+    cycles: Option<u32>,
+) -> Result<ScheduleReport, FairShareError> {
+    let policy = FairSharing::new(world, model, settings)?;
+    let mut s = Scheduler::with_policy(world, policy);
+    s.run(cycles);
+    Ok(ScheduleReport::from_scheduler(world, &s))
+}
