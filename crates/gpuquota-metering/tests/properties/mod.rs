@@ -303,7 +303,9 @@ proptest! {
         prop_assume!(!c.records.is_empty());
         let mut bad = c.clone();
         let r = &c.records[pick.index(c.records.len())];
-        let end = r.end.unwrap_or(c.end.max(r.start + 1));
+        // an open record is closed at the window end, so one starting at or after it holds
+        // nothing and cannot be double booked
+        let end = r.end.unwrap_or(c.end);
         prop_assume!(end - r.start > shift);
         let mut dup = r.clone();
         dup.start = r.start + shift;
