@@ -536,6 +536,13 @@ pub fn meter(input: &Input) -> Result<Report, MeteringError> {
         services: BTreeMap::new(),
         warnings: input.warnings.clone(),
     };
+    if cfg.basis == Basis::Allocated && cfg.borrowed == BorrowedMode::Charged {
+        ctx.warnings.push(
+            "borrowed: charged applies to basis quota; under basis allocated borrowed hours \
+             are already inside the charged allocated hours"
+                .to_owned(),
+        );
+    }
     for (i, ct) in input.card_types.iter().enumerate() {
         if ctx.cards.insert(ct.name.as_str(), i).is_some() {
             return Err(MeteringError::Duplicate {
@@ -545,7 +552,7 @@ pub fn meter(input: &Input) -> Result<Report, MeteringError> {
         }
         if ct.price_micro_per_hour < 0 {
             return Err(MeteringError::InvalidNumber {
-                field: format!("cardTypes[{}].pricePerHour", ct.name),
+                field: format!("cardTypes[{i}].pricePerHour"),
                 value: ct.price_micro_per_hour.to_string(),
                 reason: "a price must not be negative".to_owned(),
             });
@@ -641,13 +648,25 @@ pub fn meter(input: &Input) -> Result<Report, MeteringError> {
     let mut busy_acc: BTreeMap<(usize, usize), (i128, i128)> = BTreeMap::new();
     let busy_by_holder: BTreeMap<&str, i128> = {
         let mut m = BTreeMap::new();
-        for b in &input.busy {
+        let holders: std::collections::BTreeSet<&str> = input
+            .records
+            .iter()
+            .filter_map(|r| r.holder.as_deref())
+            .chain(input.samples.iter().filter_map(|r| r.holder.as_deref()))
+            .collect();
+        for (i, b) in input.busy.iter().enumerate() {
             if !(0..=1_000_000).contains(&b.micro) {
                 return Err(MeteringError::InvalidNumber {
-                    field: format!("busy[{}].fraction", b.holder),
-                    value: b.micro.to_string(),
+                    field: format!("busy[{i}].fraction"),
+                    value: crate::money::format_fixed(b.micro, 6),
                     reason: "a busy fraction lies in [0, 1]".to_owned(),
                 });
+            }
+            if !holders.contains(b.holder.as_str()) {
+                ctx.warnings.push(format!(
+                    "busy[{i}]: holder {} matches no record or sample; ignored",
+                    b.holder
+                ));
             }
             if m.insert(b.holder.as_str(), b.micro).is_some() {
                 return Err(MeteringError::Duplicate {

@@ -526,3 +526,38 @@ fn unknown_fields_are_collected() {
     let doc = Document::from_yaml(&format!("{HEAD}colour: blue\nrecords: [{{department: A, cardType: H200, start: 0, end: 1, flavour: x}}]\n")).unwrap();
     assert_eq!(doc.unknown_fields, ["colour", "records.0.flavour"]);
 }
+
+#[test]
+fn busy_problems_name_the_entry_and_stray_holders_warn() {
+    let recs =
+        "records:\n  - {department: A, cardType: H200, gpus: 1, start: 0, holder: n/GPU-0}\n";
+    let e = run(&format!(
+        "{HEAD}{recs}busy:\n  - {{holder: n/GPU-0, fraction: \"1.5\"}}\n"
+    ))
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "busy[0].fraction: invalid value \"1.500000\": a busy fraction lies in [0, 1]"
+    );
+    let r = run(&format!(
+        "{HEAD}{recs}busy:\n  - {{holder: n/GPU-0, fraction: \"0.25\"}}\n  - {{holder: n/GPU-9, fraction: \"0.5\"}}\n"
+    ))
+    .unwrap();
+    assert_eq!(used(&r).utilization.as_deref(), Some("0.2500"));
+    assert_eq!(
+        r.warnings,
+        ["busy[1]: holder n/GPU-9 matches no record or sample; ignored"]
+    );
+}
+
+#[test]
+fn borrowed_charged_under_basis_allocated_warns_and_changes_nothing() {
+    let recs = "records:\n  - {department: A, cardType: H200, gpus: 3, start: 0}\n";
+    let plain = run(&format!("{HEAD}{recs}")).unwrap();
+    let r = run(&format!("{HEAD}borrowed: charged\n{recs}")).unwrap();
+    assert_eq!(r.lines, plain.lines);
+    assert_eq!(used(&r).charged_hours, "3.000000");
+    assert_eq!(used(&r).borrowed_hours, "1.000000");
+    assert_eq!(r.warnings.len(), 1);
+    assert!(r.warnings[0].starts_with("borrowed: charged applies to basis quota"));
+}
