@@ -321,6 +321,10 @@ fn queue_resource(
         None => None,
     };
     let weight = match &res.over_quota_weight {
+        // A queue with unlimited deserved takes min(total, request) in phase 1 and so never
+        // takes part in over-quota division: its weight is never read. KAI's own test harness
+        // gives such departments weight = quota = -1, so upstream tolerates it; so do we.
+        Some(w) if w.is_negative() && deserved.is_none() => 0,
         Some(w) if w.is_negative() => {
             return Err(invalid(
                 "Queue",

@@ -3,3 +3,4 @@ mod division;
 mod props;
 mod scenarios;
 mod smoke;
+mod upstream;

@@ -1,0 +1,255 @@
+//! Upstream KAI action tests, encoded with the defaults of KAI's test harness
+//! (`pkg/scheduler/test_utils`): queues get CPU/memory quota and limit -1, weight 1; a test
+//! without departments puts every queue under a department `default` with GPU quota -1 and
+//! weight = quota (-1); every job is a gang of all its tasks; jobs are created in list order
+//! after a stable sort by priority (descending). Each test names the upstream file and test.
+
+use std::fmt::Write as _;
+
+use gpuquota_model::import_str;
+use gpuquota_rank::report::schedule_json;
+use gpuquota_rank::session::{SessionOptions, run_session};
+use gpuquota_rank::snapshot::{BuildOptions, Cluster};
+use serde_json::{Value, json};
+
+/// A KAI harness topology: `queue(name, parent, deservedGPUs, weight)`, `node(name, gpus)`,
+/// `job(name, queue, priority, gpus per task, tasks: node or None)`.
+#[derive(Default)]
+struct Topo {
+    queues: Vec<(String, Option<String>, f64, f64)>,
+    departments: Vec<(String, f64)>,
+    nodes: Vec<(String, u32)>,
+    jobs: Vec<(String, String, i32, f64, Vec<Option<String>>)>,
+}
+
+impl Topo {
+    fn queue(mut self, name: &str, parent: Option<&str>, deserved: f64, weight: f64) -> Self {
+        self.queues
+            .push((name.into(), parent.map(Into::into), deserved, weight));
+        self
+    }
+    fn department(mut self, name: &str, deserved: f64) -> Self {
+        self.departments.push((name.into(), deserved));
+        self
+    }
+    fn node(mut self, name: &str, gpus: u32) -> Self {
+        self.nodes.push((name.into(), gpus));
+        self
+    }
+    fn job(
+        mut self,
+        name: &str,
+        queue: &str,
+        prio: i32,
+        gpus: f64,
+        tasks: &[Option<&str>],
+    ) -> Self {
+        let tasks = tasks.iter().map(|t| t.map(Into::into)).collect();
+        self.jobs
+            .push((name.into(), queue.into(), prio, gpus, tasks));
+        self
+    }
+
+    fn yaml(&self) -> String {
+        let mut y = String::new();
+        let mut queues: Vec<(String, Option<String>, f64, f64)> = Vec::new();
+        if self.departments.is_empty() {
+            queues.push(("default".into(), None, -1.0, -1.0));
+            for (n, _, d, w) in &self.queues {
+                queues.push((n.clone(), Some("default".into()), *d, *w));
+            }
+        } else {
+            for (n, d) in &self.departments {
+                queues.push((n.clone(), None, *d, *d));
+            }
+            queues.extend(self.queues.iter().cloned());
+        }
+        for (i, (n, parent, d, w)) in queues.iter().enumerate() {
+            let parent = parent
+                .as_ref()
+                .map_or(String::new(), |p| format!("  parentQueue: {p}\n"));
+            let _ = write!(
+                y,
+                "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: {n}, creationTimestamp: \"2025-01-01T01:{i:02}:00Z\"}}\nspec:\n{parent}  resources:\n    gpu: {{quota: {d}, overQuotaWeight: {w}, limit: -1}}\n    cpu: {{quota: -1, overQuotaWeight: 1, limit: -1}}\n    memory: {{quota: -1, overQuotaWeight: 1, limit: -1}}\n"
+            );
+        }
+        for (n, g) in &self.nodes {
+            let _ = write!(
+                y,
+                "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {n}}}\nstatus:\n  allocatable: {{nvidia.com/gpu: \"{g}\", cpu: \"20\", memory: 20G}}\n"
+            );
+        }
+        let mut jobs: Vec<_> = self.jobs.iter().collect();
+        jobs.sort_by_key(|j| -j.2);
+        let count = jobs.len();
+        let mut prios: Vec<i32> = Vec::new();
+        for (i, (name, queue, prio, gpus, tasks)) in jobs.into_iter().enumerate() {
+            if !prios.contains(prio) {
+                prios.push(*prio);
+            }
+            let minutes = 24 * 60 - (count - i);
+            let created = format!("2025-01-01T{:02}:{:02}:00Z", minutes / 60, minutes % 60);
+            let _ = write!(
+                y,
+                "---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {{name: {name}, namespace: test, creationTimestamp: \"{created}\"}}\nspec: {{minMember: {}, queue: {queue}, priorityClassName: pc{prio}}}\n",
+                tasks.len()
+            );
+            for (t, node) in tasks.iter().enumerate() {
+                let (res, frac) = if *gpus < 1.0 {
+                    (String::new(), format!(", gpu-fraction: \"{gpus}\""))
+                } else {
+                    (
+                        format!("limits: {{nvidia.com/gpu: \"{gpus}\"}}"),
+                        String::new(),
+                    )
+                };
+                let (node, status) = match node {
+                    Some(n) => (
+                        format!("  nodeName: {n}\n"),
+                        format!("{{phase: Running, startTime: \"{created}\"}}"),
+                    ),
+                    None => (String::new(), "{phase: Pending}".to_string()),
+                };
+                let _ = write!(
+                    y,
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}-{t}, namespace: test, creationTimestamp: \"{created}\", labels: {{kai.scheduler/queue: {queue}}}, annotations: {{pod-group-name: {name}{frac}}}}}\nspec:\n{node}  containers: [{{name: c, resources: {{{res}}}}}]\nstatus: {status}\n"
+                );
+            }
+        }
+        for p in prios {
+            let _ = write!(
+                y,
+                "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: pc{p}}}\nvalue: {p}\n"
+            );
+        }
+        y
+    }
+
+    /// The `kai schedule` JSON of one session at `2025-01-02T00:00:00Z`.
+    fn schedule(&self) -> Value {
+        let yaml = self.yaml();
+        let model = import_str("upstream.yaml", &yaml)
+            .unwrap_or_else(|e| panic!("{e}\n{yaml}"))
+            .model;
+        let cluster = Cluster::from_model(
+            &model,
+            &BuildOptions {
+                total: [None; 3],
+                now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
+            },
+        )
+        .unwrap();
+        schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap())
+    }
+}
+
+/// `(podGroup, pipelined, nodes)` of every allocation.
+fn allocated(v: &Value) -> Vec<(String, bool, Vec<String>)> {
+    v["allocated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let mut nodes: Vec<String> = a["pods"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["node"].as_str().unwrap_or("-").to_string())
+                .collect();
+            nodes.dedup();
+            (
+                a["podGroup"].as_str().unwrap().to_string(),
+                a["pipelined"].as_bool().unwrap(),
+                nodes,
+            )
+        })
+        .collect()
+}
+
+const TRAIN: i32 = 50;
+
+/// `reclaim/reclaim_test.go` "queue1 is under deserved quota, queue0 is over deserved quota
+/// and will go below quota - reclaim": the harness's implicit department `default` has GPU
+/// quota -1 and weight -1 (weight = quota), which upstream accepts. The 2×10-GPU gang of
+/// queue0 is reclaimed whole for queue1's 10-GPU job, which is pipelined onto node0.
+#[test]
+fn reclaim_default_department_with_weight_minus_one_b02() {
+    let v = Topo::default()
+        .queue("queue0", None, 10.0, 1.0)
+        .queue("queue1", None, 10.0, 1.0)
+        .node("node0", 16)
+        .node("node1", 16)
+        .job(
+            "q0_running_job",
+            "queue0",
+            TRAIN,
+            10.0,
+            &[Some("node0"), Some("node1")],
+        )
+        .job("q1_pending_job", "queue1", TRAIN, 10.0, &[None])
+        .schedule();
+    assert_eq!(
+        v["evicted"],
+        json!([{"podGroup": "test/q0_running_job", "queue": "queue0", "action": "reclaim",
+                "by": "test/q1_pending_job"}])
+    );
+    assert_eq!(
+        allocated(&v),
+        [(
+            "test/q1_pending_job".to_string(),
+            true,
+            vec!["node0".to_string()]
+        )]
+    );
+}
+
+/// `reclaim/reclaim_test.go` "Reclaim jobs according to queue fair share": department d1
+/// (deserved 1) holds queue0 and queue1 (deserved 1, weight 1, 3 running 1-GPU jobs each on
+/// a 6-GPU node) and reclaimer_queue (deserved 2, weight 0). The 2-task reclaimer takes the
+/// lowest-priority job of each queue and is pipelined onto node0.
+#[test]
+fn reclaim_jobs_according_to_queue_fair_share() {
+    let n0 = &[Some("node0")];
+    let v = Topo::default()
+        .department("d1", 1.0)
+        .queue("queue0", Some("d1"), 1.0, 1.0)
+        .queue("queue1", Some("d1"), 1.0, 1.0)
+        .queue("reclaimer_queue", Some("d1"), 2.0, 0.0)
+        .node("node0", 6)
+        .job("q0_running_job0", "queue0", TRAIN, 1.0, n0)
+        .job("q0_running_job1", "queue0", TRAIN, 1.0, n0)
+        .job("q0_running_job2", "queue0", TRAIN - 1, 1.0, n0)
+        .job("q1_running_job0", "queue1", TRAIN, 1.0, n0)
+        .job("q1_running_job1", "queue1", TRAIN, 1.0, n0)
+        .job("q1_running_job2", "queue1", TRAIN - 1, 1.0, n0)
+        .job("reclaimer", "reclaimer_queue", TRAIN, 1.0, &[None, None])
+        .schedule();
+    let mut evicted: Vec<(&str, &str, &str)> = v["evicted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["podGroup"].as_str().unwrap(),
+                e["action"].as_str().unwrap(),
+                e["by"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    evicted.sort_unstable();
+    assert_eq!(
+        evicted,
+        [
+            ("test/q0_running_job2", "reclaim", "test/reclaimer"),
+            ("test/q1_running_job2", "reclaim", "test/reclaimer"),
+        ]
+    );
+    assert_eq!(
+        allocated(&v),
+        [(
+            "test/reclaimer".to_string(),
+            true,
+            vec!["node0".to_string()]
+        )]
+    );
+}
