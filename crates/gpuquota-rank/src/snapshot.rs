@@ -871,10 +871,13 @@ impl Cluster {
             }
         }
         let mut totals = node_sum;
+        // Quota level: no nodes but a `--total`. With neither, the cluster is empty, as in
+        // KAI's allocate test "No nodes": every job stays pending.
+        let quota_level = nodes.is_empty() && options.total.iter().any(Option::is_some);
         for r in 0..3 {
             if let Some(t) = options.total[r] {
                 totals[r] = t;
-            } else if nodes.is_empty() {
+            } else if quota_level {
                 // Quota level without nodes: a resource with no total is not modelled.
                 for j in &mut jobs {
                     for t in &mut j.tasks {

@@ -168,6 +168,27 @@ fn allocated(v: &Value) -> Vec<(String, bool, Vec<String>)> {
 
 const TRAIN: i32 = 50;
 
+/// `allocate/allocate_test.go` "No nodes": without nodes (and without `--total`) the cluster
+/// is empty and both pending jobs stay pending.
+#[test]
+fn allocate_no_nodes_keeps_jobs_pending() {
+    let v = Topo::default()
+        .queue("queue0", None, 0.0, 0.0)
+        .queue("queue1", None, 1.0, 0.0)
+        .job("pending_job0", "queue0", TRAIN, 1.0, &[None])
+        .job("pending_job1", "queue1", TRAIN, 1.0, &[None])
+        .schedule();
+    assert_eq!(v["allocated"], json!([]));
+    assert_eq!(v["evicted"], json!([]));
+    let pending: Vec<&str> = v["pending"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["podGroup"].as_str().unwrap())
+        .collect();
+    assert_eq!(pending, ["test/pending_job0", "test/pending_job1"]);
+}
+
 /// `reclaim/reclaim_test.go` "queue1 is under deserved quota, queue0 is over deserved quota
 /// and will go below quota - reclaim": the harness's implicit department `default` has GPU
 /// quota -1 and weight -1 (weight = quota), which upstream accepts. The 2×10-GPU gang of
