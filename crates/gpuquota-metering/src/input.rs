@@ -421,7 +421,7 @@ impl Document {
             input.records.push(Record {
                 owner: owner(r),
                 card_type: r.card_type.clone(),
-                shape: shape(r, &what)?,
+                shape: shape(r, &what, &self.card_types)?,
                 start: time(start, &format!("{what}.start"))?,
                 end: r
                     .end
@@ -445,7 +445,7 @@ impl Document {
             input.series.push(GridSeries {
                 owner: owner(s),
                 card_type: s.card_type.clone(),
-                shape: unit_shape(s, &what)?,
+                shape: unit_shape(s, &what, &self.card_types)?,
                 start: s
                     .start
                     .as_ref()
@@ -484,7 +484,7 @@ impl Document {
             input.samples.push(RawSeries {
                 owner: owner(s),
                 card_type: s.card_type.clone(),
-                shape: unit_shape(s, &what)?,
+                shape: unit_shape(s, &what, &self.card_types)?,
                 lookback: s.lookback,
                 points,
                 stale_at,
@@ -643,7 +643,41 @@ fn owner(h: &HoldingIn) -> Owner {
     }
 }
 
-fn shape(h: &HoldingIn, what: &str) -> Result<Shape, MeteringError> {
+/// At most one of `gpus`, `mig` and `replicas` says what a holding is.
+fn one_kind(h: &HoldingIn, what: &str) -> Result<(), MeteringError> {
+    let given: Vec<&str> = [
+        ("gpus", h.gpus.is_some()),
+        ("mig", h.mig.is_some()),
+        ("replicas", h.replicas.is_some()),
+    ]
+    .iter()
+    .filter(|(_, present)| *present)
+    .map(|(name, _)| *name)
+    .collect();
+    if given.len() > 1 || (h.gpus.is_some() && h.count.is_some()) {
+        let mut fields = given.join(", ");
+        if h.gpus.is_some() && h.count.is_some() {
+            fields.push_str(", count");
+        }
+        return Err(MeteringError::Parse(format!(
+            "{what}: give only one of gpus (or count), mig and replicas, not {fields}"
+        )));
+    }
+    Ok(())
+}
+
+/// `replicasPerGpu` of the holding, else of its card type.
+fn per_gpu(h: &HoldingIn, card_types: &[CardTypeIn]) -> Option<u64> {
+    h.replicas_per_gpu.or_else(|| {
+        card_types
+            .iter()
+            .find(|c| c.name == h.card_type)
+            .and_then(|c| c.replicas_per_gpu)
+    })
+}
+
+fn shape(h: &HoldingIn, what: &str, card_types: &[CardTypeIn]) -> Result<Shape, MeteringError> {
+    one_kind(h, what)?;
     if let Some(p) = &h.mig {
         return Ok(Shape::Mig {
             profile: p.clone(),
@@ -651,13 +685,11 @@ fn shape(h: &HoldingIn, what: &str) -> Result<Shape, MeteringError> {
         });
     }
     if let Some(r) = h.replicas {
-        let per = h
-            .replicas_per_gpu
-            .ok_or_else(|| MeteringError::InvalidNumber {
-                field: format!("{what}.replicasPerGpu"),
-                value: String::new(),
-                reason: "replicas need replicasPerGpu".to_owned(),
-            })?;
+        let per = per_gpu(h, card_types).ok_or_else(|| MeteringError::InvalidNumber {
+            field: format!("{what}.replicasPerGpu"),
+            value: String::new(),
+            reason: "replicas need replicasPerGpu (on the record or its card type)".to_owned(),
+        })?;
         return Ok(Shape::Fraction {
             replicas: r,
             per_gpu: per,
@@ -666,20 +698,30 @@ fn shape(h: &HoldingIn, what: &str) -> Result<Shape, MeteringError> {
     Ok(Shape::Whole(h.gpus.or(h.count).unwrap_or(1)))
 }
 
-/// The shape of one counted holding of a series (values count instances).
-fn unit_shape(h: &HoldingIn, what: &str) -> Result<Shape, MeteringError> {
+/// The shape of one counted holding of a series (values count instances, or replicas when
+/// `replicas` or `replicasPerGpu` is given).
+fn unit_shape(
+    h: &HoldingIn,
+    what: &str,
+    card_types: &[CardTypeIn],
+) -> Result<Shape, MeteringError> {
+    one_kind(h, what)?;
     if let Some(p) = &h.mig {
         return Ok(Shape::Mig {
             profile: p.clone(),
             count: 1,
         });
     }
-    if let Some(per) = h.replicas_per_gpu {
+    if h.replicas.is_some() || h.replicas_per_gpu.is_some() {
+        let per = per_gpu(h, card_types).ok_or_else(|| MeteringError::InvalidNumber {
+            field: format!("{what}.replicasPerGpu"),
+            value: String::new(),
+            reason: "replicas need replicasPerGpu (on the series or its card type)".to_owned(),
+        })?;
         return Ok(Shape::Fraction {
             replicas: h.replicas.unwrap_or(1),
             per_gpu: per,
         });
     }
-    let _ = what;
     Ok(Shape::Whole(h.gpus.unwrap_or(1)))
 }

@@ -561,3 +561,49 @@ fn borrowed_charged_under_basis_allocated_warns_and_changes_nothing() {
     assert_eq!(r.warnings.len(), 1);
     assert!(r.warnings[0].starts_with("borrowed: charged applies to basis quota"));
 }
+
+#[test]
+fn replicas_default_to_the_card_types_replicas_per_gpu() {
+    let head = HEAD.replace(
+        "{name: A100-80GB, model: NVIDIA A100-SXM4-80GB, pricePerHour: \"2.10\", capacity: 2}",
+        "{name: A100-80GB, model: NVIDIA A100-SXM4-80GB, pricePerHour: \"2.10\", capacity: 2, replicasPerGpu: 4}",
+    );
+    let r = run(&format!(
+        "{head}records:\n  - {{department: B, cardType: A100-80GB, replicas: 2, start: 0, end: 3600}}\nseries:\n  - {{department: A, cardType: A100-80GB, replicas: 1, step: 300, values: [4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4]}}\n"
+    ))
+    .unwrap();
+    let hours = |d: &str| {
+        r.lines
+            .iter()
+            .find(|l| l.department == d && l.card_type == "A100-80GB")
+            .map(|l| l.allocated_hours.clone())
+    };
+    assert_eq!(hours("B").as_deref(), Some("0.500000")); // 2/4 of a card for 1 h
+    assert_eq!(hours("A").as_deref(), Some("1.000000")); // 4 replicas of 1/4 for 1 h
+    // without any replicasPerGpu a series of replicas is an error, not whole GPUs
+    let e = run(&format!(
+        "{HEAD}series:\n  - {{department: A, cardType: A100-80GB, replicas: 1, step: 300, values: [4]}}\n"
+    ))
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "series[0].replicasPerGpu: invalid value \"\": replicas need replicasPerGpu (on the series or its card type)"
+    );
+}
+
+#[test]
+fn a_holding_gives_one_kind_of_shape() {
+    let e = run(&format!(
+        "{HEAD}records:\n  - {{department: B, cardType: H200, gpus: 1, mig: 1g.18gb, start: 0, end: 60}}\n"
+    ))
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "records[0]: give only one of gpus (or count), mig and replicas, not gpus, mig"
+    );
+    let e = run(&format!(
+        "{HEAD}records:\n  - {{department: B, cardType: H200, gpus: 1, count: 2, start: 0, end: 60}}\n"
+    ))
+    .unwrap_err();
+    assert!(e.to_string().ends_with("not gpus, count"), "{e}");
+}
