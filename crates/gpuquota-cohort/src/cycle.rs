@@ -416,6 +416,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         };
         remove_reservation(self.world, &mut self.usage, &r);
         self.by_cq[r.cq as usize].retain(|k| k.4 != wl);
+        self.generation[self.world.cluster_queues[r.cq as usize].node as usize] += 1;
         if let QueueRef::Cq(c) = self.world.workloads[wl as usize].queue {
             let k = self.heap_key(wl);
             self.heaps[c as usize].insert(k);
@@ -598,6 +599,45 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         None
     }
 
+    /// The assignment of `wl` computed again with `removed` (the victims other entries chose
+    /// this cycle) gone from `snapshot` and from the candidates; `snapshot` is restored.
+    ///
+    /// # Complexity
+    /// O(admitted workloads) to filter the candidate lists, plus one [`Self::get_assignments`].
+    fn recompute_without(
+        &mut self,
+        snapshot: &mut Usage,
+        wl: WlId,
+        cq: CqId,
+        removed: &BTreeSet<WlId>,
+    ) -> (Assignment, Vec<Target>) {
+        let world = self.world;
+        for &v in removed {
+            if let Some(r) = &self.reservations[v as usize] {
+                remove_reservation(world, snapshot, r);
+            }
+        }
+        let filtered: Vec<Vec<crate::preempt::CandKey>> = self
+            .by_cq
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .filter(|k| !removed.contains(&k.4))
+                    .copied()
+                    .collect()
+            })
+            .collect();
+        let saved = std::mem::replace(&mut self.by_cq, filtered);
+        let out = self.get_assignments(snapshot, wl, cq, None);
+        self.by_cq = saved;
+        for &v in removed {
+            if let Some(r) = &self.reservations[v as usize] {
+                add_reservation(world, snapshot, r);
+            }
+        }
+        out
+    }
+
     fn get_assignments(
         &mut self,
         snapshot: &mut Usage,
@@ -743,14 +783,20 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 requeue.push((wl, cq, Requeue::Default));
                 continue;
             }
-            let root = self.tree_root(cq);
+            // upstream `lastAssignmentOutdated` (FlavorFungibilityPreserveScanProgress on): the
+            // scan progress of the current or previous cycle is kept; an older one only while
+            // no workload left this ClusterQueue since
+            let gen_node = world.cluster_queues[cq as usize].node as usize;
             let last = match &self.last_tried[wl as usize] {
-                Some((l, c, g)) if *g == self.generation[root as usize] || *c + 1 >= cycle => {
+                Some((l, c, g)) if *c + 1 >= cycle || *g >= self.generation[gen_node] => {
                     Some(l.clone())
                 }
                 _ => None,
             };
             let (assignment, targets) = self.get_assignments(&mut snapshot, wl, cq, last.as_ref());
+            // upstream `recordAssignment`: every nominated assignment becomes the scan progress
+            self.last_tried[wl as usize] =
+                Some((assignment.last_tried(), cycle, self.generation[gen_node]));
             entries.push(Entry {
                 wl,
                 cq,
@@ -768,28 +814,39 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         while step < entries.len() {
             // upstream `iterator.pop()`: the policy may pick from the snapshot as processing
             // left it (the fair-sharing tournament does)
-            let Some(e) = self
+            let Some(ei) = self
                 .policy
                 .next(world, &snapshot, &entries, step)
-                .and_then(|i| entries.get(i))
+                .filter(|&i| i < entries.len())
             else {
                 break;
             };
             step += 1;
-            let wl = e.wl;
-            let cq = e.cq;
+            let wl = entries[ei].wl;
+            let cq = entries[ei].cq;
             let cqi = &world.cluster_queues[cq as usize];
             let node = cqi.node;
-            let mode = e.assignment.mode();
-            let root = self.tree_root(cq);
-            let reasons = self.pod_set_reasons(wl, &e.assignment);
-            if mode != Mode::Fit {
-                self.last_tried[wl as usize] = Some((
-                    e.assignment.last_tried(),
-                    cycle,
-                    self.generation[root as usize],
-                ));
+            let gen_node = node as usize;
+            // upstream `updateAssignmentIfNeeded` (RecomputeAssignmentUponPreemptionTargetsOverlap
+            // on): targets already chosen by an earlier entry make the assignment be computed
+            // again on the state those preemptions leave; what then fits without preemption
+            // only fits once they complete (DeferredFit)
+            let mut deferred = false;
+            if entries[ei]
+                .targets
+                .iter()
+                .any(|t| victim_set.contains(&t.wl))
+            {
+                let (a, t) = self.recompute_without(&mut snapshot, wl, cq, &victim_set);
+                self.last_tried[wl as usize] =
+                    Some((a.last_tried(), cycle, self.generation[gen_node]));
+                deferred = a.mode() == Mode::Fit;
+                entries[ei].assignment = a;
+                entries[ei].targets = t;
             }
+            let e = &entries[ei];
+            let mode = e.assignment.mode();
+            let reasons = self.pod_set_reasons(wl, &e.assignment);
             if mode == Mode::NoFit {
                 let reason = e
                     .assignment
@@ -833,9 +890,21 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 }
                 continue;
             }
-            if e.targets.iter().any(|t| victim_set.contains(&t.wl)) {
-                self.pending[wl as usize] = Some(Pending::OverlappingTargets);
+            if deferred {
+                self.pending[wl as usize] = Some(Pending::DeferredFit);
                 self.last_tried[wl as usize] = None;
+                for &(fr, req) in &e.assignment.usage {
+                    world.tree.add_usage(&mut snapshot, node, fr, req);
+                }
+                if !cqi.strict_fifo {
+                    self.sticky[cq as usize] = Some(wl);
+                }
+                requeue.push((wl, cq, Requeue::Immediate));
+                continue;
+            }
+            if e.targets.iter().any(|t| victim_set.contains(&t.wl)) {
+                // FlavorFungibilityPreserveScanProgress: a skipped entry keeps its progress
+                self.pending[wl as usize] = Some(Pending::OverlappingTargets);
                 requeue.push((wl, cq, Requeue::Immediate));
                 continue;
             }
@@ -861,7 +930,6 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             }
             if !fits {
                 self.pending[wl as usize] = Some(Pending::NoLongerFits);
-                self.last_tried[wl as usize] = None;
                 requeue.push((wl, cq, Requeue::Immediate));
                 continue;
             }
@@ -976,7 +1044,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             self.by_cq[r.cq as usize].retain(|k| k.4 != t.wl);
             let root = self.tree_root(r.cq);
             touched_roots.insert(root);
-            self.generation[root as usize] += 1;
+            // upstream bumps the AllocatableResourceGeneration of the victim's own queue
+            self.generation[world.cluster_queues[r.cq as usize].node as usize] += 1;
             let message = preemption_message(world, t.reason, preemptor, t.wl, r.cq);
             self.pending[t.wl as usize] = Some(Pending::Preempted { message });
             self.preempted.push(PreemptedRecord {

@@ -231,6 +231,9 @@ pub enum Pending {
     NoLongerFits,
     /// Its preemption targets were already chosen by another workload this cycle.
     OverlappingTargets,
+    /// Recomputed after overlapping targets, it fits once the preemptions issued this cycle
+    /// complete (upstream `DeferredFit`).
+    DeferredFit,
     /// The workload was preempted and has not been reconsidered yet.
     Preempted {
         /// Upstream's preemption message.
@@ -275,7 +278,9 @@ impl Pending {
             Pending::NoCandidates { .. } | Pending::NoLongerFits | Pending::OverlappingTargets => {
                 "WaitingForQuota"
             }
-            Pending::WaitingForPreemptions { .. } => "WaitingForPreemptedWorkloads",
+            Pending::WaitingForPreemptions { .. } | Pending::DeferredFit => {
+                "WaitingForPreemptedWorkloads"
+            }
             Pending::Preempted { .. } => "Preempted",
             Pending::BehindHead { .. } | Pending::NotConsidered => "Pending",
         }
@@ -316,6 +321,7 @@ impl Pending {
             Pending::OverlappingTargets => {
                 "Workload has overlapping preemption targets with another workload".to_owned()
             }
+            Pending::DeferredFit => "Workload has overlapping preemption targets with another workload, but will fit after these preemptions complete".to_owned(),
             Pending::Preempted { message } => message.clone(),
             Pending::BehindHead { head } => {
                 format!("StrictFIFO: waiting behind the head of the queue ({head})")
@@ -370,6 +376,9 @@ impl Pending {
             Pending::OverlappingTargets => {
                 "It waits because another workload is already preempting the same victims."
                     .to_owned()
+            }
+            Pending::DeferredFit => {
+                "It waits for workloads another preemptor is evicting; then it fits.".to_owned()
             }
             Pending::Preempted { .. } => {
                 "It was preempted and waits to be admitted again.".to_owned()

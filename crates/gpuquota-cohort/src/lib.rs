@@ -73,8 +73,9 @@
 //!    fungibility policies, uncovered resources, partial admission by `minCount`.
 //! 5. **The scheduling cycle is Kueue's** (§5): one head per ClusterQueue, entries ordered by
 //!    borrowing level, priority and queue time, admissions that change the cycle's snapshot,
-//!    overlapping preemption targets, capacity reserved by heads that would preempt but have
-//!    no targets (unless `reclaimWithinCohort: Any`), StrictFIFO vs BestEffortFIFO requeueing.
+//!    overlapping preemption targets (the assignment computed again, v0.20), capacity
+//!    reserved by heads that would preempt but have no targets (unless
+//!    `reclaimWithinCohort: Any`), StrictFIFO vs BestEffortFIFO requeueing.
 //! 6. **Classical preemption is Kueue's** (§6.1–§6.3), across hierarchical cohorts, with
 //!    upstream's reasons. Victims are evicted when the cycle ends; the preemptor is admitted in
 //!    a later cycle.
@@ -128,14 +129,13 @@
 //! - Topology-aware scheduling, admission checks, `PodsReady`, elastic workload slices,
 //!   `ConcurrentAdmission`, and the `resources.transformations` configuration are not
 //!   modelled (admission checks are treated as ready).
-//! - Overlapping preemption targets skip the entry (the pre-v0.20 behaviour) instead of
-//!   recomputing its assignment (`RecomputeAssignmentUponPreemptionTargetsOverlap`).
 //! - A namespace ResourceQuota is checked at admission (requests and `pods` caps; `limits.*`
 //!   caps are reported as not enforced). Upstream Kueue leaves it to the API server.
 //! - `SchedulingEquivalenceHashing` is not modelled: BestEffortFIFO evaluates equivalent
 //!   workloads one head per cycle instead of bulk-moving them to the inadmissible set (the
-//!   same admissions, more cycles); scan progress across cycles is kept for the previous
-//!   cycle or until a workload leaves the tree.
+//!   same admissions, more cycles). Scan progress across cycles follows
+//!   `FlavorFungibilityPreserveScanProgress` (kept for one cycle, then until a workload leaves
+//!   the ClusterQueue); the shape hash never changes here.
 //! - Pending workloads the run never considered (StrictFIFO non-heads, `--cycles` cut-offs)
 //!   get reason `Pending` with our own message.
 #![forbid(unsafe_code)]

@@ -126,8 +126,9 @@ fn preempt_without_targets_reserves_capacity() {
     }
 }
 
-/// Rule 12: entries whose preemption targets overlap with targets chosen earlier in the cycle
-/// are skipped; both preemptors are admitted in the next cycle once the victim is gone.
+/// Rule 12 at v0.20: an entry whose preemption targets overlap with targets chosen earlier in
+/// the cycle is assigned again on the state those preemptions leave (DeferredFit here); both
+/// preemptors are admitted in the next cycle once the victim is gone.
 #[test]
 fn overlapping_preemption_targets() {
     let mut y = rf("f");
@@ -153,9 +154,15 @@ fn overlapping_preemption_targets() {
         [("ns/hog".to_string(), "InCohortReclamation".to_string())]
     );
     assert_eq!(r1.preempted[0].preemptor, "ns/pa");
+    // RecomputeAssignmentUponPreemptionTargetsOverlap (v0.20, on): pb is assigned again with
+    // hog gone; it then fits, but only once pa's preemption completes (DeferredFit)
     assert_eq!(
         pending_of(&r1, "ns/pb").message,
-        "Workload has overlapping preemption targets with another workload"
+        "Workload has overlapping preemption targets with another workload, but will fit after these preemptions complete"
+    );
+    assert_eq!(
+        pending_of(&r1, "ns/pb").reason,
+        "WaitingForPreemptedWorkloads"
     );
     assert_eq!(
         pending_of(&r1, "ns/pa").reason,

@@ -8,3 +8,4 @@ mod properties;
 mod quota;
 mod resource_quota;
 mod smoke;
+mod upstream;

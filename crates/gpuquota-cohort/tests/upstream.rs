@@ -1,0 +1,123 @@
+//! Scenarios transcribed from upstream Kueue's scheduler unit tests (the version `kueue.md`
+//! describes, gates at their defaults), run through the engine as manifests. Each test names
+//! the upstream test case it pins; expected values are upstream's.
+
+use super::common::*;
+
+const CQ_PREEMPTION: &str =
+    "preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}";
+
+/// The tree of upstream `scheduler_recompute_preemption_test.go` (`defaultCohorts`): root-cohort
+/// (3005 cpu) over parent-cohort-a (0) with cq-hero (3000) and cq-noisy (0), parent-cohort-b with
+/// cq-tiny (50), parent-cohort-c with cq-rest (0).
+fn recompute_tree() -> String {
+    let mut y = rf("default");
+    y += &cohort(
+        "root-cohort",
+        None,
+        &[vec![cpu("default", "3005", None, None)]],
+    );
+    y += &cohort(
+        "parent-cohort-a",
+        Some("root-cohort"),
+        &[vec![cpu("default", "0", None, None)]],
+    );
+    y += &cohort("parent-cohort-b", Some("root-cohort"), &[]);
+    y += &cohort("parent-cohort-c", Some("root-cohort"), &[]);
+    for (name, parent, nominal) in [
+        ("cq-hero", "parent-cohort-a", "3000"),
+        ("cq-noisy", "parent-cohort-a", "0"),
+        ("cq-tiny", "parent-cohort-b", "50"),
+        ("cq-rest", "parent-cohort-c", "0"),
+    ] {
+        y += &cq(
+            name,
+            Some(parent),
+            CQ_PREEMPTION,
+            &[vec![cpu("default", nominal, None, None)]],
+        );
+    }
+    y
+}
+
+fn with_job_uid(y: String, name: &str, job_uid: &str) -> String {
+    y.replace(
+        &format!("  name: {name}\n  namespace: ns\n"),
+        &format!(
+            "  name: {name}\n  namespace: ns\n  labels: {{kueue.x-k8s.io/job-uid: {job_uid}}}\n"
+        ),
+    )
+}
+
+/// Upstream `TestScheduleRecomputePreemptionTargets` / "two workloads reclaim nominal quota;
+/// RecomputePreemptionTargetsUponOverlap enabled": wl-tiny-pending (created first) reclaims
+/// from cq-rest; wl-hero's targets overlap, it is assigned again without wl-rest-admitted and
+/// fits once that preemption completes (DeferredFit).
+#[test]
+fn recompute_two_workloads_reclaim_nominal_quota() {
+    let mut y = recompute_tree();
+    y += &admitted(
+        "wl-rest-admitted",
+        "cq-rest",
+        "cq-rest",
+        0,
+        0,
+        1,
+        "default",
+        &[("cpu", "6055", "6055")],
+    );
+    y += &with_job_uid(
+        wl("wl-hero", "cq-hero", 0, 2, 1, &[("cpu", "2950")]),
+        "wl-hero",
+        "job-h-uid",
+    );
+    y += &with_job_uid(
+        wl("wl-tiny-pending", "cq-tiny", 0, 1, 1, &[("cpu", "50")]),
+        "wl-tiny-pending",
+        "job-t-uid",
+    );
+    let y = y.replace("uid: uid-wl-", "uid: wl-");
+    let r = run_cycles(&y, 1);
+    assert!(r.admitted.is_empty());
+    assert_eq!(
+        preempted_names(&r),
+        [(
+            "ns/wl-rest-admitted".to_string(),
+            "InCohortReclamation".to_string()
+        )]
+    );
+    assert_eq!(r.preempted[0].preemptor, "ns/wl-tiny-pending");
+    let hero = pending_of(&r, "ns/wl-hero");
+    assert_eq!(hero.reason, "WaitingForPreemptedWorkloads");
+    assert_eq!(
+        hero.message,
+        "Workload has overlapping preemption targets with another workload, but will fit after these preemptions complete"
+    );
+    let tiny = pending_of(&r, "ns/wl-tiny-pending");
+    assert_eq!(tiny.reason, "WaitingForPreemptedWorkloads");
+    assert_eq!(
+        tiny.message,
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 50 more needed. Pending the preemption of 1 workload(s)"
+    );
+    let rest = pending_of(&r, "ns/wl-rest-admitted");
+    assert_eq!(rest.reason, "Preempted");
+    assert_eq!(
+        rest.message,
+        "Preempted to accommodate a workload (UID: wl-tiny-pending, JobUID: job-t-uid) due to reclamation within the cohort; preemptor path: /root-cohort/parent-cohort-b/cq-tiny; preemptee path: /root-cohort/parent-cohort-c/cq-rest"
+    );
+    // the next cycle admits both once the victim is gone
+    let r = run(&y);
+    let mut got: Vec<(String, u32)> = r
+        .admitted
+        .iter()
+        .map(|a| (a.workload.clone(), a.cycle))
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("ns/wl-hero".to_string(), 2),
+            ("ns/wl-tiny-pending".to_string(), 2)
+        ]
+    );
+}
