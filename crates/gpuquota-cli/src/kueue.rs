@@ -6,7 +6,13 @@
 //!   "pending": [{workload, clusterQueue, reason, message}]}`;
 //! - `quotas`: `{"clusterQueues": {cq: {flavor: {resource: {nominal, borrowingLimit,
 //!   lendingLimit, usage, available, potentialAvailable}}}}, "cohorts": {cohort: {flavor:
-//!   {resource: {nominal, subtreeQuota, usage, borrowingLimit, lendingLimit}}}}}`.
+//!   {resource: {nominal, subtreeQuota, usage, borrowingLimit, lendingLimit}}}}}`;
+//! - `shares`: `{"clusterQueues": {cq: {"share": 250, "dominantResource": "nvidia.com/gpu"}},
+//!   "cohorts": {cohort: {…}}}` — `status.fairSharing.weightedShare` as Kueue reports it
+//!   (`gpuquota_fairshare::shares::kueue_shares`); `null` where Kueue reports no share.
+//!
+//! `schedule` runs Kueue's fair sharing (`gpuquota_cohort::fair`) when the Kueue
+//! `Configuration` in the files enables it (`fairSharing`) or `--fair-sharing` is given.
 //!
 //! Live-cluster states Kueue tolerates are warnings on stderr; malformed objects are listed on
 //! stderr with exit code 1.
@@ -32,6 +38,20 @@ pub(crate) enum KueueCommand {
         /// Stop after N cycles (default: until a cycle changes nothing).
         #[arg(long)]
         cycles: Option<u32>,
+        /// Fair sharing (DRS tournament, fair-sharing preemption) even without a
+        /// Configuration enabling it.
+        #[arg(long)]
+        fair_sharing: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "json")]
+        output: OutputFormat,
+    },
+    /// Every ClusterQueue's and Cohort's fair-sharing share (`status.fairSharing.
+    /// weightedShare`) and dominant resource, as Kueue reports them.
+    Shares {
+        /// Manifests (YAML or JSON, several documents per file).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
         /// Output format.
         #[arg(long, value_enum, default_value = "json")]
         output: OutputFormat,
@@ -48,8 +68,8 @@ pub(crate) enum KueueCommand {
     },
 }
 
-/// Imports and builds the world; `Err(code)` after printing every problem.
-fn load(files: &[PathBuf]) -> Result<Result<World, ExitCode>, CliError> {
+/// Imports the manifests; `Err(code)` after printing every problem.
+fn import(files: &[PathBuf]) -> Result<Result<gpuquota_model::Model, ExitCode>, CliError> {
     let mut importer = gpuquota_model::Importer::new();
     for f in files {
         let text = read_file(f)?;
@@ -67,13 +87,29 @@ fn load(files: &[PathBuf]) -> Result<Result<World, ExitCode>, CliError> {
     for w in &imported.warnings {
         eprintln!("warning: {w}");
     }
-    world_from(&imported.model)
+    Ok(Ok(imported.model))
 }
 
-fn world_from(model: &gpuquota_model::Model) -> Result<Result<World, ExitCode>, CliError> {
+/// Imports and builds the world; `Err(code)` after printing every problem.
+fn load(files: &[PathBuf]) -> Result<Result<World, ExitCode>, CliError> {
+    match import(files)? {
+        Ok(model) => world_from(&model, false),
+        Err(code) => Ok(Err(code)),
+    }
+}
+
+/// Builds the world and prints its warnings (`fair`: fair sharing runs, so the engine's
+/// "orders and preempts classically" warning does not apply).
+fn world_from(
+    model: &gpuquota_model::Model,
+    fair: bool,
+) -> Result<Result<World, ExitCode>, CliError> {
     match World::build(model) {
         Ok(world) => {
             for w in &world.warnings {
+                if fair && w.kind == "Configuration" && w.message.contains("fair sharing") {
+                    continue;
+                }
                 eprintln!("warning: {w}");
             }
             Ok(Ok(world))
@@ -92,19 +128,69 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
         KueueCommand::Schedule {
             files,
             cycles,
+            fair_sharing,
             output,
         } => {
-            let world = match load(&files)? {
+            let model = match import(&files)? {
+                Ok(m) => m,
+                Err(code) => return Ok(code),
+            };
+            let settings = match gpuquota_fairshare::config::settings_from_configuration(
+                model.configuration.as_ref(),
+                fair_sharing,
+            ) {
+                Ok(s) => s,
+                Err(errors) => {
+                    for e in &errors.0 {
+                        eprintln!("error: {e}");
+                    }
+                    return Ok(ExitCode::from(1));
+                }
+            };
+            let world = match world_from(&model, settings.enabled)? {
                 Ok(w) => w,
                 Err(code) => return Ok(code),
             };
-            let report = gpuquota_cohort::schedule(&world, cycles);
+            let report = if settings.enabled {
+                match gpuquota_cohort::fair::schedule(&world, &model, settings, cycles) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return Ok(ExitCode::from(1));
+                    }
+                }
+            } else {
+                gpuquota_cohort::schedule(&world, cycles)
+            };
             match output {
                 OutputFormat::Json => print!("{}", to_json(&report)?),
                 OutputFormat::Table => print!("{}", schedule_table(&report)),
                 other => {
                     return Err(CliError(format!(
                         "kueue schedule: --output {other:?} is not supported (json, table)"
+                    )));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        KueueCommand::Shares { files, output } => {
+            let model = match import(&files)? {
+                Ok(m) => m,
+                Err(code) => return Ok(code),
+            };
+            let report = match gpuquota_fairshare::shares::kueue_shares(&model) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Ok(ExitCode::from(1));
+                }
+            };
+            match output {
+                OutputFormat::Json => print!("{}", to_json(&report)?),
+                OutputFormat::Table => print!("{}", shares_table(&report)),
+                other => {
+                    return Err(CliError(format!(
+                        "kueue shares: --output {other:?} is not supported (json, table)"
                     )));
                 }
             }
@@ -128,6 +214,44 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn shares_table(r: &gpuquota_fairshare::shares::SharesReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<12} {:<36} {:>10}  DOMINANT",
+        "KIND", "NAME", "SHARE"
+    );
+    let rows = r
+        .cluster_queues
+        .iter()
+        .map(|(n, s)| ("ClusterQueue", n, s))
+        .chain(r.cohorts.iter().map(|(n, s)| ("Cohort", n, s)));
+    for (kind, name, s) in rows {
+        let (share, dom) = match s {
+            None => ("-".to_owned(), "-".to_owned()),
+            Some(s) => (
+                if s.share == i64::MAX {
+                    "inf".to_owned()
+                } else {
+                    s.share.to_string()
+                },
+                s.dominant_resource
+                    .clone()
+                    .unwrap_or_else(|| "-".to_owned()),
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "{:<12} {:<36} {:>10}  {}",
+            kind,
+            cut(name, 36),
+            share,
+            cut(&dom, 18)
+        );
+    }
+    out
 }
 
 fn cut(s: &str, n: usize) -> String {
