@@ -281,7 +281,9 @@ impl Pending {
             Pending::WaitingForPreemptions { .. } | Pending::DeferredFit => {
                 "WaitingForPreemptedWorkloads"
             }
-            Pending::Preempted { .. } => "Preempted",
+            // upstream: once the evicted workload's quota is released, `QuotaReserved=False`
+            // gets `PendingEvaluation` with the eviction (preemption) message
+            Pending::Preempted { .. } => "PendingEvaluation",
             Pending::BehindHead { .. } | Pending::NotConsidered => "Pending",
         }
     }
@@ -295,7 +297,7 @@ impl Pending {
             Pending::ClusterQueueInactive(q) => format!("ClusterQueue {q} is inactive"),
             Pending::Deactivated => "The workload is deactivated".to_owned(),
             Pending::NamespaceMismatch => {
-                "Workload namespace doesn't match ClusterQueue selector".to_owned()
+                "workload namespace doesn't match ClusterQueue selector".to_owned()
             }
             Pending::ResourceQuotaExceeded {
                 quota,

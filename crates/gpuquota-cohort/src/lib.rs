@@ -116,8 +116,10 @@
 //!   does not exist, the name the LocalQueue points at when that ClusterQueue is missing.
 //! - `pending[].reason` is upstream's `QuotaReserved=False` reason with
 //!   `UnadmittedWorkloadsObservability` on (`NoMatchingFlavor`, `ExceedsMaxQuota`,
-//!   `WaitingForQuota`, `WaitingForPreemptedWorkloads`, `Misconfigured`, `Suspended`), plus
-//!   `Preempted` (evicted, not reconsidered yet), `Forbidden` (ResourceQuota) and `Pending`.
+//!   `WaitingForQuota`, `WaitingForPreemptedWorkloads`, `Misconfigured`, `Suspended`,
+//!   `Deactivated`, and `PendingEvaluation` with the preemption message for a workload
+//!   evicted and not reconsidered yet), plus `Forbidden` (ResourceQuota) and `Pending` (never
+//!   evaluated: upstream sets no condition then).
 //! - A run without `--cycles` stops at the first cycle that admits nothing, preempts nothing
 //!   and leaves every queue as it was, or when no queue has a head (that empty cycle is not
 //!   counted), or after `4 × workloads + 64` cycles.

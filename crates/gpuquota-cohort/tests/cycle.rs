@@ -201,7 +201,7 @@ fn namespace_selector() {
         (p.reason.as_str(), p.message.as_str()),
         (
             "Misconfigured",
-            "Workload namespace doesn't match ClusterQueue selector"
+            "workload namespace doesn't match ClusterQueue selector"
         )
     );
     let ok = y.replace("team: b", "team: a");

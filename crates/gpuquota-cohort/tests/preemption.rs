@@ -73,7 +73,7 @@ fn preemption_message() {
     y += &wl("high", "q", 5, 2, 2, &[("nvidia.com/gpu", "1")]);
     let r = run_cycles(&y, 1);
     let low = pending_of(&r, "ns/low");
-    assert_eq!(low.reason, "Preempted");
+    assert_eq!(low.reason, "PendingEvaluation");
     assert_eq!(
         low.message,
         "Preempted to accommodate a workload (UID: uid-high, JobUID: UNKNOWN) due to prioritization in the ClusterQueue; preemptor path: /co/q; preemptee path: /co/q"

@@ -100,7 +100,7 @@ fn recompute_two_workloads_reclaim_nominal_quota() {
         "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 50 more needed. Pending the preemption of 1 workload(s)"
     );
     let rest = pending_of(&r, "ns/wl-rest-admitted");
-    assert_eq!(rest.reason, "Preempted");
+    assert_eq!(rest.reason, "PendingEvaluation");
     assert_eq!(
         rest.message,
         "Preempted to accommodate a workload (UID: wl-tiny-pending, JobUID: job-t-uid) due to reclamation within the cohort; preemptor path: /root-cohort/parent-cohort-b/cq-tiny; preemptee path: /root-cohort/parent-cohort-c/cq-rest"
