@@ -565,10 +565,10 @@ fn locate(value: &serde_json::Value, whole: &serde_json::Error) -> MeteringError
         }
     }
     let mut out = Vec::new();
-    if let Some(w) = value.get("window") {
-        if let Err(e) = WindowIn::deserialize(w) {
-            out.push(format!("window: {e}"));
-        }
+    if let Some(w) = value.get("window")
+        && let Err(e) = WindowIn::deserialize(w)
+    {
+        out.push(format!("window: {e}"));
     }
     check::<CardTypeIn>(value, "cardTypes", &mut out);
     check::<DepartmentIn>(value, "departments", &mut out);
