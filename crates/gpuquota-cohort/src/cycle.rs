@@ -392,7 +392,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 cq,
                 usage: a.usage,
                 uses,
-                time: (Timestamp::EPOCH, self.cycle),
+                time: (crate::preempt::now(), self.cycle),
                 evicted: false,
             };
             add_reservation(world, &mut self.usage, &res);
@@ -976,7 +976,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 cq,
                 usage: e.assignment.usage.clone(),
                 uses,
-                time: (Timestamp::EPOCH, cycle),
+                time: (crate::preempt::now(), cycle),
                 evicted: false,
             };
             add_reservation(world, &mut self.usage, &res);

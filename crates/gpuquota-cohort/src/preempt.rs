@@ -53,6 +53,13 @@ pub struct Target {
     pub reason: PreemptReason,
 }
 
+/// The run's "now": later than every time in the input. Upstream orders preemption
+/// candidates by their `QuotaReserved` transition time and takes the current time for a
+/// workload without `QuotaReserved=True`; workloads admitted during the run were admitted now.
+pub fn now() -> Timestamp {
+    Timestamp::from_unix_seconds(i64::MAX)
+}
+
 /// A quota reservation held by a workload (input admission or admitted during the run).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reservation {

@@ -161,7 +161,7 @@ pub struct AdmittedInfo {
     pub usage: Vec<(FrId, Amount)>,
     /// Flavor-resources the admission uses (per its flavors), sorted.
     pub uses: Vec<FrId>,
-    /// QuotaReserved transition time (or creation time).
+    /// QuotaReserved transition time ([`crate::preempt::now`] without `QuotaReserved=True`).
     pub time: Timestamp,
     /// `Evicted=True` already.
     pub evicted: bool,
@@ -1126,11 +1126,13 @@ impl Builder {
                                 *e = e.saturating_add(a);
                             }
                         }
-                        let time = w
-                            .condition("QuotaReserved")
-                            .and_then(|c| c.last_transition_time)
-                            .or(w.metadata.creation_timestamp)
-                            .unwrap_or(Timestamp::EPOCH);
+                        // upstream `quotaReservationTime`: without QuotaReserved=True, "now"
+                        let time = match w.condition("QuotaReserved") {
+                            Some(c) if c.is_true() => {
+                                c.last_transition_time.unwrap_or(Timestamp::EPOCH)
+                            }
+                            _ => crate::preempt::now(),
+                        };
                         let evicted = w.condition("Evicted").is_some_and(|c| c.is_true());
                         let node = cluster_queues[c as usize].node;
                         for (&fr, &a) in &u {

@@ -382,3 +382,67 @@ fn hierarchical_reclaim() {
     assert!(r.preempted.is_empty());
     assert_eq!(pending_of(&r, "ns/owner").reason, "WaitingForQuota");
 }
+
+/// Rule 15 (upstream `CandidatesOrdering`, `quotaReservationTime`): among equal priorities the
+/// most recently admitted goes first; a workload admitted during the run was admitted "now",
+/// after every input admission.
+#[test]
+fn admitted_during_the_run_is_the_most_recent() {
+    let mut y = rf("f");
+    y += &cq(
+        "q",
+        None,
+        "preemption: {withinClusterQueue: LowerPriority}",
+        &[vec![gpu("f", "3")]],
+    );
+    y += &admitted(
+        "old",
+        "q",
+        "q",
+        0,
+        0,
+        1,
+        "f",
+        &[("nvidia.com/gpu", "1", "1")],
+    );
+    y += &wl("new", "q", 0, 1, 1, &[("nvidia.com/gpu", "1")]);
+    y += &wl("high", "q", 5, 2, 2, &[("nvidia.com/gpu", "1")]);
+    let w = world(&y);
+    let high = w.workload_id("ns/high").expect("high");
+    let mut s = gpuquota_cohort::Scheduler::new(&w);
+    s.withhold(high);
+    s.run(Some(1));
+    s.arrive(high);
+    s.run(None);
+    let r = gpuquota_cohort::ScheduleReport::from_scheduler(&w, &s);
+    assert_eq!(
+        preempted_names(&r),
+        [("ns/new".to_string(), "InClusterQueue".to_string())]
+    );
+    assert!(admitted_names(&r).contains(&"ns/high".to_string()));
+}
+
+/// Upstream `quotaReservationTime`: an admitted workload without `QuotaReserved=True` counts
+/// as reserved "now", so it is preempted before one with an older transition time.
+#[test]
+fn missing_quota_reserved_condition_counts_as_now() {
+    let mut y = rf("f");
+    y += &cq(
+        "q",
+        None,
+        "preemption: {withinClusterQueue: LowerPriority}",
+        &[vec![gpu("f", "2")]],
+    );
+    y += &admitted("a", "q", "q", 0, 5, 1, "f", &[("nvidia.com/gpu", "1", "1")]);
+    let b = admitted("b", "q", "q", 0, 1, 1, "f", &[("nvidia.com/gpu", "1", "1")]);
+    y += &b.replace(
+        "  conditions:\n  - type: QuotaReserved\n    status: \"True\"\n    lastTransitionTime: \"2026-01-01T01:00:01Z\"\n",
+        "",
+    );
+    y += &wl("high", "q", 5, 9, 1, &[("nvidia.com/gpu", "1")]);
+    let r = run_cycles(&y, 1);
+    assert_eq!(
+        preempted_names(&r),
+        [("ns/b".to_string(), "InClusterQueue".to_string())]
+    );
+}
