@@ -123,6 +123,10 @@
 //! - A run without `--cycles` stops at the first cycle that admits nothing, preempts nothing
 //!   and leaves every queue as it was, or when no queue has a head (that empty cycle is not
 //!   counted), or after `4 × workloads + 64` cycles.
+//! - `kueue quotas`: a cohort's `usage` is the whole subtree's (the sum over every
+//!   ClusterQueue below it, as upstream's `cohort_subtree_resource_reservations` reports it);
+//!   the cache's internal cohort usage, which leaves out what children use inside their
+//!   guaranteed (`nominal − lendingLimit`) quota, differs from it only under lending limits.
 //! - [`Scheduler::withhold`] and [`Scheduler::arrive`] model arrivals between runs (the seed
 //!   platform's 02:00 job).
 //!

@@ -178,7 +178,9 @@ pub struct CohortQuotaOut {
     pub nominal: String,
     /// `SubtreeQuota`.
     pub subtree_quota: String,
-    /// Usage charged to the cohort by its subtree (Kueue's cohort usage).
+    /// Usage of the whole subtree: every ClusterQueue below the cohort (upstream's
+    /// `cohort_subtree_resource_reservations`; Kueue's internal cohort usage leaves out what
+    /// children use inside their guaranteed quota).
     pub usage: String,
     /// `borrowingLimit` (null when unset).
     pub borrowing_limit: Option<String>,
@@ -223,6 +225,38 @@ impl QuotasReport {
         for r in 0..n {
             if t.nodes[r].parent.is_none() {
                 fill(world, r as NodeId, &mut present);
+            }
+        }
+        // usage of the whole subtree, per node and flavor-resource
+        let mut subtree_usage: Vec<Vec<gpuquota_model::Amount>> =
+            vec![vec![gpuquota_model::Amount::ZERO; t.frs]; n];
+        fn sum(
+            world: &World,
+            u: &crate::tree::Usage,
+            node: NodeId,
+            out: &mut [Vec<gpuquota_model::Amount>],
+        ) {
+            let t = &world.tree;
+            match t.nodes[node as usize].kind {
+                NodeKind::ClusterQueue(_) => {
+                    for fr in 0..t.frs {
+                        out[node as usize][fr] = t.usage(u, node, fr as FrId);
+                    }
+                }
+                NodeKind::Cohort => {
+                    for &c in &t.nodes[node as usize].children {
+                        sum(world, u, c, out);
+                        for fr in 0..t.frs {
+                            let v = out[c as usize][fr];
+                            out[node as usize][fr] = out[node as usize][fr].saturating_add(v);
+                        }
+                    }
+                }
+            }
+        }
+        for r in 0..n {
+            if t.nodes[r].parent.is_none() {
+                sum(world, u, r as NodeId, &mut subtree_usage);
             }
         }
         let fmt = |fr: FrId, a: gpuquota_model::Amount| world.fr_resource(fr).format_amount(a);
@@ -272,7 +306,7 @@ impl QuotasReport {
                                 CohortQuotaOut {
                                     nominal: fmt(fr, q.nominal),
                                     subtree_quota: fmt(fr, t.subtree_quota(id, fr)),
-                                    usage: fmt(fr, t.usage(u, id, fr)),
+                                    usage: fmt(fr, subtree_usage[id as usize][fr as usize]),
                                     borrowing_limit: q.borrowing_limit.map(|a| fmt(fr, a)),
                                     lending_limit: q.lending_limit.map(|a| fmt(fr, a)),
                                 },

@@ -91,13 +91,15 @@ fn worked_example_cohorts() {
     let t = &v["cohorts"]["team-a"]["f"]["nvidia.com/gpu"];
     assert_eq!(t["nominal"], "4");
     assert_eq!(t["subtreeQuota"], "14");
-    assert_eq!(t["usage"], "10");
+    // the whole subtree's usage (a1 9 + a2 7), not Kueue's internal 10 (a1's guaranteed 6 left
+    // out)
+    assert_eq!(t["usage"], "16");
     assert_eq!(t["borrowingLimit"], "6");
     assert_eq!(t["lendingLimit"], "2");
     let r = &v["cohorts"]["root"]["f"]["nvidia.com/gpu"];
     assert_eq!(r["nominal"], "0");
     assert_eq!(r["subtreeQuota"], "10");
-    assert_eq!(r["usage"], "5");
+    assert_eq!(r["usage"], "21");
     assert_eq!(r["borrowingLimit"], serde_json::Value::Null);
 }
 
