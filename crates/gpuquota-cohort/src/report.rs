@@ -239,16 +239,16 @@ impl QuotasReport {
             let t = &world.tree;
             match t.nodes[node as usize].kind {
                 NodeKind::ClusterQueue(_) => {
-                    for fr in 0..t.frs {
-                        out[node as usize][fr] = t.usage(u, node, fr as FrId);
+                    for (fr, o) in out[node as usize].iter_mut().enumerate() {
+                        *o = t.usage(u, node, fr as FrId);
                     }
                 }
                 NodeKind::Cohort => {
                     for &c in &t.nodes[node as usize].children {
                         sum(world, u, c, out);
-                        for fr in 0..t.frs {
-                            let v = out[c as usize][fr];
-                            out[node as usize][fr] = out[node as usize][fr].saturating_add(v);
+                        let child = out[c as usize].clone();
+                        for (o, v) in out[node as usize].iter_mut().zip(child) {
+                            *o = o.saturating_add(v);
                         }
                     }
                 }
