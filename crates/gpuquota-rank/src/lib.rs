@@ -74,9 +74,13 @@
 //! * Phase-3 remainders are compared as fixed-point fractions of 10⁻¹⁸ of a unit.
 //! * Victim search probes prefixes of one deterministic victim order (exponential then binary
 //!   search) instead of KAI's solver portfolio; victim queues are ordered once per reclaimer
-//!   (lower priority first, then the more over-served). The loop-avoidance bug of KAI test
+//!   (lower priority first, then the more over-served). The prefix found is then pruned:
+//!   a victim the job does not need keeps running, as in KAI, where the solver puts every
+//!   victim of a scenario back after placing the preemptor (preempt test "no need to
+//!   preempt both"). The loop-avoidance bug of KAI test
 //!   B-39 and the consolidating-reclaim bypass (PR #1565) are not reproduced.
-//! * Without nodes the session runs at quota level on one pool of the cluster total.
+//! * Without nodes, a `--total` runs the session at quota level on one pool of that total;
+//!   with neither nodes nor a total the cluster is empty (KAI's allocate test "No nodes").
 //! * See [`snapshot`] for the reading rules where upstream's CRDs leave fields unset.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

@@ -1110,27 +1110,7 @@ impl<'a> Engine<'a> {
         victims: &[(usize, Vec<usize>)],
         k0: usize,
     ) -> Option<usize> {
-        let fits = |e: &mut Engine<'_>, k: usize| -> bool {
-            let snap_nodes = e.nodes.clone();
-            let snap_pool = e.pool.clone();
-            let snap_place: Vec<(usize, usize, PlaceRec)> = victims[..k]
-                .iter()
-                .flat_map(|(vj, ts)| ts.iter().map(|&t| (*vj, t, e.place[*vj][t].clone())))
-                .collect();
-            for (vj, ts) in &victims[..k] {
-                for &t in ts {
-                    e.release(*vj, t);
-                }
-            }
-            let ok = e.place_all(ji, tasks).is_some();
-            e.nodes = snap_nodes;
-            e.pool = snap_pool;
-            for (vj, t, rec) in snap_place {
-                e.place[vj][t] = rec;
-                e.tstate[vj][t] = TState::Running;
-            }
-            ok
-        };
+        let fits = |e: &mut Engine<'_>, k: usize| -> bool { e.fits_with(ji, tasks, &victims[..k]) };
         let n = victims.len();
         let k0 = k0.min(n);
         if fits(self, k0) {
@@ -1160,6 +1140,71 @@ impl<'a> Engine<'a> {
             }
         }
         Some(hi)
+    }
+
+    /// Whether `tasks` of job `ji` can be placed once `victims` are released (state restored).
+    fn fits_with(&mut self, ji: usize, tasks: &[usize], victims: &[(usize, Vec<usize>)]) -> bool {
+        let e = self;
+        let snap_nodes = e.nodes.clone();
+        let snap_pool = e.pool.clone();
+        let snap_place: Vec<(usize, usize, PlaceRec)> = victims
+            .iter()
+            .flat_map(|(vj, ts)| ts.iter().map(|&t| (*vj, t, e.place[*vj][t].clone())))
+            .collect();
+        for (vj, ts) in victims {
+            for &t in ts {
+                e.release(*vj, t);
+            }
+        }
+        let ok = e.place_all(ji, tasks).is_some();
+        e.nodes = snap_nodes;
+        e.pool = snap_pool;
+        for (vj, t, rec) in snap_place {
+            e.place[vj][t] = rec;
+            e.tstate[vj][t] = TState::Running;
+        }
+        ok
+    }
+
+    /// Drops the victims the job does not need, as KAI's solver does when it puts every
+    /// victim of a scenario back after placing the preemptor (`TryToVirtuallyAllocate…`): a
+    /// victim that can stay where it is keeps running. Tried from the last victim of the
+    /// prefix (the least evictable) to the first; `keep_ok` re-checks any other condition
+    /// (the capacity policy for preempt). A unit of a job stays evicted while a later unit
+    /// of the same job (its core) is evicted.
+    ///
+    /// # Complexity
+    /// O(k) placement probes for a prefix of k victims.
+    fn prune_victims(
+        &mut self,
+        ji: usize,
+        tasks: &[usize],
+        victims: &[(usize, Vec<usize>)],
+        keep_ok: &dyn Fn(&Engine<'_>, &[(usize, Vec<usize>)]) -> bool,
+    ) -> Vec<(usize, Vec<usize>)> {
+        let mut kept: Vec<bool> = vec![true; victims.len()];
+        for i in (0..victims.len()).rev() {
+            let vj = victims[i].0;
+            if (i + 1..victims.len()).any(|j| kept[j] && victims[j].0 == vj) {
+                continue;
+            }
+            kept[i] = false;
+            let rest: Vec<(usize, Vec<usize>)> = victims
+                .iter()
+                .zip(&kept)
+                .filter(|(_, k)| **k)
+                .map(|(v, _)| v.clone())
+                .collect();
+            if !(keep_ok(self, &rest) && self.fits_with(ji, tasks, &rest)) {
+                kept[i] = true;
+            }
+        }
+        victims
+            .iter()
+            .zip(&kept)
+            .filter(|(_, k)| **k)
+            .map(|(v, _)| v.clone())
+            .collect()
     }
 
     fn victim_job_cmp(&self, a: usize, b: usize) -> Ordering {
@@ -1530,7 +1575,8 @@ impl<'a> Engine<'a> {
                 );
                 continue;
             };
-            if let Err(msg) = self.reclaimable(leaf, req, &victims[..k]) {
+            let chosen = self.prune_victims(ji, &tasks, &victims[..k], &|_, _| true);
+            if let Err(msg) = self.reclaimable(leaf, req, &chosen) {
                 self.set_fail(
                     ji,
                     Reason::Unschedulable,
@@ -1540,7 +1586,7 @@ impl<'a> Engine<'a> {
                 continue;
             }
             let key = self.c.jobs[ji].key.clone();
-            for (vj, ts) in victims[..k].iter().cloned() {
+            for (vj, ts) in chosen {
                 self.evict(vj, &ts, Action::Reclaim, Some(&key));
             }
             if let Some(recs) = self.place_all(ji, &tasks) {
@@ -1628,8 +1674,16 @@ impl<'a> Engine<'a> {
             let Some(k) = self.min_prefix(ji, &tasks, &victims, k0) else {
                 continue;
             };
+            let cap_ok = |e: &Engine<'_>, rest: &[(usize, Vec<usize>)]| {
+                let freed: Vec<(usize, [i128; 3], bool)> = rest
+                    .iter()
+                    .map(|(vj, ts)| (leaf, e.job_req(*vj, ts), false))
+                    .collect();
+                e.capacity(leaf, req, np, &freed).is_none()
+            };
+            let chosen = self.prune_victims(ji, &tasks, &victims[..k], &cap_ok);
             let key = self.c.jobs[ji].key.clone();
-            for (vj, ts) in victims[..k].iter().cloned() {
+            for (vj, ts) in chosen {
                 self.evict(vj, &ts, Action::Preempt, Some(&key));
             }
             if let Some(recs) = self.place_all(ji, &tasks) {

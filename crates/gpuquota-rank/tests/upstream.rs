@@ -274,3 +274,92 @@ fn reclaim_jobs_according_to_queue_fair_share() {
         )]
     );
 }
+
+/// `(podGroup, action, by)` of every eviction, sorted.
+fn evicted(v: &Value) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = v["evicted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["podGroup"].as_str().unwrap().to_string(),
+                e["action"].as_str().unwrap().to_string(),
+                e["by"].as_str().unwrap_or("-").to_string(),
+            )
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+fn ev(pg: &str, action: &str, by: &str) -> (String, String, String) {
+    (pg.to_string(), action.to_string(), by.to_string())
+}
+
+/// `reclaim/reclaim_test.go` "queue0 is over fair share, queue1 is under fair share - reclaim
+/// for job with multiple tasks from job with multiple tasks": four 1-GPU nodes; queue0
+/// (deserved 1, weight 0) runs a 3-task gang on node0..2 and a 1-GPU job on node3; queue1
+/// (deserved 2) wants a 3-task gang. KAI evicts only the gang: the newer 1-GPU job is a
+/// victim candidate too, but it can stay where it is once the reclaimer is placed.
+#[test]
+fn reclaim_keeps_victims_the_reclaimer_does_not_need() {
+    let v = Topo::default()
+        .queue("queue0", None, 1.0, 0.0)
+        .queue("queue1", None, 2.0, 1.0)
+        .node("node0", 1)
+        .node("node1", 1)
+        .node("node2", 1)
+        .node("node3", 1)
+        .job(
+            "q0_job0",
+            "queue0",
+            TRAIN,
+            1.0,
+            &[Some("node0"), Some("node1"), Some("node2")],
+        )
+        .job("q0_job1", "queue0", TRAIN, 1.0, &[Some("node3")])
+        .job("q1_job1", "queue1", TRAIN, 1.0, &[None, None, None])
+        .schedule();
+    assert_eq!(evicted(&v), [ev("test/q0_job0", "reclaim", "test/q1_job1")]);
+    assert_eq!(
+        allocated(&v),
+        [(
+            "test/q1_job1".to_string(),
+            true,
+            vec![
+                "node0".to_string(),
+                "node1".to_string(),
+                "node2".to_string()
+            ]
+        )]
+    );
+}
+
+/// `preempt/preempt_test.go` "3 train job running, 1 build job pending for the same queue -
+/// no need to preempt both": a 2-GPU node holds trains of 0.5, 1 and 0.5 GPU; a 1-GPU build
+/// job of the same queue preempts only the whole-GPU train (the newest 0.5 train comes first
+/// in victim order but is not needed) and is pipelined onto node0.
+#[test]
+fn preempt_no_need_to_preempt_both() {
+    let v = Topo::default()
+        .queue("queue0", None, 2.0, 0.0)
+        .node("node0", 2)
+        .job("running_job0", "queue0", TRAIN, 0.5, &[Some("node0")])
+        .job("running_job1", "queue0", TRAIN, 1.0, &[Some("node0")])
+        .job("running_job2", "queue0", TRAIN, 0.5, &[Some("node0")])
+        .job("pending_job0", "queue0", 100, 1.0, &[None])
+        .schedule();
+    assert_eq!(
+        evicted(&v),
+        [ev("test/running_job1", "preempt", "test/pending_job0")]
+    );
+    assert_eq!(
+        allocated(&v),
+        [(
+            "test/pending_job0".to_string(),
+            true,
+            vec!["node0".to_string()]
+        )]
+    );
+}
