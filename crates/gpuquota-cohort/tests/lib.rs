@@ -2,6 +2,7 @@
 
 mod common;
 mod cycle;
+mod fair_sharing;
 mod flavors;
 mod preemption;
 mod properties;

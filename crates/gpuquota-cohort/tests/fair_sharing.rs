@@ -1,0 +1,440 @@
+//! Fair sharing (kueue.md §5.4 tournament, §6.4 fair-sharing preemption, §6.5 DRS, §10 rule
+//! 17) through the engine's cycle: hand-computed admissions, victims and reasons. Each test
+//! names the upstream behaviour it pins; most also show that the classical engine decides
+//! differently on the same input.
+
+use gpuquota_cohort::ScheduleReport;
+use gpuquota_fairshare::config::settings_from_configuration;
+
+use crate::common::*;
+
+const ANY: &str = "preemption: {reclaimWithinCohort: Any}";
+const FS_DEFAULT: &str = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing:\n  preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]\n---\n";
+const FS_S2A: &str = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing:\n  preemptionStrategies: [LessThanOrEqualToFinalShare]\n---\n";
+
+/// Runs with fair sharing (strategies from the Configuration in `yaml`, if any).
+fn run_fair(yaml: &str) -> ScheduleReport {
+    let model = gpuquota_model::import_str("test.yaml", yaml)
+        .expect("valid YAML")
+        .model;
+    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let settings = settings_from_configuration(model.configuration.as_ref(), true).unwrap();
+    gpuquota_cohort::fair::schedule(&world, &model, settings, None).unwrap()
+}
+
+fn admitted_in_order(r: &ScheduleReport) -> Vec<(String, u32)> {
+    r.admitted
+        .iter()
+        .map(|a| (a.workload.clone(), a.cycle))
+        .collect()
+}
+
+fn victims(r: &ScheduleReport) -> Vec<(String, String, String)> {
+    r.preempted
+        .iter()
+        .map(|p| (p.workload.clone(), p.preemptor.clone(), p.reason.clone()))
+        .collect()
+}
+
+fn s(a: &str, b: &str, c: &str) -> (String, String, String) {
+    (a.into(), b.into(), c.into())
+}
+
+/// Three ClusterQueues of 4 GPUs in cohort `org` (12 in all, lendable 12 at `org`).
+fn three_queues(extra: &str) -> String {
+    let mut y = rf("g");
+    for q in ["a", "b", "c"] {
+        y += &cq(q, Some("org"), extra, &[vec![gpu("g", "4")]]);
+    }
+    y
+}
+
+/// §5.4 step 3 (`CompareDRS`): with both heads borrowing, the one whose queue ends with the
+/// lower DRS is processed first. a runs 6 and its head asks 2 (DRS ⌈4·1000/12⌉ = 334), b runs
+/// 4 and its head asks 2 (DRS 2·1000/12 ≈ 167); 2 GPUs are free. The classical order
+/// (same borrowing level and priority, a's head is older) would admit a's head instead.
+#[test]
+fn tournament_lower_share_first() {
+    let mut y = three_queues("");
+    y += &admitted(
+        "a1",
+        "a",
+        "a",
+        0,
+        1,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "6", "6")],
+    );
+    y += &admitted(
+        "b1",
+        "b",
+        "b",
+        0,
+        2,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "4", "4")],
+    );
+    y += &wl("a-head", "a", 0, 10, 1, &[("nvidia.com/gpu", "2")]);
+    y += &wl("b-head", "b", 0, 20, 1, &[("nvidia.com/gpu", "2")]);
+    let r = run_fair(&y);
+    assert_eq!(admitted_in_order(&r), vec![("ns/b-head".into(), 1)]);
+    assert!(r.preempted.is_empty());
+    assert_eq!(pending_of(&r, "ns/a-head").reason, "WaitingForQuota");
+    // classical: borrowing level, priority, then the older head
+    let c = run(&y);
+    assert_eq!(admitted_names(&c), vec!["ns/a-head"]);
+}
+
+/// §5.4 and `fair_sharing_iterator.go` `pop`: every pop re-runs the tournament over the
+/// snapshot as the earlier entries left it. Cohorts `left` (l1, l2: 2 GPUs each) and `right`
+/// (r1: 4) under `root` (2 GPUs of its own, the only free ones); each head asks 1. Pop 1:
+/// l1's head (ties broken by time at both levels); left's share then rises to 200 with l2's
+/// head against right's 100, so pop 2 is r1's head, and l2's head no longer fits. The
+/// classical order (all at borrowing level 2, same priority) takes the two older left heads.
+#[test]
+fn tournament_sees_earlier_admissions() {
+    let mut y = rf("g");
+    y += &cohort("root", None, &[vec![gpu("g", "2")]]);
+    y += &cohort("left", Some("root"), &[]);
+    y += &cohort("right", Some("root"), &[]);
+    y += &cq("l1", Some("left"), "", &[vec![gpu("g", "2")]]);
+    y += &cq("l2", Some("left"), "", &[vec![gpu("g", "2")]]);
+    y += &cq("r1", Some("right"), "", &[vec![gpu("g", "4")]]);
+    y += &admitted(
+        "l1-run",
+        "l1",
+        "l1",
+        0,
+        1,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "2", "2")],
+    );
+    y += &admitted(
+        "l2-run",
+        "l2",
+        "l2",
+        0,
+        2,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "2", "2")],
+    );
+    y += &admitted(
+        "r1-run",
+        "r1",
+        "r1",
+        0,
+        3,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "4", "4")],
+    );
+    y += &wl("l1-head", "l1", 0, 10, 1, &[("nvidia.com/gpu", "1")]);
+    y += &wl("l2-head", "l2", 0, 11, 1, &[("nvidia.com/gpu", "1")]);
+    y += &wl("r1-head", "r1", 0, 12, 1, &[("nvidia.com/gpu", "1")]);
+    let r = run_fair(&y);
+    assert_eq!(
+        admitted_in_order(&r),
+        vec![("ns/l1-head".into(), 1), ("ns/r1-head".into(), 1)]
+    );
+    assert_eq!(pending_of(&r, "ns/l2-head").reason, "WaitingForQuota");
+    let c = run(&y);
+    assert_eq!(admitted_names(&c), vec!["ns/l1-head", "ns/l2-head"]);
+}
+
+/// §5.4 step 2, gate `FairSharingPrioritizeNonBorrowing` (on): a head whose queue does not
+/// borrow on the flavor-resources it requests beats one that does, whatever the DRS. qx
+/// borrows 8 of 20 CPUs (DRS 400) but its head asks 3 GPUs within qx's nominal; qy's head
+/// would borrow 2 GPUs (DRS 250). Only 4 GPUs are free: qx's head goes first and qy's head
+/// no longer fits (by DRS alone qy's head would win).
+#[test]
+fn tournament_prefers_not_borrowing_on_requested() {
+    let mut y = rf("f");
+    let res = |c: &'static str, g: &'static str| {
+        (
+            "f",
+            vec![("cpu", c, None, None), ("nvidia.com/gpu", g, None, None)],
+        )
+    };
+    y += &cq("qx", Some("org"), "", &[vec![res("10", "4")]]);
+    y += &cq("qy", Some("org"), "", &[vec![res("10", "4")]]);
+    y += &admitted("x-run", "qx", "qx", 0, 1, 1, "f", &[("cpu", "18", "18")]);
+    y += &admitted(
+        "y-run",
+        "qy",
+        "qy",
+        0,
+        2,
+        1,
+        "f",
+        &[("nvidia.com/gpu", "4", "4")],
+    );
+    y += &wl("y-head", "qy", 0, 10, 1, &[("nvidia.com/gpu", "2")]);
+    y += &wl("x-head", "qx", 0, 20, 1, &[("nvidia.com/gpu", "3")]);
+    let r = run_fair(&y);
+    assert_eq!(admitted_in_order(&r)[0], ("ns/x-head".into(), 1));
+    assert!(!r.admitted.iter().any(|a| a.workload == "ns/y-head"));
+}
+
+/// §6.4 `runFirstFsStrategy`, gate `FairSharingPreemptWithinNominal` (on): a preemptor that
+/// stays within nominal with its workload reclaims without consulting the strategies, from
+/// the borrowing queue with the highest DRS first (a: 2 borrowed, 167; c: 1 borrowed, 84),
+/// reason `InCohortReclamation`, most recently admitted first. Classical preemption orders
+/// the cohort candidates by priority across queues and would take c's priority-0 workload.
+#[test]
+fn within_nominal_reclaims_from_highest_share() {
+    let mut y = three_queues(ANY);
+    y += &admitted(
+        "a1",
+        "a",
+        "a",
+        5,
+        1,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "3", "3")],
+    );
+    y += &admitted(
+        "a2",
+        "a",
+        "a",
+        5,
+        2,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "3", "3")],
+    );
+    y += &admitted(
+        "c1",
+        "c",
+        "c",
+        0,
+        3,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "5", "5")],
+    );
+    y += &wl("b-head", "b", 5, 10, 1, &[("nvidia.com/gpu", "2")]);
+    let r = run_fair(&y);
+    assert_eq!(
+        victims(&r),
+        vec![s("ns/a2", "ns/b-head", "InCohortReclamation")]
+    );
+    assert_eq!(r.preempted[0].cycle, 1);
+    assert_eq!(admitted_in_order(&r), vec![("ns/b-head".into(), 2)]);
+    let c = run(&y);
+    assert_eq!(
+        preempted_names(&c),
+        vec![("ns/c1".into(), "InCohortReclamation".into())]
+    );
+}
+
+/// The a/b/c setup of the strategy tests: a runs 4 + 4 + 1 (borrows 5, DRS ⌈5000/12⌉ = 417),
+/// b runs 3, nothing is free; b's head asks 4 and would borrow 3 (DRS 250).
+fn strategy_setup(config: &str) -> String {
+    let mut y = String::from(config);
+    y += &three_queues(ANY);
+    y += &admitted(
+        "a1",
+        "a",
+        "a",
+        0,
+        1,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "4", "4")],
+    );
+    y += &admitted(
+        "a2",
+        "a",
+        "a",
+        0,
+        2,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "4", "4")],
+    );
+    y += &admitted(
+        "a3",
+        "a",
+        "a",
+        0,
+        3,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "1", "1")],
+    );
+    y += &admitted(
+        "b1",
+        "b",
+        "b",
+        0,
+        4,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "3", "3")],
+    );
+    y += &wl("b-head", "b", 0, 10, 1, &[("nvidia.com/gpu", "4")]);
+    y
+}
+
+/// §6.4 S2-a then S2-b with fill-back (`fairPreemptions`, `fillBackWorkloads`). S2-a
+/// (`LessThanOrEqualToFinalShare`): a3 (the most recent) passes (250 ≤ a's 334 after its
+/// removal) but 1 GPU is not enough; a2 and a1 fail (250 > a's 0 after removal) and are kept
+/// for S2-b (`LessThanInitialShare`): 250 < a's current 334, so a2 goes and b's head fits.
+/// Fill-back returns a3 (b fits without evicting it). Only a2 is preempted, reason
+/// `InCohortFairSharing`; b's head is admitted in cycle 2 (it beats a2, back in a's queue,
+/// by DRS: 250 < 417) and a2 then waits. Classical preemption cannot help a preemptor
+/// that would keep borrowing (no `borrowWithinCohort`).
+#[test]
+fn s2a_then_s2b_with_fill_back() {
+    let y = strategy_setup(FS_DEFAULT);
+    let r = run_fair(&y);
+    assert_eq!(
+        victims(&r),
+        vec![s("ns/a2", "ns/b-head", "InCohortFairSharing")]
+    );
+    assert_eq!(admitted_in_order(&r), vec![("ns/b-head".into(), 2)]);
+    assert_eq!(pending_of(&r, "ns/a2").cluster_queue, "a");
+    // the default list (no Configuration) is the same
+    assert_eq!(victims(&run_fair(&strategy_setup(""))), victims(&r));
+    let c = run(&y);
+    assert!(c.preempted.is_empty());
+    assert!(c.admitted.is_empty());
+}
+
+/// §6.4 with `preemptionStrategies: [LessThanOrEqualToFinalShare]` only: the first pass ends
+/// without a fit (only a3 passes S2-a) and no second strategy is configured, so there are no
+/// targets: nothing is preempted and b's head waits.
+#[test]
+fn s2a_only_finds_no_targets() {
+    let r = run_fair(&strategy_setup(FS_S2A));
+    assert!(r.preempted.is_empty());
+    assert!(r.admitted.is_empty());
+    assert_eq!(pending_of(&r, "ns/b-head").reason, "WaitingForQuota");
+}
+
+/// §6.4 S2-a alone suffices: a runs 4 × 2 (borrows 4, DRS 334), b runs 4, b's head asks 2
+/// (DRS 167 after admission); removing one of a's 2-GPU workloads leaves a at 167, and
+/// 167 ≤ 167 passes `LessThanOrEqualToFinalShare`. The most recently admitted (a4) goes.
+#[test]
+fn s2a_equal_final_share_passes() {
+    let mut y = String::from(FS_S2A);
+    y += &three_queues(ANY);
+    for (i, t) in [(1, 1), (2, 2), (3, 3), (4, 4)] {
+        y += &admitted(
+            &format!("a{i}"),
+            "a",
+            "a",
+            0,
+            t,
+            1,
+            "g",
+            &[("nvidia.com/gpu", "2", "2")],
+        );
+    }
+    y += &admitted(
+        "b1",
+        "b",
+        "b",
+        0,
+        5,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "4", "4")],
+    );
+    y += &wl("b-head", "b", 0, 10, 1, &[("nvidia.com/gpu", "2")]);
+    let r = run_fair(&y);
+    assert_eq!(
+        victims(&r),
+        vec![s("ns/a4", "ns/b-head", "InCohortFairSharing")]
+    );
+    assert_eq!(admitted_in_order(&r), vec![("ns/b-head".into(), 2)]);
+}
+
+/// §6.4 `InClusterQueuePreemption`: the preemptor's own queue is a target queue (never
+/// pruned) and its victims carry reason `InClusterQueue`, as upstream.
+#[test]
+fn own_queue_victims_are_in_cluster_queue() {
+    let mut y =
+        three_queues("preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}");
+    y += &admitted(
+        "a1",
+        "a",
+        "a",
+        0,
+        1,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "4", "4")],
+    );
+    y += &admitted(
+        "b1",
+        "b",
+        "b",
+        0,
+        2,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "4", "4")],
+    );
+    y += &admitted(
+        "c1",
+        "c",
+        "c",
+        0,
+        3,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "4", "4")],
+    );
+    y += &wl("b-high", "b", 10, 10, 1, &[("nvidia.com/gpu", "4")]);
+    let r = run_fair(&y);
+    assert_eq!(victims(&r), vec![s("ns/b1", "ns/b-high", "InClusterQueue")]);
+    assert_eq!(admitted_in_order(&r), vec![("ns/b-high".into(), 2)]);
+}
+
+/// §6.5 and §6.4: a weight-0 queue that borrows has an infinite share: it is the first
+/// victim queue even though another queue borrows more GPUs. d (weight 0) borrows 1, a
+/// (weight 1) borrows 3; b, within nominal, reclaims from d first.
+#[test]
+fn zero_weight_borrower_is_first_victim_queue() {
+    let mut y = rf("g");
+    y += &cq("a", Some("org"), ANY, &[vec![gpu("g", "4")]]);
+    y += &cq("b", Some("org"), ANY, &[vec![gpu("g", "4")]]);
+    y += &cq(
+        "d",
+        Some("org"),
+        "preemption: {reclaimWithinCohort: Any}\nfairSharing: {weight: \"0\"}",
+        &[vec![gpu("g", "4")]],
+    );
+    y += &admitted(
+        "a1",
+        "a",
+        "a",
+        0,
+        1,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "7", "7")],
+    );
+    y += &admitted(
+        "d1",
+        "d",
+        "d",
+        0,
+        2,
+        1,
+        "g",
+        &[("nvidia.com/gpu", "5", "5")],
+    );
+    y += &wl("b-head", "b", 0, 10, 1, &[("nvidia.com/gpu", "1")]);
+    let r = run_fair(&y);
+    assert_eq!(
+        victims(&r),
+        vec![s("ns/d1", "ns/b-head", "InCohortReclamation")]
+    );
+}
