@@ -52,8 +52,8 @@ pub(crate) fn execute(path: &Path, output: OutputFormat) -> Result<Outcome, CliE
     let text = read_file(path)?;
     let file = path.display().to_string();
     let mut stderr = Vec::new();
-    let fail = |mut stderr: Vec<String>, msg: String| {
-        stderr.push(msg);
+    let fail = |mut stderr: Vec<String>, msg: Vec<String>| {
+        stderr.extend(msg);
         Ok(Outcome {
             code: 1,
             stdout: String::new(),
@@ -62,14 +62,7 @@ pub(crate) fn execute(path: &Path, output: OutputFormat) -> Result<Outcome, CliE
     };
     let doc = match Document::from_yaml(&text) {
         Ok(d) => d,
-        Err(e) => {
-            // one line per problem (a parse error may name several records)
-            let text = e.to_string();
-            let mut lines: Vec<String> = text.lines().map(|l| format!("{file}: {l}")).collect();
-            let last = lines.pop().unwrap_or_default();
-            stderr.extend(lines);
-            return fail(stderr, last);
-        }
+        Err(e) => return fail(stderr, every_problem(&file, &e)),
     };
     for field in &doc.unknown_fields {
         stderr.push(format!("warning: {file}: unknown field {field} ignored"));
@@ -80,12 +73,17 @@ pub(crate) fn execute(path: &Path, output: OutputFormat) -> Result<Outcome, CliE
         let p = dir.join(name);
         match std::fs::read_to_string(&p) {
             Ok(t) => dcgm.push((name.clone(), t)),
-            Err(e) => return fail(stderr, format!("{file}: dcgm file {}: {e}", p.display())),
+            Err(e) => {
+                return fail(
+                    stderr,
+                    vec![format!("{file}: dcgm file {}: {e}", p.display())],
+                );
+            }
         }
     }
     let report = match doc.into_input(&dcgm).and_then(|input| meter(&input)) {
         Ok(r) => r,
-        Err(e) => return fail(stderr, format!("{file}: {e}")),
+        Err(e) => return fail(stderr, every_problem(&file, &e)),
     };
     let stdout = match output {
         OutputFormat::Json | OutputFormat::Yaml => report.to_json(),
@@ -97,6 +95,14 @@ pub(crate) fn execute(path: &Path, output: OutputFormat) -> Result<Outcome, CliE
         stdout,
         stderr,
     })
+}
+
+/// One stderr line per problem, each prefixed with the file (an error may list several).
+fn every_problem(file: &str, e: &gpuquota_metering::MeteringError) -> Vec<String> {
+    e.to_string()
+        .lines()
+        .map(|l| format!("{file}: {l}"))
+        .collect()
 }
 
 const HOUR: i64 = 3600;
@@ -382,5 +388,47 @@ records:
         assert!(out.stderr[0].contains("missing.prom"));
         let out = execute(&dir.join("yaml.yaml"), OutputFormat::Json).unwrap();
         assert_eq!(out.code, 1);
+    }
+
+    #[test]
+    fn every_problem_is_listed_with_the_file() {
+        let text = "window: {start: 0, end: 3600}\n\
+            cardTypes: [{name: H200, model: NVIDIA H200 NVL, pricePerHour: \"4.50\"}]\n\
+            records:\n\
+            \x20 - {department: A, cardType: X, gpus: 1, start: 0, end: 60}\n\
+            \x20 - {department: A, cardType: H200, mig: 9g.1gb, start: 0, end: 60}\n\
+            \x20 - {department: A, cardType: H200, gpus: 1, start: 90, end: 60}\n\
+            series: [{department: A, cardType: H200, step: 7, values: [1]}]\n";
+        let neg = "window: {start: 0, end: 3600}\n\
+            cardTypes: [{name: H200, capacity: -1}]\n\
+            records: [{department: A, cardType: H200, gpus: -2, start: 0}]\n";
+        let dir = scratch(
+            "every",
+            &[("m.yaml", text), ("neg.yaml", neg), ("empty.yaml", "")],
+        );
+        let out = execute(&dir.join("m.yaml"), OutputFormat::Json).unwrap();
+        let file = dir.join("m.yaml").display().to_string();
+        assert_eq!(out.code, 1);
+        assert!(out.stdout.is_empty());
+        assert_eq!(
+            out.stderr,
+            [
+                format!("{file}: records[0].cardType: unknown card type \"X\""),
+                format!("{file}: records[1]: unknown MIG profile \"9g.1gb\" for card type H200"),
+                format!("{file}: records[2]: end 60 is before start 90"),
+                format!("{file}: series[0]: step 7s does not divide the window of 3600s"),
+            ]
+        );
+        let out = execute(&dir.join("neg.yaml"), OutputFormat::Json).unwrap();
+        assert_eq!(out.code, 1);
+        assert_eq!(out.stderr.len(), 2, "{:?}", out.stderr);
+        assert!(out.stderr[0].contains("cardTypes[0]: invalid value: integer `-1`"));
+        assert!(out.stderr[1].contains("records[0]: invalid value: integer `-2`"));
+        let out = execute(&dir.join("empty.yaml"), OutputFormat::Json).unwrap();
+        assert_eq!(out.code, 1);
+        assert!(
+            out.stderr[0]
+                .ends_with("empty input: expected a mapping with window, cardTypes and records")
+        );
     }
 }

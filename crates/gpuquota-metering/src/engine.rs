@@ -494,6 +494,72 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// The problems of each record, series and sample that need no other entry to be found:
+/// unknown card type, profile or service, a zero count or unrepresentable weight (in input
+/// order), then an interval ending before it starts, a grid step that does not divide the
+/// window, a lookback ≤ 0 (in input order).
+///
+/// # Complexity
+/// O(n log k) for n entries and k card types or services.
+fn entry_problems(ctx: &Ctx<'_>, w: Window) -> Vec<MeteringError> {
+    let input = ctx.input;
+    let mut out = Vec::new();
+    let mut check = |what: &str, card_type: &str, shape: &Shape, service: Option<&str>| {
+        match ctx.card(card_type, &format!("{what}.cardType")) {
+            Ok(card) => {
+                if let Err(e) = ctx.weight(card, shape, what) {
+                    out.push(e);
+                }
+            }
+            Err(e) => out.push(e),
+        }
+        if let Some(s) = service
+            && !ctx.services.contains_key(s)
+        {
+            out.push(MeteringError::UnknownService {
+                what: format!("{what}.service"),
+                service: s.to_owned(),
+            });
+        }
+    };
+    let mut structural = Vec::new();
+    for (i, r) in input.records.iter().enumerate() {
+        let what = format!("records[{i}]");
+        check(&what, &r.card_type, &r.shape, r.service.as_deref());
+        if let Some(e) = r.end
+            && e < r.start
+        {
+            structural.push(MeteringError::InvalidInterval {
+                what,
+                start: r.start,
+                end: e,
+            });
+        }
+    }
+    for (i, gs) in input.series.iter().enumerate() {
+        let what = format!("series[{i}]");
+        check(&what, &gs.card_type, &gs.shape, gs.service.as_deref());
+        if gs.step <= 0 || w.len() % gs.step != 0 {
+            structural.push(MeteringError::StepDoesNotDivideWindow {
+                what,
+                step: gs.step,
+                window: w.len(),
+            });
+        }
+    }
+    for (i, sr) in input.samples.iter().enumerate() {
+        let what = sr.label.clone().unwrap_or_else(|| format!("samples[{i}]"));
+        check(&what, &sr.card_type, &sr.shape, sr.service.as_deref());
+        let lookback = sr.lookback.unwrap_or(input.config.lookback);
+        if lookback <= 0 {
+            structural.push(MeteringError::InvalidLookback { what, lookback });
+        }
+    }
+    // references (card type, profile, service) first, then intervals, steps and lookbacks
+    out.extend(structural);
+    out
+}
+
 /// Meters `input` into a report that reconciles exactly.
 ///
 /// # Errors
@@ -637,6 +703,12 @@ pub fn meter(input: &Input) -> Result<Report, MeteringError> {
                 service: None,
             });
         }
+    }
+
+    // Every per-entry problem at once (the passes below stop at the first).
+    let problems = entry_problems(&ctx, w);
+    if problems.len() > 1 {
+        return Err(MeteringError::Several(problems));
     }
 
     let mut pieces: Vec<Piece> = Vec::new();

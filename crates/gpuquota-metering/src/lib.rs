@@ -277,6 +277,10 @@ pub enum MeteringError {
     /// The input document is malformed.
     #[error("{0}")]
     Parse(String),
+    /// Several records are invalid: every problem, one per line, in input order (records,
+    /// then series, then samples).
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Several(Vec<MeteringError>),
     /// A DCGM exposition line that cannot be used.
     #[error("{file}:{line}: {reason}")]
     Exposition {
