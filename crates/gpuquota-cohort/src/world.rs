@@ -428,12 +428,19 @@ impl Builder {
                                 );
                             }
                             if !has_parent {
+                                // the API server rejects this, but Kueue's cache tolerates
+                                // it (a root has nothing to borrow from or lend to) and
+                                // upstream's scheduler tests use it: a warning, not an error
                                 let msg = if is_cq {
                                     "must be nil when cohort is empty"
                                 } else {
                                     "must be nil when parent is empty"
                                 };
-                                self.problem(kind, name, format!("{rbase}.{field}"), msg);
+                                self.warn(
+                                    kind,
+                                    name,
+                                    format!("{rbase}.{field}: {msg}; ignored (no parent)"),
+                                );
                             }
                         }
                     }
@@ -441,11 +448,14 @@ impl Builder {
                         && let (Some(ll), Some(nq)) = (&rq.lending_limit, &rq.nominal_quota)
                         && ll > nq
                     {
-                        self.problem(
+                        // rejected by the webhook, tolerated by Kueue's cache: the guaranteed
+                        // part max(0, nominal - lendingLimit) is 0, everything is lent
+                        self.warn(
                             kind,
                             name,
-                            format!("{rbase}.lendingLimit"),
-                            "must be less than or equal to the nominalQuota",
+                            format!(
+                                "{rbase}.lendingLimit: must be less than or equal to the nominalQuota; the whole nominal quota is lent"
+                            ),
                         );
                     }
                 }

@@ -13,14 +13,41 @@ fn malformed_objects_are_all_listed() {
         fields,
         [
             "spec.queueingStrategy",
-            "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit",
             "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
         ]
     );
-    assert!(
-        err.problems[1]
-            .message
-            .contains("must be nil when cohort is empty")
+}
+
+/// Limits Kueue's cache tolerates (a borrowingLimit without a cohort, a lendingLimit above
+/// nominal; upstream's scheduler tests use both) are warnings, not errors.
+#[test]
+fn tolerated_limits_are_warnings() {
+    let mut y = rf("f");
+    y += &cq(
+        "solo",
+        None,
+        "",
+        &[vec![cpu("f", "2", Some("2"), Some("3"))]],
+    );
+    y += &wl("w", "solo", 0, 1, 1, &[("cpu", "2")]);
+    y += &wl("big", "solo", 0, 2, 1, &[("cpu", "3")]);
+    let imported = gpuquota_model::import_str("t.yaml", &y).unwrap();
+    let w = gpuquota_cohort::World::build(&imported.model).expect("tolerated");
+    let msgs: Vec<String> = w.warnings.iter().map(|x| x.message.clone()).collect();
+    assert_eq!(
+        msgs,
+        [
+            "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: must be nil when cohort is empty; ignored (no parent)",
+            "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: must be less than or equal to the nominalQuota; the whole nominal quota is lent",
+            "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: must be nil when cohort is empty; ignored (no parent)",
+        ]
+    );
+    // without a cohort the borrowing limit is ignored: the maximum capacity is the nominal
+    let r = gpuquota_cohort::schedule(&w, None);
+    assert_eq!(admitted_names(&r), ["ns/w"]);
+    assert_eq!(
+        pending_of(&r, "ns/big").message,
+        "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor f, previously considered podsets requests (0) + current podset request (3) > maximum capacity (2)"
     );
 }
 

@@ -121,3 +121,102 @@ fn recompute_two_workloads_reclaim_nominal_quota() {
         ]
     );
 }
+
+fn tainted_flavors() -> String {
+    let mut y = rf("on-demand");
+    y += &rf_spec(
+        "spot-tainted",
+        "{nodeTaints: [{key: key, value: val, effect: NoSchedule}]}",
+    );
+    y += &rf_spec(
+        "spot-tainted-2",
+        "{nodeTaints: [{key: key, value: val2, effect: NoSchedule}]}",
+    );
+    y
+}
+
+/// Upstream `TestSchedule` / "flavors with mixed misconfiguration and insufficient quota":
+/// a tainted flavor and a flavor short of quota; the least severe reason (WaitingForQuota)
+/// wins within the resource group, and both flavors are in the sorted message. The
+/// ClusterQueue has borrowing limits without a cohort, as upstream's test does.
+#[test]
+fn mixed_misconfiguration_and_insufficient_quota() {
+    let mut y = tainted_flavors();
+    y += &cq(
+        "custom-cq",
+        None,
+        "queueingStrategy: StrictFIFO",
+        &[vec![
+            cpu("spot-tainted", "20", Some("20"), None),
+            cpu("on-demand", "15", Some("15"), None),
+        ]],
+    );
+    y += &admitted(
+        "existing-on-demand-job",
+        "custom-cq",
+        "custom-cq",
+        0,
+        0,
+        1,
+        "on-demand",
+        &[("cpu", "10", "10")],
+    );
+    y += &wl("new-job", "custom-cq", 0, 1, 1, &[("cpu", "10")]);
+    let r = run_cycles(&y, 1);
+    assert!(r.admitted.is_empty());
+    assert!(r.preempted.is_empty());
+    let p = pending_of(&r, "ns/new-job");
+    assert_eq!(p.reason, "WaitingForQuota");
+    assert_eq!(
+        p.message,
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor on-demand, 5 more needed, untolerated taint {key val NoSchedule <nil>} in flavor spot-tainted"
+    );
+}
+
+/// Upstream `TestSchedule` / "flavors with mixed taint mismatch and exceeding limits":
+/// ExceedsMaxQuota (less severe than NoMatchingFlavor) is the group's reason.
+#[test]
+fn mixed_taint_mismatch_and_exceeding_limits() {
+    let mut y = tainted_flavors();
+    y += &cq(
+        "custom-cq2",
+        None,
+        "queueingStrategy: StrictFIFO",
+        &[vec![
+            cpu("spot-tainted", "20", Some("20"), None),
+            cpu("on-demand", "5", Some("5"), None),
+        ]],
+    );
+    y += &wl("new-job2", "custom-cq2", 0, 1, 1, &[("cpu", "10")]);
+    let r = run_cycles(&y, 1);
+    let p = pending_of(&r, "ns/new-job2");
+    assert_eq!(p.reason, "ExceedsMaxQuota");
+    assert_eq!(
+        p.message,
+        "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor on-demand, previously considered podsets requests (0) + current podset request (10) > maximum capacity (5), untolerated taint {key val NoSchedule <nil>} in flavor spot-tainted"
+    );
+}
+
+/// Upstream `TestSchedule` / "flavors are structurally incompatible": every flavor has an
+/// untolerated taint, NoMatchingFlavor.
+#[test]
+fn flavors_structurally_incompatible() {
+    let mut y = tainted_flavors();
+    y += &cq(
+        "custom-cq3",
+        None,
+        "queueingStrategy: StrictFIFO",
+        &[vec![
+            cpu("spot-tainted", "20", Some("20"), None),
+            cpu("spot-tainted-2", "5", Some("5"), None),
+        ]],
+    );
+    y += &wl("new-job3", "custom-cq3", 0, 1, 1, &[("cpu", "1")]);
+    let r = run_cycles(&y, 1);
+    let p = pending_of(&r, "ns/new-job3");
+    assert_eq!(p.reason, "NoMatchingFlavor");
+    assert_eq!(
+        p.message,
+        "couldn't assign flavors to pod set main: untolerated taint {key val NoSchedule <nil>} in flavor spot-tainted, untolerated taint {key val2 NoSchedule <nil>} in flavor spot-tainted-2"
+    );
+}
