@@ -1351,6 +1351,19 @@ fn build_report(
         }
     }
 
+    for svc in &input.services {
+        if !lines
+            .keys()
+            .any(|k| k.2.as_deref() == Some(svc.name.as_str()))
+        {
+            warnings.push(format!(
+                "service {}: no hours in the window (no holding names it and its owner {} \
+                 holds nothing); its tokens are not charged",
+                svc.name, svc.department
+            ));
+        }
+    }
+
     // charged units and cost per line
     let mut out_lines = Vec::with_capacity(lines.len());
     let mut charged_per_card = vec![0i128; input.card_types.len()];

@@ -607,3 +607,36 @@ fn a_holding_gives_one_kind_of_shape() {
     .unwrap_err();
     assert!(e.to_string().ends_with("not gpus, count"), "{e}");
 }
+
+#[test]
+fn a_service_without_hours_warns() {
+    let r = run(&format!(
+        "{HEAD}records:\n  - {{department: platform, cardType: L40S, gpus: 2, start: 0, end: 3600}}\nservices:\n  - {{name: rag, department: B, tokens: {{A: {{input: 10}}}}}}\n"
+    ))
+    .unwrap();
+    // A's line carries only its quota; platform keeps its hours, nothing is split
+    assert!(r.lines.iter().all(|l| l.service.is_none()));
+    assert_eq!(used(&r).department, "platform");
+    assert_eq!(used(&r).allocated_hours, "2.000000");
+    assert_eq!(
+        r.warnings,
+        [
+            "service rag: no hours in the window (no holding names it and its owner B holds nothing); its tokens are not charged"
+        ]
+    );
+}
+
+#[test]
+fn several_bad_entries_are_all_reported() {
+    let e = run(&format!(
+        "{HEAD}records:\n  - {{department: A, cardType: X, gpus: 1, start: 0, end: 60}}\n  - {{department: A, cardType: H200, gpus: 1, start: 90, end: 60}}\nsamples:\n  - {{department: A, cardType: H200, mig: 9g.1gb, points: [[0, 1]]}}\n"
+    ))
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "records[0].cardType: unknown card type \"X\"\n\
+         samples[0]: unknown MIG profile \"9g.1gb\" for card type H200\n\
+         records[1]: end 60 is before start 90"
+    );
+    assert!(matches!(e, MeteringError::Several(ref v) if v.len() == 3));
+}
