@@ -307,19 +307,18 @@ pub fn to_series(
         a.card = card;
         a.profile = s.label("GPU_I_PROFILE").map(str::to_owned);
         let p = a.points.entry(t).or_default();
-        let micro = |v: f64| -> i128 {
-            if v.is_finite() {
+        // NaN or ±Inf is no measurement: the point's busy value stays unknown (not 0)
+        let micro = |v: f64| -> Option<i128> {
+            v.is_finite().then(|| {
                 // a ratio, never money: rounding to millionths is the exposition's own precision
                 #[allow(clippy::cast_possible_truncation)]
                 let m = (v * 1_000_000.0).round() as i128;
                 m.clamp(0, 1_000_000)
-            } else {
-                0
-            }
+            })
         };
         match s.metric.as_str() {
-            "DCGM_FI_PROF_GR_ENGINE_ACTIVE" => p.0 = Some(micro(s.value)),
-            "DCGM_FI_DEV_GPU_UTIL" => p.1 = Some(micro(s.value / 100.0)),
+            "DCGM_FI_PROF_GR_ENGINE_ACTIVE" => p.0 = micro(s.value),
+            "DCGM_FI_DEV_GPU_UTIL" => p.1 = micro(s.value / 100.0),
             _ => {}
         }
     }

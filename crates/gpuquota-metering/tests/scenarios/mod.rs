@@ -640,3 +640,24 @@ fn several_bad_entries_are_all_reported() {
     );
     assert!(matches!(e, MeteringError::Several(ref v) if v.len() == 3));
 }
+
+#[test]
+fn dcgm_nan_busy_is_unknown_not_idle() {
+    let series = "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",Hostname=\"n1\",modelName=\"NVIDIA H200\",namespace=\"team-a\",pod=\"p\"}";
+    let prom = |v: &str| format!("{series} {v} 0\n");
+    let meter_with = |text: String| {
+        run_with(
+            &format!("{HEAD}dcgm: [x.prom]\n"),
+            &[("x.prom".into(), text)],
+        )
+        .unwrap()
+    };
+    // a held device: 300 s lookback on H200 = 1/12 h either way
+    let r = meter_with(prom("NaN"));
+    assert_eq!(used(&r).allocated_hours, "0.083333");
+    assert_eq!(used(&r).utilization, None);
+    let r = meter_with(prom("+Inf"));
+    assert_eq!(used(&r).utilization, None);
+    let r = meter_with(prom("25"));
+    assert_eq!(used(&r).utilization.as_deref(), Some("0.2500"));
+}
