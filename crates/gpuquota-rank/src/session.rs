@@ -178,6 +178,9 @@ pub struct SessionResult {
     pub division: Division,
 }
 
+/// Victim units: `(job, tasks)`.
+type Units = [(usize, Vec<usize>)];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TState {
     Pending,
@@ -185,6 +188,8 @@ enum TState {
     /// Placed this session (`true` = pipelined).
     Placed(bool),
     Releasing,
+    /// Deleted long ago and still holding its resources: never released, never a victim.
+    Stuck,
     Other,
 }
 
@@ -336,21 +341,30 @@ impl<'a> Engine<'a> {
                 let s = match t.status {
                     TaskStatus::Pending => TState::Pending,
                     TaskStatus::Running => TState::Running,
+                    TaskStatus::Releasing => TState::Releasing,
+                    TaskStatus::StuckInReleasing => TState::Stuck,
                     _ => TState::Other,
                 };
                 let mut rec = PlaceRec::default();
-                if s == TState::Running {
+                if matches!(s, TState::Running | TState::Releasing | TState::Stuck) {
                     rec = e.occupy(t);
-                    if let Some(q) = j.queue {
-                        e.account(q, t.req, !j.preemptible, true);
-                    }
+                }
+                if s == TState::Running
+                    && let Some(q) = j.queue
+                {
+                    e.account(q, t.req, !j.preemptible, true);
                 }
                 st.push(s);
                 pl.push(rec);
             }
             e.tstate.push(st);
             e.place.push(pl);
-            let _ = ji;
+            // Pods being deleted at session open: their resources are being freed.
+            for (ti, t) in j.tasks.iter().enumerate() {
+                if t.status == TaskStatus::Releasing {
+                    e.release(ji, ti);
+                }
+            }
         }
         e
     }
@@ -1180,7 +1194,7 @@ impl<'a> Engine<'a> {
         ji: usize,
         tasks: &[usize],
         victims: &[(usize, Vec<usize>)],
-        keep_ok: &dyn Fn(&Engine<'_>, &[(usize, Vec<usize>)]) -> bool,
+        keep_ok: &dyn Fn(&Engine<'_>, &Units) -> bool,
     ) -> Vec<(usize, Vec<usize>)> {
         let mut kept: Vec<bool> = vec![true; victims.len()];
         for i in (0..victims.len()).rev() {
@@ -1354,6 +1368,7 @@ impl<'a> Engine<'a> {
                 && job.preemptible
                 && !self.evicted_job[vj]
                 && self.tstate[vj].contains(&TState::Running)
+                && !self.tstate[vj].contains(&TState::Stuck)
             {
                 lists[q].push(vj);
             }
@@ -1720,9 +1735,9 @@ impl<'a> Engine<'a> {
                     vj != ji
                         && v.preemptible
                         && !self.evicted_job[vj]
-                        && self.tstate[vj]
-                            .iter()
-                            .all(|s| !matches!(s, TState::Placed(_) | TState::Releasing))
+                        && self.tstate[vj].iter().all(|s| {
+                            !matches!(s, TState::Placed(_) | TState::Releasing | TState::Stuck)
+                        })
                         && self.tstate[vj].contains(&TState::Running)
                 })
                 .collect();

@@ -7,8 +7,12 @@
 //!   the Pod.
 //! * GPUs come from `nvidia.com/gpu` requests/limits, or the `gpu-fraction` annotation (a share
 //!   of one device). CPU is counted in millicores, memory in bytes.
-//! * A Pod with `spec.nodeName` and phase `Running` is allocated; `Pending` is demand;
-//!   `Succeeded` marks a finishing gang; other phases are ignored.
+//! * A Pod with `spec.nodeName` and phase `Running` is allocated; `Pending` without a node is
+//!   demand; `Succeeded` marks a finishing gang; other phases are ignored. As in KAI
+//!   (`getTaskStatus`): a `Pending` Pod that already has a node is `Bound` (allocated); a
+//!   running Pod with `metadata.deletionTimestamp` is [`TaskStatus::Releasing`] (its resources
+//!   are being freed; neither allocated nor demand), or [`TaskStatus::StuckInReleasing`] once
+//!   deleted more than 2 minutes before the session time.
 //! * Queue resources: a missing `quota` or `overQuotaWeight` is 0 (Go's zero value); a missing
 //!   `limit` is unlimited (not Go's 0, which would block every request); a missing `gpu` block
 //!   is quota 0, weight 0, no limit; a missing `cpu`/`memory` block is `{quota: -1,
@@ -94,9 +98,21 @@ pub enum TaskStatus {
     Running,
     /// Finished successfully.
     Succeeded,
+    /// Being deleted (`metadata.deletionTimestamp` on a running pod, at most
+    /// [`STUCK_IN_RELEASING_NANOS`] ago): its node resources are being freed, so a job may be
+    /// pipelined onto them; it is neither allocated to its queue nor demand (KAI's
+    /// `Releasing`).
+    Releasing,
+    /// Being deleted for longer than [`STUCK_IN_RELEASING_NANOS`]: its resources stay used,
+    /// nothing is pipelined onto them, and its job is never a victim (KAI's
+    /// `StuckInReleasing`).
+    StuckInReleasing,
     /// Any other phase: ignored.
     Other,
 }
+
+/// KAI's `DefaultStuckInReleasingThreshold`: 2 minutes, in nanoseconds.
+pub const STUCK_IN_RELEASING_NANOS: i128 = 120_000_000_000;
 
 /// One pod of a job.
 #[derive(Debug, Clone, PartialEq)]
@@ -724,6 +740,7 @@ impl Cluster {
                 },
             );
         }
+        let now = options.now.unwrap_or_else(|| latest_timestamp(model));
         for (key, pod) in &model.pods {
             let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
             let group = match pod.metadata.annotations.get(POD_GROUP_ANNOTATION) {
@@ -736,14 +753,43 @@ impl Cluster {
                 .and_then(|s| s.phase.as_deref())
                 .unwrap_or("Pending");
             let node = pod.spec.node_name.as_deref().filter(|n| !n.is_empty());
-            let status = match phase {
-                "Running" if node.is_some() => TaskStatus::Running,
-                "Pending" => TaskStatus::Pending,
-                "Succeeded" => TaskStatus::Succeeded,
+            let deletion = match pod.metadata.other.get("deletionTimestamp") {
+                None | Some(serde_json::Value::Null) => None,
+                Some(v) => Some(
+                    v.as_str()
+                        .and_then(|t| Timestamp::parse(t).ok())
+                        .ok_or_else(|| {
+                            invalid(
+                                "Pod",
+                                key,
+                                "metadata.deletionTimestamp",
+                                "not an RFC 3339 time",
+                            )
+                        })?,
+                ),
+            };
+            // KAI's task states: a running pod being deleted is Releasing (StuckInReleasing
+            // after 2 minutes); a pending pod with a node is Bound, i.e. allocated.
+            let status = match (phase, node, deletion) {
+                ("Running", Some(_), Some(d)) => {
+                    let since = now.unix_nanos().saturating_sub(d.unix_nanos());
+                    if since > STUCK_IN_RELEASING_NANOS {
+                        TaskStatus::StuckInReleasing
+                    } else {
+                        TaskStatus::Releasing
+                    }
+                }
+                (_, _, Some(_)) => TaskStatus::Other,
+                ("Running" | "Pending", Some(_), None) => TaskStatus::Running,
+                ("Pending", None, None) => TaskStatus::Pending,
+                ("Succeeded", _, None) => TaskStatus::Succeeded,
                 _ => TaskStatus::Other,
             };
             let node_idx = match (status, node) {
-                (TaskStatus::Running, Some(n)) => match node_index.get(n) {
+                (
+                    TaskStatus::Running | TaskStatus::Releasing | TaskStatus::StuckInReleasing,
+                    Some(n),
+                ) => match node_index.get(n) {
                     Some(&i) => Some(i),
                     None if nodes.is_empty() => None,
                     None => {
@@ -897,7 +943,7 @@ impl Cluster {
             nodes,
             mig_profiles,
             totals,
-            now: options.now.unwrap_or_else(|| latest_timestamp(model)),
+            now,
         })
     }
 }

@@ -14,12 +14,15 @@ use serde_json::{Value, json};
 
 /// A KAI harness topology: `queue(name, parent, deservedGPUs, weight)`, `node(name, gpus)`,
 /// `job(name, queue, priority, gpus per task, tasks: node or None)`.
+/// `(name, queue, priority, gpus per task, task nodes)`.
+type JobRow = (String, String, i32, f64, Vec<Option<String>>);
+
 #[derive(Default)]
 struct Topo {
     queues: Vec<(String, Option<String>, f64, f64)>,
     departments: Vec<(String, f64)>,
     nodes: Vec<(String, u32)>,
-    jobs: Vec<(String, String, i32, f64, Vec<Option<String>>)>,
+    jobs: Vec<JobRow>,
 }
 
 impl Topo {
@@ -103,6 +106,13 @@ impl Topo {
                         String::new(),
                     )
                 };
+                // "node@time": running on node, being deleted since time.
+                let (node, deletion) = match node.as_deref().map(|n| n.split_once('@')) {
+                    Some(Some((n, d))) => {
+                        (Some(n.to_string()), format!(", deletionTimestamp: \"{d}\""))
+                    }
+                    _ => (node.clone(), String::new()),
+                };
                 let (node, status) = match node {
                     Some(n) => (
                         format!("  nodeName: {n}\n"),
@@ -112,7 +122,7 @@ impl Topo {
                 };
                 let _ = write!(
                     y,
-                    "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}-{t}, namespace: test, creationTimestamp: \"{created}\", labels: {{kai.scheduler/queue: {queue}}}, annotations: {{pod-group-name: {name}{frac}}}}}\nspec:\n{node}  containers: [{{name: c, resources: {{{res}}}}}]\nstatus: {status}\n"
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}-{t}, namespace: test, creationTimestamp: \"{created}\"{deletion}, labels: {{kai.scheduler/queue: {queue}}}, annotations: {{pod-group-name: {name}{frac}}}}}\nspec:\n{node}  containers: [{{name: c, resources: {{{res}}}}}]\nstatus: {status}\n"
                 );
             }
         }
@@ -362,4 +372,132 @@ fn preempt_no_need_to_preempt_both() {
             vec!["node0".to_string()]
         )]
     );
+}
+
+/// `allocate/allocate_stuck_in_releasing_test.go` "Releasing victim allows pipelining of
+/// pending pod": a pod deleted 30 s ago is Releasing; the pending job is pipelined onto its GPU
+/// and nothing is evicted this session.
+#[test]
+fn releasing_pod_allows_pipelining() {
+    let v = Topo::default()
+        .queue("queue0", None, 1.0, 0.0)
+        .node("node0", 1)
+        .job(
+            "victim_job",
+            "queue0",
+            TRAIN,
+            1.0,
+            &[Some("node0@2025-01-01T23:59:30Z")],
+        )
+        .job("pending_job", "queue0", TRAIN, 1.0, &[None])
+        .schedule();
+    assert_eq!(v["evicted"], json!([]));
+    assert_eq!(
+        allocated(&v),
+        [(
+            "test/pending_job".to_string(),
+            true,
+            vec!["node0".to_string()]
+        )]
+    );
+}
+
+/// `allocate/allocate_stuck_in_releasing_test.go` "StuckInReleasing victim does not allow
+/// pipelining": a pod deleted more than 2 minutes ago (KAI's
+/// `DefaultStuckInReleasingThreshold`) keeps its GPU; the pending job stays pending.
+#[test]
+fn stuck_in_releasing_pod_blocks_pipelining() {
+    let v = Topo::default()
+        .queue("queue0", None, 1.0, 0.0)
+        .node("node0", 1)
+        .job(
+            "victim_job",
+            "queue0",
+            TRAIN,
+            1.0,
+            &[Some("node0@2025-01-01T23:50:00Z")],
+        )
+        .job("pending_job", "queue0", TRAIN, 1.0, &[None])
+        .schedule();
+    assert_eq!(v["allocated"], json!([]));
+    assert_eq!(v["evicted"], json!([]));
+    assert_eq!(v["pending"][0]["podGroup"], "test/pending_job");
+}
+
+/// `integration_tests/reclaim/reclaim_test.go` "Job with a StuckInReleasing pod is not a
+/// reclaim victim" (shape): queue0 is over its fair share, but its only job has a pod stuck in
+/// releasing, so queue1's job is not given room.
+#[test]
+fn stuck_in_releasing_job_is_not_a_reclaim_victim() {
+    let v = Topo::default()
+        .queue("queue0", None, 0.0, 1.0)
+        .queue("queue1", None, 2.0, 1.0)
+        .node("node0", 2)
+        .job(
+            "stuck_job",
+            "queue0",
+            TRAIN,
+            1.0,
+            &[Some("node0"), Some("node0@2025-01-01T23:50:00Z")],
+        )
+        .job("reclaimer_job", "queue1", TRAIN, 2.0, &[None])
+        .schedule();
+    assert_eq!(v["allocated"], json!([]));
+    assert_eq!(v["evicted"], json!([]));
+    assert_eq!(v["pending"][0]["podGroup"], "test/reclaimer_job");
+}
+
+/// KAI's task states (`pod_info.getTaskStatus`): a Pending pod that already has a node is
+/// `Bound`, i.e. allocated to its queue and not demand for placement; a pod being deleted is
+/// `Releasing` and counts neither as allocated nor as requested.
+#[test]
+fn bound_and_releasing_pods_in_the_fairshare_report() {
+    let yaml = r#"
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: q}
+spec: {resources: {gpu: {quota: 4, overQuotaWeight: 1, limit: -1}}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n0}
+status: {allocatable: {nvidia.com/gpu: "8", cpu: "8", memory: 8Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: bound, namespace: ns, labels: {kai.scheduler/queue: q}}
+spec: {nodeName: n0, containers: [{name: c, resources: {limits: {nvidia.com/gpu: "2"}}}]}
+status: {phase: Pending}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: going, namespace: ns, labels: {kai.scheduler/queue: q}, deletionTimestamp: "2025-01-01T00:00:00Z"}
+spec: {nodeName: n0, containers: [{name: c, resources: {limits: {nvidia.com/gpu: "3"}}}]}
+status: {phase: Running, startTime: "2024-12-31T00:00:00Z"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: waiting, namespace: ns, labels: {kai.scheduler/queue: q}, creationTimestamp: "2025-01-01T00:00:30Z"}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]}
+status: {phase: Pending}
+"#;
+    let model = import_str("states.yaml", yaml).unwrap().model;
+    let cluster = Cluster::from_model(
+        &model,
+        &BuildOptions {
+            total: [None; 3],
+            now: None,
+        },
+    )
+    .unwrap();
+    let fs = gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap();
+    assert_eq!(fs["queues"]["q"]["gpu"]["allocated"], "2");
+    assert_eq!(fs["queues"]["q"]["gpu"]["requested"], "3");
+    let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
+    // The waiting pod fits on the 3 idle GPUs without touching the releasing ones.
+    assert_eq!(
+        allocated(&v),
+        [("ns/waiting".to_string(), false, vec!["n0".to_string()])]
+    );
+    assert_eq!(v["evicted"], json!([]));
 }
