@@ -220,3 +220,63 @@ fn flavors_structurally_incompatible() {
         "couldn't assign flavors to pod set main: untolerated taint {key val NoSchedule <nil>} in flavor spot-tainted, untolerated taint {key val2 NoSchedule <nil>} in flavor spot-tainted-2"
     );
 }
+
+/// Upstream `TestSchedule` / "prevent integer overflow when sum of requests over podsets
+/// exceeds MaxInt64": the second PodSet exceeds the maximum capacity; amounts print as
+/// Kubernetes quantities (`1k`, `10k`).
+#[test]
+fn overflow_sum_of_requests_over_pod_sets() {
+    let mut y = rf("default");
+    y += &cq(
+        "overflow-cq",
+        None,
+        "",
+        &[vec![cpu("default", "10000", None, None)]],
+    );
+    y += &wl_full(
+        "vuln-wl",
+        "overflow-cq",
+        0,
+        1,
+        &[
+            ("ps1", 1, None, &[("cpu", "1000000m")]),
+            ("ps2", 1, None, &[("cpu", "9223372036854775000m")]),
+        ],
+        "",
+    );
+    let r = run_cycles(&y, 1);
+    let p = pending_of(&r, "ns/vuln-wl");
+    assert_eq!(p.reason, "ExceedsMaxQuota");
+    assert_eq!(
+        p.message,
+        "couldn't assign flavors to pod set ps2: insufficient quota for cpu in flavor default, previously considered podsets requests (1k) + current podset request (9223372036854775) > maximum capacity (10k)"
+    );
+}
+
+/// Upstream `TestSchedule` / "prevent integer overflow in ResourceValue conversion to
+/// MilliValue": the request saturates at MaxInt64 milli-CPU.
+#[test]
+fn overflow_in_milli_value_conversion() {
+    let mut y = rf("default");
+    y += &cq(
+        "overflow-cq",
+        None,
+        "",
+        &[vec![cpu("default", "10", None, None)]],
+    );
+    y += &wl_full(
+        "vuln-wl",
+        "overflow-cq",
+        0,
+        1,
+        &[("ps1", 1, None, &[("cpu", "9223372036854776")])],
+        "",
+    );
+    let r = run_cycles(&y, 1);
+    let p = pending_of(&r, "ns/vuln-wl");
+    assert_eq!(p.reason, "ExceedsMaxQuota");
+    assert_eq!(
+        p.message,
+        "couldn't assign flavors to pod set ps1: insufficient quota for cpu in flavor default, previously considered podsets requests (0) + current podset request (9223372036854775807m) > maximum capacity (10)"
+    );
+}
