@@ -48,6 +48,20 @@ pub trait Policy {
     ) -> Option<usize> {
         (step < entries.len()).then_some(step)
     }
+    /// The head of ClusterQueue `cq` this cycle among its queued workloads, given in the
+    /// engine's heap order (priority, queue time, UID); upstream's heap may put another key
+    /// first (admission fair sharing). The default takes the first.
+    fn head(
+        &mut self,
+        _world: &World,
+        _cq: CqId,
+        queued: &mut dyn Iterator<Item = WlId>,
+    ) -> Option<WlId> {
+        queued.next()
+    }
+    /// Called when a cycle admits `wl` in `cq` with `assignment` (admission fair sharing
+    /// charges its LocalQueue's entry penalty here). The default does nothing.
+    fn admitted(&mut self, _world: &World, _wl: WlId, _cq: CqId, _assignment: &Assignment) {}
     /// True under fair sharing: the flavor assigner then simulates preemption whenever
     /// `reclaimWithinCohort` is not `Never` (upstream `canPreemptWhileBorrowing`).
     fn fair_sharing(&self) -> bool {
@@ -751,7 +765,15 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                     self.heaps[c].remove(&k);
                     Some(s)
                 }
-                _ => self.heaps[c].pop_first().map(|k| k.3),
+                _ => {
+                    let mut queued = self.heaps[c].iter().map(|k| k.3);
+                    let pick = self.policy.head(world, c as CqId, &mut queued);
+                    if let Some(w) = pick {
+                        let k = self.heap_key(w);
+                        self.heaps[c].remove(&k);
+                    }
+                    pick
+                }
             };
             if let Some(h) = head {
                 heads.push((h, c as CqId));
@@ -980,6 +1002,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 evicted: false,
             };
             add_reservation(world, &mut self.usage, &res);
+            self.policy.admitted(world, wl, cq, &e.assignment);
             self.reservations[wl as usize] = Some(res);
             self.insert_admitted(cq, wl);
             self.pending[wl as usize] = None;
