@@ -577,7 +577,11 @@ fn entry_problems(ctx: &Ctx<'_>, w: Window) -> Vec<MeteringError> {
 pub fn meter(input: &Input) -> Result<Report, MeteringError> {
     let cfg = &input.config;
     let w = cfg.window;
-    if w.is_empty() || w.end.checked_sub(w.start).is_none() {
+    if !w.is_empty() && w.end.checked_sub(w.start).is_none() {
+        // the length does not fit in i64 seconds
+        return Err(MeteringError::Overflow("window length".to_owned()));
+    }
+    if w.is_empty() {
         return Err(MeteringError::InvalidWindow {
             start: w.start,
             end: w.end,

@@ -661,3 +661,26 @@ fn dcgm_nan_busy_is_unknown_not_idle() {
     let r = meter_with(prom("25"));
     assert_eq!(used(&r).utilization.as_deref(), Some("0.2500"));
 }
+
+#[test]
+fn extreme_numbers_are_typed_errors_or_exact() {
+    // a window longer than i64 seconds is an overflow, not "end before start"
+    let e = run(
+        "window: {start: -9223372036854775808, end: 9223372036854775807}\ncardTypes: [{name: L4}]\n",
+    )
+    .unwrap_err();
+    assert_eq!(e.to_string(), "window length: arithmetic overflow");
+    // u64::MAX cards for a whole window at a trillion per hour overflows i128 and says so
+    let e = run(
+        "window: {start: 0, end: 9223372036854775807}\ncardTypes: [{name: L4, pricePerHour: \"999999999999.999999\", capacity: 18446744073709551615}]\nrecords:\n  - {department: A, cardType: L4, gpus: 18446744073709551615, start: 0}\n",
+    )
+    .unwrap_err();
+    assert!(matches!(e, MeteringError::Overflow(_)), "{e}");
+    // u64::MAX cards for one hour is still exact
+    let r = run(
+        "window: {start: 0, end: 3600}\ncardTypes: [{name: L4, pricePerHour: \"1\"}]\nrecords:\n  - {department: A, cardType: L4, gpus: 18446744073709551615, start: 0}\n",
+    )
+    .unwrap();
+    assert_eq!(r.lines[0].allocated_hours, "18446744073709551615.000000");
+    assert_eq!(r.totals.cost, "18446744073709551615.00");
+}
