@@ -280,3 +280,109 @@ fn overflow_in_milli_value_conversion() {
         "couldn't assign flavors to pod set ps1: insufficient quota for cpu in flavor default, previously considered podsets requests (0) + current podset request (9223372036854775807m) > maximum capacity (10)"
     );
 }
+
+/// Upstream `TestSchedule` / "preemption while borrowing, workload waiting for preemption
+/// should not block a borrowing workload in another CQ": `a` could only preempt its own
+/// queue's equal-priority workload (no candidates), reserves nothing it could borrow, and `b`
+/// borrows in the same cycle. Names with `_` as upstream's test spells them.
+#[test]
+fn preemption_while_borrowing_does_not_block_other_queue() {
+    let bwc = "preemption: {reclaimWithinCohort: LowerPriority, borrowWithinCohort: {policy: LowerPriority}}";
+    let mut y = rf("default");
+    y += &cq(
+        "cq_shared",
+        Some("preemption-while-borrowing"),
+        "",
+        &[vec![cpu("default", "4", Some("0"), None)]],
+    );
+    y += &cq(
+        "cq_a",
+        Some("preemption-while-borrowing"),
+        bwc,
+        &[vec![cpu("default", "0", Some("3"), None)]],
+    );
+    y += &cq(
+        "cq_b",
+        Some("preemption-while-borrowing"),
+        bwc,
+        &[vec![cpu("default", "0", None, None)]],
+    );
+    y += &wl("a", "cq_a", 0, 1, 1, &[("cpu", "3")]);
+    y += &wl("b", "cq_b", 0, 2, 1, &[("cpu", "1")]);
+    y += &admitted(
+        "admitted_a",
+        "cq_a",
+        "cq_a",
+        0,
+        0,
+        1,
+        "default",
+        &[("cpu", "2", "2")],
+    );
+    let r = run_cycles(&y, 1);
+    assert_eq!(admitted_names(&r), ["ns/b"]);
+    assert_eq!(r.admitted[0].pod_sets[0].flavors["cpu"], "default");
+    assert!(r.preempted.is_empty());
+    let a = pending_of(&r, "ns/a");
+    assert_eq!(a.reason, "WaitingForQuota");
+    assert_eq!(
+        a.message,
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 2 more needed"
+    );
+}
+
+/// Upstream `TestSchedule` / "minimal preemptions when target queue is exhausted": the
+/// preemptor borrows after preempting, so cohort candidates that only allow reclaiming
+/// without borrowing are skipped; the two lowest-priority workloads of its own queue go.
+#[test]
+fn minimal_preemptions_when_target_queue_is_exhausted() {
+    let mut y = rf("on-demand");
+    y += &cq(
+        "other-alpha",
+        Some("other"),
+        CQ_PREEMPTION,
+        &[vec![cpu("on-demand", "2", None, None)]],
+    );
+    for name in ["other-beta", "other-gamma"] {
+        y += &cq(
+            name,
+            Some("other"),
+            "",
+            &[vec![cpu("on-demand", "2", None, None)]],
+        );
+    }
+    for (name, q, prio) in [
+        ("a1", "other-alpha", -2),
+        ("a2", "other-alpha", -2),
+        ("a3", "other-alpha", -1),
+        ("b1", "other-beta", 0),
+        ("b2", "other-beta", 0),
+        ("b3", "other-beta", 0),
+    ] {
+        y += &admitted(name, q, q, prio, 0, 1, "on-demand", &[("cpu", "1", "1")]);
+    }
+    y += &with_job_uid(
+        wl("incoming", "other-alpha", 0, 1, 1, &[("cpu", "2")]),
+        "incoming",
+        "job-incoming",
+    )
+    .replace("uid: uid-incoming", "uid: wl-incoming");
+    let r = run_cycles(&y, 1);
+    assert_eq!(
+        preempted_names(&r),
+        [
+            ("ns/a1".to_string(), "InClusterQueue".to_string()),
+            ("ns/a2".to_string(), "InClusterQueue".to_string())
+        ]
+    );
+    let p = pending_of(&r, "ns/incoming");
+    assert_eq!(p.reason, "WaitingForPreemptedWorkloads");
+    assert_eq!(
+        p.message,
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor on-demand, 2 more needed. Pending the preemption of 2 workload(s)"
+    );
+    assert_eq!(
+        pending_of(&r, "ns/a1").message,
+        "Preempted to accommodate a workload (UID: wl-incoming, JobUID: job-incoming) due to prioritization in the ClusterQueue; preemptor path: /other/other-alpha; preemptee path: /other/other-alpha"
+    );
+}
