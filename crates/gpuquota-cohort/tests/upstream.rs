@@ -386,3 +386,82 @@ fn minimal_preemptions_when_target_queue_is_exhausted() {
         "Preempted to accommodate a workload (UID: wl-incoming, JobUID: job-incoming) due to prioritization in the ClusterQueue; preemptor path: /other/other-alpha; preemptee path: /other/other-alpha"
     );
 }
+
+/// Upstream `TestSchedule` / "workload requiring reclaimation prioritized over wl in another
+/// full cq" (#3405): WL2 fits in CQ2's nominal (borrowing level 0) and is processed before
+/// the older WL1, so it reclaims from the borrowing CQ3 (lower priority first); WL1 waits.
+#[test]
+fn reclaiming_workload_prioritized_over_workload_in_full_queue() {
+    let gpu_q = |n| vec![("on-demand", vec![("gpu", n, None, None)])];
+    let mut y = rf("on-demand");
+    y += &cq("CQ1", Some("other"), "", &[gpu_q("10")]);
+    y += &cq(
+        "CQ2",
+        Some("other"),
+        "preemption: {reclaimWithinCohort: Any}",
+        &[gpu_q("10")],
+    );
+    y += &cq("CQ3", Some("other"), "", &[gpu_q("0")]);
+    y += &admitted(
+        "Admitted-Workload-1",
+        "CQ1",
+        "CQ1",
+        0,
+        0,
+        1,
+        "on-demand",
+        &[("gpu", "5", "5")],
+    );
+    y += &wl("WL1", "CQ1", 0, 1, 1, &[("gpu", "10")]);
+    y += &with_job_uid(
+        wl("WL2", "CQ2", 0, 2, 1, &[("gpu", "10")]),
+        "WL2",
+        "job-WL2",
+    )
+    .replace("uid: uid-WL2", "uid: wl-WL2");
+    y += &admitted(
+        "Admitted-Workload-2",
+        "CQ3",
+        "CQ3",
+        0,
+        0,
+        1,
+        "on-demand",
+        &[("gpu", "5", "5")],
+    );
+    y += &admitted(
+        "Admitted-Workload-3",
+        "CQ3",
+        "CQ3",
+        1,
+        0,
+        1,
+        "on-demand",
+        &[("gpu", "5", "5")],
+    );
+    let r = run_cycles(&y, 1);
+    assert!(r.admitted.is_empty());
+    assert_eq!(
+        preempted_names(&r),
+        [(
+            "ns/Admitted-Workload-2".to_string(),
+            "InCohortReclamation".to_string()
+        )]
+    );
+    assert_eq!(
+        pending_of(&r, "ns/Admitted-Workload-2").message,
+        "Preempted to accommodate a workload (UID: wl-WL2, JobUID: job-WL2) due to reclamation within the cohort; preemptor path: /other/CQ2; preemptee path: /other/CQ3"
+    );
+    let wl1 = pending_of(&r, "ns/WL1");
+    assert_eq!(wl1.reason, "WaitingForQuota");
+    assert_eq!(
+        wl1.message,
+        "couldn't assign flavors to pod set main: insufficient unused quota for gpu in flavor on-demand, 5 more needed"
+    );
+    let wl2 = pending_of(&r, "ns/WL2");
+    assert_eq!(wl2.reason, "WaitingForPreemptedWorkloads");
+    assert_eq!(
+        wl2.message,
+        "couldn't assign flavors to pod set main: insufficient unused quota for gpu in flavor on-demand, 5 more needed. Pending the preemption of 1 workload(s)"
+    );
+}
