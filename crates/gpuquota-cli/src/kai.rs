@@ -5,7 +5,8 @@
 //! * `kai fairshare FILES… --output json` →
 //!   `{"queues": {"<queue>": {"gpu"|"cpu"|"memory": {"deserved", "fairShare", "allocated",
 //!   "requested", "limit"}}}}`; GPU values are decimal strings in devices, CPU and memory
-//!   Kubernetes quantity strings; `limit` (and an unlimited `deserved`) is `null`.
+//!   Kubernetes quantity strings; `limit` is `null` when unlimited; an unlimited `deserved`
+//!   is `"-1"` (KAI's sentinel, as in the Queue CRD and KAI's queue metrics).
 //! * `kai schedule FILES… --output json` →
 //!   `{"allocated": [{"podGroup", "queue", "pipelined", "pods": [{"pod", "node"}]}],
 //!   "evicted": [{"podGroup", "queue", "action", "by"}],

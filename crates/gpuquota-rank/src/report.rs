@@ -3,7 +3,11 @@
 //! * [`fairshare_json`]: `{"queues": {"<queue>": {"gpu"|"cpu"|"memory": {"deserved",
 //!   "fairShare", "allocated", "requested", "limit"}}}}`. GPU values are decimal strings in
 //!   devices (`"32.55"`), CPU and memory Kubernetes quantity strings (`"500m"`, `"4Gi"`);
-//!   `limit` is `null` when unlimited, and so is an unlimited (`-1`) `deserved`.
+//!   `limit` is `null` when unlimited. An unlimited `deserved` prints as `"-1"`, upstream's
+//!   own spelling: the Queue CRD's `quota: -1` and KAI's `queue_deserved_gpus` /
+//!   `queue_quota_cpu_cores` / `queue_quota_memory_bytes` metrics all keep the sentinel `-1`
+//!   (never scaled by the resource's unit); the queue's `fairShare` is still the number the
+//!   division gave it (phase 1 grants it its whole request, capped by the divided total).
 //! * [`schedule_json`]: `{"allocated": [{"podGroup", "queue", "pipelined", "pods": [{"pod",
 //!   "node"}]}], "evicted": [{"podGroup", "queue", "action", "by"}], "pending": [{"podGroup",
 //!   "queue", "reason", "message"}]}`.
@@ -13,6 +17,9 @@ use serde_json::{Value, json};
 use crate::division::{DivisionError, DivisionOptions, Resource};
 use crate::session::{SessionResult, fmt_res};
 use crate::snapshot::{Cluster, TaskStatus};
+
+/// How an unlimited (`-1`) deserved quota prints, in every resource: KAI's sentinel.
+pub const UNLIMITED_DESERVED: &str = "-1";
 
 fn res_value(r: Resource, v: Option<i128>) -> Value {
     v.map_or(Value::Null, |v| Value::String(fmt_res(r, v)))
@@ -61,7 +68,10 @@ pub fn fairshare_json(c: &Cluster, options: &DivisionOptions) -> Result<Value, D
             res.insert(
                 r.as_str().into(),
                 json!({
-                    "deserved": res_value(r, p.deserved),
+                    "deserved": p.deserved.map_or_else(
+                        || Value::String(UNLIMITED_DESERVED.into()),
+                        |v| Value::String(fmt_res(r, v)),
+                    ),
                     "fairShare": fmt_res(r, d.fair_share[i][ri]),
                     "allocated": fmt_res(r, alloc[i][ri]),
                     "requested": fmt_res(r, d.request[i][ri]),

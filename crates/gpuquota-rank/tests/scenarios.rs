@@ -585,7 +585,10 @@ fn fairshare_json_contract() {
     assert_eq!(v["queues"]["q3"]["gpu"]["fairShare"], "0.5");
     assert_eq!(v["queues"]["q3"]["gpu"]["limit"], "2");
     // cpu/memory absent from the queue: unlimited deserved and limit, no demand.
-    assert_eq!(v["queues"]["q1"]["cpu"]["deserved"], Value::Null);
+    // Unlimited deserved prints as KAI's sentinel "-1" (Queue CRD, queue metrics).
+    assert_eq!(v["queues"]["q1"]["cpu"]["deserved"], "-1");
+    assert_eq!(v["queues"]["q1"]["memory"]["deserved"], "-1");
+    assert_eq!(v["queues"]["q1"]["cpu"]["limit"], Value::Null);
     assert_eq!(v["queues"]["q1"]["cpu"]["fairShare"], "0");
 }
 

@@ -135,6 +135,20 @@ impl Topo {
         y
     }
 
+    /// The `kai fairshare` JSON.
+    fn fairshare(&self) -> Value {
+        let model = import_str("upstream.yaml", &self.yaml()).unwrap().model;
+        let cluster = Cluster::from_model(
+            &model,
+            &BuildOptions {
+                total: [None; 3],
+                now: None,
+            },
+        )
+        .unwrap();
+        gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap()
+    }
+
     /// The `kai schedule` JSON of one session at `2025-01-02T00:00:00Z`.
     fn schedule(&self) -> Value {
         let yaml = self.yaml();
@@ -500,4 +514,36 @@ status: {phase: Pending}
         [("ns/waiting".to_string(), false, vec!["n0".to_string()])]
     );
     assert_eq!(v["evicted"], json!([]));
+}
+
+/// The harness's implicit department (GPU quota -1) in the `kai fairshare` report: deserved
+/// prints as KAI's sentinel `"-1"`, its limit as `null`, and its fair share is what phase 1
+/// gives an unlimited-deserved queue: its whole request (30 of 32 GPUs). Below it, queue0 and
+/// queue1 (deserved 10, weight 1) get 10 each and queue0 the 10 left over (same shape as
+/// reclaim test B-02, with queue0 running 2×10 and queue1 asking for 10).
+#[test]
+fn unlimited_deserved_department_in_the_fairshare_report() {
+    let v = Topo::default()
+        .queue("queue0", None, 10.0, 1.0)
+        .queue("queue1", None, 10.0, 1.0)
+        .node("node0", 16)
+        .node("node1", 16)
+        .job(
+            "q0_running_job",
+            "queue0",
+            TRAIN,
+            10.0,
+            &[Some("node0"), Some("node1")],
+        )
+        .job("q1_pending_job", "queue1", TRAIN, 10.0, &[None])
+        .fairshare();
+    assert_eq!(
+        v["queues"]["default"]["gpu"],
+        json!({"deserved": "-1", "fairShare": "30", "allocated": "20", "requested": "30",
+               "limit": null})
+    );
+    assert_eq!(v["queues"]["queue0"]["gpu"]["fairShare"], "20");
+    assert_eq!(v["queues"]["queue1"]["gpu"]["fairShare"], "10");
+    assert_eq!(v["queues"]["queue0"]["cpu"]["deserved"], "-1");
+    assert_eq!(v["queues"]["queue0"]["cpu"]["limit"], Value::Null);
 }
