@@ -465,3 +465,59 @@ fn reclaiming_workload_prioritized_over_workload_in_full_queue() {
         "couldn't assign flavors to pod set main: insufficient unused quota for gpu in flavor on-demand, 5 more needed. Pending the preemption of 1 workload(s)"
     );
 }
+
+/// Upstream `TestSchedule` / "preempt when workload requests zero of a resource not defined
+/// in ClusterQueue": the zero request is ignored; the path of a queue without a cohort is
+/// `/<queue>`.
+#[test]
+fn preempt_with_zero_request_of_uncovered_resource() {
+    let mut y = rf("default");
+    y += &cq(
+        "preempt-zero-gpu-cq",
+        None,
+        "preemption: {withinClusterQueue: LowerPriority}",
+        &[vec![cpu("default", "4", None, None)]],
+    );
+    y += &with_job_uid(
+        wl(
+            "preemptor",
+            "preempt-zero-gpu-cq",
+            0,
+            1,
+            1,
+            &[("cpu", "2"), ("example.com/gpu", "0")],
+        ),
+        "preemptor",
+        "job-preemptor",
+    )
+    .replace("uid: uid-preemptor", "uid: wl-preemptor");
+    y += &admitted(
+        "low-priority",
+        "preempt-zero-gpu-cq",
+        "preempt-zero-gpu-cq",
+        -1,
+        0,
+        1,
+        "default",
+        &[("cpu", "4", "4000m")],
+    );
+    let r = run_cycles(&y, 1);
+    assert_eq!(
+        preempted_names(&r),
+        [("ns/low-priority".to_string(), "InClusterQueue".to_string())]
+    );
+    assert_eq!(
+        pending_of(&r, "ns/low-priority").message,
+        "Preempted to accommodate a workload (UID: wl-preemptor, JobUID: job-preemptor) due to prioritization in the ClusterQueue; preemptor path: /preempt-zero-gpu-cq; preemptee path: /preempt-zero-gpu-cq"
+    );
+    assert_eq!(
+        pending_of(&r, "ns/preemptor").message,
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 2 more needed. Pending the preemption of 1 workload(s)"
+    );
+    let r = run(&y);
+    assert_eq!(admitted_names(&r), ["ns/preemptor"]);
+    assert_eq!(
+        r.admitted[0].pod_sets[0].flavors.keys().collect::<Vec<_>>(),
+        ["cpu"]
+    );
+}
