@@ -521,3 +521,53 @@ fn preempt_with_zero_request_of_uncovered_resource() {
         ["cpu"]
     );
 }
+
+/// Upstream `TestSchedule` / "PreemptionOverBorrowing preference: select fitting second flavor
+/// over first flavor with no preemption candidates" (#13903): a flavor without candidates
+/// ranks below a viable one whatever the preference.
+#[test]
+fn preemption_over_borrowing_skips_flavor_without_candidates() {
+    let mut y = rf("on-demand") + &rf("spot");
+    y += &cohort(
+        "nopc-root",
+        None,
+        &[vec![
+            cpu("on-demand", "0", None, None),
+            cpu("spot", "5", None, None),
+        ]],
+    );
+    y += &cohort("nopc-mid", Some("nopc-root"), &[]);
+    y += &cq(
+        "nopc-cq",
+        Some("nopc-mid"),
+        "preemption: {withinClusterQueue: LowerPriority}\nflavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: TryNextFlavor, preference: PreemptionOverBorrowing}",
+        &[vec![
+            cpu("on-demand", "5", Some("0"), None),
+            cpu("spot", "0", None, None),
+        ]],
+    );
+    y += &cq(
+        "nopc-sibling",
+        Some("nopc-mid"),
+        "",
+        &[vec![
+            cpu("on-demand", "5", None, None),
+            cpu("spot", "0", None, None),
+        ]],
+    );
+    y += &admitted(
+        "admitted-nopc",
+        "nopc-cq",
+        "nopc-cq",
+        0,
+        0,
+        1,
+        "on-demand",
+        &[("cpu", "5", "5000m")],
+    );
+    y += &wl("pending-nopc", "nopc-cq", 0, 1, 1, &[("cpu", "5")]);
+    let r = run_cycles(&y, 1);
+    assert_eq!(admitted_names(&r), ["ns/pending-nopc"]);
+    assert_eq!(r.admitted[0].pod_sets[0].flavors["cpu"], "spot");
+    assert!(r.preempted.is_empty());
+}
