@@ -571,3 +571,127 @@ fn preemption_over_borrowing_skips_flavor_without_candidates() {
     assert_eq!(r.admitted[0].pod_sets[0].flavors["cpu"], "spot");
     assert!(r.preempted.is_empty());
 }
+
+/// Upstream `preemption_hierarchical_test.go` / "reclaim in complex hierarchy" (GetTargets
+/// there; here through flavor assignment, the queues given explicit zero quotas): only one
+/// of q2's workloads goes, because after the first one cohort c23 is back within nominal.
+#[test]
+fn reclaim_in_complex_hierarchy() {
+    let p = "preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}";
+    let four = || vec![vec![cpu("default", "4", None, None)]];
+    let mut y = rf("default");
+    y += &cohort("r", None, &[]);
+    for (c, parent) in [
+        ("c11", "r"),
+        ("c12", "r"),
+        ("c21", "c11"),
+        ("c22", "c11"),
+        ("c23", "c11"),
+        ("c31", "c21"),
+        ("c32", "c21"),
+    ] {
+        y += &cohort(c, Some(parent), &four());
+    }
+    for (q, c) in [
+        ("q1", "c12"),
+        ("q2", "c23"),
+        ("q3", "c22"),
+        ("q4", "c32"),
+        ("q5", "c31"),
+    ] {
+        y += &cq(q, Some(c), p, &[vec![cpu("default", "0", None, None)]]);
+    }
+    for (i, (q, prio, n)) in [
+        ("q1", -6, "4"),
+        ("q1", -5, "4"),
+        ("q2", -9, "4"),
+        ("q2", -10, "4"),
+        ("q3", -4, "4"),
+        ("q3", -3, "3"),
+        ("q4", 4, "2"),
+        ("q4", 2, "3"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        y += &admitted(
+            &format!("admitted-borrowing-{}", i + 1),
+            q,
+            q,
+            prio,
+            0,
+            1,
+            "default",
+            &[("cpu", n, n)],
+        );
+    }
+    y += &with_job_uid(wl("in", "q5", -2, 1, 1, &[("cpu", "7")]), "in", "job-in")
+        .replace("uid: uid-in", "uid: wl-in");
+    let r = run_cycles(&y, 1);
+    assert_eq!(
+        preempted_names(&r),
+        [
+            (
+                "ns/admitted-borrowing-1".to_string(),
+                "InCohortReclamation".to_string()
+            ),
+            (
+                "ns/admitted-borrowing-4".to_string(),
+                "InCohortReclamation".to_string()
+            )
+        ]
+    );
+    assert_eq!(
+        pending_of(&r, "ns/admitted-borrowing-4").message,
+        "Preempted to accommodate a workload (UID: wl-in, JobUID: job-in) due to reclamation within the cohort; preemptor path: /r/c11/c21/c31/q5; preemptee path: /r/c11/c23/q2"
+    );
+}
+
+/// Upstream `preemption_hierarchical_test.go` / "respect lending limits": q (nominal 3,
+/// lendingLimit 2) in cohort c (2) under r; the 4 CPUs q_borrowing holds are reclaimed for a
+/// 5-CPU workload of lower priority (reclaimWithinCohort: Any).
+#[test]
+fn reclaim_respects_lending_limits() {
+    let p = "preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}";
+    let mut y = rf("default");
+    y += &cohort("r", None, &[]);
+    y += &cohort("c", Some("r"), &[vec![cpu("default", "2", None, None)]]);
+    y += &cq(
+        "q",
+        Some("c"),
+        p,
+        &[vec![cpu("default", "3", None, Some("2"))]],
+    );
+    y += &cq(
+        "q_borrowing",
+        Some("r"),
+        p,
+        &[vec![cpu("default", "0", None, None)]],
+    );
+    y += &admitted(
+        "admitted_borrowing",
+        "q_borrowing",
+        "q_borrowing",
+        0,
+        0,
+        1,
+        "default",
+        &[("cpu", "4", "4")],
+    );
+    y += &with_job_uid(wl("in", "q", -2, 1, 1, &[("cpu", "5")]), "in", "job-in")
+        .replace("uid: uid-in", "uid: wl-in");
+    let r = run_cycles(&y, 1);
+    assert_eq!(
+        preempted_names(&r),
+        [(
+            "ns/admitted_borrowing".to_string(),
+            "InCohortReclamation".to_string()
+        )]
+    );
+    assert_eq!(
+        pending_of(&r, "ns/admitted_borrowing").message,
+        "Preempted to accommodate a workload (UID: wl-in, JobUID: job-in) due to reclamation within the cohort; preemptor path: /r/c/q; preemptee path: /r/q_borrowing"
+    );
+    let r = run(&y);
+    assert_eq!(admitted_names(&r), ["ns/in"]);
+}
