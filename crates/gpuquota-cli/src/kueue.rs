@@ -12,7 +12,9 @@
 //!   (`gpuquota_fairshare::shares::kueue_shares`); `null` where Kueue reports no share.
 //!
 //! `schedule` runs Kueue's fair sharing (`gpuquota_cohort::fair`) when the Kueue
-//! `Configuration` in the files enables it (`fairSharing`) or `--fair-sharing` is given.
+//! `Configuration` in the files enables it (`fairSharing`) or `--fair-sharing` is given, and
+//! admission fair sharing when the Configuration has `admissionFairSharing` (for the
+//! ClusterQueues whose `admissionScope` asks for it).
 //!
 //! Live-cluster states Kueue tolerates are warnings on stderr; malformed objects are listed on
 //! stderr with exit code 1.
@@ -151,7 +153,7 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
                 Ok(w) => w,
                 Err(code) => return Ok(code),
             };
-            let report = if settings.enabled {
+            let report = if settings.enabled || settings.admission.is_some() {
                 match gpuquota_cohort::fair::schedule(&world, &model, settings, cycles) {
                     Ok(r) => r,
                     Err(e) => {

@@ -28,6 +28,24 @@
 //!   otherwise. The fit check runs on the engine's own snapshot.
 //! * **Flavor assignment**: under fair sharing a flavor that needs preemption is simulated
 //!   whenever `reclaimWithinCohort` is not `Never` (upstream `canPreemptWhileBorrowing`).
+//! * **Admission fair sharing** (§6.6; gate `AdmissionFairSharing` on, so it needs only the
+//!   Configuration's `admissionFairSharing` and works with or without `fairSharing`): in a
+//!   ClusterQueue with `admissionScope.admissionMode: UsageBasedAdmissionFairSharing` the
+//!   cycle's head is the queued workload whose LocalQueue has the lowest weighted usage
+//!   (`Σ resourceWeight · (consumed + penalty) / LocalQueue weight`; ties keep priority,
+//!   queue time, UID). `consumed` is read from the LocalQueue's
+//!   `status.fairSharing.admissionFairSharingStatus.consumedResources` (0 when absent); each
+//!   admission during the run charges its LocalQueue the entry penalty
+//!   `α(usageSamplingInterval) · requests`. Fair-sharing preemption orders candidates of one
+//!   such queue by higher LocalQueue usage first (`CandidatesOrdering` step 3).
+//!
+//! Deliberate deviations: no usage sampling happens during a run (there is no clock), so
+//! entry penalties accumulate instead of being settled into `consumed`; the entry penalty
+//! counts the requests the ClusterQueue covers (upstream: all requests, unless
+//! `IgnoreUndeclared`); the LocalQueue-usage step of `CandidatesOrdering` also separates
+//! candidates of two different admission-fair-sharing queues (upstream compares only within
+//! one queue), which can only change which of two equal-share target queues is visited
+//! first; classical preemption does not apply that step.
 //!
 //! ```
 //! use gpuquota_cohort::fair::{FairSharing, schedule};
@@ -56,7 +74,8 @@
 //! assert_eq!(report.admitted[0].workload, "ns/b1");
 //! ```
 
-use gpuquota_fairshare::config::FairSharingSettings;
+use gpuquota_fairshare::afs::{LocalQueueUsage, ResourceAmounts, entry_penalty, quantity_to_f64};
+use gpuquota_fairshare::config::{AdmissionFairSharingSettings, FairSharingSettings};
 use gpuquota_fairshare::drs::parse_weight;
 use gpuquota_fairshare::order::{FairSharingOrder, Head, OrderOptions};
 use gpuquota_fairshare::preemption::{
@@ -65,8 +84,10 @@ use gpuquota_fairshare::preemption::{
 use gpuquota_fairshare::tree::{NodeId as FsNode, QuotaTree as FsTree, QuotaTreeBuilder};
 use gpuquota_fairshare::tree::{NodeKind as FsKind, ResourceQuota};
 use gpuquota_fairshare::{FairShareError, FlavorResource, FrQuantities};
-use gpuquota_model::{Amount, Model};
+use gpuquota_model::kueue::AdmissionMode;
+use gpuquota_model::{Amount, Model, Quantity, ResourceName};
 
+use crate::assign::Assignment;
 use crate::cycle::{Classical, Entry, Policy, Scheduler};
 use crate::preempt::{Admitted, PreemptReason, Target, add_reservation, remove_reservation};
 use crate::report::ScheduleReport;
@@ -86,6 +107,102 @@ pub struct FairSharing {
     settings: FairSharingSettings,
     options: OrderOptions,
     order: Option<FairSharingOrder>,
+    afs: Option<Afs>,
+}
+
+/// Admission fair sharing state (kueue.md §6.6).
+#[derive(Debug, Clone)]
+struct Afs {
+    settings: AdmissionFairSharingSettings,
+    /// `admissionScope.admissionMode: UsageBasedAdmissionFairSharing`, by ClusterQueue.
+    cq_on: Vec<bool>,
+    /// LocalQueue index of every workload.
+    wl_lq: Vec<Option<usize>>,
+    /// `spec.fairSharing.weight` of every LocalQueue (1 when unset or missing).
+    lq_weight: Vec<f64>,
+    /// Consumed usage (from the LocalQueue's status) and entry penalties of the run.
+    lq_usage: Vec<LocalQueueUsage>,
+}
+
+impl Afs {
+    fn build(world: &World, model: &Model, settings: AdmissionFairSharingSettings) -> Afs {
+        let cq_on = world
+            .cluster_queues
+            .iter()
+            .map(|c| {
+                model.cluster_queues.get(&c.name).is_some_and(|o| {
+                    o.spec
+                        .admission_scope
+                        .as_ref()
+                        .and_then(|a| a.admission_mode.as_ref())
+                        == Some(&AdmissionMode::UsageBasedAdmissionFairSharing)
+                })
+            })
+            .collect();
+        let mut keys: Vec<String> = Vec::new();
+        let wl_lq = world
+            .workloads
+            .iter()
+            .map(|w| {
+                let q = model.workloads.get(&w.key)?.spec.queue_name.as_deref()?;
+                let key = format!("{}/{q}", w.namespace);
+                Some(match keys.iter().position(|k| *k == key) {
+                    Some(i) => i,
+                    None => {
+                        keys.push(key);
+                        keys.len() - 1
+                    }
+                })
+            })
+            .collect();
+        let mut lq_weight = Vec::with_capacity(keys.len());
+        let mut lq_usage = Vec::with_capacity(keys.len());
+        for k in &keys {
+            let lq = model.local_queues.get(k);
+            lq_weight.push(
+                lq.and_then(|l| l.spec.fair_sharing.as_ref())
+                    .and_then(|f| f.weight.as_ref())
+                    .map_or(1.0, quantity_to_f64),
+            );
+            let mut u = LocalQueueUsage::default();
+            let consumed = lq
+                .and_then(|l| l.status.as_ref())
+                .and_then(|s| s.get("fairSharing"))
+                .and_then(|f| f.get("admissionFairSharingStatus"))
+                .and_then(|a| a.get("consumedResources"))
+                .and_then(|c| c.as_object());
+            for (r, v) in consumed.into_iter().flatten() {
+                if let Ok(q) = serde_json::from_value::<Quantity>(v.clone()) {
+                    u.consumed
+                        .insert(ResourceName::new(r.clone()), quantity_to_f64(&q));
+                }
+            }
+            lq_usage.push(u);
+        }
+        Afs {
+            settings,
+            cq_on,
+            wl_lq,
+            lq_weight,
+            lq_usage,
+        }
+    }
+
+    /// The weighted usage of the workload's LocalQueue (0 without one).
+    fn usage(&self, wl: WlId) -> f64 {
+        match self.wl_lq.get(wl as usize).copied().flatten() {
+            Some(i) => {
+                self.lq_usage[i].weighted_usage(&self.settings.resource_weights, self.lq_weight[i])
+            }
+            None => 0.0,
+        }
+    }
+}
+
+/// A key whose integer order is `f64::total_cmp`'s.
+fn f64_key(x: f64) -> i64 {
+    let b = x.to_bits() as i64;
+    b ^ ((((b >> 63) as u64) >> 1) as i64)
 }
 
 fn mirror_fr(world: &World, fr: FrId) -> FlavorResource {
@@ -93,10 +210,10 @@ fn mirror_fr(world: &World, fr: FrId) -> FlavorResource {
 }
 
 impl FairSharing {
-    /// Builds the policy for `world` (weights come from the ClusterQueue and Cohort objects
-    /// of `model`, the manifests `world` was built from) with validated `settings` (the
-    /// strategies; `settings.enabled` is not consulted: using this policy is enabling fair
-    /// sharing).
+    /// Builds the policy for `world` (weights, admission scopes and LocalQueues come from
+    /// `model`, the manifests `world` was built from) with validated `settings`: fair sharing
+    /// when `settings.enabled` (otherwise the classical order and preemption), admission fair
+    /// sharing when `settings.admission` is set.
     ///
     /// # Errors
     /// An invalid `fairSharing.weight` (negative, or in `(0, 1e-9]`).
@@ -166,6 +283,10 @@ impl FairSharing {
             nodes,
             frs,
             fr_names,
+            afs: settings
+                .admission
+                .clone()
+                .map(|a| Afs::build(world, model, a)),
             settings,
             options: OrderOptions::default(),
             order: None,
@@ -236,6 +357,9 @@ impl Policy for FairSharing {
     fn order(&mut self, world: &World, snapshot: &Usage, entries: &mut [Entry]) {
         Classical.order(world, snapshot, entries);
         self.order = None;
+        if !self.settings.enabled {
+            return;
+        }
         self.sync(world, snapshot);
         let heads = entries
             .iter()
@@ -288,12 +412,21 @@ impl Policy for FairSharing {
         frs_need: &[FrId],
     ) -> Vec<Target> {
         let world = admitted.world;
+        if !self.settings.enabled {
+            return admitted.targets(snapshot, cq, wl, requests, frs_need);
+        }
         let t = &world.tree;
         let cqi = &world.cluster_queues[cq as usize];
         let node = cqi.node;
         let me = &world.workloads[wl as usize];
-        // (sort key, workload)
-        let mut found: Vec<((u8, u8, crate::preempt::CandKey), WlId)> = Vec::new();
+        // CandidatesOrdering: evicted, other queues first, (admission fair sharing, same
+        // queue) higher LocalQueue usage, then the per-queue key (priority, recency, UID)
+        let afs_key = |c: CqId, v: WlId| match &self.afs {
+            Some(a) if a.cq_on[c as usize] => std::cmp::Reverse(f64_key(a.usage(v))),
+            _ => std::cmp::Reverse(0),
+        };
+        type SortKey = (u8, u8, std::cmp::Reverse<i64>, crate::preempt::CandKey);
+        let mut found: Vec<(SortKey, WlId)> = Vec::new();
         if cqi.within != WithinPolicy::Never {
             for k in &admitted.by_cq[cq as usize] {
                 let v = k.4;
@@ -310,7 +443,7 @@ impl Policy for FairSharing {
                     }
                 };
                 if ok {
-                    found.push(((k.0, 1, *k), v));
+                    found.push(((k.0, 1, afs_key(cq, v), *k), v));
                 }
             }
         }
@@ -343,7 +476,7 @@ impl Policy for FairSharing {
                         ReclaimPolicy::Any => true,
                     };
                     if ok {
-                        found.push(((k.0, 0, *k), v));
+                        found.push(((k.0, 0, afs_key(c as CqId, v), *k), v));
                     }
                 }
             }
@@ -410,8 +543,57 @@ impl Policy for FairSharing {
         }
     }
 
+    /// Under admission fair sharing (for a ClusterQueue whose admission scope asks for it),
+    /// the queued workload of the LocalQueue with the lowest weighted usage; ties keep the
+    /// heap order (priority, queue time, UID).
+    ///
+    /// # Complexity
+    /// O(Q) for Q queued workloads of an admission-fair-sharing queue, else O(1).
+    fn head(
+        &mut self,
+        _world: &World,
+        cq: CqId,
+        queued: &mut dyn Iterator<Item = WlId>,
+    ) -> Option<WlId> {
+        let Some(afs) = self.afs.as_ref().filter(|a| a.cq_on[cq as usize]) else {
+            return queued.next();
+        };
+        let mut best: Option<(f64, WlId)> = None;
+        for w in queued {
+            let u = afs.usage(w);
+            if best.is_none_or(|(b, _)| u.total_cmp(&b).is_lt()) {
+                best = Some((u, w));
+            }
+        }
+        best.map(|(_, w)| w)
+    }
+
+    /// Admission fair sharing: the LocalQueue of a workload admitted in an
+    /// admission-fair-sharing ClusterQueue is charged the entry penalty
+    /// `α(usageSamplingInterval) · requests` (no sampling happens during a run, so it stays).
+    fn admitted(&mut self, world: &World, wl: WlId, cq: CqId, assignment: &Assignment) {
+        let Some(afs) = self.afs.as_mut().filter(|a| a.cq_on[cq as usize]) else {
+            return;
+        };
+        let Some(lq) = afs.wl_lq.get(wl as usize).copied().flatten() else {
+            return;
+        };
+        let mut requests = ResourceAmounts::new();
+        for &(fr, a) in &assignment.usage {
+            let r = world.fr_resource(fr);
+            let v = if r.is_cpu() {
+                a.0 as f64 / 1000.0
+            } else {
+                a.0 as f64
+            };
+            *requests.entry(r.clone()).or_insert(0.0) += v;
+        }
+        let penalty = entry_penalty(&requests, &afs.settings);
+        afs.lq_usage[lq].add_penalty(&penalty);
+    }
+
     fn fair_sharing(&self) -> bool {
-        true
+        self.settings.enabled
     }
 }
 

@@ -438,3 +438,88 @@ fn zero_weight_borrower_is_first_victim_queue() {
         vec![s("ns/d1", "ns/b-head", "InCohortReclamation")]
     );
 }
+
+/// Runs the fair-sharing policy with the Configuration's settings as they are (no forced
+/// fair sharing): admission fair sharing alone when only `admissionFairSharing` is set.
+fn run_configured(yaml: &str) -> ScheduleReport {
+    let model = gpuquota_model::import_str("test.yaml", yaml)
+        .expect("valid YAML")
+        .model;
+    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let settings = settings_from_configuration(model.configuration.as_ref(), false).unwrap();
+    gpuquota_cohort::fair::schedule(&world, &model, settings, None).unwrap()
+}
+
+const AFS: &str = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nadmissionFairSharing:\n  usageHalfLifeTime: 10m\n  usageSamplingInterval: 5m\n---\n";
+
+/// One ClusterQueue `team` (2 CPUs) with LocalQueues `team` and `other`; `status` is the
+/// `other` LocalQueue's status YAML (or empty).
+fn afs_queue(scope: bool, other_status: &str) -> String {
+    let mut y = rf("f");
+    let extra = if scope {
+        "admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}"
+    } else {
+        ""
+    };
+    y += &cq("team", None, extra, &[vec![cpu("f", "2", None, None)]]);
+    y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: other, namespace: ns}\nspec: {clusterQueue: team}\n";
+    y += other_status;
+    y += "---\n";
+    y
+}
+
+/// §6.6 (KEP-4136, `CalculateEntryPenalty`): inside a ClusterQueue with
+/// `admissionMode: UsageBasedAdmissionFairSharing`, the head is the workload of the
+/// LocalQueue with the lowest usage. All start at 0 (ties keep priority and time order), so
+/// cycle 1 admits t1 (LocalQueue `team`), whose LocalQueue is then charged
+/// α(5m) = 1 − 0.5^(5/10) ≈ 0.29 CPU; cycle 2 takes `other`'s o1 before the older t2. The
+/// 2 CPUs are gone. Classically (or without the admission scope) t1 and t2 are admitted.
+#[test]
+fn admission_fair_sharing_entry_penalty_rotates_local_queues() {
+    let mut y = String::from(AFS);
+    y += &afs_queue(true, "");
+    y += &wl("t1", "team", 0, 1, 1, &[("cpu", "1")]);
+    y += &wl("t2", "team", 0, 2, 1, &[("cpu", "1")]);
+    y += &wl("o1", "other", 0, 3, 1, &[("cpu", "1")]);
+    y += &wl("o2", "other", 0, 4, 1, &[("cpu", "1")]);
+    let r = run_configured(&y);
+    assert_eq!(
+        admitted_in_order(&r),
+        vec![("ns/t1".into(), 1), ("ns/o1".into(), 2)]
+    );
+    assert!(r.preempted.is_empty());
+    let c = run(&y);
+    assert_eq!(admitted_names(&c), vec!["ns/t1", "ns/t2"]);
+    let mut no_scope = String::from(AFS);
+    no_scope += &afs_queue(false, "");
+    no_scope += &y[y
+        .find("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload")
+        .unwrap()..];
+    assert_eq!(
+        admitted_names(&run_configured(&no_scope)),
+        vec!["ns/t1", "ns/t2"]
+    );
+}
+
+/// §6.6: the decayed usage in the LocalQueue's
+/// `status.fairSharing.admissionFairSharingStatus.consumedResources` orders the queue: `other`
+/// consumed 3 CPUs, so `team`'s workloads go first even though `other`'s are older and of
+/// higher priority.
+#[test]
+fn admission_fair_sharing_consumed_usage_orders_the_queue() {
+    let mut y = String::from(AFS);
+    y += &afs_queue(
+        true,
+        "status:\n  fairSharing:\n    weightedShare: 0\n    admissionFairSharingStatus:\n      consumedResources: {cpu: \"3\"}\n      lastUpdate: \"2026-01-01T00:00:00Z\"\n",
+    );
+    y += &wl("o1", "other", 5, 1, 1, &[("cpu", "1")]);
+    y += &wl("o2", "other", 5, 2, 1, &[("cpu", "1")]);
+    y += &wl("t1", "team", 0, 3, 1, &[("cpu", "1")]);
+    y += &wl("t2", "team", 0, 4, 1, &[("cpu", "1")]);
+    let r = run_configured(&y);
+    assert_eq!(
+        admitted_in_order(&r),
+        vec![("ns/t1".into(), 1), ("ns/t2".into(), 2)]
+    );
+    assert_eq!(admitted_names(&run(&y)), vec!["ns/o1", "ns/o2"]);
+}
