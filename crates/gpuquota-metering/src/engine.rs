@@ -718,7 +718,8 @@ pub fn meter(input: &Input) -> Result<Report, MeteringError> {
     let mut pieces: Vec<Piece> = Vec::new();
     // (holder, start, end, label) for the double-booking check
     let mut held: Vec<(String, i64, i64, String)> = Vec::new();
-    // sub-card holdings (MIG / fraction) per physical card key, for the overbooking warning
+    // sub-card holdings (MIG / fraction, and single whole cards with a holder key) per physical
+    // card key, for the overbooking warning (a whole card beside a MIG instance of it)
     let mut sub_card: Vec<(String, i64, i64, i128)> = Vec::new();
     // busy/covered per (group, card)
     let mut busy_acc: BTreeMap<(usize, usize), (i128, i128)> = BTreeMap::new();
@@ -782,7 +783,10 @@ pub fn meter(input: &Input) -> Result<Report, MeteringError> {
             continue;
         };
         if let Some(h) = &r.holder {
-            if matches!(r.shape, Shape::Mig { .. } | Shape::Fraction { .. }) {
+            if matches!(
+                r.shape,
+                Shape::Mig { .. } | Shape::Fraction { .. } | Shape::Whole(1)
+            ) {
                 sub_card.push((card_key(h), s, e, weight));
             }
             if let Some(f) = busy_by_holder.get(h.as_str()) {
@@ -827,7 +831,10 @@ pub fn meter(input: &Input) -> Result<Report, MeteringError> {
                 && v > 0
             {
                 held.push((h.clone(), s, e, what.clone()));
-                if matches!(sr.shape, Shape::Mig { .. } | Shape::Fraction { .. }) {
+                if matches!(
+                    sr.shape,
+                    Shape::Mig { .. } | Shape::Fraction { .. } | Shape::Whole(1)
+                ) {
                     sub_card.push((card_key(h), s, e, mul(weight, i128::from(v), &what)?));
                 }
             }

@@ -684,3 +684,17 @@ fn extreme_numbers_are_typed_errors_or_exact() {
     assert_eq!(r.lines[0].allocated_hours, "18446744073709551615.000000");
     assert_eq!(r.totals.cost, "18446744073709551615.00");
 }
+
+#[test]
+fn a_whole_card_beside_its_own_mig_instance_is_overbooking() {
+    let r = run(&format!(
+        "{HEAD}records:\n  - {{department: A, cardType: H200, gpus: 1, start: 0, end: 3600, holder: n/GPU-1}}\n  - {{department: B, cardType: H200, mig: 1g.18gb, start: 1800, end: 3600, holder: n/GPU-1/3}}\n  - {{department: B, cardType: H200, gpus: 1, start: 0, end: 3600, holder: n/GPU-2}}\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        r.warnings,
+        [
+            "card n/GPU-1: instances add up to 1.1429 cards at 1800 under the compute-slices weights (overbooking)"
+        ]
+    );
+}
