@@ -695,3 +695,45 @@ fn reclaim_respects_lending_limits() {
     let r = run(&y);
     assert_eq!(admitted_names(&r), ["ns/in"]);
 }
+
+/// Upstream `flavorassigner_test.go` / "multi-podset, one fits and another fails, fitting
+/// podset attempts skipped in resolveNoFitReason": the failing PodSet's reasons only, and
+/// ExceedsMaxQuota (the fitting PodSet's node-selector mismatch on `two` does not count).
+#[test]
+fn multi_pod_set_fitting_pod_set_attempts_skipped() {
+    let mut y = rf_spec("one", "{nodeLabels: {type: one}}");
+    y += &rf_spec("two", "{nodeLabels: {type: two}}");
+    y += &cq(
+        "test-clusterqueue",
+        None,
+        "",
+        &[vec![
+            cpu("one", "2", None, None),
+            cpu("two", "2", None, None),
+        ]],
+    );
+    let mut w = wl_full(
+        "w",
+        "test-clusterqueue",
+        0,
+        1,
+        &[
+            ("fitting-podset", 1, None, &[("cpu", "1")]),
+            ("blocking-podset", 1, None, &[("cpu", "5")]),
+        ],
+        "",
+    );
+    w = w.replacen(
+        "    template:\n      spec:\n",
+        "    template:\n      spec:\n        nodeSelector: {type: one}\n",
+        1,
+    );
+    y += &w;
+    let r = run_cycles(&y, 1);
+    let p = pending_of(&r, "ns/w");
+    assert_eq!(p.reason, "ExceedsMaxQuota");
+    assert_eq!(
+        p.message,
+        "couldn't assign flavors to pod set blocking-podset: insufficient quota for cpu in flavor one, previously considered podsets requests (1) + current podset request (5) > maximum capacity (2), insufficient quota for cpu in flavor two, previously considered podsets requests (0) + current podset request (5) > maximum capacity (2)"
+    );
+}
