@@ -359,3 +359,56 @@ fn partial_admission_prefers_full_preemption() {
     );
     assert_eq!(r.admitted[0].pod_sets[0].count, 4);
 }
+
+/// FlavorFungibilityPreserveScanProgress (v0.20, on): an entry skipped because an earlier
+/// entry took the quota keeps its flavor scan progress, so the next cycle resumes after the
+/// flavor it had stopped on (`f2`, borrowing) instead of going back to `f1`, where
+/// PreemptionOverBorrowing would have preferred reclaiming from the borrowing `d`.
+#[test]
+fn skipped_entry_resumes_flavor_scan_next_cycle() {
+    let two = |a: &'static str, b: &'static str| {
+        vec![vec![
+            ("f1", vec![("nvidia.com/gpu", a, None, None)]),
+            ("f2", vec![("nvidia.com/gpu", b, None, None)]),
+        ]]
+    };
+    let mut y = rf("f1") + &rf("f2");
+    y += &cq(
+        "b",
+        Some("co"),
+        "preemption: {reclaimWithinCohort: Any}\nflavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: TryNextFlavor, preference: PreemptionOverBorrowing}",
+        &two("1", "0"),
+    );
+    y += &cq("c", Some("co"), "", &two("1", "0"));
+    y += &cq("d", Some("co"), "", &two("0", "0"));
+    y += &cq("e", Some("co"), "", &two("0", "1"));
+    y += &admitted(
+        "x",
+        "d",
+        "d",
+        0,
+        0,
+        1,
+        "f1",
+        &[("nvidia.com/gpu", "1", "1")],
+    );
+    y += &wl("wb", "b", 0, 1, 1, &[("nvidia.com/gpu", "1")]);
+    y += &wl("wc", "c", 10, 2, 1, &[("nvidia.com/gpu", "1")]);
+    let r1 = run_cycles(&y, 1);
+    assert_eq!(admitted_names(&r1), ["ns/wc"]);
+    assert_eq!(
+        pending_of(&r1, "ns/wb").message,
+        "Workload no longer fits after processing another workload"
+    );
+    let r = run(&y);
+    assert!(r.preempted.is_empty());
+    let wb = r
+        .admitted
+        .iter()
+        .find(|a| a.workload == "ns/wb")
+        .expect("wb");
+    assert_eq!(
+        (wb.cycle, wb.pod_sets[0].flavors["nvidia.com/gpu"].as_str()),
+        (2, "f2")
+    );
+}
