@@ -1748,69 +1748,91 @@ impl<'a> Engine<'a> {
                     .then(self.victim_job_cmp(a, b))
             });
             let max = self.o.max_consolidation_preemptees.min(cands.len());
-            for k in 1..=max {
-                let victims = &cands[..k];
-                let saved_nodes = self.nodes.clone();
-                let saved_place = self.place.clone();
-                let saved_state = self.tstate.clone();
-                for &vj in victims {
-                    for t in 0..self.c.jobs[vj].tasks.len() {
-                        if self.tstate[vj][t] == TState::Running {
-                            self.release(vj, t);
-                        }
+            let Some(k) = (1..=max).find(|&k| self.consolidation_moves(ji, &tasks, &cands[..k]))
+            else {
+                continue;
+            };
+            // Like reclaim and preempt: a victim the job does not need stays where it is
+            // (KAI re-places every scenario victim after the preemptor; test "verify not all
+            // preemptors are evicted as well"). Tried from the last victim to the first.
+            let mut victims: Vec<usize> = cands[..k].to_vec();
+            for i in (0..k).rev() {
+                if victims.len() == 1 {
+                    break;
+                }
+                let Some(pos) = victims.iter().position(|&v| v == cands[i]) else {
+                    continue;
+                };
+                let mut rest = victims.clone();
+                rest.remove(pos);
+                if self.consolidation_moves(ji, &tasks, &rest) {
+                    victims = rest;
+                }
+            }
+            let key = self.c.jobs[ji].key.clone();
+            let moved: Vec<(usize, Vec<usize>)> = victims
+                .iter()
+                .map(|&vj| {
+                    let ts: Vec<usize> = (0..self.c.jobs[vj].tasks.len())
+                        .filter(|&t| self.tstate[vj][t] == TState::Running)
+                        .collect();
+                    (vj, ts)
+                })
+                .collect();
+            for (vj, ts) in &moved {
+                self.evict(*vj, ts, Action::Consolidation, Some(&key));
+            }
+            if let Some(r) = self.place_all(ji, &tasks) {
+                self.commit_placed(ji, &tasks, r);
+            }
+            for (vj, ts) in &moved {
+                if let Some(r) = self.place_all(*vj, ts) {
+                    self.commit_placed(*vj, ts, r);
+                    self.evicted_job[*vj] = true;
+                    // A moved job starts once its evicted pods are gone: KAI reports it
+                    // Pipelined wherever it lands.
+                    if let Some(i) = self.alloc_idx[*vj] {
+                        self.allocated[i].pipelined = true;
                     }
                 }
-                let mut ok = false;
-                let mut moved: Vec<(usize, Vec<usize>, Vec<PlaceRec>)> = Vec::new();
-                if let Some(recs) = self.place_all(ji, &tasks) {
-                    ok = true;
-                    for &vj in victims {
-                        let ts: Vec<usize> = (0..self.c.jobs[vj].tasks.len())
-                            .filter(|&t| self.tstate[vj][t] == TState::Releasing)
-                            .collect();
-                        // Victims may not land back on resources that are being freed.
-                        match self.place_all(vj, &ts) {
-                            Some(r) => moved.push((vj, ts, r)),
-                            None => {
-                                ok = false;
-                                break;
-                            }
-                        }
-                    }
-                    if ok {
-                        let key = self.c.jobs[ji].key.clone();
-                        // Restore, then commit for real: evictions, the job, the moved victims.
-                        self.nodes = saved_nodes.clone();
-                        self.place = saved_place.clone();
-                        self.tstate = saved_state.clone();
-                        for &vj in victims {
-                            let ts: Vec<usize> = (0..self.c.jobs[vj].tasks.len())
-                                .filter(|&t| self.tstate[vj][t] == TState::Running)
-                                .collect();
-                            self.evict(vj, &ts, Action::Consolidation, Some(&key));
-                        }
-                        let recs2 = self.place_all(ji, &tasks);
-                        if let Some(r2) = recs2 {
-                            self.commit_placed(ji, &tasks, r2);
-                        }
-                        for (vj, ts, _) in &moved {
-                            if let Some(r) = self.place_all(*vj, ts) {
-                                self.commit_placed(*vj, ts, r);
-                                self.evicted_job[*vj] = true;
-                            }
-                        }
-                        self.fail[ji] = None;
-                        let _ = recs;
-                        break;
-                    }
-                }
-                if !ok {
-                    self.nodes = saved_nodes;
-                    self.place = saved_place;
-                    self.tstate = saved_state;
+            }
+            self.fail[ji] = None;
+        }
+    }
+
+    /// Whether moving `victims` lets job `ji` be placed with every victim re-placed (not on
+    /// resources being freed); the state is restored.
+    ///
+    /// # Complexity
+    /// One placement of the job and of each victim: O((1 + V) · N · G).
+    fn consolidation_moves(&mut self, ji: usize, tasks: &[usize], victims: &[usize]) -> bool {
+        let saved_nodes = self.nodes.clone();
+        let saved_place = self.place.clone();
+        let saved_state = self.tstate.clone();
+        for &vj in victims {
+            for t in 0..self.c.jobs[vj].tasks.len() {
+                if self.tstate[vj][t] == TState::Running {
+                    self.release(vj, t);
                 }
             }
         }
+        let mut ok = self.place_all(ji, tasks).is_some();
+        if ok {
+            for &vj in victims {
+                let ts: Vec<usize> = (0..self.c.jobs[vj].tasks.len())
+                    .filter(|&t| self.tstate[vj][t] == TState::Releasing)
+                    .collect();
+                // Victims may not land back on resources that are being freed.
+                if self.place_all(vj, &ts).is_none() {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        self.nodes = saved_nodes;
+        self.place = saved_place;
+        self.tstate = saved_state;
+        ok
     }
 
     fn stale_gangs(&mut self) {

@@ -547,3 +547,46 @@ fn unlimited_deserved_department_in_the_fairshare_report() {
     assert_eq!(v["queues"]["queue0"]["cpu"]["deserved"], "-1");
     assert_eq!(v["queues"]["queue0"]["cpu"]["limit"], Value::Null);
 }
+
+/// `consolidation/consolidation_test.go` "3 jobs are running on different GPUs, 1 job pending
+/// - Consolidate and verify not all preemptors are evicted as well": node0 (4 GPUs) runs a
+/// 3-GPU train, node1 (4 GPUs) a 1-GPU and a 2-GPU train; a 2-GPU train is pending (1 GPU
+/// free on each node). Only the 1-GPU job moves (to node0); the 2-GPU job stays on node1
+/// and the pending job is pipelined next to it.
+#[test]
+fn consolidation_moves_only_the_victims_it_needs() {
+    let v = Topo::default()
+        .queue("queue0", None, 2.0, 0.0)
+        .node("node0", 4)
+        .node("node1", 4)
+        .job("running_job0", "queue0", TRAIN, 3.0, &[Some("node0")])
+        .job("running_job1", "queue0", TRAIN, 1.0, &[Some("node1")])
+        .job("running_job2", "queue0", TRAIN, 2.0, &[Some("node1")])
+        .job("pending_job0", "queue0", TRAIN, 2.0, &[None])
+        .schedule();
+    assert_eq!(
+        evicted(&v),
+        [ev(
+            "test/running_job1",
+            "consolidation",
+            "test/pending_job0"
+        )]
+    );
+    let mut alloc = allocated(&v);
+    alloc.sort();
+    assert_eq!(
+        alloc,
+        [
+            (
+                "test/pending_job0".to_string(),
+                true,
+                vec!["node1".to_string()]
+            ),
+            (
+                "test/running_job1".to_string(),
+                true,
+                vec!["node0".to_string()]
+            ),
+        ]
+    );
+}
