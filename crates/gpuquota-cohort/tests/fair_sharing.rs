@@ -523,3 +523,170 @@ fn admission_fair_sharing_consumed_usage_orders_the_queue() {
     );
     assert_eq!(admitted_names(&run(&y)), vec!["ns/o1", "ns/o2"]);
 }
+
+mod properties {
+    //! Invariants of the engine under fair sharing on random cohort trees.
+
+    use gpuquota_cohort::check::check_invariants;
+    use gpuquota_cohort::fair::FairSharing;
+    use gpuquota_cohort::{Scheduler, World};
+    use gpuquota_fairshare::config::settings_from_configuration;
+    use proptest::prelude::*;
+
+    use crate::common::*;
+
+    fn config() -> ProptestConfig {
+        ProptestConfig {
+            cases: 32,
+            max_shrink_iters: if std::env::var("CI").is_ok() { 0 } else { 128 },
+            ..ProptestConfig::default()
+        }
+    }
+
+    /// (cohort parent index or root, nominal), queues (cohort, nominal, weight, within,
+    /// reclaim), admitted (queue, gpus, priority), pending (queue, gpus, priority).
+    type Spec = (
+        Vec<u8>,
+        Vec<(usize, u8, u8, u8, u8)>,
+        Vec<(usize, u8, i32)>,
+        Vec<(usize, u8, i32)>,
+    );
+
+    fn spec() -> impl Strategy<Value = Spec> {
+        (1usize..4, 1usize..5).prop_flat_map(|(nc, nq)| {
+            (
+                proptest::collection::vec(0u8..3, nc),
+                proptest::collection::vec((0..nc, 0u8..6, 0u8..3, 0u8..3, 0u8..3), nq),
+                proptest::collection::vec((0..nq, 1u8..4, 0i32..3), 0..7),
+                proptest::collection::vec((0..nq, 1u8..5, 0i32..3), 1..6),
+            )
+        })
+    }
+
+    fn documents(s: &Spec) -> Vec<String> {
+        let (cohorts, queues, adm, pend) = s;
+        let mut docs = vec![
+            rf("g"),
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {}\n---\n"
+                .to_string(),
+        ];
+        // c0 is the root; c1.. hang below c0 with a little quota of their own
+        for (i, n) in cohorts.iter().enumerate() {
+            let n = n.to_string();
+            let parent = (i > 0).then_some("c0");
+            docs.push(cohort(&format!("c{i}"), parent, &[vec![gpu("g", &n)]]));
+        }
+        for (i, &(c, n, w, within, reclaim)) in queues.iter().enumerate() {
+            let within = ["Never", "LowerPriority", "LowerOrNewerEqualPriority"][within as usize];
+            let reclaim = ["Never", "LowerPriority", "Any"][reclaim as usize];
+            let extra = format!(
+                "fairSharing: {{weight: \"{w}\"}}\npreemption: {{withinClusterQueue: {within}, reclaimWithinCohort: {reclaim}}}"
+            );
+            let n = n.to_string();
+            docs.push(cq(
+                &format!("q{i}"),
+                Some(&format!("c{c}")),
+                &extra,
+                &[vec![gpu("g", &n)]],
+            ));
+        }
+        for (i, &(q, g, p)) in adm.iter().enumerate() {
+            let g = g.to_string();
+            docs.push(admitted(
+                &format!("a{i}"),
+                &format!("q{q}"),
+                &format!("q{q}"),
+                p,
+                i as u32,
+                1,
+                "g",
+                &[("nvidia.com/gpu", &g, &g)],
+            ));
+        }
+        for (i, &(q, g, p)) in pend.iter().enumerate() {
+            let g = g.to_string();
+            docs.push(wl(
+                &format!("p{i}"),
+                &format!("q{q}"),
+                p,
+                100 + i as u32,
+                1,
+                &[("nvidia.com/gpu", &g)],
+            ));
+        }
+        docs
+    }
+
+    fn load(docs: &[String]) -> (gpuquota_model::Model, World) {
+        let model = gpuquota_model::import_str("p.yaml", &docs.concat())
+            .expect("valid YAML")
+            .model;
+        let world = World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+        (model, world)
+    }
+
+    fn policy(model: &gpuquota_model::Model, world: &World) -> FairSharing {
+        let settings = settings_from_configuration(model.configuration.as_ref(), false).unwrap();
+        FairSharing::new(world, model, settings).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        /// Under fair sharing, no ClusterQueue exceeds nominal + borrowingLimit and no cohort
+        /// its subtree quota after any cycle; victims of the preemptor's own queue have
+        /// reason InClusterQueue and the others InCohortReclamation or InCohortFairSharing.
+        #[test]
+        fn limits_and_reasons_hold(s in spec()) {
+            let (model, w) = load(&documents(&s));
+            let mut sched = Scheduler::with_policy(&w, policy(&model, &w));
+            prop_assume!(check_invariants(&w, sched.reservations()).is_ok());
+            for _ in 0..30 {
+                if !sched.run_cycle() {
+                    break;
+                }
+                prop_assert_eq!(check_invariants(&w, sched.reservations()), Ok(()));
+            }
+            let r = gpuquota_cohort::ScheduleReport::from_scheduler(&w, &sched);
+            for p in &r.preempted {
+                let preemptor = w.workload_id(&p.preemptor).expect("preemptor exists");
+                let preemptor_cq = match &w.workloads[preemptor as usize].queue {
+                    gpuquota_cohort::world::QueueRef::Cq(c) => w.cluster_queues[*c as usize].name.clone(),
+                    _ => String::new(),
+                };
+                if p.cluster_queue == preemptor_cq {
+                    prop_assert_eq!(p.reason.as_str(), "InClusterQueue");
+                } else {
+                    prop_assert!(
+                        ["InCohortReclamation", "InCohortFairSharing"].contains(&p.reason.as_str()),
+                        "{:?}", p
+                    );
+                }
+            }
+        }
+
+        /// The same documents in any order, run twice, give the same output.
+        #[test]
+        fn deterministic_and_order_independent(s in spec(), seed in any::<u64>()) {
+            let docs = documents(&s);
+            let mut shuffled = docs.clone();
+            let mut x = seed | 1;
+            for i in (1..shuffled.len()).rev() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                shuffled.swap(i, (x % (i as u64 + 1)) as usize);
+            }
+            let run = |d: &[String]| {
+                let (model, w) = load(d);
+                let settings =
+                    settings_from_configuration(model.configuration.as_ref(), false).unwrap();
+                let r = gpuquota_cohort::fair::schedule(&w, &model, settings, None).unwrap();
+                serde_json::to_string(&r).unwrap()
+            };
+            let a = run(&docs);
+            prop_assert_eq!(&a, &run(&docs));
+            prop_assert_eq!(&a, &run(&shuffled));
+        }
+    }
+}
