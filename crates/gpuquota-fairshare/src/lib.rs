@@ -40,7 +40,10 @@
 //! ## The seam for the admission engine (gpuquota-cohort)
 //!
 //! This crate does not depend on the engine; the engine calls into it when fair sharing is on
-//! ([`config::settings_from_configuration`] with the CLI's `--fair-sharing`):
+//! ([`config::settings_from_configuration`] with the CLI's `--fair-sharing`). The engine's
+//! plug-in is `gpuquota_cohort::fair::FairSharing`: it keeps a [`tree::QuotaTree`] mirror of
+//! its cycle snapshot (copying each node's usage with [`tree::QuotaTree::set_usage_at`]
+//! before every decision) and uses the pieces below.
 //!
 //! * **Shares.** Either keep a [`tree::QuotaTree`] mirror of the cycle snapshot (build it with
 //!   [`tree::QuotaTreeBuilder`] — or [`shares::tree_from_model`] for a whole manifest — and
