@@ -282,7 +282,15 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         };
         for (i, w) in world.workloads.iter().enumerate() {
             let id = i as WlId;
-            if let Some(a) = &w.admitted {
+            if let Some(a) = &w.admitted
+                && a.drained
+            {
+                // evicted by HoldAndDrain before the run: quota released, pending below
+                let node = world.cluster_queues[a.cq as usize].node;
+                for &(fr, amount) in &a.usage {
+                    world.tree.remove_usage(&mut s.usage, node, fr, amount);
+                }
+            } else if let Some(a) = &w.admitted {
                 s.reservations[i] = Some(Reservation {
                     cq: a.cq,
                     usage: a.usage.clone(),

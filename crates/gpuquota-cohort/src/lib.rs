@@ -127,6 +127,12 @@
 //!   ClusterQueue below it, as upstream's `cohort_subtree_resource_reservations` reports it);
 //!   the cache's internal cohort usage, which leaves out what children use inside their
 //!   guaranteed (`nominal − lendingLimit`) quota, differs from it only under lending limits.
+//! - A ClusterQueue or LocalQueue with `stopPolicy: HoldAndDrain` starts the run with its
+//!   admitted workloads evicted (quota released, pending with the queue's `Suspended`
+//!   reason); `Hold` keeps them running.
+//! - Limits Kueue's webhooks reject but its cache tolerates (a `borrowingLimit` or
+//!   `lendingLimit` without a cohort or parent, a ClusterQueue `lendingLimit` above nominal)
+//!   are warnings, handled as the cache handles them; upstream's own scheduler tests use them.
 //! - [`Scheduler::withhold`] and [`Scheduler::arrive`] model arrivals between runs (the seed
 //!   platform's 02:00 job).
 //!

@@ -167,6 +167,9 @@ pub struct AdmittedInfo {
     pub evicted: bool,
     /// Admitted count per PodSet.
     pub counts: Vec<i32>,
+    /// Its LocalQueue or ClusterQueue has `stopPolicy: HoldAndDrain`: Kueue evicts it, so the
+    /// run starts with its quota released and the workload pending.
+    pub drained: bool,
 }
 
 /// A Workload resolved for scheduling.
@@ -1076,7 +1079,8 @@ impl Builder {
                 .or_else(|| class.filter(|c| !c.0).map(|c| c.1.to_owned()));
             // queue
             let qname = w.spec.queue_name.clone().unwrap_or_default();
-            let queue = match model.local_queues.get(&format!("{ns}/{qname}")) {
+            let lq_key = format!("{ns}/{qname}");
+            let queue = match model.local_queues.get(&lq_key) {
                 None => QueueRef::LocalQueueMissing(qname),
                 Some(lq)
                     if lq
@@ -1097,6 +1101,20 @@ impl Builder {
             if let Some(st) = &w.status
                 && let Some(adm) = &st.admission
             {
+                // upstream evicts admitted workloads of a HoldAndDrain LocalQueue or ClusterQueue
+                let drain =
+                    |p: Option<&StopPolicy>| p.is_some_and(|p| *p == StopPolicy::HoldAndDrain);
+                let drained = drain(
+                    model
+                        .local_queues
+                        .get(&lq_key)
+                        .and_then(|lq| lq.spec.stop_policy.as_ref()),
+                ) || drain(
+                    model
+                        .cluster_queues
+                        .get(adm.cluster_queue.as_str())
+                        .and_then(|cq| cq.spec.stop_policy.as_ref()),
+                );
                 match cq_of(&adm.cluster_queue) {
                     None => self.warn(
                         "Workload",
@@ -1155,6 +1173,7 @@ impl Builder {
                             time,
                             evicted,
                             counts,
+                            drained,
                         });
                     }
                 }

@@ -412,3 +412,54 @@ fn skipped_entry_resumes_flavor_scan_next_cycle() {
         (2, "f2")
     );
 }
+
+/// stopPolicy: Hold keeps admitted workloads running; HoldAndDrain (ClusterQueue or
+/// LocalQueue) evicts them (upstream `reconcileOn*ActiveState`), so their quota is free for
+/// the cohort and they wait with the queue's Suspended reason.
+#[test]
+fn hold_and_drain_evicts_admitted_workloads() {
+    let mut y = rf("f");
+    y += &cq(
+        "held",
+        Some("co"),
+        "stopPolicy: Hold",
+        &[vec![gpu("f", "2")]],
+    );
+    y += &cq(
+        "drained",
+        Some("co"),
+        "stopPolicy: HoldAndDrain",
+        &[vec![gpu("f", "2")]],
+    );
+    y += &cq("open", Some("co"), "", &[vec![gpu("f", "0")]]);
+    y += &admitted(
+        "h",
+        "held",
+        "held",
+        0,
+        0,
+        1,
+        "f",
+        &[("nvidia.com/gpu", "2", "2")],
+    );
+    y += &admitted(
+        "d",
+        "drained",
+        "drained",
+        0,
+        0,
+        1,
+        "f",
+        &[("nvidia.com/gpu", "2", "2")],
+    );
+    y += &wl("o", "open", 0, 1, 1, &[("nvidia.com/gpu", "2")]);
+    let r = run(&y);
+    assert_eq!(admitted_names(&r), ["ns/o"]);
+    assert!(r.preempted.is_empty());
+    let d = pending_of(&r, "ns/d");
+    assert_eq!(
+        (d.reason.as_str(), d.message.as_str()),
+        ("Suspended", "ClusterQueue drained is inactive")
+    );
+    assert!(r.pending.iter().all(|p| p.workload != "ns/h"));
+}
