@@ -129,7 +129,8 @@
 //!   guaranteed (`nominal − lendingLimit`) quota, differs from it only under lending limits.
 //! - A ClusterQueue or LocalQueue with `stopPolicy: HoldAndDrain` starts the run with its
 //!   admitted workloads evicted (quota released, pending with the queue's `Suspended`
-//!   reason); `Hold` keeps them running.
+//!   reason); `Hold` keeps them running. A deactivated admitted workload is evicted likewise
+//!   (pending as `Deactivated`).
 //! - Limits Kueue's webhooks reject but its cache tolerates (a `borrowingLimit` or
 //!   `lendingLimit` without a cohort or parent, a ClusterQueue `lendingLimit` above nominal)
 //!   are warnings, handled as the cache handles them; upstream's own scheduler tests use them.

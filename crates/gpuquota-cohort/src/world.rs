@@ -167,8 +167,8 @@ pub struct AdmittedInfo {
     pub evicted: bool,
     /// Admitted count per PodSet.
     pub counts: Vec<i32>,
-    /// Its LocalQueue or ClusterQueue has `stopPolicy: HoldAndDrain`: Kueue evicts it, so the
-    /// run starts with its quota released and the workload pending.
+    /// It is deactivated or its LocalQueue or ClusterQueue has `stopPolicy: HoldAndDrain`:
+    /// Kueue evicts it, so the run starts with its quota released and the workload pending.
     pub drained: bool,
 }
 
@@ -1104,17 +1104,20 @@ impl Builder {
                 // upstream evicts admitted workloads of a HoldAndDrain LocalQueue or ClusterQueue
                 let drain =
                     |p: Option<&StopPolicy>| p.is_some_and(|p| *p == StopPolicy::HoldAndDrain);
-                let drained = drain(
-                    model
-                        .local_queues
-                        .get(&lq_key)
-                        .and_then(|lq| lq.spec.stop_policy.as_ref()),
-                ) || drain(
-                    model
-                        .cluster_queues
-                        .get(adm.cluster_queue.as_str())
-                        .and_then(|cq| cq.spec.stop_policy.as_ref()),
-                );
+                // ... and deactivated ones (`spec.active: false`, evicted as Deactivated)
+                let drained = !w.spec.active.unwrap_or(true)
+                    || drain(
+                        model
+                            .local_queues
+                            .get(&lq_key)
+                            .and_then(|lq| lq.spec.stop_policy.as_ref()),
+                    )
+                    || drain(
+                        model
+                            .cluster_queues
+                            .get(adm.cluster_queue.as_str())
+                            .and_then(|cq| cq.spec.stop_policy.as_ref()),
+                    );
                 match cq_of(&adm.cluster_queue) {
                     None => self.warn(
                         "Workload",

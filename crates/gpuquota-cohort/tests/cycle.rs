@@ -323,6 +323,33 @@ fn deactivated_workload() {
     assert_eq!(pending_of(&r, "ns/w").reason, "Deactivated");
 }
 
+/// An admitted workload that is deactivated is evicted (upstream evicts with reason
+/// Deactivated): its quota is free for the next workload and it waits as Deactivated.
+#[test]
+fn deactivated_admitted_workload_is_evicted() {
+    let mut y = rf("f");
+    y += &cq("q", None, "", &[vec![gpu("f", "2")]]);
+    y += &admitted(
+        "deact",
+        "q",
+        "q",
+        0,
+        0,
+        1,
+        "f",
+        &[("nvidia.com/gpu", "2", "2")],
+    )
+    .replace("  queueName: q\n", "  queueName: q\n  active: false\n");
+    y += &wl("next", "q", 0, 1, 1, &[("nvidia.com/gpu", "2")]);
+    let r = run(&y);
+    assert_eq!(admitted_names(&r), ["ns/next"]);
+    let d = pending_of(&r, "ns/deact");
+    assert_eq!(
+        (d.reason.as_str(), d.message.as_str()),
+        ("Deactivated", "The workload is deactivated")
+    );
+}
+
 /// Partial admission combined with preemption: the reduced count that can preempt is taken.
 #[test]
 fn partial_admission_prefers_full_preemption() {
