@@ -690,3 +690,331 @@ mod properties {
         }
     }
 }
+
+mod upstream_fair_preemptions {
+    //! Upstream `TestFairPreemptions` (`pkg/scheduler/preemption/preemption_fair_test.go`)
+    //! cases over its base ClusterQueues a, b, c (3 CPUs each, `withinClusterQueue:
+    //! LowerPriority`, `reclaimWithinCohort: Any`, `borrowWithinCohort: LowerPriority` with
+    //! threshold −3) and `preemptible` (0 CPUs) in cohort `all`, run through the engine's
+    //! preemption target search with the fair-sharing policy. Admission times are equal and
+    //! UIDs follow the names, as upstream sets them.
+
+    use gpuquota_cohort::Scheduler;
+    use gpuquota_cohort::fair::FairSharing;
+    use gpuquota_fairshare::config::settings_from_configuration;
+
+    use crate::common::*;
+
+    const BASE: &str = "preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any, borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: -3}}";
+
+    /// `(name, queue, cpu, priority)` admitted; the incoming `(name, queue, cpu)`;
+    /// strategies; expected `(victim, reason)`.
+    fn case(
+        admitted_wls: &[(&str, &str, &str, i32)],
+        incoming: (&str, &str, &str),
+        strategies: &str,
+    ) -> Vec<(String, String)> {
+        let mut y = rf("default");
+        if !strategies.is_empty() {
+            y += &format!(
+                "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing:\n  preemptionStrategies: [{strategies}]\n---\n"
+            );
+        }
+        for q in ["a", "b", "c"] {
+            y += &cq(
+                q,
+                Some("all"),
+                BASE,
+                &[vec![cpu("default", "3", None, None)]],
+            );
+        }
+        y += &cq(
+            "preemptible",
+            Some("all"),
+            "",
+            &[vec![cpu("default", "0", None, None)]],
+        );
+        for &(name, q, c, p) in admitted_wls {
+            y += &admitted(name, q, q, p, 0, 1, "default", &[("cpu", c, c)]);
+        }
+        y += &wl(incoming.0, incoming.1, 0, 100, 1, &[("cpu", incoming.2)]);
+        let model = gpuquota_model::import_str("t.yaml", &y)
+            .expect("valid YAML")
+            .model;
+        let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+        let settings = settings_from_configuration(model.configuration.as_ref(), true).unwrap();
+        let policy = FairSharing::new(&world, &model, settings).unwrap();
+        let mut s = Scheduler::with_policy(&world, policy);
+        let id = world
+            .workload_id(&format!("ns/{}", incoming.0))
+            .expect("incoming workload");
+        let mut got: Vec<(String, String)> = s
+            .preemption_targets(id)
+            .into_iter()
+            .map(|t| {
+                let key = &world.workloads[t.wl as usize].key;
+                (
+                    key.trim_start_matches("ns/").to_owned(),
+                    t.reason.as_str().to_owned(),
+                )
+            })
+            .collect();
+        got.sort();
+        got
+    }
+
+    fn want(v: &[(&str, &str)]) -> Vec<(String, String)> {
+        let mut w: Vec<(String, String)> = v
+            .iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect();
+        w.sort();
+        w
+    }
+
+    type Adm = (&'static str, &'static str, &'static str, i32);
+
+    fn units(q: &'static str, names: &[&'static str]) -> Vec<Adm> {
+        names.iter().map(|n| (*n, q, "1", 0)).collect()
+    }
+
+    fn flat(v: &[Vec<Adm>]) -> Vec<Adm> {
+        v.iter().flatten().copied().collect()
+    }
+
+    const RECL: &str = "InCohortReclamation";
+    const FS: &str = "InCohortFairSharing";
+    const ICQ: &str = "InClusterQueue";
+
+    #[test]
+    fn reclaim_nominal_from_user_using_the_most() {
+        let a = units("a", &["a1", "a2", "a3"]);
+        let b = units("b", &["b1", "b2", "b3", "b4", "b5"]);
+        let c = units("c", &["c1"]);
+        let adm = flat(&[a, b, c]);
+        assert_eq!(
+            case(&adm, ("c_incoming", "c", "1"), ""),
+            want(&[("b1", RECL)])
+        );
+    }
+
+    #[test]
+    fn reclaim_from_queue_using_less_if_the_latest_of_the_most_is_not_enough() {
+        let adm = [
+            ("a1", "a", "3", 0),
+            ("a2", "a", "1", 0),
+            ("b1", "b", "2", 0),
+            ("b2", "b", "3", 0),
+        ];
+        assert_eq!(
+            case(&adm, ("c_incoming", "c", "3"), ""),
+            want(&[("a1", RECL)])
+        );
+    }
+
+    #[test]
+    fn reclaim_borrowable_quota_from_user_using_the_most() {
+        let a = units("a", &["a1", "a2", "a3"]);
+        let b = units("b", &["b1", "b2", "b3", "b4", "b5"]);
+        let c = units("c", &["c1"]);
+        let adm = flat(&[a, b, c]);
+        assert_eq!(
+            case(&adm, ("a_incoming", "a", "1"), ""),
+            want(&[("b1", FS)])
+        );
+    }
+
+    #[test]
+    fn preempt_one_from_each_queue_borrowing() {
+        let adm = [
+            ("a1", "a", "0.5", 0),
+            ("a2", "a", "0.5", 0),
+            ("a3", "a", "3", 0),
+            ("b1", "b", "0.5", 0),
+            ("b2", "b", "0.5", 0),
+            ("b3", "b", "3", 0),
+        ];
+        assert_eq!(
+            case(&adm, ("c_incoming", "c", "2"), ""),
+            want(&[("a1", RECL), ("b1", RECL)])
+        );
+    }
+
+    #[test]
+    fn no_preemption_when_everyone_is_under_nominal() {
+        let a = units("a", &["a1", "a2", "a3"]);
+        let b = units("b", &["b1", "b2", "b3"]);
+        let c = units("c", &["c1", "c2", "c3"]);
+        let adm = flat(&[a, b, c]);
+        assert_eq!(case(&adm, ("c_incoming", "c", "1"), ""), want(&[]));
+    }
+
+    #[test]
+    fn no_preemption_that_would_switch_the_imbalance() {
+        let a = units("a", &["a1", "a2", "a3"]);
+        let b = units("b", &["b1", "b2", "b3", "b4", "b5"]);
+        let adm = flat(&[a, b]);
+        assert_eq!(case(&adm, ("a_incoming", "a", "2"), ""), want(&[]));
+    }
+
+    #[test]
+    fn lower_priority_workloads_of_the_same_queue() {
+        let mut adm = vec![("a1_low", "a", "1", -1), ("a2_low", "a", "1", -1)];
+        adm.extend([("a3", "a", "1", 0), ("a4", "a", "1", 0)]);
+        for n in ["b1", "b2", "b3", "b4", "b5"] {
+            adm.push((n, "b", "1", 0));
+        }
+        assert_eq!(
+            case(&adm, ("a_incoming", "a", "2"), ""),
+            want(&[("a1_low", ICQ), ("a2_low", ICQ)])
+        );
+    }
+
+    #[test]
+    fn same_queue_and_highest_user_combined() {
+        let mut adm = vec![
+            ("a_low", "a", "1", -1),
+            ("a2", "a", "1", 0),
+            ("a3", "a", "1", 0),
+        ];
+        for n in ["b1", "b2", "b3", "b4", "b5", "b6"] {
+            adm.push((n, "b", "1", 0));
+        }
+        assert_eq!(
+            case(&adm, ("a_incoming", "a", "2"), ""),
+            want(&[("a_low", ICQ), ("b1", FS)])
+        );
+    }
+
+    #[test]
+    fn huge_workload_when_there_is_no_other_option() {
+        let adm = [("b1", "b", "9", 0)];
+        assert_eq!(
+            case(&adm, ("a_incoming", "a", "2"), ""),
+            want(&[("b1", RECL)])
+        );
+    }
+
+    #[test]
+    fn no_huge_victim_for_a_huge_incoming() {
+        let adm = [("a1", "a", "2", 0), ("b1", "b", "7", 0)];
+        assert_eq!(case(&adm, ("a_incoming", "a", "5"), ""), want(&[]));
+    }
+
+    #[test]
+    fn no_two_smaller_victims_for_a_huge_incoming() {
+        let adm = [
+            ("b1", "b", "2", 0),
+            ("b2", "b", "2", 0),
+            ("b3", "b", "3", 0),
+        ];
+        assert_eq!(case(&adm, ("a_incoming", "a", "6"), ""), want(&[]));
+    }
+
+    #[test]
+    fn own_queue_and_others_even_over_nominal() {
+        let adm = [
+            ("a1_low", "a", "2", -1),
+            ("a2_low", "a", "1", -1),
+            ("b1", "b", "3", 0),
+            ("b2", "b", "3", 0),
+        ];
+        assert_eq!(
+            case(&adm, ("a_incoming", "a", "4"), ""),
+            want(&[("a1_low", ICQ), ("b1", FS)])
+        );
+    }
+
+    #[test]
+    fn prefer_victims_that_do_not_make_the_target_the_biggest() {
+        let adm = [
+            ("b1", "b", "2", 0),
+            ("b2", "b", "1", 0),
+            ("b3", "b", "2", 0),
+            ("c1", "c", "1", 0),
+        ];
+        assert_eq!(
+            case(&adm, ("a_incoming", "a", "3.5"), ""),
+            want(&[("b2", FS)])
+        );
+    }
+
+    #[test]
+    fn victims_from_different_queues_for_a_smaller_max_share() {
+        let adm = [
+            ("b1", "b", "2", 0),
+            ("b2", "b", "2.5", 0),
+            ("c1", "c", "2", 0),
+            ("c2", "c", "2.5", 0),
+        ];
+        assert_eq!(
+            case(&adm, ("a_incoming", "a", "3.5"), ""),
+            want(&[("b1", FS), ("c1", FS)])
+        );
+    }
+
+    #[test]
+    fn the_scenario_above_does_not_flap() {
+        let adm = [
+            ("a1", "a", "3.5", 0),
+            ("b2", "b", "2.5", 0),
+            ("c2", "c", "2.5", 0),
+        ];
+        assert_eq!(case(&adm, ("b_incoming", "b", "2"), ""), want(&[]));
+    }
+
+    #[test]
+    fn no_victim_queue_pushed_under_nominal() {
+        let adm = [
+            ("b1", "b", "3", 0),
+            ("b2", "b", "3", 0),
+            ("c1", "c", "3", 0),
+        ];
+        assert_eq!(case(&adm, ("a_incoming", "a", "4"), ""), want(&[]));
+    }
+
+    #[test]
+    fn priority_threshold_does_not_make_victims() {
+        let mut adm = Vec::new();
+        for n in ["a1", "a2", "a3"] {
+            adm.push((n, "a", "1", 0));
+        }
+        for n in ["b1", "b2", "b3"] {
+            adm.push((n, "b", "1", 0));
+        }
+        for n in ["preemptible1", "preemptible2", "preemptible3"] {
+            adm.push((n, "preemptible", "1", -3));
+        }
+        assert_eq!(case(&adm, ("a_incoming", "a", "2"), ""), want(&[]));
+    }
+
+    #[test]
+    fn less_than_initial_share_takes_lower_priority_first_even_if_big() {
+        let adm = [
+            ("a1", "a", "3", 0),
+            ("b_low", "b", "5", 0),
+            ("b_high", "b", "1", 1),
+        ];
+        assert_eq!(
+            case(&adm, ("a_incoming", "a", "1"), "LessThanInitialShare"),
+            want(&[("b_low", FS)])
+        );
+    }
+
+    #[test]
+    fn less_than_or_equal_to_final_share_avoids_transferring_the_imbalance() {
+        let adm = [
+            ("a1", "a", "3", 0),
+            ("b_low", "b", "5", 0),
+            ("b_high", "b", "1", 1),
+        ];
+        assert_eq!(
+            case(
+                &adm,
+                ("a_incoming", "a", "1"),
+                "LessThanOrEqualToFinalShare"
+            ),
+            want(&[("b_high", FS)])
+        );
+    }
+}
