@@ -93,7 +93,19 @@
 //!   device (with a warning).
 //! * Utilisation is `busy / covered` over the holdings that have busy data; a line whose
 //!   data covers less than its allocation gets a coverage warning, and `None` when nothing is
-//!   covered.
+//!   covered. A busy value that is NaN or infinite in DCGM text is no measurement (unknown),
+//!   not 0 % busy; a `busy` entry whose holder matches no record or sample is warned about.
+//! * `replicas` without `replicasPerGpu` on a record or series takes the card type's
+//!   `replicasPerGpu`; with neither it is an error. A holding gives one of `gpus` (or
+//!   `count`), `mig` and `replicas`.
+//! * A single whole card held under a holder key (`node/GPU-uuid`) counts towards the same
+//!   per-card overbooking check as the MIG instances keyed `node/GPU-uuid/gi` of that card.
+//! * Bad input: every entry whose own fields are wrong (unknown card type, profile or
+//!   service, zero count, unrepresentable weight, end before start, step not dividing the
+//!   window, lookback ≤ 0) is reported at once ([`MeteringError::Several`]); conflicts
+//!   between entries (double booking) and arithmetic overflow stop at the first. Type errors
+//!   while reading the document (a negative count, a number beyond `u64`) name every failing
+//!   `section[i]`. `borrowed: charged` under `basis: allocated` changes nothing and warns.
 //!
 //! # Crate features
 //!
