@@ -117,6 +117,10 @@
 //!   enforced only where the catalogue gives totals (RTX PRO 6000).
 //! * Driver-version rules (`3g + 4g` needs R510+, `1g.10gb` on A100-40GB needs R525+) are not
 //!   enforced: the catalogue describes current drivers.
+//! * **Input**: an empty planning file is an error, not an empty plan; a demanded resource
+//!   that no profile of any catalogue model has (a typo such as `nvidia.com/mig-9g.5gb`) is
+//!   an error naming the demand line. A resource of a model absent from the input is valid
+//!   demand that simply cannot be served.
 //!
 //! # Unconfirmed catalogue data (`mig.md` §6)
 //!
