@@ -1017,4 +1017,373 @@ mod upstream_fair_preemptions {
             want(&[("b_high", FS)])
         );
     }
+
+    /// A ClusterQueue: `quotas` is `[(flavor, cpu)]` in one group (none: no resource groups).
+    fn q(
+        name: &str,
+        cohort: Option<&str>,
+        weight: &str,
+        quotas: &[(&str, &str)],
+        extra: &str,
+    ) -> String {
+        let mut y = format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n  namespaceSelector: {{}}\n"
+        );
+        if let Some(c) = cohort {
+            y += &format!("  cohortName: {c}\n");
+        }
+        if !weight.is_empty() {
+            y += &format!("  fairSharing: {{weight: \"{weight}\"}}\n");
+        }
+        for line in extra.lines() {
+            y += &format!("  {line}\n");
+        }
+        if !quotas.is_empty() {
+            y += "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n";
+            for (f, n) in quotas {
+                y += &format!(
+                    "    - {{name: {f}, resources: [{{name: cpu, nominalQuota: \"{n}\"}}]}}\n"
+                );
+            }
+        }
+        y += &format!(
+            "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: {name}, namespace: ns}}\nspec: {{clusterQueue: {name}}}\n---\n"
+        );
+        y
+    }
+
+    /// A Cohort with an optional parent, weight and `default` cpu quota.
+    fn co(name: &str, parent: Option<&str>, weight: &str, cpu: &str) -> String {
+        let mut y = format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: {name}}}\nspec:\n  fairSharing: {{weight: \"{}\"}}\n",
+            if weight.is_empty() { "1" } else { weight }
+        );
+        if let Some(p) = parent {
+            y += &format!("  parentName: {p}\n");
+        }
+        if !cpu.is_empty() {
+            y += &format!(
+                "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{{name: default, resources: [{{name: cpu, nominalQuota: \"{cpu}\"}}]}}]\n"
+            );
+        }
+        y + "---\n"
+    }
+
+    /// `(name, queue, cpu, priority, flavor)` admitted; incoming `(name, queue, cpu, priority)`.
+    fn case_in(
+        topology: &str,
+        admitted_wls: &[(&str, &str, &str, i32, &str)],
+        incoming: (&str, &str, &str, i32),
+    ) -> Vec<(String, String)> {
+        let mut y = topology.to_owned();
+        for &(name, cq, c, p, f) in admitted_wls {
+            y += &admitted(name, cq, cq, p, 0, 1, f, &[("cpu", c, c)]);
+        }
+        y += &wl(
+            incoming.0,
+            incoming.1,
+            incoming.3,
+            100,
+            1,
+            &[("cpu", incoming.2)],
+        );
+        let model = gpuquota_model::import_str("t.yaml", &y)
+            .expect("valid YAML")
+            .model;
+        let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+        let settings = settings_from_configuration(model.configuration.as_ref(), true).unwrap();
+        let policy = FairSharing::new(&world, &model, settings).unwrap();
+        let mut s = Scheduler::with_policy(&world, policy);
+        let id = world
+            .workload_id(&format!("ns/{}", incoming.0))
+            .expect("incoming");
+        let mut got: Vec<(String, String)> = s
+            .preemption_targets(id)
+            .into_iter()
+            .map(|t| {
+                let key = &world.workloads[t.wl as usize].key;
+                (
+                    key.trim_start_matches("ns/").to_owned(),
+                    t.reason.as_str().to_owned(),
+                )
+            })
+            .collect();
+        got.sort();
+        got
+    }
+
+    const WITHIN_ANY: &str =
+        "preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}";
+    const ANY: &str = "preemption: {reclaimWithinCohort: Any}";
+
+    fn ones(
+        q: &'static str,
+        names: &[&'static str],
+        p: i32,
+    ) -> Vec<(&'static str, &'static str, &'static str, i32, &'static str)> {
+        names.iter().map(|n| (*n, q, "1", p, "default")).collect()
+    }
+
+    #[test]
+    fn queue_with_higher_weight_can_preempt_more() {
+        let mut t = rf("default");
+        t += &q("a", Some("all"), "2", &[("default", "3")], WITHIN_ANY);
+        t += &q("b", Some("all"), "", &[("default", "3")], WITHIN_ANY);
+        t += &q("c", Some("all"), "", &[("default", "3")], WITHIN_ANY);
+        let mut adm = ones("a", &["a1", "a2", "a3"], 0);
+        adm.extend(ones("b", &["b1", "b2", "b3", "b4", "b5", "b6"], 0));
+        assert_eq!(
+            case_in(&t, &adm, ("a_incoming", "a", "2", 0)),
+            want(&[("b1", FS), ("b2", FS)])
+        );
+    }
+
+    #[test]
+    fn anything_borrowed_by_a_zero_weight_queue() {
+        let mut t = rf("default");
+        t += &q("a", Some("all"), "", &[("default", "3")], WITHIN_ANY);
+        t += &q("b", Some("all"), "0", &[("default", "3")], WITHIN_ANY);
+        t += &q("c", Some("all"), "", &[("default", "3")], WITHIN_ANY);
+        let mut adm = ones("a", &["a1", "a2", "a3"], 0);
+        adm.extend(ones("b", &["b1", "b2", "b3", "b4", "b5", "b6"], 0));
+        assert_eq!(
+            case_in(&t, &adm, ("a_incoming", "a", "3", 0)),
+            want(&[("b1", FS), ("b2", FS), ("b3", FS)])
+        );
+    }
+
+    #[test]
+    fn nominal_of_a_zero_weight_queue_is_protected() {
+        let mut t = rf("default");
+        t += &q("a", Some("all"), "", &[("default", "3")], WITHIN_ANY);
+        t += &q("b", Some("all"), "0", &[("default", "3")], WITHIN_ANY);
+        let mut adm = ones("a", &["a1", "a2", "a3"], 0);
+        adm.extend(ones("b", &["b1", "b2", "b3"], 0));
+        assert_eq!(case_in(&t, &adm, ("a_incoming", "a", "1", 0)), want(&[]));
+    }
+
+    #[test]
+    fn nominal_of_a_zero_weight_cohort_is_protected() {
+        let mut t = rf("default");
+        t += &co("root", None, "", "");
+        t += &co("right-cohort", Some("root"), "0", "1");
+        t += &q("left-cq", Some("root"), "", &[("default", "0")], ANY);
+        t += &q(
+            "right-cq",
+            Some("right-cohort"),
+            "0",
+            &[("default", "0")],
+            ANY,
+        );
+        let adm = ones("right-cq", &["right-1"], 0);
+        assert_eq!(case_in(&t, &adm, ("left-1", "left-cq", "1", 0)), want(&[]));
+    }
+
+    #[test]
+    fn within_the_queue_without_a_cohort() {
+        let mut t = rf("default");
+        t += &q(
+            "a",
+            None,
+            "",
+            &[("default", "1")],
+            "preemption: {withinClusterQueue: LowerPriority}",
+        );
+        let adm = ones("a", &["a1"], 0);
+        assert_eq!(
+            case_in(&t, &adm, ("a_incoming", "a", "1", 1000)),
+            want(&[("a1", ICQ)])
+        );
+    }
+
+    #[test]
+    fn hierarchical_preemption() {
+        let mut t = rf("default");
+        t += &co("ROOT", None, "", "5");
+        t += &co("LEFT", Some("ROOT"), "2", "5");
+        t += &co("RIGHT", Some("ROOT"), "", "5");
+        t += &q("a", Some("LEFT"), "2", &[("default", "1")], ANY);
+        t += &q("b", Some("LEFT"), "", &[("default", "1")], "");
+        t += &q("c", Some("ROOT"), "", &[("default", "1")], "");
+        t += &q("d", Some("RIGHT"), "", &[("default", "1")], "");
+        t += &q("e", Some("RIGHT"), "0.99", &[("default", "1")], "");
+        let mut adm = Vec::new();
+        for qn in ["b", "c", "d", "e"] {
+            for i in 1..=5 {
+                let name: &'static str = Box::leak(format!("{qn}{i}").into_boxed_str());
+                let qs: &'static str = Box::leak(qn.to_owned().into_boxed_str());
+                adm.push((name, qs, "1", i, "default"));
+            }
+        }
+        assert_eq!(
+            case_in(&t, &adm, ("unit", "a", "5", 0)),
+            want(&[("b1", FS), ("b2", FS), ("c1", FS), ("c2", FS), ("e1", FS)])
+        );
+    }
+
+    #[test]
+    fn borrowing_queue_in_a_non_borrowing_cohort_is_protected() {
+        let mut t = rf("default");
+        t += &co("ROOT", None, "", "");
+        t += &co("RIGHT", Some("ROOT"), "0.1", "1");
+        t += &q("a", Some("ROOT"), "10", &[("default", "5")], WITHIN_ANY);
+        t += &q("b", Some("RIGHT"), "0.1", &[], "");
+        let mut adm = ones("a", &["a1", "a2", "a3"], -1);
+        adm.extend(ones("b", &["b1"], -1));
+        assert_eq!(
+            case_in(&t, &adm, ("unit", "a", "5", 0)),
+            want(&[("a1", ICQ), ("a2", ICQ), ("a3", ICQ)])
+        );
+    }
+
+    #[test]
+    fn forced_within_the_queue_when_the_borrower_is_too_important() {
+        let mut t = rf("default");
+        t += &co("ROOT", None, "", "");
+        t += &co("RIGHT", Some("ROOT"), "0.1", "3");
+        t += &q(
+            "a",
+            Some("ROOT"),
+            "10",
+            &[("default", "5")],
+            "preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: LowerPriority}",
+        );
+        t += &q("b", Some("RIGHT"), "0.1", &[], "");
+        let mut adm = ones("a", &["a1", "a2", "a3"], -1);
+        adm.push(("b1", "b", "4", 100, "default"));
+        assert_eq!(
+            case_in(&t, &adm, ("unit", "a", "4", 0)),
+            want(&[("a1", ICQ), ("a2", ICQ), ("a3", ICQ)])
+        );
+    }
+
+    #[test]
+    fn deep_preemption() {
+        let mut t = rf("default");
+        t += &co("ROOT", None, "", "");
+        t += &co("A", Some("ROOT"), "1.01", "");
+        t += &co("AA", Some("A"), "", "");
+        t += &co("AAA", Some("AA"), "", "");
+        t += &co("B", Some("ROOT"), "0.99", "");
+        t += &co("BB", Some("B"), "", "");
+        t += &co("BBB", Some("BB"), "", "");
+        t += &co("C", Some("ROOT"), "", "");
+        t += &co("CC", Some("C"), "", "");
+        t += &co("CCC", Some("CC"), "", "");
+        t += &co("CCCC", Some("CCC"), "", "1");
+        t += &q("a", Some("AAA"), "", &[("default", "0")], ANY);
+        t += &q("b", Some("BBB"), "", &[("default", "0")], "");
+        let adm = ones("b", &["b1"], 0);
+        assert_eq!(case_in(&t, &adm, ("a1", "a", "1", 0)), want(&[("b1", FS)]));
+    }
+
+    #[test]
+    fn zero_weight_queue_reclaims_its_nominal() {
+        let mut t = rf("default");
+        t += &q("a", Some("ROOT"), "0.0", &[("default", "1")], ANY);
+        t += &q("b", Some("ROOT"), "1.0", &[("default", "0")], "");
+        let adm = ones("b", &["b1"], 0);
+        assert_eq!(
+            case_in(&t, &adm, ("a1", "a", "1", 0)),
+            want(&[("b1", RECL)])
+        );
+    }
+
+    #[test]
+    fn zero_weight_cohort_reclaims_its_nominal() {
+        let mut t = rf("default");
+        t += &co("A", Some("ROOT"), "0.0", "1");
+        t += &q("a", Some("A"), "0.0", &[("default", "0")], ANY);
+        t += &q("b", Some("ROOT"), "1.0", &[("default", "0")], "");
+        let adm = ones("b", &["b1"], 0);
+        assert_eq!(case_in(&t, &adm, ("a1", "a", "1", 0)), want(&[("b1", FS)]));
+    }
+
+    #[test]
+    fn nominal_first_despite_a_high_aggregate_share() {
+        let mut t = rf("premium") + &rf("cheap");
+        t += &q(
+            "a",
+            Some("all"),
+            "",
+            &[("premium", "3"), ("cheap", "0")],
+            "preemption: {reclaimWithinCohort: Any}\nflavorFungibility: {whenCanBorrow: MayStopSearch, whenCanPreempt: MayStopSearch}",
+        );
+        t += &q(
+            "b",
+            Some("all"),
+            "",
+            &[("premium", "0"), ("cheap", "6")],
+            "",
+        );
+        let mut adm: Vec<(&str, &str, &str, i32, &str)> = vec![
+            ("a_prem1", "a", "1", 0, "premium"),
+            ("a_prem2", "a", "1", 0, "premium"),
+        ];
+        for n in ["a_cheap1", "a_cheap2", "a_cheap3", "a_cheap4", "a_cheap5"] {
+            adm.push((n, "a", "1", 0, "cheap"));
+        }
+        adm.push(("b_prem1", "b", "1", 0, "premium"));
+        assert_eq!(
+            case_in(&t, &adm, ("a_incoming", "a", "1", 0)),
+            want(&[("b_prem1", RECL)])
+        );
+    }
+
+    #[test]
+    fn zero_weight_borrowing_preemptor_cannot_take_from_a_weighted_borrower() {
+        let mut t = rf("default");
+        t += &q("a", Some("all"), "0", &[("default", "1")], ANY);
+        t += &q("b", Some("all"), "1", &[("default", "1")], "");
+        let mut adm = ones("a", &["a1"], 0);
+        adm.extend(ones("b", &["b1", "b2"], 0));
+        assert_eq!(case_in(&t, &adm, ("a_incoming", "a", "1", 0)), want(&[]));
+    }
+
+    #[test]
+    fn zero_weight_borrowers_compare_unweighted() {
+        let mut t = rf("default");
+        t += &co("all", None, "", "3");
+        t += &q("a", Some("all"), "0", &[("default", "1")], ANY);
+        t += &q("b", Some("all"), "0", &[("default", "0")], "");
+        let adm = ones("b", &["b1", "b2", "b3"], 0);
+        assert_eq!(
+            case_in(&t, &adm, ("a_incoming", "a", "2", 0)),
+            want(&[("b1", FS)])
+        );
+    }
+
+    #[test]
+    fn weighted_borrowers_same_shape() {
+        let mut t = rf("default");
+        t += &co("all", None, "", "3");
+        t += &q("a", Some("all"), "1", &[("default", "1")], ANY);
+        t += &q("b", Some("all"), "1", &[("default", "0")], "");
+        let adm = ones("b", &["b1", "b2", "b3"], 0);
+        assert_eq!(
+            case_in(&t, &adm, ("a_incoming", "a", "2", 0)),
+            want(&[("b1", FS)])
+        );
+    }
+
+    /// (Upstream's queue `y` is `yy` here: a bare `y` is a YAML 1.1 boolean.)
+    #[test]
+    fn candidates_skipped_by_the_first_strategy_reach_the_second() {
+        let mut t = rf("default");
+        t += &co("A", Some("ROOT"), "0", "1");
+        t += &q("p", Some("A"), "1", &[("default", "2")], ANY);
+        t += &q("yy", Some("A"), "1", &[("default", "2")], "");
+        t += &q("x", Some("ROOT"), "1", &[("default", "1")], "");
+        let adm = vec![
+            ("p1", "p", "2", 0, "default"),
+            ("y1", "yy", "2", 0, "default"),
+            ("y2", "yy", "2", 0, "default"),
+            ("x1", "x", "1", 0, "default"),
+            ("x2", "x", "1", 0, "default"),
+        ];
+        assert_eq!(
+            case_in(&t, &adm, ("p_incoming", "p", "1", 0)),
+            want(&[("x1", FS), ("y1", FS)])
+        );
+    }
 }
