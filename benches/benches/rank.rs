@@ -127,6 +127,7 @@ fn one_gpu_job(
                 mig: Vec::new(),
                 mig_gpu: 0,
                 node: None,
+                gpu_group: None,
                 node_selector: Default::default(),
                 tolerations: Vec::new(),
             })

@@ -238,6 +238,8 @@ enum CapFail {
 
 struct Engine<'a> {
     c: &'a Cluster,
+    /// `(node, runai-gpu-group)` → device, for running fractions at session open.
+    gpu_groups: std::collections::BTreeMap<(usize, String), usize>,
     o: SessionOptions,
     fs: Vec<[i128; 3]>,
     alloc: Vec<[i128; 3]>,
@@ -304,6 +306,7 @@ impl<'a> Engine<'a> {
         let nq = c.hierarchy.queues().len();
         let mut e = Engine {
             c,
+            gpu_groups: std::collections::BTreeMap::new(),
             o,
             fs,
             alloc: vec![[0; 3]; nq],
@@ -481,14 +484,32 @@ impl<'a> Engine<'a> {
         }
         if first == 1 && req[0] > 0 {
             if fractional {
-                // Pack onto the most used device that still fits, else the first.
-                let mut best: Option<usize> = None;
-                for (i, d) in ns.devs.iter().enumerate() {
-                    if SCALE - d.0 >= req[0] && best.is_none_or(|b| d.0 > ns.devs[b].0) {
-                        best = Some(i);
+                // The device of its GPU group if known; a new group takes the first empty
+                // device; otherwise pack onto the most used device that still fits.
+                let group = match (node, &t.gpu_group) {
+                    (Some(n), Some(g)) => Some((n, g.clone())),
+                    _ => None,
+                };
+                let known = group.as_ref().and_then(|k| self.gpu_groups.get(k).copied());
+                let ns = match node {
+                    Some(n) => &mut self.nodes[n],
+                    None => &mut self.pool,
+                };
+                let mut best: Option<usize> = known;
+                if best.is_none() && group.is_some() {
+                    best = ns.devs.iter().position(|d| d.0 == 0);
+                }
+                if best.is_none() {
+                    for (i, d) in ns.devs.iter().enumerate() {
+                        if SCALE - d.0 >= req[0] && best.is_none_or(|b| d.0 > ns.devs[b].0) {
+                            best = Some(i);
+                        }
                     }
                 }
                 let i = best.unwrap_or(0);
+                if let Some(k) = group {
+                    self.gpu_groups.insert(k, i);
+                }
                 ns.devs[i].0 += req[0];
                 rec.devs.push((i, req[0], 0));
             } else {

@@ -6,7 +6,9 @@
 //!   group the `pod-group-name` annotation; a Pod without a group is a one-pod job named after
 //!   the Pod.
 //! * GPUs come from `nvidia.com/gpu` requests/limits, or the `gpu-fraction` annotation (a share
-//!   of one device). CPU is counted in millicores, memory in bytes.
+//!   of one device). CPU is counted in millicores, memory in bytes. Running fractions with the
+//!   same `runai-gpu-group` label on one node share one device (KAI's GPU group); unlabelled
+//!   ones are packed onto the most used device that fits.
 //! * A Pod with `spec.nodeName` and phase `Running` is allocated; `Pending` without a node is
 //!   demand; `Succeeded` marks a finishing gang; other phases are ignored. As in KAI
 //!   (`getTaskStatus`): a `Pending` Pod that already has a node is `Bound` (allocated); a
@@ -38,6 +40,9 @@ use gpuquota_model::{Model, Quantity, Timestamp};
 
 use crate::division::{Hierarchy, QueueInput, Resource, ResourceParams};
 use crate::fixed::{SCALE, from_quantity};
+
+/// KAI's label naming the shared GPU (device group) a fractional pod was placed on.
+pub const GPU_GROUP_LABEL: &str = "runai-gpu-group";
 
 /// The annotation on a PodGroup holding when it became stale.
 pub const STALE_TIMESTAMP_ANNOTATION: &str = "kai.scheduler/stale-podgroup-timestamp";
@@ -132,6 +137,10 @@ pub struct Task {
     pub mig_gpu: i128,
     /// Node of a running task (index into [`Cluster::nodes`]).
     pub node: Option<usize>,
+    /// The shared GPU a running fractional task sits on: KAI's `runai-gpu-group` label.
+    /// Running fractions of one node with the same group share one device; without the label
+    /// a running fraction is packed onto the most used device that fits.
+    pub gpu_group: Option<String>,
     /// Node selector.
     pub node_selector: BTreeMap<String, String>,
     /// Tolerations.
@@ -870,6 +879,7 @@ impl Cluster {
                 mig,
                 mig_gpu,
                 node: node_idx,
+                gpu_group: pod.metadata.labels.get(GPU_GROUP_LABEL).cloned(),
                 node_selector: pod.spec.node_selector.clone(),
                 tolerations: pod.spec.tolerations.clone(),
             });

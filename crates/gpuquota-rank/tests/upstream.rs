@@ -548,8 +548,8 @@ fn unlimited_deserved_department_in_the_fairshare_report() {
     assert_eq!(v["queues"]["queue0"]["cpu"]["limit"], Value::Null);
 }
 
-/// `consolidation/consolidation_test.go` "3 jobs are running on different GPUs, 1 job pending
-/// - Consolidate and verify not all preemptors are evicted as well": node0 (4 GPUs) runs a
+/// `consolidation/consolidation_test.go` "3 jobs are running on different GPUs, 1 job
+/// pending - Consolidate and verify not all preemptors are evicted as well": node0 (4 GPUs) runs a
 /// 3-GPU train, node1 (4 GPUs) a 1-GPU and a 2-GPU train; a 2-GPU train is pending (1 GPU
 /// free on each node). Only the 1-GPU job moves (to node0); the 2-GPU job stays on node1
 /// and the pending job is pipelined next to it.
@@ -587,6 +587,59 @@ fn consolidation_moves_only_the_victims_it_needs() {
                 true,
                 vec!["node0".to_string()]
             ),
+        ]
+    );
+}
+
+/// `consolidation/consolidation_test.go` "2 jobs of 0.5 task running on different GPUs,
+/// 1 job of 1 gpus is pending - Consolidate and run the pending job": the running fractions sit
+/// on GPU groups "0" and "1" (KAI's `runai-gpu-group` label), so no whole GPU is free until
+/// one fraction moves next to the other.
+#[test]
+fn gpu_groups_place_running_fractions_consolidation_e06() {
+    let t = Topo::default()
+        .queue("queue0", None, 2.0, 0.0)
+        .node("node0", 2)
+        .job("running_job0", "queue0", TRAIN, 0.5, &[Some("node0")])
+        .job("running_job1", "queue0", TRAIN, 0.5, &[Some("node0")])
+        .job("pending_job0", "queue0", TRAIN, 1.0, &[None]);
+    let yaml = t.yaml().replacen(
+        "labels: {kai.scheduler/queue: queue0}, annotations: {pod-group-name: running_job0,",
+        "labels: {kai.scheduler/queue: queue0, runai-gpu-group: \"0\"}, annotations: {pod-group-name: running_job0,",
+        1,
+    ).replacen(
+        "labels: {kai.scheduler/queue: queue0}, annotations: {pod-group-name: running_job1,",
+        "labels: {kai.scheduler/queue: queue0, runai-gpu-group: \"1\"}, annotations: {pod-group-name: running_job1,",
+        1,
+    );
+    assert_eq!(yaml.matches("runai-gpu-group").count(), 2);
+    let model = import_str("e06.yaml", &yaml).unwrap().model;
+    let cluster = Cluster::from_model(
+        &model,
+        &BuildOptions {
+            total: [None; 3],
+            now: None,
+        },
+    )
+    .unwrap();
+    let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
+    assert_eq!(
+        evicted(&v),
+        [ev(
+            "test/running_job1",
+            "consolidation",
+            "test/pending_job0"
+        )]
+    );
+    let pipelined: Vec<(String, bool)> = allocated(&v)
+        .into_iter()
+        .map(|(pg, p, _)| (pg, p))
+        .collect();
+    assert_eq!(
+        pipelined,
+        [
+            ("test/pending_job0".to_string(), true),
+            ("test/running_job1".to_string(), true),
         ]
     );
 }
