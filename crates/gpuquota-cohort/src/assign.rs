@@ -219,6 +219,10 @@ pub struct Assigner<'a> {
     pub cq: CqId,
     /// The workload.
     pub wl: WlId,
+    /// The flavors nominated earlier in the cycle, per PodSet as (resource, flavor): when
+    /// set, every other flavor is skipped (upstream's nomination mapping, which pins the
+    /// flavors while an assignment is computed again for overlapping preemption targets).
+    pub pinned: Option<&'a [Vec<(ResourceId, FlavorId)>]>,
 }
 
 fn taint_string(t: &gpuquota_model::meta::Taint) -> String {
@@ -438,6 +442,17 @@ impl Assigner<'_> {
                     let f = group.flavors[idx];
                     let flavor = &w.flavors[f as usize];
                     idx += 1;
+                    if let Some(pin) = self.pinned
+                        && !pin
+                            .get(pi)
+                            .is_some_and(|v| v.iter().any(|&(r, fl)| r == res && fl == f))
+                    {
+                        reasons.push(FlavorReason::NotNominated {
+                            flavor: f,
+                            resource: res,
+                        });
+                        continue;
+                    }
                     if !flavor.exists {
                         reasons.push(FlavorReason::FlavorNotFound { flavor: f });
                         attempts.push((f, g, PMode::NoFit, Some(NoFitReason::NoMatchingFlavor)));

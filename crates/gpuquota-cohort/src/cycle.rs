@@ -17,7 +17,7 @@ use crate::preempt::{
     Admitted, PreemptReason, Reservation, Target, add_reservation, remove_reservation,
 };
 use crate::tree::{FrId, NodeId, Usage};
-use crate::world::{CqId, QueueRef, ReclaimPolicy, WlId, World};
+use crate::world::{CqId, FlavorId, QueueRef, ReclaimPolicy, ResourceId, WlId, World};
 
 /// How entries of a cycle are ordered and how preemption targets are found: the seam where
 /// fair sharing (DRS tournament, fair-sharing preemption) plugs in.
@@ -396,7 +396,12 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     pub fn admit_head(&mut self, cq: CqId) -> Option<(WlId, Mode)> {
         let world = self.world;
         let wl = self.heaps[cq as usize].pop_first()?.3;
-        let assigner = Assigner { world, cq, wl };
+        let assigner = Assigner {
+            world,
+            cq,
+            wl,
+            pinned: None,
+        };
         let mut oracle = OracleImpl {
             world,
             policy: &mut self.policy,
@@ -456,7 +461,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             return Vec::new();
         };
         let mut usage = std::mem::replace(&mut self.usage, Usage(Vec::new()));
-        let (_, t) = self.get_assignments(&mut usage, wl, cq, None);
+        let (_, t) = self.get_assignments(&mut usage, wl, cq, None, None);
         self.usage = usage;
         t
     }
@@ -622,7 +627,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     }
 
     /// The assignment of `wl` computed again with `removed` (the victims other entries chose
-    /// this cycle) gone from `snapshot` and from the candidates; `snapshot` is restored.
+    /// this cycle) gone from `snapshot` and from the candidates, on the flavors `pinned` at
+    /// nomination (upstream's nomination mapping); `snapshot` is restored.
     ///
     /// # Complexity
     /// O(admitted workloads) to filter the candidate lists, plus one [`Self::get_assignments`].
@@ -632,6 +638,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         wl: WlId,
         cq: CqId,
         removed: &BTreeSet<WlId>,
+        pinned: &[Vec<(ResourceId, FlavorId)>],
     ) -> (Assignment, Vec<Target>) {
         let world = self.world;
         for &v in removed {
@@ -650,7 +657,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             })
             .collect();
         let saved = std::mem::replace(&mut self.by_cq, filtered);
-        let out = self.get_assignments(snapshot, wl, cq, None);
+        let out = self.get_assignments(snapshot, wl, cq, None, Some(pinned));
         self.by_cq = saved;
         for &v in removed {
             if let Some(r) = &self.reservations[v as usize] {
@@ -666,9 +673,15 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         wl: WlId,
         cq: CqId,
         last: Option<&LastTried>,
+        pinned: Option<&[Vec<(ResourceId, FlavorId)>]>,
     ) -> (Assignment, Vec<Target>) {
         let world = self.world;
-        let assigner = Assigner { world, cq, wl };
+        let assigner = Assigner {
+            world,
+            cq,
+            wl,
+            pinned,
+        };
         let reservations = &self.reservations;
         let by_cq = &self.by_cq;
         let uid_rank = &self.uid_rank;
@@ -823,7 +836,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 }
                 _ => None,
             };
-            let (assignment, targets) = self.get_assignments(&mut snapshot, wl, cq, last.as_ref());
+            let (assignment, targets) =
+                self.get_assignments(&mut snapshot, wl, cq, last.as_ref(), None);
             // upstream `recordAssignment`: every nominated assignment becomes the scan progress
             self.last_tried[wl as usize] =
                 Some((assignment.last_tried(), cycle, self.generation[gen_node]));
@@ -867,7 +881,13 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 .iter()
                 .any(|t| victim_set.contains(&t.wl))
             {
-                let (a, t) = self.recompute_without(&mut snapshot, wl, cq, &victim_set);
+                let pinned: Vec<Vec<(ResourceId, FlavorId)>> = entries[ei]
+                    .assignment
+                    .pod_sets
+                    .iter()
+                    .map(|p| p.flavors.iter().map(|f| (f.resource, f.flavor)).collect())
+                    .collect();
+                let (a, t) = self.recompute_without(&mut snapshot, wl, cq, &victim_set, &pinned);
                 self.last_tried[wl as usize] =
                     Some((a.last_tried(), cycle, self.generation[gen_node]));
                 deferred = a.mode() == Mode::Fit;

@@ -47,6 +47,14 @@ pub enum FlavorReason {
         /// Flavor.
         flavor: FlavorId,
     },
+    /// Skipped while the assignment is computed again: not the flavor nominated earlier in
+    /// the cycle.
+    NotNominated {
+        /// Flavor.
+        flavor: FlavorId,
+        /// The resource being assigned.
+        resource: ResourceId,
+    },
     /// The workload requests a resource the ClusterQueue does not cover.
     ResourceUnavailable {
         /// Resource.
@@ -92,6 +100,11 @@ impl FlavorReason {
             FlavorReason::ResourceUnavailable { resource } => {
                 format!("resource {} unavailable in ClusterQueue", rs(resource))
             }
+            FlavorReason::NotNominated { flavor, resource } => format!(
+                "skipping flavor {} as it is not found in the nomination mapping for resource {}",
+                fl(flavor),
+                rs(resource)
+            ),
             FlavorReason::ExceedsMaximum {
                 resource,
                 flavor,
@@ -139,6 +152,12 @@ impl FlavorReason {
             }
             FlavorReason::ResourceUnavailable { resource } => {
                 format!("its queue has no quota for {}", rs(resource))
+            }
+            FlavorReason::NotNominated { flavor, .. } => {
+                format!(
+                    "flavor {} was not the one first chosen this cycle",
+                    fl(flavor)
+                )
             }
             FlavorReason::ExceedsMaximum {
                 resource,

@@ -737,3 +737,90 @@ fn multi_pod_set_fitting_pod_set_attempts_skipped() {
         "couldn't assign flavors to pod set blocking-podset: insufficient quota for cpu in flavor one, previously considered podsets requests (1) + current podset request (5) > maximum capacity (2), insufficient quota for cpu in flavor two, previously considered podsets requests (0) + current podset request (5) > maximum capacity (2)"
     );
 }
+
+/// Upstream `scheduler_recompute_preemption_test.go` / "flavor stickiness with
+/// RecomputePreemptionTargetsUponOverlap", in a classical form: hp1's target (A) is already
+/// taken by hp2, so hp1 is assigned again with A gone, but only on the flavor it was
+/// nominated on (`default`); there it finds no candidates (b has a higher priority), and
+/// `on-demand`, where it could preempt c, is skipped with upstream's reason.
+#[test]
+fn recompute_keeps_the_nominated_flavor() {
+    let two = |a: &'static str, b: &'static str| {
+        vec![vec![
+            cpu("default", a, None, None),
+            cpu("on-demand", b, None, None),
+        ]]
+    };
+    let mut y = rf("default") + &rf("on-demand");
+    y += &cohort("root", None, &[]);
+    y += &cq(
+        "cq-1",
+        Some("root"),
+        "preemption: {withinClusterQueue: LowerPriority}",
+        &two("10", "10"),
+    );
+    y += &cq(
+        "cq-2",
+        Some("root"),
+        "preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}",
+        &two("5", "5"),
+    );
+    y += &admitted(
+        "a",
+        "cq-1",
+        "cq-1",
+        0,
+        0,
+        1,
+        "default",
+        &[("cpu", "10", "10")],
+    );
+    y += &admitted(
+        "b",
+        "cq-1",
+        "cq-1",
+        20,
+        1,
+        1,
+        "default",
+        &[("cpu", "5", "5")],
+    );
+    y += &admitted(
+        "c",
+        "cq-1",
+        "cq-1",
+        0,
+        2,
+        1,
+        "on-demand",
+        &[("cpu", "10", "10")],
+    );
+    y += &admitted(
+        "d",
+        "cq-1",
+        "cq-1",
+        20,
+        2,
+        1,
+        "on-demand",
+        &[("cpu", "5", "5")],
+    );
+    y += &wl("hp1", "cq-1", 11, 3, 1, &[("cpu", "10")]);
+    y += &wl("hp2", "cq-2", 12, 4, 1, &[("cpu", "5")]);
+    let r = run_cycles(&y, 1);
+    assert_eq!(
+        preempted_names(&r),
+        [("ns/a".to_string(), "InCohortReclamation".to_string())]
+    );
+    assert_eq!(r.preempted[0].preemptor, "ns/hp2");
+    let hp1 = pending_of(&r, "ns/hp1");
+    assert_eq!(hp1.reason, "WaitingForQuota");
+    assert_eq!(
+        hp1.message,
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 5 more needed, skipping flavor on-demand as it is not found in the nomination mapping for resource cpu"
+    );
+    assert_eq!(
+        pending_of(&r, "ns/hp2").message,
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 5 more needed, insufficient unused quota for cpu in flavor on-demand, 5 more needed. Pending the preemption of 1 workload(s)"
+    );
+}
