@@ -1387,3 +1387,104 @@ mod upstream_fair_preemptions {
         );
     }
 }
+
+/// Upstream `TestScheduleForFairSharing` "with fair sharing: schedule workload with lowest
+/// share first" (one cycle). Cohort `eng`: eng-alpha (on-demand 50 + borrowingLimit 50, spot
+/// 100 + 0), eng-beta (on-demand 50 + 10, spot 0 + 100; model-a GPUs 20), eng-shared
+/// (on-demand 10 + 0). alpha runs 50, beta 55: 5 CPUs are free. alpha's `new` (5 CPUs, DRS
+/// 5·1000/210) beats beta's older `older_new` (1 CPU, DRS 6·1000/210) and takes them; the
+/// older one no longer fits. (Namespace selectors are left open: every namespace matches.)
+#[test]
+fn upstream_schedule_lowest_share_first() {
+    let q = |name: &str, groups: &str, extra: &str| {
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n  cohortName: eng\n  namespaceSelector: {{}}\n  queueingStrategy: StrictFIFO\n{extra}  resourceGroups:\n{groups}---\n"
+        )
+    };
+    let fq = |f: &str, r: &str, n: &str, bl: &str| {
+        format!(
+            "    - {{name: {f}, resources: [{{name: {r}, nominalQuota: \"{n}\", borrowingLimit: \"{bl}\"}}]}}\n"
+        )
+    };
+    let mut y = String::new();
+    for f in ["default", "on-demand", "spot", "model-a"] {
+        y += &rf(f);
+    }
+    y += &q(
+        "eng-alpha",
+        &format!(
+            "  - coveredResources: [cpu]\n    flavors:\n{}{}",
+            fq("on-demand", "cpu", "50", "50"),
+            fq("spot", "cpu", "100", "0")
+        ),
+        "",
+    );
+    y += &q(
+        "eng-beta",
+        &format!(
+            "  - coveredResources: [cpu]\n    flavors:\n{}{}  - coveredResources: [example.com/gpu]\n    flavors:\n{}",
+            fq("on-demand", "cpu", "50", "10"),
+            fq("spot", "cpu", "0", "100"),
+            fq("model-a", "example.com/gpu", "20", "0")
+        ),
+        "  preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}\n",
+    );
+    y += &q(
+        "eng-shared",
+        &format!(
+            "  - coveredResources: [cpu]\n    flavors:\n{}",
+            fq("on-demand", "cpu", "10", "0")
+        ),
+        "",
+    );
+    for (ns, cq) in [("eng-alpha", "eng-alpha"), ("eng-beta", "eng-beta")] {
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: main, namespace: {ns}}}\nspec: {{clusterQueue: {cq}}}\n---\n"
+        );
+    }
+    let w = |name: &str, ns: &str, count: u32, created: &str, admitted_cq: Option<&str>| {
+        let mut s = format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: {name}, namespace: {ns}, uid: {name}, creationTimestamp: \"{created}\"}}\nspec:\n  queueName: main\n  podSets: [{{name: one, count: {count}, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: \"1\"}}}}}}]}}}}}}]\n"
+        );
+        if let Some(cq) = admitted_cq {
+            s += &format!(
+                "status:\n  conditions: [{{type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: m, lastTransitionTime: \"2026-01-01T00:00:00Z\"}}]\n  admission:\n    clusterQueue: {cq}\n    podSetAssignments: [{{name: one, count: {count}, flavors: {{cpu: on-demand}}, resourceUsage: {{cpu: \"{count}\"}}}}]\n"
+            );
+        }
+        s + "---\n"
+    };
+    y += &w(
+        "all_nominal",
+        "eng-alpha",
+        50,
+        "2026-01-01T00:00:00Z",
+        Some("eng-alpha"),
+    );
+    y += &w(
+        "borrowing",
+        "eng-beta",
+        55,
+        "2026-01-01T00:00:00Z",
+        Some("eng-beta"),
+    );
+    y += &w("older_new", "eng-beta", 1, "2025-12-31T23:59:00Z", None);
+    y += &w("new", "eng-alpha", 5, "2026-01-01T00:00:00Z", None);
+    let model = gpuquota_model::import_str("t.yaml", &y)
+        .expect("valid YAML")
+        .model;
+    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let settings = settings_from_configuration(None, true).unwrap();
+    let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
+    assert_eq!(admitted_in_order(&r), vec![("eng-alpha/new".into(), 1)]);
+    assert_eq!(r.admitted[0].pod_sets[0].count, 5);
+    assert_eq!(r.admitted[0].pod_sets[0].flavors["cpu"], "on-demand");
+    let left = pending_of(&r, "eng-beta/older_new");
+    assert_eq!(left.reason, "WaitingForQuota");
+    assert_eq!(
+        left.message,
+        "Workload no longer fits after processing another workload"
+    );
+    // classical: the older workload goes first
+    let c = gpuquota_cohort::schedule(&world, Some(1));
+    assert_eq!(admitted_names(&c), vec!["eng-beta/older_new"]);
+}
