@@ -1488,3 +1488,55 @@ fn upstream_schedule_lowest_share_first() {
     let c = gpuquota_cohort::schedule(&world, Some(1));
     assert_eq!(admitted_names(&c), vec!["eng-beta/older_new"]);
 }
+
+/// Upstream `TestScheduleForFairSharing` "hierarchical fair sharing schedule workload which
+/// wins tournament" (one cycle). Cohort A (200 CPUs) has children B {d, e} and C {f, g}, all
+/// queues without quota; d runs 10, e 20, g 100 (70 free). At B, d1 (70: share 400) beats e1
+/// (61: 405); at C, f1 (1: 5) beats g1 (1: 505); at A, B with d1 (500) beats C with f1
+/// (505). d1 is admitted; e1, f1 and g1 no longer fit.
+#[test]
+fn upstream_schedule_hierarchical_tournament_winner() {
+    let mut y = rf("on-demand");
+    y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: A}\nspec:\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{name: on-demand, resources: [{name: cpu, nominalQuota: \"200\"}]}]\n---\n";
+    for c in ["B", "C"] {
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: {c}}}\nspec: {{parentName: A}}\n---\n"
+        );
+    }
+    for (q, c) in [("d", "B"), ("e", "B"), ("f", "C"), ("g", "C")] {
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {q}}}\nspec:\n  cohortName: {c}\n  namespaceSelector: {{}}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{{name: on-demand, resources: [{{name: cpu, nominalQuota: \"0\"}}]}}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: lq-{q}, namespace: eng-alpha}}\nspec: {{clusterQueue: {q}}}\n---\n"
+        );
+    }
+    let w = |name: &str, q: &str, cpu: u32, admitted: bool| {
+        let mut s = format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: {name}, namespace: eng-alpha, uid: {name}, creationTimestamp: \"2026-01-01T00:00:00Z\"}}\nspec:\n  queueName: lq-{q}\n  podSets: [{{name: one, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: \"{cpu}\"}}}}}}]}}}}}}]\n"
+        );
+        if admitted {
+            s += &format!(
+                "status:\n  admission:\n    clusterQueue: {q}\n    podSetAssignments: [{{name: one, count: 1, flavors: {{cpu: on-demand}}, resourceUsage: {{cpu: \"{cpu}\"}}}}]\n"
+            );
+        }
+        s + "---\n"
+    };
+    y += &w("d0", "d", 10, true);
+    y += &w("e0", "e", 20, true);
+    y += &w("g0", "g", 100, true);
+    y += &w("d1", "d", 70, false);
+    y += &w("e1", "e", 61, false);
+    y += &w("f1", "f", 1, false);
+    y += &w("g1", "g", 1, false);
+    let model = gpuquota_model::import_str("t.yaml", &y)
+        .expect("valid YAML")
+        .model;
+    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let settings = settings_from_configuration(None, true).unwrap();
+    let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
+    assert_eq!(admitted_in_order(&r), vec![("eng-alpha/d1".into(), 1)]);
+    for left in ["eng-alpha/e1", "eng-alpha/f1", "eng-alpha/g1"] {
+        assert_eq!(
+            pending_of(&r, left).message,
+            "Workload no longer fits after processing another workload"
+        );
+    }
+}
