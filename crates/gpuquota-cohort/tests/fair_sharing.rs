@@ -1540,3 +1540,116 @@ fn upstream_schedule_hierarchical_tournament_winner() {
         );
     }
 }
+
+/// Upstream `TestScheduleForFairSharing` "with fair sharing: preempt workload from CQ with
+/// the highest share" (one cycle). eng-alpha (on-demand 50 + 50, spot 100) runs 100 spot and
+/// 4 × 20 on-demand (borrows 30: share 30·1000/250 = 120); eng-gamma (on-demand 50) runs
+/// 10 + 3 × 20 (borrows 20: 80); eng-beta's preemptor asks 30 and stays within nominal, so it
+/// reclaims from the highest share first: alpha1, then (alpha now at 40) gamma1, both
+/// `InCohortReclamation`; the preemptor waits for them.
+#[test]
+fn upstream_schedule_preempt_from_highest_share() {
+    let q = |name: &str, groups: &str, extra: &str| {
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n  cohortName: eng\n  namespaceSelector: {{}}\n  queueingStrategy: StrictFIFO\n{extra}  resourceGroups:\n{groups}---\n"
+        )
+    };
+    let fq = |f: &str, r: &str, n: &str, bl: &str| {
+        let bl = if bl.is_empty() {
+            String::new()
+        } else {
+            format!(", borrowingLimit: \"{bl}\"")
+        };
+        format!("    - {{name: {f}, resources: [{{name: {r}, nominalQuota: \"{n}\"{bl}}}]}}\n")
+    };
+    let mut y = String::new();
+    for f in ["default", "on-demand", "spot", "model-a"] {
+        y += &rf(f);
+    }
+    y += &q(
+        "eng-alpha",
+        &format!(
+            "  - coveredResources: [cpu]\n    flavors:\n{}{}",
+            fq("on-demand", "cpu", "50", "50"),
+            fq("spot", "cpu", "100", "0")
+        ),
+        "",
+    );
+    y += &q(
+        "eng-beta",
+        &format!(
+            "  - coveredResources: [cpu]\n    flavors:\n{}{}  - coveredResources: [example.com/gpu]\n    flavors:\n{}",
+            fq("on-demand", "cpu", "50", "10"),
+            fq("spot", "cpu", "0", "100"),
+            fq("model-a", "example.com/gpu", "20", "0")
+        ),
+        "  preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}\n",
+    );
+    y += &q(
+        "eng-gamma",
+        &format!(
+            "  - coveredResources: [cpu]\n    flavors:\n{}",
+            fq("on-demand", "cpu", "50", "0")
+        ),
+        "",
+    );
+    y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: main, namespace: eng-beta}\nspec: {clusterQueue: eng-beta}\n---\n";
+    let w = |name: &str, ns: &str, cpu: u32, flavor: Option<&str>| {
+        let mut s = format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: {name}, namespace: {ns}, uid: {name}, creationTimestamp: \"2026-01-01T00:00:00Z\"}}\nspec:\n  queueName: main\n  podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: \"{cpu}\"}}}}}}]}}}}}}]\n"
+        );
+        if let Some(f) = flavor {
+            s += &format!(
+                "status:\n  conditions: [{{type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: m, lastTransitionTime: \"2026-01-01T00:00:00Z\"}}]\n  admission:\n    clusterQueue: {ns}\n    podSetAssignments: [{{name: main, count: 1, flavors: {{cpu: {f}}}, resourceUsage: {{cpu: \"{cpu}\"}}}}]\n"
+            );
+        }
+        s + "---\n"
+    };
+    y += &w("all_spot", "eng-alpha", 100, Some("spot"));
+    for a in ["alpha1", "alpha2", "alpha3", "alpha4"] {
+        y += &w(a, "eng-alpha", 20, Some("on-demand"));
+    }
+    y += &w("gamma1", "eng-gamma", 10, Some("on-demand"));
+    for g in ["gamma2", "gamma3", "gamma4"] {
+        y += &w(g, "eng-gamma", 20, Some("on-demand"));
+    }
+    y += &w("preemptor", "eng-beta", 30, None);
+    let model = gpuquota_model::import_str("t.yaml", &y)
+        .expect("valid YAML")
+        .model;
+    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let settings = settings_from_configuration(None, true).unwrap();
+    let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
+    let mut v = victims(&r);
+    v.sort();
+    assert_eq!(
+        v,
+        vec![
+            s(
+                "eng-alpha/alpha1",
+                "eng-beta/preemptor",
+                "InCohortReclamation"
+            ),
+            s(
+                "eng-gamma/gamma1",
+                "eng-beta/preemptor",
+                "InCohortReclamation"
+            ),
+        ]
+    );
+    assert!(r.admitted.is_empty());
+    assert_eq!(
+        pending_of(&r, "eng-beta/preemptor").reason,
+        "WaitingForPreemptedWorkloads"
+    );
+    // the next cycle admits it on on-demand
+    let r2 = gpuquota_cohort::fair::schedule(
+        &world,
+        &model,
+        settings_from_configuration(None, true).unwrap(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(r2.admitted[0].workload, "eng-beta/preemptor");
+    assert_eq!(r2.admitted[0].pod_sets[0].flavors["cpu"], "on-demand");
+}
