@@ -1653,3 +1653,51 @@ fn upstream_schedule_preempt_from_highest_share() {
     assert_eq!(r2.admitted[0].workload, "eng-beta/preemptor");
     assert_eq!(r2.admitted[0].pod_sets[0].flavors["cpu"], "on-demand");
 }
+
+/// Upstream `TestScheduleForFairSharing` "fair sharing two queues with weight 0 schedules
+/// workload which borrows less" and "... with high weight ..." (one cycle). Cohort A has 8
+/// CPUs; b and c have none; b runs 4. b1 (priority 9001) and c1 each ask 4: b would borrow 8,
+/// c 4. With weight 0 both shares are +∞ and the unweighted ratios decide (1000 > 500); with
+/// weight 123456789 the tiny weighted shares decide the same way: c1 is admitted, b1 no
+/// longer fits.
+#[test]
+fn upstream_schedule_queue_borrowing_less_wins() {
+    for weight in ["0", "123456789"] {
+        let mut y = rf("on-demand");
+        y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: A}\nspec:\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{name: on-demand, resources: [{name: cpu, nominalQuota: \"8\"}]}]\n---\n";
+        for q in ["b", "c"] {
+            y += &format!(
+                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {q}}}\nspec:\n  cohortName: A\n  namespaceSelector: {{}}\n  fairSharing: {{weight: \"{weight}\"}}\n  preemption: {{reclaimWithinCohort: Any, withinClusterQueue: Never}}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{{name: on-demand, resources: [{{name: cpu, nominalQuota: \"0\"}}]}}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: lq-{q}, namespace: eng-alpha}}\nspec: {{clusterQueue: {q}}}\n---\n"
+            );
+        }
+        let w = |name: &str, q: &str, prio: i32, admitted: bool| {
+            let mut s = format!(
+                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: {name}, namespace: eng-alpha, uid: {name}, creationTimestamp: \"2026-01-01T00:00:00Z\"}}\nspec:\n  queueName: lq-{q}\n  priority: {prio}\n  podSets: [{{name: one, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: \"4\"}}}}}}]}}}}}}]\n"
+            );
+            if admitted {
+                s += &format!(
+                    "status:\n  admission:\n    clusterQueue: {q}\n    podSetAssignments: [{{name: one, count: 1, flavors: {{cpu: on-demand}}, resourceUsage: {{cpu: \"4\"}}}}]\n"
+                );
+            }
+            s + "---\n"
+        };
+        y += &w("b0", "b", 0, true);
+        y += &w("b1", "b", 9001, false);
+        y += &w("c1", "c", 0, false);
+        let model = gpuquota_model::import_str("t.yaml", &y)
+            .expect("valid YAML")
+            .model;
+        let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+        let settings = settings_from_configuration(None, true).unwrap();
+        let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
+        assert_eq!(
+            admitted_in_order(&r),
+            vec![("eng-alpha/c1".into(), 1)],
+            "weight {weight}"
+        );
+        assert_eq!(
+            pending_of(&r, "eng-alpha/b1").message,
+            "Workload no longer fits after processing another workload"
+        );
+    }
+}
