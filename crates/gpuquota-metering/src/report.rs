@@ -178,18 +178,7 @@ pub struct ReportOut {
     pub warnings: Vec<String>,
 }
 
-/// Formats seconds as RFC 3339 in UTC (`2025-04-01T00:00:00Z`).
-pub fn format_rfc3339(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = crate::time::civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
+pub use crate::time::format_rfc3339;
 
 impl Report {
     fn time(&self, t: i64) -> TimeOut {
