@@ -824,3 +824,55 @@ fn recompute_keeps_the_nominated_flavor() {
         "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 5 more needed, insufficient unused quota for cpu in flavor on-demand, 5 more needed. Pending the preemption of 1 workload(s)"
     );
 }
+
+/// Upstream `preemption_hierarchical_test.go` / "prefer to preempt evicted workloads": a
+/// candidate already `Evicted=True` goes first, before the lower-priority borrower elsewhere.
+#[test]
+fn prefer_to_preempt_evicted_workloads() {
+    let zero = || vec![vec![cpu("default", "0", None, None)]];
+    let mut y = rf("default");
+    y += &cohort("r", None, &[]);
+    y += &cohort("c", Some("r"), &[vec![cpu("default", "2", None, None)]]);
+    y += &cq(
+        "q",
+        Some("c"),
+        "preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any, borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 0}}",
+        &zero(),
+    );
+    let p = "preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}";
+    y += &cq("q_borrowing", Some("r"), p, &zero());
+    y += &cq("q_same_cohort", Some("c"), p, &zero());
+    y += &admitted(
+        "admitted_borrowing",
+        "q_borrowing",
+        "q_borrowing",
+        -10,
+        0,
+        1,
+        "default",
+        &[("cpu", "1", "1")],
+    );
+    y += &admitted(
+        "evicted_same_cohort",
+        "q_same_cohort",
+        "q_same_cohort",
+        -1,
+        0,
+        1,
+        "default",
+        &[("cpu", "1", "1")],
+    )
+    .replace(
+        "  conditions:\n",
+        "  conditions:\n  - {type: Evicted, status: \"True\", lastTransitionTime: \"2026-01-01T01:00:00Z\"}\n",
+    );
+    y += &wl("in", "q", 0, 1, 1, &[("cpu", "1")]);
+    let r = run_cycles(&y, 1);
+    assert_eq!(
+        r.preempted
+            .iter()
+            .map(|p| p.workload.as_str())
+            .collect::<Vec<_>>(),
+        ["ns/evicted_same_cohort"]
+    );
+}
