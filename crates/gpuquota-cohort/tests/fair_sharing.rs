@@ -1701,3 +1701,80 @@ fn upstream_schedule_queue_borrowing_less_wins() {
         );
     }
 }
+
+/// Upstream `TestScheduleForFairSharing` "multiple preemptions within cq when fair sharing"
+/// (one cycle). Cohort `other`: other-alpha, -beta, -gamma (2 CPUs each,
+/// `withinClusterQueue: LowerPriority`) and resource-bank (3); each of the three runs a
+/// priority-0 workload of 3. A priority-100 preemptor of 3 in each queue preempts its own
+/// queue's workload (`InClusterQueue`); the three target sets do not overlap, so all three
+/// preempt in the same cycle and wait. Upstream's unit test leaves `reclaimWithinCohort`
+/// empty, which its flavor assigner treats as "not Never" (a 3-CPU request over a 2-CPU
+/// nominal is then simulated under fair sharing); a real cluster defaults it to `Never`, which
+/// would make the preemptors NoFit. Here it is `LowerPriority`: cohort candidates join, yet
+/// the preemptor's own queue has the highest share (444 against 111) and is visited first.
+#[test]
+fn upstream_schedule_multiple_preemptions_within_queues() {
+    const PRE: &str =
+        "  preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: LowerPriority}\n";
+    let mut y = rf("default");
+    for (q, n, extra) in [
+        ("other-alpha", "2", PRE),
+        ("other-beta", "2", PRE),
+        ("other-gamma", "2", PRE),
+        ("resource-bank", "3", ""),
+    ] {
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {q}}}\nspec:\n  cohortName: other\n  namespaceSelector: {{}}\n{extra}  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{{name: default, resources: [{{name: cpu, nominalQuota: \"{n}\"}}]}}]\n---\n"
+        );
+    }
+    for (ns, q) in [
+        ("eng-alpha", "other-alpha"),
+        ("eng-beta", "other-beta"),
+        ("eng-gamma", "other-gamma"),
+    ] {
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: other, namespace: {ns}}}\nspec: {{clusterQueue: {q}}}\n---\n"
+        );
+    }
+    let w = |name: &str, ns: &str, prio: i32, cq: Option<&str>| {
+        let mut s = format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: {name}, namespace: {ns}, uid: wl-{name}, creationTimestamp: \"2026-01-01T00:00:00Z\"}}\nspec:\n  queueName: other\n  priority: {prio}\n  podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: \"3\"}}}}}}]}}}}}}]\n"
+        );
+        if let Some(cq) = cq {
+            s += &format!(
+                "status:\n  admission:\n    clusterQueue: {cq}\n    podSetAssignments: [{{name: main, count: 1, flavors: {{cpu: default}}, resourceUsage: {{cpu: \"3\"}}}}]\n"
+            );
+        }
+        s + "---\n"
+    };
+    y += &w("a1", "eng-alpha", 0, Some("other-alpha"));
+    y += &w("b1", "eng-beta", 0, Some("other-beta"));
+    y += &w("c1", "eng-gamma", 0, Some("other-gamma"));
+    for ns in ["eng-alpha", "eng-beta", "eng-gamma"] {
+        y += &w("preemptor", ns, 100, None);
+    }
+    let model = gpuquota_model::import_str("t.yaml", &y)
+        .expect("valid YAML")
+        .model;
+    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let settings = settings_from_configuration(None, true).unwrap();
+    let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
+    let mut v = victims(&r);
+    v.sort();
+    assert_eq!(
+        v,
+        vec![
+            s("eng-alpha/a1", "eng-alpha/preemptor", "InClusterQueue"),
+            s("eng-beta/b1", "eng-beta/preemptor", "InClusterQueue"),
+            s("eng-gamma/c1", "eng-gamma/preemptor", "InClusterQueue"),
+        ]
+    );
+    for ns in ["eng-alpha", "eng-beta", "eng-gamma"] {
+        let p = pending_of(&r, &format!("{ns}/preemptor"));
+        assert_eq!(p.reason, "WaitingForPreemptedWorkloads");
+        assert_eq!(
+            p.message,
+            "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 3 more needed. Pending the preemption of 1 workload(s)"
+        );
+    }
+}
