@@ -1778,3 +1778,128 @@ fn upstream_schedule_multiple_preemptions_within_queues() {
         );
     }
 }
+
+/// A one-cycle fair-sharing run over Cohorts `(name, parent, cpu)` and ClusterQueues
+/// `(name, cohort, cpu)` on flavor `on-demand`, one LocalQueue `lq-<cq>` each in namespace
+/// `eng-alpha`, and workloads `(name, cq, cpu, priority, second, admitted)`.
+fn one_cycle(
+    cohorts: &[(&str, Option<&str>, &str)],
+    queues: &[(&str, Option<&str>, &str)],
+    wls: &[(&str, &str, u32, i32, u32, bool)],
+) -> ScheduleReport {
+    let mut y = rf("on-demand");
+    for (c, parent, cpu) in cohorts {
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: {c}}}\nspec:\n"
+        );
+        if let Some(p) = parent {
+            y += &format!("  parentName: {p}\n");
+        }
+        if cpu.is_empty() {
+            y += "  fairSharing: {weight: \"1\"}\n";
+        } else {
+            y += &format!(
+                "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{{name: on-demand, resources: [{{name: cpu, nominalQuota: \"{cpu}\"}}]}}]\n"
+            );
+        }
+        y += "---\n";
+    }
+    for (q, c, cpu) in queues {
+        let cohort = c
+            .map(|c| format!("  cohortName: {c}\n"))
+            .unwrap_or_default();
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {q}}}\nspec:\n{cohort}  namespaceSelector: {{}}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{{name: on-demand, resources: [{{name: cpu, nominalQuota: \"{cpu}\"}}]}}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: lq-{q}, namespace: eng-alpha}}\nspec: {{clusterQueue: {q}}}\n---\n"
+        );
+    }
+    for (name, q, cpu, prio, second, admitted) in wls {
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: {name}, namespace: eng-alpha, uid: {name}, creationTimestamp: \"2026-01-01T00:00:{second:02}Z\"}}\nspec:\n  queueName: lq-{q}\n  priority: {prio}\n  podSets: [{{name: one, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: \"{cpu}\"}}}}}}]}}}}}}]\n"
+        );
+        if *admitted {
+            y += &format!(
+                "status:\n  admission:\n    clusterQueue: {q}\n    podSetAssignments: [{{name: one, count: 1, flavors: {{cpu: on-demand}}, resourceUsage: {{cpu: \"{cpu}\"}}}}]\n"
+            );
+        }
+        y += "---\n";
+    }
+    let model = gpuquota_model::import_str("t.yaml", &y)
+        .expect("valid YAML")
+        .model;
+    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let settings = settings_from_configuration(None, true).unwrap();
+    gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap()
+}
+
+/// Upstream `TestScheduleForFairSharing` "fair sharing schedule workload with lowest drf
+/// after admission": A has 100; b runs 10. b1 (50) would leave b at 600, c1 (75) c at 750,
+/// so b1 goes first although b's share is the higher one before admission; c1 no longer fits.
+#[test]
+fn upstream_schedule_lowest_share_after_admission() {
+    let r = one_cycle(
+        &[("A", None, "100")],
+        &[("b", Some("A"), "0"), ("c", Some("A"), "0")],
+        &[
+            ("b0", "b", 10, 0, 0, true),
+            ("b1", "b", 50, 0, 0, false),
+            ("c1", "c", 75, 0, 0, false),
+        ],
+    );
+    assert_eq!(admitted_in_order(&r), vec![("eng-alpha/b1".into(), 1)]);
+    assert_eq!(
+        pending_of(&r, "eng-alpha/c1").message,
+        "Workload no longer fits after processing another workload"
+    );
+}
+
+/// Upstream "fair sharing schedule singleton cqs and cq without cohort": a queue alone in a
+/// cohort with the quota, a queue alone in an empty cohort, a queue without a cohort — each
+/// head is admitted.
+#[test]
+fn upstream_schedule_singletons_and_no_cohort() {
+    let r = one_cycle(
+        &[("A", None, "10"), ("B", None, "")],
+        &[
+            ("a", Some("A"), "0"),
+            ("b", Some("B"), "10"),
+            ("c", None, "10"),
+        ],
+        &[
+            ("a1", "a", 10, 0, 0, false),
+            ("b1", "b", 10, 0, 0, false),
+            ("c1", "c", 10, 0, 0, false),
+        ],
+    );
+    assert_eq!(
+        admitted_names(&r),
+        vec!["eng-alpha/a1", "eng-alpha/b1", "eng-alpha/c1"]
+    );
+}
+
+/// Upstream "fair sharing schedule highest priority first" and "... earliest timestamp
+/// first": equal shares (10 of 10 borrowed each) fall to priority (c1 101 over b1 99), then
+/// to the queue-order timestamp (c1 created a second earlier).
+#[test]
+fn upstream_schedule_priority_then_timestamp() {
+    let cohorts = [("A", None, "10"), ("B", None, "")];
+    let queues = [("b", Some("A"), "0"), ("c", Some("A"), "0")];
+    let r = one_cycle(
+        &cohorts,
+        &queues,
+        &[
+            ("b1", "b", 10, 99, 0, false),
+            ("c1", "c", 10, 101, 0, false),
+        ],
+    );
+    assert_eq!(admitted_in_order(&r), vec![("eng-alpha/c1".into(), 1)]);
+    let r = one_cycle(
+        &cohorts,
+        &queues,
+        &[
+            ("b1", "b", 10, 101, 1, false),
+            ("c1", "c", 10, 101, 0, false),
+        ],
+    );
+    assert_eq!(admitted_in_order(&r), vec![("eng-alpha/c1".into(), 1)]);
+    assert_eq!(pending_of(&r, "eng-alpha/b1").cluster_queue, "b");
+}
