@@ -1903,3 +1903,43 @@ fn upstream_schedule_priority_then_timestamp() {
     assert_eq!(admitted_in_order(&r), vec![("eng-alpha/c1".into(), 1)]);
     assert_eq!(pending_of(&r, "eng-alpha/b1").cluster_queue, "b");
 }
+
+/// Upstream "with fair sharing: hierarchical nominal-first prefers non-borrowing subtree"
+/// and "... with deeper nesting": Cohort-A (10 CPUs, optionally through SUB-A) holds cq-a
+/// (0); Cohort-B (no quota) holds cq-b (5) and cq-c (0, running 10 borrowed). wl-a (5) keeps
+/// its subtree within quota, wl-b (5) would push Cohort-B further into borrowing: at the root
+/// wl-a wins (gate `FairSharingPrioritizeNonBorrowing`), wl-b no longer fits — although
+/// classically wl-b (within cq-b's nominal, borrowing level 0) would go first.
+#[test]
+fn upstream_schedule_hierarchical_nominal_first() {
+    for deep in [false, true] {
+        let mut cohorts = vec![("root", None, ""), ("Cohort-B", Some("root"), "")];
+        let a_home = if deep {
+            cohorts.push(("Cohort-A", Some("root"), ""));
+            cohorts.push(("SUB-A", Some("Cohort-A"), "10"));
+            "SUB-A"
+        } else {
+            cohorts.push(("Cohort-A", Some("root"), "10"));
+            "Cohort-A"
+        };
+        let r = one_cycle(
+            &cohorts,
+            &[
+                ("cq-a", Some(a_home), "0"),
+                ("cq-b", Some("Cohort-B"), "5"),
+                ("cq-c", Some("Cohort-B"), "0"),
+            ],
+            &[
+                ("c0", "cq-c", 10, 0, 0, true),
+                ("wl-a", "cq-a", 5, 0, 0, false),
+                ("wl-b", "cq-b", 5, 0, 0, false),
+            ],
+        );
+        assert_eq!(
+            admitted_in_order(&r),
+            vec![("eng-alpha/wl-a".into(), 1)],
+            "deep: {deep}"
+        );
+        assert_eq!(pending_of(&r, "eng-alpha/wl-b").cluster_queue, "cq-b");
+    }
+}
