@@ -1209,7 +1209,9 @@ impl<'a> Engine<'a> {
     /// of the same job (its core) is evicted.
     ///
     /// # Complexity
-    /// O(k) placement probes for a prefix of k victims.
+    /// O(k) resource checks for a prefix of k victims, plus one placement probe for each
+    /// victim smaller than the surplus the prefix frees (none when the prefix frees exactly
+    /// what the job needs).
     fn prune_victims(
         &mut self,
         ji: usize,
@@ -1218,9 +1220,26 @@ impl<'a> Engine<'a> {
         keep_ok: &dyn Fn(&Engine<'_>, &Units) -> bool,
     ) -> Vec<(usize, Vec<usize>)> {
         let mut kept: Vec<bool> = vec![true; victims.len()];
+        // What the victims free beyond the job's need, summed over the cluster: a victim
+        // larger than this surplus is needed, without a placement probe.
+        let need = self.job_req(ji, tasks);
+        let mut surplus = self.free_capacity();
+        for (vj, ts) in victims {
+            let r = self.job_req(*vj, ts);
+            for (s, v) in surplus.iter_mut().zip(r) {
+                *s += v;
+            }
+        }
+        for (s, v) in surplus.iter_mut().zip(need) {
+            *s -= v;
+        }
         for i in (0..victims.len()).rev() {
             let vj = victims[i].0;
             if (i + 1..victims.len()).any(|j| kept[j] && victims[j].0 == vj) {
+                continue;
+            }
+            let vr = self.job_req(vj, &victims[i].1);
+            if (0..3).any(|r| vr[r] > surplus[r].max(0)) {
                 continue;
             }
             kept[i] = false;
@@ -1230,7 +1249,11 @@ impl<'a> Engine<'a> {
                 .filter(|(_, k)| **k)
                 .map(|(v, _)| v.clone())
                 .collect();
-            if !(keep_ok(self, &rest) && self.fits_with(ji, tasks, &rest)) {
+            if keep_ok(self, &rest) && self.fits_with(ji, tasks, &rest) {
+                for (s, v) in surplus.iter_mut().zip(vr) {
+                    *s -= v;
+                }
+            } else {
                 kept[i] = true;
             }
         }
