@@ -1943,3 +1943,78 @@ fn upstream_schedule_hierarchical_nominal_first() {
         assert_eq!(pending_of(&r, "eng-alpha/wl-b").cluster_queue, "cq-b");
     }
 }
+
+/// Upstream "with fair sharing: hierarchical nominal-first with mixed CQ and cohort quotas":
+/// Cohort-A (10; cq-a1 5, cq-a2 3 running 6) and Cohort-B (10; cq-b 5, cq-c 3 running 20)
+/// under root, 10 free. wl-a1 (7) leaves Cohort-A at 13 of 18, wl-b (4) takes Cohort-B to 24
+/// of 18: wl-a1 wins at the root, wl-b no longer fits.
+#[test]
+fn upstream_schedule_hierarchical_nominal_first_mixed_quotas() {
+    let r = one_cycle(
+        &[
+            ("root", None, ""),
+            ("Cohort-A", Some("root"), "10"),
+            ("Cohort-B", Some("root"), "10"),
+        ],
+        &[
+            ("cq-a1", Some("Cohort-A"), "5"),
+            ("cq-a2", Some("Cohort-A"), "3"),
+            ("cq-b", Some("Cohort-B"), "5"),
+            ("cq-c", Some("Cohort-B"), "3"),
+        ],
+        &[
+            ("a2-admitted", "cq-a2", 6, 0, 0, true),
+            ("c-admitted", "cq-c", 20, 0, 0, true),
+            ("wl-a1", "cq-a1", 7, 0, 0, false),
+            ("wl-b", "cq-b", 4, 0, 0, false),
+        ],
+    );
+    assert_eq!(admitted_in_order(&r), vec![("eng-alpha/wl-a1".into(), 1)]);
+    assert_eq!(pending_of(&r, "eng-alpha/wl-b").cluster_queue, "cq-b");
+}
+
+/// Upstream "with fair sharing: hierarchical nominal-first per-flavor ignores cross-flavor
+/// borrowing": Cohort-A (on-demand 10) borrows 5 spot through cq-a, Cohort-B (spot 10) has
+/// cq-b (on-demand 5) running 8 on-demand. wl-a (4, on-demand) keeps Cohort-A within its
+/// on-demand quota — its spot borrowing does not count against it — while wl-b (4) pushes
+/// Cohort-B further into on-demand borrowing: wl-a is admitted on on-demand, wl-b waits.
+#[test]
+fn upstream_schedule_nominal_first_is_per_flavor() {
+    let mut y = rf("on-demand") + &rf("spot");
+    y +=
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: root}\nspec: {}\n---\n";
+    for (c, f) in [("Cohort-A", "on-demand"), ("Cohort-B", "spot")] {
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: {c}}}\nspec:\n  parentName: root\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{{name: {f}, resources: [{{name: cpu, nominalQuota: \"10\"}}]}}]\n---\n"
+        );
+    }
+    for (q, c, od) in [("cq-a", "Cohort-A", "0"), ("cq-b", "Cohort-B", "5")] {
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {q}}}\nspec:\n  cohortName: {c}\n  namespaceSelector: {{}}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - {{name: on-demand, resources: [{{name: cpu, nominalQuota: \"{od}\"}}]}}\n    - {{name: spot, resources: [{{name: cpu, nominalQuota: \"0\"}}]}}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: lq-{q}, namespace: eng-alpha}}\nspec: {{clusterQueue: {q}}}\n---\n"
+        );
+    }
+    let w = |name: &str, q: &str, cpu: u32, flavor: Option<&str>| {
+        let mut s = format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: {name}, namespace: eng-alpha, uid: {name}, creationTimestamp: \"2026-01-01T00:00:00Z\"}}\nspec:\n  queueName: lq-{q}\n  podSets: [{{name: one, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: \"{cpu}\"}}}}}}]}}}}}}]\n"
+        );
+        if let Some(f) = flavor {
+            s += &format!(
+                "status:\n  admission:\n    clusterQueue: {q}\n    podSetAssignments: [{{name: one, count: 1, flavors: {{cpu: {f}}}, resourceUsage: {{cpu: \"{cpu}\"}}}}]\n"
+            );
+        }
+        s + "---\n"
+    };
+    y += &w("spot-admitted", "cq-a", 5, Some("spot"));
+    y += &w("od-admitted", "cq-b", 8, Some("on-demand"));
+    y += &w("wl-a", "cq-a", 4, None);
+    y += &w("wl-b", "cq-b", 4, None);
+    let model = gpuquota_model::import_str("t.yaml", &y)
+        .expect("valid YAML")
+        .model;
+    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let settings = settings_from_configuration(None, true).unwrap();
+    let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
+    assert_eq!(admitted_in_order(&r), vec![("eng-alpha/wl-a".into(), 1)]);
+    assert_eq!(r.admitted[0].pod_sets[0].flavors["cpu"], "on-demand");
+    assert_eq!(pending_of(&r, "eng-alpha/wl-b").cluster_queue, "cq-b");
+}
