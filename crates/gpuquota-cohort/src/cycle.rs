@@ -170,6 +170,9 @@ pub struct Scheduler<'w, P: Policy = Classical> {
     inadmissible: Vec<BTreeSet<WlId>>,
     sticky: Vec<Option<WlId>>,
     uid_rank: Vec<u32>,
+    /// Scheduling-shape id per workload (`u32::MAX` = not computed yet) and the shapes seen.
+    shape: Vec<u32>,
+    shapes: BTreeMap<String, u32>,
     pending: Vec<Option<Pending>>,
     last_tried: Vec<Option<(LastTried, u32, u64)>>,
     generation: Vec<u64>,
@@ -273,6 +276,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             inadmissible: vec![BTreeSet::new(); ncq],
             sticky: vec![None; ncq],
             uid_rank,
+            shape: vec![u32::MAX; n],
+            shapes: BTreeMap::new(),
             pending: vec![None; n],
             last_tried: vec![None; n],
             generation: vec![0; world.tree.nodes.len()],
@@ -348,6 +353,24 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         let key = Admitted::key(self.world, &self.reservations, &self.uid_rank, wl);
         let pos = self.by_cq[cq as usize].partition_point(|k| *k < key);
         self.by_cq[cq as usize].insert(pos, key);
+    }
+
+    /// Upstream's scheduling-equivalence shape: effective priority and, per PodSet, name,
+    /// count, minCount, per-pod requests, node selector, affinity and tolerations.
+    ///
+    /// # Complexity
+    /// O(PodSets × (resources + selector terms) + log shapes) the first time, O(1) after.
+    fn shape_of(&mut self, wl: WlId) -> u32 {
+        let cached = self.shape[wl as usize];
+        if cached != u32::MAX {
+            return cached;
+        }
+        let w = &self.world.workloads[wl as usize];
+        let key = format!("{}|{:?}", w.priority, w.pod_sets);
+        let next = self.shapes.len() as u32;
+        let id = *self.shapes.entry(key).or_insert(next);
+        self.shape[wl as usize] = id;
+        id
     }
 
     fn heap_key(&self, wl: WlId) -> HeapKey {
@@ -1083,6 +1106,23 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 self.heaps[cq as usize].insert(k);
             } else {
                 self.inadmissible[cq as usize].insert(wl);
+                // SchedulingEquivalenceHashing (beta, on): in BestEffortFIFO a head that does
+                // not fit (or finds no candidates) takes every queued workload of the same
+                // scheduling shape with it to the inadmissible set
+                let equivalent_failure = matches!(
+                    self.pending[wl as usize],
+                    Some(Pending::NoFit { .. } | Pending::NoCandidates { .. })
+                );
+                if equivalent_failure && !cqi.strict_fifo {
+                    let mine = self.shape_of(wl);
+                    let queued: Vec<HeapKey> = self.heaps[cq as usize].iter().copied().collect();
+                    for k in queued {
+                        if self.shape_of(k.3) == mine {
+                            self.heaps[cq as usize].remove(&k);
+                            self.inadmissible[cq as usize].insert(k.3);
+                        }
+                    }
+                }
             }
         }
         // 7. evictions at the end of the cycle

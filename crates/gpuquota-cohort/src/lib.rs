@@ -144,11 +144,13 @@
 //!   modelled (admission checks are treated as ready).
 //! - A namespace ResourceQuota is checked at admission (requests and `pods` caps; `limits.*`
 //!   caps are reported as not enforced). Upstream Kueue leaves it to the API server.
-//! - `SchedulingEquivalenceHashing` is not modelled: BestEffortFIFO evaluates equivalent
-//!   workloads one head per cycle instead of bulk-moving them to the inadmissible set (the
-//!   same admissions, more cycles). Scan progress across cycles follows
+//! - `SchedulingEquivalenceHashing` compares the scheduling shape (priority and, per PodSet,
+//!   name, count, minCount, per-pod requests, node selector, affinity, tolerations) rather
+//!   than upstream's hash of the whole pod spec; the bulk-moved workloads keep the reason
+//!   they had (upstream's workload controller may later show them as "Bypassed scheduling
+//!   evaluation…"). Scan progress across cycles follows
 //!   `FlavorFungibilityPreserveScanProgress` (kept for one cycle, then until a workload leaves
-//!   the ClusterQueue); the shape hash never changes here.
+//!   the ClusterQueue); the shape never changes here.
 //! - Pending workloads the run never considered (StrictFIFO non-heads, `--cycles` cut-offs)
 //!   get reason `Pending` with our own message.
 #![forbid(unsafe_code)]

@@ -490,3 +490,25 @@ fn hold_and_drain_evicts_admitted_workloads() {
     );
     assert!(r.pending.iter().all(|p| p.workload != "ns/h"));
 }
+
+/// SchedulingEquivalenceHashing (beta, on): in BestEffortFIFO a head that does not fit takes
+/// the queued workloads of the same scheduling shape to the inadmissible set, so the next
+/// different workload is the head of the next cycle; the equivalent one is never evaluated
+/// (upstream sets no condition on it).
+#[test]
+fn equivalent_workloads_move_to_inadmissible_together() {
+    let mut y = rf("f");
+    y += &cq("q", None, "", &[vec![gpu("f", "2")]]);
+    y += &wl("w1", "q", 0, 1, 1, &[("nvidia.com/gpu", "4")]);
+    y += &wl("w2", "q", 0, 2, 1, &[("nvidia.com/gpu", "4")]);
+    y += &wl("w3", "q", 0, 3, 1, &[("nvidia.com/gpu", "1")]);
+    let r = run(&y);
+    let got: Vec<(String, u32)> = r
+        .admitted
+        .iter()
+        .map(|a| (a.workload.clone(), a.cycle))
+        .collect();
+    assert_eq!(got, [("ns/w3".to_string(), 2)]);
+    assert_eq!(pending_of(&r, "ns/w1").reason, "ExceedsMaxQuota");
+    assert_eq!(pending_of(&r, "ns/w2").reason, "Pending");
+}
