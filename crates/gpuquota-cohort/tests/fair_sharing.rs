@@ -2018,3 +2018,64 @@ fn upstream_schedule_nominal_first_is_per_flavor() {
     assert_eq!(r.admitted[0].pod_sets[0].flavors["cpu"], "on-demand");
     assert_eq!(pending_of(&r, "eng-alpha/wl-b").cluster_queue, "cq-b");
 }
+
+/// Upstream "with fair sharing: prefer reclamation over cq priority based preemption; with
+/// preemption while borrowing" (one cycle). other-alpha (on-demand 7, spot 7; LowerPriority
+/// within and reclaim) runs a1 (5 on-demand), other-beta (3 + 3) runs b1 (5 spot, borrowing
+/// 2). alpha's preemptor (8 GPUs, priority 100) would borrow either way, which fair sharing
+/// allows to simulate: on on-demand it needs its own a1 (`InClusterQueue`), on spot it
+/// reclaims b1 (S2-a fails, S2-b passes: 50 < 100). Reclaiming ranks above in-queue
+/// preemption, so spot wins and b1 is preempted with `InCohortFairSharing`.
+#[test]
+fn upstream_schedule_prefer_reclamation_over_priority_preemption() {
+    let mut y = rf("on-demand") + &rf("spot");
+    for (q, n, extra) in [
+        (
+            "other-alpha",
+            "7",
+            "  preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: LowerPriority}\n",
+        ),
+        ("other-beta", "3", ""),
+    ] {
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {q}}}\nspec:\n  cohortName: other\n  namespaceSelector: {{}}\n{extra}  resourceGroups:\n  - coveredResources: [gpu]\n    flavors:\n    - {{name: on-demand, resources: [{{name: gpu, nominalQuota: \"{n}\"}}]}}\n    - {{name: spot, resources: [{{name: gpu, nominalQuota: \"{n}\"}}]}}\n---\n"
+        );
+    }
+    for (ns, q) in [("eng-alpha", "other-alpha"), ("eng-beta", "other-beta")] {
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: other, namespace: {ns}}}\nspec: {{clusterQueue: {q}}}\n---\n"
+        );
+    }
+    let w = |name: &str, ns: &str, prio: i32, gpu: u32, adm: Option<(&str, &str)>| {
+        let mut s = format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: {name}, namespace: {ns}, uid: wl-{name}, creationTimestamp: \"2026-01-01T00:00:00Z\"}}\nspec:\n  queueName: other\n  priority: {prio}\n  podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{gpu: \"{gpu}\"}}}}}}]}}}}}}]\n"
+        );
+        if let Some((cq, f)) = adm {
+            s += &format!(
+                "status:\n  admission:\n    clusterQueue: {cq}\n    podSetAssignments: [{{name: main, count: 1, flavors: {{gpu: {f}}}, resourceUsage: {{gpu: \"{gpu}\"}}}}]\n"
+            );
+        }
+        s + "---\n"
+    };
+    y += &w("a1", "eng-alpha", 50, 5, Some(("other-alpha", "on-demand")));
+    y += &w("b1", "eng-beta", 50, 5, Some(("other-beta", "spot")));
+    y += &w("preemptor", "eng-alpha", 100, 8, None);
+    let model = gpuquota_model::import_str("t.yaml", &y)
+        .expect("valid YAML")
+        .model;
+    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let settings = settings_from_configuration(None, true).unwrap();
+    let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
+    assert_eq!(
+        victims(&r),
+        vec![s(
+            "eng-beta/b1",
+            "eng-alpha/preemptor",
+            "InCohortFairSharing"
+        )]
+    );
+    assert_eq!(
+        pending_of(&r, "eng-alpha/preemptor").reason,
+        "WaitingForPreemptedWorkloads"
+    );
+}
