@@ -272,6 +272,9 @@ pub struct BuildOptions {
 /// A message naming the bad entry.
 pub fn parse_total(s: &str) -> Result<[Option<i128>; 3], String> {
     let mut out = [None; 3];
+    if s.trim().is_empty() {
+        return Err("--total: empty: expected gpu=N[,cpu=Q,memory=Q]".into());
+    }
     for part in s.split(',').filter(|p| !p.trim().is_empty()) {
         let (k, v) = part
             .split_once('=')
@@ -290,6 +293,9 @@ pub fn parse_total(s: &str) -> Result<[Option<i128>; 3], String> {
                 ));
             }
         };
+        if out[idx].is_some() {
+            return Err(format!("--total: {} given twice", k.trim()));
+        }
         out[idx] =
             Some(from_quantity(&q, extra).ok_or_else(|| format!("--total: {k}: too large"))?);
     }

@@ -643,3 +643,24 @@ fn gpu_groups_place_running_fractions_consolidation_e06() {
         ]
     );
 }
+
+/// `--total gpu=N[,cpu=Q,memory=Q]`: GPU in devices (fractions allowed), CPU and memory as
+/// Kubernetes quantities; an empty value, a repeated resource, a negative or unknown one are
+/// errors, never silently ignored.
+#[test]
+fn total_flag_parsing() {
+    use gpuquota_rank::snapshot::parse_total;
+    let t = parse_total("gpu=2.5,cpu=500m,memory=1Gi").unwrap();
+    assert_eq!(
+        t,
+        [
+            Some(2_500_000_000),
+            Some(500_000_000_000),
+            Some(1_073_741_824_000_000_000)
+        ]
+    );
+    assert_eq!(parse_total("cpu=4").unwrap()[0], None);
+    for bad in ["", "gpu=2,gpu=3", "gpu=-1", "gpu=abc", "disk=1", "gpu"] {
+        assert!(parse_total(bad).is_err(), "{bad:?} accepted");
+    }
+}
