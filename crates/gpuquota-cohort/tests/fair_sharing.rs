@@ -2079,3 +2079,56 @@ fn upstream_schedule_prefer_reclamation_over_priority_preemption() {
         "WaitingForPreemptedWorkloads"
     );
 }
+
+/// Upstream "fair sharing: in-CQ preemption for CQ without cohort" and "PreemptionOverBorrowing
+/// with fair sharing: preempt in first flavor instead of borrowing in second" (one cycle):
+/// a ClusterQueue without a cohort preempts its own lower-priority workload
+/// (`InClusterQueue`); with `preference: PreemptionOverBorrowing` a queue preempts its own
+/// workload on on-demand rather than borrowing spot from the lender.
+#[test]
+fn upstream_schedule_in_queue_preemption_under_fair_sharing() {
+    let run1 = |y: &str| {
+        let model = gpuquota_model::import_str("t.yaml", y)
+            .expect("valid YAML")
+            .model;
+        let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+        let settings = settings_from_configuration(None, true).unwrap();
+        gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap()
+    };
+    let w = |name: &str, q: &str, prio: i32, flavor: Option<&str>| {
+        let mut s = format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: {name}, namespace: default, uid: wl-{name}, creationTimestamp: \"2026-01-01T00:00:00Z\"}}\nspec:\n  queueName: {q}\n  priority: {prio}\n  podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: \"4\"}}}}}}]}}}}}}]\n"
+        );
+        if let Some(f) = flavor {
+            s += &format!(
+                "status:\n  admission:\n    clusterQueue: {q}\n    podSetAssignments: [{{name: main, count: 1, flavors: {{cpu: {f}}}, resourceUsage: {{cpu: \"4\"}}}}]\n"
+            );
+        }
+        s + "---\n"
+    };
+    // no cohort
+    let mut y = rf("default");
+    y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: no-cohort-cq}\nspec:\n  namespaceSelector: {}\n  preemption: {withinClusterQueue: LowerPriority}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{name: default, resources: [{name: cpu, nominalQuota: \"4\"}]}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: no-cohort-cq, namespace: default}\nspec: {clusterQueue: no-cohort-cq}\n---\n";
+    y += &w("nc-low", "no-cohort-cq", -1, Some("default"));
+    y += &w("nc-high", "no-cohort-cq", 100, None);
+    let r = run1(&y);
+    assert_eq!(
+        victims(&r),
+        vec![s("default/nc-low", "default/nc-high", "InClusterQueue")]
+    );
+    // PreemptionOverBorrowing (requests of 4 instead of upstream's 5: same shape)
+    let mut y = rf("on-demand") + &rf("spot");
+    y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: fs-pob-cq}\nspec:\n  cohortName: fs-pob-cohort\n  namespaceSelector: {}\n  fairSharing: {weight: \"1\"}\n  preemption: {withinClusterQueue: LowerPriority}\n  flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: TryNextFlavor, preference: PreemptionOverBorrowing}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - {name: on-demand, resources: [{name: cpu, nominalQuota: \"4\", borrowingLimit: \"0\"}]}\n    - {name: spot, resources: [{name: cpu, nominalQuota: \"0\", borrowingLimit: \"4\"}]}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: fs-pob-cq, namespace: default}\nspec: {clusterQueue: fs-pob-cq}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: fs-pob-lender}\nspec:\n  cohortName: fs-pob-cohort\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - {name: on-demand, resources: [{name: cpu, nominalQuota: \"0\"}]}\n    - {name: spot, resources: [{name: cpu, nominalQuota: \"4\"}]}\n---\n";
+    y += &w("fs-low-pob", "fs-pob-cq", -1, Some("on-demand"));
+    y += &w("fs-high-pob", "fs-pob-cq", 0, None);
+    let r = run1(&y);
+    assert_eq!(
+        victims(&r),
+        vec![s(
+            "default/fs-low-pob",
+            "default/fs-high-pob",
+            "InClusterQueue"
+        )]
+    );
+    assert!(r.admitted.is_empty());
+}
