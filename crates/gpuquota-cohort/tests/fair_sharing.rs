@@ -2132,3 +2132,81 @@ fn upstream_schedule_in_queue_preemption_under_fair_sharing() {
     );
     assert!(r.admitted.is_empty());
 }
+
+/// Upstream `TestScheduleForAFS` (`scheduler_afs_test.go`): ClusterQueue cq1 (8 CPUs, 8Gi,
+/// `UsageBasedAdmissionFairSharing`), LocalQueues lq-a, lq-b, lq-zero (weight 0), half-life
+/// 10s, sampling 1s; the initial usage is the LocalQueue's `consumedResources`.
+fn afs_upstream(usage: &[(&str, &str)], wls: &[(&str, &str, &str, u32)]) -> ScheduleReport {
+    let mut y = String::from(
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nadmissionFairSharing:\n  usageHalfLifeTime: 10s\n  usageSamplingInterval: 1s\n---\n",
+    );
+    y += &rf("default");
+    y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq1}\nspec:\n  namespaceSelector: {}\n  admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}\n  resourceGroups:\n  - coveredResources: [cpu, memory]\n    flavors: [{name: default, resources: [{name: cpu, nominalQuota: \"8\"}, {name: memory, nominalQuota: 8Gi}]}]\n---\n";
+    for (lq, weight) in [
+        ("lq-a", "1"),
+        ("lq-b", "1"),
+        ("lq-c", "1"),
+        ("lq-zero", "0"),
+    ] {
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: {lq}, namespace: default}}\nspec: {{clusterQueue: cq1, fairSharing: {{weight: \"{weight}\"}}}}\n"
+        );
+        if let Some((_, cpu)) = usage.iter().find(|(l, _)| *l == lq) {
+            y += &format!(
+                "status:\n  fairSharing:\n    weightedShare: 0\n    admissionFairSharingStatus:\n      consumedResources: {{cpu: \"{cpu}\"}}\n      lastUpdate: \"2026-01-01T00:00:00Z\"\n"
+            );
+        }
+        y += "---\n";
+    }
+    for (name, lq, cpu, second) in wls {
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: {name}, namespace: default, uid: {name}, creationTimestamp: \"2026-01-01T00:00:{second:02}Z\"}}\nspec:\n  queueName: {lq}\n  podSets: [{{name: one, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: \"{cpu}\"}}}}}}]}}}}}}]\n---\n"
+        );
+    }
+    run_configured(&y)
+}
+
+/// Upstream "admits workload from less active localqueue": lq-a consumed 8, lq-b 2; wl-b1
+/// (newer) is admitted, wl-a1 waits for quota.
+#[test]
+fn upstream_afs_less_active_local_queue_first() {
+    let r = afs_upstream(
+        &[("lq-a", "8"), ("lq-b", "2")],
+        &[("wl-a1", "lq-a", "8", 0), ("wl-b1", "lq-b", "8", 1)],
+    );
+    assert_eq!(admitted_names(&r), vec!["default/wl-b1"]);
+    let a = pending_of(&r, "default/wl-a1");
+    assert_eq!(a.reason, "WaitingForQuota");
+    assert_eq!(
+        a.message,
+        "couldn't assign flavors to pod set one: insufficient unused quota for cpu in flavor default, 8 more needed"
+    );
+}
+
+/// Upstream "does not prioritize a zero-weight localqueue": a LocalQueue of weight 0 has
+/// usage +∞ even when idle, so the older wl-z1 loses to wl-a1.
+#[test]
+fn upstream_afs_zero_weight_local_queue_last() {
+    let r = afs_upstream(
+        &[("lq-a", "0"), ("lq-zero", "0")],
+        &[("wl-z1", "lq-zero", "8", 0), ("wl-a1", "lq-a", "8", 1)],
+    );
+    assert_eq!(admitted_names(&r), vec!["default/wl-a1"]);
+}
+
+/// Upstream "admits one workload from each localqueue when quota is limited": equal usage
+/// (4 each); wl-a1 goes first by time, its entry penalty then puts lq-a behind lq-b, so
+/// wl-b1 is next and the 8 CPUs are gone.
+#[test]
+fn upstream_afs_one_workload_per_local_queue() {
+    let r = afs_upstream(
+        &[("lq-a", "4"), ("lq-b", "4")],
+        &[
+            ("wl-a1", "lq-a", "4", 0),
+            ("wl-a2", "lq-a", "4", 1),
+            ("wl-b1", "lq-b", "4", 2),
+            ("wl-b2", "lq-b", "4", 3),
+        ],
+    );
+    assert_eq!(admitted_names(&r), vec!["default/wl-a1", "default/wl-b1"]);
+}
