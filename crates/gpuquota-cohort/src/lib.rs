@@ -134,6 +134,9 @@
 //! - Limits Kueue's webhooks reject but its cache tolerates (a `borrowingLimit` or
 //!   `lendingLimit` without a cohort or parent, a ClusterQueue `lendingLimit` above nominal)
 //!   are warnings, handled as the cache handles them; upstream's own scheduler tests use them.
+//!   So are `borrowWithinCohort` with `reclaimWithinCohort: Never` and a fungibility
+//!   `preference` without both policies at `TryNextFlavor`: the scheduler applies them as
+//!   given.
 //! - [`Scheduler::withhold`] and [`Scheduler::arrive`] model arrivals between runs (the seed
 //!   platform's 02:00 job).
 //!

@@ -541,21 +541,22 @@ impl Builder {
         if pref.is_some()
             && !(b == FungibilityPolicy::TryNextFlavor && p == FungibilityPolicy::TryNextFlavor)
         {
-            self.problem(
+            // rejected by the API server; Kueue's scheduler applies the preference anyway
+            self.warn(
                 "ClusterQueue",
                 name,
-                "spec.flavorFungibility.preference".into(),
-                "preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor",
+                "spec.flavorFungibility.preference: preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor; applied as given",
             );
         }
         if s.reclaim_within_cohort() == ReclaimWithinCohort::Never
             && s.borrow_within_cohort().0 != BorrowWithinCohortPolicy::Never
         {
-            self.problem(
+            // rejected by the API server; Kueue's scheduler runs it (and upstream's scheduler
+            // tests use it): only the ClusterQueue's own workloads can be preempted
+            self.warn(
                 "ClusterQueue",
                 name,
-                "spec.preemption".into(),
-                "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never",
+                "spec.preemption: reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never; applied as given",
             );
         }
     }

@@ -876,3 +876,91 @@ fn prefer_to_preempt_evicted_workloads() {
         ["ns/evicted_same_cohort"]
     );
 }
+
+/// Upstream `TestSchedule` / "multiple preemptions skip preemption when shared limited
+/// resource": both preemptors borrow the bank's single CPU; the second no longer fits once
+/// the first counted its usage. The queues combine `borrowWithinCohort` with
+/// `reclaimWithinCohort: Never` as upstream's test does (a warning here).
+#[test]
+fn multiple_preemptions_skip_when_shared_limited_resource() {
+    let p = "preemption: {withinClusterQueue: LowerPriority, borrowWithinCohort: {policy: LowerPriority}}";
+    let mut y = rf("default");
+    y += &cq(
+        "other-alpha",
+        Some("other"),
+        p,
+        &[vec![cpu("default", "2", None, None)]],
+    );
+    y += &cq(
+        "other-beta",
+        Some("other"),
+        p,
+        &[vec![cpu("default", "2", None, None)]],
+    );
+    y += &cq(
+        "resource-bank",
+        Some("other"),
+        "",
+        &[vec![cpu("default", "1", None, None)]],
+    );
+    y += &admitted(
+        "a1",
+        "other-alpha",
+        "other-alpha",
+        0,
+        0,
+        1,
+        "default",
+        &[("cpu", "2", "2")],
+    );
+    y += &admitted(
+        "b1",
+        "other-beta",
+        "other-beta",
+        0,
+        0,
+        1,
+        "default",
+        &[("cpu", "2", "2")],
+    );
+    y += &with_job_uid(
+        wl("preemptor", "other-alpha", 100, 1, 1, &[("cpu", "3")]),
+        "preemptor",
+        "job-preemptor",
+    )
+    .replace("uid: uid-preemptor", "uid: wl-preemptor");
+    y += &wl(
+        "pretending-preemptor",
+        "other-beta",
+        99,
+        1,
+        1,
+        &[("cpu", "3")],
+    );
+    let w = world(&y);
+    assert!(w.warnings.iter().any(|x| {
+        x.message
+            .contains("reclaimWithinCohort=Never and borrowWithinCohort")
+    }));
+    let r = gpuquota_cohort::schedule(&w, Some(1));
+    assert_eq!(
+        preempted_names(&r),
+        [("ns/a1".to_string(), "InClusterQueue".to_string())]
+    );
+    assert_eq!(
+        pending_of(&r, "ns/a1").message,
+        "Preempted to accommodate a workload (UID: wl-preemptor, JobUID: job-preemptor) due to prioritization in the ClusterQueue; preemptor path: /other/other-alpha; preemptee path: /other/other-alpha"
+    );
+    assert_eq!(
+        pending_of(&r, "ns/preemptor").message,
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 2 more needed. Pending the preemption of 1 workload(s)"
+    );
+    let p = pending_of(&r, "ns/pretending-preemptor");
+    assert_eq!(
+        (p.reason.as_str(), p.message.as_str()),
+        (
+            "WaitingForQuota",
+            "Workload no longer fits after processing another workload"
+        )
+    );
+}
