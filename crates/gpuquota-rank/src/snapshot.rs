@@ -4,7 +4,8 @@
 //! Reading rules (upstream's, with the choices this crate made where upstream is silent):
 //! * A Pod's queue is its `kai.scheduler/queue` label (or its PodGroup's `spec.queue`), its
 //!   group the `pod-group-name` annotation; a Pod without a group is a one-pod job named after
-//!   the Pod.
+//!   the Pod. A job without a PodGroup object and without a queue label takes its `project`
+//!   label, else `default-queue`, as KAI's pod grouper does.
 //! * GPUs come from `nvidia.com/gpu` requests/limits, or the `gpu-fraction` annotation (a share
 //!   of one device). CPU is counted in millicores, memory in bytes. Running fractions with the
 //!   same `runai-gpu-group` label on one node share one device (KAI's GPU group); unlabelled
@@ -40,6 +41,11 @@ use gpuquota_model::{Model, Quantity, Timestamp};
 
 use crate::division::{Hierarchy, QueueInput, Resource, ResourceParams};
 use crate::fixed::{SCALE, from_quantity};
+
+/// The queue KAI's pod grouper gives a pod with no queue label and no `project` label.
+pub const DEFAULT_QUEUE_NAME: &str = "default-queue";
+/// The pod label KAI's pod grouper reads as the queue when `kai.scheduler/queue` is absent.
+pub const PROJECT_LABEL: &str = "project";
 
 /// KAI's label naming the shared GPU (device group) a fractional pod was placed on.
 pub const GPU_GROUP_LABEL: &str = "runai-gpu-group";
@@ -756,6 +762,8 @@ impl Cluster {
             );
         }
         let now = options.now.unwrap_or_else(|| latest_timestamp(model));
+        // Pod group → the `project` label of its first pod (queue fallback).
+        let mut projects: BTreeMap<String, String> = BTreeMap::new();
         for (key, pod) in &model.pods {
             let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
             let group = match pod.metadata.annotations.get(POD_GROUP_ANNOTATION) {
@@ -867,6 +875,9 @@ impl Cluster {
             {
                 job.queue_name = q;
             }
+            if let Some(p) = pod.metadata.labels.get(PROJECT_LABEL) {
+                projects.entry(group.clone()).or_insert_with(|| p.clone());
+            }
             if status == TaskStatus::Running
                 && let Some(st) = pod.status.as_ref().and_then(|s| s.start_time)
                 && model
@@ -907,6 +918,14 @@ impl Cluster {
         for j in &mut jobs {
             if j.foreign {
                 continue;
+            }
+            // KAI's pod grouper gives a pod without a PodGroup and without a queue label the
+            // queue of its `project` label, else `default-queue`.
+            if j.queue_name.is_empty() && !model.pod_groups.contains_key(&j.key) {
+                j.queue_name = projects
+                    .get(&j.key)
+                    .cloned()
+                    .unwrap_or_else(|| DEFAULT_QUEUE_NAME.to_string());
             }
             // Only leaf queues hold jobs; a job naming a parent queue is treated as queueless.
             j.queue = index

@@ -664,3 +664,44 @@ fn total_flag_parsing() {
         assert!(parse_total(bad).is_err(), "{bad:?} accepted");
     }
 }
+
+/// KAI's pod grouper (`defaultgrouper.CalcPodGroupQueue`): a pod with no queue label and no
+/// PodGroup goes to its `project` label's queue, else to `default-queue`.
+#[test]
+fn pods_without_queue_label_use_project_then_default_queue() {
+    let yaml = r#"
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: default-queue}
+spec: {resources: {gpu: {quota: 1, overQuotaWeight: 1, limit: -1}}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-a}
+spec: {resources: {gpu: {quota: 1, overQuotaWeight: 1, limit: -1}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: plain, namespace: ns}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]}
+status: {phase: Pending}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: projected, namespace: ns, labels: {project: team-a}}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "2"}}}]}
+status: {phase: Pending}
+"#;
+    let model = import_str("q.yaml", yaml).unwrap().model;
+    let cluster = Cluster::from_model(
+        &model,
+        &BuildOptions {
+            total: gpuquota_rank::snapshot::parse_total("gpu=4").unwrap(),
+            now: None,
+        },
+    )
+    .unwrap();
+    let fs = gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap();
+    assert_eq!(fs["queues"]["default-queue"]["gpu"]["requested"], "1");
+    assert_eq!(fs["queues"]["team-a"]["gpu"]["requested"], "2");
+}
