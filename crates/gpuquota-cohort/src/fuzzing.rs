@@ -4,8 +4,9 @@ use crate::check::check_invariants;
 use crate::cycle::Scheduler;
 use crate::world::World;
 
-/// Imports arbitrary text as manifests; if they build, schedules them and panics if the
-/// engine panics or an invariant the engine promises is broken.
+/// Imports arbitrary text as manifests; if they build, schedules them (classically, then
+/// with fair sharing) and panics if the engine panics or an invariant the engine promises is
+/// broken.
 pub fn check_schedule(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -24,4 +25,16 @@ pub fn check_schedule(data: &[u8]) {
     }
     let _ = crate::report::ScheduleReport::from_scheduler(&world, &s);
     let _ = crate::report::QuotasReport::build(&world);
+    // the same under fair sharing (and admission fair sharing when configured)
+    let config = imported.model.configuration.as_ref();
+    if let Ok(settings) = gpuquota_fairshare::config::settings_from_configuration(config, true)
+        && let Ok(policy) = crate::fair::FairSharing::new(&world, &imported.model, settings)
+    {
+        let mut f = Scheduler::with_policy(&world, policy);
+        f.run(Some(8));
+        if before {
+            assert_eq!(check_invariants(&world, f.reservations()), Ok(()));
+        }
+        let _ = crate::report::ScheduleReport::from_scheduler(&world, &f);
+    }
 }
