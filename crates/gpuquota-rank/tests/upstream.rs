@@ -705,3 +705,113 @@ status: {phase: Pending}
     assert_eq!(fs["queues"]["default-queue"]["gpu"]["requested"], "1");
     assert_eq!(fs["queues"]["team-a"]["gpu"]["requested"], "2");
 }
+
+/// `plugins/proportion/proportion_test.go` "Set fair share for 2 hierarchy queues -
+/// simplified": departments d1, d2 with one project each (q1, q2); deserved 2, weight 1,
+/// every project requesting 100 GPUs; each entry overrides deserved, weight and priority.
+#[test]
+fn proportion_two_hierarchy_queues_simplified() {
+    // (name, total, [deserved d1,q1,d2,q2], [weight d1,d2], [priority d1,d2], expected FS)
+    type Entry = (
+        &'static str,
+        u32,
+        [u32; 4],
+        [u32; 2],
+        [u32; 2],
+        [&'static str; 4],
+    );
+    let entries: [Entry; 7] = [
+        (
+            "sanity",
+            4,
+            [2, 2, 2, 2],
+            [1, 1],
+            [0, 0],
+            ["2", "2", "2", "2"],
+        ),
+        (
+            "deserved department quota",
+            4,
+            [3, 2, 1, 2],
+            [1, 1],
+            [0, 0],
+            ["3", "3", "1", "2"],
+        ),
+        (
+            "over-quota",
+            12,
+            [3, 2, 1, 2],
+            [1, 1],
+            [0, 0],
+            ["7", "7", "5", "5"],
+        ),
+        (
+            "over-quota weight",
+            12,
+            [3, 2, 1, 2],
+            [1, 7],
+            [0, 0],
+            ["4", "4", "8", "8"],
+        ),
+        (
+            "weight reversed",
+            12,
+            [3, 2, 1, 2],
+            [7, 1],
+            [0, 0],
+            ["10", "10", "2", "2"],
+        ),
+        (
+            "priority",
+            12,
+            [1, 1, 1, 1],
+            [7, 1],
+            [1, 2],
+            ["1", "1", "11", "11"],
+        ),
+        (
+            "priority reversed",
+            12,
+            [1, 1, 1, 1],
+            [1, 7],
+            [2, 1],
+            ["11", "11", "1", "1"],
+        ),
+    ];
+    for (name, total, d, w, p, expected) in entries {
+        let mut yaml = String::new();
+        for (q, parent, dq, wq, pq) in [
+            ("d1", None, d[0], w[0], p[0]),
+            ("q1", Some("d1"), d[1], 1, 0),
+            ("d2", None, d[2], w[1], p[1]),
+            ("q2", Some("d2"), d[3], 1, 0),
+        ] {
+            let parent = parent.map_or(String::new(), |x| format!("parentQueue: {x}, "));
+            let _ = write!(
+                yaml,
+                "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: {q}}}\nspec: {{{parent}priority: {pq}, resources: {{gpu: {{quota: {dq}, overQuotaWeight: {wq}, limit: -1}}}}}}\n"
+            );
+        }
+        for q in ["q1", "q2"] {
+            let _ = write!(
+                yaml,
+                "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {q}-p, namespace: ns, labels: {{kai.scheduler/queue: {q}}}}}\nspec: {{containers: [{{name: c, resources: {{limits: {{nvidia.com/gpu: \"100\"}}}}}}]}}\nstatus: {{phase: Pending}}\n"
+            );
+        }
+        let model = import_str("pt.yaml", &yaml).unwrap().model;
+        let cluster = Cluster::from_model(
+            &model,
+            &BuildOptions {
+                total: gpuquota_rank::snapshot::parse_total(&format!("gpu={total}")).unwrap(),
+                now: None,
+            },
+        )
+        .unwrap();
+        let fs = gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap();
+        let got: Vec<&str> = ["d1", "q1", "d2", "q2"]
+            .iter()
+            .map(|q| fs["queues"][q]["gpu"]["fairShare"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, expected, "{name}");
+    }
+}
