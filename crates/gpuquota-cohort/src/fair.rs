@@ -107,6 +107,11 @@ pub struct FairSharing {
     settings: FairSharingSettings,
     options: OrderOptions,
     order: Option<FairSharingOrder>,
+    /// Engine node of the ClusterQueue of the entry popped last (its path is the only part
+    /// of the snapshot processing that entry can change).
+    last_popped: Option<u32>,
+    /// The mirror may differ from the snapshot anywhere (a target search ran since).
+    stale: bool,
     afs: Option<Afs>,
 }
 
@@ -290,6 +295,8 @@ impl FairSharing {
             settings,
             options: OrderOptions::default(),
             order: None,
+            last_popped: None,
+            stale: true,
         })
     }
 
@@ -309,24 +316,34 @@ impl FairSharing {
     /// # Complexity
     /// O(N·F).
     fn sync(&mut self, world: &World, snapshot: &Usage) {
-        let t = &world.tree;
-        for (i, m) in self.nodes.iter().enumerate() {
-            let Some(m) = *m else { continue };
-            let mut changed = false;
-            for (f, idx) in self.frs.iter().enumerate() {
-                let Some(idx) = *idx else { continue };
-                let u = t.usage(snapshot, i as u32, f as FrId);
-                if self.tree.usage_at(m, idx) != u {
-                    self.tree.set_usage_at(m, idx, u);
-                    changed = true;
-                }
+        for i in 0..self.nodes.len() {
+            self.sync_node(world, snapshot, i as u32);
+        }
+        self.stale = false;
+    }
+
+    /// Copies one node's usage; tells the tournament when a ClusterQueue changed.
+    ///
+    /// # Complexity
+    /// O(F).
+    fn sync_node(&mut self, world: &World, snapshot: &Usage, node: u32) {
+        let Some(m) = self.nodes.get(node as usize).copied().flatten() else {
+            return;
+        };
+        let mut changed = false;
+        for (f, idx) in self.frs.iter().enumerate() {
+            let Some(idx) = *idx else { continue };
+            let u = world.tree.usage(snapshot, node, f as FrId);
+            if self.tree.usage_at(m, idx) != u {
+                self.tree.set_usage_at(m, idx, u);
+                changed = true;
             }
-            if changed
-                && self.tree.kind(m) == FsKind::ClusterQueue
-                && let Some(o) = self.order.as_mut()
-            {
-                o.invalidate(&self.tree, self.tree.name(m));
-            }
+        }
+        if changed
+            && self.tree.kind(m) == FsKind::ClusterQueue
+            && let Some(o) = self.order.as_mut()
+        {
+            o.invalidate(&self.tree, self.tree.name(m));
         }
     }
 
@@ -357,6 +374,7 @@ impl Policy for FairSharing {
     fn order(&mut self, world: &World, snapshot: &Usage, entries: &mut [Entry]) {
         Classical.order(world, snapshot, entries);
         self.order = None;
+        self.last_popped = None;
         if !self.settings.enabled {
             return;
         }
@@ -380,8 +398,9 @@ impl Policy for FairSharing {
     /// The tournament's next winner over the snapshot as the cycle left it.
     ///
     /// # Complexity
-    /// O(N·F) to mirror the snapshot, plus the tournament's recomputation of the changed
-    /// paths (see [`FairSharingOrder::next_head`]).
+    /// O(depth·F) to mirror the previous entry's changes (O(N·F) after a target search), plus
+    /// the tournament's recomputation of the changed paths (see
+    /// [`FairSharingOrder::next_head`]).
     fn next(
         &mut self,
         world: &World,
@@ -392,9 +411,22 @@ impl Policy for FairSharing {
         if self.order.is_none() {
             return (step < entries.len()).then_some(step);
         }
-        self.sync(world, snapshot);
+        if self.stale {
+            self.sync(world, snapshot);
+        } else if let Some(n) = self.last_popped {
+            // processing the previous entry only changed its ClusterQueue's path
+            let mut cur = Some(n);
+            while let Some(c) = cur {
+                self.sync_node(world, snapshot, c);
+                cur = world.tree.parent(c);
+            }
+        }
         let tree = &self.tree;
-        self.order.as_mut().and_then(|o| o.next_head(tree))
+        let next = self.order.as_mut().and_then(|o| o.next_head(tree));
+        self.last_popped = next
+            .and_then(|i| entries.get(i))
+            .map(|e| world.cluster_queues[e.cq as usize].node);
+        next
     }
 
     /// Upstream `fairPreemptions` (see the module docs). `snapshot` is left as it was.
@@ -498,6 +530,9 @@ impl Policy for FairSharing {
             });
         }
         self.sync(world, snapshot);
+        // the caller may change the snapshot afterwards (restored victims, recomputed
+        // assignments): the next pop copies everything again
+        self.stale = true;
         let usage = self.quantities(requests);
         let need: Vec<FlavorResource> = frs_need
             .iter()
