@@ -347,6 +347,23 @@ impl FairSharing {
         }
     }
 
+    /// Debug builds (the tests) check that the partial copy left the mirror equal to the
+    /// snapshot.
+    #[cfg(debug_assertions)]
+    fn debug_assert_synced(&self, world: &World, snapshot: &Usage) {
+        for (i, m) in self.nodes.iter().enumerate() {
+            let Some(m) = *m else { continue };
+            for (f, idx) in self.frs.iter().enumerate() {
+                let Some(idx) = *idx else { continue };
+                debug_assert_eq!(
+                    self.tree.usage_at(m, idx),
+                    world.tree.usage(snapshot, i as u32, f as FrId),
+                    "fair-sharing mirror out of step at node {i}"
+                );
+            }
+        }
+    }
+
     fn quantities(&self, usage: &[(FrId, Amount)]) -> FrQuantities {
         let mut out = FrQuantities::new();
         for &(fr, a) in usage {
@@ -421,6 +438,8 @@ impl Policy for FairSharing {
                 cur = world.tree.parent(c);
             }
         }
+        #[cfg(debug_assertions)]
+        self.debug_assert_synced(world, snapshot);
         let tree = &self.tree;
         let next = self.order.as_mut().and_then(|o| o.next_head(tree));
         self.last_popped = next
