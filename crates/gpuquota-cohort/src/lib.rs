@@ -94,7 +94,8 @@
 //! Entry ordering and preemption target search go through the [`Policy`] trait.
 //! [`Classical`] implements Kueue's classical iterator and classical preemption;
 //! [`fair::FairSharing`] implements Kueue's fair sharing (§5.4 tournament, §6.4 fair-sharing
-//! preemption with reason [`PreemptReason::InCohortFairSharing`], §6.5 DRS) on top of the
+//! preemption with reason [`PreemptReason::InCohortFairSharing`], §6.5 DRS) and admission
+//! fair sharing (§6.6: a ClusterQueue's head by LocalQueue usage) on top of the
 //! `gpuquota-fairshare` crate, run with [`Scheduler::with_policy`] or [`fair::schedule`].
 //! Dependency edge: `gpuquota-cohort` → `gpuquota-fairshare` (the fair-sharing crate never
 //! depends on this engine; it sees the engine's snapshot through a mirror tree that
