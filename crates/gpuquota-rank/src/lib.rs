@@ -77,8 +77,12 @@
 //!   (lower priority first, then the more over-served). The prefix found is then pruned:
 //!   a victim the job does not need keeps running, as in KAI, where the solver puts every
 //!   victim of a scenario back after placing the preemptor (preempt test "no need to
-//!   preempt both"). The loop-avoidance bug of KAI test
-//!   B-39 and the consolidating-reclaim bypass (PR #1565) are not reproduced.
+//!   preempt both"). Reclaim is consolidating, as KAI's default
+//!   `allow-consolidating-reclaim`: a victim that fits elsewhere after the reclaimer is placed
+//!   is moved (evicted and reported pipelined at its new node) and only killed victims are
+//!   validated; when every victim is moved the validator approves, as upstream does (PR
+//!   #1565's bypass), unless [`Mode::Corrected`], which applies that PR's fix (the reclaimer
+//!   must stay within deserved). The loop-avoidance bug of KAI test B-39 is not reproduced.
 //! * Without nodes, a `--total` runs the session at quota level on one pool of that total;
 //!   with neither nodes nor a total the cluster is empty (KAI's allocate test "No nodes").
 //! * See [`snapshot`] for the reading rules where upstream's CRDs leave fields unset.

@@ -1635,7 +1635,34 @@ impl<'a> Engine<'a> {
                 continue;
             };
             let chosen = self.prune_victims(ji, &tasks, &victims[..k], &|_, _| true);
-            if let Err(msg) = self.reclaimable(leaf, req, &chosen) {
+            // Consolidating reclaim (KAI's `allow-consolidating-reclaim`, on by default): a
+            // victim that fits elsewhere once the reclaimer is placed is moved, not killed,
+            // and only the killed victims go to the validator.
+            let moved = self.movable_victims(ji, &tasks, &chosen);
+            let killed: Vec<(usize, Vec<usize>)> = chosen
+                .iter()
+                .filter(|(vj, _)| !moved.contains(vj))
+                .cloned()
+                .collect();
+            // With every victim moved the validator sees no victim and approves, as upstream
+            // does (PR #1565's bypass); the corrected mode applies that PR's fix: the
+            // reclaimer must then stay within its deserved quota.
+            if killed.is_empty()
+                && self.o.division.mode == crate::division::Mode::Corrected
+                && (0..3)
+                    .any(|r| !unl_le(self.alloc[leaf][r] + req[r], self.params(leaf, r).deserved))
+            {
+                self.set_fail(
+                    ji,
+                    Reason::Unschedulable,
+                    None,
+                    "reclaim refused: every victim would only be moved and the reclaimer would \
+                     exceed its deserved quota"
+                        .into(),
+                );
+                continue;
+            }
+            if let Err(msg) = self.reclaimable(leaf, req, &killed) {
                 self.set_fail(
                     ji,
                     Reason::Unschedulable,
@@ -1645,14 +1672,70 @@ impl<'a> Engine<'a> {
                 continue;
             }
             let key = self.c.jobs[ji].key.clone();
-            for (vj, ts) in chosen {
-                self.evict(vj, &ts, Action::Reclaim, Some(&key));
+            for (vj, ts) in &chosen {
+                self.evict(*vj, ts, Action::Reclaim, Some(&key));
             }
             if let Some(recs) = self.place_all(ji, &tasks) {
                 self.commit_placed(ji, &tasks, recs);
                 self.fail[ji] = None;
             }
+            for (vj, ts) in chosen.iter().filter(|(vj, _)| moved.contains(vj)) {
+                if let Some(r) = self.place_all(*vj, ts) {
+                    self.commit_placed(*vj, ts, r);
+                    if let Some(i) = self.alloc_idx[*vj] {
+                        self.allocated[i].pipelined = true;
+                    }
+                }
+            }
         }
+    }
+
+    /// The victim jobs of `victims` that can be re-placed once all of them are released and
+    /// job `ji` is placed, tried in job order (the reverse of the victim order); a job is
+    /// moved only when it is one unit of the list. The state is restored.
+    ///
+    /// # Complexity
+    /// One placement of the job and of each victim: O((1 + V) · N · G).
+    fn movable_victims(&mut self, ji: usize, tasks: &[usize], victims: &Units) -> Vec<usize> {
+        if self.c.nodes.is_empty() {
+            return Vec::new();
+        }
+        let saved_nodes = self.nodes.clone();
+        let saved_pool = self.pool.clone();
+        let saved: Vec<(usize, usize, PlaceRec, TState)> = victims
+            .iter()
+            .flat_map(|(vj, ts)| {
+                ts.iter()
+                    .map(|&t| (*vj, t, self.place[*vj][t].clone(), self.tstate[*vj][t]))
+            })
+            .collect();
+        for (vj, ts) in victims {
+            for &t in ts {
+                self.release(*vj, t);
+            }
+        }
+        let mut moved = Vec::new();
+        if self.place_all(ji, tasks).is_some() {
+            for (i, (vj, ts)) in victims.iter().enumerate().rev() {
+                let single = victims
+                    .iter()
+                    .enumerate()
+                    .all(|(j, (other, _))| j == i || other != vj);
+                let whole = self.tstate[*vj]
+                    .iter()
+                    .all(|s| !matches!(s, TState::Running));
+                if single && whole && self.place_all(*vj, ts).is_some() {
+                    moved.push(*vj);
+                }
+            }
+        }
+        self.nodes = saved_nodes;
+        self.pool = saved_pool;
+        for (vj, t, rec, st) in saved {
+            self.place[vj][t] = rec;
+            self.tstate[vj][t] = st;
+        }
+        moved
     }
 
     /// The smallest victim count whose resources cover the gang's shortfall in free capacity

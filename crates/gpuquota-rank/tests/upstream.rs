@@ -815,3 +815,48 @@ fn proportion_two_hierarchy_queues_simplified() {
         assert_eq!(got, expected, "{name}");
     }
 }
+
+/// `integration_tests/consolidation_and_reclaim/consolidation_and_reclaim_test.go` "4 jobs of
+/// queue0 - 3 running 1 pending will consolidate, 1 pending job from queue1 - reclaim":
+/// queue0 (deserved 4) runs 2 GPUs on node0 and 2 + 1 on node1 (4 GPUs each); queue1
+/// (deserved 4) wants 4 GPUs on one node. Consolidating reclaim moves running_job1 to node0
+/// and kills only running_job2; the reclaimer is pipelined onto node1.
+#[test]
+fn consolidating_reclaim_moves_a_victim_and_kills_one() {
+    let v = Topo::default()
+        .queue("queue0", None, 4.0, 0.0)
+        .queue("queue1", None, 4.0, 0.0)
+        .node("node0", 4)
+        .node("node1", 4)
+        .job("running_job0", "queue0", TRAIN, 2.0, &[Some("node0")])
+        .job("running_job1", "queue0", TRAIN, 2.0, &[Some("node1")])
+        .job("running_job2", "queue0", TRAIN, 1.0, &[Some("node1")])
+        .job("pending_job0", "queue0", TRAIN, 3.0, &[None])
+        .job("pending_job1", "queue1", TRAIN, 4.0, &[None])
+        .schedule();
+    assert_eq!(
+        evicted(&v),
+        [
+            ev("test/running_job1", "reclaim", "test/pending_job1"),
+            ev("test/running_job2", "reclaim", "test/pending_job1"),
+        ]
+    );
+    let mut alloc = allocated(&v);
+    alloc.sort();
+    assert_eq!(
+        alloc,
+        [
+            (
+                "test/pending_job1".to_string(),
+                true,
+                vec!["node1".to_string()]
+            ),
+            (
+                "test/running_job1".to_string(),
+                true,
+                vec!["node0".to_string()]
+            ),
+        ]
+    );
+    assert_eq!(v["pending"][0]["podGroup"], "test/pending_job0");
+}
