@@ -173,6 +173,9 @@ pub struct Scheduler<'w, P: Policy = Classical> {
     /// Scheduling-shape id per workload (`u32::MAX` = not computed yet) and the shapes seen.
     shape: Vec<u32>,
     shapes: BTreeMap<String, u32>,
+    /// ClusterQueues with two or more workloads of one shape (the only ones where a failed
+    /// head can take equivalent workloads with it).
+    shared_shapes: BTreeSet<(CqId, u32)>,
     pending: Vec<Option<Pending>>,
     last_tried: Vec<Option<(LastTried, u32, u64)>>,
     generation: Vec<u64>,
@@ -251,7 +254,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// A scheduler with a custom [`Policy`] (the fair-sharing seam).
     ///
     /// # Complexity
-    /// O(W log W) for W workloads.
+    /// O(W log W) for W workloads (plus one scheduling-shape key per workload).
     pub fn with_policy(world: &'w World, policy: P) -> Scheduler<'w, P> {
         let n = world.workloads.len();
         let ncq = world.cluster_queues.len();
@@ -278,6 +281,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             uid_rank,
             shape: vec![u32::MAX; n],
             shapes: BTreeMap::new(),
+            shared_shapes: BTreeSet::new(),
             pending: vec![None; n],
             last_tried: vec![None; n],
             generation: vec![0; world.tree.nodes.len()],
@@ -334,6 +338,15 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                         let k = s.heap_key(id);
                         s.heaps[c as usize].insert(k);
                     }
+                }
+            }
+        }
+        let mut seen: BTreeSet<(CqId, u32)> = BTreeSet::new();
+        for (i, w) in world.workloads.iter().enumerate() {
+            if let QueueRef::Cq(c) = w.queue {
+                let key = (c, s.shape_of(i as WlId));
+                if !seen.insert(key) {
+                    s.shared_shapes.insert(key);
                 }
             }
         }
@@ -1113,8 +1126,11 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                     self.pending[wl as usize],
                     Some(Pending::NoFit { .. } | Pending::NoCandidates { .. })
                 );
-                if equivalent_failure && !cqi.strict_fifo {
-                    let mine = self.shape_of(wl);
+                let mine = self.shape_of(wl);
+                if equivalent_failure
+                    && !cqi.strict_fifo
+                    && self.shared_shapes.contains(&(cq, mine))
+                {
                     let queued: Vec<HeapKey> = self.heaps[cq as usize].iter().copied().collect();
                     for k in queued {
                         if self.shape_of(k.3) == mine {
