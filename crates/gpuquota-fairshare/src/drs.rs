@@ -18,28 +18,11 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use gpuquota_model::{Amount, Quantity, ResourceName};
-use serde::{Deserialize, Serialize};
 
 use crate::error::FairShareError;
 
-/// A (flavor, resource) pair: Kueue's unit of quota accounting.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct FlavorResource {
-    /// The ResourceFlavor name.
-    pub flavor: String,
-    /// The resource name.
-    pub resource: ResourceName,
-}
-
-impl FlavorResource {
-    /// A flavor-resource pair.
-    pub fn new(flavor: impl Into<String>, resource: impl Into<String>) -> FlavorResource {
-        FlavorResource {
-            flavor: flavor.into(),
-            resource: ResourceName::new(resource.into()),
-        }
-    }
-}
+/// A (flavor, resource) pair: Kueue's unit of quota accounting (the model's type).
+pub use gpuquota_model::quota_tree::FlavorResource;
 
 /// Amounts per flavor-resource, in Kueue's units (cpu milli, others base units).
 pub type FrQuantities = BTreeMap<FlavorResource, Amount>;
