@@ -1122,12 +1122,13 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 // SchedulingEquivalenceHashing (beta, on): in BestEffortFIFO a head that does
                 // not fit (or finds no candidates) takes every queued workload of the same
                 // scheduling shape with it to the inadmissible set
-                let equivalent_failure = matches!(
-                    self.pending[wl as usize],
-                    Some(Pending::NoFit { .. } | Pending::NoCandidates { .. })
-                );
+                let equivalent_failure = match &self.pending[wl as usize] {
+                    Some(Pending::NoFit { reason, .. }) => Some(reason.as_str()),
+                    Some(Pending::NoCandidates { .. }) => Some("WaitingForQuota"),
+                    _ => None,
+                };
                 let mine = self.shape_of(wl);
-                if equivalent_failure
+                if let Some(failed) = equivalent_failure
                     && !cqi.strict_fifo
                     && self.shared_shapes.contains(&(cq, mine))
                 {
@@ -1136,6 +1137,13 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                         if self.shape_of(k.3) == mine {
                             self.heaps[cq as usize].remove(&k);
                             self.inadmissible[cq as usize].insert(k.3);
+                            // upstream's workload controller then shows a workload waiting
+                            // for evaluation (an evicted one) with the failed head's reason
+                            if matches!(self.pending[k.3 as usize], Some(Pending::Preempted { .. }))
+                            {
+                                self.pending[k.3 as usize] =
+                                    Some(Pending::Bypassed { reason: failed });
+                            }
                         }
                     }
                 }

@@ -258,6 +258,12 @@ pub enum Pending {
         /// Upstream's preemption message.
         message: String,
     },
+    /// Moved to the inadmissible set with an equivalent workload that failed
+    /// (`SchedulingEquivalenceHashing`); `reason` is that workload's reason.
+    Bypassed {
+        /// The failed equivalent workload's `QuotaReserved` reason.
+        reason: &'static str,
+    },
     /// StrictFIFO: the workload waits behind the queue's head.
     BehindHead {
         /// The head.
@@ -303,6 +309,7 @@ impl Pending {
             // upstream: once the evicted workload's quota is released, `QuotaReserved=False`
             // gets `PendingEvaluation` with the eviction (preemption) message
             Pending::Preempted { .. } => "PendingEvaluation",
+            Pending::Bypassed { reason } => reason,
             Pending::BehindHead { .. } | Pending::NotConsidered => "Pending",
         }
     }
@@ -344,6 +351,10 @@ impl Pending {
             }
             Pending::DeferredFit => "Workload has overlapping preemption targets with another workload, but will fit after these preemptions complete".to_owned(),
             Pending::Preempted { message } => message.clone(),
+            Pending::Bypassed { .. } => {
+                "Bypassed scheduling evaluation because an equivalent workload recently failed"
+                    .to_owned()
+            }
             Pending::BehindHead { head } => {
                 format!("StrictFIFO: waiting behind the head of the queue ({head})")
             }
@@ -403,6 +414,9 @@ impl Pending {
             }
             Pending::Preempted { .. } => {
                 "It was preempted and waits to be admitted again.".to_owned()
+            }
+            Pending::Bypassed { .. } => {
+                "It waits: an identical workload of its queue just failed to fit.".to_owned()
             }
             Pending::BehindHead { head } => {
                 format!("It waits behind {head}, the head of its StrictFIFO queue.")

@@ -150,9 +150,10 @@
 //!   caps are reported as not enforced). Upstream Kueue leaves it to the API server.
 //! - `SchedulingEquivalenceHashing` compares the scheduling shape (priority and, per PodSet,
 //!   name, count, minCount, per-pod requests, node selector, affinity, tolerations) rather
-//!   than upstream's hash of the whole pod spec; the bulk-moved workloads keep the reason
-//!   they had (upstream's workload controller may later show them as "Bypassed scheduling
-//!   evaluation…"). Scan progress across cycles follows
+//!   than upstream's hash of the whole pod spec. Bulk-moved workloads keep the reason they
+//!   had, except evicted ones waiting for evaluation, which show the failed workload's reason
+//!   and "Bypassed scheduling evaluation…" as upstream's workload controller would. Scan
+//!   progress across cycles follows
 //!   `FlavorFungibilityPreserveScanProgress` (kept for one cycle, then until a workload leaves
 //!   the ClusterQueue); the shape never changes here.
 //! - Pending workloads the run never considered (StrictFIFO non-heads, `--cycles` cut-offs)

@@ -512,3 +512,55 @@ fn equivalent_workloads_move_to_inadmissible_together() {
     assert_eq!(pending_of(&r, "ns/w1").reason, "ExceedsMaxQuota");
     assert_eq!(pending_of(&r, "ns/w2").reason, "Pending");
 }
+
+/// SchedulingEquivalenceHashing with evicted workloads: a preempted workload moved to the
+/// inadmissible set with its failed twin shows the twin's reason and upstream's "Bypassed"
+/// message (the workload controller's view of a workload pending evaluation).
+#[test]
+fn preempted_twin_bypassed_after_equivalent_failure() {
+    let mut y = rf("f");
+    y += &cq(
+        "q",
+        None,
+        "preemption: {withinClusterQueue: LowerPriority}",
+        &[vec![gpu("f", "2")]],
+    );
+    for (name, t) in [("v1", 0), ("v2", 1)] {
+        y += &admitted(
+            name,
+            "q",
+            "q",
+            0,
+            t,
+            1,
+            "f",
+            &[("nvidia.com/gpu", "1", "1")],
+        );
+    }
+    y += &wl("p", "q", 5, 2, 1, &[("nvidia.com/gpu", "2")]);
+    let r = run(&y);
+    assert_eq!(admitted_names(&r), ["ns/p"]);
+    assert_eq!(
+        preempted_names(&r),
+        [
+            ("ns/v1".to_string(), "InClusterQueue".to_string()),
+            ("ns/v2".to_string(), "InClusterQueue".to_string())
+        ]
+    );
+    let v1 = pending_of(&r, "ns/v1");
+    assert_eq!(
+        (v1.reason.as_str(), v1.message.as_str()),
+        (
+            "WaitingForQuota",
+            "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor f, 1 more needed"
+        )
+    );
+    let v2 = pending_of(&r, "ns/v2");
+    assert_eq!(
+        (v2.reason.as_str(), v2.message.as_str()),
+        (
+            "WaitingForQuota",
+            "Bypassed scheduling evaluation because an equivalent workload recently failed"
+        )
+    );
+}
