@@ -705,15 +705,17 @@ impl Cluster {
                     ));
                 }
             };
+            // KAI: unset means 1; 0 is valid (no gang: every pod is elastic); negative is
+            // rejected by the CRD (minimum 0).
             let min_member = match pg.spec.min_member {
                 None => 1,
-                Some(m) if m >= 1 => m as usize,
+                Some(m) if m >= 0 => m as usize,
                 Some(m) => {
                     return Err(invalid(
                         "PodGroup",
                         key,
                         "spec.minMember",
-                        format!("{m} < 1"),
+                        format!("{m} < 0"),
                     ));
                 }
             };

@@ -860,3 +860,50 @@ fn consolidating_reclaim_moves_a_victim_and_kills_one() {
     );
     assert_eq!(v["pending"][0]["podGroup"], "test/pending_job0");
 }
+
+/// PodGroup `minMember: 0` (KAI's CRD: minimum 0, "no gang requirement: all pods are
+/// scheduled elastically"): of three 1-GPU pods on a 2-GPU node two start, one stays
+/// pending; a negative minMember is a typed error.
+#[test]
+fn min_member_zero_is_fully_elastic() {
+    let yaml = |min: i32| {
+        format!(
+            r#"
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {{name: a}}
+spec: {{resources: {{gpu: {{quota: 2, overQuotaWeight: 1, limit: -1}}}}}}
+---
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata: {{name: g, namespace: ns}}
+spec: {{minMember: {min}, queue: a}}
+---
+apiVersion: v1
+kind: Node
+metadata: {{name: n0}}
+status: {{allocatable: {{nvidia.com/gpu: "2", cpu: "8", memory: 8Gi}}}}
+{}"#,
+            (0..3)
+                .map(|i| format!(
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, namespace: ns, labels: {{kai.scheduler/queue: a}}, annotations: {{pod-group-name: g}}}}\nspec: {{containers: [{{name: c, resources: {{limits: {{nvidia.com/gpu: \"1\"}}}}}}]}}\nstatus: {{phase: Pending}}\n"
+                ))
+                .collect::<String>()
+        )
+    };
+    let build = |min: i32| {
+        let model = import_str("m.yaml", &yaml(min)).unwrap().model;
+        Cluster::from_model(
+            &model,
+            &BuildOptions {
+                total: [None; 3],
+                now: None,
+            },
+        )
+    };
+    let cluster = build(0).unwrap();
+    let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
+    assert_eq!(v["allocated"][0]["podGroup"], "ns/g");
+    assert_eq!(v["allocated"][0]["pods"].as_array().unwrap().len(), 2);
+    assert!(build(-1).is_err());
+}
