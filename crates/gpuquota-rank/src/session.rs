@@ -1109,7 +1109,10 @@ impl<'a> Engine<'a> {
         for k in (0..extras).rev() {
             units.push(vec![running[running.len() - extras + k]]);
         }
-        units.push(running[..running.len() - extras].to_vec());
+        // minMember 0: every pod is an extra and there is no core unit.
+        if extras < running.len() {
+            units.push(running[..running.len() - extras].to_vec());
+        }
         units
     }
 
