@@ -942,17 +942,12 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                     reason,
                     pod_sets: reasons,
                 });
-                if self.sticky[cq as usize] == Some(wl) {
-                    self.sticky[cq as usize] = None;
-                }
+                // upstream keeps a preemptor sticky until it is admitted or deleted
                 requeue.push((wl, cq, Requeue::Default));
                 continue;
             }
             if mode == Mode::Preempt && e.targets.is_empty() {
                 self.pending[wl as usize] = Some(Pending::NoCandidates { pod_sets: reasons });
-                if self.sticky[cq as usize] == Some(wl) {
-                    self.sticky[cq as usize] = None;
-                }
                 requeue.push((wl, cq, Requeue::Default));
                 if cqi.reclaim != ReclaimPolicy::Any {
                     // reserve capacity so that later entries cannot take it this cycle
