@@ -1682,14 +1682,7 @@ impl<'a> Engine<'a> {
                 self.commit_placed(ji, &tasks, recs);
                 self.fail[ji] = None;
             }
-            for (vj, ts) in chosen.iter().filter(|(vj, _)| moved.contains(vj)) {
-                if let Some(r) = self.place_all(*vj, ts) {
-                    self.commit_placed(*vj, ts, r);
-                    if let Some(i) = self.alloc_idx[*vj] {
-                        self.allocated[i].pipelined = true;
-                    }
-                }
-            }
+            self.replace_moved(&chosen, &moved);
         }
     }
 
@@ -1828,12 +1821,24 @@ impl<'a> Engine<'a> {
             };
             let chosen = self.prune_victims(ji, &tasks, &victims[..k], &cap_ok);
             let key = self.c.jobs[ji].key.clone();
-            for (vj, ts) in chosen {
-                self.evict(vj, &ts, Action::Preempt, Some(&key));
+            for (vj, ts) in &chosen {
+                self.evict(*vj, ts, Action::Preempt, Some(&key));
             }
             if let Some(recs) = self.place_all(ji, &tasks) {
                 self.commit_placed(ji, &tasks, recs);
                 self.fail[ji] = None;
+            }
+        }
+    }
+
+    /// Re-places the moved victims after the job they made room for, reported pipelined.
+    fn replace_moved(&mut self, chosen: &Units, moved: &[usize]) {
+        for (vj, ts) in chosen.iter().filter(|(vj, _)| moved.contains(vj)) {
+            if let Some(r) = self.place_all(*vj, ts) {
+                self.commit_placed(*vj, ts, r);
+                if let Some(i) = self.alloc_idx[*vj] {
+                    self.allocated[i].pipelined = true;
+                }
             }
         }
     }
