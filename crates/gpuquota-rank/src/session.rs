@@ -188,7 +188,8 @@ enum TState {
     /// Placed this session (`true` = pipelined).
     Placed(bool),
     Releasing,
-    /// Deleted long ago and still holding its resources: never released, never a victim.
+    /// Deleted long ago and still holding its resources: never released and never evicted
+    /// (its job's running pods still can be).
     Stuck,
     Other,
 }
@@ -1415,7 +1416,6 @@ impl<'a> Engine<'a> {
                 && job.preemptible
                 && !self.evicted_job[vj]
                 && self.tstate[vj].contains(&TState::Running)
-                && !self.tstate[vj].contains(&TState::Stuck)
             {
                 lists[q].push(vj);
             }
@@ -1870,9 +1870,9 @@ impl<'a> Engine<'a> {
                     vj != ji
                         && v.preemptible
                         && !self.evicted_job[vj]
-                        && self.tstate[vj].iter().all(|s| {
-                            !matches!(s, TState::Placed(_) | TState::Releasing | TState::Stuck)
-                        })
+                        && self.tstate[vj]
+                            .iter()
+                            .all(|s| !matches!(s, TState::Placed(_) | TState::Releasing))
                         && self.tstate[vj].contains(&TState::Running)
                 })
                 .collect();

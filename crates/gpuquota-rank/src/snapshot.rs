@@ -115,8 +115,8 @@ pub enum TaskStatus {
     /// `Releasing`).
     Releasing,
     /// Being deleted for longer than [`STUCK_IN_RELEASING_NANOS`]: its resources stay used,
-    /// nothing is pipelined onto them, and its job is never a victim (KAI's
-    /// `StuckInReleasing`).
+    /// nothing is pipelined onto them, and the pod itself is never a victim; its job's running
+    /// pods still can be (KAI's `StuckInReleasing`).
     StuckInReleasing,
     /// Any other phase: ignored.
     Other,

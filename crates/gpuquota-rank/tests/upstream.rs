@@ -439,26 +439,57 @@ fn stuck_in_releasing_pod_blocks_pipelining() {
 }
 
 /// `integration_tests/reclaim/reclaim_test.go` "Job with a StuckInReleasing pod is not a
-/// reclaim victim" (shape): queue0 is over its fair share, but its only job has a pod stuck in
-/// releasing, so queue1's job is not given room.
+/// reclaim victim": on a 1-GPU node, queue1 (deserved 0) holds the GPU with a pod stuck in
+/// releasing; queue0 (deserved 1) cannot reclaim it and its job stays pending.
 #[test]
 fn stuck_in_releasing_job_is_not_a_reclaim_victim() {
     let v = Topo::default()
-        .queue("queue0", None, 0.0, 1.0)
-        .queue("queue1", None, 2.0, 1.0)
-        .node("node0", 2)
+        .queue("queue0", None, 1.0, 1.0)
+        .queue("queue1", None, 0.0, 1.0)
+        .node("node0", 1)
         .job(
-            "stuck_job",
+            "stuck_over_quota_job",
+            "queue1",
+            TRAIN,
+            1.0,
+            &[Some("node0@2025-01-01T23:50:00Z")],
+        )
+        .job("reclaimer_job", "queue0", TRAIN, 1.0, &[None])
+        .schedule();
+    assert_eq!(v["allocated"], json!([]));
+    assert_eq!(v["evicted"], json!([]));
+    assert_eq!(v["pending"][0]["podGroup"], "test/reclaimer_job");
+}
+
+/// `integration_tests/preempt/preempt_test.go` "Job with a Running pod and a StuckInReleasing
+/// pod - preempt evicts the Running sibling": only the stuck pod is protected; the job's
+/// running pod is preempted for the build job, which takes its GPU.
+#[test]
+fn preempt_evicts_the_running_sibling_of_a_stuck_pod() {
+    let v = Topo::default()
+        .queue("queue0", None, 2.0, 0.0)
+        .node("node0", 2)
+        .job("preemptor_job", "queue0", 100, 1.0, &[None])
+        .job(
+            "mixed_victim_job",
             "queue0",
             TRAIN,
             1.0,
             &[Some("node0"), Some("node0@2025-01-01T23:50:00Z")],
         )
-        .job("reclaimer_job", "queue1", TRAIN, 2.0, &[None])
         .schedule();
-    assert_eq!(v["allocated"], json!([]));
-    assert_eq!(v["evicted"], json!([]));
-    assert_eq!(v["pending"][0]["podGroup"], "test/reclaimer_job");
+    assert_eq!(
+        evicted(&v),
+        [ev("test/mixed_victim_job", "preempt", "test/preemptor_job")]
+    );
+    assert_eq!(
+        allocated(&v),
+        [(
+            "test/preemptor_job".to_string(),
+            true,
+            vec!["node0".to_string()]
+        )]
+    );
 }
 
 /// KAI's task states (`pod_info.getTaskStatus`): a Pending pod that already has a node is
