@@ -86,6 +86,10 @@
 //! * Without nodes, a `--total` runs the session at quota level on one pool of that total;
 //!   with neither nodes nor a total the cluster is empty (KAI's allocate test "No nodes").
 //! * See [`snapshot`] for the reading rules where upstream's CRDs leave fields unset.
+//! * Not modelled: PodGroup `subGroups`/`minSubGroup` (one gang per PodGroup), the
+//!   `gpu-memory` annotation, pod and node affinity, topology constraints, DRA, and victim
+//!   moves during preempt (KAI's job solver also moves re-placeable preempt victims; here
+//!   preempt only kills, prunes and pipelines).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
