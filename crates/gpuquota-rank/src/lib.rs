@@ -78,7 +78,9 @@
 //!   a victim the job does not need keeps running, as in KAI, where the solver puts every
 //!   victim of a scenario back after placing the preemptor (preempt test "no need to
 //!   preempt both"). Reclaim is consolidating, as KAI's default
-//!   `allow-consolidating-reclaim`: a victim that fits elsewhere after the reclaimer is placed
+//!   `allow-consolidating-reclaim` (KAI's job solver applies it to preempt too, and so do
+//!   we, keeping the limit check on the killed victims): a victim that fits elsewhere after
+//!   the reclaimer is placed
 //!   is moved (evicted and reported pipelined at its new node) and only killed victims are
 //!   validated; when every victim is moved the validator approves, as upstream does (PR
 //!   #1565's bypass), unless [`Mode::Corrected`], which applies that PR's fix (the reclaimer
@@ -87,9 +89,7 @@
 //!   with neither nodes nor a total the cluster is empty (KAI's allocate test "No nodes").
 //! * See [`snapshot`] for the reading rules where upstream's CRDs leave fields unset.
 //! * Not modelled: PodGroup `subGroups`/`minSubGroup` (one gang per PodGroup), the
-//!   `gpu-memory` annotation, pod and node affinity, topology constraints, DRA, and victim
-//!   moves during preempt (KAI's job solver also moves re-placeable preempt victims; here
-//!   preempt only kills, prunes and pipelines).
+//!   `gpu-memory` annotation, pod and node affinity, topology constraints and DRA.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]

@@ -1820,6 +1820,15 @@ impl<'a> Engine<'a> {
                 e.capacity(leaf, req, np, &freed).is_none()
             };
             let chosen = self.prune_victims(ji, &tasks, &victims[..k], &cap_ok);
+            let mut moved = self.movable_victims(ji, &tasks, &chosen);
+            let killed: Vec<(usize, Vec<usize>)> = chosen
+                .iter()
+                .filter(|(vj, _)| !moved.contains(vj))
+                .cloned()
+                .collect();
+            if !cap_ok(self, &killed) {
+                moved.clear();
+            }
             let key = self.c.jobs[ji].key.clone();
             for (vj, ts) in &chosen {
                 self.evict(*vj, ts, Action::Preempt, Some(&key));
@@ -1828,6 +1837,7 @@ impl<'a> Engine<'a> {
                 self.commit_placed(ji, &tasks, recs);
                 self.fail[ji] = None;
             }
+            self.replace_moved(&chosen, &moved);
         }
     }
 

@@ -938,3 +938,29 @@ status: {{allocatable: {{nvidia.com/gpu: "2", cpu: "8", memory: 8Gi}}}}
     assert_eq!(v["allocated"][0]["pods"].as_array().unwrap().len(), 2);
     assert!(build(-1).is_err());
 }
+
+/// KAI's job solver re-places scenario victims for preempt as well as reclaim (its
+/// `allow-consolidating-reclaim` switch is passed to every by-pod solver): a 2-GPU build job
+/// (never consolidated) finds one free GPU on each node; the newest train is preempted and
+/// moved next to the other one instead of being killed.
+#[test]
+fn preempt_moves_a_victim_that_fits_elsewhere() {
+    let v = Topo::default()
+        .queue("queue0", None, 4.0, 0.0)
+        .node("node0", 2)
+        .node("node1", 2)
+        .job("train_a", "queue0", TRAIN, 1.0, &[Some("node0")])
+        .job("train_b", "queue0", TRAIN, 1.0, &[Some("node1")])
+        .job("build", "queue0", 100, 2.0, &[None])
+        .schedule();
+    assert_eq!(evicted(&v), [ev("test/train_b", "preempt", "test/build")]);
+    let mut alloc = allocated(&v);
+    alloc.sort();
+    assert_eq!(
+        alloc,
+        [
+            ("test/build".to_string(), true, vec!["node1".to_string()]),
+            ("test/train_b".to_string(), true, vec!["node0".to_string()]),
+        ]
+    );
+}
