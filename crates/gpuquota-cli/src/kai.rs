@@ -163,6 +163,12 @@ fn text_to_cluster(
         Ok(c) => c,
         Err(e) => return Ok(Err(vec![e.to_string()])),
     };
+    for q in &cluster.orphan_queues {
+        eprintln!(
+            "warning: Queue {q:?}: spec.parentQueue: its parent chain reaches a missing queue; \
+             dropped with its children, as KAI does"
+        );
+    }
     let mut options = DivisionOptions {
         mode: if args.corrected {
             Mode::Corrected

@@ -21,6 +21,9 @@
 //!   is quota 0, weight 0, no limit; a missing `cpu`/`memory` block is `{quota: -1,
 //!   overQuotaWeight: 1, limit: -1}` (KAI's test-harness defaults); memory quotas are in MB
 //!   (10⁶ bytes).
+//! * A queue whose parent chain reaches a missing queue is dropped with its children and
+//!   listed in [`Cluster::orphan_queues`] (KAI's `cleanQueueOrphans` warns and deletes them);
+//!   a parent cycle is an error.
 //! * Pods of another scheduler (`spec.schedulerName` set and not `kai-scheduler`, with no KAI
 //!   queue label or pod group) hold their node's resources and are taken off the divided total.
 //! * The session time defaults to the latest timestamp in the input (creation, start and
@@ -260,6 +263,9 @@ pub struct Cluster {
     pub totals: [i128; 3],
     /// Session time.
     pub now: Timestamp,
+    /// Queues dropped because their parent chain reaches a missing queue (KAI's
+    /// `cleanQueueOrphans`), in name order; their jobs are pending with `QueueDoesNotExist`.
+    pub orphan_queues: Vec<String>,
 }
 
 /// How to build a [`Cluster`] from a [`Model`].
@@ -525,8 +531,28 @@ impl Cluster {
     /// # Complexity
     /// O(Q + P log P + N) for queues, pods and nodes.
     pub fn from_model(model: &Model, options: &BuildOptions) -> Result<Cluster, SnapshotError> {
+        // KAI drops an orphan queue (its parent chain reaches a missing queue) with all its
+        // children, with a warning (`cleanQueueOrphans`); their jobs then find no queue.
+        let mut orphans: Vec<String> = Vec::new();
+        for name in model.queues.keys() {
+            let mut cur = name.as_str();
+            for _ in 0..=model.queues.len() {
+                let Some(q) = model.queues.get(cur) else {
+                    orphans.push(name.clone());
+                    break;
+                };
+                match q.spec.parent_queue.as_deref().filter(|p| !p.is_empty()) {
+                    None => break,
+                    Some(p) => cur = p,
+                }
+            }
+        }
         // Queues (BTreeMap order = name order; parents resolved by name).
-        let names: Vec<&String> = model.queues.keys().collect();
+        let names: Vec<&String> = model
+            .queues
+            .keys()
+            .filter(|n| orphans.binary_search(n).is_err())
+            .collect();
         let index: BTreeMap<&str, usize> = names
             .iter()
             .enumerate()
@@ -535,6 +561,9 @@ impl Cluster {
         let mut inputs = Vec::with_capacity(names.len());
         let mut infos = Vec::with_capacity(names.len());
         for (name, q) in &model.queues {
+            if orphans.binary_search(name).is_ok() {
+                continue;
+            }
             let parent = match q.spec.parent_queue.as_deref().filter(|p| !p.is_empty()) {
                 None => None,
                 Some(p) => Some(*index.get(p).ok_or_else(|| {
@@ -981,6 +1010,7 @@ impl Cluster {
             mig_profiles,
             totals,
             now,
+            orphan_queues: orphans,
         })
     }
 }

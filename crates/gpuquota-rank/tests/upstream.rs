@@ -964,3 +964,46 @@ fn preempt_moves_a_victim_that_fits_elsewhere() {
         ]
     );
 }
+
+/// KAI's `cleanQueueOrphans`: a queue whose parent does not exist is dropped with its children
+/// (a warning upstream, not an error); their jobs are pending with `QueueDoesNotExist`.
+#[test]
+fn orphan_queues_are_dropped_with_their_children() {
+    let yaml = r#"
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: dept}
+spec: {parentQueue: missing, resources: {gpu: {quota: 2, overQuotaWeight: 1, limit: -1}}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: proj}
+spec: {parentQueue: dept, resources: {gpu: {quota: 1, overQuotaWeight: 1, limit: -1}}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: ok}
+spec: {resources: {gpu: {quota: 1, overQuotaWeight: 1, limit: -1}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ns, labels: {kai.scheduler/queue: proj}}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]}
+status: {phase: Pending}
+"#;
+    let model = import_str("o.yaml", yaml).unwrap().model;
+    let cluster = Cluster::from_model(
+        &model,
+        &BuildOptions {
+            total: gpuquota_rank::snapshot::parse_total("gpu=4").unwrap(),
+            now: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(cluster.orphan_queues, ["dept", "proj"]);
+    let fs = gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap();
+    assert_eq!(fs["queues"].as_object().unwrap().len(), 1);
+    let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
+    assert_eq!(v["pending"][0]["reason"], "QueueDoesNotExist");
+    assert_eq!(v["pending"][0]["queue"], "proj");
+}
