@@ -189,7 +189,8 @@ pub struct WorkloadInfo {
     pub priority: i32,
     /// PriorityClass name of its pods (for ResourceQuota scopes).
     pub priority_class: Option<String>,
-    /// Queue-order timestamp (`creationTimestamp`).
+    /// Queue-order timestamp: `creationTimestamp`, or the eviction time of a workload evicted
+    /// by the PodsReady timeout or an admission check.
     pub created: Timestamp,
     /// `spec.active` (default true).
     pub active: bool,
@@ -1209,7 +1210,21 @@ impl Builder {
                 uid: w.metadata.uid.clone().unwrap_or(key),
                 priority,
                 priority_class,
-                created: w.metadata.creation_timestamp.unwrap_or(Timestamp::EPOCH),
+                // upstream `GetQueueOrderTimestamp`: a workload evicted by the PodsReady timeout
+                // (requeuing timestamp Eviction, the default) or by an admission check queues
+                // by its eviction time, any other by its creation time
+                created: w
+                    .condition("Evicted")
+                    .filter(|c| {
+                        c.is_true()
+                            && matches!(
+                                c.reason.as_deref(),
+                                Some("PodsReadyTimeout" | "AdmissionCheck")
+                            )
+                    })
+                    .and_then(|c| c.last_transition_time)
+                    .or(w.metadata.creation_timestamp)
+                    .unwrap_or(Timestamp::EPOCH),
                 active: w.spec.active.unwrap_or(true),
                 pod_sets,
                 queue,

@@ -564,3 +564,19 @@ fn preempted_twin_bypassed_after_equivalent_failure() {
         )
     );
 }
+
+/// Upstream `GetQueueOrderTimestamp`: a pending workload evicted by the PodsReady timeout
+/// queues by its eviction time (requeuing timestamp Eviction, the default), so a younger
+/// workload of the same priority goes first.
+#[test]
+fn pods_ready_timeout_eviction_requeues_by_eviction_time() {
+    let mut y = rf("f");
+    y += &cq("q", None, "", &[vec![gpu("f", "1")]]);
+    y += &wl("old", "q", 0, 1, 1, &[("nvidia.com/gpu", "1")]).replace(
+        "---\n",
+        "status:\n  conditions:\n  - {type: Evicted, status: \"True\", reason: PodsReadyTimeout, lastTransitionTime: \"2026-01-01T02:00:00Z\"}\n---\n",
+    );
+    y += &wl("young", "q", 0, 2, 1, &[("nvidia.com/gpu", "1")]);
+    let r = run_cycles(&y, 1);
+    assert_eq!(admitted_names(&r), ["ns/young"]);
+}
