@@ -663,12 +663,18 @@ impl<'a> Engine<'a> {
                         continue;
                     }
                     let now = SCALE - d.0 - d.1 >= req[0];
+                    // KAI's gpusharingorder (weight 10,000) outranks availability (1,000): a
+                    // GPU already shared by fractions is preferred, even when the room on it
+                    // is still being released (pipelined), over an empty GPU.
+                    let shared = |d: (i128, i128)| d.0 > 0 || (d.1 > 0 && d.1 < SCALE);
                     let better = match pick {
                         None => true,
                         Some(p) => {
                             let pd = ns.devs[p];
                             let pnow = SCALE - pd.0 - pd.1 >= req[0];
-                            if now != pnow {
+                            if shared(*d) != shared(pd) {
+                                shared(*d)
+                            } else if now != pnow {
                                 now
                             } else if spread {
                                 d.0 + d.1 < pd.0 + pd.1

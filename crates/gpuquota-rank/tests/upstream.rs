@@ -1007,3 +1007,52 @@ status: {phase: Pending}
     assert_eq!(v["pending"][0]["reason"], "QueueDoesNotExist");
     assert_eq!(v["pending"][0]["queue"], "proj");
 }
+
+/// `allocate/allocateFractionalGpu_test.go` "Pipeline fractional interactive gpu task when a
+/// task is evicting - dont allocate a new gpu": GPU group "0" holds a running 0.5 and a
+/// releasing 0.5; the pending 0.5 is pipelined onto that shared GPU (KAI's gpusharingorder
+/// outranks availability) instead of opening the empty second GPU.
+#[test]
+fn fraction_pipelined_onto_the_shared_gpu_being_released() {
+    let t = Topo::default()
+        .queue("queue0", None, 2.0, 0.0)
+        .node("node0", 2)
+        .job("running_job0", "queue0", 100, 0.5, &[Some("node0")])
+        .job(
+            "releasing_job0",
+            "queue0",
+            100,
+            0.5,
+            &[Some("node0@2025-01-01T23:59:30Z")],
+        )
+        .job("pending_job0", "queue0", 100, 0.5, &[None]);
+    let yaml = t
+        .yaml()
+        .replace(
+            "labels: {kai.scheduler/queue: queue0}, annotations: {pod-group-name: running_job0,",
+            "labels: {kai.scheduler/queue: queue0, runai-gpu-group: \"0\"}, annotations: {pod-group-name: running_job0,",
+        )
+        .replace(
+            "labels: {kai.scheduler/queue: queue0}, annotations: {pod-group-name: releasing_job0,",
+            "labels: {kai.scheduler/queue: queue0, runai-gpu-group: \"0\"}, annotations: {pod-group-name: releasing_job0,",
+        );
+    assert_eq!(yaml.matches("runai-gpu-group").count(), 2);
+    let model = import_str("frac.yaml", &yaml).unwrap().model;
+    let cluster = Cluster::from_model(
+        &model,
+        &BuildOptions {
+            total: [None; 3],
+            now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
+        },
+    )
+    .unwrap();
+    let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
+    assert_eq!(
+        allocated(&v),
+        [(
+            "test/pending_job0".to_string(),
+            true,
+            vec!["node0".to_string()]
+        )]
+    );
+}
