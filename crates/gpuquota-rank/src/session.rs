@@ -1899,15 +1899,53 @@ impl<'a> Engine<'a> {
                     .then(self.victim_job_cmp(a, b))
             });
             let max = self.o.max_consolidation_preemptees.min(cands.len());
-            let Some(k) = (1..=max).find(|&k| self.consolidation_moves(ji, &tasks, &cands[..k]))
-            else {
+            // The first prefix of the victim order that frees room for the job, cut to the
+            // victims the job needs (KAI's solver finds such per-node scenarios), then checked
+            // for re-placement; failing that, the whole prefix with every victim moved.
+            let units = |e: &Engine<'_>, vs: &[usize]| -> Vec<(usize, Vec<usize>)> {
+                vs.iter()
+                    .map(|&vj| {
+                        let ts = (0..e.c.jobs[vj].tasks.len())
+                            .filter(|&t| e.tstate[vj][t] == TState::Running)
+                            .collect();
+                        (vj, ts)
+                    })
+                    .collect()
+            };
+            let mut found: Option<Vec<usize>> = None;
+            for k in 1..=max {
+                let prefix = &cands[..k];
+                let u = units(self, prefix);
+                if !self.fits_with(ji, &tasks, &u) {
+                    continue;
+                }
+                let mut sub = prefix.to_vec();
+                for i in (0..k).rev() {
+                    if sub.len() == 1 {
+                        break;
+                    }
+                    let rest: Vec<usize> = sub.iter().copied().filter(|&v| v != cands[i]).collect();
+                    let ru = units(self, &rest);
+                    if self.fits_with(ji, &tasks, &ru) {
+                        sub = rest;
+                    }
+                }
+                if self.consolidation_moves(ji, &tasks, &sub) {
+                    found = Some(sub);
+                    break;
+                }
+                if self.consolidation_moves(ji, &tasks, prefix) {
+                    found = Some(prefix.to_vec());
+                    break;
+                }
+            }
+            let Some(mut victims) = found else {
                 continue;
             };
             // Like reclaim and preempt: a victim the job does not need stays where it is
             // (KAI re-places every scenario victim after the preemptor; test "verify not all
             // preemptors are evicted as well"). Tried from the last victim to the first.
-            let mut victims: Vec<usize> = cands[..k].to_vec();
-            for i in (0..k).rev() {
+            for i in (0..cands.len().min(max)).rev() {
                 if victims.len() == 1 {
                     break;
                 }

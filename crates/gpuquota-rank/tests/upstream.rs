@@ -847,11 +847,13 @@ fn proportion_two_hierarchy_queues_simplified() {
     }
 }
 
-/// `integration_tests/consolidation_and_reclaim/consolidation_and_reclaim_test.go` "4 jobs of
-/// queue0 - 3 running 1 pending will consolidate, 1 pending job from queue1 - reclaim":
-/// queue0 (deserved 4) runs 2 GPUs on node0 and 2 + 1 on node1 (4 GPUs each); queue1
-/// (deserved 4) wants 4 GPUs on one node. Consolidating reclaim moves running_job1 to node0
-/// and kills only running_job2; the reclaimer is pipelined onto node1.
+/// Consolidating reclaim, in the shape of `integration_tests/consolidation_and_reclaim` "4
+/// jobs of queue0 - 3 running 1 pending will consolidate, 1 pending job from queue1 -
+/// reclaim" without queue0's pending job (which the consolidation action would serve first
+/// in the same cycle): queue0 (deserved 4) runs 2 GPUs on node0 and 2 + 1 on node1 (4 GPUs
+/// each); queue1 (deserved 4) wants 4 GPUs on one node. Reclaim moves running_job1 to node0
+/// and kills only running_job2, the final state upstream reaches; the reclaimer is pipelined
+/// onto node1.
 #[test]
 fn consolidating_reclaim_moves_a_victim_and_kills_one() {
     let v = Topo::default()
@@ -862,7 +864,6 @@ fn consolidating_reclaim_moves_a_victim_and_kills_one() {
         .job("running_job0", "queue0", TRAIN, 2.0, &[Some("node0")])
         .job("running_job1", "queue0", TRAIN, 2.0, &[Some("node1")])
         .job("running_job2", "queue0", TRAIN, 1.0, &[Some("node1")])
-        .job("pending_job0", "queue0", TRAIN, 3.0, &[None])
         .job("pending_job1", "queue1", TRAIN, 4.0, &[None])
         .schedule();
     assert_eq!(
@@ -889,7 +890,65 @@ fn consolidating_reclaim_moves_a_victim_and_kills_one() {
             ),
         ]
     );
-    assert_eq!(v["pending"][0]["podGroup"], "test/pending_job0");
+    assert_eq!(v["pending"], json!([]));
+}
+
+/// `consolidation/consolidation_test.go` "2 jobs of 1 task running on different GPUs, 2
+/// pending jobs with multiple tasks, one job can partially be allocated": node0 (4 GPUs) runs
+/// 2, node1 (4 GPUs) runs 2 + 1; pending_job0 wants 4 GPUs (never fits), pending_job1 is
+/// elastic (minMember 1) with two 3-GPU pods. Consolidation moves only the 2-GPU job to node0
+/// (the 1-GPU job stays) and pipelines one pod of pending_job1 onto node1.
+#[test]
+fn consolidation_picks_the_victim_the_job_needs_out_of_order() {
+    let t = Topo::default()
+        .queue("queue0", None, 2.0, 0.0)
+        .node("node0", 4)
+        .node("node1", 4)
+        .job("running_job0", "queue0", TRAIN, 2.0, &[Some("node0")])
+        .job("running_job1", "queue0", TRAIN, 2.0, &[Some("node1")])
+        .job("running_job2", "queue0", TRAIN, 1.0, &[Some("node1")])
+        .job("pending_job0", "queue0", TRAIN, 4.0, &[None])
+        .job("pending_job1", "queue0", TRAIN, 3.0, &[None, None]);
+    let yaml = t.yaml().replacen(
+        "spec: {minMember: 2, queue: queue0, priorityClassName: pc50}",
+        "spec: {minMember: 1, queue: queue0, priorityClassName: pc50}",
+        1,
+    );
+    let model = import_str("c3.yaml", &yaml).unwrap().model;
+    let cluster = Cluster::from_model(
+        &model,
+        &BuildOptions {
+            total: [None; 3],
+            now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
+        },
+    )
+    .unwrap();
+    let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
+    assert_eq!(
+        evicted(&v),
+        [ev(
+            "test/running_job1",
+            "consolidation",
+            "test/pending_job1"
+        )]
+    );
+    let mut alloc = allocated(&v);
+    alloc.sort();
+    assert_eq!(
+        alloc,
+        [
+            (
+                "test/pending_job1".to_string(),
+                true,
+                vec!["node1".to_string()]
+            ),
+            (
+                "test/running_job1".to_string(),
+                true,
+                vec!["node0".to_string()]
+            ),
+        ]
+    );
 }
 
 /// PodGroup `minMember: 0` (KAI's CRD: minimum 0, "no gang requirement: all pods are
