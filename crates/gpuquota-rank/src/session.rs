@@ -2036,8 +2036,15 @@ impl<'a> Engine<'a> {
             let active: Vec<usize> = (0..j.tasks.len())
                 .filter(|&t| self.tstate[ji][t] == TState::Running)
                 .collect();
+            // KAI counts active *used* pods (`GetNumActiveUsedTasks`): releasing and stuck
+            // pods still hold the gang together; only running ones are evicted.
+            let used = active.len()
+                + self.tstate[ji]
+                    .iter()
+                    .filter(|s| matches!(s, TState::Releasing | TState::Stuck))
+                    .count();
             let succeeded = j.tasks.iter().any(|t| t.status == TaskStatus::Succeeded);
-            if active.is_empty() || succeeded || active.len() >= j.min_member {
+            if active.is_empty() || succeeded || used >= j.min_member {
                 continue;
             }
             // Jobs topped up in this session are not stale.

@@ -1115,3 +1115,40 @@ fn fraction_pipelined_onto_the_shared_gpu_being_released() {
         )]
     );
 }
+
+/// `PodGroupInfo.IsStale` counts active *used* pods (running, releasing, stuck in
+/// releasing): a 2-pod gang with one running and one releasing pod is not stale, while the
+/// same gang with only its running pod left is evicted once past the grace period.
+#[test]
+fn releasing_pods_keep_a_gang_from_being_stale() {
+    let run = |second: Option<&str>, gpus: u32| {
+        let mut tasks = vec![Some("node0")];
+        tasks.push(second);
+        let t = Topo::default()
+            .queue("queue0", None, 2.0, 0.0)
+            .node("node0", gpus)
+            .job("gang", "queue0", TRAIN, 1.0, &tasks);
+        let yaml = t.yaml().replace(
+            "metadata: {name: gang, namespace: test,",
+            "metadata: {name: gang, namespace: test, annotations: {kai.scheduler/stale-podgroup-timestamp: \"2025-01-01T00:00:00Z\"},",
+        );
+        let model = import_str("s.yaml", &yaml).unwrap().model;
+        let cluster = Cluster::from_model(
+            &model,
+            &BuildOptions {
+                total: [None; 3],
+                now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
+            },
+        )
+        .unwrap();
+        schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap())
+    };
+    let with_releasing = run(Some("node0@2025-01-01T23:59:30Z"), 2);
+    assert_eq!(with_releasing["evicted"], json!([]));
+    // The second pod pending and unplaceable (a 1-GPU node): one used pod of two.
+    let without = run(None, 1);
+    assert_eq!(
+        without["evicted"],
+        json!([{"podGroup": "test/gang", "queue": "queue0", "action": "stalegang", "by": null}])
+    );
+}
