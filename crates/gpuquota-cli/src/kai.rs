@@ -161,7 +161,7 @@ fn text_to_cluster(
     };
     let mut cluster = match Cluster::from_model(&model, &BuildOptions { total, now }) {
         Ok(c) => c,
-        Err(e) => return Ok(Err(vec![e.to_string()])),
+        Err(errs) => return Ok(Err(errs.iter().map(ToString::to_string).collect())),
     };
     for q in &cluster.orphan_queues {
         eprintln!(

@@ -28,6 +28,9 @@
 //!   queue label or pod group) hold their node's resources and are taken off the divided total.
 //! * The session time defaults to the latest timestamp in the input (creation, start and
 //!   KAI annotation times), never the wall clock.
+//! * Bad input: every malformed field of every object is reported at once
+//!   ([`SnapshotErrors`], in reading order: queues, nodes, PodGroups, pods, then the queue
+//!   tree), each naming the object kind, name and field; no cluster is built.
 
 // Per-resource arrays `[_; 3]` (GPU, CPU, memory) are indexed in parallel by resource.
 #![allow(clippy::needless_range_loop)]
@@ -87,6 +90,51 @@ pub enum SnapshotError {
     /// The queue tree is invalid.
     #[error(transparent)]
     Division(#[from] crate::division::DivisionError),
+}
+
+/// Every problem found in one input, in reading order (queues, nodes, PodGroups, pods, then
+/// the queue tree): [`Cluster::from_model`] reports them all at once rather than stopping at
+/// the first. Never empty when returned as an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotErrors(pub Vec<SnapshotError>);
+
+impl std::fmt::Display for SnapshotErrors {
+    /// One problem per line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SnapshotErrors {}
+
+impl From<SnapshotError> for SnapshotErrors {
+    fn from(e: SnapshotError) -> Self {
+        SnapshotErrors(vec![e])
+    }
+}
+
+impl SnapshotErrors {
+    /// The problems, in reading order.
+    pub fn iter(&self) -> std::slice::Iter<'_, SnapshotError> {
+        self.0.iter()
+    }
+}
+
+/// Keeps the value of `r`, or records its error and returns `None`.
+fn keep<T>(problems: &mut Vec<SnapshotError>, r: Result<T, SnapshotError>) -> Option<T> {
+    match r {
+        Ok(v) => Some(v),
+        Err(e) => {
+            problems.push(e);
+            None
+        }
+    }
 }
 
 fn invalid(
@@ -318,7 +366,8 @@ fn queue_resource(
     name: &str,
     r: Resource,
     res: Option<&QueueResource>,
-) -> Result<ResourceParams, SnapshotError> {
+    problems: &mut Vec<SnapshotError>,
+) -> ResourceParams {
     // KAI units: GPU devices, CPU millicores, memory MB (10⁶ bytes).
     let extra = if r == Resource::Memory { 6 } else { 0 };
     let field = |f: &str| format!("spec.resources.{r}.{f}");
@@ -340,7 +389,7 @@ fn queue_resource(
             .ok_or_else(|| invalid("Queue", name, &field(f), "value too large"))
     };
     let Some(res) = res else {
-        return Ok(match r {
+        return match r {
             // A missing gpu block reads like its missing fields: quota 0, weight 0, no limit.
             Resource::Gpu => ResourceParams {
                 deserved: Some(0),
@@ -353,14 +402,16 @@ fn queue_resource(
                 request: 0,
                 usage: 0,
             },
-        });
+        };
     };
+    // A bad value is recorded and read as its default (quota 0, no limit, weight 0), so the
+    // other fields and objects are still checked.
     let deserved = match &res.quota {
-        Some(q) => conv(q, "quota")?,
+        Some(q) => keep(problems, conv(q, "quota")).unwrap_or(Some(0)),
         None => Some(0),
     };
     let limit = match &res.limit {
-        Some(q) => conv(q, "limit")?,
+        Some(q) => keep(problems, conv(q, "limit")).flatten(),
         None => None,
     };
     let weight = match &res.over_quota_weight {
@@ -369,24 +420,32 @@ fn queue_resource(
         // gives such departments weight = quota = -1, so upstream tolerates it; so do we.
         Some(w) if w.is_negative() && deserved.is_none() => 0,
         Some(w) if w.is_negative() => {
-            return Err(invalid(
+            problems.push(invalid(
                 "Queue",
                 name,
                 &field("overQuotaWeight"),
                 "negative weight",
             ));
+            0
         }
-        Some(w) => from_quantity(w, 0)
-            .ok_or_else(|| invalid("Queue", name, &field("overQuotaWeight"), "value too large"))?,
+        Some(w) => from_quantity(w, 0).unwrap_or_else(|| {
+            problems.push(invalid(
+                "Queue",
+                name,
+                &field("overQuotaWeight"),
+                "value too large",
+            ));
+            0
+        }),
         None => 0,
     };
-    Ok(ResourceParams {
+    ResourceParams {
         deserved,
         weight,
         limit,
         request: 0,
         usage: 0,
-    })
+    }
 }
 
 fn duration(
@@ -405,33 +464,31 @@ fn duration(
 
 type PodRequests = ([i128; 3], bool, Vec<(String, i64)>);
 
-fn pod_requests(key: &str, pod: &Pod) -> Result<PodRequests, SnapshotError> {
-    let reqs = pod
-        .spec
-        .effective_requests()
-        .ok_or_else(|| invalid("Pod", key, "spec.containers[].resources", "sum overflows"))?;
+/// A pod's requests; every bad field is recorded in `problems` and read as 0.
+fn pod_requests(key: &str, pod: &Pod, problems: &mut Vec<SnapshotError>) -> PodRequests {
     let mut out = [0i128; 3];
     let mut fractional = false;
     let mut mig = Vec::new();
+    let Some(reqs) = pod.spec.effective_requests() else {
+        problems.push(invalid(
+            "Pod",
+            key,
+            "spec.containers[].resources",
+            "sum overflows",
+        ));
+        return (out, fractional, mig);
+    };
     for (name, q) in &reqs {
+        let field = format!("resources.requests.{name}");
         if q.is_negative() {
-            return Err(invalid(
-                "Pod",
-                key,
-                &format!("resources.requests.{name}"),
-                "negative",
-            ));
+            problems.push(invalid("Pod", key, &field, "negative"));
+            continue;
         }
         if mig_gpu_portion(name.as_str()).is_some() {
-            let count = q.value().ok_or_else(|| {
-                invalid(
-                    "Pod",
-                    key,
-                    &format!("resources.requests.{name}"),
-                    "too large",
-                )
-            })?;
-            mig.push((name.as_str().to_string(), count));
+            match q.value() {
+                Some(count) => mig.push((name.as_str().to_string(), count)),
+                None => problems.push(invalid("Pod", key, &field, "too large")),
+            }
             continue;
         }
         let (idx, extra) = match name.as_str() {
@@ -440,34 +497,36 @@ fn pod_requests(key: &str, pod: &Pod) -> Result<PodRequests, SnapshotError> {
             "memory" => (2, 0),
             _ => continue,
         };
-        out[idx] = from_quantity(q, extra).ok_or_else(|| {
-            invalid(
-                "Pod",
-                key,
-                &format!("resources.requests.{name}"),
-                "too large",
-            )
-        })?;
+        match from_quantity(q, extra) {
+            Some(v) => out[idx] = v,
+            None => problems.push(invalid("Pod", key, &field, "too large")),
+        }
     }
     if let Some(f) = pod.metadata.annotations.get(GPU_FRACTION_ANNOTATION) {
         let field = format!("metadata.annotations.{GPU_FRACTION_ANNOTATION}");
-        let q =
-            Quantity::parse(f.trim()).map_err(|e| invalid("Pod", key, &field, e.to_string()))?;
-        let v = from_quantity(&q, 0).ok_or_else(|| invalid("Pod", key, &field, "too large"))?;
-        if v <= 0 || v > SCALE {
-            return Err(invalid("Pod", key, &field, "must be in (0, 1]"));
+        let v = match Quantity::parse(f.trim()) {
+            Err(e) => Err(invalid("Pod", key, &field, e.to_string())),
+            Ok(q) => match from_quantity(&q, 0) {
+                None => Err(invalid("Pod", key, &field, "too large")),
+                Some(v) if v <= 0 || v > SCALE => {
+                    Err(invalid("Pod", key, &field, "must be in (0, 1]"))
+                }
+                Some(v) => Ok(v),
+            },
+        };
+        if let Some(v) = keep(problems, v) {
+            out[0] = v;
+            fractional = v < SCALE;
         }
-        out[0] = v;
-        fractional = v < SCALE;
     } else if out[0] % SCALE != 0 {
-        return Err(invalid(
+        problems.push(invalid(
             "Pod",
             key,
             "resources.requests.nvidia.com/gpu",
             "whole devices only (use the gpu-fraction annotation)",
         ));
     }
-    Ok((out, fractional, mig))
+    (out, fractional, mig)
 }
 
 /// The `g` of `nvidia.com/mig-<g>g.<mem>gb` (KAI's GPU portion of one instance).
@@ -526,11 +585,15 @@ impl Cluster {
     /// Builds the session input from imported objects.
     ///
     /// # Errors
-    /// [`SnapshotError`] naming the first bad object and field; nothing is built on error.
+    /// [`SnapshotErrors`]: every bad object and field in the input (each a [`SnapshotError`]
+    /// naming kind, name and field), not only the first; nothing is built on error.
     ///
     /// # Complexity
     /// O(Q + P log P + N) for queues, pods and nodes.
-    pub fn from_model(model: &Model, options: &BuildOptions) -> Result<Cluster, SnapshotError> {
+    pub fn from_model(model: &Model, options: &BuildOptions) -> Result<Cluster, SnapshotErrors> {
+        // Every problem is recorded and the bad value read as its default, so that the rest
+        // of the input is still checked; the list is returned at the end if not empty.
+        let mut problems: Vec<SnapshotError> = Vec::new();
         // KAI drops an orphan queue (its parent chain reaches a missing queue) with all its
         // children, with a warning (`cleanQueueOrphans`); their jobs then find no queue.
         let mut orphans: Vec<String> = Vec::new();
@@ -566,20 +629,38 @@ impl Cluster {
             }
             let parent = match q.spec.parent_queue.as_deref().filter(|p| !p.is_empty()) {
                 None => None,
-                Some(p) => Some(*index.get(p).ok_or_else(|| {
-                    invalid(
-                        "Queue",
-                        name,
-                        "spec.parentQueue",
-                        format!("queue {p:?} does not exist"),
-                    )
-                })?),
+                Some(p) => {
+                    let found = index.get(p).copied().ok_or_else(|| {
+                        invalid(
+                            "Queue",
+                            name,
+                            "spec.parentQueue",
+                            format!("queue {p:?} does not exist"),
+                        )
+                    });
+                    keep(&mut problems, found)
+                }
             };
             let res = q.spec.resources.as_ref();
             let resources = [
-                queue_resource(name, Resource::Gpu, res.and_then(|r| r.gpu.as_ref()))?,
-                queue_resource(name, Resource::Cpu, res.and_then(|r| r.cpu.as_ref()))?,
-                queue_resource(name, Resource::Memory, res.and_then(|r| r.memory.as_ref()))?,
+                queue_resource(
+                    name,
+                    Resource::Gpu,
+                    res.and_then(|r| r.gpu.as_ref()),
+                    &mut problems,
+                ),
+                queue_resource(
+                    name,
+                    Resource::Cpu,
+                    res.and_then(|r| r.cpu.as_ref()),
+                    &mut problems,
+                ),
+                queue_resource(
+                    name,
+                    Resource::Memory,
+                    res.and_then(|r| r.memory.as_ref()),
+                    &mut problems,
+                ),
             ];
             inputs.push(QueueInput {
                 name: name.clone(),
@@ -591,18 +672,26 @@ impl Cluster {
             });
             infos.push(QueueInfo {
                 name: name.clone(),
-                preempt_min_runtime: duration(
-                    "Queue",
-                    name,
-                    "spec.preemptMinRuntime",
-                    &q.spec.preempt_min_runtime,
-                )?,
-                reclaim_min_runtime: duration(
-                    "Queue",
-                    name,
-                    "spec.reclaimMinRuntime",
-                    &q.spec.reclaim_min_runtime,
-                )?,
+                preempt_min_runtime: keep(
+                    &mut problems,
+                    duration(
+                        "Queue",
+                        name,
+                        "spec.preemptMinRuntime",
+                        &q.spec.preempt_min_runtime,
+                    ),
+                )
+                .flatten(),
+                reclaim_min_runtime: keep(
+                    &mut problems,
+                    duration(
+                        "Queue",
+                        name,
+                        "spec.reclaimMinRuntime",
+                        &q.spec.reclaim_min_runtime,
+                    ),
+                )
+                .flatten(),
             });
         }
         // Inherit min-runtimes down the tree (parents first: resolve by walking up).
@@ -668,22 +757,15 @@ impl Cluster {
                     "memory" => (2, 0),
                     _ => continue,
                 };
+                let field = format!("status.allocatable.{rn}");
                 if q.is_negative() {
-                    return Err(invalid(
-                        "Node",
-                        name,
-                        &format!("status.allocatable.{rn}"),
-                        "negative",
-                    ));
+                    problems.push(invalid("Node", name, &field, "negative"));
+                    continue;
                 }
-                alloc[idx] = from_quantity(q, extra).ok_or_else(|| {
-                    invalid(
-                        "Node",
-                        name,
-                        &format!("status.allocatable.{rn}"),
-                        "too large",
-                    )
-                })?;
+                match from_quantity(q, extra) {
+                    Some(v) => alloc[idx] = v,
+                    None => problems.push(invalid("Node", name, &field, "too large")),
+                }
             }
             let gpus = usize::try_from(alloc[0] / SCALE).unwrap_or(0);
             alloc[0] = (gpus as i128) * SCALE;
@@ -695,14 +777,19 @@ impl Cluster {
                     .zip(&portion)
                     .map(|(&c, &g)| i128::from(c) * g)
                     .sum();
+                let mut overflow = false;
                 for r in 0..3 {
                     let extra = if r == 0 { mig_gpus } else { 0 };
-                    node_sum[r] = node_sum[r]
+                    match node_sum[r]
                         .checked_add(alloc[r])
                         .and_then(|v| v.checked_add(extra))
-                        .ok_or_else(|| {
-                            invalid("Node", name, "status.allocatable", "sum overflows")
-                        })?;
+                    {
+                        Some(v) => node_sum[r] = v,
+                        None => overflow = true,
+                    }
+                }
+                if overflow {
+                    problems.push(invalid("Node", name, "status.allocatable", "sum overflows"));
                 }
             }
             node_index.insert(name.as_str(), nodes.len());
@@ -726,12 +813,13 @@ impl Cluster {
                 Some("non-preemptible") => false,
                 None | Some("") => priority < 100,
                 Some(other) => {
-                    return Err(invalid(
+                    problems.push(invalid(
                         "PodGroup",
                         key,
                         "spec.preemptibility",
                         format!("{other:?}: expected preemptible or non-preemptible"),
                     ));
+                    priority < 100
                 }
             };
             // KAI: unset means 1; 0 is valid (no gang: every pod is elastic); negative is
@@ -740,12 +828,13 @@ impl Cluster {
                 None => 1,
                 Some(m) if m >= 0 => m as usize,
                 Some(m) => {
-                    return Err(invalid(
+                    problems.push(invalid(
                         "PodGroup",
                         key,
                         "spec.minMember",
                         format!("{m} < 0"),
                     ));
+                    1
                 }
             };
             let delay_s = pg.spec.preemption_delay.clone().or_else(|| {
@@ -767,6 +856,23 @@ impl Cluster {
                     }),
                 }
             };
+            let staleness_grace = keep(
+                &mut problems,
+                duration(
+                    "PodGroup",
+                    key,
+                    "spec.stalenessGracePeriod",
+                    &pg.spec.staleness_grace_period,
+                ),
+            )
+            .flatten();
+            let preemption_delay = keep(
+                &mut problems,
+                duration("PodGroup", key, "spec.preemptionDelay", &delay_s),
+            )
+            .flatten();
+            let stale_since = keep(&mut problems, ts(STALE_TIMESTAMP_ANNOTATION)).flatten();
+            let last_start = keep(&mut problems, ts(LAST_START_ANNOTATION)).flatten();
             jobs.insert(
                 key.clone(),
                 Job {
@@ -778,15 +884,10 @@ impl Cluster {
                     preemptible,
                     creation: pg.metadata.creation_timestamp,
                     uid: pg.metadata.uid.clone().unwrap_or_else(|| key.clone()),
-                    staleness_grace: duration(
-                        "PodGroup",
-                        key,
-                        "spec.stalenessGracePeriod",
-                        &pg.spec.staleness_grace_period,
-                    )?,
-                    preemption_delay: duration("PodGroup", key, "spec.preemptionDelay", &delay_s)?,
-                    stale_since: ts(STALE_TIMESTAMP_ANNOTATION)?,
-                    last_start: ts(LAST_START_ANNOTATION)?,
+                    staleness_grace,
+                    preemption_delay,
+                    stale_since,
+                    last_start,
                     tasks: Vec::new(),
                     foreign: false,
                 },
@@ -809,18 +910,18 @@ impl Cluster {
             let node = pod.spec.node_name.as_deref().filter(|n| !n.is_empty());
             let deletion = match pod.metadata.other.get("deletionTimestamp") {
                 None | Some(serde_json::Value::Null) => None,
-                Some(v) => Some(
-                    v.as_str()
-                        .and_then(|t| Timestamp::parse(t).ok())
-                        .ok_or_else(|| {
-                            invalid(
-                                "Pod",
-                                key,
-                                "metadata.deletionTimestamp",
-                                "not an RFC 3339 time",
-                            )
-                        })?,
-                ),
+                Some(v) => {
+                    let t = v.as_str().and_then(|t| Timestamp::parse(t).ok());
+                    if t.is_none() {
+                        problems.push(invalid(
+                            "Pod",
+                            key,
+                            "metadata.deletionTimestamp",
+                            "not an RFC 3339 time",
+                        ));
+                    }
+                    t
+                }
             };
             // KAI's task states: a running pod being deleted is Releasing (StuckInReleasing
             // after 2 minutes); a pending pod with a node is Bound, i.e. allocated.
@@ -847,17 +948,18 @@ impl Cluster {
                     Some(&i) => Some(i),
                     None if nodes.is_empty() => None,
                     None => {
-                        return Err(invalid(
+                        problems.push(invalid(
                             "Pod",
                             key,
                             "spec.nodeName",
                             format!("node {n:?} does not exist"),
                         ));
+                        None
                     }
                 },
                 _ => None,
             };
-            let (mut req, fractional, mig_named) = pod_requests(key, pod)?;
+            let (mut req, fractional, mig_named) = pod_requests(key, pod, &mut problems);
             let mut mig = Vec::with_capacity(mig_named.len());
             let mut mig_gpu: i128 = 0;
             for (name, count) in mig_named {
@@ -866,9 +968,15 @@ impl Cluster {
                     mig_gpu += i128::from(count) * portion[i];
                 }
             }
-            req[0] = req[0]
-                .checked_add(mig_gpu)
-                .ok_or_else(|| invalid("Pod", key, "resources.requests", "GPU sum overflows"))?;
+            match req[0].checked_add(mig_gpu) {
+                Some(v) => req[0] = v,
+                None => problems.push(invalid(
+                    "Pod",
+                    key,
+                    "resources.requests",
+                    "GPU sum overflows",
+                )),
+            }
             let label_queue = pod.metadata.labels.get(QUEUE_LABEL).cloned();
             let foreign = pod
                 .spec
@@ -946,6 +1054,7 @@ impl Cluster {
                 }
             }
         }
+        let mut request_overflow = vec![false; inputs.len()];
         for j in &mut jobs {
             if j.foreign {
                 continue;
@@ -968,15 +1077,23 @@ impl Cluster {
                 for t in &j.tasks {
                     if matches!(t.status, TaskStatus::Running | TaskStatus::Pending) {
                         for r in 0..3 {
+                            if request_overflow[q] {
+                                continue;
+                            }
                             let sum = inputs[q].resources[r].request.checked_add(t.req[r]);
-                            inputs[q].resources[r].request = sum.ok_or_else(|| {
-                                invalid(
-                                    "Queue",
-                                    &inputs[q].name,
-                                    "status.requested",
-                                    "sum overflows",
-                                )
-                            })?;
+                            match sum {
+                                Some(v) => inputs[q].resources[r].request = v,
+                                None => {
+                                    // Reported once per queue.
+                                    request_overflow[q] = true;
+                                    problems.push(invalid(
+                                        "Queue",
+                                        &inputs[q].name,
+                                        "status.requested",
+                                        "sum overflows",
+                                    ));
+                                }
+                            }
                         }
                     }
                 }
@@ -1001,7 +1118,12 @@ impl Cluster {
                 }
             }
         }
-        let hierarchy = Hierarchy::new(inputs)?;
+        // The tree is checked too (cycles), even when other problems were found: the defaults
+        // read in place of bad values are valid, so they add no problem of their own.
+        let hierarchy = keep(&mut problems, Hierarchy::new(inputs).map_err(Into::into));
+        let Some(hierarchy) = hierarchy.filter(|_| problems.is_empty()) else {
+            return Err(SnapshotErrors(problems));
+        };
         Ok(Cluster {
             hierarchy,
             queues: infos,

@@ -1,5 +1,6 @@
 //! Scenario tests of gpuquota-rank (one integration test binary).
 mod division;
+mod problems;
 mod props;
 mod scenarios;
 mod smoke;

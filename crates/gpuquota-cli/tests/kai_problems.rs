@@ -1,0 +1,74 @@
+//! `gpuquota kai fairshare` and `gpuquota kai schedule` on malformed manifests: every problem
+//! on stderr, one per line, exit code 1, nothing on stdout.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn gpuquota(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpuquota"))
+        .args(args)
+        .output()
+        .expect("the gpuquota binary runs")
+}
+
+fn write(test: &str, body: &str) -> String {
+    let dir: PathBuf = std::env::temp_dir().join(format!(
+        "gpuquota-kai-problems-{test}-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join("bad.yaml");
+    std::fs::write(&p, body).expect("write fixture");
+    p.display().to_string()
+}
+
+/// Three independent mistakes in three objects: a Queue quota, a PodGroup minMember and a
+/// Pod's `gpu-fraction` annotation.
+const THREE_MISTAKES: &str = r#"apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: a}
+spec:
+  resources:
+    gpu: {quota: -3, overQuotaWeight: 1, limit: -1}
+---
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata: {name: pg, namespace: ns}
+spec: {queue: a, minMember: -1}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p-0
+  namespace: ns
+  labels: {kai.scheduler/queue: a}
+  annotations: {pod-group-name: pg, gpu-fraction: "1.5"}
+spec: {containers: [{name: c}]}
+status: {phase: Pending}
+"#;
+
+const EXPECTED: [&str; 3] = [
+    r#"Queue "a": spec.resources.gpu.quota: negative value other than -1"#,
+    r#"PodGroup "ns/pg": spec.minMember: -1 < 0"#,
+    r#"Pod "ns/p-0": metadata.annotations.gpu-fraction: must be in (0, 1]"#,
+];
+
+fn assert_all_reported(out: &Output) {
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines, EXPECTED, "{stderr}");
+}
+
+#[test]
+fn fairshare_lists_every_problem_and_exits_1() {
+    let f = write("fairshare", THREE_MISTAKES);
+    assert_all_reported(&gpuquota(&["kai", "fairshare", &f, "--output", "json"]));
+}
+
+#[test]
+fn schedule_lists_every_problem_and_exits_1() {
+    let f = write("schedule", THREE_MISTAKES);
+    assert_all_reported(&gpuquota(&["kai", "schedule", &f, "--output", "json"]));
+}
