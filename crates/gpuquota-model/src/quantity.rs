@@ -445,10 +445,12 @@ fn align3(mut m: i128, mut e: i32) -> (i128, i32) {
 }
 
 fn write_decimal_si(f: &mut fmt::Formatter<'_>, m: i128, e: i32) -> fmt::Result {
-    let (mut m, mut e) = align3(m, e);
-    // Above exa there is no suffix: multiply back.
+    let (m, mut e) = align3(m, e);
+    // Above exa there is no suffix: the extra powers of a thousand become trailing zeros of
+    // the number (written out as digits, since the mantissa times 10^(e−18) may not fit i128).
+    let mut zeros = String::new();
     while e > 18 {
-        m *= 1000;
+        zeros.push_str("000");
         e -= 3;
     }
     let suffix = match e {
@@ -464,7 +466,7 @@ fn write_decimal_si(f: &mut fmt::Formatter<'_>, m: i128, e: i32) -> fmt::Result 
         18 => "E",
         _ => "",
     };
-    write!(f, "{m}{suffix}")
+    write!(f, "{m}{zeros}{suffix}")
 }
 
 /// An integer amount in Kueue's units: CPU in milli-units, everything else in base units.
@@ -636,6 +638,18 @@ mod tests {
         assert_eq!(q("0.5").to_string(), "500m");
         assert_eq!(q("0").to_string(), "0");
         assert_eq!(q("0.1Ki").to_string(), "102400m");
+    }
+
+    #[test]
+    fn values_beyond_exa_print_without_overflow() {
+        // Found by `cargo fuzz run -s none quantity`: the mantissa times 1000 overflowed i128.
+        let big = format!("23000040{}", "0".repeat(40));
+        let huge = q(&big);
+        assert_eq!(Quantity::parse(&huge.to_string()).unwrap(), huge);
+        assert_eq!(
+            q("1e21").with_format(QuantityFormat::DecimalSi).to_string(),
+            "1000E"
+        );
     }
 
     #[test]
