@@ -31,9 +31,37 @@ pub(crate) enum OutputFormat {
     Csv,
 }
 
-/// Reads a file into a string, naming the file in the error.
+/// Reads a file (standard input for `-`) through the one bounded reader
+/// ([`gpuquota_model::source::read_text`]), naming the file in the error.
 pub(crate) fn read_file(path: &std::path::Path) -> Result<String, CliError> {
-    std::fs::read_to_string(path).map_err(|e| CliError(format!("{}: {e}", path.display())))
+    gpuquota_model::source::read_text(path).map_err(|d| CliError(d.to_string()))
+}
+
+static STRICT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// Records the global `--strict` flag (called once by `main`).
+pub(crate) fn set_strict(strict: bool) {
+    let _ = STRICT.set(strict);
+}
+
+/// True under `--strict`: every warning is an error (exit 1).
+pub(crate) fn strict() -> bool {
+    STRICT.get().copied().unwrap_or(false)
+}
+
+/// Prints diagnostics to stderr, one per line with its severity (`warning:` is printed as
+/// `error:` under `--strict`); returns true when the command must fail (exit 1).
+pub(crate) fn print_diagnostics<'a>(
+    diagnostics: impl IntoIterator<Item = &'a gpuquota_model::Diagnostic>,
+) -> bool {
+    let strict = strict();
+    let mut failed = false;
+    for d in diagnostics {
+        let error = d.is_error(strict);
+        failed |= error;
+        eprintln!("{}: {d}", if error { "error" } else { "warning" });
+    }
+    failed
 }
 
 /// Pretty JSON with a trailing newline.

@@ -22,6 +22,10 @@ mod validate;
 #[derive(Debug, Parser)]
 #[command(name = "gpuquota", version, about, long_about = None)]
 struct Cli {
+    /// Treat every warning (unknown fields and kinds, tolerated states, decision warnings)
+    /// as an error: print it as one and exit 1.
+    #[arg(long, global = true)]
+    strict: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -56,6 +60,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    common::set_strict(cli.strict);
     let result = match cli.command {
         None => seed::run(),
         Some(Command::Kai { command }) => kai::run(command),

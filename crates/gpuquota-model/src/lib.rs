@@ -57,6 +57,7 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod core;
+pub mod diag;
 pub mod import;
 pub mod kai;
 pub mod kueue;
@@ -64,9 +65,11 @@ pub mod meta;
 pub mod quantity;
 pub mod quota_tree;
 pub mod resource;
+pub mod source;
 pub mod time;
 pub mod validate;
 
+pub use diag::{Code, Diagnostic, Diagnostics, Severity};
 pub use import::{Imported, Importer, Kind, Model, import_str};
 pub use quantity::{Amount, Quantity, QuantityError, QuantityFormat};
 pub use resource::ResourceName;

@@ -1,0 +1,278 @@
+//! Reading inputs: every file any command opens goes through this one bounded reader.
+//!
+//! [`read_text`] reads a whole file (or standard input for the path `-`) up to
+//! [`MAX_INPUT_BYTES`], checks that it is UTF-8 and reports a failure as a [`Diagnostic`]
+//! naming the file, the byte offset and line of the first bad byte, with a hint for UTF-16.
+//! [`open_stream`] opens a file for line-by-line streaming (large metric scrapes) with a byte
+//! limit of its own ([`MAX_STREAM_BYTES`]): reading past it is an error, never a hang.
+//!
+//! ```
+//! use gpuquota_model::source::{check_utf8, MAX_INPUT_BYTES};
+//!
+//! assert!(check_utf8("a.yaml", b"kind: Node\n".to_vec()).is_ok());
+//! let bad = check_utf8("b.yaml", b"kind: N\xffode\n".to_vec()).unwrap_err();
+//! assert_eq!(bad.to_string(), "b.yaml: input is not UTF-8 text: invalid byte at offset 7 (line 1)");
+//! assert!(MAX_INPUT_BYTES >= 64 << 20);
+//! ```
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use crate::diag::{Diagnostic, codes};
+
+/// The largest whole input accepted (bytes): manifests, meter documents, plan requests.
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// The largest streamed input accepted (bytes): metric scrapes read line by line.
+pub const MAX_STREAM_BYTES: u64 = 64 << 30;
+
+/// The name a path is reported under (`<stdin>` for `-`).
+pub fn display_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "<stdin>".to_owned()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Reads `path` (standard input for `-`) as UTF-8 text of at most [`MAX_INPUT_BYTES`].
+///
+/// # Errors
+/// A [`Diagnostic`] (code `read-failed`, `input-too-large` or `not-utf8`) naming the file.
+///
+/// # Complexity
+/// Linear in the input, which is read at most once.
+pub fn read_text(path: &Path) -> Result<String, Diagnostic> {
+    read_text_limited(path, MAX_INPUT_BYTES)
+}
+
+/// [`read_text`] with an explicit byte limit.
+///
+/// # Errors
+/// As [`read_text`].
+pub fn read_text_limited(path: &Path, limit: u64) -> Result<String, Diagnostic> {
+    let name = display_name(path);
+    let mut bytes = Vec::new();
+    let read = if path.as_os_str() == "-" {
+        std::io::stdin()
+            .lock()
+            .take(limit + 1)
+            .read_to_end(&mut bytes)
+    } else {
+        match std::fs::File::open(path) {
+            Ok(f) => f.take(limit + 1).read_to_end(&mut bytes),
+            Err(e) => Err(e),
+        }
+    };
+    if let Err(e) = read {
+        return Err(
+            Diagnostic::error(codes::READ_FAILED, format!("cannot read: {e}")).source(name),
+        );
+    }
+    if bytes.len() as u64 > limit {
+        return Err(Diagnostic::error(
+            codes::INPUT_TOO_LARGE,
+            format!("input is larger than the limit of {limit} bytes; split it into several files"),
+        )
+        .source(name));
+    }
+    check_utf8(&name, bytes)
+}
+
+/// Turns bytes into text, or says where the first byte that is not UTF-8 is.
+///
+/// # Errors
+/// A `not-utf8` [`Diagnostic`] with the byte offset and line; UTF-16 input (a byte-order mark
+/// or NUL bytes between ASCII) gets a hint to convert it.
+pub fn check_utf8(name: &str, bytes: Vec<u8>) -> Result<String, Diagnostic> {
+    match String::from_utf8(bytes) {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            let bytes = e.as_bytes();
+            let offset = e.utf8_error().valid_up_to();
+            let line = 1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count();
+            let utf16 = bytes.starts_with(&[0xff, 0xfe])
+                || bytes.starts_with(&[0xfe, 0xff])
+                || (bytes.len() >= 4 && (bytes[1] == 0 || bytes[0] == 0));
+            let mut message =
+                format!("input is not UTF-8 text: invalid byte at offset {offset} (line {line})");
+            if utf16 {
+                message.push_str(
+                    "; it looks like UTF-16: convert it first, e.g. `iconv -f UTF-16 -t UTF-8`",
+                );
+            }
+            Err(Diagnostic::error(codes::NOT_UTF8, message).source(name.to_owned()))
+        }
+    }
+}
+
+/// A line reader over a file or standard input that stops with an error past a byte limit.
+pub struct Stream {
+    name: String,
+    inner: Box<dyn BufRead>,
+    read: u64,
+    limit: u64,
+    line: u64,
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream")
+            .field("name", &self.name)
+            .field("read", &self.read)
+            .field("line", &self.line)
+            .finish()
+    }
+}
+
+/// Opens `path` (standard input for `-`) for streaming with the limit [`MAX_STREAM_BYTES`].
+///
+/// # Errors
+/// A `read-failed` [`Diagnostic`] when the file cannot be opened.
+pub fn open_stream(path: &Path) -> Result<Stream, Diagnostic> {
+    let name = display_name(path);
+    let inner: Box<dyn BufRead> = if path.as_os_str() == "-" {
+        Box::new(BufReader::with_capacity(1 << 16, std::io::stdin()))
+    } else {
+        match std::fs::File::open(path) {
+            Ok(f) => Box::new(BufReader::with_capacity(1 << 16, f)),
+            Err(e) => {
+                return Err(
+                    Diagnostic::error(codes::READ_FAILED, format!("cannot read: {e}")).source(name),
+                );
+            }
+        }
+    };
+    Ok(Stream {
+        name,
+        inner,
+        read: 0,
+        limit: MAX_STREAM_BYTES,
+        line: 0,
+    })
+}
+
+impl Stream {
+    /// A stream over any reader (for tests and embedders), with a byte limit.
+    pub fn from_reader(
+        name: impl Into<String>,
+        reader: impl BufRead + 'static,
+        limit: u64,
+    ) -> Stream {
+        Stream {
+            name: name.into(),
+            inner: Box::new(reader),
+            read: 0,
+            limit,
+            line: 0,
+        }
+    }
+
+    /// The name the stream reports under.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The 1-based number of the line last read (0 before the first).
+    pub fn line_number(&self) -> u64 {
+        self.line
+    }
+
+    /// Reads the next line into `buf` (cleared first, line ending removed); `Ok(false)` at the
+    /// end of the input.
+    ///
+    /// # Errors
+    /// A [`Diagnostic`] on an I/O error, past the byte limit, or on a line that is not UTF-8.
+    pub fn next_line(&mut self, buf: &mut String) -> Result<bool, Diagnostic> {
+        buf.clear();
+        let mut bytes = std::mem::take(buf).into_bytes();
+        // Never read past the limit, even within one line (`/dev/zero` has no newline).
+        let room = self.limit.saturating_sub(self.read).saturating_add(1);
+        let n = match (&mut self.inner).take(room).read_until(b'\n', &mut bytes) {
+            Ok(n) => n,
+            Err(e) => {
+                return Err(
+                    Diagnostic::error(codes::READ_FAILED, format!("cannot read: {e}"))
+                        .source(self.name.clone()),
+                );
+            }
+        };
+        if n == 0 {
+            return Ok(false);
+        }
+        self.read += n as u64;
+        self.line += 1;
+        if self.read > self.limit {
+            return Err(Diagnostic::error(
+                codes::INPUT_TOO_LARGE,
+                format!("input is larger than the limit of {} bytes", self.limit),
+            )
+            .source(self.name.clone()));
+        }
+        if bytes.last() == Some(&b'\n') {
+            bytes.pop();
+            if bytes.last() == Some(&b'\r') {
+                bytes.pop();
+            }
+        }
+        match String::from_utf8(bytes) {
+            Ok(s) => {
+                *buf = s;
+                Ok(true)
+            }
+            Err(e) => Err(Diagnostic::error(
+                codes::NOT_UTF8,
+                format!(
+                    "line {} is not UTF-8 text (invalid byte at column {})",
+                    self.line,
+                    e.utf8_error().valid_up_to() + 1
+                ),
+            )
+            .source(self.name.clone())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf16_gets_a_hint() {
+        let bytes = vec![0xff, 0xfe, b'k', 0, b'i', 0];
+        let e = check_utf8("x.yaml", bytes).unwrap_err();
+        assert!(e.message.contains("UTF-16"), "{e}");
+        assert_eq!(e.code, codes::NOT_UTF8);
+    }
+
+    #[test]
+    fn stream_stops_at_its_limit() {
+        let text = "a\nbb\nccc\n".repeat(10);
+        let mut s = Stream::from_reader("t", std::io::Cursor::new(text.into_bytes()), 10);
+        let mut buf = String::new();
+        assert!(s.next_line(&mut buf).unwrap());
+        assert_eq!(buf, "a");
+        assert!(s.next_line(&mut buf).unwrap());
+        assert!(s.next_line(&mut buf).unwrap());
+        assert_eq!(buf, "ccc");
+        let e = s.next_line(&mut buf).unwrap_err();
+        assert_eq!(e.code, codes::INPUT_TOO_LARGE);
+        // One endless line is cut at the limit, not read into memory.
+        let mut s =
+            Stream::from_reader("zero", std::io::BufReader::new(std::io::repeat(0)), 1 << 20);
+        assert_eq!(
+            s.next_line(&mut buf).unwrap_err().code,
+            codes::INPUT_TOO_LARGE
+        );
+    }
+
+    #[test]
+    fn missing_file_is_a_read_error() {
+        let e = read_text(Path::new("/nonexistent/gpuquota/x.yaml")).unwrap_err();
+        assert_eq!(e.code, codes::READ_FAILED);
+        assert!(
+            e.to_string()
+                .starts_with("/nonexistent/gpuquota/x.yaml: cannot read")
+        );
+    }
+}
