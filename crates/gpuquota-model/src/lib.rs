@@ -61,6 +61,7 @@ pub mod diag;
 pub mod import;
 pub mod kai;
 pub mod kueue;
+pub mod limits;
 pub mod meta;
 pub mod quantity;
 pub mod quota_tree;
