@@ -109,8 +109,8 @@
 //!
 //! # Crate features
 //!
-//! * `fuzzing`: `Arbitrary` inputs and the check functions of [`fuzzing`] used by the fuzz
-//!   target and the smoke test.
+//! * `fuzzing`: `Arbitrary` inputs and the check functions of the `fuzzing` module used by the
+//!   fuzz target and the smoke test.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]

@@ -135,7 +135,7 @@
 //!
 //! # Crate features
 //!
-//! * `fuzzing`: the [`fuzzing`] module with the checks the fuzz target and the arbtest smoke
+//! * `fuzzing`: the `fuzzing` module with the checks the fuzz target and the arbtest smoke
 //!   tests run (adds `arbitrary`). It does not change any output.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
