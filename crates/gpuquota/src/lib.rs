@@ -30,5 +30,5 @@ pub use gpuquota_rank as rank;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
