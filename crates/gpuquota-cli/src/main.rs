@@ -2,6 +2,8 @@
 //!
 //! With no arguments it loads the built-in seed platform and prints what every engine decides
 //! for it. Subcommands read Kubernetes manifests (YAML or JSON, several documents per file).
+//! Exit status: 0 success, 1 problems in the input (or warnings under `--strict`), 2 usage
+//! (see [`AFTER_HELP`]); every error line `main` prints starts with `error: `.
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
@@ -10,17 +12,40 @@ use clap::{Parser, Subcommand};
 
 #[allow(dead_code)] // helpers are used as the engine subcommands land
 mod common;
+mod completions;
+mod example;
 mod kai;
 mod kueue;
+mod man;
 mod meter;
 mod mig;
 mod quotas;
 mod seed;
 mod validate;
 
-/// Deterministic quota scheduling for shared GPU platforms.
+/// The end of the root help: the no-argument run, examples, exit status (also in README.md).
+const AFTER_HELP: &str = "\
+Without a command, gpuquota prints what every engine decides for its built-in seed platform
+(three servers, 24 GPUs, five departments): the quota picture, the Kueue day, KAI fair shares,
+a MIG plan and the month's chargeback.
+
+Examples:
+  gpuquota                                  the seed platform through every engine
+  gpuquota example kueue > kueue.yaml       a commented Kueue platform to start from
+  gpuquota validate kueue.yaml              every problem, naming object and field
+  gpuquota kueue schedule kueue.yaml --output table
+  kubectl get resourceflavors,cohorts,clusterqueues,localqueues,workloads -A -o yaml \\
+    | gpuquota kueue schedule -             `-` reads standard input
+  gpuquota example mig-plan > mig-plan.yaml && gpuquota mig plan mig-plan.yaml --output yaml
+
+Exit status:
+  0  success
+  1  problems in the input (each printed on stderr), or warnings under --strict
+  2  usage: an unknown command, flag or value, or a file that cannot be read";
+
+/// Deterministic quota scheduling for shared GPU platforms: Kueue, KAI/Run:ai, MIG, metering.
 #[derive(Debug, Parser)]
-#[command(name = "gpuquota", version, about, long_about = None)]
+#[command(name = "gpuquota", version, long_about = None, after_help = AFTER_HELP)]
 struct Cli {
     /// Treat every warning (unknown fields and kinds, tolerated states, decision warnings)
     /// as an error: print it as one and exit 1.
@@ -30,32 +55,49 @@ struct Cli {
     command: Option<Command>,
 }
 
+// Help lists the commands by `display_order` (inputs, engines, then tooling), not by
+// declaration order.
 #[derive(Debug, Subcommand)]
 enum Command {
     // Engine subcommands are added here, one variant per engine, dispatched in `main`.
     /// KAI Scheduler / Run:ai: fair shares and scheduling sessions (deserved quota, over-quota
     /// weight, rank, limit, reclaim, preempt, consolidation, stale gangs).
+    #[command(display_order = 40)]
     Kai {
         #[command(subcommand)]
         command: kai::KaiCommand,
     },
     /// MIG: the profile catalogue, layout validation, the layout planner, mig-parted export.
+    #[command(display_order = 50)]
     Mig {
         #[command(subcommand)]
         command: mig::MigCommand,
     },
     /// Metering: GPU-hours per department and card type, showback and chargeback.
+    #[command(display_order = 60)]
     Meter(meter::MeterArgs),
     /// Validate manifests as upstream's API server and webhooks would; print every problem.
+    #[command(display_order = 10)]
     Validate(validate::ValidateArgs),
     /// The quota picture: per cohort tree and KAI queue tree, what each node owns, reserves,
     /// lends and can use at most.
+    #[command(display_order = 20)]
     Quotas(quotas::QuotasArgs),
     /// Kueue: schedule workloads (admissions, preemptions, why each waits) and show quotas.
+    #[command(display_order = 30)]
     Kueue {
         #[command(subcommand)]
         command: kueue::KueueCommand,
     },
+    /// Print a commented sample of an input format, or list them with the commands they feed.
+    #[command(display_order = 90)]
+    Example(example::ExampleArgs),
+    /// Print the shell completion script (bash, elvish, fish, powershell, zsh).
+    #[command(display_order = 91)]
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page (roff) of gpuquota or of one of its commands.
+    #[command(display_order = 92)]
+    Man(man::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +111,9 @@ fn main() -> ExitCode {
         Some(Command::Validate(args)) => validate::run(args),
         Some(Command::Quotas(args)) => quotas::run(args),
         Some(Command::Kueue { command }) => kueue::run(command),
+        Some(Command::Example(args)) => example::run(args),
+        Some(Command::Completions(args)) => completions::run(args),
+        Some(Command::Man(args)) => man::run(args),
     };
     match result {
         Ok(code) => code,
@@ -76,5 +121,59 @@ fn main() -> ExitCode {
             eprintln!("error: {err}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn command_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn root_help_orders_commands_and_documents_the_contract() {
+        let help = Cli::command().render_long_help().to_string();
+        let at = |name: &str| {
+            help.find(&format!("\n  {name} "))
+                .unwrap_or_else(|| panic!("{name} missing from\n{help}"))
+        };
+        let order = [
+            "validate",
+            "quotas",
+            "kueue",
+            "kai",
+            "mig",
+            "meter",
+            "example",
+            "completions",
+            "man",
+        ];
+        for pair in order.windows(2) {
+            assert!(
+                at(pair[0]) < at(pair[1]),
+                "{} before {}\n{help}",
+                pair[0],
+                pair[1]
+            );
+        }
+        assert!(
+            help.contains("Without a command, gpuquota prints"),
+            "{help}"
+        );
+        assert!(help.contains("Exit status:\n  0  success\n  1  problems in the input"));
+        assert!(
+            help.trim_end().ends_with("or a file that cannot be read"),
+            "{help}"
+        );
+    }
+
+    #[test]
+    fn version_is_the_workspace_version() {
+        assert_eq!(Cli::command().get_version(), Some("0.1.0"));
     }
 }

@@ -1,0 +1,99 @@
+//! `gpuquota man`: manual pages in roff, generated from the command definition by
+//! `clap_mangen`, so they always match the installed binary.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::CommandFactory;
+
+use crate::common::CliError;
+
+/// Arguments of `gpuquota man`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  gpuquota man | man -l -                    read gpuquota(1)
+  gpuquota man kueue schedule | man -l -     read gpuquota-kueue-schedule(1)
+  gpuquota man --out-dir /usr/local/share/man/man1   install every page")]
+pub(crate) struct ManArgs {
+    /// The subcommand whose page to print, e.g. `kueue schedule`; none: gpuquota(1).
+    #[arg(value_name = "COMMAND", conflicts_with = "out_dir")]
+    command: Vec<String>,
+    /// Write every page (gpuquota.1, gpuquota-kueue.1, gpuquota-kueue-schedule.1, ...) into
+    /// this directory instead of printing one.
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+}
+
+/// The command tree as the pages show it: built, so that subcommands carry their full names
+/// (`gpuquota-kueue-schedule`) and the inherited `--strict`; without the `help` subcommand.
+fn command() -> clap::Command {
+    let mut cmd = crate::Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    cmd
+}
+
+/// The roff page of `gpuquota` or of the subcommand at `path`.
+pub(crate) fn page(path: &[String]) -> Result<Vec<u8>, CliError> {
+    let mut cmd = command();
+    for name in path {
+        cmd = cmd
+            .find_subcommand(name)
+            .cloned()
+            .ok_or_else(|| CliError(format!("man: no such command: {}", path.join(" "))))?;
+    }
+    let mut out = Vec::new();
+    clap_mangen::Man::new(cmd).render(&mut out)?;
+    Ok(out)
+}
+
+pub(crate) fn run(args: ManArgs) -> Result<ExitCode, CliError> {
+    if let Some(dir) = args.out_dir {
+        clap_mangen::generate_to(command(), &dir)
+            .map_err(|e| CliError(format!("man: {}: {e}", dir.display())))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(&page(&args.command)?)?;
+    stdout.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(path: &[&str]) -> String {
+        let path: Vec<String> = path.iter().map(ToString::to_string).collect();
+        String::from_utf8(page(&path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn root_page_has_title_subcommands_and_version() {
+        let page = text(&[]);
+        assert!(page.starts_with(".ie \\n(.g .ds Aq \\(aq"), "{page}");
+        assert!(page.contains(".TH gpuquota 1"), "{page}");
+        assert!(page.contains(".SH SUBCOMMANDS"), "{page}");
+        assert!(page.contains("gpuquota\\-kueue(1)"), "{page}");
+        assert!(
+            page.contains(&format!("v{}", env!("CARGO_PKG_VERSION"))),
+            "{page}"
+        );
+        assert!(page.contains("Exit status:"), "{page}");
+    }
+
+    #[test]
+    fn subcommand_pages_carry_their_full_name_and_flags() {
+        let page = text(&["kueue", "schedule"]);
+        assert!(page.contains(".TH gpuquota-kueue-schedule 1"), "{page}");
+        assert!(page.contains("\\-\\-cycles"), "{page}");
+        assert!(page.contains("\\-\\-strict"), "{page}");
+    }
+
+    #[test]
+    fn unknown_subcommand_is_an_error() {
+        let err = page(&["kueue".into(), "nope".into()]).unwrap_err();
+        assert_eq!(err.0, "man: no such command: kueue nope");
+    }
+}
