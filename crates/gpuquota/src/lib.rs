@@ -1,23 +1,97 @@
 //! gpuquota: pure, deterministic quota-scheduling algorithms for shared GPU platforms.
 //!
-//! This facade re-exports the workspace's crates so that embedders add one dependency:
+//! One dependency gives every algorithm of the workspace. Each reads the real Kubernetes
+//! objects (or a small documented input), decides exactly as the upstream system it models,
+//! and returns its decisions and their reasons as data: the same input gives the same output,
+//! bit for bit.
 //!
-//! | module | crate | what it does |
+//! | algorithm | entry point | engine |
 //! |---|---|---|
-//! | [`model`] | `gpuquota-model` | quantities, Kueue/KAI/Kubernetes objects, manifest import, validation |
-//! | [`cohort`] | `gpuquota-cohort` | Kueue's admission engine: hierarchical cohort quotas, flavor assignment, the scheduling cycle, classical preemption, explanations |
-//! | [`metering`] | `gpuquota-metering` | GPU-hours per department and card type, borrowed hours, showback and chargeback in integer money |
-//! | [`fairshare`] | `gpuquota-fairshare` | Kueue fair sharing (DRS, tournament order, fair-sharing preemption, admission fair sharing) and exact water-filling / DRF allocators |
-//! | [`rank`] | `gpuquota-rank` | Run:ai / KAI: fair-share division, time-based fairshare, scheduling sessions (reclaim, preempt, consolidation, stale gangs), explanations |
-//! | [`mig`] | `gpuquota-mig` | MIG catalogue with placements, layout validation, exact layout planner, mig-parted export |
+//! | [Manifest import and validation](#manifest-import-and-validation) | [`model::import_str`], [`model::validate()`](model::validate()) | [`model`] |
+//! | [Kueue admission](#kueue-admission) | [`cohort::schedule`], [`cohort::quotas`] | [`cohort`] |
+//! | [Fair sharing](#fair-sharing-kueues-dominant-resource-share-and-weighted-max-min) | [`fairshare::tree::QuotaTree::drs`], [`fairshare::waterfill::water_fill`] | [`fairshare`] |
+//! | [KAI Scheduler / Run:ai](#kai-scheduler--runai-fair-share-division-and-the-scheduling-session) | [`rank::report::fairshare_json`], [`rank::run_session`] | [`rank`] |
+//! | [MIG layout planning](#mig-layout-planning) | [`mig::plan()`](mig::plan()), [`mig::mig_parted_config`] | [`mig`] |
+//! | [Metering and chargeback](#metering-and-chargeback) | [`metering::meter`] | [`metering`] |
+//!
+//! Every engine's own page states the properties its tests check, the input formats and the
+//! JSON output. The examples below are the crate's Cargo examples
+//! (`cargo run -p gpuquota --example NAME`), run here as doc tests.
+//!
+//! # Manifest import and validation
+//!
+//! [`model::import_str`] (or [`model::Importer`] for several files) reads multi-document YAML
+//! or JSON into a [`model::Model`], with unknown kinds and fields as warnings;
+//! [`model::validate()`](model::validate()) then reports every problem at once as the API
+//! server and webhooks would, naming kind, object and field. Quantities are exact.
 //!
 //! ```
-//! use gpuquota::model::{Amount, Quantity, ResourceName};
+//! use gpuquota::model::{Amount, Quantity, ResourceName, import_str, validate};
 //!
 //! let gpus: Quantity = "8".parse()?;
 //! assert_eq!(gpus.to_amount(&ResourceName::new("nvidia.com/gpu")), Amount(8));
-//! # Ok::<(), gpuquota::model::QuantityError>(())
+//!
+//! let manifest = "
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: ClusterQueue
+//! metadata: {name: research}
+//! spec:
+//!   resourceGroups:
+//!   - coveredResources: [nvidia.com/gpu]
+//!     flavors: [{name: h200, resources: [{name: nvidia.com/gpu, nominalQuota: 8, lendingLimit: 2}]}]
+//! ";
+//! let model = import_str("platform.yaml", manifest)?.model;
+//! let errors = validate(&model).unwrap_err();
+//! assert!(errors.0[0].to_string().contains("lendingLimit: Invalid value: \"2\": must be nil when cohort is empty"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # Kueue admission
+//!
+//! [`cohort::schedule`] runs Kueue's scheduling cycles over a [`cohort::World`]: hierarchical
+//! cohort quotas with borrowing and lending limits, flavor assignment, classical preemption
+//! (fair sharing through [`cohort::fair`]), and a pending reason for every workload left.
+//! [`cohort::quotas`] gives the `available` and `potentialAvailable` Kueue's cache computes.
+//!
+#![doc = concat!("```\n", include_str!("../examples/kueue_admission.rs"), "```")]
+//!
+//! # Fair sharing: Kueue's dominant resource share and weighted max-min
+//!
+//! [`fairshare::tree::QuotaTree::drs`] gives a ClusterQueue's or Cohort's dominant resource
+//! share (`status.fairSharing.weightedShare`), the key of Kueue's fair-sharing order and
+//! preemption ([`fairshare::order`], [`fairshare::preemption`]). Independently of Kueue,
+//! [`fairshare::waterfill::water_fill`] is exact weighted max-min (floors, caps, tiers and
+//! hierarchies in [`fairshare::waterfill`]) and [`fairshare::drf`] dominant resource fairness.
+//!
+#![doc = concat!("```\n", include_str!("../examples/fair_sharing.rs"), "```")]
+//!
+//! # KAI Scheduler / Run:ai: fair-share division and the scheduling session
+//!
+//! A [`rank::Cluster`] built from Queues, PodGroups, Pods and Nodes is divided as KAI's
+//! proportion plugin does (deserved quota, then over-quota weight by priority tier, in whole
+//! units; [`rank::report::fairshare_json`]), and [`rank::run_session`] runs one scheduling
+//! session: allocation with gangs and limits, consolidation, reclaim, preemption and stale-gang
+//! eviction, each pending job with upstream's reason. [`rank::usage`] adds time-based
+//! fairshare.
+//!
+#![doc = concat!("```\n", include_str!("../examples/kai_fairshare.rs"), "```")]
+//!
+//! # MIG layout planning
+//!
+//! [`mig::plan()`](mig::plan()) finds the MIG layouts that serve the most weighted demand,
+//! then reconfigure the fewest GPUs, then leave the least fragmentation — exactly within its
+//! work budget, with a certified bound beyond it — over the placement rules of
+//! [`mig::Catalogue`]. [`mig::mig_parted_config`] writes the plan for mig-parted.
+//!
+#![doc = concat!("```\n", include_str!("../examples/mig_plan.rs"), "```")]
+//!
+//! # Metering and chargeback
+//!
+//! [`metering::meter`] integrates allocations (intervals, sampled series, DCGM scrapes) into
+//! GPU-hours per department and card type, MIG slices weighted by their share of the card,
+//! borrowed hours moment by moment, and a bill in integer minor units that adds up exactly.
+//!
+#![doc = concat!("```\n", include_str!("../examples/metering.rs"), "```")]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

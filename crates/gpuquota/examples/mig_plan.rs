@@ -1,0 +1,42 @@
+//! MIG layout planning: the layouts that serve a demand, changing as few GPUs as possible,
+//! exported as a mig-parted config.
+//!
+//! Run with `cargo run -p gpuquota --example mig_plan`.
+
+use gpuquota::mig::{Catalogue, PlanOptions, PlanRequest, mig_parted_config, plan};
+
+/// GPU 0 runs a busy 3g.20gb instance; GPU 1 has MIG on and nothing cut. Demand: 3 × 2g.10gb.
+const REQUEST: &str = r#"
+mode: keep-busy-gpus
+weights: count
+gpus:
+  - {node: node-a, index: 0, model: NVIDIA A100-SXM4-40GB,
+     instances: [{profile: 3g.20gb, start: 4, busy: true}]}
+  - {node: node-a, index: 1, model: NVIDIA A100-SXM4-40GB, instances: []}
+demand:
+  - {resource: nvidia.com/mig-2g.10gb, count: 3}
+"#;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let (request, unknown_fields) = PlanRequest::from_yaml(REQUEST)?;
+    assert!(unknown_fields.is_empty());
+    let problem = request
+        .resolve(Catalogue::builtin())
+        .map_err(|e| format!("{e:?}"))?;
+    let p = plan(&problem, &PlanOptions::default())?;
+    println!(
+        "served {} of the demand, {} GPU(s) reconfigured, optimal: {}",
+        p.value, p.reconfigured, p.optimal
+    );
+    for gpu in &p.gpus {
+        let layout: Vec<String> = gpu
+            .instances
+            .iter()
+            .map(|i| format!("{}@{}", i.profile, i.start))
+            .collect();
+        println!("{}/{}: {}", gpu.node, gpu.index, layout.join(" "));
+    }
+    assert_eq!((p.value, p.reconfigured, p.optimal), (3, 1, true));
+    print!("{}", mig_parted_config(&p));
+    Ok(())
+}
