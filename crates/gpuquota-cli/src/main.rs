@@ -55,8 +55,9 @@ struct Cli {
     command: Option<Command>,
 }
 
-// Help lists the commands by `display_order` (inputs, engines, then tooling), not by
-// declaration order.
+// Help lists the commands by `display_order`, not by declaration order: inputs 10–20, engines
+// 30–80 (a new one takes a free number there, e.g. 70), tooling 90+. A variant without one
+// would be listed first.
 #[derive(Debug, Subcommand)]
 enum Command {
     // Engine subcommands are added here, one variant per engine, dispatched in `main`.
