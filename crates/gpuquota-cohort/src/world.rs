@@ -349,6 +349,16 @@ impl Builder {
         let mut seen_res = BTreeSet::new();
         let mut seen_flv = BTreeSet::new();
         for (gi, g) in groups.iter().enumerate() {
+            if g.covered_resources.is_empty() {
+                // `coveredResources` has `MinItems=1` in upstream's CRD
+                // (kubernetes-sigs/kueue: apis/kueue/v1beta2/clusterqueue_types.go)
+                self.problem(
+                    kind,
+                    name,
+                    format!("spec.resourceGroups[{gi}].coveredResources"),
+                    "must have at least 1 item",
+                );
+            }
             for (ri, r) in g.covered_resources.iter().enumerate() {
                 if !seen_res.insert(r.as_str().to_owned()) {
                     self.problem(
@@ -620,6 +630,11 @@ impl Builder {
                     }
                     for f in &g.flavors {
                         flv.insert(f.name.clone());
+                        // a flavor may name resources the group does not cover (a field
+                        // error reported above); they still get ids so no lookup misses
+                        for rq in &f.resources {
+                            res.insert(rq.name.as_str().to_owned());
+                        }
                     }
                 }
             };

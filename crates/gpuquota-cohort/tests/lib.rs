@@ -7,6 +7,7 @@ mod flavors;
 mod preemption;
 mod properties;
 mod quota;
+mod reliability;
 mod resource_quota;
 mod smoke;
 mod upstream;
