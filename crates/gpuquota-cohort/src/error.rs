@@ -2,6 +2,16 @@
 
 use std::fmt;
 
+/// The stable diagnostic codes this engine emits (see [`gpuquota_model::diag`]).
+pub mod codes {
+    use gpuquota_model::diag::Code;
+
+    /// The same preemptor preempted the same victim more than once in one run.
+    pub const PREEMPTION_LOOP: Code = Code::new("preemption-loop");
+    /// A cohort tree deeper than [`gpuquota_model::limits::MAX_TREE_DEPTH`].
+    pub const TREE_TOO_DEEP: Code = gpuquota_model::limits::TREE_TOO_DEEP;
+}
+
 /// One malformed object: the kind, the name, the field path and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, thiserror::Error)]
 #[error("{kind} {name:?}: {field}: {message}")]

@@ -33,3 +33,101 @@ fn group_without_covered_resources_is_an_error_not_a_panic() {
         ]
     );
 }
+
+/// Classical preemption in a hierarchy: `w0` borrows inside `sub` (borrowing level 1), its
+/// preemptor `w1` needs the root's quota too (level 2). Upstream's classical iterator orders
+/// by borrowing level before priority (kubernetes-sigs/kueue:
+/// pkg/scheduler/scheduler.go, `makeClassicalIterator`), so the victim is readmitted ahead of
+/// its preemptor after every eviction and preempted again (`borrowWithinCohort`), the loop
+/// upstream's alpha gate `PrioritizePreemptorWorkloads` (off by default) exists to break.
+/// The engine does what upstream does at its default gates and says so in a warning that
+/// names both workloads.
+fn classical_loop_yaml() -> String {
+    let mut y = rf("f");
+    y += &cohort("root", None, &[]);
+    y += &cohort("sub", Some("root"), &[]);
+    let bwc = "preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority, borrowWithinCohort: {policy: LowerPriority}}";
+    y += &cq("q0", Some("root"), bwc, &[vec![gpu("f", "1")]]);
+    y += &cq(
+        "q1",
+        Some("sub"),
+        "preemption: {reclaimWithinCohort: LowerPriority, borrowWithinCohort: {policy: LowerPriority}}",
+        &[vec![gpu("f", "2")]],
+    );
+    y += &cq("q2", Some("sub"), bwc, &[vec![gpu("f", "0")]]);
+    y += &wl("w0", "q2", 0, 0, 1, &[("nvidia.com/gpu", "2")]);
+    y += &wl("w1", "q1", 2, 1, 1, &[("nvidia.com/gpu", "3")]);
+    y
+}
+
+#[test]
+fn classical_preempt_readmit_loop_is_reported() {
+    let r = run(&classical_loop_yaml());
+    // the loop: every second cycle the same preemption
+    assert!(r.preempted.len() > 10);
+    assert!(
+        r.preempted
+            .iter()
+            .all(|p| p.workload == "ns/w0" && p.preemptor == "ns/w1")
+    );
+    assert_eq!(r.warnings.len(), 1);
+    let w = &r.warnings[0];
+    assert_eq!(w.code.as_str(), "preemption-loop");
+    assert_eq!(w.severity, gpuquota_model::Severity::Warning);
+    assert_eq!((w.kind.as_str(), w.name.as_str()), ("Workload", "ns/w1"));
+    assert!(
+        w.message.starts_with(&format!(
+            "preemption loop: ns/w1 preempted ns/w0 {} times (cycles 2, 4, 6, 8, ...)",
+            r.preempted.len()
+        )),
+        "{}",
+        w.message
+    );
+    // the JSON carries the warning
+    let v = serde_json::to_value(&r).unwrap();
+    assert_eq!(v["warnings"][0]["code"], "preemption-loop");
+    assert_eq!(v["warnings"][0]["name"], "ns/w1");
+}
+
+/// Fair sharing: `w0` (q1) and `w2` (q0) end with equal shares (200 each), so the DRS
+/// tournament takes the older `w0` first while `LessThanOrEqualToFinalShare` lets `w2`
+/// preempt it (kubernetes-sigs/kueue: pkg/scheduler/fair_sharing_iterator.go and
+/// pkg/scheduler/preemption/fairsharing/strategy.go): upstream loops at its default gates,
+/// and so does the engine, with the warning.
+#[test]
+fn fair_sharing_preempt_readmit_loop_is_reported() {
+    let mut y = rf("f");
+    let pol = "preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}";
+    y += &cq("q0", Some("co"), pol, &[vec![gpu("f", "3")]]);
+    y += &cq("q1", Some("co"), pol, &[vec![gpu("f", "2")]]);
+    y += &wl("w0", "q1", 2, 0, 1, &[("nvidia.com/gpu", "3")]);
+    y += &admitted("w1", "q0", "q0", 0, 1, 1, "f", &[("nvidia.com/gpu", "1", "1")]);
+    y += &wl("w2", "q0", 2, 2, 1, &[("nvidia.com/gpu", "3")]);
+    let imported = gpuquota_model::import_str("t.yaml", &y).unwrap();
+    let world = gpuquota_cohort::World::build(&imported.model).unwrap();
+    let settings = gpuquota_fairshare::config::settings_from_configuration(None, true).unwrap();
+    let r = gpuquota_cohort::fair::schedule(&world, &imported.model, settings, None).unwrap();
+    assert!(r.preempted.len() > 10);
+    assert_eq!(r.warnings.len(), 1);
+    assert!(
+        r.warnings[0]
+            .message
+            .starts_with("preemption loop: ns/w2 preempted ns/w0 "),
+        "{}",
+        r.warnings[0].message
+    );
+    // without a loop there is no warning and no `warnings` key in the JSON
+    let calm = run(&{
+        let mut y = rf("f");
+        y += &cq("q", None, "", &[vec![gpu("f", "1")]]);
+        y += &wl("a", "q", 0, 0, 1, &[("nvidia.com/gpu", "1")]);
+        y
+    });
+    assert!(calm.warnings.is_empty());
+    assert!(
+        serde_json::to_value(&calm)
+            .unwrap()
+            .get("warnings")
+            .is_none()
+    );
+}
