@@ -24,6 +24,19 @@ pub struct Problem {
     pub field: String,
     /// What is wrong.
     pub message: String,
+    /// The stable diagnostic code (`invalid` for field errors the API server would report,
+    /// [`codes::TREE_TOO_DEEP`] for the depth limit).
+    pub code: gpuquota_model::diag::Code,
+}
+
+impl Problem {
+    /// The problem as a [`gpuquota_model::diag::Diagnostic`] (severity error, engine `kueue`).
+    pub fn diagnostic(&self) -> gpuquota_model::diag::Diagnostic {
+        gpuquota_model::diag::Diagnostic::error(self.code, self.message.clone())
+            .object(self.kind, self.name.clone())
+            .field(self.field.clone())
+            .engine("kueue")
+    }
 }
 
 /// Every malformed object found while building a [`crate::World`]; nothing is built.

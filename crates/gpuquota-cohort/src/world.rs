@@ -327,6 +327,7 @@ impl Builder {
             name: name.to_owned(),
             field,
             message: message.into(),
+            code: gpuquota_model::diag::codes::INVALID,
         });
     }
 
@@ -488,6 +489,7 @@ impl Builder {
                     "Unsupported value: {value:?}: supported values: {}",
                     allowed.join(", ")
                 ),
+                code: gpuquota_model::diag::codes::INVALID,
             });
         };
         if let Some(q @ QueueingStrategy::Unknown(_)) = &s.queueing_strategy {
@@ -812,19 +814,26 @@ impl Builder {
                 parent_of[i] = cohort_id(p);
             }
         }
-        let mut in_cycle = vec![false; nc];
-        for start in 0..nc {
-            let mut seen = BTreeSet::new();
-            let mut cur = Some(start as NodeId);
-            while let Some(c) = cur {
-                if !seen.insert(c) {
-                    // c is on a cycle reachable from start: mark start's whole chain
-                    for &s in &seen {
-                        in_cycle[s as usize] = true;
-                    }
-                    break;
-                }
-                cur = parent_of[c as usize];
+        // one linear pass: a cohort whose chain enters a cycle has no depth
+        let depths = gpuquota_fairshare::tree::chain_depths(
+            &parent_of
+                .iter()
+                .map(|p| p.map(|x| x as usize))
+                .collect::<Vec<_>>(),
+        );
+        let in_cycle: Vec<bool> = depths.iter().map(Option::is_none).collect();
+        for (i, d) in depths.iter().enumerate() {
+            if *d == Some(gpuquota_model::limits::MAX_TREE_DEPTH + 1) {
+                self.problems.push(Problem {
+                    kind: "Cohort",
+                    name: cohort_list[i].clone(),
+                    field: "spec.parentName".into(),
+                    message: format!(
+                        "the cohort tree is deeper than {} levels (the limit every gpuquota engine applies; real platforms use 2 to 5)",
+                        gpuquota_model::limits::MAX_TREE_DEPTH
+                    ),
+                    code: crate::error::codes::TREE_TOO_DEEP,
+                });
             }
         }
         for i in 0..nc {

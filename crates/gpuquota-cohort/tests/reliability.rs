@@ -131,3 +131,51 @@ fn fair_sharing_preempt_readmit_loop_is_reported() {
             .is_none()
     );
 }
+
+/// A chain of `depth` cohorts (`c00000` the root) with one ClusterQueue under the deepest.
+pub(crate) fn chain(depth: usize) -> String {
+    let mut y = rf("f");
+    for i in 0..depth {
+        let parent = if i == 0 {
+            String::new()
+        } else {
+            format!("  parentName: c{:05}\n", i - 1)
+        };
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: c{i:05}}}\nspec:\n{parent}  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{{name: f, resources: [{{name: cpu, nominalQuota: 1}}]}}]\n---\n"
+        );
+    }
+    y += &cq(
+        "leaf",
+        Some(&format!("c{:05}", depth - 1)),
+        "",
+        &[vec![cpu("f", "1", None, None)]],
+    );
+    y += &wl("w", "leaf", 0, 0, 1, &[("cpu", "2")]);
+    y
+}
+
+/// `MAX_TREE_DEPTH` (1,000) levels are accepted; one more is an error naming the first
+/// cohort below the limit, with code `tree-too-deep`.
+#[test]
+fn cohort_trees_deeper_than_the_limit_are_refused() {
+    let ok = world(&chain(1000));
+    assert_eq!(ok.tree.nodes.len(), 1001);
+    let r = gpuquota_cohort::schedule(&ok, None);
+    // the leaf borrows 1 CPU from the chain above it
+    assert_eq!(admitted_names(&r), ["ns/w"]);
+
+    let imported = gpuquota_model::import_str("t.yaml", &chain(1001)).unwrap();
+    let err = gpuquota_cohort::World::build(&imported.model).unwrap_err();
+    assert_eq!(err.problems.len(), 1);
+    let p = &err.problems[0];
+    assert_eq!((p.kind, p.name.as_str()), ("Cohort", "c01000"));
+    assert_eq!(p.field, "spec.parentName");
+    assert_eq!(p.code.as_str(), "tree-too-deep");
+    let d = p.diagnostic();
+    assert_eq!(d.code, gpuquota_model::limits::TREE_TOO_DEEP);
+    assert_eq!(
+        d.to_string(),
+        "Cohort \"c01000\": spec.parentName: the cohort tree is deeper than 1000 levels (the limit every gpuquota engine applies; real platforms use 2 to 5)"
+    );
+}
