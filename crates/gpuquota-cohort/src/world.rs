@@ -1071,9 +1071,18 @@ impl Builder {
                     }
                 }
                 let spec = &ps.template.spec;
+                // upstream `podSetsCountsAfterReclaim` (ReclaimablePods gate, on by default):
+                // the pods a workload reports as reclaimable need no quota, whether it is
+                // admitted or pending (kubernetes-sigs/kueue: pkg/workload/workload.go)
+                let count = ps.count.max(0);
+                let reclaimable = w
+                    .status
+                    .as_ref()
+                    .and_then(|st| st.reclaimable_pods.iter().find(|r| r.name == ps.name))
+                    .map_or(0, |r| r.count.clamp(0, count));
                 pod_sets.push(PodSetInfo {
                     name: ps.name.clone(),
-                    count: ps.count.max(0),
+                    count: count - reclaimable,
                     min_count: ps.min_count,
                     per_pod,
                     node_selector: spec.node_selector.clone(),

@@ -179,3 +179,25 @@ fn cohort_trees_deeper_than_the_limit_are_refused() {
         "Cohort \"c01000\": spec.parentName: the cohort tree is deeper than 1000 levels (the limit every gpuquota engine applies; real platforms use 2 to 5)"
     );
 }
+
+/// A pending workload's `status.reclaimablePods` reduces what it asks for (upstream's
+/// ReclaimablePods gate, on by default; kubernetes-sigs/kueue: pkg/workload/workload.go,
+/// `podSetsCountsAfterReclaim`): 5 pods of which 2 are reclaimable need 3 pods' quota.
+#[test]
+fn reclaimable_pods_reduce_a_pending_request() {
+    let mut y = rf("f");
+    y += &cq("q", None, "", &[vec![cpu("f", "3", None, None)]]);
+    let mut w = wl("w", "q", 0, 0, 5, &[("cpu", "1")]);
+    w.truncate(w.len() - 4);
+    w += "status:\n  reclaimablePods:\n  - name: main\n    count: 2\n---\n";
+    y += &w;
+    let r = run(&y);
+    assert_eq!(admitted_names(&r), ["ns/w"]);
+    assert_eq!(r.admitted[0].pod_sets[0].count, 3);
+    // without the status the 5 pods exceed the ClusterQueue's 3 CPUs
+    let mut y = rf("f");
+    y += &cq("q", None, "", &[vec![cpu("f", "3", None, None)]]);
+    y += &wl("w", "q", 0, 0, 5, &[("cpu", "1")]);
+    let r = run(&y);
+    assert_eq!(pending_of(&r, "ns/w").reason, "ExceedsMaxQuota");
+}
