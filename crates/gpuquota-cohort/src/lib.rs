@@ -164,6 +164,7 @@
 
 pub mod assign;
 pub mod check;
+pub mod config;
 pub mod cycle;
 pub mod error;
 pub mod explain;

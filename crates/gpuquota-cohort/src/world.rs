@@ -25,6 +25,14 @@ pub type WlId = u32;
 
 const NONE_FR: u32 = u32::MAX;
 
+/// The pod-template annotations that ask for topology-aware scheduling
+/// (kubernetes-sigs/kueue: apis/kueue/v1beta2/topology_types.go).
+pub const TOPOLOGY_ANNOTATIONS: &[&str] = &[
+    "kueue.x-k8s.io/podset-required-topology",
+    "kueue.x-k8s.io/podset-preferred-topology",
+    "kueue.x-k8s.io/podset-unconstrained-topology",
+];
+
 /// A ResourceFlavor as the flavor assigner needs it.
 #[derive(Debug, Clone, Default)]
 pub struct FlavorInfo {
@@ -586,6 +594,28 @@ impl Builder {
                 "fair sharing is configured; this engine orders and preempts classically (fair sharing is the gpuquota-fairshare engine)",
             );
         }
+        // ---- Configuration: resources.excludeResourcePrefixes and transformations
+        let config_name = model
+            .configuration
+            .as_ref()
+            .map(|c| c.metadata.name.clone())
+            .unwrap_or_default();
+        let rules = match crate::config::ResourceRules::from_configuration(
+            model.configuration.as_ref(),
+        ) {
+            Ok((rules, warnings)) => {
+                for (field, message) in warnings {
+                    self.warn("Configuration", &config_name, format!("{field}: {message}"));
+                }
+                rules
+            }
+            Err(errors) => {
+                for (field, message) in errors {
+                    self.problem("Configuration", &config_name, field, message);
+                }
+                crate::config::ResourceRules::default()
+            }
+        };
         for d in &model.duplicates {
             self.warn(
                 "Object",
@@ -657,7 +687,11 @@ impl Builder {
         for w in &live {
             let mut v = Vec::new();
             for ps in &w.spec.pod_sets {
-                let req = ps.template.spec.effective_requests();
+                let req = ps
+                    .template
+                    .spec
+                    .effective_requests()
+                    .and_then(|r| rules.apply(&r));
                 if let Some(req) = &req {
                     for r in req.keys() {
                         res_names.insert(r.as_str().to_owned());
@@ -1017,6 +1051,23 @@ impl Builder {
             let mut pod_sets = Vec::with_capacity(n_ps);
             for (pi, ps) in w.spec.pod_sets.iter().enumerate() {
                 let base = format!("spec.podSets[{pi}]");
+                // topology-aware scheduling is not modelled: say so for every request of it
+                if ps.topology_request.is_some() {
+                    self.warn(
+                        "Workload",
+                        &key,
+                        format!("{base}.topologyRequest: topology-aware scheduling is not modelled; the PodSet is admitted by quota alone"),
+                    );
+                }
+                if let Some(meta) = &ps.template.metadata {
+                    for a in meta.annotations.keys().filter(|a| TOPOLOGY_ANNOTATIONS.contains(&a.as_str())) {
+                        self.warn(
+                            "Workload",
+                            &key,
+                            format!("{base}.template.metadata.annotations[{a}]: topology-aware scheduling is not modelled; the PodSet is admitted by quota alone"),
+                        );
+                    }
+                }
                 if ps.count < 0 {
                     self.problem(
                         "Workload",

@@ -1,6 +1,7 @@
 //! Scenario tests, one module per area; each test names the upstream behaviour it pins.
 
 mod common;
+mod configuration;
 mod cycle;
 mod fair_sharing;
 mod flavors;
