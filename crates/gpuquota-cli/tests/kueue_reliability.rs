@@ -25,7 +25,8 @@ fn write(test: &str, body: &str) -> String {
     p.display().to_string()
 }
 
-const RF: &str = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\n---\n";
+const RF: &str =
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\n---\n";
 
 fn cq(name: &str, cohort: &str, preemption: &str, nominal: u32) -> String {
     format!(
@@ -101,7 +102,12 @@ fn preemption_loop_is_reported_in_every_format() {
     let out = gpuquota(&["kueue", "schedule", "--output", "table", &f]);
     assert_eq!(out.status.code(), Some(0));
     let table = text(&out.stdout);
-    assert!(table.contains("\nwarnings (1):\n  preemption-loop\n    preemption loop: ns/w1 preempted ns/w0"), "{table}");
+    assert!(
+        table.contains(
+            "\nwarnings (1):\n  preemption-loop\n    preemption loop: ns/w1 preempted ns/w0"
+        ),
+        "{table}"
+    );
     for line in table.lines() {
         assert!(line.chars().count() <= 80, "too wide: {line}");
     }

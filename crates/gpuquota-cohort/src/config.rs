@@ -305,7 +305,8 @@ fn transformation(
 fn mul(a: Quantity, b: Quantity) -> Option<Quantity> {
     let (m1, e1) = a.as_decimal();
     let (m2, e2) = b.as_decimal();
-    Quantity::from_decimal(m1.checked_mul(m2)?, e1.checked_add(e2)?).map(|q| q.with_format(a.format()))
+    Quantity::from_decimal(m1.checked_mul(m2)?, e1.checked_add(e2)?)
+        .map(|q| q.with_format(a.format()))
 }
 
 fn add(a: Quantity, b: Quantity) -> Option<Quantity> {
@@ -333,7 +334,9 @@ mod tests {
             resources: Some(v),
             ..Configuration::default()
         };
-        ResourceRules::from_configuration(Some(&c)).expect("valid").0
+        ResourceRules::from_configuration(Some(&c))
+            .expect("valid")
+            .0
     }
 
     fn list(items: &[(&str, &str)]) -> ResourceList {
@@ -378,7 +381,10 @@ mod tests {
                  "outputs": {"example.com/total-memory": "1"}}]}"#,
         );
         let out = r
-            .apply(&list(&[("example.com/gpu-memory", "8Gi"), ("nvidia.com/gpu", "4")]))
+            .apply(&list(&[
+                ("example.com/gpu-memory", "8Gi"),
+                ("nvidia.com/gpu", "4"),
+            ]))
             .expect("fits");
         assert_eq!(
             out,

@@ -600,22 +600,21 @@ impl Builder {
             .as_ref()
             .map(|c| c.metadata.name.clone())
             .unwrap_or_default();
-        let rules = match crate::config::ResourceRules::from_configuration(
-            model.configuration.as_ref(),
-        ) {
-            Ok((rules, warnings)) => {
-                for (field, message) in warnings {
-                    self.warn("Configuration", &config_name, format!("{field}: {message}"));
+        let rules =
+            match crate::config::ResourceRules::from_configuration(model.configuration.as_ref()) {
+                Ok((rules, warnings)) => {
+                    for (field, message) in warnings {
+                        self.warn("Configuration", &config_name, format!("{field}: {message}"));
+                    }
+                    rules
                 }
-                rules
-            }
-            Err(errors) => {
-                for (field, message) in errors {
-                    self.problem("Configuration", &config_name, field, message);
+                Err(errors) => {
+                    for (field, message) in errors {
+                        self.problem("Configuration", &config_name, field, message);
+                    }
+                    crate::config::ResourceRules::default()
                 }
-                crate::config::ResourceRules::default()
-            }
-        };
+            };
         for d in &model.duplicates {
             self.warn(
                 "Object",
@@ -1060,7 +1059,11 @@ impl Builder {
                     );
                 }
                 if let Some(meta) = &ps.template.metadata {
-                    for a in meta.annotations.keys().filter(|a| TOPOLOGY_ANNOTATIONS.contains(&a.as_str())) {
+                    for a in meta
+                        .annotations
+                        .keys()
+                        .filter(|a| TOPOLOGY_ANNOTATIONS.contains(&a.as_str()))
+                    {
                         self.warn(
                             "Workload",
                             &key,

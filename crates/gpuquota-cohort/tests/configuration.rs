@@ -57,7 +57,11 @@ fn transformations_and_exclusions_decide_what_a_workload_asks_for() {
     let flavors = &r.admitted[0].pod_sets[0].flavors;
     assert_eq!(
         flavors.keys().map(String::as_str).collect::<Vec<_>>(),
-        ["cpu", "example.com/accelerator-memory", "example.com/credits"]
+        [
+            "cpu",
+            "example.com/accelerator-memory",
+            "example.com/credits"
+        ]
     );
     let b = pending_of(&r, "ns/b");
     assert_eq!(b.reason, "WaitingForQuota");
@@ -81,7 +85,9 @@ fn invalid_transformations_are_field_errors() {
             .iter()
             .map(ToString::to_string)
             .collect::<Vec<_>>(),
-        ["Configuration \"\": resources.transformations[0].strategy: Unsupported value: \"Swap\": supported values: Retain, Replace"]
+        [
+            "Configuration \"\": resources.transformations[0].strategy: Unsupported value: \"Swap\": supported values: Retain, Replace"
+        ]
     );
 }
 
@@ -111,7 +117,10 @@ fn unmodelled_configuration_and_topology_requests_are_warnings() {
         ]
     );
     // and it is still admitted by quota
-    assert_eq!(admitted_names(&gpuquota_cohort::schedule(&world, None)), ["ns/w"]);
+    assert_eq!(
+        admitted_names(&gpuquota_cohort::schedule(&world, None)),
+        ["ns/w"]
+    );
 }
 
 /// A ClusterQueue naming a ResourceFlavor that is not in the files is inactive, as upstream

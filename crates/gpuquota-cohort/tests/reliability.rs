@@ -101,7 +101,16 @@ fn fair_sharing_preempt_readmit_loop_is_reported() {
     y += &cq("q0", Some("co"), pol, &[vec![gpu("f", "3")]]);
     y += &cq("q1", Some("co"), pol, &[vec![gpu("f", "2")]]);
     y += &wl("w0", "q1", 2, 0, 1, &[("nvidia.com/gpu", "3")]);
-    y += &admitted("w1", "q0", "q0", 0, 1, 1, "f", &[("nvidia.com/gpu", "1", "1")]);
+    y += &admitted(
+        "w1",
+        "q0",
+        "q0",
+        0,
+        1,
+        1,
+        "f",
+        &[("nvidia.com/gpu", "1", "1")],
+    );
     y += &wl("w2", "q0", 2, 2, 1, &[("nvidia.com/gpu", "3")]);
     let imported = gpuquota_model::import_str("t.yaml", &y).unwrap();
     let world = gpuquota_cohort::World::build(&imported.model).unwrap();
