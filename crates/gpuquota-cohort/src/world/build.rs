@@ -380,42 +380,7 @@ impl Builder {
             n.children.sort_unstable();
         }
         let nfr = frt.frs.len();
-        let mut quotas = vec![FrQuota::default(); nodes.len() * nfr];
-        let mut fill = |node: usize, groups: &[ResourceGroup]| {
-            for g in groups {
-                for f in &g.flavors {
-                    for rq in &f.resources {
-                        let fr = frt.of(names.fid(&f.name), names.rid(rq.name.as_str()));
-                        if fr == NONE_FR {
-                            continue;
-                        }
-                        let q = &mut quotas[node * nfr + fr as usize];
-                        q.declared = true;
-                        q.nominal = rq
-                            .nominal_quota
-                            .as_ref()
-                            .map(|x| quantity_amount(x, &rq.name))
-                            .unwrap_or(Amount::ZERO);
-                        q.borrowing_limit = rq
-                            .borrowing_limit
-                            .as_ref()
-                            .map(|x| quantity_amount(x, &rq.name));
-                        q.lending_limit = rq
-                            .lending_limit
-                            .as_ref()
-                            .map(|x| quantity_amount(x, &rq.name));
-                    }
-                }
-            }
-        };
-        for (i, name) in cohort_list.iter().enumerate() {
-            if let Some(co) = model.cohorts.get(name) {
-                fill(i, &co.spec.resource_groups);
-            }
-        }
-        for (i, name) in cq_names.iter().enumerate() {
-            fill(nc + i, &model.cluster_queues[*name].spec.resource_groups);
-        }
+        let quotas = node_quotas(model, names, frt, &cohort_list, cq_names, nodes.len());
         let tree = QuotaTree::new(nodes, nfr, quotas);
         // roots in a cycle tree
         let cycle_root: Vec<bool> = (0..tree.nodes.len())
@@ -1005,6 +970,60 @@ fn flavor_resources(model: &Model, live: &[&Workload], names: &Names) -> FrTable
         index: fr_index,
         nres: names.resources.len(),
     }
+}
+
+/// Every node's declared quotas (cohorts `0..cohort_list.len()`, then ClusterQueues), dense
+/// by flavor-resource.
+///
+/// # Complexity
+/// O(N × F) for N nodes and F flavor-resources.
+fn node_quotas(
+    model: &Model,
+    names: &Names,
+    frt: &FrTable,
+    cohort_list: &[String],
+    cq_names: &[&String],
+    n_nodes: usize,
+) -> Vec<FrQuota> {
+    let nc = cohort_list.len();
+    let nfr = frt.frs.len();
+    let mut quotas = vec![FrQuota::default(); n_nodes * nfr];
+    let mut fill = |node: usize, groups: &[ResourceGroup]| {
+        for g in groups {
+            for f in &g.flavors {
+                for rq in &f.resources {
+                    let fr = frt.of(names.fid(&f.name), names.rid(rq.name.as_str()));
+                    if fr == NONE_FR {
+                        continue;
+                    }
+                    let q = &mut quotas[node * nfr + fr as usize];
+                    q.declared = true;
+                    q.nominal = rq
+                        .nominal_quota
+                        .as_ref()
+                        .map(|x| quantity_amount(x, &rq.name))
+                        .unwrap_or(Amount::ZERO);
+                    q.borrowing_limit = rq
+                        .borrowing_limit
+                        .as_ref()
+                        .map(|x| quantity_amount(x, &rq.name));
+                    q.lending_limit = rq
+                        .lending_limit
+                        .as_ref()
+                        .map(|x| quantity_amount(x, &rq.name));
+                }
+            }
+        }
+    };
+    for (i, name) in cohort_list.iter().enumerate() {
+        if let Some(co) = model.cohorts.get(name) {
+            fill(i, &co.spec.resource_groups);
+        }
+    }
+    for (i, name) in cq_names.iter().enumerate() {
+        fill(nc + i, &model.cluster_queues[*name].spec.resource_groups);
+    }
+    quotas
 }
 
 /// A workload's effective priority and the PriorityClass name of its pods.
