@@ -131,3 +131,40 @@ fn no_warnings_key_without_a_loop() {
     let out = gpuquota(&["kueue", "schedule", "--output", "table", &f]);
     assert!(!text(&out.stdout).contains("warnings"));
 }
+
+fn chain(depth: usize) -> String {
+    let mut y = RF.to_owned();
+    for i in 0..depth {
+        let parent = if i == 0 {
+            "{}".to_owned()
+        } else {
+            format!("{{parentName: c{:05}}}", i - 1)
+        };
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: c{i:05}}}\nspec: {parent}\n---\n"
+        );
+    }
+    y += &cq("leaf", &format!("c{:05}", depth - 1), "{}", 1);
+    y
+}
+
+/// 1,000 levels are accepted by every Kueue command; 1,001 are refused naming the cohort.
+#[test]
+fn deep_trees_are_refused_by_every_kueue_command() {
+    let ok = write("deep-ok", &chain(1000));
+    let deep = write("deep", &chain(1001));
+    for cmd in ["schedule", "quotas", "shares"] {
+        let out = gpuquota(&["kueue", cmd, &ok]);
+        assert_eq!(out.status.code(), Some(0), "{cmd}: {}", text(&out.stderr));
+        let out = gpuquota(&["kueue", cmd, &deep]);
+        assert_eq!(out.status.code(), Some(1), "{cmd}");
+        assert!(out.stdout.is_empty());
+        assert!(
+            text(&out.stderr).contains(
+                "error: Cohort \"c01000\": spec.parentName: the cohort tree is deeper than 1000 levels"
+            ),
+            "{cmd}: {}",
+            text(&out.stderr)
+        );
+    }
+}
