@@ -3,7 +3,11 @@
 //! JSON contracts (stdout, pretty printed):
 //! - `schedule`: `{"cycles", "admitted": [{workload, clusterQueue, cycle, podSets: [{name,
 //!   count, flavors}]}], "preempted": [{workload, clusterQueue, preemptor, reason, cycle}],
-//!   "pending": [{workload, clusterQueue, reason, message}]}`;
+//!   "pending": [{workload, clusterQueue, reason, message}], "warnings": [{severity, code,
+//!   kind, name, message, engine}]}` — `warnings` only when the run has one (a
+//!   `preemption-loop`: the same preemptor preempted the same victim twice), so runs without
+//!   one print what they always printed; each warning is also printed on stderr and, under
+//!   `--strict`, fails the command (exit 1, nothing on stdout);
 //! - `quotas`: `{"clusterQueues": {cq: {flavor: {resource: {nominal, borrowingLimit,
 //!   lendingLimit, usage, available, potentialAvailable}}}}, "cohorts": {cohort: {flavor:
 //!   {resource: {nominal, subtreeQuota, usage, borrowingLimit, lendingLimit}}}}}`;
@@ -164,6 +168,11 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
             } else {
                 gpuquota_cohort::schedule(&world, cycles)
             };
+            // decision warnings (a preempt/readmit loop): stderr, and in the report itself;
+            // under --strict they fail the command before anything is printed on stdout
+            if crate::common::print_diagnostics(&report.warnings) {
+                return Ok(ExitCode::from(1));
+            }
             match output {
                 OutputFormat::Json => print!("{}", to_json(&report)?),
                 OutputFormat::Table => print!("{}", schedule_table(&report)),
@@ -330,6 +339,16 @@ pub(crate) fn schedule_table(r: &ScheduleReport) -> String {
         );
         for line in wrap(&p.explanation, 74) {
             let _ = writeln!(out, "    {line}");
+        }
+    }
+    // only when there is one, so tables of runs without warnings stay as they were
+    if !r.warnings.is_empty() {
+        let _ = writeln!(out, "\nwarnings ({}):", r.warnings.len());
+        for w in &r.warnings {
+            let _ = writeln!(out, "  {}", w.code);
+            for line in wrap(&w.message, 74) {
+                let _ = writeln!(out, "    {line}");
+            }
         }
     }
     out

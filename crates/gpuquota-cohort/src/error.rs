@@ -2,6 +2,16 @@
 
 use std::fmt;
 
+/// The stable diagnostic codes this engine emits (see [`gpuquota_model::diag`]).
+pub mod codes {
+    use gpuquota_model::diag::Code;
+
+    /// The same preemptor preempted the same victim more than once in one run.
+    pub const PREEMPTION_LOOP: Code = Code::new("preemption-loop");
+    /// A cohort tree deeper than [`gpuquota_model::limits::MAX_TREE_DEPTH`].
+    pub const TREE_TOO_DEEP: Code = gpuquota_model::limits::TREE_TOO_DEEP;
+}
+
 /// One malformed object: the kind, the name, the field path and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, thiserror::Error)]
 #[error("{kind} {name:?}: {field}: {message}")]
@@ -14,6 +24,19 @@ pub struct Problem {
     pub field: String,
     /// What is wrong.
     pub message: String,
+    /// The stable diagnostic code (`invalid` for field errors the API server would report,
+    /// [`codes::TREE_TOO_DEEP`] for the depth limit).
+    pub code: gpuquota_model::diag::Code,
+}
+
+impl Problem {
+    /// The problem as a [`gpuquota_model::diag::Diagnostic`] (severity error, engine `kueue`).
+    pub fn diagnostic(&self) -> gpuquota_model::diag::Diagnostic {
+        gpuquota_model::diag::Diagnostic::error(self.code, self.message.clone())
+            .object(self.kind, self.name.clone())
+            .field(self.field.clone())
+            .engine("kueue")
+    }
 }
 
 /// Every malformed object found while building a [`crate::World`]; nothing is built.

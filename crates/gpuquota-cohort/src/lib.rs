@@ -108,7 +108,47 @@
 //!    within nominal, otherwise applies `LessThanOrEqualToFinalShare` then
 //!    `LessThanInitialShare` (or the configured list) with reason `InCohortFairSharing`.
 //!
+//! 10. **The Configuration's `resources` stanza is Kueue's** ([`config`]):
+//!     `excludeResourcePrefixes` drops requests, `transformations` (`Retain`/`Replace`,
+//!     `multiplyBy`, outputs per unit) rewrite every PodSet's per-pod requests before they are
+//!     multiplied by the pod count, as upstream's `totalRequestsFromPodSets` does
+//!     (kubernetes-sigs/kueue: pkg/workload/workload.go; types in
+//!     kubernetes-sigs/kueue: apis/config/v1beta2/configuration_types.go). Invalid entries are
+//!     field errors of the Configuration; `deviceClassMappings`, `quotaCheckStrategy:
+//!     IgnoreUndeclared` and every Configuration field that changes admission but is not
+//!     simulated (`waitForPodsReady`, `featureGates`, `multiKueue`, ...) are warnings naming
+//!     the field.
+//! 11. **Reclaimable pods need no quota**: a workload's `status.reclaimablePods` lowers its
+//!     PodSet counts, pending or admitted (upstream `podSetsCountsAfterReclaim`, the
+//!     ReclaimablePods gate on by default): 5 pods of which 2 are reclaimable ask for 3 pods'
+//!     quota.
+//! 12. **No silent loop**: when the same preemptor preempts the same victim twice in one run
+//!     (the victim was readmitted ahead of it), the report carries a `preemption-loop` warning
+//!     naming both ([`report::preemption_loops`]). The loop itself is upstream's: at its
+//!     default feature gates Kueue's classical iterator orders entries by borrowing level
+//!     before priority (kubernetes-sigs/kueue: pkg/scheduler/scheduler.go,
+//!     `makeClassicalIterator`) and its fair-sharing tournament by share, so a victim that
+//!     borrows less, or ties on share, is readmitted first; upstream breaks such loops only
+//!     with the alpha gate `PrioritizePreemptorWorkloads` (off by default; kueue PR #13797),
+//!     which the engine does not turn on. A run without `--cycles` then ends at the cycle cap.
+//! 13. **Bounded trees**: a cohort tree deeper than
+//!     [`gpuquota_model::limits::MAX_TREE_DEPTH`] (1,000) levels is refused with a
+//!     `tree-too-deep` error naming the first cohort below the limit (upstream Kueue sets no
+//!     limit; real platforms use 2 to 5 levels). Cycle and depth checks are one linear pass
+//!     ([`gpuquota_fairshare::tree::chain_depths`]).
+//! 14. **Bad input is an error, never a panic**: a resource group without
+//!     `coveredResources` (the key misspelt) is the field error upstream's CRD gives
+//!     (`MinItems=1`).
+//!
 //! # Contract notes (`gpuquota kueue schedule`)
+//!
+//! - The JSON has a `warnings` array (severity, code, kind, name, message, engine) only when
+//!   the run has a decision warning (a `preemption-loop`); every run without one prints
+//!   exactly the JSON it printed before the field existed. The same warnings go to stderr and
+//!   end the table; under `--strict` they fail the command (exit 1, nothing on stdout).
+//! - A ClusterQueue naming a ResourceFlavor that is not in the files is inactive, as upstream
+//!   marks it (`FlavorNotFound`); its workloads wait (`Suspended`, "ClusterQueue q is
+//!   inactive"). That is a warning, not an input error, so one file per object works.
 //!
 //! - `admitted` lists the workloads admitted during the run that are still admitted at the
 //!   end (a workload admitted and later preempted is not listed; one admitted twice is listed
@@ -144,8 +184,13 @@
 //! # Deliberate deviations
 //!
 //! - Topology-aware scheduling, admission checks, `PodsReady`, elastic workload slices,
-//!   `ConcurrentAdmission`, and the `resources.transformations` configuration are not
-//!   modelled (admission checks are treated as ready).
+//!   `ConcurrentAdmission` and Dynamic Resource Allocation are not modelled (admission checks
+//!   are treated as ready). Each use of them in the input is a warning naming the field or
+//!   annotation: `podSets[].topologyRequest`, the pod-template annotations
+//!   `kueue.x-k8s.io/podset-required-topology`, `podset-preferred-topology` and
+//!   `podset-unconstrained-topology`, `waitForPodsReady`, `resources.deviceClassMappings`.
+//!   Feature gates stay at their defaults (a `featureGates` stanza is a warning).
+//! - Cohort trees are limited to 1,000 levels (upstream has no limit).
 //! - A namespace ResourceQuota is checked at admission (requests and `pods` caps; `limits.*`
 //!   caps are reported as not enforced). Upstream Kueue leaves it to the API server.
 //! - `SchedulingEquivalenceHashing` compares the scheduling shape (priority and, per PodSet,
@@ -164,6 +209,7 @@
 
 pub mod assign;
 pub mod check;
+pub mod config;
 pub mod cycle;
 pub mod error;
 pub mod explain;

@@ -77,6 +77,11 @@ pub struct ScheduleReport {
     pub preempted: Vec<PreemptedOut>,
     /// Every workload not admitted at the end, by key.
     pub pending: Vec<PendingOut>,
+    /// Decision warnings of the run ([`crate::error::codes::PREEMPTION_LOOP`]); the JSON has
+    /// the field only when there is at least one, so every run without a warning prints
+    /// exactly what it printed before the field existed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<gpuquota_model::diag::Diagnostic>,
 }
 
 impl ScheduleReport {
@@ -148,8 +153,57 @@ impl ScheduleReport {
             admitted,
             preempted,
             pending,
+            warnings: preemption_loops(world, &s.preempted),
         }
     }
+}
+
+/// One warning per (preemptor, victim) pair that occurs more than once in a run: the victim
+/// was readmitted ahead of its preemptor and preempted again, the preempt/readmit loop that
+/// upstream Kueue also runs into when its scheduling order and its preemption rules disagree.
+///
+/// Sorted by the first cycle of the pair, then preemptor and victim key.
+///
+/// # Complexity
+/// O(P log P) for P preemptions.
+pub fn preemption_loops(
+    world: &World,
+    preempted: &[crate::cycle::PreemptedRecord],
+) -> Vec<gpuquota_model::diag::Diagnostic> {
+    let mut pairs: BTreeMap<(WlId, WlId), Vec<u32>> = BTreeMap::new();
+    for p in preempted {
+        pairs.entry((p.preemptor, p.wl)).or_default().push(p.cycle);
+    }
+    let mut loops: Vec<(u32, &str, &str, &[u32])> = pairs
+        .iter()
+        .filter(|(_, cycles)| cycles.len() > 1)
+        .map(|(&(pre, vic), cycles)| {
+            (
+                cycles[0],
+                world.workloads[pre as usize].key.as_str(),
+                world.workloads[vic as usize].key.as_str(),
+                cycles.as_slice(),
+            )
+        })
+        .collect();
+    loops.sort();
+    loops
+        .into_iter()
+        .map(|(_, pre, vic, cycles)| {
+            let shown: Vec<String> = cycles.iter().take(4).map(u32::to_string).collect();
+            let more = if cycles.len() > 4 { ", ..." } else { "" };
+            gpuquota_model::diag::Diagnostic::warning(
+                crate::error::codes::PREEMPTION_LOOP,
+                format!(
+                    "preemption loop: {pre} preempted {vic} {} times (cycles {}{more}); the victim is readmitted ahead of its preemptor each time because the scheduling order and the preemption rules disagree (upstream Kueue loops the same way at its default feature gates)",
+                    cycles.len(),
+                    shown.join(", "),
+                ),
+            )
+            .object("Workload", pre)
+            .engine("kueue")
+        })
+        .collect()
 }
 
 /// One ClusterQueue flavor-resource in `kueue quotas`.

@@ -1,12 +1,14 @@
 //! Scenario tests, one module per area; each test names the upstream behaviour it pins.
 
 mod common;
+mod configuration;
 mod cycle;
 mod fair_sharing;
 mod flavors;
 mod preemption;
 mod properties;
 mod quota;
+mod reliability;
 mod resource_quota;
 mod smoke;
 mod upstream;

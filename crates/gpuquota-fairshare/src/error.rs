@@ -53,6 +53,16 @@ pub enum FairShareError {
         /// A cohort on the cycle.
         cohort: String,
     },
+    /// The cohort tree is deeper than [`gpuquota_model::limits::MAX_TREE_DEPTH`] levels
+    /// (code [`gpuquota_model::limits::TREE_TOO_DEEP`]); upstream Kueue sets no limit.
+    #[error(
+        "Cohort \"{cohort}\": spec.parentName: the cohort tree is deeper than {} levels (the limit every gpuquota engine applies; real platforms use 2 to 5)",
+        gpuquota_model::limits::MAX_TREE_DEPTH
+    )]
+    TreeTooDeep {
+        /// The first cohort below the limit (at depth limit + 1).
+        cohort: String,
+    },
     /// An integer computation does not fit the integer type.
     #[error("{context}: arithmetic overflow")]
     Overflow {
@@ -82,6 +92,14 @@ pub enum FairShareError {
 }
 
 impl FairShareError {
+    /// The stable diagnostic code of the error.
+    pub fn code(&self) -> gpuquota_model::diag::Code {
+        match self {
+            FairShareError::TreeTooDeep { .. } => gpuquota_model::limits::TREE_TOO_DEEP,
+            _ => gpuquota_model::diag::codes::INVALID,
+        }
+    }
+
     pub(crate) fn invalid(
         object: impl Into<String>,
         field: impl Into<String>,

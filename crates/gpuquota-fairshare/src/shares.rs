@@ -135,29 +135,28 @@ pub fn workload_usage(wl: &Workload) -> Option<(String, FrQuantities)> {
 /// # Complexity
 /// O(N·F + W) for N nodes, F flavor-resources and W workloads.
 pub fn tree_from_model(model: &Model) -> Result<ModelTree, FairShareError> {
-    // Cohorts whose parent chain enters a cycle.
-    let parent_of = |c: &str| {
-        model
-            .cohorts
-            .get(c)
-            .and_then(|co| co.spec.parent_name.as_deref())
-    };
-    let mut cyclic: Vec<String> = Vec::new();
-    for name in model.cohorts.keys() {
-        let mut seen: Vec<&str> = vec![name.as_str()];
-        let mut cur = name.as_str();
-        while let Some(p) = parent_of(cur) {
-            if seen.contains(&p) {
-                cyclic.push(name.clone());
-                break;
-            }
-            seen.push(p);
-            cur = p;
-        }
-    }
+    // Cohorts whose parent chain enters a cycle (one linear pass).
+    let names: Vec<&String> = model.cohorts.keys().collect();
+    let parents: Vec<Option<usize>> = model
+        .cohorts
+        .values()
+        .map(|co| {
+            co.spec
+                .parent_name
+                .as_deref()
+                .and_then(|p| names.binary_search_by(|x| x.as_str().cmp(p)).ok())
+        })
+        .collect();
+    let cyclic: Vec<String> = crate::tree::chain_depths(&parents)
+        .iter()
+        .zip(&names)
+        .filter(|(d, _)| d.is_none())
+        .map(|(_, n)| (*n).clone())
+        .collect();
+    let cyclic_set: std::collections::BTreeSet<&str> = cyclic.iter().map(String::as_str).collect();
     let mut b = QuotaTreeBuilder::new();
     for (name, co) in &model.cohorts {
-        if cyclic.contains(name) {
+        if cyclic_set.contains(name.as_str()) {
             continue;
         }
         let object = format!("Cohort \"{name}\"");
@@ -174,7 +173,7 @@ pub fn tree_from_model(model: &Model) -> Result<ModelTree, FairShareError> {
     let mut excluded_cqs = Vec::new();
     for (name, cq) in &model.cluster_queues {
         let cohort = cq.spec.cohort_name.as_deref().filter(|c| !c.is_empty());
-        if cohort.is_some_and(|c| cyclic.iter().any(|x| x == c)) {
+        if cohort.is_some_and(|c| cyclic_set.contains(c)) {
             excluded_cqs.push(name.clone());
             continue;
         }
@@ -200,6 +199,7 @@ pub fn tree_from_model(model: &Model) -> Result<ModelTree, FairShareError> {
         }
     }
     let tree = b.build()?;
+    drop(cyclic_set);
     Ok(ModelTree {
         tree,
         excluded_cluster_queues: excluded_cqs,

@@ -259,19 +259,27 @@ impl QuotaTreeBuilder {
                 );
             }
         }
-        // Cycle detection.
-        for start in cohort_specs.keys() {
-            let mut cur = start.as_str();
-            let mut steps = 0usize;
-            while let Some(p) = cohort_specs.get(cur).and_then(|s| s.parent.as_deref()) {
-                steps += 1;
-                if p == start || steps > cohort_specs.len() {
-                    return Err(FairShareError::CohortCycle {
-                        cohort: start.clone(),
-                    });
-                }
-                cur = p;
-            }
+        // Cycle detection and the depth limit, in one linear pass: the first cohort (by name)
+        // whose chain enters a cycle, else the first at depth MAX_TREE_DEPTH + 1.
+        let names: Vec<&String> = cohort_specs.keys().collect();
+        let index = |n: &str| names.binary_search_by(|x| x.as_str().cmp(n)).ok();
+        let parents: Vec<Option<usize>> = cohort_specs
+            .values()
+            .map(|s| s.parent.as_deref().and_then(index))
+            .collect();
+        let depths = chain_depths(&parents);
+        if let Some(i) = depths.iter().position(Option::is_none) {
+            return Err(FairShareError::CohortCycle {
+                cohort: names[i].clone(),
+            });
+        }
+        if let Some(i) = depths
+            .iter()
+            .position(|d| *d == Some(gpuquota_model::limits::MAX_TREE_DEPTH + 1))
+        {
+            return Err(FairShareError::TreeTooDeep {
+                cohort: names[i].clone(),
+            });
         }
         // Flavor-resources.
         let mut fr_set: BTreeMap<FlavorResource, ()> = BTreeMap::new();
@@ -604,20 +612,23 @@ impl QuotaTree {
 
     #[allow(clippy::needless_range_loop)]
     fn compute_static(&mut self) {
-        // Children before parents: order by depth, deepest first.
-        let depth: Vec<usize> = (0..self.nodes.len())
-            .map(|i| {
-                let mut d = 0;
-                let mut n = NodeId(i);
-                while let Some(p) = self.nodes[n.0].parent {
-                    d += 1;
-                    n = p;
-                }
-                d
-            })
+        // Children before parents: order by depth, deepest first (depths in one linear pass;
+        // the builder has refused cycles already).
+        let parents: Vec<Option<usize>> =
+            self.nodes.iter().map(|n| n.parent.map(|p| p.0)).collect();
+        let depth: Vec<usize> = chain_depths(&parents)
+            .into_iter()
+            .map(|d| d.unwrap_or(1))
             .collect();
+        // every node's root, parents before children (the reverse of `order`)
+        let mut roots: Vec<NodeId> = (0..self.nodes.len()).map(NodeId).collect();
         let mut order: Vec<usize> = (0..self.nodes.len()).collect();
         order.sort_by(|a, b| depth[*b].cmp(&depth[*a]).then(a.cmp(b)));
+        for &i in order.iter().rev() {
+            if let Some(p) = self.nodes[i].parent {
+                roots[i] = roots[p.0];
+            }
+        }
         let nf = self.frs.len();
         for &i in &order {
             // SubtreeQuota = own nominal (+ children's contributions for cohorts).
@@ -671,7 +682,7 @@ impl QuotaTree {
         // Lendable at the parent: over every fr of the root's SubtreeQuota.
         for i in 0..self.nodes.len() {
             if let Some(p) = self.nodes[i].parent {
-                let root = self.root(p);
+                let root = roots[p.0];
                 let rootn = &self.nodes[root.0];
                 let parent = &self.nodes[p.0];
                 let l = lendable(
@@ -903,8 +914,67 @@ impl QuotaTree {
     }
 }
 
+/// The depth of every node of a forest given by parent indices: 1 for a root, one more per
+/// level below; `None` for a node whose parent chain enters a cycle.
+///
+/// Used for the cohort-cycle check and the depth limit
+/// ([`gpuquota_model::limits::MAX_TREE_DEPTH`]) by this crate and the Kueue engine.
+///
+/// # Complexity
+/// O(N): every node is walked once (the walk stops at the first node already known).
+pub fn chain_depths(parent: &[Option<usize>]) -> Vec<Option<usize>> {
+    const UNSEEN: u8 = 0;
+    const ON_PATH: u8 = 1;
+    const DONE: u8 = 2;
+    let n = parent.len();
+    let mut state = vec![UNSEEN; n];
+    let mut depth: Vec<Option<usize>> = vec![None; n];
+    let mut path = Vec::new();
+    for start in 0..n {
+        if state[start] != UNSEEN {
+            continue;
+        }
+        let mut cur = start;
+        let base = loop {
+            match state[cur] {
+                DONE => break depth[cur],
+                ON_PATH => break None,
+                _ => {}
+            }
+            state[cur] = ON_PATH;
+            path.push(cur);
+            match parent[cur].filter(|&p| p < n) {
+                None => break Some(0),
+                Some(p) => cur = p,
+            }
+        };
+        let mut d = base;
+        while let Some(v) = path.pop() {
+            d = d.map(|x| x + 1);
+            depth[v] = d;
+            state[v] = DONE;
+        }
+    }
+    depth
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn chain_depths_marks_cycles_and_counts_levels() {
+        // 0 <- 1 <- 2 (a chain), 3 <-> 4 (a cycle), 5 -> 4 (enters the cycle), 6 alone
+        let parent = [None, Some(0), Some(1), Some(4), Some(3), Some(4), None];
+        assert_eq!(
+            chain_depths(&parent),
+            [Some(1), Some(2), Some(3), None, None, None, Some(1)]
+        );
+        // a self-parent is a cycle
+        assert_eq!(chain_depths(&[Some(0)]), [None]);
+        // a long chain is linear (100,000 levels)
+        let long: Vec<Option<usize>> = (0..100_000usize).map(|i| i.checked_sub(1)).collect();
+        assert_eq!(chain_depths(&long)[99_999], Some(100_000));
+    }
+
     use super::*;
 
     /// kueue.md §3.4 worked example.

@@ -1,6 +1,7 @@
 //! Scenario and property tests of gpuquota-fairshare (one binary).
 
 mod afs_scenarios;
+mod deep_trees;
 mod drf_props;
 mod drs_scenarios;
 mod fuzz_smoke;
