@@ -69,6 +69,7 @@ pub mod resource;
 pub mod source;
 pub mod time;
 pub mod validate;
+pub mod workloads;
 
 pub use diag::{Code, Diagnostic, Diagnostics, Severity};
 pub use import::{Imported, Importer, Kind, Model, import_str};
