@@ -464,3 +464,157 @@ fn conversion_is_independent_of_document_order() {
     let two = import(&format!("{b}---\n{a}"));
     assert_eq!(one.model.workloads, two.model.workloads);
 }
+
+// ---- KAI's pod grouper ----
+
+fn pod_group<'a>(i: &'a Imported, key: &str) -> &'a gpuquota_model::kai::PodGroup {
+    i.model.pod_groups.get(key).unwrap_or_else(|| {
+        panic!(
+            "{key}: have {:?}; {:?}",
+            i.model.pod_groups.keys().collect::<Vec<_>>(),
+            warnings(i)
+        )
+    })
+}
+
+fn grouped_pods(i: &Imported, pg: &str) -> Vec<String> {
+    i.model
+        .pods
+        .iter()
+        .filter(|(_, p)| {
+            p.metadata
+                .annotations
+                .get("pod-group-name")
+                .map(String::as_str)
+                == Some(pg)
+        })
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+const KAI_TEMPLATE: &str = "{spec: {schedulerName: kai-scheduler, containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}}";
+
+#[test]
+fn kai_job_becomes_a_podgroup_with_runai_queue_and_train_priority() {
+    let job = format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: train, namespace: team-a, uid: u1, labels: {{runai/queue: team-a}}, annotations: {{kai.scheduler/batch-min-member: \"2\"}}}}\n\
+         spec: {{parallelism: 3, template: {KAI_TEMPLATE}}}\n"
+    );
+    let i = import(&job);
+    let pg = pod_group(&i, "team-a/pg-train-u1");
+    assert_eq!(pg.spec.queue, "team-a");
+    assert_eq!(pg.spec.min_member, Some(2));
+    assert_eq!(pg.spec.priority_class_name.as_deref(), Some("train"));
+    assert_eq!(
+        grouped_pods(&i, "pg-train-u1"),
+        vec!["team-a/train-0", "team-a/train-1", "team-a/train-2"]
+    );
+    // No Kueue queue name: no Workload, and no "not managed" warning (KAI manages it).
+    assert!(i.model.workloads.is_empty());
+    assert!(i.warnings.is_empty(), "{:?}", warnings(&i));
+}
+
+#[test]
+fn kai_queue_label_precedence_and_project_fallback() {
+    let job = format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: a, namespace: ns, labels: {{kai.scheduler/queue: kai-q, runai/queue: runai-q}}}}\nspec: {{template: {KAI_TEMPLATE}}}\n---\n\
+         apiVersion: batch/v1\nkind: Job\nmetadata: {{name: b, namespace: ns, labels: {{project: p1}}}}\nspec: {{template: {KAI_TEMPLATE}}}\n---\n\
+         apiVersion: batch/v1\nkind: Job\nmetadata: {{name: c, namespace: ns}}\nspec: {{template: {KAI_TEMPLATE}}}\n"
+    );
+    let i = import(&job);
+    assert_eq!(pod_group(&i, "ns/pg-a-").spec.queue, "kai-q");
+    assert_eq!(pod_group(&i, "ns/pg-b-").spec.queue, "p1");
+    assert_eq!(pod_group(&i, "ns/pg-c-").spec.queue, "default-queue");
+}
+
+#[test]
+fn kai_deployment_groups_each_pod_with_inference_priority() {
+    let d = format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: ns}}\nspec: {{replicas: 2, template: {KAI_TEMPLATE}}}\n"
+    );
+    let i = import(&d);
+    for n in ["ns/pg-web-0-", "ns/pg-web-1-"] {
+        let pg = pod_group(&i, n);
+        assert_eq!(pg.spec.min_member, Some(1));
+        assert_eq!(pg.spec.priority_class_name.as_deref(), Some("inference"));
+    }
+}
+
+#[test]
+fn kai_kubeflow_min_member_is_the_sum_of_replicas_or_min_available() {
+    let pt = format!(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {{name: pt, namespace: ns, uid: u}}\n\
+         spec: {{pytorchReplicaSpecs: {{Master: {{replicas: 1, template: {KAI_TEMPLATE}}}, Worker: {{replicas: 3, template: {KAI_TEMPLATE}}}}}}}\n---\n\
+         apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {{name: tf, namespace: ns, uid: u}}\n\
+         spec: {{runPolicy: {{schedulingPolicy: {{minAvailable: 2}}}}, tfReplicaSpecs: {{Worker: {{replicas: 4, template: {KAI_TEMPLATE}}}}}}}\n"
+    );
+    let i = import(&pt);
+    assert_eq!(pod_group(&i, "ns/pg-pt-u").spec.min_member, Some(4));
+    assert_eq!(grouped_pods(&i, "pg-pt-u").len(), 4);
+    assert_eq!(pod_group(&i, "ns/pg-tf-u").spec.min_member, Some(2));
+}
+
+#[test]
+fn kai_ray_min_member_counts_head_and_worker_minimums() {
+    let rc = format!(
+        "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {{name: rc, namespace: ns, uid: u, labels: {{ray.io/priority-class-name: build}}}}\n\
+         spec:\n  headGroupSpec: {{template: {KAI_TEMPLATE}}}\n  workerGroupSpecs:\n\
+         \x20 - {{groupName: a, replicas: 4, minReplicas: 2, template: {KAI_TEMPLATE}}}\n\
+         \x20 - {{groupName: b, replicas: 1, numOfHosts: 2, template: {KAI_TEMPLATE}}}\n\
+         \x20 - {{groupName: idle, replicas: 0, minReplicas: 0, template: {KAI_TEMPLATE}}}\n"
+    );
+    let i = import(&rc);
+    let pg = pod_group(&i, "ns/pg-rc-u");
+    assert_eq!(pg.spec.min_member, Some(1 + 2 + 2));
+    assert_eq!(pg.spec.priority_class_name.as_deref(), Some("build"));
+    assert_eq!(grouped_pods(&i, "pg-rc-u").len(), 1 + 4 + 2);
+}
+
+#[test]
+fn kai_leaderworkerset_has_one_podgroup_per_group_of_size() {
+    let lws = format!(
+        "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {{name: lws, namespace: ns, uid: u}}\n\
+         spec: {{replicas: 2, leaderWorkerTemplate: {{size: 3, workerTemplate: {KAI_TEMPLATE}}}}}\n"
+    );
+    let i = import(&lws);
+    for g in ["ns/pg-lws-u-group-0", "ns/pg-lws-u-group-1"] {
+        assert_eq!(pod_group(&i, g).spec.min_member, Some(3));
+    }
+    assert_eq!(
+        grouped_pods(&i, "pg-lws-u-group-1"),
+        vec!["ns/lws-1", "ns/lws-1-1", "ns/lws-1-2"]
+    );
+}
+
+#[test]
+fn kai_jobset_gang_and_cronjob_warning() {
+    let objs = format!(
+        "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {{name: js, namespace: ns, uid: u}}\n\
+         spec: {{replicatedJobs: [{{name: w, replicas: 2, template: {{spec: {{parallelism: 2, template: {KAI_TEMPLATE}}}}}}}]}}\n---\n\
+         apiVersion: batch/v1\nkind: CronJob\nmetadata: {{name: cj, namespace: ns}}\nspec: {{schedule: \"0 2 * * *\", jobTemplate: {{spec: {{template: {KAI_TEMPLATE}}}}}}}\n"
+    );
+    let i = import(&objs);
+    assert_eq!(pod_group(&i, "ns/pg-js-u").spec.min_member, Some(4));
+    let w = warnings(&i);
+    assert!(
+        w.iter()
+            .any(|m| m.contains("CronJob") && m.contains("no pods")),
+        "{w:?}"
+    );
+    assert!(
+        w.iter().any(|m| m.contains("sub-groups are not modelled")),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn kai_existing_pods_of_a_job_are_annotated_not_duplicated() {
+    let objs = format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: train, namespace: ns, uid: u}}\nspec: {{parallelism: 2, template: {KAI_TEMPLATE}}}\n---\n\
+         apiVersion: v1\nkind: Pod\nmetadata: {{name: train-abcde, namespace: ns, ownerReferences: [{{apiVersion: batch/v1, kind: Job, name: train, uid: u, controller: true}}]}}\n\
+         spec: {{schedulerName: kai-scheduler, containers: [{{name: c}}]}}\nstatus: {{phase: Running}}\n"
+    );
+    let i = import(&objs);
+    assert_eq!(grouped_pods(&i, "pg-train-u"), vec!["ns/train-abcde"]);
+    assert_eq!(i.model.pods.len(), 1);
+}

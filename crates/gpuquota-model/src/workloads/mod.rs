@@ -485,10 +485,10 @@ pub fn convert(model: &mut Model) -> Warnings {
         }
     }
     for (key, pod) in kai_out.pods {
-        model.pods.entry(key).or_insert(pod);
+        model.pods.insert(key, pod);
     }
     for (key, was_used) in used {
-        if was_used || kueue_out.explained.contains(&key) {
+        if was_used || kueue_out.explained.contains(&key) || kai_out.explained.contains(&key) {
             continue;
         }
         if let Some(obj) = model.workload_objects.get(&key) {
