@@ -758,7 +758,7 @@ impl Importer {
         // Jobs, JobSets, … become Kueue Workloads and KAI PodGroups (crate::workloads).
         for (origin, d) in crate::workloads::convert(&mut self.model).0 {
             let origin = origin.unwrap_or_else(|| Origin {
-                source: String::new(),
+                source: "converted objects".into(),
                 document: 0,
             });
             let opt = |s: String| Some(s).filter(|s| !s.is_empty());

@@ -618,3 +618,70 @@ fn kai_existing_pods_of_a_job_are_annotated_not_duplicated() {
     assert_eq!(grouped_pods(&i, "pg-train-u"), vec!["ns/train-abcde"]);
     assert_eq!(i.model.pods.len(), 1);
 }
+
+// ---- NVIDIA device plugin sharing ----
+
+const SHARING: &str = r#"apiVersion: v1
+kind: ConfigMap
+metadata: {name: time-slicing-config, namespace: gpu-operator}
+data:
+  any: |-
+    version: v1
+    sharing:
+      timeSlicing:
+        renameByDefault: false
+        resources:
+        - name: nvidia.com/gpu
+          replicas: 4
+  shared: |-
+    version: v1
+    sharing:
+      timeSlicing:
+        renameByDefault: true
+        failRequestsGreaterThanOne: true
+        resources:
+        - name: nvidia.com/gpu
+          replicas: 2
+---
+"#;
+
+#[test]
+fn time_slicing_sets_the_advertised_gpu_count_per_node() {
+    let nodes = "apiVersion: v1\nkind: Node\nmetadata: {name: a, labels: {nvidia.com/device-plugin.config: any, nvidia.com/gpu.count: \"8\"}}\nstatus: {allocatable: {nvidia.com/gpu: \"8\"}}\n---\n\
+                 apiVersion: v1\nkind: Node\nmetadata: {name: b, labels: {nvidia.com/device-plugin.config: shared}}\nstatus: {allocatable: {nvidia.com/gpu: \"4\"}}\n---\n\
+                 apiVersion: v1\nkind: Node\nmetadata: {name: c, labels: {nvidia.com/device-plugin.config: any, nvidia.com/gpu.replicas: \"4\"}}\nstatus: {allocatable: {nvidia.com/gpu: \"32\"}}\n";
+    let i = import(&format!("{SHARING}{nodes}"));
+    let gpu = |n: &str, r: &str| {
+        i.model.nodes[n]
+            .status
+            .allocatable
+            .get(&gpuquota_model::ResourceName::new(r))
+            .map(ToString::to_string)
+    };
+    assert_eq!(gpu("a", "nvidia.com/gpu").as_deref(), Some("32"));
+    assert_eq!(gpu("b", "nvidia.com/gpu.shared").as_deref(), Some("8"));
+    assert_eq!(gpu("b", "nvidia.com/gpu"), None);
+    // Already advertised by the plugin: unchanged.
+    assert_eq!(gpu("c", "nvidia.com/gpu").as_deref(), Some("32"));
+    assert_eq!(
+        i.model.nodes["a"].metadata.labels["nvidia.com/gpu.sharing-strategy"],
+        "time-slicing"
+    );
+}
+
+#[test]
+fn departments_sharing_a_time_sliced_gpu_are_warned_about() {
+    let objs = "apiVersion: v1\nkind: Node\nmetadata: {name: a, labels: {nvidia.com/device-plugin.config: any}}\nstatus: {allocatable: {nvidia.com/gpu: \"1\"}}\n---\n\
+                apiVersion: v1\nkind: Namespace\nmetadata: {name: ns-a, labels: {department: research}}\n---\n\
+                apiVersion: v1\nkind: Namespace\nmetadata: {name: ns-b, labels: {department: finance}}\n---\n\
+                apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns-a}\nspec: {nodeName: a, containers: [{name: c}]}\nstatus: {phase: Running}\n---\n\
+                apiVersion: v1\nkind: Pod\nmetadata: {name: q, namespace: ns-b}\nspec: {nodeName: a, containers: [{name: c}]}\nstatus: {phase: Running}\n";
+    let i = import(&format!("{SHARING}{objs}"));
+    let w = warnings(&i);
+    assert!(
+        w.iter().any(|m| m.contains("Node \"a\"")
+            && m.contains("finance, research")
+            && m.contains("no memory or fault isolation")),
+        "{w:?}"
+    );
+}

@@ -136,7 +136,8 @@
 //! Core `v1` ConfigMaps are read ([`ConfigMap`]); their `data` is unwrapped where it holds
 //! a known configuration: Kueue's manager configuration (key
 //! `controller_manager_config.yaml`) is imported as the Kueue Configuration. Other
-//! ConfigMaps are kept and produce no warning.
+//! ConfigMaps are kept and produce no warning. The NVIDIA device plugin's sharing
+//! configuration (time-slicing, MPS) sets the GPUs each node advertises; see [`sharing`].
 //!
 //! [`PodSpec::effective_requests`]: crate::core::PodSpec::effective_requests
 
@@ -145,6 +146,7 @@ pub mod kai;
 pub mod kinds;
 pub mod kueue;
 pub mod names;
+pub mod sharing;
 
 use std::collections::BTreeMap;
 
@@ -173,6 +175,8 @@ pub mod codes {
     pub const SHADOWED: Code = Code::new("shadowed");
     /// A legacy spelling read for compatibility.
     pub const LEGACY: Code = Code::new("legacy");
+    /// Workloads of different departments share GPU replicas without isolation.
+    pub const NO_ISOLATION: Code = Code::new("no-isolation");
 }
 
 /// The kinds of workload objects the conversions read.
@@ -447,6 +451,7 @@ impl Warnings {
 /// `O(n log n)` in the number of objects and pods.
 pub fn convert(model: &mut Model) -> Warnings {
     let mut warnings = Warnings::default();
+    sharing::apply(model, &mut warnings);
     let kueue_out = kueue::convert(model, &mut warnings);
     let kai_out = kai::convert(model, &mut warnings);
     let mut used: BTreeMap<String, bool> = BTreeMap::new();
