@@ -685,3 +685,60 @@ fn departments_sharing_a_time_sliced_gpu_are_warned_about() {
         "{w:?}"
     );
 }
+
+#[test]
+fn huge_counts_are_refused_with_a_warning_not_expanded() {
+    let objs = format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: huge, namespace: ns}}\nspec: {{parallelism: 2000000000, template: {KAI_TEMPLATE}}}\n---\n\
+         apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: many, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}}}\nspec: {{replicas: 2000000000, template: {{spec: {{containers: [{{name: c}}]}}}}}}\n---\n\
+         apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {{name: js, namespace: ns}}\n\
+         spec: {{replicatedJobs: [{{name: w, replicas: 9000, template: {{spec: {{parallelism: 9000, template: {KAI_TEMPLATE}}}}}}}]}}\n"
+    );
+    let i = import(&objs);
+    assert!(i.model.pod_groups.is_empty());
+    assert!(i.model.pods.is_empty());
+    assert!(i.model.workloads.is_empty());
+    assert_eq!(
+        warnings(&i)
+            .iter()
+            .filter(|w| w.contains("not converted"))
+            .count(),
+        3,
+        "{:?}",
+        warnings(&i)
+    );
+}
+
+proptest::proptest! {
+    /// Any set of Jobs, in any document order, converts to the same Workloads, one per Job,
+    /// each counting min(parallelism, completions) pods.
+    #[test]
+    fn job_conversion_is_order_independent_and_counts_pods(
+        jobs in proptest::collection::vec((1i32..50, proptest::option::of(1i32..50)), 1..8),
+        rotate in 0usize..8,
+    ) {
+        let docs: Vec<String> = jobs
+            .iter()
+            .enumerate()
+            .map(|(n, (p, c))| {
+                let completions = c.map(|c| format!(", completions: {c}")).unwrap_or_default();
+                format!("apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j{n}, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}}}\nspec: {{parallelism: {p}{completions}, template: {{spec: {{containers: [{{name: c}}]}}}}}}\n")
+            })
+            .collect();
+        let mut rotated = docs.clone();
+        rotated.rotate_left(rotate % docs.len());
+        let a = import(&docs.join("---\n"));
+        let b = import(&rotated.join("---\n"));
+        proptest::prop_assert_eq!(&a.model.workloads, &b.model.workloads);
+        proptest::prop_assert_eq!(a.model.workloads.len(), jobs.len());
+        for (n, (p, c)) in jobs.iter().enumerate() {
+            let w = a
+                .model
+                .workloads
+                .values()
+                .find(|w| w.metadata.name.starts_with(&format!("job-j{n}-")))
+                .expect("converted");
+            proptest::prop_assert_eq!(w.spec.pod_sets[0].count, c.map_or(*p, |c| c.min(*p)));
+        }
+    }
+}

@@ -53,7 +53,9 @@ use super::kinds::{
     JobSetSpec, JobSpec, KubeflowSpec, LeaderWorkerSetSpec, RayClusterSpec, RayJobSpec,
     ReplicaSpec, ReplicatedPodsSpec,
 };
-use super::{ObjectKind, Warnings, WorkloadObject, codes, controller_owner};
+use super::{
+    MAX_CONVERTED_PER_OBJECT, ObjectKind, Warnings, WorkloadObject, capped, codes, controller_owner,
+};
 use crate::core::{Pod, PodStatus};
 use crate::import::{Model, Origin};
 use crate::kai::{POD_GROUP_ANNOTATION, PodGroup, PodGroupSpec, builtin_priority_class};
@@ -120,7 +122,18 @@ pub(crate) fn convert(model: &Model, warnings: &mut Warnings) -> Output {
         {
             continue;
         }
-        match plan(obj) {
+        let planned = plan(obj).and_then(|p| {
+            let pods: usize = p
+                .as_ref()
+                .map_or(0, |(plans, _)| plans.iter().map(|g| g.pods.len()).sum());
+            if pods > MAX_CONVERTED_PER_OBJECT as usize {
+                return Err(format!(
+                    "its pods number more than {MAX_CONVERTED_PER_OBJECT}; not converted"
+                ));
+            }
+            Ok(p)
+        });
+        match planned {
             Ok(None) => {}
             Ok(Some((plans, warning))) => {
                 if let Some(w) = warning {
@@ -152,13 +165,30 @@ pub(crate) fn convert(model: &Model, warnings: &mut Warnings) -> Output {
     out
 }
 
-fn pods_of(base: &str, template: &PodTemplateSpec, n: i32) -> Vec<PodPlan> {
-    (0..n.max(0))
-        .map(|i| PodPlan {
-            name: format!("{base}-{i}"),
-            template: template.clone(),
-        })
-        .collect()
+fn pods_of(base: &str, template: &PodTemplateSpec, n: i32) -> Result<Vec<PodPlan>, String> {
+    let mut v = Vec::new();
+    push_pods(&mut v, base, template, n)?;
+    Ok(v)
+}
+
+/// Adds `n` pods named `<base>-<i>`, refusing to grow past [`MAX_CONVERTED_PER_OBJECT`].
+fn push_pods(
+    pods: &mut Vec<PodPlan>,
+    base: &str,
+    template: &PodTemplateSpec,
+    n: i32,
+) -> Result<(), String> {
+    let n = usize::try_from(n.max(0)).unwrap_or(0);
+    if pods.len().saturating_add(n) > MAX_CONVERTED_PER_OBJECT as usize {
+        return Err(format!(
+            "its pods number more than {MAX_CONVERTED_PER_OBJECT}; not converted"
+        ));
+    }
+    pods.extend((0..n).map(|i| PodPlan {
+        name: format!("{base}-{i}"),
+        template: template.clone(),
+    }));
+    Ok(())
 }
 
 type Plans = Option<(Vec<GroupPlan>, Option<String>)>;
@@ -185,7 +215,7 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
             if !is_kai(&spec.template) {
                 return Ok(None);
             }
-            let pods = pods_of(name, &spec.template, spec.pods_count());
+            let pods = pods_of(name, &spec.template, spec.pods_count())?;
             Some((vec![one(annotation_min.unwrap_or(1), pods, "train")], None))
         }
         ObjectKind::CronJob => {
@@ -206,7 +236,7 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
             }
             let n = spec.replicas.unwrap_or(1);
             if obj.kind == ObjectKind::Deployment {
-                let plans = (0..n.max(0))
+                let plans = (0..capped(n, "spec.replicas")?)
                     .map(|i| GroupPlan {
                         name: format!("pg-{name}-{i}-"),
                         min_member: 1,
@@ -220,7 +250,7 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
                 Some((plans, None))
             } else {
                 Some((
-                    vec![one(1, pods_of(name, &spec.template, n), "train")],
+                    vec![one(1, pods_of(name, &spec.template, n)?, "train")],
                     None,
                 ))
             }
@@ -253,11 +283,12 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
             for (t, r) in specs.iter() {
                 let n = r.replicas.unwrap_or(1);
                 total = total.saturating_add(n);
-                pods.extend(pods_of(
+                push_pods(
+                    &mut pods,
                     &format!("{name}-{}", t.to_lowercase()),
                     &r.template,
                     n,
-                ));
+                )?;
             }
             if obj.kind == ObjectKind::PaddleJob {
                 return Ok(Some((vec![one(1, pods, "train")], None)));
@@ -290,7 +321,8 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
                     .and_then(Value::as_str)
                     == Some("WaitForWorkersReady")
             {
-                min -= specs.get("Launcher").and_then(|l| l.replicas).unwrap_or(1);
+                min =
+                    min.saturating_sub(specs.get("Launcher").and_then(|l| l.replicas).unwrap_or(1));
             }
             Some((vec![one(min, pods, "train")], None))
         }
@@ -323,11 +355,12 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
                 let hosts = wg.num_of_hosts.unwrap_or(1).max(1);
                 let group_min = if lo > 0 { lo } else { desired }.saturating_mul(hosts);
                 min = min.saturating_add(group_min);
-                pods.extend(pods_of(
+                push_pods(
+                    &mut pods,
                     &format!("{name}-{}-worker", wg.group_name.to_lowercase()),
                     &wg.template,
                     desired.saturating_mul(hosts),
-                ));
+                )?;
             }
             Some((vec![one(min, pods, "train")], None))
         }
@@ -344,7 +377,10 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
                  modelled as one gang of the whole group"
                     .to_owned()
             });
-            let plans = (0..spec.replicas.unwrap_or(1).max(0))
+            let size = capped(size, "spec.leaderWorkerTemplate.size")?;
+            let groups = capped(spec.replicas.unwrap_or(1), "spec.replicas")?;
+            capped(groups.saturating_mul(size), "replicas × size")?;
+            let plans = (0..groups)
                 .map(|g| {
                     let mut pods = vec![PodPlan {
                         name: format!("{name}-{g}"),
@@ -388,12 +424,13 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
             let mut min = 0i32;
             for (i, rj) in spec.replicated_jobs.iter().enumerate() {
                 let per = rj.template.spec.pods_count();
-                for j in 0..rj.replicas.unwrap_or(1).max(0) {
-                    pods.extend(pods_of(
+                for j in 0..capped(rj.replicas.unwrap_or(1), "replicatedJobs[].replicas")? {
+                    push_pods(
+                        &mut pods,
                         &format!("{name}-{}-{j}", rj.name),
                         &rj.template.spec.template,
                         per,
-                    ));
+                    )?;
                     if !in_order || i == 0 {
                         min = min.saturating_add(per);
                     }

@@ -10,7 +10,7 @@ use super::kinds::{
     ReplicaSpec, ReplicatedPodsSpec,
 };
 use super::names::{role_hash, workload_name};
-use super::{ObjectKind, Warnings, WorkloadObject, codes, controller_owner};
+use super::{ObjectKind, Warnings, WorkloadObject, capped, codes, controller_owner};
 use crate::core::{Container, Pod, ResourceRequirements};
 use crate::import::{Model, Origin};
 use crate::kueue::{
@@ -819,7 +819,7 @@ impl Ctx<'_> {
                     min_count: None,
                     topology_request: None,
                 });
-                ("worker", size - 1)
+                ("worker", size.saturating_sub(1))
             }
             None => ("main", size),
         };
@@ -831,7 +831,7 @@ impl Ctx<'_> {
             topology_request: None,
         });
         let uid = obj.metadata.uid.as_deref().unwrap_or("");
-        for i in 0..spec.replicas.unwrap_or(1).max(0) {
+        for i in 0..capped(spec.replicas.unwrap_or(1), "spec.replicas")? {
             let name = workload_name(
                 "LeaderWorkerSet",
                 "leaderworkerset.x-k8s.io",
@@ -890,7 +890,7 @@ impl Ctx<'_> {
 
     fn deployment(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
         let spec: ReplicatedPodsSpec = obj.spec_as()?;
-        for i in 0..spec.replicas.unwrap_or(1).max(0) {
+        for i in 0..capped(spec.replicas.unwrap_or(1), "spec.replicas")? {
             let pod_name = format!("{}-{i}", obj.metadata.name);
             let ps = PodSet {
                 name: "main".into(),

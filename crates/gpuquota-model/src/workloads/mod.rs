@@ -92,8 +92,10 @@
 //!   Kueue applies them to the stored Workload at admission. LimitRanges are not read.
 //! - A finished object (Job condition `Complete`/`Failed`, Pod phase `Succeeded`/`Failed`)
 //!   becomes a Workload with condition `Finished=True`, which the engines skip. A running,
-//!   unsuspended object is converted as pending with a warning: its admission (flavors) is
-//!   not in the object.
+//!   unsuspended Job (`status.active` or `status.startTime` set) is converted as pending with
+//!   a warning: its admission (flavors) is not in the object.
+//! - An object asking for more than [`MAX_CONVERTED_PER_OBJECT`] Workloads or pods is
+//!   skipped with a warning.
 //! - Topology annotations on pod templates (`kueue.x-k8s.io/podset-required-topology`,
 //!   `podset-preferred-topology`, `podset-unconstrained-topology`,
 //!   `podset-slice-required-topology`, `podset-slice-size`, `podset-group-name`) are not
@@ -158,6 +160,23 @@ pub use configmap::ConfigMap;
 use crate::diag::{Code, Diagnostic};
 use crate::import::{Model, Origin};
 use crate::meta::ObjectMeta;
+
+/// The most Workloads or pods one object is converted into: an object asking for more (a
+/// Job with `parallelism: 2000000000`) is skipped with a warning instead of exhausting
+/// memory. Real objects stay far below it.
+pub const MAX_CONVERTED_PER_OBJECT: i32 = 10_000;
+
+/// `n` if it is at most [`MAX_CONVERTED_PER_OBJECT`], else the warning's message.
+pub(crate) fn capped(n: i32, what: &str) -> Result<i32, String> {
+    if n > MAX_CONVERTED_PER_OBJECT {
+        Err(format!(
+            "{what} is {n}, more than the {MAX_CONVERTED_PER_OBJECT} objects one object is \
+             converted into; not converted"
+        ))
+    } else {
+        Ok(n.max(0))
+    }
+}
 
 /// Codes the conversions emit.
 pub mod codes {
