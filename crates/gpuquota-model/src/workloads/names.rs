@@ -251,6 +251,28 @@ mod tests {
         assert!(name.starts_with("job-xxx"));
     }
 
+    /// kubernetes-sigs/kueue: pkg/controller/jobframework/workload_names_test.go, "short
+    /// name, without extra".
+    #[test]
+    fn workload_name_matches_upstreams_test_vector() {
+        assert_eq!(
+            workload_name("Job", "batch", "name", "uid"),
+            "job-name-ef3a1"
+        );
+    }
+
+    /// kubernetes-sigs/kueue: pkg/controller/jobs/pod/pod_controller_test.go: a pod group of
+    /// pods requesting 1 cpu (priority unset) has the PodSet `dc85db45`.
+    #[test]
+    fn role_hash_matches_upstreams_pod_group_test() {
+        let spec: PodSpec = serde_json::from_value(serde_json::json!({
+            "restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]
+        }))
+        .unwrap();
+        assert_eq!(role_hash(&spec, None).as_deref(), Some("dc85db45"));
+    }
+
     #[test]
     fn go_strings_escape_html() {
         assert_eq!(go_string("a<b>&\"c"), "\"a\\u003cb\\u003e\\u0026\\\"c\"");
