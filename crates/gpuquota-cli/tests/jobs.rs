@@ -249,3 +249,25 @@ fn leaderworkerset_pods_and_statefulset_schedule_as_their_workloads() {
     let v = same_schedule("lws", &objs, &wls);
     assert_eq!(admitted(&v).len(), 3, "{v}");
 }
+
+#[test]
+fn converted_workloads_validate() {
+    let objs = format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: a, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}}}\nspec: {{template: {{spec: {GPU2}}}}}\n---\n\
+         apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {{name: lws, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+         spec: {{replicas: 2, leaderWorkerTemplate: {{size: 2, workerTemplate: {{spec: {GPU2}}}}}}}\n"
+    );
+    let files = write(
+        "validate",
+        &[("platform.yaml", PLATFORM), ("objects.yaml", &objs)],
+    );
+    let out = gpuquota(&["validate", &files[0], &files[1]]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert_eq!(text(&out.stderr), "");
+}

@@ -128,15 +128,36 @@ fn a_pytorchjob_gang_and_a_deployment_schedule_as_their_podgroups() {
         + &pod("pt-master-0", "pg-pt-u")
         + &pod("pt-worker-0", "pg-pt-u")
         + &pod("pt-worker-1", "pg-pt-u")
-        + &pod_group("pg-web-0-", "team-a", 1, "inference")
-        + &pod("web-0", "pg-web-0-");
+        + &pod_group("pg-web-0", "team-a", 1, "inference")
+        + &pod("web-0", "pg-web-0");
     let table = same("pytorch", &objs, &groups);
     assert!(
         table.contains("ns/pg-pt-u (queue team-b): 3 pods"),
         "{table}"
     );
     assert!(
-        table.contains("ns/pg-web-0- (queue team-a): 1 pods"),
+        table.contains("ns/pg-web-0 (queue team-a): 1 pods"),
         "{table}"
     );
+}
+
+#[test]
+fn converted_podgroups_and_pods_validate() {
+    let objs = format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: train, namespace: ns, labels: {{runai/queue: team-a}}}}\nspec: {{parallelism: 2, template: {{spec: {SPEC}}}}}\n---\n\
+         apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: ns, labels: {{kai.scheduler/queue: team-a}}}}\nspec: {{replicas: 2, template: {{spec: {SPEC}}}}}\n"
+    );
+    let files = write(
+        "validate",
+        &[("cluster.yaml", CLUSTER), ("objects.yaml", &objs)],
+    );
+    let out = gpuquota(&["validate", &files[0], &files[1]]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert_eq!(text(&out.stderr), "");
 }

@@ -522,9 +522,9 @@ fn kai_queue_label_precedence_and_project_fallback() {
          apiVersion: batch/v1\nkind: Job\nmetadata: {{name: c, namespace: ns}}\nspec: {{template: {KAI_TEMPLATE}}}\n"
     );
     let i = import(&job);
-    assert_eq!(pod_group(&i, "ns/pg-a-").spec.queue, "kai-q");
-    assert_eq!(pod_group(&i, "ns/pg-b-").spec.queue, "p1");
-    assert_eq!(pod_group(&i, "ns/pg-c-").spec.queue, "default-queue");
+    assert_eq!(pod_group(&i, "ns/pg-a").spec.queue, "kai-q");
+    assert_eq!(pod_group(&i, "ns/pg-b").spec.queue, "p1");
+    assert_eq!(pod_group(&i, "ns/pg-c").spec.queue, "default-queue");
 }
 
 #[test]
@@ -533,7 +533,7 @@ fn kai_deployment_groups_each_pod_with_inference_priority() {
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: ns}}\nspec: {{replicas: 2, template: {KAI_TEMPLATE}}}\n"
     );
     let i = import(&d);
-    for n in ["ns/pg-web-0-", "ns/pg-web-1-"] {
+    for n in ["ns/pg-web-0", "ns/pg-web-1"] {
         let pg = pod_group(&i, n);
         assert_eq!(pg.spec.min_member, Some(1));
         assert_eq!(pg.spec.priority_class_name.as_deref(), Some("inference"));

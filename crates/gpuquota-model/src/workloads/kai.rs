@@ -9,8 +9,9 @@
 //!
 //! Every PodGroup (`defaultgrouper/default_grouper.go`):
 //!
-//! - **Name** `pg-<top owner>-<uid>` (the object's `metadata.uid`, empty when the manifest
-//!   has none).
+//! - **Name** `pg-<top owner>-<uid>` (the object's `metadata.uid`). *Deviation:* a manifest
+//!   that was never applied has no uid; its PodGroup is named `pg-<top owner>`, and a
+//!   Deployment's pod `i`, which has no uid either, `pg-<deployment>-<i>`.
 //! - **Queue**: the queue label of the object, else of the pod template, else the `project`
 //!   label (with `-<node pool>` when the pod has the node-pool label), else `default-queue`.
 //!   The queue label is `kai.scheduler/queue` (KAI's default `queueLabelKey`); Run:ai's
@@ -29,7 +30,7 @@
 //! | Kind | PodGroups | minMember | Upstream plugin |
 //! |---|---|---|---|
 //! | `batch/v1` Job | one | `kai.scheduler/batch-min-member` annotation, else 1 | `job/job_grouper.go` |
-//! | Deployment | one per pod, `pg-<pod>-<pod uid>` | 1 | `deployment/deployment_grouper.go` |
+//! | Deployment | one per pod, `pg-<pod>-<pod uid>` (pods named `<deployment>-<i>`) | 1 | `deployment/deployment_grouper.go` |
 //! | StatefulSet, ReplicaSet, PaddleJob | one | 1 | `defaultgrouper` |
 //! | PyTorchJob, TFJob, XGBoostJob, JAXJob, MPIJob | one | `runPolicy.schedulingPolicy.minAvailable`, else the sum of all replicas; PyTorch: `elasticPolicy.minReplicas` (and `minAvailable`) override; MPI with `launcherCreationPolicy: WaitForWorkersReady`: the launcher is not counted | `kubeflow/distributed_common.go`, `kubeflow/pytorch`, `kubeflow/mpi` |
 //! | RayCluster, RayJob | one | 1 (head) + per worker group (minReplicas if > 0, else replicas) × numOfHosts | `ray/ray_grouper.go` |
@@ -197,7 +198,13 @@ type Plans = Option<(Vec<GroupPlan>, Option<String>)>;
 fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
     let name = &obj.metadata.name;
     let uid = obj.metadata.uid.as_deref().unwrap_or("");
-    let pg = format!("pg-{name}-{uid}");
+    // Without a uid (a manifest never applied) the `-<uid>` suffix is left out: a trailing
+    // `-` would not be a valid object name.
+    let pg = if uid.is_empty() {
+        format!("pg-{name}")
+    } else {
+        format!("pg-{name}-{uid}")
+    };
     let one = |min_member: i32, pods: Vec<PodPlan>, default_class: &'static str| GroupPlan {
         name: pg.clone(),
         min_member,
@@ -238,7 +245,7 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
             if obj.kind == ObjectKind::Deployment {
                 let plans = (0..capped(n, "spec.replicas")?)
                     .map(|i| GroupPlan {
-                        name: format!("pg-{name}-{i}-"),
+                        name: format!("pg-{name}-{i}"),
                         min_member: 1,
                         pods: vec![PodPlan {
                             name: format!("{name}-{i}"),
