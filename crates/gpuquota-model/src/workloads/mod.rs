@@ -7,7 +7,10 @@
 //! [`Model::workload_objects`](crate::Model::workload_objects) and
 //! [`Model::config_maps`](crate::Model::config_maps), and converts them when it finishes, so
 //! every command sees the converted objects. A Workload or PodGroup given explicitly in the
-//! input wins over one converted under the same name (the conversion then warns).
+//! input wins over one converted under the same name (the conversion then warns). The fields
+//! of these objects that no conversion reads are kept verbatim without unknown-field
+//! warnings (their schemas are large and owned by other projects); a field the conversion
+//! reads with the wrong shape skips the object with a warning naming the field.
 //!
 //! ```
 //! use gpuquota_model::import_str;
