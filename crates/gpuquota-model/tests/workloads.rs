@@ -742,3 +742,19 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn generate_name_gets_a_stable_suffix() {
+    let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {generateName: sample-job-, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}\nspec: {template: {spec: {containers: [{name: c}]}}}\n";
+    let a = import(job);
+    let b = import(job);
+    assert_eq!(a.model.workloads, b.model.workloads);
+    let key = a.model.workload_objects.keys().next().unwrap().clone();
+    let name = key.rsplit('/').next().unwrap();
+    assert!(
+        name.starts_with("sample-job-") && name.len() == "sample-job-".len() + 5,
+        "{name}"
+    );
+    let wl = a.model.workloads.values().next().unwrap();
+    assert!(wl.metadata.name.starts_with(&format!("job-{name}-")));
+}

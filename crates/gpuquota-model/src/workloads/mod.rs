@@ -120,6 +120,11 @@
 //! | StatefulSet | `statefulset` | a pod group named `statefulset-<name>-<hash>`, one role: replicas (1) | `pkg/controller/jobs/statefulset/statefulset_webhook.go` |
 //! | Deployment | `deployment` | one single-pod Workload per replica (1) | `pkg/controller/jobs/deployment/deployment_webhook.go` |
 //!
+//! *Deviation (`generateName`):* an object with `metadata.generateName` and no name (as
+//! `kubectl create` takes it) is named `generateName` + the first 5 hex digits of the SHA-1 of
+//! its document, where the API server would append 5 random characters: stable across runs
+//! and document order.
+//!
 //! *Deviation (Deployments):* the pods of a Deployment get random names from the API server,
 //! and Kueue names each pod's Workload after its pod; the conversion names the pods
 //! `<deployment>-<i>` and derives the Workload names from those.
@@ -368,10 +373,21 @@ impl WorkloadObject {
         origin: &Origin,
         mut doc: serde_json::Map<String, Value>,
     ) -> Result<WorkloadObject, String> {
-        let metadata = match doc.remove("metadata") {
-            Some(m) => serde_json::from_value(m).map_err(|e| format!("metadata: {e}"))?,
+        let mut metadata: ObjectMeta = match doc.get("metadata") {
+            Some(m) => serde_json::from_value(m.clone()).map_err(|e| format!("metadata: {e}"))?,
             None => ObjectMeta::default(),
         };
+        if metadata.name.is_empty()
+            && let Some(prefix) = metadata.other.get("generateName").and_then(Value::as_str)
+        {
+            // The API server appends 5 random characters; a hash of the document stands in
+            // for them, so the name is stable and independent of document order.
+            metadata.name = format!(
+                "{prefix}{}",
+                names::document_suffix(&Value::Object(doc.clone()))
+            );
+        }
+        doc.remove("metadata");
         Ok(WorkloadObject {
             kind,
             api_version: api_version.to_owned(),
