@@ -758,3 +758,13 @@ fn generate_name_gets_a_stable_suffix() {
     let wl = a.model.workloads.values().next().unwrap();
     assert!(wl.metadata.name.starts_with(&format!("job-{name}-")));
 }
+
+#[test]
+fn kai_config_sets_the_queue_label_key_and_scheduler_name() {
+    let objs = "apiVersion: kai.scheduler/v1\nkind: Config\nmetadata: {name: kai-config}\nspec: {global: {queueLabelKey: acme/queue, schedulerName: acme-scheduler}}\n---\n\
+                apiVersion: batch/v1\nkind: Job\nmetadata: {name: a, namespace: ns, labels: {acme/queue: q1, kai.scheduler/queue: ignored}}\n\
+                spec: {template: {spec: {schedulerName: acme-scheduler, containers: [{name: c}]}}}\n";
+    let i = import(objs);
+    assert_eq!(pod_group(&i, "ns/pg-a").spec.queue, "q1");
+    assert!(i.warnings.is_empty(), "{:?}", warnings(&i));
+}

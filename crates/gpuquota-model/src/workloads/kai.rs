@@ -15,7 +15,10 @@
 //! - **Queue**: the queue label of the object, else of the pod template, else the `project`
 //!   label (with `-<node pool>` when the pod has the node-pool label), else `default-queue`.
 //!   The queue label is `kai.scheduler/queue` (KAI's default `queueLabelKey`); Run:ai's
-//!   `runai/queue` is read as well, after it.
+//!   `runai/queue` is read as well, after it. A KAI `Config` (`kai.scheduler/v1`) in the
+//!   files sets the key (`spec.global.queueLabelKey`, then the only one read) and the
+//!   scheduler name (`spec.global.schedulerName`), as in
+//!   kai-scheduler/KAI-Scheduler: pkg/apis/kai/v1/global.go.
 //! - **Priority class**: the `priorityClassName` label of the object or pod template, else the
 //!   template's `spec.priorityClassName`, else the grouper's default: `inference` for
 //!   Deployments, `train` otherwise. A class is taken when it is one of KAI's
@@ -105,13 +108,56 @@ struct GroupPlan {
     default_class: &'static str,
 }
 
-fn is_kai(t: &PodTemplateSpec) -> bool {
-    t.spec.scheduler_name.as_deref() == Some(SCHEDULER_NAME)
+/// The pod grouper's settings: from KAI's `Config` (`kai.scheduler/v1`,
+/// `spec.global.queueLabelKey` and `spec.global.schedulerName`) when one is given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrouperSettings {
+    /// The scheduler name pods must carry.
+    pub scheduler_name: String,
+    /// The queue label keys, in the order they are read.
+    pub queue_labels: Vec<String>,
+}
+
+impl GrouperSettings {
+    /// The settings of `model`: KAI's defaults, or the first `Config`'s.
+    pub fn from_model(model: &Model) -> GrouperSettings {
+        let mut s = GrouperSettings {
+            scheduler_name: SCHEDULER_NAME.to_owned(),
+            queue_labels: QUEUE_LABELS.iter().map(|k| (*k).to_owned()).collect(),
+        };
+        if let Some(cfg) = model
+            .workload_objects
+            .values()
+            .find(|o| o.kind == ObjectKind::KaiConfig)
+        {
+            let global = cfg.spec.get("global");
+            if let Some(k) = global
+                .and_then(|g| g.get("queueLabelKey"))
+                .and_then(Value::as_str)
+                .filter(|k| !k.is_empty())
+            {
+                s.queue_labels = vec![k.to_owned()];
+            }
+            if let Some(n) = global
+                .and_then(|g| g.get("schedulerName"))
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
+            {
+                s.scheduler_name = n.to_owned();
+            }
+        }
+        s
+    }
+}
+
+fn is_kai(t: &PodTemplateSpec, st: &GrouperSettings) -> bool {
+    t.spec.scheduler_name.as_deref() == Some(st.scheduler_name.as_str())
 }
 
 /// Converts every workload object of `model` whose pods KAI schedules.
 pub(crate) fn convert(model: &Model, warnings: &mut Warnings) -> Output {
     let mut out = Output::default();
+    let st = GrouperSettings::from_model(model);
     for (key, obj) in &model.workload_objects {
         // Only top owners: a child of another workload object is grouped with its owner.
         if let Some((group, kind, name)) = controller_owner(&obj.metadata)
@@ -123,7 +169,7 @@ pub(crate) fn convert(model: &Model, warnings: &mut Warnings) -> Output {
         {
             continue;
         }
-        let planned = plan(obj).and_then(|p| {
+        let planned = plan(obj, &st).and_then(|p| {
             let pods: usize = p
                 .as_ref()
                 .map_or(0, |(plans, _)| plans.iter().map(|g| g.pods.len()).sum());
@@ -147,7 +193,7 @@ pub(crate) fn convert(model: &Model, warnings: &mut Warnings) -> Output {
                     );
                 }
                 for p in plans {
-                    emit(model, obj, p, warnings, &mut out);
+                    emit(model, obj, p, &st, warnings, &mut out);
                 }
                 out.used.insert(key.clone());
             }
@@ -195,7 +241,7 @@ fn push_pods(
 type Plans = Option<(Vec<GroupPlan>, Option<String>)>;
 
 /// The PodGroups of `obj`, or `None` when its pods are not KAI's.
-fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
+fn plan(obj: &WorkloadObject, st: &GrouperSettings) -> Result<Plans, String> {
     let name = &obj.metadata.name;
     let uid = obj.metadata.uid.as_deref().unwrap_or("");
     // Without a uid (a manifest never applied) the `-<uid>` suffix is left out: a trailing
@@ -217,9 +263,11 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
         .get(MIN_MEMBER_ANNOTATION)
         .and_then(|v| v.parse::<i32>().ok());
     Ok(match obj.kind {
+        // Read by GrouperSettings; not a workload.
+        ObjectKind::KaiConfig => return Ok(Some((Vec::new(), None))),
         ObjectKind::Job => {
             let spec: JobSpec = obj.spec_as()?;
-            if !is_kai(&spec.template) {
+            if !is_kai(&spec.template, st) {
                 return Ok(None);
             }
             let pods = pods_of(name, &spec.template, spec.pods_count())?;
@@ -227,7 +275,7 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
         }
         ObjectKind::CronJob => {
             let spec: super::kinds::CronJobSpec = obj.spec_as()?;
-            if !is_kai(&spec.job_template.spec.template) {
+            if !is_kai(&spec.job_template.spec.template, st) {
                 return Ok(None);
             }
             return Err(
@@ -238,7 +286,7 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
         }
         ObjectKind::Deployment | ObjectKind::StatefulSet | ObjectKind::ReplicaSet => {
             let spec: ReplicatedPodsSpec = obj.spec_as()?;
-            if !is_kai(&spec.template) {
+            if !is_kai(&spec.template, st) {
                 return Ok(None);
             }
             let n = spec.replicas.unwrap_or(1);
@@ -282,7 +330,7 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
                 Some(v) => serde_path_to_error::deserialize(v)
                     .map_err(|e| format!("spec.{field}.{}: {}", e.path(), e.inner()))?,
             };
-            if !specs.values().any(|r| is_kai(&r.template)) {
+            if !specs.values().any(|r| is_kai(&r.template, st)) {
                 return Ok(None);
             }
             let mut pods = Vec::new();
@@ -340,11 +388,11 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
             } else {
                 obj.spec_as()?
             };
-            if !is_kai(&cluster.head_group_spec.template)
+            if !is_kai(&cluster.head_group_spec.template, st)
                 && !cluster
                     .worker_group_specs
                     .iter()
-                    .any(|w| is_kai(&w.template))
+                    .any(|w| is_kai(&w.template, st))
             {
                 return Ok(None);
             }
@@ -374,7 +422,9 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
         ObjectKind::LeaderWorkerSet => {
             let spec: LeaderWorkerSetSpec = obj.spec_as()?;
             let t = &spec.leader_worker_template;
-            if !is_kai(&t.worker_template) && !t.leader_template.as_ref().is_some_and(is_kai) {
+            if !is_kai(&t.worker_template, st)
+                && !t.leader_template.as_ref().is_some_and(|l| is_kai(l, st))
+            {
                 return Ok(None);
             }
             let size = t.size.unwrap_or(1);
@@ -417,7 +467,7 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
             if !spec
                 .replicated_jobs
                 .iter()
-                .any(|r| is_kai(&r.template.spec.template))
+                .any(|r| is_kai(&r.template.spec.template, st))
             {
                 return Ok(None);
             }
@@ -459,9 +509,10 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
                 .spec
                 .pointer("/template/spec/schedulerName")
                 .and_then(Value::as_str)
-                == Some(SCHEDULER_NAME)
-                || serde_json::to_string(&obj.spec)
-                    .is_ok_and(|s| s.contains("\"schedulerName\":\"kai-scheduler\""));
+                == Some(st.scheduler_name.as_str())
+                || serde_json::to_string(&obj.spec).is_ok_and(|s| {
+                    s.contains(&format!("\"schedulerName\":\"{}\"", st.scheduler_name))
+                });
             if !kai {
                 return Ok(None);
             }
@@ -473,14 +524,15 @@ fn plan(obj: &WorkloadObject) -> Result<Plans, String> {
     })
 }
 
-fn first_label<'a>(labels: &'a BTreeMap<String, String>, keys: &[&str]) -> Option<&'a String> {
-    keys.iter().find_map(|k| labels.get(*k))
+fn first_label<'a>(labels: &'a BTreeMap<String, String>, keys: &[String]) -> Option<&'a String> {
+    keys.iter().find_map(|k| labels.get(k))
 }
 
 fn emit(
     model: &Model,
     obj: &WorkloadObject,
     plan: GroupPlan,
+    st: &GrouperSettings,
     warnings: &mut Warnings,
     out: &mut Output,
 ) {
@@ -496,8 +548,8 @@ fn emit(
         .map(|m| &m.labels)
         .unwrap_or(&empty);
     let owner = &obj.metadata.labels;
-    let queue = first_label(owner, QUEUE_LABELS)
-        .or_else(|| first_label(tlabels, QUEUE_LABELS))
+    let queue = first_label(owner, &st.queue_labels)
+        .or_else(|| first_label(tlabels, &st.queue_labels))
         .cloned()
         .or_else(|| {
             let project = owner

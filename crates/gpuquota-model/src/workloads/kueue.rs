@@ -315,7 +315,10 @@ impl Ctx<'_> {
                     _ => "not read yet",
                 }
             )),
-            ObjectKind::CronJob | ObjectKind::ReplicaSet | ObjectKind::KnativeService => {
+            ObjectKind::CronJob
+            | ObjectKind::ReplicaSet
+            | ObjectKind::KnativeService
+            | ObjectKind::KaiConfig => {
                 return;
             }
         };

@@ -249,6 +249,9 @@ pub enum ObjectKind {
     SparkApplication,
     /// `serving.knative.dev` Service.
     KnativeService,
+    /// `kai.scheduler/v1` Config: KAI's system configuration (`spec.global.queueLabelKey`,
+    /// `spec.global.schedulerName`), read by the pod grouper conversion.
+    KaiConfig,
 }
 
 impl ObjectKind {
@@ -274,6 +277,7 @@ impl ObjectKind {
         ObjectKind::ReplicaSet,
         ObjectKind::SparkApplication,
         ObjectKind::KnativeService,
+        ObjectKind::KaiConfig,
     ];
 
     /// The API group and kind name.
@@ -299,6 +303,7 @@ impl ObjectKind {
             ObjectKind::ReplicaSet => ("apps", "ReplicaSet"),
             ObjectKind::SparkApplication => ("sparkoperator.k8s.io", "SparkApplication"),
             ObjectKind::KnativeService => ("serving.knative.dev", "Service"),
+            ObjectKind::KaiConfig => ("kai.scheduler", "Config"),
         }
     }
 
@@ -335,7 +340,10 @@ impl ObjectKind {
             ObjectKind::Deployment => "deployment",
             ObjectKind::StatefulSet => "statefulset",
             ObjectKind::SparkApplication => "sparkoperator.k8s.io/sparkapplication",
-            ObjectKind::CronJob | ObjectKind::ReplicaSet | ObjectKind::KnativeService => {
+            ObjectKind::CronJob
+            | ObjectKind::ReplicaSet
+            | ObjectKind::KnativeService
+            | ObjectKind::KaiConfig => {
                 return None;
             }
         })
