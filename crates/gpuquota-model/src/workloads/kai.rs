@@ -158,6 +158,7 @@ fn is_kai(t: &PodTemplateSpec, st: &GrouperSettings) -> bool {
 pub(crate) fn convert(model: &Model, warnings: &mut Warnings) -> Output {
     let mut out = Output::default();
     let st = GrouperSettings::from_model(model);
+    let owners = pod_owners(model);
     for (key, obj) in &model.workload_objects {
         // Only top owners: a child of another workload object is grouped with its owner.
         if let Some((group, kind, name)) = controller_owner(&obj.metadata)
@@ -193,7 +194,7 @@ pub(crate) fn convert(model: &Model, warnings: &mut Warnings) -> Output {
                     );
                 }
                 for p in plans {
-                    emit(model, obj, p, &st, warnings, &mut out);
+                    emit(model, &owners, obj, p, &st, warnings, &mut out);
                 }
                 out.used.insert(key.clone());
             }
@@ -524,12 +525,44 @@ fn plan(obj: &WorkloadObject, st: &GrouperSettings) -> Result<Plans, String> {
     })
 }
 
+/// Pods without a PodGroup by (namespace, controlling owner); a ReplicaSet's pods are also
+/// listed under its Deployment (the ReplicaSet's name without its `-<pod-template-hash>`).
+type Owners<'a> = BTreeMap<(String, String), Vec<&'a String>>;
+
+fn pod_owners(model: &Model) -> Owners<'_> {
+    let mut out: Owners<'_> = BTreeMap::new();
+    for (key, p) in &model.pods {
+        if p.metadata.annotations.contains_key(POD_GROUP_ANNOTATION) {
+            continue;
+        }
+        let Some((_, kind, owner)) = controller_owner(&p.metadata) else {
+            continue;
+        };
+        let ns = p
+            .metadata
+            .namespace
+            .as_deref()
+            .unwrap_or("default")
+            .to_owned();
+        if kind == "ReplicaSet"
+            && let Some((deployment, _)) = owner.rsplit_once('-')
+        {
+            out.entry((ns.clone(), deployment.to_owned()))
+                .or_default()
+                .push(key);
+        }
+        out.entry((ns, owner)).or_default().push(key);
+    }
+    out
+}
+
 fn first_label<'a>(labels: &'a BTreeMap<String, String>, keys: &[String]) -> Option<&'a String> {
     keys.iter().find_map(|k| labels.get(k))
 }
 
 fn emit(
     model: &Model,
+    owners: &Owners<'_>,
     obj: &WorkloadObject,
     plan: GroupPlan,
     st: &GrouperSettings,
@@ -634,17 +667,10 @@ fn emit(
         status: None,
     };
     // Pods already in the files that this object owns are used instead of new ones.
-    let owned: Vec<(&String, &Pod)> = model
-        .pods
-        .iter()
-        .filter(|(_, p)| {
-            p.metadata.namespace.as_deref().unwrap_or("default") == ns
-                && controller_owner(&p.metadata).is_some_and(|(_, _, o)| {
-                    o == obj.metadata.name || o.starts_with(&format!("{}-", obj.metadata.name))
-                })
-                && !p.metadata.annotations.contains_key(POD_GROUP_ANNOTATION)
-        })
-        .collect();
+    let owned: Vec<&String> = owners
+        .get(&(ns.to_owned(), obj.metadata.name.clone()))
+        .cloned()
+        .unwrap_or_default();
     if owned.is_empty() {
         for p in &plan.pods {
             let mut meta = p.template.metadata.clone().unwrap_or_default();
@@ -664,7 +690,10 @@ fn emit(
             out.pods.insert(format!("{ns}/{}", p.name), pod);
         }
     } else {
-        for (key, pod) in owned {
+        for key in owned {
+            let Some(pod) = model.pods.get(key) else {
+                continue;
+            };
             let mut pod = pod.clone();
             pod.metadata
                 .annotations

@@ -959,9 +959,10 @@ impl Ctx<'_> {
                         .workload_objects
                         .contains_key(&format!("StatefulSet/{ns}/{owner}")))
                     || (kind == "ReplicaSet"
-                        && model.workload_objects.keys().any(|k| {
-                            k.strip_prefix(&format!("Deployment/{ns}/"))
-                                .is_some_and(|d| owner.starts_with(&format!("{d}-")))
+                        && owner.rsplit_once('-').is_some_and(|(d, _)| {
+                            model
+                                .workload_objects
+                                .contains_key(&format!("Deployment/{ns}/{d}"))
                         })))
             {
                 continue;
