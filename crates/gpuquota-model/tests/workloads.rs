@@ -768,3 +768,25 @@ fn kai_config_sets_the_queue_label_key_and_scheduler_name() {
     assert_eq!(pod_group(&i, "ns/pg-a").spec.queue, "q1");
     assert!(i.warnings.is_empty(), "{:?}", warnings(&i));
 }
+
+#[test]
+fn gpuquota_annotations_reach_the_workload_and_owner_annotations_the_podgroup() {
+    let objs = format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: nightly, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}, annotations: {{gpuquota.dev/runtime: 4h, other.io/x: z}}}}\nspec: {{template: {{spec: {{containers: [{{name: c}}]}}}}}}\n---\n\
+         apiVersion: batch/v1\nkind: Job\nmetadata: {{name: k, namespace: ns, annotations: {{gpuquota.dev/repeat: 24h}}}}\nspec: {{template: {KAI_TEMPLATE}}}\n"
+    );
+    let i = import(&objs);
+    let w = &i.model.workloads["ns/job-nightly-a8b37"];
+    assert_eq!(
+        w.metadata
+            .annotations
+            .get("gpuquota.dev/runtime")
+            .map(String::as_str),
+        Some("4h")
+    );
+    assert!(!w.metadata.annotations.contains_key("other.io/x"));
+    assert_eq!(
+        pod_group(&i, "ns/pg-k").metadata.annotations["gpuquota.dev/repeat"],
+        "24h"
+    );
+}

@@ -650,7 +650,8 @@ fn emit(
             name: plan.name.clone(),
             namespace: Some(ns.to_owned()),
             labels: obj.metadata.labels.clone(),
-            annotations: BTreeMap::new(),
+            // KAI copies the top owner's annotations (CalcPodGroupAnnotations).
+            annotations: obj.metadata.annotations.clone(),
             creation_timestamp: obj.metadata.creation_timestamp,
             uid: obj.metadata.uid.clone(),
             ..ObjectMeta::default()

@@ -39,6 +39,9 @@ pub const ROLE_HASH_ANNOTATION: &str = "kueue.x-k8s.io/role-hash";
 /// The annotation Kueue puts on a pod group's Workload.
 pub const IS_GROUP_WORKLOAD_ANNOTATION: &str = "kueue.x-k8s.io/is-group-workload";
 
+/// Annotations of gpuquota's own (`gpuquota.dev/…`) that a converted Workload keeps.
+pub const GPUQUOTA_ANNOTATION_PREFIX: &str = "gpuquota.dev/";
+
 /// Pod template annotations of topology-aware scheduling, which are not modelled.
 pub const TOPOLOGY_ANNOTATIONS: &[&str] = &[
     "kueue.x-k8s.io/podset-required-topology",
@@ -488,10 +491,19 @@ impl Ctx<'_> {
         if let Some(uid) = meta.uid.as_deref().filter(|u| is_label_value(u)) {
             labels.insert(JOB_UID_LABEL.to_owned(), uid.to_owned());
         }
-        let annotations = extra_annotations
+        // Kueue copies none of the job's annotations (but provisioning-request ones); ours
+        // (`gpuquota.dev/runtime`, `gpuquota.dev/repeat`, read by the simulator) are kept.
+        let mut annotations: BTreeMap<String, String> = meta
+            .annotations
             .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .filter(|(k, _)| k.starts_with(GPUQUOTA_ANNOTATION_PREFIX))
+            .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        annotations.extend(
+            extra_annotations
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+        );
         let max_exec = meta
             .labels
             .get(MAX_EXEC_TIME_LABEL)

@@ -79,7 +79,9 @@
 //!   The uid is `metadata.uid`; manifests written by hand have none (the API server assigns
 //!   one), and the empty uid is hashed then, so names are stable but differ from a live
 //!   cluster's unless the object carries its uid (as `kubectl get -o yaml` output does).
-//! - **Labels**: `kueue.x-k8s.io/job-uid` when the object has a uid. `creationTimestamp` is
+//! - **Labels**: `kueue.x-k8s.io/job-uid` when the object has a uid. **Annotations**: none of
+//!   the object's, as upstream, except gpuquota's own `gpuquota.dev/…` ones (the simulator's
+//!   `gpuquota.dev/runtime` and `gpuquota.dev/repeat`), which are kept. `creationTimestamp` is
 //!   the object's (*deviation*: Kueue stamps the Workload when it creates it, a moment later;
 //!   queue order is the same).
 //! - **Priority**: the `kueue.x-k8s.io/priority-class` label names a WorkloadPriorityClass;
