@@ -71,7 +71,7 @@ fn validate_prints_import_warnings_to_stderr() {
     let file = dir.join("warn.yaml");
     std::fs::write(
         &file,
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\nspec: {colour: blue}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\nspec: {colour: blue}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: c}\n",
     )
     .unwrap();
     let out = gpuquota(&["validate", &file.display().to_string()]);

@@ -244,6 +244,10 @@ pub struct Model {
     pub configuration: Option<Configuration>,
     /// Objects seen more than once (reported by validation).
     pub duplicates: Vec<Duplicate>,
+    /// Jobs, JobSets, Deployments, … keyed `Kind/namespace/name` (see [`crate::workloads`]).
+    pub workload_objects: BTreeMap<String, crate::workloads::WorkloadObject>,
+    /// Core ConfigMaps, keyed `namespace/name`.
+    pub config_maps: BTreeMap<String, crate::workloads::ConfigMap>,
 }
 
 impl Model {
@@ -263,6 +267,8 @@ impl Model {
             + self.queues.len()
             + self.pod_groups.len()
             + usize::from(self.configuration.is_some())
+            + self.workload_objects.len()
+            + self.config_maps.len()
     }
 
     /// True when no object was imported.
@@ -392,6 +398,16 @@ impl Importer {
             None => (String::new(), api_version.clone()),
         };
         let display_name = object_name(&obj);
+        // Workload objects (Jobs, JobSets, …) and ConfigMaps: kept for `crate::workloads`,
+        // which converts them in `finish`.
+        if let Some(wkind) = crate::workloads::ObjectKind::from_group_kind(&group, &kind_name) {
+            self.add_workload_object(origin, wkind, &api_version, obj, path_prefix);
+            return;
+        }
+        if group.is_empty() && kind_name == "ConfigMap" {
+            self.add_config_map(origin, obj, path_prefix);
+            return;
+        }
         let Some(kind) = Kind::from_group_kind(&group, &kind_name) else {
             let what = if kind_name.is_empty() {
                 "document has no kind; skipped".to_owned()
@@ -546,6 +562,92 @@ impl Importer {
         }
     }
 
+    /// Keeps a workload object (Job, JobSet, …) for [`crate::workloads::convert`].
+    fn add_workload_object(
+        &mut self,
+        origin: &Origin,
+        kind: crate::workloads::ObjectKind,
+        api_version: &str,
+        mut obj: serde_json::Map<String, Value>,
+        prefix: &str,
+    ) {
+        obj.remove("apiVersion");
+        obj.remove("kind");
+        let name = object_name(&obj);
+        match crate::workloads::WorkloadObject::from_document(kind, api_version, origin, obj) {
+            Ok(o) => {
+                let mut fresh = false;
+                self.model
+                    .workload_objects
+                    .entry(o.key())
+                    .or_insert_with(|| {
+                        fresh = true;
+                        o
+                    });
+                if !fresh {
+                    self.warn(
+                        origin,
+                        Some(kind.as_str().into()),
+                        name,
+                        None,
+                        "given twice; the first copy is kept".into(),
+                    );
+                }
+            }
+            Err(message) => self.errors.push(ImportError {
+                origin: origin.clone(),
+                kind: Some(kind.as_str().into()),
+                name,
+                path: Some(format!("{prefix}metadata")),
+                message,
+            }),
+        }
+    }
+
+    /// Keeps a ConfigMap and imports the configurations embedded in it (Kueue's manager
+    /// configuration).
+    fn add_config_map(
+        &mut self,
+        origin: &Origin,
+        mut obj: serde_json::Map<String, Value>,
+        prefix: &str,
+    ) {
+        obj.remove("apiVersion");
+        obj.remove("kind");
+        let name = object_name(&obj);
+        let Ok(cm) =
+            serde_path_to_error::deserialize::<_, crate::workloads::ConfigMap>(Value::Object(obj))
+                .map_err(|e| {
+                    self.errors.push(ImportError {
+                        origin: origin.clone(),
+                        kind: Some("ConfigMap".into()),
+                        name: name.clone(),
+                        path: Some(format!("{prefix}{}", e.path())),
+                        message: e.into_inner().to_string(),
+                    })
+                })
+        else {
+            return;
+        };
+        for (path, text) in cm.embedded_documents() {
+            match parse_documents(text) {
+                Ok(docs) => {
+                    for doc in docs {
+                        self.add_document(origin, doc, &format!("{prefix}{path}."));
+                    }
+                }
+                Err(message) => self.errors.push(ImportError {
+                    origin: origin.clone(),
+                    kind: Some("ConfigMap".into()),
+                    name: name.clone(),
+                    path: Some(format!("{prefix}{path}")),
+                    message,
+                }),
+            }
+        }
+        self.model.config_maps.entry(cm.key()).or_insert(cm);
+    }
+
     fn insert<T, F, M>(
         &mut self,
         origin: &Origin,
@@ -653,6 +755,21 @@ impl Importer {
             self.errors.sort();
             return Err(ImportErrors(self.errors));
         }
+        // Jobs, JobSets, … become Kueue Workloads and KAI PodGroups (crate::workloads).
+        for (origin, d) in crate::workloads::convert(&mut self.model).0 {
+            let origin = origin.unwrap_or_else(|| Origin {
+                source: "converted objects".into(),
+                document: 0,
+            });
+            let opt = |s: String| Some(s).filter(|s| !s.is_empty());
+            self.warnings.push(ImportWarning {
+                origin,
+                kind: opt(d.kind),
+                name: opt(d.name),
+                path: opt(d.field),
+                message: d.message,
+            });
+        }
         self.warnings.sort();
         self.model.duplicates.sort();
         Ok(Imported {
@@ -747,7 +864,7 @@ spec:
   surprise: 1
 ---
 apiVersion: v1
-kind: ConfigMap
+kind: Secret
 metadata:
   name: unrelated
 "#;
@@ -769,7 +886,7 @@ metadata:
         assert!(
             messages
                 .iter()
-                .any(|m| m.contains("ConfigMap") && m.contains("skipped"))
+                .any(|m| m.contains("Secret") && m.contains("skipped"))
         );
     }
 

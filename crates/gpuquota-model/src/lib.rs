@@ -47,6 +47,10 @@
 //!   path; wrongly shaped fields are errors with their path; nothing is dropped silently.
 //! - **Total, complete validation.** [`mod@validate`] never panics and reports every problem at
 //!   once, each with kind, object, field path and a Kubernetes-style field error.
+//! - **The objects users submit.** Jobs, JobSets, Kubeflow, MPI and Ray jobs,
+//!   LeaderWorkerSets, Deployments, StatefulSets and Pods are converted as Kueue's job
+//!   framework and KAI's pod grouper convert them, into Workloads and PodGroups with their
+//!   upstream names, counts, minimums, priorities and queues ([`workloads`]).
 //! - **A readable oracle.** [`quota_tree`] computes Kueue's `SubtreeQuota`, `localQuota`,
 //!   `available` and `potentialAvailable` by plain recursion, as the reference the engines'
 //!   fast versions are tested against.
@@ -69,6 +73,7 @@ pub mod resource;
 pub mod source;
 pub mod time;
 pub mod validate;
+pub mod workloads;
 
 pub use diag::{Code, Diagnostic, Diagnostics, Severity};
 pub use import::{Imported, Importer, Kind, Model, import_str};

@@ -1,0 +1,707 @@
+//! KAI's pod grouper: workload objects whose pods KAI schedules → PodGroups and their Pods
+//! (kai-scheduler/KAI-Scheduler: `pkg/podgrouper/podgrouper/plugins/*`, dispatched by kind
+//! in `pkg/podgrouper/podgrouper/hub/hub.go`).
+//!
+//! An object is KAI's when its pod template's `schedulerName` is `kai-scheduler`. Its pods
+//! (the pods its controller would create, named `<object>-<index>`, `<object>-<role>-<i>`
+//! and so on, status `Pending`) get the annotation `pod-group-name`; if pods owned by the
+//! object are already in the files, those are used instead and only annotated.
+//!
+//! Every PodGroup (`defaultgrouper/default_grouper.go`):
+//!
+//! - **Name** `pg-<top owner>-<uid>` (the object's `metadata.uid`). *Deviation:* a manifest
+//!   that was never applied has no uid; its PodGroup is named `pg-<top owner>`, and a
+//!   Deployment's pod `i`, which has no uid either, `pg-<deployment>-<i>`.
+//! - **Queue**: the queue label of the object, else of the pod template, else the `project`
+//!   label (with `-<node pool>` when the pod has the node-pool label), else `default-queue`.
+//!   The queue label is `kai.scheduler/queue` (KAI's default `queueLabelKey`); Run:ai's
+//!   `runai/queue` is read as well, after it. A KAI `Config` (`kai.scheduler/v1`) in the
+//!   files sets the key (`spec.global.queueLabelKey`, then the only one read) and the
+//!   scheduler name (`spec.global.schedulerName`), as in
+//!   kai-scheduler/KAI-Scheduler: pkg/apis/kai/v1/global.go.
+//! - **Priority class**: the `priorityClassName` label of the object or pod template, else the
+//!   template's `spec.priorityClassName`, else the grouper's default: `inference` for
+//!   Deployments, `train` otherwise. A class is taken when it is one of KAI's
+//!   (`train`, `build-preemptible`, `build`, `inference`) or in the files; a class in neither
+//!   is kept with a warning (KAI would fall back to the default if it does not exist).
+//! - **Preemptibility** from the `kai.scheduler/preemptibility` label; `preemptionDelay` and
+//!   `stalenessGracePeriod` from the `kai.scheduler/preemption-delay` and
+//!   `kai.scheduler/staleness-grace-period` annotations.
+//!
+//! minMember per kind:
+//!
+//! | Kind | PodGroups | minMember | Upstream plugin |
+//! |---|---|---|---|
+//! | `batch/v1` Job | one | `kai.scheduler/batch-min-member` annotation, else 1 | `job/job_grouper.go` |
+//! | Deployment | one per pod, `pg-<pod>-<pod uid>` (pods named `<deployment>-<i>`) | 1 | `deployment/deployment_grouper.go` |
+//! | StatefulSet, ReplicaSet, PaddleJob | one | 1 | `defaultgrouper` |
+//! | PyTorchJob, TFJob, XGBoostJob, JAXJob, MPIJob | one | `runPolicy.schedulingPolicy.minAvailable`, else the sum of all replicas; PyTorch: `elasticPolicy.minReplicas` (and `minAvailable`) override; MPI with `launcherCreationPolicy: WaitForWorkersReady`: the launcher is not counted | `kubeflow/distributed_common.go`, `kubeflow/pytorch`, `kubeflow/mpi` |
+//! | RayCluster, RayJob | one | 1 (head) + per worker group (minReplicas if > 0, else replicas) × numOfHosts | `ray/ray_grouper.go` |
+//! | LeaderWorkerSet | one per group `i`, `pg-<name>-<uid>-group-<i>` | size (`LeaderCreated`) | `leaderworkerset/lws_grouper.go` |
+//! | JobSet | one | every replicated job's pods (its sub-groups all required), or the first replicated job's with `startupPolicyOrder: InOrder` | `jobset/jobset_grouper.go` |
+//!
+//! *Deviation (JobSet):* KAI builds one sub-group per replicated job with `minSubGroup`; the
+//! schedulers here do not model sub-groups, so the gang is the pods of the required
+//! sub-groups, with a warning.
+//!
+//! Skipped with a warning: CronJob (the pod grouper groups the Jobs it creates; a CronJob has
+//! no pods at the snapshot's instant), Knative Services (grouped per revision), Spark
+//! applications, TrainJob, AppWrapper, RayService. Plain Pods without a PodGroup are left to
+//! the engine, which groups them as KAI's default grouper does (one job per pod).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use super::kinds::{
+    JobSetSpec, JobSpec, KubeflowSpec, LeaderWorkerSetSpec, RayClusterSpec, RayJobSpec,
+    ReplicaSpec, ReplicatedPodsSpec,
+};
+use super::{
+    MAX_CONVERTED_PER_OBJECT, ObjectKind, Warnings, WorkloadObject, capped, codes, controller_owner,
+};
+use crate::core::{Pod, PodStatus};
+use crate::import::{Model, Origin};
+use crate::kai::{POD_GROUP_ANNOTATION, PodGroup, PodGroupSpec, builtin_priority_class};
+use crate::kueue::PodTemplateSpec;
+use crate::meta::ObjectMeta;
+
+/// KAI's scheduler name.
+pub const SCHEDULER_NAME: &str = "kai-scheduler";
+/// The queue label keys read, in order: KAI's default `queueLabelKey`, then Run:ai's.
+pub const QUEUE_LABELS: &[&str] = &["kai.scheduler/queue", "runai/queue"];
+/// The project label (queue fallback).
+pub const PROJECT_LABEL: &str = "project";
+/// The node-pool label appended to the project queue.
+pub const NODE_POOL_LABEL: &str = "runai/node-pool";
+/// The priority-class label.
+pub const PRIORITY_LABEL: &str = "priorityClassName";
+/// The preemptibility label.
+pub const PREEMPTIBILITY_LABEL: &str = "kai.scheduler/preemptibility";
+/// The minMember override of Jobs and JobSets.
+pub const MIN_MEMBER_ANNOTATION: &str = "kai.scheduler/batch-min-member";
+
+/// The conversion's result.
+#[derive(Debug, Default)]
+pub(crate) struct Output {
+    /// PodGroups by `namespace/name`.
+    pub pod_groups: BTreeMap<String, (Option<Origin>, PodGroup)>,
+    /// New pods by `namespace/name`, and existing ones annotated with their PodGroup.
+    pub pods: BTreeMap<String, Pod>,
+    /// Workload objects converted.
+    pub used: BTreeSet<String>,
+    /// Workload objects skipped with a warning of their own.
+    pub explained: BTreeSet<String>,
+}
+
+/// One pod the object's controller creates: name suffix and template.
+struct PodPlan {
+    name: String,
+    template: PodTemplateSpec,
+}
+
+/// A PodGroup to build: its name, minMember, pods, default priority class.
+struct GroupPlan {
+    name: String,
+    min_member: i32,
+    pods: Vec<PodPlan>,
+    default_class: &'static str,
+}
+
+/// The pod grouper's settings: from KAI's `Config` (`kai.scheduler/v1`,
+/// `spec.global.queueLabelKey` and `spec.global.schedulerName`) when one is given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrouperSettings {
+    /// The scheduler name pods must carry.
+    pub scheduler_name: String,
+    /// The queue label keys, in the order they are read.
+    pub queue_labels: Vec<String>,
+}
+
+impl GrouperSettings {
+    /// The settings of `model`: KAI's defaults, or the first `Config`'s.
+    pub fn from_model(model: &Model) -> GrouperSettings {
+        let mut s = GrouperSettings {
+            scheduler_name: SCHEDULER_NAME.to_owned(),
+            queue_labels: QUEUE_LABELS.iter().map(|k| (*k).to_owned()).collect(),
+        };
+        if let Some(cfg) = model
+            .workload_objects
+            .values()
+            .find(|o| o.kind == ObjectKind::KaiConfig)
+        {
+            let global = cfg.spec.get("global");
+            if let Some(k) = global
+                .and_then(|g| g.get("queueLabelKey"))
+                .and_then(Value::as_str)
+                .filter(|k| !k.is_empty())
+            {
+                s.queue_labels = vec![k.to_owned()];
+            }
+            if let Some(n) = global
+                .and_then(|g| g.get("schedulerName"))
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
+            {
+                s.scheduler_name = n.to_owned();
+            }
+        }
+        s
+    }
+}
+
+fn is_kai(t: &PodTemplateSpec, st: &GrouperSettings) -> bool {
+    t.spec.scheduler_name.as_deref() == Some(st.scheduler_name.as_str())
+}
+
+/// Converts every workload object of `model` whose pods KAI schedules.
+pub(crate) fn convert(model: &Model, warnings: &mut Warnings) -> Output {
+    let mut out = Output::default();
+    let st = GrouperSettings::from_model(model);
+    let owners = pod_owners(model);
+    for (key, obj) in &model.workload_objects {
+        // Only top owners: a child of another workload object is grouped with its owner.
+        if let Some((group, kind, name)) = controller_owner(&obj.metadata)
+            && let Some(owner_kind) = ObjectKind::from_group_kind(&group, &kind)
+            && owner_kind != ObjectKind::CronJob
+            && model
+                .workload_objects
+                .contains_key(&format!("{kind}/{}/{name}", obj.namespace()))
+        {
+            continue;
+        }
+        let planned = plan(obj, &st).and_then(|p| {
+            let pods: usize = p
+                .as_ref()
+                .map_or(0, |(plans, _)| plans.iter().map(|g| g.pods.len()).sum());
+            if pods > MAX_CONVERTED_PER_OBJECT as usize {
+                return Err(format!(
+                    "its pods number more than {MAX_CONVERTED_PER_OBJECT}; not converted"
+                ));
+            }
+            Ok(p)
+        });
+        match planned {
+            Ok(None) => {}
+            Ok(Some((plans, warning))) => {
+                if let Some(w) = warning {
+                    warnings.push(
+                        obj.origin.as_ref(),
+                        codes::NOT_MODELLED,
+                        obj.kind.as_str(),
+                        &obj.ns_name(),
+                        w,
+                    );
+                }
+                for p in plans {
+                    emit(model, &owners, obj, p, &st, warnings, &mut out);
+                }
+                out.used.insert(key.clone());
+            }
+            Err(msg) => {
+                warnings.push(
+                    obj.origin.as_ref(),
+                    codes::NOT_MODELLED,
+                    obj.kind.as_str(),
+                    &obj.ns_name(),
+                    msg,
+                );
+                out.explained.insert(key.clone());
+            }
+        }
+    }
+    out
+}
+
+fn pods_of(base: &str, template: &PodTemplateSpec, n: i32) -> Result<Vec<PodPlan>, String> {
+    let mut v = Vec::new();
+    push_pods(&mut v, base, template, n)?;
+    Ok(v)
+}
+
+/// Adds `n` pods named `<base>-<i>`, refusing to grow past [`MAX_CONVERTED_PER_OBJECT`].
+fn push_pods(
+    pods: &mut Vec<PodPlan>,
+    base: &str,
+    template: &PodTemplateSpec,
+    n: i32,
+) -> Result<(), String> {
+    let n = usize::try_from(n.max(0)).unwrap_or(0);
+    if pods.len().saturating_add(n) > MAX_CONVERTED_PER_OBJECT as usize {
+        return Err(format!(
+            "its pods number more than {MAX_CONVERTED_PER_OBJECT}; not converted"
+        ));
+    }
+    pods.extend((0..n).map(|i| PodPlan {
+        name: format!("{base}-{i}"),
+        template: template.clone(),
+    }));
+    Ok(())
+}
+
+type Plans = Option<(Vec<GroupPlan>, Option<String>)>;
+
+/// The PodGroups of `obj`, or `None` when its pods are not KAI's.
+fn plan(obj: &WorkloadObject, st: &GrouperSettings) -> Result<Plans, String> {
+    let name = &obj.metadata.name;
+    let uid = obj.metadata.uid.as_deref().unwrap_or("");
+    // Without a uid (a manifest never applied) the `-<uid>` suffix is left out: a trailing
+    // `-` would not be a valid object name.
+    let pg = if uid.is_empty() {
+        format!("pg-{name}")
+    } else {
+        format!("pg-{name}-{uid}")
+    };
+    let one = |min_member: i32, pods: Vec<PodPlan>, default_class: &'static str| GroupPlan {
+        name: pg.clone(),
+        min_member,
+        pods,
+        default_class,
+    };
+    let annotation_min = obj
+        .metadata
+        .annotations
+        .get(MIN_MEMBER_ANNOTATION)
+        .and_then(|v| v.parse::<i32>().ok());
+    Ok(match obj.kind {
+        // Read by GrouperSettings; not a workload.
+        ObjectKind::KaiConfig => return Ok(Some((Vec::new(), None))),
+        ObjectKind::Job => {
+            let spec: JobSpec = obj.spec_as()?;
+            if !is_kai(&spec.template, st) {
+                return Ok(None);
+            }
+            let pods = pods_of(name, &spec.template, spec.pods_count())?;
+            Some((vec![one(annotation_min.unwrap_or(1), pods, "train")], None))
+        }
+        ObjectKind::CronJob => {
+            let spec: super::kinds::CronJobSpec = obj.spec_as()?;
+            if !is_kai(&spec.job_template.spec.template, st) {
+                return Ok(None);
+            }
+            return Err(
+                "KAI groups the Jobs a CronJob creates; the CronJob itself has no pods \
+                        at this instant; not converted"
+                    .into(),
+            );
+        }
+        ObjectKind::Deployment | ObjectKind::StatefulSet | ObjectKind::ReplicaSet => {
+            let spec: ReplicatedPodsSpec = obj.spec_as()?;
+            if !is_kai(&spec.template, st) {
+                return Ok(None);
+            }
+            let n = spec.replicas.unwrap_or(1);
+            if obj.kind == ObjectKind::Deployment {
+                let plans = (0..capped(n, "spec.replicas")?)
+                    .map(|i| GroupPlan {
+                        name: format!("pg-{name}-{i}"),
+                        min_member: 1,
+                        pods: vec![PodPlan {
+                            name: format!("{name}-{i}"),
+                            template: spec.template.clone(),
+                        }],
+                        default_class: "inference",
+                    })
+                    .collect();
+                Some((plans, None))
+            } else {
+                Some((
+                    vec![one(1, pods_of(name, &spec.template, n)?, "train")],
+                    None,
+                ))
+            }
+        }
+        ObjectKind::PyTorchJob
+        | ObjectKind::TFJob
+        | ObjectKind::XGBoostJob
+        | ObjectKind::JAXJob
+        | ObjectKind::MPIJob
+        | ObjectKind::PaddleJob => {
+            let spec: KubeflowSpec = obj.spec_as()?;
+            let field = match obj.kind {
+                ObjectKind::PyTorchJob => "pytorchReplicaSpecs",
+                ObjectKind::TFJob => "tfReplicaSpecs",
+                ObjectKind::XGBoostJob => "xgbReplicaSpecs",
+                ObjectKind::JAXJob => "jaxReplicaSpecs",
+                ObjectKind::PaddleJob => "paddleReplicaSpecs",
+                _ => "mpiReplicaSpecs",
+            };
+            let specs: BTreeMap<String, ReplicaSpec> = match spec.other.get(field) {
+                None | Some(Value::Null) => BTreeMap::new(),
+                Some(v) => serde_path_to_error::deserialize(v)
+                    .map_err(|e| format!("spec.{field}.{}: {}", e.path(), e.inner()))?,
+            };
+            if !specs.values().any(|r| is_kai(&r.template, st)) {
+                return Ok(None);
+            }
+            let mut pods = Vec::new();
+            let mut total = 0i32;
+            for (t, r) in specs.iter() {
+                let n = r.replicas.unwrap_or(1);
+                total = total.saturating_add(n);
+                push_pods(
+                    &mut pods,
+                    &format!("{name}-{}", t.to_lowercase()),
+                    &r.template,
+                    n,
+                )?;
+            }
+            if obj.kind == ObjectKind::PaddleJob {
+                return Ok(Some((vec![one(1, pods, "train")], None)));
+            }
+            let sched_min = spec
+                .run_policy
+                .as_ref()
+                .and_then(|p| p.scheduling_policy.as_ref())
+                .and_then(|s| s.min_available)
+                .and_then(|m| i32::try_from(m).ok());
+            let mut min = sched_min.unwrap_or(total);
+            if obj.kind == ObjectKind::PyTorchJob
+                && let Some(m) = spec
+                    .other
+                    .get("elasticPolicy")
+                    .and_then(|e| e.get("minReplicas"))
+                    .and_then(Value::as_i64)
+                    .and_then(|m| i32::try_from(m).ok())
+            {
+                min = m;
+                if let Some(s) = sched_min {
+                    min = s;
+                }
+            }
+            if obj.kind == ObjectKind::MPIJob
+                && sched_min.is_none()
+                && spec
+                    .other
+                    .get("launcherCreationPolicy")
+                    .and_then(Value::as_str)
+                    == Some("WaitForWorkersReady")
+            {
+                min =
+                    min.saturating_sub(specs.get("Launcher").and_then(|l| l.replicas).unwrap_or(1));
+            }
+            Some((vec![one(min, pods, "train")], None))
+        }
+        ObjectKind::RayCluster | ObjectKind::RayJob => {
+            let cluster: RayClusterSpec = if obj.kind == ObjectKind::RayJob {
+                let s: RayJobSpec = obj.spec_as()?;
+                s.ray_cluster_spec.unwrap_or_default()
+            } else {
+                obj.spec_as()?
+            };
+            if !is_kai(&cluster.head_group_spec.template, st)
+                && !cluster
+                    .worker_group_specs
+                    .iter()
+                    .any(|w| is_kai(&w.template, st))
+            {
+                return Ok(None);
+            }
+            let mut pods = vec![PodPlan {
+                name: format!("{name}-head"),
+                template: cluster.head_group_spec.template.clone(),
+            }];
+            let mut min = 1i32;
+            for wg in &cluster.worker_group_specs {
+                let desired = wg.replicas.unwrap_or(1);
+                let lo = wg.min_replicas.unwrap_or(0);
+                if lo == 0 && desired == 0 {
+                    continue;
+                }
+                let hosts = wg.num_of_hosts.unwrap_or(1).max(1);
+                let group_min = if lo > 0 { lo } else { desired }.saturating_mul(hosts);
+                min = min.saturating_add(group_min);
+                push_pods(
+                    &mut pods,
+                    &format!("{name}-{}-worker", wg.group_name.to_lowercase()),
+                    &wg.template,
+                    desired.saturating_mul(hosts),
+                )?;
+            }
+            Some((vec![one(min, pods, "train")], None))
+        }
+        ObjectKind::LeaderWorkerSet => {
+            let spec: LeaderWorkerSetSpec = obj.spec_as()?;
+            let t = &spec.leader_worker_template;
+            if !is_kai(&t.worker_template, st)
+                && !t.leader_template.as_ref().is_some_and(|l| is_kai(l, st))
+            {
+                return Ok(None);
+            }
+            let size = t.size.unwrap_or(1);
+            let policy = spec.startup_policy.as_deref().unwrap_or("LeaderCreated");
+            let warning = (policy == "LeaderReady").then(|| {
+                "startupPolicy LeaderReady: KAI gangs the leader first and then the group; \
+                 modelled as one gang of the whole group"
+                    .to_owned()
+            });
+            let size = capped(size, "spec.leaderWorkerTemplate.size")?;
+            let groups = capped(spec.replicas.unwrap_or(1), "spec.replicas")?;
+            capped(groups.saturating_mul(size), "replicas × size")?;
+            let plans = (0..groups)
+                .map(|g| {
+                    let mut pods = vec![PodPlan {
+                        name: format!("{name}-{g}"),
+                        template: t
+                            .leader_template
+                            .clone()
+                            .unwrap_or_else(|| t.worker_template.clone()),
+                    }];
+                    for w in 1..size {
+                        pods.push(PodPlan {
+                            name: format!("{name}-{g}-{w}"),
+                            template: t.worker_template.clone(),
+                        });
+                    }
+                    GroupPlan {
+                        name: format!("{pg}-group-{g}"),
+                        min_member: size,
+                        pods,
+                        default_class: "train",
+                    }
+                })
+                .collect();
+            Some((plans, warning))
+        }
+        ObjectKind::JobSet => {
+            let spec: JobSetSpec = obj.spec_as()?;
+            if !spec
+                .replicated_jobs
+                .iter()
+                .any(|r| is_kai(&r.template.spec.template, st))
+            {
+                return Ok(None);
+            }
+            let in_order = spec
+                .other
+                .get("startupPolicy")
+                .and_then(|p| p.get("startupPolicyOrder"))
+                .and_then(Value::as_str)
+                == Some("InOrder");
+            let mut pods = Vec::new();
+            let mut min = 0i32;
+            for (i, rj) in spec.replicated_jobs.iter().enumerate() {
+                let per = rj.template.spec.pods_count();
+                for j in 0..capped(rj.replicas.unwrap_or(1), "replicatedJobs[].replicas")? {
+                    push_pods(
+                        &mut pods,
+                        &format!("{name}-{}-{j}", rj.name),
+                        &rj.template.spec.template,
+                        per,
+                    )?;
+                    if !in_order || i == 0 {
+                        min = min.saturating_add(per);
+                    }
+                }
+            }
+            let warning = Some(
+                "KAI gives a JobSet one sub-group per replicated job; sub-groups are not \
+                 modelled, so the gang is the pods of the required sub-groups"
+                    .to_owned(),
+            );
+            Some((vec![one(min, pods, "train")], warning))
+        }
+        ObjectKind::KnativeService
+        | ObjectKind::SparkApplication
+        | ObjectKind::TrainJob
+        | ObjectKind::AppWrapper
+        | ObjectKind::RayService => {
+            let kai = obj
+                .spec
+                .pointer("/template/spec/schedulerName")
+                .and_then(Value::as_str)
+                == Some(st.scheduler_name.as_str())
+                || serde_json::to_string(&obj.spec).is_ok_and(|s| {
+                    s.contains(&format!("\"schedulerName\":\"{}\"", st.scheduler_name))
+                });
+            if !kai {
+                return Ok(None);
+            }
+            return Err(format!(
+                "KAI's pod grouper for {} is not modelled; not converted",
+                obj.kind.as_str()
+            ));
+        }
+    })
+}
+
+/// Pods without a PodGroup by (namespace, controlling owner); a ReplicaSet's pods are also
+/// listed under its Deployment (the ReplicaSet's name without its `-<pod-template-hash>`).
+type Owners<'a> = BTreeMap<(String, String), Vec<&'a String>>;
+
+fn pod_owners(model: &Model) -> Owners<'_> {
+    let mut out: Owners<'_> = BTreeMap::new();
+    for (key, p) in &model.pods {
+        if p.metadata.annotations.contains_key(POD_GROUP_ANNOTATION) {
+            continue;
+        }
+        let Some((_, kind, owner)) = controller_owner(&p.metadata) else {
+            continue;
+        };
+        let ns = p
+            .metadata
+            .namespace
+            .as_deref()
+            .unwrap_or("default")
+            .to_owned();
+        if kind == "ReplicaSet"
+            && let Some((deployment, _)) = owner.rsplit_once('-')
+        {
+            out.entry((ns.clone(), deployment.to_owned()))
+                .or_default()
+                .push(key);
+        }
+        out.entry((ns, owner)).or_default().push(key);
+    }
+    out
+}
+
+fn first_label<'a>(labels: &'a BTreeMap<String, String>, keys: &[String]) -> Option<&'a String> {
+    keys.iter().find_map(|k| labels.get(k))
+}
+
+fn emit(
+    model: &Model,
+    owners: &Owners<'_>,
+    obj: &WorkloadObject,
+    plan: GroupPlan,
+    st: &GrouperSettings,
+    warnings: &mut Warnings,
+    out: &mut Output,
+) {
+    let ns = obj.namespace();
+    let Some(first) = plan.pods.first() else {
+        return;
+    };
+    let empty = BTreeMap::new();
+    let tlabels = first
+        .template
+        .metadata
+        .as_ref()
+        .map(|m| &m.labels)
+        .unwrap_or(&empty);
+    let owner = &obj.metadata.labels;
+    let queue = first_label(owner, &st.queue_labels)
+        .or_else(|| first_label(tlabels, &st.queue_labels))
+        .cloned()
+        .or_else(|| {
+            let project = owner
+                .get(PROJECT_LABEL)
+                .or_else(|| tlabels.get(PROJECT_LABEL))?;
+            Some(match tlabels.get(NODE_POOL_LABEL) {
+                Some(pool) => format!("{project}-{pool}"),
+                None => project.clone(),
+            })
+        })
+        .unwrap_or_else(|| "default-queue".to_owned());
+    let class = owner
+        .get(PRIORITY_LABEL)
+        .or_else(|| tlabels.get(PRIORITY_LABEL))
+        .cloned()
+        .or_else(|| first.template.spec.priority_class_name.clone())
+        .filter(|c| !c.is_empty());
+    let class = match (obj.kind, class) {
+        (ObjectKind::RayCluster | ObjectKind::RayJob, c) => {
+            owner.get("ray.io/priority-class-name").cloned().or(c)
+        }
+        (_, c) => c,
+    };
+    let class = match class {
+        Some(c)
+            if builtin_priority_class(&c).is_some() || model.priority_classes.contains_key(&c) =>
+        {
+            c
+        }
+        Some(c) => {
+            warnings.push(
+                obj.origin.as_ref(),
+                codes::MISSING_REFERENCE,
+                obj.kind.as_str(),
+                &obj.ns_name(),
+                format!(
+                    "PriorityClass {c:?} is neither one of KAI's nor in the files; kept (KAI \
+                     uses {:?} when it does not exist)",
+                    plan.default_class
+                ),
+            );
+            c
+        }
+        None => plan.default_class.to_owned(),
+    };
+    let preemptibility = owner
+        .get(PREEMPTIBILITY_LABEL)
+        .or_else(|| tlabels.get(PREEMPTIBILITY_LABEL))
+        .cloned();
+    let ann = |k: &str| {
+        obj.metadata
+            .annotations
+            .get(k)
+            .or_else(|| {
+                first
+                    .template
+                    .metadata
+                    .as_ref()
+                    .and_then(|m| m.annotations.get(k))
+            })
+            .cloned()
+    };
+    let pg = PodGroup {
+        metadata: ObjectMeta {
+            name: plan.name.clone(),
+            namespace: Some(ns.to_owned()),
+            labels: obj.metadata.labels.clone(),
+            // KAI copies the top owner's annotations (CalcPodGroupAnnotations).
+            annotations: obj.metadata.annotations.clone(),
+            creation_timestamp: obj.metadata.creation_timestamp,
+            uid: obj.metadata.uid.clone(),
+            ..ObjectMeta::default()
+        },
+        spec: PodGroupSpec {
+            min_member: Some(plan.min_member),
+            queue,
+            priority_class_name: Some(class),
+            preemptibility,
+            preemption_delay: ann("kai.scheduler/preemption-delay"),
+            staleness_grace_period: ann("kai.scheduler/staleness-grace-period"),
+            ..PodGroupSpec::default()
+        },
+        status: None,
+    };
+    // Pods already in the files that this object owns are used instead of new ones.
+    let owned: Vec<&String> = owners
+        .get(&(ns.to_owned(), obj.metadata.name.clone()))
+        .cloned()
+        .unwrap_or_default();
+    if owned.is_empty() {
+        for p in &plan.pods {
+            let mut meta = p.template.metadata.clone().unwrap_or_default();
+            meta.name = p.name.clone();
+            meta.namespace = Some(ns.to_owned());
+            meta.creation_timestamp = obj.metadata.creation_timestamp;
+            meta.annotations
+                .insert(POD_GROUP_ANNOTATION.to_owned(), plan.name.clone());
+            let pod = Pod {
+                metadata: meta,
+                spec: p.template.spec.clone(),
+                status: Some(PodStatus {
+                    phase: Some("Pending".into()),
+                    ..PodStatus::default()
+                }),
+            };
+            out.pods.insert(format!("{ns}/{}", p.name), pod);
+        }
+    } else {
+        for key in owned {
+            let Some(pod) = model.pods.get(key) else {
+                continue;
+            };
+            let mut pod = pod.clone();
+            pod.metadata
+                .annotations
+                .insert(POD_GROUP_ANNOTATION.to_owned(), plan.name.clone());
+            out.pods.insert(key.clone(), pod);
+        }
+    }
+    out.pod_groups
+        .insert(format!("{ns}/{}", plan.name), (obj.origin.clone(), pg));
+}

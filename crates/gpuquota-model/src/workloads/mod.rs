@@ -1,0 +1,561 @@
+//! The workload objects users submit — Jobs, JobSets, Kubeflow and Ray jobs, LeaderWorkerSets,
+//! Deployments, StatefulSets, plain Pods — converted into the objects the schedulers decide
+//! on, as the schedulers' own controllers convert them: Kueue Workloads (Kueue's job
+//! framework) and KAI PodGroups with their Pods (KAI's pod grouper).
+//!
+//! The importer keeps every such document (and every ConfigMap) in
+//! [`Model::workload_objects`](crate::Model::workload_objects) and
+//! [`Model::config_maps`](crate::Model::config_maps), and converts them when it finishes, so
+//! every command sees the converted objects. A Workload or PodGroup given explicitly in the
+//! input wins over one converted under the same name (the conversion then warns). The fields
+//! of these objects that no conversion reads are kept verbatim without unknown-field
+//! warnings (their schemas are large and owned by other projects); a field the conversion
+//! reads with the wrong shape skips the object with a warning naming the field.
+//!
+//! ```
+//! use gpuquota_model::import_str;
+//!
+//! let job = "
+//! apiVersion: batch/v1
+//! kind: Job
+//! metadata:
+//!   name: sample-job
+//!   namespace: team-a
+//!   uid: 0c2a4f9e-0000-4000-8000-000000000001
+//!   labels: {kueue.x-k8s.io/queue-name: user-queue}
+//!   annotations: {kueue.x-k8s.io/job-min-parallelism: \"2\"}
+//! spec:
+//!   parallelism: 3
+//!   completions: 3
+//!   suspend: true
+//!   template:
+//!     spec:
+//!       containers:
+//!       - name: main
+//!         resources: {requests: {cpu: \"1\"}, limits: {nvidia.com/gpu: 1}}
+//! ";
+//! let model = import_str("job.yaml", job)?.model;
+//! let wl = &model.workloads["team-a/job-sample-job-4213f"];
+//! assert_eq!(wl.spec.queue_name.as_deref(), Some("user-queue"));
+//! assert_eq!(wl.spec.pod_sets[0].name, "main");
+//! assert_eq!((wl.spec.pod_sets[0].count, wl.spec.pod_sets[0].min_count), (3, Some(2)));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Kueue (kubernetes-sigs/kueue: `pkg/controller/jobframework`, `pkg/controller/jobs/*`)
+//!
+//! Which objects become Workloads, as the job reconciler decides
+//! (`pkg/controller/jobframework/reconciler.go`, `ReconcileGenericJob`):
+//!
+//! - Only kinds whose framework is in the Configuration's `integrations.frameworks`. Without
+//!   a Configuration in the input, the list of Kueue's shipped manager configuration
+//!   (`config/components/manager/controller_manager_config.yaml`: `batch/job`,
+//!   `kubeflow.org/mpijob`, `ray.io/rayjob`, `ray.io/raycluster`, `jobset.x-k8s.io/jobset`,
+//!   `workload.codeflare.dev/appwrapper`, `trainer.kubeflow.org/trainjob`, `pod`,
+//!   `deployment`, `statefulset`, `leaderworkerset.x-k8s.io/leaderworkerset`) applies, since
+//!   that is what an installation runs; a Configuration without `integrations` gets the API
+//!   default, `batch/job` only (`apis/config/v1beta2/defaults.go`). The Configuration is read
+//!   bare or inside its ConfigMap (`kueue-manager-config`, key
+//!   `controller_manager_config.yaml`).
+//! - The namespace must match `managedJobsNamespaceSelector` (default: not `kube-system`,
+//!   not `kueue-system`). Namespace labels come from the Namespace object plus
+//!   `kubernetes.io/metadata.name`, which the API server sets. *Deviation:* Kueue skips an
+//!   object whose Namespace does not exist; here a Namespace missing from the files is
+//!   treated as existing with only that label, because platforms keep one file per object.
+//! - The queue name is the `kueue.x-k8s.io/queue-name` label; the annotation of the same
+//!   name, which older Kueue read, is read too, with a warning. Without a queue name the
+//!   object is managed only under `manageJobsWithoutQueueName: true`.
+//! - An object whose controlling owner (`metadata.ownerReferences[].controller`) is of a kind
+//!   Kueue manages is not a Workload of its own: its owner's Workload counts it (a Job of a
+//!   JobSet, the RayCluster of a RayJob, the Pods of a Job). If the owner is not in the
+//!   files, the object is skipped with a warning (Kueue cannot find the owner either).
+//!
+//! The Workload (`pkg/controller/jobframework/utils.go`, `NewWorkload`; `reconciler.go`,
+//! `ConstructWorkload`, `ExtractPriority`):
+//!
+//! - **Name**: `<kind lower-cased>-<name>-<hash>`, the prefix cut to 247 bytes, the hash the
+//!   first 5 hex digits of SHA-1 over `kind\ngroup\nname\nuid`
+//!   (`pkg/controller/jobframework/workload_names.go`, `GetWorkloadNameForOwnerWithGVK`).
+//!   The uid is `metadata.uid`; manifests written by hand have none (the API server assigns
+//!   one), and the empty uid is hashed then, so names are stable but differ from a live
+//!   cluster's unless the object carries its uid (as `kubectl get -o yaml` output does).
+//! - **Labels**: `kueue.x-k8s.io/job-uid` when the object has a uid. **Annotations**: none of
+//!   the object's, as upstream, except gpuquota's own `gpuquota.dev/…` ones (the simulator's
+//!   `gpuquota.dev/runtime` and `gpuquota.dev/repeat`), which are kept. `creationTimestamp` is
+//!   the object's (*deviation*: Kueue stamps the Workload when it creates it, a moment later;
+//!   queue order is the same).
+//! - **Priority**: the `kueue.x-k8s.io/priority-class` label names a WorkloadPriorityClass;
+//!   else the kind's own priority class (Kubeflow and MPI `runPolicy.schedulingPolicy
+//!   .priorityClass`); else the first PodSet template's `priorityClassName`; else the
+//!   cluster's global default PriorityClass (lowest value if several), else priority 0.
+//!   A named class missing from the files gives a warning and no priority value (Kueue would
+//!   not create the Workload until the class exists).
+//! - `maximumExecutionTimeSeconds` from the `kueue.x-k8s.io/max-exec-time-seconds` label.
+//! - PodSet templates are copied verbatim; Kueue's limits→requests rule, init-container and
+//!   sidecar rule and pod overhead (`pkg/workload/resources.go`, `AdjustResources`) apply
+//!   when the engines compute the requests ([`PodSpec::effective_requests`]), exactly as
+//!   Kueue applies them to the stored Workload at admission. LimitRanges are not read.
+//! - A finished object (Job condition `Complete`/`Failed`, Pod phase `Succeeded`/`Failed`)
+//!   becomes a Workload with condition `Finished=True`, which the engines skip. A running,
+//!   unsuspended Job (`status.active` or `status.startTime` set) is converted as pending with
+//!   a warning: its admission (flavors) is not in the object.
+//! - An object asking for more than [`MAX_CONVERTED_PER_OBJECT`] Workloads or pods is
+//!   skipped with a warning.
+//! - Topology annotations on pod templates (`kueue.x-k8s.io/podset-required-topology`,
+//!   `podset-preferred-topology`, `podset-unconstrained-topology`,
+//!   `podset-slice-required-topology`, `podset-slice-size`, `podset-group-name`) are not
+//!   modelled: a warning names the annotation.
+//!
+//! PodSets per kind:
+//!
+//! | Kind | Framework | PodSets (name: count) | Upstream file |
+//! |---|---|---|---|
+//! | `batch/v1` Job | `batch/job` | `main`: min(parallelism (1), completions); `minCount` from `kueue.x-k8s.io/job-min-parallelism` | `pkg/controller/jobs/job/job_controller.go` |
+//! | JobSet | `jobset.x-k8s.io/jobset` | per replicated job, its name: replicas (1) × the Job's count | `pkg/controller/jobs/jobset/jobset_controller.go` |
+//! | PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob | `kubeflow.org/<kind>` | per replica type present, in the operator's order (PyTorch, XGBoost, Paddle: Master, Worker; TF: Chief, Master, PS, Worker, Evaluator; JAX: Worker), lower-cased: replicas (1) | `pkg/controller/jobs/kubeflow/kubeflowjob/kubeflowjob_controller.go` |
+//! | MPIJob (`kubeflow.org/v2beta1`) | `kubeflow.org/mpijob` | `launcher`, `worker`: replicas (1) | `pkg/controller/jobs/mpijob/mpijob_controller.go` |
+//! | RayCluster | `ray.io/raycluster` | `head`: 1 (plus the autoscaler sidecar, 500m cpu and 512Mi, when in-tree autoscaling is on); per worker group, its name lower-cased: replicas (1) × numOfHosts | `pkg/controller/jobs/raycluster/common.go` |
+//! | RayJob | `ray.io/rayjob` | the RayCluster's, plus `submitter`: 1 in `K8sJobMode` (the default; default submitter 500m cpu, 200Mi), or the submitter container added to `head` in `SidecarMode` | `pkg/controller/jobs/rayjob/rayjob_controller.go` |
+//! | LeaderWorkerSet | `leaderworkerset.x-k8s.io/leaderworkerset` | one Workload per group `i` < replicas (1), named from `<name>-<i>`: with a leader template `leader`: 1 and `worker`: size − 1, else `main`: size | `pkg/controller/jobs/leaderworkerset/leaderworkerset_reconciler.go` |
+//! | Pod with the queue label | `pod` | `main`: 1 | `pkg/controller/jobs/pod/pod_controller.go` |
+//! | Pods with `kueue.x-k8s.io/pod-group-name` | `pod` | one Workload named after the group; one PodSet per pod role (Kueue's role hash), counting the role's pods; a single role counts `kueue.x-k8s.io/pod-group-total-count` | `pkg/controller/jobs/pod/pod_controller.go`, `pkg/util/pod/pod.go` |
+//! | StatefulSet | `statefulset` | a pod group named `statefulset-<name>-<hash>`, one role: replicas (1) | `pkg/controller/jobs/statefulset/statefulset_webhook.go` |
+//! | Deployment | `deployment` | one single-pod Workload per replica (1) | `pkg/controller/jobs/deployment/deployment_webhook.go` |
+//!
+//! *Deviation (`generateName`):* an object with `metadata.generateName` and no name (as
+//! `kubectl create` takes it) is named `generateName` + the first 5 hex digits of the SHA-1 of
+//! its document, where the API server would append 5 random characters: stable across runs
+//! and document order.
+//!
+//! *Deviation (Deployments):* the pods of a Deployment get random names from the API server,
+//! and Kueue names each pod's Workload after its pod; the conversion names the pods
+//! `<deployment>-<i>` and derives the Workload names from those.
+//!
+//! Skipped with a warning: AppWrapper (its components are arbitrary objects with their own
+//! PodSet annotations), TrainJob (its PodSets come from a ClusterTrainingRuntime),
+//! RayService, SparkApplication, a RayJob with `clusterSelector` (it runs on an existing
+//! cluster and has no Workload), CronJob (only the Jobs it creates are workloads; a CronJob
+//! has no pods at the snapshot's instant).
+//!
+//! # KAI (kai-scheduler/KAI-Scheduler: `pkg/podgrouper/podgrouper/plugins/*`)
+//!
+//! Objects whose pods are scheduled by `kai-scheduler` (`spec.template.spec.schedulerName`,
+//! or a Pod's `spec.schedulerName`) become a PodGroup and its pods, as the pod grouper makes
+//! them; see [`kai`] for the per-kind rules.
+//!
+//! # ConfigMaps
+//!
+//! Core `v1` ConfigMaps are read ([`ConfigMap`]); their `data` is unwrapped where it holds
+//! a known configuration: Kueue's manager configuration (key
+//! `controller_manager_config.yaml`) is imported as the Kueue Configuration. Other
+//! ConfigMaps are kept and produce no warning. The NVIDIA device plugin's sharing
+//! configuration (time-slicing, MPS) sets the GPUs each node advertises; see [`sharing`].
+//!
+//! [`PodSpec::effective_requests`]: crate::core::PodSpec::effective_requests
+
+pub mod configmap;
+pub mod kai;
+pub mod kinds;
+pub mod kueue;
+pub mod names;
+pub mod sharing;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use configmap::ConfigMap;
+
+use crate::diag::{Code, Diagnostic};
+use crate::import::{Model, Origin};
+use crate::meta::ObjectMeta;
+
+/// The most Workloads or pods one object is converted into: an object asking for more (a
+/// Job with `parallelism: 2000000000`) is skipped with a warning instead of exhausting
+/// memory. Real objects stay far below it.
+pub const MAX_CONVERTED_PER_OBJECT: i32 = 10_000;
+
+/// `n` if it is at most [`MAX_CONVERTED_PER_OBJECT`], else the warning's message.
+pub(crate) fn capped(n: i32, what: &str) -> Result<i32, String> {
+    if n > MAX_CONVERTED_PER_OBJECT {
+        Err(format!(
+            "{what} is {n}, more than the {MAX_CONVERTED_PER_OBJECT} objects one object is \
+             converted into; not converted"
+        ))
+    } else {
+        Ok(n.max(0))
+    }
+}
+
+/// Codes the conversions emit.
+pub mod codes {
+    use crate::diag::Code;
+
+    /// An object a converter cannot read (wrong shape); it is skipped.
+    pub const INVALID_OBJECT: Code = Code::new("invalid-workload-object");
+    /// A kind or option the conversion does not model; skipped or approximated.
+    pub const NOT_MODELLED: Code = Code::new("not-modelled");
+    /// An object no scheduler manages (no queue name, or its framework is disabled).
+    pub const NOT_MANAGED: Code = Code::new("not-managed");
+    /// A reference (owner, priority class) to an object not in the files.
+    pub const MISSING_REFERENCE: Code = Code::new("missing-reference");
+    /// A converted object with the same name as one given explicitly (the given one wins).
+    pub const SHADOWED: Code = Code::new("shadowed");
+    /// A legacy spelling read for compatibility.
+    pub const LEGACY: Code = Code::new("legacy");
+    /// Workloads of different departments share GPU replicas without isolation.
+    pub const NO_ISOLATION: Code = Code::new("no-isolation");
+}
+
+/// The kinds of workload objects the conversions read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ObjectKind {
+    /// `batch/v1` Job.
+    Job,
+    /// `batch/v1` CronJob.
+    CronJob,
+    /// `jobset.x-k8s.io` JobSet.
+    JobSet,
+    /// `kubeflow.org` PyTorchJob.
+    PyTorchJob,
+    /// `kubeflow.org` TFJob.
+    TFJob,
+    /// `kubeflow.org` XGBoostJob.
+    XGBoostJob,
+    /// `kubeflow.org` PaddleJob.
+    PaddleJob,
+    /// `kubeflow.org` JAXJob.
+    JAXJob,
+    /// `kubeflow.org` MPIJob.
+    MPIJob,
+    /// `trainer.kubeflow.org` TrainJob.
+    TrainJob,
+    /// `ray.io` RayJob.
+    RayJob,
+    /// `ray.io` RayCluster.
+    RayCluster,
+    /// `ray.io` RayService.
+    RayService,
+    /// `leaderworkerset.x-k8s.io` LeaderWorkerSet.
+    LeaderWorkerSet,
+    /// `workload.codeflare.dev` AppWrapper.
+    AppWrapper,
+    /// `apps/v1` Deployment.
+    Deployment,
+    /// `apps/v1` StatefulSet.
+    StatefulSet,
+    /// `apps/v1` ReplicaSet.
+    ReplicaSet,
+    /// `sparkoperator.k8s.io` SparkApplication.
+    SparkApplication,
+    /// `serving.knative.dev` Service.
+    KnativeService,
+    /// `kai.scheduler/v1` Config: KAI's system configuration (`spec.global.queueLabelKey`,
+    /// `spec.global.schedulerName`), read by the pod grouper conversion.
+    KaiConfig,
+}
+
+impl ObjectKind {
+    /// Every kind, in declaration order.
+    pub const ALL: &'static [ObjectKind] = &[
+        ObjectKind::Job,
+        ObjectKind::CronJob,
+        ObjectKind::JobSet,
+        ObjectKind::PyTorchJob,
+        ObjectKind::TFJob,
+        ObjectKind::XGBoostJob,
+        ObjectKind::PaddleJob,
+        ObjectKind::JAXJob,
+        ObjectKind::MPIJob,
+        ObjectKind::TrainJob,
+        ObjectKind::RayJob,
+        ObjectKind::RayCluster,
+        ObjectKind::RayService,
+        ObjectKind::LeaderWorkerSet,
+        ObjectKind::AppWrapper,
+        ObjectKind::Deployment,
+        ObjectKind::StatefulSet,
+        ObjectKind::ReplicaSet,
+        ObjectKind::SparkApplication,
+        ObjectKind::KnativeService,
+        ObjectKind::KaiConfig,
+    ];
+
+    /// The API group and kind name.
+    pub fn group_kind(self) -> (&'static str, &'static str) {
+        match self {
+            ObjectKind::Job => ("batch", "Job"),
+            ObjectKind::CronJob => ("batch", "CronJob"),
+            ObjectKind::JobSet => ("jobset.x-k8s.io", "JobSet"),
+            ObjectKind::PyTorchJob => ("kubeflow.org", "PyTorchJob"),
+            ObjectKind::TFJob => ("kubeflow.org", "TFJob"),
+            ObjectKind::XGBoostJob => ("kubeflow.org", "XGBoostJob"),
+            ObjectKind::PaddleJob => ("kubeflow.org", "PaddleJob"),
+            ObjectKind::JAXJob => ("kubeflow.org", "JAXJob"),
+            ObjectKind::MPIJob => ("kubeflow.org", "MPIJob"),
+            ObjectKind::TrainJob => ("trainer.kubeflow.org", "TrainJob"),
+            ObjectKind::RayJob => ("ray.io", "RayJob"),
+            ObjectKind::RayCluster => ("ray.io", "RayCluster"),
+            ObjectKind::RayService => ("ray.io", "RayService"),
+            ObjectKind::LeaderWorkerSet => ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
+            ObjectKind::AppWrapper => ("workload.codeflare.dev", "AppWrapper"),
+            ObjectKind::Deployment => ("apps", "Deployment"),
+            ObjectKind::StatefulSet => ("apps", "StatefulSet"),
+            ObjectKind::ReplicaSet => ("apps", "ReplicaSet"),
+            ObjectKind::SparkApplication => ("sparkoperator.k8s.io", "SparkApplication"),
+            ObjectKind::KnativeService => ("serving.knative.dev", "Service"),
+            ObjectKind::KaiConfig => ("kai.scheduler", "Config"),
+        }
+    }
+
+    /// The kind name.
+    pub fn as_str(self) -> &'static str {
+        self.group_kind().1
+    }
+
+    /// The kind for an API group and kind name, if it is a workload object.
+    pub fn from_group_kind(group: &str, kind: &str) -> Option<ObjectKind> {
+        ObjectKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.group_kind() == (group, kind))
+    }
+
+    /// The name of Kueue's integration for the kind (`integrations.frameworks`), if any.
+    pub fn kueue_framework(self) -> Option<&'static str> {
+        Some(match self {
+            ObjectKind::Job => "batch/job",
+            ObjectKind::JobSet => "jobset.x-k8s.io/jobset",
+            ObjectKind::PyTorchJob => "kubeflow.org/pytorchjob",
+            ObjectKind::TFJob => "kubeflow.org/tfjob",
+            ObjectKind::XGBoostJob => "kubeflow.org/xgboostjob",
+            ObjectKind::PaddleJob => "kubeflow.org/paddlejob",
+            ObjectKind::JAXJob => "kubeflow.org/jaxjob",
+            ObjectKind::MPIJob => "kubeflow.org/mpijob",
+            ObjectKind::TrainJob => "trainer.kubeflow.org/trainjob",
+            ObjectKind::RayJob => "ray.io/rayjob",
+            ObjectKind::RayCluster => "ray.io/raycluster",
+            ObjectKind::RayService => "ray.io/rayservice",
+            ObjectKind::LeaderWorkerSet => "leaderworkerset.x-k8s.io/leaderworkerset",
+            ObjectKind::AppWrapper => "workload.codeflare.dev/appwrapper",
+            ObjectKind::Deployment => "deployment",
+            ObjectKind::StatefulSet => "statefulset",
+            ObjectKind::SparkApplication => "sparkoperator.k8s.io/sparkapplication",
+            ObjectKind::CronJob
+            | ObjectKind::ReplicaSet
+            | ObjectKind::KnativeService
+            | ObjectKind::KaiConfig => {
+                return None;
+            }
+        })
+    }
+}
+
+/// A workload object as imported: kind, API version, where it came from, metadata, and the
+/// rest of the document (`spec`, `status`) for the converters to read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadObject {
+    /// The kind.
+    pub kind: ObjectKind,
+    /// `apiVersion` as written.
+    pub api_version: String,
+    /// The file and document it came from.
+    #[serde(skip)]
+    pub origin: Option<Origin>,
+    /// Metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// `spec` (read per kind by the converters).
+    #[serde(default)]
+    pub spec: Value,
+    /// `status`, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Value>,
+}
+
+impl WorkloadObject {
+    /// Builds the stored object from a document (its `apiVersion` and `kind` removed).
+    pub fn from_document(
+        kind: ObjectKind,
+        api_version: &str,
+        origin: &Origin,
+        mut doc: serde_json::Map<String, Value>,
+    ) -> Result<WorkloadObject, String> {
+        let mut metadata: ObjectMeta = match doc.get("metadata") {
+            Some(m) => serde_json::from_value(m.clone()).map_err(|e| format!("metadata: {e}"))?,
+            None => ObjectMeta::default(),
+        };
+        if metadata.name.is_empty()
+            && let Some(prefix) = metadata.other.get("generateName").and_then(Value::as_str)
+        {
+            // The API server appends 5 random characters; a hash of the document stands in
+            // for them, so the name is stable and independent of document order.
+            metadata.name = format!(
+                "{prefix}{}",
+                names::document_suffix(&Value::Object(doc.clone()))
+            );
+        }
+        doc.remove("metadata");
+        Ok(WorkloadObject {
+            kind,
+            api_version: api_version.to_owned(),
+            origin: Some(origin.clone()),
+            metadata,
+            spec: doc.remove("spec").unwrap_or(Value::Null),
+            status: doc.remove("status"),
+        })
+    }
+
+    /// The namespace (`default` when unset).
+    pub fn namespace(&self) -> &str {
+        self.metadata.namespace.as_deref().unwrap_or("default")
+    }
+
+    /// The key in [`Model::workload_objects`](crate::Model::workload_objects):
+    /// `Kind/namespace/name`.
+    pub fn key(&self) -> String {
+        format!(
+            "{}/{}/{}",
+            self.kind.as_str(),
+            self.namespace(),
+            self.metadata.name
+        )
+    }
+
+    /// `namespace/name`.
+    pub fn ns_name(&self) -> String {
+        format!("{}/{}", self.namespace(), self.metadata.name)
+    }
+
+    /// The spec decoded as `T`.
+    fn spec_as<T: serde::de::DeserializeOwned + Default>(&self) -> Result<T, String> {
+        if self.spec.is_null() {
+            return Ok(T::default());
+        }
+        serde_path_to_error::deserialize(&self.spec)
+            .map_err(|e| format!("spec.{}: {}", e.path(), e.inner()))
+    }
+}
+
+/// The controlling owner of an object (`ownerReferences[]` with `controller: true`), as
+/// (API group, kind, name).
+pub fn controller_owner(meta: &ObjectMeta) -> Option<(String, String, String)> {
+    let refs = meta.other.get("ownerReferences")?.as_array()?;
+    refs.iter().find_map(|r| {
+        if r.get("controller").and_then(Value::as_bool) != Some(true) {
+            return None;
+        }
+        let api = r.get("apiVersion")?.as_str()?;
+        let group = api.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+        Some((
+            group.to_owned(),
+            r.get("kind")?.as_str()?.to_owned(),
+            r.get("name")?.as_str()?.to_owned(),
+        ))
+    })
+}
+
+/// Collects the conversions' warnings with the origin of the object they are about.
+#[derive(Debug, Default)]
+pub struct Warnings(pub Vec<(Option<Origin>, Diagnostic)>);
+
+impl Warnings {
+    fn push(&mut self, origin: Option<&Origin>, code: Code, kind: &str, name: &str, msg: String) {
+        let mut d = Diagnostic::warning(code, msg).object(kind, name);
+        if let Some(o) = origin {
+            d = d.source(o.to_string());
+        }
+        self.0.push((origin.cloned(), d));
+    }
+
+    fn field(
+        &mut self,
+        origin: Option<&Origin>,
+        code: Code,
+        kind: &str,
+        name: &str,
+        field: &str,
+        msg: String,
+    ) {
+        let mut d = Diagnostic::warning(code, msg)
+            .object(kind, name)
+            .field(field);
+        if let Some(o) = origin {
+            d = d.source(o.to_string());
+        }
+        self.0.push((origin.cloned(), d));
+    }
+}
+
+/// Converts every workload object of `model` (and the Pods Kueue or KAI would group) into
+/// Kueue Workloads and KAI PodGroups and Pods, adding them to the model. Objects given
+/// explicitly keep precedence over converted ones of the same name.
+///
+/// Returns the warnings, each with the origin of the object it is about.
+///
+/// # Complexity
+/// `O(n log n)` in the number of objects and pods.
+pub fn convert(model: &mut Model) -> Warnings {
+    let mut warnings = Warnings::default();
+    sharing::apply(model, &mut warnings);
+    let kueue_out = kueue::convert(model, &mut warnings);
+    let kai_out = kai::convert(model, &mut warnings);
+    let mut used: BTreeMap<String, bool> = BTreeMap::new();
+    for (key, _) in model.workload_objects.iter() {
+        used.insert(key.clone(), false);
+    }
+    for k in kueue_out.used.iter().chain(kai_out.used.iter()) {
+        used.insert(k.clone(), true);
+    }
+    for (wl_key, (origin, wl)) in kueue_out.workloads {
+        match model.workloads.entry(wl_key) {
+            std::collections::btree_map::Entry::Occupied(e) => warnings.push(
+                origin.as_ref(),
+                codes::SHADOWED,
+                "Workload",
+                e.key(),
+                "a Workload of this name is given explicitly; the converted one is dropped".into(),
+            ),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(wl);
+            }
+        }
+    }
+    for (key, (origin, pg)) in kai_out.pod_groups {
+        match model.pod_groups.entry(key) {
+            std::collections::btree_map::Entry::Occupied(e) => warnings.push(
+                origin.as_ref(),
+                codes::SHADOWED,
+                "PodGroup",
+                e.key(),
+                "a PodGroup of this name is given explicitly; the converted one is dropped".into(),
+            ),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(pg);
+            }
+        }
+    }
+    for (key, pod) in kai_out.pods {
+        model.pods.insert(key, pod);
+    }
+    for (key, was_used) in used {
+        if was_used || kueue_out.explained.contains(&key) || kai_out.explained.contains(&key) {
+            continue;
+        }
+        if let Some(obj) = model.workload_objects.get(&key) {
+            warnings.push(
+                obj.origin.as_ref(),
+                codes::NOT_MANAGED,
+                obj.kind.as_str(),
+                &obj.ns_name(),
+                "managed by neither Kueue (no kueue.x-k8s.io/queue-name label, or its \
+                 integration is not enabled) nor KAI (its pods' schedulerName is not \
+                 kai-scheduler); not converted"
+                    .into(),
+            );
+        }
+    }
+    warnings
+}

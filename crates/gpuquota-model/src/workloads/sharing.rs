@@ -1,0 +1,241 @@
+//! NVIDIA device plugin GPU sharing (time-slicing and MPS), read from the plugin's
+//! configuration ConfigMap (NVIDIA/k8s-device-plugin: `api/config/v1/config.go`,
+//! `api/config/v1/sharing.go`, `api/config/v1/replicas.go`).
+//!
+//! A ConfigMap value is a sharing configuration when it is YAML with `version: v1` and a
+//! `sharing` stanza: `sharing.timeSlicing` or `sharing.mps`, each with `renameByDefault`,
+//! `failRequestsGreaterThanOne` and `resources[]` (`name`, `rename`, `replicas`). The
+//! configuration of a node is the ConfigMap key named by its `nvidia.com/device-plugin.config`
+//! label, else the key `default`, else the only key.
+//!
+//! A node whose physical GPUs are known — the `nvidia.com/gpu.count` label of GPU feature
+//! discovery, else its `nvidia.com/gpu` allocatable — and which does not yet carry the
+//! `nvidia.com/gpu.replicas` label (the plugin's own mark that the advertised count is
+//! already replicated) advertises `count × replicas` of `nvidia.com/gpu`, or of
+//! `nvidia.com/gpu.shared` (the `rename` name) when renamed; the plain resource is then no
+//! longer advertised. The node gets the labels `nvidia.com/gpu.replicas` and
+//! `nvidia.com/gpu.sharing-strategy` (`time-slicing` or `mps`) as the plugin sets them.
+//!
+//! Replicas of one GPU have no memory or fault isolation: when running pods of namespaces of
+//! different departments (the namespace's `department` label, else the namespace itself)
+//! share a time-sliced or MPS-shared node, a warning names them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Warnings, codes};
+use crate::import::Model;
+use crate::quantity::Quantity;
+use crate::resource::ResourceName;
+
+/// The node label choosing the plugin configuration key.
+pub const CONFIG_LABEL: &str = "nvidia.com/device-plugin.config";
+/// GPU feature discovery's physical GPU count label.
+pub const GPU_COUNT_LABEL: &str = "nvidia.com/gpu.count";
+/// The label the plugin sets once it advertises replicas.
+pub const REPLICAS_LABEL: &str = "nvidia.com/gpu.replicas";
+/// The label naming the sharing strategy.
+pub const STRATEGY_LABEL: &str = "nvidia.com/gpu.sharing-strategy";
+/// The namespace label naming a department (for the isolation warning).
+pub const DEPARTMENT_LABEL: &str = "department";
+
+/// One `resources[]` entry.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicatedResource {
+    /// The resource shared (`nvidia.com/gpu`).
+    #[serde(default)]
+    pub name: String,
+    /// The name to advertise the replicas under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rename: Option<String>,
+    /// Replicas per GPU.
+    #[serde(default)]
+    pub replicas: i64,
+    /// `devices` and other fields: kept.
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+/// `sharing.timeSlicing` or `sharing.mps`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicatedResources {
+    /// Advertise replicas as `<name>.shared` unless a `rename` is given.
+    #[serde(default)]
+    pub rename_by_default: bool,
+    /// Requests of more than one replica fail.
+    #[serde(default)]
+    pub fail_requests_greater_than_one: bool,
+    /// The shared resources.
+    #[serde(default)]
+    pub resources: Vec<ReplicatedResource>,
+}
+
+/// `sharing`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sharing {
+    /// Time-slicing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_slicing: Option<ReplicatedResources>,
+    /// MPS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mps: Option<ReplicatedResources>,
+}
+
+/// A device plugin configuration (`version: v1`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginConfig {
+    /// `v1`.
+    #[serde(default)]
+    pub version: String,
+    /// Sharing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sharing: Option<Sharing>,
+    /// `flags`, `resources`: kept.
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other: BTreeMap<String, serde_json::Value>,
+}
+
+impl PluginConfig {
+    /// The strategy and its settings, if the configuration shares GPUs.
+    pub fn strategy(&self) -> Option<(&'static str, &ReplicatedResources)> {
+        let s = self.sharing.as_ref()?;
+        if let Some(t) = s.time_slicing.as_ref().filter(|t| !t.resources.is_empty()) {
+            return Some(("time-slicing", t));
+        }
+        s.mps
+            .as_ref()
+            .filter(|m| !m.resources.is_empty())
+            .map(|m| ("mps", m))
+    }
+}
+
+/// The sharing configurations of every ConfigMap, by ConfigMap key then data key.
+fn configs(model: &Model) -> BTreeMap<String, BTreeMap<String, PluginConfig>> {
+    let mut out = BTreeMap::new();
+    for (key, cm) in &model.config_maps {
+        let mut found = BTreeMap::new();
+        for (k, v) in &cm.data {
+            if !v.contains("sharing") {
+                continue;
+            }
+            if let Ok(c) = serde_saphyr::from_str::<PluginConfig>(v)
+                && c.version == "v1"
+                && c.strategy().is_some()
+            {
+                found.insert(k.clone(), c);
+            }
+        }
+        if !found.is_empty() {
+            out.insert(key.clone(), found);
+        }
+    }
+    out
+}
+
+/// Applies the sharing configuration to every node it covers and warns about shared GPUs
+/// without isolation between departments.
+///
+/// # Complexity
+/// `O(nodes + pods)` after the `O(c)` parse of the ConfigMaps.
+pub(crate) fn apply(model: &mut Model, warnings: &mut Warnings) {
+    let all = configs(model);
+    // One plugin configuration per cluster; with several ConfigMaps the first key wins.
+    let Some((cm_key, keys)) = all.into_iter().next() else {
+        return;
+    };
+    let mut shared_nodes: BTreeSet<String> = BTreeSet::new();
+    for (name, node) in model.nodes.iter_mut() {
+        let cfg = match node.metadata.labels.get(CONFIG_LABEL) {
+            Some(k) => keys.get(k),
+            None => keys
+                .get("default")
+                .or_else(|| (keys.len() == 1).then(|| keys.values().next()).flatten()),
+        };
+        let Some(cfg) = cfg else { continue };
+        let Some((strategy, rr)) = cfg.strategy() else {
+            continue;
+        };
+        shared_nodes.insert(name.clone());
+        if node.metadata.labels.contains_key(REPLICAS_LABEL) {
+            continue; // already advertised by the plugin
+        }
+        for r in &rr.resources {
+            let res = ResourceName::new(r.name.as_str());
+            let physical = node
+                .metadata
+                .labels
+                .get(GPU_COUNT_LABEL)
+                .and_then(|c| c.parse::<i64>().ok())
+                .or_else(|| node.status.allocatable.get(&res).and_then(Quantity::value));
+            let Some(physical) = physical else { continue };
+            let Some(total) = physical.checked_mul(r.replicas.max(1)) else {
+                continue;
+            };
+            let target = match (&r.rename, rr.rename_by_default) {
+                (Some(n), _) if !n.is_empty() => n.clone(),
+                (_, true) => format!("{}.shared", r.name),
+                _ => r.name.clone(),
+            };
+            let q = Quantity::from_decimal(i128::from(total), 0);
+            let Some(q) = q else { continue };
+            for list in [&mut node.status.allocatable, &mut node.status.capacity] {
+                if target != r.name {
+                    list.remove(&res);
+                }
+                list.insert(ResourceName::new(target.as_str()), q);
+            }
+            node.metadata
+                .labels
+                .insert(REPLICAS_LABEL.to_owned(), r.replicas.to_string());
+            node.metadata
+                .labels
+                .insert(STRATEGY_LABEL.to_owned(), strategy.to_owned());
+        }
+    }
+    // Isolation: departments sharing one node's GPU replicas.
+    let mut by_node: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for pod in model.pods.values() {
+        let Some(n) = pod.spec.node_name.as_deref() else {
+            continue;
+        };
+        if !shared_nodes.contains(n) {
+            continue;
+        }
+        let running = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.as_deref())
+            .is_none_or(|p| p == "Running");
+        if !running {
+            continue;
+        }
+        let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
+        let dept = model
+            .namespaces
+            .get(ns)
+            .and_then(|n| n.metadata.labels.get(DEPARTMENT_LABEL).cloned())
+            .unwrap_or_else(|| ns.to_owned());
+        by_node.entry(n).or_default().insert(dept);
+    }
+    for (node, depts) in by_node {
+        if depts.len() > 1 {
+            let list: Vec<&str> = depts.iter().map(String::as_str).collect();
+            warnings.push(
+                None,
+                codes::NO_ISOLATION,
+                "Node",
+                node,
+                format!(
+                    "GPUs shared by the device plugin (ConfigMap {cm_key}) run pods of \
+                     departments {}; replicas of one GPU have no memory or fault isolation",
+                    list.join(", ")
+                ),
+            );
+        }
+    }
+}
