@@ -5,6 +5,12 @@
 //! `OnSessionOpen`) and stay fixed; allocations and evictions update the queues' allocated
 //! amounts as decisions are committed. With no nodes, the session runs at quota level on one
 //! virtual pool of [`Cluster::totals`].
+//!
+//! A job placed by an action that evicts victims (reclaim, preempt, consolidation) is
+//! reported `pipelined`, even where it lands on idle resources: KAI's job solver allocates
+//! the preemptor pipeline-only (`kai-scheduler/KAI-Scheduler:
+//! pkg/scheduler/actions/common/solvers`, `AllocateJob(…, isPipelineOnly=true)`), so it binds
+//! once its victims are gone (allocate test "interactive after train when over-quota").
 
 // Per-resource arrays `[_; 3]` (GPU, CPU, memory) are indexed in parallel by resource.
 #![allow(clippy::needless_range_loop)]
@@ -977,6 +983,22 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Commits a placement found by a victim-evicting action (reclaim, preempt,
+    /// consolidation): KAI's job solver allocates the preemptor pipeline-only
+    /// (`AllocateJob(…, isPipelineOnly=true)`), so it is reported pipelined even where it
+    /// landed on idle resources.
+    fn commit_pipelined(&mut self, ji: usize, tasks: &[usize], recs: Vec<PlaceRec>) {
+        self.commit_placed(ji, tasks, recs);
+        for &ti in tasks {
+            if let TState::Placed(p) = &mut self.tstate[ji][ti] {
+                *p = true;
+            }
+        }
+        if let Some(i) = self.alloc_idx[ji] {
+            self.allocated[i].pipelined = true;
+        }
+    }
+
     fn try_allocate(&mut self, ji: usize) -> bool {
         let j = &self.c.jobs[ji];
         let Some(q) = j.queue else { return false };
@@ -1685,7 +1707,7 @@ impl<'a> Engine<'a> {
                 self.evict(*vj, ts, Action::Reclaim, Some(&key));
             }
             if let Some(recs) = self.place_all(ji, &tasks) {
-                self.commit_placed(ji, &tasks, recs);
+                self.commit_pipelined(ji, &tasks, recs);
                 self.fail[ji] = None;
             }
             self.replace_moved(&chosen, &moved);
@@ -1840,7 +1862,7 @@ impl<'a> Engine<'a> {
                 self.evict(*vj, ts, Action::Preempt, Some(&key));
             }
             if let Some(recs) = self.place_all(ji, &tasks) {
-                self.commit_placed(ji, &tasks, recs);
+                self.commit_pipelined(ji, &tasks, recs);
                 self.fail[ji] = None;
             }
             self.replace_moved(&chosen, &moved);
@@ -1972,7 +1994,7 @@ impl<'a> Engine<'a> {
                 self.evict(*vj, ts, Action::Consolidation, Some(&key));
             }
             if let Some(r) = self.place_all(ji, &tasks) {
-                self.commit_placed(ji, &tasks, r);
+                self.commit_pipelined(ji, &tasks, r);
             }
             for (vj, ts) in &moved {
                 if let Some(r) = self.place_all(*vj, ts) {

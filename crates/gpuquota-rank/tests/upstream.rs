@@ -23,12 +23,18 @@ struct Topo {
     departments: Vec<(String, f64)>,
     nodes: Vec<(String, u32)>,
     jobs: Vec<JobRow>,
+    /// `MaxAllowedGPUs` per queue (limit); absent = -1.
+    limits: Vec<(String, f64)>,
 }
 
 impl Topo {
     fn queue(mut self, name: &str, parent: Option<&str>, deserved: f64, weight: f64) -> Self {
         self.queues
             .push((name.into(), parent.map(Into::into), deserved, weight));
+        self
+    }
+    fn limit(mut self, name: &str, gpus: f64) -> Self {
+        self.limits.push((name.into(), gpus));
         self
     }
     fn department(mut self, name: &str, deserved: f64) -> Self {
@@ -71,9 +77,14 @@ impl Topo {
             let parent = parent
                 .as_ref()
                 .map_or(String::new(), |p| format!("  parentQueue: {p}\n"));
+            let limit = self
+                .limits
+                .iter()
+                .find(|(q, _)| q == n)
+                .map_or(-1.0, |l| l.1);
             let _ = write!(
                 y,
-                "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: {n}, creationTimestamp: \"2025-01-01T01:{i:02}:00Z\"}}\nspec:\n{parent}  resources:\n    gpu: {{quota: {d}, overQuotaWeight: {w}, limit: -1}}\n    cpu: {{quota: -1, overQuotaWeight: 1, limit: -1}}\n    memory: {{quota: -1, overQuotaWeight: 1, limit: -1}}\n"
+                "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: {n}, creationTimestamp: \"2025-01-01T01:{i:02}:00Z\"}}\nspec:\n{parent}  resources:\n    gpu: {{quota: {d}, overQuotaWeight: {w}, limit: {limit}}}\n    cpu: {{quota: -1, overQuotaWeight: 1, limit: -1}}\n    memory: {{quota: -1, overQuotaWeight: 1, limit: -1}}\n"
             );
         }
         for (n, g) in &self.nodes {
@@ -1151,4 +1162,37 @@ fn releasing_pods_keep_a_gang_from_being_stale() {
         without["evicted"],
         json!([{"podGroup": "test/gang", "queue": "queue0", "action": "stalegang", "by": null}])
     );
+}
+
+/// `allocate/allocate_test.go` "try to allocate interactive after train when over-quota -
+/// train should be preempted for interactive to run": queue0 (deserved 1, weight 1, limit 1)
+/// runs a 1-GPU train on a 2-GPU node; its 1-GPU interactive job fails allocate on the limit,
+/// preempt evicts the train, and the interactive job is pipelined (upstream expects one
+/// pipeline action): KAI's preempt solver allocates the preemptor pipeline-only.
+#[test]
+fn interactive_after_train_over_quota_is_pipelined() {
+    let v = Topo::default()
+        .queue("queue0", None, 1.0, 1.0)
+        .limit("queue0", 1.0)
+        .node("node0", 2)
+        .job("running_job_train", "queue0", TRAIN, 1.0, &[Some("node0")])
+        .job("pending_job_interactive", "queue0", 100, 1.0, &[None])
+        .schedule();
+    assert_eq!(
+        evicted(&v),
+        [ev(
+            "test/running_job_train",
+            "preempt",
+            "test/pending_job_interactive"
+        )]
+    );
+    assert_eq!(
+        allocated(&v),
+        [(
+            "test/pending_job_interactive".to_string(),
+            true,
+            vec!["node0".to_string()]
+        )]
+    );
+    assert_eq!(v["pending"], json!([]));
 }
