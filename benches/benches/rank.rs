@@ -161,6 +161,7 @@ fn quota_cluster(total: i128, qa: i128, qb: i128, a_running: usize, b_jobs: Vec<
         totals: [total * SCALE, 0, 0],
         now: Timestamp::from_unix_seconds(100_000),
         orphan_queues: Vec::new(),
+        warnings: Default::default(),
     }
 }
 

@@ -12,7 +12,10 @@
 //!   "evicted": [{"podGroup", "queue", "action", "by"}],
 //!   "pending": [{"podGroup", "queue", "reason", "message"}]}`.
 //!
-//! Input problems are printed to stderr, one per line, with exit code 1.
+//! Input problems are printed to stderr, one per line, with exit code 1. Warnings (unknown
+//! fields and kinds, orphan queues, usage entries for missing queues) are printed as
+//! `warning: …`; under `--strict` they print as `error: …` and the command exits 1 before
+//! any output.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -27,7 +30,9 @@ use gpuquota_rank::snapshot::{BuildOptions, Cluster, parse_total};
 use gpuquota_rank::usage::UsageInput;
 use serde_json::Value;
 
-use crate::common::{CliError, OutputFormat, read_file, to_json};
+use crate::common::{CliError, OutputFormat, print_diagnostics, read_file, strict, to_json};
+use gpuquota_model::Diagnostic;
+use gpuquota_rank::snapshot::{ENGINE, codes};
 
 /// KAI subcommands.
 #[derive(Debug, Subcommand)]
@@ -94,6 +99,12 @@ fn fail(problems: Vec<String>) -> Result<ExitCode, CliError> {
     Ok(ExitCode::from(1))
 }
 
+/// Prints warnings (`warning: …`, or `error: …` under `--strict`); true when `--strict` makes
+/// them fail the command.
+fn warn(warnings: &[Diagnostic]) -> bool {
+    print_diagnostics(warnings)
+}
+
 struct Prepared {
     cluster: Cluster,
     options: DivisionOptions,
@@ -109,6 +120,13 @@ fn prepare(args: &KaiArgs) -> Result<Result<Prepared, Vec<String>>, CliError> {
         Ok(i) => i,
         Err(errs) => return Ok(Err(errs.0.iter().map(|e| e.to_string()).collect())),
     };
+    if !imported.warnings.is_empty() && strict() {
+        return Ok(Err(imported
+            .warnings
+            .iter()
+            .map(|w| format!("error: {w}"))
+            .collect()));
+    }
     for w in &imported.warnings {
         eprintln!("warning: {w}");
     }
@@ -161,14 +179,10 @@ fn text_to_cluster(
     };
     let mut cluster = match Cluster::from_model(&model, &BuildOptions { total, now }) {
         Ok(c) => c,
+        // Errors print bare, one per line (the contract the CLI tests pin).
         Err(errs) => return Ok(Err(errs.iter().map(ToString::to_string).collect())),
     };
-    for q in &cluster.orphan_queues {
-        eprintln!(
-            "warning: Queue {q:?}: spec.parentQueue: its parent chain reaches a missing queue; \
-             dropped with its children, as KAI does"
-        );
-    }
+    let mut warnings: Vec<Diagnostic> = cluster.warnings.iter().cloned().collect();
     let mut options = DivisionOptions {
         mode: if args.corrected {
             Mode::Corrected
@@ -183,11 +197,18 @@ fn text_to_cluster(
         }
         match u.apply(&mut cluster.hierarchy, cluster.now) {
             Ok(unknown) => {
-                for q in unknown {
-                    eprintln!("warning: usage: queue {q:?} does not exist");
-                }
+                warnings.extend(unknown.into_iter().map(|q| {
+                    Diagnostic::warning(
+                        codes::UNKNOWN_USAGE_QUEUE,
+                        format!("usage: queue {q:?} does not exist"),
+                    )
+                    .engine(ENGINE)
+                }));
             }
-            Err(e) => return Ok(Err(vec![e.to_string()])),
+            Err(e) => {
+                let _ = warn(&warnings);
+                return Ok(Err(vec![e.to_string()]));
+            }
         }
     }
     if let Some(k) = args.k_value {
@@ -195,6 +216,10 @@ fn text_to_cluster(
     }
     if args.weight_follows_quota {
         gpuquota_rank::runai::weight_follows_quota(&mut cluster.hierarchy, false);
+    }
+    if warn(&warnings) {
+        // `--strict`: the warnings (printed as errors) fail the command.
+        return Ok(Err(Vec::new()));
     }
     Ok(Ok(Prepared { cluster, options }))
 }

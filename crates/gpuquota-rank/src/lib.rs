@@ -108,4 +108,4 @@ pub use division::{
     Division, DivisionError, DivisionOptions, Hierarchy, Mode, QueueInput, Resource, ResourceParams,
 };
 pub use session::{SessionOptions, SessionResult, run_session};
-pub use snapshot::{BuildOptions, Cluster, SnapshotError, SnapshotErrors};
+pub use snapshot::{BuildOptions, Cluster};

@@ -29,8 +29,13 @@
 //! * The session time defaults to the latest timestamp in the input (creation, start and
 //!   KAI annotation times), never the wall clock.
 //! * Bad input: every malformed field of every object is reported at once
-//!   ([`SnapshotErrors`], in reading order: queues, nodes, PodGroups, pods, then the queue
-//!   tree), each naming the object kind, name and field; no cluster is built.
+//!   (a [`Diagnostics`] list of errors with engine `kai` and a stable code from [`codes`], in
+//!   reading order: queues, nodes, PodGroups, pods, then the queue tree), each naming the
+//!   object kind, name and field; no cluster is built. Tolerated states (orphan queues) are
+//!   warnings in [`Cluster::warnings`].
+//! * The queue tree may be at most [`MAX_TREE_DEPTH`] levels deep (the root is level 1);
+//!   KAI sets no limit, gpuquota refuses deeper trees with [`codes::TREE_TOO_DEEP`] naming
+//!   the queue one level beyond the limit, so every walk up the tree is bounded.
 
 // Per-resource arrays `[_; 3]` (GPU, CPU, memory) are indexed in parallel by resource.
 #![allow(clippy::needless_range_loop)]
@@ -38,14 +43,16 @@
 use std::collections::BTreeMap;
 
 use gpuquota_model::core::Pod;
+use gpuquota_model::diag::{Diagnostic, Diagnostics};
 use gpuquota_model::kai::{
     GPU_FRACTION_ANNOTATION, POD_GROUP_ANNOTATION, QUEUE_LABEL, QueueResource,
     builtin_priority_class, parse_go_duration,
 };
+use gpuquota_model::limits::MAX_TREE_DEPTH;
 use gpuquota_model::meta::{Taint, Toleration};
 use gpuquota_model::{Model, Quantity, Timestamp};
 
-use crate::division::{Hierarchy, QueueInput, Resource, ResourceParams};
+use crate::division::{DivisionError, Hierarchy, QueueInput, Resource, ResourceParams};
 use crate::fixed::{SCALE, from_quantity};
 
 /// The queue KAI's pod grouper gives a pod with no queue label and no `project` label.
@@ -71,63 +78,34 @@ pub const DEFAULT_STALENESS_GRACE_NANOS: i128 = 60_000_000_000;
 /// The default PodGroup priority (`train`).
 pub const DEFAULT_JOB_PRIORITY: i32 = 50;
 
-/// A problem in the input, naming the object and field.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SnapshotError {
-    /// A field holds a value the engine cannot use.
-    #[error("{kind} {name:?}: {field}: {message}")]
-    Invalid {
-        /// Object kind.
-        kind: &'static str,
-        /// Object name (`ns/name` for namespaced kinds).
-        name: String,
-        /// Field path.
-        field: String,
-        /// What is wrong.
-        message: String,
-    },
-    /// The queue tree is invalid.
-    #[error(transparent)]
-    Division(#[from] crate::division::DivisionError),
+/// The diagnostic codes of the KAI engine (`engine: "kai"`), stable across releases: tools
+/// filter by them, never by message text.
+pub mod codes {
+    use gpuquota_model::diag::Code;
+
+    /// A field holds a value KAI cannot use (negative, not a duration or time, a
+    /// `gpu-fraction` outside (0, 1], a partial GPU without `gpu-fraction`, …).
+    pub const INVALID_VALUE: Code = Code::new("kai-invalid-value");
+    /// A value or a sum of values beyond what exact arithmetic holds.
+    pub const TOO_LARGE: Code = Code::new("kai-too-large");
+    /// A reference to a node or queue that is not in the input.
+    pub const NOT_FOUND: Code = gpuquota_model::diag::codes::NOT_FOUND;
+    /// The queues' parent links form a cycle.
+    pub const QUEUE_CYCLE: Code = Code::new("kai-queue-cycle");
+    /// The queue tree is deeper than [`gpuquota_model::limits::MAX_TREE_DEPTH`].
+    pub const TREE_TOO_DEEP: Code = gpuquota_model::limits::TREE_TOO_DEEP;
+    /// Warning: a queue whose parent chain reaches a missing queue is dropped with its
+    /// children, as KAI's `cleanQueueOrphans` does.
+    pub const ORPHAN_QUEUE: Code = Code::new("kai-orphan-queue");
+    /// Warning: a usage file names a queue that does not exist.
+    pub const UNKNOWN_USAGE_QUEUE: Code = Code::new("kai-unknown-usage-queue");
 }
 
-/// Every problem found in one input, in reading order (queues, nodes, PodGroups, pods, then
-/// the queue tree): [`Cluster::from_model`] reports them all at once rather than stopping at
-/// the first. Never empty when returned as an error.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SnapshotErrors(pub Vec<SnapshotError>);
-
-impl std::fmt::Display for SnapshotErrors {
-    /// One problem per line.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for (i, e) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str("\n")?;
-            }
-            write!(f, "{e}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for SnapshotErrors {}
-
-impl From<SnapshotError> for SnapshotErrors {
-    fn from(e: SnapshotError) -> Self {
-        SnapshotErrors(vec![e])
-    }
-}
-
-impl SnapshotErrors {
-    /// The problems, in reading order.
-    pub fn iter(&self) -> std::slice::Iter<'_, SnapshotError> {
-        self.0.iter()
-    }
-}
+/// The engine name every KAI diagnostic carries.
+pub const ENGINE: &str = "kai";
 
 /// Keeps the value of `r`, or records its error and returns `None`.
-fn keep<T>(problems: &mut Vec<SnapshotError>, r: Result<T, SnapshotError>) -> Option<T> {
+fn keep<T>(problems: &mut Diagnostics, r: Result<T, Diagnostic>) -> Option<T> {
     match r {
         Ok(v) => Some(v),
         Err(e) => {
@@ -137,17 +115,86 @@ fn keep<T>(problems: &mut Vec<SnapshotError>, r: Result<T, SnapshotError>) -> Op
     }
 }
 
-fn invalid(
+fn problem(
+    code: gpuquota_model::diag::Code,
     kind: &'static str,
     name: &str,
     field: &str,
     message: impl Into<String>,
-) -> SnapshotError {
-    SnapshotError::Invalid {
-        kind,
-        name: name.to_string(),
-        field: field.to_string(),
-        message: message.into(),
+) -> Diagnostic {
+    Diagnostic::error(code, message)
+        .object(kind, name)
+        .field(field)
+        .engine(ENGINE)
+}
+
+fn invalid(kind: &'static str, name: &str, field: &str, message: impl Into<String>) -> Diagnostic {
+    problem(codes::INVALID_VALUE, kind, name, field, message)
+}
+
+fn too_large(
+    kind: &'static str,
+    name: &str,
+    field: &str,
+    message: impl Into<String>,
+) -> Diagnostic {
+    problem(codes::TOO_LARGE, kind, name, field, message)
+}
+
+fn not_found(
+    kind: &'static str,
+    name: &str,
+    field: &str,
+    message: impl Into<String>,
+) -> Diagnostic {
+    problem(codes::NOT_FOUND, kind, name, field, message)
+}
+
+/// A [`DivisionError`] from building the queue tree as a diagnostic naming the queue.
+pub fn division_diagnostic(e: &DivisionError) -> Diagnostic {
+    match e {
+        DivisionError::Cycle { queue } => problem(
+            codes::QUEUE_CYCLE,
+            "Queue",
+            queue,
+            "spec.parentQueue",
+            "the parent chain loops back to this queue",
+        ),
+        DivisionError::TooDeep { queue, depth } => problem(
+            codes::TREE_TOO_DEEP,
+            "Queue",
+            queue,
+            "spec.parentQueue",
+            format!(
+                "the queue tree is {depth} levels deep at this queue; at most {MAX_TREE_DEPTH} \
+                 levels are accepted (KAI sets no limit; shorten the parent chain)"
+            ),
+        ),
+        DivisionError::UnknownParent { queue, .. } => problem(
+            codes::NOT_FOUND,
+            "Queue",
+            queue,
+            "spec.parentQueue",
+            "the parent is not a queue",
+        ),
+        DivisionError::Negative {
+            queue,
+            resource,
+            field,
+        } => problem(
+            codes::INVALID_VALUE,
+            "Queue",
+            queue,
+            &format!("spec.resources.{resource}.{field}"),
+            "negative value",
+        ),
+        DivisionError::Overflow { queue, resource } => problem(
+            codes::TOO_LARGE,
+            "Queue",
+            queue,
+            &format!("spec.resources.{resource}"),
+            "arithmetic overflow",
+        ),
     }
 }
 
@@ -314,6 +361,8 @@ pub struct Cluster {
     /// Queues dropped because their parent chain reaches a missing queue (KAI's
     /// `cleanQueueOrphans`), in name order; their jobs are pending with `QueueDoesNotExist`.
     pub orphan_queues: Vec<String>,
+    /// Warnings about tolerated input (one per orphan queue, code [`codes::ORPHAN_QUEUE`]).
+    pub warnings: Diagnostics,
 }
 
 /// How to build a [`Cluster`] from a [`Model`].
@@ -366,12 +415,12 @@ fn queue_resource(
     name: &str,
     r: Resource,
     res: Option<&QueueResource>,
-    problems: &mut Vec<SnapshotError>,
+    problems: &mut Diagnostics,
 ) -> ResourceParams {
     // KAI units: GPU devices, CPU millicores, memory MB (10⁶ bytes).
     let extra = if r == Resource::Memory { 6 } else { 0 };
     let field = |f: &str| format!("spec.resources.{r}.{f}");
-    let conv = |q: &Quantity, f: &str| -> Result<Option<i128>, SnapshotError> {
+    let conv = |q: &Quantity, f: &str| -> Result<Option<i128>, Diagnostic> {
         if q.is_negative() {
             let (m, e) = q.as_decimal();
             if m == -1 && e == 0 {
@@ -386,7 +435,7 @@ fn queue_resource(
         }
         from_quantity(q, extra)
             .map(Some)
-            .ok_or_else(|| invalid("Queue", name, &field(f), "value too large"))
+            .ok_or_else(|| too_large("Queue", name, &field(f), "value too large"))
     };
     let Some(res) = res else {
         return match r {
@@ -453,7 +502,7 @@ fn duration(
     name: &str,
     field: &str,
     s: &Option<String>,
-) -> Result<Option<i128>, SnapshotError> {
+) -> Result<Option<i128>, Diagnostic> {
     match s {
         None => Ok(None),
         Some(s) => parse_go_duration(s)
@@ -465,12 +514,12 @@ fn duration(
 type PodRequests = ([i128; 3], bool, Vec<(String, i64)>);
 
 /// A pod's requests; every bad field is recorded in `problems` and read as 0.
-fn pod_requests(key: &str, pod: &Pod, problems: &mut Vec<SnapshotError>) -> PodRequests {
+fn pod_requests(key: &str, pod: &Pod, problems: &mut Diagnostics) -> PodRequests {
     let mut out = [0i128; 3];
     let mut fractional = false;
     let mut mig = Vec::new();
     let Some(reqs) = pod.spec.effective_requests() else {
-        problems.push(invalid(
+        problems.push(too_large(
             "Pod",
             key,
             "spec.containers[].resources",
@@ -487,7 +536,7 @@ fn pod_requests(key: &str, pod: &Pod, problems: &mut Vec<SnapshotError>) -> PodR
         if mig_gpu_portion(name.as_str()).is_some() {
             match q.value() {
                 Some(count) => mig.push((name.as_str().to_string(), count)),
-                None => problems.push(invalid("Pod", key, &field, "too large")),
+                None => problems.push(too_large("Pod", key, &field, "too large")),
             }
             continue;
         }
@@ -499,7 +548,7 @@ fn pod_requests(key: &str, pod: &Pod, problems: &mut Vec<SnapshotError>) -> PodR
         };
         match from_quantity(q, extra) {
             Some(v) => out[idx] = v,
-            None => problems.push(invalid("Pod", key, &field, "too large")),
+            None => problems.push(too_large("Pod", key, &field, "too large")),
         }
     }
     if let Some(f) = pod.metadata.annotations.get(GPU_FRACTION_ANNOTATION) {
@@ -507,7 +556,7 @@ fn pod_requests(key: &str, pod: &Pod, problems: &mut Vec<SnapshotError>) -> PodR
         let v = match Quantity::parse(f.trim()) {
             Err(e) => Err(invalid("Pod", key, &field, e.to_string())),
             Ok(q) => match from_quantity(&q, 0) {
-                None => Err(invalid("Pod", key, &field, "too large")),
+                None => Err(too_large("Pod", key, &field, "too large")),
                 Some(v) if v <= 0 || v > SCALE => {
                     Err(invalid("Pod", key, &field, "must be in (0, 1]"))
                 }
@@ -538,6 +587,93 @@ pub fn mig_gpu_portion(name: &str) -> Option<i64> {
         return None;
     }
     g.parse().ok()
+}
+
+/// Queues whose parent chain reaches a missing queue (KAI's `cleanQueueOrphans`), in name
+/// order.
+///
+/// # Complexity
+/// O(Q log Q): each queue is walked once; a parent cycle ends the walk (the hierarchy reports
+/// it).
+fn orphan_queues(model: &Model) -> Vec<String> {
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum St {
+        Unknown,
+        Visiting,
+        Ok,
+        Orphan,
+    }
+    let names: Vec<&String> = model.queues.keys().collect();
+    let idx: BTreeMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    // Parent: None = root, Some(None) = missing, Some(Some(i)) = queue i.
+    let parent: Vec<Option<Option<usize>>> = model
+        .queues
+        .values()
+        .map(|q| {
+            q.spec
+                .parent_queue
+                .as_deref()
+                .filter(|p| !p.is_empty())
+                .map(|p| idx.get(p).copied())
+        })
+        .collect();
+    let mut st = vec![St::Unknown; names.len()];
+    let mut stack = Vec::new();
+    for start in 0..names.len() {
+        let mut cur = start;
+        let end = loop {
+            match st[cur] {
+                St::Ok | St::Visiting => break St::Ok,
+                St::Orphan => break St::Orphan,
+                St::Unknown => {}
+            }
+            st[cur] = St::Visiting;
+            stack.push(cur);
+            match parent[cur] {
+                None => break St::Ok,
+                Some(None) => break St::Orphan,
+                Some(Some(p)) => cur = p,
+            }
+        };
+        for q in stack.drain(..) {
+            st[q] = end;
+        }
+    }
+    names
+        .iter()
+        .zip(&st)
+        .filter(|(_, s)| **s == St::Orphan)
+        .map(|(n, _)| (*n).clone())
+        .collect()
+}
+
+/// Queue indices in top-down order (every queue after its parent), from the roots; queues
+/// on a parent cycle are left out.
+///
+/// # Complexity
+/// O(Q).
+fn top_down(parents: &[Option<usize>]) -> Vec<usize> {
+    let n = parents.len();
+    let mut children = vec![Vec::new(); n];
+    let mut order = Vec::with_capacity(n);
+    for (i, p) in parents.iter().enumerate() {
+        match p {
+            Some(p) if *p < n => children[*p].push(i),
+            Some(_) => {}
+            None => order.push(i),
+        }
+    }
+    let mut head = 0;
+    while head < order.len() {
+        let q = order[head];
+        head += 1;
+        order.extend_from_slice(&children[q]);
+    }
+    order
 }
 
 fn priority_of(model: &Model, class: Option<&str>) -> i32 {
@@ -585,31 +721,18 @@ impl Cluster {
     /// Builds the session input from imported objects.
     ///
     /// # Errors
-    /// [`SnapshotErrors`]: every bad object and field in the input (each a [`SnapshotError`]
+    /// [`Diagnostics`]: every bad object and field in the input (each an error
     /// naming kind, name and field), not only the first; nothing is built on error.
     ///
     /// # Complexity
     /// O(Q + P log P + N) for queues, pods and nodes.
-    pub fn from_model(model: &Model, options: &BuildOptions) -> Result<Cluster, SnapshotErrors> {
+    pub fn from_model(model: &Model, options: &BuildOptions) -> Result<Cluster, Diagnostics> {
         // Every problem is recorded and the bad value read as its default, so that the rest
         // of the input is still checked; the list is returned at the end if not empty.
-        let mut problems: Vec<SnapshotError> = Vec::new();
+        let mut problems = Diagnostics::default();
         // KAI drops an orphan queue (its parent chain reaches a missing queue) with all its
         // children, with a warning (`cleanQueueOrphans`); their jobs then find no queue.
-        let mut orphans: Vec<String> = Vec::new();
-        for name in model.queues.keys() {
-            let mut cur = name.as_str();
-            for _ in 0..=model.queues.len() {
-                let Some(q) = model.queues.get(cur) else {
-                    orphans.push(name.clone());
-                    break;
-                };
-                match q.spec.parent_queue.as_deref().filter(|p| !p.is_empty()) {
-                    None => break,
-                    Some(p) => cur = p,
-                }
-            }
-        }
+        let orphans = orphan_queues(model);
         // Queues (BTreeMap order = name order; parents resolved by name).
         let names: Vec<&String> = model
             .queues
@@ -631,7 +754,7 @@ impl Cluster {
                 None => None,
                 Some(p) => {
                     let found = index.get(p).copied().ok_or_else(|| {
-                        invalid(
+                        not_found(
                             "Queue",
                             name,
                             "spec.parentQueue",
@@ -694,25 +817,16 @@ impl Cluster {
                 .flatten(),
             });
         }
-        // Inherit min-runtimes down the tree (parents first: resolve by walking up).
-        // The walk is bounded by the number of queues: a cycle is reported by the hierarchy.
-        for i in 0..infos.len() {
-            let mut cur = inputs[i].parent;
-            let mut steps = 0;
-            while let Some(p) = cur {
-                steps += 1;
-                if steps > infos.len() {
-                    break;
-                }
+        // Inherit min-runtimes down the tree, parents first (queues on a parent cycle are not
+        // reached; the hierarchy reports the cycle).
+        let parents: Vec<Option<usize>> = inputs.iter().map(|q| q.parent).collect();
+        for i in top_down(&parents) {
+            if let Some(p) = parents[i] {
                 if infos[i].preempt_min_runtime.is_none() {
                     infos[i].preempt_min_runtime = infos[p].preempt_min_runtime;
                 }
                 if infos[i].reclaim_min_runtime.is_none() {
                     infos[i].reclaim_min_runtime = infos[p].reclaim_min_runtime;
-                }
-                cur = inputs[p].parent;
-                if cur == Some(i) {
-                    break;
                 }
             }
         }
@@ -764,7 +878,7 @@ impl Cluster {
                 }
                 match from_quantity(q, extra) {
                     Some(v) => alloc[idx] = v,
-                    None => problems.push(invalid("Node", name, &field, "too large")),
+                    None => problems.push(too_large("Node", name, &field, "too large")),
                 }
             }
             let gpus = usize::try_from(alloc[0] / SCALE).unwrap_or(0);
@@ -789,7 +903,12 @@ impl Cluster {
                     }
                 }
                 if overflow {
-                    problems.push(invalid("Node", name, "status.allocatable", "sum overflows"));
+                    problems.push(too_large(
+                        "Node",
+                        name,
+                        "status.allocatable",
+                        "sum overflows",
+                    ));
                 }
             }
             node_index.insert(name.as_str(), nodes.len());
@@ -843,7 +962,7 @@ impl Cluster {
                     .get(PREEMPTION_DELAY_ANNOTATION)
                     .cloned()
             });
-            let ts = |a: &str| -> Result<Option<Timestamp>, SnapshotError> {
+            let ts = |a: &str| -> Result<Option<Timestamp>, Diagnostic> {
                 match pg.metadata.annotations.get(a) {
                     None => Ok(None),
                     Some(s) => Timestamp::parse(s).map(Some).map_err(|e| {
@@ -948,7 +1067,7 @@ impl Cluster {
                     Some(&i) => Some(i),
                     None if nodes.is_empty() => None,
                     None => {
-                        problems.push(invalid(
+                        problems.push(not_found(
                             "Pod",
                             key,
                             "spec.nodeName",
@@ -970,7 +1089,7 @@ impl Cluster {
             }
             match req[0].checked_add(mig_gpu) {
                 Some(v) => req[0] = v,
-                None => problems.push(invalid(
+                None => problems.push(too_large(
                     "Pod",
                     key,
                     "resources.requests",
@@ -1086,7 +1205,7 @@ impl Cluster {
                                 None => {
                                     // Reported once per queue.
                                     request_overflow[q] = true;
-                                    problems.push(invalid(
+                                    problems.push(too_large(
                                         "Queue",
                                         &inputs[q].name,
                                         "status.requested",
@@ -1120,10 +1239,25 @@ impl Cluster {
         }
         // The tree is checked too (cycles), even when other problems were found: the defaults
         // read in place of bad values are valid, so they add no problem of their own.
-        let hierarchy = keep(&mut problems, Hierarchy::new(inputs).map_err(Into::into));
+        let hierarchy = keep(
+            &mut problems,
+            Hierarchy::new(inputs).map_err(|e| division_diagnostic(&e)),
+        );
         let Some(hierarchy) = hierarchy.filter(|_| problems.is_empty()) else {
-            return Err(SnapshotErrors(problems));
+            return Err(problems);
         };
+        let warnings = orphans
+            .iter()
+            .map(|q| {
+                Diagnostic::warning(
+                    codes::ORPHAN_QUEUE,
+                    "its parent chain reaches a missing queue; dropped with its children, as KAI does",
+                )
+                .object("Queue", q)
+                .field("spec.parentQueue")
+                .engine(ENGINE)
+            })
+            .collect();
         Ok(Cluster {
             hierarchy,
             queues: infos,
@@ -1133,6 +1267,7 @@ impl Cluster {
             totals,
             now,
             orphan_queues: orphans,
+            warnings,
         })
     }
 }
