@@ -90,6 +90,11 @@ pub(crate) struct KaiArgs {
     /// Run:ai with the "Over quota weight" setting disabled: every weight follows quota.
     #[arg(long)]
     weight_follows_quota: bool,
+    /// KAI's `queueLabelKey` (the `kai.scheduler/v1` Config's `spec.global.queueLabelKey`):
+    /// only this pod/PodGroup label names the queue. Default: `kai.scheduler/queue`, then
+    /// Run:ai's `runai/queue`.
+    #[arg(long)]
+    queue_label_key: Option<String>,
 }
 
 fn fail(problems: Vec<String>) -> Result<ExitCode, CliError> {
@@ -177,7 +182,14 @@ fn text_to_cluster(
         Some(pool) => gpuquota_rank::runai::node_pool_view(&model, pool),
         None => model,
     };
-    let mut cluster = match Cluster::from_model(&model, &BuildOptions { total, now }) {
+    let mut cluster = match Cluster::from_model(
+        &model,
+        &BuildOptions {
+            total,
+            now,
+            queue_label_key: args.queue_label_key.clone(),
+        },
+    ) {
         Ok(c) => c,
         // Errors print bare, one per line (the contract the CLI tests pin).
         Err(errs) => return Ok(Err(errs.iter().map(ToString::to_string).collect())),
@@ -352,6 +364,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
         k_value: None,
         node_pool: None,
         weight_follows_quota: false,
+        queue_label_key: None,
     };
     let p = match text_to_cluster(imported.model, &args, false)? {
         Ok(p) => p,

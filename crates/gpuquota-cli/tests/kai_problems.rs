@@ -140,3 +140,42 @@ fn a_too_deep_queue_tree_is_an_error() {
         "{stderr}"
     );
 }
+
+/// Run:ai's `runai/queue` label is read by default; `--queue-label-key` (KAI's
+/// `queueLabelKey`) makes only the given label count.
+#[test]
+fn runai_queue_label_and_queue_label_key_flag() {
+    let f = write(
+        "label",
+        r#"apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-a}
+spec: {resources: {gpu: {quota: 2, overQuotaWeight: 1, limit: -1}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ns, labels: {runai/queue: team-a}}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]}
+status: {phase: Pending}
+"#,
+    );
+    let requested = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "kai",
+            "fairshare",
+            &f,
+            "--output",
+            "json",
+            "--total",
+            "gpu=4",
+        ];
+        args.extend_from_slice(extra);
+        let out = gpuquota(&args);
+        assert_eq!(out.status.code(), Some(0));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        v["queues"]["team-a"]["gpu"]["requested"].clone()
+    };
+    assert_eq!(requested(&[]), "1");
+    assert_eq!(requested(&["--queue-label-key", "acme/queue"]), "0");
+    assert_eq!(requested(&["--queue-label-key", "runai/queue"]), "1");
+}

@@ -2,10 +2,16 @@
 //! exact inputs for the division and the actions.
 //!
 //! Reading rules (upstream's, with the choices this crate made where upstream is silent):
-//! * A Pod's queue is its `kai.scheduler/queue` label (or its PodGroup's `spec.queue`), its
+//! * A Pod's queue is its queue label (or its PodGroup's `spec.queue`, else the PodGroup's
+//!   queue label), its
 //!   group the `pod-group-name` annotation; a Pod without a group is a one-pod job named after
 //!   the Pod. A job without a PodGroup object and without a queue label takes its `project`
-//!   label, else `default-queue`, as KAI's pod grouper does.
+//!   label, else `default-queue`, as KAI's pod grouper does. The queue label key is KAI's
+//!   `queueLabelKey` (`kai.scheduler/v1` Config `spec.global.queueLabelKey`, default
+//!   `kai.scheduler/queue`; `kai-scheduler/KAI-Scheduler: pkg/operator` passes it to the pod
+//!   grouper and queue controller as `--queue-label-key`): given as
+//!   [`BuildOptions::queue_label_key`] (the CLI's `--queue-label-key`), only that label is
+//!   read; unset, `kai.scheduler/queue` is read, then Run:ai's `runai/queue`.
 //! * GPUs come from `nvidia.com/gpu` requests/limits, or the `gpu-fraction` annotation (a share
 //!   of one device). CPU is counted in millicores, memory in bytes. Running fractions with the
 //!   same `runai-gpu-group` label on one node share one device (KAI's GPU group); unlabelled
@@ -57,6 +63,9 @@ use crate::fixed::{SCALE, from_quantity};
 
 /// The queue KAI's pod grouper gives a pod with no queue label and no `project` label.
 pub const DEFAULT_QUEUE_NAME: &str = "default-queue";
+/// Run:ai's queue label (`runai/queue`), read after `kai.scheduler/queue` when no queue
+/// label key is configured.
+pub const RUNAI_QUEUE_LABEL: &str = "runai/queue";
 /// The pod label KAI's pod grouper reads as the queue when `kai.scheduler/queue` is absent.
 pub const PROJECT_LABEL: &str = "project";
 
@@ -372,6 +381,25 @@ pub struct BuildOptions {
     pub total: [Option<i128>; 3],
     /// `--now`; default the latest timestamp in the input.
     pub now: Option<Timestamp>,
+    /// The queue label key (KAI's `queueLabelKey`: the `kai.scheduler/v1` Config's
+    /// `spec.global.queueLabelKey`, passed to the pod grouper as `--queue-label-key`). When
+    /// set, only this label names a pod's or PodGroup's queue; when `None`,
+    /// `kai.scheduler/queue` (KAI's default) is read, then `runai/queue` (Run:ai's).
+    pub queue_label_key: Option<String>,
+}
+
+impl BuildOptions {
+    /// The queue named by `labels` under the configured key, or by KAI's then Run:ai's
+    /// default key when none is configured.
+    pub fn queue_label<'a>(&self, labels: &'a BTreeMap<String, String>) -> Option<&'a String> {
+        match &self.queue_label_key {
+            Some(k) => labels.get(k),
+            None => labels
+                .get(QUEUE_LABEL)
+                .or_else(|| labels.get(RUNAI_QUEUE_LABEL)),
+        }
+        .filter(|q| !q.is_empty())
+    }
 }
 
 /// Parses `--total gpu=N[,cpu=Q,memory=Q]` (Kubernetes quantities: `cpu=64` cores,
@@ -996,7 +1024,15 @@ impl Cluster {
                 key.clone(),
                 Job {
                     key: key.clone(),
-                    queue_name: pg.spec.queue.clone(),
+                    // `spec.queue`, else the PodGroup's queue label.
+                    queue_name: if pg.spec.queue.is_empty() {
+                        options
+                            .queue_label(&pg.metadata.labels)
+                            .cloned()
+                            .unwrap_or_default()
+                    } else {
+                        pg.spec.queue.clone()
+                    },
                     queue: None,
                     min_member,
                     priority,
@@ -1096,7 +1132,7 @@ impl Cluster {
                     "GPU sum overflows",
                 )),
             }
-            let label_queue = pod.metadata.labels.get(QUEUE_LABEL).cloned();
+            let label_queue = options.queue_label(&pod.metadata.labels).cloned();
             let foreign = pod
                 .spec
                 .scheduler_name

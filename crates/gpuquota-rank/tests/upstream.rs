@@ -154,6 +154,7 @@ impl Topo {
             &BuildOptions {
                 total: [None; 3],
                 now: None,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -171,6 +172,7 @@ impl Topo {
             &BuildOptions {
                 total: [None; 3],
                 now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
+                ..Default::default()
             },
         )
         .unwrap();
@@ -543,6 +545,7 @@ status: {phase: Pending}
         &BuildOptions {
             total: [None; 3],
             now: None,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -661,6 +664,7 @@ fn gpu_groups_place_running_fractions_consolidation_e06() {
         &BuildOptions {
             total: [None; 3],
             now: None,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -740,6 +744,7 @@ status: {phase: Pending}
         &BuildOptions {
             total: gpuquota_rank::snapshot::parse_total("gpu=4").unwrap(),
             now: None,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -846,6 +851,7 @@ fn proportion_two_hierarchy_queues_simplified() {
             &BuildOptions {
                 total: gpuquota_rank::snapshot::parse_total(&format!("gpu={total}")).unwrap(),
                 now: None,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -931,6 +937,7 @@ fn consolidation_picks_the_victim_the_job_needs_out_of_order() {
         &BuildOptions {
             total: [None; 3],
             now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
+            ..Default::default()
         },
     )
     .unwrap();
@@ -999,6 +1006,7 @@ status: {{allocatable: {{nvidia.com/gpu: "2", cpu: "8", memory: 8Gi}}}}
             &BuildOptions {
                 total: [None; 3],
                 now: None,
+                ..Default::default()
             },
         )
     };
@@ -1067,6 +1075,7 @@ status: {phase: Pending}
         &BuildOptions {
             total: gpuquota_rank::snapshot::parse_total("gpu=4").unwrap(),
             now: None,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -1113,6 +1122,7 @@ fn fraction_pipelined_onto_the_shared_gpu_being_released() {
         &BuildOptions {
             total: [None; 3],
             now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
+            ..Default::default()
         },
     )
     .unwrap();
@@ -1149,6 +1159,7 @@ fn releasing_pods_keep_a_gang_from_being_stale() {
             &BuildOptions {
                 total: [None; 3],
                 now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
+                ..Default::default()
             },
         )
         .unwrap();
@@ -1195,4 +1206,95 @@ fn interactive_after_train_over_quota_is_pipelined() {
         )]
     );
     assert_eq!(v["pending"], json!([]));
+}
+
+const LABELLED_PODS: &str = r#"
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-a}
+spec: {resources: {gpu: {quota: 2, overQuotaWeight: 1, limit: -1}}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-b}
+spec: {resources: {gpu: {quota: 2, overQuotaWeight: 1, limit: -1}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: runai, namespace: ns, labels: {runai/queue: team-a}}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]}
+status: {phase: Pending}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: both, namespace: ns, labels: {kai.scheduler/queue: team-b, runai/queue: team-a}}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "2"}}}]}
+status: {phase: Pending}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: acme, namespace: ns, labels: {acme/queue: team-b}}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "4"}}}]}
+status: {phase: Pending}
+---
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata: {name: pg, namespace: ns, labels: {runai/queue: team-b}}
+spec: {minMember: 1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: pg-0, namespace: ns, annotations: {pod-group-name: pg}}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "8"}}}]}
+status: {phase: Pending}
+"#;
+
+fn requested_with_key(key: Option<&str>) -> (Value, Value, Vec<String>) {
+    let model = import_str("labels.yaml", LABELLED_PODS).unwrap().model;
+    let cluster = Cluster::from_model(
+        &model,
+        &BuildOptions {
+            total: gpuquota_rank::snapshot::parse_total("gpu=16").unwrap(),
+            queue_label_key: key.map(str::to_string),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let fs = gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap();
+    let queueless: Vec<String> = cluster
+        .jobs
+        .iter()
+        .filter(|j| j.queue.is_none())
+        .map(|j| format!("{} -> {}", j.key, j.queue_name))
+        .collect();
+    (
+        fs["queues"]["team-a"]["gpu"]["requested"].clone(),
+        fs["queues"]["team-b"]["gpu"]["requested"].clone(),
+        queueless,
+    )
+}
+
+/// KAI's `queueLabelKey` (default `kai.scheduler/queue`): without a configured key a pod's
+/// `kai.scheduler/queue` label wins, Run:ai's `runai/queue` is read when it is absent, and a
+/// PodGroup without `spec.queue` takes its own label; with a configured key only that label is
+/// read (the other pods fall back to `default-queue`, which does not exist here).
+#[test]
+fn queue_label_key_default_runai_and_configured() {
+    // runai (1) → team-a; both (2) → team-b by kai.scheduler/queue; acme (4) has no known
+    // label → default-queue; pg (8) → team-b by its runai/queue label.
+    let (a, b, none) = requested_with_key(None);
+    assert_eq!((a, b), (json!("1"), json!("10")));
+    assert_eq!(none, ["ns/acme -> default-queue"]);
+    let (a, b, none) = requested_with_key(Some("acme/queue"));
+    assert_eq!((a, b), (json!("0"), json!("4")));
+    assert_eq!(
+        none,
+        [
+            "ns/both -> default-queue",
+            "ns/pg -> ",
+            "ns/runai -> default-queue"
+        ]
+    );
+    let (a, b, _) = requested_with_key(Some("runai/queue"));
+    assert_eq!((a, b), (json!("3"), json!("8")));
 }
