@@ -28,7 +28,6 @@ use gpuquota_rank::fixed::SCALE;
 use gpuquota_rank::session::{Placement, SessionOptions, fmt_res, run_session};
 use gpuquota_rank::snapshot::{BuildOptions, Cluster, parse_total};
 use gpuquota_rank::usage::UsageInput;
-use serde_json::Value;
 
 use crate::common::{CliError, OutputFormat, print_diagnostics, read_file, strict, to_json};
 use gpuquota_model::Diagnostic;
@@ -243,10 +242,10 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 Ok(p) => p,
                 Err(problems) => return fail(problems),
             };
-            let v = gpuquota_rank::report::fairshare_json(&p.cluster, &p.options)?;
+            let report = gpuquota_rank::report::fairshare_report(&p.cluster, &p.options)?;
             match args.output {
-                OutputFormat::Json => print!("{}", to_json(&v)?),
-                _ => print!("{}", fairshare_table(&v)),
+                OutputFormat::Json => print!("{}", to_json(&report)?),
+                _ => print!("{}", report.table()),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -264,89 +263,14 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 ..SessionOptions::default()
             };
             let result = run_session(&p.cluster, &options)?;
-            let v = gpuquota_rank::report::schedule_json(&result);
+            let report = gpuquota_rank::report::schedule_report(&result);
             match args.output {
-                OutputFormat::Json => print!("{}", to_json(&v)?),
-                _ => print!("{}", schedule_table(&v)),
+                OutputFormat::Json => print!("{}", to_json(&report)?),
+                _ => print!("{}", report.table()),
             }
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-fn s(v: &Value) -> String {
-    match v {
-        Value::Null => "-".into(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-fn fairshare_table(v: &Value) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<24} {:>9} {:>10} {:>10} {:>10} {:>9}",
-        "QUEUE (GPU)", "DESERVED", "FAIRSHARE", "ALLOCATED", "REQUESTED", "LIMIT"
-    );
-    if let Some(qs) = v["queues"].as_object() {
-        for (name, q) in qs {
-            let g = &q["gpu"];
-            let _ = writeln!(
-                out,
-                "{:<24} {:>9} {:>10} {:>10} {:>10} {:>9}",
-                name,
-                s(&g["deserved"]),
-                s(&g["fairShare"]),
-                s(&g["allocated"]),
-                s(&g["requested"]),
-                s(&g["limit"])
-            );
-        }
-    }
-    out
-}
-
-fn schedule_table(v: &Value) -> String {
-    let mut out = String::new();
-    for a in v["allocated"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            out,
-            "allocate {}{} (queue {}): {} pods",
-            s(&a["podGroup"]),
-            if a["pipelined"] == Value::Bool(true) {
-                " [pipelined]"
-            } else {
-                ""
-            },
-            s(&a["queue"]),
-            a["pods"].as_array().map_or(0, Vec::len)
-        );
-    }
-    for e in v["evicted"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            out,
-            "evict    {} (queue {}) by {}: {}",
-            s(&e["podGroup"]),
-            s(&e["queue"]),
-            s(&e["action"]),
-            s(&e["by"])
-        );
-    }
-    for p in v["pending"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            out,
-            "pending  {} (queue {}): {}",
-            s(&p["podGroup"]),
-            s(&p["queue"]),
-            s(&p["reason"])
-        );
-        let _ = writeln!(out, "         {}", s(&p["message"]));
-    }
-    if out.is_empty() {
-        out.push_str("nothing to do\n");
-    }
-    out
 }
 
 /// The seed platform under Run:ai semantics: departments and projects with their fair share.
