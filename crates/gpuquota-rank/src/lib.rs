@@ -94,6 +94,7 @@
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod cron;
 pub mod division;
 pub mod fixed;
 #[cfg(feature = "fuzzing")]
