@@ -122,7 +122,7 @@ fn one_gpu_job(
                 } else {
                     TaskStatus::Pending
                 },
-                req: [gpus * SCALE, 0, 0],
+                req: gpuquota_rank::ids::PerResource::new(gpus * SCALE, 0, 0),
                 fractional: false,
                 mig: Vec::new(),
                 mig_gpu: 0,
@@ -149,7 +149,7 @@ fn quota_cluster(total: i128, qa: i128, qb: i128, a_running: usize, b_jobs: Vec<
     for j in &jobs {
         let q = j.queue.unwrap_or(0);
         for t in &j.tasks {
-            inputs[q].resources[0].request += t.req[0];
+            inputs[q].resources[0].request += t.req[gpuquota_rank::Resource::Gpu];
         }
     }
     Cluster {

@@ -99,6 +99,7 @@ pub mod division;
 pub mod fixed;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod ids;
 pub mod report;
 pub mod runai;
 pub mod session;

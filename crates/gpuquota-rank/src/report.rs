@@ -45,8 +45,8 @@ pub fn allocated(c: &Cluster) -> Vec<[i128; 3]> {
             }
             let mut cur = Some(q);
             while let Some(x) = cur {
-                for (r, a) in alloc[x].iter_mut().enumerate() {
-                    *a = a.saturating_add(t.req[r]);
+                for (a, req) in alloc[x].iter_mut().zip(t.req.0) {
+                    *a = a.saturating_add(req);
                 }
                 cur = c.hierarchy.queues()[x].parent;
             }

@@ -43,9 +43,6 @@
 //!   KAI sets no limit, gpuquota refuses deeper trees with [`codes::TREE_TOO_DEEP`] naming
 //!   the queue one level beyond the limit, so every walk up the tree is bounded.
 
-// Per-resource arrays `[_; 3]` (GPU, CPU, memory) are indexed in parallel by resource.
-#![allow(clippy::needless_range_loop)]
-
 use std::collections::BTreeMap;
 
 use gpuquota_model::core::Pod;
@@ -240,7 +237,7 @@ pub struct Task {
     /// State.
     pub status: TaskStatus,
     /// GPU, CPU, memory requested (nano-units: devices, millicores, bytes).
-    pub req: [i128; 3],
+    pub req: crate::ids::PerResource<i128>,
     /// True when the GPU request is a `gpu-fraction` share of one device.
     pub fractional: bool,
     /// MIG instances requested: `(index into Cluster::mig_profiles, count)`.
@@ -539,11 +536,11 @@ fn duration(
     }
 }
 
-type PodRequests = ([i128; 3], bool, Vec<(String, i64)>);
+type PodRequests = (crate::ids::PerResource<i128>, bool, Vec<(String, i64)>);
 
 /// A pod's requests; every bad field is recorded in `problems` and read as 0.
 fn pod_requests(key: &str, pod: &Pod, problems: &mut Diagnostics) -> PodRequests {
-    let mut out = [0i128; 3];
+    let mut out = crate::ids::PerResource::ZERO;
     let mut fractional = false;
     let mut mig = Vec::new();
     let Some(reqs) = pod.spec.effective_requests() else {
@@ -575,7 +572,7 @@ fn pod_requests(key: &str, pod: &Pod, problems: &mut Diagnostics) -> PodRequests
             _ => continue,
         };
         match from_quantity(q, extra) {
-            Some(v) => out[idx] = v,
+            Some(v) => out.0[idx] = v,
             None => problems.push(too_large("Pod", key, &field, "too large")),
         }
     }
@@ -592,10 +589,10 @@ fn pod_requests(key: &str, pod: &Pod, problems: &mut Diagnostics) -> PodRequests
             },
         };
         if let Some(v) = keep(problems, v) {
-            out[0] = v;
+            out[Resource::Gpu] = v;
             fractional = v < SCALE;
         }
-    } else if out[0] % SCALE != 0 {
+    } else if out[Resource::Gpu] % SCALE != 0 {
         problems.push(invalid(
             "Pod",
             key,
@@ -914,19 +911,15 @@ impl Cluster {
             let unschedulable = n.spec.unschedulable.unwrap_or(false);
             if !unschedulable {
                 // MIG instances count `g` GPU-equivalents each, as KAI counts capacity.
-                let mig_gpus: i128 = mig
-                    .iter()
-                    .zip(&portion)
-                    .map(|(&c, &g)| i128::from(c) * g)
-                    .sum();
-                let mut overflow = false;
-                for r in 0..3 {
-                    let extra = if r == 0 { mig_gpus } else { 0 };
-                    match node_sum[r]
-                        .checked_add(alloc[r])
-                        .and_then(|v| v.checked_add(extra))
-                    {
-                        Some(v) => node_sum[r] = v,
+                let mig_gpus: Option<i128> =
+                    mig.iter().zip(&portion).try_fold(0i128, |s, (&c, &g)| {
+                        s.checked_add(i128::from(c).checked_mul(g)?)
+                    });
+                let mut overflow = mig_gpus.is_none();
+                for (r, (sum, a)) in node_sum.iter_mut().zip(alloc).enumerate() {
+                    let extra = if r == 0 { mig_gpus.unwrap_or(0) } else { 0 };
+                    match sum.checked_add(a).and_then(|v| v.checked_add(extra)) {
+                        Some(v) => *sum = v,
                         None => overflow = true,
                     }
                 }
@@ -1116,15 +1109,18 @@ impl Cluster {
             };
             let (mut req, fractional, mig_named) = pod_requests(key, pod, &mut problems);
             let mut mig = Vec::with_capacity(mig_named.len());
-            let mut mig_gpu: i128 = 0;
+            let mut mig_gpu: Option<i128> = Some(0);
             for (name, count) in mig_named {
                 if let Ok(i) = mig_profiles.binary_search(&name) {
                     mig.push((i, count));
-                    mig_gpu += i128::from(count) * portion[i];
+                    mig_gpu = mig_gpu
+                        .and_then(|s| s.checked_add(i128::from(count).checked_mul(portion[i])?));
                 }
             }
-            match req[0].checked_add(mig_gpu) {
-                Some(v) => req[0] = v,
+            let summed = mig_gpu.and_then(|m| req[Resource::Gpu].checked_add(m));
+            let mig_gpu = mig_gpu.unwrap_or(0);
+            match summed {
+                Some(v) => req[Resource::Gpu] = v,
                 None => problems.push(too_large(
                     "Pod",
                     key,
@@ -1204,8 +1200,8 @@ impl Cluster {
         let mut jobs: Vec<Job> = jobs.into_values().collect();
         for j in jobs.iter().filter(|j| j.foreign) {
             for t in j.tasks.iter().filter(|t| t.status == TaskStatus::Running) {
-                for r in 0..3 {
-                    node_sum[r] = (node_sum[r] - t.req[r]).max(0);
+                for (sum, req) in node_sum.iter_mut().zip(t.req.0) {
+                    *sum = sum.saturating_sub(req).max(0);
                 }
             }
         }
@@ -1231,13 +1227,13 @@ impl Cluster {
             if let Some(q) = j.queue {
                 for t in &j.tasks {
                     if matches!(t.status, TaskStatus::Running | TaskStatus::Pending) {
-                        for r in 0..3 {
+                        for r in Resource::ALL {
                             if request_overflow[q] {
                                 continue;
                             }
-                            let sum = inputs[q].resources[r].request.checked_add(t.req[r]);
+                            let sum = inputs[q].resources[r.index()].request.checked_add(t.req[r]);
                             match sum {
-                                Some(v) => inputs[q].resources[r].request = v,
+                                Some(v) => inputs[q].resources[r.index()].request = v,
                                 None => {
                                     // Reported once per queue.
                                     request_overflow[q] = true;
@@ -1258,9 +1254,9 @@ impl Cluster {
         // Quota level: no nodes but a `--total`. With neither, the cluster is empty, as in
         // KAI's allocate test "No nodes": every job stays pending.
         let quota_level = nodes.is_empty() && options.total.iter().any(Option::is_some);
-        for r in 0..3 {
-            if let Some(t) = options.total[r] {
-                totals[r] = t;
+        for r in Resource::ALL {
+            if let Some(t) = options.total[r.index()] {
+                totals[r.index()] = t;
             } else if quota_level {
                 // Quota level without nodes: a resource with no total is not modelled.
                 for j in &mut jobs {
@@ -1269,7 +1265,7 @@ impl Cluster {
                     }
                 }
                 for q in &mut inputs {
-                    q.resources[r].request = 0;
+                    q.resources[r.index()].request = 0;
                 }
             }
         }

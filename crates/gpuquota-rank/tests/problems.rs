@@ -226,3 +226,22 @@ fn orphan_queue_is_a_warning() {
     assert!(!cluster.warnings.has_errors());
     assert!(cluster.warnings.has_errors_strict(true));
 }
+
+/// Eighteen queues each running one pod of 10²⁵ CPU cores on a 1-core node: every queue's
+/// own request fits, the node's overcommitted free capacity and the tree's sums do not. The
+/// session reports the overflow as an error instead of wrapping or panicking.
+#[test]
+fn session_overflow_is_an_error_not_a_panic() {
+    let mut y = String::from(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: \"1\"}}\n",
+    );
+    for i in 0..18 {
+        y.push_str(&format!(
+            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: q{i:02}}}\nspec: {{resources: {{gpu: {{quota: 1}}, cpu: {{quota: -1, limit: -1}}}}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i:02}, namespace: ns, labels: {{kai.scheduler/queue: q{i:02}}}}}\nspec: {{nodeName: n1, containers: [{{name: c, resources: {{requests: {{cpu: \"1e25\"}}}}}}]}}\nstatus: {{phase: Running}}\n"
+        ));
+    }
+    let imported = import_str("big.yaml", &y).unwrap();
+    let cluster = Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap();
+    let err = gpuquota_rank::run_session(&cluster, &Default::default()).unwrap_err();
+    assert!(err.to_string().contains("overflow"), "{err}");
+}

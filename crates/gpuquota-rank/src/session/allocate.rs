@@ -39,7 +39,7 @@ impl Engine<'_> {
                     self.set_fail(ji, Reason::Unschedulable, None, format!(
                         "no node placement fits the gang of {} pods ({} GPUs) in the free capacity",
                         core.len(),
-                        format_decimal(req[0])
+                        format_decimal(req[GPU])
                     ));
                     return false;
                 }

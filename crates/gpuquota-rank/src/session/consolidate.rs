@@ -16,13 +16,11 @@ impl Engine<'_> {
                 continue;
             }
             // Only when the free capacity would hold the job.
-            let mut free = [0i128; 3];
+            let mut free = Amt::ZERO;
             for n in &self.nodes {
-                for (r, f) in free.iter_mut().enumerate() {
-                    *f += n.idle[r];
-                }
+                inc_all(&mut free, &n.idle, self.overflow);
             }
-            if (0..3).any(|r| free[r] < req[r]) {
+            if Resource::ALL.into_iter().any(|r| free[r] < req[r]) {
                 continue;
             }
             let mut cands: Vec<usize> = (0..self.c.jobs.len())

@@ -18,14 +18,18 @@
 //! (victim generation and the smallest-victim-set search, KAI's solvers) and `pending`
 //! (reasons); this file holds the engine state and the queue accounting.
 
-// Per-resource arrays `[_; 3]` (GPU, CPU, memory) are indexed in parallel by resource.
-#![allow(clippy::needless_range_loop)]
-
+use std::cell::Cell;
 use std::cmp::Ordering;
 
 use crate::division::{Division, DivisionError, DivisionOptions, Resource};
 use crate::fixed::{SCALE, cmp_products, format_decimal};
+use crate::ids::PerResource;
 use crate::snapshot::{Cluster, DEFAULT_STALENESS_GRACE_NANOS, TaskStatus};
+
+/// GPU, CPU and memory amounts (nano-units).
+type Amt = PerResource<i128>;
+
+const GPU: Resource = Resource::Gpu;
 
 mod allocate;
 mod consolidate;
@@ -200,6 +204,19 @@ pub struct SessionResult {
     pub division: Division,
 }
 
+/// Why a session produced no result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// The fair-share division refused the tree.
+    #[error(transparent)]
+    Division(#[from] DivisionError),
+    /// An amount the session adds up (a node's free capacity, a queue's allocation)
+    /// overflowed.
+    #[error("session: an allocated or free amount overflows (requests too large)")]
+    Overflow,
+}
+
 /// Victim units: `(job, tasks)`.
 type Units = [(usize, Vec<usize>)];
 
@@ -222,14 +239,14 @@ struct PlaceRec {
     /// `(device, from_idle, from_releasing)`.
     devs: Vec<(usize, i128, i128)>,
     /// CPU, memory (and GPU at pool level in slot 0): `(from_idle, from_releasing)`.
-    take: [(i128, i128); 3],
+    take: PerResource<(i128, i128)>,
     /// MIG instances: `(profile, from_idle, from_releasing)`.
     mig: Vec<(usize, i64, i64)>,
 }
 
 impl PlaceRec {
     fn pipelined(&self) -> bool {
-        self.take.iter().any(|t| t.1 > 0)
+        self.take.0.iter().any(|t| t.1 > 0)
             || self.devs.iter().any(|d| d.2 > 0)
             || self.mig.iter().any(|m| m.2 > 0)
     }
@@ -237,8 +254,8 @@ impl PlaceRec {
 
 #[derive(Debug, Clone)]
 struct NodeState {
-    idle: [i128; 3],
-    rel: [i128; 3],
+    idle: Amt,
+    rel: Amt,
     /// Per device: (used, releasing).
     devs: Vec<(i128, i128)>,
     /// Per MIG profile: (idle, releasing) instances.
@@ -250,23 +267,26 @@ struct NodeState {
 #[derive(Debug, Default)]
 struct VictimGen {
     cursors: Vec<usize>,
-    sim: Vec<[i128; 3]>,
+    sim: Vec<Amt>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum CapFail {
-    OverLimit(usize, usize),
-    NonPreemptible(usize, usize),
+    OverLimit(usize, Resource),
+    NonPreemptible(usize, Resource),
 }
 
 struct Engine<'a> {
     c: &'a Cluster,
+    /// Set when an amount overflowed (the amount then saturates); the session reports
+    /// [`SessionError::Overflow`].
+    overflow: &'a Cell<bool>,
     /// `(node, runai-gpu-group)` → device, for running fractions at session open.
     gpu_groups: std::collections::BTreeMap<(usize, String), usize>,
     o: SessionOptions,
-    fs: Vec<[i128; 3]>,
-    alloc: Vec<[i128; 3]>,
-    alloc_np: Vec<[i128; 3]>,
+    fs: Vec<Amt>,
+    alloc: Vec<Amt>,
+    alloc_np: Vec<Amt>,
     nodes: Vec<NodeState>,
     pool: NodeState,
     tstate: Vec<Vec<TState>>,
@@ -287,15 +307,19 @@ struct Engine<'a> {
 /// Runs one session.
 ///
 /// # Errors
-/// [`DivisionError`] when the fair-share division fails (overflow).
+/// [`SessionError::Division`] when the fair-share division fails (overflow);
+/// [`SessionError::Overflow`] when an amount the session adds up leaves `i128` (an
+/// overcommitted input with huge requests); nothing is returned then.
 ///
 /// # Complexity
 /// Division as in [`crate::Hierarchy::divide`]; each pending job costs one hierarchical queue
 /// pick (O(Q)) plus its placement (O(N · G) per pod for N nodes of G GPUs); each reclaim or
 /// preempt attempt sorts its victims (O(V log V)) and probes O(log V) prefixes.
-pub fn run_session(c: &Cluster, options: &SessionOptions) -> Result<SessionResult, DivisionError> {
+pub fn run_session(c: &Cluster, options: &SessionOptions) -> Result<SessionResult, SessionError> {
     let division = c.hierarchy.divide(c.totals, &options.division)?;
-    let mut e = Engine::new(c, *options, division.fair_share.clone());
+    let overflow = Cell::new(false);
+    let fs = division.fair_share.iter().map(|&f| Amt::from(f)).collect();
+    let mut e = Engine::new(c, *options, fs, &overflow);
     e.allocate();
     if !c.nodes.is_empty() {
         e.consolidate();
@@ -304,6 +328,9 @@ pub fn run_session(c: &Cluster, options: &SessionOptions) -> Result<SessionResul
     e.preempt();
     e.stale_gangs();
     let pending = e.pending();
+    if overflow.get() {
+        return Err(SessionError::Overflow);
+    }
     Ok(SessionResult {
         allocated: e.allocated,
         evicted: e.evicted,
@@ -325,28 +352,34 @@ fn ratio(a: i128, b: i128) -> f64 {
 }
 
 impl<'a> Engine<'a> {
-    pub(super) fn new(c: &'a Cluster, o: SessionOptions, fs: Vec<[i128; 3]>) -> Engine<'a> {
+    pub(super) fn new(
+        c: &'a Cluster,
+        o: SessionOptions,
+        fs: Vec<Amt>,
+        overflow: &'a Cell<bool>,
+    ) -> Engine<'a> {
         let nq = c.hierarchy.queues().len();
         let mut e = Engine {
             c,
+            overflow,
             gpu_groups: std::collections::BTreeMap::new(),
             o,
             fs,
-            alloc: vec![[0; 3]; nq],
-            alloc_np: vec![[0; 3]; nq],
+            alloc: vec![Amt::ZERO; nq],
+            alloc_np: vec![Amt::ZERO; nq],
             nodes: c
                 .nodes
                 .iter()
                 .map(|n| NodeState {
-                    idle: n.allocatable,
-                    rel: [0; 3],
+                    idle: Amt::from(n.allocatable),
+                    rel: Amt::ZERO,
                     devs: vec![(0, 0); n.gpus],
                     mig: n.mig.iter().map(|&c| (c, 0)).collect(),
                 })
                 .collect(),
             pool: NodeState {
-                idle: c.totals,
-                rel: [0; 3],
+                idle: Amt::from(c.totals),
+                rel: Amt::ZERO,
                 devs: Vec::new(),
                 mig: Vec::new(),
             },
@@ -395,32 +428,31 @@ impl<'a> Engine<'a> {
         e
     }
 
-    pub(super) fn account(&mut self, leaf: usize, req: [i128; 3], np: bool, add: bool) {
+    pub(super) fn account(&mut self, leaf: usize, req: Amt, np: bool, add: bool) {
+        let of = self.overflow;
         let mut cur = Some(leaf);
         while let Some(q) = cur {
-            for r in 0..3 {
-                if add {
-                    self.alloc[q][r] += req[r];
-                    if np {
-                        self.alloc_np[q][r] += req[r];
-                    }
-                } else {
-                    self.alloc[q][r] -= req[r];
-                    if np {
-                        self.alloc_np[q][r] -= req[r];
-                    }
+            if add {
+                inc_all(&mut self.alloc[q], &req, of);
+                if np {
+                    inc_all(&mut self.alloc_np[q], &req, of);
+                }
+            } else {
+                dec_all(&mut self.alloc[q], &req, of);
+                if np {
+                    dec_all(&mut self.alloc_np[q], &req, of);
                 }
             }
             cur = self.c.hierarchy.queues()[q].parent;
         }
     }
 
-    pub(super) fn params(&self, q: usize, r: usize) -> &crate::division::ResourceParams {
-        &self.c.hierarchy.queues()[q].resources[r]
+    pub(super) fn params(&self, q: usize, r: Resource) -> &crate::division::ResourceParams {
+        &self.c.hierarchy.queues()[q].resources[r.index()]
     }
 
     /// `min(L, max(D, FS))`; `None` = unlimited.
-    pub(super) fn allocatable(&self, q: usize, r: usize) -> Option<i128> {
+    pub(super) fn allocatable(&self, q: usize, r: Resource) -> Option<i128> {
         let p = self.params(q, r);
         match p.deserved {
             None => p.limit,
@@ -436,28 +468,28 @@ impl<'a> Engine<'a> {
     pub(super) fn capacity(
         &self,
         leaf: usize,
-        req: [i128; 3],
+        req: Amt,
         np: bool,
-        freed: &[(usize, [i128; 3], bool)],
+        freed: &[(usize, Amt, bool)],
     ) -> Option<CapFail> {
         let mut cur = Some(leaf);
         while let Some(q) = cur {
-            for r in 0..3 {
+            for r in Resource::ALL {
                 let mut a = self.alloc[q][r];
                 let mut anp = self.alloc_np[q][r];
                 for &(fq, f, fnp) in freed {
                     if self.c.hierarchy.path(fq).contains(&q) {
-                        a -= f[r];
+                        a = a.saturating_sub(f[r]);
                         if fnp {
-                            anp -= f[r];
+                            anp = anp.saturating_sub(f[r]);
                         }
                     }
                 }
                 let p = self.params(q, r);
-                if req[r] > 0 && !unl_le(a + req[r], p.limit) {
+                if req[r] > 0 && !unl_le(a.saturating_add(req[r]), p.limit) {
                     return Some(CapFail::OverLimit(q, r));
                 }
-                if np && req[r] > 0 && !unl_le(anp + req[r], p.deserved) {
+                if np && req[r] > 0 && !unl_le(anp.saturating_add(req[r]), p.deserved) {
                     return Some(CapFail::NonPreemptible(q, r));
                 }
             }
@@ -476,13 +508,13 @@ impl<'a> Engine<'a> {
         self.fail[ji] = Some((reason, cap, msg));
     }
 
-    pub(super) fn cap_fail(&mut self, ji: usize, f: CapFail, req: [i128; 3]) {
+    pub(super) fn cap_fail(&mut self, ji: usize, f: CapFail, req: Amt) {
         let (reason, q, r) = match f {
             CapFail::OverLimit(q, r) => (Reason::OverLimit, q, r),
             CapFail::NonPreemptible(q, r) => (Reason::NonPreemptibleOverQuota, q, r),
         };
         let p = self.params(q, r);
-        let res = Resource::ALL[r];
+        let res = r;
         let name = &self.c.hierarchy.queues()[q].name;
         let fmt = |v: Option<i128>| v.map_or("unlimited".to_string(), |v| fmt_res(res, v));
         let msg = match reason {
@@ -504,11 +536,11 @@ impl<'a> Engine<'a> {
         self.set_fail(ji, reason, Some(f), msg);
     }
 
-    pub(super) fn details(&self, q: usize, r: usize, req: [i128; 3], np: bool) -> QuotaDetails {
+    pub(super) fn details(&self, q: usize, r: Resource, req: Amt, np: bool) -> QuotaDetails {
         let p = self.params(q, r);
         QuotaDetails {
             queue: self.c.hierarchy.queues()[q].name.clone(),
-            resource: Resource::ALL[r],
+            resource: r,
             deserved: p.deserved,
             used: if np {
                 self.alloc_np[q][r]
@@ -524,8 +556,69 @@ impl<'a> Engine<'a> {
 
 /// The part of a task's request placed on nodes as devices: its GPU request without the
 /// MIG GPU-equivalents (MIG instances are placed as their own resources).
-fn dev_req(t: &crate::snapshot::Task) -> [i128; 3] {
-    [t.req[0] - t.mig_gpu, t.req[1], t.req[2]]
+fn dev_req(t: &crate::snapshot::Task) -> Amt {
+    // `mig_gpu` is part of `req[0]` (added with a checked sum when the snapshot was read).
+    let mut req = t.req;
+    req[GPU] = req[GPU].saturating_sub(t.mig_gpu);
+    req
+}
+
+/// `*a += b`, recording an overflow in `of` (the amount then saturates).
+fn inc(a: &mut i128, b: i128, of: &Cell<bool>) {
+    match a.checked_add(b) {
+        Some(v) => *a = v,
+        None => {
+            of.set(true);
+            *a = a.saturating_add(b);
+        }
+    }
+}
+
+/// `*a -= b`, recording an overflow in `of` (the amount then saturates).
+fn dec(a: &mut i128, b: i128, of: &Cell<bool>) {
+    match a.checked_sub(b) {
+        Some(v) => *a = v,
+        None => {
+            of.set(true);
+            *a = a.saturating_sub(b);
+        }
+    }
+}
+
+/// `*a += b` on an instance count, recording an overflow in `of`.
+fn inc64(a: &mut i64, b: i64, of: &Cell<bool>) {
+    match a.checked_add(b) {
+        Some(v) => *a = v,
+        None => {
+            of.set(true);
+            *a = a.saturating_add(b);
+        }
+    }
+}
+
+/// `*a -= b` on an instance count, recording an overflow in `of`.
+fn dec64(a: &mut i64, b: i64, of: &Cell<bool>) {
+    match a.checked_sub(b) {
+        Some(v) => *a = v,
+        None => {
+            of.set(true);
+            *a = a.saturating_sub(b);
+        }
+    }
+}
+
+/// `*a += b` in every resource, recording an overflow in `of`.
+fn inc_all(a: &mut Amt, b: &Amt, of: &Cell<bool>) {
+    for r in Resource::ALL {
+        inc(&mut a[r], b[r], of);
+    }
+}
+
+/// `*a -= b` in every resource, recording an overflow in `of`.
+fn dec_all(a: &mut Amt, b: &Amt, of: &Cell<bool>) {
+    for r in Resource::ALL {
+        dec(&mut a[r], b[r], of);
+    }
 }
 
 /// A nano-unit amount of a resource as the contract prints it (GPUs as decimals, CPU and

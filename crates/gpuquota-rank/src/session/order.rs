@@ -4,12 +4,10 @@
 use super::*;
 
 impl Engine<'_> {
-    pub(super) fn job_req(&self, ji: usize, tasks: &[usize]) -> [i128; 3] {
-        let mut s = [0i128; 3];
+    pub(super) fn job_req(&self, ji: usize, tasks: &[usize]) -> Amt {
+        let mut s = Amt::ZERO;
         for &ti in tasks {
-            for (r, v) in s.iter_mut().enumerate() {
-                *v += self.c.jobs[ji].tasks[ti].req[r];
-            }
+            inc_all(&mut s, &self.c.jobs[ji].tasks[ti].req, self.overflow);
         }
         s
     }
@@ -29,12 +27,12 @@ impl Engine<'_> {
         (pending, gang)
     }
 
-    pub(super) fn drs(&self, q: usize, extra: [i128; 3], sign: i128) -> f64 {
+    pub(super) fn drs(&self, q: usize, extra: Amt, sign: i128) -> f64 {
         let mut m = 0.0f64;
-        for r in 0..3 {
-            let a = self.alloc[q][r] + sign * extra[r];
+        for r in Resource::ALL {
+            let a = self.alloc[q][r].saturating_add(sign.saturating_mul(extra[r]));
             let v = match self.allocatable(q, r) {
-                None => ratio(a, self.c.totals[r]),
+                None => ratio(a, self.c.totals[r.index()]),
                 Some(0) => a as f64 / SCALE as f64 * 1000.0,
                 Some(al) => ratio(a, al),
             };
@@ -44,13 +42,24 @@ impl Engine<'_> {
     }
 
     /// Sibling queue order (§3.3): `Less` when `a` (with its candidate job `ja`) goes first.
-    pub(super) fn queue_cmp(&self, a: usize, ja: [i128; 3], b: usize, jb: [i128; 3]) -> Ordering {
-        let over = |q: usize| (0..3).all(|r| self.fs[q][r] < self.alloc[q][r]);
-        let starved = |q: usize, j: [i128; 3]| {
-            (0..3).all(|r| unl_le(self.alloc[q][r] + j[r], self.params(q, r).deserved))
+    pub(super) fn queue_cmp(&self, a: usize, ja: Amt, b: usize, jb: Amt) -> Ordering {
+        let over = |q: usize| {
+            Resource::ALL
+                .into_iter()
+                .all(|r| self.fs[q][r] < self.alloc[q][r])
         };
-        let penal = |q: usize, j: [i128; 3]| {
-            (0..3).any(|r| self.alloc[q][r] + j[r] > 0 && self.allocatable(q, r) == Some(0))
+        let starved = |q: usize, j: Amt| {
+            Resource::ALL.into_iter().all(|r| {
+                unl_le(
+                    self.alloc[q][r].saturating_add(j[r]),
+                    self.params(q, r).deserved,
+                )
+            })
+        };
+        let penal = |q: usize, j: Amt| {
+            Resource::ALL.into_iter().any(|r| {
+                self.alloc[q][r].saturating_add(j[r]) > 0 && self.allocatable(q, r) == Some(0)
+            })
         };
         let qa = &self.c.hierarchy.queues()[a];
         let qb = &self.c.hierarchy.queues()[b];
@@ -60,17 +69,32 @@ impl Engine<'_> {
             .then(qb.priority.cmp(&qa.priority))
             .then(penal(a, ja).cmp(&penal(b, jb)))
             .then(self.drs(a, ja, 1).total_cmp(&self.drs(b, jb, 1)))
-            .then(self.drs(a, [0; 3], 0).total_cmp(&self.drs(b, [0; 3], 0)))
+            .then(
+                self.drs(a, Amt::ZERO, 0)
+                    .total_cmp(&self.drs(b, Amt::ZERO, 0)),
+            )
             .then_with(|| {
-                let sa: Vec<Option<i128>> = (0..3).map(|r| self.allocatable(a, r)).collect();
-                let sb: Vec<Option<i128>> = (0..3).map(|r| self.allocatable(b, r)).collect();
+                let sa: Vec<Option<i128>> = Resource::ALL
+                    .into_iter()
+                    .map(|r| self.allocatable(a, r))
+                    .collect();
+                let sb: Vec<Option<i128>> = Resource::ALL
+                    .into_iter()
+                    .map(|r| self.allocatable(b, r))
+                    .collect();
                 let le = |x: Option<i128>, y: Option<i128>| match (x, y) {
                     (_, None) => true,
                     (None, Some(_)) => false,
                     (Some(x), Some(y)) => x <= y,
                 };
-                let a_le = (0..3).all(|r| le(sa[r], sb[r])) && sa != sb;
-                let b_le = (0..3).all(|r| le(sb[r], sa[r])) && sa != sb;
+                let a_le = Resource::ALL
+                    .into_iter()
+                    .all(|r| le(sa[r.index()], sb[r.index()]))
+                    && sa != sb;
+                let b_le = Resource::ALL
+                    .into_iter()
+                    .all(|r| le(sb[r.index()], sa[r.index()]))
+                    && sa != sb;
                 if a_le {
                     Ordering::Less
                 } else if b_le {
@@ -132,7 +156,7 @@ impl Engine<'_> {
         sibs: &[usize],
         lists: &[Vec<usize>],
     ) -> Option<(usize, usize)> {
-        let mut best: Option<(usize, usize, usize, [i128; 3])> = None;
+        let mut best: Option<(usize, usize, usize, Amt)> = None;
         for &q in sibs {
             let cand = if self.c.hierarchy.is_leaf(q) {
                 lists[q].last().map(|&j| (q, j))
@@ -167,16 +191,13 @@ impl Engine<'_> {
     /// Reverse queue order between two victim queues with their simulated allocations
     /// (`Less` = `a` gives up a job first): over-utilized first, then not starved, then lower
     /// priority, then the higher dominant resource share, then the newer queue.
-    pub(super) fn victim_order(
-        &self,
-        a: usize,
-        aa: [i128; 3],
-        b: usize,
-        ab: [i128; 3],
-    ) -> Ordering {
-        let over = |q: usize, al: [i128; 3]| (0..3).all(|r| self.fs[q][r] < al[r]);
-        let starved =
-            |q: usize, al: [i128; 3]| (0..3).all(|r| unl_le(al[r], self.params(q, r).deserved));
+    pub(super) fn victim_order(&self, a: usize, aa: Amt, b: usize, ab: Amt) -> Ordering {
+        let over = |q: usize, al: Amt| Resource::ALL.into_iter().all(|r| self.fs[q][r] < al[r]);
+        let starved = |q: usize, al: Amt| {
+            Resource::ALL
+                .into_iter()
+                .all(|r| unl_le(al[r], self.params(q, r).deserved))
+        };
         let qa = &self.c.hierarchy.queues()[a];
         let qb = &self.c.hierarchy.queues()[b];
         over(b, ab)
@@ -188,11 +209,11 @@ impl Engine<'_> {
             .then(qb.name.cmp(&qa.name))
     }
 
-    pub(super) fn drs_of(&self, q: usize, al: [i128; 3]) -> f64 {
+    pub(super) fn drs_of(&self, q: usize, al: Amt) -> f64 {
         let mut m = 0.0f64;
-        for r in 0..3 {
+        for r in Resource::ALL {
             let v = match self.allocatable(q, r) {
-                None => ratio(al[r], self.c.totals[r]),
+                None => ratio(al[r], self.c.totals[r.index()]),
                 Some(0) => al[r] as f64 / SCALE as f64 * 1000.0,
                 Some(x) => ratio(al[r], x),
             };

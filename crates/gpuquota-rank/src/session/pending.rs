@@ -36,7 +36,10 @@ impl Engine<'_> {
                 (Some(leaf), fail) => {
                     // No quota check failed: the numbers of the leaf queue for the resource
                     // the job asks most of (GPU first).
-                    let r = (0..3).find(|&r| req[r] > 0).unwrap_or(0);
+                    let r = Resource::ALL
+                        .into_iter()
+                        .find(|&r| req[r] > 0)
+                        .unwrap_or(GPU);
                     let d = self.details(leaf, r, req, false);
                     let numbers = format!(
                         " (queue {} {}: deserved {}, fair share {}, allocated {}, requested {}, limit {})",

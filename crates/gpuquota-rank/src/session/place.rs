@@ -13,6 +13,7 @@ impl Engine<'_> {
 
     /// Marks a running task's resources as used at session start.
     pub(super) fn occupy(&mut self, t: &crate::snapshot::Task) -> PlaceRec {
+        let of = self.overflow;
         let pool_level = self.c.nodes.is_empty();
         let node = if pool_level { None } else { t.node };
         let fractional = t.fractional;
@@ -21,7 +22,7 @@ impl Engine<'_> {
         let mut mig = Vec::new();
         if !pool_level {
             for &(p, c) in &t.mig {
-                ns.mig[p].0 -= c;
+                dec64(&mut ns.mig[p].0, c, of);
                 mig.push((p, c, 0));
             }
         }
@@ -35,11 +36,11 @@ impl Engine<'_> {
         } else {
             1
         };
-        for r in first..3 {
-            ns.idle[r] -= req[r];
+        for &r in &Resource::ALL[first..] {
+            dec(&mut ns.idle[r], req[r], of);
             rec.take[r] = (req[r], 0);
         }
-        if first == 1 && req[0] > 0 {
+        if first == 1 && req[GPU] > 0 {
             if fractional {
                 // The device of its GPU group if known; a new group takes the first empty
                 // device; otherwise pack onto the most used device that still fits.
@@ -58,7 +59,7 @@ impl Engine<'_> {
                 }
                 if best.is_none() {
                     for (i, d) in ns.devs.iter().enumerate() {
-                        if SCALE - d.0 >= req[0] && best.is_none_or(|b| d.0 > ns.devs[b].0) {
+                        if SCALE - d.0 >= req[GPU] && best.is_none_or(|b| d.0 > ns.devs[b].0) {
                             best = Some(i);
                         }
                     }
@@ -67,10 +68,10 @@ impl Engine<'_> {
                 if let Some(k) = group {
                     self.gpu_groups.insert(k, i);
                 }
-                ns.devs[i].0 += req[0];
-                rec.devs.push((i, req[0], 0));
+                inc(&mut ns.devs[i].0, req[GPU], of);
+                rec.devs.push((i, req[GPU], 0));
             } else {
-                let mut need = req[0] / SCALE;
+                let mut need = req[GPU] / SCALE;
                 for i in 0..ns.devs.len() {
                     if need == 0 {
                         break;
@@ -82,31 +83,31 @@ impl Engine<'_> {
                     }
                 }
                 // Overcommitted input: charge the node's idle GPU anyway.
-                ns.idle[0] -= need * SCALE;
-                rec.take[0] = (need * SCALE, 0);
+                dec(&mut ns.idle[GPU], need * SCALE, of);
+                rec.take[GPU] = (need * SCALE, 0);
             }
         }
         rec
     }
 
-    pub(super) fn node_fits(&self, n: usize, req: [i128; 3], fractional: bool) -> Option<bool> {
+    pub(super) fn node_fits(&self, n: usize, req: Amt, fractional: bool) -> Option<bool> {
         let ns = &self.nodes[n];
         let mut now = true;
-        for r in 1..3 {
+        for &r in &Resource::ALL[1..] {
             if req[r] > ns.idle[r] + ns.rel[r] {
                 return None;
             }
             now &= req[r] <= ns.idle[r];
         }
-        if req[0] > 0 {
+        if req[GPU] > 0 {
             if fractional {
-                let fit_future = ns.devs.iter().any(|d| SCALE - d.0 >= req[0]);
+                let fit_future = ns.devs.iter().any(|d| SCALE - d.0 >= req[GPU]);
                 if !fit_future {
                     return None;
                 }
-                now &= ns.devs.iter().any(|d| SCALE - d.0 - d.1 >= req[0]);
+                now &= ns.devs.iter().any(|d| SCALE - d.0 - d.1 >= req[GPU]);
             } else {
-                let need = (req[0] / SCALE) as usize;
+                let need = (req[GPU] / SCALE) as usize;
                 let future = ns.devs.iter().filter(|d| d.0 == 0).count();
                 if future < need {
                     return None;
@@ -123,6 +124,7 @@ impl Engine<'_> {
 
     /// Places one task; `None` when nothing fits.
     pub(super) fn place_task(&mut self, ji: usize, ti: usize) -> Option<PlaceRec> {
+        let of = self.overflow;
         let t = &self.c.jobs[ji].tasks[ti];
         let req = if self.c.nodes.is_empty() {
             t.req
@@ -132,21 +134,21 @@ impl Engine<'_> {
         if self.c.nodes.is_empty() {
             let p = &mut self.pool;
             let mut rec = PlaceRec::default();
-            for r in 0..3 {
+            for r in Resource::ALL {
                 if req[r] > p.idle[r] + p.rel[r] {
                     return None;
                 }
             }
-            for r in 0..3 {
+            for r in Resource::ALL {
                 let from_idle = req[r].min(p.idle[r].max(0));
                 let from_rel = req[r] - from_idle;
-                p.idle[r] -= from_idle;
-                p.rel[r] -= from_rel;
+                dec(&mut p.idle[r], from_idle, of);
+                dec(&mut p.rel[r], from_rel, of);
                 rec.take[r] = (from_idle, from_rel);
             }
             return Some(rec);
         }
-        let gpu_job = req[0] > 0;
+        let gpu_job = req[GPU] > 0;
         let mut best: Option<(usize, bool, i128, i128)> = None; // node, now, free, total
         for n in 0..self.nodes.len() {
             if !self.c.nodes[n].admits(t) {
@@ -163,7 +165,10 @@ impl Engine<'_> {
             let (free, total) = if gpu_job {
                 (self.node_idle_gpu(n), self.c.nodes[n].allocatable[0])
             } else {
-                (self.nodes[n].idle[1], self.c.nodes[n].allocatable[1])
+                (
+                    self.nodes[n].idle[Resource::Cpu],
+                    self.c.nodes[n].allocatable[1],
+                )
             };
             let better = match best {
                 None => true,
@@ -200,25 +205,25 @@ impl Engine<'_> {
         for &(p, c) in &t.mig {
             let from_idle = c.min(ns.mig[p].0.max(0));
             let from_rel = c - from_idle;
-            ns.mig[p].0 -= from_idle;
-            ns.mig[p].1 -= from_rel;
+            dec64(&mut ns.mig[p].0, from_idle, of);
+            dec64(&mut ns.mig[p].1, from_rel, of);
             rec.mig.push((p, from_idle, from_rel));
         }
-        for r in 1..3 {
+        for &r in &Resource::ALL[1..] {
             let from_idle = req[r].min(ns.idle[r].max(0));
             let from_rel = req[r] - from_idle;
-            ns.idle[r] -= from_idle;
-            ns.rel[r] -= from_rel;
+            dec(&mut ns.idle[r], from_idle, of);
+            dec(&mut ns.rel[r], from_rel, of);
             rec.take[r] = (from_idle, from_rel);
         }
-        if req[0] > 0 {
+        if req[GPU] > 0 {
             if fractional {
                 let mut pick: Option<usize> = None;
                 for (i, d) in ns.devs.iter().enumerate() {
-                    if SCALE - d.0 < req[0] {
+                    if SCALE - d.0 < req[GPU] {
                         continue;
                     }
-                    let now = SCALE - d.0 - d.1 >= req[0];
+                    let now = SCALE - d.0 - d.1 >= req[GPU];
                     // KAI's gpusharingorder (weight 10,000) outranks availability (1,000): a
                     // GPU already shared by fractions is preferred, even when the room on it
                     // is still being released (pipelined), over an empty GPU.
@@ -227,7 +232,7 @@ impl Engine<'_> {
                         None => true,
                         Some(p) => {
                             let pd = ns.devs[p];
-                            let pnow = SCALE - pd.0 - pd.1 >= req[0];
+                            let pnow = SCALE - pd.0 - pd.1 >= req[GPU];
                             if shared(*d) != shared(pd) {
                                 shared(*d)
                             } else if now != pnow {
@@ -245,15 +250,15 @@ impl Engine<'_> {
                 }
                 let i = pick?;
                 let d = &mut ns.devs[i];
-                let from_idle = req[0].min((SCALE - d.0 - d.1).max(0));
-                let from_rel = req[0] - from_idle;
-                d.0 += req[0];
-                d.1 -= from_rel;
-                ns.idle[0] -= from_idle;
-                ns.rel[0] -= from_rel;
+                let from_idle = req[GPU].min((SCALE - d.0 - d.1).max(0));
+                let from_rel = req[GPU] - from_idle;
+                inc(&mut d.0, req[GPU], of);
+                dec(&mut d.1, from_rel, of);
+                dec(&mut ns.idle[GPU], from_idle, of);
+                dec(&mut ns.rel[GPU], from_rel, of);
                 rec.devs.push((i, from_idle, from_rel));
             } else {
-                let mut need = req[0] / SCALE;
+                let mut need = req[GPU] / SCALE;
                 for pass in 0..2 {
                     for i in 0..ns.devs.len() {
                         if need == 0 {
@@ -263,8 +268,8 @@ impl Engine<'_> {
                         if d.0 == 0 && ((pass == 0 && d.1 == 0) || (pass == 1 && d.1 > 0)) {
                             let from_rel = d.1;
                             ns.devs[i] = (SCALE, 0);
-                            ns.idle[0] -= SCALE - from_rel;
-                            ns.rel[0] -= from_rel;
+                            dec(&mut ns.idle[GPU], SCALE - from_rel, of);
+                            dec(&mut ns.rel[GPU], from_rel, of);
                             rec.devs.push((i, SCALE - from_rel, from_rel));
                             need -= 1;
                         }
@@ -276,25 +281,26 @@ impl Engine<'_> {
     }
 
     /// Undoes a placement made in this session.
-    pub(super) fn unplace(&mut self, rec: &PlaceRec, req: [i128; 3]) {
+    pub(super) fn unplace(&mut self, rec: &PlaceRec, req: Amt) {
+        let of = self.overflow;
         let pool_level = self.c.nodes.is_empty();
         let ns = self.node_mut(rec.node);
         let first = if pool_level { 0 } else { 1 };
-        for r in first..3 {
-            ns.idle[r] += rec.take[r].0;
-            ns.rel[r] += rec.take[r].1;
+        for &r in &Resource::ALL[first..] {
+            inc(&mut ns.idle[r], rec.take[r].0, of);
+            inc(&mut ns.rel[r], rec.take[r].1, of);
         }
         if !pool_level {
             for &(i, fi, fr) in &rec.devs {
-                ns.devs[i].0 -= fi + fr;
-                ns.devs[i].1 += fr;
-                ns.idle[0] += fi;
-                ns.rel[0] += fr;
+                dec(&mut ns.devs[i].0, fi + fr, of);
+                inc(&mut ns.devs[i].1, fr, of);
+                inc(&mut ns.idle[GPU], fi, of);
+                inc(&mut ns.rel[GPU], fr, of);
             }
-            ns.idle[0] += rec.take[0].0;
+            inc(&mut ns.idle[GPU], rec.take[GPU].0, of);
             for &(p, fi, fr) in &rec.mig {
-                ns.mig[p].0 += fi;
-                ns.mig[p].1 += fr;
+                inc64(&mut ns.mig[p].0, fi, of);
+                inc64(&mut ns.mig[p].1, fr, of);
             }
         }
         let _ = req;
@@ -302,24 +308,25 @@ impl Engine<'_> {
 
     /// Turns a running (or placed) task's resources into releasing ones.
     pub(super) fn release(&mut self, ji: usize, ti: usize) {
+        let of = self.overflow;
         let rec = std::mem::take(&mut self.place[ji][ti]);
         let req = self.c.jobs[ji].tasks[ti].req;
         let pool_level = self.c.nodes.is_empty();
         let ns = self.node_mut(rec.node);
         let first = if pool_level { 0 } else { 1 };
-        for r in first..3 {
-            ns.rel[r] += req[r];
+        for &r in &Resource::ALL[first..] {
+            inc(&mut ns.rel[r], req[r], of);
         }
         if !pool_level {
             for &(i, fi, fr) in &rec.devs {
-                ns.devs[i].0 -= fi + fr;
-                ns.devs[i].1 += fi + fr;
-                ns.rel[0] += fi + fr;
+                dec(&mut ns.devs[i].0, fi + fr, of);
+                inc(&mut ns.devs[i].1, fi + fr, of);
+                inc(&mut ns.rel[GPU], fi + fr, of);
             }
             // Overcommitted GPU charged to idle at start comes back as releasing too.
-            ns.rel[0] += rec.take[0].0;
+            inc(&mut ns.rel[GPU], rec.take[GPU].0, of);
             for &(p, fi, fr) in &rec.mig {
-                ns.mig[p].1 += fi + fr;
+                inc64(&mut ns.mig[p].1, fi + fr, of);
             }
         }
         self.place[ji][ti] = rec;
@@ -395,17 +402,16 @@ impl Engine<'_> {
         }
     }
 
-    pub(super) fn free_capacity(&self) -> [i128; 3] {
-        let mut free = [0i128; 3];
+    pub(super) fn free_capacity(&self) -> Amt {
+        let of = self.overflow;
+        let mut free = Amt::ZERO;
         if self.c.nodes.is_empty() {
-            for (r, f) in free.iter_mut().enumerate() {
-                *f = self.pool.idle[r] + self.pool.rel[r];
-            }
+            inc_all(&mut free, &self.pool.idle, of);
+            inc_all(&mut free, &self.pool.rel, of);
         } else {
             for n in &self.nodes {
-                for (r, f) in free.iter_mut().enumerate() {
-                    *f += n.idle[r] + n.rel[r];
-                }
+                inc_all(&mut free, &n.idle, of);
+                inc_all(&mut free, &n.rel, of);
             }
         }
         free

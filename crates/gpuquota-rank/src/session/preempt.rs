@@ -40,7 +40,7 @@ impl Engine<'_> {
             // The smallest prefix passing the capacity policy (victims freed) and placement.
             let mut k0 = 0;
             loop {
-                let freed: Vec<(usize, [i128; 3], bool)> = victims[..k0]
+                let freed: Vec<(usize, Amt, bool)> = victims[..k0]
                     .iter()
                     .map(|(vj, ts)| (leaf, self.job_req(*vj, ts), !self.c.jobs[*vj].preemptible))
                     .collect();
@@ -52,7 +52,7 @@ impl Engine<'_> {
                 }
                 k0 += 1;
             }
-            let freed: Vec<(usize, [i128; 3], bool)> = victims[..k0]
+            let freed: Vec<(usize, Amt, bool)> = victims[..k0]
                 .iter()
                 .map(|(vj, ts)| (leaf, self.job_req(*vj, ts), false))
                 .collect();
@@ -65,7 +65,7 @@ impl Engine<'_> {
                 continue;
             };
             let cap_ok = |e: &Engine<'_>, rest: &[(usize, Vec<usize>)]| {
-                let freed: Vec<(usize, [i128; 3], bool)> = rest
+                let freed: Vec<(usize, Amt, bool)> = rest
                     .iter()
                     .map(|(vj, ts)| (leaf, e.job_req(*vj, ts), false))
                     .collect();

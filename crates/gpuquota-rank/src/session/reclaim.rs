@@ -5,15 +5,18 @@ use super::*;
 
 impl Engine<'_> {
     /// The proportion victim prefilter (§3.4 step 3) on the leveled pair.
-    pub(super) fn filter_victim(&self, rl: usize, vl: usize, req: [i128; 3]) -> bool {
-        let exceeds =
-            (0..3).any(|r| !unl_le(self.alloc[rl][r] + req[r], self.params(rl, r).deserved));
+    pub(super) fn filter_victim(&self, rl: usize, vl: usize, req: Amt) -> bool {
+        let exceeds = Resource::ALL
+            .into_iter()
+            .any(|r| !unl_le(self.alloc[rl][r] + req[r], self.params(rl, r).deserved));
         if exceeds {
-            return (0..3).any(|r| !unl_le(self.alloc[vl][r], self.allocatable(vl, r)));
+            return Resource::ALL
+                .into_iter()
+                .any(|r| !unl_le(self.alloc[vl][r], self.allocatable(vl, r)));
         }
         let mut over = false;
         let mut under = false;
-        for r in 0..3 {
+        for r in Resource::ALL {
             if req[r] == 0 {
                 continue;
             }
@@ -33,12 +36,12 @@ impl Engine<'_> {
     pub(super) fn reclaimable(
         &self,
         leaf: usize,
-        req: [i128; 3],
+        req: Amt,
         victims: &[(usize, Vec<usize>)],
     ) -> Result<(), String> {
         let nq = self.c.hierarchy.queues().len();
-        let mut remaining: Vec<Option<[i128; 3]>> = vec![None; nq];
-        let mut involved: Vec<[bool; 3]> = vec![[false; 3]; nq];
+        let mut remaining: Vec<Option<Amt>> = vec![None; nq];
+        let mut involved: Vec<PerResource<bool>> = vec![PerResource([false; 3]); nq];
         for (vj, ts) in victims {
             let j = &self.c.jobs[*vj];
             let Some(vq) = j.queue else { continue };
@@ -46,27 +49,32 @@ impl Engine<'_> {
                 return Err("victim in the reclaimer's own queue".into());
             };
             let rem = remaining[vl].unwrap_or(self.alloc[vl]);
-            let maintain = (0..3).any(|r| !unl_le(rem[r], self.allocatable(vl, r)));
-            let guarantee = (0..3)
-                .all(|r| unl_le(self.alloc[rl][r] + req[r], self.params(rl, r).deserved))
-                && (0..3).any(|r| !unl_le(rem[r], self.params(vl, r).deserved));
+            let maintain = Resource::ALL
+                .into_iter()
+                .any(|r| !unl_le(rem[r], self.allocatable(vl, r)));
+            let guarantee = Resource::ALL.into_iter().all(|r| {
+                unl_le(
+                    self.alloc[rl][r].saturating_add(req[r]),
+                    self.params(rl, r).deserved,
+                )
+            }) && Resource::ALL
+                .into_iter()
+                .any(|r| !unl_le(rem[r], self.params(vl, r).deserved));
             if !maintain && !guarantee {
                 return Err(format!(
                     "queue {} is within its fair share and the reclaimer is not starved",
                     self.c.hierarchy.queues()[vl].name
                 ));
             }
-            let mut vreq = [0i128; 3];
+            let mut vreq = Amt::ZERO;
             for &t in ts {
-                for (r, v) in vreq.iter_mut().enumerate() {
-                    *v += j.tasks[t].req[r];
-                }
+                inc_all(&mut vreq, &j.tasks[t].req, self.overflow);
             }
             let mut cur = Some(vq);
             while let Some(q) = cur {
                 let mut rm = remaining[q].unwrap_or(self.alloc[q]);
-                for r in 0..3 {
-                    rm[r] -= vreq[r];
+                dec_all(&mut rm, &vreq, self.overflow);
+                for r in Resource::ALL {
                     involved[q][r] |= vreq[r] > 0;
                 }
                 remaining[q] = Some(rm);
@@ -86,7 +94,7 @@ impl Engine<'_> {
                     continue;
                 }
                 let Some(srem) = remaining[s] else { continue };
-                for r in 0..3 {
+                for r in Resource::ALL {
                     if !(involved[s][r] || req[r] > 0) {
                         continue;
                     }
@@ -140,8 +148,11 @@ impl Engine<'_> {
                 continue;
             }
             // CanReclaimResources at the leaf.
-            if let Some(r) = (0..3).find(|&r| self.alloc[leaf][r] + req[r] > self.fs[leaf][r]) {
-                let res = Resource::ALL[r];
+            if let Some(r) = Resource::ALL
+                .into_iter()
+                .find(|&r| self.alloc[leaf][r].saturating_add(req[r]) > self.fs[leaf][r])
+            {
+                let res = r;
                 self.set_fail(ji, Reason::Unschedulable, None, format!(
                     "queue {} cannot reclaim: allocated {} + requested {} {res} exceeds its fair share {}",
                     self.c.hierarchy.queues()[leaf].name,
@@ -170,7 +181,7 @@ impl Engine<'_> {
             let mut cursor = VictimGen::default();
             let mut victims: Vec<(usize, Vec<usize>)> = Vec::new();
             let mut free = self.free_capacity();
-            while (0..3).any(|r| free[r] < req[r]) {
+            while Resource::ALL.into_iter().any(|r| free[r] < req[r]) {
                 let before = victims.len();
                 self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
                 if victims.len() == before {
@@ -178,9 +189,7 @@ impl Engine<'_> {
                 }
                 for (vj, ts) in &victims[before..] {
                     for &t in ts {
-                        for (r, f) in free.iter_mut().enumerate() {
-                            *f += self.c.jobs[*vj].tasks[t].req[r];
-                        }
+                        inc_all(&mut free, &self.c.jobs[*vj].tasks[t].req, self.overflow);
                     }
                 }
             }
@@ -236,8 +245,12 @@ impl Engine<'_> {
             // reclaimer must then stay within its deserved quota.
             if killed.is_empty()
                 && self.o.division.mode == crate::division::Mode::Corrected
-                && (0..3)
-                    .any(|r| !unl_le(self.alloc[leaf][r] + req[r], self.params(leaf, r).deserved))
+                && Resource::ALL.into_iter().any(|r| {
+                    !unl_le(
+                        self.alloc[leaf][r].saturating_add(req[r]),
+                        self.params(leaf, r).deserved,
+                    )
+                })
             {
                 self.set_fail(
                     ji,

@@ -167,20 +167,16 @@ impl Engine<'_> {
         let mut surplus = self.free_capacity();
         for (vj, ts) in victims {
             let r = self.job_req(*vj, ts);
-            for (s, v) in surplus.iter_mut().zip(r) {
-                *s += v;
-            }
+            inc_all(&mut surplus, &r, self.overflow);
         }
-        for (s, v) in surplus.iter_mut().zip(need) {
-            *s -= v;
-        }
+        dec_all(&mut surplus, &need, self.overflow);
         for i in (0..victims.len()).rev() {
             let vj = victims[i].0;
             if (i + 1..victims.len()).any(|j| kept[j] && victims[j].0 == vj) {
                 continue;
             }
             let vr = self.job_req(vj, &victims[i].1);
-            if (0..3).any(|r| vr[r] > surplus[r].max(0)) {
+            if Resource::ALL.into_iter().any(|r| vr[r] > surplus[r].max(0)) {
                 continue;
             }
             kept[i] = false;
@@ -191,9 +187,7 @@ impl Engine<'_> {
                 .map(|(v, _)| v.clone())
                 .collect();
             if keep_ok(self, &rest) && self.fits_with(ji, tasks, &rest) {
-                for (s, v) in surplus.iter_mut().zip(vr) {
-                    *s -= v;
-                }
+                dec_all(&mut surplus, &vr, self.overflow);
             } else {
                 kept[i] = true;
             }
@@ -290,9 +284,7 @@ impl Engine<'_> {
             }
             for u in units {
                 for &t in &u {
-                    for r in 0..3 {
-                        vg.sim[i][r] -= self.c.jobs[vj].tasks[t].req[r];
-                    }
+                    dec_all(&mut vg.sim[i], &self.c.jobs[vj].tasks[t].req, self.overflow);
                 }
                 out.push((vj, u));
             }
@@ -355,15 +347,13 @@ impl Engine<'_> {
 
     /// The smallest victim count whose resources cover the gang's shortfall in free capacity
     /// (a lower bound for the placement search).
-    pub(super) fn quota_prefix(&self, req: [i128; 3], victims: &[(usize, Vec<usize>)]) -> usize {
+    pub(super) fn quota_prefix(&self, req: Amt, victims: &[(usize, Vec<usize>)]) -> usize {
         let mut free = self.free_capacity();
         let mut k = 0;
-        while k < victims.len() && (0..3).any(|r| free[r] < req[r]) {
+        while k < victims.len() && Resource::ALL.into_iter().any(|r| free[r] < req[r]) {
             let (vj, ts) = &victims[k];
             for &t in ts {
-                for (r, f) in free.iter_mut().enumerate() {
-                    *f += self.c.jobs[*vj].tasks[t].req[r];
-                }
+                inc_all(&mut free, &self.c.jobs[*vj].tasks[t].req, self.overflow);
             }
             k += 1;
         }
