@@ -103,7 +103,7 @@ fn one_gpu_job(
     Job {
         key: key.clone(),
         queue_name: queue_name.into(),
-        queue: Some(queue),
+        queue: Some(gpuquota_rank::ids::QueueId::new(queue)),
         min_member: pods,
         priority: 50,
         preemptible: true,
@@ -147,7 +147,7 @@ fn quota_cluster(total: i128, qa: i128, qb: i128, a_running: usize, b_jobs: Vec<
         .collect();
     jobs.extend(b_jobs);
     for j in &jobs {
-        let q = j.queue.unwrap_or(0);
+        let q = j.queue.map_or(0, gpuquota_rank::ids::QueueId::index);
         for t in &j.tasks {
             inputs[q].resources[0].request += t.req[gpuquota_rank::Resource::Gpu];
         }

@@ -38,7 +38,9 @@ pub const UNLIMITED_DESERVED: &str = "-1";
 pub fn allocated(c: &Cluster) -> Vec<[i128; 3]> {
     let mut alloc = vec![[0i128; 3]; c.hierarchy.queues().len()];
     for j in &c.jobs {
-        let Some(q) = j.queue else { continue };
+        let Some(q) = j.queue.map(crate::ids::QueueId::index) else {
+            continue;
+        };
         for t in &j.tasks {
             if t.status != TaskStatus::Running {
                 continue;

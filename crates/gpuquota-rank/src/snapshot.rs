@@ -245,8 +245,8 @@ pub struct Task {
     /// The GPU-equivalents of `mig` included in `req[0]` (nano): `g × count` per
     /// `nvidia.com/mig-<g>g.<mem>gb`, as KAI counts them.
     pub mig_gpu: i128,
-    /// Node of a running task (index into [`Cluster::nodes`]).
-    pub node: Option<usize>,
+    /// Node of a running task (an index into [`Cluster::nodes`]).
+    pub node: Option<crate::ids::NodeId>,
     /// The shared GPU a running fractional task sits on: KAI's `runai-gpu-group` label.
     /// Running fractions of one node with the same group share one device; without the label
     /// a running fraction is packed onto the most used device that fits.
@@ -264,8 +264,8 @@ pub struct Job {
     pub key: String,
     /// Queue name as written.
     pub queue_name: String,
-    /// Index of the queue, `None` when it does not exist.
-    pub queue: Option<usize>,
+    /// The queue (an index into [`Cluster::hierarchy`]), `None` when it does not exist.
+    pub queue: Option<crate::ids::QueueId>,
     /// Gang minimum.
     pub min_member: usize,
     /// Job priority.
@@ -1185,7 +1185,7 @@ impl Cluster {
                 fractional,
                 mig,
                 mig_gpu,
-                node: node_idx,
+                node: node_idx.map(crate::ids::NodeId::new),
                 gpu_group: pod.metadata.labels.get(GPU_GROUP_LABEL).cloned(),
                 node_selector: pod.spec.node_selector.clone(),
                 tolerations: pod.spec.tolerations.clone(),
@@ -1222,9 +1222,10 @@ impl Cluster {
             j.queue = index
                 .get(j.queue_name.as_str())
                 .copied()
-                .filter(|&q| !has_child[q]);
+                .filter(|&q| !has_child[q])
+                .map(crate::ids::QueueId::new);
             // Demand of the leaf: allocated + pending.
-            if let Some(q) = j.queue {
+            if let Some(q) = j.queue.map(crate::ids::QueueId::index) {
                 for t in &j.tasks {
                     if matches!(t.status, TaskStatus::Running | TaskStatus::Pending) {
                         for r in Resource::ALL {

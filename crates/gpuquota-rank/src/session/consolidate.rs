@@ -36,8 +36,8 @@ impl Engine<'_> {
                 })
                 .collect();
             cands.sort_by(|&a, &b| {
-                let qa = self.c.jobs[a].queue.unwrap_or(0);
-                let qb = self.c.jobs[b].queue.unwrap_or(0);
+                let qa = self.c.jobs[a].queue.map_or(0, QueueId::index);
+                let qb = self.c.jobs[b].queue.map_or(0, QueueId::index);
                 self.victim_order(qa, self.alloc[qa], qb, self.alloc[qb])
                     .then(self.victim_job_cmp(a, b))
             });

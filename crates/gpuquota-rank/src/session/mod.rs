@@ -23,7 +23,7 @@ use std::cmp::Ordering;
 
 use crate::division::{Division, DivisionError, DivisionOptions, Resource};
 use crate::fixed::{SCALE, cmp_products, format_decimal};
-use crate::ids::PerResource;
+use crate::ids::{NodeId, PerResource, QueueId};
 use crate::snapshot::{Cluster, DEFAULT_STALENESS_GRACE_NANOS, TaskStatus};
 
 /// GPU, CPU and memory amounts (nano-units).
@@ -409,7 +409,7 @@ impl<'a> Engine<'a> {
                     rec = e.occupy(t);
                 }
                 if s == TState::Running
-                    && let Some(q) = j.queue
+                    && let Some(q) = j.queue.map(QueueId::index)
                 {
                     e.account(q, t.req, !j.preemptible, true);
                 }

@@ -131,7 +131,7 @@ impl Engine<'_> {
         let nq = self.c.hierarchy.queues().len();
         let mut lists = vec![Vec::new(); nq];
         for (ji, j) in self.c.jobs.iter().enumerate() {
-            if let Some(q) = j.queue
+            if let Some(q) = j.queue.map(QueueId::index)
                 && !self.evicted_job[ji]
                 && self.tstate[ji].contains(&TState::Pending)
                 && pred(ji)

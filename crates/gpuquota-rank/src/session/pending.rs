@@ -17,7 +17,7 @@ impl Engine<'_> {
             }
             let take: Vec<usize> = pending.iter().copied().take(gang.max(1)).collect();
             let req = self.job_req(ji, &take);
-            let (reason, message, details) = match (j.queue, &self.fail[ji]) {
+            let (reason, message, details) = match (j.queue.map(QueueId::index), &self.fail[ji]) {
                 (None, _) => (
                     Reason::QueueDoesNotExist,
                     format!(

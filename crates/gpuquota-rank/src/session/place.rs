@@ -15,7 +15,11 @@ impl Engine<'_> {
     pub(super) fn occupy(&mut self, t: &crate::snapshot::Task) -> PlaceRec {
         let of = self.overflow;
         let pool_level = self.c.nodes.is_empty();
-        let node = if pool_level { None } else { t.node };
+        let node = if pool_level {
+            None
+        } else {
+            t.node.map(NodeId::index)
+        };
         let fractional = t.fractional;
         let req = if pool_level { t.req } else { dev_req(t) };
         let ns = self.node_mut(node);
@@ -353,7 +357,9 @@ impl Engine<'_> {
 
     pub(super) fn commit_placed(&mut self, ji: usize, tasks: &[usize], recs: Vec<PlaceRec>) {
         let j = &self.c.jobs[ji];
-        let Some(q) = j.queue else { return };
+        let Some(q) = j.queue.map(QueueId::index) else {
+            return;
+        };
         let mut pods = Vec::new();
         let mut pipelined = false;
         for (&ti, rec) in tasks.iter().zip(recs) {

@@ -44,7 +44,9 @@ impl Engine<'_> {
         let mut involved: Vec<PerResource<bool>> = vec![PerResource([false; 3]); nq];
         for (vj, ts) in victims {
             let j = &self.c.jobs[*vj];
-            let Some(vq) = j.queue else { continue };
+            let Some(vq) = j.queue.map(QueueId::index) else {
+                continue;
+            };
             let Some((rl, vl)) = self.leveled(leaf, vq) else {
                 return Err("victim in the reclaimer's own queue".into());
             };

@@ -53,7 +53,7 @@ impl Engine<'_> {
     pub(super) fn evict(&mut self, ji: usize, tasks: &[usize], action: Action, by: Option<&str>) {
         let j = &self.c.jobs[ji];
         for &ti in tasks {
-            if let Some(q) = j.queue {
+            if let Some(q) = j.queue.map(QueueId::index) {
                 self.account(q, j.tasks[ti].req, !j.preemptible, false);
             }
             self.release(ji, ti);
@@ -217,7 +217,7 @@ impl Engine<'_> {
     pub(super) fn running_by_leaf(&self) -> Vec<Vec<usize>> {
         let mut lists = vec![Vec::new(); self.c.hierarchy.queues().len()];
         for (vj, job) in self.c.jobs.iter().enumerate() {
-            if let Some(q) = job.queue
+            if let Some(q) = job.queue.map(QueueId::index)
                 && job.preemptible
                 && !self.evicted_job[vj]
                 && self.tstate[vj].contains(&TState::Running)
