@@ -1,6 +1,6 @@
 //! Typed indices and per-resource amounts for the session engine.
 //!
-//! * [`define_id!`] makes a `u32`-backed index newtype (as `regex-automata` and `regalloc2`
+//! * [`define_id!`](crate::define_id) makes a `u32`-backed index newtype (as `regex-automata` and `regalloc2`
 //!   do): [`JobId`] into [`Cluster::jobs`](crate::Cluster), [`TaskId`] into a job's tasks,
 //!   [`QueueId`] into the queue tree, [`NodeId`] into [`Cluster::nodes`](crate::Cluster).
 //!   A value of one kind cannot index another kind's table by mistake.

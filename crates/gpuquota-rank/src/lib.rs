@@ -65,7 +65,17 @@
 //!    every ancestor; reclaim only takes from other queues, never non-preemptible jobs, never
 //!    from unlimited-deserved queues, never for a queue that would exceed its fair share;
 //!    preemption stays in the queue and needs strictly lower priority; consolidation only
-//!    moves jobs; stale gangs respect their grace period; min-runtime protects victims.
+//!    moves jobs; stale gangs respect their grace period; min-runtime protects victims; a job
+//!    placed by reclaim, preempt or consolidation is pipelined, as KAI's solver allocates it.
+//! 7. **Bounded input.** The queue tree is at most
+//!    [`gpuquota_model::limits::MAX_TREE_DEPTH`] levels deep; every input problem is a
+//!    [`gpuquota_model::Diagnostic`] with engine `kai` and a stable code
+//!    ([`snapshot::codes`]); sums that leave `i128` are errors
+//!    ([`session::SessionError::Overflow`], [`DivisionError::Overflow`]), never wrapped.
+//!
+//! Reports are typed ([`report::FairshareReport`], [`report::ScheduleReport`]) and render
+//! their own tables; time-based fairshare reads sliding, tumbling and cron usage windows
+//! ([`usage`], [`cron`]).
 //!
 //! # Deviations from upstream, on purpose
 //!
