@@ -103,7 +103,7 @@ fn one_gpu_job(
     Job {
         key: key.clone(),
         queue_name: queue_name.into(),
-        queue: Some(queue),
+        queue: Some(gpuquota_rank::ids::QueueId::new(queue)),
         min_member: pods,
         priority: 50,
         preemptible: true,
@@ -122,7 +122,7 @@ fn one_gpu_job(
                 } else {
                     TaskStatus::Pending
                 },
-                req: [gpus * SCALE, 0, 0],
+                req: gpuquota_rank::ids::PerResource::new(gpus * SCALE, 0, 0),
                 fractional: false,
                 mig: Vec::new(),
                 mig_gpu: 0,
@@ -147,9 +147,9 @@ fn quota_cluster(total: i128, qa: i128, qb: i128, a_running: usize, b_jobs: Vec<
         .collect();
     jobs.extend(b_jobs);
     for j in &jobs {
-        let q = j.queue.unwrap_or(0);
+        let q = j.queue.map_or(0, gpuquota_rank::ids::QueueId::index);
         for t in &j.tasks {
-            inputs[q].resources[0].request += t.req[0];
+            inputs[q].resources[0].request += t.req[gpuquota_rank::Resource::Gpu];
         }
     }
     Cluster {
@@ -161,6 +161,7 @@ fn quota_cluster(total: i128, qa: i128, qb: i128, a_running: usize, b_jobs: Vec<
         totals: [total * SCALE, 0, 0],
         now: Timestamp::from_unix_seconds(100_000),
         orphan_queues: Vec::new(),
+        warnings: Default::default(),
     }
 }
 

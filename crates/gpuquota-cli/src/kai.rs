@@ -12,7 +12,10 @@
 //!   "evicted": [{"podGroup", "queue", "action", "by"}],
 //!   "pending": [{"podGroup", "queue", "reason", "message"}]}`.
 //!
-//! Input problems are printed to stderr, one per line, with exit code 1.
+//! Input problems are printed to stderr, one per line, with exit code 1. Warnings (unknown
+//! fields and kinds, orphan queues, usage entries for missing queues) are printed as
+//! `warning: …`; under `--strict` they print as `error: …` and the command exits 1 before
+//! any output.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -25,9 +28,10 @@ use gpuquota_rank::fixed::SCALE;
 use gpuquota_rank::session::{Placement, SessionOptions, fmt_res, run_session};
 use gpuquota_rank::snapshot::{BuildOptions, Cluster, parse_total};
 use gpuquota_rank::usage::UsageInput;
-use serde_json::Value;
 
-use crate::common::{CliError, OutputFormat, read_file, to_json};
+use crate::common::{CliError, OutputFormat, print_diagnostics, read_file, strict, to_json};
+use gpuquota_model::Diagnostic;
+use gpuquota_rank::snapshot::{ENGINE, codes};
 
 /// KAI subcommands.
 #[derive(Debug, Subcommand)]
@@ -85,6 +89,11 @@ pub(crate) struct KaiArgs {
     /// Run:ai with the "Over quota weight" setting disabled: every weight follows quota.
     #[arg(long)]
     weight_follows_quota: bool,
+    /// KAI's `queueLabelKey` (the `kai.scheduler/v1` Config's `spec.global.queueLabelKey`):
+    /// only this pod/PodGroup label names the queue. Default: `kai.scheduler/queue`, then
+    /// Run:ai's `runai/queue`.
+    #[arg(long)]
+    queue_label_key: Option<String>,
 }
 
 fn fail(problems: Vec<String>) -> Result<ExitCode, CliError> {
@@ -92,6 +101,12 @@ fn fail(problems: Vec<String>) -> Result<ExitCode, CliError> {
         eprintln!("{p}");
     }
     Ok(ExitCode::from(1))
+}
+
+/// Prints warnings (`warning: …`, or `error: …` under `--strict`); true when `--strict` makes
+/// them fail the command.
+fn warn(warnings: &[Diagnostic]) -> bool {
+    print_diagnostics(warnings)
 }
 
 struct Prepared {
@@ -109,6 +124,13 @@ fn prepare(args: &KaiArgs) -> Result<Result<Prepared, Vec<String>>, CliError> {
         Ok(i) => i,
         Err(errs) => return Ok(Err(errs.0.iter().map(|e| e.to_string()).collect())),
     };
+    if !imported.warnings.is_empty() && strict() {
+        return Ok(Err(imported
+            .warnings
+            .iter()
+            .map(|w| format!("error: {w}"))
+            .collect()));
+    }
     for w in &imported.warnings {
         eprintln!("warning: {w}");
     }
@@ -159,16 +181,19 @@ fn text_to_cluster(
         Some(pool) => gpuquota_rank::runai::node_pool_view(&model, pool),
         None => model,
     };
-    let mut cluster = match Cluster::from_model(&model, &BuildOptions { total, now }) {
+    let mut cluster = match Cluster::from_model(
+        &model,
+        &BuildOptions {
+            total,
+            now,
+            queue_label_key: args.queue_label_key.clone(),
+        },
+    ) {
         Ok(c) => c,
+        // Errors print bare, one per line (the contract the CLI tests pin).
         Err(errs) => return Ok(Err(errs.iter().map(ToString::to_string).collect())),
     };
-    for q in &cluster.orphan_queues {
-        eprintln!(
-            "warning: Queue {q:?}: spec.parentQueue: its parent chain reaches a missing queue; \
-             dropped with its children, as KAI does"
-        );
-    }
+    let mut warnings: Vec<Diagnostic> = cluster.warnings.iter().cloned().collect();
     let mut options = DivisionOptions {
         mode: if args.corrected {
             Mode::Corrected
@@ -183,11 +208,18 @@ fn text_to_cluster(
         }
         match u.apply(&mut cluster.hierarchy, cluster.now) {
             Ok(unknown) => {
-                for q in unknown {
-                    eprintln!("warning: usage: queue {q:?} does not exist");
-                }
+                warnings.extend(unknown.into_iter().map(|q| {
+                    Diagnostic::warning(
+                        codes::UNKNOWN_USAGE_QUEUE,
+                        format!("usage: queue {q:?} does not exist"),
+                    )
+                    .engine(ENGINE)
+                }));
             }
-            Err(e) => return Ok(Err(vec![e.to_string()])),
+            Err(e) => {
+                let _ = warn(&warnings);
+                return Ok(Err(vec![e.to_string()]));
+            }
         }
     }
     if let Some(k) = args.k_value {
@@ -195,6 +227,10 @@ fn text_to_cluster(
     }
     if args.weight_follows_quota {
         gpuquota_rank::runai::weight_follows_quota(&mut cluster.hierarchy, false);
+    }
+    if warn(&warnings) {
+        // `--strict`: the warnings (printed as errors) fail the command.
+        return Ok(Err(Vec::new()));
     }
     Ok(Ok(Prepared { cluster, options }))
 }
@@ -206,10 +242,10 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 Ok(p) => p,
                 Err(problems) => return fail(problems),
             };
-            let v = gpuquota_rank::report::fairshare_json(&p.cluster, &p.options)?;
+            let report = gpuquota_rank::report::fairshare_report(&p.cluster, &p.options)?;
             match args.output {
-                OutputFormat::Json => print!("{}", to_json(&v)?),
-                _ => print!("{}", fairshare_table(&v)),
+                OutputFormat::Json => print!("{}", to_json(&report)?),
+                _ => print!("{}", report.table()),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -227,89 +263,14 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 ..SessionOptions::default()
             };
             let result = run_session(&p.cluster, &options)?;
-            let v = gpuquota_rank::report::schedule_json(&result);
+            let report = gpuquota_rank::report::schedule_report(&result);
             match args.output {
-                OutputFormat::Json => print!("{}", to_json(&v)?),
-                _ => print!("{}", schedule_table(&v)),
+                OutputFormat::Json => print!("{}", to_json(&report)?),
+                _ => print!("{}", report.table()),
             }
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-fn s(v: &Value) -> String {
-    match v {
-        Value::Null => "-".into(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-fn fairshare_table(v: &Value) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<24} {:>9} {:>10} {:>10} {:>10} {:>9}",
-        "QUEUE (GPU)", "DESERVED", "FAIRSHARE", "ALLOCATED", "REQUESTED", "LIMIT"
-    );
-    if let Some(qs) = v["queues"].as_object() {
-        for (name, q) in qs {
-            let g = &q["gpu"];
-            let _ = writeln!(
-                out,
-                "{:<24} {:>9} {:>10} {:>10} {:>10} {:>9}",
-                name,
-                s(&g["deserved"]),
-                s(&g["fairShare"]),
-                s(&g["allocated"]),
-                s(&g["requested"]),
-                s(&g["limit"])
-            );
-        }
-    }
-    out
-}
-
-fn schedule_table(v: &Value) -> String {
-    let mut out = String::new();
-    for a in v["allocated"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            out,
-            "allocate {}{} (queue {}): {} pods",
-            s(&a["podGroup"]),
-            if a["pipelined"] == Value::Bool(true) {
-                " [pipelined]"
-            } else {
-                ""
-            },
-            s(&a["queue"]),
-            a["pods"].as_array().map_or(0, Vec::len)
-        );
-    }
-    for e in v["evicted"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            out,
-            "evict    {} (queue {}) by {}: {}",
-            s(&e["podGroup"]),
-            s(&e["queue"]),
-            s(&e["action"]),
-            s(&e["by"])
-        );
-    }
-    for p in v["pending"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            out,
-            "pending  {} (queue {}): {}",
-            s(&p["podGroup"]),
-            s(&p["queue"]),
-            s(&p["reason"])
-        );
-        let _ = writeln!(out, "         {}", s(&p["message"]));
-    }
-    if out.is_empty() {
-        out.push_str("nothing to do\n");
-    }
-    out
 }
 
 /// The seed platform under Run:ai semantics: departments and projects with their fair share.
@@ -327,6 +288,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
         k_value: None,
         node_pool: None,
         weight_follows_quota: false,
+        queue_label_key: None,
     };
     let p = match text_to_cluster(imported.model, &args, false)? {
         Ok(p) => p,

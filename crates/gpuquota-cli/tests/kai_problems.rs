@@ -72,3 +72,110 @@ fn schedule_lists_every_problem_and_exits_1() {
     let f = write("schedule", THREE_MISTAKES);
     assert_all_reported(&gpuquota(&["kai", "schedule", &f, "--output", "json"]));
 }
+
+/// An orphan queue (parent missing) and a pod that fits: the orphan is a warning (exit 0 with
+/// the JSON on stdout); under the global `--strict` the warning is an error: exit 1, the
+/// warning printed as `error: …`, nothing on stdout.
+const ORPHAN: &str = r#"apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: a}
+spec:
+  resources:
+    gpu: {quota: 1, overQuotaWeight: 1, limit: -1}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: lost}
+spec: {parentQueue: gone}
+"#;
+
+const ORPHAN_WARNING: &str = r#"Queue "lost": spec.parentQueue: its parent chain reaches a missing queue; dropped with its children, as KAI does"#;
+
+#[test]
+fn warnings_pass_without_strict_and_fail_with_it() {
+    let f = write("strict", ORPHAN);
+    for cmd in ["fairshare", "schedule"] {
+        let out = gpuquota(&["kai", cmd, &f, "--output", "json", "--total", "gpu=4"]);
+        assert_eq!(out.status.code(), Some(0), "{cmd}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("warning: {ORPHAN_WARNING}\n")
+        );
+        assert!(!out.stdout.is_empty());
+        let out = gpuquota(&[
+            "--strict", "kai", cmd, &f, "--output", "json", "--total", "gpu=4",
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{cmd}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("error: {ORPHAN_WARNING}\n")
+        );
+    }
+}
+
+/// A queue chain one level deeper than the workspace's limit (1,000) is an input error
+/// naming the queue (exit 1).
+#[test]
+fn a_too_deep_queue_tree_is_an_error() {
+    let mut y = String::new();
+    for i in 0..1001 {
+        let parent = if i == 0 {
+            String::new()
+        } else {
+            format!("parentQueue: q{:04}", i - 1)
+        };
+        y.push_str(&format!(
+            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: q{i:04}}}\nspec: {{{parent}}}\n"
+        ));
+    }
+    let f = write("deep", &y);
+    let out = gpuquota(&["kai", "fairshare", &f, "--output", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .starts_with(r#"Queue "q1000": spec.parentQueue: the queue tree is 1001 levels deep"#),
+        "{stderr}"
+    );
+}
+
+/// Run:ai's `runai/queue` label is read by default; `--queue-label-key` (KAI's
+/// `queueLabelKey`) makes only the given label count.
+#[test]
+fn runai_queue_label_and_queue_label_key_flag() {
+    let f = write(
+        "label",
+        r#"apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-a}
+spec: {resources: {gpu: {quota: 2, overQuotaWeight: 1, limit: -1}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: ns, labels: {runai/queue: team-a}}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]}
+status: {phase: Pending}
+"#,
+    );
+    let requested = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "kai",
+            "fairshare",
+            &f,
+            "--output",
+            "json",
+            "--total",
+            "gpu=4",
+        ];
+        args.extend_from_slice(extra);
+        let out = gpuquota(&args);
+        assert_eq!(out.status.code(), Some(0));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        v["queues"]["team-a"]["gpu"]["requested"].clone()
+    };
+    assert_eq!(requested(&[]), "1");
+    assert_eq!(requested(&["--queue-label-key", "acme/queue"]), "0");
+    assert_eq!(requested(&["--queue-label-key", "runai/queue"]), "1");
+}

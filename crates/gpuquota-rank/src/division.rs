@@ -144,6 +144,19 @@ pub enum DivisionError {
         /// A queue on the cycle.
         queue: String,
     },
+    /// The tree is deeper than [`gpuquota_model::limits::MAX_TREE_DEPTH`] levels (KAI sets
+    /// no limit; gpuquota bounds every walk up the tree).
+    #[error(
+        "queue {queue:?}: spec.parentQueue: the queue tree is {depth} levels deep at this queue; \
+         at most {} levels are accepted",
+        gpuquota_model::limits::MAX_TREE_DEPTH
+    )]
+    TooDeep {
+        /// The first queue (in top-down order) one level beyond the limit.
+        queue: String,
+        /// Its depth (the root is level 1).
+        depth: usize,
+    },
     /// A negative value where only `-1` (unlimited) or a non-negative value is allowed.
     #[error("queue {queue:?}: spec.resources.{resource}.{field}: negative value")]
     Negative {
@@ -233,7 +246,9 @@ pub struct Division {
 }
 
 impl Hierarchy {
-    /// Validates parents, acyclicity and value signs.
+    /// Validates parents, acyclicity, the depth limit
+    /// ([`gpuquota_model::limits::MAX_TREE_DEPTH`] levels, the root being level 1) and value
+    /// signs.
     ///
     /// # Errors
     /// [`DivisionError`] naming the first bad queue.
@@ -280,10 +295,20 @@ impl Hierarchy {
             }
         }
         let mut order = roots.clone();
+        let mut depth = vec![1usize; n];
         let mut head = 0;
         while head < order.len() {
             let q = order[head];
             head += 1;
+            if depth[q] > gpuquota_model::limits::MAX_TREE_DEPTH {
+                return Err(DivisionError::TooDeep {
+                    queue: queues[q].name.clone(),
+                    depth: depth[q],
+                });
+            }
+            for &c in &children[q] {
+                depth[c] = depth[q] + 1;
+            }
             order.extend_from_slice(&children[q]);
         }
         if order.len() != n {

@@ -32,7 +32,7 @@
 //! "#;
 //! let model = gpuquota_model::import_str("example.yaml", yaml)?.model;
 //! let total = gpuquota_rank::snapshot::parse_total("gpu=10")?;
-//! let cluster = Cluster::from_model(&model, &BuildOptions { total, now: None })?;
+//! let cluster = Cluster::from_model(&model, &BuildOptions { total, now: None, ..Default::default() })?;
 //! let json = fairshare_json(&cluster, &DivisionOptions::default())?;
 //! // Deserved 2 + 1, then the 7 left split 1:3 in whole units (1.75 → 1, 5.25 → 5), and the
 //! // leftover unit to the larger remainder (a: .75).
@@ -65,7 +65,17 @@
 //!    every ancestor; reclaim only takes from other queues, never non-preemptible jobs, never
 //!    from unlimited-deserved queues, never for a queue that would exceed its fair share;
 //!    preemption stays in the queue and needs strictly lower priority; consolidation only
-//!    moves jobs; stale gangs respect their grace period; min-runtime protects victims.
+//!    moves jobs; stale gangs respect their grace period; min-runtime protects victims; a job
+//!    placed by reclaim, preempt or consolidation is pipelined, as KAI's solver allocates it.
+//! 7. **Bounded input.** The queue tree is at most
+//!    [`gpuquota_model::limits::MAX_TREE_DEPTH`] levels deep; every input problem is a
+//!    [`gpuquota_model::Diagnostic`] with engine `kai` and a stable code
+//!    ([`snapshot::codes`]); sums that leave `i128` are errors
+//!    ([`session::SessionError::Overflow`], [`DivisionError::Overflow`]), never wrapped.
+//!
+//! Reports are typed ([`report::FairshareReport`], [`report::ScheduleReport`]) and render
+//! their own tables; time-based fairshare reads sliding, tumbling and cron usage windows
+//! ([`usage`], [`cron`]).
 //!
 //! # Deviations from upstream, on purpose
 //!
@@ -94,10 +104,12 @@
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod cron;
 pub mod division;
 pub mod fixed;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod ids;
 pub mod report;
 pub mod runai;
 pub mod session;
@@ -108,4 +120,4 @@ pub use division::{
     Division, DivisionError, DivisionOptions, Hierarchy, Mode, QueueInput, Resource, ResourceParams,
 };
 pub use session::{SessionOptions, SessionResult, run_session};
-pub use snapshot::{BuildOptions, Cluster, SnapshotError, SnapshotErrors};
+pub use snapshot::{BuildOptions, Cluster};

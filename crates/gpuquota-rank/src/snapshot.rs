@@ -2,10 +2,16 @@
 //! exact inputs for the division and the actions.
 //!
 //! Reading rules (upstream's, with the choices this crate made where upstream is silent):
-//! * A Pod's queue is its `kai.scheduler/queue` label (or its PodGroup's `spec.queue`), its
+//! * A Pod's queue is its queue label (or its PodGroup's `spec.queue`, else the PodGroup's
+//!   queue label), its
 //!   group the `pod-group-name` annotation; a Pod without a group is a one-pod job named after
 //!   the Pod. A job without a PodGroup object and without a queue label takes its `project`
-//!   label, else `default-queue`, as KAI's pod grouper does.
+//!   label, else `default-queue`, as KAI's pod grouper does. The queue label key is KAI's
+//!   `queueLabelKey` (`kai.scheduler/v1` Config `spec.global.queueLabelKey`, default
+//!   `kai.scheduler/queue`; `kai-scheduler/KAI-Scheduler: pkg/operator` passes it to the pod
+//!   grouper and queue controller as `--queue-label-key`): given as
+//!   [`BuildOptions::queue_label_key`] (the CLI's `--queue-label-key`), only that label is
+//!   read; unset, `kai.scheduler/queue` is read, then Run:ai's `runai/queue`.
 //! * GPUs come from `nvidia.com/gpu` requests/limits, or the `gpu-fraction` annotation (a share
 //!   of one device). CPU is counted in millicores, memory in bytes. Running fractions with the
 //!   same `runai-gpu-group` label on one node share one device (KAI's GPU group); unlabelled
@@ -29,27 +35,34 @@
 //! * The session time defaults to the latest timestamp in the input (creation, start and
 //!   KAI annotation times), never the wall clock.
 //! * Bad input: every malformed field of every object is reported at once
-//!   ([`SnapshotErrors`], in reading order: queues, nodes, PodGroups, pods, then the queue
-//!   tree), each naming the object kind, name and field; no cluster is built.
-
-// Per-resource arrays `[_; 3]` (GPU, CPU, memory) are indexed in parallel by resource.
-#![allow(clippy::needless_range_loop)]
+//!   (a [`Diagnostics`] list of errors with engine `kai` and a stable code from [`codes`], in
+//!   reading order: queues, nodes, PodGroups, pods, then the queue tree), each naming the
+//!   object kind, name and field; no cluster is built. Tolerated states (orphan queues) are
+//!   warnings in [`Cluster::warnings`].
+//! * The queue tree may be at most [`MAX_TREE_DEPTH`] levels deep (the root is level 1);
+//!   KAI sets no limit, gpuquota refuses deeper trees with [`codes::TREE_TOO_DEEP`] naming
+//!   the queue one level beyond the limit, so every walk up the tree is bounded.
 
 use std::collections::BTreeMap;
 
 use gpuquota_model::core::Pod;
+use gpuquota_model::diag::{Diagnostic, Diagnostics};
 use gpuquota_model::kai::{
     GPU_FRACTION_ANNOTATION, POD_GROUP_ANNOTATION, QUEUE_LABEL, QueueResource,
     builtin_priority_class, parse_go_duration,
 };
+use gpuquota_model::limits::MAX_TREE_DEPTH;
 use gpuquota_model::meta::{Taint, Toleration};
 use gpuquota_model::{Model, Quantity, Timestamp};
 
-use crate::division::{Hierarchy, QueueInput, Resource, ResourceParams};
+use crate::division::{DivisionError, Hierarchy, QueueInput, Resource, ResourceParams};
 use crate::fixed::{SCALE, from_quantity};
 
 /// The queue KAI's pod grouper gives a pod with no queue label and no `project` label.
 pub const DEFAULT_QUEUE_NAME: &str = "default-queue";
+/// Run:ai's queue label (`runai/queue`), read after `kai.scheduler/queue` when no queue
+/// label key is configured.
+pub const RUNAI_QUEUE_LABEL: &str = "runai/queue";
 /// The pod label KAI's pod grouper reads as the queue when `kai.scheduler/queue` is absent.
 pub const PROJECT_LABEL: &str = "project";
 
@@ -71,63 +84,34 @@ pub const DEFAULT_STALENESS_GRACE_NANOS: i128 = 60_000_000_000;
 /// The default PodGroup priority (`train`).
 pub const DEFAULT_JOB_PRIORITY: i32 = 50;
 
-/// A problem in the input, naming the object and field.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SnapshotError {
-    /// A field holds a value the engine cannot use.
-    #[error("{kind} {name:?}: {field}: {message}")]
-    Invalid {
-        /// Object kind.
-        kind: &'static str,
-        /// Object name (`ns/name` for namespaced kinds).
-        name: String,
-        /// Field path.
-        field: String,
-        /// What is wrong.
-        message: String,
-    },
-    /// The queue tree is invalid.
-    #[error(transparent)]
-    Division(#[from] crate::division::DivisionError),
+/// The diagnostic codes of the KAI engine (`engine: "kai"`), stable across releases: tools
+/// filter by them, never by message text.
+pub mod codes {
+    use gpuquota_model::diag::Code;
+
+    /// A field holds a value KAI cannot use (negative, not a duration or time, a
+    /// `gpu-fraction` outside (0, 1], a partial GPU without `gpu-fraction`, …).
+    pub const INVALID_VALUE: Code = Code::new("kai-invalid-value");
+    /// A value or a sum of values beyond what exact arithmetic holds.
+    pub const TOO_LARGE: Code = Code::new("kai-too-large");
+    /// A reference to a node or queue that is not in the input.
+    pub const NOT_FOUND: Code = gpuquota_model::diag::codes::NOT_FOUND;
+    /// The queues' parent links form a cycle.
+    pub const QUEUE_CYCLE: Code = Code::new("kai-queue-cycle");
+    /// The queue tree is deeper than [`gpuquota_model::limits::MAX_TREE_DEPTH`].
+    pub const TREE_TOO_DEEP: Code = gpuquota_model::limits::TREE_TOO_DEEP;
+    /// Warning: a queue whose parent chain reaches a missing queue is dropped with its
+    /// children, as KAI's `cleanQueueOrphans` does.
+    pub const ORPHAN_QUEUE: Code = Code::new("kai-orphan-queue");
+    /// Warning: a usage file names a queue that does not exist.
+    pub const UNKNOWN_USAGE_QUEUE: Code = Code::new("kai-unknown-usage-queue");
 }
 
-/// Every problem found in one input, in reading order (queues, nodes, PodGroups, pods, then
-/// the queue tree): [`Cluster::from_model`] reports them all at once rather than stopping at
-/// the first. Never empty when returned as an error.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SnapshotErrors(pub Vec<SnapshotError>);
-
-impl std::fmt::Display for SnapshotErrors {
-    /// One problem per line.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for (i, e) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str("\n")?;
-            }
-            write!(f, "{e}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for SnapshotErrors {}
-
-impl From<SnapshotError> for SnapshotErrors {
-    fn from(e: SnapshotError) -> Self {
-        SnapshotErrors(vec![e])
-    }
-}
-
-impl SnapshotErrors {
-    /// The problems, in reading order.
-    pub fn iter(&self) -> std::slice::Iter<'_, SnapshotError> {
-        self.0.iter()
-    }
-}
+/// The engine name every KAI diagnostic carries.
+pub const ENGINE: &str = "kai";
 
 /// Keeps the value of `r`, or records its error and returns `None`.
-fn keep<T>(problems: &mut Vec<SnapshotError>, r: Result<T, SnapshotError>) -> Option<T> {
+fn keep<T>(problems: &mut Diagnostics, r: Result<T, Diagnostic>) -> Option<T> {
     match r {
         Ok(v) => Some(v),
         Err(e) => {
@@ -137,17 +121,86 @@ fn keep<T>(problems: &mut Vec<SnapshotError>, r: Result<T, SnapshotError>) -> Op
     }
 }
 
-fn invalid(
+fn problem(
+    code: gpuquota_model::diag::Code,
     kind: &'static str,
     name: &str,
     field: &str,
     message: impl Into<String>,
-) -> SnapshotError {
-    SnapshotError::Invalid {
-        kind,
-        name: name.to_string(),
-        field: field.to_string(),
-        message: message.into(),
+) -> Diagnostic {
+    Diagnostic::error(code, message)
+        .object(kind, name)
+        .field(field)
+        .engine(ENGINE)
+}
+
+fn invalid(kind: &'static str, name: &str, field: &str, message: impl Into<String>) -> Diagnostic {
+    problem(codes::INVALID_VALUE, kind, name, field, message)
+}
+
+fn too_large(
+    kind: &'static str,
+    name: &str,
+    field: &str,
+    message: impl Into<String>,
+) -> Diagnostic {
+    problem(codes::TOO_LARGE, kind, name, field, message)
+}
+
+fn not_found(
+    kind: &'static str,
+    name: &str,
+    field: &str,
+    message: impl Into<String>,
+) -> Diagnostic {
+    problem(codes::NOT_FOUND, kind, name, field, message)
+}
+
+/// A [`DivisionError`] from building the queue tree as a diagnostic naming the queue.
+pub fn division_diagnostic(e: &DivisionError) -> Diagnostic {
+    match e {
+        DivisionError::Cycle { queue } => problem(
+            codes::QUEUE_CYCLE,
+            "Queue",
+            queue,
+            "spec.parentQueue",
+            "the parent chain loops back to this queue",
+        ),
+        DivisionError::TooDeep { queue, depth } => problem(
+            codes::TREE_TOO_DEEP,
+            "Queue",
+            queue,
+            "spec.parentQueue",
+            format!(
+                "the queue tree is {depth} levels deep at this queue; at most {MAX_TREE_DEPTH} \
+                 levels are accepted (KAI sets no limit; shorten the parent chain)"
+            ),
+        ),
+        DivisionError::UnknownParent { queue, .. } => problem(
+            codes::NOT_FOUND,
+            "Queue",
+            queue,
+            "spec.parentQueue",
+            "the parent is not a queue",
+        ),
+        DivisionError::Negative {
+            queue,
+            resource,
+            field,
+        } => problem(
+            codes::INVALID_VALUE,
+            "Queue",
+            queue,
+            &format!("spec.resources.{resource}.{field}"),
+            "negative value",
+        ),
+        DivisionError::Overflow { queue, resource } => problem(
+            codes::TOO_LARGE,
+            "Queue",
+            queue,
+            &format!("spec.resources.{resource}"),
+            "arithmetic overflow",
+        ),
     }
 }
 
@@ -184,7 +237,7 @@ pub struct Task {
     /// State.
     pub status: TaskStatus,
     /// GPU, CPU, memory requested (nano-units: devices, millicores, bytes).
-    pub req: [i128; 3],
+    pub req: crate::ids::PerResource<i128>,
     /// True when the GPU request is a `gpu-fraction` share of one device.
     pub fractional: bool,
     /// MIG instances requested: `(index into Cluster::mig_profiles, count)`.
@@ -192,8 +245,8 @@ pub struct Task {
     /// The GPU-equivalents of `mig` included in `req[0]` (nano): `g × count` per
     /// `nvidia.com/mig-<g>g.<mem>gb`, as KAI counts them.
     pub mig_gpu: i128,
-    /// Node of a running task (index into [`Cluster::nodes`]).
-    pub node: Option<usize>,
+    /// Node of a running task (an index into [`Cluster::nodes`]).
+    pub node: Option<crate::ids::NodeId>,
     /// The shared GPU a running fractional task sits on: KAI's `runai-gpu-group` label.
     /// Running fractions of one node with the same group share one device; without the label
     /// a running fraction is packed onto the most used device that fits.
@@ -211,8 +264,8 @@ pub struct Job {
     pub key: String,
     /// Queue name as written.
     pub queue_name: String,
-    /// Index of the queue, `None` when it does not exist.
-    pub queue: Option<usize>,
+    /// The queue (an index into [`Cluster::hierarchy`]), `None` when it does not exist.
+    pub queue: Option<crate::ids::QueueId>,
     /// Gang minimum.
     pub min_member: usize,
     /// Job priority.
@@ -314,6 +367,8 @@ pub struct Cluster {
     /// Queues dropped because their parent chain reaches a missing queue (KAI's
     /// `cleanQueueOrphans`), in name order; their jobs are pending with `QueueDoesNotExist`.
     pub orphan_queues: Vec<String>,
+    /// Warnings about tolerated input (one per orphan queue, code [`codes::ORPHAN_QUEUE`]).
+    pub warnings: Diagnostics,
 }
 
 /// How to build a [`Cluster`] from a [`Model`].
@@ -323,6 +378,25 @@ pub struct BuildOptions {
     pub total: [Option<i128>; 3],
     /// `--now`; default the latest timestamp in the input.
     pub now: Option<Timestamp>,
+    /// The queue label key (KAI's `queueLabelKey`: the `kai.scheduler/v1` Config's
+    /// `spec.global.queueLabelKey`, passed to the pod grouper as `--queue-label-key`). When
+    /// set, only this label names a pod's or PodGroup's queue; when `None`,
+    /// `kai.scheduler/queue` (KAI's default) is read, then `runai/queue` (Run:ai's).
+    pub queue_label_key: Option<String>,
+}
+
+impl BuildOptions {
+    /// The queue named by `labels` under the configured key, or by KAI's then Run:ai's
+    /// default key when none is configured.
+    pub fn queue_label<'a>(&self, labels: &'a BTreeMap<String, String>) -> Option<&'a String> {
+        match &self.queue_label_key {
+            Some(k) => labels.get(k),
+            None => labels
+                .get(QUEUE_LABEL)
+                .or_else(|| labels.get(RUNAI_QUEUE_LABEL)),
+        }
+        .filter(|q| !q.is_empty())
+    }
 }
 
 /// Parses `--total gpu=N[,cpu=Q,memory=Q]` (Kubernetes quantities: `cpu=64` cores,
@@ -366,12 +440,12 @@ fn queue_resource(
     name: &str,
     r: Resource,
     res: Option<&QueueResource>,
-    problems: &mut Vec<SnapshotError>,
+    problems: &mut Diagnostics,
 ) -> ResourceParams {
     // KAI units: GPU devices, CPU millicores, memory MB (10⁶ bytes).
     let extra = if r == Resource::Memory { 6 } else { 0 };
     let field = |f: &str| format!("spec.resources.{r}.{f}");
-    let conv = |q: &Quantity, f: &str| -> Result<Option<i128>, SnapshotError> {
+    let conv = |q: &Quantity, f: &str| -> Result<Option<i128>, Diagnostic> {
         if q.is_negative() {
             let (m, e) = q.as_decimal();
             if m == -1 && e == 0 {
@@ -386,7 +460,7 @@ fn queue_resource(
         }
         from_quantity(q, extra)
             .map(Some)
-            .ok_or_else(|| invalid("Queue", name, &field(f), "value too large"))
+            .ok_or_else(|| too_large("Queue", name, &field(f), "value too large"))
     };
     let Some(res) = res else {
         return match r {
@@ -453,7 +527,7 @@ fn duration(
     name: &str,
     field: &str,
     s: &Option<String>,
-) -> Result<Option<i128>, SnapshotError> {
+) -> Result<Option<i128>, Diagnostic> {
     match s {
         None => Ok(None),
         Some(s) => parse_go_duration(s)
@@ -462,15 +536,15 @@ fn duration(
     }
 }
 
-type PodRequests = ([i128; 3], bool, Vec<(String, i64)>);
+type PodRequests = (crate::ids::PerResource<i128>, bool, Vec<(String, i64)>);
 
 /// A pod's requests; every bad field is recorded in `problems` and read as 0.
-fn pod_requests(key: &str, pod: &Pod, problems: &mut Vec<SnapshotError>) -> PodRequests {
-    let mut out = [0i128; 3];
+fn pod_requests(key: &str, pod: &Pod, problems: &mut Diagnostics) -> PodRequests {
+    let mut out = crate::ids::PerResource::ZERO;
     let mut fractional = false;
     let mut mig = Vec::new();
     let Some(reqs) = pod.spec.effective_requests() else {
-        problems.push(invalid(
+        problems.push(too_large(
             "Pod",
             key,
             "spec.containers[].resources",
@@ -487,7 +561,7 @@ fn pod_requests(key: &str, pod: &Pod, problems: &mut Vec<SnapshotError>) -> PodR
         if mig_gpu_portion(name.as_str()).is_some() {
             match q.value() {
                 Some(count) => mig.push((name.as_str().to_string(), count)),
-                None => problems.push(invalid("Pod", key, &field, "too large")),
+                None => problems.push(too_large("Pod", key, &field, "too large")),
             }
             continue;
         }
@@ -498,8 +572,8 @@ fn pod_requests(key: &str, pod: &Pod, problems: &mut Vec<SnapshotError>) -> PodR
             _ => continue,
         };
         match from_quantity(q, extra) {
-            Some(v) => out[idx] = v,
-            None => problems.push(invalid("Pod", key, &field, "too large")),
+            Some(v) => out.0[idx] = v,
+            None => problems.push(too_large("Pod", key, &field, "too large")),
         }
     }
     if let Some(f) = pod.metadata.annotations.get(GPU_FRACTION_ANNOTATION) {
@@ -507,7 +581,7 @@ fn pod_requests(key: &str, pod: &Pod, problems: &mut Vec<SnapshotError>) -> PodR
         let v = match Quantity::parse(f.trim()) {
             Err(e) => Err(invalid("Pod", key, &field, e.to_string())),
             Ok(q) => match from_quantity(&q, 0) {
-                None => Err(invalid("Pod", key, &field, "too large")),
+                None => Err(too_large("Pod", key, &field, "too large")),
                 Some(v) if v <= 0 || v > SCALE => {
                     Err(invalid("Pod", key, &field, "must be in (0, 1]"))
                 }
@@ -515,10 +589,10 @@ fn pod_requests(key: &str, pod: &Pod, problems: &mut Vec<SnapshotError>) -> PodR
             },
         };
         if let Some(v) = keep(problems, v) {
-            out[0] = v;
+            out[Resource::Gpu] = v;
             fractional = v < SCALE;
         }
-    } else if out[0] % SCALE != 0 {
+    } else if out[Resource::Gpu] % SCALE != 0 {
         problems.push(invalid(
             "Pod",
             key,
@@ -538,6 +612,93 @@ pub fn mig_gpu_portion(name: &str) -> Option<i64> {
         return None;
     }
     g.parse().ok()
+}
+
+/// Queues whose parent chain reaches a missing queue (KAI's `cleanQueueOrphans`), in name
+/// order.
+///
+/// # Complexity
+/// O(Q log Q): each queue is walked once; a parent cycle ends the walk (the hierarchy reports
+/// it).
+fn orphan_queues(model: &Model) -> Vec<String> {
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum St {
+        Unknown,
+        Visiting,
+        Ok,
+        Orphan,
+    }
+    let names: Vec<&String> = model.queues.keys().collect();
+    let idx: BTreeMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    // Parent: None = root, Some(None) = missing, Some(Some(i)) = queue i.
+    let parent: Vec<Option<Option<usize>>> = model
+        .queues
+        .values()
+        .map(|q| {
+            q.spec
+                .parent_queue
+                .as_deref()
+                .filter(|p| !p.is_empty())
+                .map(|p| idx.get(p).copied())
+        })
+        .collect();
+    let mut st = vec![St::Unknown; names.len()];
+    let mut stack = Vec::new();
+    for start in 0..names.len() {
+        let mut cur = start;
+        let end = loop {
+            match st[cur] {
+                St::Ok | St::Visiting => break St::Ok,
+                St::Orphan => break St::Orphan,
+                St::Unknown => {}
+            }
+            st[cur] = St::Visiting;
+            stack.push(cur);
+            match parent[cur] {
+                None => break St::Ok,
+                Some(None) => break St::Orphan,
+                Some(Some(p)) => cur = p,
+            }
+        };
+        for q in stack.drain(..) {
+            st[q] = end;
+        }
+    }
+    names
+        .iter()
+        .zip(&st)
+        .filter(|(_, s)| **s == St::Orphan)
+        .map(|(n, _)| (*n).clone())
+        .collect()
+}
+
+/// Queue indices in top-down order (every queue after its parent), from the roots; queues
+/// on a parent cycle are left out.
+///
+/// # Complexity
+/// O(Q).
+fn top_down(parents: &[Option<usize>]) -> Vec<usize> {
+    let n = parents.len();
+    let mut children = vec![Vec::new(); n];
+    let mut order = Vec::with_capacity(n);
+    for (i, p) in parents.iter().enumerate() {
+        match p {
+            Some(p) if *p < n => children[*p].push(i),
+            Some(_) => {}
+            None => order.push(i),
+        }
+    }
+    let mut head = 0;
+    while head < order.len() {
+        let q = order[head];
+        head += 1;
+        order.extend_from_slice(&children[q]);
+    }
+    order
 }
 
 fn priority_of(model: &Model, class: Option<&str>) -> i32 {
@@ -585,31 +746,18 @@ impl Cluster {
     /// Builds the session input from imported objects.
     ///
     /// # Errors
-    /// [`SnapshotErrors`]: every bad object and field in the input (each a [`SnapshotError`]
+    /// [`Diagnostics`]: every bad object and field in the input (each an error
     /// naming kind, name and field), not only the first; nothing is built on error.
     ///
     /// # Complexity
     /// O(Q + P log P + N) for queues, pods and nodes.
-    pub fn from_model(model: &Model, options: &BuildOptions) -> Result<Cluster, SnapshotErrors> {
+    pub fn from_model(model: &Model, options: &BuildOptions) -> Result<Cluster, Diagnostics> {
         // Every problem is recorded and the bad value read as its default, so that the rest
         // of the input is still checked; the list is returned at the end if not empty.
-        let mut problems: Vec<SnapshotError> = Vec::new();
+        let mut problems = Diagnostics::default();
         // KAI drops an orphan queue (its parent chain reaches a missing queue) with all its
         // children, with a warning (`cleanQueueOrphans`); their jobs then find no queue.
-        let mut orphans: Vec<String> = Vec::new();
-        for name in model.queues.keys() {
-            let mut cur = name.as_str();
-            for _ in 0..=model.queues.len() {
-                let Some(q) = model.queues.get(cur) else {
-                    orphans.push(name.clone());
-                    break;
-                };
-                match q.spec.parent_queue.as_deref().filter(|p| !p.is_empty()) {
-                    None => break,
-                    Some(p) => cur = p,
-                }
-            }
-        }
+        let orphans = orphan_queues(model);
         // Queues (BTreeMap order = name order; parents resolved by name).
         let names: Vec<&String> = model
             .queues
@@ -631,7 +779,7 @@ impl Cluster {
                 None => None,
                 Some(p) => {
                     let found = index.get(p).copied().ok_or_else(|| {
-                        invalid(
+                        not_found(
                             "Queue",
                             name,
                             "spec.parentQueue",
@@ -694,25 +842,16 @@ impl Cluster {
                 .flatten(),
             });
         }
-        // Inherit min-runtimes down the tree (parents first: resolve by walking up).
-        // The walk is bounded by the number of queues: a cycle is reported by the hierarchy.
-        for i in 0..infos.len() {
-            let mut cur = inputs[i].parent;
-            let mut steps = 0;
-            while let Some(p) = cur {
-                steps += 1;
-                if steps > infos.len() {
-                    break;
-                }
+        // Inherit min-runtimes down the tree, parents first (queues on a parent cycle are not
+        // reached; the hierarchy reports the cycle).
+        let parents: Vec<Option<usize>> = inputs.iter().map(|q| q.parent).collect();
+        for i in top_down(&parents) {
+            if let Some(p) = parents[i] {
                 if infos[i].preempt_min_runtime.is_none() {
                     infos[i].preempt_min_runtime = infos[p].preempt_min_runtime;
                 }
                 if infos[i].reclaim_min_runtime.is_none() {
                     infos[i].reclaim_min_runtime = infos[p].reclaim_min_runtime;
-                }
-                cur = inputs[p].parent;
-                if cur == Some(i) {
-                    break;
                 }
             }
         }
@@ -764,7 +903,7 @@ impl Cluster {
                 }
                 match from_quantity(q, extra) {
                     Some(v) => alloc[idx] = v,
-                    None => problems.push(invalid("Node", name, &field, "too large")),
+                    None => problems.push(too_large("Node", name, &field, "too large")),
                 }
             }
             let gpus = usize::try_from(alloc[0] / SCALE).unwrap_or(0);
@@ -772,24 +911,25 @@ impl Cluster {
             let unschedulable = n.spec.unschedulable.unwrap_or(false);
             if !unschedulable {
                 // MIG instances count `g` GPU-equivalents each, as KAI counts capacity.
-                let mig_gpus: i128 = mig
-                    .iter()
-                    .zip(&portion)
-                    .map(|(&c, &g)| i128::from(c) * g)
-                    .sum();
-                let mut overflow = false;
-                for r in 0..3 {
-                    let extra = if r == 0 { mig_gpus } else { 0 };
-                    match node_sum[r]
-                        .checked_add(alloc[r])
-                        .and_then(|v| v.checked_add(extra))
-                    {
-                        Some(v) => node_sum[r] = v,
+                let mig_gpus: Option<i128> =
+                    mig.iter().zip(&portion).try_fold(0i128, |s, (&c, &g)| {
+                        s.checked_add(i128::from(c).checked_mul(g)?)
+                    });
+                let mut overflow = mig_gpus.is_none();
+                for (r, (sum, a)) in node_sum.iter_mut().zip(alloc).enumerate() {
+                    let extra = if r == 0 { mig_gpus.unwrap_or(0) } else { 0 };
+                    match sum.checked_add(a).and_then(|v| v.checked_add(extra)) {
+                        Some(v) => *sum = v,
                         None => overflow = true,
                     }
                 }
                 if overflow {
-                    problems.push(invalid("Node", name, "status.allocatable", "sum overflows"));
+                    problems.push(too_large(
+                        "Node",
+                        name,
+                        "status.allocatable",
+                        "sum overflows",
+                    ));
                 }
             }
             node_index.insert(name.as_str(), nodes.len());
@@ -843,7 +983,7 @@ impl Cluster {
                     .get(PREEMPTION_DELAY_ANNOTATION)
                     .cloned()
             });
-            let ts = |a: &str| -> Result<Option<Timestamp>, SnapshotError> {
+            let ts = |a: &str| -> Result<Option<Timestamp>, Diagnostic> {
                 match pg.metadata.annotations.get(a) {
                     None => Ok(None),
                     Some(s) => Timestamp::parse(s).map(Some).map_err(|e| {
@@ -877,7 +1017,15 @@ impl Cluster {
                 key.clone(),
                 Job {
                     key: key.clone(),
-                    queue_name: pg.spec.queue.clone(),
+                    // `spec.queue`, else the PodGroup's queue label.
+                    queue_name: if pg.spec.queue.is_empty() {
+                        options
+                            .queue_label(&pg.metadata.labels)
+                            .cloned()
+                            .unwrap_or_default()
+                    } else {
+                        pg.spec.queue.clone()
+                    },
                     queue: None,
                     min_member,
                     priority,
@@ -948,7 +1096,7 @@ impl Cluster {
                     Some(&i) => Some(i),
                     None if nodes.is_empty() => None,
                     None => {
-                        problems.push(invalid(
+                        problems.push(not_found(
                             "Pod",
                             key,
                             "spec.nodeName",
@@ -961,23 +1109,26 @@ impl Cluster {
             };
             let (mut req, fractional, mig_named) = pod_requests(key, pod, &mut problems);
             let mut mig = Vec::with_capacity(mig_named.len());
-            let mut mig_gpu: i128 = 0;
+            let mut mig_gpu: Option<i128> = Some(0);
             for (name, count) in mig_named {
                 if let Ok(i) = mig_profiles.binary_search(&name) {
                     mig.push((i, count));
-                    mig_gpu += i128::from(count) * portion[i];
+                    mig_gpu = mig_gpu
+                        .and_then(|s| s.checked_add(i128::from(count).checked_mul(portion[i])?));
                 }
             }
-            match req[0].checked_add(mig_gpu) {
-                Some(v) => req[0] = v,
-                None => problems.push(invalid(
+            let summed = mig_gpu.and_then(|m| req[Resource::Gpu].checked_add(m));
+            let mig_gpu = mig_gpu.unwrap_or(0);
+            match summed {
+                Some(v) => req[Resource::Gpu] = v,
+                None => problems.push(too_large(
                     "Pod",
                     key,
                     "resources.requests",
                     "GPU sum overflows",
                 )),
             }
-            let label_queue = pod.metadata.labels.get(QUEUE_LABEL).cloned();
+            let label_queue = options.queue_label(&pod.metadata.labels).cloned();
             let foreign = pod
                 .spec
                 .scheduler_name
@@ -1034,7 +1185,7 @@ impl Cluster {
                 fractional,
                 mig,
                 mig_gpu,
-                node: node_idx,
+                node: node_idx.map(crate::ids::NodeId::new),
                 gpu_group: pod.metadata.labels.get(GPU_GROUP_LABEL).cloned(),
                 node_selector: pod.spec.node_selector.clone(),
                 tolerations: pod.spec.tolerations.clone(),
@@ -1049,8 +1200,8 @@ impl Cluster {
         let mut jobs: Vec<Job> = jobs.into_values().collect();
         for j in jobs.iter().filter(|j| j.foreign) {
             for t in j.tasks.iter().filter(|t| t.status == TaskStatus::Running) {
-                for r in 0..3 {
-                    node_sum[r] = (node_sum[r] - t.req[r]).max(0);
+                for (sum, req) in node_sum.iter_mut().zip(t.req.0) {
+                    *sum = sum.saturating_sub(req).max(0);
                 }
             }
         }
@@ -1071,22 +1222,23 @@ impl Cluster {
             j.queue = index
                 .get(j.queue_name.as_str())
                 .copied()
-                .filter(|&q| !has_child[q]);
+                .filter(|&q| !has_child[q])
+                .map(crate::ids::QueueId::new);
             // Demand of the leaf: allocated + pending.
-            if let Some(q) = j.queue {
+            if let Some(q) = j.queue.map(crate::ids::QueueId::index) {
                 for t in &j.tasks {
                     if matches!(t.status, TaskStatus::Running | TaskStatus::Pending) {
-                        for r in 0..3 {
+                        for r in Resource::ALL {
                             if request_overflow[q] {
                                 continue;
                             }
-                            let sum = inputs[q].resources[r].request.checked_add(t.req[r]);
+                            let sum = inputs[q].resources[r.index()].request.checked_add(t.req[r]);
                             match sum {
-                                Some(v) => inputs[q].resources[r].request = v,
+                                Some(v) => inputs[q].resources[r.index()].request = v,
                                 None => {
                                     // Reported once per queue.
                                     request_overflow[q] = true;
-                                    problems.push(invalid(
+                                    problems.push(too_large(
                                         "Queue",
                                         &inputs[q].name,
                                         "status.requested",
@@ -1103,9 +1255,9 @@ impl Cluster {
         // Quota level: no nodes but a `--total`. With neither, the cluster is empty, as in
         // KAI's allocate test "No nodes": every job stays pending.
         let quota_level = nodes.is_empty() && options.total.iter().any(Option::is_some);
-        for r in 0..3 {
-            if let Some(t) = options.total[r] {
-                totals[r] = t;
+        for r in Resource::ALL {
+            if let Some(t) = options.total[r.index()] {
+                totals[r.index()] = t;
             } else if quota_level {
                 // Quota level without nodes: a resource with no total is not modelled.
                 for j in &mut jobs {
@@ -1114,16 +1266,31 @@ impl Cluster {
                     }
                 }
                 for q in &mut inputs {
-                    q.resources[r].request = 0;
+                    q.resources[r.index()].request = 0;
                 }
             }
         }
         // The tree is checked too (cycles), even when other problems were found: the defaults
         // read in place of bad values are valid, so they add no problem of their own.
-        let hierarchy = keep(&mut problems, Hierarchy::new(inputs).map_err(Into::into));
+        let hierarchy = keep(
+            &mut problems,
+            Hierarchy::new(inputs).map_err(|e| division_diagnostic(&e)),
+        );
         let Some(hierarchy) = hierarchy.filter(|_| problems.is_empty()) else {
-            return Err(SnapshotErrors(problems));
+            return Err(problems);
         };
+        let warnings = orphans
+            .iter()
+            .map(|q| {
+                Diagnostic::warning(
+                    codes::ORPHAN_QUEUE,
+                    "its parent chain reaches a missing queue; dropped with its children, as KAI does",
+                )
+                .object("Queue", q)
+                .field("spec.parentQueue")
+                .engine(ENGINE)
+            })
+            .collect();
         Ok(Cluster {
             hierarchy,
             queues: infos,
@@ -1133,6 +1300,7 @@ impl Cluster {
             totals,
             now,
             orphan_queues: orphans,
+            warnings,
         })
     }
 }

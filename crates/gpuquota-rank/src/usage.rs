@@ -5,7 +5,10 @@
 //!
 //! ```yaml
 //! kValue: 1            # optional; upstream's default 1.0, values <= 0 count as 0
-//! windowSize: 168h     # optional Go duration; default one week (sliding window)
+//! windowType: sliding  # optional: sliding (default), tumbling or cron
+//! windowSize: 168h     # optional Go duration; default one week (sliding and tumbling)
+//! tumblingWindowStartTime: "2025-04-01T00:00:00Z"  # required for tumbling
+//! cronString: "0 0 * * MON"                        # required for cron
 //! halfLifePeriod: 24h  # optional; default off (every sample weighs 1)
 //! capacity:            # cluster capacity samples (what usage is normalized by)
 //!   - {time: "2025-04-01T00:00:00Z", gpu: 16, cpu: 64, memory: 512}
@@ -16,10 +19,32 @@
 //! ```
 //!
 //! Units are free as long as `capacity` and `allocations` use the same ones per resource
-//! (usage is a ratio). `U = Σ alloc(t)·w(t) / Σ capacity(t)·w(t)` over the samples in
-//! `(now − windowSize, now]` with `w(t) = 0.5^((now − t)/halfLife)`, clamped to `[0, 1]`;
-//! the queue-level values of `queues:` win over computed ones. Usage feeds only the over-quota
-//! phase: `sw = max(0, nW + k·(nW − U))`.
+//! (usage is a ratio). `U = Σ alloc(t)·w(t) / Σ capacity(t)·w(t)` over the samples in the
+//! window with `w(t) = 0.5^((now − t)/halfLife)`, clamped to `[0, 1]`; the queue-level values
+//! of `queues:` win over computed ones. Usage feeds only the over-quota phase:
+//! `sw = max(0, nW + k·(nW − U))`.
+//!
+//! # Windows
+//!
+//! The field names, defaults and window rules are those of KAI's usage database
+//! (`kai-scheduler/KAI-Scheduler: pkg/scheduler/cache/usagedb/api/defaults.go` and
+//! `pkg/scheduler/cache/usagedb/prometheus/prometheus.go`), with the samples of this file in
+//! place of Prometheus:
+//!
+//! * `sliding` (default): the samples in `(now − windowSize, now]`.
+//! * `tumbling`: windows of `windowSize` laid end to end from `tumblingWindowStartTime`; the
+//!   samples from the latest window start strictly before `now` up to `now` (both ends
+//!   included, as a Prometheus range query is). A start time after `now` gives an empty
+//!   window (KAI: "the tumbling window in this case will have size 0"), so no usage.
+//! * `cron`: like tumbling, but the windows start whenever `cronString` fires (in UTC; the
+//!   expression forms are those of [`crate::cron`]); `windowSize` is not used. A schedule
+//!   that never fired before `now` gives an empty window (upstream then starts the window
+//!   two schedule intervals back; gpuquota reads no usage rather than guess).
+//!
+//! The half-life decay is measured from `now` in every window type, as KAI's decay query is.
+//! A tumbling window without `tumblingWindowStartTime`, a cron window without a valid
+//! `cronString`, a non-positive `windowSize` or an unknown `windowType` is an error (KAI's
+//! usage client refuses them too).
 
 use std::collections::BTreeMap;
 
@@ -77,6 +102,15 @@ pub struct UsageInput {
     /// `halfLifePeriod` (Go duration).
     #[serde(default)]
     pub half_life_period: Option<String>,
+    /// `windowType`: `sliding` (default), `tumbling` or `cron`.
+    #[serde(default)]
+    pub window_type: Option<String>,
+    /// `tumblingWindowStartTime`: where the first tumbling window starts.
+    #[serde(default)]
+    pub tumbling_window_start_time: Option<Timestamp>,
+    /// `cronString`: when cron windows start.
+    #[serde(default)]
+    pub cron_string: Option<String>,
     /// Cluster capacity samples.
     #[serde(default)]
     pub capacity: Vec<Sample>,
@@ -96,6 +130,68 @@ pub struct UsageError {
     pub field: String,
     /// What is wrong.
     pub message: String,
+}
+
+/// Which samples count at a given time: KAI's usage window types.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UsageWindow {
+    /// `(now − size, now]`.
+    Sliding {
+        /// Window size (nanoseconds).
+        size: i128,
+    },
+    /// Windows of `size` end to end from `start`.
+    Tumbling {
+        /// The first window's start.
+        start: Timestamp,
+        /// Window size (nanoseconds, positive).
+        size: i128,
+    },
+    /// Windows starting whenever the schedule fires.
+    Cron(Box<crate::cron::CronSchedule>),
+}
+
+impl UsageWindow {
+    /// The time the window holding `now` starts (KAI's latest usage reset), `None` for a
+    /// sliding window. A tumbling window starting after `now`, or a cron schedule that never
+    /// fired before `now`, starts at `now` (an empty window).
+    ///
+    /// # Complexity
+    /// O(1) for sliding and tumbling windows; see
+    /// [`crate::cron::CronSchedule::latest_before`] for cron.
+    pub fn reset_time(&self, now: Timestamp) -> Option<Timestamp> {
+        match self {
+            UsageWindow::Sliding { .. } => None,
+            UsageWindow::Tumbling { start, size } => {
+                let elapsed = now.unix_nanos() - start.unix_nanos();
+                if elapsed <= 0 {
+                    return Some(now);
+                }
+                // The latest `start + k·size` strictly before `now` (k ≥ 0).
+                let k = (elapsed - 1) / size;
+                let nanos = start.unix_nanos() + k * size;
+                Some(from_nanos(nanos).unwrap_or(now))
+            }
+            UsageWindow::Cron(c) => Some(c.latest_before(now).unwrap_or(now)),
+        }
+    }
+
+    /// True when a sample taken at `t` counts at `now`.
+    pub fn contains(&self, t: Timestamp, now: Timestamp, reset: Option<Timestamp>) -> bool {
+        let age = now.unix_nanos() - t.unix_nanos();
+        match (self, reset) {
+            (UsageWindow::Sliding { size }, _) => (0..*size).contains(&age),
+            (_, Some(r)) => age >= 0 && t >= r,
+            (_, None) => false,
+        }
+    }
+}
+
+fn from_nanos(n: i128) -> Option<Timestamp> {
+    let secs = i64::try_from(n.div_euclid(1_000_000_000)).ok()?;
+    let nanos = u32::try_from(n.rem_euclid(1_000_000_000)).ok()?;
+    Timestamp::from_unix(secs, nanos)
 }
 
 /// One week, upstream's default window.
@@ -119,6 +215,54 @@ impl UsageInput {
             .map(|k| (k.max(0.0) * SCALE as f64).round() as i128)
     }
 
+    /// The usage window: `windowType` with its `windowSize`, `tumblingWindowStartTime` or
+    /// `cronString`.
+    ///
+    /// # Errors
+    /// [`UsageError`] naming the field: an unknown window type, a malformed or non-positive
+    /// `windowSize`, a tumbling window without start time, a cron window without a valid
+    /// `cronString`.
+    pub fn window(&self) -> Result<UsageWindow, UsageError> {
+        let err = |field: &str, message: String| UsageError {
+            field: field.into(),
+            message,
+        };
+        let size = match &self.window_size {
+            None => DEFAULT_WINDOW_NANOS,
+            Some(s) => parse_go_duration(s)
+                .ok_or_else(|| err("windowSize", format!("{s:?} is not a Go duration")))?,
+        };
+        let kind = self.window_type.as_deref().unwrap_or("sliding");
+        if kind != "cron" && size <= 0 {
+            return Err(err("windowSize", "must be positive".into()));
+        }
+        match kind {
+            "sliding" => Ok(UsageWindow::Sliding { size }),
+            "tumbling" => {
+                let start = self.tumbling_window_start_time.ok_or_else(|| {
+                    err(
+                        "tumblingWindowStartTime",
+                        "required when windowType is tumbling".into(),
+                    )
+                })?;
+                Ok(UsageWindow::Tumbling { start, size })
+            }
+            "cron" => {
+                let c = self
+                    .cron_string
+                    .as_deref()
+                    .ok_or_else(|| err("cronString", "required when windowType is cron".into()))?;
+                crate::cron::CronSchedule::parse(c)
+                    .map(|c| UsageWindow::Cron(Box::new(c)))
+                    .map_err(|m| err("cronString", m))
+            }
+            other => Err(err(
+                "windowType",
+                format!("{other:?}: expected sliding, tumbling or cron"),
+            )),
+        }
+    }
+
     /// Normalized usage per queue name and resource (nano-units, `[0, 10⁹]`) at `now`.
     ///
     /// # Errors
@@ -136,11 +280,12 @@ impl UsageInput {
                 }),
             }
         };
-        let window = dur("windowSize", &self.window_size)?.unwrap_or(DEFAULT_WINDOW_NANOS);
+        let window = self.window()?;
+        let reset = window.reset_time(now);
         let half = dur("halfLifePeriod", &self.half_life_period)?.filter(|h| *h > 0);
         let weight = |t: Timestamp| -> Option<f64> {
             let age = now.unix_nanos() - t.unix_nanos();
-            if age < 0 || age >= window {
+            if !window.contains(t, now, reset) {
                 return None;
             }
             Some(match half {
@@ -297,5 +442,115 @@ mod tests {
         // (10 · 0.5) / (10 · 0.5 + 10) = 1/3.
         let u = input.normalized(now).unwrap();
         assert_eq!(u["a"][0], 333_333_333);
+    }
+
+    fn gpu_sample(time: &str, queue: Option<&str>, gpu: f64) -> Sample {
+        Sample {
+            time: Timestamp::parse(time).unwrap(),
+            queue: queue.map(Into::into),
+            gpu,
+            cpu: 0.0,
+            memory: 0.0,
+        }
+    }
+
+    /// Capacity 10 every 6 h from 2025-04-01; queue a uses 10 at 04-02T18:00 and 5 at
+    /// 04-03T06:00, so a window from 04-03T00:00 sees 5 / (10 · 3) (three capacity samples:
+    /// 00:00, 06:00, 12:00).
+    fn six_hourly(window: &str) -> UsageInput {
+        let mut capacity = Vec::new();
+        for d in 1..=3 {
+            for h in [0, 6, 12, 18] {
+                capacity.push(gpu_sample(
+                    &format!("2025-04-0{d}T{h:02}:00:00Z"),
+                    None,
+                    10.0,
+                ));
+            }
+        }
+        let mut u: UsageInput = serde_saphyr::from_str(window).unwrap();
+        u.capacity = capacity;
+        u.allocations = vec![
+            gpu_sample("2025-04-02T18:00:00Z", Some("a"), 10.0),
+            gpu_sample("2025-04-03T06:00:00Z", Some("a"), 5.0),
+        ];
+        u
+    }
+
+    fn usage_a(u: &UsageInput, now: &str) -> i128 {
+        u.normalized(Timestamp::parse(now).unwrap())
+            .unwrap()
+            .get("a")
+            .map_or(0, |v| v[0])
+    }
+
+    #[test]
+    fn tumbling_window_starts_at_the_latest_reset() {
+        let u = six_hourly(
+            "windowType: tumbling\nwindowSize: 24h\ntumblingWindowStartTime: \"2025-04-01T00:00:00Z\"\n",
+        );
+        let w = u.window().unwrap();
+        let t = |s: &str| Timestamp::parse(s).unwrap();
+        assert_eq!(
+            w.reset_time(t("2025-04-03T12:00:00Z")),
+            Some(t("2025-04-03T00:00:00Z"))
+        );
+        // Exactly on a boundary the window that just ended is still the current one.
+        assert_eq!(
+            w.reset_time(t("2025-04-03T00:00:00Z")),
+            Some(t("2025-04-02T00:00:00Z"))
+        );
+        assert_eq!(
+            w.reset_time(t("2025-04-01T00:00:00Z")),
+            Some(t("2025-04-01T00:00:00Z"))
+        );
+        // 04-03T00:00 ..= 12:00: capacity 3 × 10, a used 5.
+        assert_eq!(usage_a(&u, "2025-04-03T12:00:00Z"), 166_666_667);
+        // On the boundary 04-03T00:00: window 04-02T00:00 ..= 04-03T00:00, five capacity
+        // samples (50), a used 10.
+        assert_eq!(usage_a(&u, "2025-04-03T00:00:00Z"), 200_000_000);
+        // A sliding day at 12:00 reaches back to 04-02T12:00 (exclusive): capacity 18:00,
+        // 00:00, 06:00, 12:00 = 40, a used 15.
+        let sliding = six_hourly("windowSize: 24h\n");
+        assert_eq!(usage_a(&sliding, "2025-04-03T12:00:00Z"), 375_000_000);
+    }
+
+    #[test]
+    fn tumbling_window_starting_in_the_future_is_empty() {
+        let u = six_hourly(
+            "windowType: tumbling\nwindowSize: 24h\ntumblingWindowStartTime: \"2026-01-01T00:00:00Z\"\n",
+        );
+        assert_eq!(usage_a(&u, "2025-04-03T12:00:00Z"), 0);
+    }
+
+    #[test]
+    fn cron_window_starts_when_the_schedule_last_fired() {
+        // Daily at 03:00: at 04-03T12:00 the window starts at 04-03T03:00 (capacity 06:00,
+        // 12:00 = 20; a used 5).
+        let u = six_hourly("windowType: cron\ncronString: \"0 3 * * *\"\nwindowSize: 1h\n");
+        assert_eq!(usage_a(&u, "2025-04-03T12:00:00Z"), 250_000_000);
+        // With a half-life the decay still runs from now: 5·0.5 / (10·0.5 + 10).
+        let mut d = u.clone();
+        d.half_life_period = Some("6h".into());
+        assert_eq!(usage_a(&d, "2025-04-03T12:00:00Z"), 166_666_667);
+    }
+
+    #[test]
+    fn bad_windows_are_refused_naming_the_field() {
+        for (yaml, field) in [
+            ("windowType: hopping\n", "windowType"),
+            ("windowType: tumbling\n", "tumblingWindowStartTime"),
+            ("windowType: cron\n", "cronString"),
+            (
+                "windowType: cron\ncronString: \"0 0 L * *\"\n",
+                "cronString",
+            ),
+            ("windowSize: 0s\n", "windowSize"),
+            ("windowSize: soon\n", "windowSize"),
+        ] {
+            let u: UsageInput = serde_saphyr::from_str(yaml).unwrap();
+            let e = u.normalized(Timestamp::EPOCH).unwrap_err();
+            assert_eq!(e.field, field, "{yaml}");
+        }
     }
 }

@@ -1,8 +1,9 @@
 //! Bad input: [`Cluster::from_model`] reports every problem in the manifests at once (kind,
 //! name and field of each), not only the first, and builds nothing.
 
+use gpuquota_model::diag::Diagnostics;
 use gpuquota_model::import_str;
-use gpuquota_rank::snapshot::{BuildOptions, Cluster, SnapshotError, SnapshotErrors};
+use gpuquota_rank::snapshot::{BuildOptions, Cluster, codes};
 
 /// Nine independent mistakes across every kind the snapshot reads.
 pub(crate) const NINE_MISTAKES: &str = r#"apiVersion: scheduling.run.ai/v2
@@ -55,25 +56,24 @@ spec: {nodeName: n1, containers: [{name: c, resources: {requests: {nvidia.com/gp
 status: {phase: Running}
 "#;
 
-fn errors(yaml: &str) -> SnapshotErrors {
+fn errors(yaml: &str) -> Diagnostics {
     let imported = import_str("bad.yaml", yaml).unwrap();
     Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap_err()
 }
 
-/// `(kind, name, field)` of every `Invalid` problem, in reading order.
-fn fields(errs: &SnapshotErrors) -> Vec<(&'static str, String, String)> {
+/// `(kind, name, field)` of every problem, in reading order; each is a KAI error.
+fn fields(errs: &Diagnostics) -> Vec<(String, String, String)> {
     errs.iter()
-        .map(|e| match e {
-            SnapshotError::Invalid {
-                kind, name, field, ..
-            } => (*kind, name.clone(), field.clone()),
-            other => panic!("unexpected problem {other}"),
+        .map(|e| {
+            assert!(e.is_error(false), "{e}");
+            assert_eq!(e.engine, "kai", "{e}");
+            (e.kind.clone(), e.name.clone(), e.field.clone())
         })
         .collect()
 }
 
-fn f(kind: &'static str, name: &str, field: &str) -> (&'static str, String, String) {
-    (kind, name.to_string(), field.to_string())
+fn f(kind: &str, name: &str, field: &str) -> (String, String, String) {
+    (kind.to_string(), name.to_string(), field.to_string())
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn every_independent_mistake_is_reported_in_reading_order() {
         ]
     );
     // Display: one problem per line, each naming kind, name and field.
-    let text = errs.to_string();
+    let text: String = errs.iter().map(|e| format!("{e}\n")).collect();
     assert_eq!(text.lines().count(), 9);
     assert_eq!(
         text.lines().next(),
@@ -134,12 +134,114 @@ fn a_queue_cycle_is_reported_with_the_field_problems() {
         text[1],
         r#"Pod "ns/p": resources.requests.nvidia.com/gpu: negative"#
     );
-    assert!(
-        matches!(
-            errs.0[2],
-            SnapshotError::Division(gpuquota_rank::division::DivisionError::Cycle { .. })
-        ),
-        "{}",
-        text[2]
+    assert_eq!(errs.0[2].code, codes::QUEUE_CYCLE, "{}", text[2]);
+    assert_eq!(
+        text[2],
+        r#"Queue "a": spec.parentQueue: the parent chain loops back to this queue"#
     );
+}
+
+/// A chain of `levels` queues `q0000` (root) → `q0001` → …, with one pending pod in the leaf.
+fn chain(levels: usize) -> String {
+    let mut y = String::new();
+    for i in 0..levels {
+        let parent = if i == 0 {
+            String::new()
+        } else {
+            format!("parentQueue: q{:04}, ", i - 1)
+        };
+        y.push_str(&format!(
+            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: q{i:04}}}\nspec: {{{parent}resources: {{gpu: {{quota: 1, overQuotaWeight: 1, limit: -1}}}}}}\n"
+        ));
+    }
+    y.push_str(&format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: ns, labels: {{kai.scheduler/queue: q{:04}}}}}\nspec: {{containers: [{{name: c, resources: {{requests: {{nvidia.com/gpu: \"1\"}}}}}}]}}\nstatus: {{phase: Pending}}\n",
+        levels - 1
+    ));
+    y
+}
+
+/// One depth limit for every engine (`gpuquota_model::limits::MAX_TREE_DEPTH`, 1,000 levels,
+/// the root being level 1): a 1,000-level queue chain is read and scheduled, a 1,001-level one
+/// is an error naming the queue one level too deep.
+#[test]
+fn queue_tree_deeper_than_the_limit_is_an_error_naming_the_queue() {
+    let limit = gpuquota_model::limits::MAX_TREE_DEPTH;
+    let ok = import_str("deep.yaml", &chain(limit)).unwrap();
+    let cluster = Cluster::from_model(&ok.model, &BuildOptions::default()).unwrap();
+    assert_eq!(cluster.hierarchy.queues().len(), limit);
+    let r = gpuquota_rank::run_session(&cluster, &Default::default()).unwrap();
+    assert_eq!(r.pending.len(), 1);
+    let deep = import_str("deep.yaml", &chain(limit + 1)).unwrap();
+    let errs = Cluster::from_model(&deep.model, &BuildOptions::default()).unwrap_err();
+    assert_eq!(errs.len(), 1, "{errs}");
+    let e = &errs.0[0];
+    assert_eq!(e.code, codes::TREE_TOO_DEEP);
+    assert_eq!(e.code.as_str(), "tree-too-deep");
+    assert_eq!((e.kind.as_str(), e.name.as_str()), ("Queue", "q1000"));
+    assert_eq!(e.field, "spec.parentQueue");
+    assert!(
+        e.message.contains("1001 levels") && e.message.contains("1000"),
+        "{e}"
+    );
+}
+
+/// Stable codes per kind of problem: a bad value, a value too large, a missing node.
+#[test]
+fn problems_carry_stable_codes() {
+    let errs = errors(NINE_MISTAKES);
+    assert!(
+        errs.iter().all(|e| e.code == codes::INVALID_VALUE),
+        "{errs}"
+    );
+    let yaml = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: \"1e30\"}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec: {nodeName: n2, containers: [{name: c}]}\nstatus: {phase: Running}\n";
+    let errs = errors(yaml);
+    let got: Vec<(&str, &str)> = errs
+        .iter()
+        .map(|e| (e.code.as_str(), e.field.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("kai-too-large", "status.allocatable.cpu"),
+            ("not-found", "spec.nodeName"),
+        ]
+    );
+}
+
+/// An orphan queue is a warning (code `kai-orphan-queue`) on the built cluster, not an error.
+#[test]
+fn orphan_queue_is_a_warning() {
+    let yaml = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: proj}\nspec: {parentQueue: gone}\n";
+    let imported = import_str("o.yaml", yaml).unwrap();
+    let cluster = Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap();
+    let w: Vec<String> = cluster.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        w,
+        [
+            r#"Queue "proj": spec.parentQueue: its parent chain reaches a missing queue; dropped with its children, as KAI does"#
+        ]
+    );
+    assert_eq!(cluster.warnings.0[0].code, codes::ORPHAN_QUEUE);
+    assert!(!cluster.warnings.has_errors());
+    assert!(cluster.warnings.has_errors_strict(true));
+}
+
+/// Eighteen queues each running one pod of 10²⁵ CPU cores on a 1-core node: every queue's
+/// own request fits, the node's overcommitted free capacity and the tree's sums do not. The
+/// session reports the overflow as an error instead of wrapping or panicking.
+#[test]
+fn session_overflow_is_an_error_not_a_panic() {
+    let mut y = String::from(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: \"1\"}}\n",
+    );
+    for i in 0..18 {
+        y.push_str(&format!(
+            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: q{i:02}}}\nspec: {{resources: {{gpu: {{quota: 1}}, cpu: {{quota: -1, limit: -1}}}}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i:02}, namespace: ns, labels: {{kai.scheduler/queue: q{i:02}}}}}\nspec: {{nodeName: n1, containers: [{{name: c, resources: {{requests: {{cpu: \"1e25\"}}}}}}]}}\nstatus: {{phase: Running}}\n"
+        ));
+    }
+    let imported = import_str("big.yaml", &y).unwrap();
+    let cluster = Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap();
+    let err = gpuquota_rank::run_session(&cluster, &Default::default()).unwrap_err();
+    assert!(err.to_string().contains("overflow"), "{err}");
 }

@@ -118,6 +118,7 @@ impl Sc {
             &BuildOptions {
                 total: [None; 3],
                 now,
+                ..Default::default()
             },
         )
         .unwrap()
@@ -444,7 +445,10 @@ fn preemption_swaps_train_for_interactive_under_a_limit_d12() {
         evicted(&r),
         [(s("ns/t1"), Action::Preempt, Some(s("ns/b")))]
     );
-    assert_eq!(allocated(&r), [(s("ns/b"), false)]);
+    // Pipelined onto the train's releasing GPU although a GPU is idle: KAI's preempt solver
+    // allocates the preemptor pipeline-only (issue "Reliability"; upstream allocate test
+    // "interactive after train when over-quota" expects one pipeline action).
+    assert_eq!(allocated(&r), [(s("ns/b"), true)]);
 }
 
 fn stale(grace: Option<&str>, stale_since: &str, succeeded: bool) -> Sc {
@@ -573,7 +577,15 @@ fn fairshare_json_contract() {
     sc.job("ns/c", "q3", job("train", vec![(0.5, None)]));
     let imported = import_str("s.yaml", &sc.yaml).unwrap();
     let total = gpuquota_rank::snapshot::parse_total("gpu=45,cpu=8,memory=64Gi").unwrap();
-    let c = Cluster::from_model(&imported.model, &BuildOptions { total, now: None }).unwrap();
+    let c = Cluster::from_model(
+        &imported.model,
+        &BuildOptions {
+            total,
+            now: None,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
     let q1 = &v["queues"]["q1"]["gpu"];
     assert_eq!(q1["fairShare"], "32.55");
@@ -657,7 +669,15 @@ fn corrected_mode_changes_only_the_quirks() {
     sc.job("ns/b", "b", job("train", vec![(5.0, None)]));
     let imported = import_str("s.yaml", &sc.yaml).unwrap();
     let total = gpuquota_rank::snapshot::parse_total("gpu=3").unwrap();
-    let c = Cluster::from_model(&imported.model, &BuildOptions { total, now: None }).unwrap();
+    let c = Cluster::from_model(
+        &imported.model,
+        &BuildOptions {
+            total,
+            now: None,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let kai = fairshare_json(&c, &DivisionOptions::default()).unwrap();
     assert_eq!(kai["queues"]["a"]["gpu"]["fairShare"], "2");
     assert_eq!(kai["queues"]["b"]["gpu"]["fairShare"], "1");
@@ -705,7 +725,15 @@ fn time_based_fairshare_from_a_usage_file() {
     sc.job("ns/b", "b", job("train", vec![(16.0, None)]));
     let imported = import_str("s.yaml", &sc.yaml).unwrap();
     let total = gpuquota_rank::snapshot::parse_total("gpu=16").unwrap();
-    let mut c = Cluster::from_model(&imported.model, &BuildOptions { total, now: None }).unwrap();
+    let mut c = Cluster::from_model(
+        &imported.model,
+        &BuildOptions {
+            total,
+            now: None,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let usage = gpuquota_rank::usage::UsageInput::parse(
         "kValue: 1\nqueues:\n  a: {gpu: 0.6}\n  b: {gpu: 0.1}\n",
     )
@@ -732,7 +760,15 @@ fn runai_weight_follows_quota_when_over_quota_weight_is_disabled() {
     sc.job("ns/c", "p3", job("train", vec![(5.0, None)]));
     let imported = import_str("s.yaml", &sc.yaml).unwrap();
     let total = gpuquota_rank::snapshot::parse_total("gpu=100").unwrap();
-    let mut c = Cluster::from_model(&imported.model, &BuildOptions { total, now: None }).unwrap();
+    let mut c = Cluster::from_model(
+        &imported.model,
+        &BuildOptions {
+            total,
+            now: None,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     gpuquota_rank::runai::weight_follows_quota(&mut c.hierarchy, false);
     let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
     let fs = |q: &str| {
@@ -743,7 +779,15 @@ fn runai_weight_follows_quota_when_over_quota_weight_is_disabled() {
     };
     assert_eq!((fs("p1"), fs("p2"), fs("p3")), (s("38"), s("57"), s("5")));
     // With over-quota weight enabled the written weights (1 each) split the 45 evenly.
-    let mut c = Cluster::from_model(&imported.model, &BuildOptions { total, now: None }).unwrap();
+    let mut c = Cluster::from_model(
+        &imported.model,
+        &BuildOptions {
+            total,
+            now: None,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     gpuquota_rank::runai::weight_follows_quota(&mut c.hierarchy, true);
     let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
     let fs = |q: &str| {
@@ -910,7 +954,15 @@ fn usage_of_a_department_is_the_sum_of_its_projects() {
     sc.job("ns/c", "c", job("train", vec![(16.0, None)]));
     let imported = import_str("s.yaml", &sc.yaml).unwrap();
     let total = gpuquota_rank::snapshot::parse_total("gpu=16").unwrap();
-    let mut c = Cluster::from_model(&imported.model, &BuildOptions { total, now: None }).unwrap();
+    let mut c = Cluster::from_model(
+        &imported.model,
+        &BuildOptions {
+            total,
+            now: None,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let usage = gpuquota_rank::usage::UsageInput::parse(
         "queues:\n  a: {gpu: 0.3}\n  b: {gpu: 0.3}\n  c: {gpu: 0.1}\n  gone: {gpu: 0.5}\n",
     )

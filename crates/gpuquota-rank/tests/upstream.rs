@@ -23,12 +23,18 @@ struct Topo {
     departments: Vec<(String, f64)>,
     nodes: Vec<(String, u32)>,
     jobs: Vec<JobRow>,
+    /// `MaxAllowedGPUs` per queue (limit); absent = -1.
+    limits: Vec<(String, f64)>,
 }
 
 impl Topo {
     fn queue(mut self, name: &str, parent: Option<&str>, deserved: f64, weight: f64) -> Self {
         self.queues
             .push((name.into(), parent.map(Into::into), deserved, weight));
+        self
+    }
+    fn limit(mut self, name: &str, gpus: f64) -> Self {
+        self.limits.push((name.into(), gpus));
         self
     }
     fn department(mut self, name: &str, deserved: f64) -> Self {
@@ -71,9 +77,14 @@ impl Topo {
             let parent = parent
                 .as_ref()
                 .map_or(String::new(), |p| format!("  parentQueue: {p}\n"));
+            let limit = self
+                .limits
+                .iter()
+                .find(|(q, _)| q == n)
+                .map_or(-1.0, |l| l.1);
             let _ = write!(
                 y,
-                "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: {n}, creationTimestamp: \"2025-01-01T01:{i:02}:00Z\"}}\nspec:\n{parent}  resources:\n    gpu: {{quota: {d}, overQuotaWeight: {w}, limit: -1}}\n    cpu: {{quota: -1, overQuotaWeight: 1, limit: -1}}\n    memory: {{quota: -1, overQuotaWeight: 1, limit: -1}}\n"
+                "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: {n}, creationTimestamp: \"2025-01-01T01:{i:02}:00Z\"}}\nspec:\n{parent}  resources:\n    gpu: {{quota: {d}, overQuotaWeight: {w}, limit: {limit}}}\n    cpu: {{quota: -1, overQuotaWeight: 1, limit: -1}}\n    memory: {{quota: -1, overQuotaWeight: 1, limit: -1}}\n"
             );
         }
         for (n, g) in &self.nodes {
@@ -143,6 +154,7 @@ impl Topo {
             &BuildOptions {
                 total: [None; 3],
                 now: None,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -160,6 +172,7 @@ impl Topo {
             &BuildOptions {
                 total: [None; 3],
                 now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
+                ..Default::default()
             },
         )
         .unwrap();
@@ -532,6 +545,7 @@ status: {phase: Pending}
         &BuildOptions {
             total: [None; 3],
             now: None,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -650,6 +664,7 @@ fn gpu_groups_place_running_fractions_consolidation_e06() {
         &BuildOptions {
             total: [None; 3],
             now: None,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -729,6 +744,7 @@ status: {phase: Pending}
         &BuildOptions {
             total: gpuquota_rank::snapshot::parse_total("gpu=4").unwrap(),
             now: None,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -835,6 +851,7 @@ fn proportion_two_hierarchy_queues_simplified() {
             &BuildOptions {
                 total: gpuquota_rank::snapshot::parse_total(&format!("gpu={total}")).unwrap(),
                 now: None,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -920,6 +937,7 @@ fn consolidation_picks_the_victim_the_job_needs_out_of_order() {
         &BuildOptions {
             total: [None; 3],
             now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
+            ..Default::default()
         },
     )
     .unwrap();
@@ -988,6 +1006,7 @@ status: {{allocatable: {{nvidia.com/gpu: "2", cpu: "8", memory: 8Gi}}}}
             &BuildOptions {
                 total: [None; 3],
                 now: None,
+                ..Default::default()
             },
         )
     };
@@ -1056,6 +1075,7 @@ status: {phase: Pending}
         &BuildOptions {
             total: gpuquota_rank::snapshot::parse_total("gpu=4").unwrap(),
             now: None,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -1102,6 +1122,7 @@ fn fraction_pipelined_onto_the_shared_gpu_being_released() {
         &BuildOptions {
             total: [None; 3],
             now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
+            ..Default::default()
         },
     )
     .unwrap();
@@ -1138,6 +1159,7 @@ fn releasing_pods_keep_a_gang_from_being_stale() {
             &BuildOptions {
                 total: [None; 3],
                 now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
+                ..Default::default()
             },
         )
         .unwrap();
@@ -1151,4 +1173,128 @@ fn releasing_pods_keep_a_gang_from_being_stale() {
         without["evicted"],
         json!([{"podGroup": "test/gang", "queue": "queue0", "action": "stalegang", "by": null}])
     );
+}
+
+/// `allocate/allocate_test.go` "try to allocate interactive after train when over-quota -
+/// train should be preempted for interactive to run": queue0 (deserved 1, weight 1, limit 1)
+/// runs a 1-GPU train on a 2-GPU node; its 1-GPU interactive job fails allocate on the limit,
+/// preempt evicts the train, and the interactive job is pipelined (upstream expects one
+/// pipeline action): KAI's preempt solver allocates the preemptor pipeline-only.
+#[test]
+fn interactive_after_train_over_quota_is_pipelined() {
+    let v = Topo::default()
+        .queue("queue0", None, 1.0, 1.0)
+        .limit("queue0", 1.0)
+        .node("node0", 2)
+        .job("running_job_train", "queue0", TRAIN, 1.0, &[Some("node0")])
+        .job("pending_job_interactive", "queue0", 100, 1.0, &[None])
+        .schedule();
+    assert_eq!(
+        evicted(&v),
+        [ev(
+            "test/running_job_train",
+            "preempt",
+            "test/pending_job_interactive"
+        )]
+    );
+    assert_eq!(
+        allocated(&v),
+        [(
+            "test/pending_job_interactive".to_string(),
+            true,
+            vec!["node0".to_string()]
+        )]
+    );
+    assert_eq!(v["pending"], json!([]));
+}
+
+const LABELLED_PODS: &str = r#"
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-a}
+spec: {resources: {gpu: {quota: 2, overQuotaWeight: 1, limit: -1}}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-b}
+spec: {resources: {gpu: {quota: 2, overQuotaWeight: 1, limit: -1}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: runai, namespace: ns, labels: {runai/queue: team-a}}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]}
+status: {phase: Pending}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: both, namespace: ns, labels: {kai.scheduler/queue: team-b, runai/queue: team-a}}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "2"}}}]}
+status: {phase: Pending}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: acme, namespace: ns, labels: {acme/queue: team-b}}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "4"}}}]}
+status: {phase: Pending}
+---
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata: {name: pg, namespace: ns, labels: {runai/queue: team-b}}
+spec: {minMember: 1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: pg-0, namespace: ns, annotations: {pod-group-name: pg}}
+spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "8"}}}]}
+status: {phase: Pending}
+"#;
+
+fn requested_with_key(key: Option<&str>) -> (Value, Value, Vec<String>) {
+    let model = import_str("labels.yaml", LABELLED_PODS).unwrap().model;
+    let cluster = Cluster::from_model(
+        &model,
+        &BuildOptions {
+            total: gpuquota_rank::snapshot::parse_total("gpu=16").unwrap(),
+            queue_label_key: key.map(str::to_string),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let fs = gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap();
+    let queueless: Vec<String> = cluster
+        .jobs
+        .iter()
+        .filter(|j| j.queue.is_none())
+        .map(|j| format!("{} -> {}", j.key, j.queue_name))
+        .collect();
+    (
+        fs["queues"]["team-a"]["gpu"]["requested"].clone(),
+        fs["queues"]["team-b"]["gpu"]["requested"].clone(),
+        queueless,
+    )
+}
+
+/// KAI's `queueLabelKey` (default `kai.scheduler/queue`): without a configured key a pod's
+/// `kai.scheduler/queue` label wins, Run:ai's `runai/queue` is read when it is absent, and a
+/// PodGroup without `spec.queue` takes its own label; with a configured key only that label is
+/// read (the other pods fall back to `default-queue`, which does not exist here).
+#[test]
+fn queue_label_key_default_runai_and_configured() {
+    // runai (1) → team-a; both (2) → team-b by kai.scheduler/queue; acme (4) has no known
+    // label → default-queue; pg (8) → team-b by its runai/queue label.
+    let (a, b, none) = requested_with_key(None);
+    assert_eq!((a, b), (json!("1"), json!("10")));
+    assert_eq!(none, ["ns/acme -> default-queue"]);
+    let (a, b, none) = requested_with_key(Some("acme/queue"));
+    assert_eq!((a, b), (json!("0"), json!("4")));
+    assert_eq!(
+        none,
+        [
+            "ns/both -> default-queue",
+            "ns/pg -> ",
+            "ns/runai -> default-queue"
+        ]
+    );
+    let (a, b, _) = requested_with_key(Some("runai/queue"));
+    assert_eq!((a, b), (json!("3"), json!("8")));
 }

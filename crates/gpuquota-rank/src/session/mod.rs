@@ -1,0 +1,649 @@
+//! One KAI scheduling session: allocate → consolidation → reclaim → preempt →
+//! stalegangeviction, on a [`Cluster`] snapshot.
+//!
+//! Fair shares are computed once when the session opens (as the proportion plugin does in
+//! `OnSessionOpen`) and stay fixed; allocations and evictions update the queues' allocated
+//! amounts as decisions are committed. With no nodes, the session runs at quota level on one
+//! virtual pool of [`Cluster::totals`].
+//!
+//! A job placed by an action that evicts victims (reclaim, preempt, consolidation) is
+//! reported `pipelined`, even where it lands on idle resources: KAI's job solver allocates
+//! the preemptor pipeline-only (`kai-scheduler/KAI-Scheduler:
+//! pkg/scheduler/actions/common/solvers`, `AllocateJob(…, isPipelineOnly=true)`), so it binds
+//! once its victims are gone (allocate test "interactive after train when over-quota").
+//!
+//! The code follows upstream's `pkg/scheduler/actions` layout, one file per action
+//! (`allocate`, `consolidate`, `reclaim`, `preempt`, `stale` for stalegangeviction) plus
+//! the shared parts: `place` (node placement), `order` (job and queue order), `victims`
+//! (victim generation and the smallest-victim-set search, KAI's solvers) and `pending`
+//! (reasons); this file holds the engine state and the queue accounting.
+
+use std::cell::Cell;
+use std::cmp::Ordering;
+
+use crate::division::{Division, DivisionError, DivisionOptions, Resource};
+use crate::fixed::{SCALE, cmp_products, format_decimal};
+use crate::ids::{NodeId, PerResource, QueueId};
+use crate::snapshot::{Cluster, DEFAULT_STALENESS_GRACE_NANOS, TaskStatus};
+
+/// GPU, CPU and memory amounts (nano-units).
+type Amt = PerResource<i128>;
+
+const GPU: Resource = Resource::Gpu;
+
+mod allocate;
+mod consolidate;
+mod order;
+mod pending;
+mod place;
+mod preempt;
+mod reclaim;
+mod stale;
+mod victims;
+
+/// Node scoring strategy (§5.2), for GPUs and CPU alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Placement {
+    /// Fullest node (and most used GPU) first — KAI's default.
+    #[default]
+    Binpack,
+    /// Emptiest node (and least used GPU) first.
+    Spread,
+}
+
+/// Session settings (upstream defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionOptions {
+    /// Division options (mode, kValue).
+    pub division: DivisionOptions,
+    /// Node placement.
+    pub placement: Placement,
+    /// `max-consolidation-preemptees` (16).
+    pub max_consolidation_preemptees: usize,
+    /// `default-staleness-grace-period` (60 s), nanoseconds; negative = never.
+    pub default_staleness_grace: i128,
+    /// `reclaimerSaturationMultiplier` in nano (10⁹ = 1.0; values below 1 count as 1).
+    pub reclaimer_saturation_multiplier: i128,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            division: DivisionOptions::default(),
+            placement: Placement::Binpack,
+            max_consolidation_preemptees: 16,
+            default_staleness_grace: DEFAULT_STALENESS_GRACE_NANOS,
+            reclaimer_saturation_multiplier: SCALE,
+        }
+    }
+}
+
+/// The action that evicted a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Action {
+    /// Cross-queue reclaim.
+    Reclaim,
+    /// In-queue preemption by priority.
+    Preempt,
+    /// Moved to defragment.
+    Consolidation,
+    /// Stale gang eviction.
+    StaleGang,
+}
+
+impl Action {
+    /// The contract's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Reclaim => "reclaim",
+            Action::Preempt => "preempt",
+            Action::Consolidation => "consolidation",
+            Action::StaleGang => "stalegang",
+        }
+    }
+}
+
+/// Upstream's unschedulable reasons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Reason {
+    /// A non-preemptible job would exceed deserved quota at some level.
+    NonPreemptibleOverQuota,
+    /// A limit would be exceeded at some level.
+    OverLimit,
+    /// The job's queue does not exist (or is not a leaf).
+    QueueDoesNotExist,
+    /// The job may not reclaim/preempt yet.
+    PreemptionDelayNotElapsed,
+    /// No placement, reclaim or preemption found room for the gang.
+    Unschedulable,
+}
+
+impl Reason {
+    /// Upstream's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::NonPreemptibleOverQuota => "NonPreemptibleOverQuota",
+            Reason::OverLimit => "OverLimit",
+            Reason::QueueDoesNotExist => "QueueDoesNotExist",
+            Reason::PreemptionDelayNotElapsed => "PreemptionDelayNotElapsed",
+            Reason::Unschedulable => "Unschedulable",
+        }
+    }
+}
+
+/// Quota numbers behind a reason, at the queue level where the check failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuotaDetails {
+    /// The queue where the check failed (the leaf or an ancestor).
+    pub queue: String,
+    /// The resource.
+    pub resource: Resource,
+    /// Deserved (`None` = unlimited), nano-units.
+    pub deserved: Option<i128>,
+    /// Used: allocated (non-preemptible allocated for `NonPreemptibleOverQuota`), nano-units.
+    pub used: i128,
+    /// Requested by the job, nano-units.
+    pub requested: i128,
+    /// Limit (`None` = unlimited), nano-units.
+    pub limit: Option<i128>,
+    /// Fair share, nano-units.
+    pub fair_share: i128,
+}
+
+/// A job that got pods placed in this session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allocation {
+    /// `ns/name` of the PodGroup.
+    pub pod_group: String,
+    /// Queue.
+    pub queue: String,
+    /// Placed onto resources still being freed by evictions.
+    pub pipelined: bool,
+    /// `(pod, node)`; node `None` at quota level.
+    pub pods: Vec<(String, Option<String>)>,
+}
+
+/// An evicted job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Eviction {
+    /// `ns/name` of the PodGroup.
+    pub pod_group: String,
+    /// Queue.
+    pub queue: String,
+    /// The action.
+    pub action: Action,
+    /// The job the eviction made room for (`None` for stale gangs).
+    pub by: Option<String>,
+}
+
+/// A job still pending after the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pending {
+    /// `ns/name` of the PodGroup.
+    pub pod_group: String,
+    /// Queue as written.
+    pub queue: String,
+    /// Upstream's reason.
+    pub reason: Reason,
+    /// A plain sentence with the numbers.
+    pub message: String,
+    /// The quota numbers, when a quota check failed.
+    pub details: Option<QuotaDetails>,
+}
+
+/// The session's decisions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionResult {
+    /// Allocations in decision order.
+    pub allocated: Vec<Allocation>,
+    /// Evictions in decision order.
+    pub evicted: Vec<Eviction>,
+    /// Jobs with pending pods left, in PodGroup key order.
+    pub pending: Vec<Pending>,
+    /// The fair shares the session used.
+    pub division: Division,
+}
+
+/// Why a session produced no result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// The fair-share division refused the tree.
+    #[error(transparent)]
+    Division(#[from] DivisionError),
+    /// An amount the session adds up (a node's free capacity, a queue's allocation)
+    /// overflowed.
+    #[error("session: an allocated or free amount overflows (requests too large)")]
+    Overflow,
+}
+
+/// Victim units: `(job, tasks)`.
+type Units = [(usize, Vec<usize>)];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TState {
+    Pending,
+    Running,
+    /// Placed this session (`true` = pipelined).
+    Placed(bool),
+    Releasing,
+    /// Deleted long ago and still holding its resources: never released and never evicted
+    /// (its job's running pods still can be).
+    Stuck,
+    Other,
+}
+
+#[derive(Debug, Clone, Default)]
+struct PlaceRec {
+    node: Option<usize>,
+    /// `(device, from_idle, from_releasing)`.
+    devs: Vec<(usize, i128, i128)>,
+    /// CPU, memory (and GPU at pool level in slot 0): `(from_idle, from_releasing)`.
+    take: PerResource<(i128, i128)>,
+    /// MIG instances: `(profile, from_idle, from_releasing)`.
+    mig: Vec<(usize, i64, i64)>,
+}
+
+impl PlaceRec {
+    fn pipelined(&self) -> bool {
+        self.take.0.iter().any(|t| t.1 > 0)
+            || self.devs.iter().any(|d| d.2 > 0)
+            || self.mig.iter().any(|m| m.2 > 0)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct NodeState {
+    idle: Amt,
+    rel: Amt,
+    /// Per device: (used, releasing).
+    devs: Vec<(i128, i128)>,
+    /// Per MIG profile: (idle, releasing) instances.
+    mig: Vec<(i64, i64)>,
+}
+
+/// Lazy victim generation state: a cursor into each victim queue's job list and the
+/// allocation left in each once the victims so far are gone.
+#[derive(Debug, Default)]
+struct VictimGen {
+    cursors: Vec<usize>,
+    sim: Vec<Amt>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CapFail {
+    OverLimit(usize, Resource),
+    NonPreemptible(usize, Resource),
+}
+
+struct Engine<'a> {
+    c: &'a Cluster,
+    /// Set when an amount overflowed (the amount then saturates); the session reports
+    /// [`SessionError::Overflow`].
+    overflow: &'a Cell<bool>,
+    /// `(node, runai-gpu-group)` → device, for running fractions at session open.
+    gpu_groups: std::collections::BTreeMap<(usize, String), usize>,
+    o: SessionOptions,
+    fs: Vec<Amt>,
+    alloc: Vec<Amt>,
+    alloc_np: Vec<Amt>,
+    nodes: Vec<NodeState>,
+    pool: NodeState,
+    tstate: Vec<Vec<TState>>,
+    place: Vec<Vec<PlaceRec>>,
+    /// Jobs evicted this session (no longer victims, not stale candidates).
+    evicted_job: Vec<bool>,
+    allocated: Vec<Allocation>,
+    evicted: Vec<Eviction>,
+    /// `(job, action, by)` already recorded.
+    evicted_keys: std::collections::BTreeSet<(usize, Action, Option<String>)>,
+    /// Index into `allocated` per job.
+    alloc_idx: Vec<Option<usize>>,
+    /// Last failure reason per job.
+    fail: Vec<Option<(Reason, Option<CapFail>, String)>>,
+    delayed: Vec<bool>,
+}
+
+/// Runs one session.
+///
+/// # Errors
+/// [`SessionError::Division`] when the fair-share division fails (overflow);
+/// [`SessionError::Overflow`] when an amount the session adds up leaves `i128` (an
+/// overcommitted input with huge requests); nothing is returned then.
+///
+/// # Complexity
+/// Division as in [`crate::Hierarchy::divide`]; each pending job costs one hierarchical queue
+/// pick (O(Q)) plus its placement (O(N · G) per pod for N nodes of G GPUs); each reclaim or
+/// preempt attempt sorts its victims (O(V log V)) and probes O(log V) prefixes.
+pub fn run_session(c: &Cluster, options: &SessionOptions) -> Result<SessionResult, SessionError> {
+    let division = c.hierarchy.divide(c.totals, &options.division)?;
+    let overflow = Cell::new(false);
+    let fs = division.fair_share.iter().map(|&f| Amt::from(f)).collect();
+    let mut e = Engine::new(c, *options, fs, &overflow);
+    e.allocate();
+    if !c.nodes.is_empty() {
+        e.consolidate();
+    }
+    e.reclaim();
+    e.preempt();
+    e.stale_gangs();
+    let pending = e.pending();
+    if overflow.get() {
+        return Err(SessionError::Overflow);
+    }
+    Ok(SessionResult {
+        allocated: e.allocated,
+        evicted: e.evicted,
+        pending,
+        division,
+    })
+}
+
+fn unl_le(v: i128, cap: Option<i128>) -> bool {
+    cap.is_none_or(|c| v <= c)
+}
+
+fn ratio(a: i128, b: i128) -> f64 {
+    if b == 0 {
+        if a > 0 { f64::INFINITY } else { 0.0 }
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+impl<'a> Engine<'a> {
+    pub(super) fn new(
+        c: &'a Cluster,
+        o: SessionOptions,
+        fs: Vec<Amt>,
+        overflow: &'a Cell<bool>,
+    ) -> Engine<'a> {
+        let nq = c.hierarchy.queues().len();
+        let mut e = Engine {
+            c,
+            overflow,
+            gpu_groups: std::collections::BTreeMap::new(),
+            o,
+            fs,
+            alloc: vec![Amt::ZERO; nq],
+            alloc_np: vec![Amt::ZERO; nq],
+            nodes: c
+                .nodes
+                .iter()
+                .map(|n| NodeState {
+                    idle: Amt::from(n.allocatable),
+                    rel: Amt::ZERO,
+                    devs: vec![(0, 0); n.gpus],
+                    mig: n.mig.iter().map(|&c| (c, 0)).collect(),
+                })
+                .collect(),
+            pool: NodeState {
+                idle: Amt::from(c.totals),
+                rel: Amt::ZERO,
+                devs: Vec::new(),
+                mig: Vec::new(),
+            },
+            tstate: Vec::with_capacity(c.jobs.len()),
+            place: Vec::with_capacity(c.jobs.len()),
+            evicted_job: vec![false; c.jobs.len()],
+            allocated: Vec::new(),
+            evicted: Vec::new(),
+            evicted_keys: std::collections::BTreeSet::new(),
+            alloc_idx: vec![None; c.jobs.len()],
+            fail: vec![None; c.jobs.len()],
+            delayed: vec![false; c.jobs.len()],
+        };
+        for (ji, j) in c.jobs.iter().enumerate() {
+            let mut st = Vec::with_capacity(j.tasks.len());
+            let mut pl = Vec::with_capacity(j.tasks.len());
+            for t in &j.tasks {
+                let s = match t.status {
+                    TaskStatus::Pending => TState::Pending,
+                    TaskStatus::Running => TState::Running,
+                    TaskStatus::Releasing => TState::Releasing,
+                    TaskStatus::StuckInReleasing => TState::Stuck,
+                    _ => TState::Other,
+                };
+                let mut rec = PlaceRec::default();
+                if matches!(s, TState::Running | TState::Releasing | TState::Stuck) {
+                    rec = e.occupy(t);
+                }
+                if s == TState::Running
+                    && let Some(q) = j.queue.map(QueueId::index)
+                {
+                    e.account(q, t.req, !j.preemptible, true);
+                }
+                st.push(s);
+                pl.push(rec);
+            }
+            e.tstate.push(st);
+            e.place.push(pl);
+            // Pods being deleted at session open: their resources are being freed.
+            for (ti, t) in j.tasks.iter().enumerate() {
+                if t.status == TaskStatus::Releasing {
+                    e.release(ji, ti);
+                }
+            }
+        }
+        e
+    }
+
+    pub(super) fn account(&mut self, leaf: usize, req: Amt, np: bool, add: bool) {
+        let of = self.overflow;
+        let mut cur = Some(leaf);
+        while let Some(q) = cur {
+            if add {
+                inc_all(&mut self.alloc[q], &req, of);
+                if np {
+                    inc_all(&mut self.alloc_np[q], &req, of);
+                }
+            } else {
+                dec_all(&mut self.alloc[q], &req, of);
+                if np {
+                    dec_all(&mut self.alloc_np[q], &req, of);
+                }
+            }
+            cur = self.c.hierarchy.queues()[q].parent;
+        }
+    }
+
+    pub(super) fn params(&self, q: usize, r: Resource) -> &crate::division::ResourceParams {
+        &self.c.hierarchy.queues()[q].resources[r.index()]
+    }
+
+    /// `min(L, max(D, FS))`; `None` = unlimited.
+    pub(super) fn allocatable(&self, q: usize, r: Resource) -> Option<i128> {
+        let p = self.params(q, r);
+        match p.deserved {
+            None => p.limit,
+            Some(d) => {
+                let a = d.max(self.fs[q][r]);
+                Some(p.limit.map_or(a, |l| l.min(a)))
+            }
+        }
+    }
+
+    /// Capacity policy at the leaf and every ancestor, with `freed` already subtracted from
+    /// the queues on `freed_path` (preemption victims of the same queue).
+    pub(super) fn capacity(
+        &self,
+        leaf: usize,
+        req: Amt,
+        np: bool,
+        freed: &[(usize, Amt, bool)],
+    ) -> Option<CapFail> {
+        let mut cur = Some(leaf);
+        while let Some(q) = cur {
+            for r in Resource::ALL {
+                let mut a = self.alloc[q][r];
+                let mut anp = self.alloc_np[q][r];
+                for &(fq, f, fnp) in freed {
+                    if self.c.hierarchy.path(fq).contains(&q) {
+                        a = a.saturating_sub(f[r]);
+                        if fnp {
+                            anp = anp.saturating_sub(f[r]);
+                        }
+                    }
+                }
+                let p = self.params(q, r);
+                if req[r] > 0 && !unl_le(a.saturating_add(req[r]), p.limit) {
+                    return Some(CapFail::OverLimit(q, r));
+                }
+                if np && req[r] > 0 && !unl_le(anp.saturating_add(req[r]), p.deserved) {
+                    return Some(CapFail::NonPreemptible(q, r));
+                }
+            }
+            cur = self.c.hierarchy.queues()[q].parent;
+        }
+        None
+    }
+
+    pub(super) fn set_fail(
+        &mut self,
+        ji: usize,
+        reason: Reason,
+        cap: Option<CapFail>,
+        msg: String,
+    ) {
+        self.fail[ji] = Some((reason, cap, msg));
+    }
+
+    pub(super) fn cap_fail(&mut self, ji: usize, f: CapFail, req: Amt) {
+        let (reason, q, r) = match f {
+            CapFail::OverLimit(q, r) => (Reason::OverLimit, q, r),
+            CapFail::NonPreemptible(q, r) => (Reason::NonPreemptibleOverQuota, q, r),
+        };
+        let p = self.params(q, r);
+        let res = r;
+        let name = &self.c.hierarchy.queues()[q].name;
+        let fmt = |v: Option<i128>| v.map_or("unlimited".to_string(), |v| fmt_res(res, v));
+        let msg = match reason {
+            Reason::OverLimit => format!(
+                "queue {name} would exceed its {res} limit: allocated {} + requested {} > limit {} (deserved {})",
+                fmt_res(res, self.alloc[q][r]),
+                fmt_res(res, req[r]),
+                fmt(p.limit),
+                fmt(p.deserved)
+            ),
+            _ => format!(
+                "non-preemptible jobs may only use deserved quota: queue {name} has {} {res} of non-preemptible work allocated + requested {} > deserved {} (limit {})",
+                fmt_res(res, self.alloc_np[q][r]),
+                fmt_res(res, req[r]),
+                fmt(p.deserved),
+                fmt(p.limit)
+            ),
+        };
+        self.set_fail(ji, reason, Some(f), msg);
+    }
+
+    pub(super) fn details(&self, q: usize, r: Resource, req: Amt, np: bool) -> QuotaDetails {
+        let p = self.params(q, r);
+        QuotaDetails {
+            queue: self.c.hierarchy.queues()[q].name.clone(),
+            resource: r,
+            deserved: p.deserved,
+            used: if np {
+                self.alloc_np[q][r]
+            } else {
+                self.alloc[q][r]
+            },
+            requested: req[r],
+            limit: p.limit,
+            fair_share: self.fs[q][r],
+        }
+    }
+}
+
+/// The part of a task's request placed on nodes as devices: its GPU request without the
+/// MIG GPU-equivalents (MIG instances are placed as their own resources).
+fn dev_req(t: &crate::snapshot::Task) -> Amt {
+    // `mig_gpu` is part of `req[0]` (added with a checked sum when the snapshot was read).
+    let mut req = t.req;
+    req[GPU] = req[GPU].saturating_sub(t.mig_gpu);
+    req
+}
+
+/// `*a += b`, recording an overflow in `of` (the amount then saturates).
+fn inc(a: &mut i128, b: i128, of: &Cell<bool>) {
+    match a.checked_add(b) {
+        Some(v) => *a = v,
+        None => {
+            of.set(true);
+            *a = a.saturating_add(b);
+        }
+    }
+}
+
+/// `*a -= b`, recording an overflow in `of` (the amount then saturates).
+fn dec(a: &mut i128, b: i128, of: &Cell<bool>) {
+    match a.checked_sub(b) {
+        Some(v) => *a = v,
+        None => {
+            of.set(true);
+            *a = a.saturating_sub(b);
+        }
+    }
+}
+
+/// `*a += b` on an instance count, recording an overflow in `of`.
+fn inc64(a: &mut i64, b: i64, of: &Cell<bool>) {
+    match a.checked_add(b) {
+        Some(v) => *a = v,
+        None => {
+            of.set(true);
+            *a = a.saturating_add(b);
+        }
+    }
+}
+
+/// `*a -= b` on an instance count, recording an overflow in `of`.
+fn dec64(a: &mut i64, b: i64, of: &Cell<bool>) {
+    match a.checked_sub(b) {
+        Some(v) => *a = v,
+        None => {
+            of.set(true);
+            *a = a.saturating_sub(b);
+        }
+    }
+}
+
+/// `*a += b` in every resource, recording an overflow in `of`.
+fn inc_all(a: &mut Amt, b: &Amt, of: &Cell<bool>) {
+    for r in Resource::ALL {
+        inc(&mut a[r], b[r], of);
+    }
+}
+
+/// `*a -= b` in every resource, recording an overflow in `of`.
+fn dec_all(a: &mut Amt, b: &Amt, of: &Cell<bool>) {
+    for r in Resource::ALL {
+        dec(&mut a[r], b[r], of);
+    }
+}
+
+/// A nano-unit amount of a resource as the contract prints it (GPUs as decimals, CPU and
+/// memory as Kubernetes quantities).
+pub fn fmt_res(r: Resource, v: i128) -> String {
+    match r {
+        Resource::Gpu => format_decimal(v),
+        // Nano-millicores are pico-cores; a Kubernetes quantity holds nano-cores.
+        Resource::Cpu => {
+            crate::fixed::to_quantity(v / 1000).map_or_else(|| format_decimal(v), |q| q.to_string())
+        }
+        Resource::Memory => memory_string(v),
+    }
+}
+
+fn memory_string(v: i128) -> String {
+    // Bytes (nano): whole bytes print BinarySI when a multiple of 1024, DecimalSI otherwise.
+    let bytes = v / SCALE;
+    if v % SCALE == 0
+        && let Ok(b) = i64::try_from(bytes)
+    {
+        if b != 0 && b % 1024 == 0 {
+            return gpuquota_model::Quantity::from_bytes(b).to_string();
+        }
+        return gpuquota_model::Quantity::from_integer(b).to_string();
+    }
+    crate::fixed::to_quantity(v).map_or_else(|| format_decimal(v), |q| q.to_string())
+}

@@ -1,0 +1,224 @@
+//! Ordering: jobs within a queue, sibling queues (KAI's proportion queue order) and
+//! the reverse order victims are taken in.
+
+use super::*;
+
+impl Engine<'_> {
+    pub(super) fn job_req(&self, ji: usize, tasks: &[usize]) -> Amt {
+        let mut s = Amt::ZERO;
+        for &ti in tasks {
+            inc_all(&mut s, &self.c.jobs[ji].tasks[ti].req, self.overflow);
+        }
+        s
+    }
+
+    /// Pending tasks to place now: the gang part (to reach minMember) or, for a job already at
+    /// minMember, its pending elastic extras.
+    pub(super) fn needed_tasks(&self, ji: usize) -> (Vec<usize>, usize) {
+        let j = &self.c.jobs[ji];
+        let active = self.tstate[ji]
+            .iter()
+            .filter(|s| matches!(s, TState::Running | TState::Placed(_)))
+            .count();
+        let pending: Vec<usize> = (0..j.tasks.len())
+            .filter(|&t| self.tstate[ji][t] == TState::Pending)
+            .collect();
+        let gang = j.min_member.saturating_sub(active);
+        (pending, gang)
+    }
+
+    pub(super) fn drs(&self, q: usize, extra: Amt, sign: i128) -> f64 {
+        let mut m = 0.0f64;
+        for r in Resource::ALL {
+            let a = self.alloc[q][r].saturating_add(sign.saturating_mul(extra[r]));
+            let v = match self.allocatable(q, r) {
+                None => ratio(a, self.c.totals[r.index()]),
+                Some(0) => a as f64 / SCALE as f64 * 1000.0,
+                Some(al) => ratio(a, al),
+            };
+            m = m.max(v);
+        }
+        m
+    }
+
+    /// Sibling queue order (§3.3): `Less` when `a` (with its candidate job `ja`) goes first.
+    pub(super) fn queue_cmp(&self, a: usize, ja: Amt, b: usize, jb: Amt) -> Ordering {
+        let over = |q: usize| {
+            Resource::ALL
+                .into_iter()
+                .all(|r| self.fs[q][r] < self.alloc[q][r])
+        };
+        let starved = |q: usize, j: Amt| {
+            Resource::ALL.into_iter().all(|r| {
+                unl_le(
+                    self.alloc[q][r].saturating_add(j[r]),
+                    self.params(q, r).deserved,
+                )
+            })
+        };
+        let penal = |q: usize, j: Amt| {
+            Resource::ALL.into_iter().any(|r| {
+                self.alloc[q][r].saturating_add(j[r]) > 0 && self.allocatable(q, r) == Some(0)
+            })
+        };
+        let qa = &self.c.hierarchy.queues()[a];
+        let qb = &self.c.hierarchy.queues()[b];
+        over(a)
+            .cmp(&over(b))
+            .then(starved(b, jb).cmp(&starved(a, ja)))
+            .then(qb.priority.cmp(&qa.priority))
+            .then(penal(a, ja).cmp(&penal(b, jb)))
+            .then(self.drs(a, ja, 1).total_cmp(&self.drs(b, jb, 1)))
+            .then(
+                self.drs(a, Amt::ZERO, 0)
+                    .total_cmp(&self.drs(b, Amt::ZERO, 0)),
+            )
+            .then_with(|| {
+                let sa: Vec<Option<i128>> = Resource::ALL
+                    .into_iter()
+                    .map(|r| self.allocatable(a, r))
+                    .collect();
+                let sb: Vec<Option<i128>> = Resource::ALL
+                    .into_iter()
+                    .map(|r| self.allocatable(b, r))
+                    .collect();
+                let le = |x: Option<i128>, y: Option<i128>| match (x, y) {
+                    (_, None) => true,
+                    (None, Some(_)) => false,
+                    (Some(x), Some(y)) => x <= y,
+                };
+                let a_le = Resource::ALL
+                    .into_iter()
+                    .all(|r| le(sa[r.index()], sb[r.index()]))
+                    && sa != sb;
+                let b_le = Resource::ALL
+                    .into_iter()
+                    .all(|r| le(sb[r.index()], sa[r.index()]))
+                    && sa != sb;
+                if a_le {
+                    Ordering::Less
+                } else if b_le {
+                    Ordering::Greater
+                } else {
+                    Ordering::Equal
+                }
+            })
+            .then(qa.creation.cmp(&qb.creation))
+            .then(qa.name.cmp(&qb.name))
+    }
+
+    pub(super) fn job_cmp(&self, a: usize, b: usize) -> Ordering {
+        let ja = &self.c.jobs[a];
+        let jb = &self.c.jobs[b];
+        let elastic = |ji: usize| {
+            let j = &self.c.jobs[ji];
+            let active = self.tstate[ji]
+                .iter()
+                .filter(|s| matches!(s, TState::Running | TState::Placed(_)))
+                .count();
+            active.cmp(&j.min_member)
+        };
+        jb.priority
+            .cmp(&ja.priority)
+            .then(elastic(a).cmp(&elastic(b)))
+            .then(ja.creation.cmp(&jb.creation))
+            .then(ja.uid.cmp(&jb.uid))
+            .then(ja.key.cmp(&jb.key))
+    }
+
+    /// Candidate jobs per leaf queue in job order.
+    pub(super) fn leaf_lists(&self, pred: impl Fn(usize) -> bool) -> Vec<Vec<usize>> {
+        let nq = self.c.hierarchy.queues().len();
+        let mut lists = vec![Vec::new(); nq];
+        for (ji, j) in self.c.jobs.iter().enumerate() {
+            if let Some(q) = j.queue.map(QueueId::index)
+                && !self.evicted_job[ji]
+                && self.tstate[ji].contains(&TState::Pending)
+                && pred(ji)
+            {
+                lists[q].push(ji);
+            }
+        }
+        for l in &mut lists {
+            l.sort_by(|&a, &b| self.job_cmp(a, b));
+            l.reverse(); // pop from the back
+        }
+        lists
+    }
+
+    /// The best (leaf, job) in hierarchical queue order.
+    pub(super) fn pick(&self, lists: &[Vec<usize>]) -> Option<(usize, usize)> {
+        self.pick_among(self.c.hierarchy.roots(), lists)
+    }
+
+    pub(super) fn pick_among(
+        &self,
+        sibs: &[usize],
+        lists: &[Vec<usize>],
+    ) -> Option<(usize, usize)> {
+        let mut best: Option<(usize, usize, usize, Amt)> = None;
+        for &q in sibs {
+            let cand = if self.c.hierarchy.is_leaf(q) {
+                lists[q].last().map(|&j| (q, j))
+            } else {
+                self.pick_among(self.c.hierarchy.children(q), lists)
+            };
+            let Some((leaf, ji)) = cand else { continue };
+            let (pend, gang) = self.needed_tasks(ji);
+            let take: Vec<usize> = pend.iter().copied().take(gang.max(1)).collect();
+            let req = self.job_req(ji, &take);
+            let better = match &best {
+                None => true,
+                Some((bq, _, _, breq)) => self.queue_cmp(q, req, *bq, *breq) == Ordering::Less,
+            };
+            if better {
+                best = Some((q, leaf, ji, req));
+            }
+        }
+        best.map(|(_, l, j, _)| (l, j))
+    }
+
+    pub(super) fn victim_job_cmp(&self, a: usize, b: usize) -> Ordering {
+        let ja = &self.c.jobs[a];
+        let jb = &self.c.jobs[b];
+        ja.priority
+            .cmp(&jb.priority)
+            .then(jb.creation.cmp(&ja.creation))
+            .then(jb.uid.cmp(&ja.uid))
+            .then(jb.key.cmp(&ja.key))
+    }
+
+    /// Reverse queue order between two victim queues with their simulated allocations
+    /// (`Less` = `a` gives up a job first): over-utilized first, then not starved, then lower
+    /// priority, then the higher dominant resource share, then the newer queue.
+    pub(super) fn victim_order(&self, a: usize, aa: Amt, b: usize, ab: Amt) -> Ordering {
+        let over = |q: usize, al: Amt| Resource::ALL.into_iter().all(|r| self.fs[q][r] < al[r]);
+        let starved = |q: usize, al: Amt| {
+            Resource::ALL
+                .into_iter()
+                .all(|r| unl_le(al[r], self.params(q, r).deserved))
+        };
+        let qa = &self.c.hierarchy.queues()[a];
+        let qb = &self.c.hierarchy.queues()[b];
+        over(b, ab)
+            .cmp(&over(a, aa))
+            .then(starved(a, aa).cmp(&starved(b, ab)))
+            .then(qa.priority.cmp(&qb.priority))
+            .then(self.drs_of(b, ab).total_cmp(&self.drs_of(a, aa)))
+            .then(qb.creation.cmp(&qa.creation))
+            .then(qb.name.cmp(&qa.name))
+    }
+
+    pub(super) fn drs_of(&self, q: usize, al: Amt) -> f64 {
+        let mut m = 0.0f64;
+        for r in Resource::ALL {
+            let v = match self.allocatable(q, r) {
+                None => ratio(al[r], self.c.totals[r.index()]),
+                Some(0) => al[r] as f64 / SCALE as f64 * 1000.0,
+                Some(x) => ratio(al[r], x),
+            };
+            m = m.max(v);
+        }
+        m
+    }
+}

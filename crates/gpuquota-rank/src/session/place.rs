@@ -1,0 +1,425 @@
+//! Node placement: occupying, fitting, placing, releasing and committing tasks (KAI's
+//! `pkg/scheduler/actions/common` allocation helpers and the binpack/spread node order).
+
+use super::*;
+
+impl Engine<'_> {
+    pub(super) fn node_mut(&mut self, node: Option<usize>) -> &mut NodeState {
+        match node {
+            Some(n) => &mut self.nodes[n],
+            None => &mut self.pool,
+        }
+    }
+
+    /// Marks a running task's resources as used at session start.
+    pub(super) fn occupy(&mut self, t: &crate::snapshot::Task) -> PlaceRec {
+        let of = self.overflow;
+        let pool_level = self.c.nodes.is_empty();
+        let node = if pool_level {
+            None
+        } else {
+            t.node.map(NodeId::index)
+        };
+        let fractional = t.fractional;
+        let req = if pool_level { t.req } else { dev_req(t) };
+        let ns = self.node_mut(node);
+        let mut mig = Vec::new();
+        if !pool_level {
+            for &(p, c) in &t.mig {
+                dec64(&mut ns.mig[p].0, c, of);
+                mig.push((p, c, 0));
+            }
+        }
+        let mut rec = PlaceRec {
+            node,
+            mig,
+            ..PlaceRec::default()
+        };
+        let first = if pool_level || ns.devs.is_empty() {
+            0
+        } else {
+            1
+        };
+        for &r in &Resource::ALL[first..] {
+            dec(&mut ns.idle[r], req[r], of);
+            rec.take[r] = (req[r], 0);
+        }
+        if first == 1 && req[GPU] > 0 {
+            if fractional {
+                // The device of its GPU group if known; a new group takes the first empty
+                // device; otherwise pack onto the most used device that still fits.
+                let group = match (node, &t.gpu_group) {
+                    (Some(n), Some(g)) => Some((n, g.clone())),
+                    _ => None,
+                };
+                let known = group.as_ref().and_then(|k| self.gpu_groups.get(k).copied());
+                let ns = match node {
+                    Some(n) => &mut self.nodes[n],
+                    None => &mut self.pool,
+                };
+                let mut best: Option<usize> = known;
+                if best.is_none() && group.is_some() {
+                    best = ns.devs.iter().position(|d| d.0 == 0);
+                }
+                if best.is_none() {
+                    for (i, d) in ns.devs.iter().enumerate() {
+                        if SCALE - d.0 >= req[GPU] && best.is_none_or(|b| d.0 > ns.devs[b].0) {
+                            best = Some(i);
+                        }
+                    }
+                }
+                let i = best.unwrap_or(0);
+                if let Some(k) = group {
+                    self.gpu_groups.insert(k, i);
+                }
+                inc(&mut ns.devs[i].0, req[GPU], of);
+                rec.devs.push((i, req[GPU], 0));
+            } else {
+                let mut need = req[GPU] / SCALE;
+                for i in 0..ns.devs.len() {
+                    if need == 0 {
+                        break;
+                    }
+                    if ns.devs[i].0 == 0 {
+                        ns.devs[i].0 = SCALE;
+                        rec.devs.push((i, SCALE, 0));
+                        need -= 1;
+                    }
+                }
+                // Overcommitted input: charge the node's idle GPU anyway.
+                dec(&mut ns.idle[GPU], need * SCALE, of);
+                rec.take[GPU] = (need * SCALE, 0);
+            }
+        }
+        rec
+    }
+
+    pub(super) fn node_fits(&self, n: usize, req: Amt, fractional: bool) -> Option<bool> {
+        let ns = &self.nodes[n];
+        let mut now = true;
+        for &r in &Resource::ALL[1..] {
+            if req[r] > ns.idle[r] + ns.rel[r] {
+                return None;
+            }
+            now &= req[r] <= ns.idle[r];
+        }
+        if req[GPU] > 0 {
+            if fractional {
+                let fit_future = ns.devs.iter().any(|d| SCALE - d.0 >= req[GPU]);
+                if !fit_future {
+                    return None;
+                }
+                now &= ns.devs.iter().any(|d| SCALE - d.0 - d.1 >= req[GPU]);
+            } else {
+                let need = (req[GPU] / SCALE) as usize;
+                let future = ns.devs.iter().filter(|d| d.0 == 0).count();
+                if future < need {
+                    return None;
+                }
+                now &= ns.devs.iter().filter(|d| d.0 == 0 && d.1 == 0).count() >= need;
+            }
+        }
+        Some(now)
+    }
+
+    pub(super) fn node_idle_gpu(&self, n: usize) -> i128 {
+        self.nodes[n].devs.iter().map(|d| SCALE - d.0 - d.1).sum()
+    }
+
+    /// Places one task; `None` when nothing fits.
+    pub(super) fn place_task(&mut self, ji: usize, ti: usize) -> Option<PlaceRec> {
+        let of = self.overflow;
+        let t = &self.c.jobs[ji].tasks[ti];
+        let req = if self.c.nodes.is_empty() {
+            t.req
+        } else {
+            dev_req(t)
+        };
+        if self.c.nodes.is_empty() {
+            let p = &mut self.pool;
+            let mut rec = PlaceRec::default();
+            for r in Resource::ALL {
+                if req[r] > p.idle[r] + p.rel[r] {
+                    return None;
+                }
+            }
+            for r in Resource::ALL {
+                let from_idle = req[r].min(p.idle[r].max(0));
+                let from_rel = req[r] - from_idle;
+                dec(&mut p.idle[r], from_idle, of);
+                dec(&mut p.rel[r], from_rel, of);
+                rec.take[r] = (from_idle, from_rel);
+            }
+            return Some(rec);
+        }
+        let gpu_job = req[GPU] > 0;
+        let mut best: Option<(usize, bool, i128, i128)> = None; // node, now, free, total
+        for n in 0..self.nodes.len() {
+            if !self.c.nodes[n].admits(t) {
+                continue;
+            }
+            let Some(mut now) = self.node_fits(n, req, t.fractional) else {
+                continue;
+            };
+            let ns = &self.nodes[n];
+            if t.mig.iter().any(|&(p, c)| ns.mig[p].0 + ns.mig[p].1 < c) {
+                continue;
+            }
+            now &= t.mig.iter().all(|&(p, c)| ns.mig[p].0 >= c);
+            let (free, total) = if gpu_job {
+                (self.node_idle_gpu(n), self.c.nodes[n].allocatable[0])
+            } else {
+                (
+                    self.nodes[n].idle[Resource::Cpu],
+                    self.c.nodes[n].allocatable[1],
+                )
+            };
+            let better = match best {
+                None => true,
+                Some((_, bnow, bfree, btotal)) => {
+                    if now != bnow {
+                        now
+                    } else {
+                        match self.o.placement {
+                            Placement::Binpack => free < bfree,
+                            Placement::Spread => {
+                                cmp_products(
+                                    free.max(0) as u128,
+                                    btotal.max(0) as u128,
+                                    bfree.max(0) as u128,
+                                    total.max(0) as u128,
+                                ) == Ordering::Greater
+                            }
+                        }
+                    }
+                }
+            };
+            if better {
+                best = Some((n, now, free, total));
+            }
+        }
+        let (n, _, _, _) = best?;
+        let fractional = t.fractional;
+        let spread = self.o.placement == Placement::Spread;
+        let ns = &mut self.nodes[n];
+        let mut rec = PlaceRec {
+            node: Some(n),
+            ..PlaceRec::default()
+        };
+        for &(p, c) in &t.mig {
+            let from_idle = c.min(ns.mig[p].0.max(0));
+            let from_rel = c - from_idle;
+            dec64(&mut ns.mig[p].0, from_idle, of);
+            dec64(&mut ns.mig[p].1, from_rel, of);
+            rec.mig.push((p, from_idle, from_rel));
+        }
+        for &r in &Resource::ALL[1..] {
+            let from_idle = req[r].min(ns.idle[r].max(0));
+            let from_rel = req[r] - from_idle;
+            dec(&mut ns.idle[r], from_idle, of);
+            dec(&mut ns.rel[r], from_rel, of);
+            rec.take[r] = (from_idle, from_rel);
+        }
+        if req[GPU] > 0 {
+            if fractional {
+                let mut pick: Option<usize> = None;
+                for (i, d) in ns.devs.iter().enumerate() {
+                    if SCALE - d.0 < req[GPU] {
+                        continue;
+                    }
+                    let now = SCALE - d.0 - d.1 >= req[GPU];
+                    // KAI's gpusharingorder (weight 10,000) outranks availability (1,000): a
+                    // GPU already shared by fractions is preferred, even when the room on it
+                    // is still being released (pipelined), over an empty GPU.
+                    let shared = |d: (i128, i128)| d.0 > 0 || (d.1 > 0 && d.1 < SCALE);
+                    let better = match pick {
+                        None => true,
+                        Some(p) => {
+                            let pd = ns.devs[p];
+                            let pnow = SCALE - pd.0 - pd.1 >= req[GPU];
+                            if shared(*d) != shared(pd) {
+                                shared(*d)
+                            } else if now != pnow {
+                                now
+                            } else if spread {
+                                d.0 + d.1 < pd.0 + pd.1
+                            } else {
+                                d.0 + d.1 > pd.0 + pd.1
+                            }
+                        }
+                    };
+                    if better {
+                        pick = Some(i);
+                    }
+                }
+                let i = pick?;
+                let d = &mut ns.devs[i];
+                let from_idle = req[GPU].min((SCALE - d.0 - d.1).max(0));
+                let from_rel = req[GPU] - from_idle;
+                inc(&mut d.0, req[GPU], of);
+                dec(&mut d.1, from_rel, of);
+                dec(&mut ns.idle[GPU], from_idle, of);
+                dec(&mut ns.rel[GPU], from_rel, of);
+                rec.devs.push((i, from_idle, from_rel));
+            } else {
+                let mut need = req[GPU] / SCALE;
+                for pass in 0..2 {
+                    for i in 0..ns.devs.len() {
+                        if need == 0 {
+                            break;
+                        }
+                        let d = ns.devs[i];
+                        if d.0 == 0 && ((pass == 0 && d.1 == 0) || (pass == 1 && d.1 > 0)) {
+                            let from_rel = d.1;
+                            ns.devs[i] = (SCALE, 0);
+                            dec(&mut ns.idle[GPU], SCALE - from_rel, of);
+                            dec(&mut ns.rel[GPU], from_rel, of);
+                            rec.devs.push((i, SCALE - from_rel, from_rel));
+                            need -= 1;
+                        }
+                    }
+                }
+            }
+        }
+        Some(rec)
+    }
+
+    /// Undoes a placement made in this session.
+    pub(super) fn unplace(&mut self, rec: &PlaceRec, req: Amt) {
+        let of = self.overflow;
+        let pool_level = self.c.nodes.is_empty();
+        let ns = self.node_mut(rec.node);
+        let first = if pool_level { 0 } else { 1 };
+        for &r in &Resource::ALL[first..] {
+            inc(&mut ns.idle[r], rec.take[r].0, of);
+            inc(&mut ns.rel[r], rec.take[r].1, of);
+        }
+        if !pool_level {
+            for &(i, fi, fr) in &rec.devs {
+                dec(&mut ns.devs[i].0, fi + fr, of);
+                inc(&mut ns.devs[i].1, fr, of);
+                inc(&mut ns.idle[GPU], fi, of);
+                inc(&mut ns.rel[GPU], fr, of);
+            }
+            inc(&mut ns.idle[GPU], rec.take[GPU].0, of);
+            for &(p, fi, fr) in &rec.mig {
+                inc64(&mut ns.mig[p].0, fi, of);
+                inc64(&mut ns.mig[p].1, fr, of);
+            }
+        }
+        let _ = req;
+    }
+
+    /// Turns a running (or placed) task's resources into releasing ones.
+    pub(super) fn release(&mut self, ji: usize, ti: usize) {
+        let of = self.overflow;
+        let rec = std::mem::take(&mut self.place[ji][ti]);
+        let req = self.c.jobs[ji].tasks[ti].req;
+        let pool_level = self.c.nodes.is_empty();
+        let ns = self.node_mut(rec.node);
+        let first = if pool_level { 0 } else { 1 };
+        for &r in &Resource::ALL[first..] {
+            inc(&mut ns.rel[r], req[r], of);
+        }
+        if !pool_level {
+            for &(i, fi, fr) in &rec.devs {
+                dec(&mut ns.devs[i].0, fi + fr, of);
+                inc(&mut ns.devs[i].1, fi + fr, of);
+                inc(&mut ns.rel[GPU], fi + fr, of);
+            }
+            // Overcommitted GPU charged to idle at start comes back as releasing too.
+            inc(&mut ns.rel[GPU], rec.take[GPU].0, of);
+            for &(p, fi, fr) in &rec.mig {
+                inc64(&mut ns.mig[p].1, fi + fr, of);
+            }
+        }
+        self.place[ji][ti] = rec;
+        self.tstate[ji][ti] = TState::Releasing;
+    }
+
+    /// Places `tasks` of `ji` all or nothing; returns the records or `None` (rolled back).
+    pub(super) fn place_all(&mut self, ji: usize, tasks: &[usize]) -> Option<Vec<PlaceRec>> {
+        let mut recs = Vec::with_capacity(tasks.len());
+        for &ti in tasks {
+            match self.place_task(ji, ti) {
+                Some(r) => recs.push(r),
+                None => {
+                    for (k, r) in recs.iter().enumerate().rev() {
+                        let req = self.c.jobs[ji].tasks[tasks[k]].req;
+                        self.unplace(r, req);
+                    }
+                    return None;
+                }
+            }
+        }
+        Some(recs)
+    }
+
+    pub(super) fn commit_placed(&mut self, ji: usize, tasks: &[usize], recs: Vec<PlaceRec>) {
+        let j = &self.c.jobs[ji];
+        let Some(q) = j.queue.map(QueueId::index) else {
+            return;
+        };
+        let mut pods = Vec::new();
+        let mut pipelined = false;
+        for (&ti, rec) in tasks.iter().zip(recs) {
+            let p = rec.pipelined();
+            pipelined |= p;
+            pods.push((
+                j.tasks[ti].key.clone(),
+                rec.node.map(|n| self.c.nodes[n].name.clone()),
+            ));
+            self.account(q, j.tasks[ti].req, !j.preemptible, true);
+            self.tstate[ji][ti] = TState::Placed(p);
+            self.place[ji][ti] = rec;
+        }
+        if pods.is_empty() {
+            return;
+        }
+        let qname = self.c.hierarchy.queues()[q].name.clone();
+        if let Some(i) = self.alloc_idx[ji] {
+            let a = &mut self.allocated[i];
+            a.pipelined |= pipelined;
+            a.pods.extend(pods);
+        } else {
+            self.alloc_idx[ji] = Some(self.allocated.len());
+            self.allocated.push(Allocation {
+                pod_group: j.key.clone(),
+                queue: qname,
+                pipelined,
+                pods,
+            });
+        }
+    }
+
+    /// Commits a placement found by a victim-evicting action (reclaim, preempt,
+    /// consolidation): KAI's job solver allocates the preemptor pipeline-only
+    /// (`AllocateJob(…, isPipelineOnly=true)`), so it is reported pipelined even where it
+    /// landed on idle resources.
+    pub(super) fn commit_pipelined(&mut self, ji: usize, tasks: &[usize], recs: Vec<PlaceRec>) {
+        self.commit_placed(ji, tasks, recs);
+        for &ti in tasks {
+            if let TState::Placed(p) = &mut self.tstate[ji][ti] {
+                *p = true;
+            }
+        }
+        if let Some(i) = self.alloc_idx[ji] {
+            self.allocated[i].pipelined = true;
+        }
+    }
+
+    pub(super) fn free_capacity(&self) -> Amt {
+        let of = self.overflow;
+        let mut free = Amt::ZERO;
+        if self.c.nodes.is_empty() {
+            inc_all(&mut free, &self.pool.idle, of);
+            inc_all(&mut free, &self.pool.rel, of);
+        } else {
+            for n in &self.nodes {
+                inc_all(&mut free, &n.idle, of);
+                inc_all(&mut free, &n.rel, of);
+            }
+        }
+        free
+    }
+}

@@ -1,0 +1,287 @@
+//! The reclaim action (`kai-scheduler/KAI-Scheduler: pkg/scheduler/actions/reclaim`) and
+//! the proportion plugin's victim filter and reclaim validator.
+
+use super::*;
+
+impl Engine<'_> {
+    /// The proportion victim prefilter (§3.4 step 3) on the leveled pair.
+    pub(super) fn filter_victim(&self, rl: usize, vl: usize, req: Amt) -> bool {
+        let exceeds = Resource::ALL
+            .into_iter()
+            .any(|r| !unl_le(self.alloc[rl][r] + req[r], self.params(rl, r).deserved));
+        if exceeds {
+            return Resource::ALL
+                .into_iter()
+                .any(|r| !unl_le(self.alloc[vl][r], self.allocatable(vl, r)));
+        }
+        let mut over = false;
+        let mut under = false;
+        for r in Resource::ALL {
+            if req[r] == 0 {
+                continue;
+            }
+            let Some(d) = self.params(vl, r).deserved else {
+                continue;
+            };
+            match self.alloc[vl][r].cmp(&d) {
+                Ordering::Greater => over = true,
+                Ordering::Less => under = true,
+                Ordering::Equal => {}
+            }
+        }
+        over || !under
+    }
+
+    /// The reclaim validator (§3.4 step 5).
+    pub(super) fn reclaimable(
+        &self,
+        leaf: usize,
+        req: Amt,
+        victims: &[(usize, Vec<usize>)],
+    ) -> Result<(), String> {
+        let nq = self.c.hierarchy.queues().len();
+        let mut remaining: Vec<Option<Amt>> = vec![None; nq];
+        let mut involved: Vec<PerResource<bool>> = vec![PerResource([false; 3]); nq];
+        for (vj, ts) in victims {
+            let j = &self.c.jobs[*vj];
+            let Some(vq) = j.queue.map(QueueId::index) else {
+                continue;
+            };
+            let Some((rl, vl)) = self.leveled(leaf, vq) else {
+                return Err("victim in the reclaimer's own queue".into());
+            };
+            let rem = remaining[vl].unwrap_or(self.alloc[vl]);
+            let maintain = Resource::ALL
+                .into_iter()
+                .any(|r| !unl_le(rem[r], self.allocatable(vl, r)));
+            let guarantee = Resource::ALL.into_iter().all(|r| {
+                unl_le(
+                    self.alloc[rl][r].saturating_add(req[r]),
+                    self.params(rl, r).deserved,
+                )
+            }) && Resource::ALL
+                .into_iter()
+                .any(|r| !unl_le(rem[r], self.params(vl, r).deserved));
+            if !maintain && !guarantee {
+                return Err(format!(
+                    "queue {} is within its fair share and the reclaimer is not starved",
+                    self.c.hierarchy.queues()[vl].name
+                ));
+            }
+            let mut vreq = Amt::ZERO;
+            for &t in ts {
+                inc_all(&mut vreq, &j.tasks[t].req, self.overflow);
+            }
+            let mut cur = Some(vq);
+            while let Some(q) = cur {
+                let mut rm = remaining[q].unwrap_or(self.alloc[q]);
+                dec_all(&mut rm, &vreq, self.overflow);
+                for r in Resource::ALL {
+                    involved[q][r] |= vreq[r] > 0;
+                }
+                remaining[q] = Some(rm);
+                cur = self.c.hierarchy.queues()[q].parent;
+            }
+        }
+        // Boundary check from the reclaimer's leaf up.
+        let mult = self.o.reclaimer_saturation_multiplier.max(SCALE);
+        for x in self.c.hierarchy.path(leaf).into_iter().rev() {
+            let sibs: &[usize] = match self.c.hierarchy.queues()[x].parent {
+                Some(p) => self.c.hierarchy.children(p),
+                None => self.c.hierarchy.roots(),
+            };
+            let xrem = remaining[x].unwrap_or(self.alloc[x]);
+            for &s in sibs {
+                if s == x {
+                    continue;
+                }
+                let Some(srem) = remaining[s] else { continue };
+                for r in Resource::ALL {
+                    if !(involved[s][r] || req[r] > 0) {
+                        continue;
+                    }
+                    let load = xrem[r] + req[r];
+                    let fx = self.fs[x][r];
+                    let fsib = self.fs[s][r];
+                    // ratioX > 1 ⇔ load > FS_X (FS 0 with load > 0 is +∞).
+                    if load <= fx || fsib <= 0 {
+                        continue;
+                    }
+                    let fail = if fx == 0 {
+                        true
+                    } else if mult == SCALE {
+                        // load/fx ≥ srem/fsib ⇔ load·fsib ≥ srem·fx
+                        srem[r] <= 0
+                            || cmp_products(load as u128, fsib as u128, srem[r] as u128, fx as u128)
+                                != Ordering::Less
+                    } else {
+                        ratio(load, fx) * (mult as f64 / SCALE as f64) >= ratio(srem[r], fsib)
+                    };
+                    if fail {
+                        return Err(format!(
+                            "queue {} would end above its fair share and more saturated than {}",
+                            self.c.hierarchy.queues()[x].name,
+                            self.c.hierarchy.queues()[s].name
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn reclaim(&mut self) {
+        let running = self.running_by_leaf();
+        let mut lists = self.leaf_lists(|_| true);
+        while let Some((leaf, ji)) = self.pick(&lists) {
+            lists[leaf].pop();
+            let Some(tasks) = self.still_pending_gang(ji) else {
+                continue;
+            };
+            if !self.delay_elapsed(ji) {
+                self.delayed[ji] = true;
+                continue;
+            }
+            let j = &self.c.jobs[ji];
+            let np = !j.preemptible;
+            let req = self.job_req(ji, &tasks);
+            if let Some(f) = self.capacity(leaf, req, np, &[]) {
+                self.cap_fail(ji, f, req);
+                continue;
+            }
+            // CanReclaimResources at the leaf.
+            if let Some(r) = Resource::ALL
+                .into_iter()
+                .find(|&r| self.alloc[leaf][r].saturating_add(req[r]) > self.fs[leaf][r])
+            {
+                let res = r;
+                self.set_fail(ji, Reason::Unschedulable, None, format!(
+                    "queue {} cannot reclaim: allocated {} + requested {} {res} exceeds its fair share {}",
+                    self.c.hierarchy.queues()[leaf].name,
+                    fmt_res(res, self.alloc[leaf][r]),
+                    fmt_res(res, req[r]),
+                    fmt_res(res, self.fs[leaf][r])
+                ));
+                continue;
+            }
+            // Victim queues: other leaves with running preemptible jobs, passing the
+            // proportion prefilter on the leveled pair; in reverse queue order.
+            let mut vq: Vec<(usize, Option<i128>)> = Vec::new();
+            for (q, list) in running.iter().enumerate() {
+                if q == leaf || list.is_empty() {
+                    continue;
+                }
+                let Some((rl, vl)) = self.leveled(leaf, q) else {
+                    continue;
+                };
+                if self.filter_victim(rl, vl, req) {
+                    vq.push((q, self.c.queues[vl].reclaim_min_runtime));
+                }
+            }
+            // Victims are generated lazily: enough to cover the shortfall, then more only if
+            // the placement search needs them.
+            let mut cursor = VictimGen::default();
+            let mut victims: Vec<(usize, Vec<usize>)> = Vec::new();
+            let mut free = self.free_capacity();
+            while Resource::ALL.into_iter().any(|r| free[r] < req[r]) {
+                let before = victims.len();
+                self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
+                if victims.len() == before {
+                    break;
+                }
+                for (vj, ts) in &victims[before..] {
+                    for &t in ts {
+                        inc_all(&mut free, &self.c.jobs[*vj].tasks[t].req, self.overflow);
+                    }
+                }
+            }
+            let k0 = victims.len();
+            for _ in 0..(k0 + 8) {
+                self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
+            }
+            if victims.is_empty() {
+                self.set_fail(
+                    ji,
+                    Reason::Unschedulable,
+                    None,
+                    "no free room and no reclaimable victims in other queues".into(),
+                );
+                continue;
+            }
+            let mut found = self.min_prefix(ji, &tasks, &victims, k0);
+            if found.is_none() {
+                let before = victims.len();
+                loop {
+                    let n = victims.len();
+                    self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
+                    if victims.len() == n {
+                        break;
+                    }
+                }
+                if victims.len() > before {
+                    found = self.min_prefix(ji, &tasks, &victims, k0);
+                }
+            }
+            let Some(k) = found else {
+                self.set_fail(
+                    ji,
+                    Reason::Unschedulable,
+                    None,
+                    "even evicting every reclaimable victim would not make room for the gang"
+                        .into(),
+                );
+                continue;
+            };
+            let chosen = self.prune_victims(ji, &tasks, &victims[..k], &|_, _| true);
+            // Consolidating reclaim (KAI's `allow-consolidating-reclaim`, on by default): a
+            // victim that fits elsewhere once the reclaimer is placed is moved, not killed,
+            // and only the killed victims go to the validator.
+            let moved = self.movable_victims(ji, &tasks, &chosen);
+            let killed: Vec<(usize, Vec<usize>)> = chosen
+                .iter()
+                .filter(|(vj, _)| !moved.contains(vj))
+                .cloned()
+                .collect();
+            // With every victim moved the validator sees no victim and approves, as upstream
+            // does (PR #1565's bypass); the corrected mode applies that PR's fix: the
+            // reclaimer must then stay within its deserved quota.
+            if killed.is_empty()
+                && self.o.division.mode == crate::division::Mode::Corrected
+                && Resource::ALL.into_iter().any(|r| {
+                    !unl_le(
+                        self.alloc[leaf][r].saturating_add(req[r]),
+                        self.params(leaf, r).deserved,
+                    )
+                })
+            {
+                self.set_fail(
+                    ji,
+                    Reason::Unschedulable,
+                    None,
+                    "reclaim refused: every victim would only be moved and the reclaimer would \
+                     exceed its deserved quota"
+                        .into(),
+                );
+                continue;
+            }
+            if let Err(msg) = self.reclaimable(leaf, req, &killed) {
+                self.set_fail(
+                    ji,
+                    Reason::Unschedulable,
+                    None,
+                    format!("reclaim refused: {msg}"),
+                );
+                continue;
+            }
+            let key = self.c.jobs[ji].key.clone();
+            for (vj, ts) in &chosen {
+                self.evict(*vj, ts, Action::Reclaim, Some(&key));
+            }
+            if let Some(recs) = self.place_all(ji, &tasks) {
+                self.commit_pipelined(ji, &tasks, recs);
+                self.fail[ji] = None;
+            }
+            self.replace_moved(&chosen, &moved);
+        }
+    }
+}

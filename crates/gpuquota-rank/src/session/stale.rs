@@ -1,0 +1,47 @@
+//! The stale gang eviction action (`kai-scheduler/KAI-Scheduler:
+//! pkg/scheduler/actions/stalegangeviction`).
+
+use super::*;
+
+impl Engine<'_> {
+    pub(super) fn stale_gangs(&mut self) {
+        for ji in 0..self.c.jobs.len() {
+            if self.evicted_job[ji] {
+                continue;
+            }
+            let j = &self.c.jobs[ji];
+            if j.foreign {
+                continue;
+            }
+            let active: Vec<usize> = (0..j.tasks.len())
+                .filter(|&t| self.tstate[ji][t] == TState::Running)
+                .collect();
+            // KAI counts active *used* pods (`GetNumActiveUsedTasks`): releasing and stuck
+            // pods still hold the gang together; only running ones are evicted.
+            let used = active.len()
+                + self.tstate[ji]
+                    .iter()
+                    .filter(|s| matches!(s, TState::Releasing | TState::Stuck))
+                    .count();
+            let succeeded = j.tasks.iter().any(|t| t.status == TaskStatus::Succeeded);
+            if active.is_empty() || succeeded || used >= j.min_member {
+                continue;
+            }
+            // Jobs topped up in this session are not stale.
+            if self.tstate[ji]
+                .iter()
+                .any(|s| matches!(s, TState::Placed(_)))
+            {
+                continue;
+            }
+            let grace = j.staleness_grace.unwrap_or(self.o.default_staleness_grace);
+            if grace < 0 {
+                continue;
+            }
+            let since = j.stale_since.unwrap_or(self.c.now);
+            if self.c.now.unix_nanos() - since.unix_nanos() >= grace {
+                self.evict(ji, &active, Action::StaleGang, None);
+            }
+        }
+    }
+}
