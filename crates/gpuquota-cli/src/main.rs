@@ -16,6 +16,7 @@ mod meter;
 mod mig;
 mod quotas;
 mod seed;
+mod sim;
 mod validate;
 
 /// Deterministic quota scheduling for shared GPU platforms.
@@ -56,6 +57,8 @@ enum Command {
         #[command(subcommand)]
         command: kueue::KueueCommand,
     },
+    /// Simulate a scenario in virtual time: arrivals, admissions, preemptions, completions.
+    Sim(sim::SimArgs),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +72,7 @@ fn main() -> ExitCode {
         Some(Command::Validate(args)) => validate::run(args),
         Some(Command::Quotas(args)) => quotas::run(args),
         Some(Command::Kueue { command }) => kueue::run(command),
+        Some(Command::Sim(args)) => sim::run(args),
     };
     match result {
         Ok(code) => code,
