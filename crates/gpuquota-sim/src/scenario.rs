@@ -889,6 +889,10 @@ fn perf_scenario(
     for (ci_set, cset) in cfg.cohorts.iter().enumerate() {
         for ci in 0..cset.count {
             let cohort = format!("{}-{ci}", cset.class_name);
+            objects.push(serde_json::json!({
+                "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort",
+                "metadata": {"name": cohort}, "spec": {},
+            }));
             for (qi, qset) in cset.queues_sets.iter().enumerate() {
                 if qset.device_nominal_quota.is_some() || qset.device_borrowing_limit.is_some() {
                     errors.push(err("DRA device quotas are not simulated").field(format!(
