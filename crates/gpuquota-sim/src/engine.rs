@@ -381,6 +381,7 @@ pub(crate) fn run_kueue<P: Policy>(
 ///
 /// # Complexity
 /// O(attempts × (quotas of the namespace × hard keys) + events × log events).
+#[allow(clippy::needless_range_loop)] // quota and key indexes address three parallel tables
 pub(crate) fn run_resource_quota(
     sc: &Scenario,
     world: &World,

@@ -450,8 +450,8 @@ impl Report {
         let _ = writeln!(out);
         let _ = writeln!(
             out,
-            "{:<32} {:>7}  {:<28} {}",
-            "QUEUE", "USAGE%", "NOMINAL", "BORROWED"
+            "{:<32} {:>7}  {:<28} BORROWED",
+            "QUEUE", "USAGE%", "NOMINAL"
         );
         for (name, q) in &self.queues {
             let nominal: Vec<String> = q

@@ -520,10 +520,7 @@ pub fn from_str(
             },
             (None, Some(g)) => {
                 let resource = g.resource.clone().unwrap_or_else(|| "cpu".to_owned());
-                let mut t = 0u64;
-                let sets: Vec<&WorkloadsSet> = g.workloads_sets.iter().collect();
-                let _ = &mut t;
-                for (si, set) in sets.iter().enumerate() {
+                for (si, set) in g.workloads_sets.iter().enumerate() {
                     generate_set(
                         set,
                         si,
@@ -745,6 +742,7 @@ fn resolve_file_workloads(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn workload_template(
     name: String,
     namespace: &str,
