@@ -692,7 +692,12 @@ fn resolve_file_workloads(
                         .checked_mul(k)
                         .and_then(|d| created_ms.max(0).checked_add(d))
                     {
-                        if at >= end || k > 1_000_000 {
+                        if at >= end {
+                            break;
+                        }
+                        if copies.len() as u64 >= MAX_INSTANCES {
+                            errors.push(obj(err(format!("the repeats make more than {MAX_INSTANCES} workloads: not simulated (a guard against exhausting memory)"))
+                                .field(format!("metadata.annotations[{REPEAT_ANNOTATION}]"))));
                             break;
                         }
                         let mut c = w.clone();
@@ -789,6 +794,11 @@ fn generate_set(
 ) -> Result<(), String> {
     let interval =
         i64::try_from(set.creation_interval_ms).map_err(|_| "creationIntervalMs too large")?;
+    if u64::from(set.count) * set.workloads.len() as u64 + out.len() as u64 > MAX_INSTANCES {
+        return Err(format!(
+            "more than {MAX_INSTANCES} workloads: not simulated (a guard against exhausting memory)"
+        ));
+    }
     let mut templates = Vec::new();
     for t in &set.workloads {
         if t.tas_level.is_some()
@@ -838,6 +848,9 @@ fn generate_set(
     Ok(())
 }
 
+/// The most workload instances one scenario may generate (generator sets and repeats).
+pub const MAX_INSTANCES: u64 = 5_000_000;
+
 /// The start time of a perf-generator scenario (its first creation).
 pub const PERF_START: &str = "1970-01-01T00:00:00Z";
 
@@ -885,6 +898,13 @@ fn perf_scenario(
     })];
     let mut generated = Vec::new();
     for (ci_set, cset) in cfg.cohorts.iter().enumerate() {
+        if cset.count > 100_000 {
+            errors.push(
+                err("more than 100,000 cohorts: not simulated (a guard against exhausting memory)")
+                    .field(format!("cohorts[{ci_set}].count")),
+            );
+            continue;
+        }
         for ci in 0..cset.count {
             let cohort = format!("{}-{ci}", cset.class_name);
             objects.push(serde_json::json!({
@@ -896,6 +916,10 @@ fn perf_scenario(
                     errors.push(err("DRA device quotas are not simulated").field(format!(
                         "cohorts[{ci_set}].queuesSets[{qi}].deviceNominalQuota"
                     )));
+                }
+                if u64::from(cset.count) * u64::from(qset.count) > 1_000_000 {
+                    errors.push(err("more than 1,000,000 ClusterQueues: not simulated (a guard against exhausting memory)").field(format!("cohorts[{ci_set}].queuesSets[{qi}].count")));
+                    continue;
                 }
                 for q in 0..qset.count {
                     let cq = format!("{}-{qi}-{q}-{cohort}", qset.class_name);

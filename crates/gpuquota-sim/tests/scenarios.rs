@@ -210,3 +210,23 @@ fn plot_is_svg() {
     assert!(svg.contains("nominal (sum)"));
     assert!(svg.contains("data-science"));
 }
+
+#[test]
+fn huge_counts_are_refused_not_allocated() {
+    let text = "cohorts:\n- className: c\n  count: 1\n  queuesSets:\n  - className: q\n    count: 1\n    nominalQuota: 1\n    workloadsSets:\n    - {count: 4000000000, creationIntervalMs: 1, workloads: [{className: s, runtimeMs: 1, priority: 0, request: 1}]}\n";
+    let e =
+        scenario::from_str("huge.yaml", text, "huge", &|_| unreachable!()).expect_err("refused");
+    assert!(
+        e.iter()
+            .any(|d| d.to_string().contains("exhausting memory")),
+        "{e:?}"
+    );
+    let text = "cohorts:\n- className: c\n  count: 4000000000\n  queuesSets: []\n";
+    let e =
+        scenario::from_str("huge.yaml", text, "huge", &|_| unreachable!()).expect_err("refused");
+    assert!(
+        e.iter()
+            .any(|d| d.to_string().contains("exhausting memory")),
+        "{e:?}"
+    );
+}
