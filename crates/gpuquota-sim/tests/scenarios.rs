@@ -230,3 +230,27 @@ fn huge_counts_are_refused_not_allocated() {
         "{e:?}"
     );
 }
+
+#[test]
+fn fair_sharing_runs_through_the_same_engine() {
+    let text = std::fs::read_to_string(data("tests/data/kueue.yaml")).expect("file");
+    let text = format!("{text}  kueue: {{fairSharing: true}}\n");
+    let dir = data("tests/data");
+    let sc = scenario::from_str("fs.yaml", &text, "fs", &|f| {
+        let p = dir.join(f);
+        gpuquota_model::source::read_text(&p).map(|t| (f.to_owned(), t))
+    })
+    .expect("valid");
+    let r = simulate(&sc).expect("simulates");
+    let nightly = &r.outcome.workloads[1];
+    // data-science reclaims its nominal quota from the borrower: upstream's reason while the
+    // preemptor stays within nominal
+    assert_eq!(
+        nightly.runs[0].end,
+        gpuquota_sim::RunEnd::Preempted {
+            reason: "InCohortReclamation".to_owned(),
+            by: "data-science/fine-tune".to_owned()
+        }
+    );
+    assert_eq!(nightly.finished_ms, Some(43_200_000));
+}
