@@ -21,6 +21,7 @@ mod meter;
 mod mig;
 mod quotas;
 mod seed;
+mod sim;
 mod validate;
 
 /// The end of the root help: the no-argument run, examples, exit status (also in README.md).
@@ -90,6 +91,9 @@ enum Command {
         #[command(subcommand)]
         command: kueue::KueueCommand,
     },
+    /// Simulate a scenario in virtual time: arrivals, admissions, preemptions, completions.
+    #[command(display_order = 70)]
+    Sim(sim::SimArgs),
     /// Print a commented sample of an input format, or list them with the commands they feed.
     #[command(display_order = 90)]
     Example(example::ExampleArgs),
@@ -112,6 +116,7 @@ fn main() -> ExitCode {
         Some(Command::Validate(args)) => validate::run(args),
         Some(Command::Quotas(args)) => quotas::run(args),
         Some(Command::Kueue { command }) => kueue::run(command),
+        Some(Command::Sim(args)) => sim::run(args),
         Some(Command::Example(args)) => example::run(args),
         Some(Command::Completions(args)) => completions::run(args),
         Some(Command::Man(args)) => man::run(args),

@@ -1270,3 +1270,7 @@ pub fn preemption_message(
         path(victim_cq)
     )
 }
+
+// The incremental API lives in its own file; as a child module it drives the cache's queues.
+#[path = "incremental.rs"]
+pub mod incremental;

@@ -221,6 +221,7 @@ pub mod report;
 pub mod tree;
 pub mod world;
 
+pub use cycle::incremental::{self, CycleOutcome};
 pub use cycle::{Classical, Entry, Policy, Scheduler};
 pub use error::{Error, Problem, Warning};
 pub use explain::{FlavorReason, NoFitReason, Pending};

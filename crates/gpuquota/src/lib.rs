@@ -101,6 +101,7 @@ pub use gpuquota_metering as metering;
 pub use gpuquota_mig as mig;
 pub use gpuquota_model as model;
 pub use gpuquota_rank as rank;
+pub use gpuquota_sim as sim;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -1,0 +1,96 @@
+//! The simulator (`gpuquota-sim`): Kueue's perf-test scenarios replayed in virtual time
+//! (performance.md B1, B2), and how the cost grows with workloads and queues.
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use gpuquota_sim::{scenario, simulate};
+
+/// `--test` (CI) runs every benchmark once: shrink the inputs.
+fn quick() -> bool {
+    std::env::args().any(|a| a == "--test")
+}
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/gpuquota-sim/data")
+        .join(name)
+}
+
+/// Kueue's generator config with `cohorts` cohorts of `queues` ClusterQueues and the
+/// baseline's workload sets scaled by `scale` (counts multiplied, intervals divided, so the
+/// offered load per queue stays the baseline's).
+fn config(cohorts: u32, queues: u32, scale: u32) -> String {
+    format!(
+        "cohorts:\n- className: cohort\n  count: {cohorts}\n  queuesSets:\n  - className: cq\n    count: {queues}\n    nominalQuota: 20\n    borrowingLimit: 100\n    reclaimWithinCohort: Any\n    withinClusterQueue: LowerPriority\n    workloadsSets:\n    - {{count: {}, creationIntervalMs: 100, workloads: [{{className: small, runtimeMs: 200, priority: 50, request: 1}}]}}\n    - {{count: {}, creationIntervalMs: 500, workloads: [{{className: medium, runtimeMs: 500, priority: 100, request: 5}}]}}\n    - {{count: {}, creationIntervalMs: 1200, workloads: [{{className: large, runtimeMs: 1000, priority: 200, request: 20}}]}}\n",
+        35 * scale,
+        10 * scale,
+        5 * scale
+    )
+}
+
+fn from_text(text: &str) -> scenario::Scenario {
+    scenario::from_str("bench.yaml", text, "bench", &|_| {
+        Err(gpuquota_model::Diagnostic::error(
+            gpuquota_model::diag::codes::NOT_FOUND,
+            "no files",
+        ))
+    })
+    .expect("valid config")
+}
+
+fn upstream(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sim");
+    g.sample_size(10);
+    let files: &[(&str, &str)] = if quick() {
+        &[("baseline_15k_whole", "kueue-baseline.yaml")]
+    } else {
+        &[
+            ("baseline_15k_whole", "kueue-baseline.yaml"),
+            ("large_scale_50k_whole", "kueue-large-scale.yaml"),
+        ]
+    };
+    for (name, file) in files {
+        let path = data(file);
+        // load (generate the objects) + build the world + run + statistics
+        g.bench_function(*name, |b| {
+            b.iter(|| {
+                let sc = scenario::load(black_box(&path)).expect("valid config");
+                black_box(simulate(&sc).expect("simulates").makespan_ms)
+            });
+        });
+        let sc = scenario::load(&path).expect("valid config");
+        let r = simulate(&sc).expect("simulates");
+        eprintln!(
+            "{name}: makespan {} ms, {} preemptions, {} events, {} cycles",
+            r.makespan_ms, r.preemptions, r.outcome.counters.events, r.outcome.counters.cycles
+        );
+    }
+    g.finish();
+}
+
+fn growth(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sim_growth");
+    g.sample_size(10);
+    let scales: &[u32] = if quick() { &[1] } else { &[1, 2, 4] };
+    for &s in scales {
+        // workloads ×s on the baseline's 30 queues (5 × 6)
+        let sc = from_text(&config(5, 6, s));
+        let n = sc.instances.len();
+        g.bench_with_input(BenchmarkId::new("workloads", n), &sc, |b, sc| {
+            b.iter(|| black_box(simulate(sc).expect("simulates").makespan_ms));
+        });
+    }
+    for &s in scales {
+        // queues ×s (6·s per cohort), each with 50 workloads
+        let sc = from_text(&config(5, 6 * s, 1));
+        let q = sc.model.cluster_queues.len();
+        g.bench_with_input(BenchmarkId::new("queues", q), &sc, |b, sc| {
+            b.iter(|| black_box(simulate(sc).expect("simulates").makespan_ms));
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, upstream, growth);
+criterion_main!(benches);

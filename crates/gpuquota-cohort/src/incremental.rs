@@ -1,0 +1,210 @@
+//! The incremental API: a [`Scheduler`] driven event by event, as a simulator over virtual
+//! time drives it (arrivals, completions, evictions, cycles), without building the
+//! [`crate::World`] again per event.
+//!
+//! A simulator builds one world with every workload instance it will ever submit, withholds
+//! them all ([`Scheduler::withhold`]), then at each instant reports completions
+//! ([`Scheduler::finish`]), arrivals ([`Scheduler::arrive`]) and runs cycles
+//! ([`Scheduler::cycle`] or [`Scheduler::settle`]). Every decision is the engine's own: the
+//! cycle, the heads, the ordering, the preemption targets and the requeueing (inadmissible
+//! sets, StrictFIFO/BestEffortFIFO, requeue of a cohort tree's inadmissible workloads when
+//! capacity is freed) are those of [`Scheduler::run_cycle`].
+//!
+//! ```
+//! use gpuquota_cohort::{Scheduler, World};
+//! use gpuquota_model::import_str;
+//!
+//! let yaml = r#"
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: ClusterQueue
+//! metadata: {name: cq}
+//! spec:
+//!   namespaceSelector: {}
+//!   resourceGroups:
+//!   - coveredResources: [cpu]
+//!     flavors: [{name: default, resources: [{name: cpu, nominalQuota: 4}]}]
+//! ---
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: ResourceFlavor
+//! metadata: {name: default}
+//! ---
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: LocalQueue
+//! metadata: {name: lq, namespace: ns}
+//! spec: {clusterQueue: cq}
+//! ---
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: Workload
+//! metadata: {name: a, namespace: ns}
+//! spec:
+//!   queueName: lq
+//!   podSets: [{name: main, count: 4, template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}}]
+//! ---
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: Workload
+//! metadata: {name: b, namespace: ns}
+//! spec:
+//!   queueName: lq
+//!   podSets: [{name: main, count: 4, template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}}]
+//! "#;
+//! let model = import_str("example.yaml", yaml).expect("valid YAML").model;
+//! let world = World::build(&model).expect("well-formed objects");
+//! let mut s = Scheduler::new(&world);
+//! for wl in 0..world.workloads.len() as u32 {
+//!     s.withhold(wl);
+//! }
+//! s.arrive(0);
+//! s.arrive(1);
+//! let (cycles, _) = s.settle(100);
+//! assert_eq!(s.admitted.len(), 1); // a fits, b waits (inadmissible)
+//! assert!(cycles >= 2);
+//! assert!(s.finish(0)); // a completes: its quota is released, b is requeued
+//! s.settle(100);
+//! assert_eq!(s.admitted.len(), 2);
+//! assert_eq!(world.workloads[s.admitted[1].wl as usize].key, "ns/b");
+//! ```
+
+use crate::cycle::{Policy, Scheduler};
+use crate::preempt::remove_reservation;
+use crate::world::{CqId, QueueRef, WlId};
+
+/// What one scheduling cycle changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CycleOutcome {
+    /// False when no ClusterQueue had a head (no cycle ran).
+    pub ran: bool,
+    /// Workloads the cycle admitted (new entries of [`Scheduler::admitted`]).
+    pub admitted: usize,
+    /// Victims the cycle evicted (new entries of [`Scheduler::preempted`]).
+    pub preempted: usize,
+    /// Workloads the cycle moved to an inadmissible set (they wait for a capacity event).
+    pub parked: usize,
+}
+
+impl CycleOutcome {
+    /// True when the cycle admitted, evicted or parked something: the next cycle can decide
+    /// differently. A cycle that changes nothing is a fixed point: every later cycle at the
+    /// same instant would repeat it.
+    pub fn changed(&self) -> bool {
+        self.admitted > 0 || self.preempted > 0 || self.parked > 0
+    }
+}
+
+impl<P: Policy> Scheduler<'_, P> {
+    fn parked_total(&self) -> usize {
+        self.inadmissible.iter().map(|s| s.len()).sum()
+    }
+
+    /// Runs one scheduling cycle ([`Scheduler::run_cycle`]) and says what it changed.
+    ///
+    /// # Complexity
+    /// One cycle plus O(ClusterQueues) to count the inadmissible sets.
+    pub fn cycle(&mut self) -> CycleOutcome {
+        let (a, p, i) = (
+            self.admitted.len(),
+            self.preempted.len(),
+            self.parked_total(),
+        );
+        let ran = self.run_cycle();
+        CycleOutcome {
+            ran,
+            admitted: self.admitted.len() - a,
+            preempted: self.preempted.len() - p,
+            parked: self.parked_total().saturating_sub(i),
+        }
+    }
+
+    /// Runs cycles until one changes nothing ([`CycleOutcome::changed`]), no ClusterQueue has
+    /// a head, or `max` cycles ran; returns the cycles run and whether the last one still
+    /// changed something (true only when `max` cut the loop). The stop rule is the one
+    /// [`Scheduler::run`] applies without a cycle limit.
+    ///
+    /// # Complexity
+    /// O(cycles × cycle cost).
+    pub fn settle(&mut self, max: u32) -> (u32, bool) {
+        let mut n = 0;
+        while n < max {
+            let o = self.cycle();
+            if !o.ran {
+                return (n, false);
+            }
+            n += 1;
+            if !o.changed() {
+                return (n, false);
+            }
+        }
+        (n, true)
+    }
+
+    /// A running workload completes: its quota is released and it leaves the system (it is
+    /// not requeued). As upstream's cache does when a workload finishes, the inadmissible
+    /// workloads of every ClusterQueue in its cohort tree go back to their queues. Returns
+    /// false when the workload held no reservation.
+    ///
+    /// # Complexity
+    /// O(admitted in its queue + frs × depth + ClusterQueues + requeued × log W).
+    pub fn finish(&mut self, wl: WlId) -> bool {
+        let Some(r) = self.reservations[wl as usize].take() else {
+            return false;
+        };
+        remove_reservation(self.world, &mut self.usage, &r);
+        self.by_cq[r.cq as usize].retain(|k| k.4 != wl);
+        self.generation[self.world.cluster_queues[r.cq as usize].node as usize] += 1;
+        self.pending[wl as usize] = None;
+        self.requeue_inadmissible(r.cq);
+        true
+    }
+
+    /// Evicts a running workload outside a cycle (a controller or a user stops it): its
+    /// quota is released, it goes back to its queue, and the inadmissible workloads of its
+    /// cohort tree are requeued. Returns false when the workload held no reservation.
+    ///
+    /// # Complexity
+    /// As [`Scheduler::finish`] plus O(log W).
+    pub fn evict(&mut self, wl: WlId) -> bool {
+        let Some(cq) = self.reservations[wl as usize].as_ref().map(|r| r.cq) else {
+            return false;
+        };
+        self.release(wl);
+        self.requeue_inadmissible(cq);
+        true
+    }
+
+    /// Moves the inadmissible workloads of every ClusterQueue in `cq`'s cohort tree back to
+    /// their queues (upstream `QueueAssociatedInadmissibleWorkloadsAfter`: a capacity event).
+    ///
+    /// # Complexity
+    /// O(ClusterQueues + requeued × log W).
+    pub fn requeue_inadmissible(&mut self, cq: CqId) {
+        let world = self.world;
+        let root = world.tree.nodes[world.cluster_queues[cq as usize].node as usize].root;
+        for c in 0..world.cluster_queues.len() {
+            if self.inadmissible[c].is_empty() {
+                continue;
+            }
+            let node = world.cluster_queues[c].node;
+            if world.tree.nodes[node as usize].root != root {
+                continue;
+            }
+            let moved = std::mem::take(&mut self.inadmissible[c]);
+            for w in moved {
+                let k = self.heap_key(w);
+                self.heaps[c].insert(k);
+            }
+        }
+    }
+
+    /// True while the workload waits in a queue (its heap or an inadmissible set).
+    ///
+    /// # Complexity
+    /// O(log W).
+    pub fn is_queued(&self, wl: WlId) -> bool {
+        match self.world.workloads[wl as usize].queue {
+            QueueRef::Cq(c) => {
+                self.heaps[c as usize].contains(&self.heap_key(wl))
+                    || self.inadmissible[c as usize].contains(&wl)
+            }
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! A deterministic virtual-time simulator over the gpuquota engines: days of arrivals,
+//! admissions, preemptions and completions replayed in milliseconds of CPU, decided by the
+//! engines themselves (Kueue's admission engine `gpuquota-cohort`, driven incrementally), or
+//! by namespace ResourceQuotas alone as the baseline.
+//!
+//! ```
+//! use gpuquota_sim::{scenario, simulate};
+//!
+//! let cluster = r#"
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: ResourceFlavor
+//! metadata: {name: h200}
+//! ---
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: ClusterQueue
+//! metadata: {name: batch}
+//! spec:
+//!   namespaceSelector: {}
+//!   resourceGroups:
+//!   - coveredResources: [nvidia.com/gpu]
+//!     flavors: [{name: h200, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
+//! ---
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: LocalQueue
+//! metadata: {name: lq, namespace: batch}
+//! spec: {clusterQueue: batch}
+//! ---
+//! apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: Workload
+//! metadata:
+//!   name: train
+//!   namespace: batch
+//!   annotations: {gpuquota.dev/runtime: 2h, gpuquota.dev/repeat: 6h}
+//! spec:
+//!   queueName: lq
+//!   podSets: [{name: main, count: 8, template: {spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: "1"}}}]}}}]
+//! "#;
+//! let sim = r#"
+//! apiVersion: gpuquota.dev/v1alpha1
+//! kind: Simulation
+//! metadata: {name: day}
+//! spec:
+//!   engine: kueue
+//!   cluster: [cluster.yaml]
+//!   start: "2026-04-01T00:00:00Z"
+//!   end: "2026-04-02T00:00:00Z"
+//! "#;
+//! let sc = scenario::from_str("day.yaml", sim, "day", &|_| Ok(("cluster.yaml".into(), cluster.into())))
+//!     .expect("valid scenario");
+//! let report = simulate(&sc).expect("well-formed objects");
+//! let json = report.to_json();
+//! assert_eq!(json["endMs"], 86_400_000);
+//! assert_eq!(json["makespanMs"], 18 * 3_600_000 + 2 * 3_600_000); // the 18:00 copy ends at 20:00
+//! assert_eq!(json["workloads"].as_array().map(Vec::len), Some(4)); // train, train-1..3
+//! assert_eq!(json["workloads"][0]["runs"][0]["usage"]["h200"]["nvidia.com/gpu"], "8");
+//! ```
+//!
+//! # The scenario file
+//!
+//! ```yaml
+//! apiVersion: gpuquota.dev/v1alpha1   # warned about when different
+//! kind: Simulation                    # required
+//! metadata: {name: night-reclaim}     # the report's name (default: the file stem)
+//! spec:
+//!   engine: kueue                     # kueue (default) | resourcequota; kai is refused for now
+//!   cluster: [platform.yaml]          # manifests, paths relative to this file
+//!   start: "2026-04-01T00:00:00Z"     # required, RFC 3339: virtual time 0
+//!   end: "2026-04-02T00:00:00Z"       # optional: default, when every workload has finished
+//!   resume: false                     # true: a readmitted workload keeps the work done
+//!   kueue:
+//!     fairSharing: false              # optional: default from a Kueue Configuration in cluster
+//!     cycleLatency: 0s                # Go duration: how long one scheduling cycle takes
+//!   resourceQuota:
+//!     retryInterval: 10s              # optional fixed retry of a rejected workload
+//!   workloads:
+//!   - file: jobs.yaml                 # more manifests (Workloads as `kueue schedule` reads them)
+//!   - generator:                      # Kueue perf-generator classes for one LocalQueue
+//!       namespace: ns                 #   the workloads' namespace
+//!       localQueue: lq                #   their spec.queueName
+//!       resource: nvidia.com/gpu      #   what `request` asks for (default cpu)
+//!       workloadsSets: [...]          #   as in Kueue's generator.yaml (below)
+//! ```
+//!
+//! Field by field:
+//! - `spec.engine`: `kueue` decides with Kueue's admission engine; `resourcequota` with
+//!   namespace ResourceQuotas only (below). `kai` is reserved for the KAI mode.
+//! - `spec.cluster`: the manifests every other command reads (ResourceFlavors,
+//!   ClusterQueues, Cohorts, LocalQueues, Namespaces, ResourceQuotas, PriorityClasses, a
+//!   Kueue `Configuration`, Workloads). Workloads in them are simulated too. Every file is
+//!   read through the one bounded reader (`gpuquota_model::source::read_text`).
+//! - `spec.start`, `spec.end`: virtual time runs in integer milliseconds from `start`; events
+//!   at or after `end` are not processed and runs still going at `end` are `Cut`.
+//! - `spec.resume`: Kueue's perf runner restarts a preempted workload's runtime from zero
+//!   when it is admitted again (the default); `true` keeps the work done.
+//! - `spec.kueue.fairSharing`: `true` or `false` overrides the `Configuration`; unset, fair
+//!   sharing (and admission fair sharing) follow the `Configuration`.
+//! - `spec.kueue.cycleLatency`: a cycle starting at `t` evicts its victims at `t`, its
+//!   admissions start at `t + cycleLatency`, and the next cycle starts then.
+//! - `spec.resourceQuota.retryInterval`: see the `resourcequota` engine.
+//! - `spec.workloads[].file`: more manifests, read like `spec.cluster`.
+//! - `spec.workloads[].generator`: upstream's `workloadsSets` for one LocalQueue, named and
+//!   timed as upstream's generator does (below), starting from `start`.
+//!
+//! Per workload (annotations, or labels):
+//! - arrival: `metadata.creationTimestamp` (default `start`; one before `start` arrives at 0
+//!   and keeps its timestamp for queue order, so its `createdMs` is negative);
+//! - `gpuquota.dev/runtime`: a Go duration (`200ms`, `4h30m`; fractions of a ms round up);
+//!   without it, Kueue's perf label `kueue.x-k8s.io/performance-scheduler-running-ms`
+//!   (integer ms); without either the workload runs until `end`;
+//! - `gpuquota.dev/repeat`: a Go duration; a fresh copy named `<name>-<k>` (k = 1, 2, …) is
+//!   created every period after the first arrival until `end` (needs `spec.end`);
+//! - class: the label `kueue.x-k8s.io/performance-scheduler-class`, else
+//!   `gpuquota.dev/class` (annotation or label), else `""`.
+//!
+//! Workloads admitted in the input (`status.admission`) run from time 0. Finished ones are
+//! left out, as `kueue schedule` leaves them out.
+//!
+//! # Kueue's perf-test generator config, unchanged
+//!
+//! A file with a top-level `cohorts` list (kubernetes-sigs/kueue:
+//! `test/performance/scheduler/configs/*/generator.yaml`, read as
+//! `test/performance/scheduler/runner/generator/generator.go` reads it) is a whole scenario:
+//! one ResourceFlavor `rf` (or `resourceFlavor.name`); per cohort set `count` cohorts
+//! `<className>-<i>`; per queue set `count` ClusterQueues `<className>-<setIdx>-<i>-<cohort>`
+//! with `cpu` `nominalQuota` and `borrowingLimit` (numbers or strings), `preemption`
+//! `reclaimWithinCohort` / `withinClusterQueue`, an empty namespace selector and the class
+//! label, each with a Namespace and a LocalQueue of the same name; per workloads set `count`
+//! rounds, each template created after a sleep of `creationIntervalMs`, named
+//! `<className>-<setIdx>-<round>-<templateIdx>`, one pod (`podCount`) requesting `request`
+//! cpu, with `priority` and `runtimeMs`. Time 0 (`start` = `1970-01-01T00:00:00Z`) is the
+//! first creation, so every `…Ms` counts from it. `topology`, `dra` and the TAS / device
+//! fields are refused (not simulated). Upstream creates no Cohort objects; the simulator
+//! creates empty ones (the same quota tree) so the engine does not warn about implicit
+//! cohorts. The crate ships both upstream shapes in `data/`: `kueue-baseline.yaml` (5 × 6
+//! ClusterQueues, 15,000 workloads) and `kueue-large-scale.yaml` (10 × 100, 50,000).
+//!
+//! # Semantics
+//!
+//! - **Order at an instant**: completions (quota released, the cohort tree's inadmissible
+//!   workloads requeued as upstream's `QueueAssociatedInadmissibleWorkloadsAfter` does), then
+//!   arrivals, then scheduling cycles until a cycle admits nothing, evicts nothing and parks
+//!   nothing in an inadmissible set (the stop rule of `kueue schedule`: a cycle that only
+//!   parks a head is not a fixed point, Kueue's loop pops the next head at once).
+//! - **Decisions are the engine's**: heads, ordering, flavor assignment, preemption targets,
+//!   requeueing (BestEffortFIFO inadmissible sets with scheduling-equivalence hashing,
+//!   StrictFIFO), all by `gpuquota_cohort::Scheduler` through its incremental API
+//!   (`gpuquota_cohort::incremental`). One world holds every instance; nothing is rebuilt per
+//!   event.
+//! - **Evictions**: a victim's run ends `Preempted` at the cycle that chose it, with
+//!   upstream's reason and the preemptor; its quota is released and it requeues by its
+//!   creation timestamp (upstream `GetQueueOrderTimestamp` keeps creation order for
+//!   preemption). Readmitted, its runtime starts over (unless `resume`).
+//! - **`resourcequota` engine**: no queueing. A workload is created when every ResourceQuota
+//!   of its namespace that applies to it (`requests.*`, bare `cpu` / `memory`, `pods`;
+//!   priority-class scopes) has room; otherwise the API server answers 403 Forbidden
+//!   (`exceeded quota: …`) and the Job controller retries. By default the retry follows
+//!   Kubernetes' Job controller (kubernetes/kubernetes: `pkg/controller/job/job_controller.go`,
+//!   `DefaultJobApiBackOff` = 1 s, doubling, `MaxJobApiBackOff` = 60 s);
+//!   `spec.resourceQuota.retryInterval` makes it a fixed interval. Node capacity is not
+//!   modelled (a quota is the only cap). Runs' usage has the pseudo-flavor `""`; its
+//!   "queues" are the namespaces with a ResourceQuota, their `requests` caps as nominal.
+//!
+//! # Output (`gpuquota sim FILE [--output json|table|csv|kueue-summary] [--plot FILE.svg]`)
+//!
+//! JSON, pretty printed, fields in this order:
+//! `{"engine", "start", "endMs", "makespanMs", "workloads": [{"workload", "queue", "class",
+//! "createdMs", "runs": [{"startMs", "endMs", "end", ["reason", "by"], "usage": {flavor:
+//! {resource: quantity}}}], "finishedMs", ["pending": {"reason", "message"}]}], "classes":
+//! {class: {"count", "finished", "evictions", "meanTimeToAdmissionMs",
+//! "p50TimeToAdmissionMs", "p95TimeToAdmissionMs", "meanTimeToFinishMs"}}, "queues": {queue:
+//! {"nominal": {flavor: {resource: quantity}}, "meanUsagePercent", "borrowedMs": {flavor:
+//! {resource: integer}}}}, "preemptions", "warnings": [string]}`.
+//! - Every `…Ms` is integer milliseconds since `start`; `endMs` is `spec.end` (or the last
+//!   event); `makespanMs` the last completion (0 without any); `finishedMs` is `null` for a
+//!   workload that did not finish.
+//! - `runs[].end` is `Finished`, `Preempted` (with `reason` and `by`) or `Cut`; `usage` is
+//!   the quota the engine charged (count × per-pod requests per flavor and resource).
+//! - `pending` is present for a workload pending at the end (never admitted, or evicted and
+//!   not readmitted): upstream's `QuotaReserved=False` reason and message (`Forbidden` with
+//!   the API server's message under `resourcequota`).
+//! - `classes`: `meanTimeToAdmissionMs` is first admission − creation averaged (floor) over
+//!   the class's admitted workloads; p50 / p95 are nearest-rank; `meanTimeToFinishMs`
+//!   completion − creation over finished workloads. Deviation: Kueue's recorder divides by
+//!   every workload of the class, counting one never admitted as 0; `--output
+//!   kueue-summary` keeps upstream's formula.
+//! - `queues`: `meanUsagePercent` is ∫usage dt × 100 / (nominal × `endMs`) as Kueue's checker
+//!   computes it, averaged over the queue's flavor-resources with a nominal quota, rounded to
+//!   0.1; `borrowedMs` is ∫ max(0, usage − nominal) dt in resource units × ms (CPU in cores,
+//!   memory in bytes, GPUs in devices).
+//! - `preemptions` counts `Preempted` runs; `warnings` are the input's and the engine's
+//!   warnings (each also printed on stderr, an error under `--strict`).
+//! - `--output csv`: `workload,queue,class,startMs,endMs,end,flavor,resource,amount`, one row
+//!   per run and flavor-resource.
+//! - `--output kueue-summary`: the summary document of Kueue's perf runner
+//!   (kubernetes-sigs/kueue: `test/performance/scheduler/runner/recorder/recorder.go`), so
+//!   the checks of its `rangespec.yaml` (`checker/checker_test.go`) apply; see
+//!   [`Report::to_kueue_summary`].
+//! - `--output table`: per queue and per class, then sentences ("batch borrowed 64.0
+//!   GPU-hours of h200-nvl.", "8 of batch's workloads were preempted at 02:00 when
+//!   data-science reclaimed.").
+//! - `--plot FILE.svg`: [`plot::svg`].
+//!
+//! # Properties
+//!
+//! Each is a proptest over random scenarios in `tests/properties.rs`, named as here:
+//!
+//! 1. **conservation**: every workload appears once and ends finished, cut (running at the
+//!    end) or pending with a reason; its runs are in order and never overlap.
+//! 2. **capacity**: at every instant, checked by an independent sweep over the runs, no
+//!    ClusterQueue uses more than nominal + borrowingLimit, no cohort more than its subtree
+//!    quota, and every lendingLimit holds.
+//! 3. **determinism**: the same scenario gives the same bytes, whatever the order of the
+//!    documents in its files.
+//! 4. **agreement**: a scenario whose workloads all arrive at 0 without runtimes, simulated
+//!    for one instant, admits and preempts exactly what `kueue schedule` does on the same
+//!    snapshot (same workloads, same reasons, same preemptors).
+//! 5. **makespan bound**: with zero cycle latency and every workload finished, the makespan
+//!    is at least the work / capacity lower bound (Σ usage × runtime ÷ the cluster's quota,
+//!    per flavor-resource) and at least every workload's arrival + runtime.
+//!
+//! # Deliberate deviations and limits
+//!
+//! - Jobs and Pods become workloads only through the model's importer (as `kueue schedule`
+//!   reads them); the simulator adds no conversion of its own.
+//! - Admission fair sharing runs with the usage the LocalQueues' status reports; its usage
+//!   decay over virtual time is not simulated yet.
+//! - A `kai` engine, budgets and metering are later additions (the engine enum and the
+//!   report leave room for them).
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod engine;
+pub mod plot;
+pub mod report;
+pub mod scenario;
+
+use gpuquota_cohort::{Scheduler, World};
+use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};
+
+pub use engine::{Outcome, Run, RunEnd, WorkloadOutcome};
+pub use report::Report;
+pub use scenario::{Engine, Scenario};
+
+/// A problem of an object the engine could not build (from `gpuquota-cohort`).
+pub const ENGINE_PROBLEM: Code = Code::new("invalid");
+/// A live-cluster state the engine tolerates.
+pub const ENGINE_WARNING: Code = Code::new("tolerated-state");
+
+/// Simulates a scenario.
+///
+/// # Errors
+/// Every malformed object (the engine's problems) or an invalid fair-sharing configuration.
+///
+/// # Complexity
+/// World build O(objects log objects) plus the event loop (see [`engine`]).
+pub fn simulate(sc: &Scenario) -> Result<Report, Diagnostics> {
+    let world = World::build(&sc.model).map_err(|e| {
+        Diagnostics(
+            e.problems
+                .iter()
+                .map(|p| {
+                    Diagnostic::error(ENGINE_PROBLEM, p.message.clone())
+                        .object(p.kind, p.name.clone())
+                        .field(p.field.clone())
+                })
+                .collect(),
+        )
+    })?;
+    let mut warnings = sc.warnings.clone();
+    let insts: Vec<Option<&scenario::Instance>> = world
+        .workloads
+        .iter()
+        .map(|w| sc.instances.get(&w.key))
+        .collect();
+    let mut outcome = match sc.engine {
+        Engine::ResourceQuota => engine::run_resource_quota(sc, &world, &insts, &mut warnings),
+        Engine::Kueue => {
+            let mut settings = gpuquota_fairshare::config::settings_from_configuration(
+                sc.model.configuration.as_ref(),
+                sc.fair_sharing == Some(true),
+            )
+            .map_err(|e| {
+                Diagnostics(
+                    e.0.iter()
+                        .map(|x| {
+                            Diagnostic::error(ENGINE_PROBLEM, x.to_string())
+                                .object("Configuration", "")
+                        })
+                        .collect(),
+                )
+            })?;
+            if sc.fair_sharing == Some(false) {
+                settings.enabled = false;
+            }
+            let fair = settings.enabled;
+            for w in &world.warnings {
+                if fair && w.kind == "Configuration" && w.message.contains("fair sharing") {
+                    continue;
+                }
+                warnings.push(
+                    Diagnostic::warning(ENGINE_WARNING, w.message.clone())
+                        .object(w.kind, w.name.clone()),
+                );
+            }
+            if settings.enabled || settings.admission.is_some() {
+                let policy = gpuquota_cohort::fair::FairSharing::new(&world, &sc.model, settings)
+                    .map_err(|e| {
+                    Diagnostics(vec![Diagnostic::error(ENGINE_PROBLEM, e.to_string())])
+                })?;
+                let s = Scheduler::with_policy(&world, policy);
+                engine::run_kueue(sc, &world, s, &insts, &mut warnings)
+            } else {
+                let s = Scheduler::new(&world);
+                engine::run_kueue(sc, &world, s, &insts, &mut warnings)
+            }
+        }
+    };
+    warnings.sort();
+    outcome.warnings = warnings.iter().map(ToString::to_string).collect();
+    let mut report = Report::new(sc.name.clone(), sc.start, outcome);
+    report.diagnostics = warnings;
+    Ok(report)
+}

@@ -1,0 +1,1014 @@
+//! The scenario: a `Simulation` document (or Kueue's perf-test generator config) resolved into
+//! one [`Model`] holding every workload instance the run will submit, with arrival times and
+//! runtimes in virtual milliseconds.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use gpuquota_model::diag::{Code, Diagnostic, Diagnostics, codes};
+use gpuquota_model::kueue::Workload;
+use gpuquota_model::{Importer, Model, Timestamp};
+use serde::Deserialize;
+
+/// `spec.runtime` annotation: a workload's runtime (Go duration).
+pub const RUNTIME_ANNOTATION: &str = "gpuquota.dev/runtime";
+/// `gpuquota.dev/repeat` annotation: resubmit a fresh copy every period (Go duration).
+pub const REPEAT_ANNOTATION: &str = "gpuquota.dev/repeat";
+/// `gpuquota.dev/class` label or annotation: the workload's class in the report.
+pub const CLASS_KEY: &str = "gpuquota.dev/class";
+/// Kueue's perf runner label holding the runtime in ms (`runner/generator`).
+pub const PERF_RUNTIME_LABEL: &str = "kueue.x-k8s.io/performance-scheduler-running-ms";
+/// Kueue's perf runner class label (`runner/generator`).
+pub const PERF_CLASS_LABEL: &str = "kueue.x-k8s.io/performance-scheduler-class";
+
+/// A scenario field is malformed (bad duration, timestamp, engine, missing file …).
+pub const INVALID_SCENARIO: Code = Code::new("invalid-scenario");
+/// A scenario feature is accepted but not simulated (KAI mode, TAS, DRA, …).
+pub const NOT_SIMULATED: Code = Code::new("not-simulated");
+
+/// The engine that decides admissions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// Kueue's admission engine (`gpuquota-cohort`).
+    Kueue,
+    /// Namespaces with ResourceQuota only: no queueing, 403 and retry.
+    ResourceQuota,
+}
+
+impl Engine {
+    /// The name in the scenario and the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Kueue => "kueue",
+            Engine::ResourceQuota => "resourcequota",
+        }
+    }
+}
+
+/// How a rejected workload is retried by its controller (`resourcequota` engine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// Kubernetes' Job controller: the first retry after 1 s, doubling up to 60 s
+    /// (`DefaultJobApiBackOff`, `MaxJobApiBackOff`).
+    JobBackoff,
+    /// A fixed interval (ms).
+    Fixed(i64),
+}
+
+impl Retry {
+    /// The delay before retry number `attempt` (1-based), ms.
+    pub fn delay_ms(self, attempt: u32) -> i64 {
+        match self {
+            Retry::Fixed(ms) => ms,
+            Retry::JobBackoff => {
+                let exp = attempt.saturating_sub(1).min(16);
+                (1000i64 << exp).min(60_000)
+            }
+        }
+    }
+}
+
+/// One workload instance the simulation submits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instance {
+    /// `namespace/name` (a repeat copy is `name-k`).
+    pub key: String,
+    /// Class (report grouping; `""` without one).
+    pub class: String,
+    /// Creation (arrival) time, ms since start (may be negative for objects created before).
+    pub created_ms: i64,
+    /// Runtime in ms; `None` runs until the end.
+    pub runtime_ms: Option<i64>,
+}
+
+/// A resolved scenario.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// `metadata.name` (the file stem for a perf-generator config).
+    pub name: String,
+    /// The engine.
+    pub engine: Engine,
+    /// `spec.start`.
+    pub start: Timestamp,
+    /// `spec.end` as ms since start.
+    pub end_ms: Option<i64>,
+    /// `spec.kueue.fairSharing` (`None`: from a Kueue Configuration in the cluster files).
+    pub fair_sharing: Option<bool>,
+    /// `spec.kueue.cycleLatency`, ms.
+    pub cycle_latency_ms: i64,
+    /// `spec.resume`.
+    pub resume: bool,
+    /// `spec.resourceQuota.retryInterval`.
+    pub retry: Retry,
+    /// Every object, with every workload instance (repeat copies included).
+    pub model: Model,
+    /// The instances by key.
+    pub instances: BTreeMap<String, Instance>,
+    /// Import and scenario warnings.
+    pub warnings: Diagnostics,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SimulationDoc {
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    metadata: Meta,
+    #[serde(default)]
+    spec: Spec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Meta {
+    #[serde(default)]
+    name: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Spec {
+    #[serde(default)]
+    engine: Option<String>,
+    #[serde(default)]
+    cluster: Vec<String>,
+    #[serde(default)]
+    start: Option<String>,
+    #[serde(default)]
+    end: Option<String>,
+    #[serde(default)]
+    kueue: Option<KueueOpts>,
+    #[serde(default)]
+    resume: Option<bool>,
+    #[serde(default)]
+    resource_quota: Option<RqOpts>,
+    #[serde(default)]
+    workloads: Vec<WorkloadSource>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct KueueOpts {
+    #[serde(default)]
+    fair_sharing: Option<bool>,
+    #[serde(default)]
+    cycle_latency: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RqOpts {
+    #[serde(default)]
+    retry_interval: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct WorkloadSource {
+    #[serde(default)]
+    file: Option<String>,
+    #[serde(default)]
+    generator: Option<Generator>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Generator {
+    namespace: String,
+    local_queue: String,
+    #[serde(default)]
+    resource: Option<String>,
+    #[serde(default)]
+    workloads_sets: Vec<WorkloadsSet>,
+}
+
+/// A string the YAML may write as a number (`nominalQuota: 20`), as `sigs.k8s.io/yaml`
+/// converts scalars for a string field.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum Scalar {
+    S(String),
+    I(i64),
+    F(f64),
+}
+
+impl Scalar {
+    fn text(&self) -> String {
+        match self {
+            Scalar::S(s) => s.clone(),
+            Scalar::I(i) => i.to_string(),
+            Scalar::F(f) => f.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WorkloadsSet {
+    #[serde(default)]
+    count: u32,
+    #[serde(default)]
+    creation_interval_ms: u64,
+    #[serde(default)]
+    workloads: Vec<WorkloadTemplate>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WorkloadTemplate {
+    #[serde(default)]
+    class_name: String,
+    #[serde(default)]
+    runtime_ms: u64,
+    #[serde(default)]
+    priority: i32,
+    request: Scalar,
+    #[serde(default)]
+    pod_count: Option<u32>,
+    #[serde(default)]
+    tas_constraint: Option<String>,
+    #[serde(default)]
+    tas_level: Option<String>,
+    #[serde(default)]
+    slice_size: Option<i32>,
+    #[serde(default)]
+    devices: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PerfConfig {
+    #[serde(default)]
+    topology: Option<serde_json::Value>,
+    #[serde(default)]
+    dra: Option<serde_json::Value>,
+    #[serde(default)]
+    resource_flavor: Option<FlavorConfig>,
+    #[serde(default)]
+    cohorts: Vec<CohortSet>,
+}
+
+#[derive(Debug, Deserialize)]
+struct FlavorConfig {
+    #[serde(default)]
+    name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CohortSet {
+    #[serde(default)]
+    class_name: String,
+    #[serde(default)]
+    count: u32,
+    #[serde(default)]
+    queues_sets: Vec<QueuesSet>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct QueuesSet {
+    #[serde(default)]
+    class_name: String,
+    #[serde(default)]
+    count: u32,
+    nominal_quota: Scalar,
+    #[serde(default)]
+    borrowing_limit: Option<Scalar>,
+    #[serde(default)]
+    reclaim_within_cohort: Option<String>,
+    #[serde(default)]
+    within_cluster_queue: Option<String>,
+    #[serde(default)]
+    device_nominal_quota: Option<Scalar>,
+    #[serde(default)]
+    device_borrowing_limit: Option<Scalar>,
+    #[serde(default)]
+    workloads_sets: Vec<WorkloadsSet>,
+}
+
+fn err(msg: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(INVALID_SCENARIO, msg)
+}
+
+/// A Go duration as whole milliseconds (fractions of a millisecond round up).
+///
+/// ```
+/// assert_eq!(gpuquota_sim::scenario::duration_ms("4h30m"), Some(16_200_000));
+/// assert_eq!(gpuquota_sim::scenario::duration_ms("200ms"), Some(200));
+/// assert_eq!(gpuquota_sim::scenario::duration_ms("soon"), None);
+/// ```
+pub fn duration_ms(s: &str) -> Option<i64> {
+    let ns = gpuquota_model::kai::parse_go_duration(s)?;
+    if ns < 0 {
+        return None;
+    }
+    let ms = (ns + 999_999) / 1_000_000;
+    i64::try_from(ms).ok()
+}
+
+/// Milliseconds from `a` to `b` (floor), saturating.
+pub fn ms_between(a: Timestamp, b: Timestamp) -> i64 {
+    let d = b.unix_nanos() - a.unix_nanos();
+    i64::try_from(d.div_euclid(1_000_000)).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// `start` plus `ms` milliseconds.
+pub fn at_ms(start: Timestamp, ms: i64) -> Timestamp {
+    let ns = start.unix_nanos() + i128::from(ms) * 1_000_000;
+    let secs = ns.div_euclid(1_000_000_000);
+    let nanos = ns.rem_euclid(1_000_000_000) as u32;
+    Timestamp::from_unix(i64::try_from(secs).unwrap_or(i64::MAX), nanos).unwrap_or(start)
+}
+
+fn parse_yaml<T: serde::de::DeserializeOwned>(
+    name: &str,
+    text: &str,
+    warnings: &mut Diagnostics,
+) -> Result<T, Diagnostics> {
+    let value: serde_json::Value = serde_saphyr::from_str(text).map_err(|e| {
+        Diagnostics(vec![
+            Diagnostic::error(codes::MALFORMED, e.to_string()).source(name),
+        ])
+    })?;
+    let mut unknown = Vec::new();
+    let doc: T = serde_ignored::deserialize(&value, |p| unknown.push(p.to_string())).map_err(
+        |e: serde_json::Error| {
+            Diagnostics(vec![
+                Diagnostic::error(codes::INVALID_TYPE, e.to_string()).source(name),
+            ])
+        },
+    )?;
+    for u in unknown {
+        warnings.push(
+            Diagnostic::warning(codes::UNKNOWN_FIELD, "unknown field")
+                .source(name)
+                .field(u),
+        );
+    }
+    Ok(doc)
+}
+
+/// Reads a scenario file: a `Simulation` document, or Kueue's perf-test generator config
+/// (a top-level `cohorts` list). Every file goes through the bounded reader.
+///
+/// # Errors
+/// Every problem found (unreadable files, malformed YAML, bad fields, import errors).
+///
+/// # Complexity
+/// O(input size + instances × log instances).
+pub fn load(path: &Path) -> Result<Scenario, Diagnostics> {
+    let name = gpuquota_model::source::display_name(path);
+    let text = gpuquota_model::source::read_text(path).map_err(|d| Diagnostics(vec![d]))?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    from_str(&name, &text, &stem, &|rel: &str| {
+        let p = dir.join(rel);
+        let shown = gpuquota_model::source::display_name(&p);
+        gpuquota_model::source::read_text(&p).map(|t| (shown, t))
+    })
+}
+
+/// A file reader for [`from_str`]: a path relative to the scenario to (display name, text).
+pub type ReadFn<'a> = dyn Fn(&str) -> Result<(String, String), Diagnostic> + 'a;
+
+/// Parses a scenario from text; `read` loads the files it names (relative paths).
+///
+/// # Errors
+/// As [`load`].
+pub fn from_str(
+    name: &str,
+    text: &str,
+    stem: &str,
+    read: &ReadFn<'_>,
+) -> Result<Scenario, Diagnostics> {
+    let mut warnings = Diagnostics::default();
+    let probe: serde_json::Value = serde_saphyr::from_str(text).map_err(|e| {
+        Diagnostics(vec![
+            Diagnostic::error(codes::MALFORMED, e.to_string()).source(name),
+        ])
+    })?;
+    if probe.get("cohorts").is_some() && probe.get("kind").is_none() {
+        let cfg: PerfConfig = parse_yaml(name, text, &mut warnings)?;
+        return perf_scenario(stem, cfg, warnings);
+    }
+    let doc: SimulationDoc = parse_yaml(name, text, &mut warnings)?;
+    let mut errors = Diagnostics::default();
+    if doc.api_version != "gpuquota.dev/v1alpha1" {
+        warnings.push(
+            Diagnostic::warning(
+                codes::UNKNOWN_API_VERSION,
+                format!(
+                    "expected apiVersion gpuquota.dev/v1alpha1, got {:?}",
+                    doc.api_version
+                ),
+            )
+            .source(name)
+            .field("apiVersion"),
+        );
+    }
+    if doc.kind != "Simulation" {
+        errors.push(
+            Diagnostic::error(
+                codes::UNKNOWN_KIND,
+                format!("expected kind Simulation (or a Kueue perf generator config with `cohorts`), got {:?}", doc.kind),
+            )
+            .source(name)
+            .field("kind"),
+        );
+    }
+    let spec = doc.spec;
+    let engine = match spec.engine.as_deref().unwrap_or("kueue") {
+        "kueue" => Engine::Kueue,
+        "resourcequota" => Engine::ResourceQuota,
+        "kai" => {
+            errors.push(
+                Diagnostic::error(NOT_SIMULATED, "engine kai is not simulated yet (KAI mode is a later addition); use kueue or resourcequota")
+                    .source(name)
+                    .field("spec.engine"),
+            );
+            Engine::Kueue
+        }
+        other => {
+            errors.push(
+                err(format!(
+                    "unknown engine {other:?}: expected kueue or resourcequota"
+                ))
+                .source(name)
+                .field("spec.engine"),
+            );
+            Engine::Kueue
+        }
+    };
+    let start = match spec.start.as_deref() {
+        None => {
+            errors.push(
+                err("required: the simulation's start (RFC 3339)")
+                    .source(name)
+                    .field("spec.start"),
+            );
+            Timestamp::EPOCH
+        }
+        Some(s) => Timestamp::parse(s).unwrap_or_else(|e| {
+            errors.push(err(e.to_string()).source(name).field("spec.start"));
+            Timestamp::EPOCH
+        }),
+    };
+    let end_ms = spec.end.as_deref().and_then(|s| match Timestamp::parse(s) {
+        Ok(t) => {
+            let ms = ms_between(start, t);
+            if ms <= 0 {
+                errors.push(
+                    err("must be after spec.start")
+                        .source(name)
+                        .field("spec.end"),
+                );
+            }
+            Some(ms)
+        }
+        Err(e) => {
+            errors.push(err(e.to_string()).source(name).field("spec.end"));
+            None
+        }
+    });
+    let kopts = spec.kueue.unwrap_or_default();
+    let cycle_latency_ms = match kopts.cycle_latency.as_deref() {
+        None => 0,
+        Some(s) => duration_ms(s).unwrap_or_else(|| {
+            errors.push(
+                err(format!("invalid Go duration {s:?} (e.g. 0s, 100ms)"))
+                    .source(name)
+                    .field("spec.kueue.cycleLatency"),
+            );
+            0
+        }),
+    };
+    let retry = match spec.resource_quota.and_then(|r| r.retry_interval) {
+        None => Retry::JobBackoff,
+        Some(s) => match duration_ms(&s) {
+            Some(ms) if ms > 0 => Retry::Fixed(ms),
+            _ => {
+                errors.push(
+                    err(format!(
+                        "invalid Go duration {s:?}: a positive interval such as 10s"
+                    ))
+                    .source(name)
+                    .field("spec.resourceQuota.retryInterval"),
+                );
+                Retry::JobBackoff
+            }
+        },
+    };
+    let mut importer = Importer::new();
+    let mut files: Vec<(String, String)> = Vec::new();
+    for (i, f) in spec.cluster.iter().enumerate() {
+        match read(f) {
+            Ok(t) => files.push(t),
+            Err(d) => errors.push(d.field(format!("spec.cluster[{i}]"))),
+        }
+    }
+    let mut generated: Vec<(Workload, Instance)> = Vec::new();
+    for (i, w) in spec.workloads.iter().enumerate() {
+        match (&w.file, &w.generator) {
+            (Some(f), None) => match read(f) {
+                Ok(t) => files.push(t),
+                Err(d) => errors.push(d.field(format!("spec.workloads[{i}].file"))),
+            },
+            (None, Some(g)) => {
+                let resource = g.resource.clone().unwrap_or_else(|| "cpu".to_owned());
+                for (si, set) in g.workloads_sets.iter().enumerate() {
+                    generate_set(
+                        set,
+                        si,
+                        &g.namespace,
+                        &g.local_queue,
+                        &resource,
+                        0,
+                        start,
+                        &mut generated,
+                    )
+                    .map_err(|m| {
+                        errors.push(
+                            err(m)
+                                .source(name)
+                                .field(format!("spec.workloads[{i}].generator")),
+                        )
+                    })
+                    .ok();
+                }
+            }
+            _ => errors.push(
+                err("each entry needs exactly one of file or generator")
+                    .source(name)
+                    .field(format!("spec.workloads[{i}]")),
+            ),
+        }
+    }
+    if errors.has_errors() {
+        errors.extend(warnings.0);
+        errors.sort();
+        return Err(errors);
+    }
+    for (n, t) in &files {
+        importer.add_str(n, t);
+    }
+    let imported = importer.finish().map_err(|e| {
+        Diagnostics(
+            e.0.into_iter()
+                .map(|e| {
+                    let mut d =
+                        Diagnostic::error(codes::MALFORMED, e.message).source(e.origin.to_string());
+                    if let (Some(k), Some(n)) = (e.kind, e.name) {
+                        d = d.object(k, n);
+                    }
+                    if let Some(p) = e.path {
+                        d = d.field(p);
+                    }
+                    d
+                })
+                .collect(),
+        )
+    })?;
+    for w in imported.warnings {
+        let mut d =
+            Diagnostic::warning(codes::UNKNOWN_FIELD, w.message).source(w.origin.to_string());
+        if let (Some(k), Some(n)) = (w.kind, w.name) {
+            d = d.object(k, n);
+        }
+        if let Some(p) = w.path {
+            d = d.field(p);
+        }
+        warnings.push(d);
+    }
+    let mut model = imported.model;
+    let mut instances = BTreeMap::new();
+    for (w, inst) in generated {
+        model.workloads.insert(inst.key.clone(), w);
+        instances.insert(inst.key.clone(), inst);
+    }
+    resolve_file_workloads(
+        &mut model,
+        &mut instances,
+        start,
+        end_ms,
+        &mut errors,
+        &mut warnings,
+    );
+    if errors.has_errors() {
+        errors.extend(warnings.0);
+        errors.sort();
+        return Err(errors);
+    }
+    Ok(Scenario {
+        name: if doc.metadata.name.is_empty() {
+            stem.to_owned()
+        } else {
+            doc.metadata.name
+        },
+        engine,
+        start,
+        end_ms,
+        fair_sharing: kopts.fair_sharing,
+        cycle_latency_ms,
+        resume: spec.resume.unwrap_or(false),
+        retry,
+        model,
+        instances,
+        warnings,
+    })
+}
+
+/// Reads arrivals, runtimes, classes and repeats of the workloads that came from files.
+fn resolve_file_workloads(
+    model: &mut Model,
+    instances: &mut BTreeMap<String, Instance>,
+    start: Timestamp,
+    end_ms: Option<i64>,
+    errors: &mut Diagnostics,
+    warnings: &mut Diagnostics,
+) {
+    let mut copies: Vec<(String, Workload, Instance)> = Vec::new();
+    for (key, w) in model.workloads.iter_mut() {
+        if instances.contains_key(key) {
+            continue;
+        }
+        let obj = |d: Diagnostic| d.object("Workload", key.clone());
+        let ann = |k: &str| {
+            w.metadata
+                .annotations
+                .get(k)
+                .or_else(|| w.metadata.labels.get(k))
+                .cloned()
+        };
+        let runtime_ms = match ann(RUNTIME_ANNOTATION) {
+            Some(s) => match duration_ms(&s) {
+                Some(ms) => Some(ms),
+                None => {
+                    errors.push(obj(err(format!(
+                        "invalid Go duration {s:?} (e.g. 200ms, 4h30m)"
+                    ))
+                    .field(format!("metadata.annotations[{RUNTIME_ANNOTATION}]"))));
+                    None
+                }
+            },
+            None => match w.metadata.labels.get(PERF_RUNTIME_LABEL) {
+                Some(s) => match s.parse::<i64>() {
+                    Ok(ms) if ms >= 0 => Some(ms),
+                    _ => {
+                        errors.push(obj(err(format!(
+                            "invalid runtime {s:?}: whole milliseconds"
+                        ))
+                        .field(format!("metadata.labels[{PERF_RUNTIME_LABEL}]"))));
+                        None
+                    }
+                },
+                None => None,
+            },
+        };
+        let class = w
+            .metadata
+            .labels
+            .get(PERF_CLASS_LABEL)
+            .cloned()
+            .or_else(|| ann(CLASS_KEY))
+            .unwrap_or_default();
+        let created = *w.metadata.creation_timestamp.get_or_insert(start);
+        let created_ms = ms_between(start, created);
+        let inst = Instance {
+            key: key.clone(),
+            class,
+            created_ms,
+            runtime_ms,
+        };
+        if let Some(p) = ann(REPEAT_ANNOTATION) {
+            match (duration_ms(&p), end_ms) {
+                (Some(period), Some(end)) if period > 0 => {
+                    let mut k = 1i64;
+                    while let Some(at) = period
+                        .checked_mul(k)
+                        .and_then(|d| created_ms.max(0).checked_add(d))
+                    {
+                        if at >= end {
+                            break;
+                        }
+                        if copies.len() as u64 >= MAX_INSTANCES {
+                            errors.push(obj(err(format!("the repeats make more than {MAX_INSTANCES} workloads: not simulated (a guard against exhausting memory)"))
+                                .field(format!("metadata.annotations[{REPEAT_ANNOTATION}]"))));
+                            break;
+                        }
+                        let mut c = w.clone();
+                        c.metadata.name = format!("{}-{k}", w.metadata.name);
+                        c.metadata.creation_timestamp = Some(at_ms(start, at));
+                        c.metadata.uid = None;
+                        c.status = None;
+                        let ckey = c.key();
+                        copies.push((
+                            ckey.clone(),
+                            c,
+                            Instance {
+                                key: ckey,
+                                class: inst.class.clone(),
+                                created_ms: at,
+                                runtime_ms,
+                            },
+                        ));
+                        k += 1;
+                    }
+                }
+                (Some(p), None) if p > 0 => errors.push(obj(err(
+                    "a repeating workload needs spec.end (the period repeats until the end)",
+                )
+                .field(format!("metadata.annotations[{REPEAT_ANNOTATION}]")))),
+                _ => errors.push(obj(err(format!(
+                    "invalid Go duration {p:?} (a positive period such as 24h)"
+                ))
+                .field(format!("metadata.annotations[{REPEAT_ANNOTATION}]")))),
+            }
+        }
+        instances.insert(key.clone(), inst);
+    }
+    for (k, w, inst) in copies {
+        if model.workloads.contains_key(&k) {
+            warnings.push(
+                Diagnostic::warning(
+                    INVALID_SCENARIO,
+                    "a repeat copy's name is taken by another workload; the copy is skipped",
+                )
+                .object("Workload", k.clone()),
+            );
+            continue;
+        }
+        model.workloads.insert(k.clone(), w);
+        instances.insert(k, inst);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn workload_template(
+    name: String,
+    namespace: &str,
+    local_queue: &str,
+    class: &str,
+    runtime_ms: u64,
+    priority: i32,
+    resource: &str,
+    request: &str,
+    pods: u32,
+    created: Timestamp,
+) -> Result<Workload, String> {
+    let v = serde_json::json!({
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {PERF_RUNTIME_LABEL: runtime_ms.to_string(), PERF_CLASS_LABEL: class},
+            "creationTimestamp": created.to_string(),
+        },
+        "spec": {
+            "queueName": local_queue,
+            "priority": priority,
+            "podSets": [{"name": "main", "count": pods, "template": {"spec": {"containers": [
+                {"name": "c", "resources": {"requests": {resource: request}}}
+            ]}}}],
+        },
+    });
+    serde_json::from_value(v).map_err(|e| format!("workload class {class:?}: {e}"))
+}
+
+/// Workloads of one workloads set, named and timed as upstream's generator creates them:
+/// `count` rounds, each template after a sleep of `creationIntervalMs`, named
+/// `<className>-<setIndex>-<round>-<templateIndex>`; `offset` is subtracted from every time.
+#[allow(clippy::too_many_arguments)]
+fn generate_set(
+    set: &WorkloadsSet,
+    set_idx: usize,
+    namespace: &str,
+    local_queue: &str,
+    resource: &str,
+    offset: i64,
+    start: Timestamp,
+    out: &mut Vec<(Workload, Instance)>,
+) -> Result<(), String> {
+    let interval =
+        i64::try_from(set.creation_interval_ms).map_err(|_| "creationIntervalMs too large")?;
+    if u64::from(set.count) * set.workloads.len() as u64 + out.len() as u64 > MAX_INSTANCES {
+        return Err(format!(
+            "more than {MAX_INSTANCES} workloads: not simulated (a guard against exhausting memory)"
+        ));
+    }
+    let mut templates = Vec::new();
+    for t in &set.workloads {
+        if t.tas_level.is_some()
+            || t.tas_constraint.is_some()
+            || t.slice_size.is_some()
+            || t.devices.is_some()
+        {
+            return Err(format!(
+                "workload class {:?}: topology (TAS) and device requests are not simulated",
+                t.class_name
+            ));
+        }
+        let base = workload_template(
+            String::new(),
+            namespace,
+            local_queue,
+            &t.class_name,
+            t.runtime_ms,
+            t.priority,
+            resource,
+            &t.request.text(),
+            t.pod_count.unwrap_or(1).max(1),
+            start,
+        )?;
+        templates.push(base);
+    }
+    let mut n: i64 = 0;
+    for si in 0..set.count {
+        for (i, t) in set.workloads.iter().enumerate() {
+            n += 1;
+            let created_ms = n.saturating_mul(interval).saturating_sub(offset);
+            let mut w = templates[i].clone();
+            w.metadata.name = format!("{}-{set_idx}-{si}-{i}", t.class_name);
+            w.metadata.creation_timestamp = Some(at_ms(start, created_ms));
+            let key = format!("{namespace}/{}", w.metadata.name);
+            out.push((
+                w,
+                Instance {
+                    key,
+                    class: t.class_name.clone(),
+                    created_ms,
+                    runtime_ms: Some(i64::try_from(t.runtime_ms).unwrap_or(i64::MAX)),
+                },
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The most workload instances one scenario may generate (generator sets and repeats).
+pub const MAX_INSTANCES: u64 = 5_000_000;
+
+/// The start time of a perf-generator scenario (its first creation).
+pub const PERF_START: &str = "1970-01-01T00:00:00Z";
+
+fn perf_scenario(
+    stem: &str,
+    cfg: PerfConfig,
+    mut warnings: Diagnostics,
+) -> Result<Scenario, Diagnostics> {
+    let mut errors = Diagnostics::default();
+    if cfg.topology.is_some() || cfg.dra.is_some() {
+        errors.push(
+            err("topology-aware scheduling and DRA devices are not simulated").field(
+                if cfg.topology.is_some() {
+                    "topology"
+                } else {
+                    "dra"
+                },
+            ),
+        );
+    }
+    if cfg.cohorts.is_empty() {
+        errors.push(err("config must contain at least one cohort").field("cohorts"));
+    }
+    let flavor = cfg
+        .resource_flavor
+        .map(|f| f.name)
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "rf".to_owned());
+    // time 0 is the first creation: the smallest interval of a non-empty set
+    let first = cfg
+        .cohorts
+        .iter()
+        .filter(|c| c.count > 0)
+        .flat_map(|c| c.queues_sets.iter().filter(|q| q.count > 0))
+        .flat_map(|q| q.workloads_sets.iter())
+        .filter(|s| s.count > 0 && !s.workloads.is_empty())
+        .map(|s| s.creation_interval_ms)
+        .min()
+        .unwrap_or(0);
+    let first = i64::try_from(first).unwrap_or(0);
+    let start = Timestamp::EPOCH;
+    let mut objects: Vec<serde_json::Value> = vec![serde_json::json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+        "metadata": {"name": flavor},
+    })];
+    let mut generated = Vec::new();
+    for (ci_set, cset) in cfg.cohorts.iter().enumerate() {
+        if cset.count > 100_000 {
+            errors.push(
+                err("more than 100,000 cohorts: not simulated (a guard against exhausting memory)")
+                    .field(format!("cohorts[{ci_set}].count")),
+            );
+            continue;
+        }
+        for ci in 0..cset.count {
+            let cohort = format!("{}-{ci}", cset.class_name);
+            objects.push(serde_json::json!({
+                "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort",
+                "metadata": {"name": cohort}, "spec": {},
+            }));
+            for (qi, qset) in cset.queues_sets.iter().enumerate() {
+                if qset.device_nominal_quota.is_some() || qset.device_borrowing_limit.is_some() {
+                    errors.push(err("DRA device quotas are not simulated").field(format!(
+                        "cohorts[{ci_set}].queuesSets[{qi}].deviceNominalQuota"
+                    )));
+                }
+                if u64::from(cset.count) * u64::from(qset.count) > 1_000_000 {
+                    errors.push(err("more than 1,000,000 ClusterQueues: not simulated (a guard against exhausting memory)").field(format!("cohorts[{ci_set}].queuesSets[{qi}].count")));
+                    continue;
+                }
+                for q in 0..qset.count {
+                    let cq = format!("{}-{qi}-{q}-{cohort}", qset.class_name);
+                    let mut res = serde_json::json!({"name": "cpu", "nominalQuota": qset.nominal_quota.text()});
+                    if let Some(b) = &qset.borrowing_limit {
+                        let b = b.text();
+                        if !b.is_empty() {
+                            res["borrowingLimit"] = serde_json::Value::String(b);
+                        }
+                    }
+                    let mut preemption = serde_json::Map::new();
+                    if let Some(p) = qset
+                        .reclaim_within_cohort
+                        .as_ref()
+                        .filter(|p| !p.is_empty())
+                    {
+                        preemption.insert("reclaimWithinCohort".into(), p.clone().into());
+                    }
+                    if let Some(p) = qset.within_cluster_queue.as_ref().filter(|p| !p.is_empty()) {
+                        preemption.insert("withinClusterQueue".into(), p.clone().into());
+                    }
+                    objects.push(serde_json::json!({
+                        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+                        "metadata": {"name": cq, "labels": {PERF_CLASS_LABEL: qset.class_name}},
+                        "spec": {"cohort": cohort, "namespaceSelector": {}, "preemption": preemption,
+                                 "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": flavor, "resources": [res]}]}]},
+                    }));
+                    objects.push(serde_json::json!({
+                        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": cq},
+                    }));
+                    objects.push(serde_json::json!({
+                        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                        "metadata": {"name": cq, "namespace": cq}, "spec": {"clusterQueue": cq},
+                    }));
+                    for (si, set) in qset.workloads_sets.iter().enumerate() {
+                        if let Err(m) =
+                            generate_set(set, si, &cq, &cq, "cpu", first, start, &mut generated)
+                        {
+                            errors.push(err(m).field(format!(
+                                "cohorts[{ci_set}].queuesSets[{qi}].workloadsSets[{si}]"
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if errors.has_errors() {
+        errors.extend(warnings.0);
+        return Err(errors);
+    }
+    let mut text = String::new();
+    for o in &objects {
+        text.push_str("---\n");
+        text.push_str(&serde_json::to_string(o).unwrap_or_default());
+        text.push('\n');
+    }
+    let mut importer = Importer::new();
+    importer.add_str(&format!("{stem} (generated queues)"), &text);
+    let imported = importer
+        .finish()
+        .map_err(|e| Diagnostics(e.0.into_iter().map(|e| err(e.to_string())).collect()))?;
+    for w in imported.warnings {
+        warnings.push(Diagnostic::warning(codes::UNKNOWN_FIELD, w.to_string()));
+    }
+    let mut model = imported.model;
+    let mut instances = BTreeMap::new();
+    for (w, inst) in generated {
+        model.workloads.insert(inst.key.clone(), w);
+        instances.insert(inst.key.clone(), inst);
+    }
+    Ok(Scenario {
+        name: stem.to_owned(),
+        engine: Engine::Kueue,
+        start,
+        end_ms: None,
+        fair_sharing: None,
+        cycle_latency_ms: 0,
+        resume: false,
+        retry: Retry::JobBackoff,
+        model,
+        instances,
+        warnings,
+    })
+}
+
+/// Resolves `rel` against the directory of `base`.
+pub fn relative_to(base: &Path, rel: &str) -> PathBuf {
+    base.parent()
+        .map(|d| d.join(rel))
+        .unwrap_or_else(|| PathBuf::from(rel))
+}

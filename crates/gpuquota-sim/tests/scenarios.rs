@@ -1,0 +1,256 @@
+//! Scenario files end to end: a night with borrowing, reclaim and a daily repeat under Kueue
+//! and under ResourceQuota only, and Kueue's perf-generator configs unchanged.
+
+use std::path::Path;
+
+use gpuquota_sim::{scenario, simulate};
+
+fn data(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
+}
+
+#[test]
+fn night_under_kueue_borrows_and_is_reclaimed() {
+    let sc = scenario::load(&data("tests/data/kueue.yaml")).expect("valid scenario");
+    assert!(sc.warnings.is_empty(), "{:?}", sc.warnings);
+    let r = simulate(&sc).expect("simulates");
+    let j = r.to_json();
+    assert_eq!(j["engine"], "kueue");
+    assert_eq!(j["start"], "2026-04-01T00:00:00Z");
+    assert_eq!(j["endMs"], 172_800_000);
+    assert_eq!(j["makespanMs"], 108_000_000);
+    assert_eq!(j["preemptions"], 1);
+    let w = &j["workloads"];
+    // etl fits the namespace's ResourceQuota first; nightly waits for it (Forbidden)
+    assert_eq!(w[0]["workload"], "batch/etl");
+    assert_eq!(w[0]["runs"][0]["endMs"], 3_600_000);
+    assert_eq!(w[1]["workload"], "batch/nightly");
+    let runs = w[1]["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["startMs"], 3_600_000);
+    assert_eq!(runs[0]["endMs"], 7_200_000);
+    assert_eq!(runs[0]["end"], "Preempted");
+    assert_eq!(runs[0]["reason"], "InCohortReclamation");
+    assert_eq!(runs[0]["by"], "data-science/fine-tune");
+    assert_eq!(runs[0]["usage"]["h200-nvl"]["nvidia.com/gpu"], "4");
+    // readmitted when the fine-tuning finishes; its runtime starts over
+    assert_eq!(runs[1]["startMs"], 21_600_000);
+    assert_eq!(runs[1]["endMs"], 43_200_000);
+    assert_eq!(w[1]["finishedMs"], 43_200_000);
+    // the daily repeat
+    assert_eq!(w[3]["workload"], "data-science/fine-tune-1");
+    assert_eq!(w[3]["createdMs"], 93_600_000);
+    assert_eq!(w[3]["runs"][0]["startMs"], 93_600_000);
+    assert_eq!(j["classes"]["batch"]["count"], 2);
+    assert_eq!(j["classes"]["batch"]["evictions"], 1);
+    assert_eq!(j["classes"]["batch"]["meanTimeToAdmissionMs"], 1_800_000);
+    assert_eq!(j["classes"]["batch"]["p95TimeToAdmissionMs"], 3_600_000);
+    assert_eq!(j["classes"]["training"]["meanTimeToFinishMs"], 14_400_000);
+    // batch borrowed 4 GPUs for 1 h + 6 h, and 4 more... 4 × (1 + 1 + 6) h = 32 GPU-hours
+    assert_eq!(
+        j["queues"]["batch"]["borrowedMs"]["h200-nvl"]["nvidia.com/gpu"],
+        32 * 3_600_000i64
+    );
+    // data-science: 8 GPUs × 8 h over 48 h of 8 GPUs
+    assert_eq!(j["queues"]["data-science"]["meanUsagePercent"], 16.7);
+    let table = r.to_table();
+    assert!(
+        table.contains("batch borrowed 32.0 GPU-hours of h200-nvl."),
+        "{table}"
+    );
+    assert!(
+        table.contains(
+            "1 of batch's workloads were preempted at 02:00 when data-science reclaimed."
+        ),
+        "{table}"
+    );
+    let csv = r.to_csv();
+    assert_eq!(csv.lines().count(), 6);
+    assert!(csv.contains(
+        "batch/nightly,batch,batch,3600000,7200000,Preempted,h200-nvl,nvidia.com/gpu,4\n"
+    ));
+}
+
+#[test]
+fn resume_keeps_the_work_done() {
+    let text = std::fs::read_to_string(data("tests/data/kueue.yaml")).expect("file");
+    let text = text.replace("  engine: kueue\n", "  engine: kueue\n  resume: true\n");
+    let dir = data("tests/data");
+    let sc = scenario::from_str("kueue.yaml", &text, "kueue", &|f| {
+        let p = dir.join(f);
+        gpuquota_model::source::read_text(&p).map(|t| (f.to_owned(), t))
+    })
+    .expect("valid");
+    let r = simulate(&sc).expect("simulates");
+    let nightly = &r.outcome.workloads[1];
+    // 1 h done before the preemption: 5 h left from 06:00
+    assert_eq!(nightly.finished_ms, Some(39_600_000));
+}
+
+#[test]
+fn resource_quota_only_rejects_and_retries() {
+    let sc = scenario::load(&data("tests/data/resourcequota.yaml")).expect("valid scenario");
+    let r = simulate(&sc).expect("simulates");
+    let j = r.to_json();
+    assert_eq!(j["engine"], "resourcequota");
+    assert_eq!(j["preemptions"], 0);
+    let w = &j["workloads"];
+    assert_eq!(w[1]["workload"], "batch/nightly");
+    // rejected at 0 (403), retried after 1 s, 2 s, 4 s, … up to 60 s: the first retry after
+    // etl's completion at 1 h is at 3,603 s
+    assert_eq!(w[1]["runs"][0]["startMs"], 3_603_000);
+    assert_eq!(w[1]["runs"][0]["usage"][""]["nvidia.com/gpu"], "4");
+    // no queueing, no borrowing: the fine-tuning runs at once in its own namespace
+    assert_eq!(w[2]["runs"][0]["startMs"], 7_200_000);
+    assert_eq!(j["queues"]["batch"]["nominal"][""]["nvidia.com/gpu"], "4");
+}
+
+#[test]
+fn a_fixed_retry_interval() {
+    let text = std::fs::read_to_string(data("tests/data/resourcequota.yaml")).expect("file");
+    let text = format!("{text}  resourceQuota: {{retryInterval: 25m}}\n");
+    let dir = data("tests/data");
+    let sc = scenario::from_str("rq.yaml", &text, "rq", &|f| {
+        let p = dir.join(f);
+        gpuquota_model::source::read_text(&p).map(|t| (f.to_owned(), t))
+    })
+    .expect("valid");
+    let r = simulate(&sc).expect("simulates");
+    assert_eq!(r.outcome.workloads[1].runs[0].start_ms, 75 * 60_000);
+}
+
+#[test]
+fn kueue_baseline_generator_config_unchanged() {
+    let sc = scenario::load(&data("data/kueue-baseline.yaml")).expect("valid config");
+    assert!(sc.warnings.is_empty(), "{:?}", sc.warnings);
+    assert_eq!(sc.instances.len(), 15_000);
+    assert_eq!(sc.model.cluster_queues.len(), 30);
+    assert!(sc.model.cluster_queues.contains_key("cq-0-5-cohort-4"));
+    let first = &sc.instances["cq-0-0-cohort-0/small-0-0-0"];
+    assert_eq!((first.created_ms, first.runtime_ms), (0, Some(200)));
+    let large = &sc.instances["cq-0-0-cohort-0/large-2-49-0"];
+    assert_eq!((large.created_ms, large.class.as_str()), (59_900, "large"));
+    let r = simulate(&sc).expect("simulates");
+    assert!(r.outcome.warnings.is_empty(), "{:?}", r.outcome.warnings);
+    let j = r.to_json();
+    for (class, n) in [("small", 10_500), ("medium", 3_000), ("large", 1_500)] {
+        assert_eq!(j["classes"][class]["count"], n);
+        assert_eq!(j["classes"][class]["finished"], n);
+    }
+    // the capacity bound: 39,600 cpu·s of work on 600 cpu
+    assert!(r.makespan_ms >= 66_000, "{}", r.makespan_ms);
+    let summary = r.to_kueue_summary(
+        &sc.model
+            .cluster_queues
+            .keys()
+            .map(|k| (k.clone(), "cq".to_owned()))
+            .collect(),
+    );
+    assert!(
+        summary.starts_with("clusterQueueClasses:\n  cq:\n    cpuAverageUsage: "),
+        "{summary}"
+    );
+    assert!(summary.contains("    nominalQuota: 600000\n"), "{summary}");
+    assert!(
+        summary.contains("workloadClasses:\n  large:\n    averageTimeToAdmissionMs: "),
+        "{summary}"
+    );
+    assert!(summary.contains("    count: 10500\n"), "{summary}");
+}
+
+#[test]
+fn perf_config_refuses_topology() {
+    let text =
+        "topology: {levels: [rack]}\ncohorts:\n- className: c\n  count: 1\n  queuesSets: []\n";
+    let e = scenario::from_str("tas.yaml", text, "tas", &|_| unreachable!()).expect_err("refused");
+    assert!(
+        e.iter().any(|d| d.to_string().contains("not simulated")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn bad_fields_are_named() {
+    let text = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nspec:\n  start: yesterday\n  engine: slurm\n  kueue: {cycleLatency: fast}\n  colour: red\n";
+    let e = scenario::from_str("bad.yaml", text, "bad", &|_| unreachable!()).expect_err("invalid");
+    let all: Vec<String> = e.iter().map(ToString::to_string).collect();
+    assert!(all.iter().any(|d| d.contains("spec.start")), "{all:?}");
+    assert!(all.iter().any(|d| d.contains("spec.engine")), "{all:?}");
+    assert!(
+        all.iter().any(|d| d.contains("spec.kueue.cycleLatency")),
+        "{all:?}"
+    );
+    assert!(
+        all.iter()
+            .any(|d| d.contains("spec.colour") && d.contains("unknown field")),
+        "{all:?}"
+    );
+}
+
+#[test]
+fn cycle_latency_delays_admissions() {
+    let text = std::fs::read_to_string(data("tests/data/kueue.yaml")).expect("file");
+    let text = format!("{text}  kueue: {{cycleLatency: 2s}}\n");
+    let dir = data("tests/data");
+    let sc = scenario::from_str("k.yaml", &text, "k", &|f| {
+        let p = dir.join(f);
+        gpuquota_model::source::read_text(&p).map(|t| (f.to_owned(), t))
+    })
+    .expect("valid");
+    let r = simulate(&sc).expect("simulates");
+    assert_eq!(r.outcome.workloads[0].runs[0].start_ms, 2_000);
+}
+
+#[test]
+fn plot_is_svg() {
+    let sc = scenario::load(&data("tests/data/kueue.yaml")).expect("valid scenario");
+    let r = simulate(&sc).expect("simulates");
+    let svg = gpuquota_sim::plot::svg(&r).expect("plots");
+    assert!(svg.starts_with("<svg"));
+    assert!(svg.contains("nominal (sum)"));
+    assert!(svg.contains("data-science"));
+}
+
+#[test]
+fn huge_counts_are_refused_not_allocated() {
+    let text = "cohorts:\n- className: c\n  count: 1\n  queuesSets:\n  - className: q\n    count: 1\n    nominalQuota: 1\n    workloadsSets:\n    - {count: 4000000000, creationIntervalMs: 1, workloads: [{className: s, runtimeMs: 1, priority: 0, request: 1}]}\n";
+    let e =
+        scenario::from_str("huge.yaml", text, "huge", &|_| unreachable!()).expect_err("refused");
+    assert!(
+        e.iter()
+            .any(|d| d.to_string().contains("exhausting memory")),
+        "{e:?}"
+    );
+    let text = "cohorts:\n- className: c\n  count: 4000000000\n  queuesSets: []\n";
+    let e =
+        scenario::from_str("huge.yaml", text, "huge", &|_| unreachable!()).expect_err("refused");
+    assert!(
+        e.iter()
+            .any(|d| d.to_string().contains("exhausting memory")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn fair_sharing_runs_through_the_same_engine() {
+    let text = std::fs::read_to_string(data("tests/data/kueue.yaml")).expect("file");
+    let text = format!("{text}  kueue: {{fairSharing: true}}\n");
+    let dir = data("tests/data");
+    let sc = scenario::from_str("fs.yaml", &text, "fs", &|f| {
+        let p = dir.join(f);
+        gpuquota_model::source::read_text(&p).map(|t| (f.to_owned(), t))
+    })
+    .expect("valid");
+    let r = simulate(&sc).expect("simulates");
+    let nightly = &r.outcome.workloads[1];
+    // data-science reclaims its nominal quota from the borrower: upstream's reason while the
+    // preemptor stays within nominal
+    assert_eq!(
+        nightly.runs[0].end,
+        gpuquota_sim::RunEnd::Preempted {
+            reason: "InCohortReclamation".to_owned(),
+            by: "data-science/fine-tune".to_owned()
+        }
+    );
+    assert_eq!(nightly.finished_ms, Some(43_200_000));
+}
