@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use gpuquota_mig::{
-    Catalogue, GpuSpec, InputError, InstanceSpec, Plan, PlanOptions, PlanRequest, Problem,
+    Catalogue, GpuSpec, InputError, InstanceSpec, Plan, PlanInstance, PlanOptions, PlanRequest,
 };
 
 use crate::common::{CliError, OutputFormat, read_file, to_json};
@@ -117,7 +117,7 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
     }
 }
 
-type Loaded = (PlanRequest, Problem<'static>);
+type Loaded = (PlanRequest, PlanInstance<'static>);
 
 /// Reads and validates FILE; on problems prints every one to stderr and yields exit code 1.
 fn load(file: &std::path::Path) -> Result<Result<Loaded, ExitCode>, CliError> {
@@ -269,7 +269,7 @@ fn model_json(m: &gpuquota_mig::GpuModel) -> ModelJson<'_> {
 }
 
 /// A plan as an 80-column table.
-fn table(problem: &Problem<'_>, plan: &Plan) -> String {
+fn table(problem: &PlanInstance<'_>, plan: &Plan) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

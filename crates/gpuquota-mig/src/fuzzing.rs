@@ -108,8 +108,8 @@ fn run(req: &PlanRequest) {
         return;
     }
     if let Ok(p) = plan(&problem, &PlanOptions::default().with_budget(2_000_000))
-        && let Err(e) = crate::plan::verify(&problem, &p)
+        && let Err(e) = crate::verify::verify(&problem, &p)
     {
-        panic!("invalid plan: {e}\n{p:?}");
+        panic!("invalid plan: {e:?}\n{p:?}");
     }
 }

@@ -205,9 +205,9 @@ pub struct ResolvedDemand {
     pub weight: u64,
 }
 
-/// A validated planning problem.
+/// A validated planning instance: what [`crate::plan()`] solves.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem<'c> {
+pub struct PlanInstance<'c> {
     /// Which instances stay.
     pub mode: Mode,
     /// GPUs in input order.
@@ -215,6 +215,10 @@ pub struct Problem<'c> {
     /// Demand in first-appearance order.
     pub demand: Vec<ResolvedDemand>,
 }
+
+/// The former name of [`PlanInstance`].
+#[deprecated(note = "renamed to `PlanInstance`")]
+pub type Problem<'c> = PlanInstance<'c>;
 
 impl PlanRequest {
     /// Parses YAML (or JSON) and returns the request with the paths of unknown fields, which
@@ -247,7 +251,10 @@ impl PlanRequest {
     ///
     /// # Complexity
     /// O(G · n² + D) for G GPUs of at most n instances and D demand lines.
-    pub fn resolve<'c>(&self, catalogue: &'c Catalogue) -> Result<Problem<'c>, Vec<InputError>> {
+    pub fn resolve<'c>(
+        &self,
+        catalogue: &'c Catalogue,
+    ) -> Result<PlanInstance<'c>, Vec<InputError>> {
         let mut errors = Vec::new();
         let mut gpus = Vec::with_capacity(self.gpus.len());
         let mut seen = std::collections::BTreeSet::new();
@@ -337,7 +344,7 @@ impl PlanRequest {
             }
         }
         if errors.is_empty() {
-            Ok(Problem {
+            Ok(PlanInstance {
                 mode: self.mode,
                 gpus,
                 demand: demand.into_values().collect(),

@@ -147,6 +147,7 @@ pub mod input;
 pub mod layout;
 mod lp;
 pub mod plan;
+pub mod verify;
 
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
@@ -156,8 +157,11 @@ pub use catalogue::{
     Placement, Profile, ProfileIndex, resource_name,
 };
 pub use export::{mig_parted_config, placements_yaml};
+/// The former name of [`PlanInstance`].
+#[allow(deprecated)]
+pub use input::Problem;
 pub use input::{
-    DemandSpec, GpuSpec, InputError, InstanceSpec, Mode, PlanRequest, Problem, ResolvedDemand,
+    DemandSpec, GpuSpec, InputError, InstanceSpec, Mode, PlanInstance, PlanRequest, ResolvedDemand,
     ResolvedGpu, WeightPolicy,
 };
 pub use layout::{
@@ -166,5 +170,6 @@ pub use layout::{
 };
 pub use plan::{
     DEFAULT_BUDGET, GpuPlan, Plan, PlanError, PlanOptions, PlannedInstance, Prepared,
-    gpu_fragmentation, greedy, plan, verify,
+    gpu_fragmentation, greedy, plan,
 };
+pub use verify::{Violation, verify};

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use gpuquota_mig::{GpuModel, Instance, Mode, Problem, check};
+use gpuquota_mig::{GpuModel, Instance, Mode, PlanInstance, check};
 
 /// Every valid layout of `model`, grown one placement at a time (placements in (start,
 /// profile) order, so each set appears once); validity is monotone under subsets.
@@ -106,7 +106,7 @@ fn multiset(model: &GpuModel, l: &[Instance]) -> Vec<u32> {
 }
 
 /// The optimum `(W, R, F)` by exhaustive search.
-pub(crate) fn optimum(problem: &Problem<'_>) -> (u64, u32, u32) {
+pub(crate) fn optimum(problem: &PlanInstance<'_>) -> (u64, u32, u32) {
     let nq = problem.demand.len();
     let demand: Vec<u32> = problem.demand.iter().map(|d| d.count).collect();
     // Per GPU: assigned vector -> min (r, f).
