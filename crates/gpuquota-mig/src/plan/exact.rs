@@ -172,3 +172,277 @@ impl<'p, 'c> Prepared<'p, 'c> {
         out
     }
 }
+
+/// Branch-and-bound nodes per phase of the class solver before it gives up (and the plan
+/// falls back to the heuristic with a certified bound).
+const NODE_LIMIT: u64 = 2_000;
+
+/// Absolute tolerance on LP values (they are integers in exact arithmetic).
+const EPS: f64 = 1e-6;
+
+/// The class ILP: per movable class `c` and supply option `o`, how many of the class's GPUs
+/// take `o`.
+struct ClassIlp {
+    /// Movable classes (more than one supply option).
+    movable: Vec<usize>,
+    /// Supply of the classes that cannot move.
+    fixed: Vec<u64>,
+}
+
+/// One B&B phase: maximise `W`, or minimise `R` at `W ≥ W*`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    MaxW,
+    MinR(u64),
+}
+
+impl<'p, 'c> Prepared<'p, 'c> {
+    /// The exact lexicographic optimum `(W, R)` over classes: per class, integer counts of
+    /// GPUs per supply option. Returns the per-GPU choice and whether it is proven optimal
+    /// (`false` when a phase hit [`NODE_LIMIT`]; the choice is then the best found).
+    ///
+    /// # Complexity
+    /// Per B&B node one LP re-solve (dual simplex from the parent's basis) over
+    /// Σ_c |options_c| + Q variables and C + Q rows; at most [`NODE_LIMIT`] nodes per phase.
+    pub(crate) fn class_exact(&self) -> Option<(Vec<usize>, bool)> {
+        let nq = self.demand.len();
+        // f64 carries weights and counts exactly below 2^50; beyond that the heuristic runs.
+        let total: u128 = self
+            .demand
+            .iter()
+            .zip(&self.weight)
+            .map(|(d, w)| u128::from(*d) * u128::from(*w))
+            .sum();
+        if total > 1 << 50 || self.weight.iter().any(|w| *w > 1 << 20) {
+            return None;
+        }
+        let movable: Vec<usize> = (0..self.classes.len())
+            .filter(|&c| self.classes[c].supply_opts.len() >= 2)
+            .collect();
+        let mut fixed = vec![0u64; nq];
+        for c in &self.classes {
+            if c.supply_opts.len() < 2 {
+                for (q, x) in c.supply_opts[0].s.iter().enumerate() {
+                    fixed[q] += u64::from(*x) * c.gpus.len() as u64;
+                }
+            }
+        }
+        let ilp = ClassIlp { movable, fixed };
+        // Incumbent from the heuristic: local search from the current layouts.
+        let start = self.greedy_choice();
+        let start_counts = self.counts_of(&ilp, &start);
+        let (w_star, counts1, proven1) = self.branch(&ilp, Phase::MaxW, start_counts)?;
+        let (_, counts2, proven2) = self.branch(&ilp, Phase::MinR(w_star), counts1)?;
+        Some((self.choice_of(&ilp, &counts2), proven1 && proven2))
+    }
+
+    /// Counts per movable class and option of a per-GPU choice.
+    fn counts_of(&self, ilp: &ClassIlp, choice: &[usize]) -> Vec<Vec<u32>> {
+        ilp.movable
+            .iter()
+            .map(|&c| {
+                let class = &self.classes[c];
+                let mut n = vec![0u32; class.supply_opts.len()];
+                for &g in &class.gpus {
+                    n[choice[g]] += 1;
+                }
+                n
+            })
+            .collect()
+    }
+
+    /// A per-GPU choice with the given counts: the k-th GPU of a class (input order) takes
+    /// the options in option order.
+    fn choice_of(&self, ilp: &ClassIlp, counts: &[Vec<u32>]) -> Vec<usize> {
+        let mut choice = vec![0usize; self.class_of.len()];
+        for (&c, n) in ilp.movable.iter().zip(counts) {
+            let mut gpus = self.classes[c].gpus.iter();
+            for (o, &k) in n.iter().enumerate() {
+                for g in gpus.by_ref().take(k as usize) {
+                    choice[g.to_owned()] = o;
+                }
+            }
+        }
+        choice
+    }
+
+    /// Exact `(W, R)` of counts.
+    fn score(&self, ilp: &ClassIlp, counts: &[Vec<u32>]) -> (u64, u64) {
+        let mut s = ilp.fixed.clone();
+        let mut r = 0u64;
+        for (&c, n) in ilp.movable.iter().zip(counts) {
+            for (o, &k) in self.classes[c].supply_opts.iter().zip(n) {
+                r += u64::from(o.r) * u64::from(k);
+                for (q, x) in o.s.iter().enumerate() {
+                    s[q] += u64::from(*x) * u64::from(k);
+                }
+            }
+        }
+        let w = s
+            .iter()
+            .zip(&self.demand)
+            .zip(&self.weight)
+            .map(|((s, d), w)| (*s).min(u64::from(*d)) * w)
+            .sum();
+        (w, r)
+    }
+
+    /// Depth-first branch and bound of one phase from an incumbent; returns the best `W`, the
+    /// best counts and whether the search finished (the optimum is proven).
+    fn branch(
+        &self,
+        ilp: &ClassIlp,
+        phase: Phase,
+        incumbent: Vec<Vec<u32>>,
+    ) -> Option<(u64, Vec<Vec<u32>>, bool)> {
+        use microlp::{ComparisonOp, OptimizationDirection, Problem};
+        let nq = self.demand.len();
+        let dir = match phase {
+            Phase::MaxW => OptimizationDirection::Maximize,
+            Phase::MinR(_) => OptimizationDirection::Minimize,
+        };
+        let mut lp = Problem::new(dir);
+        let mut vars = Vec::with_capacity(ilp.movable.len());
+        for &c in &ilp.movable {
+            let class = &self.classes[c];
+            let n = class.gpus.len() as f64;
+            let v: Vec<microlp::Variable> = class
+                .supply_opts
+                .iter()
+                .map(|o| {
+                    let cost = match phase {
+                        Phase::MaxW => 0.0,
+                        Phase::MinR(_) => f64::from(o.r),
+                    };
+                    lp.add_var(cost, (0.0, n))
+                })
+                .collect();
+            lp.add_constraint(v.iter().map(|&x| (x, 1.0)), ComparisonOp::Eq, n);
+            vars.push(v);
+        }
+        let z: Vec<microlp::Variable> = (0..nq)
+            .map(|q| {
+                let gain = match phase {
+                    Phase::MaxW => self.weight[q] as f64,
+                    Phase::MinR(_) => 0.0,
+                };
+                lp.add_var(gain, (0.0, f64::from(self.demand[q])))
+            })
+            .collect();
+        for q in 0..nq {
+            let mut row = vec![(z[q], 1.0)];
+            for (&c, v) in ilp.movable.iter().zip(&vars) {
+                for (o, &x) in self.classes[c].supply_opts.iter().zip(v) {
+                    if o.s[q] > 0 {
+                        row.push((x, -f64::from(o.s[q])));
+                    }
+                }
+            }
+            lp.add_constraint(row, ComparisonOp::Le, ilp.fixed[q] as f64);
+        }
+        if let Phase::MinR(w) = phase {
+            let row: Vec<_> = (0..nq).map(|q| (z[q], self.weight[q] as f64)).collect();
+            lp.add_constraint(row, ComparisonOp::Ge, w as f64 - 0.5);
+        }
+        // Incumbent value: W to maximise, or R to minimise (as i128 "higher is better").
+        let key = |(w, r): (u64, u64)| -> Option<i128> {
+            match phase {
+                Phase::MaxW => Some(i128::from(w)),
+                Phase::MinR(w_star) => (w >= w_star).then(|| -i128::from(r)),
+            }
+        };
+        let mut best_counts = incumbent;
+        let mut best = key(self.score(ilp, &best_counts))?;
+        let root = lp.solve().ok()?.into_solution().ok()?;
+        let mut stack = vec![root];
+        let mut nodes = 0u64;
+        let mut finished = true;
+        while let Some(sol) = stack.pop() {
+            nodes += 1;
+            if nodes > NODE_LIMIT {
+                finished = false;
+                break;
+            }
+            let obj = sol.objective();
+            let tol = EPS * (1.0 + obj.abs());
+            // The node's bound, rounded to the integer it certifies.
+            let bound = match phase {
+                Phase::MaxW => (obj + tol).floor(),
+                Phase::MinR(_) => -(obj - tol).ceil(),
+            };
+            if bound <= best as f64 {
+                continue;
+            }
+            // Rounding heuristic: counts rounded down, the rest at the current layout, then
+            // the local search.
+            let mut frac: Option<(f64, microlp::Variable, f64)> = None;
+            let mut down: Vec<Vec<u32>> = Vec::with_capacity(vars.len());
+            for (&c, v) in ilp.movable.iter().zip(&vars) {
+                let n = self.classes[c].gpus.len() as u32;
+                let mut k: Vec<u32> = v
+                    .iter()
+                    .map(|&x| {
+                        let val = sol.var_value(x);
+                        let r = val.round();
+                        if (val - r).abs() > EPS {
+                            let dist = (val - val.floor() - 0.5).abs();
+                            if frac.is_none_or(|(d, _, _)| dist < d) {
+                                frac = Some((dist, x, val));
+                            }
+                            val.floor().max(0.0) as u32
+                        } else {
+                            r.max(0.0) as u32
+                        }
+                    })
+                    .collect();
+                let used: u32 = k.iter().sum();
+                if used > n {
+                    // Rounding noise: trust the current layout less than the LP.
+                    let mut over = used - n;
+                    for x in k.iter_mut().rev() {
+                        let cut = over.min(*x);
+                        *x -= cut;
+                        over -= cut;
+                    }
+                } else {
+                    k[0] += n - used;
+                }
+                down.push(k);
+            }
+            let integral = frac.is_none();
+            let candidates = if integral {
+                vec![down]
+            } else {
+                let polished = self.counts_of(ilp, &self.local_search(self.choice_of(ilp, &down)));
+                vec![down, polished]
+            };
+            for cand in candidates {
+                if let Some(k) = key(self.score(ilp, &cand))
+                    && k > best
+                {
+                    best = k;
+                    best_counts = cand;
+                }
+            }
+            let Some((_, x, val)) = frac else {
+                continue;
+            };
+            if bound <= best as f64 {
+                continue;
+            }
+            let (lo, hi) = (val.floor(), val.ceil());
+            let up = sol.clone().add_constraint([(x, 1.0)], ComparisonOp::Ge, hi);
+            let dn = sol.add_constraint([(x, 1.0)], ComparisonOp::Le, lo);
+            // Explore the rounded-up branch first (pushed last).
+            for child in [dn, up] {
+                if let Ok(outcome) = child
+                    && let Ok(s) = outcome.into_solution()
+                {
+                    stack.push(s);
+                }
+            }
+        }
+        let (w, _) = self.score(ilp, &best_counts);
+        Some((w, best_counts, finished))
+    }
+}

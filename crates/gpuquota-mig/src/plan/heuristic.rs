@@ -140,11 +140,10 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 .map(|k| (x[c0 + k] + 1e-7).floor().max(0.0) as u64)
                 .collect();
             c0 += pats.len();
-            let mut members: Vec<usize> = g
+            let members: Vec<usize> = g
                 .iter()
                 .flat_map(|&c| self.classes[c].gpus.iter().copied())
                 .collect();
-            members.sort_unstable();
             let mut done = vec![false; members.len()];
             for (mi, &gpu) in members.iter().enumerate() {
                 let class = &self.classes[self.class_of[gpu]];
@@ -227,7 +226,8 @@ impl<'p, 'c> Prepared<'p, 'c> {
         let mut hint: Vec<Option<usize>> = vec![None; self.classes.len()];
         for _pass in 0..16 {
             let mut moved = false;
-            for (g, &c) in self.class_of.iter().enumerate() {
+            for &g in &self.order {
+                let c = self.class_of[g];
                 let opts = &self.classes[c].supply_opts;
                 if opts.len() < 2 {
                     continue;
@@ -284,11 +284,13 @@ impl<'p, 'c> Prepared<'p, 'c> {
         optimal: bool,
         bound: Option<u64>,
     ) -> Plan {
-        // Assign demand GPU by GPU in input order, then pick the least fragmented realisation.
+        // Assign demand GPU by GPU in class order (never input order, so that `F` does not
+        // depend on how the GPUs are listed), then pick the least fragmented realisation.
         let mut remaining = self.demand.clone();
-        let mut picks = Vec::with_capacity(choice.len());
+        let mut picks = vec![(0usize, 0u16, 0u32); choice.len()];
         let mut cache: BTreeMap<RealiseKey, (usize, u16, u32)> = BTreeMap::new();
-        for (g, &o) in choice.iter().enumerate() {
+        for &g in &self.order {
+            let o = choice[g];
             let ci = self.class_of[g];
             let opt = &self.classes[ci].supply_opts[o];
             let a: Vec<u32> = opt
@@ -310,7 +312,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
                     p
                 }
             };
-            picks.push((pick.0, pick.1, pick.2));
+            picks[g] = pick;
         }
         self.assemble(&picks, optimal, bound)
     }

@@ -37,6 +37,9 @@ const MAX_TABLE: u64 = 16_000_000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PlanOptions {
+    /// Skip both exact solvers: the local search, LP-guided rounding and the certified bound
+    /// only (`mig plan --fast`).
+    pub fast: bool,
     /// Work budget of the exact dynamic programme (states × options summed over GPUs); beyond
     /// it the greedy with a certified bound runs.
     pub budget: u64,
@@ -45,12 +48,19 @@ pub struct PlanOptions {
 impl Default for PlanOptions {
     fn default() -> Self {
         PlanOptions {
+            fast: false,
             budget: DEFAULT_BUDGET,
         }
     }
 }
 
 impl PlanOptions {
+    /// Sets fast mode (no exact solver).
+    pub fn with_fast(mut self, fast: bool) -> Self {
+        self.fast = fast;
+        self
+    }
+
     /// Sets the work budget.
     pub fn with_budget(mut self, budget: u64) -> Self {
         self.budget = budget;
@@ -158,17 +168,30 @@ impl<'p, 'c> Prepared<'p, 'c> {
     /// O(iterations · rows · columns)), the local search, and 60 bound iterations of
     /// O(Σ_classes |options| · Q).
     pub fn solve(&self, options: &PlanOptions) -> Result<Plan, PlanError> {
-        if let Some(plan) = self.exact(options.budget) {
-            return Ok(plan);
+        let mut partial = None;
+        if !options.fast {
+            if let Some(plan) = self.exact(options.budget) {
+                return Ok(plan);
+            }
+            match self.class_exact() {
+                Some((choice, true)) => return Ok(self.finish_greedy(&choice, true, None)),
+                Some((choice, false)) => partial = Some(choice),
+                None => {}
+            }
         }
         let plain = self.greedy_choice();
         let (guided, mu) = self.lp_choice();
         let score = |c: &[usize]| (self.value_of(c), std::cmp::Reverse(self.r_of(c)));
-        let choice = if score(&guided) > score(&plain) {
+        let mut choice = if score(&guided) > score(&plain) {
             guided
         } else {
             plain
         };
+        if let Some(p) = partial
+            && score(&p) > score(&choice)
+        {
+            choice = p;
+        }
         let value = self.value_of(&choice);
         let bound = self.bound(value, mu);
         let optimal = false;

@@ -107,6 +107,8 @@ pub struct Prepared<'p, 'c> {
     pub(crate) problem: &'p PlanInstance<'c>,
     pub(crate) classes: Vec<Class<'c>>,
     pub(crate) class_of: Vec<usize>,
+    /// GPUs by class, then input position: the order every pass walks GPUs in.
+    pub(crate) order: Vec<usize>,
     pub(crate) demand: Vec<u32>,
     pub(crate) weight: Vec<u64>,
     pub(crate) tables: BTreeMap<u16, Tables>,
@@ -130,11 +132,9 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 .and_then(|x| total.checked_add(x))
                 .ok_or(PlanError::Overflow("sum of weight x count"))?;
         }
-        let mut keys: BTreeMap<ClassKey, usize> = BTreeMap::new();
-        let mut classes: Vec<Class<'c>> = Vec::new();
-        let mut class_of = Vec::with_capacity(problem.gpus.len());
-        let mut tables = BTreeMap::new();
-        let mut models: BTreeMap<u16, ModelData> = BTreeMap::new();
+        // Classes in key order (model, current layout, busy set), never in input order, so
+        // that every later pass that walks classes is independent of the GPU order.
+        let mut keys: BTreeMap<ClassKey, Vec<usize>> = BTreeMap::new();
         for (gi, g) in problem.gpus.iter().enumerate() {
             let key = (
                 g.model.index().0,
@@ -142,34 +142,41 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 g.busy.clone(),
                 g.whole_busy,
             );
-            let ci = match keys.get(&key) {
-                Some(&ci) => ci,
-                None => {
-                    let ci = classes.len();
-                    let md = models
-                        .entry(g.model.index().0)
-                        .or_insert_with(|| model_data(problem, g.model, &demand));
-                    classes.push(build_class(problem, g, &demand, md));
-                    keys.insert(key, ci);
-                    tables.entry(g.model.index().0).or_insert_with(|| Tables {
-                        opts: options(g.model)
-                            .into_iter()
-                            .map(|(p, _, m, e)| {
-                                let c = g.model.profile_at(p).map_or(0, |x| x.compute_slices());
-                                (m, e, c)
-                            })
-                            .collect(),
-                    });
-                    ci
-                }
-            };
-            classes[ci].gpus.push(gi);
-            class_of.push(ci);
+            keys.entry(key).or_default().push(gi);
+        }
+        let mut classes: Vec<Class<'c>> = Vec::with_capacity(keys.len());
+        let mut class_of = vec![0usize; problem.gpus.len()];
+        let mut order = Vec::with_capacity(problem.gpus.len());
+        let mut tables = BTreeMap::new();
+        let mut models: BTreeMap<u16, ModelData> = BTreeMap::new();
+        for members in keys.into_values() {
+            let ci = classes.len();
+            let g = &problem.gpus[members[0]];
+            let md = models
+                .entry(g.model.index().0)
+                .or_insert_with(|| model_data(problem, g.model, &demand));
+            let mut class = build_class(problem, g, &demand, md);
+            tables.entry(g.model.index().0).or_insert_with(|| Tables {
+                opts: options(g.model)
+                    .into_iter()
+                    .map(|(p, _, m, e)| {
+                        let c = g.model.profile_at(p).map_or(0, |x| x.compute_slices());
+                        (m, e, c)
+                    })
+                    .collect(),
+            });
+            for &gi in &members {
+                class_of[gi] = ci;
+            }
+            order.extend_from_slice(&members);
+            class.gpus = members;
+            classes.push(class);
         }
         Ok(Prepared {
             problem,
             classes,
             class_of,
+            order,
             demand,
             weight,
             tables,
