@@ -84,6 +84,7 @@ fn scenario(seed: u64, n: u32, occupied: u64, mode: Mode) -> PlanRequest {
         weights: WeightPolicy::MemorySlices,
         gpus,
         demand,
+        ..Default::default()
     }
 }
 

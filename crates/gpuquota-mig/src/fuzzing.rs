@@ -96,6 +96,7 @@ fn structured(u: &mut Unstructured<'_>) -> arbitrary::Result<PlanRequest> {
         ])?,
         gpus,
         demand,
+        ..PlanRequest::default()
     })
 }
 

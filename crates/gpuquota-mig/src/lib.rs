@@ -142,9 +142,11 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod catalogue;
+pub mod documents;
 pub mod export;
 pub mod input;
 pub mod layout;
+pub mod parted;
 mod lp;
 pub mod plan;
 pub mod verify;
@@ -156,17 +158,22 @@ pub use catalogue::{
     CardFraction, Catalogue, CatalogueError, Engines, GpuModel, MediaVariant, ModelIndex,
     Placement, Profile, ProfileIndex, resource_name,
 };
+pub use documents::{MigDocuments, read_documents, unknown_field_message};
 pub use export::{mig_parted_config, placements_yaml};
 /// The former name of [`PlanInstance`].
 #[allow(deprecated)]
 pub use input::Problem;
 pub use input::{
-    DemandSpec, GpuSpec, InputError, InstanceSpec, Mode, PlanInstance, PlanRequest, ResolvedDemand,
+    DemandSpec, GpuSpec, InputError, InstanceSpec, Mode, NodeSpec, PlanInstance, PlanRequest, ResolvedDemand,
     ResolvedGpu, WeightPolicy,
 };
 pub use layout::{
     Instance, Layout, LayoutProblem, MigStrategy, NodeGpu, StrategyError, advertised_resources,
     check,
+};
+pub use parted::{
+    ConfigEntry, ConfigProblem, DeviceFilter, Devices, GpuSetting, MigPartedConfig, layout_for,
+    validate_config,
 };
 pub use plan::{
     DEFAULT_BUDGET, GpuPlan, Plan, PlanError, PlanOptions, PlannedInstance, Prepared,

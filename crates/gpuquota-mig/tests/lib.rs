@@ -2,6 +2,7 @@
 
 mod catalogue;
 mod common;
+mod inputs;
 mod props;
 mod reference;
 mod scenarios;

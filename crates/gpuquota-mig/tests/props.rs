@@ -109,6 +109,7 @@ fn request(max_gpus: usize) -> impl Strategy<Value = PlanRequest> {
                 ][policy],
                 gpus,
                 demand: lines,
+                ..PlanRequest::default()
             }
         })
 }
