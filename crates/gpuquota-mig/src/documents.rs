@@ -176,8 +176,9 @@ fn read_one(v: Value, label: &str, out: &mut MigDocuments) -> Result<(), InputEr
             Ok(())
         }
         Some(other) => {
-            out.skipped
-                .push(format!("{label}kind {other} is not read by mig commands; skipped"));
+            out.skipped.push(format!(
+                "{label}kind {other} is not read by mig commands; skipped"
+            ));
             Ok(())
         }
         None if obj.contains_key("mig-configs") => {

@@ -406,7 +406,11 @@ impl PlanRequest {
 
 impl PlanRequest {
     /// The GPUs a labelled node has, with the layouts its `nvidia.com/mig.config` gives.
-    fn node_gpus(&self, catalogue: &Catalogue, node: &NodeSpec) -> Result<Vec<GpuSpec>, InputError> {
+    fn node_gpus(
+        &self,
+        catalogue: &Catalogue,
+        node: &NodeSpec,
+    ) -> Result<Vec<GpuSpec>, InputError> {
         let err = |reason: String| InputError::Node {
             node: node.name.clone(),
             reason,
@@ -423,7 +427,9 @@ impl PlanRequest {
             .parse()
             .map_err(|_| err("label nvidia.com/gpu.count is not a count".into()))?;
         if count > 64 {
-            return Err(err(format!("nvidia.com/gpu.count {count}: at most 64 GPUs per node")));
+            return Err(err(format!(
+                "nvidia.com/gpu.count {count}: at most 64 GPUs per node"
+            )));
         }
         let model = catalogue
             .resolve(product)

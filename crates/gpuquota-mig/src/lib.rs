@@ -146,8 +146,8 @@ pub mod documents;
 pub mod export;
 pub mod input;
 pub mod layout;
-pub mod parted;
 mod lp;
+pub mod parted;
 pub mod plan;
 pub mod verify;
 
@@ -164,8 +164,8 @@ pub use export::{mig_parted_config, placements_yaml};
 #[allow(deprecated)]
 pub use input::Problem;
 pub use input::{
-    DemandSpec, GpuSpec, InputError, InstanceSpec, Mode, NodeSpec, PlanInstance, PlanRequest, ResolvedDemand,
-    ResolvedGpu, WeightPolicy,
+    DemandSpec, GpuSpec, InputError, InstanceSpec, Mode, NodeSpec, PlanInstance, PlanRequest,
+    ResolvedDemand, ResolvedGpu, WeightPolicy,
 };
 pub use layout::{
     Instance, Layout, LayoutProblem, MigStrategy, NodeGpu, StrategyError, advertised_resources,

@@ -252,11 +252,15 @@ pub fn validate_config(catalogue: &Catalogue, config: &MigPartedConfig) -> Vec<C
                 }
             });
             if !fits {
-                let listed: Vec<String> = devices.iter().map(|(n, c)| format!("{c} x {n}")).collect();
+                let listed: Vec<String> =
+                    devices.iter().map(|(n, c)| format!("{c} x {n}")).collect();
                 push(
                     i,
                     first_reason.unwrap_or_else(|| {
-                        format!("no catalogue model has every profile of {}", listed.join(" + "))
+                        format!(
+                            "no catalogue model has every profile of {}",
+                            listed.join(" + ")
+                        )
                     }),
                     false,
                 );

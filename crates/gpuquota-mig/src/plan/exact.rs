@@ -183,10 +183,31 @@ const EPS: f64 = 1e-6;
 /// The class ILP: per movable class `c` and supply option `o`, how many of the class's GPUs
 /// take `o`.
 struct ClassIlp {
-    /// Movable classes (more than one supply option).
-    movable: Vec<usize>,
+    /// Groups of movable classes (more than one supply option) with identical option lists,
+    /// in class order: the LP has one set of variables per group.
+    movable: Vec<Vec<usize>>,
     /// Supply of the classes that cannot move.
     fixed: Vec<u64>,
+}
+
+/// An open B&B node (ordered by the heap's other fields only).
+struct Node(microlp::Solution);
+
+impl PartialEq for Node {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for Node {}
+impl PartialOrd for Node {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Node {
+    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
 }
 
 /// One B&B phase: maximise `W`, or minimise `R` at `W ≥ W*`.
@@ -216,9 +237,25 @@ impl<'p, 'c> Prepared<'p, 'c> {
         if total > 1 << 50 || self.weight.iter().any(|w| *w > 1 << 20) {
             return None;
         }
-        let movable: Vec<usize> = (0..self.classes.len())
-            .filter(|&c| self.classes[c].supply_opts.len() >= 2)
-            .collect();
+        let mut by_opts: BTreeMap<Vec<(&[u32], u32)>, usize> = BTreeMap::new();
+        let mut movable: Vec<Vec<usize>> = Vec::new();
+        for (c, class) in self.classes.iter().enumerate() {
+            if class.supply_opts.len() < 2 {
+                continue;
+            }
+            let key: Vec<(&[u32], u32)> = class
+                .supply_opts
+                .iter()
+                .map(|o| (o.s.as_slice(), o.r))
+                .collect();
+            match by_opts.get(&key) {
+                Some(&k) => movable[k].push(c),
+                None => {
+                    by_opts.insert(key, movable.len());
+                    movable.push(vec![c]);
+                }
+            }
+        }
         let mut fixed = vec![0u64; nq];
         for c in &self.classes {
             if c.supply_opts.len() < 2 {
@@ -236,30 +273,38 @@ impl<'p, 'c> Prepared<'p, 'c> {
         Some((self.choice_of(&ilp, &counts2), proven1 && proven2))
     }
 
-    /// Counts per movable class and option of a per-GPU choice.
+    /// Counts per movable group and option of a per-GPU choice.
     fn counts_of(&self, ilp: &ClassIlp, choice: &[usize]) -> Vec<Vec<u32>> {
         ilp.movable
             .iter()
-            .map(|&c| {
-                let class = &self.classes[c];
-                let mut n = vec![0u32; class.supply_opts.len()];
-                for &g in &class.gpus {
-                    n[choice[g]] += 1;
+            .map(|group| {
+                let mut n = vec![0u32; self.classes[group[0]].supply_opts.len()];
+                for &c in group {
+                    for &g in &self.classes[c].gpus {
+                        n[choice[g]] += 1;
+                    }
                 }
                 n
             })
             .collect()
     }
 
-    /// A per-GPU choice with the given counts: the k-th GPU of a class (input order) takes
-    /// the options in option order.
+    /// GPUs of a group: its classes in order, each class's GPUs in input order.
+    fn group_gpus<'a>(&'a self, group: &'a [usize]) -> impl Iterator<Item = usize> + 'a {
+        group
+            .iter()
+            .flat_map(move |&c| self.classes[c].gpus.iter().copied())
+    }
+
+    /// A per-GPU choice with the given counts: the k-th GPU of a group takes the options in
+    /// option order.
     fn choice_of(&self, ilp: &ClassIlp, counts: &[Vec<u32>]) -> Vec<usize> {
         let mut choice = vec![0usize; self.class_of.len()];
-        for (&c, n) in ilp.movable.iter().zip(counts) {
-            let mut gpus = self.classes[c].gpus.iter();
+        for (group, n) in ilp.movable.iter().zip(counts) {
+            let mut gpus = self.group_gpus(group);
             for (o, &k) in n.iter().enumerate() {
                 for g in gpus.by_ref().take(k as usize) {
-                    choice[g.to_owned()] = o;
+                    choice[g] = o;
                 }
             }
         }
@@ -270,8 +315,8 @@ impl<'p, 'c> Prepared<'p, 'c> {
     fn score(&self, ilp: &ClassIlp, counts: &[Vec<u32>]) -> (u64, u64) {
         let mut s = ilp.fixed.clone();
         let mut r = 0u64;
-        for (&c, n) in ilp.movable.iter().zip(counts) {
-            for (o, &k) in self.classes[c].supply_opts.iter().zip(n) {
+        for (group, n) in ilp.movable.iter().zip(counts) {
+            for (o, &k) in self.classes[group[0]].supply_opts.iter().zip(n) {
                 r += u64::from(o.r) * u64::from(k);
                 for (q, x) in o.s.iter().enumerate() {
                     s[q] += u64::from(*x) * u64::from(k);
@@ -303,9 +348,9 @@ impl<'p, 'c> Prepared<'p, 'c> {
         };
         let mut lp = Problem::new(dir);
         let mut vars = Vec::with_capacity(ilp.movable.len());
-        for &c in &ilp.movable {
-            let class = &self.classes[c];
-            let n = class.gpus.len() as f64;
+        for group in &ilp.movable {
+            let class = &self.classes[group[0]];
+            let n = self.group_gpus(group).count() as f64;
             let v: Vec<microlp::Variable> = class
                 .supply_opts
                 .iter()
@@ -331,8 +376,8 @@ impl<'p, 'c> Prepared<'p, 'c> {
             .collect();
         for q in 0..nq {
             let mut row = vec![(z[q], 1.0)];
-            for (&c, v) in ilp.movable.iter().zip(&vars) {
-                for (o, &x) in self.classes[c].supply_opts.iter().zip(v) {
+            for (group, v) in ilp.movable.iter().zip(&vars) {
+                for (o, &x) in self.classes[group[0]].supply_opts.iter().zip(v) {
                     if o.s[q] > 0 {
                         row.push((x, -f64::from(o.s[q])));
                     }
@@ -353,32 +398,39 @@ impl<'p, 'c> Prepared<'p, 'c> {
         };
         let mut best_counts = incumbent;
         let mut best = key(self.score(ilp, &best_counts))?;
+        // The node's bound, rounded to the integer it certifies ("higher is better").
+        let bound_of = |sol: &microlp::Solution| -> i128 {
+            let obj = sol.objective();
+            let tol = EPS * (1.0 + obj.abs());
+            match phase {
+                Phase::MaxW => (obj + tol).floor() as i128,
+                Phase::MinR(_) => -((obj - tol).ceil() as i128),
+            }
+        };
         let root = lp.solve().ok()?.into_solution().ok()?;
-        let mut stack = vec![root];
+        // Best-first: the open node with the highest bound next (ties: the newest), so the
+        // search stops as soon as no open node can beat the incumbent.
+        let mut open: std::collections::BinaryHeap<(i128, u64, Node)> =
+            std::collections::BinaryHeap::new();
+        let mut seq = 0u64;
+        open.push((bound_of(&root), seq, Node(root)));
         let mut nodes = 0u64;
         let mut finished = true;
-        while let Some(sol) = stack.pop() {
+        while let Some((bound, _, Node(sol))) = open.pop() {
+            if bound <= best {
+                break;
+            }
             nodes += 1;
             if nodes > NODE_LIMIT {
                 finished = false;
                 break;
             }
-            let obj = sol.objective();
-            let tol = EPS * (1.0 + obj.abs());
-            // The node's bound, rounded to the integer it certifies.
-            let bound = match phase {
-                Phase::MaxW => (obj + tol).floor(),
-                Phase::MinR(_) => -(obj - tol).ceil(),
-            };
-            if bound <= best as f64 {
-                continue;
-            }
             // Rounding heuristic: counts rounded down, the rest at the current layout, then
             // the local search.
             let mut frac: Option<(f64, microlp::Variable, f64)> = None;
             let mut down: Vec<Vec<u32>> = Vec::with_capacity(vars.len());
-            for (&c, v) in ilp.movable.iter().zip(&vars) {
-                let n = self.classes[c].gpus.len() as u32;
+            for (group, v) in ilp.movable.iter().zip(&vars) {
+                let n = self.group_gpus(group).count() as u32;
                 let mut k: Vec<u32> = v
                     .iter()
                     .map(|&x| {
@@ -410,7 +462,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 down.push(k);
             }
             let integral = frac.is_none();
-            let candidates = if integral {
+            let candidates = if integral || nodes % 16 != 1 {
                 vec![down]
             } else {
                 let polished = self.counts_of(ilp, &self.local_search(self.choice_of(ilp, &down)));
@@ -427,18 +479,21 @@ impl<'p, 'c> Prepared<'p, 'c> {
             let Some((_, x, val)) = frac else {
                 continue;
             };
-            if bound <= best as f64 {
+            if bound <= best {
                 continue;
             }
             let (lo, hi) = (val.floor(), val.ceil());
             let up = sol.clone().add_constraint([(x, 1.0)], ComparisonOp::Ge, hi);
             let dn = sol.add_constraint([(x, 1.0)], ComparisonOp::Le, lo);
-            // Explore the rounded-up branch first (pushed last).
             for child in [dn, up] {
                 if let Ok(outcome) = child
                     && let Ok(s) = outcome.into_solution()
                 {
-                    stack.push(s);
+                    seq += 1;
+                    let b = bound_of(&s);
+                    if b > best {
+                        open.push((b, seq, Node(s)));
+                    }
                 }
             }
         }
