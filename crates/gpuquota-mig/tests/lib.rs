@@ -2,6 +2,7 @@
 
 mod catalogue;
 mod common;
+mod fleet;
 mod inputs;
 mod props;
 mod reference;
