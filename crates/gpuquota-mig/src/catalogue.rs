@@ -124,7 +124,7 @@ impl Engines {
 }
 
 /// How a card's capacity is split when a MIG instance is charged as a fraction of its card
-/// (`mig.md` §5).
+/// (chargeback weights).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CardFraction {
@@ -212,7 +212,7 @@ impl Profile {
     pub fn sms(&self) -> Option<u32> {
         self.sms
     }
-    /// Whether any of this profile's data is unconfirmed (`mig.md` §6).
+    /// Whether any of this profile's data is unconfirmed.
     pub fn unconfirmed(&self) -> bool {
         self.unconfirmed
     }
@@ -319,7 +319,7 @@ impl GpuModel {
     pub fn profile_at(&self, index: ProfileIndex) -> Option<&Profile> {
         self.profiles.get(usize::from(index.0))
     }
-    /// Whether any of the model's data is unconfirmed (`mig.md` §6).
+    /// Whether any of the model's data is unconfirmed.
     pub fn unconfirmed(&self) -> bool {
         self.unconfirmed || self.profiles.iter().any(|p| p.unconfirmed)
     }

@@ -14,11 +14,11 @@ use crate::layout::{Instance, Layout, LayoutProblem, check};
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// A GPU with any busy instance keeps its whole layout (GPU operator MIG manager
-    /// semantics, `mig.md` Model A).
+    /// semantics: a busy GPU cannot be re-cut).
     #[default]
     KeepBusyGpus,
     /// Busy instances stay at their placement; free units may be re-cut (dynamic MIG,
-    /// `mig.md` Model B).
+    /// re-cut around busy instances).
     PinBusyInstances,
 }
 

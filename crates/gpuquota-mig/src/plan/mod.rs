@@ -1,18 +1,7 @@
-//! The layout planner of `mig.md` §4.1.
-//!
-//! Objective, lexicographic: maximise the weighted satisfied demand `W`, then minimise the
-//! number of reconfigured GPUs `R` (profile multiset changed, or MIG switched on), then minimise
-//! the fragmentation `F`.
-//!
-//! Method. GPUs with the same model, current layout and busy set form a class and share one
-//! option table. An option of a GPU is a candidate layout (the current one at cost 0, every
-//! other allowed layout at cost 1) together with the subset of its idle instances assigned to
-//! demand; options with the same assigned vector keep the cheapest `(R, F)`. A dynamic
-//! programme over GPUs on the assigned vector (mixed radix, capped at what demand and supply
-//! allow) then finds the exact lexicographic optimum. When the state space times the options
-//! exceeds the budget, a local-search greedy over per-class supply options runs instead, and a
-//! Lagrangian bound (the LP bound over per-GPU options, evaluated in exact integer arithmetic)
-//! certifies how far its `W` can be from the optimum.
+//! The layout planner: `prepare` groups GPUs into classes and builds their options, `exact`
+//! holds the per-GPU programme and the class branch and bound, `heuristic` the local search
+//! and LP-guided rounding, `bound` the certified Lagrangian bound. The crate docs describe the
+//! method, its complexity and the properties the tests check.
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -84,7 +73,7 @@ pub struct Plan {
     pub value: u64,
     /// GPUs whose profile counts change (or whose MIG mode is switched on) `R`.
     pub reconfigured: u32,
-    /// Fragmentation `F` of `mig.md` §4.1.
+    /// Fragmentation `F`: per GPU, free compute slices minus the largest profile still placeable.
     pub fragmentation: u32,
     /// Whether the plan is proven optimal for `(W, R, F)`.
     pub optimal: bool,

@@ -581,7 +581,7 @@ pub(crate) fn build_class<'c>(
     }
 }
 
-/// `F` of one GPU (`mig.md` §4.1): free compute slices minus the compute slices of the largest
+/// `F` of one GPU: free compute slices minus the compute slices of the largest
 /// profile that still has a legal placement in the units the held instances leave free.
 pub(crate) fn fragmentation(
     model: &GpuModel,
@@ -615,7 +615,7 @@ pub(crate) fn fragmentation(
         .saturating_sub(largest)
 }
 
-/// `F` of one GPU holding `held` (busy plus assigned instances), per `mig.md` §4.1.
+/// `F` of one GPU holding `held` (busy plus assigned instances).
 ///
 /// # Complexity
 /// O(n + placements).
