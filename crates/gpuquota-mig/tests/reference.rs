@@ -209,6 +209,9 @@ pub(crate) fn optimum(problem: &PlanInstance<'_>) -> (u64, u32, u32) {
     best.unwrap_or((0, 0, 0))
 }
 
+/// Model, current layout, busy instances, whole-GPU busy.
+type GpuKey = (u16, Option<Vec<Instance>>, Vec<Instance>, bool);
+
 /// The optimum `(W, R)` by a dynamic programme over GPUs on the supply vector capped at
 /// demand (min `R` per state), with candidate layouts from [`all_layouts`]: written without
 /// the planner's classes, options or LP.
@@ -217,10 +220,7 @@ pub(crate) fn optimum_wr(problem: &PlanInstance<'_>) -> (u64, u32) {
     let demand: Vec<u32> = problem.demand.iter().map(|d| d.count).collect();
     let mut states: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
     states.insert(vec![0; nq], 0);
-    let mut memo: BTreeMap<
-        (u16, Option<Vec<Instance>>, Vec<Instance>, bool),
-        BTreeMap<Vec<u32>, u32>,
-    > = BTreeMap::new();
+    let mut memo: BTreeMap<GpuKey, BTreeMap<Vec<u32>, u32>> = BTreeMap::new();
     for g in &problem.gpus {
         let m = g.model;
         let key = (

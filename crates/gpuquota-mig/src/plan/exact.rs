@@ -374,8 +374,8 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 lp.add_var(gain, (0.0, f64::from(self.demand[q])))
             })
             .collect();
-        for q in 0..nq {
-            let mut row = vec![(z[q], 1.0)];
+        for (q, &zq) in z.iter().enumerate() {
+            let mut row = vec![(zq, 1.0)];
             for (group, v) in ilp.movable.iter().zip(&vars) {
                 for (o, &x) in self.classes[group[0]].supply_opts.iter().zip(v) {
                     if o.s[q] > 0 {
