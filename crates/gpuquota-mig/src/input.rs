@@ -252,8 +252,8 @@ pub type Problem<'c> = PlanInstance<'c>;
 
 impl PlanRequest {
     /// Parses YAML (or JSON) and returns the request with the paths of unknown fields, which
-    /// the caller may warn about (see [`unknown_field_message`]). Other documents of the
-    /// input are read as [`read_documents`] does: mig-parted configs (bare or in a
+    /// the caller may warn about (see [`crate::unknown_field_message`]). Other documents of the
+    /// input are read as [`crate::read_documents`] does: mig-parted configs (bare or in a
     /// ConfigMap) are attached to the request, `Node` objects become [`NodeSpec`]s.
     ///
     /// # Errors
