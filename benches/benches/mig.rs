@@ -96,7 +96,12 @@ fn scenario(seed: u64, n: u32, occupied: u64, mode: Mode) -> PlanRequest {
 fn mixed(seed: u64, n: u32, occupied: u64, mode: Mode) -> PlanRequest {
     let c = Catalogue::builtin();
     let mut rng = SplitMix64::new(seed);
-    let models = ["A100-80GB", "H100-80GB", "H200-141GB", "RTX PRO 6000 Blackwell"];
+    let models = [
+        "A100-80GB",
+        "H100-80GB",
+        "H200-141GB",
+        "RTX PRO 6000 Blackwell",
+    ];
     let mut gpus = Vec::with_capacity(n as usize);
     let mut profiles: Vec<(String, u64)> = Vec::new();
     let mut slices = 0u64;
@@ -157,6 +162,14 @@ fn mixed(seed: u64, n: u32, occupied: u64, mode: Mode) -> PlanRequest {
     }
 }
 
+/// CPU time of this thread so far (Linux `/proc/thread-self/schedstat`, nanoseconds on a
+/// CPU): on a machine shared with other builds it shows what a plan costs without the time
+/// spent waiting for a core.
+fn cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
 fn b7(c: &mut Criterion) {
     let cat = Catalogue::builtin();
     let mut group = c.benchmark_group("mig");
@@ -192,6 +205,18 @@ fn b7(c: &mut Criterion) {
                 plan.fragmentation,
                 plan.optimal
             );
+            if let Some(start) = cpu_ns() {
+                let runs = 10u64;
+                for _ in 0..runs {
+                    black_box(gpuquota_mig::plan(&problem, &PlanOptions::default()).ok());
+                }
+                if let Some(end) = cpu_ns() {
+                    eprintln!(
+                        "mig/{label}: plan CPU time {:.2} ms (mean of {runs})",
+                        (end - start) as f64 / runs as f64 / 1e6
+                    );
+                }
+            }
         }
         group.bench_function(format!("greedy_pack_1000/{label}"), |b| {
             b.iter(|| black_box(prepared.greedy_value()))

@@ -141,8 +141,8 @@
 //!    `microlp` crate's simplex, re-solved from the parent's basis after each branching
 //!    bound) rounded to the integer they certify (tolerance 10⁻⁶ relative), an incumbent
 //!    from the local search, and a rounding heuristic (counts rounded down, then the local
-//!    search). Every incumbent is scored in exact integers. A phase that exceeds 2,000 nodes
-//!    stops unproven; the plan then falls back to step 3 with its best incumbent as a
+//!    search). Every incumbent is scored in exact integers. A phase that exceeds its node limit
+//!    (2,000, fewer for large LPs: 400,000 / columns, at least 50) stops unproven; the plan then falls back to step 3 with its best incumbent as a
 //!    candidate. Per node O(LP re-solve) over Σ_c |options_c| + Q columns and C + Q rows.
 //! 3. **Heuristic with a bound** (`--fast`, or an unproven step 2): the local search from
 //!    the current layouts and an LP-guided rounding, the better kept, with a Lagrangian bound

@@ -177,6 +177,10 @@ impl<'p, 'c> Prepared<'p, 'c> {
 /// falls back to the heuristic with a certified bound).
 const NODE_LIMIT: u64 = 2_000;
 
+/// Work limit per phase: nodes × LP columns (one LP re-solve per node costs about its
+/// columns), so large LPs get fewer nodes: 2,000 nodes up to 200 columns, 263 at 1,520.
+const NODE_WORK: u64 = 400_000;
+
 /// Absolute tolerance on LP values (they are integers in exact arithmetic).
 const EPS: f64 = 1e-6;
 
@@ -220,11 +224,13 @@ enum Phase {
 impl<'p, 'c> Prepared<'p, 'c> {
     /// The exact lexicographic optimum `(W, R)` over classes: per class, integer counts of
     /// GPUs per supply option. Returns the per-GPU choice and whether it is proven optimal
-    /// (`false` when a phase hit [`NODE_LIMIT`]; the choice is then the best found).
+    /// (`false` when a phase hit its node limit, [`NODE_LIMIT`] or [`NODE_WORK`] / columns;
+    /// the choice is then the best found).
     ///
     /// # Complexity
     /// Per B&B node one LP re-solve (dual simplex from the parent's basis) over
-    /// Σ_c |options_c| + Q variables and C + Q rows; at most [`NODE_LIMIT`] nodes per phase.
+    /// Σ_c |options_c| + Q variables and C + Q rows; at most min([`NODE_LIMIT`],
+    /// [`NODE_WORK`] / columns) nodes per phase (at least 50).
     pub(crate) fn class_exact(&self) -> Option<(Vec<usize>, bool)> {
         let nq = self.demand.len();
         // f64 carries weights and counts exactly below 2^50; beyond that the heuristic runs.
@@ -414,6 +420,8 @@ impl<'p, 'c> Prepared<'p, 'c> {
             std::collections::BinaryHeap::new();
         let mut seq = 0u64;
         open.push((bound_of(&root), seq, Node(root)));
+        let columns: u64 = vars.iter().map(|v| v.len() as u64).sum::<u64>() + nq as u64;
+        let limit = (NODE_WORK / columns.max(1)).clamp(50, NODE_LIMIT);
         let mut nodes = 0u64;
         let mut finished = true;
         while let Some((bound, _, Node(sol))) = open.pop() {
@@ -421,7 +429,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 break;
             }
             nodes += 1;
-            if nodes > NODE_LIMIT {
+            if nodes > limit {
                 finished = false;
                 break;
             }
