@@ -338,6 +338,76 @@ impl<'p, 'c> Prepared<'p, 'c> {
         (w, r)
     }
 
+    /// Residual rounding: the GPUs the rounded-down counts leave over (`residual[g]` per group,
+    /// counted at option 0 in `down`) take their options by an exact dynamic programme on
+    /// the supply capped at demand (max `W`, then min `R`). `None` when the programme would
+    /// exceed 200,000 state steps.
+    fn residual(
+        &self,
+        ilp: &ClassIlp,
+        down: &[Vec<u32>],
+        residual: &[u32],
+    ) -> Option<Vec<Vec<u32>>> {
+        let nq = self.demand.len();
+        let mut base = down.to_vec();
+        let mut gpus: Vec<usize> = Vec::new();
+        for (g, &r) in residual.iter().enumerate() {
+            base[g][0] -= r;
+            gpus.extend(std::iter::repeat_n(g, r as usize));
+        }
+        if gpus.is_empty() {
+            return None;
+        }
+        let mut s0 = ilp.fixed.clone();
+        for (group, n) in ilp.movable.iter().zip(&base) {
+            for (o, &k) in self.classes[group[0]].supply_opts.iter().zip(n) {
+                for (q, x) in o.s.iter().enumerate() {
+                    s0[q] += u64::from(*x) * u64::from(k);
+                }
+            }
+        }
+        let cap: Vec<u64> = self.demand.iter().map(|&d| u64::from(d)).collect();
+        let start: Vec<u64> = s0.iter().zip(&cap).map(|(s, d)| (*s).min(*d)).collect();
+        // layers[i]: state -> (R added, previous state, option of GPU i).
+        let mut layers: Vec<BTreeMap<Vec<u64>, (u64, Vec<u64>, usize)>> = Vec::new();
+        let mut frontier: BTreeMap<Vec<u64>, u64> = BTreeMap::new();
+        frontier.insert(start, 0);
+        let mut work = 0usize;
+        for &g in &gpus {
+            let opts = &self.classes[ilp.movable[g][0]].supply_opts;
+            let mut next: BTreeMap<Vec<u64>, (u64, Vec<u64>, usize)> = BTreeMap::new();
+            for (s, &r) in &frontier {
+                for (oi, o) in opts.iter().enumerate() {
+                    work += 1;
+                    if work > 200_000 {
+                        return None;
+                    }
+                    let t: Vec<u64> = (0..nq)
+                        .map(|q| (s[q] + u64::from(o.s[q])).min(cap[q]))
+                        .collect();
+                    let cost = r + u64::from(o.r);
+                    let better = next.get(&t).is_none_or(|(c, _, _)| cost < *c);
+                    if better {
+                        next.insert(t, (cost, s.clone(), oi));
+                    }
+                }
+            }
+            frontier = next.iter().map(|(k, v)| (k.clone(), v.0)).collect();
+            layers.push(next);
+        }
+        let w_of = |s: &[u64]| -> u64 { s.iter().zip(&self.weight).map(|(x, w)| x * w).sum() };
+        let (mut state, _) = frontier
+            .iter()
+            .map(|(s, r)| (s.clone(), (w_of(s), std::cmp::Reverse(*r))))
+            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))?;
+        for (i, &g) in gpus.iter().enumerate().rev() {
+            let (_, prev, oi) = layers[i].get(&state)?.clone();
+            base[g][oi] += 1;
+            state = prev;
+        }
+        Some(base)
+    }
+
     /// Depth-first branch and bound of one phase from an incumbent; returns the best `W`, the
     /// best counts and whether the search finished (the optimum is proven).
     fn branch(
@@ -437,6 +507,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
             // the local search.
             let mut frac: Option<(f64, microlp::Variable, f64)> = None;
             let mut down: Vec<Vec<u32>> = Vec::with_capacity(vars.len());
+            let mut residual: Vec<u32> = Vec::with_capacity(vars.len());
             for (group, v) in ilp.movable.iter().zip(&vars) {
                 let n = self.group_gpus(group).count() as u32;
                 let mut k: Vec<u32> = v
@@ -464,7 +535,9 @@ impl<'p, 'c> Prepared<'p, 'c> {
                         *x -= cut;
                         over -= cut;
                     }
+                    residual.push(0);
                 } else {
+                    residual.push(n - used);
                     k[0] += n - used;
                 }
                 down.push(k);
@@ -474,7 +547,11 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 vec![down]
             } else {
                 let polished = self.counts_of(ilp, &self.local_search(self.choice_of(ilp, &down)));
-                vec![down, polished]
+                let mut v = vec![down.clone(), polished];
+                if let Some(r) = self.residual(ilp, &down, &residual) {
+                    v.push(r);
+                }
+                v
             };
             for cand in candidates {
                 if let Some(k) = key(self.score(ilp, &cand))
