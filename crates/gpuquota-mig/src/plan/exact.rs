@@ -194,6 +194,9 @@ struct ClassIlp {
     fixed: Vec<u64>,
 }
 
+/// A step of the residual programme: `R` added so far, the previous state, the option taken.
+type Step = (u64, Vec<u64>, usize);
+
 /// An open B&B node (ordered by the heap's other fields only).
 struct Node(microlp::Solution);
 
@@ -369,13 +372,13 @@ impl<'p, 'c> Prepared<'p, 'c> {
         let cap: Vec<u64> = self.demand.iter().map(|&d| u64::from(d)).collect();
         let start: Vec<u64> = s0.iter().zip(&cap).map(|(s, d)| (*s).min(*d)).collect();
         // layers[i]: state -> (R added, previous state, option of GPU i).
-        let mut layers: Vec<BTreeMap<Vec<u64>, (u64, Vec<u64>, usize)>> = Vec::new();
+        let mut layers: Vec<BTreeMap<Vec<u64>, Step>> = Vec::new();
         let mut frontier: BTreeMap<Vec<u64>, u64> = BTreeMap::new();
         frontier.insert(start, 0);
         let mut work = 0usize;
         for &g in &gpus {
             let opts = &self.classes[ilp.movable[g][0]].supply_opts;
-            let mut next: BTreeMap<Vec<u64>, (u64, Vec<u64>, usize)> = BTreeMap::new();
+            let mut next: BTreeMap<Vec<u64>, Step> = BTreeMap::new();
             for (s, &r) in &frontier {
                 for (oi, o) in opts.iter().enumerate() {
                     work += 1;
