@@ -1,4 +1,8 @@
-//! The exact solvers.
+//! The exact solvers: the per-GPU dynamic programme (exact in `(W, R, F)` within the budget)
+//! and the class branch and bound (exact in `(W, R)`). `branch` is longer than the usual
+//! limit (~170 lines) because it builds the phase's LP and runs the search loop with its
+//! rounding heuristics in one place: splitting the loop from the LP it branches on would pass
+//! the LP's variable handles around for no gain in clarity.
 
 use std::collections::BTreeMap;
 
