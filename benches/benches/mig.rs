@@ -1,5 +1,7 @@
-//! B7 (performance.md): MIG layout packing on 1,000 GPUs (A100-80GB and H100-80GB), mixed
-//! demand reaching ~95 % of memory slices; empty GPUs and 30 % pre-occupied.
+//! B7: MIG layout planning on 1,000 GPUs: A100-80GB and H100-80GB with demand reaching ~95 %
+//! of memory slices, and mixed A100/H100/H200/RTX PRO 6000 fleets at ~90 % of compute slices;
+//! empty GPUs and 30 % pre-occupied, both modes. `plan_1000` is the exact planner (proven
+//! `(W, R)`), `plan_fast_1000` the `--fast` heuristic.
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -84,19 +86,107 @@ fn scenario(seed: u64, n: u32, occupied: u64, mode: Mode) -> PlanRequest {
         weights: WeightPolicy::MemorySlices,
         gpus,
         demand,
+        ..Default::default()
     }
+}
+
+/// `n` GPUs of A100-80GB, H100-80GB, H200-141GB and RTX PRO 6000 in equal shares, `occupied`
+/// of every 10 with a random current layout (half its instances busy); demand for every base
+/// profile of the four models (no media variants), ~90 % of the compute slices.
+fn mixed(seed: u64, n: u32, occupied: u64, mode: Mode) -> PlanRequest {
+    let c = Catalogue::builtin();
+    let mut rng = SplitMix64::new(seed);
+    let models = [
+        "A100-80GB",
+        "H100-80GB",
+        "H200-141GB",
+        "RTX PRO 6000 Blackwell",
+    ];
+    let mut gpus = Vec::with_capacity(n as usize);
+    let mut profiles: Vec<(String, u64)> = Vec::new();
+    let mut slices = 0u64;
+    for i in 0..n {
+        let name = models[rng.below(4) as usize];
+        let Ok(m) = c.resolve(name) else { continue };
+        slices += u64::from(m.compute_slices());
+        for p in m.profiles() {
+            let base = !p.name().contains('+') && !p.name().contains("-me");
+            if base && !profiles.iter().any(|(x, _)| x == p.name()) {
+                profiles.push((p.name().to_owned(), u64::from(p.compute_slices())));
+            }
+        }
+        let instances = if rng.below(10) < occupied {
+            let l = &m.layouts()[rng.below(m.layouts().len() as u64) as usize];
+            l.instances()
+                .iter()
+                .map(|x| InstanceSpec {
+                    profile: m.profiles()[usize::from(x.profile.0)].name().to_owned(),
+                    start: x.start,
+                    busy: rng.below(2) == 0,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        gpus.push(GpuSpec {
+            node: format!("node-{:03}", i / 8),
+            index: i % 8,
+            model: m.name().to_owned(),
+            instances: Some(instances),
+            busy: false,
+        });
+    }
+    let mut counts = vec![0u32; profiles.len()];
+    let mut used = 0u64;
+    while used < slices * 9 / 10 {
+        let k = rng.below(profiles.len() as u64) as usize;
+        counts[k] += 1;
+        used += profiles[k].1;
+    }
+    let demand = profiles
+        .iter()
+        .zip(counts)
+        .map(|((p, _), count)| DemandSpec {
+            resource: None,
+            profile: Some(p.clone()),
+            count,
+            weight: None,
+        })
+        .collect();
+    PlanRequest {
+        mode,
+        weights: WeightPolicy::ComputeSlices,
+        gpus,
+        demand,
+        ..Default::default()
+    }
+}
+
+/// CPU time of this thread so far (Linux `/proc/thread-self/schedstat`, nanoseconds on a
+/// CPU): on a machine shared with other builds it shows what a plan costs without the time
+/// spent waiting for a core.
+fn cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
 }
 
 fn b7(c: &mut Criterion) {
     let cat = Catalogue::builtin();
     let mut group = c.benchmark_group("mig");
     group.sample_size(20);
-    for (label, occupied, mode) in [
-        ("empty", 0, Mode::KeepBusyGpus),
-        ("occupied30", 3, Mode::KeepBusyGpus),
-        ("occupied30-pin", 3, Mode::PinBusyInstances),
+    for (label, occupied, mode, mixed_fleet) in [
+        ("empty", 0, Mode::KeepBusyGpus, false),
+        ("occupied30", 3, Mode::KeepBusyGpus, false),
+        ("occupied30-pin", 3, Mode::PinBusyInstances, false),
+        ("mixed-empty", 0, Mode::KeepBusyGpus, true),
+        ("mixed-occupied30", 3, Mode::KeepBusyGpus, true),
+        ("mixed-occupied30-pin", 3, Mode::PinBusyInstances, true),
     ] {
-        let req = scenario(7, fleet(), occupied, mode);
+        let req = if mixed_fleet {
+            mixed(7, fleet(), occupied, mode)
+        } else {
+            scenario(7, fleet(), occupied, mode)
+        };
         let Ok(problem) = req.resolve(cat) else {
             eprintln!("mig bench: scenario {label} did not validate");
             continue;
@@ -115,6 +205,18 @@ fn b7(c: &mut Criterion) {
                 plan.fragmentation,
                 plan.optimal
             );
+            if let Some(start) = cpu_ns() {
+                let runs = 10u64;
+                for _ in 0..runs {
+                    black_box(gpuquota_mig::plan(&problem, &PlanOptions::default()).ok());
+                }
+                if let Some(end) = cpu_ns() {
+                    eprintln!(
+                        "mig/{label}: plan CPU time {:.2} ms (mean of {runs})",
+                        (end - start) as f64 / runs as f64 / 1e6
+                    );
+                }
+            }
         }
         group.bench_function(format!("greedy_pack_1000/{label}"), |b| {
             b.iter(|| black_box(prepared.greedy_value()))
@@ -124,6 +226,14 @@ fn b7(c: &mut Criterion) {
         });
         group.bench_function(format!("prepare_1000/{label}"), |b| {
             b.iter(|| black_box(Prepared::new(black_box(&problem)).map(|p| p.greedy().value)))
+        });
+        group.bench_function(format!("plan_fast_1000/{label}"), |b| {
+            b.iter(|| {
+                black_box(gpuquota_mig::plan(
+                    black_box(&problem),
+                    &PlanOptions::default().with_fast(true),
+                ))
+            })
         });
         group.bench_function(format!("plan_1000/{label}"), |b| {
             b.iter(|| {

@@ -7,10 +7,11 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use gpuquota_mig::{
-    Catalogue, GpuSpec, InputError, InstanceSpec, Plan, PlanOptions, PlanRequest, Problem,
+    Catalogue, GpuSpec, InputError, InstanceSpec, Plan, PlanInstance, PlanOptions, PlanRequest,
 };
 
-use crate::common::{CliError, OutputFormat, read_file, to_json};
+use crate::common::{CliError, OutputFormat, print_diagnostics, read_file, to_json};
+use gpuquota_model::diag::{Diagnostic, codes};
 
 /// MIG subcommands.
 #[derive(Debug, Subcommand)]
@@ -23,13 +24,17 @@ pub(crate) enum MigCommand {
         /// Output format.
         #[arg(long, value_enum, default_value = "json")]
         output: OutputFormat,
-        /// Work budget of the exact solver; beyond it a greedy with a certified bound runs.
+        /// Work budget of the exact per-GPU programme; beyond it the exact class solver runs.
         #[arg(long, default_value_t = gpuquota_mig::DEFAULT_BUDGET)]
         budget: u64,
+        /// Skip the exact solvers: the greedy local search with a certified bound only.
+        #[arg(long)]
+        fast: bool,
     },
-    /// Check the layouts in a planning input; exit 1 listing every problem.
+    /// Check the layouts in a planning input and every named config of the mig-parted configs
+    /// in it (bare or in a ConfigMap); exit 1 listing every problem.
     Validate {
-        /// Planning input (YAML or JSON).
+        /// Planning input and/or mig-parted config (YAML or JSON, one or more documents).
         file: PathBuf,
     },
     /// Print the MIG catalogue, or the profiles of one model.
@@ -47,9 +52,12 @@ pub(crate) enum MigCommand {
         /// Print explicit placements instead of the mig-parted config.
         #[arg(long)]
         placements: bool,
-        /// Work budget of the exact solver.
+        /// Work budget of the exact per-GPU programme.
         #[arg(long, default_value_t = gpuquota_mig::DEFAULT_BUDGET)]
         budget: u64,
+        /// Skip the exact solvers (as `mig plan --fast`).
+        #[arg(long)]
+        fast: bool,
     },
 }
 
@@ -59,13 +67,15 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
             file,
             output,
             budget,
+            fast,
         } => {
             let (req, problem) = match load(&file)? {
                 Ok(x) => x,
                 Err(code) => return Ok(code),
             };
             let _ = req;
-            let plan = gpuquota_mig::plan(&problem, &PlanOptions::default().with_budget(budget))?;
+            let options = PlanOptions::default().with_budget(budget).with_fast(fast);
+            let plan = gpuquota_mig::plan(&problem, &options)?;
             match output {
                 OutputFormat::Json => print!("{}", to_json(&plan)?),
                 OutputFormat::Yaml => print!("{}", plan.to_yaml().map_err(CliError)?),
@@ -76,34 +86,20 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        MigCommand::Validate { file } => {
-            let (_, problem) = match load(&file)? {
-                Ok(x) => x,
-                Err(code) => return Ok(code),
-            };
-            let instances: usize = problem
-                .gpus
-                .iter()
-                .map(|g| g.current.as_ref().map_or(0, |l| l.instances().len()))
-                .sum();
-            println!(
-                "ok: {} GPUs, {instances} instances, {} demanded resources",
-                problem.gpus.len(),
-                problem.demand.len()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+        MigCommand::Validate { file } => validate(&file),
         MigCommand::Profiles { model, output } => profiles(model.as_deref(), output),
         MigCommand::Export {
             file,
             placements,
             budget,
+            fast,
         } => {
             let (_, problem) = match load(&file)? {
                 Ok(x) => x,
                 Err(code) => return Ok(code),
             };
-            let plan = gpuquota_mig::plan(&problem, &PlanOptions::default().with_budget(budget))?;
+            let options = PlanOptions::default().with_budget(budget).with_fast(fast);
+            let plan = gpuquota_mig::plan(&problem, &options)?;
             if placements {
                 print!(
                     "{}",
@@ -117,7 +113,7 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
     }
 }
 
-type Loaded = (PlanRequest, Problem<'static>);
+type Loaded = (PlanRequest, PlanInstance<'static>);
 
 /// Reads and validates FILE; on problems prints every one to stderr and yields exit code 1.
 fn load(file: &std::path::Path) -> Result<Result<Loaded, ExitCode>, CliError> {
@@ -129,11 +125,8 @@ fn load(file: &std::path::Path) -> Result<Result<Loaded, ExitCode>, CliError> {
             return Ok(Err(ExitCode::from(1)));
         }
     };
-    for path in unknown {
-        eprintln!(
-            "warning: {}: unknown field `{path}` ignored",
-            file.display()
-        );
+    if warn(file, &unknown) {
+        return Ok(Err(ExitCode::from(1)));
     }
     match req.resolve(Catalogue::builtin()) {
         Ok(problem) => Ok(Ok((req, problem))),
@@ -142,6 +135,99 @@ fn load(file: &std::path::Path) -> Result<Result<Loaded, ExitCode>, CliError> {
             Ok(Err(ExitCode::from(1)))
         }
     }
+}
+
+/// Prints unknown fields (with "did you mean") and skipped documents as warnings (errors
+/// under `--strict`); true when the command must fail.
+fn warn(file: &std::path::Path, unknown: &[String]) -> bool {
+    let name = file.display().to_string();
+    let diags: Vec<Diagnostic> = unknown
+        .iter()
+        .map(|u| {
+            let (code, message) = if u.ends_with("; skipped") {
+                (codes::UNKNOWN_KIND, u.clone())
+            } else {
+                (codes::UNKNOWN_FIELD, gpuquota_mig::unknown_field_message(u))
+            };
+            Diagnostic::warning(code, message)
+                .source(name.clone())
+                .engine("mig")
+        })
+        .collect();
+    print_diagnostics(&diags)
+}
+
+/// `mig validate`: the planning input's layouts and demand, and every named mig-parted config.
+fn validate(file: &std::path::Path) -> Result<ExitCode, CliError> {
+    let text = read_file(file)?;
+    let docs = match gpuquota_mig::read_documents(&text) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("{}: {e}", file.display());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let mut unknown = docs.unknown_fields.clone();
+    unknown.extend(docs.skipped.iter().cloned());
+    let mut failed = warn(file, &unknown);
+    let mut lines = Vec::new();
+    if !docs.configs.is_empty() {
+        let (mut names, mut entries) = (0usize, 0usize);
+        let mut diags = Vec::new();
+        for cfg in &docs.configs {
+            names += cfg.mig_configs.len();
+            entries += cfg.mig_configs.values().map(Vec::len).sum::<usize>();
+            for p in gpuquota_mig::validate_config(Catalogue::builtin(), cfg) {
+                let d = if p.warning {
+                    Diagnostic::warning(codes::UNKNOWN_FIELD, p.reason.clone())
+                } else {
+                    Diagnostic::error(codes::INVALID, p.reason.clone())
+                };
+                let field = if p.config.is_empty() {
+                    "version".to_owned()
+                } else {
+                    format!("mig-configs.{}[{}]", p.config, p.entry)
+                };
+                diags.push(
+                    d.source(file.display().to_string())
+                        .field(field)
+                        .engine("mig"),
+                );
+            }
+        }
+        failed |= print_diagnostics(&diags);
+        lines.push(format!(
+            "ok: {names} mig-parted configs, {entries} entries checked against the catalogue"
+        ));
+    }
+    if let Some(mut req) = docs.request {
+        req.mig_parted = docs.configs;
+        match req.resolve(Catalogue::builtin()) {
+            Ok(problem) => {
+                let instances: usize = problem
+                    .gpus
+                    .iter()
+                    .map(|g| g.current.as_ref().map_or(0, |l| l.instances().len()))
+                    .sum();
+                lines.push(format!(
+                    "ok: {} GPUs, {instances} instances, {} demanded resources",
+                    problem.gpus.len(),
+                    problem.demand.len()
+                ));
+            }
+            Err(errors) => {
+                report(file, &errors);
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        return Ok(ExitCode::from(1));
+    }
+    for l in lines {
+        println!("{l}");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn report(file: &std::path::Path, errors: &[InputError]) {
@@ -269,7 +355,7 @@ fn model_json(m: &gpuquota_mig::GpuModel) -> ModelJson<'_> {
 }
 
 /// A plan as an 80-column table.
-fn table(problem: &Problem<'_>, plan: &Plan) -> String {
+fn table(problem: &PlanInstance<'_>, plan: &Plan) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

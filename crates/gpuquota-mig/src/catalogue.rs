@@ -124,7 +124,7 @@ impl Engines {
 }
 
 /// How a card's capacity is split when a MIG instance is charged as a fraction of its card
-/// (`mig.md` §5).
+/// (chargeback weights).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CardFraction {
@@ -155,6 +155,7 @@ pub struct Profile {
     model_memory_slices: u8,
     unconfirmed: bool,
     unconfirmed_fields: Vec<String>,
+    legacy_names: Vec<String>,
 }
 
 impl Profile {
@@ -211,13 +212,20 @@ impl Profile {
     pub fn sms(&self) -> Option<u32> {
         self.sms
     }
-    /// Whether any of this profile's data is unconfirmed (`mig.md` §6).
+    /// Whether any of this profile's data is unconfirmed.
     pub fn unconfirmed(&self) -> bool {
         self.unconfirmed
     }
     /// Which fields are unconfirmed, as the catalogue words them.
     pub fn unconfirmed_fields(&self) -> &[String] {
         &self.unconfirmed_fields
+    }
+
+    /// Names earlier boards or drivers gave this profile (GB200's `3g.95gb` for `3g.93gb`,
+    /// mig-parted issue #227); [`GpuModel::profile`] accepts them, and NVIDIA's default
+    /// mig-parted config still uses them.
+    pub fn legacy_names(&self) -> &[String] {
+        &self.legacy_names
     }
     /// The instance's share of its card as an exact fraction `(numerator, denominator)`.
     pub fn card_fraction(&self, policy: CardFraction) -> (u32, u32) {
@@ -311,7 +319,7 @@ impl GpuModel {
     pub fn profile_at(&self, index: ProfileIndex) -> Option<&Profile> {
         self.profiles.get(usize::from(index.0))
     }
-    /// Whether any of the model's data is unconfirmed (`mig.md` §6).
+    /// Whether any of the model's data is unconfirmed.
     pub fn unconfirmed(&self) -> bool {
         self.unconfirmed || self.profiles.iter().any(|p| p.unconfirmed)
     }
@@ -338,6 +346,12 @@ impl GpuModel {
             .profiles
             .iter()
             .find(|x| x.name == p || x.resource == p)
+            .or_else(|| {
+                let bare = p.strip_prefix("nvidia.com/mig-").unwrap_or(p);
+                self.profiles
+                    .iter()
+                    .find(|x| x.legacy_names.iter().any(|l| l == bare))
+            })
             .or_else(|| {
                 p.parse::<u32>()
                     .ok()
@@ -554,6 +568,8 @@ struct RawProfile {
     unconfirmed: bool,
     #[serde(default)]
     unconfirmed_fields: Vec<String>,
+    #[serde(default)]
+    legacy_names: Vec<String>,
 }
 
 fn build_model(index: ModelIndex, g: RawGpu) -> Result<GpuModel, CatalogueError> {
@@ -622,6 +638,7 @@ fn build_model(index: ModelIndex, g: RawGpu) -> Result<GpuModel, CatalogueError>
             model_memory_slices: g.memory_slices,
             unconfirmed: p.unconfirmed,
             unconfirmed_fields: p.unconfirmed_fields,
+            legacy_names: p.legacy_names,
         });
     }
     let mut aliases = vec![label_key(&g.model), label_key(short(&g.model))];

@@ -12,11 +12,17 @@ use crate::catalogue::Catalogue;
 use crate::input::{DemandSpec, GpuSpec, InstanceSpec, Mode, PlanRequest, WeightPolicy};
 use crate::plan::{PlanOptions, plan};
 
-/// Parsing and planning never panic; a plan passes [`crate::verify`].
+/// Parsing and planning never panic; a plan passes [`crate::verify()`].
 pub fn check_plan_input(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
+    // mig-parted configs and node labels: validation and expansion never panic.
+    if let Ok(docs) = crate::documents::read_documents(text) {
+        for cfg in &docs.configs {
+            let _ = crate::parted::validate_config(Catalogue::builtin(), cfg);
+        }
+    }
     let Ok((req, _)) = PlanRequest::from_yaml(text) else {
         return;
     };
@@ -96,6 +102,7 @@ fn structured(u: &mut Unstructured<'_>) -> arbitrary::Result<PlanRequest> {
         ])?,
         gpus,
         demand,
+        ..PlanRequest::default()
     })
 }
 
@@ -107,9 +114,16 @@ fn run(req: &PlanRequest) {
     if problem.gpus.len() > 4 || problem.demand.iter().any(|d| d.count > 64) {
         return;
     }
-    if let Ok(p) = plan(&problem, &PlanOptions::default().with_budget(2_000_000))
-        && let Err(e) = crate::plan::verify(&problem, &p)
-    {
-        panic!("invalid plan: {e}\n{p:?}");
+    // The per-GPU programme, then the class branch and bound (budget 0) and the fast path.
+    for options in [
+        PlanOptions::default().with_budget(2_000_000),
+        PlanOptions::default().with_budget(0),
+        PlanOptions::default().with_fast(true),
+    ] {
+        if let Ok(p) = plan(&problem, &options)
+            && let Err(e) = crate::verify::verify(&problem, &p)
+        {
+            panic!("invalid plan: {e:?}\n{p:?}");
+        }
     }
 }

@@ -4,6 +4,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use crate::catalogue::{Catalogue, GpuModel, ProfileIndex};
+use crate::documents::read_documents;
 use crate::layout::{Instance, Layout, LayoutProblem, check};
 
 /// Which instances the planner must leave alone.
@@ -13,11 +14,11 @@ use crate::layout::{Instance, Layout, LayoutProblem, check};
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// A GPU with any busy instance keeps its whole layout (GPU operator MIG manager
-    /// semantics, `mig.md` Model A).
+    /// semantics: a busy GPU cannot be re-cut).
     #[default]
     KeepBusyGpus,
     /// Busy instances stay at their placement; free units may be re-cut (dynamic MIG,
-    /// `mig.md` Model B).
+    /// re-cut around busy instances).
     PinBusyInstances,
 }
 
@@ -53,6 +54,27 @@ pub struct PlanRequest {
     /// Demand per resource name.
     #[serde(default)]
     pub demand: Vec<DemandSpec>,
+    /// Nodes given by their labels: each GPU's current layout comes from the node's
+    /// `nvidia.com/mig.config` label and the mig-parted config of the input.
+    #[serde(default)]
+    pub nodes: Vec<NodeSpec>,
+    /// The mig-parted configs that came with the input (other documents of the file).
+    #[serde(skip)]
+    pub mig_parted: Vec<crate::parted::MigPartedConfig>,
+}
+
+/// A node given by its labels, as GPU Feature Discovery and the GPU operator's MIG manager
+/// write them: `nvidia.com/gpu.product` (the model), `nvidia.com/gpu.count` (GPUs, as the
+/// `mixed` and `none` strategies count them) and `nvidia.com/mig.config` (the named
+/// mig-parted config applied; absent = `all-disabled`, the ClusterPolicy default).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct NodeSpec {
+    /// Node name.
+    pub name: String,
+    /// Node labels (strings, as Kubernetes stores them).
+    #[serde(default)]
+    pub labels: IndexMap<String, String>,
 }
 
 /// One GPU of the input.
@@ -160,6 +182,14 @@ pub enum InputError {
         /// GPU index.
         index: u32,
     },
+    /// A node given by labels cannot be expanded into GPUs.
+    #[error("node {node}: {reason}")]
+    Node {
+        /// Node name.
+        node: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A demand line is malformed.
     #[error("demand[{line}]: {reason}")]
     Demand {
@@ -205,9 +235,9 @@ pub struct ResolvedDemand {
     pub weight: u64,
 }
 
-/// A validated planning problem.
+/// A validated planning instance: what [`crate::plan()`] solves.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem<'c> {
+pub struct PlanInstance<'c> {
     /// Which instances stay.
     pub mode: Mode,
     /// GPUs in input order.
@@ -216,27 +246,29 @@ pub struct Problem<'c> {
     pub demand: Vec<ResolvedDemand>,
 }
 
+/// The former name of [`PlanInstance`].
+#[deprecated(note = "renamed to `PlanInstance`")]
+pub type Problem<'c> = PlanInstance<'c>;
+
 impl PlanRequest {
     /// Parses YAML (or JSON) and returns the request with the paths of unknown fields, which
-    /// the caller may warn about.
+    /// the caller may warn about (see [`crate::unknown_field_message`]). Other documents of the
+    /// input are read as [`crate::read_documents`] does: mig-parted configs (bare or in a
+    /// ConfigMap) are attached to the request, `Node` objects become [`NodeSpec`]s.
     ///
     /// # Errors
-    /// [`InputError::Parse`] with the parser's message.
+    /// [`InputError::Parse`] with the parser's message and the field path.
     pub fn from_yaml(text: &str) -> Result<(PlanRequest, Vec<String>), InputError> {
-        let blank = text
-            .lines()
-            .map(str::trim)
-            .all(|l| l.is_empty() || l.starts_with('#') || l == "---" || l == "...");
-        if blank {
+        let docs = read_documents(text)?;
+        let Some(mut req) = docs.request else {
             return Err(InputError::Parse(
-                "empty input: expected a mapping with `gpus` and `demand`".into(),
+                "no planning input: expected a mapping with `gpus` (or `nodes`) and `demand`"
+                    .into(),
             ));
-        }
-        let mut unknown = Vec::new();
-        let req = serde_saphyr::with_deserializer_from_str(text, |de| {
-            serde_ignored::deserialize(de, |path| unknown.push(path.to_string()))
-        })
-        .map_err(|e| InputError::Parse(e.to_string()))?;
+        };
+        req.mig_parted = docs.configs;
+        let mut unknown = docs.unknown_fields;
+        unknown.extend(docs.skipped);
         Ok((req, unknown))
     }
 
@@ -247,12 +279,15 @@ impl PlanRequest {
     ///
     /// # Complexity
     /// O(G · n² + D) for G GPUs of at most n instances and D demand lines.
-    pub fn resolve<'c>(&self, catalogue: &'c Catalogue) -> Result<Problem<'c>, Vec<InputError>> {
+    pub fn resolve<'c>(
+        &self,
+        catalogue: &'c Catalogue,
+    ) -> Result<PlanInstance<'c>, Vec<InputError>> {
         let mut errors = Vec::new();
         let mut gpus = Vec::with_capacity(self.gpus.len());
         let mut seen = std::collections::BTreeSet::new();
         for g in &self.gpus {
-            if !seen.insert((g.node.as_str(), g.index)) {
+            if !seen.insert((g.node.clone(), g.index)) {
                 errors.push(InputError::DuplicateGpu {
                     node: g.node.clone(),
                     index: g.index,
@@ -261,6 +296,27 @@ impl PlanRequest {
             match resolve_gpu(catalogue, g) {
                 Ok(r) => gpus.push(r),
                 Err(mut e) => errors.append(&mut e),
+            }
+        }
+        for node in &self.nodes {
+            match self.node_gpus(catalogue, node) {
+                Ok(specs) => {
+                    for g in &specs {
+                        if !seen.insert((g.node.clone(), g.index)) {
+                            errors.push(InputError::DuplicateGpu {
+                                node: g.node.clone(),
+                                index: g.index,
+                            });
+                        }
+                    }
+                    for g in specs {
+                        match resolve_gpu(catalogue, &g) {
+                            Ok(r) => gpus.push(r),
+                            Err(mut e) => errors.append(&mut e),
+                        }
+                    }
+                }
+                Err(e) => errors.push(e),
             }
         }
         let mut demand: IndexMap<String, ResolvedDemand> = IndexMap::new();
@@ -337,7 +393,7 @@ impl PlanRequest {
             }
         }
         if errors.is_empty() {
-            Ok(Problem {
+            Ok(PlanInstance {
                 mode: self.mode,
                 gpus,
                 demand: demand.into_values().collect(),
@@ -345,6 +401,86 @@ impl PlanRequest {
         } else {
             Err(errors)
         }
+    }
+}
+
+impl PlanRequest {
+    /// The GPUs a labelled node has, with the layouts its `nvidia.com/mig.config` gives.
+    fn node_gpus(
+        &self,
+        catalogue: &Catalogue,
+        node: &NodeSpec,
+    ) -> Result<Vec<GpuSpec>, InputError> {
+        let err = |reason: String| InputError::Node {
+            node: node.name.clone(),
+            reason,
+        };
+        let product = node
+            .labels
+            .get("nvidia.com/gpu.product")
+            .ok_or_else(|| err("label nvidia.com/gpu.product missing".into()))?;
+        let count: u32 = node
+            .labels
+            .get("nvidia.com/gpu.count")
+            .ok_or_else(|| err("label nvidia.com/gpu.count missing".into()))?
+            .trim()
+            .parse()
+            .map_err(|_| err("label nvidia.com/gpu.count is not a count".into()))?;
+        if count > 64 {
+            return Err(err(format!(
+                "nvidia.com/gpu.count {count}: at most 64 GPUs per node"
+            )));
+        }
+        let model = catalogue
+            .resolve(product)
+            .map_err(|_| err(format!("unknown GPU model {product:?}")))?;
+        let config = node.labels.get("nvidia.com/mig.config").map(|s| s.trim());
+        let mut out = Vec::with_capacity(count as usize);
+        for index in 0..count {
+            let setting = match config {
+                None | Some("all-disabled") if self.mig_parted.is_empty() => {
+                    crate::parted::GpuSetting::Disabled
+                }
+                None => crate::parted::GpuSetting::Disabled,
+                Some(name) => {
+                    let Some(cfg) = self
+                        .mig_parted
+                        .iter()
+                        .rev()
+                        .find(|c| c.mig_configs.contains_key(name))
+                    else {
+                        return Err(err(format!(
+                            "nvidia.com/mig.config {name:?}: no mig-parted config of the input defines it"
+                        )));
+                    };
+                    crate::parted::setting(cfg, name, model, index)
+                        .map_err(|e| err(format!("GPU {index}: {e}")))?
+                }
+            };
+            let instances = match setting {
+                crate::parted::GpuSetting::Layout(l) => Some(
+                    l.instances()
+                        .iter()
+                        .map(|i| InstanceSpec {
+                            profile: model
+                                .profile_at(i.profile)
+                                .map_or_else(String::new, |p| p.name().to_owned()),
+                            start: i.start,
+                            busy: false,
+                        })
+                        .collect(),
+                ),
+                _ => None,
+            };
+            out.push(GpuSpec {
+                node: node.name.clone(),
+                index,
+                model: model.name().to_owned(),
+                instances,
+                busy: false,
+            });
+        }
+        Ok(out)
     }
 }
 

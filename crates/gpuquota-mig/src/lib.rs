@@ -46,54 +46,135 @@
 //!   allowed starts, no overlapping units, one OFA holder (`+me`) per GPU, RTX `+me.all` only
 //!   beside `-me` profiles, media engine counters. [`advertised_resources`] gives what a node
 //!   advertises under the device plugin's `single`, `mixed` and `none` strategies.
-//! * [`plan()`]: the layout planning problem of `mig.md` §4.1 with the lexicographic objective
-//!   (weighted satisfied demand `W`, then reconfigured GPUs `R`, then fragmentation `F`), under
+//! * [`plan()`]: the layout planning problem with the lexicographic objective (weighted
+//!   satisfied demand `W`, then reconfigured GPUs `R`, then fragmentation `F`), under
 //!   [`Mode::KeepBusyGpus`] (GPU operator MIG manager) or [`Mode::PinBusyInstances`] (dynamic
-//!   MIG).
+//!   MIG). `mig plan --fast` ([`PlanOptions::fast`]) keeps the greedy path alone.
 //! * [`mig_parted_config`] and [`placements_yaml`]: mig-parted `version: v1` configs (one named
 //!   config per node) and explicit placements.
+//! * [`read_documents`], [`validate_config`], [`parted`]: mig-parted configs as *input*, bare
+//!   or inside the GPU operator's ConfigMap, and `Node` objects whose `nvidia.com/mig.config`
+//!   label names the config that gives their GPUs' current layouts.
+//!
+//! # Input formats
+//!
+//! A `mig` input file is YAML (one or more `---` documents) or JSON (one value or a stream).
+//! Each document is one of:
+//!
+//! * **The planning input** (at most one per file): `mode` (`keep-busy-gpus` |
+//!   `pin-busy-instances`), `weights` (`count` | `compute-slices` | `memory-slices`), `gpus`
+//!   (`node`, `index`, `model`, `instances: [{profile, start, busy}]` — absent = MIG disabled
+//!   — and `busy` for a MIG-disabled GPU held whole), `demand` (`resource` or `profile`,
+//!   `count`, optional `weight`) and `nodes` (below).
+//! * **A mig-parted config** (`NVIDIA/mig-parted: api/spec/v1/spec.go`): `version: v1`,
+//!   `mig-configs: {name: [{device-filter, devices, mig-enabled, mig-devices}]}`.
+//! * **A ConfigMap** (`kind: ConfigMap`) whose `data` values hold mig-parted configs, as the
+//!   GPU operator's `default-mig-parted-config` does (`NVIDIA/gpu-operator:
+//!   assets/state-mig-manager/0400_configmap.yaml`).
+//! * **A `Node`** (or a `List` of them, as `kubectl get nodes -o yaml` prints): its
+//!   `metadata.name` and `metadata.labels` become a `nodes` entry.
+//!
+//! A `nodes` entry is `{name, labels}`: `nvidia.com/gpu.product` gives the model,
+//! `nvidia.com/gpu.count` the number of GPUs (indices `0..count`), `nvidia.com/mig.config` the
+//! named config of the file's mig-parted configs that the MIG manager applied (absent: MIG
+//! disabled, the ClusterPolicy default `all-disabled`). Entries are walked in order and the
+//! last one selecting a GPU wins; the placement is the first layout with the config's profile
+//! counts in the catalogue's layout order (mig-parted lets the driver place instances), and
+//! every such instance is idle (list the GPU under `gpus` to mark busy instances). A label
+//! naming a config the file does not define is an error naming the node.
+//!
+//! Scalars follow Kubernetes: a quoted scalar is a string, so `count: "0x10"` is a type error
+//! naming `demand[0].count` (an unquoted `0x10` is 16). Booleans are YAML 1.2's `true` /
+//! `false` only, so `node: n` stays the string `n` (a deliberate deviation from Kubernetes'
+//! YAML 1.1 reader). Unknown fields are warned about with a "did you mean"
+//! ([`unknown_field_message`]); other kinds are skipped with a warning; the CLI makes both
+//! errors under `--strict`. Two planning inputs in one file are an error.
 //!
 //! # Properties (each is checked by the tests named in brackets)
 //!
 //! 1. **Every valid layout validates and every invalid one is rejected with its reason.**
-//!    Enumerating the layouts the rules allow reproduces `mig.md`: 2,319 layouts, 128 profile
-//!    multisets and 44 maximal multisets on every 7-slice GPU, 76 on A30, 717 on RTX PRO 6000,
-//!    19 maximal placement layouts and 12 maximal multisets on A100 with `1g/2g/3g/4g/7g`; the
-//!    maximum count of every profile over all layouts equals the documented `max_instances`
+//!    Enumerating the layouts the rules allow gives 2,319 layouts, 128 profile multisets and
+//!    44 maximal multisets on every 7-slice GPU, 76 on A30, 717 on RTX PRO 6000, 19 maximal
+//!    placement layouts and 12 maximal multisets on A100 with `1g/2g/3g/4g/7g`; the maximum
+//!    count of every profile over all layouts equals the documented `max_instances`
 //!    (`catalogue::*`, `layout::tests`).
-//! 2. **Plans are valid.** An independent checker ([`verify`]) accepts every plan: layouts
-//!    pass [`check`], busy work is kept as the mode demands, `changed`/`reconfigured` match the
+//! 2. **Plans are valid.** An independent checker ([`verify()`], which recomputes `F` from its
+//!    definition instead of calling the planner's tables) accepts every plan: layouts pass
+//!    [`check`], busy work is kept as the mode demands, `changed`/`reconfigured` match the
 //!    profile multisets, `satisfied` never exceeds demand, and `value` and `fragmentation`
-//!    equal their definitions (`props::*`, `smoke::*`).
-//! 3. **Exact where it says so.** With `optimal: true` the plan equals the optimum `(W, R, F)`
-//!    of an exhaustive reference solver written independently of the planner
-//!    (`props::exact_plan_equals_exhaustive_optimum`, both modes, all weight policies).
-//! 4. **Never worse than the greedy fallback**, and when the budget is exceeded the reported
-//!    `bound` is a certified upper bound on `W` (`props::never_worse_than_greedy_and_bound_holds`).
-//! 5. **Deterministic.** Same input, same plan, bit for bit; reversing the GPU order keeps
-//!    `(W, R, F)` (`props::deterministic_and_gpu_order_independent`). No hash maps, no clocks;
-//!    floats only inside the LP that guides the large-instance heuristic — every reported
-//!    number is recomputed in integers.
+//!    equal their definitions (`props::*`, `smoke::*`, `fleet::*`).
+//! 3. **Exact where it says so.** `optimal: true` means `(W, R)` is proven optimal. When the
+//!    per-GPU programme ran (within [`PlanOptions::budget`]) `F` is optimal too and the plan
+//!    equals the optimum `(W, R, F)` of an exhaustive reference solver
+//!    (`props::exact_plan_equals_exhaustive_optimum`); the class branch and bound equals the
+//!    `(W, R)` of an independent dynamic programme over GPUs on instances of up to 64 GPUs
+//!    (`props::class_exact_equals_reference_w_and_r`) and proves mixed 1,000-GPU fleets in
+//!    both modes (`fleet::class_solver_proves_mixed_fleets`).
+//! 4. **Never worse than the greedy fallback**, and a plan that is not proven carries a
+//!    certified upper bound on `W` in `bound`
+//!    (`props::never_worse_than_greedy_and_bound_holds`).
+//! 5. **Deterministic and independent of the GPU order.** Same input, same plan, bit for bit;
+//!    reordering the GPUs keeps `(W, R, F)`, for the exact and the `--fast` paths alike,
+//!    because GPUs are grouped into classes in key order and every pass walks classes, never
+//!    input positions (`props::deterministic_and_gpu_order_independent`,
+//!    `fleet::plan_is_gpu_order_independent_at_fleet_size` on 2,000 mixed GPUs).
+//! 6. **Inputs as users have them.** A quoted count is a string, mig-parted configs are
+//!    validated entry by entry, a config covering every profile of NVIDIA's default
+//!    mig-parted config validates, and node labels give current layouts (`inputs::*`).
 //!
 //! # Method
 //!
-//! GPUs with the same model, current layout and busy set share one option table. An option is
-//! a candidate layout (the current one at cost 0; every other allowed layout whose profile
-//! multiset differs at cost 1) together with the idle instances it assigns to demand; options
-//! with the same assigned vector keep the cheapest `(R, F)`. A dynamic programme over GPUs on
-//! the assigned vector (capped by demand and by total supply) is exact. Beyond
-//! [`PlanOptions::budget`], a configuration LP over interchangeable GPUs is solved, rounded
-//! down and polished by a local search (also run alone from the current layouts; the better of
-//! the two is kept), and the LP's duals seed a Lagrangian bound evaluated in exact integer
-//! arithmetic (`bound` in the output). Complexities are on each entry point.
+//! GPUs with the same model, current layout and busy set form one **class** with an integer
+//! count; classes are numbered in key order. A class's **supply options** are the distinct
+//! demand-capped supply vectors of its candidate layouts (the current one at cost 0; every
+//! other allowed layout whose profile multiset differs at cost 1), Pareto-pruned.
+//!
+//! 1. **Per-GPU programme** (small instances): an option is a candidate layout with the idle
+//!    instances it assigns; a dynamic programme over GPUs on the assigned vector is exact in
+//!    `(W, R, F)`. It runs when states × options stay within [`PlanOptions::budget`].
+//!    O(S · Σ_g |options_g|), S = Π(c_q + 1) capped demand states.
+//! 2. **Class branch and bound** (otherwise): integer counts `x[c][o]` of GPUs of class `c`
+//!    taking option `o` (classes with identical option lists share variables), with
+//!    `Σ_o x[c][o] = n_c`, served `z_q ≤ d_q` and `z_q ≤ fixed_q + Σ s[o][q]·x[c][o]`. Phase 1
+//!    maximises `W = Σ w_q z_q`; phase 2 minimises `R` subject to `W ≥ W*`. Each phase is a
+//!    best-first branch and bound on the most fractional count, with LP bounds (the
+//!    `microlp` crate's simplex, re-solved from the parent's basis after each branching
+//!    bound) rounded to the integer they certify (tolerance 10⁻⁶ relative), an incumbent
+//!    from the local search, and a rounding heuristic (counts rounded down, then the local
+//!    search). Every incumbent is scored in exact integers. A phase that exceeds its node limit
+//!    (2,000, fewer for large LPs: 400,000 / columns, at least 50) stops unproven; the plan then falls back to step 3 with its best incumbent as a
+//!    candidate. Per node O(LP re-solve) over Σ_c |options_c| + Q columns and C + Q rows.
+//! 3. **Heuristic with a bound** (`--fast`, or an unproven step 2): the local search from
+//!    the current layouts and an LP-guided rounding, the better kept, with a Lagrangian bound
+//!    evaluated in exact integer arithmetic (`bound`). O(passes · G · |options| · Q).
+//!
+//! After steps 2 and 3, demand is assigned GPU by GPU in class order and each GPU takes the
+//! realisation (layout and assigned subset, at most 2ⁿ subsets, n ≤ 7) with the least `F`:
+//! `F` is a tie-break there, not proven optimal.
 //!
 //! # Decisions and deviations from upstream
 //!
+//! * **Plans at fleet size changed**: since the class branch and bound, `mig plan` proves
+//!   `(W, R)` on large fleets where it used to return a heuristic plan; the JSON fields are
+//!   the same, the values can be better (higher `value`, fewer `reconfigured`) and `bound`
+//!   disappears where optimality is proven. `optimal` now certifies `(W, R)`; `F` is exact
+//!   only where the per-GPU programme ran.
+//! * **LP crate**: `microlp` (pure Rust, deterministic: no randomness, no clock unless a time
+//!   limit is set, which the planner never does) supplies the LP bounds; the branch and bound,
+//!   the node limit and the exact integer scoring are the planner's own.
+//! * **mig-parted validation**: an entry without `device-filter` must fit at least one
+//!   catalogue model (mig-parted itself only finds out on the node); with a filter it must fit
+//!   every catalogue model the filter names, and a filter id the catalogue does not know is a
+//!   warning. `mig-enabled: true` without `mig-devices` is an error (`api/spec/v1/spec.go`
+//!   requires the field).
+//! * **Legacy profile names**: GB200's early `1g.24gb`, `3g.95gb`, `4g.95gb` and `7g.189gb`
+//!   (still in NVIDIA's default mig-parted config) resolve to `1g.23gb`, `3g.93gb`, `4g.93gb`
+//!   and `7g.186gb` ([`Profile::legacy_names`]); the plan prints the current names.
 //! * **Reconfigured** means the profile multiset changed, as mig-parted's `Equals` test and the
 //!   GPU operator see it, or MIG is switched on for a MIG-disabled GPU. Under
 //!   `pin-busy-instances` a layout with the *same* multiset as the current one is never
 //!   proposed with other placements (that would destroy and recreate instances without being
-//!   counted), so `changed` ⇔ multiset changed in both modes, and `mig.md`'s "L ≠ L⁰" and the
+//!   counted), so `changed` ⇔ multiset changed in both modes, and "layout changed" and the
 //!   multiset definition of `R` coincide.
 //! * **MIG-disabled GPUs**: a GPU without `instances` has MIG disabled; `busy: true` on it means
 //!   a workload holds the whole GPU (extension of the issue's input format). An idle
@@ -103,7 +184,7 @@
 //!   taking the smallest where one name has different footprints on the input's models
 //!   (`1g.10gb` is 1 slice on A100-80GB, 2 on A100-40GB). Lines for the same resource are
 //!   summed (their weights must agree).
-//! * **Fragmentation** follows `mig.md` §4.1 literally: per GPU, free compute slices minus the
+//! * **Fragmentation** follows the definition literally: per GPU, free compute slices minus the
 //!   largest profile (engine rules included) still placeable in the units left free by the busy
 //!   and assigned instances. Models without a placement grid (Thor) contribute 0.
 //! * **Output**: the JSON contract of issue 6 exactly; `bound` is added after `gpus` only when
@@ -122,7 +203,7 @@
 //!   an error naming the demand line. A resource of a model absent from the input is valid
 //!   demand that simply cannot be served.
 //!
-//! # Unconfirmed catalogue data (`mig.md` §6)
+//! # Unconfirmed catalogue data
 //!
 //! [`GpuModel::unconfirmed`] and [`Profile::unconfirmed_fields`] carry the flags of the JSON.
 //! In short: placements not seen in `nvidia-smi mig -lgipp` output (H100-96GB/GH200-96/H20,
@@ -142,11 +223,14 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod catalogue;
+pub mod documents;
 pub mod export;
 pub mod input;
 pub mod layout;
 mod lp;
+pub mod parted;
 pub mod plan;
+pub mod verify;
 
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
@@ -155,16 +239,25 @@ pub use catalogue::{
     CardFraction, Catalogue, CatalogueError, Engines, GpuModel, MediaVariant, ModelIndex,
     Placement, Profile, ProfileIndex, resource_name,
 };
+pub use documents::{MigDocuments, read_documents, unknown_field_message};
 pub use export::{mig_parted_config, placements_yaml};
+/// The former name of [`PlanInstance`].
+#[allow(deprecated)]
+pub use input::Problem;
 pub use input::{
-    DemandSpec, GpuSpec, InputError, InstanceSpec, Mode, PlanRequest, Problem, ResolvedDemand,
-    ResolvedGpu, WeightPolicy,
+    DemandSpec, GpuSpec, InputError, InstanceSpec, Mode, NodeSpec, PlanInstance, PlanRequest,
+    ResolvedDemand, ResolvedGpu, WeightPolicy,
 };
 pub use layout::{
     Instance, Layout, LayoutProblem, MigStrategy, NodeGpu, StrategyError, advertised_resources,
     check,
 };
+pub use parted::{
+    ConfigEntry, ConfigProblem, DeviceFilter, Devices, GpuSetting, MigPartedConfig, layout_for,
+    validate_config,
+};
 pub use plan::{
     DEFAULT_BUDGET, GpuPlan, Plan, PlanError, PlanOptions, PlannedInstance, Prepared,
-    gpu_fragmentation, greedy, plan, verify,
+    gpu_fragmentation, greedy, plan,
 };
+pub use verify::{Violation, verify};

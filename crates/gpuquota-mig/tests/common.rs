@@ -1,6 +1,6 @@
 //! Helpers shared by the test modules.
 
-use gpuquota_mig::{Catalogue, Plan, PlanOptions, PlanRequest, Problem};
+use gpuquota_mig::{Catalogue, Plan, PlanInstance, PlanOptions, PlanRequest};
 
 pub(crate) fn request(yaml: &str) -> PlanRequest {
     let (req, unknown) = PlanRequest::from_yaml(yaml).expect("parses");
@@ -8,7 +8,7 @@ pub(crate) fn request(yaml: &str) -> PlanRequest {
     req
 }
 
-pub(crate) fn problem(req: &PlanRequest) -> Problem<'static> {
+pub(crate) fn problem(req: &PlanRequest) -> PlanInstance<'static> {
     req.resolve(Catalogue::builtin()).expect("valid")
 }
 

@@ -2,6 +2,8 @@
 
 mod catalogue;
 mod common;
+mod fleet;
+mod inputs;
 mod props;
 mod reference;
 mod scenarios;

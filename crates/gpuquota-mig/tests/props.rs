@@ -109,6 +109,7 @@ fn request(max_gpus: usize) -> impl Strategy<Value = PlanRequest> {
                 ][policy],
                 gpus,
                 demand: lines,
+                ..PlanRequest::default()
             }
         })
 }
@@ -142,8 +143,18 @@ proptest! {
             "exact {:?} worse than greedy {:?}", key(&exact), key(&greedy)
         );
         prop_assert!(prepared.upper_bound() >= exact.value);
-        // The fallback path: a zero budget forces the greedy with its certified bound.
-        let fallback = plan(&problem, &PlanOptions::default().with_budget(0)).expect("plans");
+        // A zero budget skips the per-GPU programme: the class branch and bound runs, exact
+        // in (W, R) whenever it says optimal.
+        let classes = plan(&problem, &PlanOptions::default().with_budget(0)).expect("plans");
+        prop_assert_eq!(verify(&problem, &classes), Ok(()));
+        if classes.optimal {
+            prop_assert_eq!(
+                (classes.value, classes.reconfigured),
+                (exact.value, exact.reconfigured)
+            );
+        }
+        // The fast path: the heuristic with its certified bound.
+        let fallback = plan(&problem, &PlanOptions::default().with_fast(true)).expect("plans");
         prop_assert_eq!(verify(&problem, &fallback), Ok(()));
         if let Some(b) = fallback.bound {
             prop_assert!(b >= exact.value && fallback.value <= exact.value);
@@ -164,5 +175,24 @@ proptest! {
         let problem_r = reversed.resolve(Catalogue::builtin()).expect("valid");
         let c = plan(&problem_r, &PlanOptions::default()).expect("plans");
         prop_assert_eq!(key(&a), key(&c));
+    }
+}
+
+proptest! {
+    #![proptest_config(proptest_config(16))]
+
+    /// Property 6: the class branch and bound is exact in `(W, R)` on instances of up to 64
+    /// GPUs, against an independent dynamic programme over GPUs (`reference::optimum_wr`).
+    #[test]
+    fn class_exact_equals_reference_w_and_r(req in request(64), scale in 1..=3u32) {
+        let mut req = req;
+        for d in &mut req.demand {
+            d.count *= scale;
+        }
+        let problem = req.resolve(Catalogue::builtin()).expect("valid");
+        let p = plan(&problem, &PlanOptions::default().with_budget(0)).expect("plans");
+        prop_assert_eq!(verify(&problem, &p), Ok(()));
+        prop_assert!(p.optimal, "not proven: {:?}", key(&p));
+        prop_assert_eq!((p.value, p.reconfigured), reference::optimum_wr(&problem));
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use gpuquota_mig::{GpuModel, Instance, Mode, Problem, check};
+use gpuquota_mig::{GpuModel, Instance, Mode, PlanInstance, check};
 
 /// Every valid layout of `model`, grown one placement at a time (placements in (start,
 /// profile) order, so each set appears once); validity is monotone under subsets.
@@ -106,7 +106,7 @@ fn multiset(model: &GpuModel, l: &[Instance]) -> Vec<u32> {
 }
 
 /// The optimum `(W, R, F)` by exhaustive search.
-pub(crate) fn optimum(problem: &Problem<'_>) -> (u64, u32, u32) {
+pub(crate) fn optimum(problem: &PlanInstance<'_>) -> (u64, u32, u32) {
     let nq = problem.demand.len();
     let demand: Vec<u32> = problem.demand.iter().map(|d| d.count).collect();
     // Per GPU: assigned vector -> min (r, f).
@@ -207,4 +207,94 @@ pub(crate) fn optimum(problem: &Problem<'_>) -> (u64, u32, u32) {
         }
     }
     best.unwrap_or((0, 0, 0))
+}
+
+/// Model, current layout, busy instances, whole-GPU busy.
+type GpuKey = (u16, Option<Vec<Instance>>, Vec<Instance>, bool);
+
+/// The optimum `(W, R)` by a dynamic programme over GPUs on the supply vector capped at
+/// demand (min `R` per state), with candidate layouts from [`all_layouts`]: written without
+/// the planner's classes, options or LP.
+pub(crate) fn optimum_wr(problem: &PlanInstance<'_>) -> (u64, u32) {
+    let nq = problem.demand.len();
+    let demand: Vec<u32> = problem.demand.iter().map(|d| d.count).collect();
+    let mut states: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
+    states.insert(vec![0; nq], 0);
+    let mut memo: BTreeMap<GpuKey, BTreeMap<Vec<u32>, u32>> = BTreeMap::new();
+    for g in &problem.gpus {
+        let m = g.model;
+        let key = (
+            m.index().0,
+            g.current.as_ref().map(|l| l.instances().to_vec()),
+            g.busy.clone(),
+            g.whole_busy,
+        );
+        let table = memo.entry(key).or_insert_with(|| {
+            let supply = |l: &[Instance]| -> Vec<u32> {
+                let mut s = vec![0u32; nq];
+                for i in l.iter().filter(|i| !g.busy.contains(i)) {
+                    let res = m.profile_at(i.profile).map(|p| p.resource_name());
+                    if let Some(q) = problem
+                        .demand
+                        .iter()
+                        .position(|d| Some(d.resource.as_str()) == res)
+                    {
+                        s[q] = (s[q] + 1).min(demand[q]);
+                    }
+                }
+                s
+            };
+            let mut t: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
+            t.insert(
+                g.current
+                    .as_ref()
+                    .map_or(vec![0; nq], |l| supply(l.instances())),
+                0,
+            );
+            let movable = match &g.current {
+                None => !g.whole_busy,
+                Some(_) => problem.mode == Mode::PinBusyInstances || g.busy.is_empty(),
+            };
+            if movable {
+                for l in all_layouts(m) {
+                    if !g.busy.iter().all(|b| l.contains(b)) {
+                        continue;
+                    }
+                    if let Some(l0) = &g.current
+                        && multiset(m, l0.instances()) == multiset(m, &l)
+                    {
+                        continue;
+                    }
+                    t.entry(supply(&l)).or_insert(1);
+                }
+            }
+            t
+        });
+        let mut next: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
+        for (s, r) in &states {
+            for (a, ra) in table.iter() {
+                let sum: Vec<u32> = s
+                    .iter()
+                    .zip(a)
+                    .zip(&demand)
+                    .map(|((x, y), d)| (x + y).min(*d))
+                    .collect();
+                let e = next.entry(sum).or_insert(u32::MAX);
+                *e = (*e).min(r + ra);
+            }
+        }
+        states = next;
+    }
+    states
+        .iter()
+        .map(|(s, r)| {
+            let w: u64 = s
+                .iter()
+                .zip(&problem.demand)
+                .map(|(x, d)| u64::from(*x) * d.weight)
+                .sum();
+            (w, std::cmp::Reverse(*r))
+        })
+        .max()
+        .map_or((0, 0), |(w, r)| (w, r.0))
 }
