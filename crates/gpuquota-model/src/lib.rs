@@ -66,7 +66,9 @@ pub mod meta;
 pub mod quantity;
 pub mod quota_tree;
 pub mod resource;
+pub mod schema;
 pub mod source;
+mod strict;
 pub mod time;
 pub mod validate;
 

@@ -8,3 +8,4 @@ mod examples;
 mod fuzz_smoke;
 mod mistakes;
 mod properties;
+mod reliability;
