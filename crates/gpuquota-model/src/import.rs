@@ -1,12 +1,74 @@
 //! Import of Kubernetes manifests: multi-document YAML or JSON, Kueue `v1beta1`/`v1beta2`,
 //! KAI, and core objects, into a [`Model`].
 //!
-//! Unknown kinds are skipped with a warning; unknown fields produce a warning naming the field
-//! path (nothing is dropped silently); a document whose fields have the wrong shape is an error
-//! naming kind, name and field path. Every problem of every file is collected, none aborts the
-//! import early. The resulting model does not depend on the order of documents or files:
-//! objects are keyed by name, and when the same object appears twice the copy with the smaller
-//! canonical JSON is kept and the duplicate is recorded for validation.
+//! Every problem of every file is collected as a [`Diagnostic`] (errors in [`ImportErrors`],
+//! warnings in [`Imported::warnings`]), none aborts the import early. The resulting model does
+//! not depend on the order of documents or files (objects are keyed by name; when the same
+//! object appears twice the copy with the smaller canonical JSON is kept and the duplicate is
+//! recorded for validation), except for the names given from `metadata.generateName` below.
+//!
+//! # Input format
+//!
+//! - **Text**: UTF-8 (a leading byte-order mark is skipped); files are read through
+//!   [`crate::source`], which names the byte offset and line of the first byte that is not
+//!   UTF-8. One source holds at most [`MAX_SOURCE_BYTES`] (64 MiB); split larger exports.
+//! - **Documents**: YAML with any number of `---`-separated documents; or JSON, one value, a
+//!   stream of values, or an array of objects (text starting with `{` or `[` is read as JSON
+//!   first, then as YAML flow syntax if it is not JSON). A `List` (`kind: List`, or any kind
+//!   ending in `List` with `items`, as `kubectl get -o yaml|json` writes) is read item by item;
+//!   empty documents and `null` are skipped; a scalar document is skipped with a warning.
+//! - **Kinds read** (group/kind): `kueue.x-k8s.io` ResourceFlavor, ClusterQueue, Cohort,
+//!   LocalQueue, Workload, WorkloadPriorityClass (`v1beta1`, `v1beta2`; Cohort also
+//!   `v1alpha1`); `config.kueue.x-k8s.io` Configuration; `scheduling.k8s.io` PriorityClass;
+//!   core Namespace, ResourceQuota, Pod, Node (`v1`); `scheduling.run.ai` Queue (`v2`) and
+//!   PodGroup (`v2alpha2`). Another version of a kind read is read as the latest, with a
+//!   warning. Every other kind is skipped with a warning (code `unknown-kind`) that suggests
+//!   the closest kind read when one is close (`ClusterQeue` → `ClusterQueue`).
+//! - **Unknown fields** are ignored with a warning naming the field path in Kubernetes'
+//!   notation (`spec.resourceGroups[0].flavors[0].resources[0].nominalQuta`) and, where one is
+//!   close, the field meant (`did you mean "nominalQuota"?`); the candidates are the fields the
+//!   type at that path reads, taken from its `Deserialize` implementation ([`crate::schema`]).
+//!   Fields kept verbatim (`metadata.annotations`, `managedFields`, a Configuration's
+//!   `integrations`, …) are never unknown.
+//! - **Duplicate keys** in one mapping are errors, in YAML and in JSON alike (the API server's
+//!   strict decoding refuses them; JSON's "last one wins" would silently drop a value).
+//! - **`null`** is an absent field (`spec: null` is no spec), as the API server reads it.
+//! - **Scalars** are typed as in the JSON the API server decodes: an integer field takes a
+//!   number, not a quoted string (`count: "3"` is an error); a boolean field takes `true` or
+//!   `false`; a string field takes a string, so an unquoted `123`, `true` or `n` (YAML 1.1's
+//!   `y`/`n`/`yes`/`no`/`on`/`off` are booleans, as in Kubernetes' YAML reader) in a name is
+//!   an error: quote it.
+//! - **Quantities** (`"500m"`, `8`, `0.5`, `36Gi`, `1e3`) follow apimachinery's
+//!   `ParseQuantity` (kubernetes/apimachinery: pkg/api/resource/quantity.go): no whitespace
+//!   (`" 8"` is refused, as the Kueue CRDs' quantity pattern refuses it; the core types' JSON
+//!   decoder still trims, which gpuquota deliberately does not copy), an exponent within ±1000,
+//!   at most 38 significant digits, values below nano rounded up to `1n`. A number written
+//!   without quotes reaches the importer as a binary float: `0.1` is read exactly (through its
+//!   shortest decimal form), but a float too small for binary (`1e-400`) reads as 0, so quote
+//!   extreme values.
+//! - **`metadata.generateName`** without `name` is valid (the API server names the object): the
+//!   object is named `generateName` + `n`, `n` counting from 1 per kind, namespace and prefix
+//!   in the order the documents are added (`train-1`, `train-2`, …). Unlike every other name,
+//!   this one depends on document order; give `name` when names must be stable across runs.
+//! - **Limits**: YAML nesting deeper than 64 levels, more than 50,000 aliases or anchors,
+//!   more than 10,000 merge keys or an alias-to-anchor ratio that looks like an alias bomb are
+//!   errors (code `limit-exceeded`) that say which limit was hit; JSON nesting is limited to
+//!   128 levels. The document, node and event budgets grow with the input, which the byte
+//!   limit bounds.
+//!
+//! # How a source is read
+//!
+//! A source is first deserialized straight into the typed objects in one pass, with no
+//! generic tree in between (the `fast` path: `apiVersion` and `kind` come first in almost
+//! every manifest). When that pass meets anything unusual (an error, a document whose
+//! `apiVersion`/`kind` come after other fields, a duplicate key), the whole source is read
+//! again on the exact path, document by document through a `serde_json::Value` tree, which
+//! reports every problem with its field path. Both paths give the same result on every input
+//! ([`Importer::exact`] exists to test that; the import fuzz target checks it).
+//!
+//! # Complexity
+//! Linear in the input on the fast path (twice that when the exact path runs), plus
+//! `O(log n)` per object inserted.
 
 use std::collections::BTreeMap;
 use std::fmt;

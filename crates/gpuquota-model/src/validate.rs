@@ -36,6 +36,18 @@
 //!   missing parents, references to undefined ResourceFlavors, ClusterQueues, LocalQueues,
 //!   (Workload)PriorityClasses and KAI queues.
 //!
+//! [`diagnostics`] gives the same problems as [`Diagnostic`]s with the same text, judging
+//! references to objects that are not in the input (`Not found`) as warnings unless
+//! [`Options::complete`], and adds warnings for input the API server accepts but the engines
+//! ignore: a ResourceQuota's `limits.<extended resource>` (quota enforcement only counts
+//! `requests.` for extended resources, so `kueue schedule` warns too and it is not an error).
+//!
+//! Beyond upstream: a Node's allocatable and capacity, a Pod's requests and limits and a KAI
+//! Queue's quota, limit and weight must be at most 1E (10^18 units, [`MAX_RESOURCE_UNITS`]),
+//! the largest amount the engines hold exactly (the KAI engine computes in nano-units);
+//! upstream has no bound. A Pod's extended resources (`nvidia.com/gpu`) must be whole, as the
+//! API server requires.
+//!
 //! Deliberate choices: a ClusterQueue and a Cohort may share a name, and a cohort name without
 //! a Cohort object is an implicit cohort (as in Kueue), so neither is reported. Rules that
 //! compare an object with its previous version (immutability) cannot apply to a manifest and
