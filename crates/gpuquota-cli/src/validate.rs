@@ -185,11 +185,12 @@ pub(crate) fn engine_problems(model: &Model) -> Vec<String> {
     out
 }
 
+/// `(name, text)` of every file read, or the input errors to print (exit 1).
+pub(crate) type Sources = Result<Vec<(String, String)>, Vec<String>>;
+
 /// Reads every file; a file that is not UTF-8 or too large is an input error (exit 1), one
 /// that cannot be opened ends the command (exit 2).
-pub(crate) fn read_sources(
-    files: &[PathBuf],
-) -> Result<Result<Vec<(String, String)>, Vec<String>>, CliError> {
+pub(crate) fn read_sources(files: &[PathBuf]) -> Result<Sources, CliError> {
     let mut sources = Vec::new();
     let mut problems = Vec::new();
     for path in files {
