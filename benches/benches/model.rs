@@ -1,4 +1,5 @@
-//! The model's edge: quantity parsing, and import + validation of a large manifest.
+//! The model's edge: quantity parsing, import + validation of a large manifest, and import of
+//! a 55,000-Workload cluster snapshot as YAML and JSON.
 use std::fmt::Write as _;
 use std::hint::black_box;
 
@@ -88,5 +89,41 @@ fn import_and_validate(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, parse_quantities, import_and_validate);
+/// The import target: a 1,000-ClusterQueue, 55,000-Workload snapshot (about 20 MB of
+/// YAML), imported as YAML and as JSON.
+fn import_snapshot(c: &mut Criterion) {
+    // `cargo bench` passes `--bench`; in criterion's test mode (`cargo test --benches`, CI's
+    // debug build) a 1/50 snapshot keeps the run short.
+    let (cqs, wls) = if std::env::args().any(|a| a == "--bench") {
+        (1000, 55_000)
+    } else {
+        (20, 1_100)
+    };
+    let mut group = c.benchmark_group("model");
+    group.sample_size(10);
+    for (name, format) in [
+        ("import_snapshot_55k_yaml", gpuquota_benches::Format::Yaml),
+        ("import_snapshot_55k_json", gpuquota_benches::Format::Json),
+    ] {
+        let text = gpuquota_benches::kueue_snapshot(cqs, wls, 1, format);
+        match import_str("snapshot", &text) {
+            Ok(imported) => {
+                assert_eq!(imported.model.workloads.len(), wls);
+                assert!(imported.warnings.is_empty(), "{}", imported.warnings[0]);
+            }
+            Err(e) => panic!("the generated snapshot does not import: {e}"),
+        }
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(import_str("snapshot", black_box(&text)).is_ok()))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    parse_quantities,
+    import_and_validate,
+    import_snapshot
+);
 criterion_main!(benches);

@@ -27,3 +27,133 @@ impl SplitMix64 {
         self.next_u64() % bound.max(1)
     }
 }
+
+/// Output form of [`kueue_snapshot`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Multi-document YAML (`---` between documents), block style, as `kubectl get -o yaml`
+    /// writes each object.
+    Yaml,
+    /// A stream of JSON objects, one per line.
+    Json,
+}
+
+/// A cluster snapshot at Kueue's large scale: 2 ResourceFlavors, `cluster_queues / 100`
+/// Cohorts of 100 ClusterQueues each (2 flavors × cpu, memory, nvidia.com/gpu with seeded
+/// quotas and limits), one LocalQueue per ClusterQueue, 3 WorkloadPriorityClasses, and
+/// `workloads` pending Workloads spread over the LocalQueues (1 to 4 pods each requesting
+/// cpu, memory and 0 to 2 GPUs, a priority class and a creation time). With 1,000
+/// ClusterQueues and 55,000 Workloads the YAML form is 28 MB, the JSON form 24 MB.
+///
+/// The same `(cluster_queues, workloads, seed)` always gives the same text. Generator command:
+/// `cargo run --release -p gpuquota-benches --example snapshot -- 1000 55000 yaml > snap.yaml`.
+pub fn kueue_snapshot(
+    cluster_queues: usize,
+    workloads: usize,
+    seed: u64,
+    format: Format,
+) -> String {
+    use serde_json::json;
+    let mut rng = SplitMix64::new(seed);
+    let mut docs: Vec<serde_json::Value> = Vec::new();
+    for f in ["on-demand", "spot"] {
+        docs.push(json!({
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+            "metadata": {"name": f}, "spec": {"nodeLabels": {"instance-type": f}}
+        }));
+    }
+    for (name, value) in [("low", 100), ("mid", 500), ("high", 1000)] {
+        docs.push(json!({
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+            "metadata": {"name": name}, "value": value
+        }));
+    }
+    let cohorts = cluster_queues.div_ceil(100).max(1);
+    for c in 0..cohorts {
+        docs.push(json!({
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort",
+            "metadata": {"name": format!("cohort-{c}")}
+        }));
+    }
+    for q in 0..cluster_queues {
+        let c = q / 100;
+        let mut flavors = Vec::new();
+        for f in ["on-demand", "spot"] {
+            let gpu = rng.below(9);
+            flavors.push(json!({"name": f, "resources": [
+                {"name": "cpu", "nominalQuota": format!("{}", 16 + rng.below(64)), "borrowingLimit": format!("{}", rng.below(100))},
+                {"name": "memory", "nominalQuota": format!("{}Gi", 64 + rng.below(512))},
+                {"name": "nvidia.com/gpu", "nominalQuota": gpu, "lendingLimit": rng.below(gpu + 1)},
+            ]}));
+        }
+        docs.push(json!({
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+            "metadata": {"name": format!("cq-{q}")},
+            "spec": {
+                "cohortName": format!("cohort-{c}"),
+                "namespaceSelector": {},
+                "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
+                "resourceGroups": [{"coveredResources": ["cpu", "memory", "nvidia.com/gpu"], "flavors": flavors}]
+            }
+        }));
+        docs.push(json!({
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+            "metadata": {"name": format!("lq-{q}"), "namespace": format!("ns-{c}")},
+            "spec": {"clusterQueue": format!("cq-{q}")}
+        }));
+    }
+    for w in 0..workloads {
+        let q = (rng.below(cluster_queues.max(1) as u64)) as usize;
+        let c = q / 100;
+        let (class, priority) =
+            [("low", 100), ("mid", 500), ("high", 1000)][(rng.below(3)) as usize];
+        let minute = w / 60;
+        let created = format!(
+            "2026-03-{:02}T{:02}:{:02}:{:02}Z",
+            1 + (minute / 1440) % 28,
+            (minute / 60) % 24,
+            minute % 60,
+            w % 60
+        );
+        let job = format!("job-{w}");
+        docs.push(json!({
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+            "metadata": {
+                "name": format!("job-{job}-{:05x}", rng.below(1 << 20)),
+                "namespace": format!("ns-{c}"),
+                "creationTimestamp": created,
+            },
+            "spec": {
+                "queueName": format!("lq-{q}"),
+                "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": class},
+                "priority": priority,
+                "podSets": [{
+                    "name": "main",
+                    "count": 1 + rng.below(4),
+                    "template": {"spec": {"containers": [{
+                        "name": "main",
+                        "resources": {"requests": {
+                            "cpu": format!("{}", 1 + rng.below(8)),
+                            "memory": format!("{}Gi", 1 + rng.below(32)),
+                            "nvidia.com/gpu": rng.below(3),
+                        }}
+                    }]}}
+                }]
+            }
+        }));
+    }
+    let mut out = String::with_capacity(docs.len() * 400);
+    for d in &docs {
+        match format {
+            Format::Json => {
+                out.push_str(&serde_json::to_string(d).unwrap_or_default());
+                out.push('\n');
+            }
+            Format::Yaml => {
+                out.push_str("---\n");
+                out.push_str(&serde_saphyr::to_string(d).unwrap_or_default());
+            }
+        }
+    }
+    out
+}

@@ -56,7 +56,12 @@
 //! form a cycle or are missing are listed as trees of their own at the end, marked by their
 //! `parent`.
 //!
-//! Exit codes: 0; 1 when a document cannot be read or the cohorts form a cycle; 2 when a file
+//! Import warnings (unknown kinds and fields) go to stderr prefixed `warning: `; under the
+//! global `--strict` they are errors. An input with no ClusterQueue, Cohort or KAI Queue is an
+//! error.
+//!
+//! Exit codes: 0; 1 when a file is not UTF-8 text, a document cannot be read, a warning is
+//! given under `--strict`, nothing can be shown, or the cohorts form a cycle; 2 when a file
 //! cannot be opened.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -68,7 +73,7 @@ use gpuquota_model::quota_tree::{FlavorResource, Node, QuotaTree};
 use gpuquota_model::{Amount, Importer, Model, Quantity, ResourceName};
 use serde::Serialize;
 
-use crate::common::{CliError, OutputFormat, read_file, to_json};
+use crate::common::{CliError, OutputFormat, to_json};
 
 /// Arguments of `gpuquota quotas`.
 #[derive(Debug, clap::Args)]
@@ -461,29 +466,29 @@ pub(crate) fn render_table(p: &Picture) -> String {
     out
 }
 
-fn import(sources: &[(String, String)]) -> Result<(Model, Vec<String>), Vec<String>> {
+fn import(
+    sources: &[(String, String)],
+) -> Result<(Model, Vec<gpuquota_model::Diagnostic>), Vec<String>> {
     let mut importer = Importer::new();
     for (name, text) in sources {
         importer.add_str(name, text);
     }
     match importer.finish() {
-        Ok(imported) => Ok((
-            imported.model,
-            imported
-                .warnings
-                .iter()
-                .map(|w| format!("warning: {w}"))
-                .collect(),
-        )),
+        Ok(imported) => Ok((imported.model, imported.warnings)),
         Err(errors) => Err(errors.0.iter().map(ToString::to_string).collect()),
     }
 }
 
 pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
-    let mut sources = Vec::new();
-    for path in &args.files {
-        sources.push((path.display().to_string(), read_file(path)?));
-    }
+    let sources = match crate::validate::read_sources(&args.files)? {
+        Ok(s) => s,
+        Err(problems) => {
+            for p in &problems {
+                eprintln!("{p}");
+            }
+            return Ok(ExitCode::from(1));
+        }
+    };
     let (model, warnings) = match import(&sources) {
         Ok(v) => v,
         Err(errors) => {
@@ -494,8 +499,18 @@ pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
             return Ok(ExitCode::from(1));
         }
     };
-    for w in &warnings {
-        eprintln!("{w}");
+    if crate::common::print_diagnostics(&warnings) {
+        return Ok(ExitCode::from(1));
+    }
+    if model.cluster_queues.is_empty() && model.cohorts.is_empty() && model.queues.is_empty() {
+        eprintln!(
+            "error: {}",
+            gpuquota_model::Diagnostic::error(
+                gpuquota_model::diag::codes::NO_OBJECTS,
+                "no ClusterQueue, Cohort or KAI Queue in the input; nothing to show",
+            )
+        );
+        return Ok(ExitCode::from(1));
     }
     let p = match picture(&model) {
         Ok(p) => p,

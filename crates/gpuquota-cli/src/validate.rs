@@ -1,16 +1,37 @@
-//! `gpuquota validate FILES…`: strict lint of manifests against upstream's validation.
+//! `gpuquota validate FILES… [--complete]`: lint of manifests against upstream's validation
+//! and against every engine that reads them.
 //!
-//! Exit codes: 0 when every object is valid (one summary line on stdout); 1 when a document
-//! cannot be read or any object is invalid (every problem on stderr, one per line, then a
-//! count); 2 when a file cannot be opened. Import warnings (unknown kinds or fields) go to
-//! stderr prefixed `warning: ` and do not fail the command.
+//! Three passes, each only when the one before found no error:
+//! 1. **import**: every document is read; malformed text, duplicate keys and fields of the
+//!    wrong type are errors; unknown kinds and fields are warnings (with a "did you mean");
+//! 2. **validation** ([`gpuquota_model::validate::diagnostics`]): the API server's and
+//!    webhooks' rules; a reference to an object that is not in the files (a ResourceFlavor, a
+//!    LocalQueue, a KAI Queue, a priority class) is a warning, or an error with `--complete`
+//!    (the files are the whole picture);
+//! 3. **engines**: the input builders of every engine the objects are for run on the model,
+//!    so `validate` fails exactly when a command would refuse the input: the Kueue engine
+//!    (`World::build` and the Configuration's fair-sharing settings) when there is a Kueue
+//!    object, the KAI engine (`Cluster::from_model`) when there is a KAI Queue, PodGroup, Pod
+//!    or Node. Their errors are printed prefixed with the engine (`kueue engine: …`,
+//!    `kai engine: …`). The engines' decision notes (an implicit cohort, an inactive queue) are
+//!    not input problems and are left to the engines' own commands.
+//!
+//! An input with no object gpuquota reads is an error. Under the global `--strict`, every
+//! warning is an error.
+//!
+//! Exit codes: 0 when nothing is wrong (one summary line on stdout; warnings on stderr
+//! prefixed `warning: `); 1 when a file is not UTF-8 text or too large, a document cannot be
+//! read, an object is invalid or an engine refuses the input (every problem on stderr, one per
+//! line, then a count); 2 when a file cannot be opened.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use gpuquota_model::Importer;
+use gpuquota_model::diag::codes;
+use gpuquota_model::validate::Options;
+use gpuquota_model::{Diagnostic, Importer, Model};
 
-use crate::common::{CliError, read_file};
+use crate::common::CliError;
 
 /// Arguments of `gpuquota validate`.
 #[derive(Debug, clap::Args)]
@@ -18,6 +39,10 @@ pub(crate) struct ValidateArgs {
     /// Manifest files: YAML (several documents each) or JSON, Kueue, KAI and core kinds.
     #[arg(required = true, value_name = "FILES")]
     files: Vec<PathBuf>,
+    /// The files are the whole picture: a reference to an object that is not in them is an
+    /// error (without it, a warning).
+    #[arg(long)]
+    complete: bool,
 }
 
 /// What `validate` found, as lines for stdout and stderr and the exit code.
@@ -28,13 +53,39 @@ pub(crate) struct Report {
     pub(crate) ok: bool,
 }
 
-/// Imports and validates `(name, text)` sources.
+/// How `validate` judges its input.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Settings {
+    /// `--complete`.
+    pub(crate) complete: bool,
+    /// The global `--strict`.
+    pub(crate) strict: bool,
+}
+
+/// Imports and validates `(name, text)` sources with the default settings.
+#[cfg(test)]
 pub(crate) fn check(sources: &[(String, String)]) -> Report {
+    check_with(sources, Settings::default())
+}
+
+/// Prints warnings as `warning: …` (as `error: …` under `--strict`); true when one is an error.
+fn push_warning(stderr: &mut Vec<String>, d: &Diagnostic, strict: bool) -> bool {
+    stderr.push(format!("{}: {d}", if strict { "error" } else { "warning" }));
+    strict
+}
+
+/// Imports, validates and runs the engines' input builders on `(name, text)` sources.
+pub(crate) fn check_with(sources: &[(String, String)], settings: Settings) -> Report {
     let mut importer = Importer::new();
     for (name, text) in sources {
         importer.add_str(name, text);
     }
     let mut stderr = Vec::new();
+    let fail = |stderr: Vec<String>| Report {
+        stdout: Vec::new(),
+        stderr,
+        ok: false,
+    };
     let imported = match importer.finish() {
         Ok(imported) => imported,
         Err(errors) => {
@@ -43,47 +94,136 @@ pub(crate) fn check(sources: &[(String, String)]) -> Report {
                 "gpuquota validate: {} document error(s)",
                 errors.0.len()
             ));
-            return Report {
-                stdout: Vec::new(),
-                stderr,
-                ok: false,
-            };
+            return fail(stderr);
         }
     };
-    stderr.extend(imported.warnings.iter().map(|w| format!("warning: {w}")));
-    let problems = gpuquota_model::validate::problems(&imported.model);
-    if problems.is_empty() {
+    let mut warnings = 0usize;
+    let mut strict_errors = 0usize;
+    for w in &imported.warnings {
+        warnings += 1;
+        strict_errors += usize::from(push_warning(&mut stderr, w, settings.strict));
+    }
+    let model = &imported.model;
+    if model.is_empty() {
+        let d = Diagnostic::error(
+            codes::NO_OBJECTS,
+            "no object gpuquota reads (Kueue, KAI or core kinds) in the input; nothing to validate",
+        );
+        stderr.push(format!("error: {d}"));
+        stderr.push("gpuquota validate: 1 problem(s) in 0 object(s)".to_owned());
+        return fail(stderr);
+    }
+    let diagnostics =
+        gpuquota_model::validate::diagnostics(model, &Options::complete(settings.complete));
+    let mut errors = 0usize;
+    for d in diagnostics.warnings() {
+        warnings += 1;
+        strict_errors += usize::from(push_warning(&mut stderr, d, settings.strict));
+    }
+    for d in diagnostics.errors() {
+        errors += 1;
+        stderr.push(d.to_string());
+    }
+    if errors == 0 {
+        for line in engine_problems(model) {
+            errors += 1;
+            stderr.push(line);
+        }
+    }
+    if errors + strict_errors == 0 {
         Report {
             stdout: vec![format!(
                 "ok: {} object(s) in {} file(s) are valid ({} warning(s))",
-                imported.model.len(),
+                model.len(),
                 sources.len(),
-                imported.warnings.len()
+                warnings
             )],
             stderr,
             ok: true,
         }
     } else {
-        stderr.extend(problems.iter().map(ToString::to_string));
         stderr.push(format!(
             "gpuquota validate: {} problem(s) in {} object(s)",
-            problems.len(),
-            imported.model.len()
+            errors + strict_errors,
+            model.len()
         ));
-        Report {
-            stdout: Vec::new(),
-            stderr,
-            ok: false,
-        }
+        fail(stderr)
     }
 }
 
-pub(crate) fn run(args: ValidateArgs) -> Result<ExitCode, CliError> {
-    let mut sources = Vec::new();
-    for path in &args.files {
-        sources.push((path.display().to_string(), read_file(path)?));
+/// The errors of every engine's input builder that applies to `model`, tagged with the engine.
+pub(crate) fn engine_problems(model: &Model) -> Vec<String> {
+    let mut out = Vec::new();
+    let kueue = !(model.resource_flavors.is_empty()
+        && model.cluster_queues.is_empty()
+        && model.cohorts.is_empty()
+        && model.local_queues.is_empty()
+        && model.workloads.is_empty()
+        && model.workload_priority_classes.is_empty()
+        && model.configuration.is_none());
+    if kueue {
+        if let Err(e) = gpuquota_cohort::World::build(model) {
+            out.extend(e.problems.iter().map(|p| format!("kueue engine: {p}")));
+        }
+        if let Err(e) = gpuquota_fairshare::config::settings_from_configuration(
+            model.configuration.as_ref(),
+            false,
+        ) {
+            out.extend(e.0.iter().map(|p| format!("kueue engine: {p}")));
+        }
     }
-    let report = check(&sources);
+    let kai = !(model.queues.is_empty()
+        && model.pod_groups.is_empty()
+        && model.pods.is_empty()
+        && model.nodes.is_empty());
+    if kai
+        && let Err(e) =
+            gpuquota_rank::Cluster::from_model(model, &gpuquota_rank::BuildOptions::default())
+    {
+        out.extend(e.0.iter().map(|p| format!("kai engine: {p}")));
+    }
+    out
+}
+
+/// `(name, text)` of every file read, or the input errors to print (exit 1).
+pub(crate) type Sources = Result<Vec<(String, String)>, Vec<String>>;
+
+/// Reads every file; a file that is not UTF-8 or too large is an input error (exit 1), one
+/// that cannot be opened ends the command (exit 2).
+pub(crate) fn read_sources(files: &[PathBuf]) -> Result<Sources, CliError> {
+    let mut sources = Vec::new();
+    let mut problems = Vec::new();
+    for path in files {
+        match gpuquota_model::source::read_text(path) {
+            Ok(text) => sources.push((gpuquota_model::source::display_name(path), text)),
+            Err(d) if d.code == codes::READ_FAILED => return Err(CliError(d.to_string())),
+            Err(d) => problems.push(format!("error: {d}")),
+        }
+    }
+    Ok(if problems.is_empty() {
+        Ok(sources)
+    } else {
+        Err(problems)
+    })
+}
+
+pub(crate) fn run(args: ValidateArgs) -> Result<ExitCode, CliError> {
+    let sources = match read_sources(&args.files)? {
+        Ok(s) => s,
+        Err(problems) => {
+            for p in &problems {
+                eprintln!("{p}");
+            }
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let report = check_with(
+        &sources,
+        Settings {
+            complete: args.complete,
+            strict: crate::common::strict(),
+        },
+    );
     for line in &report.stderr {
         eprintln!("{line}");
     }
@@ -126,6 +266,55 @@ mod tests {
         assert_eq!(
             report.stderr.last().map(String::as_str),
             Some("gpuquota validate: 1 document error(s)")
+        );
+    }
+
+    #[test]
+    fn an_empty_input_fails() {
+        for text in ["", "# nothing\n", "---\n---\n"] {
+            let report = check(&[("empty.yaml".into(), text.into())]);
+            assert!(!report.ok, "{text:?}");
+            assert!(
+                report.stderr[0].contains("no object gpuquota reads"),
+                "{:?}",
+                report.stderr
+            );
+        }
+        // Only kinds gpuquota does not read: a warning each, then the error.
+        let report = check(&[(
+            "cm.yaml".into(),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n".into(),
+        )]);
+        assert!(!report.ok);
+        assert!(report.stderr[0].starts_with("warning: "));
+    }
+
+    #[test]
+    fn strict_turns_warnings_into_errors() {
+        let sources = [(
+            "f.yaml".to_owned(),
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\nspec: {nodeLabel: {a: b}}\n".to_owned(),
+        )];
+        let relaxed = check_with(&sources, Settings::default());
+        assert!(relaxed.ok);
+        assert_eq!(
+            relaxed.stderr,
+            [
+                "warning: f.yaml (document 1): ResourceFlavor \"f\": spec.nodeLabel: unknown field; ignored; did you mean \"nodeLabels\"?"
+            ]
+        );
+        let strict = check_with(
+            &sources,
+            Settings {
+                strict: true,
+                ..Settings::default()
+            },
+        );
+        assert!(!strict.ok);
+        assert!(strict.stderr[0].starts_with("error: f.yaml"));
+        assert_eq!(
+            strict.stderr.last().map(String::as_str),
+            Some("gpuquota validate: 1 problem(s) in 1 object(s)")
         );
     }
 }

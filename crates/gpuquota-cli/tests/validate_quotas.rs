@@ -29,23 +29,44 @@ fn validate_reports_every_mistake_and_exits_1() {
     assert_eq!(text(&out.stdout), "");
     let stderr = text(&out.stderr);
     let lines: Vec<&str> = stderr.lines().collect();
+    // 20 errors, 6 references to objects not in the file and the ResourceQuota's GPU limit
+    // as warnings, then the count.
     assert_eq!(lines.len(), 28, "{stderr}");
     assert_eq!(
+        lines.iter().filter(|l| l.starts_with("warning: ")).count(),
+        7,
+        "{stderr}"
+    );
+    assert_eq!(
         lines.last().copied(),
-        Some("gpuquota validate: 27 problem(s) in 8 object(s)")
+        Some("gpuquota validate: 20 problem(s) in 8 object(s)")
     );
     for expected in [
         "ClusterQueue \"batch\": spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: Invalid value: \"-2\": must be greater than or equal to 0",
         "ClusterQueue \"batch\": spec.resourceGroups[1].flavors[0].resources[0].lendingLimit: Invalid value: \"3\": must be less than or equal to the nominalQuota",
         "Cohort \"a\": spec.parentName: Invalid value: \"b\": cohort cycle: a -> b -> a",
         "ResourceQuota \"analytics/cap\": spec.hard[nvidia.com/gpu]: Invalid value: \"nvidia.com/gpu\": extended resources accept only quota items with the prefix requests. (use requests.nvidia.com/gpu)",
-        "Workload \"analytics/w\": spec.queueName: Not found: \"nowhere\": no LocalQueue of this name in namespace \"analytics\"",
+        "warning: Workload \"analytics/w\": spec.queueName: Not found: \"nowhere\": no LocalQueue of this name in namespace \"analytics\"",
     ] {
         assert!(
             lines.contains(&expected),
             "missing {expected:?} in {stderr}"
         );
     }
+    // With --complete the references are errors, with their text unchanged.
+    let out = gpuquota(&[
+        "validate",
+        "--complete",
+        &path("../gpuquota-model/tests/data/mistakes.yaml"),
+    ]);
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        lines.last().copied(),
+        Some("gpuquota validate: 26 problem(s) in 8 object(s)")
+    );
+    assert!(lines.contains(&"Workload \"analytics/w\": spec.queueName: Not found: \"nowhere\": no LocalQueue of this name in namespace \"analytics\""), "{stderr}");
 }
 
 #[test]
@@ -182,4 +203,64 @@ fn quotas_reports_a_cohort_cycle_with_exit_1() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(text(&out.stderr), "cohort cycle: a -> b -> a\n");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+fn temp_file(name: &str, bytes: &[u8]) -> String {
+    let dir = std::env::temp_dir().join(format!("gpuquota-vq-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(name);
+    std::fs::write(&file, bytes).unwrap();
+    file.display().to_string()
+}
+
+#[test]
+fn non_utf8_input_names_offset_and_line_and_exits_1() {
+    let file = temp_file(
+        "latin1.yaml",
+        b"apiVersion: v1\nkind: Namespace\nmetadata: {name: caf\xe9}\n",
+    );
+    for command in ["validate", "quotas"] {
+        let out = gpuquota(&[command, &file]);
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        assert_eq!(
+            text(&out.stderr),
+            format!("error: {file}: input is not UTF-8 text: invalid byte at offset 51 (line 3)\n"),
+            "{command}"
+        );
+    }
+}
+
+#[test]
+fn an_empty_file_is_an_error() {
+    let file = temp_file("empty.yaml", b"");
+    let out = gpuquota(&["validate", &file]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("no object gpuquota reads"));
+    let out = gpuquota(&["quotas", &file]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("nothing to show"));
+}
+
+#[test]
+fn strict_fails_on_warnings_in_validate_and_quotas() {
+    let file = temp_file(
+        "misspelt.yaml",
+        b"apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: f\n      resources:\n      - {name: nvidia.com/gpu, nominalQuota: 8}\n  stopPolicyy: None\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\n",
+    );
+    let hint = "spec.stopPolicyy: unknown field; ignored; did you mean \"stopPolicy\"?";
+    for command in ["validate", "quotas"] {
+        let out = gpuquota(&[command, &file]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{command}: {}",
+            text(&out.stderr)
+        );
+        assert!(text(&out.stderr).starts_with("warning: "), "{command}");
+        assert!(text(&out.stderr).contains(hint), "{command}");
+        let out = gpuquota(&["--strict", command, &file]);
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        assert!(text(&out.stderr).starts_with("error: "), "{command}");
+        assert_eq!(text(&out.stdout), "", "{command}");
+    }
 }

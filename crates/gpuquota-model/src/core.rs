@@ -88,7 +88,11 @@ pub struct PodSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,
     /// Resolved priority value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "crate::strict::opt_int",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub priority: Option<i32>,
     /// `schedulerName` (e.g. `kai-scheduler`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -201,7 +205,11 @@ pub struct NodeSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub taints: Vec<Taint>,
     /// Cordoned.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "crate::strict::opt_bool",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub unschedulable: Option<bool>,
     /// `podCIDR`, `providerID`, …: kept verbatim.
     #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -333,10 +341,10 @@ pub struct PriorityClass {
     #[serde(default)]
     pub metadata: ObjectMeta,
     /// The priority value.
-    #[serde(default)]
+    #[serde(deserialize_with = "crate::strict::int", default)]
     pub value: i32,
     /// The default class for pods without one.
-    #[serde(default)]
+    #[serde(deserialize_with = "crate::strict::boolean", default)]
     pub global_default: bool,
     /// Description.
     #[serde(default, skip_serializing_if = "Option::is_none")]

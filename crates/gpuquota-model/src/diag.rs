@@ -120,6 +120,11 @@ pub mod codes {
     pub const NOT_FOUND: Code = Code::new("not-found");
     /// The same object given twice.
     pub const DUPLICATE_OBJECT: Code = Code::new("duplicate-object");
+    /// A document that is not an object (a bare scalar); skipped.
+    pub const NOT_AN_OBJECT: Code = Code::new("not-an-object");
+    /// A field the API server accepts but an engine ignores (e.g. a ResourceQuota's
+    /// `limits.nvidia.com/gpu`).
+    pub const IGNORED_BY_ENGINES: Code = Code::new("ignored-by-engines");
 }
 
 /// One problem or warning: which input, which object, which field, what is wrong.

@@ -16,14 +16,23 @@ pub fn check_quantity(input: &str) {
     }
 }
 
-/// Import and validation never panic on any bytes; on an imported model [`crate::validate()`]
-/// agrees with [`crate::validate::problems`], every problem names a field, and the reference
-/// quota tree answers every query of every root.
+/// Import and validation never panic on any bytes; the fast typed import and the exact import
+/// give the same result (model and warnings, or the same errors); on an imported model
+/// [`crate::validate()`] agrees with [`crate::validate::problems`], every problem names a
+/// field, and the reference quota tree answers every query of every root.
 pub fn check_import(bytes: &[u8]) {
     let text = String::from_utf8_lossy(bytes);
     let mut importer = crate::Importer::new();
     importer.add_str("fuzz.yaml", &text);
-    let Ok(imported) = importer.finish() else {
+    let result = importer.finish();
+    let mut exact = crate::Importer::exact();
+    exact.add_str("fuzz.yaml", &text);
+    assert_eq!(
+        result,
+        exact.finish(),
+        "fast and exact import differ on {text:?}"
+    );
+    let Ok(imported) = result else {
         return;
     };
     let problems = crate::validate::problems(&imported.model);

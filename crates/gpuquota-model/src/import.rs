@@ -1,18 +1,82 @@
 //! Import of Kubernetes manifests: multi-document YAML or JSON, Kueue `v1beta1`/`v1beta2`,
 //! KAI, and core objects, into a [`Model`].
 //!
-//! Unknown kinds are skipped with a warning; unknown fields produce a warning naming the field
-//! path (nothing is dropped silently); a document whose fields have the wrong shape is an error
-//! naming kind, name and field path. Every problem of every file is collected, none aborts the
-//! import early. The resulting model does not depend on the order of documents or files:
-//! objects are keyed by name, and when the same object appears twice the copy with the smaller
-//! canonical JSON is kept and the duplicate is recorded for validation.
+//! Every problem of every file is collected as a [`Diagnostic`] (errors in [`ImportErrors`],
+//! warnings in [`Imported::warnings`]), none aborts the import early. The resulting model does
+//! not depend on the order of documents or files (objects are keyed by name; when the same
+//! object appears twice the copy with the smaller canonical JSON is kept and the duplicate is
+//! recorded for validation), except for the names given from `metadata.generateName` below.
+//!
+//! # Input format
+//!
+//! - **Text**: UTF-8 (a leading byte-order mark is skipped); files are read through
+//!   [`crate::source`], which names the byte offset and line of the first byte that is not
+//!   UTF-8. One source holds at most [`MAX_SOURCE_BYTES`] (64 MiB); split larger exports.
+//! - **Documents**: YAML with any number of `---`-separated documents; or JSON, one value, a
+//!   stream of values, or an array of objects (text starting with `{` or `[` is read as JSON
+//!   first, then as YAML flow syntax if it is not JSON). A `List` (`kind: List`, or any kind
+//!   ending in `List` with `items`, as `kubectl get -o yaml|json` writes) is read item by item;
+//!   empty documents and `null` are skipped; a scalar document is skipped with a warning.
+//! - **Kinds read** (group/kind): `kueue.x-k8s.io` ResourceFlavor, ClusterQueue, Cohort,
+//!   LocalQueue, Workload, WorkloadPriorityClass (`v1beta1`, `v1beta2`; Cohort also
+//!   `v1alpha1`); `config.kueue.x-k8s.io` Configuration; `scheduling.k8s.io` PriorityClass;
+//!   core Namespace, ResourceQuota, Pod, Node (`v1`); `scheduling.run.ai` Queue (`v2`) and
+//!   PodGroup (`v2alpha2`). Another version of a kind read is read as the latest, with a
+//!   warning. Every other kind is skipped with a warning (code `unknown-kind`) that suggests
+//!   the closest kind read when one is close (`ClusterQeue` → `ClusterQueue`).
+//! - **Unknown fields** are ignored with a warning naming the field path in Kubernetes'
+//!   notation (`spec.resourceGroups[0].flavors[0].resources[0].nominalQuta`) and, where one is
+//!   close, the field meant (`did you mean "nominalQuota"?`); the candidates are the fields the
+//!   type at that path reads, taken from its `Deserialize` implementation ([`crate::schema`]).
+//!   Fields kept verbatim (`metadata.annotations`, `managedFields`, a Configuration's
+//!   `integrations`, …) are never unknown.
+//! - **Duplicate keys** in one mapping are errors, in YAML and in JSON alike (the API server's
+//!   strict decoding refuses them; JSON's "last one wins" would silently drop a value).
+//! - **`null`** is an absent field (`spec: null` is no spec), as the API server reads it.
+//! - **Scalars** are typed as in the JSON the API server decodes: an integer field takes a
+//!   number, not a quoted string (`count: "3"` is an error); a boolean field takes `true` or
+//!   `false`; a string field takes a string, so an unquoted `123`, `true` or `n` (YAML 1.1's
+//!   `y`/`n`/`yes`/`no`/`on`/`off` are booleans, as in Kubernetes' YAML reader) in a name is
+//!   an error: quote it.
+//! - **Quantities** (`"500m"`, `8`, `0.5`, `36Gi`, `1e3`) follow apimachinery's
+//!   `ParseQuantity` (kubernetes/apimachinery: pkg/api/resource/quantity.go): no whitespace
+//!   (`" 8"` is refused, as the Kueue CRDs' quantity pattern refuses it; the core types' JSON
+//!   decoder still trims, which gpuquota deliberately does not copy), an exponent within ±1000,
+//!   at most 38 significant digits, values below nano rounded up to `1n`. A number written
+//!   without quotes reaches the importer as a binary float: `0.1` is read exactly (through its
+//!   shortest decimal form), but a float too small for binary (`1e-400`) reads as 0, so quote
+//!   extreme values.
+//! - **`metadata.generateName`** without `name` is valid (the API server names the object): the
+//!   object is named `generateName` + `n`, `n` counting from 1 per kind, namespace and prefix
+//!   in the order the documents are added (`train-1`, `train-2`, …). Unlike every other name,
+//!   this one depends on document order; give `name` when names must be stable across runs.
+//! - **Limits**: YAML nesting deeper than 64 levels, more than 50,000 aliases or anchors,
+//!   more than 10,000 merge keys or an alias-to-anchor ratio that looks like an alias bomb are
+//!   errors (code `limit-exceeded`) that say which limit was hit; JSON nesting is limited to
+//!   128 levels. The document, node and event budgets grow with the input, which the byte
+//!   limit bounds.
+//!
+//! # How a source is read
+//!
+//! A source is first deserialized straight into the typed objects in one pass, with no
+//! generic tree in between (the `fast` path: `apiVersion` and `kind` come first in almost
+//! every manifest). When that pass meets anything unusual (an error, a document whose
+//! `apiVersion`/`kind` come after other fields, a duplicate key), the whole source is read
+//! again on the exact path, document by document through a `serde_json::Value` tree, which
+//! reports every problem with its field path. Both paths give the same result on every input
+//! ([`Importer::exact`] exists to test that; the import fuzz target checks it).
+//!
+//! # Complexity
+//! Linear in the input on the fast path (twice that when the exact path runs), plus
+//! `O(log n)` per object inserted.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use crate::diag::{self, Diagnostic, codes};
+use crate::schema;
 
 use crate::core::{Namespace, Node, Pod, PriorityClass, ResourceQuota};
 use crate::kai::{PodGroup, Queue};
@@ -21,6 +85,11 @@ use crate::kueue::{
     WorkloadPriorityClass,
 };
 use crate::meta::ObjectMeta;
+
+mod fast;
+mod parse;
+
+pub use parse::{serde_message, yaml_error};
 
 /// Every kind gpuquota reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -147,53 +216,13 @@ impl fmt::Display for Origin {
     }
 }
 
-/// A problem that does not stop the import.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ImportWarning {
-    /// Where.
-    pub origin: Origin,
-    /// The object's kind, if known.
-    pub kind: Option<String>,
-    /// The object's name (`namespace/name` for namespaced kinds), if known.
-    pub name: Option<String>,
-    /// The field path, if the warning is about a field.
-    pub path: Option<String>,
-    /// What happened.
-    pub message: String,
-}
+/// A problem that does not stop the import: a [`Diagnostic`] of severity warning whose
+/// `source` is the [`Origin`] (`file (document n)`).
+pub type ImportWarning = Diagnostic;
 
-impl fmt::Display for ImportWarning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", self.origin)?;
-        if let Some(kind) = &self.kind {
-            write!(f, "{kind}")?;
-            if let Some(name) = &self.name {
-                write!(f, " {name:?}")?;
-            }
-            f.write_str(": ")?;
-        }
-        if let Some(path) = &self.path {
-            write!(f, "{path}: ")?;
-        }
-        f.write_str(&self.message)
-    }
-}
-
-/// A document that could not be read: malformed YAML/JSON or a field of the wrong shape.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, thiserror::Error)]
-#[error("{}", ImportWarning { origin: origin.clone(), kind: kind.clone(), name: name.clone(), path: path.clone(), message: message.clone() })]
-pub struct ImportError {
-    /// Where.
-    pub origin: Origin,
-    /// The object's kind, if known.
-    pub kind: Option<String>,
-    /// The object's name, if known.
-    pub name: Option<String>,
-    /// The field path, if the error is about a field.
-    pub path: Option<String>,
-    /// What is wrong.
-    pub message: String,
-}
+/// A document that could not be read (malformed YAML/JSON, a field of the wrong shape, a limit
+/// hit): a [`Diagnostic`] of severity error.
+pub type ImportError = Diagnostic;
 
 /// Every import error, in source order.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -299,12 +328,23 @@ pub struct Imported {
 #[derive(Debug, Default)]
 pub struct Importer {
     model: Model,
-    warnings: Vec<ImportWarning>,
-    errors: Vec<ImportError>,
+    warnings: Vec<(Origin, ImportWarning)>,
+    errors: Vec<(Origin, ImportError)>,
+    /// Objects named from `metadata.generateName` so far, per (kind, namespace, prefix).
+    generated: BTreeMap<(Kind, String, String), usize>,
+    /// Never take the fast path.
+    exact_only: bool,
 }
 
 /// The largest input accepted per source (bytes), a guard against resource exhaustion.
 pub const MAX_SOURCE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Where a step of the import stands: the document and the prefix of field paths inside it
+/// (`items[3].` inside a `List`).
+struct At<'a> {
+    origin: &'a Origin,
+    prefix: &'a str,
+}
 
 impl Importer {
     /// An empty importer.
@@ -312,9 +352,23 @@ impl Importer {
         Importer::default()
     }
 
+    /// An importer that reads every source on the exact path only (document by document
+    /// through a generic tree). The result is the same as [`Importer::new`]'s, only slower:
+    /// this exists for differential tests of the fast path.
+    pub fn exact() -> Importer {
+        Importer {
+            exact_only: true,
+            ..Importer::default()
+        }
+    }
+
     /// Adds every document of `text` (YAML, multi-document, or JSON), labelled `source`.
     ///
     /// Problems are recorded and reported by [`Importer::finish`]; this never panics.
+    ///
+    /// Valid input is deserialized straight into the typed objects in one pass; when that pass
+    /// meets any problem, the source is read again document by document through a generic
+    /// tree so that every problem of every document is reported with its field path.
     ///
     /// # Complexity
     /// Linear in the size of `text` plus `O(log n)` per object inserted.
@@ -324,28 +378,36 @@ impl Importer {
             document: 0,
         };
         if text.len() > MAX_SOURCE_BYTES {
-            self.errors.push(ImportError {
-                origin: origin0,
-                kind: None,
-                name: None,
-                path: None,
-                message: format!("input is larger than {MAX_SOURCE_BYTES} bytes"),
-            });
+            let d = Diagnostic::error(
+                codes::INPUT_TOO_LARGE,
+                format!(
+                    "input is larger than the import limit of {MAX_SOURCE_BYTES} bytes (64 MiB); \
+                     split it into several files"
+                ),
+            )
+            .source(source);
+            self.errors.push((origin0, d));
             return;
         }
-        let documents = match parse_documents(text) {
+        if let Some(docs) = (!self.exact_only).then(|| fast::parse(text)).flatten() {
+            for (i, doc) in docs.into_iter().enumerate() {
+                let origin = Origin {
+                    source: source.to_owned(),
+                    document: i + 1,
+                };
+                self.add_fast(&origin, doc, "");
+            }
+            return;
+        }
+        let documents = match parse::documents(text) {
             Ok(d) => d,
-            Err(message) => {
-                self.errors.push(ImportError {
-                    origin: Origin {
-                        source: source.to_owned(),
-                        document: 1,
-                    },
-                    kind: None,
-                    name: None,
-                    path: None,
-                    message,
-                });
+            Err((code, message)) => {
+                let origin = Origin {
+                    source: source.to_owned(),
+                    document: 1,
+                };
+                let d = Diagnostic::error(code, message).source(source);
+                self.errors.push((origin, d));
                 return;
             }
         };
@@ -358,6 +420,39 @@ impl Importer {
         }
     }
 
+    /// One document read by the fast path.
+    fn add_fast(&mut self, origin: &Origin, doc: fast::Doc, prefix: &str) {
+        match doc {
+            fast::Doc::Null => {}
+            fast::Doc::Raw(value) => self.add_document(origin, value, prefix),
+            fast::Doc::List { items, in_items } => {
+                for (i, item) in items.into_iter().enumerate() {
+                    let p = if in_items {
+                        format!("{prefix}items[{i}].")
+                    } else {
+                        format!("{prefix}[{i}].")
+                    };
+                    self.add_fast(origin, item, &p);
+                }
+            }
+            fast::Doc::Typed(typed) => {
+                let fast::Typed {
+                    api_version,
+                    object,
+                    ignored,
+                } = *typed;
+                let at = At { origin, prefix };
+                let kind = object.kind();
+                let (group, version) = split_api_version(&api_version);
+                let _ = group;
+                self.check_version(&at, kind, version, &api_version, object.display_name());
+                let name = object.display_name();
+                self.warn_ignored(&at, kind, name.as_deref(), ignored);
+                self.store(&at, object, api_version);
+            }
+        }
+    }
+
     fn add_document(&mut self, origin: &Origin, doc: Value, path_prefix: &str) {
         let Value::Object(mut obj) = doc else {
             if let Value::Array(items) = doc {
@@ -367,10 +462,7 @@ impl Importer {
             } else if !doc.is_null() {
                 self.warn(
                     origin,
-                    None,
-                    None,
-                    None,
-                    "document is not an object; skipped".into(),
+                    Diagnostic::warning(codes::NOT_AN_OBJECT, "document is not an object; skipped"),
                 );
             }
             return;
@@ -393,14 +485,11 @@ impl Importer {
             }
             return;
         }
-        let (group, version) = match api_version.rsplit_once('/') {
-            Some((g, v)) => (g.to_owned(), v.to_owned()),
-            None => (String::new(), api_version.clone()),
-        };
+        let (group, version) = split_api_version(&api_version);
         let display_name = object_name(&obj);
         // Workload objects (Jobs, JobSets, …) and ConfigMaps: kept for `crate::workloads`,
         // which converts them in `finish`.
-        if let Some(wkind) = crate::workloads::ObjectKind::from_group_kind(&group, &kind_name) {
+        if let Some(wkind) = crate::workloads::ObjectKind::from_group_kind(group, &kind_name) {
             self.add_workload_object(origin, wkind, &api_version, obj, path_prefix);
             return;
         }
@@ -408,157 +497,26 @@ impl Importer {
             self.add_config_map(origin, obj, path_prefix);
             return;
         }
-        let Some(kind) = Kind::from_group_kind(&group, &kind_name) else {
-            let what = if kind_name.is_empty() {
-                "document has no kind; skipped".to_owned()
-            } else {
-                format!(
-                    "kind {kind_name} of apiVersion {api_version:?} is not read by gpuquota; skipped"
-                )
+        let Some(kind) = Kind::from_group_kind(group, &kind_name) else {
+            let d = unknown_kind(&kind_name, &api_version);
+            let d = match display_name {
+                Some(name) => d.object(kind_name, name),
+                None => d.object(kind_name, ""),
             };
-            self.warn(origin, Some(kind_name), display_name, None, what);
+            self.warn(origin, d);
             return;
         };
-        if !kind.known_versions().contains(&version.as_str()) {
-            self.warn(
-                origin,
-                Some(kind.to_string()),
-                display_name.clone(),
-                Some(format!("{path_prefix}apiVersion")),
-                format!("apiVersion {api_version:?} is not one upstream serves for {kind}; read as the latest version"),
-            );
-        }
+        let at = At {
+            origin,
+            prefix: path_prefix,
+        };
+        self.check_version(&at, kind, version, &api_version, display_name.clone());
         obj.remove("apiVersion");
         obj.remove("kind");
-        let value = Value::Object(obj);
-        match kind {
-            Kind::ResourceFlavor => self.insert(
-                origin,
-                kind,
-                value,
-                path_prefix,
-                |m| &mut m.resource_flavors,
-                |o: &ResourceFlavor| &o.metadata,
-            ),
-            Kind::ClusterQueue => self.insert(
-                origin,
-                kind,
-                value,
-                path_prefix,
-                |m| &mut m.cluster_queues,
-                |o: &ClusterQueue| &o.metadata,
-            ),
-            Kind::Cohort => self.insert(
-                origin,
-                kind,
-                value,
-                path_prefix,
-                |m| &mut m.cohorts,
-                |o: &Cohort| &o.metadata,
-            ),
-            Kind::LocalQueue => self.insert(
-                origin,
-                kind,
-                value,
-                path_prefix,
-                |m| &mut m.local_queues,
-                |o: &LocalQueue| &o.metadata,
-            ),
-            Kind::Workload => self.insert(
-                origin,
-                kind,
-                value,
-                path_prefix,
-                |m| &mut m.workloads,
-                |o: &Workload| &o.metadata,
-            ),
-            Kind::WorkloadPriorityClass => self.insert(
-                origin,
-                kind,
-                value,
-                path_prefix,
-                |m| &mut m.workload_priority_classes,
-                |o: &WorkloadPriorityClass| &o.metadata,
-            ),
-            Kind::PriorityClass => self.insert(
-                origin,
-                kind,
-                value,
-                path_prefix,
-                |m| &mut m.priority_classes,
-                |o: &PriorityClass| &o.metadata,
-            ),
-            Kind::Namespace => self.insert(
-                origin,
-                kind,
-                value,
-                path_prefix,
-                |m| &mut m.namespaces,
-                |o: &Namespace| &o.metadata,
-            ),
-            Kind::ResourceQuota => self.insert(
-                origin,
-                kind,
-                value,
-                path_prefix,
-                |m| &mut m.resource_quotas,
-                |o: &ResourceQuota| &o.metadata,
-            ),
-            Kind::Pod => self.insert(
-                origin,
-                kind,
-                value,
-                path_prefix,
-                |m| &mut m.pods,
-                |o: &Pod| &o.metadata,
-            ),
-            Kind::Node => self.insert(
-                origin,
-                kind,
-                value,
-                path_prefix,
-                |m| &mut m.nodes,
-                |o: &Node| &o.metadata,
-            ),
-            Kind::Queue => self.insert(
-                origin,
-                kind,
-                value,
-                path_prefix,
-                |m| &mut m.queues,
-                |o: &Queue| &o.metadata,
-            ),
-            Kind::PodGroup => self.insert(
-                origin,
-                kind,
-                value,
-                path_prefix,
-                |m| &mut m.pod_groups,
-                |o: &PodGroup| &o.metadata,
-            ),
-            Kind::Configuration => {
-                if let Some(mut config) =
-                    self.decode::<Configuration>(origin, kind, value, path_prefix)
-                {
-                    config.api_version = api_version;
-                    match &self.model.configuration {
-                        Some(existing) if canonical(existing) <= canonical(&config) => {
-                            self.model.duplicates.push(Duplicate {
-                                kind,
-                                name: String::new(),
-                            });
-                        }
-                        Some(_) => {
-                            self.model.duplicates.push(Duplicate {
-                                kind,
-                                name: String::new(),
-                            });
-                            self.model.configuration = Some(config);
-                        }
-                        None => self.model.configuration = Some(config),
-                    }
-                }
-            }
+        let mut value = Value::Object(obj);
+        strip_nulls(&mut value);
+        if let Some(object) = self.decode(&at, kind, value, display_name) {
+            self.store(&at, object, api_version);
         }
     }
 
@@ -585,22 +543,21 @@ impl Importer {
                         o
                     });
                 if !fresh {
-                    self.warn(
-                        origin,
-                        Some(kind.as_str().into()),
-                        name,
-                        None,
-                        "given twice; the first copy is kept".into(),
-                    );
+                    let d = Diagnostic::warning(
+                        codes::DUPLICATE_OBJECT,
+                        "given twice; the first copy is kept",
+                    )
+                    .object(kind.as_str(), name.unwrap_or_default());
+                    self.warn(origin, d);
                 }
             }
-            Err(message) => self.errors.push(ImportError {
-                origin: origin.clone(),
-                kind: Some(kind.as_str().into()),
-                name,
-                path: Some(format!("{prefix}metadata")),
-                message,
-            }),
+            Err(message) => {
+                let d = Diagnostic::error(codes::INVALID_TYPE, message)
+                    .object(kind.as_str(), name.unwrap_or_default())
+                    .field(format!("{prefix}metadata"))
+                    .source(origin.to_string());
+                self.errors.push((origin.clone(), d));
+            }
         }
     }
 
@@ -618,132 +575,140 @@ impl Importer {
         let Ok(cm) =
             serde_path_to_error::deserialize::<_, crate::workloads::ConfigMap>(Value::Object(obj))
                 .map_err(|e| {
-                    self.errors.push(ImportError {
-                        origin: origin.clone(),
-                        kind: Some("ConfigMap".into()),
-                        name: name.clone(),
-                        path: Some(format!("{prefix}{}", e.path())),
-                        message: e.into_inner().to_string(),
-                    })
+                    let d = Diagnostic::error(codes::INVALID_TYPE, e.inner().to_string())
+                        .object("ConfigMap", name.clone().unwrap_or_default())
+                        .field(format!("{prefix}{}", e.path()))
+                        .source(origin.to_string());
+                    self.errors.push((origin.clone(), d));
                 })
         else {
             return;
         };
         for (path, text) in cm.embedded_documents() {
-            match parse_documents(text) {
+            match parse::documents(text) {
                 Ok(docs) => {
                     for doc in docs {
                         self.add_document(origin, doc, &format!("{prefix}{path}."));
                     }
                 }
-                Err(message) => self.errors.push(ImportError {
-                    origin: origin.clone(),
-                    kind: Some("ConfigMap".into()),
-                    name: name.clone(),
-                    path: Some(format!("{prefix}{path}")),
-                    message,
-                }),
+                Err((code, message)) => {
+                    let d = Diagnostic::error(code, message)
+                        .object("ConfigMap", name.clone().unwrap_or_default())
+                        .field(format!("{prefix}{path}"))
+                        .source(origin.to_string());
+                    self.errors.push((origin.clone(), d));
+                }
             }
         }
         self.model.config_maps.entry(cm.key()).or_insert(cm);
     }
 
-    fn insert<T, F, M>(
+    fn check_version(
         &mut self,
-        origin: &Origin,
+        at: &At<'_>,
         kind: Kind,
-        value: Value,
-        prefix: &str,
-        map: F,
-        meta: M,
-    ) where
-        T: DeserializeOwned + serde::Serialize,
-        F: Fn(&mut Model) -> &mut BTreeMap<String, T>,
-        M: Fn(&T) -> &ObjectMeta,
-    {
-        let Some(object) = self.decode::<T>(origin, kind, value, prefix) else {
-            return;
-        };
-        let m = meta(&object);
-        let key = if kind.is_namespaced() {
-            format!("{}/{}", m.namespace.as_deref().unwrap_or("default"), m.name)
-        } else {
-            m.name.clone()
-        };
-        let target = map(&mut self.model);
-        let replace = match target.get(&key) {
-            None => true,
-            Some(existing) => {
-                let keep_new = canonical(&object) < canonical(existing);
-                self.model.duplicates.push(Duplicate {
-                    kind,
-                    name: key.clone(),
-                });
-                keep_new
-            }
-        };
-        if replace {
-            map(&mut self.model).insert(key, object);
+        version: &str,
+        api_version: &str,
+        name: Option<String>,
+    ) {
+        if !kind.known_versions().contains(&version) {
+            let d = Diagnostic::warning(
+                codes::UNKNOWN_API_VERSION,
+                format!(
+                    "apiVersion {api_version:?} is not one upstream serves for {kind}; read as the latest version"
+                ),
+            )
+            .object(kind.as_str(), name.unwrap_or_default())
+            .field(format!("{}apiVersion", at.prefix));
+            self.warn(at.origin, d);
         }
     }
 
-    fn decode<T: DeserializeOwned>(
+    /// Deserializes one object of `kind` from its tree (slow path), recording unknown fields
+    /// as warnings and a shape error as an error with its path.
+    fn decode(
         &mut self,
-        origin: &Origin,
+        at: &At<'_>,
         kind: Kind,
         value: Value,
-        prefix: &str,
-    ) -> Option<T> {
-        let name = match &value {
-            Value::Object(obj) => object_name(obj),
-            _ => None,
-        };
+        name: Option<String>,
+    ) -> Option<Object> {
         let mut ignored = Vec::new();
-        let result: Result<T, _> = serde_path_to_error::deserialize(
-            serde_ignored::Deserializer::new(value, &mut |path: serde_ignored::Path<'_>| {
-                ignored.push(path.to_string())
-            }),
-        );
-        for path in ignored {
-            self.warn(
-                origin,
-                Some(kind.to_string()),
-                name.clone(),
-                Some(format!("{prefix}{path}")),
-                "unknown field; ignored".to_owned(),
-            );
-        }
+        let result = Object::decode(kind, value, &mut ignored);
+        self.warn_ignored(at, kind, name.as_deref(), ignored);
         match result {
             Ok(v) => Some(v),
             Err(e) => {
                 let path = e.path().to_string();
-                self.errors.push(ImportError {
-                    origin: origin.clone(),
-                    kind: Some(kind.to_string()),
-                    name,
-                    path: Some(format!("{prefix}{path}")),
-                    message: e.into_inner().to_string(),
-                });
+                let path = if path == "." { String::new() } else { path };
+                let message = parse::serde_message(&e.into_inner().to_string());
+                let d = Diagnostic::error(codes::INVALID_TYPE, message)
+                    .source(at.origin.to_string())
+                    .object(kind.as_str(), name.unwrap_or_default())
+                    .field(format!("{}{path}", at.prefix));
+                self.errors.push((at.origin.clone(), d));
                 None
             }
         }
     }
 
-    fn warn(
+    fn warn_ignored(
         &mut self,
-        origin: &Origin,
-        kind: Option<String>,
-        name: Option<String>,
-        path: Option<String>,
-        message: String,
+        at: &At<'_>,
+        kind: Kind,
+        name: Option<&str>,
+        ignored: Vec<(String, Vec<schema::Step>)>,
     ) {
-        self.warnings.push(ImportWarning {
-            origin: origin.clone(),
-            kind: kind.filter(|k| !k.is_empty()),
-            name,
-            path,
-            message,
-        });
+        for (path, steps) in ignored {
+            let field = steps.last().and_then(|s| match s {
+                schema::Step::Field(f) => Some(f.as_str()),
+                schema::Step::Index => None,
+            });
+            let candidates = steps
+                .split_last()
+                .and_then(|(_, parent)| Object::field_names(kind, parent));
+            let hint = match (field, candidates) {
+                (Some(f), Some(c)) => diag::did_you_mean(f, c),
+                _ => None,
+            };
+            let message = match hint {
+                Some(h) => format!("unknown field; ignored; did you mean {h:?}?"),
+                None => "unknown field; ignored".to_owned(),
+            };
+            let d = Diagnostic::warning(codes::UNKNOWN_FIELD, message)
+                .object(kind.as_str(), name.unwrap_or_default())
+                .field(format!("{}{path}", at.prefix));
+            self.warn(at.origin, d);
+        }
+    }
+
+    /// Names an object from `metadata.generateName` when it has no name, then inserts it.
+    fn store(&mut self, at: &At<'_>, mut object: Object, api_version: String) {
+        let kind = object.kind();
+        if let Some(meta) = object.metadata_mut()
+            && meta.name.is_empty()
+            && let Some(prefix) = meta
+                .other
+                .get("generateName")
+                .and_then(Value::as_str)
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned)
+        {
+            let ns = meta.namespace.clone().unwrap_or_default();
+            let n = self
+                .generated
+                .entry((kind, ns, prefix.clone()))
+                .or_insert(0);
+            *n += 1;
+            meta.name = format!("{prefix}{n}");
+            let _ = at;
+        }
+        object.insert(&mut self.model, api_version);
+    }
+
+    fn warn(&mut self, origin: &Origin, d: Diagnostic) {
+        let d = d.source(origin.to_string());
+        self.warnings.push((origin.clone(), d));
     }
 
     /// Finishes the import.
@@ -751,9 +716,16 @@ impl Importer {
     /// # Errors
     /// [`ImportErrors`] with every malformed document of every source.
     pub fn finish(mut self) -> Result<Imported, ImportErrors> {
+        fn sorted(mut v: Vec<(Origin, Diagnostic)>) -> Vec<Diagnostic> {
+            v.sort_by(|(oa, a), (ob, b)| {
+                (oa, &a.kind, &a.name, &a.field, &a.message, a.code)
+                    .cmp(&(ob, &b.kind, &b.name, &b.field, &b.message, b.code))
+            });
+            v.dedup_by(|(_, a), (_, b)| a == b);
+            v.into_iter().map(|(_, d)| d).collect()
+        }
         if !self.errors.is_empty() {
-            self.errors.sort();
-            return Err(ImportErrors(self.errors));
+            return Err(ImportErrors(sorted(self.errors)));
         }
         // Jobs, JobSets, … become Kueue Workloads and KAI PodGroups (crate::workloads).
         for (origin, d) in crate::workloads::convert(&mut self.model).0 {
@@ -761,20 +733,12 @@ impl Importer {
                 source: "converted objects".into(),
                 document: 0,
             });
-            let opt = |s: String| Some(s).filter(|s| !s.is_empty());
-            self.warnings.push(ImportWarning {
-                origin,
-                kind: opt(d.kind),
-                name: opt(d.name),
-                path: opt(d.field),
-                message: d.message,
-            });
+            self.warn(&origin, d);
         }
-        self.warnings.sort();
         self.model.duplicates.sort();
         Ok(Imported {
             model: self.model,
-            warnings: self.warnings,
+            warnings: sorted(self.warnings),
         })
     }
 }
@@ -789,56 +753,251 @@ pub fn import_str(source: &str, text: &str) -> Result<Imported, ImportErrors> {
     importer.finish()
 }
 
+/// The warning for a kind gpuquota does not read, with a "did you mean" against the kinds it
+/// reads.
+fn unknown_kind(kind_name: &str, api_version: &str) -> Diagnostic {
+    if kind_name.is_empty() {
+        return Diagnostic::warning(codes::UNKNOWN_KIND, "document has no kind; skipped");
+    }
+    let mut message =
+        format!("kind {kind_name} of apiVersion {api_version:?} is not read by gpuquota; skipped");
+    let names: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+    if let Some(hint) = diag::did_you_mean(kind_name, &names).filter(|h| *h != kind_name) {
+        message.push_str(&format!("; did you mean {hint}?"));
+    }
+    Diagnostic::warning(codes::UNKNOWN_KIND, message)
+}
+
+fn split_api_version(api_version: &str) -> (&str, &str) {
+    match api_version.rsplit_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    }
+}
+
 fn object_name(obj: &serde_json::Map<String, Value>) -> Option<String> {
     let meta = obj.get("metadata")?.as_object()?;
-    let name = meta.get("name")?.as_str()?;
+    let name = meta
+        .get("name")
+        .and_then(Value::as_str)
+        .or_else(|| meta.get("generateName").and_then(Value::as_str))?;
     Some(match meta.get("namespace").and_then(Value::as_str) {
         Some(ns) => format!("{ns}/{name}"),
         None => name.to_owned(),
     })
 }
 
+/// Removes every `null` member of every object: the API server treats an explicit `null` as
+/// an absent field (`spec: null` is no spec).
+fn strip_nulls(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            for v in map.values_mut() {
+                strip_nulls(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_nulls),
+        _ => {}
+    }
+}
+
 fn canonical<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
-    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        // JSON: one value, or a stream of values.
-        let mut out = Vec::new();
-        let stream = serde_json::Deserializer::from_str(trimmed).into_iter::<Value>();
-        let mut json_ok = true;
-        for item in stream {
-            match item {
-                Ok(v) => out.push(v),
-                Err(_) => {
-                    json_ok = false;
-                    break;
+/// Converts serde_ignored's path into Kubernetes' notation (`spec.groups[0].name`) and steps.
+fn ignored_path(path: &serde_ignored::Path<'_>) -> (String, Vec<schema::Step>) {
+    fn walk(path: &serde_ignored::Path<'_>, steps: &mut Vec<schema::Step>) {
+        match path {
+            serde_ignored::Path::Root => {}
+            serde_ignored::Path::Seq { parent, .. } => {
+                walk(parent, steps);
+                steps.push(schema::Step::Index);
+            }
+            serde_ignored::Path::Map { parent, key } => {
+                walk(parent, steps);
+                steps.push(schema::Step::Field(key.clone()));
+            }
+            serde_ignored::Path::Some { parent }
+            | serde_ignored::Path::NewtypeStruct { parent }
+            | serde_ignored::Path::NewtypeVariant { parent } => walk(parent, steps),
+        }
+    }
+    fn text(path: &serde_ignored::Path<'_>, out: &mut String) {
+        match path {
+            serde_ignored::Path::Root => {}
+            serde_ignored::Path::Seq { parent, index } => {
+                text(parent, out);
+                out.push_str(&format!("[{index}]"));
+            }
+            serde_ignored::Path::Map { parent, key } => {
+                text(parent, out);
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            serde_ignored::Path::Some { parent }
+            | serde_ignored::Path::NewtypeStruct { parent }
+            | serde_ignored::Path::NewtypeVariant { parent } => text(parent, out),
+        }
+    }
+    let mut steps = Vec::new();
+    walk(path, &mut steps);
+    let mut s = String::new();
+    text(path, &mut s);
+    (s, steps)
+}
+
+macro_rules! objects {
+    ($($kind:ident => $ty:ty, $field:ident;)+) => {
+        /// One typed object of any kind gpuquota reads.
+        #[derive(Debug)]
+        pub(crate) enum Object {
+            $($kind(Box<$ty>),)+
+            Configuration(Box<Configuration>),
+        }
+
+        impl Object {
+            pub(crate) fn kind(&self) -> Kind {
+                match self {
+                    $(Object::$kind(_) => Kind::$kind,)+
+                    Object::Configuration(_) => Kind::Configuration,
+                }
+            }
+
+            fn metadata_mut(&mut self) -> Option<&mut ObjectMeta> {
+                match self {
+                    $(Object::$kind(o) => Some(&mut o.metadata),)+
+                    Object::Configuration(_) => None,
+                }
+            }
+
+            /// `name` or `namespace/name` as reported in diagnostics.
+            pub(crate) fn display_name(&self) -> Option<String> {
+                let meta = match self {
+                    $(Object::$kind(o) => &o.metadata,)+
+                    Object::Configuration(o) => &o.metadata,
+                };
+                let name = if meta.name.is_empty() {
+                    meta.other.get("generateName").and_then(Value::as_str)?
+                } else {
+                    meta.name.as_str()
+                };
+                Some(match &meta.namespace {
+                    Some(ns) => format!("{ns}/{name}"),
+                    None => name.to_owned(),
+                })
+            }
+
+            /// Deserializes `kind` from any deserializer, collecting ignored fields.
+            pub(crate) fn deserialize_kind<'de, D: serde::Deserializer<'de>>(
+                kind: Kind,
+                de: D,
+                ignored: &mut Vec<(String, Vec<schema::Step>)>,
+            ) -> Result<Object, D::Error> {
+                let mut record = |p: serde_ignored::Path<'_>| ignored.push(ignored_path(&p));
+                let de = serde_ignored::Deserializer::new(de, &mut record);
+                use serde::Deserialize;
+                Ok(match kind {
+                    $(Kind::$kind => Object::$kind(Box::new(<$ty>::deserialize(de)?)),)+
+                    Kind::Configuration => {
+                        Object::Configuration(Box::new(Configuration::deserialize(de)?))
+                    }
+                })
+            }
+
+            fn decode(
+                kind: Kind,
+                value: Value,
+                ignored: &mut Vec<(String, Vec<schema::Step>)>,
+            ) -> Result<Object, serde_path_to_error::Error<serde_json::Error>> {
+                let mut track = serde_path_to_error::Track::new();
+                let de = serde_path_to_error::Deserializer::new(value, &mut track);
+                Object::deserialize_kind(kind, de, ignored)
+                    .map_err(|e| serde_path_to_error::Error::new(track.path(), e))
+            }
+
+            fn field_names(kind: Kind, path: &[schema::Step]) -> Option<&'static [&'static str]> {
+                match kind {
+                    $(Kind::$kind => schema::field_names::<$ty>(path),)+
+                    Kind::Configuration => schema::field_names::<Configuration>(path),
+                }
+            }
+
+            fn insert(self, model: &mut Model, api_version: String) {
+                match self {
+                    $(Object::$kind(o) => insert_keyed(model, Kind::$kind, *o, |m| &mut m.$field, |o| &o.metadata),)+
+                    Object::Configuration(mut config) => {
+                        config.api_version = api_version;
+                        let config = *config;
+                        let kind = Kind::Configuration;
+                        match &model.configuration {
+                            Some(existing) if canonical(existing) <= canonical(&config) => {
+                                model.duplicates.push(Duplicate { kind, name: String::new() });
+                            }
+                            Some(_) => {
+                                model.duplicates.push(Duplicate { kind, name: String::new() });
+                                model.configuration = Some(config);
+                            }
+                            None => model.configuration = Some(config),
+                        }
+                    }
                 }
             }
         }
-        if json_ok {
-            return Ok(out);
+
+        impl Kind {
+            /// Every kind gpuquota reads.
+            pub const ALL: &'static [Kind] = &[$(Kind::$kind,)+ Kind::Configuration];
         }
-    }
-    // The parser's default budget (1,024 documents, 250,000 nodes) guards against document
-    // and node storms; a real cluster export can legitimately exceed it, so the limits grow
-    // with the input, which `MAX_SOURCE_BYTES` bounds. Alias and depth limits stay as they are.
-    let n = text.len();
-    let options = serde_saphyr::options! {
-        budget: serde_saphyr::budget! {
-            max_documents: n.max(1_024),
-            max_nodes: n.max(250_000),
-            max_events: n.saturating_mul(2).max(1_000_000),
-        },
     };
-    serde_saphyr::from_multiple_with_options::<Value>(text, options).map_err(|e| {
-        // Keep the message to its first lines: the parser may add a long source snippet.
-        let msg = e.to_string();
-        let short: Vec<&str> = msg.lines().take(3).collect();
-        format!("malformed YAML: {}", short.join(" "))
-    })
+}
+
+objects! {
+    ResourceFlavor => ResourceFlavor, resource_flavors;
+    ClusterQueue => ClusterQueue, cluster_queues;
+    Cohort => Cohort, cohorts;
+    LocalQueue => LocalQueue, local_queues;
+    Workload => Workload, workloads;
+    WorkloadPriorityClass => WorkloadPriorityClass, workload_priority_classes;
+    PriorityClass => PriorityClass, priority_classes;
+    Namespace => Namespace, namespaces;
+    ResourceQuota => ResourceQuota, resource_quotas;
+    Pod => Pod, pods;
+    Node => Node, nodes;
+    Queue => Queue, queues;
+    PodGroup => PodGroup, pod_groups;
+}
+
+fn insert_keyed<T, F, M>(model: &mut Model, kind: Kind, object: T, map: F, meta: M)
+where
+    T: serde::Serialize,
+    F: Fn(&mut Model) -> &mut BTreeMap<String, T>,
+    M: Fn(&T) -> &ObjectMeta,
+{
+    let m = meta(&object);
+    let key = if kind.is_namespaced() {
+        format!("{}/{}", m.namespace.as_deref().unwrap_or("default"), m.name)
+    } else {
+        m.name.clone()
+    };
+    let target = map(model);
+    let replace = match target.get(&key) {
+        None => true,
+        Some(existing) => {
+            let keep_new = canonical(&object) < canonical(existing);
+            model.duplicates.push(Duplicate {
+                kind,
+                name: key.clone(),
+            });
+            keep_new
+        }
+    };
+    if replace {
+        map(model).insert(key, object);
+    }
 }
 
 #[cfg(test)]
@@ -895,8 +1054,9 @@ metadata:
         let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: ns}\nspec:\n  podSets:\n  - name: main\n    count: many\n";
         let err = import_str("w.yaml", text).unwrap_err();
         assert_eq!(err.0.len(), 1);
-        assert_eq!(err.0[0].path.as_deref(), Some("spec.podSets[0].count"));
-        assert_eq!(err.0[0].name.as_deref(), Some("ns/w"));
+        assert_eq!(err.0[0].field, "spec.podSets[0].count");
+        assert_eq!(err.0[0].name, "ns/w");
+        assert_eq!(err.0[0].kind, "Workload");
     }
 
     #[test]

@@ -63,7 +63,11 @@ pub struct QueueSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_queue: Option<String>,
     /// Queue priority (Run:ai rank); default 100.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "crate::strict::opt_int",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub priority: Option<i32>,
     /// Minimum runtime before preemption (Go duration).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -103,7 +107,11 @@ impl Queue {
 #[serde(rename_all = "camelCase")]
 pub struct PodGroupSpec {
     /// Gang minimum (≥ 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "crate::strict::opt_int",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub min_member: Option<i32>,
     /// Leaf queue name.
     #[serde(default)]
@@ -118,16 +126,28 @@ pub struct PodGroupSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_groups: Option<serde_json::Value>,
     /// Minimum number of sub-groups (kept).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "crate::strict::opt_int",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub min_sub_group: Option<i32>,
     /// Topology constraint (kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology_constraint: Option<serde_json::Value>,
     /// Marked unschedulable.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "crate::strict::opt_bool",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub mark_unschedulable: Option<bool>,
     /// Scheduling backoff.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "crate::strict::opt_int",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub scheduling_backoff: Option<i32>,
     /// Per-job stale-gang grace period (Go duration).
     #[serde(default, skip_serializing_if = "Option::is_none")]

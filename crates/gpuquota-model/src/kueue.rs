@@ -195,7 +195,11 @@ pub struct BorrowWithinCohort {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<BorrowWithinCohortPolicy>,
     /// Only candidates with priority ≤ this may be preempted while the preemptor borrows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "crate::strict::opt_int",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub max_priority_threshold: Option<i32>,
 }
 
@@ -454,7 +458,7 @@ pub struct WorkloadPriorityClass {
     #[serde(default)]
     pub metadata: ObjectMeta,
     /// Priority value.
-    #[serde(default)]
+    #[serde(deserialize_with = "crate::strict::int", default)]
     pub value: i32,
     /// Description (≤ 2048 characters).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -484,10 +488,14 @@ pub struct PodSet {
     #[serde(default)]
     pub template: PodTemplateSpec,
     /// Number of pods (default 1).
-    #[serde(default = "default_count")]
+    #[serde(deserialize_with = "crate::strict::int", default = "default_count")]
     pub count: i32,
     /// Smallest acceptable count for partial admission.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "crate::strict::opt_int",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub min_count: Option<i32>,
     /// Topology request (kept, not interpreted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -550,13 +558,25 @@ pub struct WorkloadSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority_class_source: Option<String>,
     /// Resolved priority (default 0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "crate::strict::opt_int",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub priority: Option<i32>,
     /// `false` deactivates the workload.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "crate::strict::opt_bool",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub active: Option<bool>,
     /// Maximum execution time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "crate::strict::opt_int",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub maximum_execution_time_seconds: Option<i32>,
     /// Preemption gates (kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -597,7 +617,11 @@ pub struct PodSetAssignment {
     #[serde(default)]
     pub resource_usage: BTreeMap<ResourceName, Quantity>,
     /// Admitted pod count (after partial admission).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "crate::strict::opt_int",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub count: Option<i32>,
     /// Topology assignment (kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -624,7 +648,7 @@ pub struct ReclaimablePod {
     #[serde(default)]
     pub name: String,
     /// Pods of the set that finished and no longer need quota.
-    #[serde(default)]
+    #[serde(deserialize_with = "crate::strict::int", default)]
     pub count: i32,
 }
 
@@ -694,7 +718,11 @@ impl Workload {
 #[serde(rename_all = "camelCase")]
 pub struct FairSharingConfig {
     /// v1beta1 switch; v1beta2 enables fair sharing by the stanza's presence.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "crate::strict::opt_bool",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub enable: Option<bool>,
     /// `LessThanOrEqualToFinalShare`, `LessThanInitialShare`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -43,8 +43,10 @@
 //!   printed form parses back to the same value.
 //! - **Order-independent import.** [`import`] reads multi-document YAML and JSON (Kueue
 //!   `v1beta1` and `v1beta2`, KAI, core kinds); importing the same documents in any order, split
-//!   over any files, yields the same [`Model`]. Unknown kinds and fields are warnings with their
-//!   path; wrongly shaped fields are errors with their path; nothing is dropped silently.
+//!   over any files, yields the same [`Model`] (objects named from `generateName` aside).
+//!   Unknown kinds and fields are warnings with their path and a "did you mean"; wrongly shaped
+//!   fields, duplicate keys (YAML and JSON) and quantities Kubernetes refuses are errors with
+//!   their path; nothing is dropped silently. The input format is documented in [`import`].
 //! - **Total, complete validation.** [`mod@validate`] never panics and reports every problem at
 //!   once, each with kind, object, field path and a Kubernetes-style field error.
 //! - **The objects users submit.** Jobs, JobSets, Kubeflow, MPI and Ray jobs,
@@ -70,7 +72,9 @@ pub mod meta;
 pub mod quantity;
 pub mod quota_tree;
 pub mod resource;
+pub mod schema;
 pub mod source;
+mod strict;
 pub mod time;
 pub mod validate;
 pub mod workloads;

@@ -69,7 +69,11 @@ pub struct Toleration {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effect: Option<String>,
     /// Only with `NoExecute`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        deserialize_with = "crate::strict::opt_int",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub toleration_seconds: Option<i64>,
 }
 

@@ -36,6 +36,18 @@
 //!   missing parents, references to undefined ResourceFlavors, ClusterQueues, LocalQueues,
 //!   (Workload)PriorityClasses and KAI queues.
 //!
+//! [`diagnostics`] gives the same problems as [`Diagnostic`]s with the same text, judging
+//! references to objects that are not in the input (`Not found`) as warnings unless
+//! [`Options::complete`], and adds warnings for input the API server accepts but the engines
+//! ignore: a ResourceQuota's `limits.<extended resource>` (quota enforcement only counts
+//! `requests.` for extended resources, so `kueue schedule` warns too and it is not an error).
+//!
+//! Beyond upstream: a Node's allocatable and capacity, a Pod's requests and limits and a KAI
+//! Queue's quota, limit and weight must be at most 1E (10^18 units, [`MAX_RESOURCE_UNITS`]),
+//! the largest amount the engines hold exactly (the KAI engine computes in nano-units);
+//! upstream has no bound. A Pod's extended resources (`nvidia.com/gpu`) must be whole, as the
+//! API server requires.
+//!
 //! Deliberate choices: a ClusterQueue and a Cohort may share a name, and a cohort name without
 //! a Cohort object is an implicit cohort (as in Kueue), so neither is reported. Rules that
 //! compare an object with its previous version (immutability) cannot apply to a manifest and
@@ -63,6 +75,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::core::{Container, ResourceList, ResourceQuota as CoreResourceQuota};
+use crate::diag::{Diagnostic, Diagnostics, Severity, codes};
 use crate::import::{Kind, Model};
 use crate::kai::{self, Queue, QueueResource};
 use crate::kueue::{
@@ -209,6 +222,79 @@ pub fn validate(model: &Model) -> Result<(), ValidationErrors> {
     }
 }
 
+/// How [`diagnostics`] judges references to objects that are not in the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Options {
+    /// The input is the whole picture (`validate --complete`): a reference to an object that is
+    /// not in it (a ResourceFlavor, a LocalQueue, a KAI Queue, a priority class) is an error.
+    /// Without it such a reference is a warning, since a platform often keeps one file per
+    /// object and validates them one at a time.
+    pub complete: bool,
+}
+
+impl Options {
+    /// Options with `complete` set as given.
+    pub fn complete(complete: bool) -> Options {
+        Options { complete }
+    }
+}
+
+/// Validation as [`Diagnostics`]: every [`problems`] entry (same text: `Kind "name": field:
+/// Type: value: detail`), with `Not found` references as warnings unless
+/// [`Options::complete`], followed by the warnings about accepted input that the engines
+/// ignore (a ResourceQuota's `limits.<extended resource>`).
+///
+/// # Complexity
+/// As [`problems`].
+pub fn diagnostics(model: &Model, options: &Options) -> Diagnostics {
+    let mut out = Diagnostics::default();
+    for p in problems(model) {
+        let (severity, code) = match p.error_type {
+            ErrorType::NotFound if !options.complete => (Severity::Warning, codes::NOT_FOUND),
+            ErrorType::NotFound => (Severity::Error, codes::NOT_FOUND),
+            ErrorType::Duplicate if p.detail.starts_with("more than one ") => {
+                (Severity::Error, codes::DUPLICATE_OBJECT)
+            }
+            _ => (Severity::Error, codes::INVALID),
+        };
+        let mut message = p.error_type.as_str().to_owned();
+        if let Some(v) = &p.value {
+            message.push_str(": ");
+            message.push_str(v);
+        }
+        if !p.detail.is_empty() {
+            message.push_str(": ");
+            message.push_str(&p.detail);
+        }
+        out.push(
+            Diagnostic::new(severity, code, message)
+                .object(p.kind.as_str(), p.name)
+                .field(p.field),
+        );
+    }
+    for (key, rq) in &model.resource_quotas {
+        for name in rq.spec.hard.keys() {
+            if let Some(rest) = name.strip_prefix("limits.")
+                && is_extended(rest)
+            {
+                out.push(
+                    Diagnostic::warning(
+                        codes::IGNORED_BY_ENGINES,
+                        format!(
+                            "accepted by the API server, but quota enforcement ignores limits of \
+                             extended resources; use requests.{rest} to cap them"
+                        ),
+                    )
+                    .object("ResourceQuota", key.clone())
+                    .field(format!("spec.hard[{name}]")),
+                );
+            }
+        }
+    }
+    out
+}
+
 /// Every problem of `model`, empty when it is valid. Never panics.
 ///
 /// # Complexity
@@ -275,6 +361,8 @@ pub fn problems(model: &Model) -> Vec<ValidationError> {
             &pod.spec.init_containers,
             false,
         );
+        pod_extended_integers(&mut cx, "spec.containers", &pod.spec.containers);
+        pod_extended_integers(&mut cx, "spec.initContainers", &pod.spec.init_containers);
         if let Some(frac) = pod.metadata.annotations.get(kai::GPU_FRACTION_ANNOTATION) {
             let ok = Quantity::parse(frac)
                 .is_ok_and(|q| !q.is_negative() && !q.is_zero() && q <= Quantity::from_integer(1));
@@ -301,6 +389,8 @@ pub fn problems(model: &Model) -> Vec<ValidationError> {
         object_meta(&mut cx, &node.metadata, false);
         non_negative_list(&mut cx, "status.allocatable", &node.status.allocatable);
         non_negative_list(&mut cx, "status.capacity", &node.status.capacity);
+        at_most_max_list(&mut cx, "status.allocatable", &node.status.allocatable);
+        at_most_max_list(&mut cx, "status.capacity", &node.status.capacity);
         for (i, t) in node.spec.taints.iter().enumerate() {
             taint(&mut cx, &format!("spec.taints[{i}]"), t);
         }
@@ -1152,6 +1242,51 @@ fn non_negative_list(cx: &mut Ctx<'_>, field: &str, list: &ResourceList) {
     }
 }
 
+/// The largest quantity gpuquota's engines hold for a node, pod or KAI queue: 10^18 units
+/// (cores, bytes, devices). The KAI engine computes in nano-units of 128-bit integers and sums
+/// over every node; Kubernetes itself has no such bound, but no real resource comes near it.
+pub const MAX_RESOURCE_UNITS: i64 = 1_000_000_000_000_000_000;
+
+fn at_most_max(cx: &mut Ctx<'_>, field: &str, q: &Quantity) {
+    if *q > Quantity::from_integer(MAX_RESOURCE_UNITS) {
+        cx.invalid(
+            field.to_owned(),
+            quote_q(q),
+            "must be at most 1E (10^18 units), the largest amount gpuquota's engines hold exactly",
+        );
+    }
+}
+
+fn at_most_max_list(cx: &mut Ctx<'_>, field: &str, list: &ResourceList) {
+    for (name, q) in list {
+        at_most_max(cx, &format!("{field}[{name}]"), q);
+    }
+}
+
+/// Kubernetes' rule for a pod's extended resources (`nvidia.com/gpu`): whole numbers only
+/// (kubernetes/kubernetes: pkg/apis/core/validation/validation.go, `ValidateResourceRequirements`).
+fn pod_extended_integers(cx: &mut Ctx<'_>, field: &str, list: &[Container]) {
+    for (i, c) in list.iter().enumerate() {
+        for (part, rl) in [
+            ("requests", &c.resources.requests),
+            ("limits", &c.resources.limits),
+        ] {
+            let f = format!("{field}[{i}].resources.{part}");
+            at_most_max_list(cx, &f, rl);
+            for (name, q) in rl {
+                let name = name.as_str();
+                if is_extended(name)
+                    && !name.starts_with("hugepages-")
+                    && !q.is_negative()
+                    && q.milli_value().is_none_or(|m| m % 1000 != 0)
+                {
+                    cx.invalid(format!("{f}[{name}]"), quote_q(q), "must be an integer");
+                }
+            }
+        }
+    }
+}
+
 /// Requests and limits of containers; `kueue` adds Kueue's reserved `pods` key rule.
 fn containers(cx: &mut Ctx<'_>, field: &str, list: &[Container], kueue: bool) {
     for (i, c) in list.iter().enumerate() {
@@ -1533,13 +1668,8 @@ fn resource_quota(cx: &mut Ctx<'_>, rq: &CoreResourceQuota) {
         } else if let Some(rest) = key.strip_prefix("limits.")
             && is_extended(rest)
         {
-            cx.invalid(
-                field.clone(),
-                quote(key),
-                format!(
-                    "extended resources accept only quota items with the prefix requests. (use requests.{rest})"
-                ),
-            );
+            // Accepted by the API server; quota enforcement ignores it (see `warnings`).
+            integer = true;
         } else if is_extended(key) {
             cx.invalid(
                 field.clone(),
@@ -1639,6 +1769,15 @@ fn kai_resource(cx: &mut Ctx<'_>, field: &str, r: &QueueResource) {
         && w.is_negative()
     {
         cx.invalid(format!("{field}.overQuotaWeight"), w.to_string(), GE0);
+    }
+    for (name, v) in [
+        ("quota", &r.quota),
+        ("limit", &r.limit),
+        ("overQuotaWeight", &r.over_quota_weight),
+    ] {
+        if let Some(v) = v {
+            at_most_max(cx, &format!("{field}.{name}"), v);
+        }
     }
     if let (Some(q), Some(l)) = (&r.quota, &r.limit)
         && !q.is_negative()

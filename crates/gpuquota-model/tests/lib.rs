@@ -9,3 +9,4 @@ mod fuzz_smoke;
 mod mistakes;
 mod properties;
 mod workloads;
+mod reliability;

@@ -111,12 +111,7 @@ fn every_mistake_is_reported_with_its_field_path() {
             "spec.priorityClassRef.name".into(),
             NotFound,
         ),
-        (
-            "ResourceQuota",
-            "analytics/cap",
-            "spec.hard[limits.nvidia.com/gpu]".into(),
-            Invalid,
-        ),
+        // `limits.nvidia.com/gpu` is accepted (a warning, see `resource_quota_gpu_limits_warn`).
         (
             "ResourceQuota",
             "analytics/cap",
@@ -139,8 +134,8 @@ fn every_mistake_is_reported_with_its_field_path() {
         .collect();
     assert_eq!(found, expected);
     let err = validate(&model).unwrap_err();
-    assert_eq!(err.len(), 27);
-    assert!(err.to_string().starts_with("27 validation error(s)\n"));
+    assert_eq!(err.len(), 26);
+    assert!(err.to_string().starts_with("26 validation error(s)\n"));
 }
 
 #[test]
@@ -304,4 +299,70 @@ fn workload_rules() {
 fn implicit_cohorts_and_shared_names_are_not_problems() {
     let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: x}\nspec: {cohortName: nobody-declared-me}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: x}\nspec: {parentName: also-implicit}\n";
     assert_eq!(problems_of(text), Vec::<String>::new());
+}
+
+#[test]
+fn resource_quota_gpu_limits_warn() {
+    use gpuquota_model::Severity;
+    use gpuquota_model::diag::codes;
+    let model = import_str("mistakes.yaml", MISTAKES).unwrap().model;
+    let d = gpuquota_model::validate::diagnostics(&model, &Default::default());
+    let w: Vec<String> = d
+        .iter()
+        .filter(|d| d.code == codes::IGNORED_BY_ENGINES)
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        w,
+        [
+            "ResourceQuota \"analytics/cap\": spec.hard[limits.nvidia.com/gpu]: accepted by the API \
+          server, but quota enforcement ignores limits of extended resources; use \
+          requests.nvidia.com/gpu to cap them"
+        ]
+    );
+    assert!(
+        d.iter()
+            .filter(|d| d.code == codes::IGNORED_BY_ENGINES)
+            .all(|d| d.severity == Severity::Warning)
+    );
+}
+
+#[test]
+fn missing_references_are_errors_only_when_complete() {
+    use gpuquota_model::Severity;
+    use gpuquota_model::diag::codes;
+    use gpuquota_model::validate::{Options, diagnostics};
+    let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: ml}\nspec: {clusterQueue: batch}\n";
+    let model = import_str("t.yaml", text).unwrap().model;
+    let partial = diagnostics(&model, &Options::complete(false));
+    assert_eq!(partial.len(), 1);
+    assert_eq!(partial.0[0].severity, Severity::Warning);
+    assert_eq!(partial.0[0].code, codes::NOT_FOUND);
+    assert_eq!(
+        partial.0[0].to_string(),
+        "LocalQueue \"ml/lq\": spec.clusterQueue: Not found: \"batch\": no ClusterQueue of this name"
+    );
+    let complete = diagnostics(&model, &Options::complete(true));
+    assert_eq!(complete.0[0].severity, Severity::Error);
+    // Same text as the validation error.
+    let problems = gpuquota_model::validate::problems(&model);
+    assert_eq!(problems[0].to_string(), complete.0[0].to_string());
+}
+
+#[test]
+fn engine_limits_are_validation_errors() {
+    let text = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec: {resources: {gpu: {quota: 1e30, limit: -1, overQuotaWeight: 1}}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {allocatable: {nvidia.com/gpu: \"1e30\"}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"1e-40\"}}}]}\n";
+    let model = import_str("t.yaml", text).unwrap().model;
+    let p: Vec<String> = gpuquota_model::validate::problems(&model)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        p,
+        [
+            "Pod \"ml/p\": spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: \"1e-9\": must be an integer",
+            "Node \"node-a\": status.allocatable[nvidia.com/gpu]: Invalid value: \"1e30\": must be at most 1E (10^18 units), the largest amount gpuquota's engines hold exactly",
+            "Queue \"q\": spec.resources.gpu.quota: Invalid value: \"1000000000000E\": must be at most 1E (10^18 units), the largest amount gpuquota's engines hold exactly",
+        ]
+    );
 }

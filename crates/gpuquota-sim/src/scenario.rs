@@ -556,34 +556,9 @@ pub fn from_str(
     for (n, t) in &files {
         importer.add_str(n, t);
     }
-    let imported = importer.finish().map_err(|e| {
-        Diagnostics(
-            e.0.into_iter()
-                .map(|e| {
-                    let mut d =
-                        Diagnostic::error(codes::MALFORMED, e.message).source(e.origin.to_string());
-                    if let (Some(k), Some(n)) = (e.kind, e.name) {
-                        d = d.object(k, n);
-                    }
-                    if let Some(p) = e.path {
-                        d = d.field(p);
-                    }
-                    d
-                })
-                .collect(),
-        )
-    })?;
-    for w in imported.warnings {
-        let mut d =
-            Diagnostic::warning(codes::UNKNOWN_FIELD, w.message).source(w.origin.to_string());
-        if let (Some(k), Some(n)) = (w.kind, w.name) {
-            d = d.object(k, n);
-        }
-        if let Some(p) = w.path {
-            d = d.field(p);
-        }
-        warnings.push(d);
-    }
+    // Import problems are already diagnostics, with their source, object and field.
+    let imported = importer.finish().map_err(|e| Diagnostics(e.0))?;
+    warnings.extend(imported.warnings);
     let mut model = imported.model;
     let mut instances = BTreeMap::new();
     for (w, inst) in generated {

@@ -1,0 +1,407 @@
+//! Reading text into documents: JSON (one value or a stream) and multi-document YAML, with
+//! duplicate keys refused in both and every message in words a user can act on.
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+use crate::diag::{Code, codes};
+
+/// The YAML reader's options for an input of `n` bytes.
+///
+/// The parser's default budget (1,024 documents, 250,000 nodes) guards against document and
+/// node storms; a real cluster export can legitimately exceed it, so those limits grow with the
+/// input, which the import's byte limit bounds. Alias, anchor and depth limits stay at the
+/// parser's defaults. Duplicate keys are errors. With `typed`, an unquoted number or boolean
+/// is not read into a string field (the API server, which converts YAML to JSON first, refuses
+/// `name: 123` too).
+pub(crate) fn yaml_options(n: usize, typed: bool) -> serde_saphyr::Options {
+    let mut options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_documents: n.max(1_024),
+            max_nodes: n.max(250_000),
+            max_events: n.saturating_mul(2).max(1_000_000),
+        },
+    };
+    options.no_schema = typed;
+    options
+}
+
+/// True when the text should first be tried as JSON.
+pub(crate) fn looks_like_json(text: &str) -> bool {
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    t.starts_with('{') || t.starts_with('[')
+}
+
+/// Every document of `text` as a generic tree.
+///
+/// # Errors
+/// The code and message of the first problem: malformed text, a duplicate key, a limit hit.
+pub(crate) fn documents(text: &str) -> Result<Vec<Value>, (Code, String)> {
+    if looks_like_json(text) {
+        let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+        let mut out = Vec::new();
+        let mut failed = None;
+        for item in serde_json::Deserializer::from_str(trimmed).into_iter::<Checked>() {
+            match item {
+                Ok(Checked(v)) => out.push(v),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        match failed {
+            None => return Ok(out),
+            // A duplicate key is an answer; any other JSON error may be YAML flow syntax.
+            Some(e) if e.to_string().starts_with(DUPLICATE_PREFIX) => {
+                return Err((codes::DUPLICATE_KEY, format!("JSON: {e}")));
+            }
+            Some(e) if e.to_string().starts_with("recursion limit") => {
+                return Err((
+                    codes::LIMIT_EXCEEDED,
+                    format!(
+                        "JSON nesting is deeper than 128 levels, the reader's limit ({e}); \
+                         manifests nest far less: check the brackets"
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    serde_saphyr::from_multiple_with_options::<Value>(text, yaml_options(text.len(), false))
+        .map_err(|e| yaml_error(&e))
+}
+
+/// Checks a JSON text for duplicate keys without building it (the fast path's guard).
+///
+/// # Errors
+/// The duplicate-key message, with line and column.
+pub(crate) fn json_duplicates(text: &str) -> Result<(), String> {
+    for item in serde_json::Deserializer::from_str(text).into_iter::<NoDuplicates>() {
+        item.map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+const DUPLICATE_PREFIX: &str = "duplicate key ";
+
+/// A YAML reader error as a code and a message that says what is wrong and what to do,
+/// without the parser's advice to its own callers.
+pub fn yaml_error(e: &serde_saphyr::Error) -> (Code, String) {
+    let at = e
+        .location()
+        .map(|l| format!(" at line {} column {}", l.line(), l.column()))
+        .unwrap_or_default();
+    match e.without_snippet() {
+        serde_saphyr::Error::DuplicateMappingKey { key, .. } => {
+            let key = key
+                .as_deref()
+                .map(|k| format!(" {k:?}"))
+                .unwrap_or_default();
+            (
+                codes::DUPLICATE_KEY,
+                format!(
+                    "YAML: duplicate key{key}{at}: a key may appear only once in a mapping; \
+                     remove or merge one of them"
+                ),
+            )
+        }
+        serde_saphyr::Error::MultipleDocuments { .. } => (
+            codes::MALFORMED,
+            format!(
+                "YAML: several documents (`---`){at} where this input takes one; put each \
+                 document in its own file"
+            ),
+        ),
+        serde_saphyr::Error::Budget { breach, .. } => (codes::LIMIT_EXCEEDED, budget(breach, &at)),
+        other => {
+            let msg = other.to_string();
+            let short: Vec<&str> = msg.lines().take(3).collect();
+            (
+                codes::MALFORMED,
+                format!("malformed YAML: {}", serde_message(&short.join(" "))),
+            )
+        }
+    }
+}
+
+fn budget(breach: &serde_saphyr::budget::BudgetBreach, at: &str) -> String {
+    use serde_saphyr::budget::BudgetBreach as B;
+    let (what, advice) = match breach {
+        B::Depth { .. } => (
+            "YAML nesting is deeper than 64 levels".to_owned(),
+            "manifests nest far less: check the indentation",
+        ),
+        B::Aliases { aliases } => (
+            format!("more than {} aliases (`*name`) ({aliases} seen)", 50_000),
+            "expand the aliases or split the input",
+        ),
+        B::Anchors { anchors } => (
+            format!("more than 50000 anchors (`&name`) ({anchors} seen)"),
+            "split the input",
+        ),
+        B::AliasAnchorRatio { aliases, anchors } => (
+            format!("{aliases} aliases for {anchors} anchors, which looks like an alias bomb"),
+            "expand the aliases by hand",
+        ),
+        B::Documents { documents } => (
+            format!("too many documents ({documents}) for the input's size"),
+            "split the input into several files",
+        ),
+        B::Nodes { nodes } => (
+            format!("too many YAML nodes ({nodes}) for the input's size"),
+            "split the input into several files",
+        ),
+        B::Events { events } => (
+            format!("too many YAML events ({events}) for the input's size"),
+            "split the input into several files",
+        ),
+        B::ScalarBytes { total_scalar_bytes } => (
+            format!("more than 64 MiB of scalar text ({total_scalar_bytes} bytes)"),
+            "split the input into several files",
+        ),
+        B::MergeKeys { merge_keys } => (
+            format!("more than 10000 merge keys (`<<`) ({merge_keys} seen)"),
+            "expand the merges or split the input",
+        ),
+        _ => (
+            "the input exceeds one of the YAML reader's safety limits".to_owned(),
+            "split the input into several files or simplify its anchors and aliases",
+        ),
+    };
+    format!("YAML: {what}{at}; {advice}")
+}
+
+/// A deserialization message with serde's internal phrasing replaced by what a user can act
+/// on (untagged enums say which forms are accepted).
+pub fn serde_message(msg: &str) -> String {
+    if let Some(rest) = msg.strip_prefix("data did not match any variant of untagged enum ") {
+        let name = rest.split_whitespace().next().unwrap_or(rest);
+        return format!(
+            "the value has none of the forms {name} accepts (see the documentation of {name}){}",
+            rest.strip_prefix(name).unwrap_or("")
+        );
+    }
+    msg.to_owned()
+}
+
+/// A JSON value built with duplicate keys refused.
+struct Checked(Value);
+
+impl<'de> de::Deserialize<'de> for Checked {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Checked, D::Error> {
+        ValueSeed.deserialize(d).map(Checked)
+    }
+}
+
+struct ValueSeed;
+
+impl<'de> DeserializeSeed<'de> for ValueSeed {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(ValueVisitor)
+    }
+}
+
+struct ValueVisitor;
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        ValueSeed.deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(ValueSeed)? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "{DUPLICATE_PREFIX}{key:?}: a key may appear only once in an object; \
+                     remove or merge one of them"
+                )));
+            }
+            let v = map.next_value_seed(ValueSeed)?;
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// A JSON value checked for duplicate keys and thrown away.
+struct NoDuplicates;
+
+impl<'de> de::Deserialize<'de> for NoDuplicates {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<NoDuplicates, D::Error> {
+        d.deserialize_any(NoDuplicatesVisitor)
+    }
+}
+
+struct NoDuplicatesVisitor;
+
+/// A key, borrowed from the input where it has no escapes.
+enum Key<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl Key<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Key::Borrowed(s) => s,
+            Key::Owned(s) => s,
+        }
+    }
+}
+
+impl<'de> de::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key<'de>, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key::Borrowed(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key::Owned(v.to_owned()))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+impl<'de> Visitor<'de> for NoDuplicatesVisitor {
+    type Value = NoDuplicates;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_unit<E>(self) -> Result<NoDuplicates, E> {
+        Ok(NoDuplicates)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<NoDuplicates, A::Error> {
+        while seq.next_element::<NoDuplicates>()?.is_some() {}
+        Ok(NoDuplicates)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NoDuplicates, A::Error> {
+        let mut keys: Vec<Key<'de>> = Vec::new();
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            // Objects have a handful of keys: a linear scan beats hashing.
+            if keys.len() < 32 {
+                if keys.iter().any(|k| k.as_str() == key.as_str()) {
+                    return Err(de::Error::custom(format_args!(
+                        "{DUPLICATE_PREFIX}{:?}",
+                        key.as_str()
+                    )));
+                }
+                keys.push(key);
+            } else {
+                keys.push(key);
+            }
+            map.next_value::<NoDuplicates>()?;
+        }
+        if keys.len() > 32 {
+            let mut all: Vec<&str> = keys.iter().map(Key::as_str).collect();
+            all.sort_unstable();
+            if let Some(w) = all.windows(2).find(|w| w[0] == w[1]) {
+                return Err(de::Error::custom(format_args!(
+                    "{DUPLICATE_PREFIX}{:?}",
+                    w[0]
+                )));
+            }
+        }
+        Ok(NoDuplicates)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_duplicates_are_errors_with_position() {
+        let (code, msg) = documents("{\"a\": 1,\n \"a\": 2}").unwrap_err();
+        assert_eq!(code, codes::DUPLICATE_KEY);
+        assert!(
+            msg.contains("duplicate key \"a\"") && msg.contains("line 2"),
+            "{msg}"
+        );
+        assert!(json_duplicates("{\"a\": {\"b\": 1, \"b\": 2}}").is_err());
+        assert!(json_duplicates("{\"a\": {\"b\": 1, \"c\": 2}}").is_ok());
+        let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\": 1")).collect();
+        let dup = format!("{{{}, \"k3\": 2}}", many.join(", "));
+        assert!(json_duplicates(&dup).is_err());
+    }
+
+    #[test]
+    fn yaml_messages_name_the_limit_not_the_api() {
+        let (code, msg) = documents("a: 1\na: 2\n").unwrap_err();
+        assert_eq!(code, codes::DUPLICATE_KEY);
+        assert!(!msg.contains("DuplicateKeyPolicy"), "{msg}");
+        assert!(msg.contains("\"a\"") && msg.contains("line 2"), "{msg}");
+        let deep = format!("{}1{}", "[".repeat(100), "]".repeat(100));
+        let (code, msg) = documents(&format!("a: {deep}\n")).unwrap_err();
+        assert_eq!(code, codes::LIMIT_EXCEEDED, "{msg}");
+        assert!(msg.contains("deeper than 64 levels"), "{msg}");
+        assert!(!msg.contains('{') && !msg.contains("Depth"), "{msg}");
+    }
+
+    #[test]
+    fn untagged_messages_name_the_forms() {
+        let m = serde_message("data did not match any variant of untagged enum Source");
+        assert!(m.contains("none of the forms Source accepts"), "{m}");
+    }
+}

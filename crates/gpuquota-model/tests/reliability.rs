@@ -1,0 +1,238 @@
+//! Import reports what it does not read, refuses what Kubernetes refuses, and says so in words:
+//! unknown fields and kinds with "did you mean", duplicate keys in JSON and YAML, quantities
+//! with spaces, `null` as absent, messages that name the limit, the fast path agreeing with the
+//! exact one.
+
+use gpuquota_model::diag::codes;
+use gpuquota_model::{Importer, Severity, import_str};
+
+fn warnings(text: &str) -> Vec<String> {
+    import_str("t.yaml", text)
+        .unwrap()
+        .warnings
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+fn errors(text: &str) -> Vec<String> {
+    import_str("t.yaml", text)
+        .unwrap_err()
+        .0
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+const MISSPELT: &str = "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: batch}
+spec:
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h200
+      resources:
+      - name: nvidia.com/gpu
+        nominalQuta: 8
+  preemption:
+    withinClusterQueue: LowerPriority
+    reclaimWithinCohrt: Any
+";
+
+#[test]
+fn unknown_fields_are_warned_with_path_and_hint() {
+    for exact in [false, true] {
+        let mut importer = if exact {
+            Importer::exact()
+        } else {
+            Importer::new()
+        };
+        importer.add_str("t.yaml", MISSPELT);
+        let imported = importer.finish().unwrap();
+        let w: Vec<String> = imported.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            w,
+            [
+                "t.yaml (document 1): ClusterQueue \"batch\": spec.preemption.reclaimWithinCohrt: \
+                 unknown field; ignored; did you mean \"reclaimWithinCohort\"?",
+                "t.yaml (document 1): ClusterQueue \"batch\": \
+                 spec.resourceGroups[0].flavors[0].resources[0].nominalQuta: \
+                 unknown field; ignored; did you mean \"nominalQuota\"?",
+            ],
+            "exact: {exact}"
+        );
+        assert!(
+            imported
+                .warnings
+                .iter()
+                .all(|d| d.code == codes::UNKNOWN_FIELD && d.severity == Severity::Warning)
+        );
+    }
+    // No hint when nothing is close.
+    let w = warnings(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\nspec: {zzzzzz: 1}\n",
+    );
+    assert_eq!(
+        w,
+        ["t.yaml (document 1): ResourceFlavor \"f\": spec.zzzzzz: unknown field; ignored"]
+    );
+}
+
+#[test]
+fn unknown_kinds_get_a_hint_against_the_kinds_read() {
+    let w = warnings(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQeue\nmetadata: {name: batch}\n",
+    );
+    assert_eq!(
+        w,
+        [
+            "t.yaml (document 1): ClusterQeue \"batch\": kind ClusterQeue of apiVersion \
+             \"kueue.x-k8s.io/v1beta2\" is not read by gpuquota; skipped; did you mean ClusterQueue?"
+        ]
+    );
+    let imported = import_str(
+        "t.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+    )
+    .unwrap();
+    assert_eq!(imported.warnings[0].code, codes::UNKNOWN_KIND);
+    assert!(!imported.warnings[0].message.contains("did you mean"));
+}
+
+#[test]
+fn json_duplicate_keys_are_errors_like_yaml_ones() {
+    let json = r#"{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+        "metadata": {"name": "a", "name": "b"}}"#;
+    let e = import_str("t.json", json).unwrap_err();
+    assert_eq!(e.0[0].code, codes::DUPLICATE_KEY);
+    assert!(
+        e.0[0].message.contains("duplicate key \"name\""),
+        "{}",
+        e.0[0]
+    );
+    let yaml = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: a}\nmetadata: {name: b}\n";
+    let e = import_str("t.yaml", yaml).unwrap_err();
+    assert_eq!(e.0[0].code, codes::DUPLICATE_KEY);
+    assert!(!e.0[0].message.contains("DuplicateKeyPolicy"), "{}", e.0[0]);
+}
+
+#[test]
+fn quantities_with_spaces_are_refused() {
+    let text = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus:\n  allocatable: {nvidia.com/gpu: \" 8\"}\n";
+    let e = errors(text);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].contains("Node \"node-a\": status.allocatable.nvidia.com/gpu: quantities must match"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn a_null_spec_is_an_absent_spec() {
+    let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: platform}\nspec: null\n";
+    let imported = import_str("t.yaml", text).unwrap();
+    assert!(imported.model.cohorts.contains_key("platform"));
+    assert_eq!(imported.warnings, vec![]);
+    let json = r#"{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "p", "labels": null}, "spec": null}"#;
+    assert!(
+        import_str("t.json", json)
+            .unwrap()
+            .model
+            .cohorts
+            .contains_key("p")
+    );
+}
+
+#[test]
+fn limit_messages_say_which_limit_and_what_to_do() {
+    let deep = format!("{}1{}", "[".repeat(80), "]".repeat(80));
+    let text =
+        format!("apiVersion: v1\nkind: Node\nmetadata: {{name: node-a}}\nspec: {{x: {deep}}}\n");
+    let e = import_str("t.yaml", &text).unwrap_err();
+    let msg = e.0[0].to_string();
+    assert_eq!(e.0[0].code, codes::LIMIT_EXCEEDED, "{msg}");
+    assert!(msg.contains("deeper than 64 levels"), "{msg}");
+    for api_advice in [
+        "from_str_multiple",
+        "DuplicateKeyPolicy",
+        "Depth {",
+        "budget",
+    ] {
+        assert!(!msg.contains(api_advice), "{msg}");
+    }
+    // A tiny exponent is not "too large".
+    let text = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus:\n  allocatable: {cpu: \"1e-9999999999\"}\n";
+    let e = errors(text);
+    assert!(e[0].contains("exponent beyond"), "{e:?}");
+    assert!(!e[0].contains("too large"), "{e:?}");
+}
+
+#[test]
+fn type_errors_keep_kind_and_name() {
+    for text in [
+        "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec: {resources: {gpu: {quota: lots}}}\n",
+        "{\"apiVersion\": \"scheduling.run.ai/v2\", \"kind\": \"Queue\", \"metadata\": {\"name\": \"q\"}, \"spec\": {\"resources\": {\"gpu\": {\"quota\": \"lots\"}}}}",
+    ] {
+        let e = import_str("t", text).unwrap_err();
+        assert_eq!(e.0[0].kind, "Queue");
+        assert_eq!(e.0[0].name, "q");
+        assert_eq!(e.0[0].field, "spec.resources.gpu.quota");
+        assert_eq!(e.0[0].code, codes::INVALID_TYPE);
+    }
+}
+
+#[test]
+fn generate_name_gives_a_stable_name_in_document_order() {
+    let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {generateName: train-, namespace: ml}\nspec: {queueName: q, podSets: [{name: main, count: 1, template: {spec: {containers: []}}}]}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {generateName: train-, namespace: ml}\nspec: {queueName: q, podSets: [{name: main, count: 2, template: {spec: {containers: []}}}]}\n";
+    let model = import_str("t.yaml", text).unwrap().model;
+    let names: Vec<&String> = model.workloads.keys().collect();
+    assert_eq!(names, ["ml/train-1", "ml/train-2"]);
+    assert_eq!(model.workloads["ml/train-2"].spec.pod_sets[0].count, 2);
+    let problems: Vec<String> = gpuquota_model::validate::problems(&model)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        problems.iter().all(|p| !p.contains("metadata.name")),
+        "{problems:?}"
+    );
+}
+
+/// Inputs on which the fast path and the exact path must agree (same model and warnings, or
+/// both errors with the same diagnostics).
+const DIFFERENTIAL: &[&str] = &[
+    MISSPELT,
+    "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {allocatable: {cpu: \"8\"}}\n",
+    "metadata: {name: n}\napiVersion: v1\nkind: Node\n",
+    "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Namespace, metadata: {name: a}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n",
+    "{\"items\": [{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"a\"}}], \"apiVersion\": \"v1\", \"kind\": \"List\"}",
+    "[{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"a\"}}]",
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: ns}\nspec: {podSets: [{name: main, count: \"3\"}]}\n",
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: 123, namespace: ns}\n",
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, labels: {a: 1}}\n",
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: c}\nspec: {stopPolicy: yes}\n",
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: c}\nspec: {cohort: p, namespaceSelector: {}}\n",
+    "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec: {priority: \"5\", resources: {gpu: {quota: 2.5}}}\n",
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: 1}}}]}\n---\n---\n42\n",
+    "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nfairSharing: {enable: true}\nfoo: 1\n",
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: p}\nspec: ~\n",
+    "apiVersion: v1\nkind: Namespace\nkind: Node\nmetadata: {name: a}\n",
+    "apiVersion: v1\nkind: Node\nmetadata: &m {name: a}\n---\napiVersion: v1\nkind: Node\nmetadata: *m\n",
+];
+
+#[test]
+fn fast_and_exact_paths_agree() {
+    let mut inputs: Vec<String> = DIFFERENTIAL.iter().map(|s| (*s).to_owned()).collect();
+    for (_, text) in crate::examples::EXAMPLES {
+        inputs.push((*text).to_owned());
+    }
+    inputs.push(include_str!("data/mistakes.yaml").to_owned());
+    for text in &inputs {
+        let mut fast = Importer::new();
+        fast.add_str("t", text);
+        let mut exact = Importer::exact();
+        exact.add_str("t", text);
+        assert_eq!(fast.finish(), exact.finish(), "{text}");
+    }
+}
