@@ -68,20 +68,15 @@ pub(crate) fn execute(path: &Path, output: OutputFormat) -> Result<Outcome, CliE
         stderr.push(format!("warning: {file}: unknown field {field} ignored"));
     }
     let dir = path.parent().map(PathBuf::from).unwrap_or_default();
-    let mut dcgm = Vec::with_capacity(doc.dcgm.len());
-    for name in &doc.dcgm {
-        let p = dir.join(name);
-        match std::fs::read_to_string(&p) {
-            Ok(t) => dcgm.push((name.clone(), t)),
-            Err(e) => {
-                return fail(
-                    stderr,
-                    vec![format!("{file}: dcgm file {}: {e}", p.display())],
-                );
-            }
-        }
-    }
-    let report = match doc.into_input(&dcgm).and_then(|input| meter(&input)) {
+    // every dcgm: file is streamed through the one bounded reader
+    let mut open = |_: usize, name: &str| {
+        gpuquota_model::source::open_stream(&dir.join(name))
+            .map_err(gpuquota_metering::MeteringError::Read)
+    };
+    let report = match doc
+        .into_input_with(&mut open)
+        .and_then(|input| meter(&input))
+    {
         Ok(r) => r,
         Err(e) => return fail(stderr, every_problem(&file, &e)),
     };

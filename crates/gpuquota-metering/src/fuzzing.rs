@@ -56,21 +56,24 @@ pub fn check_exposition(text: &str) {
     h200.model = Some("NVIDIA H200".to_owned());
     h200.capacity = Some(8);
     let cards = vec![h200];
-    let Ok(found) = dcgm::to_series("fuzz.prom", text, &cards) else {
+    let window = Window {
+        start: 0,
+        end: 86_400,
+    };
+    let settings = dcgm::Settings {
+        card_types: &cards,
+        window,
+        lookback: 300,
+    };
+    let Ok(found) = dcgm::read_text("fuzz.prom", text, settings) else {
         return;
     };
     let Ok(currency) = Currency::from_code("USD") else {
         return;
     };
-    let mut input = Input::new(Config::new(
-        Window {
-            start: 0,
-            end: 86_400,
-        },
-        currency,
-    ));
+    let mut input = Input::new(Config::new(window, currency));
     input.card_types = cards;
-    input.samples = found.samples;
+    input.holdings = found.holdings;
     if let Ok(report) = meter(&input) {
         check_report(&report);
     }

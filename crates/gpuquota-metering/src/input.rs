@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use gpuquota_model::source::Stream;
 use serde::Deserialize;
 
 use crate::MeteringError;
@@ -218,6 +219,61 @@ pub enum MigWeightsIn {
     Table(BTreeMap<String, String>),
 }
 
+/// One `dcgm:` entry: a path, or a path with options.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum DcgmIn {
+    /// A path (relative to the input file).
+    Path(String),
+    /// A path with options.
+    Entry(DcgmEntryIn),
+}
+
+/// `dcgm[]` given as a mapping.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DcgmEntryIn {
+    /// The path (relative to the input file).
+    pub path: String,
+    /// `auto` (default), `prometheus`, `openmetrics` or `query-range`.
+    pub format: Option<String>,
+    /// The scrape time of lines written without a timestamp (`curl :9400/metrics` output).
+    pub scrape_time: Option<TimeIn>,
+    /// How Prometheus stored the exporter's labels (its `honorLabels`); default: decided from
+    /// the labels present.
+    pub honor_labels: Option<bool>,
+}
+
+impl DcgmIn {
+    /// The path as written.
+    pub fn path(&self) -> &str {
+        match self {
+            DcgmIn::Path(p) => p,
+            DcgmIn::Entry(e) => &e.path,
+        }
+    }
+
+    fn source(&self, i: usize, name: &str) -> Result<dcgm::Source, MeteringError> {
+        let mut src = dcgm::Source {
+            name: name.to_owned(),
+            ..dcgm::Source::default()
+        };
+        if let DcgmIn::Entry(e) = self {
+            if let Some(f) = &e.format {
+                src.format = dcgm::Format::parse(f)
+                    .ok_or_else(|| bad_enum(&format!("dcgm[{i}].format"), f))?;
+            }
+            src.scrape_time = e
+                .scrape_time
+                .as_ref()
+                .map(|t| time(t, &format!("dcgm[{i}].scrapeTime")))
+                .transpose()?;
+            src.honor_labels = e.honor_labels;
+        }
+        Ok(src)
+    }
+}
+
 /// The whole input file of `gpuquota meter`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -255,9 +311,9 @@ pub struct Document {
     /// Raw scrapes.
     #[serde(default)]
     pub samples: Vec<HoldingIn>,
-    /// DCGM exposition files (paths, relative to the input file).
+    /// DCGM metrics files (paths relative to the input file, or entries with options).
     #[serde(default)]
-    pub dcgm: Vec<String>,
+    pub dcgm: Vec<DcgmIn>,
     /// Shared services.
     #[serde(default)]
     pub services: Vec<ServiceIn>,
@@ -294,12 +350,61 @@ impl Document {
         Ok(doc)
     }
 
-    /// Converts the document into an engine input; `dcgm` holds the text of each file listed
-    /// in `dcgm:` (in the same order, with its name).
+    /// Converts the document into an engine input; `dcgm_files` holds the name and text of
+    /// each file listed in `dcgm:` (in the same order; the options of the `i`-th entry apply
+    /// to the `i`-th file). Files not given are not read.
     ///
     /// # Errors
     /// A typed [`MeteringError`] naming the record and field.
     pub fn into_input(&self, dcgm_files: &[(String, String)]) -> Result<Input, MeteringError> {
+        let mut input = self.base_input()?;
+        let sources = dcgm_files
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| match self.dcgm.get(i) {
+                Some(entry) => entry.source(i, name),
+                None => Ok(dcgm::Source {
+                    name: name.clone(),
+                    ..dcgm::Source::default()
+                }),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut open = |i: usize| -> Result<Stream, MeteringError> {
+            let (name, text) = &dcgm_files[i];
+            Ok(Stream::from_reader(
+                name.clone(),
+                std::io::Cursor::new(text.clone().into_bytes()),
+                gpuquota_model::source::MAX_STREAM_BYTES,
+            ))
+        };
+        add_dcgm(&mut input, &sources, &mut open)?;
+        Ok(input)
+    }
+
+    /// Converts the document into an engine input, reading every `dcgm:` entry through
+    /// `open` (given the entry's index and path; the command line opens the path relative
+    /// to the input file with [`gpuquota_model::source::open_stream`], the one bounded reader).
+    ///
+    /// # Errors
+    /// A typed [`MeteringError`] naming the record and field, or the file that cannot be read.
+    pub fn into_input_with(
+        &self,
+        open: &mut dyn FnMut(usize, &str) -> Result<Stream, MeteringError>,
+    ) -> Result<Input, MeteringError> {
+        let mut input = self.base_input()?;
+        let sources = self
+            .dcgm
+            .iter()
+            .enumerate()
+            .map(|(i, e)| e.source(i, e.path()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut opener = |i: usize| open(i, self.dcgm[i].path());
+        add_dcgm(&mut input, &sources, &mut opener)?;
+        Ok(input)
+    }
+
+    /// Everything but the DCGM files.
+    fn base_input(&self) -> Result<Input, MeteringError> {
         let is_text = matches!(self.window.start, TimeIn::Text(_));
         let window = Window {
             start: time(&self.window.start, "window.start")?,
@@ -530,13 +635,27 @@ impl Document {
                 micro,
             });
         }
-        for (name, text) in dcgm_files {
-            let series = dcgm::to_series(name, text, &input.card_types)?;
-            input.samples.extend(series.samples);
-            input.warnings.extend(series.warnings);
-        }
         Ok(input)
     }
+}
+
+fn add_dcgm(
+    input: &mut Input,
+    sources: &[dcgm::Source],
+    open: &mut dcgm::Opener<'_>,
+) -> Result<(), MeteringError> {
+    if sources.is_empty() {
+        return Ok(());
+    }
+    let settings = dcgm::Settings {
+        card_types: &input.card_types,
+        window: input.config.window,
+        lookback: input.config.lookback,
+    };
+    let found = dcgm::read(sources, open, settings)?;
+    input.holdings.extend(found.holdings);
+    input.warnings.extend(found.warnings);
+    Ok(())
 }
 
 /// Finds which entries of `value` fail to deserialize, so that a type error (a negative

@@ -127,8 +127,8 @@ pub mod time;
 pub mod fuzzing;
 
 pub use engine::{
-    Basis, BorrowedMode, BusyFraction, CardType, Config, Department, GridSeries, IdleMode, Input,
-    Owner, QuotaStep, RawSeries, Record, Service, Shape, TimeFormat, Tokens, UNASSIGNED,
+    Basis, BorrowedMode, BusyFraction, CardType, Config, Department, GridSeries, Holding, IdleMode,
+    Input, Owner, QuotaStep, RawSeries, Record, Service, Shape, TimeFormat, Tokens, UNASSIGNED,
     UNATTRIBUTED, Window, meter,
 };
 pub use input::Document;
@@ -293,6 +293,9 @@ pub enum MeteringError {
     /// then series, then samples).
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Several(Vec<MeteringError>),
+    /// An input file that cannot be read (I/O error, larger than the reader's limit, not UTF-8).
+    #[error("{0}")]
+    Read(gpuquota_model::Diagnostic),
     /// A DCGM exposition line that cannot be used.
     #[error("{file}:{line}: {reason}")]
     Exposition {

@@ -232,6 +232,9 @@ fn entry_problems(ctx: &Ctx<'_>, w: Window) -> Vec<MeteringError> {
             structural.push(MeteringError::InvalidLookback { what, lookback });
         }
     }
+    for h in &input.holdings {
+        check(&h.label, &h.card_type, &h.shape, None);
+    }
     // references (card type, profile, service) first, then intervals, steps and lookbacks
     out.extend(structural);
     out
@@ -407,6 +410,7 @@ pub fn meter(input: &Input) -> Result<Report, MeteringError> {
             .iter()
             .filter_map(|r| r.holder.as_deref())
             .chain(input.samples.iter().filter_map(|r| r.holder.as_deref()))
+            .chain(input.holdings.iter().filter_map(|r| r.holder.as_deref()))
             .collect();
         for (i, b) in input.busy.iter().enumerate() {
             if !(0..=1_000_000).contains(&b.micro) {
@@ -560,6 +564,65 @@ pub fn meter(input: &Input) -> Result<Report, MeteringError> {
                 start: rs,
                 end: re,
             });
+        }
+    }
+
+    // (b3) device holdings resolved from DCGM metrics
+    for h in &input.holdings {
+        let what = &h.label;
+        let card = ctx.card(&h.card_type, &format!("{what}.cardType"))?;
+        let weight = ctx.weight(card, &h.shape, what)?;
+        let group = ctx.group(&h.owner, None, &format!("{what}.service"))?;
+        let sub = matches!(
+            h.shape,
+            Shape::Mig { .. } | Shape::Fraction { .. } | Shape::Whole(1)
+        );
+        let holder_busy = h
+            .holder
+            .as_deref()
+            .and_then(|k| busy_by_holder.get(k).copied());
+        let mut covered = 0i128;
+        let mut prev_end = i64::MIN;
+        for &(s0, e0) in &h.intervals {
+            if s0 < prev_end || e0 < s0 {
+                return Err(MeteringError::NotIncreasing {
+                    what: what.clone(),
+                    at: s0,
+                });
+            }
+            prev_end = e0;
+            let Some((s, e)) = w.clip(s0, e0) else {
+                continue;
+            };
+            if let Some(k) = &h.holder {
+                held.push((k.clone(), s, e, what.clone()));
+                if sub {
+                    sub_card.push((card_key(k), s, e, weight));
+                }
+            }
+            let units = mul(weight, i128::from(e - s), what)?;
+            covered = add(covered, units, what)?;
+            if h.busy_micro_seconds.is_none()
+                && let Some(f) = holder_busy
+            {
+                let acc = busy_acc.entry((group, card)).or_default();
+                acc.0 = add(acc.0, mul(units, f.clamp(0, 1_000_000), what)?, what)?;
+                acc.1 = add(acc.1, units, what)?;
+            }
+            pieces.push(Piece {
+                group,
+                card,
+                weight,
+                start: s,
+                end: e,
+            });
+        }
+        if let Some(b) = h.busy_micro_seconds
+            && covered > 0
+        {
+            let acc = busy_acc.entry((group, card)).or_default();
+            acc.0 = add(acc.0, mul(weight, b, what)?, what)?;
+            acc.1 = add(acc.1, covered, what)?;
         }
     }
 

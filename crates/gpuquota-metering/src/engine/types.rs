@@ -267,6 +267,28 @@ pub struct RawSeries {
     pub label: Option<String>,
 }
 
+/// A device holding already resolved into held intervals: what the DCGM reader makes of
+/// scrapes (each point held until the device's next scrape and for at most the lookback,
+/// clipped to the window; adjacent holds merged).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holding {
+    /// Who holds it.
+    pub owner: Owner,
+    /// The card type name.
+    pub card_type: String,
+    /// What is held.
+    pub shape: Shape,
+    /// The device key, for the double-booking check and busy matching.
+    pub holder: Option<String>,
+    /// Held intervals `[start, end)` in seconds, increasing and disjoint.
+    pub intervals: Vec<(i64, i64)>,
+    /// `Σ (end − start) · busy` over the holds, in second·millionths, when every point had a
+    /// busy value; `None` otherwise (the holder's `busy` entry applies then, if any).
+    pub busy_micro_seconds: Option<i128>,
+    /// How the holding is named in errors and warnings.
+    pub label: String,
+}
+
 /// Gateway token totals of one department for a shared service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Tokens {
@@ -315,6 +337,8 @@ pub struct Input {
     pub series: Vec<GridSeries>,
     /// Raw scrapes.
     pub samples: Vec<RawSeries>,
+    /// Device holdings resolved from DCGM metrics.
+    pub holdings: Vec<Holding>,
     /// Shared services.
     pub services: Vec<Service>,
     /// Busy fractions per holder.
@@ -333,6 +357,7 @@ impl Input {
             records: Vec::new(),
             series: Vec::new(),
             samples: Vec::new(),
+            holdings: Vec::new(),
             services: Vec::new(),
             busy: Vec::new(),
             warnings: Vec::new(),
