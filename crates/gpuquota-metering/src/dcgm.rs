@@ -46,6 +46,88 @@ use crate::engine::{CardType, Holding, Owner, Shape, Window};
 /// The largest `query_range` JSON answer read (bytes); JSON is parsed whole.
 pub const MAX_JSON_BYTES: usize = 256 << 20;
 
+/// The longest line of a metrics text file (bytes): an exposition line is a few hundred
+/// bytes, so a longer one means the file is not metrics text (`/dev/zero` is refused after
+/// one mebibyte, not read until memory runs out). A `query_range` JSON answer (the first
+/// character is `{`) may be one line of up to [`MAX_JSON_BYTES`].
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Opens a metrics file for [`read`] (standard input for `-`): the bounded line reader of
+/// [`gpuquota_model::source`] over the file, with the stream limit
+/// [`gpuquota_model::source::MAX_STREAM_BYTES`] and a limit per line ([`MAX_LINE_BYTES`]).
+///
+/// # Errors
+/// [`MeteringError::Read`] (code `read-failed`) naming the file when it cannot be opened.
+pub fn open_file(path: &std::path::Path) -> Result<Stream, MeteringError> {
+    use gpuquota_model::source::{MAX_STREAM_BYTES, display_name};
+    let name = display_name(path);
+    let reader: Box<dyn std::io::Read> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        match std::fs::File::open(path) {
+            Ok(f) => Box::new(f),
+            Err(e) => {
+                return Err(MeteringError::Read(
+                    gpuquota_model::Diagnostic::error(
+                        gpuquota_model::diag::codes::READ_FAILED,
+                        format!("cannot read: {e}"),
+                    )
+                    .source(name),
+                ));
+            }
+        }
+    };
+    let capped = LineCap {
+        inner: reader,
+        since_newline: 0,
+        cap: None,
+    };
+    Ok(Stream::from_reader(
+        name,
+        std::io::BufReader::with_capacity(1 << 16, capped),
+        MAX_STREAM_BYTES,
+    ))
+}
+
+/// A reader that fails once a line grows past its limit.
+struct LineCap<R> {
+    inner: R,
+    since_newline: usize,
+    /// Decided by the first byte that is not white space.
+    cap: Option<usize>,
+}
+
+impl<R: std::io::Read> std::io::Read for LineCap<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let got = &buf[..n];
+        if self.cap.is_none()
+            && let Some(b) = got.iter().find(|b| !b.is_ascii_whitespace())
+        {
+            self.cap = Some(if *b == b'{' {
+                MAX_JSON_BYTES
+            } else {
+                MAX_LINE_BYTES
+            });
+        }
+        match got.iter().rposition(|b| *b == b'\n') {
+            Some(p) => self.since_newline = n - p - 1,
+            None => self.since_newline += n,
+        }
+        let cap = self.cap.unwrap_or(MAX_LINE_BYTES);
+        if self.since_newline > cap {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "a line longer than the limit of {cap} bytes for one line of metrics text; \
+                     this is not a metrics file"
+                ),
+            ));
+        }
+        Ok(n)
+    }
+}
+
 /// One parsed exposition line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExpositionSample {
@@ -364,9 +446,35 @@ fn read_lines(
                 }
             },
         };
-        acc.sample(file, line_no, parsed.key, parsed.value, t)?;
+        match acc.sample(file, line_no, parsed.key, parsed.value, t) {
+            Err(Stop::Fail(e)) if file.plan.format == Format::Auto && file.read_ms => {
+                // Integer times read as milliseconds may have been OpenMetrics seconds: a
+                // file that ends with `# EOF` is read again as such before failing.
+                return Err(if ends_with_eof(stream, &mut buf)? {
+                    Stop::Redo(FilePlan {
+                        format: Format::OpenMetrics,
+                        ..file.plan
+                    })
+                } else {
+                    Stop::Fail(e)
+                });
+            }
+            other => other?,
+        }
     }
     Ok(())
+}
+
+/// Reads the rest of the stream: is its last line that is not empty `# EOF`?
+fn ends_with_eof(stream: &mut Stream, buf: &mut String) -> Result<bool, Stop> {
+    let mut last_eof = false;
+    while stream.next_line(buf).map_err(read_err)? {
+        let l = buf.trim();
+        if !l.is_empty() {
+            last_eof = l == "# EOF";
+        }
+    }
+    Ok(last_eof)
 }
 
 /// `ts` in whole seconds: `Some(Err)` when it is not a number, `None` when it has a fraction

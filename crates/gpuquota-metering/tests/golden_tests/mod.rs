@@ -16,10 +16,7 @@ fn check(name: &str) {
     assert!(doc.unknown_fields.is_empty(), "{:?}", doc.unknown_fields);
     // DCGM files are streamed from disk through the one bounded reader, as the CLI does
     let input = doc
-        .into_input_with(&mut |_, path| {
-            gpuquota_model::source::open_stream(&d.join(path))
-                .map_err(gpuquota_metering::MeteringError::Read)
-        })
+        .into_input_with(&mut |_, path| gpuquota_metering::dcgm::open_file(&d.join(path)))
         .unwrap();
     let report = meter(&input).unwrap();
     for (ext, got) in [
