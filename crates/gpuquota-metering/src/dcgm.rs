@@ -242,6 +242,29 @@ pub fn read(
     open: &mut Opener<'_>,
     settings: Settings<'_>,
 ) -> Result<DcgmSeries, MeteringError> {
+    read_mode(sources, open, settings, true)
+}
+
+/// [`read`] keeping every point in memory from the start (the simple reader the streaming
+/// one is checked against by the fuzz target).
+///
+/// # Errors
+/// As [`read`].
+#[cfg(feature = "fuzzing")]
+pub fn read_keeping_every_point(
+    sources: &[Source],
+    open: &mut Opener<'_>,
+    settings: Settings<'_>,
+) -> Result<DcgmSeries, MeteringError> {
+    read_mode(sources, open, settings, false)
+}
+
+fn read_mode(
+    sources: &[Source],
+    open: &mut Opener<'_>,
+    settings: Settings<'_>,
+    mut ordered: bool,
+) -> Result<DcgmSeries, MeteringError> {
     let mut plan: Vec<FilePlan> = sources
         .iter()
         .map(|s| FilePlan {
@@ -249,7 +272,6 @@ pub fn read(
             honor: s.honor_labels,
         })
         .collect();
-    let mut ordered = true;
     // Each restart fixes one decision for good (format, honorLabels, ordered), so this ends.
     loop {
         let mut acc = Acc::new(settings, ordered);

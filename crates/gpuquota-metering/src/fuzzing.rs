@@ -65,6 +65,42 @@ pub fn check_exposition(text: &str) {
         window,
         lookback: 300,
     };
+    // every format and option, and the streaming reader against the keep-every-point one
+    for (format, scrape_time, honor) in [
+        (dcgm::Format::Auto, None, None),
+        (dcgm::Format::OpenMetrics, Some(60), Some(true)),
+        (dcgm::Format::QueryRange, None, None),
+        (dcgm::Format::Prometheus, Some(0), Some(false)),
+    ] {
+        let sources = [
+            dcgm::Source {
+                name: "a".to_owned(),
+                format,
+                scrape_time,
+                honor_labels: honor,
+            },
+            dcgm::Source {
+                name: "b".to_owned(),
+                format,
+                scrape_time: scrape_time.map(|t| t + 30),
+                honor_labels: honor,
+            },
+        ];
+        let mut open = |_: usize| {
+            Ok(gpuquota_model::source::Stream::from_reader(
+                "fuzz",
+                std::io::Cursor::new(text.as_bytes().to_vec()),
+                1 << 20,
+            ))
+        };
+        let streamed = dcgm::read(&sources, &mut open, settings);
+        let kept = dcgm::read_keeping_every_point(&sources, &mut open, settings);
+        match (&streamed, &kept) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b),
+            (Err(_), Err(_)) => {}
+            _ => panic!("streaming {streamed:?} but keeping every point {kept:?}"),
+        }
+    }
     let Ok(found) = dcgm::read_text("fuzz.prom", text, settings) else {
         return;
     };

@@ -49,7 +49,7 @@ impl Window {
     }
 }
 
-/// The hours a department is charged for (§4.d).
+/// The hours a department is charged for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Basis {
     /// Basis A: allocated hours.
@@ -69,7 +69,7 @@ pub enum BorrowedMode {
     Charged,
 }
 
-/// Where the idle cost of a card type goes (§4.e).
+/// Where the idle cost of a card type goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IdleMode {
     /// Kept on the platform's idle line (showback, list price).
@@ -107,7 +107,7 @@ pub struct Config {
 }
 
 impl Config {
-    /// A configuration with the defaults of §7 for `window` and `currency`.
+    /// A configuration with the defaults for `window` and `currency`.
     pub fn new(window: Window, currency: Currency) -> Config {
         Config {
             window,
@@ -202,7 +202,7 @@ pub enum Shape {
     },
 }
 
-/// An allocation interval (§4.a).
+/// An allocation interval.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
     /// Who holds it.
@@ -221,7 +221,7 @@ pub struct Record {
     pub service: Option<String>,
 }
 
-/// An evaluated grid (§4.b1): `values[k]` holdings of `shape` at `start + k·step`.
+/// An evaluated grid: `values[k]` holdings of `shape` at `start + k·step`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GridSeries {
     /// Who holds it.
@@ -242,7 +242,7 @@ pub struct GridSeries {
     pub service: Option<String>,
 }
 
-/// Raw scrapes of one series (§4.b2).
+/// Raw scrapes of one series.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawSeries {
     /// Who holds it.
@@ -298,7 +298,7 @@ pub struct Tokens {
     pub output: u64,
 }
 
-/// A shared inference service split by tokens (§4.f).
+/// A shared inference service split by tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Service {
     /// The service's name.
