@@ -11,7 +11,7 @@
 //! `benches/README.md`): `GPUQUOTA_GPUS` GPU-months of one-minute DCGM scrapes as Prometheus
 //! text (`dcgm.prom`, with `meter.yaml`), as OpenMetrics (`dcgm.om`, with `meter-om.yaml`,
 //! the file `promtool tsdb create-blocks-from openmetrics` reads) and as a compact grid
-//! (`grid.json`, the same holdings as `series:`).
+//! (`grid.json`: one `series:` entry of 43,200 one-minute values per GPU).
 use std::hint::black_box;
 use std::io::Write;
 

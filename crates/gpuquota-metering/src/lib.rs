@@ -148,6 +148,13 @@
 //! | `scrapeTime` | the time of every line written without a timestamp: the DCGM exporter writes none, so `curl :9400/metrics > s1.prom` becomes `{path: s1.prom, scrapeTime: "2025-04-01T10:00:00Z"}`. Without it such a line is refused (`sample without a timestamp`) |
 //! | `honorLabels` | how the Prometheus that stored the lines (they carry `instance` or `job`) was configured: `false` (Prometheus' default) renamed the exporter's `namespace`/`pod` to `exported_namespace`/`exported_pod`; `true` kept them. Default: decided from the labels present: a file in which some stored line carries an `exported_` workload label is `false`, any other `true` |
 //!
+//! The reader streams: each distinct label set is interned once, and per series only its
+//! last timestamp (the duplicate check) and per holding its pending point and merged
+//! intervals are kept, so memory is O(series), not O(lines), when each device's lines come
+//! in time order (concatenated scrapes, a time-ordered backfill file). A file in which some
+//! device goes back in time (one metric family after another) is read again keeping every
+//! point: the same result, memory O(lines). A series written twice at one second is refused.
+//!
 //! Only `DCGM_FI_*` metrics are read (other lines are counted in a warning). Each line needs
 //! `UUID` (or `uuid`) and `modelName` labels; `Hostname`/`hostname`, `GPU_I_ID`,
 //! `GPU_I_PROFILE` and `vgpu` refine the device. The workload is `namespace`/`pod` (or
