@@ -887,6 +887,10 @@ struct Acc<'a> {
     ordered: bool,
     /// `metric{labels}` as written → series.
     written: BTreeMap<Box<str>, u32>,
+    /// The key of each series, and the series that followed it last time.
+    keys: Vec<Box<str>>,
+    next_hint: Vec<u32>,
+    prev: Option<u32>,
     series: Vec<SeriesInfo>,
     /// (metric, sorted labels) → canonical series.
     canon_ids: BTreeMap<(String, Vec<(String, String)>), u32>,
@@ -923,6 +927,9 @@ impl<'a> Acc<'a> {
             settings,
             ordered,
             written: BTreeMap::new(),
+            keys: Vec::new(),
+            next_hint: Vec::new(),
+            prev: None,
             series: Vec::new(),
             canon_ids: BTreeMap::new(),
             canon: Vec::new(),
@@ -954,10 +961,23 @@ impl<'a> Acc<'a> {
             file.ignored += 1;
             return Ok(());
         }
-        let id = match self.written.get(key) {
-            Some(id) => *id,
-            None => self.intern(file, line, key)?,
+        // Scrapes repeat their lines in the same order: the series that followed the previous
+        // line's series last time is tried first (one comparison), the map only on a miss.
+        let hinted = self.prev.and_then(|p| {
+            let h = self.next_hint[p as usize];
+            (h != u32::MAX && *self.keys[h as usize] == *key).then_some(h)
+        });
+        let id = match hinted {
+            Some(id) => id,
+            None => match self.written.get(key) {
+                Some(id) => *id,
+                None => self.intern(file, line, key)?,
+            },
         };
+        if let Some(p) = self.prev {
+            self.next_hint[p as usize] = id;
+        }
+        self.prev = Some(id);
         let info = self.series[id as usize];
         file.dcgm_lines += 1;
         // the duplicate check, per canonical series
@@ -1167,6 +1187,8 @@ impl<'a> Acc<'a> {
             busy,
         });
         self.written.insert(key.into(), id);
+        self.keys.push(key.into());
+        self.next_hint.push(u32::MAX);
         Ok(id)
     }
 
