@@ -1,11 +1,21 @@
 //! Metering a month of 1-minute samples for 1,000 GPUs (43.2 million points), and a month of
 //! allocation intervals, through the whole engine (sweep, borrowing, idle, money).
 //!
+//! DCGM scrapes are metered from generated exposition text, in memory and from a file on disk
+//! (the streaming reader the command line uses).
+//!
 //! Under `cargo bench -- --test` (CI's single run on a debug build) the fleet shrinks to 10
 //! GPUs so that the check stays quick; the figures in `benches/README.md` use 1,000.
+//!
+//! The same binary writes the end-to-end inputs when `GPUQUOTA_GENERATE=DIR` is set (see
+//! `benches/README.md`): `GPUQUOTA_GPUS` GPU-months of one-minute DCGM scrapes as Prometheus
+//! text (`dcgm.prom`, with `meter.yaml`), as OpenMetrics (`dcgm.om`, with `meter-om.yaml`,
+//! the file `promtool tsdb create-blocks-from openmetrics` reads) and as a compact grid
+//! (`grid.json`: one `series:` entry of 43,200 one-minute values per GPU).
 use std::hint::black_box;
+use std::io::Write;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use gpuquota_benches::SplitMix64;
 use gpuquota_metering::money::L;
 use gpuquota_metering::{
@@ -130,5 +140,206 @@ fn metering(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, metering);
-criterion_main!(benches);
+const GPUS_PER_NODE: usize = 8;
+const NAMESPACES: usize = 10;
+
+/// Writes one month of one-minute `DCGM_FI_DEV_GPU_UTIL` scrapes of `n_gpus` GPUs, scrape by
+/// scrape: jobs of 30 minutes to 12 hours (a new pod each) with idle gaps of up to 3 hours
+/// (lines without pod labels). `openmetrics` writes seconds and `# EOF` instead of
+/// milliseconds. Returns the lines written.
+fn write_scrapes(out: &mut impl Write, n_gpus: usize, openmetrics: bool) -> std::io::Result<u64> {
+    let mut rng = SplitMix64::new(2026);
+    // per GPU: (busy until, idle until, namespace, pod serial)
+    let mut state: Vec<(i64, i64, usize, u64)> = vec![(0, 0, 0, 0); n_gpus];
+    let mut lines = 0u64;
+    if openmetrics {
+        writeln!(out, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).")?;
+        writeln!(out, "# TYPE DCGM_FI_DEV_GPU_UTIL gauge")?;
+    }
+    for k in 0..(MONTH / STEP) {
+        let t = k * STEP;
+        if !openmetrics {
+            writeln!(out, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).")?;
+            writeln!(out, "# TYPE DCGM_FI_DEV_GPU_UTIL gauge")?;
+        }
+        for (g, st) in state.iter_mut().enumerate() {
+            if t >= st.0 && t >= st.1 {
+                // the previous job ended and its idle gap is over: a new job
+                let len = 1800 + rng.below(12 * 3600 - 1800) as i64;
+                st.0 = t + len;
+                st.1 = st.0 + rng.below(3 * 3600) as i64;
+                st.2 = rng.below(NAMESPACES as u64) as usize;
+                st.3 += 1;
+            }
+            let node = g / GPUS_PER_NODE;
+            let dev = g % GPUS_PER_NODE;
+            let ts = if openmetrics {
+                t.to_string()
+            } else {
+                (t * 1000).to_string()
+            };
+            write!(
+                out,
+                "DCGM_FI_DEV_GPU_UTIL{{gpu=\"{dev}\",UUID=\"GPU-{g:08x}-7c1e-4f2a-9b3d-5e6f7a8b9c0d\",\
+                 pci_bus_id=\"00000000:{:02X}:00.0\",device=\"nvidia{dev}\",modelName=\"NVIDIA H200\",\
+                 Hostname=\"gpu-node-{node:03}\",DCGM_FI_DRIVER_VERSION=\"570.133.20\"",
+                0x18 + dev * 0x11
+            )?;
+            if t < st.0 {
+                write!(
+                    out,
+                    ",container=\"main\",namespace=\"ns-{:02}\",pod=\"job-{g}-{}-worker-0\"}} {} {ts}",
+                    st.2,
+                    st.3,
+                    40 + rng.below(60)
+                )?;
+            } else {
+                write!(out, "}} 0 {ts}")?;
+            }
+            writeln!(out)?;
+            lines += 1;
+        }
+    }
+    if openmetrics {
+        writeln!(out, "# EOF")?;
+    }
+    Ok(lines)
+}
+
+/// The meter document for the generated scrapes.
+fn meter_yaml(n_gpus: usize, dcgm: &str) -> String {
+    let mut s = format!(
+        "window: {{start: 0, end: {MONTH}}}\ncurrency: USD\n\
+         cardTypes: [{{name: H200, model: NVIDIA H200, pricePerHour: \"4.50\", capacity: {n_gpus}}}]\n\
+         departments:\n"
+    );
+    for d in 0..NAMESPACES {
+        s.push_str(&format!(
+            "  - {{name: dept-{d:02}, namespaces: [ns-{d:02}]}}\n"
+        ));
+    }
+    s.push_str(&format!("dcgm: [{dcgm}]\n"));
+    s
+}
+
+/// The grid form: one series per GPU, 43,200 one-minute values, JSON.
+fn write_grid(out: &mut impl Write, n_gpus: usize) -> std::io::Result<()> {
+    let input = grid_input(n_gpus);
+    write!(
+        out,
+        "{{\"window\": {{\"start\": 0, \"end\": {MONTH}}}, \"currency\": \"USD\",\n\
+         \"cardTypes\": [{{\"name\": \"H200\", \"model\": \"NVIDIA H200\", \"pricePerHour\": \"4.50\", \"capacity\": {n_gpus}}}],\n\
+         \"departments\": ["
+    )?;
+    for d in 0..NAMESPACES {
+        let sep = if d > 0 { ", " } else { "" };
+        write!(
+            out,
+            "{sep}{{\"name\": \"dept-{d:02}\", \"namespaces\": [\"ns-{d:02}\"]}}"
+        )?;
+    }
+    writeln!(out, "],\n\"series\": [")?;
+    for (i, gs) in input.series.iter().enumerate() {
+        let Owner::Namespace(ns) = &gs.owner else {
+            continue;
+        };
+        let sep = if i > 0 { ",\n" } else { "" };
+        write!(
+            out,
+            "{sep}{{\"namespace\": \"{ns}\", \"cardType\": \"H200\", \"step\": {STEP}, \"values\": ["
+        )?;
+        for (k, v) in gs.values.iter().enumerate() {
+            let sep = if k > 0 { "," } else { "" };
+            match v {
+                Some(v) => write!(out, "{sep}{v}")?,
+                None => write!(out, "{sep}null")?,
+            }
+        }
+        write!(out, "]}}")?;
+    }
+    writeln!(out, "\n]}}")?;
+    Ok(())
+}
+
+fn generate(dir: &std::path::Path, n_gpus: usize) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let file = |name: &str| -> std::io::Result<std::io::BufWriter<std::fs::File>> {
+        Ok(std::io::BufWriter::with_capacity(
+            1 << 20,
+            std::fs::File::create(dir.join(name))?,
+        ))
+    };
+    let lines = write_scrapes(&mut file("dcgm.prom")?, n_gpus, false)?;
+    write_scrapes(&mut file("dcgm.om")?, n_gpus, true)?;
+    std::fs::write(dir.join("meter.yaml"), meter_yaml(n_gpus, "dcgm.prom"))?;
+    std::fs::write(
+        dir.join("meter-om.yaml"),
+        meter_yaml(n_gpus, "{path: dcgm.om, format: openmetrics}"),
+    )?;
+    write_grid(&mut file("grid.json")?, n_gpus)?;
+    println!(
+        "{}: {n_gpus} GPU-months, {lines} sample lines",
+        dir.display()
+    );
+    Ok(())
+}
+
+fn dcgm(c: &mut Criterion) {
+    let n = if gpus() == 10 { 1 } else { 8 };
+    let mut text = Vec::new();
+    let Ok(lines) = write_scrapes(&mut text, n, false) else {
+        return;
+    };
+    let Ok(text) = String::from_utf8(text) else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("gpuquota-bench-dcgm-{}", std::process::id()));
+    if std::fs::create_dir_all(&dir).is_err()
+        || std::fs::write(dir.join("dcgm.prom"), &text).is_err()
+    {
+        return;
+    }
+    let Ok(doc) = gpuquota_metering::Document::from_yaml(&meter_yaml(n, "dcgm.prom")) else {
+        return;
+    };
+    let mut group = c.benchmark_group("metering");
+    group.sample_size(10);
+    group.throughput(criterion::Throughput::Elements(lines));
+    group.bench_function(format!("dcgm_text_month_{n}_gpus"), |b| {
+        b.iter(|| {
+            let files = [("dcgm.prom".to_owned(), text.clone())];
+            black_box(
+                doc.into_input(&files)
+                    .and_then(|i| meter(&i))
+                    .map(|r| r.totals.cost_minor),
+            )
+        })
+    });
+    group.bench_function(format!("dcgm_file_month_{n}_gpus"), |b| {
+        b.iter(|| {
+            let input =
+                doc.into_input_with(&mut |_, p| gpuquota_metering::dcgm::open_file(&dir.join(p)));
+            black_box(input.and_then(|i| meter(&i)).map(|r| r.totals.cost_minor))
+        })
+    });
+    group.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+criterion_group!(benches, metering, dcgm);
+
+fn main() {
+    if let Some(dir) = std::env::var_os("GPUQUOTA_GENERATE") {
+        let n = std::env::var("GPUQUOTA_GPUS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(64);
+        if let Err(e) = generate(std::path::Path::new(&dir), n) {
+            eprintln!("generate: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -2,7 +2,8 @@
 //!
 //! FILE is YAML (or JSON) as described in issue 7 and in `gpuquota_metering::input`. `dcgm:`
 //! entries are paths of Prometheus text exposition files, relative to FILE's directory.
-//! Unknown fields are reported on stderr; invalid input is reported on stderr with exit code 1.
+//! Unknown fields are reported on stderr with their path and a "did you mean" (an error under
+//! the global `--strict`); invalid input is reported on stderr with exit code 1.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -64,24 +65,24 @@ pub(crate) fn execute(path: &Path, output: OutputFormat) -> Result<Outcome, CliE
         Ok(d) => d,
         Err(e) => return fail(stderr, every_problem(&file, &e)),
     };
-    for field in &doc.unknown_fields {
-        stderr.push(format!("warning: {file}: unknown field {field} ignored"));
+    // unknown fields: a warning with the path and a "did you mean", an error under --strict
+    let strict = crate::common::strict();
+    let mut refused = false;
+    for d in &doc.diagnostics(&file) {
+        let error = d.is_error(strict);
+        refused |= error;
+        stderr.push(format!("{}: {d}", if error { "error" } else { "warning" }));
+    }
+    if refused {
+        return fail(stderr, Vec::new());
     }
     let dir = path.parent().map(PathBuf::from).unwrap_or_default();
-    let mut dcgm = Vec::with_capacity(doc.dcgm.len());
-    for name in &doc.dcgm {
-        let p = dir.join(name);
-        match std::fs::read_to_string(&p) {
-            Ok(t) => dcgm.push((name.clone(), t)),
-            Err(e) => {
-                return fail(
-                    stderr,
-                    vec![format!("{file}: dcgm file {}: {e}", p.display())],
-                );
-            }
-        }
-    }
-    let report = match doc.into_input(&dcgm).and_then(|input| meter(&input)) {
+    // every dcgm: file is streamed through the one bounded reader
+    let mut open = |_: usize, name: &str| gpuquota_metering::dcgm::open_file(&dir.join(name));
+    let report = match doc
+        .into_input_with(&mut open)
+        .and_then(|input| meter(&input))
+    {
         Ok(r) => r,
         Err(e) => return fail(stderr, every_problem(&file, &e)),
     };

@@ -56,21 +56,60 @@ pub fn check_exposition(text: &str) {
     h200.model = Some("NVIDIA H200".to_owned());
     h200.capacity = Some(8);
     let cards = vec![h200];
-    let Ok(found) = dcgm::to_series("fuzz.prom", text, &cards) else {
+    let window = Window {
+        start: 0,
+        end: 86_400,
+    };
+    let settings = dcgm::Settings {
+        card_types: &cards,
+        window,
+        lookback: 300,
+    };
+    // every format and option, and the streaming reader against the keep-every-point one
+    for (format, scrape_time, honor) in [
+        (dcgm::Format::Auto, None, None),
+        (dcgm::Format::OpenMetrics, Some(60), Some(true)),
+        (dcgm::Format::QueryRange, None, None),
+        (dcgm::Format::Prometheus, Some(0), Some(false)),
+    ] {
+        let sources = [
+            dcgm::Source {
+                name: "a".to_owned(),
+                format,
+                scrape_time,
+                honor_labels: honor,
+            },
+            dcgm::Source {
+                name: "b".to_owned(),
+                format,
+                scrape_time: scrape_time.map(|t| t + 30),
+                honor_labels: honor,
+            },
+        ];
+        let mut open = |_: usize| {
+            Ok(gpuquota_model::source::Stream::from_reader(
+                "fuzz",
+                std::io::Cursor::new(text.as_bytes().to_vec()),
+                1 << 20,
+            ))
+        };
+        let streamed = dcgm::read(&sources, &mut open, settings);
+        let kept = dcgm::read_keeping_every_point(&sources, &mut open, settings);
+        match (&streamed, &kept) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b),
+            (Err(_), Err(_)) => {}
+            _ => panic!("streaming {streamed:?} but keeping every point {kept:?}"),
+        }
+    }
+    let Ok(found) = dcgm::read_text("fuzz.prom", text, settings) else {
         return;
     };
     let Ok(currency) = Currency::from_code("USD") else {
         return;
     };
-    let mut input = Input::new(Config::new(
-        Window {
-            start: 0,
-            end: 86_400,
-        },
-        currency,
-    ));
+    let mut input = Input::new(Config::new(window, currency));
     input.card_types = cards;
-    input.samples = found.samples;
+    input.holdings = found.holdings;
     if let Ok(report) = meter(&input) {
         check_report(&report);
     }

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use gpuquota_model::diag::{Diagnostic, Diagnostics, codes, did_you_mean};
+use gpuquota_model::source::Stream;
 use serde::Deserialize;
 
 use crate::MeteringError;
@@ -218,6 +220,80 @@ pub enum MigWeightsIn {
     Table(BTreeMap<String, String>),
 }
 
+/// One `dcgm:` entry: a path, or a path with options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DcgmIn {
+    /// A path (relative to the input file).
+    Path(String),
+    /// A path with options.
+    Entry(DcgmEntryIn),
+}
+
+/// `dcgm[]` given as a mapping.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DcgmEntryIn {
+    /// The path (relative to the input file).
+    pub path: String,
+    /// `auto` (default), `prometheus`, `openmetrics` or `query-range`.
+    pub format: Option<String>,
+    /// The scrape time of lines written without a timestamp (`curl :9400/metrics` output).
+    pub scrape_time: Option<TimeIn>,
+    /// How Prometheus stored the exporter's labels (its `honorLabels`); default: decided from
+    /// the labels present.
+    pub honor_labels: Option<bool>,
+}
+
+impl<'de> Deserialize<'de> for DcgmIn {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<DcgmIn, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = DcgmIn;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a path, or a mapping {path, format, scrapeTime, honorLabels}")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<DcgmIn, E> {
+                Ok(DcgmIn::Path(v.to_owned()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<DcgmIn, A::Error> {
+                DcgmEntryIn::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(DcgmIn::Entry)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl DcgmIn {
+    /// The path as written.
+    pub fn path(&self) -> &str {
+        match self {
+            DcgmIn::Path(p) => p,
+            DcgmIn::Entry(e) => &e.path,
+        }
+    }
+
+    fn source(&self, i: usize, name: &str) -> Result<dcgm::Source, MeteringError> {
+        let mut src = dcgm::Source {
+            name: name.to_owned(),
+            ..dcgm::Source::default()
+        };
+        if let DcgmIn::Entry(e) = self {
+            if let Some(f) = &e.format {
+                src.format = dcgm::Format::parse(f)
+                    .ok_or_else(|| bad_enum(&format!("dcgm[{i}].format"), f))?;
+            }
+            src.scrape_time = e
+                .scrape_time
+                .as_ref()
+                .map(|t| time(t, &format!("dcgm[{i}].scrapeTime")))
+                .transpose()?;
+            src.honor_labels = e.honor_labels;
+        }
+        Ok(src)
+    }
+}
+
 /// The whole input file of `gpuquota meter`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -255,9 +331,9 @@ pub struct Document {
     /// Raw scrapes.
     #[serde(default)]
     pub samples: Vec<HoldingIn>,
-    /// DCGM exposition files (paths, relative to the input file).
+    /// DCGM metrics files (paths relative to the input file, or entries with options).
     #[serde(default)]
-    pub dcgm: Vec<String>,
+    pub dcgm: Vec<DcgmIn>,
     /// Shared services.
     #[serde(default)]
     pub services: Vec<ServiceIn>,
@@ -269,6 +345,112 @@ pub struct Document {
     pub unknown_fields: Vec<String>,
 }
 
+/// The YAML parser's options: the default node, event and document budgets guard against
+/// storms in small inputs; a real month of grid values legitimately exceeds them, so they grow
+/// with the input, which the reader bounds. Alias and depth limits stay as they are.
+fn yaml_options(n: usize) -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_documents: n.max(1_024),
+            max_nodes: n.max(250_000),
+            max_events: n.saturating_mul(2).max(1_000_000),
+        },
+    }
+}
+
+/// The fields of each object of the meter document, by the path of the object.
+fn known_fields(parent: &[&str]) -> &'static [&'static str] {
+    const HOLDING: &[&str] = &[
+        "department",
+        "namespace",
+        "cardType",
+        "gpus",
+        "mig",
+        "count",
+        "replicas",
+        "replicasPerGpu",
+        "holder",
+        "service",
+        "start",
+        "end",
+        "step",
+        "values",
+        "lookback",
+        "points",
+        "staleAt",
+    ];
+    match parent {
+        [] => &[
+            "window",
+            "asOf",
+            "currency",
+            "rounding",
+            "migWeights",
+            "basis",
+            "borrowed",
+            "idle",
+            "lookback",
+            "cardTypes",
+            "departments",
+            "records",
+            "series",
+            "samples",
+            "dcgm",
+            "services",
+            "busy",
+        ],
+        ["window"] => &["start", "end"],
+        ["cardTypes", _] => &[
+            "name",
+            "model",
+            "pricePerHour",
+            "capacity",
+            "replicasPerGpu",
+        ],
+        ["departments", _] => &["name", "namespaces", "quota"],
+        ["departments", _, "quota", _, _] => &["start", "cards"],
+        ["records" | "series" | "samples", _] => HOLDING,
+        ["dcgm", _] => &["path", "format", "scrapeTime", "honorLabels"],
+        ["services", _] => &[
+            "name",
+            "department",
+            "inputWeight",
+            "outputWeight",
+            "tokens",
+            "unattributed",
+        ],
+        ["services", _, "tokens", _] | ["services", _, "unattributed"] => &["input", "output"],
+        ["busy", _] => &["holder", "fraction"],
+        _ => &[],
+    }
+}
+
+fn unknown_field(source: &str, path: &str) -> Diagnostic {
+    let parts: Vec<&str> = path.split('.').collect();
+    let (leaf, parent) = parts.split_last().unwrap_or((&"", &[]));
+    let mut field = String::new();
+    for p in &parts {
+        if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) {
+            field.push('[');
+            field.push_str(p);
+            field.push(']');
+        } else {
+            if !field.is_empty() {
+                field.push('.');
+            }
+            field.push_str(p);
+        }
+    }
+    let mut message = format!("unknown field {leaf} ignored");
+    if let Some(m) = did_you_mean(leaf, known_fields(parent)) {
+        message.push_str(&format!("; did you mean {m}?"));
+    }
+    Diagnostic::warning(codes::UNKNOWN_FIELD, message)
+        .source(source.to_owned())
+        .field(field)
+        .engine("meter")
+}
+
 fn parse_err(e: impl std::fmt::Display) -> MeteringError {
     MeteringError::Parse(e.to_string())
 }
@@ -276,10 +458,46 @@ fn parse_err(e: impl std::fmt::Display) -> MeteringError {
 impl Document {
     /// Parses YAML (or JSON, which is YAML) and records every unknown field by path.
     ///
+    /// The document is deserialized straight into its types (no intermediate tree); the YAML
+    /// parser's node and event budgets grow with the input (which the reader bounds), so a
+    /// compact `series:` grid of a thousand GPU-months is accepted.
+    ///
     /// # Errors
-    /// [`MeteringError::Parse`] with the parser's message (it names the line and field).
+    /// [`MeteringError::Parse`] with the parser's message (it names the line and field), one
+    /// line per failing entry for type errors.
+    ///
+    /// # Complexity
+    /// Linear in the input.
     pub fn from_yaml(text: &str) -> Result<Document, MeteringError> {
-        let value: serde_json::Value = serde_saphyr::from_str(text).map_err(parse_err)?;
+        let mut unknown = Vec::new();
+        let typed = if text.trim_start().starts_with('{') {
+            let mut de = serde_json::Deserializer::from_str(text);
+            serde_ignored::deserialize(&mut de, |path| unknown.push(path.to_string()))
+                .and_then(|d: Document| de.end().map(|()| d))
+                .ok()
+        } else {
+            None
+        };
+        let typed = match typed {
+            Some(d) => Some(d),
+            None => {
+                unknown.clear();
+                serde_saphyr::with_deserializer_from_str_with_options(
+                    text,
+                    yaml_options(text.len()),
+                    |de| serde_ignored::deserialize(de, |path| unknown.push(path.to_string())),
+                )
+                .ok()
+            }
+        };
+        if let Some(mut doc) = typed {
+            doc.unknown_fields = unknown;
+            return Ok(doc);
+        }
+        // The error path: parse into a tree to say which entries fail, and why.
+        let value: serde_json::Value =
+            serde_saphyr::from_str_with_options(text, yaml_options(text.len()))
+                .map_err(parse_err)?;
         if value.is_null() {
             return Err(MeteringError::Parse(
                 "empty input: expected a mapping with window, cardTypes and records".to_owned(),
@@ -294,12 +512,71 @@ impl Document {
         Ok(doc)
     }
 
-    /// Converts the document into an engine input; `dcgm` holds the text of each file listed
-    /// in `dcgm:` (in the same order, with its name).
+    /// The unknown fields as diagnostics (code `unknown-field`, a warning): the field path in
+    /// Kubernetes' notation (`cardTypes[0].pricePerHur`) and, where a known field of that
+    /// object is close, a "did you mean".
+    pub fn diagnostics(&self, source: &str) -> Diagnostics {
+        self.unknown_fields
+            .iter()
+            .map(|path| unknown_field(source, path))
+            .collect()
+    }
+
+    /// Converts the document into an engine input; `dcgm_files` holds the name and text of
+    /// each file listed in `dcgm:` (in the same order; the options of the `i`-th entry apply
+    /// to the `i`-th file). Files not given are not read.
     ///
     /// # Errors
     /// A typed [`MeteringError`] naming the record and field.
     pub fn into_input(&self, dcgm_files: &[(String, String)]) -> Result<Input, MeteringError> {
+        let mut input = self.base_input()?;
+        let sources = dcgm_files
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| match self.dcgm.get(i) {
+                Some(entry) => entry.source(i, name),
+                None => Ok(dcgm::Source {
+                    name: name.clone(),
+                    ..dcgm::Source::default()
+                }),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut open = |i: usize| -> Result<Stream, MeteringError> {
+            let (name, text) = &dcgm_files[i];
+            Ok(Stream::from_reader(
+                name.clone(),
+                std::io::Cursor::new(text.clone().into_bytes()),
+                gpuquota_model::source::MAX_STREAM_BYTES,
+            ))
+        };
+        add_dcgm(&mut input, &sources, &mut open)?;
+        Ok(input)
+    }
+
+    /// Converts the document into an engine input, reading every `dcgm:` entry through
+    /// `open` (given the entry's index and path; the command line opens the path relative
+    /// to the input file with [`gpuquota_model::source::open_stream`], the one bounded reader).
+    ///
+    /// # Errors
+    /// A typed [`MeteringError`] naming the record and field, or the file that cannot be read.
+    pub fn into_input_with(
+        &self,
+        open: &mut dyn FnMut(usize, &str) -> Result<Stream, MeteringError>,
+    ) -> Result<Input, MeteringError> {
+        let mut input = self.base_input()?;
+        let sources = self
+            .dcgm
+            .iter()
+            .enumerate()
+            .map(|(i, e)| e.source(i, e.path()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut opener = |i: usize| open(i, self.dcgm[i].path());
+        add_dcgm(&mut input, &sources, &mut opener)?;
+        Ok(input)
+    }
+
+    /// Everything but the DCGM files.
+    fn base_input(&self) -> Result<Input, MeteringError> {
         let is_text = matches!(self.window.start, TimeIn::Text(_));
         let window = Window {
             start: time(&self.window.start, "window.start")?,
@@ -530,13 +807,27 @@ impl Document {
                 micro,
             });
         }
-        for (name, text) in dcgm_files {
-            let series = dcgm::to_series(name, text, &input.card_types)?;
-            input.samples.extend(series.samples);
-            input.warnings.extend(series.warnings);
-        }
         Ok(input)
     }
+}
+
+fn add_dcgm(
+    input: &mut Input,
+    sources: &[dcgm::Source],
+    open: &mut dcgm::Opener<'_>,
+) -> Result<(), MeteringError> {
+    if sources.is_empty() {
+        return Ok(());
+    }
+    let settings = dcgm::Settings {
+        card_types: &input.card_types,
+        window: input.config.window,
+        lookback: input.config.lookback,
+    };
+    let found = dcgm::read(sources, open, settings)?;
+    input.holdings.extend(found.holdings);
+    input.warnings.extend(found.warnings);
+    Ok(())
 }
 
 /// Finds which entries of `value` fail to deserialize, so that a type error (a negative

@@ -59,7 +59,7 @@
 //!
 //! An evaluated grid uses the left-point rule: each point stands for `[t_k, t_k + step)`, so a
 //! holding present for the whole window gives exactly `T`. OpenCost uses `(n − 1)·step`
-//! instead; we differ by up to one step per run on purpose (§4.b). Raw scrapes hold each value
+//! instead; we differ by up to one step per run on purpose. Raw scrapes hold each value
 //! for at most the lookback (300 s by default) and a staleness marker ends it at once.
 //!
 //! # MIG weights and the MIG catalogue
@@ -68,7 +68,7 @@
 //! slices, memory slices and max instances per profile, models resolved by catalogue name,
 //! `modelName` or `nvidia.com/gpu.product`). This is a deliberate engine → engine dependency:
 //! the catalogue is the single source of MIG geometry in the workspace. A `+me`, `-me` or
-//! `+gfx` variant takes its base profile's weights (§4.c).
+//! `+gfx` variant takes its base profile's weights.
 //!
 //! # Deviations and choices
 //!
@@ -107,6 +107,69 @@
 //!   while reading the document (a negative count, a number beyond `u64`) name every failing
 //!   `section[i]`. `borrowed: charged` under `basis: allocated` changes nothing and warns.
 //!
+//! # The input document
+//!
+//! `gpuquota meter FILE` reads one YAML (or JSON) mapping ([`Document`]). Unknown fields are
+//! warned about with their path and a "did you mean" (code `unknown-field`; an error under
+//! `--strict`). Times are RFC 3339 strings or integer seconds; decimals are strings
+//! (`"4.50"`) or numbers.
+//!
+//! | field | meaning |
+//! |---|---|
+//! | `window: {start, end}` | the metered window `[start, end)` (required) |
+//! | `asOf` | open intervals are closed here (default: `window.end`) |
+//! | `currency` | ISO 4217 code (default `USD`) |
+//! | `rounding` | `half-even` (default), `half-up`, `half-away-from-zero`, `down` |
+//! | `migWeights` | `compute-slices` (default), `memory-slices`, `max-instances`, or a table `{profile: "n/d"}` |
+//! | `basis` | `allocated` (default) or `quota` |
+//! | `borrowed` | `informational` (default) or `charged` |
+//! | `idle` | `platform` (default), `weighted` or `even` |
+//! | `lookback` | seconds a raw sample is held at most (default 300) |
+//! | `cardTypes[]` | `name`, `model` (product name, matched against DCGM's `modelName`), `pricePerHour`, `capacity` (cards), `replicasPerGpu` |
+//! | `departments[]` | `name`, `namespaces[]`, `quota: {cardType: cards}` or `{cardType: [{start, cards}]}` |
+//! | `records[]` | intervals: `department` or `namespace`, `cardType`, one of `gpus` (or `count`), `mig` (+ `count`), `replicas` (+ `replicasPerGpu`); `start`, `end` (omitted: open), `holder`, `service` |
+//! | `series[]` | grids: owner and shape as records, `start` (default: window start), `step` (seconds, divides the window), `values[]` (counts, `null` for a gap), `lookback`, `service` |
+//! | `samples[]` | raw scrapes: owner and shape as records, `points: [[t, value]]`, `staleAt[]`, `lookback`, `holder`, `service` |
+//! | `dcgm[]` | DCGM metrics files: a path (relative to FILE), or `{path, format, scrapeTime, honorLabels}` (below) |
+//! | `services[]` | `name`, `department` (owner), `inputWeight`, `outputWeight`, `tokens: {department: {input, output}}`, `unattributed: {input, output}` |
+//! | `busy[]` | `holder`, `fraction` in `[0, 1]` |
+//!
+//! ## DCGM metrics files (`dcgm:`)
+//!
+//! All entries are read as one stream of scrapes, in the order given (a device's series
+//! continues from one file into the next), through the bounded line reader of
+//! `gpuquota_model::source` ([`dcgm::open_file`]: at most 64 GiB per file and
+//! [`dcgm::MAX_LINE_BYTES`] per line, so `/dev/zero` is refused after one mebibyte).
+//!
+//! | entry field | meaning |
+//! |---|---|
+//! | `path` | the file, relative to FILE (`-` is standard input) |
+//! | `format` | `auto` (default), `prometheus` (text exposition, timestamps in milliseconds), `openmetrics` (timestamps in seconds, may be fractional; `# EOF` last), `query-range` (the JSON answer of Prometheus' `/api/v1/query_range`, `resultType: matrix`). `auto` reads JSON when the file starts with `{`, OpenMetrics when it ends with `# EOF` or a timestamp has a fraction, else the text exposition |
+//! | `scrapeTime` | the time of every line written without a timestamp: the DCGM exporter writes none, so `curl :9400/metrics > s1.prom` becomes `{path: s1.prom, scrapeTime: "2025-04-01T10:00:00Z"}`. Without it such a line is refused (`sample without a timestamp`) |
+//! | `honorLabels` | how the Prometheus that stored the lines (they carry `instance` or `job`) was configured: `false` (Prometheus' default) renamed the exporter's `namespace`/`pod` to `exported_namespace`/`exported_pod`; `true` kept them. Default: decided from the labels present: a file in which some stored line carries an `exported_` workload label is `false`, any other `true` |
+//!
+//! The reader streams: each distinct label set is interned once, and per series only its
+//! last timestamp (the duplicate check) and per holding its pending point and merged
+//! intervals are kept, so memory is O(series), not O(lines), when each device's lines come
+//! in time order (concatenated scrapes, a time-ordered backfill file). A file in which some
+//! device goes back in time (one metric family after another) is read again keeping every
+//! point: the same result, memory O(lines). A series written twice at one second is refused.
+//!
+//! Only `DCGM_FI_*` metrics are read (other lines are counted in a warning). Each line needs
+//! `UUID` (or `uuid`) and `modelName` labels; `Hostname`/`hostname`, `GPU_I_ID`,
+//! `GPU_I_PROFILE` and `vgpu` refine the device. The workload is `namespace`/`pod` (or
+//! `pod_namespace`/`pod_name`); a file in which no line carries one is warned about (the
+//! exporter's pod mapping, `dcgm-exporter -k`, is probably off). Busy is
+//! `DCGM_FI_PROF_GR_ENGINE_ACTIVE`, else `DCGM_FI_DEV_GPU_UTIL / 100`. A query-range series
+//! needs its `__name__`. Upstream: the label names are those of `NVIDIA/dcgm-exporter:
+//! internal/pkg/transformation/const.go`; the renaming is Prometheus' `honor_labels`
+//! (`prometheus/prometheus: scrape/scrape.go`).
+//!
+//! With `honorLabels: true` Prometheus still adds its target's own `namespace` and `pod` (the
+//! exporter's pod) to lines that carry no workload; such lines cannot be told from a
+//! workload's, so they are booked to the exporter's namespace (usually no department's:
+//! `unassigned`). Give `honorLabels: false` scrapes where that matters.
+//!
 //! # Crate features
 //!
 //! * `fuzzing`: `Arbitrary` inputs and the check functions of the `fuzzing` module used by the
@@ -127,8 +190,8 @@ pub mod time;
 pub mod fuzzing;
 
 pub use engine::{
-    Basis, BorrowedMode, BusyFraction, CardType, Config, Department, GridSeries, IdleMode, Input,
-    Owner, QuotaStep, RawSeries, Record, Service, Shape, TimeFormat, Tokens, UNASSIGNED,
+    Basis, BorrowedMode, BusyFraction, CardType, Config, Department, GridSeries, Holding, IdleMode,
+    Input, Owner, QuotaStep, RawSeries, Record, Service, Shape, TimeFormat, Tokens, UNASSIGNED,
     UNATTRIBUTED, Window, meter,
 };
 pub use input::Document;
@@ -293,6 +356,9 @@ pub enum MeteringError {
     /// then series, then samples).
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Several(Vec<MeteringError>),
+    /// An input file that cannot be read (I/O error, larger than the reader's limit, not UTF-8).
+    #[error("{0}")]
+    Read(gpuquota_model::Diagnostic),
     /// A DCGM exposition line that cannot be used.
     #[error("{file}:{line}: {reason}")]
     Exposition {

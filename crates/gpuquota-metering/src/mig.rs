@@ -1,4 +1,4 @@
-//! MIG geometry and the weight policies of §4.c.
+//! MIG geometry and the weight policies.
 //!
 //! The geometry (compute and memory slices per card, and per profile compute slices, memory
 //! slices and max instances) comes from the MIG catalogue of `gpuquota-mig`, the one

@@ -147,12 +147,15 @@ pub fn parse_decimal(s: &str, digits: u32, what: &str) -> Result<i128, MeteringE
 
 /// Card-seconds units as hours with six fractional digits, rounded half-even (`"6240.000000"`).
 pub fn format_hours(units: i128) -> String {
-    let micro = div_round(
-        units * 1_000_000,
-        UNITS_PER_CARD_HOUR,
-        RoundingMode::HalfEven,
-    );
-    format_fixed(micro.unwrap_or(0), 6)
+    format_fixed(micro_hours(units), 6)
+}
+
+/// `units` in millionths of a card-hour, rounded half-even (what [`format_hours`] prints).
+pub fn micro_hours(units: i128) -> i128 {
+    units
+        .checked_mul(1_000_000)
+        .and_then(|u| div_round(u, UNITS_PER_CARD_HOUR, RoundingMode::HalfEven))
+        .unwrap_or(0)
 }
 
 /// A currency: its ISO 4217 code and the number of minor digits (the exponent `e`).

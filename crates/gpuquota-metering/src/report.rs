@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::engine::{TimeFormat, Window};
-use crate::money::{Currency, RoundingMode, format_fixed, format_hours};
+use crate::money::{Currency, RoundingMode, format_fixed, format_hours, micro_hours};
 
 /// One reported line: a department's use of one card type (or its share of a service).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -284,21 +284,25 @@ impl Report {
     }
 
     /// A table for an 80-column terminal (hours with one decimal, money in full).
+    ///
+    /// Rendered from the exact report, never from formatted text: an hours cell is the
+    /// JSON's six-decimal hours rounded half-even to one decimal (so the table and the JSON
+    /// agree digit for digit), a utilisation cell its basis points truncated to a tenth of
+    /// a percent.
     pub fn to_table(&self) -> String {
-        let out = self.to_output();
+        let money = |m: i128| self.currency.format_minor(m);
+        let short = |units: i128| -> String {
+            format_fixed(
+                crate::money::div_round(micro_hours(units), 100_000, RoundingMode::HalfEven)
+                    .unwrap_or(0),
+                1,
+            )
+        };
         let mut s = format!(
             "{:<16} {:<12} {:>10} {:>9} {:>10} {:>10} {:>6}\n",
             "department", "card type", "alloc h", "borrow h", "charged h", "total", "util"
         );
-        let short = |h: &str| -> String {
-            // hours are printed with one decimal here; the JSON keeps six
-            let units: i128 = h.replace('.', "").parse().unwrap_or(0);
-            format_fixed(
-                crate::money::div_round(units, 100_000, RoundingMode::HalfEven).unwrap_or(0),
-                1,
-            )
-        };
-        for l in &out.lines {
+        for l in &self.lines {
             let name = match &l.service {
                 Some(svc) => format!("{} ({svc})", l.department),
                 None => l.department.clone(),
@@ -307,30 +311,26 @@ impl Report {
                 "{:<16} {:<12} {:>10} {:>9} {:>10} {:>10} {:>6}\n",
                 trunc(&name, 16),
                 trunc(&l.card_type, 12),
-                short(&l.allocated_hours),
-                short(&l.borrowed_hours),
-                short(&l.charged_hours),
-                l.total,
-                l.utilization
-                    .as_deref()
-                    .map(|u| {
-                        let bp: i128 = u.replace('.', "").parse().unwrap_or(0);
-                        format!("{}%", format_fixed(bp / 10, 1))
-                    })
+                short(l.allocated_units),
+                short(l.borrowed_units),
+                short(l.charged_units),
+                money(l.total_minor),
+                l.utilization_bp
+                    .map(|bp| format!("{}%", format_fixed(bp / 10, 1)))
                     .unwrap_or_else(|| "-".to_owned())
             ));
         }
-        for (i, raw) in out.idle.iter().zip(&self.idle) {
-            let total = if raw.recovered {
+        for i in &self.idle {
+            let total = if i.recovered {
                 "(recovered)".to_owned()
             } else {
-                i.cost.clone()
+                money(i.cost_minor)
             };
             s.push_str(&format!(
                 "{:<16} {:<12} {:>10} {:>9} {:>10} {:>10} {:>6}\n",
                 "__idle__",
                 trunc(&i.card_type, 12),
-                short(&i.hours),
+                short(i.units),
                 "",
                 "",
                 total,
@@ -339,13 +339,21 @@ impl Report {
         }
         s.push_str(&format!(
             "{:<16} {:<12} {:>10} {:>9} {:>10} {:>10}\n",
-            "total", self.currency.code, "", "", "", out.totals.cost
+            "total",
+            self.currency.code,
+            "",
+            "",
+            "",
+            money(self.totals.cost_minor)
         ));
         s.push_str(&format!(
             "exact {} {}, drift {}, rounding {}\n",
-            out.totals.exact_cost, self.currency.code, out.totals.drift, self.rounding
+            format_fixed(self.totals.exact_cost_micro, 6),
+            self.currency.code,
+            money(self.totals.drift_minor),
+            self.rounding
         ));
-        for w in &out.warnings {
+        for w in &self.warnings {
             s.push_str(&format!("warning: {w}\n"));
         }
         s

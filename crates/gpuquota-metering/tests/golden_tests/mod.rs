@@ -14,12 +14,11 @@ fn check(name: &str) {
     let text = std::fs::read_to_string(d.join(format!("{name}.yaml"))).unwrap();
     let doc = Document::from_yaml(&text).unwrap();
     assert!(doc.unknown_fields.is_empty(), "{:?}", doc.unknown_fields);
-    let dcgm: Vec<(String, String)> = doc
-        .dcgm
-        .iter()
-        .map(|f| (f.clone(), std::fs::read_to_string(d.join(f)).unwrap()))
-        .collect();
-    let report = meter(&doc.into_input(&dcgm).unwrap()).unwrap();
+    // DCGM files are streamed from disk through the one bounded reader, as the CLI does
+    let input = doc
+        .into_input_with(&mut |_, path| gpuquota_metering::dcgm::open_file(&d.join(path)))
+        .unwrap();
+    let report = meter(&input).unwrap();
     for (ext, got) in [
         ("json", report.to_json()),
         ("csv", report.to_csv()),

@@ -1,0 +1,309 @@
+//! Every metrics input format on a small file written for the test: untimestamped scrapes
+//! with a `scrapeTime`, OpenMetrics, Prometheus `honorLabels`, `query_range` JSON; the
+//! unknown-field diagnostics and the bounded reading of `dcgm:` files.
+
+use gpuquota_metering::report::ReportOut;
+use gpuquota_metering::{Document, MeteringError, meter};
+
+const HEAD: &str = r#"
+window: {start: 0, end: 3600}
+currency: USD
+cardTypes:
+  - {name: H200, model: NVIDIA H200, pricePerHour: "4.50", capacity: 8}
+departments:
+  - {name: A, namespaces: [team-a]}
+  - {name: B, namespaces: [team-b]}
+"#;
+
+fn run(dcgm_yaml: &str, files: &[(&str, String)]) -> Result<ReportOut, MeteringError> {
+    let doc = Document::from_yaml(&format!("{HEAD}dcgm: {dcgm_yaml}\n"))?;
+    assert!(doc.unknown_fields.is_empty(), "{:?}", doc.unknown_fields);
+    let files: Vec<(String, String)> = files
+        .iter()
+        .map(|(n, t)| ((*n).to_owned(), t.clone()))
+        .collect();
+    Ok(meter(&doc.into_input(&files)?)?.to_output())
+}
+
+/// (department, allocated hours, utilisation) of the lines with use.
+fn used(r: &ReportOut) -> Vec<(String, String, Option<String>)> {
+    r.lines
+        .iter()
+        .filter(|l| l.allocated_hours != "0.000000")
+        .map(|l| {
+            (
+                l.department.clone(),
+                l.allocated_hours.clone(),
+                l.utilization.clone(),
+            )
+        })
+        .collect()
+}
+
+fn row(d: &str, h: &str, u: Option<&str>) -> (String, String, Option<String>) {
+    (d.to_owned(), h.to_owned(), u.map(str::to_owned))
+}
+
+const GPU0: &str = r#"UUID="GPU-0",gpu="0",modelName="NVIDIA H200",Hostname="n1""#;
+const GPU1: &str = r#"UUID="GPU-1",gpu="1",modelName="NVIDIA H200",Hostname="n1""#;
+
+/// `curl :9400/metrics` output: no timestamps; the scrape time comes from the document.
+fn scrape(ns0: Option<&str>, util0: u32) -> String {
+    let pod = ns0
+        .map(|ns| format!(r#",namespace="{ns}",pod="p0",container="c""#))
+        .unwrap_or_default();
+    format!(
+        "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n\
+         DCGM_FI_DEV_GPU_UTIL{{{GPU0}{pod}}} {util0}\n\
+         DCGM_FI_DEV_GPU_UTIL{{{GPU1},namespace=\"team-b\",pod=\"p1\"}} 100\n"
+    )
+}
+
+#[test]
+fn untimestamped_scrapes_take_the_scrape_time_of_their_entry() {
+    let r = run(
+        "[{path: s1.prom, scrapeTime: 0}, {path: s2.prom, scrapeTime: 600}, {path: s3.prom, scrapeTime: \"1970-01-01T00:15:00Z\"}]",
+        &[
+            ("s1.prom", scrape(Some("team-a"), 50)),
+            ("s2.prom", scrape(Some("team-a"), 30)),
+            ("s3.prom", scrape(None, 0)),
+        ],
+    )
+    .unwrap();
+    // GPU 0: held 300 s (the lookback) from 0, then from 600 until the scrape at 900 that
+    // carries no pod: 600 s. GPU 1: 300 + 300 + 300 s, all busy.
+    assert_eq!(
+        used(&r),
+        [
+            row("A", "0.166667", Some("0.4000")),
+            row("B", "0.250000", Some("1.0000"))
+        ]
+    );
+    // without a scrapeTime the file is refused, naming the line
+    let e = run("[s1.prom]", &[("s1.prom", scrape(Some("team-a"), 50))]).unwrap_err();
+    assert_eq!(
+        e,
+        MeteringError::Exposition {
+            file: "s1.prom".into(),
+            line: 3,
+            reason: "sample without a timestamp".into()
+        }
+    );
+}
+
+#[test]
+fn openmetrics_timestamps_are_seconds() {
+    let om = format!(
+        "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n\
+         DCGM_FI_DEV_GPU_UTIL{{{GPU0},namespace=\"team-a\",pod=\"p\"}} 50 0\n\
+         DCGM_FI_DEV_GPU_UTIL{{{GPU0},namespace=\"team-a\",pod=\"p\"}} 50 60.5\n\
+         DCGM_FI_DEV_GPU_UTIL{{{GPU0}}} 0 120\n\
+         # EOF\n"
+    );
+    let prom = format!(
+        "DCGM_FI_DEV_GPU_UTIL{{{GPU0},namespace=\"team-a\",pod=\"p\"}} 50 0\n\
+         DCGM_FI_DEV_GPU_UTIL{{{GPU0},namespace=\"team-a\",pod=\"p\"}} 50 60500\n\
+         DCGM_FI_DEV_GPU_UTIL{{{GPU0}}} 0 120000\n"
+    );
+    let want = [row("A", "0.033333", Some("0.5000"))];
+    // detected from `# EOF` (and from the fraction), or declared
+    assert_eq!(used(&run("[m.om]", &[("m.om", om.clone())]).unwrap()), want);
+    let integral = om.replace(" 60.5\n", " 60\n");
+    assert_eq!(used(&run("[m.om]", &[("m.om", integral)]).unwrap()), want);
+    assert_eq!(
+        used(
+            &run(
+                "[{path: m.om, format: openmetrics}]",
+                &[("m.om", om.clone())]
+            )
+            .unwrap()
+        ),
+        want
+    );
+    assert_eq!(used(&run("[m.prom]", &[("m.prom", prom)]).unwrap()), want);
+    // nothing may follow # EOF
+    let e = run("[m.om]", &[("m.om", format!("{om}x 1 2\n"))]).unwrap_err();
+    assert!(
+        matches!(e, MeteringError::Exposition { line: 6, ref reason, .. } if reason == "text after # EOF"),
+        "{e}"
+    );
+}
+
+/// A line as Prometheus stores it: `instance` and `job` added.
+fn stored(gpu: &str, workload: &str, t: i64) -> String {
+    format!(
+        "DCGM_FI_DEV_GPU_UTIL{{{gpu},instance=\"10.0.0.7:9400\",job=\"dcgm-exporter\",endpoint=\"metrics\",service=\"dcgm-exporter\"{workload}}} 80 {}\n",
+        t * 1000
+    )
+}
+
+#[test]
+fn honor_labels_is_decided_from_the_labels_present() {
+    // honorLabels: true: the exporter's own namespace/pod are kept
+    let honored = stored(GPU0, r#",namespace="team-a",pod="p0""#, 0)
+        + &stored(GPU1, r#",namespace="team-b",pod="p1""#, 0);
+    assert_eq!(
+        used(&run("[h.prom]", &[("h.prom", honored.clone())]).unwrap()),
+        [
+            row("A", "0.083333", Some("0.8000")),
+            row("B", "0.083333", Some("0.8000"))
+        ]
+    );
+    // honorLabels: false: the workload is in exported_*, namespace/pod are the exporter's;
+    // the decision holds for the whole file, also for a line read before the first
+    // exported_ label
+    let renamed = stored(
+        GPU1,
+        r#",namespace="gpu-operator",pod="dcgm-exporter-x""#,
+        0,
+    ) + &stored(
+        GPU0,
+        r#",namespace="gpu-operator",pod="dcgm-exporter-x",exported_namespace="team-a",exported_pod="p0""#,
+        0,
+    );
+    assert_eq!(
+        used(&run("[r.prom]", &[("r.prom", renamed.clone())]).unwrap()),
+        [row("A", "0.083333", Some("0.8000"))]
+    );
+    // declared in the entry, the labels are read that way
+    assert_eq!(
+        used(
+            &run(
+                "[{path: h.prom, honorLabels: false}]",
+                &[("h.prom", honored)]
+            )
+            .unwrap()
+        ),
+        []
+    );
+    let r = run(
+        "[{path: r.prom, honorLabels: true}]",
+        &[("r.prom", renamed)],
+    )
+    .unwrap();
+    assert_eq!(used(&r), [row("unassigned", "0.166667", Some("0.8000"))]);
+}
+
+#[test]
+fn a_scrape_without_pod_labels_is_warned_about() {
+    let text =
+        format!("DCGM_FI_DEV_GPU_UTIL{{{GPU0}}} 90 0\nDCGM_FI_DEV_GPU_UTIL{{{GPU1}}} 90 0\n");
+    let r = run("[idle.prom]", &[("idle.prom", text)]).unwrap();
+    assert_eq!(
+        r.warnings,
+        [
+            "idle.prom: no line carries pod labels (namespace and pod), so every GPU in it is \
+          idle; turn on the exporter's pod mapping (dcgm-exporter -k) if pods held them"
+        ]
+    );
+    // with pod labels on some line, no such warning
+    let r = run(
+        "[s.prom]",
+        &[(
+            "s.prom",
+            scrape(Some("team-a"), 1)
+                .replace(" 1\n", " 1 0\n")
+                .replace(" 100\n", " 100 0\n"),
+        )],
+    )
+    .unwrap();
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}
+
+#[test]
+fn query_range_json_is_a_metering_input() {
+    let json = r#"{"status":"success","data":{"resultType":"matrix","result":[
+      {"metric":{"__name__":"DCGM_FI_DEV_GPU_UTIL","UUID":"GPU-0","gpu":"0","modelName":"NVIDIA H200","Hostname":"n1","instance":"10.0.0.7:9400","job":"dcgm-exporter","exported_namespace":"team-a","exported_pod":"p0","namespace":"gpu-operator","pod":"dcgm-exporter-x"},
+       "values":[[0,"40"],[60,"60"],[120,"50"]]},
+      {"metric":{"__name__":"DCGM_FI_DEV_GPU_UTIL","UUID":"GPU-0","gpu":"0","modelName":"NVIDIA H200","Hostname":"n1","instance":"10.0.0.7:9400","job":"dcgm-exporter","namespace":"gpu-operator","pod":"dcgm-exporter-x"},
+       "values":[[180,"0"]]},
+      {"metric":{"__name__":"DCGM_FI_DEV_GPU_UTIL","UUID":"GPU-1","gpu":"1","modelName":"NVIDIA H200","Hostname":"n1","instance":"10.0.0.7:9400","job":"dcgm-exporter","exported_namespace":"team-b","exported_pod":"p1","namespace":"gpu-operator","pod":"dcgm-exporter-x"},
+       "values":[[0,"100"],[60.001,"100"]]}
+    ]}}"#;
+    let r = run("[range.json]", &[("range.json", json.to_owned())]).unwrap();
+    // GPU 0: 0, 60, 120 held until the next point, stale at 180: 180 s; GPU 1: 60 s then
+    // the lookback of 300 s
+    assert_eq!(
+        used(&r),
+        [
+            row("A", "0.050000", Some("0.5000")),
+            row("B", "0.100000", Some("1.0000"))
+        ]
+    );
+    // declared, and an answer that is not a matrix
+    assert_eq!(
+        used(
+            &run(
+                "[{path: range.json, format: query-range}]",
+                &[("range.json", json.to_owned())]
+            )
+            .unwrap()
+        ),
+        used(&r)
+    );
+    let vector = json.replace("\"matrix\"", "\"vector\"");
+    let e = run("[v.json]", &[("v.json", vector)]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "v.json: resultType \"vector\": only a range query's matrix is read"
+    );
+}
+
+#[test]
+fn unknown_fields_are_warned_with_path_and_did_you_mean() {
+    let doc = Document::from_yaml(
+        "window: {start: 0, end: 3600}\n\
+         cardTypes: [{name: H200, pricePerHur: \"4.50\"}]\n\
+         dcgm: [{path: a.prom, scrapeTme: 0}]\n\
+         colour: blue\n",
+    )
+    .unwrap();
+    let got: Vec<String> = doc
+        .diagnostics("m.yaml")
+        .iter()
+        .map(|d| format!("{} {d}", d.code))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "unknown-field m.yaml: cardTypes[0].pricePerHur: unknown field pricePerHur ignored; did you mean pricePerHour?",
+            "unknown-field m.yaml: dcgm[0].scrapeTme: unknown field scrapeTme ignored; did you mean scrapeTime?",
+            "unknown-field m.yaml: colour: unknown field colour ignored",
+        ]
+    );
+    // the same from JSON
+    let doc = Document::from_yaml(
+        r#"{"window": {"start": 0, "end": 3600}, "cardTypes": [{"name": "H200", "pricePerHur": "4.50"}]}"#,
+    )
+    .unwrap();
+    assert_eq!(doc.unknown_fields, ["cardTypes.0.pricePerHur"]);
+}
+
+#[test]
+fn dcgm_files_are_bounded() {
+    let doc = Document::from_yaml(&format!("{HEAD}dcgm: [/dev/zero]\n")).unwrap();
+    let e = doc
+        .into_input_with(&mut |_, p| gpuquota_metering::dcgm::open_file(std::path::Path::new(p)))
+        .unwrap_err();
+    let MeteringError::Read(d) = &e else {
+        panic!("{e}")
+    };
+    assert_eq!(d.code.as_str(), "read-failed");
+    assert_eq!(
+        e.to_string(),
+        "/dev/zero: cannot read: a line longer than the limit of 1048576 bytes for one line of \
+         metrics text; this is not a metrics file"
+    );
+}
+
+#[test]
+fn a_month_of_grid_values_is_within_the_yaml_budget() {
+    // 300,000 values: past the YAML parser's default budget of 250,000 nodes
+    let values = vec!["1"; 300_000].join(", ");
+    let doc = Document::from_yaml(&format!(
+        "window: {{start: 0, end: 18000000}}\ncardTypes: [{{name: H200}}]\n\
+         series:\n  - {{department: A, cardType: H200, step: 60, values: [{values}]}}\n"
+    ))
+    .unwrap();
+    assert_eq!(doc.series[0].values.as_ref().map(Vec::len), Some(300_000));
+}
