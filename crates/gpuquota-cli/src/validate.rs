@@ -283,7 +283,7 @@ mod tests {
         // Only kinds gpuquota does not read: a warning each, then the error.
         let report = check(&[(
             "cm.yaml".into(),
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n".into(),
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: c}\n".into(),
         )]);
         assert!(!report.ok);
         assert!(report.stderr[0].starts_with("warning: "));

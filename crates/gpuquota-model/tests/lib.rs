@@ -8,5 +8,5 @@ mod examples;
 mod fuzz_smoke;
 mod mistakes;
 mod properties;
-mod workloads;
 mod reliability;
+mod workloads;

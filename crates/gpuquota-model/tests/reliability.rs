@@ -93,7 +93,7 @@ fn unknown_kinds_get_a_hint_against_the_kinds_read() {
     );
     let imported = import_str(
         "t.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: x}\n",
     )
     .unwrap();
     assert_eq!(imported.warnings[0].code, codes::UNKNOWN_KIND);
