@@ -254,3 +254,49 @@ fn fair_sharing_runs_through_the_same_engine() {
     );
     assert_eq!(nightly.finished_ms, Some(43_200_000));
 }
+
+/// The same night with batch/v1 Jobs instead of hand-written Workloads: the importer converts
+/// each Job as Kueue's job framework does, and every run is the same; only the names differ
+/// (Kueue names a Job's Workload `job-<name>-<hash>`).
+#[test]
+fn jobs_and_their_workloads_simulate_alike() {
+    fn runs_without_names(j: &serde_json::Value) -> Vec<serde_json::Value> {
+        let workloads = j["workloads"].as_array().expect("workloads");
+        workloads
+            .iter()
+            .map(|w| {
+                let mut w = w.clone();
+                let o = w.as_object_mut().expect("object");
+                o.remove("workload");
+                for run in o["runs"].as_array_mut().expect("runs") {
+                    run.as_object_mut().expect("run").remove("by");
+                }
+                w
+            })
+            .collect()
+    }
+    let workloads = simulate(&scenario::load(&data("tests/data/kueue.yaml")).expect("valid"))
+        .expect("simulates")
+        .to_json();
+    let sc = scenario::load(&data("tests/data/kueue-jobs.yaml")).expect("valid scenario");
+    let jobs = simulate(&sc).expect("simulates").to_json();
+    let names: Vec<&str> = jobs["workloads"]
+        .as_array()
+        .expect("workloads")
+        .iter()
+        .map(|w| w["workload"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert!(names[0].starts_with("batch/job-etl-"), "{names:?}");
+    assert!(names[1].starts_with("batch/job-nightly-"), "{names:?}");
+    assert!(
+        names[2].starts_with("data-science/job-fine-tune-"),
+        "{names:?}"
+    );
+    assert_eq!(names[3], format!("{}-1", names[2]));
+    assert_eq!(runs_without_names(&jobs), runs_without_names(&workloads));
+    assert_eq!(jobs["preemptions"], 1);
+    assert_eq!(jobs["makespanMs"], workloads["makespanMs"]);
+    assert_eq!(jobs["queues"], workloads["queues"]);
+    assert_eq!(jobs["classes"], workloads["classes"]);
+}
