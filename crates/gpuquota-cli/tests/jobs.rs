@@ -2,32 +2,12 @@
 //! framework converts, a small manifest and the Workload Kueue creates from it (written out
 //! by hand, as Kueue writes it) give byte-identical output.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+use common::{gpuquota, text};
 
-fn gpuquota(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpuquota"))
-        .args(args)
-        .output()
-        .expect("the gpuquota binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
+/// Writes `files` into a fresh directory named after the test.
 fn write(test: &str, files: &[(&str, &str)]) -> Vec<String> {
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("gpuquota-jobs-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    files
-        .iter()
-        .map(|(name, body)| {
-            let p = dir.join(name);
-            std::fs::write(&p, body).expect("write fixture");
-            p.display().to_string()
-        })
-        .collect()
+    common::write_in("jobs", test, files)
 }
 
 /// One flavor, one ClusterQueue with 8 GPUs, 64 cpu, 512Gi; LocalQueue `q` in `ns`.

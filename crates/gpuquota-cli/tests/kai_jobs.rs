@@ -2,32 +2,12 @@
 //! whose pods KAI schedules give the same output as the PodGroups and Pods KAI's pod grouper
 //! makes from them (written out by hand).
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+use common::{gpuquota, text};
 
-fn gpuquota(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpuquota"))
-        .args(args)
-        .output()
-        .expect("the gpuquota binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
+/// Writes `files` into a fresh directory named after the test.
 fn write(test: &str, files: &[(&str, &str)]) -> Vec<String> {
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("gpuquota-kai-jobs-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    files
-        .iter()
-        .map(|(name, body)| {
-            let p = dir.join(name);
-            std::fs::write(&p, body).expect("write fixture");
-            p.display().to_string()
-        })
-        .collect()
+    common::write_in("kai-jobs", test, files)
 }
 
 /// A department with two projects (4 GPUs each) and one 8-GPU node.

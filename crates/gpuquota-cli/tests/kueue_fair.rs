@@ -1,33 +1,13 @@
 //! `gpuquota kueue shares` and `gpuquota kueue schedule` with fair sharing, as a user runs
 //! them: JSON contracts, exit codes, streams.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn gpuquota(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpuquota"))
-        .args(args)
-        .output()
-        .expect("the gpuquota binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod common;
+use common::{gpuquota, text};
+use std::process::Output;
 
 /// Writes `files` into a fresh directory named after the test.
 fn write(test: &str, files: &[(&str, &str)]) -> Vec<String> {
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("gpuquota-kueue-fair-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    files
-        .iter()
-        .map(|(name, body)| {
-            let p = dir.join(name);
-            std::fs::write(&p, body).expect("write fixture");
-            p.display().to_string()
-        })
-        .collect()
+    common::write_in("kueue-fair", test, files)
 }
 
 fn cq(name: &str, extra: &str, nominal: u32) -> String {
