@@ -1,5 +1,5 @@
-//! Kueue admission engine (`gpuquota-cohort`): one admission decision at scale (performance.md
-//! §4 B3) and the classical preemption target search (B5a).
+//! Kueue admission engine (`gpuquota-cohort`): one admission decision at scale
+//! (B3) and the classical preemption target search (B5a).
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -1,4 +1,4 @@
-//! B6, B8, B9 (performance.md §4): KAI proportion division of 10,000 leaf queues; a reclaim
+//! B6, B8, B9: KAI proportion division of 10,000 leaf queues; a reclaim
 //! storm of 4,000 running against 4,000 pending 1-GPU jobs; one 500 × 8-GPU gang reclaiming
 //! from 8,000 1-GPU jobs (quota level: no nodes, one pool of the cluster total).
 use std::hint::black_box;

@@ -1,5 +1,6 @@
 //! The simulator (`gpuquota-sim`): Kueue's perf-test scenarios replayed in virtual time
-//! (performance.md B1, B2), and how the cost grows with workloads and queues.
+//! (Kueue's baseline and large-scale performance configs), and how the cost grows with workloads
+//! and queues.
 use std::hint::black_box;
 use std::path::PathBuf;
 

@@ -57,7 +57,7 @@ fn admitted(out: &Output) -> Vec<String> {
 }
 
 /// With the Configuration's `fairSharing`, the tournament takes b's head (DRS 167 against
-/// a's 334, kueue.md §5.4); without it the classical order takes a's older head; the flag
+/// a's 334, the tournament); without it the classical order takes a's older head; the flag
 /// `--fair-sharing` turns fair sharing on without a Configuration.
 #[test]
 fn schedule_honours_the_configuration_and_the_flag() {
@@ -89,8 +89,8 @@ fn schedule_honours_the_configuration_and_the_flag() {
 }
 
 /// Fair-sharing preemption through the CLI: b's head would keep borrowing, a borrows more;
-/// S2-a then S2-b preempt a2 with reason InCohortFairSharing (kueue.md §6.4), and b's head
-/// is admitted in the next cycle.
+/// S2-a then S2-b preempt a2 with reason InCohortFairSharing (fair-sharing preemption), and b's
+/// head is admitted in the next cycle.
 #[test]
 fn schedule_reports_fair_sharing_preemptions() {
     let mut y = String::from(
@@ -121,9 +121,10 @@ fn schedule_reports_fair_sharing_preemptions() {
 }
 
 /// `kueue shares`: `status.fairSharing.weightedShare` and the dominant resource of every
-/// ClusterQueue and Cohort object (kueue.md §6.5): a borrows 2 of the 12 GPUs org can lend
-/// (⌈2000/12⌉ = 167; with weight 2, 84); a weight-0 queue that borrows reports the maximum
-/// int64; queues within nominal and the root cohort report 0 and no dominant resource.
+/// ClusterQueue and Cohort object (kubernetes-sigs/kueue: `pkg/cache/scheduler/fair_sharing.go`): a
+/// borrows 2 of the 12 GPUs org can lend (⌈2000/12⌉ = 167; with weight 2, 84); a weight-0 queue
+/// that borrows reports the maximum int64; queues within nominal and the root cohort report 0 and
+/// no dominant resource.
 #[test]
 fn shares_json_contract() {
     let mut y = String::from(

@@ -1,4 +1,4 @@
-//! Flavor assignment (`kueue.md` §4, upstream `pkg/scheduler/flavorassigner`).
+//! Flavor assignment (upstream `pkg/scheduler/flavorassigner`).
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,6 @@
-//! An independent checker of the quota invariants (KEP-79 form, `kueue.md` §3.3), written
-//! from scratch over plain sums so that it shares no arithmetic with [`crate::tree`].
+//! An independent checker of the quota invariants (the KEP-79 form, kubernetes-sigs/kueue:
+//! `keps/79-hierarchical-cohorts`), written from scratch over plain sums so that it shares no
+//! arithmetic with [`crate::tree`].
 
 use crate::preempt::Reservation;
 use crate::tree::NodeKind;

@@ -1,4 +1,5 @@
-//! The scheduling cycle (`kueue.md` §5, upstream `Scheduler.schedule`) and the run of cycles.
+//! The scheduling cycle (kubernetes-sigs/kueue: `pkg/scheduler/scheduler.go`, `Scheduler.schedule`)
+//! and the run of cycles.
 //!
 //! The cache state ([`Scheduler`]) holds the committed usage and the per-ClusterQueue pending
 //! queues. Each cycle copies only the usage counters (nodes × flavor-resources integers) as its

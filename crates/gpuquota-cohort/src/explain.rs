@@ -1,5 +1,5 @@
 //! Explanations as data: why a workload waits, rendered to upstream's condition messages
-//! (`kueue.md` Appendix B) and to a plain sentence.
+//! (kubernetes-sigs/kueue: `apis/kueue/v1beta2/workload_types.go`) and to a plain sentence.
 
 use gpuquota_model::Amount;
 

@@ -1,4 +1,4 @@
-//! Kueue's fair sharing as a [`Policy`] (`kueue.md` §5.4, §6.4, §6.5, §10 rule 17; upstream
+//! Kueue's fair sharing as a [`Policy`] (upstream
 //! `fair_sharing_iterator.go`, `preemption.go` `fairPreemptions`, `preemption/fairsharing/*`),
 //! built on the `gpuquota-fairshare` crate.
 //!
@@ -28,7 +28,7 @@
 //!   otherwise. The fit check runs on the engine's own snapshot.
 //! * **Flavor assignment**: under fair sharing a flavor that needs preemption is simulated
 //!   whenever `reclaimWithinCohort` is not `Never` (upstream `canPreemptWhileBorrowing`).
-//! * **Admission fair sharing** (§6.6; gate `AdmissionFairSharing` on, so it needs only the
+//! * **Admission fair sharing** (KEP-4136; gate `AdmissionFairSharing` on, so it needs only the
 //!   Configuration's `admissionFairSharing` and works with or without `fairSharing`): in a
 //!   ClusterQueue with `admissionScope.admissionMode: UsageBasedAdmissionFairSharing` the
 //!   cycle's head is the queued workload whose LocalQueue has the lowest weighted usage
@@ -115,7 +115,7 @@ pub struct FairSharing {
     afs: Option<Afs>,
 }
 
-/// Admission fair sharing state (kueue.md §6.6).
+/// Admission fair sharing state (kubernetes-sigs/kueue: `pkg/util/admissionfairsharing`).
 #[derive(Debug, Clone)]
 struct Afs {
     settings: AdmissionFairSharingSettings,

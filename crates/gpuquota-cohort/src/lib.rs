@@ -1,6 +1,6 @@
 //! Kueue's admission engine: hierarchical cohort quotas, flavor assignment, the scheduling
-//! cycle and classical preemption, decided exactly as upstream Kueue decides (the version
-//! described in `kueue.md`, feature gates at their defaults) and explained as data.
+//! cycle and classical preemption, decided exactly as upstream Kueue decides (feature gates at
+//! their defaults; the upstream files are listed in `gpuquota::design`) and explained as data.
 //!
 //! ```
 //! use gpuquota_cohort::{ScheduleReport, World, schedule};
@@ -59,26 +59,28 @@
 //!
 //! # Properties
 //!
-//! 1. **Quota arithmetic is Kueue's** (§3): subtree quota, guaranteed (local) quota, usage
-//!    that first fills a node's guaranteed part and only then flows to its parent,
-//!    `available` / `potentialAvailable` with `borrowingLimit` and `lendingLimit` at every
-//!    level, and the borrowing level. Amounts are integers in Kueue's units (CPU in milli,
-//!    everything else in base units) with Kueue's saturating "unlimited" sentinel.
+//! 1. **Quota arithmetic is Kueue's** (kubernetes-sigs/kueue:
+//!    `pkg/cache/scheduler/resource_node.go`): subtree quota, guaranteed (local) quota, usage that
+//!    first fills a node's guaranteed part and only then flows to its parent, `available` /
+//!    `potentialAvailable` with `borrowingLimit` and `lendingLimit` at every level, and the
+//!    borrowing level. Amounts are integers in Kueue's units (CPU in milli, everything else in base
+//!    units) with Kueue's saturating "unlimited" sentinel.
 //! 2. **Limits hold after every cycle**: no ClusterQueue's usage exceeds nominal +
 //!    borrowingLimit, no cohort exceeds its subtree quota, every lendingLimit holds — unless
 //!    the input was already over-admitted (admitted workloads keep running; a warning says so).
 //! 3. **Determinism and document-order independence**: the same objects in any order give the
 //!    same output, bit for bit. Every ordering has an explicit final tie-break (UID, then key).
-//! 4. **Flavor assignment is Kueue's** (§4): flavors in order, taints and node labels, the
-//!    fungibility policies, uncovered resources, partial admission by `minCount`.
-//! 5. **The scheduling cycle is Kueue's** (§5): one head per ClusterQueue, entries ordered by
-//!    borrowing level, priority and queue time, admissions that change the cycle's snapshot,
-//!    overlapping preemption targets (the assignment computed again, v0.20), capacity
-//!    reserved by heads that would preempt but have no targets (unless
+//! 4. **Flavor assignment is Kueue's** (`pkg/scheduler/flavorassigner`): flavors in order, taints
+//!    and node labels, the fungibility policies, uncovered resources, partial admission by
+//!    `minCount`.
+//! 5. **The scheduling cycle is Kueue's** (`pkg/scheduler/scheduler.go`): one head per
+//!    ClusterQueue, entries ordered by borrowing level, priority and queue time, admissions that
+//!    change the cycle's snapshot, overlapping preemption targets (the assignment computed again,
+//!    v0.20), capacity reserved by heads that would preempt but have no targets (unless
 //!    `reclaimWithinCohort: Any`), StrictFIFO vs BestEffortFIFO requeueing.
-//! 6. **Classical preemption is Kueue's** (§6.1–§6.3), across hierarchical cohorts, with
-//!    upstream's reasons. Victims are evicted when the cycle ends; the preemptor is admitted in
-//!    a later cycle.
+//! 6. **Classical preemption is Kueue's** (`pkg/scheduler/preemption`), across hierarchical
+//!    cohorts, with upstream's reasons. Victims are evicted when the cycle ends; the preemptor is
+//!    admitted in a later cycle.
 //! 7. **Explanations are data** ([`Pending`], [`FlavorReason`]) rendering to upstream's
 //!    messages and to a plain sentence.
 //! 8. **A namespace ResourceQuota is an extra hard cap** (requests and pod count).
@@ -93,13 +95,14 @@
 //!
 //! Entry ordering and preemption target search go through the [`Policy`] trait.
 //! [`Classical`] implements Kueue's classical iterator and classical preemption;
-//! [`fair::FairSharing`] implements Kueue's fair sharing (§5.4 tournament, §6.4 fair-sharing
-//! preemption with reason [`PreemptReason::InCohortFairSharing`], §6.5 DRS) and admission
-//! fair sharing (§6.6: a ClusterQueue's head by LocalQueue usage) on top of the
-//! `gpuquota-fairshare` crate, run with [`Scheduler::with_policy`] or [`fair::schedule`].
-//! Dependency edge: `gpuquota-cohort` → `gpuquota-fairshare` (the fair-sharing crate never
-//! depends on this engine; it sees the engine's snapshot through a mirror tree that
-//! [`fair::FairSharing`] keeps in step).
+//! [`fair::FairSharing`] implements Kueue's fair sharing (the tournament of
+//! `pkg/scheduler/fair_sharing_iterator.go`, fair-sharing preemption with reason
+//! [`PreemptReason::InCohortFairSharing`], the dominant resource share of
+//! `pkg/cache/scheduler/fair_sharing.go`) and admission fair sharing (a ClusterQueue's head by
+//! LocalQueue usage) on top of the `gpuquota-fairshare` crate, run with [`Scheduler::with_policy`]
+//! or [`fair::schedule`]. Dependency edge: `gpuquota-cohort` → `gpuquota-fairshare` (the
+//! fair-sharing crate never depends on this engine; it sees the engine's snapshot through a mirror
+//! tree that [`fair::FairSharing`] keeps in step).
 //!
 //! 9. **Fair sharing is Kueue's** with its gates at their defaults: heads are popped by the
 //!    DRS tournament (non-borrowing subtree first, lower share, higher priority, earlier

@@ -1,4 +1,4 @@
-//! Classical preemption (`kueue.md` §6.1–§6.3, upstream `pkg/scheduler/preemption` with
+//! Classical preemption (upstream `pkg/scheduler/preemption` with
 //! `classical/*`): candidate selection across hierarchical cohorts, candidate ordering, greedy
 //! removal with fill-back, the borrowing / no-borrowing attempts, and upstream's reasons.
 

@@ -1,5 +1,6 @@
 //! The quota tree: Cohorts as inner nodes, ClusterQueues as leaves, per flavor-resource quotas,
-//! subtree quota, guaranteed (local) quota and usage flowing upward (`kueue.md` §3).
+//! subtree quota, guaranteed (local) quota and usage flowing upward (kubernetes-sigs/kueue:
+//! `pkg/cache/scheduler/resource_node.go`).
 //!
 //! Every node and every (flavor, resource) pair has a dense integer id; quotas live in flat
 //! `Vec`s indexed by `node * frs + fr`. The tree itself ([`QuotaTree`]) is immutable once built;
@@ -355,7 +356,7 @@ impl QuotaTree {
 mod tests {
     use super::*;
 
-    /// The worked example of `kueue.md` §3.4.
+    /// The worked example of hierarchical-cohort quota in `gpuquota::design`.
     fn example() -> (QuotaTree, Usage, [NodeId; 5]) {
         // ids: 0 root, 1 teamA, 2 a1, 3 a2, 4 b1
         let mk = |name: &str, kind, parent, children: Vec<NodeId>| Node {

@@ -1,4 +1,4 @@
-//! §5 the scheduling cycle.
+//! The scheduling cycle (kubernetes-sigs/kueue: `pkg/scheduler/scheduler.go`).
 
 use crate::common::*;
 

@@ -1,4 +1,4 @@
-//! Fair sharing (kueue.md §5.4 tournament, §6.4 fair-sharing preemption, §6.5 DRS, §10 rule
+//! Fair sharing (the tournament, fair-sharing preemption, DRS, rule
 //! 17) through the engine's cycle: hand-computed admissions, victims and reasons. Each test
 //! names the upstream behaviour it pins; most also show that the classical engine decides
 //! differently on the same input.
@@ -49,8 +49,8 @@ fn three_queues(extra: &str) -> String {
     y
 }
 
-/// §5.4 step 3 (`CompareDRS`): with both heads borrowing, the one whose queue ends with the
-/// lower DRS is processed first. a runs 6 and its head asks 2 (DRS ⌈4·1000/12⌉ = 334), b runs
+/// Tournament, DRS step (`CompareDRS`): with both heads borrowing, the one whose queue ends with
+/// the lower DRS is processed first. a runs 6 and its head asks 2 (DRS ⌈4·1000/12⌉ = 334), b runs
 /// 4 and its head asks 2 (DRS 2·1000/12 ≈ 167); 2 GPUs are free. The classical order
 /// (same borrowing level and priority, a's head is older) would admit a's head instead.
 #[test]
@@ -87,7 +87,7 @@ fn tournament_lower_share_first() {
     assert_eq!(admitted_names(&c), vec!["ns/a-head"]);
 }
 
-/// §5.4 and `fair_sharing_iterator.go` `pop`: every pop re-runs the tournament over the
+/// `fair_sharing_iterator.go` `pop`: every pop re-runs the tournament over the
 /// snapshot as the earlier entries left it. Cohorts `left` (l1, l2: 2 GPUs each) and `right`
 /// (r1: 4) under `root` (2 GPUs of its own, the only free ones); each head asks 1. Pop 1:
 /// l1's head (ties broken by time at both levels); left's share then rises to 200 with l2's
@@ -145,9 +145,9 @@ fn tournament_sees_earlier_admissions() {
     assert_eq!(admitted_names(&c), vec!["ns/l1-head", "ns/l2-head"]);
 }
 
-/// §5.4 step 2, gate `FairSharingPrioritizeNonBorrowing` (on): a head whose queue does not
-/// borrow on the flavor-resources it requests beats one that does, whatever the DRS. qx
-/// borrows 8 of 20 CPUs (DRS 400) but its head asks 3 GPUs within qx's nominal; qy's head
+/// Tournament, non-borrowing step, gate `FairSharingPrioritizeNonBorrowing` (on): a head whose
+/// queue does not borrow on the flavor-resources it requests beats one that does, whatever the DRS.
+/// qx borrows 8 of 20 CPUs (DRS 400) but its head asks 3 GPUs within qx's nominal; qy's head
 /// would borrow 2 GPUs (DRS 250). Only 4 GPUs are free: qx's head goes first and qy's head
 /// no longer fits (by DRS alone qy's head would win).
 #[test]
@@ -179,11 +179,11 @@ fn tournament_prefers_not_borrowing_on_requested() {
     assert!(!r.admitted.iter().any(|a| a.workload == "ns/y-head"));
 }
 
-/// §6.4 `runFirstFsStrategy`, gate `FairSharingPreemptWithinNominal` (on): a preemptor that
-/// stays within nominal with its workload reclaims without consulting the strategies, from
-/// the borrowing queue with the highest DRS first (a: 2 borrowed, 167; c: 1 borrowed, 84),
-/// reason `InCohortReclamation`, most recently admitted first. Classical preemption orders
-/// the cohort candidates by priority across queues and would take c's priority-0 workload.
+/// Fair-sharing preemption: `runFirstFsStrategy`, gate `FairSharingPreemptWithinNominal` (on): a
+/// preemptor that stays within nominal with its workload reclaims without consulting the
+/// strategies, from the borrowing queue with the highest DRS first (a: 2 borrowed, 167; c: 1
+/// borrowed, 84), reason `InCohortReclamation`, most recently admitted first. Classical preemption
+/// orders the cohort candidates by priority across queues and would take c's priority-0 workload.
 #[test]
 fn within_nominal_reclaims_from_highest_share() {
     let mut y = three_queues(ANY);
@@ -281,8 +281,8 @@ fn strategy_setup(config: &str) -> String {
     y
 }
 
-/// §6.4 S2-a then S2-b with fill-back (`fairPreemptions`, `fillBackWorkloads`). S2-a
-/// (`LessThanOrEqualToFinalShare`): a3 (the most recent) passes (250 ≤ a's 334 after its
+/// Fair-sharing preemption: S2-a then S2-b with fill-back (`fairPreemptions`, `fillBackWorkloads`).
+/// S2-a (`LessThanOrEqualToFinalShare`): a3 (the most recent) passes (250 ≤ a's 334 after its
 /// removal) but 1 GPU is not enough; a2 and a1 fail (250 > a's 0 after removal) and are kept
 /// for S2-b (`LessThanInitialShare`): 250 < a's current 334, so a2 goes and b's head fits.
 /// Fill-back returns a3 (b fits without evicting it). Only a2 is preempted, reason
@@ -306,9 +306,9 @@ fn s2a_then_s2b_with_fill_back() {
     assert!(c.admitted.is_empty());
 }
 
-/// §6.4 with `preemptionStrategies: [LessThanOrEqualToFinalShare]` only: the first pass ends
-/// without a fit (only a3 passes S2-a) and no second strategy is configured, so there are no
-/// targets: nothing is preempted and b's head waits.
+/// Fair-sharing preemption: with `preemptionStrategies: [LessThanOrEqualToFinalShare]` only: the
+/// first pass ends without a fit (only a3 passes S2-a) and no second strategy is configured, so
+/// there are no targets: nothing is preempted and b's head waits.
 #[test]
 fn s2a_only_finds_no_targets() {
     let r = run_fair(&strategy_setup(FS_S2A));
@@ -317,8 +317,8 @@ fn s2a_only_finds_no_targets() {
     assert_eq!(pending_of(&r, "ns/b-head").reason, "WaitingForQuota");
 }
 
-/// §6.4 S2-a alone suffices: a runs 4 × 2 (borrows 4, DRS 334), b runs 4, b's head asks 2
-/// (DRS 167 after admission); removing one of a's 2-GPU workloads leaves a at 167, and
+/// Fair-sharing preemption: S2-a alone suffices: a runs 4 × 2 (borrows 4, DRS 334), b runs 4, b's
+/// head asks 2 (DRS 167 after admission); removing one of a's 2-GPU workloads leaves a at 167, and
 /// 167 ≤ 167 passes `LessThanOrEqualToFinalShare`. The most recently admitted (a4) goes.
 #[test]
 fn s2a_equal_final_share_passes() {
@@ -355,8 +355,8 @@ fn s2a_equal_final_share_passes() {
     assert_eq!(admitted_in_order(&r), vec![("ns/b-head".into(), 2)]);
 }
 
-/// §6.4 `InClusterQueuePreemption`: the preemptor's own queue is a target queue (never
-/// pruned) and its victims carry reason `InClusterQueue`, as upstream.
+/// Fair-sharing preemption: `InClusterQueuePreemption`: the preemptor's own queue is a target queue
+/// (never pruned) and its victims carry reason `InClusterQueue`, as upstream.
 #[test]
 fn own_queue_victims_are_in_cluster_queue() {
     let mut y =
@@ -397,8 +397,8 @@ fn own_queue_victims_are_in_cluster_queue() {
     assert_eq!(admitted_in_order(&r), vec![("ns/b-high".into(), 2)]);
 }
 
-/// §6.5 and §6.4: a weight-0 queue that borrows has an infinite share: it is the first
-/// victim queue even though another queue borrows more GPUs. d (weight 0) borrows 1, a
+/// DRS and fair-sharing preemption: a weight-0 queue that borrows has an infinite share: it is the
+/// first victim queue even though another queue borrows more GPUs. d (weight 0) borrows 1, a
 /// (weight 1) borrows 3; b, within nominal, reclaims from d first.
 #[test]
 fn zero_weight_borrower_is_first_victim_queue() {
@@ -468,7 +468,7 @@ fn afs_queue(scope: bool, other_status: &str) -> String {
     y
 }
 
-/// §6.6 (KEP-4136, `CalculateEntryPenalty`): inside a ClusterQueue with
+/// Admission fair sharing (KEP-4136, `CalculateEntryPenalty`): inside a ClusterQueue with
 /// `admissionMode: UsageBasedAdmissionFairSharing`, the head is the workload of the
 /// LocalQueue with the lowest usage. All start at 0 (ties keep priority and time order), so
 /// cycle 1 admits t1 (LocalQueue `team`), whose LocalQueue is then charged
@@ -501,7 +501,7 @@ fn admission_fair_sharing_entry_penalty_rotates_local_queues() {
     );
 }
 
-/// §6.6: the decayed usage in the LocalQueue's
+/// Admission fair sharing: the decayed usage in the LocalQueue's
 /// `status.fairSharing.admissionFairSharingStatus.consumedResources` orders the queue: `other`
 /// consumed 3 CPUs, so `team`'s workloads go first even though `other`'s are older and of
 /// higher priority.

@@ -1,4 +1,4 @@
-//! §4 flavor assignment.
+//! Flavor assignment (kubernetes-sigs/kueue: `pkg/scheduler/flavorassigner`).
 
 use crate::common::*;
 

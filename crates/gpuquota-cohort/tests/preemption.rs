@@ -1,4 +1,4 @@
-//! §6.1–§6.3 classical preemption.
+//! Classical preemption (kubernetes-sigs/kueue: `pkg/scheduler/preemption`).
 
 use crate::common::*;
 

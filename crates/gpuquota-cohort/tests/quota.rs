@@ -1,9 +1,10 @@
-//! §3 quota arithmetic through `kueue quotas`.
+//! Quota arithmetic (kubernetes-sigs/kueue: `pkg/cache/scheduler/resource_node.go`) through `kueue
+//! quotas`.
 
 use crate::common::*;
 
-/// kueue.md §3.4 worked example: SubtreeQuota, localQuota, usage flowing upward, available and
-/// potentialAvailable with borrowingLimit and lendingLimit at two levels.
+/// The worked example of `gpuquota::design`: SubtreeQuota, localQuota, usage flowing upward,
+/// available and potentialAvailable with borrowingLimit and lendingLimit at two levels.
 fn worked_example() -> String {
     let mut y = rf("f");
     y += &cohort("root", None, &[]);

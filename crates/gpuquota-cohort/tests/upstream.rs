@@ -1,4 +1,4 @@
-//! Scenarios transcribed from upstream Kueue's scheduler unit tests (the version `kueue.md`
+//! Scenarios transcribed from upstream Kueue's scheduler unit tests (the version the design record
 //! describes, gates at their defaults), run through the engine as manifests. Each test names
 //! the upstream test case it pins; expected values are upstream's.
 

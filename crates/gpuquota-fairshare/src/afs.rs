@@ -1,4 +1,4 @@
-//! Admission fair sharing (kueue.md §6.6; KEP-4136; upstream
+//! Admission fair sharing (KEP-4136; upstream
 //! `pkg/util/admissionfairsharing` and the LocalQueue controller).
 //!
 //! Each LocalQueue keeps a decayed usage per resource, updated every `usageSamplingInterval`
@@ -148,7 +148,8 @@ pub fn order_within_cluster_queue(entries: &[AfsEntry]) -> Vec<usize> {
 }
 
 /// Compares two candidates of one ClusterQueue from different LocalQueues for preemption
-/// (kueue.md §6.2 step 3): the higher LocalQueue usage is preempted first.
+/// (upstream `pkg/scheduler/preemption/common/ordering.go`): the higher LocalQueue usage is
+/// preempted first.
 pub fn compare_victims_by_usage(a_usage: f64, b_usage: f64) -> Ordering {
     b_usage.total_cmp(&a_usage)
 }

@@ -7,9 +7,9 @@
 //! [`drf_tasks`] is the online integer version: the next whole task goes to the user with the
 //! lowest weighted dominant share whose task still fits (ties by name).
 //!
-//! Properties (fairshare-peers.md §1.2, checked by the tests): sharing incentive,
+//! Properties (Ghodsi et al., NSDI 2011; checked by the tests): sharing incentive,
 //! envy-freeness, Pareto efficiency and strategy-proofness for [`drf`]; **not** resource
-//! monotonicity (adding capacity can lower a user's tasks — the §1.2 counterexample is an
+//! monotonicity (adding capacity can lower a user's tasks — the paper's counterexample is an
 //! expected-behaviour test).
 
 use serde::Serialize;

@@ -1,6 +1,7 @@
 //! Kueue's dominant resource share (DRS), computed from plain inputs.
 //!
-//! Upstream: `pkg/cache/scheduler/fair_sharing.go` (kueue.md §6.5). For a node with a parent:
+//! Upstream: `pkg/cache/scheduler/fair_sharing.go` (kubernetes-sigs/kueue:
+//! `pkg/cache/scheduler/fair_sharing.go`). For a node with a parent:
 //!
 //! * `borrowed[r]` = Σ over the node's `SubtreeQuota` flavor-resources of resource `r` of
 //!   `max(0, request + usage − subtreeQuota)` (Kueue's saturating amount arithmetic);

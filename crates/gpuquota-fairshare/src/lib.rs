@@ -29,12 +29,12 @@
 //!
 //! | module | upstream | what |
 //! |---|---|---|
-//! | [`tree`] | `pkg/cache/scheduler/resource_node.go` | the cohort quota tree (kueue.md §3): subtree quota, local quota, usage propagation, available, potential available |
-//! | [`drs`] | `pkg/cache/scheduler/fair_sharing.go` | dominant resource share (§6.5) from plain inputs, `CompareDRS`, weights |
+//! | [`tree`] | `pkg/cache/scheduler/resource_node.go` | the cohort quota tree: subtree quota, local quota, usage propagation, available, potential available |
+//! | [`drs`] | `pkg/cache/scheduler/fair_sharing.go` | dominant resource share from plain inputs, `CompareDRS`, weights |
 //! | [`shares`] | ClusterQueue / Cohort `status.fairSharing` | `weightedShare` + dominant resource of every object of a [`gpuquota_model::Model`] |
-//! | [`order`] | `pkg/scheduler/fair_sharing_iterator.go` | the tournament ordering of a cycle's heads (§5.4) |
-//! | [`preemption`] | `pkg/scheduler/preemption` (`fairPreemptions`, `fairsharing/*`) | S2-a / S2-b strategies, target ordering, within-nominal rule (§6.4) |
-//! | [`afs`] | `pkg/util/admissionfairsharing` | admission fair sharing (§6.6) |
+//! | [`order`] | `pkg/scheduler/fair_sharing_iterator.go` | the tournament ordering of a cycle's heads |
+//! | [`preemption`] | `pkg/scheduler/preemption` (`fairPreemptions`, `fairsharing/*`) | S2-a / S2-b strategies, target ordering, within-nominal rule |
+//! | [`afs`] | `pkg/util/admissionfairsharing` | admission fair sharing (KEP-4136) |
 //! | [`config`] | `apis/config` | `fairSharing` / `admissionFairSharing` of the Configuration, validated |
 //!
 //! ## The seam for the admission engine (gpuquota-cohort)
@@ -66,12 +66,13 @@
 //!   [`afs::order_within_cluster_queue`] over LocalQueue usages from [`afs::LocalQueueUsage`].
 //! * **`gpuquota kueue shares`.** [`shares::kueue_shares`] gives the JSON contract directly
 //!   (`serde_json::to_string_pretty(&report)`):
-//!   `{"clusterQueues": {"cq": {"share": 250, "dominantResource": "nvidia.com/gpu"}}, "cohorts": {…}}`.
+//!   `{"clusterQueues": {"cq": {"share": 250, "dominantResource": "nvidia.com/gpu"}}, "cohorts":
+//!   {…}}`.
 //!
 //! ## Properties (each checked by the tests)
 //!
-//! * The quota tree reproduces the worked example of kueue.md §3.4 (subtree quota, local quota,
-//!   usage, available, potential available of every node) and adding then removing usage
+//! * The quota tree reproduces the worked example of `gpuquota::design` (subtree quota, local
+//!   quota, usage, available, potential available of every node) and adding then removing usage
 //!   restores every node exactly; a cohort's usage is always the sum of its children's usage
 //!   above their local quota.
 //! * DRS equals upstream's values on upstream's own test cases: borrowed × 1000 / lendable at
@@ -95,8 +96,8 @@
 //! * DRF ([`drf`]) satisfies sharing incentive, envy-freeness, Pareto efficiency and
 //!   strategy-proofness (brute force over misreports), population monotonicity when every
 //!   task needs every resource (a counterexample with zero entries is pinned), equals
-//!   water-filling on one resource, and is **not** resource-monotone (the fairshare-peers.md
-//!   §1.2 counterexample is an expected-behaviour test).
+//!   water-filling on one resource, and is **not** resource-monotone (the DRF paper's
+//!   counterexample is an expected-behaviour test).
 //!
 //! ## Deviations from upstream (on purpose)
 //!

@@ -1,4 +1,4 @@
-//! Fair-sharing entry ordering: the tournament of kueue.md §5.4 (upstream
+//! Fair-sharing entry ordering: the tournament (upstream
 //! `fair_sharing_iterator.go`).
 //!
 //! One head per ClusterQueue. To pop, the iterator takes the remaining head whose ClusterQueue

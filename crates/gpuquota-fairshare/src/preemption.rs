@@ -1,4 +1,4 @@
-//! Fair-sharing preemption (kueue.md §6.4, upstream `fairPreemptions` and
+//! Fair-sharing preemption (upstream `fairPreemptions` and
 //! `preemption/fairsharing/*`).
 //!
 //! The engine hands over the preemptor (ClusterQueue, total usage, the flavor-resources that
@@ -255,13 +255,13 @@ fn almost_lcas(tree: &QuotaTree, a: NodeId, b: NodeId) -> (NodeId, NodeId) {
 
 /// Kueue's fair-sharing preemption: which candidates to preempt so that the preemptor fits.
 ///
-/// Steps (kueue.md §6.4): the preemptor's usage is simulated in its ClusterQueue; target
-/// ClusterQueues are visited from the root by highest share; own-queue candidates are taken
-/// with reason `InClusterQueue`; a preemptor within nominal (gate on) takes cohort candidates
-/// unconditionally (`InCohortReclamation`); otherwise the first strategy decides per candidate
-/// (`InCohortFairSharing`), rejected candidates go to a retry list that the second strategy
-/// (if configured) revisits, taking at most one per ClusterQueue. Once `fits` holds, targets
-/// are filled back in reverse order (each one kept only if the preemptor no longer fits
+/// Steps (upstream `pkg/scheduler/preemption/fairsharing`): the preemptor's usage is simulated in
+/// its ClusterQueue; target ClusterQueues are visited from the root by highest share; own-queue
+/// candidates are taken with reason `InClusterQueue`; a preemptor within nominal (gate on) takes
+/// cohort candidates unconditionally (`InCohortReclamation`); otherwise the first strategy decides
+/// per candidate (`InCohortFairSharing`), rejected candidates go to a retry list that the second
+/// strategy (if configured) revisits, taking at most one per ClusterQueue. Once `fits` holds,
+/// targets are filled back in reverse order (each one kept only if the preemptor no longer fits
 /// without evicting it). Returns an empty list when nothing makes the preemptor fit.
 ///
 /// `fits(tree, removed)` is called with the preemptor's simulated usage removed and the

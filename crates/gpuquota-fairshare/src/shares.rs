@@ -208,7 +208,8 @@ pub fn tree_from_model(model: &Model) -> Result<ModelTree, FairShareError> {
 }
 
 /// Every ClusterQueue's and Cohort object's `status.fairSharing.weightedShare` and dominant
-/// resource, computed exactly as Kueue's cache does (kueue.md §6.5).
+/// resource, computed exactly as Kueue's cache does (kubernetes-sigs/kueue:
+/// `pkg/cache/scheduler/fair_sharing.go`).
 ///
 /// ```
 /// use gpuquota_model::import_str;

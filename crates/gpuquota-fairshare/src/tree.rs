@@ -1,4 +1,5 @@
-//! The cohort quota tree of kueue.md §3, the input every Kueue fair-sharing computation reads.
+//! The cohort quota tree (kubernetes-sigs/kueue: `pkg/cache/scheduler/resource_node.go`), the input
+//! every Kueue fair-sharing computation reads.
 //!
 //! Cohorts are inner nodes, ClusterQueues leaves. Per node and flavor-resource the tree keeps the
 //! node's own quota (nominal, borrowingLimit, lendingLimit), `SubtreeQuota`, `localQuota`
@@ -411,7 +412,7 @@ impl Node {
     }
 }
 
-/// A cohort forest with Kueue's quota arithmetic (kueue.md §3).
+/// A cohort forest with Kueue's quota arithmetic.
 #[derive(Debug, Clone)]
 pub struct QuotaTree {
     nodes: Vec<Node>,
@@ -551,13 +552,13 @@ impl QuotaTree {
             .map_or(Amount::ZERO, |i| self.nodes[n.0].local[i])
     }
 
-    /// `potentialAvailable(n)[fr]` (kueue.md §3.2).
+    /// `potentialAvailable(n)[fr]` (`resource_node.go`).
     pub fn potential_available(&self, n: NodeId, fr: &FlavorResource) -> Amount {
         self.fr_index(fr)
             .map_or(Amount::ZERO, |i| self.nodes[n.0].potential[i])
     }
 
-    /// `Available(cq)[fr]` = `max(0, available(cq))` (kueue.md §3.2).
+    /// `Available(cq)[fr]` = `max(0, available(cq))` (`resource_node.go`).
     ///
     /// # Complexity
     /// O(depth).
@@ -977,7 +978,7 @@ mod tests {
 
     use super::*;
 
-    /// kueue.md §3.4 worked example.
+    /// The worked example of `gpuquota::design`.
     pub(crate) fn example() -> QuotaTree {
         let fr = FlavorResource::new("f", "cpu");
         let mut b = QuotaTreeBuilder::new();

@@ -397,7 +397,7 @@ fn group_by_tier(queues: &[WfQueue]) -> Vec<(u32, Vec<usize>)> {
 ///
 /// ```
 /// use gpuquota_fairshare::waterfill::{water_fill, WfQueue};
-/// // fairshare-peers.md §1.1: C = 100, A(w1,d10), B(w2,d80), C(w1,d60) → (10, 60, 30).
+/// // Weighted max-min: C = 100, A(w1,d10), B(w2,d80), C(w1,d60) → (10, 60, 30).
 /// let qs = [WfQueue::new("a", 1, 10), WfQueue::new("b", 2, 80), WfQueue::new("c", 1, 60)];
 /// assert_eq!(water_fill(100, &qs)?.allocations, vec![10, 60, 30]);
 /// # Ok::<(), gpuquota_fairshare::FairShareError>(())

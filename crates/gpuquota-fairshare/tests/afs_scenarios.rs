@@ -1,4 +1,5 @@
-//! Admission fair sharing: configuration and ordering inside a ClusterQueue (kueue.md §6.6).
+//! Admission fair sharing: configuration and ordering inside a ClusterQueue (kubernetes-sigs/kueue:
+//! `pkg/util/admissionfairsharing`).
 
 use gpuquota_fairshare::afs::{
     AfsEntry, LocalQueueUsage, entry_penalty, order_within_cluster_queue,

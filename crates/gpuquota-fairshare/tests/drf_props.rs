@@ -1,4 +1,4 @@
-//! DRF properties (fairshare-peers.md §1.2 and §4 item 11) with brute force as oracle.
+//! DRF properties (Ghodsi et al., NSDI 2011) with brute force as oracle.
 #![allow(clippy::needless_range_loop)]
 
 use gpuquota_fairshare::drf::{DrfUser, drf, drf_tasks};
@@ -177,7 +177,7 @@ proptest! {
     }
 }
 
-/// fairshare-peers.md §1.2: DRF is not resource-monotone. Doubling CPU lowers u2 and u3.
+/// From the DRF paper: DRF is not resource-monotone. Doubling CPU lowers u2 and u3.
 #[test]
 fn resource_non_monotonicity_is_expected() {
     let users = [

@@ -1,5 +1,5 @@
 //! DRS values pinned to upstream `TestDominantResourceShare` cases
-//! (`pkg/cache/scheduler/fair_sharing_test.go`) and kueue.md §3.4 / §6.5.
+//! (`pkg/cache/scheduler/fair_sharing_test.go`) and the worked example of `gpuquota::design`.
 
 use gpuquota_fairshare::tree::{QuotaTree, QuotaTreeBuilder, ResourceQuota};
 use gpuquota_fairshare::{FlavorResource, FrQuantities};
@@ -214,7 +214,7 @@ fn weight_zero_borrowing_is_max_int64_and_within_nominal_is_zero() {
 
 #[test]
 fn worked_example_a2_is_50() {
-    // kueue.md §3.4.
+    // The worked example of `gpuquota::design`.
     let f = fr("f", "cpu");
     let mut b = QuotaTreeBuilder::new();
     b.cohort("root", None, 1.0).unwrap();

@@ -1,4 +1,4 @@
-//! Tournament ordering scenarios (kueue.md §5.4, upstream `fair_sharing_iterator.go` and
+//! Tournament ordering scenarios (upstream `fair_sharing_iterator.go` and
 //! `TestFairSharingIterator`-style cases).
 
 use gpuquota_fairshare::order::{FairSharingOrder, Head, OrderOptions, fair_sharing_order};

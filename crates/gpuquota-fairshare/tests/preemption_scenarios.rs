@@ -1,4 +1,4 @@
-//! Fair-sharing preemption scenarios (kueue.md §6.4; upstream `fairPreemptions`,
+//! Fair-sharing preemption scenarios (upstream `fairPreemptions`,
 //! `TestFairPreemptions`-style cases). Flat cohort "c", one flavor, unit-sized quotas.
 
 use gpuquota_fairshare::preemption::{

@@ -1,4 +1,4 @@
-//! Water-filling properties (fairshare-peers.md §4 items 7, 8, 9, 12, 14, 16, 17).
+//! Water-filling properties (the water-filling properties of the crate docs).
 
 use gpuquota_fairshare::ratio::Ratio;
 use gpuquota_fairshare::waterfill::{TierLevel, WfQueue, water_fill};
@@ -304,7 +304,7 @@ fn hier_tree() -> impl Strategy<Value = Vec<gpuquota_fairshare::waterfill::HierN
 proptest! {
     #![proptest_config(config())]
 
-    /// fairshare-peers.md §4 item 15: children share exactly their parent's allocation when
+    /// Hierarchy: children share exactly their parent's allocation when
     /// their demand suffices, never exceed their caps, and the top level is water-filled.
     #[test]
     fn hierarchical_shares_are_consistent(roots in hier_tree(), cap in 0i64..120) {

@@ -1,9 +1,9 @@
 //! The MIG catalogue: GPU models, their profiles and the placements the driver allows.
 //!
-//! The built-in catalogue is `data/mig-profiles.json` (the research table of `mig.md`), embedded
-//! with `include_str!` and parsed once. Profiles are keyed by model and NVML profile id; profile
-//! names are display aliases, because the same name means different footprints on different
-//! models (`1g.10gb` is one memory slice on A100-80GB and two on A100-40GB).
+//! The built-in catalogue is `data/mig-profiles.json` (profiles and placements from NVIDIA's MIG
+//! user guide), embedded with `include_str!` and parsed once. Profiles are keyed by model and NVML
+//! profile id; profile names are display aliases, because the same name means different footprints
+//! on different models (`1g.10gb` is one memory slice on A100-80GB and two on A100-40GB).
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::layout::Layout;
 
-/// The embedded research table.
+/// The embedded profile table.
 const BUILTIN_JSON: &str = include_str!("../data/mig-profiles.json");
 
 /// An error loading a catalogue or resolving a name in it.

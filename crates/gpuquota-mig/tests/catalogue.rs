@@ -1,4 +1,4 @@
-//! Catalogue and layout facts from `mig.md`, checked by enumeration.
+//! Catalogue and layout facts from NVIDIA's MIG user guide, checked by enumeration.
 
 use std::collections::BTreeSet;
 

@@ -73,7 +73,7 @@ fn layout_of(plan: &gpuquota_mig::Plan, gpu: usize) -> Vec<(String, u8)> {
 
 #[test]
 fn two_g_then_four_g_both_fit() {
-    // First fit would put 2g at 0 and lose the 4g (mig.md §0.9).
+    // First fit would put 2g at 0 and lose the 4g (NVIDIA's MIG user guide: placements).
     let plan = solve(
         "gpus: [{node: a, index: 0, model: A100-40GB, instances: []}]\n\
          demand: [{profile: 2g.10gb, count: 1}, {profile: 4g.20gb, count: 1}]\n",

@@ -565,7 +565,7 @@ mod tests {
     use super::*;
     use crate::import::import_str;
 
-    /// The worked example of kueue.md §3.4.
+    /// The worked example of hierarchical-cohort quota in `gpuquota::design`.
     const EXAMPLE: &str = "
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: Cohort

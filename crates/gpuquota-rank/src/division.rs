@@ -1,6 +1,7 @@
 //! KAI's fair-share ("resource division") algorithm, in exact fixed-point arithmetic.
 //!
-//! Per resource, per sibling set, top-down (`kai-runai.md` §2):
+//! Per resource, per sibling set, top-down (kai-scheduler/KAI-Scheduler:
+//! `pkg/scheduler/plugins/proportion/resource_division/resource_division.go`):
 //!
 //! 1. **Deserved.** Each sibling gets `min(D, min(L, Req))` (`D = -1` means the whole amount).
 //!    When the sum reaches the total, nothing is left: oversubscription keeps every deserved
@@ -63,10 +64,10 @@ impl std::fmt::Display for Resource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     /// Upstream's results, quirks included:
-    /// * **Leftover overshoot** (§2.4): phase 3 gives a whole unit without re-checking request or
-    ///   limit, so a queue that asked for 1.7 can end at 2.0, above a limit of 1.7.
-    /// * **Stale remainder record** (§2.4): a remainder recorded in an earlier round survives a
-    ///   later round that gives the queue whole units with no fraction.
+    /// * **Leftover overshoot** (upstream phase 3): phase 3 gives a whole unit without re-checking
+    ///   request or limit, so a queue that asked for 1.7 can end at 2.0, above a limit of 1.7.
+    /// * **Stale remainder record** (upstream phase 3): a remainder recorded in an earlier round
+    ///   survives a later round that gives the queue whole units with no fraction.
     #[default]
     Kai,
     /// The leftover unit is capped at the queue's remaining request (and so its limit), and a

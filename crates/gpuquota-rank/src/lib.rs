@@ -6,7 +6,7 @@
 //! use gpuquota_rank::{BuildOptions, Cluster, DivisionOptions};
 //! use gpuquota_rank::report::fairshare_json;
 //!
-//! // Two projects on a 10-GPU cluster: deserved 2 and 1, weights 1 and 3 (§2.8 E1, without c).
+//! // Two projects on a 10-GPU cluster: deserved 2 and 1, weights 1 and 3.
 //! let yaml = r#"
 //! apiVersion: scheduling.run.ai/v2
 //! kind: Queue
@@ -54,7 +54,7 @@
 //!    amount, unless phase 1 (deserved capped by demand) already oversubscribes it — then each
 //!    queue keeps exactly its phase-1 amount, as upstream does.
 //! 3. **Capped in corrected mode.** With [`Mode::Corrected`] no queue's fair share exceeds
-//!    its request or its limit. [`Mode::Kai`] keeps upstream's leftover overshoot (§2.4).
+//!    its request or its limit. [`Mode::Kai`] keeps upstream's leftover overshoot (its phase 3).
 //! 4. **Strict tiers.** While a higher-priority queue with weight is still short of its
 //!    request, no lower-priority sibling gets anything beyond its deserved amount.
 //! 5. **Deterministic.** The same input in any order gives the same result; ties break by

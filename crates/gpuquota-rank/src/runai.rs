@@ -1,5 +1,6 @@
-//! Run:ai concepts mapped onto KAI (§1.4): departments and projects, rank, over-quota weight
-//! that follows quota, department quota against its projects, node pools.
+//! Run:ai concepts mapped onto KAI (NVIDIA's Run:ai documentation, Projects and Departments):
+//! departments and projects, rank, over-quota weight that follows quota, department quota against
+//! its projects, node pools.
 
 use gpuquota_model::Model;
 

@@ -1,5 +1,6 @@
-//! Time-based fairshare (§4): historical usage, decay and window, turned into the normalized
-//! usage `U` of every queue that the over-quota division reads.
+//! Time-based fairshare (kai-scheduler/KAI-Scheduler: `pkg/scheduler/cache/usagedb`): historical
+//! usage, decay and window, turned into the normalized usage `U` of every queue that the over-quota
+//! division reads.
 //!
 //! # Input format (YAML or JSON)
 //!

@@ -1,4 +1,5 @@
-//! The worked examples of kai-runai.md §2.8 and the quirks of §2.4, through the division API.
+//! Worked examples of KAI's division and the quirks of its phase 3 (leftover units), through the
+//! division API.
 
 use gpuquota_model::Timestamp;
 use gpuquota_rank::fixed::SCALE;
@@ -78,7 +79,7 @@ fn kai(qs: &[Q], total: f64) -> Vec<String> {
 
 #[test]
 fn e1_basic_three_queues_leftover_to_older_queue() {
-    // §2.8 E1: a 4, b 5, c 1 (a and c tie at .4; a is older).
+    // Worked example: a 4, b 5, c 1 (a and c tie at .4; a is older).
     let r = kai(
         &[
             q("a", 2.0, 1.0, 10.0),
@@ -183,7 +184,7 @@ fn unlimited_deserved_takes_everything_it_asks() {
 
 #[test]
 fn cpu_rounding_9999_three_ways() {
-    // §2.6: 9999 millicores split three ways gives 3333 each.
+    // Precision: 9999 millicores split three ways gives 3333 each.
     assert_eq!(
         kai(
             &[

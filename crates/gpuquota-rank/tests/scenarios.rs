@@ -1,4 +1,5 @@
-//! Session scenarios through real manifests, one per upstream rule (kai-runai.md §3, §5).
+//! Session scenarios through real manifests, one per upstream rule (kai-scheduler/KAI-Scheduler:
+//! `pkg/scheduler/actions`, `plugins/nodeplacement`).
 
 use std::fmt::Write as _;
 
@@ -717,7 +718,7 @@ fn non_preemptible_message_names_the_department() {
 
 #[test]
 fn time_based_fairshare_from_a_usage_file() {
-    // §4 table: 16 GPUs, k = 1, U_a = .6, U_b = .1 → 5 / 11.
+    // Time-based fairshare: 16 GPUs, k = 1, U_a = .6, U_b = .1 → 5 / 11.
     let mut sc = Sc::default();
     sc.queue("a", None, 0.0, 1.0, -1.0, 100)
         .queue("b", None, 0.0, 1.0, -1.0, 100);
@@ -749,7 +750,8 @@ fn time_based_fairshare_from_a_usage_file() {
 
 #[test]
 fn runai_weight_follows_quota_when_over_quota_weight_is_disabled() {
-    // §1.4: 100 GPUs, p1 20/60, p2 30/80, p3 10/5 (written weights 1 are replaced by quota).
+    // Run:ai departments: 100 GPUs, p1 20/60, p2 30/80, p3 10/5 (written weights 1 are replaced by
+    // quota).
     let mut sc = Sc::default();
     sc.queue("dept", None, 100.0, 1.0, -1.0, 100)
         .queue("p1", Some("dept"), 20.0, 1.0, -1.0, 100)
@@ -971,7 +973,7 @@ fn usage_of_a_department_is_the_sum_of_its_projects() {
     assert_eq!(unknown, ["gone"]);
     let d1 = c.hierarchy.find("d1").unwrap();
     assert_eq!(c.hierarchy.queues()[d1].resources[0].usage, 600_000_000);
-    // d1 at .6 and d2 at .1 split 16 as in §4's table: 5 / 11.
+    // d1 at .6 and d2 at .1 split 16 as in the time-based fairshare test above: 5 / 11.
     let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
     assert_eq!(v["queues"]["d1"]["gpu"]["fairShare"], "5");
     assert_eq!(v["queues"]["d2"]["gpu"]["fairShare"], "11");

@@ -15,8 +15,10 @@
 //! | [Metering and chargeback](#metering-and-chargeback) | [`metering::meter`] | [`metering`] |
 //!
 //! Every engine's own page states the properties its tests check, the input formats and the
-//! JSON output. The examples below are the crate's Cargo examples
-//! (`cargo run -p gpuquota --example NAME`), run here as doc tests.
+//! JSON output. [`guide`] answers the common questions with a command and a call each;
+//! [`design`] records how the crates are cut and where each upstream rule comes from. The
+//! examples below are the crate's Cargo examples (`cargo run -p gpuquota --example NAME`), run
+//! here as doc tests.
 //!
 //! # Manifest import and validation
 //!
@@ -102,6 +104,9 @@ pub use gpuquota_mig as mig;
 pub use gpuquota_model as model;
 pub use gpuquota_rank as rank;
 pub use gpuquota_sim as sim;
+
+pub mod design;
+pub mod guide;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -1,4 +1,4 @@
-//! The worked examples of metering.md §5, exact to the cent.
+//! Worked examples of the bill, exact to the cent.
 
 use gpuquota_metering::{Document, MeteringError, meter};
 

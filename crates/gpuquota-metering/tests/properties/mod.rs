@@ -1,4 +1,4 @@
-//! Property tests: every invariant of metering.md §4.h.
+//! Property tests: every invariant the crate docs state.
 
 use std::collections::BTreeMap;
 

@@ -41,7 +41,7 @@ mod reclaim;
 mod stale;
 mod victims;
 
-/// Node scoring strategy (§5.2), for GPUs and CPU alike.
+/// Node scoring strategy (upstream `pkg/scheduler/plugins/nodeplacement`), for GPUs and CPU alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Placement {
     /// Fullest node (and most used GPU) first — KAI's default.

@@ -41,7 +41,8 @@ impl Engine<'_> {
         m
     }
 
-    /// Sibling queue order (§3.3): `Less` when `a` (with its candidate job `ja`) goes first.
+    /// Sibling queue order (upstream `plugins/proportion/queue_order/queue_order.go`): `Less` when
+    /// `a` (with its candidate job `ja`) goes first.
     pub(super) fn queue_cmp(&self, a: usize, ja: Amt, b: usize, jb: Amt) -> Ordering {
         let over = |q: usize| {
             Resource::ALL

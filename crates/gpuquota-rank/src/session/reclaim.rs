@@ -4,7 +4,8 @@
 use super::*;
 
 impl Engine<'_> {
-    /// The proportion victim prefilter (§3.4 step 3) on the leveled pair.
+    /// The proportion victim prefilter (upstream `plugins/proportion/reclaimable`) on the leveled
+    /// pair.
     pub(super) fn filter_victim(&self, rl: usize, vl: usize, req: Amt) -> bool {
         let exceeds = Resource::ALL
             .into_iter()
@@ -32,7 +33,7 @@ impl Engine<'_> {
         over || !under
     }
 
-    /// The reclaim validator (§3.4 step 5).
+    /// The reclaim validator (upstream `plugins/proportion/reclaimable/reclaimable.go`).
     pub(super) fn reclaimable(
         &self,
         leaf: usize,

@@ -1,0 +1,166 @@
+//! The design record: how the workspace is cut, why, and where each upstream rule comes from.
+//!
+//! This page is documentation only; it has no items. It replaces the private research notes
+//! the code was first written from: every statement here is in our own words, and every
+//! upstream rule is cited by repository and file so that it can be held against the source.
+//!
+//! # Crates and the direction of their dependencies
+//!
+//! ```text
+//! gpuquota-cli           flags in, reports out (thin: no algorithm, no rendering logic)
+//!    └── gpuquota        the facade: re-exports, this design record, the guide
+//!         └── gpuquota-sim          virtual time over the engines
+//!              ├── gpuquota-cohort      Kueue admission (uses gpuquota-fairshare)
+//!              ├── gpuquota-fairshare   Kueue's dominant resource share, water-filling, DRF
+//!              ├── gpuquota-rank        KAI Scheduler / Run:ai division and sessions
+//!              ├── gpuquota-mig         MIG layouts and plans
+//!              └── gpuquota-metering    GPU-hours, showback, chargeback (uses gpuquota-mig)
+//!                   └── gpuquota-model  objects, quantities, import, the one validator,
+//!                                       diagnostics, bounded reading of sources
+//! ```
+//!
+//! Dependencies only point down. An embedder who needs one algorithm takes one engine crate
+//! and the model; nothing above it is compiled. The simulator sits above the engines because
+//! it drives each of them through the same entry points the snapshot commands use, so a
+//! one-step simulation and a snapshot command can never disagree (that agreement is a
+//! property test of `gpuquota-sim`). The CLI renders nothing itself: every table, JSON
+//! document and CSV row is produced by the library that owns the report, so an embedder gets
+//! byte-for-byte what the command prints.
+//!
+//! # Where a check belongs
+//!
+//! There is one validator, [`model::validate()`](crate::model::validate()), and one
+//! diagnostic type, [`model::diag::Diagnostic`](crate::model::diag::Diagnostic) (severity,
+//! kind, object, field path, stable code, message). The rule for placing a check:
+//!
+//! * **Shape and API-server rules** (required fields, name syntax, quantity syntax, the
+//!   CRDs' CEL rules and the admission webhooks of Kueue and KAI, duplicate objects, unknown
+//!   fields and kinds) live in `gpuquota-model`. They are the same whichever command reads
+//!   the file, so one mistake has one wording and one field path everywhere.
+//! * **Engine rules** that only make sense for one algorithm (a cohort tree that is too deep
+//!   for Kueue's walk, an amount that does not fit KAI's fixed-point unit, a MIG profile
+//!   missing from the catalogue, a metering weight whose denominator is not representable)
+//!   live in the engine's input builder and are reported through the same diagnostic type,
+//!   with codes the engine's crate declares.
+//! * `gpuquota validate` runs the model validator and then every engine's input builder, so
+//!   it fails exactly when some engine would refuse the input, and names the engine.
+//!
+//! The CLI never inspects a message: it filters and escalates diagnostics by code
+//! (`--strict` turns every warning into an error).
+//!
+//! # Why each engine has its own fixed-point unit
+//!
+//! Quantities are parsed once, at the edge, into exact decimals. Each engine then converts
+//! them into the integer unit its upstream computes in, because exact conformance depends on
+//! rounding exactly where upstream rounds:
+//!
+//! * **Kueue** (`gpuquota-cohort`, `gpuquota-fairshare`): CPU in milli-units, every other
+//!   resource in base units rounded up, saturating 64-bit arithmetic with an "unlimited"
+//!   sentinel, as kubernetes-sigs/kueue `pkg/resources/amount.go` does. Dominant resource
+//!   shares are Kueue's integer per-mille values.
+//! * **KAI** (`gpuquota-rank`): integers of nano-units, so fractional GPU requests and
+//!   millicores are exact; the division of kai-scheduler/KAI-Scheduler
+//!   `pkg/scheduler/plugins/proportion/resource_division/resource_division.go` works in
+//!   floats upstream, and we reproduce its whole-unit phases exactly in integers (remainders
+//!   as fixed-point fractions of 10⁻¹⁸).
+//! * **MIG** (`gpuquota-mig`): memory slices and compute slices of the card, the driver's own
+//!   placement grid (8 units on A100/H100/H200, 12 on RTX PRO 6000).
+//! * **Metering** (`gpuquota-metering`): `1/720720` card-seconds (720720 = lcm(1..16)), so
+//!   every MIG slice and every time-sliced replica is an integer; money in integer minor
+//!   units with prices in micro-units per card-hour, each printed line rounded once.
+//!
+//! A shared unit would force one engine to round where its upstream does not.
+//!
+//! # Determinism
+//!
+//! Same input, same output, bit for bit: no hash maps in decision paths (the clippy
+//! configuration forbids them), every sort has a total order with a final tie-break on a
+//! name, no wall clock and no randomness outside seeded tests and the simulator's virtual
+//! clock. Where upstream iterates a Go map (arbitrary order), we choose an order and say so
+//! in the engine's "deviations" section.
+//!
+//! # Upstream sources, engine by engine
+//!
+//! **Kueue** (kubernetes-sigs/kueue), feature gates at their defaults:
+//!
+//! | concern | upstream file |
+//! |---|---|
+//! | quota tree: subtree quota, guaranteed quota, usage, available, potential available | `pkg/cache/scheduler/resource_node.go`, `pkg/cache/scheduler/clusterqueue_snapshot.go` |
+//! | the hierarchical-cohort invariant | `keps/79-hierarchical-cohorts/README.md` |
+//! | amount arithmetic | `pkg/resources/amount.go` |
+//! | pending queues, inadmissible sets, requeueing | `pkg/cache/queue/cluster_queue.go`, `pkg/cache/queue/manager.go` |
+//! | the scheduling cycle, classical entry order | `pkg/scheduler/scheduler.go` |
+//! | flavor assignment, partial admission | `pkg/scheduler/flavorassigner/flavorassigner.go`, `pkg/scheduler/flavorassigner/podset_reducer.go` |
+//! | classical preemption | `pkg/scheduler/preemption/preemption.go`, `pkg/scheduler/preemption/classical/hierarchical_preemption.go`, `pkg/scheduler/preemption/common/ordering.go`, `pkg/scheduler/preemption/common/preemption_policy.go` |
+//! | fair-sharing order (the tournament) | `pkg/scheduler/fair_sharing_iterator.go` |
+//! | fair-sharing preemption | `pkg/scheduler/preemption/fairsharing/strategy.go`, `pkg/scheduler/preemption/fairsharing/ordering.go`, `pkg/scheduler/preemption/fairsharing/target.go` |
+//! | dominant resource share | `pkg/cache/scheduler/fair_sharing.go` |
+//! | admission fair sharing | `pkg/util/admissionfairsharing/admission_fair_sharing.go` (KEP-4136) |
+//! | reasons and conditions | `apis/kueue/v1beta2/workload_types.go` |
+//! | job integrations | `pkg/controller/jobframework`, `pkg/controller/jobs/*` |
+//! | performance harness | `test/performance/scheduler/runner/generator` |
+//!
+//! **KAI Scheduler / Run:ai** (kai-scheduler/KAI-Scheduler):
+//!
+//! | concern | upstream file |
+//! |---|---|
+//! | fair-share division (deserved, over-quota by priority, leftover units) | `pkg/scheduler/plugins/proportion/resource_division/resource_division.go` |
+//! | queue order | `pkg/scheduler/plugins/proportion/queue_order/queue_order.go` |
+//! | reclaim rules | `pkg/scheduler/plugins/proportion/reclaimable/reclaimable.go`, `pkg/scheduler/plugins/proportion/reclaimable/strategies/strategies.go` |
+//! | capacity policy (limits, over-quota) | `pkg/scheduler/plugins/proportion/capacity_policy/capacity_policy.go` |
+//! | the session's actions | `pkg/scheduler/actions/{allocate,reclaim,preempt,consolidation,stalegangeviction}` |
+//! | node scoring (bin-pack, spread) | `pkg/scheduler/plugins/nodeplacement` |
+//! | time-based fairshare | `pkg/scheduler/cache/usagedb`, `docs/time-based-fairshare/README.md` |
+//! | pod grouper | `pkg/podgrouper/podgrouper/plugins/*` |
+//!
+//! Run:ai's departments, projects, ranks and over-quota weights follow NVIDIA's Run:ai
+//! documentation ("How the Scheduler Works", "Concepts and Principles", the Projects and
+//! Departments pages) and map onto a two-level KAI queue tree ([`rank::runai`](crate::rank::runai)).
+//!
+//! **MIG**: the profiles, placements and engine rules of NVIDIA's MIG user guide, and the
+//! config format of NVIDIA/mig-parted. **DCGM**: NVIDIA/dcgm-exporter's metric and label
+//! names (`internal/pkg/transformation/const.go`). **Fair-share theory**: weighted max-min
+//! fairness (water-filling) and Dominant Resource Fairness (Ghodsi, Zaharia, Hindman,
+//! Konwinski, Shenker, Stoica, NSDI 2011).
+//!
+//! # A worked example of hierarchical-cohort quota
+//!
+//! The tests of `gpuquota-cohort`, `gpuquota-fairshare` and `gpuquota-model` share one small
+//! tree, computed by hand from Kueue's formulas. One flavor and one resource:
+//!
+//! ```text
+//! root        Cohort, nominal 0
+//! ├── teamA   Cohort, nominal 4, borrowingLimit 6, lendingLimit 2
+//! │   ├── a1  ClusterQueue, nominal 10, lendingLimit 4, usage 9
+//! │   └── a2  ClusterQueue, nominal 6, borrowingLimit 3, usage 7
+//! └── b1      ClusterQueue, nominal 8, usage 5
+//! ```
+//!
+//! | node | subtree quota | guaranteed | usage | usage passed up | available | potential available |
+//! |---|---|---|---|---|---|---|
+//! | a1 | 10 | 6 | 9 | 3 | 7 | 26 |
+//! | a2 | 6 | 0 | 7 | 7 | 2 | 9 |
+//! | teamA | 14 | 12 | 10 | 0 | 7 | 20 |
+//! | b1 | 8 | 0 | 5 | 5 | 5 | 10 |
+//! | root | 10 | – | 5 | – | 5 | 10 |
+//!
+//! A node passes up only the usage above what it keeps for itself (a1: 9 − 6; teamA:
+//! max(0, 10 − 12)).
+//! A ClusterQueue keeps `nominal − lendingLimit` for itself (a1 keeps 6 and lends 4), and a
+//! cohort's subtree quota is its own nominal plus what its children lend (teamA: 4 + 4 + 6).
+//! a2 is borrowing (7 of 6), so a one-unit request in a2 has borrowing level 1 (teamA has
+//! room), and a2's dominant resource share is its borrowed 1 × 1000 over the 20 teamA could
+//! lend: 50.
+//!
+//! # Deliberate deviations
+//!
+//! Each engine lists where it departs from upstream on purpose, and why, in a section of its
+//! own crate docs: [`cohort`](crate::cohort#deliberate-deviations),
+//! [`fairshare`](crate::fairshare#deviations-from-upstream-on-purpose),
+//! [`rank`](crate::rank#deviations-from-upstream-on-purpose),
+//! [`mig`](crate::mig#decisions-and-deviations-from-upstream),
+//! [`metering`](crate::metering#deviations-and-choices) and
+//! [`sim`](crate::sim#deliberate-deviations-and-limits). The common ones: one depth limit of
+//! 1,000 levels for every tree ([`model::limits::MAX_TREE_DEPTH`](crate::model::limits::MAX_TREE_DEPTH);
+//! upstream has none), a total order where upstream iterates a map, and exact integers where
+//! upstream rounds floats in a way that depends on evaluation order.
