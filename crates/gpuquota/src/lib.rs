@@ -20,6 +20,15 @@
 //! examples below are the crate's Cargo examples (`cargo run -p gpuquota --example NAME`), run
 //! here as doc tests.
 //!
+//! # Cargo features
+//!
+//! One feature per engine, all on by default: `kueue` ([`cohort`], with `fairshare`),
+//! `fairshare` ([`fairshare`]), `kai` ([`rank`]), `mig` ([`mig`]), `metering` ([`metering`],
+//! with `mig`) and `sim` ([`sim`], with `kueue`). [`model`] is always there. An embedder who
+//! needs one algorithm writes
+//! `gpuquota = { version = "0.1", default-features = false, features = ["kai"] }` and compiles
+//! nothing else.
+//!
 //! # Manifest import and validation
 //!
 //! [`model::import_str`] (or [`model::Importer`] for several files) reads multi-document YAML
@@ -55,7 +64,10 @@
 //! (fair sharing through [`cohort::fair`]), and a pending reason for every workload left.
 //! [`cohort::quotas`] gives the `available` and `potentialAvailable` Kueue's cache computes.
 //!
-#![doc = concat!("```\n", include_str!("../examples/kueue_admission.rs"), "```")]
+#![cfg_attr(
+    feature = "kueue",
+    doc = concat!("```\n", include_str!("../examples/kueue_admission.rs"), "```")
+)]
 //!
 //! # Fair sharing: Kueue's dominant resource share and weighted max-min
 //!
@@ -65,7 +77,10 @@
 //! [`fairshare::waterfill::water_fill`] is exact weighted max-min (floors, caps, tiers and
 //! hierarchies in [`fairshare::waterfill`]) and [`fairshare::drf`] dominant resource fairness.
 //!
-#![doc = concat!("```\n", include_str!("../examples/fair_sharing.rs"), "```")]
+#![cfg_attr(
+    feature = "fairshare",
+    doc = concat!("```\n", include_str!("../examples/fair_sharing.rs"), "```")
+)]
 //!
 //! # KAI Scheduler / Run:ai: fair-share division and the scheduling session
 //!
@@ -76,7 +91,10 @@
 //! eviction, each pending job with upstream's reason. [`rank::usage`] adds time-based
 //! fairshare.
 //!
-#![doc = concat!("```\n", include_str!("../examples/kai_fairshare.rs"), "```")]
+#![cfg_attr(
+    feature = "kai",
+    doc = concat!("```\n", include_str!("../examples/kai_fairshare.rs"), "```")
+)]
 //!
 //! # MIG layout planning
 //!
@@ -85,7 +103,10 @@
 //! work budget, with a certified bound beyond it — over the placement rules of
 //! [`mig::Catalogue`]. [`mig::mig_parted_config`] writes the plan for mig-parted.
 //!
-#![doc = concat!("```\n", include_str!("../examples/mig_plan.rs"), "```")]
+#![cfg_attr(
+    feature = "mig",
+    doc = concat!("```\n", include_str!("../examples/mig_plan.rs"), "```")
+)]
 //!
 //! # Metering and chargeback
 //!
@@ -93,22 +114,37 @@
 //! GPU-hours per department and card type, MIG slices weighted by their share of the card,
 //! borrowed hours moment by moment, and a bill in integer minor units that adds up exactly.
 //!
-#![doc = concat!("```\n", include_str!("../examples/metering.rs"), "```")]
+#![cfg_attr(
+    feature = "metering",
+    doc = concat!("```\n", include_str!("../examples/metering.rs"), "```")
+)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[cfg(feature = "kueue")]
 pub use gpuquota_cohort as cohort;
+#[cfg(feature = "fairshare")]
 pub use gpuquota_fairshare as fairshare;
+#[cfg(feature = "metering")]
 pub use gpuquota_metering as metering;
+#[cfg(feature = "mig")]
 pub use gpuquota_mig as mig;
 pub use gpuquota_model as model;
+#[cfg(feature = "kai")]
 pub use gpuquota_rank as rank;
+#[cfg(feature = "sim")]
 pub use gpuquota_sim as sim;
 
 pub mod design;
 pub mod guide;
 
 /// The README's examples, compiled and run as doc tests.
-#[cfg(doctest)]
+#[cfg(all(
+    doctest,
+    feature = "kueue",
+    feature = "kai",
+    feature = "mig",
+    feature = "metering"
+))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
