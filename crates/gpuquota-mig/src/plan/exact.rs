@@ -196,6 +196,9 @@ struct ClassIlp {
     movable: Vec<Vec<usize>>,
     /// Supply of the classes that cannot move.
     fixed: Vec<u64>,
+    /// The demand indices this programme serves (a connected component of groups and
+    /// demand, or all of them), ascending.
+    qs: Vec<usize>,
 }
 
 /// A step of the residual programme: `R` added so far, the previous state, the option taken.
@@ -277,13 +280,90 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 }
             }
         }
-        let ilp = ClassIlp { movable, fixed };
+        let all = ClassIlp {
+            movable,
+            fixed,
+            qs: (0..nq).collect(),
+        };
         // Incumbent from the heuristic: local search from the current layouts.
         let start = self.greedy_choice();
-        let start_counts = self.counts_of(&ilp, &start);
-        let (w_star, counts1, proven1) = self.branch(&ilp, Phase::MaxW, start_counts)?;
-        let (_, counts2, proven2) = self.branch(&ilp, Phase::MinR(w_star), counts1)?;
-        Some((self.choice_of(&ilp, &counts2), proven1 && proven2))
+        let mut counts = self.counts_of(&all, &start);
+        // Groups that share no demand are independent programmes: W and R add up over them,
+        // so the lexicographic optimum is the optimum of each, and each gets its own bounds
+        // (the sum of rounded bounds is stronger than the rounded sum).
+        let mut proven = true;
+        for (groups, qs) in self.components(&all) {
+            let sub = ClassIlp {
+                movable: groups.iter().map(|&g| all.movable[g].clone()).collect(),
+                fixed: all.fixed.clone(),
+                qs,
+            };
+            let start: Vec<Vec<u32>> = groups.iter().map(|&g| counts[g].clone()).collect();
+            let solved = self
+                .branch(&sub, Phase::MaxW, start)
+                .and_then(|(w, c1, p1)| {
+                    self.branch(&sub, Phase::MinR(w), c1)
+                        .map(|(_, c2, p2)| (c2, p1 && p2))
+                });
+            match solved {
+                Some((c, p)) => {
+                    for (k, &g) in groups.iter().enumerate() {
+                        counts[g] = c[k].clone();
+                    }
+                    proven &= p;
+                }
+                None => proven = false,
+            }
+        }
+        Some((self.choice_of(&all, &counts), proven))
+    }
+
+    /// Connected components of movable groups and the demand their options supply, ordered
+    /// by their first group: (group indices, demand indices). Demand no group supplies is in
+    /// none (its served amount is fixed).
+    ///
+    /// # Complexity
+    /// O(Σ_groups |options| · Q · α) with a union-find.
+    fn components(&self, ilp: &ClassIlp) -> Vec<(Vec<usize>, Vec<usize>)> {
+        let ng = ilp.movable.len();
+        let nq = self.demand.len();
+        // Union-find over groups (0..ng) and demand (ng..ng + nq).
+        let mut parent: Vec<usize> = (0..ng + nq).collect();
+        fn root(parent: &mut [usize], mut x: usize) -> usize {
+            while parent[x] != x {
+                parent[x] = parent[parent[x]];
+                x = parent[x];
+            }
+            x
+        }
+        for (g, group) in ilp.movable.iter().enumerate() {
+            for o in &self.classes[group[0]].supply_opts {
+                for (q, &x) in o.s.iter().enumerate() {
+                    if x > 0 {
+                        let (a, b) = (root(&mut parent, g), root(&mut parent, ng + q));
+                        // The smaller index becomes the root: deterministic.
+                        parent[a.max(b)] = a.min(b);
+                    }
+                }
+            }
+        }
+        let mut out: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+        let mut slot: BTreeMap<usize, usize> = BTreeMap::new();
+        for g in 0..ng {
+            let r = root(&mut parent, g);
+            let k = *slot.entry(r).or_insert_with(|| {
+                out.push((Vec::new(), Vec::new()));
+                out.len() - 1
+            });
+            out[k].0.push(g);
+        }
+        for q in 0..nq {
+            let r = root(&mut parent, ng + q);
+            if let Some(&k) = slot.get(&r) {
+                out[k].1.push(q);
+            }
+        }
+        out
     }
 
     /// Counts per movable group and option of a per-GPU choice.
@@ -336,11 +416,10 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 }
             }
         }
-        let w = s
+        let w = ilp
+            .qs
             .iter()
-            .zip(&self.demand)
-            .zip(&self.weight)
-            .map(|((s, d), w)| (*s).min(u64::from(*d)) * w)
+            .map(|&q| s[q].min(u64::from(self.demand[q])) * self.weight[q])
             .sum();
         (w, r)
     }
@@ -373,8 +452,9 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 }
             }
         }
-        let cap: Vec<u64> = self.demand.iter().map(|&d| u64::from(d)).collect();
-        let start: Vec<u64> = s0.iter().zip(&cap).map(|(s, d)| (*s).min(*d)).collect();
+        let qs = &ilp.qs;
+        let cap: Vec<u64> = qs.iter().map(|&q| u64::from(self.demand[q])).collect();
+        let start: Vec<u64> = qs.iter().zip(&cap).map(|(&q, d)| s0[q].min(*d)).collect();
         // layers[i]: state -> (R added, previous state, option of GPU i).
         let mut layers: Vec<BTreeMap<Vec<u64>, Step>> = Vec::new();
         let mut frontier: BTreeMap<Vec<u64>, u64> = BTreeMap::new();
@@ -389,8 +469,10 @@ impl<'p, 'c> Prepared<'p, 'c> {
                     if work > 200_000 {
                         return None;
                     }
-                    let t: Vec<u64> = (0..nq)
-                        .map(|q| (s[q] + u64::from(o.s[q])).min(cap[q]))
+                    let t: Vec<u64> = qs
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &q)| (s[k] + u64::from(o.s[q])).min(cap[k]))
                         .collect();
                     let cost = r + u64::from(o.r);
                     let better = next.get(&t).is_none_or(|(c, _, _)| cost < *c);
@@ -402,7 +484,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
             frontier = next.iter().map(|(k, v)| (k.clone(), v.0)).collect();
             layers.push(next);
         }
-        let w_of = |s: &[u64]| -> u64 { s.iter().zip(&self.weight).map(|(x, w)| x * w).sum() };
+        let w_of = |s: &[u64]| -> u64 { s.iter().zip(qs).map(|(x, &q)| x * self.weight[q]).sum() };
         let (mut state, _) = frontier
             .iter()
             .map(|(s, r)| (s.clone(), (w_of(s), std::cmp::Reverse(*r))))
@@ -448,8 +530,10 @@ impl<'p, 'c> Prepared<'p, 'c> {
             lp.add_constraint(v.iter().map(|&x| (x, 1.0)), ComparisonOp::Eq, n);
             vars.push(v);
         }
-        let z: Vec<microlp::Variable> = (0..nq)
-            .map(|q| {
+        let z: Vec<microlp::Variable> = ilp
+            .qs
+            .iter()
+            .map(|&q| {
                 let gain = match phase {
                     Phase::MaxW => self.weight[q] as f64,
                     Phase::MinR(_) => 0.0,
@@ -457,7 +541,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 lp.add_var(gain, (0.0, f64::from(self.demand[q])))
             })
             .collect();
-        for (q, &zq) in z.iter().enumerate() {
+        for (&q, &zq) in ilp.qs.iter().zip(&z) {
             let mut row = vec![(zq, 1.0)];
             for (group, v) in ilp.movable.iter().zip(&vars) {
                 for (o, &x) in self.classes[group[0]].supply_opts.iter().zip(v) {
@@ -469,7 +553,12 @@ impl<'p, 'c> Prepared<'p, 'c> {
             lp.add_constraint(row, ComparisonOp::Le, ilp.fixed[q] as f64);
         }
         if let Phase::MinR(w) = phase {
-            let row: Vec<_> = (0..nq).map(|q| (z[q], self.weight[q] as f64)).collect();
+            let row: Vec<_> = ilp
+                .qs
+                .iter()
+                .zip(&z)
+                .map(|(&q, &zq)| (zq, self.weight[q] as f64))
+                .collect();
             lp.add_constraint(row, ComparisonOp::Ge, w as f64 - 0.5);
         }
         // Incumbent value: W to maximise, or R to minimise (as i128 "higher is better").
@@ -497,7 +586,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
             std::collections::BinaryHeap::new();
         let mut seq = 0u64;
         open.push((bound_of(&root), seq, Node(root)));
-        let columns: u64 = vars.iter().map(|v| v.len() as u64).sum::<u64>() + nq as u64;
+        let columns: u64 = vars.iter().map(|v| v.len() as u64).sum::<u64>() + ilp.qs.len() as u64;
         let limit = (NODE_WORK / columns.max(1)).clamp(50, NODE_LIMIT);
         let mut nodes = 0u64;
         let mut finished = true;
