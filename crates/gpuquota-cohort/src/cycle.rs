@@ -158,7 +158,7 @@ enum Requeue {
     Namespace,
 }
 
-type HeapKey = (i64, Timestamp, u32, WlId);
+use crate::queues::{HeapKey, Queue};
 
 /// The cache and queues; runs cycles.
 pub struct Scheduler<'w, P: Policy = Classical> {
@@ -167,8 +167,12 @@ pub struct Scheduler<'w, P: Policy = Classical> {
     usage: Usage,
     reservations: Vec<Option<Reservation>>,
     by_cq: Vec<Vec<crate::preempt::CandKey>>,
-    heaps: Vec<BTreeSet<HeapKey>>,
-    inadmissible: Vec<BTreeSet<WlId>>,
+    /// Per ClusterQueue: its active heap and inadmissible set.
+    queues: Vec<Queue>,
+    /// Shape-group slot of every workload in its ClusterQueue's [`Queue`].
+    slot: Vec<u32>,
+    /// ClusterQueues of every cohort tree, by root node.
+    tree_cqs: Vec<Vec<CqId>>,
     sticky: Vec<Option<WlId>>,
     uid_rank: Vec<u32>,
     /// Scheduling-shape id per workload (`u32::MAX` = not computed yet) and the shapes seen.
@@ -276,8 +280,9 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             usage: world.initial_usage.clone(),
             reservations: vec![None; n],
             by_cq: vec![Vec::new(); ncq],
-            heaps: vec![BTreeSet::new(); ncq],
-            inadmissible: vec![BTreeSet::new(); ncq],
+            queues: Vec::new(),
+            slot: vec![0; n],
+            tree_cqs: vec![Vec::new(); world.tree.nodes.len()],
             sticky: vec![None; ncq],
             uid_rank,
             shape: vec![u32::MAX; n],
@@ -290,6 +295,30 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             admitted: Vec::new(),
             preempted: Vec::new(),
         };
+        // scheduling shapes, their group slots per ClusterQueue, and the shared ones
+        let mut slots: Vec<BTreeMap<u32, u32>> = vec![BTreeMap::new(); ncq];
+        let mut seen: BTreeSet<(CqId, u32)> = BTreeSet::new();
+        for (i, w) in world.workloads.iter().enumerate() {
+            if let QueueRef::Cq(c) = w.queue {
+                let shape = s.shape_of(i as WlId);
+                let key = (c, shape);
+                if !seen.insert(key) {
+                    s.shared_shapes.insert(key);
+                }
+                let m = &mut slots[c as usize];
+                let next = m.len() as u32;
+                s.slot[i] = *m.entry(shape).or_insert(next);
+            }
+        }
+        s.queues = slots
+            .iter()
+            .enumerate()
+            .map(|(c, m)| Queue::with_groups(c as u32, m.len()))
+            .collect();
+        for (c, cq) in world.cluster_queues.iter().enumerate() {
+            let root = world.tree.nodes[cq.node as usize].root;
+            s.tree_cqs[root as usize].push(c as CqId);
+        }
         for (i, w) in world.workloads.iter().enumerate() {
             let id = i as WlId;
             if let Some(a) = &w.admitted
@@ -334,21 +363,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             };
             match blocked {
                 Some(p) => s.pending[i] = Some(p),
-                None => {
-                    if let QueueRef::Cq(c) = w.queue {
-                        let k = s.heap_key(id);
-                        s.heaps[c as usize].insert(k);
-                    }
-                }
-            }
-        }
-        let mut seen: BTreeSet<(CqId, u32)> = BTreeSet::new();
-        for (i, w) in world.workloads.iter().enumerate() {
-            if let QueueRef::Cq(c) = w.queue {
-                let key = (c, s.shape_of(i as WlId));
-                if !seen.insert(key) {
-                    s.shared_shapes.insert(key);
-                }
+                None => s.enqueue(id),
             }
         }
         for c in 0..ncq {
@@ -387,6 +402,43 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         id
     }
 
+    /// Puts a workload into its ClusterQueue's active heap (no-op when there, or without
+    /// a ClusterQueue).
+    ///
+    /// # Complexity
+    /// O(log W).
+    fn enqueue(&mut self, wl: WlId) {
+        if let QueueRef::Cq(c) = self.world.workloads[wl as usize].queue {
+            let k = self.heap_key(wl);
+            self.queues[c as usize].insert(k, self.slot[wl as usize]);
+        }
+    }
+
+    /// Takes a workload out of its ClusterQueue's active heap; true when it was there.
+    ///
+    /// # Complexity
+    /// O(log W).
+    fn dequeue(&mut self, wl: WlId) -> bool {
+        let QueueRef::Cq(c) = self.world.workloads[wl as usize].queue else {
+            return false;
+        };
+        let k = self.heap_key(wl);
+        self.queues[c as usize].remove(&k, self.slot[wl as usize])
+    }
+
+    /// True while the workload is in its ClusterQueue's active heap.
+    ///
+    /// # Complexity
+    /// O(log W).
+    fn in_heap(&self, wl: WlId) -> bool {
+        match self.world.workloads[wl as usize].queue {
+            QueueRef::Cq(c) => {
+                self.queues[c as usize].contains(&self.heap_key(wl), self.slot[wl as usize])
+            }
+            _ => false,
+        }
+    }
+
     fn heap_key(&self, wl: WlId) -> HeapKey {
         let w = &self.world.workloads[wl as usize];
         (
@@ -404,8 +456,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     pub fn withhold(&mut self, wl: WlId) {
         if let QueueRef::Cq(c) = self.world.workloads[wl as usize].queue {
             let k = self.heap_key(wl);
-            self.heaps[c as usize].remove(&k);
-            self.inadmissible[c as usize].remove(&wl);
+            self.dequeue(wl);
+            self.queues[c as usize].unpark(&k, self.slot[wl as usize]);
         }
     }
 
@@ -418,9 +470,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         if self.reservations[wl as usize].is_some() || self.pending[wl as usize].is_some() {
             return;
         }
-        if let QueueRef::Cq(c) = w.queue {
-            let k = self.heap_key(wl);
-            self.heaps[c as usize].insert(k);
+        if let QueueRef::Cq(_) = w.queue {
+            self.enqueue(wl);
         }
     }
 
@@ -432,7 +483,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// O(log W + resources × flavors × depth) when no preemption is simulated.
     pub fn admit_head(&mut self, cq: CqId) -> Option<(WlId, Mode)> {
         let world = self.world;
-        let wl = self.heaps[cq as usize].pop_first()?.3;
+        let wl = self.queues[cq as usize].pop_first()?.3;
         let assigner = Assigner {
             world,
             cq,
@@ -463,8 +514,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             self.reservations[wl as usize] = Some(res);
             self.insert_admitted(cq, wl);
         } else {
-            let k = self.heap_key(wl);
-            self.heaps[cq as usize].insert(k);
+            self.enqueue(wl);
         }
         Some((wl, mode))
     }
@@ -481,10 +531,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         remove_reservation(self.world, &mut self.usage, &r);
         self.by_cq[r.cq as usize].retain(|k| k.4 != wl);
         self.generation[self.world.cluster_queues[r.cq as usize].node as usize] += 1;
-        if let QueueRef::Cq(c) = self.world.workloads[wl as usize].queue {
-            let k = self.heap_key(wl);
-            self.heaps[c as usize].insert(k);
-        }
+        self.enqueue(wl);
     }
 
     /// The preemption targets classical preemption would choose for `wl`'s full assignment
@@ -540,7 +587,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         if let QueueRef::Cq(c) = w.queue {
             let cq = &self.world.cluster_queues[c as usize];
             if cq.strict_fifo
-                && let Some(&(_, _, _, head)) = self.heaps[c as usize].first()
+                && let Some((_, _, _, head)) = self.queues[c as usize].first()
                 && head != wl
             {
                 return Some(Pending::BehindHead {
@@ -818,17 +865,15 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 continue;
             }
             let head = match self.sticky[c] {
-                Some(s) if self.heaps[c].contains(&self.heap_key(s)) => {
-                    let k = self.heap_key(s);
-                    self.heaps[c].remove(&k);
+                Some(s) if self.in_heap(s) => {
+                    self.dequeue(s);
                     Some(s)
                 }
                 _ => {
-                    let mut queued = self.heaps[c].iter().map(|k| k.3);
+                    let mut queued = self.queues[c].iter().map(|k| k.3);
                     let pick = self.policy.head(world, c as CqId, &mut queued);
                     if let Some(w) = pick {
-                        let k = self.heap_key(w);
-                        self.heaps[c].remove(&k);
+                        self.dequeue(w);
                     }
                     pick
                 }
@@ -1111,10 +1156,11 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 Requeue::Default => pending_flavors,
             };
             if to_heap {
-                let k = self.heap_key(wl);
-                self.heaps[cq as usize].insert(k);
+                self.enqueue(wl);
             } else {
-                self.inadmissible[cq as usize].insert(wl);
+                let k = self.heap_key(wl);
+                let slot = self.slot[wl as usize];
+                self.queues[cq as usize].park(k, slot);
                 // SchedulingEquivalenceHashing (beta, on): in BestEffortFIFO a head that does
                 // not fit (or finds no candidates) takes every queued workload of the same
                 // scheduling shape with it to the inadmissible set
@@ -1128,19 +1174,16 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                     && !cqi.strict_fifo
                     && self.shared_shapes.contains(&(cq, mine))
                 {
-                    let queued: Vec<HeapKey> = self.heaps[cq as usize].iter().copied().collect();
-                    for k in queued {
-                        if self.shape_of(k.3) == mine {
-                            self.heaps[cq as usize].remove(&k);
-                            self.inadmissible[cq as usize].insert(k.3);
-                            // upstream's workload controller then shows a workload waiting
-                            // for evaluation (an evicted one) with the failed head's reason
-                            if matches!(self.pending[k.3 as usize], Some(Pending::Preempted { .. }))
-                            {
-                                self.pending[k.3 as usize] =
-                                    Some(Pending::Bypassed { reason: failed });
-                            }
-                        }
+                    // the queued workloads of the head's shape are exactly its group's
+                    // active members
+                    for v in self.queues[cq as usize].park_group(slot) {
+                        // upstream's workload controller then shows a workload waiting for
+                        // evaluation (an evicted one) with the failed head's reason
+                        debug_assert!(matches!(
+                            self.pending[v as usize],
+                            Some(Pending::Preempted { .. })
+                        ));
+                        self.pending[v as usize] = Some(Pending::Bypassed { reason: failed });
                     }
                 }
             }
@@ -1173,19 +1216,14 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 && w.active
             {
                 let k = self.heap_key(t.wl);
-                self.heaps[c as usize].insert(k);
+                self.queues[c as usize].insert_evicted(k, self.slot[t.wl as usize]);
             }
         }
         // inadmissible workloads of every touched tree go back to their heaps
-        for c in 0..world.cluster_queues.len() {
-            if touched_roots.contains(&self.tree_root(c as CqId)) {
-                let moved: Vec<WlId> = std::mem::take(&mut self.inadmissible[c])
-                    .into_iter()
-                    .collect();
-                for wl in moved {
-                    let k = self.heap_key(wl);
-                    self.heaps[c].insert(k);
-                }
+        for root in touched_roots {
+            for i in 0..self.tree_cqs[root as usize].len() {
+                let c = self.tree_cqs[root as usize][i];
+                self.queues[c as usize].unpark_all();
             }
         }
         true
@@ -1222,18 +1260,16 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         }
     }
 
+    /// An order-independent fingerprint of every active heap (equal contents, equal
+    /// fingerprints).
+    ///
+    /// # Complexity
+    /// O(ClusterQueues).
     fn queue_fingerprint(&self) -> (usize, u64) {
-        let mut h: u64 = 0;
-        let mut n = 0usize;
-        for (c, heap) in self.heaps.iter().enumerate() {
-            for k in heap {
-                n += 1;
-                h = h
-                    .wrapping_mul(1_000_003)
-                    .wrapping_add(u64::from(k.3) ^ ((c as u64) << 32));
-            }
-        }
-        (n, h)
+        self.queues.iter().fold((0, 0), |(n, h), q| {
+            let (qn, qh) = q.fingerprint();
+            (n + qn, h.wrapping_add(qh))
+        })
     }
 }
 

@@ -92,7 +92,7 @@ impl CycleOutcome {
 
 impl<P: Policy> Scheduler<'_, P> {
     fn parked_total(&self) -> usize {
-        self.inadmissible.iter().map(|s| s.len()).sum()
+        self.queues.iter().map(|q| q.parked_len()).sum()
     }
 
     /// Runs one scheduling cycle ([`Scheduler::run_cycle`]) and says what it changed.
@@ -174,23 +174,13 @@ impl<P: Policy> Scheduler<'_, P> {
     /// their queues (upstream `QueueAssociatedInadmissibleWorkloadsAfter`: a capacity event).
     ///
     /// # Complexity
-    /// O(ClusterQueues + requeued × log W).
+    /// O(ClusterQueues of the tree) plus, per ClusterQueue, [`crate::queues`]' merge of each
+    /// shape group's parked workloads into its active ones (the smaller set into the larger).
     pub fn requeue_inadmissible(&mut self, cq: CqId) {
-        let world = self.world;
-        let root = world.tree.nodes[world.cluster_queues[cq as usize].node as usize].root;
-        for c in 0..world.cluster_queues.len() {
-            if self.inadmissible[c].is_empty() {
-                continue;
-            }
-            let node = world.cluster_queues[c].node;
-            if world.tree.nodes[node as usize].root != root {
-                continue;
-            }
-            let moved = std::mem::take(&mut self.inadmissible[c]);
-            for w in moved {
-                let k = self.heap_key(w);
-                self.heaps[c].insert(k);
-            }
+        let root = self.tree_root(cq);
+        for i in 0..self.tree_cqs[root as usize].len() {
+            let c = self.tree_cqs[root as usize][i];
+            self.queues[c as usize].unpark_all();
         }
     }
 
@@ -201,8 +191,8 @@ impl<P: Policy> Scheduler<'_, P> {
     pub fn is_queued(&self, wl: WlId) -> bool {
         match self.world.workloads[wl as usize].queue {
             QueueRef::Cq(c) => {
-                self.heaps[c as usize].contains(&self.heap_key(wl))
-                    || self.inadmissible[c as usize].contains(&wl)
+                let (k, g) = (self.heap_key(wl), self.slot[wl as usize]);
+                self.queues[c as usize].contains(&k, g) || self.queues[c as usize].is_parked(&k, g)
             }
             _ => false,
         }

@@ -220,6 +220,7 @@ pub mod fair;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod preempt;
+mod queues;
 pub mod report;
 pub mod tree;
 pub mod world;
