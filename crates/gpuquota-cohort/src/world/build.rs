@@ -80,6 +80,29 @@ fn cq_of(cq_names: &[&String], name: &str) -> Option<CqId> {
         .map(|i| i as CqId)
 }
 
+/// The errors of the workspace's one validator
+/// ([`gpuquota_model::validate::diagnostics_of`]) on the kinds this engine reads
+/// ([`crate::KINDS`]), as this engine's problems: same code, field path and wording as
+/// `gpuquota validate` prints them, and in its order. Empty when the input is valid.
+pub(super) fn validation(model: &Model) -> Vec<Problem> {
+    let options = gpuquota_model::validate::Options::default();
+    let found = gpuquota_model::validate::diagnostics_of(model, &options, crate::KINDS);
+    found
+        .errors()
+        .map(|d| Problem {
+            kind: crate::KINDS
+                .iter()
+                .map(|k| k.as_str())
+                .find(|k| *k == d.kind)
+                .unwrap_or("Object"),
+            name: d.name.clone(),
+            field: d.field.clone(),
+            message: d.message.clone(),
+            code: d.code,
+        })
+        .collect()
+}
+
 #[derive(Default)]
 pub(super) struct Builder {
     problems: Vec<Problem>,
