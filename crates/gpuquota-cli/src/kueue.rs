@@ -113,7 +113,7 @@ fn world_from(
     match World::build(model) {
         Ok(world) => {
             for w in &world.warnings {
-                if fair && w.kind == "Configuration" && w.message.contains("fair sharing") {
+                if fair && w.code == gpuquota_cohort::error::codes::FAIR_SHARING_NOT_RUN {
                     continue;
                 }
                 eprintln!("warning: {w}");

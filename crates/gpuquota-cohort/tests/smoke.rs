@@ -98,3 +98,31 @@ fn fuzz_check_smoke() {
     y += &wl("y", "a", 5, 2, 2, &[("nvidia.com/gpu", "1")]);
     gpuquota_cohort::fuzzing::check_schedule(y.as_bytes());
 }
+
+/// Every engine warning carries a stable code, so tools (the CLI's `--fair-sharing` filter)
+/// select them by code, never by message text.
+#[test]
+fn warnings_carry_stable_codes() {
+    let mut y = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {enable: true}\n---\n".to_owned();
+    y += &rf("f");
+    y += &cq(
+        "a",
+        Some("implicit"),
+        "",
+        &[vec![cpu("f", "2", None, None)]],
+    );
+    let imported = gpuquota_model::import_str("t.yaml", &y).unwrap();
+    let w = gpuquota_cohort::World::build(&imported.model).unwrap();
+    let codes: Vec<(&str, &str)> = w
+        .warnings
+        .iter()
+        .map(|x| (x.kind, x.code.as_str()))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            ("Cohort", "implicit-cohort"),
+            ("Configuration", "fair-sharing-not-run")
+        ]
+    );
+}
