@@ -113,7 +113,7 @@ fn world_from(
     match World::build(model) {
         Ok(world) => {
             for w in &world.warnings {
-                if fair && w.kind == "Configuration" && w.message.contains("fair sharing") {
+                if fair && w.code == gpuquota_cohort::error::codes::FAIR_SHARING_NOT_RUN {
                     continue;
                 }
                 eprintln!("warning: {w}");
@@ -191,6 +191,13 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
             };
             let report = match gpuquota_fairshare::shares::kueue_shares(&model) {
                 Ok(r) => r,
+                Err(gpuquota_fairshare::FairShareError::Validation(problems)) => {
+                    // the validator's errors, one per line, as `kueue schedule` prints them
+                    for p in &problems {
+                        eprintln!("error: {p}");
+                    }
+                    return Ok(ExitCode::from(1));
+                }
                 Err(e) => {
                     eprintln!("error: {e}");
                     return Ok(ExitCode::from(1));

@@ -152,6 +152,9 @@ pub(crate) fn check_with(sources: &[(String, String)], settings: Settings) -> Re
 }
 
 /// The errors of every engine's input builder that applies to `model`, tagged with the engine.
+///
+/// Called once the validator found no error, so the builders run without repeating it
+/// (`World::build` and `Cluster::from_model` are the validator followed by these).
 pub(crate) fn engine_problems(model: &Model) -> Vec<String> {
     let mut out = Vec::new();
     let kueue = !(model.resource_flavors.is_empty()
@@ -162,7 +165,7 @@ pub(crate) fn engine_problems(model: &Model) -> Vec<String> {
         && model.workload_priority_classes.is_empty()
         && model.configuration.is_none());
     if kueue {
-        if let Err(e) = gpuquota_cohort::World::build(model) {
+        if let Err(e) = gpuquota_cohort::World::build_unvalidated(model) {
             out.extend(e.problems.iter().map(|p| format!("kueue engine: {p}")));
         }
         if let Err(e) = gpuquota_fairshare::config::settings_from_configuration(
@@ -177,8 +180,10 @@ pub(crate) fn engine_problems(model: &Model) -> Vec<String> {
         && model.pods.is_empty()
         && model.nodes.is_empty());
     if kai
-        && let Err(e) =
-            gpuquota_rank::Cluster::from_model(model, &gpuquota_rank::BuildOptions::default())
+        && let Err(e) = gpuquota_rank::Cluster::from_model_unvalidated(
+            model,
+            &gpuquota_rank::BuildOptions::default(),
+        )
     {
         out.extend(e.0.iter().map(|p| format!("kai engine: {p}")));
     }

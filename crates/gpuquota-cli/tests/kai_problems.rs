@@ -47,10 +47,12 @@ spec: {containers: [{name: c}]}
 status: {phase: Pending}
 "#;
 
+/// The validator's lines (the one validator every engine runs first, so `gpuquota validate`
+/// prints the same), in its order.
 const EXPECTED: [&str; 3] = [
-    r#"Queue "a": spec.resources.gpu.quota: negative value other than -1"#,
-    r#"PodGroup "ns/pg": spec.minMember: -1 < 0"#,
-    r#"Pod "ns/p-0": metadata.annotations.gpu-fraction: must be in (0, 1]"#,
+    r#"Pod "ns/p-0": metadata.annotations[gpu-fraction]: Invalid value: "1.5": must be a number greater than 0 and at most 1"#,
+    r#"Queue "a": spec.resources.gpu.quota: Invalid value: -3: must be -1 (unlimited) or greater than or equal to 0"#,
+    r#"PodGroup "ns/pg": spec.minMember: Invalid value: -1: must be greater than or equal to 1"#,
 ];
 
 fn assert_all_reported(out: &Output) {
@@ -86,7 +88,10 @@ spec:
 apiVersion: scheduling.run.ai/v2
 kind: Queue
 metadata: {name: lost}
-spec: {parentQueue: gone}
+spec:
+  parentQueue: gone
+  resources:
+    gpu: {quota: 1, overQuotaWeight: 1, limit: -1}
 "#;
 
 const ORPHAN_WARNING: &str = r#"Queue "lost": spec.parentQueue: its parent chain reaches a missing queue; dropped with its children, as KAI does"#;
@@ -123,10 +128,10 @@ fn a_too_deep_queue_tree_is_an_error() {
         let parent = if i == 0 {
             String::new()
         } else {
-            format!("parentQueue: q{:04}", i - 1)
+            format!("parentQueue: q{:04}, ", i - 1)
         };
         y.push_str(&format!(
-            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: q{i:04}}}\nspec: {{{parent}}}\n"
+            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: q{i:04}}}\nspec: {{{parent}resources: {{gpu: {{quota: 1}}}}}}\n"
         ));
     }
     let f = write("deep", &y);

@@ -70,7 +70,7 @@ fn missing_covered_resources_exits_1_with_the_field() {
         assert!(out.stdout.is_empty());
         assert!(
             text(&out.stderr).contains(
-                "error: ClusterQueue \"cq\": spec.resourceGroups[0].coveredResources: must have at least 1 item"
+                "error: ClusterQueue \"cq\": spec.resourceGroups[0].coveredResources: Required value: must have at least 1 item"
             ),
             "{}",
             text(&out.stderr)

@@ -1,7 +1,9 @@
 //! `validate` and the engines agree on what is an input error: the same inputs go to
 //! `validate`, `kueue schedule` and `kai schedule`, and `validate` fails exactly when an engine
 //! refuses the input (it runs every engine's input builder as the final check), naming the
-//! problem.
+//! problem. Every engine command that reads an object the validator refuses (`kueue
+//! schedule`, `kueue quotas`, `kueue shares`, `kai schedule`, `kai fairshare`) refuses it with the
+//! validator's line; `mig` and `meter` read their own input formats, not manifests.
 
 use std::process::{Command, Output};
 
@@ -129,12 +131,8 @@ metadata: {name: f}
 "#,
         "warning: ResourceQuota \"ml/cap\": spec.hard[limits.nvidia.com/gpu]: accepted by the API server",
     ),
-];
-
-/// Inputs `validate` refuses by upstream's rules (duplicates, invalid names, cohort cycles)
-/// that the engines' input builders still accept: the engines are to adopt the model's
-/// validation (one validator), after which these join `SAME_ANSWER`.
-const VALIDATE_STRICTER: &[(&str, &str)] = &[
+    // Duplicates, invalid names, cohort cycles and what the API server refuses although
+    // Kueue's scheduler would run it: every engine runs the same validator first.
     (
         "kai_badname.yaml",
         r#"apiVersion: scheduling.run.ai/v2
@@ -142,6 +140,7 @@ kind: Queue
 metadata: {name: Team_A}
 spec: {resources: {gpu: {quota: 1, limit: -1, overQuotaWeight: 1}}}
 "#,
+        "Queue \"Team_A\": metadata.name: Invalid value: \"Team_A\": must be a lowercase RFC 1123 subdomain",
     ),
     (
         "kai_dup.yaml",
@@ -155,6 +154,7 @@ kind: Queue
 metadata: {name: team}
 spec: {resources: {gpu: {quota: 2, limit: -1, overQuotaWeight: 1}}}
 "#,
+        "Queue \"team\": metadata.name: Duplicate value: \"team\": more than one Queue has this name; one of them is ignored",
     ),
     (
         "kueue_cycle.yaml",
@@ -168,6 +168,7 @@ kind: Cohort
 metadata: {name: b}
 spec: {parentName: a}
 "#,
+        "Cohort \"a\": spec.parentName: Invalid value: \"b\": cohort cycle: a -> b -> a",
     ),
     (
         "kueue_dup.yaml",
@@ -180,6 +181,26 @@ kind: ResourceFlavor
 metadata: {name: f}
 spec: {nodeLabels: {a: b}}
 "#,
+        "ResourceFlavor \"f\": metadata.name: Duplicate value: \"f\": more than one ResourceFlavor has this name; one of them is ignored",
+    ),
+    (
+        "kueue_tolerated.yaml",
+        r#"apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: f}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: solo}
+spec:
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: f
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 2, borrowingLimit: 2}
+"#,
+        "ClusterQueue \"solo\": spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: Invalid value: \"2\": must be nil when cohort is empty",
     ),
 ];
 
@@ -199,32 +220,56 @@ fn fails(out: &Output) -> bool {
     }
 }
 
-#[test]
-fn validate_fails_exactly_when_an_engine_refuses() {
-    let mut refused = 0;
-    for (name, text, message) in SAME_ANSWER {
-        let file = write(name, text);
-        let validate = gpuquota(&["validate", &file]);
-        let mut engine_refuses = false;
-        if kueue_applies(text) {
-            engine_refuses |= fails(&gpuquota(&["kueue", "schedule", &file]));
-        }
-        if kai_applies(text) {
-            engine_refuses |= fails(&gpuquota(&["kai", "schedule", &file]));
-        }
-        let stderr = String::from_utf8_lossy(&validate.stderr);
-        assert_eq!(fails(&validate), engine_refuses, "{name}: {stderr}");
-        assert!(stderr.contains(message), "{name}: {stderr}");
-        refused += usize::from(engine_refuses);
+/// Runs `gpuquota ARGS FILE` and returns (refused, stderr).
+fn refused(args: &[&str], file: &str) -> (bool, String) {
+    let mut all = args.to_vec();
+    all.push(file);
+    let out = gpuquota(&all);
+    (
+        fails(&out),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The engine commands that read `text`'s objects.
+fn engine_commands(text: &str) -> Vec<&'static [&'static str]> {
+    let mut commands: Vec<&'static [&'static str]> = Vec::new();
+    if kueue_applies(text) {
+        commands.extend([
+            &["kueue", "schedule"][..],
+            &["kueue", "quotas"][..],
+            &["kueue", "shares"][..],
+        ]);
     }
-    assert_eq!(refused, 6);
+    if kai_applies(text) {
+        commands.extend([&["kai", "schedule"][..], &["kai", "fairshare"][..]]);
+    }
+    commands
 }
 
 #[test]
-fn validate_refuses_what_upstream_refuses_even_where_engines_are_lenient() {
-    for (name, text) in VALIDATE_STRICTER {
+fn validate_fails_exactly_when_an_engine_refuses() {
+    let mut refused_count = 0;
+    for (name, text, message) in SAME_ANSWER {
         let file = write(name, text);
-        let validate = gpuquota(&["validate", &file]);
-        assert!(fails(&validate), "{name}");
+        let (validate_refuses, stderr) = refused(&["validate"], &file);
+        let mut engine_refuses = false;
+        for command in engine_commands(text) {
+            let (this, engine_stderr) = refused(command, &file);
+            engine_refuses |= this;
+            // An input problem the validator finds is refused by every engine command that
+            // reads the object, with the validator's line.
+            if validate_refuses && !stderr.contains("engine: ") {
+                assert!(this, "{name}: {command:?} accepts what validate refuses");
+                assert!(
+                    engine_stderr.contains(message),
+                    "{name}: {command:?}: {engine_stderr}"
+                );
+            }
+        }
+        assert_eq!(validate_refuses, engine_refuses, "{name}: {stderr}");
+        assert!(stderr.contains(message), "{name}: {stderr}");
+        refused_count += usize::from(engine_refuses);
     }
+    assert_eq!(refused_count, 11);
 }

@@ -10,6 +10,24 @@ pub mod codes {
     pub const PREEMPTION_LOOP: Code = Code::new("preemption-loop");
     /// A cohort tree deeper than [`gpuquota_model::limits::MAX_TREE_DEPTH`].
     pub const TREE_TOO_DEEP: Code = gpuquota_model::limits::TREE_TOO_DEEP;
+    /// Fair sharing is configured, but the classical engine runs (`kueue schedule` without
+    /// `--fair-sharing`).
+    pub const FAIR_SHARING_NOT_RUN: Code = Code::new("fair-sharing-not-run");
+    /// A feature the engine does not model (admission checks, topology-aware scheduling, a
+    /// Configuration field); it is ignored.
+    pub const NOT_MODELLED: Code = Code::new("not-modelled");
+    /// A cohort named but not defined: an implicit cohort without quota is used.
+    pub const IMPLICIT_COHORT: Code = Code::new("implicit-cohort");
+    /// A cohort on a parent cycle (only without the validator,
+    /// [`crate::World::build_unvalidated`]): the tree's ClusterQueues are inactive.
+    pub const COHORT_CYCLE: Code = Code::new("cohort-cycle");
+    /// A ClusterQueue is inactive (a flavor it names is missing).
+    pub const INACTIVE_QUEUE: Code = Code::new("inactive-cluster-queue");
+    /// Admitted workloads exceed a quota; they keep running.
+    pub const OVER_ADMISSION: Code = Code::new("over-admission");
+    /// A configuration Kueue's API server refuses but its scheduler runs (only without the
+    /// validator, [`crate::World::build_unvalidated`]); applied as Kueue's cache does.
+    pub const API_SERVER_REJECTS: Code = Code::new("api-server-rejects");
 }
 
 /// One malformed object: the kind, the name, the field path and what is wrong.
@@ -42,7 +60,8 @@ impl Problem {
 /// Every malformed object found while building a [`crate::World`]; nothing is built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct Error {
-    /// The problems, sorted.
+    /// The problems: the validator's in its order when it refused the input
+    /// ([`crate::World::build`]), otherwise the engine's own, sorted.
     pub problems: Vec<Problem>,
 }
 
@@ -66,6 +85,9 @@ pub struct Warning {
     pub name: String,
     /// What Kueue does about it.
     pub message: String,
+    /// The stable code ([`codes`]); tools filter warnings by it, never by message text.
+    /// Last, so that warnings still sort by kind, name and message.
+    pub code: gpuquota_model::diag::Code,
 }
 
 impl fmt::Display for Warning {

@@ -143,6 +143,30 @@
 //!     `coveredResources` (the key misspelt) is the field error upstream's CRD gives
 //!     (`MinItems=1`).
 //!
+//! # Input checks: one validator, and cohort cycles
+//!
+//! [`World::build`] first runs the workspace's one validator
+//! ([`gpuquota_model::validate::diagnostics_of`] on [`KINDS`]) and refuses the input on any
+//! error it finds, with the validator's code, field path and wording; so `gpuquota validate`
+//! fails exactly when this engine refuses, and both print the same line. That includes what
+//! Kueue's API server refuses although its scheduler would run it (invalid names, duplicate
+//! objects, a `borrowingLimit` without a cohort, a `lendingLimit` above the nominal quota).
+//! [`World::build_unvalidated`] skips the validator, for objects as upstream's scheduler unit
+//! tests create them (no API server in between); it tolerates those with warnings, as Kueue's
+//! cache does.
+//!
+//! **Cohort cycles are an input error** (code `invalid`, field `spec.parentName`, message
+//! `cohort cycle: a -> b -> a`) in `validate` and in every command, a deliberate deviation:
+//! Kueue's API server accepts a cycle (the Cohort webhook checks one object,
+//! `kubernetes-sigs/kueue: pkg/webhooks/cohort_webhook.go`), and its cache then leaves every
+//! cohort whose parent chain loops out of the scheduling snapshot and marks their
+//! ClusterQueues inactive, reason `HasCycle` (`kubernetes-sigs/kueue:
+//! pkg/cache/scheduler/snapshot.go`, `pkg/cache/hierarchy/cycle.go`), so the whole tree admits
+//! nothing. For a tool that plans and simulates, a tree that silently admits nothing is a
+//! wrong answer, and a cycle is always a mistake, so gpuquota refuses it. The unvalidated
+//! build keeps upstream's behaviour: the ClusterQueues of such a tree are inactive (reason
+//! `CohortCycle`) and a warning says so.
+//!
 //! # Contract notes (`gpuquota kueue schedule`)
 //!
 //! - The JSON has a `warnings` array (severity, code, kind, name, message, engine) only when
@@ -250,3 +274,7 @@ pub fn schedule(world: &World, cycles: Option<u32>) -> ScheduleReport {
 pub fn quotas(world: &World) -> QuotasReport {
     QuotasReport::build(world)
 }
+
+/// The kinds this engine reads, and so the kinds whose validation errors
+/// ([`gpuquota_model::validate::diagnostics_of`]) make [`World::build`] refuse the input.
+pub const KINDS: &[gpuquota_model::Kind] = gpuquota_model::validate::KUEUE_KINDS;

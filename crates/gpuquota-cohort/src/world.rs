@@ -298,14 +298,43 @@ impl World {
         &self.flavors[self.frs[fr as usize].0 as usize].name
     }
 
-    /// Builds the world from an imported model.
+    /// Builds the world from an imported model, after the workspace's one validator.
+    ///
+    /// The objects of the kinds this engine reads ([`crate::KINDS`]) are validated first with
+    /// [`gpuquota_model::validate::diagnostics_of`], the check `gpuquota validate` runs: any
+    /// error there is returned as it is (same code, field path and wording), so this engine
+    /// refuses exactly what `validate` refuses among its objects, including what Kueue's
+    /// API server refuses but its scheduler would run (a `borrowingLimit` without a cohort)
+    /// and cohort cycles (see the crate docs). The engine's own checks
+    /// ([`World::build_unvalidated`]) then run on valid input.
     ///
     /// # Errors
-    /// [`Error`] listing every malformed object (nothing is built).
+    /// [`Error`] listing every problem (nothing is built).
     ///
     /// # Complexity
     /// O(objects × log objects + nodes × frs).
     pub fn build(model: &Model) -> Result<World, Error> {
+        let problems = build::validation(model);
+        if !problems.is_empty() {
+            return Err(Error { problems });
+        }
+        build::Builder::default().build(model)
+    }
+
+    /// Builds the world from objects as Kueue's scheduler takes them when no API server
+    /// stands in between (upstream's scheduler unit tests create them so): only the checks
+    /// this engine needs to run are made, and what Kueue's cache tolerates is a [`Warning`]
+    /// — upstream's test names (`q_borrowing`), a `borrowingLimit` without a cohort (ignored),
+    /// a `lendingLimit` above the nominal quota, duplicate objects (the last one is used), a
+    /// cohort cycle (every ClusterQueue of the tree is inactive, reason `CohortCycle`, as
+    /// `kubernetes-sigs/kueue: pkg/cache/scheduler/snapshot.go` leaves such cohorts out).
+    ///
+    /// # Errors
+    /// [`Error`] listing every malformed object the engine cannot run (nothing is built).
+    ///
+    /// # Complexity
+    /// O(objects × log objects + nodes × frs).
+    pub fn build_unvalidated(model: &Model) -> Result<World, Error> {
         build::Builder::default().build(model)
     }
 }

@@ -17,7 +17,7 @@ fn run_fair(yaml: &str) -> ScheduleReport {
     let model = gpuquota_model::import_str("test.yaml", yaml)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(model.configuration.as_ref(), true).unwrap();
     gpuquota_cohort::fair::schedule(&world, &model, settings, None).unwrap()
 }
@@ -445,7 +445,7 @@ fn run_configured(yaml: &str) -> ScheduleReport {
     let model = gpuquota_model::import_str("test.yaml", yaml)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(model.configuration.as_ref(), false).unwrap();
     gpuquota_cohort::fair::schedule(&world, &model, settings, None).unwrap()
 }
@@ -621,7 +621,7 @@ mod properties {
         let model = gpuquota_model::import_str("p.yaml", &docs.concat())
             .expect("valid YAML")
             .model;
-        let world = World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+        let world = World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
         (model, world)
     }
 
@@ -741,7 +741,8 @@ mod upstream_fair_preemptions {
         let model = gpuquota_model::import_str("t.yaml", &y)
             .expect("valid YAML")
             .model;
-        let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+        let world =
+            gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
         let settings = settings_from_configuration(model.configuration.as_ref(), true).unwrap();
         let policy = FairSharing::new(&world, &model, settings).unwrap();
         let mut s = Scheduler::with_policy(&world, policy);
@@ -1090,7 +1091,8 @@ mod upstream_fair_preemptions {
         let model = gpuquota_model::import_str("t.yaml", &y)
             .expect("valid YAML")
             .model;
-        let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+        let world =
+            gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
         let settings = settings_from_configuration(model.configuration.as_ref(), true).unwrap();
         let policy = FairSharing::new(&world, &model, settings).unwrap();
         let mut s = Scheduler::with_policy(&world, policy);
@@ -1472,7 +1474,7 @@ fn upstream_schedule_lowest_share_first() {
     let model = gpuquota_model::import_str("t.yaml", &y)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
     let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
     assert_eq!(admitted_in_order(&r), vec![("eng-alpha/new".into(), 1)]);
@@ -1529,7 +1531,7 @@ fn upstream_schedule_hierarchical_tournament_winner() {
     let model = gpuquota_model::import_str("t.yaml", &y)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
     let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
     assert_eq!(admitted_in_order(&r), vec![("eng-alpha/d1".into(), 1)]);
@@ -1617,7 +1619,7 @@ fn upstream_schedule_preempt_from_highest_share() {
     let model = gpuquota_model::import_str("t.yaml", &y)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
     let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
     let mut v = victims(&r);
@@ -1687,7 +1689,8 @@ fn upstream_schedule_queue_borrowing_less_wins() {
         let model = gpuquota_model::import_str("t.yaml", &y)
             .expect("valid YAML")
             .model;
-        let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+        let world =
+            gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
         let settings = settings_from_configuration(None, true).unwrap();
         let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
         assert_eq!(
@@ -1756,7 +1759,7 @@ fn upstream_schedule_multiple_preemptions_within_queues() {
     let model = gpuquota_model::import_str("t.yaml", &y)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
     let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
     let mut v = victims(&r);
@@ -1826,7 +1829,7 @@ fn one_cycle(
     let model = gpuquota_model::import_str("t.yaml", &y)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
     gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap()
 }
@@ -2011,7 +2014,7 @@ fn upstream_schedule_nominal_first_is_per_flavor() {
     let model = gpuquota_model::import_str("t.yaml", &y)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
     let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
     assert_eq!(admitted_in_order(&r), vec![("eng-alpha/wl-a".into(), 1)]);
@@ -2063,7 +2066,7 @@ fn upstream_schedule_prefer_reclamation_over_priority_preemption() {
     let model = gpuquota_model::import_str("t.yaml", &y)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
     let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
     assert_eq!(
@@ -2091,7 +2094,8 @@ fn upstream_schedule_in_queue_preemption_under_fair_sharing() {
         let model = gpuquota_model::import_str("t.yaml", y)
             .expect("valid YAML")
             .model;
-        let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+        let world =
+            gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
         let settings = settings_from_configuration(None, true).unwrap();
         gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap()
     };

@@ -9,7 +9,28 @@ fn group_without_covered_resources_is_an_error_not_a_panic() {
     let mut y = rf("f");
     y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResource: [cpu]\n    flavors:\n    - name: f\n      resources:\n      - name: cpu\n        nominalQuota: 1\n---\n";
     let imported = gpuquota_model::import_str("t.yaml", &y).unwrap();
+    // The validated build reports the validator's problems, as `gpuquota validate` does.
     let err = gpuquota_cohort::World::build(&imported.model).unwrap_err();
+    let fields: Vec<(&str, &str)> = err
+        .problems
+        .iter()
+        .map(|p| (p.field.as_str(), p.message.as_str()))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            (
+                "spec.resourceGroups[0].coveredResources",
+                "Required value: must have at least 1 item"
+            ),
+            (
+                "spec.resourceGroups[0]",
+                "Invalid value: \"object\": flavors must have the same number of resources as the coveredResources"
+            ),
+        ]
+    );
+    // The engine's own guard, without the validator in front of it, refuses it too.
+    let err = gpuquota_cohort::World::build_unvalidated(&imported.model).unwrap_err();
     let fields: Vec<(&str, &str)> = err
         .problems
         .iter()

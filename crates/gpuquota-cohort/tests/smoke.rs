@@ -7,7 +7,8 @@ fn malformed_objects_are_all_listed() {
     let mut y = rf("f");
     y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: bad}\nspec:\n  queueingStrategy: Sometimes\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - name: f\n      resources:\n      - name: cpu\n        nominalQuota: -1\n        borrowingLimit: 2\n---\n";
     let imported = gpuquota_model::import_str("t.yaml", &y).unwrap();
-    let err = gpuquota_cohort::World::build(&imported.model).unwrap_err();
+    // The engine's own checks: what Kueue's cache cannot run.
+    let err = gpuquota_cohort::World::build_unvalidated(&imported.model).unwrap_err();
     let fields: Vec<&str> = err.problems.iter().map(|p| p.field.as_str()).collect();
     assert_eq!(
         fields,
@@ -16,10 +17,33 @@ fn malformed_objects_are_all_listed() {
             "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
         ]
     );
+    // The validated build: the validator's problems (the API server's rules too), in its
+    // wording, exactly as `gpuquota validate` prints them.
+    let err = gpuquota_cohort::World::build(&imported.model).unwrap_err();
+    let shown: Vec<String> = err.problems.iter().map(ToString::to_string).collect();
+    let validate: Vec<String> = gpuquota_model::validate::diagnostics(
+        &imported.model,
+        &gpuquota_model::validate::Options::default(),
+    )
+    .errors()
+    .map(ToString::to_string)
+    .collect();
+    assert_eq!(shown, validate);
+    assert_eq!(
+        shown,
+        [
+            "ClusterQueue \"bad\": spec.queueingStrategy: Unsupported value: \"Sometimes\": supported values: \"StrictFIFO\", \"BestEffortFIFO\"",
+            "ClusterQueue \"bad\": spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: Invalid value: \"-1\": must be greater than or equal to 0",
+            "ClusterQueue \"bad\": spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: Invalid value: \"2\": must be nil when cohort is empty",
+        ]
+    );
+    assert!(err.problems.iter().all(|p| p.code.as_str() == "invalid"));
 }
 
 /// Limits Kueue's cache tolerates (a borrowingLimit without a cohort, a lendingLimit above
-/// nominal; upstream's scheduler tests use both) are warnings, not errors.
+/// nominal; upstream's scheduler tests use both) are warnings, not errors, when the objects
+/// reach the engine without the API server ([`gpuquota_cohort::World::build_unvalidated`]);
+/// the validated build refuses them as the API server does.
 #[test]
 fn tolerated_limits_are_warnings() {
     let mut y = rf("f");
@@ -32,7 +56,7 @@ fn tolerated_limits_are_warnings() {
     y += &wl("w", "solo", 0, 1, 1, &[("cpu", "2")]);
     y += &wl("big", "solo", 0, 2, 1, &[("cpu", "3")]);
     let imported = gpuquota_model::import_str("t.yaml", &y).unwrap();
-    let w = gpuquota_cohort::World::build(&imported.model).expect("tolerated");
+    let w = gpuquota_cohort::World::build_unvalidated(&imported.model).expect("tolerated");
     let msgs: Vec<String> = w.warnings.iter().map(|x| x.message.clone()).collect();
     assert_eq!(
         msgs,
@@ -42,6 +66,7 @@ fn tolerated_limits_are_warnings() {
             "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: must be nil when cohort is empty; ignored (no parent)",
         ]
     );
+    assert!(gpuquota_cohort::World::build(&imported.model).is_err());
     // without a cohort the borrowing limit is ignored: the maximum capacity is the nominal
     let r = gpuquota_cohort::schedule(&w, None);
     assert_eq!(admitted_names(&r), ["ns/w"]);
@@ -72,4 +97,32 @@ fn fuzz_check_smoke() {
     y += &admitted("x", "b", "b", 0, 1, 2, "f", &[("nvidia.com/gpu", "1", "2")]);
     y += &wl("y", "a", 5, 2, 2, &[("nvidia.com/gpu", "1")]);
     gpuquota_cohort::fuzzing::check_schedule(y.as_bytes());
+}
+
+/// Every engine warning carries a stable code, so tools (the CLI's `--fair-sharing` filter)
+/// select them by code, never by message text.
+#[test]
+fn warnings_carry_stable_codes() {
+    let mut y = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {enable: true}\n---\n".to_owned();
+    y += &rf("f");
+    y += &cq(
+        "a",
+        Some("implicit"),
+        "",
+        &[vec![cpu("f", "2", None, None)]],
+    );
+    let imported = gpuquota_model::import_str("t.yaml", &y).unwrap();
+    let w = gpuquota_cohort::World::build(&imported.model).unwrap();
+    let codes: Vec<(&str, &str)> = w
+        .warnings
+        .iter()
+        .map(|x| (x.kind, x.code.as_str()))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            ("Cohort", "implicit-cohort"),
+            ("Configuration", "fair-sharing-not-run")
+        ]
+    );
 }

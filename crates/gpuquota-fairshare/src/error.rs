@@ -45,6 +45,11 @@ pub enum FairShareError {
         /// The missing name.
         name: String,
     },
+    /// The input fails the workspace's one validator
+    /// ([`gpuquota_model::validate::check_kinds`] on the Kueue kinds): its error
+    /// diagnostics, exactly as `gpuquota validate` reports them.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Validation(gpuquota_model::Diagnostics),
     /// The cohort parent chain loops.
     #[error(
         "Cohort \"{cohort}\": spec.parentName: the cohort hierarchy has a cycle through this cohort"

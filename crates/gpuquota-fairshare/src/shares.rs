@@ -253,12 +253,32 @@ pub fn tree_from_model(model: &Model) -> Result<ModelTree, FairShareError> {
 /// # Ok::<(), gpuquota_fairshare::FairShareError>(())
 /// ```
 ///
+/// The Kueue objects are validated first by the workspace's one validator
+/// ([`gpuquota_model::validate::check_kinds`]), so this refuses exactly what
+/// `gpuquota validate` refuses among them (a cohort cycle included);
+/// [`kueue_shares_unvalidated`] skips that step.
+///
+/// # Errors
+/// [`FairShareError::Validation`] with the validator's errors; otherwise as [`tree_from_model`].
+///
+/// # Complexity
+/// O(N·F log R + W).
+pub fn kueue_shares(model: &Model) -> Result<SharesReport, FairShareError> {
+    gpuquota_model::validate::check_kinds(model, gpuquota_model::validate::KUEUE_KINDS)
+        .map_err(FairShareError::Validation)?;
+    kueue_shares_unvalidated(model)
+}
+
+/// [`kueue_shares`] without the validator in front: the objects as Kueue's cache takes them
+/// when no API server stands in between. A tree with a cohort cycle is then left out (no
+/// share), as Kueue disables it.
+///
 /// # Errors
 /// As [`tree_from_model`].
 ///
 /// # Complexity
 /// O(N·F log R + W).
-pub fn kueue_shares(model: &Model) -> Result<SharesReport, FairShareError> {
+pub fn kueue_shares_unvalidated(model: &Model) -> Result<SharesReport, FairShareError> {
     let mt = tree_from_model(model)?;
     let t = &mt.tree;
     let share = |id| {

@@ -1,6 +1,6 @@
 //! `kueue_shares` on manifests: what `status.fairSharing.weightedShare` reports.
 
-use gpuquota_fairshare::shares::{NodeShare, kueue_shares};
+use gpuquota_fairshare::shares::{NodeShare, kueue_shares, kueue_shares_unvalidated};
 use gpuquota_model::import_str;
 
 const YAML: &str = r#"
@@ -119,7 +119,13 @@ fn share(v: i64, r: Option<&str>) -> Option<NodeShare> {
 #[test]
 fn shares_of_a_hierarchy() {
     let model = import_str("m.yaml", YAML).unwrap().model;
-    let r = kueue_shares(&model).unwrap();
+    // The fixture has a cohort cycle, which the validated entry point refuses.
+    let e = kueue_shares(&model).unwrap_err().to_string();
+    assert!(
+        e.contains("Cohort \"loop-a\": spec.parentName: Invalid value: \"loop-b\": cohort cycle: loop-a -> loop-b -> loop-a"),
+        "{e}"
+    );
+    let r = kueue_shares_unvalidated(&model).unwrap();
     // vision borrows 2 GPUs; lendable at research = potentialAvailable(research) = 8 GPUs
     // (research has no limits: 0 local + org's 8) → 2000 / 8 = 250. cpu is within nominal.
     assert_eq!(

@@ -451,8 +451,34 @@ fn unknown_field(source: &str, path: &str) -> Diagnostic {
         .engine("meter")
 }
 
+/// The accepted forms of this file's untagged enums, for the messages of
+/// [`gpuquota_model::import::serde_message_with`].
+const UNTAGGED_FORMS: &[(&str, &str)] = &[
+    (
+        "TimeIn",
+        "a time: RFC 3339 text such as \"2026-01-01T00:00:00Z\", or integer seconds",
+    ),
+    (
+        "DecimalIn",
+        "a decimal: a string such as \"4.50\", or a number",
+    ),
+    (
+        "QuotaIn",
+        "a quota: a number of cards, or a list of steps [{start, cards}]",
+    ),
+    (
+        "MigWeightsIn",
+        "MIG weights: compute-slices, memory-slices or max-instances, or a table {profile: \"n/d\"}",
+    ),
+];
+
+/// A parser message in words a user can act on (untagged enums list their forms).
+fn message(e: impl std::fmt::Display) -> String {
+    gpuquota_model::import::serde_message_with(&e.to_string(), UNTAGGED_FORMS)
+}
+
 fn parse_err(e: impl std::fmt::Display) -> MeteringError {
-    MeteringError::Parse(e.to_string())
+    MeteringError::Parse(message(e))
 }
 
 impl Document {
@@ -843,13 +869,13 @@ fn locate(value: &serde_json::Value, whole: &serde_json::Error) -> MeteringError
             Some(serde_json::Value::Array(items)) => {
                 for (i, item) in items.iter().enumerate() {
                     if let Err(e) = T::deserialize(item) {
-                        out.push(format!("{key}[{i}]: {e}"));
+                        out.push(format!("{key}[{i}]: {}", message(e)));
                     }
                 }
             }
             Some(v) if !v.is_null() => {
                 if let Err(e) = Vec::<T>::deserialize(v) {
-                    out.push(format!("{key}: {e}"));
+                    out.push(format!("{key}: {}", message(e)));
                 }
             }
             _ => {}
@@ -859,7 +885,7 @@ fn locate(value: &serde_json::Value, whole: &serde_json::Error) -> MeteringError
     if let Some(w) = value.get("window")
         && let Err(e) = WindowIn::deserialize(w)
     {
-        out.push(format!("window: {e}"));
+        out.push(format!("window: {}", message(e)));
     }
     check::<CardTypeIn>(value, "cardTypes", &mut out);
     check::<DepartmentIn>(value, "departments", &mut out);
@@ -869,7 +895,7 @@ fn locate(value: &serde_json::Value, whole: &serde_json::Error) -> MeteringError
     check::<ServiceIn>(value, "services", &mut out);
     check::<BusyIn>(value, "busy", &mut out);
     if out.is_empty() {
-        MeteringError::Parse(whole.to_string())
+        MeteringError::Parse(message(whole))
     } else {
         MeteringError::Parse(out.join("\n"))
     }

@@ -89,7 +89,7 @@ use crate::meta::ObjectMeta;
 mod fast;
 mod parse;
 
-pub use parse::{serde_message, yaml_error};
+pub use parse::{serde_message, serde_message_with, yaml_error};
 
 /// Every kind gpuquota reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -42,6 +42,14 @@
 //! ignore: a ResourceQuota's `limits.<extended resource>` (quota enforcement only counts
 //! `requests.` for extended resources, so `kueue schedule` warns too and it is not an error).
 //!
+//! **One validator.** The engines' input builders run this validator first on the kinds
+//! they read ([`diagnostics_of`], [`check_kinds`], [`KUEUE_KINDS`], [`KAI_KINDS`]) and refuse
+//! the input on any error, reporting the same diagnostic (code, field path, wording); so
+//! `gpuquota validate` fails exactly when an engine refuses. A cohort cycle is an error
+//! everywhere although Kueue's API server accepts it (its cache makes the whole tree
+//! inactive: `kubernetes-sigs/kueue: pkg/cache/scheduler/snapshot.go`); the reasons are in
+//! `gpuquota-cohort`'s crate docs.
+//!
 //! Beyond upstream: a Node's allocatable and capacity, a Pod's requests and limits and a KAI
 //! Queue's quota, limit and weight must be at most 1E (10^18 units, [`MAX_RESOURCE_UNITS`]),
 //! the largest amount the engines hold exactly (the KAI engine computes in nano-units);
@@ -248,8 +256,85 @@ impl Options {
 /// # Complexity
 /// As [`problems`].
 pub fn diagnostics(model: &Model, options: &Options) -> Diagnostics {
+    diagnostics_of(model, options, ALL_KINDS)
+}
+
+/// Every kind [`problems`] checks.
+pub const ALL_KINDS: &[Kind] = &[
+    Kind::ResourceFlavor,
+    Kind::ClusterQueue,
+    Kind::Cohort,
+    Kind::LocalQueue,
+    Kind::Workload,
+    Kind::WorkloadPriorityClass,
+    Kind::PriorityClass,
+    Kind::Namespace,
+    Kind::ResourceQuota,
+    Kind::Pod,
+    Kind::Node,
+    Kind::Queue,
+    Kind::PodGroup,
+    Kind::Configuration,
+];
+
+/// The kinds the Kueue engines read (`gpuquota-cohort`'s `World::build`,
+/// `gpuquota-fairshare`'s `kueue_shares`): their validation errors make those engines refuse
+/// the input.
+pub const KUEUE_KINDS: &[Kind] = &[
+    Kind::ResourceFlavor,
+    Kind::ClusterQueue,
+    Kind::Cohort,
+    Kind::LocalQueue,
+    Kind::Workload,
+    Kind::WorkloadPriorityClass,
+    Kind::PriorityClass,
+    Kind::Namespace,
+    Kind::ResourceQuota,
+    Kind::Configuration,
+];
+
+/// The kinds the KAI engine reads (`gpuquota-rank`'s `Cluster::from_model`).
+pub const KAI_KINDS: &[Kind] = &[
+    Kind::Queue,
+    Kind::PodGroup,
+    Kind::Pod,
+    Kind::Node,
+    Kind::PriorityClass,
+];
+
+/// The errors of [`diagnostics_of`] (default [`Options`]) on `kinds`, or `Ok` when there is
+/// none: the first step of every engine's input builder.
+///
+/// # Errors
+/// The error diagnostics, in the validator's order.
+///
+/// # Complexity
+/// As [`problems`].
+pub fn check_kinds(model: &Model, kinds: &[Kind]) -> Result<(), Diagnostics> {
+    let errors: Diagnostics = diagnostics_of(model, &Options::default(), kinds)
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// [`diagnostics`] restricted to the objects of `kinds`: the check every engine's input builder
+/// runs first on the kinds it reads (`World::build` on the Kueue kinds, `Cluster::from_model`
+/// on the KAI and core kinds), so that a mistake has one code, one wording and one field path
+/// whichever command reports it, and `validate` fails exactly when an engine refuses.
+///
+/// # Complexity
+/// As [`problems`].
+pub fn diagnostics_of(model: &Model, options: &Options, kinds: &[Kind]) -> Diagnostics {
     let mut out = Diagnostics::default();
-    for p in problems(model) {
+    for p in problems(model)
+        .into_iter()
+        .filter(|p| kinds.contains(&p.kind))
+    {
         let (severity, code) = match p.error_type {
             ErrorType::NotFound if !options.complete => (Severity::Warning, codes::NOT_FOUND),
             ErrorType::NotFound => (Severity::Error, codes::NOT_FOUND),
@@ -273,7 +358,11 @@ pub fn diagnostics(model: &Model, options: &Options) -> Diagnostics {
                 .field(p.field),
         );
     }
-    for (key, rq) in &model.resource_quotas {
+    let quotas = model
+        .resource_quotas
+        .iter()
+        .filter(|_| kinds.contains(&Kind::ResourceQuota));
+    for (key, rq) in quotas {
         for name in rq.spec.hard.keys() {
             if let Some(rest) = name.strip_prefix("limits.")
                 && is_extended(rest)

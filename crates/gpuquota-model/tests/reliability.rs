@@ -236,3 +236,32 @@ fn fast_and_exact_paths_agree() {
         assert_eq!(fast.finish(), exact.finish(), "{text}");
     }
 }
+
+/// The whole messages of the limits, a tiny quantity, a JSON duplicate key and a quantity
+/// with a space, pinned (the complaints: YAML-library advice, Rust Debug syntax,
+/// "too large" for a tiny number), each naming kind and object where there is one.
+#[test]
+fn limit_and_tiny_quantity_messages_are_pinned() {
+    let deep = format!("{}1{}", "[".repeat(80), "]".repeat(80));
+    let text =
+        format!("apiVersion: v1\nkind: Node\nmetadata: {{name: node-a}}\nspec: {{x: {deep}}}\n");
+    assert_eq!(
+        errors(&text),
+        ["t.yaml: YAML: YAML nesting is deeper than 64 levels at line 4 column 73; manifests nest far less: check the indentation"]
+    );
+    let text = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus:\n  allocatable: {cpu: \"1e-9999999999\"}\n";
+    assert_eq!(
+        errors(text),
+        ["t.yaml (document 1): Node \"node-a\": status.allocatable.cpu: quantity \"1e-9999999999\" has an exponent beyond ±1000; write it with a suffix or a smaller exponent (e.g. 1n, 5E)"]
+    );
+    let text = "{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"kind\": \"Node\", \"metadata\": {\"name\": \"n\"}}";
+    assert_eq!(
+        errors(text),
+        ["t.yaml: JSON: duplicate key \"kind\": a key may appear only once in an object; remove or merge one of them at line 1 column 43"]
+    );
+    let text = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus:\n  allocatable: {cpu: \" 4\"}\n";
+    assert_eq!(
+        errors(text),
+        ["t.yaml (document 1): Node \"node-a\": status.allocatable.cpu: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': \" 4\""]
+    );
+}

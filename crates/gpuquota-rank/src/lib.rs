@@ -77,6 +77,17 @@
 //! their own tables; time-based fairshare reads sliding, tumbling and cron usage windows
 //! ([`usage`], [`cron`]).
 //!
+//! # Input checks: one validator
+//!
+//! [`Cluster::from_model`] first runs the workspace's one validator
+//! ([`gpuquota_model::validate::check_kinds`] on
+//! [`gpuquota_model::validate::KAI_KINDS`]) and refuses the input on any error, with the
+//! validator's code, field path and wording (invalid names, duplicate objects, queue cycles,
+//! negative quotas, ...), so `gpuquota validate` fails exactly when this engine refuses and
+//! prints the same line. The engine's own checks (a pod on a node that does not exist,
+//! amounts the session cannot hold, the tree depth) follow. [`Cluster::from_model_unvalidated`]
+//! skips the validator, for objects as upstream's unit tests create them.
+//!
 //! # Deviations from upstream, on purpose
 //!
 //! * Exact arithmetic instead of float64: results equal upstream's up to float rounding

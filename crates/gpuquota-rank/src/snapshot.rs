@@ -743,15 +743,42 @@ fn latest_timestamp(model: &Model) -> Timestamp {
 }
 
 impl Cluster {
-    /// Builds the session input from imported objects.
+    /// Builds the session input from imported objects, after the workspace's one validator.
+    ///
+    /// The objects of the kinds this engine reads
+    /// ([`gpuquota_model::validate::KAI_KINDS`]: Queue, PodGroup, Pod, Node, PriorityClass)
+    /// are validated first with [`gpuquota_model::validate::check_kinds`], the check
+    /// `gpuquota validate` runs: its errors are returned as they are (same code, field path
+    /// and wording), so this engine refuses exactly what `validate` refuses among its objects
+    /// (invalid names, duplicates, queue cycles, ...). The engine's own checks
+    /// ([`Cluster::from_model_unvalidated`]) then run on valid input.
     ///
     /// # Errors
     /// [`Diagnostics`]: every bad object and field in the input (each an error
     /// naming kind, name and field), not only the first; nothing is built on error.
     ///
     /// # Complexity
-    /// O(Q + P log P + N) for queues, pods and nodes.
+    /// O(Q + P log P + N) for queues, pods and nodes, plus the validation's
+    /// O(n log n) in the number of objects.
     pub fn from_model(model: &Model, options: &BuildOptions) -> Result<Cluster, Diagnostics> {
+        gpuquota_model::validate::check_kinds(model, gpuquota_model::validate::KAI_KINDS)?;
+        Cluster::from_model_unvalidated(model, options)
+    }
+
+    /// Builds the session input with only this engine's own checks, for objects that reach
+    /// the scheduler without the API server in between (as upstream's unit tests create
+    /// them): duplicates are then read last-one-wins and names are not checked.
+    ///
+    /// # Errors
+    /// [`Diagnostics`]: every bad object and field the engine cannot run; nothing is built
+    /// on error.
+    ///
+    /// # Complexity
+    /// O(Q + P log P + N) for queues, pods and nodes.
+    pub fn from_model_unvalidated(
+        model: &Model,
+        options: &BuildOptions,
+    ) -> Result<Cluster, Diagnostics> {
         // Every problem is recorded and the bad value read as its default, so that the rest
         // of the input is still checked; the list is returned at the end if not empty.
         let mut problems = Diagnostics::default();

@@ -58,7 +58,7 @@ status: {phase: Running}
 
 fn errors(yaml: &str) -> Diagnostics {
     let imported = import_str("bad.yaml", yaml).unwrap();
-    Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap_err()
+    Cluster::from_model_unvalidated(&imported.model, &BuildOptions::default()).unwrap_err()
 }
 
 /// `(kind, name, field)` of every problem, in reading order; each is a KAI error.
@@ -214,7 +214,8 @@ fn problems_carry_stable_codes() {
 fn orphan_queue_is_a_warning() {
     let yaml = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: proj}\nspec: {parentQueue: gone}\n";
     let imported = import_str("o.yaml", yaml).unwrap();
-    let cluster = Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap();
+    let cluster =
+        Cluster::from_model_unvalidated(&imported.model, &BuildOptions::default()).unwrap();
     let w: Vec<String> = cluster.warnings.iter().map(ToString::to_string).collect();
     assert_eq!(
         w,
@@ -241,7 +242,8 @@ fn session_overflow_is_an_error_not_a_panic() {
         ));
     }
     let imported = import_str("big.yaml", &y).unwrap();
-    let cluster = Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap();
+    let cluster =
+        Cluster::from_model_unvalidated(&imported.model, &BuildOptions::default()).unwrap();
     let err = gpuquota_rank::run_session(&cluster, &Default::default()).unwrap_err();
     assert!(err.to_string().contains("overflow"), "{err}");
 }

@@ -896,7 +896,7 @@ fn pods_of_other_schedulers_hold_resources_but_are_not_jobs() {
 fn missing_gpu_block_means_no_quota_and_no_limit() {
     let yaml = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec: {}\n";
     let imported = import_str("s.yaml", yaml).unwrap();
-    let c = Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap();
+    let c = Cluster::from_model_unvalidated(&imported.model, &BuildOptions::default()).unwrap();
     let p = c.hierarchy.queues()[0].resources[0];
     assert_eq!((p.deserved, p.weight, p.limit), (Some(0), 0, None));
     let cpu = c.hierarchy.queues()[0].resources[1];
@@ -940,7 +940,8 @@ status: {phase: Pending}
 fn queue_cycles_are_reported_not_looped() {
     let yaml = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: root}\nspec: {}\n---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: a}\nspec: {parentQueue: b}\n---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: b}\nspec: {parentQueue: a}\n---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: c}\nspec: {parentQueue: a}\n";
     let imported = import_str("s.yaml", yaml).unwrap();
-    let err = Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap_err();
+    let err =
+        Cluster::from_model_unvalidated(&imported.model, &BuildOptions::default()).unwrap_err();
     assert!(err.to_string().contains("loops back"), "{err}");
 }
 

@@ -149,7 +149,7 @@ impl Topo {
     /// The `kai fairshare` JSON.
     fn fairshare(&self) -> Value {
         let model = import_str("upstream.yaml", &self.yaml()).unwrap().model;
-        let cluster = Cluster::from_model(
+        let cluster = Cluster::from_model_unvalidated(
             &model,
             &BuildOptions {
                 total: [None; 3],
@@ -167,7 +167,7 @@ impl Topo {
         let model = import_str("upstream.yaml", &yaml)
             .unwrap_or_else(|e| panic!("{e}\n{yaml}"))
             .model;
-        let cluster = Cluster::from_model(
+        let cluster = Cluster::from_model_unvalidated(
             &model,
             &BuildOptions {
                 total: [None; 3],
@@ -540,7 +540,7 @@ spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]}
 status: {phase: Pending}
 "#;
     let model = import_str("states.yaml", yaml).unwrap().model;
-    let cluster = Cluster::from_model(
+    let cluster = Cluster::from_model_unvalidated(
         &model,
         &BuildOptions {
             total: [None; 3],
@@ -659,7 +659,7 @@ fn gpu_groups_place_running_fractions_consolidation_e06() {
     );
     assert_eq!(yaml.matches("runai-gpu-group").count(), 2);
     let model = import_str("e06.yaml", &yaml).unwrap().model;
-    let cluster = Cluster::from_model(
+    let cluster = Cluster::from_model_unvalidated(
         &model,
         &BuildOptions {
             total: [None; 3],
@@ -739,7 +739,7 @@ spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "2"}}}]}
 status: {phase: Pending}
 "#;
     let model = import_str("q.yaml", yaml).unwrap().model;
-    let cluster = Cluster::from_model(
+    let cluster = Cluster::from_model_unvalidated(
         &model,
         &BuildOptions {
             total: gpuquota_rank::snapshot::parse_total("gpu=4").unwrap(),
@@ -846,7 +846,7 @@ fn proportion_two_hierarchy_queues_simplified() {
             );
         }
         let model = import_str("pt.yaml", &yaml).unwrap().model;
-        let cluster = Cluster::from_model(
+        let cluster = Cluster::from_model_unvalidated(
             &model,
             &BuildOptions {
                 total: gpuquota_rank::snapshot::parse_total(&format!("gpu={total}")).unwrap(),
@@ -932,7 +932,7 @@ fn consolidation_picks_the_victim_the_job_needs_out_of_order() {
         1,
     );
     let model = import_str("c3.yaml", &yaml).unwrap().model;
-    let cluster = Cluster::from_model(
+    let cluster = Cluster::from_model_unvalidated(
         &model,
         &BuildOptions {
             total: [None; 3],
@@ -1001,7 +1001,7 @@ status: {{allocatable: {{nvidia.com/gpu: "2", cpu: "8", memory: 8Gi}}}}
     };
     let build = |min: i32| {
         let model = import_str("m.yaml", &yaml(min)).unwrap().model;
-        Cluster::from_model(
+        Cluster::from_model_unvalidated(
             &model,
             &BuildOptions {
                 total: [None; 3],
@@ -1070,7 +1070,7 @@ spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]}
 status: {phase: Pending}
 "#;
     let model = import_str("o.yaml", yaml).unwrap().model;
-    let cluster = Cluster::from_model(
+    let cluster = Cluster::from_model_unvalidated(
         &model,
         &BuildOptions {
             total: gpuquota_rank::snapshot::parse_total("gpu=4").unwrap(),
@@ -1117,7 +1117,7 @@ fn fraction_pipelined_onto_the_shared_gpu_being_released() {
         );
     assert_eq!(yaml.matches("runai-gpu-group").count(), 2);
     let model = import_str("frac.yaml", &yaml).unwrap().model;
-    let cluster = Cluster::from_model(
+    let cluster = Cluster::from_model_unvalidated(
         &model,
         &BuildOptions {
             total: [None; 3],
@@ -1154,7 +1154,7 @@ fn releasing_pods_keep_a_gang_from_being_stale() {
             "metadata: {name: gang, namespace: test, annotations: {kai.scheduler/stale-podgroup-timestamp: \"2025-01-01T00:00:00Z\"},",
         );
         let model = import_str("s.yaml", &yaml).unwrap().model;
-        let cluster = Cluster::from_model(
+        let cluster = Cluster::from_model_unvalidated(
             &model,
             &BuildOptions {
                 total: [None; 3],
@@ -1251,7 +1251,7 @@ status: {phase: Pending}
 
 fn requested_with_key(key: Option<&str>) -> (Value, Value, Vec<String>) {
     let model = import_str("labels.yaml", LABELLED_PODS).unwrap().model;
-    let cluster = Cluster::from_model(
+    let cluster = Cluster::from_model_unvalidated(
         &model,
         &BuildOptions {
             total: gpuquota_rank::snapshot::parse_total("gpu=16").unwrap(),

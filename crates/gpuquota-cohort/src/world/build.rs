@@ -17,7 +17,7 @@ use super::{
     PodSetInfo, QueueRef, ReclaimPolicy, ResourceId, RqInfo, TOPOLOGY_ANNOTATIONS, WithinPolicy,
     WorkloadInfo, World,
 };
-use crate::error::{Error, Problem, Warning};
+use crate::error::{Error, Problem, Warning, codes};
 use crate::tree::{FrId, FrQuota, Node, NodeId, NodeKind, QuotaTree, Usage};
 
 mod checks;
@@ -80,6 +80,29 @@ fn cq_of(cq_names: &[&String], name: &str) -> Option<CqId> {
         .map(|i| i as CqId)
 }
 
+/// The errors of the workspace's one validator
+/// ([`gpuquota_model::validate::diagnostics_of`]) on the kinds this engine reads
+/// ([`crate::KINDS`]), as this engine's problems: same code, field path and wording as
+/// `gpuquota validate` prints them, and in its order. Empty when the input is valid.
+pub(super) fn validation(model: &Model) -> Vec<Problem> {
+    let options = gpuquota_model::validate::Options::default();
+    let found = gpuquota_model::validate::diagnostics_of(model, &options, crate::KINDS);
+    found
+        .errors()
+        .map(|d| Problem {
+            kind: crate::KINDS
+                .iter()
+                .map(|k| k.as_str())
+                .find(|k| *k == d.kind)
+                .unwrap_or("Object"),
+            name: d.name.clone(),
+            field: d.field.clone(),
+            message: d.message.clone(),
+            code: d.code,
+        })
+        .collect()
+}
+
 #[derive(Default)]
 pub(super) struct Builder {
     problems: Vec<Problem>,
@@ -107,8 +130,15 @@ impl Builder {
         });
     }
 
-    fn warn(&mut self, kind: &'static str, name: &str, message: impl Into<String>) {
+    fn warn(
+        &mut self,
+        code: gpuquota_model::diag::Code,
+        kind: &'static str,
+        name: &str,
+        message: impl Into<String>,
+    ) {
         self.warnings.push(Warning {
+            code,
             kind,
             name: name.to_owned(),
             message: message.into(),
@@ -185,6 +215,7 @@ impl Builder {
             .is_some_and(|c| c.fair_sharing_enabled())
         {
             self.warn(
+codes::FAIR_SHARING_NOT_RUN,
                 "Configuration",
                 "",
                 "fair sharing is configured; this engine orders and preempts classically (fair sharing is the gpuquota-fairshare engine)",
@@ -199,7 +230,12 @@ impl Builder {
             match crate::config::ResourceRules::from_configuration(model.configuration.as_ref()) {
                 Ok((rules, warnings)) => {
                     for (field, message) in warnings {
-                        self.warn("Configuration", &config_name, format!("{field}: {message}"));
+                        self.warn(
+                            codes::NOT_MODELLED,
+                            "Configuration",
+                            &config_name,
+                            format!("{field}: {message}"),
+                        );
                     }
                     rules
                 }
@@ -212,6 +248,7 @@ impl Builder {
             };
         for d in &model.duplicates {
             self.warn(
+                gpuquota_model::diag::codes::DUPLICATE_OBJECT,
                 "Object",
                 &d.name,
                 format!(
@@ -269,7 +306,8 @@ impl Builder {
                 && !model.cohorts.contains_key(c)
             {
                 if implicit.insert(c.to_owned()) {
-                    self.warn("Cohort", c, format!("no Cohort object (named by ClusterQueue {cq_name:?}); an implicit cohort without quota is used"));
+                    self.warn(
+codes::IMPLICIT_COHORT,"Cohort", c, format!("no Cohort object (named by ClusterQueue {cq_name:?}); an implicit cohort without quota is used"));
                 }
                 cohort_names.insert(c.to_owned());
             }
@@ -279,7 +317,8 @@ impl Builder {
                 && !model.cohorts.contains_key(p)
             {
                 if implicit.insert(p.to_owned()) {
-                    self.warn("Cohort", p, format!("no Cohort object (parent of {co_name:?}); an implicit cohort without quota is used"));
+                    self.warn(
+codes::IMPLICIT_COHORT,"Cohort", p, format!("no Cohort object (parent of {co_name:?}); an implicit cohort without quota is used"));
                 }
                 cohort_names.insert(p.to_owned());
             }
@@ -347,6 +386,7 @@ impl Builder {
         for i in 0..nc {
             if in_cycle[i] {
                 self.warn(
+                    codes::COHORT_CYCLE,
                     "Cohort",
                     &cohort_list[i],
                     "its parent chain has a cycle; every ClusterQueue of the tree is inactive",
@@ -428,6 +468,7 @@ impl Builder {
                 .collect();
             if !missing.is_empty() {
                 self.warn(
+                    codes::INACTIVE_QUEUE,
                     "ClusterQueue",
                     name,
                     format!(
@@ -444,7 +485,8 @@ impl Builder {
                 inactive = Some("CohortCycle");
             }
             if !s.admission_checks.is_empty() || s.admission_checks_strategy.is_some() {
-                self.warn("ClusterQueue", name, "admission checks are not modelled; workloads are treated as admitted once quota is reserved");
+                self.warn(
+codes::NOT_MODELLED,"ClusterQueue", name, "admission checks are not modelled; workloads are treated as admitted once quota is reserved");
             }
             let (bwc, thr) = s.borrow_within_cohort();
             let (wb, wp, pref) = s.flavor_fungibility();
@@ -561,6 +603,7 @@ impl Builder {
             // topology-aware scheduling is not modelled: say so for every request of it
             if ps.topology_request.is_some() {
                 self.warn(
+codes::NOT_MODELLED,
                         "Workload",
                         key,
                         format!("{base}.topologyRequest: topology-aware scheduling is not modelled; the PodSet is admitted by quota alone"),
@@ -573,6 +616,7 @@ impl Builder {
                     .filter(|a| TOPOLOGY_ANNOTATIONS.contains(&a.as_str()))
                 {
                     self.warn(
+codes::NOT_MODELLED,
                             "Workload",
                             key,
                             format!("{base}.template.metadata.annotations[{a}]: topology-aware scheduling is not modelled; the PodSet is admitted by quota alone"),
@@ -688,6 +732,7 @@ impl Builder {
                 );
             match cq_of(ctx.cq_names, &adm.cluster_queue) {
                     None => self.warn(
+gpuquota_model::diag::codes::NOT_FOUND,
                         "Workload",
                         key,
                         format!("admitted to ClusterQueue {:?}, which does not exist; its usage is not counted", adm.cluster_queue),
@@ -751,11 +796,13 @@ impl Builder {
         } else {
             match queue {
                 QueueRef::LocalQueueMissing(q) => self.warn(
+                    gpuquota_model::diag::codes::NOT_FOUND,
                     "Workload",
                     key,
                     format!("LocalQueue {q:?} doesn't exist; the workload stays pending"),
                 ),
                 QueueRef::ClusterQueueMissing(q) => self.warn(
+                    gpuquota_model::diag::codes::NOT_FOUND,
                     "Workload",
                     key,
                     format!("ClusterQueue {q:?} doesn't exist; the workload stays pending"),
@@ -780,6 +827,7 @@ impl Builder {
                 if tree.available_raw(usage, cq.node, fr) < Amount::ZERO {
                     let (f, r) = frs[fr as usize];
                     self.warn(
+codes::OVER_ADMISSION,
                         "ClusterQueue",
                         &cq.name,
                         format!(
@@ -812,6 +860,7 @@ impl Builder {
             }
             if rq.spec.hard.keys().any(|k| k.starts_with("limits.")) {
                 self.warn(
+                    gpuquota_model::diag::codes::IGNORED_BY_ENGINES,
                     "ResourceQuota",
                     key,
                     "limits.* caps are not enforced by the admission engine (requests only)",

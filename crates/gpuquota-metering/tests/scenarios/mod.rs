@@ -698,3 +698,32 @@ fn a_whole_card_beside_its_own_mig_instance_is_overbooking() {
         ]
     );
 }
+
+/// A value that fits none of an untagged enum's forms is reported with the forms accepted
+/// (the shared `serde_message_with` rewrite), naming the entry, never serde's "data did not
+/// match any variant of untagged enum".
+#[test]
+fn untagged_enum_failures_list_the_accepted_forms() {
+    let cases = [
+        (
+            "window: {start: [1], end: 3600}\ncardTypes: [{name: H200, pricePerHour: \"1\"}]\n",
+            "window: expected a time: RFC 3339 text such as \"2026-01-01T00:00:00Z\", or integer seconds; the value has none of these forms",
+        ),
+        (
+            "window: {start: 0, end: 3600}\ncardTypes: [{name: H200, pricePerHour: [4]}]\n",
+            "cardTypes[0]: expected a decimal: a string such as \"4.50\", or a number; the value has none of these forms",
+        ),
+        (
+            "window: {start: 0, end: 3600}\ncardTypes: [{name: H200, pricePerHour: \"1\"}]\ndepartments: [{name: A, quota: {H200: {cards: 1}}}]\n",
+            "departments[0]: expected a quota: a number of cards, or a list of steps [{start, cards}]; the value has none of these forms",
+        ),
+        (
+            "window: {start: 0, end: 3600}\ncardTypes: [{name: H200, pricePerHour: \"1\"}]\nmigWeights: [1]\n",
+            "expected MIG weights: compute-slices, memory-slices or max-instances, or a table {profile: \"n/d\"}; the value has none of these forms",
+        ),
+    ];
+    for (text, expected) in cases {
+        let e = Document::from_yaml(text).unwrap_err().to_string();
+        assert_eq!(e, expected, "{text}");
+    }
+}

@@ -177,14 +177,32 @@ fn budget(breach: &serde_saphyr::budget::BudgetBreach, at: &str) -> String {
 /// A deserialization message with serde's internal phrasing replaced by what a user can act
 /// on (untagged enums say which forms are accepted).
 pub fn serde_message(msg: &str) -> String {
-    if let Some(rest) = msg.strip_prefix("data did not match any variant of untagged enum ") {
-        let name = rest.split_whitespace().next().unwrap_or(rest);
-        return format!(
-            "the value has none of the forms {name} accepts (see the documentation of {name}){}",
-            rest.strip_prefix(name).unwrap_or("")
-        );
+    serde_message_with(msg, &[])
+}
+
+/// [`serde_message`] with the accepted forms of the caller's untagged enums: `forms` maps a
+/// type name (`DecimalIn`) to the forms it accepts in words (`a string such as "4.50", or a
+/// number`). A failure of a listed enum becomes `expected <forms>; the value has none of
+/// these forms`, followed by serde's location if it gave one; an unlisted one names the type.
+pub fn serde_message_with(msg: &str, forms: &[(&str, &str)]) -> String {
+    const PREFIX: &str = "data did not match any variant of untagged enum ";
+    let Some(at) = msg.find(PREFIX) else {
+        return msg.to_owned();
+    };
+    let (before, rest) = (&msg[..at], &msg[at + PREFIX.len()..]);
+    let name = rest
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or(rest);
+    let tail = rest.strip_prefix(name).unwrap_or("");
+    match forms.iter().find(|(n, _)| *n == name) {
+        Some((_, accepted)) => {
+            format!("{before}expected {accepted}; the value has none of these forms{tail}")
+        }
+        None => format!(
+            "{before}the value has none of the forms {name} accepts (see the documentation of {name}){tail}"
+        ),
     }
-    msg.to_owned()
 }
 
 /// A JSON value built with duplicate keys refused.
@@ -403,5 +421,17 @@ mod tests {
     fn untagged_messages_name_the_forms() {
         let m = serde_message("data did not match any variant of untagged enum Source");
         assert!(m.contains("none of the forms Source accepts"), "{m}");
+        let forms = [("TimeIn", "RFC 3339 text or integer seconds")];
+        assert_eq!(
+            serde_message_with(
+                "window.start: data did not match any variant of untagged enum TimeIn at line 2 column 10",
+                &forms
+            ),
+            "window.start: expected RFC 3339 text or integer seconds; the value has none of these forms at line 2 column 10"
+        );
+        assert_eq!(
+            serde_message_with("invalid type: map", &forms),
+            "invalid type: map"
+        );
     }
 }

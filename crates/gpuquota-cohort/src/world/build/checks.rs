@@ -126,6 +126,7 @@ impl Builder {
                                     "must be nil when parent is empty"
                                 };
                                 self.warn(
+                                    crate::error::codes::API_SERVER_REJECTS,
                                     kind,
                                     name,
                                     format!("{rbase}.{field}: {msg}; ignored (no parent)"),
@@ -140,6 +141,7 @@ impl Builder {
                         // rejected by the webhook, tolerated by Kueue's cache: the guaranteed
                         // part max(0, nominal - lendingLimit) is 0, everything is lent
                         self.warn(
+crate::error::codes::API_SERVER_REJECTS,
                             kind,
                             name,
                             format!(
@@ -230,6 +232,7 @@ impl Builder {
         {
             // rejected by the API server; Kueue's scheduler applies the preference anyway
             self.warn(
+crate::error::codes::API_SERVER_REJECTS,
                 "ClusterQueue",
                 name,
                 "spec.flavorFungibility.preference: preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor; applied as given",
@@ -241,6 +244,7 @@ impl Builder {
             // rejected by the API server; Kueue's scheduler runs it (and upstream's scheduler
             // tests use it): only the ClusterQueue's own workloads can be preempted
             self.warn(
+crate::error::codes::API_SERVER_REJECTS,
                 "ClusterQueue",
                 name,
                 "spec.preemption: reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never; applied as given",
