@@ -790,3 +790,160 @@ fn gpuquota_annotations_reach_the_workload_and_owner_annotations_the_podgroup() 
         "24h"
     );
 }
+
+/// kubernetes-sigs/kueue: pkg/controller/jobs/appwrapper/appwrapper_controller_test.go,
+/// `TestPodSets` "no annotations": an AppWrapper `aw` wrapping a PyTorchJob (Master 1,
+/// Worker 4) and a Job of parallelism 2 has the PodSets `aw-0`: 1, `aw-1`: 4, `aw-2`: 2.
+#[test]
+fn appwrapper_podsets_are_its_components_pod_sets_in_order() {
+    let spec = "{containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]}";
+    let aw = format!(
+        "apiVersion: workload.codeflare.dev/v1beta2\nkind: AppWrapper\nmetadata: {{name: aw, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+         spec:\n  components:\n\
+         \x20 - template:\n      apiVersion: kubeflow.org/v1\n      kind: PyTorchJob\n      metadata: {{name: pytorchjob}}\n\
+         \x20     spec: {{pytorchReplicaSpecs: {{Master: {{replicas: 1, template: {{spec: {spec}}}}}, Worker: {{replicas: 4, template: {{spec: {spec}}}}}}}}}\n\
+         \x20 - template:\n      apiVersion: batch/v1\n      kind: Job\n      metadata: {{name: job}}\n\
+         \x20     spec: {{parallelism: 2, template: {{spec: {spec}}}}}\n"
+    );
+    let wl = format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: appwrapper-aw-6bab2, namespace: ns}}\n\
+         spec:\n  queueName: q\n  priority: 0\n  podSets:\n\
+         \x20 - {{name: aw-0, count: 1, template: {{spec: {spec}}}}}\n\
+         \x20 - {{name: aw-1, count: 4, template: {{spec: {spec}}}}}\n\
+         \x20 - {{name: aw-2, count: 2, template: {{spec: {spec}}}}}\n"
+    );
+    assert_workload(&aw, "ns/appwrapper-aw-6bab2", &wl);
+    // Declared pod sets win over inference; an unknown kind without them has none.
+    let declared = format!(
+        "apiVersion: workload.codeflare.dev/v1beta2\nkind: AppWrapper\nmetadata: {{name: aw, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+         spec:\n  components:\n\
+         \x20 - podSets: [{{replicas: 3, path: template.spec.template}}]\n    template: {{apiVersion: example.com/v1, kind: Trainer, spec: {{template: {{spec: {spec}}}}}}}\n\
+         \x20 - template: {{apiVersion: v1, kind: ConfigMap, data: {{a: b}}}}\n\
+         \x20 - podSets: [{{path: template.spec.missing}}]\n    template: {{apiVersion: example.com/v1, kind: Other, spec: {{}}}}\n"
+    );
+    let i = import(&declared);
+    let wl = &i.model.workloads["ns/appwrapper-aw-6bab2"];
+    let sets: Vec<(&str, i32)> = wl
+        .spec
+        .pod_sets
+        .iter()
+        .map(|p| (p.name.as_str(), p.count))
+        .collect();
+    assert_eq!(sets, vec![("aw-0", 3)]);
+    assert!(
+        warnings(&i)
+            .iter()
+            .any(|m| m.contains("template.spec.missing") && m.contains("no pod template")),
+        "{:?}",
+        warnings(&i)
+    );
+}
+
+/// The ClusterTrainingRuntime of kubernetes-sigs/kueue:
+/// pkg/controller/jobs/trainjob/trainjob_controller_test.go, `TestReconciler`: replicated
+/// jobs `node` (the trainer step) and `foo`, each 1 replica of parallelism 1.
+const TRAINING_RUNTIME: &str = r#"apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: test}
+spec:
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        replicas: 1
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {parallelism: 1, completions: 1, template: {spec: {containers: [{name: node, resources: {requests: {cpu: "1"}}}]}}}
+      - name: foo
+        replicas: 1
+        template:
+          spec: {parallelism: 1, completions: 1, template: {spec: {containers: [{name: foo, resources: {requests: {cpu: "1"}}}]}}}
+"#;
+
+/// kubernetes-sigs/kueue: pkg/controller/jobs/trainjob/trainjob_controller_test.go,
+/// `TestReconciler`: "workload is created with the corresponding podsets" (`node`: 1,
+/// `foo`: 1) and "podset count for the trainer job is set to .Spec.Trainer.NumNodes"
+/// (`node`: 2, `foo`: 1).
+#[test]
+fn trainjob_podsets_come_from_its_training_runtime() {
+    let tj = |trainer: &str| {
+        format!(
+            "{TRAINING_RUNTIME}---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n\
+             metadata: {{name: trainjob, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+             spec: {{runtimeRef: {{apiGroup: trainer.kubeflow.org, kind: ClusterTrainingRuntime, name: test}}{trainer}}}\n"
+        )
+    };
+    let wl = |node: i32, node_resources: &str| {
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: trainjob-trainjob-9647e, namespace: ns}}\n\
+             spec:\n  queueName: q\n  priority: 0\n  podSets:\n\
+             \x20 - {{name: node, count: {node}, template: {{spec: {{containers: [{{name: node, resources: {node_resources}}}]}}}}}}\n\
+             \x20 - {{name: foo, count: 1, template: {{spec: {{containers: [{{name: foo, resources: {{requests: {{cpu: \"1\"}}}}}}]}}}}}}\n"
+        )
+    };
+    let cpu1 = "{requests: {cpu: \"1\"}}";
+    assert_workload(&tj(""), "ns/trainjob-trainjob-9647e", &wl(1, cpu1));
+    assert_workload(
+        &tj(", trainer: {numNodes: 2}"),
+        "ns/trainjob-trainjob-9647e",
+        &wl(2, cpu1),
+    );
+    // resourcesPerNode replaces the resources of the `node` containers.
+    assert_workload(
+        &tj(", trainer: {numNodes: 3, resourcesPerNode: {limits: {nvidia.com/gpu: 2}}}"),
+        "ns/trainjob-trainjob-9647e",
+        &wl(3, "{limits: {nvidia.com/gpu: 2}}"),
+    );
+}
+
+#[test]
+fn trainjob_runtime_defaults_and_missing_runtime() {
+    // A namespaced TrainingRuntime with mlPolicy.numNodes and an initializer step.
+    let objs = r#"apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: rt, namespace: ns}
+spec:
+  mlPolicy: {numNodes: 4, torch: {numProcPerNode: auto}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: dataset-initializer
+        replicas: 3
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer}}
+          spec: {template: {spec: {containers: [{name: dataset-initializer}]}}}
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, resources: {limits: {nvidia.com/gpu: 1}}}]}}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}
+spec: {runtimeRef: {name: rt, kind: TrainingRuntime}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: lost, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}
+spec: {runtimeRef: {name: torch-distributed}}
+"#;
+    let i = import(objs);
+    let wl = &i.model.workloads["ns/trainjob-tj-6090f"];
+    let sets: Vec<(&str, i32)> = wl
+        .spec
+        .pod_sets
+        .iter()
+        .map(|p| (p.name.as_str(), p.count))
+        .collect();
+    assert_eq!(sets, vec![("dataset-initializer", 1), ("node", 4)]);
+    assert_eq!(i.model.workloads.len(), 1);
+    let w = warnings(&i);
+    assert!(
+        w.iter().any(|m| m.contains("TrainJob")
+            && m.contains("ClusterTrainingRuntime \"torch-distributed\"")
+            && m.contains("not in the files")),
+        "{w:?}"
+    );
+    // The runtimes themselves are references, never "not managed".
+    assert!(!w.iter().any(|m| m.contains("managed by neither")), "{w:?}");
+}

@@ -265,7 +265,10 @@ fn plan(obj: &WorkloadObject, st: &GrouperSettings) -> Result<Plans, String> {
         .and_then(|v| v.parse::<i32>().ok());
     Ok(match obj.kind {
         // Read by GrouperSettings; not a workload.
-        ObjectKind::KaiConfig => return Ok(Some((Vec::new(), None))),
+        ObjectKind::KaiConfig
+        | ObjectKind::TrainingRuntime
+        | ObjectKind::ClusterTrainingRuntime
+        | ObjectKind::LimitRange => return Ok(None),
         ObjectKind::Job => {
             let spec: JobSpec = obj.spec_as()?;
             if !is_kai(&spec.template, st) {
@@ -502,6 +505,7 @@ fn plan(obj: &WorkloadObject, st: &GrouperSettings) -> Result<Plans, String> {
             Some((vec![one(min, pods, "train")], warning))
         }
         ObjectKind::KnativeService
+        | ObjectKind::KnativeRevision
         | ObjectKind::SparkApplication
         | ObjectKind::TrainJob
         | ObjectKind::AppWrapper
