@@ -295,3 +295,26 @@ fn trainjob_schedules_as_its_workload() {
         )]
     );
 }
+
+#[test]
+fn limit_range_defaults_count_for_jobs_and_workloads_alike() {
+    // Containers naming no cpu get the namespace's defaultRequest of 40 cpu: of two
+    // one-pod Jobs only one fits the 64 cpu.
+    let lr = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: defaults, namespace: ns}\nspec: {limits: [{type: Container, defaultRequest: {cpu: \"40\"}}]}\n---\n";
+    let jobs = format!(
+        "{lr}apiVersion: batch/v1\nkind: Job\nmetadata: {{name: older, namespace: ns, creationTimestamp: \"2026-04-01T01:00:00Z\", labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+         spec: {{suspend: true, template: {{spec: {GPU2}}}}}\n---\n\
+         apiVersion: batch/v1\nkind: Job\nmetadata: {{name: newer, namespace: ns, creationTimestamp: \"2026-04-01T02:00:00Z\", labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+         spec: {{suspend: true, template: {{spec: {GPU2}}}}}\n"
+    );
+    let wls = format!(
+        "{lr}apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: job-older-fb226, namespace: ns, creationTimestamp: \"2026-04-01T01:00:00Z\"}}\n\
+         spec: {{queueName: q, priority: 0, podSets: [{{name: main, count: 1, template: {{spec: {GPU2}}}}}]}}\n---\n\
+         apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: job-newer-68b09, namespace: ns, creationTimestamp: \"2026-04-01T02:00:00Z\"}}\n\
+         spec: {{queueName: q, priority: 0, podSets: [{{name: main, count: 1, template: {{spec: {GPU2}}}}}]}}\n"
+    );
+    let v = same_schedule("limitrange", &jobs, &wls);
+    assert_eq!(admitted(&v).len(), 1, "{v}");
+    assert_eq!(admitted(&v)[0].0, "ns/job-older-fb226");
+    assert_eq!(pending(&v), vec!["ns/job-newer-68b09".to_owned()]);
+}

@@ -292,6 +292,9 @@ pub fn diagnostics(model: &Model, options: &Options) -> Diagnostics {
             }
         }
     }
+    for d in crate::workloads::limitrange::diagnostics(model) {
+        out.push(d);
+    }
     out
 }
 

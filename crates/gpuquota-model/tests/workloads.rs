@@ -947,3 +947,67 @@ spec: {runtimeRef: {name: torch-distributed}}
     // The runtimes themselves are references, never "not managed".
     assert!(!w.iter().any(|m| m.contains("managed by neither")), "{w:?}");
 }
+
+const LIMIT_RANGE: &str = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: defaults, namespace: ns}\n\
+spec: {limits: [{type: Container, default: {cpu: \"2\"}, defaultRequest: {cpu: 500m}, max: {memory: 64Gi}}]}\n";
+
+#[test]
+fn limit_range_defaults_apply_to_converted_and_given_workloads_before_limits() {
+    let objs = format!(
+        "{LIMIT_RANGE}---\napiVersion: batch/v1\nkind: Job\nmetadata: {{name: j, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+         spec: {{template: {{spec: {{containers: [{{name: c, resources: {{limits: {{nvidia.com/gpu: 1}}}}}}]}}}}}}\n---\n\
+         apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: given, namespace: ns}}\n\
+         spec: {{queueName: q, podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{limits: {{cpu: \"1\"}}}}}}]}}}}}}]}}\n"
+    );
+    let i = import(&objs);
+    let q = |s: &str| s.parse::<gpuquota_model::Quantity>().unwrap();
+    let job = &i.model.workloads["ns/job-j-68c25"].spec.pod_sets[0]
+        .template
+        .spec;
+    let r = &job.containers[0].resources;
+    // default fills the missing cpu limit, max the missing memory default (and so its
+    // defaultRequest); defaultRequest (500m) is applied before the limits stand in for
+    // requests.
+    assert_eq!(r.requests.get("memory"), Some(&q("64Gi")));
+    assert_eq!(r.limits.get("cpu"), Some(&q("2")));
+    assert_eq!(r.requests.get("cpu"), Some(&q("500m")));
+    assert_eq!(r.requests.get("nvidia.com/gpu"), Some(&q("1")));
+    let given = &i.model.workloads["ns/given"].spec.pod_sets[0].template.spec;
+    assert_eq!(
+        given.containers[0].resources.requests.get("cpu"),
+        Some(&q("500m"))
+    );
+    assert!(!warnings(&i).iter().any(|m| m.contains("LimitRange")));
+}
+
+#[test]
+fn a_workload_outside_the_limit_range_max_is_flagged_by_validate() {
+    let objs = format!(
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {{name: gpus, namespace: ns}}\nspec: {{limits: [{{type: Container, max: {{nvidia.com/gpu: \"4\"}}}}]}}\n---\n\
+         apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: big, namespace: ns}}\n\
+         spec: {{queueName: q, podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: 500m}}, limits: {{nvidia.com/gpu: 8}}}}}}]}}}}}}]}}\n---\n\
+         apiVersion: v1\nkind: LimitRange\nmetadata: {{name: pods, namespace: ns}}\nspec: {{limits: [{{type: Pod, min: {{cpu: \"1\"}}}}]}}\n"
+    );
+    let i = import(&objs);
+    let d = gpuquota_model::validate::diagnostics(
+        &i.model,
+        &gpuquota_model::validate::Options::default(),
+    );
+    let texts: Vec<String> = d.iter().map(ToString::to_string).collect();
+    let hit = texts
+        .iter()
+        .find(|m| m.contains("limit-range-violation") || m.contains("LimitRange max"))
+        .unwrap_or_else(|| panic!("{texts:?}"));
+    assert!(
+        hit.contains("nvidia.com/gpu above the LimitRange max"),
+        "{hit}"
+    );
+    assert!(hit.contains("cpu below the LimitRange min"), "{hit}");
+    assert!(hit.contains("ns/big"), "{hit}");
+    // A warning: the Workload is valid, Kueue just never admits it.
+    assert!(
+        gpuquota_model::validate::problems(&i.model)
+            .iter()
+            .all(|p| !p.to_string().contains("LimitRange")),
+    );
+}

@@ -159,6 +159,7 @@ pub(crate) fn convert(model: &Model, warnings: &mut Warnings) -> Output {
     let mut out = Output::default();
     let st = GrouperSettings::from_model(model);
     let owners = pod_owners(model);
+    let (limit_ranges, _) = super::limitrange::summaries(model);
     for (key, obj) in &model.workload_objects {
         // Only top owners: a child of another workload object is grouped with its owner.
         if let Some((group, kind, name)) = controller_owner(&obj.metadata)
@@ -194,7 +195,16 @@ pub(crate) fn convert(model: &Model, warnings: &mut Warnings) -> Output {
                     );
                 }
                 for p in plans {
-                    emit(model, &owners, obj, p, &st, warnings, &mut out);
+                    emit(
+                        model,
+                        &owners,
+                        obj,
+                        p,
+                        &st,
+                        &limit_ranges,
+                        warnings,
+                        &mut out,
+                    );
                 }
                 out.used.insert(key.clone());
             }
@@ -564,12 +574,14 @@ fn first_label<'a>(labels: &'a BTreeMap<String, String>, keys: &[String]) -> Opt
     keys.iter().find_map(|k| labels.get(k))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn emit(
     model: &Model,
     owners: &Owners<'_>,
     obj: &WorkloadObject,
     plan: GroupPlan,
     st: &GrouperSettings,
+    limit_ranges: &BTreeMap<String, super::limitrange::Summary>,
     warnings: &mut Warnings,
     out: &mut Output,
 ) {
@@ -684,9 +696,17 @@ fn emit(
             meta.creation_timestamp = obj.metadata.creation_timestamp;
             meta.annotations
                 .insert(POD_GROUP_ANNOTATION.to_owned(), plan.name.clone());
+            let mut spec = p.template.spec.clone();
+            // The API server's LimitRanger gives a new pod the namespace's defaults.
+            if let Some(item) = limit_ranges
+                .get(ns)
+                .and_then(super::limitrange::Summary::container)
+            {
+                super::limitrange::apply_to_new_pod(&mut spec, item);
+            }
             let pod = Pod {
                 metadata: meta,
-                spec: p.template.spec.clone(),
+                spec,
                 status: Some(PodStatus {
                     phase: Some("Pending".into()),
                     ..PodStatus::default()

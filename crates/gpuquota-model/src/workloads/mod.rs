@@ -158,6 +158,7 @@ pub mod configmap;
 pub mod kai;
 pub mod kinds;
 pub mod kueue;
+pub mod limitrange;
 pub mod names;
 pub mod sharing;
 
@@ -576,6 +577,7 @@ pub fn convert(model: &mut Model) -> Warnings {
     for (key, pod) in kai_out.pods {
         model.pods.insert(key, pod);
     }
+    limitrange::apply(model, &mut warnings);
     for (key, was_used) in used {
         if was_used || kueue_out.explained.contains(&key) || kai_out.explained.contains(&key) {
             continue;
