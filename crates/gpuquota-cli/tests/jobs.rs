@@ -272,6 +272,8 @@ fn appwrapper_schedules_as_its_workload() {
     assert_eq!(pending(&v), vec!["ns/appwrapper-wrapped-94cf6".to_owned()]);
 }
 
+const GPU2_LIMITS: &str = "{limits: {nvidia.com/gpu: 2}}";
+
 #[test]
 fn trainjob_schedules_as_its_workload() {
     let objs = format!(
@@ -279,7 +281,7 @@ fn trainjob_schedules_as_its_workload() {
          spec:\n  mlPolicy: {{numNodes: 1}}\n  template:\n    spec:\n      replicatedJobs:\n\
          \x20     - {{name: node, template: {{metadata: {{labels: {{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}}}, spec: {{template: {{spec: {{containers: [{{name: node}}]}}}}}}}}}}\n\
          ---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {{name: tj, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
-         spec: {{suspend: true, runtimeRef: {{name: torch}}, trainer: {{numNodes: 3, resourcesPerNode: {{limits: {{nvidia.com/gpu: 2}}}}}}}}\n"
+         spec: {{suspend: true, runtimeRef: {{name: torch}}, trainer: {{numNodes: 3, resourcesPerNode: {GPU2_LIMITS}}}}}\n"
     );
     let wl = format!(
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: trainjob-tj-{}, namespace: ns}}\n\

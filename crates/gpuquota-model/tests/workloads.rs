@@ -982,9 +982,9 @@ fn limit_range_defaults_apply_to_converted_and_given_workloads_before_limits() {
 
 #[test]
 fn a_workload_outside_the_limit_range_max_is_flagged_by_validate() {
+    let gpus = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: gpus, namespace: ns}\nspec: {limits: [{type: Container, max: {nvidia.com/gpu: \"4\"}}]}\n";
     let objs = format!(
-        "apiVersion: v1\nkind: LimitRange\nmetadata: {{name: gpus, namespace: ns}}\nspec: {{limits: [{{type: Container, max: {{nvidia.com/gpu: \"4\"}}}}]}}\n---\n\
-         apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: big, namespace: ns}}\n\
+        "{gpus}---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: big, namespace: ns}}\n\
          spec: {{queueName: q, podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: 500m}}, limits: {{nvidia.com/gpu: 8}}}}}}]}}}}}}]}}\n---\n\
          apiVersion: v1\nkind: LimitRange\nmetadata: {{name: pods, namespace: ns}}\nspec: {{limits: [{{type: Pod, min: {{cpu: \"1\"}}}}]}}\n"
     );
@@ -1009,5 +1009,184 @@ fn a_workload_outside_the_limit_range_max_is_flagged_by_validate() {
         gpuquota_model::validate::problems(&i.model)
             .iter()
             .all(|p| !p.to_string().contains("LimitRange")),
+    );
+}
+
+/// kai-scheduler/KAI-Scheduler: pkg/podgrouper/podgrouper/plugins/cronjobs/cronjob_grouper_test.go:
+/// a pod of the CronJob `cron`'s Job `cron-27958584` (uid `123456789`) is grouped as
+/// `pg-cron-27958584-123456789`, owned by the Job.
+#[test]
+fn kai_cronjob_groups_its_active_jobs_with_the_default_grouper() {
+    let objs = format!(
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {{name: cron, namespace: ns, uid: \"1\", labels: {{kai.scheduler/queue: not-this}}}}\n\
+         spec:\n  schedule: \"0 * * * *\"\n  jobTemplate:\n    metadata: {{labels: {{kai.scheduler/queue: team-a}}}}\n\
+         \x20   spec: {{parallelism: 2, template: {KAI_TEMPLATE}}}\n\
+         status: {{active: [{{apiVersion: batch/v1, kind: Job, name: cron-27958584, namespace: ns, uid: \"123456789\"}}]}}\n---\n\
+         apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: cron-27958000\n  namespace: ns\n  uid: j2\n\
+         \x20 annotations: {{kai.scheduler/batch-min-member: \"2\"}}\n\
+         \x20 ownerReferences: [{{apiVersion: batch/v1, kind: CronJob, name: other, controller: true}}]\n\
+         spec: {{parallelism: 2, template: {KAI_TEMPLATE}}}\n"
+    );
+    let i = import(&objs);
+    let pg = pod_group(&i, "ns/pg-cron-27958584-123456789");
+    assert_eq!(pg.spec.min_member, Some(1));
+    // The Job's labels (the jobTemplate's), not the CronJob's.
+    assert_eq!(pg.spec.queue, "team-a");
+    assert_eq!(pg.spec.priority_class_name.as_deref(), Some("train"));
+    assert_eq!(pg.metadata.uid.as_deref(), Some("123456789"));
+    assert_eq!(
+        grouped_pods(&i, "pg-cron-27958584-123456789"),
+        vec!["ns/cron-27958584-0", "ns/cron-27958584-1"]
+    );
+    // A CronJob's Job in the files: the default grouper's minMember 1, not the Job
+    // grouper's batch-min-member.
+    assert_eq!(
+        pod_group(&i, "ns/pg-cron-27958000-j2").spec.min_member,
+        Some(1)
+    );
+    assert!(i.warnings.is_empty(), "{:?}", warnings(&i));
+}
+
+/// kai-scheduler/KAI-Scheduler: pkg/podgrouper/podgrouper/plugins/knative/knative_test.go,
+/// `TestGetPodGroupMetadata` and `TestGetPodGroupMetadata_MinScale`: the revision `revision`
+/// (uid `2`) is one PodGroup `pg-revision-2`, priority class `inference`, queue from the
+/// labels, minMember the `min-scale` annotation (3 → 3, 0 → 0, absent → 1).
+#[test]
+fn kai_knative_revisions_are_gangs_of_min_scale() {
+    let revision = |scale: &str| {
+        format!(
+            "apiVersion: serving.knative.dev/v1\nkind: Revision\nmetadata:\n  name: revision\n  namespace: test-namespace\n  uid: \"2\"\n\
+             \x20 labels: {{kai.scheduler/queue: test_queue, serving.knative.dev/service: test-service}}\n{scale}\
+             spec: {{schedulerName: kai-scheduler, containerConcurrency: 0, containers: [{{name: container}}]}}\n"
+        )
+    };
+    for (scale, min) in [
+        (
+            "  annotations: {autoscaling.knative.dev/min-scale: \"3\"}\n",
+            3,
+        ),
+        (
+            "  annotations: {autoscaling.knative.dev/min-scale: \"0\"}\n",
+            0,
+        ),
+        ("", 1),
+    ] {
+        let i = import(&revision(scale));
+        let pg = pod_group(&i, "test-namespace/pg-revision-2");
+        assert_eq!(pg.spec.min_member, Some(min), "{scale}");
+        assert_eq!(pg.spec.priority_class_name.as_deref(), Some("inference"));
+        assert_eq!(pg.spec.queue, "test_queue");
+        assert_eq!(
+            grouped_pods(&i, "pg-revision-2").len(),
+            usize::try_from(min.max(1)).unwrap()
+        );
+    }
+    // A Service whose revision is in the files is grouped through the revision only; a
+    // Service alone groups its first revision, `<service>-00001`.
+    let service = "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: test-service, namespace: test-namespace, uid: \"1\"}\n\
+spec: {template: {metadata: {labels: {kai.scheduler/queue: test_queue}, annotations: {autoscaling.knative.dev/min-scale: \"2\"}}, spec: {schedulerName: kai-scheduler, containers: [{name: container}]}}}\n";
+    let i = import(&format!("{service}---\n{}", revision("")));
+    assert_eq!(i.model.pod_groups.len(), 1);
+    assert!(
+        i.model
+            .pod_groups
+            .contains_key("test-namespace/pg-revision-2")
+    );
+    let i = import(service);
+    let pg = pod_group(&i, "test-namespace/pg-test-service-00001");
+    assert_eq!(pg.spec.min_member, Some(2));
+    assert_eq!(pg.spec.queue, "test_queue");
+    assert_eq!(
+        grouped_pods(&i, "pg-test-service-00001"),
+        vec![
+            "test-namespace/test-service-00001-deployment-0",
+            "test-namespace/test-service-00001-deployment-1"
+        ]
+    );
+    assert!(i.warnings.is_empty(), "{:?}", warnings(&i));
+}
+
+/// kai-scheduler/KAI-Scheduler: pkg/podgrouper/podgrouper/plugins/spark/spark_test.go: a pod
+/// labelled `spark-app-name` and `spark-app-selector: spark-selector` is grouped as
+/// `spark-selector`; its executors (owned by the driver pod) join the same group.
+#[test]
+fn kai_spark_pods_are_grouped_by_their_app_selector() {
+    let pod = |name: &str, owner: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: ns\n  uid: u-{name}\n\
+             \x20 labels: {{spark-app-name: spark-app, spark-app-selector: spark-selector, kai.scheduler/queue: team-a}}\n{owner}\
+             spec: {{schedulerName: kai-scheduler, containers: [{{name: c, resources: {{requests: {{cpu: \"1\"}}}}}}]}}\nstatus: {{phase: Pending}}\n---\n"
+        )
+    };
+    let objs = pod("spark-pi-driver", "")
+        + &pod(
+            "spark-pi-exec-1",
+            "  ownerReferences: [{apiVersion: v1, kind: Pod, name: spark-pi-driver, controller: true}]\n",
+        )
+        + &pod(
+            "spark-pi-exec-2",
+            "  ownerReferences: [{apiVersion: v1, kind: Pod, name: spark-pi-driver, controller: true}]\n",
+        );
+    let i = import(&objs);
+    let pg = pod_group(&i, "ns/spark-selector");
+    assert_eq!(pg.spec.min_member, Some(1));
+    assert_eq!(pg.spec.queue, "team-a");
+    assert_eq!(
+        grouped_pods(&i, "spark-selector"),
+        vec![
+            "ns/spark-pi-driver",
+            "ns/spark-pi-exec-1",
+            "ns/spark-pi-exec-2"
+        ]
+    );
+    // Pods of a SparkApplication are grouped by the default grouper under the application.
+    let app = "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: spark-pi, namespace: ns, uid: a1}\nspec: {batchScheduler: kai-scheduler}\n---\n";
+    let owned = app.to_owned()
+        + &pod(
+            "spark-pi-driver",
+            "  ownerReferences: [{apiVersion: sparkoperator.k8s.io/v1beta2, kind: SparkApplication, name: spark-pi, controller: true}]\n",
+        )
+        + &pod(
+            "spark-pi-exec-1",
+            "  ownerReferences: [{apiVersion: v1, kind: Pod, name: spark-pi-driver, controller: true}]\n",
+        );
+    let i = import(&owned);
+    assert_eq!(
+        i.model.pod_groups.len(),
+        1,
+        "{:?}",
+        i.model.pod_groups.keys()
+    );
+    assert_eq!(
+        grouped_pods(&i, "pg-spark-pi-a1"),
+        vec!["ns/spark-pi-driver", "ns/spark-pi-exec-1"]
+    );
+    // Without its pods a SparkApplication is not modelled, with a warning.
+    let i = import(app);
+    assert!(
+        warnings(&i)
+            .iter()
+            .any(|m| m.contains("SparkApplication") && m.contains("spark-submit")),
+        "{:?}",
+        warnings(&i)
+    );
+}
+
+#[test]
+fn kai_appwrapper_is_one_default_group_of_its_pod_sets() {
+    let objs = format!(
+        "apiVersion: workload.codeflare.dev/v1beta2\nkind: AppWrapper\nmetadata: {{name: aw, namespace: ns, uid: w1, labels: {{kai.scheduler/queue: team-a}}}}\n\
+         spec:\n  components:\n\
+         \x20 - template: {{apiVersion: batch/v1, kind: Job, metadata: {{name: j}}, spec: {{parallelism: 2, template: {KAI_TEMPLATE}}}}}\n\
+         \x20 - template: {{apiVersion: v1, kind: Pod, metadata: {{name: p}}, spec: {{schedulerName: kai-scheduler, containers: [{{name: c}}]}}}}\n"
+    );
+    let i = import(&objs);
+    let pg = pod_group(&i, "ns/pg-aw-w1");
+    assert_eq!(pg.spec.min_member, Some(1));
+    assert_eq!(pg.spec.queue, "team-a");
+    assert_eq!(pg.spec.priority_class_name.as_deref(), Some("train"));
+    assert_eq!(
+        grouped_pods(&i, "pg-aw-w1"),
+        vec!["ns/aw-0-0", "ns/aw-0-1", "ns/aw-1-0"]
     );
 }

@@ -76,13 +76,11 @@ fn infer(component: &Value) -> Vec<(String, i32)> {
     let exists = |p: &str| at_path(component, p).is_some();
     match (api, kind) {
         ("v1", "Pod") => out.push(("template".to_owned(), 1)),
-        ("apps/v1", "Deployment" | "StatefulSet") => {
-            if exists("template.spec.template") {
-                out.push((
-                    "template.spec.template".to_owned(),
-                    int_at(component, "template.spec.replicas").unwrap_or(1),
-                ));
-            }
+        ("apps/v1", "Deployment" | "StatefulSet") if exists("template.spec.template") => {
+            out.push((
+                "template.spec.template".to_owned(),
+                int_at(component, "template.spec.replicas").unwrap_or(1),
+            ));
         }
         ("batch/v1", "Job") => {
             let mut n = int_at(component, "template.spec.parallelism").unwrap_or(1);
