@@ -39,7 +39,7 @@ kind: Configuration
 integrations:
   frameworks: [batch/job, jobset.x-k8s.io/jobset, kubeflow.org/pytorchjob, kubeflow.org/mpijob,
     ray.io/raycluster, ray.io/rayjob, leaderworkerset.x-k8s.io/leaderworkerset, pod,
-    statefulset, deployment]
+    statefulset, deployment, workload.codeflare.dev/appwrapper, trainer.kubeflow.org/trainjob]
 "#;
 
 /// `kueue schedule` on the platform plus `objects`, and on the platform plus `workloads`,
@@ -250,4 +250,73 @@ fn converted_workloads_validate() {
         text(&out.stderr)
     );
     assert_eq!(text(&out.stderr), "");
+}
+
+#[test]
+fn appwrapper_schedules_as_its_workload() {
+    // A wrapped Job (parallelism 2) and a wrapped PyTorchJob (Master 1, Worker 2): PodSets
+    // aw-0, aw-1, aw-2 in component order.
+    let objs = format!(
+        "apiVersion: workload.codeflare.dev/v1beta2\nkind: AppWrapper\nmetadata: {{name: wrapped, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+         spec:\n  suspend: true\n  components:\n\
+         \x20 - template: {{apiVersion: batch/v1, kind: Job, metadata: {{name: prep}}, spec: {{parallelism: 2, template: {{spec: {GPU2}}}}}}}\n\
+         \x20 - template: {{apiVersion: kubeflow.org/v1, kind: PyTorchJob, metadata: {{name: pt}}, spec: {{pytorchReplicaSpecs: {{Master: {{template: {{spec: {GPU2}}}}}, Worker: {{replicas: 2, template: {{spec: {GPU2}}}}}}}}}}}\n"
+    );
+    let wl = format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: appwrapper-wrapped-{}, namespace: ns}}\n\
+         spec: {{queueName: q, priority: 0, podSets: [{{name: wrapped-0, count: 2, template: {{spec: {GPU2}}}}}, {{name: wrapped-1, count: 1, template: {{spec: {GPU2}}}}}, {{name: wrapped-2, count: 2, template: {{spec: {GPU2}}}}}]}}\n",
+        "94cf6"
+    );
+    let v = same_schedule("appwrapper", &objs, &wl);
+    // 5 pods × 2 GPUs = 10 > 8: the whole AppWrapper waits.
+    assert_eq!(pending(&v), vec!["ns/appwrapper-wrapped-94cf6".to_owned()]);
+}
+
+const GPU2_LIMITS: &str = "{limits: {nvidia.com/gpu: 2}}";
+
+#[test]
+fn trainjob_schedules_as_its_workload() {
+    let objs = format!(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {{name: torch}}\n\
+         spec:\n  mlPolicy: {{numNodes: 1}}\n  template:\n    spec:\n      replicatedJobs:\n\
+         \x20     - {{name: node, template: {{metadata: {{labels: {{trainer.kubeflow.org/trainjob-ancestor-step: trainer}}}}, spec: {{template: {{spec: {{containers: [{{name: node}}]}}}}}}}}}}\n\
+         ---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {{name: tj, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+         spec: {{suspend: true, runtimeRef: {{name: torch}}, trainer: {{numNodes: 3, resourcesPerNode: {GPU2_LIMITS}}}}}\n"
+    );
+    let wl = format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: trainjob-tj-{}, namespace: ns}}\n\
+         spec: {{queueName: q, priority: 0, podSets: [{{name: node, count: 3, template: {{spec: {{containers: [{{name: node, resources: {{limits: {{nvidia.com/gpu: 2}}}}}}]}}}}}}]}}\n",
+        "6090f"
+    );
+    let v = same_schedule("trainjob", &objs, &wl);
+    assert_eq!(
+        admitted(&v),
+        vec![(
+            "ns/trainjob-tj-6090f".to_owned(),
+            vec![("node".to_owned(), 3)]
+        )]
+    );
+}
+
+#[test]
+fn limit_range_defaults_count_for_jobs_and_workloads_alike() {
+    // Containers naming no cpu get the namespace's defaultRequest of 40 cpu: of two
+    // one-pod Jobs only one fits the 64 cpu.
+    let lr = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: defaults, namespace: ns}\nspec: {limits: [{type: Container, defaultRequest: {cpu: \"40\"}}]}\n---\n";
+    let jobs = format!(
+        "{lr}apiVersion: batch/v1\nkind: Job\nmetadata: {{name: older, namespace: ns, creationTimestamp: \"2026-04-01T01:00:00Z\", labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+         spec: {{suspend: true, template: {{spec: {GPU2}}}}}\n---\n\
+         apiVersion: batch/v1\nkind: Job\nmetadata: {{name: newer, namespace: ns, creationTimestamp: \"2026-04-01T02:00:00Z\", labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+         spec: {{suspend: true, template: {{spec: {GPU2}}}}}\n"
+    );
+    let wls = format!(
+        "{lr}apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: job-older-fb226, namespace: ns, creationTimestamp: \"2026-04-01T01:00:00Z\"}}\n\
+         spec: {{queueName: q, priority: 0, podSets: [{{name: main, count: 1, template: {{spec: {GPU2}}}}}]}}\n---\n\
+         apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: job-newer-68b09, namespace: ns, creationTimestamp: \"2026-04-01T02:00:00Z\"}}\n\
+         spec: {{queueName: q, priority: 0, podSets: [{{name: main, count: 1, template: {{spec: {GPU2}}}}}]}}\n"
+    );
+    let v = same_schedule("limitrange", &jobs, &wls);
+    assert_eq!(admitted(&v).len(), 1, "{v}");
+    assert_eq!(admitted(&v)[0].0, "ns/job-older-fb226");
+    assert_eq!(pending(&v), vec!["ns/job-newer-68b09".to_owned()]);
 }

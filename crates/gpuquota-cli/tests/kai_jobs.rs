@@ -141,3 +141,68 @@ fn converted_podgroups_and_pods_validate() {
     );
     assert_eq!(text(&out.stderr), "");
 }
+
+#[test]
+fn a_cronjobs_active_job_schedules_as_its_podgroup() {
+    let cj = format!(
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {{name: nightly, namespace: ns, uid: c}}\n\
+         spec: {{schedule: \"0 2 * * *\", jobTemplate: {{metadata: {{labels: {{kai.scheduler/queue: team-a}}}}, spec: {{parallelism: 2, template: {{spec: {SPEC}}}}}}}}}\n\
+         status: {{active: [{{kind: Job, name: nightly-29000000, namespace: ns, uid: u}}]}}\n"
+    );
+    let groups = pod_group("pg-nightly-29000000-u", "team-a", 1, "train")
+        + &pod("nightly-29000000-0", "pg-nightly-29000000-u")
+        + &pod("nightly-29000000-1", "pg-nightly-29000000-u");
+    let table = same("cronjob", &cj, &groups);
+    assert!(
+        table.contains("ns/pg-nightly-29000000-u (queue team-a): 2 pods"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_knative_revision_schedules_as_its_gang() {
+    let rev = format!(
+        "apiVersion: serving.knative.dev/v1\nkind: Revision\nmetadata: {{name: chat-00002, namespace: ns, uid: u, labels: {{kai.scheduler/queue: team-b}}, annotations: {{autoscaling.knative.dev/min-scale: \"2\"}}}}\n\
+         spec: {SPEC}\n"
+    );
+    let groups = pod_group("pg-chat-00002-u", "team-b", 2, "inference")
+        + &pod("chat-00002-deployment-0", "pg-chat-00002-u")
+        + &pod("chat-00002-deployment-1", "pg-chat-00002-u");
+    let table = same("knative", &rev, &groups);
+    assert!(
+        table.contains("ns/pg-chat-00002-u (queue team-b): 2 pods"),
+        "{table}"
+    );
+}
+
+#[test]
+fn spark_pods_and_an_appwrapper_schedule_as_their_podgroups() {
+    let spark = |name: &str, owner: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: ns, uid: u, labels: {{spark-app-name: pi, spark-app-selector: spark-0a1b, kai.scheduler/queue: team-a}}{owner}}}\nspec: {SPEC}\nstatus: {{phase: Pending}}\n---\n"
+        )
+    };
+    let exec =
+        ", ownerReferences: [{apiVersion: v1, kind: Pod, name: pi-driver, controller: true}]";
+    let objs = spark("pi-driver", "")
+        + &spark("pi-exec-1", exec)
+        + &format!(
+            "apiVersion: workload.codeflare.dev/v1beta2\nkind: AppWrapper\nmetadata: {{name: aw, namespace: ns, uid: u, labels: {{kai.scheduler/queue: team-b}}}}\n\
+             spec: {{components: [{{template: {{apiVersion: batch/v1, kind: Job, metadata: {{name: j}}, spec: {{parallelism: 2, template: {{spec: {SPEC}}}}}}}}}]}}\n"
+        );
+    let groups = pod_group("spark-0a1b", "team-a", 1, "train")
+        + &pod("pi-driver", "spark-0a1b")
+        + &pod("pi-exec-1", "spark-0a1b")
+        + &pod_group("pg-aw-u", "team-b", 1, "train")
+        + &pod("aw-0-0", "pg-aw-u")
+        + &pod("aw-0-1", "pg-aw-u");
+    let table = same("spark", &objs, &groups);
+    assert!(
+        table.contains("ns/spark-0a1b (queue team-a): 2 pods"),
+        "{table}"
+    );
+    assert!(
+        table.contains("ns/pg-aw-u (queue team-b): 2 pods"),
+        "{table}"
+    );
+}

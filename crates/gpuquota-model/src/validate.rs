@@ -381,6 +381,9 @@ pub fn diagnostics_of(model: &Model, options: &Options, kinds: &[Kind]) -> Diagn
             }
         }
     }
+    for d in crate::workloads::limitrange::diagnostics(model) {
+        out.push(d);
+    }
     out
 }
 

@@ -790,3 +790,403 @@ fn gpuquota_annotations_reach_the_workload_and_owner_annotations_the_podgroup() 
         "24h"
     );
 }
+
+/// kubernetes-sigs/kueue: pkg/controller/jobs/appwrapper/appwrapper_controller_test.go,
+/// `TestPodSets` "no annotations": an AppWrapper `aw` wrapping a PyTorchJob (Master 1,
+/// Worker 4) and a Job of parallelism 2 has the PodSets `aw-0`: 1, `aw-1`: 4, `aw-2`: 2.
+#[test]
+fn appwrapper_podsets_are_its_components_pod_sets_in_order() {
+    let spec = "{containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]}";
+    let aw = format!(
+        "apiVersion: workload.codeflare.dev/v1beta2\nkind: AppWrapper\nmetadata: {{name: aw, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+         spec:\n  components:\n\
+         \x20 - template:\n      apiVersion: kubeflow.org/v1\n      kind: PyTorchJob\n      metadata: {{name: pytorchjob}}\n\
+         \x20     spec: {{pytorchReplicaSpecs: {{Master: {{replicas: 1, template: {{spec: {spec}}}}}, Worker: {{replicas: 4, template: {{spec: {spec}}}}}}}}}\n\
+         \x20 - template:\n      apiVersion: batch/v1\n      kind: Job\n      metadata: {{name: job}}\n\
+         \x20     spec: {{parallelism: 2, template: {{spec: {spec}}}}}\n"
+    );
+    let wl = format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: appwrapper-aw-6bab2, namespace: ns}}\n\
+         spec:\n  queueName: q\n  priority: 0\n  podSets:\n\
+         \x20 - {{name: aw-0, count: 1, template: {{spec: {spec}}}}}\n\
+         \x20 - {{name: aw-1, count: 4, template: {{spec: {spec}}}}}\n\
+         \x20 - {{name: aw-2, count: 2, template: {{spec: {spec}}}}}\n"
+    );
+    assert_workload(&aw, "ns/appwrapper-aw-6bab2", &wl);
+    // Declared pod sets win over inference; an unknown kind without them has none.
+    let declared = format!(
+        "apiVersion: workload.codeflare.dev/v1beta2\nkind: AppWrapper\nmetadata: {{name: aw, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+         spec:\n  components:\n\
+         \x20 - podSets: [{{replicas: 3, path: template.spec.template}}]\n    template: {{apiVersion: example.com/v1, kind: Trainer, spec: {{template: {{spec: {spec}}}}}}}\n\
+         \x20 - template: {{apiVersion: v1, kind: ConfigMap, data: {{a: b}}}}\n\
+         \x20 - podSets: [{{path: template.spec.missing}}]\n    template: {{apiVersion: example.com/v1, kind: Other, spec: {{}}}}\n"
+    );
+    let i = import(&declared);
+    let wl = &i.model.workloads["ns/appwrapper-aw-6bab2"];
+    let sets: Vec<(&str, i32)> = wl
+        .spec
+        .pod_sets
+        .iter()
+        .map(|p| (p.name.as_str(), p.count))
+        .collect();
+    assert_eq!(sets, vec![("aw-0", 3)]);
+    assert!(
+        warnings(&i)
+            .iter()
+            .any(|m| m.contains("template.spec.missing") && m.contains("no pod template")),
+        "{:?}",
+        warnings(&i)
+    );
+}
+
+/// The ClusterTrainingRuntime of kubernetes-sigs/kueue:
+/// pkg/controller/jobs/trainjob/trainjob_controller_test.go, `TestReconciler`: replicated
+/// jobs `node` (the trainer step) and `foo`, each 1 replica of parallelism 1.
+const TRAINING_RUNTIME: &str = r#"apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: test}
+spec:
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        replicas: 1
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {parallelism: 1, completions: 1, template: {spec: {containers: [{name: node, resources: {requests: {cpu: "1"}}}]}}}
+      - name: foo
+        replicas: 1
+        template:
+          spec: {parallelism: 1, completions: 1, template: {spec: {containers: [{name: foo, resources: {requests: {cpu: "1"}}}]}}}
+"#;
+
+/// kubernetes-sigs/kueue: pkg/controller/jobs/trainjob/trainjob_controller_test.go,
+/// `TestReconciler`: "workload is created with the corresponding podsets" (`node`: 1,
+/// `foo`: 1) and "podset count for the trainer job is set to .Spec.Trainer.NumNodes"
+/// (`node`: 2, `foo`: 1).
+#[test]
+fn trainjob_podsets_come_from_its_training_runtime() {
+    let tj = |trainer: &str| {
+        format!(
+            "{TRAINING_RUNTIME}---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n\
+             metadata: {{name: trainjob, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+             spec: {{runtimeRef: {{apiGroup: trainer.kubeflow.org, kind: ClusterTrainingRuntime, name: test}}{trainer}}}\n"
+        )
+    };
+    let wl = |node: i32, node_resources: &str| {
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: trainjob-trainjob-9647e, namespace: ns}}\n\
+             spec:\n  queueName: q\n  priority: 0\n  podSets:\n\
+             \x20 - {{name: node, count: {node}, template: {{spec: {{containers: [{{name: node, resources: {node_resources}}}]}}}}}}\n\
+             \x20 - {{name: foo, count: 1, template: {{spec: {{containers: [{{name: foo, resources: {{requests: {{cpu: \"1\"}}}}}}]}}}}}}\n"
+        )
+    };
+    let cpu1 = "{requests: {cpu: \"1\"}}";
+    assert_workload(&tj(""), "ns/trainjob-trainjob-9647e", &wl(1, cpu1));
+    assert_workload(
+        &tj(", trainer: {numNodes: 2}"),
+        "ns/trainjob-trainjob-9647e",
+        &wl(2, cpu1),
+    );
+    // resourcesPerNode replaces the resources of the `node` containers.
+    assert_workload(
+        &tj(", trainer: {numNodes: 3, resourcesPerNode: {limits: {nvidia.com/gpu: 2}}}"),
+        "ns/trainjob-trainjob-9647e",
+        &wl(3, "{limits: {nvidia.com/gpu: 2}}"),
+    );
+}
+
+#[test]
+fn trainjob_runtime_defaults_and_missing_runtime() {
+    // A namespaced TrainingRuntime with mlPolicy.numNodes and an initializer step.
+    let objs = r#"apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: rt, namespace: ns}
+spec:
+  mlPolicy: {numNodes: 4, torch: {numProcPerNode: auto}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: dataset-initializer
+        replicas: 3
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer}}
+          spec: {template: {spec: {containers: [{name: dataset-initializer}]}}}
+      - name: node
+        template:
+          metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+          spec: {template: {spec: {containers: [{name: node, resources: {limits: {nvidia.com/gpu: 1}}}]}}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}
+spec: {runtimeRef: {name: rt, kind: TrainingRuntime}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: lost, namespace: ns, labels: {kueue.x-k8s.io/queue-name: q}}
+spec: {runtimeRef: {name: torch-distributed}}
+"#;
+    let i = import(objs);
+    let wl = &i.model.workloads["ns/trainjob-tj-6090f"];
+    let sets: Vec<(&str, i32)> = wl
+        .spec
+        .pod_sets
+        .iter()
+        .map(|p| (p.name.as_str(), p.count))
+        .collect();
+    assert_eq!(sets, vec![("dataset-initializer", 1), ("node", 4)]);
+    assert_eq!(i.model.workloads.len(), 1);
+    let w = warnings(&i);
+    assert!(
+        w.iter().any(|m| m.contains("TrainJob")
+            && m.contains("ClusterTrainingRuntime \"torch-distributed\"")
+            && m.contains("not in the files")),
+        "{w:?}"
+    );
+    // The runtimes themselves are references, never "not managed".
+    assert!(!w.iter().any(|m| m.contains("managed by neither")), "{w:?}");
+}
+
+const LIMIT_RANGE: &str = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: defaults, namespace: ns}\n\
+spec: {limits: [{type: Container, default: {cpu: \"2\"}, defaultRequest: {cpu: 500m}, max: {memory: 64Gi}}]}\n";
+
+#[test]
+fn limit_range_defaults_apply_to_converted_and_given_workloads_before_limits() {
+    let objs = format!(
+        "{LIMIT_RANGE}---\napiVersion: batch/v1\nkind: Job\nmetadata: {{name: j, namespace: ns, labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+         spec: {{template: {{spec: {{containers: [{{name: c, resources: {{limits: {{nvidia.com/gpu: 1}}}}}}]}}}}}}\n---\n\
+         apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: given, namespace: ns}}\n\
+         spec: {{queueName: q, podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{limits: {{cpu: \"1\"}}}}}}]}}}}}}]}}\n"
+    );
+    let i = import(&objs);
+    let q = |s: &str| s.parse::<gpuquota_model::Quantity>().unwrap();
+    let job = &i.model.workloads["ns/job-j-68c25"].spec.pod_sets[0]
+        .template
+        .spec;
+    let r = &job.containers[0].resources;
+    // default fills the missing cpu limit, max the missing memory default (and so its
+    // defaultRequest); defaultRequest (500m) is applied before the limits stand in for
+    // requests.
+    assert_eq!(r.requests.get("memory"), Some(&q("64Gi")));
+    assert_eq!(r.limits.get("cpu"), Some(&q("2")));
+    assert_eq!(r.requests.get("cpu"), Some(&q("500m")));
+    assert_eq!(r.requests.get("nvidia.com/gpu"), Some(&q("1")));
+    let given = &i.model.workloads["ns/given"].spec.pod_sets[0].template.spec;
+    assert_eq!(
+        given.containers[0].resources.requests.get("cpu"),
+        Some(&q("500m"))
+    );
+    assert!(!warnings(&i).iter().any(|m| m.contains("LimitRange")));
+}
+
+#[test]
+fn a_workload_outside_the_limit_range_max_is_flagged_by_validate() {
+    let gpus = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: gpus, namespace: ns}\nspec: {limits: [{type: Container, max: {nvidia.com/gpu: \"4\"}}]}\n";
+    let objs = format!(
+        "{gpus}---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: big, namespace: ns}}\n\
+         spec: {{queueName: q, podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: 500m}}, limits: {{nvidia.com/gpu: 8}}}}}}]}}}}}}]}}\n---\n\
+         apiVersion: v1\nkind: LimitRange\nmetadata: {{name: pods, namespace: ns}}\nspec: {{limits: [{{type: Pod, min: {{cpu: \"1\"}}}}]}}\n"
+    );
+    let i = import(&objs);
+    let d = gpuquota_model::validate::diagnostics(
+        &i.model,
+        &gpuquota_model::validate::Options::default(),
+    );
+    let texts: Vec<String> = d.iter().map(ToString::to_string).collect();
+    let hit = texts
+        .iter()
+        .find(|m| m.contains("limit-range-violation") || m.contains("LimitRange max"))
+        .unwrap_or_else(|| panic!("{texts:?}"));
+    assert!(
+        hit.contains("nvidia.com/gpu above the LimitRange max"),
+        "{hit}"
+    );
+    assert!(hit.contains("cpu below the LimitRange min"), "{hit}");
+    assert!(hit.contains("ns/big"), "{hit}");
+    // A warning: the Workload is valid, Kueue just never admits it.
+    assert!(
+        gpuquota_model::validate::problems(&i.model)
+            .iter()
+            .all(|p| !p.to_string().contains("LimitRange")),
+    );
+}
+
+/// kai-scheduler/KAI-Scheduler: pkg/podgrouper/podgrouper/plugins/cronjobs/cronjob_grouper_test.go:
+/// a pod of the CronJob `cron`'s Job `cron-27958584` (uid `123456789`) is grouped as
+/// `pg-cron-27958584-123456789`, owned by the Job.
+#[test]
+fn kai_cronjob_groups_its_active_jobs_with_the_default_grouper() {
+    let objs = format!(
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {{name: cron, namespace: ns, uid: \"1\", labels: {{kai.scheduler/queue: not-this}}}}\n\
+         spec:\n  schedule: \"0 * * * *\"\n  jobTemplate:\n    metadata: {{labels: {{kai.scheduler/queue: team-a}}}}\n\
+         \x20   spec: {{parallelism: 2, template: {KAI_TEMPLATE}}}\n\
+         status: {{active: [{{apiVersion: batch/v1, kind: Job, name: cron-27958584, namespace: ns, uid: \"123456789\"}}]}}\n---\n\
+         apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: cron-27958000\n  namespace: ns\n  uid: j2\n\
+         \x20 annotations: {{kai.scheduler/batch-min-member: \"2\"}}\n\
+         \x20 ownerReferences: [{{apiVersion: batch/v1, kind: CronJob, name: other, controller: true}}]\n\
+         spec: {{parallelism: 2, template: {KAI_TEMPLATE}}}\n"
+    );
+    let i = import(&objs);
+    let pg = pod_group(&i, "ns/pg-cron-27958584-123456789");
+    assert_eq!(pg.spec.min_member, Some(1));
+    // The Job's labels (the jobTemplate's), not the CronJob's.
+    assert_eq!(pg.spec.queue, "team-a");
+    assert_eq!(pg.spec.priority_class_name.as_deref(), Some("train"));
+    assert_eq!(pg.metadata.uid.as_deref(), Some("123456789"));
+    assert_eq!(
+        grouped_pods(&i, "pg-cron-27958584-123456789"),
+        vec!["ns/cron-27958584-0", "ns/cron-27958584-1"]
+    );
+    // A CronJob's Job in the files: the default grouper's minMember 1, not the Job
+    // grouper's batch-min-member.
+    assert_eq!(
+        pod_group(&i, "ns/pg-cron-27958000-j2").spec.min_member,
+        Some(1)
+    );
+    assert!(i.warnings.is_empty(), "{:?}", warnings(&i));
+}
+
+/// kai-scheduler/KAI-Scheduler: pkg/podgrouper/podgrouper/plugins/knative/knative_test.go,
+/// `TestGetPodGroupMetadata` and `TestGetPodGroupMetadata_MinScale`: the revision `revision`
+/// (uid `2`) is one PodGroup `pg-revision-2`, priority class `inference`, queue from the
+/// labels, minMember the `min-scale` annotation (3 → 3, 0 → 0, absent → 1).
+#[test]
+fn kai_knative_revisions_are_gangs_of_min_scale() {
+    let revision = |scale: &str| {
+        format!(
+            "apiVersion: serving.knative.dev/v1\nkind: Revision\nmetadata:\n  name: revision\n  namespace: test-namespace\n  uid: \"2\"\n\
+             \x20 labels: {{kai.scheduler/queue: test_queue, serving.knative.dev/service: test-service}}\n{scale}\
+             spec: {{schedulerName: kai-scheduler, containerConcurrency: 0, containers: [{{name: container}}]}}\n"
+        )
+    };
+    for (scale, min) in [
+        (
+            "  annotations: {autoscaling.knative.dev/min-scale: \"3\"}\n",
+            3,
+        ),
+        (
+            "  annotations: {autoscaling.knative.dev/min-scale: \"0\"}\n",
+            0,
+        ),
+        ("", 1),
+    ] {
+        let i = import(&revision(scale));
+        let pg = pod_group(&i, "test-namespace/pg-revision-2");
+        assert_eq!(pg.spec.min_member, Some(min), "{scale}");
+        assert_eq!(pg.spec.priority_class_name.as_deref(), Some("inference"));
+        assert_eq!(pg.spec.queue, "test_queue");
+        assert_eq!(
+            grouped_pods(&i, "pg-revision-2").len(),
+            usize::try_from(min.max(1)).unwrap()
+        );
+    }
+    // A Service whose revision is in the files is grouped through the revision only; a
+    // Service alone groups its first revision, `<service>-00001`.
+    let service = "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: test-service, namespace: test-namespace, uid: \"1\"}\n\
+spec: {template: {metadata: {labels: {kai.scheduler/queue: test_queue}, annotations: {autoscaling.knative.dev/min-scale: \"2\"}}, spec: {schedulerName: kai-scheduler, containers: [{name: container}]}}}\n";
+    let i = import(&format!("{service}---\n{}", revision("")));
+    assert_eq!(i.model.pod_groups.len(), 1);
+    assert!(
+        i.model
+            .pod_groups
+            .contains_key("test-namespace/pg-revision-2")
+    );
+    let i = import(service);
+    let pg = pod_group(&i, "test-namespace/pg-test-service-00001");
+    assert_eq!(pg.spec.min_member, Some(2));
+    assert_eq!(pg.spec.queue, "test_queue");
+    assert_eq!(
+        grouped_pods(&i, "pg-test-service-00001"),
+        vec![
+            "test-namespace/test-service-00001-deployment-0",
+            "test-namespace/test-service-00001-deployment-1"
+        ]
+    );
+    assert!(i.warnings.is_empty(), "{:?}", warnings(&i));
+}
+
+/// kai-scheduler/KAI-Scheduler: pkg/podgrouper/podgrouper/plugins/spark/spark_test.go: a pod
+/// labelled `spark-app-name` and `spark-app-selector: spark-selector` is grouped as
+/// `spark-selector`; its executors (owned by the driver pod) join the same group.
+#[test]
+fn kai_spark_pods_are_grouped_by_their_app_selector() {
+    let pod = |name: &str, owner: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: ns\n  uid: u-{name}\n\
+             \x20 labels: {{spark-app-name: spark-app, spark-app-selector: spark-selector, kai.scheduler/queue: team-a}}\n{owner}\
+             spec: {{schedulerName: kai-scheduler, containers: [{{name: c, resources: {{requests: {{cpu: \"1\"}}}}}}]}}\nstatus: {{phase: Pending}}\n---\n"
+        )
+    };
+    let objs = pod("spark-pi-driver", "")
+        + &pod(
+            "spark-pi-exec-1",
+            "  ownerReferences: [{apiVersion: v1, kind: Pod, name: spark-pi-driver, controller: true}]\n",
+        )
+        + &pod(
+            "spark-pi-exec-2",
+            "  ownerReferences: [{apiVersion: v1, kind: Pod, name: spark-pi-driver, controller: true}]\n",
+        );
+    let i = import(&objs);
+    let pg = pod_group(&i, "ns/spark-selector");
+    assert_eq!(pg.spec.min_member, Some(1));
+    assert_eq!(pg.spec.queue, "team-a");
+    assert_eq!(
+        grouped_pods(&i, "spark-selector"),
+        vec![
+            "ns/spark-pi-driver",
+            "ns/spark-pi-exec-1",
+            "ns/spark-pi-exec-2"
+        ]
+    );
+    // Pods of a SparkApplication are grouped by the default grouper under the application.
+    let app = "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata: {name: spark-pi, namespace: ns, uid: a1}\nspec: {batchScheduler: kai-scheduler}\n---\n";
+    let owned = app.to_owned()
+        + &pod(
+            "spark-pi-driver",
+            "  ownerReferences: [{apiVersion: sparkoperator.k8s.io/v1beta2, kind: SparkApplication, name: spark-pi, controller: true}]\n",
+        )
+        + &pod(
+            "spark-pi-exec-1",
+            "  ownerReferences: [{apiVersion: v1, kind: Pod, name: spark-pi-driver, controller: true}]\n",
+        );
+    let i = import(&owned);
+    assert_eq!(
+        i.model.pod_groups.len(),
+        1,
+        "{:?}",
+        i.model.pod_groups.keys()
+    );
+    assert_eq!(
+        grouped_pods(&i, "pg-spark-pi-a1"),
+        vec!["ns/spark-pi-driver", "ns/spark-pi-exec-1"]
+    );
+    // Without its pods a SparkApplication is not modelled, with a warning.
+    let i = import(app);
+    assert!(
+        warnings(&i)
+            .iter()
+            .any(|m| m.contains("SparkApplication") && m.contains("spark-submit")),
+        "{:?}",
+        warnings(&i)
+    );
+}
+
+#[test]
+fn kai_appwrapper_is_one_default_group_of_its_pod_sets() {
+    let objs = format!(
+        "apiVersion: workload.codeflare.dev/v1beta2\nkind: AppWrapper\nmetadata: {{name: aw, namespace: ns, uid: w1, labels: {{kai.scheduler/queue: team-a}}}}\n\
+         spec:\n  components:\n\
+         \x20 - template: {{apiVersion: batch/v1, kind: Job, metadata: {{name: j}}, spec: {{parallelism: 2, template: {KAI_TEMPLATE}}}}}\n\
+         \x20 - template: {{apiVersion: v1, kind: Pod, metadata: {{name: p}}, spec: {{schedulerName: kai-scheduler, containers: [{{name: c}}]}}}}\n"
+    );
+    let i = import(&objs);
+    let pg = pod_group(&i, "ns/pg-aw-w1");
+    assert_eq!(pg.spec.min_member, Some(1));
+    assert_eq!(pg.spec.queue, "team-a");
+    assert_eq!(pg.spec.priority_class_name.as_deref(), Some("train"));
+    assert_eq!(
+        grouped_pods(&i, "pg-aw-w1"),
+        vec!["ns/aw-0-0", "ns/aw-0-1", "ns/aw-1-0"]
+    );
+}

@@ -100,12 +100,18 @@ struct PodPlan {
     template: PodTemplateSpec,
 }
 
-/// A PodGroup to build: its name, minMember, pods, default priority class.
+/// A PodGroup to build: its name, minMember, pods, default priority class; the metadata
+/// of the object KAI treats as its owner when that is not the converted object itself (a
+/// CronJob's Job, a Knative revision, a Spark driver pod); the pods in the files to annotate
+/// instead of new ones.
+#[derive(Default)]
 struct GroupPlan {
     name: String,
     min_member: i32,
     pods: Vec<PodPlan>,
     default_class: &'static str,
+    owner: Option<ObjectMeta>,
+    existing: Vec<String>,
 }
 
 /// The pod grouper's settings: from KAI's `Config` (`kai.scheduler/v1`,
@@ -159,6 +165,7 @@ pub(crate) fn convert(model: &Model, warnings: &mut Warnings) -> Output {
     let mut out = Output::default();
     let st = GrouperSettings::from_model(model);
     let owners = pod_owners(model);
+    let (limit_ranges, _) = super::limitrange::summaries(model);
     for (key, obj) in &model.workload_objects {
         // Only top owners: a child of another workload object is grouped with its owner.
         if let Some((group, kind, name)) = controller_owner(&obj.metadata)
@@ -170,7 +177,7 @@ pub(crate) fn convert(model: &Model, warnings: &mut Warnings) -> Output {
         {
             continue;
         }
-        let planned = plan(obj, &st).and_then(|p| {
+        let planned = plan(model, obj, &st).and_then(|p| {
             let pods: usize = p
                 .as_ref()
                 .map_or(0, |(plans, _)| plans.iter().map(|g| g.pods.len()).sum());
@@ -194,7 +201,16 @@ pub(crate) fn convert(model: &Model, warnings: &mut Warnings) -> Output {
                     );
                 }
                 for p in plans {
-                    emit(model, &owners, obj, p, &st, warnings, &mut out);
+                    emit(
+                        model,
+                        &owners,
+                        obj,
+                        p,
+                        &st,
+                        &limit_ranges,
+                        warnings,
+                        &mut out,
+                    );
                 }
                 out.used.insert(key.clone());
             }
@@ -209,6 +225,44 @@ pub(crate) fn convert(model: &Model, warnings: &mut Warnings) -> Output {
                 out.explained.insert(key.clone());
             }
         }
+    }
+    for ((ns, selector), keys) in spark_pods(model, &st) {
+        let driver = keys
+            .iter()
+            .filter_map(|k| model.pods.get(k))
+            .find(|p| controller_owner(&p.metadata).is_none())
+            .or_else(|| keys.first().and_then(|k| model.pods.get(k)));
+        let Some(driver) = driver else { continue };
+        let app = WorkloadObject {
+            kind: ObjectKind::SparkApplication,
+            api_version: "v1".into(),
+            origin: None,
+            metadata: ObjectMeta {
+                name: selector.clone(),
+                namespace: Some(ns.clone()),
+                ..ObjectMeta::default()
+            },
+            spec: Value::Null,
+            status: None,
+        };
+        let plan = GroupPlan {
+            name: selector,
+            min_member: 1,
+            pods: Vec::new(),
+            default_class: "train",
+            owner: Some(driver.metadata.clone()),
+            existing: keys,
+        };
+        emit(
+            model,
+            &owners,
+            &app,
+            plan,
+            &st,
+            &limit_ranges,
+            warnings,
+            &mut out,
+        );
     }
     out
 }
@@ -242,7 +296,7 @@ fn push_pods(
 type Plans = Option<(Vec<GroupPlan>, Option<String>)>;
 
 /// The PodGroups of `obj`, or `None` when its pods are not KAI's.
-fn plan(obj: &WorkloadObject, st: &GrouperSettings) -> Result<Plans, String> {
+fn plan(model: &Model, obj: &WorkloadObject, st: &GrouperSettings) -> Result<Plans, String> {
     let name = &obj.metadata.name;
     let uid = obj.metadata.uid.as_deref().unwrap_or("");
     // Without a uid (a manifest never applied) the `-<uid>` suffix is left out: a trailing
@@ -257,6 +311,7 @@ fn plan(obj: &WorkloadObject, st: &GrouperSettings) -> Result<Plans, String> {
         min_member,
         pods,
         default_class,
+        ..GroupPlan::default()
     };
     let annotation_min = obj
         .metadata
@@ -265,25 +320,98 @@ fn plan(obj: &WorkloadObject, st: &GrouperSettings) -> Result<Plans, String> {
         .and_then(|v| v.parse::<i32>().ok());
     Ok(match obj.kind {
         // Read by GrouperSettings; not a workload.
-        ObjectKind::KaiConfig => return Ok(Some((Vec::new(), None))),
+        ObjectKind::KaiConfig
+        | ObjectKind::TrainingRuntime
+        | ObjectKind::ClusterTrainingRuntime
+        | ObjectKind::LimitRange => return Ok(None),
         ObjectKind::Job => {
             let spec: JobSpec = obj.spec_as()?;
             if !is_kai(&spec.template, st) {
                 return Ok(None);
             }
             let pods = pods_of(name, &spec.template, spec.pods_count())?;
-            Some((vec![one(annotation_min.unwrap_or(1), pods, "train")], None))
+            // A CronJob's Job is grouped by the default grouper (minMember 1), not the Job
+            // grouper (cronjobs/crobjob-grouper.go).
+            let min = if controller_owner(&obj.metadata).is_some_and(|(_, k, _)| k == "CronJob") {
+                1
+            } else {
+                annotation_min.unwrap_or(1)
+            };
+            Some((vec![one(min, pods, "train")], None))
         }
         ObjectKind::CronJob => {
             let spec: super::kinds::CronJobSpec = obj.spec_as()?;
             if !is_kai(&spec.job_template.spec.template, st) {
                 return Ok(None);
             }
-            return Err(
-                "KAI groups the Jobs a CronJob creates; the CronJob itself has no pods \
-                        at this instant; not converted"
-                    .into(),
-            );
+            return cronjob(model, obj, &spec).map(Some);
+        }
+        ObjectKind::AppWrapper => {
+            let (sets, warnings) = super::appwrapper::pod_sets(&obj.spec)?;
+            if !sets.iter().any(|s| is_kai(&s.template, st)) {
+                return Ok(None);
+            }
+            let mut pods = Vec::new();
+            for (i, set) in sets.iter().enumerate() {
+                push_pods(&mut pods, &format!("{name}-{i}"), &set.template, set.count)?;
+            }
+            let warning = (!warnings.is_empty()).then(|| warnings.join("; "));
+            Some((vec![one(1, pods, "train")], warning))
+        }
+        ObjectKind::KnativeService => {
+            let template: PodTemplateSpec = match obj.spec.get("template") {
+                Some(t) => serde_path_to_error::deserialize(t)
+                    .map_err(|e| format!("spec.template.{}: {}", e.path(), e.inner()))?,
+                None => PodTemplateSpec::default(),
+            };
+            if !is_kai(&template, st) {
+                return Ok(None);
+            }
+            let revision = template
+                .metadata
+                .as_ref()
+                .map(|m| m.name.clone())
+                .filter(|n| !n.is_empty())
+                .or_else(|| {
+                    obj.status
+                        .as_ref()
+                        .and_then(|s| s.get("latestCreatedRevisionName"))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
+                .unwrap_or_else(|| format!("{name}-00001"));
+            // Revisions of the Service in the files (by name, or by the
+            // `serving.knative.dev/service` label Knative puts on them) are grouped on their own.
+            let ns = obj.namespace();
+            if model.workload_objects.values().any(|o| {
+                o.kind == ObjectKind::KnativeRevision
+                    && o.namespace() == ns
+                    && (o.metadata.name == revision
+                        || o.metadata.labels.get(KNATIVE_SERVICE_LABEL) == Some(name))
+            }) {
+                return Ok(Some((Vec::new(), None)));
+            }
+            let mut meta = template.metadata.clone().unwrap_or_default();
+            meta.name = revision;
+            meta.uid = None;
+            meta.namespace = Some(obj.namespace().to_owned());
+            meta.creation_timestamp = obj.metadata.creation_timestamp;
+            Some((vec![knative_group(meta, &template)?], None))
+        }
+        ObjectKind::KnativeRevision => {
+            let spec: crate::core::PodSpec = obj.spec_as()?;
+            let template = PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: obj.metadata.labels.clone(),
+                    annotations: obj.metadata.annotations.clone(),
+                    ..ObjectMeta::default()
+                }),
+                spec,
+            };
+            if !is_kai(&template, st) {
+                return Ok(None);
+            }
+            Some((vec![knative_group(obj.metadata.clone(), &template)?], None))
         }
         ObjectKind::Deployment | ObjectKind::StatefulSet | ObjectKind::ReplicaSet => {
             let spec: ReplicatedPodsSpec = obj.spec_as()?;
@@ -301,6 +429,7 @@ fn plan(obj: &WorkloadObject, st: &GrouperSettings) -> Result<Plans, String> {
                             template: spec.template.clone(),
                         }],
                         default_class: "inference",
+                        ..GroupPlan::default()
                     })
                     .collect();
                 Some((plans, None))
@@ -458,6 +587,7 @@ fn plan(obj: &WorkloadObject, st: &GrouperSettings) -> Result<Plans, String> {
                         min_member: size,
                         pods,
                         default_class: "train",
+                        ..GroupPlan::default()
                     }
                 })
                 .collect();
@@ -501,11 +631,8 @@ fn plan(obj: &WorkloadObject, st: &GrouperSettings) -> Result<Plans, String> {
             );
             Some((vec![one(min, pods, "train")], warning))
         }
-        ObjectKind::KnativeService
-        | ObjectKind::SparkApplication
-        | ObjectKind::TrainJob
-        | ObjectKind::AppWrapper
-        | ObjectKind::RayService => {
+        ObjectKind::SparkApplication => return spark_application(model, obj, st),
+        ObjectKind::TrainJob | ObjectKind::RayService => {
             let kai = obj
                 .spec
                 .pointer("/template/spec/schedulerName")
@@ -523,6 +650,229 @@ fn plan(obj: &WorkloadObject, st: &GrouperSettings) -> Result<Plans, String> {
             ));
         }
     })
+}
+
+/// The Jobs of a CronJob (kai-scheduler/KAI-Scheduler:
+/// pkg/podgrouper/podgrouper/plugins/cronjobs/crobjob-grouper.go): KAI groups each Job the
+/// CronJob created with the default grouper, so one PodGroup `pg-<job>-<job uid>` of
+/// minMember 1 per Job, its queue and priority from the Job's labels (the `jobTemplate`'s).
+/// Jobs in the files are grouped as Jobs; without them, the Jobs of `status.active` are
+/// built from the `jobTemplate`; with neither the CronJob has no pods.
+fn cronjob(
+    model: &Model,
+    obj: &WorkloadObject,
+    spec: &super::kinds::CronJobSpec,
+) -> Result<(Vec<GroupPlan>, Option<String>), String> {
+    let ns = obj.namespace();
+    let owns_jobs = model.workload_objects.values().any(|o| {
+        o.kind == ObjectKind::Job
+            && o.namespace() == ns
+            && controller_owner(&o.metadata)
+                .is_some_and(|(_, k, n)| k == "CronJob" && n == obj.metadata.name)
+    });
+    if owns_jobs {
+        return Ok((Vec::new(), None));
+    }
+    let active: Vec<(String, String)> = obj
+        .status
+        .as_ref()
+        .and_then(|s| s.get("active"))
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|r| {
+                    let name = r.get("name")?.as_str()?.to_owned();
+                    let uid = r
+                        .get("uid")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned();
+                    Some((name, uid))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if active.is_empty() {
+        return Err(
+            "KAI groups the Jobs a CronJob creates; no Job of it is in the files or in \
+             status.active, so it has no pods at this instant; not converted"
+                .into(),
+        );
+    }
+    let job = &spec.job_template;
+    let mut plans = Vec::new();
+    for (job_name, uid) in active {
+        let mut meta = job.metadata.clone().unwrap_or_default();
+        meta.name.clone_from(&job_name);
+        meta.namespace = Some(ns.to_owned());
+        meta.uid = Some(uid.clone()).filter(|u| !u.is_empty());
+        meta.creation_timestamp = obj.metadata.creation_timestamp;
+        plans.push(GroupPlan {
+            name: if uid.is_empty() {
+                format!("pg-{job_name}")
+            } else {
+                format!("pg-{job_name}-{uid}")
+            },
+            min_member: 1,
+            pods: pods_of(&job_name, &job.spec.template, job.spec.pods_count())?,
+            default_class: "train",
+            owner: Some(meta),
+            existing: Vec::new(),
+        });
+    }
+    Ok((plans, None))
+}
+
+/// The label Knative puts on a revision naming its Service.
+pub const KNATIVE_SERVICE_LABEL: &str = "serving.knative.dev/service";
+/// The minimum scale annotation of a Knative revision.
+pub const KNATIVE_MIN_SCALE: &str = "autoscaling.knative.dev/min-scale";
+/// The initial scale annotation of a Knative revision.
+pub const KNATIVE_INITIAL_SCALE: &str = "autoscaling.knative.dev/initial-scale";
+
+/// One Knative revision's gang (kai-scheduler/KAI-Scheduler:
+/// pkg/podgrouper/podgrouper/plugins/knative/knative.go, gang scheduling on, KAI's
+/// default): `pg-<revision>-<revision uid>`, minMember the revision's `min-scale` (1 when
+/// absent or not a number), priority class `inference` by default; pods
+/// `<revision>-deployment-<i>`, as many as the larger of `min-scale` and `initial-scale`
+/// (default 1).
+fn knative_group(revision: ObjectMeta, template: &PodTemplateSpec) -> Result<GroupPlan, String> {
+    let ann = &revision.annotations;
+    let min = ann
+        .get(KNATIVE_MIN_SCALE)
+        .map_or(1, |v| v.parse::<i32>().unwrap_or(1));
+    let initial = ann
+        .get(KNATIVE_INITIAL_SCALE)
+        .and_then(|v| v.parse::<i32>().ok())
+        .unwrap_or(1);
+    let name = revision.name.clone();
+    let pg = match revision.uid.as_deref().filter(|u| !u.is_empty()) {
+        Some(uid) => format!("pg-{name}-{uid}"),
+        None => format!("pg-{name}"),
+    };
+    let n = capped(min.max(initial), "the revision's scale")?;
+    Ok(GroupPlan {
+        name: pg,
+        min_member: min.max(0),
+        pods: pods_of(&format!("{name}-deployment"), template, n)?,
+        default_class: "inference",
+        owner: Some(revision),
+        existing: Vec::new(),
+    })
+}
+
+/// The labels that make a pod a Spark pod for KAI (plugins/spark/spark.go, `IsSparkPod`).
+pub const SPARK_APP_NAME_LABEL: &str = "spark-app-name";
+/// The label naming a Spark application's PodGroup.
+pub const SPARK_APP_SELECTOR_LABEL: &str = "spark-app-selector";
+
+/// A SparkApplication: its pods come from the Spark operator, so only the driver and
+/// executor pods in the files are grouped, with the default grouper (the application is
+/// their top owner): one PodGroup `pg-<app>-<uid>`, minMember 1.
+fn spark_application(
+    model: &Model,
+    obj: &WorkloadObject,
+    st: &GrouperSettings,
+) -> Result<Plans, String> {
+    let ns = obj.namespace();
+    let mut pods: Vec<String> = Vec::new();
+    let mut frontier = vec![obj.metadata.name.clone()];
+    // The driver is owned by the application, the executors by the driver.
+    while let Some(owner) = frontier.pop() {
+        for (key, p) in &model.pods {
+            if p.metadata.namespace.as_deref().unwrap_or("default") == ns
+                && controller_owner(&p.metadata).is_some_and(|(_, _, n)| n == owner)
+                && !pods.contains(key)
+            {
+                pods.push(key.clone());
+                frontier.push(p.metadata.name.clone());
+            }
+        }
+    }
+    pods.sort();
+    let kai_pods = pods.iter().any(|k| {
+        model.pods.get(k).is_some_and(|p| {
+            p.spec.scheduler_name.as_deref() == Some(st.scheduler_name.as_str())
+                && !p.metadata.annotations.contains_key(POD_GROUP_ANNOTATION)
+        })
+    });
+    if kai_pods {
+        let uid = obj.metadata.uid.as_deref().unwrap_or("");
+        let name = &obj.metadata.name;
+        return Ok(Some((
+            vec![GroupPlan {
+                name: if uid.is_empty() {
+                    format!("pg-{name}")
+                } else {
+                    format!("pg-{name}-{uid}")
+                },
+                min_member: 1,
+                pods: Vec::new(),
+                default_class: "train",
+                owner: None,
+                existing: pods,
+            }],
+            None,
+        )));
+    }
+    let mentions_kai = serde_json::to_string(&obj.spec)
+        .is_ok_and(|s| s.contains(&format!("\"{}\"", st.scheduler_name)));
+    if mentions_kai {
+        return Err(
+            "the Spark operator creates the driver and executor pods from spark-submit \
+             settings, which are not modelled, and none of them is in the files; not converted"
+                .into(),
+        );
+    }
+    Ok(None)
+}
+
+/// Spark pods without an owner object in the files (spark-submit's driver, and the executors
+/// it owns): KAI's pod-job grouper groups them by their `spark-app-selector` label
+/// (plugins/podjob/podjob.go, plugins/spark/spark.go): one PodGroup named after the label's
+/// value, minMember 1, queue and priority from the driver (the top owner), then the pod.
+fn spark_pods(model: &Model, st: &GrouperSettings) -> BTreeMap<(String, String), Vec<String>> {
+    let mut groups: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for (key, p) in &model.pods {
+        let l = &p.metadata.labels;
+        if p.metadata.annotations.contains_key(POD_GROUP_ANNOTATION)
+            || p.spec.scheduler_name.as_deref() != Some(st.scheduler_name.as_str())
+            || !l.contains_key(SPARK_APP_NAME_LABEL)
+        {
+            continue;
+        }
+        let Some(selector) = l.get(SPARK_APP_SELECTOR_LABEL) else {
+            continue;
+        };
+        let ns = p.metadata.namespace.as_deref().unwrap_or("default");
+        // Only pods whose top owner is a pod: walk up through the pods in the files (an
+        // executor's owner is its driver); an owner of another kind groups them instead.
+        let mut cur = p;
+        let mut steps = 0;
+        let top_is_pod = loop {
+            match controller_owner(&cur.metadata) {
+                None => break true,
+                Some((_, kind, owner)) if kind == "Pod" => {
+                    match model.pods.get(&format!("{ns}/{owner}")) {
+                        Some(next) if steps < 16 => {
+                            cur = next;
+                            steps += 1;
+                        }
+                        _ => break true,
+                    }
+                }
+                Some(_) => break false,
+            }
+        };
+        if !top_is_pod {
+            continue;
+        }
+        groups
+            .entry((ns.to_owned(), selector.clone()))
+            .or_default()
+            .push(key.clone());
+    }
+    groups
 }
 
 /// Pods without a PodGroup by (namespace, controlling owner); a ReplicaSet's pods are also
@@ -560,27 +910,38 @@ fn first_label<'a>(labels: &'a BTreeMap<String, String>, keys: &[String]) -> Opt
     keys.iter().find_map(|k| labels.get(k))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn emit(
     model: &Model,
     owners: &Owners<'_>,
     obj: &WorkloadObject,
     plan: GroupPlan,
     st: &GrouperSettings,
+    limit_ranges: &BTreeMap<String, super::limitrange::Summary>,
     warnings: &mut Warnings,
     out: &mut Output,
 ) {
     let ns = obj.namespace();
-    let Some(first) = plan.pods.first() else {
+    let existing_first = plan
+        .existing
+        .first()
+        .and_then(|k| model.pods.get(k))
+        .map(|p| PodTemplateSpec {
+            metadata: Some(p.metadata.clone()),
+            spec: p.spec.clone(),
+        });
+    let Some(first) = plan
+        .pods
+        .first()
+        .map(|p| p.template.clone())
+        .or(existing_first)
+    else {
         return;
     };
     let empty = BTreeMap::new();
-    let tlabels = first
-        .template
-        .metadata
-        .as_ref()
-        .map(|m| &m.labels)
-        .unwrap_or(&empty);
-    let owner = &obj.metadata.labels;
+    let tlabels = first.metadata.as_ref().map(|m| &m.labels).unwrap_or(&empty);
+    let owner_meta = plan.owner.as_ref().unwrap_or(&obj.metadata);
+    let owner = &owner_meta.labels;
     let queue = first_label(owner, &st.queue_labels)
         .or_else(|| first_label(tlabels, &st.queue_labels))
         .cloned()
@@ -598,7 +959,7 @@ fn emit(
         .get(PRIORITY_LABEL)
         .or_else(|| tlabels.get(PRIORITY_LABEL))
         .cloned()
-        .or_else(|| first.template.spec.priority_class_name.clone())
+        .or_else(|| first.spec.priority_class_name.clone())
         .filter(|c| !c.is_empty());
     let class = match (obj.kind, class) {
         (ObjectKind::RayCluster | ObjectKind::RayJob, c) => {
@@ -633,27 +994,21 @@ fn emit(
         .or_else(|| tlabels.get(PREEMPTIBILITY_LABEL))
         .cloned();
     let ann = |k: &str| {
-        obj.metadata
+        owner_meta
             .annotations
             .get(k)
-            .or_else(|| {
-                first
-                    .template
-                    .metadata
-                    .as_ref()
-                    .and_then(|m| m.annotations.get(k))
-            })
+            .or_else(|| first.metadata.as_ref().and_then(|m| m.annotations.get(k)))
             .cloned()
     };
     let pg = PodGroup {
         metadata: ObjectMeta {
             name: plan.name.clone(),
             namespace: Some(ns.to_owned()),
-            labels: obj.metadata.labels.clone(),
+            labels: owner_meta.labels.clone(),
             // KAI copies the top owner's annotations (CalcPodGroupAnnotations).
-            annotations: obj.metadata.annotations.clone(),
-            creation_timestamp: obj.metadata.creation_timestamp,
-            uid: obj.metadata.uid.clone(),
+            annotations: owner_meta.annotations.clone(),
+            creation_timestamp: owner_meta.creation_timestamp,
+            uid: owner_meta.uid.clone(),
             ..ObjectMeta::default()
         },
         spec: PodGroupSpec {
@@ -668,10 +1023,14 @@ fn emit(
         status: None,
     };
     // Pods already in the files that this object owns are used instead of new ones.
-    let owned: Vec<&String> = owners
-        .get(&(ns.to_owned(), obj.metadata.name.clone()))
-        .cloned()
-        .unwrap_or_default();
+    let owned: Vec<&String> = if plan.existing.is_empty() {
+        owners
+            .get(&(ns.to_owned(), owner_meta.name.clone()))
+            .cloned()
+            .unwrap_or_default()
+    } else {
+        plan.existing.iter().collect()
+    };
     if owned.is_empty() {
         for p in &plan.pods {
             let mut meta = p.template.metadata.clone().unwrap_or_default();
@@ -680,9 +1039,17 @@ fn emit(
             meta.creation_timestamp = obj.metadata.creation_timestamp;
             meta.annotations
                 .insert(POD_GROUP_ANNOTATION.to_owned(), plan.name.clone());
+            let mut spec = p.template.spec.clone();
+            // The API server's LimitRanger gives a new pod the namespace's defaults.
+            if let Some(item) = limit_ranges
+                .get(ns)
+                .and_then(super::limitrange::Summary::container)
+            {
+                super::limitrange::apply_to_new_pod(&mut spec, item);
+            }
             let pod = Pod {
                 metadata: meta,
-                spec: p.template.spec.clone(),
+                spec,
                 status: Some(PodStatus {
                     phase: Some("Pending".into()),
                     ..PodStatus::default()

@@ -314,3 +314,100 @@ pub struct ReplicatedPodsSpec {
     #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
     pub other: Other,
 }
+
+/// `spec.runtimeRef` of a TrainJob.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeRef {
+    /// The runtime's name.
+    #[serde(default)]
+    pub name: String,
+    /// `trainer.kubeflow.org` (the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_group: Option<String>,
+    /// `ClusterTrainingRuntime` (the default) or `TrainingRuntime`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+}
+
+impl RuntimeRef {
+    /// The kind referred to: `TrainingRuntime` or `ClusterTrainingRuntime` (the default).
+    pub fn kind(&self) -> &str {
+        self.kind
+            .as_deref()
+            .filter(|k| !k.is_empty())
+            .unwrap_or("ClusterTrainingRuntime")
+    }
+}
+
+/// `spec.trainer` of a TrainJob: the overrides of the trainer node.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrainerSpec {
+    /// Training nodes (pods of the trainer job).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_nodes: Option<i32>,
+    /// Resources of each `node` container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources_per_node: Option<ResourceRequirements>,
+    /// `image`, `command`, `args`, `env`, …: kept.
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other: Other,
+}
+
+/// `spec` of a TrainJob (`trainer.kubeflow.org/v1alpha1`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrainJobSpec {
+    /// The runtime whose template the job instantiates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_ref: Option<RuntimeRef>,
+    /// Trainer overrides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trainer: Option<TrainerSpec>,
+    /// Suspended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend: Option<bool>,
+    /// `initializer`, `runtimePatches`, `podTemplateOverrides`, …: kept.
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other: Other,
+}
+
+/// `spec.mlPolicy` of a training runtime.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MlPolicy {
+    /// Default training nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_nodes: Option<i32>,
+    /// `torch`, `mpi`: kept.
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other: Other,
+}
+
+/// `spec.template` of a training runtime: a JobSet template.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobSetTemplateSpec {
+    /// Template metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<ObjectMeta>,
+    /// The JobSet spec.
+    #[serde(default)]
+    pub spec: JobSetSpec,
+}
+
+/// `spec` of a TrainingRuntime or ClusterTrainingRuntime.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrainingRuntimeSpec {
+    /// The ML policy (default node count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ml_policy: Option<MlPolicy>,
+    /// The JobSet template.
+    #[serde(default)]
+    pub template: JobSetTemplateSpec,
+    /// `podGroupPolicy`: kept.
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub other: Other,
+}

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::kinds::{
     JobSetSpec, JobSpec, KubeflowSpec, LeaderWorkerSetSpec, RayClusterSpec, RayJobSpec,
-    ReplicaSpec, ReplicatedPodsSpec,
+    ReplicaSpec, ReplicatedPodsSpec, TrainJobSpec, TrainingRuntimeSpec,
 };
 use super::names::{role_hash, workload_name};
 use super::{ObjectKind, Warnings, WorkloadObject, capped, codes, controller_owner};
@@ -38,6 +38,10 @@ pub const POD_GROUP_TOTAL_COUNT_ANNOTATION: &str = "kueue.x-k8s.io/pod-group-tot
 pub const ROLE_HASH_ANNOTATION: &str = "kueue.x-k8s.io/role-hash";
 /// The annotation Kueue puts on a pod group's Workload.
 pub const IS_GROUP_WORKLOAD_ANNOTATION: &str = "kueue.x-k8s.io/is-group-workload";
+
+/// The label of a training runtime's replicated job naming its step (`trainer`,
+/// `dataset-initializer`, `model-initializer`).
+pub const TRAINJOB_ANCESTOR_LABEL: &str = "trainer.kubeflow.org/trainjob-ancestor-step";
 
 /// Annotations of gpuquota's own (`gpuquota.dev/…`) that a converted Workload keeps.
 pub const GPUQUOTA_ANNOTATION_PREFIX: &str = "gpuquota.dev/";
@@ -306,22 +310,21 @@ impl Ctx<'_> {
             ObjectKind::LeaderWorkerSet => self.lws(obj, &queue),
             ObjectKind::StatefulSet => self.statefulset(obj, &queue),
             ObjectKind::Deployment => self.deployment(obj, &queue),
-            ObjectKind::AppWrapper
-            | ObjectKind::TrainJob
-            | ObjectKind::RayService
-            | ObjectKind::SparkApplication => Err(format!(
-                "Kueue manages this kind, but its Workload is not modelled ({}); not converted",
-                match obj.kind {
-                    ObjectKind::AppWrapper =>
-                        "the PodSets come from the wrapped components' own integrations",
-                    ObjectKind::TrainJob => "the PodSets come from its ClusterTrainingRuntime",
-                    _ => "not read yet",
-                }
-            )),
+            ObjectKind::AppWrapper => self.appwrapper(obj, &queue),
+            ObjectKind::TrainJob => self.trainjob(obj, &queue),
+            ObjectKind::RayService | ObjectKind::SparkApplication => Err(
+                "Kueue manages this kind, but its Workload is not modelled (not read yet); not \
+                 converted"
+                    .to_owned(),
+            ),
             ObjectKind::CronJob
             | ObjectKind::ReplicaSet
             | ObjectKind::KnativeService
-            | ObjectKind::KaiConfig => {
+            | ObjectKind::KaiConfig
+            | ObjectKind::TrainingRuntime
+            | ObjectKind::ClusterTrainingRuntime
+            | ObjectKind::KnativeRevision
+            | ObjectKind::LimitRange => {
                 return;
             }
         };
@@ -332,6 +335,8 @@ impl Ctx<'_> {
             Err(msg) => {
                 let code = if msg.starts_with("spec") {
                     codes::INVALID_OBJECT
+                } else if msg.contains("is not in the files") {
+                    codes::MISSING_REFERENCE
                 } else {
                     codes::NOT_MODELLED
                 };
@@ -920,6 +925,157 @@ impl Ctx<'_> {
             let name = workload_name("Pod", "", &pod_name, "");
             self.emit(obj, name, queue, vec![ps], None, false, &[]);
         }
+        Ok(())
+    }
+
+    /// An AppWrapper: one PodSet `<name>-<i>` per pod set of its components, in order
+    /// (kubernetes-sigs/kueue: pkg/controller/jobs/appwrapper/appwrapper_controller.go,
+    /// `PodSets`).
+    fn appwrapper(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
+        let (sets, warnings) = super::appwrapper::pod_sets(&obj.spec)?;
+        for w in warnings {
+            self.warn(obj, codes::NOT_MODELLED, w);
+        }
+        let pod_sets = sets
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| PodSet {
+                name: format!("{}-{i}", obj.metadata.name),
+                template: s.template,
+                count: s.count,
+                min_count: None,
+                topology_request: None,
+            })
+            .collect();
+        let phase = obj
+            .status
+            .as_ref()
+            .and_then(|s| s.get("phase"))
+            .and_then(Value::as_str);
+        let deployed = obj
+            .status
+            .as_ref()
+            .and_then(|s| s.get("conditions"))
+            .and_then(Value::as_array)
+            .is_some_and(|cs| {
+                cs.iter().any(|c| {
+                    c.get("type").and_then(Value::as_str) == Some("ResourcesDeployed")
+                        && c.get("status").and_then(Value::as_str) == Some("True")
+                })
+            });
+        let finished = phase == Some("Succeeded") || (phase == Some("Failed") && !deployed);
+        let name = self.name_for(obj);
+        self.emit(obj, name, queue, pod_sets, None, finished, &[]);
+        Ok(())
+    }
+
+    /// A TrainJob: the PodSets of the JobSet its runtime's template makes, with the trainer
+    /// job's pod count set to the node count (kubernetes-sigs/kueue:
+    /// pkg/controller/jobs/trainjob/trainjob_controller.go, `PodSets`; kubeflow/trainer:
+    /// pkg/runtime/framework/plugins/jobset/builder.go, `Initializer`, `Trainer`).
+    fn trainjob(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
+        let spec: TrainJobSpec = obj.spec_as()?;
+        let Some(rref) = spec.runtime_ref.as_ref().filter(|r| !r.name.is_empty()) else {
+            return Err(
+                "spec.runtimeRef names no TrainingRuntime or ClusterTrainingRuntime, so the \
+                 PodSets are unknown; not converted"
+                    .to_owned(),
+            );
+        };
+        let kind = rref.kind();
+        let key = match kind {
+            "TrainingRuntime" => format!("TrainingRuntime/{}/{}", obj.namespace(), rref.name),
+            "ClusterTrainingRuntime" => format!("ClusterTrainingRuntime/default/{}", rref.name),
+            other => {
+                return Err(format!(
+                    "spec.runtimeRef.kind {other:?} is neither TrainingRuntime nor \
+                     ClusterTrainingRuntime; not converted"
+                ));
+            }
+        };
+        let Some(runtime) = self.model.workload_objects.get(&key) else {
+            return Err(format!(
+                "its {kind} {:?} (spec.runtimeRef) is not in the files; Kueue builds the PodSets \
+                 from it, so the TrainJob is not converted",
+                rref.name
+            ));
+        };
+        let rt: TrainingRuntimeSpec = runtime
+            .spec_as()
+            .map_err(|e| format!("{kind} {:?}: {e}; not converted", rref.name))?;
+        let ml = rt.ml_policy.clone().unwrap_or_default();
+        if ml
+            .other
+            .get("mpi")
+            .and_then(|m| m.get("runLauncherAsNode"))
+            .and_then(Value::as_bool)
+            == Some(true)
+        {
+            self.warn(
+                obj,
+                codes::NOT_MODELLED,
+                "the runtime's mlPolicy.mpi.runLauncherAsNode counts the launcher as a node; \
+                 not modelled, the trainer job keeps all the nodes"
+                    .into(),
+            );
+        }
+        for k in ["runtimePatches", "podTemplateOverrides", "podSpecOverrides"] {
+            if spec.other.get(k).is_some_and(|v| !v.is_null()) {
+                self.warn(
+                    obj,
+                    codes::NOT_MODELLED,
+                    format!(
+                        "spec.{k} (node selectors, tolerations, …) is not applied to the \
+                         PodSets; their requests are the runtime's"
+                    ),
+                );
+            }
+        }
+        let trainer = spec.trainer.clone().unwrap_or_default();
+        let mut pod_sets = Vec::new();
+        for rj in &rt.template.spec.replicated_jobs {
+            let ancestor = rj
+                .template
+                .metadata
+                .as_ref()
+                .and_then(|m| m.labels.get(TRAINJOB_ANCESTOR_LABEL))
+                .map(String::as_str);
+            let mut template = rj.template.spec.template.clone();
+            // `resourcesPerNode` replaces the resources of every container named `node`.
+            if let Some(r) = trainer
+                .resources_per_node
+                .as_ref()
+                .filter(|r| !r.requests.is_empty() || !r.limits.is_empty())
+            {
+                for c in &mut template.spec.containers {
+                    if c.name == "node" {
+                        c.resources = r.clone();
+                    }
+                }
+            }
+            let count = match ancestor {
+                Some("trainer") => trainer
+                    .num_nodes
+                    .or(ml.num_nodes)
+                    .unwrap_or_else(|| rj.template.spec.pods_count()),
+                Some("dataset-initializer" | "model-initializer") => rj.template.spec.pods_count(),
+                _ => rj
+                    .replicas
+                    .unwrap_or(1)
+                    .saturating_mul(rj.template.spec.pods_count()),
+            };
+            pod_sets.push(PodSet {
+                name: rj.name.to_lowercase(),
+                template,
+                count,
+                min_count: None,
+                topology_request: None,
+            });
+        }
+        self.warn_running(obj, spec.suspend == Some(true));
+        let name = self.name_for(obj);
+        let finished = is_finished(obj.status.as_ref());
+        self.emit(obj, name, queue, pod_sets, None, finished, &[]);
         Ok(())
     }
 

@@ -153,10 +153,12 @@
 //!
 //! [`PodSpec::effective_requests`]: crate::core::PodSpec::effective_requests
 
+pub mod appwrapper;
 pub mod configmap;
 pub mod kai;
 pub mod kinds;
 pub mod kueue;
+pub mod limitrange;
 pub mod names;
 pub mod sharing;
 
@@ -254,6 +256,15 @@ pub enum ObjectKind {
     /// `kai.scheduler/v1` Config: KAI's system configuration (`spec.global.queueLabelKey`,
     /// `spec.global.schedulerName`), read by the pod grouper conversion.
     KaiConfig,
+    /// `trainer.kubeflow.org` TrainingRuntime: a namespaced TrainJob template (read by the
+    /// TrainJob conversion).
+    TrainingRuntime,
+    /// `trainer.kubeflow.org` ClusterTrainingRuntime: a cluster-wide TrainJob template.
+    ClusterTrainingRuntime,
+    /// `serving.knative.dev` Revision: one version of a Knative Service.
+    KnativeRevision,
+    /// Core `v1` LimitRange: per-namespace container defaults and bounds.
+    LimitRange,
 }
 
 impl ObjectKind {
@@ -280,6 +291,10 @@ impl ObjectKind {
         ObjectKind::SparkApplication,
         ObjectKind::KnativeService,
         ObjectKind::KaiConfig,
+        ObjectKind::TrainingRuntime,
+        ObjectKind::ClusterTrainingRuntime,
+        ObjectKind::KnativeRevision,
+        ObjectKind::LimitRange,
     ];
 
     /// The API group and kind name.
@@ -306,6 +321,12 @@ impl ObjectKind {
             ObjectKind::SparkApplication => ("sparkoperator.k8s.io", "SparkApplication"),
             ObjectKind::KnativeService => ("serving.knative.dev", "Service"),
             ObjectKind::KaiConfig => ("kai.scheduler", "Config"),
+            ObjectKind::TrainingRuntime => ("trainer.kubeflow.org", "TrainingRuntime"),
+            ObjectKind::ClusterTrainingRuntime => {
+                ("trainer.kubeflow.org", "ClusterTrainingRuntime")
+            }
+            ObjectKind::KnativeRevision => ("serving.knative.dev", "Revision"),
+            ObjectKind::LimitRange => ("", "LimitRange"),
         }
     }
 
@@ -345,10 +366,26 @@ impl ObjectKind {
             ObjectKind::CronJob
             | ObjectKind::ReplicaSet
             | ObjectKind::KnativeService
-            | ObjectKind::KaiConfig => {
+            | ObjectKind::KaiConfig
+            | ObjectKind::TrainingRuntime
+            | ObjectKind::ClusterTrainingRuntime
+            | ObjectKind::KnativeRevision
+            | ObjectKind::LimitRange => {
                 return None;
             }
         })
+    }
+
+    /// True for kinds that are configuration other objects refer to (runtimes, LimitRanges,
+    /// KAI's Config), not workloads of their own: they never get a "not managed" warning.
+    pub fn is_reference(self) -> bool {
+        matches!(
+            self,
+            ObjectKind::KaiConfig
+                | ObjectKind::TrainingRuntime
+                | ObjectKind::ClusterTrainingRuntime
+                | ObjectKind::LimitRange
+        )
     }
 }
 
@@ -540,11 +577,14 @@ pub fn convert(model: &mut Model) -> Warnings {
     for (key, pod) in kai_out.pods {
         model.pods.insert(key, pod);
     }
+    limitrange::apply(model, &mut warnings);
     for (key, was_used) in used {
         if was_used || kueue_out.explained.contains(&key) || kai_out.explained.contains(&key) {
             continue;
         }
-        if let Some(obj) = model.workload_objects.get(&key) {
+        if let Some(obj) = model.workload_objects.get(&key)
+            && !obj.kind.is_reference()
+        {
             warnings.push(
                 obj.origin.as_ref(),
                 codes::NOT_MANAGED,
