@@ -16,6 +16,9 @@
 //! longer advertised. The node gets the labels `nvidia.com/gpu.replicas` and
 //! `nvidia.com/gpu.sharing-strategy` (`time-slicing` or `mps`) as the plugin sets them.
 //!
+//! Metering reads the replicas per GPU of every node from the same rules
+//! ([`replicas_per_gpu`]): a time-sliced replica is `1/replicas` of a GPU.
+//!
 //! Replicas of one GPU have no memory or fault isolation: when running pods of namespaces of
 //! different departments (the namespace's `department` label, else the namespace itself)
 //! share a time-sliced or MPS-shared node, a warning names them.
@@ -274,7 +277,7 @@ fn config_replicas(cfg: &PluginConfig) -> Option<u64> {
 }
 
 /// The replicas per GPU the device plugin advertises on each node, for metering: a node's
-/// `nvidia.com/gpu.replicas` label (set by the plugin, or by [`apply`] from the
+/// `nvidia.com/gpu.replicas` label (set by the plugin, or by the import from the
 /// configuration), else the configuration its `nvidia.com/device-plugin.config` label names,
 /// else the default configuration (key `default`, else the only key). Nodes whose
 /// configuration shares nothing have no value.
