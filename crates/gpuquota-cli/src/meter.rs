@@ -79,8 +79,13 @@ pub(crate) fn execute(path: &Path, output: OutputFormat) -> Result<Outcome, CliE
     let dir = path.parent().map(PathBuf::from).unwrap_or_default();
     // every dcgm: file is streamed through the one bounded reader
     let mut open = |_: usize, name: &str| gpuquota_metering::dcgm::open_file(&dir.join(name));
-    let report = match doc
-        .into_input_with(&mut open)
+    // cluster: files (Nodes, the device plugin's sharing ConfigMap) give replicas per GPU
+    let mut cluster = Vec::with_capacity(doc.cluster.len());
+    for name in &doc.cluster {
+        cluster.push((name.clone(), read_file(&dir.join(name))?));
+    }
+    let report = match Document::sharing_from(&cluster)
+        .and_then(|sharing| doc.into_input_with_sharing(&mut open, sharing))
         .and_then(|input| meter(&input))
     {
         Ok(r) => r,

@@ -70,3 +70,27 @@ fn dev_zero_as_a_dcgm_file_is_refused_naming_the_limit() {
         )
     );
 }
+
+#[test]
+fn cluster_files_give_time_sliced_replicas_their_share() {
+    // A pod on node-a's GPU, time-sliced into 4 replicas by the device plugin's
+    // configuration, is charged 1/4 GPU-hour per hour.
+    let cluster = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: time-slicing-config, namespace: gpu-operator}\n\
+data:\n  any: |\n    version: v1\n    sharing:\n      timeSlicing:\n        resources:\n        - {name: nvidia.com/gpu, replicas: 4}\n---\n\
+apiVersion: v1\nkind: Node\nmetadata: {name: node-a, labels: {nvidia.com/device-plugin.config: any}}\n";
+    let doc = "window: {start: 0, end: 7200}\ncluster: [cluster.yaml]\n\
+cardTypes: [{name: H200, model: NVIDIA H200, pricePerHour: \"4.00\", capacity: 1}]\n\
+departments: [{name: A, namespaces: [team-a]}]\n\
+records: [{namespace: team-a, cardType: H200, replicas: 1, holder: node-a/GPU-0, start: 0, end: 7200}]\n";
+    let dir = scratch("cluster", &[("m.yaml", doc), ("cluster.yaml", cluster)]);
+    let out = gpuquota(&["meter", &dir.join("m.yaml").display().to_string()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["lines"][0]["allocatedHours"], "0.500000", "{v}");
+    assert_eq!(v["lines"][0]["cost"], "2.00", "{v}");
+}

@@ -220,6 +220,9 @@ pub struct Settings<'a> {
     pub window: Window,
     /// The lookback δ in seconds: a point is held for at most δ.
     pub lookback: i64,
+    /// Replicas per GPU by node (`Hostname`), from the device plugin's sharing
+    /// configuration, for time-sliced series whose card type sets no `replicasPerGpu`.
+    pub sharing: &'a gpuquota_model::workloads::sharing::ReplicasPerGpu,
 }
 
 /// Opens the `i`-th source for reading (once per pass; the reader may make a second pass).
@@ -1238,13 +1241,17 @@ impl<'a> Acc<'a> {
                     count: 1,
                 }
             } else if vgpu.is_some() {
-                let per = match ct.replicas_per_gpu {
+                let per = match ct
+                    .replicas_per_gpu
+                    .or_else(|| self.settings.sharing.of(host))
+                {
                     Some(n) => n,
                     None => {
                         let n = self.vgpus.get(&device).map_or(1, |m| m.len() as u64);
                         let msg = format!(
                             "{file}: {host}/{uuid} is time-sliced but card type {} sets no \
-                             replicasPerGpu; each replica counts 1/{n} card ({n} sharers seen)",
+                             replicasPerGpu and no device plugin sharing configuration covers \
+                             the node; each replica counts 1/{n} card ({n} sharers seen)",
                             ct.name
                         );
                         if !warnings.contains(&msg) {
@@ -1337,6 +1344,9 @@ mod tests {
         vec![c]
     }
 
+    static NO_SHARING: std::sync::LazyLock<gpuquota_model::workloads::sharing::ReplicasPerGpu> =
+        std::sync::LazyLock::new(Default::default);
+
     fn settings(cards: &[CardType]) -> Settings<'_> {
         Settings {
             card_types: cards,
@@ -1345,6 +1355,7 @@ mod tests {
                 end: 86_400,
             },
             lookback: 300,
+            sharing: &NO_SHARING,
         }
     }
 
@@ -1427,6 +1438,20 @@ DCGM_FI_PROF_GR_ENGINE_ACTIVE{UUID=\"G\",modelName=\"NVIDIA H200\",hostname=\"n\
             }
         );
         assert!(found.warnings[0].contains("replicasPerGpu"));
+        // without replicasPerGpu but with the device plugin's configuration for node `n`
+        let mut sharing = gpuquota_model::workloads::sharing::ReplicasPerGpu::default();
+        sharing.by_node.insert("n".to_owned(), Some(4));
+        let s = Settings {
+            sharing: &sharing,
+            ..settings(&cards)
+        };
+        let found = read_text("f", text, s).unwrap();
+        assert!(found.holdings.iter().all(|h| h.shape
+            == Shape::Fraction {
+                replicas: 1,
+                per_gpu: 4
+            }));
+        assert!(found.warnings.is_empty(), "{:?}", found.warnings);
     }
 
     /// The streaming reader and the keep-every-point reader agree, whatever the line order.

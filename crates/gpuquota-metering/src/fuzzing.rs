@@ -60,10 +60,12 @@ pub fn check_exposition(text: &str) {
         start: 0,
         end: 86_400,
     };
+    let sharing = gpuquota_model::workloads::sharing::ReplicasPerGpu::default();
     let settings = dcgm::Settings {
         card_types: &cards,
         window,
         lookback: 300,
+        sharing: &sharing,
     };
     // every format and option, and the streaming reader against the keep-every-point one
     for (format, scrape_time, honor) in [

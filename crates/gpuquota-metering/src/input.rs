@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use gpuquota_model::diag::{Diagnostic, Diagnostics, codes, did_you_mean};
 use gpuquota_model::source::Stream;
+use gpuquota_model::workloads::sharing::ReplicasPerGpu;
 use serde::Deserialize;
 
 use crate::MeteringError;
@@ -340,6 +341,10 @@ pub struct Document {
     /// Busy fractions.
     #[serde(default)]
     pub busy: Vec<BusyIn>,
+    /// Kubernetes manifests (paths relative to the input file) with the Nodes and the NVIDIA
+    /// device plugin's sharing ConfigMap: replicas per GPU for time-sliced holdings.
+    #[serde(default)]
+    pub cluster: Vec<String>,
     /// Fields that were not recognised (filled by [`Document::from_yaml`]).
     #[serde(skip)]
     pub unknown_fields: Vec<String>,
@@ -398,6 +403,7 @@ fn known_fields(parent: &[&str]) -> &'static [&'static str] {
             "dcgm",
             "services",
             "busy",
+            "cluster",
         ],
         ["window"] => &["start", "end"],
         ["cardTypes", _] => &[
@@ -555,7 +561,7 @@ impl Document {
     /// # Errors
     /// A typed [`MeteringError`] naming the record and field.
     pub fn into_input(&self, dcgm_files: &[(String, String)]) -> Result<Input, MeteringError> {
-        let mut input = self.base_input()?;
+        let mut input = self.base_input(ReplicasPerGpu::default())?;
         let sources = dcgm_files
             .iter()
             .enumerate()
@@ -589,7 +595,42 @@ impl Document {
         &self,
         open: &mut dyn FnMut(usize, &str) -> Result<Stream, MeteringError>,
     ) -> Result<Input, MeteringError> {
-        let mut input = self.base_input()?;
+        self.into_input_with_sharing(open, ReplicasPerGpu::default())
+    }
+
+    /// The replicas per GPU by node of the `cluster:` files, given as (name, text) in the
+    /// order listed: the Nodes and the device plugin's sharing ConfigMap among them
+    /// ([`gpuquota_model::workloads::sharing::replicas_per_gpu`]).
+    ///
+    /// # Errors
+    /// [`MeteringError::Read`] with the first import error of the files.
+    pub fn sharing_from(files: &[(String, String)]) -> Result<ReplicasPerGpu, MeteringError> {
+        let mut importer = gpuquota_model::Importer::new();
+        for (name, text) in files {
+            importer.add_str(name, text);
+        }
+        let imported = importer.finish().map_err(|e| {
+            MeteringError::Read(e.0.into_iter().next().unwrap_or_else(|| {
+                Diagnostic::error(codes::READ_FAILED, "cluster: the files do not import")
+            }))
+        })?;
+        Ok(gpuquota_model::workloads::sharing::replicas_per_gpu(
+            &imported.model,
+        ))
+    }
+
+    /// As [`Document::into_input_with`], with the replicas per GPU of the device plugin's
+    /// sharing configuration ([`Document::sharing_from`]) for holdings whose record and card
+    /// type name none.
+    ///
+    /// # Errors
+    /// As [`Document::into_input_with`].
+    pub fn into_input_with_sharing(
+        &self,
+        open: &mut dyn FnMut(usize, &str) -> Result<Stream, MeteringError>,
+        sharing: ReplicasPerGpu,
+    ) -> Result<Input, MeteringError> {
+        let mut input = self.base_input(sharing)?;
         let sources = self
             .dcgm
             .iter()
@@ -602,7 +643,7 @@ impl Document {
     }
 
     /// Everything but the DCGM files.
-    fn base_input(&self) -> Result<Input, MeteringError> {
+    fn base_input(&self, sharing: ReplicasPerGpu) -> Result<Input, MeteringError> {
         let is_text = matches!(self.window.start, TimeIn::Text(_));
         let window = Window {
             start: time(&self.window.start, "window.start")?,
@@ -667,6 +708,8 @@ impl Document {
         if let Some(l) = self.lookback {
             config.lookback = l;
         }
+        config.sharing = sharing.clone();
+        let sharing = &sharing;
         let mut input = Input::new(config);
         for (i, c) in self.card_types.iter().enumerate() {
             let price = match &c.price_per_hour {
@@ -724,7 +767,7 @@ impl Document {
             input.records.push(Record {
                 owner: owner(r),
                 card_type: r.card_type.clone(),
-                shape: shape(r, &what, &self.card_types)?,
+                shape: shape(r, &what, &self.card_types, sharing)?,
                 start: time(start, &format!("{what}.start"))?,
                 end: r
                     .end
@@ -748,7 +791,7 @@ impl Document {
             input.series.push(GridSeries {
                 owner: owner(s),
                 card_type: s.card_type.clone(),
-                shape: unit_shape(s, &what, &self.card_types)?,
+                shape: unit_shape(s, &what, &self.card_types, sharing)?,
                 start: s
                     .start
                     .as_ref()
@@ -787,7 +830,7 @@ impl Document {
             input.samples.push(RawSeries {
                 owner: owner(s),
                 card_type: s.card_type.clone(),
-                shape: unit_shape(s, &what, &self.card_types)?,
+                shape: unit_shape(s, &what, &self.card_types, sharing)?,
                 lookback: s.lookback,
                 points,
                 stale_at,
@@ -849,6 +892,7 @@ fn add_dcgm(
         card_types: &input.card_types,
         window: input.config.window,
         lookback: input.config.lookback,
+        sharing: &input.config.sharing,
     };
     let found = dcgm::read(sources, open, settings)?;
     input.holdings.extend(found.holdings);
@@ -983,17 +1027,28 @@ fn one_kind(h: &HoldingIn, what: &str) -> Result<(), MeteringError> {
     Ok(())
 }
 
-/// `replicasPerGpu` of the holding, else of its card type.
-fn per_gpu(h: &HoldingIn, card_types: &[CardTypeIn]) -> Option<u64> {
-    h.replicas_per_gpu.or_else(|| {
-        card_types
-            .iter()
-            .find(|c| c.name == h.card_type)
-            .and_then(|c| c.replicas_per_gpu)
-    })
+/// `replicasPerGpu` of the holding, else of its card type, else of the device plugin's
+/// sharing configuration for the holding's node (the `holder` key up to its first `/`).
+fn per_gpu(h: &HoldingIn, card_types: &[CardTypeIn], sharing: &ReplicasPerGpu) -> Option<u64> {
+    h.replicas_per_gpu
+        .or_else(|| {
+            card_types
+                .iter()
+                .find(|c| c.name == h.card_type)
+                .and_then(|c| c.replicas_per_gpu)
+        })
+        .or_else(|| {
+            let node = h.holder.as_deref()?.split('/').next()?;
+            sharing.of(node)
+        })
 }
 
-fn shape(h: &HoldingIn, what: &str, card_types: &[CardTypeIn]) -> Result<Shape, MeteringError> {
+fn shape(
+    h: &HoldingIn,
+    what: &str,
+    card_types: &[CardTypeIn],
+    sharing: &ReplicasPerGpu,
+) -> Result<Shape, MeteringError> {
     one_kind(h, what)?;
     if let Some(p) = &h.mig {
         return Ok(Shape::Mig {
@@ -1002,10 +1057,12 @@ fn shape(h: &HoldingIn, what: &str, card_types: &[CardTypeIn]) -> Result<Shape, 
         });
     }
     if let Some(r) = h.replicas {
-        let per = per_gpu(h, card_types).ok_or_else(|| MeteringError::InvalidNumber {
+        let per = per_gpu(h, card_types, sharing).ok_or_else(|| MeteringError::InvalidNumber {
             field: format!("{what}.replicasPerGpu"),
             value: String::new(),
-            reason: "replicas need replicasPerGpu (on the record or its card type)".to_owned(),
+            reason: "replicas need replicasPerGpu (on the record, its card type, or the device \
+                     plugin's sharing configuration of the holder's node)"
+                .to_owned(),
         })?;
         return Ok(Shape::Fraction {
             replicas: r,
@@ -1021,6 +1078,7 @@ fn unit_shape(
     h: &HoldingIn,
     what: &str,
     card_types: &[CardTypeIn],
+    sharing: &ReplicasPerGpu,
 ) -> Result<Shape, MeteringError> {
     one_kind(h, what)?;
     if let Some(p) = &h.mig {
@@ -1030,10 +1088,12 @@ fn unit_shape(
         });
     }
     if h.replicas.is_some() || h.replicas_per_gpu.is_some() {
-        let per = per_gpu(h, card_types).ok_or_else(|| MeteringError::InvalidNumber {
+        let per = per_gpu(h, card_types, sharing).ok_or_else(|| MeteringError::InvalidNumber {
             field: format!("{what}.replicasPerGpu"),
             value: String::new(),
-            reason: "replicas need replicasPerGpu (on the series or its card type)".to_owned(),
+            reason: "replicas need replicasPerGpu (on the series, its card type, or the device \
+                     plugin's sharing configuration of the holder's node)"
+                .to_owned(),
         })?;
         return Ok(Shape::Fraction {
             replicas: h.replicas.unwrap_or(1),

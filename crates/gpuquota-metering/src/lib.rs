@@ -89,15 +89,26 @@
 //!   strings, integer seconds when it was given as integers. DCGM timestamps (milliseconds)
 //!   are floored to whole seconds.
 //! * A time-sliced DCGM series (`vgpu` label) is one replica of its card: `1/replicasPerGpu`
-//!   of the card type, or, when that is not configured, `1/n` for the `n` sharers seen on the
-//!   device (with a warning).
+//!   of the card type, else of the device plugin's sharing configuration for its node (the
+//!   series' `Hostname`, below), or, when neither applies, `1/n` for the `n` sharers seen on
+//!   the device (with a warning).
 //! * Utilisation is `busy / covered` over the holdings that have busy data; a line whose
 //!   data covers less than its allocation gets a coverage warning, and `None` when nothing is
 //!   covered. A busy value that is NaN or infinite in DCGM text is no measurement (unknown),
 //!   not 0 % busy; a `busy` entry whose holder matches no record or sample is warned about.
 //! * `replicas` without `replicasPerGpu` on a record or series takes the card type's
-//!   `replicasPerGpu`; with neither it is an error. A holding gives one of `gpus` (or
-//!   `count`), `mig` and `replicas`.
+//!   `replicasPerGpu`, else the device plugin's sharing configuration of the holding's node
+//!   (its `holder` up to the first `/`, as in `node/GPU-uuid`); with none it is an error. A
+//!   holding gives one of `gpus` (or `count`), `mig` and `replicas`.
+//! * **Replicas from the device plugin** (`cluster:` files: the Nodes and the NVIDIA device
+//!   plugin's sharing ConfigMap, `sharing.timeSlicing` or `sharing.mps`,
+//!   `resources[].replicas` of `nvidia.com/gpu`): a node's replicas per GPU are its
+//!   `nvidia.com/gpu.replicas` label (the plugin's own), else those of the ConfigMap key its
+//!   `nvidia.com/device-plugin.config` label names, else of the default key (`default`, else
+//!   the only key). A node the files do not list takes the default key's; a listed node whose
+//!   configuration shares nothing has none. An explicit `replicasPerGpu` (holding, then card
+//!   type) always wins. (NVIDIA/k8s-device-plugin: `api/config/v1/sharing.go`,
+//!   `api/config/v1/replicas.go`; the GPU operator's `devicePlugin.config.default`.)
 //! * A single whole card held under a holder key (`node/GPU-uuid`) counts towards the same
 //!   per-card overbooking check as the MIG instances keyed `node/GPU-uuid/gi` of that card.
 //! * Bad input: every entry whose own fields are wrong (unknown card type, profile or
@@ -133,6 +144,7 @@
 //! | `dcgm[]` | DCGM metrics files: a path (relative to FILE), or `{path, format, scrapeTime, honorLabels}` (below) |
 //! | `services[]` | `name`, `department` (owner), `inputWeight`, `outputWeight`, `tokens: {department: {input, output}}`, `unattributed: {input, output}` |
 //! | `busy[]` | `holder`, `fraction` in `[0, 1]` |
+//! | `cluster[]` | Kubernetes manifests (paths relative to FILE) with the Nodes and the device plugin's sharing ConfigMap: replicas per GPU by node (below) |
 //!
 //! ## DCGM metrics files (`dcgm:`)
 //!

@@ -49,10 +49,12 @@
 //!   their path; nothing is dropped silently. The input format is documented in [`import`].
 //! - **Total, complete validation.** [`mod@validate`] never panics and reports every problem at
 //!   once, each with kind, object, field path and a Kubernetes-style field error.
-//! - **The objects users submit.** Jobs, JobSets, Kubeflow, MPI and Ray jobs,
-//!   LeaderWorkerSets, Deployments, StatefulSets and Pods are converted as Kueue's job
-//!   framework and KAI's pod grouper convert them, into Workloads and PodGroups with their
-//!   upstream names, counts, minimums, priorities and queues ([`workloads`]).
+//! - **The objects users submit.** Jobs, CronJobs, JobSets, Kubeflow, MPI and Ray jobs,
+//!   TrainJobs, AppWrappers, LeaderWorkerSets, Deployments, StatefulSets, Knative services,
+//!   Spark pods and Pods are converted as Kueue's job framework and KAI's pod grouper
+//!   convert them, into Workloads and PodGroups with their upstream names, counts, minimums,
+//!   priorities and queues, with the namespaces' LimitRange defaults ([`workloads`], which
+//!   lists every kind read and every kind skipped with a warning).
 //! - **A readable oracle.** [`quota_tree`] computes Kueue's `SubtreeQuota`, `localQuota`,
 //!   `available` and `potentialAvailable` by plain recursion, as the reference the engines'
 //!   fast versions are tested against.

@@ -1190,3 +1190,23 @@ fn kai_appwrapper_is_one_default_group_of_its_pod_sets() {
         vec!["ns/aw-0-0", "ns/aw-0-1", "ns/aw-1-0"]
     );
 }
+
+#[test]
+fn replicas_per_gpu_follow_the_node_label_then_the_config_key_then_the_default() {
+    use gpuquota_model::workloads::sharing::replicas_per_gpu;
+    let objs = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plugin, namespace: gpu-operator}\n\
+data:\n  default: \"version: v1\\nsharing:\\n  timeSlicing:\\n    resources:\\n    - {name: nvidia.com/gpu, replicas: 2}\\n\"\n\
+\x20 ts8: \"version: v1\\nsharing:\\n  timeSlicing:\\n    resources:\\n    - {name: nvidia.com/gpu, replicas: 8}\\n\"\n\
+\x20 whole: \"version: v1\\nflags: {migStrategy: none}\\n\"\n---\n\
+apiVersion: v1\nkind: Node\nmetadata: {name: labelled, labels: {nvidia.com/gpu.replicas: \"3\", nvidia.com/device-plugin.config: ts8}}\n---\n\
+apiVersion: v1\nkind: Node\nmetadata: {name: ts8, labels: {nvidia.com/device-plugin.config: ts8}}\n---\n\
+apiVersion: v1\nkind: Node\nmetadata: {name: whole, labels: {nvidia.com/device-plugin.config: whole}}\n---\n\
+apiVersion: v1\nkind: Node\nmetadata: {name: plain}\n";
+    let r = replicas_per_gpu(&import(objs).model);
+    // The plugin's own label wins; then the key the node names; then `default`.
+    assert_eq!(r.of("labelled"), Some(3));
+    assert_eq!(r.of("ts8"), Some(8));
+    assert_eq!(r.of("whole"), None);
+    assert_eq!(r.of("plain"), Some(2));
+    assert_eq!(r.of("not-in-the-files"), Some(2));
+}

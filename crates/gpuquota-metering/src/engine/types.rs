@@ -104,6 +104,10 @@ pub struct Config {
     pub idle: IdleMode,
     /// Default lookback of raw samples and grid series, in seconds (Prometheus: 300).
     pub lookback: i64,
+    /// Time-slicing and MPS replicas per GPU by node, from the device plugin's sharing
+    /// configuration (`cluster:` files); used where a holding and its card type name no
+    /// `replicasPerGpu`.
+    pub sharing: gpuquota_model::workloads::sharing::ReplicasPerGpu,
 }
 
 impl Config {
@@ -120,6 +124,7 @@ impl Config {
             borrowed: BorrowedMode::Informational,
             idle: IdleMode::Platform,
             lookback: 300,
+            sharing: gpuquota_model::workloads::sharing::ReplicasPerGpu::default(),
         }
     }
 }

@@ -307,3 +307,79 @@ fn a_month_of_grid_values_is_within_the_yaml_budget() {
     .unwrap();
     assert_eq!(doc.series[0].values.as_ref().map(Vec::len), Some(300_000));
 }
+
+/// The Nodes and the NVIDIA device plugin's sharing ConfigMap: `node-a` is time-sliced into 4
+/// replicas per GPU (its `nvidia.com/device-plugin.config` label names the key `ts4`);
+/// `node-b` has no label and takes the key `default` (MPS, 2 replicas).
+const CLUSTER: &str = r#"apiVersion: v1
+kind: ConfigMap
+metadata: {name: device-plugin-config, namespace: gpu-operator}
+data:
+  ts4: |
+    version: v1
+    sharing:
+      timeSlicing:
+        resources:
+        - {name: nvidia.com/gpu, replicas: 4}
+  default: |
+    version: v1
+    sharing:
+      mps:
+        resources:
+        - {name: nvidia.com/gpu, replicas: 2}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-a, labels: {nvidia.com/device-plugin.config: ts4, nvidia.com/gpu.count: "1"}}
+status: {allocatable: {nvidia.com/gpu: "1"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-b, labels: {nvidia.com/gpu.count: "1"}}
+"#;
+
+#[test]
+fn time_sliced_replicas_take_replicas_per_gpu_from_the_device_plugin_config() {
+    // One replica held for an hour on node-a's 4-way time-sliced GPU: 1/4 GPU-hour; one on
+    // node-b (the default MPS config, 2 replicas): 1/2 GPU-hour.
+    let doc = Document::from_yaml(&format!(
+        "{HEAD}cluster: [cluster.yaml]\nrecords:\n\
+         \x20 - {{department: A, cardType: H200, replicas: 1, holder: node-a/GPU-1, start: 0, end: 3600}}\n\
+         \x20 - {{department: B, cardType: H200, replicas: 1, holder: node-b/GPU-2, start: 0, end: 3600}}\n"
+    ))
+    .unwrap();
+    assert!(doc.unknown_fields.is_empty(), "{:?}", doc.unknown_fields);
+    assert_eq!(doc.cluster, vec!["cluster.yaml".to_owned()]);
+    let sharing =
+        Document::sharing_from(&[("cluster.yaml".to_owned(), CLUSTER.to_owned())]).unwrap();
+    assert_eq!(sharing.of("node-a"), Some(4));
+    assert_eq!(sharing.of("node-b"), Some(2));
+    assert_eq!(sharing.of("elsewhere"), Some(2));
+    let mut open = |_: usize, _: &str| -> Result<gpuquota_model::source::Stream, MeteringError> {
+        unreachable!("no dcgm files")
+    };
+    let input = doc.into_input_with_sharing(&mut open, sharing).unwrap();
+    let out = meter(&input).unwrap().to_output();
+    let hours: Vec<(String, String)> = out
+        .lines
+        .iter()
+        .map(|l| (l.department.clone(), l.allocated_hours.clone()))
+        .collect();
+    assert_eq!(
+        hours,
+        vec![
+            ("A".to_owned(), "0.250000".to_owned()),
+            ("B".to_owned(), "0.500000".to_owned())
+        ]
+    );
+    // An explicit replicasPerGpu on the record wins over the configuration.
+    let doc = Document::from_yaml(&format!(
+        "{HEAD}records:\n  - {{department: A, cardType: H200, replicas: 1, replicasPerGpu: 8, holder: node-a/GPU-1, start: 0, end: 3600}}\n"
+    ))
+    .unwrap();
+    let sharing = Document::sharing_from(&[("c.yaml".to_owned(), CLUSTER.to_owned())]).unwrap();
+    let out = meter(&doc.into_input_with_sharing(&mut open, sharing).unwrap())
+        .unwrap()
+        .to_output();
+    assert_eq!(out.lines[0].allocated_hours, "0.125000");
+}

@@ -587,7 +587,7 @@ fn replicas_default_to_the_card_types_replicas_per_gpu() {
     .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "series[0].replicasPerGpu: invalid value \"\": replicas need replicasPerGpu (on the series or its card type)"
+        "series[0].replicasPerGpu: invalid value \"\": replicas need replicasPerGpu (on the series, its card type, or the device plugin's sharing configuration of the holder's node)"
     );
 }
 

@@ -39,15 +39,27 @@
 //! | RayCluster, RayJob | one | 1 (head) + per worker group (minReplicas if > 0, else replicas) × numOfHosts | `ray/ray_grouper.go` |
 //! | LeaderWorkerSet | one per group `i`, `pg-<name>-<uid>-group-<i>` | size (`LeaderCreated`) | `leaderworkerset/lws_grouper.go` |
 //! | JobSet | one | every replicated job's pods (its sub-groups all required), or the first replicated job's with `startupPolicyOrder: InOrder` | `jobset/jobset_grouper.go` |
+//! | CronJob | one per Job it created, `pg-<job>-<job uid>`, queue and priority from the Job's labels (the `jobTemplate`'s); the Jobs in the files, else those of `status.active` (pods `<job>-<i>`) | 1 (default grouper) | `cronjobs/crobjob-grouper.go` |
+//! | Knative Service, Revision | one per revision, `pg-<revision>-<revision uid>` (a Service: its `spec.template.metadata.name`, else `status.latestCreatedRevisionName`, else `<service>-00001`, unless its revisions are in the files); pods `<revision>-deployment-<i>`, as many as the larger of `autoscaling.knative.dev/min-scale` and `initial-scale` (1); default priority class `inference` | `autoscaling.knative.dev/min-scale` (1 when absent or not a number) | `knative/knative.go` (gang scheduling on, KAI's default) |
+//! | Spark pods (labels `spark-app-name` and `spark-app-selector`) whose top owner is a pod (spark-submit's driver and its executors) | one, named the `spark-app-selector` value, queue and priority from the driver | 1 | `podjob/podjob.go`, `spark/spark.go` |
+//! | SparkApplication | one, `pg-<app>-<uid>`, of its driver and executor pods in the files | 1 (default grouper) | `defaultgrouper` |
+//! | AppWrapper | one, of the pods of its components' pod sets (pods `<name>-<i>-<j>`) | 1 (default grouper: KAI has no AppWrapper plugin) | `defaultgrouper` |
 //!
 //! *Deviation (JobSet):* KAI builds one sub-group per replicated job with `minSubGroup`; the
 //! schedulers here do not model sub-groups, so the gang is the pods of the required
 //! sub-groups, with a warning.
 //!
-//! Skipped with a warning: CronJob (the pod grouper groups the Jobs it creates; a CronJob has
-//! no pods at the snapshot's instant), Knative Services (grouped per revision), Spark
-//! applications, TrainJob, AppWrapper, RayService. Plain Pods without a PodGroup are left to
-//! the engine, which groups them as KAI's default grouper does (one job per pod).
+//! *Deviation (Knative):* the pods of a revision get names from its Deployment's ReplicaSet;
+//! the conversion names them `<revision>-deployment-<i>`. A Service's revision without the
+//! Revision object has no uid: its PodGroup is `pg-<revision>`. The revision's labels are its
+//! template's (Knative does not copy the Service's labels to it).
+//!
+//! Skipped with a warning: a CronJob without Jobs in the files or in `status.active` (it has
+//! no pods at the snapshot's instant), a SparkApplication without its pods in the files,
+//! TrainJob (KAI groups the JobSet the trainer creates), RayService. Plain Pods without a
+//! PodGroup are left to the engine, which groups them as KAI's default grouper does (one job
+//! per pod). New pods get the namespace's LimitRange defaults as the API server gives them
+//! ([`super::limitrange`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 

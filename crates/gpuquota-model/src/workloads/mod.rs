@@ -94,7 +94,8 @@
 //! - PodSet templates are copied verbatim; Kueue's limits→requests rule, init-container and
 //!   sidecar rule and pod overhead (`pkg/workload/resources.go`, `AdjustResources`) apply
 //!   when the engines compute the requests ([`PodSpec::effective_requests`]), exactly as
-//!   Kueue applies them to the stored Workload at admission. LimitRanges are not read.
+//!   Kueue applies them to the stored Workload at admission. The namespace's LimitRange
+//!   defaults are applied first, to every Workload (see [`limitrange`]).
 //! - A finished object (Job condition `Complete`/`Failed`, Pod phase `Succeeded`/`Failed`)
 //!   becomes a Workload with condition `Finished=True`, which the engines skip. A running,
 //!   unsuspended Job (`status.active` or `status.startTime` set) is converted as pending with
@@ -121,6 +122,8 @@
 //! | Pods with `kueue.x-k8s.io/pod-group-name` | `pod` | one Workload named after the group; one PodSet per pod role (Kueue's role hash), counting the role's pods; a single role counts `kueue.x-k8s.io/pod-group-total-count` | `pkg/controller/jobs/pod/pod_controller.go`, `pkg/util/pod/pod.go` |
 //! | StatefulSet | `statefulset` | a pod group named `statefulset-<name>-<hash>`, one role: replicas (1) | `pkg/controller/jobs/statefulset/statefulset_webhook.go` |
 //! | Deployment | `deployment` | one single-pod Workload per replica (1) | `pkg/controller/jobs/deployment/deployment_webhook.go` |
+//! | AppWrapper (`workload.codeflare.dev/v1beta2`) | `workload.codeflare.dev/appwrapper` | `<name>-<i>` per pod set of its components, in order ([`appwrapper`]: declared `podSets[]`, else inferred for the kinds the AppWrapper controller knows) | `pkg/controller/jobs/appwrapper/appwrapper_controller.go` |
+//! | TrainJob (`trainer.kubeflow.org/v1alpha1`) | `trainer.kubeflow.org/trainjob` | the PodSets of the JobSet its TrainingRuntime or ClusterTrainingRuntime (`spec.runtimeRef`, default kind ClusterTrainingRuntime) makes: per replicated job, its name: replicas (1) × the Job's count; the job labelled `trainer.kubeflow.org/trainjob-ancestor-step: trainer` counts `spec.trainer.numNodes`, else the runtime's `mlPolicy.numNodes`, else its Job's count, initializer steps one replica; `spec.trainer.resourcesPerNode` replaces the resources of every container named `node` | `pkg/controller/jobs/trainjob/trainjob_controller.go`; kubeflow/trainer: `pkg/runtime/framework/plugins/jobset/builder.go` |
 //!
 //! *Deviation (`generateName`):* an object with `metadata.generateName` and no name (as
 //! `kubectl create` takes it) is named `generateName` + the first 5 hex digits of the SHA-1 of
@@ -131,17 +134,48 @@
 //! and Kueue names each pod's Workload after its pod; the conversion names the pods
 //! `<deployment>-<i>` and derives the Workload names from those.
 //!
-//! Skipped with a warning: AppWrapper (its components are arbitrary objects with their own
-//! PodSet annotations), TrainJob (its PodSets come from a ClusterTrainingRuntime),
-//! RayService, SparkApplication, a RayJob with `clusterSelector` (it runs on an existing
-//! cluster and has no Workload), CronJob (only the Jobs it creates are workloads; a CronJob
-//! has no pods at the snapshot's instant).
+//! A TrainJob whose runtime is not in the files is skipped with a warning naming the
+//! runtime (Kueue cannot build its PodSets either); its `runtimePatches` /
+//! `podTemplateOverrides` (node selectors, tolerations) are not applied, with a warning, and
+//! an MPI runtime's `runLauncherAsNode` is not modelled, with a warning. An AppWrapper
+//! component path that leads to no pod template is skipped with a warning, as upstream
+//! skips it.
 //!
 //! # KAI (kai-scheduler/KAI-Scheduler: `pkg/podgrouper/podgrouper/plugins/*`)
 //!
 //! Objects whose pods are scheduled by `kai-scheduler` (`spec.template.spec.schedulerName`,
 //! or a Pod's `spec.schedulerName`) become a PodGroup and its pods, as the pod grouper makes
 //! them; see [`kai`] for the per-kind rules.
+//!
+//! # Every kind read, and every kind skipped with a warning
+//!
+//! | Kind | Read by | Becomes |
+//! |---|---|---|
+//! | `batch/v1` Job | Kueue, KAI | Workload; PodGroup (a CronJob's Job: default grouper, minMember 1) |
+//! | `batch/v1` CronJob | KAI | a PodGroup per Job it created (the Jobs in the files, else `status.active`); Kueue: only its Jobs are Workloads |
+//! | JobSet | Kueue, KAI | Workload; PodGroup |
+//! | PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob, MPIJob | Kueue, KAI | Workload; PodGroup |
+//! | TrainJob | Kueue | Workload from its runtime |
+//! | TrainingRuntime, ClusterTrainingRuntime | Kueue | read by the TrainJob conversion |
+//! | RayCluster, RayJob | Kueue, KAI | Workload; PodGroup |
+//! | LeaderWorkerSet | Kueue, KAI | a Workload and a PodGroup per group |
+//! | AppWrapper | Kueue, KAI | Workload; PodGroup (default grouper) |
+//! | Deployment, StatefulSet | Kueue, KAI | Workloads (pod integration); PodGroups |
+//! | ReplicaSet | KAI | PodGroup (default grouper) |
+//! | `v1` Pod | Kueue, KAI | Workload per pod or pod group; Spark pods grouped by `spark-app-selector` |
+//! | SparkApplication | KAI | PodGroup of its driver and executor pods in the files |
+//! | Knative Service, Revision | KAI | a PodGroup per revision |
+//! | KAI `Config` | KAI | queue label key and scheduler name |
+//! | `v1` LimitRange | Kueue, KAI | container defaults and bounds ([`limitrange`]) |
+//! | `v1` ConfigMap | — | Kueue's Configuration; the device plugin's sharing configuration ([`sharing`]) |
+//!
+//! Skipped with a warning: RayService (Kueue and KAI), a RayJob with `clusterSelector` (it
+//! runs on an existing cluster and has no Workload), a TrainJob for KAI (KAI groups the
+//! JobSet the trainer creates), a TrainJob whose runtime is missing, a SparkApplication whose
+//! pods are not in the files (the Spark operator builds them from spark-submit settings), a
+//! CronJob with no Job in the files or in `status.active` (it has no pods at the snapshot's
+//! instant), and for Kueue a SparkApplication (its integration is not modelled). Every other
+//! kind is an unknown kind, warned about by the importer.
 //!
 //! # ConfigMaps
 //!

@@ -16,6 +16,9 @@
 //! longer advertised. The node gets the labels `nvidia.com/gpu.replicas` and
 //! `nvidia.com/gpu.sharing-strategy` (`time-slicing` or `mps`) as the plugin sets them.
 //!
+//! Metering reads the replicas per GPU of every node from the same rules
+//! ([`replicas_per_gpu`]): a time-sliced replica is `1/replicas` of a GPU.
+//!
 //! Replicas of one GPU have no memory or fault isolation: when running pods of namespaces of
 //! different departments (the namespace's `department` label, else the namespace itself)
 //! share a time-sliced or MPS-shared node, a warning names them.
@@ -238,4 +241,73 @@ pub(crate) fn apply(model: &mut Model, warnings: &mut Warnings) {
             );
         }
     }
+}
+
+/// Replicas per physical GPU of time-slicing or MPS: by node, and for nodes the files do
+/// not list (which carry no configuration label as far as the files tell).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ReplicasPerGpu {
+    /// Per node the files list: its replicas, or `None` when it does not share GPUs.
+    pub by_node: BTreeMap<String, Option<u64>>,
+    /// The configuration a node without the `nvidia.com/device-plugin.config` label gets
+    /// (the key `default`, else the only key), if it shares GPUs.
+    pub default: Option<u64>,
+}
+
+impl ReplicasPerGpu {
+    /// The replicas per GPU of node `node`: its own, else the default configuration's.
+    pub fn of(&self, node: &str) -> Option<u64> {
+        match self.by_node.get(node) {
+            Some(v) => *v,
+            None => self.default,
+        }
+    }
+}
+
+/// The `nvidia.com/gpu` replicas of a configuration (the first resource when none is named
+/// `nvidia.com/gpu`), if it shares GPUs.
+fn config_replicas(cfg: &PluginConfig) -> Option<u64> {
+    let (_, rr) = cfg.strategy()?;
+    let r = rr
+        .resources
+        .iter()
+        .find(|r| r.name == "nvidia.com/gpu")
+        .or_else(|| rr.resources.first())?;
+    u64::try_from(r.replicas).ok().filter(|n| *n >= 1)
+}
+
+/// The replicas per GPU the device plugin advertises on each node, for metering: a node's
+/// `nvidia.com/gpu.replicas` label (set by the plugin, or by the import from the
+/// configuration), else the configuration its `nvidia.com/device-plugin.config` label names,
+/// else the default configuration (key `default`, else the only key). Nodes whose
+/// configuration shares nothing have no value.
+///
+/// # Complexity
+/// `O(nodes)` after the `O(c)` parse of the ConfigMaps.
+pub fn replicas_per_gpu(model: &Model) -> ReplicasPerGpu {
+    let all = configs(model);
+    let keys = all.into_iter().next().map(|(_, k)| k).unwrap_or_default();
+    let default_cfg = keys
+        .get("default")
+        .or_else(|| (keys.len() == 1).then(|| keys.values().next()).flatten());
+    let mut out = ReplicasPerGpu {
+        default: default_cfg.and_then(config_replicas),
+        ..ReplicasPerGpu::default()
+    };
+    for (name, node) in &model.nodes {
+        let labelled = node
+            .metadata
+            .labels
+            .get(REPLICAS_LABEL)
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|n| *n >= 1);
+        let from_config = match node.metadata.labels.get(CONFIG_LABEL) {
+            Some(k) => keys.get(k).and_then(config_replicas),
+            None => default_cfg.and_then(config_replicas),
+        };
+        // A node the files list without shared GPUs gets no value (not the default's).
+        out.by_node
+            .insert(name.clone(), labelled.or(from_config).filter(|n| *n > 1));
+    }
+    out
 }
