@@ -93,6 +93,14 @@ fn import(files: &[PathBuf]) -> Result<Result<gpuquota_model::Model, ExitCode>, 
     for w in &imported.warnings {
         eprintln!("warning: {w}");
     }
+    if let Err(d) = gpuquota_model::validate::require_objects(
+        &imported.model,
+        gpuquota_model::validate::KUEUE_USABLE,
+        "gpuquota kueue",
+    ) {
+        eprintln!("error: {d}");
+        return Ok(Err(ExitCode::from(1)));
+    }
     Ok(Ok(imported.model))
 }
 
