@@ -33,8 +33,24 @@ pub(crate) enum OutputFormat {
 
 /// Reads a file (standard input for `-`) through the one bounded reader
 /// ([`gpuquota_model::source::read_text`]), naming the file in the error.
+///
+/// A file that is not UTF-8 text or is too large is an input error: the command then exits
+/// with 1, like every other input error ([`input_error`]); one that cannot be opened, with 2.
 pub(crate) fn read_file(path: &std::path::Path) -> Result<String, CliError> {
-    gpuquota_model::source::read_text(path).map_err(|d| CliError(d.to_string()))
+    gpuquota_model::source::read_text(path).map_err(|d| {
+        if d.code != gpuquota_model::diag::codes::READ_FAILED {
+            INPUT_ERROR.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        CliError(d.to_string())
+    })
+}
+
+static INPUT_ERROR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// True when the command ended on a file [`read_file`] refused as input (not UTF-8, too
+/// large): `main` then exits with 1 instead of 2.
+pub(crate) fn input_error() -> bool {
+    INPUT_ERROR.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 static STRICT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();

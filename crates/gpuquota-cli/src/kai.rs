@@ -134,6 +134,13 @@ fn prepare(args: &KaiArgs) -> Result<Result<Prepared, Vec<String>>, CliError> {
     for w in &imported.warnings {
         eprintln!("warning: {w}");
     }
+    if let Err(d) = gpuquota_model::validate::require_objects(
+        &imported.model,
+        gpuquota_model::validate::KAI_USABLE,
+        "gpuquota kai",
+    ) {
+        return Ok(Err(vec![format!("error: {d}")]));
+    }
     text_to_cluster(imported.model, args, true)
 }
 

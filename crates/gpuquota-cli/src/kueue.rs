@@ -90,8 +90,17 @@ fn import(files: &[PathBuf]) -> Result<Result<gpuquota_model::Model, ExitCode>, 
             return Ok(Err(ExitCode::from(1)));
         }
     };
-    for w in &imported.warnings {
-        eprintln!("warning: {w}");
+    // import warnings (unknown fields and kinds): errors under `--strict`
+    if crate::common::print_diagnostics(&imported.warnings) {
+        return Ok(Err(ExitCode::from(1)));
+    }
+    if let Err(d) = gpuquota_model::validate::require_objects(
+        &imported.model,
+        gpuquota_model::validate::KUEUE_USABLE,
+        "gpuquota kueue",
+    ) {
+        eprintln!("error: {d}");
+        return Ok(Err(ExitCode::from(1)));
     }
     Ok(Ok(imported.model))
 }
@@ -112,11 +121,20 @@ fn world_from(
 ) -> Result<Result<World, ExitCode>, CliError> {
     match World::build(model) {
         Ok(world) => {
+            let strict = crate::common::strict();
             for w in &world.warnings {
                 if fair && w.code == gpuquota_cohort::error::codes::FAIR_SHARING_NOT_RUN {
                     continue;
                 }
-                eprintln!("warning: {w}");
+                eprintln!("{}: {w}", if strict { "error" } else { "warning" });
+            }
+            // under `--strict` the engine's warnings fail the command too
+            if strict
+                && world.warnings.iter().any(|w| {
+                    !(fair && w.code == gpuquota_cohort::error::codes::FAIR_SHARING_NOT_RUN)
+                })
+            {
+                return Ok(Err(ExitCode::from(1)));
             }
             Ok(Ok(world))
         }

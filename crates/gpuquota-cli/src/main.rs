@@ -125,7 +125,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             eprintln!("error: {err}");
-            ExitCode::from(2)
+            ExitCode::from(if common::input_error() { 1 } else { 2 })
         }
     }
 }

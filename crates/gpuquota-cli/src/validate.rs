@@ -16,6 +16,11 @@
 //!    `kai engine: …`). The engines' decision notes (an implicit cohort, an inactive queue) are
 //!    not input problems and are left to the engines' own commands.
 //!
+//! The engines' input builders run pass 2's validator first themselves (on the kinds each
+//! reads), so every engine command refuses what pass 2 refuses with the same line; pass 3
+//! only adds what is truly engine-specific. A cohort cycle is an error of pass 2 (see
+//! `gpuquota-cohort`'s crate docs for why gpuquota deviates from Kueue there).
+//!
 //! An input with no object gpuquota reads is an error. Under the global `--strict`, every
 //! warning is an error.
 //!

@@ -168,3 +168,37 @@ fn deep_trees_are_refused_by_every_kueue_command() {
         );
     }
 }
+
+/// A misspelt field is a warning in every `kueue` command (exit 0) and an error under the
+/// global `--strict` (exit 1, nothing on stdout), as in `validate` and the KAI commands.
+#[test]
+fn strict_turns_import_warnings_into_errors_in_every_kueue_command() {
+    let f = write(
+        "strict",
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\nspec: {nodeLabelz: {}}\n",
+    );
+    let line = format!(
+        "{f} (document 1): ResourceFlavor \"f\": spec.nodeLabelz: unknown field; ignored; did you mean \"nodeLabels\"?"
+    );
+    for cmd in ["schedule", "quotas", "shares"] {
+        let out = gpuquota(&["kueue", cmd, &f]);
+        assert_eq!(out.status.code(), Some(0), "{cmd}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stderr), format!("warning: {line}\n"), "{cmd}");
+        let out = gpuquota(&["--strict", "kueue", cmd, &f]);
+        assert_eq!(out.status.code(), Some(1), "{cmd}: {}", text(&out.stderr));
+        assert!(out.stdout.is_empty(), "{cmd}");
+        assert_eq!(text(&out.stderr), format!("error: {line}\n"), "{cmd}");
+    }
+    // the engine's own warnings (an implicit cohort) count too
+    let f = write(
+        "strict-engine",
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec: {cohortName: implied, resourceGroups: [{coveredResources: [cpu], flavors: [{name: f, resources: [{name: cpu, nominalQuota: 1}]}]}]}\n",
+    );
+    let out = gpuquota(&["--strict", "kueue", "schedule", &f]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        text(&out.stderr),
+        "error: Cohort \"implied\": no Cohort object (named by ClusterQueue \"cq\"); an implicit cohort without quota is used\n"
+    );
+}

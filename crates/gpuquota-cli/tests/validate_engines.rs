@@ -87,6 +87,10 @@ spec: {parentQueue: dept, resources: {gpu: {quota: 1, limit: -1, overQuotaWeight
         r#"apiVersion: config.kueue.x-k8s.io/v1beta1
 kind: Configuration
 fairSharing: {enable: true, preemptionStrategies: [Sometimes]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: f}
 "#,
         "fairSharing.preemptionStrategies",
     ),
@@ -272,4 +276,49 @@ fn validate_fails_exactly_when_an_engine_refuses() {
         refused_count += usize::from(engine_refuses);
     }
     assert_eq!(refused_count, 11);
+}
+
+/// An input with no object a command can use is an error (code `no-objects`, exit 1) in every
+/// engine command, as in `validate`: nothing is silently reported as an empty result.
+#[test]
+fn no_usable_object_is_an_error_in_every_command() {
+    let file = write(
+        "secret_only.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: x}\n",
+    );
+    let empty = write("empty.yaml", "");
+    for f in [&file, &empty] {
+        let (no, stderr) = refused(&["validate"], f);
+        assert!(no, "{stderr}");
+        assert!(
+            stderr.contains("error: no object gpuquota reads (Kueue, KAI or core kinds) in the input; nothing to validate"),
+            "{stderr}"
+        );
+        for (command, line) in [
+            (
+                &["kueue", "schedule"][..],
+                "error: no object `gpuquota kueue` reads in the input (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, Workload, WorkloadPriorityClass or a job); nothing to do",
+            ),
+            (
+                &["kueue", "quotas"][..],
+                "error: no object `gpuquota kueue` reads in the input (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, Workload, WorkloadPriorityClass or a job); nothing to do",
+            ),
+            (
+                &["kueue", "shares"][..],
+                "error: no object `gpuquota kueue` reads in the input (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, Workload, WorkloadPriorityClass or a job); nothing to do",
+            ),
+            (
+                &["kai", "schedule"][..],
+                "error: no object `gpuquota kai` reads in the input (Queue, PodGroup, Pod, Node or a job); nothing to do",
+            ),
+            (
+                &["kai", "fairshare"][..],
+                "error: no object `gpuquota kai` reads in the input (Queue, PodGroup, Pod, Node or a job); nothing to do",
+            ),
+        ] {
+            let (no, stderr) = refused(command, f);
+            assert!(no, "{command:?}: {stderr}");
+            assert!(stderr.lines().any(|l| l == line), "{command:?}: {stderr}");
+        }
+    }
 }

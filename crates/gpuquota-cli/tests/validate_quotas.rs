@@ -219,15 +219,31 @@ fn non_utf8_input_names_offset_and_line_and_exits_1() {
         "latin1.yaml",
         b"apiVersion: v1\nkind: Namespace\nmetadata: {name: caf\xe9}\n",
     );
-    for command in ["validate", "quotas"] {
-        let out = gpuquota(&[command, &file]);
-        assert_eq!(out.status.code(), Some(1), "{command}");
+    for command in [
+        &["validate"][..],
+        &["quotas"],
+        &["kueue", "schedule"],
+        &["kueue", "quotas"],
+        &["kueue", "shares"],
+        &["kai", "schedule"],
+        &["kai", "fairshare"],
+        &["mig", "plan"],
+        &["mig", "validate"],
+        &["meter"],
+    ] {
+        let mut args = command.to_vec();
+        args.push(&file);
+        let out = gpuquota(&args);
+        assert_eq!(out.status.code(), Some(1), "{command:?}");
         assert_eq!(
             text(&out.stderr),
             format!("error: {file}: input is not UTF-8 text: invalid byte at offset 51 (line 3)\n"),
-            "{command}"
+            "{command:?}"
         );
     }
+    // A file that cannot be opened is not an input error: exit 2.
+    let out = gpuquota(&["kueue", "schedule", "/nonexistent/gpuquota.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]

@@ -302,6 +302,59 @@ pub const KAI_KINDS: &[Kind] = &[
     Kind::PriorityClass,
 ];
 
+/// The kinds that give the Kueue commands something to do (the others only refine them).
+pub const KUEUE_USABLE: &[Kind] = &[
+    Kind::ResourceFlavor,
+    Kind::ClusterQueue,
+    Kind::Cohort,
+    Kind::LocalQueue,
+    Kind::Workload,
+    Kind::WorkloadPriorityClass,
+];
+
+/// The kinds that give the KAI commands something to do.
+pub const KAI_USABLE: &[Kind] = &[Kind::Queue, Kind::PodGroup, Kind::Pod, Kind::Node];
+
+/// An error (code `no-objects`) when `model` holds no object of `usable` and no job to
+/// convert: a command given only objects it does not read has nothing to do, and saying so
+/// beats an empty result (`command` names it in the message).
+///
+/// # Errors
+/// The `no-objects` diagnostic.
+///
+/// # Complexity
+/// O(1).
+pub fn require_objects(model: &Model, usable: &[Kind], command: &str) -> Result<(), Diagnostic> {
+    let count = |kind: &Kind| match kind {
+        Kind::ResourceFlavor => model.resource_flavors.len(),
+        Kind::ClusterQueue => model.cluster_queues.len(),
+        Kind::Cohort => model.cohorts.len(),
+        Kind::LocalQueue => model.local_queues.len(),
+        Kind::Workload => model.workloads.len(),
+        Kind::WorkloadPriorityClass => model.workload_priority_classes.len(),
+        Kind::PriorityClass => model.priority_classes.len(),
+        Kind::Namespace => model.namespaces.len(),
+        Kind::ResourceQuota => model.resource_quotas.len(),
+        Kind::Pod => model.pods.len(),
+        Kind::Node => model.nodes.len(),
+        Kind::Queue => model.queues.len(),
+        Kind::PodGroup => model.pod_groups.len(),
+        Kind::Configuration => usize::from(model.configuration.is_some()),
+    };
+    if model.workload_objects.is_empty() && usable.iter().all(|k| count(k) == 0) {
+        let names: Vec<&str> = usable.iter().map(|k| k.as_str()).collect();
+        Err(Diagnostic::error(
+            codes::NO_OBJECTS,
+            format!(
+                "no object `{command}` reads in the input ({} or a job); nothing to do",
+                names.join(", ")
+            ),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// The errors of [`diagnostics_of`] (default [`Options`]) on `kinds`, or `Ok` when there is
 /// none: the first step of every engine's input builder.
 ///

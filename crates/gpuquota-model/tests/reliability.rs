@@ -247,21 +247,29 @@ fn limit_and_tiny_quantity_messages_are_pinned() {
         format!("apiVersion: v1\nkind: Node\nmetadata: {{name: node-a}}\nspec: {{x: {deep}}}\n");
     assert_eq!(
         errors(&text),
-        ["t.yaml: YAML: YAML nesting is deeper than 64 levels at line 4 column 73; manifests nest far less: check the indentation"]
+        [
+            "t.yaml: YAML: YAML nesting is deeper than 64 levels at line 4 column 73; manifests nest far less: check the indentation"
+        ]
     );
     let text = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus:\n  allocatable: {cpu: \"1e-9999999999\"}\n";
     assert_eq!(
         errors(text),
-        ["t.yaml (document 1): Node \"node-a\": status.allocatable.cpu: quantity \"1e-9999999999\" has an exponent beyond ±1000; write it with a suffix or a smaller exponent (e.g. 1n, 5E)"]
+        [
+            "t.yaml (document 1): Node \"node-a\": status.allocatable.cpu: quantity \"1e-9999999999\" has an exponent beyond ±1000; write it with a suffix or a smaller exponent (e.g. 1n, 5E)"
+        ]
     );
     let text = "{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"kind\": \"Node\", \"metadata\": {\"name\": \"n\"}}";
     assert_eq!(
         errors(text),
-        ["t.yaml: JSON: duplicate key \"kind\": a key may appear only once in an object; remove or merge one of them at line 1 column 43"]
+        [
+            "t.yaml: JSON: duplicate key \"kind\": a key may appear only once in an object; remove or merge one of them at line 1 column 43"
+        ]
     );
     let text = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus:\n  allocatable: {cpu: \" 4\"}\n";
     assert_eq!(
         errors(text),
-        ["t.yaml (document 1): Node \"node-a\": status.allocatable.cpu: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': \" 4\""]
+        [
+            "t.yaml (document 1): Node \"node-a\": status.allocatable.cpu: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': \" 4\""
+        ]
     );
 }
