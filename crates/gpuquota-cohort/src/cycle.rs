@@ -67,6 +67,9 @@ pub trait Policy {
     fn fair_sharing(&self) -> bool {
         false
     }
+    /// Virtual time passes (a simulator drives it; see [`crate::fair::ClockEvent`]): admission
+    /// fair sharing samples and settles its LocalQueues' usage. The default does nothing.
+    fn clock(&mut self, _world: &World, _event: &crate::fair::ClockEvent<'_>) {}
 }
 
 /// Kueue's classical (non fair-sharing) ordering and preemption.

@@ -230,6 +230,8 @@
 #![deny(missing_docs)]
 
 pub mod engine;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod plot;
 pub mod report;
 pub mod scenario;
