@@ -39,8 +39,12 @@
 //!   `α(usageSamplingInterval) · requests`. Fair-sharing preemption orders candidates of one
 //!   such queue by higher LocalQueue usage first (`CandidatesOrdering` step 3).
 //!
-//! Deliberate deviations: no usage sampling happens during a run (there is no clock), so
-//! entry penalties accumulate instead of being settled into `consumed`; the entry penalty
+//! Over virtual time (a simulator drives [`Policy::clock`] with [`ClockEvent`]s) the
+//! LocalQueues' usage is sampled, decayed and settled as upstream's controllers do it; see
+//! [`crate::afs_clock`].
+//!
+//! Deliberate deviations: on a snapshot (`kueue schedule`, no clock) no usage sampling happens
+//! during a run, so entry penalties accumulate instead of being settled into `consumed`; the entry penalty
 //! counts the requests the ClusterQueue covers (upstream: all requests, unless
 //! `IgnoreUndeclared`); the LocalQueue-usage step of `CandidatesOrdering` also separates
 //! candidates of two different admission-fair-sharing queues (upstream compares only within
