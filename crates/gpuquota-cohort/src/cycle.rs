@@ -68,6 +68,9 @@ pub trait Policy {
     fn fair_sharing(&self) -> bool {
         false
     }
+    /// Virtual time passes (a simulator drives it; see [`crate::fair::ClockEvent`]): admission
+    /// fair sharing samples and settles its LocalQueues' usage. The default does nothing.
+    fn clock(&mut self, _world: &World, _event: &crate::fair::ClockEvent<'_>) {}
 }
 
 /// Kueue's classical (non fair-sharing) ordering and preemption.
@@ -167,6 +170,8 @@ pub struct Scheduler<'w, P: Policy = Classical> {
     usage: Usage,
     reservations: Vec<Option<Reservation>>,
     by_cq: Vec<Vec<crate::preempt::CandKey>>,
+    /// Cached namespace-selector check of every workload: (ClusterQueue, matches).
+    ns_match: Vec<Option<(CqId, bool)>>,
     /// Per ClusterQueue: its active heap and inadmissible set.
     queues: Vec<Queue>,
     /// Shape-group slot of every workload in its ClusterQueue's [`Queue`].
@@ -280,6 +285,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             usage: world.initial_usage.clone(),
             reservations: vec![None; n],
             by_cq: vec![Vec::new(); ncq],
+            ns_match: vec![None; n],
             queues: Vec::new(),
             slot: vec![0; n],
             tree_cqs: vec![Vec::new(); world.tree.nodes.len()],
@@ -603,7 +609,23 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         self.world.tree.nodes[node as usize].root
     }
 
-    fn namespace_matches(&self, wl: WlId, cq: CqId) -> bool {
+    /// Whether `wl`'s namespace matches `cq`'s selector, cached per workload (a workload is
+    /// only ever checked against its own ClusterQueue, and namespaces do not change).
+    ///
+    /// # Complexity
+    /// O(1) after the first check of the workload.
+    fn namespace_matches(&mut self, wl: WlId, cq: CqId) -> bool {
+        match self.ns_match[wl as usize] {
+            Some((c, m)) if c == cq => m,
+            _ => {
+                let m = self.namespace_matches_uncached(wl, cq);
+                self.ns_match[wl as usize] = Some((cq, m));
+                m
+            }
+        }
+    }
+
+    fn namespace_matches_uncached(&self, wl: WlId, cq: CqId) -> bool {
         let w = &self.world.workloads[wl as usize];
         let Some(sel) = &self.world.cluster_queues[cq as usize].namespace_selector else {
             return false;
@@ -715,7 +737,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// nomination (upstream's nomination mapping); `snapshot` is restored.
     ///
     /// # Complexity
-    /// O(admitted workloads) to filter the candidate lists, plus one [`Self::get_assignments`].
+    /// O(admitted workloads of the victims' ClusterQueues) to filter their candidate lists,
+    /// plus one [`Self::get_assignments`].
     fn recompute_without(
         &mut self,
         snapshot: &mut Usage,
@@ -730,19 +753,27 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 remove_reservation(world, snapshot, r);
             }
         }
-        let filtered: Vec<Vec<crate::preempt::CandKey>> = self
-            .by_cq
+        // only the victims' ClusterQueues list removed workloads
+        let mut touched: Vec<CqId> = removed
             .iter()
-            .map(|l| {
-                l.iter()
-                    .filter(|k| !removed.contains(&k.4))
-                    .copied()
-                    .collect()
-            })
+            .filter_map(|&v| self.reservations[v as usize].as_ref().map(|r| r.cq))
             .collect();
-        let saved = std::mem::replace(&mut self.by_cq, filtered);
+        touched.sort_unstable();
+        touched.dedup();
+        let mut saved: Vec<(CqId, Vec<crate::preempt::CandKey>)> =
+            Vec::with_capacity(touched.len());
+        for c in touched {
+            let filtered: Vec<crate::preempt::CandKey> = self.by_cq[c as usize]
+                .iter()
+                .filter(|k| !removed.contains(&k.4))
+                .copied()
+                .collect();
+            saved.push((c, std::mem::replace(&mut self.by_cq[c as usize], filtered)));
+        }
         let out = self.get_assignments(snapshot, wl, cq, None, Some(pinned));
-        self.by_cq = saved;
+        for (c, l) in saved {
+            self.by_cq[c as usize] = l;
+        }
         for &v in removed {
             if let Some(r) = &self.reservations[v as usize] {
                 add_reservation(world, snapshot, r);
@@ -935,6 +966,10 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         // 5. process
         let mut victims: Vec<(Target, WlId)> = Vec::new();
         let mut victim_set: BTreeSet<WlId> = BTreeSet::new();
+        // the cycle snapshot with every victim chosen so far removed (built at the first
+        // victim, then kept in step with the snapshot): the fit check of each later entry
+        // then removes only its own new targets instead of every victim of the cycle
+        let mut snap_wo: Option<Usage> = None;
         let mut admitted_now: Vec<(WlId, Vec<i32>)> = Vec::new();
         let mut step = 0usize;
         while step < entries.len() {
@@ -1012,6 +1047,9 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                         };
                         if reserve > Amount::ZERO {
                             world.tree.add_usage(&mut snapshot, node, fr, reserve);
+                            if let Some(w) = snap_wo.as_mut() {
+                                world.tree.add_usage(w, node, fr, reserve);
+                            }
                         }
                     }
                 }
@@ -1022,6 +1060,9 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 self.last_tried[wl as usize] = None;
                 for &(fr, req) in &e.assignment.usage {
                     world.tree.add_usage(&mut snapshot, node, fr, req);
+                    if let Some(w) = snap_wo.as_mut() {
+                        world.tree.add_usage(w, node, fr, req);
+                    }
                 }
                 if !cqi.strict_fifo {
                     self.sticky[cq as usize] = Some(wl);
@@ -1035,25 +1076,49 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 requeue.push((wl, cq, Requeue::Immediate));
                 continue;
             }
-            // fits with every victim chosen so far (and its own) removed
-            let mut removed: Vec<WlId> = victim_set.iter().copied().collect();
-            removed.extend(e.targets.iter().map(|t| t.wl));
-            removed.sort_unstable();
-            removed.dedup();
-            for &v in &removed {
+            // fits with every victim chosen so far (and its own) removed; a snapshot's usage
+            // depends only on the reservations it holds, not on their order, so removing the
+            // entry's new targets from the snapshot without the earlier victims is the same
+            let mut own: Vec<WlId> = e
+                .targets
+                .iter()
+                .map(|t| t.wl)
+                .filter(|v| !victim_set.contains(v))
+                .collect();
+            own.sort_unstable();
+            own.dedup();
+            let base = snap_wo.as_mut().unwrap_or(&mut snapshot);
+            #[cfg(debug_assertions)]
+            let restored = base.clone();
+            for &v in &own {
                 if let Some(r) = &self.reservations[v as usize] {
-                    remove_reservation(world, &mut snapshot, r);
+                    remove_reservation(world, base, r);
                 }
             }
             let fits = e
                 .assignment
                 .usage
                 .iter()
-                .all(|&(fr, req)| req <= world.tree.available(&snapshot, node, fr));
-            for &v in &removed {
+                .all(|&(fr, req)| req <= world.tree.available(base, node, fr));
+            for &v in &own {
                 if let Some(r) = &self.reservations[v as usize] {
-                    add_reservation(world, &mut snapshot, r);
+                    add_reservation(world, base, r);
                 }
+            }
+            #[cfg(debug_assertions)]
+            {
+                debug_assert_eq!(&restored, base, "fit check left its snapshot changed");
+                let mut check = snapshot.clone();
+                for &v in &victim_set {
+                    if let Some(r) = &self.reservations[v as usize] {
+                        remove_reservation(world, &mut check, r);
+                    }
+                }
+                debug_assert_eq!(
+                    snap_wo.as_ref().unwrap_or(&snapshot),
+                    &check,
+                    "snapshot without victims out of step"
+                );
             }
             if !fits {
                 self.pending[wl as usize] = Some(Pending::NoLongerFits);
@@ -1069,10 +1134,18 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 continue;
             }
             for t in &e.targets {
-                victim_set.insert(t.wl);
+                if victim_set.insert(t.wl) {
+                    let w = snap_wo.get_or_insert_with(|| snapshot.clone());
+                    if let Some(r) = &self.reservations[t.wl as usize] {
+                        remove_reservation(world, w, r);
+                    }
+                }
             }
             for &(fr, req) in &e.assignment.usage {
                 world.tree.add_usage(&mut snapshot, node, fr, req);
+                if let Some(w) = snap_wo.as_mut() {
+                    world.tree.add_usage(w, node, fr, req);
+                }
             }
             if mode == Mode::Preempt {
                 for t in &e.targets {

@@ -39,8 +39,12 @@
 //!   `α(usageSamplingInterval) · requests`. Fair-sharing preemption orders candidates of one
 //!   such queue by higher LocalQueue usage first (`CandidatesOrdering` step 3).
 //!
-//! Deliberate deviations: no usage sampling happens during a run (there is no clock), so
-//! entry penalties accumulate instead of being settled into `consumed`; the entry penalty
+//! Over virtual time (a simulator drives [`Policy::clock`] with [`ClockEvent`]s) the
+//! LocalQueues' usage is sampled, decayed and settled as upstream's controllers do it; see
+//! [`crate::afs_clock`].
+//!
+//! Deliberate deviations: on a snapshot (`kueue schedule`, no clock) no usage sampling happens
+//! during a run, so entry penalties accumulate instead of being settled into `consumed`; the entry penalty
 //! counts the requests the ClusterQueue covers (upstream: all requests, unless
 //! `IgnoreUndeclared`); the LocalQueue-usage step of `CandidatesOrdering` also separates
 //! candidates of two different admission-fair-sharing queues (upstream compares only within
@@ -87,6 +91,7 @@ use gpuquota_fairshare::{FairShareError, FlavorResource, FrQuantities};
 use gpuquota_model::kueue::AdmissionMode;
 use gpuquota_model::{Amount, Model, Quantity, ResourceName};
 
+use crate::afs_clock::{Ledger, Nanos, mul_by_float};
 use crate::assign::Assignment;
 use crate::cycle::{Classical, Entry, Policy, Scheduler};
 use crate::preempt::{Admitted, PreemptReason, Target, add_reservation, remove_reservation};
@@ -127,6 +132,23 @@ struct Afs {
     lq_weight: Vec<f64>,
     /// Consumed usage (from the LocalQueue's status) and entry penalties of the run.
     lq_usage: Vec<LocalQueueUsage>,
+    /// `consumedResources` of every LocalQueue's status in nano-units (the clock's seed).
+    seed: Vec<Nanos>,
+    /// `namespace/name` of every LocalQueue.
+    lq_keys: Vec<String>,
+    /// Usage over virtual time, once a simulator started the clock ([`ClockEvent::Start`]).
+    clock: Option<AfsClock>,
+}
+
+/// The LocalQueues' ledgers over virtual time (see [`crate::afs_clock`]).
+#[derive(Debug, Clone)]
+struct AfsClock {
+    ledgers: Vec<Ledger>,
+    /// Next sample of every LocalQueue: (ms, LocalQueue).
+    due: std::collections::BTreeSet<(i64, usize)>,
+    /// `CalculateUsage` of every LocalQueue as its ledger stands.
+    weighted: Vec<f64>,
+    interval_ms: i64,
 }
 
 impl Afs {
@@ -162,6 +184,7 @@ impl Afs {
             .collect();
         let mut lq_weight = Vec::with_capacity(keys.len());
         let mut lq_usage = Vec::with_capacity(keys.len());
+        let mut seed = Vec::with_capacity(keys.len());
         for k in &keys {
             let lq = model.local_queues.get(k);
             lq_weight.push(
@@ -170,6 +193,7 @@ impl Afs {
                     .map_or(1.0, quantity_to_f64),
             );
             let mut u = LocalQueueUsage::default();
+            let mut nanos = Nanos::new();
             let consumed = lq
                 .and_then(|l| l.status.as_ref())
                 .and_then(|s| s.get("fairSharing"))
@@ -180,9 +204,11 @@ impl Afs {
                 if let Ok(q) = serde_json::from_value::<Quantity>(v.clone()) {
                     u.consumed
                         .insert(ResourceName::new(r.clone()), quantity_to_f64(&q));
+                    nanos.insert(ResourceName::new(r.clone()), quantity_nanos(&q));
                 }
             }
             lq_usage.push(u);
+            seed.push(nanos);
         }
         Afs {
             settings,
@@ -190,18 +216,199 @@ impl Afs {
             wl_lq,
             lq_weight,
             lq_usage,
+            seed,
+            lq_keys: keys,
+            clock: None,
+        }
+    }
+
+    fn half_life(&self) -> i128 {
+        self.settings.usage_half_life_nanos
+    }
+
+    /// Recomputes one LocalQueue's ordering key after its ledger changed.
+    fn refresh(&mut self, lq: usize) {
+        if let Some(c) = self.clock.as_mut() {
+            c.weighted[lq] =
+                c.ledgers[lq].weighted(&self.settings.resource_weights, self.lq_weight[lq]);
+        }
+    }
+
+    /// The LocalQueue controller's reconcile at `now_ms`: a decay step (with a half-life of 0,
+    /// `consumed` is reset to empty), and the next sample one interval later.
+    fn sample(&mut self, lq: usize, now_ms: i64) {
+        let hl = self.half_life();
+        let Some(c) = self.clock.as_mut() else { return };
+        let l = &mut c.ledgers[lq];
+        c.due.remove(&(l.last_update + c.interval_ms, lq));
+        if hl == 0 {
+            l.consumed.clear();
+            l.last_update = now_ms;
+        } else {
+            l.decay(now_ms, hl);
+        }
+        c.due.insert((l.last_update + c.interval_ms, lq));
+        self.refresh(lq);
+    }
+
+    /// The clock's events (see [`ClockEvent`]).
+    ///
+    /// # Complexity
+    /// Start: O(LocalQueues × resources); Advance: O(samples due × resources × log LocalQueues);
+    /// RunStarted / RunEnded: O(resources × log LocalQueues).
+    fn clock_event(&mut self, world: &World, event: &ClockEvent<'_>) {
+        match *event {
+            ClockEvent::Start(now) => {
+                let interval_ms = (self.settings.usage_sampling_interval_nanos / 1_000_000)
+                    .clamp(1, i128::from(i64::MAX / 4)) as i64;
+                let n = self.seed.len();
+                self.clock = Some(AfsClock {
+                    ledgers: self
+                        .seed
+                        .iter()
+                        .map(|s| Ledger {
+                            consumed: s.clone(),
+                            last_update: now,
+                            ..Ledger::default()
+                        })
+                        .collect(),
+                    due: std::collections::BTreeSet::new(),
+                    weighted: vec![0.0; n],
+                    interval_ms,
+                });
+                for lq in 0..n {
+                    self.sample(lq, now);
+                }
+            }
+            ClockEvent::Advance(now) => {
+                while let Some(&(t, lq)) = self.clock.as_ref().and_then(|c| c.due.first()) {
+                    if t > now {
+                        break;
+                    }
+                    self.sample(lq, t);
+                }
+            }
+            ClockEvent::RunStarted { wl, usage, at } => {
+                let Some(lq) = self.wl_lq.get(wl as usize).copied().flatten() else {
+                    return;
+                };
+                let hl = self.half_life();
+                let on = match world.workloads[wl as usize].queue {
+                    crate::world::QueueRef::Cq(c) => self.cq_on[c as usize],
+                    _ => false,
+                };
+                let Some(c) = self.clock.as_mut() else { return };
+                let l = &mut c.ledgers[lq];
+                for (r, v) in usage_nanos(world, usage) {
+                    let e = l.admitted.entry(r).or_insert(0);
+                    *e = e.saturating_add(v);
+                }
+                if on {
+                    // the workload controller settles the penalty when it becomes Admitted
+                    c.due.remove(&(l.last_update + c.interval_ms, lq));
+                    l.decay(at, hl);
+                    if let Some(p) = l.penalties.remove(&wl) {
+                        for (r, v) in p {
+                            let e = l.consumed.entry(r).or_insert(0);
+                            *e = e.saturating_add(v);
+                        }
+                    }
+                    c.due.insert((l.last_update + c.interval_ms, lq));
+                }
+                self.refresh(lq);
+            }
+            ClockEvent::RunEnded { wl, usage, .. } => {
+                let Some(lq) = self.wl_lq.get(wl as usize).copied().flatten() else {
+                    return;
+                };
+                let Some(c) = self.clock.as_mut() else { return };
+                let l = &mut c.ledgers[lq];
+                for (r, v) in usage_nanos(world, usage) {
+                    if let Some(e) = l.admitted.get_mut(&r) {
+                        *e = e.saturating_sub(v).max(0);
+                    }
+                }
+                l.penalties.remove(&wl);
+                self.refresh(lq);
+            }
         }
     }
 
     /// The weighted usage of the workload's LocalQueue (0 without one).
     fn usage(&self, wl: WlId) -> f64 {
         match self.wl_lq.get(wl as usize).copied().flatten() {
-            Some(i) => {
-                self.lq_usage[i].weighted_usage(&self.settings.resource_weights, self.lq_weight[i])
-            }
+            Some(i) => self.lq_usage_of(i),
             None => 0.0,
         }
     }
+
+    /// The weighted usage of LocalQueue `i`.
+    fn lq_usage_of(&self, i: usize) -> f64 {
+        match &self.clock {
+            Some(c) => c.weighted[i],
+            None => {
+                self.lq_usage[i].weighted_usage(&self.settings.resource_weights, self.lq_weight[i])
+            }
+        }
+    }
+}
+
+/// A quantity in nano-units of its base unit, rounded up as Kubernetes rounds a finer value.
+fn quantity_nanos(q: &Quantity) -> i128 {
+    let (m, e) = q.as_decimal();
+    let shift = e + 9;
+    if shift >= 0 {
+        10i128
+            .checked_pow(shift as u32)
+            .and_then(|p| m.checked_mul(p))
+            .unwrap_or(i128::MAX)
+    } else {
+        match 10i128.checked_pow((-shift) as u32) {
+            Some(p) => (m + p - 1).div_euclid(p),
+            None => i128::from(m > 0),
+        }
+    }
+}
+
+/// A reservation's usage per resource (flavors summed) in nano-units of the base unit.
+fn usage_nanos(world: &World, usage: &[(FrId, Amount)]) -> Nanos {
+    let mut out = Nanos::new();
+    for &(fr, a) in usage {
+        let r = world.fr_resource(fr);
+        // the engine counts CPU in millicores, everything else in its base unit
+        let scale: i128 = if r.is_cpu() { 1_000_000 } else { 1_000_000_000 };
+        let e = out.entry(r.clone()).or_insert(0);
+        *e = e.saturating_add(i128::from(a.0).saturating_mul(scale));
+    }
+    out
+}
+
+/// What a simulator tells the policy as virtual time passes (see [`Policy::clock`]);
+/// admission fair sharing keeps its LocalQueues' usage with it ([`crate::afs_clock`]).
+#[derive(Debug, Clone, Copy)]
+pub enum ClockEvent<'a> {
+    /// Time starts (ms since start): the LocalQueues' ledgers are created from their status.
+    Start(i64),
+    /// Time reached this instant (ms): every sample due at or before it runs.
+    Advance(i64),
+    /// A workload admitted by a cycle becomes Admitted and runs with `usage`.
+    RunStarted {
+        /// The workload.
+        wl: WlId,
+        /// Its reservation's usage.
+        usage: &'a [(FrId, Amount)],
+        /// ms since start.
+        at: i64,
+    },
+    /// A workload's run ended (finished or evicted); its usage leaves its LocalQueue.
+    RunEnded {
+        /// The workload.
+        wl: WlId,
+        /// Its reservation's usage.
+        usage: &'a [(FrId, Amount)],
+        /// ms since start.
+        at: i64,
+    },
 }
 
 /// A key whose integer order is `f64::total_cmp`'s.
@@ -632,6 +839,22 @@ impl Policy for FairSharing {
         let Some(lq) = afs.wl_lq.get(wl as usize).copied().flatten() else {
             return;
         };
+        if afs.clock.is_some() {
+            // the scheduler pushes the entry penalty MulByFloat(requests, α(interval))
+            let a = gpuquota_fairshare::afs::alpha_rate(
+                afs.settings.usage_sampling_interval_nanos,
+                afs.settings.usage_half_life_nanos,
+            );
+            let penalty: Nanos = usage_nanos(world, &assignment.usage)
+                .into_iter()
+                .map(|(r, v)| (r, mul_by_float(v, a)))
+                .collect();
+            if let Some(c) = afs.clock.as_mut() {
+                c.ledgers[lq].penalties.insert(wl, penalty);
+            }
+            afs.refresh(lq);
+            return;
+        }
         let mut requests = ResourceAmounts::new();
         for &(fr, a) in &assignment.usage {
             let r = world.fr_resource(fr);
@@ -648,6 +871,25 @@ impl Policy for FairSharing {
 
     fn fair_sharing(&self) -> bool {
         self.settings.enabled
+    }
+
+    /// Admission fair sharing over virtual time (see [`crate::afs_clock`]); nothing without
+    /// an `admissionFairSharing` configuration.
+    fn clock(&mut self, world: &World, event: &ClockEvent<'_>) {
+        if let Some(afs) = self.afs.as_mut() {
+            afs.clock_event(world, event);
+        }
+    }
+}
+
+impl FairSharing {
+    /// The ordering key of a LocalQueue (`namespace/name`) under admission fair sharing: its
+    /// weighted usage as the clock left it (or as the snapshot's status and penalties give
+    /// it); `None` without admission fair sharing or for a LocalQueue no workload names.
+    pub fn local_queue_usage(&self, key: &str) -> Option<f64> {
+        let afs = self.afs.as_ref()?;
+        let i = afs.lq_keys.iter().position(|k| k == key)?;
+        Some(afs.lq_usage_of(i))
     }
 }
 

@@ -184,6 +184,16 @@ impl<P: Policy> Scheduler<'_, P> {
         }
     }
 
+    /// The policy (fair sharing, admission fair sharing).
+    pub fn policy(&self) -> &P {
+        &self.policy
+    }
+
+    /// Tells the policy that virtual time passed ([`Policy::clock`]).
+    pub fn clock(&mut self, event: &crate::fair::ClockEvent<'_>) {
+        self.policy.clock(self.world, event);
+    }
+
     /// True while the workload waits in a queue (its heap or an inadmissible set).
     ///
     /// # Complexity

@@ -234,6 +234,7 @@
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod afs_clock;
 pub mod assign;
 pub mod check;
 pub mod config;

@@ -169,6 +169,7 @@ impl Queue {
         QueueIter {
             queue: self,
             first: self.first(),
+            last: None,
             merge: None,
         }
     }
@@ -275,6 +276,8 @@ impl Queue {
 pub(crate) struct QueueIter<'q> {
     queue: &'q Queue,
     first: Option<HeapKey>,
+    /// The first key, until the merge is built.
+    last: Option<HeapKey>,
     merge: Option<Vec<std::iter::Peekable<std::collections::btree_set::Iter<'q, HeapKey>>>>,
 }
 
@@ -283,6 +286,14 @@ impl Iterator for QueueIter<'_> {
 
     fn next(&mut self) -> Option<HeapKey> {
         if let Some(f) = self.first.take() {
+            // the merge is built only when a second key is asked for
+            self.merge = Some(Vec::new());
+            self.last = Some(f);
+            return Some(f);
+        }
+        if let (Some(f), Some(m)) = (self.last.take(), self.merge.as_ref())
+            && m.is_empty()
+        {
             // the merge starts after the first key
             let mut m: Vec<_> = self
                 .queue
@@ -297,7 +308,6 @@ impl Iterator for QueueIter<'_> {
                 }
             }
             self.merge = Some(m);
-            return Some(f);
         }
         let m = self.merge.as_mut()?;
         let mut best: Option<(usize, HeapKey)> = None;

@@ -2214,3 +2214,94 @@ fn upstream_afs_one_workload_per_local_queue() {
     );
     assert_eq!(admitted_names(&r), vec!["default/wl-a1", "default/wl-b1"]);
 }
+
+/// Admission fair sharing over virtual time (`gpuquota_cohort::afs_clock`), values computed
+/// by hand: half-life = sampling interval = 1 minute, so α = 0.5 per sample and the entry
+/// penalty of a 4-CPU admission is 2 CPUs. LocalQueue `a` runs 4 CPUs from 0 to 150 s; its
+/// consumed usage is 2 (the settled penalty), 3 at 60 s (2·½ + 4·½), 3.5 at 120 s, then
+/// decays with nothing admitted: 1.75 at 180 s, 0.875 at 240 s. LocalQueue `b` stays at 0,
+/// so at 240 s its workload goes first although `a`'s is older.
+#[test]
+fn admission_fair_sharing_usage_decays_over_virtual_time() {
+    use gpuquota_cohort::fair::{ClockEvent, FairSharing};
+    let mut y = String::from(
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nadmissionFairSharing:\n  usageHalfLifeTime: 1m\n  usageSamplingInterval: 1m\n---\n",
+    );
+    y += &rf("f");
+    y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n  admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{name: f, resources: [{name: cpu, nominalQuota: \"8\"}]}]\n---\n";
+    for lq in ["a", "b"] {
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: {lq}, namespace: ns}}\nspec: {{clusterQueue: cq}}\n---\n"
+        );
+    }
+    for (name, lq, cpu, created) in [
+        ("a1", "a", 4, "00:00:00"),
+        ("a2", "a", 8, "00:00:01"),
+        ("b2", "b", 8, "00:00:02"),
+    ] {
+        y += &format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: {name}, namespace: ns, creationTimestamp: \"2026-04-01T{created}Z\"}}\nspec:\n  queueName: {lq}\n  podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: \"{cpu}\"}}}}}}]}}}}}}]\n---\n"
+        );
+    }
+    let model = gpuquota_model::import_str("afs.yaml", &y)
+        .expect("valid")
+        .model;
+    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let id = |k: &str| {
+        world
+            .workloads
+            .iter()
+            .position(|w| w.key == k)
+            .expect("workload") as u32
+    };
+    let (a1, a2, b2) = (id("ns/a1"), id("ns/a2"), id("ns/b2"));
+    let settings = settings_from_configuration(model.configuration.as_ref(), false).unwrap();
+    let policy = FairSharing::new(&world, &model, settings).unwrap();
+    let mut s = gpuquota_cohort::Scheduler::with_policy(&world, policy);
+    for w in 0..world.workloads.len() as u32 {
+        s.withhold(w);
+    }
+    let usage = |s: &gpuquota_cohort::Scheduler<'_, FairSharing>, lq: &str| {
+        s.policy().local_queue_usage(lq).expect("a LocalQueue")
+    };
+    s.clock(&ClockEvent::Start(0));
+    s.arrive(a1);
+    s.settle(10);
+    assert_eq!(s.admitted.len(), 1);
+    // the penalty, pushed at admission
+    assert_eq!(usage(&s, "ns/a"), 2.0);
+    let res = s.reservations()[a1 as usize].clone().expect("admitted");
+    s.clock(&ClockEvent::RunStarted {
+        wl: a1,
+        usage: &res.usage,
+        at: 0,
+    });
+    // settled into consumed
+    assert_eq!(usage(&s, "ns/a"), 2.0);
+    s.clock(&ClockEvent::Advance(59_999));
+    assert_eq!(usage(&s, "ns/a"), 2.0);
+    s.clock(&ClockEvent::Advance(60_000));
+    assert_eq!(usage(&s, "ns/a"), 3.0);
+    s.clock(&ClockEvent::Advance(120_000));
+    assert_eq!(usage(&s, "ns/a"), 3.5);
+    s.clock(&ClockEvent::Advance(150_000));
+    assert!(s.finish(a1));
+    s.clock(&ClockEvent::RunEnded {
+        wl: a1,
+        usage: &res.usage,
+        at: 150_000,
+    });
+    s.clock(&ClockEvent::Advance(180_000));
+    assert_eq!(usage(&s, "ns/a"), 1.75);
+    s.clock(&ClockEvent::Advance(240_000));
+    assert_eq!(usage(&s, "ns/a"), 0.875);
+    assert_eq!(usage(&s, "ns/b"), 0.0);
+    s.arrive(a2);
+    s.arrive(b2);
+    s.settle(10);
+    assert_eq!(s.admitted.len(), 2);
+    assert_eq!(
+        s.admitted[1].wl, b2,
+        "the LocalQueue with less usage goes first"
+    );
+}

@@ -3,10 +3,16 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
+use gpuquota_cohort::fair::ClockEvent;
 use gpuquota_cohort::world::{QueueRef, WlId};
 use gpuquota_cohort::{Policy, Scheduler, World};
 use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};
 use gpuquota_model::{Amount, ResourceName};
+
+/// A run's usage as the engine's reservation holds it.
+fn engine_usage(usage: &[(u32, i64)]) -> Vec<(u32, Amount)> {
+    usage.iter().map(|&(fr, a)| (fr, Amount(a))).collect()
+}
 
 use crate::scenario::{Engine, Instance, Scenario};
 
@@ -180,6 +186,18 @@ pub(crate) fn run_kueue<P: Policy>(
             heap.push(Reverse((created, ARRIVAL, wl as u32, 0)));
         }
     }
+    // admission fair sharing's LocalQueue ledgers start with the run
+    s.clock(&ClockEvent::Start(0));
+    for (wl, l) in live.iter().enumerate() {
+        if let Some(l) = l {
+            let usage = engine_usage(&l.usage);
+            s.clock(&ClockEvent::RunStarted {
+                wl: wl as WlId,
+                usage: &usage,
+                at: 0,
+            });
+        }
+    }
     let mut counters = Counters::default();
     let mut busy_until: Option<i64> = None;
     let mut last_t: i64 = 0;
@@ -191,6 +209,7 @@ pub(crate) fn run_kueue<P: Policy>(
             break;
         }
         last_t = t;
+        s.clock(&ClockEvent::Advance(t));
         let mut wake = false;
         while let Some(&Reverse((t2, kind, wl, g))) = heap.peek() {
             if t2 != t {
@@ -205,6 +224,12 @@ pub(crate) fn run_kueue<P: Policy>(
                         let l = live[w].take();
                         s.finish(wl);
                         if let Some(l) = l {
+                            let usage = engine_usage(&l.usage);
+                            s.clock(&ClockEvent::RunEnded {
+                                wl,
+                                usage: &usage,
+                                at: t,
+                            });
                             runs[w].push(Run {
                                 start_ms: l.run_start,
                                 end_ms: t,
@@ -238,9 +263,11 @@ pub(crate) fn run_kueue<P: Policy>(
             counters.cycles += 1;
             cycles_here += 1;
             // evictions take effect at the cycle's start, admissions when it ends
+            let mut ended: Vec<(WlId, Vec<(u32, Amount)>)> = Vec::new();
             for p in &s.preempted[seen_preempted..] {
                 let v = p.wl as usize;
                 if let Some(l) = live[v].take() {
+                    ended.push((p.wl, engine_usage(&l.usage)));
                     generation[v] += 1;
                     done[v] = l.done_ms + (t - l.run_start);
                     runs[v].push(Run {
@@ -255,13 +282,22 @@ pub(crate) fn run_kueue<P: Policy>(
                 }
             }
             seen_preempted = s.preempted.len();
+            for (wl, usage) in &ended {
+                s.clock(&ClockEvent::RunEnded {
+                    wl: *wl,
+                    usage,
+                    at: t,
+                });
+            }
             let begin = t + latency;
+            let mut started: Vec<(WlId, Vec<(u32, Amount)>)> = Vec::new();
             for a in &s.admitted[seen_admitted..] {
                 let w = a.wl as usize;
                 let Some(r) = &s.reservations()[w] else {
                     continue;
                 };
                 let usage: Vec<(u32, i64)> = r.usage.iter().map(|&(fr, a)| (fr, a.0)).collect();
+                started.push((a.wl, r.usage.clone()));
                 let already = if sc.resume { done[w] } else { 0 };
                 generation[w] += 1;
                 live[w] = Some(Live {
@@ -276,6 +312,15 @@ pub(crate) fn run_kueue<P: Policy>(
                 }
             }
             seen_admitted = s.admitted.len();
+            // a workload admitted without admission checks is Admitted as the cycle reserves
+            // its quota: admission fair sharing settles its entry penalty then
+            for (wl, usage) in &started {
+                s.clock(&ClockEvent::RunStarted {
+                    wl: *wl,
+                    usage,
+                    at: t,
+                });
+            }
             if !o.changed() {
                 break;
             }

@@ -222,14 +222,31 @@
 //!
 //! - Jobs and Pods become workloads only through the model's importer (as `kueue schedule`
 //!   reads them); the simulator adds no conversion of its own.
-//! - Admission fair sharing runs with the usage the LocalQueues' status reports; its usage
-//!   decay over virtual time is not simulated yet.
+//! - Admission fair sharing (a Kueue `Configuration` with `admissionFairSharing`, a
+//!   ClusterQueue with `admissionScope.admissionMode: UsageBasedAdmissionFairSharing`) runs
+//!   over virtual time as upstream's controllers run it (`gpuquota_cohort::afs_clock`): at
+//!   time 0 every LocalQueue's ledger starts from its
+//!   `status.fairSharing.admissionFairSharingStatus.consumedResources`; it is sampled every
+//!   `usageSamplingInterval` after its last update (`consumed ← consumed·(1−α) + admitted·α`,
+//!   `α = 1 − 0.5^(elapsed / usageHalfLifeTime)`, with `admitted` the LocalQueue's running
+//!   usage); an admission pushes the entry penalty `α(usageSamplingInterval) · requests`,
+//!   settled into `consumed` (after one decay step) as the workload becomes Admitted, which
+//!   is the cycle's instant here (no admission checks). Heads of such a ClusterQueue are taken
+//!   by the lowest `Σ resourceWeight · (consumed + penalty) / LocalQueue weight`, as
+//!   `kueue schedule` takes them on a snapshot. Amounts are exact decimals rounded down to
+//!   nano-units, as upstream's `MulByFloat`. Deviations: upstream's LocalQueue controller
+//!   also samples early when an event of the queue finds a penalty not yet settled (only
+//!   possible here with a `cycleLatency`, whose admissions are settled at the cycle); the
+//!   entry penalty counts the requests the ClusterQueue covers (upstream: all requests,
+//!   unless `IgnoreUndeclared`).
 //! - A `kai` engine, budgets and metering are later additions (the engine enum and the
 //!   report leave room for them).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod engine;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod plot;
 pub mod report;
 pub mod scenario;

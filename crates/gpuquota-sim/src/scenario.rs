@@ -670,8 +670,8 @@ fn resolve_file_workloads(
                         if at >= end {
                             break;
                         }
-                        if copies.len() as u64 >= MAX_INSTANCES {
-                            errors.push(obj(err(format!("the repeats make more than {MAX_INSTANCES} workloads: not simulated (a guard against exhausting memory)"))
+                        if copies.len() as u64 >= instance_limit() {
+                            errors.push(obj(err(format!("the repeats make more than {} workloads: not simulated (a guard against exhausting memory)", instance_limit()))
                                 .field(format!("metadata.annotations[{REPEAT_ANNOTATION}]"))));
                             break;
                         }
@@ -769,9 +769,10 @@ fn generate_set(
 ) -> Result<(), String> {
     let interval =
         i64::try_from(set.creation_interval_ms).map_err(|_| "creationIntervalMs too large")?;
-    if u64::from(set.count) * set.workloads.len() as u64 + out.len() as u64 > MAX_INSTANCES {
+    if u64::from(set.count) * set.workloads.len() as u64 + out.len() as u64 > instance_limit() {
         return Err(format!(
-            "more than {MAX_INSTANCES} workloads: not simulated (a guard against exhausting memory)"
+            "more than {} workloads: not simulated (a guard against exhausting memory)",
+            instance_limit()
         ));
     }
     let mut templates = Vec::new();
@@ -825,6 +826,27 @@ fn generate_set(
 
 /// The most workload instances one scenario may generate (generator sets and repeats).
 pub const MAX_INSTANCES: u64 = 5_000_000;
+
+thread_local! {
+    static INSTANCE_LIMIT: std::cell::Cell<u64> = const { std::cell::Cell::new(MAX_INSTANCES) };
+}
+
+/// The guard in force on this thread: [`MAX_INSTANCES`] unless [`with_instance_limit`]
+/// lowered it.
+fn instance_limit() -> u64 {
+    INSTANCE_LIMIT.with(|l| l.get())
+}
+
+/// Parses with the guard against exhausting memory lowered to `limit` workload instances
+/// (and ClusterQueues of a perf-generator config) on this thread while `f` runs: an
+/// embedder with a small memory budget, or the fuzz target, gets the usual error for a
+/// scenario that would generate more, instead of the allocation.
+pub fn with_instance_limit<T>(limit: u64, f: impl FnOnce() -> T) -> T {
+    let old = INSTANCE_LIMIT.with(|l| l.replace(limit.min(MAX_INSTANCES)));
+    let out = f();
+    INSTANCE_LIMIT.with(|l| l.set(old));
+    out
+}
 
 /// The start time of a perf-generator scenario (its first creation).
 pub const PERF_START: &str = "1970-01-01T00:00:00Z";
@@ -894,6 +916,10 @@ fn perf_scenario(
                 }
                 if u64::from(cset.count) * u64::from(qset.count) > 1_000_000 {
                     errors.push(err("more than 1,000,000 ClusterQueues: not simulated (a guard against exhausting memory)").field(format!("cohorts[{ci_set}].queuesSets[{qi}].count")));
+                    continue;
+                }
+                if u64::from(cset.count) * u64::from(qset.count) > instance_limit() {
+                    errors.push(err(format!("more than {} ClusterQueues: not simulated (a guard against exhausting memory)", instance_limit())).field(format!("cohorts[{ci_set}].queuesSets[{qi}].count")));
                     continue;
                 }
                 for q in 0..qset.count {
