@@ -80,7 +80,7 @@ pub(crate) fn execute(path: &Path, output: OutputFormat) -> Result<Outcome, CliE
     // every dcgm: file is streamed through the one bounded reader
     let mut open = |_: usize, name: &str| gpuquota_metering::dcgm::open_file(&dir.join(name));
     let report = match doc
-        .into_input_with(&mut open)
+        .into_input_owned_with(&mut open)
         .and_then(|input| meter(&input))
     {
         Ok(r) => r,
