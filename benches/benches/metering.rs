@@ -269,6 +269,12 @@ fn generate(dir: &std::path::Path, n_gpus: usize) -> std::io::Result<()> {
             std::fs::File::create(dir.join(name))?,
         ))
     };
+    // `GPUQUOTA_GRID_ONLY=1` writes the grid alone (1,000 GPU-months of scrapes are 12 GB).
+    if std::env::var_os("GPUQUOTA_GRID_ONLY").is_some() {
+        write_grid(&mut file("grid.json")?, n_gpus)?;
+        println!("{}: {n_gpus} GPU-months as a grid", dir.display());
+        return Ok(());
+    }
     let lines = write_scrapes(&mut file("dcgm.prom")?, n_gpus, false)?;
     write_scrapes(&mut file("dcgm.om")?, n_gpus, true)?;
     std::fs::write(dir.join("meter.yaml"), meter_yaml(n_gpus, "dcgm.prom"))?;

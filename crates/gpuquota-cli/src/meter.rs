@@ -85,7 +85,7 @@ pub(crate) fn execute(path: &Path, output: OutputFormat) -> Result<Outcome, CliE
         cluster.push((name.clone(), read_file(&dir.join(name))?));
     }
     let report = match Document::sharing_from(&cluster)
-        .and_then(|sharing| doc.into_input_with_sharing(&mut open, sharing))
+        .and_then(|sharing| doc.into_input_owned_with_sharing(&mut open, sharing))
         .and_then(|input| meter(&input))
     {
         Ok(r) => r,

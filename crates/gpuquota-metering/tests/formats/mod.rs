@@ -383,3 +383,40 @@ fn time_sliced_replicas_take_replicas_per_gpu_from_the_device_plugin_config() {
         .to_output();
     assert_eq!(out.lines[0].allocated_hours, "0.125000");
 }
+
+#[test]
+fn the_consuming_conversion_moves_the_grid_and_meters_the_same() {
+    // Two series, a gap and a missing `values` later: the owned conversion must hand each
+    // series its own values, in order, and fail as the borrowing one does.
+    let text = format!(
+        "{HEAD}series:\n  - {{department: A, cardType: H200, step: 600, values: [1, 2, null, 1, 1, 0]}}\n\
+         \x20 - {{department: B, cardType: H200, step: 900, values: [3, 3, 3, 3]}}\n"
+    );
+    let doc = Document::from_yaml(&text).unwrap();
+    let mut none = |_: usize, p: &str| -> Result<gpuquota_model::source::Stream, MeteringError> {
+        panic!("no dcgm file expected, asked for {p}")
+    };
+    let borrowed = doc.into_input_with(&mut none).unwrap();
+    let owned = doc.clone().into_input_owned_with(&mut none).unwrap();
+    assert_eq!(borrowed.series.len(), 2);
+    assert_eq!(
+        owned.series[0].values,
+        vec![Some(1), Some(2), None, Some(1), Some(1), Some(0)]
+    );
+    assert_eq!(owned.series[1].values, vec![Some(3); 4]);
+    assert_eq!(
+        meter(&owned).unwrap().to_output(),
+        meter(&borrowed).unwrap().to_output()
+    );
+    let bad = Document::from_yaml(&format!(
+        "{HEAD}series:\n  - {{department: A, cardType: H200, step: 600}}\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        bad.clone()
+            .into_input_owned_with(&mut none)
+            .unwrap_err()
+            .to_string(),
+        bad.into_input_with(&mut none).unwrap_err().to_string()
+    );
+}
