@@ -1,4 +1,5 @@
-//! Pieces every subcommand shares: the error type, output formats, file loading.
+//! Pieces every subcommand shares: the error type, the output default and table width,
+//! file loading.
 
 use std::fmt;
 
@@ -18,17 +19,44 @@ impl<E: std::error::Error> From<E> for CliError {
     }
 }
 
-/// `--output` values shared by the commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum OutputFormat {
-    /// A table for an 80-column terminal.
-    Table,
-    /// Stable JSON (documented per command).
-    Json,
-    /// YAML (where a command supports it).
-    Yaml,
-    /// CSV (where a command supports it).
-    Csv,
+/// True when standard output is a terminal (then a command's default `--output` is its table,
+/// and tables fit the terminal's width).
+pub(crate) fn stdout_is_terminal() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stdout().is_terminal()
+}
+
+/// The output format: the one asked for, else `table` on a terminal, else `otherwise` (each
+/// command's documented default for pipes and files, unchanged since its JSON contract).
+pub(crate) fn output_or<T>(chosen: Option<T>, table: T, otherwise: T) -> T {
+    chosen.unwrap_or(if stdout_is_terminal() {
+        table
+    } else {
+        otherwise
+    })
+}
+
+static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// Records the global `--wide` flag (called once by `main`).
+pub(crate) fn set_wide(wide: bool) {
+    let _ = WIDE.set(wide);
+}
+
+/// How wide tables are printed: the terminal's width on a terminal (wide cells wrap, nothing
+/// is cut), full width into a pipe or file and under `--wide`. `COLUMNS`, when set to a
+/// number, is the terminal's width.
+pub(crate) fn table_width() -> gpuquota_model::text::Width {
+    use gpuquota_model::text::Width;
+    if WIDE.get().copied().unwrap_or(false) || !stdout_is_terminal() {
+        return Width::Full;
+    }
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<u16>().ok())
+        .filter(|&c| c > 0)
+        .or_else(|| comfy_table::Table::new().width());
+    Width::Fit(columns.unwrap_or(80))
 }
 
 /// Reads a file (standard input for `-`) through the one bounded reader

@@ -29,7 +29,7 @@ use gpuquota_rank::session::{Placement, SessionOptions, fmt_res, run_session};
 use gpuquota_rank::snapshot::{BuildOptions, Cluster, parse_total};
 use gpuquota_rank::usage::UsageInput;
 
-use crate::common::{CliError, OutputFormat, print_diagnostics, read_file, strict, to_json};
+use crate::common::{CliError, print_diagnostics, read_file, strict, table_width, to_json};
 use gpuquota_model::Diagnostic;
 use gpuquota_rank::snapshot::{ENGINE, codes};
 
@@ -48,6 +48,15 @@ pub(crate) enum KaiCommand {
     },
 }
 
+/// `--output` of the `kai` commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum KaiOutput {
+    /// A table (`fairshare`) or one line per decision (`schedule`).
+    Table,
+    /// The JSON contract (documented in `gpuquota_rank::report`; `gpuquota schema`).
+    Json,
+}
+
 /// Node placement strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum PlacementArg {
@@ -63,9 +72,9 @@ pub(crate) struct KaiArgs {
     /// Manifests: KAI Queues and PodGroups, Pods, Nodes (YAML or JSON, many documents).
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    output: OutputFormat,
+    /// Output format [default: table].
+    #[arg(short, long, value_enum)]
+    output: Option<KaiOutput>,
     /// Cluster total replacing the node sum: `gpu=N[,cpu=Q,memory=Q]`.
     #[arg(long)]
     total: Option<String>,
@@ -243,9 +252,9 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 Err(problems) => return fail(problems),
             };
             let report = gpuquota_rank::report::fairshare_report(&p.cluster, &p.options)?;
-            match args.output {
-                OutputFormat::Json => print!("{}", to_json(&report)?),
-                _ => print!("{}", report.table()),
+            match args.output.unwrap_or(KaiOutput::Table) {
+                KaiOutput::Json => print!("{}", to_json(&report)?),
+                KaiOutput::Table => print!("{}", report.table(table_width())),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -264,9 +273,9 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
             };
             let result = run_session(&p.cluster, &options)?;
             let report = gpuquota_rank::report::schedule_report(&result);
-            match args.output {
-                OutputFormat::Json => print!("{}", to_json(&report)?),
-                _ => print!("{}", report.table()),
+            match args.output.unwrap_or(KaiOutput::Table) {
+                KaiOutput::Json => print!("{}", to_json(&report)?),
+                KaiOutput::Table => print!("{}", report.table()),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -279,7 +288,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
         .map_err(|e| CliError(e.to_string()))?;
     let args = KaiArgs {
         files: Vec::new(),
-        output: OutputFormat::Table,
+        output: None,
         // KAI's capacity: the nodes' GPUs, each MIG instance counting its `g` (1g.24gb = 1).
         total: None,
         corrected: false,

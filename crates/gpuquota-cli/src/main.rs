@@ -52,6 +52,9 @@ struct Cli {
     /// as an error: print it as one and exit 1.
     #[arg(long, global = true)]
     strict: bool,
+    /// Print tables at full width even on a terminal (into a pipe or file they always are).
+    #[arg(long, global = true)]
+    wide: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -108,6 +111,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     common::set_strict(cli.strict);
+    common::set_wide(cli.wide);
     let result = match cli.command {
         None => seed::run(),
         Some(Command::Kai { command }) => kai::run(command),

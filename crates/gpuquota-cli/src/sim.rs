@@ -25,9 +25,9 @@ pub(crate) enum SimOutput {
 pub(crate) struct SimArgs {
     /// A `Simulation` scenario, or Kueue's perf-test generator config.
     file: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "json")]
-    output: SimOutput,
+    /// Output format [default: table on a terminal, json otherwise].
+    #[arg(short, long, value_enum)]
+    output: Option<SimOutput>,
     /// Also write an SVG plot of usage per queue over time.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
@@ -51,9 +51,9 @@ pub(crate) fn run(args: SimArgs) -> Result<ExitCode, CliError> {
     if print_diagnostics(report.diagnostics.iter()) {
         return Ok(ExitCode::from(1));
     }
-    let text = match args.output {
+    let text = match crate::common::output_or(args.output, SimOutput::Table, SimOutput::Json) {
         SimOutput::Json => report.to_json_string(),
-        SimOutput::Table => report.to_table(),
+        SimOutput::Table => report.table(crate::common::table_width()),
         SimOutput::Csv => report.to_csv(),
         SimOutput::KueueSummary => {
             let classes: BTreeMap<String, String> = scenario

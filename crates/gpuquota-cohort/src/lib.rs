@@ -218,6 +218,7 @@ pub mod fair;
 pub mod fuzzing;
 pub mod preempt;
 pub mod report;
+mod table;
 pub mod tree;
 pub mod world;
 

@@ -124,6 +124,7 @@ pub mod order;
 pub mod preemption;
 pub mod ratio;
 pub mod shares;
+mod table;
 pub mod tree;
 pub mod waterfill;
 

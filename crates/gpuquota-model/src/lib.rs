@@ -75,6 +75,8 @@ pub mod resource;
 pub mod schema;
 pub mod source;
 mod strict;
+#[cfg(feature = "text")]
+pub mod text;
 pub mod time;
 pub mod validate;
 pub mod workloads;

@@ -20,6 +20,7 @@
 
 use std::fmt::Write as _;
 
+use gpuquota_model::text::{Table, Width};
 use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
@@ -163,31 +164,33 @@ fn dash(v: Option<&str>) -> &str {
 }
 
 impl FairshareReport {
-    /// The GPU table `kai fairshare --output table` prints: one line per queue.
+    /// The GPU table `kai fairshare --output table` prints: one line per queue, on the
+    /// workspace's one table layout ([`gpuquota_model::text`]; nothing is cut).
     ///
     /// # Complexity
     /// O(Q).
-    pub fn table(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{:<24} {:>9} {:>10} {:>10} {:>10} {:>9}",
-            "QUEUE (GPU)", "DESERVED", "FAIRSHARE", "ALLOCATED", "REQUESTED", "LIMIT"
-        );
+    pub fn table(&self, width: Width) -> String {
+        let mut t = Table::new([
+            "QUEUE (GPU)",
+            "DESERVED",
+            "FAIRSHARE",
+            "ALLOCATED",
+            "REQUESTED",
+            "LIMIT",
+        ])
+        .right(1..6);
         for (name, q) in &self.queues {
             let g = &q.gpu;
-            let _ = writeln!(
-                out,
-                "{:<24} {:>9} {:>10} {:>10} {:>10} {:>9}",
-                name,
-                g.deserved,
-                g.fair_share,
-                g.allocated,
-                g.requested,
-                dash(g.limit.as_deref())
-            );
+            t.row([
+                name.as_str(),
+                &g.deserved,
+                &g.fair_share,
+                &g.allocated,
+                &g.requested,
+                dash(g.limit.as_deref()),
+            ]);
         }
-        out
+        t.render(width)
     }
 }
 
