@@ -98,3 +98,36 @@ pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, CliError
     s.push('\n');
     Ok(s)
 }
+
+/// Writes to standard output. When the reader has gone away (`gpuquota | head -1`), the
+/// command ends at once, quietly, with status 0, as ripgrep does: the reader took what it
+/// wanted. Any other write error ends the command with exit status 2.
+pub(crate) fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(CliError(format!("writing standard output: {e}"))),
+    }
+}
+
+/// `print!` through [`write_stdout`] (a closed pipe ends the command quietly, never a panic);
+/// `?` returns the error of any other failed write.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::common::write_stdout(format!($($arg)*).as_bytes())?
+    };
+}
+
+/// `println!` through [`write_stdout`].
+macro_rules! outln {
+    () => {
+        $crate::common::write_stdout(b"\n")?
+    };
+    ($($arg:tt)*) => {{
+        let mut line = format!($($arg)*);
+        line.push('\n');
+        $crate::common::write_stdout(line.as_bytes())?
+    }};
+}

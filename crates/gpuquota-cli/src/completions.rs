@@ -1,7 +1,6 @@
 //! `gpuquota completions SHELL`: the shell completion script, generated from the command
 //! definition by `clap_complete`, so it always matches the installed binary.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::CommandFactory;
@@ -30,9 +29,7 @@ pub(crate) fn script(shell: clap_complete::Shell) -> Vec<u8> {
 }
 
 pub(crate) fn run(args: CompletionsArgs) -> Result<ExitCode, CliError> {
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(&script(args.shell))?;
-    stdout.flush()?;
+    crate::common::write_stdout(&script(args.shell))?;
     Ok(ExitCode::SUCCESS)
 }
 

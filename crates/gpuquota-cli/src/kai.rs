@@ -253,8 +253,8 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
             };
             let report = gpuquota_rank::report::fairshare_report(&p.cluster, &p.options)?;
             match args.output.unwrap_or(KaiOutput::Table) {
-                KaiOutput::Json => print!("{}", to_json(&report)?),
-                KaiOutput::Table => print!("{}", report.table(table_width())),
+                KaiOutput::Json => out!("{}", to_json(&report)?),
+                KaiOutput::Table => out!("{}", report.table(table_width())),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -274,8 +274,8 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
             let result = run_session(&p.cluster, &options)?;
             let report = gpuquota_rank::report::schedule_report(&result);
             match args.output.unwrap_or(KaiOutput::Table) {
-                KaiOutput::Json => print!("{}", to_json(&report)?),
-                KaiOutput::Table => print!("{}", report.table()),
+                KaiOutput::Json => out!("{}", to_json(&report)?),
+                KaiOutput::Table => out!("{}", report.table()),
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -183,8 +183,8 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
                 return Ok(ExitCode::from(1));
             }
             match output_or(output, KueueOutput::Table, KueueOutput::Json) {
-                KueueOutput::Json => print!("{}", to_json(&report)?),
-                KueueOutput::Table => print!("{}", report.table(table_width())),
+                KueueOutput::Json => out!("{}", to_json(&report)?),
+                KueueOutput::Table => out!("{}", report.table(table_width())),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -201,8 +201,8 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
                 }
             };
             match output_or(output, KueueOutput::Table, KueueOutput::Json) {
-                KueueOutput::Json => print!("{}", to_json(&report)?),
-                KueueOutput::Table => print!("{}", report.table(table_width())),
+                KueueOutput::Json => out!("{}", to_json(&report)?),
+                KueueOutput::Table => out!("{}", report.table(table_width())),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -213,8 +213,8 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
             };
             let report = gpuquota_cohort::quotas(&world);
             match output_or(output, KueueOutput::Table, KueueOutput::Json) {
-                KueueOutput::Json => print!("{}", to_json(&report)?),
-                KueueOutput::Table => print!("{}", report.table(table_width())),
+                KueueOutput::Json => out!("{}", to_json(&report)?),
+                KueueOutput::Table => out!("{}", report.table(table_width())),
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -43,7 +43,7 @@ pub(crate) fn run(args: MeterArgs) -> Result<ExitCode, CliError> {
     for line in &outcome.stderr {
         eprintln!("{line}");
     }
-    print!("{}", outcome.stdout);
+    out!("{}", outcome.stdout);
     Ok(ExitCode::from(outcome.code))
 }
 

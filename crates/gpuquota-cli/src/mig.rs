@@ -97,9 +97,9 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
             let plan = gpuquota_mig::plan(&problem, &options)?;
             match output_or(output, PlanOutput::Table, PlanOutput::Json) {
-                PlanOutput::Json => print!("{}", to_json(&plan)?),
-                PlanOutput::Yaml => print!("{}", plan.to_yaml().map_err(CliError)?),
-                PlanOutput::Table => print!(
+                PlanOutput::Json => out!("{}", to_json(&plan)?),
+                PlanOutput::Yaml => out!("{}", plan.to_yaml().map_err(CliError)?),
+                PlanOutput::Table => out!(
                     "{}",
                     gpuquota_mig::plan_table(&problem, &plan, table_width())
                 ),
@@ -121,12 +121,12 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
             let plan = gpuquota_mig::plan(&problem, &options)?;
             if placements {
-                print!(
+                out!(
                     "{}",
                     gpuquota_mig::placements_yaml(&plan, Catalogue::builtin())
                 );
             } else {
-                print!("{}", gpuquota_mig::mig_parted_config(&plan));
+                out!("{}", gpuquota_mig::mig_parted_config(&plan));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -245,7 +245,7 @@ fn validate(file: &std::path::Path) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::from(1));
     }
     for l in lines {
-        println!("{l}");
+        outln!("{l}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -276,12 +276,12 @@ fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<ExitC
                 .map(|m| gpuquota_mig::model_report(m))
                 .collect();
             match (model.is_some(), v.first()) {
-                (true, Some(one)) => print!("{}", to_json(one)?),
-                _ => print!("{}", to_json(&v)?),
+                (true, Some(one)) => out!("{}", to_json(one)?),
+                _ => out!("{}", to_json(&v)?),
             }
         }
         ProfilesOutput::Table => {
-            print!("{}", gpuquota_mig::profiles_table(&models, table_width()));
+            out!("{}", gpuquota_mig::profiles_table(&models, table_width()));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -502,8 +502,8 @@ pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
         }
     };
     match args.output.unwrap_or(QuotasOutput::Table) {
-        QuotasOutput::Json => print!("{}", to_json(&p)?),
-        QuotasOutput::Table => print!("{}", render_table_at(&p, table_width())),
+        QuotasOutput::Json => out!("{}", to_json(&p)?),
+        QuotasOutput::Table => out!("{}", render_table_at(&p, table_width())),
     }
     Ok(ExitCode::SUCCESS)
 }

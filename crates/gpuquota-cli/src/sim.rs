@@ -78,6 +78,6 @@ pub(crate) fn run(args: SimArgs) -> Result<ExitCode, CliError> {
         let svg = gpuquota_sim::plot::svg(&report).map_err(CliError)?;
         std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
-    print!("{text}");
+    out!("{text}");
     Ok(ExitCode::SUCCESS)
 }

@@ -228,7 +228,7 @@ pub(crate) fn run(args: ValidateArgs) -> Result<ExitCode, CliError> {
         eprintln!("{line}");
     }
     for line in &report.stdout {
-        println!("{line}");
+        outln!("{line}");
     }
     Ok(if report.ok {
         ExitCode::SUCCESS
