@@ -10,11 +10,10 @@ use crate::common::CliError;
 /// Arguments of `gpuquota completions`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-Install (then start a new shell):
+Examples (install, then start a new shell; PowerShell: `... powershell >> $PROFILE`):
   bash        gpuquota completions bash > ~/.local/share/bash-completion/completions/gpuquota
   zsh         gpuquota completions zsh > ~/.zfunc/_gpuquota   # with fpath+=(~/.zfunc) in ~/.zshrc
-  fish        gpuquota completions fish > ~/.config/fish/completions/gpuquota.fish
-  powershell  gpuquota completions powershell >> $PROFILE")]
+  fish        gpuquota completions fish > ~/.config/fish/completions/gpuquota.fish")]
 pub(crate) struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]

@@ -37,8 +37,18 @@ use gpuquota_rank::snapshot::{ENGINE, codes};
 #[derive(Debug, Subcommand)]
 pub(crate) enum KaiCommand {
     /// Fair share of every queue and resource (KAI's proportion plugin division).
+    #[command(after_help = "\
+Examples:
+  gpuquota kai fairshare kai.yaml                         every queue's GPU fair share
+  gpuquota kai fairshare kai.yaml --usage kai-usage.yaml  time-based fairshare
+  gpuquota kai fairshare kai.yaml --total gpu=16 -o json  a smaller cluster, as JSON")]
     Fairshare(KaiArgs),
     /// One scheduling session: allocate, consolidation, reclaim, preempt, stale-gang eviction.
+    #[command(after_help = "\
+Examples:
+  gpuquota kai schedule kai.yaml                      one session, a line per decision
+  gpuquota kai schedule kai.yaml --placement spread   emptiest node first
+  gpuquota kai schedule kai.yaml --corrected -o json  corrected mode, as JSON")]
     Schedule {
         #[command(flatten)]
         args: KaiArgs,

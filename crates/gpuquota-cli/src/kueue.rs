@@ -46,6 +46,11 @@ pub(crate) enum KueueOutput {
 pub(crate) enum KueueCommand {
     /// Run Kueue's scheduling cycles over a cluster state: admissions, preemptions, and why
     /// every other workload waits.
+    #[command(after_help = "\
+Examples:
+  gpuquota kueue schedule kueue.yaml -o table            admissions, preemptions, why each waits
+  gpuquota kueue schedule kueue.yaml --fair-sharing      with Kueue's fair sharing
+  gpuquota kueue schedule kueue.yaml --cycles 1 -o json  one scheduling cycle, as JSON")]
     Schedule {
         /// Manifests (YAML or JSON, several documents per file).
         #[arg(required = true)]
@@ -63,6 +68,10 @@ pub(crate) enum KueueCommand {
     },
     /// Every ClusterQueue's and Cohort's fair-sharing share (`status.fairSharing.
     /// weightedShare`) and dominant resource, as Kueue reports them.
+    #[command(after_help = "\
+Examples:
+  gpuquota kueue shares kueue.yaml -o table  every weighted share and dominant resource
+  gpuquota kueue shares kueue.yaml -o json   as JSON (`gpuquota schema kueue-shares`)")]
     Shares {
         /// Manifests (YAML or JSON, several documents per file).
         #[arg(required = true)]
@@ -73,6 +82,10 @@ pub(crate) enum KueueCommand {
     },
     /// Quotas, usage, available and potentially available capacity of every ClusterQueue and
     /// Cohort, as Kueue's cache computes them.
+    #[command(after_help = "\
+Examples:
+  gpuquota kueue quotas kueue.yaml -o table  nominal, usage, available per flavor-resource
+  gpuquota kueue quotas kueue.yaml -o json   as JSON (`gpuquota schema kueue-quotas`)")]
     Quotas {
         /// Manifests (YAML or JSON, several documents per file).
         #[arg(required = true)]

@@ -184,6 +184,38 @@ mod tests {
     }
 
     #[test]
+    fn every_leaf_subcommand_ends_its_help_with_examples() {
+        fn walk(cmd: &clap::Command, path: &str, leaves: &mut Vec<String>) {
+            let subs: Vec<&clap::Command> = cmd
+                .get_subcommands()
+                .filter(|c| c.get_name() != "help")
+                .collect();
+            if subs.is_empty() {
+                let after = cmd.get_after_help().map(ToString::to_string);
+                let after = after.unwrap_or_default();
+                assert!(after.starts_with("Examples"), "{path}: {after:?}");
+                let examples = after
+                    .lines()
+                    .skip(1)
+                    .filter(|l| l.starts_with("  ") && l.contains("gpuquota "))
+                    .count();
+                assert!((2..=3).contains(&examples), "{path}: {after}");
+                leaves.push(path.to_owned());
+            }
+            for s in subs {
+                walk(s, &format!("{path} {}", s.get_name()), leaves);
+            }
+        }
+        let mut leaves = Vec::new();
+        walk(&Cli::command(), "gpuquota", &mut leaves);
+        assert!(
+            leaves.contains(&"gpuquota kueue schedule".to_owned()),
+            "{leaves:?}"
+        );
+        assert!(leaves.len() >= 16, "{leaves:?}");
+    }
+
+    #[test]
     fn version_is_the_workspace_version() {
         assert_eq!(Cli::command().get_version(), Some("0.1.0"));
     }

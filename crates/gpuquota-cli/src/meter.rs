@@ -18,6 +18,11 @@ use crate::common::{CliError, read_file};
 
 /// Arguments of `gpuquota meter`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  gpuquota meter meter.yaml -o table                 the chargeback table
+  gpuquota meter meter.yaml -o csv > chargeback.csv  one row per department and card type
+  gpuquota meter meter.yaml -o json                  the JSON contract (`gpuquota schema meter`)")]
 pub(crate) struct MeterArgs {
     /// The metering input: window, prices, departments, records, series, samples, DCGM files.
     file: PathBuf,

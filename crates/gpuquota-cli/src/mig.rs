@@ -38,6 +38,11 @@ pub(crate) enum ProfilesOutput {
 pub(crate) enum MigCommand {
     /// Plan MIG layouts that serve a demand: maximise weighted satisfied demand, then change
     /// as few GPUs as possible, then leave the least fragmentation.
+    #[command(after_help = "\
+Examples:
+  gpuquota mig plan mig-plan.yaml -o table        the layouts that serve the demand
+  gpuquota mig plan mig-plan.yaml --fast -o json  greedy search with a certified bound
+  gpuquota mig plan mig-plan.yaml -o yaml         the plan as YAML")]
     Plan {
         /// Planning input (YAML or JSON): mode, weights, gpus, demand.
         file: PathBuf,
@@ -53,11 +58,21 @@ pub(crate) enum MigCommand {
     },
     /// Check the layouts in a planning input and every named config of the mig-parted configs
     /// in it (bare or in a ConfigMap); exit 1 listing every problem.
+    #[command(after_help = "\
+Examples:
+  gpuquota mig validate mig-plan.yaml  the layouts and demand against the catalogue
+  gpuquota mig export mig-plan.yaml > config.yaml && gpuquota mig validate config.yaml
+      a mig-parted config, as `mig export` writes it")]
     Validate {
         /// Planning input and/or mig-parted config (YAML or JSON, one or more documents).
         file: PathBuf,
     },
     /// Print the MIG catalogue, or the profiles of one model.
+    #[command(after_help = "\
+Examples:
+  gpuquota mig profiles                   every model's profiles
+  gpuquota mig profiles A100-40GB         one model, by catalogue or product name
+  gpuquota mig profiles H200-NVL -o json  as JSON (`gpuquota schema mig-profiles`)")]
     Profiles {
         /// Catalogue model name, `nvidia.com/gpu.product` value or nvidia-smi product name.
         model: Option<String>,
@@ -66,6 +81,10 @@ pub(crate) enum MigCommand {
         output: Option<ProfilesOutput>,
     },
     /// Plan, then print the mig-parted config (one config per node) or explicit placements.
+    #[command(after_help = "\
+Examples:
+  gpuquota mig export mig-plan.yaml > config.yaml  the mig-parted config, one per node
+  gpuquota mig export mig-plan.yaml --placements   explicit placements instead")]
     Export {
         /// Planning input (YAML or JSON).
         file: PathBuf,

@@ -87,6 +87,11 @@ pub(crate) enum QuotasOutput {
 
 /// Arguments of `gpuquota quotas`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  gpuquota quotas kueue.yaml                  the cohort tree: owns, lends, can use at most
+  gpuquota quotas kai.yaml -o json            the KAI queue tree as JSON
+  gpuquota quotas kueue.yaml kai.yaml --wide  both, tables at full width")]
 pub(crate) struct QuotasArgs {
     /// Manifest files: YAML (several documents each) or JSON.
     #[arg(required = true, value_name = "FILES")]

@@ -22,6 +22,11 @@ pub(crate) enum SimOutput {
 
 /// `gpuquota sim` arguments.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  gpuquota sim sim.yaml -o table                        per queue and class, then what happened
+  gpuquota sim sim.yaml --plot usage.svg > report.json  the JSON report and a usage plot
+  gpuquota sim sim.yaml -o kueue-summary                the summary Kueue's perf runner writes")]
 pub(crate) struct SimArgs {
     /// A `Simulation` scenario, or Kueue's perf-test generator config.
     file: PathBuf,

@@ -35,6 +35,11 @@ use crate::common::CliError;
 
 /// Arguments of `gpuquota validate`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  gpuquota validate kueue.yaml             every problem, naming object and field
+  gpuquota validate --complete kueue.yaml  a reference to a missing object is an error
+  gpuquota --strict validate kai.yaml      warnings fail too (exit 1)")]
 pub(crate) struct ValidateArgs {
     /// Manifest files: YAML (several documents each) or JSON, Kueue, KAI and core kinds.
     #[arg(required = true, value_name = "FILES")]
