@@ -21,6 +21,7 @@ mod man;
 mod meter;
 mod mig;
 mod quotas;
+mod schema;
 mod seed;
 mod sim;
 mod validate;
@@ -101,6 +102,9 @@ enum Command {
     /// Print a commented sample of an input format, or list them with the commands they feed.
     #[command(display_order = 90)]
     Example(example::ExampleArgs),
+    /// Print the JSON Schema of a command's JSON output.
+    #[command(display_order = 93)]
+    Schema(schema::SchemaArgs),
     /// Print the shell completion script (bash, elvish, fish, powershell, zsh).
     #[command(display_order = 91)]
     Completions(completions::CompletionsArgs),
@@ -125,6 +129,7 @@ fn main() -> ExitCode {
         Some(Command::Example(args)) => example::run(args),
         Some(Command::Completions(args)) => completions::run(args),
         Some(Command::Man(args)) => man::run(args),
+        Some(Command::Schema(args)) => schema::run(args),
     };
     match result {
         Ok(code) => code,

@@ -102,14 +102,14 @@ pub(crate) struct QuotasArgs {
 }
 
 /// The whole picture.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Picture {
     cohort_trees: Vec<CohortTree>,
     kai_queue_trees: Vec<KaiTree>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct CohortTree {
     root: String,
@@ -117,7 +117,7 @@ struct CohortTree {
     nodes: Vec<NodeQuotas>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct NodeQuotas {
     kind: &'static str,
@@ -128,7 +128,7 @@ struct NodeQuotas {
     quotas: Vec<FrQuota>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct FrQuota {
     flavor: String,
@@ -142,14 +142,14 @@ struct FrQuota {
     most_it_can_use: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct KaiTree {
     root: String,
     queues: Vec<KaiQueue>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct KaiQueue {
     name: String,
@@ -159,7 +159,7 @@ struct KaiQueue {
     resources: BTreeMap<&'static str, KaiResource>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct KaiResource {
     quota: Option<f64>,

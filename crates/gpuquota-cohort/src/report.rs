@@ -10,6 +10,7 @@ use crate::world::{QueueRef, WlId, World};
 
 /// One PodSet of an admission.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PodSetOut {
     /// PodSet name.
     pub name: String,
@@ -22,6 +23,7 @@ pub struct PodSetOut {
 /// A workload admitted during the run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AdmittedOut {
     /// `namespace/name`.
     pub workload: String,
@@ -36,6 +38,7 @@ pub struct AdmittedOut {
 /// A preemption.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PreemptedOut {
     /// Victim.
     pub workload: String,
@@ -52,6 +55,7 @@ pub struct PreemptedOut {
 /// A workload not admitted at the end.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PendingOut {
     /// `namespace/name`.
     pub workload: String,
@@ -68,6 +72,7 @@ pub struct PendingOut {
 
 /// The result of `kueue schedule`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ScheduleReport {
     /// Cycles run.
     pub cycles: u32,
@@ -209,6 +214,7 @@ pub fn preemption_loops(
 /// One ClusterQueue flavor-resource in `kueue quotas`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CqQuotaOut {
     /// `nominalQuota`.
     pub nominal: String,
@@ -227,6 +233,7 @@ pub struct CqQuotaOut {
 /// One Cohort flavor-resource in `kueue quotas`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CohortQuotaOut {
     /// The cohort's own `nominalQuota`.
     pub nominal: String,
@@ -245,6 +252,7 @@ pub struct CohortQuotaOut {
 /// The result of `kueue quotas`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct QuotasReport {
     /// ClusterQueue → flavor → resource → figures.
     pub cluster_queues: BTreeMap<String, BTreeMap<String, BTreeMap<String, CqQuotaOut>>>,

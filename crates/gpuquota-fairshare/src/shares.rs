@@ -14,6 +14,7 @@ use crate::tree::{QuotaTree, QuotaTreeBuilder, ResourceQuota};
 /// One node's reported share.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NodeShare {
     /// `status.fairSharing.weightedShare`: `ceil(ratio / weight)`, `i64::MAX` for weight 0
     /// while borrowing, 0 when not borrowing or without a parent.
@@ -25,6 +26,7 @@ pub struct NodeShare {
 /// Shares of every ClusterQueue and Cohort object, by name.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SharesReport {
     /// ClusterQueues; `null` for a ClusterQueue in a cohort tree with a cycle (Kueue disables it).
     pub cluster_queues: BTreeMap<String, Option<NodeShare>>,

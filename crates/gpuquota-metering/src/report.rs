@@ -91,6 +91,7 @@ pub struct Report {
 /// A time as the report prints it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum TimeOut {
     /// RFC 3339.
     Text(String),
@@ -100,6 +101,7 @@ pub enum TimeOut {
 
 /// The window as printed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WindowOut {
     /// Start.
     pub start: TimeOut,
@@ -110,6 +112,7 @@ pub struct WindowOut {
 /// A line as printed (the JSON contract of `gpuquota meter`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LineOut {
     /// Department.
     pub department: String,
@@ -141,6 +144,7 @@ pub struct LineOut {
 /// An idle entry as printed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct IdleOut {
     /// Card type.
     pub card_type: String,
@@ -153,6 +157,7 @@ pub struct IdleOut {
 /// Totals as printed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TotalsOut {
     /// Σ of the rounded lines.
     pub cost: String,
@@ -164,6 +169,7 @@ pub struct TotalsOut {
 
 /// The whole report as printed by `gpuquota meter --output json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReportOut {
     /// The window.
     pub window: WindowOut,

@@ -62,6 +62,7 @@ pub fn allocated(c: &Cluster) -> Vec<[i128; 3]> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ResourceShare {
     /// Deserved quota (`"-1"` when unlimited).
     pub deserved: String,
@@ -78,6 +79,7 @@ pub struct ResourceShare {
 /// One queue's numbers per resource.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct QueueShares {
     /// GPU (devices).
     pub gpu: ResourceShare,
@@ -101,6 +103,7 @@ impl QueueShares {
 /// The `kai fairshare` report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FairshareReport {
     /// Queues in input (name) order.
     pub queues: IndexMap<String, QueueShares>,
@@ -197,6 +200,7 @@ impl FairshareReport {
 /// A pod placed by the session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlacedPod {
     /// `ns/name`.
     pub pod: String,
@@ -208,6 +212,7 @@ pub struct PlacedPod {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AllocatedJob {
     /// `ns/name` of the PodGroup.
     pub pod_group: String,
@@ -223,6 +228,7 @@ pub struct AllocatedJob {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EvictedJob {
     /// `ns/name` of the PodGroup.
     pub pod_group: String,
@@ -238,6 +244,7 @@ pub struct EvictedJob {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PendingJob {
     /// `ns/name` of the PodGroup.
     pub pod_group: String,
@@ -252,6 +259,7 @@ pub struct PendingJob {
 /// The `kai schedule` report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ScheduleReport {
     /// Allocations in decision order.
     pub allocated: Vec<AllocatedJob>,

@@ -68,6 +68,7 @@ pub enum PlanError {
 
 /// The plan: the JSON contract of `gpuquota mig plan`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Plan {
     /// Weighted satisfied demand `W`.
     pub value: u64,
@@ -88,6 +89,7 @@ pub struct Plan {
 
 /// One GPU of the plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GpuPlan {
     /// Node.
     pub node: String,
@@ -110,6 +112,7 @@ pub struct GpuPlan {
 
 /// One planned instance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlannedInstance {
     /// Profile name.
     pub profile: String,
