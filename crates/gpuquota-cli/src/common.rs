@@ -77,6 +77,16 @@ pub(crate) fn strict() -> bool {
     STRICT.get().copied().unwrap_or(false)
 }
 
+/// `line` as an error line on stderr: every error starts with `error: ` (a line that already
+/// says `error: ` or `warning: ` is kept as it is).
+pub(crate) fn error_line(line: &str) -> String {
+    if line.starts_with("error: ") || line.starts_with("warning: ") {
+        line.to_owned()
+    } else {
+        format!("error: {line}")
+    }
+}
+
 /// Prints diagnostics to stderr, one per line with its severity (`warning:` is printed as
 /// `error:` under `--strict`); returns true when the command must fail (exit 1).
 pub(crate) fn print_diagnostics<'a>(

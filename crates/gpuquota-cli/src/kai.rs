@@ -117,7 +117,7 @@ pub(crate) struct KaiArgs {
 
 fn fail(problems: Vec<String>) -> Result<ExitCode, CliError> {
     for p in problems {
-        eprintln!("{p}");
+        eprintln!("{}", crate::common::error_line(&p));
     }
     Ok(ExitCode::from(1))
 }

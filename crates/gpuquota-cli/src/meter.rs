@@ -66,7 +66,7 @@ pub(crate) fn execute(path: &Path, output: MeterOutput) -> Result<Outcome, CliEr
     let file = path.display().to_string();
     let mut stderr = Vec::new();
     let fail = |mut stderr: Vec<String>, msg: Vec<String>| {
-        stderr.extend(msg);
+        stderr.extend(msg.iter().map(|m| crate::common::error_line(m)));
         Ok(Outcome {
             code: 1,
             stdout: String::new(),
@@ -426,10 +426,12 @@ records:
         assert_eq!(
             out.stderr,
             [
-                format!("{file}: records[0].cardType: unknown card type \"X\""),
-                format!("{file}: records[1]: unknown MIG profile \"9g.1gb\" for card type H200"),
-                format!("{file}: records[2]: end 60 is before start 90"),
-                format!("{file}: series[0]: step 7s does not divide the window of 3600s"),
+                format!("error: {file}: records[0].cardType: unknown card type \"X\""),
+                format!(
+                    "error: {file}: records[1]: unknown MIG profile \"9g.1gb\" for card type H200"
+                ),
+                format!("error: {file}: records[2]: end 60 is before start 90"),
+                format!("error: {file}: series[0]: step 7s does not divide the window of 3600s"),
             ]
         );
         let out = execute(&dir.join("neg.yaml"), MeterOutput::Json).unwrap();

@@ -160,7 +160,7 @@ fn load(file: &std::path::Path) -> Result<Result<Loaded, ExitCode>, CliError> {
     let (req, unknown) = match PlanRequest::from_yaml(&text) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("{}: {e}", file.display());
+            eprintln!("error: {}: {e}", file.display());
             return Ok(Err(ExitCode::from(1)));
         }
     };
@@ -202,7 +202,7 @@ fn validate(file: &std::path::Path) -> Result<ExitCode, CliError> {
     let docs = match gpuquota_mig::read_documents(&text) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("{}: {e}", file.display());
+            eprintln!("error: {}: {e}", file.display());
             return Ok(ExitCode::from(1));
         }
     };
@@ -271,9 +271,9 @@ fn validate(file: &std::path::Path) -> Result<ExitCode, CliError> {
 
 fn report(file: &std::path::Path, errors: &[InputError]) {
     for e in errors {
-        eprintln!("{}: {e}", file.display());
+        eprintln!("error: {}: {e}", file.display());
     }
-    eprintln!("{}: {} problem(s)", file.display(), errors.len());
+    eprintln!("error: {}: {} problem(s)", file.display(), errors.len());
 }
 
 fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<ExitCode, CliError> {
@@ -282,7 +282,7 @@ fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<ExitC
         Some(m) => match c.resolve(m) {
             Ok(x) => vec![x],
             Err(e) => {
-                eprintln!("{e}");
+                eprintln!("error: {e}");
                 return Ok(ExitCode::from(1));
             }
         },

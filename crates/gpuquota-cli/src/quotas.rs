@@ -480,9 +480,9 @@ pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
         Ok(v) => v,
         Err(errors) => {
             for e in &errors {
-                eprintln!("{e}");
+                eprintln!("{}", crate::common::error_line(e));
             }
-            eprintln!("gpuquota quotas: {} document error(s)", errors.len());
+            eprintln!("error: {} document error(s)", errors.len());
             return Ok(ExitCode::from(1));
         }
     };
@@ -502,7 +502,7 @@ pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
     let p = match picture(&model) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{}", crate::common::error_line(&e.to_string()));
             return Ok(ExitCode::from(1));
         }
     };

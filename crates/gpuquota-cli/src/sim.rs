@@ -43,7 +43,12 @@ pub(crate) fn run(args: SimArgs) -> Result<ExitCode, CliError> {
         Ok(s) => s,
         Err(d) => {
             print_diagnostics(d.iter());
-            return Ok(ExitCode::from(1));
+            // the scenario named on the command line cannot be read: exit 2, as for every
+            // command (a file the scenario names is part of the input: exit 1)
+            let unreadable = std::fs::File::open(&args.file).is_err()
+                && d.iter()
+                    .any(|x| x.code == gpuquota_model::diag::codes::READ_FAILED);
+            return Ok(ExitCode::from(if unreadable { 2 } else { 1 }));
         }
     };
     let report = match gpuquota_sim::simulate(&scenario) {

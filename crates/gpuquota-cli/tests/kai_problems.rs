@@ -48,9 +48,9 @@ status: {phase: Pending}
 "#;
 
 const EXPECTED: [&str; 3] = [
-    r#"Queue "a": spec.resources.gpu.quota: negative value other than -1"#,
-    r#"PodGroup "ns/pg": spec.minMember: -1 < 0"#,
-    r#"Pod "ns/p-0": metadata.annotations.gpu-fraction: must be in (0, 1]"#,
+    r#"error: Queue "a": spec.resources.gpu.quota: negative value other than -1"#,
+    r#"error: PodGroup "ns/pg": spec.minMember: -1 < 0"#,
+    r#"error: Pod "ns/p-0": metadata.annotations.gpu-fraction: must be in (0, 1]"#,
 ];
 
 fn assert_all_reported(out: &Output) {
@@ -135,8 +135,9 @@ fn a_too_deep_queue_tree_is_an_error() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr
-            .starts_with(r#"Queue "q1000": spec.parentQueue: the queue tree is 1001 levels deep"#),
+        stderr.starts_with(
+            r#"error: Queue "q1000": spec.parentQueue: the queue tree is 1001 levels deep"#
+        ),
         "{stderr}"
     );
 }

@@ -352,3 +352,56 @@ fn on_a_terminal_the_default_is_a_table_that_fits_the_width() {
     assert_eq!(letters(&narrow), letters(&wide), "{narrow}\n{wide}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Every command: an invalid object and unreadable YAML exit 1, a file that cannot be opened
+/// exits 2; nothing on stdout, and the first line on stderr says `error: `.
+#[test]
+fn every_command_has_the_same_exit_codes_and_error_prefix() {
+    let dir = temp_dir("errors");
+    std::fs::write(
+        dir.join("bad.yaml"),
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: x}\nspec: {resourceGroups: 5}\n",
+    )
+    .expect("fixture");
+    std::fs::write(dir.join("broken.yaml"), "foo: [\n").expect("fixture");
+    for command in [
+        &["validate"][..],
+        &["quotas"],
+        &["kueue", "schedule"],
+        &["kueue", "shares"],
+        &["kueue", "quotas"],
+        &["kai", "fairshare"],
+        &["kai", "schedule"],
+        &["mig", "plan"],
+        &["mig", "validate"],
+        &["mig", "export"],
+        &["meter"],
+        &["sim"],
+    ] {
+        for (file, code) in [("bad.yaml", 1), ("broken.yaml", 1), ("missing.yaml", 2)] {
+            let path = dir.join(file).display().to_string();
+            let mut args = command.to_vec();
+            args.push(&path);
+            let out = gpuquota(&args);
+            assert_eq!(
+                out.status.code(),
+                Some(code),
+                "{args:?}: {}",
+                text(&out.stderr)
+            );
+            assert_eq!(text(&out.stdout), "", "{args:?}");
+            let stderr = text(&out.stderr);
+            assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+            for line in stderr
+                .lines()
+                .filter(|l| l.starts_with(char::is_alphabetic))
+            {
+                assert!(
+                    line.starts_with("error: ") || line.starts_with("warning: "),
+                    "{args:?}: {line}"
+                );
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
