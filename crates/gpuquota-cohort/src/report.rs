@@ -1,4 +1,20 @@
 //! The JSON contracts of `gpuquota kueue schedule` and `gpuquota kueue quotas`.
+//!
+//! - [`ScheduleReport`] (`kueue schedule --output json`): `{"cycles", "admitted":
+//!   [{"workload", "clusterQueue", "cycle", "podSets": [{"name", "count", "flavors":
+//!   {resource: flavor}}]}], "preempted": [{"workload", "clusterQueue", "preemptor",
+//!   "reason", "cycle"}], "pending": [{"workload", "clusterQueue", "reason", "message"}],
+//!   "warnings": [{"severity", "code", "kind", "name", "message", "engine"}]}`; `warnings`
+//!   only when the run has one (a `preemption-loop`).
+//! - [`QuotasReport`] (`kueue quotas --output json`): `{"clusterQueues": {cq: {flavor:
+//!   {resource: {"nominal", "borrowingLimit", "lendingLimit", "usage", "available",
+//!   "potentialAvailable"}}}}, "cohorts": {cohort: {flavor: {resource: {"nominal",
+//!   "subtreeQuota", "usage", "borrowingLimit", "lendingLimit"}}}}}`; quantities are
+//!   Kubernetes quantity strings, an unset limit is `null`.
+//!
+//! Fields serialise in exactly this order. `gpuquota schema kueue-schedule` and `gpuquota
+//! schema kueue-quotas` print their JSON Schema, generated from these types (feature
+//! `schema`). Their text tables are [`ScheduleReport::table`] and [`QuotasReport::table`].
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,10 @@
 //! `status.fairSharing.weightedShare` of every ClusterQueue and Cohort of a [`Model`], as Kueue
 //! reports it (the data behind `gpuquota kueue shares`).
+//!
+//! [`SharesReport`] is the JSON of `kueue shares --output json`: `{"clusterQueues": {cq:
+//! {"share": 250, "dominantResource": "nvidia.com/gpu"}}, "cohorts": {cohort: {...}}}`,
+//! `null` where Kueue reports no share; `gpuquota schema kueue-shares` prints its JSON
+//! Schema (feature `schema`), [`SharesReport::table`] its text table.
 
 use std::collections::BTreeMap;
 

@@ -15,6 +15,9 @@
 //!   "pending": [{"podGroup", "queue", "reason", "message"}]}`; `node` is `null` at quota
 //!   level, `by` is `null` for stale gangs.
 //!
+//! `gpuquota schema kai-fairshare` and `gpuquota schema kai-schedule` print their JSON Schema,
+//! generated from these types (feature `schema`).
+//!
 //! Both serialise with serde in exactly this field order; [`FairshareReport::table`] and
 //! [`ScheduleReport::table`] render the text the CLI prints for `--output table`.
 
