@@ -1,6 +1,7 @@
 //! `gpuquota schema COMMAND`: the JSON Schema (draft 2020-12) of a command's JSON output,
 //! generated from the report types the libraries serialise (`schemars`, each library's
-//! `schema` feature), so the schema cannot drift from the output.
+//! `schema` feature), so the schema cannot drift from the output; and of the metering
+//! document `meter` reads (`meter-input`), from the types it is read into.
 
 use std::process::ExitCode;
 
@@ -27,6 +28,8 @@ pub(crate) enum SchemaOf {
     MigProfiles,
     /// `gpuquota meter --output json`.
     Meter,
+    /// The input `gpuquota meter` reads (the metering document, as YAML or JSON).
+    MeterInput,
 }
 
 /// Arguments of `gpuquota schema`.
@@ -78,6 +81,11 @@ pub(crate) fn schema(of: SchemaOf) -> schemars::Schema {
         SchemaOf::MigPlan => output::<gpuquota_mig::Plan>(),
         SchemaOf::MigProfiles => output::<Profiles<'static>>(),
         SchemaOf::Meter => output::<gpuquota_metering::report::ReportOut>(),
+        // an input: fields with a default are optional; unknown fields are warnings of
+        // `meter` itself, so the schema leaves objects open
+        SchemaOf::MeterInput => schemars::generate::SchemaSettings::draft2020_12()
+            .into_generator()
+            .into_root_schema_for::<gpuquota_metering::Document>(),
     }
 }
 

@@ -118,6 +118,28 @@ fn every_json_output_validates_against_its_schema() {
 }
 
 #[test]
+fn the_meter_sample_validates_against_the_input_schema() {
+    let dir = temp_dir("input");
+    let schema = json(&dir, &["schema", "meter-input"]);
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    let yaml = std::fs::read_to_string(dir.join("meter.yaml")).expect("sample");
+    let sample: serde_json::Value = serde_saphyr::from_str(&yaml).expect("YAML");
+    let errors: Vec<String> = validator
+        .iter_errors(&sample)
+        .map(|e| format!("{}: {e}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    // a document without its window is refused, as `meter` refuses it
+    let mut no_window = sample.clone();
+    no_window
+        .as_object_mut()
+        .expect("a mapping")
+        .remove("window");
+    assert!(!validator.is_valid(&no_window));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn a_schema_rejects_output_of_another_command() {
     let dir = temp_dir("rejects");
     let schema = json(&dir, &["schema", "kueue-schedule"]);

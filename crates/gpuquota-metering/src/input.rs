@@ -1,5 +1,6 @@
 //! The input file of `gpuquota meter` (YAML or JSON): parsing, unknown-field warnings and
-//! conversion into an engine [`Input`].
+//! conversion into an engine [`Input`]. `gpuquota schema meter-input` prints the JSON Schema of
+//! [`Document`], generated from these types (feature `schema`).
 
 use std::collections::BTreeMap;
 
@@ -20,6 +21,7 @@ use crate::time::parse_rfc3339;
 /// A time: RFC 3339 text or integer seconds.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum TimeIn {
     /// Integer seconds.
     Seconds(i64),
@@ -30,6 +32,7 @@ pub enum TimeIn {
 /// A decimal given as a string (`"4.50"`) or a YAML number.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum DecimalIn {
     /// Text, parsed exactly.
     Text(String),
@@ -58,6 +61,7 @@ impl DecimalIn {
 
 /// `window:`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WindowIn {
     /// Start.
     pub start: TimeIn,
@@ -68,6 +72,7 @@ pub struct WindowIn {
 /// `cardTypes[]`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CardTypeIn {
     /// Name.
     pub name: String,
@@ -84,6 +89,7 @@ pub struct CardTypeIn {
 /// A quota: a constant number of cards or steps over time.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum QuotaIn {
     /// Constant.
     Constant(DecimalIn),
@@ -93,6 +99,7 @@ pub enum QuotaIn {
 
 /// One quota step.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct QuotaStepIn {
     /// From this time on.
     pub start: TimeIn,
@@ -102,6 +109,7 @@ pub struct QuotaStepIn {
 
 /// `departments[]`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DepartmentIn {
     /// Name.
     pub name: String,
@@ -117,6 +125,7 @@ pub struct DepartmentIn {
 /// the issue; the others must be absent).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HoldingIn {
     /// Department.
     pub department: Option<String>,
@@ -173,6 +182,7 @@ fn missing(what: &str, field: &str) -> MeteringError {
 
 /// Token totals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TokensIn {
     /// Input tokens.
     #[serde(default)]
@@ -185,6 +195,7 @@ pub struct TokensIn {
 /// `services[]`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ServiceIn {
     /// Name.
     pub name: String,
@@ -203,6 +214,7 @@ pub struct ServiceIn {
 
 /// `busy[]`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BusyIn {
     /// Holder key.
     pub holder: String,
@@ -213,6 +225,7 @@ pub struct BusyIn {
 /// `migWeights:` a policy name or a table `{profile: "n/d"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum MigWeightsIn {
     /// `compute-slices`, `memory-slices`, `max-instances`.
     Name(String),
@@ -222,6 +235,7 @@ pub enum MigWeightsIn {
 
 /// One `dcgm:` entry: a path, or a path with options.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema), schemars(untagged))]
 pub enum DcgmIn {
     /// A path (relative to the input file).
     Path(String),
@@ -232,6 +246,7 @@ pub enum DcgmIn {
 /// `dcgm[]` given as a mapping.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DcgmEntryIn {
     /// The path (relative to the input file).
     pub path: String,
@@ -297,6 +312,7 @@ impl DcgmIn {
 /// The whole input file of `gpuquota meter`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Document {
     /// The window.
     pub window: WindowIn,
