@@ -1,4 +1,5 @@
-//! Pieces every subcommand shares: the error type, output formats, file loading.
+//! Pieces every subcommand shares: the error type, the output default and table width,
+//! file loading.
 
 use std::fmt;
 
@@ -18,17 +19,44 @@ impl<E: std::error::Error> From<E> for CliError {
     }
 }
 
-/// `--output` values shared by the commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum OutputFormat {
-    /// A table for an 80-column terminal.
-    Table,
-    /// Stable JSON (documented per command).
-    Json,
-    /// YAML (where a command supports it).
-    Yaml,
-    /// CSV (where a command supports it).
-    Csv,
+/// True when standard output is a terminal (then a command's default `--output` is its table,
+/// and tables fit the terminal's width).
+pub(crate) fn stdout_is_terminal() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stdout().is_terminal()
+}
+
+/// The output format: the one asked for, else `table` on a terminal, else `otherwise` (each
+/// command's documented default for pipes and files, unchanged since its JSON contract).
+pub(crate) fn output_or<T>(chosen: Option<T>, table: T, otherwise: T) -> T {
+    chosen.unwrap_or(if stdout_is_terminal() {
+        table
+    } else {
+        otherwise
+    })
+}
+
+static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// Records the global `--wide` flag (called once by `main`).
+pub(crate) fn set_wide(wide: bool) {
+    let _ = WIDE.set(wide);
+}
+
+/// How wide tables are printed: the terminal's width on a terminal (wide cells wrap, nothing
+/// is cut), full width into a pipe or file and under `--wide`. `COLUMNS`, when set to a
+/// number, is the terminal's width.
+pub(crate) fn table_width() -> gpuquota_model::text::Width {
+    use gpuquota_model::text::Width;
+    if WIDE.get().copied().unwrap_or(false) || !stdout_is_terminal() {
+        return Width::Full;
+    }
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<u16>().ok())
+        .filter(|&c| c > 0)
+        .or_else(|| comfy_table::Table::new().width());
+    Width::Fit(columns.unwrap_or(80))
 }
 
 /// Reads a file (standard input for `-`) through the one bounded reader
@@ -65,6 +93,16 @@ pub(crate) fn strict() -> bool {
     STRICT.get().copied().unwrap_or(false)
 }
 
+/// `line` as an error line on stderr: every error starts with `error: ` (a line that already
+/// says `error: ` or `warning: ` is kept as it is).
+pub(crate) fn error_line(line: &str) -> String {
+    if line.starts_with("error: ") || line.starts_with("warning: ") {
+        line.to_owned()
+    } else {
+        format!("error: {line}")
+    }
+}
+
 /// Prints diagnostics to stderr, one per line with its severity (`warning:` is printed as
 /// `error:` under `--strict`); returns true when the command must fail (exit 1).
 pub(crate) fn print_diagnostics<'a>(
@@ -85,4 +123,37 @@ pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, CliError
     let mut s = serde_json::to_string_pretty(value)?;
     s.push('\n');
     Ok(s)
+}
+
+/// Writes to standard output. When the reader has gone away (`gpuquota | head -1`), the
+/// command ends at once, quietly, with status 0, as ripgrep does: the reader took what it
+/// wanted. Any other write error ends the command with exit status 2.
+pub(crate) fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(CliError(format!("writing standard output: {e}"))),
+    }
+}
+
+/// `print!` through [`write_stdout`] (a closed pipe ends the command quietly, never a panic);
+/// `?` returns the error of any other failed write.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::common::write_stdout(format!($($arg)*).as_bytes())?
+    };
+}
+
+/// `println!` through [`write_stdout`].
+macro_rules! outln {
+    () => {
+        $crate::common::write_stdout(b"\n")?
+    };
+    ($($arg:tt)*) => {{
+        let mut line = format!($($arg)*);
+        line.push('\n');
+        $crate::common::write_stdout(line.as_bytes())?
+    }};
 }

@@ -1,7 +1,6 @@
 //! `gpuquota completions SHELL`: the shell completion script, generated from the command
 //! definition by `clap_complete`, so it always matches the installed binary.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::CommandFactory;
@@ -11,11 +10,10 @@ use crate::common::CliError;
 /// Arguments of `gpuquota completions`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-Install (then start a new shell):
+Examples (install, then start a new shell; PowerShell: `... powershell >> $PROFILE`):
   bash        gpuquota completions bash > ~/.local/share/bash-completion/completions/gpuquota
   zsh         gpuquota completions zsh > ~/.zfunc/_gpuquota   # with fpath+=(~/.zfunc) in ~/.zshrc
-  fish        gpuquota completions fish > ~/.config/fish/completions/gpuquota.fish
-  powershell  gpuquota completions powershell >> $PROFILE")]
+  fish        gpuquota completions fish > ~/.config/fish/completions/gpuquota.fish")]
 pub(crate) struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
@@ -30,9 +28,7 @@ pub(crate) fn script(shell: clap_complete::Shell) -> Vec<u8> {
 }
 
 pub(crate) fn run(args: CompletionsArgs) -> Result<ExitCode, CliError> {
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(&script(args.shell))?;
-    stdout.flush()?;
+    crate::common::write_stdout(&script(args.shell))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -3,7 +3,6 @@
 //! Each sample is a file under `samples/` that the commands it names run unchanged
 //! (`tests/examples.rs` runs every one through the binary under `--strict`).
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use crate::common::CliError;
@@ -71,8 +70,17 @@ pub(crate) const SAMPLES: &[Sample] = &[
         commands: &["gpuquota meter meter.yaml"],
         text: include_str!("../samples/meter.yaml"),
     },
-    // Formats still to come get their entry here, with a file under samples/:
-    // the simulation scenario (`gpuquota sim`) and the GPU-hour budget.
+    Sample {
+        name: "sim",
+        about: "simulation scenario: the kueue sample through two days of virtual time",
+        commands: &[
+            "gpuquota sim sim.yaml",
+            "gpuquota sim sim.yaml --output table",
+        ],
+        text: include_str!("../samples/sim.yaml"),
+    },
+    // The GPU-hour budget sample gets its entry here (name "budget", file
+    // samples/budget.yaml, the commands that read it), like every format above.
 ];
 
 /// Arguments of `gpuquota example`.
@@ -119,9 +127,7 @@ pub(crate) fn run(args: ExampleArgs) -> Result<ExitCode, CliError> {
         Some(sample) => sample.text.to_string(),
         None => list(),
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()?;
+    crate::common::write_stdout(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -29,7 +29,7 @@ use gpuquota_rank::session::{Placement, SessionOptions, fmt_res, run_session};
 use gpuquota_rank::snapshot::{BuildOptions, Cluster, parse_total};
 use gpuquota_rank::usage::UsageInput;
 
-use crate::common::{CliError, OutputFormat, print_diagnostics, read_file, strict, to_json};
+use crate::common::{CliError, print_diagnostics, read_file, strict, table_width, to_json};
 use gpuquota_model::Diagnostic;
 use gpuquota_rank::snapshot::{ENGINE, codes};
 
@@ -37,8 +37,18 @@ use gpuquota_rank::snapshot::{ENGINE, codes};
 #[derive(Debug, Subcommand)]
 pub(crate) enum KaiCommand {
     /// Fair share of every queue and resource (KAI's proportion plugin division).
+    #[command(after_help = "\
+Examples:
+  gpuquota kai fairshare kai.yaml                         every queue's GPU fair share
+  gpuquota kai fairshare kai.yaml --usage kai-usage.yaml  time-based fairshare
+  gpuquota kai fairshare kai.yaml --total gpu=16 -o json  a smaller cluster, as JSON")]
     Fairshare(KaiArgs),
     /// One scheduling session: allocate, consolidation, reclaim, preempt, stale-gang eviction.
+    #[command(after_help = "\
+Examples:
+  gpuquota kai schedule kai.yaml                      one session, a line per decision
+  gpuquota kai schedule kai.yaml --placement spread   emptiest node first
+  gpuquota kai schedule kai.yaml --corrected -o json  corrected mode, as JSON")]
     Schedule {
         #[command(flatten)]
         args: KaiArgs,
@@ -46,6 +56,15 @@ pub(crate) enum KaiCommand {
         #[arg(long, value_enum, default_value = "binpack")]
         placement: PlacementArg,
     },
+}
+
+/// `--output` of the `kai` commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum KaiOutput {
+    /// A table (`fairshare`) or one line per decision (`schedule`).
+    Table,
+    /// The JSON contract (documented in `gpuquota_rank::report`; `gpuquota schema`).
+    Json,
 }
 
 /// Node placement strategy.
@@ -63,9 +82,9 @@ pub(crate) struct KaiArgs {
     /// Manifests: KAI Queues and PodGroups, Pods, Nodes (YAML or JSON, many documents).
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    output: OutputFormat,
+    /// Output format [default: table].
+    #[arg(short, long, value_enum)]
+    output: Option<KaiOutput>,
     /// Cluster total replacing the node sum: `gpu=N[,cpu=Q,memory=Q]`.
     #[arg(long)]
     total: Option<String>,
@@ -98,7 +117,7 @@ pub(crate) struct KaiArgs {
 
 fn fail(problems: Vec<String>) -> Result<ExitCode, CliError> {
     for p in problems {
-        eprintln!("{p}");
+        eprintln!("{}", crate::common::error_line(&p));
     }
     Ok(ExitCode::from(1))
 }
@@ -250,9 +269,9 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 Err(problems) => return fail(problems),
             };
             let report = gpuquota_rank::report::fairshare_report(&p.cluster, &p.options)?;
-            match args.output {
-                OutputFormat::Json => print!("{}", to_json(&report)?),
-                _ => print!("{}", report.table()),
+            match args.output.unwrap_or(KaiOutput::Table) {
+                KaiOutput::Json => out!("{}", to_json(&report)?),
+                KaiOutput::Table => out!("{}", report.table(table_width())),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -271,9 +290,9 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
             };
             let result = run_session(&p.cluster, &options)?;
             let report = gpuquota_rank::report::schedule_report(&result);
-            match args.output {
-                OutputFormat::Json => print!("{}", to_json(&report)?),
-                _ => print!("{}", report.table()),
+            match args.output.unwrap_or(KaiOutput::Table) {
+                KaiOutput::Json => out!("{}", to_json(&report)?),
+                KaiOutput::Table => out!("{}", report.table()),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -286,7 +305,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
         .map_err(|e| CliError(e.to_string()))?;
     let args = KaiArgs {
         files: Vec::new(),
-        output: OutputFormat::Table,
+        output: None,
         // KAI's capacity: the nodes' GPUs, each MIG instance counting its `g` (1g.24gb = 1).
         total: None,
         corrected: false,

@@ -30,13 +30,27 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use gpuquota_cohort::{ScheduleReport, World};
 
-use crate::common::{CliError, OutputFormat, read_file, to_json};
+use crate::common::{CliError, output_or, read_file, table_width, to_json};
+
+/// `--output` of the `kueue` commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum KueueOutput {
+    /// The JSON contract (documented in the engine crate's docs; `gpuquota schema`).
+    Json,
+    /// Tables (fit to the terminal, full width into a pipe or with `--wide`).
+    Table,
+}
 
 /// Kueue subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum KueueCommand {
     /// Run Kueue's scheduling cycles over a cluster state: admissions, preemptions, and why
     /// every other workload waits.
+    #[command(after_help = "\
+Examples:
+  gpuquota kueue schedule kueue.yaml -o table            admissions, preemptions, why each waits
+  gpuquota kueue schedule kueue.yaml --fair-sharing      with Kueue's fair sharing
+  gpuquota kueue schedule kueue.yaml --cycles 1 -o json  one scheduling cycle, as JSON")]
     Schedule {
         /// Manifests (YAML or JSON, several documents per file).
         #[arg(required = true)]
@@ -48,29 +62,37 @@ pub(crate) enum KueueCommand {
         /// Configuration enabling it.
         #[arg(long)]
         fair_sharing: bool,
-        /// Output format.
-        #[arg(long, value_enum, default_value = "json")]
-        output: OutputFormat,
+        /// Output format [default: table on a terminal, json otherwise].
+        #[arg(short, long, value_enum)]
+        output: Option<KueueOutput>,
     },
     /// Every ClusterQueue's and Cohort's fair-sharing share (`status.fairSharing.
     /// weightedShare`) and dominant resource, as Kueue reports them.
+    #[command(after_help = "\
+Examples:
+  gpuquota kueue shares kueue.yaml -o table  every weighted share and dominant resource
+  gpuquota kueue shares kueue.yaml -o json   as JSON (`gpuquota schema kueue-shares`)")]
     Shares {
         /// Manifests (YAML or JSON, several documents per file).
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Output format.
-        #[arg(long, value_enum, default_value = "json")]
-        output: OutputFormat,
+        /// Output format [default: table on a terminal, json otherwise].
+        #[arg(short, long, value_enum)]
+        output: Option<KueueOutput>,
     },
     /// Quotas, usage, available and potentially available capacity of every ClusterQueue and
     /// Cohort, as Kueue's cache computes them.
+    #[command(after_help = "\
+Examples:
+  gpuquota kueue quotas kueue.yaml -o table  nominal, usage, available per flavor-resource
+  gpuquota kueue quotas kueue.yaml -o json   as JSON (`gpuquota schema kueue-quotas`)")]
     Quotas {
         /// Manifests (YAML or JSON, several documents per file).
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Output format.
-        #[arg(long, value_enum, default_value = "json")]
-        output: OutputFormat,
+        /// Output format [default: table on a terminal, json otherwise].
+        #[arg(short, long, value_enum)]
+        output: Option<KueueOutput>,
     },
 }
 
@@ -191,14 +213,9 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
             if crate::common::print_diagnostics(&report.warnings) {
                 return Ok(ExitCode::from(1));
             }
-            match output {
-                OutputFormat::Json => print!("{}", to_json(&report)?),
-                OutputFormat::Table => print!("{}", schedule_table(&report)),
-                other => {
-                    return Err(CliError(format!(
-                        "kueue schedule: --output {other:?} is not supported (json, table)"
-                    )));
-                }
+            match output_or(output, KueueOutput::Table, KueueOutput::Json) {
+                KueueOutput::Json => out!("{}", to_json(&report)?),
+                KueueOutput::Table => out!("{}", report.table(table_width())),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -221,14 +238,9 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
                     return Ok(ExitCode::from(1));
                 }
             };
-            match output {
-                OutputFormat::Json => print!("{}", to_json(&report)?),
-                OutputFormat::Table => print!("{}", shares_table(&report)),
-                other => {
-                    return Err(CliError(format!(
-                        "kueue shares: --output {other:?} is not supported (json, table)"
-                    )));
-                }
+            match output_or(output, KueueOutput::Table, KueueOutput::Json) {
+                KueueOutput::Json => out!("{}", to_json(&report)?),
+                KueueOutput::Table => out!("{}", report.table(table_width())),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -238,193 +250,13 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
                 Err(code) => return Ok(code),
             };
             let report = gpuquota_cohort::quotas(&world);
-            match output {
-                OutputFormat::Json => print!("{}", to_json(&report)?),
-                OutputFormat::Table => print!("{}", quotas_table(&report)),
-                other => {
-                    return Err(CliError(format!(
-                        "kueue quotas: --output {other:?} is not supported (json, table)"
-                    )));
-                }
+            match output_or(output, KueueOutput::Table, KueueOutput::Json) {
+                KueueOutput::Json => out!("{}", to_json(&report)?),
+                KueueOutput::Table => out!("{}", report.table(table_width())),
             }
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-fn shares_table(r: &gpuquota_fairshare::shares::SharesReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<12} {:<36} {:>10}  DOMINANT",
-        "KIND", "NAME", "SHARE"
-    );
-    let rows = r
-        .cluster_queues
-        .iter()
-        .map(|(n, s)| ("ClusterQueue", n, s))
-        .chain(r.cohorts.iter().map(|(n, s)| ("Cohort", n, s)));
-    for (kind, name, s) in rows {
-        let (share, dom) = match s {
-            None => ("-".to_owned(), "-".to_owned()),
-            Some(s) => (
-                if s.share == i64::MAX {
-                    "inf".to_owned()
-                } else {
-                    s.share.to_string()
-                },
-                s.dominant_resource
-                    .clone()
-                    .unwrap_or_else(|| "-".to_owned()),
-            ),
-        };
-        let _ = writeln!(
-            out,
-            "{:<12} {:<36} {:>10}  {}",
-            kind,
-            cut(name, 36),
-            share,
-            cut(&dom, 18)
-        );
-    }
-    out
-}
-
-fn cut(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_owned()
-    } else {
-        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
-        t.push('~');
-        t
-    }
-}
-
-/// Splits `s` into lines of at most `width` characters at spaces.
-fn wrap(s: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut cur = String::new();
-    for word in s.split(' ') {
-        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut cur));
-        }
-        if !cur.is_empty() {
-            cur.push(' ');
-        }
-        cur.push_str(word);
-    }
-    if !cur.is_empty() {
-        lines.push(cur);
-    }
-    lines
-}
-
-/// The schedule as 80-column text.
-pub(crate) fn schedule_table(r: &ScheduleReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "cycles: {}", r.cycles);
-    let _ = writeln!(out, "\nadmitted ({}):", r.admitted.len());
-    for a in &r.admitted {
-        let flavors: Vec<String> = a
-            .pod_sets
-            .iter()
-            .map(|p| {
-                let f: Vec<String> = p.flavors.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                format!("{}x{} {}", p.name, p.count, f.join(","))
-            })
-            .collect();
-        let _ = writeln!(
-            out,
-            "  c{:<3} {:<28} {:<14} {}",
-            a.cycle,
-            cut(&a.workload, 28),
-            cut(&a.cluster_queue, 14),
-            cut(&flavors.join("; "), 29)
-        );
-    }
-    let _ = writeln!(out, "\npreempted ({}):", r.preempted.len());
-    for p in &r.preempted {
-        let _ = writeln!(
-            out,
-            "  c{:<3} {:<26} by {:<24} {}",
-            p.cycle,
-            cut(&p.workload, 26),
-            cut(&p.preemptor, 24),
-            cut(&p.reason, 18)
-        );
-    }
-    let _ = writeln!(out, "\npending ({}):", r.pending.len());
-    for p in &r.pending {
-        let _ = writeln!(
-            out,
-            "  {:<30} {:<14} {}",
-            cut(&p.workload, 30),
-            cut(&p.cluster_queue, 14),
-            cut(&p.reason, 30)
-        );
-        for line in wrap(&p.explanation, 74) {
-            let _ = writeln!(out, "    {line}");
-        }
-    }
-    // only when there is one, so tables of runs without warnings stay as they were
-    if !r.warnings.is_empty() {
-        let _ = writeln!(out, "\nwarnings ({}):", r.warnings.len());
-        for w in &r.warnings {
-            let _ = writeln!(out, "  {}", w.code);
-            for line in wrap(&w.message, 74) {
-                let _ = writeln!(out, "    {line}");
-            }
-        }
-    }
-    out
-}
-
-fn quotas_table(r: &gpuquota_cohort::QuotasReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<16} {:<18} {:<14} {:>6} {:>6} {:>6} {:>6}",
-        "ClusterQueue", "flavor", "resource", "nom", "usage", "avail", "max"
-    );
-    for (cq, flavors) in &r.cluster_queues {
-        for (f, res) in flavors {
-            for (rn, q) in res {
-                let _ = writeln!(
-                    out,
-                    "{:<16} {:<18} {:<14} {:>6} {:>6} {:>6} {:>6}",
-                    cut(cq, 16),
-                    cut(f, 18),
-                    cut(rn, 14),
-                    cut(&q.nominal, 6),
-                    cut(&q.usage, 6),
-                    cut(&q.available, 6),
-                    cut(&q.potential_available, 6)
-                );
-            }
-        }
-    }
-    let _ = writeln!(
-        out,
-        "\n{:<16} {:<18} {:<14} {:>6} {:>8} {:>6}",
-        "Cohort", "flavor", "resource", "nom", "subtree", "usage"
-    );
-    for (co, flavors) in &r.cohorts {
-        for (f, res) in flavors {
-            for (rn, q) in res {
-                let _ = writeln!(
-                    out,
-                    "{:<16} {:<18} {:<14} {:>6} {:>8} {:>6}",
-                    cut(co, 16),
-                    cut(f, 18),
-                    cut(rn, 14),
-                    cut(&q.nominal, 6),
-                    cut(&q.subtree_quota, 8),
-                    cut(&q.usage, 6)
-                );
-            }
-        }
-    }
-    out
 }
 
 /// The seed section: the seed platform's day scheduled by Kueue's rules.
@@ -478,9 +310,9 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
             out,
             "  c{:<2} admitted  {:<28} {:<12} {}{}",
             a.cycle,
-            cut(&w.key, 28),
-            cut(&world.cluster_queues[a.cq as usize].name, 12),
-            cut(&flavors.join(","), 17),
+            &w.key,
+            &world.cluster_queues[a.cq as usize].name,
+            flavors.join(","),
             if a.borrowing > 0 { " borrows" } else { "" }
         );
     }
@@ -489,19 +321,14 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
             out,
             "  c{:<2} preempted {:<26} for {:<12} {}",
             p.cycle,
-            cut(&p.workload, 26),
-            cut(p.preemptor.rsplit('/').next().unwrap_or(""), 12),
-            cut(&p.reason, 19)
+            &p.workload,
+            p.preemptor.rsplit('/').next().unwrap_or(""),
+            &p.reason
         );
     }
     for p in &r.pending {
-        let _ = writeln!(
-            out,
-            "      pending   {:<28} {}",
-            cut(&p.workload, 28),
-            cut(&p.reason, 28)
-        );
-        for line in wrap(&p.explanation, 62) {
+        let _ = writeln!(out, "      pending   {:<28} {}", &p.workload, &p.reason);
+        for line in gpuquota_model::text::wrap(&p.explanation, 62) {
             let _ = writeln!(out, "                {line}");
         }
     }

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[allow(dead_code)] // helpers are used as the engine subcommands land
+#[macro_use]
 mod common;
 mod completions;
 mod example;
@@ -20,6 +21,7 @@ mod man;
 mod meter;
 mod mig;
 mod quotas;
+mod schema;
 mod seed;
 mod sim;
 mod validate;
@@ -52,6 +54,9 @@ struct Cli {
     /// as an error: print it as one and exit 1.
     #[arg(long, global = true)]
     strict: bool,
+    /// Print tables at full width even on a terminal (into a pipe or file they always are).
+    #[arg(long, global = true)]
+    wide: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -97,6 +102,9 @@ enum Command {
     /// Print a commented sample of an input format, or list them with the commands they feed.
     #[command(display_order = 90)]
     Example(example::ExampleArgs),
+    /// Print the JSON Schema of a command's JSON output.
+    #[command(display_order = 93)]
+    Schema(schema::SchemaArgs),
     /// Print the shell completion script (bash, elvish, fish, powershell, zsh).
     #[command(display_order = 91)]
     Completions(completions::CompletionsArgs),
@@ -108,6 +116,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     common::set_strict(cli.strict);
+    common::set_wide(cli.wide);
     let result = match cli.command {
         None => seed::run(),
         Some(Command::Kai { command }) => kai::run(command),
@@ -120,6 +129,7 @@ fn main() -> ExitCode {
         Some(Command::Example(args)) => example::run(args),
         Some(Command::Completions(args)) => completions::run(args),
         Some(Command::Man(args)) => man::run(args),
+        Some(Command::Schema(args)) => schema::run(args),
     };
     match result {
         Ok(code) => code,
@@ -176,6 +186,38 @@ mod tests {
             help.trim_end().ends_with("or a file that cannot be read"),
             "{help}"
         );
+    }
+
+    #[test]
+    fn every_leaf_subcommand_ends_its_help_with_examples() {
+        fn walk(cmd: &clap::Command, path: &str, leaves: &mut Vec<String>) {
+            let subs: Vec<&clap::Command> = cmd
+                .get_subcommands()
+                .filter(|c| c.get_name() != "help")
+                .collect();
+            if subs.is_empty() {
+                let after = cmd.get_after_help().map(ToString::to_string);
+                let after = after.unwrap_or_default();
+                assert!(after.starts_with("Examples"), "{path}: {after:?}");
+                let examples = after
+                    .lines()
+                    .skip(1)
+                    .filter(|l| l.starts_with("  ") && l.contains("gpuquota "))
+                    .count();
+                assert!((2..=3).contains(&examples), "{path}: {after}");
+                leaves.push(path.to_owned());
+            }
+            for s in subs {
+                walk(s, &format!("{path} {}", s.get_name()), leaves);
+            }
+        }
+        let mut leaves = Vec::new();
+        walk(&Cli::command(), "gpuquota", &mut leaves);
+        assert!(
+            leaves.contains(&"gpuquota kueue schedule".to_owned()),
+            "{leaves:?}"
+        );
+        assert!(leaves.len() >= 16, "{leaves:?}");
     }
 
     #[test]

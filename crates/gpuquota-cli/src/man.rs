@@ -1,7 +1,6 @@
 //! `gpuquota man`: manual pages in roff, generated from the command definition by
 //! `clap_mangen`, so they always match the installed binary.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -54,9 +53,7 @@ pub(crate) fn run(args: ManArgs) -> Result<ExitCode, CliError> {
             .map_err(|e| CliError(format!("man: {}: {e}", dir.display())))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(&page(&args.command)?)?;
-    stdout.flush()?;
+    crate::common::write_stdout(&page(&args.command)?)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -14,29 +14,41 @@ use gpuquota_metering::{
     Shape, Window, meter, money::L,
 };
 
-use crate::common::{CliError, OutputFormat, read_file};
+use crate::common::{CliError, read_file};
 
 /// Arguments of `gpuquota meter`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  gpuquota meter meter.yaml -o table                 the chargeback table
+  gpuquota meter meter.yaml -o csv > chargeback.csv  one row per department and card type
+  gpuquota meter meter.yaml -o json                  the JSON contract (`gpuquota schema meter`)")]
 pub(crate) struct MeterArgs {
     /// The metering input: window, prices, departments, records, series, samples, DCGM files.
     file: PathBuf,
-    /// Output format: json (the documented contract), csv or table.
-    #[arg(long, value_enum, default_value = "json")]
-    output: OutputFormat,
+    /// Output format [default: table on a terminal, json otherwise].
+    #[arg(short, long, value_enum)]
+    output: Option<MeterOutput>,
+}
+
+/// `--output` of `meter`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum MeterOutput {
+    /// The JSON contract (documented in `gpuquota_metering::report`; `gpuquota schema meter`).
+    Json,
+    /// One row per department, card type and service, then idle and totals.
+    Csv,
+    /// The chargeback table.
+    Table,
 }
 
 pub(crate) fn run(args: MeterArgs) -> Result<ExitCode, CliError> {
-    if args.output == OutputFormat::Yaml {
-        return Err(CliError(
-            "meter prints json, csv or table, not yaml".to_owned(),
-        ));
-    }
-    let outcome = execute(&args.file, args.output)?;
+    let output = crate::common::output_or(args.output, MeterOutput::Table, MeterOutput::Json);
+    let outcome = execute(&args.file, output)?;
     for line in &outcome.stderr {
         eprintln!("{line}");
     }
-    print!("{}", outcome.stdout);
+    out!("{}", outcome.stdout);
     Ok(ExitCode::from(outcome.code))
 }
 
@@ -49,12 +61,12 @@ pub(crate) struct Outcome {
 }
 
 /// Reads, validates and meters FILE; input problems give exit code 1 with the error on stderr.
-pub(crate) fn execute(path: &Path, output: OutputFormat) -> Result<Outcome, CliError> {
+pub(crate) fn execute(path: &Path, output: MeterOutput) -> Result<Outcome, CliError> {
     let text = read_file(path)?;
     let file = path.display().to_string();
     let mut stderr = Vec::new();
     let fail = |mut stderr: Vec<String>, msg: Vec<String>| {
-        stderr.extend(msg);
+        stderr.extend(msg.iter().map(|m| crate::common::error_line(m)));
         Ok(Outcome {
             code: 1,
             stdout: String::new(),
@@ -92,9 +104,9 @@ pub(crate) fn execute(path: &Path, output: OutputFormat) -> Result<Outcome, CliE
         Err(e) => return fail(stderr, every_problem(&file, &e)),
     };
     let stdout = match output {
-        OutputFormat::Json | OutputFormat::Yaml => report.to_json(),
-        OutputFormat::Csv => report.to_csv(),
-        OutputFormat::Table => report.to_table(),
+        MeterOutput::Json => report.to_json(),
+        MeterOutput::Csv => report.to_csv(),
+        MeterOutput::Table => report.table(crate::common::table_width()),
     };
     Ok(Outcome {
         code: 0,
@@ -324,7 +336,7 @@ records:
     #[test]
     fn issue_contract_json() {
         let dir = scratch("contract", &[("m.yaml", ISSUE)]);
-        let out = execute(&dir.join("m.yaml"), OutputFormat::Json).unwrap();
+        let out = execute(&dir.join("m.yaml"), MeterOutput::Json).unwrap();
         assert_eq!(out.code, 0, "{:?}", out.stderr);
         assert!(out.stderr.is_empty());
         let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
@@ -350,12 +362,12 @@ records:
             serde_json::json!({"cost": "51840.00", "exactCost": "51840.000000", "drift": "0.00"})
         );
         assert_eq!(v["warnings"], serde_json::json!([]));
-        let csv = execute(&dir.join("m.yaml"), OutputFormat::Csv).unwrap();
+        let csv = execute(&dir.join("m.yaml"), MeterOutput::Csv).unwrap();
         assert!(
             csv.stdout
                 .starts_with("department,cardType,service,allocatedHours")
         );
-        let table = execute(&dir.join("m.yaml"), OutputFormat::Table).unwrap();
+        let table = execute(&dir.join("m.yaml"), MeterOutput::Table).unwrap();
         assert!(table.stdout.lines().all(|l| l.chars().count() <= 80));
     }
 
@@ -374,7 +386,7 @@ records:
                 ("yaml.yaml", "window: [1, 2"),
             ],
         );
-        let out = execute(&dir.join("overlap.yaml"), OutputFormat::Json).unwrap();
+        let out = execute(&dir.join("overlap.yaml"), MeterOutput::Json).unwrap();
         assert_eq!(out.code, 1);
         assert!(out.stdout.is_empty());
         assert!(
@@ -382,17 +394,17 @@ records:
             "{:?}",
             out.stderr
         );
-        let out = execute(&dir.join("typo.yaml"), OutputFormat::Json).unwrap();
+        let out = execute(&dir.join("typo.yaml"), MeterOutput::Json).unwrap();
         assert_eq!(out.code, 0);
         assert!(
             out.stderr[0].contains("unknown field colour"),
             "{:?}",
             out.stderr
         );
-        let out = execute(&dir.join("dcgm.yaml"), OutputFormat::Json).unwrap();
+        let out = execute(&dir.join("dcgm.yaml"), MeterOutput::Json).unwrap();
         assert_eq!(out.code, 1);
         assert!(out.stderr[0].contains("missing.prom"));
-        let out = execute(&dir.join("yaml.yaml"), OutputFormat::Json).unwrap();
+        let out = execute(&dir.join("yaml.yaml"), MeterOutput::Json).unwrap();
         assert_eq!(out.code, 1);
     }
 
@@ -412,25 +424,27 @@ records:
             "every",
             &[("m.yaml", text), ("neg.yaml", neg), ("empty.yaml", "")],
         );
-        let out = execute(&dir.join("m.yaml"), OutputFormat::Json).unwrap();
+        let out = execute(&dir.join("m.yaml"), MeterOutput::Json).unwrap();
         let file = dir.join("m.yaml").display().to_string();
         assert_eq!(out.code, 1);
         assert!(out.stdout.is_empty());
         assert_eq!(
             out.stderr,
             [
-                format!("{file}: records[0].cardType: unknown card type \"X\""),
-                format!("{file}: records[1]: unknown MIG profile \"9g.1gb\" for card type H200"),
-                format!("{file}: records[2]: end 60 is before start 90"),
-                format!("{file}: series[0]: step 7s does not divide the window of 3600s"),
+                format!("error: {file}: records[0].cardType: unknown card type \"X\""),
+                format!(
+                    "error: {file}: records[1]: unknown MIG profile \"9g.1gb\" for card type H200"
+                ),
+                format!("error: {file}: records[2]: end 60 is before start 90"),
+                format!("error: {file}: series[0]: step 7s does not divide the window of 3600s"),
             ]
         );
-        let out = execute(&dir.join("neg.yaml"), OutputFormat::Json).unwrap();
+        let out = execute(&dir.join("neg.yaml"), MeterOutput::Json).unwrap();
         assert_eq!(out.code, 1);
         assert_eq!(out.stderr.len(), 2, "{:?}", out.stderr);
         assert!(out.stderr[0].contains("cardTypes[0]: invalid value: integer `-1`"));
         assert!(out.stderr[1].contains("records[0]: invalid value: integer `-2`"));
-        let out = execute(&dir.join("empty.yaml"), OutputFormat::Json).unwrap();
+        let out = execute(&dir.join("empty.yaml"), MeterOutput::Json).unwrap();
         assert_eq!(out.code, 1);
         assert!(
             out.stderr[0]

@@ -1,7 +1,6 @@
 //! `gpuquota mig`: the MIG catalogue, layout validation, the layout planner and mig-parted
 //! export (engine crate `gpuquota-mig`).
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -10,20 +9,46 @@ use gpuquota_mig::{
     Catalogue, GpuSpec, InputError, InstanceSpec, Plan, PlanInstance, PlanOptions, PlanRequest,
 };
 
-use crate::common::{CliError, OutputFormat, print_diagnostics, read_file, to_json};
+use crate::common::{CliError, output_or, print_diagnostics, read_file, table_width, to_json};
 use gpuquota_model::diag::{Diagnostic, codes};
+use gpuquota_model::text::Width;
+
+/// `--output` of `mig plan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PlanOutput {
+    /// The plan as JSON (documented in `gpuquota_mig::plan`; `gpuquota schema mig-plan`).
+    Json,
+    /// The same plan as YAML.
+    Yaml,
+    /// Figures, demand against satisfied, and every GPU's instances.
+    Table,
+}
+
+/// `--output` of `mig profiles`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ProfilesOutput {
+    /// One block per model, one row per profile.
+    Table,
+    /// The catalogue as JSON (`gpuquota_mig::ModelReport`; `gpuquota schema mig-profiles`).
+    Json,
+}
 
 /// MIG subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum MigCommand {
     /// Plan MIG layouts that serve a demand: maximise weighted satisfied demand, then change
     /// as few GPUs as possible, then leave the least fragmentation.
+    #[command(after_help = "\
+Examples:
+  gpuquota mig plan mig-plan.yaml -o table        the layouts that serve the demand
+  gpuquota mig plan mig-plan.yaml --fast -o json  greedy search with a certified bound
+  gpuquota mig plan mig-plan.yaml -o yaml         the plan as YAML")]
     Plan {
         /// Planning input (YAML or JSON): mode, weights, gpus, demand.
         file: PathBuf,
-        /// Output format.
-        #[arg(long, value_enum, default_value = "json")]
-        output: OutputFormat,
+        /// Output format [default: table on a terminal, json otherwise].
+        #[arg(short, long, value_enum)]
+        output: Option<PlanOutput>,
         /// Work budget of the exact per-GPU programme; beyond it the exact class solver runs.
         #[arg(long, default_value_t = gpuquota_mig::DEFAULT_BUDGET)]
         budget: u64,
@@ -33,19 +58,33 @@ pub(crate) enum MigCommand {
     },
     /// Check the layouts in a planning input and every named config of the mig-parted configs
     /// in it (bare or in a ConfigMap); exit 1 listing every problem.
+    #[command(after_help = "\
+Examples:
+  gpuquota mig validate mig-plan.yaml  the layouts and demand against the catalogue
+  gpuquota mig export mig-plan.yaml > config.yaml && gpuquota mig validate config.yaml
+      a mig-parted config, as `mig export` writes it")]
     Validate {
         /// Planning input and/or mig-parted config (YAML or JSON, one or more documents).
         file: PathBuf,
     },
     /// Print the MIG catalogue, or the profiles of one model.
+    #[command(after_help = "\
+Examples:
+  gpuquota mig profiles                   every model's profiles
+  gpuquota mig profiles A100-40GB         one model, by catalogue or product name
+  gpuquota mig profiles H200-NVL -o json  as JSON (`gpuquota schema mig-profiles`)")]
     Profiles {
         /// Catalogue model name, `nvidia.com/gpu.product` value or nvidia-smi product name.
         model: Option<String>,
-        /// Output format.
-        #[arg(long, value_enum, default_value = "table")]
-        output: OutputFormat,
+        /// Output format [default: table].
+        #[arg(short, long, value_enum)]
+        output: Option<ProfilesOutput>,
     },
     /// Plan, then print the mig-parted config (one config per node) or explicit placements.
+    #[command(after_help = "\
+Examples:
+  gpuquota mig export mig-plan.yaml > config.yaml  the mig-parted config, one per node
+  gpuquota mig export mig-plan.yaml --placements   explicit placements instead")]
     Export {
         /// Planning input (YAML or JSON).
         file: PathBuf,
@@ -76,13 +115,13 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
             let _ = req;
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
             let plan = gpuquota_mig::plan(&problem, &options)?;
-            match output {
-                OutputFormat::Json => print!("{}", to_json(&plan)?),
-                OutputFormat::Yaml => print!("{}", plan.to_yaml().map_err(CliError)?),
-                OutputFormat::Table => print!("{}", table(&problem, &plan)),
-                OutputFormat::Csv => {
-                    return Err(CliError("mig plan: --output csv is not supported".into()));
-                }
+            match output_or(output, PlanOutput::Table, PlanOutput::Json) {
+                PlanOutput::Json => out!("{}", to_json(&plan)?),
+                PlanOutput::Yaml => out!("{}", plan.to_yaml().map_err(CliError)?),
+                PlanOutput::Table => out!(
+                    "{}",
+                    gpuquota_mig::plan_table(&problem, &plan, table_width())
+                ),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -101,12 +140,12 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
             let plan = gpuquota_mig::plan(&problem, &options)?;
             if placements {
-                print!(
+                out!(
                     "{}",
                     gpuquota_mig::placements_yaml(&plan, Catalogue::builtin())
                 );
             } else {
-                print!("{}", gpuquota_mig::mig_parted_config(&plan));
+                out!("{}", gpuquota_mig::mig_parted_config(&plan));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -121,7 +160,7 @@ fn load(file: &std::path::Path) -> Result<Result<Loaded, ExitCode>, CliError> {
     let (req, unknown) = match PlanRequest::from_yaml(&text) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("{}: {e}", file.display());
+            eprintln!("error: {}: {e}", file.display());
             return Ok(Err(ExitCode::from(1)));
         }
     };
@@ -163,7 +202,7 @@ fn validate(file: &std::path::Path) -> Result<ExitCode, CliError> {
     let docs = match gpuquota_mig::read_documents(&text) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("{}: {e}", file.display());
+            eprintln!("error: {}: {e}", file.display());
             return Ok(ExitCode::from(1));
         }
     };
@@ -225,198 +264,51 @@ fn validate(file: &std::path::Path) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::from(1));
     }
     for l in lines {
-        println!("{l}");
+        outln!("{l}");
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn report(file: &std::path::Path, errors: &[InputError]) {
     for e in errors {
-        eprintln!("{}: {e}", file.display());
+        eprintln!("error: {}: {e}", file.display());
     }
-    eprintln!("{}: {} problem(s)", file.display(), errors.len());
+    eprintln!("error: {}: {} problem(s)", file.display(), errors.len());
 }
 
-fn profiles(model: Option<&str>, output: OutputFormat) -> Result<ExitCode, CliError> {
+fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<ExitCode, CliError> {
     let c = Catalogue::builtin();
     let models: Vec<&gpuquota_mig::GpuModel> = match model {
         Some(m) => match c.resolve(m) {
             Ok(x) => vec![x],
             Err(e) => {
-                eprintln!("{e}");
+                eprintln!("error: {e}");
                 return Ok(ExitCode::from(1));
             }
         },
         None => c.models().iter().collect(),
     };
-    match output {
-        OutputFormat::Json | OutputFormat::Yaml => {
-            let v: Vec<ModelJson<'_>> = models.iter().map(|m| model_json(m)).collect();
+    match output.unwrap_or(ProfilesOutput::Table) {
+        ProfilesOutput::Json => {
+            let v: Vec<gpuquota_mig::ModelReport<'_>> = models
+                .iter()
+                .map(|m| gpuquota_mig::model_report(m))
+                .collect();
             match (model.is_some(), v.first()) {
-                (true, Some(one)) => print!("{}", to_json(one)?),
-                _ => print!("{}", to_json(&v)?),
+                (true, Some(one)) => out!("{}", to_json(one)?),
+                _ => out!("{}", to_json(&v)?),
             }
         }
-        OutputFormat::Table | OutputFormat::Csv => {
-            let mut out = String::new();
-            for m in models {
-                let _ = writeln!(
-                    out,
-                    "{}\n  {} compute slices, {} memory slices, {} placement units{}",
-                    m.name(),
-                    m.compute_slices(),
-                    m.memory_slices(),
-                    m.placement_units(),
-                    if m.unconfirmed() {
-                        " [unconfirmed data]"
-                    } else {
-                        ""
-                    }
-                );
-                let _ = writeln!(
-                    out,
-                    "  {:<16} {:>4} {:>2} {:>3} {:>3}  placements",
-                    "profile", "id", "g", "mem", "max"
-                );
-                for p in m.profiles() {
-                    let pl: Vec<String> = p
-                        .placements()
-                        .iter()
-                        .map(|x| format!("{}:{}", x.start, x.size))
-                        .collect();
-                    let id = p.id().map_or_else(|| "-".to_owned(), |i| i.to_string());
-                    let _ = writeln!(
-                        out,
-                        "  {:<16} {:>4} {:>2} {:>3} {:>3}  {}{}",
-                        p.name(),
-                        id,
-                        p.compute_slices(),
-                        p.memory_slices(),
-                        p.max_instances(),
-                        pl.join(" "),
-                        if p.unconfirmed() { " *" } else { "" }
-                    );
-                }
-            }
-            print!("{out}");
+        ProfilesOutput::Table => {
+            out!("{}", gpuquota_mig::profiles_table(&models, table_width()));
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// One model in `mig profiles --output json` (fields in this order).
-#[derive(serde::Serialize)]
-struct ModelJson<'a> {
-    model: &'a str,
-    product_names: &'a [String],
-    compute_slices: u8,
-    memory_slices: u8,
-    placement_units: u8,
-    unconfirmed: bool,
-    profiles: Vec<ProfileJson<'a>>,
-}
-
-/// One profile in `mig profiles --output json`.
-#[derive(serde::Serialize)]
-struct ProfileJson<'a> {
-    name: &'a str,
-    resource: &'a str,
-    id: Option<u32>,
-    compute_slices: u8,
-    memory_slices: u8,
-    max_instances: u8,
-    placements: &'a [gpuquota_mig::Placement],
-    unconfirmed: bool,
-}
-
-fn model_json(m: &gpuquota_mig::GpuModel) -> ModelJson<'_> {
-    ModelJson {
-        model: m.name(),
-        product_names: m.product_names(),
-        compute_slices: m.compute_slices(),
-        memory_slices: m.memory_slices(),
-        placement_units: m.placement_units(),
-        unconfirmed: m.unconfirmed(),
-        profiles: m
-            .profiles()
-            .iter()
-            .map(|p| ProfileJson {
-                name: p.name(),
-                resource: p.resource_name(),
-                id: p.id(),
-                compute_slices: p.compute_slices(),
-                memory_slices: p.memory_slices(),
-                max_instances: p.max_instances(),
-                placements: p.placements(),
-                unconfirmed: p.unconfirmed(),
-            })
-            .collect(),
-    }
-}
-
-/// A plan as an 80-column table.
+/// A plan as an 80-column table (the seed section's).
 fn table(problem: &PlanInstance<'_>, plan: &Plan) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "value {}  reconfigured {}  fragmentation {}  optimal {}{}",
-        plan.value,
-        plan.reconfigured,
-        plan.fragmentation,
-        if plan.optimal { "yes" } else { "no" },
-        plan.bound
-            .map_or_else(String::new, |b| format!("  bound {b}"))
-    );
-    let _ = writeln!(out, "{:<44} {:>8} {:>9}", "resource", "demand", "satisfied");
-    for d in &problem.demand {
-        let s = plan.satisfied.get(&d.resource).copied().unwrap_or(0);
-        let _ = writeln!(out, "{:<44} {:>8} {:>9}", d.resource, d.count, s);
-    }
-    let _ = writeln!(
-        out,
-        "{:<16} {:>3} {:<7} instances (profile@start, * busy)",
-        "node", "gpu", "changed"
-    );
-    for (k, g) in plan.gpus.iter().enumerate() {
-        let mut items: Vec<String> = g
-            .instances
-            .iter()
-            .map(|i| format!("{}@{}{}", i.profile, i.start, if i.busy { "*" } else { "" }))
-            .collect();
-        if !g.mig_enabled {
-            let held = problem.gpus.get(k).is_some_and(|x| x.whole_busy);
-            items = vec![
-                if held {
-                    "(MIG disabled, in use)"
-                } else {
-                    "(MIG disabled)"
-                }
-                .into(),
-            ];
-        } else if items.is_empty() {
-            items = vec!["(none)".into()];
-        }
-        let mut line = format!(
-            "{:<16} {:>3} {:<7}",
-            g.node,
-            g.index,
-            if g.changed { "yes" } else { "no" }
-        );
-        let indent = line.len();
-        let mut width = indent;
-        for item in items {
-            if width + 1 + item.len() > 80 && width > indent {
-                let _ = writeln!(out, "{line}");
-                line = " ".repeat(indent);
-                width = indent;
-            }
-            line.push(' ');
-            line.push_str(&item);
-            width += 1 + item.len();
-        }
-        let _ = writeln!(out, "{line}");
-    }
-    out
+    gpuquota_mig::plan_table(problem, plan, Width::Fit(80))
 }
 
 /// The seed section: the plan for the notebooks' demand (8 × `nvidia.com/mig-1g.24gb`) on

@@ -73,28 +73,43 @@ use gpuquota_model::quota_tree::{FlavorResource, Node, QuotaTree};
 use gpuquota_model::{Amount, Importer, Model, Quantity, ResourceName};
 use serde::Serialize;
 
-use crate::common::{CliError, OutputFormat, to_json};
+use crate::common::{CliError, table_width, to_json};
+use gpuquota_model::text::{Table, Width};
+
+/// `--output` of `quotas`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum QuotasOutput {
+    /// Tables, one per cohort tree and flavor-resource, then the KAI queues.
+    Table,
+    /// The JSON contract (documented above; `gpuquota schema quotas`).
+    Json,
+}
 
 /// Arguments of `gpuquota quotas`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  gpuquota quotas kueue.yaml                  the cohort tree: owns, lends, can use at most
+  gpuquota quotas kai.yaml -o json            the KAI queue tree as JSON
+  gpuquota quotas kueue.yaml kai.yaml --wide  both, tables at full width")]
 pub(crate) struct QuotasArgs {
     /// Manifest files: YAML (several documents each) or JSON.
     #[arg(required = true, value_name = "FILES")]
     files: Vec<PathBuf>,
-    /// `table` (80 columns) or `json` (stable, documented in the crate source).
-    #[arg(long, value_enum, default_value = "table")]
-    output: OutputFormat,
+    /// Output format [default: table].
+    #[arg(short, long, value_enum)]
+    output: Option<QuotasOutput>,
 }
 
 /// The whole picture.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Picture {
     cohort_trees: Vec<CohortTree>,
     kai_queue_trees: Vec<KaiTree>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct CohortTree {
     root: String,
@@ -102,7 +117,7 @@ struct CohortTree {
     nodes: Vec<NodeQuotas>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct NodeQuotas {
     kind: &'static str,
@@ -113,7 +128,7 @@ struct NodeQuotas {
     quotas: Vec<FrQuota>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct FrQuota {
     flavor: String,
@@ -127,14 +142,14 @@ struct FrQuota {
     most_it_can_use: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct KaiTree {
     root: String,
     queues: Vec<KaiQueue>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct KaiQueue {
     name: String,
@@ -144,7 +159,7 @@ struct KaiQueue {
     resources: BTreeMap<&'static str, KaiResource>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct KaiResource {
     quota: Option<f64>,
@@ -308,58 +323,28 @@ fn kai_trees(model: &Model) -> Vec<KaiTree> {
 // ---------------------------------------------------------------------------------------------
 // Tables
 
-/// Lays out rows under headers, two spaces between columns: columns whose index is in `left`
-/// are left-aligned, the others right-aligned.
-fn layout(headers: &[&str], rows: &[Vec<String>], left: &[usize]) -> String {
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
-        for (i, cell) in row.iter().enumerate() {
-            if let Some(w) = widths.get_mut(i) {
-                *w = (*w).max(cell.chars().count());
-            }
-        }
+/// Rows under headers on the workspace's table layout; columns not in `left` are
+/// right-aligned.
+fn layout(headers: &[&str], rows: &[Vec<String>], left: &[usize], width: Width) -> String {
+    let mut t =
+        Table::new(headers.iter().copied()).right((0..headers.len()).filter(|i| !left.contains(i)));
+    for r in rows {
+        t.row(r.iter().cloned());
     }
-    let mut out = String::new();
-    let header_cells: Vec<String> = headers.iter().map(|h| (*h).to_owned()).collect();
-    for row in std::iter::once(&header_cells).chain(rows.iter()) {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            let w = widths.get(i).copied().unwrap_or(0);
-            if i > 0 {
-                line.push_str("  ");
-            }
-            let pad = w.saturating_sub(cell.chars().count());
-            if left.contains(&i) {
-                line.push_str(cell);
-                line.push_str(&" ".repeat(pad));
-            } else {
-                line.push_str(&" ".repeat(pad));
-                line.push_str(cell);
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-/// Shortens `s` to at most `max` characters, marking the cut with `~`.
-fn fit(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_owned()
-    } else {
-        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-        t.push('~');
-        t
-    }
+    t.render(width)
 }
 
 const KUEUE_LEGEND: &str = "NOMINAL: nominalQuota; BL/LL: borrowingLimit/lendingLimit (- unset);
 GUARANTEED: nominal - lendingLimit (a root: all); LENDS: lends at most;
 MAX: the most it can use (nominal + borrowingLimit, capped by the tree)\n";
 
-/// The picture as 80-column tables.
+/// The picture as tables at full width.
 pub(crate) fn render_table(p: &Picture) -> String {
+    render_table_at(p, Width::Full)
+}
+
+/// The picture as tables, `width` wide at most (wide cells wrap, nothing is cut).
+pub(crate) fn render_table_at(p: &Picture, width: Width) -> String {
     let mut out = String::new();
     if p.cohort_trees.is_empty() {
         out.push_str("No ClusterQueues or Cohorts.\n");
@@ -381,7 +366,7 @@ pub(crate) fn render_table(p: &Picture) -> String {
             out.push_str(&format!("{title}: no quotas\n\n"));
         }
         for (flavor, resource) in frs {
-            out.push_str(&fit(&format!("{title}: {flavor} / {resource}"), 80));
+            out.push_str(&format!("{title}: {flavor} / {resource}"));
             out.push('\n');
             let mut rows = Vec::new();
             for n in &t.nodes {
@@ -398,7 +383,7 @@ pub(crate) fn render_table(p: &Picture) -> String {
                     format!("{}{}", "  ".repeat(n.depth), n.name)
                 };
                 rows.push(vec![
-                    fit(&label, 24),
+                    label,
                     q.nominal_quota.clone(),
                     q.borrowing_limit.clone().unwrap_or_else(|| "-".into()),
                     q.lending_limit.clone().unwrap_or_else(|| "-".into()),
@@ -411,6 +396,7 @@ pub(crate) fn render_table(p: &Picture) -> String {
                 &["NODE", "NOMINAL", "BL", "LL", "GUARANTEED", "LENDS", "MAX"],
                 &rows,
                 &[0],
+                width,
             ));
             out.push('\n');
         }
@@ -426,7 +412,7 @@ pub(crate) fn render_table(p: &Picture) -> String {
         let num = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v}"));
         for t in &p.kai_queue_trees {
             for q in &t.queues {
-                let label = fit(&format!("{}{}", "  ".repeat(q.depth), q.name), 28);
+                let label = format!("{}{}", "  ".repeat(q.depth), q.name);
                 if q.resources.is_empty() {
                     rows.push(vec![
                         label.clone(),
@@ -461,6 +447,7 @@ pub(crate) fn render_table(p: &Picture) -> String {
             &["QUEUE", "PRIORITY", "RESOURCE", "QUOTA", "LIMIT", "WEIGHT"],
             &rows,
             &[0, 2],
+            width,
         ));
     }
     out
@@ -493,9 +480,9 @@ pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
         Ok(v) => v,
         Err(errors) => {
             for e in &errors {
-                eprintln!("{e}");
+                eprintln!("{}", crate::common::error_line(e));
             }
-            eprintln!("gpuquota quotas: {} document error(s)", errors.len());
+            eprintln!("error: {} document error(s)", errors.len());
             return Ok(ExitCode::from(1));
         }
     };
@@ -515,18 +502,13 @@ pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
     let p = match picture(&model) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{}", crate::common::error_line(&e.to_string()));
             return Ok(ExitCode::from(1));
         }
     };
-    match args.output {
-        OutputFormat::Json => print!("{}", to_json(&p)?),
-        OutputFormat::Table => print!("{}", render_table(&p)),
-        other => {
-            return Err(CliError(format!(
-                "--output {other:?} is not supported by quotas (use table or json)"
-            )));
-        }
+    match args.output.unwrap_or(QuotasOutput::Table) {
+        QuotasOutput::Json => out!("{}", to_json(&p)?),
+        QuotasOutput::Table => out!("{}", render_table_at(&p, table_width())),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -44,12 +44,10 @@ const SECTIONS: &[(&str, fn() -> Result<String, CliError>)] = &[
 ];
 
 pub(crate) fn run() -> Result<ExitCode, CliError> {
-    println!(
-        "gpuquota: the seed platform (rtx-a, rtx-b: 8 x RTX PRO 6000 each; h200: 8 x H200 NVL)"
-    );
+    outln!("gpuquota: the seed platform (rtx-a, rtx-b: 8 x RTX PRO 6000 each; h200: 8 x H200 NVL)");
     for (title, section) in SECTIONS {
-        println!("\n== {title} ==");
-        print!("{}", section()?);
+        outln!("\n== {title} ==");
+        out!("{}", section()?);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -22,12 +22,17 @@ pub(crate) enum SimOutput {
 
 /// `gpuquota sim` arguments.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  gpuquota sim sim.yaml -o table                        per queue and class, then what happened
+  gpuquota sim sim.yaml --plot usage.svg > report.json  the JSON report and a usage plot
+  gpuquota sim sim.yaml -o kueue-summary                the summary Kueue's perf runner writes")]
 pub(crate) struct SimArgs {
     /// A `Simulation` scenario, or Kueue's perf-test generator config.
     file: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "json")]
-    output: SimOutput,
+    /// Output format [default: table on a terminal, json otherwise].
+    #[arg(short, long, value_enum)]
+    output: Option<SimOutput>,
     /// Also write an SVG plot of usage per queue over time.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
@@ -38,7 +43,12 @@ pub(crate) fn run(args: SimArgs) -> Result<ExitCode, CliError> {
         Ok(s) => s,
         Err(d) => {
             print_diagnostics(d.iter());
-            return Ok(ExitCode::from(1));
+            // the scenario named on the command line cannot be read: exit 2, as for every
+            // command (a file the scenario names is part of the input: exit 1)
+            let unreadable = std::fs::File::open(&args.file).is_err()
+                && d.iter()
+                    .any(|x| x.code == gpuquota_model::diag::codes::READ_FAILED);
+            return Ok(ExitCode::from(if unreadable { 2 } else { 1 }));
         }
     };
     let report = match gpuquota_sim::simulate(&scenario) {
@@ -51,9 +61,9 @@ pub(crate) fn run(args: SimArgs) -> Result<ExitCode, CliError> {
     if print_diagnostics(report.diagnostics.iter()) {
         return Ok(ExitCode::from(1));
     }
-    let text = match args.output {
+    let text = match crate::common::output_or(args.output, SimOutput::Table, SimOutput::Json) {
         SimOutput::Json => report.to_json_string(),
-        SimOutput::Table => report.to_table(),
+        SimOutput::Table => report.table(crate::common::table_width()),
         SimOutput::Csv => report.to_csv(),
         SimOutput::KueueSummary => {
             let classes: BTreeMap<String, String> = scenario
@@ -78,6 +88,6 @@ pub(crate) fn run(args: SimArgs) -> Result<ExitCode, CliError> {
         let svg = gpuquota_sim::plot::svg(&report).map_err(CliError)?;
         std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
-    print!("{text}");
+    out!("{text}");
     Ok(ExitCode::SUCCESS)
 }

@@ -40,6 +40,11 @@ use crate::common::CliError;
 
 /// Arguments of `gpuquota validate`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  gpuquota validate kueue.yaml             every problem, naming object and field
+  gpuquota validate --complete kueue.yaml  a reference to a missing object is an error
+  gpuquota --strict validate kai.yaml      warnings fail too (exit 1)")]
 pub(crate) struct ValidateArgs {
     /// Manifest files: YAML (several documents each) or JSON, Kueue, KAI and core kinds.
     #[arg(required = true, value_name = "FILES")]
@@ -94,11 +99,8 @@ pub(crate) fn check_with(sources: &[(String, String)], settings: Settings) -> Re
     let imported = match importer.finish() {
         Ok(imported) => imported,
         Err(errors) => {
-            stderr.extend(errors.0.iter().map(ToString::to_string));
-            stderr.push(format!(
-                "gpuquota validate: {} document error(s)",
-                errors.0.len()
-            ));
+            stderr.extend(errors.0.iter().map(|e| format!("error: {e}")));
+            stderr.push(format!("error: {} document error(s)", errors.0.len()));
             return fail(stderr);
         }
     };
@@ -115,7 +117,7 @@ pub(crate) fn check_with(sources: &[(String, String)], settings: Settings) -> Re
             "no object gpuquota reads (Kueue, KAI or core kinds) in the input; nothing to validate",
         );
         stderr.push(format!("error: {d}"));
-        stderr.push("gpuquota validate: 1 problem(s) in 0 object(s)".to_owned());
+        stderr.push("error: 1 problem(s) in 0 object(s)".to_owned());
         return fail(stderr);
     }
     let diagnostics =
@@ -127,12 +129,12 @@ pub(crate) fn check_with(sources: &[(String, String)], settings: Settings) -> Re
     }
     for d in diagnostics.errors() {
         errors += 1;
-        stderr.push(d.to_string());
+        stderr.push(format!("error: {d}"));
     }
     if errors == 0 {
         for line in engine_problems(model) {
             errors += 1;
-            stderr.push(line);
+            stderr.push(crate::common::error_line(&line));
         }
     }
     if errors + strict_errors == 0 {
@@ -148,7 +150,7 @@ pub(crate) fn check_with(sources: &[(String, String)], settings: Settings) -> Re
         }
     } else {
         stderr.push(format!(
-            "gpuquota validate: {} problem(s) in {} object(s)",
+            "error: {} problem(s) in {} object(s)",
             errors + strict_errors,
             model.len()
         ));
@@ -238,7 +240,7 @@ pub(crate) fn run(args: ValidateArgs) -> Result<ExitCode, CliError> {
         eprintln!("{line}");
     }
     for line in &report.stdout {
-        println!("{line}");
+        outln!("{line}");
     }
     Ok(if report.ok {
         ExitCode::SUCCESS
@@ -275,7 +277,7 @@ mod tests {
         assert!(!report.ok);
         assert_eq!(
             report.stderr.last().map(String::as_str),
-            Some("gpuquota validate: 1 document error(s)")
+            Some("error: 1 document error(s)")
         );
     }
 
@@ -324,7 +326,7 @@ mod tests {
         assert!(strict.stderr[0].starts_with("error: f.yaml"));
         assert_eq!(
             strict.stderr.last().map(String::as_str),
-            Some("gpuquota validate: 1 problem(s) in 1 object(s)")
+            Some("error: 1 problem(s) in 1 object(s)")
         );
     }
 }

@@ -50,9 +50,9 @@ status: {phase: Pending}
 /// The validator's lines (the one validator every engine runs first, so `gpuquota validate`
 /// prints the same), in its order.
 const EXPECTED: [&str; 3] = [
-    r#"Pod "ns/p-0": metadata.annotations[gpu-fraction]: Invalid value: "1.5": must be a number greater than 0 and at most 1"#,
-    r#"Queue "a": spec.resources.gpu.quota: Invalid value: -3: must be -1 (unlimited) or greater than or equal to 0"#,
-    r#"PodGroup "ns/pg": spec.minMember: Invalid value: -1: must be greater than or equal to 1"#,
+    r#"error: Pod "ns/p-0": metadata.annotations[gpu-fraction]: Invalid value: "1.5": must be a number greater than 0 and at most 1"#,
+    r#"error: Queue "a": spec.resources.gpu.quota: Invalid value: -3: must be -1 (unlimited) or greater than or equal to 0"#,
+    r#"error: PodGroup "ns/pg": spec.minMember: Invalid value: -1: must be greater than or equal to 1"#,
 ];
 
 fn assert_all_reported(out: &Output) {
@@ -140,8 +140,9 @@ fn a_too_deep_queue_tree_is_an_error() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr
-            .starts_with(r#"Queue "q1000": spec.parentQueue: the queue tree is 1001 levels deep"#),
+        stderr.starts_with(
+            r#"error: Queue "q1000": spec.parentQueue: the queue tree is 1001 levels deep"#
+        ),
         "{stderr}"
     );
 }

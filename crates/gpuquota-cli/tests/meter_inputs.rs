@@ -65,7 +65,7 @@ fn dev_zero_as_a_dcgm_file_is_refused_naming_the_limit() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         format!(
-            "{file}: /dev/zero: cannot read: a line longer than the limit of 1048576 bytes for \
+            "error: {file}: /dev/zero: cannot read: a line longer than the limit of 1048576 bytes for \
              one line of metrics text; this is not a metrics file\n"
         )
     );

@@ -76,7 +76,7 @@ fn quoted_count_is_refused() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         text(&out.stderr),
-        format!("{f}: demand[0].count: invalid type: string \"0x10\", expected u32\n")
+        format!("error: {f}: demand[0].count: invalid type: string \"0x10\", expected u32\n")
     );
 }
 

@@ -39,13 +39,13 @@ fn validate_reports_every_mistake_and_exits_1() {
     );
     assert_eq!(
         lines.last().copied(),
-        Some("gpuquota validate: 20 problem(s) in 8 object(s)")
+        Some("error: 20 problem(s) in 8 object(s)")
     );
     for expected in [
-        "ClusterQueue \"batch\": spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: Invalid value: \"-2\": must be greater than or equal to 0",
-        "ClusterQueue \"batch\": spec.resourceGroups[1].flavors[0].resources[0].lendingLimit: Invalid value: \"3\": must be less than or equal to the nominalQuota",
-        "Cohort \"a\": spec.parentName: Invalid value: \"b\": cohort cycle: a -> b -> a",
-        "ResourceQuota \"analytics/cap\": spec.hard[nvidia.com/gpu]: Invalid value: \"nvidia.com/gpu\": extended resources accept only quota items with the prefix requests. (use requests.nvidia.com/gpu)",
+        "error: ClusterQueue \"batch\": spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: Invalid value: \"-2\": must be greater than or equal to 0",
+        "error: ClusterQueue \"batch\": spec.resourceGroups[1].flavors[0].resources[0].lendingLimit: Invalid value: \"3\": must be less than or equal to the nominalQuota",
+        "error: Cohort \"a\": spec.parentName: Invalid value: \"b\": cohort cycle: a -> b -> a",
+        "error: ResourceQuota \"analytics/cap\": spec.hard[nvidia.com/gpu]: Invalid value: \"nvidia.com/gpu\": extended resources accept only quota items with the prefix requests. (use requests.nvidia.com/gpu)",
         "warning: Workload \"analytics/w\": spec.queueName: Not found: \"nowhere\": no LocalQueue of this name in namespace \"analytics\"",
     ] {
         assert!(
@@ -64,9 +64,9 @@ fn validate_reports_every_mistake_and_exits_1() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         lines.last().copied(),
-        Some("gpuquota validate: 26 problem(s) in 8 object(s)")
+        Some("error: 26 problem(s) in 8 object(s)")
     );
-    assert!(lines.contains(&"Workload \"analytics/w\": spec.queueName: Not found: \"nowhere\": no LocalQueue of this name in namespace \"analytics\""), "{stderr}");
+    assert!(lines.contains(&"error: Workload \"analytics/w\": spec.queueName: Not found: \"nowhere\": no LocalQueue of this name in namespace \"analytics\""), "{stderr}");
 }
 
 #[test]
@@ -201,7 +201,7 @@ fn quotas_reports_a_cohort_cycle_with_exit_1() {
     .unwrap();
     let out = gpuquota(&["quotas", &file.display().to_string()]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(text(&out.stderr), "cohort cycle: a -> b -> a\n");
+    assert_eq!(text(&out.stderr), "error: cohort cycle: a -> b -> a\n");
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -247,6 +247,7 @@ pub mod fuzzing;
 pub mod preempt;
 mod queues;
 pub mod report;
+mod table;
 pub mod tree;
 pub mod world;
 

@@ -1,4 +1,20 @@
 //! The JSON contracts of `gpuquota kueue schedule` and `gpuquota kueue quotas`.
+//!
+//! - [`ScheduleReport`] (`kueue schedule --output json`): `{"cycles", "admitted":
+//!   [{"workload", "clusterQueue", "cycle", "podSets": [{"name", "count", "flavors":
+//!   {resource: flavor}}]}], "preempted": [{"workload", "clusterQueue", "preemptor",
+//!   "reason", "cycle"}], "pending": [{"workload", "clusterQueue", "reason", "message"}],
+//!   "warnings": [{"severity", "code", "kind", "name", "message", "engine"}]}`; `warnings`
+//!   only when the run has one (a `preemption-loop`).
+//! - [`QuotasReport`] (`kueue quotas --output json`): `{"clusterQueues": {cq: {flavor:
+//!   {resource: {"nominal", "borrowingLimit", "lendingLimit", "usage", "available",
+//!   "potentialAvailable"}}}}, "cohorts": {cohort: {flavor: {resource: {"nominal",
+//!   "subtreeQuota", "usage", "borrowingLimit", "lendingLimit"}}}}}`; quantities are
+//!   Kubernetes quantity strings, an unset limit is `null`.
+//!
+//! Fields serialise in exactly this order. `gpuquota schema kueue-schedule` and `gpuquota
+//! schema kueue-quotas` print their JSON Schema, generated from these types (feature
+//! `schema`). Their text tables are [`ScheduleReport::table`] and [`QuotasReport::table`].
 
 use std::collections::BTreeMap;
 
@@ -10,6 +26,7 @@ use crate::world::{QueueRef, WlId, World};
 
 /// One PodSet of an admission.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PodSetOut {
     /// PodSet name.
     pub name: String,
@@ -22,6 +39,7 @@ pub struct PodSetOut {
 /// A workload admitted during the run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AdmittedOut {
     /// `namespace/name`.
     pub workload: String,
@@ -36,6 +54,7 @@ pub struct AdmittedOut {
 /// A preemption.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PreemptedOut {
     /// Victim.
     pub workload: String,
@@ -52,6 +71,7 @@ pub struct PreemptedOut {
 /// A workload not admitted at the end.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PendingOut {
     /// `namespace/name`.
     pub workload: String,
@@ -68,6 +88,7 @@ pub struct PendingOut {
 
 /// The result of `kueue schedule`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ScheduleReport {
     /// Cycles run.
     pub cycles: u32,
@@ -209,6 +230,7 @@ pub fn preemption_loops(
 /// One ClusterQueue flavor-resource in `kueue quotas`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CqQuotaOut {
     /// `nominalQuota`.
     pub nominal: String,
@@ -227,6 +249,7 @@ pub struct CqQuotaOut {
 /// One Cohort flavor-resource in `kueue quotas`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CohortQuotaOut {
     /// The cohort's own `nominalQuota`.
     pub nominal: String,
@@ -245,6 +268,7 @@ pub struct CohortQuotaOut {
 /// The result of `kueue quotas`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct QuotasReport {
     /// ClusterQueue → flavor → resource → figures.
     pub cluster_queues: BTreeMap<String, BTreeMap<String, BTreeMap<String, CqQuotaOut>>>,

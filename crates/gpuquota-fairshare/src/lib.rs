@@ -125,6 +125,7 @@ pub mod order;
 pub mod preemption;
 pub mod ratio;
 pub mod shares;
+mod table;
 pub mod tree;
 pub mod waterfill;
 

@@ -1,5 +1,10 @@
 //! `status.fairSharing.weightedShare` of every ClusterQueue and Cohort of a [`Model`], as Kueue
 //! reports it (the data behind `gpuquota kueue shares`).
+//!
+//! [`SharesReport`] is the JSON of `kueue shares --output json`: `{"clusterQueues": {cq:
+//! {"share": 250, "dominantResource": "nvidia.com/gpu"}}, "cohorts": {cohort: {...}}}`,
+//! `null` where Kueue reports no share; `gpuquota schema kueue-shares` prints its JSON
+//! Schema (feature `schema`), [`SharesReport::table`] its text table.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +19,7 @@ use crate::tree::{QuotaTree, QuotaTreeBuilder, ResourceQuota};
 /// One node's reported share.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NodeShare {
     /// `status.fairSharing.weightedShare`: `ceil(ratio / weight)`, `i64::MAX` for weight 0
     /// while borrowing, 0 when not borrowing or without a parent.
@@ -25,6 +31,7 @@ pub struct NodeShare {
 /// Shares of every ClusterQueue and Cohort object, by name.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SharesReport {
     /// ClusterQueues; `null` for a ClusterQueue in a cohort tree with a cycle (Kueue disables it).
     pub cluster_queues: BTreeMap<String, Option<NodeShare>>,

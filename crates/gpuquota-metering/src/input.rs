@@ -1,5 +1,6 @@
 //! The input file of `gpuquota meter` (YAML or JSON): parsing, unknown-field warnings and
-//! conversion into an engine [`Input`].
+//! conversion into an engine [`Input`]. `gpuquota schema meter-input` prints the JSON Schema of
+//! [`Document`], generated from these types (feature `schema`).
 
 use std::collections::BTreeMap;
 
@@ -21,6 +22,7 @@ use crate::time::parse_rfc3339;
 /// A time: RFC 3339 text or integer seconds.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum TimeIn {
     /// Integer seconds.
     Seconds(i64),
@@ -31,6 +33,7 @@ pub enum TimeIn {
 /// A decimal given as a string (`"4.50"`) or a YAML number.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum DecimalIn {
     /// Text, parsed exactly.
     Text(String),
@@ -59,6 +62,7 @@ impl DecimalIn {
 
 /// `window:`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WindowIn {
     /// Start.
     pub start: TimeIn,
@@ -69,6 +73,7 @@ pub struct WindowIn {
 /// `cardTypes[]`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CardTypeIn {
     /// Name.
     pub name: String,
@@ -85,6 +90,7 @@ pub struct CardTypeIn {
 /// A quota: a constant number of cards or steps over time.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum QuotaIn {
     /// Constant.
     Constant(DecimalIn),
@@ -94,6 +100,7 @@ pub enum QuotaIn {
 
 /// One quota step.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct QuotaStepIn {
     /// From this time on.
     pub start: TimeIn,
@@ -103,6 +110,7 @@ pub struct QuotaStepIn {
 
 /// `departments[]`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DepartmentIn {
     /// Name.
     pub name: String,
@@ -118,6 +126,7 @@ pub struct DepartmentIn {
 /// the issue; the others must be absent).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HoldingIn {
     /// Department.
     pub department: Option<String>,
@@ -174,6 +183,7 @@ fn missing(what: &str, field: &str) -> MeteringError {
 
 /// Token totals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TokensIn {
     /// Input tokens.
     #[serde(default)]
@@ -186,6 +196,7 @@ pub struct TokensIn {
 /// `services[]`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ServiceIn {
     /// Name.
     pub name: String,
@@ -204,6 +215,7 @@ pub struct ServiceIn {
 
 /// `busy[]`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BusyIn {
     /// Holder key.
     pub holder: String,
@@ -214,6 +226,7 @@ pub struct BusyIn {
 /// `migWeights:` a policy name or a table `{profile: "n/d"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum MigWeightsIn {
     /// `compute-slices`, `memory-slices`, `max-instances`.
     Name(String),
@@ -223,6 +236,7 @@ pub enum MigWeightsIn {
 
 /// One `dcgm:` entry: a path, or a path with options.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema), schemars(untagged))]
 pub enum DcgmIn {
     /// A path (relative to the input file).
     Path(String),
@@ -233,6 +247,7 @@ pub enum DcgmIn {
 /// `dcgm[]` given as a mapping.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DcgmEntryIn {
     /// The path (relative to the input file).
     pub path: String,
@@ -298,6 +313,7 @@ impl DcgmIn {
 /// The whole input file of `gpuquota meter`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Document {
     /// The window.
     pub window: WindowIn,

@@ -1,5 +1,10 @@
 //! The report and its renderings: the JSON contract of `gpuquota meter`, CSV and a table.
+//!
+//! The JSON is [`ReportOut`] (fields in declaration order, numbers as exact decimal strings);
+//! `gpuquota schema meter` prints its JSON Schema, generated from these types (feature
+//! `schema`). [`Report::table`] renders the table on the workspace's one table layout.
 
+use gpuquota_model::text::{Table, Width};
 use serde::Serialize;
 
 use crate::engine::{TimeFormat, Window};
@@ -90,6 +95,7 @@ pub struct Report {
 /// A time as the report prints it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum TimeOut {
     /// RFC 3339.
     Text(String),
@@ -99,6 +105,7 @@ pub enum TimeOut {
 
 /// The window as printed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WindowOut {
     /// Start.
     pub start: TimeOut,
@@ -109,6 +116,7 @@ pub struct WindowOut {
 /// A line as printed (the JSON contract of `gpuquota meter`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LineOut {
     /// Department.
     pub department: String,
@@ -140,6 +148,7 @@ pub struct LineOut {
 /// An idle entry as printed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct IdleOut {
     /// Card type.
     pub card_type: String,
@@ -152,6 +161,7 @@ pub struct IdleOut {
 /// Totals as printed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TotalsOut {
     /// Σ of the rounded lines.
     pub cost: String,
@@ -163,6 +173,7 @@ pub struct TotalsOut {
 
 /// The whole report as printed by `gpuquota meter --output json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReportOut {
     /// The window.
     pub window: WindowOut,
@@ -283,13 +294,22 @@ impl Report {
         s
     }
 
-    /// A table for an 80-column terminal (hours with one decimal, money in full).
+    /// [`Report::table`] at full width.
+    pub fn to_table(&self) -> String {
+        self.table(Width::Full)
+    }
+
+    /// The table (hours with one decimal, money in full), on the workspace's one table layout
+    /// ([`gpuquota_model::text`]: nothing is cut, [`Width::Fit`] wraps).
     ///
     /// Rendered from the exact report, never from formatted text: an hours cell is the
     /// JSON's six-decimal hours rounded half-even to one decimal (so the table and the JSON
     /// agree digit for digit), a utilisation cell its basis points truncated to a tenth of
     /// a percent.
-    pub fn to_table(&self) -> String {
+    ///
+    /// # Complexity
+    /// O(lines + idle entries).
+    pub fn table(&self, width: Width) -> String {
         let money = |m: i128| self.currency.format_minor(m);
         let short = |units: i128| -> String {
             format_fixed(
@@ -298,27 +318,32 @@ impl Report {
                 1,
             )
         };
-        let mut s = format!(
-            "{:<16} {:<12} {:>10} {:>9} {:>10} {:>10} {:>6}\n",
-            "department", "card type", "alloc h", "borrow h", "charged h", "total", "util"
-        );
+        let mut t = Table::new([
+            "department",
+            "card type",
+            "alloc h",
+            "borrow h",
+            "charged h",
+            "total",
+            "util",
+        ])
+        .right(2..7);
         for l in &self.lines {
             let name = match &l.service {
                 Some(svc) => format!("{} ({svc})", l.department),
                 None => l.department.clone(),
             };
-            s.push_str(&format!(
-                "{:<16} {:<12} {:>10} {:>9} {:>10} {:>10} {:>6}\n",
-                trunc(&name, 16),
-                trunc(&l.card_type, 12),
+            t.row([
+                name,
+                l.card_type.clone(),
                 short(l.allocated_units),
                 short(l.borrowed_units),
                 short(l.charged_units),
                 money(l.total_minor),
                 l.utilization_bp
                     .map(|bp| format!("{}%", format_fixed(bp / 10, 1)))
-                    .unwrap_or_else(|| "-".to_owned())
-            ));
+                    .unwrap_or_else(|| "-".to_owned()),
+            ]);
         }
         for i in &self.idle {
             let total = if i.recovered {
@@ -326,26 +351,25 @@ impl Report {
             } else {
                 money(i.cost_minor)
             };
-            s.push_str(&format!(
-                "{:<16} {:<12} {:>10} {:>9} {:>10} {:>10} {:>6}\n",
-                "__idle__",
-                trunc(&i.card_type, 12),
+            t.row([
+                "__idle__".to_owned(),
+                i.card_type.clone(),
                 short(i.units),
-                "",
-                "",
+                String::new(),
+                String::new(),
                 total,
-                ""
-            ));
+                String::new(),
+            ]);
         }
-        s.push_str(&format!(
-            "{:<16} {:<12} {:>10} {:>9} {:>10} {:>10}\n",
-            "total",
-            self.currency.code,
-            "",
-            "",
-            "",
-            money(self.totals.cost_minor)
-        ));
+        t.row([
+            "total".to_owned(),
+            self.currency.code.clone(),
+            String::new(),
+            String::new(),
+            String::new(),
+            money(self.totals.cost_minor),
+        ]);
+        let mut s = t.render(width);
         s.push_str(&format!(
             "exact {} {}, drift {}, rounding {}\n",
             format_fixed(self.totals.exact_cost_micro, 6),
@@ -357,16 +381,6 @@ impl Report {
             s.push_str(&format!("warning: {w}\n"));
         }
         s
-    }
-}
-
-fn trunc(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_owned()
-    } else {
-        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
-        t.push('~');
-        t
     }
 }
 

@@ -55,6 +55,7 @@ pub struct ProfileIndex(pub u8);
 
 /// A half-open interval `[start, start + size)` of placement units, in the driver's units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Placement {
     /// First unit.
     pub start: u8,

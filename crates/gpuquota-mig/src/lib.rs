@@ -230,6 +230,7 @@ pub mod layout;
 mod lp;
 pub mod parted;
 pub mod plan;
+mod table;
 pub mod verify;
 
 #[cfg(feature = "fuzzing")]
@@ -260,4 +261,5 @@ pub use plan::{
     DEFAULT_BUDGET, GpuPlan, Plan, PlanError, PlanOptions, PlannedInstance, Prepared,
     gpu_fragmentation, greedy, plan,
 };
+pub use table::{ModelReport, ProfileReport, model_report, plan_table, profiles_table};
 pub use verify::{Violation, verify};

@@ -33,6 +33,7 @@ use std::fmt;
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Severity {
     /// The input cannot be used as given: the command fails (exit 1).
     Error,
@@ -88,6 +89,21 @@ impl serde::Serialize for Code {
     }
 }
 
+/// A code is a string in JSON (`"unknown-field"`).
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Code {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Code".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "A stable diagnostic code, e.g. `unknown-field`."
+        })
+    }
+}
+
 /// The codes the model crate emits (import, parsing, validation).
 pub mod codes {
     use super::Code;
@@ -132,6 +148,7 @@ pub mod codes {
 /// Displays as `[source: ]Kind "name": field: message`, leaving out the parts that are empty.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Diagnostic {
     /// Error or warning.
     pub severity: Severity,

@@ -77,6 +77,8 @@ pub mod resource;
 pub mod schema;
 pub mod source;
 mod strict;
+#[cfg(feature = "text")]
+pub mod text;
 pub mod time;
 pub mod validate;
 pub mod workloads;

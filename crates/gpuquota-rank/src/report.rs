@@ -15,11 +15,15 @@
 //!   "pending": [{"podGroup", "queue", "reason", "message"}]}`; `node` is `null` at quota
 //!   level, `by` is `null` for stale gangs.
 //!
+//! `gpuquota schema kai-fairshare` and `gpuquota schema kai-schedule` print their JSON Schema,
+//! generated from these types (feature `schema`).
+//!
 //! Both serialise with serde in exactly this field order; [`FairshareReport::table`] and
 //! [`ScheduleReport::table`] render the text the CLI prints for `--output table`.
 
 use std::fmt::Write as _;
 
+use gpuquota_model::text::{Table, Width};
 use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
@@ -61,6 +65,7 @@ pub fn allocated(c: &Cluster) -> Vec<[i128; 3]> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ResourceShare {
     /// Deserved quota (`"-1"` when unlimited).
     pub deserved: String,
@@ -77,6 +82,7 @@ pub struct ResourceShare {
 /// One queue's numbers per resource.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct QueueShares {
     /// GPU (devices).
     pub gpu: ResourceShare,
@@ -100,6 +106,7 @@ impl QueueShares {
 /// The `kai fairshare` report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FairshareReport {
     /// Queues in input (name) order.
     pub queues: IndexMap<String, QueueShares>,
@@ -163,37 +170,40 @@ fn dash(v: Option<&str>) -> &str {
 }
 
 impl FairshareReport {
-    /// The GPU table `kai fairshare --output table` prints: one line per queue.
+    /// The GPU table `kai fairshare --output table` prints: one line per queue, on the
+    /// workspace's one table layout ([`gpuquota_model::text`]; nothing is cut).
     ///
     /// # Complexity
     /// O(Q).
-    pub fn table(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{:<24} {:>9} {:>10} {:>10} {:>10} {:>9}",
-            "QUEUE (GPU)", "DESERVED", "FAIRSHARE", "ALLOCATED", "REQUESTED", "LIMIT"
-        );
+    pub fn table(&self, width: Width) -> String {
+        let mut t = Table::new([
+            "QUEUE (GPU)",
+            "DESERVED",
+            "FAIRSHARE",
+            "ALLOCATED",
+            "REQUESTED",
+            "LIMIT",
+        ])
+        .right(1..6);
         for (name, q) in &self.queues {
             let g = &q.gpu;
-            let _ = writeln!(
-                out,
-                "{:<24} {:>9} {:>10} {:>10} {:>10} {:>9}",
-                name,
-                g.deserved,
-                g.fair_share,
-                g.allocated,
-                g.requested,
-                dash(g.limit.as_deref())
-            );
+            t.row([
+                name.as_str(),
+                &g.deserved,
+                &g.fair_share,
+                &g.allocated,
+                &g.requested,
+                dash(g.limit.as_deref()),
+            ]);
         }
-        out
+        t.render(width)
     }
 }
 
 /// A pod placed by the session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlacedPod {
     /// `ns/name`.
     pub pod: String,
@@ -205,6 +215,7 @@ pub struct PlacedPod {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AllocatedJob {
     /// `ns/name` of the PodGroup.
     pub pod_group: String,
@@ -220,6 +231,7 @@ pub struct AllocatedJob {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EvictedJob {
     /// `ns/name` of the PodGroup.
     pub pod_group: String,
@@ -235,6 +247,7 @@ pub struct EvictedJob {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PendingJob {
     /// `ns/name` of the PodGroup.
     pub pod_group: String,
@@ -249,6 +262,7 @@ pub struct PendingJob {
 /// The `kai schedule` report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ScheduleReport {
     /// Allocations in decision order.
     pub allocated: Vec<AllocatedJob>,

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use gpuquota_model::text::{Table, Width};
 use gpuquota_model::{Amount, ResourceName, Timestamp};
 use serde_json::{Map, Value, json};
 
@@ -432,8 +433,18 @@ impl Report {
         out
     }
 
-    /// The table: per queue and per class, then a plain-language summary.
+    /// [`Report::table`] at full width.
     pub fn to_table(&self) -> String {
+        self.table(Width::Full)
+    }
+
+    /// The table: per queue and per class, then a plain-language summary, on the
+    /// workspace's one table layout ([`gpuquota_model::text`]: nothing is cut,
+    /// [`Width::Fit`] wraps).
+    ///
+    /// # Complexity
+    /// O(queues × flavor-resources + classes + runs).
+    pub fn table(&self, width: Width) -> String {
         let o = &self.outcome;
         let mut out = String::new();
         let _ = writeln!(
@@ -448,11 +459,7 @@ impl Report {
             o.counters.cycles
         );
         let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "{:<32} {:>7}  {:<28} BORROWED",
-            "QUEUE", "USAGE%", "NOMINAL"
-        );
+        let mut queues = Table::new(["QUEUE", "USAGE%", "NOMINAL", "BORROWED"]).right([1]);
         for (name, q) in &self.queues {
             let nominal: Vec<String> = q
                 .nominal
@@ -473,23 +480,20 @@ impl Report {
                     })
                 })
                 .collect();
-            let _ = writeln!(
-                out,
-                "{:<32} {:>7.1}  {:<28} {}",
-                name,
-                q.mean_usage_percent(o.end_ms),
-                nominal.join(","),
+            queues.row([
+                name.clone(),
+                format!("{:.1}", q.mean_usage_percent(o.end_ms)),
+                nominal.join(", "),
                 if borrowed.is_empty() {
                     "-".to_owned()
                 } else {
                     borrowed.join(", ")
-                }
-            );
+                },
+            ]);
         }
+        out.push_str(&queues.render(width));
         let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "{:<20} {:>7} {:>8} {:>9} {:>11} {:>11} {:>11} {:>11}",
+        let mut classes = Table::new([
             "CLASS",
             "COUNT",
             "FINISHED",
@@ -497,22 +501,22 @@ impl Report {
             "MEAN-ADMIT",
             "P50-ADMIT",
             "P95-ADMIT",
-            "MEAN-FINISH"
-        );
+            "MEAN-FINISH",
+        ])
+        .right(1..8);
         for (name, c) in &self.classes {
-            let _ = writeln!(
-                out,
-                "{:<20} {:>7} {:>8} {:>9} {:>11} {:>11} {:>11} {:>11}",
-                if name.is_empty() { "(none)" } else { name },
-                c.count,
-                c.finished,
-                c.evictions,
+            classes.row([
+                if name.is_empty() { "(none)" } else { name }.to_owned(),
+                c.count.to_string(),
+                c.finished.to_string(),
+                c.evictions.to_string(),
                 human_ms(c.mean_admission()),
                 human_ms(c.percentile_admission(50)),
                 human_ms(c.percentile_admission(95)),
-                human_ms(c.mean_finish())
-            );
+                human_ms(c.mean_finish()),
+            ]);
         }
+        out.push_str(&classes.render(width));
         let _ = writeln!(out);
         for line in self.summary_sentences() {
             let _ = writeln!(out, "{line}");

@@ -2,6 +2,12 @@
 //! holds the per-GPU programme and the class branch and bound, `heuristic` the local search
 //! and LP-guided rounding, `bound` the certified Lagrangian bound. The crate docs describe the
 //! method, its complexity and the properties the tests check.
+//!
+//! [`Plan`] is the JSON of `gpuquota mig plan --output json` (`{"value", "reconfigured",
+//! "fragmentation", "optimal", "satisfied": {resource: count}, "gpus": [{"node", "index",
+//! "changed", "instances": [{"profile", "start", "busy"}]}], "bound"}`, `bound` only when set
+//! (the certified upper bound of a heuristic plan); `gpuquota schema mig-plan` prints its
+//! JSON Schema (feature `schema`) and [`crate::plan_table`] its table.
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -68,6 +74,7 @@ pub enum PlanError {
 
 /// The plan: the JSON contract of `gpuquota mig plan`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Plan {
     /// Weighted satisfied demand `W`.
     pub value: u64,
@@ -88,6 +95,7 @@ pub struct Plan {
 
 /// One GPU of the plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GpuPlan {
     /// Node.
     pub node: String,
@@ -110,6 +118,7 @@ pub struct GpuPlan {
 
 /// One planned instance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlannedInstance {
     /// Profile name.
     pub profile: String,

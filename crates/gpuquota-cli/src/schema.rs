@@ -1,0 +1,95 @@
+//! `gpuquota schema COMMAND`: the JSON Schema (draft 2020-12) of a command's JSON output,
+//! generated from the report types the libraries serialise (`schemars`, each library's
+//! `schema` feature), so the schema cannot drift from the output; and of the metering
+//! document `meter` reads (`meter-input`), from the types it is read into.
+
+use std::process::ExitCode;
+
+use crate::common::{CliError, to_json};
+
+/// What `gpuquota schema` describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum SchemaOf {
+    /// `gpuquota quotas --output json`.
+    Quotas,
+    /// `gpuquota kueue schedule --output json`.
+    KueueSchedule,
+    /// `gpuquota kueue shares --output json`.
+    KueueShares,
+    /// `gpuquota kueue quotas --output json`.
+    KueueQuotas,
+    /// `gpuquota kai fairshare --output json`.
+    KaiFairshare,
+    /// `gpuquota kai schedule --output json`.
+    KaiSchedule,
+    /// `gpuquota mig plan --output json`.
+    MigPlan,
+    /// `gpuquota mig profiles --output json` (one model, or every model).
+    MigProfiles,
+    /// `gpuquota meter --output json`.
+    Meter,
+    /// The input `gpuquota meter` reads (the metering document, as YAML or JSON).
+    MeterInput,
+}
+
+/// Arguments of `gpuquota schema`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  gpuquota schema kueue-schedule            the JSON Schema of `kueue schedule -o json`
+  gpuquota schema meter > meter.schema.json  save one to validate against")]
+pub(crate) struct SchemaArgs {
+    /// The command whose JSON output to describe.
+    #[arg(value_enum, value_name = "COMMAND")]
+    of: SchemaOf,
+}
+
+/// `mig profiles` prints one model when one is named, else the list.
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // a schema only: never built
+enum Profiles<'a> {
+    One(gpuquota_mig::ModelReport<'a>),
+    All(Vec<gpuquota_mig::ModelReport<'a>>),
+}
+
+/// The schema of `T` as it serialises (a field left out when empty is optional); every
+/// object lists all its fields (`additionalProperties: false`), so a field the output gains
+/// without its type saying so fails validation.
+fn output<T: schemars::JsonSchema>() -> schemars::Schema {
+    let closed = schemars::transform::RecursiveTransform(|s: &mut schemars::Schema| {
+        if s.get("properties").is_some() && s.get("additionalProperties").is_none() {
+            s.insert("additionalProperties".into(), false.into());
+        }
+    });
+    schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .with_transform(closed)
+        .into_generator()
+        .into_root_schema_for::<T>()
+}
+
+/// The schema of `of`'s JSON output.
+pub(crate) fn schema(of: SchemaOf) -> schemars::Schema {
+    match of {
+        SchemaOf::Quotas => output::<crate::quotas::Picture>(),
+        SchemaOf::KueueSchedule => output::<gpuquota_cohort::ScheduleReport>(),
+        SchemaOf::KueueShares => output::<gpuquota_fairshare::shares::SharesReport>(),
+        SchemaOf::KueueQuotas => output::<gpuquota_cohort::QuotasReport>(),
+        SchemaOf::KaiFairshare => output::<gpuquota_rank::report::FairshareReport>(),
+        SchemaOf::KaiSchedule => output::<gpuquota_rank::report::ScheduleReport>(),
+        SchemaOf::MigPlan => output::<gpuquota_mig::Plan>(),
+        SchemaOf::MigProfiles => output::<Profiles<'static>>(),
+        SchemaOf::Meter => output::<gpuquota_metering::report::ReportOut>(),
+        // an input: fields with a default are optional; unknown fields are warnings of
+        // `meter` itself, so the schema leaves objects open
+        SchemaOf::MeterInput => schemars::generate::SchemaSettings::draft2020_12()
+            .into_generator()
+            .into_root_schema_for::<gpuquota_metering::Document>(),
+    }
+}
+
+pub(crate) fn run(args: SchemaArgs) -> Result<ExitCode, CliError> {
+    out!("{}", to_json(&schema(args.of))?);
+    Ok(ExitCode::SUCCESS)
+}

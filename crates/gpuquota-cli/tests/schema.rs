@@ -1,0 +1,167 @@
+//! `gpuquota schema COMMAND`: every command that writes JSON, run on the `gpuquota example`
+//! samples, writes JSON its schema accepts; a schema rejects output of another shape.
+
+#[allow(dead_code)] // each suite uses part of the shared helpers
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::text;
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpuquota"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the gpuquota binary runs")
+}
+
+fn json(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let out = run(dir, args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        text(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+fn temp_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gpuquota-schema-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for name in ["kueue", "kai", "kai-usage", "mig-plan", "meter"] {
+        let out = run(&dir, &["example", name]);
+        std::fs::write(dir.join(format!("{name}.yaml")), &out.stdout).expect("save sample");
+    }
+    dir
+}
+
+/// (schema name, a command line writing that JSON)
+const RUNS: &[(&str, &[&str])] = &[
+    (
+        "quotas",
+        &["quotas", "kueue.yaml", "kai.yaml", "-o", "json"],
+    ),
+    (
+        "kueue-schedule",
+        &["kueue", "schedule", "kueue.yaml", "-o", "json"],
+    ),
+    (
+        "kueue-schedule",
+        &[
+            "kueue",
+            "schedule",
+            "kueue.yaml",
+            "--fair-sharing",
+            "-o",
+            "json",
+        ],
+    ),
+    (
+        "kueue-shares",
+        &["kueue", "shares", "kueue.yaml", "-o", "json"],
+    ),
+    (
+        "kueue-quotas",
+        &["kueue", "quotas", "kueue.yaml", "-o", "json"],
+    ),
+    (
+        "kai-fairshare",
+        &["kai", "fairshare", "kai.yaml", "-o", "json"],
+    ),
+    (
+        "kai-fairshare",
+        &[
+            "kai",
+            "fairshare",
+            "kai.yaml",
+            "--usage",
+            "kai-usage.yaml",
+            "-o",
+            "json",
+        ],
+    ),
+    (
+        "kai-schedule",
+        &["kai", "schedule", "kai.yaml", "-o", "json"],
+    ),
+    ("mig-plan", &["mig", "plan", "mig-plan.yaml", "-o", "json"]),
+    ("mig-profiles", &["mig", "profiles", "-o", "json"]),
+    (
+        "mig-profiles",
+        &["mig", "profiles", "A100-40GB", "-o", "json"],
+    ),
+    ("meter", &["meter", "meter.yaml", "-o", "json"]),
+];
+
+#[test]
+fn every_json_output_validates_against_its_schema() {
+    let dir = temp_dir("validates");
+    for (name, args) in RUNS {
+        let schema = json(&dir, &["schema", name]);
+        assert_eq!(
+            schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
+            "{name}"
+        );
+        let validator = jsonschema::validator_for(&schema)
+            .unwrap_or_else(|e| panic!("{name}: not a valid schema: {e}"));
+        let output = json(&dir, args);
+        let errors: Vec<String> = validator
+            .iter_errors(&output)
+            .map(|e| format!("{}: {e}", e.instance_path))
+            .collect();
+        assert!(errors.is_empty(), "{args:?} against {name}: {errors:#?}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_meter_sample_validates_against_the_input_schema() {
+    let dir = temp_dir("input");
+    let schema = json(&dir, &["schema", "meter-input"]);
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    let yaml = std::fs::read_to_string(dir.join("meter.yaml")).expect("sample");
+    let sample: serde_json::Value = serde_saphyr::from_str(&yaml).expect("YAML");
+    let errors: Vec<String> = validator
+        .iter_errors(&sample)
+        .map(|e| format!("{}: {e}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    // a document without its window is refused, as `meter` refuses it
+    let mut no_window = sample.clone();
+    no_window
+        .as_object_mut()
+        .expect("a mapping")
+        .remove("window");
+    assert!(!validator.is_valid(&no_window));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_schema_rejects_output_of_another_command() {
+    let dir = temp_dir("rejects");
+    let schema = json(&dir, &["schema", "kueue-schedule"]);
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    let other = json(&dir, &["meter", "meter.yaml", "-o", "json"]);
+    assert!(!validator.is_valid(&other));
+    // and a field of the wrong type
+    let mut report = json(&dir, &["kueue", "schedule", "kueue.yaml", "-o", "json"]);
+    let mut wrong = report.clone();
+    wrong["cycles"] = serde_json::json!("two");
+    assert!(!validator.is_valid(&wrong));
+    // and a field no report type has
+    report["admitted"][0]["extra"] = serde_json::json!(1);
+    assert!(!validator.is_valid(&report));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn an_unknown_schema_is_a_usage_error() {
+    let dir = temp_dir("unknown");
+    let out = run(&dir, &["schema", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("[possible values: quotas, kueue-schedule"));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,237 @@
+//! Plain-text tables: the one layout every engine renders its report's table with.
+//!
+//! A [`Table`] holds cells as the report's own strings (a table never parses a formatted
+//! number back) and lays them out with [`comfy_table`]: columns two spaces apart, each as wide
+//! as its widest cell, left- or right-aligned, no borders, no trailing spaces. A value is
+//! never cut:
+//!
+//! - [`Width::Full`] (the default, and what a command prints when its output is not a
+//!   terminal) gives every column its full width, however wide the table grows;
+//! - [`Width::Fit`] keeps the table within that many columns by wrapping the widest cells onto
+//!   further lines of the same row (at spaces where it can), never by dropping characters.
+//!
+//! ```
+//! use gpuquota_model::text::{Table, Width};
+//!
+//! let mut t = Table::new(["QUEUE", "GPUS"]).right([1]);
+//! t.row(["data-science", "8"]);
+//! t.row(["batch", "18922Gi"]);
+//! assert_eq!(
+//!     t.render(Width::Full),
+//!     "QUEUE            GPUS\ndata-science        8\nbatch         18922Gi\n"
+//! );
+//! // a narrow terminal wraps, and every character is still there
+//! let narrow = t.render(Width::Fit(16));
+//! assert!(narrow.lines().all(|l| l.chars().count() <= 16), "{narrow}");
+//! assert!(narrow.contains("18922Gi"), "{narrow}");
+//! ```
+//!
+//! Lives in `gpuquota-model` (feature `text`, on by default) because every engine already
+//! depends on this crate: one layout, one dependency edge, no extra package to publish.
+//!
+//! # Complexity
+//! Rendering is O(cells · cell length), plus comfy-table's width search in [`Width::Fit`].
+
+use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, TableComponent, presets};
+
+/// How wide a rendered table may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Width {
+    /// Every column as wide as its widest cell (for pipes, files and `--wide`).
+    #[default]
+    Full,
+    /// At most this many columns: wide cells wrap onto more lines, nothing is cut.
+    Fit(u16),
+}
+
+/// A table of text cells under a header row.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    right: Vec<usize>,
+}
+
+/// Every border and separator comfy-table could draw: a gpuquota table has none.
+const NO_LINES: [TableComponent; 19] = [
+    TableComponent::LeftBorder,
+    TableComponent::RightBorder,
+    TableComponent::TopBorder,
+    TableComponent::BottomBorder,
+    TableComponent::LeftHeaderIntersection,
+    TableComponent::HeaderLines,
+    TableComponent::MiddleHeaderIntersections,
+    TableComponent::RightHeaderIntersection,
+    TableComponent::VerticalLines,
+    TableComponent::HorizontalLines,
+    TableComponent::MiddleIntersections,
+    TableComponent::LeftBorderIntersections,
+    TableComponent::RightBorderIntersections,
+    TableComponent::TopBorderIntersections,
+    TableComponent::BottomBorderIntersections,
+    TableComponent::TopLeftCorner,
+    TableComponent::TopRightCorner,
+    TableComponent::BottomLeftCorner,
+    TableComponent::BottomRightCorner,
+];
+
+impl Table {
+    /// A table with this header row; every column left-aligned.
+    pub fn new<I, S>(header: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Table {
+            header: header.into_iter().map(Into::into).collect(),
+            rows: Vec::new(),
+            right: Vec::new(),
+        }
+    }
+
+    /// Right-aligns these columns (0-based), header included: numbers.
+    #[must_use]
+    pub fn right(mut self, columns: impl IntoIterator<Item = usize>) -> Self {
+        self.right.extend(columns);
+        self
+    }
+
+    /// Appends a row; missing cells are empty, extra cells are a column without header.
+    pub fn row<I, S>(&mut self, cells: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.rows.push(cells.into_iter().map(Into::into).collect());
+    }
+
+    /// True when no row was added.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The table as lines, each ending in `\n`, without trailing spaces.
+    pub fn render(&self, width: Width) -> String {
+        let mut t = comfy_table::Table::new();
+        t.load_preset(presets::NOTHING);
+        for c in NO_LINES {
+            t.remove_style(c);
+        }
+        t.set_header(self.header.clone());
+        for r in &self.rows {
+            t.add_row(r.clone());
+        }
+        let columns = t.column_count();
+        let chars = |s: &str| s.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        for (i, col) in t.column_iter_mut().enumerate() {
+            let padding = if i + 1 < columns { 2 } else { 0 };
+            col.set_padding((0, padding));
+            // Fit wraps text columns only: a number (right-aligned) is never split, and a
+            // text column keeps at least its header's width.
+            let header = self.header.get(i).map_or(0, |h| chars(h));
+            let floor = if self.right.contains(&i) {
+                col.set_cell_alignment(CellAlignment::Right);
+                self.rows
+                    .iter()
+                    .filter_map(|r| r.get(i))
+                    .map(|c| chars(c))
+                    .fold(header, usize::max)
+            } else {
+                header
+            };
+            // comfy-table's boundary counts the padding
+            let floor = u16::try_from(floor + usize::from(padding)).unwrap_or(u16::MAX);
+            col.set_constraint(ColumnConstraint::LowerBoundary(comfy_table::Width::Fixed(
+                floor,
+            )));
+        }
+        match width {
+            Width::Full => {
+                t.set_content_arrangement(ContentArrangement::Disabled);
+            }
+            Width::Fit(w) => {
+                t.set_content_arrangement(ContentArrangement::Dynamic);
+                t.set_width(w);
+            }
+        }
+        let mut out = String::new();
+        for line in t.lines() {
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Splits prose into lines of at most `width` characters at spaces; a word longer than
+/// `width` keeps a line of its own, whole.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Table {
+        let mut t = Table::new(["NODE", "NOMINAL", "MAX"]).right([1, 2]);
+        t.row(["  assistant", "8", "12"]);
+        t.row([
+            "platform-with-a-rather-long-cohort-name (cohort)",
+            "18922Gi",
+            "18922Gi",
+        ]);
+        t
+    }
+
+    #[test]
+    fn full_width_keeps_every_value_and_aligns() {
+        let s = sample().render(Width::Full);
+        let rows = [
+            format!("{:<48}  {:>7}  {:>7}", "NODE", "NOMINAL", "MAX"),
+            format!("{:<48}  {:>7}  {:>7}", "  assistant", "8", "12"),
+            format!(
+                "{:<48}  {:>7}  {:>7}",
+                "platform-with-a-rather-long-cohort-name (cohort)", "18922Gi", "18922Gi"
+            ),
+        ];
+        assert_eq!(s, format!("{}\n", rows.join("\n")));
+    }
+
+    #[test]
+    fn fit_wraps_instead_of_cutting() {
+        let s = sample().render(Width::Fit(40));
+        assert!(s.lines().all(|l| l.chars().count() <= 40), "{s}");
+        // every character of every cell is still printed
+        let letters = |x: &str| x.chars().filter(|c| !c.is_whitespace()).count();
+        assert_eq!(letters(&s), letters(&sample().render(Width::Full)), "{s}");
+        assert_eq!(s.matches("18922Gi").count(), 2, "{s}");
+        assert!(!s.contains('~'));
+    }
+
+    #[test]
+    fn a_table_without_rows_prints_its_header() {
+        assert_eq!(Table::new(["A", "B"]).render(Width::Full), "A  B\n");
+    }
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_keeps_long_words() {
+        assert_eq!(wrap("aa bb cc", 5), ["aa bb", "cc"]);
+        assert_eq!(wrap("abcdefgh x", 4), ["abcdefgh", "x"]);
+        assert!(wrap("", 10).is_empty());
+    }
+}
