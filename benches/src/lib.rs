@@ -3,6 +3,8 @@
 //! The benchmarks themselves live in `benches/benches/*.rs`, one file per engine; figures and
 //! the commands that produced them are in `benches/README.md`.
 
+pub mod mig;
+
 /// SplitMix64: a tiny, portable, seeded generator so that every bench input is reproducible.
 #[derive(Debug, Clone)]
 pub struct SplitMix64(u64);

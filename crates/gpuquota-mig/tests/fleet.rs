@@ -114,3 +114,85 @@ fn class_solver_proves_mixed_fleets() {
         assert!(optimal, "{mode:?}");
     }
 }
+
+/// The benchmark's mixed fleet (`benches/src/mig.rs: mixed`, same generator and seed): `n`
+/// GPUs of four models, `occupied` of every 10 with a random current layout (half its
+/// instances busy), demand for every base profile until ~90 % of the compute slices.
+fn bench_mixed(seed: u64, n: u32, occupied: u64, mode: Mode) -> PlanRequest {
+    let c = Catalogue::builtin();
+    let mut rng = Rng(seed);
+    let mut gpus = Vec::new();
+    let mut profiles: Vec<(String, u64)> = Vec::new();
+    let mut slices = 0u64;
+    for i in 0..n {
+        let m = c.resolve(MODELS[rng.below(4) as usize]).expect("model");
+        slices += u64::from(m.compute_slices());
+        for p in m.profiles() {
+            let base = !p.name().contains('+') && !p.name().contains("-me");
+            if base && !profiles.iter().any(|(x, _)| x == p.name()) {
+                profiles.push((p.name().to_owned(), u64::from(p.compute_slices())));
+            }
+        }
+        let instances = if rng.below(10) < occupied {
+            let l = &m.layouts()[rng.below(m.layouts().len() as u64) as usize];
+            l.instances()
+                .iter()
+                .map(|x| InstanceSpec {
+                    profile: m.profiles()[usize::from(x.profile.0)].name().to_owned(),
+                    start: x.start,
+                    busy: rng.below(2) == 0,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        gpus.push(GpuSpec {
+            node: format!("node-{:03}", i / 8),
+            index: i % 8,
+            model: m.name().to_owned(),
+            instances: Some(instances),
+            busy: false,
+        });
+    }
+    let mut counts = vec![0u32; profiles.len()];
+    let mut used = 0u64;
+    while used < slices * 9 / 10 {
+        let k = rng.below(profiles.len() as u64) as usize;
+        counts[k] += 1;
+        used += profiles[k].1;
+    }
+    let demand = profiles
+        .iter()
+        .zip(counts)
+        .map(|((p, _), count)| DemandSpec {
+            resource: None,
+            profile: Some(p.clone()),
+            count,
+            weight: None,
+        })
+        .collect();
+    PlanRequest {
+        mode,
+        weights: WeightPolicy::ComputeSlices,
+        gpus,
+        demand,
+        ..PlanRequest::default()
+    }
+}
+
+/// Property 3 on the benchmark's mixed 1,000-GPU fleets (the all-empty one used to stop
+/// unproven in the min-`R` phase): proven, with the `(W, R)` an independent MILP solver
+/// (HiGHS, on the same input written by the `mig_fleet` example) finds.
+#[test]
+fn class_solver_proves_benchmark_mixed_fleets() {
+    for (occupied, mode, expected) in [
+        (0, Mode::KeepBusyGpus, (4962, 807)),
+        (3, Mode::KeepBusyGpus, (4698, 698)),
+        (3, Mode::PinBusyInstances, (4911, 797)),
+    ] {
+        let req = bench_mixed(7, 1000, occupied, mode);
+        let (w, r, _, optimal) = key(&req, &PlanOptions::default());
+        assert!(optimal, "{occupied} {mode:?}");
+        assert_eq!((w, u64::from(r)), expected, "{occupied} {mode:?}");
+    }
+}

@@ -238,7 +238,8 @@ impl<'p, 'c> Prepared<'p, 'c> {
     /// the choice is then the best found).
     ///
     /// # Complexity
-    /// Per B&B node one LP re-solve (dual simplex from the parent's basis) over
+    /// Per connected component of groups and demand, two phases; per B&B node one LP
+    /// re-solve (dual simplex from the parent's basis) over the component's
     /// Σ_c |options_c| + Q variables and C + Q rows; at most min([`NODE_LIMIT`],
     /// [`NODE_WORK`] / columns) nodes per phase (at least 50).
     pub(crate) fn class_exact(&self) -> Option<(Vec<usize>, bool)> {
@@ -434,7 +435,6 @@ impl<'p, 'c> Prepared<'p, 'c> {
         down: &[Vec<u32>],
         residual: &[u32],
     ) -> Option<Vec<Vec<u32>>> {
-        let nq = self.demand.len();
         let mut base = down.to_vec();
         let mut gpus: Vec<usize> = Vec::new();
         for (g, &r) in residual.iter().enumerate() {
@@ -506,7 +506,6 @@ impl<'p, 'c> Prepared<'p, 'c> {
         incumbent: Vec<Vec<u32>>,
     ) -> Option<(u64, Vec<Vec<u32>>, bool)> {
         use microlp::{ComparisonOp, OptimizationDirection, Problem};
-        let nq = self.demand.len();
         let dir = match phase {
             Phase::MaxW => OptimizationDirection::Maximize,
             Phase::MinR(_) => OptimizationDirection::Minimize,
