@@ -174,7 +174,7 @@ impl<P: Policy> Scheduler<'_, P> {
     /// their queues (upstream `QueueAssociatedInadmissibleWorkloadsAfter`: a capacity event).
     ///
     /// # Complexity
-    /// O(ClusterQueues of the tree) plus, per ClusterQueue, [`crate::queues`]' merge of each
+    /// O(ClusterQueues of the tree) plus, per ClusterQueue, the queue's merge of each
     /// shape group's parked workloads into its active ones (the smaller set into the larger).
     pub fn requeue_inadmissible(&mut self, cq: CqId) {
         let root = self.tree_root(cq);
