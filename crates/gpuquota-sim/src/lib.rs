@@ -230,6 +230,7 @@
 #![deny(missing_docs)]
 
 pub mod engine;
+pub mod kai;
 pub mod plot;
 pub mod report;
 pub mod scenario;
