@@ -162,6 +162,10 @@ pub fn run(
         .collect();
     let mut fair: Vec<f64> = vec![0.0; nq];
     let mut dirty = true;
+    // Jobs waiting (arrived, not running), and the fair shares of the last session run.
+    let mut pending: usize = 0;
+    let mut sessions_run: u64 = 0;
+    let mut last_fs: Vec<[i128; 3]> = Vec::new();
     let mut sessions: u64 = 0;
     let mut now_ms: i64 = 0;
     let mut makespan = 0i64;
@@ -229,24 +233,42 @@ pub fn run(
                 next_arrival += 1;
                 if live.submit(&keys[j]) {
                     st[j].state = State::Pending;
+                    pending += 1;
                     dirty = true;
                 }
             }
         }
         now_ms = now_ms.max(t);
-        let pending_any = st.iter().any(|s| s.state == State::Pending);
-        let must_run = dirty || time_dependent || (db.is_some() && pending_any) || hook.is_some();
-        if must_run {
-            live.set_now(at_ms(sc.start, t));
-            if let Some(db) = db.as_mut() {
-                db.advance(t, &alloc);
-                let usage = db.usage(t).to_vec();
-                for (q, u) in usage.into_iter().enumerate() {
-                    live.set_usage(q, u).map_err(|e| {
+        let mut run_it = dirty || time_dependent || hook.is_some();
+        if let Some(db) = db.as_mut() {
+            db.advance(t, &alloc);
+            let usage = db.usage(t).to_vec();
+            for (q, u) in usage.into_iter().enumerate() {
+                live.set_usage(q, u).map_err(|e| {
+                    Diagnostics(vec![gpuquota_rank::snapshot::division_diagnostic(&e)])
+                })?;
+            }
+            if !run_it {
+                // Nothing changed but the usage: the session decides exactly what the last
+                // one decided (nothing) unless the fair shares moved.
+                let d = live
+                    .cluster()
+                    .hierarchy
+                    .divide(totals, &options.division)
+                    .map_err(|e| {
                         Diagnostics(vec![gpuquota_rank::snapshot::division_diagnostic(&e)])
                     })?;
+                if pending > 0 && d.fair_share != last_fs {
+                    run_it = true;
+                } else {
+                    for (q, f) in d.fair_share.iter().enumerate() {
+                        fair[q] = f[0] as f64 / 1e9;
+                    }
                 }
             }
+        }
+        if run_it {
+            live.set_now(at_ms(sc.start, t));
             if let Some(h) = hook.as_mut() {
                 for (j, s) in st.iter().enumerate() {
                     if s.state != State::Pending {
@@ -261,6 +283,7 @@ pub fn run(
                     }
                 }
             }
+            sessions_run += 1;
             let result = live.session(&options).map_err(|e| {
                 Diagnostics(vec![Diagnostic::error(
                     crate::ENGINE_PROBLEM,
@@ -270,6 +293,7 @@ pub fn run(
             for (q, f) in result.division.fair_share.iter().enumerate() {
                 fair[q] = f[0] as f64 / 1e9;
             }
+            last_fs.clone_from(&result.division.fair_share);
             // Evictions first: their runs end now.
             for e in &result.evicted {
                 let Some(&j) = index.get(e.pod_group.as_str()) else {
@@ -280,6 +304,7 @@ pub fn run(
                     continue;
                 }
                 evictions += 1;
+                pending += 1;
                 s.state = State::Pending;
                 s.generation += 1;
                 if let Some(r) = s.runs.last_mut() {
@@ -333,6 +358,7 @@ pub fn run(
                     continue;
                 }
                 let start = t + sc.bind_latency_ms;
+                pending = pending.saturating_sub(1);
                 s.state = State::Running;
                 s.work_from = start;
                 s.first_start.get_or_insert(start);
@@ -416,6 +442,7 @@ pub fn run(
         makespan_ms: makespan,
         session_interval_ms: interval,
         sessions,
+        sessions_run,
         evictions,
         jobs,
         queues: series,

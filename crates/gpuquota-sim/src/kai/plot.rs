@@ -56,15 +56,21 @@ pub fn svg(o: &KaiOutcome) -> Result<String, String> {
                 .map_err(|e| e.to_string())?;
             chart
                 .configure_mesh()
-                .x_desc(if cycles { "Time (cycle)" } else { "time since start (s)" })
+                .x_desc(if cycles {
+                    "Time (cycle)"
+                } else {
+                    "time since start (s)"
+                })
                 .y_desc(y)
                 .draw()
                 .map_err(|e| e.to_string())?;
             for (i, q) in o.queues.iter().enumerate() {
                 let color = Palette99::pick(i).to_rgba();
                 let v = if p == 0 { &q.allocated } else { &q.fair_share };
-                let pts: Vec<(f64, f64)> =
-                    (0..v.len()).step_by(step).map(|k| (x_of(k), v[k])).collect();
+                let pts: Vec<(f64, f64)> = (0..v.len())
+                    .step_by(step)
+                    .map(|k| (x_of(k), v[k]))
+                    .collect();
                 chart
                     .draw_series(LineSeries::new(pts, color.stroke_width(2)))
                     .map_err(|e| e.to_string())?

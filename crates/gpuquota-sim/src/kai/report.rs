@@ -90,6 +90,8 @@ pub struct KaiOutcome {
     pub session_interval_ms: i64,
     /// Sessions (points per series).
     pub sessions: u64,
+    /// Sessions that ran the KAI session (the others would have decided nothing).
+    pub sessions_run: u64,
     /// Evicted runs.
     pub evictions: u64,
     /// Jobs in key order.

@@ -132,7 +132,8 @@ fn is_kai_value(v: &serde_json::Value) -> bool {
     if m.contains_key("kind") {
         return v.pointer("/spec/engine").and_then(|e| e.as_str()) == Some("kai");
     }
-    m.keys().any(|k| TIMEAWARE_KEYS.iter().any(|t| t.eq_ignore_ascii_case(k)))
+    m.keys()
+        .any(|k| TIMEAWARE_KEYS.iter().any(|t| t.eq_ignore_ascii_case(k)))
         && !m.contains_key("cohorts")
 }
 
@@ -450,11 +451,7 @@ fn simulation(
                 "cron" => match u.cron_string.as_deref().map(CronSchedule::parse) {
                     Some(Ok(c)) => Some(Window::Cron(Box::new(c))),
                     Some(Err(m)) => {
-                        errors.push(
-                            err(m)
-                                .source(name)
-                                .field("spec.kai.usage.cronString"),
-                        );
+                        errors.push(err(m).source(name).field("spec.kai.usage.cronString"));
                         None
                     }
                     None => {
@@ -779,12 +776,7 @@ fn fields<'a>(v: &'a serde_json::Value, path: String) -> Fields<'a> {
     }
 }
 
-fn int_field(
-    f: &Fields<'_>,
-    key: &str,
-    source: &str,
-    errors: &mut Diagnostics,
-) -> Option<i64> {
+fn int_field(f: &Fields<'_>, key: &str, source: &str, errors: &mut Diagnostics) -> Option<i64> {
     let v = f.get(key)?;
     match v.as_i64() {
         Some(i) => Some(i),
@@ -799,12 +791,7 @@ fn int_field(
     }
 }
 
-fn float_field(
-    f: &Fields<'_>,
-    key: &str,
-    source: &str,
-    errors: &mut Diagnostics,
-) -> Option<f64> {
+fn float_field(f: &Fields<'_>, key: &str, source: &str, errors: &mut Diagnostics) -> Option<f64> {
     let v = f.get(key)?;
     match v.as_f64() {
         Some(x) => Some(x),
@@ -841,7 +828,11 @@ fn timeaware(name: &str, stem: &str, v: &serde_json::Value) -> Result<KaiScenari
     let half = int_field(&top, "HalfLifePeriod", name, &mut errors).unwrap_or(0);
     let k = float_field(&top, "KValue", name, &mut errors).unwrap_or(1.0);
     if !(0..=10_000_000).contains(&cycles) {
-        errors.push(err("must be between 0 and 10,000,000").source(name).field("Cycles"));
+        errors.push(
+            err("must be between 0 and 10,000,000")
+                .source(name)
+                .field("Cycles"),
+        );
     }
     if window <= 0 || window > 10_000_000 {
         errors.push(
@@ -851,12 +842,19 @@ fn timeaware(name: &str, stem: &str, v: &serde_json::Value) -> Result<KaiScenari
         );
     }
     if half > 10_000_000 {
-        errors.push(err("at most 10,000,000 cycles").source(name).field("HalfLifePeriod"));
+        errors.push(
+            err("at most 10,000,000 cycles")
+                .source(name)
+                .field("HalfLifePeriod"),
+        );
     }
     let mut docs: Vec<serde_json::Value> = Vec::new();
     let mut queue_order = Vec::new();
     let empty = Vec::new();
-    let queues = top.get("Queues").and_then(|q| q.as_array()).unwrap_or(&empty);
+    let queues = top
+        .get("Queues")
+        .and_then(|q| q.as_array())
+        .unwrap_or(&empty);
     for (i, q) in queues.iter().enumerate() {
         let f = fields(q, format!("Queues[{i}]."));
         f.unknown(
@@ -866,7 +864,11 @@ fn timeaware(name: &str, stem: &str, v: &serde_json::Value) -> Result<KaiScenari
         );
         let qname = str_field(&f, "Name");
         if qname.is_empty() {
-            errors.push(err("required").source(name).field(format!("Queues[{i}].Name")));
+            errors.push(
+                err("required")
+                    .source(name)
+                    .field(format!("Queues[{i}].Name")),
+            );
             continue;
         }
         let parent = str_field(&f, "Parent");
@@ -892,7 +894,10 @@ fn timeaware(name: &str, stem: &str, v: &serde_json::Value) -> Result<KaiScenari
         }));
         queue_order.push(qname);
     }
-    let nodes = top.get("Nodes").and_then(|q| q.as_array()).unwrap_or(&empty);
+    let nodes = top
+        .get("Nodes")
+        .and_then(|q| q.as_array())
+        .unwrap_or(&empty);
     let mut node_names: BTreeMap<i64, usize> = BTreeMap::new();
     let mut node_count: i64 = 0;
     for (i, n) in nodes.iter().enumerate() {
@@ -901,12 +906,20 @@ fn timeaware(name: &str, stem: &str, v: &serde_json::Value) -> Result<KaiScenari
         let gpus = int_field(&f, "GPUs", name, &mut errors).unwrap_or(0);
         let count = int_field(&f, "Count", name, &mut errors).unwrap_or(0);
         if gpus < 0 || count < 0 {
-            errors.push(err("must not be negative").source(name).field(format!("Nodes[{i}]")));
+            errors.push(
+                err("must not be negative")
+                    .source(name)
+                    .field(format!("Nodes[{i}]")),
+            );
             continue;
         }
         node_count += count;
         if node_count > MAX_OBJECTS {
-            errors.push(err("more than 1,000,000 nodes: not simulated").source(name).field("Nodes"));
+            errors.push(
+                err("more than 1,000,000 nodes: not simulated")
+                    .source(name)
+                    .field("Nodes"),
+            );
             break;
         }
         for _ in 0..count {
@@ -935,12 +948,20 @@ fn timeaware(name: &str, stem: &str, v: &serde_json::Value) -> Result<KaiScenari
             let pods = int_field(&f, "NumPods", name, &mut errors).unwrap_or(0);
             let n = int_field(&f, "NumJobs", name, &mut errors).unwrap_or(0);
             if gpus < 0 || pods < 0 || n < 0 {
-                errors.push(err("must not be negative").source(name).field(format!("Jobs.{queue}")));
+                errors.push(
+                    err("must not be negative")
+                        .source(name)
+                        .field(format!("Jobs.{queue}")),
+                );
                 continue;
             }
             total = total.saturating_add(n.saturating_mul(pods.max(1)));
             if total > MAX_OBJECTS {
-                errors.push(err("more than 1,000,000 pods: not simulated").source(name).field("Jobs"));
+                errors.push(
+                    err("more than 1,000,000 pods: not simulated")
+                        .source(name)
+                        .field("Jobs"),
+                );
                 break;
             }
             for j in 0..n {
@@ -976,9 +997,12 @@ fn timeaware(name: &str, stem: &str, v: &serde_json::Value) -> Result<KaiScenari
         }
     } else if jobs_v.is_some() {
         errors.push(
-            Diagnostic::error(codes::INVALID_TYPE, "expected a mapping from queue name to jobs")
-                .source(name)
-                .field("Jobs"),
+            Diagnostic::error(
+                codes::INVALID_TYPE,
+                "expected a mapping from queue name to jobs",
+            )
+            .source(name)
+            .field("Jobs"),
         );
     }
     if errors.has_errors() {

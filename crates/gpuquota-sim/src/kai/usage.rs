@@ -186,7 +186,11 @@ impl UsageDb {
         let mut sum = vec![[0.0f64; 3]; self.queues];
         let mut cap = [0.0f64; 3];
         let half = self.params.half_life_ms;
-        for s in self.samples.iter().filter(|s| s.at_ms >= from && s.at_ms <= now_ms) {
+        for s in self
+            .samples
+            .iter()
+            .filter(|s| s.at_ms >= from && s.at_ms <= now_ms)
+        {
             let w = match half {
                 None => 1.0,
                 Some(h) => 0.5f64.powf((now_ms - s.at_ms) as f64 / h as f64),
