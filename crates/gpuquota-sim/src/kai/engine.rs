@@ -329,10 +329,11 @@ pub fn run(
                     continue;
                 };
                 let job = live.job(&a.pod_group);
-                let (usage, nodes) = job
+                let (usage, nodes, placement) = job
                     .map(|job| {
                         let mut u = [0i128; 3];
                         let mut nodes = BTreeSet::new();
+                        let mut per: BTreeMap<String, [i128; 3]> = BTreeMap::new();
                         for task in job
                             .tasks
                             .iter()
@@ -342,10 +343,19 @@ pub fn run(
                                 *v = v.saturating_add(task.req.0[r]);
                             }
                             if let Some(n) = task.node {
-                                nodes.insert(live.cluster().nodes[n.index()].name.clone());
+                                let name = &live.cluster().nodes[n.index()].name;
+                                nodes.insert(name.clone());
+                                let e = per.entry(name.clone()).or_default();
+                                for (r, v) in e.iter_mut().enumerate() {
+                                    *v = v.saturating_add(task.req.0[r]);
+                                }
                             }
                         }
-                        (u, nodes.into_iter().collect::<Vec<_>>())
+                        (
+                            u,
+                            nodes.into_iter().collect::<Vec<_>>(),
+                            per.into_iter().collect::<Vec<_>>(),
+                        )
                     })
                     .unwrap_or_default();
                 let s = &mut st[j];
@@ -354,6 +364,7 @@ pub fn run(
                     if let Some(r) = s.runs.last_mut() {
                         r.usage = usage;
                         r.nodes = nodes;
+                        r.placement = placement;
                     }
                     continue;
                 }
@@ -369,6 +380,7 @@ pub fn run(
                     end: KaiRunEnd::Cut,
                     usage,
                     nodes,
+                    placement,
                 });
                 if let Some(left) = s.left_ms {
                     completions.insert((start + left, j, s.generation));

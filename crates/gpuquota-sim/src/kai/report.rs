@@ -39,6 +39,8 @@ pub struct KaiRun {
     pub usage: [i128; 3],
     /// Its nodes, by name.
     pub nodes: Vec<String>,
+    /// Usage per node (nano-units), by node name.
+    pub placement: Vec<(String, [i128; 3])>,
 }
 
 /// One job (PodGroup) of the run.
