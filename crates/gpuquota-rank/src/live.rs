@@ -213,8 +213,9 @@ impl LiveCluster {
             by_depth.sort_by(|a, b| b.cmp(a));
             for (_, q) in by_depth {
                 if let Some(p) = h.queues()[q].parent {
-                    for r in 0..3 {
-                        out[p][r] = out[p][r].saturating_add(out[q][r]);
+                    let child = out[q];
+                    for (a, c) in out[p].iter_mut().zip(child) {
+                        *a = a.saturating_add(c);
                     }
                 }
             }

@@ -147,7 +147,7 @@ fn run(s: &Scn) -> KaiOutcome {
 
 /// Every instant where something starts or ends, with the usage in force just after it:
 /// `(time, per-run usage)` for the runs covering `[t, next)`.
-fn sweep<'a>(o: &'a KaiOutcome) -> Vec<(i64, Vec<(&'a str, &'a kai::KaiRun)>)> {
+fn sweep(o: &KaiOutcome) -> Vec<(i64, Vec<(&str, &kai::KaiRun)>)> {
     let mut times: Vec<i64> = o
         .jobs
         .iter()

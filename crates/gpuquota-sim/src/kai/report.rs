@@ -122,6 +122,9 @@ fn num(x: f64) -> Value {
     serde_json::Number::from_f64((x * 1e6).round() / 1e6).map_or(Value::Null, Value::Number)
 }
 
+/// Per class: count, finished, evictions, times to admission, times to finish.
+type ClassAcc = (u64, u64, u64, Vec<i64>, Vec<i64>);
+
 fn nearest_rank(sorted: &[i64], p: usize) -> i64 {
     if sorted.is_empty() {
         return 0;
@@ -218,7 +221,7 @@ impl KaiOutcome {
                 Value::Object(o)
             })
             .collect();
-        let mut classes: BTreeMap<&str, (u64, u64, u64, Vec<i64>, Vec<i64>)> = BTreeMap::new();
+        let mut classes: BTreeMap<&str, ClassAcc> = BTreeMap::new();
         for j in &self.jobs {
             let c = classes.entry(j.class.as_str()).or_default();
             c.0 += 1;

@@ -195,8 +195,8 @@ impl UsageDb {
                 None => 1.0,
                 Some(h) => 0.5f64.powf((now_ms - s.at_ms) as f64 / h as f64),
             };
-            for r in 0..3 {
-                cap[r] += s.cap[r] * w;
+            for (c, v) in cap.iter_mut().zip(s.cap) {
+                *c += v * w;
             }
             for (q, a) in s.alloc.iter().enumerate() {
                 for r in 0..3 {
