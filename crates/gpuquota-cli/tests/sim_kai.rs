@@ -44,7 +44,7 @@ fn kai_simulator_config_writes_kai_csv_and_two_panels() {
     assert_eq!(lines.len(), 1 + 1024 * 3);
     assert_eq!(lines[0], "Time,QueueID,Allocation,FairShare");
     assert_eq!(lines[2], "0,team-a,16.000000,8.000000");
-    assert_eq!(lines[3 * 1023 + 3], "1023,team-b,0.000000,0.000000");
+    assert_eq!(lines[3 * 1023 + 3], "1023,team-b,0.000000,3.000000");
     let plot = std::fs::read_to_string(&svg).expect("plot written");
     assert!(plot.starts_with("<svg"));
     assert!(plot.contains("GPU Allocation Over Time"));
@@ -64,6 +64,6 @@ fn kai_simulation_json_and_errors() {
     assert_eq!(v["engine"], "kai");
     assert_eq!(v["workloads"][1]["runs"][0]["action"], "reclaim");
     let summary = gpuquota(&["sim", &scenario("night.yaml"), "--output", "kueue-summary"]);
-    assert_eq!(summary.status.code(), Some(1));
+    assert_eq!(summary.status.code(), Some(2));
     assert!(summary.stdout.is_empty());
 }
