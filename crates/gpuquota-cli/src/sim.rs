@@ -28,7 +28,8 @@ Examples:
   gpuquota sim sim.yaml --plot usage.svg > report.json  the JSON report and a usage plot
   gpuquota sim sim.yaml -o kueue-summary                the summary Kueue's perf runner writes")]
 pub(crate) struct SimArgs {
-    /// A `Simulation` scenario, or Kueue's perf-test generator config.
+    /// A `Simulation` scenario, Kueue's perf-test generator config, or KAI's
+    /// time-based-fairshare simulator config.
     file: PathBuf,
     /// Output format [default: table on a terminal, json otherwise].
     #[arg(short, long, value_enum)]
@@ -39,6 +40,11 @@ pub(crate) struct SimArgs {
 }
 
 pub(crate) fn run(args: SimArgs) -> Result<ExitCode, CliError> {
+    if let Ok(text) = gpuquota_model::source::read_text(&args.file)
+        && gpuquota_sim::kai::is_kai(&text)
+    {
+        return run_kai(&args);
+    }
     let scenario = match gpuquota_sim::scenario::load(&args.file) {
         Ok(s) => s,
         Err(d) => {
@@ -89,5 +95,43 @@ pub(crate) fn run(args: SimArgs) -> Result<ExitCode, CliError> {
         std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
     out!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `engine: kai` scenarios and KAI's time-based-fairshare simulator config.
+fn run_kai(args: &SimArgs) -> Result<ExitCode, CliError> {
+    let scenario = match gpuquota_sim::kai::load(&args.file) {
+        Ok(s) => s,
+        Err(d) => {
+            print_diagnostics(d.iter());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let outcome = match gpuquota_sim::kai::simulate(&scenario) {
+        Ok(r) => r,
+        Err(d) => {
+            print_diagnostics(d.iter());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if print_diagnostics(outcome.warnings.iter()) {
+        return Ok(ExitCode::from(1));
+    }
+    let text = match args.output {
+        SimOutput::Json => outcome.to_json_string(),
+        SimOutput::Table => outcome.to_table(),
+        SimOutput::Csv => outcome.to_csv(),
+        SimOutput::KueueSummary => {
+            return Err(CliError(
+                "--output kueue-summary is Kueue's perf summary; a KAI run writes json, table or csv"
+                    .to_owned(),
+            ));
+        }
+    };
+    if let Some(path) = &args.plot {
+        let svg = gpuquota_sim::kai::plot::svg(&outcome).map_err(CliError)?;
+        std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    }
+    print!("{text}");
     Ok(ExitCode::SUCCESS)
 }

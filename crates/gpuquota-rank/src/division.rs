@@ -366,6 +366,28 @@ impl Hierarchy {
         Ok(())
     }
 
+    /// Sets a leaf queue's demand per resource (nano-units: allocated + pending), as
+    /// [`crate::Cluster::from_model`] sums it; the live cluster ([`crate::live`]) refreshes it
+    /// before every session. A parent's demand is always the sum of its subtree.
+    ///
+    /// # Errors
+    /// [`DivisionError::Negative`] for a negative value.
+    pub fn set_request(&mut self, q: usize, request: [i128; 3]) -> Result<(), DivisionError> {
+        for r in Resource::ALL {
+            let v = request[r.index()];
+            if v < 0 {
+                return Err(DivisionError::Negative {
+                    queue: self.queues[q].name.clone(),
+                    resource: r,
+                    field: "request",
+                });
+            }
+            self.queues[q].resources[r.index()].request = v;
+            self.statics[r.index()][q].request = v;
+        }
+        Ok(())
+    }
+
     /// Sets a queue's over-quota weight for one resource (nano-units), e.g. for Run:ai's
     /// weight-follows-quota mapping.
     ///

@@ -75,7 +75,7 @@
 //!
 //! Reports are typed ([`report::FairshareReport`], [`report::ScheduleReport`]) and render
 //! their own tables; time-based fairshare reads sliding, tumbling and cron usage windows
-//! ([`usage`], [`cron`]).
+//! ([`usage`], [`cron`]). Simulators keep one cluster across sessions with [`live`].
 //!
 //! # Input checks: one validator
 //!
@@ -121,6 +121,7 @@ pub mod fixed;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod ids;
+pub mod live;
 pub mod report;
 pub mod runai;
 pub mod session;

@@ -62,7 +62,7 @@
 //! kind: Simulation                    # required
 //! metadata: {name: night-reclaim}     # the report's name (default: the file stem)
 //! spec:
-//!   engine: kueue                     # kueue (default) | resourcequota; kai is refused for now
+//!   engine: kueue                     # kueue (default) | resourcequota | kai (see [`kai`])
 //!   cluster: [platform.yaml]          # manifests, paths relative to this file
 //!   start: "2026-04-01T00:00:00Z"     # required, RFC 3339: virtual time 0
 //!   end: "2026-04-02T00:00:00Z"       # optional: default, when every workload has finished
@@ -218,6 +218,13 @@
 //!    is at least the work / capacity lower bound (Σ usage × runtime ÷ the cluster's quota,
 //!    per flavor-resource) and at least every workload's arrival + runtime.
 //!
+//! # KAI mode
+//!
+//! `spec.engine: kai`, and KAI's time-based-fairshare simulator config as a whole
+//! scenario, are simulated by [`kai`] (KAI's sessions over virtual time, time-based
+//! fairshare, KAI's simulator CSV, the two-queue oscillation and why it flips); `gpuquota
+//! sim` picks the mode by itself ([`kai::is_kai`]).
+//!
 //! # Deliberate deviations and limits
 //!
 //! - Jobs and Pods become workloads only through the model's importer (as `kueue schedule`
@@ -247,6 +254,7 @@
 pub mod engine;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod kai;
 pub mod plot;
 pub mod report;
 pub mod scenario;

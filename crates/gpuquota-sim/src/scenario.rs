@@ -427,7 +427,7 @@ pub fn from_str(
         "resourcequota" => Engine::ResourceQuota,
         "kai" => {
             errors.push(
-                Diagnostic::error(NOT_SIMULATED, "engine kai is not simulated yet (KAI mode is a later addition); use kueue or resourcequota")
+                Diagnostic::error(NOT_SIMULATED, "engine kai scenarios are read by gpuquota_sim::kai::load (the `gpuquota sim` command picks it by itself)")
                     .source(name)
                     .field("spec.engine"),
             );

@@ -23,6 +23,18 @@ impl Engine<'_> {
             if Resource::ALL.into_iter().any(|r| free[r] < req[r]) {
                 continue;
             }
+            // Whole and fractional GPUs of a node with devices are held in its devices, not
+            // in `idle`: their free share bounds what any move can make room for (moves keep
+            // the total). MIG instances are placed apart, so the bound is only taken for a job
+            // without them. A cheaper refusal of hopeless candidates; the decisions are the
+            // same.
+            if tasks
+                .iter()
+                .all(|&t| self.c.jobs[ji].tasks[t].mig.is_empty())
+                && self.free_device_gpus() < req[GPU]
+            {
+                continue;
+            }
             let mut cands: Vec<usize> = (0..self.c.jobs.len())
                 .filter(|&vj| {
                     let v = &self.c.jobs[vj];
@@ -130,6 +142,25 @@ impl Engine<'_> {
             }
             self.fail[ji] = None;
         }
+    }
+
+    /// Free GPU capacity on the nodes (devices' free shares on nodes with devices, idle GPUs
+    /// elsewhere), nano-units.
+    ///
+    /// # Complexity
+    /// O(N · G).
+    fn free_device_gpus(&self) -> i128 {
+        let mut free = 0i128;
+        for n in &self.nodes {
+            if n.devs.is_empty() {
+                free = free.saturating_add(n.idle[GPU].max(0));
+            } else {
+                for d in &n.devs {
+                    free = free.saturating_add((SCALE - d.0).max(0));
+                }
+            }
+        }
+        free
     }
 
     /// Whether moving `victims` lets job `ji` be placed with every victim re-placed (not on

@@ -1,0 +1,294 @@
+//! A persistent cluster for simulators: jobs arrive, run, are evicted and finish while one
+//! [`Cluster`] is kept in step with the session's decisions, instead of rebuilding it from a
+//! model before every session.
+//!
+//! [`LiveCluster::new`] takes a cluster built by [`Cluster::from_model`] and parks every job
+//! (none is submitted yet, every pod pending without a node). [`LiveCluster::submit`] puts a
+//! job into the cluster, [`LiveCluster::finish`] takes it out, and [`LiveCluster::session`]
+//! refreshes the leaves' demand, runs [`run_session`] and applies its decisions: the evicted
+//! jobs' pods go back to pending (their controller recreates them), the allocated pods run
+//! on their nodes at once (a pipelined pod too: the evictions that free its resources are
+//! applied first). A session on a live cluster decides exactly what [`run_session`] decides
+//! on [`Cluster::from_model`] of the same state; this module only keeps the state.
+//!
+//! ```
+//! use gpuquota_rank::{BuildOptions, Cluster, SessionOptions};
+//! use gpuquota_rank::live::LiveCluster;
+//!
+//! let yaml = r#"
+//! apiVersion: v1
+//! kind: Node
+//! metadata: {name: n1}
+//! status: {allocatable: {nvidia.com/gpu: "8", cpu: "64", memory: 512Gi}}
+//! ---
+//! apiVersion: scheduling.run.ai/v2
+//! kind: Queue
+//! metadata: {name: a}
+//! spec: {resources: {gpu: {quota: 8, overQuotaWeight: 1, limit: -1}}}
+//! ---
+//! apiVersion: v1
+//! kind: Pod
+//! metadata: {name: p, namespace: ns, labels: {kai.scheduler/queue: a}}
+//! spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "4"}}}]}
+//! status: {phase: Pending}
+//! "#;
+//! let model = gpuquota_model::import_str("c.yaml", yaml)?.model;
+//! let cluster = Cluster::from_model(&model, &BuildOptions::default())?;
+//! let mut live = LiveCluster::new(cluster);
+//! assert!(live.submit("ns/p"));
+//! let result = live.session(&SessionOptions::default())?;
+//! assert_eq!(result.allocated[0].pods[0].1.as_deref(), Some("n1"));
+//! // The queue now holds 4 GPUs (nano-units).
+//! let a = live.cluster().hierarchy.find("a").unwrap_or(0);
+//! assert_eq!(live.queue_allocated()[a][0], 4_000_000_000);
+//! assert!(live.finish("ns/p"));
+//! assert_eq!(live.queue_allocated()[a][0], 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::BTreeMap;
+
+use gpuquota_model::Timestamp;
+
+use crate::division::{DivisionError, Resource};
+use crate::ids::NodeId;
+use crate::session::{SessionError, SessionOptions, SessionResult, run_session};
+use crate::snapshot::{Cluster, Job, TaskStatus};
+
+/// A [`Cluster`] kept across sessions.
+#[derive(Debug, Clone)]
+pub struct LiveCluster {
+    cluster: Cluster,
+    /// Jobs not in the cluster (not submitted yet, or finished), by key.
+    parked: BTreeMap<String, Job>,
+    /// Node name → index.
+    node_index: BTreeMap<String, usize>,
+    /// Jobs whose pending pods the next sessions do not see.
+    held: std::collections::BTreeSet<String>,
+}
+
+fn reset(job: &mut Job) {
+    for t in &mut job.tasks {
+        t.status = TaskStatus::Pending;
+        t.node = None;
+    }
+}
+
+impl LiveCluster {
+    /// Parks every job of `cluster` with its pods pending and without nodes.
+    ///
+    /// # Complexity
+    /// O(J log J + N log N).
+    pub fn new(mut cluster: Cluster) -> LiveCluster {
+        let mut parked = BTreeMap::new();
+        for mut j in std::mem::take(&mut cluster.jobs) {
+            reset(&mut j);
+            j.last_start = None;
+            j.stale_since = None;
+            parked.insert(j.key.clone(), j);
+        }
+        let node_index = cluster
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), i))
+            .collect();
+        LiveCluster {
+            cluster,
+            parked,
+            node_index,
+            held: Default::default(),
+        }
+    }
+
+    /// The current state (only submitted, unfinished jobs are in [`Cluster::jobs`], in key
+    /// order, as [`Cluster::from_model`] orders them).
+    pub fn cluster(&self) -> &Cluster {
+        &self.cluster
+    }
+
+    /// A job in the cluster or parked.
+    pub fn job(&self, key: &str) -> Option<&Job> {
+        self.position(key)
+            .map(|i| &self.cluster.jobs[i])
+            .or_else(|| self.parked.get(key))
+    }
+
+    /// True when the job is in the cluster.
+    pub fn is_submitted(&self, key: &str) -> bool {
+        self.position(key).is_some()
+    }
+
+    fn position(&self, key: &str) -> Option<usize> {
+        self.cluster
+            .jobs
+            .binary_search_by(|j| j.key.as_str().cmp(key))
+            .ok()
+    }
+
+    /// Puts a parked job into the cluster, every pod pending. False when `key` is not parked.
+    ///
+    /// # Complexity
+    /// O(log J) to find it plus O(J) to insert it in key order.
+    pub fn submit(&mut self, key: &str) -> bool {
+        let Some(mut job) = self.parked.remove(key) else {
+            return false;
+        };
+        reset(&mut job);
+        job.last_start = None;
+        let at = self
+            .cluster
+            .jobs
+            .binary_search_by(|j| j.key.as_str().cmp(key))
+            .unwrap_or_else(|i| i);
+        self.cluster.jobs.insert(at, job);
+        true
+    }
+
+    /// Takes a job out of the cluster (finished or deleted): its resources are free at once.
+    /// False when it is not in the cluster.
+    ///
+    /// # Complexity
+    /// O(J).
+    pub fn finish(&mut self, key: &str) -> bool {
+        let Some(i) = self.position(key) else {
+            return false;
+        };
+        let mut job = self.cluster.jobs.remove(i);
+        reset(&mut job);
+        self.parked.insert(job.key.clone(), job);
+        true
+    }
+
+    /// Holds (or releases) a job: a held job's pending pods are invisible to the sessions
+    /// (neither demand nor candidates), its running pods stay. The hook for admission
+    /// policies outside KAI (a budget that closes a queue).
+    pub fn set_held(&mut self, key: &str, held: bool) {
+        if held {
+            self.held.insert(key.to_owned());
+        } else {
+            self.held.remove(key);
+        }
+    }
+
+    /// Sets the session time (min-runtime, preemption delay and staleness are measured
+    /// from it).
+    pub fn set_now(&mut self, now: Timestamp) {
+        self.cluster.now = now;
+    }
+
+    /// Sets a queue's normalized historical usage (nano-units, `[0, 10⁹]`), as the usage
+    /// database feeds the proportion plugin.
+    ///
+    /// # Errors
+    /// [`DivisionError::Negative`] for a negative value.
+    pub fn set_usage(&mut self, queue: usize, usage: [i128; 3]) -> Result<(), DivisionError> {
+        self.cluster.hierarchy.set_usage(queue, usage)
+    }
+
+    /// Allocated resources per queue (input order; a parent holds its subtree), nano-units.
+    ///
+    /// # Complexity
+    /// O(T + Q · d) for T pods of submitted jobs.
+    pub fn queue_allocated(&self) -> Vec<[i128; 3]> {
+        self.sum_tasks(|s| s == TaskStatus::Running, true)
+    }
+
+    fn sum_tasks(&self, pick: impl Fn(TaskStatus) -> bool, up: bool) -> Vec<[i128; 3]> {
+        let h = &self.cluster.hierarchy;
+        let mut out = vec![[0i128; 3]; h.queues().len()];
+        for j in &self.cluster.jobs {
+            let Some(q) = j.queue.map(crate::ids::QueueId::index) else {
+                continue;
+            };
+            for t in j.tasks.iter().filter(|t| pick(t.status)) {
+                for r in Resource::ALL {
+                    out[q][r.index()] = out[q][r.index()].saturating_add(t.req[r]);
+                }
+            }
+        }
+        if up {
+            let mut by_depth: Vec<(usize, usize)> =
+                (0..out.len()).map(|q| (h.path(q).len(), q)).collect();
+            by_depth.sort_by(|a, b| b.cmp(a));
+            for (_, q) in by_depth {
+                if let Some(p) = h.queues()[q].parent {
+                    let child = out[q];
+                    for (a, c) in out[p].iter_mut().zip(child) {
+                        *a = a.saturating_add(c);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Runs one session on the current state and applies its decisions: evicted jobs'
+    /// pods become pending again, allocated pods run on their nodes (`job.last_start` is set
+    /// to the session time when a job starts).
+    ///
+    /// # Errors
+    /// As [`run_session`]; the state is left unchanged then.
+    ///
+    /// # Complexity
+    /// O(T) to refresh the demand plus [`run_session`].
+    pub fn session(&mut self, options: &SessionOptions) -> Result<SessionResult, SessionError> {
+        // Held jobs' pending pods are hidden for the session.
+        let mut hidden: Vec<(usize, usize)> = Vec::new();
+        if !self.held.is_empty() {
+            for (ji, j) in self.cluster.jobs.iter_mut().enumerate() {
+                if self.held.contains(&j.key) {
+                    for (ti, t) in j.tasks.iter_mut().enumerate() {
+                        if t.status == TaskStatus::Pending {
+                            t.status = TaskStatus::Other;
+                            hidden.push((ji, ti));
+                        }
+                    }
+                }
+            }
+        }
+        let demand = self.sum_tasks(
+            |s| matches!(s, TaskStatus::Running | TaskStatus::Pending),
+            false,
+        );
+        let mut result = Ok(());
+        for (q, d) in demand.into_iter().enumerate() {
+            if self.cluster.hierarchy.is_leaf(q)
+                && let Err(e) = self.cluster.hierarchy.set_request(q, d)
+            {
+                result = Err(SessionError::Division(e));
+            }
+        }
+        let out = result.and_then(|()| run_session(&self.cluster, options));
+        for (ji, ti) in hidden {
+            self.cluster.jobs[ji].tasks[ti].status = TaskStatus::Pending;
+        }
+        let out = out?;
+        for e in &out.evicted {
+            if let Some(i) = self.position(&e.pod_group) {
+                reset(&mut self.cluster.jobs[i]);
+            }
+        }
+        let now = self.cluster.now;
+        for a in &out.allocated {
+            let Some(i) = self.position(&a.pod_group) else {
+                continue;
+            };
+            let job = &mut self.cluster.jobs[i];
+            let was_running = job.tasks.iter().any(|t| t.status == TaskStatus::Running);
+            for (pod, node) in &a.pods {
+                if let Some(t) = job.tasks.iter_mut().find(|t| &t.key == pod) {
+                    t.status = TaskStatus::Running;
+                    t.node = node
+                        .as_deref()
+                        .and_then(|n| self.node_index.get(n))
+                        .map(|&n| NodeId::new(n));
+                }
+            }
+            if !was_running {
+                job.last_start = Some(now);
+            }
+        }
+        Ok(out)
+    }
+}
