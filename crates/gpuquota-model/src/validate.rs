@@ -419,6 +419,15 @@ pub fn problems(model: &Model) -> Vec<ValidationError> {
             config,
         );
     }
+    for (key, b) in &model.budgets {
+        let mut cx = Ctx::new(&mut out, Kind::Budget, key);
+        object_meta(&mut cx, &b.metadata, false);
+        if let Err(problems) = b.rule() {
+            for p in problems {
+                cx.push(p.field, p.error_type, p.value, p.detail);
+            }
+        }
+    }
     for d in &model.duplicates {
         let mut cx = Ctx::new(&mut out, d.kind, &d.name);
         let shown = d.name.rsplit('/').next().unwrap_or(&d.name);
