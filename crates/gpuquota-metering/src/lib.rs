@@ -178,6 +178,7 @@
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod budget;
 pub mod dcgm;
 pub mod engine;
 pub mod input;
