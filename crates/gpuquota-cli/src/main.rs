@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[allow(dead_code)] // helpers are used as the engine subcommands land
+mod budgets;
 mod common;
 mod completions;
 mod example;

@@ -414,3 +414,233 @@ mod tests {
         assert_eq!(m.weigh("rtx", "cpu"), None);
     }
 }
+
+/// A budget as it stands at the end of a `meter` report (the period so far).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotBudget {
+    /// The rule.
+    pub rule: BudgetRule,
+    /// Used in the report, `1/L` card-ms.
+    pub used_units: i128,
+    /// The budget, `1/L` card-ms.
+    pub budget_units: i128,
+    /// When the current period renews, seconds since the Unix epoch.
+    pub renews_at: i64,
+}
+
+impl SnapshotBudget {
+    /// True when the report's usage reached the budget.
+    pub fn spent(&self) -> bool {
+        self.used_units >= self.budget_units
+    }
+
+    /// The pending message of a workload it holds back.
+    pub fn message(&self) -> String {
+        format!(
+            "Budget {:?} is spent: {} of {} GPU-hours used this period; it renews at {}",
+            self.rule.name,
+            hours(self.used_units),
+            hours(self.budget_units),
+            crate::time::format_rfc3339(self.renews_at)
+        )
+    }
+}
+
+fn report_time(v: &serde_json::Value) -> Option<i64> {
+    match v {
+        serde_json::Value::String(s) => crate::time::parse_rfc3339(s),
+        v => v.as_i64(),
+    }
+}
+
+/// Reads a `meter` report (its JSON, [`crate::report::ReportOut`]) as the usage of the
+/// period so far: `now` is the window's end, the budgets' default anchor its start. A
+/// budget is charged the `allocatedHours` of the report's lines whose `department` is its
+/// `spec.queue` or one of its `spec.namespaces` (metering's departments named like the
+/// queues or namespaces they own), of its `cardType` when it has one.
+///
+/// # Errors
+/// A message naming the field of the report that is missing or malformed.
+///
+/// # Complexity
+/// O(budgets × lines).
+pub fn from_meter_report(
+    rules: Vec<BudgetRule>,
+    report: &serde_json::Value,
+) -> Result<Vec<SnapshotBudget>, String> {
+    let start = report_time(&report["window"]["start"])
+        .ok_or("usage report: window.start is missing or not a time")?;
+    let end = report_time(&report["window"]["end"])
+        .ok_or("usage report: window.end is missing or not a time")?;
+    let lines = report["lines"]
+        .as_array()
+        .ok_or("usage report: lines is missing (expected a `gpuquota meter` JSON report)")?;
+    let mut parsed = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let dept = l["department"]
+            .as_str()
+            .ok_or_else(|| format!("usage report: lines[{i}].department is missing"))?;
+        let card = l["cardType"]
+            .as_str()
+            .ok_or_else(|| format!("usage report: lines[{i}].cardType is missing"))?;
+        let h = l["allocatedHours"]
+            .as_str()
+            .ok_or_else(|| format!("usage report: lines[{i}].allocatedHours is missing"))?;
+        let micro = crate::money::parse_decimal(h, 6, "allocatedHours")
+            .map_err(|e| format!("usage report: lines[{i}].allocatedHours: {e}"))?;
+        parsed.push((dept, card, micro));
+    }
+    let per_micro = UNITS_PER_GPU_HOUR / 1_000_000;
+    Ok(rules
+        .into_iter()
+        .map(|rule| {
+            let used: i128 = parsed
+                .iter()
+                .filter(|(d, c, _)| {
+                    let mine = match &rule.scope {
+                        gpuquota_model::budget::Scope::Queue(q) => q == d,
+                        gpuquota_model::budget::Scope::Namespaces(ns) => ns.iter().any(|n| n == d),
+                    };
+                    mine && rule.card_type.as_deref().is_none_or(|t| t == *c)
+                })
+                .map(|(_, _, m)| m * per_micro)
+                .sum();
+            let now_ms = end.saturating_mul(1000);
+            let (_, renew) = rule.period_at(now_ms.saturating_sub(1), start.saturating_mul(1000));
+            SnapshotBudget {
+                budget_units: rule.micro_gpu_hours * per_micro,
+                used_units: used,
+                renews_at: renew.div_euclid(1000),
+                rule,
+            }
+        })
+        .collect())
+}
+
+/// What applying budgets to a snapshot did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Applied {
+    /// Workloads (Kueue `namespace/name`) or PodGroups (KAI `namespace/name`) held back:
+    /// key, queue, message.
+    pub held: Vec<(String, String, String)>,
+    /// Workloads or PodGroups admitted only at the lowest priority.
+    pub deprioritized: Vec<String>,
+    /// One line per spent budget (every `whenSpent`), for stderr.
+    pub notes: Vec<String>,
+}
+
+/// Applies spent budgets to a snapshot before it is scheduled: `Wait` takes the covered
+/// pending Kueue Workloads and KAI PodGroups (and the PodGroups' pods) out of the snapshot
+/// and lists them as held back; `Deprioritize` gives the covered pending Workloads a
+/// priority below every other workload's and the covered pending PodGroups KAI's lowest
+/// built-in priority class `train` (50, preemptible); `Notify` changes nothing. Admitted
+/// work is never touched (a snapshot has no "from now on": `stopRunning` is for the
+/// simulator).
+///
+/// # Complexity
+/// O(budgets × (workloads + pod groups + pods)).
+pub fn apply_to_model(model: &mut gpuquota_model::Model, budgets: &[SnapshotBudget]) -> Applied {
+    let mut out = Applied::default();
+    let lowest = model
+        .workloads
+        .values()
+        .filter_map(|w| w.spec.priority)
+        .chain(model.workload_priority_classes.values().map(|c| c.value))
+        .chain(model.priority_classes.values().map(|c| c.value))
+        .chain(std::iter::once(0))
+        .min()
+        .unwrap_or(0)
+        .saturating_sub(1);
+    let cq_of = |m: &gpuquota_model::Model, w: &gpuquota_model::kueue::Workload| -> String {
+        let ns = w.metadata.namespace.as_deref().unwrap_or("default");
+        m.local_queues
+            .get(&format!(
+                "{ns}/{}",
+                w.spec.queue_name.as_deref().unwrap_or("")
+            ))
+            .map(|lq| lq.spec.cluster_queue.clone())
+            .unwrap_or_default()
+    };
+    for b in budgets.iter().filter(|b| b.spent()) {
+        out.notes
+            .push(format!("{} ({})", b.message(), b.rule.when_spent.as_str()));
+        if b.rule.when_spent == WhenSpent::Notify {
+            continue;
+        }
+        let keys: Vec<(String, String)> = model
+            .workloads
+            .iter()
+            .filter(|(_, w)| w.status.as_ref().is_none_or(|s| s.admission.is_none()))
+            .map(|(k, w)| (k.clone(), cq_of(model, w)))
+            .filter(|(k, q)| {
+                let ns = k.split('/').next().unwrap_or("");
+                b.rule.scope.covers(ns, q)
+            })
+            .collect();
+        for (k, q) in keys {
+            match b.rule.when_spent {
+                WhenSpent::Wait => {
+                    model.workloads.remove(&k);
+                    out.held.push((k, q, b.message()));
+                }
+                _ => {
+                    if let Some(w) = model.workloads.get_mut(&k) {
+                        w.spec.priority = Some(lowest);
+                        out.deprioritized.push(k);
+                    }
+                }
+            }
+        }
+        let groups: Vec<(String, String)> = model
+            .pod_groups
+            .iter()
+            .filter(|(_, g)| {
+                g.status
+                    .as_ref()
+                    .is_none_or(|s| s.get("phase").and_then(|p| p.as_str()) != Some("Running"))
+            })
+            .map(|(k, g)| (k.clone(), g.spec.queue.clone()))
+            .filter(|(k, q)| b.rule.scope.covers(k.split('/').next().unwrap_or(""), q))
+            .collect();
+        for (k, q) in groups {
+            let (ns, name) = k.split_once('/').unwrap_or(("", k.as_str()));
+            let running = model.pods.values().any(|p| {
+                p.metadata.namespace.as_deref() == Some(ns)
+                    && p.metadata
+                        .annotations
+                        .get(gpuquota_model::kai::POD_GROUP_ANNOTATION)
+                        .map(String::as_str)
+                        == Some(name)
+                    && p.spec.node_name.as_deref().is_some_and(|n| !n.is_empty())
+            });
+            if running {
+                continue;
+            }
+            match b.rule.when_spent {
+                WhenSpent::Wait => {
+                    model.pod_groups.remove(&k);
+                    model.pods.retain(|_, p| {
+                        !(p.metadata.namespace.as_deref() == Some(ns)
+                            && p.metadata
+                                .annotations
+                                .get(gpuquota_model::kai::POD_GROUP_ANNOTATION)
+                                .map(String::as_str)
+                                == Some(name))
+                    });
+                    out.held.push((k, q, b.message()));
+                }
+                _ => {
+                    if let Some(g) = model.pod_groups.get_mut(&k) {
+                        g.spec.priority_class_name = Some("train".into());
+                        out.deprioritized.push(k);
+                    }
+                }
+            }
+        }
+    }
+    out.held.sort();
+    out.held.dedup();
+    out.deprioritized.sort();
+    out.deprioritized.dedup();
+    out
+}
