@@ -29,6 +29,24 @@ pub(crate) fn apply(
             ));
         }
     };
+    let rules = load_rules(budgets)?;
+    let report: serde_json::Value = serde_json::from_str(&read_file(usage)?)
+        .map_err(|e| CliError(format!("{}: {e}", usage.display())))?;
+    let state = from_meter_report(rules, &report).map_err(CliError)?;
+    let applied = apply_to_model(model, &state);
+    for n in &applied.notes {
+        eprintln!("note: {n}");
+    }
+    Ok(Some(applied))
+}
+
+/// The Budgets of a manifest file, validated.
+///
+/// # Errors
+/// Every problem of every Budget, or a file without any.
+pub(crate) fn load_rules(
+    budgets: &Path,
+) -> Result<Vec<gpuquota_model::budget::BudgetRule>, CliError> {
     let text = read_file(budgets)?;
     let imported = gpuquota_model::import_str(&budgets.display().to_string(), &text)
         .map_err(|e| CliError(e.to_string()))?;
@@ -61,12 +79,5 @@ pub(crate) fn apply(
             budgets.display()
         )));
     }
-    let report: serde_json::Value = serde_json::from_str(&read_file(usage)?)
-        .map_err(|e| CliError(format!("{}: {e}", usage.display())))?;
-    let state = from_meter_report(rules, &report).map_err(CliError)?;
-    let applied = apply_to_model(model, &state);
-    for n in &applied.notes {
-        eprintln!("note: {n}");
-    }
-    Ok(Some(applied))
+    Ok(rules)
 }

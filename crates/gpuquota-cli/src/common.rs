@@ -29,6 +29,8 @@ pub(crate) enum OutputFormat {
     Yaml,
     /// CSV (where a command supports it).
     Csv,
+    /// OpenMetrics text (`meter`: GPU-hours and budgets as metrics).
+    Openmetrics,
 }
 
 /// Reads a file (standard input for `-`) through the one bounded reader

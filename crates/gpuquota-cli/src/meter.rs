@@ -4,6 +4,9 @@
 //! entries are paths of Prometheus text exposition files, relative to FILE's directory.
 //! Unknown fields are reported on stderr with their path and a "did you mean" (an error under
 //! the global `--strict`); invalid input is reported on stderr with exit code 1.
+//!
+//! `--output openmetrics [--budgets FILE]` writes the GPU-hours used (and each Budget's
+//! hours, used and remaining) as OpenMetrics text (`gpuquota_metering::openmetrics`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,9 +24,13 @@ use crate::common::{CliError, OutputFormat, read_file};
 pub(crate) struct MeterArgs {
     /// The metering input: window, prices, departments, records, series, samples, DCGM files.
     file: PathBuf,
-    /// Output format: json (the documented contract), csv or table.
+    /// Output format: json (the documented contract), csv, table or openmetrics.
     #[arg(long, value_enum, default_value = "json")]
     output: OutputFormat,
+    /// GPU-hour Budgets (manifests) whose used and remaining hours `--output openmetrics`
+    /// adds, charged from this report.
+    #[arg(long)]
+    budgets: Option<PathBuf>,
 }
 
 pub(crate) fn run(args: MeterArgs) -> Result<ExitCode, CliError> {
@@ -32,7 +39,7 @@ pub(crate) fn run(args: MeterArgs) -> Result<ExitCode, CliError> {
             "meter prints json, csv or table, not yaml".to_owned(),
         ));
     }
-    let outcome = execute(&args.file, args.output)?;
+    let outcome = execute_with(&args.file, args.output, args.budgets.as_deref())?;
     for line in &outcome.stderr {
         eprintln!("{line}");
     }
@@ -49,7 +56,21 @@ pub(crate) struct Outcome {
 }
 
 /// Reads, validates and meters FILE; input problems give exit code 1 with the error on stderr.
+#[cfg(test)]
 pub(crate) fn execute(path: &Path, output: OutputFormat) -> Result<Outcome, CliError> {
+    execute_with(path, output, None)
+}
+
+/// As [`execute`], with the Budgets of `budgets` for `--output openmetrics`.
+pub(crate) fn execute_with(
+    path: &Path,
+    output: OutputFormat,
+    budgets: Option<&Path>,
+) -> Result<Outcome, CliError> {
+    let rules = match budgets {
+        Some(b) => crate::budgets::load_rules(b)?,
+        None => Vec::new(),
+    };
     let text = read_file(path)?;
     let file = path.display().to_string();
     let mut stderr = Vec::new();
@@ -90,6 +111,12 @@ pub(crate) fn execute(path: &Path, output: OutputFormat) -> Result<Outcome, CliE
         OutputFormat::Json | OutputFormat::Yaml => report.to_json(),
         OutputFormat::Csv => report.to_csv(),
         OutputFormat::Table => report.to_table(),
+        OutputFormat::Openmetrics => {
+            let json: serde_json::Value = serde_json::from_str(&report.to_json())?;
+            let state =
+                gpuquota_metering::budget::from_meter_report(rules, &json).map_err(CliError)?;
+            gpuquota_metering::openmetrics::render(&report, &state)
+        }
     };
     Ok(Outcome {
         code: 0,

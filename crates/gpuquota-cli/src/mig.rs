@@ -83,6 +83,11 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
                 OutputFormat::Csv => {
                     return Err(CliError("mig plan: --output csv is not supported".into()));
                 }
+                OutputFormat::Openmetrics => {
+                    return Err(CliError(
+                        "mig plan: --output openmetrics is not supported".into(),
+                    ));
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -257,7 +262,7 @@ fn profiles(model: Option<&str>, output: OutputFormat) -> Result<ExitCode, CliEr
                 _ => print!("{}", to_json(&v)?),
             }
         }
-        OutputFormat::Table | OutputFormat::Csv => {
+        OutputFormat::Table | OutputFormat::Csv | OutputFormat::Openmetrics => {
             let mut out = String::new();
             for m in models {
                 let _ = writeln!(

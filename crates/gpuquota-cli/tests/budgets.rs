@@ -222,3 +222,88 @@ fn kai_wait_holds_the_pod_group_back() {
         text(&out.stderr)
     );
 }
+
+/// A strict reading of OpenMetrics text: every sample's family was declared with TYPE,
+/// UNIT and HELP before it, a UNIT is the name's suffix, values are numbers, the text ends
+/// with `# EOF`; returns (name, labels, value) per sample.
+fn strict_openmetrics(t: &str) -> Vec<(String, String, f64)> {
+    assert!(t.ends_with("# EOF\n"), "ends with # EOF");
+    let mut declared: std::collections::BTreeMap<String, (bool, bool, bool)> = Default::default();
+    let mut out = Vec::new();
+    for line in t.lines() {
+        if line == "# EOF" {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("# ") {
+            let mut p = rest.splitn(3, ' ');
+            let (kind, name, arg) = (p.next().unwrap(), p.next().unwrap(), p.next().unwrap());
+            let e = declared.entry(name.to_owned()).or_default();
+            match kind {
+                "TYPE" => {
+                    assert_eq!(arg, "gauge");
+                    e.0 = true;
+                }
+                "UNIT" => {
+                    assert!(
+                        name.ends_with(&format!("_{arg}")),
+                        "{name} ends with its unit"
+                    );
+                    e.1 = true;
+                }
+                "HELP" => e.2 = true,
+                k => panic!("unknown descriptor {k}"),
+            }
+            continue;
+        }
+        let (key, value) = line.rsplit_once(' ').expect("name{labels} value");
+        let name = key.split('{').next().unwrap();
+        assert_eq!(
+            declared.get(name),
+            Some(&(true, true, true)),
+            "{name} declared"
+        );
+        let labels = key[name.len()..].to_owned();
+        assert!(labels.starts_with('{') && labels.ends_with('}'));
+        out.push((
+            name.to_owned(),
+            labels,
+            value.parse::<f64>().expect("a number"),
+        ));
+    }
+    out
+}
+
+#[test]
+fn meter_openmetrics_writes_used_budget_and_remaining() {
+    let b = budget("Wait", "8");
+    let files = write("om", &[("b.yaml", &b), ("m.yaml", METER)]);
+    let out = gpuquota(&[
+        "meter",
+        &files[1],
+        "--output",
+        "openmetrics",
+        "--budgets",
+        &files[0],
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    let samples = strict_openmetrics(&t);
+    let get = |n: &str| {
+        samples
+            .iter()
+            .find(|s| s.0 == n)
+            .unwrap_or_else(|| panic!("{n} in\n{t}"))
+            .2
+    };
+    assert_eq!(get("gpuquota_gpu_used_hours"), 9.0);
+    assert_eq!(get("gpuquota_budget_gpu_hours"), 8.0);
+    assert_eq!(get("gpuquota_budget_used_gpu_hours"), 9.0);
+    assert_eq!(get("gpuquota_budget_remaining_gpu_hours"), -1.0);
+    assert!(t.contains(
+        "gpuquota_budget_remaining_gpu_hours{budget=\"team-daily\",department=\"team\",card_type=\"H200\"} -1.000000\n"
+    ));
+    // the crate's own exposition reader agrees
+    let parsed = gpuquota_metering::dcgm::parse_exposition("om", &t).expect("parses");
+    assert_eq!(parsed.len(), samples.len());
+    assert_eq!(parsed[0].label("card_type"), Some("H200"));
+}

@@ -184,6 +184,7 @@ pub mod engine;
 pub mod input;
 pub mod mig;
 pub mod money;
+pub mod openmetrics;
 pub mod report;
 pub mod time;
 
