@@ -436,8 +436,7 @@ pub(crate) fn schedule(
 /// The card types a scenario's budgets weigh usage by (`spec.metering.cardTypes`; without
 /// it each flavor is its own card type).
 pub fn card_map(sc: &crate::Scenario) -> CardMap {
-    let _ = sc;
-    CardMap::default()
+    crate::bill::card_map(sc.metering.as_ref())
 }
 
 /// The report's `budgets` section: per budget, its rule and every period.

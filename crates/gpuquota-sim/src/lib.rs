@@ -224,8 +224,14 @@
 //!   reads them); the simulator adds no conversion of its own.
 //! - Admission fair sharing runs with the usage the LocalQueues' status reports; its usage
 //!   decay over virtual time is not simulated yet.
-//! - A `kai` engine and metering are later additions (the engine enum and the report leave
-//!   room for them).
+//! - A `kai` engine is a later addition (the engine enum and the report leave room for it).
+//!
+//! # The bill of a run
+//!
+//! `spec.metering` (the `meter` document without `window` and `records`; card types may
+//! list their Kueue `flavors`) makes the simulator meter its own runs through
+//! `gpuquota-metering` and add the `meter` report as `"chargeback"` (before `"warnings"`),
+//! with the lost hours of preempted runs; see [`bill`].
 //!
 //! # GPU-hour budgets
 //!
@@ -243,6 +249,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod bill;
 pub mod budget;
 pub mod engine;
 pub mod plot;
@@ -402,6 +409,14 @@ pub fn simulate(sc: &Scenario) -> Result<Report, Diagnostics> {
     report.diagnostics = warnings;
     if let Some(b) = &budgets {
         report.sections.push(("budgets".into(), budget::to_json(b)));
+    }
+    if sc.metering.is_some() {
+        let (bill, ws) = bill::chargeback(sc, &report.outcome)?;
+        for w in ws.0 {
+            report.outcome.warnings.push(w.to_string());
+            report.diagnostics.push(w);
+        }
+        report.sections.push(("chargeback".into(), bill));
     }
     Ok(report)
 }
