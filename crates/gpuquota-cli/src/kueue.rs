@@ -430,6 +430,7 @@ fn quotas_table(r: &gpuquota_cohort::QuotasReport) -> String {
 }
 
 /// The seed section: the seed platform's day scheduled by Kueue's rules.
+#[allow(dead_code)] // superseded in the default run by the simulated month (gpuquota_sim::seed)
 pub(crate) fn seed_section() -> Result<String, CliError> {
     let mut importer = gpuquota_model::Importer::new();
     importer.add_str("kueue.yaml", crate::seed::KUEUE_YAML);

@@ -283,6 +283,7 @@ pub(crate) fn seed_input() -> Result<Input, CliError> {
 }
 
 /// The seed section: the month as a chargeback table (idle recovered in proportion to cost).
+#[allow(dead_code)] // superseded in the default run by the simulated month (gpuquota_sim::seed)
 pub(crate) fn seed_section() -> Result<String, CliError> {
     let report = meter(&seed_input()?)?;
     Ok(format!(

@@ -15,9 +15,13 @@
 //!   `nvidia.com/gpu.shared`. Usage under the `resourcequota` engine has no flavor: it is
 //!   the only card type's when there is one (MIG: the first card type whose model has the
 //!   profile); GPU usage of no card type is left out with a warning;
-//! - `departments[].quota`, when a department gives none and a simulated queue (a
-//!   ClusterQueue, or a namespace's ResourceQuota) has the department's name: the queue's
-//!   nominal `nvidia.com/gpu` per card type, so `borrowedHours` is the usage above nominal.
+//! - `departments[].quota`, when a department gives none and a ClusterQueue of the cluster
+//!   has the department's name: its nominal GPUs per card type (MIG and replica resources weighted as metering weighs them) (under both
+//!   engines: the platform's quota picture), so `borrowedHours` is the usage above nominal.
+//!
+//! Usage under the `resourcequota` engine has no flavor; it is charged to the card type of
+//! the first flavor of the workload's ClusterQueue (through its LocalQueue) that covers the
+//! resource, Kueue's flavor order, when the cluster has one.
 //!
 //! The `chargeback` section is the `meter` JSON report (`window`, `currency`, `lines`,
 //! `idle`, `totals`, `warnings`) plus `preempted`: per department and card type the GPU-hours
@@ -126,18 +130,26 @@ pub fn chargeback(sc: &Scenario, outcome: &Outcome) -> Result<(Value, Diagnostic
         json!({"start": ts(start_s), "end": ts(end_s)}),
     );
     // queues' nominal GPUs per card type, for departments named like a queue
-    let mut nominal: BTreeMap<&str, BTreeMap<String, i64>> = BTreeMap::new();
-    for q in &outcome.queues {
-        for &(fr, a) in &q.nominal {
-            let (f, r) = &outcome.frs[fr as usize];
-            if r.as_str() == "nvidia.com/gpu"
-                && let Some((card, _)) = card_for(&cards, f, r.as_str())
-            {
-                *nominal
-                    .entry(q.name.as_str())
-                    .or_default()
-                    .entry(card)
-                    .or_default() += a;
+    let mut nominal: BTreeMap<&str, BTreeMap<String, i128>> = BTreeMap::new();
+    for (name, cq) in &sc.model.cluster_queues {
+        for g in &cq.spec.resource_groups {
+            for f in &g.flavors {
+                for r in &f.resources {
+                    let n = r
+                        .nominal_quota
+                        .as_ref()
+                        .and_then(|q| q.value())
+                        .unwrap_or(0);
+                    if let Some((card, _)) = card_for(&cards, &f.name, r.name.as_str())
+                        && let Some((_, w)) = cards.weigh(&f.name, r.name.as_str())
+                    {
+                        *nominal
+                            .entry(name.as_str())
+                            .or_default()
+                            .entry(card)
+                            .or_default() += w * i128::from(n);
+                    }
+                }
             }
         }
     }
@@ -150,7 +162,17 @@ pub fn chargeback(sc: &Scenario, outcome: &Outcome) -> Result<(Value, Diagnostic
                     .and_then(Value::as_str)
                     .and_then(|n| nominal.get(n))
             {
-                m.insert("quota".into(), json!(q));
+                let cards: Map<String, Value> = q
+                    .iter()
+                    .map(|(c, u)| {
+                        let micro = u * 1_000_000 / gpuquota_metering::money::L;
+                        (
+                            c.clone(),
+                            gpuquota_metering::money::format_fixed(micro, 6).into(),
+                        )
+                    })
+                    .collect();
+                m.insert("quota".into(), Value::Object(cards));
             }
         }
     }
@@ -169,6 +191,7 @@ pub fn chargeback(sc: &Scenario, outcome: &Outcome) -> Result<(Value, Diagnostic
     let mut unmapped: BTreeMap<String, ()> = BTreeMap::new();
     for w in &outcome.workloads {
         let ns = w.key.split('/').next().unwrap_or("");
+        let first_flavor = |res: &str| first_flavor(sc, &w.key, res);
         for r in &w.runs {
             let (a, b) = (
                 start_s + r.start_ms.div_euclid(1000),
@@ -183,6 +206,13 @@ pub fn chargeback(sc: &Scenario, outcome: &Outcome) -> Result<(Value, Diagnostic
                 if !res.starts_with("nvidia.com/") || amount <= 0 {
                     continue;
                 }
+                let guessed;
+                let f = if f.is_empty() {
+                    guessed = first_flavor(res).unwrap_or_default();
+                    &guessed
+                } else {
+                    f
+                };
                 let Some((card, mut shape)) = card_for(&cards, f, res) else {
                     if cards.weigh(f, res).is_some() {
                         unmapped.insert(format!("{f:?}/{res}"), ());
@@ -242,4 +272,22 @@ pub fn chargeback(sc: &Scenario, outcome: &Outcome) -> Result<(Value, Diagnostic
         m.insert("preempted".into(), Value::Array(preempted));
     }
     Ok((out, warnings))
+}
+
+/// Under `resourcequota` (usage without a flavor): the first flavor of the workload's
+/// ClusterQueue (through its LocalQueue) that covers `resource`, Kueue's flavor order.
+fn first_flavor(sc: &Scenario, key: &str, resource: &str) -> Option<String> {
+    let w = sc.model.workloads.get(key)?;
+    let ns = key.split('/').next()?;
+    let lq = sc
+        .model
+        .local_queues
+        .get(&format!("{ns}/{}", w.spec.queue_name.as_deref()?))?;
+    let cq = sc.model.cluster_queues.get(&lq.spec.cluster_queue)?;
+    cq.spec
+        .resource_groups
+        .iter()
+        .find(|g| g.covered_resources.iter().any(|r| r.as_str() == resource))
+        .and_then(|g| g.flavors.first())
+        .map(|f| f.name.clone())
 }

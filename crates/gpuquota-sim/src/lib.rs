@@ -251,10 +251,12 @@
 
 pub mod bill;
 pub mod budget;
+pub mod diff;
 pub mod engine;
 pub mod plot;
 pub mod report;
 pub mod scenario;
+pub mod seed;
 
 use gpuquota_cohort::{Scheduler, World};
 use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};
