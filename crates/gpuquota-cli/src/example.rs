@@ -71,8 +71,17 @@ pub(crate) const SAMPLES: &[Sample] = &[
         commands: &["gpuquota meter meter.yaml"],
         text: include_str!("../samples/meter.yaml"),
     },
+    Sample {
+        name: "budget",
+        about: "GPU-hour budgets (Budget): per queue or namespaces, per period, when spent",
+        commands: &[
+            "gpuquota validate budget.yaml",
+            "gpuquota meter meter.yaml --output openmetrics --budgets budget.yaml",
+        ],
+        text: include_str!("../samples/budget.yaml"),
+    },
     // Formats still to come get their entry here, with a file under samples/:
-    // the simulation scenario (`gpuquota sim`) and the GPU-hour budget.
+    // the simulation scenario (`gpuquota sim`).
 ];
 
 /// Arguments of `gpuquota example`.

@@ -48,7 +48,10 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
     let dir = temp_dir("run");
     let samples = listed(&dir);
     let names: Vec<&str> = samples.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["kueue", "kai", "kai-usage", "mig-plan", "meter"]);
+    assert_eq!(
+        names,
+        ["kueue", "kai", "kai-usage", "mig-plan", "meter", "budget"]
+    );
     // Save every sample first: a command may read several (kai with kai-usage).
     for (name, _) in &samples {
         let out = gpuquota(&dir, &["example", name]);
@@ -72,7 +75,7 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
             runs += 1;
         }
     }
-    assert_eq!(runs, 15);
+    assert_eq!(runs, 17);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -131,6 +134,6 @@ fn example_defaults_to_the_list_and_rejects_unknown_names() {
         stderr.starts_with("error: invalid value 'nope'"),
         "{stderr}"
     );
-    assert!(stderr.contains("[possible values: list, kueue, kai, kai-usage, mig-plan, meter]"));
+    assert!(stderr.contains("[possible values: list, kueue, kai, kai-usage, mig-plan, meter, budget]"));
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -170,6 +170,12 @@
 //! workload's, so they are booked to the exporter's namespace (usually no department's:
 //! `unassigned`). Give `honorLabels: false` scrapes where that matters.
 //!
+//! # Budgets and metrics
+//!
+//! [`budget`] is the GPU-hour budget ledger (the `Budget` kind of `gpuquota-model`) in
+//! metering's units, shared by the simulator and the snapshot commands; [`openmetrics`]
+//! writes a report (and budgets) as OpenMetrics text.
+//!
 //! # Crate features
 //!
 //! * `fuzzing`: `Arbitrary` inputs and the check functions of the `fuzzing` module used by the

@@ -233,6 +233,12 @@
 //! `gpuquota-metering` and add the `meter` report as `"chargeback"` (before `"warnings"`),
 //! with the lost hours of preempted runs; see [`bill`].
 //!
+//! # What-if and the seed month
+//!
+//! `gpuquota sim diff A.yaml B.yaml [--output json|table] [--plot FILE.svg]` compares two
+//! scenarios over the same workloads per department ([`diff`]). The seed platform's month
+//! ships as data files (`data/seed/`) and is the CLI's default run ([`seed`]).
+//!
 //! # GPU-hour budgets
 //!
 //! `Budget` objects (`gpuquota.dev/v1alpha1`, [`gpuquota_model::budget`]) in the cluster
