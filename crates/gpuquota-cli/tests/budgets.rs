@@ -307,3 +307,28 @@ fn meter_openmetrics_writes_used_budget_and_remaining() {
     assert_eq!(parsed.len(), samples.len());
     assert_eq!(parsed[0].label("card_type"), Some("H200"));
 }
+
+#[test]
+fn sim_reads_the_shipped_seed_files_and_diffs_them() {
+    let seed = concat!(env!("CARGO_MANIFEST_DIR"), "/../gpuquota-sim/data/seed/");
+    let (a, b) = (
+        format!("{seed}resourcequota.yaml"),
+        format!("{seed}kueue.yaml"),
+    );
+    let svg = write("diff", &[("x", "")])[0].replace("/x", "/diff.svg");
+    let out = gpuquota(&["sim", "diff", &a, &b, "--output", "json", "--plot", &svg]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(j["a"], "seed-resourcequota");
+    assert_eq!(j["departments"]["batch"]["preemptions"]["delta"], 184);
+    assert!(
+        std::fs::read_to_string(&svg)
+            .expect("svg written")
+            .starts_with("<svg")
+    );
+    let out = gpuquota(&["sim", &b]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(j["budgets"][0]["budget"], "batch-monthly");
+    assert_eq!(j["chargeback"]["currency"], "EUR");
+}

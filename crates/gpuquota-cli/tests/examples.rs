@@ -134,6 +134,8 @@ fn example_defaults_to_the_list_and_rejects_unknown_names() {
         stderr.starts_with("error: invalid value 'nope'"),
         "{stderr}"
     );
-    assert!(stderr.contains("[possible values: list, kueue, kai, kai-usage, mig-plan, meter, budget]"));
+    assert!(
+        stderr.contains("[possible values: list, kueue, kai, kai-usage, mig-plan, meter, budget]")
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -4,7 +4,7 @@
 //! Kueue and KAI have no GPU-hour budget; the nearest upstream control is Slurm's
 //! `GrpTRESMins` (an association's jobs wait once its TRES-minutes are used). A `Budget` is
 //! read from the same manifest files as every other object, by the one importer, and checked
-//! by [`crate::validate`].
+//! by [`mod@crate::validate`].
 //!
 //! ```
 //! use gpuquota_model::budget::{Period, Scope, WhenSpent};
