@@ -79,8 +79,15 @@ pub(crate) const SAMPLES: &[Sample] = &[
         ],
         text: include_str!("../samples/sim.yaml"),
     },
-    // The GPU-hour budget sample gets its entry here (name "budget", file
-    // samples/budget.yaml, the commands that read it), like every format above.
+    Sample {
+        name: "budget",
+        about: "GPU-hour budgets (Budget): per queue or namespaces, per period, when spent",
+        commands: &[
+            "gpuquota validate budget.yaml",
+            "gpuquota meter meter.yaml --output openmetrics --budgets budget.yaml",
+        ],
+        text: include_str!("../samples/budget.yaml"),
+    },
 ];
 
 /// Arguments of `gpuquota example`.

@@ -55,6 +55,13 @@ Examples:
         /// Node placement strategy.
         #[arg(long, value_enum, default_value = "binpack")]
         placement: PlacementArg,
+        /// GPU-hour Budgets (manifests) to apply, with --budget-usage.
+        #[arg(long, requires = "budget_usage")]
+        budgets: Option<PathBuf>,
+        /// A `gpuquota meter` JSON report of the budgets' period so far (`--usage` is
+        /// already the time-based fairshare history here).
+        #[arg(long, requires = "budgets")]
+        budget_usage: Option<PathBuf>,
     },
 }
 
@@ -134,6 +141,14 @@ struct Prepared {
 }
 
 fn prepare(args: &KaiArgs) -> Result<Result<Prepared, Vec<String>>, CliError> {
+    prepare_edit(args, |_| Ok(()))
+}
+
+/// As [`prepare`], with the imported model edited before the cluster is built.
+fn prepare_edit(
+    args: &KaiArgs,
+    edit: impl FnOnce(&mut Model) -> Result<(), CliError>,
+) -> Result<Result<Prepared, Vec<String>>, CliError> {
     let mut imp = Importer::new();
     for f in &args.files {
         let text = read_file(f)?;
@@ -160,7 +175,9 @@ fn prepare(args: &KaiArgs) -> Result<Result<Prepared, Vec<String>>, CliError> {
     ) {
         return Ok(Err(vec![format!("error: {d}")]));
     }
-    text_to_cluster(imported.model, args, true)
+    let mut model = imported.model;
+    edit(&mut model)?;
+    text_to_cluster(model, args, true)
 }
 
 fn text_to_cluster(
@@ -275,8 +292,30 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        KaiCommand::Schedule { args, placement } => {
-            let p = match prepare(&args)? {
+        KaiCommand::Schedule {
+            args,
+            placement,
+            budgets,
+            budget_usage,
+        } => {
+            let p = match prepare_edit(&args, |m| {
+                // held-back PodGroups are listed on stderr (the schedule JSON is unchanged)
+                if let Some(a) =
+                    crate::budgets::apply(m, budgets.as_deref(), budget_usage.as_deref())?
+                {
+                    for (g, q, message) in a.held {
+                        eprintln!(
+                            "note: PodGroup {g} (queue {q}) is held back: BudgetExhausted: {message}"
+                        );
+                    }
+                    for g in a.deprioritized {
+                        eprintln!(
+                            "note: PodGroup {g} is admitted only as priority class train (BudgetExhausted)"
+                        );
+                    }
+                }
+                Ok(())
+            })? {
                 Ok(p) => p,
                 Err(problems) => return fail(problems),
             };

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod budgets;
 #[allow(dead_code)] // helpers are used as the engine subcommands land
 #[macro_use]
 mod common;

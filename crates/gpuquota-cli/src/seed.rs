@@ -26,29 +26,67 @@ const SECTIONS: &[(&str, fn() -> Result<String, CliError>)] = &[
         crate::quotas::seed_section,
     ),
     (
-        "Kueue: the day scheduled (admissions, borrowing, the 02:00 reclaim, waits)",
-        crate::kueue::seed_section,
-    ),
-    (
-        "KAI / Run:ai: departments and projects with their fair share (GPUs)",
+        // KAI / Run:ai: replace by the simulated KAI month when the simulator's KAI mode lands
+        // (gpuquota_sim::seed::ENGINES gains it; this static fair-share table then goes).
+        "KAI / Run:ai: departments and projects with their fair share (GPUs; not simulated yet)",
         crate::kai::seed_section,
     ),
     (
         "MIG plan: notebooks (8 x nvidia.com/mig-1g.24gb) on rtx-b",
         crate::mig::seed_section,
     ),
-    (
-        "Metering: the month as a chargeback table (GPU-hours, borrowed, cost)",
-        crate::meter::seed_section,
-    ),
 ];
 
 pub(crate) fn run() -> Result<ExitCode, CliError> {
     outln!("gpuquota: the seed platform (rtx-a, rtx-b: 8 x RTX PRO 6000 each; h200: 8 x H200 NVL)");
-    for (title, section) in SECTIONS {
+    let month = gpuquota_sim::seed::run().map_err(|d| CliError(d.to_string()))?;
+    for (i, (title, section)) in SECTIONS.iter().enumerate() {
         outln!("\n== {title} ==");
         out!("{}", section()?);
+        if i == 0 {
+            outln!("\n== The month, simulated: who borrowed, was preempted, waited; the bill ==");
+            out!("{}", gpuquota_sim::seed::summary(&month));
+        }
     }
+    // the scenario files and the plots, so every part can be rerun on the user's own files
+    let dir = std::env::temp_dir().join("gpuquota-seed");
+    std::fs::create_dir_all(&dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(|e| CliError(format!("{}: {e}", p.display())))
+    };
+    write("platform.yaml", gpuquota_sim::seed::PLATFORM)?;
+    write("month.yaml", gpuquota_sim::seed::MONTH)?;
+    let mut plots = Vec::new();
+    for (&(_, file, text), (_, _, report)) in gpuquota_sim::seed::ENGINES.iter().zip(&month.runs) {
+        write(file, text)?;
+        let svg_name = file.replace(".yaml", ".svg");
+        write(
+            &svg_name,
+            &gpuquota_sim::plot::svg(report).map_err(CliError)?,
+        )?;
+        plots.push(svg_name);
+    }
+    if let [(_, sa, ra), (_, sb, rb), ..] = month.runs.as_slice() {
+        write(
+            "diff.svg",
+            &gpuquota_sim::diff::svg(sa, ra, sb, rb).map_err(CliError)?,
+        )?;
+        plots.push("diff.svg".into());
+    }
+    let d = dir.display();
+    println!(
+        "\nPlots (usage per queue over the month; both runs side by side) in {d}/: {}",
+        plots.join(", ")
+    );
+    println!("Rerun each part on your own copy of the scenario files (written to {d}/):");
+    println!("  gpuquota sim {d}/kueue.yaml --output table --plot kueue.svg");
+    println!("  gpuquota sim {d}/resourcequota.yaml --output table");
+    println!("  gpuquota sim diff {d}/resourcequota.yaml {d}/kueue.yaml --plot diff.svg");
+    println!("  gpuquota sim {d}/kueue.yaml | jq .chargeback      # the month's bill");
+    println!(
+        "  gpuquota mig plan FILE                            # the MIG plan (gpuquota example mig)"
+    );
     Ok(ExitCode::SUCCESS)
 }
 

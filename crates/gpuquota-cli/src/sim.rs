@@ -22,15 +22,21 @@ pub(crate) enum SimOutput {
 
 /// `gpuquota sim` arguments.
 #[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 #[command(after_help = "\
 Examples:
   gpuquota sim sim.yaml -o table                        per queue and class, then what happened
   gpuquota sim sim.yaml --plot usage.svg > report.json  the JSON report and a usage plot
-  gpuquota sim sim.yaml -o kueue-summary                the summary Kueue's perf runner writes")]
+  gpuquota sim sim.yaml -o kueue-summary                the summary Kueue's perf runner writes
+  gpuquota sim diff a.yaml b.yaml -o table              two scenarios compared per department")]
 pub(crate) struct SimArgs {
     /// A `Simulation` scenario, Kueue's perf-test generator config, or KAI's
     /// time-based-fairshare simulator config.
-    file: PathBuf,
+    #[arg(required = true)]
+    file: Option<PathBuf>,
+    /// `sim diff A.yaml B.yaml`: compare two scenarios per department.
+    #[command(subcommand)]
+    command: Option<SimCommand>,
     /// Output format [default: table on a terminal, json otherwise].
     #[arg(short, long, value_enum)]
     output: Option<SimOutput>,
@@ -39,19 +45,99 @@ pub(crate) struct SimArgs {
     plot: Option<PathBuf>,
 }
 
+/// `sim` subcommands.
+/// `--output` of `sim diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum DiffOutput {
+    /// The differences per department, as JSON.
+    Json,
+    /// The differences per department, as a table.
+    Table,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum SimCommand {
+    /// What-if: simulate two scenarios over the same workloads and compare them per
+    /// department (GPU-hours, borrowed hours, time to admission, preemptions, lost hours,
+    /// utilisation, cost).
+    Diff {
+        /// Scenario A.
+        a: PathBuf,
+        /// Scenario B.
+        b: PathBuf,
+        /// Output format.
+        #[arg(short, long, value_enum, default_value = "table")]
+        output: DiffOutput,
+        /// Also write an SVG with both runs' usage side by side.
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<PathBuf>,
+    },
+}
+
+/// Loads and simulates one scenario; `Err(code)` after printing its problems.
+fn load_run(
+    path: &std::path::Path,
+) -> Result<(gpuquota_sim::Scenario, gpuquota_sim::Report), ExitCode> {
+    let scenario = gpuquota_sim::scenario::load(path).map_err(|d| {
+        print_diagnostics(d.iter());
+        ExitCode::from(1)
+    })?;
+    let report = gpuquota_sim::simulate(&scenario).map_err(|d| {
+        print_diagnostics(d.iter());
+        ExitCode::from(1)
+    })?;
+    if print_diagnostics(report.diagnostics.iter()) {
+        return Err(ExitCode::from(1));
+    }
+    Ok((scenario, report))
+}
+
+fn diff(
+    a: &std::path::Path,
+    b: &std::path::Path,
+    output: DiffOutput,
+    plot: Option<&std::path::Path>,
+) -> Result<ExitCode, CliError> {
+    let (sa, ra) = match load_run(a) {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
+    };
+    let (sb, rb) = match load_run(b) {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
+    };
+    let doc = gpuquota_sim::diff::diff(&sa, &ra, &sb, &rb);
+    let text = match output {
+        DiffOutput::Json => crate::common::to_json(&doc)?,
+        DiffOutput::Table => gpuquota_sim::diff::table(&doc),
+    };
+    if let Some(path) = plot {
+        let svg = gpuquota_sim::diff::svg(&sa, &ra, &sb, &rb).map_err(CliError)?;
+        std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    }
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
 pub(crate) fn run(args: SimArgs) -> Result<ExitCode, CliError> {
-    if let Ok(text) = gpuquota_model::source::read_text(&args.file)
+    if let Some(SimCommand::Diff { a, b, output, plot }) = &args.command {
+        return diff(a, b, *output, plot.as_deref());
+    }
+    let Some(file) = &args.file else {
+        return Err(CliError("sim: a scenario file is required".into()));
+    };
+    if let Ok(text) = gpuquota_model::source::read_text(file)
         && gpuquota_sim::kai::is_kai(&text)
     {
-        return run_kai(&args);
+        return run_kai(&args, file);
     }
-    let scenario = match gpuquota_sim::scenario::load(&args.file) {
+    let scenario = match gpuquota_sim::scenario::load(file) {
         Ok(s) => s,
         Err(d) => {
             print_diagnostics(d.iter());
             // the scenario named on the command line cannot be read: exit 2, as for every
             // command (a file the scenario names is part of the input: exit 1)
-            let unreadable = std::fs::File::open(&args.file).is_err()
+            let unreadable = std::fs::File::open(file).is_err()
                 && d.iter()
                     .any(|x| x.code == gpuquota_model::diag::codes::READ_FAILED);
             return Ok(ExitCode::from(if unreadable { 2 } else { 1 }));
@@ -99,8 +185,8 @@ pub(crate) fn run(args: SimArgs) -> Result<ExitCode, CliError> {
 }
 
 /// `engine: kai` scenarios and KAI's time-based-fairshare simulator config.
-fn run_kai(args: &SimArgs) -> Result<ExitCode, CliError> {
-    let scenario = match gpuquota_sim::kai::load(&args.file) {
+fn run_kai(args: &SimArgs, file: &std::path::Path) -> Result<ExitCode, CliError> {
+    let scenario = match gpuquota_sim::kai::load(file) {
         Ok(s) => s,
         Err(d) => {
             print_diagnostics(d.iter());
@@ -117,7 +203,7 @@ fn run_kai(args: &SimArgs) -> Result<ExitCode, CliError> {
     if print_diagnostics(outcome.warnings.iter()) {
         return Ok(ExitCode::from(1));
     }
-    let text = match args.output {
+    let text = match crate::common::output_or(args.output, SimOutput::Table, SimOutput::Json) {
         SimOutput::Json => outcome.to_json_string(),
         SimOutput::Table => outcome.to_table(),
         SimOutput::Csv => outcome.to_csv(),

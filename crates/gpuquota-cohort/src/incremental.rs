@@ -194,6 +194,19 @@ impl<P: Policy> Scheduler<'_, P> {
         self.policy.clock(self.world, event);
     }
 
+    /// Puts a withheld workload back into its queue although it queued before (its last
+    /// pending reason is kept): a gate outside the engine (a GPU-hour budget) had taken it
+    /// out. A workload holding a reservation is left alone.
+    ///
+    /// # Complexity
+    /// O(log W).
+    pub fn requeue(&mut self, wl: WlId) {
+        if self.reservations[wl as usize].is_some() {
+            return;
+        }
+        self.enqueue(wl);
+    }
+
     /// True while the workload waits in a queue (its heap or an inadmissible set).
     ///
     /// # Complexity

@@ -182,6 +182,12 @@
 //! workload's, so they are booked to the exporter's namespace (usually no department's:
 //! `unassigned`). Give `honorLabels: false` scrapes where that matters.
 //!
+//! # Budgets and metrics
+//!
+//! [`budget`] is the GPU-hour budget ledger (the `Budget` kind of `gpuquota-model`) in
+//! metering's units, shared by the simulator and the snapshot commands; [`openmetrics`]
+//! writes a report (and budgets) as OpenMetrics text.
+//!
 //! # Crate features
 //!
 //! * `fuzzing`: `Arbitrary` inputs and the check functions of the `fuzzing` module used by the
@@ -190,11 +196,13 @@
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod budget;
 pub mod dcgm;
 pub mod engine;
 pub mod input;
 pub mod mig;
 pub mod money;
+pub mod openmetrics;
 pub mod report;
 pub mod time;
 

@@ -21,7 +21,7 @@
 //!   LocalQueue, Workload, WorkloadPriorityClass (`v1beta1`, `v1beta2`; Cohort also
 //!   `v1alpha1`); `config.kueue.x-k8s.io` Configuration; `scheduling.k8s.io` PriorityClass;
 //!   core Namespace, ResourceQuota, Pod, Node (`v1`); `scheduling.run.ai` Queue (`v2`) and
-//!   PodGroup (`v2alpha2`). Another version of a kind read is read as the latest, with a
+//!   PodGroup (`v2alpha2`); `gpuquota.dev` Budget (`v1alpha1`, [`crate::budget`]). Another version of a kind read is read as the latest, with a
 //!   warning. Every other kind is skipped with a warning (code `unknown-kind`) that suggests
 //!   the closest kind read when one is close (`ClusterQeue` → `ClusterQueue`).
 //! - **Unknown fields** are ignored with a warning naming the field path in Kubernetes'
@@ -122,6 +122,8 @@ pub enum Kind {
     PodGroup,
     /// Kueue Configuration.
     Configuration,
+    /// gpuquota GPU-hour Budget ([`crate::budget`]).
+    Budget,
 }
 
 impl Kind {
@@ -142,6 +144,7 @@ impl Kind {
             Kind::Queue => "Queue",
             Kind::PodGroup => "PodGroup",
             Kind::Configuration => "Configuration",
+            Kind::Budget => "Budget",
         }
     }
 
@@ -170,6 +173,7 @@ impl Kind {
             ("scheduling.run.ai", "Queue") => Kind::Queue,
             ("scheduling.run.ai", "PodGroup") => Kind::PodGroup,
             ("config.kueue.x-k8s.io", "Configuration") => Kind::Configuration,
+            ("gpuquota.dev", "Budget") => Kind::Budget,
             _ => return None,
         })
     }
@@ -191,6 +195,7 @@ impl Kind {
             Kind::Queue => &["v2"],
             Kind::PodGroup => &["v2alpha2"],
             Kind::Configuration => &["v1beta1", "v1beta2"],
+            Kind::Budget => &["v1alpha1"],
         }
     }
 }
@@ -277,6 +282,8 @@ pub struct Model {
     pub workload_objects: BTreeMap<String, crate::workloads::WorkloadObject>,
     /// Core ConfigMaps, keyed `namespace/name`.
     pub config_maps: BTreeMap<String, crate::workloads::ConfigMap>,
+    /// gpuquota GPU-hour Budgets ([`crate::budget`]).
+    pub budgets: BTreeMap<String, crate::budget::Budget>,
 }
 
 impl Model {
@@ -298,6 +305,7 @@ impl Model {
             + usize::from(self.configuration.is_some())
             + self.workload_objects.len()
             + self.config_maps.len()
+            + self.budgets.len()
     }
 
     /// True when no object was imported.
@@ -971,6 +979,7 @@ objects! {
     Node => Node, nodes;
     Queue => Queue, queues;
     PodGroup => PodGroup, pod_groups;
+    Budget => crate::budget::Budget, budgets;
 }
 
 impl Object {

@@ -64,6 +64,7 @@
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod budget;
 pub mod core;
 pub mod diag;
 pub mod import;

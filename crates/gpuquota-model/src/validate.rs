@@ -340,6 +340,7 @@ pub fn require_objects(model: &Model, usable: &[Kind], command: &str) -> Result<
         Kind::Queue => model.queues.len(),
         Kind::PodGroup => model.pod_groups.len(),
         Kind::Configuration => usize::from(model.configuration.is_some()),
+        Kind::Budget => model.budgets.len(),
     };
     if model.workload_objects.is_empty() && usable.iter().all(|k| count(k) == 0) {
         let names: Vec<&str> = usable.iter().map(|k| k.as_str()).collect();
@@ -563,6 +564,15 @@ pub fn problems(model: &Model) -> Vec<ValidationError> {
             &mut Ctx::new(&mut out, Kind::Configuration, &config.metadata.name),
             config,
         );
+    }
+    for (key, b) in &model.budgets {
+        let mut cx = Ctx::new(&mut out, Kind::Budget, key);
+        object_meta(&mut cx, &b.metadata, false);
+        if let Err(problems) = b.rule() {
+            for p in problems {
+                cx.push(p.field, p.error_type, p.value, p.detail);
+            }
+        }
     }
     for d in &model.duplicates {
         let mut cx = Ctx::new(&mut out, d.kind, &d.name);

@@ -123,8 +123,10 @@ pub struct Outcome {
 const COMPLETION: u8 = 0;
 const ARRIVAL: u8 = 1;
 const TICK: u8 = 2;
+/// A budget is spent or renews ([`crate::budget`]).
+const BUDGET: u8 = 3;
 
-type Event = Reverse<(i64, u8, u32, u32)>;
+pub(crate) type Event = Reverse<(i64, u8, u32, u32)>;
 
 struct Live {
     run_start: i64,
@@ -144,6 +146,7 @@ pub(crate) fn run_kueue<P: Policy>(
     mut s: Scheduler<'_, P>,
     insts: &[Option<&Instance>],
     warnings: &mut Diagnostics,
+    budgets: &mut Option<crate::budget::Budgets>,
 ) -> Outcome {
     let n = world.workloads.len();
     let frs: Vec<(String, ResourceName)> = world
@@ -204,6 +207,7 @@ pub(crate) fn run_kueue<P: Policy>(
     let mut seen_admitted = s.admitted.len();
     let mut seen_preempted = s.preempted.len();
     let bound = (n as u32).saturating_mul(4).saturating_add(64);
+    let mut budget_at: Option<i64> = None;
     while let Some(&Reverse((t, _, _, _))) = heap.peek() {
         if end.is_some_and(|e| t >= e) {
             break;
@@ -223,6 +227,9 @@ pub(crate) fn run_kueue<P: Policy>(
                     if live[w].as_ref().is_some_and(|l| l.generation == g) {
                         let l = live[w].take();
                         s.finish(wl);
+                        if let Some(b) = budgets.as_mut() {
+                            b.stopped(t, wl);
+                        }
                         if let Some(l) = l {
                             let usage = engine_usage(&l.usage);
                             s.clock(&ClockEvent::RunEnded {
@@ -242,16 +249,43 @@ pub(crate) fn run_kueue<P: Policy>(
                     }
                 }
                 ARRIVAL => {
-                    s.arrive(wl);
+                    match budgets.as_mut() {
+                        Some(b) => crate::budget::offer(&mut s, b, wl, true),
+                        None => s.arrive(wl),
+                    }
                     wake = true;
                 }
+                BUDGET => wake = true,
                 _ => {
                     busy_until = None;
                     wake = true;
                 }
             }
         }
+        if let Some(b) = budgets.as_mut() {
+            let mut stops = Vec::new();
+            wake |= crate::budget::kueue_step(&mut s, b, t, &mut stops);
+            for (v, by) in stops {
+                let v = v as usize;
+                if let Some(l) = live[v].take() {
+                    generation[v] += 1;
+                    done[v] = l.done_ms + (t - l.run_start);
+                    runs[v].push(Run {
+                        start_ms: l.run_start,
+                        end_ms: t,
+                        end: RunEnd::Preempted {
+                            reason: gpuquota_model::budget::BUDGET_EXHAUSTED.to_owned(),
+                            by,
+                        },
+                        usage: l.usage,
+                    });
+                }
+            }
+        }
         if !wake || busy_until.is_some_and(|b| b > t) {
+            if let Some(b) = budgets.as_mut() {
+                crate::budget::schedule(b, t, end, &mut heap, &mut budget_at, BUDGET);
+            }
             continue;
         }
         let mut cycles_here = 0u32;
@@ -266,6 +300,9 @@ pub(crate) fn run_kueue<P: Policy>(
             let mut ended: Vec<(WlId, Vec<(u32, Amount)>)> = Vec::new();
             for p in &s.preempted[seen_preempted..] {
                 let v = p.wl as usize;
+                if let Some(b) = budgets.as_mut() {
+                    b.stopped(t, p.wl);
+                }
                 if let Some(l) = live[v].take() {
                     ended.push((p.wl, engine_usage(&l.usage)));
                     generation[v] += 1;
@@ -299,6 +336,9 @@ pub(crate) fn run_kueue<P: Policy>(
                 let usage: Vec<(u32, i64)> = r.usage.iter().map(|&(fr, a)| (fr, a.0)).collect();
                 started.push((a.wl, r.usage.clone()));
                 let already = if sc.resume { done[w] } else { 0 };
+                if let Some(b) = budgets.as_mut() {
+                    b.started(begin, a.wl, &usage);
+                }
                 generation[w] += 1;
                 live[w] = Some(Live {
                     run_start: begin,
@@ -337,6 +377,12 @@ pub(crate) fn run_kueue<P: Policy>(
                 break;
             }
         }
+        if let Some(b) = budgets.as_mut() {
+            crate::budget::schedule(b, t, end, &mut heap, &mut budget_at, BUDGET);
+        }
+    }
+    if let Some(b) = budgets.as_mut() {
+        b.advance(end.unwrap_or(last_t));
     }
     let end_ms = match end {
         Some(e) => e,
@@ -373,8 +419,13 @@ pub(crate) fn run_kueue<P: Policy>(
                     "created at or after the simulation's end".to_owned(),
                 ))
             } else {
-                s.pending_reason(i as WlId)
-                    .map(|p| (p.reason().to_owned(), p.message(world)))
+                budgets
+                    .as_ref()
+                    .and_then(|b| b.pending(i as u32))
+                    .or_else(|| {
+                        s.pending_reason(i as WlId)
+                            .map(|p| (p.reason().to_owned(), p.message(world)))
+                    })
             }
         } else {
             None
@@ -432,6 +483,7 @@ pub(crate) fn run_resource_quota(
     world: &World,
     insts: &[Option<&Instance>],
     warnings: &mut Diagnostics,
+    budgets: &mut Option<crate::budget::Budgets>,
 ) -> Outcome {
     let n = world.workloads.len();
     let nres = world.resources.len();
@@ -493,6 +545,7 @@ pub(crate) fn run_resource_quota(
     let mut rejected: Vec<Option<(String, String)>> = vec![None; n];
     let mut counters = Counters::default();
     let mut last_t = 0;
+    let mut budget_at: Option<i64> = None;
     let usage_of = |wl: usize| -> Vec<(u32, i64)> {
         demand[wl]
             .iter()
@@ -508,8 +561,52 @@ pub(crate) fn run_resource_quota(
         last_t = t;
         counters.events += 1;
         let w = wl as usize;
+        if let Some(b) = budgets.as_mut() {
+            b.advance(t);
+            for (v, by) in b.to_stop() {
+                let v = v as usize;
+                if let Some(st) = live[v].take() {
+                    b.stopped(t, v as u32);
+                    for q in 0..used.len() {
+                        if applies(q, v) {
+                            for k in 0..used[q].len() {
+                                used[q][k] -= charge(q, k, v);
+                            }
+                        }
+                    }
+                    runs[v].push(Run {
+                        start_ms: st,
+                        end_ms: t,
+                        end: RunEnd::Preempted {
+                            reason: gpuquota_model::budget::BUDGET_EXHAUSTED.to_owned(),
+                            by,
+                        },
+                        usage: usage_of(v),
+                    });
+                    heap.push(Reverse((t, ARRIVAL, v as u32, 0)));
+                }
+            }
+            for v in b.renewed() {
+                heap.push(Reverse((t, ARRIVAL, v, 0)));
+            }
+            crate::budget::schedule(b, t, end, &mut heap, &mut budget_at, BUDGET);
+            if kind == BUDGET {
+                continue;
+            }
+            if kind == ARRIVAL
+                && live[w].is_none()
+                && let crate::budget::Gate::Wait(bi) = b.gate(wl)
+            {
+                b.hold(wl, bi);
+                rejected[w] = None;
+                continue;
+            }
+        }
         if kind == COMPLETION {
             if let Some(st) = live[w].take() {
+                if let Some(b) = budgets.as_mut() {
+                    b.stopped(t, wl);
+                }
                 for q in 0..used.len() {
                     if applies(q, w) {
                         for k in 0..used[q].len() {
@@ -577,11 +674,18 @@ pub(crate) fn run_resource_quota(
                 }
                 rejected[w] = None;
                 live[w] = Some(t);
+                if let Some(b) = budgets.as_mut() {
+                    b.started(t, wl, &usage_of(w));
+                    crate::budget::schedule(b, t, end, &mut heap, &mut budget_at, BUDGET);
+                }
                 if let Some(rt) = insts[w].and_then(|i| i.runtime_ms) {
                     heap.push(Reverse((t + rt, COMPLETION, wl, 0)));
                 }
             }
         }
+    }
+    if let Some(b) = budgets.as_mut() {
+        b.advance(end.unwrap_or(last_t));
     }
     let end_ms = match end {
         Some(e) => e,
@@ -606,8 +710,9 @@ pub(crate) fn run_resource_quota(
             });
         }
         let running = runs[i].last().is_some_and(|r| r.end == RunEnd::Cut);
+        let held = budgets.as_ref().and_then(|b| b.pending(i as u32));
         let pending = if finished[i].is_none() && !running {
-            Some(rejected[i].take().unwrap_or_else(|| {
+            Some(held.or_else(|| rejected[i].take()).unwrap_or_else(|| {
                 (
                     "Pending".to_owned(),
                     "created at or after the simulation's end".to_owned(),

@@ -246,11 +246,39 @@
 //!   possible here with a `cycleLatency`, whose admissions are settled at the cycle); the
 //!   entry penalty counts the requests the ClusterQueue covers (upstream: all requests,
 //!   unless `IgnoreUndeclared`).
-//! - A `kai` engine, budgets and metering are later additions (the engine enum and the
-//!   report leave room for them).
+//!
+//! # The bill of a run
+//!
+//! `spec.metering` (the `meter` document without `window` and `records`; card types may
+//! list their Kueue `flavors`) makes the simulator meter its own runs through
+//! `gpuquota-metering` and add the `meter` report as `"chargeback"` (before `"warnings"`),
+//! with the lost hours of preempted runs; see [`bill`].
+//!
+//! # What-if and the seed month
+//!
+//! `gpuquota sim diff A.yaml B.yaml [--output json|table] [--plot FILE.svg]` compares two
+//! scenarios over the same workloads per department ([`diff`]). The seed platform's month
+//! ships as data files (`data/seed/`) and is the CLI's default run ([`seed`]).
+//!
+//! # GPU-hour budgets
+//!
+//! `Budget` objects (`gpuquota.dev/v1alpha1`, [`gpuquota_model::budget`]) in the cluster
+//! files are charged from the simulated usage and enforced at admission, under both engines,
+//! through the engine-neutral gate of [`budget`] (which the KAI mode calls the same way):
+//! `Wait` holds a covered workload back (pending `BudgetExhausted`) until the budget
+//! renews, `Deprioritize` queues it at a priority below every other workload (Kueue; under
+//! `resourcequota`, which has no priorities, it only reports), `Notify` only reports, and
+//! `stopRunning` ends running work `Preempted` with reason `BudgetExhausted` and `by`
+//! `Budget/<name>`. A `spec.queue` budget covers the workloads of that ClusterQueue (under
+//! `resourcequota` too: the ClusterQueue their LocalQueue names). The JSON gains
+//! `"budgets"` (before `"warnings"`, only when the scenario has budgets; see
+//! [`budget::to_json`]).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod bill;
+pub mod budget;
+pub mod diff;
 pub mod engine;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
@@ -258,6 +286,7 @@ pub mod kai;
 pub mod plot;
 pub mod report;
 pub mod scenario;
+pub mod seed;
 
 use gpuquota_cohort::{Scheduler, World};
 use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};
@@ -279,7 +308,32 @@ pub const ENGINE_WARNING: Code = Code::new("tolerated-state");
 /// # Complexity
 /// World build O(objects log objects) plus the event loop (see [`engine`]).
 pub fn simulate(sc: &Scenario) -> Result<Report, Diagnostics> {
-    let world = World::build(&sc.model).map_err(|e| {
+    let rules = budget_rules(&sc.model)?;
+    let twinned;
+    let mut model = &sc.model;
+    if sc.engine == Engine::Kueue
+        && rules
+            .iter()
+            .any(|r| r.when_spent == gpuquota_model::budget::WhenSpent::Deprioritize)
+    {
+        let w0 = World::build(model).map_err(world_problems)?;
+        let mut keys = Vec::new();
+        let mut lowest = i32::MAX;
+        for w in &w0.workloads {
+            lowest = lowest.min(w.priority);
+            let q = queue_name(&w0, w);
+            if rules.iter().any(|r| {
+                r.when_spent == gpuquota_model::budget::WhenSpent::Deprioritize
+                    && r.scope.covers(&w.namespace, &q)
+            }) && w.admitted.is_none()
+            {
+                keys.push(w.key.clone());
+            }
+        }
+        twinned = budget::with_twins(model, &keys, lowest.saturating_sub(1).max(i32::MIN + 1));
+        model = &twinned;
+    }
+    let world = World::build(model).map_err(|e| {
         Diagnostics(
             e.problems
                 .iter()
@@ -295,10 +349,50 @@ pub fn simulate(sc: &Scenario) -> Result<Report, Diagnostics> {
     let insts: Vec<Option<&scenario::Instance>> = world
         .workloads
         .iter()
-        .map(|w| sc.instances.get(&w.key))
+        .map(|w| {
+            sc.instances.get(&w.key).or_else(|| {
+                w.key
+                    .strip_suffix(budget::TWIN_SUFFIX)
+                    .and_then(|k| sc.instances.get(k))
+            })
+        })
         .collect();
+    let mut budgets = (!rules.is_empty()).then(|| {
+        let queues: Vec<String> = world
+            .workloads
+            .iter()
+            .map(|w| queue_name(&world, w))
+            .collect();
+        let wls: Vec<(&str, &str, &str)> = world
+            .workloads
+            .iter()
+            .zip(&queues)
+            .map(|(w, q)| (w.namespace.as_str(), q.as_str(), w.key.as_str()))
+            .collect();
+        let frs: Vec<(String, gpuquota_model::ResourceName)> = match sc.engine {
+            Engine::ResourceQuota => world
+                .resources
+                .iter()
+                .map(|r| (String::new(), r.clone()))
+                .collect(),
+            Engine::Kueue => world
+                .frs
+                .iter()
+                .map(|&(f, r)| {
+                    (
+                        world.flavors[f as usize].name.clone(),
+                        world.resources[r as usize].clone(),
+                    )
+                })
+                .collect(),
+        };
+        let origin = i64::try_from(sc.start.unix_nanos().div_euclid(1_000_000)).unwrap_or(0);
+        budget::Budgets::new(rules.clone(), origin, &wls, &frs, &budget::card_map(sc))
+    });
     let mut outcome = match sc.engine {
-        Engine::ResourceQuota => engine::run_resource_quota(sc, &world, &insts, &mut warnings),
+        Engine::ResourceQuota => {
+            engine::run_resource_quota(sc, &world, &insts, &mut warnings, &mut budgets)
+        }
         Engine::Kueue => {
             let mut settings = gpuquota_fairshare::config::settings_from_configuration(
                 sc.model.configuration.as_ref(),
@@ -333,16 +427,83 @@ pub fn simulate(sc: &Scenario) -> Result<Report, Diagnostics> {
                     Diagnostics(vec![Diagnostic::error(ENGINE_PROBLEM, e.to_string())])
                 })?;
                 let s = Scheduler::with_policy(&world, policy);
-                engine::run_kueue(sc, &world, s, &insts, &mut warnings)
+                engine::run_kueue(sc, &world, s, &insts, &mut warnings, &mut budgets)
             } else {
                 let s = Scheduler::new(&world);
-                engine::run_kueue(sc, &world, s, &insts, &mut warnings)
+                engine::run_kueue(sc, &world, s, &insts, &mut warnings, &mut budgets)
             }
         }
     };
+    budget::merge_twins(&mut outcome);
     warnings.sort();
     outcome.warnings = warnings.iter().map(ToString::to_string).collect();
     let mut report = Report::new(sc.name.clone(), sc.start, outcome);
     report.diagnostics = warnings;
+    if let Some(b) = &budgets {
+        report.sections.push(("budgets".into(), budget::to_json(b)));
+    }
+    if sc.metering.is_some() {
+        let (bill, ws) = bill::chargeback(sc, &report.outcome)?;
+        for w in ws.0 {
+            report.outcome.warnings.push(w.to_string());
+            report.diagnostics.push(w);
+        }
+        report.sections.push(("chargeback".into(), bill));
+    }
     Ok(report)
+}
+
+fn world_problems(e: gpuquota_cohort::Error) -> Diagnostics {
+    Diagnostics(
+        e.problems
+            .iter()
+            .map(|p| {
+                Diagnostic::error(ENGINE_PROBLEM, p.message.clone())
+                    .object(p.kind, p.name.clone())
+                    .field(p.field.clone())
+            })
+            .collect(),
+    )
+}
+
+/// The ClusterQueue a workload queues in (`""` without one).
+fn queue_name(world: &World, w: &gpuquota_cohort::world::WorkloadInfo) -> String {
+    match &w.queue {
+        gpuquota_cohort::world::QueueRef::Cq(c) => world.cluster_queues[*c as usize].name.clone(),
+        _ => String::new(),
+    }
+}
+
+/// The scenario's budgets in name order; an invalid one is an error naming its field.
+fn budget_rules(
+    model: &gpuquota_model::Model,
+) -> Result<Vec<gpuquota_model::budget::BudgetRule>, Diagnostics> {
+    let mut rules = Vec::new();
+    let mut errors = Vec::new();
+    for (name, b) in &model.budgets {
+        match b.rule() {
+            Ok(r) => rules.push(r),
+            Err(ps) => {
+                for p in ps {
+                    let mut text = p.error_type.as_str().to_owned();
+                    if let Some(v) = &p.value {
+                        text.push_str(&format!(": {v}"));
+                    }
+                    if !p.detail.is_empty() {
+                        text.push_str(&format!(": {}", p.detail));
+                    }
+                    errors.push(
+                        Diagnostic::error(ENGINE_PROBLEM, text)
+                            .object("Budget", name.clone())
+                            .field(p.field),
+                    );
+                }
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(rules)
+    } else {
+        Err(Diagnostics(errors))
+    }
 }

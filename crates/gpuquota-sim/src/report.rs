@@ -30,6 +30,8 @@ pub struct Report {
     pub makespan_ms: i64,
     /// The warnings of the run (also rendered in the JSON's `warnings`).
     pub diagnostics: gpuquota_model::Diagnostics,
+    /// Further sections of the JSON, in order, before `warnings` (`budgets`, `chargeback`).
+    pub sections: Vec<(String, Value)>,
 }
 
 /// Statistics of one workload class.
@@ -203,6 +205,7 @@ impl Report {
             preemptions,
             makespan_ms: makespan,
             diagnostics: gpuquota_model::Diagnostics::default(),
+            sections: Vec::new(),
         }
     }
 
@@ -317,6 +320,9 @@ impl Report {
         m.insert("classes".into(), Value::Object(classes));
         m.insert("queues".into(), Value::Object(queues));
         m.insert("preemptions".into(), self.preemptions.into());
+        for (k, v) in &self.sections {
+            m.insert(k.clone(), v.clone());
+        }
         m.insert(
             "warnings".into(),
             Value::Array(o.warnings.iter().map(|w| Value::from(w.clone())).collect()),

@@ -100,6 +100,8 @@ pub struct Scenario {
     pub resume: bool,
     /// `spec.resourceQuota.retryInterval`.
     pub retry: Retry,
+    /// `spec.metering` as written ([`crate::bill`]).
+    pub metering: Option<serde_json::Value>,
     /// Every object, with every workload instance (repeat copies included).
     pub model: Model,
     /// The instances by key.
@@ -146,6 +148,9 @@ struct Spec {
     resource_quota: Option<RqOpts>,
     #[serde(default)]
     workloads: Vec<WorkloadSource>,
+    /// Read by [`crate::bill`] (the `meter` document without `window` and `records`).
+    #[serde(default)]
+    metering: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -591,6 +596,7 @@ pub fn from_str(
         cycle_latency_ms,
         resume: spec.resume.unwrap_or(false),
         retry,
+        metering: spec.metering.clone(),
         model,
         instances,
         warnings,
@@ -1001,6 +1007,7 @@ fn perf_scenario(
         cycle_latency_ms: 0,
         resume: false,
         retry: Retry::JobBackoff,
+        metering: None,
         model,
         instances,
         warnings,

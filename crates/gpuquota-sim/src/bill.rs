@@ -1,0 +1,293 @@
+//! The bill of a simulated run: `spec.metering` makes the simulator meter its own runs
+//! through `gpuquota-metering` and add the `meter` report to its JSON as `chargeback`.
+//!
+//! `spec.metering` is the `meter` document (see `gpuquota_metering`) without `window` and
+//! `records`: `currency`, `rounding`, `migWeights`, `basis`, `borrowed`, `idle`,
+//! `cardTypes` (with `pricePerHour`, `model`, `capacity`, `replicasPerGpu`), `departments`
+//! (with `namespaces`, `quota`). Each card type may add `flavors: [...]`: the Kueue
+//! ResourceFlavors whose GPUs are that card type (a flavor named like a card type is that
+//! card type without being listed). The simulator supplies the rest:
+//!
+//! - `window`: `spec.start` to the run's end (whole seconds);
+//! - `records`: one per run and GPU flavor-resource, owner the workload's namespace, from
+//!   the run's start to its end, floored to whole seconds (metering's resolution): `gpus`
+//!   for `nvidia.com/gpu`, `mig` + `count` for `nvidia.com/mig-<profile>`, `replicas` for
+//!   `nvidia.com/gpu.shared`. Usage under the `resourcequota` engine has no flavor: it is
+//!   the only card type's when there is one (MIG: the first card type whose model has the
+//!   profile); GPU usage of no card type is left out with a warning;
+//! - `departments[].quota`, when a department gives none and a ClusterQueue of the cluster
+//!   has the department's name: its nominal GPUs per card type (MIG and replica resources weighted as metering weighs them) (under both
+//!   engines: the platform's quota picture), so `borrowedHours` is the usage above nominal.
+//!
+//! Usage under the `resourcequota` engine has no flavor; it is charged to the card type of
+//! the first flavor of the workload's ClusterQueue (through its LocalQueue) that covers the
+//! resource, Kueue's flavor order, when the cluster has one.
+//!
+//! The `chargeback` section is the `meter` JSON report (`window`, `currency`, `lines`,
+//! `idle`, `totals`, `warnings`) plus `preempted`: per department and card type the GPU-hours
+//! of runs that ended `Preempted` (lost work: a readmitted workload starts over, unless
+//! `spec.resume`), `[{"department", "cardType", "hours"}]`.
+//!
+//! Property (tested by proptest in `tests/bill.rs`): the metered `allocatedHours` per
+//! department and card type equal ∫ usage over the runs (Σ weight × (end − start)) exactly.
+
+use std::collections::BTreeMap;
+
+use gpuquota_metering::budget::{CardInfo, CardMap};
+use gpuquota_metering::mig::MigGeometry;
+use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};
+use serde_json::{Map, Value, json};
+
+use crate::{Outcome, RunEnd, Scenario};
+
+/// A problem of `spec.metering` or of metering the runs.
+pub const METERING: Code = Code::new("metering");
+
+/// The card types of `spec.metering` with their flavors, for budgets and records.
+pub fn card_map(metering: Option<&Value>) -> CardMap {
+    let Some(cards) = metering.and_then(|m| m["cardTypes"].as_array()) else {
+        return CardMap::default();
+    };
+    CardMap::new(
+        cards
+            .iter()
+            .filter_map(|c| {
+                let name = c["name"].as_str()?.to_owned();
+                Some(CardInfo {
+                    name,
+                    flavors: c["flavors"]
+                        .as_array()
+                        .map(|f| {
+                            f.iter()
+                                .filter_map(|x| x.as_str().map(str::to_owned))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    geometry: c["model"].as_str().and_then(MigGeometry::builtin),
+                    replicas_per_gpu: c["replicasPerGpu"].as_u64(),
+                })
+            })
+            .collect(),
+    )
+}
+
+fn card_for(cards: &CardMap, flavor: &str, resource: &str) -> Option<(String, Value)> {
+    let (mut card, _) = cards.weigh(flavor, resource)?;
+    if flavor.is_empty() && card.is_empty() && cards.cards.len() == 1 {
+        card = cards.cards[0].name.clone();
+    }
+    if !cards.cards.iter().any(|c| c.name == card) {
+        return None;
+    }
+    let shape = if resource == "nvidia.com/gpu" {
+        json!({"gpus": 1})
+    } else if resource == "nvidia.com/gpu.shared" {
+        json!({"replicas": 1})
+    } else {
+        json!({"mig": resource.trim_start_matches("nvidia.com/mig-"), "count": 1})
+    };
+    Some((card, shape))
+}
+
+/// Meters the outcome's runs: the `chargeback` section (module docs).
+///
+/// # Errors
+/// Every problem of `spec.metering` (unknown card type, bad price, …) as metering reports it.
+///
+/// # Complexity
+/// O(runs × flavor-resources) to build the records plus metering's own cost.
+pub fn chargeback(sc: &Scenario, outcome: &Outcome) -> Result<(Value, Diagnostics), Diagnostics> {
+    let err = |m: String| Diagnostics(vec![Diagnostic::error(METERING, m).field("spec.metering")]);
+    let Some(Value::Object(spec)) = &sc.metering else {
+        return Err(err("spec.metering must be a mapping".into()));
+    };
+    let cards = card_map(sc.metering.as_ref());
+    let mut warnings = Diagnostics::default();
+    let start_s = sc.start.unix_seconds();
+    let end_s = start_s + outcome.end_ms.div_euclid(1000);
+    let mut doc: Map<String, Value> = spec.clone();
+    for k in ["window", "records"] {
+        if doc.remove(k).is_some() {
+            warnings.push(
+                Diagnostic::warning(
+                    METERING,
+                    format!("spec.metering.{k} is ignored: the simulator supplies it"),
+                )
+                .field(format!("spec.metering.{k}")),
+            );
+        }
+    }
+    if let Some(Value::Array(cts)) = doc.get_mut("cardTypes") {
+        for c in cts.iter_mut() {
+            if let Value::Object(m) = c {
+                m.remove("flavors");
+            }
+        }
+    }
+    let ts = |s: i64| Value::from(gpuquota_metering::time::format_rfc3339(s));
+    doc.insert(
+        "window".into(),
+        json!({"start": ts(start_s), "end": ts(end_s)}),
+    );
+    // queues' nominal GPUs per card type, for departments named like a queue
+    let mut nominal: BTreeMap<&str, BTreeMap<String, i128>> = BTreeMap::new();
+    for (name, cq) in &sc.model.cluster_queues {
+        for g in &cq.spec.resource_groups {
+            for f in &g.flavors {
+                for r in &f.resources {
+                    let n = r
+                        .nominal_quota
+                        .as_ref()
+                        .and_then(|q| q.value())
+                        .unwrap_or(0);
+                    if let Some((card, _)) = card_for(&cards, &f.name, r.name.as_str())
+                        && let Some((_, w)) = cards.weigh(&f.name, r.name.as_str())
+                    {
+                        *nominal
+                            .entry(name.as_str())
+                            .or_default()
+                            .entry(card)
+                            .or_default() += w * i128::from(n);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(Value::Array(ds)) = doc.get_mut("departments") {
+        for d in ds.iter_mut() {
+            if let Value::Object(m) = d
+                && !m.contains_key("quota")
+                && let Some(q) = m
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .and_then(|n| nominal.get(n))
+            {
+                let cards: Map<String, Value> = q
+                    .iter()
+                    .map(|(c, u)| {
+                        let micro = u * 1_000_000 / gpuquota_metering::money::L;
+                        (
+                            c.clone(),
+                            gpuquota_metering::money::format_fixed(micro, 6).into(),
+                        )
+                    })
+                    .collect();
+                m.insert("quota".into(), Value::Object(cards));
+            }
+        }
+    }
+    let mut records = Vec::new();
+    let mut dept_of_ns: BTreeMap<String, String> = BTreeMap::new();
+    if let Some(ds) = spec.get("departments").and_then(Value::as_array) {
+        for d in ds {
+            for n in d["namespaces"].as_array().into_iter().flatten() {
+                if let (Some(n), Some(name)) = (n.as_str(), d["name"].as_str()) {
+                    dept_of_ns.entry(n.to_owned()).or_insert(name.to_owned());
+                }
+            }
+        }
+    }
+    let mut lost: BTreeMap<(String, String), i128> = BTreeMap::new();
+    let mut unmapped: BTreeMap<String, ()> = BTreeMap::new();
+    for w in &outcome.workloads {
+        let ns = w.key.split('/').next().unwrap_or("");
+        let first_flavor = |res: &str| first_flavor(sc, &w.key, res);
+        for r in &w.runs {
+            let (a, b) = (
+                start_s + r.start_ms.div_euclid(1000),
+                start_s + r.end_ms.div_euclid(1000),
+            );
+            if b <= a {
+                continue;
+            }
+            for &(fr, amount) in &r.usage {
+                let (f, res) = &outcome.frs[fr as usize];
+                let res = res.as_str();
+                if !res.starts_with("nvidia.com/") || amount <= 0 {
+                    continue;
+                }
+                let guessed;
+                let f = if f.is_empty() {
+                    guessed = first_flavor(res).unwrap_or_default();
+                    &guessed
+                } else {
+                    f
+                };
+                let Some((card, mut shape)) = card_for(&cards, f, res) else {
+                    if cards.weigh(f, res).is_some() {
+                        unmapped.insert(format!("{f:?}/{res}"), ());
+                    }
+                    continue;
+                };
+                for k in ["gpus", "replicas", "count"] {
+                    if shape.get(k).is_some() {
+                        shape[k] = amount.into();
+                    }
+                }
+                let mut rec =
+                    json!({"namespace": ns, "cardType": card, "start": ts(a), "end": ts(b)});
+                if let (Value::Object(m), Value::Object(sh)) = (&mut rec, shape) {
+                    m.extend(sh);
+                }
+                records.push(rec);
+                if matches!(r.end, RunEnd::Preempted { .. }) && !sc.resume {
+                    let dept = dept_of_ns
+                        .get(ns)
+                        .cloned()
+                        .unwrap_or_else(|| gpuquota_metering::UNASSIGNED.to_owned());
+                    let w = cards.weigh(f, res).map_or(0, |x| x.1);
+                    *lost.entry((dept, card)).or_default() +=
+                        w * i128::from(amount) * i128::from(b - a);
+                }
+            }
+        }
+    }
+    for k in unmapped.keys() {
+        warnings.push(
+            Diagnostic::warning(
+                METERING,
+                format!("GPU usage of flavor/resource {k} has no card type in spec.metering.cardTypes; left out of the chargeback"),
+            )
+            .field("spec.metering.cardTypes"),
+        );
+    }
+    doc.insert("records".into(), Value::Array(records));
+    let text = serde_json::to_string(&Value::Object(doc)).map_err(|e| err(e.to_string()))?;
+    let d = gpuquota_metering::Document::from_yaml(&text).map_err(|e| err(e.to_string()))?;
+    for w in d.diagnostics("spec.metering").0 {
+        warnings.push(w);
+    }
+    let report = d
+        .into_input(&[])
+        .and_then(|i| gpuquota_metering::meter(&i))
+        .map_err(|e| err(e.to_string()))?;
+    let mut out: Value = serde_json::from_str(&report.to_json()).map_err(|e| err(e.to_string()))?;
+    let preempted: Vec<Value> = lost
+        .into_iter()
+        .map(|((d, c), u)| {
+            json!({"department": d, "cardType": c, "hours": gpuquota_metering::money::format_hours(u)})
+        })
+        .collect();
+    if let Value::Object(m) = &mut out {
+        m.insert("preempted".into(), Value::Array(preempted));
+    }
+    Ok((out, warnings))
+}
+
+/// Under `resourcequota` (usage without a flavor): the first flavor of the workload's
+/// ClusterQueue (through its LocalQueue) that covers `resource`, Kueue's flavor order.
+fn first_flavor(sc: &Scenario, key: &str, resource: &str) -> Option<String> {
+    let w = sc.model.workloads.get(key)?;
+    let ns = key.split('/').next()?;
+    let lq = sc
+        .model
+        .local_queues
+        .get(&format!("{ns}/{}", w.spec.queue_name.as_deref()?))?;
+    let cq = sc.model.cluster_queues.get(&lq.spec.cluster_queue)?;
+    cq.spec
+        .resource_groups
+        .iter()
+        .find(|g| g.covered_resources.iter().any(|r| r.as_str() == resource))
+        .and_then(|g| g.flavors.first())
+        .map(|f| f.name.clone())
+}

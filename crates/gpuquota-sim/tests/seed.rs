@@ -1,0 +1,101 @@
+//! The seed platform's month (the default run's numbers) against its golden file, and
+//! `sim diff` on two real scenario pairs.
+
+use gpuquota_sim::{diff, scenario, seed, simulate};
+
+#[test]
+fn seed_month_summary_matches_its_golden_file() {
+    let month = seed::run().expect("simulates");
+    let got = seed::summary(&month);
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/seed-month.txt");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(path, &got).expect("write golden");
+    }
+    let want = std::fs::read_to_string(path).expect("golden file (UPDATE_GOLDEN=1 writes it)");
+    assert_eq!(got, want);
+    // no warnings from the shipped files
+    for (_, _, r) in &month.runs {
+        assert_eq!(r.outcome.warnings, Vec::<String>::new());
+    }
+}
+
+#[test]
+fn diff_resourcequota_against_kueue_on_the_seed_month() {
+    let month = seed::run().expect("simulates");
+    let (_, sa, ra) = &month.runs[0];
+    let (_, sb, rb) = &month.runs[1];
+    let d = diff::diff(sa, ra, sb, rb);
+    let batch = &d["departments"]["batch"];
+    assert_eq!(batch["preemptions"]["a"], 0);
+    assert_eq!(batch["preemptions"]["b"], 184);
+    assert_eq!(batch["preemptions"]["delta"], 184);
+    assert_eq!(batch["borrowedHours"]["a"], "1888.000000");
+    assert_eq!(batch["borrowedHours"]["b"], "2576.000000"); // 1840 h H200 + 736 h RTX
+    assert_eq!(batch["borrowedHours"]["delta"], "688.000000");
+    assert_eq!(batch["cost"]["a"], "8496.00");
+    assert!(diff::table(&d).contains("preemptions"));
+    let svg = diff::svg(sa, ra, sb, rb).expect("plots");
+    assert!(svg.starts_with("<svg") && svg.contains("seed-kueue"));
+}
+
+const LEND: &str = r#"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: h200}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: owner}
+spec:
+  namespaceSelector: {}
+  cohortName: all
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: h200, resources: [{name: nvidia.com/gpu, nominalQuota: 8LENDING}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: borrower}
+spec:
+  namespaceSelector: {}
+  cohortName: all
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: h200, resources: [{name: nvidia.com/gpu, nominalQuota: 0}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: borrower}
+spec: {clusterQueue: borrower}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: night, namespace: borrower, annotations: {gpuquota.dev/runtime: 8h}}
+spec:
+  queueName: lq
+  podSets: [{name: main, count: 4, template: {spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: "1"}}}]}}}]
+"#;
+
+fn lend(limit: &str) -> (gpuquota_sim::Scenario, gpuquota_sim::Report) {
+    let c = LEND.replace("LENDING", limit);
+    let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: NAME}\nspec:\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T00:00:00Z\"\n"
+        .replace("NAME", if limit.is_empty() { "unset" } else { "zero" });
+    let sc = scenario::from_str("s.yaml", &sim, "s", &|_| Ok(("c.yaml".into(), c.clone())))
+        .expect("valid");
+    let r = simulate(&sc).expect("simulates");
+    (sc, r)
+}
+
+#[test]
+fn diff_lending_limit_zero_against_unset() {
+    let (sa, ra) = lend(", lendingLimit: 0");
+    let (sb, rb) = lend("");
+    let d = diff::diff(&sa, &ra, &sb, &rb);
+    let b = &d["departments"]["borrower"];
+    assert_eq!(b["gpuHours"]["a"], "0.000000");
+    assert_eq!(b["gpuHours"]["b"], "32.000000");
+    assert_eq!(b["gpuHours"]["delta"], "32.000000");
+    assert_eq!(b["borrowedHours"]["b"], "32.000000");
+    assert_eq!(b["meanTimeToAdmissionMs"]["a"], serde_json::Value::Null);
+    assert_eq!(b["meanTimeToAdmissionMs"]["b"], 0);
+}
