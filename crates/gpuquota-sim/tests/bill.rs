@@ -150,8 +150,9 @@ fn a_night_of_borrowing_and_reclaim_is_billed_to_the_cent() {
     };
     // b: 8 GPUs 00:00–01:00, then readmitted at 02:00 for 4 h: 8 + 32 = 40 GPU-hours
     assert_eq!(line("team-b")["allocatedHours"], "40.000000");
-    // borrowed above its nominal 4: 4 GPU-h in the first hour, 4 × 4 h after a finished
-    assert_eq!(line("team-b")["borrowedHours"], "20.000000");
+    // borrowed above its nominal of 5 cards (4 GPUs + 7 MIG 1g.18gb slices = 1 card):
+    // 3 GPU-h in the first hour, 3 × 4 h after a finished
+    assert_eq!(line("team-b")["borrowedHours"], "15.000000");
     assert_eq!(line("team-a")["allocatedHours"], "4.000000");
     assert_eq!(line("team-b")["cost"], "180.00");
     assert_eq!(
