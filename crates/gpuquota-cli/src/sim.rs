@@ -60,6 +60,10 @@ pub(crate) enum SimCommand {
     /// What-if: simulate two scenarios over the same workloads and compare them per
     /// department (GPU-hours, borrowed hours, time to admission, preemptions, lost hours,
     /// utilisation, cost).
+    #[command(after_help = "\
+Examples:
+  gpuquota sim diff sim.yaml sim.yaml                   the same scenario twice: no difference
+  gpuquota sim diff sim.yaml sim.yaml -o json --plot d.svg  as JSON, with both usages in an SVG")]
     Diff {
         /// Scenario A.
         a: PathBuf,
