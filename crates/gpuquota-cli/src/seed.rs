@@ -75,17 +75,17 @@ pub(crate) fn run() -> Result<ExitCode, CliError> {
         plots.push("diff.svg".into());
     }
     let d = dir.display();
-    println!(
+    outln!(
         "\nPlots (usage per queue over the month; both runs side by side) in {d}/: {}",
         plots.join(", ")
     );
-    println!("Rerun each part on your own copy of the scenario files (written to {d}/):");
-    println!("  gpuquota sim {d}/kueue.yaml --output table --plot kueue.svg");
-    println!("  gpuquota sim {d}/resourcequota.yaml --output table");
-    println!("  gpuquota sim diff {d}/resourcequota.yaml {d}/kueue.yaml --plot diff.svg");
-    println!("  gpuquota sim {d}/kueue.yaml | jq .chargeback      # the month's bill");
-    println!(
-        "  gpuquota mig plan FILE                            # the MIG plan (gpuquota example mig)"
+    outln!("Rerun each part on your own copy of the scenario files (written to {d}/):");
+    outln!("  gpuquota sim {d}/kueue.yaml --output table --plot kueue.svg");
+    outln!("  gpuquota sim {d}/resourcequota.yaml --output table");
+    outln!("  gpuquota sim diff {d}/resourcequota.yaml {d}/kueue.yaml --plot diff.svg");
+    outln!("  gpuquota sim {d}/kueue.yaml | jq .chargeback      # the month's bill");
+    outln!(
+        "  gpuquota example mig-plan > mig-plan.yaml && gpuquota mig plan mig-plan.yaml   # a MIG plan"
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -119,7 +119,7 @@ fn diff(
         let svg = gpuquota_sim::diff::svg(&sa, &ra, &sb, &rb).map_err(CliError)?;
         std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
-    print!("{text}");
+    out!("{text}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -222,6 +222,6 @@ fn run_kai(args: &SimArgs, file: &std::path::Path) -> Result<ExitCode, CliError>
         let svg = gpuquota_sim::kai::plot::svg(&outcome).map_err(CliError)?;
         std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
-    print!("{text}");
+    out!("{text}");
     Ok(ExitCode::SUCCESS)
 }

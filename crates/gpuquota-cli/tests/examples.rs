@@ -50,7 +50,15 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
     let names: Vec<&str> = samples.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
-        ["kueue", "kai", "kai-usage", "mig-plan", "meter", "sim", "budget"]
+        [
+            "kueue",
+            "kai",
+            "kai-usage",
+            "mig-plan",
+            "meter",
+            "sim",
+            "budget"
+        ]
     );
     // Save every sample first: a command may read several (kai with kai-usage).
     for (name, _) in &samples {
@@ -75,7 +83,7 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
             runs += 1;
         }
     }
-    assert_eq!(runs, 17);
+    assert_eq!(runs, 19);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -135,7 +143,9 @@ fn example_defaults_to_the_list_and_rejects_unknown_names() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget]")
+        stderr.contains(
+            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget]"
+        )
     );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -55,14 +55,18 @@ fn snapshot(args: &[String], cwd: &Path) -> String {
         .env("NO_COLOR", "1")
         .output()
         .expect("the gpuquota binary runs");
+    // paths under the temporary directory (the default run writes its plots there) are
+    // pinned as `$TMP`, whatever the machine's temporary directory is
+    let tmp = std::env::temp_dir().display().to_string();
+    let tmp = tmp.trim_end_matches('/');
     format!(
         "$ gpuquota {}\nexit: {}\n--- stdout\n{}--- stderr\n{}",
         args.join(" "),
         out.status
             .code()
             .map_or_else(|| "signal".to_string(), |c| c.to_string()),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout).replace(tmp, "$TMP"),
+        String::from_utf8_lossy(&out.stderr).replace(tmp, "$TMP"),
     )
 }
 

@@ -192,7 +192,7 @@ fn an_output_a_command_does_not_write_is_a_usage_error_listing_the_possible_valu
         ),
         (
             vec!["meter", &file("meter.yaml"), "-o", "yaml"],
-            "[possible values: json, csv, table]",
+            "[possible values: json, csv, table, openmetrics]",
         ),
         (
             vec!["quotas", &file("kueue.yaml"), "-o", "csv"],

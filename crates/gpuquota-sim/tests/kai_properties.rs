@@ -38,10 +38,11 @@ fn scn() -> impl Strategy<Value = Scn> {
         prop::collection::vec(2i64..9, 1..3),
         prop::collection::vec(
             (0i64..5, 1i64..4, prop::option::of(2i64..12)).prop_map(|(deserved, weight, limit)| {
+                // a limit below the quota is refused by the validator (KAI's Queue webhook)
                 Q {
                     deserved,
                     weight,
-                    limit,
+                    limit: limit.map(|l| l.max(deserved)),
                 }
             }),
             2..4,
