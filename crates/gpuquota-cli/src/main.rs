@@ -22,6 +22,7 @@ mod mig;
 mod quotas;
 mod seed;
 mod sim;
+mod sweep;
 mod validate;
 
 /// The end of the root help: the no-argument run, examples, exit status (also in README.md).

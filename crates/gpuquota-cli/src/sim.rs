@@ -22,9 +22,14 @@ pub(crate) enum SimOutput {
 
 /// `gpuquota sim` arguments.
 #[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub(crate) struct SimArgs {
+    /// Sweep or merge instead of one simulation.
+    #[command(subcommand)]
+    command: Option<crate::sweep::SweepCommand>,
     /// A `Simulation` scenario, or Kueue's perf-test generator config.
-    file: PathBuf,
+    #[arg(required = true)]
+    file: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "json")]
     output: SimOutput,
@@ -34,7 +39,13 @@ pub(crate) struct SimArgs {
 }
 
 pub(crate) fn run(args: SimArgs) -> Result<ExitCode, CliError> {
-    let scenario = match gpuquota_sim::scenario::load(&args.file) {
+    if let Some(c) = args.command {
+        return crate::sweep::run(c);
+    }
+    let Some(file) = args.file else {
+        return Err(CliError("a scenario file is required".into()));
+    };
+    let scenario = match gpuquota_sim::scenario::load(&file) {
         Ok(s) => s,
         Err(d) => {
             print_diagnostics(d.iter());

@@ -236,6 +236,7 @@ pub mod engine;
 pub mod plot;
 pub mod report;
 pub mod scenario;
+pub mod sweep;
 pub mod trace;
 
 use gpuquota_cohort::{Scheduler, World};

@@ -59,6 +59,7 @@ pub mod alibaba2023;
 pub mod helios;
 pub mod pai;
 pub mod philly;
+pub mod synthetic;
 
 use std::collections::BTreeMap;
 
