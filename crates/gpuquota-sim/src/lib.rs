@@ -203,6 +203,13 @@
 //!   data-science reclaimed.").
 //! - `--plot FILE.svg`: [`plot::svg`].
 //!
+//! # Sweeps (`gpuquota sim sweep FILE --set PATH=v1,v2 … [--shard I/N] [--emit-job N]`)
+//!
+//! The cartesian product of the `--set` values, each run simulated deterministically in
+//! parallel, one row per run; `gpuquota sim merge` joins shard tables into the unsharded
+//! table; `--emit-job N` prints a Kubernetes Indexed Job running N shards under Kueue. The
+//! table's columns and the Job are documented in [`sweep`].
+//!
 //! # Properties
 //!
 //! Each is a proptest over random scenarios in `tests/properties.rs`, named as here:
