@@ -46,7 +46,10 @@
 //! `malformed-row` (wrong column count, an unparsable number or time), `no-gpu` (a job
 //! asking for no GPU), `never-ran` (no start time, or no attempt), `no-end` (still running
 //! when the trace ends), `end-before-start`, `no-queue` (the queue field is empty),
-//! `no-cluster-queue`, `duplicate-job`, `no-task` (PAI: a job without task rows).
+//! `no-cluster-queue`, `local-queue-name-taken` (the namespace's LocalQueue named after the
+//! ClusterQueue feeds another one), `duplicate-job`, `no-task` and `task-without-job` (PAI's
+//! tables do not join). `gpu-spec-alternatives` counts rows kept without a node selector
+//! (`N trace rows kept without a node selector (gpu-spec-alternatives)`).
 //!
 //! Times: Helios and Philly write local wall-clock times (`2020-04-01 00:00:05`, Philly
 //! also `None`), read here as UTC and placed against `spec.start`; PAI 2020 and Alibaba 2023
@@ -416,7 +419,7 @@ pub(crate) fn apply(
     use gpuquota_model::diag::Diagnostic;
     let start_ms = i64::try_from(start.unix_nanos().div_euclid(1_000_000)).unwrap_or(0);
     // LocalQueue per (namespace, ClusterQueue), found or implied
-    let mut lq_for: BTreeMap<(String, String), Option<String>> = BTreeMap::new();
+    let mut lq_for: BTreeMap<(String, String), Result<String, &'static str>> = BTreeMap::new();
     let jobs = std::mem::take(&mut p.loaded.jobs);
     for job in jobs {
         let raw = match (&p.queue, p.queue_by) {
@@ -446,9 +449,9 @@ pub(crate) fn apply(
                 .entry((ns.clone(), queue.clone()))
                 .or_insert_with(|| implied_local_queue(model, &ns, &queue));
             match lq {
-                Some(l) => queue_name = l.clone(),
-                None => {
-                    p.loaded.skip("no-cluster-queue");
+                Ok(l) => queue_name = l.clone(),
+                Err(reason) => {
+                    p.loaded.skip(reason);
                     continue;
                 }
             }
@@ -509,7 +512,11 @@ pub(crate) fn apply(
         warnings.push(
             Diagnostic::warning(
                 TRACE_ROW_SKIPPED,
-                format!("{n} trace rows skipped ({reason})"),
+                if *reason == "gpu-spec-alternatives" {
+                    format!("{n} trace rows kept without a node selector ({reason})")
+                } else {
+                    format!("{n} trace rows skipped ({reason})")
+                },
             )
             .source(p.file.clone())
             .field(field.to_owned()),
@@ -526,29 +533,34 @@ fn insert_namespace(model: &mut gpuquota_model::Model, ns: &str) {
 }
 
 /// The LocalQueue of `ns` for ClusterQueue `cq`: the first existing one, else an implied one
-/// named `cq` (with its Namespace); `None` when `cq` does not exist or the name is taken.
-fn implied_local_queue(model: &mut gpuquota_model::Model, ns: &str, cq: &str) -> Option<String> {
+/// named `cq` (with its Namespace); the skip reason when `cq` does not exist or a LocalQueue
+/// of that name feeds another ClusterQueue.
+fn implied_local_queue(
+    model: &mut gpuquota_model::Model,
+    ns: &str,
+    cq: &str,
+) -> Result<String, &'static str> {
     if !model.cluster_queues.contains_key(cq) {
-        return None;
+        return Err("no-cluster-queue");
     }
     if let Some(l) = model
         .local_queues
         .values()
         .find(|l| l.metadata.namespace.as_deref() == Some(ns) && l.spec.cluster_queue == cq)
     {
-        return Some(l.metadata.name.clone());
+        return Ok(l.metadata.name.clone());
     }
     let key = format!("{ns}/{cq}");
     if model.local_queues.contains_key(&key) {
-        return None;
+        return Err("local-queue-name-taken");
     }
     let lq = serde_json::from_value::<gpuquota_model::kueue::LocalQueue>(serde_json::json!({
         "metadata": {"name": cq, "namespace": ns}, "spec": {"clusterQueue": cq},
     }))
-    .ok()?;
+    .map_err(|_| "malformed-row")?;
     model.local_queues.insert(key, lq);
     if !model.namespaces.contains_key(ns) {
         insert_namespace(model, ns);
     }
-    Some(cq.to_owned())
+    Ok(cq.to_owned())
 }
