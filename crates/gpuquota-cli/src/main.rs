@@ -25,6 +25,7 @@ mod quotas;
 mod schema;
 mod seed;
 mod sim;
+mod sweep;
 mod validate;
 
 /// The end of the root help: the no-argument run, examples, exit status (also in README.md).

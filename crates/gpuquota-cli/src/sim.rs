@@ -28,7 +28,8 @@ Examples:
   gpuquota sim sim.yaml -o table                        per queue and class, then what happened
   gpuquota sim sim.yaml --plot usage.svg > report.json  the JSON report and a usage plot
   gpuquota sim sim.yaml -o kueue-summary                the summary Kueue's perf runner writes
-  gpuquota sim diff a.yaml b.yaml -o table              two scenarios compared per department")]
+  gpuquota sim diff a.yaml b.yaml -o table              two scenarios compared per department
+  gpuquota sim sweep sim.yaml --set engine=kueue,resourcequota   a policy sweep, one row per run")]
 pub(crate) struct SimArgs {
     /// A `Simulation` scenario, Kueue's perf-test generator config, or KAI's
     /// time-based-fairshare simulator config.
@@ -76,6 +77,9 @@ Examples:
         #[arg(long, value_name = "FILE.svg")]
         plot: Option<PathBuf>,
     },
+    /// `sim sweep` and `sim merge`.
+    #[command(flatten)]
+    Sweeps(crate::sweep::SweepCommand),
 }
 
 /// Loads and simulates one scenario; `Err(code)` after printing its problems.
@@ -123,9 +127,13 @@ fn diff(
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn run(args: SimArgs) -> Result<ExitCode, CliError> {
-    if let Some(SimCommand::Diff { a, b, output, plot }) = &args.command {
-        return diff(a, b, *output, plot.as_deref());
+pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
+    match args.command.take() {
+        Some(SimCommand::Diff { a, b, output, plot }) => {
+            return diff(&a, &b, output, plot.as_deref());
+        }
+        Some(SimCommand::Sweeps(c)) => return crate::sweep::run(c),
+        None => {}
     }
     let Some(file) = &args.file else {
         return Err(CliError("sim: a scenario file is required".into()));

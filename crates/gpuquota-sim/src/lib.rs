@@ -79,6 +79,7 @@
 //!       localQueue: lq                #   their spec.queueName
 //!       resource: nvidia.com/gpu      #   what `request` asks for (default cpu)
 //!       workloadsSets: [...]          #   as in Kueue's generator.yaml (below)
+//!   - trace: {format: helios, file: cluster_log.csv, queueBy: vc}   # a public trace ([`trace`])
 //! ```
 //!
 //! Field by field:
@@ -98,6 +99,8 @@
 //!   admissions start at `t + cycleLatency`, and the next cycle starts then.
 //! - `spec.resourceQuota.retryInterval`: see the `resourcequota` engine.
 //! - `spec.workloads[].file`: more manifests, read like `spec.cluster`.
+//! - `spec.workloads[].trace`: a public GPU-cluster trace (Helios, Philly, Alibaba PAI 2020,
+//!   Alibaba 2023), one Workload per job; the mapping of each format is in [`trace`].
 //! - `spec.workloads[].generator`: upstream's `workloadsSets` for one LocalQueue, named and
 //!   timed as upstream's generator does (below), starting from `start`.
 //!
@@ -200,6 +203,13 @@
 //!   data-science reclaimed.").
 //! - `--plot FILE.svg`: [`plot::svg`].
 //!
+//! # Sweeps (`gpuquota sim sweep FILE --set PATH=v1,v2 … [--shard I/N] [--emit-job N]`)
+//!
+//! The cartesian product of the `--set` values, each run simulated deterministically in
+//! parallel, one row per run; `gpuquota sim merge` joins shard tables into the unsharded
+//! table; `--emit-job N` prints a Kubernetes Indexed Job running N shards under Kueue. The
+//! table's columns and the Job are documented in [`sweep`].
+//!
 //! # Properties
 //!
 //! Each is a proptest over random scenarios in `tests/properties.rs`, named as here:
@@ -287,6 +297,8 @@ pub mod plot;
 pub mod report;
 pub mod scenario;
 pub mod seed;
+pub mod sweep;
+pub mod trace;
 
 use gpuquota_cohort::{Scheduler, World};
 use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};

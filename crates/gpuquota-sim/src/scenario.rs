@@ -175,6 +175,8 @@ struct WorkloadSource {
     file: Option<String>,
     #[serde(default)]
     generator: Option<Generator>,
+    #[serde(default)]
+    trace: Option<crate::trace::TraceSource>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -517,13 +519,30 @@ pub fn from_str(
         }
     }
     let mut generated: Vec<(Workload, Instance)> = Vec::new();
+    let mut traces: Vec<(String, crate::trace::Prepared)> = Vec::new();
     for (i, w) in spec.workloads.iter().enumerate() {
+        if let Some(t) = w
+            .trace
+            .as_ref()
+            .filter(|_| w.file.is_none() && w.generator.is_none())
+        {
+            let field = format!("spec.workloads[{i}].trace");
+            match crate::trace::prepare(t, read) {
+                Ok(p) => traces.push((field, p)),
+                Err(es) => {
+                    for (f, m) in es {
+                        errors.push(err(m).source(name).field(format!("{field}.{f}")));
+                    }
+                }
+            }
+            continue;
+        }
         match (&w.file, &w.generator) {
-            (Some(f), None) => match read(f) {
+            (Some(f), None) if w.trace.is_none() => match read(f) {
                 Ok(t) => files.push(t),
                 Err(d) => errors.push(d.field(format!("spec.workloads[{i}].file"))),
             },
-            (None, Some(g)) => {
+            (None, Some(g)) if w.trace.is_none() => {
                 let resource = g.resource.clone().unwrap_or_else(|| "cpu".to_owned());
                 for (si, set) in g.workloads_sets.iter().enumerate() {
                     generate_set(
@@ -547,7 +566,7 @@ pub fn from_str(
                 }
             }
             _ => errors.push(
-                err("each entry needs exactly one of file or generator")
+                err("each entry needs exactly one of file, generator or trace")
                     .source(name)
                     .field(format!("spec.workloads[{i}]")),
             ),
@@ -569,6 +588,17 @@ pub fn from_str(
     for (w, inst) in generated {
         model.workloads.insert(inst.key.clone(), w);
         instances.insert(inst.key.clone(), inst);
+    }
+    for (field, p) in traces {
+        crate::trace::apply(
+            p,
+            &field,
+            engine == Engine::Kueue,
+            start,
+            &mut model,
+            &mut instances,
+            &mut warnings,
+        );
     }
     resolve_file_workloads(
         &mut model,

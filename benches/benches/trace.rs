@@ -1,0 +1,99 @@
+//! Trace replay and sweeps (`gpuquota-sim`): a synthetic Philly trace read and simulated under
+//! Kueue, and a sweep of Kueue's baseline scenario at 1 and 2 threads.
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use gpuquota_sim::trace::synthetic;
+use gpuquota_sim::{scenario, simulate, sweep};
+
+/// `--test` (CI) runs every benchmark once: shrink the inputs.
+fn quick() -> bool {
+    std::env::args().any(|a| a == "--test")
+}
+
+fn philly_scenario(jobs: u32) -> scenario::Scenario {
+    let trace = synthetic::philly(jobs, 14, 1);
+    // capacity scaled with the job count as Philly's 2,490 GPUs are to its 117,000 jobs
+    let gpus = (2490u64 * u64::from(jobs) / 117_000).max(14);
+    let cluster = synthetic::cluster_queues(14, gpus);
+    let sim = format!(
+        "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nspec:\n  cluster: [cluster.yaml]\n  start: \"{}\"\n  workloads:\n  - trace: {{format: philly, file: cluster_job_log}}\n",
+        synthetic::PHILLY_START
+    );
+    scenario::from_str("philly.yaml", &sim, "philly", &|f: &str| {
+        Ok((
+            f.to_owned(),
+            if f == "cluster.yaml" {
+                cluster.clone()
+            } else {
+                trace.clone()
+            },
+        ))
+    })
+    .expect("valid scenario")
+}
+
+fn traces(c: &mut Criterion) {
+    let mut g = c.benchmark_group("trace");
+    g.sample_size(10);
+    let sizes: &[u32] = if quick() { &[200] } else { &[5_000, 20_000] };
+    for &n in sizes {
+        let text = synthetic::philly(n, 14, 1);
+        g.bench_with_input(BenchmarkId::new("philly_load", n), &text, |b, t| {
+            b.iter(|| black_box(gpuquota_sim::trace::philly::load(t).expect("loads")))
+        });
+        g.bench_with_input(
+            BenchmarkId::new("philly_scenario_and_simulate", n),
+            &n,
+            |b, &n| b.iter(|| black_box(simulate(&philly_scenario(n)).expect("simulates"))),
+        );
+    }
+    g.finish();
+}
+
+fn sweeps(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sweep");
+    g.sample_size(10);
+    let cfg = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../crates/gpuquota-sim/data/kueue-baseline.yaml"),
+    )
+    .expect("baseline config");
+    let runs = if quick() { 2 } else { 8 };
+    let axes = [sweep::Axis::parse(&format!("unused=1..{runs}")).expect("axis")];
+    for threads in [1usize, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        g.bench_function(
+            BenchmarkId::new(format!("baseline_{runs}_runs"), threads),
+            |b| {
+                b.iter(|| {
+                    pool.install(|| {
+                        black_box(
+                            sweep::run(
+                                "kueue-baseline.yaml",
+                                &cfg,
+                                "kueue-baseline",
+                                &axes,
+                                None,
+                                &|_| {
+                                    Err(gpuquota_model::Diagnostic::error(
+                                        gpuquota_model::diag::codes::NOT_FOUND,
+                                        "no files",
+                                    ))
+                                },
+                            )
+                            .expect("sweeps"),
+                        )
+                    })
+                })
+            },
+        );
+    }
+    g.finish();
+}
+
+criterion_group!(benches, traces, sweeps);
+criterion_main!(benches);

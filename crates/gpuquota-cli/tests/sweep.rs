@@ -1,0 +1,225 @@
+//! `gpuquota sim sweep`, `--shard`, `gpuquota sim merge` and `--emit-job` end to end.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn gpuquota(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpuquota"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn data(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../gpuquota-sim/tests/data")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("sweep-tests");
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+const SETS: [&str; 4] = [
+    "--set",
+    "kueue.fairSharing=true,false",
+    "--set",
+    "engine=kueue,resourcequota",
+];
+
+fn sweep(extra: &[&str]) -> Output {
+    let file = data("kueue.yaml");
+    let mut args = vec!["sim", "sweep", file.as_str()];
+    args.extend(SETS);
+    args.extend(extra);
+    gpuquota(&args)
+}
+
+#[test]
+fn sweep_table_has_one_row_per_run_in_product_order() {
+    let out = sweep(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["parameters"],
+        serde_json::json!(["kueue.fairSharing", "engine"])
+    );
+    assert_eq!(v["runs"], 4);
+    let rows = v["rows"].as_array().unwrap();
+    let got: Vec<(String, String, String)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["parameters"]["kueue.fairSharing"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+                r["parameters"]["engine"].as_str().unwrap().to_owned(),
+                r["engine"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String, String)> = [
+        ("true", "kueue"),
+        ("true", "resourcequota"),
+        ("false", "kueue"),
+        ("false", "resourcequota"),
+    ]
+    .iter()
+    .map(|(f, e)| (f.to_string(), e.to_string(), e.to_string()))
+    .collect();
+    assert_eq!(got, want);
+    // a run's row summarises the report `gpuquota sim` prints for the same scenario
+    let single = gpuquota(&["sim", data("kueue.yaml").as_str()]);
+    let s: serde_json::Value = serde_json::from_slice(&single.stdout).unwrap();
+    let same_engine: Vec<&serde_json::Value> =
+        rows.iter().filter(|r| r["engine"] == s["engine"]).collect();
+    assert!(
+        same_engine
+            .iter()
+            .any(|r| r["preemptions"] == s["preemptions"])
+    );
+    // deterministic: the same bytes again
+    assert_eq!(sweep(&[]).stdout, out.stdout);
+}
+
+#[test]
+fn merged_shards_equal_the_unsharded_table() {
+    let whole = sweep(&[]);
+    assert!(whole.status.success());
+    for n in [1usize, 3, 5] {
+        let mut files = Vec::new();
+        for i in 0..n {
+            let shard = format!("{i}/{n}");
+            let out = sweep(&["--shard", shard.as_str()]);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let f = scratch(&format!("shard-{i}-of-{n}.json"));
+            std::fs::write(&f, &out.stdout).unwrap();
+            files.push(f.to_string_lossy().into_owned());
+        }
+        // shards in any order
+        files.reverse();
+        let mut args = vec!["sim", "merge"];
+        args.extend(files.iter().map(String::as_str));
+        let merged = gpuquota(&args);
+        assert!(
+            merged.status.success(),
+            "{}",
+            String::from_utf8_lossy(&merged.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&merged.stdout),
+            String::from_utf8_lossy(&whole.stdout),
+            "{n} shards"
+        );
+        args.extend(["--output", "csv"]);
+        let csv = gpuquota(&args);
+        assert_eq!(csv.stdout, sweep(&["--output", "csv"]).stdout);
+    }
+}
+
+#[test]
+fn merge_refuses_a_missing_shard() {
+    let out = sweep(&["--shard", "0/2"]);
+    let f = scratch("only-first.json");
+    std::fs::write(&f, &out.stdout).unwrap();
+    let merged = gpuquota(&["sim", "merge", f.to_str().unwrap()]);
+    assert!(!merged.status.success());
+    assert!(String::from_utf8_lossy(&merged.stderr).contains("run 2 is missing"));
+}
+
+#[test]
+fn sweep_csv_has_parameters_then_results() {
+    let out = sweep(&["--output", "csv"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let head = text.lines().next().unwrap();
+    assert!(
+        head.starts_with(
+            "run,kueue.fairSharing,engine,meanUsagePercent,gpuHours,lostGpuHours,preemptions,"
+        ),
+        "{head}"
+    );
+    assert!(head.ends_with(",warnings"));
+    assert_eq!(text.lines().count(), 5);
+}
+
+#[test]
+fn a_bad_path_or_shard_fails() {
+    let file = data("kueue.yaml");
+    let bad = gpuquota(&["sim", "sweep", file.as_str(), "--set", "engine=kai2"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("run 0 (engine=kai2)"));
+    let bad = gpuquota(&["sim", "sweep", file.as_str(), "--shard", "2/2"]);
+    assert!(!bad.status.success());
+}
+
+#[test]
+fn emitted_indexed_job_validates_with_its_local_queue() {
+    let file = data("kueue.yaml");
+    let mut args = vec!["sim", "sweep", file.as_str()];
+    args.extend(SETS);
+    args.extend([
+        "--emit-job",
+        "3",
+        "--queue",
+        "sweeps",
+        "--namespace",
+        "research",
+    ]);
+    let out = gpuquota(&args);
+    assert!(out.status.success());
+    let job = String::from_utf8(out.stdout).unwrap();
+    assert!(job.contains("completionMode: Indexed"));
+    assert!(job.contains("completions: 3"));
+    assert!(job.contains("kueue.x-k8s.io/queue-name: sweeps"));
+    assert!(job.contains("$(JOB_COMPLETION_INDEX)/3"));
+    let jf = scratch("job.yaml");
+    std::fs::write(&jf, &job).unwrap();
+    let qf = scratch("queue.yaml");
+    std::fs::write(
+        &qf,
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: sweeps}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors: [{name: default, resources: [{name: cpu, nominalQuota: 8}, {name: memory, nominalQuota: 16Gi}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: sweeps, namespace: research}
+spec: {clusterQueue: sweeps}
+",
+    )
+    .unwrap();
+    let v = gpuquota(&[
+        "--strict",
+        "validate",
+        jf.to_str().unwrap(),
+        qf.to_str().unwrap(),
+    ]);
+    assert!(
+        v.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&v.stdout),
+        String::from_utf8_lossy(&v.stderr)
+    );
+}

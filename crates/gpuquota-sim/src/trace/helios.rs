@@ -1,0 +1,136 @@
+//! SenseTime Helios: `cluster_log.csv` (one per cluster: Venus, Earth, Saturn, Uranus,
+//! Philly-converted), a CSV with a header naming at least `job_id`, `user`, `vc`, `gpu_num`,
+//! `node_num`, `state`, `submit_time`, `start_time`, `end_time` (other columns such as
+//! `cpu_num`, `jobname`, `duration`, `queue` are ignored); times are wall-clock
+//! `YYYY-MM-DD HH:MM:SS`, read as UTC.
+//!
+//! Mapping: `vc` or `user` is the queue, `state` the class (`COMPLETED`, `FAILED`,
+//! `CANCELLED`, `TIMEOUT`, `NODE_FAIL`), arrival `submit_time`, runtime `end_time −
+//! start_time`. `gpu_num` GPUs split evenly over `node_num` pods when it divides, else one
+//! pod with all of them. A job with `gpu_num` 0 (a CPU job) is `no-gpu`.
+
+use super::{Job, Loaded, PodSet, columns, count, csv_reader, runtime, wall_clock_ms};
+
+/// Reads a Helios `cluster_log.csv`.
+///
+/// # Errors
+/// No header, or a required column missing.
+///
+/// # Complexity
+/// O(rows).
+pub fn load(text: &str) -> Result<Loaded, String> {
+    let mut rdr = csv_reader(text, true);
+    let header = rdr.headers().map_err(|e| e.to_string())?.clone();
+    let [id, user, vc, gpu, nodes, state, submit, start, end] = columns(
+        &header,
+        [
+            "job_id",
+            "user",
+            "vc",
+            "gpu_num",
+            "node_num",
+            "state",
+            "submit_time",
+            "start_time",
+            "end_time",
+        ],
+    )?;
+    let mut out = Loaded::default();
+    for rec in rdr.records() {
+        let Ok(r) = rec else {
+            out.skip("malformed-row");
+            continue;
+        };
+        let f = |i: usize| r.get(i).unwrap_or("").trim();
+        if r.len() != header.len() {
+            out.skip("malformed-row");
+            continue;
+        }
+        let (Some(g), Some(n), Some(sub)) =
+            (count(f(gpu)), count(f(nodes)), wall_clock_ms(f(submit)))
+        else {
+            out.skip("malformed-row");
+            continue;
+        };
+        if g == 0 {
+            out.skip("no-gpu");
+            continue;
+        }
+        let rt = match runtime(wall_clock_ms(f(start)), wall_clock_ms(f(end))) {
+            Ok(rt) => rt,
+            Err(reason) => {
+                out.skip(reason);
+                continue;
+            }
+        };
+        let (pods, per) = if n >= 1 && g % n == 0 {
+            (n, g / n)
+        } else {
+            (1, g)
+        };
+        out.jobs.push(Job {
+            id: f(id).to_owned(),
+            fields: [("vc", f(vc).to_owned()), ("user", f(user).to_owned())]
+                .into_iter()
+                .collect(),
+            status: f(state).to_owned(),
+            submit_ms: sub,
+            runtime_ms: rt,
+            pod_sets: vec![PodSet {
+                name: "main".into(),
+                count: pods,
+                gpu_milli: u64::from(per) * 1000,
+                gpu_type: None,
+            }],
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURE: &str = "\
+job_id,user,vc,jobname,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue
+j1,u1,vcA,x,8,16,2,COMPLETED,2020-04-01 00:00:00,2020-04-01 00:00:10,2020-04-01 01:00:10,3600,10
+j2,u2,vcB,x,3,4,2,FAILED,2020-04-01 00:01:00,2020-04-01 00:01:00,2020-04-01 00:02:00,60,0
+j3,u1,vcA,x,0,4,1,COMPLETED,2020-04-01 00:02:00,2020-04-01 00:02:00,2020-04-01 00:03:00,60,0
+j4,u1,vcA,x,1,4,1,CANCELLED,2020-04-01 00:03:00,,,0,0
+j5,u1,vcA,x,1,4,1,COMPLETED,2020-04-01 00:03:00,2020-04-01 00:05:00,2020-04-01 00:04:00,0,0
+j6,u1,vcA,x,one,4,1,COMPLETED,2020-04-01 00:03:00,2020-04-01 00:05:00,2020-04-01 00:06:00,0,0
+";
+
+    #[test]
+    fn helios_fixture_maps_every_row_or_counts_it() {
+        let l = load(FIXTURE).unwrap();
+        assert_eq!(l.jobs.len(), 2);
+        let j1 = &l.jobs[0];
+        assert_eq!(j1.id, "j1");
+        assert_eq!(j1.fields["vc"], "vcA");
+        assert_eq!(j1.status, "COMPLETED");
+        assert_eq!(j1.runtime_ms, 3_600_000);
+        assert_eq!(j1.submit_ms, 1_585_699_200_000);
+        assert_eq!((j1.pod_sets[0].count, j1.pod_sets[0].gpu_milli), (2, 4000));
+        // 3 GPUs over 2 nodes do not divide: one pod with all three
+        assert_eq!(
+            (l.jobs[1].pod_sets[0].count, l.jobs[1].pod_sets[0].gpu_milli),
+            (1, 3000)
+        );
+        let skipped: Vec<_> = l.skipped.iter().map(|(k, v)| (*k, *v)).collect();
+        assert_eq!(
+            skipped,
+            [
+                ("end-before-start", 1),
+                ("malformed-row", 1),
+                ("never-ran", 1),
+                ("no-gpu", 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn helios_without_a_required_column_is_an_error() {
+        assert!(load("job_id,user\nj1,u1\n").unwrap_err().contains("vc"));
+    }
+}

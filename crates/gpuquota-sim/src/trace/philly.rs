@@ -1,0 +1,167 @@
+//! Microsoft Philly (msr-fiddle/philly-traces: `trace-data/cluster_job_log`): a JSON array
+//! of jobs `{"status", "vc", "jobid", "attempts": [{"start_time", "end_time", "detail":
+//! [{"ip", "gpus": ["gpu0", …]}]}], "submitted_time", "user"}`; times are wall-clock
+//! `YYYY-MM-DD HH:MM:SS` (read as UTC) or `None`.
+//!
+//! Mapping: `vc` or `user` is the queue, `status` the class (`Pass`, `Killed`, `Failed`),
+//! arrival `submitted_time`; the run is the **last attempt**: runtime its `end_time −
+//! start_time`, one pod per `detail` entry (machine) with as many GPUs as its `gpus` list.
+//! A job without attempts is `never-ran`; a last attempt without GPUs is `no-gpu`; an entry
+//! that is not such an object is `malformed-row`.
+
+use serde::Deserialize;
+
+use super::{Job, Loaded, PodSet, runtime, wall_clock_ms};
+
+#[derive(Deserialize)]
+struct PJob {
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    vc: Option<String>,
+    jobid: String,
+    #[serde(default)]
+    attempts: Vec<Attempt>,
+    #[serde(default)]
+    submitted_time: Option<String>,
+    #[serde(default)]
+    user: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Attempt {
+    #[serde(default)]
+    start_time: Option<String>,
+    #[serde(default)]
+    end_time: Option<String>,
+    #[serde(default)]
+    detail: Vec<Detail>,
+}
+
+#[derive(Deserialize)]
+struct Detail {
+    #[serde(default)]
+    gpus: Vec<serde_json::Value>,
+}
+
+/// Reads a Philly `cluster_job_log`.
+///
+/// # Errors
+/// Not a JSON array.
+///
+/// # Complexity
+/// O(input size).
+pub fn load(text: &str) -> Result<Loaded, String> {
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(text).map_err(|e| format!("not a JSON array of jobs: {e}"))?;
+    let mut out = Loaded::default();
+    for v in rows {
+        let Ok(j) = serde_json::from_value::<PJob>(v) else {
+            out.skip("malformed-row");
+            continue;
+        };
+        let Some(sub) = j.submitted_time.as_deref().and_then(wall_clock_ms) else {
+            out.skip("malformed-row");
+            continue;
+        };
+        let Some(last) = j.attempts.last() else {
+            out.skip("never-ran");
+            continue;
+        };
+        let rt = match runtime(
+            last.start_time.as_deref().and_then(wall_clock_ms),
+            last.end_time.as_deref().and_then(wall_clock_ms),
+        ) {
+            Ok(rt) => rt,
+            Err(r) => {
+                out.skip(r);
+                continue;
+            }
+        };
+        // pods with the same GPU count form one pod set, in order of first appearance
+        let mut sets: Vec<PodSet> = Vec::new();
+        for d in &last.detail {
+            let g = d.gpus.len() as u64;
+            if g == 0 {
+                continue;
+            }
+            match sets.iter_mut().find(|s| s.gpu_milli == g * 1000) {
+                Some(s) => s.count += 1,
+                None => sets.push(PodSet {
+                    name: format!("gpus-{g}"),
+                    count: 1,
+                    gpu_milli: g * 1000,
+                    gpu_type: None,
+                }),
+            }
+        }
+        if sets.is_empty() {
+            out.skip("no-gpu");
+            continue;
+        }
+        out.jobs.push(Job {
+            id: j.jobid,
+            fields: [
+                ("vc", j.vc.unwrap_or_default()),
+                ("user", j.user.unwrap_or_default()),
+            ]
+            .into_iter()
+            .collect(),
+            status: j.status.unwrap_or_default(),
+            submit_ms: sub,
+            runtime_ms: rt,
+            pod_sets: sets,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURE: &str = r#"[
+ {"status": "Pass", "vc": "vc1", "jobid": "application_1_0001", "submitted_time": "2017-10-03 02:00:00", "user": "u1",
+  "attempts": [{"start_time": "2017-10-03 02:00:05", "end_time": "2017-10-03 02:10:05", "detail": [{"ip": "m1", "gpus": ["gpu0", "gpu1"]}]},
+               {"start_time": "2017-10-03 03:00:00", "end_time": "2017-10-03 04:00:00",
+                "detail": [{"ip": "m1", "gpus": ["gpu0", "gpu1", "gpu2", "gpu3"]}, {"ip": "m2", "gpus": ["gpu0", "gpu1", "gpu2", "gpu3"]}, {"ip": "m3", "gpus": ["gpu0"]}]}]},
+ {"status": "Killed", "vc": "vc2", "jobid": "application_1_0002", "submitted_time": "2017-10-03 02:00:00", "user": "u2", "attempts": []},
+ {"status": "Failed", "vc": "vc2", "jobid": "application_1_0003", "submitted_time": "2017-10-03 02:00:00", "user": "u2",
+  "attempts": [{"start_time": "2017-10-03 02:00:05", "end_time": "None", "detail": [{"ip": "m1", "gpus": ["gpu0"]}]}]},
+ {"status": "Failed", "vc": "vc2", "jobid": "application_1_0004", "submitted_time": "2017-10-03 02:00:00", "user": "u2",
+  "attempts": [{"start_time": "2017-10-03 02:00:05", "end_time": "2017-10-03 02:00:06", "detail": []}]},
+ {"oops": 1}
+]"#;
+
+    #[test]
+    fn philly_takes_the_last_attempt() {
+        let l = load(FIXTURE).unwrap();
+        assert_eq!(l.jobs.len(), 1);
+        let j = &l.jobs[0];
+        assert_eq!(j.runtime_ms, 3_600_000);
+        assert_eq!(j.status, "Pass");
+        assert_eq!(j.fields["vc"], "vc1");
+        assert_eq!(
+            j.pod_sets
+                .iter()
+                .map(|p| (p.count, p.gpu_milli))
+                .collect::<Vec<_>>(),
+            [(2, 4000), (1, 1000)]
+        );
+        let skipped: Vec<_> = l.skipped.iter().map(|(k, v)| (*k, *v)).collect();
+        assert_eq!(
+            skipped,
+            [
+                ("malformed-row", 1),
+                ("never-ran", 1),
+                ("no-end", 1),
+                ("no-gpu", 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn philly_not_json_is_an_error() {
+        assert!(load("{").is_err());
+    }
+}

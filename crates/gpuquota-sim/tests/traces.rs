@@ -1,0 +1,266 @@
+//! Trace workload sources end to end: each format's synthetic fixture (written for these
+//! tests; the public traces may not be redistributed) simulated under Kueue.
+
+use std::path::Path;
+
+use gpuquota_sim::{scenario, simulate};
+use serde_json::Value;
+
+fn run(name: &str) -> Value {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/traces")
+        .join(name);
+    let sc = scenario::load(&p).expect("valid scenario");
+    simulate(&sc).expect("simulates").to_json()
+}
+
+/// (startMs, endMs, flavor, gpus)
+type RunRow = (i64, i64, String, String);
+/// (workload, queue, class, createdMs, runs)
+type Row = (String, String, String, i64, Vec<RunRow>);
+
+fn rows(j: &Value) -> Vec<Row> {
+    j["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            let runs = w["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    let (fl, u) = r["usage"].as_object().unwrap().iter().next().unwrap();
+                    let (_, q) = u.as_object().unwrap().iter().next().unwrap();
+                    (
+                        r["startMs"].as_i64().unwrap(),
+                        r["endMs"].as_i64().unwrap(),
+                        fl.clone(),
+                        q.as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect();
+            (
+                w["workload"].as_str().unwrap().to_owned(),
+                w["queue"].as_str().unwrap().to_owned(),
+                w["class"].as_str().unwrap().to_owned(),
+                w["createdMs"].as_i64().unwrap(),
+                runs,
+            )
+        })
+        .collect()
+}
+
+fn warnings(j: &Value) -> Vec<String> {
+    j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().rsplit(": ").next().unwrap().to_owned())
+        .filter(|w| w.contains("trace rows"))
+        .collect()
+}
+
+fn s(x: &str) -> String {
+    x.to_owned()
+}
+
+#[test]
+fn helios_trace_replays_under_kueue() {
+    let j = run("helios.yaml");
+    assert_eq!(
+        rows(&j),
+        [
+            (
+                s("research/job-1"),
+                s("vca"),
+                s("COMPLETED"),
+                0,
+                vec![(0, 3_600_000, s("v100"), s("8"))]
+            ),
+            // arrives at 00:10; the trace ran it 30 min (it waited in Helios, not here)
+            (
+                s("research/job-2"),
+                s("vca"),
+                s("FAILED"),
+                600_000,
+                vec![(600_000, 2_400_000, s("any"), s("8"))]
+            ),
+            (
+                s("research/job-3"),
+                s("vcb"),
+                s("CANCELLED"),
+                1_200_000,
+                vec![(1_200_000, 3_000_000, s("v100"), s("2"))]
+            ),
+        ]
+    );
+    assert_eq!(
+        warnings(&j),
+        [
+            "1 trace rows skipped (no-cluster-queue)",
+            "1 trace rows skipped (no-gpu)"
+        ]
+    );
+}
+
+#[test]
+fn philly_trace_uses_the_last_attempt() {
+    let j = run("philly.yaml");
+    assert_eq!(
+        rows(&j),
+        [
+            (
+                s("vca/application-1-0001"),
+                s("vca"),
+                s("Pass"),
+                0,
+                vec![(0, 3_600_000, s("v100"), s("8"))]
+            ),
+            (
+                s("vcb/application-1-0002"),
+                s("vcb"),
+                s("Killed"),
+                300_000,
+                vec![(300_000, 2_100_000, s("v100"), s("2"))]
+            ),
+        ]
+    );
+    assert_eq!(warnings(&j), ["1 trace rows skipped (never-ran)"]);
+}
+
+#[test]
+fn pai_trace_selects_gpu_types_and_rounds_fractions_as_kueue_charges() {
+    let j = run("pai.yaml");
+    assert_eq!(
+        rows(&j),
+        [
+            // 2 workers × 400 % = 8 V100s
+            (
+                s("vca/j1"),
+                s("vca"),
+                s("Terminated"),
+                0,
+                vec![(0, 3_600_000, s("v100"), s("8"))]
+            ),
+            // 50 % of a T4: no T4 flavor, the unlabelled flavor takes it, one whole GPU charged
+            (
+                s("vcb/j2"),
+                s("vcb"),
+                s("Failed"),
+                60_000,
+                vec![(60_000, 960_000, s("any"), s("1"))]
+            ),
+        ]
+    );
+    assert_eq!(warnings(&j), ["1 trace rows skipped (no-gpu)"]);
+}
+
+#[test]
+fn alibaba_2023_trace_with_one_fixed_queue() {
+    let j = run("alibaba2023.yaml");
+    assert_eq!(
+        rows(&j),
+        [
+            (
+                s("vca/openb-pod-0001"),
+                s("vca"),
+                s("Succeeded"),
+                10_000,
+                vec![(10_000, 3_610_000, s("v100"), s("1"))]
+            ),
+            (
+                s("vca/openb-pod-0002"),
+                s("vca"),
+                s("Succeeded"),
+                20_000,
+                vec![(20_000, 620_000, s("v100"), s("2"))]
+            ),
+        ]
+    );
+    assert_eq!(warnings(&j), ["1 trace rows skipped (never-ran)"]);
+}
+
+#[test]
+fn milli_gpu_resource_counts_fractions_exactly() {
+    let cluster = "
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: any}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: shared}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [gpuquota.dev/gpu-milli]
+    flavors: [{name: any, resources: [{name: gpuquota.dev/gpu-milli, nominalQuota: 1000}]}]
+";
+    let trace = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
+p0,1,1,1,500,,LS,Running,0,100,1
+p1,1,1,1,500,,LS,Running,0,100,1
+p2,1,1,1,500,,LS,Running,0,100,1
+";
+    let sim = r#"
+apiVersion: gpuquota.dev/v1alpha1
+kind: Simulation
+metadata: {name: milli}
+spec:
+  cluster: [cluster.yaml]
+  start: "2023-01-01T00:00:00Z"
+  workloads:
+  - trace: {format: alibaba-2023, file: pods.csv, queue: shared, milliGpuResource: gpuquota.dev/gpu-milli}
+"#;
+    let sc = scenario::from_str("sim.yaml", sim, "sim", &|f: &str| {
+        Ok((
+            f.to_owned(),
+            if f == "pods.csv" {
+                trace.into()
+            } else {
+                cluster.into()
+            },
+        ))
+    })
+    .expect("valid");
+    let j = simulate(&sc).unwrap().to_json();
+    // two halves fit the one GPU at once; the third waits for one of them
+    let starts: Vec<i64> = rows(&j).iter().map(|r| r.4[0].0).collect();
+    assert_eq!(starts, [0, 0, 99_000]);
+    assert_eq!(rows(&j)[0].4[0].3, "500");
+}
+
+#[test]
+fn trace_entry_errors_name_their_field() {
+    let sim = r#"
+apiVersion: gpuquota.dev/v1alpha1
+kind: Simulation
+spec:
+  start: "2023-01-01T00:00:00Z"
+  workloads:
+  - trace: {format: slurm, file: a.csv}
+  - trace: {format: alibaba-pai-2020, file: a.csv, queueBy: vc}
+"#;
+    let e = scenario::from_str("sim.yaml", sim, "sim", &|f: &str| {
+        Ok((f.to_owned(), String::new()))
+    })
+    .unwrap_err();
+    let fields: Vec<String> = e.iter().map(|d| d.field.clone()).collect();
+    assert!(
+        fields.contains(&s("spec.workloads[0].trace.format")),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&s("spec.workloads[1].trace.queueBy")),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&s("spec.workloads[1].trace.taskFile")),
+        "{fields:?}"
+    );
+}
+
+#[test]
+fn trace_replay_is_deterministic() {
+    assert_eq!(run("helios.yaml"), run("helios.yaml"));
+}
