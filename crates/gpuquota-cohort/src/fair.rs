@@ -90,6 +90,7 @@ use gpuquota_fairshare::tree::{NodeKind as FsKind, ResourceQuota};
 use gpuquota_fairshare::{FairShareError, FlavorResource, FrQuantities};
 use gpuquota_model::kueue::AdmissionMode;
 use gpuquota_model::{Amount, Model, Quantity, ResourceName};
+use ordered_float::OrderedFloat;
 
 use crate::afs_clock::{Ledger, Nanos, mul_by_float};
 use crate::assign::Assignment;
@@ -411,12 +412,6 @@ pub enum ClockEvent<'a> {
     },
 }
 
-/// A key whose integer order is `f64::total_cmp`'s.
-fn f64_key(x: f64) -> i64 {
-    let b = x.to_bits() as i64;
-    b ^ ((((b >> 63) as u64) >> 1) as i64)
-}
-
 fn mirror_fr(world: &World, fr: FrId) -> FlavorResource {
     FlavorResource::new(world.fr_flavor(fr), world.fr_resource(fr).as_str())
 }
@@ -680,10 +675,15 @@ impl Policy for FairSharing {
         // CandidatesOrdering: evicted, other queues first, (admission fair sharing, same
         // queue) higher LocalQueue usage, then the per-queue key (priority, recency, UID)
         let afs_key = |c: CqId, v: WlId| match &self.afs {
-            Some(a) if a.cq_on[c as usize] => std::cmp::Reverse(f64_key(a.usage(v))),
-            _ => std::cmp::Reverse(0),
+            Some(a) if a.cq_on[c as usize] => std::cmp::Reverse(OrderedFloat(a.usage(v))),
+            _ => std::cmp::Reverse(OrderedFloat(0.0)),
         };
-        type SortKey = (u8, u8, std::cmp::Reverse<i64>, crate::preempt::CandKey);
+        type SortKey = (
+            u8,
+            u8,
+            std::cmp::Reverse<OrderedFloat<f64>>,
+            crate::preempt::CandKey,
+        );
         let mut found: Vec<(SortKey, WlId)> = Vec::new();
         if cqi.within != WithinPolicy::Never {
             for k in &admitted.by_cq[cq as usize] {
@@ -822,7 +822,7 @@ impl Policy for FairSharing {
         let mut best: Option<(f64, WlId)> = None;
         for w in queued {
             let u = afs.usage(w);
-            if best.is_none_or(|(b, _)| u.total_cmp(&b).is_lt()) {
+            if best.is_none_or(|(b, _)| OrderedFloat(u) < OrderedFloat(b)) {
                 best = Some((u, w));
             }
         }

@@ -18,6 +18,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use gpuquota_model::{Quantity, ResourceName, Timestamp};
+use ordered_float::OrderedFloat;
 
 use crate::config::AdmissionFairSharingSettings;
 
@@ -131,14 +132,17 @@ pub struct AfsEntry {
 /// The heap order of an AFS ClusterQueue: lower LocalQueue usage, higher priority, earlier
 /// timestamp, smaller UID, then input position. Returns indices.
 ///
+/// Usages compare as [`OrderedFloat`]s, as upstream's `<` compares them: `-0.0` equals `0.0`
+/// (an empty [`LocalQueueUsage`] weighs `-0.0`, the empty sum), and a NaN is above every number.
+///
 /// # Complexity
 /// O(n log n).
 pub fn order_within_cluster_queue(entries: &[AfsEntry]) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..entries.len()).collect();
     idx.sort_by(|&a, &b| {
         let (x, y) = (&entries[a], &entries[b]);
-        x.local_queue_usage
-            .total_cmp(&y.local_queue_usage)
+        OrderedFloat(x.local_queue_usage)
+            .cmp(&OrderedFloat(y.local_queue_usage))
             .then_with(|| y.priority.cmp(&x.priority))
             .then_with(|| x.queue_order.cmp(&y.queue_order))
             .then_with(|| x.uid.cmp(&y.uid))
@@ -149,9 +153,9 @@ pub fn order_within_cluster_queue(entries: &[AfsEntry]) -> Vec<usize> {
 
 /// Compares two candidates of one ClusterQueue from different LocalQueues for preemption
 /// (upstream `pkg/scheduler/preemption/common/ordering.go`): the higher LocalQueue usage is
-/// preempted first.
+/// preempted first. Usages compare as in [`order_within_cluster_queue`].
 pub fn compare_victims_by_usage(a_usage: f64, b_usage: f64) -> Ordering {
-    b_usage.total_cmp(&a_usage)
+    OrderedFloat(b_usage).cmp(&OrderedFloat(a_usage))
 }
 
 #[cfg(test)]

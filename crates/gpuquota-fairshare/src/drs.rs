@@ -19,6 +19,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use gpuquota_model::{Amount, Quantity, ResourceName};
+use ordered_float::OrderedFloat;
 
 use crate::error::FairShareError;
 
@@ -103,7 +104,9 @@ impl Drs {
 /// Kueue's `CompareDRS`: lower means preferred for admission, higher preferred as a victim.
 ///
 /// Two zero-weight borrowers compare by unweighted ratio; a zero-weight borrower is above
-/// everything else; otherwise the precise weighted shares compare (`f64::total_cmp`).
+/// everything else; otherwise the precise weighted shares compare as [`OrderedFloat`]s.
+/// Neither share is ever `-0.0` or NaN for a [`Drs`] that [`dominant_resource_share`] built
+/// from a valid weight, so this is the order of `f64::total_cmp` too.
 pub fn compare_drs(a: &Drs, b: &Drs) -> Ordering {
     DrsLite::of(a).compare(&DrsLite::of(b))
 }
@@ -142,10 +145,10 @@ impl DrsLite {
     /// Kueue's `CompareDRS`.
     pub(crate) fn compare(&self, o: &DrsLite) -> Ordering {
         match (self.zero_weight_borrows(), o.zero_weight_borrows()) {
-            (true, true) => self.ratio.total_cmp(&o.ratio),
+            (true, true) => OrderedFloat(self.ratio).cmp(&OrderedFloat(o.ratio)),
             (true, false) => Ordering::Greater,
             (false, true) => Ordering::Less,
-            (false, false) => self.precise().total_cmp(&o.precise()),
+            (false, false) => OrderedFloat(self.precise()).cmp(&OrderedFloat(o.precise())),
         }
     }
 }

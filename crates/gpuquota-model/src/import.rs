@@ -783,15 +783,34 @@ fn split_api_version(api_version: &str) -> (&str, &str) {
     }
 }
 
+/// The object's name for messages (`namespace/name`), `None` without one.
+///
+/// A name that is not a string (`name: 123`, or `name: n`, a YAML 1.1 boolean) is an error
+/// of its own, but the object still goes by the scalar's JSON text (`123`, `false`), which is
+/// what the API server receives from Kubernetes' YAML-to-JSON conversion
+/// (kubernetes-sigs/yaml: yaml.go), so a second error in the object still names it.
 fn object_name(obj: &serde_json::Map<String, Value>) -> Option<String> {
+    fn text(v: &Value) -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Bool(b) => Some(b.to_string()),
+            // Go prints a float without a trailing `.0` (`1e3` is `1000`), as Rust's `{}` does.
+            Value::Number(n) => Some(match n.as_f64() {
+                Some(f) if n.is_f64() => format!("{f}"),
+                _ => n.to_string(),
+            }),
+            _ => None,
+        }
+    }
     let meta = obj.get("metadata")?.as_object()?;
-    let name = meta
-        .get("name")
-        .and_then(Value::as_str)
-        .or_else(|| meta.get("generateName").and_then(Value::as_str))?;
+    let name = meta.get("name").and_then(text).or_else(|| {
+        meta.get("generateName")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    })?;
     Some(match meta.get("namespace").and_then(Value::as_str) {
         Some(ns) => format!("{ns}/{name}"),
-        None => name.to_owned(),
+        None => name,
     })
 }
 

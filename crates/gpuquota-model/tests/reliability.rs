@@ -273,3 +273,22 @@ fn limit_and_tiny_quantity_messages_are_pinned() {
         ]
     );
 }
+
+/// A name that reads as a number or a YAML 1.1 boolean is an error of its own, and a second
+/// error in the same object still names the object, by the scalar's JSON text (what the API
+/// server receives), whole messages pinned.
+#[test]
+fn a_non_string_name_still_names_the_object_in_other_errors() {
+    for (name, shown) in [("123", "123"), ("n", "false"), ("1.5", "1.5")] {
+        let text = format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: {name}}}\nstatus: {{allocatable: {{cpu: [1]}}}}\n"
+        );
+        assert_eq!(
+            errors(&text),
+            [format!(
+                "t.yaml (document 1): Node \"{shown}\": status.allocatable.cpu: invalid type: sequence, expected a Kubernetes quantity (string or number)"
+            )],
+            "{name}"
+        );
+    }
+}

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use ordered_float::OrderedFloat;
 use plotters::prelude::*;
 
 use crate::engine::RunEnd;
@@ -92,7 +93,9 @@ pub fn svg(report: &Report) -> Result<String, String> {
     let mut ranked: Vec<(String, Vec<f64>)> = series.into_iter().collect();
     ranked.sort_by(|a, b| {
         let (sa, sb): (f64, f64) = (a.1.iter().sum(), b.1.iter().sum());
-        sb.total_cmp(&sa).then_with(|| a.0.cmp(&b.0))
+        OrderedFloat(sb)
+            .cmp(&OrderedFloat(sa))
+            .then_with(|| a.0.cmp(&b.0))
     });
     if ranked.len() > MAX_QUEUES {
         let rest = ranked.split_off(MAX_QUEUES - 1);
@@ -165,7 +168,7 @@ pub fn svg(report: &Report) -> Result<String, String> {
             .map_err(|e| e.to_string())?
             .label("nominal (sum)")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 10, y)], BLACK));
-        marks.sort_by(f64::total_cmp);
+        marks.sort_by_key(|&t| OrderedFloat(t));
         marks.dedup();
         chart
             .draw_series(

@@ -1,6 +1,8 @@
 //! Ordering: jobs within a queue, sibling queues (KAI's proportion queue order) and
 //! the reverse order victims are taken in.
 
+use ordered_float::OrderedFloat;
+
 use super::*;
 
 impl Engine<'_> {
@@ -69,10 +71,13 @@ impl Engine<'_> {
             .then(starved(b, jb).cmp(&starved(a, ja)))
             .then(qb.priority.cmp(&qa.priority))
             .then(penal(a, ja).cmp(&penal(b, jb)))
-            .then(self.drs(a, ja, 1).total_cmp(&self.drs(b, jb, 1)))
+            .then(OrderedFloat(self.drs(a, ja, 1)).cmp(&OrderedFloat(self.drs(b, jb, 1))))
             .then(
-                self.drs(a, Amt::ZERO, 0)
-                    .total_cmp(&self.drs(b, Amt::ZERO, 0)),
+                OrderedFloat(self.drs(a, Amt::ZERO, 0)).cmp(&OrderedFloat(self.drs(
+                    b,
+                    Amt::ZERO,
+                    0,
+                ))),
             )
             .then_with(|| {
                 let sa: Vec<Option<i128>> = Resource::ALL
@@ -205,7 +210,7 @@ impl Engine<'_> {
             .cmp(&over(a, aa))
             .then(starved(a, aa).cmp(&starved(b, ab)))
             .then(qa.priority.cmp(&qb.priority))
-            .then(self.drs_of(b, ab).total_cmp(&self.drs_of(a, aa)))
+            .then(OrderedFloat(self.drs_of(b, ab)).cmp(&OrderedFloat(self.drs_of(a, aa))))
             .then(qb.creation.cmp(&qa.creation))
             .then(qb.name.cmp(&qa.name))
     }
