@@ -31,8 +31,9 @@ mod validate;
 /// The end of the root help: the no-argument run, examples, exit status (also in README.md).
 const AFTER_HELP: &str = "\
 Without a command, gpuquota prints what every engine decides for its built-in seed platform
-(three servers, 24 GPUs, five departments): the quota picture, the Kueue day, KAI fair shares,
-a MIG plan and the month's chargeback.
+(three servers, 24 GPUs, five departments): the quota picture, a month simulated under
+ResourceQuota and under Kueue (who borrowed, was preempted, waited; the budget; the bill),
+KAI fair shares and a MIG plan, with the plots and the commands to rerun each part.
 
 Examples:
   gpuquota                                  the seed platform through every engine
