@@ -112,6 +112,17 @@ impl Table {
 
     /// The table as lines, each ending in `\n`, without trailing spaces.
     pub fn render(&self, width: Width) -> String {
+        if let Width::Fit(w) = width {
+            // a table that fits is printed as it is: only a too-wide one wraps
+            let full = self.layout(Width::Full);
+            if full.lines().all(|l| l.chars().count() <= usize::from(w)) {
+                return full;
+            }
+        }
+        self.layout(width)
+    }
+
+    fn layout(&self, width: Width) -> String {
         let mut t = comfy_table::Table::new();
         t.load_preset(presets::NOTHING);
         for c in NO_LINES {
@@ -221,6 +232,14 @@ mod tests {
         assert_eq!(letters(&s), letters(&sample().render(Width::Full)), "{s}");
         assert_eq!(s.matches("18922Gi").count(), 2, "{s}");
         assert!(!s.contains('~'));
+    }
+
+    #[test]
+    fn a_table_that_fits_is_not_wrapped() {
+        let mut t = Table::new(["NODE", "INSTANCES (profile@start, * busy)"]);
+        t.row(["rtx-b", "1g.24gb@0 1g.24gb@3 1g.24gb@6 1g.24gb@9"]);
+        assert_eq!(t.render(Width::Fit(80)), t.render(Width::Full));
+        assert_eq!(t.render(Width::Fit(80)).lines().count(), 2);
     }
 
     #[test]
