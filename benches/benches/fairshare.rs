@@ -5,19 +5,19 @@ use std::hint::black_box;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use gpuquota_benches::SplitMix64;
 use gpuquota_fairshare::order::{Head, OrderOptions, fair_sharing_order};
-use gpuquota_fairshare::tree::{QuotaTree, QuotaTreeBuilder, ResourceQuota};
+use gpuquota_fairshare::tree::{FairShareTree, FairShareTreeBuilder, NodeQuota};
 use gpuquota_fairshare::waterfill::{WfQueue, water_fill};
 use gpuquota_fairshare::{FlavorResource, FrQuantities};
 use gpuquota_model::{Amount, Timestamp};
 
-fn tree_and_heads(seed: u64) -> (QuotaTree, Vec<Head>) {
+fn tree_and_heads(seed: u64) -> (FairShareTree, Vec<Head>) {
     let mut rng = SplitMix64::new(seed);
     let frs = [
         FlavorResource::new("a100", "nvidia.com/gpu"),
         FlavorResource::new("h100", "nvidia.com/gpu"),
         FlavorResource::new("default", "cpu"),
     ];
-    let mut b = QuotaTreeBuilder::new();
+    let mut b = FairShareTreeBuilder::new();
     b.cohort("root", None, 1.0).expect("root");
     let mut heads = Vec::with_capacity(1000);
     for d in 0..10 {
@@ -27,18 +27,18 @@ fn tree_and_heads(seed: u64) -> (QuotaTree, Vec<Head>) {
         for t in 0..10 {
             let team = format!("team-{d}-{t}");
             let mut n = b.cohort(&team, Some(&dept), 1.0).expect("team");
-            n.quota(frs[0].clone(), ResourceQuota::nominal(rng.below(4) as i64));
+            n.quota(frs[0].clone(), NodeQuota::nominal(rng.below(4) as i64));
             for q in 0..10 {
                 let cq = format!("cq-{d}-{t}-{q}");
                 let mut n = b
                     .cluster_queue(&cq, Some(&team), 1.0 + rng.below(2) as f64)
                     .expect("cq");
-                n.quota(frs[0].clone(), ResourceQuota::nominal(rng.below(8) as i64));
+                n.quota(frs[0].clone(), NodeQuota::nominal(rng.below(8) as i64));
                 n.quota(
                     frs[1].clone(),
-                    ResourceQuota::nominal(rng.below(4) as i64).with_lending_limit(2),
+                    NodeQuota::nominal(rng.below(4) as i64).with_lending_limit(2),
                 );
-                n.quota(frs[2].clone(), ResourceQuota::nominal(32_000));
+                n.quota(frs[2].clone(), NodeQuota::nominal(32_000));
                 for fr in &frs[..2] {
                     b.usage(&cq, fr.clone(), rng.below(8) as i64);
                 }

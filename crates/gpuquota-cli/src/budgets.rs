@@ -1,11 +1,11 @@
 //! `--budgets FILE --usage REPORT.json` of `kueue schedule` and `kai schedule`: GPU-hour
-//! budgets ([`gpuquota_model::budget`]) applied to a snapshot from a `meter` report of the
-//! period so far ([`gpuquota_metering::budget::from_meter_report`],
-//! [`gpuquota_metering::budget::apply_to_model`]).
+//! budgets ([`gpuquota::model::budget`]) applied to a snapshot from a `meter` report of the
+//! period so far ([`gpuquota::metering::budget::from_meter_report`],
+//! [`gpuquota::metering::budget::apply_to_model`]).
 
 use std::path::Path;
 
-use gpuquota_metering::budget::{Applied, apply_to_model, from_meter_report};
+use gpuquota::metering::budget::{Applied, apply_to_model, from_meter_report};
 
 use crate::common::{CliError, read_file};
 
@@ -16,7 +16,7 @@ use crate::common::{CliError, read_file};
 /// A budget file that does not import or validate, a usage report that is not a `meter`
 /// JSON report, or only one of the two flags.
 pub(crate) fn apply(
-    model: &mut gpuquota_model::Model,
+    model: &mut gpuquota::model::Model,
     budgets: Option<&Path>,
     usage: Option<&Path>,
 ) -> Result<Option<Applied>, CliError> {
@@ -46,9 +46,9 @@ pub(crate) fn apply(
 /// Every problem of every Budget, or a file without any.
 pub(crate) fn load_rules(
     budgets: &Path,
-) -> Result<Vec<gpuquota_model::budget::BudgetRule>, CliError> {
+) -> Result<Vec<gpuquota::model::budget::BudgetRule>, CliError> {
     let text = read_file(budgets)?;
-    let imported = gpuquota_model::import_str(&budgets.display().to_string(), &text)
+    let imported = gpuquota::model::import_str(&budgets.display().to_string(), &text)
         .map_err(|e| CliError(e.to_string()))?;
     let mut rules = Vec::new();
     let mut problems = Vec::new();

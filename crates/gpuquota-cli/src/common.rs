@@ -46,8 +46,8 @@ pub(crate) fn set_wide(wide: bool) {
 /// How wide tables are printed: the terminal's width on a terminal (wide cells wrap, nothing
 /// is cut), full width into a pipe or file and under `--wide`. `COLUMNS`, when set to a
 /// number, is the terminal's width.
-pub(crate) fn table_width() -> gpuquota_model::text::Width {
-    use gpuquota_model::text::Width;
+pub(crate) fn table_width() -> gpuquota::model::text::Width {
+    use gpuquota::model::text::Width;
     if WIDE.get().copied().unwrap_or(false) || !stdout_is_terminal() {
         return Width::Full;
     }
@@ -60,13 +60,13 @@ pub(crate) fn table_width() -> gpuquota_model::text::Width {
 }
 
 /// Reads a file (standard input for `-`) through the one bounded reader
-/// ([`gpuquota_model::source::read_text`]), naming the file in the error.
+/// ([`gpuquota::model::source::read_text`]), naming the file in the error.
 ///
 /// A file that is not UTF-8 text or is too large is an input error: the command then exits
 /// with 1, like every other input error ([`input_error`]); one that cannot be opened, with 2.
 pub(crate) fn read_file(path: &std::path::Path) -> Result<String, CliError> {
-    gpuquota_model::source::read_text(path).map_err(|d| {
-        if d.code != gpuquota_model::diag::codes::READ_FAILED {
+    gpuquota::model::source::read_text(path).map_err(|d| {
+        if d.code != gpuquota::model::diag::codes::READ_FAILED {
             INPUT_ERROR.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         CliError(d.to_string())
@@ -106,7 +106,7 @@ pub(crate) fn error_line(line: &str) -> String {
 /// Prints diagnostics to stderr, one per line with its severity (`warning:` is printed as
 /// `error:` under `--strict`); returns true when the command must fail (exit 1).
 pub(crate) fn print_diagnostics<'a>(
-    diagnostics: impl IntoIterator<Item = &'a gpuquota_model::Diagnostic>,
+    diagnostics: impl IntoIterator<Item = &'a gpuquota::model::Diagnostic>,
 ) -> bool {
     let strict = strict();
     let mut failed = false;

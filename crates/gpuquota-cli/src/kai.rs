@@ -22,16 +22,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use gpuquota_model::{Importer, Model, Timestamp};
-use gpuquota_rank::division::{DivisionOptions, Mode, Resource};
-use gpuquota_rank::fixed::SCALE;
-use gpuquota_rank::session::{Placement, SessionOptions, fmt_res, run_session};
-use gpuquota_rank::snapshot::{BuildOptions, Cluster, parse_total};
-use gpuquota_rank::usage::UsageInput;
+use gpuquota::model::{Importer, Model, Timestamp};
+use gpuquota::rank::division::{DivisionOptions, Mode, Resource};
+use gpuquota::rank::fixed::SCALE;
+use gpuquota::rank::session::{Placement, SessionOptions, fmt_res, run_session};
+use gpuquota::rank::snapshot::{BuildOptions, Cluster, parse_total};
+use gpuquota::rank::usage::UsageInput;
 
 use crate::common::{CliError, print_diagnostics, read_file, strict, table_width, to_json};
-use gpuquota_model::Diagnostic;
-use gpuquota_rank::snapshot::{ENGINE, codes};
+use gpuquota::model::Diagnostic;
+use gpuquota::rank::snapshot::{ENGINE, codes};
 
 /// KAI subcommands.
 #[derive(Debug, Subcommand)]
@@ -70,7 +70,7 @@ Examples:
 pub(crate) enum KaiOutput {
     /// A table (`fairshare`) or one line per decision (`schedule`).
     Table,
-    /// The JSON contract (documented in `gpuquota_rank::report`; `gpuquota schema`).
+    /// The JSON contract (documented in `gpuquota::rank::report`; `gpuquota schema`).
     Json,
 }
 
@@ -102,7 +102,7 @@ pub(crate) struct KaiArgs {
     /// Session time (RFC 3339); default the latest timestamp in the input.
     #[arg(long)]
     now: Option<String>,
-    /// Time-based fairshare: historical usage file (format in `gpuquota_rank::usage`).
+    /// Time-based fairshare: historical usage file (format in `gpuquota::rank::usage`).
     #[arg(long)]
     usage: Option<PathBuf>,
     /// Time-based fairshare kValue (default 1.0, or the usage file's).
@@ -168,9 +168,9 @@ fn prepare_edit(
     for w in &imported.warnings {
         eprintln!("warning: {w}");
     }
-    if let Err(d) = gpuquota_model::validate::require_objects(
+    if let Err(d) = gpuquota::model::validate::require_objects(
         &imported.model,
-        gpuquota_model::validate::KAI_USABLE,
+        gpuquota::model::validate::KAI_USABLE,
         "gpuquota kai",
     ) {
         return Ok(Err(vec![format!("error: {d}")]));
@@ -221,7 +221,7 @@ fn text_to_cluster(
         return Ok(Err(problems));
     }
     let model = match &args.node_pool {
-        Some(pool) => gpuquota_rank::runai::node_pool_view(&model, pool),
+        Some(pool) => gpuquota::rank::runai::node_pool_view(&model, pool),
         None => model,
     };
     let mut cluster = match Cluster::from_model(
@@ -269,7 +269,7 @@ fn text_to_cluster(
         options.k_value = (k.max(0.0) * SCALE as f64).round() as i128;
     }
     if args.weight_follows_quota {
-        gpuquota_rank::runai::weight_follows_quota(&mut cluster.hierarchy, false);
+        gpuquota::rank::runai::weight_follows_quota(&mut cluster.hierarchy, false);
     }
     if warn(&warnings) {
         // `--strict`: the warnings (printed as errors) fail the command.
@@ -285,7 +285,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 Ok(p) => p,
                 Err(problems) => return fail(problems),
             };
-            let report = gpuquota_rank::report::fairshare_report(&p.cluster, &p.options)?;
+            let report = gpuquota::rank::report::fairshare_report(&p.cluster, &p.options)?;
             match args.output.unwrap_or(KaiOutput::Table) {
                 KaiOutput::Json => out!("{}", to_json(&report)?),
                 KaiOutput::Table => out!("{}", report.table(table_width())),
@@ -328,7 +328,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 ..SessionOptions::default()
             };
             let result = run_session(&p.cluster, &options)?;
-            let report = gpuquota_rank::report::schedule_report(&result);
+            let report = gpuquota::rank::report::schedule_report(&result);
             match args.output.unwrap_or(KaiOutput::Table) {
                 KaiOutput::Json => out!("{}", to_json(&report)?),
                 KaiOutput::Table => out!("{}", report.table()),
@@ -340,7 +340,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
 
 /// The seed platform under Run:ai semantics: departments and projects with their fair share.
 pub(crate) fn seed_section() -> Result<String, CliError> {
-    let imported = gpuquota_model::import_str("seed/kai.yaml", crate::seed::KAI_YAML)
+    let imported = gpuquota::model::import_str("seed/kai.yaml", crate::seed::KAI_YAML)
         .map_err(|e| CliError(e.to_string()))?;
     let args = KaiArgs {
         files: Vec::new(),
@@ -364,7 +364,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
     let base = p.cluster.clone();
     let divide_with =
         |req: &dyn Fn(&str, Option<i128>, i128) -> i128| -> Result<Vec<[i128; 3]>, CliError> {
-            let mut inputs: Vec<gpuquota_rank::QueueInput> = base.hierarchy.queues().to_vec();
+            let mut inputs: Vec<gpuquota::rank::QueueInput> = base.hierarchy.queues().to_vec();
             for q in &mut inputs {
                 for r in Resource::ALL {
                     let total = base.totals[r.index()];
@@ -372,7 +372,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
                     rp.request = req(&q.name, rp.limit, total);
                 }
             }
-            let h = gpuquota_rank::Hierarchy::new(inputs)?;
+            let h = gpuquota::rank::Hierarchy::new(inputs)?;
             Ok(h.divide(base.totals, &p.options)?.fair_share)
         };
     let full = divide_with(&|_, limit, total| limit.map_or(total, |l| l.min(total)))?;

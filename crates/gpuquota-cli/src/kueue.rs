@@ -13,13 +13,13 @@
 //!   {resource: {nominal, subtreeQuota, usage, borrowingLimit, lendingLimit}}}}}`;
 //! - `shares`: `{"clusterQueues": {cq: {"share": 250, "dominantResource": "nvidia.com/gpu"}},
 //!   "cohorts": {cohort: {…}}}` — `status.fairSharing.weightedShare` as Kueue reports it
-//!   (`gpuquota_fairshare::shares::kueue_shares`); `null` where Kueue reports no share.
+//!   (`gpuquota::fairshare::shares::kueue_shares`); `null` where Kueue reports no share.
 //!
 //! `schedule --budgets FILE --usage REPORT.json` applies GPU-hour Budgets first
 //! ([`crate::budgets`]): a workload held back by a spent `Wait` budget is listed in `pending`
 //! with reason `BudgetExhausted`; without the flags the output is unchanged.
 //!
-//! `schedule` runs Kueue's fair sharing (`gpuquota_cohort::fair`) when the Kueue
+//! `schedule` runs Kueue's fair sharing (`gpuquota::cohort::fair`) when the Kueue
 //! `Configuration` in the files enables it (`fairSharing`) or `--fair-sharing` is given, and
 //! admission fair sharing when the Configuration has `admissionFairSharing` (for the
 //! ClusterQueues whose `admissionScope` asks for it).
@@ -32,7 +32,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use gpuquota_cohort::{ScheduleReport, World};
+use gpuquota::cohort::{ScheduleReport, World};
 
 use crate::common::{CliError, output_or, read_file, table_width, to_json};
 
@@ -107,8 +107,8 @@ Examples:
 }
 
 /// Imports the manifests; `Err(code)` after printing every problem.
-fn import(files: &[PathBuf]) -> Result<Result<gpuquota_model::Model, ExitCode>, CliError> {
-    let mut importer = gpuquota_model::Importer::new();
+fn import(files: &[PathBuf]) -> Result<Result<gpuquota::model::Model, ExitCode>, CliError> {
+    let mut importer = gpuquota::model::Importer::new();
     for f in files {
         let text = read_file(f)?;
         importer.add_str(&f.display().to_string(), &text);
@@ -126,9 +126,9 @@ fn import(files: &[PathBuf]) -> Result<Result<gpuquota_model::Model, ExitCode>, 
     if crate::common::print_diagnostics(&imported.warnings) {
         return Ok(Err(ExitCode::from(1)));
     }
-    if let Err(d) = gpuquota_model::validate::require_objects(
+    if let Err(d) = gpuquota::model::validate::require_objects(
         &imported.model,
-        gpuquota_model::validate::KUEUE_USABLE,
+        gpuquota::model::validate::KUEUE_USABLE,
         "gpuquota kueue",
     ) {
         eprintln!("error: {d}");
@@ -140,33 +140,30 @@ fn import(files: &[PathBuf]) -> Result<Result<gpuquota_model::Model, ExitCode>, 
 /// Imports and builds the world; `Err(code)` after printing every problem.
 fn load(files: &[PathBuf]) -> Result<Result<World, ExitCode>, CliError> {
     match import(files)? {
-        Ok(model) => world_from(&model, false),
+        Ok(model) => world_from(&model),
         Err(code) => Ok(Err(code)),
     }
 }
 
-/// Builds the world and prints its warnings (`fair`: fair sharing runs, so the engine's
-/// "orders and preempts classically" warning does not apply).
-fn world_from(
-    model: &gpuquota_model::Model,
-    fair: bool,
-) -> Result<Result<World, ExitCode>, CliError> {
+/// Prints the engine's warnings; `Err` when `--strict` makes them fail the command.
+fn print_warnings(warnings: &[gpuquota::cohort::Warning]) -> Result<(), ExitCode> {
+    let strict = crate::common::strict();
+    for w in warnings {
+        eprintln!("{}: {w}", if strict { "error" } else { "warning" });
+    }
+    // under `--strict` the engine's warnings fail the command too
+    if strict && !warnings.is_empty() {
+        return Err(ExitCode::from(1));
+    }
+    Ok(())
+}
+
+/// Builds the world and prints its warnings.
+fn world_from(model: &gpuquota::model::Model) -> Result<Result<World, ExitCode>, CliError> {
     match World::build(model) {
         Ok(world) => {
-            let strict = crate::common::strict();
-            for w in &world.warnings {
-                if fair && w.code == gpuquota_cohort::error::codes::FAIR_SHARING_NOT_RUN {
-                    continue;
-                }
-                eprintln!("{}: {w}", if strict { "error" } else { "warning" });
-            }
-            // under `--strict` the engine's warnings fail the command too
-            if strict
-                && world.warnings.iter().any(|w| {
-                    !(fair && w.code == gpuquota_cohort::error::codes::FAIR_SHARING_NOT_RUN)
-                })
-            {
-                return Ok(Err(ExitCode::from(1)));
+            if let Err(code) = print_warnings(&world.warnings) {
+                return Ok(Err(code));
             }
             Ok(Ok(world))
         }
@@ -194,11 +191,13 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
                 Err(code) => return Ok(code),
             };
             let applied = crate::budgets::apply(&mut model, budgets.as_deref(), usage.as_deref())?;
-            let settings = match gpuquota_fairshare::config::settings_from_configuration(
-                model.configuration.as_ref(),
-                fair_sharing,
-            ) {
-                Ok(s) => s,
+            // the Configuration's fair-sharing settings, the objects and the weights, checked
+            // once; running never needs the model again
+            let options = gpuquota::cohort::ScheduleOptions::default()
+                .with_cycles(cycles)
+                .with_fair_sharing(fair_sharing);
+            let input = match gpuquota::cohort::ScheduleInput::from_model(&model, &options) {
+                Ok(input) => input,
                 Err(errors) => {
                     for e in &errors.0 {
                         eprintln!("error: {e}");
@@ -206,30 +205,18 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
                     return Ok(ExitCode::from(1));
                 }
             };
-            let world = match world_from(&model, settings.enabled)? {
-                Ok(w) => w,
-                Err(code) => return Ok(code),
-            };
-            let report = if settings.enabled || settings.admission.is_some() {
-                match gpuquota_cohort::fair::schedule(&world, &model, settings, cycles) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        return Ok(ExitCode::from(1));
-                    }
-                }
-            } else {
-                gpuquota_cohort::schedule(&world, cycles)
-            };
-            let mut report = report;
+            if let Err(code) = print_warnings(input.warnings()) {
+                return Ok(code);
+            }
+            let mut report = gpuquota::cohort::run(&input, &options);
             if let Some(a) = applied {
                 // held back by a spent Wait budget: pending, with upstream-style fields
                 for (workload, cq, message) in a.held {
-                    report.pending.push(gpuquota_cohort::report::PendingOut {
+                    report.pending.push(gpuquota::cohort::report::PendingOut {
                         explanation: format!("{workload} waits: {message}."),
                         workload,
                         cluster_queue: cq,
-                        reason: gpuquota_model::budget::BUDGET_EXHAUSTED.into(),
+                        reason: gpuquota::model::budget::BUDGET_EXHAUSTED.into(),
                         message,
                     });
                 }
@@ -251,9 +238,9 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
                 Ok(m) => m,
                 Err(code) => return Ok(code),
             };
-            let report = match gpuquota_fairshare::shares::kueue_shares(&model) {
+            let report = match gpuquota::fairshare::shares::kueue_shares(&model) {
                 Ok(r) => r,
-                Err(gpuquota_fairshare::FairShareError::Validation(problems)) => {
+                Err(gpuquota::fairshare::FairShareError::Validation(problems)) => {
                     // the validator's errors, one per line, as `kueue schedule` prints them
                     for p in &problems {
                         eprintln!("error: {p}");
@@ -276,7 +263,7 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
                 Ok(w) => w,
                 Err(code) => return Ok(code),
             };
-            let report = gpuquota_cohort::quotas(&world);
+            let report = gpuquota::cohort::quotas(&world);
             match output_or(output, KueueOutput::Table, KueueOutput::Json) {
                 KueueOutput::Json => out!("{}", to_json(&report)?),
                 KueueOutput::Table => out!("{}", report.table(table_width())),
@@ -287,16 +274,16 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
 }
 
 /// The seed section: the seed platform's day scheduled by Kueue's rules.
-#[allow(dead_code)] // superseded in the default run by the simulated month (gpuquota_sim::seed)
+#[allow(dead_code)] // superseded in the default run by the simulated month (gpuquota::sim::seed)
 pub(crate) fn seed_section() -> Result<String, CliError> {
-    let mut importer = gpuquota_model::Importer::new();
+    let mut importer = gpuquota::model::Importer::new();
     importer.add_str("kueue.yaml", crate::seed::KUEUE_YAML);
     importer.add_str("kueue-workloads.yaml", crate::seed::KUEUE_WORKLOADS_YAML);
     let imported = importer.finish()?;
     let world = World::build(&imported.model).map_err(|e| CliError(e.to_string()))?;
     // The day in two steps: everything but the last arrival (the 02:00 fine-tuning job),
     // then that arrival.
-    let mut s = gpuquota_cohort::Scheduler::new(&world);
+    let mut s = gpuquota::cohort::Scheduler::new(&world);
     let last = world
         .workloads
         .iter()
@@ -356,7 +343,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
     }
     for p in &r.pending {
         let _ = writeln!(out, "      pending   {:<28} {}", &p.workload, &p.reason);
-        for line in gpuquota_model::text::wrap(&p.explanation, 62) {
+        for line in gpuquota::model::text::wrap(&p.explanation, 62) {
             let _ = writeln!(out, "                {line}");
         }
     }
@@ -391,9 +378,9 @@ mod tests {
     #[test]
     fn schedule_json_contract() {
         let yaml = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: on-demand}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{name: on-demand, resources: [{name: cpu, nominalQuota: 6}]}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: ns}\nspec: {clusterQueue: cq}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: ns}\nspec:\n  queueName: lq\n  podSets:\n  - name: main\n    count: 3\n    template: {spec: {containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]}}\n";
-        let model = gpuquota_model::import_str("t.yaml", yaml).unwrap().model;
+        let model = gpuquota::model::import_str("t.yaml", yaml).unwrap().model;
         let world = World::build(&model).unwrap();
-        let json = to_json(&gpuquota_cohort::schedule(&world, None)).unwrap();
+        let json = to_json(&gpuquota::cohort::schedule(&world, None)).unwrap();
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(
             v,
@@ -405,7 +392,7 @@ mod tests {
                 "pending": []
             })
         );
-        let q = serde_json::to_value(gpuquota_cohort::quotas(&world)).unwrap();
+        let q = serde_json::to_value(gpuquota::cohort::quotas(&world)).unwrap();
         assert_eq!(
             q["clusterQueues"]["cq"]["on-demand"]["cpu"],
             serde_json::json!({"nominal": "6", "borrowingLimit": null, "lendingLimit": null,

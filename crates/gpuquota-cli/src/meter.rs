@@ -1,18 +1,18 @@
 //! `gpuquota meter FILE`: GPU-hours per department and card type, showback and chargeback.
 //!
-//! FILE is YAML (or JSON) as described in issue 7 and in `gpuquota_metering::input`. `dcgm:`
+//! FILE is YAML (or JSON) as described in issue 7 and in `gpuquota::metering::input`. `dcgm:`
 //! entries are paths of Prometheus text exposition files, relative to FILE's directory.
 //! Unknown fields are reported on stderr with their path and a "did you mean" (an error under
 //! the global `--strict`); invalid input is reported on stderr with exit code 1.
 //!
 //! `--output openmetrics [--budgets FILE]` writes the GPU-hours used (and each Budget's
-//! hours, used and remaining) as OpenMetrics text (`gpuquota_metering::openmetrics`).
+//! hours, used and remaining) as OpenMetrics text (`gpuquota::metering::openmetrics`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use gpuquota_metering::{
+use gpuquota::metering::{
     CardType, Config, Currency, Department, Document, IdleMode, Input, Owner, QuotaStep, Record,
     Shape, Window, meter, money::L,
 };
@@ -41,7 +41,7 @@ pub(crate) struct MeterArgs {
 /// `--output` of `meter`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum MeterOutput {
-    /// The JSON contract (documented in `gpuquota_metering::report`; `gpuquota schema meter`).
+    /// The JSON contract (documented in `gpuquota::metering::report`; `gpuquota schema meter`).
     Json,
     /// One row per department, card type and service, then idle and totals.
     Csv,
@@ -114,7 +114,7 @@ pub(crate) fn execute_with(
     }
     let dir = path.parent().map(PathBuf::from).unwrap_or_default();
     // every dcgm: file is streamed through the one bounded reader
-    let mut open = |_: usize, name: &str| gpuquota_metering::dcgm::open_file(&dir.join(name));
+    let mut open = |_: usize, name: &str| gpuquota::metering::dcgm::open_file(&dir.join(name));
     // cluster: files (Nodes, the device plugin's sharing ConfigMap) give replicas per GPU
     let mut cluster = Vec::with_capacity(doc.cluster.len());
     for name in &doc.cluster {
@@ -134,8 +134,8 @@ pub(crate) fn execute_with(
         MeterOutput::Openmetrics => {
             let json: serde_json::Value = serde_json::from_str(&report.to_json())?;
             let state =
-                gpuquota_metering::budget::from_meter_report(rules, &json).map_err(CliError)?;
-            gpuquota_metering::openmetrics::render(&report, &state)
+                gpuquota::metering::budget::from_meter_report(rules, &json).map_err(CliError)?;
+            gpuquota::metering::openmetrics::render(&report, &state)
         }
     };
     Ok(Outcome {
@@ -146,7 +146,7 @@ pub(crate) fn execute_with(
 }
 
 /// One stderr line per problem, each prefixed with the file (an error may list several).
-fn every_problem(file: &str, e: &gpuquota_metering::MeteringError) -> Vec<String> {
+fn every_problem(file: &str, e: &gpuquota::metering::MeteringError) -> Vec<String> {
     e.to_string()
         .lines()
         .map(|l| format!("{file}: {l}"))
@@ -303,7 +303,7 @@ pub(crate) fn seed_input() -> Result<Input, CliError> {
 }
 
 /// The seed section: the month as a chargeback table (idle recovered in proportion to cost).
-#[allow(dead_code)] // superseded in the default run by the simulated month (gpuquota_sim::seed)
+#[allow(dead_code)] // superseded in the default run by the simulated month (gpuquota::sim::seed)
 pub(crate) fn seed_section() -> Result<String, CliError> {
     let report = meter(&seed_input()?)?;
     Ok(format!(

@@ -5,18 +5,18 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use gpuquota_mig::{
+use gpuquota::mig::{
     Catalogue, GpuSpec, InputError, InstanceSpec, Plan, PlanInstance, PlanOptions, PlanRequest,
 };
 
 use crate::common::{CliError, output_or, print_diagnostics, read_file, table_width, to_json};
-use gpuquota_model::diag::{Diagnostic, codes};
-use gpuquota_model::text::Width;
+use gpuquota::model::diag::{Diagnostic, codes};
+use gpuquota::model::text::Width;
 
 /// `--output` of `mig plan`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum PlanOutput {
-    /// The plan as JSON (documented in `gpuquota_mig::plan`; `gpuquota schema mig-plan`).
+    /// The plan as JSON (documented in `gpuquota::mig::plan`; `gpuquota schema mig-plan`).
     Json,
     /// The same plan as YAML.
     Yaml,
@@ -29,7 +29,7 @@ pub(crate) enum PlanOutput {
 pub(crate) enum ProfilesOutput {
     /// One block per model, one row per profile.
     Table,
-    /// The catalogue as JSON (`gpuquota_mig::ModelReport`; `gpuquota schema mig-profiles`).
+    /// The catalogue as JSON (`gpuquota::mig::ModelReport`; `gpuquota schema mig-profiles`).
     Json,
 }
 
@@ -50,7 +50,7 @@ Examples:
         #[arg(short, long, value_enum)]
         output: Option<PlanOutput>,
         /// Work budget of the exact per-GPU programme; beyond it the exact class solver runs.
-        #[arg(long, default_value_t = gpuquota_mig::DEFAULT_BUDGET)]
+        #[arg(long, default_value_t = gpuquota::mig::DEFAULT_BUDGET)]
         budget: u64,
         /// Skip the exact solvers: the greedy local search with a certified bound only.
         #[arg(long)]
@@ -92,7 +92,7 @@ Examples:
         #[arg(long)]
         placements: bool,
         /// Work budget of the exact per-GPU programme.
-        #[arg(long, default_value_t = gpuquota_mig::DEFAULT_BUDGET)]
+        #[arg(long, default_value_t = gpuquota::mig::DEFAULT_BUDGET)]
         budget: u64,
         /// Skip the exact solvers (as `mig plan --fast`).
         #[arg(long)]
@@ -114,13 +114,13 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
             };
             let _ = req;
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
-            let plan = gpuquota_mig::plan(&problem, &options)?;
+            let plan = gpuquota::mig::plan(&problem, &options)?;
             match output_or(output, PlanOutput::Table, PlanOutput::Json) {
                 PlanOutput::Json => out!("{}", to_json(&plan)?),
                 PlanOutput::Yaml => out!("{}", plan.to_yaml().map_err(CliError)?),
                 PlanOutput::Table => out!(
                     "{}",
-                    gpuquota_mig::plan_table(&problem, &plan, table_width())
+                    gpuquota::mig::plan_table(&problem, &plan, table_width())
                 ),
             }
             Ok(ExitCode::SUCCESS)
@@ -138,14 +138,14 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
                 Err(code) => return Ok(code),
             };
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
-            let plan = gpuquota_mig::plan(&problem, &options)?;
+            let plan = gpuquota::mig::plan(&problem, &options)?;
             if placements {
                 out!(
                     "{}",
-                    gpuquota_mig::placements_yaml(&plan, Catalogue::builtin())
+                    gpuquota::mig::placements_yaml(&plan, Catalogue::builtin())
                 );
             } else {
-                out!("{}", gpuquota_mig::mig_parted_config(&plan));
+                out!("{}", gpuquota::mig::mig_parted_config(&plan));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -186,7 +186,10 @@ fn warn(file: &std::path::Path, unknown: &[String]) -> bool {
             let (code, message) = if u.ends_with("; skipped") {
                 (codes::UNKNOWN_KIND, u.clone())
             } else {
-                (codes::UNKNOWN_FIELD, gpuquota_mig::unknown_field_message(u))
+                (
+                    codes::UNKNOWN_FIELD,
+                    gpuquota::mig::unknown_field_message(u),
+                )
             };
             Diagnostic::warning(code, message)
                 .source(name.clone())
@@ -199,7 +202,7 @@ fn warn(file: &std::path::Path, unknown: &[String]) -> bool {
 /// `mig validate`: the planning input's layouts and demand, and every named mig-parted config.
 fn validate(file: &std::path::Path) -> Result<ExitCode, CliError> {
     let text = read_file(file)?;
-    let docs = match gpuquota_mig::read_documents(&text) {
+    let docs = match gpuquota::mig::read_documents(&text) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("error: {}: {e}", file.display());
@@ -216,7 +219,7 @@ fn validate(file: &std::path::Path) -> Result<ExitCode, CliError> {
         for cfg in &docs.configs {
             names += cfg.mig_configs.len();
             entries += cfg.mig_configs.values().map(Vec::len).sum::<usize>();
-            for p in gpuquota_mig::validate_config(Catalogue::builtin(), cfg) {
+            for p in gpuquota::mig::validate_config(Catalogue::builtin(), cfg) {
                 let d = if p.warning {
                     Diagnostic::warning(codes::UNKNOWN_FIELD, p.reason.clone())
                 } else {
@@ -278,7 +281,7 @@ fn report(file: &std::path::Path, errors: &[InputError]) {
 
 fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<ExitCode, CliError> {
     let c = Catalogue::builtin();
-    let models: Vec<&gpuquota_mig::GpuModel> = match model {
+    let models: Vec<&gpuquota::mig::GpuModel> = match model {
         Some(m) => match c.resolve(m) {
             Ok(x) => vec![x],
             Err(e) => {
@@ -290,9 +293,9 @@ fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<ExitC
     };
     match output.unwrap_or(ProfilesOutput::Table) {
         ProfilesOutput::Json => {
-            let v: Vec<gpuquota_mig::ModelReport<'_>> = models
+            let v: Vec<gpuquota::mig::ModelReport<'_>> = models
                 .iter()
-                .map(|m| gpuquota_mig::model_report(m))
+                .map(|m| gpuquota::mig::model_report(m))
                 .collect();
             match (model.is_some(), v.first()) {
                 (true, Some(one)) => out!("{}", to_json(one)?),
@@ -300,7 +303,7 @@ fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<ExitC
             }
         }
         ProfilesOutput::Table => {
-            out!("{}", gpuquota_mig::profiles_table(&models, table_width()));
+            out!("{}", gpuquota::mig::profiles_table(&models, table_width()));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -308,7 +311,7 @@ fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<ExitC
 
 /// A plan as an 80-column table (the seed section's).
 fn table(problem: &PlanInstance<'_>, plan: &Plan) -> String {
-    gpuquota_mig::plan_table(problem, plan, Width::Fit(80))
+    gpuquota::mig::plan_table(problem, plan, Width::Fit(80))
 }
 
 /// The seed section: the plan for the notebooks' demand (8 × `nvidia.com/mig-1g.24gb`) on
@@ -335,7 +338,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
         .collect();
     let req = PlanRequest {
         gpus,
-        demand: vec![gpuquota_mig::DemandSpec {
+        demand: vec![gpuquota::mig::DemandSpec {
             resource: Some("nvidia.com/mig-1g.24gb".into()),
             profile: None,
             count: 8,
@@ -352,7 +355,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
                 .join("; "),
         )
     })?;
-    let plan = gpuquota_mig::plan(&problem, &PlanOptions::default())?;
+    let plan = gpuquota::mig::plan(&problem, &PlanOptions::default())?;
     Ok(table(&problem, &plan))
 }
 
@@ -379,7 +382,7 @@ mod tests {
         )
         .unwrap();
         let problem = req.resolve(Catalogue::builtin()).unwrap();
-        let plan = gpuquota_mig::plan(&problem, &PlanOptions::default()).unwrap();
+        let plan = gpuquota::mig::plan(&problem, &PlanOptions::default()).unwrap();
         assert_eq!(plan.value, 7);
         let t = table(&problem, &plan);
         assert!(t.lines().all(|l| l.len() <= 80), "{t}");

@@ -68,13 +68,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use gpuquota_model::kai::QueueResource;
-use gpuquota_model::quota_tree::{FlavorResource, Node, QuotaTree};
-use gpuquota_model::{Amount, Importer, Model, Quantity, ResourceName};
+use gpuquota::model::kai::QueueResource;
+use gpuquota::model::quota_tree::{FlavorResource, Node, ReferenceTree};
+use gpuquota::model::{Amount, Importer, Model, Quantity, ResourceName};
 use serde::Serialize;
 
 use crate::common::{CliError, table_width, to_json};
-use gpuquota_model::text::{Table, Width};
+use gpuquota::model::text::{Table, Width};
 
 /// `--output` of `quotas`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -180,7 +180,7 @@ fn amount(resource: &ResourceName, a: Amount) -> String {
 /// # Errors
 /// A cohort cycle (or a chain deeper than the tree allows).
 pub(crate) fn picture(model: &Model) -> Result<Picture, CliError> {
-    let tree = QuotaTree::new(model)?;
+    let tree = ReferenceTree::new(model)?;
     let mut cohort_trees = Vec::new();
     for root in tree.roots() {
         let mut nodes = Vec::new();
@@ -455,7 +455,7 @@ pub(crate) fn render_table_at(p: &Picture, width: Width) -> String {
 
 fn import(
     sources: &[(String, String)],
-) -> Result<(Model, Vec<gpuquota_model::Diagnostic>), Vec<String>> {
+) -> Result<(Model, Vec<gpuquota::model::Diagnostic>), Vec<String>> {
     let mut importer = Importer::new();
     for (name, text) in sources {
         importer.add_str(name, text);
@@ -492,8 +492,8 @@ pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
     if model.cluster_queues.is_empty() && model.cohorts.is_empty() && model.queues.is_empty() {
         eprintln!(
             "error: {}",
-            gpuquota_model::Diagnostic::error(
-                gpuquota_model::diag::codes::NO_OBJECTS,
+            gpuquota::model::Diagnostic::error(
+                gpuquota::model::diag::codes::NO_OBJECTS,
                 "no ClusterQueue, Cohort or KAI Queue in the input; nothing to show",
             )
         );

@@ -49,8 +49,8 @@ pub(crate) struct SchemaArgs {
 #[serde(untagged)]
 #[allow(dead_code)] // a schema only: never built
 enum Profiles<'a> {
-    One(gpuquota_mig::ModelReport<'a>),
-    All(Vec<gpuquota_mig::ModelReport<'a>>),
+    One(gpuquota::mig::ModelReport<'a>),
+    All(Vec<gpuquota::mig::ModelReport<'a>>),
 }
 
 /// The schema of `T` as it serialises (a field left out when empty is optional); every
@@ -73,19 +73,19 @@ fn output<T: schemars::JsonSchema>() -> schemars::Schema {
 pub(crate) fn schema(of: SchemaOf) -> schemars::Schema {
     match of {
         SchemaOf::Quotas => output::<crate::quotas::Picture>(),
-        SchemaOf::KueueSchedule => output::<gpuquota_cohort::ScheduleReport>(),
-        SchemaOf::KueueShares => output::<gpuquota_fairshare::shares::SharesReport>(),
-        SchemaOf::KueueQuotas => output::<gpuquota_cohort::QuotasReport>(),
-        SchemaOf::KaiFairshare => output::<gpuquota_rank::report::FairshareReport>(),
-        SchemaOf::KaiSchedule => output::<gpuquota_rank::report::ScheduleReport>(),
-        SchemaOf::MigPlan => output::<gpuquota_mig::Plan>(),
+        SchemaOf::KueueSchedule => output::<gpuquota::cohort::ScheduleReport>(),
+        SchemaOf::KueueShares => output::<gpuquota::fairshare::shares::SharesReport>(),
+        SchemaOf::KueueQuotas => output::<gpuquota::cohort::QuotasReport>(),
+        SchemaOf::KaiFairshare => output::<gpuquota::rank::report::FairshareReport>(),
+        SchemaOf::KaiSchedule => output::<gpuquota::rank::report::ScheduleReport>(),
+        SchemaOf::MigPlan => output::<gpuquota::mig::Plan>(),
         SchemaOf::MigProfiles => output::<Profiles<'static>>(),
-        SchemaOf::Meter => output::<gpuquota_metering::report::ReportOut>(),
+        SchemaOf::Meter => output::<gpuquota::metering::report::ReportOut>(),
         // an input: fields with a default are optional; unknown fields are warnings of
         // `meter` itself, so the schema leaves objects open
         SchemaOf::MeterInput => schemars::generate::SchemaSettings::draft2020_12()
             .into_generator()
-            .into_root_schema_for::<gpuquota_metering::Document>(),
+            .into_root_schema_for::<gpuquota::metering::Document>(),
     }
 }
 

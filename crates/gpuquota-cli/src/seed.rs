@@ -27,7 +27,7 @@ const SECTIONS: &[(&str, fn() -> Result<String, CliError>)] = &[
     ),
     (
         // KAI / Run:ai: replace by the simulated KAI month when the simulator's KAI mode lands
-        // (gpuquota_sim::seed::ENGINES gains it; this static fair-share table then goes).
+        // (gpuquota::sim::seed::ENGINES gains it; this static fair-share table then goes).
         "KAI / Run:ai: departments and projects with their fair share (GPUs; not simulated yet)",
         crate::kai::seed_section,
     ),
@@ -39,13 +39,13 @@ const SECTIONS: &[(&str, fn() -> Result<String, CliError>)] = &[
 
 pub(crate) fn run() -> Result<ExitCode, CliError> {
     outln!("gpuquota: the seed platform (rtx-a, rtx-b: 8 x RTX PRO 6000 each; h200: 8 x H200 NVL)");
-    let month = gpuquota_sim::seed::run().map_err(|d| CliError(d.to_string()))?;
+    let month = gpuquota::sim::seed::run().map_err(|d| CliError(d.to_string()))?;
     for (i, (title, section)) in SECTIONS.iter().enumerate() {
         outln!("\n== {title} ==");
         out!("{}", section()?);
         if i == 0 {
             outln!("\n== The month, simulated: who borrowed, was preempted, waited; the bill ==");
-            out!("{}", gpuquota_sim::seed::summary(&month));
+            out!("{}", gpuquota::sim::seed::summary(&month));
         }
     }
     // the scenario files and the plots, so every part can be rerun on the user's own files
@@ -55,22 +55,22 @@ pub(crate) fn run() -> Result<ExitCode, CliError> {
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(|e| CliError(format!("{}: {e}", p.display())))
     };
-    write("platform.yaml", gpuquota_sim::seed::PLATFORM)?;
-    write("month.yaml", gpuquota_sim::seed::MONTH)?;
+    write("platform.yaml", gpuquota::sim::seed::PLATFORM)?;
+    write("month.yaml", gpuquota::sim::seed::MONTH)?;
     let mut plots = Vec::new();
-    for (&(_, file, text), (_, _, report)) in gpuquota_sim::seed::ENGINES.iter().zip(&month.runs) {
+    for (&(_, file, text), (_, _, report)) in gpuquota::sim::seed::ENGINES.iter().zip(&month.runs) {
         write(file, text)?;
         let svg_name = file.replace(".yaml", ".svg");
         write(
             &svg_name,
-            &gpuquota_sim::plot::svg(report).map_err(CliError)?,
+            &gpuquota::sim::plot::svg(report).map_err(CliError)?,
         )?;
         plots.push(svg_name);
     }
     if let [(_, sa, ra), (_, sb, rb), ..] = month.runs.as_slice() {
         write(
             "diff.svg",
-            &gpuquota_sim::diff::svg(sa, ra, sb, rb).map_err(CliError)?,
+            &gpuquota::sim::diff::svg(sa, ra, sb, rb).map_err(CliError)?,
         )?;
         plots.push("diff.svg".into());
     }
@@ -96,7 +96,7 @@ mod tests {
 
     #[test]
     fn seed_manifests_import_without_warnings() {
-        let mut importer = gpuquota_model::Importer::new();
+        let mut importer = gpuquota::model::Importer::new();
         importer.add_str("kueue.yaml", KUEUE_YAML);
         importer.add_str("kueue-workloads.yaml", KUEUE_WORKLOADS_YAML);
         importer.add_str("kai.yaml", KAI_YAML);
@@ -115,7 +115,7 @@ mod tests {
         assert_eq!(m.queues.len(), 10);
         assert_eq!(m.nodes.len(), 3);
         assert!(m.duplicates.is_empty());
-        let problems: Vec<String> = gpuquota_model::validate::problems(m)
+        let problems: Vec<String> = gpuquota::model::validate::problems(m)
             .iter()
             .map(ToString::to_string)
             .collect();

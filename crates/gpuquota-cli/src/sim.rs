@@ -85,12 +85,12 @@ Examples:
 /// Loads and simulates one scenario; `Err(code)` after printing its problems.
 fn load_run(
     path: &std::path::Path,
-) -> Result<(gpuquota_sim::Scenario, gpuquota_sim::Report), ExitCode> {
-    let scenario = gpuquota_sim::scenario::load(path).map_err(|d| {
+) -> Result<(gpuquota::sim::Scenario, gpuquota::sim::Report), ExitCode> {
+    let scenario = gpuquota::sim::scenario::load(path).map_err(|d| {
         print_diagnostics(d.iter());
         ExitCode::from(1)
     })?;
-    let report = gpuquota_sim::simulate(&scenario).map_err(|d| {
+    let report = gpuquota::sim::simulate(&scenario).map_err(|d| {
         print_diagnostics(d.iter());
         ExitCode::from(1)
     })?;
@@ -114,13 +114,13 @@ fn diff(
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
-    let doc = gpuquota_sim::diff::diff(&sa, &ra, &sb, &rb);
+    let doc = gpuquota::sim::diff::diff(&sa, &ra, &sb, &rb);
     let text = match output {
         DiffOutput::Json => crate::common::to_json(&doc)?,
-        DiffOutput::Table => gpuquota_sim::diff::table(&doc),
+        DiffOutput::Table => gpuquota::sim::diff::table(&doc),
     };
     if let Some(path) = plot {
-        let svg = gpuquota_sim::diff::svg(&sa, &ra, &sb, &rb).map_err(CliError)?;
+        let svg = gpuquota::sim::diff::svg(&sa, &ra, &sb, &rb).map_err(CliError)?;
         std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
     out!("{text}");
@@ -138,12 +138,12 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
     let Some(file) = &args.file else {
         return Err(CliError("sim: a scenario file is required".into()));
     };
-    if let Ok(text) = gpuquota_model::source::read_text(file)
-        && gpuquota_sim::kai::is_kai(&text)
+    if let Ok(text) = gpuquota::model::source::read_text(file)
+        && gpuquota::sim::kai::is_kai(&text)
     {
         return run_kai(&args, file);
     }
-    let scenario = match gpuquota_sim::scenario::load(file) {
+    let scenario = match gpuquota::sim::scenario::load(file) {
         Ok(s) => s,
         Err(d) => {
             print_diagnostics(d.iter());
@@ -151,11 +151,11 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
             // command (a file the scenario names is part of the input: exit 1)
             let unreadable = std::fs::File::open(file).is_err()
                 && d.iter()
-                    .any(|x| x.code == gpuquota_model::diag::codes::READ_FAILED);
+                    .any(|x| x.code == gpuquota::model::diag::codes::READ_FAILED);
             return Ok(ExitCode::from(if unreadable { 2 } else { 1 }));
         }
     };
-    let report = match gpuquota_sim::simulate(&scenario) {
+    let report = match gpuquota::sim::simulate(&scenario) {
         Ok(r) => r,
         Err(d) => {
             print_diagnostics(d.iter());
@@ -179,7 +179,7 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
                         n.clone(),
                         c.metadata
                             .labels
-                            .get(gpuquota_sim::scenario::PERF_CLASS_LABEL)
+                            .get(gpuquota::sim::scenario::PERF_CLASS_LABEL)
                             .cloned()
                             .unwrap_or_default(),
                     )
@@ -189,7 +189,7 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
         }
     };
     if let Some(path) = &args.plot {
-        let svg = gpuquota_sim::plot::svg(&report).map_err(CliError)?;
+        let svg = gpuquota::sim::plot::svg(&report).map_err(CliError)?;
         std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
     out!("{text}");
@@ -198,14 +198,14 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
 
 /// `engine: kai` scenarios and KAI's time-based-fairshare simulator config.
 fn run_kai(args: &SimArgs, file: &std::path::Path) -> Result<ExitCode, CliError> {
-    let scenario = match gpuquota_sim::kai::load(file) {
+    let scenario = match gpuquota::sim::kai::load(file) {
         Ok(s) => s,
         Err(d) => {
             print_diagnostics(d.iter());
             return Ok(ExitCode::from(1));
         }
     };
-    let outcome = match gpuquota_sim::kai::simulate(&scenario) {
+    let outcome = match gpuquota::sim::kai::simulate(&scenario) {
         Ok(r) => r,
         Err(d) => {
             print_diagnostics(d.iter());
@@ -227,7 +227,7 @@ fn run_kai(args: &SimArgs, file: &std::path::Path) -> Result<ExitCode, CliError>
         }
     };
     if let Some(path) = &args.plot {
-        let svg = gpuquota_sim::kai::plot::svg(&outcome).map_err(CliError)?;
+        let svg = gpuquota::sim::kai::plot::svg(&outcome).map_err(CliError)?;
         std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
     out!("{text}");

@@ -1,10 +1,10 @@
 //! `gpuquota sim sweep` and `gpuquota sim merge`: parameter sweeps over one scenario (the
-//! table and its columns are documented in `gpuquota_sim::sweep`).
+//! table and its columns are documented in `gpuquota::sim::sweep`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use gpuquota_sim::sweep::{self, Axis, Table};
+use gpuquota::sim::sweep::{self, Axis, Table};
 
 use crate::common::{CliError, print_diagnostics, strict};
 
@@ -115,7 +115,7 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
         let stem = a
             .file
             .file_stem()
-            .map(|s| gpuquota_sim::trace::sanitize(&s.to_string_lossy()))
+            .map(|s| gpuquota::sim::trace::sanitize(&s.to_string_lossy()))
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "scenario".into());
         let file = a
@@ -137,8 +137,8 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     let shard = a.shard.as_deref().map(parse_shard).transpose()?;
-    let name = gpuquota_model::source::display_name(&a.file);
-    let text = match gpuquota_model::source::read_text(&a.file) {
+    let name = gpuquota::model::source::display_name(&a.file);
+    let text = match gpuquota::model::source::read_text(&a.file) {
         Ok(t) => t,
         Err(d) => {
             print_diagnostics([&d]);
@@ -153,8 +153,8 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
         .unwrap_or_default();
     let read = move |rel: &str| {
         let p = dir.join(rel);
-        let shown = gpuquota_model::source::display_name(&p);
-        gpuquota_model::source::read_text(&p).map(|t| (shown, t))
+        let shown = gpuquota::model::source::display_name(&p);
+        gpuquota::model::source::read_text(&p).map(|t| (shown, t))
     };
     let table = match sweep::run(&name, &text, &stem, &axes, shard, &read) {
         Ok(t) => t,
@@ -184,7 +184,7 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
 fn run_merge(a: MergeArgs) -> Result<ExitCode, CliError> {
     let mut shards = Vec::new();
     for f in &a.files {
-        let text = gpuquota_model::source::read_text(f).map_err(|d| CliError(d.to_string()))?;
+        let text = gpuquota::model::source::read_text(f).map_err(|d| CliError(d.to_string()))?;
         let v: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| CliError(format!("{}: {e}", f.display())))?;
         shards.push(Table::from_json(&v).map_err(|m| CliError(format!("{}: {m}", f.display())))?);

@@ -4,7 +4,7 @@
 //! Three passes, each only when the one before found no error:
 //! 1. **import**: every document is read; malformed text, duplicate keys and fields of the
 //!    wrong type are errors; unknown kinds and fields are warnings (with a "did you mean");
-//! 2. **validation** ([`gpuquota_model::validate::diagnostics`]): the API server's and
+//! 2. **validation** ([`gpuquota::model::validate::diagnostics`]): the API server's and
 //!    webhooks' rules; a reference to an object that is not in the files (a ResourceFlavor, a
 //!    LocalQueue, a KAI Queue, a priority class) is a warning, or an error with `--complete`
 //!    (the files are the whole picture);
@@ -32,9 +32,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use gpuquota_model::diag::codes;
-use gpuquota_model::validate::Options;
-use gpuquota_model::{Diagnostic, Importer, Model};
+use gpuquota::model::diag::codes;
+use gpuquota::model::validate::Options;
+use gpuquota::model::{Diagnostic, Importer, Model};
 
 use crate::common::CliError;
 
@@ -121,7 +121,7 @@ pub(crate) fn check_with(sources: &[(String, String)], settings: Settings) -> Re
         return fail(stderr);
     }
     let diagnostics =
-        gpuquota_model::validate::diagnostics(model, &Options::complete(settings.complete));
+        gpuquota::model::validate::diagnostics(model, &Options::complete(settings.complete));
     let mut errors = 0usize;
     for d in diagnostics.warnings() {
         warnings += 1;
@@ -172,10 +172,10 @@ pub(crate) fn engine_problems(model: &Model) -> Vec<String> {
         && model.workload_priority_classes.is_empty()
         && model.configuration.is_none());
     if kueue {
-        if let Err(e) = gpuquota_cohort::World::build_unvalidated(model) {
+        if let Err(e) = gpuquota::cohort::World::build_unvalidated(model) {
             out.extend(e.problems.iter().map(|p| format!("kueue engine: {p}")));
         }
-        if let Err(e) = gpuquota_fairshare::config::settings_from_configuration(
+        if let Err(e) = gpuquota::fairshare::config::settings_from_configuration(
             model.configuration.as_ref(),
             false,
         ) {
@@ -187,9 +187,9 @@ pub(crate) fn engine_problems(model: &Model) -> Vec<String> {
         && model.pods.is_empty()
         && model.nodes.is_empty());
     if kai
-        && let Err(e) = gpuquota_rank::Cluster::from_model_unvalidated(
+        && let Err(e) = gpuquota::rank::Cluster::from_model_unvalidated(
             model,
-            &gpuquota_rank::BuildOptions::default(),
+            &gpuquota::rank::BuildOptions::default(),
         )
     {
         out.extend(e.0.iter().map(|p| format!("kai engine: {p}")));
@@ -206,8 +206,8 @@ pub(crate) fn read_sources(files: &[PathBuf]) -> Result<Sources, CliError> {
     let mut sources = Vec::new();
     let mut problems = Vec::new();
     for path in files {
-        match gpuquota_model::source::read_text(path) {
-            Ok(text) => sources.push((gpuquota_model::source::display_name(path), text)),
+        match gpuquota::model::source::read_text(path) {
+            Ok(text) => sources.push((gpuquota::model::source::display_name(path), text)),
             Err(d) if d.code == codes::READ_FAILED => return Err(CliError(d.to_string())),
             Err(d) => problems.push(format!("error: {d}")),
         }

@@ -303,7 +303,7 @@ fn meter_openmetrics_writes_used_budget_and_remaining() {
         "gpuquota_budget_remaining_gpu_hours{budget=\"team-daily\",department=\"team\",card_type=\"H200\"} -1.000000\n"
     ));
     // the crate's own exposition reader agrees
-    let parsed = gpuquota_metering::dcgm::parse_exposition("om", &t).expect("parses");
+    let parsed = gpuquota::metering::dcgm::parse_exposition("om", &t).expect("parses");
     assert_eq!(parsed.len(), samples.len());
     assert_eq!(parsed[0].label("card_type"), Some("H200"));
 }

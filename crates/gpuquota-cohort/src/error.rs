@@ -33,7 +33,7 @@ pub mod codes {
 /// One malformed object: the kind, the name, the field path and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, thiserror::Error)]
 #[error("{kind} {name:?}: {field}: {message}")]
-pub struct Problem {
+pub struct BuildProblem {
     /// Object kind (`ClusterQueue`, `Workload`, …).
     pub kind: &'static str,
     /// Object name (`namespace/name` for namespaced kinds).
@@ -47,7 +47,7 @@ pub struct Problem {
     pub code: gpuquota_model::diag::Code,
 }
 
-impl Problem {
+impl BuildProblem {
     /// The problem as a [`gpuquota_model::diag::Diagnostic`] (severity error, engine `kueue`).
     pub fn diagnostic(&self) -> gpuquota_model::diag::Diagnostic {
         gpuquota_model::diag::Diagnostic::error(self.code, self.message.clone())
@@ -62,7 +62,7 @@ impl Problem {
 pub struct Error {
     /// The problems: the validator's in its order when it refused the input
     /// ([`crate::World::build`]), otherwise the engine's own, sorted.
-    pub problems: Vec<Problem>,
+    pub problems: Vec<BuildProblem>,
 }
 
 impl fmt::Display for Error {

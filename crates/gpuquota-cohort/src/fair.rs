@@ -2,7 +2,7 @@
 //! `fair_sharing_iterator.go`, `preemption.go` `fairPreemptions`, `preemption/fairsharing/*`),
 //! built on the `gpuquota-fairshare` crate.
 //!
-//! [`FairSharing`] keeps a mirror of the quota forest as a [`gpuquota_fairshare::tree::QuotaTree`]
+//! [`FairSharing`] keeps a mirror of the quota forest as a [`gpuquota_fairshare::tree::FairShareTree`]
 //! (same nodes, same quotas, plus every node's `fairSharing.weight`) and copies the cycle
 //! snapshot's usage counters into it before each decision, so dominant resource shares are
 //! always computed from exactly the numbers the engine admits against.
@@ -85,8 +85,8 @@ use gpuquota_fairshare::order::{FairSharingOrder, Head, OrderOptions};
 use gpuquota_fairshare::preemption::{
     Candidate, PreemptionReason, PreemptionRequest, fair_preemptions,
 };
-use gpuquota_fairshare::tree::{NodeId as FsNode, QuotaTree as FsTree, QuotaTreeBuilder};
-use gpuquota_fairshare::tree::{NodeKind as FsKind, ResourceQuota};
+use gpuquota_fairshare::tree::{FairShareTree as FsTree, FairShareTreeBuilder, NodeId as FsNode};
+use gpuquota_fairshare::tree::{NodeKind as FsKind, NodeQuota};
 use gpuquota_fairshare::{FairShareError, FlavorResource, FrQuantities};
 use gpuquota_model::kueue::AdmissionMode;
 use gpuquota_model::{Amount, Model, Quantity, ResourceName};
@@ -435,7 +435,7 @@ impl FairSharing {
         let t = &world.tree;
         let fr_names: Vec<FlavorResource> =
             (0..t.frs as FrId).map(|f| mirror_fr(world, f)).collect();
-        let mut b = QuotaTreeBuilder::new();
+        let mut b = FairShareTreeBuilder::new();
         for (i, node) in t.nodes.iter().enumerate() {
             let parent = node.parent.map(|p| t.nodes[p as usize].name.as_str());
             let mut nb = match node.kind {
@@ -463,7 +463,7 @@ impl FairSharing {
                 if q.declared {
                     nb.quota(
                         name.clone(),
-                        ResourceQuota {
+                        NodeQuota {
                             nominal: q.nominal,
                             borrowing_limit: q.borrowing_limit,
                             lending_limit: q.lending_limit,

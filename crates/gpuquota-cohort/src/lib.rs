@@ -3,7 +3,7 @@
 //! their defaults; the upstream files are listed in `gpuquota::design`) and explained as data.
 //!
 //! ```
-//! use gpuquota_cohort::{ScheduleReport, World, schedule};
+//! use gpuquota_cohort::{ScheduleInput, ScheduleOptions, ScheduleReport, run};
 //! use gpuquota_model::import_str;
 //!
 //! let yaml = r#"
@@ -46,8 +46,9 @@
 //!     template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
 //! "#;
 //! let model = import_str("example.yaml", yaml).expect("valid YAML").model;
-//! let world = World::build(&model).expect("well-formed objects");
-//! let report: ScheduleReport = schedule(&world, None);
+//! let options = ScheduleOptions::default();
+//! let input = ScheduleInput::from_model(&model, &options).expect("well-formed objects");
+//! let report: ScheduleReport = run(&input, &options);
 //! assert_eq!(report.admitted.len(), 1);
 //! assert_eq!(report.admitted[0].workload, "ns/big");
 //! assert_eq!(report.pending[0].reason, "WaitingForQuota");
@@ -100,7 +101,8 @@
 //! [`PreemptReason::InCohortFairSharing`], the dominant resource share of
 //! `pkg/cache/scheduler/fair_sharing.go`) and admission fair sharing (a ClusterQueue's head by
 //! LocalQueue usage) on top of the `gpuquota-fairshare` crate, run with [`Scheduler::with_policy`]
-//! or [`fair::schedule`]. Dependency edge: `gpuquota-cohort` → `gpuquota-fairshare` (the
+//! or [`ScheduleInput`] and [`run`] (fair sharing on through the `Configuration` or
+//! [`ScheduleOptions::fair_sharing`]). Dependency edge: `gpuquota-cohort` → `gpuquota-fairshare` (the
 //! fair-sharing crate never depends on this engine; it sees the engine's snapshot through a mirror
 //! tree that [`fair::FairSharing`] keeps in step).
 //!
@@ -239,6 +241,7 @@ pub mod assign;
 pub mod check;
 pub mod config;
 pub mod cycle;
+pub mod entry;
 pub mod error;
 pub mod explain;
 pub mod fair;
@@ -253,13 +256,15 @@ pub mod world;
 
 pub use cycle::incremental::{self, CycleOutcome};
 pub use cycle::{Classical, Entry, Policy, Scheduler};
-pub use error::{Error, Problem, Warning};
+pub use entry::{ScheduleInput, ScheduleOptions, run};
+pub use error::{BuildProblem, Error, Warning};
 pub use explain::{FlavorReason, NoFitReason, Pending};
 pub use preempt::PreemptReason;
 pub use report::{QuotasReport, ScheduleReport};
 pub use world::World;
 
-/// Runs cycles on `world` (at most `cycles`, or until a cycle changes nothing) and reports.
+/// Runs cycles on `world` (at most `cycles`, or until a cycle changes nothing) and reports:
+/// [`run`] without fair sharing, for callers that built the [`World`] themselves.
 ///
 /// # Complexity
 /// O(cycles × (heads × (flavors × resources × depth + candidates log candidates))).

@@ -89,6 +89,7 @@ pub struct PendingOut {
 /// The result of `kueue schedule`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct ScheduleReport {
     /// Cycles run.
     pub cycles: u32,
@@ -269,6 +270,7 @@ pub struct CohortQuotaOut {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct QuotasReport {
     /// ClusterQueue → flavor → resource → figures.
     pub cluster_queues: BTreeMap<String, BTreeMap<String, BTreeMap<String, CqQuotaOut>>>,

@@ -3,9 +3,9 @@
 //! `pkg/cache/scheduler/resource_node.go`).
 //!
 //! Every node and every (flavor, resource) pair has a dense integer id; quotas live in flat
-//! `Vec`s indexed by `node * frs + fr`. The tree itself ([`QuotaTree`]) is immutable once built;
+//! `Vec`s indexed by `node * frs + fr`. The tree itself ([`QuotaForest`]) is immutable once built;
 //! the only mutable part is [`Usage`], which the scheduler updates incrementally with
-//! [`QuotaTree::add_usage`] / [`QuotaTree::remove_usage`].
+//! [`QuotaForest::add_usage`] / [`QuotaForest::remove_usage`].
 
 use gpuquota_model::Amount;
 
@@ -34,7 +34,7 @@ pub struct Node {
     pub parent: Option<NodeId>,
     /// Children (cohorts and ClusterQueues), in name order.
     pub children: Vec<NodeId>,
-    /// Kueue's cohort height (0 for a ClusterQueue; see [`QuotaTree::height`]).
+    /// Kueue's cohort height (0 for a ClusterQueue; see [`QuotaForest::height`]).
     pub height: u32,
     /// Root of this node's tree.
     pub root: NodeId,
@@ -57,7 +57,7 @@ pub struct FrQuota {
 /// The immutable quota forest with precomputed subtree quota, local quota and potential
 /// availability.
 #[derive(Debug, Clone)]
-pub struct QuotaTree {
+pub struct QuotaForest {
     /// Nodes; ids are indexes.
     pub nodes: Vec<Node>,
     /// Number of flavor-resources.
@@ -80,13 +80,13 @@ fn sat_sub(a: Amount, b: Amount) -> Amount {
     a.saturating_sub(b)
 }
 
-impl QuotaTree {
+impl QuotaForest {
     /// Builds the tree from nodes (parents and children already linked, no cycles) and each
     /// node's own quotas (`quotas[node * frs + fr]`).
     ///
     /// # Complexity
     /// O(nodes × frs).
-    pub fn new(mut nodes: Vec<Node>, frs: usize, quotas: Vec<FrQuota>) -> QuotaTree {
+    pub fn new(mut nodes: Vec<Node>, frs: usize, quotas: Vec<FrQuota>) -> QuotaForest {
         let n = nodes.len();
         debug_assert_eq!(quotas.len(), n * frs);
         // Post-order (children before parents) via an explicit stack from every root.
@@ -168,7 +168,7 @@ impl QuotaTree {
                 };
             }
         }
-        QuotaTree {
+        QuotaForest {
             nodes,
             frs,
             quota: quotas,
@@ -357,7 +357,7 @@ mod tests {
     use super::*;
 
     /// The worked example of hierarchical-cohort quota in `gpuquota::design`.
-    fn example() -> (QuotaTree, Usage, [NodeId; 5]) {
+    fn example() -> (QuotaForest, Usage, [NodeId; 5]) {
         // ids: 0 root, 1 teamA, 2 a1, 3 a2, 4 b1
         let mk = |name: &str, kind, parent, children: Vec<NodeId>| Node {
             name: name.into(),
@@ -387,7 +387,7 @@ mod tests {
             q(6, Some(3), None),
             q(8, None, None),
         ];
-        let t = QuotaTree::new(nodes, 1, quotas);
+        let t = QuotaForest::new(nodes, 1, quotas);
         let mut u = t.empty_usage();
         t.add_usage(&mut u, 2, 0, Amount(9));
         t.add_usage(&mut u, 3, 0, Amount(7));

@@ -10,7 +10,7 @@ use gpuquota_model::{Amount, Model, ResourceName, Timestamp};
 mod build;
 
 use crate::error::{Error, Warning};
-use crate::tree::{FrId, NodeId, QuotaTree, Usage};
+use crate::tree::{FrId, NodeId, QuotaForest, Usage};
 
 /// Dense id of a resource name (ids follow name order).
 pub type ResourceId = u32;
@@ -232,7 +232,7 @@ pub struct World {
     pub frs: Vec<(FlavorId, ResourceId)>,
     fr_index: Vec<u32>,
     /// The quota forest.
-    pub tree: QuotaTree,
+    pub tree: QuotaForest,
     /// ClusterQueues (sorted).
     pub cluster_queues: Vec<CqInfo>,
     /// Workloads (sorted by key), finished ones excluded.

@@ -8,7 +8,7 @@ use gpuquota_model::{Amount, Timestamp};
 
 use crate::drs::{FlavorResource, FrQuantities};
 use crate::order::{Head, OrderOptions, fair_sharing_order};
-use crate::tree::{QuotaTree, QuotaTreeBuilder, ResourceQuota};
+use crate::tree::{FairShareTree, FairShareTreeBuilder, NodeQuota};
 use crate::waterfill::{WfQueue, water_fill};
 
 /// Water-filling: floors, caps and work conservation hold whenever a result is returned.
@@ -43,12 +43,12 @@ pub fn check_water_fill(data: &[u8]) {
     }
 }
 
-fn random_tree(u: &mut Unstructured<'_>) -> Option<(QuotaTree, Vec<(String, FrQuantities)>)> {
+fn random_tree(u: &mut Unstructured<'_>) -> Option<(FairShareTree, Vec<(String, FrQuantities)>)> {
     let frs = [
         FlavorResource::new("f1", "cpu"),
         FlavorResource::new("f2", "nvidia.com/gpu"),
     ];
-    let mut b = QuotaTreeBuilder::new();
+    let mut b = FairShareTreeBuilder::new();
     let ncoh = usize::from(u8::arbitrary(u).ok()? % 4);
     for i in 0..ncoh {
         let parent = if i == 0 {
@@ -60,7 +60,7 @@ fn random_tree(u: &mut Unstructured<'_>) -> Option<(QuotaTree, Vec<(String, FrQu
         let mut n = b.cohort(&format!("c{i}"), parent.as_deref(), w).ok()?;
         for fr in &frs {
             if bool::arbitrary(u).ok()? {
-                let mut q = ResourceQuota::nominal(i64::from(u8::arbitrary(u).ok()? % 16));
+                let mut q = NodeQuota::nominal(i64::from(u8::arbitrary(u).ok()? % 16));
                 if bool::arbitrary(u).ok()? && i > 0 {
                     q.borrowing_limit = Some(Amount(i64::from(u8::arbitrary(u).ok()? % 8)));
                 }
@@ -83,7 +83,7 @@ fn random_tree(u: &mut Unstructured<'_>) -> Option<(QuotaTree, Vec<(String, FrQu
         let name = format!("q{i}");
         let mut n = b.cluster_queue(&name, parent.as_deref(), w).ok()?;
         for fr in &frs {
-            let mut q = ResourceQuota::nominal(i64::from(u8::arbitrary(u).ok()? % 16));
+            let mut q = NodeQuota::nominal(i64::from(u8::arbitrary(u).ok()? % 16));
             if bool::arbitrary(u).ok()? && parent.is_some() {
                 q.lending_limit = Some(Amount(i64::from(u8::arbitrary(u).ok()? % 8)));
             }

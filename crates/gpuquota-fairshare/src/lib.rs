@@ -3,16 +3,16 @@
 //! allocators (weighted max-min water-filling, hierarchical, DRF).
 //!
 //! ```
-//! use gpuquota_fairshare::tree::{QuotaTreeBuilder, ResourceQuota};
+//! use gpuquota_fairshare::tree::{FairShareTreeBuilder, NodeQuota};
 //! use gpuquota_fairshare::waterfill::{water_fill, WfQueue};
 //! use gpuquota_fairshare::FlavorResource;
 //!
 //! // Kueue: two ClusterQueues of 4 GPUs in one cohort; "a" runs 6 → it borrows 2 of the 8
 //! // GPUs its cohort can lend: weightedShare = ceil(2 × 1000 / 8) = 250.
 //! let gpu = FlavorResource::new("a100", "nvidia.com/gpu");
-//! let mut b = QuotaTreeBuilder::new();
-//! b.cluster_queue("a", Some("org"), 1.0)?.quota(gpu.clone(), ResourceQuota::nominal(4));
-//! b.cluster_queue("b", Some("org"), 1.0)?.quota(gpu.clone(), ResourceQuota::nominal(4));
+//! let mut b = FairShareTreeBuilder::new();
+//! b.cluster_queue("a", Some("org"), 1.0)?.quota(gpu.clone(), NodeQuota::nominal(4));
+//! b.cluster_queue("b", Some("org"), 1.0)?.quota(gpu.clone(), NodeQuota::nominal(4));
 //! b.usage("a", gpu, 6);
 //! let tree = b.build()?;
 //! let drs = tree.drs(tree.cluster_queue("a").unwrap());
@@ -41,13 +41,13 @@
 //!
 //! This crate does not depend on the engine; the engine calls into it when fair sharing is on
 //! ([`config::settings_from_configuration`] with the CLI's `--fair-sharing`). The engine's
-//! plug-in is `gpuquota_cohort::fair::FairSharing`: it keeps a [`tree::QuotaTree`] mirror of
-//! its cycle snapshot (copying each node's usage with [`tree::QuotaTree::set_usage_at`]
+//! plug-in is `gpuquota_cohort::fair::FairSharing`: it keeps a [`tree::FairShareTree`] mirror of
+//! its cycle snapshot (copying each node's usage with [`tree::FairShareTree::set_usage_at`]
 //! before every decision) and uses the pieces below.
 //!
-//! * **Shares.** Either keep a [`tree::QuotaTree`] mirror of the cycle snapshot (build it with
-//!   [`tree::QuotaTreeBuilder`] — or [`shares::tree_from_model`] for a whole manifest — and
-//!   forward usage changes with [`tree::QuotaTree::add_usage`] / `remove_usage`), or compute
+//! * **Shares.** Either keep a [`tree::FairShareTree`] mirror of the cycle snapshot (build it with
+//!   [`tree::FairShareTreeBuilder`] — or [`shares::tree_from_model`] for a whole manifest — and
+//!   forward usage changes with [`tree::FairShareTree::add_usage`] / `remove_usage`), or compute
 //!   the DRS of your own nodes with [`drs::dominant_resource_share`] (per flavor-resource
 //!   subtree quota, usage and simulated request) and [`drs::lendable`] (the parent's potential
 //!   availability), and compare with [`drs::compare_drs`].

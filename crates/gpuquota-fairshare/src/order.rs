@@ -27,7 +27,7 @@ use gpuquota_model::{Amount, Timestamp};
 
 use crate::drs::{DrsLite, FrQuantities};
 use crate::error::FairShareError;
-use crate::tree::{NodeId, NodeKind, QuotaTree};
+use crate::tree::{FairShareTree, NodeId, NodeKind};
 
 /// A ClusterQueue's head workload for this cycle.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +89,7 @@ impl FairSharingOrder {
     /// # Errors
     /// A head of an unknown ClusterQueue, or two heads of one ClusterQueue.
     pub fn new(
-        tree: &QuotaTree,
+        tree: &FairShareTree,
         heads: Vec<Head>,
         opts: OrderOptions,
     ) -> Result<FairSharingOrder, FairShareError> {
@@ -144,7 +144,7 @@ impl FairSharingOrder {
         !self.remaining.is_empty()
     }
 
-    fn mark_path(&mut self, tree: &QuotaTree, cq: NodeId) {
+    fn mark_path(&mut self, tree: &FairShareTree, cq: NodeId) {
         let mut cur = Some(cq);
         while let Some(c) = cur {
             self.dirty[c.index()] = true;
@@ -154,7 +154,7 @@ impl FairSharingOrder {
 
     /// Tells the iterator that the usage of ClusterQueue `cq` changed (other than by the
     /// popped head, which is handled automatically).
-    pub fn invalidate(&mut self, tree: &QuotaTree, cq: &str) {
+    pub fn invalidate(&mut self, tree: &FairShareTree, cq: &str) {
         if let Some(id) = tree.cluster_queue(cq) {
             self.mark_path(tree, id);
         }
@@ -176,7 +176,7 @@ impl FairSharingOrder {
     }
 
     /// The head's usage as it arrives at `node` (an ancestor of its ClusterQueue).
-    fn delta_at(&self, tree: &QuotaTree, head: usize, node: NodeId) -> Vec<(usize, Amount)> {
+    fn delta_at(&self, tree: &FairShareTree, head: usize, node: NodeId) -> Vec<(usize, Amount)> {
         let mut cur = self.head_cq[head];
         let mut req = self.dense[head].clone();
         while cur != node {
@@ -189,7 +189,7 @@ impl FairSharingOrder {
         req
     }
 
-    fn eval(&mut self, tree: &QuotaTree, node: NodeId) -> Option<Cand> {
+    fn eval(&mut self, tree: &FairShareTree, node: NodeId) -> Option<Cand> {
         if !self.dirty[node.index()] {
             return self.cache[node.index()];
         }
@@ -247,7 +247,7 @@ impl FairSharingOrder {
     /// # Complexity
     /// O(Σ over the popped tree's dirty cohorts of their child count · F log R) — after the
     /// first pop, only the path of the changed ClusterQueue is recomputed.
-    pub fn next_head(&mut self, tree: &QuotaTree) -> Option<usize> {
+    pub fn next_head(&mut self, tree: &FairShareTree) -> Option<usize> {
         let (_, &first) = self.remaining.iter().next()?;
         let cq = self.head_cq[first];
         let winner = match tree.parent(cq) {
@@ -275,10 +275,10 @@ impl FairSharingOrder {
 /// # Complexity
 /// O(H · depth · B · F log R) for H heads and branching factor B.
 pub fn fair_sharing_order(
-    tree: &mut QuotaTree,
+    tree: &mut FairShareTree,
     heads: Vec<Head>,
     opts: OrderOptions,
-    mut admit: impl FnMut(&QuotaTree, &Head) -> bool,
+    mut admit: impl FnMut(&FairShareTree, &Head) -> bool,
 ) -> Result<Vec<usize>, FairShareError> {
     let saved = tree.save_usage();
     let mut it = FairSharingOrder::new(tree, heads, opts)?;

@@ -13,7 +13,7 @@ use gpuquota_model::Amount;
 
 use crate::drs::{Drs, FlavorResource, FrQuantities, compare_drs};
 use crate::error::FairShareError;
-use crate::tree::{NodeId, QuotaTree};
+use crate::tree::{FairShareTree, NodeId};
 
 /// A fair-sharing preemption strategy (`fairSharing.preemptionStrategies`, KEP-1714 rules).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -127,7 +127,7 @@ struct TargetOrdering {
 }
 
 impl TargetOrdering {
-    fn new(tree: &QuotaTree, preemptor: NodeId, cands: &[(usize, NodeId)]) -> TargetOrdering {
+    fn new(tree: &FairShareTree, preemptor: NodeId, cands: &[(usize, NodeId)]) -> TargetOrdering {
         let mut ancestors = Vec::new();
         let mut cur = tree.parent(preemptor);
         while let Some(c) = cur {
@@ -165,7 +165,7 @@ impl TargetOrdering {
         self.pruned[cq.index()] = true;
     }
 
-    fn next(&mut self, tree: &QuotaTree) -> Option<NodeId> {
+    fn next(&mut self, tree: &FairShareTree) -> Option<NodeId> {
         let Some(parent) = tree.parent(self.preemptor) else {
             return self.has(self.preemptor).then_some(self.preemptor);
         };
@@ -178,7 +178,7 @@ impl TargetOrdering {
         None
     }
 
-    fn next_target(&mut self, tree: &QuotaTree, cohort: NodeId) -> Option<NodeId> {
+    fn next_target(&mut self, tree: &FairShareTree, cohort: NodeId) -> Option<NodeId> {
         let mut best_cq: Option<(NodeId, Drs)> = None;
         for &cq in tree.child_cluster_queues(cohort) {
             if self.pruned[cq.index()] {
@@ -235,7 +235,7 @@ impl TargetOrdering {
 }
 
 /// The two nodes just below the least common ancestor of `a` and `b` (same tree, a ≠ b).
-fn almost_lcas(tree: &QuotaTree, a: NodeId, b: NodeId) -> (NodeId, NodeId) {
+fn almost_lcas(tree: &FairShareTree, a: NodeId, b: NodeId) -> (NodeId, NodeId) {
     let path = |mut n: NodeId| {
         let mut v = vec![n];
         while let Some(p) = tree.parent(n) {
@@ -266,7 +266,7 @@ fn almost_lcas(tree: &QuotaTree, a: NodeId, b: NodeId) -> (NodeId, NodeId) {
 ///
 /// `fits(tree, removed)` is called with the preemptor's simulated usage removed and the
 /// candidates listed in `removed` taken out of the tree; the default oracle is
-/// [`QuotaTree::fits`].
+/// [`FairShareTree::fits`].
 ///
 /// # Errors
 /// An unknown ClusterQueue, or a candidate in another cohort tree.
@@ -274,9 +274,9 @@ fn almost_lcas(tree: &QuotaTree, a: NodeId, b: NodeId) -> (NodeId, NodeId) {
 /// # Complexity
 /// O(T · (C + N·F log R)) for T targets, C candidates, N nodes.
 pub fn fair_preemptions(
-    tree: &mut QuotaTree,
+    tree: &mut FairShareTree,
     req: &PreemptionRequest<'_>,
-    mut fits: impl FnMut(&QuotaTree, &[usize]) -> bool,
+    mut fits: impl FnMut(&FairShareTree, &[usize]) -> bool,
 ) -> Result<Vec<Target>, FairShareError> {
     let unknown = |name: &str, field: &str| FairShareError::UnknownReference {
         object: "preemption".into(),
@@ -327,7 +327,7 @@ pub fn fair_preemptions(
             .any(|fr| tree.is_borrowing(pcq, fr));
 
     let mut targets: Vec<Target> = Vec::new();
-    let mut check = |tree: &mut QuotaTree, targets: &[Target]| {
+    let mut check = |tree: &mut FairShareTree, targets: &[Target]| {
         let s = tree.save_path(pcq);
         tree.remove_usage_dense(pcq, &preemptor_usage);
         let ids: Vec<usize> = targets.iter().map(|t| t.candidate).collect();
@@ -336,7 +336,7 @@ pub fn fair_preemptions(
         ok
     };
     let remove =
-        |tree: &mut QuotaTree, c: usize| tree.remove_usage_dense(cq_of[c], &dense_usage[c]);
+        |tree: &mut FairShareTree, c: usize| tree.remove_usage_dense(cq_of[c], &dense_usage[c]);
 
     let mut done = false;
     let mut retry: Vec<(usize, NodeId)> = Vec::new();
@@ -436,13 +436,13 @@ pub fn fair_preemptions(
     Ok(targets)
 }
 
-/// [`fair_preemptions`] with the tree's own fit check ([`QuotaTree::fits`] of the preemptor's
+/// [`fair_preemptions`] with the tree's own fit check ([`FairShareTree::fits`] of the preemptor's
 /// usage in its ClusterQueue).
 ///
 /// # Errors
 /// As [`fair_preemptions`].
 pub fn fair_preemptions_in_tree(
-    tree: &mut QuotaTree,
+    tree: &mut FairShareTree,
     req: &PreemptionRequest<'_>,
 ) -> Result<Vec<Target>, FairShareError> {
     let cq = tree.cluster_queue(req.cluster_queue);

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::drs::{FlavorResource, FrQuantities, parse_weight};
 use crate::error::FairShareError;
-use crate::tree::{QuotaTree, QuotaTreeBuilder, ResourceQuota};
+use crate::tree::{FairShareTree, FairShareTreeBuilder, NodeQuota};
 
 /// One node's reported share.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +32,7 @@ pub struct NodeShare {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[non_exhaustive]
 pub struct SharesReport {
     /// ClusterQueues; `null` for a ClusterQueue in a cohort tree with a cycle (Kueue disables it).
     pub cluster_queues: BTreeMap<String, Option<NodeShare>>,
@@ -44,7 +45,7 @@ pub struct SharesReport {
 #[derive(Debug, Clone)]
 pub struct ModelTree {
     /// The tree of every ClusterQueue and Cohort not in a cyclic tree.
-    pub tree: QuotaTree,
+    pub tree: FairShareTree,
     /// ClusterQueues left out (their cohort tree has a cycle).
     pub excluded_cluster_queues: Vec<String>,
     /// Cohorts left out (on a cycle or below one).
@@ -76,7 +77,7 @@ fn add_groups(
                 };
                 let nominal =
                     amount("nominalQuota", r.nominal_quota.as_ref())?.unwrap_or(Amount::ZERO);
-                let q = ResourceQuota {
+                let q = NodeQuota {
                     nominal,
                     borrowing_limit: amount("borrowingLimit", r.borrowing_limit.as_ref())?,
                     lending_limit: amount("lendingLimit", r.lending_limit.as_ref())?,
@@ -161,7 +162,7 @@ pub fn tree_from_model(model: &Model) -> Result<ModelTree, FairShareError> {
         .map(|(_, n)| (*n).clone())
         .collect();
     let cyclic_set: std::collections::BTreeSet<&str> = cyclic.iter().map(String::as_str).collect();
-    let mut b = QuotaTreeBuilder::new();
+    let mut b = FairShareTreeBuilder::new();
     for (name, co) in &model.cohorts {
         if cyclic_set.contains(name.as_str()) {
             continue;

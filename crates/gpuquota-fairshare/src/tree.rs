@@ -5,11 +5,11 @@
 //! node's own quota (nominal, borrowingLimit, lendingLimit), `SubtreeQuota`, `localQuota`
 //! (the guaranteed part invisible to the parent), `Usage`, and — fixed for the tree's lifetime —
 //! `potentialAvailable` and the per-resource `lendable` amount at the node's parent (which do not
-//! depend on usage). Usage changes go through [`QuotaTree::add_usage`] /
-//! [`QuotaTree::remove_usage`], Kueue's incremental rules, so cohort usage stays exact.
+//! depend on usage). Usage changes go through [`FairShareTree::add_usage`] /
+//! [`FairShareTree::remove_usage`], Kueue's incremental rules, so cohort usage stays exact.
 //!
 //! The gpuquota-cohort engine may keep its own tree; it plugs into this crate either by
-//! building a `QuotaTree` mirror (see [`QuotaTreeBuilder`]) and forwarding its usage changes, or
+//! building a `FairShareTree` mirror (see [`FairShareTreeBuilder`]) and forwarding its usage changes, or
 //! by calling [`crate::drs::dominant_resource_share`] on its own numbers.
 
 use std::collections::BTreeMap;
@@ -20,7 +20,7 @@ use crate::drs::{Drs, DrsLite};
 use crate::drs::{DrsInput, FlavorResource, FrQuantities, dominant_resource_share, lendable};
 use crate::error::FairShareError;
 
-/// A node of a [`QuotaTree`].
+/// A node of a [`FairShareTree`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct NodeId(pub(crate) usize);
 
@@ -42,7 +42,7 @@ pub enum NodeKind {
 
 /// A node's own quota for one flavor-resource, in Kueue's units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ResourceQuota {
+pub struct NodeQuota {
     /// `nominalQuota`.
     pub nominal: Amount,
     /// `borrowingLimit`, if set.
@@ -51,23 +51,23 @@ pub struct ResourceQuota {
     pub lending_limit: Option<Amount>,
 }
 
-impl ResourceQuota {
+impl NodeQuota {
     /// A quota with only a nominal amount.
-    pub fn nominal(n: i64) -> ResourceQuota {
-        ResourceQuota {
+    pub fn nominal(n: i64) -> NodeQuota {
+        NodeQuota {
             nominal: Amount(n),
-            ..ResourceQuota::default()
+            ..NodeQuota::default()
         }
     }
 
     /// Sets the borrowing limit.
-    pub fn with_borrowing_limit(mut self, bl: i64) -> ResourceQuota {
+    pub fn with_borrowing_limit(mut self, bl: i64) -> NodeQuota {
         self.borrowing_limit = Some(Amount(bl));
         self
     }
 
     /// Sets the lending limit.
-    pub fn with_lending_limit(mut self, ll: i64) -> ResourceQuota {
+    pub fn with_lending_limit(mut self, ll: i64) -> NodeQuota {
         self.lending_limit = Some(Amount(ll));
         self
     }
@@ -77,19 +77,19 @@ impl ResourceQuota {
 struct NodeSpec {
     parent: Option<String>,
     weight: f64,
-    quotas: BTreeMap<FlavorResource, ResourceQuota>,
+    quotas: BTreeMap<FlavorResource, NodeQuota>,
 }
 
-/// Builds a [`QuotaTree`] from plain inputs.
+/// Builds a [`FairShareTree`] from plain inputs.
 ///
 /// ```
-/// use gpuquota_fairshare::tree::{QuotaTreeBuilder, ResourceQuota};
+/// use gpuquota_fairshare::tree::{FairShareTreeBuilder, NodeQuota};
 /// use gpuquota_fairshare::FlavorResource;
 ///
 /// let gpu = FlavorResource::new("a100", "nvidia.com/gpu");
-/// let mut b = QuotaTreeBuilder::new();
-/// b.cluster_queue("a", Some("org"), 1.0)?.quota(gpu.clone(), ResourceQuota::nominal(4));
-/// b.cluster_queue("b", Some("org"), 1.0)?.quota(gpu.clone(), ResourceQuota::nominal(4));
+/// let mut b = FairShareTreeBuilder::new();
+/// b.cluster_queue("a", Some("org"), 1.0)?.quota(gpu.clone(), NodeQuota::nominal(4));
+/// b.cluster_queue("b", Some("org"), 1.0)?.quota(gpu.clone(), NodeQuota::nominal(4));
 /// b.usage("a", gpu.clone(), 6);
 /// let tree = b.build()?;
 /// let a = tree.cluster_queue("a").unwrap();
@@ -97,7 +97,7 @@ struct NodeSpec {
 /// # Ok::<(), gpuquota_fairshare::FairShareError>(())
 /// ```
 #[derive(Debug, Clone, Default)]
-pub struct QuotaTreeBuilder {
+pub struct FairShareTreeBuilder {
     cohorts: BTreeMap<String, NodeSpec>,
     cqs: BTreeMap<String, NodeSpec>,
     usage: BTreeMap<String, FrQuantities>,
@@ -111,16 +111,16 @@ pub struct NodeBuilder<'a> {
 
 impl NodeBuilder<'_> {
     /// Sets the node's quota for one flavor-resource.
-    pub fn quota(&mut self, fr: FlavorResource, q: ResourceQuota) -> &mut Self {
+    pub fn quota(&mut self, fr: FlavorResource, q: NodeQuota) -> &mut Self {
         self.spec.quotas.insert(fr, q);
         self
     }
 }
 
-impl QuotaTreeBuilder {
+impl FairShareTreeBuilder {
     /// An empty builder.
-    pub fn new() -> QuotaTreeBuilder {
-        QuotaTreeBuilder::default()
+    pub fn new() -> FairShareTreeBuilder {
+        FairShareTreeBuilder::default()
     }
 
     fn node<'a>(
@@ -197,7 +197,7 @@ impl QuotaTreeBuilder {
     ///
     /// # Complexity
     /// O(N·F) for N nodes and F flavor-resources.
-    pub fn build(&self) -> Result<QuotaTree, FairShareError> {
+    pub fn build(&self) -> Result<FairShareTree, FairShareError> {
         // Validate amounts.
         for (kind, map) in [("Cohort", &self.cohorts), ("ClusterQueue", &self.cqs)] {
             for (name, spec) in map {
@@ -336,7 +336,7 @@ impl QuotaTreeBuilder {
         for (f, r) in fr_resource.iter().enumerate() {
             res_frs[*r].push(f);
         }
-        let mut tree = QuotaTree {
+        let mut tree = FairShareTree {
             nodes,
             frs,
             resources,
@@ -414,7 +414,7 @@ impl Node {
 
 /// A cohort forest with Kueue's quota arithmetic.
 #[derive(Debug, Clone)]
-pub struct QuotaTree {
+pub struct FairShareTree {
     nodes: Vec<Node>,
     frs: Vec<FlavorResource>,
     resources: Vec<ResourceName>,
@@ -425,7 +425,7 @@ pub struct QuotaTree {
     res_frs: Vec<Vec<usize>>,
 }
 
-impl QuotaTree {
+impl FairShareTree {
     /// The ClusterQueue called `name`.
     pub fn cluster_queue(&self, name: &str) -> Option<NodeId> {
         self.cq_ids.get(name).copied()
@@ -508,7 +508,7 @@ impl QuotaTree {
         self.frs.binary_search(fr).ok()
     }
 
-    /// The dense index of a flavor-resource in [`QuotaTree::flavor_resources`].
+    /// The dense index of a flavor-resource in [`FairShareTree::flavor_resources`].
     pub fn flavor_resource_index(&self, fr: &FlavorResource) -> Option<usize> {
         self.fr_index(fr)
     }
@@ -524,7 +524,7 @@ impl QuotaTree {
 
     /// Overwrites `Usage(n)` at a dense flavor-resource index, for mirroring another
     /// engine's snapshot node by node (the caller keeps every node consistent with Kueue's
-    /// propagation rules, as [`QuotaTree::add_usage`] would). Out-of-range indices are ignored.
+    /// propagation rules, as [`FairShareTree::add_usage`] would). Out-of-range indices are ignored.
     ///
     /// # Complexity
     /// O(1).
@@ -755,7 +755,7 @@ impl QuotaTree {
         self.add_usage_dense(cq, &d);
     }
 
-    /// Kueue's `removeUsage`, the exact inverse of [`QuotaTree::add_usage`].
+    /// Kueue's `removeUsage`, the exact inverse of [`FairShareTree::add_usage`].
     ///
     /// # Complexity
     /// O(|usage| · (log F + depth)).
@@ -795,7 +795,7 @@ impl QuotaTree {
         dominant_resource_share(node.parent.is_some(), node.weight, entries, &node.lendable)
     }
 
-    /// [`QuotaTree::drs_dense`] without allocation, plus whether the node borrows on one of
+    /// [`FairShareTree::drs_dense`] without allocation, plus whether the node borrows on one of
     /// the `requested` flavor-resources. Same arithmetic, same order.
     pub(crate) fn drs_lite(
         &self,
@@ -900,14 +900,14 @@ impl QuotaTree {
         self.nodes.iter().map(|n| n.usage.clone()).collect()
     }
 
-    /// Restores what [`QuotaTree::save_usage`] saved.
+    /// Restores what [`FairShareTree::save_usage`] saved.
     pub(crate) fn restore_usage(&mut self, saved: Vec<Vec<Amount>>) {
         for (n, u) in self.nodes.iter_mut().zip(saved) {
             n.usage = u;
         }
     }
 
-    /// Restores what [`QuotaTree::save_path`] saved.
+    /// Restores what [`FairShareTree::save_path`] saved.
     pub(crate) fn restore_path(&mut self, saved: Vec<(NodeId, Vec<Amount>)>) {
         for (n, u) in saved {
             self.nodes[n.0].usage = u;
@@ -979,26 +979,25 @@ mod tests {
     use super::*;
 
     /// The worked example of `gpuquota::design`.
-    pub(crate) fn example() -> QuotaTree {
+    pub(crate) fn example() -> FairShareTree {
         let fr = FlavorResource::new("f", "cpu");
-        let mut b = QuotaTreeBuilder::new();
+        let mut b = FairShareTreeBuilder::new();
         b.cohort("root", None, 1.0).unwrap();
         b.cohort("teamA", Some("root"), 1.0).unwrap().quota(
             fr.clone(),
-            ResourceQuota::nominal(4)
+            NodeQuota::nominal(4)
                 .with_borrowing_limit(6)
                 .with_lending_limit(2),
         );
         b.cluster_queue("a1", Some("teamA"), 1.0)
             .unwrap()
-            .quota(fr.clone(), ResourceQuota::nominal(10).with_lending_limit(4));
-        b.cluster_queue("a2", Some("teamA"), 1.0).unwrap().quota(
-            fr.clone(),
-            ResourceQuota::nominal(6).with_borrowing_limit(3),
-        );
+            .quota(fr.clone(), NodeQuota::nominal(10).with_lending_limit(4));
+        b.cluster_queue("a2", Some("teamA"), 1.0)
+            .unwrap()
+            .quota(fr.clone(), NodeQuota::nominal(6).with_borrowing_limit(3));
         b.cluster_queue("b1", Some("root"), 1.0)
             .unwrap()
-            .quota(fr.clone(), ResourceQuota::nominal(8));
+            .quota(fr.clone(), NodeQuota::nominal(8));
         b.usage("a1", fr.clone(), 9);
         b.usage("a2", fr.clone(), 7);
         b.usage("b1", fr, 5);
@@ -1047,7 +1046,7 @@ mod tests {
 
     #[test]
     fn cycle_is_an_error() {
-        let mut b = QuotaTreeBuilder::new();
+        let mut b = FairShareTreeBuilder::new();
         b.cohort("x", Some("y"), 1.0).unwrap();
         b.cohort("y", Some("x"), 1.0).unwrap();
         assert!(matches!(b.build(), Err(FairShareError::CohortCycle { .. })));

@@ -1,7 +1,7 @@
 //! DRS values pinned to upstream `TestDominantResourceShare` cases
 //! (`pkg/cache/scheduler/fair_sharing_test.go`) and the worked example of `gpuquota::design`.
 
-use gpuquota_fairshare::tree::{QuotaTree, QuotaTreeBuilder, ResourceQuota};
+use gpuquota_fairshare::tree::{FairShareTree, FairShareTreeBuilder, NodeQuota};
 use gpuquota_fairshare::{FlavorResource, FrQuantities};
 use gpuquota_model::Amount;
 
@@ -15,14 +15,14 @@ fn pair(
     cq_weight: f64,
     lending: &[(&str, &str, i64, Option<i64>)],
     usage: &[(&str, &str, i64)],
-) -> QuotaTree {
-    let mut b = QuotaTreeBuilder::new();
+) -> FairShareTree {
+    let mut b = FairShareTreeBuilder::new();
     {
         let mut n = b
             .cluster_queue("cq", Some("test-cohort"), cq_weight)
             .unwrap();
         for (f, r, q) in cq {
-            n.quota(fr(f, r), ResourceQuota::nominal(*q));
+            n.quota(fr(f, r), NodeQuota::nominal(*q));
         }
     }
     {
@@ -30,7 +30,7 @@ fn pair(
             .cluster_queue("lending-cq", Some("test-cohort"), 1.0)
             .unwrap();
         for (f, r, q, ll) in lending {
-            let mut rq = ResourceQuota::nominal(*q);
+            let mut rq = NodeQuota::nominal(*q);
             rq.lending_limit = ll.map(Amount);
             n.quota(fr(f, r), rq);
         }
@@ -41,7 +41,7 @@ fn pair(
     b.build().unwrap()
 }
 
-fn share(t: &QuotaTree, name: &str) -> (i64, Option<String>) {
+fn share(t: &FairShareTree, name: &str) -> (i64, Option<String>) {
     let d = t.drs(t.cluster_queue(name).or(t.cohort(name)).unwrap());
     (
         d.weighted_share(),
@@ -114,20 +114,20 @@ fn upstream_usage_with_workload_above_nominal() {
 #[test]
 fn upstream_resource_with_zero_lendable() {
     // GPUs have lendingLimit 0 everywhere: lendable GPU = 0, so only cpu counts.
-    let mut b = QuotaTreeBuilder::new();
+    let mut b = FairShareTreeBuilder::new();
     b.cluster_queue("cq", Some("test-cohort"), 1.0)
         .unwrap()
-        .quota(fr("default", "cpu"), ResourceQuota::nominal(2000))
+        .quota(fr("default", "cpu"), NodeQuota::nominal(2000))
         .quota(
             fr("default", GPU),
-            ResourceQuota::nominal(2).with_lending_limit(0),
+            NodeQuota::nominal(2).with_lending_limit(0),
         );
     b.cluster_queue("lending-cq", Some("test-cohort"), 1.0)
         .unwrap()
-        .quota(fr("default", "cpu"), ResourceQuota::nominal(8000))
+        .quota(fr("default", "cpu"), NodeQuota::nominal(8000))
         .quota(
             fr("default", GPU),
-            ResourceQuota::nominal(64).with_lending_limit(0),
+            NodeQuota::nominal(64).with_lending_limit(0),
         );
     b.usage("cq", fr("default", "cpu"), 1000)
         .usage("cq", fr("default", GPU), 1);
@@ -216,23 +216,23 @@ fn weight_zero_borrowing_is_max_int64_and_within_nominal_is_zero() {
 fn worked_example_a2_is_50() {
     // The worked example of `gpuquota::design`.
     let f = fr("f", "cpu");
-    let mut b = QuotaTreeBuilder::new();
+    let mut b = FairShareTreeBuilder::new();
     b.cohort("root", None, 1.0).unwrap();
     b.cohort("teamA", Some("root"), 1.0).unwrap().quota(
         f.clone(),
-        ResourceQuota::nominal(4)
+        NodeQuota::nominal(4)
             .with_borrowing_limit(6)
             .with_lending_limit(2),
     );
     b.cluster_queue("a1", Some("teamA"), 1.0)
         .unwrap()
-        .quota(f.clone(), ResourceQuota::nominal(10).with_lending_limit(4));
+        .quota(f.clone(), NodeQuota::nominal(10).with_lending_limit(4));
     b.cluster_queue("a2", Some("teamA"), 1.0)
         .unwrap()
-        .quota(f.clone(), ResourceQuota::nominal(6).with_borrowing_limit(3));
+        .quota(f.clone(), NodeQuota::nominal(6).with_borrowing_limit(3));
     b.cluster_queue("b1", Some("root"), 1.0)
         .unwrap()
-        .quota(f.clone(), ResourceQuota::nominal(8));
+        .quota(f.clone(), NodeQuota::nominal(8));
     b.usage("a1", f.clone(), 9)
         .usage("a2", f.clone(), 7)
         .usage("b1", f, 5);
@@ -249,15 +249,15 @@ fn hierarchical_cohort_weights() {
     // root ─ left (weight 2) ─ l1 (nominal 0) ; root ─ r1 (nominal 10).
     // l1 uses 4: left borrows 4 of root's lendable 10 → 400 / 2 = 200 for the cohort.
     let g = fr("a100", GPU);
-    let mut b = QuotaTreeBuilder::new();
+    let mut b = FairShareTreeBuilder::new();
     b.cohort("root", None, 1.0).unwrap();
     b.cohort("left", Some("root"), 2.0).unwrap();
     b.cluster_queue("l1", Some("left"), 1.0)
         .unwrap()
-        .quota(g.clone(), ResourceQuota::nominal(0));
+        .quota(g.clone(), NodeQuota::nominal(0));
     b.cluster_queue("r1", Some("root"), 1.0)
         .unwrap()
-        .quota(g.clone(), ResourceQuota::nominal(10));
+        .quota(g.clone(), NodeQuota::nominal(10));
     b.usage("l1", g, 4);
     let t = b.build().unwrap();
     assert_eq!(share(&t, "left"), (200, Some(GPU.into())));

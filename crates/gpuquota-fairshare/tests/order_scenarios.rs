@@ -2,7 +2,7 @@
 //! `TestFairSharingIterator`-style cases).
 
 use gpuquota_fairshare::order::{FairSharingOrder, Head, OrderOptions, fair_sharing_order};
-use gpuquota_fairshare::tree::{QuotaTree, QuotaTreeBuilder, ResourceQuota};
+use gpuquota_fairshare::tree::{FairShareTree, FairShareTreeBuilder, NodeQuota};
 use gpuquota_fairshare::{FlavorResource, FrQuantities};
 use gpuquota_model::{Amount, Timestamp};
 
@@ -24,19 +24,19 @@ fn head(cq: &str, wl: &str, prio: i64, ts: i64, usage: &[(&str, i64)]) -> Head {
 }
 
 /// Flat cohort "c" with CQs each nominal `n` on flavor f, given usages and weights.
-fn flat(cqs: &[(&str, i64, i64, f64)]) -> QuotaTree {
-    let mut b = QuotaTreeBuilder::new();
+fn flat(cqs: &[(&str, i64, i64, f64)]) -> FairShareTree {
+    let mut b = FairShareTreeBuilder::new();
     for (name, nominal, usage, w) in cqs {
         b.cluster_queue(name, Some("c"), *w)
             .unwrap()
-            .quota(fr("f"), ResourceQuota::nominal(*nominal));
+            .quota(fr("f"), NodeQuota::nominal(*nominal));
         b.usage(name, fr("f"), *usage);
     }
     b.build().unwrap()
 }
 
 fn order(
-    tree: &mut QuotaTree,
+    tree: &mut FairShareTree,
     heads: Vec<Head>,
     opts: OrderOptions,
     admit_all: bool,
@@ -90,19 +90,19 @@ fn admitted_usage_changes_later_pops() {
     // l2's small head wins first (nobody borrows). Once it is admitted, left's usage grows, so
     // l1's head makes left borrow (DRS 250 at the root) and ties with r1's head (250): the
     // earlier r1 goes before l1. Without admissions, left would still not borrow and l1 wins.
-    let mut b = QuotaTreeBuilder::new();
+    let mut b = FairShareTreeBuilder::new();
     b.cohort("root", None, 1.0).unwrap();
     b.cohort("left", Some("root"), 1.0).unwrap();
     b.cohort("right", Some("root"), 1.0).unwrap();
     b.cluster_queue("l1", Some("left"), 1.0)
         .unwrap()
-        .quota(fr("f"), ResourceQuota::nominal(1));
+        .quota(fr("f"), NodeQuota::nominal(1));
     b.cluster_queue("l2", Some("left"), 1.0)
         .unwrap()
-        .quota(fr("f"), ResourceQuota::nominal(1));
+        .quota(fr("f"), NodeQuota::nominal(1));
     b.cluster_queue("r1", Some("right"), 1.0)
         .unwrap()
-        .quota(fr("f"), ResourceQuota::nominal(2));
+        .quota(fr("f"), NodeQuota::nominal(2));
     let mut t = b.build().unwrap();
     let heads = vec![
         head("l1", "wl1", 0, 5, &[("f", 2)]),
@@ -124,15 +124,15 @@ fn prioritize_non_borrowing_on_requested_flavors() {
     // a borrows heavily on flavor "spot" but its head requests "ondemand", where a is within
     // nominal; b's head would borrow a little on "ondemand". Gate on: a wins (not borrowing on
     // what it requests) despite its higher DRS; gate off: b wins by lower DRS.
-    let mut b = QuotaTreeBuilder::new();
+    let mut b = FairShareTreeBuilder::new();
     b.cluster_queue("a", Some("c"), 1.0)
         .unwrap()
-        .quota(fr("ondemand"), ResourceQuota::nominal(5))
-        .quota(fr("spot"), ResourceQuota::nominal(0));
+        .quota(fr("ondemand"), NodeQuota::nominal(5))
+        .quota(fr("spot"), NodeQuota::nominal(0));
     b.cluster_queue("b", Some("c"), 1.0)
         .unwrap()
-        .quota(fr("ondemand"), ResourceQuota::nominal(5))
-        .quota(fr("spot"), ResourceQuota::nominal(20));
+        .quota(fr("ondemand"), NodeQuota::nominal(5))
+        .quota(fr("spot"), NodeQuota::nominal(20));
     b.usage("a", fr("spot"), 10).usage("b", fr("ondemand"), 5);
     let mut t = b.build().unwrap();
     let heads = vec![
@@ -168,19 +168,19 @@ fn hierarchical_tournament_compares_cohorts_by_their_share() {
     // root ─ left{l1, l2} ─ right{r1}. left already borrows 4 from root; r1's head borrows 2.
     // At the root, left's value is left's DRS with its winner's usage (≥ 400 + …), right's is
     // 200: r1 wins although l2's head alone is tiny.
-    let mut b = QuotaTreeBuilder::new();
+    let mut b = FairShareTreeBuilder::new();
     b.cohort("root", None, 1.0).unwrap();
     b.cohort("left", Some("root"), 1.0).unwrap();
     b.cohort("right", Some("root"), 1.0).unwrap();
     b.cluster_queue("l1", Some("left"), 1.0)
         .unwrap()
-        .quota(fr("f"), ResourceQuota::nominal(3));
+        .quota(fr("f"), NodeQuota::nominal(3));
     b.cluster_queue("l2", Some("left"), 1.0)
         .unwrap()
-        .quota(fr("f"), ResourceQuota::nominal(3));
+        .quota(fr("f"), NodeQuota::nominal(3));
     b.cluster_queue("r1", Some("right"), 1.0)
         .unwrap()
-        .quota(fr("f"), ResourceQuota::nominal(4));
+        .quota(fr("f"), NodeQuota::nominal(4));
     b.usage("l1", fr("f"), 10);
     let mut t = b.build().unwrap();
     let heads = vec![
@@ -195,16 +195,16 @@ fn hierarchical_tournament_compares_cohorts_by_their_share() {
 
 #[test]
 fn queues_without_cohort_and_several_trees() {
-    let mut b = QuotaTreeBuilder::new();
+    let mut b = FairShareTreeBuilder::new();
     b.cluster_queue("solo", None, 1.0)
         .unwrap()
-        .quota(fr("f"), ResourceQuota::nominal(1));
+        .quota(fr("f"), NodeQuota::nominal(1));
     b.cluster_queue("x", Some("t1"), 1.0)
         .unwrap()
-        .quota(fr("f"), ResourceQuota::nominal(1));
+        .quota(fr("f"), NodeQuota::nominal(1));
     b.cluster_queue("y", Some("t1"), 1.0)
         .unwrap()
-        .quota(fr("f"), ResourceQuota::nominal(1));
+        .quota(fr("f"), NodeQuota::nominal(1));
     let mut t = b.build().unwrap();
     let heads = vec![
         head("x", "wx", 0, 0, &[("f", 3)]),

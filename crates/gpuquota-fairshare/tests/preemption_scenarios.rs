@@ -5,7 +5,7 @@ use gpuquota_fairshare::preemption::{
     Candidate, FairSharingStrategy, PreemptionReason, PreemptionRequest, Target, fair_preemptions,
     fair_preemptions_in_tree,
 };
-use gpuquota_fairshare::tree::{QuotaTree, QuotaTreeBuilder, ResourceQuota};
+use gpuquota_fairshare::tree::{FairShareTree, FairShareTreeBuilder, NodeQuota};
 use gpuquota_fairshare::{FlavorResource, FrQuantities};
 use gpuquota_model::Amount;
 
@@ -18,12 +18,12 @@ fn q(a: i64) -> FrQuantities {
 }
 
 /// CQs (name, nominal, weight) in cohort "c"; workloads (cq, size) admitted.
-fn setup(cqs: &[(&str, i64, f64)], wls: &[(&str, i64)]) -> (QuotaTree, Vec<Candidate>) {
-    let mut b = QuotaTreeBuilder::new();
+fn setup(cqs: &[(&str, i64, f64)], wls: &[(&str, i64)]) -> (FairShareTree, Vec<Candidate>) {
+    let mut b = FairShareTreeBuilder::new();
     for (n, nominal, w) in cqs {
         b.cluster_queue(n, Some("c"), *w)
             .unwrap()
-            .quota(fr(), ResourceQuota::nominal(*nominal));
+            .quota(fr(), NodeQuota::nominal(*nominal));
     }
     let mut cands = Vec::new();
     for (cq, size) in wls {
@@ -37,7 +37,7 @@ fn setup(cqs: &[(&str, i64, f64)], wls: &[(&str, i64)]) -> (QuotaTree, Vec<Candi
 }
 
 fn run(
-    tree: &mut QuotaTree,
+    tree: &mut FairShareTree,
     cq: &str,
     size: i64,
     cands: &[Candidate],
@@ -162,10 +162,10 @@ fn preemptor_within_nominal_reclaims_unconditionally() {
 #[test]
 fn own_queue_candidates_are_in_cluster_queue() {
     // A ClusterQueue without a cohort preempts its own workloads.
-    let mut b = QuotaTreeBuilder::new();
+    let mut b = FairShareTreeBuilder::new();
     b.cluster_queue("solo", None, 1.0)
         .unwrap()
-        .quota(fr(), ResourceQuota::nominal(4));
+        .quota(fr(), NodeQuota::nominal(4));
     b.usage("solo", fr(), 4);
     let mut t = b.build().unwrap();
     let cands = vec![

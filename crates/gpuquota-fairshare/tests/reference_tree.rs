@@ -4,7 +4,7 @@
 use gpuquota_fairshare::FlavorResource;
 use gpuquota_fairshare::shares::tree_from_model;
 use gpuquota_model::import_str;
-use gpuquota_model::quota_tree::{self, Node, QuotaTree as Reference};
+use gpuquota_model::quota_tree::{self, Node, ReferenceTree as Reference};
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {

@@ -73,6 +73,7 @@ pub struct Totals {
 
 /// A metering report. Every amount is exact; `Σ lines + idle = totals.cost`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Report {
     /// The metered window.
     pub window: Window,

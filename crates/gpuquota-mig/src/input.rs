@@ -246,10 +246,6 @@ pub struct PlanInstance<'c> {
     pub demand: Vec<ResolvedDemand>,
 }
 
-/// The former name of [`PlanInstance`].
-#[deprecated(note = "renamed to `PlanInstance`")]
-pub type Problem<'c> = PlanInstance<'c>;
-
 impl PlanRequest {
     /// Parses YAML (or JSON) and returns the request with the paths of unknown fields, which
     /// the caller may warn about (see [`crate::unknown_field_message`]). Other documents of the

@@ -250,9 +250,6 @@ pub use catalogue::{
 };
 pub use documents::{MigDocuments, read_documents, unknown_field_message};
 pub use export::{mig_parted_config, placements_yaml};
-/// The former name of [`PlanInstance`].
-#[allow(deprecated)]
-pub use input::Problem;
 pub use input::{
     DemandSpec, GpuSpec, InputError, InstanceSpec, Mode, NodeSpec, PlanInstance, PlanRequest,
     ResolvedDemand, ResolvedGpu, WeightPolicy,

@@ -44,7 +44,7 @@ pub fn check_import(bytes: &[u8]) {
         assert!(!p.field.is_empty(), "{p}");
         let _ = p.to_string();
     }
-    if let Ok(tree) = crate::quota_tree::QuotaTree::new(&imported.model) {
+    if let Ok(tree) = crate::quota_tree::ReferenceTree::new(&imported.model) {
         for root in tree.roots() {
             for fr in tree.subtree_flavor_resources(&root) {
                 let _ = tree.potential_available(&root, &fr);

@@ -27,7 +27,7 @@
 //!
 //! ```
 //! use gpuquota_model::import_str;
-//! use gpuquota_model::quota_tree::{FlavorResource, Node, QuotaTree};
+//! use gpuquota_model::quota_tree::{FlavorResource, Node, ReferenceTree};
 //!
 //! let text = "
 //! apiVersion: kueue.x-k8s.io/v1beta2
@@ -49,7 +49,7 @@
 //!     flavors: [{name: h200-nvl, resources: [{name: nvidia.com/gpu, nominalQuota: 0, borrowingLimit: 6}]}]
 //! ";
 //! let model = import_str("seed.yaml", text)?.model;
-//! let tree = QuotaTree::new(&model)?;
+//! let tree = ReferenceTree::new(&model)?;
 //! let fr = FlavorResource::new("h200-nvl", "nvidia.com/gpu");
 //! let batch = Node::ClusterQueue("batch".into());
 //! assert_eq!(tree.potential_available(&batch, &fr).0, 6); // capped by its borrowingLimit
@@ -157,7 +157,7 @@ pub enum QuotaTreeError {
 
 /// The cohort forest of a [`Model`] with ClusterQueue usages.
 #[derive(Debug, Clone)]
-pub struct QuotaTree<'m> {
+pub struct ReferenceTree<'m> {
     model: &'m Model,
     /// Cohort name → its ClusterQueues.
     child_queues: BTreeMap<String, Vec<String>>,
@@ -172,7 +172,7 @@ fn non_empty(s: Option<&String>) -> Option<&str> {
     s.map(String::as_str).filter(|s| !s.is_empty())
 }
 
-impl<'m> QuotaTree<'m> {
+impl<'m> ReferenceTree<'m> {
     /// The forest of `model`, with zero usage everywhere.
     ///
     /// # Errors
@@ -181,8 +181,8 @@ impl<'m> QuotaTree<'m> {
     ///
     /// # Complexity
     /// `O(n log n + c · d)` for `n` objects, `c` cohorts and depth `d`.
-    pub fn new(model: &'m Model) -> Result<QuotaTree<'m>, QuotaTreeError> {
-        let mut tree = QuotaTree {
+    pub fn new(model: &'m Model) -> Result<ReferenceTree<'m>, QuotaTreeError> {
+        let mut tree = ReferenceTree {
             model,
             child_queues: BTreeMap::new(),
             child_cohorts: BTreeMap::new(),
@@ -622,7 +622,7 @@ spec:
     #[test]
     fn worked_example() {
         let model = import_str("example.yaml", EXAMPLE).unwrap().model;
-        let mut tree = QuotaTree::new(&model).unwrap();
+        let mut tree = ReferenceTree::new(&model).unwrap();
         let fr = FlavorResource::new("f", "example.com/gpu");
         tree.set_usage("a1", fr.clone(), Amount(9));
         tree.set_usage("a2", fr.clone(), Amount(7));
@@ -683,7 +683,7 @@ spec:
     flavors: [{name: f, resources: [{name: nvidia.com/gpu, nominalQuota: 2}]}]
 ";
         let model = import_str("t.yaml", text).unwrap().model;
-        let mut tree = QuotaTree::new(&model).unwrap();
+        let mut tree = ReferenceTree::new(&model).unwrap();
         let fr = FlavorResource::new("f", "nvidia.com/gpu");
         tree.set_usage("solo", fr.clone(), Amount(1));
         assert_eq!(tree.available(&cq("solo"), &fr), Amount(2));
@@ -710,11 +710,11 @@ spec:
             .unwrap()
             .model;
         assert!(matches!(
-            QuotaTree::new(&model),
+            ReferenceTree::new(&model),
             Err(QuotaTreeError::TooDeep(_))
         ));
         let model = import_str("chain.yaml", &chain(300)).unwrap().model;
-        let tree = QuotaTree::new(&model).unwrap();
+        let tree = ReferenceTree::new(&model).unwrap();
         let fr = FlavorResource::new("f", "cpu");
         // c300 is the implicit root; every cohort lends its whole subtree up.
         assert_eq!(tree.roots(), vec![co("c300")]);
@@ -737,7 +737,7 @@ metadata: {name: b}
 spec: {parentName: a}
 ";
         let model = import_str("t.yaml", text).unwrap().model;
-        let err = QuotaTree::new(&model).unwrap_err();
+        let err = ReferenceTree::new(&model).unwrap_err();
         assert_eq!(err.to_string(), "cohort cycle: a -> b -> a");
     }
 }

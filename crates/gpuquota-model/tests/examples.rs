@@ -1,6 +1,6 @@
 //! Valid upstream-style manifests import without warnings and validate cleanly.
 
-use gpuquota_model::quota_tree::{FlavorResource, Node, QuotaTree};
+use gpuquota_model::quota_tree::{FlavorResource, Node, ReferenceTree};
 use gpuquota_model::{Amount, Imported, import_str, validate};
 
 pub(crate) const EXAMPLES: &[(&str, &str)] = &[
@@ -75,7 +75,7 @@ fn v1beta1_spellings_read_as_v1beta2() {
 #[test]
 fn admitted_usage_is_scaled_by_reclaimable_pods() {
     let m = imported("kueue-v1beta1.yaml").model;
-    let mut tree = QuotaTree::new(&m).unwrap();
+    let mut tree = ReferenceTree::new(&m).unwrap();
     tree.add_admitted_workloads();
     let fr = FlavorResource::new("default-flavor", "cpu");
     // driver 500m + workers 4 cpu scaled to 3 of 4 pods = 3500m.
@@ -93,7 +93,7 @@ fn admitted_usage_is_scaled_by_reclaimable_pods() {
 #[test]
 fn cohort_lending_limit_may_exceed_its_nominal() {
     let m = imported("kueue-cohorts.yaml").model;
-    let tree = QuotaTree::new(&m).unwrap();
+    let tree = ReferenceTree::new(&m).unwrap();
     let gpu = FlavorResource::new("a100", "nvidia.com/gpu");
     let research = Node::Cohort("research".into());
     // own 3 + team-a lends 0 (lendingLimit 0) + team-b lends 2 = 5; lendingLimit 5 keeps 0.

@@ -2,7 +2,7 @@
 //! documents in any order, split over any number of files, yields the same model; validation
 //! and the reference quota tree are total on generated objects.
 
-use gpuquota_model::quota_tree::QuotaTree;
+use gpuquota_model::quota_tree::ReferenceTree;
 use gpuquota_model::{Importer, Model, Quantity, import_str, validate};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -252,7 +252,7 @@ proptest! {
         }
         // A cohort cycle is a validation problem exactly when the quota tree refuses.
         let cycle_reported = problems.iter().any(|p| p.to_string().contains("cohort cycle"));
-        match QuotaTree::new(&model) {
+        match ReferenceTree::new(&model) {
             Err(_) => prop_assert!(cycle_reported),
             Ok(tree) => {
                 prop_assert!(!cycle_reported);

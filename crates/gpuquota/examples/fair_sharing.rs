@@ -3,18 +3,18 @@
 //! Run with `cargo run -p gpuquota --example fair_sharing`.
 
 use gpuquota::fairshare::FlavorResource;
-use gpuquota::fairshare::tree::{QuotaTreeBuilder, ResourceQuota};
+use gpuquota::fairshare::tree::{FairShareTreeBuilder, NodeQuota};
 use gpuquota::fairshare::waterfill::{WfQueue, water_fill};
 
 fn main() -> Result<(), gpuquota::fairshare::FairShareError> {
     // Kueue: two ClusterQueues with 4 GPUs each in one cohort. "a" runs 6, so it borrows 2 of
     // the 8 its cohort can lend: weightedShare = ceil(2 × 1000 / 8) = 250.
     let gpu = FlavorResource::new("a100", "nvidia.com/gpu");
-    let mut b = QuotaTreeBuilder::new();
+    let mut b = FairShareTreeBuilder::new();
     b.cluster_queue("a", Some("org"), 1.0)?
-        .quota(gpu.clone(), ResourceQuota::nominal(4));
+        .quota(gpu.clone(), NodeQuota::nominal(4));
     b.cluster_queue("b", Some("org"), 1.0)?
-        .quota(gpu.clone(), ResourceQuota::nominal(4));
+        .quota(gpu.clone(), NodeQuota::nominal(4));
     b.usage("a", gpu, 6);
     let tree = b.build()?;
     for name in ["a", "b"] {

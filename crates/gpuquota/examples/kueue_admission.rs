@@ -2,7 +2,7 @@
 //!
 //! Run with `cargo run -p gpuquota --example kueue_admission`.
 
-use gpuquota::cohort::{World, schedule};
+use gpuquota::cohort::{ScheduleInput, ScheduleOptions, run};
 use gpuquota::model::import_str;
 
 /// Research owns four H200s and lends them; analytics owns none but may borrow up to three.
@@ -55,8 +55,10 @@ spec:
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let imported = import_str("platform.yaml", MANIFESTS)?;
-    let world = World::build(&imported.model)?;
-    let report = schedule(&world, None);
+    // The uniform entry point: the checked input from the model, then the run.
+    let options = ScheduleOptions::default();
+    let input = ScheduleInput::from_model(&imported.model, &options)?;
+    let report = run(&input, &options);
 
     for a in &report.admitted {
         println!(

@@ -22,8 +22,9 @@
 //! (`couldn't assign flavors to pod set main: insufficient unused quota ...`). Jobs, JobSets,
 //! Kubeflow jobs, Ray, LeaderWorkerSets and plain pods are turned into the Workloads Kueue's
 //! job framework would create. `gpuquota kueue quotas` shows what each ClusterQueue and
-//! Cohort owns, lends and may borrow. In code: [`cohort::World::build`](crate::cohort::World::build)
-//! then [`cohort::schedule`](crate::cohort::schedule).
+//! Cohort owns, lends and may borrow. In code:
+//! [`cohort::ScheduleInput::from_model`](crate::cohort::ScheduleInput::from_model) then
+//! [`cohort::run`](crate::cohort::run).
 //!
 //! # Who gets preempted, and when? (over time)
 //!

@@ -8,8 +8,8 @@
 //! | algorithm | entry point | engine |
 //! |---|---|---|
 //! | [Manifest import and validation](#manifest-import-and-validation) | [`model::import_str`], [`model::validate()`](model::validate()) | [`model`] |
-//! | [Kueue admission](#kueue-admission) | [`cohort::schedule`], [`cohort::quotas`] | [`cohort`] |
-//! | [Fair sharing](#fair-sharing-kueues-dominant-resource-share-and-weighted-max-min) | [`fairshare::tree::QuotaTree::drs`], [`fairshare::waterfill::water_fill`] | [`fairshare`] |
+//! | [Kueue admission](#kueue-admission) | [`cohort::ScheduleInput::from_model`], [`cohort::run`], [`cohort::quotas`] | [`cohort`] |
+//! | [Fair sharing](#fair-sharing-kueues-dominant-resource-share-and-weighted-max-min) | [`fairshare::tree::FairShareTree::drs`], [`fairshare::waterfill::water_fill`] | [`fairshare`] |
 //! | [KAI Scheduler / Run:ai](#kai-scheduler--runai-fair-share-division-and-the-scheduling-session) | [`rank::report::fairshare_json`], [`rank::run_session`] | [`rank`] |
 //! | [MIG layout planning](#mig-layout-planning) | [`mig::plan()`](mig::plan()), [`mig::mig_parted_config`] | [`mig`] |
 //! | [Metering and chargeback](#metering-and-chargeback) | [`metering::meter`] | [`metering`] |
@@ -27,7 +27,8 @@
 //! with `mig`) and `sim` ([`sim`], with `kueue`). [`model`] is always there. An embedder who
 //! needs one algorithm writes
 //! `gpuquota = { version = "0.1", default-features = false, features = ["kai"] }` and compiles
-//! nothing else.
+//! nothing else. The non-default `schema` feature adds the JSON Schemas (`schemars`) of the
+//! inputs and reports of the engines that are on; the `gpuquota` command uses it.
 //!
 //! # Manifest import and validation
 //!
@@ -59,9 +60,11 @@
 //!
 //! # Kueue admission
 //!
-//! [`cohort::schedule`] runs Kueue's scheduling cycles over a [`cohort::World`]: hierarchical
-//! cohort quotas with borrowing and lending limits, flavor assignment, classical preemption
-//! (fair sharing through [`cohort::fair`]), and a pending reason for every workload left.
+//! [`cohort::ScheduleInput::from_model`] checks the manifests once and [`cohort::run`] runs
+//! Kueue's scheduling cycles over them: hierarchical cohort quotas with borrowing and lending
+//! limits, flavor assignment, classical preemption (fair sharing when the `Configuration` or
+//! [`cohort::ScheduleOptions`] turns it on, [`cohort::fair`]), and a pending reason for every
+//! workload left.
 //! [`cohort::quotas`] gives the `available` and `potentialAvailable` Kueue's cache computes.
 //!
 #![cfg_attr(
@@ -71,7 +74,7 @@
 //!
 //! # Fair sharing: Kueue's dominant resource share and weighted max-min
 //!
-//! [`fairshare::tree::QuotaTree::drs`] gives a ClusterQueue's or Cohort's dominant resource
+//! [`fairshare::tree::FairShareTree::drs`] gives a ClusterQueue's or Cohort's dominant resource
 //! share (`status.fairSharing.weightedShare`), the key of Kueue's fair-sharing order and
 //! preemption ([`fairshare::order`], [`fairshare::preemption`]). Independently of Kueue,
 //! [`fairshare::waterfill::water_fill`] is exact weighted max-min (floors, caps, tiers and

@@ -17,8 +17,8 @@ use super::{
     PodSetInfo, QueueRef, ReclaimPolicy, ResourceId, RqInfo, TOPOLOGY_ANNOTATIONS, WithinPolicy,
     WorkloadInfo, World,
 };
-use crate::error::{Error, Problem, Warning, codes};
-use crate::tree::{FrId, FrQuota, Node, NodeId, NodeKind, QuotaTree, Usage};
+use crate::error::{BuildProblem, Error, Warning, codes};
+use crate::tree::{FrId, FrQuota, Node, NodeId, NodeKind, QuotaForest, Usage};
 
 mod checks;
 
@@ -66,7 +66,7 @@ impl FrTable {
 
 /// The quota forest: cohorts first (ids `0..nc`), then ClusterQueues in name order.
 struct Forest {
-    tree: QuotaTree,
+    tree: QuotaForest,
     nc: usize,
     /// Per node: its tree's root is a cohort on a parent cycle.
     cycle_root: Vec<bool>,
@@ -84,12 +84,12 @@ fn cq_of(cq_names: &[&String], name: &str) -> Option<CqId> {
 /// ([`gpuquota_model::validate::diagnostics_of`]) on the kinds this engine reads
 /// ([`crate::KINDS`]), as this engine's problems: same code, field path and wording as
 /// `gpuquota validate` prints them, and in its order. Empty when the input is valid.
-pub(super) fn validation(model: &Model) -> Vec<Problem> {
+pub(super) fn validation(model: &Model) -> Vec<BuildProblem> {
     let options = gpuquota_model::validate::Options::default();
     let found = gpuquota_model::validate::diagnostics_of(model, &options, crate::KINDS);
     found
         .errors()
-        .map(|d| Problem {
+        .map(|d| BuildProblem {
             kind: crate::KINDS
                 .iter()
                 .map(|k| k.as_str())
@@ -105,7 +105,7 @@ pub(super) fn validation(model: &Model) -> Vec<Problem> {
 
 #[derive(Default)]
 pub(super) struct Builder {
-    problems: Vec<Problem>,
+    problems: Vec<BuildProblem>,
     warnings: Vec<Warning>,
 }
 
@@ -121,7 +121,7 @@ impl Builder {
         field: String,
         message: impl Into<String>,
     ) {
-        self.problems.push(Problem {
+        self.problems.push(BuildProblem {
             kind,
             name: name.to_owned(),
             field,
@@ -371,7 +371,7 @@ codes::IMPLICIT_COHORT,"Cohort", p, format!("no Cohort object (parent of {co_nam
         let in_cycle: Vec<bool> = depths.iter().map(Option::is_none).collect();
         for (i, d) in depths.iter().enumerate() {
             if *d == Some(gpuquota_model::limits::MAX_TREE_DEPTH + 1) {
-                self.problems.push(Problem {
+                self.problems.push(BuildProblem {
                     kind: "Cohort",
                     name: cohort_list[i].clone(),
                     field: "spec.parentName".into(),
@@ -421,7 +421,7 @@ codes::IMPLICIT_COHORT,"Cohort", p, format!("no Cohort object (parent of {co_nam
         }
         let nfr = frt.frs.len();
         let quotas = node_quotas(model, names, frt, &cohort_list, cq_names, nodes.len());
-        let tree = QuotaTree::new(nodes, nfr, quotas);
+        let tree = QuotaForest::new(nodes, nfr, quotas);
         // roots in a cycle tree
         let cycle_root: Vec<bool> = (0..tree.nodes.len())
             .map(|n| {
@@ -883,7 +883,7 @@ struct WorkloadCtx<'a> {
     model: &'a Model,
     names: &'a Names,
     frt: &'a FrTable,
-    tree: &'a QuotaTree,
+    tree: &'a QuotaForest,
     cluster_queues: &'a [CqInfo],
     cq_names: &'a [&'a String],
 }

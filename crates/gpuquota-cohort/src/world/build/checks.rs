@@ -10,7 +10,7 @@ use gpuquota_model::kueue::{
 };
 
 use super::Builder;
-use crate::error::Problem;
+use crate::error::BuildProblem;
 
 impl Builder {
     pub(super) fn check_groups(
@@ -157,7 +157,7 @@ crate::error::codes::API_SERVER_REJECTS,
     pub(super) fn check_cq_enums(&mut self, name: &str, cq: &ClusterQueue) {
         let s = &cq.spec;
         let mut bad = |field: &str, value: &str, allowed: &[&str]| {
-            self.problems.push(Problem {
+            self.problems.push(BuildProblem {
                 kind: "ClusterQueue",
                 name: name.to_owned(),
                 field: field.to_owned(),
