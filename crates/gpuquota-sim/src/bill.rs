@@ -96,7 +96,10 @@ fn card_for(cards: &CardMap, flavor: &str, resource: &str) -> Option<(String, Va
 ///
 /// # Complexity
 /// O(runs × flavor-resources) to build the records plus metering's own cost.
-pub fn chargeback(sc: &Scenario, outcome: &Outcome) -> Result<(Value, Diagnostics), Diagnostics> {
+pub fn chargeback(
+    sc: &Scenario,
+    outcome: &Outcome,
+) -> Result<(crate::report::Chargeback, Diagnostics), Diagnostics> {
     let err = |m: String| Diagnostics(vec![Diagnostic::error(METERING, m).field("spec.metering")]);
     let Some(Value::Object(spec)) = &sc.metering else {
         return Err(err("spec.metering must be a mapping".into()));
@@ -261,16 +264,18 @@ pub fn chargeback(sc: &Scenario, outcome: &Outcome) -> Result<(Value, Diagnostic
         .into_input(&[])
         .and_then(|i| gpuquota_metering::meter(&i))
         .map_err(|e| err(e.to_string()))?;
-    let mut out: Value = serde_json::from_str(&report.to_json()).map_err(|e| err(e.to_string()))?;
-    let preempted: Vec<Value> = lost
+    let preempted = lost
         .into_iter()
-        .map(|((d, c), u)| {
-            json!({"department": d, "cardType": c, "hours": gpuquota_metering::money::format_hours(u)})
+        .map(|((d, c), u)| crate::report::LostHoursOut {
+            department: d,
+            card_type: c,
+            hours: gpuquota_metering::money::format_hours(u),
         })
         .collect();
-    if let Value::Object(m) = &mut out {
-        m.insert("preempted".into(), Value::Array(preempted));
-    }
+    let out = crate::report::Chargeback {
+        meter: report.to_output(),
+        preempted,
+    };
     Ok((out, warnings))
 }
 

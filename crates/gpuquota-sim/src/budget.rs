@@ -439,7 +439,8 @@ pub fn card_map(sc: &crate::Scenario) -> CardMap {
     crate::bill::card_map(sc.metering.as_ref())
 }
 
-/// The report's `budgets` section: per budget, its rule and every period.
+/// The report's `budgets` section: per budget, its rule and every period
+/// ([`crate::report::BudgetOut`]).
 ///
 /// `[{"budget", "scope": {"queue"} | {"namespaces"}, "cardType", "whenSpent",
 /// "stopRunning", "heldBack", "stopped", "periods": [{"startMs", "endMs", "gpuHours",
@@ -447,41 +448,43 @@ pub fn card_map(sc: &crate::Scenario) -> CardMap {
 /// hours with six decimals (remaining is negative after an overrun), `spentAtMs` `null`
 /// when the period's budget was not reached; `heldBack` counts the workloads held back,
 /// `stopped` the runs stopped.
-pub fn to_json(b: &Budgets) -> serde_json::Value {
-    use serde_json::{Value, json};
+pub fn report(b: &Budgets) -> Vec<crate::report::BudgetOut> {
+    use crate::report::{BudgetOut, PeriodOut, ScopeOut};
     let periods = b.periods();
-    let out: Vec<Value> = (0..b.ledger.len())
+    (0..b.ledger.len())
         .map(|i| {
             let r = b.ledger.rule(i);
-            let scope = match &r.scope {
-                gpuquota_model::budget::Scope::Queue(q) => json!({"queue": q}),
-                gpuquota_model::budget::Scope::Namespaces(ns) => json!({"namespaces": ns}),
-            };
-            let ps: Vec<Value> = periods
-                .iter()
-                .filter(|p| p.budget == r.name)
-                .map(|p| {
-                    json!({
-                        "startMs": p.start_ms,
-                        "endMs": p.end_ms,
-                        "gpuHours": p.budget_hours(),
-                        "usedGpuHours": p.used_hours(),
-                        "remainingGpuHours": p.remaining_hours(),
-                        "spentAtMs": p.spent_at_ms,
+            BudgetOut {
+                budget: r.name.clone(),
+                scope: match &r.scope {
+                    gpuquota_model::budget::Scope::Queue(q) => ScopeOut::Queue(q.clone()),
+                    gpuquota_model::budget::Scope::Namespaces(ns) => {
+                        ScopeOut::Namespaces(ns.clone())
+                    }
+                },
+                card_type: r.card_type.clone(),
+                when_spent: r.when_spent.as_str().to_owned(),
+                stop_running: r.stop_running,
+                held_back: b.held_count[i],
+                stopped: b.stopped_count[i],
+                periods: periods
+                    .iter()
+                    .filter(|p| p.budget == r.name)
+                    .map(|p| PeriodOut {
+                        start_ms: p.start_ms,
+                        end_ms: p.end_ms,
+                        gpu_hours: p.budget_hours(),
+                        used_gpu_hours: p.used_hours(),
+                        remaining_gpu_hours: p.remaining_hours(),
+                        spent_at_ms: p.spent_at_ms,
                     })
-                })
-                .collect();
-            json!({
-                "budget": r.name,
-                "scope": scope,
-                "cardType": r.card_type,
-                "whenSpent": r.when_spent.as_str(),
-                "stopRunning": r.stop_running,
-                "heldBack": b.held_count[i],
-                "stopped": b.stopped_count[i],
-                "periods": ps,
-            })
+                    .collect(),
+            }
         })
-        .collect();
-    Value::Array(out)
+        .collect()
+}
+
+/// [`report`] as a JSON value.
+pub fn to_json(b: &Budgets) -> serde_json::Value {
+    serde_json::to_value(report(b)).unwrap_or(serde_json::Value::Null)
 }

@@ -101,11 +101,7 @@ pub fn metrics(
             }
         }
     }
-    let bill = report
-        .sections
-        .iter()
-        .find(|(k, _)| k == "chargeback")
-        .map(|(_, v)| v);
+    let bill = report.chargeback.as_ref();
     let mut out = BTreeMap::new();
     for (d, (units, lost, pre, mut adm)) in gpu {
         adm.sort_unstable();
@@ -114,16 +110,16 @@ pub fn metrics(
             "gpuHours",
             micro_str(units * 1_000_000 / per_ms_hour).into(),
         );
-        let lines: Vec<&Value> = bill
-            .and_then(|b| b["lines"].as_array())
+        let lines: Vec<&gpuquota_metering::report::LineOut> = bill
+            .map(|b| b.meter.lines.as_slice())
             .into_iter()
             .flatten()
-            .filter(|l| l["department"] == d.as_str())
+            .filter(|l| l.department == d)
             .collect();
         let sum = |k: &str| -> Option<String> {
             let mut micro = 0i128;
             for l in &lines {
-                micro += gpuquota_metering::money::parse_decimal(l[k].as_str()?, 6, k).ok()?;
+                micro += gpuquota_metering::money::parse_decimal(&l.borrowed_hours, 6, k).ok()?;
             }
             Some(micro_str(micro))
         };
@@ -163,10 +159,9 @@ pub fn metrics(
             let mut minor = 0i128;
             let mut digits = 2usize;
             for l in &lines {
-                if let Some(t) = l["total"].as_str() {
-                    digits = t.split_once('.').map_or(0, |x| x.1.len());
-                    minor += t.replace('.', "").parse::<i128>().unwrap_or(0);
-                }
+                let t = &l.total;
+                digits = t.split_once('.').map_or(0, |x| x.1.len());
+                minor += t.replace('.', "").parse::<i128>().unwrap_or(0);
             }
             Value::from(gpuquota_metering::money::format_fixed(minor, digits as u32))
         } else {

@@ -282,7 +282,7 @@
 //! `Budget/<name>`. A `spec.queue` budget covers the workloads of that ClusterQueue (under
 //! `resourcequota` too: the ClusterQueue their LocalQueue names). The JSON gains
 //! `"budgets"` (before `"warnings"`, only when the scenario has budgets; see
-//! [`budget::to_json`]).
+//! [`budget::report`]).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -452,7 +452,7 @@ pub fn simulate(sc: &Scenario) -> Result<Report, Diagnostics> {
     let mut report = Report::new(sc.name.clone(), sc.start, outcome);
     report.diagnostics = warnings;
     if let Some(b) = &budgets {
-        report.sections.push(("budgets".into(), budget::to_json(b)));
+        report.budgets = Some(budget::report(b));
     }
     if sc.metering.is_some() {
         let (bill, ws) = bill::chargeback(sc, &report.outcome)?;
@@ -460,7 +460,7 @@ pub fn simulate(sc: &Scenario) -> Result<Report, Diagnostics> {
             report.outcome.warnings.push(w.to_string());
             report.diagnostics.push(w);
         }
-        report.sections.push(("chargeback".into(), bill));
+        report.chargeback = Some(bill);
     }
     Ok(report)
 }

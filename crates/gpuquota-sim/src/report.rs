@@ -6,10 +6,249 @@ use std::fmt::Write as _;
 
 use gpuquota_model::text::{Table, Width};
 use gpuquota_model::{Amount, ResourceName, Timestamp};
-use serde_json::{Map, Value, json};
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::engine::{Outcome, RunEnd};
 use crate::scenario::at_ms;
+
+/// Per flavor (`""` under `resourcequota`), per resource: a quantity as Kubernetes writes
+/// it (`"8"`, `"64Gi"`, `"500m"`); flavors and resources in the cluster's flavor-resource
+/// order (Kueue's flavor order within a resource group), not sorted.
+pub type UsageOut = IndexMap<String, IndexMap<String, String>>;
+
+/// Per flavor, per resource: ∫ max(0, usage − nominal) dt in the resource's unit × ms (CPU
+/// in cores, memory in bytes, GPUs in devices); same order as [`UsageOut`].
+pub type BorrowedOut = IndexMap<String, IndexMap<String, i128>>;
+
+/// The JSON document of a Kueue or ResourceQuota run: what `gpuquota sim --output json`
+/// prints (fields in this order; `gpuquota schema sim` prints its JSON Schema).
+///
+/// Every `…Ms` is integer milliseconds since `start`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct SimReport {
+    /// The engine that decided admissions: `kueue` or `resourcequota`.
+    pub engine: crate::Engine,
+    /// `spec.start` (RFC 3339), the simulation's time 0.
+    pub start: String,
+    /// `spec.end` (or the last event), ms.
+    pub end_ms: i64,
+    /// The last completion, ms (0 without any).
+    pub makespan_ms: i64,
+    /// Every workload, in key (`namespace/name`) order.
+    pub workloads: Vec<WorkloadOut>,
+    /// Per class (`""` for workloads without one), in name order.
+    pub classes: BTreeMap<String, ClassOut>,
+    /// Per queue (ClusterQueue, or namespace with a ResourceQuota under `resourcequota`), in
+    /// name order.
+    pub queues: BTreeMap<String, QueueOut>,
+    /// `Preempted` runs.
+    pub preemptions: u64,
+    /// Per budget, its rule and every period; only when the scenario has budgets
+    /// ([`crate::budget`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budgets: Option<Vec<BudgetOut>>,
+    /// The bill of the runs; only with `spec.metering` ([`crate::bill`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chargeback: Option<Chargeback>,
+    /// The input's and the engine's warnings, as printed on stderr.
+    pub warnings: Vec<String>,
+}
+
+/// One workload of a [`SimReport`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct WorkloadOut {
+    /// `namespace/name`.
+    pub workload: String,
+    /// Its queue (ClusterQueue, or namespace under `resourcequota`).
+    pub queue: String,
+    /// Its class (`""` without one).
+    pub class: String,
+    /// Arrival, ms.
+    pub created_ms: i64,
+    /// Its runs (admission to end), in order; they never overlap.
+    pub runs: Vec<RunOut>,
+    /// Completion, ms; `null` when it did not finish.
+    pub finished_ms: Option<i64>,
+    /// Present when pending at the end (never admitted, or evicted and not readmitted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<PendingOut>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum RunEndOut {
+    /// Its runtime elapsed.
+    Finished,
+    /// Evicted (with `reason` and `by`).
+    Preempted,
+    /// Still running at the end.
+    Cut,
+}
+
+/// One run of a workload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RunOut {
+    /// Admission, ms.
+    pub start_ms: i64,
+    /// End, ms.
+    pub end_ms: i64,
+    /// How it ended.
+    pub end: RunEndOut,
+    /// Only when `Preempted`: upstream's eviction reason (`InClusterQueue`,
+    /// `InCohortReclamation`, `BudgetExhausted`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Only when `Preempted`: the preemptor (`namespace/name`, or `Budget/<name>`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// The quota the engine charged: count × per-pod requests per flavor and resource.
+    pub usage: UsageOut,
+}
+
+/// Why a workload is pending at the end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PendingOut {
+    /// Upstream's `QuotaReserved=False` reason (`Forbidden` under `resourcequota`,
+    /// `BudgetExhausted` when a budget holds it back).
+    pub reason: String,
+    /// Upstream's message (the API server's under `resourcequota`).
+    pub message: String,
+}
+
+/// The statistics of one class.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ClassOut {
+    /// Workloads.
+    pub count: u64,
+    /// Workloads that finished.
+    pub finished: u64,
+    /// `Preempted` runs.
+    pub evictions: u64,
+    /// First admission − creation, averaged (floor) over admitted workloads; 0 without any.
+    pub mean_time_to_admission_ms: i64,
+    /// Nearest-rank median of the time to admission.
+    pub p50_time_to_admission_ms: i64,
+    /// Nearest-rank 95th percentile of the time to admission.
+    pub p95_time_to_admission_ms: i64,
+    /// Completion − creation, averaged (floor) over finished workloads; 0 without any.
+    pub mean_time_to_finish_ms: i64,
+}
+
+/// The statistics of one queue.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct QueueOut {
+    /// Its nominal quota.
+    pub nominal: UsageOut,
+    /// ∫usage dt × 100 / (nominal × `endMs`), as Kueue's perf checker computes it, averaged
+    /// over the flavor-resources with a nominal quota, rounded to 0.1.
+    pub mean_usage_percent: f64,
+    /// ∫ max(0, usage − nominal) dt per flavor-resource with a nominal quota.
+    pub borrowed_ms: BorrowedOut,
+}
+
+/// Which workloads a budget covers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum ScopeOut {
+    /// `{"queue": name}`: the workloads of this ClusterQueue (KAI: Queue).
+    Queue(String),
+    /// `{"namespaces": [...]}`: the workloads of these namespaces (sorted, unique).
+    Namespaces(Vec<String>),
+}
+
+/// One budget of the `budgets` section: its rule and every period.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct BudgetOut {
+    /// The Budget's name.
+    pub budget: String,
+    /// What it covers.
+    pub scope: ScopeOut,
+    /// The card type it counts (`null`: every card type).
+    pub card_type: Option<String>,
+    /// `Wait`, `Deprioritize` or `Notify`.
+    pub when_spent: String,
+    /// Whether running work is stopped when it is spent.
+    pub stop_running: bool,
+    /// Workloads held back.
+    pub held_back: u32,
+    /// Runs stopped.
+    pub stopped: u32,
+    /// Every period, in time order.
+    pub periods: Vec<PeriodOut>,
+}
+
+/// One period of a budget.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PeriodOut {
+    /// Start, ms since `spec.start`.
+    pub start_ms: i64,
+    /// End, ms since `spec.start`.
+    pub end_ms: i64,
+    /// The period's budget, GPU-hours with six decimals.
+    pub gpu_hours: String,
+    /// Used, GPU-hours with six decimals.
+    pub used_gpu_hours: String,
+    /// Budget − used (negative after an overrun), GPU-hours with six decimals.
+    pub remaining_gpu_hours: String,
+    /// When the budget was reached, ms; `null` when it was not.
+    pub spent_at_ms: Option<i64>,
+}
+
+/// The `chargeback` section: the `gpuquota meter --output json` report of the runs
+/// ([`gpuquota_metering::report::ReportOut`], its fields first) plus the lost hours of
+/// preempted runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Chargeback {
+    /// The meter report's fields (`window`, `currency`, `lines`, `idle`, `totals`,
+    /// `warnings`).
+    #[serde(flatten)]
+    pub meter: gpuquota_metering::report::ReportOut,
+    /// Per department and card type, the GPU-hours of runs that ended `Preempted`.
+    pub preempted: Vec<LostHoursOut>,
+}
+
+/// GPU-hours lost to preemption by one department on one card type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct LostHoursOut {
+    /// The department (metering's unassigned name for a namespace of none).
+    pub department: String,
+    /// The card type.
+    pub card_type: String,
+    /// GPU-hours, six decimals (0 under `spec.resume`).
+    pub hours: String,
+}
 
 /// A simulation's result with the per-class and per-queue statistics derived from its runs.
 #[derive(Debug, Clone)]
@@ -30,8 +269,10 @@ pub struct Report {
     pub makespan_ms: i64,
     /// The warnings of the run (also rendered in the JSON's `warnings`).
     pub diagnostics: gpuquota_model::Diagnostics,
-    /// Further sections of the JSON, in order, before `warnings` (`budgets`, `chargeback`).
-    pub sections: Vec<(String, Value)>,
+    /// The JSON's `budgets` section, when the scenario has budgets.
+    pub budgets: Option<Vec<BudgetOut>>,
+    /// The JSON's `chargeback` section, when the scenario has `spec.metering`.
+    pub chargeback: Option<Chargeback>,
 }
 
 /// Statistics of one workload class.
@@ -205,7 +446,8 @@ impl Report {
             preemptions,
             makespan_ms: makespan,
             diagnostics: gpuquota_model::Diagnostics::default(),
-            sections: Vec::new(),
+            budgets: None,
+            chargeback: None,
         }
     }
 
@@ -214,125 +456,127 @@ impl Report {
         (f.as_str(), r)
     }
 
-    fn usage_map(&self, usage: &[(u32, i64)]) -> Value {
-        let mut m: Map<String, Value> = Map::new();
+    fn usage_map(&self, usage: &[(u32, i64)]) -> UsageOut {
+        let mut m = UsageOut::new();
         for &(fr, a) in usage {
             let (f, r) = self.fr_name(fr);
-            let e = m
-                .entry(f.to_owned())
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(inner) = e {
-                inner.insert(r.as_str().to_owned(), r.format_amount(Amount(a)).into());
-            }
+            m.entry(f.to_owned())
+                .or_default()
+                .insert(r.as_str().to_owned(), r.format_amount(Amount(a)));
         }
-        Value::Object(m)
+        m
     }
 
-    /// The JSON document (field order as the contract lists it).
+    /// The typed JSON document ([`SimReport`]): what `gpuquota sim --output json` prints.
+    ///
+    /// # Complexity
+    /// O(runs × flavor-resources).
+    pub fn to_output(&self) -> SimReport {
+        let o = &self.outcome;
+        let workloads = o
+            .workloads
+            .iter()
+            .map(|w| WorkloadOut {
+                workload: w.key.clone(),
+                queue: w.queue.clone(),
+                class: w.class.clone(),
+                created_ms: w.created_ms,
+                runs: w
+                    .runs
+                    .iter()
+                    .map(|r| {
+                        let (end, reason, by) = match &r.end {
+                            RunEnd::Finished => (RunEndOut::Finished, None, None),
+                            RunEnd::Cut => (RunEndOut::Cut, None, None),
+                            RunEnd::Preempted { reason, by } => {
+                                (RunEndOut::Preempted, Some(reason.clone()), Some(by.clone()))
+                            }
+                        };
+                        RunOut {
+                            start_ms: r.start_ms,
+                            end_ms: r.end_ms,
+                            end,
+                            reason,
+                            by,
+                            usage: self.usage_map(&r.usage),
+                        }
+                    })
+                    .collect(),
+                finished_ms: w.finished_ms,
+                pending: w.pending.as_ref().map(|(reason, message)| PendingOut {
+                    reason: reason.clone(),
+                    message: message.clone(),
+                }),
+            })
+            .collect();
+        let classes = self
+            .classes
+            .iter()
+            .map(|(name, c)| {
+                (
+                    name.clone(),
+                    ClassOut {
+                        count: c.count,
+                        finished: c.finished,
+                        evictions: c.evictions,
+                        mean_time_to_admission_ms: c.mean_admission(),
+                        p50_time_to_admission_ms: c.percentile_admission(50),
+                        p95_time_to_admission_ms: c.percentile_admission(95),
+                        mean_time_to_finish_ms: c.mean_finish(),
+                    },
+                )
+            })
+            .collect();
+        let queues = self
+            .queues
+            .iter()
+            .map(|(name, q)| {
+                let mut borrowed = BorrowedOut::new();
+                for &(fr, _) in &q.nominal {
+                    let (f, r) = self.fr_name(fr);
+                    let v = display_integral(r, q.borrowed.get(&fr).copied().unwrap_or(0));
+                    borrowed
+                        .entry(f.to_owned())
+                        .or_default()
+                        .insert(r.as_str().to_owned(), v);
+                }
+                (
+                    name.clone(),
+                    QueueOut {
+                        nominal: self.usage_map(&q.nominal),
+                        mean_usage_percent: q.mean_usage_percent(o.end_ms),
+                        borrowed_ms: borrowed,
+                    },
+                )
+            })
+            .collect();
+        SimReport {
+            engine: o.engine,
+            start: self.start.to_string(),
+            end_ms: o.end_ms,
+            makespan_ms: self.makespan_ms,
+            workloads,
+            classes,
+            queues,
+            preemptions: self.preemptions,
+            budgets: self.budgets.clone(),
+            chargeback: self.chargeback.clone(),
+            warnings: o.warnings.clone(),
+        }
+    }
+
+    /// The JSON document as a [`serde_json::Value`] (for reading fields in tests and
+    /// tools; [`Report::to_json_string`] prints the contract's field order).
     ///
     /// # Complexity
     /// O(runs × flavor-resources).
     pub fn to_json(&self) -> Value {
-        let o = &self.outcome;
-        let workloads: Vec<Value> = o
-            .workloads
-            .iter()
-            .map(|w| {
-                let runs: Vec<Value> = w
-                    .runs
-                    .iter()
-                    .map(|r| {
-                        let mut m = Map::new();
-                        m.insert("startMs".into(), r.start_ms.into());
-                        m.insert("endMs".into(), r.end_ms.into());
-                        m.insert("end".into(), r.end.as_str().into());
-                        if let RunEnd::Preempted { reason, by } = &r.end {
-                            m.insert("reason".into(), reason.clone().into());
-                            m.insert("by".into(), by.clone().into());
-                        }
-                        m.insert("usage".into(), self.usage_map(&r.usage));
-                        Value::Object(m)
-                    })
-                    .collect();
-                let mut m = Map::new();
-                m.insert("workload".into(), w.key.clone().into());
-                m.insert("queue".into(), w.queue.clone().into());
-                m.insert("class".into(), w.class.clone().into());
-                m.insert("createdMs".into(), w.created_ms.into());
-                m.insert("runs".into(), Value::Array(runs));
-                m.insert(
-                    "finishedMs".into(),
-                    w.finished_ms.map_or(Value::Null, Value::from),
-                );
-                if let Some((reason, message)) = &w.pending {
-                    m.insert(
-                        "pending".into(),
-                        json!({"reason": reason, "message": message}),
-                    );
-                }
-                Value::Object(m)
-            })
-            .collect();
-        let mut classes = Map::new();
-        for (name, c) in &self.classes {
-            classes.insert(
-                name.clone(),
-                json!({
-                    "count": c.count,
-                    "finished": c.finished,
-                    "evictions": c.evictions,
-                    "meanTimeToAdmissionMs": c.mean_admission(),
-                    "p50TimeToAdmissionMs": c.percentile_admission(50),
-                    "p95TimeToAdmissionMs": c.percentile_admission(95),
-                    "meanTimeToFinishMs": c.mean_finish(),
-                }),
-            );
-        }
-        let mut queues = Map::new();
-        for (name, q) in &self.queues {
-            let nominal = self.usage_map(&q.nominal);
-            let mut borrowed: Map<String, Value> = Map::new();
-            for &(fr, _) in &q.nominal {
-                let (f, r) = self.fr_name(fr);
-                let v = display_integral(r, q.borrowed.get(&fr).copied().unwrap_or(0));
-                let e = borrowed
-                    .entry(f.to_owned())
-                    .or_insert_with(|| Value::Object(Map::new()));
-                if let Value::Object(inner) = e {
-                    inner.insert(r.as_str().to_owned(), json!(v));
-                }
-            }
-            queues.insert(
-                name.clone(),
-                json!({
-                    "nominal": nominal,
-                    "meanUsagePercent": q.mean_usage_percent(o.end_ms),
-                    "borrowedMs": Value::Object(borrowed),
-                }),
-            );
-        }
-        let mut m = Map::new();
-        m.insert("engine".into(), o.engine.as_str().into());
-        m.insert("start".into(), self.start.to_string().into());
-        m.insert("endMs".into(), o.end_ms.into());
-        m.insert("makespanMs".into(), self.makespan_ms.into());
-        m.insert("workloads".into(), Value::Array(workloads));
-        m.insert("classes".into(), Value::Object(classes));
-        m.insert("queues".into(), Value::Object(queues));
-        m.insert("preemptions".into(), self.preemptions.into());
-        for (k, v) in &self.sections {
-            m.insert(k.clone(), v.clone());
-        }
-        m.insert(
-            "warnings".into(),
-            Value::Array(o.warnings.iter().map(|w| Value::from(w.clone())).collect()),
-        );
-        Value::Object(m)
+        serde_json::to_value(self.to_output()).unwrap_or(Value::Null)
     }
 
     /// The JSON document as pretty-printed text with a trailing newline.
     pub fn to_json_string(&self) -> String {
-        let mut s = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
+        let mut s = serde_json::to_string_pretty(&self.to_output()).unwrap_or_default();
         s.push('\n');
         s
     }

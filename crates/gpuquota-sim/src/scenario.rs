@@ -27,7 +27,9 @@ pub const INVALID_SCENARIO: Code = Code::new("invalid-scenario");
 pub const NOT_SIMULATED: Code = Code::new("not-simulated");
 
 /// The engine that decides admissions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Engine {
     /// Kueue's admission engine (`gpuquota-cohort`).
     Kueue,

@@ -72,8 +72,18 @@ pub fn run() -> Result<SeedMonth, Diagnostics> {
     Ok(SeedMonth { runs })
 }
 
-fn section<'a>(r: &'a Report, k: &str) -> Option<&'a Value> {
-    r.sections.iter().find(|(n, _)| n == k).map(|(_, v)| v)
+fn section(r: &Report, k: &str) -> Option<Value> {
+    match k {
+        "budgets" => r
+            .budgets
+            .as_ref()
+            .and_then(|b| serde_json::to_value(b).ok()),
+        "chargeback" => r
+            .chargeback
+            .as_ref()
+            .and_then(|c| serde_json::to_value(c).ok()),
+        _ => None,
+    }
 }
 
 fn micro(s: &str) -> i128 {
