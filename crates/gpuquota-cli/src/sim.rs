@@ -44,6 +44,9 @@ pub(crate) struct SimArgs {
     /// Also write an SVG plot of usage per queue over time.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// No progress spinner on stderr (there is none anyway when stderr is not a terminal).
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 /// `sim` subcommands.
@@ -143,9 +146,13 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
     {
         return run_kai(&args, file);
     }
-    let scenario = match gpuquota::sim::scenario::load(file) {
+    let spin = crate::sweep::spinner(args.quiet, "reading the scenario");
+    let loaded = gpuquota::sim::scenario::load(file);
+    spin.set_message("simulating");
+    let scenario = match loaded {
         Ok(s) => s,
         Err(d) => {
+            spin.finish_and_clear();
             print_diagnostics(d.iter());
             // the scenario named on the command line cannot be read: exit 2, as for every
             // command (a file the scenario names is part of the input: exit 1)
@@ -155,7 +162,9 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
             return Ok(ExitCode::from(if unreadable { 2 } else { 1 }));
         }
     };
-    let report = match gpuquota::sim::simulate(&scenario) {
+    let simulated = gpuquota::sim::simulate(&scenario);
+    spin.finish_and_clear();
+    let report = match simulated {
         Ok(r) => r,
         Err(d) => {
             print_diagnostics(d.iter());

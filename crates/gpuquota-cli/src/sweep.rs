@@ -61,6 +61,15 @@ pub(crate) struct SweepArgs {
     /// The emitted Job's container image (it must hold the `gpuquota` binary).
     #[arg(long, default_value = "ghcr.io/gpuquota/gpuquota:latest")]
     image: String,
+    /// Also write an SVG chart of the table (usage and GPU-hours per run).
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Worker threads [default: all cores, or RAYON_NUM_THREADS].
+    #[arg(short = 'j', long, value_name = "N")]
+    jobs: Option<usize>,
+    /// No progress bar (there is none anyway when stderr is not a terminal).
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 /// `gpuquota sim merge` arguments.
@@ -72,6 +81,39 @@ pub(crate) struct MergeArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value = "json")]
     output: TableOutput,
+}
+
+/// A progress bar of sweep runs on stderr; hidden when `quiet` or stderr is not a terminal.
+fn progress_bar(quiet: bool) -> indicatif::ProgressBar {
+    use std::io::IsTerminal as _;
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:40}] {pos}/{len} runs, {per_sec}, {eta} left",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+/// A spinner on stderr naming the phase of a long run (reading a trace, simulating) with
+/// the time spent; hidden when `quiet` or stderr is not a terminal.
+pub(crate) fn spinner(quiet: bool, phase: &'static str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal as _;
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
+        bar.set_style(style);
+    }
+    bar.set_message(phase);
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
 }
 
 fn render(t: &Table, o: TableOutput) -> String {
@@ -156,7 +198,22 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
         let shown = gpuquota::model::source::display_name(&p);
         gpuquota::model::source::read_text(&p).map(|t| (shown, t))
     };
-    let table = match sweep::run(&name, &text, &stem, &axes, shard, &read) {
+    if a.jobs == Some(0) {
+        return Err(CliError("--jobs needs at least 1 thread".into()));
+    }
+    let bar = progress_bar(a.quiet);
+    let tick = |n: usize, total: usize| {
+        bar.set_length(total as u64);
+        bar.set_position(n as u64);
+    };
+    let opts = sweep::Options {
+        shard,
+        threads: a.jobs,
+        progress: Some(&tick),
+    };
+    let result = sweep::run_with(&name, &text, &stem, &axes, &opts, &read);
+    bar.finish_and_clear();
+    let table = match result {
         Ok(t) => t,
         Err(d) => {
             print_diagnostics(d.iter());
@@ -176,6 +233,10 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
         if strict() {
             return Ok(ExitCode::from(1));
         }
+    }
+    if let Some(path) = &a.plot {
+        let svg = table.svg().map_err(CliError)?;
+        std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
     print!("{}", render(&table, a.output));
     Ok(ExitCode::SUCCESS)

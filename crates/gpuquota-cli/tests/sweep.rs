@@ -223,3 +223,130 @@ spec: {clusterQueue: sweeps}
         String::from_utf8_lossy(&v.stderr)
     );
 }
+
+fn seed_kueue() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../gpuquota-sim/data/seed/kueue.yaml")
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn cluster_queue_paths_set_limits_and_rows_carry_cost_per_department() {
+    let file = seed_kueue();
+    let plot = scratch("limits.svg");
+    let run = |jobs: &str| {
+        let out = gpuquota(&[
+            "sim",
+            "sweep",
+            &file,
+            "--set",
+            "clusterQueues.batch.h200-nvl.nvidia.com/gpu.borrowingLimit=0,4,none",
+            "-j",
+            jobs,
+            "--plot",
+            plot.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // stderr is not a terminal here: no progress bar
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+        out.stdout
+    };
+    let one = run("1");
+    assert_eq!(one, run("2"), "the table does not depend on the threads");
+    let v: serde_json::Value = serde_json::from_slice(&one).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let got: Vec<(u64, String, String)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["preemptions"].as_u64().unwrap(),
+                r["cost"]["departments"]["batch"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+                r["cost"]["total"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    // no borrowing: batch pays for its own (RTX) quota only and nobody is preempted; the
+    // more batch may borrow of the H200s, the more it pays and the more it is preempted
+    assert_eq!(
+        got,
+        [
+            (0, "3369.60".into(), "21621.60".into()),
+            (116, "6573.60".into(), "24825.60".into()),
+            (184, "9604.80".into(), "27856.80".into()),
+        ]
+    );
+    assert_eq!(rows[0]["cost"]["currency"], "EUR");
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("meanUsagePercent"));
+}
+
+#[test]
+fn cluster_queue_csv_has_cost_columns() {
+    let file = seed_kueue();
+    let out = gpuquota(&[
+        "sim",
+        "sweep",
+        &file,
+        "--set",
+        "clusterQueues.batch.h200-nvl.nvidia.com/gpu.borrowingLimit=0",
+        "-o",
+        "csv",
+        "--quiet",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let head = text.lines().next().unwrap();
+    assert!(
+        head.ends_with(",currency,cost.assistant,cost.batch,cost.data-science,cost.notebooks,cost.translation,cost,warnings"),
+        "{head}"
+    );
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .ends_with(",EUR,10368.00,3369.60,4320.00,972.00,2592.00,21621.60,0")
+    );
+}
+
+#[test]
+fn a_short_cluster_queue_path_over_several_quotas_names_them() {
+    let file = seed_kueue();
+    let out = gpuquota(&[
+        "sim",
+        "sweep",
+        &file,
+        "--set",
+        "clusterQueues.batch.borrowingLimit=0",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("has several quotas")
+            && err.contains("h200-nvl.nvidia.com/gpu, rtx-pro-6000.nvidia.com/gpu"),
+        "{err}"
+    );
+    let out = gpuquota(&[
+        "sim",
+        "sweep",
+        &file,
+        "--set",
+        "clusterQueues.nope.h200-nvl.nvidia.com/gpu.nominalQuota=1",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no ClusterQueue \"nope\""));
+    let out = gpuquota(&[
+        "sim",
+        "sweep",
+        &file,
+        "--set",
+        "clusterQueues.batch.weight=1",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("FIELD one of nominalQuota"));
+}

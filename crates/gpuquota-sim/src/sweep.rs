@@ -5,8 +5,21 @@
 //!   `kueue.cycleLatency`, `resume`, `end`, …); for Kueue's perf-generator config, into the
 //!   document itself. Each value is read as a YAML scalar (`true`, `4`, `10s`); `A..B`
 //!   (integers) stands for every integer from A to B inclusive.
+//! - `clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD` edits a quota of the ClusterQueue `CQ` of the
+//!   cluster files after they are read ([`set_cluster_queue`]): `FIELD` is `nominalQuota`,
+//!   `borrowingLimit` or `lendingLimit`, the value a Kubernetes quantity (`4`, `500m`), or
+//!   `none` to unset a limit (unlimited borrowing, all of it lendable). `FLAVOR` is one path
+//!   segment; `RESOURCE` is the rest (so it may contain dots: `nvidia.com/gpu`). Without them
+//!   the path names the ClusterQueue's only flavor and resource, and is an error naming the
+//!   choices when there are several (`clusterQueues.batch.borrowingLimit=0,4,8`,
+//!   `clusterQueues.batch.h100.nvidia.com/gpu.nominalQuota=8,16`).
+//! - `seed` sets `seed` of every generated trace (`spec.workloads[].trace.generate`, see
+//!   [`crate::trace`]): `--set seed=1..20` replays twenty draws of the same trace shape. A
+//!   scenario without a generated trace has nothing seeded and the sweep is refused: Kueue's
+//!   perf generator (`generator:`) is deterministic, with no seed to vary.
 //! - Runs are numbered in the product's order, the first `--set` varying slowest; they run in
-//!   parallel (rayon) and the table is in run order whatever the thread count.
+//!   parallel (rayon; [`Options::threads`] or `RAYON_NUM_THREADS` sets the thread count) and
+//!   the table is in run order whatever the thread count.
 //! - `shard: (I, N)` keeps the I-th (0-based, so a Kubernetes Indexed Job's
 //!   `JOB_COMPLETION_INDEX`) of N contiguous slices of the runs; [`merge`] joins the shards'
 //!   tables into the table of the unsharded sweep, byte for byte.
@@ -14,18 +27,27 @@
 //! Table (JSON, [`Table::to_json`]): `{"parameters": [PATH…], "runs": total, ["shard":
 //! {"index", "count"}], "rows": [{"run", "parameters": {PATH: value}, "engine",
 //! "meanUsagePercent", "gpuHours", "lostGpuHours", "preemptions", "timeToAdmissionMs":
-//! {class: mean}, "warnings"}]}`:
+//! {class: mean}, ["cost"], "warnings"}]}`:
 //! - `meanUsagePercent`: the mean of the report's `queues[].meanUsagePercent` (0 without
 //!   queues), rounded to 0.1;
 //! - `gpuHours`: Σ over runs of `nvidia.com/gpu` usage × duration, in GPU-hours (0.001);
 //! - `lostGpuHours`: the same over `Preempted` runs only (the work a preemption throws away
 //!   when runtimes restart);
 //! - `preemptions`, `timeToAdmissionMs` (each class's `meanTimeToAdmissionMs`), `warnings`
-//!   (how many) as in the report.
+//!   (how many) as in the report;
+//! - `cost`, only when the scenario has `spec.metering` (the report's `chargeback`, see
+//!   [`crate::bill`]): `{"currency", "total", "departments": {department: amount}}`, each
+//!   department's amount the sum of its chargeback lines' `total` (cost plus idle share) over
+//!   card types, summed exactly as decimals, `total` the sum over departments.
 //!
 //! CSV ([`Table::to_csv`]): `run`, the parameters, `engine,meanUsagePercent,gpuHours,
 //! lostGpuHours,preemptions` (less any swept under the same name), then `timeToAdmissionMs.<class>` for every class of any row
-//! (sorted; empty where a run has no such class), then `warnings`.
+//! (sorted; empty where a run has no such class), then — when any row has a cost —
+//! `currency`, `cost.<department>` for every department of any row (sorted) and `cost`
+//! (the total), then `warnings`.
+//!
+//! SVG ([`Table::svg`]): two panels over the run number, the mean usage (percent of nominal
+//! quota) above, GPU-hours and lost GPU-hours below.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
@@ -150,6 +172,200 @@ fn set_path(doc: &mut Value, path: &str, value: Value) -> Result<(), String> {
     Ok(())
 }
 
+/// The quota fields a `clusterQueues.…` path sets.
+pub const QUOTA_FIELDS: [&str; 3] = ["nominalQuota", "borrowingLimit", "lendingLimit"];
+
+/// Sets `clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD` to `value` in `model` (the grammar is in
+/// the module docs): a quantity, or `none` to unset `borrowingLimit` or `lendingLimit`.
+///
+/// ```
+/// let mut model = gpuquota_model::Importer::new();
+/// model.add_str("c.yaml", "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: batch}\nspec:\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors: [{name: h100, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]\n");
+/// let mut model = model.finish().unwrap().model;
+/// gpuquota_sim::sweep::set_cluster_queue(&mut model, "clusterQueues.batch.borrowingLimit", "4").unwrap();
+/// let r = &model.cluster_queues["batch"].spec.resource_groups[0].flavors[0].resources[0];
+/// assert_eq!(r.borrowing_limit.as_ref().map(ToString::to_string).as_deref(), Some("4"));
+/// ```
+///
+/// # Errors
+/// A message naming the path: not of this grammar, an unknown field, ClusterQueue, flavor or
+/// resource, a short path where the ClusterQueue has several quotas (the message lists them),
+/// or a value that is not a quantity.
+///
+/// # Complexity
+/// O(flavors × resources of the ClusterQueue).
+pub fn set_cluster_queue(
+    model: &mut gpuquota_model::Model,
+    path: &str,
+    value: &str,
+) -> Result<(), String> {
+    let grammar = || format!("{path}: expected clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD");
+    let rest = path.strip_prefix("clusterQueues.").ok_or_else(grammar)?;
+    let (cq, rest) = rest.split_once('.').ok_or_else(grammar)?;
+    let (middle, field) = match rest.rsplit_once('.') {
+        Some((m, f)) => (Some(m), f),
+        None => (None, rest),
+    };
+    if !QUOTA_FIELDS.contains(&field) {
+        return Err(format!(
+            "{path}: unknown field {field:?}: expected one of {}",
+            QUOTA_FIELDS.join(", ")
+        ));
+    }
+    let (flavor, resource) = match middle {
+        None => (None, None),
+        Some(m) => match m.split_once('.') {
+            Some((f, r)) => (Some(f), Some(r)),
+            None => (Some(m), None),
+        },
+    };
+    let quantity = if value == "none" && field != "nominalQuota" {
+        None
+    } else {
+        let q = gpuquota_model::Quantity::parse(value)
+            .map_err(|e| format!("{path}: {value:?} is not a quantity: {e}"))?;
+        if q.is_negative() {
+            return Err(format!("{path}: {value:?} is negative"));
+        }
+        Some(q)
+    };
+    let c = model
+        .cluster_queues
+        .get_mut(cq)
+        .ok_or_else(|| format!("{path}: no ClusterQueue {cq:?} in the cluster files"))?;
+    let mut all: Vec<String> = Vec::new();
+    let mut hits: Vec<&mut gpuquota_model::kueue::ResourceQuota> = Vec::new();
+    for f in c
+        .spec
+        .resource_groups
+        .iter_mut()
+        .flat_map(|g| g.flavors.iter_mut())
+    {
+        for r in &mut f.resources {
+            all.push(format!("{}.{}", f.name, r.name.as_str()));
+            if flavor.is_none_or(|x| x == f.name) && resource.is_none_or(|x| x == r.name.as_str()) {
+                hits.push(r);
+            }
+        }
+    }
+    match hits.len() {
+        1 => {}
+        0 => {
+            return Err(format!(
+                "{path}: ClusterQueue {cq:?} has no such quota (it has: {})",
+                if all.is_empty() {
+                    "none".to_owned()
+                } else {
+                    all.join(", ")
+                }
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "{path}: ClusterQueue {cq:?} has several quotas: name one as clusterQueues.{cq}.FLAVOR.RESOURCE.{field} ({})",
+                all.join(", ")
+            ));
+        }
+    }
+    let Some(r) = hits.pop() else {
+        return Ok(());
+    };
+    match field {
+        "nominalQuota" => r.nominal_quota = quantity,
+        "borrowingLimit" => r.borrowing_limit = quantity,
+        _ => r.lending_limit = quantity,
+    }
+    Ok(())
+}
+
+/// Sets `seed` on every generated trace of the scenario `spec`; how many there are.
+fn set_seed(spec: &mut Value, value: &str) -> Result<usize, String> {
+    let seed: u64 = value
+        .parse()
+        .map_err(|_| format!("seed: {value:?} is not a whole number ≥ 0"))?;
+    let mut n = 0;
+    for w in spec
+        .get_mut("workloads")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(Value::Object(g)) = w.pointer_mut("/trace/generate") {
+            g.insert("seed".into(), json!(seed));
+            n += 1;
+        }
+    }
+    if n == 0 {
+        return Err("seed: the scenario has no generated trace (spec.workloads[].trace.generate) to seed; Kueue's perf generator is deterministic and has no seed".into());
+    }
+    Ok(n)
+}
+
+/// A decimal amount (`"10368.00"`) as (units of 10^-scale, scale).
+fn decimal(s: &str) -> Option<(i128, u32)> {
+    let (neg, t) = match s.strip_prefix('-') {
+        Some(t) => (true, t),
+        None => (false, s),
+    };
+    let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+    if int.is_empty()
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+        || frac.len() > 18
+    {
+        return None;
+    }
+    let scale = u32::try_from(frac.len()).ok()?;
+    let v: i128 = format!("{int}{frac}").parse().ok()?;
+    Some((if neg { -v } else { v }, scale))
+}
+
+/// Adds decimal `b` to `a` exactly (at the larger scale).
+fn add_decimal(a: (i128, u32), b: (i128, u32)) -> Option<(i128, u32)> {
+    let scale = a.1.max(b.1);
+    let up = |x: (i128, u32)| x.0.checked_mul(10i128.checked_pow(scale - x.1)?);
+    Some((up(a)?.checked_add(up(b)?)?, scale))
+}
+
+fn decimal_text((v, scale): (i128, u32)) -> String {
+    let sign = if v < 0 { "-" } else { "" };
+    let v = v.unsigned_abs();
+    if scale == 0 {
+        return format!("{sign}{v}");
+    }
+    let p = 10u128.pow(scale);
+    format!("{sign}{}.{:0width$}", v / p, v % p, width = scale as usize)
+}
+
+/// The `cost` of a row from the report's `chargeback` (module docs); `None` without one.
+fn cost(report: &Value) -> Option<Value> {
+    let cb = report.get("chargeback")?;
+    let mut per: BTreeMap<String, (i128, u32)> = BTreeMap::new();
+    for l in cb["lines"].as_array().into_iter().flatten() {
+        let (Some(d), Some(t)) = (
+            l["department"].as_str(),
+            l["total"].as_str().and_then(decimal),
+        ) else {
+            continue;
+        };
+        let e = per.entry(d.to_owned()).or_insert((0, t.1));
+        *e = add_decimal(*e, t)?;
+    }
+    let mut total = (0i128, 0u32);
+    for v in per.values() {
+        total = add_decimal(total, *v)?;
+    }
+    let departments: Map<String, Value> = per
+        .into_iter()
+        .map(|(d, v)| (d, Value::String(decimal_text(v))))
+        .collect();
+    Some(json!({
+        "currency": cb["currency"],
+        "total": decimal_text(total),
+        "departments": departments,
+    }))
+}
+
 fn round(x: f64, scale: f64) -> f64 {
     (x * scale).round() / scale
 }
@@ -200,19 +416,25 @@ pub fn summarise(run: usize, params: &[(String, String)], report: &Value) -> Row
         .iter()
         .map(|(k, v)| (k.clone(), Value::String(v.clone())))
         .collect();
+    let mut row = Map::new();
+    row.insert("run".into(), json!(run));
+    row.insert("parameters".into(), Value::Object(p));
+    row.insert("engine".into(), report["engine"].clone());
+    row.insert("meanUsagePercent".into(), json!(round(mean_usage, 10.0)));
+    row.insert("gpuHours".into(), json!(round(gpu_hours, 1000.0)));
+    row.insert("lostGpuHours".into(), json!(round(lost, 1000.0)));
+    row.insert("preemptions".into(), report["preemptions"].clone());
+    row.insert("timeToAdmissionMs".into(), Value::Object(tta));
+    if let Some(c) = cost(report) {
+        row.insert("cost".into(), c);
+    }
+    row.insert(
+        "warnings".into(),
+        json!(report["warnings"].as_array().map_or(0, Vec::len)),
+    );
     Row {
         run,
-        json: json!({
-            "run": run,
-            "parameters": p,
-            "engine": report["engine"],
-            "meanUsagePercent": round(mean_usage, 10.0),
-            "gpuHours": round(gpu_hours, 1000.0),
-            "lostGpuHours": round(lost, 1000.0),
-            "preemptions": report["preemptions"],
-            "timeToAdmissionMs": tta,
-            "warnings": report["warnings"].as_array().map_or(0, Vec::len),
-        }),
+        json: Value::Object(row),
     }
 }
 
@@ -225,6 +447,18 @@ pub fn shard_range(total: usize, index: usize, count: usize) -> std::ops::Range<
     let start = index * base + index.min(extra);
     let len = base + usize::from(index < extra);
     start.min(total)..(start + len).min(total)
+}
+
+/// How a sweep runs, beyond its scenario and axes.
+#[derive(Default)]
+pub struct Options<'a> {
+    /// `(index, count)`: run only that shard.
+    pub shard: Option<(usize, usize)>,
+    /// Worker threads (`None`: rayon's default, all cores or `RAYON_NUM_THREADS`).
+    pub threads: Option<usize>,
+    /// Called once per finished run (from any worker thread), with the runs finished so far
+    /// and the runs of this shard: a progress bar's hook.
+    pub progress: Option<&'a (dyn Fn(usize, usize) + Sync)>,
 }
 
 /// Runs a sweep of the scenario text `text` (display name `name`, file stem `stem`; `read`
@@ -244,6 +478,35 @@ pub fn run(
     shard: Option<(usize, usize)>,
     read: &SyncReadFn<'_>,
 ) -> Result<Table, Diagnostics> {
+    run_with(
+        name,
+        text,
+        stem,
+        axes,
+        &Options {
+            shard,
+            ..Options::default()
+        },
+        read,
+    )
+}
+
+/// [`run`] with [`Options`]: a thread count and a progress hook.
+///
+/// # Errors
+/// As [`run`]; a thread pool that cannot start.
+///
+/// # Complexity
+/// runs × one simulation, spread over the threads.
+pub fn run_with(
+    name: &str,
+    text: &str,
+    stem: &str,
+    axes: &[Axis],
+    opts: &Options<'_>,
+    read: &SyncReadFn<'_>,
+) -> Result<Table, Diagnostics> {
+    let shard = opts.shard;
     let doc: Value = serde_saphyr::from_str(text).map_err(|e| {
         Diagnostics(vec![
             Diagnostic::error(gpuquota_model::diag::codes::MALFORMED, e.to_string()).source(name),
@@ -270,7 +533,30 @@ pub fn run(
             )]));
         }
     }
+    for a in axes {
+        if a.path.starts_with("clusterQueues.") || a.path == "clusterQueues" {
+            let bad = a
+                .path
+                .strip_prefix("clusterQueues.")
+                .is_none_or(|r| !r.contains('.') || !QUOTA_FIELDS.iter().any(|f| r.ends_with(f)));
+            if bad {
+                return Err(Diagnostics(vec![
+                    Diagnostic::error(
+                        INVALID_SCENARIO,
+                        format!(
+                            "{}: expected clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD with FIELD one of {}",
+                            a.path,
+                            QUOTA_FIELDS.join(", ")
+                        ),
+                    )
+                    .field(a.path.clone()),
+                ]));
+            }
+        }
+    }
     let range = shard.map_or(0..total, |(i, n)| shard_range(total, i, n));
+    let in_shard = range.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
     let cache: ReadCache = Mutex::new(BTreeMap::new());
     let cached = |f: &str| -> Result<(String, String), Diagnostic> {
         if let Some(r) = cache.lock().ok().and_then(|c| c.get(f).cloned()) {
@@ -282,50 +568,85 @@ pub fn run(
         }
         r
     };
-    let results: Vec<Result<Row, Diagnostics>> = range
-        .into_par_iter()
-        .map(|i| {
-            let params = run_parameters(axes, i);
-            let label = params
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(" ");
-            let tag = |mut d: Diagnostics| {
-                for x in &mut d.0 {
-                    x.message = format!("run {i} ({label}): {}", x.message);
-                }
-                d
+    let one = |i: usize| -> Result<Row, Diagnostics> {
+        let params = run_parameters(axes, i);
+        let label = params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let tag = |mut d: Diagnostics| {
+            for x in &mut d.0 {
+                x.message = format!("run {i} ({label}): {}", x.message);
+            }
+            d
+        };
+        let mut d = doc.clone();
+        let mut quotas: Vec<(&str, &str)> = Vec::new();
+        for (k, v) in &params {
+            if k.starts_with("clusterQueues.") {
+                quotas.push((k, v));
+                continue;
+            }
+            let target = if nested {
+                d.as_object_mut()
+                    .map(|m| m.entry("spec").or_insert_with(|| Value::Object(Map::new())))
+            } else {
+                Some(&mut d)
             };
-            let mut d = doc.clone();
-            for (k, v) in &params {
-                let target = if nested {
-                    d.as_object_mut()
-                        .map(|m| m.entry("spec").or_insert_with(|| Value::Object(Map::new())))
+            let Some(t) = target else {
+                return Err(tag(Diagnostics(vec![Diagnostic::error(
+                    INVALID_SCENARIO,
+                    "the scenario is not a mapping",
+                )])));
+            };
+            let set = if k == "seed" {
+                if nested {
+                    set_seed(t, v).map(|_| ())
                 } else {
-                    Some(&mut d)
-                };
-                let Some(t) = target else {
-                    return Err(tag(Diagnostics(vec![Diagnostic::error(
-                        INVALID_SCENARIO,
-                        "the scenario is not a mapping",
-                    )])));
-                };
-                set_path(t, k, yaml_scalar(v)).map_err(|m| {
-                    tag(Diagnostics(vec![
-                        Diagnostic::error(INVALID_SCENARIO, m).field(k.clone()),
-                    ]))
-                })?;
-            }
-            let t = serde_json::to_string(&d).unwrap_or_default();
-            let sc = scenario::from_str(name, &t, stem, &cached).map_err(tag)?;
-            let report = crate::simulate(&sc).map_err(tag)?;
-            if report.diagnostics.has_errors() {
-                return Err(tag(report.diagnostics.clone()));
-            }
-            Ok(summarise(i, &params, &report.to_json()))
-        })
-        .collect();
+                    Err("seed: Kueue's perf generator is deterministic and has no seed".to_owned())
+                }
+            } else {
+                set_path(t, k, yaml_scalar(v))
+            };
+            set.map_err(|m| {
+                tag(Diagnostics(vec![
+                    Diagnostic::error(INVALID_SCENARIO, m).field(k.clone()),
+                ]))
+            })?;
+        }
+        let t = serde_json::to_string(&d).unwrap_or_default();
+        let mut sc = scenario::from_str(name, &t, stem, &cached).map_err(tag)?;
+        for (k, v) in quotas {
+            set_cluster_queue(&mut sc.model, k, v)
+                .map_err(|m| tag(Diagnostics(vec![Diagnostic::error(INVALID_SCENARIO, m)])))?;
+        }
+        let report = crate::simulate(&sc).map_err(tag)?;
+        if report.diagnostics.has_errors() {
+            return Err(tag(report.diagnostics.clone()));
+        }
+        let row = summarise(i, &params, &report.to_json());
+        if let Some(p) = opts.progress {
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            p(n, in_shard);
+        }
+        Ok(row)
+    };
+    let all =
+        || -> Vec<Result<Row, Diagnostics>> { range.clone().into_par_iter().map(one).collect() };
+    let results = match opts.threads {
+        None => all(),
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+            .map_err(|e| {
+                Diagnostics(vec![Diagnostic::error(
+                    INVALID_SCENARIO,
+                    format!("cannot start {n} threads: {e}"),
+                )])
+            })?
+            .install(all),
+    };
     let mut rows = Vec::new();
     let mut errors = Diagnostics::default();
     for r in results {
@@ -438,6 +759,22 @@ impl Table {
         .collect();
         head.extend(results.iter().map(|k| (*k).to_owned()));
         head.extend(classes.iter().map(|c| format!("timeToAdmissionMs.{c}")));
+        let departments: BTreeSet<String> = self
+            .rows
+            .iter()
+            .flat_map(|r| {
+                r.json["cost"]["departments"]
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|m| m.keys().cloned())
+            })
+            .collect();
+        let costed = self.rows.iter().any(|r| r.json.get("cost").is_some());
+        if costed {
+            head.push("currency".into());
+            head.extend(departments.iter().map(|d| format!("cost.{d}")));
+            head.push("cost".into());
+        }
         head.push("warnings".into());
         let _ = w.write_record(&head);
         let text = |v: &Value| match v {
@@ -453,10 +790,114 @@ impl Table {
                 rec.push(text(&j[*k]));
             }
             rec.extend(classes.iter().map(|c| text(&j["timeToAdmissionMs"][c])));
+            if costed {
+                rec.push(text(&j["cost"]["currency"]));
+                rec.extend(
+                    departments
+                        .iter()
+                        .map(|d| text(&j["cost"]["departments"][d])),
+                );
+                rec.push(text(&j["cost"]["total"]));
+            }
             rec.push(text(&j["warnings"]));
             let _ = w.write_record(&rec);
         }
         String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+}
+
+impl Table {
+    /// The table as an SVG chart: over the run number, the mean usage (percent of nominal
+    /// quota) in the upper panel, GPU-hours and lost GPU-hours in the lower one; the caption
+    /// names the swept parameters.
+    ///
+    /// # Errors
+    /// No rows, or the plotting backend's error as text.
+    ///
+    /// # Complexity
+    /// O(rows).
+    pub fn svg(&self) -> Result<String, String> {
+        use plotters::prelude::*;
+        if self.rows.is_empty() {
+            return Err("nothing to plot: the table has no rows".into());
+        }
+        let num = |r: &Row, k: &str| r.json[k].as_f64().unwrap_or(0.0);
+        let x0 = self.rows.first().map_or(0, |r| r.run) as f64;
+        let x1 = (self.rows.last().map_or(0, |r| r.run) as f64).max(x0 + 1.0);
+        let usage: Vec<(f64, f64)> = self
+            .rows
+            .iter()
+            .map(|r| (r.run as f64, num(r, "meanUsagePercent")))
+            .collect();
+        let hours: Vec<(f64, f64)> = self
+            .rows
+            .iter()
+            .map(|r| (r.run as f64, num(r, "gpuHours")))
+            .collect();
+        let lost: Vec<(f64, f64)> = self
+            .rows
+            .iter()
+            .map(|r| (r.run as f64, num(r, "lostGpuHours")))
+            .collect();
+        let top_u = usage.iter().map(|p| p.1).fold(100.0f64, f64::max) * 1.05;
+        let top_h = hours.iter().map(|p| p.1).fold(1.0f64, f64::max) * 1.05;
+        let mut out = String::new();
+        {
+            let root = SVGBackend::with_string(&mut out, (900, 640)).into_drawing_area();
+            let e = |x: &dyn std::fmt::Display| x.to_string();
+            root.fill(&WHITE).map_err(|x| e(&x))?;
+            let caption = format!("sweep of {}", self.parameters.join(" × "));
+            let root = root
+                .titled(&caption, ("sans-serif", 18))
+                .map_err(|x| e(&x))?;
+            let (upper, lower) = root.split_vertically(300);
+            let mut c = ChartBuilder::on(&upper)
+                .margin(10)
+                .x_label_area_size(30)
+                .y_label_area_size(50)
+                .build_cartesian_2d(x0..x1, 0.0..top_u)
+                .map_err(|x| e(&x))?;
+            c.configure_mesh()
+                .x_desc("run")
+                .y_desc("mean usage, % of nominal")
+                .draw()
+                .map_err(|x| e(&x))?;
+            c.draw_series(LineSeries::new(usage.iter().copied(), &BLUE))
+                .map_err(|x| e(&x))?
+                .label("meanUsagePercent")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
+            c.draw_series(usage.iter().map(|p| Circle::new(*p, 3, BLUE.filled())))
+                .map_err(|x| e(&x))?;
+            c.configure_series_labels()
+                .border_style(BLACK)
+                .draw()
+                .map_err(|x| e(&x))?;
+            let mut c = ChartBuilder::on(&lower)
+                .margin(10)
+                .x_label_area_size(30)
+                .y_label_area_size(50)
+                .build_cartesian_2d(x0..x1, 0.0..top_h)
+                .map_err(|x| e(&x))?;
+            c.configure_mesh()
+                .x_desc("run")
+                .y_desc("GPU-hours")
+                .draw()
+                .map_err(|x| e(&x))?;
+            c.draw_series(LineSeries::new(hours.iter().copied(), &GREEN))
+                .map_err(|x| e(&x))?
+                .label("gpuHours")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], GREEN));
+            c.draw_series(LineSeries::new(lost.iter().copied(), &RED))
+                .map_err(|x| e(&x))?
+                .label("lostGpuHours")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
+            c.configure_series_labels()
+                .border_style(BLACK)
+                .draw()
+                .map_err(|x| e(&x))?;
+            root.present().map_err(|x| e(&x))?;
+        }
+        Ok(out)
     }
 }
 
@@ -601,6 +1042,45 @@ mod tests {
                 assert_eq!(next, total);
             }
         }
+    }
+
+    #[test]
+    fn decimals_sum_exactly() {
+        let a = decimal("10368.00").unwrap();
+        let b = decimal("0.1").unwrap();
+        assert_eq!(decimal_text(add_decimal(a, b).unwrap()), "10368.10");
+        assert_eq!(decimal_text(decimal("-3.05").unwrap()), "-3.05");
+        assert_eq!(decimal("1e3"), None);
+        assert_eq!(decimal(".5"), None);
+    }
+
+    #[test]
+    fn cost_sums_lines_per_department() {
+        let report = json!({"chargeback": {"currency": "EUR", "lines": [
+            {"department": "b", "total": "1.10"},
+            {"department": "a", "total": "2.00"},
+            {"department": "b", "total": "0.25"},
+        ]}});
+        assert_eq!(
+            cost(&report).unwrap(),
+            json!({"currency": "EUR", "total": "3.35", "departments": {"a": "2.00", "b": "1.35"}})
+        );
+        assert_eq!(cost(&json!({})), None);
+    }
+
+    #[test]
+    fn seed_needs_a_generated_trace() {
+        let mut spec = json!({"workloads": [{"file": "x.yaml"}]});
+        assert!(
+            set_seed(&mut spec, "3")
+                .unwrap_err()
+                .contains("no generated trace")
+        );
+        let mut spec =
+            json!({"workloads": [{"trace": {"format": "philly", "generate": {"jobs": 5}}}]});
+        assert_eq!(set_seed(&mut spec, "3"), Ok(1));
+        assert_eq!(spec["workloads"][0]["trace"]["generate"]["seed"], 3);
+        assert!(set_seed(&mut spec, "-1").is_err());
     }
 
     #[test]

@@ -188,10 +188,17 @@ pub fn sanitize(s: &str) -> String {
 /// assert_eq!(gpuquota_sim::trace::wall_clock_ms("1970-01-01 00:01:00"), Some(60_000));
 /// assert_eq!(gpuquota_sim::trace::wall_clock_ms("None"), None);
 /// ```
+///
+/// # Complexity
+/// O(1): the plain `YYYY-MM-DD HH:MM:SS` form is read by arithmetic (the traces' millions of
+/// times), every other form through the RFC 3339 parser.
 pub fn wall_clock_ms(s: &str) -> Option<i64> {
     let s = s.trim();
     if s.len() < 19 {
         return None;
+    }
+    if let Some(ms) = plain_wall_clock_ms(s.as_bytes()) {
+        return Some(ms);
     }
     let text = if s.as_bytes().get(10) == Some(&b' ') {
         format!("{}T{}Z", &s[..10], &s[11..])
@@ -200,6 +207,45 @@ pub fn wall_clock_ms(s: &str) -> Option<i64> {
     };
     let t = Timestamp::parse(&text).ok()?;
     i64::try_from(t.unix_nanos().div_euclid(1_000_000)).ok()
+}
+
+/// `YYYY-MM-DD HH:MM:SS` exactly (a valid date, seconds < 60), in unix ms.
+fn plain_wall_clock_ms(b: &[u8]) -> Option<i64> {
+    if b.len() != 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b' '
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        b[r].iter().try_fold(0i64, |n, c| {
+            c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
+        })
+    };
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days_in = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    if d < 1 || d > days_in || hh > 23 || mm > 59 || ss > 59 {
+        return None;
+    }
+    // days from the civil date (proleptic Gregorian), 1970-01-01 = 0
+    let (yy, mp) = if m <= 2 { (y - 1, m + 9) } else { (y, m - 3) };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400) + hh * 3600 + mm * 60 + ss) * 1000)
 }
 
 /// Seconds (an integer or a decimal) as ms, rounded to the nearest ms.
@@ -463,37 +509,15 @@ pub(crate) fn apply(
         } else {
             job.submit_ms.saturating_sub(start_ms)
         };
-        let pod_sets: Vec<serde_json::Value> = job
-            .pod_sets
-            .iter()
-            .map(|s| {
-                let (res, q) = match &p.milli_gpu_resource {
-                    Some(r) => (r.as_str(), s.gpu_milli.to_string()),
-                    None if s.gpu_milli % 1000 == 0 => {
-                        ("nvidia.com/gpu", (s.gpu_milli / 1000).to_string())
-                    }
-                    None => ("nvidia.com/gpu", format!("{}m", s.gpu_milli)),
-                };
-                let mut spec = serde_json::json!({"containers": [
-                    {"name": "c", "resources": {"requests": {res: q}}}]});
-                if let Some(t) = &s.gpu_type {
-                    spec["nodeSelector"] = serde_json::json!({GPU_TYPE_LABEL: t});
-                }
-                serde_json::json!({"name": s.name, "count": s.count, "template": {"spec": spec}})
-            })
-            .collect();
-        let v = serde_json::json!({
-            "metadata": {
-                "name": name, "namespace": ns,
-                "annotations": {
-                    crate::scenario::CLASS_KEY: job.status,
-                    crate::scenario::RUNTIME_ANNOTATION: format!("{}ms", job.runtime_ms),
-                },
-                "creationTimestamp": crate::scenario::at_ms(start, created_ms).to_string(),
-            },
-            "spec": {"queueName": queue_name, "podSets": pod_sets},
-        });
-        let Ok(w) = serde_json::from_value::<gpuquota_model::kueue::Workload>(v) else {
+        let Some(w) = workload(
+            &job,
+            name,
+            &ns,
+            queue_name,
+            p.milli_gpu_resource.as_deref(),
+            start,
+            created_ms,
+        ) else {
             p.loaded.skip("malformed-row");
             continue;
         };
@@ -522,6 +546,87 @@ pub(crate) fn apply(
             .field(field.to_owned()),
         );
     }
+}
+
+/// The Workload of a trace job, built directly (no text round trip); `None` when a pod
+/// count does not fit Kueue's `int32`.
+///
+/// # Complexity
+/// O(pod sets).
+fn workload(
+    job: &Job,
+    name: String,
+    ns: &str,
+    queue_name: String,
+    milli_gpu_resource: Option<&str>,
+    start: Timestamp,
+    created_ms: i64,
+) -> Option<gpuquota_model::kueue::Workload> {
+    use gpuquota_model::core::{Container, PodSpec, ResourceRequirements};
+    use gpuquota_model::kueue::{PodSet as KPodSet, PodTemplateSpec, Workload, WorkloadSpec};
+    use gpuquota_model::meta::ObjectMeta;
+    use gpuquota_model::{Quantity, ResourceName};
+    let mut pod_sets = Vec::with_capacity(job.pod_sets.len());
+    for s in &job.pod_sets {
+        let (res, q) = match milli_gpu_resource {
+            Some(r) => (r, s.gpu_milli.to_string()),
+            None if s.gpu_milli % 1000 == 0 => ("nvidia.com/gpu", (s.gpu_milli / 1000).to_string()),
+            None => ("nvidia.com/gpu", format!("{}m", s.gpu_milli)),
+        };
+        let requests = [(ResourceName::new(res), Quantity::parse(&q).ok()?)]
+            .into_iter()
+            .collect();
+        let node_selector = s
+            .gpu_type
+            .iter()
+            .map(|t| (GPU_TYPE_LABEL.to_owned(), t.clone()))
+            .collect();
+        pod_sets.push(KPodSet {
+            name: s.name.clone(),
+            template: PodTemplateSpec {
+                metadata: None,
+                spec: PodSpec {
+                    containers: vec![Container {
+                        name: "c".into(),
+                        resources: ResourceRequirements {
+                            requests,
+                            ..ResourceRequirements::default()
+                        },
+                        ..Container::default()
+                    }],
+                    node_selector,
+                    ..PodSpec::default()
+                },
+            },
+            count: i32::try_from(s.count).ok()?,
+            min_count: None,
+            topology_request: None,
+        });
+    }
+    let annotations = [
+        (crate::scenario::CLASS_KEY.to_owned(), job.status.clone()),
+        (
+            crate::scenario::RUNTIME_ANNOTATION.to_owned(),
+            format!("{}ms", job.runtime_ms),
+        ),
+    ]
+    .into_iter()
+    .collect();
+    Some(Workload {
+        metadata: ObjectMeta {
+            name,
+            namespace: Some(ns.to_owned()),
+            annotations,
+            creation_timestamp: Some(crate::scenario::at_ms(start, created_ms)),
+            ..ObjectMeta::default()
+        },
+        spec: WorkloadSpec {
+            pod_sets,
+            queue_name: Some(queue_name),
+            ..WorkloadSpec::default()
+        },
+        status: None,
+    })
 }
 
 fn insert_namespace(model: &mut gpuquota_model::Model, ns: &str) {
@@ -563,4 +668,45 @@ fn implied_local_queue(
         insert_namespace(model, ns);
     }
     Ok(cq.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The RFC 3339 parser, the independent oracle of the arithmetic fast path.
+    fn oracle(s: &str) -> Option<i64> {
+        let t = Timestamp::parse(&format!("{}T{}Z", &s[..10], &s[11..])).ok()?;
+        i64::try_from(t.unix_nanos().div_euclid(1_000_000)).ok()
+    }
+
+    proptest! {
+        #[test]
+        fn plain_wall_clock_agrees_with_the_rfc3339_parser(
+            y in 1900i64..2200, m in 0i64..14, d in 0i64..33, hh in 0i64..25, mm in 0i64..61, ss in 0i64..61,
+        ) {
+            let s = format!("{y:04}-{m:02}-{d:02} {hh:02}:{mm:02}:{ss:02}");
+            let fast = plain_wall_clock_ms(s.as_bytes());
+            if let Some(ms) = fast {
+                prop_assert_eq!(Some(ms), oracle(&s));
+            }
+            // every time the fast path declines still gets the parser's answer
+            prop_assert_eq!(wall_clock_ms(&s), oracle(&s));
+        }
+    }
+
+    #[test]
+    fn plain_wall_clock_reads_leap_days_and_refuses_impossible_dates() {
+        assert_eq!(
+            plain_wall_clock_ms(b"2020-02-29 00:00:00"),
+            Some(1_582_934_400_000)
+        );
+        assert_eq!(plain_wall_clock_ms(b"2019-02-29 00:00:00"), None);
+        assert_eq!(
+            plain_wall_clock_ms(b"2017-10-03 00:00:00"),
+            Some(1_506_988_800_000)
+        );
+        assert_eq!(plain_wall_clock_ms(b"2017-10-03T00:00:00"), None);
+    }
 }

@@ -40,8 +40,9 @@ struct Attempt {
 
 #[derive(Deserialize)]
 struct Detail {
+    // only counted: no allocation per GPU
     #[serde(default)]
-    gpus: Vec<serde_json::Value>,
+    gpus: Vec<serde::de::IgnoredAny>,
 }
 
 /// Reads a Philly `cluster_job_log`.
@@ -52,11 +53,13 @@ struct Detail {
 /// # Complexity
 /// O(input size).
 pub fn load(text: &str) -> Result<Loaded, String> {
-    let rows: Vec<serde_json::Value> =
+    // each element is read straight into a job (borrowed raw text, no JSON tree)
+    let rows: Vec<&serde_json::value::RawValue> =
         serde_json::from_str(text).map_err(|e| format!("not a JSON array of jobs: {e}"))?;
     let mut out = Loaded::default();
+    out.jobs.reserve(rows.len());
     for v in rows {
-        let Ok(j) = serde_json::from_value::<PJob>(v) else {
+        let Ok(j) = serde_json::from_str::<PJob>(v.get()) else {
             out.skip("malformed-row");
             continue;
         };
