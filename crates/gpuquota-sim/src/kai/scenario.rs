@@ -331,37 +331,12 @@ fn simulation(
                 .field("spec.engine"),
         );
     }
-    let start = match spec.start.as_deref() {
-        None => {
-            errors.push(
-                err("required: the simulation's start (RFC 3339)")
-                    .source(name)
-                    .field("spec.start"),
-            );
-            Timestamp::EPOCH
-        }
-        Some(s) => Timestamp::parse(s).unwrap_or_else(|e| {
-            errors.push(err(e.to_string()).source(name).field("spec.start"));
-            Timestamp::EPOCH
-        }),
-    };
-    let end_ms = spec.end.as_deref().and_then(|s| match Timestamp::parse(s) {
-        Ok(t) => {
-            let ms = ms_between(start, t);
-            if ms <= 0 {
-                errors.push(
-                    err("must be after spec.start")
-                        .source(name)
-                        .field("spec.end"),
-                );
-            }
-            Some(ms)
-        }
-        Err(e) => {
-            errors.push(err(e.to_string()).source(name).field("spec.end"));
-            None
-        }
-    });
+    let (start, end_ms) = crate::scenario::time_window(
+        name,
+        spec.start.as_deref(),
+        spec.end.as_deref(),
+        &mut errors,
+    );
     let kopts = spec.kai.unwrap_or_default();
     let mut dur = |field: &str, s: &Option<String>, default: i64, positive: bool| -> i64 {
         match s.as_deref() {
