@@ -109,6 +109,9 @@ pub struct KaiScenario {
     pub queue_order: Vec<String>,
     /// Import and scenario warnings.
     pub warnings: Diagnostics,
+    /// `spec.metering`: the bill of the run (see [`crate::bill`]; card types match nodes
+    /// by `model`).
+    pub metering: Option<serde_json::Value>,
 }
 
 fn err(msg: impl Into<String>) -> Diagnostic {
@@ -229,6 +232,8 @@ struct Spec {
     kai: Option<KaiOpts>,
     #[serde(default)]
     workloads: Vec<WorkloadSource>,
+    #[serde(default)]
+    metering: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -511,6 +516,7 @@ fn simulation(
         jobs,
         queue_order: Vec::new(),
         warnings,
+        metering: spec.metering,
     })
 }
 
@@ -1016,5 +1022,6 @@ fn timeaware(name: &str, stem: &str, v: &serde_json::Value) -> Result<KaiScenari
         jobs,
         queue_order,
         warnings,
+        metering: None,
     })
 }
