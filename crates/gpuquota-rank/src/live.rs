@@ -171,6 +171,25 @@ impl LiveCluster {
         }
     }
 
+    /// Sets a job's priority and preemptibility (in the cluster or parked): the hook for
+    /// admission policies outside KAI that demote a job, as a spent GPU-hour budget does.
+    /// False when `key` is unknown.
+    ///
+    /// # Complexity
+    /// O(log J).
+    pub fn set_priority(&mut self, key: &str, priority: i32, preemptible: bool) -> bool {
+        let job = match self.position(key) {
+            Some(i) => &mut self.cluster.jobs[i],
+            None => match self.parked.get_mut(key) {
+                Some(j) => j,
+                None => return false,
+            },
+        };
+        job.priority = priority;
+        job.preemptible = preemptible;
+        true
+    }
+
     /// Sets the session time (min-runtime, preemption delay and staleness are measured
     /// from it).
     pub fn set_now(&mut self, now: Timestamp) {

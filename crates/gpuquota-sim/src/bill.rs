@@ -35,6 +35,7 @@ use std::collections::BTreeMap;
 
 use gpuquota_metering::budget::{CardInfo, CardMap};
 use gpuquota_metering::mig::MigGeometry;
+use gpuquota_metering::money::L;
 use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};
 use serde_json::{Map, Value, json};
 
@@ -108,30 +109,8 @@ pub fn chargeback(
     let mut warnings = Diagnostics::default();
     let start_s = sc.start.unix_seconds();
     let end_s = start_s + outcome.end_ms.div_euclid(1000);
-    let mut doc: Map<String, Value> = spec.clone();
-    for k in ["window", "records"] {
-        if doc.remove(k).is_some() {
-            warnings.push(
-                Diagnostic::warning(
-                    METERING,
-                    format!("spec.metering.{k} is ignored: the simulator supplies it"),
-                )
-                .field(format!("spec.metering.{k}")),
-            );
-        }
-    }
-    if let Some(Value::Array(cts)) = doc.get_mut("cardTypes") {
-        for c in cts.iter_mut() {
-            if let Value::Object(m) = c {
-                m.remove("flavors");
-            }
-        }
-    }
+    let mut doc = prepare(spec, start_s, end_s, &mut warnings);
     let ts = |s: i64| Value::from(gpuquota_metering::time::format_rfc3339(s));
-    doc.insert(
-        "window".into(),
-        json!({"start": ts(start_s), "end": ts(end_s)}),
-    );
     // queues' nominal GPUs per card type, for departments named like a queue
     let mut nominal: BTreeMap<&str, BTreeMap<String, i128>> = BTreeMap::new();
     for (name, cq) in &sc.model.cluster_queues {
@@ -245,6 +224,169 @@ pub fn chargeback(
             }
         }
     }
+    meter_doc(doc, records, lost, unmapped, warnings)
+}
+
+/// Meters a KAI run's runs: the `chargeback` section of the KAI report (module docs).
+/// Each run holds, per node, the node's card type (the `cardTypes` entry whose `model`,
+/// spaces written as `-`, is the node's `nvidia.com/gpu.product` label): `gpus` for whole
+/// devices, `mig` + `count` per MIG resource. GPU fractions (KAI's `gpu-fraction`) have no
+/// metering record and are left out with a warning; a node of no card type likewise.
+/// Departments take the `quota` `spec.metering` gives them (KAI quotas have no card type).
+///
+/// # Errors
+/// As [`chargeback`].
+///
+/// # Complexity
+/// O(runs × nodes per run) plus metering's own cost.
+pub fn kai_chargeback(
+    sc: &crate::kai::KaiScenario,
+    outcome: &crate::kai::KaiOutcome,
+) -> Result<(Value, Diagnostics), Diagnostics> {
+    use crate::kai::KaiRunEnd;
+    let err = |m: String| Diagnostics(vec![Diagnostic::error(METERING, m).field("spec.metering")]);
+    let Some(Value::Object(spec)) = &sc.metering else {
+        return Err(err("spec.metering must be a mapping".into()));
+    };
+    let products = crate::kai::budget::card_products(sc.metering.as_ref());
+    let known: Vec<&str> = products.iter().map(|(_, c)| c.as_str()).collect();
+    let mut warnings = Diagnostics::default();
+    let start_s = sc.start.unix_seconds();
+    let end_s = start_s + outcome.end_ms.div_euclid(1000);
+    let doc = prepare(spec, start_s, end_s, &mut warnings);
+    let cards = card_map(sc.metering.as_ref());
+    let ts = |s: i64| Value::from(gpuquota_metering::time::format_rfc3339(s));
+    let dept_of_ns = departments(spec);
+    let mut records = Vec::new();
+    let mut lost: BTreeMap<(String, String), i128> = BTreeMap::new();
+    let mut unmapped: BTreeMap<String, ()> = BTreeMap::new();
+    let mut fractions = 0u64;
+    for j in &outcome.jobs {
+        let ns = j.key.split('/').next().unwrap_or("");
+        for r in &j.runs {
+            let (a, b) = (
+                start_s + r.start_ms.div_euclid(1000),
+                start_s + r.end_ms.div_euclid(1000),
+            );
+            if b <= a {
+                continue;
+            }
+            let preempted = !sc.resume && !matches!(r.end, KaiRunEnd::Finished | KaiRunEnd::Cut);
+            for (node, gpu, mig) in &r.devices {
+                let labels = sc.model.nodes.get(node).map(|n| &n.metadata.labels);
+                let card = labels.map_or_else(String::new, |l| {
+                    crate::kai::budget::card_of_node(&products, l)
+                });
+                if !known.contains(&card.as_str()) {
+                    unmapped.insert(format!("{node:?}/nvidia.com/gpu"), ());
+                    continue;
+                }
+                let whole = gpu / 1_000_000_000;
+                if gpu % 1_000_000_000 != 0 {
+                    fractions += 1;
+                }
+                let mut shapes: Vec<(Value, i128)> = Vec::new();
+                if whole > 0 {
+                    shapes.push((json!({"gpus": whole as u64}), L * whole));
+                }
+                for (res, count) in mig {
+                    let w = cards.weigh(&card, res).map_or(0, |x| x.1);
+                    shapes.push((
+                        json!({"mig": res.trim_start_matches("nvidia.com/mig-"), "count": count}),
+                        w * i128::from(*count),
+                    ));
+                }
+                for (shape, weight) in shapes {
+                    let mut rec =
+                        json!({"namespace": ns, "cardType": card, "start": ts(a), "end": ts(b)});
+                    if let (Value::Object(m), Value::Object(sh)) = (&mut rec, shape) {
+                        m.extend(sh);
+                    }
+                    records.push(rec);
+                    if preempted {
+                        let dept = dept_of_ns
+                            .get(ns)
+                            .cloned()
+                            .unwrap_or_else(|| gpuquota_metering::UNASSIGNED.to_owned());
+                        *lost.entry((dept, card.clone())).or_default() +=
+                            weight * i128::from(b - a);
+                    }
+                }
+            }
+        }
+    }
+    if fractions > 0 {
+        warnings.push(
+            Diagnostic::warning(
+                METERING,
+                format!("{fractions} runs hold GPU fractions, which metering has no record for; their fractions are left out of the chargeback"),
+            )
+            .field("spec.metering"),
+        );
+    }
+    meter_doc(doc, records, lost, unmapped, warnings)
+}
+
+/// Namespace → department of `spec.metering.departments` (the first that lists it).
+fn departments(spec: &Map<String, Value>) -> BTreeMap<String, String> {
+    let mut dept_of_ns: BTreeMap<String, String> = BTreeMap::new();
+    if let Some(ds) = spec.get("departments").and_then(Value::as_array) {
+        for d in ds {
+            for n in d["namespaces"].as_array().into_iter().flatten() {
+                if let (Some(n), Some(name)) = (n.as_str(), d["name"].as_str()) {
+                    dept_of_ns.entry(n.to_owned()).or_insert(name.to_owned());
+                }
+            }
+        }
+    }
+    dept_of_ns
+}
+
+/// `spec.metering` as a `meter` document without records: `window` and `records` the
+/// simulator supplies (given ones are warned about and dropped), card types without
+/// `flavors`, the window from `start_s` to `end_s`.
+fn prepare(
+    spec: &Map<String, Value>,
+    start_s: i64,
+    end_s: i64,
+    warnings: &mut Diagnostics,
+) -> Map<String, Value> {
+    let mut doc: Map<String, Value> = spec.clone();
+    for k in ["window", "records"] {
+        if doc.remove(k).is_some() {
+            warnings.push(
+                Diagnostic::warning(
+                    METERING,
+                    format!("spec.metering.{k} is ignored: the simulator supplies it"),
+                )
+                .field(format!("spec.metering.{k}")),
+            );
+        }
+    }
+    if let Some(Value::Array(cts)) = doc.get_mut("cardTypes") {
+        for c in cts.iter_mut() {
+            if let Value::Object(m) = c {
+                m.remove("flavors");
+            }
+        }
+    }
+    let ts = |s: i64| Value::from(gpuquota_metering::time::format_rfc3339(s));
+    doc.insert(
+        "window".into(),
+        json!({"start": ts(start_s), "end": ts(end_s)}),
+    );
+    doc
+}
+
+/// Meters `records` against the prepared `doc` (window and quotas set), adds `preempted`.
+fn meter_doc(
+    mut doc: Map<String, Value>,
+    records: Vec<Value>,
+    lost: BTreeMap<(String, String), i128>,
+    unmapped: BTreeMap<String, ()>,
+    mut warnings: Diagnostics,
+) -> Result<(Value, Diagnostics), Diagnostics> {
+    let err = |m: String| Diagnostics(vec![Diagnostic::error(METERING, m).field("spec.metering")]);
     for k in unmapped.keys() {
         warnings.push(
             Diagnostic::warning(

@@ -59,6 +59,7 @@ pub struct Budgets {
     twin_of: Vec<Option<u32>>,
     original_of: Vec<Option<u32>>,
     applied: Vec<Option<i64>>,
+    demoted: Vec<bool>,
     /// Workloads held back at least once, per budget.
     pub held_count: Vec<u32>,
     /// Runs stopped, per budget.
@@ -120,6 +121,7 @@ impl Budgets {
             twin_of,
             original_of,
             applied: vec![None; b],
+            demoted: vec![false; n],
             held_count: vec![0; b],
             stopped_count: vec![0; b],
         }
@@ -212,6 +214,41 @@ impl Budgets {
         self.running[wl as usize] = Some(rates);
     }
 
+    /// A run of `wl` starts at `t` using, per card type, `rate` ledger units per ms (`L`
+    /// per whole GPU: [`gpuquota_metering::money::L`]); the KAI mode, whose usage is per node
+    /// rather than per flavor, charges this way.
+    pub fn started_cards(&mut self, t: i64, wl: u32, cards: &[(String, i128)]) {
+        let mut rates = Vec::new();
+        for &b in &self.cover[wl as usize] {
+            let want = self.ledger.rule(b as usize).card_type.clone();
+            let rate = cards
+                .iter()
+                .filter(|(c, _)| want.as_ref().is_none_or(|w| w == c))
+                .fold(0i128, |a, (_, r)| a.saturating_add(*r));
+            if rate != 0 {
+                self.ledger.add_rate(b as usize, t, rate);
+                rates.push((b, rate));
+            }
+        }
+        self.running[wl as usize] = Some(rates);
+    }
+
+    /// Marks the run of `wl` as deprioritized work (the KAI mode demotes the job itself
+    /// instead of queueing a twin): a `stopRunning` `Deprioritize` budget leaves it running,
+    /// as it leaves a twin.
+    pub fn set_demoted(&mut self, wl: u32, demoted: bool) {
+        self.demoted[wl as usize] = demoted;
+    }
+
+    /// True when a spent `Deprioritize` budget covers `wl` (and no spent `Wait` budget
+    /// does: [`Budgets::gate`] says `Wait` first).
+    pub fn deprioritized(&self, wl: u32) -> bool {
+        self.cover[wl as usize].iter().any(|&b| {
+            self.ledger.spent(b as usize)
+                && self.ledger.rule(b as usize).when_spent == WhenSpent::Deprioritize
+        })
+    }
+
     /// The run of `wl` stops at `t` (finished, preempted, stopped).
     pub fn stopped(&mut self, t: i64, wl: u32) {
         if let Some(rates) = self.running[wl as usize].take() {
@@ -278,8 +315,8 @@ impl Budgets {
             for &b in &self.cover[w] {
                 let rule = self.ledger.rule(b as usize);
                 if rule.stop_running && self.ledger.spent(b as usize) {
-                    let twin_ok =
-                        rule.when_spent == WhenSpent::Deprioritize && self.original_of[w].is_some();
+                    let twin_ok = rule.when_spent == WhenSpent::Deprioritize
+                        && (self.original_of[w].is_some() || self.demoted[w]);
                     if !twin_ok {
                         out.push((w as u32, format!("Budget/{}", rule.name)));
                         self.stopped_count[b as usize] += 1;

@@ -487,7 +487,7 @@ fn queue_name(world: &World, w: &gpuquota_cohort::world::WorkloadInfo) -> String
 }
 
 /// The scenario's budgets in name order; an invalid one is an error naming its field.
-fn budget_rules(
+pub(crate) fn budget_rules(
     model: &gpuquota_model::Model,
 ) -> Result<Vec<gpuquota_model::budget::BudgetRule>, Diagnostics> {
     let mut rules = Vec::new();

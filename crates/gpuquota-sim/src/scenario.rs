@@ -382,6 +382,50 @@ pub fn load(path: &Path) -> Result<Scenario, Diagnostics> {
     })
 }
 
+/// The shared resolver of a `Simulation`'s `spec.start` (required, RFC 3339) and
+/// `spec.end` (optional, after the start) for both engines: the start, and the end in ms
+/// since the start. Each problem is pushed to `errors` naming its field (the start is the
+/// epoch then).
+pub(crate) fn time_window(
+    name: &str,
+    start: Option<&str>,
+    end: Option<&str>,
+    errors: &mut Diagnostics,
+) -> (Timestamp, Option<i64>) {
+    let start = match start {
+        None => {
+            errors.push(
+                err("required: the simulation's start (RFC 3339)")
+                    .source(name)
+                    .field("spec.start"),
+            );
+            Timestamp::EPOCH
+        }
+        Some(s) => Timestamp::parse(s).unwrap_or_else(|e| {
+            errors.push(err(e.to_string()).source(name).field("spec.start"));
+            Timestamp::EPOCH
+        }),
+    };
+    let end_ms = end.and_then(|s| match Timestamp::parse(s) {
+        Ok(t) => {
+            let ms = ms_between(start, t);
+            if ms <= 0 {
+                errors.push(
+                    err("must be after spec.start")
+                        .source(name)
+                        .field("spec.end"),
+                );
+            }
+            Some(ms)
+        }
+        Err(e) => {
+            errors.push(err(e.to_string()).source(name).field("spec.end"));
+            None
+        }
+    });
+    (start, end_ms)
+}
+
 /// A file reader for [`from_str`]: a path relative to the scenario to (display name, text).
 pub type ReadFn<'a> = dyn Fn(&str) -> Result<(String, String), Diagnostic> + 'a;
 
@@ -453,37 +497,12 @@ pub fn from_str(
             Engine::Kueue
         }
     };
-    let start = match spec.start.as_deref() {
-        None => {
-            errors.push(
-                err("required: the simulation's start (RFC 3339)")
-                    .source(name)
-                    .field("spec.start"),
-            );
-            Timestamp::EPOCH
-        }
-        Some(s) => Timestamp::parse(s).unwrap_or_else(|e| {
-            errors.push(err(e.to_string()).source(name).field("spec.start"));
-            Timestamp::EPOCH
-        }),
-    };
-    let end_ms = spec.end.as_deref().and_then(|s| match Timestamp::parse(s) {
-        Ok(t) => {
-            let ms = ms_between(start, t);
-            if ms <= 0 {
-                errors.push(
-                    err("must be after spec.start")
-                        .source(name)
-                        .field("spec.end"),
-                );
-            }
-            Some(ms)
-        }
-        Err(e) => {
-            errors.push(err(e.to_string()).source(name).field("spec.end"));
-            None
-        }
-    });
+    let (start, end_ms) = time_window(
+        name,
+        spec.start.as_deref(),
+        spec.end.as_deref(),
+        &mut errors,
+    );
     let kopts = spec.kueue.unwrap_or_default();
     let cycle_latency_ms = match kopts.cycle_latency.as_deref() {
         None => 0,

@@ -15,10 +15,68 @@ use crate::scenario::at_ms;
 
 /// A policy outside KAI consulted before every session (a budget, a maintenance window):
 /// jobs of a queue it closes stay pending, invisible to the session, until it opens again;
-/// running jobs are not touched.
+/// running jobs are not touched unless [`SessionHook::to_stop`] names them. Only
+/// [`SessionHook::may_admit`] is required; the other methods let a policy follow the runs
+/// (the GPU-hour budgets of [`super::budget`] do).
 pub trait SessionHook {
     /// May `queue` (a leaf) start new work in the session at `now_ms`?
     fn may_admit(&mut self, queue: &str, now_ms: i64) -> bool;
+
+    /// How a pending job (`namespace/name`) of `queue` may start new work at `now_ms`
+    /// (default: [`SessionHook::may_admit`] of its queue).
+    fn admission(&mut self, job: &str, queue: &str, now_ms: i64) -> Admission {
+        let _ = job;
+        if self.may_admit(queue, now_ms) {
+            Admission::Open
+        } else {
+            Admission::Closed
+        }
+    }
+
+    /// Called before a session at `now_ms`: false when nothing the hook decides changed
+    /// since the previous call, so a session that would decide nothing may be skipped
+    /// (default: true, every session runs).
+    fn advance(&mut self, now_ms: i64) -> bool {
+        let _ = now_ms;
+        true
+    }
+
+    /// A run of `job` started at `now_ms` with this usage per node (nano-units: GPU devices,
+    /// millicores, bytes), the node's labels alongside.
+    fn started(&mut self, job: &str, now_ms: i64, placement: &[(&NodeLabels, [i128; 3])]) {
+        let _ = (job, now_ms, placement);
+    }
+
+    /// The run of `job` ended at `now_ms` (finished, evicted, stopped).
+    fn stopped(&mut self, job: &str, now_ms: i64) {
+        let _ = (job, now_ms);
+    }
+
+    /// Running jobs to end now, each with who ends it (its run's `by`).
+    fn to_stop(&mut self, now_ms: i64) -> Vec<(String, String)> {
+        let _ = now_ms;
+        Vec::new()
+    }
+
+    /// The pending reason and message of a job the hook holds back (for the report).
+    fn pending(&self, job: &str) -> Option<(String, String)> {
+        let _ = job;
+        None
+    }
+}
+
+/// A node's labels, as [`SessionHook::started`] sees them.
+pub type NodeLabels = BTreeMap<String, String>;
+
+/// What a [`SessionHook`] says about a pending job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// It may start as it is.
+    Open,
+    /// It stays pending, invisible to the session.
+    Closed,
+    /// It may start only as preemptible work at a priority below every other job's.
+    Deprioritized,
 }
 
 /// The most sessions one run may hold (a guard against a scenario without end that never
@@ -97,7 +155,27 @@ pub fn run(
             )
         })
         .collect();
+    // Priorities as built, and the priority a hook's deprioritized job runs at.
+    let priority_of: BTreeMap<String, (i32, bool)> = cluster
+        .jobs
+        .iter()
+        .map(|j| (j.key.clone(), (j.priority, j.preemptible)))
+        .collect();
+    let lowest = priority_of
+        .values()
+        .map(|p| p.0)
+        .min()
+        .unwrap_or(0)
+        .saturating_sub(1);
+    let mut demoted: BTreeSet<String> = BTreeSet::new();
     let mut live = LiveCluster::new(cluster);
+    let node_ix: BTreeMap<String, usize> = live
+        .cluster()
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.clone(), i))
+        .collect();
     let options = SessionOptions {
         division: DivisionOptions {
             mode: Mode::Kai,
@@ -211,6 +289,9 @@ pub fn run(
                     continue;
                 }
                 live.finish(&keys[j]);
+                if let Some(h) = hook.as_mut() {
+                    h.stopped(&keys[j], ct);
+                }
                 let s = &mut st[j];
                 if let (Some(r), Some(leaf)) = (s.runs.last(), job_queue[&keys[j]].1) {
                     for &q in &paths[leaf] {
@@ -239,7 +320,48 @@ pub fn run(
             }
         }
         now_ms = now_ms.max(t);
-        let mut run_it = dirty || time_dependent || hook.is_some();
+        let mut run_it = dirty || time_dependent;
+        if let Some(h) = hook.as_mut() {
+            run_it |= h.advance(t);
+            let stops = h.to_stop(t);
+            if !stops.is_empty() {
+                if let Some(db) = db.as_mut() {
+                    db.advance(t, &alloc);
+                }
+                for (key, by) in stops {
+                    let Some(&j) = index.get(key.as_str()) else {
+                        continue;
+                    };
+                    if st[j].state != State::Running {
+                        continue;
+                    }
+                    // The pods are deleted and recreated pending, as for an eviction.
+                    live.finish(&key);
+                    live.submit(&key);
+                    h.stopped(&key, t);
+                    evictions += 1;
+                    pending += 1;
+                    let s = &mut st[j];
+                    s.state = State::Pending;
+                    s.generation += 1;
+                    if let Some(r) = s.runs.last_mut() {
+                        r.start_ms = r.start_ms.min(t);
+                        r.end_ms = t;
+                        r.end = KaiRunEnd::Stopped { by };
+                    }
+                    if let Some(left) = s.left_ms {
+                        let done = (t - s.work_from).max(0);
+                        s.left_ms = Some(if sc.resume {
+                            (left - done).max(0)
+                        } else {
+                            sc.jobs[&keys[j]].runtime_ms.unwrap_or(left)
+                        });
+                    }
+                }
+                alloc = live.queue_allocated();
+                run_it = true;
+            }
+        }
         if let Some(db) = db.as_mut() {
             db.advance(t, &alloc);
             let usage = db.usage(t).to_vec();
@@ -275,11 +397,23 @@ pub fn run(
                         continue;
                     }
                     let q = &job_queue[&keys[j]].0;
-                    let open = h.may_admit(q, t);
+                    let admission = h.admission(&keys[j], q, t);
+                    let open = admission != Admission::Closed;
                     if !open && held.insert(keys[j].clone()) {
                         live.set_held(&keys[j], true);
                     } else if open && held.remove(&keys[j]) {
                         live.set_held(&keys[j], false);
+                    }
+                    let demote = admission == Admission::Deprioritized;
+                    if open && demote != demoted.contains(&keys[j]) {
+                        let (p, pre) = if demote {
+                            demoted.insert(keys[j].clone());
+                            (lowest, true)
+                        } else {
+                            demoted.remove(&keys[j]);
+                            priority_of.get(&keys[j]).copied().unwrap_or((0, true))
+                        };
+                        live.set_priority(&keys[j], p, pre);
                     }
                 }
             }
@@ -302,6 +436,9 @@ pub fn run(
                 let s = &mut st[j];
                 if s.state != State::Running {
                     continue;
+                }
+                if let Some(h) = hook.as_mut() {
+                    h.stopped(&keys[j], t);
                 }
                 evictions += 1;
                 pending += 1;
@@ -329,11 +466,13 @@ pub fn run(
                     continue;
                 };
                 let job = live.job(&a.pod_group);
-                let (usage, nodes, placement) = job
+                let (usage, nodes, placement, devices) = job
                     .map(|job| {
                         let mut u = [0i128; 3];
                         let mut nodes = BTreeSet::new();
                         let mut per: BTreeMap<String, [i128; 3]> = BTreeMap::new();
+                        let mut dev: BTreeMap<String, (i128, BTreeMap<String, i64>)> =
+                            BTreeMap::new();
                         for task in job
                             .tasks
                             .iter()
@@ -349,15 +488,41 @@ pub fn run(
                                 for (r, v) in e.iter_mut().enumerate() {
                                     *v = v.saturating_add(task.req.0[r]);
                                 }
+                                let d = dev.entry(name.clone()).or_default();
+                                d.0 = d.0.saturating_add(task.req.0[0] - task.mig_gpu);
+                                for &(p, c) in &task.mig {
+                                    if let Some(p) = live.cluster().mig_profiles.get(p) {
+                                        *d.1.entry(p.clone()).or_default() += c;
+                                    }
+                                }
                             }
                         }
                         (
                             u,
                             nodes.into_iter().collect::<Vec<_>>(),
                             per.into_iter().collect::<Vec<_>>(),
+                            dev.into_iter()
+                                .map(|(n, (g, m))| (n, g, m.into_iter().collect()))
+                                .collect::<Vec<_>>(),
                         )
                     })
                     .unwrap_or_default();
+                if let Some(h) = hook.as_mut() {
+                    let at: Vec<(&super::engine::NodeLabels, [i128; 3])> = placement
+                        .iter()
+                        .filter_map(|(n, u)| {
+                            node_ix
+                                .get(n)
+                                .map(|&i| (&live.cluster().nodes[i].labels, *u))
+                        })
+                        .collect();
+                    if st[j].state == State::Running {
+                        h.stopped(&keys[j], t);
+                        h.started(&keys[j], t, &at);
+                    } else {
+                        h.started(&keys[j], t + sc.bind_latency_ms, &at);
+                    }
+                }
                 let s = &mut st[j];
                 if s.state == State::Running {
                     // More pods of an elastic job: the run goes on with the larger usage.
@@ -365,6 +530,7 @@ pub fn run(
                         r.usage = usage;
                         r.nodes = nodes;
                         r.placement = placement;
+                        r.devices = devices;
                     }
                     continue;
                 }
@@ -381,6 +547,7 @@ pub fn run(
                     usage,
                     nodes,
                     placement,
+                    devices,
                 });
                 if let Some(left) = s.left_ms {
                     completions.insert((start + left, j, s.generation));
@@ -431,7 +598,8 @@ pub fn run(
             first_start_ms: s.first_start,
             finished_ms: s.finished_ms,
             pending: if matches!(s.state, State::Pending | State::NotArrived) {
-                Some(s.pending.clone().unwrap_or_else(|| {
+                let held_back = hook.as_ref().and_then(|h| h.pending(k));
+                Some(held_back.or_else(|| s.pending.clone()).unwrap_or_else(|| {
                     if s.state == State::NotArrived {
                         ("NotArrived".to_owned(), "created after the end".to_owned())
                     } else {
@@ -460,5 +628,6 @@ pub fn run(
         queues: series,
         queue_order: sc.queue_order.clone(),
         warnings,
+        sections: Vec::new(),
     })
 }

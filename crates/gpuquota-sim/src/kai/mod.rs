@@ -194,13 +194,14 @@
 //! - Pods bind at once (or after `bindLatency`) and terminate at once: no grace periods, no
 //!   image pulls, no `Releasing` state between sessions.
 
+pub mod budget;
 pub mod engine;
 pub mod plot;
 pub mod report;
 pub mod scenario;
 pub mod usage;
 
-pub use engine::SessionHook;
+pub use engine::{Admission, SessionHook};
 pub use report::{KaiJob, KaiOutcome, KaiRun, KaiRunEnd, QueueSeries};
 pub use scenario::{KaiScenario, is_kai, load};
 
@@ -214,16 +215,55 @@ use gpuquota_model::diag::Diagnostics;
 /// # Complexity
 /// See [`engine::run`].
 pub fn simulate(sc: &KaiScenario) -> Result<KaiOutcome, Diagnostics> {
-    let mut out = engine::run(sc, None)?;
+    let rules = crate::budget_rules(&sc.model)?;
+    let mut budgets = if rules.is_empty() {
+        None
+    } else {
+        Some(budget::KaiBudgets::new(sc, rules, &queues_of(sc)?))
+    };
+    let mut out = match budgets.as_mut() {
+        Some(h) => engine::run(sc, Some(h))?,
+        None => engine::run(sc, None)?,
+    };
+    if let Some(h) = budgets.as_mut() {
+        h.budgets.advance(out.end_ms);
+        out.sections.push(("budgets".into(), h.to_json()));
+    }
+    finish(sc, out)
+}
+
+/// Job key → the queue the KAI snapshot puts it in.
+fn queues_of(sc: &KaiScenario) -> Result<std::collections::BTreeMap<String, String>, Diagnostics> {
+    let c = gpuquota_rank::Cluster::from_model(
+        &sc.model,
+        &gpuquota_rank::BuildOptions {
+            now: Some(sc.start),
+            ..Default::default()
+        },
+    )?;
+    Ok(c.jobs
+        .into_iter()
+        .map(|j| (j.key, j.queue_name))
+        .collect())
+}
+
+/// Warnings in order, then the bill when the scenario has `spec.metering`.
+fn finish(sc: &KaiScenario, mut out: KaiOutcome) -> Result<KaiOutcome, Diagnostics> {
     let mut w = sc.warnings.clone();
-    w.extend(out.warnings);
+    w.extend(std::mem::take(&mut out.warnings));
+    if sc.metering.is_some() {
+        let (bill, ws) = crate::bill::kai_chargeback(sc, &out)?;
+        w.extend(ws.0);
+        out.sections.push(("chargeback".into(), bill));
+    }
     w.sort();
     out.warnings = w.0;
     Ok(out)
 }
 
 /// Simulates a KAI scenario, asking `hook` before every session which queues may start
-/// new work.
+/// new work. The caller's hook replaces the scenario's budgets (use [`budget::KaiBudgets`]
+/// inside it to keep them).
 ///
 /// # Errors
 /// As [`simulate`].
@@ -231,10 +271,6 @@ pub fn simulate_with(
     sc: &KaiScenario,
     hook: &mut dyn SessionHook,
 ) -> Result<KaiOutcome, Diagnostics> {
-    let mut out = engine::run(sc, Some(hook))?;
-    let mut w = sc.warnings.clone();
-    w.extend(out.warnings);
-    w.sort();
-    out.warnings = w.0;
-    Ok(out)
+    let out = engine::run(sc, Some(hook))?;
+    finish(sc, out)
 }

@@ -24,6 +24,12 @@ pub enum KaiRunEnd {
     },
     /// Still running at the end.
     Cut,
+    /// Ended by a policy outside KAI (a spent `stopRunning` budget): `by` names it
+    /// (`Budget/<name>`).
+    Stopped {
+        /// Who ended it.
+        by: String,
+    },
 }
 
 /// One run of a job: from its pods' binding to their end.
@@ -41,6 +47,9 @@ pub struct KaiRun {
     pub nodes: Vec<String>,
     /// Usage per node (nano-units), by node name.
     pub placement: Vec<(String, [i128; 3])>,
+    /// GPU holdings per node, by node name: GPU devices outside MIG (nano-units; a fraction
+    /// is a share of one device) and MIG instances per resource (`nvidia.com/mig-1g.24gb`).
+    pub devices: Vec<(String, i128, Vec<(String, i64)>)>,
 }
 
 /// One job (PodGroup) of the run.
@@ -104,6 +113,8 @@ pub struct KaiOutcome {
     pub queue_order: Vec<String>,
     /// Warnings.
     pub warnings: Vec<Diagnostic>,
+    /// Further sections of the JSON, in order, before `warnings` (`budgets`, `chargeback`).
+    pub sections: Vec<(String, Value)>,
 }
 
 fn usage_json(u: &[i128; 3]) -> Value {
@@ -196,6 +207,15 @@ impl KaiOutcome {
                                 o.insert("action".into(), action_str(*action).into());
                                 o.insert("by".into(), by.clone().map_or(Value::Null, Value::from));
                             }
+                            KaiRunEnd::Stopped { by } => {
+                                o.insert("end".into(), "Evicted".into());
+                                o.insert("action".into(), BUDGET_ACTION.into());
+                                o.insert(
+                                    "reason".into(),
+                                    gpuquota_model::budget::BUDGET_EXHAUSTED.into(),
+                                );
+                                o.insert("by".into(), by.clone().into());
+                            }
                         }
                         o.insert("usage".into(), usage_json(&r.usage));
                         o.insert("nodes".into(), json!(r.nodes));
@@ -231,7 +251,7 @@ impl KaiOutcome {
             c.2 += j
                 .runs
                 .iter()
-                .filter(|r| matches!(r.end, KaiRunEnd::Evicted { .. }))
+                .filter(|r| matches!(r.end, KaiRunEnd::Evicted { .. } | KaiRunEnd::Stopped { .. }))
                 .count() as u64;
             if let Some(s) = j.first_start_ms {
                 c.3.push(s - j.created_ms.max(0));
@@ -286,12 +306,16 @@ impl KaiOutcome {
         let mut by_action: BTreeMap<&str, u64> = BTreeMap::new();
         for j in &self.jobs {
             for r in &j.runs {
-                if let KaiRunEnd::Evicted { action, .. } = r.end {
-                    *by_action.entry(action_str(action)).or_default() += 1;
+                match r.end {
+                    KaiRunEnd::Evicted { action, .. } => {
+                        *by_action.entry(action_str(action)).or_default() += 1;
+                    }
+                    KaiRunEnd::Stopped { .. } => *by_action.entry(BUDGET_ACTION).or_default() += 1,
+                    _ => {}
                 }
             }
         }
-        json!({
+        let mut out = json!({
             "engine": "kai",
             "start": self.start.to_string(),
             "endMs": self.end_ms,
@@ -303,8 +327,17 @@ impl KaiOutcome {
             "queues": queues,
             "evictions": by_action,
             "preemptions": self.evictions,
-            "warnings": self.warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        })
+        });
+        if let Value::Object(m) = &mut out {
+            for (k, v) in &self.sections {
+                m.insert(k.clone(), v.clone());
+            }
+            m.insert(
+                "warnings".into(),
+                json!(self.warnings.iter().map(ToString::to_string).collect::<Vec<_>>()),
+            );
+        }
+        out
     }
 
     /// The JSON report, pretty printed, with a final newline.
@@ -343,8 +376,14 @@ impl KaiOutcome {
         let mut by: BTreeMap<(String, &str), u64> = BTreeMap::new();
         for j in &self.jobs {
             for r in &j.runs {
-                if let KaiRunEnd::Evicted { action, .. } = r.end {
-                    *by.entry((j.queue.clone(), action_str(action))).or_default() += 1;
+                match r.end {
+                    KaiRunEnd::Evicted { action, .. } => {
+                        *by.entry((j.queue.clone(), action_str(action))).or_default() += 1;
+                    }
+                    KaiRunEnd::Stopped { .. } => {
+                        *by.entry((j.queue.clone(), BUDGET_ACTION)).or_default() += 1;
+                    }
+                    _ => {}
                 }
             }
         }
@@ -363,6 +402,9 @@ impl KaiOutcome {
         out
     }
 }
+
+/// The `action` of a run a spent `stopRunning` budget ended.
+pub const BUDGET_ACTION: &str = "budget";
 
 /// The contract's spelling of an eviction action (`stale` for stale gangs).
 pub fn action_str(a: Action) -> &'static str {

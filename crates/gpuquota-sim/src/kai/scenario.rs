@@ -109,6 +109,9 @@ pub struct KaiScenario {
     pub queue_order: Vec<String>,
     /// Import and scenario warnings.
     pub warnings: Diagnostics,
+    /// `spec.metering`: the bill of the run (see [`crate::bill`]; card types match nodes
+    /// by `model`).
+    pub metering: Option<serde_json::Value>,
 }
 
 fn err(msg: impl Into<String>) -> Diagnostic {
@@ -229,6 +232,8 @@ struct Spec {
     kai: Option<KaiOpts>,
     #[serde(default)]
     workloads: Vec<WorkloadSource>,
+    #[serde(default)]
+    metering: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -331,37 +336,12 @@ fn simulation(
                 .field("spec.engine"),
         );
     }
-    let start = match spec.start.as_deref() {
-        None => {
-            errors.push(
-                err("required: the simulation's start (RFC 3339)")
-                    .source(name)
-                    .field("spec.start"),
-            );
-            Timestamp::EPOCH
-        }
-        Some(s) => Timestamp::parse(s).unwrap_or_else(|e| {
-            errors.push(err(e.to_string()).source(name).field("spec.start"));
-            Timestamp::EPOCH
-        }),
-    };
-    let end_ms = spec.end.as_deref().and_then(|s| match Timestamp::parse(s) {
-        Ok(t) => {
-            let ms = ms_between(start, t);
-            if ms <= 0 {
-                errors.push(
-                    err("must be after spec.start")
-                        .source(name)
-                        .field("spec.end"),
-                );
-            }
-            Some(ms)
-        }
-        Err(e) => {
-            errors.push(err(e.to_string()).source(name).field("spec.end"));
-            None
-        }
-    });
+    let (start, end_ms) = crate::scenario::time_window(
+        name,
+        spec.start.as_deref(),
+        spec.end.as_deref(),
+        &mut errors,
+    );
     let kopts = spec.kai.unwrap_or_default();
     let mut dur = |field: &str, s: &Option<String>, default: i64, positive: bool| -> i64 {
         match s.as_deref() {
@@ -536,6 +516,7 @@ fn simulation(
         jobs,
         queue_order: Vec::new(),
         warnings,
+        metering: spec.metering,
     })
 }
 
@@ -1041,5 +1022,6 @@ fn timeaware(name: &str, stem: &str, v: &serde_json::Value) -> Result<KaiScenari
         jobs,
         queue_order,
         warnings,
+        metering: None,
     })
 }

@@ -1,0 +1,189 @@
+//! GPU-hour budgets in the KAI mode: one test per `whenSpent` and `stopRunning`, with
+//! hand-checked times, and the bill of a KAI run.
+//!
+//! One node of 8 H200 NVL; queue `q` (deserved 8) holds the jobs of namespaces `team` and
+//! `lab`; budget `team-daily`: 8 GPU-hours a day for namespace `team` (or queue `q`).
+
+use gpuquota_sim::kai;
+use serde_json::Value;
+
+const H: i64 = 3_600_000;
+
+fn cluster(budget: &str) -> String {
+    format!(
+        r#"apiVersion: v1
+kind: Node
+metadata:
+  name: h200
+  labels: {{nvidia.com/gpu.product: NVIDIA-H200-NVL}}
+status: {{allocatable: {{nvidia.com/gpu: "8", cpu: "64", memory: 512Gi}}}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {{name: dept}}
+spec: {{resources: {{gpu: {{quota: 8, overQuotaWeight: 1, limit: -1}}}}}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {{name: q}}
+spec: {{parentQueue: dept, resources: {{gpu: {{quota: 8, overQuotaWeight: 1, limit: -1}}}}}}
+---
+apiVersion: gpuquota.dev/v1alpha1
+kind: Budget
+metadata: {{name: team-daily}}
+spec: {budget}
+"#
+    )
+}
+
+/// A one-pod job of `gpus` GPUs created at `at` (`HH:MM`) running `runtime`.
+fn job(ns: &str, name: &str, at: &str, gpus: u32, runtime: &str) -> String {
+    format!(
+        r#"---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: {ns}
+  creationTimestamp: "2026-04-01T{at}:00Z"
+  labels: {{kai.scheduler/queue: q}}
+  annotations: {{gpuquota.dev/runtime: {runtime}}}
+spec: {{schedulerName: kai-scheduler, containers: [{{name: c, resources: {{limits: {{nvidia.com/gpu: "{gpus}"}}}}}}]}}
+"#
+    )
+}
+
+fn run(budget: &str, jobs: &str, end: &str) -> Value {
+    let sim = format!(
+        r#"apiVersion: gpuquota.dev/v1alpha1
+kind: Simulation
+metadata: {{name: t}}
+spec:
+  engine: kai
+  cluster: [cluster.yaml]
+  start: "2026-04-01T00:00:00Z"
+  end: "{end}"
+  workloads: [{{file: jobs.yaml}}]
+  metering:
+    currency: EUR
+    cardTypes: [{{name: H200, model: NVIDIA H200 NVL, pricePerHour: "4.00", capacity: 8}}]
+    departments: [{{name: team, namespaces: [team]}}, {{name: lab, namespaces: [lab]}}]
+"#
+    );
+    let c = cluster(budget);
+    let jobs = jobs.to_owned();
+    let sc = kai::scenario::from_str("t.yaml", &sim, "t", &|f: &str| match f {
+        "cluster.yaml" => Ok(("cluster.yaml".into(), c.clone())),
+        _ => Ok(("jobs.yaml".into(), jobs.clone())),
+    })
+    .expect("scenario");
+    kai::simulate(&sc).expect("runs").to_json()
+}
+
+fn wl<'a>(j: &'a Value, key: &str) -> &'a Value {
+    j["workloads"]
+        .as_array()
+        .expect("workloads")
+        .iter()
+        .find(|w| w["workload"] == key)
+        .expect("workload")
+}
+
+fn runs(j: &Value, key: &str) -> Vec<(i64, i64)> {
+    wl(j, key)["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| (r["startMs"].as_i64().unwrap(), r["endMs"].as_i64().unwrap()))
+        .collect()
+}
+
+fn daily(when: &str) -> String {
+    format!("{{namespaces: [team], gpuHours: \"8\", period: 24h, whenSpent: {when}}}")
+}
+
+#[test]
+fn kai_wait_holds_the_queue_until_the_next_day() {
+    // a: 4 GPUs from 00:00 for 3 h, spends the 8 GPU-hours at 02:00 and is charged in full
+    // (12); b arrives at 02:30 and waits for the renewal at 24:00.
+    let jobs = job("team", "a", "00:00", 4, "3h") + &job("team", "b", "02:30", 4, "1h");
+    let j = run(&daily("Wait"), &jobs, "2026-04-02T12:00:00Z");
+    assert_eq!(runs(&j, "team/a"), [(0, 3 * H)]);
+    assert_eq!(runs(&j, "team/b"), [(24 * H, 25 * H)]);
+    let b = &j["budgets"][0];
+    assert_eq!(b["whenSpent"], "Wait");
+    assert_eq!(b["heldBack"], 1);
+    let p = &b["periods"][0];
+    assert_eq!(p["usedGpuHours"], "12.000000");
+    assert_eq!(p["remainingGpuHours"], "-4.000000");
+    assert_eq!(p["spentAtMs"], 2 * H);
+    assert_eq!(b["periods"][1]["usedGpuHours"], "4.000000");
+    // The bill: 16 GPU-hours of H200 for team, at 4.00 EUR.
+    let line = &j["chargeback"]["lines"][0];
+    assert_eq!(line["department"], "team");
+    assert_eq!(line["cardType"], "H200");
+    assert_eq!(line["allocatedHours"], "16.000000");
+}
+
+#[test]
+fn kai_wait_still_held_at_the_end_says_budget_exhausted() {
+    let jobs = job("team", "a", "00:00", 4, "3h") + &job("team", "b", "02:30", 4, "1h");
+    let j = run(&daily("Wait"), &jobs, "2026-04-01T12:00:00Z");
+    let b = wl(&j, "team/b");
+    assert_eq!(b["runs"].as_array().unwrap().len(), 0);
+    assert_eq!(b["pending"]["reason"], "BudgetExhausted");
+    assert_eq!(
+        b["pending"]["message"],
+        "Budget \"team-daily\" is spent: 12.000000 of 8.000000 GPU-hours used this period; it renews at 2026-04-02T00:00:00Z"
+    );
+}
+
+#[test]
+fn kai_notify_only_reports() {
+    let jobs = job("team", "a", "00:00", 4, "3h") + &job("team", "b", "02:30", 4, "1h");
+    let j = run(&daily("Notify"), &jobs, "2026-04-01T12:00:00Z");
+    assert_eq!(runs(&j, "team/b"), [(150 * 60_000, 210 * 60_000)]);
+    let b = &j["budgets"][0];
+    assert_eq!(b["heldBack"], 0);
+    assert_eq!(b["periods"][0]["usedGpuHours"], "16.000000");
+    assert_eq!(b["periods"][0]["spentAtMs"], 2 * H);
+}
+
+#[test]
+fn kai_deprioritize_lets_every_other_job_go_first() {
+    // a: 8 GPUs 00:00-01:30 spends team's 8 GPU-hours at 01:00. b (team, 01:00) and c
+    // (lab, 01:10) both wait for the node; at 01:30 the demoted b comes after c although it
+    // arrived first. Under Notify, b goes first.
+    let jobs = job("team", "a", "00:00", 8, "90m")
+        + &job("team", "b", "01:00", 8, "1h")
+        + &job("lab", "c", "01:10", 8, "1h");
+    let j = run(&daily("Deprioritize"), &jobs, "2026-04-01T12:00:00Z");
+    assert_eq!(runs(&j, "lab/c"), [(90 * 60_000, 150 * 60_000)]);
+    assert_eq!(runs(&j, "team/b"), [(150 * 60_000, 210 * 60_000)]);
+    assert_eq!(j["budgets"][0]["whenSpent"], "Deprioritize");
+    assert_eq!(j["budgets"][0]["periods"][0]["usedGpuHours"], "20.000000");
+    let n = run(&daily("Notify"), &jobs, "2026-04-01T12:00:00Z");
+    assert_eq!(runs(&n, "team/b"), [(90 * 60_000, 150 * 60_000)]);
+    assert_eq!(runs(&n, "lab/c"), [(150 * 60_000, 210 * 60_000)]);
+}
+
+#[test]
+fn kai_stop_running_evicts_with_the_budget_as_reason() {
+    // a: 4 GPUs for 4 h; the budget is spent at 02:00 and a is evicted in that session.
+    let budget = "{queue: q, gpuHours: \"8\", period: 24h, whenSpent: Wait, stopRunning: true}";
+    let j = run(budget, &job("team", "a", "00:00", 4, "4h"), "2026-04-01T12:00:00Z");
+    let a = wl(&j, "team/a");
+    let r = &a["runs"][0];
+    assert_eq!((r["startMs"].as_i64(), r["endMs"].as_i64()), (Some(0), Some(2 * H)));
+    assert_eq!(r["end"], "Evicted");
+    assert_eq!(r["action"], "budget");
+    assert_eq!(r["reason"], "BudgetExhausted");
+    assert_eq!(r["by"], "Budget/team-daily");
+    assert_eq!(a["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(a["pending"]["reason"], "BudgetExhausted");
+    assert_eq!(j["budgets"][0]["stopped"], 1);
+    assert_eq!(j["budgets"][0]["periods"][0]["usedGpuHours"], "8.000000");
+    assert_eq!(j["evictions"]["budget"], 1);
+    // the lost work is on the bill
+    assert_eq!(j["chargeback"]["preempted"][0]["hours"], "8.000000");
+}
