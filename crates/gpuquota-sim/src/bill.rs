@@ -242,7 +242,7 @@ pub fn chargeback(
 pub fn kai_chargeback(
     sc: &crate::kai::KaiScenario,
     outcome: &crate::kai::KaiOutcome,
-) -> Result<(Value, Diagnostics), Diagnostics> {
+) -> Result<(crate::report::Chargeback, Diagnostics), Diagnostics> {
     use crate::kai::KaiRunEnd;
     let err = |m: String| Diagnostics(vec![Diagnostic::error(METERING, m).field("spec.metering")]);
     let Some(Value::Object(spec)) = &sc.metering else {
@@ -385,7 +385,7 @@ fn meter_doc(
     lost: BTreeMap<(String, String), i128>,
     unmapped: BTreeMap<String, ()>,
     mut warnings: Diagnostics,
-) -> Result<(Value, Diagnostics), Diagnostics> {
+) -> Result<(crate::report::Chargeback, Diagnostics), Diagnostics> {
     let err = |m: String| Diagnostics(vec![Diagnostic::error(METERING, m).field("spec.metering")]);
     for k in unmapped.keys() {
         warnings.push(

@@ -133,7 +133,7 @@ fn hours(m: i128) -> String {
 
 /// Utilisation of each card type: allocated hours ÷ (capacity × window), per mille.
 pub fn utilisation(r: &Report) -> BTreeMap<String, i128> {
-    section(r, "chargeback").map_or_else(BTreeMap::new, utilisation_of)
+    section(r, "chargeback").map_or_else(BTreeMap::new, |c| utilisation_of(&c))
 }
 
 /// Utilisation of each card type from a `chargeback` section, per mille.
@@ -271,8 +271,8 @@ pub fn summary(m: &SeedMonth) -> String {
             label,
             sc.metering.as_ref(),
             &kueue_accts(r),
-            section(r, "chargeback"),
-            section(r, "budgets"),
+            section(r, "chargeback").as_ref(),
+            section(r, "budgets").as_ref(),
             r.outcome.end_ms,
         );
     }

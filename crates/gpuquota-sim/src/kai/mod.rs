@@ -254,6 +254,13 @@ fn finish(sc: &KaiScenario, mut out: KaiOutcome) -> Result<KaiOutcome, Diagnosti
     if sc.metering.is_some() {
         let (bill, ws) = crate::bill::kai_chargeback(sc, &out)?;
         w.extend(ws.0);
+        let bill = serde_json::to_value(&bill).map_err(|e| {
+            Diagnostics(vec![gpuquota_model::diag::Diagnostic::error(
+                crate::bill::METERING,
+                e.to_string(),
+            )
+            .field("spec.metering")])
+        })?;
         out.sections.push(("chargeback".into(), bill));
     }
     w.sort();
