@@ -22,27 +22,58 @@ fn write(name: &str, text: &str) -> String {
     file.display().to_string()
 }
 
+/// The ResourceFlavor `f` most fixtures need.
+macro_rules! rf_f {
+    () => {
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\n"
+    };
+}
+
+/// A KAI Queue with a GPU quota (no limit, weight 1), optionally under a parent.
+macro_rules! kai_queue {
+    ($name:literal, $quota:literal) => {
+        concat!(
+            "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: ",
+            $name,
+            "}\nspec: {resources: {gpu: {quota: ",
+            $quota,
+            ", limit: -1, overQuotaWeight: 1}}}\n"
+        )
+    };
+    ($name:literal, $quota:literal, $parent:literal) => {
+        concat!(
+            "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: ",
+            $name,
+            "}\nspec: {parentQueue: ",
+            $parent,
+            ", resources: {gpu: {quota: ",
+            $quota,
+            ", limit: -1, overQuotaWeight: 1}}}\n"
+        )
+    };
+}
+
 /// (name, input, a line part `validate` prints about it).
 const SAME_ANSWER: &[(&str, &str, &str)] = &[
     // Only the KAI engine refuses it: validate prints the engine's error, tagged.
     (
         "kai_ghost_node.yaml",
-        r#"apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: team}
-spec: {resources: {gpu: {quota: 1, limit: -1, overQuotaWeight: 1}}}
----
-apiVersion: v1
+        concat!(
+            kai_queue!("team", "1"),
+            "---\n",
+            r#"apiVersion: v1
 kind: Pod
 metadata: {name: p, namespace: ml, labels: {kai.scheduler/queue: team}}
 spec: {schedulerName: kai-scheduler, nodeName: ghost, containers: [{name: c, resources: {requests: {nvidia.com/gpu: 1}}}]}
 status: {phase: Running}
----
-apiVersion: v1
+"#,
+            "---\n",
+            r#"apiVersion: v1
 kind: Node
 metadata: {name: node-a}
 status: {allocatable: {nvidia.com/gpu: 8}}
 "#,
+        ),
         "kai engine: Pod \"ml/p\": spec.nodeName: node \"ghost\" does not exist",
     ),
     (
@@ -56,51 +87,44 @@ status: {allocatable: {nvidia.com/gpu: "1e30"}}
     ),
     (
         "kai_pod.yaml",
-        r#"apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: team}
-spec: {resources: {gpu: {quota: 1, limit: -1, overQuotaWeight: 1}}}
----
-apiVersion: v1
+        concat!(
+            kai_queue!("team", "1"),
+            "---\n",
+            r#"apiVersion: v1
 kind: Pod
 metadata: {name: p, namespace: ml, labels: {kai.scheduler/queue: team}}
 spec: {schedulerName: kai-scheduler, containers: [{name: c, resources: {requests: {nvidia.com/gpu: "1e-40"}}}]}
 "#,
+        ),
         "resources.requests[nvidia.com/gpu]: Invalid value: \"1e-9\": must be an integer",
     ),
     (
         "kai_quota.yaml",
-        r#"apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: dept}
-spec: {resources: {gpu: {quota: 1e30, limit: -1, overQuotaWeight: 1}}}
----
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: team}
-spec: {parentQueue: dept, resources: {gpu: {quota: 1, limit: -1, overQuotaWeight: 1}}}
-"#,
+        concat!(
+            kai_queue!("dept", "1e30"),
+            "---\n",
+            kai_queue!("team", "1", "dept"),
+        ),
         "spec.resources.gpu.quota: Invalid value: \"1000000000000E\": must be at most 1E",
     ),
     (
         "kueue_config.yaml",
-        r#"apiVersion: config.kueue.x-k8s.io/v1beta1
+        concat!(
+            r#"apiVersion: config.kueue.x-k8s.io/v1beta1
 kind: Configuration
 fairSharing: {enable: true, preemptionStrategies: [Sometimes]}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: f}
 "#,
+            "---\n",
+            rf_f!(),
+        ),
         "fairSharing.preemptionStrategies",
     ),
     (
         "kueue_neg.yaml",
-        r#"apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: f}
----
-apiVersion: kueue.x-k8s.io/v1beta2
+        concat!(
+            rf_f!(),
+            "---\n",
+            r#"apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {name: cq}
 spec:
@@ -111,6 +135,7 @@ spec:
       resources:
       - {name: nvidia.com/gpu, nominalQuota: -2}
 "#,
+        ),
         "nominalQuota: Invalid value: \"-2\": must be greater than or equal to 0",
     ),
     (
@@ -124,76 +149,65 @@ spec: {clusterQueue: batch}
     ),
     (
         "rq_gpu_limit.yaml",
-        r#"apiVersion: v1
+        concat!(
+            r#"apiVersion: v1
 kind: ResourceQuota
 metadata: {name: cap, namespace: ml}
 spec: {hard: {limits.nvidia.com/gpu: 4, requests.nvidia.com/gpu: 4}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: f}
 "#,
+            "---\n",
+            rf_f!(),
+        ),
         "warning: ResourceQuota \"ml/cap\": spec.hard[limits.nvidia.com/gpu]: accepted by the API server",
     ),
     // Duplicates, invalid names, cohort cycles and what the API server refuses although
     // Kueue's scheduler would run it: every engine runs the same validator first.
     (
         "kai_badname.yaml",
-        r#"apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: Team_A}
-spec: {resources: {gpu: {quota: 1, limit: -1, overQuotaWeight: 1}}}
-"#,
+        kai_queue!("Team_A", "1"),
         "Queue \"Team_A\": metadata.name: Invalid value: \"Team_A\": must be a lowercase RFC 1123 subdomain",
     ),
     (
         "kai_dup.yaml",
-        r#"apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: team}
-spec: {resources: {gpu: {quota: 1, limit: -1, overQuotaWeight: 1}}}
----
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: team}
-spec: {resources: {gpu: {quota: 2, limit: -1, overQuotaWeight: 1}}}
-"#,
+        concat!(kai_queue!("team", "1"), "---\n", kai_queue!("team", "2"),),
         "Queue \"team\": metadata.name: Duplicate value: \"team\": more than one Queue has this name; one of them is ignored",
     ),
     (
         "kueue_cycle.yaml",
-        r#"apiVersion: kueue.x-k8s.io/v1beta2
+        concat!(
+            r#"apiVersion: kueue.x-k8s.io/v1beta2
 kind: Cohort
 metadata: {name: a}
 spec: {parentName: b}
----
-apiVersion: kueue.x-k8s.io/v1beta2
+"#,
+            "---\n",
+            r#"apiVersion: kueue.x-k8s.io/v1beta2
 kind: Cohort
 metadata: {name: b}
 spec: {parentName: a}
 "#,
+        ),
         "Cohort \"a\": spec.parentName: Invalid value: \"b\": cohort cycle: a -> b -> a",
     ),
     (
         "kueue_dup.yaml",
-        r#"apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: f}
----
-apiVersion: kueue.x-k8s.io/v1beta2
+        concat!(
+            rf_f!(),
+            "---\n",
+            r#"apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
 metadata: {name: f}
 spec: {nodeLabels: {a: b}}
 "#,
+        ),
         "ResourceFlavor \"f\": metadata.name: Duplicate value: \"f\": more than one ResourceFlavor has this name; one of them is ignored",
     ),
     (
         "kueue_tolerated.yaml",
-        r#"apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: f}
----
-apiVersion: kueue.x-k8s.io/v1beta2
+        concat!(
+            rf_f!(),
+            "---\n",
+            r#"apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {name: solo}
 spec:
@@ -204,6 +218,7 @@ spec:
       resources:
       - {name: nvidia.com/gpu, nominalQuota: 2, borrowingLimit: 2}
 "#,
+        ),
         "ClusterQueue \"solo\": spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: Invalid value: \"2\": must be nil when cohort is empty",
     ),
 ];
@@ -294,28 +309,18 @@ fn no_usable_object_is_an_error_in_every_command() {
             stderr.contains("error: no object gpuquota reads (Kueue, KAI or core kinds) in the input; nothing to validate"),
             "{stderr}"
         );
-        for (command, line) in [
-            (
-                &["kueue", "schedule"][..],
-                "error: no object `gpuquota kueue` reads in the input (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, Workload, WorkloadPriorityClass or a job); nothing to do",
-            ),
-            (
-                &["kueue", "quotas"][..],
-                "error: no object `gpuquota kueue` reads in the input (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, Workload, WorkloadPriorityClass or a job); nothing to do",
-            ),
-            (
-                &["kueue", "shares"][..],
-                "error: no object `gpuquota kueue` reads in the input (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, Workload, WorkloadPriorityClass or a job); nothing to do",
-            ),
-            (
-                &["kai", "schedule"][..],
-                "error: no object `gpuquota kai` reads in the input (Queue, PodGroup, Pod, Node or a job); nothing to do",
-            ),
-            (
-                &["kai", "fairshare"][..],
-                "error: no object `gpuquota kai` reads in the input (Queue, PodGroup, Pod, Node or a job); nothing to do",
-            ),
-        ] {
+        const KUEUE: &str = "error: no object `gpuquota kueue` reads in the input (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, Workload, WorkloadPriorityClass or a job); nothing to do";
+        const KAI: &str = "error: no object `gpuquota kai` reads in the input (Queue, PodGroup, Pod, Node or a job); nothing to do";
+        let commands = [
+            ("kueue", "schedule"),
+            ("kueue", "quotas"),
+            ("kueue", "shares"),
+        ]
+        .map(|c| (c, KUEUE))
+        .into_iter()
+        .chain([("kai", "schedule"), ("kai", "fairshare")].map(|c| (c, KAI)));
+        for ((engine, sub), line) in commands {
+            let command = &[engine, sub][..];
             let (no, stderr) = refused(command, f);
             assert!(no, "{command:?}: {stderr}");
             assert!(stderr.lines().any(|l| l == line), "{command:?}: {stderr}");

@@ -531,90 +531,52 @@ mod properties {
     use gpuquota_cohort::fair::FairSharing;
     use gpuquota_cohort::{Scheduler, World};
     use gpuquota_fairshare::config::settings_from_configuration;
+    use gpuquota_testkit::{Platform, Shape, Tree, platform};
     use proptest::prelude::*;
 
-    use crate::common::*;
-
     fn config() -> ProptestConfig {
-        ProptestConfig {
-            cases: 32,
-            max_shrink_iters: if std::env::var("CI").is_ok() { 0 } else { 128 },
-            ..ProptestConfig::default()
-        }
+        gpuquota_testkit::config(32)
     }
 
-    /// (cohort parent index or root, nominal), queues (cohort, nominal, weight, within,
-    /// reclaim), admitted (queue, gpus, priority), pending (queue, gpus, priority).
-    type Spec = (
-        Vec<u8>,
-        Vec<(usize, u8, u8, u8, u8)>,
-        Vec<(usize, u8, i32)>,
-        Vec<(usize, u8, i32)>,
-    );
-
-    fn spec() -> impl Strategy<Value = Spec> {
-        (1usize..4, 1usize..5).prop_flat_map(|(nc, nq)| {
-            (
-                proptest::collection::vec(0u8..3, nc),
-                proptest::collection::vec((0..nc, 0u8..6, 0u8..3, 0u8..3, 0u8..3), nq),
-                proptest::collection::vec((0..nq, 1u8..4, 0i32..3), 0..7),
-                proptest::collection::vec((0..nq, 1u8..5, 0i32..3), 1..6),
-            )
+    /// The workspace's random platform under fair sharing: `c0` the root with the other
+    /// cohorts below it, every ClusterQueue in a cohort with a weight (0 included).
+    fn spec() -> impl Strategy<Value = Platform> {
+        platform(Shape {
+            frs: vec![("g", "nvidia.com/gpu")],
+            cohorts: 1..4,
+            tree: Tree::Star,
+            cohort_frs: 1,
+            queues: 1..5,
+            queue_frs: 1..2,
+            nominal: 0..6,
+            borrowing_limit: 0..1,
+            lending_limit: 0..1,
+            always_in_cohort: true,
+            fair_sharing: true,
+            borrow_within_cohort: false,
+            strict_fifo: false,
+            admitted: 0..7,
+            pending: 1..6,
+            pods: 1..2,
+            per_pod: 1..5,
+            ..Shape::default()
+        })
+        .prop_map(|mut p| {
+            // quotas without limits
+            for q in p.cohorts.iter_mut().flat_map(|c| c.quotas.iter_mut()) {
+                q.borrowing_limit = None;
+                q.lending_limit = None;
+            }
+            for q in p.queues.iter_mut().flat_map(|c| c.quotas.iter_mut()) {
+                q.borrowing_limit = None;
+                q.lending_limit = None;
+            }
+            p
         })
     }
 
-    fn documents(s: &Spec) -> Vec<String> {
-        let (cohorts, queues, adm, pend) = s;
-        let mut docs = vec![
-            rf("g"),
-            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {}\n---\n"
-                .to_string(),
-        ];
-        // c0 is the root; c1.. hang below c0 with a little quota of their own
-        for (i, n) in cohorts.iter().enumerate() {
-            let n = n.to_string();
-            let parent = (i > 0).then_some("c0");
-            docs.push(cohort(&format!("c{i}"), parent, &[vec![gpu("g", &n)]]));
-        }
-        for (i, &(c, n, w, within, reclaim)) in queues.iter().enumerate() {
-            let within = ["Never", "LowerPriority", "LowerOrNewerEqualPriority"][within as usize];
-            let reclaim = ["Never", "LowerPriority", "Any"][reclaim as usize];
-            let extra = format!(
-                "fairSharing: {{weight: \"{w}\"}}\npreemption: {{withinClusterQueue: {within}, reclaimWithinCohort: {reclaim}}}"
-            );
-            let n = n.to_string();
-            docs.push(cq(
-                &format!("q{i}"),
-                Some(&format!("c{c}")),
-                &extra,
-                &[vec![gpu("g", &n)]],
-            ));
-        }
-        for (i, &(q, g, p)) in adm.iter().enumerate() {
-            let g = g.to_string();
-            docs.push(admitted(
-                &format!("a{i}"),
-                &format!("q{q}"),
-                &format!("q{q}"),
-                p,
-                i as u32,
-                1,
-                "g",
-                &[("nvidia.com/gpu", &g, &g)],
-            ));
-        }
-        for (i, &(q, g, p)) in pend.iter().enumerate() {
-            let g = g.to_string();
-            docs.push(wl(
-                &format!("p{i}"),
-                &format!("q{q}"),
-                p,
-                100 + i as u32,
-                1,
-                &[("nvidia.com/gpu", &g)],
-            ));
-        }
-        docs
+    fn documents(s: &Platform) -> Vec<String> {
+        s.documents()
     }
 
     fn load(docs: &[String]) -> (gpuquota_model::Model, World) {

@@ -7,11 +7,7 @@ use gpuquota_fairshare::waterfill::{WfQueue, water_fill};
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {
-    let mut c = ProptestConfig::with_cases(96);
-    if std::env::var_os("CI").is_some() {
-        c.max_shrink_iters = 0;
-    }
-    c
+    gpuquota_testkit::config(96)
 }
 
 fn r(n: i64) -> Ratio {

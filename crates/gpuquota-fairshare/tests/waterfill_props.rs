@@ -5,11 +5,7 @@ use gpuquota_fairshare::waterfill::{TierLevel, WfQueue, water_fill};
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {
-    let mut c = ProptestConfig::with_cases(256);
-    if std::env::var_os("CI").is_some() {
-        c.max_shrink_iters = 0;
-    }
-    c
+    gpuquota_testkit::config(256)
 }
 
 fn queues() -> impl Strategy<Value = Vec<WfQueue>> {

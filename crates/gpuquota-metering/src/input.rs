@@ -706,6 +706,23 @@ impl Document {
         sharing: ReplicasPerGpu,
         values: &mut dyn FnMut(&HoldingIn) -> Option<Vec<Option<u64>>>,
     ) -> Result<Input, MeteringError> {
+        let mut config = self.config()?;
+        config.sharing = sharing.clone();
+        let sharing = &sharing;
+        let mut input = Input::new(config);
+        self.card_types_into(&mut input)?;
+        self.departments_into(&mut input)?;
+        self.records_into(&mut input, sharing)?;
+        self.series_into(&mut input, sharing, values)?;
+        self.samples_into(&mut input, sharing)?;
+        self.services_into(&mut input);
+        self.busy_into(&mut input)?;
+        Ok(input)
+    }
+
+    /// The `window`, `currency`, `asOf`, `rounding`, `migWeights`, `basis`, `borrowed`,
+    /// `idle` and `lookback` settings.
+    fn config(&self) -> Result<Config, MeteringError> {
         let is_text = matches!(self.window.start, TimeIn::Text(_));
         let window = Window {
             start: time(&self.window.start, "window.start")?,
@@ -770,9 +787,11 @@ impl Document {
         if let Some(l) = self.lookback {
             config.lookback = l;
         }
-        config.sharing = sharing.clone();
-        let sharing = &sharing;
-        let mut input = Input::new(config);
+        Ok(config)
+    }
+
+    /// `cardTypes:`.
+    fn card_types_into(&self, input: &mut Input) -> Result<(), MeteringError> {
         for (i, c) in self.card_types.iter().enumerate() {
             let price = match &c.price_per_hour {
                 Some(p) => parse_decimal(&p.text(), 6, &format!("cardTypes[{i}].pricePerHour"))?,
@@ -786,6 +805,11 @@ impl Document {
                 replicas_per_gpu: c.replicas_per_gpu,
             });
         }
+        Ok(())
+    }
+
+    /// `departments:`, with their quota steps.
+    fn departments_into(&self, input: &mut Input) -> Result<(), MeteringError> {
         for (i, d) in self.departments.iter().enumerate() {
             let mut quota = BTreeMap::new();
             for (card, q) in &d.quota {
@@ -813,6 +837,15 @@ impl Document {
                 quota,
             });
         }
+        Ok(())
+    }
+
+    /// `records:` (intervals).
+    fn records_into(
+        &self,
+        input: &mut Input,
+        sharing: &ReplicasPerGpu,
+    ) -> Result<(), MeteringError> {
         for (i, r) in self.records.iter().enumerate() {
             let what = format!("records[{i}]");
             r.reject(
@@ -840,6 +873,16 @@ impl Document {
                 service: r.service.clone(),
             });
         }
+        Ok(())
+    }
+
+    /// `series:` (grids); `values` gives each entry's values, in order.
+    fn series_into(
+        &self,
+        input: &mut Input,
+        sharing: &ReplicasPerGpu,
+        values: &mut dyn FnMut(&HoldingIn) -> Option<Vec<Option<u64>>>,
+    ) -> Result<(), MeteringError> {
         for (i, s) in self.series.iter().enumerate() {
             let what = format!("series[{i}]");
             s.reject(
@@ -865,6 +908,15 @@ impl Document {
                 service: s.service.clone(),
             });
         }
+        Ok(())
+    }
+
+    /// `samples:` (raw points with staleness).
+    fn samples_into(
+        &self,
+        input: &mut Input,
+        sharing: &ReplicasPerGpu,
+    ) -> Result<(), MeteringError> {
         for (i, s) in self.samples.iter().enumerate() {
             let what = format!("samples[{i}]");
             s.reject(
@@ -902,6 +954,11 @@ impl Document {
                 label: None,
             });
         }
+        Ok(())
+    }
+
+    /// `services:`, their tokens (the unattributed ones under their own name).
+    fn services_into(&self, input: &mut Input) {
         for s in &self.services {
             let mut tokens: BTreeMap<String, Tokens> = s
                 .tokens
@@ -931,6 +988,10 @@ impl Document {
                 tokens,
             });
         }
+    }
+
+    /// `busy:` fractions by holder.
+    fn busy_into(&self, input: &mut Input) -> Result<(), MeteringError> {
         for (i, b) in self.busy.iter().enumerate() {
             let micro = parse_decimal(&b.fraction.text(), 6, &format!("busy[{i}].fraction"))?;
             input.busy.push(BusyFraction {
@@ -938,7 +999,7 @@ impl Document {
                 micro,
             });
         }
-        Ok(input)
+        Ok(())
     }
 }
 

@@ -4,11 +4,7 @@
 use gpuquota_mig::fuzzing::{check_plan_input, check_structured};
 
 fn budget_ms() -> u64 {
-    if std::env::var_os("CI").is_some() {
-        300
-    } else {
-        1000
-    }
+    gpuquota_testkit::budget_ms(1000)
 }
 
 #[test]

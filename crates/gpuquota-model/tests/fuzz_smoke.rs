@@ -5,10 +5,7 @@ use gpuquota_model::fuzzing::{check_import, check_quantity};
 
 /// Milliseconds per check; `GPUQUOTA_FUZZ_MS` raises it for a longer local run.
 fn budget_ms() -> u64 {
-    std::env::var("GPUQUOTA_FUZZ_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(400)
+    gpuquota_testkit::budget_ms(400)
 }
 
 #[test]

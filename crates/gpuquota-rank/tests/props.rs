@@ -7,12 +7,7 @@ use gpuquota_rank::{DivisionOptions, Hierarchy, Mode, QueueInput, ResourceParams
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {
-    let ci = std::env::var("CI").is_ok();
-    ProptestConfig {
-        cases: 96,
-        max_shrink_iters: if ci { 0 } else { 1024 },
-        ..ProptestConfig::default()
-    }
+    gpuquota_testkit::config(96)
 }
 
 /// One generated queue, in quarter GPUs.

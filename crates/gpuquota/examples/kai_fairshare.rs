@@ -2,6 +2,12 @@
 //!
 //! Run with `cargo run -p gpuquota --example kai_fairshare`.
 
+use gpuquota::model::core::{
+    Container, Node, NodeStatus, Pod, PodSpec, PodStatus, ResourceRequirements,
+};
+use gpuquota::model::kai::{QUEUE_LABEL, Queue, QueueResource, QueueResources, QueueSpec};
+use gpuquota::model::meta::ObjectMeta;
+use gpuquota::model::{Model, Quantity, ResourceName};
 use gpuquota::rank::report::fairshare_json;
 use gpuquota::rank::{BuildOptions, Cluster, DivisionOptions, SessionOptions, run_session};
 
@@ -83,5 +89,88 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // b's second pod would take b beyond its fair share of 6.
     assert_eq!(session.allocated.len(), 2);
     assert_eq!(session.pending[0].pod_group, "ns/b-1");
+
+    // The same objects built as plain Rust values, without YAML, divide the same.
+    let by_hand = Cluster::from_model(&plain_model()?, &BuildOptions::default())?;
+    assert_eq!(
+        fairshare_json(&by_hand, &DivisionOptions::default())?,
+        shares
+    );
     Ok(())
+}
+
+/// `MANIFESTS` as Rust values.
+fn plain_model() -> Result<Model, Box<dyn std::error::Error>> {
+    let gpu = ResourceName::new("nvidia.com/gpu");
+    let meta = |name: &str, namespace: Option<&str>| ObjectMeta {
+        name: name.into(),
+        namespace: namespace.map(Into::into),
+        ..ObjectMeta::default()
+    };
+    let mut model = Model::default();
+    for (name, quota, weight) in [("a", "2", "1"), ("b", "1", "3")] {
+        let resource = QueueResource {
+            quota: Some(Quantity::parse(quota)?),
+            over_quota_weight: Some(Quantity::parse(weight)?),
+            limit: Some(Quantity::parse("-1")?),
+        };
+        let spec = QueueSpec {
+            resources: Some(QueueResources {
+                gpu: Some(resource),
+                ..QueueResources::default()
+            }),
+            ..QueueSpec::default()
+        };
+        model.queues.insert(
+            name.into(),
+            Queue {
+                metadata: meta(name, None),
+                spec,
+                ..Queue::default()
+            },
+        );
+    }
+    let mut allocatable = std::collections::BTreeMap::new();
+    allocatable.insert(ResourceName::new("cpu"), Quantity::parse("64")?);
+    allocatable.insert(ResourceName::new("memory"), Quantity::parse("512Gi")?);
+    allocatable.insert(gpu.clone(), Quantity::parse("10")?);
+    model.nodes.insert(
+        "node-1".into(),
+        Node {
+            metadata: meta("node-1", None),
+            status: NodeStatus {
+                allocatable,
+                ..NodeStatus::default()
+            },
+            ..Node::default()
+        },
+    );
+    for (name, queue, gpus) in [("a-0", "a", "4"), ("b-0", "b", "6"), ("b-1", "b", "6")] {
+        let mut metadata = meta(name, Some("ns"));
+        metadata.labels.insert(QUEUE_LABEL.into(), queue.into());
+        let container = Container {
+            name: "c".into(),
+            resources: ResourceRequirements {
+                limits: [(gpu.clone(), Quantity::parse(gpus)?)]
+                    .into_iter()
+                    .collect(),
+                ..ResourceRequirements::default()
+            },
+            ..Container::default()
+        };
+        let pod = Pod {
+            metadata,
+            spec: PodSpec {
+                scheduler_name: Some("kai-scheduler".into()),
+                containers: vec![container],
+                ..PodSpec::default()
+            },
+            status: Some(PodStatus {
+                phase: Some("Pending".into()),
+                ..PodStatus::default()
+            }),
+        };
+        model.pods.insert(format!("ns/{name}"), pod);
+    }
+    Ok(model)
 }

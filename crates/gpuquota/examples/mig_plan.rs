@@ -3,7 +3,9 @@
 //!
 //! Run with `cargo run -p gpuquota --example mig_plan`.
 
-use gpuquota::mig::{Catalogue, PlanOptions, PlanRequest, mig_parted_config, plan};
+use gpuquota::mig::{
+    Catalogue, DemandSpec, GpuSpec, InstanceSpec, PlanOptions, PlanRequest, mig_parted_config, plan,
+};
 
 /// GPU 0 runs a busy 3g.20gb instance; GPU 1 has MIG on and nothing cut. Demand: 3 × 2g.10gb.
 const REQUEST: &str = r#"
@@ -37,6 +39,40 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{}/{}: {}", gpu.node, gpu.index, layout.join(" "));
     }
     assert_eq!((p.value, p.reconfigured, p.optimal), (3, 1, true));
+
+    // The same request built as plain Rust values, without YAML, plans the same.
+    let gpu = |index: u32, instances: Vec<InstanceSpec>| GpuSpec {
+        node: "node-a".into(),
+        index,
+        model: "NVIDIA A100-SXM4-40GB".into(),
+        instances: Some(instances),
+        busy: false,
+    };
+    let by_hand = PlanRequest {
+        gpus: vec![
+            gpu(
+                0,
+                vec![InstanceSpec {
+                    profile: "3g.20gb".into(),
+                    start: 4,
+                    busy: true,
+                }],
+            ),
+            gpu(1, Vec::new()),
+        ],
+        demand: vec![DemandSpec {
+            resource: Some("nvidia.com/mig-2g.10gb".into()),
+            profile: None,
+            count: 3,
+            weight: None,
+        }],
+        ..PlanRequest::default()
+    };
+    assert_eq!(by_hand, request);
+    let instance = by_hand
+        .resolve(Catalogue::builtin())
+        .map_err(|e| format!("{e:?}"))?;
+    assert_eq!(plan(&instance, &PlanOptions::default())?, p);
     print!("{}", mig_parted_config(&p));
     Ok(())
 }

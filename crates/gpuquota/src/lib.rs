@@ -14,6 +14,20 @@
 //! | [MIG layout planning](#mig-layout-planning) | [`mig::plan()`](mig::plan()), [`mig::mig_parted_config`] | [`mig`] |
 //! | [Metering and chargeback](#metering-and-chargeback) | [`metering::meter`] | [`metering`] |
 //!
+//! Every engine has the same two steps: a checked input built once (problems come back as
+//! typed diagnostics naming object and field, and nothing is built), then a run over it that
+//! needs nothing else and returns a typed report.
+//!
+//! | engine | input | run | report |
+//! |---|---|---|---|
+//! | Kueue | [`cohort::ScheduleInput::from_model`] | [`cohort::run`] | [`cohort::ScheduleReport`] |
+//! | KAI | [`rank::Cluster::from_model`] | [`rank::run_session`] | [`rank::SessionResult`] |
+//! | MIG | [`mig::PlanRequest::resolve`] | [`mig::plan()`](mig::plan()) | [`mig::Plan`] |
+//! | metering | [`metering::Input`] (or [`metering::input::Document::into_input`]) | [`metering::meter`] | [`metering::Report`] |
+//!
+//! Each input can be built as plain Rust values instead of YAML: the Kueue engine's
+//! [`cohort::entry`] page and the KAI and MIG examples below show it.
+//!
 //! Every engine's own page states the properties its tests check, the input formats and the
 //! JSON output. [`guide`] answers the common questions with a command and a call each;
 //! [`design`] records how the crates are cut and where each upstream rule comes from. The

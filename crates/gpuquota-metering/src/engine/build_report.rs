@@ -8,6 +8,8 @@ use crate::engine::types::*;
 use crate::money::*;
 use crate::report::{IdleLine, Line, Report, Totals};
 
+type Lines = BTreeMap<(String, String, Option<String>), (usize, Acc)>;
+
 pub(super) fn build_report(
     input: &Input,
     group_keys: &[GroupKey],
@@ -19,7 +21,65 @@ pub(super) fn build_report(
     let cfg = &input.config;
     let cur = &cfg.currency;
     let money_den = mul(UNITS_PER_CARD_HOUR, cur.micro_per_minor(), "money")?;
-    let mut lines: BTreeMap<(String, String, Option<String>), (usize, Acc)> = BTreeMap::new();
+    let lines = group_lines(input, group_keys, acc, &busy_acc, &mut warnings)?;
+    unused_services(input, &lines, &mut warnings);
+    let mut exact_num: i128 = 0;
+    let (mut out_lines, charged_per_card) =
+        priced_lines(input, lines, money_den, &mut exact_num, &mut warnings)?;
+    split_service_costs(input, &mut out_lines, money_den)?;
+    let mut idle_lines = idle(
+        input,
+        &mut out_lines,
+        &charged_per_card,
+        t_len,
+        money_den,
+        &mut exact_num,
+        &mut warnings,
+    )?;
+
+    idle_lines.sort_by(|a, b| a.card_type.cmp(&b.card_type));
+    // canonical order, so that a permuted input gives the same report
+    warnings.sort();
+    warnings.dedup();
+    let mut cost_total: i128 = 0;
+    for l in &out_lines {
+        cost_total = add(cost_total, l.total_minor, "total")?;
+    }
+    for i in idle_lines.iter().filter(|i| !i.recovered) {
+        cost_total = add(cost_total, i.cost_minor, "total")?;
+    }
+    let exact_micro = div_round(exact_num, UNITS_PER_CARD_HOUR, RoundingMode::HalfEven)
+        .ok_or_else(|| ovf("total"))?;
+    let drift_num = mul(cost_total, money_den, "drift")? - exact_num;
+    let drift =
+        div_round(drift_num, money_den, RoundingMode::HalfEven).ok_or_else(|| ovf("drift"))?;
+    Ok(Report {
+        window: cfg.window,
+        time_format: cfg.time_format,
+        currency: cur.clone(),
+        rounding: cfg.rounding,
+        lines: out_lines,
+        idle: idle_lines,
+        totals: Totals {
+            cost_minor: cost_total,
+            exact_cost_micro: exact_micro,
+            drift_minor: drift,
+            exact_cost_num: exact_num,
+        },
+        warnings,
+    })
+}
+
+/// One line per (department, card type, service): a group's units, its busy figures, and a
+/// service's hours shared over the departments by their tokens.
+fn group_lines(
+    input: &Input,
+    group_keys: &[GroupKey],
+    acc: Vec<Vec<Acc>>,
+    busy_acc: &BTreeMap<(usize, usize), (i128, i128)>,
+    warnings: &mut Vec<String>,
+) -> Result<Lines, MeteringError> {
+    let mut lines: Lines = BTreeMap::new();
     let services: BTreeMap<&str, &Service> = input
         .services
         .iter()
@@ -45,52 +105,71 @@ pub(super) fn build_report(
                     let Some(svc) = services.get(sname.as_str()) else {
                         continue;
                     };
-                    let what = format!("services[{sname}]");
-                    let mut names = Vec::new();
-                    let mut eff = Vec::new();
-                    for (d, t) in &svc.tokens {
-                        let e = add(
-                            mul(i128::from(svc.input_weight), i128::from(t.input), &what)?,
-                            mul(i128::from(svc.output_weight), i128::from(t.output), &what)?,
-                            &what,
-                        )?;
-                        names.push(d.clone());
-                        eff.push(e);
-                    }
-                    let total_eff: i128 = eff.iter().sum();
-                    let shares: Vec<(String, i128)> = if total_eff == 0 {
-                        warnings.push(format!(
-                            "service {sname}: no tokens in the window; its {} hours stay with its \
-                             owner {}",
-                            card_name, svc.department
-                        ));
-                        vec![(svc.department.clone(), x.allocated)]
-                    } else {
-                        let sh = apportion(x.allocated, &eff).ok_or_else(|| ovf(&what))?;
-                        names.into_iter().zip(sh).collect()
-                    };
-                    for (d, units) in shares {
-                        if units == 0 {
-                            continue;
-                        }
-                        let (busy_micro, covered) = if x.covered > 0 {
-                            // the service's utilisation applies to every share
-                            (x.busy_micro, x.covered)
-                        } else {
-                            (0, 0)
-                        };
-                        let entry = lines
-                            .entry((d, card_name.clone(), Some(sname.clone())))
-                            .or_insert((c, Acc::default()));
-                        entry.1.allocated = add(entry.1.allocated, units, &what)?;
-                        entry.1.busy_micro = busy_micro;
-                        entry.1.covered = covered;
-                    }
+                    service_shares(&mut lines, svc, sname, c, &card_name, &x, warnings)?;
                 }
             }
         }
     }
+    Ok(lines)
+}
 
+/// A service's hours on card type `c`, shared over the departments by their weighted tokens
+/// (all to its owner when there are none).
+fn service_shares(
+    lines: &mut Lines,
+    svc: &Service,
+    sname: &str,
+    c: usize,
+    card_name: &str,
+    x: &Acc,
+    warnings: &mut Vec<String>,
+) -> Result<(), MeteringError> {
+    let what = format!("services[{sname}]");
+    let mut names = Vec::new();
+    let mut eff = Vec::new();
+    for (d, t) in &svc.tokens {
+        let e = add(
+            mul(i128::from(svc.input_weight), i128::from(t.input), &what)?,
+            mul(i128::from(svc.output_weight), i128::from(t.output), &what)?,
+            &what,
+        )?;
+        names.push(d.clone());
+        eff.push(e);
+    }
+    let total_eff: i128 = eff.iter().sum();
+    let shares: Vec<(String, i128)> = if total_eff == 0 {
+        warnings.push(format!(
+            "service {sname}: no tokens in the window; its {} hours stay with its \
+                 owner {}",
+            card_name, svc.department
+        ));
+        vec![(svc.department.clone(), x.allocated)]
+    } else {
+        let sh = apportion(x.allocated, &eff).ok_or_else(|| ovf(&what))?;
+        names.into_iter().zip(sh).collect()
+    };
+    for (d, units) in shares {
+        if units == 0 {
+            continue;
+        }
+        let (busy_micro, covered) = if x.covered > 0 {
+            // the service's utilisation applies to every share
+            (x.busy_micro, x.covered)
+        } else {
+            (0, 0)
+        };
+        let entry = lines
+            .entry((d, card_name.to_owned(), Some(sname.to_owned())))
+            .or_insert((c, Acc::default()));
+        entry.1.allocated = add(entry.1.allocated, units, &what)?;
+        entry.1.busy_micro = busy_micro;
+        entry.1.covered = covered;
+    }
+    Ok(())
+}
+
+/// Warns about every service that got no hours.
+fn unused_services(input: &Input, lines: &Lines, warnings: &mut Vec<String>) {
     for svc in &input.services {
         if !lines
             .keys()
@@ -103,11 +182,21 @@ pub(super) fn build_report(
             ));
         }
     }
+}
 
+/// Charged units and cost per line (by the basis and the borrowed mode), and its
+/// utilization; the charged units per card type.
+fn priced_lines(
+    input: &Input,
+    lines: Lines,
+    money_den: i128,
+    exact_num: &mut i128,
+    warnings: &mut Vec<String>,
+) -> Result<(Vec<Line>, Vec<i128>), MeteringError> {
+    let cfg = &input.config;
     // charged units and cost per line
     let mut out_lines = Vec::with_capacity(lines.len());
     let mut charged_per_card = vec![0i128; input.card_types.len()];
-    let mut exact_num: i128 = 0;
     for ((department, card_type, service), (c, x)) in lines {
         let price = input.card_types[c].price_micro_per_hour;
         let charged = match (cfg.basis, &service) {
@@ -121,7 +210,7 @@ pub(super) fn build_report(
         };
         charged_per_card[c] = add(charged_per_card[c], charged, "charged")?;
         let num = mul(charged, price, &department)?;
-        exact_num = add(exact_num, num, "total")?;
+        *exact_num = add(*exact_num, num, "total")?;
         let cost = div_round(num, money_den, cfg.rounding).ok_or_else(|| ovf("cost"))?;
         let utilization = if x.covered > 0 && x.allocated > 0 {
             if x.covered < x.allocated {
@@ -160,8 +249,17 @@ pub(super) fn build_report(
         });
     }
 
-    // A service's cost is a fixed total: rounded once for the service, then split over its
-    // token lines by largest remainder, so that the shares add up to it exactly.
+    Ok((out_lines, charged_per_card))
+}
+
+/// A service's cost is a fixed total: rounded once for the service, then split over its
+/// token lines by largest remainder, so that the shares add up to it exactly.
+fn split_service_costs(
+    input: &Input,
+    out_lines: &mut [Line],
+    money_den: i128,
+) -> Result<(), MeteringError> {
+    let cfg = &input.config;
     let mut by_service: BTreeMap<(String, usize), Vec<usize>> = BTreeMap::new();
     for (i, l) in out_lines.iter().enumerate() {
         if let Some(s) = &l.service {
@@ -186,7 +284,21 @@ pub(super) fn build_report(
         }
     }
 
-    // idle per card type, and its recovery
+    Ok(())
+}
+
+/// The idle hours and cost of every card type with a capacity, and their recovery by the
+/// charged lines.
+fn idle(
+    input: &Input,
+    out_lines: &mut [Line],
+    charged_per_card: &[i128],
+    t_len: i128,
+    money_den: i128,
+    exact_num: &mut i128,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<IdleLine>, MeteringError> {
+    let cfg = &input.config;
     let mut idle_lines = Vec::new();
     for (c, ct) in input.card_types.iter().enumerate() {
         let Some(cap) = ct.capacity else { continue };
@@ -202,7 +314,7 @@ pub(super) fn build_report(
             idle = 0;
         }
         let num = mul(idle, ct.price_micro_per_hour, &ct.name)?;
-        exact_num = add(exact_num, num, "total")?;
+        *exact_num = add(*exact_num, num, "total")?;
         let cost = div_round(num, money_den, cfg.rounding).ok_or_else(|| ovf("idle cost"))?;
         let mut recovered = false;
         if cfg.idle != IdleMode::Platform && cost > 0 {
@@ -242,35 +354,5 @@ pub(super) fn build_report(
         });
     }
 
-    idle_lines.sort_by(|a, b| a.card_type.cmp(&b.card_type));
-    // canonical order, so that a permuted input gives the same report
-    warnings.sort();
-    warnings.dedup();
-    let mut cost_total: i128 = 0;
-    for l in &out_lines {
-        cost_total = add(cost_total, l.total_minor, "total")?;
-    }
-    for i in idle_lines.iter().filter(|i| !i.recovered) {
-        cost_total = add(cost_total, i.cost_minor, "total")?;
-    }
-    let exact_micro = div_round(exact_num, UNITS_PER_CARD_HOUR, RoundingMode::HalfEven)
-        .ok_or_else(|| ovf("total"))?;
-    let drift_num = mul(cost_total, money_den, "drift")? - exact_num;
-    let drift =
-        div_round(drift_num, money_den, RoundingMode::HalfEven).ok_or_else(|| ovf("drift"))?;
-    Ok(Report {
-        window: cfg.window,
-        time_format: cfg.time_format,
-        currency: cur.clone(),
-        rounding: cfg.rounding,
-        lines: out_lines,
-        idle: idle_lines,
-        totals: Totals {
-            cost_minor: cost_total,
-            exact_cost_micro: exact_micro,
-            drift_minor: drift,
-            exact_cost_num: exact_num,
-        },
-        warnings,
-    })
+    Ok(idle_lines)
 }

@@ -10,15 +10,7 @@ use gpuquota_metering::{
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {
-    let ci = std::env::var_os("CI").is_some();
-    ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(if ci { 48 } else { 96 }),
-        max_shrink_iters: if ci { 0 } else { 256 },
-        ..ProptestConfig::default()
-    }
+    gpuquota_testkit::config(if gpuquota_testkit::ci() { 48 } else { 96 })
 }
 
 const DEPTS: [&str; 3] = ["A", "B", "C"];

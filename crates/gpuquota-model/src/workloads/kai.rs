@@ -307,361 +307,452 @@ fn push_pods(
 
 type Plans = Option<(Vec<GroupPlan>, Option<String>)>;
 
-/// The PodGroups of `obj`, or `None` when its pods are not KAI's.
+/// The PodGroups of `obj`, or `None` when its pods are not KAI's: one grouper per kind, as
+/// KAI's pod grouper has one plugin per owner kind
+/// (kai-scheduler/KAI-Scheduler: `pkg/podgrouper/podgrouper/plugins/`).
 fn plan(model: &Model, obj: &WorkloadObject, st: &GrouperSettings) -> Result<Plans, String> {
-    let name = &obj.metadata.name;
-    let uid = obj.metadata.uid.as_deref().unwrap_or("");
-    // Without a uid (a manifest never applied) the `-<uid>` suffix is left out: a trailing
-    // `-` would not be a valid object name.
-    let pg = if uid.is_empty() {
-        format!("pg-{name}")
-    } else {
-        format!("pg-{name}-{uid}")
-    };
-    let one = |min_member: i32, pods: Vec<PodPlan>, default_class: &'static str| GroupPlan {
-        name: pg.clone(),
-        min_member,
-        pods,
-        default_class,
-        ..GroupPlan::default()
-    };
-    let annotation_min = obj
-        .metadata
-        .annotations
-        .get(MIN_MEMBER_ANNOTATION)
-        .and_then(|v| v.parse::<i32>().ok());
-    Ok(match obj.kind {
+    let g = Grouper::new(model, obj, st);
+    match obj.kind {
         // Read by GrouperSettings; not a workload.
         ObjectKind::KaiConfig
         | ObjectKind::TrainingRuntime
         | ObjectKind::ClusterTrainingRuntime
-        | ObjectKind::LimitRange => return Ok(None),
-        ObjectKind::Job => {
-            let spec: JobSpec = obj.spec_as()?;
-            if !is_kai(&spec.template, st) {
-                return Ok(None);
-            }
-            let pods = pods_of(name, &spec.template, spec.pods_count())?;
-            // A CronJob's Job is grouped by the default grouper (minMember 1), not the Job
-            // grouper (cronjobs/crobjob-grouper.go).
-            let min = if controller_owner(&obj.metadata).is_some_and(|(_, k, _)| k == "CronJob") {
-                1
-            } else {
-                annotation_min.unwrap_or(1)
-            };
-            Some((vec![one(min, pods, "train")], None))
-        }
+        | ObjectKind::LimitRange => Ok(None),
+        ObjectKind::Job => g.job(),
         ObjectKind::CronJob => {
             let spec: super::kinds::CronJobSpec = obj.spec_as()?;
             if !is_kai(&spec.job_template.spec.template, st) {
                 return Ok(None);
             }
-            return cronjob(model, obj, &spec).map(Some);
+            cronjob(model, obj, &spec).map(Some)
         }
-        ObjectKind::AppWrapper => {
-            let (sets, warnings) = super::appwrapper::pod_sets(&obj.spec)?;
-            if !sets.iter().any(|s| is_kai(&s.template, st)) {
-                return Ok(None);
-            }
-            let mut pods = Vec::new();
-            for (i, set) in sets.iter().enumerate() {
-                push_pods(&mut pods, &format!("{name}-{i}"), &set.template, set.count)?;
-            }
-            let warning = (!warnings.is_empty()).then(|| warnings.join("; "));
-            Some((vec![one(1, pods, "train")], warning))
-        }
-        ObjectKind::KnativeService => {
-            let template: PodTemplateSpec = match obj.spec.get("template") {
-                Some(t) => serde_path_to_error::deserialize(t)
-                    .map_err(|e| format!("spec.template.{}: {}", e.path(), e.inner()))?,
-                None => PodTemplateSpec::default(),
-            };
-            if !is_kai(&template, st) {
-                return Ok(None);
-            }
-            let revision = template
-                .metadata
-                .as_ref()
-                .map(|m| m.name.clone())
-                .filter(|n| !n.is_empty())
-                .or_else(|| {
-                    obj.status
-                        .as_ref()
-                        .and_then(|s| s.get("latestCreatedRevisionName"))
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                })
-                .unwrap_or_else(|| format!("{name}-00001"));
-            // Revisions of the Service in the files (by name, or by the
-            // `serving.knative.dev/service` label Knative puts on them) are grouped on their own.
-            let ns = obj.namespace();
-            if model.workload_objects.values().any(|o| {
-                o.kind == ObjectKind::KnativeRevision
-                    && o.namespace() == ns
-                    && (o.metadata.name == revision
-                        || o.metadata.labels.get(KNATIVE_SERVICE_LABEL) == Some(name))
-            }) {
-                return Ok(Some((Vec::new(), None)));
-            }
-            let mut meta = template.metadata.clone().unwrap_or_default();
-            meta.name = revision;
-            meta.uid = None;
-            meta.namespace = Some(obj.namespace().to_owned());
-            meta.creation_timestamp = obj.metadata.creation_timestamp;
-            Some((vec![knative_group(meta, &template)?], None))
-        }
-        ObjectKind::KnativeRevision => {
-            let spec: crate::core::PodSpec = obj.spec_as()?;
-            let template = PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: obj.metadata.labels.clone(),
-                    annotations: obj.metadata.annotations.clone(),
-                    ..ObjectMeta::default()
-                }),
-                spec,
-            };
-            if !is_kai(&template, st) {
-                return Ok(None);
-            }
-            Some((vec![knative_group(obj.metadata.clone(), &template)?], None))
-        }
-        ObjectKind::Deployment | ObjectKind::StatefulSet | ObjectKind::ReplicaSet => {
-            let spec: ReplicatedPodsSpec = obj.spec_as()?;
-            if !is_kai(&spec.template, st) {
-                return Ok(None);
-            }
-            let n = spec.replicas.unwrap_or(1);
-            if obj.kind == ObjectKind::Deployment {
-                let plans = (0..capped(n, "spec.replicas")?)
-                    .map(|i| GroupPlan {
-                        name: format!("pg-{name}-{i}"),
-                        min_member: 1,
-                        pods: vec![PodPlan {
-                            name: format!("{name}-{i}"),
-                            template: spec.template.clone(),
-                        }],
-                        default_class: "inference",
-                        ..GroupPlan::default()
-                    })
-                    .collect();
-                Some((plans, None))
-            } else {
-                Some((
-                    vec![one(1, pods_of(name, &spec.template, n)?, "train")],
-                    None,
-                ))
-            }
-        }
+        ObjectKind::AppWrapper => g.appwrapper(),
+        ObjectKind::KnativeService => g.knative_service(),
+        ObjectKind::KnativeRevision => g.knative_revision(),
+        ObjectKind::Deployment | ObjectKind::StatefulSet | ObjectKind::ReplicaSet => g.replicated(),
         ObjectKind::PyTorchJob
         | ObjectKind::TFJob
         | ObjectKind::XGBoostJob
         | ObjectKind::JAXJob
         | ObjectKind::MPIJob
-        | ObjectKind::PaddleJob => {
-            let spec: KubeflowSpec = obj.spec_as()?;
-            let field = match obj.kind {
-                ObjectKind::PyTorchJob => "pytorchReplicaSpecs",
-                ObjectKind::TFJob => "tfReplicaSpecs",
-                ObjectKind::XGBoostJob => "xgbReplicaSpecs",
-                ObjectKind::JAXJob => "jaxReplicaSpecs",
-                ObjectKind::PaddleJob => "paddleReplicaSpecs",
-                _ => "mpiReplicaSpecs",
-            };
-            let specs: BTreeMap<String, ReplicaSpec> = match spec.other.get(field) {
-                None | Some(Value::Null) => BTreeMap::new(),
-                Some(v) => serde_path_to_error::deserialize(v)
-                    .map_err(|e| format!("spec.{field}.{}: {}", e.path(), e.inner()))?,
-            };
-            if !specs.values().any(|r| is_kai(&r.template, st)) {
-                return Ok(None);
-            }
-            let mut pods = Vec::new();
-            let mut total = 0i32;
-            for (t, r) in specs.iter() {
-                let n = r.replicas.unwrap_or(1);
-                total = total.saturating_add(n);
-                push_pods(
-                    &mut pods,
-                    &format!("{name}-{}", t.to_lowercase()),
-                    &r.template,
-                    n,
-                )?;
-            }
-            if obj.kind == ObjectKind::PaddleJob {
-                return Ok(Some((vec![one(1, pods, "train")], None)));
-            }
-            let sched_min = spec
-                .run_policy
-                .as_ref()
-                .and_then(|p| p.scheduling_policy.as_ref())
-                .and_then(|s| s.min_available)
-                .and_then(|m| i32::try_from(m).ok());
-            let mut min = sched_min.unwrap_or(total);
-            if obj.kind == ObjectKind::PyTorchJob
-                && let Some(m) = spec
-                    .other
-                    .get("elasticPolicy")
-                    .and_then(|e| e.get("minReplicas"))
-                    .and_then(Value::as_i64)
-                    .and_then(|m| i32::try_from(m).ok())
-            {
-                min = m;
-                if let Some(s) = sched_min {
-                    min = s;
-                }
-            }
-            if obj.kind == ObjectKind::MPIJob
-                && sched_min.is_none()
-                && spec
-                    .other
-                    .get("launcherCreationPolicy")
+        | ObjectKind::PaddleJob => g.kubeflow(),
+        ObjectKind::RayCluster | ObjectKind::RayJob => g.ray(),
+        ObjectKind::LeaderWorkerSet => g.lws(),
+        ObjectKind::JobSet => g.jobset(),
+        ObjectKind::SparkApplication => spark_application(model, obj, st),
+        ObjectKind::TrainJob | ObjectKind::RayService => g.not_modelled(),
+    }
+}
+
+/// What the groupers of one object share.
+struct Grouper<'a> {
+    model: &'a Model,
+    obj: &'a WorkloadObject,
+    st: &'a GrouperSettings,
+    /// `pg-<name>-<uid>`, or `pg-<name>` without a uid.
+    pg: String,
+    /// The min-member annotation, if it parses.
+    annotation_min: Option<i32>,
+}
+
+impl<'a> Grouper<'a> {
+    fn new(model: &'a Model, obj: &'a WorkloadObject, st: &'a GrouperSettings) -> Grouper<'a> {
+        let name = &obj.metadata.name;
+        let uid = obj.metadata.uid.as_deref().unwrap_or("");
+        // Without a uid (a manifest never applied) the `-<uid>` suffix is left out: a trailing
+        // `-` would not be a valid object name.
+        let pg = if uid.is_empty() {
+            format!("pg-{name}")
+        } else {
+            format!("pg-{name}-{uid}")
+        };
+        let annotation_min = obj
+            .metadata
+            .annotations
+            .get(MIN_MEMBER_ANNOTATION)
+            .and_then(|v| v.parse::<i32>().ok());
+        Grouper {
+            model,
+            obj,
+            st,
+            pg,
+            annotation_min,
+        }
+    }
+
+    /// The object's one PodGroup.
+    fn one(&self, min_member: i32, pods: Vec<PodPlan>, default_class: &'static str) -> GroupPlan {
+        GroupPlan {
+            name: self.pg.clone(),
+            min_member,
+            pods,
+            default_class,
+            ..GroupPlan::default()
+        }
+    }
+
+    /// A Job: one gang (minMember from the annotation, 1 for a CronJob's Job).
+    fn job(&self) -> Result<Plans, String> {
+        let obj = self.obj;
+        let st = self.st;
+        let name = &obj.metadata.name;
+        let spec: JobSpec = obj.spec_as()?;
+        if !is_kai(&spec.template, st) {
+            return Ok(None);
+        }
+        let pods = pods_of(name, &spec.template, spec.pods_count())?;
+        // A CronJob's Job is grouped by the default grouper (minMember 1), not the Job
+        // grouper (cronjobs/crobjob-grouper.go).
+        let min = if controller_owner(&obj.metadata).is_some_and(|(_, k, _)| k == "CronJob") {
+            1
+        } else {
+            self.annotation_min.unwrap_or(1)
+        };
+        Ok(Some((vec![self.one(min, pods, "train")], None)))
+    }
+
+    /// An AppWrapper: one gang of 1 over its pod sets.
+    fn appwrapper(&self) -> Result<Plans, String> {
+        let obj = self.obj;
+        let st = self.st;
+        let name = &obj.metadata.name;
+        let (sets, warnings) = super::appwrapper::pod_sets(&obj.spec)?;
+        if !sets.iter().any(|s| is_kai(&s.template, st)) {
+            return Ok(None);
+        }
+        let mut pods = Vec::new();
+        for (i, set) in sets.iter().enumerate() {
+            push_pods(&mut pods, &format!("{name}-{i}"), &set.template, set.count)?;
+        }
+        let warning = (!warnings.is_empty()).then(|| warnings.join("; "));
+        Ok(Some((vec![self.one(1, pods, "train")], warning)))
+    }
+
+    /// A Knative Service: its latest revision, unless the files hold the revision itself.
+    fn knative_service(&self) -> Result<Plans, String> {
+        let model = self.model;
+        let obj = self.obj;
+        let st = self.st;
+        let name = &obj.metadata.name;
+        let template: PodTemplateSpec = match obj.spec.get("template") {
+            Some(t) => serde_path_to_error::deserialize(t)
+                .map_err(|e| format!("spec.template.{}: {}", e.path(), e.inner()))?,
+            None => PodTemplateSpec::default(),
+        };
+        if !is_kai(&template, st) {
+            return Ok(None);
+        }
+        let revision = template
+            .metadata
+            .as_ref()
+            .map(|m| m.name.clone())
+            .filter(|n| !n.is_empty())
+            .or_else(|| {
+                obj.status
+                    .as_ref()
+                    .and_then(|s| s.get("latestCreatedRevisionName"))
                     .and_then(Value::as_str)
-                    == Some("WaitForWorkersReady")
-            {
-                min =
-                    min.saturating_sub(specs.get("Launcher").and_then(|l| l.replicas).unwrap_or(1));
-            }
-            Some((vec![one(min, pods, "train")], None))
+                    .map(str::to_owned)
+            })
+            .unwrap_or_else(|| format!("{name}-00001"));
+        // Revisions of the Service in the files (by name, or by the
+        // `serving.knative.dev/service` label Knative puts on them) are grouped on their own.
+        let ns = obj.namespace();
+        if model.workload_objects.values().any(|o| {
+            o.kind == ObjectKind::KnativeRevision
+                && o.namespace() == ns
+                && (o.metadata.name == revision
+                    || o.metadata.labels.get(KNATIVE_SERVICE_LABEL) == Some(name))
+        }) {
+            return Ok(Some((Vec::new(), None)));
         }
-        ObjectKind::RayCluster | ObjectKind::RayJob => {
-            let cluster: RayClusterSpec = if obj.kind == ObjectKind::RayJob {
-                let s: RayJobSpec = obj.spec_as()?;
-                s.ray_cluster_spec.unwrap_or_default()
-            } else {
-                obj.spec_as()?
-            };
-            if !is_kai(&cluster.head_group_spec.template, st)
-                && !cluster
-                    .worker_group_specs
-                    .iter()
-                    .any(|w| is_kai(&w.template, st))
-            {
-                return Ok(None);
-            }
-            let mut pods = vec![PodPlan {
-                name: format!("{name}-head"),
-                template: cluster.head_group_spec.template.clone(),
-            }];
-            let mut min = 1i32;
-            for wg in &cluster.worker_group_specs {
-                let desired = wg.replicas.unwrap_or(1);
-                let lo = wg.min_replicas.unwrap_or(0);
-                if lo == 0 && desired == 0 {
-                    continue;
-                }
-                let hosts = wg.num_of_hosts.unwrap_or(1).max(1);
-                let group_min = if lo > 0 { lo } else { desired }.saturating_mul(hosts);
-                min = min.saturating_add(group_min);
-                push_pods(
-                    &mut pods,
-                    &format!("{name}-{}-worker", wg.group_name.to_lowercase()),
-                    &wg.template,
-                    desired.saturating_mul(hosts),
-                )?;
-            }
-            Some((vec![one(min, pods, "train")], None))
+        let mut meta = template.metadata.clone().unwrap_or_default();
+        meta.name = revision;
+        meta.uid = None;
+        meta.namespace = Some(obj.namespace().to_owned());
+        meta.creation_timestamp = obj.metadata.creation_timestamp;
+        Ok(Some((vec![knative_group(meta, &template)?], None)))
+    }
+
+    /// A Knative Revision: one inference group.
+    fn knative_revision(&self) -> Result<Plans, String> {
+        let obj = self.obj;
+        let st = self.st;
+        let spec: crate::core::PodSpec = obj.spec_as()?;
+        let template = PodTemplateSpec {
+            metadata: Some(ObjectMeta {
+                labels: obj.metadata.labels.clone(),
+                annotations: obj.metadata.annotations.clone(),
+                ..ObjectMeta::default()
+            }),
+            spec,
+        };
+        if !is_kai(&template, st) {
+            return Ok(None);
         }
-        ObjectKind::LeaderWorkerSet => {
-            let spec: LeaderWorkerSetSpec = obj.spec_as()?;
-            let t = &spec.leader_worker_template;
-            if !is_kai(&t.worker_template, st)
-                && !t.leader_template.as_ref().is_some_and(|l| is_kai(l, st))
-            {
-                return Ok(None);
-            }
-            let size = t.size.unwrap_or(1);
-            let policy = spec.startup_policy.as_deref().unwrap_or("LeaderCreated");
-            let warning = (policy == "LeaderReady").then(|| {
-                "startupPolicy LeaderReady: KAI gangs the leader first and then the group; \
-                 modelled as one gang of the whole group"
-                    .to_owned()
-            });
-            let size = capped(size, "spec.leaderWorkerTemplate.size")?;
-            let groups = capped(spec.replicas.unwrap_or(1), "spec.replicas")?;
-            capped(groups.saturating_mul(size), "replicas × size")?;
-            let plans = (0..groups)
-                .map(|g| {
-                    let mut pods = vec![PodPlan {
-                        name: format!("{name}-{g}"),
-                        template: t
-                            .leader_template
-                            .clone()
-                            .unwrap_or_else(|| t.worker_template.clone()),
-                    }];
-                    for w in 1..size {
-                        pods.push(PodPlan {
-                            name: format!("{name}-{g}-{w}"),
-                            template: t.worker_template.clone(),
-                        });
-                    }
-                    GroupPlan {
-                        name: format!("{pg}-group-{g}"),
-                        min_member: size,
-                        pods,
-                        default_class: "train",
-                        ..GroupPlan::default()
-                    }
+        Ok(Some((
+            vec![knative_group(obj.metadata.clone(), &template)?],
+            None,
+        )))
+    }
+
+    /// A Deployment (one group per replica) or a StatefulSet / ReplicaSet (one gang of 1).
+    fn replicated(&self) -> Result<Plans, String> {
+        let obj = self.obj;
+        let st = self.st;
+        let name = &obj.metadata.name;
+        let spec: ReplicatedPodsSpec = obj.spec_as()?;
+        if !is_kai(&spec.template, st) {
+            return Ok(None);
+        }
+        let n = spec.replicas.unwrap_or(1);
+        Ok(if obj.kind == ObjectKind::Deployment {
+            let plans = (0..capped(n, "spec.replicas")?)
+                .map(|i| GroupPlan {
+                    name: format!("pg-{name}-{i}"),
+                    min_member: 1,
+                    pods: vec![PodPlan {
+                        name: format!("{name}-{i}"),
+                        template: spec.template.clone(),
+                    }],
+                    default_class: "inference",
+                    ..GroupPlan::default()
                 })
                 .collect();
-            Some((plans, warning))
+            Some((plans, None))
+        } else {
+            Some((
+                vec![self.one(1, pods_of(name, &spec.template, n)?, "train")],
+                None,
+            ))
+        })
+    }
+
+    /// A Kubeflow job: one gang of every replica, minMember as the training operator sets it.
+    fn kubeflow(&self) -> Result<Plans, String> {
+        let obj = self.obj;
+        let st = self.st;
+        let name = &obj.metadata.name;
+        let spec: KubeflowSpec = obj.spec_as()?;
+        let field = match obj.kind {
+            ObjectKind::PyTorchJob => "pytorchReplicaSpecs",
+            ObjectKind::TFJob => "tfReplicaSpecs",
+            ObjectKind::XGBoostJob => "xgbReplicaSpecs",
+            ObjectKind::JAXJob => "jaxReplicaSpecs",
+            ObjectKind::PaddleJob => "paddleReplicaSpecs",
+            _ => "mpiReplicaSpecs",
+        };
+        let specs: BTreeMap<String, ReplicaSpec> = match spec.other.get(field) {
+            None | Some(Value::Null) => BTreeMap::new(),
+            Some(v) => serde_path_to_error::deserialize(v)
+                .map_err(|e| format!("spec.{field}.{}: {}", e.path(), e.inner()))?,
+        };
+        if !specs.values().any(|r| is_kai(&r.template, st)) {
+            return Ok(None);
         }
-        ObjectKind::JobSet => {
-            let spec: JobSetSpec = obj.spec_as()?;
-            if !spec
-                .replicated_jobs
-                .iter()
-                .any(|r| is_kai(&r.template.spec.template, st))
-            {
-                return Ok(None);
-            }
-            let in_order = spec
+        let mut pods = Vec::new();
+        let mut total = 0i32;
+        for (t, r) in specs.iter() {
+            let n = r.replicas.unwrap_or(1);
+            total = total.saturating_add(n);
+            push_pods(
+                &mut pods,
+                &format!("{name}-{}", t.to_lowercase()),
+                &r.template,
+                n,
+            )?;
+        }
+        if obj.kind == ObjectKind::PaddleJob {
+            return Ok(Some((vec![self.one(1, pods, "train")], None)));
+        }
+        let sched_min = spec
+            .run_policy
+            .as_ref()
+            .and_then(|p| p.scheduling_policy.as_ref())
+            .and_then(|s| s.min_available)
+            .and_then(|m| i32::try_from(m).ok());
+        let mut min = sched_min.unwrap_or(total);
+        if obj.kind == ObjectKind::PyTorchJob
+            && let Some(m) = spec
                 .other
-                .get("startupPolicy")
-                .and_then(|p| p.get("startupPolicyOrder"))
+                .get("elasticPolicy")
+                .and_then(|e| e.get("minReplicas"))
+                .and_then(Value::as_i64)
+                .and_then(|m| i32::try_from(m).ok())
+        {
+            min = m;
+            if let Some(s) = sched_min {
+                min = s;
+            }
+        }
+        if obj.kind == ObjectKind::MPIJob
+            && sched_min.is_none()
+            && spec
+                .other
+                .get("launcherCreationPolicy")
                 .and_then(Value::as_str)
-                == Some("InOrder");
-            let mut pods = Vec::new();
-            let mut min = 0i32;
-            for (i, rj) in spec.replicated_jobs.iter().enumerate() {
-                let per = rj.template.spec.pods_count();
-                for j in 0..capped(rj.replicas.unwrap_or(1), "replicatedJobs[].replicas")? {
-                    push_pods(
-                        &mut pods,
-                        &format!("{name}-{}-{j}", rj.name),
-                        &rj.template.spec.template,
-                        per,
-                    )?;
-                    if !in_order || i == 0 {
-                        min = min.saturating_add(per);
-                    }
+                == Some("WaitForWorkersReady")
+        {
+            min = min.saturating_sub(specs.get("Launcher").and_then(|l| l.replicas).unwrap_or(1));
+        }
+        Ok(Some((vec![self.one(min, pods, "train")], None)))
+    }
+
+    /// A RayCluster or RayJob: the head and every worker group, minMember from the minimum
+    /// replicas.
+    fn ray(&self) -> Result<Plans, String> {
+        let obj = self.obj;
+        let st = self.st;
+        let name = &obj.metadata.name;
+        let cluster: RayClusterSpec = if obj.kind == ObjectKind::RayJob {
+            let s: RayJobSpec = obj.spec_as()?;
+            s.ray_cluster_spec.unwrap_or_default()
+        } else {
+            obj.spec_as()?
+        };
+        if !is_kai(&cluster.head_group_spec.template, st)
+            && !cluster
+                .worker_group_specs
+                .iter()
+                .any(|w| is_kai(&w.template, st))
+        {
+            return Ok(None);
+        }
+        let mut pods = vec![PodPlan {
+            name: format!("{name}-head"),
+            template: cluster.head_group_spec.template.clone(),
+        }];
+        let mut min = 1i32;
+        for wg in &cluster.worker_group_specs {
+            let desired = wg.replicas.unwrap_or(1);
+            let lo = wg.min_replicas.unwrap_or(0);
+            if lo == 0 && desired == 0 {
+                continue;
+            }
+            let hosts = wg.num_of_hosts.unwrap_or(1).max(1);
+            let group_min = if lo > 0 { lo } else { desired }.saturating_mul(hosts);
+            min = min.saturating_add(group_min);
+            push_pods(
+                &mut pods,
+                &format!("{name}-{}-worker", wg.group_name.to_lowercase()),
+                &wg.template,
+                desired.saturating_mul(hosts),
+            )?;
+        }
+        Ok(Some((vec![self.one(min, pods, "train")], None)))
+    }
+
+    /// A LeaderWorkerSet: one gang per replica group.
+    fn lws(&self) -> Result<Plans, String> {
+        let obj = self.obj;
+        let st = self.st;
+        let name = &obj.metadata.name;
+        let pg = &self.pg;
+        let spec: LeaderWorkerSetSpec = obj.spec_as()?;
+        let t = &spec.leader_worker_template;
+        if !is_kai(&t.worker_template, st)
+            && !t.leader_template.as_ref().is_some_and(|l| is_kai(l, st))
+        {
+            return Ok(None);
+        }
+        let size = t.size.unwrap_or(1);
+        let policy = spec.startup_policy.as_deref().unwrap_or("LeaderCreated");
+        let warning = (policy == "LeaderReady").then(|| {
+            "startupPolicy LeaderReady: KAI gangs the leader first and then the group; \
+             modelled as one gang of the whole group"
+                .to_owned()
+        });
+        let size = capped(size, "spec.leaderWorkerTemplate.size")?;
+        let groups = capped(spec.replicas.unwrap_or(1), "spec.replicas")?;
+        capped(groups.saturating_mul(size), "replicas × size")?;
+        let plans = (0..groups)
+            .map(|g| {
+                let mut pods = vec![PodPlan {
+                    name: format!("{name}-{g}"),
+                    template: t
+                        .leader_template
+                        .clone()
+                        .unwrap_or_else(|| t.worker_template.clone()),
+                }];
+                for w in 1..size {
+                    pods.push(PodPlan {
+                        name: format!("{name}-{g}-{w}"),
+                        template: t.worker_template.clone(),
+                    });
+                }
+                GroupPlan {
+                    name: format!("{pg}-group-{g}"),
+                    min_member: size,
+                    pods,
+                    default_class: "train",
+                    ..GroupPlan::default()
+                }
+            })
+            .collect();
+        Ok(Some((plans, warning)))
+    }
+
+    /// A JobSet: one gang of the pods of its required replicated jobs.
+    fn jobset(&self) -> Result<Plans, String> {
+        let obj = self.obj;
+        let st = self.st;
+        let name = &obj.metadata.name;
+        let spec: JobSetSpec = obj.spec_as()?;
+        if !spec
+            .replicated_jobs
+            .iter()
+            .any(|r| is_kai(&r.template.spec.template, st))
+        {
+            return Ok(None);
+        }
+        let in_order = spec
+            .other
+            .get("startupPolicy")
+            .and_then(|p| p.get("startupPolicyOrder"))
+            .and_then(Value::as_str)
+            == Some("InOrder");
+        let mut pods = Vec::new();
+        let mut min = 0i32;
+        for (i, rj) in spec.replicated_jobs.iter().enumerate() {
+            let per = rj.template.spec.pods_count();
+            for j in 0..capped(rj.replicas.unwrap_or(1), "replicatedJobs[].replicas")? {
+                push_pods(
+                    &mut pods,
+                    &format!("{name}-{}-{j}", rj.name),
+                    &rj.template.spec.template,
+                    per,
+                )?;
+                if !in_order || i == 0 {
+                    min = min.saturating_add(per);
                 }
             }
-            let warning = Some(
-                "KAI gives a JobSet one sub-group per replicated job; sub-groups are not \
-                 modelled, so the gang is the pods of the required sub-groups"
-                    .to_owned(),
-            );
-            Some((vec![one(min, pods, "train")], warning))
         }
-        ObjectKind::SparkApplication => return spark_application(model, obj, st),
-        ObjectKind::TrainJob | ObjectKind::RayService => {
-            let kai = obj
-                .spec
-                .pointer("/template/spec/schedulerName")
-                .and_then(Value::as_str)
-                == Some(st.scheduler_name.as_str())
-                || serde_json::to_string(&obj.spec).is_ok_and(|s| {
-                    s.contains(&format!("\"schedulerName\":\"{}\"", st.scheduler_name))
-                });
-            if !kai {
-                return Ok(None);
-            }
-            return Err(format!(
-                "KAI's pod grouper for {} is not modelled; not converted",
-                obj.kind.as_str()
-            ));
+        let warning = Some(
+            "KAI gives a JobSet one sub-group per replicated job; sub-groups are not \
+             modelled, so the gang is the pods of the required sub-groups"
+                .to_owned(),
+        );
+        Ok(Some((vec![self.one(min, pods, "train")], warning)))
+    }
+
+    /// A TrainJob or RayService KAI would group: its grouper is not modelled.
+    fn not_modelled(&self) -> Result<Plans, String> {
+        let (obj, st) = (self.obj, self.st);
+        let kai = obj
+            .spec
+            .pointer("/template/spec/schedulerName")
+            .and_then(Value::as_str)
+            == Some(st.scheduler_name.as_str())
+            || serde_json::to_string(&obj.spec)
+                .is_ok_and(|s| s.contains(&format!("\"schedulerName\":\"{}\"", st.scheduler_name)));
+        if !kai {
+            return Ok(None);
         }
-    })
+        Err(format!(
+            "KAI's pod grouper for {} is not modelled; not converted",
+            obj.kind.as_str()
+        ))
+    }
 }
 
 /// The Jobs of a CronJob (kai-scheduler/KAI-Scheduler:
