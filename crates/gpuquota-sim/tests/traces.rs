@@ -264,3 +264,87 @@ spec:
 fn trace_replay_is_deterministic() {
     assert_eq!(run("helios.yaml"), run("helios.yaml"));
 }
+
+/// The nominal quotas of the VCs' ClusterQueues come from `cluster_gpu_number.csv`, on the
+/// replay's first day (2020-04-01: vcA 8, vcB 2; the cluster files say 0): job-2 waits for
+/// job-1's 8 GPUs, as vcB's 2 cannot make up its 8.
+#[test]
+fn helios_gpu_numbers_are_the_nominal_quotas() {
+    let j = run("helios-quotas.yaml");
+    assert_eq!(
+        rows(&j),
+        [
+            (
+                s("research/job-1"),
+                s("vca"),
+                s("COMPLETED"),
+                0,
+                vec![(0, 3_600_000, s("v100"), s("8"))]
+            ),
+            (
+                s("research/job-2"),
+                s("vca"),
+                s("FAILED"),
+                600_000,
+                vec![(3_600_000, 5_400_000, s("v100"), s("8"))]
+            ),
+            (
+                s("research/job-3"),
+                s("vcb"),
+                s("CANCELLED"),
+                1_200_000,
+                vec![(1_200_000, 3_000_000, s("v100"), s("2"))]
+            ),
+        ]
+    );
+    let all: Vec<String> = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        all.iter().any(|w| w.ends_with(
+            "helios_gpu_number.csv: spec.workloads[0].trace.gpuNumberFile: 1 VC quotas not applied (no-cluster-queue)"
+        )),
+        "{all:?}"
+    );
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/helios-quotas.yaml");
+    let sc = scenario::load(&p).unwrap();
+    let q = |cq: &str| {
+        sc.model.cluster_queues[cq].spec.resource_groups[0].flavors[0].resources[0]
+            .nominal_quota
+            .as_ref()
+            .map(ToString::to_string)
+    };
+    assert_eq!(
+        (q("vca").as_deref(), q("vcb").as_deref()),
+        (Some("8"), Some("2"))
+    );
+}
+
+#[test]
+fn a_generated_trace_needs_no_file_and_follows_its_seed() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/philly-generated.yaml");
+    let sc = scenario::load(&p).expect("valid scenario");
+    // 60 jobs, all usable (every one asks for GPUs, has an attempt and an end)
+    assert_eq!(sc.instances.len(), 60);
+    let again = scenario::load(&p).unwrap();
+    assert_eq!(sc.model.workloads, again.model.workloads);
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("seed: 1", "seed: 2");
+    let other = scenario::from_str("x", &text, "x", &|f: &str| {
+        let q = p.with_file_name(f);
+        std::fs::read_to_string(&q)
+            .map(|t| (f.to_owned(), t))
+            .map_err(|e| {
+                gpuquota_model::diag::Diagnostic::error(
+                    gpuquota_model::diag::codes::READ_FAILED,
+                    e.to_string(),
+                )
+            })
+    })
+    .unwrap();
+    assert_ne!(sc.model.workloads, other.model.workloads);
+}

@@ -10,6 +10,8 @@
 //!     queue: batch            # instead of queueBy: every job goes to this one queue
 //!     namespace: research     # default: the mapped queue name
 //!     milliGpuResource: gpuquota.dev/gpu-milli   # optional: GPUs in thousandths (below)
+//!     gpuNumberFile: cluster_gpu_number.csv      # helios only: the VCs' nominal quotas (below)
+//!     generate: {jobs: 1000, vcs: 14, seed: 1}   # instead of file: a synthetic trace (below)
 //! ```
 //!
 //! Each trace job becomes one Workload, the same in every format:
@@ -55,8 +57,23 @@
 //! also `None`), read here as UTC and placed against `spec.start`; PAI 2020 and Alibaba 2023
 //! write seconds since the trace's origin, and the origin is `spec.start`. The formats'
 //! columns and the mapping of each are in [`helios`], [`philly`], [`pai`], [`alibaba2023`].
-//! Nominal quotas are not derived from the traces (Helios' `cluster_gpu_number.csv` is not
-//! read): the cluster files define them.
+//!
+//! **Nominal quotas** come from the cluster files, except with Helios' `gpuNumberFile`
+//! (`cluster_gpu_number.csv`: `date,<vc>…,total`, GPUs per VC per day; it needs `queueBy:
+//! vc`): each VC's ClusterQueue (the sanitised column name) gets as `nominalQuota` of its GPU
+//! resource (`nvidia.com/gpu`, or `milliGpuResource` in thousandths) the VC's GPUs **on the
+//! replay's first day** — the last row dated on or before `spec.start`'s day, or the first
+//! row when the file starts later. The first day rather than the maximum because a replay
+//! asks what the quotas of that day would have done; a sweep over
+//! `clusterQueues.CQ….nominalQuota` ([`crate::sweep`]) explores others. A VC the mapping
+//! cannot apply is counted by reason (`N VC quotas not applied (reason)`, source the
+//! GPU-number file): `no-cluster-queue`, `no-gpu-quota` (the ClusterQueue has no quota for
+//! the GPU resource), `several-gpu-flavors` (it has several: which one the VC's GPUs are is
+//! not in the trace), `malformed-row`. ClusterQueues without a column keep their quota.
+//!
+//! **Generated traces**: `generate: {jobs, vcs, seed}` (defaults 1,000, 14, 1; Helios and
+//! Philly) replaces `file` with a synthetic trace of the format's shape ([`synthetic`]),
+//! read by the same loader; a sweep's `seed=1..20` redraws it.
 
 pub mod alibaba2023;
 pub mod helios;
@@ -353,7 +370,31 @@ pub struct TraceSource {
     /// Request GPUs as this resource in thousandths instead of `nvidia.com/gpu`.
     #[serde(default)]
     pub milli_gpu_resource: Option<String>,
+    /// Helios only: `cluster_gpu_number.csv`, the nominal quotas of the VCs' ClusterQueues.
+    #[serde(default)]
+    pub gpu_number_file: Option<String>,
+    /// Instead of `file`: a synthetic trace of the format's shape ([`synthetic`]).
+    #[serde(default)]
+    pub generate: Option<GenerateSpec>,
 }
+
+/// `generate:` of a `trace:` entry: a synthetic trace instead of a file.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GenerateSpec {
+    /// Jobs (default 1,000).
+    #[serde(default)]
+    pub jobs: Option<u32>,
+    /// Virtual clusters `vc0…` (default 14).
+    #[serde(default)]
+    pub vcs: Option<u32>,
+    /// The seed (default 1); `--set seed=1..20` sweeps it.
+    #[serde(default)]
+    pub seed: Option<u64>,
+}
+
+/// The most jobs `generate:` writes (a guard against exhausting memory).
+pub const MAX_GENERATED_JOBS: u32 = 2_000_000;
 
 /// A trace read and checked, ready to become workloads.
 #[derive(Debug, Clone)]
@@ -365,6 +406,8 @@ pub(crate) struct Prepared {
     pub(crate) namespace: Option<String>,
     pub(crate) milli_gpu_resource: Option<String>,
     pub(crate) loaded: Loaded,
+    /// `cluster_gpu_number.csv`: display name and text.
+    pub(crate) gpu_number: Option<(String, String)>,
 }
 
 /// Checks a `trace:` entry and reads its files; errors are messages for `field`.
@@ -383,8 +426,49 @@ pub(crate) fn prepare(
             ),
         ));
     }
-    if t.file.is_empty() {
-        errs.push(("file".into(), "required: the trace file".into()));
+    match (&t.generate, t.file.is_empty()) {
+        (None, true) => errs.push((
+            "file".into(),
+            "required: the trace file (or generate)".into(),
+        )),
+        (Some(_), false) => errs.push((
+            "generate".into(),
+            "give either file or generate, not both".into(),
+        )),
+        (Some(g), true) => {
+            if !matches!(format, Some(Format::Helios | Format::Philly) | None) {
+                errs.push((
+                    "generate".into(),
+                    format!(
+                        "no generator for the {} format: helios and philly have one",
+                        t.format
+                    ),
+                ));
+            }
+            if g.jobs.is_some_and(|j| j > MAX_GENERATED_JOBS) {
+                errs.push((
+                    "generate.jobs".into(),
+                    format!("at most {MAX_GENERATED_JOBS} jobs"),
+                ));
+            }
+            if g.vcs == Some(0) {
+                errs.push(("generate.vcs".into(), "at least 1 virtual cluster".into()));
+            }
+        }
+        (None, false) => {}
+    }
+    if t.gpu_number_file.is_some() {
+        if format.is_some_and(|f| f != Format::Helios) {
+            errs.push((
+                "gpuNumberFile".into(),
+                "only the helios format has cluster_gpu_number.csv".into(),
+            ));
+        } else if t.queue.is_some() || t.queue_by.as_deref().is_some_and(|q| q != "vc") {
+            errs.push((
+                "gpuNumberFile".into(),
+                "the GPUs per VC are quotas of the VCs' ClusterQueues: it needs queueBy: vc".into(),
+            ));
+        }
     }
     let mut queue_by = None;
     if let Some(f) = format {
@@ -425,7 +509,26 @@ pub(crate) fn prepare(
     let Some(format) = format else {
         return Err(errs);
     };
-    let (shown, text) = read(&t.file).map_err(|d| vec![("file".to_owned(), d.message)])?;
+    let (shown, text) = match &t.generate {
+        Some(g) => {
+            let (jobs, vcs, seed) = (
+                g.jobs.unwrap_or(1000),
+                g.vcs.unwrap_or(14),
+                g.seed.unwrap_or(1),
+            );
+            let text = if format == Format::Helios {
+                synthetic::helios(jobs, vcs, seed)
+            } else {
+                synthetic::philly(jobs, vcs, seed)
+            };
+            (format!("generated {} trace (seed {seed})", t.format), text)
+        }
+        None => read(&t.file).map_err(|d| vec![("file".to_owned(), d.message)])?,
+    };
+    let gpu_number = match &t.gpu_number_file {
+        Some(f) => Some(read(f).map_err(|d| vec![("gpuNumberFile".to_owned(), d.message)])?),
+        None => None,
+    };
     let tasks = match &t.task_file {
         Some(tf) if format == Format::AlibabaPai2020 => Some(
             read(tf)
@@ -444,6 +547,7 @@ pub(crate) fn prepare(
         namespace: t.namespace.clone(),
         milli_gpu_resource: t.milli_gpu_resource.clone().filter(|r| !r.is_empty()),
         loaded,
+        gpu_number,
     })
 }
 
@@ -530,6 +634,17 @@ pub(crate) fn apply(
                 created_ms,
                 runtime_ms: Some(job.runtime_ms),
             },
+        );
+    }
+    if let Some((file, text)) = &p.gpu_number {
+        apply_gpu_numbers(
+            model,
+            file,
+            text,
+            start_ms,
+            p.milli_gpu_resource.as_deref(),
+            field,
+            warnings,
         );
     }
     for (reason, n) in &p.loaded.skipped {
@@ -627,6 +742,73 @@ fn workload(
         },
         status: None,
     })
+}
+
+/// Sets each VC's ClusterQueue's GPU `nominalQuota` from Helios' `cluster_gpu_number.csv`
+/// ([`helios::gpu_numbers`]); what it cannot apply is one warning per reason.
+///
+/// # Complexity
+/// O(rows × VCs + VCs × quotas of a ClusterQueue).
+fn apply_gpu_numbers(
+    model: &mut gpuquota_model::Model,
+    file: &str,
+    text: &str,
+    start_ms: i64,
+    milli: Option<&str>,
+    field: &str,
+    warnings: &mut gpuquota_model::diag::Diagnostics,
+) {
+    use gpuquota_model::diag::Diagnostic;
+    let warn = |warnings: &mut gpuquota_model::diag::Diagnostics, msg: String| {
+        warnings.push(
+            Diagnostic::warning(TRACE_ROW_SKIPPED, msg)
+                .source(file.to_owned())
+                .field(format!("{field}.gpuNumberFile")),
+        );
+    };
+    let (_, vcs, malformed) = match helios::gpu_numbers(text, start_ms) {
+        Ok(x) => x,
+        Err(m) => {
+            warn(warnings, format!("no quota read: {m}"));
+            return;
+        }
+    };
+    let resource = milli.unwrap_or("nvidia.com/gpu");
+    let mut skipped: BTreeMap<&'static str, u64> = BTreeMap::new();
+    if malformed > 0 {
+        skipped.insert("malformed-row", malformed);
+    }
+    for (vc, gpus) in vcs {
+        let Some(cq) = model.cluster_queues.get_mut(&sanitize(&vc)) else {
+            *skipped.entry("no-cluster-queue").or_insert(0) += 1;
+            continue;
+        };
+        let mut hits: Vec<&mut gpuquota_model::kueue::ResourceQuota> = cq
+            .spec
+            .resource_groups
+            .iter_mut()
+            .flat_map(|g| g.flavors.iter_mut())
+            .flat_map(|f| f.resources.iter_mut())
+            .filter(|r| r.name.as_str() == resource)
+            .collect();
+        let value = if milli.is_some() {
+            u64::from(gpus) * 1000
+        } else {
+            u64::from(gpus)
+        };
+        match hits.as_mut_slice() {
+            [one] => {
+                one.nominal_quota = i64::try_from(value)
+                    .ok()
+                    .map(gpuquota_model::Quantity::from_integer);
+            }
+            [] => *skipped.entry("no-gpu-quota").or_insert(0) += 1,
+            _ => *skipped.entry("several-gpu-flavors").or_insert(0) += 1,
+        }
+    }
+    for (reason, n) in skipped {
+        warn(warnings, format!("{n} VC quotas not applied ({reason})"));
+    }
 }
 
 fn insert_namespace(model: &mut gpuquota_model::Model, ns: &str) {
