@@ -348,3 +348,124 @@ fn a_generated_trace_needs_no_file_and_follows_its_seed() {
     .unwrap();
     assert_ne!(sc.model.workloads, other.model.workloads);
 }
+
+/// `engine: kai`: each trace job is a PodGroup of the leaf Queue named by its VC, with the
+/// VCs' GPU quotas from `cluster_gpu_number.csv` (vca 8, vcb 2). job-2 takes vca over its
+/// quota on the idle second node and is reclaimed when vcb's job-3 asks for its own 2 GPUs.
+#[test]
+fn helios_trace_replays_under_kai_into_leaf_queues() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-helios.yaml");
+    let sc = gpuquota_sim::kai::load(&p).expect("valid KAI scenario");
+    let quota = |q: &str| {
+        sc.model.queues[q]
+            .spec
+            .resources
+            .as_ref()
+            .unwrap()
+            .gpu
+            .as_ref()
+            .unwrap()
+            .quota
+            .as_ref()
+            .map(ToString::to_string)
+    };
+    assert_eq!(
+        (quota("vca").as_deref(), quota("vcb").as_deref()),
+        (Some("8"), Some("2"))
+    );
+    assert_eq!(sc.model.pod_groups["research/job-1"].spec.queue, "vca");
+    assert_eq!(
+        sc.model.pod_groups["research/job-1"].spec.min_member,
+        Some(1)
+    );
+    let j = gpuquota_sim::kai::simulate(&sc)
+        .expect("simulates")
+        .to_json();
+    let got: Vec<(String, String, String, Vec<(i64, i64, String)>)> = j["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["workload"].as_str().unwrap().to_owned(),
+                w["queue"].as_str().unwrap().to_owned(),
+                w["class"].as_str().unwrap().to_owned(),
+                w["runs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| {
+                        (
+                            r["startMs"].as_i64().unwrap(),
+                            r["endMs"].as_i64().unwrap(),
+                            r["end"].as_str().unwrap().to_owned(),
+                        )
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                s("research/job-1"),
+                s("vca"),
+                s("COMPLETED"),
+                vec![(0, 3_600_000, s("Finished"))]
+            ),
+            (
+                s("research/job-2"),
+                s("vca"),
+                s("FAILED"),
+                vec![
+                    (600_000, 1_200_000, s("Evicted")),
+                    (3_000_000, 4_800_000, s("Finished"))
+                ]
+            ),
+            (
+                s("research/job-3"),
+                s("vcb"),
+                s("CANCELLED"),
+                vec![(1_200_000, 3_000_000, s("Finished"))]
+            ),
+        ]
+    );
+    assert_eq!(
+        warnings(&j),
+        [
+            "1 trace rows skipped (no-gpu)",
+            "1 trace rows skipped (no-leaf-queue)"
+        ]
+    );
+}
+
+/// A trace naming a parent Queue is refused row by row: KAI places jobs in leaves only.
+#[test]
+fn kai_trace_rows_of_a_parent_queue_are_counted() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-helios.yaml");
+    let text = std::fs::read_to_string(&p).unwrap().replace(
+        ", gpuNumberFile: helios_gpu_number.csv, namespace: research",
+        ", queue: research",
+    );
+    let sc = gpuquota_sim::kai::scenario::from_str("k.yaml", &text, "k", &|f: &str| {
+        std::fs::read_to_string(p.with_file_name(f))
+            .map(|t| (f.to_owned(), t))
+            .map_err(|e| {
+                gpuquota_model::diag::Diagnostic::error(
+                    gpuquota_model::diag::codes::READ_FAILED,
+                    e.to_string(),
+                )
+            })
+    })
+    .unwrap();
+    assert!(sc.model.pod_groups.is_empty());
+    let w: Vec<String> = sc.warnings.iter().map(|d| d.message.clone()).collect();
+    assert_eq!(
+        w,
+        [
+            "1 trace rows skipped (no-gpu)",
+            "4 trace rows skipped (not-a-leaf-queue)"
+        ]
+    );
+}

@@ -22,7 +22,15 @@
 //!   `namespace/name`) of its namespace pointing at that ClusterQueue, and a LocalQueue named
 //!   after the ClusterQueue is implied when there is none (a Namespace too, when the cluster
 //!   files have none of that name). A job whose ClusterQueue does not exist is skipped with
-//!   reason `no-cluster-queue`. In `resourcequota` mode the namespace is what counts.
+//!   reason `no-cluster-queue`. In `resourcequota` mode the namespace is what counts. Under
+//!   `engine: kai` the name is a **leaf Queue** of the cluster files and each job a PodGroup
+//!   (`spec.queue`; `minMember` all its pods, as a trace job ran whole) with its Pods. Each
+//!   pod asks for `nvidia.com/gpu` in whole GPUs; a pod of less than one GPU gets KAI's
+//!   `gpu-fraction` annotation instead (`0.46`), and a fraction above one GPU (PAI's
+//!   `plan_gpu: 150`), which KAI cannot express, is rounded up to whole GPUs and counted as
+//!   kept (`gpu-fraction-rounded-up`). Reasons of KAI mode: `no-leaf-queue` (no Queue of
+//!   that name) and `not-a-leaf-queue` (the Queue is another's parent: KAI places jobs in
+//!   leaves only). `milliGpuResource` is Kueue's and is not used (a warning).
 //! - **namespace**: `namespace`, else the mapped queue name. **name**: the job id, sanitised
 //!   as the queue name; a second job of the same name is skipped (`duplicate-job`).
 //! - **class**: the trace's final job status, verbatim (`COMPLETED`, `Pass`, `Terminated`,
@@ -643,6 +651,7 @@ pub(crate) fn apply(
             text,
             start_ms,
             p.milli_gpu_resource.as_deref(),
+            false,
             field,
             warnings,
         );
@@ -745,16 +754,19 @@ fn workload(
 }
 
 /// Sets each VC's ClusterQueue's GPU `nominalQuota` from Helios' `cluster_gpu_number.csv`
-/// ([`helios::gpu_numbers`]); what it cannot apply is one warning per reason.
+/// ([`helios::gpu_numbers`]), or under KAI (`kai`) each VC's leaf Queue's
+/// `resources.gpu.quota`; what it cannot apply is one warning per reason.
 ///
 /// # Complexity
 /// O(rows × VCs + VCs × quotas of a ClusterQueue).
+#[allow(clippy::too_many_arguments)]
 fn apply_gpu_numbers(
     model: &mut gpuquota_model::Model,
     file: &str,
     text: &str,
     start_ms: i64,
     milli: Option<&str>,
+    kai: bool,
     field: &str,
     warnings: &mut gpuquota_model::diag::Diagnostics,
 ) {
@@ -778,8 +790,29 @@ fn apply_gpu_numbers(
     if malformed > 0 {
         skipped.insert("malformed-row", malformed);
     }
+    let parents: std::collections::BTreeSet<String> = model
+        .queues
+        .values()
+        .filter_map(|q| q.spec.parent_queue.clone())
+        .collect();
     for (vc, gpus) in vcs {
-        let Some(cq) = model.cluster_queues.get_mut(&sanitize(&vc)) else {
+        let name = sanitize(&vc);
+        if kai {
+            // a KAI leaf queue's deserved GPUs
+            match model.queues.get_mut(&name) {
+                None => *skipped.entry("no-leaf-queue").or_insert(0) += 1,
+                Some(_) if parents.contains(&name) => {
+                    *skipped.entry("not-a-leaf-queue").or_insert(0) += 1
+                }
+                Some(q) => {
+                    let r = q.spec.resources.get_or_insert_with(Default::default);
+                    r.gpu.get_or_insert_with(Default::default).quota =
+                        Some(gpuquota_model::Quantity::from_integer(i64::from(gpus)));
+                }
+            }
+            continue;
+        }
+        let Some(cq) = model.cluster_queues.get_mut(&name) else {
             *skipped.entry("no-cluster-queue").or_insert(0) += 1;
             continue;
         };
@@ -808,6 +841,195 @@ fn apply_gpu_numbers(
     }
     for (reason, n) in skipped {
         warn(warnings, format!("{n} VC quotas not applied ({reason})"));
+    }
+}
+
+/// KAI mode: turns a prepared trace into PodGroups (one per job: `spec.queue` the mapped
+/// name, a leaf Queue of the cluster files; `minMember` all its pods, as a trace job ran
+/// whole) with their Pods; the skipped rows become one warning per reason.
+///
+/// Each pod asks for `nvidia.com/gpu` in whole GPUs; a pod of less than one GPU gets KAI's
+/// `gpu-fraction` annotation instead (`0.46`), and a fraction above one GPU (PAI's
+/// `plan_gpu: 150`), which KAI cannot express, is rounded up to whole GPUs and counted as
+/// kept (`gpu-fraction-rounded-up`). Skip reasons beyond the loaders': `no-leaf-queue` (no
+/// Queue of that name) and `not-a-leaf-queue` (the Queue is another's parent: KAI places
+/// jobs in leaves only). `milliGpuResource` is Kueue's and is not used here (a warning).
+///
+/// # Complexity
+/// O(jobs × log(objects) + queues).
+pub(crate) fn apply_kai(
+    mut p: Prepared,
+    field: &str,
+    start: Timestamp,
+    model: &mut gpuquota_model::Model,
+    warnings: &mut gpuquota_model::diag::Diagnostics,
+) {
+    use gpuquota_model::core::{Container, Pod, PodSpec, PodStatus, ResourceRequirements};
+    use gpuquota_model::diag::Diagnostic;
+    use gpuquota_model::kai::{
+        GPU_FRACTION_ANNOTATION, POD_GROUP_ANNOTATION, PodGroup, PodGroupSpec,
+    };
+    use gpuquota_model::meta::ObjectMeta;
+    use gpuquota_model::{Quantity, ResourceName};
+    let start_ms = i64::try_from(start.unix_nanos().div_euclid(1_000_000)).unwrap_or(0);
+    let parents: std::collections::BTreeSet<String> = model
+        .queues
+        .values()
+        .filter_map(|q| q.spec.parent_queue.clone())
+        .collect();
+    if p.milli_gpu_resource.is_some() {
+        warnings.push(
+            Diagnostic::warning(
+                TRACE_ROW_SKIPPED,
+                "milliGpuResource is not used under engine kai: fractions are gpu-fraction annotations",
+            )
+            .source(p.file.clone())
+            .field(format!("{field}.milliGpuResource")),
+        );
+    }
+    if let Some((file, text)) = &p.gpu_number {
+        apply_gpu_numbers(model, file, text, start_ms, None, true, field, warnings);
+    }
+    let jobs = std::mem::take(&mut p.loaded.jobs);
+    for job in jobs {
+        let raw = match (&p.queue, p.queue_by) {
+            (Some(q), _) => q.clone(),
+            (None, Some(f)) => job.fields.get(f).cloned().unwrap_or_default(),
+            (None, None) => String::new(),
+        };
+        let queue = sanitize(&raw);
+        if queue.is_empty() {
+            p.loaded.skip("no-queue");
+            continue;
+        }
+        if !model.queues.contains_key(&queue) {
+            p.loaded.skip("no-leaf-queue");
+            continue;
+        }
+        if parents.contains(&queue) {
+            p.loaded.skip("not-a-leaf-queue");
+            continue;
+        }
+        let name = sanitize(&job.id);
+        if name.is_empty() {
+            p.loaded.skip("malformed-row");
+            continue;
+        }
+        let ns = p.namespace.clone().unwrap_or_else(|| queue.clone());
+        let key = format!("{ns}/{name}");
+        if model.pod_groups.contains_key(&key) {
+            p.loaded.skip("duplicate-job");
+            continue;
+        }
+        let created_ms = if p.format.relative_times() {
+            job.submit_ms
+        } else {
+            job.submit_ms.saturating_sub(start_ms)
+        };
+        let created = crate::scenario::at_ms(start, created_ms);
+        let mut pods: Vec<Pod> = Vec::new();
+        let mut rounded = false;
+        for s in &job.pod_sets {
+            let mut annotations = BTreeMap::from([(POD_GROUP_ANNOTATION.to_owned(), name.clone())]);
+            let mut requests = gpuquota_model::core::ResourceList::new();
+            if s.gpu_milli < 1000 {
+                let f = format!("{}", s.gpu_milli as f64 / 1000.0);
+                annotations.insert(GPU_FRACTION_ANNOTATION.to_owned(), f);
+            } else {
+                rounded |= s.gpu_milli % 1000 != 0;
+                let whole = i64::try_from(s.gpu_milli.div_ceil(1000)).unwrap_or(i64::MAX);
+                requests.insert(
+                    ResourceName::new("nvidia.com/gpu"),
+                    Quantity::from_integer(whole),
+                );
+            }
+            let node_selector: BTreeMap<String, String> = s
+                .gpu_type
+                .iter()
+                .map(|t| (GPU_TYPE_LABEL.to_owned(), t.clone()))
+                .collect();
+            for i in 0..s.count {
+                pods.push(Pod {
+                    metadata: ObjectMeta {
+                        name: format!("{name}-{}-{i}", s.name),
+                        namespace: Some(ns.clone()),
+                        annotations: annotations.clone(),
+                        creation_timestamp: Some(created),
+                        ..ObjectMeta::default()
+                    },
+                    spec: PodSpec {
+                        containers: vec![Container {
+                            name: "c".into(),
+                            resources: ResourceRequirements {
+                                requests: requests.clone(),
+                                limits: requests.clone(),
+                                ..ResourceRequirements::default()
+                            },
+                            ..Container::default()
+                        }],
+                        node_selector: node_selector.clone(),
+                        scheduler_name: Some("kai-scheduler".into()),
+                        ..PodSpec::default()
+                    },
+                    status: Some(PodStatus {
+                        phase: Some("Pending".into()),
+                        ..PodStatus::default()
+                    }),
+                });
+            }
+        }
+        let Ok(min_member) = i32::try_from(pods.len()) else {
+            p.loaded.skip("malformed-row");
+            continue;
+        };
+        if rounded {
+            p.loaded.skip("gpu-fraction-rounded-up");
+        }
+        let group = PodGroup {
+            metadata: ObjectMeta {
+                name: name.clone(),
+                namespace: Some(ns.clone()),
+                annotations: BTreeMap::from([
+                    (crate::scenario::CLASS_KEY.to_owned(), job.status.clone()),
+                    (
+                        crate::scenario::RUNTIME_ANNOTATION.to_owned(),
+                        format!("{}ms", job.runtime_ms),
+                    ),
+                ]),
+                creation_timestamp: Some(created),
+                ..ObjectMeta::default()
+            },
+            spec: PodGroupSpec {
+                min_member: Some(min_member),
+                queue: queue.clone(),
+                ..PodGroupSpec::default()
+            },
+            status: None,
+        };
+        if !model.namespaces.contains_key(&ns) {
+            insert_namespace(model, &ns);
+        }
+        for pod in pods {
+            let k = format!("{ns}/{}", pod.metadata.name);
+            model.pods.insert(k, pod);
+        }
+        model.pod_groups.insert(key, group);
+    }
+    for (reason, n) in &p.loaded.skipped {
+        warnings.push(
+            Diagnostic::warning(
+                TRACE_ROW_SKIPPED,
+                if matches!(*reason, "gpu-spec-alternatives") {
+                    format!("{n} trace rows kept without a node selector ({reason})")
+                } else if *reason == "gpu-fraction-rounded-up" {
+                    format!("{n} trace rows kept with their GPUs rounded up ({reason})")
+                } else {
+                    format!("{n} trace rows skipped ({reason})")
+                },
+            )
+            .source(p.file.clone())
+            .field(field.to_owned()),
+        );
     }
 }
 
