@@ -469,3 +469,85 @@ fn kai_trace_rows_of_a_parent_queue_are_counted() {
         ]
     );
 }
+
+/// Alibaba 2023 under KAI with its node list: the half-V100 pod (`gpu_spec: V100`) lands on
+/// the V100 node as a `gpu-fraction`, the 2-GPU pod of queue `be` on the 2-GPU T4 node.
+#[test]
+fn alibaba_2023_node_list_makes_the_nodes_and_flavors() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-alibaba2023.yaml");
+    let sc = gpuquota_sim::kai::load(&p).expect("valid KAI scenario");
+    assert_eq!(
+        sc.model.nodes.keys().collect::<Vec<_>>(),
+        ["openb-node-0001", "openb-node-0002", "openb-node-0003"]
+    );
+    let n = &sc.model.nodes["openb-node-0001"];
+    assert_eq!(n.metadata.labels["gpuquota.dev/gpu-type"], "V100");
+    let alloc: Vec<(String, String)> = n
+        .status
+        .allocatable
+        .iter()
+        .map(|(k, v)| (k.as_str().to_owned(), v.to_string()))
+        .collect();
+    assert_eq!(
+        alloc,
+        [
+            (s("cpu"), s("96")),
+            (s("memory"), s("768Gi")),
+            (s("nvidia.com/gpu"), s("1"))
+        ]
+    );
+    // a flavor per GPU model, selecting its nodes
+    assert_eq!(
+        sc.model.resource_flavors.keys().collect::<Vec<_>>(),
+        ["t4", "v100"]
+    );
+    assert_eq!(
+        sc.model.resource_flavors["v100"].spec.node_labels["gpuquota.dev/gpu-type"],
+        "V100"
+    );
+    let j = gpuquota_sim::kai::simulate(&sc)
+        .expect("simulates")
+        .to_json();
+    let got: Vec<(String, String, String, String)> = j["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            let r = &w["runs"][0];
+            (
+                w["workload"].as_str().unwrap().to_owned(),
+                w["queue"].as_str().unwrap().to_owned(),
+                r["usage"]["gpu"].as_str().unwrap().to_owned(),
+                r["nodes"][0].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                s("openb/openb-pod-0001"),
+                s("ls"),
+                s("0.5"),
+                s("openb-node-0001")
+            ),
+            (
+                s("openb/openb-pod-0002"),
+                s("be"),
+                s("2"),
+                s("openb-node-0002")
+            ),
+        ]
+    );
+    let all: Vec<&str> = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(
+        all.iter()
+            .any(|w| w.ends_with("nodeFile: 1 node rows skipped (malformed-row)")),
+        "{all:?}"
+    );
+}

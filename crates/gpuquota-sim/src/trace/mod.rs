@@ -11,6 +11,7 @@
 //!     namespace: research     # default: the mapped queue name
 //!     milliGpuResource: gpuquota.dev/gpu-milli   # optional: GPUs in thousandths (below)
 //!     gpuNumberFile: cluster_gpu_number.csv      # helios only: the VCs' nominal quotas (below)
+//!     nodeFile: openb_node_list_gpu_node.csv     # alibaba-2023 only: Nodes and flavors
 //!     generate: {jobs: 1000, vcs: 14, seed: 1}   # instead of file: a synthetic trace (below)
 //! ```
 //!
@@ -381,6 +382,10 @@ pub struct TraceSource {
     /// Helios only: `cluster_gpu_number.csv`, the nominal quotas of the VCs' ClusterQueues.
     #[serde(default)]
     pub gpu_number_file: Option<String>,
+    /// Alibaba 2023 only: the node list (`openb_node_list_*.csv`), Nodes and flavors
+    /// ([`alibaba2023::nodes`]).
+    #[serde(default)]
+    pub node_file: Option<String>,
     /// Instead of `file`: a synthetic trace of the format's shape ([`synthetic`]).
     #[serde(default)]
     pub generate: Option<GenerateSpec>,
@@ -416,6 +421,8 @@ pub(crate) struct Prepared {
     pub(crate) loaded: Loaded,
     /// `cluster_gpu_number.csv`: display name and text.
     pub(crate) gpu_number: Option<(String, String)>,
+    /// The node list: display name and text.
+    pub(crate) node_list: Option<(String, String)>,
 }
 
 /// Checks a `trace:` entry and reads its files; errors are messages for `field`.
@@ -464,6 +471,12 @@ pub(crate) fn prepare(
             }
         }
         (None, false) => {}
+    }
+    if t.node_file.is_some() && format.is_some_and(|f| f != Format::Alibaba2023) {
+        errs.push((
+            "nodeFile".into(),
+            "only the alibaba-2023 format has a node list".into(),
+        ));
     }
     if t.gpu_number_file.is_some() {
         if format.is_some_and(|f| f != Format::Helios) {
@@ -533,6 +546,10 @@ pub(crate) fn prepare(
         }
         None => read(&t.file).map_err(|d| vec![("file".to_owned(), d.message)])?,
     };
+    let node_list = match &t.node_file {
+        Some(f) => Some(read(f).map_err(|d| vec![("nodeFile".to_owned(), d.message)])?),
+        None => None,
+    };
     let gpu_number = match &t.gpu_number_file {
         Some(f) => Some(read(f).map_err(|d| vec![("gpuNumberFile".to_owned(), d.message)])?),
         None => None,
@@ -556,6 +573,7 @@ pub(crate) fn prepare(
         milli_gpu_resource: t.milli_gpu_resource.clone().filter(|r| !r.is_empty()),
         loaded,
         gpu_number,
+        node_list,
     })
 }
 
@@ -643,6 +661,9 @@ pub(crate) fn apply(
                 runtime_ms: Some(job.runtime_ms),
             },
         );
+    }
+    if let Some((file, text)) = &p.node_list {
+        apply_nodes(model, file, text, field, warnings);
     }
     if let Some((file, text)) = &p.gpu_number {
         apply_gpu_numbers(
@@ -887,6 +908,9 @@ pub(crate) fn apply_kai(
             .field(format!("{field}.milliGpuResource")),
         );
     }
+    if let Some((file, text)) = &p.node_list {
+        apply_nodes(model, file, text, field, warnings);
+    }
     if let Some((file, text)) = &p.gpu_number {
         apply_gpu_numbers(model, file, text, start_ms, None, true, field, warnings);
     }
@@ -1030,6 +1054,73 @@ pub(crate) fn apply_kai(
             .source(p.file.clone())
             .field(field.to_owned()),
         );
+    }
+}
+
+/// Adds the Nodes and ResourceFlavors of an Alibaba 2023 node list
+/// ([`alibaba2023::nodes`]); rows it cannot use are one warning per reason.
+///
+/// # Complexity
+/// O(rows × log(nodes)).
+fn apply_nodes(
+    model: &mut gpuquota_model::Model,
+    file: &str,
+    text: &str,
+    field: &str,
+    warnings: &mut gpuquota_model::diag::Diagnostics,
+) {
+    use gpuquota_model::diag::Diagnostic;
+    use gpuquota_model::{Quantity, ResourceName};
+    let warn = |warnings: &mut gpuquota_model::diag::Diagnostics, msg: String| {
+        warnings.push(
+            Diagnostic::warning(TRACE_ROW_SKIPPED, msg)
+                .source(file.to_owned())
+                .field(format!("{field}.nodeFile")),
+        );
+    };
+    let (rows, mut skipped) = match alibaba2023::nodes(text) {
+        Ok(x) => x,
+        Err(m) => {
+            warn(warnings, format!("no node read: {m}"));
+            return;
+        }
+    };
+    for r in rows {
+        if model.nodes.contains_key(&r.name) {
+            *skipped.entry("duplicate-node").or_insert(0) += 1;
+            continue;
+        }
+        let mut node = gpuquota_model::core::Node::default();
+        node.metadata.name = r.name.clone();
+        let alloc = &mut node.status.allocatable;
+        for (res, q) in [
+            ("cpu", format!("{}m", r.cpu_milli)),
+            ("memory", format!("{}Mi", r.memory_mib)),
+            ("nvidia.com/gpu", r.gpus.to_string()),
+        ] {
+            if let Ok(q) = Quantity::parse(&q) {
+                alloc.insert(ResourceName::new(res), q);
+            }
+        }
+        node.status.capacity = node.status.allocatable.clone();
+        if !r.model.is_empty() {
+            node.metadata
+                .labels
+                .insert(GPU_TYPE_LABEL.to_owned(), r.model.clone());
+            let flavor = sanitize(&r.model);
+            if !flavor.is_empty() && !model.resource_flavors.contains_key(&flavor) {
+                let mut f = gpuquota_model::kueue::ResourceFlavor::default();
+                f.metadata.name = flavor.clone();
+                f.spec
+                    .node_labels
+                    .insert(GPU_TYPE_LABEL.to_owned(), r.model.clone());
+                model.resource_flavors.insert(flavor, f);
+            }
+        }
+        model.nodes.insert(r.name, node);
+    }
+    for (reason, n) in skipped {
+        warn(warnings, format!("{n} node rows skipped ({reason})"));
     }
 }
 
