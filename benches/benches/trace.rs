@@ -1,5 +1,6 @@
-//! Trace replay and sweeps (`gpuquota-sim`): a synthetic Philly trace read and simulated under
-//! Kueue, and a sweep of Kueue's baseline scenario at 1 and 2 threads.
+//! Trace replay and sweeps (`gpuquota-sim`): synthetic Philly and Helios traces read, a
+//! Philly trace turned into a scenario (loader, Workloads, import) and simulated under Kueue,
+//! and a sweep of Kueue's baseline scenario at 1 and 2 threads.
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -41,6 +42,13 @@ fn traces(c: &mut Criterion) {
         let text = synthetic::philly(n, 14, 1);
         g.bench_with_input(BenchmarkId::new("philly_load", n), &text, |b, t| {
             b.iter(|| black_box(gpuquota_sim::trace::philly::load(t).expect("loads")))
+        });
+        g.bench_with_input(BenchmarkId::new("philly_scenario", n), &n, |b, &n| {
+            b.iter(|| black_box(philly_scenario(n)))
+        });
+        let helios = synthetic::helios(n, 27, 1);
+        g.bench_with_input(BenchmarkId::new("helios_load", n), &helios, |b, t| {
+            b.iter(|| black_box(gpuquota_sim::trace::helios::load(t).expect("loads")))
         });
         g.bench_with_input(
             BenchmarkId::new("philly_scenario_and_simulate", n),

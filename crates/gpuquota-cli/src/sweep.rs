@@ -25,7 +25,10 @@ pub(crate) enum SweepCommand {
 Examples:
   gpuquota sim sweep sim.yaml --set engine=kueue,resourcequota        one row per engine
   gpuquota sim sweep sim.yaml --set kueue.fairSharing=true,false -o csv
-  gpuquota sim sweep sim.yaml --set engine=kueue,resourcequota --shard 0/2 > s0.json")]
+  gpuquota sim sweep sim.yaml --set engine=kueue,resourcequota --shard 0/2 > s0.json
+  gpuquota sim sweep sim.yaml --set clusterQueues.batch.borrowingLimit=0,4,8 --plot sweep.svg
+  gpuquota sim sweep sim.yaml --set clusterQueues.batch.h100.nvidia.com/gpu.nominalQuota=8,16
+  gpuquota sim sweep trace.yaml --set seed=1..20 -j 2          twenty draws of a generated trace")]
     Sweep(SweepArgs),
     /// Join the JSON tables of a sweep's shards into the unsharded table.
     #[command(after_help = "\
@@ -40,7 +43,8 @@ Examples:
 pub(crate) struct SweepArgs {
     /// The scenario.
     file: PathBuf,
-    /// `PATH=v1,v2,…` (a dotted path under `spec`; `A..B` for integer ranges); repeatable.
+    /// `PATH=v1,v2,…` (a dotted path under `spec`, `clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD`
+    /// or `seed`; `A..B` for integer ranges); repeatable.
     #[arg(long = "set", value_name = "PATH=VALUES")]
     set: Vec<String>,
     /// Run only slice I (0-based) of N.

@@ -350,3 +350,28 @@ fn a_short_cluster_queue_path_over_several_quotas_names_them() {
     ]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("FIELD one of nominalQuota"));
 }
+
+#[test]
+fn seed_sweeps_a_generated_trace_and_is_refused_without_one() {
+    let file = data("traces/philly-generated.yaml");
+    let out = gpuquota(&["sim", "sweep", &file, "--set", "seed=1..3"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    let hours: Vec<f64> = rows
+        .iter()
+        .map(|r| r["gpuHours"].as_f64().unwrap())
+        .collect();
+    // three draws of the same shape: different traces, each replayed deterministically
+    assert!(hours[0] != hours[1] && hours[1] != hours[2], "{hours:?}");
+    let again = gpuquota(&["sim", "sweep", &file, "--set", "seed=1..3"]);
+    assert_eq!(out.stdout, again.stdout);
+    let out = gpuquota(&["sim", "sweep", &data("kueue.yaml"), "--set", "seed=1,2"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no generated trace"));
+}

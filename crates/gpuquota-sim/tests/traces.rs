@@ -264,3 +264,290 @@ spec:
 fn trace_replay_is_deterministic() {
     assert_eq!(run("helios.yaml"), run("helios.yaml"));
 }
+
+/// The nominal quotas of the VCs' ClusterQueues come from `cluster_gpu_number.csv`, on the
+/// replay's first day (2020-04-01: vcA 8, vcB 2; the cluster files say 0): job-2 waits for
+/// job-1's 8 GPUs, as vcB's 2 cannot make up its 8.
+#[test]
+fn helios_gpu_numbers_are_the_nominal_quotas() {
+    let j = run("helios-quotas.yaml");
+    assert_eq!(
+        rows(&j),
+        [
+            (
+                s("research/job-1"),
+                s("vca"),
+                s("COMPLETED"),
+                0,
+                vec![(0, 3_600_000, s("v100"), s("8"))]
+            ),
+            (
+                s("research/job-2"),
+                s("vca"),
+                s("FAILED"),
+                600_000,
+                vec![(3_600_000, 5_400_000, s("v100"), s("8"))]
+            ),
+            (
+                s("research/job-3"),
+                s("vcb"),
+                s("CANCELLED"),
+                1_200_000,
+                vec![(1_200_000, 3_000_000, s("v100"), s("2"))]
+            ),
+        ]
+    );
+    let all: Vec<String> = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        all.iter().any(|w| w.ends_with(
+            "helios_gpu_number.csv: spec.workloads[0].trace.gpuNumberFile: 1 VC quotas not applied (no-cluster-queue)"
+        )),
+        "{all:?}"
+    );
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/helios-quotas.yaml");
+    let sc = scenario::load(&p).unwrap();
+    let q = |cq: &str| {
+        sc.model.cluster_queues[cq].spec.resource_groups[0].flavors[0].resources[0]
+            .nominal_quota
+            .as_ref()
+            .map(ToString::to_string)
+    };
+    assert_eq!(
+        (q("vca").as_deref(), q("vcb").as_deref()),
+        (Some("8"), Some("2"))
+    );
+}
+
+#[test]
+fn a_generated_trace_needs_no_file_and_follows_its_seed() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/philly-generated.yaml");
+    let sc = scenario::load(&p).expect("valid scenario");
+    // 60 jobs, all usable (every one asks for GPUs, has an attempt and an end)
+    assert_eq!(sc.instances.len(), 60);
+    let again = scenario::load(&p).unwrap();
+    assert_eq!(sc.model.workloads, again.model.workloads);
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("seed: 1", "seed: 2");
+    let other = scenario::from_str("x", &text, "x", &|f: &str| {
+        let q = p.with_file_name(f);
+        std::fs::read_to_string(&q)
+            .map(|t| (f.to_owned(), t))
+            .map_err(|e| {
+                gpuquota_model::diag::Diagnostic::error(
+                    gpuquota_model::diag::codes::READ_FAILED,
+                    e.to_string(),
+                )
+            })
+    })
+    .unwrap();
+    assert_ne!(sc.model.workloads, other.model.workloads);
+}
+
+/// `engine: kai`: each trace job is a PodGroup of the leaf Queue named by its VC, with the
+/// VCs' GPU quotas from `cluster_gpu_number.csv` (vca 8, vcb 2). job-2 takes vca over its
+/// quota on the idle second node and is reclaimed when vcb's job-3 asks for its own 2 GPUs.
+#[test]
+fn helios_trace_replays_under_kai_into_leaf_queues() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-helios.yaml");
+    let sc = gpuquota_sim::kai::load(&p).expect("valid KAI scenario");
+    let quota = |q: &str| {
+        sc.model.queues[q]
+            .spec
+            .resources
+            .as_ref()
+            .unwrap()
+            .gpu
+            .as_ref()
+            .unwrap()
+            .quota
+            .as_ref()
+            .map(ToString::to_string)
+    };
+    assert_eq!(
+        (quota("vca").as_deref(), quota("vcb").as_deref()),
+        (Some("8"), Some("2"))
+    );
+    assert_eq!(sc.model.pod_groups["research/job-1"].spec.queue, "vca");
+    assert_eq!(
+        sc.model.pod_groups["research/job-1"].spec.min_member,
+        Some(1)
+    );
+    let j = gpuquota_sim::kai::simulate(&sc)
+        .expect("simulates")
+        .to_json();
+    let got: Vec<(String, String, String, Vec<(i64, i64, String)>)> = j["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["workload"].as_str().unwrap().to_owned(),
+                w["queue"].as_str().unwrap().to_owned(),
+                w["class"].as_str().unwrap().to_owned(),
+                w["runs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| {
+                        (
+                            r["startMs"].as_i64().unwrap(),
+                            r["endMs"].as_i64().unwrap(),
+                            r["end"].as_str().unwrap().to_owned(),
+                        )
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                s("research/job-1"),
+                s("vca"),
+                s("COMPLETED"),
+                vec![(0, 3_600_000, s("Finished"))]
+            ),
+            (
+                s("research/job-2"),
+                s("vca"),
+                s("FAILED"),
+                vec![
+                    (600_000, 1_200_000, s("Evicted")),
+                    (3_000_000, 4_800_000, s("Finished"))
+                ]
+            ),
+            (
+                s("research/job-3"),
+                s("vcb"),
+                s("CANCELLED"),
+                vec![(1_200_000, 3_000_000, s("Finished"))]
+            ),
+        ]
+    );
+    assert_eq!(
+        warnings(&j),
+        [
+            "1 trace rows skipped (no-gpu)",
+            "1 trace rows skipped (no-leaf-queue)"
+        ]
+    );
+}
+
+/// A trace naming a parent Queue is refused row by row: KAI places jobs in leaves only.
+#[test]
+fn kai_trace_rows_of_a_parent_queue_are_counted() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-helios.yaml");
+    let text = std::fs::read_to_string(&p).unwrap().replace(
+        ", gpuNumberFile: helios_gpu_number.csv, namespace: research",
+        ", queue: research",
+    );
+    let sc = gpuquota_sim::kai::scenario::from_str("k.yaml", &text, "k", &|f: &str| {
+        std::fs::read_to_string(p.with_file_name(f))
+            .map(|t| (f.to_owned(), t))
+            .map_err(|e| {
+                gpuquota_model::diag::Diagnostic::error(
+                    gpuquota_model::diag::codes::READ_FAILED,
+                    e.to_string(),
+                )
+            })
+    })
+    .unwrap();
+    assert!(sc.model.pod_groups.is_empty());
+    let w: Vec<String> = sc.warnings.iter().map(|d| d.message.clone()).collect();
+    assert_eq!(
+        w,
+        [
+            "1 trace rows skipped (no-gpu)",
+            "4 trace rows skipped (not-a-leaf-queue)"
+        ]
+    );
+}
+
+/// Alibaba 2023 under KAI with its node list: the half-V100 pod (`gpu_spec: V100`) lands on
+/// the V100 node as a `gpu-fraction`, the 2-GPU pod of queue `be` on the 2-GPU T4 node.
+#[test]
+fn alibaba_2023_node_list_makes_the_nodes_and_flavors() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-alibaba2023.yaml");
+    let sc = gpuquota_sim::kai::load(&p).expect("valid KAI scenario");
+    assert_eq!(
+        sc.model.nodes.keys().collect::<Vec<_>>(),
+        ["openb-node-0001", "openb-node-0002", "openb-node-0003"]
+    );
+    let n = &sc.model.nodes["openb-node-0001"];
+    assert_eq!(n.metadata.labels["gpuquota.dev/gpu-type"], "V100");
+    let alloc: Vec<(String, String)> = n
+        .status
+        .allocatable
+        .iter()
+        .map(|(k, v)| (k.as_str().to_owned(), v.to_string()))
+        .collect();
+    assert_eq!(
+        alloc,
+        [
+            (s("cpu"), s("96")),
+            (s("memory"), s("768Gi")),
+            (s("nvidia.com/gpu"), s("1"))
+        ]
+    );
+    // a flavor per GPU model, selecting its nodes
+    assert_eq!(
+        sc.model.resource_flavors.keys().collect::<Vec<_>>(),
+        ["t4", "v100"]
+    );
+    assert_eq!(
+        sc.model.resource_flavors["v100"].spec.node_labels["gpuquota.dev/gpu-type"],
+        "V100"
+    );
+    let j = gpuquota_sim::kai::simulate(&sc)
+        .expect("simulates")
+        .to_json();
+    let got: Vec<(String, String, String, String)> = j["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            let r = &w["runs"][0];
+            (
+                w["workload"].as_str().unwrap().to_owned(),
+                w["queue"].as_str().unwrap().to_owned(),
+                r["usage"]["gpu"].as_str().unwrap().to_owned(),
+                r["nodes"][0].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                s("openb/openb-pod-0001"),
+                s("ls"),
+                s("0.5"),
+                s("openb-node-0001")
+            ),
+            (
+                s("openb/openb-pod-0002"),
+                s("be"),
+                s("2"),
+                s("openb-node-0002")
+            ),
+        ]
+    );
+    let all: Vec<&str> = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(
+        all.iter()
+            .any(|w| w.ends_with("nodeFile: 1 node rows skipped (malformed-row)")),
+        "{all:?}"
+    );
+}

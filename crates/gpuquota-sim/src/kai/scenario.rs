@@ -272,6 +272,9 @@ struct UsageOpts {
 struct WorkloadSource {
     #[serde(default)]
     file: Option<String>,
+    /// A public trace ([`crate::trace`]): the mapped queue name is a leaf Queue.
+    #[serde(default)]
+    trace: Option<crate::trace::TraceSource>,
 }
 
 fn k_nanos(k: f64) -> i128 {
@@ -467,16 +470,30 @@ fn simulation(
             Err(d) => errors.push(d.field(format!("spec.cluster[{i}]"))),
         }
     }
+    let mut traces: Vec<(String, crate::trace::Prepared)> = Vec::new();
     for (i, w) in spec.workloads.iter().enumerate() {
-        match &w.file {
-            Some(f) => match read(f) {
+        match (&w.file, &w.trace) {
+            (Some(f), None) => match read(f) {
                 Ok(t) => files.push(t),
                 Err(d) => errors.push(d.field(format!("spec.workloads[{i}].file"))),
             },
-            None => errors.push(
-                err("each entry of a KAI scenario needs a file (generators are Kueue's)")
-                    .source(name)
-                    .field(format!("spec.workloads[{i}]")),
+            (None, Some(t)) => {
+                let field = format!("spec.workloads[{i}].trace");
+                match crate::trace::prepare(t, read) {
+                    Ok(p) => traces.push((field, p)),
+                    Err(es) => {
+                        for (f, m) in es {
+                            errors.push(err(m).source(name).field(format!("{field}.{f}")));
+                        }
+                    }
+                }
+            }
+            _ => errors.push(
+                err(
+                    "each entry of a KAI scenario needs a file or a trace (generators are Kueue's)",
+                )
+                .source(name)
+                .field(format!("spec.workloads[{i}]")),
             ),
         }
     }
@@ -492,6 +509,9 @@ fn simulation(
     let imported = importer.finish().map_err(|e| Diagnostics(e.0))?;
     warnings.extend(imported.warnings);
     let mut model = imported.model;
+    for (field, p) in traces {
+        crate::trace::apply_kai(p, &field, start, &mut model, &mut warnings);
+    }
     let jobs = resolve_jobs(&mut model, start, end_ms, &mut errors, &mut warnings);
     if errors.has_errors() {
         errors.extend(warnings.0);

@@ -2,8 +2,8 @@
 //! a CSV with a header naming at least `name`, `num_gpu`, `gpu_milli`, `gpu_spec`, `qos`,
 //! `pod_phase`, `creation_time`, `deletion_time`, `scheduled_time` (`cpu_milli` and
 //! `memory_mib` are ignored); times are whole seconds since the trace's origin
-//! (`spec.start`). The node list (`openb_node_list_*.csv`) is not read: nodes and quotas
-//! come from the cluster files.
+//! (`spec.start`). The node list (`openb_node_list_*.csv`, the entry's `nodeFile`) is read
+//! by [`nodes`]: see there for the Nodes and ResourceFlavors it makes.
 //!
 //! Mapping: `qos` (`LS`, `BE`, `Burstable`, `Guaranteed`) is the queue, `pod_phase` the
 //! class, arrival `creation_time`, runtime `deletion_time − scheduled_time`. One pod of
@@ -106,6 +106,63 @@ pub fn load(text: &str) -> Result<Loaded, String> {
     Ok(out)
 }
 
+/// One node of the node list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeRow {
+    /// `sn`, the node's name.
+    pub name: String,
+    /// `cpu_milli`.
+    pub cpu_milli: u64,
+    /// `memory_mib`.
+    pub memory_mib: u64,
+    /// `gpu`: GPUs on the node.
+    pub gpus: u32,
+    /// `model`: the GPU model (empty on a CPU node).
+    pub model: String,
+}
+
+/// Reads an Alibaba 2023 node list (`openb_node_list_*.csv`: `sn, cpu_milli, memory_mib,
+/// gpu, model`). The scenario makes of each row a Node (name `sn` sanitised; allocatable
+/// `cpu` `<cpu_milli>m`, `memory` `<memory_mib>Mi`, `nvidia.com/gpu` `<gpu>`; label
+/// `gpuquota.dev/gpu-type: <model>`, the label the pods' `gpu_spec` selects), and of each
+/// GPU model a ResourceFlavor named after it (sanitised: `V100M16` → `v100m16`) with that
+/// node label, unless the cluster files have a flavor of that name. Quotas stay the
+/// cluster files'. A row that does not parse is counted (`malformed-row`), as is a second
+/// node of one name (`duplicate-node`).
+///
+/// # Errors
+/// No header, or a required column missing.
+///
+/// # Complexity
+/// O(rows).
+pub fn nodes(
+    text: &str,
+) -> Result<(Vec<NodeRow>, std::collections::BTreeMap<&'static str, u64>), String> {
+    let mut rdr = csv_reader(text, true);
+    let header = rdr.headers().map_err(|e| e.to_string())?.clone();
+    let [sn, cpu, mem, gpu, model] =
+        columns(&header, ["sn", "cpu_milli", "memory_mib", "gpu", "model"])?;
+    let mut out = Vec::new();
+    let mut skipped = std::collections::BTreeMap::new();
+    for rec in rdr.records() {
+        let row = rec.ok().filter(|r| r.len() == header.len()).and_then(|r| {
+            let f = |i: usize| r.get(i).unwrap_or("").trim().to_owned();
+            Some(NodeRow {
+                name: Some(super::sanitize(&f(sn))).filter(|n| !n.is_empty())?,
+                cpu_milli: f(cpu).parse().ok()?,
+                memory_mib: f(mem).parse().ok()?,
+                gpus: super::count(&f(gpu))?,
+                model: f(model),
+            })
+        });
+        match row {
+            Some(r) => out.push(r),
+            None => *skipped.entry("malformed-row").or_insert(0) += 1,
+        }
+    }
+    Ok((out, skipped))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,6 +176,27 @@ openb-pod-0003,4000,8192,0,0,,LS,Running,100,900,150
 openb-pod-0004,4000,8192,1,1000,,LS,Pending,100,,
 openb-pod-0005,4000,8192,x,1000,,LS,Pending,100,,
 ";
+
+    #[test]
+    fn alibaba2023_node_list_rows_or_counts() {
+        let (n, skipped) = nodes(
+            "sn,cpu_milli,memory_mib,gpu,model\nopenb-node-0227,32000,262144,0,\nopenb-node-0001,96000,786432,8,V100M16\nbad,x,1,1,T4\n",
+        )
+        .unwrap();
+        assert_eq!(n.len(), 2);
+        assert_eq!(
+            n[1],
+            NodeRow {
+                name: "openb-node-0001".into(),
+                cpu_milli: 96_000,
+                memory_mib: 786_432,
+                gpus: 8,
+                model: "V100M16".into()
+            }
+        );
+        assert_eq!(skipped.get("malformed-row"), Some(&1));
+        assert!(nodes("sn,gpu\n").unwrap_err().contains("cpu_milli"));
+    }
 
     #[test]
     fn alibaba2023_reads_fractions_and_specs() {

@@ -87,6 +87,65 @@ pub fn load(text: &str) -> Result<Loaded, String> {
     Ok(out)
 }
 
+/// The GPUs per VC of a Helios `cluster_gpu_number.csv` (`date,<vc>…,total`: one row per
+/// day, a column per VC) on the replay's first day: the last row dated on or before the day
+/// of `start_ms` (unix ms), or the first row when the file starts later. Returns the date
+/// used, the GPUs per VC column (the `total` column left out) and the rows it could not
+/// read (`malformed-row`, counted).
+///
+/// # Errors
+/// No header, no `date` column, or no readable row.
+///
+/// # Complexity
+/// O(rows × VCs).
+pub fn gpu_numbers(text: &str, start_ms: i64) -> Result<(String, Vec<(String, u32)>, u64), String> {
+    let mut rdr = csv_reader(text, true);
+    let header = rdr.headers().map_err(|e| e.to_string())?.clone();
+    let [date] = columns(&header, ["date"])?;
+    let start_day = start_ms.div_euclid(86_400_000) * 86_400_000;
+    let mut malformed = 0u64;
+    let mut first: Option<(i64, csv::StringRecord)> = None;
+    let mut chosen: Option<(i64, csv::StringRecord)> = None;
+    for rec in rdr.records() {
+        let Ok(r) = rec else {
+            malformed += 1;
+            continue;
+        };
+        let day = r
+            .get(date)
+            .and_then(|d| wall_clock_ms(&format!("{} 00:00:00", d.trim())));
+        let Some(day) = day.filter(|_| r.len() == header.len()) else {
+            malformed += 1;
+            continue;
+        };
+        if first.as_ref().is_none_or(|(d, _)| day < *d) {
+            first = Some((day, r.clone()));
+        }
+        if day <= start_day && chosen.as_ref().is_none_or(|(d, _)| day >= *d) {
+            chosen = Some((day, r));
+        }
+    }
+    let (_, row) = chosen
+        .or(first)
+        .ok_or_else(|| "no readable row (date, then GPUs per VC)".to_owned())?;
+    let mut out = Vec::new();
+    for (i, h) in header.iter().enumerate() {
+        let h = h.trim();
+        if i == date || h == "total" {
+            continue;
+        }
+        match row.get(i).and_then(count) {
+            Some(g) => out.push((h.to_owned(), g)),
+            None => malformed += 1,
+        }
+    }
+    Ok((
+        row.get(date).unwrap_or("").trim().to_owned(),
+        out,
+        malformed,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,6 +186,23 @@ j6,u1,vcA,x,one,4,1,COMPLETED,2020-04-01 00:03:00,2020-04-01 00:05:00,2020-04-01
                 ("no-gpu", 1)
             ]
         );
+    }
+
+    #[test]
+    fn gpu_numbers_are_the_replay_days_row() {
+        let t =
+            "date,vcA,vcB,total\n2020-04-01,8,16,24\n2020-04-02,12,x,28\n2020-04-05,64,64,128\n";
+        let day = |s: &str| wall_clock_ms(s).unwrap();
+        let (d, g, bad) = gpu_numbers(t, day("2020-04-03 10:00:00")).unwrap();
+        assert_eq!((d.as_str(), bad), ("2020-04-02", 1));
+        assert_eq!(g, [("vcA".to_owned(), 12)]);
+        // before the file: its first row
+        let (d, g, _) = gpu_numbers(t, day("2020-03-01 00:00:00")).unwrap();
+        assert_eq!(d, "2020-04-01");
+        assert_eq!(g, [("vcA".to_owned(), 8), ("vcB".to_owned(), 16)]);
+        let (d, _, _) = gpu_numbers(t, day("2020-04-05 00:00:00")).unwrap();
+        assert_eq!(d, "2020-04-05");
+        assert!(gpu_numbers("vc,x\n", 0).unwrap_err().contains("date"));
     }
 
     #[test]

@@ -10,6 +10,9 @@
 //!     queue: batch            # instead of queueBy: every job goes to this one queue
 //!     namespace: research     # default: the mapped queue name
 //!     milliGpuResource: gpuquota.dev/gpu-milli   # optional: GPUs in thousandths (below)
+//!     gpuNumberFile: cluster_gpu_number.csv      # helios only: the VCs' nominal quotas (below)
+//!     nodeFile: openb_node_list_gpu_node.csv     # alibaba-2023 only: Nodes and flavors
+//!     generate: {jobs: 1000, vcs: 14, seed: 1}   # instead of file: a synthetic trace (below)
 //! ```
 //!
 //! Each trace job becomes one Workload, the same in every format:
@@ -20,7 +23,15 @@
 //!   `namespace/name`) of its namespace pointing at that ClusterQueue, and a LocalQueue named
 //!   after the ClusterQueue is implied when there is none (a Namespace too, when the cluster
 //!   files have none of that name). A job whose ClusterQueue does not exist is skipped with
-//!   reason `no-cluster-queue`. In `resourcequota` mode the namespace is what counts.
+//!   reason `no-cluster-queue`. In `resourcequota` mode the namespace is what counts. Under
+//!   `engine: kai` the name is a **leaf Queue** of the cluster files and each job a PodGroup
+//!   (`spec.queue`; `minMember` all its pods, as a trace job ran whole) with its Pods. Each
+//!   pod asks for `nvidia.com/gpu` in whole GPUs; a pod of less than one GPU gets KAI's
+//!   `gpu-fraction` annotation instead (`0.46`), and a fraction above one GPU (PAI's
+//!   `plan_gpu: 150`), which KAI cannot express, is rounded up to whole GPUs and counted as
+//!   kept (`gpu-fraction-rounded-up`). Reasons of KAI mode: `no-leaf-queue` (no Queue of
+//!   that name) and `not-a-leaf-queue` (the Queue is another's parent: KAI places jobs in
+//!   leaves only). `milliGpuResource` is Kueue's and is not used (a warning).
 //! - **namespace**: `namespace`, else the mapped queue name. **name**: the job id, sanitised
 //!   as the queue name; a second job of the same name is skipped (`duplicate-job`).
 //! - **class**: the trace's final job status, verbatim (`COMPLETED`, `Pass`, `Terminated`,
@@ -55,8 +66,23 @@
 //! also `None`), read here as UTC and placed against `spec.start`; PAI 2020 and Alibaba 2023
 //! write seconds since the trace's origin, and the origin is `spec.start`. The formats'
 //! columns and the mapping of each are in [`helios`], [`philly`], [`pai`], [`alibaba2023`].
-//! Nominal quotas are not derived from the traces (Helios' `cluster_gpu_number.csv` is not
-//! read): the cluster files define them.
+//!
+//! **Nominal quotas** come from the cluster files, except with Helios' `gpuNumberFile`
+//! (`cluster_gpu_number.csv`: `date,<vc>…,total`, GPUs per VC per day; it needs `queueBy:
+//! vc`): each VC's ClusterQueue (the sanitised column name) gets as `nominalQuota` of its GPU
+//! resource (`nvidia.com/gpu`, or `milliGpuResource` in thousandths) the VC's GPUs **on the
+//! replay's first day** — the last row dated on or before `spec.start`'s day, or the first
+//! row when the file starts later. The first day rather than the maximum because a replay
+//! asks what the quotas of that day would have done; a sweep over
+//! `clusterQueues.CQ….nominalQuota` ([`crate::sweep`]) explores others. A VC the mapping
+//! cannot apply is counted by reason (`N VC quotas not applied (reason)`, source the
+//! GPU-number file): `no-cluster-queue`, `no-gpu-quota` (the ClusterQueue has no quota for
+//! the GPU resource), `several-gpu-flavors` (it has several: which one the VC's GPUs are is
+//! not in the trace), `malformed-row`. ClusterQueues without a column keep their quota.
+//!
+//! **Generated traces**: `generate: {jobs, vcs, seed}` (defaults 1,000, 14, 1; Helios and
+//! Philly) replaces `file` with a synthetic trace of the format's shape ([`synthetic`]),
+//! read by the same loader; a sweep's `seed=1..20` redraws it.
 
 pub mod alibaba2023;
 pub mod helios;
@@ -353,7 +379,35 @@ pub struct TraceSource {
     /// Request GPUs as this resource in thousandths instead of `nvidia.com/gpu`.
     #[serde(default)]
     pub milli_gpu_resource: Option<String>,
+    /// Helios only: `cluster_gpu_number.csv`, the nominal quotas of the VCs' ClusterQueues.
+    #[serde(default)]
+    pub gpu_number_file: Option<String>,
+    /// Alibaba 2023 only: the node list (`openb_node_list_*.csv`), Nodes and flavors
+    /// ([`alibaba2023::nodes`]).
+    #[serde(default)]
+    pub node_file: Option<String>,
+    /// Instead of `file`: a synthetic trace of the format's shape ([`synthetic`]).
+    #[serde(default)]
+    pub generate: Option<GenerateSpec>,
 }
+
+/// `generate:` of a `trace:` entry: a synthetic trace instead of a file.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GenerateSpec {
+    /// Jobs (default 1,000).
+    #[serde(default)]
+    pub jobs: Option<u32>,
+    /// Virtual clusters `vc0…` (default 14).
+    #[serde(default)]
+    pub vcs: Option<u32>,
+    /// The seed (default 1); `--set seed=1..20` sweeps it.
+    #[serde(default)]
+    pub seed: Option<u64>,
+}
+
+/// The most jobs `generate:` writes (a guard against exhausting memory).
+pub const MAX_GENERATED_JOBS: u32 = 2_000_000;
 
 /// A trace read and checked, ready to become workloads.
 #[derive(Debug, Clone)]
@@ -365,6 +419,10 @@ pub(crate) struct Prepared {
     pub(crate) namespace: Option<String>,
     pub(crate) milli_gpu_resource: Option<String>,
     pub(crate) loaded: Loaded,
+    /// `cluster_gpu_number.csv`: display name and text.
+    pub(crate) gpu_number: Option<(String, String)>,
+    /// The node list: display name and text.
+    pub(crate) node_list: Option<(String, String)>,
 }
 
 /// Checks a `trace:` entry and reads its files; errors are messages for `field`.
@@ -383,8 +441,55 @@ pub(crate) fn prepare(
             ),
         ));
     }
-    if t.file.is_empty() {
-        errs.push(("file".into(), "required: the trace file".into()));
+    match (&t.generate, t.file.is_empty()) {
+        (None, true) => errs.push((
+            "file".into(),
+            "required: the trace file (or generate)".into(),
+        )),
+        (Some(_), false) => errs.push((
+            "generate".into(),
+            "give either file or generate, not both".into(),
+        )),
+        (Some(g), true) => {
+            if !matches!(format, Some(Format::Helios | Format::Philly) | None) {
+                errs.push((
+                    "generate".into(),
+                    format!(
+                        "no generator for the {} format: helios and philly have one",
+                        t.format
+                    ),
+                ));
+            }
+            if g.jobs.is_some_and(|j| j > MAX_GENERATED_JOBS) {
+                errs.push((
+                    "generate.jobs".into(),
+                    format!("at most {MAX_GENERATED_JOBS} jobs"),
+                ));
+            }
+            if g.vcs == Some(0) {
+                errs.push(("generate.vcs".into(), "at least 1 virtual cluster".into()));
+            }
+        }
+        (None, false) => {}
+    }
+    if t.node_file.is_some() && format.is_some_and(|f| f != Format::Alibaba2023) {
+        errs.push((
+            "nodeFile".into(),
+            "only the alibaba-2023 format has a node list".into(),
+        ));
+    }
+    if t.gpu_number_file.is_some() {
+        if format.is_some_and(|f| f != Format::Helios) {
+            errs.push((
+                "gpuNumberFile".into(),
+                "only the helios format has cluster_gpu_number.csv".into(),
+            ));
+        } else if t.queue.is_some() || t.queue_by.as_deref().is_some_and(|q| q != "vc") {
+            errs.push((
+                "gpuNumberFile".into(),
+                "the GPUs per VC are quotas of the VCs' ClusterQueues: it needs queueBy: vc".into(),
+            ));
+        }
     }
     let mut queue_by = None;
     if let Some(f) = format {
@@ -425,7 +530,30 @@ pub(crate) fn prepare(
     let Some(format) = format else {
         return Err(errs);
     };
-    let (shown, text) = read(&t.file).map_err(|d| vec![("file".to_owned(), d.message)])?;
+    let (shown, text) = match &t.generate {
+        Some(g) => {
+            let (jobs, vcs, seed) = (
+                g.jobs.unwrap_or(1000),
+                g.vcs.unwrap_or(14),
+                g.seed.unwrap_or(1),
+            );
+            let text = if format == Format::Helios {
+                synthetic::helios(jobs, vcs, seed)
+            } else {
+                synthetic::philly(jobs, vcs, seed)
+            };
+            (format!("generated {} trace (seed {seed})", t.format), text)
+        }
+        None => read(&t.file).map_err(|d| vec![("file".to_owned(), d.message)])?,
+    };
+    let node_list = match &t.node_file {
+        Some(f) => Some(read(f).map_err(|d| vec![("nodeFile".to_owned(), d.message)])?),
+        None => None,
+    };
+    let gpu_number = match &t.gpu_number_file {
+        Some(f) => Some(read(f).map_err(|d| vec![("gpuNumberFile".to_owned(), d.message)])?),
+        None => None,
+    };
     let tasks = match &t.task_file {
         Some(tf) if format == Format::AlibabaPai2020 => Some(
             read(tf)
@@ -444,6 +572,8 @@ pub(crate) fn prepare(
         namespace: t.namespace.clone(),
         milli_gpu_resource: t.milli_gpu_resource.clone().filter(|r| !r.is_empty()),
         loaded,
+        gpu_number,
+        node_list,
     })
 }
 
@@ -530,6 +660,21 @@ pub(crate) fn apply(
                 created_ms,
                 runtime_ms: Some(job.runtime_ms),
             },
+        );
+    }
+    if let Some((file, text)) = &p.node_list {
+        apply_nodes(model, file, text, field, warnings);
+    }
+    if let Some((file, text)) = &p.gpu_number {
+        apply_gpu_numbers(
+            model,
+            file,
+            text,
+            start_ms,
+            p.milli_gpu_resource.as_deref(),
+            false,
+            field,
+            warnings,
         );
     }
     for (reason, n) in &p.loaded.skipped {
@@ -627,6 +772,356 @@ fn workload(
         },
         status: None,
     })
+}
+
+/// Sets each VC's ClusterQueue's GPU `nominalQuota` from Helios' `cluster_gpu_number.csv`
+/// ([`helios::gpu_numbers`]), or under KAI (`kai`) each VC's leaf Queue's
+/// `resources.gpu.quota`; what it cannot apply is one warning per reason.
+///
+/// # Complexity
+/// O(rows × VCs + VCs × quotas of a ClusterQueue).
+#[allow(clippy::too_many_arguments)]
+fn apply_gpu_numbers(
+    model: &mut gpuquota_model::Model,
+    file: &str,
+    text: &str,
+    start_ms: i64,
+    milli: Option<&str>,
+    kai: bool,
+    field: &str,
+    warnings: &mut gpuquota_model::diag::Diagnostics,
+) {
+    use gpuquota_model::diag::Diagnostic;
+    let warn = |warnings: &mut gpuquota_model::diag::Diagnostics, msg: String| {
+        warnings.push(
+            Diagnostic::warning(TRACE_ROW_SKIPPED, msg)
+                .source(file.to_owned())
+                .field(format!("{field}.gpuNumberFile")),
+        );
+    };
+    let (_, vcs, malformed) = match helios::gpu_numbers(text, start_ms) {
+        Ok(x) => x,
+        Err(m) => {
+            warn(warnings, format!("no quota read: {m}"));
+            return;
+        }
+    };
+    let resource = milli.unwrap_or("nvidia.com/gpu");
+    let mut skipped: BTreeMap<&'static str, u64> = BTreeMap::new();
+    if malformed > 0 {
+        skipped.insert("malformed-row", malformed);
+    }
+    let parents: std::collections::BTreeSet<String> = model
+        .queues
+        .values()
+        .filter_map(|q| q.spec.parent_queue.clone())
+        .collect();
+    for (vc, gpus) in vcs {
+        let name = sanitize(&vc);
+        if kai {
+            // a KAI leaf queue's deserved GPUs
+            match model.queues.get_mut(&name) {
+                None => *skipped.entry("no-leaf-queue").or_insert(0) += 1,
+                Some(_) if parents.contains(&name) => {
+                    *skipped.entry("not-a-leaf-queue").or_insert(0) += 1
+                }
+                Some(q) => {
+                    let r = q.spec.resources.get_or_insert_with(Default::default);
+                    r.gpu.get_or_insert_with(Default::default).quota =
+                        Some(gpuquota_model::Quantity::from_integer(i64::from(gpus)));
+                }
+            }
+            continue;
+        }
+        let Some(cq) = model.cluster_queues.get_mut(&name) else {
+            *skipped.entry("no-cluster-queue").or_insert(0) += 1;
+            continue;
+        };
+        let mut hits: Vec<&mut gpuquota_model::kueue::ResourceQuota> = cq
+            .spec
+            .resource_groups
+            .iter_mut()
+            .flat_map(|g| g.flavors.iter_mut())
+            .flat_map(|f| f.resources.iter_mut())
+            .filter(|r| r.name.as_str() == resource)
+            .collect();
+        let value = if milli.is_some() {
+            u64::from(gpus) * 1000
+        } else {
+            u64::from(gpus)
+        };
+        match hits.as_mut_slice() {
+            [one] => {
+                one.nominal_quota = i64::try_from(value)
+                    .ok()
+                    .map(gpuquota_model::Quantity::from_integer);
+            }
+            [] => *skipped.entry("no-gpu-quota").or_insert(0) += 1,
+            _ => *skipped.entry("several-gpu-flavors").or_insert(0) += 1,
+        }
+    }
+    for (reason, n) in skipped {
+        warn(warnings, format!("{n} VC quotas not applied ({reason})"));
+    }
+}
+
+/// KAI mode: turns a prepared trace into PodGroups (one per job: `spec.queue` the mapped
+/// name, a leaf Queue of the cluster files; `minMember` all its pods, as a trace job ran
+/// whole) with their Pods; the skipped rows become one warning per reason.
+///
+/// Each pod asks for `nvidia.com/gpu` in whole GPUs; a pod of less than one GPU gets KAI's
+/// `gpu-fraction` annotation instead (`0.46`), and a fraction above one GPU (PAI's
+/// `plan_gpu: 150`), which KAI cannot express, is rounded up to whole GPUs and counted as
+/// kept (`gpu-fraction-rounded-up`). Skip reasons beyond the loaders': `no-leaf-queue` (no
+/// Queue of that name) and `not-a-leaf-queue` (the Queue is another's parent: KAI places
+/// jobs in leaves only). `milliGpuResource` is Kueue's and is not used here (a warning).
+///
+/// # Complexity
+/// O(jobs × log(objects) + queues).
+pub(crate) fn apply_kai(
+    mut p: Prepared,
+    field: &str,
+    start: Timestamp,
+    model: &mut gpuquota_model::Model,
+    warnings: &mut gpuquota_model::diag::Diagnostics,
+) {
+    use gpuquota_model::core::{Container, Pod, PodSpec, PodStatus, ResourceRequirements};
+    use gpuquota_model::diag::Diagnostic;
+    use gpuquota_model::kai::{
+        GPU_FRACTION_ANNOTATION, POD_GROUP_ANNOTATION, PodGroup, PodGroupSpec,
+    };
+    use gpuquota_model::meta::ObjectMeta;
+    use gpuquota_model::{Quantity, ResourceName};
+    let start_ms = i64::try_from(start.unix_nanos().div_euclid(1_000_000)).unwrap_or(0);
+    let parents: std::collections::BTreeSet<String> = model
+        .queues
+        .values()
+        .filter_map(|q| q.spec.parent_queue.clone())
+        .collect();
+    if p.milli_gpu_resource.is_some() {
+        warnings.push(
+            Diagnostic::warning(
+                TRACE_ROW_SKIPPED,
+                "milliGpuResource is not used under engine kai: fractions are gpu-fraction annotations",
+            )
+            .source(p.file.clone())
+            .field(format!("{field}.milliGpuResource")),
+        );
+    }
+    if let Some((file, text)) = &p.node_list {
+        apply_nodes(model, file, text, field, warnings);
+    }
+    if let Some((file, text)) = &p.gpu_number {
+        apply_gpu_numbers(model, file, text, start_ms, None, true, field, warnings);
+    }
+    let jobs = std::mem::take(&mut p.loaded.jobs);
+    for job in jobs {
+        let raw = match (&p.queue, p.queue_by) {
+            (Some(q), _) => q.clone(),
+            (None, Some(f)) => job.fields.get(f).cloned().unwrap_or_default(),
+            (None, None) => String::new(),
+        };
+        let queue = sanitize(&raw);
+        if queue.is_empty() {
+            p.loaded.skip("no-queue");
+            continue;
+        }
+        if !model.queues.contains_key(&queue) {
+            p.loaded.skip("no-leaf-queue");
+            continue;
+        }
+        if parents.contains(&queue) {
+            p.loaded.skip("not-a-leaf-queue");
+            continue;
+        }
+        let name = sanitize(&job.id);
+        if name.is_empty() {
+            p.loaded.skip("malformed-row");
+            continue;
+        }
+        let ns = p.namespace.clone().unwrap_or_else(|| queue.clone());
+        let key = format!("{ns}/{name}");
+        if model.pod_groups.contains_key(&key) {
+            p.loaded.skip("duplicate-job");
+            continue;
+        }
+        let created_ms = if p.format.relative_times() {
+            job.submit_ms
+        } else {
+            job.submit_ms.saturating_sub(start_ms)
+        };
+        let created = crate::scenario::at_ms(start, created_ms);
+        let mut pods: Vec<Pod> = Vec::new();
+        let mut rounded = false;
+        for s in &job.pod_sets {
+            let mut annotations = BTreeMap::from([(POD_GROUP_ANNOTATION.to_owned(), name.clone())]);
+            let mut requests = gpuquota_model::core::ResourceList::new();
+            if s.gpu_milli < 1000 {
+                let f = format!("{}", s.gpu_milli as f64 / 1000.0);
+                annotations.insert(GPU_FRACTION_ANNOTATION.to_owned(), f);
+            } else {
+                rounded |= s.gpu_milli % 1000 != 0;
+                let whole = i64::try_from(s.gpu_milli.div_ceil(1000)).unwrap_or(i64::MAX);
+                requests.insert(
+                    ResourceName::new("nvidia.com/gpu"),
+                    Quantity::from_integer(whole),
+                );
+            }
+            let node_selector: BTreeMap<String, String> = s
+                .gpu_type
+                .iter()
+                .map(|t| (GPU_TYPE_LABEL.to_owned(), t.clone()))
+                .collect();
+            for i in 0..s.count {
+                pods.push(Pod {
+                    metadata: ObjectMeta {
+                        name: format!("{name}-{}-{i}", s.name),
+                        namespace: Some(ns.clone()),
+                        annotations: annotations.clone(),
+                        creation_timestamp: Some(created),
+                        ..ObjectMeta::default()
+                    },
+                    spec: PodSpec {
+                        containers: vec![Container {
+                            name: "c".into(),
+                            resources: ResourceRequirements {
+                                requests: requests.clone(),
+                                limits: requests.clone(),
+                                ..ResourceRequirements::default()
+                            },
+                            ..Container::default()
+                        }],
+                        node_selector: node_selector.clone(),
+                        scheduler_name: Some("kai-scheduler".into()),
+                        ..PodSpec::default()
+                    },
+                    status: Some(PodStatus {
+                        phase: Some("Pending".into()),
+                        ..PodStatus::default()
+                    }),
+                });
+            }
+        }
+        let Ok(min_member) = i32::try_from(pods.len()) else {
+            p.loaded.skip("malformed-row");
+            continue;
+        };
+        if rounded {
+            p.loaded.skip("gpu-fraction-rounded-up");
+        }
+        let group = PodGroup {
+            metadata: ObjectMeta {
+                name: name.clone(),
+                namespace: Some(ns.clone()),
+                annotations: BTreeMap::from([
+                    (crate::scenario::CLASS_KEY.to_owned(), job.status.clone()),
+                    (
+                        crate::scenario::RUNTIME_ANNOTATION.to_owned(),
+                        format!("{}ms", job.runtime_ms),
+                    ),
+                ]),
+                creation_timestamp: Some(created),
+                ..ObjectMeta::default()
+            },
+            spec: PodGroupSpec {
+                min_member: Some(min_member),
+                queue: queue.clone(),
+                ..PodGroupSpec::default()
+            },
+            status: None,
+        };
+        if !model.namespaces.contains_key(&ns) {
+            insert_namespace(model, &ns);
+        }
+        for pod in pods {
+            let k = format!("{ns}/{}", pod.metadata.name);
+            model.pods.insert(k, pod);
+        }
+        model.pod_groups.insert(key, group);
+    }
+    for (reason, n) in &p.loaded.skipped {
+        warnings.push(
+            Diagnostic::warning(
+                TRACE_ROW_SKIPPED,
+                if matches!(*reason, "gpu-spec-alternatives") {
+                    format!("{n} trace rows kept without a node selector ({reason})")
+                } else if *reason == "gpu-fraction-rounded-up" {
+                    format!("{n} trace rows kept with their GPUs rounded up ({reason})")
+                } else {
+                    format!("{n} trace rows skipped ({reason})")
+                },
+            )
+            .source(p.file.clone())
+            .field(field.to_owned()),
+        );
+    }
+}
+
+/// Adds the Nodes and ResourceFlavors of an Alibaba 2023 node list
+/// ([`alibaba2023::nodes`]); rows it cannot use are one warning per reason.
+///
+/// # Complexity
+/// O(rows × log(nodes)).
+fn apply_nodes(
+    model: &mut gpuquota_model::Model,
+    file: &str,
+    text: &str,
+    field: &str,
+    warnings: &mut gpuquota_model::diag::Diagnostics,
+) {
+    use gpuquota_model::diag::Diagnostic;
+    use gpuquota_model::{Quantity, ResourceName};
+    let warn = |warnings: &mut gpuquota_model::diag::Diagnostics, msg: String| {
+        warnings.push(
+            Diagnostic::warning(TRACE_ROW_SKIPPED, msg)
+                .source(file.to_owned())
+                .field(format!("{field}.nodeFile")),
+        );
+    };
+    let (rows, mut skipped) = match alibaba2023::nodes(text) {
+        Ok(x) => x,
+        Err(m) => {
+            warn(warnings, format!("no node read: {m}"));
+            return;
+        }
+    };
+    for r in rows {
+        if model.nodes.contains_key(&r.name) {
+            *skipped.entry("duplicate-node").or_insert(0) += 1;
+            continue;
+        }
+        let mut node = gpuquota_model::core::Node::default();
+        node.metadata.name = r.name.clone();
+        let alloc = &mut node.status.allocatable;
+        for (res, q) in [
+            ("cpu", format!("{}m", r.cpu_milli)),
+            ("memory", format!("{}Mi", r.memory_mib)),
+            ("nvidia.com/gpu", r.gpus.to_string()),
+        ] {
+            if let Ok(q) = Quantity::parse(&q) {
+                alloc.insert(ResourceName::new(res), q);
+            }
+        }
+        node.status.capacity = node.status.allocatable.clone();
+        if !r.model.is_empty() {
+            node.metadata
+                .labels
+                .insert(GPU_TYPE_LABEL.to_owned(), r.model.clone());
+            let flavor = sanitize(&r.model);
+            if !flavor.is_empty() && !model.resource_flavors.contains_key(&flavor) {
+                let mut f = gpuquota_model::kueue::ResourceFlavor::default();
+                f.metadata.name = flavor.clone();
+                f.spec
+                    .node_labels
+                    .insert(GPU_TYPE_LABEL.to_owned(), r.model.clone());
+                model.resource_flavors.insert(flavor, f);
+            }
+        }
+        model.nodes.insert(r.name, node);
+    }
+    for (reason, n) in skipped {
+        warn(warnings, format!("{n} node rows skipped ({reason})"));
+    }
 }
 
 fn insert_namespace(model: &mut gpuquota_model::Model, ns: &str) {

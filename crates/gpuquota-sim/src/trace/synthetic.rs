@@ -110,6 +110,82 @@ pub fn philly(jobs: u32, vcs: u32, seed: u64) -> String {
     out
 }
 
+/// The start of the synthetic Helios trace (Venus' first month, April 2020).
+pub const HELIOS_START: &str = "2020-04-01T00:00:00Z";
+
+/// A Helios `cluster_log.csv` of `jobs` jobs over `vcs` virtual clusters `vc0…`, submitted
+/// over 183 days from [`HELIOS_START`] (Venus' six months); GPUs 0 (a CPU job, 5 %), 1
+/// (60 %), 2, 4, 8 or 16 per job on nodes of 8 GPUs, runtimes from ten seconds to three days
+/// (log-uniform), states `COMPLETED` / `CANCELLED` / `FAILED` / `TIMEOUT` 65 / 20 / 13 / 2 %.
+///
+/// # Complexity
+/// O(jobs).
+pub fn helios(jobs: u32, vcs: u32, seed: u64) -> String {
+    let mut r = Rng(seed);
+    let t0 = 1_585_699_200i64; // 2020-04-01T00:00:00Z
+    let span = 183 * 86_400i64;
+    let mut out = String::with_capacity(jobs as usize * 130 + 120);
+    out.push_str("job_id,user,vc,jobname,gpu_num,cpu_num,node_num,state,submit_time,start_time,end_time,duration,queue\n");
+    for i in 0..jobs {
+        let submit = t0 + (i64::from(i) * span) / i64::from(jobs.max(1)) + r.below(30) as i64;
+        let gpus: u64 = match r.below(100) {
+            0..5 => 0,
+            5..65 => 1,
+            65..77 => 2,
+            77..87 => 4,
+            87..97 => 8,
+            _ => 16,
+        };
+        let nodes = gpus.div_ceil(8).max(1);
+        let runtime = (10.0 * (25_920.0f64).powf(r.below(10_000) as f64 / 10_000.0)) as i64;
+        let state = match r.below(100) {
+            0..65 => "COMPLETED",
+            65..85 => "CANCELLED",
+            85..98 => "FAILED",
+            _ => "TIMEOUT",
+        };
+        let queued = r.below(300) as i64;
+        let start = submit + queued;
+        let _ = writeln!(
+            out,
+            "{i},u{},vc{},job{i},{gpus},{},{nodes},{state},{},{},{},{runtime},{queued}",
+            r.below(200),
+            r.below(u64::from(vcs.max(1))),
+            gpus.max(1) * 4,
+            wall(submit),
+            wall(start),
+            wall(start + runtime),
+        );
+    }
+    out
+}
+
+/// A Helios `cluster_gpu_number.csv` for [`helios`]: one row per day of the trace's 183
+/// (`date,vc0,…,total`), VC `v` holding `base + 8·v` GPUs, plus 8 more from the second
+/// month on (capacity grows as in the real trace).
+///
+/// # Complexity
+/// O(days × vcs).
+pub fn helios_gpu_number(vcs: u32, base: u64) -> String {
+    let mut out = String::from("date");
+    for v in 0..vcs {
+        let _ = write!(out, ",vc{v}");
+    }
+    out.push_str(",total\n");
+    for day in 0..183i64 {
+        let date = wall(1_585_699_200 + day * 86_400);
+        let _ = write!(out, "{}", &date[..10]);
+        let mut total = 0;
+        for v in 0..u64::from(vcs) {
+            let g = base + 8 * v + if day >= 30 { 8 } else { 0 };
+            total += g;
+            let _ = write!(out, ",{g}");
+        }
+        let _ = writeln!(out, ",{total}");
+    }
+    out
+}
+
 /// Kueue objects for a synthetic trace: one ResourceFlavor `gpu`, one Cohort `all`, and
 /// ClusterQueues `vc0…` sharing `total_gpus` `nvidia.com/gpu` (the remainder to `vc0`).
 pub fn cluster_queues(vcs: u32, total_gpus: u64) -> String {
@@ -146,6 +222,44 @@ mod tests {
         let vcs: std::collections::BTreeSet<&str> =
             l.jobs.iter().map(|j| j.fields["vc"].as_str()).collect();
         assert_eq!(vcs.len(), 14);
+    }
+
+    #[test]
+    fn synthetic_helios_reads_back_with_cpu_jobs_counted() {
+        let text = helios(400, 27, 3);
+        assert_eq!(text, helios(400, 27, 3));
+        let l = super::super::helios::load(&text).unwrap();
+        let cpu = l.skipped.get("no-gpu").copied().unwrap_or(0);
+        assert!(cpu > 0);
+        assert_eq!(l.jobs.len() as u64 + cpu, 400);
+        assert_eq!(l.skipped.len(), 1, "{:?}", l.skipped);
+        let g = helios_gpu_number(3, 8);
+        assert!(g.starts_with("date,vc0,vc1,vc2,total\n2020-04-01,8,16,24,48\n"));
+        assert_eq!(g.lines().count(), 184);
+    }
+
+    /// Writes a Helios-Venus-sized scenario (250,000 jobs, 27 VCs) into
+    /// `$GPUQUOTA_TRACE_DIR`: `cluster.yaml`, `cluster_log.csv`, `cluster_gpu_number.csv`,
+    /// `helios.yaml`.
+    #[test]
+    #[ignore = "writes a full-size trace; run with GPUQUOTA_TRACE_DIR set"]
+    fn write_helios_sized_trace() {
+        let dir = std::path::PathBuf::from(
+            std::env::var("GPUQUOTA_TRACE_DIR").expect("GPUQUOTA_TRACE_DIR"),
+        );
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("cluster_log.csv"), helios(250_000, 27, 1)).unwrap();
+        std::fs::write(
+            dir.join("cluster_gpu_number.csv"),
+            helios_gpu_number(27, 16),
+        )
+        .unwrap();
+        std::fs::write(dir.join("cluster.yaml"), cluster_queues(27, 27 * 120)).unwrap();
+        std::fs::write(
+            dir.join("helios.yaml"),
+            format!("apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: helios-sized}}\nspec:\n  engine: kueue\n  cluster: [cluster.yaml]\n  start: \"{HELIOS_START}\"\n  workloads:\n  - trace: {{format: helios, file: cluster_log.csv, gpuNumberFile: cluster_gpu_number.csv}}\n"),
+        )
+        .unwrap();
     }
 
     /// Writes a Philly-sized scenario (117,000 jobs, 14 VCs) into `$GPUQUOTA_TRACE_DIR`:
