@@ -339,6 +339,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
 }
 
 /// The seed platform under Run:ai semantics: departments and projects with their fair share.
+#[allow(dead_code)] // superseded in the default run by the simulated KAI month (gpuquota_sim::seed)
 pub(crate) fn seed_section() -> Result<String, CliError> {
     let imported = gpuquota::model::import_str("seed/kai.yaml", crate::seed::KAI_YAML)
         .map_err(|e| CliError(e.to_string()))?;

@@ -14,7 +14,8 @@ pub(crate) const KUEUE_YAML: &str = include_str!("../seed/kueue.yaml");
 /// the 02:00 fine-tuning job).
 #[allow(dead_code)]
 pub(crate) const KUEUE_WORKLOADS_YAML: &str = include_str!("../seed/kueue-workloads.yaml");
-/// The seed platform as KAI objects: department and project Queues, Nodes.
+/// The seed platform as KAI objects: department and project Queues, Nodes (the static
+/// fair-share table; the default run simulates `gpuquota_sim::seed::KAI` instead).
 #[allow(dead_code)]
 pub(crate) const KAI_YAML: &str = include_str!("../seed/kai.yaml");
 
@@ -24,12 +25,6 @@ const SECTIONS: &[(&str, fn() -> Result<String, CliError>)] = &[
     (
         "Quota picture: the cohort tree and the KAI queues",
         crate::quotas::seed_section,
-    ),
-    (
-        // KAI / Run:ai: replace by the simulated KAI month when the simulator's KAI mode lands
-        // (gpuquota::sim::seed::ENGINES gains it; this static fair-share table then goes).
-        "KAI / Run:ai: departments and projects with their fair share (GPUs; not simulated yet)",
-        crate::kai::seed_section,
     ),
     (
         "MIG plan: notebooks (8 x nvidia.com/mig-1g.24gb) on rtx-b",
@@ -67,6 +62,19 @@ pub(crate) fn run() -> Result<ExitCode, CliError> {
         )?;
         plots.push(svg_name);
     }
+    // the KAI month: its scenario files, the allocation plot and the fair share over time
+    let (kai_file, kai_text) = (
+        gpuquota_sim::seed::KAI_ENGINE.1,
+        gpuquota_sim::seed::KAI_ENGINE.2,
+    );
+    write("kai-platform.yaml", gpuquota_sim::seed::KAI_PLATFORM)?;
+    write("kai-month.yaml", gpuquota_sim::seed::KAI_MONTH)?;
+    write(kai_file, kai_text)?;
+    write(
+        "kai.svg",
+        &gpuquota_sim::kai::plot::svg(&month.kai.1).map_err(CliError)?,
+    )?;
+    plots.push("kai.svg".into());
     if let [(_, sa, ra), (_, sb, rb), ..] = month.runs.as_slice() {
         write(
             "diff.svg",
@@ -76,14 +84,17 @@ pub(crate) fn run() -> Result<ExitCode, CliError> {
     }
     let d = dir.display();
     outln!(
-        "\nPlots (usage per queue over the month; both runs side by side) in {d}/: {}",
-        plots.join(", ")
+        "\nPlots in {d}/: {} (usage per queue over the month), kai.svg (KAI: allocation and fair share over time per queue), diff.svg (ResourceQuota only and Kueue side by side)",
+        plots[..plots.len().saturating_sub(2)].join(", ")
     );
     outln!("Rerun each part on your own copy of the scenario files (written to {d}/):");
     outln!("  gpuquota sim {d}/kueue.yaml --output table --plot kueue.svg");
     outln!("  gpuquota sim {d}/resourcequota.yaml --output table");
+    outln!("  gpuquota sim {d}/kai.yaml --output table --plot kai.svg");
     outln!("  gpuquota sim diff {d}/resourcequota.yaml {d}/kueue.yaml --plot diff.svg");
-    outln!("  gpuquota sim {d}/kueue.yaml | jq .chargeback      # the month's bill");
+    outln!(
+        "  gpuquota sim {d}/kueue.yaml | jq .chargeback      # the month's bill (also kai.yaml)"
+    );
     outln!(
         "  gpuquota example mig-plan > mig-plan.yaml && gpuquota mig plan mig-plan.yaml   # a MIG plan"
     );

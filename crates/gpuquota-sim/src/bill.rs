@@ -12,7 +12,10 @@
 //! - `records`: one per run and GPU flavor-resource, owner the workload's namespace, from
 //!   the run's start to its end, floored to whole seconds (metering's resolution): `gpus`
 //!   for `nvidia.com/gpu`, `mig` + `count` for `nvidia.com/mig-<profile>`, `replicas` for
-//!   `nvidia.com/gpu.shared`. Usage under the `resourcequota` engine has no flavor: it is
+//!   `nvidia.com/gpu.shared`, and `replicas` for `nvidia.com/gpu` too when its card type has
+//!   `replicasPerGpu` (a time-sliced or MPS card type: the NVIDIA device plugin advertises
+//!   `replicas × GPUs` of plain `nvidia.com/gpu` unless it renames them, so the quota a
+//!   ClusterQueue admits against counts replicas; budgets weigh them the same way). Usage under the `resourcequota` engine has no flavor: it is
 //!   the only card type's when there is one (MIG: the first card type whose model has the
 //!   profile); GPU usage of no card type is left out with a warning;
 //! - `departments[].quota`, when a department gives none and a ClusterQueue of the cluster
@@ -72,6 +75,21 @@ pub fn card_map(metering: Option<&Value>) -> CardMap {
     )
 }
 
+/// [`CardMap::weigh`], with `nvidia.com/gpu` of a card type that has `replicasPerGpu`
+/// weighed as a replica (the device plugin advertises time-sliced or MPS replicas under the
+/// plain name unless it renames them).
+pub fn weigh(cards: &CardMap, flavor: &str, resource: &str) -> Option<(String, i128)> {
+    let replicated = !flavor.is_empty()
+        && cards
+            .card_of(flavor)
+            .is_some_and(|c| c.replicas_per_gpu.is_some());
+    if resource == "nvidia.com/gpu" && replicated {
+        cards.weigh(flavor, "nvidia.com/gpu.shared")
+    } else {
+        cards.weigh(flavor, resource)
+    }
+}
+
 fn card_for(cards: &CardMap, flavor: &str, resource: &str) -> Option<(String, Value)> {
     let (mut card, _) = cards.weigh(flavor, resource)?;
     if flavor.is_empty() && card.is_empty() && cards.cards.len() == 1 {
@@ -80,7 +98,15 @@ fn card_for(cards: &CardMap, flavor: &str, resource: &str) -> Option<(String, Va
     if !cards.cards.iter().any(|c| c.name == card) {
         return None;
     }
-    let shape = if resource == "nvidia.com/gpu" {
+    let replicated = cards
+        .cards
+        .iter()
+        .find(|c| c.name == card)
+        .is_some_and(|c| c.replicas_per_gpu.is_some());
+    let shape = if resource == "nvidia.com/gpu" && replicated {
+        // a time-sliced or MPS card type: the plugin advertises replicas as nvidia.com/gpu
+        json!({"replicas": 1})
+    } else if resource == "nvidia.com/gpu" {
         json!({"gpus": 1})
     } else if resource == "nvidia.com/gpu.shared" {
         json!({"replicas": 1})
@@ -123,7 +149,7 @@ pub fn chargeback(
                         .and_then(|q| q.value())
                         .unwrap_or(0);
                     if let Some((card, _)) = card_for(&cards, &f.name, r.name.as_str())
-                        && let Some((_, w)) = cards.weigh(&f.name, r.name.as_str())
+                        && let Some((_, w)) = weigh(&cards, &f.name, r.name.as_str())
                     {
                         *nominal
                             .entry(name.as_str())
@@ -217,7 +243,7 @@ pub fn chargeback(
                         .get(ns)
                         .cloned()
                         .unwrap_or_else(|| gpuquota_metering::UNASSIGNED.to_owned());
-                    let w = cards.weigh(f, res).map_or(0, |x| x.1);
+                    let w = weigh(&cards, f, res).map_or(0, |x| x.1);
                     *lost.entry((dept, card)).or_default() +=
                         w * i128::from(amount) * i128::from(b - a);
                 }
@@ -286,11 +312,23 @@ pub fn kai_chargeback(
                     fractions += 1;
                 }
                 let mut shapes: Vec<(Value, i128)> = Vec::new();
-                if whole > 0 {
-                    shapes.push((json!({"gpus": whole as u64}), L * whole));
+                let replicas = labels.and_then(|l| {
+                    l.get(gpuquota_model::workloads::sharing::REPLICAS_LABEL)?
+                        .parse::<u64>()
+                        .ok()
+                        .filter(|r| *r > 1)
+                });
+                match replicas {
+                    // a time-sliced or MPS node: each advertised GPU is one replica
+                    Some(r) if whole > 0 => shapes.push((
+                        json!({"replicas": whole as u64, "replicasPerGpu": r}),
+                        L / i128::from(r) * whole,
+                    )),
+                    _ if whole > 0 => shapes.push((json!({"gpus": whole as u64}), L * whole)),
+                    _ => {}
                 }
                 for (res, count) in mig {
-                    let w = cards.weigh(&card, res).map_or(0, |x| x.1);
+                    let w = weigh(&cards, &card, res).map_or(0, |x| x.1);
                     shapes.push((
                         json!({"mig": res.trim_start_matches("nvidia.com/mig-"), "count": count}),
                         w * i128::from(*count),

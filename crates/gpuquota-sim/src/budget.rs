@@ -93,7 +93,7 @@ impl Budgets {
             .collect();
         let fr_weight = frs
             .iter()
-            .map(|(f, r)| cards.weigh(f, r.as_str()))
+            .map(|(f, r)| crate::bill::weigh(cards, f, r.as_str()))
             .collect();
         let mut twin_of = vec![None; n];
         let mut original_of = vec![None; n];

@@ -171,10 +171,17 @@ fn kai_deprioritize_lets_every_other_job_go_first() {
 fn kai_stop_running_evicts_with_the_budget_as_reason() {
     // a: 4 GPUs for 4 h; the budget is spent at 02:00 and a is evicted in that session.
     let budget = "{queue: q, gpuHours: \"8\", period: 24h, whenSpent: Wait, stopRunning: true}";
-    let j = run(budget, &job("team", "a", "00:00", 4, "4h"), "2026-04-01T12:00:00Z");
+    let j = run(
+        budget,
+        &job("team", "a", "00:00", 4, "4h"),
+        "2026-04-01T12:00:00Z",
+    );
     let a = wl(&j, "team/a");
     let r = &a["runs"][0];
-    assert_eq!((r["startMs"].as_i64(), r["endMs"].as_i64()), (Some(0), Some(2 * H)));
+    assert_eq!(
+        (r["startMs"].as_i64(), r["endMs"].as_i64()),
+        (Some(0), Some(2 * H))
+    );
     assert_eq!(r["end"], "Evicted");
     assert_eq!(r["action"], "budget");
     assert_eq!(r["reason"], "BudgetExhausted");

@@ -4,7 +4,9 @@
 //! - **Charging**: every run is charged from its start to its end at its GPUs per node,
 //!   weighed by the node's card type (the `spec.metering.cardTypes` entry whose `model`,
 //!   spaces written as `-`, is the node's `nvidia.com/gpu.product` label, as GPU feature
-//!   discovery writes it; else the label itself; `""` without one). KAI counts MIG instances
+//!   discovery writes it; else the label itself; `""` without one). On a time-sliced or MPS
+//!   node (the `nvidia.com/gpu.replicas` label the device plugin, or the import from its
+//!   sharing configuration, sets) each advertised GPU is `1/replicas` of a card. KAI counts MIG instances
 //!   and fractions as GPU equivalents; the ledger takes them at that weight (`L` per
 //!   device, [`gpuquota_metering::money::L`]), floored to its unit.
 //! - **Enforcement** happens when a session runs: a budget spent between two sessions acts
@@ -171,7 +173,13 @@ impl SessionHook for KaiBudgets {
         };
         let mut per: BTreeMap<String, i128> = BTreeMap::new();
         for (labels, u) in placement {
-            let rate = u[0].saturating_mul(L) / 1_000_000_000;
+            // a time-sliced or MPS node advertises replicas: each is 1/replicas of a GPU
+            let replicas = labels
+                .get(gpuquota_model::workloads::sharing::REPLICAS_LABEL)
+                .and_then(|r| r.parse::<i128>().ok())
+                .filter(|r| *r > 1)
+                .unwrap_or(1);
+            let rate = u[0].saturating_mul(L) / 1_000_000_000 / replicas;
             let e = per.entry(card_of_node(&self.cards, labels)).or_default();
             *e = e.saturating_add(rate);
         }

@@ -241,10 +241,7 @@ fn queues_of(sc: &KaiScenario) -> Result<std::collections::BTreeMap<String, Stri
             ..Default::default()
         },
     )?;
-    Ok(c.jobs
-        .into_iter()
-        .map(|j| (j.key, j.queue_name))
-        .collect())
+    Ok(c.jobs.into_iter().map(|j| (j.key, j.queue_name)).collect())
 }
 
 /// Warnings in order, then the bill when the scenario has `spec.metering`.

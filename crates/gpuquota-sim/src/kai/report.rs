@@ -334,7 +334,12 @@ impl KaiOutcome {
             }
             m.insert(
                 "warnings".into(),
-                json!(self.warnings.iter().map(ToString::to_string).collect::<Vec<_>>()),
+                json!(
+                    self.warnings
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                ),
             );
         }
         out
