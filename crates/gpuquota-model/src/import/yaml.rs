@@ -337,6 +337,11 @@ impl<'a> Keys<'a> {
         Ok(())
     }
 
+    /// The key recorded last.
+    fn last(&self) -> &str {
+        self.keys.last().map(AsRef::as_ref).unwrap_or_default()
+    }
+
     fn finish(&mut self) -> Result<(), Fallback> {
         if self.keys.len() > 16 {
             self.keys.sort_unstable();
@@ -494,6 +499,7 @@ impl<'a> Deserializer<'a> for MapDe<'_, 'a> {
             r,
             strip: true,
             first,
+            pending: None,
             keys,
         };
         let v = visitor.visit_map(&mut access)?;
@@ -515,6 +521,8 @@ struct Members<'r, 'a> {
     strip: bool,
     /// A key already read by the caller.
     first: Option<Cow<'a, str>>,
+    /// The first key while the seed reads it.
+    pending: Option<Cow<'a, str>>,
     keys: Keys<'a>,
 }
 
@@ -537,8 +545,13 @@ impl<'a> MapAccess<'a> for Members<'_, 'a> {
         seed: K,
     ) -> Result<Option<K::Value>, Fallback> {
         loop {
-            let key = match self.first.take() {
-                Some(k) => k,
+            // The key is kept for the duplicate check and lent to the seed from there.
+            let key: &str = match self.first.take() {
+                // Already in `keys` (the caller read and recorded it).
+                Some(k) => {
+                    self.pending = Some(k);
+                    self.pending.as_deref().unwrap_or_default()
+                }
                 None => {
                     if matches!(self.r.peek()?, Event::MappingEnd) {
                         return Ok(None);
@@ -546,11 +559,9 @@ impl<'a> MapAccess<'a> for Members<'_, 'a> {
                     let Some(k) = read_key(self.r)? else {
                         return Err(Fallback);
                     };
-                    self.keys.add(k.clone())?;
-                    if k == "apiVersion" || k == "kind" {
-                        return Err(Fallback);
-                    }
-                    k
+                    // A second `apiVersion` or `kind` at the top is a duplicate here too.
+                    self.keys.add(k)?;
+                    self.keys.last()
                 }
             };
             if self.strip
@@ -561,15 +572,9 @@ impl<'a> MapAccess<'a> for Members<'_, 'a> {
                 self.r.next()?;
                 continue;
             }
-            return match key {
-                Cow::Borrowed(k) => {
-                    seed.deserialize(de::value::BorrowedStrDeserializer::<Fallback>::new(k))
-                }
-                Cow::Owned(k) => {
-                    seed.deserialize(de::value::StringDeserializer::<Fallback>::new(k))
-                }
-            }
-            .map(Some);
+            return seed
+                .deserialize(de::value::StrDeserializer::<Fallback>::new(key))
+                .map(Some);
         }
     }
 
@@ -640,6 +645,7 @@ impl<'a> Deserializer<'a> for ValueDe<'_, 'a> {
                     r: self.r,
                     strip: self.strip,
                     first: None,
+                    pending: None,
                     keys: Keys::default(),
                 };
                 let v = visitor.visit_map(&mut access)?;
@@ -791,6 +797,19 @@ mod tests {
     #[test]
     fn plain_manifests_are_read() {
         let text = "---\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n  labels: {dept: a}\n  annotations: {gone: null}\n";
+        let workload = "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: ns}\nspec:\n  queueName: lq\n  priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: high}\n  podSets:\n  - name: main\n    count: 2\n    template: {spec: {containers: [{name: main, resources: {requests: {cpu: '3', memory: 4Gi, nvidia.com/gpu: 1}}}]}}\n";
+        let docs = documents(workload).expect("fast path");
+        let Doc::Typed(t) = &docs[0] else {
+            panic!("typed")
+        };
+        let Object::Workload(w) = &t.object else {
+            panic!("a Workload")
+        };
+        assert_eq!(w.spec.pod_sets[0].count, 2);
+        let requests = &w.spec.pod_sets[0].template.spec.containers[0]
+            .resources
+            .requests;
+        assert_eq!(requests.len(), 3);
         let docs = documents(text).expect("fast path");
         assert_eq!(docs.len(), 1);
         let Doc::Typed(t) = &docs[0] else {
