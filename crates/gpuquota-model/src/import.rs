@@ -66,6 +66,14 @@
 //! reports every problem with its field path. Both paths give the same result on every input
 //! ([`Importer::exact`] exists to test that; the import fuzz target checks it).
 //!
+//! On the fast path, YAML is read from saphyr-parser's events by the importer's own serde
+//! deserializer, which takes only what it is sure of: anchors, aliases, tags, merge keys,
+//! nesting deeper than 32 levels, more documents, nodes or events than half the exact path's
+//! budgets, duplicate keys and plain scalars whose type is not certain (`yes`, `1e3`, `0x1F`,
+//! `017`, …) all send the source to the exact path, so an alias bomb is never expanded on
+//! the fast path and the exact path's limits and messages decide. JSON is read by
+//! serde_json, after a linear scan of the text for duplicate keys.
+//!
 //! # Complexity
 //! Linear in the input on the fast path (twice that when the exact path runs), plus
 //! `O(log n)` per object inserted.
@@ -88,6 +96,7 @@ use crate::meta::ObjectMeta;
 
 mod fast;
 mod parse;
+mod yaml;
 
 pub use parse::{serde_message, serde_message_with, yaml_error};
 

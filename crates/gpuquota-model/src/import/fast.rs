@@ -52,8 +52,7 @@ pub(super) fn parse(text: &str) -> Option<Vec<Doc>> {
         }
         return Some(out);
     }
-    serde_saphyr::from_multiple_with_options::<Doc>(text, parse::yaml_options(text.len(), true))
-        .ok()
+    super::yaml::documents(text)
 }
 
 impl<'de> de::Deserialize<'de> for Doc {

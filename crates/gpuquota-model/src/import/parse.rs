@@ -79,10 +79,96 @@ pub(crate) fn documents(text: &str) -> Result<Vec<Value>, (Code, String)> {
 /// # Errors
 /// The duplicate-key message, with line and column.
 pub(crate) fn json_duplicates(text: &str) -> Result<(), String> {
+    if scan_json_keys(text) == Some(true) {
+        return Ok(());
+    }
     for item in serde_json::Deserializer::from_str(text).into_iter::<NoDuplicates>() {
         item.map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// A quick scan of JSON text for duplicate object keys: `Some(true)` when no object repeats
+/// a key, `None` when the scan is not sure (a key with an escape sequence, which may spell
+/// the same key differently, or text that is not well-formed; then the serde check decides).
+///
+/// The text is not validated here (the deserializer that follows does that); brackets and
+/// strings are tracked just enough to know which strings are keys of which object.
+///
+/// # Complexity
+/// Linear in the text, plus a sort of the keys of each object with more than 16 keys.
+fn scan_json_keys(text: &str) -> Option<bool> {
+    let b = text.as_bytes();
+    // Keys of the open objects, innermost last; `open` holds each open bracket: the index
+    // of its first key in `keys` for an object, `None` for an array.
+    let mut keys: Vec<&[u8]> = Vec::new();
+    let mut open: Vec<Option<usize>> = Vec::new();
+    let mut expect_key = false;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'{' => {
+                open.push(Some(keys.len()));
+                expect_key = true;
+            }
+            b'[' => {
+                open.push(None);
+                expect_key = false;
+            }
+            b'}' => {
+                let start = open.pop()??;
+                let these = &mut keys[start..];
+                if these.len() > 16 {
+                    these.sort_unstable();
+                    if these.windows(2).any(|w| w[0] == w[1]) {
+                        return Some(false);
+                    }
+                }
+                keys.truncate(start);
+                expect_key = false;
+            }
+            b']' => {
+                if open.pop()?.is_some() {
+                    return None;
+                }
+                expect_key = false;
+            }
+            b',' => expect_key = matches!(open.last(), Some(Some(_))),
+            b':' => expect_key = false,
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                let mut escaped = false;
+                loop {
+                    match b.get(j)? {
+                        b'"' => break,
+                        b'\\' => {
+                            escaped = true;
+                            j += 2;
+                        }
+                        _ => j += 1,
+                    }
+                }
+                if expect_key {
+                    if escaped {
+                        return None;
+                    }
+                    let key = b.get(start..j)?;
+                    let first = (*open.last()?)?;
+                    let these = &keys[first..];
+                    if these.len() < 16 && these.contains(&key) {
+                        return Some(false);
+                    }
+                    keys.push(key);
+                    expect_key = false;
+                }
+                i = j;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    open.is_empty().then_some(true)
 }
 
 const DUPLICATE_PREFIX: &str = "duplicate key ";
@@ -402,6 +488,19 @@ mod tests {
         let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\": 1")).collect();
         let dup = format!("{{{}, \"k3\": 2}}", many.join(", "));
         assert!(json_duplicates(&dup).is_err());
+        assert_eq!(scan_json_keys(&dup), Some(false));
+        assert_eq!(
+            scan_json_keys("{\"a\": {\"a\": [{\"a\": \"}\\\"\"}], \"b\": 1}} {\"a\": 2}"),
+            Some(true)
+        );
+        assert_eq!(
+            scan_json_keys("[{\"x\": 1}, {\"x\": 1, \"x\": 2}]"),
+            Some(false)
+        );
+        // An escaped key may spell another key: the serde check decides.
+        assert_eq!(scan_json_keys("{\"a\": 1, \"\\u0061\": 2}"), None);
+        assert!(json_duplicates("{\"a\": 1, \"\\u0061\": 2}").is_err());
+        assert_eq!(scan_json_keys("{\"a\": [1}"), None);
     }
 
     #[test]
