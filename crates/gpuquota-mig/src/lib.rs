@@ -243,6 +243,9 @@ pub mod verify;
 
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+#[cfg(feature = "testkit")]
+#[doc(hidden)]
+pub mod testkit;
 
 pub use catalogue::{
     CardFraction, Catalogue, CatalogueError, Engines, GpuModel, MediaVariant, ModelIndex,

@@ -662,6 +662,22 @@ impl<'p, 'c> Prepared<'p, 'c> {
             if bound <= best {
                 continue;
             }
+            // Branch on the served amount `z_q` of a demand when one is fractional (integral
+            // in every integer solution: `min(demand, supply)`), else on an option count.
+            // The LP bound is weak exactly where `W*` is reached with a fractional share of
+            // some demand; splitting that demand's served amount closes the gap where
+            // single option counts, interchangeable across many options, do not.
+            let mut split: Option<(f64, microlp::Variable, f64)> = None;
+            for &zq in &z {
+                let v = sol.var_value(zq);
+                if (v - v.round()).abs() > EPS {
+                    let dist = (v - v.floor() - 0.5).abs();
+                    if split.is_none_or(|(d, _, _)| dist < d) {
+                        split = Some((dist, zq, v));
+                    }
+                }
+            }
+            let (_, x, val) = split.unwrap_or((0.0, x, val));
             let (lo, hi) = (val.floor(), val.ceil());
             let up = sol.clone().add_constraint([(x, 1.0)], ComparisonOp::Ge, hi);
             let dn = sol.add_constraint([(x, 1.0)], ComparisonOp::Le, lo);

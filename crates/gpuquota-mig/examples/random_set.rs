@@ -1,0 +1,78 @@
+//! Runs `mig plan` (the exact path) on the random mixed instance set
+//! (`gpuquota_mig::testkit::random_set`: 48 instances of 8–1,000 GPUs of A100-80GB, H100-80GB,
+//! H200-141GB and RTX PRO 6000, 0/30/60 % occupied, both modes, demand at 50/90/110 % of the
+//! compute slices) and prints per instance `W`, `R`, `F`, whether it is proven and the CPU
+//! time of one plan (this thread's, from `/proc/thread-self/schedstat`), then how many are
+//! proven:
+//! `cargo run --release -p gpuquota-mig --example random_set -- [--write DIR] [FILTER]`.
+//! `--write DIR` also writes each input as `DIR/LABEL.json` (for a check with another
+//! solver); FILTER keeps the labels that contain it.
+
+use std::process::ExitCode;
+
+use gpuquota_mig::{Catalogue, PlanOptions, plan};
+
+fn cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let mut write: Option<String> = None;
+    let mut filter = String::new();
+    while let Some(a) = args.next() {
+        if a == "--write" {
+            write = args.next();
+        } else {
+            filter = a;
+        }
+    }
+    let cat = Catalogue::builtin();
+    let (mut total, mut proven, mut cpu_max) = (0u32, 0u32, 0u64);
+    println!("label\tgpus\tW\tR\tF\toptimal\tcpu_ms");
+    for (label, req) in gpuquota_mig::testkit::random_set() {
+        if !label.contains(&filter) {
+            continue;
+        }
+        if let Some(dir) = &write {
+            let path = format!("{dir}/{label}.json");
+            let ok = serde_json::to_string(&req)
+                .ok()
+                .is_some_and(|t| std::fs::write(&path, t).is_ok());
+            if !ok {
+                eprintln!("random_set: cannot write {path}");
+                return ExitCode::FAILURE;
+            }
+        }
+        let Ok(problem) = req.resolve(cat) else {
+            eprintln!("random_set: {label} did not validate");
+            return ExitCode::FAILURE;
+        };
+        let start = cpu_ns();
+        let Ok(p) = plan(&problem, &PlanOptions::default()) else {
+            eprintln!("random_set: {label} did not plan");
+            return ExitCode::FAILURE;
+        };
+        let cpu = cpu_ns() - start;
+        cpu_max = cpu_max.max(cpu);
+        total += 1;
+        proven += u32::from(p.optimal);
+        println!(
+            "{label}\t{}\t{}\t{}\t{}\t{}\t{:.1}",
+            req.gpus.len(),
+            p.value,
+            p.reconfigured,
+            p.fragmentation,
+            p.optimal,
+            cpu as f64 / 1e6
+        );
+    }
+    println!(
+        "proven {proven} of {total}; max CPU {:.1} ms",
+        cpu_max as f64 / 1e6
+    );
+    ExitCode::SUCCESS
+}

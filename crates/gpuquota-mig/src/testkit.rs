@@ -1,0 +1,324 @@
+//! Seeded fleet generators shared by this crate's tests and the `mig` benchmarks (feature
+//! `testkit`, not part of the public API): the benchmark's fleets, the fleet-size property
+//! fleets and the random mixed instance set the class solver is measured on.
+//!
+//! Every generator is a pure function of its arguments (a SplitMix64 stream from the seed),
+//! so the same call gives the same [`PlanRequest`] on every run and machine.
+
+use crate::{
+    Catalogue, DemandSpec, GpuModel, GpuSpec, InstanceSpec, Mode, PlanRequest, WeightPolicy,
+};
+
+/// SplitMix64: a tiny, portable, seeded generator.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator seeded with `seed`.
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A value in `0..bound` (`0` when `bound` is 0).
+    pub fn below(&mut self, bound: u64) -> u64 {
+        self.next_u64() % bound.max(1)
+    }
+}
+
+/// The four models of the mixed fleets.
+pub const MIXED_MODELS: [&str; 4] = [
+    "A100-80GB",
+    "H100-80GB",
+    "H200-141GB",
+    "RTX PRO 6000 Blackwell",
+];
+
+/// Profiles shared by name on A100-80GB and H100-80GB, with their memory units.
+const PROFILES: [(&str, u64); 6] = [
+    ("1g.10gb", 1),
+    ("1g.20gb", 2),
+    ("2g.20gb", 2),
+    ("3g.40gb", 4),
+    ("4g.40gb", 4),
+    ("7g.80gb", 8),
+];
+
+/// The benchmark's variants: (label, occupied GPUs of every 10, mode, mixed fleet).
+pub const VARIANTS: [(&str, u64, Mode, bool); 6] = [
+    ("empty", 0, Mode::KeepBusyGpus, false),
+    ("occupied30", 3, Mode::KeepBusyGpus, false),
+    ("occupied30-pin", 3, Mode::PinBusyInstances, false),
+    ("mixed-empty", 0, Mode::KeepBusyGpus, true),
+    ("mixed-occupied30", 3, Mode::KeepBusyGpus, true),
+    ("mixed-occupied30-pin", 3, Mode::PinBusyInstances, true),
+];
+
+/// The input of a variant of [`VARIANTS`] with `n` GPUs (seed 7, as the benchmark uses).
+pub fn variant(label: &str, n: u32) -> Option<PlanRequest> {
+    let (_, occupied, mode, mixed_fleet) = VARIANTS.iter().find(|v| v.0 == label)?;
+    Some(if *mixed_fleet {
+        mixed(7, n, *occupied, *mode)
+    } else {
+        scenario(7, n, *occupied, *mode)
+    })
+}
+
+/// A random current layout of `m` with each instance busy at even odds.
+fn random_layout(rng: &mut Rng, m: &GpuModel) -> Vec<InstanceSpec> {
+    let layouts = m.layouts();
+    let l = &layouts[rng.below(layouts.len() as u64) as usize];
+    l.instances()
+        .iter()
+        .map(|x| InstanceSpec {
+            profile: m.profiles()[usize::from(x.profile.0)].name().to_owned(),
+            start: x.start,
+            busy: rng.below(2) == 0,
+        })
+        .collect()
+}
+
+/// Adds the base profiles of `m` (no `+me` or `-me` variants) to `profiles` with their
+/// compute slices, in first-seen order.
+fn add_base_profiles(profiles: &mut Vec<(String, u64)>, m: &GpuModel) {
+    for p in m.profiles() {
+        let base = !p.name().contains('+') && !p.name().contains("-me");
+        if base && !profiles.iter().any(|(x, _)| x == p.name()) {
+            profiles.push((p.name().to_owned(), u64::from(p.compute_slices())));
+        }
+    }
+}
+
+fn gpu_spec(i: u32, node_digits: usize, m: &GpuModel, instances: Vec<InstanceSpec>) -> GpuSpec {
+    GpuSpec {
+        node: format!("node-{:0node_digits$}", i / 8),
+        index: i % 8,
+        model: m.name().to_owned(),
+        instances: Some(instances),
+        busy: false,
+    }
+}
+
+/// B7: `n` A100-80GB and H100-80GB at random; `occupied` of every 10 carry a random current
+/// layout with busy instances; demand over [`PROFILES`] until ~95 % of the memory slices.
+pub fn scenario(seed: u64, n: u32, occupied: u64, mode: Mode) -> PlanRequest {
+    let c = Catalogue::builtin();
+    let mut rng = Rng::new(seed);
+    let models = ["A100-80GB", "H100-80GB"];
+    let mut gpus = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let name = models[(rng.below(2)) as usize];
+        let Ok(m) = c.resolve(name) else { continue };
+        let instances = if rng.below(10) < occupied {
+            random_layout(&mut rng, m)
+        } else {
+            Vec::new()
+        };
+        gpus.push(gpu_spec(i, 3, m, instances));
+    }
+    let mut counts = [0u32; 6];
+    let mut units = 0u64;
+    while units < u64::from(n) * 76 / 10 {
+        let k = rng.below(6) as usize;
+        counts[k] += 1;
+        units += PROFILES[k].1;
+    }
+    let demand = PROFILES
+        .iter()
+        .zip(counts)
+        .map(|((p, _), count)| DemandSpec {
+            resource: None,
+            profile: Some((*p).to_owned()),
+            count,
+            weight: None,
+        })
+        .collect();
+    PlanRequest {
+        mode,
+        weights: WeightPolicy::MemorySlices,
+        gpus,
+        demand,
+        ..Default::default()
+    }
+}
+
+/// `n` GPUs of [`MIXED_MODELS`] in equal shares, `occupied` of every 10 with a random current
+/// layout (half its instances busy); demand for every base profile of the four models until
+/// ~90 % of the compute slices.
+pub fn mixed(seed: u64, n: u32, occupied: u64, mode: Mode) -> PlanRequest {
+    let c = Catalogue::builtin();
+    let mut rng = Rng::new(seed);
+    let mut gpus = Vec::with_capacity(n as usize);
+    let mut profiles: Vec<(String, u64)> = Vec::new();
+    let mut slices = 0u64;
+    for i in 0..n {
+        let Ok(m) = c.resolve(MIXED_MODELS[rng.below(4) as usize]) else {
+            continue;
+        };
+        slices += u64::from(m.compute_slices());
+        add_base_profiles(&mut profiles, m);
+        let instances = if rng.below(10) < occupied {
+            random_layout(&mut rng, m)
+        } else {
+            Vec::new()
+        };
+        gpus.push(gpu_spec(i, 3, m, instances));
+    }
+    let mut counts = vec![0u32; profiles.len()];
+    let mut used = 0u64;
+    while used < slices * 9 / 10 {
+        let k = rng.below(profiles.len() as u64) as usize;
+        counts[k] += 1;
+        used += profiles[k].1;
+    }
+    let demand = profiles
+        .iter()
+        .zip(counts)
+        .map(|((p, _), count)| DemandSpec {
+            resource: None,
+            profile: Some(p.clone()),
+            count,
+            weight: None,
+        })
+        .collect();
+    PlanRequest {
+        mode,
+        weights: WeightPolicy::ComputeSlices,
+        gpus,
+        demand,
+        ..Default::default()
+    }
+}
+
+/// `n` GPUs of [`MIXED_MODELS`], 30 % with a random current layout (half its instances
+/// busy); per base profile a random count in `1..=n/4`.
+pub fn fleet(seed: u64, n: u32, mode: Mode) -> PlanRequest {
+    let c = Catalogue::builtin();
+    let mut rng = Rng::new(seed);
+    let mut gpus = Vec::new();
+    let mut names: Vec<(String, u64)> = Vec::new();
+    for i in 0..n {
+        let Ok(m) = c.resolve(MIXED_MODELS[rng.below(4) as usize]) else {
+            continue;
+        };
+        add_base_profiles(&mut names, m);
+        let instances = if rng.below(10) < 3 {
+            random_layout(&mut rng, m)
+        } else {
+            Vec::new()
+        };
+        gpus.push(gpu_spec(i, 4, m, instances));
+    }
+    let demand = names
+        .iter()
+        .map(|(p, _)| DemandSpec {
+            resource: None,
+            profile: Some(p.clone()),
+            count: 1 + rng.below(u64::from(n) / 4) as u32,
+            weight: None,
+        })
+        .collect();
+    PlanRequest {
+        mode,
+        weights: WeightPolicy::ComputeSlices,
+        gpus,
+        demand,
+        ..PlanRequest::default()
+    }
+}
+
+/// One instance of the random mixed set: `n` GPUs of [`MIXED_MODELS`] drawn at random,
+/// `occupied_pct` % of them with a random current layout (half its instances busy); demand
+/// for the base profiles drawn until `demand_pct` % of the fleet's compute slices, each
+/// profile with an explicit weight in `1..=8` (so that weights are not proportional to
+/// size).
+pub fn random_mixed(
+    seed: u64,
+    n: u32,
+    occupied_pct: u64,
+    mode: Mode,
+    demand_pct: u64,
+) -> PlanRequest {
+    let c = Catalogue::builtin();
+    let mut rng = Rng::new(seed);
+    let mut gpus = Vec::with_capacity(n as usize);
+    let mut profiles: Vec<(String, u64)> = Vec::new();
+    let mut slices = 0u64;
+    for i in 0..n {
+        let Ok(m) = c.resolve(MIXED_MODELS[rng.below(4) as usize]) else {
+            continue;
+        };
+        slices += u64::from(m.compute_slices());
+        add_base_profiles(&mut profiles, m);
+        let instances = if rng.below(100) < occupied_pct {
+            random_layout(&mut rng, m)
+        } else {
+            Vec::new()
+        };
+        gpus.push(gpu_spec(i, 3, m, instances));
+    }
+    let mut counts = vec![0u32; profiles.len()];
+    let mut used = 0u64;
+    while used < slices * demand_pct / 100 {
+        let k = rng.below(profiles.len() as u64) as usize;
+        counts[k] += 1;
+        used += profiles[k].1;
+    }
+    let demand = profiles
+        .iter()
+        .zip(counts)
+        .filter(|(_, count)| *count > 0)
+        .map(|((p, _), count)| DemandSpec {
+            resource: None,
+            profile: Some(p.clone()),
+            count,
+            weight: Some(1 + rng.below(8)),
+        })
+        .collect();
+    PlanRequest {
+        mode,
+        weights: WeightPolicy::ComputeSlices,
+        gpus,
+        demand,
+        ..Default::default()
+    }
+}
+
+/// The random mixed set: per fleet size of [`RANDOM_SIZES`], the six combinations of
+/// occupancy (0, 30, 60 %) and mode, demand at 50, 90 or 110 % of the compute slices in turn;
+/// 48 instances, each labelled `n-occupied-mode-demand`, seeded by its position.
+pub fn random_set() -> Vec<(String, PlanRequest)> {
+    let mut out = Vec::new();
+    for (i, &n) in RANDOM_SIZES.iter().enumerate() {
+        for j in 0..6usize {
+            let occupied = [0u64, 30, 60][j % 3];
+            let mode = if j < 3 {
+                Mode::KeepBusyGpus
+            } else {
+                Mode::PinBusyInstances
+            };
+            let demand = [50u64, 90, 110][(i + j) % 3];
+            let seed = 1000 + (i * 6 + j) as u64;
+            let tag = match mode {
+                Mode::KeepBusyGpus => "keep",
+                _ => "pin",
+            };
+            out.push((
+                format!("{n}-occ{occupied}-{tag}-d{demand}"),
+                random_mixed(seed, n, occupied, mode, demand),
+            ));
+        }
+    }
+    out
+}
+
+/// Fleet sizes of [`random_set`].
+pub const RANDOM_SIZES: [u32; 8] = [8, 16, 32, 64, 128, 256, 512, 1000];
