@@ -28,7 +28,7 @@ impl Engine<'_> {
         if gang > 0 {
             let core: Vec<usize> = pending[..gang].to_vec();
             let req = self.job_req(ji, &core);
-            if let Some(f) = self.capacity(q, req, np, &[]) {
+            if let Some(f) = self.capacity(q, req, np) {
                 self.cap_fail(ji, f, req);
                 return false;
             }
@@ -49,7 +49,7 @@ impl Engine<'_> {
         }
         for &ti in &pending[gang..] {
             let req = self.c.jobs[ji].tasks[ti].req;
-            if let Some(f) = self.capacity(q, req, np, &[]) {
+            if let Some(f) = self.capacity(q, req, np) {
                 if !any {
                     self.cap_fail(ji, f, req);
                 }
@@ -72,9 +72,12 @@ impl Engine<'_> {
 
     pub(super) fn allocate(&mut self) {
         let mut lists = self.leaf_lists(|_| true);
-        while let Some((leaf, ji)) = self.pick(&lists) {
+        let mut last = None;
+        while let Some((leaf, ji)) = self.next_pick(&lists, &mut last) {
             lists[leaf].pop();
-            let _ = self.try_allocate(ji);
+            self.memoized(Step::Allocate, ji, |e| {
+                let _ = e.try_allocate(ji);
+            });
         }
     }
 }

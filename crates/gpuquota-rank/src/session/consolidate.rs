@@ -6,142 +6,148 @@ use super::*;
 impl Engine<'_> {
     pub(super) fn consolidate(&mut self) {
         let mut lists = self.leaf_lists(|ji| self.c.jobs[ji].preemptible);
-        while let Some((leaf, ji)) = self.pick(&lists) {
+        let mut last = None;
+        while let Some((leaf, ji)) = self.next_pick(&lists, &mut last) {
             lists[leaf].pop();
-            let Some(tasks) = self.still_pending_gang(ji) else {
-                continue;
-            };
-            let req = self.job_req(ji, &tasks);
-            if self.capacity(leaf, req, false, &[]).is_some() {
-                continue;
-            }
-            // Only when the free capacity would hold the job.
-            let mut free = Amt::ZERO;
-            for n in &self.nodes {
-                inc_all(&mut free, &n.idle, self.overflow);
-            }
-            if Resource::ALL.into_iter().any(|r| free[r] < req[r]) {
-                continue;
-            }
-            // Whole and fractional GPUs of a node with devices are held in its devices, not
-            // in `idle`: their free share bounds what any move can make room for (moves keep
-            // the total). MIG instances are placed apart, so the bound is only taken for a job
-            // without them. A cheaper refusal of hopeless candidates; the decisions are the
-            // same.
-            if tasks
-                .iter()
-                .all(|&t| self.c.jobs[ji].tasks[t].mig.is_empty())
-                && self.free_device_gpus() < req[GPU]
-            {
-                continue;
-            }
-            let mut cands: Vec<usize> = (0..self.c.jobs.len())
-                .filter(|&vj| {
-                    let v = &self.c.jobs[vj];
-                    vj != ji
-                        && v.preemptible
-                        && !self.evicted_job[vj]
-                        && self.tstate[vj]
-                            .iter()
-                            .all(|s| !matches!(s, TState::Placed(_) | TState::Releasing))
-                        && self.tstate[vj].contains(&TState::Running)
-                })
-                .collect();
-            cands.sort_by(|&a, &b| {
-                let qa = self.c.jobs[a].queue.map_or(0, QueueId::index);
-                let qb = self.c.jobs[b].queue.map_or(0, QueueId::index);
-                self.victim_order(qa, self.alloc[qa], qb, self.alloc[qb])
-                    .then(self.victim_job_cmp(a, b))
-            });
-            let max = self.o.max_consolidation_preemptees.min(cands.len());
-            // The first prefix of the victim order that frees room for the job, cut to the
-            // victims the job needs (KAI's solver finds such per-node scenarios), then checked
-            // for re-placement; failing that, the whole prefix with every victim moved.
-            let units = |e: &Engine<'_>, vs: &[usize]| -> Vec<(usize, Vec<usize>)> {
-                vs.iter()
-                    .map(|&vj| {
-                        let ts = (0..e.c.jobs[vj].tasks.len())
-                            .filter(|&t| e.tstate[vj][t] == TState::Running)
-                            .collect();
-                        (vj, ts)
-                    })
-                    .collect()
-            };
-            let mut found: Option<Vec<usize>> = None;
-            for k in 1..=max {
-                let prefix = &cands[..k];
-                let u = units(self, prefix);
-                if !self.fits_with(ji, &tasks, &u) {
-                    continue;
-                }
-                let mut sub = prefix.to_vec();
-                for i in (0..k).rev() {
-                    if sub.len() == 1 {
-                        break;
-                    }
-                    let rest: Vec<usize> = sub.iter().copied().filter(|&v| v != cands[i]).collect();
-                    let ru = units(self, &rest);
-                    if self.fits_with(ji, &tasks, &ru) {
-                        sub = rest;
-                    }
-                }
-                if self.consolidation_moves(ji, &tasks, &sub) {
-                    found = Some(sub);
-                    break;
-                }
-                if self.consolidation_moves(ji, &tasks, prefix) {
-                    found = Some(prefix.to_vec());
-                    break;
-                }
-            }
-            let Some(mut victims) = found else {
-                continue;
-            };
-            // Like reclaim and preempt: a victim the job does not need stays where it is
-            // (KAI re-places every scenario victim after the preemptor; test "verify not all
-            // preemptors are evicted as well"). Tried from the last victim to the first.
-            for i in (0..cands.len().min(max)).rev() {
-                if victims.len() == 1 {
-                    break;
-                }
-                let Some(pos) = victims.iter().position(|&v| v == cands[i]) else {
-                    continue;
-                };
-                let mut rest = victims.clone();
-                rest.remove(pos);
-                if self.consolidation_moves(ji, &tasks, &rest) {
-                    victims = rest;
-                }
-            }
-            let key = self.c.jobs[ji].key.clone();
-            let moved: Vec<(usize, Vec<usize>)> = victims
-                .iter()
+            self.memoized(Step::Consolidate, ji, |e| e.consolidate_job(leaf, ji));
+        }
+    }
+
+    /// Consolidation for one pending job of leaf `leaf`.
+    fn consolidate_job(&mut self, leaf: usize, ji: usize) {
+        let Some(tasks) = self.still_pending_gang(ji) else {
+            return;
+        };
+        let req = self.job_req(ji, &tasks);
+        if self.capacity(leaf, req, false).is_some() {
+            return;
+        }
+        // Only when the free capacity would hold the job.
+        let mut free = Amt::ZERO;
+        for n in &self.nodes {
+            inc_all(&mut free, &n.idle, self.overflow);
+        }
+        if Resource::ALL.into_iter().any(|r| free[r] < req[r]) {
+            return;
+        }
+        // Whole and fractional GPUs of a node with devices are held in its devices, not
+        // in `idle`: their free share bounds what any move can make room for (moves keep
+        // the total). MIG instances are placed apart, so the bound is only taken for a job
+        // without them. A cheaper refusal of hopeless candidates; the decisions are the
+        // same.
+        if tasks
+            .iter()
+            .all(|&t| self.c.jobs[ji].tasks[t].mig.is_empty())
+            && self.free_device_gpus() < req[GPU]
+        {
+            return;
+        }
+        let mut cands: Vec<usize> = (0..self.c.jobs.len())
+            .filter(|&vj| {
+                let v = &self.c.jobs[vj];
+                vj != ji
+                    && v.preemptible
+                    && !self.evicted_job[vj]
+                    && self.tstate[vj]
+                        .iter()
+                        .all(|s| !matches!(s, TState::Placed(_) | TState::Releasing))
+                    && self.tstate[vj].contains(&TState::Running)
+            })
+            .collect();
+        cands.sort_by(|&a, &b| {
+            let qa = self.c.jobs[a].queue.map_or(0, QueueId::index);
+            let qb = self.c.jobs[b].queue.map_or(0, QueueId::index);
+            self.victim_order(qa, self.alloc[qa], qb, self.alloc[qb])
+                .then(self.victim_job_cmp(a, b))
+        });
+        let max = self.o.max_consolidation_preemptees.min(cands.len());
+        // The first prefix of the victim order that frees room for the job, cut to the
+        // victims the job needs (KAI's solver finds such per-node scenarios), then checked
+        // for re-placement; failing that, the whole prefix with every victim moved.
+        let units = |e: &Engine<'_>, vs: &[usize]| -> Vec<(usize, Vec<usize>)> {
+            vs.iter()
                 .map(|&vj| {
-                    let ts: Vec<usize> = (0..self.c.jobs[vj].tasks.len())
-                        .filter(|&t| self.tstate[vj][t] == TState::Running)
+                    let ts = (0..e.c.jobs[vj].tasks.len())
+                        .filter(|&t| e.tstate[vj][t] == TState::Running)
                         .collect();
                     (vj, ts)
                 })
-                .collect();
-            for (vj, ts) in &moved {
-                self.evict(*vj, ts, Action::Consolidation, Some(&key));
+                .collect()
+        };
+        let mut found: Option<Vec<usize>> = None;
+        for k in 1..=max {
+            let prefix = &cands[..k];
+            let u = units(self, prefix);
+            if !self.fits_with(ji, &tasks, &u) {
+                continue;
             }
-            if let Some(r) = self.place_all(ji, &tasks) {
-                self.commit_pipelined(ji, &tasks, r);
-            }
-            for (vj, ts) in &moved {
-                if let Some(r) = self.place_all(*vj, ts) {
-                    self.commit_placed(*vj, ts, r);
-                    self.evicted_job[*vj] = true;
-                    // A moved job starts once its evicted pods are gone: KAI reports it
-                    // Pipelined wherever it lands.
-                    if let Some(i) = self.alloc_idx[*vj] {
-                        self.allocated[i].pipelined = true;
-                    }
+            let mut sub = prefix.to_vec();
+            for i in (0..k).rev() {
+                if sub.len() == 1 {
+                    break;
+                }
+                let rest: Vec<usize> = sub.iter().copied().filter(|&v| v != cands[i]).collect();
+                let ru = units(self, &rest);
+                if self.fits_with(ji, &tasks, &ru) {
+                    sub = rest;
                 }
             }
-            self.fail[ji] = None;
+            if self.consolidation_moves(ji, &tasks, &sub) {
+                found = Some(sub);
+                break;
+            }
+            if self.consolidation_moves(ji, &tasks, prefix) {
+                found = Some(prefix.to_vec());
+                break;
+            }
         }
+        let Some(mut victims) = found else {
+            return;
+        };
+        // Like reclaim and preempt: a victim the job does not need stays where it is
+        // (KAI re-places every scenario victim after the preemptor; test "verify not all
+        // preemptors are evicted as well"). Tried from the last victim to the first.
+        for i in (0..cands.len().min(max)).rev() {
+            if victims.len() == 1 {
+                break;
+            }
+            let Some(pos) = victims.iter().position(|&v| v == cands[i]) else {
+                continue;
+            };
+            let mut rest = victims.clone();
+            rest.remove(pos);
+            if self.consolidation_moves(ji, &tasks, &rest) {
+                victims = rest;
+            }
+        }
+        let key = self.c.jobs[ji].key.clone();
+        let moved: Vec<(usize, Vec<usize>)> = victims
+            .iter()
+            .map(|&vj| {
+                let ts: Vec<usize> = (0..self.c.jobs[vj].tasks.len())
+                    .filter(|&t| self.tstate[vj][t] == TState::Running)
+                    .collect();
+                (vj, ts)
+            })
+            .collect();
+        for (vj, ts) in &moved {
+            self.evict(*vj, ts, Action::Consolidation, Some(&key));
+        }
+        if let Some(r) = self.place_all(ji, &tasks) {
+            self.commit_pipelined(ji, &tasks, r);
+        }
+        for (vj, ts) in &moved {
+            if let Some(r) = self.place_all(*vj, ts) {
+                self.commit_placed(*vj, ts, r);
+                self.evicted_job[*vj] = true;
+                // A moved job starts once its evicted pods are gone: KAI reports it
+                // Pipelined wherever it lands.
+                if let Some(i) = self.alloc_idx[*vj] {
+                    self.allocated[i].pipelined = true;
+                }
+            }
+        }
+        self.fail[ji] = None;
     }
 
     /// Free GPU capacity on the nodes (devices' free shares on nodes with devices, idle GPUs

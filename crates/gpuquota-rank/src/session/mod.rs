@@ -39,6 +39,8 @@ mod place;
 mod preempt;
 mod reclaim;
 mod stale;
+#[cfg(test)]
+mod tests;
 mod victims;
 
 /// Node scoring strategy (upstream `pkg/scheduler/plugins/nodeplacement`), for GPUs and CPU alike.
@@ -300,8 +302,49 @@ struct Engine<'a> {
     /// Index into `allocated` per job.
     alloc_idx: Vec<Option<usize>>,
     /// Last failure reason per job.
-    fail: Vec<Option<(Reason, Option<CapFail>, String)>>,
+    fail: Vec<Option<FailRec>>,
     delayed: Vec<bool>,
+    /// Bumped by every committed placement ([`Engine::commit_placed`]) and eviction
+    /// ([`Engine::evict`]): the state the memo's outcomes were computed on.
+    epoch: u64,
+    /// Number of [`Engine::set_fail`] calls so far (tells whether a step recorded a failure).
+    fail_writes: u64,
+    /// Outcomes of steps that changed nothing, for pending jobs of one shape.
+    memo: std::collections::BTreeMap<MemoKey, MemoEntry>,
+    /// Per job, the request of the pods a queue pick weighs it by, with the epoch it was
+    /// summed at (a job's pods change state only when the epoch moves).
+    pick_req: std::cell::RefCell<Vec<Option<(u64, Amt)>>>,
+    /// Replay memoized steps and repeated picks (always on; off only in the test that
+    /// checks they change no decision).
+    shortcuts: bool,
+}
+
+/// A recorded failure: reason, the quota check that failed, the message.
+type FailRec = (Reason, Option<CapFail>, String);
+
+/// The action steps whose outcome for a job is memoized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Step {
+    Allocate,
+    Consolidate,
+    Reclaim,
+    Preempt,
+}
+
+/// A cheap prefix of a job's shape: step, leaf, priority, preemptible, minMember, pod
+/// count and the first pod's request. Jobs with equal keys are compared in full
+/// ([`Engine::same_shape`]) before an outcome is reused.
+type MemoKey = (Step, usize, i32, bool, usize, usize, [i128; 3]);
+
+/// A step's outcome for one job: nothing changed, and the failure it recorded, if any.
+#[derive(Debug, Clone)]
+struct MemoEntry {
+    /// The job it was computed for.
+    job: usize,
+    /// The [`Engine::epoch`] it was computed at.
+    epoch: u64,
+    /// The failure the step recorded (`None`: it recorded none).
+    fail: Option<FailRec>,
 }
 
 /// Runs one session.
@@ -316,10 +359,20 @@ struct Engine<'a> {
 /// pick (O(Q)) plus its placement (O(N · G) per pod for N nodes of G GPUs); each reclaim or
 /// preempt attempt sorts its victims (O(V log V)) and probes O(log V) prefixes.
 pub fn run_session(c: &Cluster, options: &SessionOptions) -> Result<SessionResult, SessionError> {
+    run(c, options, true)
+}
+
+/// [`run_session`], with the memo and repeated picks on or off.
+fn run(
+    c: &Cluster,
+    options: &SessionOptions,
+    shortcuts: bool,
+) -> Result<SessionResult, SessionError> {
     let division = c.hierarchy.divide(c.totals, &options.division)?;
     let overflow = Cell::new(false);
     let fs = division.fair_share.iter().map(|&f| Amt::from(f)).collect();
     let mut e = Engine::new(c, *options, fs, &overflow);
+    e.shortcuts = shortcuts;
     e.allocate();
     if !c.nodes.is_empty() {
         e.consolidate();
@@ -392,6 +445,11 @@ impl<'a> Engine<'a> {
             alloc_idx: vec![None; c.jobs.len()],
             fail: vec![None; c.jobs.len()],
             delayed: vec![false; c.jobs.len()],
+            epoch: 0,
+            fail_writes: 0,
+            memo: std::collections::BTreeMap::new(),
+            pick_req: std::cell::RefCell::new(vec![None; c.jobs.len()]),
+            shortcuts: true,
         };
         for (ji, j) in c.jobs.iter().enumerate() {
             let mut st = Vec::with_capacity(j.tasks.len());
@@ -463,28 +521,34 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Capacity policy at the leaf and every ancestor, with `freed` already subtracted from
-    /// the queues on `freed_path` (preemption victims of the same queue).
-    pub(super) fn capacity(
+    /// Capacity policy at the leaf and every ancestor.
+    ///
+    /// # Complexity
+    /// O(d) for a leaf at depth d.
+    pub(super) fn capacity(&self, leaf: usize, req: Amt, np: bool) -> Option<CapFail> {
+        self.capacity_freed(leaf, req, np, Amt::ZERO, Amt::ZERO)
+    }
+
+    /// Capacity policy at the leaf and every ancestor once `freed` (of which `freed_np` is
+    /// non-preemptible) is released in `leaf` (preemption victims, all of the preemptor's
+    /// own leaf, so their release counts at the leaf and at every ancestor). Callers pass the
+    /// victims' summed requests (saturating; a sum of requests never nears `i128::MAX`).
+    ///
+    /// # Complexity
+    /// O(d) for a leaf at depth d.
+    pub(super) fn capacity_freed(
         &self,
         leaf: usize,
         req: Amt,
         np: bool,
-        freed: &[(usize, Amt, bool)],
+        freed: Amt,
+        freed_np: Amt,
     ) -> Option<CapFail> {
         let mut cur = Some(leaf);
         while let Some(q) = cur {
             for r in Resource::ALL {
-                let mut a = self.alloc[q][r];
-                let mut anp = self.alloc_np[q][r];
-                for &(fq, f, fnp) in freed {
-                    if self.c.hierarchy.path(fq).contains(&q) {
-                        a = a.saturating_sub(f[r]);
-                        if fnp {
-                            anp = anp.saturating_sub(f[r]);
-                        }
-                    }
-                }
+                let a = self.alloc[q][r].saturating_sub(freed[r]);
+                let anp = self.alloc_np[q][r].saturating_sub(freed_np[r]);
                 let p = self.params(q, r);
                 if req[r] > 0 && !unl_le(a.saturating_add(req[r]), p.limit) {
                     return Some(CapFail::OverLimit(q, r));
@@ -505,7 +569,102 @@ impl<'a> Engine<'a> {
         cap: Option<CapFail>,
         msg: String,
     ) {
+        self.fail_writes += 1;
         self.fail[ji] = Some((reason, cap, msg));
+    }
+
+    /// The memo key of job `ji` for `step`, `None` unless every pod of the job is pending
+    /// (a job with running or placed pods has a state of its own).
+    fn memo_key(&self, step: Step, ji: usize) -> Option<MemoKey> {
+        let j = &self.c.jobs[ji];
+        let q = j.queue?.index();
+        if !self.tstate[ji].iter().all(|s| *s == TState::Pending) {
+            return None;
+        }
+        let first = j.tasks.first().map_or([0; 3], |t| t.req.0);
+        Some((
+            step,
+            q,
+            j.priority,
+            j.preemptible,
+            j.min_member,
+            j.tasks.len(),
+            first,
+        ))
+    }
+
+    /// True when jobs `a` and `b` are alike in everything a step reads of a job whose pods
+    /// are all pending: queue, priority, preemptibility, minMember and every pod's request,
+    /// fraction, MIG instances, node selector and tolerations. Name, UID, creation time and
+    /// preemption delay are not read by a step (the delay is checked before it, the rest only
+    /// orders jobs or names the job in a decision, and a decision bumps the epoch).
+    fn same_shape(&self, a: usize, b: usize) -> bool {
+        let (ja, jb) = (&self.c.jobs[a], &self.c.jobs[b]);
+        ja.queue == jb.queue
+            && ja.priority == jb.priority
+            && ja.preemptible == jb.preemptible
+            && ja.min_member == jb.min_member
+            && ja.foreign == jb.foreign
+            && ja.tasks.len() == jb.tasks.len()
+            && self.tstate[a].iter().all(|s| *s == TState::Pending)
+            && self.tstate[b].iter().all(|s| *s == TState::Pending)
+            && ja.tasks.iter().zip(&jb.tasks).all(|(x, y)| {
+                x.req == y.req
+                    && x.fractional == y.fractional
+                    && x.mig == y.mig
+                    && x.mig_gpu == y.mig_gpu
+                    && x.node_selector == y.node_selector
+                    && x.tolerations == y.tolerations
+            })
+    }
+
+    /// Runs `body` (one action's step for job `ji`) or replays its outcome.
+    ///
+    /// A step that commits nothing (no placement, no eviction) leaves the engine state as it
+    /// found it and only records a failure for its job; what it records is a function of
+    /// that state and of the job's shape ([`Engine::same_shape`]). So while the
+    /// [`Engine::epoch`] stands still, a job shaped like one already tried fails the same
+    /// way, and its failure is copied instead of recomputed: the decisions and messages are
+    /// those of running the step. This is what keeps a session over many alike pending jobs
+    /// (a queue of identical jobs, a backlog of a few job sizes) linear in them.
+    ///
+    /// # Complexity
+    /// O(log M + P) for a replay (M memo entries, P pods of the job), else `body`.
+    fn memoized(&mut self, step: Step, ji: usize, body: impl FnOnce(&mut Self)) {
+        if !self.shortcuts {
+            body(self);
+            return;
+        }
+        let key = self.memo_key(step, ji);
+        if let Some(k) = &key
+            && let Some(m) = self.memo.get(k)
+            && m.epoch == self.epoch
+            && self.same_shape(m.job, ji)
+        {
+            if let Some(f) = &m.fail {
+                self.fail[ji] = Some(f.clone());
+            }
+            return;
+        }
+        let (epoch, writes) = (self.epoch, self.fail_writes);
+        body(self);
+        if let Some(k) = key
+            && self.epoch == epoch
+        {
+            let fail = if self.fail_writes == writes {
+                None
+            } else {
+                self.fail[ji].clone()
+            };
+            self.memo.insert(
+                k,
+                MemoEntry {
+                    job: ji,
+                    epoch,
+                    fail,
+                },
+            );
+        }
     }
 
     pub(super) fn cap_fail(&mut self, ji: usize, f: CapFail, req: Amt) {
@@ -604,6 +763,13 @@ fn dec64(a: &mut i64, b: i64, of: &Cell<bool>) {
             of.set(true);
             *a = a.saturating_sub(b);
         }
+    }
+}
+
+/// `*a += b` in every resource, saturating.
+fn sat_add_all(a: &mut Amt, b: &Amt) {
+    for r in Resource::ALL {
+        a[r] = a[r].saturating_add(b[r]);
     }
 }
 

@@ -152,6 +152,54 @@ impl Engine<'_> {
         lists
     }
 
+    /// The request a queue pick weighs job `ji` by: its pending gang part (or its first
+    /// pending pod once at minMember), summed once per [`Engine::epoch`].
+    ///
+    /// # Complexity
+    /// O(1) when cached, else O(P) for P pods of the job.
+    pub(super) fn pick_request(&self, ji: usize) -> Amt {
+        if let Some((epoch, req)) = self.pick_req.borrow()[ji]
+            && epoch == self.epoch
+        {
+            return req;
+        }
+        let (pend, gang) = self.needed_tasks(ji);
+        let take: Vec<usize> = pend.iter().copied().take(gang.max(1)).collect();
+        let req = self.job_req(ji, &take);
+        self.pick_req.borrow_mut()[ji] = Some((self.epoch, req));
+        req
+    }
+
+    /// The next (leaf, job) in hierarchical queue order, as [`Engine::pick`] gives it.
+    ///
+    /// A pick depends only on the queues' allocations (which move only with the
+    /// [`Engine::epoch`]) and on each leaf's head job through its [`Engine::pick_request`].
+    /// So when the last pick's step committed nothing and the leaf's new head weighs the
+    /// same, the pick is that leaf again, without walking the tree: a backlog of alike jobs
+    /// that fail costs O(1) picks each.
+    ///
+    /// # Complexity
+    /// O(1) for a repeated pick, else [`Engine::pick`]'s O(Q) queue comparisons.
+    pub(super) fn next_pick(
+        &self,
+        lists: &[Vec<usize>],
+        last: &mut Option<(usize, u64, Amt)>,
+    ) -> Option<(usize, usize)> {
+        if !self.shortcuts {
+            return self.pick(lists);
+        }
+        if let Some((leaf, epoch, req)) = *last
+            && epoch == self.epoch
+            && let Some(&ji) = lists[leaf].last()
+            && self.pick_request(ji) == req
+        {
+            return Some((leaf, ji));
+        }
+        let p = self.pick(lists);
+        *last = p.map(|(leaf, ji)| (leaf, self.epoch, self.pick_request(ji)));
+        p
+    }
+
     /// The best (leaf, job) in hierarchical queue order.
     pub(super) fn pick(&self, lists: &[Vec<usize>]) -> Option<(usize, usize)> {
         self.pick_among(self.c.hierarchy.roots(), lists)
@@ -170,9 +218,7 @@ impl Engine<'_> {
                 self.pick_among(self.c.hierarchy.children(q), lists)
             };
             let Some((leaf, ji)) = cand else { continue };
-            let (pend, gang) = self.needed_tasks(ji);
-            let take: Vec<usize> = pend.iter().copied().take(gang.max(1)).collect();
-            let req = self.job_req(ji, &take);
+            let req = self.pick_request(ji);
             let better = match &best {
                 None => true,
                 Some((bq, _, _, breq)) => self.queue_cmp(q, req, *bq, *breq) == Ordering::Less,

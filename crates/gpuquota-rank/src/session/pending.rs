@@ -4,8 +4,15 @@
 use super::*;
 
 impl Engine<'_> {
+    /// The jobs with pending pods left, with upstream's reason and the numbers behind it.
+    ///
+    /// # Complexity
+    /// O(J · P) for J jobs of P pods; the quota numbers a message ends with are formatted
+    /// once per leaf and request (O(log J) to find them again).
     pub(super) fn pending(&self) -> Vec<Pending> {
         let mut out = Vec::new();
+        let mut numbers_of: std::collections::BTreeMap<(usize, [i128; 3]), String> =
+            std::collections::BTreeMap::new();
         for (ji, j) in self.c.jobs.iter().enumerate() {
             if j.foreign || !self.tstate[ji].contains(&TState::Pending) {
                 continue;
@@ -41,7 +48,7 @@ impl Engine<'_> {
                         .find(|&r| req[r] > 0)
                         .unwrap_or(GPU);
                     let d = self.details(leaf, r, req, false);
-                    let numbers = format!(
+                    let numbers = numbers_of.entry((leaf, req.0)).or_insert_with(|| format!(
                         " (queue {} {}: deserved {}, fair share {}, allocated {}, requested {}, limit {})",
                         d.queue,
                         d.resource,
@@ -52,7 +59,7 @@ impl Engine<'_> {
                         fmt_res(d.resource, d.requested),
                         d.limit
                             .map_or("unlimited".into(), |v| fmt_res(d.resource, v)),
-                    );
+                    ));
                     let (reason, msg) = match fail {
                         _ if self.delayed[ji] => (
                             Reason::PreemptionDelayNotElapsed,

@@ -356,6 +356,7 @@ impl Engine<'_> {
     }
 
     pub(super) fn commit_placed(&mut self, ji: usize, tasks: &[usize], recs: Vec<PlaceRec>) {
+        self.epoch += 1;
         let j = &self.c.jobs[ji];
         let Some(q) = j.queue.map(QueueId::index) else {
             return;

@@ -6,7 +6,8 @@ impl Engine<'_> {
     pub(super) fn preempt(&mut self) {
         let running = self.running_by_leaf();
         let mut lists = self.leaf_lists(|_| true);
-        while let Some((leaf, ji)) = self.pick(&lists) {
+        let mut last = None;
+        while let Some((leaf, ji)) = self.next_pick(&lists, &mut last) {
             lists[leaf].pop();
             let Some(tasks) = self.still_pending_gang(ji) else {
                 continue;
@@ -15,81 +16,92 @@ impl Engine<'_> {
                 self.delayed[ji] = true;
                 continue;
             }
-            let prio = self.c.jobs[ji].priority;
-            let np = !self.c.jobs[ji].preemptible;
-            let req = self.job_req(ji, &tasks);
-            // Same leaf, strictly lower priority (the list is sorted by priority first).
-            let cands: Vec<usize> = running[leaf]
-                .iter()
-                .copied()
-                .take_while(|&vj| self.c.jobs[vj].priority < prio)
-                .filter(|&vj| {
-                    vj != ji
-                        && !self.evicted_job[vj]
-                        && self.tstate[vj].contains(&TState::Running)
-                        && self.runtime_ok(vj, self.c.queues[leaf].preempt_min_runtime)
-                })
-                .collect();
-            if cands.is_empty() {
-                continue;
-            }
-            let victims: Vec<(usize, Vec<usize>)> = cands
-                .iter()
-                .flat_map(|&vj| self.victim_units(vj).into_iter().map(move |u| (vj, u)))
-                .collect();
-            // The smallest prefix passing the capacity policy (victims freed) and placement.
-            let mut k0 = 0;
-            loop {
-                let freed: Vec<(usize, Amt, bool)> = victims[..k0]
-                    .iter()
-                    .map(|(vj, ts)| (leaf, self.job_req(*vj, ts), !self.c.jobs[*vj].preemptible))
-                    .collect();
-                if self.capacity(leaf, req, np, &freed).is_none() {
-                    break;
-                }
-                if k0 == victims.len() {
-                    break;
-                }
-                k0 += 1;
-            }
-            let freed: Vec<(usize, Amt, bool)> = victims[..k0]
-                .iter()
-                .map(|(vj, ts)| (leaf, self.job_req(*vj, ts), false))
-                .collect();
-            if let Some(f) = self.capacity(leaf, req, np, &freed) {
-                self.cap_fail(ji, f, req);
-                continue;
-            }
-            let k0 = k0.max(self.quota_prefix(req, &victims));
-            let Some(k) = self.min_prefix(ji, &tasks, &victims, k0) else {
-                continue;
-            };
-            let cap_ok = |e: &Engine<'_>, rest: &[(usize, Vec<usize>)]| {
-                let freed: Vec<(usize, Amt, bool)> = rest
-                    .iter()
-                    .map(|(vj, ts)| (leaf, e.job_req(*vj, ts), false))
-                    .collect();
-                e.capacity(leaf, req, np, &freed).is_none()
-            };
-            let chosen = self.prune_victims(ji, &tasks, &victims[..k], &cap_ok);
-            let mut moved = self.movable_victims(ji, &tasks, &chosen);
-            let killed: Vec<(usize, Vec<usize>)> = chosen
-                .iter()
-                .filter(|(vj, _)| !moved.contains(vj))
-                .cloned()
-                .collect();
-            if !cap_ok(self, &killed) {
-                moved.clear();
-            }
-            let key = self.c.jobs[ji].key.clone();
-            for (vj, ts) in &chosen {
-                self.evict(*vj, ts, Action::Preempt, Some(&key));
-            }
-            if let Some(recs) = self.place_all(ji, &tasks) {
-                self.commit_pipelined(ji, &tasks, recs);
-                self.fail[ji] = None;
-            }
-            self.replace_moved(&chosen, &moved);
+            self.memoized(Step::Preempt, ji, |e| {
+                e.preempt_job(leaf, ji, tasks, &running)
+            });
         }
+    }
+
+    /// Preemption for one pending job of leaf `leaf` (its gang `tasks`), once its preemption delay has elapsed.
+    fn preempt_job(&mut self, leaf: usize, ji: usize, tasks: Vec<usize>, running: &[Vec<usize>]) {
+        let prio = self.c.jobs[ji].priority;
+        let np = !self.c.jobs[ji].preemptible;
+        let req = self.job_req(ji, &tasks);
+        // Same leaf, strictly lower priority (the list is sorted by priority first).
+        let cands: Vec<usize> = running[leaf]
+            .iter()
+            .copied()
+            .take_while(|&vj| self.c.jobs[vj].priority < prio)
+            .filter(|&vj| {
+                vj != ji
+                    && !self.evicted_job[vj]
+                    && self.tstate[vj].contains(&TState::Running)
+                    && self.runtime_ok(vj, self.c.queues[leaf].preempt_min_runtime)
+            })
+            .collect();
+        if cands.is_empty() {
+            return;
+        }
+        let victims: Vec<(usize, Vec<usize>)> = cands
+            .iter()
+            .flat_map(|&vj| self.victim_units(vj).into_iter().map(move |u| (vj, u)))
+            .collect();
+        // The smallest prefix passing the capacity policy (victims freed) and placement.
+        // Each victim's request is summed once: O(V) for V victims.
+        let mut k0 = 0;
+        let mut freed = Amt::ZERO;
+        let mut freed_np = Amt::ZERO;
+        loop {
+            if self
+                .capacity_freed(leaf, req, np, freed, freed_np)
+                .is_none()
+            {
+                break;
+            }
+            if k0 == victims.len() {
+                break;
+            }
+            let (vj, ts) = &victims[k0];
+            let v = self.job_req(*vj, ts);
+            sat_add_all(&mut freed, &v);
+            if !self.c.jobs[*vj].preemptible {
+                sat_add_all(&mut freed_np, &v);
+            }
+            k0 += 1;
+        }
+        if let Some(f) = self.capacity_freed(leaf, req, np, freed, Amt::ZERO) {
+            self.cap_fail(ji, f, req);
+            return;
+        }
+        let k0 = k0.max(self.quota_prefix(req, &victims));
+        let Some(k) = self.min_prefix(ji, &tasks, &victims, k0) else {
+            return;
+        };
+        let cap_ok = |e: &Engine<'_>, rest: &[(usize, Vec<usize>)]| {
+            let mut freed = Amt::ZERO;
+            for (vj, ts) in rest {
+                sat_add_all(&mut freed, &e.job_req(*vj, ts));
+            }
+            e.capacity_freed(leaf, req, np, freed, Amt::ZERO).is_none()
+        };
+        let chosen = self.prune_victims(ji, &tasks, &victims[..k], &cap_ok);
+        let mut moved = self.movable_victims(ji, &tasks, &chosen);
+        let killed: Vec<(usize, Vec<usize>)> = chosen
+            .iter()
+            .filter(|(vj, _)| !moved.contains(vj))
+            .cloned()
+            .collect();
+        if !cap_ok(self, &killed) {
+            moved.clear();
+        }
+        let key = self.c.jobs[ji].key.clone();
+        for (vj, ts) in &chosen {
+            self.evict(*vj, ts, Action::Preempt, Some(&key));
+        }
+        if let Some(recs) = self.place_all(ji, &tasks) {
+            self.commit_pipelined(ji, &tasks, recs);
+            self.fail[ji] = None;
+        }
+        self.replace_moved(&chosen, &moved);
     }
 }

@@ -134,7 +134,8 @@ impl Engine<'_> {
     pub(super) fn reclaim(&mut self) {
         let running = self.running_by_leaf();
         let mut lists = self.leaf_lists(|_| true);
-        while let Some((leaf, ji)) = self.pick(&lists) {
+        let mut last = None;
+        while let Some((leaf, ji)) = self.next_pick(&lists, &mut last) {
             lists[leaf].pop();
             let Some(tasks) = self.still_pending_gang(ji) else {
                 continue;
@@ -143,146 +144,152 @@ impl Engine<'_> {
                 self.delayed[ji] = true;
                 continue;
             }
-            let j = &self.c.jobs[ji];
-            let np = !j.preemptible;
-            let req = self.job_req(ji, &tasks);
-            if let Some(f) = self.capacity(leaf, req, np, &[]) {
-                self.cap_fail(ji, f, req);
+            self.memoized(Step::Reclaim, ji, |e| {
+                e.reclaim_job(leaf, ji, tasks, &running)
+            });
+        }
+    }
+
+    /// Reclaim for one pending job of leaf `leaf` (its gang `tasks`), once its preemption delay has elapsed.
+    fn reclaim_job(&mut self, leaf: usize, ji: usize, tasks: Vec<usize>, running: &[Vec<usize>]) {
+        let j = &self.c.jobs[ji];
+        let np = !j.preemptible;
+        let req = self.job_req(ji, &tasks);
+        if let Some(f) = self.capacity(leaf, req, np) {
+            self.cap_fail(ji, f, req);
+            return;
+        }
+        // CanReclaimResources at the leaf.
+        if let Some(r) = Resource::ALL
+            .into_iter()
+            .find(|&r| self.alloc[leaf][r].saturating_add(req[r]) > self.fs[leaf][r])
+        {
+            let res = r;
+            self.set_fail(ji, Reason::Unschedulable, None, format!(
+                "queue {} cannot reclaim: allocated {} + requested {} {res} exceeds its fair share {}",
+                self.c.hierarchy.queues()[leaf].name,
+                fmt_res(res, self.alloc[leaf][r]),
+                fmt_res(res, req[r]),
+                fmt_res(res, self.fs[leaf][r])
+            ));
+            return;
+        }
+        // Victim queues: other leaves with running preemptible jobs, passing the
+        // proportion prefilter on the leveled pair; in reverse queue order.
+        let mut vq: Vec<(usize, Option<i128>)> = Vec::new();
+        for (q, list) in running.iter().enumerate() {
+            if q == leaf || list.is_empty() {
                 continue;
             }
-            // CanReclaimResources at the leaf.
-            if let Some(r) = Resource::ALL
-                .into_iter()
-                .find(|&r| self.alloc[leaf][r].saturating_add(req[r]) > self.fs[leaf][r])
-            {
-                let res = r;
-                self.set_fail(ji, Reason::Unschedulable, None, format!(
-                    "queue {} cannot reclaim: allocated {} + requested {} {res} exceeds its fair share {}",
-                    self.c.hierarchy.queues()[leaf].name,
-                    fmt_res(res, self.alloc[leaf][r]),
-                    fmt_res(res, req[r]),
-                    fmt_res(res, self.fs[leaf][r])
-                ));
-                continue;
-            }
-            // Victim queues: other leaves with running preemptible jobs, passing the
-            // proportion prefilter on the leveled pair; in reverse queue order.
-            let mut vq: Vec<(usize, Option<i128>)> = Vec::new();
-            for (q, list) in running.iter().enumerate() {
-                if q == leaf || list.is_empty() {
-                    continue;
-                }
-                let Some((rl, vl)) = self.leveled(leaf, q) else {
-                    continue;
-                };
-                if self.filter_victim(rl, vl, req) {
-                    vq.push((q, self.c.queues[vl].reclaim_min_runtime));
-                }
-            }
-            // Victims are generated lazily: enough to cover the shortfall, then more only if
-            // the placement search needs them.
-            let mut cursor = VictimGen::default();
-            let mut victims: Vec<(usize, Vec<usize>)> = Vec::new();
-            let mut free = self.free_capacity();
-            while Resource::ALL.into_iter().any(|r| free[r] < req[r]) {
-                let before = victims.len();
-                self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
-                if victims.len() == before {
-                    break;
-                }
-                for (vj, ts) in &victims[before..] {
-                    for &t in ts {
-                        inc_all(&mut free, &self.c.jobs[*vj].tasks[t].req, self.overflow);
-                    }
-                }
-            }
-            let k0 = victims.len();
-            for _ in 0..(k0 + 8) {
-                self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
-            }
-            if victims.is_empty() {
-                self.set_fail(
-                    ji,
-                    Reason::Unschedulable,
-                    None,
-                    "no free room and no reclaimable victims in other queues".into(),
-                );
-                continue;
-            }
-            let mut found = self.min_prefix(ji, &tasks, &victims, k0);
-            if found.is_none() {
-                let before = victims.len();
-                loop {
-                    let n = victims.len();
-                    self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
-                    if victims.len() == n {
-                        break;
-                    }
-                }
-                if victims.len() > before {
-                    found = self.min_prefix(ji, &tasks, &victims, k0);
-                }
-            }
-            let Some(k) = found else {
-                self.set_fail(
-                    ji,
-                    Reason::Unschedulable,
-                    None,
-                    "even evicting every reclaimable victim would not make room for the gang"
-                        .into(),
-                );
+            let Some((rl, vl)) = self.leveled(leaf, q) else {
                 continue;
             };
-            let chosen = self.prune_victims(ji, &tasks, &victims[..k], &|_, _| true);
-            // Consolidating reclaim (KAI's `allow-consolidating-reclaim`, on by default): a
-            // victim that fits elsewhere once the reclaimer is placed is moved, not killed,
-            // and only the killed victims go to the validator.
-            let moved = self.movable_victims(ji, &tasks, &chosen);
-            let killed: Vec<(usize, Vec<usize>)> = chosen
-                .iter()
-                .filter(|(vj, _)| !moved.contains(vj))
-                .cloned()
-                .collect();
-            // With every victim moved the validator sees no victim and approves, as upstream
-            // does (PR #1565's bypass); the corrected mode applies that PR's fix: the
-            // reclaimer must then stay within its deserved quota.
-            if killed.is_empty()
-                && self.o.division.mode == crate::division::Mode::Corrected
-                && Resource::ALL.into_iter().any(|r| {
-                    !unl_le(
-                        self.alloc[leaf][r].saturating_add(req[r]),
-                        self.params(leaf, r).deserved,
-                    )
-                })
-            {
-                self.set_fail(
-                    ji,
-                    Reason::Unschedulable,
-                    None,
-                    "reclaim refused: every victim would only be moved and the reclaimer would \
-                     exceed its deserved quota"
-                        .into(),
-                );
-                continue;
+            if self.filter_victim(rl, vl, req) {
+                vq.push((q, self.c.queues[vl].reclaim_min_runtime));
             }
-            if let Err(msg) = self.reclaimable(leaf, req, &killed) {
-                self.set_fail(
-                    ji,
-                    Reason::Unschedulable,
-                    None,
-                    format!("reclaim refused: {msg}"),
-                );
-                continue;
-            }
-            let key = self.c.jobs[ji].key.clone();
-            for (vj, ts) in &chosen {
-                self.evict(*vj, ts, Action::Reclaim, Some(&key));
-            }
-            if let Some(recs) = self.place_all(ji, &tasks) {
-                self.commit_pipelined(ji, &tasks, recs);
-                self.fail[ji] = None;
-            }
-            self.replace_moved(&chosen, &moved);
         }
+        // Victims are generated lazily: enough to cover the shortfall, then more only if
+        // the placement search needs them.
+        let mut cursor = VictimGen::default();
+        let mut victims: Vec<(usize, Vec<usize>)> = Vec::new();
+        let mut free = self.free_capacity();
+        while Resource::ALL.into_iter().any(|r| free[r] < req[r]) {
+            let before = victims.len();
+            self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
+            if victims.len() == before {
+                break;
+            }
+            for (vj, ts) in &victims[before..] {
+                for &t in ts {
+                    inc_all(&mut free, &self.c.jobs[*vj].tasks[t].req, self.overflow);
+                }
+            }
+        }
+        let k0 = victims.len();
+        for _ in 0..(k0 + 8) {
+            self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
+        }
+        if victims.is_empty() {
+            self.set_fail(
+                ji,
+                Reason::Unschedulable,
+                None,
+                "no free room and no reclaimable victims in other queues".into(),
+            );
+            return;
+        }
+        let mut found = self.min_prefix(ji, &tasks, &victims, k0);
+        if found.is_none() {
+            let before = victims.len();
+            loop {
+                let n = victims.len();
+                self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
+                if victims.len() == n {
+                    break;
+                }
+            }
+            if victims.len() > before {
+                found = self.min_prefix(ji, &tasks, &victims, k0);
+            }
+        }
+        let Some(k) = found else {
+            self.set_fail(
+                ji,
+                Reason::Unschedulable,
+                None,
+                "even evicting every reclaimable victim would not make room for the gang".into(),
+            );
+            return;
+        };
+        let chosen = self.prune_victims(ji, &tasks, &victims[..k], &|_, _| true);
+        // Consolidating reclaim (KAI's `allow-consolidating-reclaim`, on by default): a
+        // victim that fits elsewhere once the reclaimer is placed is moved, not killed,
+        // and only the killed victims go to the validator.
+        let moved = self.movable_victims(ji, &tasks, &chosen);
+        let killed: Vec<(usize, Vec<usize>)> = chosen
+            .iter()
+            .filter(|(vj, _)| !moved.contains(vj))
+            .cloned()
+            .collect();
+        // With every victim moved the validator sees no victim and approves, as upstream
+        // does (PR #1565's bypass); the corrected mode applies that PR's fix: the
+        // reclaimer must then stay within its deserved quota.
+        if killed.is_empty()
+            && self.o.division.mode == crate::division::Mode::Corrected
+            && Resource::ALL.into_iter().any(|r| {
+                !unl_le(
+                    self.alloc[leaf][r].saturating_add(req[r]),
+                    self.params(leaf, r).deserved,
+                )
+            })
+        {
+            self.set_fail(
+                ji,
+                Reason::Unschedulable,
+                None,
+                "reclaim refused: every victim would only be moved and the reclaimer would \
+                 exceed its deserved quota"
+                    .into(),
+            );
+            return;
+        }
+        if let Err(msg) = self.reclaimable(leaf, req, &killed) {
+            self.set_fail(
+                ji,
+                Reason::Unschedulable,
+                None,
+                format!("reclaim refused: {msg}"),
+            );
+            return;
+        }
+        let key = self.c.jobs[ji].key.clone();
+        for (vj, ts) in &chosen {
+            self.evict(*vj, ts, Action::Reclaim, Some(&key));
+        }
+        if let Some(recs) = self.place_all(ji, &tasks) {
+            self.commit_pipelined(ji, &tasks, recs);
+            self.fail[ji] = None;
+        }
+        self.replace_moved(&chosen, &moved);
     }
 }

@@ -51,6 +51,7 @@ impl Engine<'_> {
 
     /// Evicts a set of tasks, returning nothing; records the eviction once per job/action/by.
     pub(super) fn evict(&mut self, ji: usize, tasks: &[usize], action: Action, by: Option<&str>) {
+        self.epoch += 1;
         let j = &self.c.jobs[ji];
         for &ti in tasks {
             if let Some(q) = j.queue.map(QueueId::index) {

@@ -553,12 +553,13 @@ pub fn run(
                     completions.insert((start + left, j, s.generation));
                 }
             }
-            for p in &result.pending {
+            dirty = !result.allocated.is_empty() || !result.evicted.is_empty();
+            // The messages are moved, not copied: O(pending jobs) per session.
+            for p in result.pending {
                 if let Some(&j) = index.get(p.pod_group.as_str()) {
-                    st[j].pending = Some((p.reason.as_str().to_owned(), p.message.clone()));
+                    st[j].pending = Some((p.reason.as_str().to_owned(), p.message));
                 }
             }
-            dirty = !result.allocated.is_empty() || !result.evicted.is_empty();
             if dirty {
                 alloc = live.queue_allocated();
                 if let Some(db) = db.as_mut() {

@@ -1,0 +1,182 @@
+//! The session's shortcuts (the memo of steps that change nothing, repeated picks) against
+//! the session without them: same decisions, same messages, on random clusters built around
+//! backlogs of alike jobs (the case the shortcuts serve).
+
+use std::fmt::Write as _;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::division::{DivisionOptions, Mode};
+use crate::snapshot::BuildOptions;
+
+/// A job shape: GPUs per pod (0 = half a GPU by `gpu-fraction`), pods, minMember, priority
+/// class (0 none, 1 `inference` = 125, 2 `low` = 40), copies, and whether the copies run
+/// (on the first node they fit).
+type Shape = (u8, u8, u8, u8, u8, bool);
+
+fn yaml(nodes: &[u8], leaves: &[(u8, u8, i8, u8)], shapes: &[(usize, Shape)]) -> String {
+    let mut y = String::new();
+    y.push_str("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: inference}\nvalue: 125\n");
+    y.push_str("---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: low}\nvalue: 40\n");
+    for (i, g) in nodes.iter().enumerate() {
+        let _ = write!(
+            y,
+            "---\napiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\nstatus: {{allocatable: {{nvidia.com/gpu: \"{g}\", cpu: \"64\", memory: 512Gi}}}}\n"
+        );
+    }
+    for d in 0..2 {
+        let _ = write!(
+            y,
+            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: d{d}}}\nspec: {{resources: {{gpu: {{quota: -1, overQuotaWeight: 1, limit: -1}}}}}}\n"
+        );
+    }
+    for (i, &(dept, quota, extra, weight)) in leaves.iter().enumerate() {
+        // The limit is unlimited (-1) or `extra` above the quota.
+        let limit = if extra < 0 {
+            -1
+        } else {
+            i16::from(quota) + i16::from(extra)
+        };
+        let _ = write!(
+            y,
+            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: q{i}, creationTimestamp: \"2025-01-01T00:00:{i:02}Z\"}}\nspec: {{parentQueue: d{}, resources: {{gpu: {{quota: {quota}, overQuotaWeight: {weight}, limit: {limit}}}}}}}\n",
+            dept % 2
+        );
+    }
+    let mut free: Vec<u32> = nodes.iter().map(|&g| u32::from(g) * 2).collect();
+    let mut seq = 0u32;
+    for &(leaf, (gpus, pods, min, class, copies, running)) in shapes {
+        let class = [
+            "",
+            ", priorityClassName: inference",
+            ", priorityClassName: low",
+        ][usize::from(class % 3)];
+        for _ in 0..copies {
+            seq += 1;
+            let name = format!("j{seq:03}");
+            let _ = write!(
+                y,
+                "---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {{name: {name}, namespace: ns, creationTimestamp: \"2025-01-01T{:02}:{:02}:00Z\"}}\nspec: {{queue: q{leaf}, minMember: {}{class}}}\n",
+                seq / 60,
+                seq % 60,
+                min.clamp(1, pods)
+            );
+            // Half-GPU units.
+            let need = if gpus == 0 { 1 } else { u32::from(gpus) * 2 };
+            for p in 0..pods {
+                let (res, frac) = if gpus == 0 {
+                    (String::new(), ", gpu-fraction: \"0.5\"")
+                } else {
+                    (format!("limits: {{nvidia.com/gpu: \"{gpus}\"}}"), "")
+                };
+                let node = if running {
+                    free.iter().position(|&f| f >= need)
+                } else {
+                    None
+                };
+                let (node_line, status) = match node {
+                    Some(n) => {
+                        free[n] -= need;
+                        (
+                            format!(", nodeName: n{n}"),
+                            "{phase: Running, startTime: \"2025-01-01T00:00:00Z\"}",
+                        )
+                    }
+                    None => (String::new(), "{phase: Pending}"),
+                };
+                let _ = write!(
+                    y,
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}-{p}, namespace: ns, labels: {{kai.scheduler/queue: q{leaf}}}, annotations: {{pod-group-name: {name}{frac}}}}}\nspec: {{containers: [{{name: c, resources: {{{res}}}}}]{node_line}}}\nstatus: {status}\n"
+                );
+            }
+        }
+    }
+    y
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    (
+        prop::sample::select(vec![0u8, 1, 1, 2, 4, 8]),
+        1u8..=3,
+        0u8..=3,
+        0u8..3,
+        1u8..=6,
+        any::<bool>(),
+    )
+}
+
+fn cluster_yaml() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(prop::sample::select(vec![0u8, 2, 4, 8]), 0..=4),
+        prop::collection::vec(
+            (
+                0u8..2,
+                0u8..=8,
+                prop::sample::select(vec![-1i8, 0, 4, 8]),
+                0u8..=2,
+            ),
+            1..=4,
+        ),
+    )
+        .prop_flat_map(|(nodes, leaves)| {
+            let n = leaves.len();
+            (
+                Just(nodes),
+                Just(leaves),
+                prop::collection::vec((0..n, shape()), 1..=8),
+            )
+        })
+        .prop_map(|(nodes, leaves, shapes)| yaml(&nodes, &leaves, &shapes))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// The memo and the repeated picks are pure shortcuts: every decision, reason and
+    /// message is the one of the session that recomputes each step and walks the queue tree
+    /// for every pick.
+    #[test]
+    fn shortcuts_change_no_decision(y in cluster_yaml(), spread in any::<bool>(), corrected in any::<bool>()) {
+        let model = gpuquota_model::import_str("c.yaml", &y).expect("valid manifests").model;
+        let now = "2025-01-01T06:00:00Z".parse().expect("a timestamp");
+        let c = Cluster::from_model(&model, &BuildOptions { now: Some(now), ..Default::default() })
+            .expect("a cluster");
+        let o = SessionOptions {
+            placement: if spread { Placement::Spread } else { Placement::Binpack },
+            division: DivisionOptions {
+                mode: if corrected { Mode::Corrected } else { Mode::Kai },
+                ..DivisionOptions::default()
+            },
+            ..SessionOptions::default()
+        };
+        let fast = run(&c, &o, true);
+        let plain = run(&c, &o, false);
+        prop_assert_eq!(fast, plain, "{}", y);
+    }
+}
+
+/// A backlog of identical jobs behind one that fits: the replayed failures carry the same
+/// reason and message as the first, and the allocation is the same.
+#[test]
+fn a_backlog_of_alike_jobs_fails_alike() {
+    let y = yaml(
+        &[8],
+        &[(0, 8, -1, 1), (1, 0, -1, 1)],
+        &[(0, (4, 1, 1, 0, 5, false)), (1, (8, 1, 1, 0, 3, false))],
+    );
+    let model = gpuquota_model::import_str("c.yaml", &y)
+        .expect("valid manifests")
+        .model;
+    let c = Cluster::from_model(&model, &BuildOptions::default()).expect("a cluster");
+    let o = SessionOptions::default();
+    let fast = run(&c, &o, true).expect("a session");
+    assert_eq!(fast, run(&c, &o, false).expect("a session"));
+    assert_eq!(fast.allocated.len(), 2);
+    assert_eq!(fast.pending.len(), 6);
+    let msgs: std::collections::BTreeSet<&str> = fast.pending[..3]
+        .iter()
+        .map(|p| p.message.as_str())
+        .collect();
+    assert_eq!(msgs.len(), 1, "{:?}", fast.pending);
+}
