@@ -64,15 +64,15 @@ pub(crate) fn run() -> Result<ExitCode, CliError> {
     }
     // the KAI month: its scenario files, the allocation plot and the fair share over time
     let (kai_file, kai_text) = (
-        gpuquota_sim::seed::KAI_ENGINE.1,
-        gpuquota_sim::seed::KAI_ENGINE.2,
+        gpuquota::sim::seed::KAI_ENGINE.1,
+        gpuquota::sim::seed::KAI_ENGINE.2,
     );
-    write("kai-platform.yaml", gpuquota_sim::seed::KAI_PLATFORM)?;
-    write("kai-month.yaml", gpuquota_sim::seed::KAI_MONTH)?;
+    write("kai-platform.yaml", gpuquota::sim::seed::KAI_PLATFORM)?;
+    write("kai-month.yaml", gpuquota::sim::seed::KAI_MONTH)?;
     write(kai_file, kai_text)?;
     write(
         "kai.svg",
-        &gpuquota_sim::kai::plot::svg(&month.kai.1).map_err(CliError)?,
+        &gpuquota::sim::kai::plot::svg(&month.kai.1).map_err(CliError)?,
     )?;
     plots.push("kai.svg".into());
     if let [(_, sa, ra), (_, sb, rb), ..] = month.runs.as_slice() {
