@@ -31,7 +31,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
+use indexmap::IndexMap;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::scenario::{self, INVALID_SCENARIO};
@@ -103,24 +105,58 @@ pub fn run_parameters(axes: &[Axis], mut i: usize) -> Vec<(String, String)> {
     out
 }
 
-/// One row of the table.
-#[derive(Debug, Clone, PartialEq)]
+/// One row of the table: one run's summary (module docs). A column is one field here
+/// (and one name in [`Table::to_csv`]'s column list).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Row {
-    /// The run's number.
+    /// The run's number (0-based, the product's order).
     pub run: usize,
-    /// The row as JSON (see the module docs).
-    pub json: Value,
+    /// The run's value of each swept path, in `--set` order, as written.
+    pub parameters: IndexMap<String, String>,
+    /// The report's `engine`.
+    pub engine: String,
+    /// The mean of the report's `queues[].meanUsagePercent` (0 without queues), rounded to
+    /// 0.1.
+    pub mean_usage_percent: f64,
+    /// Σ over runs of `nvidia.com/gpu` usage × duration, GPU-hours rounded to 0.001.
+    pub gpu_hours: f64,
+    /// The same over `Preempted` runs only, GPU-hours rounded to 0.001.
+    pub lost_gpu_hours: f64,
+    /// The report's `preemptions`.
+    pub preemptions: u64,
+    /// Each class's `meanTimeToAdmissionMs`, in class order.
+    pub time_to_admission_ms: BTreeMap<String, i64>,
+    /// How many warnings the run's report has.
+    pub warnings: usize,
 }
 
-/// A sweep's table (or one shard of it).
-#[derive(Debug, Clone, PartialEq)]
+/// The `shard` of a sharded table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Shard {
+    /// The shard's index, 0-based.
+    pub index: usize,
+    /// The number of shards.
+    pub count: usize,
+}
+
+/// A sweep's table (or one shard of it): what `gpuquota sim sweep` and `gpuquota sim merge`
+/// print as JSON (`gpuquota schema sim-sweep` prints its JSON Schema).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Table {
-    /// The swept paths.
+    /// The swept paths, in `--set` order.
     pub parameters: Vec<String>,
     /// Runs in the whole sweep.
     pub runs: usize,
-    /// `(index, count)` for a shard.
-    pub shard: Option<(usize, usize)>,
+    /// Which shard this table is; absent for the whole sweep.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub shard: Option<Shard>,
     /// Rows in run order.
     pub rows: Vec<Row>,
 }
@@ -154,65 +190,57 @@ fn round(x: f64, scale: f64) -> f64 {
     (x * scale).round() / scale
 }
 
-fn gpu_ms(usage: &Value) -> f64 {
+fn gpu_ms(usage: &crate::report::UsageOut) -> f64 {
     usage
-        .as_object()
-        .into_iter()
-        .flat_map(|f| f.values())
-        .filter_map(|r| r.get("nvidia.com/gpu")?.as_str())
+        .values()
+        .filter_map(|r| r.get("nvidia.com/gpu"))
         .filter_map(|q| gpuquota_model::Quantity::parse(q).ok()?.scaled_ceil(3))
         .map(|m| m as f64 / 1000.0)
         .sum()
 }
 
-/// Summarises a report's JSON as a row (see the module docs).
-pub fn summarise(run: usize, params: &[(String, String)], report: &Value) -> Row {
+/// Summarises a report as a row (see the module docs).
+///
+/// # Complexity
+/// O(runs × flavors + queues + classes).
+pub fn summarise(run: usize, params: &[(String, String)], report: &crate::SimReport) -> Row {
     let mut gpu_hours = 0.0;
     let mut lost = 0.0;
-    for w in report["workloads"].as_array().into_iter().flatten() {
-        for r in w["runs"].as_array().into_iter().flatten() {
-            let d = (r["endMs"].as_i64().unwrap_or(0) - r["startMs"].as_i64().unwrap_or(0)) as f64;
-            let h = gpu_ms(&r["usage"]) * d / 3_600_000.0;
+    for w in &report.workloads {
+        for r in &w.runs {
+            let d = (r.end_ms - r.start_ms) as f64;
+            let h = gpu_ms(&r.usage) * d / 3_600_000.0;
             gpu_hours += h;
-            if r["end"] == "Preempted" {
+            if r.end == crate::report::RunEndOut::Preempted {
                 lost += h;
             }
         }
     }
-    let usages: Vec<f64> = report["queues"]
-        .as_object()
-        .into_iter()
-        .flat_map(|q| q.values())
-        .filter_map(|q| q["meanUsagePercent"].as_f64())
+    let usages: Vec<f64> = report
+        .queues
+        .values()
+        .map(|q| q.mean_usage_percent)
+        .filter(|x| x.is_finite())
         .collect();
     let mean_usage = if usages.is_empty() {
         0.0
     } else {
         usages.iter().sum::<f64>() / usages.len() as f64
     };
-    let tta: Map<String, Value> = report["classes"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(c, s)| (c.clone(), s["meanTimeToAdmissionMs"].clone()))
-        .collect();
-    let p: Map<String, Value> = params
-        .iter()
-        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-        .collect();
     Row {
         run,
-        json: json!({
-            "run": run,
-            "parameters": p,
-            "engine": report["engine"],
-            "meanUsagePercent": round(mean_usage, 10.0),
-            "gpuHours": round(gpu_hours, 1000.0),
-            "lostGpuHours": round(lost, 1000.0),
-            "preemptions": report["preemptions"],
-            "timeToAdmissionMs": tta,
-            "warnings": report["warnings"].as_array().map_or(0, Vec::len),
-        }),
+        parameters: params.iter().cloned().collect(),
+        engine: report.engine.as_str().to_owned(),
+        mean_usage_percent: round(mean_usage, 10.0),
+        gpu_hours: round(gpu_hours, 1000.0),
+        lost_gpu_hours: round(lost, 1000.0),
+        preemptions: report.preemptions,
+        time_to_admission_ms: report
+            .classes
+            .iter()
+            .map(|(c, s)| (c.clone(), s.mean_time_to_admission_ms))
+            .collect(),
+        warnings: report.warnings.len(),
     }
 }
 
@@ -323,7 +351,7 @@ pub fn run(
             if report.diagnostics.has_errors() {
                 return Err(tag(report.diagnostics.clone()));
             }
-            Ok(summarise(i, &params, &report.to_json()))
+            Ok(summarise(i, &params, &report.to_output()))
         })
         .collect();
     let mut rows = Vec::new();
@@ -340,30 +368,20 @@ pub fn run(
     Ok(Table {
         parameters: axes.iter().map(|a| a.path.clone()).collect(),
         runs: total,
-        shard,
+        shard: shard.map(|(index, count)| Shard { index, count }),
         rows,
     })
 }
 
 impl Table {
-    /// The table as JSON (see the module docs).
+    /// The table as a [`serde_json::Value`] (for reading fields).
     pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("parameters".into(), json!(self.parameters));
-        m.insert("runs".into(), json!(self.runs));
-        if let Some((i, n)) = self.shard {
-            m.insert("shard".into(), json!({"index": i, "count": n}));
-        }
-        m.insert(
-            "rows".into(),
-            Value::Array(self.rows.iter().map(|r| r.json.clone()).collect()),
-        );
-        Value::Object(m)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
     /// Pretty JSON with a final newline.
     pub fn to_json_string(&self) -> String {
-        let mut s = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
         s.push('\n');
         s
     }
@@ -371,43 +389,9 @@ impl Table {
     /// Reads a table back from its JSON.
     ///
     /// # Errors
-    /// A message naming what is missing.
+    /// A message naming what is missing or mistyped.
     pub fn from_json(v: &Value) -> Result<Table, String> {
-        let parameters = v["parameters"]
-            .as_array()
-            .ok_or("no parameters list")?
-            .iter()
-            .map(|p| {
-                p.as_str()
-                    .map(str::to_owned)
-                    .ok_or("a parameter is not a string")
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let runs = v["runs"].as_u64().ok_or("no runs count")? as usize;
-        let shard = match v.get("shard") {
-            None => None,
-            Some(s) => Some((
-                s["index"].as_u64().ok_or("shard without index")? as usize,
-                s["count"].as_u64().ok_or("shard without count")? as usize,
-            )),
-        };
-        let rows = v["rows"]
-            .as_array()
-            .ok_or("no rows")?
-            .iter()
-            .map(|r| {
-                Ok(Row {
-                    run: r["run"].as_u64().ok_or("a row without run")? as usize,
-                    json: r.clone(),
-                })
-            })
-            .collect::<Result<Vec<_>, &str>>()?;
-        Ok(Table {
-            parameters,
-            runs,
-            shard,
-            rows,
-        })
+        Table::deserialize(v).map_err(|e| e.to_string())
     }
 
     /// The table as CSV (see the module docs).
@@ -415,12 +399,7 @@ impl Table {
         let classes: BTreeSet<String> = self
             .rows
             .iter()
-            .flat_map(|r| {
-                r.json["timeToAdmissionMs"]
-                    .as_object()
-                    .into_iter()
-                    .flat_map(|m| m.keys().cloned())
-            })
+            .flat_map(|r| r.time_to_admission_ms.keys().cloned())
             .collect();
         let mut w = csv::Writer::from_writer(Vec::new());
         let mut head: Vec<String> = vec!["run".into()];
@@ -446,7 +425,8 @@ impl Table {
             other => other.to_string(),
         };
         for r in &self.rows {
-            let j = &r.json;
+            let j = serde_json::to_value(r).unwrap_or(Value::Null);
+            let j = &j;
             let mut rec: Vec<String> = vec![r.run.to_string()];
             rec.extend(self.parameters.iter().map(|p| text(&j["parameters"][p])));
             for k in &results {
