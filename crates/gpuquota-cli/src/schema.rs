@@ -30,6 +30,13 @@ pub(crate) enum SchemaOf {
     Meter,
     /// The input `gpuquota meter` reads (the metering document, as YAML or JSON).
     MeterInput,
+    /// `gpuquota sim --output json`: the Kueue / ResourceQuota report or the KAI report,
+    /// told apart by `engine`.
+    Sim,
+    /// `gpuquota sim diff --output json`.
+    SimDiff,
+    /// `gpuquota sim sweep --output json` and `gpuquota sim merge --output json`.
+    SimSweep,
 }
 
 /// Arguments of `gpuquota schema`.
@@ -51,6 +58,16 @@ pub(crate) struct SchemaArgs {
 enum Profiles<'a> {
     One(gpuquota_mig::ModelReport<'a>),
     All(Vec<gpuquota_mig::ModelReport<'a>>),
+}
+
+/// `sim` prints the report of the scenario's mode: one command, one schema with both
+/// (the `engine` field tells them apart: `kueue`/`resourcequota` or `kai`).
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // a schema only: never built
+enum SimJson {
+    Kueue(gpuquota_sim::SimReport),
+    Kai(gpuquota_sim::kai::report::KaiReport),
 }
 
 /// The schema of `T` as it serialises (a field left out when empty is optional); every
@@ -81,6 +98,9 @@ pub(crate) fn schema(of: SchemaOf) -> schemars::Schema {
         SchemaOf::MigPlan => output::<gpuquota_mig::Plan>(),
         SchemaOf::MigProfiles => output::<Profiles<'static>>(),
         SchemaOf::Meter => output::<gpuquota_metering::report::ReportOut>(),
+        SchemaOf::Sim => output::<SimJson>(),
+        SchemaOf::SimDiff => output::<gpuquota_sim::diff::DiffReport>(),
+        SchemaOf::SimSweep => output::<gpuquota_sim::sweep::Table>(),
         // an input: fields with a default are optional; unknown fields are warnings of
         // `meter` itself, so the schema leaves objects open
         SchemaOf::MeterInput => schemars::generate::SchemaSettings::draft2020_12()

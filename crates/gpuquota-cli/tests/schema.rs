@@ -31,7 +31,7 @@ fn json(dir: &Path, args: &[&str]) -> serde_json::Value {
 fn temp_dir(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("gpuquota-schema-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    for name in ["kueue", "kai", "kai-usage", "mig-plan", "meter"] {
+    for name in ["kueue", "kai", "kai-usage", "mig-plan", "meter", "sim"] {
         let out = run(&dir, &["example", name]);
         std::fs::write(dir.join(format!("{name}.yaml")), &out.stdout).expect("save sample");
     }
@@ -94,7 +94,61 @@ const RUNS: &[(&str, &[&str])] = &[
         &["mig", "profiles", "A100-40GB", "-o", "json"],
     ),
     ("meter", &["meter", "meter.yaml", "-o", "json"]),
+    ("sim", &["sim", "sim.yaml", "-o", "json"]),
+    // the seed month: budgets and a chargeback, under both Kueue-mode engines
+    ("sim", &["sim", SEED_KUEUE, "-o", "json"]),
+    ("sim", &["sim", SEED_RESOURCEQUOTA, "-o", "json"]),
+    ("sim", &["sim", KAI_OSCILLATION, "-o", "json"]),
+    (
+        "sim-diff",
+        &["sim", "diff", SEED_RESOURCEQUOTA, SEED_KUEUE, "-o", "json"],
+    ),
+    (
+        "sim-diff",
+        &["sim", "diff", "sim.yaml", "sim.yaml", "-o", "json"],
+    ),
+    (
+        "sim-sweep",
+        &[
+            "sim",
+            "sweep",
+            "sim.yaml",
+            "--set",
+            "engine=kueue,resourcequota",
+            "--set",
+            "resume=true,false",
+            "-o",
+            "json",
+        ],
+    ),
+    (
+        "sim-sweep",
+        &[
+            "sim",
+            "sweep",
+            "sim.yaml",
+            "--set",
+            "engine=kueue,resourcequota",
+            "--shard",
+            "1/2",
+            "-o",
+            "json",
+        ],
+    ),
 ];
+
+const SEED_KUEUE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../gpuquota-sim/data/seed/kueue.yaml"
+);
+const SEED_RESOURCEQUOTA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../gpuquota-sim/data/seed/resourcequota.yaml"
+);
+const KAI_OSCILLATION: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../gpuquota-sim/tests/data/kai/two-queue-oscillation.yaml"
+);
 
 #[test]
 fn every_json_output_validates_against_its_schema() {

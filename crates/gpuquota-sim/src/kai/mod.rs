@@ -201,7 +201,7 @@ pub mod scenario;
 pub mod usage;
 
 pub use engine::SessionHook;
-pub use report::{KaiJob, KaiOutcome, KaiRun, KaiRunEnd, QueueSeries};
+pub use report::{KaiJob, KaiOutcome, KaiReport, KaiRun, KaiRunEnd, QueueSeries};
 pub use scenario::{KaiScenario, is_kai, load};
 
 use gpuquota_model::diag::Diagnostics;
