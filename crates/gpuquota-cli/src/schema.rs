@@ -1,7 +1,8 @@
 //! `gpuquota schema COMMAND`: the JSON Schema (draft 2020-12) of a command's JSON output,
 //! generated from the report types the libraries serialise (`schemars`, each library's
 //! `schema` feature), so the schema cannot drift from the output; and of the metering
-//! document `meter` reads (`meter-input`), from the types it is read into.
+//! document `meter` reads (`meter-input`) and of the scenario `sim` reads (`scenario`), from
+//! the types they are read into.
 
 use std::process::ExitCode;
 
@@ -37,6 +38,10 @@ pub(crate) enum SchemaOf {
     SimDiff,
     /// `gpuquota sim sweep --output json` and `gpuquota sim merge --output json`.
     SimSweep,
+    /// The scenario `gpuquota sim` reads (a `Simulation` for the Kueue, ResourceQuota or KAI
+    /// engine, Kueue's perf-generator config, or KAI's time-based-fairshare simulator
+    /// config).
+    Scenario,
 }
 
 /// Arguments of `gpuquota schema`.
@@ -70,6 +75,25 @@ enum SimJson {
     Kai(gpuquota_sim::kai::report::KaiReport),
 }
 
+/// The four documents `sim` reads as a scenario.
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // a schema only: never built
+enum ScenarioJson {
+    Simulation(gpuquota_sim::scenario::SimulationDoc),
+    KaiSimulation(gpuquota_sim::kai::scenario::SimulationDoc),
+    KueuePerfGenerator(gpuquota_sim::scenario::PerfConfig),
+    KaiTimeAware(gpuquota_sim::kai::scenario::TimeAwareConfig),
+}
+
+/// The schema of an input as it is read: fields with a default are optional; unknown fields
+/// are warnings of the command itself, so objects are left open.
+fn input<T: schemars::JsonSchema>() -> schemars::Schema {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<T>()
+}
+
 /// The schema of `T` as it serialises (a field left out when empty is optional); every
 /// object lists all its fields (`additionalProperties: false`), so a field the output gains
 /// without its type saying so fails validation.
@@ -101,11 +125,8 @@ pub(crate) fn schema(of: SchemaOf) -> schemars::Schema {
         SchemaOf::Sim => output::<SimJson>(),
         SchemaOf::SimDiff => output::<gpuquota_sim::diff::DiffReport>(),
         SchemaOf::SimSweep => output::<gpuquota_sim::sweep::Table>(),
-        // an input: fields with a default are optional; unknown fields are warnings of
-        // `meter` itself, so the schema leaves objects open
-        SchemaOf::MeterInput => schemars::generate::SchemaSettings::draft2020_12()
-            .into_generator()
-            .into_root_schema_for::<gpuquota_metering::Document>(),
+        SchemaOf::MeterInput => input::<gpuquota_metering::Document>(),
+        SchemaOf::Scenario => input::<ScenarioJson>(),
     }
 }
 
