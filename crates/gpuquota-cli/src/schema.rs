@@ -113,7 +113,7 @@ fn output<T: schemars::JsonSchema>() -> schemars::Schema {
 /// The schema of `of`'s JSON output.
 pub(crate) fn schema(of: SchemaOf) -> schemars::Schema {
     match of {
-        SchemaOf::Quotas => output::<crate::quotas::Picture>(),
+        SchemaOf::Quotas => output::<gpuquota_model::picture::Picture>(),
         SchemaOf::KueueSchedule => output::<gpuquota_cohort::ScheduleReport>(),
         SchemaOf::KueueShares => output::<gpuquota_fairshare::shares::SharesReport>(),
         SchemaOf::KueueQuotas => output::<gpuquota_cohort::QuotasReport>(),
