@@ -1,7 +1,8 @@
 //! `gpuquota schema COMMAND`: the JSON Schema (draft 2020-12) of a command's JSON output,
 //! generated from the report types the libraries serialise (`schemars`, each library's
 //! `schema` feature), so the schema cannot drift from the output; and of the metering
-//! document `meter` reads (`meter-input`), from the types it is read into.
+//! document `meter` reads (`meter-input`) and of the scenario `sim` reads (`scenario`), from
+//! the types they are read into.
 
 use std::process::ExitCode;
 
@@ -30,6 +31,17 @@ pub(crate) enum SchemaOf {
     Meter,
     /// The input `gpuquota meter` reads (the metering document, as YAML or JSON).
     MeterInput,
+    /// `gpuquota sim --output json`: the Kueue / ResourceQuota report or the KAI report,
+    /// told apart by `engine`.
+    Sim,
+    /// `gpuquota sim diff --output json`.
+    SimDiff,
+    /// `gpuquota sim sweep --output json` and `gpuquota sim merge --output json`.
+    SimSweep,
+    /// The scenario `gpuquota sim` reads (a `Simulation` for the Kueue, ResourceQuota or KAI
+    /// engine, Kueue's perf-generator config, or KAI's time-based-fairshare simulator
+    /// config).
+    Scenario,
 }
 
 /// Arguments of `gpuquota schema`.
@@ -53,6 +65,35 @@ enum Profiles<'a> {
     All(Vec<gpuquota::mig::ModelReport<'a>>),
 }
 
+/// `sim` prints the report of the scenario's mode: one command, one schema with both
+/// (the `engine` field tells them apart: `kueue`/`resourcequota` or `kai`).
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // a schema only: never built
+enum SimJson {
+    Kueue(gpuquota::sim::SimReport),
+    Kai(gpuquota::sim::kai::report::KaiReport),
+}
+
+/// The four documents `sim` reads as a scenario.
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // a schema only: never built
+enum ScenarioJson {
+    Simulation(gpuquota::sim::scenario::SimulationDoc),
+    KaiSimulation(gpuquota::sim::kai::scenario::SimulationDoc),
+    KueuePerfGenerator(gpuquota::sim::scenario::PerfConfig),
+    KaiTimeAware(gpuquota::sim::kai::scenario::TimeAwareConfig),
+}
+
+/// The schema of an input as it is read: fields with a default are optional; unknown fields
+/// are warnings of the command itself, so objects are left open.
+fn input<T: schemars::JsonSchema>() -> schemars::Schema {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<T>()
+}
+
 /// The schema of `T` as it serialises (a field left out when empty is optional); every
 /// object lists all its fields (`additionalProperties: false`), so a field the output gains
 /// without its type saying so fails validation.
@@ -72,7 +113,7 @@ fn output<T: schemars::JsonSchema>() -> schemars::Schema {
 /// The schema of `of`'s JSON output.
 pub(crate) fn schema(of: SchemaOf) -> schemars::Schema {
     match of {
-        SchemaOf::Quotas => output::<crate::quotas::Picture>(),
+        SchemaOf::Quotas => output::<gpuquota::model::picture::Picture>(),
         SchemaOf::KueueSchedule => output::<gpuquota::cohort::ScheduleReport>(),
         SchemaOf::KueueShares => output::<gpuquota::fairshare::shares::SharesReport>(),
         SchemaOf::KueueQuotas => output::<gpuquota::cohort::QuotasReport>(),
@@ -81,11 +122,11 @@ pub(crate) fn schema(of: SchemaOf) -> schemars::Schema {
         SchemaOf::MigPlan => output::<gpuquota::mig::Plan>(),
         SchemaOf::MigProfiles => output::<Profiles<'static>>(),
         SchemaOf::Meter => output::<gpuquota::metering::report::ReportOut>(),
-        // an input: fields with a default are optional; unknown fields are warnings of
-        // `meter` itself, so the schema leaves objects open
-        SchemaOf::MeterInput => schemars::generate::SchemaSettings::draft2020_12()
-            .into_generator()
-            .into_root_schema_for::<gpuquota::metering::Document>(),
+        SchemaOf::Sim => output::<SimJson>(),
+        SchemaOf::SimDiff => output::<gpuquota::sim::diff::DiffReport>(),
+        SchemaOf::SimSweep => output::<gpuquota::sim::sweep::Table>(),
+        SchemaOf::MeterInput => input::<gpuquota::metering::Document>(),
+        SchemaOf::Scenario => input::<ScenarioJson>(),
     }
 }
 

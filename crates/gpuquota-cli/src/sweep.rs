@@ -224,11 +224,7 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
             return Ok(ExitCode::from(1));
         }
     };
-    let warned = table
-        .rows
-        .iter()
-        .filter(|r| r.json["warnings"].as_u64().unwrap_or(0) > 0)
-        .count();
+    let warned = table.rows.iter().filter(|r| r.warnings > 0).count();
     if warned > 0 {
         eprintln!(
             "warning: {warned} of {} runs have warnings (`gpuquota sim FILE` with their parameters shows them)",

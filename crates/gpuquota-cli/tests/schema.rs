@@ -31,7 +31,7 @@ fn json(dir: &Path, args: &[&str]) -> serde_json::Value {
 fn temp_dir(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("gpuquota-schema-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    for name in ["kueue", "kai", "kai-usage", "mig-plan", "meter"] {
+    for name in ["kueue", "kai", "kai-usage", "mig-plan", "meter", "sim"] {
         let out = run(&dir, &["example", name]);
         std::fs::write(dir.join(format!("{name}.yaml")), &out.stdout).expect("save sample");
     }
@@ -94,7 +94,61 @@ const RUNS: &[(&str, &[&str])] = &[
         &["mig", "profiles", "A100-40GB", "-o", "json"],
     ),
     ("meter", &["meter", "meter.yaml", "-o", "json"]),
+    ("sim", &["sim", "sim.yaml", "-o", "json"]),
+    // the seed month: budgets and a chargeback, under both Kueue-mode engines
+    ("sim", &["sim", SEED_KUEUE, "-o", "json"]),
+    ("sim", &["sim", SEED_RESOURCEQUOTA, "-o", "json"]),
+    ("sim", &["sim", KAI_OSCILLATION, "-o", "json"]),
+    (
+        "sim-diff",
+        &["sim", "diff", SEED_RESOURCEQUOTA, SEED_KUEUE, "-o", "json"],
+    ),
+    (
+        "sim-diff",
+        &["sim", "diff", "sim.yaml", "sim.yaml", "-o", "json"],
+    ),
+    (
+        "sim-sweep",
+        &[
+            "sim",
+            "sweep",
+            "sim.yaml",
+            "--set",
+            "engine=kueue,resourcequota",
+            "--set",
+            "resume=true,false",
+            "-o",
+            "json",
+        ],
+    ),
+    (
+        "sim-sweep",
+        &[
+            "sim",
+            "sweep",
+            "sim.yaml",
+            "--set",
+            "engine=kueue,resourcequota",
+            "--shard",
+            "1/2",
+            "-o",
+            "json",
+        ],
+    ),
 ];
+
+const SEED_KUEUE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../gpuquota-sim/data/seed/kueue.yaml"
+);
+const SEED_RESOURCEQUOTA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../gpuquota-sim/data/seed/resourcequota.yaml"
+);
+const KAI_OSCILLATION: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../gpuquota-sim/tests/data/kai/two-queue-oscillation.yaml"
+);
 
 #[test]
 fn every_json_output_validates_against_its_schema() {
@@ -163,5 +217,91 @@ fn an_unknown_schema_is_a_usage_error() {
     let out = run(&dir, &["schema", "nope"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("[possible values: quotas, kueue-schedule"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Every scenario file shipped or tested (`Simulation`s for each engine, Kueue's
+/// perf-generator configs, KAI's simulator configs) and the `sim` sample.
+fn sample_scenarios(dir: &Path) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut dirs = vec![
+        dir.to_path_buf(),
+        root.join("gpuquota-cli/tests/golden/sim"),
+    ];
+    for d in [
+        "data",
+        "data/seed",
+        "tests/data",
+        "tests/data/kai",
+        "tests/data/traces",
+    ] {
+        dirs.push(root.join("gpuquota-sim").join(d));
+    }
+    let mut out = Vec::new();
+    for d in dirs {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&d)
+            .unwrap_or_else(|e| panic!("{}: {e}", d.display()))
+            .filter_map(|e| Some(e.ok()?.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .collect();
+        files.sort();
+        for f in files {
+            let Ok(v) = serde_saphyr::from_str::<serde_json::Value>(
+                &std::fs::read_to_string(&f).expect("readable"),
+            ) else {
+                continue; // a multi-document manifest, not a scenario
+            };
+            let scenario = v["kind"] == "Simulation"
+                || (v.get("kind").is_none()
+                    && (v.get("cohorts").is_some() || v.get("Cycles").is_some()));
+            if scenario {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_sample_scenario_validates_against_the_scenario_schema() {
+    let dir = temp_dir("scenario");
+    let schema = json(&dir, &["schema", "scenario"]);
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    let files = sample_scenarios(&dir);
+    // the sample, 2 seed scenarios, 2 perf configs, 2 KAI, 4 traces, 3 + 2 test scenarios
+    assert!(files.len() >= 15, "{files:?}");
+    let mut kinds = std::collections::BTreeSet::new();
+    for f in &files {
+        let v: serde_json::Value =
+            serde_saphyr::from_str(&std::fs::read_to_string(f).expect("readable")).expect("YAML");
+        let errors: Vec<String> = validator
+            .iter_errors(&v)
+            .map(|e| format!("{}: {e}", e.instance_path))
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:#?}", f.display());
+        kinds.insert(if v.get("Cycles").is_some() {
+            "kai-simulator"
+        } else if v.get("cohorts").is_some() {
+            "kueue-generator"
+        } else if v["spec"]["engine"] == "kai" {
+            "kai"
+        } else {
+            "kueue"
+        });
+    }
+    assert_eq!(kinds.len(), 4, "{kinds:?}");
+    // a field of the wrong type, an engine that does not exist, a cluster manifest
+    let sim: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(dir.join("sim.yaml")).expect("sample"))
+            .expect("YAML");
+    let mut wrong = sim.clone();
+    wrong["spec"]["cluster"] = serde_json::json!(5);
+    assert!(!validator.is_valid(&wrong));
+    let mut engine = sim.clone();
+    engine["spec"]["engine"] = serde_json::json!("slurm");
+    assert!(!validator.is_valid(&engine));
+    let cq = serde_json::json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+        "metadata": {"name": "a"}});
+    assert!(!validator.is_valid(&cq));
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -72,6 +72,7 @@ pub mod kai;
 pub mod kueue;
 pub mod limits;
 pub mod meta;
+pub mod picture;
 pub mod quantity;
 pub mod quota_tree;
 pub mod resource;

@@ -26,7 +26,7 @@
 use std::collections::BTreeMap;
 
 use gpuquota_metering::budget::CardMap;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
 
 use crate::{Report, RunEnd, Scenario};
 
@@ -64,7 +64,28 @@ fn micro_str(micro: i128) -> String {
     gpuquota_metering::money::format_fixed(micro, 6)
 }
 
-/// Per department, metric → value, of one run.
+/// One run's metrics of one department (module docs); `None` is the JSON's `null`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Metrics {
+    /// GPU-hours, six decimals.
+    pub gpu_hours: Option<String>,
+    /// Borrowed GPU-hours, six decimals.
+    pub borrowed_hours: Option<String>,
+    /// Mean time to admission, ms.
+    pub mean_time_to_admission_ms: Option<i64>,
+    /// Nearest-rank p95 time to admission, ms.
+    pub p95_time_to_admission_ms: Option<i64>,
+    /// `Preempted` runs.
+    pub preemptions: Option<i64>,
+    /// GPU-hours of `Preempted` runs, six decimals.
+    pub lost_hours: Option<String>,
+    /// The queue's `meanUsagePercent`.
+    pub utilization_percent: Option<f64>,
+    /// Σ of the chargeback lines' `total`, in the currency's digits.
+    pub cost: Option<String>,
+}
+
+/// Per department, the metrics of one run.
 ///
 /// # Complexity
 /// O(runs × flavor-resources + W log W).
@@ -72,7 +93,7 @@ pub fn metrics(
     sc: &Scenario,
     report: &Report,
     depts: &BTreeMap<String, String>,
-) -> BTreeMap<String, BTreeMap<&'static str, Value>> {
+) -> BTreeMap<String, Metrics> {
     let cards: CardMap = crate::bill::card_map(sc.metering.as_ref());
     let o = &report.outcome;
     let per_ms_hour = gpuquota_metering::budget::UNITS_PER_GPU_HOUR;
@@ -105,27 +126,24 @@ pub fn metrics(
     let mut out = BTreeMap::new();
     for (d, (units, lost, pre, mut adm)) in gpu {
         adm.sort_unstable();
-        let mut m: BTreeMap<&'static str, Value> = BTreeMap::new();
-        m.insert(
-            "gpuHours",
-            micro_str(units * 1_000_000 / per_ms_hour).into(),
-        );
         let lines: Vec<&gpuquota_metering::report::LineOut> = bill
             .map(|b| b.meter.lines.as_slice())
             .into_iter()
             .flatten()
             .filter(|l| l.department == d)
             .collect();
-        let sum = |k: &str| -> Option<String> {
-            let mut micro = 0i128;
-            for l in &lines {
-                micro += gpuquota_metering::money::parse_decimal(&l.borrowed_hours, 6, k).ok()?;
-            }
-            Some(micro_str(micro))
-        };
         let queue = report.queues.get(&d);
-        let borrowed = if bill.is_some() {
-            sum("borrowedHours").map(Value::from).unwrap_or(Value::Null)
+        let borrowed_hours = if bill.is_some() {
+            let mut micro = 0i128;
+            let mut ok = true;
+            for l in &lines {
+                match gpuquota_metering::money::parse_decimal(&l.borrowed_hours, 6, "borrowedHours")
+                {
+                    Ok(v) => micro += v,
+                    Err(_) => ok = false,
+                }
+            }
+            ok.then(|| micro_str(micro))
         } else if let Some(q) = queue {
             let mut u = 0i128;
             for (&fr, &b) in &q.borrowed {
@@ -134,28 +152,16 @@ pub fn metrics(
                     u += wt * b;
                 }
             }
-            micro_str(u * 1_000_000 / per_ms_hour).into()
+            Some(micro_str(u * 1_000_000 / per_ms_hour))
         } else {
-            Value::Null
+            None
         };
-        m.insert("borrowedHours", borrowed);
         let mean = (!adm.is_empty()).then(|| adm.iter().sum::<i64>().div_euclid(adm.len() as i64));
         let p95 = (!adm.is_empty()).then(|| {
             let k = (adm.len() * 95).div_ceil(100).max(1);
             adm[k - 1]
         });
-        m.insert("meanTimeToAdmissionMs", json!(mean));
-        m.insert("p95TimeToAdmissionMs", json!(p95));
-        m.insert("preemptions", pre.into());
-        m.insert(
-            "lostHours",
-            micro_str(lost * 1_000_000 / per_ms_hour).into(),
-        );
-        m.insert(
-            "utilizationPercent",
-            queue.map_or(Value::Null, |q| json!(q.mean_usage_percent(o.end_ms))),
-        );
-        let cost = if bill.is_some() {
+        let cost = bill.map(|_| {
             let mut minor = 0i128;
             let mut digits = 2usize;
             for l in &lines {
@@ -163,94 +169,219 @@ pub fn metrics(
                 digits = t.split_once('.').map_or(0, |x| x.1.len());
                 minor += t.replace('.', "").parse::<i128>().unwrap_or(0);
             }
-            Value::from(gpuquota_metering::money::format_fixed(minor, digits as u32))
-        } else {
-            Value::Null
-        };
-        m.insert("cost", cost);
-        out.insert(d, m);
+            gpuquota_metering::money::format_fixed(minor, digits as u32)
+        });
+        out.insert(
+            d,
+            Metrics {
+                gpu_hours: Some(micro_str(units * 1_000_000 / per_ms_hour)),
+                borrowed_hours,
+                mean_time_to_admission_ms: mean,
+                p95_time_to_admission_ms: p95,
+                preemptions: Some(i64::try_from(pre).unwrap_or(i64::MAX)),
+                lost_hours: Some(micro_str(lost * 1_000_000 / per_ms_hour)),
+                utilization_percent: queue
+                    .map(|q| q.mean_usage_percent(o.end_ms))
+                    .filter(|x| x.is_finite()),
+                cost,
+            },
+        );
     }
     out
 }
 
-fn delta(a: &Value, b: &Value) -> Value {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
-            (Some(x), Some(y)) => json!(y - x),
-            _ => json!(
-                ((y.as_f64().unwrap_or(0.0) - x.as_f64().unwrap_or(0.0)) * 10.0).round() / 10.0
-            ),
-        },
-        (Value::String(x), Value::String(y)) => {
-            let digits = x.split_once('.').map_or(0, |p| p.1.len());
-            let p = |s: &str| s.replace('.', "").parse::<i128>().ok();
-            match (p(x), p(y)) {
-                (Some(x), Some(y)) => {
-                    gpuquota_metering::money::format_fixed(y - x, digits as u32).into()
-                }
-                _ => Value::Null,
-            }
+/// One metric of one department in both runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Compared<T> {
+    /// Scenario A's value (`null`: the department or the metric is absent in A).
+    pub a: Option<T>,
+    /// Scenario B's value.
+    pub b: Option<T>,
+    /// B − A (`null` when either is); decimals keep A's digits.
+    pub delta: Option<T>,
+}
+
+/// A value [`Compared`] can subtract and the table can show.
+pub trait Delta: Sized {
+    /// `b − a`, `None` when it cannot be computed.
+    fn delta(a: &Self, b: &Self) -> Option<Self>;
+    /// The table's text.
+    fn show(&self) -> String;
+}
+
+impl Delta for i64 {
+    fn delta(a: &i64, b: &i64) -> Option<i64> {
+        b.checked_sub(*a)
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Delta for f64 {
+    /// Rounded to 0.1, as `meanUsagePercent` is.
+    fn delta(a: &f64, b: &f64) -> Option<f64> {
+        Some(((b - a) * 10.0).round() / 10.0).filter(|x| x.is_finite())
+    }
+    fn show(&self) -> String {
+        serde_json::Number::from_f64(*self).map_or_else(|| "-".to_owned(), |n| n.to_string())
+    }
+}
+
+impl Delta for String {
+    /// Exact on the decimals, in A's digits.
+    fn delta(a: &String, b: &String) -> Option<String> {
+        let digits = a.split_once('.').map_or(0, |p| p.1.len());
+        let p = |s: &str| s.replace('.', "").parse::<i128>().ok();
+        Some(gpuquota_metering::money::format_fixed(
+            p(b)? - p(a)?,
+            digits as u32,
+        ))
+    }
+    fn show(&self) -> String {
+        self.clone()
+    }
+}
+
+impl<T: Delta + Clone> Compared<T> {
+    fn new(a: Option<&T>, b: Option<&T>) -> Compared<T> {
+        let delta = match (a, b) {
+            (Some(x), Some(y)) => T::delta(x, y),
+            _ => None,
+        };
+        Compared {
+            a: a.cloned(),
+            b: b.cloned(),
+            delta,
         }
-        _ => Value::Null,
+    }
+
+    fn cells(&self) -> [String; 3] {
+        let show = |v: &Option<T>| v.as_ref().map_or_else(|| "-".to_owned(), T::show);
+        [show(&self.a), show(&self.b), show(&self.delta)]
+    }
+}
+
+/// Every metric of one department, A against B (module docs; fields in [`METRICS`] order).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct DepartmentDiff {
+    /// ∫ GPU usage, GPU-hours weighted as metering weighs them, six decimals.
+    pub gpu_hours: Compared<String>,
+    /// Borrowed GPU-hours (the chargeback's, else above the queue's nominal), six decimals.
+    pub borrowed_hours: Compared<String>,
+    /// First admission − creation, floor mean over admitted workloads, ms.
+    pub mean_time_to_admission_ms: Compared<i64>,
+    /// First admission − creation, nearest-rank p95, ms.
+    pub p95_time_to_admission_ms: Compared<i64>,
+    /// `Preempted` runs.
+    pub preemptions: Compared<i64>,
+    /// GPU-hours of `Preempted` runs (0 under `resume`), six decimals.
+    pub lost_hours: Compared<String>,
+    /// The `meanUsagePercent` of the queue named like the department.
+    pub utilization_percent: Compared<f64>,
+    /// Σ of its chargeback lines' `total`, in the currency's digits.
+    pub cost: Compared<String>,
+}
+
+impl DepartmentDiff {
+    fn new(x: &Metrics, y: &Metrics) -> DepartmentDiff {
+        fn c<T: Delta + Clone>(a: &Option<T>, b: &Option<T>) -> Compared<T> {
+            Compared::new(a.as_ref(), b.as_ref())
+        }
+        DepartmentDiff {
+            gpu_hours: c(&x.gpu_hours, &y.gpu_hours),
+            borrowed_hours: c(&x.borrowed_hours, &y.borrowed_hours),
+            mean_time_to_admission_ms: c(
+                &x.mean_time_to_admission_ms,
+                &y.mean_time_to_admission_ms,
+            ),
+            p95_time_to_admission_ms: c(&x.p95_time_to_admission_ms, &y.p95_time_to_admission_ms),
+            preemptions: c(&x.preemptions, &y.preemptions),
+            lost_hours: c(&x.lost_hours, &y.lost_hours),
+            utilization_percent: c(&x.utilization_percent, &y.utilization_percent),
+            cost: c(&x.cost, &y.cost),
+        }
+    }
+
+    /// The table's rows: metric name, A, B, B − A (`-` for `null`), in [`METRICS`] order.
+    pub fn rows(&self) -> [(&'static str, [String; 3]); 8] {
+        [
+            (METRICS[0], self.gpu_hours.cells()),
+            (METRICS[1], self.borrowed_hours.cells()),
+            (METRICS[2], self.mean_time_to_admission_ms.cells()),
+            (METRICS[3], self.p95_time_to_admission_ms.cells()),
+            (METRICS[4], self.preemptions.cells()),
+            (METRICS[5], self.lost_hours.cells()),
+            (METRICS[6], self.utilization_percent.cells()),
+            (METRICS[7], self.cost.cells()),
+        ]
+    }
+}
+
+/// The comparison document: what `gpuquota sim diff --output json` prints (`gpuquota
+/// schema sim-diff` prints its JSON Schema).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct DiffReport {
+    /// Scenario A's name.
+    pub a: String,
+    /// Scenario B's name.
+    pub b: String,
+    /// Per department (of either run), in name order.
+    pub departments: BTreeMap<String, DepartmentDiff>,
+}
+
+impl DiffReport {
+    /// The document as a [`serde_json::Value`] (for reading fields).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
     }
 }
 
 /// The comparison document (module docs).
-pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Value {
+///
+/// # Complexity
+/// Two [`metrics`] passes plus O(departments).
+pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> DiffReport {
     let depts = dept_of(sa);
     let ma = metrics(sa, a, &depts);
     let mb = metrics(sb, b, &depts);
-    let mut names: Vec<&String> = ma.keys().chain(mb.keys()).collect();
-    names.sort();
-    names.dedup();
-    let empty = BTreeMap::new();
-    let mut ds = Map::new();
-    for d in names {
-        let (x, y) = (ma.get(d).unwrap_or(&empty), mb.get(d).unwrap_or(&empty));
-        let mut m = Map::new();
-        for k in METRICS {
-            let va = x.get(k).cloned().unwrap_or(Value::Null);
-            let vb = y.get(k).cloned().unwrap_or(Value::Null);
-            let dl = delta(&va, &vb);
-            m.insert(k.into(), json!({"a": va, "b": vb, "delta": dl}));
+    let empty = Metrics::default();
+    let mut departments = BTreeMap::new();
+    for d in ma.keys().chain(mb.keys()) {
+        if departments.contains_key(d) {
+            continue;
         }
-        ds.insert(d.clone(), Value::Object(m));
+        let (x, y) = (ma.get(d).unwrap_or(&empty), mb.get(d).unwrap_or(&empty));
+        departments.insert(d.clone(), DepartmentDiff::new(x, y));
     }
-    json!({"a": a.name, "b": b.name, "departments": ds})
+    DiffReport {
+        a: a.name.clone(),
+        b: b.name.clone(),
+        departments,
+    }
 }
 
 /// The comparison as a table: one block per department, one row per metric.
-pub fn table(doc: &Value) -> String {
+pub fn table(doc: &DiffReport) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "What-if: A = {}, B = {}",
-        doc["a"].as_str().unwrap_or(""),
-        doc["b"].as_str().unwrap_or("")
-    );
-    let show = |v: &Value| match v {
-        Value::Null => "-".to_owned(),
-        Value::String(x) => x.clone(),
-        v => v.to_string(),
-    };
-    for (d, m) in doc["departments"].as_object().into_iter().flatten() {
+    let _ = writeln!(s, "What-if: A = {}, B = {}", doc.a, doc.b);
+    for (d, m) in &doc.departments {
         let _ = writeln!(s, "\n{d}");
         let _ = writeln!(
             s,
             "  {:<24} {:>16} {:>16} {:>16}",
             "metric", "A", "B", "B - A"
         );
-        for k in METRICS {
-            let r = &m[k];
-            let _ = writeln!(
-                s,
-                "  {:<24} {:>16} {:>16} {:>16}",
-                k,
-                show(&r["a"]),
-                show(&r["b"]),
-                show(&r["delta"])
-            );
+        for (k, [a, b, dl]) in m.rows() {
+            let _ = writeln!(s, "  {k:<24} {a:>16} {b:>16} {dl:>16}");
         }
     }
     s

@@ -304,7 +304,7 @@ use gpuquota_cohort::{Scheduler, World};
 use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};
 
 pub use engine::{Outcome, Run, RunEnd, WorkloadOutcome};
-pub use report::Report;
+pub use report::{Report, SimReport};
 pub use scenario::{Engine, Scenario};
 
 /// A problem of an object the engine could not build (from `gpuquota-cohort`).

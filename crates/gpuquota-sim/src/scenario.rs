@@ -112,12 +112,20 @@ pub struct Scenario {
     pub warnings: Diagnostics,
 }
 
+/// A `Simulation` scenario file for the `kueue` and `resourcequota` engines, as it is read
+/// (format in the crate docs); `gpuquota schema scenario` prints its JSON Schema. Unknown
+/// fields are warnings of `gpuquota sim`, so the schema leaves objects open.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-struct SimulationDoc {
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["kind"])))]
+pub struct SimulationDoc {
+    /// `gpuquota.dev/v1alpha1`.
     #[serde(default)]
     api_version: String,
+    /// `Simulation`.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(extend("const" = "Simulation")))]
     kind: String,
     #[serde(default)]
     metadata: Meta,
@@ -126,16 +134,21 @@ struct SimulationDoc {
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct Meta {
     #[serde(default)]
     name: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 struct Spec {
+    /// `kueue` (default) or `resourcequota`.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<Engine>"))]
     engine: Option<String>,
+    /// The manifest files (relative to the scenario) with the platform's objects.
     #[serde(default)]
     cluster: Vec<String>,
     #[serde(default)]
@@ -156,6 +169,7 @@ struct Spec {
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 struct KueueOpts {
     #[serde(default)]
@@ -165,6 +179,7 @@ struct KueueOpts {
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 struct RqOpts {
     #[serde(default)]
@@ -172,6 +187,7 @@ struct RqOpts {
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct WorkloadSource {
     #[serde(default)]
     file: Option<String>,
@@ -182,6 +198,7 @@ struct WorkloadSource {
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 struct Generator {
     namespace: String,
@@ -195,6 +212,7 @@ struct Generator {
 /// A string the YAML may write as a number (`nominalQuota: 20`), as `sigs.k8s.io/yaml`
 /// converts scalars for a string field.
 #[derive(Debug, Clone, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 enum Scalar {
     S(String),
@@ -213,6 +231,7 @@ impl Scalar {
 }
 
 #[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 struct WorkloadsSet {
     #[serde(default)]
@@ -224,6 +243,7 @@ struct WorkloadsSet {
 }
 
 #[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 struct WorkloadTemplate {
     #[serde(default)]
@@ -245,26 +265,33 @@ struct WorkloadTemplate {
     devices: Option<i64>,
 }
 
+/// Kueue's perf-test generator config (kubernetes-sigs/kueue:
+/// `test/performance/scheduler/configs/*/generator.yaml`) read as a whole scenario.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-struct PerfConfig {
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["cohorts"])))]
+pub struct PerfConfig {
     #[serde(default)]
     topology: Option<serde_json::Value>,
     #[serde(default)]
     dra: Option<serde_json::Value>,
     #[serde(default)]
     resource_flavor: Option<FlavorConfig>,
+    /// The cohorts to generate, each with its ClusterQueues and workloads.
     #[serde(default)]
     cohorts: Vec<CohortSet>,
 }
 
 #[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct FlavorConfig {
     #[serde(default)]
     name: String,
 }
 
 #[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 struct CohortSet {
     #[serde(default)]
@@ -276,6 +303,7 @@ struct CohortSet {
 }
 
 #[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 struct QueuesSet {
     #[serde(default)]

@@ -238,7 +238,16 @@ fn kai_accts(o: &crate::kai::KaiOutcome) -> Vec<Acct> {
 pub fn summary(m: &SeedMonth) -> String {
     let mut s = String::new();
     let (ksc, kout) = &m.kai;
-    let kai_section = |k: &str| kout.sections.iter().find(|(n, _)| n == k).map(|(_, v)| v);
+    let kai_section = |k: &str| -> Option<Value> {
+        match k {
+            "budgets" => kout.budgets.as_ref().and_then(|b| serde_json::to_value(b).ok()),
+            "chargeback" => kout
+                .chargeback
+                .as_ref()
+                .and_then(|c| serde_json::to_value(c).ok()),
+            _ => None,
+        }
+    };
     let _ = writeln!(
         s,
         "The seed platform's month (April 2026), simulated under {} controls:",
@@ -256,7 +265,7 @@ pub fn summary(m: &SeedMonth) -> String {
         .collect();
     util.push((
         KAI_ENGINE.0,
-        kai_section("chargeback").map_or_else(BTreeMap::new, utilisation_of),
+        kai_section("chargeback").map_or_else(BTreeMap::new, |c| utilisation_of(&c)),
     ));
     for (label, u) in &util {
         let parts: Vec<String> = u
@@ -281,8 +290,8 @@ pub fn summary(m: &SeedMonth) -> String {
         KAI_ENGINE.0,
         ksc.metering.as_ref(),
         &kai_accts(kout),
-        kai_section("chargeback"),
-        kai_section("budgets"),
+        kai_section("chargeback").as_ref(),
+        kai_section("budgets").as_ref(),
         kout.end_ms,
     );
     s

@@ -53,7 +53,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
+use indexmap::IndexMap;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::scenario::{self, INVALID_SCENARIO};
@@ -125,24 +127,80 @@ pub fn run_parameters(axes: &[Axis], mut i: usize) -> Vec<(String, String)> {
     out
 }
 
-/// One row of the table.
-#[derive(Debug, Clone, PartialEq)]
+/// One row of the table (module docs): what one run gives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Row {
-    /// The run's number.
+    /// The run's number (0-based, the product's order).
     pub run: usize,
-    /// The row as JSON (see the module docs).
-    pub json: Value,
+    /// The run's value of each swept path, in `--set` order, as written.
+    pub parameters: IndexMap<String, String>,
+    /// The report's `engine`.
+    pub engine: String,
+    /// The mean of the report's `queues[].meanUsagePercent` (0 without queues), rounded to
+    /// 0.1.
+    pub mean_usage_percent: f64,
+    /// Σ over runs of `nvidia.com/gpu` usage × duration, GPU-hours rounded to 0.001.
+    pub gpu_hours: f64,
+    /// The same over `Preempted` runs only, GPU-hours rounded to 0.001.
+    pub lost_gpu_hours: f64,
+    /// The report's `preemptions`.
+    pub preemptions: u64,
+    /// Each class's `meanTimeToAdmissionMs`, in class order.
+    pub time_to_admission_ms: BTreeMap<String, i64>,
+    /// Only when the scenario has `spec.metering`: the cost per department (module docs).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cost: Option<Cost>,
+    /// How many warnings the run's report has.
+    pub warnings: usize,
 }
 
-/// A sweep's table (or one shard of it).
-#[derive(Debug, Clone, PartialEq)]
+/// The `cost` of a [`Row`]: the chargeback's lines summed per department.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Cost {
+    /// The chargeback's currency.
+    pub currency: Option<String>,
+    /// The sum over departments, in the currency's minor-unit precision.
+    pub total: String,
+    /// Each department's sum of its lines' `total` (cost plus idle share).
+    pub departments: BTreeMap<String, String>,
+}
+
+impl Row {
+    /// The row as JSON (module docs).
+    pub fn json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// The `shard` of a sharded table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Shard {
+    /// The shard's index, 0-based.
+    pub index: usize,
+    /// The number of shards.
+    pub count: usize,
+}
+
+/// A sweep's table (or one shard of it): what `gpuquota sim sweep` and `gpuquota sim merge`
+/// print as JSON (`gpuquota schema sim-sweep` prints its JSON Schema).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Table {
-    /// The swept paths.
+    /// The swept paths, in `--set` order.
     pub parameters: Vec<String>,
     /// Runs in the whole sweep.
     pub runs: usize,
-    /// `(index, count)` for a shard.
-    pub shard: Option<(usize, usize)>,
+    /// Which shard this table is; absent for the whole sweep.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub shard: Option<Shard>,
     /// Rows in run order.
     pub rows: Vec<Row>,
 }
@@ -338,7 +396,7 @@ fn decimal_text((v, scale): (i128, u32)) -> String {
 }
 
 /// The `cost` of a row from the report's `chargeback` (module docs); `None` without one.
-fn cost(report: &Value) -> Option<Value> {
+fn cost(report: &Value) -> Option<Cost> {
     let cb = report.get("chargeback")?;
     let mut per: BTreeMap<String, (i128, u32)> = BTreeMap::new();
     for l in cb["lines"].as_array().into_iter().flatten() {
@@ -355,15 +413,15 @@ fn cost(report: &Value) -> Option<Value> {
     for v in per.values() {
         total = add_decimal(total, *v)?;
     }
-    let departments: Map<String, Value> = per
+    let departments: BTreeMap<String, String> = per
         .into_iter()
-        .map(|(d, v)| (d, Value::String(decimal_text(v))))
+        .map(|(d, v)| (d, decimal_text(v)))
         .collect();
-    Some(json!({
-        "currency": cb["currency"],
-        "total": decimal_text(total),
-        "departments": departments,
-    }))
+    Some(Cost {
+        currency: cb["currency"].as_str().map(str::to_owned),
+        total: decimal_text(total),
+        departments,
+    })
 }
 
 fn round(x: f64, scale: f64) -> f64 {
@@ -406,35 +464,23 @@ pub fn summarise(run: usize, params: &[(String, String)], report: &Value) -> Row
     } else {
         usages.iter().sum::<f64>() / usages.len() as f64
     };
-    let tta: Map<String, Value> = report["classes"]
+    let tta: BTreeMap<String, i64> = report["classes"]
         .as_object()
         .into_iter()
         .flatten()
-        .map(|(c, s)| (c.clone(), s["meanTimeToAdmissionMs"].clone()))
+        .map(|(c, s)| (c.clone(), s["meanTimeToAdmissionMs"].as_i64().unwrap_or(0)))
         .collect();
-    let p: Map<String, Value> = params
-        .iter()
-        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-        .collect();
-    let mut row = Map::new();
-    row.insert("run".into(), json!(run));
-    row.insert("parameters".into(), Value::Object(p));
-    row.insert("engine".into(), report["engine"].clone());
-    row.insert("meanUsagePercent".into(), json!(round(mean_usage, 10.0)));
-    row.insert("gpuHours".into(), json!(round(gpu_hours, 1000.0)));
-    row.insert("lostGpuHours".into(), json!(round(lost, 1000.0)));
-    row.insert("preemptions".into(), report["preemptions"].clone());
-    row.insert("timeToAdmissionMs".into(), Value::Object(tta));
-    if let Some(c) = cost(report) {
-        row.insert("cost".into(), c);
-    }
-    row.insert(
-        "warnings".into(),
-        json!(report["warnings"].as_array().map_or(0, Vec::len)),
-    );
     Row {
         run,
-        json: Value::Object(row),
+        parameters: params.iter().cloned().collect(),
+        engine: report["engine"].as_str().unwrap_or_default().to_owned(),
+        mean_usage_percent: round(mean_usage, 10.0),
+        gpu_hours: round(gpu_hours, 1000.0),
+        lost_gpu_hours: round(lost, 1000.0),
+        preemptions: report["preemptions"].as_u64().unwrap_or(0),
+        time_to_admission_ms: tta,
+        cost: cost(report),
+        warnings: report["warnings"].as_array().map_or(0, Vec::len),
     }
 }
 
@@ -661,7 +707,7 @@ pub fn run_with(
     Ok(Table {
         parameters: axes.iter().map(|a| a.path.clone()).collect(),
         runs: total,
-        shard,
+        shard: shard.map(|(index, count)| Shard { index, count }),
         rows,
     })
 }
@@ -669,22 +715,12 @@ pub fn run_with(
 impl Table {
     /// The table as JSON (see the module docs).
     pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("parameters".into(), json!(self.parameters));
-        m.insert("runs".into(), json!(self.runs));
-        if let Some((i, n)) = self.shard {
-            m.insert("shard".into(), json!({"index": i, "count": n}));
-        }
-        m.insert(
-            "rows".into(),
-            Value::Array(self.rows.iter().map(|r| r.json.clone()).collect()),
-        );
-        Value::Object(m)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
     /// Pretty JSON with a final newline.
     pub fn to_json_string(&self) -> String {
-        let mut s = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
         s.push('\n');
         s
     }
@@ -692,43 +728,9 @@ impl Table {
     /// Reads a table back from its JSON.
     ///
     /// # Errors
-    /// A message naming what is missing.
+    /// A message naming what is missing or mistyped.
     pub fn from_json(v: &Value) -> Result<Table, String> {
-        let parameters = v["parameters"]
-            .as_array()
-            .ok_or("no parameters list")?
-            .iter()
-            .map(|p| {
-                p.as_str()
-                    .map(str::to_owned)
-                    .ok_or("a parameter is not a string")
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let runs = v["runs"].as_u64().ok_or("no runs count")? as usize;
-        let shard = match v.get("shard") {
-            None => None,
-            Some(s) => Some((
-                s["index"].as_u64().ok_or("shard without index")? as usize,
-                s["count"].as_u64().ok_or("shard without count")? as usize,
-            )),
-        };
-        let rows = v["rows"]
-            .as_array()
-            .ok_or("no rows")?
-            .iter()
-            .map(|r| {
-                Ok(Row {
-                    run: r["run"].as_u64().ok_or("a row without run")? as usize,
-                    json: r.clone(),
-                })
-            })
-            .collect::<Result<Vec<_>, &str>>()?;
-        Ok(Table {
-            parameters,
-            runs,
-            shard,
-            rows,
-        })
+        Table::deserialize(v).map_err(|e| e.to_string())
     }
 
     /// The table as CSV (see the module docs).
@@ -736,12 +738,7 @@ impl Table {
         let classes: BTreeSet<String> = self
             .rows
             .iter()
-            .flat_map(|r| {
-                r.json["timeToAdmissionMs"]
-                    .as_object()
-                    .into_iter()
-                    .flat_map(|m| m.keys().cloned())
-            })
+            .flat_map(|r| r.time_to_admission_ms.keys().cloned())
             .collect();
         let mut w = csv::Writer::from_writer(Vec::new());
         let mut head: Vec<String> = vec!["run".into()];
@@ -762,14 +759,9 @@ impl Table {
         let departments: BTreeSet<String> = self
             .rows
             .iter()
-            .flat_map(|r| {
-                r.json["cost"]["departments"]
-                    .as_object()
-                    .into_iter()
-                    .flat_map(|m| m.keys().cloned())
-            })
+            .flat_map(|r| r.cost.iter().flat_map(|c| c.departments.keys().cloned()))
             .collect();
-        let costed = self.rows.iter().any(|r| r.json.get("cost").is_some());
+        let costed = self.rows.iter().any(|r| r.cost.is_some());
         if costed {
             head.push("currency".into());
             head.extend(departments.iter().map(|d| format!("cost.{d}")));
@@ -783,7 +775,7 @@ impl Table {
             other => other.to_string(),
         };
         for r in &self.rows {
-            let j = &r.json;
+            let j = &r.json();
             let mut rec: Vec<String> = vec![r.run.to_string()];
             rec.extend(self.parameters.iter().map(|p| text(&j["parameters"][p])));
             for k in &results {
@@ -821,7 +813,7 @@ impl Table {
         if self.rows.is_empty() {
             return Err("nothing to plot: the table has no rows".into());
         }
-        let num = |r: &Row, k: &str| r.json[k].as_f64().unwrap_or(0.0);
+        let num = |r: &Row, k: &str| r.json()[k].as_f64().unwrap_or(0.0);
         let x0 = self.rows.first().map_or(0, |r| r.run) as f64;
         let x1 = (self.rows.last().map_or(0, |r| r.run) as f64).max(x0 + 1.0);
         let usage: Vec<(f64, f64)> = self

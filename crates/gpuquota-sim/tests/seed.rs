@@ -24,7 +24,8 @@ fn diff_resourcequota_against_kueue_on_the_seed_month() {
     let month = seed::run().expect("simulates");
     let (_, sa, ra) = &month.runs[0];
     let (_, sb, rb) = &month.runs[1];
-    let d = diff::diff(sa, ra, sb, rb);
+    let doc = diff::diff(sa, ra, sb, rb);
+    let d = doc.to_json();
     let batch = &d["departments"]["batch"];
     assert_eq!(batch["preemptions"]["a"], 0);
     assert_eq!(batch["preemptions"]["b"], 184);
@@ -33,7 +34,7 @@ fn diff_resourcequota_against_kueue_on_the_seed_month() {
     assert_eq!(batch["borrowedHours"]["b"], "2576.000000"); // 1840 h H200 + 736 h RTX
     assert_eq!(batch["borrowedHours"]["delta"], "688.000000");
     assert_eq!(batch["cost"]["a"], "8496.00");
-    assert!(diff::table(&d).contains("preemptions"));
+    assert!(diff::table(&doc).contains("preemptions"));
     let svg = diff::svg(sa, ra, sb, rb).expect("plots");
     assert!(svg.starts_with("<svg") && svg.contains("seed-kueue"));
 }
@@ -90,7 +91,7 @@ fn lend(limit: &str) -> (gpuquota_sim::Scenario, gpuquota_sim::Report) {
 fn diff_lending_limit_zero_against_unset() {
     let (sa, ra) = lend(", lendingLimit: 0");
     let (sb, rb) = lend("");
-    let d = diff::diff(&sa, &ra, &sb, &rb);
+    let d = diff::diff(&sa, &ra, &sb, &rb).to_json();
     let b = &d["departments"]["borrower"];
     assert_eq!(b["gpuHours"]["a"], "0.000000");
     assert_eq!(b["gpuHours"]["b"], "32.000000");

@@ -629,6 +629,7 @@ pub fn run(
         queues: series,
         queue_order: sc.queue_order.clone(),
         warnings,
-        sections: Vec::new(),
+        budgets: None,
+        chargeback: None,
     })
 }

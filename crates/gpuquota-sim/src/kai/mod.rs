@@ -202,7 +202,7 @@ pub mod scenario;
 pub mod usage;
 
 pub use engine::{Admission, SessionHook};
-pub use report::{KaiJob, KaiOutcome, KaiRun, KaiRunEnd, QueueSeries};
+pub use report::{KaiJob, KaiOutcome, KaiReport, KaiRun, KaiRunEnd, QueueSeries};
 pub use scenario::{KaiScenario, is_kai, load};
 
 use gpuquota_model::diag::Diagnostics;
@@ -227,7 +227,7 @@ pub fn simulate(sc: &KaiScenario) -> Result<KaiOutcome, Diagnostics> {
     };
     if let Some(h) = budgets.as_mut() {
         h.budgets.advance(out.end_ms);
-        out.sections.push(("budgets".into(), h.to_json()));
+        out.budgets = Some(crate::budget::report(&h.budgets));
     }
     finish(sc, out)
 }
@@ -251,14 +251,7 @@ fn finish(sc: &KaiScenario, mut out: KaiOutcome) -> Result<KaiOutcome, Diagnosti
     if sc.metering.is_some() {
         let (bill, ws) = crate::bill::kai_chargeback(sc, &out)?;
         w.extend(ws.0);
-        let bill = serde_json::to_value(&bill).map_err(|e| {
-            Diagnostics(vec![gpuquota_model::diag::Diagnostic::error(
-                crate::bill::METERING,
-                e.to_string(),
-            )
-            .field("spec.metering")])
-        })?;
-        out.sections.push(("chargeback".into(), bill));
+        out.chargeback = Some(bill);
     }
     w.sort();
     out.warnings = w.0;

@@ -8,7 +8,144 @@ use gpuquota_model::Timestamp;
 use gpuquota_model::diag::Diagnostic;
 use gpuquota_rank::division::Resource;
 use gpuquota_rank::session::{Action, fmt_res};
-use serde_json::{Value, json};
+use indexmap::IndexMap;
+use serde::Serialize;
+use serde_json::Value;
+
+/// The engine name of a KAI report: always `kai`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum KaiEngine {
+    /// KAI Scheduler's sessions (`gpuquota-rank`).
+    Kai,
+}
+
+/// The JSON document of a KAI run (`spec.engine: kai`, or KAI's time-based-fairshare
+/// simulator config): what `gpuquota sim --output json` prints (fields in this order;
+/// `gpuquota schema sim` prints its JSON Schema).
+///
+/// Every `…Ms` is integer milliseconds since `start`; GPU amounts are KAI's units (devices,
+/// fractions as decimals).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct KaiReport {
+    /// `kai`.
+    pub engine: KaiEngine,
+    /// Virtual time 0 (RFC 3339).
+    pub start: String,
+    /// The end, ms.
+    pub end_ms: i64,
+    /// The last completion, ms (0 without any).
+    pub makespan_ms: i64,
+    /// The session interval, ms.
+    pub session_interval_ms: i64,
+    /// Sessions simulated (points per queue series).
+    pub sessions: u64,
+    /// Every job (PodGroup), in key (`namespace/name`) order.
+    pub workloads: Vec<KaiWorkloadOut>,
+    /// Per class (`""` for jobs without one), in name order; admission is the first
+    /// binding.
+    pub classes: BTreeMap<String, crate::report::ClassOut>,
+    /// Per queue, in the queue tree's input order.
+    pub queues: IndexMap<String, KaiQueueOut>,
+    /// Evicted runs per action (`reclaim`, `preempt`, `consolidation`, `stale`), in name
+    /// order.
+    pub evictions: BTreeMap<String, u64>,
+    /// Evicted runs in all.
+    pub preemptions: u64,
+    /// Per budget, its rule and every period; only when the scenario has budgets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budgets: Option<Vec<crate::report::BudgetOut>>,
+    /// The bill of the runs; only when the scenario has `spec.metering`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chargeback: Option<crate::report::Chargeback>,
+    /// The input's and the engine's warnings, as printed on stderr.
+    pub warnings: Vec<String>,
+}
+
+/// One job of a [`KaiReport`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct KaiWorkloadOut {
+    /// `namespace/name` of the PodGroup.
+    pub workload: String,
+    /// Its leaf queue.
+    pub queue: String,
+    /// Its class (`""` without one).
+    pub class: String,
+    /// Arrival, ms.
+    pub created_ms: i64,
+    /// Its runs, in order.
+    pub runs: Vec<KaiRunOut>,
+    /// Completion, ms; `null` when it did not finish.
+    pub finished_ms: Option<i64>,
+    /// Present when pending at the end: upstream's reason and message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<crate::report::PendingOut>,
+}
+
+/// How a KAI run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum KaiRunEndOut {
+    /// Its runtime elapsed.
+    Finished,
+    /// A session evicted it (with `action` and `by`).
+    Evicted,
+    /// Still running at the end.
+    Cut,
+}
+
+/// One run of a job: from its pods' binding to their end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct KaiRunOut {
+    /// Start (session + bind latency), ms.
+    pub start_ms: i64,
+    /// End, ms.
+    pub end_ms: i64,
+    /// How it ended.
+    pub end: KaiRunEndOut,
+    /// Only when `Evicted`: the action (`reclaim`, `preempt`, `consolidation`, `stale` for
+    /// stale gangs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<&'static str>,
+    /// Only when a budget stopped the run (`action: budget`): `BudgetExhausted`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'static str>,
+    /// Only when `Evicted`: the job it made room for (`namespace/name`), `null` for stale
+    /// gangs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<Option<String>>,
+    /// `gpu` (always), `cpu` and `memory` (when not zero) of its running pods, as KAI
+    /// prints them.
+    pub usage: IndexMap<String, String>,
+    /// Its nodes, by name.
+    pub nodes: Vec<String>,
+}
+
+/// One queue's series, one point per session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct KaiQueueOut {
+    /// The parent queue, `null` for a top-level queue.
+    pub parent: Option<String>,
+    /// The mean of `allocated`, six decimals.
+    pub mean_allocated_gpu: Option<f64>,
+    /// The GPU fair share each session divided, six decimals.
+    pub fair_share: Vec<Option<f64>>,
+    /// GPUs allocated after each session, six decimals.
+    pub allocated: Vec<Option<f64>>,
+}
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,24 +250,27 @@ pub struct KaiOutcome {
     pub queue_order: Vec<String>,
     /// Warnings.
     pub warnings: Vec<Diagnostic>,
-    /// Further sections of the JSON, in order, before `warnings` (`budgets`, `chargeback`).
-    pub sections: Vec<(String, Value)>,
+    /// The `budgets` section of the JSON, when the scenario has budgets.
+    pub budgets: Option<Vec<crate::report::BudgetOut>>,
+    /// The `chargeback` section of the JSON, when the scenario has `spec.metering`.
+    pub chargeback: Option<crate::report::Chargeback>,
 }
 
-fn usage_json(u: &[i128; 3]) -> Value {
-    let mut m = serde_json::Map::new();
+fn usage_out(u: &[i128; 3]) -> IndexMap<String, String> {
+    let mut m = IndexMap::new();
     for r in Resource::ALL {
         let v = u[r.index()];
         if v != 0 || r == Resource::Gpu {
-            m.insert(r.as_str().to_owned(), Value::String(fmt_res(r, v)));
+            m.insert(r.as_str().to_owned(), fmt_res(r, v));
         }
     }
-    Value::Object(m)
+    m
 }
 
-/// A finite float for JSON (the series are finite; NaN would be `null`).
-fn num(x: f64) -> Value {
-    serde_json::Number::from_f64((x * 1e6).round() / 1e6).map_or(Value::Null, Value::Number)
+/// A float for JSON rounded to six decimals (the series are finite; NaN would be `null`).
+fn num(x: f64) -> Option<f64> {
+    let v = (x * 1e6).round() / 1e6;
+    v.is_finite().then_some(v)
 }
 
 /// Per class: count, finished, evictions, times to admission, times to finish.
@@ -182,65 +322,61 @@ impl KaiOutcome {
         out
     }
 
-    /// The JSON report (documented in the crate docs, KAI mode).
-    pub fn to_json(&self) -> Value {
-        let workloads: Vec<Value> = self
-            .jobs
-            .iter()
-            .map(|j| {
-                let runs: Vec<Value> = j
-                    .runs
-                    .iter()
-                    .map(|r| {
-                        let mut o = serde_json::Map::new();
-                        o.insert("startMs".into(), r.start_ms.into());
-                        o.insert("endMs".into(), r.end_ms.into());
-                        match &r.end {
-                            KaiRunEnd::Finished => {
-                                o.insert("end".into(), "Finished".into());
+    /// The typed JSON report ([`KaiReport`]): what `gpuquota sim --output json` prints for
+    /// a KAI scenario.
+    ///
+    /// # Complexity
+    /// O(jobs × runs + sessions × queues).
+    pub fn to_output(&self) -> KaiReport {
+        let workloads =
+            self.jobs
+                .iter()
+                .map(|j| KaiWorkloadOut {
+                    workload: j.key.clone(),
+                    queue: j.queue.clone(),
+                    class: j.class.clone(),
+                    created_ms: j.created_ms,
+                    runs: j
+                        .runs
+                        .iter()
+                        .map(|r| {
+                            let (end, action, reason, by) = match &r.end {
+                                KaiRunEnd::Finished => (KaiRunEndOut::Finished, None, None, None),
+                                KaiRunEnd::Cut => (KaiRunEndOut::Cut, None, None, None),
+                                KaiRunEnd::Evicted { action, by } => (
+                                    KaiRunEndOut::Evicted,
+                                    Some(action_str(*action)),
+                                    None,
+                                    Some(by.clone()),
+                                ),
+                                KaiRunEnd::Stopped { by } => (
+                                    KaiRunEndOut::Evicted,
+                                    Some(BUDGET_ACTION),
+                                    Some(gpuquota_model::budget::BUDGET_EXHAUSTED),
+                                    Some(Some(by.clone())),
+                                ),
+                            };
+                            KaiRunOut {
+                                start_ms: r.start_ms,
+                                end_ms: r.end_ms,
+                                end,
+                                action,
+                                reason,
+                                by,
+                                usage: usage_out(&r.usage),
+                                nodes: r.nodes.clone(),
                             }
-                            KaiRunEnd::Cut => {
-                                o.insert("end".into(), "Cut".into());
-                            }
-                            KaiRunEnd::Evicted { action, by } => {
-                                o.insert("end".into(), "Evicted".into());
-                                o.insert("action".into(), action_str(*action).into());
-                                o.insert("by".into(), by.clone().map_or(Value::Null, Value::from));
-                            }
-                            KaiRunEnd::Stopped { by } => {
-                                o.insert("end".into(), "Evicted".into());
-                                o.insert("action".into(), BUDGET_ACTION.into());
-                                o.insert(
-                                    "reason".into(),
-                                    gpuquota_model::budget::BUDGET_EXHAUSTED.into(),
-                                );
-                                o.insert("by".into(), by.clone().into());
-                            }
+                        })
+                        .collect(),
+                    finished_ms: j.finished_ms,
+                    pending: j.pending.as_ref().map(|(reason, message)| {
+                        crate::report::PendingOut {
+                            reason: reason.clone(),
+                            message: message.clone(),
                         }
-                        o.insert("usage".into(), usage_json(&r.usage));
-                        o.insert("nodes".into(), json!(r.nodes));
-                        Value::Object(o)
-                    })
-                    .collect();
-                let mut o = serde_json::Map::new();
-                o.insert("workload".into(), j.key.clone().into());
-                o.insert("queue".into(), j.queue.clone().into());
-                o.insert("class".into(), j.class.clone().into());
-                o.insert("createdMs".into(), j.created_ms.into());
-                o.insert("runs".into(), Value::Array(runs));
-                o.insert(
-                    "finishedMs".into(),
-                    j.finished_ms.map_or(Value::Null, Value::from),
-                );
-                if let Some((reason, message)) = &j.pending {
-                    o.insert(
-                        "pending".into(),
-                        json!({"reason": reason, "message": message}),
-                    );
-                }
-                Value::Object(o)
-            })
-            .collect();
+                    }),
+                })
+                .collect();
         let mut classes: BTreeMap<&str, ClassAcc> = BTreeMap::new();
         for j in &self.jobs {
             let c = classes.entry(j.class.as_str()).or_default();
@@ -260,7 +396,7 @@ impl KaiOutcome {
                 c.4.push(f - j.created_ms.max(0));
             }
         }
-        let classes: serde_json::Map<String, Value> = classes
+        let classes = classes
             .into_iter()
             .map(|(name, (count, finished, evictions, mut adm, fin))| {
                 adm.sort_unstable();
@@ -273,17 +409,19 @@ impl KaiOutcome {
                 };
                 (
                     name.to_owned(),
-                    json!({
-                        "count": count, "finished": finished, "evictions": evictions,
-                        "meanTimeToAdmissionMs": mean(&adm),
-                        "p50TimeToAdmissionMs": nearest_rank(&adm, 50),
-                        "p95TimeToAdmissionMs": nearest_rank(&adm, 95),
-                        "meanTimeToFinishMs": mean(&fin),
-                    }),
+                    crate::report::ClassOut {
+                        count,
+                        finished,
+                        evictions,
+                        mean_time_to_admission_ms: mean(&adm),
+                        p50_time_to_admission_ms: nearest_rank(&adm, 50),
+                        p95_time_to_admission_ms: nearest_rank(&adm, 95),
+                        mean_time_to_finish_ms: mean(&fin),
+                    },
                 )
             })
             .collect();
-        let queues: serde_json::Map<String, Value> = self
+        let queues = self
             .queues
             .iter()
             .map(|q| {
@@ -294,60 +432,56 @@ impl KaiOutcome {
                 };
                 (
                     q.name.clone(),
-                    json!({
-                        "parent": q.parent,
-                        "meanAllocatedGpu": num(mean),
-                        "fairShare": q.fair_share.iter().map(|&x| num(x)).collect::<Vec<_>>(),
-                        "allocated": q.allocated.iter().map(|&x| num(x)).collect::<Vec<_>>(),
-                    }),
+                    KaiQueueOut {
+                        parent: q.parent.clone(),
+                        mean_allocated_gpu: num(mean),
+                        fair_share: q.fair_share.iter().map(|&x| num(x)).collect(),
+                        allocated: q.allocated.iter().map(|&x| num(x)).collect(),
+                    },
                 )
             })
             .collect();
-        let mut by_action: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut by_action: BTreeMap<String, u64> = BTreeMap::new();
         for j in &self.jobs {
             for r in &j.runs {
                 match r.end {
                     KaiRunEnd::Evicted { action, .. } => {
-                        *by_action.entry(action_str(action)).or_default() += 1;
+                        *by_action.entry(action_str(action).to_owned()).or_default() += 1;
                     }
-                    KaiRunEnd::Stopped { .. } => *by_action.entry(BUDGET_ACTION).or_default() += 1,
+                    KaiRunEnd::Stopped { .. } => {
+                        *by_action.entry(BUDGET_ACTION.to_owned()).or_default() += 1;
+                    }
                     _ => {}
                 }
             }
         }
-        let mut out = json!({
-            "engine": "kai",
-            "start": self.start.to_string(),
-            "endMs": self.end_ms,
-            "makespanMs": self.makespan_ms,
-            "sessionIntervalMs": self.session_interval_ms,
-            "sessions": self.sessions,
-            "workloads": workloads,
-            "classes": classes,
-            "queues": queues,
-            "evictions": by_action,
-            "preemptions": self.evictions,
-        });
-        if let Value::Object(m) = &mut out {
-            for (k, v) in &self.sections {
-                m.insert(k.clone(), v.clone());
-            }
-            m.insert(
-                "warnings".into(),
-                json!(
-                    self.warnings
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                ),
-            );
+        KaiReport {
+            engine: KaiEngine::Kai,
+            start: self.start.to_string(),
+            end_ms: self.end_ms,
+            makespan_ms: self.makespan_ms,
+            session_interval_ms: self.session_interval_ms,
+            sessions: self.sessions,
+            workloads,
+            classes,
+            queues,
+            evictions: by_action,
+            preemptions: self.evictions,
+            budgets: self.budgets.clone(),
+            chargeback: self.chargeback.clone(),
+            warnings: self.warnings.iter().map(ToString::to_string).collect(),
         }
-        out
+    }
+
+    /// The JSON report as a [`serde_json::Value`] (for reading fields;
+    /// [`KaiOutcome::to_json_string`] prints the contract's field order).
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self.to_output()).unwrap_or(Value::Null)
     }
 
     /// The JSON report, pretty printed, with a final newline.
     pub fn to_json_string(&self) -> String {
-        let mut s = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
+        let mut s = serde_json::to_string_pretty(&self.to_output()).unwrap_or_default();
         s.push('\n');
         s
     }

@@ -196,29 +196,127 @@ pub fn from_str(
 // ---------------------------------------------------------------------------------------
 // `Simulation` with `engine: kai`
 
+/// A `Simulation` scenario file with `spec.engine: kai`, as it is read (format in the
+/// [module docs](crate::kai)); part of `gpuquota schema scenario`. Unknown fields are
+/// warnings of `gpuquota sim`, so the schema leaves objects open.
 #[derive(Debug, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-struct SimulationDoc {
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["kind", "spec"])))]
+pub struct SimulationDoc {
+    /// `gpuquota.dev/v1alpha1`.
     #[serde(default)]
     api_version: String,
+    /// `Simulation`.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(extend("const" = "Simulation")))]
     kind: String,
+    /// `metadata.name`: the scenario's name.
     #[serde(default)]
     metadata: Meta,
+    /// The scenario.
     #[serde(default)]
     spec: Spec,
 }
 
+/// KAI's time-based-fairshare simulator config (kai-scheduler/KAI-Scheduler:
+/// `pkg/env-tests/timeaware/timeaware.go`, `TimeAwareSimulation`) read as a whole scenario:
+/// a schema only (the reader takes every key in any letter case; the schema has upstream's
+/// spelling). Part of `gpuquota schema scenario`.
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[schemars(extend("not" = {"required": ["kind"]}))]
+#[allow(dead_code)] // a schema only: never built
+pub struct TimeAwareConfig {
+    /// Sessions to simulate (default 100).
+    #[serde(rename = "Cycles")]
+    cycles: Option<i64>,
+    /// The usage window, in cycles (default 5).
+    #[serde(rename = "WindowSize")]
+    window_size: Option<i64>,
+    /// The usage half-life, in cycles (0: no decay).
+    #[serde(rename = "HalfLifePeriod")]
+    half_life_period: Option<i64>,
+    /// KAI's `kValue` (default 1.0).
+    #[serde(rename = "KValue")]
+    k_value: Option<f64>,
+    /// The nodes.
+    #[serde(rename = "Nodes")]
+    nodes: Option<Vec<TimeAwareNode>>,
+    /// The queues, in the CSV's order.
+    #[serde(rename = "Queues")]
+    queues: Option<Vec<TimeAwareQueue>>,
+    /// Per queue name, the jobs it submits.
+    #[serde(rename = "Jobs")]
+    jobs: Option<BTreeMap<String, TimeAwareJobs>>,
+}
+
+/// A node group of [`TimeAwareConfig`].
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)] // a schema only: never built
+struct TimeAwareNode {
+    /// GPUs per node.
+    #[serde(rename = "GPUs")]
+    gpus: Option<i64>,
+    /// Nodes of this shape.
+    #[serde(rename = "Count")]
+    count: Option<i64>,
+}
+
+/// A queue of [`TimeAwareConfig`].
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)] // a schema only: never built
+struct TimeAwareQueue {
+    /// The queue's name (required).
+    #[serde(rename = "Name")]
+    name: String,
+    /// The parent queue (`""`: top level).
+    #[serde(rename = "Parent")]
+    parent: Option<String>,
+    /// Priority (default 100).
+    #[serde(rename = "Priority")]
+    priority: Option<i64>,
+    /// Deserved GPUs (default 0).
+    #[serde(rename = "DeservedGPUs")]
+    deserved_gpus: Option<f64>,
+    /// Over-quota weight (default 1).
+    #[serde(rename = "Weight")]
+    weight: Option<f64>,
+}
+
+/// The jobs of one queue in [`TimeAwareConfig`].
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)] // a schema only: never built
+struct TimeAwareJobs {
+    /// GPUs per pod.
+    #[serde(rename = "GPUs")]
+    gpus: Option<i64>,
+    /// Pods per job.
+    #[serde(rename = "NumPods")]
+    num_pods: Option<i64>,
+    /// Jobs.
+    #[serde(rename = "NumJobs")]
+    num_jobs: Option<i64>,
+}
+
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct Meta {
     #[serde(default)]
     name: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", schemars(extend("required" = ["engine"])))]
 struct Spec {
+    /// `kai`.
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(extend("const" = "kai")))]
     engine: Option<String>,
     #[serde(default)]
     cluster: Vec<String>,
@@ -237,6 +335,7 @@ struct Spec {
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 struct KaiOpts {
     #[serde(default)]
@@ -250,6 +349,7 @@ struct KaiOpts {
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 struct UsageOpts {
     #[serde(default)]
@@ -269,6 +369,7 @@ struct UsageOpts {
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct WorkloadSource {
     #[serde(default)]
     file: Option<String>,

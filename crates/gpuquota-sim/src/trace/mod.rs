@@ -356,6 +356,7 @@ pub(crate) fn runtime(start: Option<i64>, end: Option<i64>) -> Result<i64, &'sta
 
 /// The `trace:` entry of `spec.workloads[]`.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TraceSource {
     /// `helios`, `philly`, `alibaba-pai-2020` or `alibaba-2023`.

@@ -1,0 +1,518 @@
+//! The static quota picture of every cohort tree and every KAI queue tree: what each node
+//! owns, reserves, lends and can reach at most, usage playing no part. `gpuquota quotas`
+//! prints it ([`Picture::table`], or its JSON); `gpuquota schema quotas` prints the JSON
+//! Schema of [`Picture`] (feature `schema`).
+//!
+//! It lives here, not in an engine, because both halves are read straight off the model: the
+//! cohort half from [`crate::quota_tree::ReferenceTree`] (Kueue's quota arithmetic over
+//! Cohorts and ClusterQueues), the KAI half from the `Queue` objects, and the one document
+//! joins both.
+//!
+//! ```
+//! let yaml = "apiVersion: kueue.x-k8s.io/v1beta2
+//! kind: ClusterQueue
+//! metadata: {name: team}
+//! spec:
+//!   resourceGroups:
+//!   - coveredResources: [nvidia.com/gpu]
+//!     flavors: [{name: h200, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
+//! ";
+//! let mut importer = gpuquota_model::Importer::new();
+//! importer.add_str("team.yaml", yaml);
+//! let model = importer.finish().expect("imports").model;
+//! let p = gpuquota_model::picture::picture(&model).expect("no cohort cycle");
+//! assert_eq!(p.cohort_trees[0].nodes[0].quotas[0].most_it_can_use, "8");
+//! assert!(p.to_table().contains("ClusterQueue \"team\" (no cohort): h200 / nvidia.com/gpu"));
+//! ```
+//!
+//! # JSON (`--output json`), stable
+//!
+//! ```text
+//! {
+//!   "cohortTrees": [                      // one per root, roots by name; a ClusterQueue
+//!     {                                   // without a cohort is a tree of its own
+//!       "root": "platform",
+//!       "rootKind": "Cohort",             // "Cohort" | "ClusterQueue"
+//!       "nodes": [                        // depth-first, child cohorts then ClusterQueues,
+//!         {                               // each group by name
+//!           "kind": "Cohort",             // "Cohort" | "ClusterQueue"
+//!           "name": "platform",
+//!           "parent": null,               // cohort name or null
+//!           "depth": 0,
+//!           "implicit": false,            // a cohort named by others without a Cohort object
+//!           "quotas": [                   // by (flavor, resource); a ClusterQueue lists its
+//!             {                           // own entries, a cohort every entry of its subtree
+//!               "flavor": "h200-nvl",
+//!               "resource": "nvidia.com/gpu",
+//!               "nominalQuota": "0",      // Kubernetes quantity strings, in Kueue's units
+//!               "borrowingLimit": null,   // null = unset (unlimited)
+//!               "lendingLimit": null,     // null = unset (lends everything)
+//!               "subtreeQuota": "8",      // capacity visible at this node
+//!               "guaranteed": "8",        // nominal − lendingLimit (a root: all of it)
+//!               "lendsAtMost": "0",       // what flows to the parent (a root: 0)
+//!               "mostItCanUse": "8"       // nominal + borrowingLimit, capped by the tree
+//!             }
+//!           ]
+//!         }
+//!       ]
+//!     }
+//!   ],
+//!   "kaiQueueTrees": [                    // one per top-level Queue (department), by name
+//!     {
+//!       "root": "data-science",
+//!       "queues": [                       // depth-first, children by name
+//!         {
+//!           "name": "data-science",
+//!           "parent": null,
+//!           "depth": 0,
+//!           "priority": 100,              // spec.priority, default 100
+//!           "resources": {                // only the resources the spec sets
+//!             "gpu": {"quota": 12, "limit": -1, "overQuotaWeight": 12}
+//!           }                             // numbers as in the CRD (-1 = unlimited),
+//!         }                               // null when a field is unset
+//!       ]
+//!     }
+//!   ]
+//! }
+//! ```
+//! A quantity too large for Kueue's integers prints as `"unlimited"`. Queues whose parents
+//! form a cycle or are missing are listed as trees of their own at the end, marked by their
+//! `parent`.
+//!
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::kai::QueueResource;
+use crate::quota_tree::{FlavorResource, Node, QuotaTreeError, ReferenceTree};
+use crate::text::{Table, Width};
+use crate::{Amount, Model, Quantity, ResourceName};
+
+/// The whole picture: what `gpuquota quotas --output json` prints.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Picture {
+    /// One per root, roots by name; a ClusterQueue without a cohort is a tree of its own.
+    pub cohort_trees: Vec<CohortTree>,
+    /// One per top-level Queue (department), by name; then the queues on a parent cycle.
+    pub kai_queue_trees: Vec<KaiTree>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+/// One cohort tree.
+pub struct CohortTree {
+    /// The root's name.
+    pub root: String,
+    /// `Cohort` or `ClusterQueue`.
+    pub root_kind: &'static str,
+    /// Depth-first from the root, child cohorts then ClusterQueues, each group by name.
+    pub nodes: Vec<NodeQuotas>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+/// One node of a cohort tree.
+pub struct NodeQuotas {
+    /// `Cohort` or `ClusterQueue`.
+    pub kind: &'static str,
+    /// Its name.
+    pub name: String,
+    /// Its parent cohort, `null` for the root.
+    pub parent: Option<String>,
+    /// 0 for the root.
+    pub depth: usize,
+    /// A cohort named by others without a Cohort object.
+    pub implicit: bool,
+    /// By (flavor, resource): a ClusterQueue's own entries, a cohort's every entry of its
+    /// subtree.
+    pub quotas: Vec<FrQuota>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+/// One flavor-resource of a node; quantities are Kubernetes quantity strings in Kueue's
+/// units (`"unlimited"` when too large for Kueue's integers).
+pub struct FrQuota {
+    /// The ResourceFlavor.
+    pub flavor: String,
+    /// The resource.
+    pub resource: String,
+    /// `nominalQuota`.
+    pub nominal_quota: String,
+    /// `borrowingLimit`; `null` = unset (unlimited).
+    pub borrowing_limit: Option<String>,
+    /// `lendingLimit`; `null` = unset (lends everything).
+    pub lending_limit: Option<String>,
+    /// The capacity visible at this node.
+    pub subtree_quota: String,
+    /// nominal − lendingLimit (a root: all of it).
+    pub guaranteed: String,
+    /// What flows to the parent (a root: 0).
+    pub lends_at_most: String,
+    /// nominal + borrowingLimit, capped by the tree.
+    pub most_it_can_use: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+/// One KAI queue tree.
+pub struct KaiTree {
+    /// The top-level queue.
+    pub root: String,
+    /// Depth-first from the root, children by name.
+    pub queues: Vec<KaiQueue>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+/// One KAI queue.
+pub struct KaiQueue {
+    /// Its name.
+    pub name: String,
+    /// `spec.parentQueue`, `null` when unset.
+    pub parent: Option<String>,
+    /// 0 for a top-level queue.
+    pub depth: usize,
+    /// `spec.priority`, default 100.
+    pub priority: i32,
+    /// `gpu`, `cpu`, `memory`: only the resources the spec sets.
+    pub resources: BTreeMap<&'static str, KaiResource>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+/// One resource of a KAI queue: numbers as in the CRD (-1 = unlimited), `null` when unset
+/// (gpu in devices, cpu in millicores, memory in MB).
+pub struct KaiResource {
+    /// `quota`.
+    pub quota: Option<f64>,
+    /// `limit`.
+    pub limit: Option<f64>,
+    /// `overQuotaWeight`.
+    pub over_quota_weight: Option<f64>,
+}
+
+fn amount(resource: &ResourceName, a: Amount) -> String {
+    if a.is_unlimited() {
+        "unlimited".to_owned()
+    } else {
+        resource.format_amount(a)
+    }
+}
+
+/// The quota picture of `model`.
+///
+/// # Errors
+/// A cohort cycle (or a chain deeper than the tree allows).
+///
+/// # Complexity
+/// O(nodes × flavor-resources × depth + queues log queues).
+pub fn picture(model: &Model) -> Result<Picture, QuotaTreeError> {
+    let tree = ReferenceTree::new(model)?;
+    let mut cohort_trees = Vec::new();
+    for root in tree.roots() {
+        let mut nodes = Vec::new();
+        let mut stack = vec![(root.clone(), 0usize)];
+        while let Some((node, depth)) = stack.pop() {
+            let frs: Vec<FlavorResource> = match &node {
+                Node::ClusterQueue(_) => tree.own_flavor_resources(&node),
+                Node::Cohort(_) => tree.subtree_flavor_resources(&node).into_iter().collect(),
+            };
+            let quotas = frs
+                .iter()
+                .map(|fr| {
+                    let q = tree.quota(&node, fr);
+                    let r = &fr.resource;
+                    FrQuota {
+                        flavor: fr.flavor.clone(),
+                        resource: r.as_str().to_owned(),
+                        nominal_quota: amount(r, q.nominal),
+                        borrowing_limit: q.borrowing_limit.map(|a| amount(r, a)),
+                        lending_limit: q.lending_limit.map(|a| amount(r, a)),
+                        subtree_quota: amount(r, tree.subtree_quota(&node, fr)),
+                        guaranteed: amount(r, tree.guaranteed(&node, fr)),
+                        lends_at_most: amount(r, tree.lendable(&node, fr)),
+                        most_it_can_use: amount(r, tree.potential_available(&node, fr)),
+                    }
+                })
+                .collect();
+            nodes.push(NodeQuotas {
+                kind: node.kind(),
+                name: node.name().to_owned(),
+                parent: tree.parent(&node).map(|p| p.name().to_owned()),
+                depth,
+                implicit: matches!(&node, Node::Cohort(n) if !model.cohorts.contains_key(n)),
+                quotas,
+            });
+            for child in tree.children(&node).into_iter().rev() {
+                stack.push((child, depth + 1));
+            }
+        }
+        cohort_trees.push(CohortTree {
+            root: root.name().to_owned(),
+            root_kind: root.kind(),
+            nodes,
+        });
+    }
+    Ok(Picture {
+        cohort_trees,
+        kai_queue_trees: kai_trees(model),
+    })
+}
+
+/// Exact decimal text of a KAI value, read back as the CRD's float64.
+fn kai_number(q: Option<&Quantity>) -> Option<f64> {
+    let q = q?;
+    let (m, e) = q.as_decimal();
+    format!("{m}e{e}").parse::<f64>().ok()
+}
+
+fn kai_trees(model: &Model) -> Vec<KaiTree> {
+    let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut roots: Vec<&str> = Vec::new();
+    for (name, q) in &model.queues {
+        match q.spec.parent_queue.as_deref().filter(|p| !p.is_empty()) {
+            Some(p) if model.queues.contains_key(p) && p != name => {
+                children.entry(p).or_default().push(name)
+            }
+            _ => roots.push(name),
+        }
+    }
+    let mut placed: BTreeSet<&str> = BTreeSet::new();
+    let mut trees = Vec::new();
+    // Queues not reachable from a root sit on a parent cycle: each cycle is listed from its
+    // smallest name, after the proper trees.
+    let mut walk_roots: Vec<&str> = roots;
+    loop {
+        for root in walk_roots.drain(..) {
+            if placed.contains(root) {
+                continue;
+            }
+            let mut queues = Vec::new();
+            let mut stack = vec![(root, 0usize)];
+            while let Some((name, depth)) = stack.pop() {
+                if !placed.insert(name) {
+                    continue;
+                }
+                let Some(q) = model.queues.get(name) else {
+                    continue;
+                };
+                let mut resources = BTreeMap::new();
+                if let Some(r) = &q.spec.resources {
+                    for (key, res) in [("gpu", &r.gpu), ("cpu", &r.cpu), ("memory", &r.memory)] {
+                        if let Some(QueueResource {
+                            quota,
+                            over_quota_weight,
+                            limit,
+                        }) = res
+                        {
+                            resources.insert(
+                                key,
+                                KaiResource {
+                                    quota: kai_number(quota.as_ref()),
+                                    limit: kai_number(limit.as_ref()),
+                                    over_quota_weight: kai_number(over_quota_weight.as_ref()),
+                                },
+                            );
+                        }
+                    }
+                }
+                queues.push(KaiQueue {
+                    name: name.to_owned(),
+                    parent: q.spec.parent_queue.clone().filter(|p| !p.is_empty()),
+                    depth,
+                    priority: q.priority(),
+                    resources,
+                });
+                if let Some(cs) = children.get(name) {
+                    for c in cs.iter().rev() {
+                        stack.push((c, depth + 1));
+                    }
+                }
+            }
+            trees.push(KaiTree {
+                root: root.to_owned(),
+                queues,
+            });
+        }
+        match model
+            .queues
+            .keys()
+            .map(String::as_str)
+            .find(|n| !placed.contains(n))
+        {
+            Some(n) => walk_roots.push(n),
+            None => break,
+        }
+    }
+    trees
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tables
+
+/// Rows under headers on the workspace's table layout; columns not in `left` are
+/// right-aligned.
+fn layout(headers: &[&str], rows: &[Vec<String>], left: &[usize], width: Width) -> String {
+    let mut t =
+        Table::new(headers.iter().copied()).right((0..headers.len()).filter(|i| !left.contains(i)));
+    for r in rows {
+        t.row(r.iter().cloned());
+    }
+    t.render(width)
+}
+
+const KUEUE_LEGEND: &str = "NOMINAL: nominalQuota; BL/LL: borrowingLimit/lendingLimit (- unset);
+GUARANTEED: nominal - lendingLimit (a root: all); LENDS: lends at most;
+MAX: the most it can use (nominal + borrowingLimit, capped by the tree)\n";
+
+impl Picture {
+    /// [`Picture::table`] at full width.
+    pub fn to_table(&self) -> String {
+        self.table(Width::Full)
+    }
+
+    /// The picture as tables, one per cohort tree and flavor-resource, then the KAI queues,
+    /// `width` wide at most (wide cells wrap, nothing is cut).
+    pub fn table(&self, width: Width) -> String {
+        render_table_at(self, width)
+    }
+}
+
+fn render_table_at(p: &Picture, width: Width) -> String {
+    let mut out = String::new();
+    if p.cohort_trees.is_empty() {
+        out.push_str("No ClusterQueues or Cohorts.\n");
+    }
+    for t in &p.cohort_trees {
+        // One block per flavor-resource of the tree.
+        let mut frs: BTreeSet<(&str, &str)> = BTreeSet::new();
+        for n in &t.nodes {
+            for q in &n.quotas {
+                frs.insert((&q.flavor, &q.resource));
+            }
+        }
+        let title = if t.root_kind == "Cohort" {
+            format!("Cohort tree {:?}", t.root)
+        } else {
+            format!("ClusterQueue {:?} (no cohort)", t.root)
+        };
+        if frs.is_empty() {
+            out.push_str(&format!("{title}: no quotas\n\n"));
+        }
+        for (flavor, resource) in frs {
+            out.push_str(&format!("{title}: {flavor} / {resource}"));
+            out.push('\n');
+            let mut rows = Vec::new();
+            for n in &t.nodes {
+                let Some(q) = n
+                    .quotas
+                    .iter()
+                    .find(|q| q.flavor == flavor && q.resource == resource)
+                else {
+                    continue;
+                };
+                let label = if n.kind == "Cohort" {
+                    format!("{}{} (cohort)", "  ".repeat(n.depth), n.name)
+                } else {
+                    format!("{}{}", "  ".repeat(n.depth), n.name)
+                };
+                rows.push(vec![
+                    label,
+                    q.nominal_quota.clone(),
+                    q.borrowing_limit.clone().unwrap_or_else(|| "-".into()),
+                    q.lending_limit.clone().unwrap_or_else(|| "-".into()),
+                    q.guaranteed.clone(),
+                    q.lends_at_most.clone(),
+                    q.most_it_can_use.clone(),
+                ]);
+            }
+            out.push_str(&layout(
+                &["NODE", "NOMINAL", "BL", "LL", "GUARANTEED", "LENDS", "MAX"],
+                &rows,
+                &[0],
+                width,
+            ));
+            out.push('\n');
+        }
+    }
+    if !p.cohort_trees.is_empty() {
+        out.push_str(KUEUE_LEGEND);
+    }
+    if !p.kai_queue_trees.is_empty() {
+        out.push_str(
+            "\nKAI queues (gpu in devices, cpu in millicores, memory in MB; -1 unlimited)\n",
+        );
+        let mut rows = Vec::new();
+        let num = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v}"));
+        for t in &p.kai_queue_trees {
+            for q in &t.queues {
+                let label = format!("{}{}", "  ".repeat(q.depth), q.name);
+                if q.resources.is_empty() {
+                    rows.push(vec![
+                        label.clone(),
+                        q.priority.to_string(),
+                        "-".into(),
+                        "-".into(),
+                        "-".into(),
+                        "-".into(),
+                    ]);
+                }
+                let ordered = ["gpu", "cpu", "memory"]
+                    .into_iter()
+                    .filter_map(|k| q.resources.get(k).map(|r| (k, r)));
+                for (i, (res, r)) in ordered.enumerate() {
+                    let (l, prio) = if i == 0 {
+                        (label.clone(), q.priority.to_string())
+                    } else {
+                        (String::new(), String::new())
+                    };
+                    rows.push(vec![
+                        l,
+                        prio,
+                        res.to_owned(),
+                        num(r.quota),
+                        num(r.limit),
+                        num(r.over_quota_weight),
+                    ]);
+                }
+            }
+        }
+        out.push_str(&layout(
+            &["QUEUE", "PRIORITY", "RESOURCE", "QUOTA", "LIMIT", "WEIGHT"],
+            &rows,
+            &[0, 2],
+            width,
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kai_numbers_are_exact_decimals() {
+        assert_eq!(kai_number(Some(&"0.5".parse().unwrap())), Some(0.5));
+        assert_eq!(kai_number(Some(&"-1".parse().unwrap())), Some(-1.0));
+        assert_eq!(kai_number(Some(&"32.55".parse().unwrap())), Some(32.55));
+        assert_eq!(kai_number(None), None);
+    }
+}
