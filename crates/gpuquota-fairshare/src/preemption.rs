@@ -278,33 +278,7 @@ pub fn fair_preemptions(
     req: &PreemptionRequest<'_>,
     mut fits: impl FnMut(&FairShareTree, &[usize]) -> bool,
 ) -> Result<Vec<Target>, FairShareError> {
-    let unknown = |name: &str, field: &str| FairShareError::UnknownReference {
-        object: "preemption".into(),
-        field: field.into(),
-        kind: "ClusterQueue".into(),
-        name: name.into(),
-    };
-    let pcq = tree
-        .cluster_queue(req.cluster_queue)
-        .ok_or_else(|| unknown(req.cluster_queue, "clusterQueue"))?;
-    let proot = tree.root(pcq);
-    let mut cands = Vec::with_capacity(req.candidates.len());
-    for (i, c) in req.candidates.iter().enumerate() {
-        let id = tree
-            .cluster_queue(&c.cluster_queue)
-            .ok_or_else(|| unknown(&c.cluster_queue, &format!("candidates[{i}].clusterQueue")))?;
-        if tree.root(id) != proot {
-            return Err(FairShareError::invalid(
-                format!("candidates[{i}]"),
-                "clusterQueue",
-                format!(
-                    "ClusterQueue \"{}\" is not in the cohort tree of \"{}\"",
-                    c.cluster_queue, req.cluster_queue
-                ),
-            ));
-        }
-        cands.push((i, id));
-    }
+    let (pcq, cands) = resolve_candidates(tree, req)?;
     let strategies: Vec<FairSharingStrategy> = if req.strategies.is_empty() {
         crate::config::DEFAULT_STRATEGIES.to_vec()
     } else {
@@ -434,6 +408,45 @@ pub fn fair_preemptions(
     }
     tree.restore_usage(saved);
     Ok(targets)
+}
+
+/// The preemptor's ClusterQueue and every candidate's (input index, ClusterQueue), all in
+/// the preemptor's cohort tree.
+///
+/// # Errors
+/// An unknown ClusterQueue, or a candidate in another cohort tree.
+fn resolve_candidates(
+    tree: &FairShareTree,
+    req: &PreemptionRequest<'_>,
+) -> Result<(NodeId, Vec<(usize, NodeId)>), FairShareError> {
+    let unknown = |name: &str, field: &str| FairShareError::UnknownReference {
+        object: "preemption".into(),
+        field: field.into(),
+        kind: "ClusterQueue".into(),
+        name: name.into(),
+    };
+    let pcq = tree
+        .cluster_queue(req.cluster_queue)
+        .ok_or_else(|| unknown(req.cluster_queue, "clusterQueue"))?;
+    let proot = tree.root(pcq);
+    let mut cands = Vec::with_capacity(req.candidates.len());
+    for (i, c) in req.candidates.iter().enumerate() {
+        let id = tree
+            .cluster_queue(&c.cluster_queue)
+            .ok_or_else(|| unknown(&c.cluster_queue, &format!("candidates[{i}].clusterQueue")))?;
+        if tree.root(id) != proot {
+            return Err(FairShareError::invalid(
+                format!("candidates[{i}]"),
+                "clusterQueue",
+                format!(
+                    "ClusterQueue \"{}\" is not in the cohort tree of \"{}\"",
+                    c.cluster_queue, req.cluster_queue
+                ),
+            ));
+        }
+        cands.push((i, id));
+    }
+    Ok((pcq, cands))
 }
 
 /// [`fair_preemptions`] with the tree's own fit check ([`FairShareTree::fits`] of the preemptor's

@@ -189,16 +189,8 @@ impl FairShareTreeBuilder {
         self
     }
 
-    /// Builds the tree: implicit cohorts for parents without an object, subtree quotas,
-    /// usages, potential availability and lendable amounts.
-    ///
-    /// # Errors
-    /// Negative quota or usage, usage for an unknown ClusterQueue, or a cohort cycle.
-    ///
-    /// # Complexity
-    /// O(N·F) for N nodes and F flavor-resources.
-    pub fn build(&self) -> Result<FairShareTree, FairShareError> {
-        // Validate amounts.
+    /// No quota, limit or usage is negative; usage names only known ClusterQueues.
+    fn check_amounts(&self) -> Result<(), FairShareError> {
         for (kind, map) in [("Cohort", &self.cohorts), ("ClusterQueue", &self.cqs)] {
             for (name, spec) in map {
                 for (fr, q) in &spec.quotas {
@@ -242,6 +234,19 @@ impl FairShareTreeBuilder {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Builds the tree: implicit cohorts for parents without an object, subtree quotas,
+    /// usages, potential availability and lendable amounts.
+    ///
+    /// # Errors
+    /// Negative quota or usage, usage for an unknown ClusterQueue, or a cohort cycle.
+    ///
+    /// # Complexity
+    /// O(N·F) for N nodes and F flavor-resources.
+    pub fn build(&self) -> Result<FairShareTree, FairShareError> {
+        self.check_amounts()?;
         // Cohort set including implicit ones.
         let mut cohort_specs: BTreeMap<String, NodeSpec> = self.cohorts.clone();
         let mut implicit = Vec::new();

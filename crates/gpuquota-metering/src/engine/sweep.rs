@@ -40,25 +40,7 @@ pub(super) fn sweep(
     for (c, events) in by_card.iter_mut().enumerate() {
         let ct = &input.card_types[c];
         events.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-        let mut steps: Vec<(usize, Vec<QuotaStep>)> = Vec::new();
-        let mut times: Vec<i64> = Vec::new();
-        for g in &dept_groups {
-            let quota = by_name
-                .get(group_keys[*g].department.as_str())
-                .and_then(|d| d.quota.get(&ct.name));
-            if let Some(s) = quota {
-                let mut s = s.clone();
-                s.sort();
-                times.extend(
-                    s.iter()
-                        .map(|q| q.from)
-                        .filter(|t| *t > w.start && *t < w.end),
-                );
-                steps.push((*g, s));
-            }
-        }
-        times.sort_unstable();
-        times.dedup();
+        let (steps, times) = quota_steps(group_keys, &by_name, &dept_groups, &ct.name, w);
         let quota_at = |s: &[QuotaStep], t: i64| -> i128 {
             s.iter()
                 .take_while(|q| q.from <= t)
@@ -165,4 +147,35 @@ pub(super) fn sweep(
         }
     }
     Ok(acc)
+}
+
+/// The quota steps of every department group on card type `card`, and the instants inside
+/// the window where some quota changes, in order.
+fn quota_steps(
+    group_keys: &[GroupKey],
+    by_name: &BTreeMap<&str, &Department>,
+    dept_groups: &[usize],
+    card: &str,
+    w: Window,
+) -> (Vec<(usize, Vec<QuotaStep>)>, Vec<i64>) {
+    let mut steps: Vec<(usize, Vec<QuotaStep>)> = Vec::new();
+    let mut times: Vec<i64> = Vec::new();
+    for g in dept_groups {
+        let quota = by_name
+            .get(group_keys[*g].department.as_str())
+            .and_then(|d| d.quota.get(card));
+        if let Some(s) = quota {
+            let mut s = s.clone();
+            s.sort();
+            times.extend(
+                s.iter()
+                    .map(|q| q.from)
+                    .filter(|t| *t > w.start && *t < w.end),
+            );
+            steps.push((*g, s));
+        }
+    }
+    times.sort_unstable();
+    times.dedup();
+    (steps, times)
 }

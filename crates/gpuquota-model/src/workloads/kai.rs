@@ -1013,6 +1013,54 @@ fn first_label<'a>(labels: &'a BTreeMap<String, String>, keys: &[String]) -> Opt
     keys.iter().find_map(|k| labels.get(k))
 }
 
+/// The PodGroup's priority class: the owner's or the pod template's label, Ray's own label,
+/// the template's `priorityClassName`, else the grouper's default; a class that is neither
+/// KAI's nor in the files is kept, with a warning.
+fn pod_group_class(
+    model: &Model,
+    obj: &WorkloadObject,
+    plan: &GroupPlan,
+    owner: &BTreeMap<String, String>,
+    tlabels: &BTreeMap<String, String>,
+    first: &PodTemplateSpec,
+    warnings: &mut Warnings,
+) -> String {
+    let class = owner
+        .get(PRIORITY_LABEL)
+        .or_else(|| tlabels.get(PRIORITY_LABEL))
+        .cloned()
+        .or_else(|| first.spec.priority_class_name.clone())
+        .filter(|c| !c.is_empty());
+    let class = match (obj.kind, class) {
+        (ObjectKind::RayCluster | ObjectKind::RayJob, c) => {
+            owner.get("ray.io/priority-class-name").cloned().or(c)
+        }
+        (_, c) => c,
+    };
+    match class {
+        Some(c)
+            if builtin_priority_class(&c).is_some() || model.priority_classes.contains_key(&c) =>
+        {
+            c
+        }
+        Some(c) => {
+            warnings.push(
+                obj.origin.as_ref(),
+                codes::MISSING_REFERENCE,
+                obj.kind.as_str(),
+                &obj.ns_name(),
+                format!(
+                    "PriorityClass {c:?} is neither one of KAI's nor in the files; kept (KAI \
+                     uses {:?} when it does not exist)",
+                    plan.default_class
+                ),
+            );
+            c
+        }
+        None => plan.default_class.to_owned(),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn emit(
     model: &Model,
@@ -1058,40 +1106,7 @@ fn emit(
             })
         })
         .unwrap_or_else(|| "default-queue".to_owned());
-    let class = owner
-        .get(PRIORITY_LABEL)
-        .or_else(|| tlabels.get(PRIORITY_LABEL))
-        .cloned()
-        .or_else(|| first.spec.priority_class_name.clone())
-        .filter(|c| !c.is_empty());
-    let class = match (obj.kind, class) {
-        (ObjectKind::RayCluster | ObjectKind::RayJob, c) => {
-            owner.get("ray.io/priority-class-name").cloned().or(c)
-        }
-        (_, c) => c,
-    };
-    let class = match class {
-        Some(c)
-            if builtin_priority_class(&c).is_some() || model.priority_classes.contains_key(&c) =>
-        {
-            c
-        }
-        Some(c) => {
-            warnings.push(
-                obj.origin.as_ref(),
-                codes::MISSING_REFERENCE,
-                obj.kind.as_str(),
-                &obj.ns_name(),
-                format!(
-                    "PriorityClass {c:?} is neither one of KAI's nor in the files; kept (KAI \
-                     uses {:?} when it does not exist)",
-                    plan.default_class
-                ),
-            );
-            c
-        }
-        None => plan.default_class.to_owned(),
-    };
+    let class = pod_group_class(model, obj, &plan, owner, tlabels, &first, warnings);
     let preemptibility = owner
         .get(PREEMPTIBILITY_LABEL)
         .or_else(|| tlabels.get(PREEMPTIBILITY_LABEL))
