@@ -395,6 +395,7 @@ pub struct TraceSource {
 /// `generate:` of a `trace:` entry: a synthetic trace instead of a file.
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GenerateSpec {
     /// Jobs (default 1,000).
     #[serde(default)]
