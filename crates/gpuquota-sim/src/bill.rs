@@ -31,7 +31,10 @@
 //! of runs that ended `Preempted` (lost work: a readmitted workload starts over, unless
 //! `spec.resume`), `[{"department", "cardType", "hours"}]`.
 //!
-//! Property (tested by proptest in `tests/bill.rs`): the metered `allocatedHours` per
+//! The KAI mode meters its runs the same way per node ([`kai_chargeback`]).
+//!
+//! Property (tested by proptest in `tests/bill.rs`, and for the KAI mode in
+//! `tests/kai_budgets.rs`): the metered `allocatedHours` per
 //! department and card type equal ∫ usage over the runs (Σ weight × (end − start)) exactly.
 
 use std::collections::BTreeMap;

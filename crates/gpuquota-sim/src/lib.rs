@@ -268,13 +268,15 @@
 //!
 //! `gpuquota sim diff A.yaml B.yaml [--output json|table] [--plot FILE.svg]` compares two
 //! scenarios over the same workloads per department ([`diff`]). The seed platform's month
-//! ships as data files (`data/seed/`) and is the CLI's default run ([`seed`]).
+//! ships as data files (`data/seed/`), simulated under ResourceQuota only, Kueue and KAI /
+//! Run:ai, and is the CLI's default run ([`seed`]).
 //!
 //! # GPU-hour budgets
 //!
 //! `Budget` objects (`gpuquota.dev/v1alpha1`, [`gpuquota_model::budget`]) in the cluster
 //! files are charged from the simulated usage and enforced at admission, under both engines,
-//! through the engine-neutral gate of [`budget`] (which the KAI mode calls the same way):
+//! through the engine-neutral gate of [`budget`] (which the KAI mode calls the same way, see
+//! [`kai::budget`]):
 //! `Wait` holds a covered workload back (pending `BudgetExhausted`) until the budget
 //! renews, `Deprioritize` queues it at a priority below every other workload (Kueue; under
 //! `resourcequota`, which has no priorities, it only reports), `Notify` only reports, and

@@ -194,3 +194,59 @@ fn kai_stop_running_evicts_with_the_budget_as_reason() {
     // the lost work is on the bill
     assert_eq!(j["chargeback"]["preempted"][0]["hours"], "8.000000");
 }
+
+/// ∫ usage over the KAI runs per namespace, in metering units (`L` per GPU-second).
+fn integral(j: &Value) -> std::collections::BTreeMap<String, i128> {
+    let mut m = std::collections::BTreeMap::new();
+    for w in j["workloads"].as_array().into_iter().flatten() {
+        let ns = w["workload"].as_str().unwrap().split('/').next().unwrap();
+        for r in w["runs"].as_array().into_iter().flatten() {
+            let secs = i128::from(
+                r["endMs"].as_i64().unwrap() / 1000 - r["startMs"].as_i64().unwrap() / 1000,
+            );
+            let g: i128 = r["usage"]["gpu"].as_str().unwrap().parse().unwrap();
+            *m.entry(ns.to_owned()).or_default() += gpuquota_metering::money::L * g * secs;
+        }
+    }
+    m
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(16))]
+    /// The metering property in the KAI mode: the bill's allocated hours per department and
+    /// the budget's used hours equal ∫ usage over the runs, exactly.
+    #[test]
+    fn kai_metered_hours_equal_the_integral_of_usage(
+        jobs in proptest::collection::vec(
+            (proptest::sample::select(vec!["team", "lab"]), 0i64..20_000, 1i64..20_000, 1u32..5),
+            1..8,
+        ),
+    ) {
+        let mut text = String::new();
+        for (i, (ns, at, runtime, gpus)) in jobs.iter().enumerate() {
+            let (h, m, s) = (at / 3600, at / 60 % 60, at % 60);
+            text.push_str(&job(ns, &format!("j{i}"), &format!("{h:02}:{m:02}:{s:02}"), *gpus, &format!("{runtime}s"))
+                .replace(":00Z\"", "Z\""));
+        }
+        let j = run(&daily("Notify"), &text, "2026-04-01T12:00:00Z");
+        let want = integral(&j);
+        let hours = gpuquota_metering::money::format_hours;
+        for l in j["chargeback"]["lines"].as_array().unwrap() {
+            let d = l["department"].as_str().unwrap();
+            proptest::prop_assert_eq!(
+                l["allocatedHours"].as_str().unwrap(),
+                hours(want.get(d).copied().unwrap_or(0))
+            );
+        }
+        let team = want.get("team").copied().unwrap_or(0);
+        let used: i128 = j["budgets"][0]["periods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| gpuquota_metering::money::parse_decimal(p["usedGpuHours"].as_str().unwrap(), 6, "h").unwrap())
+            .sum();
+        // the ledger prints its exact 1/L card-ms units floored to millionths of an hour
+        let l = gpuquota_metering::money::L;
+        proptest::prop_assert_eq!(used, team * 1_000_000 / (l * 3600));
+    }
+}

@@ -113,6 +113,18 @@
 //!   not run; its series points are still recorded.
 //! - A [`SessionHook`] ([`simulate_with`]) is asked before every session whether a queue may
 //!   start new work; the jobs of a closed queue stay pending and invisible to the session.
+//! - **GPU-hour budgets** (`Budget` objects in the cluster files) go through the same
+//!   engine-neutral gate as in the Kueue mode ([`crate::budget`]), behind a session hook
+//!   ([`budget`]: charging per node card type, `Wait`, `Deprioritize` as preemptible work
+//!   at the lowest priority, `Notify`, `stopRunning`). Each is tested in
+//!   `tests/kai_budgets.rs`.
+//! - **The bill**: `spec.metering` (as in the Kueue mode, [`crate::bill`]; card types match
+//!   nodes by `model`, departments give their `quota` per card type) adds the `chargeback`
+//!   section ([`crate::bill::kai_chargeback`]).
+//! - **Time-sliced and MPS GPUs**: a node the NVIDIA device plugin's sharing configuration
+//!   covers (a ConfigMap in the cluster files, `gpuquota_model::workloads::sharing`)
+//!   advertises `replicas × GPUs` of `nvidia.com/gpu`, and the sessions admit against that;
+//!   metering and budgets count each replica as `1/replicas` of a card.
 //!
 //! # Why the two-queue oscillation flips, and what sets its period
 //!
@@ -154,7 +166,11 @@
 //! "nodes": [names]}], "finishedMs", ["pending": {"reason", "message"}]}], "classes" (as
 //! the Kueue mode's), "queues": {queue: {"parent", "meanAllocatedGpu", "fairShare": [GPU
 //! per session], "allocated": [GPU per session, after the session]}}, "evictions": {action:
-//! count}, "preemptions" (evicted runs), "warnings"}`. Series values are rounded to 10⁻⁶.
+//! count}, "preemptions" (evicted runs), ["budgets"], ["chargeback"], "warnings"}`. Series
+//! values are rounded to 10⁻⁶. A run a spent `stopRunning` budget ended has `"end":
+//! "Evicted"`, `"action": "budget"`, `"reason": "BudgetExhausted"` and `"by":
+//! "Budget/<name>"`; `budgets` (only with budgets) is [`crate::budget::to_json`]'s, and
+//! `chargeback` (only with `spec.metering`) the Kueue mode's.
 //!
 //! `--output csv` writes KAI's simulator CSV for either input: `Time,QueueID,Allocation,
 //! FairShare`, one row per queue per session, `Time` the session index, numbers with six

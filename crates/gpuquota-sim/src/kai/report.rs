@@ -186,8 +186,12 @@ pub struct KaiRun {
     pub placement: Vec<(String, [i128; 3])>,
     /// GPU holdings per node, by node name: GPU devices outside MIG (nano-units; a fraction
     /// is a share of one device) and MIG instances per resource (`nvidia.com/mig-1g.24gb`).
-    pub devices: Vec<(String, i128, Vec<(String, i64)>)>,
+    pub devices: Vec<NodeDevices>,
 }
+
+/// One node's GPU holdings in a run: node name, GPU devices outside MIG (nano-units), MIG
+/// instances per resource name.
+pub type NodeDevices = (String, i128, Vec<(String, i64)>);
 
 /// One job (PodGroup) of the run.
 #[derive(Debug, Clone, PartialEq, Eq)]
