@@ -3,14 +3,15 @@
 //! H200-141GB and RTX PRO 6000, 0/30/60 % occupied, both modes, demand at 50/90/110 % of the
 //! compute slices) and prints per instance `W`, `R`, `F`, whether it is proven and the CPU
 //! time of one plan (this thread's, from `/proc/thread-self/schedstat`), then how many are
-//! proven:
+//! proven (`prepare_ms`: the part of it spent building the option tables); the six 1,000-GPU
+//! fleets of the `mig` benchmark come first, labelled `bench-VARIANT`:
 //! `cargo run --release -p gpuquota-mig --example random_set -- [--write DIR] [FILTER]`.
 //! `--write DIR` also writes each input as `DIR/LABEL.json` (for a check with another
 //! solver); FILTER keeps the labels that contain it.
 
 use std::process::ExitCode;
 
-use gpuquota_mig::{Catalogue, PlanOptions, plan};
+use gpuquota_mig::{Catalogue, PlanOptions, Prepared};
 
 fn cpu_ns() -> u64 {
     std::fs::read_to_string("/proc/thread-self/schedstat")
@@ -32,8 +33,16 @@ fn main() -> ExitCode {
     }
     let cat = Catalogue::builtin();
     let (mut total, mut proven, mut cpu_max) = (0u32, 0u32, 0u64);
-    println!("label\tgpus\tW\tR\tF\toptimal\tcpu_ms");
-    for (label, req) in gpuquota_mig::testkit::random_set() {
+    println!("label\tgpus\tW\tR\tF\toptimal\tcpu_ms\tprepare_ms");
+    let bench = gpuquota_mig::testkit::VARIANTS
+        .iter()
+        .filter_map(|(v, ..)| {
+            Some((
+                format!("bench-{v}"),
+                gpuquota_mig::testkit::variant(v, 1000)?,
+            ))
+        });
+    for (label, req) in bench.chain(gpuquota_mig::testkit::random_set()) {
         if !label.contains(&filter) {
             continue;
         }
@@ -52,7 +61,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         };
         let start = cpu_ns();
-        let Ok(p) = plan(&problem, &PlanOptions::default()) else {
+        let Ok(prepared) = Prepared::new(&problem) else {
+            eprintln!("random_set: {label} did not prepare");
+            return ExitCode::FAILURE;
+        };
+        let prep = cpu_ns() - start;
+        let Ok(p) = prepared.solve(&PlanOptions::default()) else {
             eprintln!("random_set: {label} did not plan");
             return ExitCode::FAILURE;
         };
@@ -61,13 +75,14 @@ fn main() -> ExitCode {
         total += 1;
         proven += u32::from(p.optimal);
         println!(
-            "{label}\t{}\t{}\t{}\t{}\t{}\t{:.1}",
+            "{label}\t{}\t{}\t{}\t{}\t{}\t{:.1}\t{:.1}",
             req.gpus.len(),
             p.value,
             p.reconfigured,
             p.fragmentation,
             p.optimal,
-            cpu as f64 / 1e6
+            cpu as f64 / 1e6,
+            prep as f64 / 1e6
         );
     }
     println!(

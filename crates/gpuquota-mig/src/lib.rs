@@ -112,8 +112,12 @@
 //!    both modes (`fleet::class_solver_proves_mixed_fleets`) and, on the benchmark's mixed
 //!    1,000-GPU fleets (all empty, 30 % occupied, both modes), proves the `(W, R)` that the
 //!    HiGHS MILP solver finds on the same input
-//!    (`fleet::class_solver_proves_benchmark_mixed_fleets`). Proving is not guaranteed: a
-//!    phase that reaches its node limit leaves `optimal: false` (property 4 then holds).
+//!    (`fleet::class_solver_proves_benchmark_mixed_fleets`), and proves all 48 instances of a
+//!    seeded random mixed set (8–1,000 GPUs of four models, 0/30/60 % occupied, both modes,
+//!    demand at 50/90/110 % of the compute slices) with the `(W, R)` of an independent
+//!    HiGHS MILP (`fleet::class_solver_proves_the_random_mixed_set`). Proving is not
+//!    guaranteed: a phase that reaches its node limit leaves `optimal: false` (property 4
+//!    then holds).
 //! 4. **Never worse than the greedy fallback**, and a plan that is not proven carries a
 //!    certified upper bound on `W` in `bound`
 //!    (`props::never_worse_than_greedy_and_bound_holds`).
@@ -145,7 +149,9 @@
 //!    common never share one); `W` and `R` add up over components, so each is solved on its
 //!    own, with its own bounds and node limit. Per component, phase 1
 //!    maximises `W = Σ w_q z_q`; phase 2 minimises `R` subject to `W ≥ W*`. Each phase is a
-//!    best-first branch and bound on the most fractional count, with LP bounds (the
+//!    best-first branch and bound that splits the most fractional served amount `z_q` when
+//!    one is fractional (it is `min(d_q, supply_q)`, an integer, in some optimal integer
+//!    solution), else the most fractional count, with LP bounds (the
 //!    `microlp` crate's simplex, re-solved from the parent's basis after each branching
 //!    bound) rounded to the integer they certify (tolerance 10⁻⁶ relative), an incumbent
 //!    from the local search, and a rounding heuristic (counts rounded down, then the local

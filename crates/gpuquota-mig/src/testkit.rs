@@ -108,7 +108,8 @@ fn gpu_spec(i: u32, node_digits: usize, m: &GpuModel, instances: Vec<InstanceSpe
 }
 
 /// B7: `n` A100-80GB and H100-80GB at random; `occupied` of every 10 carry a random current
-/// layout with busy instances; demand over [`PROFILES`] until ~95 % of the memory slices.
+/// layout with busy instances; demand over the six profile names the two share (`1g.10gb`,
+/// `1g.20gb`, `2g.20gb`, `3g.40gb`, `4g.40gb`, `7g.80gb`) until ~95 % of the memory slices.
 pub fn scenario(seed: u64, n: u32, occupied: u64, mode: Mode) -> PlanRequest {
     let c = Catalogue::builtin();
     let mut rng = Rng::new(seed);

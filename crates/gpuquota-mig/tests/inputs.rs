@@ -6,28 +6,83 @@ use gpuquota_mig::{
     validate_config, verify,
 };
 
+/// What reading (and resolving) a planning input gives.
+enum Expect {
+    /// `PlanRequest::from_yaml` fails with this message.
+    ParseError(&'static str),
+    /// It parses with these unknown-field and skipped-document warnings.
+    Warnings(&'static [&'static str]),
+    /// It parses, without warnings, with this first demand count.
+    FirstCount(u32),
+    /// It parses, and `resolve` fails with this first error.
+    ResolveError(&'static str),
+}
+
+/// One row per input-format case: (what it shows, input text, expected outcome).
+const CASES: &[(&str, &str, Expect)] = &[
+    (
+        "a quoted hexadecimal count is a string, not sixteen",
+        "gpus: [{node: a, index: 0, model: A100-80GB, instances: []}]\n\
+         demand: [{profile: 1g.10gb, count: \"0x10\"}]\n",
+        Expect::ParseError("demand[0].count: invalid type: string \"0x10\", expected u32"),
+    ),
+    (
+        "unquoted, YAML's core schema reads a hexadecimal integer",
+        "gpus: [{node: a, index: 0, model: A100-80GB, instances: []}]\n\
+         demand: [{profile: 1g.10gb, count: 0x10}]\n",
+        Expect::FirstCount(16),
+    ),
+    (
+        "an unknown field is reported with its path",
+        "gpus: [{node: a, index: 0, model: A100-80GB, instnces: []}]\ndemand: []\n",
+        Expect::Warnings(&["gpus.0.instnces"]),
+    ),
+    (
+        "two planning inputs in one file are a clear error",
+        "gpus: []\ndemand: [{profile: 1g.10gb, count: 1}]\n---\n\
+         gpus: []\ndemand: [{profile: 1g.10gb, count: 1}]\n",
+        Expect::ParseError(
+            "document 2: a second planning input: give one mapping with `gpus` and `demand` per file",
+        ),
+    ),
+    (
+        "other kinds are skipped with a warning",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\ngpus: []\ndemand: []\n",
+        Expect::Warnings(&["document 1: kind Pod is not read by mig commands; skipped"]),
+    ),
+    (
+        "a node label naming a missing config is an error",
+        MISSING_CONFIG,
+        Expect::ResolveError(
+            "node gpu-node-1: nvidia.com/mig.config \"all-1g.10gb\": no mig-parted config of the input defines it",
+        ),
+    ),
+];
+
 #[test]
-fn quoted_hex_count_is_a_string_not_sixteen() {
-    let quoted = "gpus: [{node: a, index: 0, model: A100-80GB, instances: []}]\n\
-                  demand: [{profile: 1g.10gb, count: \"0x10\"}]\n";
-    let e = PlanRequest::from_yaml(quoted).unwrap_err().to_string();
-    assert_eq!(
-        e,
-        "demand[0].count: invalid type: string \"0x10\", expected u32"
-    );
-    // Unquoted, YAML's core schema reads a hexadecimal integer.
-    let plain = quoted.replace("\"0x10\"", "0x10");
-    let (req, _) = PlanRequest::from_yaml(&plain).expect("parses");
-    assert_eq!(req.demand[0].count, 16);
+fn planning_inputs_read_as_the_table_says() {
+    for (what, text, expect) in CASES {
+        let read = PlanRequest::from_yaml(text).map_err(|e| e.to_string());
+        match (expect, read) {
+            (Expect::ParseError(m), Err(e)) => assert_eq!(e, *m, "{what}"),
+            (Expect::Warnings(w), Ok((_, unknown))) => assert_eq!(unknown, *w, "{what}"),
+            (Expect::FirstCount(n), Ok((req, unknown))) => {
+                assert!(unknown.is_empty(), "{what}: {unknown:?}");
+                assert_eq!(req.demand[0].count, *n, "{what}");
+            }
+            (Expect::ResolveError(m), Ok((req, _))) => {
+                let errors = req.resolve(Catalogue::builtin()).expect_err(what);
+                assert_eq!(errors[0].to_string(), *m, "{what}");
+            }
+            (_, read) => panic!("{what}: unexpected {read:?}"),
+        }
+    }
 }
 
 #[test]
-fn unknown_fields_get_did_you_mean() {
-    let text = "gpus: [{node: a, index: 0, model: A100-80GB, instnces: []}]\ndemand: []\n";
-    let (_, unknown) = PlanRequest::from_yaml(text).expect("parses");
-    assert_eq!(unknown, ["gpus.0.instnces"]);
+fn unknown_field_messages_suggest_the_nearest_field() {
     assert_eq!(
-        unknown_field_message(&unknown[0]),
+        unknown_field_message("gpus.0.instnces"),
         "unknown field `gpus.0.instnces` ignored (did you mean `instances`?)"
     );
     assert_eq!(
@@ -317,6 +372,33 @@ demand:
   - {profile: 1g.10gb, count: 2}
 "#;
 
+/// [`CONFIGMAP_AND_NODES`] with a node label naming a config the input does not define.
+const MISSING_CONFIG: &str = r#"
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: custom-mig-config, namespace: gpu-operator}
+data:
+  config.yaml: |
+    version: v1
+    mig-configs:
+      balanced:
+        - devices: all
+          mig-enabled: true
+          mig-devices: {"1g.10gb": 2, "2g.20gb": 1, "3g.40gb": 1}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: gpu-node-1
+  labels:
+    nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB
+    nvidia.com/gpu.count: "1"
+    nvidia.com/mig.config: all-1g.10gb
+---
+demand:
+  - {profile: 1g.10gb, count: 2}
+"#;
+
 #[test]
 fn configmap_and_node_labels_give_current_layouts() {
     let (req, unknown) = PlanRequest::from_yaml(CONFIGMAP_AND_NODES).expect("parses");
@@ -331,35 +413,4 @@ fn configmap_and_node_labels_give_current_layouts() {
     assert_eq!(verify(&problem, &p), Ok(()));
     // GPU 0 already serves the demand: nothing changes.
     assert_eq!((p.value, p.reconfigured, p.optimal), (3, 0, true));
-}
-
-#[test]
-fn a_label_naming_a_missing_config_is_an_error() {
-    let text = CONFIGMAP_AND_NODES.replace("mig.config: balanced", "mig.config: all-1g.10gb");
-    let (req, _) = PlanRequest::from_yaml(&text).expect("parses");
-    let errors = req.resolve(Catalogue::builtin()).unwrap_err();
-    assert_eq!(
-        errors[0].to_string(),
-        "node gpu-node-1: nvidia.com/mig.config \"all-1g.10gb\": no mig-parted config of the input defines it"
-    );
-}
-
-#[test]
-fn two_planning_inputs_in_one_file_are_a_clear_error() {
-    let text = "gpus: []\ndemand: [{profile: 1g.10gb, count: 1}]\n---\ngpus: []\ndemand: [{profile: 1g.10gb, count: 1}]\n";
-    let e = PlanRequest::from_yaml(text).unwrap_err().to_string();
-    assert_eq!(
-        e,
-        "document 2: a second planning input: give one mapping with `gpus` and `demand` per file"
-    );
-}
-
-#[test]
-fn other_kinds_are_skipped_with_a_warning() {
-    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\ngpus: []\ndemand: []\n";
-    let (_, unknown) = PlanRequest::from_yaml(text).expect("parses");
-    assert_eq!(
-        unknown,
-        ["document 1: kind Pod is not read by mig commands; skipped"]
-    );
 }
