@@ -522,8 +522,12 @@ struct Merge {
 }
 
 impl Merge {
+    /// The merge of `sources`' evicted prefixes (`evicted_pass`) or of the rest.
+    ///
+    /// # Complexity
+    /// O(S log A) for S sources of at most A admitted workloads (the heap is built in O(S)).
     fn new(a: &Admitted<'_>, sources: &[Source], evicted_pass: bool) -> Merge {
-        let mut heap = std::collections::BinaryHeap::with_capacity(sources.len());
+        let mut heap = Vec::with_capacity(sources.len());
         let mut ends = Vec::with_capacity(sources.len());
         let mut cqs = Vec::with_capacity(sources.len());
         for (i, s) in sources.iter().enumerate() {
@@ -540,7 +544,11 @@ impl Merge {
                 heap.push(std::cmp::Reverse((list[start], i, start)));
             }
         }
-        Merge { heap, ends, cqs }
+        Merge {
+            heap: std::collections::BinaryHeap::from(heap),
+            ends,
+            cqs,
+        }
     }
 
     /// The next candidate in upstream's order: (source index, position, workload). The
