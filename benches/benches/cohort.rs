@@ -1,5 +1,6 @@
 //! Kueue admission engine (`gpuquota-cohort`): one admission decision at scale
-//! (B3) and the classical preemption target search (B5a).
+//! (B3), the classical preemption target search (B5a), and the whole `kueue schedule` run
+//! on the generated 1,000-ClusterQueue snapshot.
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -354,5 +355,32 @@ fn preemption_search(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, admission_decision, preemption_search);
+/// `kueue schedule` after the import: every cycle of the generated snapshot (1,000
+/// ClusterQueues in 10 cohorts, 4,000 pending Workloads; `examples/snapshot -- 1000 4000`),
+/// which converges after 38 cycles with 144 preemptions.
+fn schedule_snapshot(c: &mut Criterion) {
+    let workloads = if quick() { 400 } else { 4000 };
+    let text = gpuquota_benches::kueue_snapshot(1000, workloads, 1, gpuquota_benches::Format::Json);
+    let mut importer = gpuquota_model::Importer::new();
+    importer.add_str("snapshot.json", &text);
+    let Ok(imported) = importer.finish() else {
+        return;
+    };
+    let Ok(world) = World::build(&imported.model) else {
+        return;
+    };
+    let mut group = c.benchmark_group("cohort");
+    group.sample_size(10);
+    group.bench_function(format!("schedule_1000cq_{workloads}_workloads"), |b| {
+        b.iter(|| black_box(gpuquota_cohort::schedule(black_box(&world), None)))
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    admission_decision,
+    preemption_search,
+    schedule_snapshot
+);
 criterion_main!(benches);

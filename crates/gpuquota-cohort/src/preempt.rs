@@ -266,6 +266,47 @@ impl Admitted<'_> {
         })
     }
 
+    /// True when the policy rejects `v` of `src` for its priority and, the merge taking each
+    /// list in priority order within a pass, every later workload of `src` as well.
+    ///
+    /// # Complexity
+    /// O(1).
+    fn priority_exhausted(&self, src: &Source, v: WlId, ctx: &Ctx<'_>) -> bool {
+        let vp = self.world.workloads[v as usize].priority;
+        if src.lca.is_none() {
+            match ctx.within {
+                WithinPolicy::Never => true,
+                WithinPolicy::LowerPriority => vp >= ctx.priority,
+                WithinPolicy::LowerOrNewerEqualPriority => vp > ctx.priority,
+            }
+        } else {
+            match ctx.reclaim {
+                ReclaimPolicy::Never => true,
+                ReclaimPolicy::LowerPriority => vp >= ctx.priority,
+                ReclaimPolicy::Any => false,
+            }
+        }
+    }
+
+    /// True when a cohort source's queue, or one of its ancestors below the LCA, is within
+    /// nominal on `frs_need`: [`Admitted::valid`] then rejects every candidate of the source.
+    ///
+    /// # Complexity
+    /// O(depth × frs_need).
+    fn source_within_nominal(&self, usage: &Usage, src: &Source, frs_need: &[FrId]) -> bool {
+        let Some(lca) = src.lca else {
+            return false;
+        };
+        let t = &self.world.tree;
+        let node = self.world.cluster_queues[src.cq as usize].node;
+        if t.within_nominal(usage, node, frs_need) {
+            return true;
+        }
+        t.ancestors(node)
+            .take_while(|&a| a != lca)
+            .any(|a| t.within_nominal(usage, a, frs_need))
+    }
+
     /// True when some workload of `sources` is a candidate.
     fn any_candidate(&self, sources: &[Source], ctx: &Ctx<'_>) -> bool {
         sources.iter().any(|src| {
@@ -401,8 +442,19 @@ impl Admitted<'_> {
             'passes: for &evicted_pass in passes {
                 for g in groups {
                     let mut merge = Merge::new(self, g, evicted_pass);
-                    while let Some((si, v)) = merge.next(self) {
-                        let Some(c) = self.admit_candidate(&g[si], v, &ctx) else {
+                    while let Some((si, pos, v)) = merge.pop() {
+                        let src = &g[si];
+                        // A source whose remaining candidates would all be rejected is dropped:
+                        // usage only falls while an attempt runs, so a queue (or an ancestor
+                        // below the LCA) within nominal stays so, and the list is in priority
+                        // order within a pass, so a policy bound on priority cuts its tail.
+                        if self.priority_exhausted(src, v, &ctx)
+                            || self.source_within_nominal(usage, src, frs_need)
+                        {
+                            continue;
+                        }
+                        merge.advance(self, si, pos);
+                        let Some(c) = self.admit_candidate(src, v, &ctx) else {
                             continue;
                         };
                         if !self.valid(usage, &c, cq, allow, frs_need) {
@@ -470,8 +522,12 @@ struct Merge {
 }
 
 impl Merge {
+    /// The merge of `sources`' evicted prefixes (`evicted_pass`) or of the rest.
+    ///
+    /// # Complexity
+    /// O(S log A) for S sources of at most A admitted workloads (the heap is built in O(S)).
     fn new(a: &Admitted<'_>, sources: &[Source], evicted_pass: bool) -> Merge {
-        let mut heap = std::collections::BinaryHeap::with_capacity(sources.len());
+        let mut heap = Vec::with_capacity(sources.len());
         let mut ends = Vec::with_capacity(sources.len());
         let mut cqs = Vec::with_capacity(sources.len());
         for (i, s) in sources.iter().enumerate() {
@@ -488,18 +544,33 @@ impl Merge {
                 heap.push(std::cmp::Reverse((list[start], i, start)));
             }
         }
-        Merge { heap, ends, cqs }
+        Merge {
+            heap: std::collections::BinaryHeap::from(heap),
+            ends,
+            cqs,
+        }
     }
 
-    /// The next candidate in upstream's order: (source index, workload).
-    fn next(&mut self, a: &Admitted<'_>) -> Option<(usize, WlId)> {
+    /// The next candidate in upstream's order: (source index, position, workload). The
+    /// source stays out of the merge until [`Merge::advance`] puts its next candidate back.
+    ///
+    /// # Complexity
+    /// O(log S) for S sources.
+    fn pop(&mut self) -> Option<(usize, usize, WlId)> {
         let std::cmp::Reverse((key, si, pos)) = self.heap.pop()?;
+        Some((si, pos, key.4))
+    }
+
+    /// Puts the candidate after `pos` of source `si` into the merge.
+    ///
+    /// # Complexity
+    /// O(log S) for S sources.
+    fn advance(&mut self, a: &Admitted<'_>, si: usize, pos: usize) {
         let next = pos + 1;
         if next < self.ends[si] {
             let list = &a.by_cq[self.cqs[si] as usize];
             self.heap.push(std::cmp::Reverse((list[next], si, next)));
         }
-        Some((si, key.4))
     }
 }
 
