@@ -94,6 +94,7 @@ use crate::kueue::{
 };
 use crate::meta::ObjectMeta;
 
+mod block;
 mod fast;
 mod parse;
 mod yaml;

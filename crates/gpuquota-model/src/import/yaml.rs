@@ -36,6 +36,7 @@ use serde::de::{
 };
 use serde_json::Value;
 
+use super::block::Block;
 use super::fast::{Doc, Typed};
 use super::{Kind, Object, split_api_version};
 
@@ -45,8 +46,19 @@ pub(super) const MAX_DEPTH: usize = 32;
 
 /// Every document of `text`, or `None` when the exact path must read it.
 pub(super) fn documents(text: &str) -> Option<Vec<Doc>> {
-    let mut reader = Reader::new(text);
-    read_stream(&mut reader).ok()
+    // The plainest block YAML is scanned without copies; anything else goes through
+    // saphyr-parser's events.
+    read_stream(&mut Reader::new(text, true))
+        .or_else(|_| read_stream(&mut Reader::new(text, false)))
+        .ok()
+}
+
+/// Where the events come from.
+enum Source<'a> {
+    /// The block scanner ([`super::block`]).
+    Block(Block<'a>),
+    /// saphyr-parser.
+    Parser(Box<Parser<'a, StrInput<'a>>>),
 }
 
 /// The only error of this reader: the exact path must read the source.
@@ -69,7 +81,7 @@ impl de::Error for Fallback {
 
 /// The event source with its budgets.
 struct Reader<'a> {
-    parser: Parser<'a, StrInput<'a>>,
+    source: Source<'a>,
     peeked: Option<Event<'a>>,
     depth: usize,
     nodes: usize,
@@ -81,10 +93,14 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn new(text: &'a str) -> Reader<'a> {
+    fn new(text: &'a str, block: bool) -> Reader<'a> {
         let n = text.len();
         Reader {
-            parser: Parser::new_from_str(text),
+            source: if block {
+                Source::Block(Block::new(text))
+            } else {
+                Source::Parser(Box::new(Parser::new_from_str(text)))
+            },
             peeked: None,
             depth: 0,
             nodes: 0,
@@ -101,11 +117,10 @@ impl<'a> Reader<'a> {
         if let Some(ev) = self.peeked.take() {
             return Ok(ev);
         }
-        let (ev, _) = self
-            .parser
-            .next_event()
-            .ok_or(Fallback)?
-            .map_err(|_| Fallback)?;
+        let ev = match &mut self.source {
+            Source::Block(b) => b.next_event()?,
+            Source::Parser(p) => p.next_event().ok_or(Fallback)?.map_err(|_| Fallback)?.0,
+        };
         self.events += 1;
         if self.events > self.max_events {
             return Err(Fallback);
