@@ -397,9 +397,14 @@ struct MemoEntry {
 /// overcommitted input with huge requests); nothing is returned then.
 ///
 /// # Complexity
-/// Division as in [`crate::Hierarchy::divide`]; each pending job costs one hierarchical queue
-/// pick (O(Q)) plus its placement (O(N · G) per pod for N nodes of G GPUs); each reclaim or
-/// preempt attempt sorts its victims (O(V log V)) and probes O(log V) prefixes.
+/// Division as in [`crate::Hierarchy::divide`]; opening the session is O(J + T + N · G) for
+/// J jobs of T pods and N nodes of G GPUs, with O(N + T) allocations. Each pending job costs
+/// one hierarchical queue pick (O(Q)) plus its placement (O(N · G) per pod); each reclaim or
+/// preempt attempt sorts its victims (O(V log V)) and probes O(log V) prefixes. A pending job
+/// shaped like one already tried while nothing was committed costs O(log M + P) per action
+/// instead (a memoized failure, M memo entries, P pods) and, when it is the next job of the
+/// same leaf with the same request, no tree walk for its pick. The victim lists (O(R log R)
+/// for R running jobs) are built only when some job reaches the victim search.
 pub fn run_session(c: &Cluster, options: &SessionOptions) -> Result<SessionResult, SessionError> {
     run(c, options, true)
 }
