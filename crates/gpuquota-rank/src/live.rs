@@ -160,6 +160,17 @@ impl LiveCluster {
         true
     }
 
+    /// True when a submitted job has a pending pod (held jobs' pods included).
+    ///
+    /// # Complexity
+    /// O(T) for T pods of submitted jobs.
+    pub fn has_pending_pods(&self) -> bool {
+        self.cluster
+            .jobs
+            .iter()
+            .any(|j| j.tasks.iter().any(|t| t.status == TaskStatus::Pending))
+    }
+
     /// Holds (or releases) a job: a held job's pending pods are invisible to the sessions
     /// (neither demand nor candidates), its running pods stay. The hook for admission
     /// policies outside KAI (a budget that closes a queue).

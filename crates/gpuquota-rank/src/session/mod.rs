@@ -254,6 +254,48 @@ impl PlaceRec {
     }
 }
 
+/// One row per job, one value per pod of the job, in a single allocation: row `j` is
+/// `data[offs[j]..offs[j + 1]]` (a session opens with O(1) allocations for them instead of
+/// one per job, and a copy of the whole is one allocation).
+#[derive(Debug, Clone)]
+struct Jagged<T> {
+    offs: Vec<usize>,
+    data: Vec<T>,
+}
+
+impl<T: Clone> Jagged<T> {
+    /// A row of `fill` per job of `c`, as long as the job's pod list.
+    ///
+    /// # Complexity
+    /// O(J + T) for J jobs of T pods in all.
+    fn new(c: &Cluster, fill: T) -> Jagged<T> {
+        let mut offs = Vec::with_capacity(c.jobs.len() + 1);
+        offs.push(0);
+        let mut n = 0usize;
+        for j in &c.jobs {
+            n += j.tasks.len();
+            offs.push(n);
+        }
+        Jagged {
+            offs,
+            data: vec![fill; n],
+        }
+    }
+}
+
+impl<T> std::ops::Index<usize> for Jagged<T> {
+    type Output = [T];
+    fn index(&self, j: usize) -> &[T] {
+        &self.data[self.offs[j]..self.offs[j + 1]]
+    }
+}
+
+impl<T> std::ops::IndexMut<usize> for Jagged<T> {
+    fn index_mut(&mut self, j: usize) -> &mut [T] {
+        &mut self.data[self.offs[j]..self.offs[j + 1]]
+    }
+}
+
 #[derive(Debug, Clone)]
 struct NodeState {
     idle: Amt,
@@ -291,8 +333,8 @@ struct Engine<'a> {
     alloc_np: Vec<Amt>,
     nodes: Vec<NodeState>,
     pool: NodeState,
-    tstate: Vec<Vec<TState>>,
-    place: Vec<Vec<PlaceRec>>,
+    tstate: Jagged<TState>,
+    place: Jagged<PlaceRec>,
     /// Jobs evicted this session (no longer victims, not stale candidates).
     evicted_job: Vec<bool>,
     allocated: Vec<Allocation>,
@@ -355,9 +397,14 @@ struct MemoEntry {
 /// overcommitted input with huge requests); nothing is returned then.
 ///
 /// # Complexity
-/// Division as in [`crate::Hierarchy::divide`]; each pending job costs one hierarchical queue
-/// pick (O(Q)) plus its placement (O(N · G) per pod for N nodes of G GPUs); each reclaim or
-/// preempt attempt sorts its victims (O(V log V)) and probes O(log V) prefixes.
+/// Division as in [`crate::Hierarchy::divide`]; opening the session is O(J + T + N · G) for
+/// J jobs of T pods and N nodes of G GPUs, with O(N + T) allocations. Each pending job costs
+/// one hierarchical queue pick (O(Q)) plus its placement (O(N · G) per pod); each reclaim or
+/// preempt attempt sorts its victims (O(V log V)) and probes O(log V) prefixes. A pending job
+/// shaped like one already tried while nothing was committed costs O(log M + P) per action
+/// instead (a memoized failure, M memo entries, P pods) and, when it is the next job of the
+/// same leaf with the same request, no tree walk for its pick. The victim lists (O(R log R)
+/// for R running jobs) are built only when some job reaches the victim search.
 pub fn run_session(c: &Cluster, options: &SessionOptions) -> Result<SessionResult, SessionError> {
     run(c, options, true)
 }
@@ -436,8 +483,8 @@ impl<'a> Engine<'a> {
                 devs: Vec::new(),
                 mig: Vec::new(),
             },
-            tstate: Vec::with_capacity(c.jobs.len()),
-            place: Vec::with_capacity(c.jobs.len()),
+            tstate: Jagged::new(c, TState::Other),
+            place: Jagged::new(c, PlaceRec::default()),
             evicted_job: vec![false; c.jobs.len()],
             allocated: Vec::new(),
             evicted: Vec::new(),
@@ -452,9 +499,7 @@ impl<'a> Engine<'a> {
             shortcuts: true,
         };
         for (ji, j) in c.jobs.iter().enumerate() {
-            let mut st = Vec::with_capacity(j.tasks.len());
-            let mut pl = Vec::with_capacity(j.tasks.len());
-            for t in &j.tasks {
+            for (ti, t) in j.tasks.iter().enumerate() {
                 let s = match t.status {
                     TaskStatus::Pending => TState::Pending,
                     TaskStatus::Running => TState::Running,
@@ -471,11 +516,9 @@ impl<'a> Engine<'a> {
                 {
                     e.account(q, t.req, !j.preemptible, true);
                 }
-                st.push(s);
-                pl.push(rec);
+                e.tstate[ji][ti] = s;
+                e.place[ji][ti] = rec;
             }
-            e.tstate.push(st);
-            e.place.push(pl);
             // Pods being deleted at session open: their resources are being freed.
             for (ti, t) in j.tasks.iter().enumerate() {
                 if t.status == TaskStatus::Releasing {

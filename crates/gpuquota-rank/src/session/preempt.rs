@@ -4,7 +4,9 @@ use super::*;
 
 impl Engine<'_> {
     pub(super) fn preempt(&mut self) {
-        let running = self.running_by_leaf();
+        // Built when the first job's step runs: no step commits anything before, so it is
+        // the list as of the action's start (and a session without candidates skips it).
+        let mut running: Option<Vec<Vec<usize>>> = None;
         let mut lists = self.leaf_lists(|_| true);
         let mut last = None;
         while let Some((leaf, ji)) = self.next_pick(&lists, &mut last) {
@@ -17,7 +19,8 @@ impl Engine<'_> {
                 continue;
             }
             self.memoized(Step::Preempt, ji, |e| {
-                e.preempt_job(leaf, ji, tasks, &running)
+                let running = running.get_or_insert_with(|| e.running_by_leaf());
+                e.preempt_job(leaf, ji, tasks, running)
             });
         }
     }

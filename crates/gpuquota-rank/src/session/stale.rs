@@ -4,6 +4,10 @@
 use super::*;
 
 impl Engine<'_> {
+    /// Evicts the gangs below minMember for longer than their staleness grace.
+    ///
+    /// # Complexity
+    /// O(T) for T pods; allocates only for a job it evicts.
     pub(super) fn stale_gangs(&mut self) {
         for ji in 0..self.c.jobs.len() {
             if self.evicted_job[ji] {
@@ -13,20 +17,28 @@ impl Engine<'_> {
             if j.foreign {
                 continue;
             }
-            let active: Vec<usize> = (0..j.tasks.len())
-                .filter(|&t| self.tstate[ji][t] == TState::Running)
-                .collect();
+            let running = self.tstate[ji]
+                .iter()
+                .filter(|s| **s == TState::Running)
+                .count();
             // KAI counts active *used* pods (`GetNumActiveUsedTasks`): releasing and stuck
             // pods still hold the gang together; only running ones are evicted.
-            let used = active.len()
+            let used = running
                 + self.tstate[ji]
                     .iter()
                     .filter(|s| matches!(s, TState::Releasing | TState::Stuck))
                     .count();
-            let succeeded = j.tasks.iter().any(|t| t.status == TaskStatus::Succeeded);
-            if active.is_empty() || succeeded || used >= j.min_member {
+            // Checked first: most jobs hold their gang, and the check needs no allocation.
+            if running == 0 || used >= j.min_member {
                 continue;
             }
+            let succeeded = j.tasks.iter().any(|t| t.status == TaskStatus::Succeeded);
+            if succeeded {
+                continue;
+            }
+            let active: Vec<usize> = (0..j.tasks.len())
+                .filter(|&t| self.tstate[ji][t] == TState::Running)
+                .collect();
             // Jobs topped up in this session are not stale.
             if self.tstate[ji]
                 .iter()

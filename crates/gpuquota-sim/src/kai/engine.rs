@@ -240,6 +240,11 @@ pub fn run(
         .collect();
     let mut fair: Vec<f64> = vec![0.0; nq];
     let mut dirty = true;
+    // The last session only placed pods (no eviction), no pod is pending any more, and no
+    // usage database moves the fair shares: the next session would decide nothing (every
+    // action starts from a pending pod, and a gang it placed is whole, so not stale), so it
+    // is skipped until an arrival or a completion.
+    let mut quiet = false;
     // Jobs waiting (arrived, not running), and the fair shares of the last session run.
     let mut pending: usize = 0;
     let mut sessions_run: u64 = 0;
@@ -309,6 +314,7 @@ pub fn run(
                 }
                 makespan = makespan.max(ct);
                 dirty = true;
+                quiet = false;
             } else {
                 let (_, j) = arrivals[next_arrival];
                 next_arrival += 1;
@@ -316,11 +322,12 @@ pub fn run(
                     st[j].state = State::Pending;
                     pending += 1;
                     dirty = true;
+                    quiet = false;
                 }
             }
         }
         now_ms = now_ms.max(t);
-        let mut run_it = dirty || time_dependent;
+        let mut run_it = (dirty && !quiet) || time_dependent;
         if let Some(h) = hook.as_mut() {
             run_it |= h.advance(t);
             let stops = h.to_stop(t);
@@ -361,6 +368,11 @@ pub fn run(
                 alloc = live.queue_allocated();
                 run_it = true;
             }
+        }
+        if quiet && !run_it {
+            // What the skipped session would have left: no decision.
+            dirty = false;
+            quiet = false;
         }
         if let Some(db) = db.as_mut() {
             db.advance(t, &alloc);
@@ -554,6 +566,7 @@ pub fn run(
                 }
             }
             dirty = !result.allocated.is_empty() || !result.evicted.is_empty();
+            quiet = dirty && result.evicted.is_empty() && db.is_none() && !live.has_pending_pods();
             // The messages are moved, not copied: O(pending jobs) per session.
             for p in result.pending {
                 if let Some(&j) = index.get(p.pod_group.as_str()) {
