@@ -207,8 +207,11 @@
 //!
 //! The cartesian product of the `--set` values, each run simulated deterministically in
 //! parallel, one row per run; `gpuquota sim merge` joins shard tables into the unsharded
-//! table; `--emit-job N` prints a Kubernetes Indexed Job running N shards under Kueue. The
-//! table's columns and the Job are documented in [`sweep`].
+//! table; `--emit-job N` prints a Kubernetes Indexed Job running N shards under Kueue. Paths
+//! reach into `spec`, into the ClusterQueues' quotas (`clusterQueues.batch.borrowingLimit`)
+//! and the seeds of generated traces (`seed=1..20`); rows carry the cost per department
+//! when the scenario has `spec.metering`. The table's columns, the path grammar, the SVG and
+//! the Job are documented in [`sweep`].
 //!
 //! # Properties
 //!

@@ -14,6 +14,9 @@ fn run(name: &str) -> Value {
     simulate(&sc).expect("simulates").to_json()
 }
 
+/// (workload, queue, class, runs as (startMs, endMs, end)) of a KAI report
+type KaiRow = (String, String, String, Vec<(i64, i64, String)>);
+
 /// (startMs, endMs, flavor, gpus)
 type RunRow = (i64, i64, String, String);
 /// (workload, queue, class, createdMs, runs)
@@ -381,7 +384,7 @@ fn helios_trace_replays_under_kai_into_leaf_queues() {
     let j = gpuquota_sim::kai::simulate(&sc)
         .expect("simulates")
         .to_json();
-    let got: Vec<(String, String, String, Vec<(i64, i64, String)>)> = j["workloads"]
+    let got: Vec<KaiRow> = j["workloads"]
         .as_array()
         .unwrap()
         .iter()

@@ -55,6 +55,7 @@
 //!       queryResolution: 1m          # the sampling step (KAI's default 1m)
 //!   workloads:
 //!   - file: jobs.yaml
+//!   - trace: {format: helios, file: cluster_log.csv}   # a public trace, into leaf Queues ([`crate::trace`])
 //! ```
 //!
 //! The job unit is KAI's: a PodGroup with its pods, a pod without one (a one-pod job, as

@@ -87,18 +87,27 @@ pub fn load(text: &str) -> Result<Loaded, String> {
     Ok(out)
 }
 
+/// What [`gpu_numbers`] read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuNumbers {
+    /// The date of the row used (`YYYY-MM-DD`).
+    pub date: String,
+    /// GPUs per VC column, in column order (`total` left out).
+    pub vcs: Vec<(String, u32)>,
+    /// Rows and cells it could not read.
+    pub malformed: u64,
+}
+
 /// The GPUs per VC of a Helios `cluster_gpu_number.csv` (`date,<vc>…,total`: one row per
 /// day, a column per VC) on the replay's first day: the last row dated on or before the day
-/// of `start_ms` (unix ms), or the first row when the file starts later. Returns the date
-/// used, the GPUs per VC column (the `total` column left out) and the rows it could not
-/// read (`malformed-row`, counted).
+/// of `start_ms` (unix ms), or the first row when the file starts later.
 ///
 /// # Errors
 /// No header, no `date` column, or no readable row.
 ///
 /// # Complexity
 /// O(rows × VCs).
-pub fn gpu_numbers(text: &str, start_ms: i64) -> Result<(String, Vec<(String, u32)>, u64), String> {
+pub fn gpu_numbers(text: &str, start_ms: i64) -> Result<GpuNumbers, String> {
     let mut rdr = csv_reader(text, true);
     let header = rdr.headers().map_err(|e| e.to_string())?.clone();
     let [date] = columns(&header, ["date"])?;
@@ -139,11 +148,11 @@ pub fn gpu_numbers(text: &str, start_ms: i64) -> Result<(String, Vec<(String, u3
             None => malformed += 1,
         }
     }
-    Ok((
-        row.get(date).unwrap_or("").trim().to_owned(),
-        out,
+    Ok(GpuNumbers {
+        date: row.get(date).unwrap_or("").trim().to_owned(),
+        vcs: out,
         malformed,
-    ))
+    })
 }
 
 #[cfg(test)]
@@ -193,15 +202,15 @@ j6,u1,vcA,x,one,4,1,COMPLETED,2020-04-01 00:03:00,2020-04-01 00:05:00,2020-04-01
         let t =
             "date,vcA,vcB,total\n2020-04-01,8,16,24\n2020-04-02,12,x,28\n2020-04-05,64,64,128\n";
         let day = |s: &str| wall_clock_ms(s).unwrap();
-        let (d, g, bad) = gpu_numbers(t, day("2020-04-03 10:00:00")).unwrap();
-        assert_eq!((d.as_str(), bad), ("2020-04-02", 1));
-        assert_eq!(g, [("vcA".to_owned(), 12)]);
+        let g = gpu_numbers(t, day("2020-04-03 10:00:00")).unwrap();
+        assert_eq!((g.date.as_str(), g.malformed), ("2020-04-02", 1));
+        assert_eq!(g.vcs, [("vcA".to_owned(), 12)]);
         // before the file: its first row
-        let (d, g, _) = gpu_numbers(t, day("2020-03-01 00:00:00")).unwrap();
-        assert_eq!(d, "2020-04-01");
-        assert_eq!(g, [("vcA".to_owned(), 8), ("vcB".to_owned(), 16)]);
-        let (d, _, _) = gpu_numbers(t, day("2020-04-05 00:00:00")).unwrap();
-        assert_eq!(d, "2020-04-05");
+        let g = gpu_numbers(t, day("2020-03-01 00:00:00")).unwrap();
+        assert_eq!(g.date, "2020-04-01");
+        assert_eq!(g.vcs, [("vcA".to_owned(), 8), ("vcB".to_owned(), 16)]);
+        let g = gpu_numbers(t, day("2020-04-05 00:00:00")).unwrap();
+        assert_eq!(g.date, "2020-04-05");
         assert!(gpu_numbers("vc,x\n", 0).unwrap_err().contains("date"));
     }
 

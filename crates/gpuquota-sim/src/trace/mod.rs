@@ -801,7 +801,7 @@ fn apply_gpu_numbers(
                 .field(format!("{field}.gpuNumberFile")),
         );
     };
-    let (_, vcs, malformed) = match helios::gpu_numbers(text, start_ms) {
+    let helios::GpuNumbers { vcs, malformed, .. } = match helios::gpu_numbers(text, start_ms) {
         Ok(x) => x,
         Err(m) => {
             warn(warnings, format!("no quota read: {m}"));

@@ -53,13 +53,15 @@ struct Detail {
 /// # Complexity
 /// O(input size).
 pub fn load(text: &str) -> Result<Loaded, String> {
-    // each element is read straight into a job (borrowed raw text, no JSON tree)
-    let rows: Vec<&serde_json::value::RawValue> =
-        serde_json::from_str(text).map_err(|e| format!("not a JSON array of jobs: {e}"))?;
+    // one validating pass that builds nothing, then each element's text straight into a job
+    // (no JSON tree)
+    serde_json::from_str::<Vec<serde::de::IgnoredAny>>(text)
+        .map_err(|e| format!("not a JSON array of jobs: {e}"))?;
+    let rows = elements(text);
     let mut out = Loaded::default();
     out.jobs.reserve(rows.len());
     for v in rows {
-        let Ok(j) = serde_json::from_str::<PJob>(v.get()) else {
+        let Ok(j) = serde_json::from_str::<PJob>(v) else {
             out.skip("malformed-row");
             continue;
         };
@@ -119,6 +121,58 @@ pub fn load(text: &str) -> Result<Loaded, String> {
     Ok(out)
 }
 
+/// The texts of the elements of a JSON array that is known to be valid JSON.
+///
+/// # Complexity
+/// O(text): one scan, tracking strings (with escapes) and nesting depth.
+fn elements(text: &str) -> Vec<&str> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let Some(open) = b.iter().position(|c| *c == b'[') else {
+        return out;
+    };
+    let (mut depth, mut in_str, mut esc) = (0usize, false, false);
+    let mut start: Option<usize> = None;
+    for (i, &c) in b.iter().enumerate().skip(open + 1) {
+        if in_str {
+            if esc {
+                esc = false;
+            } else if c == b'\\' {
+                esc = true;
+            } else if c == b'"' {
+                in_str = false;
+            }
+            continue;
+        }
+        match c {
+            b' ' | b'\n' | b'\r' | b'\t' => continue,
+            b',' if depth == 0 => {
+                if let Some(s) = start.take() {
+                    out.push(text[s..i].trim_end());
+                }
+                continue;
+            }
+            b']' | b'}' if depth == 0 => {
+                if let Some(s) = start.take() {
+                    out.push(text[s..i].trim_end());
+                }
+                break;
+            }
+            _ => {}
+        }
+        if start.is_none() {
+            start = Some(i);
+        }
+        match c {
+            b'"' => in_str = true,
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,6 +215,17 @@ mod tests {
                 ("no-gpu", 1)
             ]
         );
+    }
+
+    #[test]
+    fn elements_split_at_top_level_commas_only() {
+        let t = r#" [ {"a": "x,]}\"[", "b": [1, {"c": 2}]} , 3,"s" ,[ ] ] "#;
+        assert_eq!(
+            elements(t),
+            [r#"{"a": "x,]}\"[", "b": [1, {"c": 2}]}"#, "3", r#""s""#, "[ ]"]
+        );
+        assert!(elements("[]").is_empty());
+        assert!(elements(" [ \n ] ").is_empty());
     }
 
     #[test]
