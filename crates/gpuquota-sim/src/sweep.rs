@@ -56,7 +56,7 @@ use gpuquota_model::diag::{Diagnostic, Diagnostics};
 use indexmap::IndexMap;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::scenario::{self, INVALID_SCENARIO};
 
@@ -952,7 +952,7 @@ pub fn indexed_job(
     file: &str,
     axes: &[Axis],
     shards: usize,
-) -> Value {
+) -> IndexedJob {
     let mut args: Vec<String> = vec!["sim".into(), "sweep".into(), format!("/scenario/{file}")];
     for a in axes {
         args.push("--set".into());
@@ -960,40 +960,141 @@ pub fn indexed_job(
     }
     args.push("--shard".into());
     args.push(format!("$(JOB_COMPLETION_INDEX)/{shards}"));
-    json!({
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": {"kueue.x-k8s.io/queue-name": queue},
+    let mut labels = BTreeMap::new();
+    labels.insert("kueue.x-k8s.io/queue-name".to_owned(), queue.to_owned());
+    IndexedJob {
+        api_version: "batch/v1",
+        kind: "Job",
+        metadata: JobMeta {
+            name: name.to_owned(),
+            namespace: namespace.to_owned(),
+            labels,
         },
-        "spec": {
-            "completionMode": "Indexed",
-            "completions": shards,
-            "parallelism": shards,
-            "suspend": true,
-            "template": {"spec": {
-                "restartPolicy": "Never",
-                "containers": [{
-                    "name": "sweep",
-                    "image": image,
-                    "command": ["gpuquota"],
-                    "args": args,
-                    "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
-                    "volumeMounts": [{"name": "scenario", "mountPath": "/scenario", "readOnly": true}],
-                }],
-                "volumes": [{"name": "scenario", "configMap": {"name": format!("{name}-scenario")}}],
-            }},
+        spec: JobSpec {
+            completion_mode: "Indexed",
+            completions: shards,
+            parallelism: shards,
+            suspend: true,
+            template: PodTemplate {
+                spec: PodSpec {
+                    restart_policy: "Never",
+                    containers: vec![Container {
+                        name: "sweep",
+                        image: image.to_owned(),
+                        command: vec!["gpuquota"],
+                        args,
+                        resources: Resources {
+                            requests: Requests {
+                                cpu: "1",
+                                memory: "1Gi",
+                            },
+                        },
+                        volume_mounts: vec![VolumeMount {
+                            name: "scenario",
+                            mount_path: "/scenario",
+                            read_only: true,
+                        }],
+                    }],
+                    volumes: vec![Volume {
+                        name: "scenario",
+                        config_map: ConfigMapRef {
+                            name: format!("{name}-scenario"),
+                        },
+                    }],
+                },
+            },
         },
-    })
+    }
+}
+
+/// The Indexed Job of [`indexed_job`], serialised with Kubernetes' field names in the order
+/// `kubectl` prints them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexedJob {
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: JobMeta,
+    spec: JobSpec,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+struct JobMeta {
+    name: String,
+    namespace: String,
+    labels: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JobSpec {
+    completion_mode: &'static str,
+    completions: usize,
+    parallelism: usize,
+    suspend: bool,
+    template: PodTemplate,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+struct PodTemplate {
+    spec: PodSpec,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PodSpec {
+    restart_policy: &'static str,
+    containers: Vec<Container>,
+    volumes: Vec<Volume>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Container {
+    name: &'static str,
+    image: String,
+    command: Vec<&'static str>,
+    args: Vec<String>,
+    resources: Resources,
+    volume_mounts: Vec<VolumeMount>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+struct Resources {
+    requests: Requests,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+struct Requests {
+    cpu: &'static str,
+    memory: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VolumeMount {
+    name: &'static str,
+    mount_path: &'static str,
+    read_only: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Volume {
+    name: &'static str,
+    config_map: ConfigMapRef,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+struct ConfigMapRef {
+    name: String,
 }
 
 /// A manifest as YAML (`---` first), for [`indexed_job`].
 ///
 /// # Errors
 /// The serializer's message.
-pub fn to_yaml(v: &Value) -> Result<String, String> {
+pub fn to_yaml<T: Serialize>(v: &T) -> Result<String, String> {
     serde_saphyr::to_string(v)
         .map(|s| format!("---\n{s}"))
         .map_err(|e| e.to_string())
