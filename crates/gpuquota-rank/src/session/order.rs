@@ -133,6 +133,9 @@ impl Engine<'_> {
     }
 
     /// Candidate jobs per leaf queue in job order.
+    ///
+    /// # Complexity
+    /// O(T + C log C) for T pods and C candidates.
     pub(super) fn leaf_lists(&self, pred: impl Fn(usize) -> bool) -> Vec<Vec<usize>> {
         let nq = self.c.hierarchy.queues().len();
         let mut lists = vec![Vec::new(); nq];

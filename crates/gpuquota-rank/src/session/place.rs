@@ -127,6 +127,9 @@ impl Engine<'_> {
     }
 
     /// Places one task; `None` when nothing fits.
+    ///
+    /// # Complexity
+    /// O(N · G) for N nodes of G devices (every node is scored).
     pub(super) fn place_task(&mut self, ji: usize, ti: usize) -> Option<PlaceRec> {
         let of = self.overflow;
         let t = &self.c.jobs[ji].tasks[ti];

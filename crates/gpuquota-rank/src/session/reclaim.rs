@@ -198,7 +198,7 @@ impl Engine<'_> {
         let mut free = self.free_capacity();
         while Resource::ALL.into_iter().any(|r| free[r] < req[r]) {
             let before = victims.len();
-            self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
+            self.next_victim_job(&vq, running, &mut cursor, &mut victims);
             if victims.len() == before {
                 break;
             }
@@ -210,7 +210,7 @@ impl Engine<'_> {
         }
         let k0 = victims.len();
         for _ in 0..(k0 + 8) {
-            self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
+            self.next_victim_job(&vq, running, &mut cursor, &mut victims);
         }
         if victims.is_empty() {
             self.set_fail(
@@ -226,7 +226,7 @@ impl Engine<'_> {
             let before = victims.len();
             loop {
                 let n = victims.len();
-                self.next_victim_job(&vq, &running, &mut cursor, &mut victims);
+                self.next_victim_job(&vq, running, &mut cursor, &mut victims);
                 if victims.len() == n {
                     break;
                 }

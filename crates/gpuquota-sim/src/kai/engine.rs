@@ -115,7 +115,8 @@ struct JobState {
 /// One [`gpuquota_rank::run_session`] per session in which something changed (an arrival, a
 /// completion, a decision of the previous session, or — with time-based fairshare — pending
 /// work whose fair share moves with the usage); other sessions are skipped, as they would
-/// decide nothing. Arrivals and completions cost O(log J + J) (the live cluster's key order).
+/// decide nothing. So is the session after one that only placed pods and left none pending
+/// (without a usage database): every action starts from a pending pod. Arrivals and completions cost O(log J + J) (the live cluster's key order).
 pub fn run(
     sc: &KaiScenario,
     mut hook: Option<&mut dyn SessionHook>,
