@@ -165,7 +165,12 @@
 //!
 //! # Output (`gpuquota sim FILE [--output json|table|csv|kueue-summary] [--plot FILE.svg]`)
 //!
-//! JSON, pretty printed, fields in this order:
+//! The JSON is the typed [`SimReport`] (KAI mode: [`kai::KaiReport`]; `sim diff`:
+//! [`diff::DiffReport`]; `sim sweep`/`merge`: [`sweep::Table`]), every field documented
+//! there; `gpuquota schema sim`, `sim-diff` and `sim-sweep` print their JSON Schemas (feature
+//! `schema`), and `gpuquota schema scenario` the scenario file's
+//! ([`scenario::SimulationDoc`], [`scenario::PerfConfig`], [`kai::scenario::SimulationDoc`]).
+//! Pretty printed, fields in this order:
 //! `{"engine", "start", "endMs", "makespanMs", "workloads": [{"workload", "queue", "class",
 //! "createdMs", "runs": [{"startMs", "endMs", "end", ["reason", "by"], "usage": {flavor:
 //! {resource: quantity}}}], "finishedMs", ["pending": {"reason", "message"}]}], "classes":
