@@ -23,12 +23,9 @@ pub(crate) enum SweepCommand {
     /// Simulate the cartesian product of `--set` values, in parallel, one row per run.
     #[command(after_help = "\
 Examples:
-  gpuquota sim sweep sim.yaml --set engine=kueue,resourcequota        one row per engine
-  gpuquota sim sweep sim.yaml --set kueue.fairSharing=true,false -o csv
   gpuquota sim sweep sim.yaml --set engine=kueue,resourcequota --shard 0/2 > s0.json
-  gpuquota sim sweep sim.yaml --set clusterQueues.batch.borrowingLimit=0,4,8 --plot sweep.svg
-  gpuquota sim sweep sim.yaml --set clusterQueues.batch.h100.nvidia.com/gpu.nominalQuota=8,16
-  gpuquota sim sweep trace.yaml --set seed=1..20 -j 2          twenty draws of a generated trace")]
+  gpuquota sim sweep sim.yaml --set clusterQueues.analytics.borrowingLimit=0,2,4 -o csv --plot sweep.svg
+  gpuquota sim sweep sim.yaml --set kueue.fairSharing=true,false -j 2 --quiet   two threads, no progress bar")]
     Sweep(SweepArgs),
     /// Join the JSON tables of a sweep's shards into the unsharded table.
     #[command(after_help = "\
@@ -44,7 +41,7 @@ pub(crate) struct SweepArgs {
     /// The scenario.
     file: PathBuf,
     /// `PATH=v1,v2,…` (a dotted path under `spec`, `clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD`
-    /// or `seed`; `A..B` for integer ranges); repeatable.
+    /// or `seed` of generated traces, as `seed=1..20`; `A..B` for integer ranges); repeatable.
     #[arg(long = "set", value_name = "PATH=VALUES")]
     set: Vec<String>,
     /// Run only slice I (0-based) of N.

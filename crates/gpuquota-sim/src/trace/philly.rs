@@ -222,7 +222,12 @@ mod tests {
         let t = r#" [ {"a": "x,]}\"[", "b": [1, {"c": 2}]} , 3,"s" ,[ ] ] "#;
         assert_eq!(
             elements(t),
-            [r#"{"a": "x,]}\"[", "b": [1, {"c": 2}]}"#, "3", r#""s""#, "[ ]"]
+            [
+                r#"{"a": "x,]}\"[", "b": [1, {"c": 2}]}"#,
+                "3",
+                r#""s""#,
+                "[ ]"
+            ]
         );
         assert!(elements("[]").is_empty());
         assert!(elements(" [ \n ] ").is_empty());
