@@ -56,7 +56,7 @@ use gpuquota_model::diag::{Diagnostic, Diagnostics};
 use indexmap::IndexMap;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::scenario::{self, INVALID_SCENARIO};
 
