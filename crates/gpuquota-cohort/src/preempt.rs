@@ -288,6 +288,20 @@ impl Admitted<'_> {
         }
     }
 
+    /// True when `v` of the cohort source `src`, and every later workload of it in a pass,
+    /// would be a `ReclaimWithoutBorrowing` candidate, which an attempt that allows borrowing
+    /// rejects ([`Admitted::valid`]): the conditions only get truer as the priority rises.
+    ///
+    /// # Complexity
+    /// O(1).
+    fn reclaims_without_borrowing_from(&self, src: &Source, v: WlId, ctx: &Ctx<'_>) -> bool {
+        if src.lca.is_none() || src.advantage {
+            return false;
+        }
+        let vp = self.world.workloads[v as usize].priority;
+        !ctx.bwc || vp >= ctx.priority || ctx.threshold.is_some_and(|t| vp > t)
+    }
+
     /// True when a cohort source's queue, or one of its ancestors below the LCA, is within
     /// nominal on `frs_need`: [`Admitted::valid`] then rejects every candidate of the source.
     ///
@@ -449,6 +463,7 @@ impl Admitted<'_> {
                         // below the LCA) within nominal stays so, and the list is in priority
                         // order within a pass, so a policy bound on priority cuts its tail.
                         if self.priority_exhausted(src, v, &ctx)
+                            || (allow && self.reclaims_without_borrowing_from(src, v, &ctx))
                             || self.source_within_nominal(usage, src, frs_need)
                         {
                             continue;
