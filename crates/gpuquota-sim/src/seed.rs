@@ -240,7 +240,10 @@ pub fn summary(m: &SeedMonth) -> String {
     let (ksc, kout) = &m.kai;
     let kai_section = |k: &str| -> Option<Value> {
         match k {
-            "budgets" => kout.budgets.as_ref().and_then(|b| serde_json::to_value(b).ok()),
+            "budgets" => kout
+                .budgets
+                .as_ref()
+                .and_then(|b| serde_json::to_value(b).ok()),
             "chargeback" => kout
                 .chargeback
                 .as_ref()

@@ -413,10 +413,8 @@ fn cost(report: &Value) -> Option<Cost> {
     for v in per.values() {
         total = add_decimal(total, *v)?;
     }
-    let departments: BTreeMap<String, String> = per
-        .into_iter()
-        .map(|(d, v)| (d, decimal_text(v)))
-        .collect();
+    let departments: BTreeMap<String, String> =
+        per.into_iter().map(|(d, v)| (d, decimal_text(v))).collect();
     Some(Cost {
         currency: cb["currency"].as_str().map(str::to_owned),
         total: decimal_text(total),
