@@ -49,7 +49,14 @@ pub(super) fn documents(text: &str) -> Option<Vec<Doc>> {
     // The plainest block YAML is scanned without copies; anything else goes through
     // saphyr-parser's events.
     read_stream(&mut Reader::new(text, true))
-        .or_else(|_| read_stream(&mut Reader::new(text, false)))
+        .or_else(|_| {
+            // saphyr-parser lets some characters through that YAML (and the exact path's
+            // parser) refuses: those sources go to the exact path.
+            if !super::block::printable_stream(text.strip_prefix('\u{feff}').unwrap_or(text)) {
+                return Err(Fallback);
+            }
+            read_stream(&mut Reader::new(text, false))
+        })
         .ok()
 }
 
@@ -773,6 +780,7 @@ mod tests {
             "apiVersion: v1\nkind: Namespace\nmetadata: {<<: {name: a}}\n",
             "a: 1\n",
             "just text\n",
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: a\u{7f}}\n",
         ] {
             assert!(documents(text).is_none(), "{text}");
         }
