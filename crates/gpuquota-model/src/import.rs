@@ -68,8 +68,9 @@
 //!
 //! On the fast path, YAML is read from parser events by the importer's own serde
 //! deserializer: the plainest block YAML (one-line keys and values, as kubectl writes it) is
-//! scanned line by line without copying a scalar, any other text goes through saphyr-parser.
-//! The deserializer takes only what it is sure of: anchors, aliases, tags, merge keys,
+//! scanned line by line without copying a scalar; any other text is deserialized by
+//! serde-saphyr (the exact path's parser) straight into the typed objects. The deserializer
+//! takes only what it is sure of: anchors, aliases, tags, merge keys,
 //! nesting deeper than 32 levels, more documents, nodes or events than half the exact path's
 //! budgets, duplicate keys and plain scalars whose type is not certain (`yes`, `1e3`, `0x1F`,
 //! `017`, …) all send the source to the exact path, so an alias bomb is never expanded on

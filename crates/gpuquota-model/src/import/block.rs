@@ -342,23 +342,6 @@ fn printable(line: &str) -> bool {
         })
 }
 
-/// [`printable`] for a whole stream, where tabs, carriage returns and newlines are allowed.
-pub(super) fn printable_stream(text: &str) -> bool {
-    let b = text.as_bytes();
-    if b.iter()
-        .any(|&c| c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r') || c == 0x7f)
-    {
-        return false;
-    }
-    b.is_ascii()
-        || !text.chars().any(|c| {
-            matches!(
-                c,
-                '\u{80}'..='\u{9f}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
-            )
-        })
-}
-
 fn plain_scalar(s: &str) -> Event<'_> {
     Event::Scalar(Cow::Borrowed(s), ScalarStyle::Plain, 0, None)
 }
