@@ -66,8 +66,11 @@
 //! reports every problem with its field path. Both paths give the same result on every input
 //! ([`Importer::exact`] exists to test that; the import fuzz target checks it).
 //!
-//! On the fast path, YAML is read from saphyr-parser's events by the importer's own serde
-//! deserializer, which takes only what it is sure of: anchors, aliases, tags, merge keys,
+//! On the fast path, YAML is read from parser events by the importer's own serde
+//! deserializer: the plainest block YAML (one-line keys and values, as kubectl writes it) is
+//! scanned line by line without copying a scalar; any other text is deserialized by
+//! serde-saphyr (the exact path's parser) straight into the typed objects. The deserializer
+//! takes only what it is sure of: anchors, aliases, tags, merge keys,
 //! nesting deeper than 32 levels, more documents, nodes or events than half the exact path's
 //! budgets, duplicate keys and plain scalars whose type is not certain (`yes`, `1e3`, `0x1F`,
 //! `017`, …) all send the source to the exact path, so an alias bomb is never expanded on
@@ -461,11 +464,15 @@ impl Importer {
                 } = *typed;
                 let at = At { origin, prefix };
                 let kind = object.kind();
-                let (group, version) = split_api_version(&api_version);
-                let _ = group;
-                self.check_version(&at, kind, version, &api_version, object.display_name());
-                let name = object.display_name();
-                self.warn_ignored(&at, kind, name.as_deref(), ignored);
+                let (_, version) = split_api_version(&api_version);
+                // The name is only spelled out for a warning (most objects have none).
+                if !kind.known_versions().contains(&version) {
+                    self.check_version(&at, kind, version, &api_version, object.display_name());
+                }
+                if !ignored.is_empty() {
+                    let name = object.display_name();
+                    self.warn_ignored(&at, kind, name.as_deref(), ignored);
+                }
                 self.store(&at, object, api_version);
             }
         }

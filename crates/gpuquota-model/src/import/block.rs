@@ -97,6 +97,9 @@ impl<'a> Block<'a> {
             let Some((raw, after)) = self.raw_line() else {
                 return Ok(false);
             };
+            if !printable(raw) {
+                return Err(Fallback);
+            }
             let trimmed = raw.trim_end_matches(' ');
             if trimmed == "---" {
                 self.pos = after;
@@ -154,7 +157,7 @@ impl<'a> Block<'a> {
                 self.peeked = Some(None);
                 return Ok(None);
             };
-            if raw.bytes().any(|b| b == b'\t' || b == b'\r') {
+            if !printable(raw) {
                 return Err(Fallback);
             }
             let trimmed = raw.trim_end_matches(' ');
@@ -322,6 +325,23 @@ impl<'a> Block<'a> {
     }
 }
 
+/// True when a line holds only characters YAML allows in a stream (comments included), tabs
+/// and carriage returns excepted: no C0 or C1 control character, no DEL, no U+FEFF, U+FFFE or
+/// U+FFFF.
+fn printable(line: &str) -> bool {
+    let b = line.as_bytes();
+    if b.iter().any(|&c| c < 0x20 || c == 0x7f) {
+        return false;
+    }
+    b.is_ascii()
+        || !line.chars().any(|c| {
+            matches!(
+                c,
+                '\u{80}'..='\u{9f}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+            )
+        })
+}
+
 fn plain_scalar(s: &str) -> Event<'_> {
     Event::Scalar(Cow::Borrowed(s), ScalarStyle::Plain, 0, None)
 }
@@ -467,6 +487,9 @@ mod tests {
             "a :1\n",
             "a: b: c\n",
             "a: 1\n---\nb: 2\nc\n",
+            "# a\u{7f}\na: 1\n",
+            "a: b\u{1}\n",
+            "a: b\u{85}\n",
         ] {
             assert!(events(text).is_none(), "{text:?}");
         }

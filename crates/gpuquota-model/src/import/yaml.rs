@@ -46,11 +46,16 @@ pub(super) const MAX_DEPTH: usize = 32;
 
 /// Every document of `text`, or `None` when the exact path must read it.
 pub(super) fn documents(text: &str) -> Option<Vec<Doc>> {
-    // The plainest block YAML is scanned without copies; anything else goes through
-    // saphyr-parser's events.
-    read_stream(&mut Reader::new(text, true))
-        .or_else(|_| read_stream(&mut Reader::new(text, false)))
+    // The plainest block YAML is scanned without copies.
+    read_stream(&mut Reader::new(text, true)).ok().or_else(|| {
+        // Anything else: serde-saphyr straight into the typed objects (it is the exact
+        // path's parser, so both paths agree on what is YAML).
+        serde_saphyr::from_multiple_with_options::<Doc>(
+            text,
+            super::parse::yaml_options(text.len(), true),
+        )
         .ok()
+    })
 }
 
 /// Where the events come from.
@@ -726,6 +731,11 @@ impl<'a> Deserializer<'a> for ValueDe<'_, 'a> {
 mod tests {
     use super::*;
 
+    /// The deserializer on saphyr-parser's events alone.
+    fn on_events(text: &str) -> Option<Vec<Doc>> {
+        read_stream(&mut Reader::new(text, false)).ok()
+    }
+
     #[test]
     fn plain_scalars_are_typed_only_when_certain() {
         assert!(matches!(plain("h200-nvl"), Some(Plain::Str)));
@@ -774,14 +784,18 @@ mod tests {
             "a: 1\n",
             "just text\n",
         ] {
-            assert!(documents(text).is_none(), "{text}");
+            assert!(on_events(text).is_none(), "{text}");
         }
+        // saphyr-parser lets DEL through; the fast path never hands it such a source.
+        assert!(
+            documents("apiVersion: v1\nkind: Namespace\nmetadata: {name: a\u{7f}}\n").is_none()
+        );
         let deep = format!(
             "apiVersion: v1\nkind: Namespace\nmetadata: {{labels: {}1{}}}\n",
             "[".repeat(40),
             "]".repeat(40)
         );
-        assert!(documents(&deep).is_none());
+        assert!(on_events(&deep).is_none());
     }
 
     /// The upstream-style examples of the integration tests are plain manifests: the fast
@@ -813,7 +827,7 @@ mod tests {
     fn plain_manifests_are_read() {
         let text = "---\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n  labels: {dept: a}\n  annotations: {gone: null}\n";
         let workload = "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: ns}\nspec:\n  queueName: lq\n  priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: high}\n  podSets:\n  - name: main\n    count: 2\n    template: {spec: {containers: [{name: main, resources: {requests: {cpu: '3', memory: 4Gi, nvidia.com/gpu: 1}}}]}}\n";
-        let docs = documents(workload).expect("fast path");
+        let docs = on_events(workload).expect("fast path");
         let Doc::Typed(t) = &docs[0] else {
             panic!("typed")
         };
@@ -825,7 +839,7 @@ mod tests {
             .resources
             .requests;
         assert_eq!(requests.len(), 3);
-        let docs = documents(text).expect("fast path");
+        let docs = on_events(text).expect("fast path");
         assert_eq!(docs.len(), 1);
         let Doc::Typed(t) = &docs[0] else {
             panic!("typed")
