@@ -110,7 +110,11 @@ pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
 pub(crate) fn seed_section() -> Result<String, CliError> {
     let sources = [
         ("kueue.yaml".to_owned(), crate::seed::KUEUE_YAML.to_owned()),
-        ("kai.yaml".to_owned(), crate::seed::KAI_YAML.to_owned()),
+        // the KAI half: the objects the simulated KAI month of the default run uses
+        (
+            "kai-platform.yaml".to_owned(),
+            gpuquota::sim::seed::KAI_PLATFORM.to_owned(),
+        ),
     ];
     let (model, _) = import(&sources).map_err(|e| CliError(e.join("\n")))?;
     Ok(picture(&model)?.to_table())
@@ -124,7 +128,10 @@ mod tests {
     fn seed_picture() -> Picture {
         let sources = [
             ("kueue.yaml".to_owned(), crate::seed::KUEUE_YAML.to_owned()),
-            ("kai.yaml".to_owned(), crate::seed::KAI_YAML.to_owned()),
+            (
+                "kai-platform.yaml".to_owned(),
+                gpuquota::sim::seed::KAI_PLATFORM.to_owned(),
+            ),
         ];
         picture(&import(&sources).unwrap().0).unwrap()
     }
