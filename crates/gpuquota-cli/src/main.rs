@@ -32,8 +32,9 @@ mod validate;
 const AFTER_HELP: &str = "\
 Without a command, gpuquota prints what every engine decides for its built-in seed platform
 (three servers, 24 GPUs, five departments): the quota picture, a month simulated under
-ResourceQuota and under Kueue (who borrowed, was preempted, waited; the budget; the bill),
-KAI fair shares and a MIG plan, with the plots and the commands to rerun each part.
+ResourceQuota only, Kueue and KAI/Run:ai (who borrowed, was preempted, waited; the budget;
+the bill; KAI's fair share over time) and a MIG plan, with the plots and the commands to
+rerun each part.
 
 Examples:
   gpuquota                                  the seed platform through every engine
