@@ -71,6 +71,12 @@ pub trait Policy {
     /// Virtual time passes (a simulator drives it; see [`crate::fair::ClockEvent`]): admission
     /// fair sharing samples and settles its LocalQueues' usage. The default does nothing.
     fn clock(&mut self, _world: &World, _event: &crate::fair::ClockEvent<'_>) {}
+    /// True when the policy keeps no state of its own from one cycle to the next, so that
+    /// a run whose scheduling state repeats exactly repeats for ever and [`Scheduler::run`]
+    /// may skip its whole periods (the `repeat` module). The default is false.
+    fn stateless(&self) -> bool {
+        false
+    }
 }
 
 /// Kueue's classical (non fair-sharing) ordering and preemption.
@@ -108,6 +114,10 @@ impl Policy for Classical {
         frs_need: &[FrId],
     ) -> Vec<Target> {
         admitted.targets(snapshot, cq, wl, requests, frs_need)
+    }
+
+    fn stateless(&self) -> bool {
+        true
     }
 }
 
@@ -190,6 +200,8 @@ pub struct Scheduler<'w, P: Policy = Classical> {
     last_tried: Vec<Option<(LastTried, u32, u64)>>,
     generation: Vec<u64>,
     cycle: u32,
+    /// Cycles of [`Scheduler::cycles`] that a run skipped as whole repeated periods.
+    skipped: u32,
     /// Workloads admitted during the run, in order.
     pub admitted: Vec<AdmittedRecord>,
     /// Preemptions issued during the run, in order.
@@ -298,6 +310,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             last_tried: vec![None; n],
             generation: vec![0; world.tree.nodes.len()],
             cycle: 0,
+            skipped: 0,
             admitted: Vec::new(),
             preempted: Vec::new(),
         };
@@ -579,6 +592,12 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// Cycles run so far.
     pub fn cycles(&self) -> u32 {
         self.cycle
+    }
+
+    /// How many of the [`Scheduler::cycles`] a run skipped because they repeated a proven
+    /// period (0 when every cycle ran; see [`Scheduler::run`]).
+    pub fn skipped_cycles(&self) -> u32 {
+        self.skipped
     }
 
     /// Why a workload is pending now (`None` for admitted workloads).
@@ -1304,13 +1323,29 @@ impl<'w, P: Policy> Scheduler<'w, P> {
 
     /// Runs cycles until one admits, preempts and moves nothing, or `max` cycles ran.
     ///
+    /// Under a [`Policy::stateless`] policy a run whose whole state comes back to what it
+    /// was `p` cycles earlier (a preemption loop) skips the whole periods left before the
+    /// bound and runs only the rest; the records and the final state are those of running
+    /// every cycle (the `repeat` module).
+    ///
     /// # Complexity
-    /// O(cycles × cycle cost).
+    /// O(cycles × cycle cost); a run that repeats with period p from cycle c costs
+    /// O((c + 3p) × cycle cost + records).
     pub fn run(&mut self, max: Option<u32>) {
+        self.run_with(max, true);
+    }
+
+    /// [`Scheduler::run`], with the skipping of proven periods on or off (off runs every
+    /// cycle; both give the same records and final state).
+    ///
+    /// # Complexity
+    /// That of [`Scheduler::run`].
+    pub fn run_with(&mut self, max: Option<u32>, skip_repeats: bool) {
         let bound = max.unwrap_or_else(|| {
             let n = self.world.workloads.len() as u32;
             n.saturating_mul(4).saturating_add(64).min(1_000_000)
         });
+        let mut detector = (skip_repeats && self.policy.stateless()).then(repeat::Detector::new);
         while self.cycle < bound {
             let before = (
                 self.admitted.len(),
@@ -1320,15 +1355,19 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             if !self.run_cycle() {
                 break;
             }
-            if max.is_none() {
-                let after = (
-                    self.admitted.len(),
-                    self.preempted.len(),
-                    self.queue_fingerprint(),
-                );
-                if before == after {
-                    break;
-                }
+            let after = (
+                self.admitted.len(),
+                self.preempted.len(),
+                self.queue_fingerprint(),
+            );
+            if max.is_none() && before == after {
+                break;
+            }
+            if let Some(d) = detector.as_mut()
+                && let repeat::Step::Skip(proof) = self.observe(d, before.0, before.1, after.2)
+            {
+                self.skip_periods(&proof, bound);
+                detector = None;
             }
         }
     }
@@ -1380,6 +1419,10 @@ pub fn preemption_message(
         path(victim_cq)
     )
 }
+
+// Exact repetitions of a run (period detection and skipping) live in their own file.
+#[path = "repeat.rs"]
+mod repeat;
 
 // The incremental API lives in its own file; as a child module it drives the cache's queues.
 #[path = "incremental.rs"]

@@ -22,7 +22,7 @@ use gpuquota_model::Timestamp;
 /// The heap order of a pending workload: priority (negated), queue time, UID rank, id.
 pub(crate) type HeapKey = (i64, Timestamp, u32, WlId);
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 struct Group {
     active: BTreeSet<HeapKey>,
     parked: BTreeSet<HeapKey>,
@@ -56,7 +56,7 @@ fn merge_into(to: &mut BTreeSet<HeapKey>, from: &mut BTreeSet<HeapKey>) {
 }
 
 /// One ClusterQueue's active heap and inadmissible set (see the module docs).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Queue {
     cq: u32,
     groups: Vec<Group>,

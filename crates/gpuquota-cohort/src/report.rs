@@ -117,14 +117,16 @@ impl ScheduleReport {
     ) -> ScheduleReport {
         let key = |w: WlId| world.workloads[w as usize].key.clone();
         let cqn = |c: u32| world.cluster_queues[c as usize].name.clone();
+        // the last admission of every workload still admitted at the end
+        let mut last = vec![usize::MAX; world.workloads.len()];
+        for (i, a) in s.admitted.iter().enumerate() {
+            last[a.wl as usize] = i;
+        }
         let admitted = s
             .admitted
             .iter()
             .enumerate()
-            .filter(|(i, a)| {
-                s.reservations()[a.wl as usize].is_some()
-                    && !s.admitted[i + 1..].iter().any(|b| b.wl == a.wl)
-            })
+            .filter(|(i, a)| s.reservations()[a.wl as usize].is_some() && last[a.wl as usize] == *i)
             .map(|(_, a)| a)
             .map(|a| AdmittedOut {
                 workload: key(a.wl),

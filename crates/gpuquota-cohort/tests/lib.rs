@@ -9,6 +9,7 @@ mod preemption;
 mod properties;
 mod quota;
 mod reliability;
+mod repeat;
 mod resource_quota;
 mod smoke;
 mod upstream;
