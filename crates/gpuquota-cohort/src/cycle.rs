@@ -147,6 +147,9 @@ pub struct AdmittedRecord {
     pub pod_sets: Vec<(String, i32, BTreeMap<String, String>)>,
     /// Borrowing level of the admission.
     pub borrowing: u32,
+    /// The borrowing level the cycle's ordering saw for the entry (records of one cycle are in
+    /// entry order).
+    pub(crate) sort_borrowing: u32,
 }
 
 /// A preemption issued during the run.
@@ -162,6 +165,8 @@ pub struct PreemptedRecord {
     pub reason: PreemptReason,
     /// Cycle (1-based).
     pub cycle: u32,
+    /// The borrowing level the cycle's ordering saw for the preemptor's entry.
+    pub(crate) sort_borrowing: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,6 +207,11 @@ pub struct Scheduler<'w, P: Policy = Classical> {
     cycle: u32,
     /// Cycles of [`Scheduler::cycles`] that a run skipped as whole repeated periods.
     skipped: u32,
+    /// ClusterQueues a cycle leaves out (their cohort tree's cycles are replayed; empty:
+    /// none).
+    held: Vec<bool>,
+    /// The ClusterQueues that had a head in the last cycle.
+    last_heads: Vec<CqId>,
     /// Workloads admitted during the run, in order.
     pub admitted: Vec<AdmittedRecord>,
     /// Preemptions issued during the run, in order.
@@ -311,6 +321,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             generation: vec![0; world.tree.nodes.len()],
             cycle: 0,
             skipped: 0,
+            held: Vec::new(),
+            last_heads: Vec::new(),
             admitted: Vec::new(),
             preempted: Vec::new(),
         };
@@ -910,8 +922,9 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         let world = self.world;
         // 1. heads
         let mut heads: Vec<(WlId, CqId)> = Vec::new();
+        self.last_heads.clear();
         for c in 0..world.cluster_queues.len() {
-            if world.cluster_queues[c].inactive.is_some() {
+            if world.cluster_queues[c].inactive.is_some() || self.held.get(c) == Some(&true) {
                 continue;
             }
             let head = match self.sticky[c] {
@@ -930,6 +943,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             };
             if let Some(h) = head {
                 heads.push((h, c as CqId));
+                self.last_heads.push(c as CqId);
             }
         }
         if heads.is_empty() {
@@ -982,8 +996,9 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         }
         // 4. order
         self.policy.order(world, &snapshot, &mut entries);
+        let sort_borrowing: Vec<u32> = entries.iter().map(|e| e.assignment.borrowing).collect();
         // 5. process
-        let mut victims: Vec<(Target, WlId)> = Vec::new();
+        let mut victims: Vec<(Target, WlId, u32)> = Vec::new();
         let mut victim_set: BTreeSet<WlId> = BTreeSet::new();
         // the cycle snapshot with every victim chosen so far removed (built at the first
         // victim, then kept in step with the snapshot): the fit check of each later entry
@@ -1168,7 +1183,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             }
             if mode == Mode::Preempt {
                 for t in &e.targets {
-                    victims.push((*t, wl));
+                    victims.push((*t, wl, sort_borrowing[ei]));
                 }
                 self.pending[wl as usize] = Some(Pending::WaitingForPreemptions {
                     pod_sets: reasons,
@@ -1233,6 +1248,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 cycle,
                 pod_sets,
                 borrowing: e.assignment.borrowing,
+                sort_borrowing: sort_borrowing[ei],
             });
         }
         // 6. requeue
@@ -1282,7 +1298,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         }
         // 7. evictions at the end of the cycle
         let mut touched_roots: BTreeSet<NodeId> = BTreeSet::new();
-        for (t, preemptor) in victims {
+        for (t, preemptor, sort_borrowing) in victims {
             let Some(r) = self.reservations[t.wl as usize].take() else {
                 continue;
             };
@@ -1300,6 +1316,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 preemptor,
                 reason: t.reason,
                 cycle,
+                sort_borrowing,
             });
             // requeue the victim in its own queue
             let w = &world.workloads[t.wl as usize];
@@ -1345,7 +1362,10 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             let n = self.world.workloads.len() as u32;
             n.saturating_mul(4).saturating_add(64).min(1_000_000)
         });
-        let mut detector = (skip_repeats && self.policy.stateless()).then(repeat::Detector::new);
+        if skip_repeats && self.policy.stateless() {
+            self.run_replaying(max, bound);
+            return;
+        }
         while self.cycle < bound {
             let before = (
                 self.admitted.len(),
@@ -1362,12 +1382,6 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             );
             if max.is_none() && before == after {
                 break;
-            }
-            if let Some(d) = detector.as_mut()
-                && let repeat::Step::Skip(proof) = self.observe(d, before.0, before.1, after.2)
-            {
-                self.skip_periods(&proof, bound);
-                detector = None;
             }
         }
     }
