@@ -92,6 +92,14 @@
 //! vectors; usage updated incrementally in O(depth). A cycle copies only the usage counters
 //! (nodes × flavor-resources integers), never the workloads.
 //!
+//! A run costs what changes: under classical ordering [`Scheduler::run`] leaves a cohort
+//! tree out of the cycle once no ClusterQueue in it has a head (it never changes again),
+//! and replays a tree once its whole state is proven to repeat with some period (a
+//! preemption loop, which otherwise runs to the `4 × workloads + 64` cycle bound), then
+//! brings each replayed tree to its exact final state. Records, cycle count and final state
+//! are those of running every cycle ([`Scheduler::run_with`] with the replay off runs every
+//! cycle; the tests compare both).
+//!
 //! # Fair sharing
 //!
 //! Entry ordering and preemption target search go through the [`Policy`] trait.
