@@ -131,7 +131,10 @@ impl<'p, 'c> Prepared<'p, 'c> {
     pub(crate) fn exact_options(&self, class: &Class<'_>, caps: &[u32]) -> Vec<ExactOpt> {
         let mut by_a: BTreeMap<Vec<u32>, usize> = BTreeMap::new();
         let mut out: Vec<ExactOpt> = Vec::new();
+        // Instances of the layout of each option's candidate (the tie-break).
+        let mut inst: Vec<usize> = Vec::new();
         for (k, cand) in class.cands().enumerate() {
+            let cand_inst = self.instances_of(class, &cand);
             let n = cand.servable.len();
             for mask in 0..(1u32 << n) {
                 let mut a = vec![0u32; caps.len()];
@@ -145,14 +148,12 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 if over {
                     continue;
                 }
-                let f = self.frag(class, cand, mask as u16);
+                let f = self.frag(class, &cand, mask as u16);
                 let cost = (u64::from(cand.r) << 32) | u64::from(f);
                 match by_a.get(&a) {
                     Some(&i) => {
-                        let prev = class.cand(out[i].cand);
-                        if (cost, self.instances_of(class, cand))
-                            < (out[i].cost, self.instances_of(class, prev))
-                        {
+                        if (cost, cand_inst) < (out[i].cost, inst[i]) {
+                            inst[i] = cand_inst;
                             out[i] = ExactOpt {
                                 a,
                                 cost,
@@ -163,6 +164,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
                     }
                     None => {
                         by_a.insert(a.clone(), out.len());
+                        inst.push(cand_inst);
                         out.push(ExactOpt {
                             a,
                             cost,
