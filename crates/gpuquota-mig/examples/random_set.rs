@@ -5,9 +5,13 @@
 //! time of one plan (this thread's, from `/proc/thread-self/schedstat`), then how many are
 //! proven (`prepare_ms`: the part of it spent building the option tables); the six 1,000-GPU
 //! fleets of the `mig` benchmark come first, labelled `bench-VARIANT`:
-//! `cargo run --release -p gpuquota-mig --example random_set -- [--write DIR] [FILTER]`.
-//! `--write DIR` also writes each input as `DIR/LABEL.json` (for a check with another
-//! solver); FILTER keeps the labels that contain it.
+//! `cargo run --release -p gpuquota-mig --example random_set -- [--write DIR] [--repeat N]
+//! [--plans DIR] [FILTER]`. `--write DIR` also writes each input as `DIR/LABEL.json` (for a
+//! check with another solver), `--plans DIR` each plan as `DIR/LABEL.plan.json` (the JSON of
+//! `gpuquota mig plan --output json`, to compare two builds byte for byte); `--repeat N` plans each instance N times and prints the mean CPU time
+//! (the kernel's CPU clock may advance in scheduler ticks, so one run of a few milliseconds
+//! reads as 0 or 4 ms); FILTER keeps the labels that contain it. The last line gives the
+//! median and the maximum of the per-instance CPU times.
 
 use std::process::ExitCode;
 
@@ -23,16 +27,23 @@ fn cpu_ns() -> u64 {
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let mut write: Option<String> = None;
+    let mut plans: Option<String> = None;
     let mut filter = String::new();
+    let mut repeat = 1u64;
     while let Some(a) = args.next() {
         if a == "--write" {
             write = args.next();
+        } else if a == "--plans" {
+            plans = args.next();
+        } else if a == "--repeat" {
+            repeat = args.next().and_then(|n| n.parse().ok()).unwrap_or(1).max(1);
         } else {
             filter = a;
         }
     }
     let cat = Catalogue::builtin();
-    let (mut total, mut proven, mut cpu_max) = (0u32, 0u32, 0u64);
+    let (mut total, mut proven) = (0u32, 0u32);
+    let mut cpus: Vec<u64> = Vec::new();
     println!("label\tgpus\tW\tR\tF\toptimal\tcpu_ms\tprepare_ms");
     let bench = gpuquota_mig::testkit::VARIANTS
         .iter()
@@ -60,18 +71,37 @@ fn main() -> ExitCode {
             eprintln!("random_set: {label} did not validate");
             return ExitCode::FAILURE;
         };
-        let start = cpu_ns();
-        let Ok(prepared) = Prepared::new(&problem) else {
-            eprintln!("random_set: {label} did not prepare");
+        let (mut prep, mut cpu) = (0u64, 0u64);
+        let mut plan = None;
+        for _ in 0..repeat {
+            let start = cpu_ns();
+            let Ok(prepared) = Prepared::new(&problem) else {
+                eprintln!("random_set: {label} did not prepare");
+                return ExitCode::FAILURE;
+            };
+            prep += cpu_ns() - start;
+            let Ok(p) = prepared.solve(&PlanOptions::default()) else {
+                eprintln!("random_set: {label} did not plan");
+                return ExitCode::FAILURE;
+            };
+            cpu += cpu_ns() - start;
+            plan = Some(p);
+        }
+        let Some(p) = plan else {
             return ExitCode::FAILURE;
         };
-        let prep = cpu_ns() - start;
-        let Ok(p) = prepared.solve(&PlanOptions::default()) else {
-            eprintln!("random_set: {label} did not plan");
-            return ExitCode::FAILURE;
-        };
-        let cpu = cpu_ns() - start;
-        cpu_max = cpu_max.max(cpu);
+        let (prep, cpu) = (prep / repeat, cpu / repeat);
+        if let Some(dir) = &plans {
+            let path = format!("{dir}/{label}.plan.json");
+            let ok = serde_json::to_string(&p)
+                .ok()
+                .is_some_and(|t| std::fs::write(&path, t).is_ok());
+            if !ok {
+                eprintln!("random_set: cannot write {path}");
+                return ExitCode::FAILURE;
+            }
+        }
+        cpus.push(cpu);
         total += 1;
         proven += u32::from(p.optimal);
         println!(
@@ -85,9 +115,13 @@ fn main() -> ExitCode {
             prep as f64 / 1e6
         );
     }
+    cpus.sort_unstable();
+    let median = cpus.get(cpus.len() / 2).copied().unwrap_or(0);
+    let max = cpus.last().copied().unwrap_or(0);
     println!(
-        "proven {proven} of {total}; max CPU {:.1} ms",
-        cpu_max as f64 / 1e6
+        "proven {proven} of {total}; CPU median {:.1} ms, max {:.1} ms",
+        median as f64 / 1e6,
+        max as f64 / 1e6
     );
     ExitCode::SUCCESS
 }

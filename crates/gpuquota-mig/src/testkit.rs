@@ -107,133 +107,165 @@ fn gpu_spec(i: u32, node_digits: usize, m: &GpuModel, instances: Vec<InstanceSpe
     }
 }
 
+/// How a fleet's demand is drawn, after its GPUs.
+enum DemandRule {
+    /// Profiles of a fixed list (name, size) drawn at random until their sizes reach
+    /// `tenths` / 10 per GPU; every profile listed, weight from the policy.
+    Listed {
+        profiles: &'static [(&'static str, u64)],
+        tenths: u64,
+    },
+    /// The fleet's base profiles drawn at random until their compute slices reach `pct` % of
+    /// the fleet's; with `weighted`, only drawn profiles are listed, each with a random
+    /// weight in `1..=8`.
+    Slices { pct: u64, weighted: bool },
+    /// Per base profile a random count in `1..=n/4`.
+    Random,
+}
+
+/// The one fleet builder behind every generator here: `n` GPUs of `models` drawn at random,
+/// `occupied` of every `per` with a random current layout (each instance busy at even odds),
+/// then the demand by `rule`. One seeded stream, consumed GPU by GPU, then demand.
+struct FleetSpec {
+    seed: u64,
+    n: u32,
+    models: &'static [&'static str],
+    occupied: (u64, u64),
+    node_digits: usize,
+    mode: Mode,
+    weights: WeightPolicy,
+    rule: DemandRule,
+}
+
+/// Counts per profile, drawn at random until the drawn sizes reach `target`.
+fn draw_counts(rng: &mut Rng, sizes: &[u64], target: u64) -> Vec<u32> {
+    let mut counts = vec![0u32; sizes.len()];
+    let mut used = 0u64;
+    while used < target {
+        let k = rng.below(sizes.len() as u64) as usize;
+        counts[k] += 1;
+        used += sizes[k];
+    }
+    counts
+}
+
+impl FleetSpec {
+    fn build(self) -> PlanRequest {
+        let c = Catalogue::builtin();
+        let mut rng = Rng::new(self.seed);
+        let mut gpus = Vec::with_capacity(self.n as usize);
+        let mut profiles: Vec<(String, u64)> = Vec::new();
+        let mut slices = 0u64;
+        for i in 0..self.n {
+            let name = self.models[rng.below(self.models.len() as u64) as usize];
+            let Ok(m) = c.resolve(name) else { continue };
+            slices += u64::from(m.compute_slices());
+            add_base_profiles(&mut profiles, m);
+            let instances = if rng.below(self.occupied.1) < self.occupied.0 {
+                random_layout(&mut rng, m)
+            } else {
+                Vec::new()
+            };
+            gpus.push(gpu_spec(i, self.node_digits, m, instances));
+        }
+        let spec = |p: &str, count: u32, weight: Option<u64>| DemandSpec {
+            resource: None,
+            profile: Some(p.to_owned()),
+            count,
+            weight,
+        };
+        let demand = match self.rule {
+            DemandRule::Listed { profiles, tenths } => {
+                let sizes: Vec<u64> = profiles.iter().map(|p| p.1).collect();
+                let counts = draw_counts(&mut rng, &sizes, u64::from(self.n) * tenths / 10);
+                profiles
+                    .iter()
+                    .zip(counts)
+                    .map(|((p, _), count)| spec(p, count, None))
+                    .collect()
+            }
+            DemandRule::Slices { pct, weighted } => {
+                let sizes: Vec<u64> = profiles.iter().map(|p| p.1).collect();
+                let counts = draw_counts(&mut rng, &sizes, slices * pct / 100);
+                profiles
+                    .iter()
+                    .zip(counts)
+                    .filter(|(_, count)| !weighted || *count > 0)
+                    .map(|((p, _), count)| {
+                        let weight = weighted.then(|| 1 + rng.below(8));
+                        spec(p, count, weight)
+                    })
+                    .collect()
+            }
+            DemandRule::Random => profiles
+                .iter()
+                .map(|(p, _)| spec(p, 1 + rng.below(u64::from(self.n) / 4) as u32, None))
+                .collect(),
+        };
+        PlanRequest {
+            mode: self.mode,
+            weights: self.weights,
+            gpus,
+            demand,
+            ..Default::default()
+        }
+    }
+}
+
 /// B7: `n` A100-80GB and H100-80GB at random; `occupied` of every 10 carry a random current
 /// layout with busy instances; demand over the six profile names the two share (`1g.10gb`,
 /// `1g.20gb`, `2g.20gb`, `3g.40gb`, `4g.40gb`, `7g.80gb`) until ~95 % of the memory slices.
 pub fn scenario(seed: u64, n: u32, occupied: u64, mode: Mode) -> PlanRequest {
-    let c = Catalogue::builtin();
-    let mut rng = Rng::new(seed);
-    let models = ["A100-80GB", "H100-80GB"];
-    let mut gpus = Vec::with_capacity(n as usize);
-    for i in 0..n {
-        let name = models[(rng.below(2)) as usize];
-        let Ok(m) = c.resolve(name) else { continue };
-        let instances = if rng.below(10) < occupied {
-            random_layout(&mut rng, m)
-        } else {
-            Vec::new()
-        };
-        gpus.push(gpu_spec(i, 3, m, instances));
-    }
-    let mut counts = [0u32; 6];
-    let mut units = 0u64;
-    while units < u64::from(n) * 76 / 10 {
-        let k = rng.below(6) as usize;
-        counts[k] += 1;
-        units += PROFILES[k].1;
-    }
-    let demand = PROFILES
-        .iter()
-        .zip(counts)
-        .map(|((p, _), count)| DemandSpec {
-            resource: None,
-            profile: Some((*p).to_owned()),
-            count,
-            weight: None,
-        })
-        .collect();
-    PlanRequest {
+    FleetSpec {
+        seed,
+        n,
+        models: &["A100-80GB", "H100-80GB"],
+        occupied: (occupied, 10),
+        node_digits: 3,
         mode,
         weights: WeightPolicy::MemorySlices,
-        gpus,
-        demand,
-        ..Default::default()
+        rule: DemandRule::Listed {
+            profiles: &PROFILES,
+            tenths: 76,
+        },
     }
+    .build()
 }
 
 /// `n` GPUs of [`MIXED_MODELS`] in equal shares, `occupied` of every 10 with a random current
 /// layout (half its instances busy); demand for every base profile of the four models until
 /// ~90 % of the compute slices.
 pub fn mixed(seed: u64, n: u32, occupied: u64, mode: Mode) -> PlanRequest {
-    let c = Catalogue::builtin();
-    let mut rng = Rng::new(seed);
-    let mut gpus = Vec::with_capacity(n as usize);
-    let mut profiles: Vec<(String, u64)> = Vec::new();
-    let mut slices = 0u64;
-    for i in 0..n {
-        let Ok(m) = c.resolve(MIXED_MODELS[rng.below(4) as usize]) else {
-            continue;
-        };
-        slices += u64::from(m.compute_slices());
-        add_base_profiles(&mut profiles, m);
-        let instances = if rng.below(10) < occupied {
-            random_layout(&mut rng, m)
-        } else {
-            Vec::new()
-        };
-        gpus.push(gpu_spec(i, 3, m, instances));
-    }
-    let mut counts = vec![0u32; profiles.len()];
-    let mut used = 0u64;
-    while used < slices * 9 / 10 {
-        let k = rng.below(profiles.len() as u64) as usize;
-        counts[k] += 1;
-        used += profiles[k].1;
-    }
-    let demand = profiles
-        .iter()
-        .zip(counts)
-        .map(|((p, _), count)| DemandSpec {
-            resource: None,
-            profile: Some(p.clone()),
-            count,
-            weight: None,
-        })
-        .collect();
-    PlanRequest {
+    FleetSpec {
+        seed,
+        n,
+        models: &MIXED_MODELS,
+        occupied: (occupied, 10),
+        node_digits: 3,
         mode,
         weights: WeightPolicy::ComputeSlices,
-        gpus,
-        demand,
-        ..Default::default()
+        rule: DemandRule::Slices {
+            pct: 90,
+            weighted: false,
+        },
     }
+    .build()
 }
 
 /// `n` GPUs of [`MIXED_MODELS`], 30 % with a random current layout (half its instances
 /// busy); per base profile a random count in `1..=n/4`.
 pub fn fleet(seed: u64, n: u32, mode: Mode) -> PlanRequest {
-    let c = Catalogue::builtin();
-    let mut rng = Rng::new(seed);
-    let mut gpus = Vec::new();
-    let mut names: Vec<(String, u64)> = Vec::new();
-    for i in 0..n {
-        let Ok(m) = c.resolve(MIXED_MODELS[rng.below(4) as usize]) else {
-            continue;
-        };
-        add_base_profiles(&mut names, m);
-        let instances = if rng.below(10) < 3 {
-            random_layout(&mut rng, m)
-        } else {
-            Vec::new()
-        };
-        gpus.push(gpu_spec(i, 4, m, instances));
-    }
-    let demand = names
-        .iter()
-        .map(|(p, _)| DemandSpec {
-            resource: None,
-            profile: Some(p.clone()),
-            count: 1 + rng.below(u64::from(n) / 4) as u32,
-            weight: None,
-        })
-        .collect();
-    PlanRequest {
+    FleetSpec {
+        seed,
+        n,
+        models: &MIXED_MODELS,
+        occupied: (3, 10),
+        node_digits: 4,
         mode,
         weights: WeightPolicy::ComputeSlices,
-        gpus,
-        demand,
-        ..PlanRequest::default()
+        rule: DemandRule::Random,
     }
+    .build()
 }
 
 /// One instance of the random mixed set: `n` GPUs of [`MIXED_MODELS`] drawn at random,
@@ -248,49 +280,20 @@ pub fn random_mixed(
     mode: Mode,
     demand_pct: u64,
 ) -> PlanRequest {
-    let c = Catalogue::builtin();
-    let mut rng = Rng::new(seed);
-    let mut gpus = Vec::with_capacity(n as usize);
-    let mut profiles: Vec<(String, u64)> = Vec::new();
-    let mut slices = 0u64;
-    for i in 0..n {
-        let Ok(m) = c.resolve(MIXED_MODELS[rng.below(4) as usize]) else {
-            continue;
-        };
-        slices += u64::from(m.compute_slices());
-        add_base_profiles(&mut profiles, m);
-        let instances = if rng.below(100) < occupied_pct {
-            random_layout(&mut rng, m)
-        } else {
-            Vec::new()
-        };
-        gpus.push(gpu_spec(i, 3, m, instances));
-    }
-    let mut counts = vec![0u32; profiles.len()];
-    let mut used = 0u64;
-    while used < slices * demand_pct / 100 {
-        let k = rng.below(profiles.len() as u64) as usize;
-        counts[k] += 1;
-        used += profiles[k].1;
-    }
-    let demand = profiles
-        .iter()
-        .zip(counts)
-        .filter(|(_, count)| *count > 0)
-        .map(|((p, _), count)| DemandSpec {
-            resource: None,
-            profile: Some(p.clone()),
-            count,
-            weight: Some(1 + rng.below(8)),
-        })
-        .collect();
-    PlanRequest {
+    FleetSpec {
+        seed,
+        n,
+        models: &MIXED_MODELS,
+        occupied: (occupied_pct, 100),
+        node_digits: 3,
         mode,
         weights: WeightPolicy::ComputeSlices,
-        gpus,
-        demand,
-        ..Default::default()
+        rule: DemandRule::Slices {
+            pct: demand_pct,
+            weighted: true,
+        },
     }
+    .build()
 }
 
 /// The random mixed set: per fleet size of [`RANDOM_SIZES`], the six combinations of

@@ -9,9 +9,9 @@
 use indexmap::IndexMap;
 
 use crate::catalogue::GpuModel;
-use crate::input::{Mode, PlanInstance};
+use crate::input::{Mode, PlanInstance, ResolvedGpu};
 use crate::layout::{Instance, Layout, LayoutProblem, check};
-use crate::plan::Plan;
+use crate::plan::{GpuPlan, Plan};
 
 /// One rule a plan breaks.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -171,106 +171,168 @@ pub fn verify(instance: &PlanInstance<'_>, plan: &Plan) -> Result<(), Vec<Violat
         .collect();
     let (mut reconfigured, mut fragmentation) = (0u64, 0u64);
     for (g, p) in instance.gpus.iter().zip(&plan.gpus) {
-        let (node, index) = (g.node.clone(), g.index);
         if (p.node.as_str(), p.index) != (g.node.as_str(), g.index) {
-            out.push(Violation::Order { node, index });
+            out.push(Violation::Order {
+                node: g.node.clone(),
+                index: g.index,
+            });
             continue;
         }
-        let mut instances = Vec::new();
-        let mut unknown = false;
-        for i in &p.instances {
-            match g.model.profile(&i.profile) {
-                Ok(prof) => instances.push(Instance {
-                    start: i.start,
-                    profile: prof.index(),
-                }),
-                Err(_) => {
-                    unknown = true;
-                    out.push(Violation::UnknownProfile {
-                        node: node.clone(),
-                        index,
-                        profile: i.profile.clone(),
-                    });
-                }
-            }
-        }
-        if unknown {
+        let Some(layout) = planned_layout(g, p, &mut out) else {
             continue;
-        }
-        let problems = check(g.model, &instances);
-        if !problems.is_empty() {
-            out.extend(problems.into_iter().map(|problem| Violation::Layout {
-                node: node.clone(),
-                index,
-                problem,
-            }));
-            continue;
-        }
-        instances.sort();
-        let layout = Layout::from_sorted(instances);
-        let keeps_all = g.whole_busy || (instance.mode == Mode::KeepBusyGpus && !g.busy.is_empty());
-        let same = match &g.current {
-            None => !p.mig_enabled,
-            Some(l0) => p.mig_enabled && multiset(g.model, l0) == multiset(g.model, &layout),
         };
-        if keeps_all && (!same || g.current.as_ref().is_some_and(|l0| *l0 != layout)) {
-            out.push(Violation::BusyGpuChanged {
-                node: node.clone(),
-                index,
-            });
-        }
-        if let Some(b) = g.busy.iter().find(|b| !layout.instances().contains(b)) {
-            out.push(Violation::BusyInstanceRemoved {
-                node: node.clone(),
-                index,
-                start: b.start,
-            });
-        }
-        if p.changed == same {
-            out.push(Violation::ChangedFlag {
-                node: node.clone(),
-                index,
-                changed: p.changed,
-            });
-        }
+        let same = check_kept(instance.mode, g, p, &layout, &mut out);
         reconfigured += u64::from(!same);
-        for a in &p.assigned {
-            if !layout.instances().contains(a) || g.busy.contains(a) {
-                out.push(Violation::AssignedNotIdle {
-                    node: node.clone(),
-                    index,
-                    start: a.start,
-                });
-                continue;
-            }
-            let res = g
-                .model
-                .profile_at(a.profile)
-                .map(|x| x.resource_name())
-                .unwrap_or("");
-            match satisfied.get_mut(res) {
-                Some(v) => *v += 1,
-                None => out.push(Violation::NotDemanded {
-                    node: node.clone(),
-                    index,
-                    resource: res.to_owned(),
-                }),
-            }
-        }
-        let mut dedup = p.assigned.clone();
-        dedup.sort();
-        dedup.dedup();
-        if dedup.len() != p.assigned.len() {
-            out.push(Violation::AssignedTwice {
-                node: node.clone(),
-                index,
-            });
-        }
+        check_assigned(g, p, &layout, &mut satisfied, &mut out);
         if p.mig_enabled {
             let held: Vec<Instance> = g.busy.iter().chain(&p.assigned).copied().collect();
             fragmentation += u64::from(free_minus_largest(g.model, &held));
         }
     }
+    let value = check_demand(instance, plan, &satisfied, &mut out);
+    check_figures(plan, [value, reconfigured, fragmentation], &mut out);
+    if out.is_empty() { Ok(()) } else { Err(out) }
+}
+
+/// The planned layout of one GPU, or `None` (with the violations pushed) when a profile is
+/// unknown or the layout is invalid.
+///
+/// # Complexity
+/// O(n²) for n instances ([`check`]).
+fn planned_layout(g: &ResolvedGpu<'_>, p: &GpuPlan, out: &mut Vec<Violation>) -> Option<Layout> {
+    let (node, index) = (&g.node, g.index);
+    let mut instances = Vec::new();
+    let mut unknown = false;
+    for i in &p.instances {
+        match g.model.profile(&i.profile) {
+            Ok(prof) => instances.push(Instance {
+                start: i.start,
+                profile: prof.index(),
+            }),
+            Err(_) => {
+                unknown = true;
+                out.push(Violation::UnknownProfile {
+                    node: node.clone(),
+                    index,
+                    profile: i.profile.clone(),
+                });
+            }
+        }
+    }
+    if unknown {
+        return None;
+    }
+    let problems = check(g.model, &instances);
+    if !problems.is_empty() {
+        out.extend(problems.into_iter().map(|problem| Violation::Layout {
+            node: node.clone(),
+            index,
+            problem,
+        }));
+        return None;
+    }
+    instances.sort();
+    Some(Layout::from_sorted(instances))
+}
+
+/// Busy work kept as the mode demands and the `changed` flag; returns whether the profile
+/// multiset (and MIG mode) is unchanged.
+///
+/// # Complexity
+/// O(n²) for n instances.
+fn check_kept(
+    mode: Mode,
+    g: &ResolvedGpu<'_>,
+    p: &GpuPlan,
+    layout: &Layout,
+    out: &mut Vec<Violation>,
+) -> bool {
+    let (node, index) = (&g.node, g.index);
+    let keeps_all = g.whole_busy || (mode == Mode::KeepBusyGpus && !g.busy.is_empty());
+    let same = match &g.current {
+        None => !p.mig_enabled,
+        Some(l0) => p.mig_enabled && multiset(g.model, l0) == multiset(g.model, layout),
+    };
+    if keeps_all && (!same || g.current.as_ref().is_some_and(|l0| l0 != layout)) {
+        out.push(Violation::BusyGpuChanged {
+            node: node.clone(),
+            index,
+        });
+    }
+    if let Some(b) = g.busy.iter().find(|b| !layout.instances().contains(b)) {
+        out.push(Violation::BusyInstanceRemoved {
+            node: node.clone(),
+            index,
+            start: b.start,
+        });
+    }
+    if p.changed == same {
+        out.push(Violation::ChangedFlag {
+            node: node.clone(),
+            index,
+            changed: p.changed,
+        });
+    }
+    same
+}
+
+/// Assigned instances are distinct idle instances of the planned layout whose resource is
+/// demanded; counts them into `satisfied`.
+///
+/// # Complexity
+/// O(a · n + a log a) for a assigned and n planned instances.
+fn check_assigned(
+    g: &ResolvedGpu<'_>,
+    p: &GpuPlan,
+    layout: &Layout,
+    satisfied: &mut IndexMap<&str, u32>,
+    out: &mut Vec<Violation>,
+) {
+    let (node, index) = (&g.node, g.index);
+    for a in &p.assigned {
+        if !layout.instances().contains(a) || g.busy.contains(a) {
+            out.push(Violation::AssignedNotIdle {
+                node: node.clone(),
+                index,
+                start: a.start,
+            });
+            continue;
+        }
+        let res = g
+            .model
+            .profile_at(a.profile)
+            .map(|x| x.resource_name())
+            .unwrap_or("");
+        match satisfied.get_mut(res) {
+            Some(v) => *v += 1,
+            None => out.push(Violation::NotDemanded {
+                node: node.clone(),
+                index,
+                resource: res.to_owned(),
+            }),
+        }
+    }
+    let mut dedup = p.assigned.clone();
+    dedup.sort();
+    dedup.dedup();
+    if dedup.len() != p.assigned.len() {
+        out.push(Violation::AssignedTwice {
+            node: node.clone(),
+            index,
+        });
+    }
+}
+
+/// `satisfied` within demand and as reported; returns the weighted value `W`.
+///
+/// # Complexity
+/// O(Q).
+fn check_demand(
+    instance: &PlanInstance<'_>,
+    plan: &Plan,
+    satisfied: &IndexMap<&str, u32>,
+    out: &mut Vec<Violation>,
+) -> u64 {
     let mut value = 0u64;
     for d in &instance.demand {
         let s = satisfied.get(d.resource.as_str()).copied().unwrap_or(0);
@@ -288,6 +350,16 @@ pub fn verify(instance: &PlanInstance<'_>, plan: &Plan) -> Result<(), Vec<Violat
         }
         value = value.saturating_add(u64::from(s).saturating_mul(d.weight));
     }
+    value
+}
+
+/// The reported `value`, `reconfigured` and `fragmentation` equal the recomputed ones, and a
+/// bound is not below the value.
+fn check_figures(
+    plan: &Plan,
+    [value, reconfigured, fragmentation]: [u64; 3],
+    out: &mut Vec<Violation>,
+) {
     for (field, reported, actual) in [
         ("value", plan.value, value),
         ("reconfigured", u64::from(plan.reconfigured), reconfigured),
@@ -313,7 +385,6 @@ pub fn verify(instance: &PlanInstance<'_>, plan: &Plan) -> Result<(), Vec<Violat
             value: plan.value,
         });
     }
-    if out.is_empty() { Ok(()) } else { Err(out) }
 }
 
 /// Profile counts of a layout, by catalogue profile index.

@@ -1,5 +1,6 @@
 //! The greedy local search and the LP-guided heuristic.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::prepare::*;
@@ -321,32 +322,38 @@ impl<'p, 'c> Prepared<'p, 'c> {
     /// subset realising exactly `a` with the least fragmentation.
     pub(crate) fn realise(&self, ci: usize, s: &[u32], a: &[u32], r: u32) -> (usize, u16, u32) {
         let class = &self.classes[ci];
-        let mut best: Option<(u32, usize, u16)> = None;
-        let own = class.own.iter().enumerate();
+        // (F, instances of the layout, candidate, subset).
+        let mut best: Option<(u32, usize, usize, u16)> = None;
+        let capped_is = |cand: &Cand| {
+            cand.supply
+                .iter()
+                .zip(&self.demand)
+                .map(|(x, d)| (*x).min(*d))
+                .eq(s.iter().copied())
+        };
         let shared = class.shared.iter().flat_map(|v| {
             v.by_supply
                 .get(s)
                 .into_iter()
                 .flatten()
-                .map(|&j| (class.own.len() + j, &v.cands[j]))
+                .map(|&j| (class.own_len() + j, Cow::Borrowed(&v.cands[j])))
         });
-        let candidates: Vec<(usize, &Cand)> = if r == 0 {
-            own.take(1).collect()
+        // Class-specific candidates are built only when their supply (read from the model's
+        // table) matches.
+        let own = (0..class.own.len())
+            .filter(|&j| class.own_supply_is(j, s, &self.demand))
+            .map(|j| (j + 1, class.cand(j + 1)));
+        let candidates: Vec<(usize, Cow<'_, Cand>)> = if r == 0 {
+            vec![(0, Cow::Borrowed(&class.cand0))]
         } else {
-            own.skip(1).chain(shared).collect()
+            own.chain(shared).collect()
         };
         for (k, cand) in candidates {
-            if cand.r != r
-                || !cand
-                    .supply
-                    .iter()
-                    .zip(&self.demand)
-                    .map(|(x, d)| (*x).min(*d))
-                    .eq(s.iter().copied())
-            {
+            if cand.r != r || !capped_is(&cand) {
                 continue;
             }
             let n = cand.servable.len();
+            let inst = self.instances_of(class, &cand);
             for mask in 0..(1u32 << n) {
                 let mut cnt = vec![0u32; a.len()];
                 for (bit, (_, q)) in cand.servable.iter().enumerate() {
@@ -357,20 +364,17 @@ impl<'p, 'c> Prepared<'p, 'c> {
                 if cnt != a {
                     continue;
                 }
-                let f = self.frag(class, cand, mask as u16);
+                let f = self.frag(class, &cand, mask as u16);
                 // Ties: the layout with fewer instances (nothing cut that nobody asked for).
-                let better = best.is_none_or(|(bf, bk, _)| {
-                    (f, self.instances_of(class, cand))
-                        < (bf, self.instances_of(class, class.cand(bk)))
-                });
+                let better = best.is_none_or(|(bf, bi, _, _)| (f, inst) < (bf, bi));
                 if better {
-                    best = Some((f, k, mask as u16));
+                    best = Some((f, inst, k, mask as u16));
                 }
             }
         }
         match best {
-            Some((f, k, m)) => (k, m, f),
-            None => (0, 0, self.frag(class, class.cand(0), 0)),
+            Some((f, _, k, m)) => (k, m, f),
+            None => (0, 0, self.frag(class, &class.cand0, 0)),
         }
     }
 }

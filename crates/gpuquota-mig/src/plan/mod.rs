@@ -16,6 +16,7 @@ use crate::input::PlanInstance;
 use crate::layout::Instance;
 
 mod bound;
+mod class;
 mod exact;
 mod heuristic;
 mod prepare;

@@ -1,5 +1,6 @@
 //! Preparation: GPUs grouped into classes, candidate layouts and supply options.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -58,8 +59,18 @@ pub(crate) struct ExactOpt {
 pub(crate) struct Class<'c> {
     pub(crate) model: &'c GpuModel,
     pub(crate) busy: Vec<Instance>,
-    /// The current layout first, then class-specific candidates.
-    pub(crate) own: Vec<Cand>,
+    /// Candidate 0: the current layout (or MIG disabled).
+    pub(crate) cand0: Cand,
+    /// The class-specific candidates 1.. (layouts containing every busy instance), as indices
+    /// into the model's layouts: their [`Cand`]s are built on demand ([`Class::cand`]), so a
+    /// pinned GPU with a few hundred feasible layouts costs no allocation per layout.
+    pub(crate) own: Vec<u32>,
+    /// Demand index of each profile of the model (shared by the model's classes).
+    pub(crate) qmap: Arc<Vec<Option<usize>>>,
+    /// Uncapped supply of every model layout on an idle GPU, `nq` entries per layout.
+    pub(crate) idle_supply: Arc<Vec<u32>>,
+    /// Supply the busy instances take out of a layout that contains them all.
+    pub(crate) busy_supply: Vec<u32>,
     /// The current layout (`None` = MIG disabled).
     pub(crate) current: Option<Layout>,
     /// Candidates shared by every idle GPU of the model.
@@ -69,21 +80,65 @@ pub(crate) struct Class<'c> {
 }
 
 impl Class<'_> {
-    pub(crate) fn cand(&self, k: usize) -> &Cand {
-        match k.checked_sub(self.own.len()) {
-            None => &self.own[k],
-            Some(j) => self
-                .shared
-                .as_ref()
-                .and_then(|v| v.cands.get(j))
-                .unwrap_or(&self.own[0]),
+    /// Candidates 0 (current) and 1.. (class-specific): the index where shared ones start.
+    pub(crate) fn own_len(&self) -> usize {
+        1 + self.own.len()
+    }
+
+    /// Candidate `k`: the current layout, a class-specific one (built here), or a shared one.
+    pub(crate) fn cand(&self, k: usize) -> Cow<'_, Cand> {
+        if k == 0 {
+            return Cow::Borrowed(&self.cand0);
+        }
+        match k.checked_sub(self.own_len()) {
+            None => Cow::Owned(self.own_cand(k - 1)),
+            Some(j) => Cow::Borrowed(
+                self.shared
+                    .as_ref()
+                    .and_then(|v| v.cands.get(j))
+                    .unwrap_or(&self.cand0),
+            ),
         }
     }
 
-    pub(crate) fn cands(&self) -> impl Iterator<Item = &Cand> {
-        self.own
-            .iter()
-            .chain(self.shared.iter().flat_map(|v| v.cands.iter()))
+    /// The class-specific candidate `j` (candidate `j + 1`).
+    fn own_cand(&self, j: usize) -> Cand {
+        let li = self.own[j];
+        make_cand(
+            &self.qmap,
+            &self.busy,
+            self.busy_supply.len(),
+            (CandLayout::Model(li), self.model.layouts().get(li as usize)),
+            1,
+        )
+    }
+
+    /// Every candidate in index order.
+    pub(crate) fn cands(&self) -> impl Iterator<Item = Cow<'_, Cand>> {
+        (0..self.own_len()).map(|k| self.cand(k)).chain(
+            self.shared
+                .iter()
+                .flat_map(|v| v.cands.iter().map(Cow::Borrowed)),
+        )
+    }
+
+    /// Whether the class-specific candidate `j` has capped supply `s`, from the model's
+    /// supply table without building the candidate.
+    ///
+    /// # Complexity
+    /// O(Q).
+    pub(crate) fn own_supply_is(&self, j: usize, s: &[u32], demand: &[u32]) -> bool {
+        let nq = self.busy_supply.len();
+        let li = self.own[j] as usize;
+        self.idle_supply
+            .get(li * nq..(li + 1) * nq)
+            .is_some_and(|row| {
+                row.iter()
+                    .zip(&self.busy_supply)
+                    .zip(demand)
+                    .map(|((x, b), d)| x.saturating_sub(*b).min(*d))
+                    .eq(s.iter().copied())
+            })
     }
 
     pub(crate) fn layout(&self, cand: &Cand) -> Option<&Layout> {
@@ -273,7 +328,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
             reconfigured += cand.r;
             fragmentation += f;
             let instances = class
-                .layout(cand)
+                .layout(&cand)
                 .map(|l| {
                     l.instances()
                         .iter()
@@ -320,7 +375,9 @@ pub(crate) struct SharedCands {
 /// Per-model data shared by the classes of one model.
 #[derive(Debug)]
 pub(crate) struct ModelData {
-    pub(crate) qmap: Vec<Option<usize>>,
+    pub(crate) qmap: Arc<Vec<Option<usize>>>,
+    /// Uncapped supply of every layout on an idle GPU, `Q` entries per layout.
+    pub(crate) idle_supply: Arc<Vec<u32>>,
     /// Every layout serving some demand, as a candidate of an idle GPU (cost 1).
     pub(crate) idle: Arc<SharedCands>,
     /// Distinct capped supplies of `idle`.
@@ -365,25 +422,45 @@ pub(crate) fn supply_options<'a>(
     more: impl Iterator<Item = (&'a [u32], u32)>,
     demand: &[u32],
 ) -> Vec<SupplyOpt> {
-    let mut seen: BTreeMap<Vec<u32>, usize> = BTreeMap::new();
-    let mut opts: Vec<SupplyOpt> = Vec::new();
-    let capped =
-        |s: &[u32]| -> Vec<u32> { s.iter().zip(demand).map(|(s, d)| (*s).min(*d)).collect() };
-    for o in seed
-        .into_iter()
-        .map(|o| (capped(&o.s), o.r))
-        .chain(more.map(|(s, r)| (capped(s), r)))
-    {
-        let (s, r) = o;
-        match seen.get(&s) {
-            Some(&i) => opts[i].r = opts[i].r.min(r),
+    let mut dedup = SupplyDedup::default();
+    for o in &seed {
+        dedup.add(&o.s, o.r, demand);
+    }
+    for (s, r) in more {
+        dedup.add(s, r, demand);
+    }
+    dedup.opts
+}
+
+/// Distinct capped supplies in first-seen order, each at its least cost; a supply already
+/// seen costs one map lookup and no allocation.
+#[derive(Default)]
+pub(crate) struct SupplyDedup {
+    seen: BTreeMap<Vec<u32>, usize>,
+    opts: Vec<SupplyOpt>,
+    buf: Vec<u32>,
+}
+
+impl SupplyDedup {
+    /// Adds `s` capped at `demand` at cost `r`.
+    ///
+    /// # Complexity
+    /// O(Q · log k) for k distinct supplies so far.
+    pub(crate) fn add(&mut self, s: &[u32], r: u32, demand: &[u32]) {
+        self.buf.clear();
+        self.buf
+            .extend(s.iter().zip(demand).map(|(s, d)| (*s).min(*d)));
+        match self.seen.get(self.buf.as_slice()) {
+            Some(&i) => self.opts[i].r = self.opts[i].r.min(r),
             None => {
-                seen.insert(s.clone(), opts.len());
-                opts.push(SupplyOpt { s, r });
+                self.seen.insert(self.buf.clone(), self.opts.len());
+                self.opts.push(SupplyOpt {
+                    s: self.buf.clone(),
+                    r,
+                });
             }
         }
     }
-    opts
 }
 
 /// Keeps option 0 (the current layout) and every option no other option dominates
@@ -423,6 +500,7 @@ pub(crate) fn model_data(
         })
         .collect();
     let mut idle = Vec::new();
+    let mut idle_supply = Vec::with_capacity(model.layouts().len() * demand.len());
     let mut containing: BTreeMap<Instance, Vec<u32>> = BTreeMap::new();
     let mut ids: BTreeMap<Vec<u8>, u32> = BTreeMap::new();
     let mut kappa = Vec::with_capacity(model.layouts().len());
@@ -439,6 +517,7 @@ pub(crate) fn model_data(
             (CandLayout::Model(li as u32), Some(l)),
             1,
         );
+        idle_supply.extend_from_slice(&c.supply);
         if c.supply.iter().any(|x| *x > 0) {
             idle.push(c);
         }
@@ -468,7 +547,8 @@ pub(crate) fn model_data(
         by_supply.entry(capped).or_default().push(j);
     }
     ModelData {
-        qmap,
+        qmap: Arc::new(qmap),
+        idle_supply: Arc::new(idle_supply),
         idle: Arc::new(SharedCands {
             cands: idle,
             by_supply,
@@ -502,8 +582,17 @@ pub(crate) fn build_class<'c>(
         (Some(_), Mode::KeepBusyGpus) => g.busy.is_empty(),
         (Some(_), Mode::PinBusyInstances) => true,
     };
-    let mut own = vec![cand0];
+    let mut own: Vec<u32> = Vec::new();
     let mut shared = None;
+    // What the busy instances take out of a layout that holds them all (each counted once,
+    // as `make_cand` skips them).
+    let mut busy_supply = vec![0u32; nq];
+    let distinct: std::collections::BTreeSet<&Instance> = g.busy.iter().collect();
+    for b in distinct {
+        if let Some(Some(q)) = md.qmap.get(usize::from(b.profile.0)) {
+            busy_supply[*q] += 1;
+        }
+    }
     let opts = if !movable {
         supply_options(seed, std::iter::empty(), demand)
     } else if g.busy.is_empty() {
@@ -522,7 +611,11 @@ pub(crate) fn build_class<'c>(
         return Class {
             model,
             busy: g.busy.clone(),
+            cand0,
             own,
+            qmap: Arc::clone(&md.qmap),
+            idle_supply: Arc::clone(&md.idle_supply),
+            busy_supply,
             current: g.current.clone(),
             shared,
             supply_opts: opts,
@@ -543,37 +636,45 @@ pub(crate) fn build_class<'c>(
             }
         }
         lists.sort_by_key(|v| v.len());
+        let mut dedup = SupplyDedup::default();
+        dedup.add(&cand0.supply, 0, demand);
+        let mut supply = vec![0u32; nq];
         if let (false, Some((first, rest))) = (missing, lists.split_first()) {
             for &li in first.iter() {
                 if !rest.iter().all(|v| v.binary_search(&li).is_ok()) {
                     continue;
                 }
-                let Some(l) = model.layouts().get(li as usize) else {
+                if model.layouts().get(li as usize).is_none() {
                     continue;
-                };
+                }
                 if k0.is_some() && md.kappa.get(li as usize).copied() == k0 {
                     continue;
                 }
-                let serves = l.instances().iter().any(|i| {
-                    !g.busy.contains(i)
-                        && matches!(md.qmap.get(usize::from(i.profile.0)), Some(Some(_)))
-                });
-                if !serves {
+                // The layout holds every busy instance, so its supply here is its idle
+                // supply minus theirs: nonzero exactly when an idle instance serves demand.
+                let row = li as usize * nq;
+                let Some(idle) = md.idle_supply.get(row..row + nq) else {
                     continue;
+                };
+                for ((x, i), b) in supply.iter_mut().zip(idle).zip(&busy_supply) {
+                    *x = i.saturating_sub(*b);
                 }
-                let c = make_cand(&md.qmap, &g.busy, nq, (CandLayout::Model(li), Some(l)), 1);
-                if c.supply.iter().any(|x| *x > 0) {
-                    own.push(c);
+                if supply.iter().any(|x| *x > 0) {
+                    own.push(li);
+                    dedup.add(&supply, 1, demand);
                 }
             }
         }
-        let more: Vec<(Vec<u32>, u32)> = own[1..].iter().map(|c| (c.supply.clone(), c.r)).collect();
-        supply_options(seed, more.iter().map(|(s, r)| (s.as_slice(), *r)), demand)
+        dedup.opts
     };
     Class {
         model,
         busy: g.busy.clone(),
+        cand0,
         own,
+        qmap: Arc::clone(&md.qmap),
+        idle_supply: Arc::clone(&md.idle_supply),
+        busy_supply,
         current: g.current.clone(),
         shared,
         supply_opts: pareto(opts),
