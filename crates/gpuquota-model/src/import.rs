@@ -77,6 +77,16 @@
 //! the fast path and the exact path's limits and messages decide. JSON is read by
 //! serde_json, after a linear scan of the text for duplicate keys.
 //!
+//! `null` members are absent fields on both paths: the exact path strips them from its tree,
+//! the JSON fast path takes them out of the text before decoding, the line scanner skips
+//! them, and a source that serde-saphyr would read on the fast path goes to the exact path
+//! when a mapping may hold one (a plain `null`, `~` or empty value, a tagged value or an
+//! alias, as in the flow mapping `{quota: 1, limit}`), so an unknown field without a value is
+//! never warned about and no `null` is kept in a verbatim value.
+//!
+//! The fast path hands each document to the model as soon as it is read; when it gives up
+//! half-way, what it added is taken out again before the exact path starts.
+//!
 //! # Complexity
 //! Linear in the input on the fast path (twice that when the exact path runs), plus
 //! `O(log n)` per object inserted.
