@@ -92,7 +92,7 @@ fn workload(name: &str, queue: &str, priority: i32, t: i64, requests: &[(&str, &
 }
 
 fn admit(mut w: Workload, cq: &str, flavor: &str, requests: &[(&str, &str)]) -> Workload {
-    w.status = Some(WorkloadStatus {
+    w.status = Some(Box::new(WorkloadStatus {
         admission: Some(Admission {
             cluster_queue: cq.to_owned(),
             pod_set_assignments: vec![PodSetAssignment {
@@ -110,7 +110,7 @@ fn admit(mut w: Workload, cq: &str, flavor: &str, requests: &[(&str, &str)]) -> 
             }],
         }),
         ..WorkloadStatus::default()
-    });
+    }));
     w
 }
 

@@ -6,20 +6,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::meta::{LabelSelector, ObjectMeta, Taint, Toleration};
 use crate::quantity::Quantity;
-use crate::resource::ResourceName;
 
-/// A map of resource name to quantity (`requests`, `limits`, `allocatable`, …).
-pub type ResourceList = BTreeMap<ResourceName, Quantity>;
+pub use crate::resource_list::ResourceList;
 
 /// `resources` of a container or pod.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRequirements {
     /// Requested amounts.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
     pub requests: ResourceList,
     /// Limits; a limit without a request defaults the request (Kubernetes defaulting).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
     pub limits: ResourceList,
     /// Dynamic resource claims (kept, not interpreted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -67,7 +65,7 @@ pub struct PodSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub init_containers: Vec<Container>,
     /// Pod overhead added to the requests.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
     pub overhead: ResourceList,
     /// Pod-level resources; when set they replace the container sum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -221,10 +219,10 @@ pub struct NodeSpec {
 #[serde(rename_all = "camelCase")]
 pub struct NodeStatus {
     /// What pods may request on the node.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
     pub allocatable: ResourceList,
     /// The node's raw capacity.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
     pub capacity: ResourceList,
     /// Addresses, conditions, node info, …: kept verbatim.
     #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -360,6 +358,7 @@ pub type NamespaceSelector = LabelSelector;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resource::ResourceName;
 
     fn list(pairs: &[(&str, &str)]) -> ResourceList {
         pairs

@@ -77,6 +77,16 @@
 //! the fast path and the exact path's limits and messages decide. JSON is read by
 //! serde_json, after a linear scan of the text for duplicate keys.
 //!
+//! `null` members are absent fields on both paths: the exact path strips them from its tree,
+//! the JSON fast path takes them out of the text before decoding, the line scanner skips
+//! them, and a source that serde-saphyr would read on the fast path goes to the exact path
+//! when a mapping may hold one (a plain `null`, `~` or empty value, a tagged value or an
+//! alias, as in the flow mapping `{quota: 1, limit}`), so an unknown field without a value is
+//! never warned about and no `null` is kept in a verbatim value.
+//!
+//! The fast path hands each document to the model as soon as it is read; when it gives up
+//! half-way, what it added is taken out again before the exact path starts.
+//!
 //! # Complexity
 //! Linear in the input on the fast path (twice that when the exact path runs), plus
 //! `O(log n)` per object inserted.
@@ -410,14 +420,7 @@ impl Importer {
             self.errors.push((origin0, d));
             return;
         }
-        if let Some(docs) = (!self.exact_only).then(|| fast::parse(text)).flatten() {
-            for (i, doc) in docs.into_iter().enumerate() {
-                let origin = Origin {
-                    source: source.to_owned(),
-                    document: i + 1,
-                };
-                self.add_fast(&origin, doc, "");
-            }
+        if !self.exact_only && self.add_fast_source(source, text) {
             return;
         }
         let documents = match parse::documents(text) {
@@ -439,6 +442,46 @@ impl Importer {
             };
             self.add_document(&origin, doc, "");
         }
+    }
+
+    /// Reads `text` on the fast path; false (with nothing of it kept) when the exact path
+    /// must read it.
+    ///
+    /// Into an importer that holds no object yet (the first source, as a rule), each object
+    /// goes into the model as soon as it is read, and giving up means starting from an
+    /// empty model again; otherwise the documents are collected first and added once the
+    /// whole source has been read.
+    fn add_fast_source(&mut self, source: &str, text: &str) -> bool {
+        if self.model.is_empty() && self.model.duplicates.is_empty() {
+            let mut sink = Direct {
+                warnings: self.warnings.len(),
+                errors: self.errors.len(),
+                generated: self.generated.clone(),
+                origin: Origin {
+                    source: source.to_owned(),
+                    document: 0,
+                },
+                importer: self,
+            };
+            if fast::parse(text, &mut sink) {
+                return true;
+            }
+            fast::Sink::reset(&mut sink);
+            return false;
+        }
+        let mut docs = Vec::new();
+        if !fast::parse(text, &mut docs) {
+            return false;
+        }
+        let mut origin = Origin {
+            source: source.to_owned(),
+            document: 0,
+        };
+        for doc in docs {
+            origin.document += 1;
+            self.add_fast(&origin, doc, "");
+        }
+        true
     }
 
     /// One document read by the fast path.
@@ -765,6 +808,32 @@ impl Importer {
             model: self.model,
             warnings: sorted(self.warnings),
         })
+    }
+}
+
+/// The fast path's sink into an importer that held no object when the source began.
+struct Direct<'a> {
+    importer: &'a mut Importer,
+    origin: Origin,
+    /// The importer's warnings, errors and generated names before the source.
+    warnings: usize,
+    errors: usize,
+    generated: BTreeMap<(Kind, String, String), usize>,
+}
+
+impl fast::Sink for Direct<'_> {
+    fn doc(&mut self, doc: fast::Doc) {
+        self.origin.document += 1;
+        self.importer.add_fast(&self.origin, doc, "");
+    }
+
+    fn reset(&mut self) {
+        let i = &mut *self.importer;
+        i.model = Model::default();
+        i.warnings.truncate(self.warnings);
+        i.errors.truncate(self.errors);
+        i.generated.clone_from(&self.generated);
+        self.origin.document = 0;
     }
 }
 

@@ -469,9 +469,10 @@ pub struct WorkloadPriorityClass {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodTemplateSpec {
-    /// Template metadata.
+    /// Template metadata (boxed: most templates have none, and a pod set is stored for
+    /// every Workload).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metadata: Option<ObjectMeta>,
+    pub metadata: Option<Box<ObjectMeta>>,
     /// Pod spec.
     #[serde(default)]
     pub spec: PodSpec,
@@ -680,9 +681,10 @@ pub struct Workload {
     /// Spec.
     #[serde(default)]
     pub spec: WorkloadSpec,
-    /// Status.
+    /// Status (boxed: a pending Workload has none, and the model stores every Workload
+    /// inline in its map).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<WorkloadStatus>,
+    pub status: Option<Box<WorkloadStatus>>,
 }
 
 impl Workload {

@@ -76,6 +76,7 @@ pub mod picture;
 pub mod quantity;
 pub mod quota_tree;
 pub mod resource;
+pub mod resource_list;
 pub mod schema;
 pub mod source;
 mod strict;

@@ -1,15 +1,57 @@
 //! Resource names and how Kueue prints amounts of them.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::quantity::{Amount, Quantity};
 
 /// A Kubernetes resource name (`cpu`, `memory`, `nvidia.com/gpu`, `nvidia.com/mig-1g.24gb`).
-#[derive(
-    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-#[serde(transparent)]
-pub struct ResourceName(String);
+///
+/// The names every manifest repeats ([`CPU`], [`MEMORY`], [`EPHEMERAL_STORAGE`],
+/// [`NVIDIA_GPU`], [`PODS`]) are held without an allocation of their own, so that a snapshot
+/// of 55,000 Workloads does not hold 165,000 copies of `cpu`, `memory` and `nvidia.com/gpu`.
+/// Equality, order and hashing are those of the name's text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ResourceName(Cow<'static, str>);
+
+/// The names held without an allocation.
+const WELL_KNOWN: &[&str] = &[CPU, MEMORY, NVIDIA_GPU, EPHEMERAL_STORAGE, PODS];
+
+/// `name` as a well-known static name, if it is one.
+fn well_known(name: &str) -> Option<&'static str> {
+    WELL_KNOWN.iter().copied().find(|w| *w == name)
+}
+
+impl serde::Serialize for ResourceName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ResourceName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = ResourceName;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ResourceName, E> {
+                Ok(match well_known(v) {
+                    Some(w) => ResourceName(Cow::Borrowed(w)),
+                    None => ResourceName(Cow::Owned(v.to_owned())),
+                })
+            }
+
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<ResourceName, E> {
+                Ok(ResourceName::new(v))
+            }
+        }
+        d.deserialize_string(V)
+    }
+}
 
 /// `cpu`.
 pub const CPU: &str = "cpu";
@@ -27,7 +69,11 @@ pub const MIG_PREFIX: &str = "nvidia.com/mig-";
 impl ResourceName {
     /// Wraps a resource name; validation lives in [`mod@crate::validate`].
     pub fn new(name: impl Into<String>) -> ResourceName {
-        ResourceName(name.into())
+        let name = name.into();
+        match well_known(&name) {
+            Some(w) => ResourceName(Cow::Borrowed(w)),
+            None => ResourceName(Cow::Owned(name)),
+        }
     }
 
     /// The name as written.
@@ -117,6 +163,19 @@ mod tests {
             ResourceName::new("example.com/x").format_amount(Amount(2000)),
             "2k"
         );
+    }
+
+    #[test]
+    fn well_known_names_compare_as_text() {
+        let a = ResourceName::new("cpu");
+        let b: ResourceName = serde_json::from_str("\"cpu\"").unwrap();
+        let c: ResourceName = serde_json::from_str("\"example.com/x\"").unwrap();
+        assert_eq!(a, b);
+        assert!(matches!(a.0, Cow::Borrowed(_)));
+        assert!(matches!(b.0, Cow::Borrowed(_)));
+        assert!(a < c && c < ResourceName::new("memory"));
+        assert_eq!(serde_json::to_string(&c).unwrap(), "\"example.com/x\"");
+        assert_eq!(c.as_str(), "example.com/x");
     }
 
     #[test]

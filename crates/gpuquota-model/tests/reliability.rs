@@ -219,6 +219,11 @@ const DIFFERENTIAL: &[&str] = &[
     "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: p}\nspec: ~\n",
     "apiVersion: v1\nkind: Namespace\nkind: Node\nmetadata: {name: a}\n",
     "apiVersion: v1\nkind: Node\nmetadata: &m {name: a}\n---\napiVersion: v1\nkind: Node\nmetadata: *m\n",
+    // A flow-mapping entry with no value is a `null` member: no unknown field on either path.
+    "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec: {resources: {gpu: {quota: 1, limi1e38}}}\n",
+    "apiVersion: v1\nkind: Node\nmetadata: &m {name: a, resourceVersion: ~}\nspec: {surprise: null}\n",
+    "{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {\"name\": \"a\", \"resourceVersion\": null}, \"spec\": {\"surprise\": null, \"unschedulable\": null, \"x\": [null, {\"y\": null}]}}",
+    "[{\"metadata\": null, \"apiVersion\": \"v1\", \"kind\": \"Namespace\"}, {\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"null\", \"labels\": {\"a\": null}}}]",
 ];
 
 #[test]

@@ -130,7 +130,7 @@ fn plain_model() -> Result<Model, Box<dyn std::error::Error>> {
             },
         );
     }
-    let mut allocatable = std::collections::BTreeMap::new();
+    let mut allocatable = gpuquota::model::core::ResourceList::new();
     allocatable.insert(ResourceName::new("cpu"), Quantity::parse("64")?);
     allocatable.insert(ResourceName::new("memory"), Quantity::parse("512Gi")?);
     allocatable.insert(gpu.clone(), Quantity::parse("10")?);

@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use gpuquota_model::core::ResourceList;
 use gpuquota_model::kueue::{
     BorrowWithinCohortPolicy, FlavorFungibilityPreference, FungibilityPolicy, QueueingStrategy,
     ReclaimWithinCohort, ResourceGroup, StopPolicy, WithinClusterQueue, Workload,
@@ -24,7 +25,7 @@ mod checks;
 
 /// Per live workload, per PodSet: the per-pod requests after the Configuration's rules
 /// (`None` when a sum overflows).
-type PerPod = Vec<Vec<Option<BTreeMap<ResourceName, Quantity>>>>;
+type PerPod = Vec<Vec<Option<ResourceList>>>;
 
 /// Dense ids of every resource and flavor name the objects mention (both sorted).
 struct Names {
@@ -595,7 +596,7 @@ codes::NOT_MODELLED,"ClusterQueue", name, "admission checks are not modelled; wo
         names: &Names,
         key: &str,
         w: &Workload,
-        per_pod_requests: &[Option<BTreeMap<ResourceName, Quantity>>],
+        per_pod_requests: &[Option<ResourceList>],
     ) -> Vec<PodSetInfo> {
         let mut pod_sets = Vec::with_capacity(w.spec.pod_sets.len());
         for (pi, ps) in w.spec.pod_sets.iter().enumerate() {
@@ -921,8 +922,7 @@ fn names(
         add_groups(&co.spec.resource_groups, &mut res_names, &mut flv_names);
     }
     // workloads: requests and admissions
-    let mut per_pod_all: Vec<Vec<Option<BTreeMap<ResourceName, Quantity>>>> =
-        Vec::with_capacity(live.len());
+    let mut per_pod_all: PerPod = Vec::with_capacity(live.len());
     for w in live {
         let mut v = Vec::new();
         for ps in &w.spec.pod_sets {

@@ -39,20 +39,52 @@ pub(super) struct Typed {
     pub(super) ignored: Vec<(String, Vec<Step>)>,
 }
 
-/// Every document of `text`, or `None` when anything at all needs the exact path.
-pub(super) fn parse(text: &str) -> Option<Vec<Doc>> {
+/// Where the fast path delivers documents, one at a time, as they are read.
+pub(super) trait Sink {
+    /// The next document.
+    fn doc(&mut self, doc: Doc);
+    /// Forgets every document delivered so far (a reader gave up; the next one starts over).
+    fn reset(&mut self);
+}
+
+/// Collects the documents.
+impl Sink for Vec<Doc> {
+    fn doc(&mut self, doc: Doc) {
+        self.push(doc);
+    }
+
+    fn reset(&mut self) {
+        self.clear();
+    }
+}
+
+/// Reads every document of `text` into `sink` and returns true, or returns false when
+/// anything at all needs the exact path (the documents delivered so far are then to be
+/// forgotten: `sink` was not reset).
+///
+/// Documents are delivered as soon as each is read, so that no second copy of the objects
+/// is held while the source is read.
+pub(super) fn parse(text: &str, sink: &mut dyn Sink) -> bool {
     if parse::looks_like_json(text) {
         let trimmed = text.trim_start_matches('\u{feff}').trim_start();
         if parse::json_duplicates(trimmed).is_err() {
-            return None;
+            return false;
         }
-        let mut out = Vec::new();
-        for item in serde_json::Deserializer::from_str(trimmed).into_iter::<Doc>() {
-            out.push(item.ok()?);
+        // The exact path strips `null` members from its tree; the typed reading would see
+        // them (an unknown field warned about, a `null` kept in a verbatim value), so they
+        // are taken out of the text first.
+        let Some(stripped) = parse::strip_null_members(trimmed) else {
+            return false;
+        };
+        for item in serde_json::Deserializer::from_str(&stripped).into_iter::<Doc>() {
+            match item {
+                Ok(doc) => sink.doc(doc),
+                Err(_) => return false,
+            }
         }
-        return Some(out);
+        return true;
     }
-    super::yaml::documents(text)
+    super::yaml::documents_into(text, sink)
 }
 
 impl<'de> de::Deserialize<'de> for Doc {

@@ -88,6 +88,111 @@ pub(crate) fn json_duplicates(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The JSON text with every object member whose value is `null` removed (`{"a": null, "b": 1}`
+/// becomes `{"b": 1}`), as the exact path strips such members from its tree before decoding;
+/// borrowed when the text holds no `null` at all. `null` elements of arrays stay, as they do
+/// on the exact path. `None` when the text is not well-formed enough to be sure (brackets
+/// that do not match, a key without `:`); the exact path then reads it.
+///
+/// # Complexity
+/// Linear in the text: one `memchr`-style search for `null`, and one copy when it is found.
+pub(crate) fn strip_null_members(text: &str) -> Option<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    /// An open object: where the current member's output starts (its leading comma
+    /// included), whether no member of it has been written yet, and whether a key comes next.
+    struct Open {
+        start: usize,
+        empty: bool,
+        expect_key: bool,
+    }
+    if !text.contains("null") {
+        return Some(Cow::Borrowed(text));
+    }
+    let b = text.as_bytes();
+    let ws = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    // One entry per open bracket: `Some` for an object, `None` for an array.
+    let mut open: Vec<Option<Open>> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'{' => {
+                out.push(c);
+                open.push(Some(Open {
+                    start: out.len(),
+                    empty: true,
+                    expect_key: true,
+                }));
+            }
+            b'[' => {
+                out.push(c);
+                open.push(None);
+            }
+            b'}' | b']' => {
+                if open.pop()?.is_some() != (c == b'}') {
+                    return None;
+                }
+                out.push(c);
+            }
+            b',' => {
+                if let Some(Some(o)) = open.last_mut() {
+                    o.expect_key = true;
+                    o.start = out.len();
+                    if o.empty {
+                        // Every member before this comma was removed: so is the comma.
+                        i += 1;
+                        continue;
+                    }
+                }
+                out.push(c);
+            }
+            b'"' => {
+                let mut j = i + 1;
+                loop {
+                    match b.get(j)? {
+                        b'"' => break,
+                        b'\\' => j += 2,
+                        _ => j += 1,
+                    }
+                }
+                if let Some(Some(o)) = open.last_mut()
+                    && o.expect_key
+                {
+                    o.expect_key = false;
+                    let mut k = j + 1;
+                    while b.get(k).copied().is_some_and(ws) {
+                        k += 1;
+                    }
+                    if b.get(k) != Some(&b':') {
+                        return None;
+                    }
+                    k += 1;
+                    while b.get(k).copied().is_some_and(ws) {
+                        k += 1;
+                    }
+                    let after = k + 4;
+                    if b.get(k..after) == Some(b"null")
+                        && b.get(after)
+                            .is_none_or(|&d| ws(d) || matches!(d, b',' | b'}' | b']'))
+                    {
+                        out.truncate(o.start);
+                        i = after;
+                        continue;
+                    }
+                    o.empty = false;
+                }
+                out.extend_from_slice(b.get(i..=j)?);
+                i = j + 1;
+                continue;
+            }
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok().map(Cow::Owned)
+}
+
 /// A quick scan of JSON text for duplicate object keys: `Some(true)` when no object repeats
 /// a key, `None` when the scan is not sure (a key with an escape sequence, which may spell
 /// the same key differently, or text that is not well-formed; then the serde check decides).
@@ -474,6 +579,38 @@ impl<'de> Visitor<'de> for NoDuplicatesVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn null_members_are_stripped_from_json_text() {
+        let strip = |t: &str| strip_null_members(t).map(|c| c.into_owned());
+        assert_eq!(
+            strip("{\"a\": null, \"b\": 1}").as_deref(),
+            Some("{ \"b\": 1}")
+        );
+        assert_eq!(
+            strip("{\"a\": 1, \"b\": null}").as_deref(),
+            Some("{\"a\": 1}")
+        );
+        assert_eq!(
+            strip("{\"a\":null,\"b\":null,\"c\":{\"d\":null},\"e\":[null,{\"f\":null}]}")
+                .as_deref(),
+            Some("{\"c\":{},\"e\":[null,{}]}")
+        );
+        assert_eq!(
+            strip("{\"a\": \"null\", \"nullable\": nullx}").as_deref(),
+            Some("{\"a\": \"null\", \"nullable\": nullx}")
+        );
+        assert_eq!(strip("{\"a\": 1}").as_deref(), Some("{\"a\": 1}"));
+        assert_eq!(strip("null"), Some("null".into()));
+        assert_eq!(strip("{\"a\": [null}"), None);
+        assert_eq!(strip("{\"a\" null}"), None);
+        // The stripped text parses to the exact path's stripped tree.
+        let text = "{\"k\": {\"x\": null, \"y\": [1, null], \"z\": {\"w\": null}}, \"n\": null}";
+        let mut tree: Value = serde_json::from_str(text).unwrap();
+        super::super::strip_nulls(&mut tree);
+        let stripped: Value = serde_json::from_str(&strip(text).unwrap()).unwrap();
+        assert_eq!(stripped, tree);
+    }
 
     #[test]
     fn json_duplicates_are_errors_with_position() {

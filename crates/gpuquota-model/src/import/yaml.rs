@@ -37,7 +37,7 @@ use serde::de::{
 use serde_json::Value;
 
 use super::block::Block;
-use super::fast::{Doc, Typed};
+use super::fast::{Doc, Sink, Typed};
 use super::{Kind, Object, split_api_version};
 
 /// The deepest nesting read here (mappings and sequences); deeper documents go to the exact
@@ -45,17 +45,88 @@ use super::{Kind, Object, split_api_version};
 pub(super) const MAX_DEPTH: usize = 32;
 
 /// Every document of `text`, or `None` when the exact path must read it.
+#[cfg(test)]
 pub(super) fn documents(text: &str) -> Option<Vec<Doc>> {
+    let mut docs = Vec::new();
+    documents_into(text, &mut docs).then_some(docs)
+}
+
+/// Reads every document of `text` into `sink` and returns true, or returns false when the
+/// exact path must read it.
+pub(super) fn documents_into(text: &str, sink: &mut dyn Sink) -> bool {
     // The plainest block YAML is scanned without copies.
-    read_stream(&mut Reader::new(text, true)).ok().or_else(|| {
-        // Anything else: serde-saphyr straight into the typed objects (it is the exact
-        // path's parser, so both paths agree on what is YAML).
-        serde_saphyr::from_multiple_with_options::<Doc>(
-            text,
-            super::parse::yaml_options(text.len(), true),
-        )
-        .ok()
-    })
+    if read_stream(&mut Reader::new(text, true), sink).is_ok() {
+        return true;
+    }
+    sink.reset();
+    // Anything else: serde-saphyr straight into the typed objects (it is the exact
+    // path's parser, so both paths agree on what is YAML), unless a mapping may hold
+    // a `null` member, which the typed reading would keep.
+    if may_have_null_members(text) {
+        return false;
+    }
+    match serde_saphyr::from_multiple_with_options::<Doc>(
+        text,
+        super::parse::yaml_options(text.len(), true),
+    ) {
+        Ok(docs) => {
+            docs.into_iter().for_each(|d| sink.doc(d));
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// True when a mapping of `text` may hold a member whose value is `null`, or when
+/// saphyr-parser does not read the text.
+///
+/// The exact path strips `null` members from its tree before decoding; serde-saphyr's typed
+/// reading keeps them (an unknown field with no value, as in `{quota: 1, limit}`, is warned
+/// about; a `null` inside a verbatim value is kept), so such a source goes to the exact path.
+/// A value counts as maybe `null` when it is a plain scalar spelt `""`, `~` or `null` in any
+/// case, a tagged scalar, or an alias.
+///
+/// # Complexity
+/// Linear in the text (one pass of saphyr-parser's events, no tree).
+fn may_have_null_members(text: &str) -> bool {
+    let mut parser = Parser::new_from_str(text);
+    // One entry per open collection: `Some(expect_key)` for a mapping, `None` for a sequence.
+    let mut open: Vec<Option<bool>> = Vec::new();
+    loop {
+        let Some(Ok((event, _))) = parser.next_event() else {
+            return true;
+        };
+        let at_value = matches!(open.last(), Some(Some(false)));
+        let is_node = matches!(
+            event,
+            Event::Scalar(..)
+                | Event::Alias(_)
+                | Event::SequenceStart(..)
+                | Event::MappingStart(..)
+        );
+        match &event {
+            Event::StreamEnd => return false,
+            Event::Scalar(text, style, _, tag) if at_value => {
+                let nullish = text.is_empty() || text == "~" || text.eq_ignore_ascii_case("null");
+                if tag.is_some() || (*style == ScalarStyle::Plain && nullish) {
+                    return true;
+                }
+            }
+            Event::Alias(_) if at_value => return true,
+            Event::SequenceEnd | Event::MappingEnd => {
+                open.pop();
+            }
+            _ => {}
+        }
+        if is_node && let Some(Some(expect_key)) = open.last_mut() {
+            *expect_key = !*expect_key;
+        }
+        match event {
+            Event::MappingStart(..) => open.push(Some(true)),
+            Event::SequenceStart(..) => open.push(None),
+            _ => {}
+        }
+    }
 }
 
 /// Where the events come from.
@@ -276,15 +347,14 @@ fn scalar<'a>(text: Cow<'a, str>, style: ScalarStyle) -> Result<Scalar<'a>, Fall
     Ok(Scalar { text, kind })
 }
 
-/// Reads every document of the stream.
-fn read_stream(r: &mut Reader<'_>) -> Result<Vec<Doc>, Fallback> {
+/// Reads every document of the stream into `sink`.
+fn read_stream(r: &mut Reader<'_>, sink: &mut dyn Sink) -> Result<(), Fallback> {
     if !matches!(r.next()?, Event::StreamStart) {
         return Err(Fallback);
     }
-    let mut out = Vec::new();
     loop {
         match r.next()? {
-            Event::StreamEnd => return Ok(out),
+            Event::StreamEnd => return Ok(()),
             Event::DocumentStart(_) => {
                 match r.peek()? {
                     Event::Scalar(text, style, ..) => {
@@ -295,7 +365,7 @@ fn read_stream(r: &mut Reader<'_>) -> Result<Vec<Doc>, Fallback> {
                         }
                         r.next()?;
                     }
-                    _ => out.push(read_doc(r)?),
+                    _ => sink.doc(read_doc(r)?),
                 }
                 if !matches!(r.next()?, Event::DocumentEnd) {
                     return Err(Fallback);
@@ -733,7 +803,9 @@ mod tests {
 
     /// The deserializer on saphyr-parser's events alone.
     fn on_events(text: &str) -> Option<Vec<Doc>> {
-        read_stream(&mut Reader::new(text, false)).ok()
+        let mut docs = Vec::new();
+        read_stream(&mut Reader::new(text, false), &mut docs).ok()?;
+        Some(docs)
     }
 
     #[test]
@@ -820,6 +892,29 @@ mod tests {
             ("core", include_str!("../../tests/data/core.yaml")),
         ] {
             assert!(documents(text).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn null_members_are_found_for_the_typed_reading() {
+        for text in [
+            "a: {quota: 1, limi1e38}\n",
+            "a: {b: ~}\n",
+            "a:\n  b:\n",
+            "a: {b: NULL}\n",
+            "a: {b: !!null ''}\n",
+            "x: &n 1\na: {b: *n}\n",
+            "a: [1\n",
+        ] {
+            assert!(may_have_null_members(text), "{text}");
+        }
+        for text in [
+            "a: {b: 'null', c: [~, null]}\n",
+            "a: &m {name: x}\nb: {c: [*m]}\n",
+            "- ~\n- a: 1\n",
+            "a:\n  b: nullable\n",
+        ] {
+            assert!(!may_have_null_members(text), "{text}");
         }
     }
 

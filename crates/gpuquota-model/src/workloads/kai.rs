@@ -466,7 +466,7 @@ impl<'a> Grouper<'a> {
         }) {
             return Ok(Some((Vec::new(), None)));
         }
-        let mut meta = template.metadata.clone().unwrap_or_default();
+        let mut meta = template.metadata.as_deref().cloned().unwrap_or_default();
         meta.name = revision;
         meta.uid = None;
         meta.namespace = Some(obj.namespace().to_owned());
@@ -480,11 +480,11 @@ impl<'a> Grouper<'a> {
         let st = self.st;
         let spec: crate::core::PodSpec = obj.spec_as()?;
         let template = PodTemplateSpec {
-            metadata: Some(ObjectMeta {
+            metadata: Some(Box::new(ObjectMeta {
                 labels: obj.metadata.labels.clone(),
                 annotations: obj.metadata.annotations.clone(),
                 ..ObjectMeta::default()
-            }),
+            })),
             spec,
         };
         if !is_kai(&template, st) {
@@ -1078,7 +1078,7 @@ fn emit(
         .first()
         .and_then(|k| model.pods.get(k))
         .map(|p| PodTemplateSpec {
-            metadata: Some(p.metadata.clone()),
+            metadata: Some(Box::new(p.metadata.clone())),
             spec: p.spec.clone(),
         });
     let Some(first) = plan
@@ -1166,7 +1166,7 @@ fn emit(
                 super::limitrange::apply_to_new_pod(&mut spec, item);
             }
             let pod = Pod {
-                metadata: meta,
+                metadata: *meta,
                 spec,
                 status: Some(PodStatus {
                     phase: Some("Pending".into()),

@@ -543,7 +543,7 @@ impl Ctx<'_> {
                 maximum_execution_time_seconds: max_exec,
                 ..WorkloadSpec::default()
             },
-            status,
+            status: status.map(Box::new),
         };
         self.out.workloads.insert(wl.key(), (origin.cloned(), wl));
     }

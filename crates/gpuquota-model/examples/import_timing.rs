@@ -2,7 +2,7 @@
 //! every import took before the fast path existed), best of 3, as wall-clock time and as the
 //! process's CPU time (user + system, from `/proc/self/stat`; the comparable figure on a
 //! shared machine):
-//! `cargo run --release -p gpuquota-benches --example import_timing -- FILE [fast|exact]`.
+//! `cargo run --release -p gpuquota-model --example import_timing -- FILE [fast|exact]`.
 // A measurement tool: reading the wall clock is its purpose.
 #![allow(clippy::disallowed_methods)]
 
