@@ -5,9 +5,59 @@ use super::*;
 
 impl Engine<'_> {
     pub(super) fn node_mut(&mut self, node: Option<usize>) -> &mut NodeState {
+        self.touch(node);
         match node {
             Some(n) => &mut self.nodes[n],
             None => &mut self.pool,
+        }
+    }
+
+    /// Starts a probe: until [`Engine::end_probe`], every node (or the pool) is copied
+    /// before its first change, so the probe's changes can be undone. Probes nest.
+    ///
+    /// # Complexity
+    /// O(1); each node a probe touches costs one copy (O(G + M) for G devices and M MIG
+    /// profiles), instead of a copy of every node per probe.
+    pub(super) fn begin_probe(&mut self) {
+        self.probe.depth += 1;
+        self.probe.starts.push(self.probe.log.len());
+    }
+
+    /// Undoes every node change since the matching [`Engine::begin_probe`].
+    pub(super) fn end_probe(&mut self) {
+        let start = self.probe.starts.pop().unwrap_or(0);
+        while self.probe.log.len() > start {
+            let Some((slot, prev, copy)) = self.probe.log.pop() else {
+                break;
+            };
+            self.probe.saved_at[slot] = prev;
+            if slot == self.nodes.len() {
+                self.pool = copy;
+            } else {
+                self.nodes[slot] = copy;
+            }
+        }
+        self.probe.depth = self.probe.depth.saturating_sub(1);
+    }
+
+    /// Records `node` (`None`: the pool) before a change, inside a probe.
+    fn touch(&mut self, node: Option<usize>) {
+        let depth = self.probe.depth;
+        if depth == 0 {
+            return;
+        }
+        let slot = node.unwrap_or(self.nodes.len());
+        if self.probe.saved_at.len() <= self.nodes.len() {
+            self.probe.saved_at = vec![0; self.nodes.len() + 1];
+        }
+        let prev = self.probe.saved_at[slot];
+        if prev < depth {
+            let copy = match node {
+                Some(n) => self.nodes[n].clone(),
+                None => self.pool.clone(),
+            };
+            self.probe.log.push((slot, prev, copy));
+            self.probe.saved_at[slot] = depth;
         }
     }
 
@@ -53,6 +103,7 @@ impl Engine<'_> {
                     _ => None,
                 };
                 let known = group.as_ref().and_then(|k| self.gpu_groups.get(k).copied());
+                // Session open only: no probe is running, so no copy is needed.
                 let ns = match node {
                     Some(n) => &mut self.nodes[n],
                     None => &mut self.pool,
@@ -89,6 +140,10 @@ impl Engine<'_> {
                 // Overcommitted input: charge the node's idle GPU anyway.
                 dec(&mut ns.idle[GPU], need * SCALE, of);
                 rec.take[GPU] = (need * SCALE, 0);
+                if need > 0 {
+                    // Which pod holds the charge depends on the order pods are read in.
+                    self.keepable = false;
+                }
             }
         }
         rec
@@ -139,6 +194,7 @@ impl Engine<'_> {
             dev_req(t)
         };
         if self.c.nodes.is_empty() {
+            self.touch(None);
             let p = &mut self.pool;
             let mut rec = PlaceRec::default();
             for r in Resource::ALL {
@@ -204,6 +260,7 @@ impl Engine<'_> {
         let (n, _, _, _) = best?;
         let fractional = t.fractional;
         let spread = self.o.placement == Placement::Spread;
+        self.touch(Some(n));
         let ns = &mut self.nodes[n];
         let mut rec = PlaceRec {
             node: Some(n),
