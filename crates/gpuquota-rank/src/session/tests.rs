@@ -167,6 +167,10 @@ proptest! {
 /// clock `job` minutes on and runs a session.
 type LiveOp = (u8, u8);
 
+/// What a step of [`live_trace`] shows: the session's outcome (when it ran one) and the
+/// queue allocations after it.
+type LiveStep = (Option<Result<SessionResult, SessionError>>, Vec<[i128; 3]>);
+
 /// Drives a live cluster through `ops`, keeping the open state or not; every session's
 /// result (or error) and the queue allocations after every step.
 fn live_trace(
@@ -174,7 +178,7 @@ fn live_trace(
     o: &SessionOptions,
     ops: &[LiveOp],
     keep: bool,
-) -> Vec<(Option<Result<SessionResult, SessionError>>, Vec<[i128; 3]>)> {
+) -> Vec<LiveStep> {
     let keys: Vec<String> = c.jobs.iter().map(|j| j.key.clone()).collect();
     let mut live = crate::live::LiveCluster::new(c.clone());
     live.set_keep(keep);
