@@ -173,12 +173,7 @@ type LiveStep = (Option<Result<SessionResult, SessionError>>, Vec<[i128; 3]>);
 
 /// Drives a live cluster through `ops`, keeping the open state or not; every session's
 /// result (or error) and the queue allocations after every step.
-fn live_trace(
-    c: &Cluster,
-    o: &SessionOptions,
-    ops: &[LiveOp],
-    keep: bool,
-) -> Vec<LiveStep> {
+fn live_trace(c: &Cluster, o: &SessionOptions, ops: &[LiveOp], keep: bool) -> Vec<LiveStep> {
     let keys: Vec<String> = c.jobs.iter().map(|j| j.key.clone()).collect();
     let mut live = crate::live::LiveCluster::new(c.clone());
     live.set_keep(keep);
