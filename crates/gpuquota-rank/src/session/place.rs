@@ -186,31 +186,47 @@ impl Engine<'_> {
     /// # Complexity
     /// O(N · G) for N nodes of G devices (every node is scored).
     pub(super) fn place_task(&mut self, ji: usize, ti: usize) -> Option<PlaceRec> {
-        let of = self.overflow;
         let t = &self.c.jobs[ji].tasks[ti];
-        let req = if self.c.nodes.is_empty() {
-            t.req
-        } else {
-            dev_req(t)
-        };
         if self.c.nodes.is_empty() {
-            self.touch(None);
-            let p = &mut self.pool;
-            let mut rec = PlaceRec::default();
-            for r in Resource::ALL {
-                if req[r] > p.idle[r] + p.rel[r] {
-                    return None;
-                }
-            }
-            for r in Resource::ALL {
-                let from_idle = req[r].min(p.idle[r].max(0));
-                let from_rel = req[r] - from_idle;
-                dec(&mut p.idle[r], from_idle, of);
-                dec(&mut p.rel[r], from_rel, of);
-                rec.take[r] = (from_idle, from_rel);
-            }
-            return Some(rec);
+            return self.place_in_pool(t.req);
         }
+        let req = dev_req(t);
+        let n = self.best_node(t, req)?;
+        self.take_on_node(n, (ji, ti), req)
+    }
+
+    /// Places a task's request on the pool (quota level, no nodes).
+    ///
+    /// # Complexity
+    /// O(1).
+    fn place_in_pool(&mut self, req: Amt) -> Option<PlaceRec> {
+        let of = self.overflow;
+        self.touch(None);
+        let p = &mut self.pool;
+        let mut rec = PlaceRec::default();
+        for r in Resource::ALL {
+            if req[r] > p.idle[r] + p.rel[r] {
+                return None;
+            }
+        }
+        for r in Resource::ALL {
+            let from_idle = req[r].min(p.idle[r].max(0));
+            let from_rel = req[r] - from_idle;
+            dec(&mut p.idle[r], from_idle, of);
+            dec(&mut p.rel[r], from_rel, of);
+            rec.take[r] = (from_idle, from_rel);
+        }
+        Some(rec)
+    }
+
+    /// The node a task goes to: among the nodes that admit it and will have room, those
+    /// with room now first, then the fullest (binpack) or the emptiest relative to its size
+    /// (spread) in the resource that places it (GPUs for a GPU task, else CPU); ties go to
+    /// the first node.
+    ///
+    /// # Complexity
+    /// O(N · G) for N nodes of G devices.
+    fn best_node(&self, t: &crate::snapshot::Task, req: Amt) -> Option<usize> {
         let gpu_job = req[GPU] > 0;
         let mut best: Option<(usize, bool, i128, i128)> = None; // node, now, free, total
         for n in 0..self.nodes.len() {
@@ -257,7 +273,19 @@ impl Engine<'_> {
                 best = Some((n, now, free, total));
             }
         }
-        let (n, _, _, _) = best?;
+        best.map(|b| b.0)
+    }
+
+    /// Takes a task's request on node `n`: MIG instances, CPU and memory from idle first,
+    /// then from what is being released; whole GPUs on free devices (idle ones first),
+    /// a fraction on the device KAI's GPU-sharing order prefers. `None` when no device takes
+    /// the fraction.
+    ///
+    /// # Complexity
+    /// O(G + M) for G devices and M MIG profiles.
+    fn take_on_node(&mut self, n: usize, t_ji: (usize, usize), req: Amt) -> Option<PlaceRec> {
+        let of = self.overflow;
+        let t = &self.c.jobs[t_ji.0].tasks[t_ji.1];
         let fractional = t.fractional;
         let spread = self.o.placement == Placement::Spread;
         self.touch(Some(n));
