@@ -5,11 +5,20 @@
 //! [`LiveCluster::new`] takes a cluster built by [`Cluster::from_model`] and parks every job
 //! (none is submitted yet, every pod pending without a node). [`LiveCluster::submit`] puts a
 //! job into the cluster, [`LiveCluster::finish`] takes it out, and [`LiveCluster::session`]
-//! refreshes the leaves' demand, runs [`run_session`] and applies its decisions: the evicted
+//! refreshes the leaves' demand, runs [`run_session`](crate::session::run_session) and applies its decisions: the evicted
 //! jobs' pods go back to pending (their controller recreates them), the allocated pods run
 //! on their nodes at once (a pipelined pod too: the evictions that free its resources are
-//! applied first). A session on a live cluster decides exactly what [`run_session`] decides
+//! applied first). A session on a live cluster decides exactly what [`run_session`](crate::session::run_session) decides
 //! on [`Cluster::from_model`] of the same state; this module only keeps the state.
+//!
+//! It also keeps what a session opens with — each pod's state and placement record, the
+//! nodes' free CPU, memory, GPU devices and MIG instances, the queues' allocations — from
+//! one session to the next: the applied decisions, arrivals and departures update it, so
+//! a session does not rebuild it from every running pod. The kept state equals the rebuilt
+//! one in every amount; only which of a node's interchangeable whole GPUs a pod holds may
+//! differ, and no decision reads that. A cluster with a fractional-GPU pod (fractions pack
+//! onto a particular device) or an overcommitted node rebuilds it every session, as does
+//! the session after a job's preemptibility changed.
 //!
 //! ```
 //! use gpuquota_rank::{BuildOptions, Cluster, SessionOptions};
@@ -52,7 +61,7 @@ use gpuquota_model::Timestamp;
 
 use crate::division::{DivisionError, Resource};
 use crate::ids::NodeId;
-use crate::session::{SessionError, SessionOptions, SessionResult, run_session};
+use crate::session::{Kept, SessionError, SessionOptions, SessionResult, run_kept};
 use crate::snapshot::{Cluster, Job, TaskStatus};
 
 /// A [`Cluster`] kept across sessions.
@@ -65,6 +74,13 @@ pub struct LiveCluster {
     node_index: BTreeMap<String, usize>,
     /// Jobs whose pending pods the next sessions do not see.
     held: std::collections::BTreeSet<String>,
+    /// The state the next session opens with (pods' states and placements, node and queue
+    /// accounting), kept in step with the jobs; `None` until a session builds it, and
+    /// whenever it cannot be kept (then every session builds it).
+    kept: Option<Kept>,
+    /// Keep the open state across sessions (always on; off only in the test that checks
+    /// keeping it changes no decision).
+    keep: bool,
 }
 
 fn reset(job: &mut Job) {
@@ -98,6 +114,8 @@ impl LiveCluster {
             parked,
             node_index,
             held: Default::default(),
+            kept: None,
+            keep: true,
         }
     }
 
@@ -141,6 +159,9 @@ impl LiveCluster {
             .jobs
             .binary_search_by(|j| j.key.as_str().cmp(key))
             .unwrap_or_else(|i| i);
+        if let Some(k) = self.kept.as_mut() {
+            k.insert_job(at, job.tasks.len());
+        }
         self.cluster.jobs.insert(at, job);
         true
     }
@@ -149,11 +170,16 @@ impl LiveCluster {
     /// False when it is not in the cluster.
     ///
     /// # Complexity
-    /// O(J).
+    /// O(J + T) for J jobs of T pods in the cluster.
     pub fn finish(&mut self, key: &str) -> bool {
         let Some(i) = self.position(key) else {
             return false;
         };
+        if let Some(k) = self.kept.as_mut()
+            && k.remove_job(&self.cluster, i).is_err()
+        {
+            self.kept = None;
+        }
         let mut job = self.cluster.jobs.remove(i);
         reset(&mut job);
         self.parked.insert(job.key.clone(), job);
@@ -190,7 +216,13 @@ impl LiveCluster {
     /// O(log J).
     pub fn set_priority(&mut self, key: &str, priority: i32, preemptible: bool) -> bool {
         let job = match self.position(key) {
-            Some(i) => &mut self.cluster.jobs[i],
+            Some(i) => {
+                // Non-preemptible work is accounted apart: open the next session afresh.
+                if self.cluster.jobs[i].preemptible != preemptible {
+                    self.kept = None;
+                }
+                &mut self.cluster.jobs[i]
+            }
             None => match self.parked.get_mut(key) {
                 Some(j) => j,
                 None => return false,
@@ -219,9 +251,21 @@ impl LiveCluster {
     /// Allocated resources per queue (input order; a parent holds its subtree), nano-units.
     ///
     /// # Complexity
-    /// O(T + Q · d) for T pods of submitted jobs.
+    /// O(Q) once a session has run (the kept accounting), else O(T + Q · d) for T pods
+    /// of submitted jobs.
     pub fn queue_allocated(&self) -> Vec<[i128; 3]> {
-        self.sum_tasks(|s| s == TaskStatus::Running, true)
+        match &self.kept {
+            Some(k) => k.queue_allocated(),
+            None => self.sum_tasks(|s| s == TaskStatus::Running, true),
+        }
+    }
+
+    /// Turns keeping the open state across sessions off (the test that checks it changes
+    /// no decision).
+    #[cfg(test)]
+    pub(crate) fn set_keep(&mut self, keep: bool) {
+        self.keep = keep;
+        self.kept = None;
     }
 
     fn sum_tasks(&self, pick: impl Fn(TaskStatus) -> bool, up: bool) -> Vec<[i128; 3]> {
@@ -258,10 +302,15 @@ impl LiveCluster {
     /// to the session time when a job starts).
     ///
     /// # Errors
-    /// As [`run_session`]; the state is left unchanged then.
+    /// As [`run_session`](crate::session::run_session); the state is left unchanged then.
     ///
     /// # Complexity
-    /// O(T) to refresh the demand plus [`run_session`].
+    /// O(T) to refresh the demand plus [`run_session`](crate::session::run_session), which opens on the state kept from
+    /// the previous session (updated by the arrivals and departures since) instead of
+    /// building it: O(J) instead of O(J + T + N · G) for J jobs of T pods on N nodes of G
+    /// GPUs, plus O(N · G) and the placed and evicted jobs' pods to keep it for the next
+    /// one. The decisions are those of [`run_session`](crate::session::run_session) on [`Cluster::from_model`] of the
+    /// same state.
     pub fn session(&mut self, options: &SessionOptions) -> Result<SessionResult, SessionError> {
         // Held jobs' pending pods are hidden for the session.
         let mut hidden: Vec<(usize, usize)> = Vec::new();
@@ -289,7 +338,22 @@ impl LiveCluster {
                 result = Err(SessionError::Division(e));
             }
         }
-        let out = result.and_then(|()| run_session(&self.cluster, options));
+        let mut kept = if self.keep { self.kept.take() } else { None };
+        if let Some(k) = kept.as_mut() {
+            k.hide(&hidden, true);
+        }
+        let out = match result {
+            Ok(()) => {
+                let (out, next) = run_kept(&self.cluster, options, kept);
+                kept = next;
+                out
+            }
+            Err(e) => Err(e),
+        };
+        if let Some(k) = kept.as_mut() {
+            k.hide(&hidden, false);
+        }
+        self.kept = kept;
         for (ji, ti) in hidden {
             self.cluster.jobs[ji].tasks[ti].status = TaskStatus::Pending;
         }

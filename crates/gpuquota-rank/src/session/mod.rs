@@ -283,6 +283,35 @@ impl<T: Clone> Jagged<T> {
     }
 }
 
+impl<T: Clone> Jagged<T> {
+    /// Inserts a row of `len` copies of `fill` before row `j`.
+    ///
+    /// # Complexity
+    /// O(J + T) (the rows after it move).
+    fn insert_row(&mut self, j: usize, len: usize, fill: T) {
+        let start = self.offs[j];
+        self.data
+            .splice(start..start, std::iter::repeat_n(fill, len));
+        self.offs.insert(j, start);
+        for o in &mut self.offs[j + 1..] {
+            *o += len;
+        }
+    }
+
+    /// Removes row `j`.
+    ///
+    /// # Complexity
+    /// O(J + T) (the rows after it move).
+    fn remove_row(&mut self, j: usize) {
+        let (start, end) = (self.offs[j], self.offs[j + 1]);
+        self.data.drain(start..end);
+        self.offs.remove(j);
+        for o in &mut self.offs[j..] {
+            *o -= end - start;
+        }
+    }
+}
+
 impl<T> std::ops::Index<usize> for Jagged<T> {
     type Output = [T];
     fn index(&self, j: usize) -> &[T] {
@@ -304,6 +333,137 @@ struct NodeState {
     devs: Vec<(i128, i128)>,
     /// Per MIG profile: (idle, releasing) instances.
     mig: Vec<(i64, i64)>,
+}
+
+/// The engine state a session opens with: every pod's state and placement, and the nodes'
+/// and queues' accounting. [`Engine::new`] builds it from a [`Cluster`]; a
+/// [`crate::live::LiveCluster`] keeps it across sessions ([`run_kept`]), updated by the
+/// applied decisions and by its jobs' arrivals and departures, instead of rebuilding it.
+///
+/// A kept state equals the one [`Engine::new`] builds from the same cluster in every amount
+/// (queue allocations, each node's idle CPU, memory, GPUs, MIG instances and used GPU
+/// devices) except which of a node's whole GPU devices a pod holds. No decision reads that:
+/// devices with the same use are interchangeable (whole GPUs are counted, and a pod's
+/// devices are found through its own record). Fractional GPUs do read it (they pack onto
+/// the most used device), so a cluster with a fractional pod is never kept; neither is one
+/// whose running pods overcommit a node.
+#[derive(Debug, Clone)]
+pub(crate) struct Kept {
+    alloc: Vec<Amt>,
+    alloc_np: Vec<Amt>,
+    nodes: Vec<NodeState>,
+    pool: NodeState,
+    tstate: Jagged<TState>,
+    place: Jagged<PlaceRec>,
+}
+
+impl Kept {
+    /// Adds job `j` (all pods pending) before row `at`, as the cluster's job list does.
+    ///
+    /// # Complexity
+    /// O(J + T).
+    pub(crate) fn insert_job(&mut self, at: usize, pods: usize) {
+        self.tstate.insert_row(at, pods, TState::Pending);
+        self.place.insert_row(at, pods, PlaceRec::default());
+    }
+
+    /// Removes the job at row `ji` of `c` (still in `c`), freeing its running pods.
+    ///
+    /// # Complexity
+    /// O(J + T) to remove the row, plus O(d + G) per running pod (d queue levels, G GPU
+    /// devices it holds).
+    pub(crate) fn remove_job(&mut self, c: &Cluster, ji: usize) -> Result<(), SessionError> {
+        for ti in 0..c.jobs[ji].tasks.len() {
+            self.vacate(c, ji, ti)?;
+        }
+        self.tstate.remove_row(ji);
+        self.place.remove_row(ji);
+        Ok(())
+    }
+
+    /// Makes pod `ti` of job `ji` pending; a running pod's resources are free again.
+    fn vacate(&mut self, c: &Cluster, ji: usize, ti: usize) -> Result<(), SessionError> {
+        if self.tstate[ji][ti] != TState::Running {
+            self.tstate[ji][ti] = TState::Pending;
+            return Ok(());
+        }
+        let j = &c.jobs[ji];
+        let t = &j.tasks[ti];
+        let rec = std::mem::take(&mut self.place[ji][ti]);
+        self.tstate[ji][ti] = TState::Pending;
+        let mut cur = j.queue.map(QueueId::index);
+        while let Some(q) = cur {
+            self.alloc[q] = sub_checked(self.alloc[q], t.req)?;
+            if !j.preemptible {
+                self.alloc_np[q] = sub_checked(self.alloc_np[q], t.req)?;
+            }
+            cur = c.hierarchy.queues()[q].parent;
+        }
+        let ns = match rec.node {
+            Some(n) => &mut self.nodes[n],
+            None => &mut self.pool,
+        };
+        for r in Resource::ALL {
+            ns.idle[r] = ns.idle[r]
+                .checked_add(rec.take[r].0)
+                .ok_or(SessionError::Overflow)?;
+        }
+        for &(i, used, _) in &rec.devs {
+            ns.devs[i].0 = ns.devs[i]
+                .0
+                .checked_sub(used)
+                .ok_or(SessionError::Overflow)?;
+        }
+        for &(p, count, _) in &rec.mig {
+            ns.mig[p].0 = ns.mig[p]
+                .0
+                .checked_add(count)
+                .ok_or(SessionError::Overflow)?;
+        }
+        Ok(())
+    }
+
+    /// Sets the pods `(job, pod)` pending → hidden (`hide`) or back.
+    pub(crate) fn hide(&mut self, pods: &[(usize, usize)], hide: bool) {
+        let (from, to) = if hide {
+            (TState::Pending, TState::Other)
+        } else {
+            (TState::Other, TState::Pending)
+        };
+        for &(ji, ti) in pods {
+            if self.tstate[ji][ti] == from {
+                self.tstate[ji][ti] = to;
+            }
+        }
+    }
+
+    /// Allocated resources per queue (a parent holds its subtree), nano-units.
+    pub(crate) fn queue_allocated(&self) -> Vec<[i128; 3]> {
+        self.alloc.iter().map(|a| a.0).collect()
+    }
+}
+
+/// `a - b` in every resource, [`SessionError::Overflow`] when it leaves `i128`.
+fn sub_checked(a: Amt, b: Amt) -> Result<Amt, SessionError> {
+    let mut out = a;
+    for r in Resource::ALL {
+        out[r] = a[r].checked_sub(b[r]).ok_or(SessionError::Overflow)?;
+    }
+    Ok(out)
+}
+
+/// Undo state of the probes that try a placement and take it back
+/// ([`Engine::begin_probe`]).
+#[derive(Debug, Default)]
+struct Probe {
+    /// Nesting depth (0: no probe).
+    depth: u32,
+    /// Per node, and the pool in the last slot: the depth it was last copied at.
+    saved_at: Vec<u32>,
+    /// `(slot, previous saved_at, copy before the change)`, newest last.
+    log: Vec<(usize, u32, NodeState)>,
+    /// Where each open probe's entries start in `log`.
+    starts: Vec<usize>,
 }
 
 /// Lazy victim generation state: a cursor into each victim queue's job list and the
@@ -359,6 +519,11 @@ struct Engine<'a> {
     /// Replay memoized steps and repeated picks (always on; off only in the test that
     /// checks they change no decision).
     shortcuts: bool,
+    /// Undo state of the placement probes.
+    probe: Probe,
+    /// False once the open state cannot be kept ([`Kept`]): a fractional pod, an
+    /// overcommitted node.
+    keepable: bool,
 }
 
 /// A recorded failure: reason, the quota check that failed, the message.
@@ -415,10 +580,42 @@ fn run(
     options: &SessionOptions,
     shortcuts: bool,
 ) -> Result<SessionResult, SessionError> {
-    let division = c.hierarchy.divide(c.totals, &options.division)?;
+    run_with(c, options, shortcuts, None, false).0
+}
+
+/// [`run_session`] opening on `kept` (a state kept from the previous session of the same
+/// cluster, see [`Kept`]) instead of building the open state, and returning the state the
+/// next session opens with once the decisions are applied (`None`: build it again).
+///
+/// # Complexity
+/// As [`run_session`] without opening the session: O(J) for J jobs instead of
+/// O(J + T + N · G), plus [`Engine::into_kept`].
+pub(crate) fn run_kept(
+    c: &Cluster,
+    options: &SessionOptions,
+    kept: Option<Kept>,
+) -> (Result<SessionResult, SessionError>, Option<Kept>) {
+    run_with(c, options, true, kept, true)
+}
+
+fn run_with(
+    c: &Cluster,
+    options: &SessionOptions,
+    shortcuts: bool,
+    kept: Option<Kept>,
+    keep: bool,
+) -> (Result<SessionResult, SessionError>, Option<Kept>) {
+    let division = match c.hierarchy.divide(c.totals, &options.division) {
+        Ok(d) => d,
+        // Nothing ran: the kept state still describes the cluster.
+        Err(e) => return (Err(e.into()), kept),
+    };
     let overflow = Cell::new(false);
     let fs = division.fair_share.iter().map(|&f| Amt::from(f)).collect();
-    let mut e = Engine::new(c, *options, fs, &overflow);
+    let mut e = match kept {
+        Some(k) => Engine::with_state(c, *options, fs, &overflow, k),
+        None => Engine::new(c, *options, fs, &overflow),
+    };
     e.shortcuts = shortcuts;
     e.allocate();
     if !c.nodes.is_empty() {
@@ -429,14 +626,20 @@ fn run(
     e.stale_gangs();
     let pending = e.pending();
     if overflow.get() {
-        return Err(SessionError::Overflow);
+        return (Err(SessionError::Overflow), None);
     }
-    Ok(SessionResult {
-        allocated: e.allocated,
-        evicted: e.evicted,
-        pending,
-        division,
-    })
+    let allocated = std::mem::take(&mut e.allocated);
+    let evicted = std::mem::take(&mut e.evicted);
+    let next = if keep { e.into_kept() } else { None };
+    (
+        Ok(SessionResult {
+            allocated,
+            evicted,
+            pending,
+            division,
+        }),
+        next,
+    )
 }
 
 fn unl_le(v: i128, cap: Option<i128>) -> bool {
@@ -452,6 +655,10 @@ fn ratio(a: i128, b: i128) -> f64 {
 }
 
 impl<'a> Engine<'a> {
+    /// The engine on the open state built from `c`.
+    ///
+    /// # Complexity
+    /// O(J + T + N · G) for J jobs of T pods and N nodes of G GPUs.
     pub(super) fn new(
         c: &'a Cluster,
         o: SessionOptions,
@@ -459,12 +666,7 @@ impl<'a> Engine<'a> {
         overflow: &'a Cell<bool>,
     ) -> Engine<'a> {
         let nq = c.hierarchy.queues().len();
-        let mut e = Engine {
-            c,
-            overflow,
-            gpu_groups: std::collections::BTreeMap::new(),
-            o,
-            fs,
+        let open = Kept {
             alloc: vec![Amt::ZERO; nq],
             alloc_np: vec![Amt::ZERO; nq],
             nodes: c
@@ -485,19 +687,8 @@ impl<'a> Engine<'a> {
             },
             tstate: Jagged::new(c, TState::Other),
             place: Jagged::new(c, PlaceRec::default()),
-            evicted_job: vec![false; c.jobs.len()],
-            allocated: Vec::new(),
-            evicted: Vec::new(),
-            evicted_keys: std::collections::BTreeSet::new(),
-            alloc_idx: vec![None; c.jobs.len()],
-            fail: vec![None; c.jobs.len()],
-            delayed: vec![false; c.jobs.len()],
-            epoch: 0,
-            fail_writes: 0,
-            memo: std::collections::BTreeMap::new(),
-            pick_req: std::cell::RefCell::new(vec![None; c.jobs.len()]),
-            shortcuts: true,
         };
+        let mut e = Engine::with_state(c, o, fs, overflow, open);
         for (ji, j) in c.jobs.iter().enumerate() {
             for (ti, t) in j.tasks.iter().enumerate() {
                 let s = match t.status {
@@ -507,6 +698,10 @@ impl<'a> Engine<'a> {
                     TaskStatus::StuckInReleasing => TState::Stuck,
                     _ => TState::Other,
                 };
+                // Kept states hold pending and running pods only, and no fraction.
+                if t.fractional || matches!(s, TState::Releasing | TState::Stuck) {
+                    e.keepable = false;
+                }
                 let mut rec = PlaceRec::default();
                 if matches!(s, TState::Running | TState::Releasing | TState::Stuck) {
                     rec = e.occupy(t);
@@ -527,6 +722,109 @@ impl<'a> Engine<'a> {
             }
         }
         e
+    }
+
+    /// The engine on an open state (built by [`Engine::new`] or kept), with fresh
+    /// per-session records.
+    ///
+    /// # Complexity
+    /// O(J) for J jobs.
+    fn with_state(
+        c: &'a Cluster,
+        o: SessionOptions,
+        fs: Vec<Amt>,
+        overflow: &'a Cell<bool>,
+        open: Kept,
+    ) -> Engine<'a> {
+        Engine {
+            c,
+            overflow,
+            gpu_groups: std::collections::BTreeMap::new(),
+            o,
+            fs,
+            alloc: open.alloc,
+            alloc_np: open.alloc_np,
+            nodes: open.nodes,
+            pool: open.pool,
+            tstate: open.tstate,
+            place: open.place,
+            evicted_job: vec![false; c.jobs.len()],
+            allocated: Vec::new(),
+            evicted: Vec::new(),
+            evicted_keys: std::collections::BTreeSet::new(),
+            alloc_idx: vec![None; c.jobs.len()],
+            fail: vec![None; c.jobs.len()],
+            delayed: vec![false; c.jobs.len()],
+            epoch: 0,
+            fail_writes: 0,
+            memo: std::collections::BTreeMap::new(),
+            pick_req: std::cell::RefCell::new(vec![None; c.jobs.len()]),
+            shortcuts: true,
+            probe: Probe::default(),
+            keepable: true,
+        }
+    }
+
+    /// The state the next session opens with once the cluster has applied this session's
+    /// decisions as [`crate::live::LiveCluster`] does: an evicted job's pods are all
+    /// pending (its controller recreates them) except those placed in this session, which
+    /// run where they were placed, as every other placed pod does; what was being released
+    /// is free. `None` when the state cannot be kept ([`Kept`]) or an amount overflows.
+    ///
+    /// # Complexity
+    /// O(N · (G + M)) for N nodes of G devices and M MIG profiles, plus O(P) for the P pods
+    /// of the jobs this session placed or evicted.
+    fn into_kept(mut self) -> Option<Kept> {
+        if !self.keepable || self.overflow.get() {
+            return None;
+        }
+        let c = self.c;
+        let evicted: std::collections::BTreeSet<usize> =
+            self.evicted_keys.iter().map(|k| k.0).collect();
+        for &ji in &evicted {
+            let j = &c.jobs[ji];
+            for ti in 0..j.tasks.len() {
+                if self.tstate[ji][ti] == TState::Running {
+                    if let Some(q) = j.queue.map(QueueId::index) {
+                        self.account(q, j.tasks[ti].req, !j.preemptible, false);
+                    }
+                    self.release(ji, ti);
+                }
+            }
+        }
+        let placed = (0..c.jobs.len()).filter(|&ji| self.alloc_idx[ji].is_some());
+        let touched: std::collections::BTreeSet<usize> =
+            evicted.iter().copied().chain(placed).collect();
+        for ji in touched {
+            for ti in 0..c.jobs[ji].tasks.len() {
+                match self.tstate[ji][ti] {
+                    TState::Placed(_) => {
+                        self.tstate[ji][ti] = TState::Running;
+                        settle_rec(&mut self.place[ji][ti])?;
+                    }
+                    TState::Releasing => {
+                        self.tstate[ji][ti] = TState::Pending;
+                        self.place[ji][ti] = PlaceRec::default();
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for (n, ns) in self.nodes.iter_mut().enumerate() {
+            settle(ns, c.nodes[n].allocatable[0])?;
+        }
+        settle(&mut self.pool, 0)?;
+        if self.overflow.get() {
+            return None;
+        }
+        Some(Kept {
+            alloc: self.alloc,
+            alloc_np: self.alloc_np,
+            nodes: self.nodes,
+            pool: self.pool,
+            tstate: self.tstate,
+            place: self.place,
+        })
     }
 
     pub(super) fn account(&mut self, leaf: usize, req: Amt, np: bool, add: bool) {
@@ -763,6 +1061,39 @@ fn dev_req(t: &crate::snapshot::Task) -> Amt {
     let mut req = t.req;
     req[GPU] = req[GPU].saturating_sub(t.mig_gpu);
     req
+}
+
+/// A node once what it was releasing is free: idle as [`Engine::new`] opens it (on a node
+/// with devices the GPUs are held in the devices and `idle` keeps `allocatable_gpu`).
+fn settle(ns: &mut NodeState, allocatable_gpu: i128) -> Option<()> {
+    for r in Resource::ALL {
+        ns.idle[r] = ns.idle[r].checked_add(ns.rel[r])?;
+    }
+    ns.rel = Amt::ZERO;
+    if !ns.devs.is_empty() {
+        ns.idle[GPU] = allocatable_gpu;
+        for d in &mut ns.devs {
+            d.1 = 0;
+        }
+    }
+    for m in &mut ns.mig {
+        *m = (m.0.checked_add(m.1)?, 0);
+    }
+    Some(())
+}
+
+/// A placement record as [`Engine::occupy`] writes it for a running pod: all taken from idle.
+fn settle_rec(rec: &mut PlaceRec) -> Option<()> {
+    for r in Resource::ALL {
+        rec.take[r] = (rec.take[r].0.checked_add(rec.take[r].1)?, 0);
+    }
+    for d in &mut rec.devs {
+        *d = (d.0, d.1.checked_add(d.2)?, 0);
+    }
+    for m in &mut rec.mig {
+        *m = (m.0, m.1.checked_add(m.2)?, 0);
+    }
+    Some(())
 }
 
 /// `*a += b`, recording an overflow in `of` (the amount then saturates).

@@ -5,9 +5,59 @@ use super::*;
 
 impl Engine<'_> {
     pub(super) fn node_mut(&mut self, node: Option<usize>) -> &mut NodeState {
+        self.touch(node);
         match node {
             Some(n) => &mut self.nodes[n],
             None => &mut self.pool,
+        }
+    }
+
+    /// Starts a probe: until [`Engine::end_probe`], every node (or the pool) is copied
+    /// before its first change, so the probe's changes can be undone. Probes nest.
+    ///
+    /// # Complexity
+    /// O(1); each node a probe touches costs one copy (O(G + M) for G devices and M MIG
+    /// profiles), instead of a copy of every node per probe.
+    pub(super) fn begin_probe(&mut self) {
+        self.probe.depth += 1;
+        self.probe.starts.push(self.probe.log.len());
+    }
+
+    /// Undoes every node change since the matching [`Engine::begin_probe`].
+    pub(super) fn end_probe(&mut self) {
+        let start = self.probe.starts.pop().unwrap_or(0);
+        while self.probe.log.len() > start {
+            let Some((slot, prev, copy)) = self.probe.log.pop() else {
+                break;
+            };
+            self.probe.saved_at[slot] = prev;
+            if slot == self.nodes.len() {
+                self.pool = copy;
+            } else {
+                self.nodes[slot] = copy;
+            }
+        }
+        self.probe.depth = self.probe.depth.saturating_sub(1);
+    }
+
+    /// Records `node` (`None`: the pool) before a change, inside a probe.
+    fn touch(&mut self, node: Option<usize>) {
+        let depth = self.probe.depth;
+        if depth == 0 {
+            return;
+        }
+        let slot = node.unwrap_or(self.nodes.len());
+        if self.probe.saved_at.len() <= self.nodes.len() {
+            self.probe.saved_at = vec![0; self.nodes.len() + 1];
+        }
+        let prev = self.probe.saved_at[slot];
+        if prev < depth {
+            let copy = match node {
+                Some(n) => self.nodes[n].clone(),
+                None => self.pool.clone(),
+            };
+            self.probe.log.push((slot, prev, copy));
+            self.probe.saved_at[slot] = depth;
         }
     }
 
@@ -53,6 +103,7 @@ impl Engine<'_> {
                     _ => None,
                 };
                 let known = group.as_ref().and_then(|k| self.gpu_groups.get(k).copied());
+                // Session open only: no probe is running, so no copy is needed.
                 let ns = match node {
                     Some(n) => &mut self.nodes[n],
                     None => &mut self.pool,
@@ -89,6 +140,10 @@ impl Engine<'_> {
                 // Overcommitted input: charge the node's idle GPU anyway.
                 dec(&mut ns.idle[GPU], need * SCALE, of);
                 rec.take[GPU] = (need * SCALE, 0);
+                if need > 0 {
+                    // Which pod holds the charge depends on the order pods are read in.
+                    self.keepable = false;
+                }
             }
         }
         rec
@@ -131,30 +186,47 @@ impl Engine<'_> {
     /// # Complexity
     /// O(N · G) for N nodes of G devices (every node is scored).
     pub(super) fn place_task(&mut self, ji: usize, ti: usize) -> Option<PlaceRec> {
-        let of = self.overflow;
         let t = &self.c.jobs[ji].tasks[ti];
-        let req = if self.c.nodes.is_empty() {
-            t.req
-        } else {
-            dev_req(t)
-        };
         if self.c.nodes.is_empty() {
-            let p = &mut self.pool;
-            let mut rec = PlaceRec::default();
-            for r in Resource::ALL {
-                if req[r] > p.idle[r] + p.rel[r] {
-                    return None;
-                }
-            }
-            for r in Resource::ALL {
-                let from_idle = req[r].min(p.idle[r].max(0));
-                let from_rel = req[r] - from_idle;
-                dec(&mut p.idle[r], from_idle, of);
-                dec(&mut p.rel[r], from_rel, of);
-                rec.take[r] = (from_idle, from_rel);
-            }
-            return Some(rec);
+            return self.place_in_pool(t.req);
         }
+        let req = dev_req(t);
+        let n = self.best_node(t, req)?;
+        self.take_on_node(n, (ji, ti), req)
+    }
+
+    /// Places a task's request on the pool (quota level, no nodes).
+    ///
+    /// # Complexity
+    /// O(1).
+    fn place_in_pool(&mut self, req: Amt) -> Option<PlaceRec> {
+        let of = self.overflow;
+        self.touch(None);
+        let p = &mut self.pool;
+        let mut rec = PlaceRec::default();
+        for r in Resource::ALL {
+            if req[r] > p.idle[r] + p.rel[r] {
+                return None;
+            }
+        }
+        for r in Resource::ALL {
+            let from_idle = req[r].min(p.idle[r].max(0));
+            let from_rel = req[r] - from_idle;
+            dec(&mut p.idle[r], from_idle, of);
+            dec(&mut p.rel[r], from_rel, of);
+            rec.take[r] = (from_idle, from_rel);
+        }
+        Some(rec)
+    }
+
+    /// The node a task goes to: among the nodes that admit it and will have room, those
+    /// with room now first, then the fullest (binpack) or the emptiest relative to its size
+    /// (spread) in the resource that places it (GPUs for a GPU task, else CPU); ties go to
+    /// the first node.
+    ///
+    /// # Complexity
+    /// O(N · G) for N nodes of G devices.
+    fn best_node(&self, t: &crate::snapshot::Task, req: Amt) -> Option<usize> {
         let gpu_job = req[GPU] > 0;
         let mut best: Option<(usize, bool, i128, i128)> = None; // node, now, free, total
         for n in 0..self.nodes.len() {
@@ -201,9 +273,22 @@ impl Engine<'_> {
                 best = Some((n, now, free, total));
             }
         }
-        let (n, _, _, _) = best?;
+        best.map(|b| b.0)
+    }
+
+    /// Takes a task's request on node `n`: MIG instances, CPU and memory from idle first,
+    /// then from what is being released; whole GPUs on free devices (idle ones first),
+    /// a fraction on the device KAI's GPU-sharing order prefers. `None` when no device takes
+    /// the fraction.
+    ///
+    /// # Complexity
+    /// O(G + M) for G devices and M MIG profiles.
+    fn take_on_node(&mut self, n: usize, t_ji: (usize, usize), req: Amt) -> Option<PlaceRec> {
+        let of = self.overflow;
+        let t = &self.c.jobs[t_ji.0].tasks[t_ji.1];
         let fractional = t.fractional;
         let spread = self.o.placement == Placement::Spread;
+        self.touch(Some(n));
         let ns = &mut self.nodes[n];
         let mut rec = PlaceRec {
             node: Some(n),

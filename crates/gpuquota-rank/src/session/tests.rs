@@ -95,9 +95,10 @@ fn yaml(nodes: &[u8], leaves: &[(u8, u8, i8, u8)], shapes: &[(usize, Shape)]) ->
     y
 }
 
-fn shape() -> impl Strategy<Value = Shape> {
+/// Shapes with GPUs per pod from `gpus`.
+fn shape_of(gpus: Vec<u8>) -> impl Strategy<Value = Shape> {
     (
-        prop::sample::select(vec![0u8, 1, 1, 2, 4, 8]),
+        prop::sample::select(gpus),
         1u8..=3,
         0u8..=3,
         0u8..3,
@@ -107,6 +108,11 @@ fn shape() -> impl Strategy<Value = Shape> {
 }
 
 fn cluster_yaml() -> impl Strategy<Value = String> {
+    cluster_yaml_of(vec![0u8, 1, 1, 2, 4, 8])
+}
+
+/// Random clusters whose pods ask for GPUs from `gpus` (0 = half a GPU).
+fn cluster_yaml_of(gpus: Vec<u8>) -> impl Strategy<Value = String> {
     (
         prop::collection::vec(prop::sample::select(vec![0u8, 2, 4, 8]), 0..=4),
         prop::collection::vec(
@@ -119,12 +125,12 @@ fn cluster_yaml() -> impl Strategy<Value = String> {
             1..=4,
         ),
     )
-        .prop_flat_map(|(nodes, leaves)| {
+        .prop_flat_map(move |(nodes, leaves)| {
             let n = leaves.len();
             (
                 Just(nodes),
                 Just(leaves),
-                prop::collection::vec((0..n, shape()), 1..=8),
+                prop::collection::vec((0..n, shape_of(gpus.clone())), 1..=8),
             )
         })
         .prop_map(|(nodes, leaves, shapes)| yaml(&nodes, &leaves, &shapes))
@@ -153,6 +159,82 @@ proptest! {
         let fast = run(&c, &o, true);
         let plain = run(&c, &o, false);
         prop_assert_eq!(fast, plain, "{}", y);
+    }
+}
+
+/// One step of a live cluster's life: `(kind, job)`; kind 0 submits, 1 finishes, 2 holds
+/// or releases the `job`-th job (of all, in key order), 3 runs a session, 4 moves the
+/// clock `job` minutes on and runs a session.
+type LiveOp = (u8, u8);
+
+/// What a step of [`live_trace`] shows: the session's outcome (when it ran one) and the
+/// queue allocations after it.
+type LiveStep = (Option<Result<SessionResult, SessionError>>, Vec<[i128; 3]>);
+
+/// Drives a live cluster through `ops`, keeping the open state or not; every session's
+/// result (or error) and the queue allocations after every step.
+fn live_trace(c: &Cluster, o: &SessionOptions, ops: &[LiveOp], keep: bool) -> Vec<LiveStep> {
+    let keys: Vec<String> = c.jobs.iter().map(|j| j.key.clone()).collect();
+    let mut live = crate::live::LiveCluster::new(c.clone());
+    live.set_keep(keep);
+    let mut held = std::collections::BTreeSet::new();
+    let mut now = c.now;
+    let mut out = Vec::new();
+    for &(kind, job) in ops {
+        let key = keys.get(usize::from(job) % keys.len().max(1));
+        let mut result = None;
+        match (kind % 5, key) {
+            (0, Some(k)) => {
+                live.submit(k);
+            }
+            (1, Some(k)) => {
+                live.finish(k);
+            }
+            (2, Some(k)) => {
+                let h = held.insert(k.clone()) || !held.remove(k);
+                live.set_held(k, h);
+            }
+            (3, _) => result = Some(live.session(o)),
+            (4, _) => {
+                now = gpuquota_model::Timestamp::from_unix_seconds(
+                    now.unix_seconds() + i64::from(job) * 60,
+                );
+                live.set_now(now);
+                result = Some(live.session(o));
+            }
+            _ => {}
+        }
+        out.push((result, live.queue_allocated()));
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// The open state kept across a live cluster's sessions ([`Kept`]) is a pure shortcut:
+    /// through random arrivals, departures, holds and sessions, every session decides what
+    /// a session opening on a state built afresh decides, and the queue allocations agree.
+    #[test]
+    fn kept_state_changes_no_decision(
+        y in cluster_yaml_of(vec![1u8, 1, 2, 4, 8]),
+        fractions in cluster_yaml(),
+        use_fractions in prop::bool::weighted(0.2),
+        ops in prop::collection::vec((0u8..5, any::<u8>()), 1..=40),
+        spread in any::<bool>(),
+    ) {
+        let y = if use_fractions { fractions } else { y };
+        let model = gpuquota_model::import_str("c.yaml", &y).expect("valid manifests").model;
+        let now = "2025-01-01T06:00:00Z".parse().expect("a timestamp");
+        let c = Cluster::from_model(&model, &BuildOptions { now: Some(now), ..Default::default() })
+            .expect("a cluster");
+        let o = SessionOptions {
+            placement: if spread { Placement::Spread } else { Placement::Binpack },
+            ..SessionOptions::default()
+        };
+        let kept = live_trace(&c, &o, &ops, true);
+        let fresh = live_trace(&c, &o, &ops, false);
+        prop_assert_eq!(kept, fresh, "{}", y);
     }
 }
 

@@ -121,24 +121,21 @@ impl Engine<'_> {
         tasks: &[usize],
         victims: &[(usize, Vec<usize>)],
     ) -> bool {
+        // `release` puts each record back and the probed placement is not committed: only
+        // the nodes it touches and the victims' pod states change.
         let e = self;
-        let snap_nodes = e.nodes.clone();
-        let snap_pool = e.pool.clone();
-        let snap_place: Vec<(usize, usize, PlaceRec)> = victims
-            .iter()
-            .flat_map(|(vj, ts)| ts.iter().map(|&t| (*vj, t, e.place[*vj][t].clone())))
-            .collect();
+        e.begin_probe();
         for (vj, ts) in victims {
             for &t in ts {
                 e.release(*vj, t);
             }
         }
         let ok = e.place_all(ji, tasks).is_some();
-        e.nodes = snap_nodes;
-        e.pool = snap_pool;
-        for (vj, t, rec) in snap_place {
-            e.place[vj][t] = rec;
-            e.tstate[vj][t] = TState::Running;
+        e.end_probe();
+        for (vj, ts) in victims {
+            for &t in ts {
+                e.tstate[*vj][t] = TState::Running;
+            }
         }
         ok
     }
@@ -308,14 +305,10 @@ impl Engine<'_> {
         if self.c.nodes.is_empty() {
             return Vec::new();
         }
-        let saved_nodes = self.nodes.clone();
-        let saved_pool = self.pool.clone();
-        let saved: Vec<(usize, usize, PlaceRec, TState)> = victims
+        self.begin_probe();
+        let saved: Vec<(usize, usize, TState)> = victims
             .iter()
-            .flat_map(|(vj, ts)| {
-                ts.iter()
-                    .map(|&t| (*vj, t, self.place[*vj][t].clone(), self.tstate[*vj][t]))
-            })
+            .flat_map(|(vj, ts)| ts.iter().map(|&t| (*vj, t, self.tstate[*vj][t])))
             .collect();
         for (vj, ts) in victims {
             for &t in ts {
@@ -337,10 +330,8 @@ impl Engine<'_> {
                 }
             }
         }
-        self.nodes = saved_nodes;
-        self.pool = saved_pool;
-        for (vj, t, rec, st) in saved {
-            self.place[vj][t] = rec;
+        self.end_probe();
+        for (vj, t, st) in saved {
             self.tstate[vj][t] = st;
         }
         moved

@@ -105,6 +105,682 @@ struct JobState {
     pending: Option<(String, String)>,
 }
 
+/// The event loop's state: the live cluster, every job's runs, the pending events, and
+/// the per-queue series, with one method per phase of a session step.
+struct Sim<'s> {
+    sc: &'s KaiScenario,
+    live: LiveCluster,
+    warnings: Vec<Diagnostic>,
+    /// Min-runtimes, preemption delays or staleness: a session's decisions depend on the
+    /// clock, so none is skipped.
+    time_dependent: bool,
+    totals: [i128; 3],
+    /// Job key → (queue as written, leaf index).
+    job_queue: BTreeMap<String, (String, Option<usize>)>,
+    /// Priorities as built.
+    priority_of: BTreeMap<String, (i32, bool)>,
+    /// The priority a hook's deprioritized job runs at.
+    lowest: i32,
+    demoted: BTreeSet<String>,
+    held: BTreeSet<String>,
+    node_ix: BTreeMap<String, usize>,
+    options: SessionOptions,
+    db: Option<UsageDb>,
+    /// The simulated jobs (those the snapshot knows), in key order.
+    keys: Vec<String>,
+    index: BTreeMap<&'s str, usize>,
+    st: Vec<JobState>,
+    /// Arrivals in time order (ties by key), and the next one.
+    arrivals: Vec<(i64, usize)>,
+    next_arrival: usize,
+    /// Completions: (time, job, generation).
+    completions: BTreeSet<(i64, usize, u64)>,
+    series: Vec<QueueSeries>,
+    fair: Vec<f64>,
+    /// Something changed since the last session.
+    dirty: bool,
+    /// The last session only placed pods (no eviction), no pod is pending any more, and no
+    /// usage database moves the fair shares: the next session would decide nothing (every
+    /// action starts from a pending pod, and a gang it placed is whole, so not stale), so it
+    /// is skipped until an arrival or a completion.
+    quiet: bool,
+    /// Jobs waiting (arrived, not running).
+    pending: usize,
+    sessions_run: u64,
+    /// The fair shares of the last session run.
+    last_fs: Vec<[i128; 3]>,
+    now_ms: i64,
+    makespan: i64,
+    evictions: u64,
+    /// Allocation per queue (parents hold their subtree), kept in step with the cluster.
+    alloc: Vec<[i128; 3]>,
+    /// Each queue's path from its root.
+    paths: Vec<Vec<usize>>,
+}
+
+fn session_error(t: i64, e: impl std::fmt::Display) -> Diagnostics {
+    Diagnostics(vec![Diagnostic::error(
+        crate::ENGINE_PROBLEM,
+        format!("session at {t} ms: {e}"),
+    )])
+}
+
+fn division_error(e: &gpuquota_rank::division::DivisionError) -> Diagnostics {
+    Diagnostics(vec![gpuquota_rank::snapshot::division_diagnostic(e)])
+}
+
+impl<'s> Sim<'s> {
+    /// Builds the cluster and parks every job until its arrival.
+    ///
+    /// # Complexity
+    /// [`Cluster::from_model`], plus O(J log J) for J jobs.
+    fn new(sc: &'s KaiScenario) -> Result<Sim<'s>, Diagnostics> {
+        let cluster = Cluster::from_model(
+            &sc.model,
+            &BuildOptions {
+                now: Some(sc.start),
+                ..Default::default()
+            },
+        )?;
+        let warnings: Vec<Diagnostic> = cluster.warnings.0.clone();
+        let time_dependent = cluster
+            .queues
+            .iter()
+            .any(|q| q.preempt_min_runtime.is_some() || q.reclaim_min_runtime.is_some())
+            || cluster
+                .jobs
+                .iter()
+                .any(|j| j.preemption_delay.is_some() || j.staleness_grace.is_some());
+        let totals = cluster.totals;
+        let nq = cluster.hierarchy.queues().len();
+        let queue_names: Vec<String> = cluster
+            .hierarchy
+            .queues()
+            .iter()
+            .map(|q| q.name.clone())
+            .collect();
+        let job_queue: BTreeMap<String, (String, Option<usize>)> = cluster
+            .jobs
+            .iter()
+            .map(|j| {
+                (
+                    j.key.clone(),
+                    (j.queue_name.clone(), j.queue.map(|q| q.index())),
+                )
+            })
+            .collect();
+        let priority_of: BTreeMap<String, (i32, bool)> = cluster
+            .jobs
+            .iter()
+            .map(|j| (j.key.clone(), (j.priority, j.preemptible)))
+            .collect();
+        let lowest = priority_of
+            .values()
+            .map(|p| p.0)
+            .min()
+            .unwrap_or(0)
+            .saturating_sub(1);
+        let live = LiveCluster::new(cluster);
+        let node_ix: BTreeMap<String, usize> = live
+            .cluster()
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), i))
+            .collect();
+        let options = SessionOptions {
+            division: DivisionOptions {
+                mode: Mode::Kai,
+                k_value: sc.k_value,
+            },
+            ..Default::default()
+        };
+        let db = sc
+            .usage
+            .clone()
+            .map(|u| UsageDb::new(u, sc.start, nq, totals));
+        // Only jobs the snapshot knows are simulated.
+        let known: Vec<&'s String> = sc
+            .jobs
+            .keys()
+            .filter(|k| job_queue.contains_key(*k))
+            .collect();
+        let keys: Vec<String> = known.iter().map(|k| (*k).clone()).collect();
+        let index: BTreeMap<&'s str, usize> = known
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k.as_str(), i))
+            .collect();
+        let st: Vec<JobState> = keys
+            .iter()
+            .map(|k| JobState {
+                state: State::NotArrived,
+                left_ms: sc.jobs[k].runtime_ms,
+                work_from: 0,
+                generation: 0,
+                runs: Vec::new(),
+                first_start: None,
+                finished_ms: None,
+                pending: None,
+            })
+            .collect();
+        let mut arrivals: Vec<(i64, usize)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (sc.jobs[k].created_ms.max(0), i))
+            .collect();
+        arrivals.sort();
+        let series: Vec<QueueSeries> = queue_names
+            .iter()
+            .enumerate()
+            .map(|(q, n)| QueueSeries {
+                name: n.clone(),
+                parent: live.cluster().hierarchy.queues()[q]
+                    .parent
+                    .map(|p| queue_names[p].clone()),
+                fair_share: Vec::new(),
+                allocated: Vec::new(),
+            })
+            .collect();
+        let paths: Vec<Vec<usize>> = (0..nq).map(|q| live.cluster().hierarchy.path(q)).collect();
+        Ok(Sim {
+            sc,
+            live,
+            warnings,
+            time_dependent,
+            totals,
+            job_queue,
+            priority_of,
+            lowest,
+            demoted: BTreeSet::new(),
+            held: BTreeSet::new(),
+            node_ix,
+            options,
+            db,
+            keys,
+            index,
+            st,
+            arrivals,
+            next_arrival: 0,
+            completions: BTreeSet::new(),
+            series,
+            fair: vec![0.0; nq],
+            dirty: true,
+            quiet: false,
+            pending: 0,
+            sessions_run: 0,
+            last_fs: Vec::new(),
+            now_ms: 0,
+            makespan: 0,
+            evictions: 0,
+            alloc: vec![[0; 3]; nq],
+            paths,
+        })
+    }
+
+    /// Applies the events up to and including `t`: completions first, then arrivals.
+    ///
+    /// # Complexity
+    /// O(log E + J) per event (E pending completions; the live cluster's key order).
+    fn events_until(&mut self, t: i64, hook: &mut Option<&mut dyn SessionHook>) {
+        let end = self.sc.end_ms;
+        loop {
+            let c = self.completions.first().copied();
+            let a = self.arrivals.get(self.next_arrival).copied();
+            let (at, is_completion) = match (c, a) {
+                (Some(c), Some(a)) if c.0 <= a.0 => (c.0, true),
+                (Some(c), None) => (c.0, true),
+                (_, Some(a)) => (a.0, false),
+                (None, None) => break,
+            };
+            if at > t || end.is_some_and(|e| at >= e) {
+                break;
+            }
+            if let Some(db) = self.db.as_mut() {
+                db.advance(at, &self.alloc);
+            }
+            self.now_ms = at;
+            if is_completion {
+                let Some((ct, j, g)) = self.completions.pop_first() else {
+                    break;
+                };
+                if self.st[j].generation != g || self.st[j].state != State::Running {
+                    continue;
+                }
+                self.complete(j, ct, hook);
+            } else {
+                let (_, j) = self.arrivals[self.next_arrival];
+                self.next_arrival += 1;
+                if self.live.submit(&self.keys[j]) {
+                    self.st[j].state = State::Pending;
+                    self.pending += 1;
+                    self.dirty = true;
+                    self.quiet = false;
+                }
+            }
+        }
+    }
+
+    /// Job `j` finished its work at `ct`.
+    fn complete(&mut self, j: usize, ct: i64, hook: &mut Option<&mut dyn SessionHook>) {
+        self.live.finish(&self.keys[j]);
+        if let Some(h) = hook.as_mut() {
+            h.stopped(&self.keys[j], ct);
+        }
+        let s = &mut self.st[j];
+        if let (Some(r), Some(leaf)) = (s.runs.last(), self.job_queue[&self.keys[j]].1) {
+            for &q in &self.paths[leaf] {
+                for (a, u) in self.alloc[q].iter_mut().zip(r.usage) {
+                    *a = a.saturating_sub(u);
+                }
+            }
+        }
+        s.state = State::Done;
+        s.finished_ms = Some(ct);
+        s.left_ms = Some(0);
+        if let Some(r) = s.runs.last_mut() {
+            r.end_ms = ct;
+            r.end = KaiRunEnd::Finished;
+        }
+        self.makespan = self.makespan.max(ct);
+        self.dirty = true;
+        self.quiet = false;
+    }
+
+    /// Work left of job `j` when its run ends at `t`: what remains with `resume`, else its
+    /// whole runtime again.
+    fn left_after(&self, j: usize, t: i64) -> Option<i64> {
+        let s = &self.st[j];
+        s.left_ms.map(|left| {
+            let done = (t - s.work_from).max(0);
+            if self.sc.resume {
+                (left - done).max(0)
+            } else {
+                self.sc.jobs[&self.keys[j]].runtime_ms.unwrap_or(left)
+            }
+        })
+    }
+
+    /// Stops the running jobs the hook ends at `t` (their pods are deleted and recreated
+    /// pending, as for an eviction); true when it stopped any.
+    ///
+    /// # Complexity
+    /// O(S · (log J + J)) for S stopped jobs, plus O(Q) for the allocations.
+    fn hook_stops(&mut self, t: i64, h: &mut dyn SessionHook) -> bool {
+        let stops = h.to_stop(t);
+        if stops.is_empty() {
+            return false;
+        }
+        if let Some(db) = self.db.as_mut() {
+            db.advance(t, &self.alloc);
+        }
+        for (key, by) in stops {
+            let Some(&j) = self.index.get(key.as_str()) else {
+                continue;
+            };
+            if self.st[j].state != State::Running {
+                continue;
+            }
+            self.live.finish(&key);
+            self.live.submit(&key);
+            h.stopped(&key, t);
+            self.evictions += 1;
+            self.pending += 1;
+            let left = self.left_after(j, t);
+            let s = &mut self.st[j];
+            s.state = State::Pending;
+            s.generation += 1;
+            if let Some(r) = s.runs.last_mut() {
+                r.start_ms = r.start_ms.min(t);
+                r.end_ms = t;
+                r.end = KaiRunEnd::Stopped { by };
+            }
+            if s.left_ms.is_some() {
+                s.left_ms = left;
+            }
+        }
+        self.alloc = self.live.queue_allocated();
+        true
+    }
+
+    /// Feeds the usage database's usage at `t` to the queues; with `run_it` false, also
+    /// decides whether the session must run anyway (pending work whose fair share moved).
+    ///
+    /// # Errors
+    /// A division error (an overflowing usage).
+    fn feed_usage(&mut self, t: i64, run_it: bool) -> Result<bool, Diagnostics> {
+        let Some(db) = self.db.as_mut() else {
+            return Ok(run_it);
+        };
+        db.advance(t, &self.alloc);
+        let usage = db.usage(t).to_vec();
+        for (q, u) in usage.into_iter().enumerate() {
+            self.live.set_usage(q, u).map_err(|e| division_error(&e))?;
+        }
+        if run_it {
+            return Ok(true);
+        }
+        // Nothing changed but the usage: the session decides exactly what the last one
+        // decided (nothing) unless the fair shares moved.
+        let d = self
+            .live
+            .cluster()
+            .hierarchy
+            .divide(self.totals, &self.options.division)
+            .map_err(|e| division_error(&e))?;
+        if self.pending > 0 && d.fair_share != self.last_fs {
+            return Ok(true);
+        }
+        for (q, f) in d.fair_share.iter().enumerate() {
+            self.fair[q] = f[0] as f64 / 1e9;
+        }
+        Ok(false)
+    }
+
+    /// Asks the hook about every pending job: held jobs are hidden from the session,
+    /// deprioritized ones demoted (and restored once open again).
+    ///
+    /// # Complexity
+    /// O(J log J).
+    fn admit(&mut self, t: i64, h: &mut dyn SessionHook) {
+        for j in 0..self.st.len() {
+            if self.st[j].state != State::Pending {
+                continue;
+            }
+            let key = &self.keys[j];
+            let q = &self.job_queue[key].0;
+            let admission = h.admission(key, q, t);
+            let open = admission != Admission::Closed;
+            if !open && self.held.insert(key.clone()) {
+                self.live.set_held(key, true);
+            } else if open && self.held.remove(key) {
+                self.live.set_held(key, false);
+            }
+            let demote = admission == Admission::Deprioritized;
+            if open && demote != self.demoted.contains(key) {
+                let (p, pre) = if demote {
+                    self.demoted.insert(key.clone());
+                    (self.lowest, true)
+                } else {
+                    self.demoted.remove(key);
+                    self.priority_of.get(key).copied().unwrap_or((0, true))
+                };
+                self.live.set_priority(key, p, pre);
+            }
+        }
+    }
+
+    /// Runs the session at `t` and applies its decisions: evictions first (their runs end
+    /// now), then allocations (runs start after the bind latency).
+    ///
+    /// # Errors
+    /// A session error (an overflowing amount).
+    ///
+    /// # Complexity
+    /// [`LiveCluster::session`], plus O(P log P) per decision for its P pods.
+    fn session(
+        &mut self,
+        t: i64,
+        hook: &mut Option<&mut dyn SessionHook>,
+    ) -> Result<(), Diagnostics> {
+        self.live.set_now(at_ms(self.sc.start, t));
+        if let Some(h) = hook.as_mut() {
+            self.admit(t, &mut **h);
+        }
+        self.sessions_run += 1;
+        let result = self
+            .live
+            .session(&self.options)
+            .map_err(|e| session_error(t, e))?;
+        for (q, f) in result.division.fair_share.iter().enumerate() {
+            self.fair[q] = f[0] as f64 / 1e9;
+        }
+        self.last_fs.clone_from(&result.division.fair_share);
+        for e in &result.evicted {
+            self.evicted(e, t, hook);
+        }
+        for a in &result.allocated {
+            self.allocated(a, t, hook);
+        }
+        self.dirty = !result.allocated.is_empty() || !result.evicted.is_empty();
+        self.quiet = self.dirty
+            && result.evicted.is_empty()
+            && self.db.is_none()
+            && !self.live.has_pending_pods();
+        // The messages are moved, not copied: O(pending jobs) per session.
+        for p in result.pending {
+            if let Some(&j) = self.index.get(p.pod_group.as_str()) {
+                self.st[j].pending = Some((p.reason.as_str().to_owned(), p.message));
+            }
+        }
+        if self.dirty {
+            self.alloc = self.live.queue_allocated();
+            if let Some(db) = self.db.as_mut() {
+                db.advance(t, &self.alloc);
+            }
+        }
+        Ok(())
+    }
+
+    /// An eviction of the session at `t`: the job's run ends, it is pending again.
+    fn evicted(
+        &mut self,
+        e: &gpuquota_rank::session::Eviction,
+        t: i64,
+        hook: &mut Option<&mut dyn SessionHook>,
+    ) {
+        let Some(&j) = self.index.get(e.pod_group.as_str()) else {
+            return;
+        };
+        if self.st[j].state != State::Running {
+            return;
+        }
+        if let Some(h) = hook.as_mut() {
+            h.stopped(&self.keys[j], t);
+        }
+        self.evictions += 1;
+        self.pending += 1;
+        let left = self.left_after(j, t);
+        let s = &mut self.st[j];
+        s.state = State::Pending;
+        s.generation += 1;
+        if let Some(r) = s.runs.last_mut() {
+            r.start_ms = r.start_ms.min(t);
+            r.end_ms = t;
+            r.end = KaiRunEnd::Evicted {
+                action: e.action,
+                by: e.by.clone(),
+            };
+        }
+        if s.left_ms.is_some() {
+            s.left_ms = left;
+        }
+    }
+
+    /// What job `key`'s running pods hold: usage, nodes, usage per node, GPU devices and
+    /// MIG instances per node.
+    ///
+    /// # Complexity
+    /// O(P log P) for its P pods.
+    fn holdings(&self, key: &str) -> RunHoldings {
+        let live = &self.live;
+        live.job(key)
+            .map(|job| {
+                let mut u = [0i128; 3];
+                let mut nodes = BTreeSet::new();
+                let mut per: BTreeMap<String, [i128; 3]> = BTreeMap::new();
+                let mut dev: BTreeMap<String, (i128, BTreeMap<String, i64>)> = BTreeMap::new();
+                for task in job
+                    .tasks
+                    .iter()
+                    .filter(|t| t.status == gpuquota_rank::snapshot::TaskStatus::Running)
+                {
+                    for (r, v) in u.iter_mut().enumerate() {
+                        *v = v.saturating_add(task.req.0[r]);
+                    }
+                    if let Some(n) = task.node {
+                        let name = &live.cluster().nodes[n.index()].name;
+                        nodes.insert(name.clone());
+                        let e = per.entry(name.clone()).or_default();
+                        for (r, v) in e.iter_mut().enumerate() {
+                            *v = v.saturating_add(task.req.0[r]);
+                        }
+                        let d = dev.entry(name.clone()).or_default();
+                        d.0 = d.0.saturating_add(task.req.0[0] - task.mig_gpu);
+                        for &(p, c) in &task.mig {
+                            if let Some(p) = live.cluster().mig_profiles.get(p) {
+                                *d.1.entry(p.clone()).or_default() += c;
+                            }
+                        }
+                    }
+                }
+                (
+                    u,
+                    nodes.into_iter().collect::<Vec<_>>(),
+                    per.into_iter().collect::<Vec<_>>(),
+                    dev.into_iter()
+                        .map(|(n, (g, m))| (n, g, m.into_iter().collect()))
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .unwrap_or_default()
+    }
+
+    /// An allocation of the session at `t`: a pending job's run starts after the bind
+    /// latency (its completion is scheduled); a running (elastic) job's run goes on with
+    /// the larger usage.
+    fn allocated(
+        &mut self,
+        a: &gpuquota_rank::session::Allocation,
+        t: i64,
+        hook: &mut Option<&mut dyn SessionHook>,
+    ) {
+        let Some(&j) = self.index.get(a.pod_group.as_str()) else {
+            return;
+        };
+        let (usage, nodes, placement, devices) = self.holdings(&a.pod_group);
+        let bind = self.sc.bind_latency_ms;
+        if let Some(h) = hook.as_mut() {
+            let at: Vec<(&NodeLabels, [i128; 3])> = placement
+                .iter()
+                .filter_map(|(n, u)| {
+                    self.node_ix
+                        .get(n)
+                        .map(|&i| (&self.live.cluster().nodes[i].labels, *u))
+                })
+                .collect();
+            if self.st[j].state == State::Running {
+                h.stopped(&self.keys[j], t);
+                h.started(&self.keys[j], t, &at);
+            } else {
+                h.started(&self.keys[j], t + bind, &at);
+            }
+        }
+        let s = &mut self.st[j];
+        if s.state == State::Running {
+            // More pods of an elastic job: the run goes on with the larger usage.
+            if let Some(r) = s.runs.last_mut() {
+                r.usage = usage;
+                r.nodes = nodes;
+                r.placement = placement;
+                r.devices = devices;
+            }
+            return;
+        }
+        let start = t + bind;
+        self.pending = self.pending.saturating_sub(1);
+        s.state = State::Running;
+        s.work_from = start;
+        s.first_start.get_or_insert(start);
+        s.pending = None;
+        s.runs.push(KaiRun {
+            start_ms: start,
+            end_ms: start,
+            end: KaiRunEnd::Cut,
+            usage,
+            nodes,
+            placement,
+            devices,
+        });
+        if let Some(left) = s.left_ms {
+            self.completions.insert((start + left, j, s.generation));
+        }
+    }
+
+    /// The outcome once the loop has run `sessions` sessions: runs still going are cut at
+    /// the end, every job's report.
+    ///
+    /// # Complexity
+    /// O(J log J).
+    fn outcome(mut self, sessions: u64, hook: &Option<&mut dyn SessionHook>) -> KaiOutcome {
+        let sc = self.sc;
+        let interval = sc.session_interval_ms.max(1);
+        let end_ms = sc
+            .end_ms
+            .unwrap_or_else(|| self.now_ms.max((sessions as i64 - 1).max(0) * interval));
+        let mut jobs = Vec::with_capacity(self.keys.len());
+        for (j, k) in self.keys.iter().enumerate() {
+            let s = &mut self.st[j];
+            if s.state == State::Running
+                && let Some(r) = s.runs.last_mut()
+            {
+                r.end_ms = end_ms.max(r.start_ms);
+                r.end = KaiRunEnd::Cut;
+            }
+            let inst = &sc.jobs[k];
+            jobs.push(KaiJob {
+                key: k.clone(),
+                queue: self.job_queue[k].0.clone(),
+                class: inst.class.clone(),
+                created_ms: inst.created_ms,
+                runs: std::mem::take(&mut s.runs),
+                first_start_ms: s.first_start,
+                finished_ms: s.finished_ms,
+                pending: if matches!(s.state, State::Pending | State::NotArrived) {
+                    let held_back = hook.as_ref().and_then(|h| h.pending(k));
+                    Some(held_back.or_else(|| s.pending.clone()).unwrap_or_else(|| {
+                        if s.state == State::NotArrived {
+                            ("NotArrived".to_owned(), "created after the end".to_owned())
+                        } else {
+                            (
+                                "Unschedulable".to_owned(),
+                                "no session ran after it arrived".to_owned(),
+                            )
+                        }
+                    }))
+                } else {
+                    None
+                },
+            });
+        }
+        self.warnings.sort();
+        KaiOutcome {
+            name: sc.name.clone(),
+            start: sc.start,
+            end_ms,
+            makespan_ms: self.makespan,
+            session_interval_ms: interval,
+            sessions,
+            sessions_run: self.sessions_run,
+            evictions: self.evictions,
+            jobs,
+            queues: self.series,
+            queue_order: sc.queue_order.clone(),
+            warnings: self.warnings,
+            budgets: None,
+            chargeback: None,
+        }
+    }
+}
+
+/// A run's holdings: usage, nodes, usage per node, devices per node.
+type RunHoldings = (
+    [i128; 3],
+    Vec<String>,
+    Vec<(String, [i128; 3])>,
+    Vec<super::report::NodeDevices>,
+);
+
 /// Runs a KAI scenario.
 ///
 /// # Errors
@@ -116,534 +792,56 @@ struct JobState {
 /// completion, a decision of the previous session, or — with time-based fairshare — pending
 /// work whose fair share moves with the usage); other sessions are skipped, as they would
 /// decide nothing. So is the session after one that only placed pods and left none pending
-/// (without a usage database): every action starts from a pending pod. Arrivals and completions cost O(log J + J) (the live cluster's key order).
+/// (without a usage database): every action starts from a pending pod. Arrivals and
+/// completions cost O(log J + J) (the live cluster's key order). A session that runs opens
+/// on the state the live cluster kept from the previous one ([`LiveCluster::session`]).
 pub fn run(
     sc: &KaiScenario,
     mut hook: Option<&mut dyn SessionHook>,
 ) -> Result<KaiOutcome, Diagnostics> {
-    let cluster = Cluster::from_model(
-        &sc.model,
-        &BuildOptions {
-            now: Some(sc.start),
-            ..Default::default()
-        },
-    )?;
-    let mut warnings: Vec<Diagnostic> = cluster.warnings.0.clone();
-    let time_dependent = cluster
-        .queues
-        .iter()
-        .any(|q| q.preempt_min_runtime.is_some() || q.reclaim_min_runtime.is_some())
-        || cluster
-            .jobs
-            .iter()
-            .any(|j| j.preemption_delay.is_some() || j.staleness_grace.is_some());
-    let totals = cluster.totals;
-    let nq = cluster.hierarchy.queues().len();
-    let queue_names: Vec<String> = cluster
-        .hierarchy
-        .queues()
-        .iter()
-        .map(|q| q.name.clone())
-        .collect();
-    // Job key → (queue as written, leaf index).
-    let job_queue: BTreeMap<String, (String, Option<usize>)> = cluster
-        .jobs
-        .iter()
-        .map(|j| {
-            (
-                j.key.clone(),
-                (j.queue_name.clone(), j.queue.map(|q| q.index())),
-            )
-        })
-        .collect();
-    // Priorities as built, and the priority a hook's deprioritized job runs at.
-    let priority_of: BTreeMap<String, (i32, bool)> = cluster
-        .jobs
-        .iter()
-        .map(|j| (j.key.clone(), (j.priority, j.preemptible)))
-        .collect();
-    let lowest = priority_of
-        .values()
-        .map(|p| p.0)
-        .min()
-        .unwrap_or(0)
-        .saturating_sub(1);
-    let mut demoted: BTreeSet<String> = BTreeSet::new();
-    let mut live = LiveCluster::new(cluster);
-    let node_ix: BTreeMap<String, usize> = live
-        .cluster()
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.name.clone(), i))
-        .collect();
-    let options = SessionOptions {
-        division: DivisionOptions {
-            mode: Mode::Kai,
-            k_value: sc.k_value,
-        },
-        ..Default::default()
-    };
-    let mut db = sc
-        .usage
-        .clone()
-        .map(|u| UsageDb::new(u, sc.start, nq, totals));
-
-    // Only jobs the snapshot knows are simulated.
-    let keys: Vec<String> = sc
-        .jobs
-        .keys()
-        .filter(|k| job_queue.contains_key(*k))
-        .cloned()
-        .collect();
-    let index: BTreeMap<&str, usize> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| (k.as_str(), i))
-        .collect();
-    let mut st: Vec<JobState> = keys
-        .iter()
-        .map(|k| JobState {
-            state: State::NotArrived,
-            left_ms: sc.jobs[k].runtime_ms,
-            work_from: 0,
-            generation: 0,
-            runs: Vec::new(),
-            first_start: None,
-            finished_ms: None,
-            pending: None,
-        })
-        .collect();
-    // Arrivals in time order (ties by key).
-    let mut arrivals: Vec<(i64, usize)> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| (sc.jobs[k].created_ms.max(0), i))
-        .collect();
-    arrivals.sort();
-    let mut next_arrival = 0usize;
-    // Completions: (time, job, generation).
-    let mut completions: BTreeSet<(i64, usize, u64)> = BTreeSet::new();
-
+    let mut sim = Sim::new(sc)?;
     let interval = sc.session_interval_ms.max(1);
     let end = sc.end_ms;
-    let mut series: Vec<QueueSeries> = queue_names
-        .iter()
-        .enumerate()
-        .map(|(q, n)| QueueSeries {
-            name: n.clone(),
-            parent: live.cluster().hierarchy.queues()[q]
-                .parent
-                .map(|p| queue_names[p].clone()),
-            fair_share: Vec::new(),
-            allocated: Vec::new(),
-        })
-        .collect();
-    let mut fair: Vec<f64> = vec![0.0; nq];
-    let mut dirty = true;
-    // The last session only placed pods (no eviction), no pod is pending any more, and no
-    // usage database moves the fair shares: the next session would decide nothing (every
-    // action starts from a pending pod, and a gang it placed is whole, so not stale), so it
-    // is skipped until an arrival or a completion.
-    let mut quiet = false;
-    // Jobs waiting (arrived, not running), and the fair shares of the last session run.
-    let mut pending: usize = 0;
-    let mut sessions_run: u64 = 0;
-    let mut last_fs: Vec<[i128; 3]> = Vec::new();
     let mut sessions: u64 = 0;
-    let mut now_ms: i64 = 0;
-    let mut makespan = 0i64;
-    let mut held: BTreeSet<String> = BTreeSet::new();
-    let mut evictions: u64 = 0;
-    // Allocation per queue (parents hold their subtree), kept in step with the cluster.
-    let mut alloc: Vec<[i128; 3]> = vec![[0; 3]; nq];
-    let paths: Vec<Vec<usize>> = (0..nq).map(|q| live.cluster().hierarchy.path(q)).collect();
     loop {
         let t = sessions as i64 * interval;
         if end.is_some_and(|e| t >= e) {
             break;
         }
         if sessions >= MAX_SESSIONS {
-            warnings.push(Diagnostic::warning(
+            sim.warnings.push(Diagnostic::warning(
                 crate::scenario::NOT_SIMULATED,
                 format!("stopped after {MAX_SESSIONS} sessions (no spec.end and the cluster never settled)"),
             ));
             break;
         }
-        // Events up to and including `t`: completions first, then arrivals.
-        loop {
-            let c = completions.first().copied();
-            let a = arrivals.get(next_arrival).copied();
-            let (at, is_completion) = match (c, a) {
-                (Some(c), Some(a)) if c.0 <= a.0 => (c.0, true),
-                (Some(c), None) => (c.0, true),
-                (_, Some(a)) => (a.0, false),
-                (None, None) => break,
-            };
-            if at > t || end.is_some_and(|e| at >= e) {
-                break;
-            }
-            if let Some(db) = db.as_mut() {
-                db.advance(at, &alloc);
-            }
-            now_ms = at;
-            if is_completion {
-                let Some((ct, j, g)) = completions.pop_first() else {
-                    break;
-                };
-                if st[j].generation != g || st[j].state != State::Running {
-                    continue;
-                }
-                live.finish(&keys[j]);
-                if let Some(h) = hook.as_mut() {
-                    h.stopped(&keys[j], ct);
-                }
-                let s = &mut st[j];
-                if let (Some(r), Some(leaf)) = (s.runs.last(), job_queue[&keys[j]].1) {
-                    for &q in &paths[leaf] {
-                        for (a, u) in alloc[q].iter_mut().zip(r.usage) {
-                            *a = a.saturating_sub(u);
-                        }
-                    }
-                }
-                s.state = State::Done;
-                s.finished_ms = Some(ct);
-                s.left_ms = Some(0);
-                if let Some(r) = s.runs.last_mut() {
-                    r.end_ms = ct;
-                    r.end = KaiRunEnd::Finished;
-                }
-                makespan = makespan.max(ct);
-                dirty = true;
-                quiet = false;
-            } else {
-                let (_, j) = arrivals[next_arrival];
-                next_arrival += 1;
-                if live.submit(&keys[j]) {
-                    st[j].state = State::Pending;
-                    pending += 1;
-                    dirty = true;
-                    quiet = false;
-                }
-            }
-        }
-        now_ms = now_ms.max(t);
-        let mut run_it = (dirty && !quiet) || time_dependent;
+        sim.events_until(t, &mut hook);
+        sim.now_ms = sim.now_ms.max(t);
+        let mut run_it = (sim.dirty && !sim.quiet) || sim.time_dependent;
         if let Some(h) = hook.as_mut() {
             run_it |= h.advance(t);
-            let stops = h.to_stop(t);
-            if !stops.is_empty() {
-                if let Some(db) = db.as_mut() {
-                    db.advance(t, &alloc);
-                }
-                for (key, by) in stops {
-                    let Some(&j) = index.get(key.as_str()) else {
-                        continue;
-                    };
-                    if st[j].state != State::Running {
-                        continue;
-                    }
-                    // The pods are deleted and recreated pending, as for an eviction.
-                    live.finish(&key);
-                    live.submit(&key);
-                    h.stopped(&key, t);
-                    evictions += 1;
-                    pending += 1;
-                    let s = &mut st[j];
-                    s.state = State::Pending;
-                    s.generation += 1;
-                    if let Some(r) = s.runs.last_mut() {
-                        r.start_ms = r.start_ms.min(t);
-                        r.end_ms = t;
-                        r.end = KaiRunEnd::Stopped { by };
-                    }
-                    if let Some(left) = s.left_ms {
-                        let done = (t - s.work_from).max(0);
-                        s.left_ms = Some(if sc.resume {
-                            (left - done).max(0)
-                        } else {
-                            sc.jobs[&keys[j]].runtime_ms.unwrap_or(left)
-                        });
-                    }
-                }
-                alloc = live.queue_allocated();
-                run_it = true;
-            }
+            run_it |= sim.hook_stops(t, &mut **h);
         }
-        if quiet && !run_it {
+        if sim.quiet && !run_it {
             // What the skipped session would have left: no decision.
-            dirty = false;
-            quiet = false;
+            sim.dirty = false;
+            sim.quiet = false;
         }
-        if let Some(db) = db.as_mut() {
-            db.advance(t, &alloc);
-            let usage = db.usage(t).to_vec();
-            for (q, u) in usage.into_iter().enumerate() {
-                live.set_usage(q, u).map_err(|e| {
-                    Diagnostics(vec![gpuquota_rank::snapshot::division_diagnostic(&e)])
-                })?;
-            }
-            if !run_it {
-                // Nothing changed but the usage: the session decides exactly what the last
-                // one decided (nothing) unless the fair shares moved.
-                let d = live
-                    .cluster()
-                    .hierarchy
-                    .divide(totals, &options.division)
-                    .map_err(|e| {
-                        Diagnostics(vec![gpuquota_rank::snapshot::division_diagnostic(&e)])
-                    })?;
-                if pending > 0 && d.fair_share != last_fs {
-                    run_it = true;
-                } else {
-                    for (q, f) in d.fair_share.iter().enumerate() {
-                        fair[q] = f[0] as f64 / 1e9;
-                    }
-                }
-            }
-        }
+        let run_it = sim.feed_usage(t, run_it)?;
         if run_it {
-            live.set_now(at_ms(sc.start, t));
-            if let Some(h) = hook.as_mut() {
-                for (j, s) in st.iter().enumerate() {
-                    if s.state != State::Pending {
-                        continue;
-                    }
-                    let q = &job_queue[&keys[j]].0;
-                    let admission = h.admission(&keys[j], q, t);
-                    let open = admission != Admission::Closed;
-                    if !open && held.insert(keys[j].clone()) {
-                        live.set_held(&keys[j], true);
-                    } else if open && held.remove(&keys[j]) {
-                        live.set_held(&keys[j], false);
-                    }
-                    let demote = admission == Admission::Deprioritized;
-                    if open && demote != demoted.contains(&keys[j]) {
-                        let (p, pre) = if demote {
-                            demoted.insert(keys[j].clone());
-                            (lowest, true)
-                        } else {
-                            demoted.remove(&keys[j]);
-                            priority_of.get(&keys[j]).copied().unwrap_or((0, true))
-                        };
-                        live.set_priority(&keys[j], p, pre);
-                    }
-                }
-            }
-            sessions_run += 1;
-            let result = live.session(&options).map_err(|e| {
-                Diagnostics(vec![Diagnostic::error(
-                    crate::ENGINE_PROBLEM,
-                    format!("session at {t} ms: {e}"),
-                )])
-            })?;
-            for (q, f) in result.division.fair_share.iter().enumerate() {
-                fair[q] = f[0] as f64 / 1e9;
-            }
-            last_fs.clone_from(&result.division.fair_share);
-            // Evictions first: their runs end now.
-            for e in &result.evicted {
-                let Some(&j) = index.get(e.pod_group.as_str()) else {
-                    continue;
-                };
-                let s = &mut st[j];
-                if s.state != State::Running {
-                    continue;
-                }
-                if let Some(h) = hook.as_mut() {
-                    h.stopped(&keys[j], t);
-                }
-                evictions += 1;
-                pending += 1;
-                s.state = State::Pending;
-                s.generation += 1;
-                if let Some(r) = s.runs.last_mut() {
-                    r.start_ms = r.start_ms.min(t);
-                    r.end_ms = t;
-                    r.end = KaiRunEnd::Evicted {
-                        action: e.action,
-                        by: e.by.clone(),
-                    };
-                }
-                if let Some(left) = s.left_ms {
-                    let done = (t - s.work_from).max(0);
-                    s.left_ms = Some(if sc.resume {
-                        (left - done).max(0)
-                    } else {
-                        sc.jobs[&keys[j]].runtime_ms.unwrap_or(left)
-                    });
-                }
-            }
-            for a in &result.allocated {
-                let Some(&j) = index.get(a.pod_group.as_str()) else {
-                    continue;
-                };
-                let job = live.job(&a.pod_group);
-                let (usage, nodes, placement, devices) = job
-                    .map(|job| {
-                        let mut u = [0i128; 3];
-                        let mut nodes = BTreeSet::new();
-                        let mut per: BTreeMap<String, [i128; 3]> = BTreeMap::new();
-                        let mut dev: BTreeMap<String, (i128, BTreeMap<String, i64>)> =
-                            BTreeMap::new();
-                        for task in job
-                            .tasks
-                            .iter()
-                            .filter(|t| t.status == gpuquota_rank::snapshot::TaskStatus::Running)
-                        {
-                            for (r, v) in u.iter_mut().enumerate() {
-                                *v = v.saturating_add(task.req.0[r]);
-                            }
-                            if let Some(n) = task.node {
-                                let name = &live.cluster().nodes[n.index()].name;
-                                nodes.insert(name.clone());
-                                let e = per.entry(name.clone()).or_default();
-                                for (r, v) in e.iter_mut().enumerate() {
-                                    *v = v.saturating_add(task.req.0[r]);
-                                }
-                                let d = dev.entry(name.clone()).or_default();
-                                d.0 = d.0.saturating_add(task.req.0[0] - task.mig_gpu);
-                                for &(p, c) in &task.mig {
-                                    if let Some(p) = live.cluster().mig_profiles.get(p) {
-                                        *d.1.entry(p.clone()).or_default() += c;
-                                    }
-                                }
-                            }
-                        }
-                        (
-                            u,
-                            nodes.into_iter().collect::<Vec<_>>(),
-                            per.into_iter().collect::<Vec<_>>(),
-                            dev.into_iter()
-                                .map(|(n, (g, m))| (n, g, m.into_iter().collect()))
-                                .collect::<Vec<_>>(),
-                        )
-                    })
-                    .unwrap_or_default();
-                if let Some(h) = hook.as_mut() {
-                    let at: Vec<(&super::engine::NodeLabels, [i128; 3])> = placement
-                        .iter()
-                        .filter_map(|(n, u)| {
-                            node_ix
-                                .get(n)
-                                .map(|&i| (&live.cluster().nodes[i].labels, *u))
-                        })
-                        .collect();
-                    if st[j].state == State::Running {
-                        h.stopped(&keys[j], t);
-                        h.started(&keys[j], t, &at);
-                    } else {
-                        h.started(&keys[j], t + sc.bind_latency_ms, &at);
-                    }
-                }
-                let s = &mut st[j];
-                if s.state == State::Running {
-                    // More pods of an elastic job: the run goes on with the larger usage.
-                    if let Some(r) = s.runs.last_mut() {
-                        r.usage = usage;
-                        r.nodes = nodes;
-                        r.placement = placement;
-                        r.devices = devices;
-                    }
-                    continue;
-                }
-                let start = t + sc.bind_latency_ms;
-                pending = pending.saturating_sub(1);
-                s.state = State::Running;
-                s.work_from = start;
-                s.first_start.get_or_insert(start);
-                s.pending = None;
-                s.runs.push(KaiRun {
-                    start_ms: start,
-                    end_ms: start,
-                    end: KaiRunEnd::Cut,
-                    usage,
-                    nodes,
-                    placement,
-                    devices,
-                });
-                if let Some(left) = s.left_ms {
-                    completions.insert((start + left, j, s.generation));
-                }
-            }
-            dirty = !result.allocated.is_empty() || !result.evicted.is_empty();
-            quiet = dirty && result.evicted.is_empty() && db.is_none() && !live.has_pending_pods();
-            // The messages are moved, not copied: O(pending jobs) per session.
-            for p in result.pending {
-                if let Some(&j) = index.get(p.pod_group.as_str()) {
-                    st[j].pending = Some((p.reason.as_str().to_owned(), p.message));
-                }
-            }
-            if dirty {
-                alloc = live.queue_allocated();
-                if let Some(db) = db.as_mut() {
-                    db.advance(t, &alloc);
-                }
-            }
+            sim.session(t, &mut hook)?;
         }
-        for (q, s) in series.iter_mut().enumerate() {
-            s.fair_share.push(fair[q]);
-            s.allocated.push(alloc[q][0] as f64 / 1e9);
+        for (q, s) in sim.series.iter_mut().enumerate() {
+            s.fair_share.push(sim.fair[q]);
+            s.allocated.push(sim.alloc[q][0] as f64 / 1e9);
         }
         sessions += 1;
         if end.is_none() {
-            let future = next_arrival < arrivals.len() || !completions.is_empty();
-            if !future && !dirty {
+            let future = sim.next_arrival < sim.arrivals.len() || !sim.completions.is_empty();
+            if !future && !sim.dirty {
                 break;
             }
         }
     }
-    let end_ms = end.unwrap_or_else(|| now_ms.max((sessions as i64 - 1).max(0) * interval));
-    let mut jobs = Vec::with_capacity(keys.len());
-    for (j, k) in keys.iter().enumerate() {
-        let s = &mut st[j];
-        if s.state == State::Running
-            && let Some(r) = s.runs.last_mut()
-        {
-            r.end_ms = end_ms.max(r.start_ms);
-            r.end = KaiRunEnd::Cut;
-        }
-        let inst = &sc.jobs[k];
-        jobs.push(KaiJob {
-            key: k.clone(),
-            queue: job_queue[k].0.clone(),
-            class: inst.class.clone(),
-            created_ms: inst.created_ms,
-            runs: std::mem::take(&mut s.runs),
-            first_start_ms: s.first_start,
-            finished_ms: s.finished_ms,
-            pending: if matches!(s.state, State::Pending | State::NotArrived) {
-                let held_back = hook.as_ref().and_then(|h| h.pending(k));
-                Some(held_back.or_else(|| s.pending.clone()).unwrap_or_else(|| {
-                    if s.state == State::NotArrived {
-                        ("NotArrived".to_owned(), "created after the end".to_owned())
-                    } else {
-                        (
-                            "Unschedulable".to_owned(),
-                            "no session ran after it arrived".to_owned(),
-                        )
-                    }
-                }))
-            } else {
-                None
-            },
-        });
-    }
-    warnings.sort();
-    Ok(KaiOutcome {
-        name: sc.name.clone(),
-        start: sc.start,
-        end_ms,
-        makespan_ms: makespan,
-        session_interval_ms: interval,
-        sessions,
-        sessions_run,
-        evictions,
-        jobs,
-        queues: series,
-        queue_order: sc.queue_order.clone(),
-        warnings,
-        budgets: None,
-        chargeback: None,
-    })
+    Ok(sim.outcome(sessions, &hook))
 }

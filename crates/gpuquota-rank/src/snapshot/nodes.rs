@@ -1,0 +1,134 @@
+//! Reading the nodes and the MIG profiles named by nodes and pods.
+
+use super::*;
+
+/// The MIG profiles named by nodes and pods (`nvidia.com/mig-<g>g.<mem>gb`), sorted, with
+/// each one's GPU-equivalents (nano).
+pub(super) struct Mig {
+    /// Profile names, sorted.
+    pub(super) profiles: Vec<String>,
+    /// `g × 10⁹` per profile.
+    pub(super) portion: Vec<i128>,
+}
+
+/// The MIG profiles named by nodes and pods.
+///
+/// # Complexity
+/// O(R log R) for R resource names on nodes and pods.
+pub(super) fn mig_profiles(model: &Model) -> Mig {
+    // MIG profiles named by nodes and pods.
+    let mut mig_profiles: Vec<String> = model
+        .nodes
+        .values()
+        .flat_map(|n| n.status.allocatable.keys())
+        .map(|k| k.as_str().to_string())
+        .chain(model.pods.values().flat_map(|p| {
+            p.spec
+                .effective_requests()
+                .unwrap_or_default()
+                .into_keys()
+                .map(|k| k.as_str().to_string())
+        }))
+        .filter(|k| mig_gpu_portion(k).is_some())
+        .collect();
+    mig_profiles.sort();
+    mig_profiles.dedup();
+    let portion: Vec<i128> = mig_profiles
+        .iter()
+        .map(|m| i128::from(mig_gpu_portion(m).unwrap_or(0)) * SCALE)
+        .collect();
+
+    Mig {
+        profiles: mig_profiles,
+        portion,
+    }
+}
+
+/// The nodes read from the model, in name order.
+pub(super) struct Nodes<'m> {
+    /// Nodes in name order.
+    pub(super) nodes: Vec<NodeInfo>,
+    /// Node name → index.
+    pub(super) index: BTreeMap<&'m str, usize>,
+    /// Allocatable summed over schedulable nodes (MIG instances as GPU-equivalents), nano.
+    pub(super) sum: [i128; 3],
+}
+
+/// Reads every node's allocatable GPUs, CPU, memory and MIG instances, labels, taints and
+/// cordon; every bad field is recorded in `problems`.
+///
+/// # Complexity
+/// O(N · (R + log N)) for N nodes of R allocatable resources each.
+pub(super) fn read_nodes<'m>(model: &'m Model, m: &Mig, problems: &mut Diagnostics) -> Nodes<'m> {
+    let (mig_profiles, portion) = (&m.profiles, &m.portion);
+    // Nodes.
+    let mut nodes = Vec::with_capacity(model.nodes.len());
+    let mut node_index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut node_sum = [0i128; 3];
+    for (name, n) in &model.nodes {
+        let mut alloc = [0i128; 3];
+        let mut mig = vec![0i64; mig_profiles.len()];
+        for (rn, q) in &n.status.allocatable {
+            if let Ok(i) = mig_profiles.binary_search_by(|m| m.as_str().cmp(rn.as_str())) {
+                mig[i] = q.value().unwrap_or(0).max(0);
+                continue;
+            }
+            let (idx, extra) = match rn.as_str() {
+                GPU_RESOURCE => (0, 0),
+                "cpu" => (1, 3),
+                "memory" => (2, 0),
+                _ => continue,
+            };
+            let field = format!("status.allocatable.{rn}");
+            if q.is_negative() {
+                problems.push(invalid("Node", name, &field, "negative"));
+                continue;
+            }
+            match from_quantity(q, extra) {
+                Some(v) => alloc[idx] = v,
+                None => problems.push(too_large("Node", name, &field, "too large")),
+            }
+        }
+        let gpus = usize::try_from(alloc[0] / SCALE).unwrap_or(0);
+        alloc[0] = (gpus as i128) * SCALE;
+        let unschedulable = n.spec.unschedulable.unwrap_or(false);
+        if !unschedulable {
+            // MIG instances count `g` GPU-equivalents each, as KAI counts capacity.
+            let mig_gpus: Option<i128> = mig.iter().zip(portion).try_fold(0i128, |s, (&c, &g)| {
+                s.checked_add(i128::from(c).checked_mul(g)?)
+            });
+            let mut overflow = mig_gpus.is_none();
+            for (r, (sum, a)) in node_sum.iter_mut().zip(alloc).enumerate() {
+                let extra = if r == 0 { mig_gpus.unwrap_or(0) } else { 0 };
+                match sum.checked_add(a).and_then(|v| v.checked_add(extra)) {
+                    Some(v) => *sum = v,
+                    None => overflow = true,
+                }
+            }
+            if overflow {
+                problems.push(too_large(
+                    "Node",
+                    name,
+                    "status.allocatable",
+                    "sum overflows",
+                ));
+            }
+        }
+        node_index.insert(name.as_str(), nodes.len());
+        nodes.push(NodeInfo {
+            name: name.clone(),
+            allocatable: alloc,
+            gpus,
+            mig,
+            labels: n.metadata.labels.clone(),
+            taints: n.spec.taints.clone(),
+            unschedulable,
+        });
+    }
+
+    Nodes {
+        nodes,
+        index: node_index,
+        sum: node_sum,
+    }
+}
