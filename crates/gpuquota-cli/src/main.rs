@@ -117,6 +117,12 @@ enum Command {
     Man(man::ManArgs),
 }
 
+/// mimalloc instead of the system allocator: trace replays and big imports build and free
+/// millions of small strings and maps, and glibc's malloc spent a third of their time
+/// (`benches/README.md`, "Trace replay and sweeps"). Outputs do not depend on it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     common::set_strict(cli.strict);

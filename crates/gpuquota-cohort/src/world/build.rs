@@ -600,14 +600,15 @@ codes::NOT_MODELLED,"ClusterQueue", name, "admission checks are not modelled; wo
     ) -> Vec<PodSetInfo> {
         let mut pod_sets = Vec::with_capacity(w.spec.pod_sets.len());
         for (pi, ps) in w.spec.pod_sets.iter().enumerate() {
-            let base = format!("spec.podSets[{pi}]");
+            // the field path is formatted only when a message names it (a trace has 10⁵ PodSets)
+            let base = || format!("spec.podSets[{pi}]");
             // topology-aware scheduling is not modelled: say so for every request of it
             if ps.topology_request.is_some() {
                 self.warn(
 codes::NOT_MODELLED,
                         "Workload",
                         key,
-                        format!("{base}.topologyRequest: topology-aware scheduling is not modelled; the PodSet is admitted by quota alone"),
+                        format!("{}.topologyRequest: topology-aware scheduling is not modelled; the PodSet is admitted by quota alone", base()),
                     );
             }
             if let Some(meta) = &ps.template.metadata {
@@ -620,7 +621,7 @@ codes::NOT_MODELLED,
 codes::NOT_MODELLED,
                             "Workload",
                             key,
-                            format!("{base}.template.metadata.annotations[{a}]: topology-aware scheduling is not modelled; the PodSet is admitted by quota alone"),
+                            format!("{}.template.metadata.annotations[{a}]: topology-aware scheduling is not modelled; the PodSet is admitted by quota alone", base()),
                         );
                 }
             }
@@ -628,7 +629,7 @@ codes::NOT_MODELLED,
                 self.problem(
                     "Workload",
                     key,
-                    format!("{base}.count"),
+                    format!("{}.count", base()),
                     "must be greater than or equal to 0",
                 );
             }
@@ -638,7 +639,7 @@ codes::NOT_MODELLED,
                 self.problem(
                     "Workload",
                     key,
-                    format!("{base}.minCount"),
+                    format!("{}.minCount", base()),
                     "minCount should be positive and less or equal to count",
                 );
             }
@@ -647,7 +648,7 @@ codes::NOT_MODELLED,
                 None => self.problem(
                     "Workload",
                     key,
-                    format!("{base}.template.spec"),
+                    format!("{}.template.spec", base()),
                     "resource requests overflow",
                 ),
                 Some(req) => {
@@ -656,7 +657,7 @@ codes::NOT_MODELLED,
                             self.problem(
                                 "Workload",
                                 key,
-                                format!("{base}.template.spec.containers.resources"),
+                                format!("{}.template.spec.containers.resources", base()),
                                 "the key pods is reserved for internal kueue use",
                             );
                             continue;
@@ -665,7 +666,10 @@ codes::NOT_MODELLED,
                             self.problem(
                                 "Workload",
                                 key,
-                                format!("{base}.template.spec.containers.resources.requests[{r}]"),
+                                format!(
+                                    "{}.template.spec.containers.resources.requests[{r}]",
+                                    base()
+                                ),
                                 "must be greater than or equal to 0",
                             );
                             continue;
@@ -926,14 +930,19 @@ fn names(
     for w in live {
         let mut v = Vec::new();
         for ps in &w.spec.pod_sets {
-            let req = ps
-                .template
-                .spec
-                .effective_requests()
-                .and_then(|r| rules.apply(&r));
+            let req = ps.template.spec.effective_requests().and_then(|r| {
+                if rules.is_empty() {
+                    Some(r)
+                } else {
+                    rules.apply(&r)
+                }
+            });
             if let Some(req) = &req {
                 for r in req.keys() {
-                    res_names.insert(r.as_str().to_owned());
+                    // owned only when new: the same few names recur in every workload
+                    if !res_names.contains(r.as_str()) {
+                        res_names.insert(r.as_str().to_owned());
+                    }
                 }
             }
             v.push(req);

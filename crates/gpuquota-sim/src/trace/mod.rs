@@ -193,19 +193,27 @@ impl Loaded {
 /// assert_eq!(gpuquota_sim::trace::sanitize("vc6YE"), "vc6ye");
 /// assert_eq!(gpuquota_sim::trace::sanitize("application_15_2"), "application-15-2");
 /// ```
+///
+/// # Complexity
+/// O(length), one allocation when nothing is trimmed (a trace's names are made per row).
 pub fn sanitize(s: &str) -> String {
-    let out: String = s
-        .chars()
-        .map(|c| {
-            let c = c.to_ascii_lowercase();
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let c = c.to_ascii_lowercase();
+        out.push(
             if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' {
                 c
             } else {
                 '-'
-            }
-        })
-        .collect();
-    out.trim_matches('-').to_owned()
+            },
+        );
+    }
+    let trimmed = out.trim_matches('-');
+    if trimmed.len() == out.len() {
+        out
+    } else {
+        trimmed.to_owned()
+    }
 }
 
 /// `YYYY-MM-DD HH:MM:SS` (or RFC 3339) read as UTC, in unix ms.
@@ -597,15 +605,15 @@ pub(crate) fn apply(
     use gpuquota_model::diag::Diagnostic;
     let start_ms = i64::try_from(start.unix_nanos().div_euclid(1_000_000)).unwrap_or(0);
     // LocalQueue per (namespace, ClusterQueue), found or implied
-    let mut lq_for: BTreeMap<(String, String), Result<String, &'static str>> = BTreeMap::new();
+    let mut lq_for: BTreeMap<String, BTreeMap<String, Result<String, &'static str>>> =
+        BTreeMap::new();
     let jobs = std::mem::take(&mut p.loaded.jobs);
-    for job in jobs {
-        let raw = match (&p.queue, p.queue_by) {
-            (Some(q), _) => q.clone(),
-            (None, Some(f)) => job.fields.get(f).cloned().unwrap_or_default(),
-            (None, None) => String::new(),
-        };
-        let queue = sanitize(&raw);
+    for mut job in jobs {
+        let queue = sanitize(match (&p.queue, p.queue_by) {
+            (Some(q), _) => q,
+            (None, Some(f)) => job.fields.get(f).map_or("", String::as_str),
+            (None, None) => "",
+        });
         if queue.is_empty() {
             p.loaded.skip("no-queue");
             continue;
@@ -616,18 +624,30 @@ pub(crate) fn apply(
             continue;
         }
         let ns = p.namespace.clone().unwrap_or_else(|| queue.clone());
-        let key = format!("{ns}/{name}");
+        let mut key = String::with_capacity(ns.len() + 1 + name.len());
+        key.push_str(&ns);
+        key.push('/');
+        key.push_str(&name);
         if model.workloads.contains_key(&key) {
             p.loaded.skip("duplicate-job");
             continue;
         }
         let mut queue_name = String::new();
         if kueue {
-            let lq = lq_for
-                .entry((ns.clone(), queue.clone()))
-                .or_insert_with(|| implied_local_queue(model, &ns, &queue));
+            // looked up by reference: owned keys are made once per pair, not per job
+            let lq = match lq_for.get(&ns).and_then(|m| m.get(&queue)) {
+                Some(lq) => lq.clone(),
+                None => {
+                    let lq = implied_local_queue(model, &ns, &queue);
+                    lq_for
+                        .entry(ns.clone())
+                        .or_default()
+                        .insert(queue.clone(), lq.clone());
+                    lq
+                }
+            };
             match lq {
-                Ok(l) => queue_name = l.clone(),
+                Ok(l) => queue_name = l,
                 Err(reason) => {
                     p.loaded.skip(reason);
                     continue;
@@ -642,9 +662,9 @@ pub(crate) fn apply(
             job.submit_ms.saturating_sub(start_ms)
         };
         let Some(w) = workload(
-            &job,
+            std::mem::take(&mut job.pod_sets),
             name,
-            &ns,
+            ns,
             queue_name,
             p.milli_gpu_resource.as_deref(),
             start,
@@ -695,15 +715,15 @@ pub(crate) fn apply(
     }
 }
 
-/// The Workload of a trace job, built directly (no text round trip); `None` when a pod
-/// count does not fit Kueue's `int32`.
+/// The Workload of a trace job's pod sets, built directly (no text round trip, the
+/// strings moved in); `None` when a pod count does not fit Kueue's `int32`.
 ///
 /// # Complexity
 /// O(pod sets).
 fn workload(
-    job: &Job,
+    job_pod_sets: Vec<PodSet>,
     name: String,
-    ns: &str,
+    ns: String,
     queue_name: String,
     milli_gpu_resource: Option<&str>,
     start: Timestamp,
@@ -713,23 +733,24 @@ fn workload(
     use gpuquota_model::kueue::{PodSet as KPodSet, PodTemplateSpec, Workload, WorkloadSpec};
     use gpuquota_model::meta::ObjectMeta;
     use gpuquota_model::{Quantity, ResourceName};
-    let mut pod_sets = Vec::with_capacity(job.pod_sets.len());
-    for s in &job.pod_sets {
+    let mut pod_sets = Vec::with_capacity(job_pod_sets.len());
+    for s in job_pod_sets {
+        // the quantities `Quantity::parse` makes of `N` and `Nm` (test
+        // `trace_quantities_are_the_parsed_ones`), without formatting them first
+        let milli = i64::try_from(s.gpu_milli).ok()?;
         let (res, q) = match milli_gpu_resource {
-            Some(r) => (r, s.gpu_milli.to_string()),
-            None if s.gpu_milli % 1000 == 0 => ("nvidia.com/gpu", (s.gpu_milli / 1000).to_string()),
-            None => ("nvidia.com/gpu", format!("{}m", s.gpu_milli)),
+            Some(r) => (r, Quantity::from_integer(milli)),
+            None if milli % 1000 == 0 => ("nvidia.com/gpu", Quantity::from_integer(milli / 1000)),
+            None => ("nvidia.com/gpu", Quantity::from_milli(milli)),
         };
-        let requests = [(ResourceName::new(res), Quantity::parse(&q).ok()?)]
-            .into_iter()
-            .collect();
+        let requests = [(ResourceName::new(res), q)].into_iter().collect();
         let node_selector = s
             .gpu_type
-            .iter()
-            .map(|t| (GPU_TYPE_LABEL.to_owned(), t.clone()))
+            .into_iter()
+            .map(|t| (GPU_TYPE_LABEL.to_owned(), t))
             .collect();
         pod_sets.push(KPodSet {
-            name: s.name.clone(),
+            name: s.name,
             template: PodTemplateSpec {
                 metadata: None,
                 spec: PodSpec {
@@ -750,20 +771,13 @@ fn workload(
             topology_request: None,
         });
     }
-    let annotations = [
-        (crate::scenario::CLASS_KEY.to_owned(), job.status.clone()),
-        (
-            crate::scenario::RUNTIME_ANNOTATION.to_owned(),
-            format!("{}ms", job.runtime_ms),
-        ),
-    ]
-    .into_iter()
-    .collect();
+    // No class or runtime annotations: the job's instance carries both (the annotations
+    // are read only for workloads from files, which have no instance), and each row's
+    // two owned keys, two values and a map node were a fifth of the Workload's allocations.
     Some(Workload {
         metadata: ObjectMeta {
             name,
-            namespace: Some(ns.to_owned()),
-            annotations,
+            namespace: Some(ns),
             creation_timestamp: Some(crate::scenario::at_ms(start, created_ms)),
             ..ObjectMeta::default()
         },
@@ -1191,6 +1205,36 @@ mod tests {
             // every time the fast path declines still gets the parser's answer
             prop_assert_eq!(wall_clock_ms(&s), oracle(&s));
         }
+    }
+
+    /// The workload builder makes quantities without text; they print and compare as the
+    /// parsed text did.
+    #[test]
+    fn trace_quantities_are_the_parsed_ones() {
+        use gpuquota_model::Quantity;
+        for n in [0i64, 1, 4, 8, 1000, 123_456] {
+            let parsed = Quantity::parse(&n.to_string()).unwrap();
+            let made = Quantity::from_integer(n);
+            assert_eq!(made, parsed);
+            assert_eq!(made.to_string(), parsed.to_string());
+            assert_eq!(made.format(), parsed.format());
+        }
+        for m in [1i64, 250, 460, 500, 999, 1500] {
+            let parsed = Quantity::parse(&format!("{m}m")).unwrap();
+            let made = Quantity::from_milli(m);
+            assert_eq!(made, parsed);
+            assert_eq!(made.to_string(), parsed.to_string());
+            assert_eq!(made.format(), parsed.format());
+        }
+    }
+
+    #[test]
+    fn sanitize_trims_and_replaces_in_one_pass() {
+        assert_eq!(sanitize("vc6YE"), "vc6ye");
+        assert_eq!(sanitize("--A_b.c--"), "a-b-c");
+        assert_eq!(sanitize("__"), "");
+        assert_eq!(sanitize("é1"), "-1".trim_matches('-'));
+        assert_eq!(sanitize(""), "");
     }
 
     #[test]

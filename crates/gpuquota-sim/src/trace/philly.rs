@@ -9,33 +9,70 @@
 //! A job without attempts is `never-ran`; a last attempt without GPUs is `no-gpu`; an entry
 //! that is not such an object is `malformed-row`.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 
 use super::{Job, Loaded, PodSet, runtime, wall_clock_ms};
 
+// the times are borrowed from the text (owned only when a string has escapes): they are
+// read, never kept
 #[derive(Deserialize)]
-struct PJob {
+struct PJob<'a> {
     #[serde(default)]
     status: Option<String>,
     #[serde(default)]
     vc: Option<String>,
     jobid: String,
-    #[serde(default)]
-    attempts: Vec<Attempt>,
-    #[serde(default)]
-    submitted_time: Option<String>,
+    #[serde(default, borrow)]
+    attempts: Vec<Attempt<'a>>,
+    #[serde(default, borrow)]
+    submitted_time: Option<Text<'a>>,
     #[serde(default)]
     user: Option<String>,
 }
 
 #[derive(Deserialize)]
-struct Attempt {
-    #[serde(default)]
-    start_time: Option<String>,
-    #[serde(default)]
-    end_time: Option<String>,
+struct Attempt<'a> {
+    #[serde(default, borrow)]
+    start_time: Option<Text<'a>>,
+    #[serde(default, borrow)]
+    end_time: Option<Text<'a>>,
     #[serde(default)]
     detail: Vec<Detail>,
+}
+
+/// A JSON string borrowed from the text when it has no escapes (`Option<Cow<str>>` would
+/// always copy: serde borrows only a bare `Cow` field).
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Cow<'de, str>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Cow::Borrowed(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v.to_owned()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Cow::Owned(v))
+            }
+        }
+        d.deserialize_str(V).map(Text)
+    }
+}
+
+impl std::ops::Deref for Text<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
 }
 
 #[derive(Deserialize)]
@@ -231,6 +268,24 @@ mod tests {
         );
         assert!(elements("[]").is_empty());
         assert!(elements(" [ \n ] ").is_empty());
+    }
+
+    /// Times are borrowed from the text, and a time written with escapes is still read.
+    #[test]
+    fn philly_times_with_escapes_are_read() {
+        let t = r#"[{"status": "Pass", "vc": "vc1", "jobid": "j1", "user": "u1",
+          "submitted_time": "2017-10-03\u002002:00:00",
+          "attempts": [{"start_time": "2017-10-03 02:00:05", "end_time": "2017-10-03\u002003:00:05",
+                        "detail": [{"ip": "m1", "gpus": ["gpu0"]}]}]},
+          {"status": "Pass", "vc": "vc1", "jobid": "j2", "user": "u1", "submitted_time": 7, "attempts": []}]"#;
+        let l = load(t).unwrap();
+        assert_eq!(l.jobs.len(), 1);
+        assert_eq!(l.jobs[0].runtime_ms, 3_600_000);
+        assert_eq!(
+            l.jobs[0].submit_ms,
+            wall_clock_ms("2017-10-03 02:00:00").unwrap()
+        );
+        assert_eq!(l.skipped.get("malformed-row"), Some(&1));
     }
 
     #[test]
