@@ -4,7 +4,7 @@
 //!
 //! The fair-sharing algorithms read the engine's own quota forest and cycle snapshot through
 //! [`ForestView`], this engine's implementation of [`gpuquota_fairshare::view::QuotaView`]
-//! ([`FairIndex`] adds the weights, `SubtreeQuota` keys and lendable amounts once), so dominant
+//! (an index built once adds the weights, `SubtreeQuota` keys and lendable amounts), so dominant
 //! resource shares are always computed from exactly the numbers the engine admits against,
 //! with no second tree to keep in step.
 //!
@@ -100,7 +100,8 @@ use crate::tree::{FrId, NodeKind, Usage};
 
 mod view;
 use crate::world::{CqId, ReclaimPolicy, WithinPolicy, WlId, World};
-pub use view::{FairIndex, ForestView};
+use view::FairIndex;
+pub use view::ForestView;
 
 /// Kueue's fair-sharing ordering and preemption (see the module docs).
 #[derive(Debug, Clone)]

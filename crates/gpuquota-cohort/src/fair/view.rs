@@ -3,7 +3,7 @@
 //! so dominant resource shares, the tournament and fair-sharing preemption read the numbers the
 //! engine admits against, with no second tree to keep in step.
 //!
-//! The forest has no weights and no per-subtree "declared" sets, so [`FairIndex`] holds what
+//! The forest has no weights and no per-subtree "declared" sets, so a `FairIndex` holds what
 //! fair sharing adds to it, computed once per [`super::FairSharing`]: every node's
 //! `fairSharing.weight`, the `SubtreeQuota` keys, the lendable amounts at each node's parent,
 //! children split into cohorts and ClusterQueues by name, and the flavor-resource names.
@@ -22,7 +22,7 @@ use crate::world::World;
 /// What fair sharing adds to the engine's [`QuotaForest`] (see the module docs); built once,
 /// shared by every [`ForestView`].
 #[derive(Debug, Clone)]
-pub struct FairIndex {
+pub(crate) struct FairIndex {
     /// Name of every engine flavor-resource (by [`FrId`]).
     pub(crate) fr_names: Vec<FlavorResource>,
     fr_by_name: BTreeMap<FlavorResource, usize>,
@@ -183,16 +183,6 @@ impl<'a, U: Borrow<Usage>> ForestView<'a, U> {
     /// The usage the view reads.
     pub fn usage(&self) -> &Usage {
         self.usage.borrow()
-    }
-
-    /// The engine node of a view node.
-    pub fn engine_node(n: ViewNode) -> NodeId {
-        n.index() as NodeId
-    }
-
-    /// The view node of an engine node.
-    pub fn view_node(n: NodeId) -> ViewNode {
-        ViewNode::from_index(n as usize)
     }
 }
 

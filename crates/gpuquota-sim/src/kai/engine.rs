@@ -121,13 +121,8 @@ pub fn run(
     sc: &KaiScenario,
     mut hook: Option<&mut dyn SessionHook>,
 ) -> Result<KaiOutcome, Diagnostics> {
-    let cluster = Cluster::from_model(
-        &sc.model,
-        &BuildOptions {
-            now: Some(sc.start),
-            ..Default::default()
-        },
-    )?;
+    let cluster =
+        Cluster::from_model(&sc.model, &BuildOptions::default().with_now(Some(sc.start)))?;
     let mut warnings: Vec<Diagnostic> = cluster.warnings.0.clone();
     let time_dependent = cluster
         .queues
@@ -177,13 +172,11 @@ pub fn run(
         .enumerate()
         .map(|(i, n)| (n.name.clone(), i))
         .collect();
-    let options = SessionOptions {
-        division: DivisionOptions {
-            mode: Mode::Kai,
-            k_value: sc.k_value,
-        },
-        ..Default::default()
-    };
+    let options = SessionOptions::default().with_division(
+        DivisionOptions::default()
+            .with_mode(Mode::Kai)
+            .with_k_value(sc.k_value),
+    );
     let mut db = sc
         .usage
         .clone()
