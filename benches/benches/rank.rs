@@ -175,10 +175,7 @@ fn benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("rank");
     g.sample_size(20);
     for k in [0, 1] {
-        let o = DivisionOptions {
-            k_value: k * SCALE,
-            ..DivisionOptions::default()
-        };
+        let o = DivisionOptions::default().with_k_value(k * SCALE);
         g.bench_function(format!("b6_division_10k_leaves_3_resources_k{k}"), |b| {
             b.iter(|| black_box(tree.divide(black_box(totals), &o)))
         });

@@ -226,25 +226,23 @@ fn text_to_cluster(
     };
     let mut cluster = match Cluster::from_model(
         &model,
-        &BuildOptions {
-            total,
-            now,
-            queue_label_key: args.queue_label_key.clone(),
-        },
+        &BuildOptions::default()
+            .with_total(total)
+            .with_now(now)
+            .with_queue_label_key(args.queue_label_key.clone()),
     ) {
         Ok(c) => c,
         // Errors print bare, one per line (the contract the CLI tests pin).
         Err(errs) => return Ok(Err(errs.iter().map(ToString::to_string).collect())),
     };
     let mut warnings: Vec<Diagnostic> = cluster.warnings.iter().cloned().collect();
-    let mut options = DivisionOptions {
-        mode: if args.corrected {
+    let mut options = DivisionOptions::default()
+        .with_mode(if args.corrected {
             Mode::Corrected
         } else {
             Mode::Kai
-        },
-        k_value: SCALE,
-    };
+        })
+        .with_k_value(SCALE);
     if let Some(u) = &usage {
         if let Some(k) = u.k_value_nanos() {
             options.k_value = k;
@@ -319,14 +317,12 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 Ok(p) => p,
                 Err(problems) => return fail(problems),
             };
-            let options = SessionOptions {
-                division: p.options,
-                placement: match placement {
+            let options = SessionOptions::default()
+                .with_division(p.options)
+                .with_placement(match placement {
                     PlacementArg::Binpack => Placement::Binpack,
                     PlacementArg::Spread => Placement::Spread,
-                },
-                ..SessionOptions::default()
-            };
+                });
             let result = run_session(&p.cluster, &options)?;
             let report = gpuquota::rank::report::schedule_report(&result);
             match args.output.unwrap_or(KaiOutput::Table) {

@@ -130,8 +130,8 @@ impl ScheduleInput {
     /// as the engine's own error did.
     ///
     /// # Complexity
-    /// That of [`World::build`], plus O(N·F log F) for the fair-sharing tree of N nodes and F
-    /// flavor-resources.
+    /// That of [`World::build`], plus O(N·F + N log N) for the fair-sharing index of N nodes
+    /// and F flavor-resources.
     pub fn from_model(
         model: &Model,
         options: &ScheduleOptions,

@@ -2,10 +2,11 @@
 //! `fair_sharing_iterator.go`, `preemption.go` `fairPreemptions`, `preemption/fairsharing/*`),
 //! built on the `gpuquota-fairshare` crate.
 //!
-//! [`FairSharing`] keeps a mirror of the quota forest as a [`gpuquota_fairshare::tree::FairShareTree`]
-//! (same nodes, same quotas, plus every node's `fairSharing.weight`) and copies the cycle
-//! snapshot's usage counters into it before each decision, so dominant resource shares are
-//! always computed from exactly the numbers the engine admits against.
+//! The fair-sharing algorithms read the engine's own quota forest and cycle snapshot through
+//! [`ForestView`], this engine's implementation of [`gpuquota_fairshare::view::QuotaView`]
+//! (an index built once adds the weights, `SubtreeQuota` keys and lendable amounts), so dominant
+//! resource shares are always computed from exactly the numbers the engine admits against,
+//! with no second tree to keep in step.
 //!
 //! * **Entry order** (upstream `makeFairSharingIterator`): each cycle's heads run the DRS
 //!   tournament of [`gpuquota_fairshare::order::FairSharingOrder`], one pop per processed
@@ -85,8 +86,6 @@ use gpuquota_fairshare::order::{FairSharingOrder, Head, OrderOptions};
 use gpuquota_fairshare::preemption::{
     Candidate, PreemptionReason, PreemptionRequest, fair_preemptions,
 };
-use gpuquota_fairshare::tree::{FairShareTree as FsTree, FairShareTreeBuilder, NodeId as FsNode};
-use gpuquota_fairshare::tree::{NodeKind as FsKind, NodeQuota};
 use gpuquota_fairshare::{FairShareError, FlavorResource, FrQuantities};
 use gpuquota_model::kueue::AdmissionMode;
 use gpuquota_model::{Amount, Model, Quantity, ResourceName};
@@ -95,29 +94,24 @@ use ordered_float::OrderedFloat;
 use crate::afs_clock::{Ledger, Nanos, mul_by_float};
 use crate::assign::Assignment;
 use crate::cycle::{Classical, Entry, Policy, Scheduler};
-use crate::preempt::{Admitted, PreemptReason, Target, add_reservation, remove_reservation};
+use crate::preempt::{Admitted, PreemptReason, Target};
 use crate::report::ScheduleReport;
 use crate::tree::{FrId, NodeKind, Usage};
+
+mod view;
 use crate::world::{CqId, ReclaimPolicy, WithinPolicy, WlId, World};
+use view::FairIndex;
+pub use view::ForestView;
 
 /// Kueue's fair-sharing ordering and preemption (see the module docs).
 #[derive(Debug, Clone)]
 pub struct FairSharing {
-    tree: FsTree,
-    /// Mirror node of every engine node.
-    nodes: Vec<Option<FsNode>>,
-    /// Mirror flavor-resource index of every engine flavor-resource.
-    frs: Vec<Option<usize>>,
-    /// Name of every engine flavor-resource.
-    fr_names: Vec<FlavorResource>,
+    /// What fair sharing adds to the engine's quota forest (weights, `SubtreeQuota` keys,
+    /// lendable amounts); the usage is always the scheduler's own snapshot.
+    index: FairIndex,
     settings: FairSharingSettings,
     options: OrderOptions,
     order: Option<FairSharingOrder>,
-    /// Engine node of the ClusterQueue of the entry popped last (its path is the only part
-    /// of the snapshot processing that entry can change).
-    last_popped: Option<u32>,
-    /// The mirror may differ from the snapshot anywhere (a target search ran since).
-    stale: bool,
     afs: Option<Afs>,
 }
 
@@ -412,10 +406,6 @@ pub enum ClockEvent<'a> {
     },
 }
 
-fn mirror_fr(world: &World, fr: FrId) -> FlavorResource {
-    FlavorResource::new(world.fr_flavor(fr), world.fr_resource(fr).as_str())
-}
-
 impl FairSharing {
     /// Builds the policy for `world` (weights, admission scopes and LocalQueues come from
     /// `model`, the manifests `world` was built from) with validated `settings`: fair sharing
@@ -426,70 +416,36 @@ impl FairSharing {
     /// An invalid `fairSharing.weight` (negative, or in `(0, 1e-9]`).
     ///
     /// # Complexity
-    /// O(N·F log F) for N nodes and F flavor-resources.
+    /// O(N·F + N log N) for N nodes and F flavor-resources.
     pub fn new(
         world: &World,
         model: &Model,
         settings: FairSharingSettings,
     ) -> Result<FairSharing, FairShareError> {
-        let t = &world.tree;
-        let fr_names: Vec<FlavorResource> =
-            (0..t.frs as FrId).map(|f| mirror_fr(world, f)).collect();
-        let mut b = FairShareTreeBuilder::new();
-        for (i, node) in t.nodes.iter().enumerate() {
-            let parent = node.parent.map(|p| t.nodes[p as usize].name.as_str());
-            let mut nb = match node.kind {
-                NodeKind::Cohort => {
-                    let object = format!("Cohort \"{}\"", node.name);
-                    let w = model
+        let mut weights = Vec::with_capacity(world.tree.nodes.len());
+        for node in &world.tree.nodes {
+            let (object, w) = match node.kind {
+                NodeKind::Cohort => (
+                    format!("Cohort \"{}\"", node.name),
+                    model
                         .cohorts
                         .get(&node.name)
                         .and_then(|c| c.spec.fair_sharing.as_ref())
-                        .and_then(|f| f.weight.as_ref());
-                    b.cohort(&node.name, parent, parse_weight(&object, w)?)?
-                }
-                NodeKind::ClusterQueue(_) => {
-                    let object = format!("ClusterQueue \"{}\"", node.name);
-                    let w = model
+                        .and_then(|f| f.weight.as_ref()),
+                ),
+                NodeKind::ClusterQueue(_) => (
+                    format!("ClusterQueue \"{}\"", node.name),
+                    model
                         .cluster_queues
                         .get(&node.name)
                         .and_then(|c| c.spec.fair_sharing.as_ref())
-                        .and_then(|f| f.weight.as_ref());
-                    b.cluster_queue(&node.name, parent, parse_weight(&object, w)?)?
-                }
+                        .and_then(|f| f.weight.as_ref()),
+                ),
             };
-            for (f, name) in fr_names.iter().enumerate() {
-                let q = t.quota(i as u32, f as FrId);
-                if q.declared {
-                    nb.quota(
-                        name.clone(),
-                        NodeQuota {
-                            nominal: q.nominal,
-                            borrowing_limit: q.borrowing_limit,
-                            lending_limit: q.lending_limit,
-                        },
-                    );
-                }
-            }
+            weights.push(parse_weight(&object, w)?);
         }
-        let tree = b.build()?;
-        let nodes = t
-            .nodes
-            .iter()
-            .map(|n| match n.kind {
-                NodeKind::Cohort => tree.cohort(&n.name),
-                NodeKind::ClusterQueue(_) => tree.cluster_queue(&n.name),
-            })
-            .collect();
-        let frs = fr_names
-            .iter()
-            .map(|fr| tree.flavor_resource_index(fr))
-            .collect();
         Ok(FairSharing {
-            tree,
-            nodes,
-            frs,
-            fr_names,
+            index: FairIndex::new(world, weights),
             afs: settings
                 .admission
                 .clone()
@@ -497,8 +453,6 @@ impl FairSharing {
             settings,
             options: OrderOptions::default(),
             order: None,
-            last_popped: None,
-            stale: true,
         })
     }
 
@@ -507,70 +461,19 @@ impl FairSharing {
         &self.settings
     }
 
-    /// The mirror tree, with the usage of the last decision.
-    pub fn tree(&self) -> &FsTree {
-        &self.tree
-    }
-
-    /// Copies the snapshot's usage into the mirror; tells the running tournament which
-    /// ClusterQueues changed.
-    ///
-    /// # Complexity
-    /// O(N·F).
-    fn sync(&mut self, world: &World, snapshot: &Usage) {
-        for i in 0..self.nodes.len() {
-            self.sync_node(world, snapshot, i as u32);
-        }
-        self.stale = false;
-    }
-
-    /// Copies one node's usage; tells the tournament when a ClusterQueue changed.
-    ///
-    /// # Complexity
-    /// O(F).
-    fn sync_node(&mut self, world: &World, snapshot: &Usage, node: u32) {
-        let Some(m) = self.nodes.get(node as usize).copied().flatten() else {
-            return;
-        };
-        let mut changed = false;
-        for (f, idx) in self.frs.iter().enumerate() {
-            let Some(idx) = *idx else { continue };
-            let u = world.tree.usage(snapshot, node, f as FrId);
-            if self.tree.usage_at(m, idx) != u {
-                self.tree.set_usage_at(m, idx, u);
-                changed = true;
-            }
-        }
-        if changed
-            && self.tree.kind(m) == FsKind::ClusterQueue
-            && let Some(o) = self.order.as_mut()
-        {
-            o.invalidate(&self.tree, self.tree.name(m));
-        }
-    }
-
-    /// Debug builds (the tests) check that the partial copy left the mirror equal to the
-    /// snapshot.
-    #[cfg(debug_assertions)]
-    fn debug_assert_synced(&self, world: &World, snapshot: &Usage) {
-        for (i, m) in self.nodes.iter().enumerate() {
-            let Some(m) = *m else { continue };
-            for (f, idx) in self.frs.iter().enumerate() {
-                let Some(idx) = *idx else { continue };
-                debug_assert_eq!(
-                    self.tree.usage_at(m, idx),
-                    world.tree.usage(snapshot, i as u32, f as FrId),
-                    "fair-sharing mirror out of step at node {i}"
-                );
-            }
-        }
+    /// The engine's quota forest with `usage` (a snapshot of `world`, the world this policy
+    /// was built for), as the fair-sharing algorithms read it: dominant resource shares with
+    /// [`gpuquota_fairshare::view::drs`], quota numbers through
+    /// [`gpuquota_fairshare::view::QuotaView`].
+    pub fn view<'a>(&'a self, world: &'a World, usage: &'a Usage) -> ForestView<'a, &'a Usage> {
+        ForestView::new(&world.tree, &self.index, usage)
     }
 
     fn quantities(&self, usage: &[(FrId, Amount)]) -> FrQuantities {
         let mut out = FrQuantities::new();
         for &(fr, a) in usage {
             let slot = out
-                .entry(self.fr_names[fr as usize].clone())
+                .entry(self.index.fr_names[fr as usize].clone())
                 .or_insert(Amount::ZERO);
             *slot = slot.saturating_add(a);
         }
@@ -589,15 +492,13 @@ impl Policy for FairSharing {
     /// which only serves as a fallback).
     ///
     /// # Complexity
-    /// O(E log E + N·F).
+    /// O(E log E + N) for E entries and N nodes (the tournament starts with every node to compute).
     fn order(&mut self, world: &World, snapshot: &Usage, entries: &mut [Entry]) {
         Classical.order(world, snapshot, entries);
         self.order = None;
-        self.last_popped = None;
         if !self.settings.enabled {
             return;
         }
-        self.sync(world, snapshot);
         let heads = entries
             .iter()
             .map(|e| {
@@ -611,14 +512,18 @@ impl Policy for FairSharing {
                 }
             })
             .collect();
-        self.order = FairSharingOrder::new(&self.tree, heads, self.options).ok();
+        let view = ForestView::new(&world.tree, &self.index, snapshot);
+        self.order = FairSharingOrder::new(&view, heads, self.options).ok();
     }
 
     /// The tournament's next winner over the snapshot as the cycle left it.
     ///
+    /// Between two pops the scheduler changes the snapshot only on the path of the popped
+    /// entry's ClusterQueue (a target search in between restores it exactly), and the
+    /// tournament recomputes that path by itself, so its cache stays exact without any copy.
+    ///
     /// # Complexity
-    /// O(depth·F) to mirror the previous entry's changes (O(N·F) after a target search), plus
-    /// the tournament's recomputation of the changed paths (see
+    /// The tournament's recomputation of the changed path (see
     /// [`FairSharingOrder::next_head`]).
     fn next(
         &mut self,
@@ -627,34 +532,18 @@ impl Policy for FairSharing {
         entries: &[Entry],
         step: usize,
     ) -> Option<usize> {
-        if self.order.is_none() {
+        let Some(order) = self.order.as_mut() else {
             return (step < entries.len()).then_some(step);
-        }
-        if self.stale {
-            self.sync(world, snapshot);
-        } else if let Some(n) = self.last_popped {
-            // processing the previous entry only changed its ClusterQueue's path
-            let mut cur = Some(n);
-            while let Some(c) = cur {
-                self.sync_node(world, snapshot, c);
-                cur = world.tree.parent(c);
-            }
-        }
-        #[cfg(debug_assertions)]
-        self.debug_assert_synced(world, snapshot);
-        let tree = &self.tree;
-        let next = self.order.as_mut().and_then(|o| o.next_head(tree));
-        self.last_popped = next
-            .and_then(|i| entries.get(i))
-            .map(|e| world.cluster_queues[e.cq as usize].node);
-        next
+        };
+        let view = ForestView::new(&world.tree, &self.index, snapshot);
+        order.next_head(&view)
     }
 
     /// Upstream `fairPreemptions` (see the module docs). `snapshot` is left as it was.
     ///
     /// # Complexity
-    /// O(N·F + C log C) to mirror and sort C candidates, plus
-    /// [`fair_preemptions`]'s cost with an O(V·R·depth) fit check per step.
+    /// O(Q + C log C) to collect and sort C candidates among Q ClusterQueues, plus
+    /// [`fair_preemptions`]'s cost with an O(R·depth) fit check per step (R requested flavor-resources).
     fn targets(
         &mut self,
         admitted: &Admitted<'_>,
@@ -755,14 +644,10 @@ impl Policy for FairSharing {
                 usage: self.quantities(&r.usage),
             });
         }
-        self.sync(world, snapshot);
-        // the caller may change the snapshot afterwards (restored victims, recomputed
-        // assignments): the next pop copies everything again
-        self.stale = true;
         let usage = self.quantities(requests);
         let need: Vec<FlavorResource> = frs_need
             .iter()
-            .map(|&f| self.fr_names[f as usize].clone())
+            .map(|&f| self.index.fr_names[f as usize].clone())
             .collect();
         let req = PreemptionRequest {
             cluster_queue: &cqi.name,
@@ -772,22 +657,37 @@ impl Policy for FairSharing {
             strategies: &self.settings.strategies,
             preempt_within_nominal: true,
         };
-        let chosen = fair_preemptions(&mut self.tree, &req, |_, removed| {
-            for &i in removed {
-                if let Some(r) = &admitted.reservations[victims[i] as usize] {
-                    remove_reservation(world, snapshot, r);
-                }
-            }
+        // The fit check reads the view's usage: at every call it is the snapshot with the
+        // removed candidates taken out (a snapshot's usage depends only on the reservations
+        // it holds, not on the order they were added or removed in). Debug builds check that
+        // against removing the reservations from a copy of the snapshot.
+        #[cfg(debug_assertions)]
+        let original = snapshot.clone();
+        let mut view = ForestView::new(&world.tree, &self.index, &mut *snapshot);
+        let chosen = fair_preemptions(&mut view, &req, |v, _removed| {
             let fits = requests
                 .iter()
-                .all(|&(fr, v)| v <= t.available(snapshot, node, fr));
-            for &i in removed {
-                if let Some(r) = &admitted.reservations[victims[i] as usize] {
-                    add_reservation(world, snapshot, r);
+                .all(|&(fr, a)| a <= t.available(v.usage(), node, fr));
+            #[cfg(debug_assertions)]
+            {
+                let mut copy = original.clone();
+                for &i in _removed {
+                    if let Some(r) = &admitted.reservations[victims[i] as usize] {
+                        crate::preempt::remove_reservation(world, &mut copy, r);
+                    }
                 }
+                let expected = requests
+                    .iter()
+                    .all(|&(fr, a)| a <= t.available(&copy, node, fr));
+                debug_assert_eq!(fits, expected, "fit check on the view out of step");
             }
             fits
         });
+        #[cfg(debug_assertions)]
+        debug_assert_eq!(
+            &original, &*snapshot,
+            "fair-sharing preemption left the snapshot changed"
+        );
         match chosen {
             Ok(list) => list
                 .into_iter()
@@ -900,7 +800,8 @@ impl FairSharing {
 /// As [`FairSharing::new`].
 ///
 /// # Complexity
-/// O(cycles × (heads × (assignment + preemption) + heads × N·F)).
+/// O(cycles × heads × (assignment + preemption + depth·B·F)) for branching factor B and F
+/// flavor-resources.
 pub fn schedule(
     world: &World,
     model: &Model,

@@ -111,8 +111,8 @@
 //! LocalQueue usage) on top of the `gpuquota-fairshare` crate, run with [`Scheduler::with_policy`]
 //! or [`ScheduleInput`] and [`run`] (fair sharing on through the `Configuration` or
 //! [`ScheduleOptions::fair_sharing`]). Dependency edge: `gpuquota-cohort` → `gpuquota-fairshare` (the
-//! fair-sharing crate never depends on this engine; it sees the engine's snapshot through a mirror
-//! tree that [`fair::FairSharing`] keeps in step).
+//! fair-sharing crate never depends on this engine; it reads the engine's own quota forest and
+//! snapshot through its `QuotaView` trait, which [`fair::ForestView`] implements).
 //!
 //! 9. **Fair sharing is Kueue's** with its gates at their defaults: heads are popped by the
 //!    DRS tournament (non-borrowing subtree first, lower share, higher priority, earlier

@@ -8,6 +8,7 @@ mod flavors;
 mod preemption;
 mod properties;
 mod quota;
+mod quota_view;
 mod reliability;
 mod repeat;
 mod resource_quota;

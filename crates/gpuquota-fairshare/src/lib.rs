@@ -29,7 +29,8 @@
 //!
 //! | module | upstream | what |
 //! |---|---|---|
-//! | [`tree`] | `pkg/cache/scheduler/resource_node.go` | the cohort quota tree: subtree quota, local quota, usage propagation, available, potential available |
+//! | [`view`] | `pkg/cache/scheduler/resource_node.go`, `fair_sharing.go` | the [`view::QuotaView`] trait every algorithm reads, with usage propagation, `available` and the DRS written once over it |
+//! | [`tree`] | `pkg/cache/scheduler/resource_node.go` | the standalone cohort quota tree (a [`view::QuotaView`]): subtree quota, local quota, usage propagation, available, potential available |
 //! | [`drs`] | `pkg/cache/scheduler/fair_sharing.go` | dominant resource share from plain inputs, `CompareDRS`, weights |
 //! | [`shares`] | ClusterQueue / Cohort `status.fairSharing` | `weightedShare` + dominant resource of every object of a [`gpuquota_model::Model`] |
 //! | [`order`] | `pkg/scheduler/fair_sharing_iterator.go` | the tournament ordering of a cycle's heads |
@@ -41,20 +42,22 @@
 //!
 //! This crate does not depend on the engine; the engine calls into it when fair sharing is on
 //! ([`config::settings_from_configuration`] with the CLI's `--fair-sharing`). The engine's
-//! plug-in is `gpuquota_cohort::fair::FairSharing`: it keeps a [`tree::FairShareTree`] mirror of
-//! its cycle snapshot (copying each node's usage with [`tree::FairShareTree::set_usage_at`]
-//! before every decision) and uses the pieces below.
+//! plug-in is `gpuquota_cohort::fair::FairSharing`: it implements [`view::QuotaView`] (and
+//! [`view::QuotaViewMut`]) over its own quota forest and cycle snapshot
+//! (`gpuquota_cohort::fair::ForestView`), so there is one production quota tree and no copy to
+//! keep in step, and uses the pieces below.
 //!
-//! * **Shares.** Either keep a [`tree::FairShareTree`] mirror of the cycle snapshot (build it with
-//!   [`tree::FairShareTreeBuilder`] — or [`shares::tree_from_model`] for a whole manifest — and
-//!   forward usage changes with [`tree::FairShareTree::add_usage`] / `remove_usage`), or compute
-//!   the DRS of your own nodes with [`drs::dominant_resource_share`] (per flavor-resource
-//!   subtree quota, usage and simulated request) and [`drs::lendable`] (the parent's potential
-//!   availability), and compare with [`drs::compare_drs`].
+//! * **Shares.** Implement [`view::QuotaView`] over your own tree and call [`view::drs`]; or
+//!   build this crate's [`tree::FairShareTree`] (with [`tree::FairShareTreeBuilder`] — or
+//!   [`shares::tree_from_model`] for a whole manifest — and forward usage changes with
+//!   [`tree::FairShareTree::add_usage`] / `remove_usage`); or compute the DRS of plain numbers
+//!   with [`drs::dominant_resource_share`] (per flavor-resource subtree quota, usage and
+//!   simulated request) and [`drs::lendable`] (the parent's potential availability), and
+//!   compare with [`drs::compare_drs`].
 //! * **Cycle order.** Build [`order::FairSharingOrder`] from the heads (ClusterQueue, workload
 //!   key, effective priority, queue-order timestamp, assignment usage) and call
 //!   [`order::FairSharingOrder::next_head`] in place of the classical sort. After processing a
-//!   head, add its usage to the mirror tree (the popped queue's path is recomputed
+//!   head, add its usage to the tree (the popped queue's path is recomputed
 //!   automatically; call `invalidate` for any other queue whose usage changed).
 //! * **Preemption.** When `GetTargets` runs under fair sharing, collect candidates as upstream
 //!   `findCandidates` does (own queue by `withinClusterQueue`; every borrowing queue of the tree
@@ -127,6 +130,7 @@ pub mod ratio;
 pub mod shares;
 mod table;
 pub mod tree;
+pub mod view;
 pub mod waterfill;
 
 pub use drs::{Drs, FlavorResource, FrQuantities, compare_drs, dominant_resource_share};

@@ -27,7 +27,7 @@ use gpuquota_model::{Amount, Timestamp};
 
 use crate::drs::{DrsLite, FrQuantities};
 use crate::error::FairShareError;
-use crate::tree::{FairShareTree, NodeId, NodeKind};
+use crate::view::{self, NodeId, NodeKind, QuotaView, QuotaViewMut};
 
 /// A ClusterQueue's head workload for this cycle.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,16 +84,20 @@ pub struct FairSharingOrder {
 }
 
 impl FairSharingOrder {
-    /// Prepares the order of `heads` over `tree`.
+    /// Prepares the order of `heads` over `tree` (any [`QuotaView`]; the same tree, with its
+    /// usage as the caller changes it, is passed to every later call).
     ///
     /// # Errors
     /// A head of an unknown ClusterQueue, or two heads of one ClusterQueue.
-    pub fn new(
-        tree: &FairShareTree,
+    ///
+    /// # Complexity
+    /// O(N + H·(log N + |usage| log F)) for N nodes and H heads.
+    pub fn new<T: QuotaView + ?Sized>(
+        tree: &T,
         heads: Vec<Head>,
         opts: OrderOptions,
     ) -> Result<FairSharingOrder, FairShareError> {
-        let mut entry_of = vec![None; tree.len()];
+        let mut entry_of = vec![None; tree.node_count()];
         let mut head_cq = Vec::with_capacity(heads.len());
         let mut remaining = BTreeMap::new();
         let mut dense = Vec::with_capacity(heads.len());
@@ -115,7 +119,7 @@ impl FairSharingOrder {
             entry_of[cq.index()] = Some(i);
             head_cq.push(cq);
             remaining.insert(h.cluster_queue.clone(), i);
-            dense.push(tree.dense(&h.usage));
+            dense.push(view::dense(tree, &h.usage));
         }
         let requested = dense
             .iter()
@@ -128,8 +132,8 @@ impl FairSharingOrder {
             requested,
             remaining,
             entry_of,
-            cache: vec![None; tree.len()],
-            dirty: vec![true; tree.len()],
+            cache: vec![None; tree.node_count()],
+            dirty: vec![true; tree.node_count()],
             opts,
         })
     }
@@ -144,7 +148,7 @@ impl FairSharingOrder {
         !self.remaining.is_empty()
     }
 
-    fn mark_path(&mut self, tree: &FairShareTree, cq: NodeId) {
+    fn mark_path<T: QuotaView + ?Sized>(&mut self, tree: &T, cq: NodeId) {
         let mut cur = Some(cq);
         while let Some(c) = cur {
             self.dirty[c.index()] = true;
@@ -154,7 +158,7 @@ impl FairSharingOrder {
 
     /// Tells the iterator that the usage of ClusterQueue `cq` changed (other than by the
     /// popped head, which is handled automatically).
-    pub fn invalidate(&mut self, tree: &FairShareTree, cq: &str) {
+    pub fn invalidate<T: QuotaView + ?Sized>(&mut self, tree: &T, cq: &str) {
         if let Some(id) = tree.cluster_queue(cq) {
             self.mark_path(tree, id);
         }
@@ -176,11 +180,16 @@ impl FairSharingOrder {
     }
 
     /// The head's usage as it arrives at `node` (an ancestor of its ClusterQueue).
-    fn delta_at(&self, tree: &FairShareTree, head: usize, node: NodeId) -> Vec<(usize, Amount)> {
+    fn delta_at<T: QuotaView + ?Sized>(
+        &self,
+        tree: &T,
+        head: usize,
+        node: NodeId,
+    ) -> Vec<(usize, Amount)> {
         let mut cur = self.head_cq[head];
         let mut req = self.dense[head].clone();
         while cur != node {
-            req = tree.pass_up(cur, &req);
+            req = view::pass_up(tree, cur, &req);
             match tree.parent(cur) {
                 Some(p) => cur = p,
                 None => break,
@@ -189,13 +198,14 @@ impl FairSharingOrder {
         req
     }
 
-    fn eval(&mut self, tree: &FairShareTree, node: NodeId) -> Option<Cand> {
+    fn eval<T: QuotaView + ?Sized>(&mut self, tree: &T, node: NodeId) -> Option<Cand> {
         if !self.dirty[node.index()] {
             return self.cache[node.index()];
         }
         let out = match tree.kind(node) {
             NodeKind::ClusterQueue => self.entry_of[node.index()].map(|h| {
-                let (drs, borrowing_on) = tree.drs_lite(node, &self.dense[h], &self.requested[h]);
+                let (drs, borrowing_on) =
+                    view::drs_lite(tree, node, &self.dense[h], &self.requested[h]);
                 Cand {
                     head: h,
                     drs,
@@ -225,7 +235,7 @@ impl FairSharingOrder {
                     if tree.parent(node).is_some() {
                         let delta = self.delta_at(tree, w.head, node);
                         let (drs, borrowing_on) =
-                            tree.drs_lite(node, &delta, &self.requested[w.head]);
+                            view::drs_lite(tree, node, &delta, &self.requested[w.head]);
                         Cand {
                             head: w.head,
                             drs,
@@ -247,7 +257,7 @@ impl FairSharingOrder {
     /// # Complexity
     /// O(Σ over the popped tree's dirty cohorts of their child count · F log R) — after the
     /// first pop, only the path of the changed ClusterQueue is recomputed.
-    pub fn next_head(&mut self, tree: &FairShareTree) -> Option<usize> {
+    pub fn next_head<T: QuotaView + ?Sized>(&mut self, tree: &T) -> Option<usize> {
         let (_, &first) = self.remaining.iter().next()?;
         let cq = self.head_cq[first];
         let winner = match tree.parent(cq) {
@@ -274,13 +284,13 @@ impl FairSharingOrder {
 ///
 /// # Complexity
 /// O(H · depth · B · F log R) for H heads and branching factor B.
-pub fn fair_sharing_order(
-    tree: &mut FairShareTree,
+pub fn fair_sharing_order<T: QuotaViewMut + ?Sized>(
+    tree: &mut T,
     heads: Vec<Head>,
     opts: OrderOptions,
-    mut admit: impl FnMut(&FairShareTree, &Head) -> bool,
+    mut admit: impl FnMut(&T, &Head) -> bool,
 ) -> Result<Vec<usize>, FairShareError> {
-    let saved = tree.save_usage();
+    let saved = view::save_usage(tree);
     let mut it = FairSharingOrder::new(tree, heads, opts)?;
     let mut out = Vec::with_capacity(it.heads.len());
     while let Some(h) = it.next_head(tree) {
@@ -288,9 +298,9 @@ pub fn fair_sharing_order(
         if admit(tree, &it.heads[h]) {
             let cq = it.head_cq[h];
             let d = it.dense[h].clone();
-            tree.add_usage_dense(cq, &d);
+            view::add_usage_dense(tree, cq, &d);
         }
     }
-    tree.restore_usage(saved);
+    view::restore_usage(tree, &saved);
     Ok(out)
 }

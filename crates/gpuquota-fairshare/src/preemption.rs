@@ -13,7 +13,7 @@ use gpuquota_model::Amount;
 
 use crate::drs::{Drs, FlavorResource, FrQuantities, compare_drs};
 use crate::error::FairShareError;
-use crate::tree::{FairShareTree, NodeId};
+use crate::view::{self, NodeId, QuotaView, QuotaViewMut};
 
 /// A fair-sharing preemption strategy (`fairSharing.preemptionStrategies`, KEP-1714 rules).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -127,7 +127,11 @@ struct TargetOrdering {
 }
 
 impl TargetOrdering {
-    fn new(tree: &FairShareTree, preemptor: NodeId, cands: &[(usize, NodeId)]) -> TargetOrdering {
+    fn new<T: QuotaView + ?Sized>(
+        tree: &T,
+        preemptor: NodeId,
+        cands: &[(usize, NodeId)],
+    ) -> TargetOrdering {
         let mut ancestors = Vec::new();
         let mut cur = tree.parent(preemptor);
         while let Some(c) = cur {
@@ -142,7 +146,7 @@ impl TargetOrdering {
             preemptor,
             ancestors,
             queues,
-            pruned: vec![false; tree.len()],
+            pruned: vec![false; tree.node_count()],
         }
     }
 
@@ -165,7 +169,7 @@ impl TargetOrdering {
         self.pruned[cq.index()] = true;
     }
 
-    fn next(&mut self, tree: &FairShareTree) -> Option<NodeId> {
+    fn next<T: QuotaView + ?Sized>(&mut self, tree: &T) -> Option<NodeId> {
         let Some(parent) = tree.parent(self.preemptor) else {
             return self.has(self.preemptor).then_some(self.preemptor);
         };
@@ -178,13 +182,13 @@ impl TargetOrdering {
         None
     }
 
-    fn next_target(&mut self, tree: &FairShareTree, cohort: NodeId) -> Option<NodeId> {
+    fn next_target<T: QuotaView + ?Sized>(&mut self, tree: &T, cohort: NodeId) -> Option<NodeId> {
         let mut best_cq: Option<(NodeId, Drs)> = None;
         for &cq in tree.child_cluster_queues(cohort) {
             if self.pruned[cq.index()] {
                 continue;
             }
-            let drs = tree.drs(cq);
+            let drs = view::drs(tree, cq);
             if (!drs.borrowing && cq != self.preemptor) || !self.has(cq) {
                 self.pruned[cq.index()] = true;
                 continue;
@@ -207,7 +211,7 @@ impl TargetOrdering {
             if self.pruned[c.index()] {
                 continue;
             }
-            let drs = tree.drs(c);
+            let drs = view::drs(tree, c);
             if !drs.borrowing && !self.ancestors.contains(&c) {
                 self.pruned[c.index()] = true;
                 continue;
@@ -235,7 +239,7 @@ impl TargetOrdering {
 }
 
 /// The two nodes just below the least common ancestor of `a` and `b` (same tree, a ≠ b).
-fn almost_lcas(tree: &FairShareTree, a: NodeId, b: NodeId) -> (NodeId, NodeId) {
+fn almost_lcas<T: QuotaView + ?Sized>(tree: &T, a: NodeId, b: NodeId) -> (NodeId, NodeId) {
     let path = |mut n: NodeId| {
         let mut v = vec![n];
         while let Some(p) = tree.parent(n) {
@@ -266,17 +270,18 @@ fn almost_lcas(tree: &FairShareTree, a: NodeId, b: NodeId) -> (NodeId, NodeId) {
 ///
 /// `fits(tree, removed)` is called with the preemptor's simulated usage removed and the
 /// candidates listed in `removed` taken out of the tree; the default oracle is
-/// [`FairShareTree::fits`].
+/// [`view::fits`] ([`fair_preemptions_in_tree`]). `tree` is any [`QuotaViewMut`]: this crate's
+/// [`crate::tree::FairShareTree`] or an engine's own tree with its snapshot usage.
 ///
 /// # Errors
 /// An unknown ClusterQueue, or a candidate in another cohort tree.
 ///
 /// # Complexity
 /// O(T · (C + N·F log R)) for T targets, C candidates, N nodes.
-pub fn fair_preemptions(
-    tree: &mut FairShareTree,
+pub fn fair_preemptions<T: QuotaViewMut + ?Sized>(
+    tree: &mut T,
     req: &PreemptionRequest<'_>,
-    mut fits: impl FnMut(&FairShareTree, &[usize]) -> bool,
+    mut fits: impl FnMut(&T, &[usize]) -> bool,
 ) -> Result<Vec<Target>, FairShareError> {
     let (pcq, cands) = resolve_candidates(tree, req)?;
     let strategies: Vec<FairSharingStrategy> = if req.strategies.is_empty() {
@@ -284,33 +289,32 @@ pub fn fair_preemptions(
     } else {
         req.strategies.to_vec()
     };
-    let saved = tree.save_usage();
+    let saved = view::save_usage(tree);
     let dense_usage: Vec<Vec<(usize, Amount)>> = req
         .candidates
         .iter()
-        .map(|c| tree.dense(&c.usage))
+        .map(|c| view::dense(tree, &c.usage))
         .collect();
-    let preemptor_usage = tree.dense(req.usage);
+    let preemptor_usage = view::dense(tree, req.usage);
     let cq_of: Vec<NodeId> = cands.iter().map(|(_, id)| *id).collect();
 
-    tree.add_usage_dense(pcq, &preemptor_usage);
+    view::add_usage_dense(tree, pcq, &preemptor_usage);
     let within_nominal = req.preempt_within_nominal
         && !req
             .frs_need_preemption
             .iter()
-            .any(|fr| tree.is_borrowing(pcq, fr));
+            .any(|fr| view::is_borrowing(tree, pcq, fr));
 
     let mut targets: Vec<Target> = Vec::new();
-    let mut check = |tree: &mut FairShareTree, targets: &[Target]| {
-        let s = tree.save_path(pcq);
-        tree.remove_usage_dense(pcq, &preemptor_usage);
+    let mut check = |tree: &mut T, targets: &[Target]| {
+        let s = view::save_path(tree, pcq);
+        view::remove_usage_dense(tree, pcq, &preemptor_usage);
         let ids: Vec<usize> = targets.iter().map(|t| t.candidate).collect();
         let ok = fits(tree, &ids);
-        tree.restore_path(s);
+        view::restore_path(tree, s);
         ok
     };
-    let remove =
-        |tree: &mut FairShareTree, c: usize| tree.remove_usage_dense(cq_of[c], &dense_usage[c]);
+    let remove = |tree: &mut T, c: usize| view::remove_usage_dense(tree, cq_of[c], &dense_usage[c]);
 
     let mut done = false;
     let mut retry: Vec<(usize, NodeId)> = Vec::new();
@@ -335,17 +339,17 @@ pub fn fair_preemptions(
             continue;
         }
         let (pa, ta) = almost_lcas(tree, pcq, t);
-        let p_new = tree.drs(pa);
-        let t_old = tree.drs(ta);
+        let p_new = view::drs(tree, pa);
+        let t_old = view::drs(tree, ta);
         if p_new.zero_weight_borrows() && !t_old.zero_weight_borrows() {
             retry.extend(ord.drain(t).into_iter().map(|c| (c, t)));
             continue;
         }
         while let Some(c) = ord.pop(t) {
-            let s = tree.save_path(t);
+            let s = view::save_path(tree, t);
             remove(tree, c);
-            let t_new = tree.drs(ta);
-            tree.restore_path(s);
+            let t_new = view::drs(tree, ta);
+            view::restore_path(tree, s);
             if strategies[0].allows(&p_new, &t_old, &t_new) {
                 remove(tree, c);
                 targets.push(Target {
@@ -365,8 +369,8 @@ pub fn fair_preemptions(
         let mut ord2 = TargetOrdering::new(tree, pcq, &retry);
         while let Some(t) = ord2.next(tree) {
             let (pa, ta) = almost_lcas(tree, pcq, t);
-            let p_new = tree.drs(pa);
-            let t_old = tree.drs(ta);
+            let p_new = view::drs(tree, pa);
+            let t_old = view::drs(tree, ta);
             if FairSharingStrategy::LessThanInitialShare.allows(&p_new, &t_old, &t_old)
                 && let Some(c) = ord2.pop(t)
             {
@@ -384,15 +388,15 @@ pub fn fair_preemptions(
         }
     }
     if !done {
-        tree.restore_usage(saved);
+        view::restore_usage(tree, &saved);
         return Ok(Vec::new());
     }
     // Revert the preemptor's simulated usage, then fill back in reverse order.
-    tree.remove_usage_dense(pcq, &preemptor_usage);
+    view::remove_usage_dense(tree, pcq, &preemptor_usage);
     if targets.len() > 1 {
         for i in (0..targets.len() - 1).rev() {
             let c = targets[i].candidate;
-            tree.add_usage_dense(cq_of[c], &dense_usage[c]);
+            view::add_usage_dense(tree, cq_of[c], &dense_usage[c]);
             let without: Vec<usize> = targets
                 .iter()
                 .enumerate()
@@ -402,11 +406,11 @@ pub fn fair_preemptions(
             if fits(tree, &without) {
                 targets.swap_remove(i);
             } else {
-                tree.remove_usage_dense(cq_of[c], &dense_usage[c]);
+                view::remove_usage_dense(tree, cq_of[c], &dense_usage[c]);
             }
         }
     }
-    tree.restore_usage(saved);
+    view::restore_usage(tree, &saved);
     Ok(targets)
 }
 
@@ -415,8 +419,8 @@ pub fn fair_preemptions(
 ///
 /// # Errors
 /// An unknown ClusterQueue, or a candidate in another cohort tree.
-fn resolve_candidates(
-    tree: &FairShareTree,
+fn resolve_candidates<T: QuotaView + ?Sized>(
+    tree: &T,
     req: &PreemptionRequest<'_>,
 ) -> Result<(NodeId, Vec<(usize, NodeId)>), FairShareError> {
     let unknown = |name: &str, field: &str| FairShareError::UnknownReference {
@@ -449,16 +453,18 @@ fn resolve_candidates(
     Ok((pcq, cands))
 }
 
-/// [`fair_preemptions`] with the tree's own fit check ([`FairShareTree::fits`] of the preemptor's
+/// [`fair_preemptions`] with the tree's own fit check ([`view::fits`] of the preemptor's
 /// usage in its ClusterQueue).
 ///
 /// # Errors
 /// As [`fair_preemptions`].
-pub fn fair_preemptions_in_tree(
-    tree: &mut FairShareTree,
+pub fn fair_preemptions_in_tree<T: QuotaViewMut + ?Sized>(
+    tree: &mut T,
     req: &PreemptionRequest<'_>,
 ) -> Result<Vec<Target>, FairShareError> {
     let cq = tree.cluster_queue(req.cluster_queue);
     let usage = req.usage.clone();
-    fair_preemptions(tree, req, |t, _| cq.is_some_and(|cq| t.fits(cq, &usage)))
+    fair_preemptions(tree, req, |t, _| {
+        cq.is_some_and(|cq| view::fits(t, cq, &usage))
+    })
 }

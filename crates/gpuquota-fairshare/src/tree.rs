@@ -8,37 +8,19 @@
 //! depend on usage). Usage changes go through [`FairShareTree::add_usage`] /
 //! [`FairShareTree::remove_usage`], Kueue's incremental rules, so cohort usage stays exact.
 //!
-//! The gpuquota-cohort engine may keep its own tree; it plugs into this crate either by
-//! building a `FairShareTree` mirror (see [`FairShareTreeBuilder`]) and forwarding its usage changes, or
-//! by calling [`crate::drs::dominant_resource_share`] on its own numbers.
+//! The tree is one implementor of [`QuotaView`], the trait the fair-sharing algorithms read;
+//! the gpuquota-cohort engine implements the same trait over its own quota forest, so it needs
+//! no copy of its tree here.
 
 use std::collections::BTreeMap;
 
 use gpuquota_model::{Amount, ResourceName};
 
-use crate::drs::{Drs, DrsLite};
-use crate::drs::{DrsInput, FlavorResource, FrQuantities, dominant_resource_share, lendable};
+use crate::drs::{Drs, FlavorResource, FrQuantities, lendable};
 use crate::error::FairShareError;
+use crate::view::{self, QuotaView, QuotaViewMut};
 
-/// A node of a [`FairShareTree`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct NodeId(pub(crate) usize);
-
-impl NodeId {
-    /// The dense index of the node (`0..tree.len()`).
-    pub fn index(self) -> usize {
-        self.0
-    }
-}
-
-/// Whether a node is a ClusterQueue or a Cohort.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum NodeKind {
-    /// A ClusterQueue (leaf).
-    ClusterQueue,
-    /// A Cohort (inner node; may be implicit).
-    Cohort,
-}
+pub use crate::view::{NodeId, NodeKind};
 
 /// A node's own quota for one flavor-resource, in Kueue's units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -345,7 +327,6 @@ impl FairShareTreeBuilder {
             nodes,
             frs,
             resources,
-            fr_resource,
             cohort_ids,
             cq_ids,
             res_frs,
@@ -353,8 +334,8 @@ impl FairShareTreeBuilder {
         tree.compute_static();
         for (cq, usage) in &self.usage {
             let id = tree.cq_ids[cq];
-            let dense = tree.dense(usage);
-            tree.add_usage_dense(id, &dense);
+            let dense = view::dense(&tree, usage);
+            view::add_usage_dense(&mut tree, id, &dense);
         }
         Ok(tree)
     }
@@ -423,7 +404,6 @@ pub struct FairShareTree {
     nodes: Vec<Node>,
     frs: Vec<FlavorResource>,
     resources: Vec<ResourceName>,
-    fr_resource: Vec<usize>,
     cohort_ids: BTreeMap<String, NodeId>,
     cq_ids: BTreeMap<String, NodeId>,
     /// Flavor-resource indices grouped by resource index.
@@ -518,27 +498,6 @@ impl FairShareTree {
         self.fr_index(fr)
     }
 
-    /// `Usage(n)` at a dense flavor-resource index (0 for an index out of range).
-    pub fn usage_at(&self, n: NodeId, index: usize) -> Amount {
-        self.nodes[n.0]
-            .usage
-            .get(index)
-            .copied()
-            .unwrap_or(Amount::ZERO)
-    }
-
-    /// Overwrites `Usage(n)` at a dense flavor-resource index, for mirroring another
-    /// engine's snapshot node by node (the caller keeps every node consistent with Kueue's
-    /// propagation rules, as [`FairShareTree::add_usage`] would). Out-of-range indices are ignored.
-    ///
-    /// # Complexity
-    /// O(1).
-    pub fn set_usage_at(&mut self, n: NodeId, index: usize, amount: Amount) {
-        if let Some(slot) = self.nodes[n.0].usage.get_mut(index) {
-            *slot = amount;
-        }
-    }
-
     /// `SubtreeQuota(n)[fr]`.
     pub fn subtree_quota(&self, n: NodeId, fr: &FlavorResource) -> Amount {
         self.fr_index(fr)
@@ -569,51 +528,20 @@ impl FairShareTree {
     /// O(depth).
     pub fn available(&self, n: NodeId, fr: &FlavorResource) -> Amount {
         match self.fr_index(fr) {
-            Some(i) => self.available_raw(n, i).max(Amount::ZERO),
+            Some(i) => view::available_raw(self, n, i).max(Amount::ZERO),
             None => Amount::ZERO,
         }
-    }
-
-    fn local_available(&self, n: NodeId, i: usize) -> Amount {
-        let node = &self.nodes[n.0];
-        node.local[i]
-            .saturating_sub(node.usage[i])
-            .max(Amount::ZERO)
-    }
-
-    fn available_raw(&self, n: NodeId, i: usize) -> Amount {
-        let node = &self.nodes[n.0];
-        let Some(p) = node.parent else {
-            return node.subtree[i].saturating_sub(node.usage[i]);
-        };
-        let mut pa = self.available_raw(p, i);
-        if let Some(bl) = node.borrowing_limit[i] {
-            let lq = node.local[i];
-            let stored = node.subtree[i].saturating_sub(lq);
-            let used = node.usage[i].saturating_sub(lq).max(Amount::ZERO);
-            pa = stored.saturating_sub(used).saturating_add(bl).min(pa);
-        }
-        self.local_available(n, i).saturating_add(pa)
     }
 
     /// True when `request` fits the ClusterQueue now: `request[fr] ≤ Available(cq, fr)` for
     /// every flavor-resource (Kueue's `workloadFits` with borrowing allowed, without TAS).
     pub fn fits(&self, cq: NodeId, request: &FrQuantities) -> bool {
-        request.iter().all(|(fr, a)| {
-            if a.0 <= 0 {
-                return true;
-            }
-            match self.fr_index(fr) {
-                Some(i) => *a <= self.available_raw(cq, i).max(Amount::ZERO),
-                None => false,
-            }
-        })
+        view::fits(self, cq, request)
     }
 
     /// Kueue's `Borrowing(cq, fr)` / cohort `BorrowingWith(c, fr, 0)`: usage above subtree quota.
     pub fn is_borrowing(&self, n: NodeId, fr: &FlavorResource) -> bool {
-        self.fr_index(fr)
-            .is_some_and(|i| self.nodes[n.0].usage[i] > self.nodes[n.0].subtree[i])
+        view::is_borrowing(self, n, fr)
     }
 
     #[allow(clippy::needless_range_loop)]
@@ -708,56 +636,14 @@ impl FairShareTree {
         }
     }
 
-    pub(crate) fn dense(&self, q: &FrQuantities) -> Vec<(usize, Amount)> {
-        q.iter()
-            .filter_map(|(fr, a)| self.fr_index(fr).map(|i| (i, *a)))
-            .collect()
-    }
-
-    pub(crate) fn add_usage_dense(&mut self, n: NodeId, q: &[(usize, Amount)]) {
-        for &(i, v) in q {
-            let mut cur = Some(n);
-            let mut v = v;
-            while let Some(c) = cur {
-                let la = self.local_available(c, i);
-                let node = &mut self.nodes[c.0];
-                node.usage[i] = node.usage[i].saturating_add(v);
-                if v > la {
-                    v = v.saturating_sub(la);
-                    cur = node.parent;
-                } else {
-                    break;
-                }
-            }
-        }
-    }
-
-    pub(crate) fn remove_usage_dense(&mut self, n: NodeId, q: &[(usize, Amount)]) {
-        for &(i, v) in q {
-            let mut cur = Some(n);
-            let mut v = v;
-            while let Some(c) = cur {
-                let node = &mut self.nodes[c.0];
-                let stored = node.usage[i].saturating_sub(node.local[i]);
-                node.usage[i] = node.usage[i].saturating_sub(v);
-                if stored.0 > 0 {
-                    v = v.min(stored);
-                    cur = node.parent;
-                } else {
-                    break;
-                }
-            }
-        }
-    }
-
     /// Kueue's `addUsage`: adds `usage` to a ClusterQueue; the part above each node's local
     /// availability flows up to its parent.
     ///
     /// # Complexity
     /// O(|usage| · (log F + depth)).
     pub fn add_usage(&mut self, cq: NodeId, usage: &FrQuantities) {
-        let d = self.dense(usage);
-        self.add_usage_dense(cq, &d);
+        let d = view::dense(self, usage);
+        view::add_usage_dense(self, cq, &d);
     }
 
     /// Kueue's `removeUsage`, the exact inverse of [`FairShareTree::add_usage`].
@@ -765,91 +651,8 @@ impl FairShareTree {
     /// # Complexity
     /// O(|usage| · (log F + depth)).
     pub fn remove_usage(&mut self, cq: NodeId, usage: &FrQuantities) {
-        let d = self.dense(usage);
-        self.remove_usage_dense(cq, &d);
-    }
-
-    /// The part of `request` (already at node `n`) that reaches `n`'s parent when added at `n`.
-    pub(crate) fn pass_up(&self, n: NodeId, request: &[(usize, Amount)]) -> Vec<(usize, Amount)> {
-        request
-            .iter()
-            .filter_map(|&(i, v)| {
-                let la = self.local_available(n, i);
-                (v > la).then(|| (i, v.saturating_sub(la)))
-            })
-            .collect()
-    }
-
-    /// The DRS of `n` with `request` (dense, already propagated to `n`) added to its usage.
-    pub(crate) fn drs_dense(&self, n: NodeId, request: &[(usize, Amount)]) -> Drs {
-        let node = &self.nodes[n.0];
-        let entries = (0..self.frs.len())
-            .filter(|f| node.in_subtree[*f])
-            .map(|f| {
-                let r = request
-                    .iter()
-                    .find(|(i, _)| *i == f)
-                    .map_or(Amount::ZERO, |(_, a)| *a);
-                DrsInput {
-                    fr: &self.frs[f],
-                    subtree_quota: node.subtree[f],
-                    usage: node.usage[f],
-                    request: r,
-                }
-            });
-        dominant_resource_share(node.parent.is_some(), node.weight, entries, &node.lendable)
-    }
-
-    /// [`FairShareTree::drs_dense`] without allocation, plus whether the node borrows on one of
-    /// the `requested` flavor-resources. Same arithmetic, same order.
-    pub(crate) fn drs_lite(
-        &self,
-        n: NodeId,
-        request: &[(usize, Amount)],
-        requested: &[usize],
-    ) -> (DrsLite, bool) {
-        let node = &self.nodes[n.0];
-        let mut lite = DrsLite {
-            weight: node.weight,
-            ratio: 0.0,
-            borrowing: false,
-        };
-        if node.parent.is_none() {
-            return (lite, false);
-        }
-        let mut on = false;
-        for (r, frs) in self.res_frs.iter().enumerate() {
-            let mut b = Amount::ZERO;
-            for &f in frs {
-                if !node.in_subtree[f] {
-                    continue;
-                }
-                let req = request
-                    .iter()
-                    .find(|(i, _)| *i == f)
-                    .map_or(Amount::ZERO, |(_, a)| *a);
-                let x = req
-                    .saturating_add(node.usage[f])
-                    .saturating_sub(node.subtree[f]);
-                if x.0 > 0 {
-                    b = b.saturating_add(x);
-                    lite.borrowing = true;
-                    if requested.contains(&f) {
-                        on = true;
-                    }
-                }
-            }
-            if b.0 > 0 {
-                let l = node.lendable_dense[r];
-                if l.0 > 0 {
-                    let ratio = b.0 as f64 * 1000.0 / l.0 as f64;
-                    if ratio > lite.ratio {
-                        lite.ratio = ratio;
-                    }
-                }
-            }
-        }
-        (lite, on)
+        let d = view::dense(self, usage);
+        view::remove_usage_dense(self, cq, &d);
     }
 
     /// The node's DRS with its current usage (what `status.fairSharing` reports).
@@ -857,7 +660,7 @@ impl FairShareTree {
     /// # Complexity
     /// O(F log R).
     pub fn drs(&self, n: NodeId) -> Drs {
-        self.drs_dense(n, &[])
+        view::drs(self, n)
     }
 
     /// The DRS of ClusterQueue `cq` and of each ancestor below the root, with `request` added
@@ -868,55 +671,96 @@ impl FairShareTree {
     /// O(depth · F log R).
     pub fn drs_path_with(&self, cq: NodeId, request: &FrQuantities) -> Vec<(NodeId, Drs)> {
         let mut out = Vec::new();
-        let mut req = self.dense(request);
+        let mut req = view::dense(self, request);
         let mut cur = cq;
         while let Some(p) = self.nodes[cur.0].parent {
-            out.push((cur, self.drs_dense(cur, &req)));
-            req = self.pass_up(cur, &req);
+            out.push((cur, view::drs_dense(self, cur, &req)));
+            req = view::pass_up(self, cur, &req);
             cur = p;
         }
         out
     }
+}
 
-    /// The resource name of a dense resource index.
-    #[allow(dead_code)]
-    pub(crate) fn resource_name(&self, r: usize) -> &ResourceName {
-        &self.resources[r]
+/// The standalone tree seen by the fair-sharing algorithms; every accessor is O(1) but
+/// [`QuotaView::flavor_resource_index`] and [`QuotaView::cluster_queue`] (O(log n)).
+impl QuotaView for FairShareTree {
+    fn node_count(&self) -> usize {
+        self.nodes.len()
     }
 
-    #[allow(dead_code)]
-    pub(crate) fn fr_resource(&self, f: usize) -> usize {
-        self.fr_resource[f]
+    fn kind(&self, n: NodeId) -> NodeKind {
+        self.nodes[n.0].kind
     }
 
-    /// Saves the usage vectors of `cq` and its ancestors (for exact revert of a simulation).
-    pub(crate) fn save_path(&self, cq: NodeId) -> Vec<(NodeId, Vec<Amount>)> {
-        let mut out = Vec::new();
-        let mut cur = Some(cq);
-        while let Some(c) = cur {
-            out.push((c, self.nodes[c.0].usage.clone()));
-            cur = self.nodes[c.0].parent;
-        }
-        out
+    fn parent(&self, n: NodeId) -> Option<NodeId> {
+        self.nodes[n.0].parent
     }
 
-    /// Saves every node's usage.
-    pub(crate) fn save_usage(&self) -> Vec<Vec<Amount>> {
-        self.nodes.iter().map(|n| n.usage.clone()).collect()
+    fn child_cohorts(&self, n: NodeId) -> &[NodeId] {
+        &self.nodes[n.0].child_cohorts
     }
 
-    /// Restores what [`FairShareTree::save_usage`] saved.
-    pub(crate) fn restore_usage(&mut self, saved: Vec<Vec<Amount>>) {
-        for (n, u) in self.nodes.iter_mut().zip(saved) {
-            n.usage = u;
-        }
+    fn child_cluster_queues(&self, n: NodeId) -> &[NodeId] {
+        &self.nodes[n.0].child_cqs
     }
 
-    /// Restores what [`FairShareTree::save_path`] saved.
-    pub(crate) fn restore_path(&mut self, saved: Vec<(NodeId, Vec<Amount>)>) {
-        for (n, u) in saved {
-            self.nodes[n.0].usage = u;
-        }
+    fn cluster_queue(&self, name: &str) -> Option<NodeId> {
+        self.cq_ids.get(name).copied()
+    }
+
+    fn weight(&self, n: NodeId) -> f64 {
+        self.nodes[n.0].weight
+    }
+
+    fn flavor_resources(&self) -> &[FlavorResource] {
+        &self.frs
+    }
+
+    fn flavor_resource_index(&self, fr: &FlavorResource) -> Option<usize> {
+        self.fr_index(fr)
+    }
+
+    fn resource_groups(&self) -> &[Vec<usize>] {
+        &self.res_frs
+    }
+
+    fn in_subtree(&self, n: NodeId, f: usize) -> bool {
+        self.nodes[n.0].in_subtree[f]
+    }
+
+    fn subtree_quota_at(&self, n: NodeId, f: usize) -> Amount {
+        self.nodes[n.0].subtree[f]
+    }
+
+    fn local_quota_at(&self, n: NodeId, f: usize) -> Amount {
+        self.nodes[n.0].local[f]
+    }
+
+    fn borrowing_limit_at(&self, n: NodeId, f: usize) -> Option<Amount> {
+        self.nodes[n.0].borrowing_limit[f]
+    }
+
+    fn usage_at(&self, n: NodeId, f: usize) -> Amount {
+        self.nodes[n.0].usage[f]
+    }
+
+    fn lendable(&self, n: NodeId) -> &BTreeMap<ResourceName, Amount> {
+        &self.nodes[n.0].lendable
+    }
+
+    fn lendable_at(&self, n: NodeId, r: usize) -> Amount {
+        self.nodes[n.0]
+            .lendable_dense
+            .get(r)
+            .copied()
+            .unwrap_or(Amount::ZERO)
+    }
+}
+
+impl QuotaViewMut for FairShareTree {
+    fn set_usage_at(&mut self, n: NodeId, f: usize, amount: Amount) {
+        self.nodes[n.0].usage[f] = amount;
     }
 }
 

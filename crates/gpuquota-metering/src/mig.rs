@@ -36,7 +36,7 @@ impl MigPolicy {
     }
 
     /// Whether a valid partition can exceed one card under this policy.
-    pub fn can_overbook(&self) -> bool {
+    pub(crate) fn can_overbook(&self) -> bool {
         matches!(self, MigPolicy::MaxInstances | MigPolicy::Table(_))
     }
 }
@@ -148,7 +148,7 @@ pub fn mig_weight(
 }
 
 /// `num/den` cards in `1/L` units, or `None` when `den` is zero or does not divide `L`.
-pub fn ratio_units(num: u64, den: u64) -> Option<i128> {
+pub(crate) fn ratio_units(num: u64, den: u64) -> Option<i128> {
     let den = i128::from(den);
     if den == 0 || L % den != 0 {
         return None;

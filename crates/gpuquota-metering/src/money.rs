@@ -62,7 +62,7 @@ impl fmt::Display for RoundingMode {
 /// `num / den` rounded to an integer with `mode`. `den` must be positive.
 ///
 /// Returns `None` when `den <= 0`.
-pub fn div_round(num: i128, den: i128, mode: RoundingMode) -> Option<i128> {
+pub(crate) fn div_round(num: i128, den: i128, mode: RoundingMode) -> Option<i128> {
     if den <= 0 {
         return None;
     }
@@ -151,7 +151,7 @@ pub fn format_hours(units: i128) -> String {
 }
 
 /// `units` in millionths of a card-hour, rounded half-even (what [`format_hours`] prints).
-pub fn micro_hours(units: i128) -> i128 {
+pub(crate) fn micro_hours(units: i128) -> i128 {
     units
         .checked_mul(1_000_000)
         .and_then(|u| div_round(u, UNITS_PER_CARD_HOUR, RoundingMode::HalfEven))
@@ -182,12 +182,12 @@ impl Currency {
     }
 
     /// Minor units per micro-unit divisor: `10^(6 − e)`.
-    pub fn micro_per_minor(&self) -> i128 {
+    pub(crate) fn micro_per_minor(&self) -> i128 {
         10i128.pow(6u32.saturating_sub(self.minor_digits))
     }
 
     /// Formats minor units with the currency's digits (`1188000` → `"11880.00"` for USD).
-    pub fn format_minor(&self, minor: i128) -> String {
+    pub(crate) fn format_minor(&self, minor: i128) -> String {
         format_fixed(minor, self.minor_digits)
     }
 }

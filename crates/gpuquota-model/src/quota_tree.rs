@@ -548,6 +548,60 @@ impl<'m> ReferenceTree<'m> {
         a
     }
 
+    /// Kueue's `status.fairSharing` of a node with `fairSharing.weight` `weight`, from the
+    /// definition (kubernetes-sigs/kueue: `pkg/cache/scheduler/fair_sharing.go`): the
+    /// `weightedShare` and the dominant resource. For a node with a parent, per resource `r`,
+    /// `borrowed[r]` sums `max(0, usage − subtreeQuota)` over the node's
+    /// [`subtree_flavor_resources`](Self::subtree_flavor_resources) of resource `r`;
+    /// `lendable[r]` sums the parent's `potentialAvailable` over the root's; the ratio is
+    /// `borrowed · 1000 / lendable` (as `f64`, where `lendable > 0`), the dominant resource the
+    /// largest (the smaller name on ties), the share its ceiling after dividing by the weight,
+    /// `i64::MAX` for weight 0 while borrowing; 0 for a root or a node that does not borrow.
+    pub fn weighted_share(&self, node: &Node, weight: f64) -> (i64, Option<ResourceName>) {
+        let Some(parent) = self.parent(node) else {
+            return (0, None);
+        };
+        let mut root = parent.clone();
+        while let Some(p) = self.parent(&root) {
+            root = p;
+        }
+        let mut borrowed: BTreeMap<ResourceName, i64> = BTreeMap::new();
+        for fr in self.subtree_flavor_resources(node) {
+            let excess = self
+                .usage(node, &fr)
+                .saturating_sub(self.subtree_quota(node, &fr));
+            if excess > Amount::ZERO {
+                let b = borrowed.entry(fr.resource.clone()).or_insert(0);
+                *b = b.saturating_add(excess.0);
+            }
+        }
+        if borrowed.is_empty() {
+            return (0, None);
+        }
+        let mut best: Option<(f64, ResourceName)> = None;
+        for (r, b) in borrowed {
+            let lendable = self
+                .subtree_flavor_resources(&root)
+                .iter()
+                .filter(|fr| fr.resource == r)
+                .fold(0i64, |acc, fr| {
+                    acc.saturating_add(self.potential_available(&parent, fr).0)
+                });
+            if lendable <= 0 {
+                continue;
+            }
+            let ratio = b as f64 * 1000.0 / lendable as f64;
+            if best.as_ref().is_none_or(|(x, _)| ratio > *x) {
+                best = Some((ratio, r));
+            }
+        }
+        match best {
+            _ if weight == 0.0 => (i64::MAX, best.map(|(_, r)| r)),
+            Some((ratio, r)) => ((ratio / weight).ceil() as i64, Some(r)),
+            None => (0, None),
+        }
+    }
+
     /// Depth of a node below its root (a root has depth 0).
     pub fn depth(&self, node: &Node) -> usize {
         let mut d = 0;

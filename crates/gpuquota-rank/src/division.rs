@@ -76,7 +76,11 @@ pub enum Mode {
 }
 
 /// Division options.
+///
+/// Build them with [`DivisionOptions::default`] (upstream's defaults) and the `with_*`
+/// methods: fields may be added in later versions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DivisionOptions {
     /// Upstream or corrected.
     pub mode: Mode,
@@ -91,6 +95,20 @@ impl Default for DivisionOptions {
             mode: Mode::Kai,
             k_value: SCALE,
         }
+    }
+}
+
+impl DivisionOptions {
+    /// Sets [`DivisionOptions::mode`].
+    pub fn with_mode(mut self, mode: Mode) -> DivisionOptions {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets [`DivisionOptions::k_value`] (nano-units).
+    pub fn with_k_value(mut self, k_value: i128) -> DivisionOptions {
+        self.k_value = k_value;
+        self
     }
 }
 

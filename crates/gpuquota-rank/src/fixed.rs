@@ -17,7 +17,7 @@ pub const FRAC_SCALE: u128 = 1_000_000_000_000_000_000;
 ///
 /// # Complexity
 /// O(1) when `a·b` fits 128 bits; otherwise O(256) bit steps.
-pub fn mul_div_rem(a: u128, b: u128, c: u128) -> Option<(u128, u128)> {
+pub(crate) fn mul_div_rem(a: u128, b: u128, c: u128) -> Option<(u128, u128)> {
     if c == 0 {
         return None;
     }
@@ -48,12 +48,12 @@ pub fn mul_div_rem(a: u128, b: u128, c: u128) -> Option<(u128, u128)> {
 }
 
 /// Compares `a·b` with `c·d` exactly (256-bit products).
-pub fn cmp_products(a: u128, b: u128, c: u128, d: u128) -> std::cmp::Ordering {
+pub(crate) fn cmp_products(a: u128, b: u128, c: u128, d: u128) -> std::cmp::Ordering {
     wide_mul(a, b).cmp(&wide_mul(c, d))
 }
 
 /// The full 256-bit product `a·b` as `(high, low)` halves.
-pub fn wide_mul(a: u128, b: u128) -> (u128, u128) {
+pub(crate) fn wide_mul(a: u128, b: u128) -> (u128, u128) {
     const MASK: u128 = u64::MAX as u128;
     let (a_hi, a_lo) = (a >> 64, a & MASK);
     let (b_hi, b_lo) = (b >> 64, b & MASK);
@@ -68,7 +68,7 @@ pub fn wide_mul(a: u128, b: u128) -> (u128, u128) {
 }
 
 /// `v mod g` for a 64-bit `g`, with 64-bit operations only.
-pub fn mod_small(v: u128, g: u64) -> u64 {
+pub(crate) fn mod_small(v: u128, g: u64) -> u64 {
     let (hi, lo) = ((v >> 64) as u64, v as u64);
     if hi == 0 {
         return lo % g;

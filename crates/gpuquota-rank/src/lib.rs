@@ -32,7 +32,7 @@
 //! "#;
 //! let model = gpuquota_model::import_str("example.yaml", yaml)?.model;
 //! let total = gpuquota_rank::snapshot::parse_total("gpu=10")?;
-//! let cluster = Cluster::from_model(&model, &BuildOptions { total, now: None, ..Default::default() })?;
+//! let cluster = Cluster::from_model(&model, &BuildOptions::default().with_total(total))?;
 //! let json = fairshare_json(&cluster, &DivisionOptions::default())?;
 //! // Deserved 2 + 1, then the 7 left split 1:3 in whole units (1.75 → 1, 5.25 → 5), and the
 //! // leftover unit to the larger remainder (a: .75).

@@ -61,10 +61,9 @@ pub(crate) fn gpu_shares(qs: &[Q], total: f64, mode: Mode, k: f64) -> Vec<String
     let d = h
         .divide(
             [nano(total), 0, 0],
-            &DivisionOptions {
-                mode,
-                k_value: nano(k),
-            },
+            &DivisionOptions::default()
+                .with_mode(mode)
+                .with_k_value(nano(k)),
         )
         .unwrap();
     d.fair_share

@@ -97,7 +97,7 @@ fn divide(qs: &[GenQ], total: i64, mode: Mode, k: i128) -> (Hierarchy, gpuquota_
     let d = h
         .divide(
             [i128::from(total) * Q, 0, 0],
-            &DivisionOptions { mode, k_value: k },
+            &DivisionOptions::default().with_mode(mode).with_k_value(k),
         )
         .unwrap();
     (h, d)

@@ -114,15 +114,7 @@ impl Sc {
         let imported = import_str("scenario.yaml", &self.yaml)
             .unwrap_or_else(|e| panic!("{e}\n{}", self.yaml));
         let now = now.map(|n| n.parse().unwrap());
-        Cluster::from_model(
-            &imported.model,
-            &BuildOptions {
-                total: [None; 3],
-                now,
-                ..Default::default()
-            },
-        )
-        .unwrap()
+        Cluster::from_model(&imported.model, &BuildOptions::default().with_now(now)).unwrap()
     }
 
     pub(crate) fn run(&self) -> SessionResult {
@@ -538,10 +530,7 @@ fn binpack_and_spread_node_scoring() {
     sc.job("ns/r", "q", job("train", vec![(2.0, Some("n2"))]));
     sc.job("ns/p", "q", job("train", vec![(1.0, None)]));
     let node = |p: Placement| {
-        let o = SessionOptions {
-            placement: p,
-            ..SessionOptions::default()
-        };
+        let o = SessionOptions::default().with_placement(p);
         sc.run_with(None, &o).allocated[0].pods[0].1.clone()
     };
     assert_eq!(node(Placement::Binpack).as_deref(), Some("n2"));
@@ -578,15 +567,8 @@ fn fairshare_json_contract() {
     sc.job("ns/c", "q3", job("train", vec![(0.5, None)]));
     let imported = import_str("s.yaml", &sc.yaml).unwrap();
     let total = gpuquota_rank::snapshot::parse_total("gpu=45,cpu=8,memory=64Gi").unwrap();
-    let c = Cluster::from_model(
-        &imported.model,
-        &BuildOptions {
-            total,
-            now: None,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let c =
+        Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
     let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
     let q1 = &v["queues"]["q1"]["gpu"];
     assert_eq!(q1["fairShare"], "32.55");
@@ -670,26 +652,12 @@ fn corrected_mode_changes_only_the_quirks() {
     sc.job("ns/b", "b", job("train", vec![(5.0, None)]));
     let imported = import_str("s.yaml", &sc.yaml).unwrap();
     let total = gpuquota_rank::snapshot::parse_total("gpu=3").unwrap();
-    let c = Cluster::from_model(
-        &imported.model,
-        &BuildOptions {
-            total,
-            now: None,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let c =
+        Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
     let kai = fairshare_json(&c, &DivisionOptions::default()).unwrap();
     assert_eq!(kai["queues"]["a"]["gpu"]["fairShare"], "2");
     assert_eq!(kai["queues"]["b"]["gpu"]["fairShare"], "1");
-    let fixed = fairshare_json(
-        &c,
-        &DivisionOptions {
-            mode: Mode::Corrected,
-            ..DivisionOptions::default()
-        },
-    )
-    .unwrap();
+    let fixed = fairshare_json(&c, &DivisionOptions::default().with_mode(Mode::Corrected)).unwrap();
     assert_eq!(fixed["queues"]["a"]["gpu"]["fairShare"], "1.7");
     assert_eq!(fixed["queues"]["b"]["gpu"]["fairShare"], "1.3");
 }
@@ -726,15 +694,8 @@ fn time_based_fairshare_from_a_usage_file() {
     sc.job("ns/b", "b", job("train", vec![(16.0, None)]));
     let imported = import_str("s.yaml", &sc.yaml).unwrap();
     let total = gpuquota_rank::snapshot::parse_total("gpu=16").unwrap();
-    let mut c = Cluster::from_model(
-        &imported.model,
-        &BuildOptions {
-            total,
-            now: None,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut c =
+        Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
     let usage = gpuquota_rank::usage::UsageInput::parse(
         "kValue: 1\nqueues:\n  a: {gpu: 0.6}\n  b: {gpu: 0.1}\n",
     )
@@ -762,15 +723,8 @@ fn runai_weight_follows_quota_when_over_quota_weight_is_disabled() {
     sc.job("ns/c", "p3", job("train", vec![(5.0, None)]));
     let imported = import_str("s.yaml", &sc.yaml).unwrap();
     let total = gpuquota_rank::snapshot::parse_total("gpu=100").unwrap();
-    let mut c = Cluster::from_model(
-        &imported.model,
-        &BuildOptions {
-            total,
-            now: None,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut c =
+        Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
     gpuquota_rank::runai::weight_follows_quota(&mut c.hierarchy, false);
     let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
     let fs = |q: &str| {
@@ -781,15 +735,8 @@ fn runai_weight_follows_quota_when_over_quota_weight_is_disabled() {
     };
     assert_eq!((fs("p1"), fs("p2"), fs("p3")), (s("38"), s("57"), s("5")));
     // With over-quota weight enabled the written weights (1 each) split the 45 evenly.
-    let mut c = Cluster::from_model(
-        &imported.model,
-        &BuildOptions {
-            total,
-            now: None,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut c =
+        Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
     gpuquota_rank::runai::weight_follows_quota(&mut c.hierarchy, true);
     let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
     let fs = |q: &str| {
@@ -957,15 +904,8 @@ fn usage_of_a_department_is_the_sum_of_its_projects() {
     sc.job("ns/c", "c", job("train", vec![(16.0, None)]));
     let imported = import_str("s.yaml", &sc.yaml).unwrap();
     let total = gpuquota_rank::snapshot::parse_total("gpu=16").unwrap();
-    let mut c = Cluster::from_model(
-        &imported.model,
-        &BuildOptions {
-            total,
-            now: None,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut c =
+        Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
     let usage = gpuquota_rank::usage::UsageInput::parse(
         "queues:\n  a: {gpu: 0.3}\n  b: {gpu: 0.3}\n  c: {gpu: 0.1}\n  gone: {gpu: 0.5}\n",
     )

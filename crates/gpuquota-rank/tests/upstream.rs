@@ -149,15 +149,7 @@ impl Topo {
     /// The `kai fairshare` JSON.
     fn fairshare(&self) -> Value {
         let model = import_str("upstream.yaml", &self.yaml()).unwrap().model;
-        let cluster = Cluster::from_model_unvalidated(
-            &model,
-            &BuildOptions {
-                total: [None; 3],
-                now: None,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let cluster = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
         gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap()
     }
 
@@ -169,11 +161,7 @@ impl Topo {
             .model;
         let cluster = Cluster::from_model_unvalidated(
             &model,
-            &BuildOptions {
-                total: [None; 3],
-                now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
-                ..Default::default()
-            },
+            &BuildOptions::default().with_now(Some("2025-01-02T00:00:00Z".parse().unwrap())),
         )
         .unwrap();
         schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap())
@@ -540,15 +528,7 @@ spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]}
 status: {phase: Pending}
 "#;
     let model = import_str("states.yaml", yaml).unwrap().model;
-    let cluster = Cluster::from_model_unvalidated(
-        &model,
-        &BuildOptions {
-            total: [None; 3],
-            now: None,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let cluster = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
     let fs = gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap();
     assert_eq!(fs["queues"]["q"]["gpu"]["allocated"], "2");
     assert_eq!(fs["queues"]["q"]["gpu"]["requested"], "3");
@@ -659,15 +639,7 @@ fn gpu_groups_place_running_fractions_consolidation_e06() {
     );
     assert_eq!(yaml.matches("runai-gpu-group").count(), 2);
     let model = import_str("e06.yaml", &yaml).unwrap().model;
-    let cluster = Cluster::from_model_unvalidated(
-        &model,
-        &BuildOptions {
-            total: [None; 3],
-            now: None,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let cluster = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
     let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
     assert_eq!(
         evicted(&v),
@@ -741,11 +713,7 @@ status: {phase: Pending}
     let model = import_str("q.yaml", yaml).unwrap().model;
     let cluster = Cluster::from_model_unvalidated(
         &model,
-        &BuildOptions {
-            total: gpuquota_rank::snapshot::parse_total("gpu=4").unwrap(),
-            now: None,
-            ..Default::default()
-        },
+        &BuildOptions::default().with_total(gpuquota_rank::snapshot::parse_total("gpu=4").unwrap()),
     )
     .unwrap();
     let fs = gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap();
@@ -848,11 +816,8 @@ fn proportion_two_hierarchy_queues_simplified() {
         let model = import_str("pt.yaml", &yaml).unwrap().model;
         let cluster = Cluster::from_model_unvalidated(
             &model,
-            &BuildOptions {
-                total: gpuquota_rank::snapshot::parse_total(&format!("gpu={total}")).unwrap(),
-                now: None,
-                ..Default::default()
-            },
+            &BuildOptions::default()
+                .with_total(gpuquota_rank::snapshot::parse_total(&format!("gpu={total}")).unwrap()),
         )
         .unwrap();
         let fs = gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap();
@@ -934,11 +899,7 @@ fn consolidation_picks_the_victim_the_job_needs_out_of_order() {
     let model = import_str("c3.yaml", &yaml).unwrap().model;
     let cluster = Cluster::from_model_unvalidated(
         &model,
-        &BuildOptions {
-            total: [None; 3],
-            now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
-            ..Default::default()
-        },
+        &BuildOptions::default().with_now(Some("2025-01-02T00:00:00Z".parse().unwrap())),
     )
     .unwrap();
     let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
@@ -1001,14 +962,7 @@ status: {{allocatable: {{nvidia.com/gpu: "2", cpu: "8", memory: 8Gi}}}}
     };
     let build = |min: i32| {
         let model = import_str("m.yaml", &yaml(min)).unwrap().model;
-        Cluster::from_model_unvalidated(
-            &model,
-            &BuildOptions {
-                total: [None; 3],
-                now: None,
-                ..Default::default()
-            },
-        )
+        Cluster::from_model_unvalidated(&model, &BuildOptions::default())
     };
     let cluster = build(0).unwrap();
     let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
@@ -1072,11 +1026,7 @@ status: {phase: Pending}
     let model = import_str("o.yaml", yaml).unwrap().model;
     let cluster = Cluster::from_model_unvalidated(
         &model,
-        &BuildOptions {
-            total: gpuquota_rank::snapshot::parse_total("gpu=4").unwrap(),
-            now: None,
-            ..Default::default()
-        },
+        &BuildOptions::default().with_total(gpuquota_rank::snapshot::parse_total("gpu=4").unwrap()),
     )
     .unwrap();
     assert_eq!(cluster.orphan_queues, ["dept", "proj"]);
@@ -1119,11 +1069,7 @@ fn fraction_pipelined_onto_the_shared_gpu_being_released() {
     let model = import_str("frac.yaml", &yaml).unwrap().model;
     let cluster = Cluster::from_model_unvalidated(
         &model,
-        &BuildOptions {
-            total: [None; 3],
-            now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
-            ..Default::default()
-        },
+        &BuildOptions::default().with_now(Some("2025-01-02T00:00:00Z".parse().unwrap())),
     )
     .unwrap();
     let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
@@ -1156,11 +1102,7 @@ fn releasing_pods_keep_a_gang_from_being_stale() {
         let model = import_str("s.yaml", &yaml).unwrap().model;
         let cluster = Cluster::from_model_unvalidated(
             &model,
-            &BuildOptions {
-                total: [None; 3],
-                now: Some("2025-01-02T00:00:00Z".parse().unwrap()),
-                ..Default::default()
-            },
+            &BuildOptions::default().with_now(Some("2025-01-02T00:00:00Z".parse().unwrap())),
         )
         .unwrap();
         schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap())
@@ -1253,11 +1195,9 @@ fn requested_with_key(key: Option<&str>) -> (Value, Value, Vec<String>) {
     let model = import_str("labels.yaml", LABELLED_PODS).unwrap().model;
     let cluster = Cluster::from_model_unvalidated(
         &model,
-        &BuildOptions {
-            total: gpuquota_rank::snapshot::parse_total("gpu=16").unwrap(),
-            queue_label_key: key.map(str::to_string),
-            ..Default::default()
-        },
+        &BuildOptions::default()
+            .with_total(gpuquota_rank::snapshot::parse_total("gpu=16").unwrap())
+            .with_queue_label_key(key.map(str::to_string)),
     )
     .unwrap();
     let fs = gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap();

@@ -42,7 +42,7 @@ impl Window {
     }
 
     /// `[a, b)` clipped to the window, or `None` when nothing remains.
-    pub fn clip(&self, a: i64, b: i64) -> Option<(i64, i64)> {
+    pub(crate) fn clip(&self, a: i64, b: i64) -> Option<(i64, i64)> {
         let s = a.max(self.start);
         let e = b.min(self.end);
         (e > s).then_some((s, e))
@@ -82,7 +82,12 @@ pub enum IdleMode {
 }
 
 /// Report-wide settings.
+///
+/// Build them with [`Config::new`] (the window and currency have no default; every other
+/// field starts at its default) and the `with_*` methods, or set the public fields: fields
+/// may be added in later versions.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Config {
     /// The window `[start, end)`.
     pub window: Window,
@@ -126,6 +131,63 @@ impl Config {
             lookback: 300,
             sharing: gpuquota_model::workloads::sharing::ReplicasPerGpu::default(),
         }
+    }
+
+    /// Sets [`Config::time_format`].
+    pub fn with_time_format(mut self, time_format: TimeFormat) -> Config {
+        self.time_format = time_format;
+        self
+    }
+
+    /// Sets [`Config::as_of`].
+    pub fn with_as_of(mut self, as_of: Option<i64>) -> Config {
+        self.as_of = as_of;
+        self
+    }
+
+    /// Sets [`Config::rounding`].
+    pub fn with_rounding(mut self, rounding: RoundingMode) -> Config {
+        self.rounding = rounding;
+        self
+    }
+
+    /// Sets [`Config::mig_policy`].
+    pub fn with_mig_policy(mut self, mig_policy: MigPolicy) -> Config {
+        self.mig_policy = mig_policy;
+        self
+    }
+
+    /// Sets [`Config::basis`].
+    pub fn with_basis(mut self, basis: Basis) -> Config {
+        self.basis = basis;
+        self
+    }
+
+    /// Sets [`Config::borrowed`].
+    pub fn with_borrowed(mut self, borrowed: BorrowedMode) -> Config {
+        self.borrowed = borrowed;
+        self
+    }
+
+    /// Sets [`Config::idle`].
+    pub fn with_idle(mut self, idle: IdleMode) -> Config {
+        self.idle = idle;
+        self
+    }
+
+    /// Sets [`Config::lookback`] (seconds).
+    pub fn with_lookback(mut self, lookback: i64) -> Config {
+        self.lookback = lookback;
+        self
+    }
+
+    /// Sets [`Config::sharing`].
+    pub fn with_sharing(
+        mut self,
+        sharing: gpuquota_model::workloads::sharing::ReplicasPerGpu,
+    ) -> Config {
+        self.sharing = sharing;
+        self
     }
 }
 

@@ -54,7 +54,11 @@ pub enum Placement {
 }
 
 /// Session settings (upstream defaults).
+///
+/// Build them with [`SessionOptions::default`] and the `with_*` methods: fields may be added
+/// in later versions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SessionOptions {
     /// Division options (mode, kValue).
     pub division: DivisionOptions,
@@ -77,6 +81,38 @@ impl Default for SessionOptions {
             default_staleness_grace: DEFAULT_STALENESS_GRACE_NANOS,
             reclaimer_saturation_multiplier: SCALE,
         }
+    }
+}
+
+impl SessionOptions {
+    /// Sets [`SessionOptions::division`].
+    pub fn with_division(mut self, division: DivisionOptions) -> SessionOptions {
+        self.division = division;
+        self
+    }
+
+    /// Sets [`SessionOptions::placement`].
+    pub fn with_placement(mut self, placement: Placement) -> SessionOptions {
+        self.placement = placement;
+        self
+    }
+
+    /// Sets [`SessionOptions::max_consolidation_preemptees`].
+    pub fn with_max_consolidation_preemptees(mut self, n: usize) -> SessionOptions {
+        self.max_consolidation_preemptees = n;
+        self
+    }
+
+    /// Sets [`SessionOptions::default_staleness_grace`] (nanoseconds; negative = never).
+    pub fn with_default_staleness_grace(mut self, nanos: i128) -> SessionOptions {
+        self.default_staleness_grace = nanos;
+        self
+    }
+
+    /// Sets [`SessionOptions::reclaimer_saturation_multiplier`] (nano-units).
+    pub fn with_reclaimer_saturation_multiplier(mut self, nano: i128) -> SessionOptions {
+        self.reclaimer_saturation_multiplier = nano;
+        self
     }
 }
 

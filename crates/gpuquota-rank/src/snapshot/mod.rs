@@ -376,7 +376,11 @@ pub struct Cluster {
 }
 
 /// How to build a [`Cluster`] from a [`Model`].
+///
+/// Build them with [`BuildOptions::default`] and the `with_*` methods: fields may be added in
+/// later versions.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct BuildOptions {
     /// `--total`: replaces the node sum for the given resources (nano-units).
     pub total: [Option<i128>; 3],
@@ -390,6 +394,24 @@ pub struct BuildOptions {
 }
 
 impl BuildOptions {
+    /// Sets [`BuildOptions::total`] (nano-units per resource: GPU, CPU, memory).
+    pub fn with_total(mut self, total: [Option<i128>; 3]) -> BuildOptions {
+        self.total = total;
+        self
+    }
+
+    /// Sets [`BuildOptions::now`].
+    pub fn with_now(mut self, now: Option<Timestamp>) -> BuildOptions {
+        self.now = now;
+        self
+    }
+
+    /// Sets [`BuildOptions::queue_label_key`].
+    pub fn with_queue_label_key(mut self, key: Option<String>) -> BuildOptions {
+        self.queue_label_key = key;
+        self
+    }
+
     /// The queue named by `labels` under the configured key, or by KAI's then Run:ai's
     /// default key when none is configured.
     pub fn queue_label<'a>(&self, labels: &'a BTreeMap<String, String>) -> Option<&'a String> {

@@ -175,13 +175,8 @@ impl<'s> Sim<'s> {
     /// # Complexity
     /// [`Cluster::from_model`], plus O(J log J) for J jobs.
     fn new(sc: &'s KaiScenario) -> Result<Sim<'s>, Diagnostics> {
-        let cluster = Cluster::from_model(
-            &sc.model,
-            &BuildOptions {
-                now: Some(sc.start),
-                ..Default::default()
-            },
-        )?;
+        let cluster =
+            Cluster::from_model(&sc.model, &BuildOptions::default().with_now(Some(sc.start)))?;
         let warnings: Vec<Diagnostic> = cluster.warnings.0.clone();
         let time_dependent = cluster
             .queues
@@ -228,13 +223,11 @@ impl<'s> Sim<'s> {
             .enumerate()
             .map(|(i, n)| (n.name.clone(), i))
             .collect();
-        let options = SessionOptions {
-            division: DivisionOptions {
-                mode: Mode::Kai,
-                k_value: sc.k_value,
-            },
-            ..Default::default()
-        };
+        let options = SessionOptions::default().with_division(
+            DivisionOptions::default()
+                .with_mode(Mode::Kai)
+                .with_k_value(sc.k_value),
+        );
         let db = sc
             .usage
             .clone()

@@ -253,10 +253,7 @@ pub fn simulate(sc: &KaiScenario) -> Result<KaiOutcome, Diagnostics> {
 fn queues_of(sc: &KaiScenario) -> Result<std::collections::BTreeMap<String, String>, Diagnostics> {
     let c = gpuquota_rank::Cluster::from_model(
         &sc.model,
-        &gpuquota_rank::BuildOptions {
-            now: Some(sc.start),
-            ..Default::default()
-        },
+        &gpuquota_rank::BuildOptions::default().with_now(Some(sc.start)),
     )?;
     Ok(c.jobs.into_iter().map(|j| (j.key, j.queue_name)).collect())
 }
