@@ -688,6 +688,9 @@ fn check_sweep(axes: &[Axis], shard: Option<(usize, usize)>) -> Result<usize, Di
     Ok(total)
 }
 
+/// A `clusterQueues.` parameter of a run: (path, value).
+type QuotaEdit<'p> = (&'p str, &'p str);
+
 /// One run's scenario document: `doc` with the run's parameters set (under `spec` when the
 /// document is a `Simulation`), and the `clusterQueues.` parameters, which apply to the
 /// model after the import.
@@ -695,9 +698,9 @@ fn edit_run<'p>(
     doc: &Value,
     nested: bool,
     params: &'p [(String, String)],
-) -> Result<(Value, Vec<(&'p str, &'p str)>), Diagnostics> {
+) -> Result<(Value, Vec<QuotaEdit<'p>>), Diagnostics> {
     let mut d = doc.clone();
-    let mut quotas: Vec<(&str, &str)> = Vec::new();
+    let mut quotas: Vec<QuotaEdit<'p>> = Vec::new();
     for (k, v) in params {
         if k.starts_with("clusterQueues.") {
             quotas.push((k, v));
