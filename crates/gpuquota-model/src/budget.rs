@@ -254,104 +254,8 @@ impl Budget {
     pub fn rule(&self) -> Result<BudgetRule, Vec<BudgetProblem>> {
         let s = &self.spec;
         let mut out = Vec::new();
-        let scope = match (&s.queue, &s.namespaces) {
-            (Some(_), Some(_)) => {
-                out.push(problem(
-                    "spec.namespaces",
-                    ErrorType::Forbidden,
-                    None,
-                    "may not be set together with spec.queue",
-                ));
-                None
-            }
-            (None, None) => {
-                out.push(problem(
-                    "spec.queue",
-                    ErrorType::Required,
-                    None,
-                    "one of spec.queue and spec.namespaces is required",
-                ));
-                None
-            }
-            (Some(q), None) => {
-                if q.is_empty() {
-                    out.push(problem(
-                        "spec.queue",
-                        ErrorType::Required,
-                        None,
-                        "must name a ClusterQueue or KAI Queue",
-                    ));
-                }
-                Some(Scope::Queue(q.clone()))
-            }
-            (None, Some(ns)) => {
-                if ns.is_empty() {
-                    out.push(problem(
-                        "spec.namespaces",
-                        ErrorType::Required,
-                        None,
-                        "must list at least one namespace",
-                    ));
-                }
-                let mut sorted = ns.clone();
-                for (i, n) in ns.iter().enumerate() {
-                    if !is_dns_label(n) {
-                        out.push(problem(
-                            &format!("spec.namespaces[{i}]"),
-                            ErrorType::Invalid,
-                            Some(format!("{n:?}")),
-                            "must be a lowercase RFC 1123 label",
-                        ));
-                    }
-                    if ns[..i].contains(n) {
-                        out.push(problem(
-                            &format!("spec.namespaces[{i}]"),
-                            ErrorType::Duplicate,
-                            Some(format!("{n:?}")),
-                            "",
-                        ));
-                    }
-                }
-                sorted.sort();
-                sorted.dedup();
-                Some(Scope::Namespaces(sorted))
-            }
-        };
-        let micro = match &s.gpu_hours {
-            None => {
-                out.push(problem(
-                    "spec.gpuHours",
-                    ErrorType::Required,
-                    None,
-                    "the GPU-hours granted per period",
-                ));
-                None
-            }
-            Some(q) => {
-                let shown = Some(format!("{:?}", q.to_string()));
-                match micro_of(q) {
-                    Some(m) if m >= 0 => Some(m),
-                    Some(_) => {
-                        out.push(problem(
-                            "spec.gpuHours",
-                            ErrorType::Invalid,
-                            shown,
-                            "must be greater than or equal to 0",
-                        ));
-                        None
-                    }
-                    None => {
-                        out.push(problem(
-                            "spec.gpuHours",
-                            ErrorType::Invalid,
-                            shown,
-                            "must have at most 6 decimals and at most 10^18 GPU-hours",
-                        ));
-                        None
-                    }
-                }
-            }
-        };
+        let scope = scope_of(s, &mut out);
+        let micro = gpu_hours_of(s, &mut out);
         if let Some(c) = &s.card_type
             && c.is_empty()
         {
@@ -362,47 +266,8 @@ impl Budget {
                 "must name a card type, or be left out",
             ));
         }
-        let period = match s.period.as_deref() {
-            None => {
-                out.push(problem(
-                    "spec.period",
-                    ErrorType::Required,
-                    None,
-                    "a Go duration (24h) or monthly",
-                ));
-                None
-            }
-            Some("monthly") => Some(Period::Monthly),
-            Some(p) => match crate::kai::parse_go_duration(p) {
-                Some(ns) if ns > 0 => {
-                    let ms = (ns + 999_999) / 1_000_000;
-                    i64::try_from(ms).ok().map(|ms| Period::Every { ms })
-                }
-                _ => {
-                    out.push(problem(
-                        "spec.period",
-                        ErrorType::Invalid,
-                        Some(format!("{p:?}")),
-                        "must be a positive Go duration (24h, 168h) or monthly",
-                    ));
-                    None
-                }
-            },
-        };
-        let when_spent = match s.when_spent.as_deref() {
-            None | Some("Wait") => WhenSpent::Wait,
-            Some("Deprioritize") => WhenSpent::Deprioritize,
-            Some("Notify") => WhenSpent::Notify,
-            Some(v) => {
-                out.push(problem(
-                    "spec.whenSpent",
-                    ErrorType::NotSupported,
-                    Some(format!("{v:?}")),
-                    "supported values: \"Wait\", \"Deprioritize\", \"Notify\"",
-                ));
-                WhenSpent::Wait
-            }
-        };
+        let period = period_of(s, &mut out);
+        let when_spent = when_spent_of(s, &mut out);
         let stop_running = s.stop_running.unwrap_or(false);
         if stop_running && when_spent == WhenSpent::Notify {
             out.push(problem(
@@ -429,6 +294,161 @@ impl Budget {
                 })
             }
             _ => Err(out),
+        }
+    }
+}
+
+/// `spec.queue` or `spec.namespaces` (exactly one; namespaces valid, distinct, kept sorted).
+fn scope_of(s: &BudgetSpec, out: &mut Vec<BudgetProblem>) -> Option<Scope> {
+    match (&s.queue, &s.namespaces) {
+        (Some(_), Some(_)) => {
+            out.push(problem(
+                "spec.namespaces",
+                ErrorType::Forbidden,
+                None,
+                "may not be set together with spec.queue",
+            ));
+            None
+        }
+        (None, None) => {
+            out.push(problem(
+                "spec.queue",
+                ErrorType::Required,
+                None,
+                "one of spec.queue and spec.namespaces is required",
+            ));
+            None
+        }
+        (Some(q), None) => {
+            if q.is_empty() {
+                out.push(problem(
+                    "spec.queue",
+                    ErrorType::Required,
+                    None,
+                    "must name a ClusterQueue or KAI Queue",
+                ));
+            }
+            Some(Scope::Queue(q.clone()))
+        }
+        (None, Some(ns)) => {
+            if ns.is_empty() {
+                out.push(problem(
+                    "spec.namespaces",
+                    ErrorType::Required,
+                    None,
+                    "must list at least one namespace",
+                ));
+            }
+            let mut sorted = ns.clone();
+            for (i, n) in ns.iter().enumerate() {
+                if !is_dns_label(n) {
+                    out.push(problem(
+                        &format!("spec.namespaces[{i}]"),
+                        ErrorType::Invalid,
+                        Some(format!("{n:?}")),
+                        "must be a lowercase RFC 1123 label",
+                    ));
+                }
+                if ns[..i].contains(n) {
+                    out.push(problem(
+                        &format!("spec.namespaces[{i}]"),
+                        ErrorType::Duplicate,
+                        Some(format!("{n:?}")),
+                        "",
+                    ));
+                }
+            }
+            sorted.sort();
+            sorted.dedup();
+            Some(Scope::Namespaces(sorted))
+        }
+    }
+}
+
+/// `spec.gpuHours` in millionths (required, at least 0, at most 6 decimals).
+fn gpu_hours_of(s: &BudgetSpec, out: &mut Vec<BudgetProblem>) -> Option<i128> {
+    match &s.gpu_hours {
+        None => {
+            out.push(problem(
+                "spec.gpuHours",
+                ErrorType::Required,
+                None,
+                "the GPU-hours granted per period",
+            ));
+            None
+        }
+        Some(q) => {
+            let shown = Some(format!("{:?}", q.to_string()));
+            match micro_of(q) {
+                Some(m) if m >= 0 => Some(m),
+                Some(_) => {
+                    out.push(problem(
+                        "spec.gpuHours",
+                        ErrorType::Invalid,
+                        shown,
+                        "must be greater than or equal to 0",
+                    ));
+                    None
+                }
+                None => {
+                    out.push(problem(
+                        "spec.gpuHours",
+                        ErrorType::Invalid,
+                        shown,
+                        "must have at most 6 decimals and at most 10^18 GPU-hours",
+                    ));
+                    None
+                }
+            }
+        }
+    }
+}
+
+/// `spec.period`: `monthly`, or a positive Go duration (rounded up to whole ms).
+fn period_of(s: &BudgetSpec, out: &mut Vec<BudgetProblem>) -> Option<Period> {
+    match s.period.as_deref() {
+        None => {
+            out.push(problem(
+                "spec.period",
+                ErrorType::Required,
+                None,
+                "a Go duration (24h) or monthly",
+            ));
+            None
+        }
+        Some("monthly") => Some(Period::Monthly),
+        Some(p) => match crate::kai::parse_go_duration(p) {
+            Some(ns) if ns > 0 => {
+                let ms = (ns + 999_999) / 1_000_000;
+                i64::try_from(ms).ok().map(|ms| Period::Every { ms })
+            }
+            _ => {
+                out.push(problem(
+                    "spec.period",
+                    ErrorType::Invalid,
+                    Some(format!("{p:?}")),
+                    "must be a positive Go duration (24h, 168h) or monthly",
+                ));
+                None
+            }
+        },
+    }
+}
+
+/// `spec.whenSpent` (default `Wait`).
+fn when_spent_of(s: &BudgetSpec, out: &mut Vec<BudgetProblem>) -> WhenSpent {
+    match s.when_spent.as_deref() {
+        None | Some("Wait") => WhenSpent::Wait,
+        Some("Deprioritize") => WhenSpent::Deprioritize,
+        Some("Notify") => WhenSpent::Notify,
+        Some(v) => {
+            out.push(problem(
+                "spec.whenSpent",
+                ErrorType::NotSupported,
+                Some(format!("{v:?}")),
+                "supported values: \"Wait\", \"Deprioritize\", \"Notify\"",
+            ));
+            WhenSpent::Wait
         }
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use ordered_float::OrderedFloat;
 use plotters::prelude::*;
 
-use crate::engine::RunEnd;
+use crate::engine::{Outcome, RunEnd};
 use crate::report::Report;
 
 /// Buckets on the time axis (each point is the bucket's time-average usage).
@@ -48,6 +48,40 @@ pub fn svg(report: &Report) -> Result<String, String> {
     let scale = if resource.is_cpu() { 1000.0 } else { 1.0 };
     let end = o.end_ms.max(1);
     let width = (end as f64 / BUCKETS as f64).max(1.0);
+    let (series, marks) = bucketed(o, &frs, scale, end, width);
+    let nominal: f64 = o
+        .queues
+        .iter()
+        .flat_map(|q| q.nominal.iter())
+        .filter(|(fr, _)| frs.contains(fr))
+        .map(|x| x.1 as f64 / scale)
+        .sum();
+    let (stacks, acc) = stacked(series);
+    let peak = acc.iter().copied().fold(nominal, f64::max).max(1.0) * 1.1;
+    draw(&Picture {
+        title: format!(
+            "{}: {} in use per queue (stacked) vs nominal",
+            report.name, resource
+        ),
+        resource: resource.as_str(),
+        stacks,
+        nominal,
+        marks,
+        width,
+        x_end: end as f64 / 1000.0,
+        peak,
+    })
+}
+
+/// Each queue's usage of the flavor-resources `frs`, averaged over the time buckets of
+/// `width` ms up to `end`, in units of `scale`; and the preemption times in seconds.
+fn bucketed(
+    o: &Outcome,
+    frs: &[u32],
+    scale: f64,
+    end: i64,
+    width: f64,
+) -> (BTreeMap<String, Vec<f64>>, Vec<f64>) {
     let mut series: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut marks: Vec<f64> = Vec::new();
     for w in &o.workloads {
@@ -83,13 +117,12 @@ pub fn svg(report: &Report) -> Result<String, String> {
             }
         }
     }
-    let nominal: f64 = o
-        .queues
-        .iter()
-        .flat_map(|q| q.nominal.iter())
-        .filter(|(fr, _)| frs.contains(fr))
-        .map(|x| x.1 as f64 / scale)
-        .sum();
+    (series, marks)
+}
+
+/// The queues ranked by usage (the tail beyond [`MAX_QUEUES`] summed as `others`), as
+/// cumulative stacks; and the top of the stack.
+fn stacked(series: BTreeMap<String, Vec<f64>>) -> (Vec<(String, Vec<f64>)>, Vec<f64>) {
     let mut ranked: Vec<(String, Vec<f64>)> = series.into_iter().collect();
     ranked.sort_by(|a, b| {
         let (sa, sb): (f64, f64) = (a.1.iter().sum(), b.1.iter().sum());
@@ -107,7 +140,6 @@ pub fn svg(report: &Report) -> Result<String, String> {
         }
         ranked.push(("others".to_owned(), others));
     }
-    // cumulative stacks
     let mut stacks: Vec<(String, Vec<f64>)> = Vec::new();
     let mut acc = vec![0.0; BUCKETS];
     for (name, s) in &ranked {
@@ -116,35 +148,49 @@ pub fn svg(report: &Report) -> Result<String, String> {
         }
         stacks.push((name.clone(), acc.clone()));
     }
-    let peak = acc.iter().copied().fold(nominal, f64::max).max(1.0) * 1.1;
-    let x_end = end as f64 / 1000.0;
+    (stacks, acc)
+}
+
+/// What the chart shows, computed.
+struct Picture<'a> {
+    title: String,
+    resource: &'a str,
+    stacks: Vec<(String, Vec<f64>)>,
+    nominal: f64,
+    marks: Vec<f64>,
+    /// Bucket width, ms.
+    width: f64,
+    /// The time axis' end, s.
+    x_end: f64,
+    /// The value axis' end.
+    peak: f64,
+}
+
+/// Draws the picture: the stacks as areas, the nominal line dashed, the preemptions as
+/// red marks on the time axis, and the legend.
+fn draw(p: &Picture<'_>) -> Result<String, String> {
+    let (width, x_end, nominal) = (p.width, p.x_end, p.nominal);
     let mut text = String::new();
     {
         let root = SVGBackend::with_string(&mut text, (1000, 560)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!(
-                    "{}: {} in use per queue (stacked) vs nominal",
-                    report.name, resource
-                ),
-                ("sans-serif", 20),
-            )
+            .caption(p.title.as_str(), ("sans-serif", 20))
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(56)
-            .build_cartesian_2d(0.0..x_end, 0.0..peak)
+            .build_cartesian_2d(0.0..x_end, 0.0..p.peak)
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
             .x_desc("time since start (s)")
-            .y_desc(resource.as_str())
+            .y_desc(p.resource)
             .draw()
             .map_err(|e| e.to_string())?;
         let xs: Vec<f64> = (0..BUCKETS)
             .map(|b| (b as f64 + 0.5) * width / 1000.0)
             .collect();
-        for (i, (name, s)) in stacks.iter().enumerate().rev() {
+        for (i, (name, s)) in p.stacks.iter().enumerate().rev() {
             let color = Palette99::pick(i).to_rgba();
             chart
                 .draw_series(AreaSeries::new(
@@ -168,6 +214,7 @@ pub fn svg(report: &Report) -> Result<String, String> {
             .map_err(|e| e.to_string())?
             .label("nominal (sum)")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 10, y)], BLACK));
+        let mut marks = p.marks.clone();
         marks.sort_by_key(|&t| OrderedFloat(t));
         marks.dedup();
         chart

@@ -10,6 +10,11 @@ use gpuquota_model::kueue::Workload;
 use gpuquota_model::{Importer, Model, Timestamp};
 use serde::Deserialize;
 
+mod perf;
+
+pub use perf::PerfConfig;
+use perf::perf_scenario;
+
 /// `spec.runtime` annotation: a workload's runtime (Go duration).
 pub const RUNTIME_ANNOTATION: &str = "gpuquota.dev/runtime";
 /// `gpuquota.dev/repeat` annotation: resubmit a fresh copy every period (Go duration).
@@ -265,66 +270,6 @@ struct WorkloadTemplate {
     devices: Option<i64>,
 }
 
-/// Kueue's perf-test generator config (kubernetes-sigs/kueue:
-/// `test/performance/scheduler/configs/*/generator.yaml`) read as a whole scenario.
-#[derive(Debug, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-#[cfg_attr(feature = "schema", schemars(extend("required" = ["cohorts"])))]
-pub struct PerfConfig {
-    #[serde(default)]
-    topology: Option<serde_json::Value>,
-    #[serde(default)]
-    dra: Option<serde_json::Value>,
-    #[serde(default)]
-    resource_flavor: Option<FlavorConfig>,
-    /// The cohorts to generate, each with its ClusterQueues and workloads.
-    #[serde(default)]
-    cohorts: Vec<CohortSet>,
-}
-
-#[derive(Debug, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-struct FlavorConfig {
-    #[serde(default)]
-    name: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-struct CohortSet {
-    #[serde(default)]
-    class_name: String,
-    #[serde(default)]
-    count: u32,
-    #[serde(default)]
-    queues_sets: Vec<QueuesSet>,
-}
-
-#[derive(Debug, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-struct QueuesSet {
-    #[serde(default)]
-    class_name: String,
-    #[serde(default)]
-    count: u32,
-    nominal_quota: Scalar,
-    #[serde(default)]
-    borrowing_limit: Option<Scalar>,
-    #[serde(default)]
-    reclaim_within_cohort: Option<String>,
-    #[serde(default)]
-    within_cluster_queue: Option<String>,
-    #[serde(default)]
-    device_nominal_quota: Option<Scalar>,
-    #[serde(default)]
-    device_borrowing_limit: Option<Scalar>,
-    #[serde(default)]
-    workloads_sets: Vec<WorkloadsSet>,
-}
-
 fn err(msg: impl Into<String>) -> Diagnostic {
     Diagnostic::error(INVALID_SCENARIO, msg)
 }
@@ -369,8 +314,21 @@ fn parse_yaml<T: serde::de::DeserializeOwned>(
             Diagnostic::error(codes::MALFORMED, e.to_string()).source(name),
         ])
     })?;
+    from_value(name, &value, warnings)
+}
+
+/// Deserializes a document read as a tree, each unknown field a warning (shared by the
+/// Kueue and KAI readers).
+///
+/// # Errors
+/// A type error, with the parser's message.
+pub(crate) fn from_value<T: serde::de::DeserializeOwned>(
+    name: &str,
+    value: &serde_json::Value,
+    warnings: &mut Diagnostics,
+) -> Result<T, Diagnostics> {
     let mut unknown = Vec::new();
-    let doc: T = serde_ignored::deserialize(&value, |p| unknown.push(p.to_string())).map_err(
+    let doc: T = serde_ignored::deserialize(value, |p| unknown.push(p.to_string())).map_err(
         |e: serde_json::Error| {
             Diagnostics(vec![
                 Diagnostic::error(codes::INVALID_TYPE, e.to_string()).source(name),
@@ -479,31 +437,217 @@ pub fn from_str(
     }
     let doc: SimulationDoc = parse_yaml(name, text, &mut warnings)?;
     let mut errors = Diagnostics::default();
-    if doc.api_version != "gpuquota.dev/v1alpha1" {
+    check_header(
+        name,
+        &doc.api_version,
+        &doc.kind,
+        "Simulation (or a Kueue perf generator config with `cohorts`)",
+        &mut warnings,
+        &mut errors,
+    );
+    let spec = doc.spec;
+    let engine = engine_of(name, spec.engine.as_deref(), &mut errors);
+    let (start, end_ms) = time_window(
+        name,
+        spec.start.as_deref(),
+        spec.end.as_deref(),
+        &mut errors,
+    );
+    let kopts = spec.kueue.unwrap_or_default();
+    let cycle_latency_ms = cycle_latency_ms(name, kopts.cycle_latency.as_deref(), &mut errors);
+    let retry = retry_of(
+        name,
+        spec.resource_quota.and_then(|r| r.retry_interval),
+        &mut errors,
+    );
+    let mut gathered = Gathered::default();
+    gathered.cluster(&spec.cluster, read, &mut errors);
+    let mut generated: Vec<(Workload, Instance)> = Vec::new();
+    for (i, w) in spec.workloads.iter().enumerate() {
+        if let Some(t) = w
+            .trace
+            .as_ref()
+            .filter(|_| w.file.is_none() && w.generator.is_none())
+        {
+            gathered.trace(name, i, t, read, &mut errors);
+            continue;
+        }
+        match (&w.file, &w.generator) {
+            (Some(f), None) if w.trace.is_none() => gathered.file(i, f, read, &mut errors),
+            (None, Some(g)) if w.trace.is_none() => {
+                generate(name, i, g, start, &mut generated, &mut errors);
+            }
+            _ => errors.push(
+                err("each entry needs exactly one of file, generator or trace")
+                    .source(name)
+                    .field(format!("spec.workloads[{i}]")),
+            ),
+        }
+    }
+    if errors.has_errors() {
+        return Err(failure(errors, warnings));
+    }
+    let mut model = gathered.import(&mut warnings)?;
+    let mut instances = BTreeMap::new();
+    for (w, inst) in generated {
+        model.workloads.insert(inst.key.clone(), w);
+        instances.insert(inst.key.clone(), inst);
+    }
+    for (field, p) in gathered.traces {
+        crate::trace::apply(
+            p,
+            &field,
+            engine == Engine::Kueue,
+            start,
+            &mut model,
+            &mut instances,
+            &mut warnings,
+        );
+    }
+    resolve_file_workloads(
+        &mut model,
+        &mut instances,
+        start,
+        end_ms,
+        &mut errors,
+        &mut warnings,
+    );
+    if errors.has_errors() {
+        return Err(failure(errors, warnings));
+    }
+    Ok(Scenario {
+        name: if doc.metadata.name.is_empty() {
+            stem.to_owned()
+        } else {
+            doc.metadata.name
+        },
+        engine,
+        start,
+        end_ms,
+        fair_sharing: kopts.fair_sharing,
+        cycle_latency_ms,
+        resume: spec.resume.unwrap_or(false),
+        retry,
+        metering: spec.metering.clone(),
+        model,
+        instances,
+        warnings,
+    })
+}
+
+/// The `apiVersion` and `kind` checks of a `Simulation` document, shared by the Kueue and
+/// KAI readers: another API version is a warning, another kind an error; `expected` names
+/// the kinds the reader accepts.
+pub(crate) fn check_header(
+    name: &str,
+    api_version: &str,
+    kind: &str,
+    expected: &str,
+    warnings: &mut Diagnostics,
+    errors: &mut Diagnostics,
+) {
+    if api_version != "gpuquota.dev/v1alpha1" {
         warnings.push(
             Diagnostic::warning(
                 codes::UNKNOWN_API_VERSION,
-                format!(
-                    "expected apiVersion gpuquota.dev/v1alpha1, got {:?}",
-                    doc.api_version
-                ),
+                format!("expected apiVersion gpuquota.dev/v1alpha1, got {api_version:?}"),
             )
             .source(name)
             .field("apiVersion"),
         );
     }
-    if doc.kind != "Simulation" {
+    if kind != "Simulation" {
         errors.push(
             Diagnostic::error(
                 codes::UNKNOWN_KIND,
-                format!("expected kind Simulation (or a Kueue perf generator config with `cohorts`), got {:?}", doc.kind),
+                format!("expected kind {expected}, got {kind:?}"),
             )
             .source(name)
             .field("kind"),
         );
     }
-    let spec = doc.spec;
-    let engine = match spec.engine.as_deref().unwrap_or("kueue") {
+}
+
+/// A reader's failure: the errors, then the warnings, sorted.
+pub(crate) fn failure(mut errors: Diagnostics, warnings: Diagnostics) -> Diagnostics {
+    errors.extend(warnings.0);
+    errors.sort();
+    errors
+}
+
+/// The files and traces a `Simulation` names, read and prepared; shared by the Kueue and
+/// KAI readers, so both resolve `spec.cluster`, `spec.workloads[].file` and
+/// `spec.workloads[].trace` the same way.
+#[derive(Default)]
+pub(crate) struct Gathered {
+    /// (display name, text) of every manifest file, in order.
+    pub(crate) files: Vec<(String, String)>,
+    /// (field, prepared trace) of every trace entry, in order.
+    pub(crate) traces: Vec<(String, crate::trace::Prepared)>,
+}
+
+impl Gathered {
+    /// Reads the `spec.cluster` files; each one that cannot be read is an error at its index.
+    pub(crate) fn cluster(
+        &mut self,
+        cluster: &[String],
+        read: &ReadFn<'_>,
+        errors: &mut Diagnostics,
+    ) {
+        for (i, f) in cluster.iter().enumerate() {
+            match read(f) {
+                Ok(t) => self.files.push(t),
+                Err(d) => errors.push(d.field(format!("spec.cluster[{i}]"))),
+            }
+        }
+    }
+
+    /// Reads `spec.workloads[i].file`.
+    pub(crate) fn file(&mut self, i: usize, f: &str, read: &ReadFn<'_>, errors: &mut Diagnostics) {
+        match read(f) {
+            Ok(t) => self.files.push(t),
+            Err(d) => errors.push(d.field(format!("spec.workloads[{i}].file"))),
+        }
+    }
+
+    /// Prepares `spec.workloads[i].trace`; each problem is an error under that field.
+    pub(crate) fn trace(
+        &mut self,
+        name: &str,
+        i: usize,
+        t: &crate::trace::TraceSource,
+        read: &ReadFn<'_>,
+        errors: &mut Diagnostics,
+    ) {
+        let field = format!("spec.workloads[{i}].trace");
+        match crate::trace::prepare(t, read) {
+            Ok(p) => self.traces.push((field, p)),
+            Err(es) => {
+                for (f, m) in es {
+                    errors.push(err(m).source(name).field(format!("{field}.{f}")));
+                }
+            }
+        }
+    }
+
+    /// Imports the files; their warnings join `warnings`.
+    ///
+    /// # Errors
+    /// The import's problems, already diagnostics with their source, object and field.
+    pub(crate) fn import(&self, warnings: &mut Diagnostics) -> Result<Model, Diagnostics> {
+        let mut importer = Importer::new();
+        for (n, t) in &self.files {
+            importer.add_str(n, t);
+        }
+        let imported = importer.finish().map_err(|e| Diagnostics(e.0))?;
+        warnings.extend(imported.warnings);
+        Ok(imported.model)
+    }
+}
+
+/// `spec.engine`: `kueue` (the default) or `resourcequota`; `kai` is read elsewhere.
+fn engine_of(name: &str, engine: Option<&str>, errors: &mut Diagnostics) -> Engine {
+    match engine.unwrap_or("kueue") {
         "kueue" => Engine::Kueue,
         "resourcequota" => Engine::ResourceQuota,
         "kai" => {
@@ -524,15 +668,12 @@ pub fn from_str(
             );
             Engine::Kueue
         }
-    };
-    let (start, end_ms) = time_window(
-        name,
-        spec.start.as_deref(),
-        spec.end.as_deref(),
-        &mut errors,
-    );
-    let kopts = spec.kueue.unwrap_or_default();
-    let cycle_latency_ms = match kopts.cycle_latency.as_deref() {
+    }
+}
+
+/// `spec.kueue.cycleLatency` in ms (default 0).
+fn cycle_latency_ms(name: &str, s: Option<&str>, errors: &mut Diagnostics) -> i64 {
+    match s {
         None => 0,
         Some(s) => duration_ms(s).unwrap_or_else(|| {
             errors.push(
@@ -542,8 +683,13 @@ pub fn from_str(
             );
             0
         }),
-    };
-    let retry = match spec.resource_quota.and_then(|r| r.retry_interval) {
+    }
+}
+
+/// `spec.resourceQuota.retryInterval`: a fixed positive interval, else the Job controller's
+/// backoff.
+fn retry_of(name: &str, s: Option<String>, errors: &mut Diagnostics) -> Retry {
+    match s {
         None => Retry::JobBackoff,
         Some(s) => match duration_ms(&s) {
             Some(ms) if ms > 0 => Retry::Fixed(ms),
@@ -558,128 +704,39 @@ pub fn from_str(
                 Retry::JobBackoff
             }
         },
-    };
-    let mut importer = Importer::new();
-    let mut files: Vec<(String, String)> = Vec::new();
-    for (i, f) in spec.cluster.iter().enumerate() {
-        match read(f) {
-            Ok(t) => files.push(t),
-            Err(d) => errors.push(d.field(format!("spec.cluster[{i}]"))),
-        }
     }
-    let mut generated: Vec<(Workload, Instance)> = Vec::new();
-    let mut traces: Vec<(String, crate::trace::Prepared)> = Vec::new();
-    for (i, w) in spec.workloads.iter().enumerate() {
-        if let Some(t) = w
-            .trace
-            .as_ref()
-            .filter(|_| w.file.is_none() && w.generator.is_none())
-        {
-            let field = format!("spec.workloads[{i}].trace");
-            match crate::trace::prepare(t, read) {
-                Ok(p) => traces.push((field, p)),
-                Err(es) => {
-                    for (f, m) in es {
-                        errors.push(err(m).source(name).field(format!("{field}.{f}")));
-                    }
-                }
-            }
-            continue;
-        }
-        match (&w.file, &w.generator) {
-            (Some(f), None) if w.trace.is_none() => match read(f) {
-                Ok(t) => files.push(t),
-                Err(d) => errors.push(d.field(format!("spec.workloads[{i}].file"))),
-            },
-            (None, Some(g)) if w.trace.is_none() => {
-                let resource = g.resource.clone().unwrap_or_else(|| "cpu".to_owned());
-                for (si, set) in g.workloads_sets.iter().enumerate() {
-                    generate_set(
-                        set,
-                        si,
-                        &g.namespace,
-                        &g.local_queue,
-                        &resource,
-                        0,
-                        start,
-                        &mut generated,
-                    )
-                    .map_err(|m| {
-                        errors.push(
-                            err(m)
-                                .source(name)
-                                .field(format!("spec.workloads[{i}].generator")),
-                        )
-                    })
-                    .ok();
-                }
-            }
-            _ => errors.push(
-                err("each entry needs exactly one of file, generator or trace")
-                    .source(name)
-                    .field(format!("spec.workloads[{i}]")),
-            ),
-        }
-    }
-    if errors.has_errors() {
-        errors.extend(warnings.0);
-        errors.sort();
-        return Err(errors);
-    }
-    for (n, t) in &files {
-        importer.add_str(n, t);
-    }
-    // Import problems are already diagnostics, with their source, object and field.
-    let imported = importer.finish().map_err(|e| Diagnostics(e.0))?;
-    warnings.extend(imported.warnings);
-    let mut model = imported.model;
-    let mut instances = BTreeMap::new();
-    for (w, inst) in generated {
-        model.workloads.insert(inst.key.clone(), w);
-        instances.insert(inst.key.clone(), inst);
-    }
-    for (field, p) in traces {
-        crate::trace::apply(
-            p,
-            &field,
-            engine == Engine::Kueue,
+}
+
+/// The workloads of `spec.workloads[i].generator`, one set after the other.
+fn generate(
+    name: &str,
+    i: usize,
+    g: &Generator,
+    start: Timestamp,
+    generated: &mut Vec<(Workload, Instance)>,
+    errors: &mut Diagnostics,
+) {
+    let resource = g.resource.clone().unwrap_or_else(|| "cpu".to_owned());
+    for (si, set) in g.workloads_sets.iter().enumerate() {
+        generate_set(
+            set,
+            si,
+            &g.namespace,
+            &g.local_queue,
+            &resource,
+            0,
             start,
-            &mut model,
-            &mut instances,
-            &mut warnings,
-        );
+            generated,
+        )
+        .map_err(|m| {
+            errors.push(
+                err(m)
+                    .source(name)
+                    .field(format!("spec.workloads[{i}].generator")),
+            )
+        })
+        .ok();
     }
-    resolve_file_workloads(
-        &mut model,
-        &mut instances,
-        start,
-        end_ms,
-        &mut errors,
-        &mut warnings,
-    );
-    if errors.has_errors() {
-        errors.extend(warnings.0);
-        errors.sort();
-        return Err(errors);
-    }
-    Ok(Scenario {
-        name: if doc.metadata.name.is_empty() {
-            stem.to_owned()
-        } else {
-            doc.metadata.name
-        },
-        engine,
-        start,
-        end_ms,
-        fair_sharing: kopts.fair_sharing,
-        cycle_latency_ms,
-        resume: spec.resume.unwrap_or(false),
-        retry,
-        metering: spec.metering.clone(),
-        model,
-        instances,
-        warnings,
-    })
 }
 
 /// Reads arrivals, runtimes, classes and repeats of the workloads that came from files.
@@ -935,163 +992,6 @@ pub fn with_instance_limit<T>(limit: u64, f: impl FnOnce() -> T) -> T {
 
 /// The start time of a perf-generator scenario (its first creation).
 pub const PERF_START: &str = "1970-01-01T00:00:00Z";
-
-fn perf_scenario(
-    stem: &str,
-    cfg: PerfConfig,
-    mut warnings: Diagnostics,
-) -> Result<Scenario, Diagnostics> {
-    let mut errors = Diagnostics::default();
-    if cfg.topology.is_some() || cfg.dra.is_some() {
-        errors.push(
-            err("topology-aware scheduling and DRA devices are not simulated").field(
-                if cfg.topology.is_some() {
-                    "topology"
-                } else {
-                    "dra"
-                },
-            ),
-        );
-    }
-    if cfg.cohorts.is_empty() {
-        errors.push(err("config must contain at least one cohort").field("cohorts"));
-    }
-    let flavor = cfg
-        .resource_flavor
-        .map(|f| f.name)
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "rf".to_owned());
-    // time 0 is the first creation: the smallest interval of a non-empty set
-    let first = cfg
-        .cohorts
-        .iter()
-        .filter(|c| c.count > 0)
-        .flat_map(|c| c.queues_sets.iter().filter(|q| q.count > 0))
-        .flat_map(|q| q.workloads_sets.iter())
-        .filter(|s| s.count > 0 && !s.workloads.is_empty())
-        .map(|s| s.creation_interval_ms)
-        .min()
-        .unwrap_or(0);
-    let first = i64::try_from(first).unwrap_or(0);
-    let start = Timestamp::EPOCH;
-    let mut objects: Vec<serde_json::Value> = vec![serde_json::json!({
-        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
-        "metadata": {"name": flavor},
-    })];
-    let mut generated = Vec::new();
-    for (ci_set, cset) in cfg.cohorts.iter().enumerate() {
-        if cset.count > 100_000 {
-            errors.push(
-                err("more than 100,000 cohorts: not simulated (a guard against exhausting memory)")
-                    .field(format!("cohorts[{ci_set}].count")),
-            );
-            continue;
-        }
-        for ci in 0..cset.count {
-            let cohort = format!("{}-{ci}", cset.class_name);
-            objects.push(serde_json::json!({
-                "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort",
-                "metadata": {"name": cohort}, "spec": {},
-            }));
-            for (qi, qset) in cset.queues_sets.iter().enumerate() {
-                if qset.device_nominal_quota.is_some() || qset.device_borrowing_limit.is_some() {
-                    errors.push(err("DRA device quotas are not simulated").field(format!(
-                        "cohorts[{ci_set}].queuesSets[{qi}].deviceNominalQuota"
-                    )));
-                }
-                if u64::from(cset.count) * u64::from(qset.count) > 1_000_000 {
-                    errors.push(err("more than 1,000,000 ClusterQueues: not simulated (a guard against exhausting memory)").field(format!("cohorts[{ci_set}].queuesSets[{qi}].count")));
-                    continue;
-                }
-                if u64::from(cset.count) * u64::from(qset.count) > instance_limit() {
-                    errors.push(err(format!("more than {} ClusterQueues: not simulated (a guard against exhausting memory)", instance_limit())).field(format!("cohorts[{ci_set}].queuesSets[{qi}].count")));
-                    continue;
-                }
-                for q in 0..qset.count {
-                    let cq = format!("{}-{qi}-{q}-{cohort}", qset.class_name);
-                    let mut res = serde_json::json!({"name": "cpu", "nominalQuota": qset.nominal_quota.text()});
-                    if let Some(b) = &qset.borrowing_limit {
-                        let b = b.text();
-                        if !b.is_empty() {
-                            res["borrowingLimit"] = serde_json::Value::String(b);
-                        }
-                    }
-                    let mut preemption = serde_json::Map::new();
-                    if let Some(p) = qset
-                        .reclaim_within_cohort
-                        .as_ref()
-                        .filter(|p| !p.is_empty())
-                    {
-                        preemption.insert("reclaimWithinCohort".into(), p.clone().into());
-                    }
-                    if let Some(p) = qset.within_cluster_queue.as_ref().filter(|p| !p.is_empty()) {
-                        preemption.insert("withinClusterQueue".into(), p.clone().into());
-                    }
-                    objects.push(serde_json::json!({
-                        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
-                        "metadata": {"name": cq, "labels": {PERF_CLASS_LABEL: qset.class_name}},
-                        "spec": {"cohort": cohort, "namespaceSelector": {}, "preemption": preemption,
-                                 "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": flavor, "resources": [res]}]}]},
-                    }));
-                    objects.push(serde_json::json!({
-                        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": cq},
-                    }));
-                    objects.push(serde_json::json!({
-                        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-                        "metadata": {"name": cq, "namespace": cq}, "spec": {"clusterQueue": cq},
-                    }));
-                    for (si, set) in qset.workloads_sets.iter().enumerate() {
-                        if let Err(m) =
-                            generate_set(set, si, &cq, &cq, "cpu", first, start, &mut generated)
-                        {
-                            errors.push(err(m).field(format!(
-                                "cohorts[{ci_set}].queuesSets[{qi}].workloadsSets[{si}]"
-                            )));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    if errors.has_errors() {
-        errors.extend(warnings.0);
-        return Err(errors);
-    }
-    let mut text = String::new();
-    for o in &objects {
-        text.push_str("---\n");
-        text.push_str(&serde_json::to_string(o).unwrap_or_default());
-        text.push('\n');
-    }
-    let mut importer = Importer::new();
-    importer.add_str(&format!("{stem} (generated queues)"), &text);
-    let imported = importer
-        .finish()
-        .map_err(|e| Diagnostics(e.0.into_iter().map(|e| err(e.to_string())).collect()))?;
-    for w in imported.warnings {
-        warnings.push(Diagnostic::warning(codes::UNKNOWN_FIELD, w.to_string()));
-    }
-    let mut model = imported.model;
-    let mut instances = BTreeMap::new();
-    for (w, inst) in generated {
-        model.workloads.insert(inst.key.clone(), w);
-        instances.insert(inst.key.clone(), inst);
-    }
-    Ok(Scenario {
-        name: stem.to_owned(),
-        engine: Engine::Kueue,
-        start,
-        end_ms: None,
-        fair_sharing: None,
-        cycle_latency_ms: 0,
-        resume: false,
-        retry: Retry::JobBackoff,
-        metering: None,
-        model,
-        instances,
-        warnings,
-    })
-}
 
 /// Resolves `rel` against the directory of `base`.
 pub fn relative_to(base: &Path, rel: &str) -> PathBuf {

@@ -311,7 +311,22 @@ fn block(
     end: i64,
 ) {
     let _ = writeln!(s, "\n{label}:");
-    let dept_of_ns: BTreeMap<String, String> = metering
+    let dept_of_ns = departments_by_namespace(metering);
+    if let Some(c) = chargeback {
+        borrowed_line(s, c);
+    }
+    preempted_and_waited_lines(s, accts, &dept_of_ns);
+    if let Some(Value::Array(bs)) = budgets {
+        budget_lines(s, bs, end);
+    }
+    if let Some(c) = chargeback {
+        chargeback_line(s, c);
+    }
+}
+
+/// The department of each namespace, from the `spec.metering` departments.
+fn departments_by_namespace(metering: Option<&Value>) -> BTreeMap<String, String> {
+    metering
         .and_then(|v| v["departments"].as_array().cloned())
         .into_iter()
         .flatten()
@@ -324,33 +339,43 @@ fn block(
                 .into_iter()
                 .filter_map(move |n| n.as_str().map(|n| (n.to_owned(), name.clone())))
         })
+        .collect()
+}
+
+/// `borrowed:` the borrowed hours per department and card type of the chargeback.
+fn borrowed_line(s: &mut String, c: &Value) {
+    let borrowed: Vec<String> = c["lines"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|l| micro(l["borrowedHours"].as_str().unwrap_or("0")) > 0)
+        .map(|l| {
+            format!(
+                "{} {} h of {}",
+                l["department"].as_str().unwrap_or(""),
+                hours(micro(l["borrowedHours"].as_str().unwrap_or("0"))),
+                l["cardType"].as_str().unwrap_or("")
+            )
+        })
         .collect();
-    if let Some(c) = chargeback {
-        let borrowed: Vec<String> = c["lines"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|l| micro(l["borrowedHours"].as_str().unwrap_or("0")) > 0)
-            .map(|l| {
-                format!(
-                    "{} {} h of {}",
-                    l["department"].as_str().unwrap_or(""),
-                    hours(micro(l["borrowedHours"].as_str().unwrap_or("0"))),
-                    l["cardType"].as_str().unwrap_or("")
-                )
-            })
-            .collect();
-        let _ = writeln!(
-            s,
-            "  borrowed:  {}",
-            if borrowed.is_empty() {
-                "nobody (no queue can borrow)".to_owned()
-            } else {
-                borrowed.join("; ")
-            }
-        );
-    }
-    // preemptions by department, time of day and preemptor
+    let _ = writeln!(
+        s,
+        "  borrowed:  {}",
+        if borrowed.is_empty() {
+            "nobody (no queue can borrow)".to_owned()
+        } else {
+            borrowed.join("; ")
+        }
+    );
+}
+
+/// `preempted:` preemptions by department, time of day and preemptor; `waited:` the
+/// workloads that waited a minute or more for quota, or never ran, by department.
+fn preempted_and_waited_lines(
+    s: &mut String,
+    accts: &[Acct],
+    dept_of_ns: &BTreeMap<String, String>,
+) {
     let mut pre: BTreeMap<(String, String, String), u32> = BTreeMap::new();
     let mut waited: BTreeMap<(String, String), u32> = BTreeMap::new();
     let dept = |ns: &str| dept_of_ns.get(ns).cloned().unwrap_or_else(|| ns.to_owned());
@@ -414,50 +439,54 @@ fn block(
             wt.join("; ")
         }
     );
-    if let Some(Value::Array(bs)) = budgets {
-        for b in bs {
-            let last = b["periods"]
-                .as_array()
-                .and_then(|p| p.iter().rev().find(|p| p["startMs"].as_i64() < Some(end)));
-            if let Some(p) = last {
-                let spent = p["spentAtMs"]
-                    .as_i64()
-                    .map(|t| {
-                        format!(
-                            "spent on day {} at {:02}:00",
-                            t / 86_400_000 + 1,
-                            t % 86_400_000 / 3_600_000
-                        )
-                    })
-                    .unwrap_or_else(|| "not spent".into());
-                let _ = writeln!(
-                    s,
-                    "  budget:    {} used {} of {} GPU-hours, {spent}; {} workloads held back",
-                    b["budget"].as_str().unwrap_or(""),
-                    hours(micro(p["usedGpuHours"].as_str().unwrap_or("0"))),
-                    hours(micro(p["gpuHours"].as_str().unwrap_or("0"))),
-                    b["heldBack"]
-                );
-            }
+}
+
+/// `budget:` per budget, its last period that started before `end`.
+fn budget_lines(s: &mut String, bs: &[Value], end: i64) {
+    for b in bs {
+        let last = b["periods"]
+            .as_array()
+            .and_then(|p| p.iter().rev().find(|p| p["startMs"].as_i64() < Some(end)));
+        if let Some(p) = last {
+            let spent = p["spentAtMs"]
+                .as_i64()
+                .map(|t| {
+                    format!(
+                        "spent on day {} at {:02}:00",
+                        t / 86_400_000 + 1,
+                        t % 86_400_000 / 3_600_000
+                    )
+                })
+                .unwrap_or_else(|| "not spent".into());
+            let _ = writeln!(
+                s,
+                "  budget:    {} used {} of {} GPU-hours, {spent}; {} workloads held back",
+                b["budget"].as_str().unwrap_or(""),
+                hours(micro(p["usedGpuHours"].as_str().unwrap_or("0"))),
+                hours(micro(p["gpuHours"].as_str().unwrap_or("0"))),
+                b["heldBack"]
+            );
         }
     }
-    if let Some(c) = chargeback {
-        let mut by: BTreeMap<String, i128> = BTreeMap::new();
-        for l in c["lines"].as_array().into_iter().flatten() {
-            let t = l["total"].as_str().unwrap_or("0").replace('.', "");
-            *by.entry(l["department"].as_str().unwrap_or("").to_owned())
-                .or_default() += t.parse::<i128>().unwrap_or(0);
-        }
-        let parts: Vec<String> = by
-            .iter()
-            .map(|(d, c)| format!("{d} {}", gpuquota_metering::money::format_fixed(*c, 2)))
-            .collect();
-        let _ = writeln!(
-            s,
-            "  chargeback ({}): {}; total incl. idle {}",
-            c["currency"].as_str().unwrap_or(""),
-            parts.join(", "),
-            c["totals"]["cost"].as_str().unwrap_or("")
-        );
+}
+
+/// `chargeback (CURRENCY):` the total per department, and the total with idle time.
+fn chargeback_line(s: &mut String, c: &Value) {
+    let mut by: BTreeMap<String, i128> = BTreeMap::new();
+    for l in c["lines"].as_array().into_iter().flatten() {
+        let t = l["total"].as_str().unwrap_or("0").replace('.', "");
+        *by.entry(l["department"].as_str().unwrap_or("").to_owned())
+            .or_default() += t.parse::<i128>().unwrap_or(0);
     }
+    let parts: Vec<String> = by
+        .iter()
+        .map(|(d, c)| format!("{d} {}", gpuquota_metering::money::format_fixed(*c, 2)))
+        .collect();
+    let _ = writeln!(
+        s,
+        "  chargeback ({}): {}; total incl. idle {}",
+        c["currency"].as_str().unwrap_or(""),
+        parts.join(", "),
+        c["totals"]["cost"].as_str().unwrap_or("")
+    );
 }

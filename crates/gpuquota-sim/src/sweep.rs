@@ -60,6 +60,10 @@ use serde_json::{Map, Value, json};
 
 use crate::scenario::{self, INVALID_SCENARIO};
 
+mod job;
+
+pub use job::{IndexedJob, indexed_job, to_yaml};
+
 /// A file reader usable from every thread (see [`scenario::ReadFn`]).
 pub type SyncReadFn<'a> = dyn Fn(&str) -> Result<(String, String), Diagnostic> + Sync + 'a;
 
@@ -557,47 +561,7 @@ pub fn run_with(
         ])
     })?;
     let nested = doc.get("kind").is_some();
-    let total = axes
-        .iter()
-        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
-        .filter(|n| *n <= 10_000_000)
-        .ok_or_else(|| {
-            Diagnostics(vec![Diagnostic::error(
-                INVALID_SCENARIO,
-                "more than 10,000,000 runs: not swept",
-            )])
-        })?;
-    if let Some((i, n)) = shard
-        && (n == 0 || i >= n)
-    {
-        {
-            return Err(Diagnostics(vec![Diagnostic::error(
-                INVALID_SCENARIO,
-                format!("--shard {i}/{n}: expected I/N with 0 ≤ I < N"),
-            )]));
-        }
-    }
-    for a in axes {
-        if a.path.starts_with("clusterQueues.") || a.path == "clusterQueues" {
-            let bad = a
-                .path
-                .strip_prefix("clusterQueues.")
-                .is_none_or(|r| !r.contains('.') || !QUOTA_FIELDS.iter().any(|f| r.ends_with(f)));
-            if bad {
-                return Err(Diagnostics(vec![
-                    Diagnostic::error(
-                        INVALID_SCENARIO,
-                        format!(
-                            "{}: expected clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD with FIELD one of {}",
-                            a.path,
-                            QUOTA_FIELDS.join(", ")
-                        ),
-                    )
-                    .field(a.path.clone()),
-                ]));
-            }
-        }
-    }
+    let total = check_sweep(axes, shard)?;
     let range = shard.map_or(0..total, |(i, n)| shard_range(total, i, n));
     let in_shard = range.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
@@ -625,40 +589,7 @@ pub fn run_with(
             }
             d
         };
-        let mut d = doc.clone();
-        let mut quotas: Vec<(&str, &str)> = Vec::new();
-        for (k, v) in &params {
-            if k.starts_with("clusterQueues.") {
-                quotas.push((k, v));
-                continue;
-            }
-            let target = if nested {
-                d.as_object_mut()
-                    .map(|m| m.entry("spec").or_insert_with(|| Value::Object(Map::new())))
-            } else {
-                Some(&mut d)
-            };
-            let Some(t) = target else {
-                return Err(tag(Diagnostics(vec![Diagnostic::error(
-                    INVALID_SCENARIO,
-                    "the scenario is not a mapping",
-                )])));
-            };
-            let set = if k == "seed" {
-                if nested {
-                    set_seed(t, v).map(|_| ())
-                } else {
-                    Err("seed: Kueue's perf generator is deterministic and has no seed".to_owned())
-                }
-            } else {
-                set_path(t, k, yaml_scalar(v))
-            };
-            set.map_err(|m| {
-                tag(Diagnostics(vec![
-                    Diagnostic::error(INVALID_SCENARIO, m).field(k.clone()),
-                ]))
-            })?;
-        }
+        let (d, quotas) = edit_run(&doc, nested, &params).map_err(tag)?;
         let t = serde_json::to_string(&d).unwrap_or_default();
         let mut sc = scenario::from_str(name, &t, stem, &cached).map_err(tag)?;
         for (k, v) in quotas {
@@ -708,6 +639,101 @@ pub fn run_with(
         shard: shard.map(|(index, count)| Shard { index, count }),
         rows,
     })
+}
+
+/// The checks made before any run: the number of runs (at most 10,000,000), the shard, and
+/// the form of every `clusterQueues.` axis. The number of runs on success.
+fn check_sweep(axes: &[Axis], shard: Option<(usize, usize)>) -> Result<usize, Diagnostics> {
+    let total = axes
+        .iter()
+        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
+        .filter(|n| *n <= 10_000_000)
+        .ok_or_else(|| {
+            Diagnostics(vec![Diagnostic::error(
+                INVALID_SCENARIO,
+                "more than 10,000,000 runs: not swept",
+            )])
+        })?;
+    if let Some((i, n)) = shard
+        && (n == 0 || i >= n)
+    {
+        {
+            return Err(Diagnostics(vec![Diagnostic::error(
+                INVALID_SCENARIO,
+                format!("--shard {i}/{n}: expected I/N with 0 ≤ I < N"),
+            )]));
+        }
+    }
+    for a in axes {
+        if a.path.starts_with("clusterQueues.") || a.path == "clusterQueues" {
+            let bad = a
+                .path
+                .strip_prefix("clusterQueues.")
+                .is_none_or(|r| !r.contains('.') || !QUOTA_FIELDS.iter().any(|f| r.ends_with(f)));
+            if bad {
+                return Err(Diagnostics(vec![
+                    Diagnostic::error(
+                        INVALID_SCENARIO,
+                        format!(
+                            "{}: expected clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD with FIELD one of {}",
+                            a.path,
+                            QUOTA_FIELDS.join(", ")
+                        ),
+                    )
+                    .field(a.path.clone()),
+                ]));
+            }
+        }
+    }
+    Ok(total)
+}
+
+/// A `clusterQueues.` parameter of a run: (path, value).
+type QuotaEdit<'p> = (&'p str, &'p str);
+
+/// One run's scenario document: `doc` with the run's parameters set (under `spec` when the
+/// document is a `Simulation`), and the `clusterQueues.` parameters, which apply to the
+/// model after the import.
+fn edit_run<'p>(
+    doc: &Value,
+    nested: bool,
+    params: &'p [(String, String)],
+) -> Result<(Value, Vec<QuotaEdit<'p>>), Diagnostics> {
+    let mut d = doc.clone();
+    let mut quotas: Vec<QuotaEdit<'p>> = Vec::new();
+    for (k, v) in params {
+        if k.starts_with("clusterQueues.") {
+            quotas.push((k, v));
+            continue;
+        }
+        let target = if nested {
+            d.as_object_mut()
+                .map(|m| m.entry("spec").or_insert_with(|| Value::Object(Map::new())))
+        } else {
+            Some(&mut d)
+        };
+        let Some(t) = target else {
+            return Err(Diagnostics(vec![Diagnostic::error(
+                INVALID_SCENARIO,
+                "the scenario is not a mapping",
+            )]));
+        };
+        let set = if k == "seed" {
+            if nested {
+                set_seed(t, v).map(|_| ())
+            } else {
+                Err("seed: Kueue's perf generator is deterministic and has no seed".to_owned())
+            }
+        } else {
+            set_path(t, k, yaml_scalar(v))
+        };
+        set.map_err(|m| {
+            Diagnostics(vec![
+                Diagnostic::error(INVALID_SCENARIO, m).field(k.clone()),
+            ])
+        })?;
+    }
+    Ok((d, quotas))
 }
 
 impl Table {
@@ -932,170 +958,6 @@ pub fn merge(shards: Vec<Table>) -> Result<Table, String> {
         shard: None,
         rows,
     })
-}
-
-/// A Kubernetes Indexed Job running the sweep's N shards as N pods, admitted by Kueue
-/// through the LocalQueue `queue` (label `kueue.x-k8s.io/queue-name`). Each pod runs
-/// `gpuquota sim sweep /scenario/FILE --set … --shard $(JOB_COMPLETION_INDEX)/N` (the kubelet
-/// expands `$(JOB_COMPLETION_INDEX)`, which Indexed Jobs set per pod) and prints its shard's
-/// JSON table; the scenario directory is the ConfigMap `<name>-scenario` mounted at
-/// `/scenario` (`kubectl create configmap <name>-scenario --from-file=DIR`). Collect the
-/// pods' logs and join them with `gpuquota sim merge`.
-#[allow(clippy::too_many_arguments)]
-pub fn indexed_job(
-    name: &str,
-    namespace: &str,
-    queue: &str,
-    image: &str,
-    file: &str,
-    axes: &[Axis],
-    shards: usize,
-) -> IndexedJob {
-    let mut args: Vec<String> = vec!["sim".into(), "sweep".into(), format!("/scenario/{file}")];
-    for a in axes {
-        args.push("--set".into());
-        args.push(format!("{}={}", a.path, a.values.join(",")));
-    }
-    args.push("--shard".into());
-    args.push(format!("$(JOB_COMPLETION_INDEX)/{shards}"));
-    let mut labels = BTreeMap::new();
-    labels.insert("kueue.x-k8s.io/queue-name".to_owned(), queue.to_owned());
-    IndexedJob {
-        api_version: "batch/v1",
-        kind: "Job",
-        metadata: JobMeta {
-            name: name.to_owned(),
-            namespace: namespace.to_owned(),
-            labels,
-        },
-        spec: JobSpec {
-            completion_mode: "Indexed",
-            completions: shards,
-            parallelism: shards,
-            suspend: true,
-            template: PodTemplate {
-                spec: PodSpec {
-                    restart_policy: "Never",
-                    containers: vec![Container {
-                        name: "sweep",
-                        image: image.to_owned(),
-                        command: vec!["gpuquota"],
-                        args,
-                        resources: Resources {
-                            requests: Requests {
-                                cpu: "1",
-                                memory: "1Gi",
-                            },
-                        },
-                        volume_mounts: vec![VolumeMount {
-                            name: "scenario",
-                            mount_path: "/scenario",
-                            read_only: true,
-                        }],
-                    }],
-                    volumes: vec![Volume {
-                        name: "scenario",
-                        config_map: ConfigMapRef {
-                            name: format!("{name}-scenario"),
-                        },
-                    }],
-                },
-            },
-        },
-    }
-}
-
-/// The Indexed Job of [`indexed_job`], serialised with Kubernetes' field names in the order
-/// `kubectl` prints them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct IndexedJob {
-    api_version: &'static str,
-    kind: &'static str,
-    metadata: JobMeta,
-    spec: JobSpec,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-struct JobMeta {
-    name: String,
-    namespace: String,
-    labels: BTreeMap<String, String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct JobSpec {
-    completion_mode: &'static str,
-    completions: usize,
-    parallelism: usize,
-    suspend: bool,
-    template: PodTemplate,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-struct PodTemplate {
-    spec: PodSpec,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PodSpec {
-    restart_policy: &'static str,
-    containers: Vec<Container>,
-    volumes: Vec<Volume>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Container {
-    name: &'static str,
-    image: String,
-    command: Vec<&'static str>,
-    args: Vec<String>,
-    resources: Resources,
-    volume_mounts: Vec<VolumeMount>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-struct Resources {
-    requests: Requests,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-struct Requests {
-    cpu: &'static str,
-    memory: &'static str,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct VolumeMount {
-    name: &'static str,
-    mount_path: &'static str,
-    read_only: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Volume {
-    name: &'static str,
-    config_map: ConfigMapRef,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-struct ConfigMapRef {
-    name: String,
-}
-
-/// A manifest as YAML (`---` first), for [`indexed_job`].
-///
-/// # Errors
-/// The serializer's message.
-pub fn to_yaml<T: Serialize>(v: &T) -> Result<String, String> {
-    serde_saphyr::to_string(v)
-        .map(|s| format!("---\n{s}"))
-        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

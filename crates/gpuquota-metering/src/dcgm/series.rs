@@ -82,6 +82,62 @@ pub(super) fn norm(s: &str) -> String {
     s.trim().replace(' ', "-").to_ascii_lowercase()
 }
 
+/// The value of label `n`, if the key has it.
+fn label<'l>(labels: &'l [(String, String)], n: &str) -> Option<&'l str> {
+    labels.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str())
+}
+
+/// The namespace and pod a new key is attributed to. A line stored by Prometheus (it has an
+/// `instance` or `job` label) names the workload in `exported_*` labels unless Prometheus
+/// honoured the exporter's labels; when the file's plan does not say which, the first stored
+/// line decides, and a later line that contradicts an earlier guess asks for the file again.
+fn workload_of(
+    file: &mut FileState<'_>,
+    labels: &[(String, String)],
+) -> Result<(Option<String>, Option<String>), Stop> {
+    let pick = |names: &[&str]| -> Option<String> {
+        names
+            .iter()
+            .filter_map(|n| label(labels, n))
+            .find(|v| !v.is_empty())
+            .map(str::to_owned)
+    };
+    let stored = label(labels, "instance").is_some() || label(labels, "job").is_some();
+    if !stored {
+        return Ok((
+            pick(&["namespace", "pod_namespace", "exported_namespace"]),
+            pick(&["pod", "pod_name", "exported_pod"]),
+        ));
+    }
+    let exported = pick(&["exported_namespace", "exported_pod"]).is_some();
+    let honor = match file.plan.honor {
+        Some(h) => h,
+        None if exported => {
+            if file.used_plain {
+                // an earlier stored line was read with honorLabels: true
+                return Err(Stop::Redo(FilePlan {
+                    honor: Some(false),
+                    ..file.plan
+                }));
+            }
+            file.plan.honor = Some(false);
+            false
+        }
+        None => {
+            file.used_plain = true;
+            true
+        }
+    };
+    Ok(if honor {
+        (
+            pick(&["namespace", "pod_namespace"]),
+            pick(&["pod", "pod_name"]),
+        )
+    } else {
+        (pick(&["exported_namespace"]), pick(&["exported_pod"]))
+    })
+}
+
 pub(super) fn micro(v: f64) -> Option<i128> {
     // NaN or ±Inf is no measurement: the point's busy value stays unknown (not 0)
     v.is_finite().then(|| {
@@ -213,7 +269,8 @@ impl<'a> Acc<'a> {
         Ok(())
     }
 
-    /// Parses a key seen for the first time and records what it stands for.
+    /// Parses a key seen for the first time and records what it stands for: its device, the
+    /// workload it is attributed to, its MIG profile, its busy kind and its canonical series.
     pub(super) fn intern(
         &mut self,
         file: &mut FileState<'_>,
@@ -225,19 +282,60 @@ impl<'a> Acc<'a> {
             Some(b) => (&key[..b], parse_labels(name, line, &key[b + 1..])?.0),
             None => (key, Vec::new()),
         };
-        let label = |n: &str| -> Option<&str> {
-            labels.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str())
+        let (card, device) = self.device_of(name, line, &labels)?;
+        let (ns, pod) = workload_of(file, &labels)?;
+        let profile = label(&labels, "GPU_I_PROFILE").map(|p| self.profile_id(p));
+        let attr = match ns {
+            Some(ns) => Some(self.attr_of(
+                file.index,
+                device,
+                ns,
+                pod,
+                label(&labels, "vgpu").map(str::to_owned),
+            )),
+            None => None,
         };
-        let host = label("hostname")
-            .or_else(|| label("Hostname"))
+        let busy = match metric {
+            "DCGM_FI_PROF_GR_ENGINE_ACTIVE" => Busy::Engine,
+            "DCGM_FI_DEV_GPU_UTIL" => Busy::Util,
+            _ => Busy::Other,
+        };
+        labels.sort();
+        let canon = self.canon_of((metric.to_owned(), labels));
+        let id = u32::try_from(self.series.len()).unwrap_or(u32::MAX);
+        self.series.push(SeriesInfo {
+            canon,
+            device: Some(device),
+            attr,
+            card,
+            profile,
+            busy,
+        });
+        self.written.insert(key.into(), id);
+        self.keys.push(key.into());
+        self.next_hint.push(u32::MAX);
+        Ok(id)
+    }
+
+    /// The card type (by `modelName`) and the device (`hostname`, `UUID`, `GPU_I_ID`) of a
+    /// new key's labels, the device interned.
+    fn device_of(
+        &mut self,
+        name: &str,
+        line: usize,
+        labels: &[(String, String)],
+    ) -> Result<(usize, u32), Stop> {
+        let host = label(labels, "hostname")
+            .or_else(|| label(labels, "Hostname"))
             .unwrap_or("")
             .to_owned();
-        let uuid = label("UUID")
-            .or_else(|| label("uuid"))
+        let uuid = label(labels, "UUID")
+            .or_else(|| label(labels, "uuid"))
             .ok_or_else(|| err(name, line, "no UUID label"))?
             .to_owned();
-        let gi = label("GPU_I_ID").map(str::to_owned);
-        let model = label("modelName").ok_or_else(|| err(name, line, "no modelName label"))?;
+        let gi = label(labels, "GPU_I_ID").map(str::to_owned);
+        let model =
+            label(labels, "modelName").ok_or_else(|| err(name, line, "no modelName label"))?;
         let card = self
             .settings
             .card_types
@@ -261,90 +359,53 @@ impl<'a> Acc<'a> {
                 d
             }
         };
-        let stored = label("instance").is_some() || label("job").is_some();
-        let pick = |names: &[&str]| -> Option<String> {
-            names
-                .iter()
-                .filter_map(|n| label(n))
-                .find(|v| !v.is_empty())
-                .map(str::to_owned)
-        };
-        let (ns, pod) = if stored {
-            let exported = pick(&["exported_namespace", "exported_pod"]).is_some();
-            let honor = match file.plan.honor {
-                Some(h) => h,
-                None if exported => {
-                    if file.used_plain {
-                        // an earlier stored line was read with honorLabels: true
-                        return Err(Stop::Redo(FilePlan {
-                            honor: Some(false),
-                            ..file.plan
-                        }));
-                    }
-                    file.plan.honor = Some(false);
-                    false
-                }
-                None => {
-                    file.used_plain = true;
-                    true
-                }
-            };
-            if honor {
-                (
-                    pick(&["namespace", "pod_namespace"]),
-                    pick(&["pod", "pod_name"]),
-                )
-            } else {
-                (pick(&["exported_namespace"]), pick(&["exported_pod"]))
+        Ok((card, device))
+    }
+
+    /// The index of a MIG profile name, interned.
+    fn profile_id(&mut self, p: &str) -> u32 {
+        match self.profiles.iter().position(|x| x == p) {
+            Some(i) => u32::try_from(i).unwrap_or(u32::MAX),
+            None => {
+                self.profiles.push(p.to_owned());
+                u32::try_from(self.profiles.len() - 1).unwrap_or(u32::MAX)
             }
-        } else {
-            (
-                pick(&["namespace", "pod_namespace", "exported_namespace"]),
-                pick(&["pod", "pod_name", "exported_pod"]),
-            )
-        };
-        let profile = match label("GPU_I_PROFILE") {
-            Some(p) => Some(match self.profiles.iter().position(|x| x == p) {
-                Some(i) => u32::try_from(i).unwrap_or(u32::MAX),
-                None => {
-                    self.profiles.push(p.to_owned());
-                    u32::try_from(self.profiles.len() - 1).unwrap_or(u32::MAX)
-                }
-            }),
-            None => None,
-        };
-        let attr = match ns {
-            Some(ns) => {
-                let vgpu = label("vgpu").map(str::to_owned);
-                if let Some(v) = &vgpu {
-                    self.vgpus.entry(device).or_default().insert(v.clone());
-                }
-                let k: AttrKey = (device, ns, pod.unwrap_or_default(), vgpu);
-                Some(match self.attr_ids.get(&k) {
-                    Some(a) => *a,
-                    None => {
-                        let a = u32::try_from(self.attrs.len()).unwrap_or(u32::MAX);
-                        self.attr_ids.insert(k, a);
-                        self.attrs.push(Attr {
-                            first_file: file.index,
-                            busy_all: true,
-                            ..Attr::default()
-                        });
-                        self.devices[device as usize].attrs.push(a);
-                        a
-                    }
-                })
+        }
+    }
+
+    /// The attribution (device, namespace, pod, vGPU) of a new key, interned; a new one is
+    /// listed under its device and remembers the file it was first seen in.
+    fn attr_of(
+        &mut self,
+        file_index: usize,
+        device: u32,
+        ns: String,
+        pod: Option<String>,
+        vgpu: Option<String>,
+    ) -> u32 {
+        if let Some(v) = &vgpu {
+            self.vgpus.entry(device).or_default().insert(v.clone());
+        }
+        let k: AttrKey = (device, ns, pod.unwrap_or_default(), vgpu);
+        match self.attr_ids.get(&k) {
+            Some(a) => *a,
+            None => {
+                let a = u32::try_from(self.attrs.len()).unwrap_or(u32::MAX);
+                self.attr_ids.insert(k, a);
+                self.attrs.push(Attr {
+                    first_file: file_index,
+                    busy_all: true,
+                    ..Attr::default()
+                });
+                self.devices[device as usize].attrs.push(a);
+                a
             }
-            None => None,
-        };
-        let busy = match metric {
-            "DCGM_FI_PROF_GR_ENGINE_ACTIVE" => Busy::Engine,
-            "DCGM_FI_DEV_GPU_UTIL" => Busy::Util,
-            _ => Busy::Other,
-        };
-        labels.sort();
-        let ck = (metric.to_owned(), labels);
-        let canon = match self.canon_ids.get(&ck) {
+        }
+    }
+
+    /// The canonical series of (metric, sorted labels), interned.
+    fn canon_of(&mut self, ck: (String, Vec<(String, String)>)) -> u32 {
+        match self.canon_ids.get(&ck) {
             Some(c) => *c,
             None => {
                 let c = u32::try_from(self.canon.len()).unwrap_or(u32::MAX);
@@ -352,20 +413,7 @@ impl<'a> Acc<'a> {
                 self.canon.push(Canon::default());
                 c
             }
-        };
-        let id = u32::try_from(self.series.len()).unwrap_or(u32::MAX);
-        self.series.push(SeriesInfo {
-            canon,
-            device: Some(device),
-            attr,
-            card,
-            profile,
-            busy,
-        });
-        self.written.insert(key.into(), id);
-        self.keys.push(key.into());
-        self.next_hint.push(u32::MAX);
-        Ok(id)
+        }
     }
 
     pub(super) fn end_file(&mut self, file: &FileState<'_>) {

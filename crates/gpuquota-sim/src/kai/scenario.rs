@@ -7,13 +7,17 @@ use std::path::Path;
 
 use gpuquota_model::diag::{Diagnostic, Diagnostics, codes};
 use gpuquota_model::kai::POD_GROUP_ANNOTATION;
-use gpuquota_model::{Importer, Model, Timestamp};
+use gpuquota_model::{Model, Timestamp};
 use gpuquota_rank::cron::CronSchedule;
 use serde::Deserialize;
 
+mod timeaware;
+
+use timeaware::timeaware;
+
 use crate::scenario::{
-    CLASS_KEY, INVALID_SCENARIO, MAX_INSTANCES, REPEAT_ANNOTATION, RUNTIME_ANNOTATION, ReadFn,
-    at_ms, duration_ms, ms_between,
+    CLASS_KEY, Gathered, INVALID_SCENARIO, MAX_INSTANCES, REPEAT_ANNOTATION, RUNTIME_ANNOTATION,
+    ReadFn, at_ms, check_header, duration_ms, failure, from_value, ms_between,
 };
 
 /// KAI's `schedule-period` default: one session per second.
@@ -394,44 +398,16 @@ fn simulation(
     read: &ReadFn<'_>,
 ) -> Result<KaiScenario, Diagnostics> {
     let mut warnings = Diagnostics::default();
-    let mut unknown = Vec::new();
-    let doc: SimulationDoc = serde_ignored::deserialize(v, |p| unknown.push(p.to_string()))
-        .map_err(|e: serde_json::Error| {
-            Diagnostics(vec![
-                Diagnostic::error(codes::INVALID_TYPE, e.to_string()).source(name),
-            ])
-        })?;
-    for u in unknown {
-        warnings.push(
-            Diagnostic::warning(codes::UNKNOWN_FIELD, "unknown field")
-                .source(name)
-                .field(u),
-        );
-    }
+    let doc: SimulationDoc = from_value(name, v, &mut warnings)?;
     let mut errors = Diagnostics::default();
-    if doc.api_version != "gpuquota.dev/v1alpha1" {
-        warnings.push(
-            Diagnostic::warning(
-                codes::UNKNOWN_API_VERSION,
-                format!(
-                    "expected apiVersion gpuquota.dev/v1alpha1, got {:?}",
-                    doc.api_version
-                ),
-            )
-            .source(name)
-            .field("apiVersion"),
-        );
-    }
-    if doc.kind != "Simulation" {
-        errors.push(
-            Diagnostic::error(
-                codes::UNKNOWN_KIND,
-                format!("expected kind Simulation, got {:?}", doc.kind),
-            )
-            .source(name)
-            .field("kind"),
-        );
-    }
+    check_header(
+        name,
+        &doc.api_version,
+        &doc.kind,
+        "Simulation",
+        &mut warnings,
+        &mut errors,
+    );
     let spec = doc.spec;
     if spec.engine.as_deref() != Some("kai") {
         errors.push(
@@ -447,148 +423,30 @@ fn simulation(
         &mut errors,
     );
     let kopts = spec.kai.unwrap_or_default();
-    let mut dur = |field: &str, s: &Option<String>, default: i64, positive: bool| -> i64 {
-        match s.as_deref() {
-            None => default,
-            Some(s) => match duration_ms(s) {
-                Some(ms) if !positive || ms > 0 => ms,
-                _ => {
-                    errors.push(
-                        err(format!(
-                            "invalid Go duration {s:?}{}",
-                            if positive {
-                                " (a positive duration such as 1s)"
-                            } else {
-                                ""
-                            }
-                        ))
-                        .source(name)
-                        .field(field.to_owned()),
-                    );
-                    default
-                }
-            },
-        }
-    };
-    let session_interval_ms = dur(
+    let session_interval_ms = duration(
+        name,
         "spec.kai.sessionInterval",
-        &kopts.session_interval,
-        DEFAULT_SESSION_INTERVAL_MS,
-        true,
+        kopts.session_interval.as_deref(),
+        (DEFAULT_SESSION_INTERVAL_MS, true),
+        &mut errors,
     );
-    let bind_latency_ms = dur("spec.kai.bindLatency", &kopts.bind_latency, 0, false);
-    let usage = match &kopts.usage {
-        None => None,
-        Some(u) => {
-            let window_size = dur(
-                "spec.kai.usage.windowSize",
-                &u.window_size,
-                7 * 24 * 3_600_000,
-                true,
-            );
-            let half = dur(
-                "spec.kai.usage.halfLifePeriod",
-                &u.half_life_period,
-                0,
-                false,
-            );
-            let fetch = dur(
-                "spec.kai.usage.fetchInterval",
-                &u.fetch_interval,
-                DEFAULT_FETCH_INTERVAL_MS,
-                true,
-            );
-            let resolution = dur(
-                "spec.kai.usage.queryResolution",
-                &u.query_resolution,
-                DEFAULT_RESOLUTION_MS,
-                true,
-            );
-            let window = match u.window_type.as_deref().unwrap_or("sliding") {
-                "sliding" => Some(Window::Sliding {
-                    size_ms: window_size,
-                }),
-                "tumbling" => match u.tumbling_window_start_time.as_deref() {
-                    None => {
-                        errors.push(
-                            err("required when windowType is tumbling")
-                                .source(name)
-                                .field("spec.kai.usage.tumblingWindowStartTime"),
-                        );
-                        None
-                    }
-                    Some(s) => match Timestamp::parse(s) {
-                        Ok(t) => Some(Window::Tumbling {
-                            start_ms: ms_between(start, t),
-                            size_ms: window_size,
-                        }),
-                        Err(e) => {
-                            errors.push(
-                                err(e.to_string())
-                                    .source(name)
-                                    .field("spec.kai.usage.tumblingWindowStartTime"),
-                            );
-                            None
-                        }
-                    },
-                },
-                "cron" => match u.cron_string.as_deref().map(CronSchedule::parse) {
-                    Some(Ok(c)) => Some(Window::Cron(Box::new(c))),
-                    Some(Err(m)) => {
-                        errors.push(err(m).source(name).field("spec.kai.usage.cronString"));
-                        None
-                    }
-                    None => {
-                        errors.push(
-                            err("required when windowType is cron")
-                                .source(name)
-                                .field("spec.kai.usage.cronString"),
-                        );
-                        None
-                    }
-                },
-                other => {
-                    errors.push(
-                        err(format!("{other:?}: expected sliding, tumbling or cron"))
-                            .source(name)
-                            .field("spec.kai.usage.windowType"),
-                    );
-                    None
-                }
-            };
-            window.map(|window| UsageParams {
-                window,
-                half_life_ms: (half > 0).then_some(half),
-                fetch_interval_ms: fetch,
-                resolution_ms: resolution,
-            })
-        }
-    };
-    let mut files: Vec<(String, String)> = Vec::new();
-    for (i, f) in spec.cluster.iter().enumerate() {
-        match read(f) {
-            Ok(t) => files.push(t),
-            Err(d) => errors.push(d.field(format!("spec.cluster[{i}]"))),
-        }
-    }
-    let mut traces: Vec<(String, crate::trace::Prepared)> = Vec::new();
+    let bind_latency_ms = duration(
+        name,
+        "spec.kai.bindLatency",
+        kopts.bind_latency.as_deref(),
+        (0, false),
+        &mut errors,
+    );
+    let usage = kopts
+        .usage
+        .as_ref()
+        .and_then(|u| usage_params(name, u, start, &mut errors));
+    let mut gathered = Gathered::default();
+    gathered.cluster(&spec.cluster, read, &mut errors);
     for (i, w) in spec.workloads.iter().enumerate() {
         match (&w.file, &w.trace) {
-            (Some(f), None) => match read(f) {
-                Ok(t) => files.push(t),
-                Err(d) => errors.push(d.field(format!("spec.workloads[{i}].file"))),
-            },
-            (None, Some(t)) => {
-                let field = format!("spec.workloads[{i}].trace");
-                match crate::trace::prepare(t, read) {
-                    Ok(p) => traces.push((field, p)),
-                    Err(es) => {
-                        for (f, m) in es {
-                            errors.push(err(m).source(name).field(format!("{field}.{f}")));
-                        }
-                    }
-                }
-            }
+            (Some(f), None) => gathered.file(i, f, read, &mut errors),
+            (None, Some(t)) => gathered.trace(name, i, t, read, &mut errors),
             _ => errors.push(
                 err(
                     "each entry of a KAI scenario needs a file or a trace (generators are Kueue's)",
@@ -599,25 +457,15 @@ fn simulation(
         }
     }
     if errors.has_errors() {
-        errors.extend(warnings.0);
-        errors.sort();
-        return Err(errors);
+        return Err(failure(errors, warnings));
     }
-    let mut importer = Importer::new();
-    for (n, t) in &files {
-        importer.add_str(n, t);
-    }
-    let imported = importer.finish().map_err(|e| Diagnostics(e.0))?;
-    warnings.extend(imported.warnings);
-    let mut model = imported.model;
-    for (field, p) in traces {
+    let mut model = gathered.import(&mut warnings)?;
+    for (field, p) in gathered.traces {
         crate::trace::apply_kai(p, &field, start, &mut model, &mut warnings);
     }
     let jobs = resolve_jobs(&mut model, start, end_ms, &mut errors, &mut warnings);
     if errors.has_errors() {
-        errors.extend(warnings.0);
-        errors.sort();
-        return Err(errors);
+        return Err(failure(errors, warnings));
     }
     Ok(KaiScenario {
         name: if doc.metadata.name.is_empty() {
@@ -641,6 +489,146 @@ fn simulation(
     })
 }
 
+/// A Go duration at `field` in ms: `default` when absent; when malformed (or not positive
+/// where `positive`), an error and the default.
+fn duration(
+    name: &str,
+    field: &str,
+    s: Option<&str>,
+    (default, positive): (i64, bool),
+    errors: &mut Diagnostics,
+) -> i64 {
+    match s {
+        None => default,
+        Some(s) => match duration_ms(s) {
+            Some(ms) if !positive || ms > 0 => ms,
+            _ => {
+                errors.push(
+                    err(format!(
+                        "invalid Go duration {s:?}{}",
+                        if positive {
+                            " (a positive duration such as 1s)"
+                        } else {
+                            ""
+                        }
+                    ))
+                    .source(name)
+                    .field(field.to_owned()),
+                );
+                default
+            }
+        },
+    }
+}
+
+/// `spec.kai.usage`: the usage window and its timing; `None` (with an error) when the
+/// window is not usable.
+fn usage_params(
+    name: &str,
+    u: &UsageOpts,
+    start: Timestamp,
+    errors: &mut Diagnostics,
+) -> Option<UsageParams> {
+    let window_size = duration(
+        name,
+        "spec.kai.usage.windowSize",
+        u.window_size.as_deref(),
+        (7 * 24 * 3_600_000, true),
+        errors,
+    );
+    let half = duration(
+        name,
+        "spec.kai.usage.halfLifePeriod",
+        u.half_life_period.as_deref(),
+        (0, false),
+        errors,
+    );
+    let fetch = duration(
+        name,
+        "spec.kai.usage.fetchInterval",
+        u.fetch_interval.as_deref(),
+        (DEFAULT_FETCH_INTERVAL_MS, true),
+        errors,
+    );
+    let resolution = duration(
+        name,
+        "spec.kai.usage.queryResolution",
+        u.query_resolution.as_deref(),
+        (DEFAULT_RESOLUTION_MS, true),
+        errors,
+    );
+    let window = usage_window(name, u, window_size, start, errors);
+    window.map(|window| UsageParams {
+        window,
+        half_life_ms: (half > 0).then_some(half),
+        fetch_interval_ms: fetch,
+        resolution_ms: resolution,
+    })
+}
+
+/// `spec.kai.usage.windowType` (`sliding`, the default, `tumbling` or `cron`) with the
+/// fields that type needs.
+fn usage_window(
+    name: &str,
+    u: &UsageOpts,
+    window_size: i64,
+    start: Timestamp,
+    errors: &mut Diagnostics,
+) -> Option<Window> {
+    match u.window_type.as_deref().unwrap_or("sliding") {
+        "sliding" => Some(Window::Sliding {
+            size_ms: window_size,
+        }),
+        "tumbling" => match u.tumbling_window_start_time.as_deref() {
+            None => {
+                errors.push(
+                    err("required when windowType is tumbling")
+                        .source(name)
+                        .field("spec.kai.usage.tumblingWindowStartTime"),
+                );
+                None
+            }
+            Some(s) => match Timestamp::parse(s) {
+                Ok(t) => Some(Window::Tumbling {
+                    start_ms: ms_between(start, t),
+                    size_ms: window_size,
+                }),
+                Err(e) => {
+                    errors.push(
+                        err(e.to_string())
+                            .source(name)
+                            .field("spec.kai.usage.tumblingWindowStartTime"),
+                    );
+                    None
+                }
+            },
+        },
+        "cron" => match u.cron_string.as_deref().map(CronSchedule::parse) {
+            Some(Ok(c)) => Some(Window::Cron(Box::new(c))),
+            Some(Err(m)) => {
+                errors.push(err(m).source(name).field("spec.kai.usage.cronString"));
+                None
+            }
+            None => {
+                errors.push(
+                    err("required when windowType is cron")
+                        .source(name)
+                        .field("spec.kai.usage.cronString"),
+                );
+                None
+            }
+        },
+        other => {
+            errors.push(
+                err(format!("{other:?}: expected sliding, tumbling or cron"))
+                    .source(name)
+                    .field("spec.kai.usage.windowType"),
+            );
+            None
+        }
+    }
+}
+
 /// The job units of the model (PodGroups, and pods without one), with arrivals, runtimes
 /// and repeat copies.
 fn resolve_jobs(
@@ -660,11 +648,44 @@ fn resolve_jobs(
         };
         members.entry(group).or_default().push(key.clone());
     }
-    let mut out = BTreeMap::new();
-    let mut copies_pg = Vec::new();
-    let mut copies_pod = Vec::new();
-    let mut total: u64 = 0;
+    let mut units = JobUnits::default();
     for (group, pods) in &members {
+        units.job(model, group, pods, (start, end_ms), errors);
+    }
+    let JobUnits {
+        mut out,
+        copies_pg,
+        copies_pod,
+        ..
+    } = units;
+    copy_pod_groups(model, &members, copies_pg, warnings);
+    copy_pods(model, copies_pod, &mut out, warnings);
+    out
+}
+
+/// A repeat copy to make: the original's key, the copy's number and its creation time.
+type Copy = (String, i64, Timestamp);
+
+/// The job units found so far, the repeat copies still to make, and their count (held
+/// against [`MAX_INSTANCES`]).
+#[derive(Default)]
+struct JobUnits {
+    out: BTreeMap<String, JobInstance>,
+    copies_pg: Vec<Copy>,
+    copies_pod: Vec<Copy>,
+    total: u64,
+}
+
+impl JobUnits {
+    /// The job unit of one group (a PodGroup, or a pod without one) and its repeats.
+    fn job(
+        &mut self,
+        model: &Model,
+        group: &str,
+        pods: &[String],
+        (start, end_ms): (Timestamp, Option<i64>),
+        errors: &mut Diagnostics,
+    ) {
         let pg = model.pod_groups.get(group);
         let first = pods.first().and_then(|p| model.pods.get(p));
         let (kind, ann, labels, created) = match (pg, first) {
@@ -680,7 +701,7 @@ fn resolve_jobs(
                 &p.metadata.labels,
                 p.metadata.creation_timestamp,
             ),
-            (None, None) => continue,
+            (None, None) => return,
         };
         // Annotations of the PodGroup (KAI copies the top owner's), else of its first pod.
         let get = |k: &str| {
@@ -689,48 +710,56 @@ fn resolve_jobs(
                 .or_else(|| first.and_then(|p| p.metadata.annotations.get(k)))
                 .cloned()
         };
-        let obj = |d: Diagnostic| d.object(kind, group.clone());
         let runtime_ms = match get(RUNTIME_ANNOTATION) {
             None => None,
             Some(s) => match duration_ms(&s) {
                 Some(ms) => Some(ms),
                 None => {
-                    errors.push(obj(err(format!(
-                        "invalid Go duration {s:?} (e.g. 200ms, 4h30m)"
-                    ))
-                    .field(format!("metadata.annotations[{RUNTIME_ANNOTATION}]"))));
+                    errors.push(
+                        err(format!("invalid Go duration {s:?} (e.g. 200ms, 4h30m)"))
+                            .object(kind, group.to_owned())
+                            .field(format!("metadata.annotations[{RUNTIME_ANNOTATION}]")),
+                    );
                     None
                 }
             },
         };
-        let class = get(CLASS_KEY).unwrap_or_default();
-        let created = created.unwrap_or(start);
-        let created_ms = ms_between(start, created);
-        out.insert(
-            group.clone(),
-            JobInstance {
-                key: group.clone(),
-                class: class.clone(),
-                created_ms,
-                runtime_ms,
-            },
-        );
-        total += 1;
-        let Some(p) = get(REPEAT_ANNOTATION) else {
-            continue;
+        let job = JobInstance {
+            key: group.to_owned(),
+            class: get(CLASS_KEY).unwrap_or_default(),
+            created_ms: ms_between(start, created.unwrap_or(start)),
+            runtime_ms,
         };
-        match (duration_ms(&p), end_ms) {
+        self.out.insert(group.to_owned(), job.clone());
+        self.total += 1;
+        if let Some(p) = get(REPEAT_ANNOTATION) {
+            self.repeats(kind, &job, &p, (start, end_ms), errors);
+        }
+    }
+
+    /// The copies of `job` that its `gpuquota.dev/repeat` period `p` makes before the end.
+    fn repeats(
+        &mut self,
+        kind: &str,
+        job: &JobInstance,
+        p: &str,
+        (start, end_ms): (Timestamp, Option<i64>),
+        errors: &mut Diagnostics,
+    ) {
+        let group = &job.key;
+        let obj = |d: Diagnostic| d.object(kind, group.clone());
+        match (duration_ms(p), end_ms) {
             (Some(period), Some(end)) if period > 0 => {
                 let mut k = 1i64;
                 while let Some(at) = period
                     .checked_mul(k)
-                    .and_then(|d| created_ms.max(0).checked_add(d))
+                    .and_then(|d| job.created_ms.max(0).checked_add(d))
                 {
                     if at >= end {
                         break;
                     }
-                    total += 1;
-                    if total > MAX_INSTANCES {
+                    self.total += 1;
+                    if self.total > MAX_INSTANCES {
                         errors.push(obj(err(format!("the repeats make more than {MAX_INSTANCES} jobs: not simulated (a guard against exhausting memory)"))
                             .field(format!("metadata.annotations[{REPEAT_ANNOTATION}]"))));
                         break;
@@ -738,24 +767,24 @@ fn resolve_jobs(
                     let when = at_ms(start, at);
                     let (ns, base) = group.split_once('/').unwrap_or(("default", group));
                     let ckey = format!("{ns}/{base}-{k}");
-                    if pg.is_some() {
-                        copies_pg.push((group.clone(), k, when));
+                    if kind == "PodGroup" {
+                        self.copies_pg.push((group.clone(), k, when));
                     } else {
-                        copies_pod.push((group.clone(), k, when));
+                        self.copies_pod.push((group.clone(), k, when));
                     }
-                    out.insert(
+                    self.out.insert(
                         ckey.clone(),
                         JobInstance {
                             key: ckey,
-                            class: class.clone(),
+                            class: job.class.clone(),
                             created_ms: at,
-                            runtime_ms,
+                            runtime_ms: job.runtime_ms,
                         },
                     );
                     k += 1;
                 }
             }
-            (Some(p), None) if p > 0 => errors.push(obj(err(
+            (Some(period), None) if period > 0 => errors.push(obj(err(
                 "a repeating job needs spec.end (the period repeats until the end)",
             )
             .field(format!("metadata.annotations[{REPEAT_ANNOTATION}]")))),
@@ -765,8 +794,17 @@ fn resolve_jobs(
             .field(format!("metadata.annotations[{REPEAT_ANNOTATION}]")))),
         }
     }
-    // Copies: a PodGroup `name-k` with its pods `pod-k`, or a lone pod `name-k`.
-    for (group, k, when) in copies_pg {
+}
+
+/// Repeat copies of PodGroups: a PodGroup `name-k` with its pods `pod-k`; a copy whose name
+/// is taken is skipped with a warning.
+fn copy_pod_groups(
+    model: &mut Model,
+    members: &BTreeMap<String, Vec<String>>,
+    copies: Vec<Copy>,
+    warnings: &mut Diagnostics,
+) {
+    for (group, k, when) in copies {
         let Some(pg) = model.pod_groups.get(&group).cloned() else {
             continue;
         };
@@ -810,7 +848,17 @@ fn resolve_jobs(
         }
         model.pod_groups.insert(ckey, c);
     }
-    for (key, k, when) in copies_pod {
+}
+
+/// Repeat copies of lone pods: a pod `name-k`; a copy whose name is taken is skipped with a
+/// warning, and its job unit dropped.
+fn copy_pods(
+    model: &mut Model,
+    copies: Vec<Copy>,
+    out: &mut BTreeMap<String, JobInstance>,
+    warnings: &mut Diagnostics,
+) {
+    for (key, k, when) in copies {
         let Some(pod) = model.pods.get(&key).cloned() else {
             continue;
         };
@@ -836,313 +884,4 @@ fn resolve_jobs(
         }
         model.pods.insert(pk, cp);
     }
-    out
-}
-
-// ---------------------------------------------------------------------------------------
-// KAI's time-based-fairshare simulator config
-
-/// A case-insensitive view of a mapping (Go's `encoding/json` matches field names without
-/// regard to case, and `sigs.k8s.io/yaml` decodes through it).
-struct Fields<'a> {
-    map: Option<&'a serde_json::Map<String, serde_json::Value>>,
-    path: String,
-}
-
-impl<'a> Fields<'a> {
-    fn get(&self, key: &str) -> Option<&'a serde_json::Value> {
-        self.map?
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v)
-            .filter(|v| !v.is_null())
-    }
-
-    fn unknown(&self, known: &[&str], source: &str, warnings: &mut Diagnostics) {
-        for k in self.map.into_iter().flat_map(|m| m.keys()) {
-            if !known.iter().any(|n| n.eq_ignore_ascii_case(k)) {
-                warnings.push(
-                    Diagnostic::warning(codes::UNKNOWN_FIELD, "unknown field")
-                        .source(source)
-                        .field(format!("{}{k}", self.path)),
-                );
-            }
-        }
-    }
-}
-
-fn fields<'a>(v: &'a serde_json::Value, path: String) -> Fields<'a> {
-    Fields {
-        map: v.as_object(),
-        path,
-    }
-}
-
-fn int_field(f: &Fields<'_>, key: &str, source: &str, errors: &mut Diagnostics) -> Option<i64> {
-    let v = f.get(key)?;
-    match v.as_i64() {
-        Some(i) => Some(i),
-        None => {
-            errors.push(
-                Diagnostic::error(codes::INVALID_TYPE, format!("expected an integer, got {v}"))
-                    .source(source)
-                    .field(format!("{}{key}", f.path)),
-            );
-            None
-        }
-    }
-}
-
-fn float_field(f: &Fields<'_>, key: &str, source: &str, errors: &mut Diagnostics) -> Option<f64> {
-    let v = f.get(key)?;
-    match v.as_f64() {
-        Some(x) => Some(x),
-        None => {
-            errors.push(
-                Diagnostic::error(codes::INVALID_TYPE, format!("expected a number, got {v}"))
-                    .source(source)
-                    .field(format!("{}{key}", f.path)),
-            );
-            None
-        }
-    }
-}
-
-fn str_field(f: &Fields<'_>, key: &str) -> String {
-    f.get(key)
-        .and_then(|v| v.as_str())
-        .unwrap_or_default()
-        .to_owned()
-}
-
-/// The most nodes, queues and jobs a simulator config may declare.
-const MAX_OBJECTS: i64 = 1_000_000;
-
-fn timeaware(name: &str, stem: &str, v: &serde_json::Value) -> Result<KaiScenario, Diagnostics> {
-    let mut warnings = Diagnostics::default();
-    let mut errors = Diagnostics::default();
-    let top = fields(v, String::new());
-    top.unknown(&TIMEAWARE_KEYS, name, &mut warnings);
-    // Defaults as `TimeAwareSimulation.SetDefaults` (kai-scheduler/KAI-Scheduler:
-    // pkg/env-tests/timeaware/timeaware.go).
-    let cycles = int_field(&top, "Cycles", name, &mut errors).unwrap_or(100);
-    let window = int_field(&top, "WindowSize", name, &mut errors).unwrap_or(5);
-    let half = int_field(&top, "HalfLifePeriod", name, &mut errors).unwrap_or(0);
-    let k = float_field(&top, "KValue", name, &mut errors).unwrap_or(1.0);
-    if !(0..=10_000_000).contains(&cycles) {
-        errors.push(
-            err("must be between 0 and 10,000,000")
-                .source(name)
-                .field("Cycles"),
-        );
-    }
-    if window <= 0 || window > 10_000_000 {
-        errors.push(
-            err("must be a positive number of cycles (at most 10,000,000)")
-                .source(name)
-                .field("WindowSize"),
-        );
-    }
-    if half > 10_000_000 {
-        errors.push(
-            err("at most 10,000,000 cycles")
-                .source(name)
-                .field("HalfLifePeriod"),
-        );
-    }
-    let mut docs: Vec<serde_json::Value> = Vec::new();
-    let mut queue_order = Vec::new();
-    let empty = Vec::new();
-    let queues = top
-        .get("Queues")
-        .and_then(|q| q.as_array())
-        .unwrap_or(&empty);
-    for (i, q) in queues.iter().enumerate() {
-        let f = fields(q, format!("Queues[{i}]."));
-        f.unknown(
-            &["Name", "Parent", "Priority", "DeservedGPUs", "Weight"],
-            name,
-            &mut warnings,
-        );
-        let qname = str_field(&f, "Name");
-        if qname.is_empty() {
-            errors.push(
-                err("required")
-                    .source(name)
-                    .field(format!("Queues[{i}].Name")),
-            );
-            continue;
-        }
-        let parent = str_field(&f, "Parent");
-        let priority = int_field(&f, "Priority", name, &mut errors).unwrap_or(100);
-        let deserved = float_field(&f, "DeservedGPUs", name, &mut errors).unwrap_or(0.0);
-        let weight = float_field(&f, "Weight", name, &mut errors).unwrap_or(1.0);
-        let mut spec = serde_json::json!({
-            "priority": priority,
-            // Upstream replaces the whole resources block with the GPU entry: CPU and memory
-            // keep Go's zero values.
-            "resources": {
-                "gpu": {"quota": deserved, "overQuotaWeight": weight, "limit": -1},
-                "cpu": {"quota": 0, "overQuotaWeight": 0, "limit": 0},
-                "memory": {"quota": 0, "overQuotaWeight": 0, "limit": 0},
-            },
-        });
-        if !parent.is_empty() {
-            spec["parentQueue"] = parent.into();
-        }
-        docs.push(serde_json::json!({
-            "apiVersion": "scheduling.run.ai/v2", "kind": "Queue",
-            "metadata": {"name": qname}, "spec": spec,
-        }));
-        queue_order.push(qname);
-    }
-    let nodes = top
-        .get("Nodes")
-        .and_then(|q| q.as_array())
-        .unwrap_or(&empty);
-    let mut node_names: BTreeMap<i64, usize> = BTreeMap::new();
-    let mut node_count: i64 = 0;
-    for (i, n) in nodes.iter().enumerate() {
-        let f = fields(n, format!("Nodes[{i}]."));
-        f.unknown(&["GPUs", "Count"], name, &mut warnings);
-        let gpus = int_field(&f, "GPUs", name, &mut errors).unwrap_or(0);
-        let count = int_field(&f, "Count", name, &mut errors).unwrap_or(0);
-        if gpus < 0 || count < 0 {
-            errors.push(
-                err("must not be negative")
-                    .source(name)
-                    .field(format!("Nodes[{i}]")),
-            );
-            continue;
-        }
-        node_count += count;
-        if node_count > MAX_OBJECTS {
-            errors.push(
-                err("more than 1,000,000 nodes: not simulated")
-                    .source(name)
-                    .field("Nodes"),
-            );
-            break;
-        }
-        for _ in 0..count {
-            let seen = node_names.entry(gpus).or_insert(0);
-            let nname = if *seen == 0 {
-                format!("test-node-{gpus}")
-            } else {
-                format!("test-node-{gpus}-{seen}")
-            };
-            *seen += 1;
-            docs.push(serde_json::json!({
-                "apiVersion": "v1", "kind": "Node", "metadata": {"name": nname},
-                "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "nvidia.com/gpu": gpus.to_string()},
-                           "capacity": {"cpu": "8", "memory": "16Gi", "nvidia.com/gpu": gpus.to_string()}},
-            }));
-        }
-    }
-    let mut jobs = BTreeMap::new();
-    let jobs_v = top.get("Jobs");
-    let mut total: i64 = 0;
-    if let Some(m) = jobs_v.and_then(|j| j.as_object()) {
-        for (queue, spec) in m {
-            let f = fields(spec, format!("Jobs.{queue}."));
-            f.unknown(&["GPUs", "NumPods", "NumJobs"], name, &mut warnings);
-            let gpus = int_field(&f, "GPUs", name, &mut errors).unwrap_or(0);
-            let pods = int_field(&f, "NumPods", name, &mut errors).unwrap_or(0);
-            let n = int_field(&f, "NumJobs", name, &mut errors).unwrap_or(0);
-            if gpus < 0 || pods < 0 || n < 0 {
-                errors.push(
-                    err("must not be negative")
-                        .source(name)
-                        .field(format!("Jobs.{queue}")),
-                );
-                continue;
-            }
-            total = total.saturating_add(n.saturating_mul(pods.max(1)));
-            if total > MAX_OBJECTS {
-                errors.push(
-                    err("more than 1,000,000 pods: not simulated")
-                        .source(name)
-                        .field("Jobs"),
-                );
-                break;
-            }
-            for j in 0..n {
-                let pg = format!("{queue}-{j}");
-                docs.push(serde_json::json!({
-                    "apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup",
-                    "metadata": {"name": pg, "namespace": "simulation",
-                                 "creationTimestamp": Timestamp::EPOCH.to_string()},
-                    "spec": {"queue": queue, "minMember": 1},
-                }));
-                for p in 0..pods {
-                    docs.push(serde_json::json!({
-                        "apiVersion": "v1", "kind": "Pod",
-                        "metadata": {"name": format!("{pg}-{p}"), "namespace": "simulation",
-                                     "creationTimestamp": Timestamp::EPOCH.to_string(),
-                                     "annotations": {POD_GROUP_ANNOTATION: pg}},
-                        "spec": {"schedulerName": "kai-scheduler", "containers": [{"name": "ubuntu-container",
-                                 "resources": {"limits": {"nvidia.com/gpu": gpus.to_string()}}}]},
-                        "status": {"phase": "Pending"},
-                    }));
-                }
-                let key = format!("simulation/{pg}");
-                jobs.insert(
-                    key.clone(),
-                    JobInstance {
-                        key,
-                        class: queue.clone(),
-                        created_ms: 0,
-                        runtime_ms: None,
-                    },
-                );
-            }
-        }
-    } else if jobs_v.is_some() {
-        errors.push(
-            Diagnostic::error(
-                codes::INVALID_TYPE,
-                "expected a mapping from queue name to jobs",
-            )
-            .source(name)
-            .field("Jobs"),
-        );
-    }
-    if errors.has_errors() {
-        errors.extend(warnings.0);
-        errors.sort();
-        return Err(errors);
-    }
-    let mut text = String::new();
-    for d in &docs {
-        text.push_str("---\n");
-        text.push_str(&serde_json::to_string(d).unwrap_or_default());
-        text.push('\n');
-    }
-    let imported = gpuquota_model::import_str(&format!("{name} (generated)"), &text)
-        .map_err(|e| Diagnostics(e.0))?;
-    warnings.extend(imported.warnings);
-    let cycle = TIMEAWARE_CYCLE_MS;
-    Ok(KaiScenario {
-        name: stem.to_owned(),
-        source: Source::TimeAware,
-        start: Timestamp::EPOCH,
-        end_ms: Some(cycles * cycle),
-        session_interval_ms: cycle,
-        bind_latency_ms: 0,
-        resume: false,
-        k_value: k_nanos(k),
-        usage: Some(UsageParams {
-            window: Window::Sliding {
-                size_ms: window * cycle,
-            },
-            half_life_ms: (half > 0).then_some(half * cycle),
-            fetch_interval_ms: cycle,
-            resolution_ms: cycle,
-        }),
-        model: imported.model,
-        jobs,
-        queue_order,
-        warnings,
-        metering: None,
-    })
 }
