@@ -119,7 +119,21 @@ struct JobState {
 /// (without a usage database): every action starts from a pending pod. Arrivals and completions cost O(log J + J) (the live cluster's key order).
 pub fn run(
     sc: &KaiScenario,
+    hook: Option<&mut dyn SessionHook>,
+) -> Result<KaiOutcome, Diagnostics> {
+    let options = crate::progress::RunOptions::default();
+    run_reporting(
+        sc,
+        hook,
+        &mut crate::progress::Reporter::new(&options, sc.end_ms),
+    )
+}
+
+/// [`run`], telling `progress` each session (its `events` are the sessions).
+pub(crate) fn run_reporting(
+    sc: &KaiScenario,
     mut hook: Option<&mut dyn SessionHook>,
+    progress: &mut crate::progress::Reporter<'_>,
 ) -> Result<KaiOutcome, Diagnostics> {
     let cluster = Cluster::from_model(
         &sc.model,
@@ -263,6 +277,7 @@ pub fn run(
         if end.is_some_and(|e| t >= e) {
             break;
         }
+        progress.tick(t, sessions);
         if sessions >= MAX_SESSIONS {
             warnings.push(Diagnostic::warning(
                 crate::scenario::NOT_SIMULATED,
@@ -594,6 +609,7 @@ pub fn run(
         }
     }
     let end_ms = end.unwrap_or_else(|| now_ms.max((sessions as i64 - 1).max(0) * interval));
+    progress.finish(end_ms, sessions);
     let mut jobs = Vec::with_capacity(keys.len());
     for (j, k) in keys.iter().enumerate() {
         let s = &mut st[j];

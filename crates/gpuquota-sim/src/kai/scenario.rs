@@ -611,7 +611,7 @@ fn simulation(
     warnings.extend(imported.warnings);
     let mut model = imported.model;
     for (field, p) in traces {
-        crate::trace::apply_kai(p, &field, start, &mut model, &mut warnings);
+        crate::trace::apply_kai(p, &field, (start, end_ms), &mut model, &mut warnings);
     }
     let jobs = resolve_jobs(&mut model, start, end_ms, &mut errors, &mut warnings);
     if errors.has_errors() {
