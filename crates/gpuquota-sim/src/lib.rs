@@ -208,6 +208,15 @@
 //!   data-science reclaimed.").
 //! - `--plot FILE.svg`: [`plot::svg`].
 //!
+//! # Progress
+//!
+//! [`simulate_with_options`] (and [`kai::simulate_with_options`]) call
+//! [`progress::RunOptions::progress`] with the virtual time reached against `spec.end` and
+//! the events done, at most once per whole percent or [`progress::EVENTS_PER_CALL`]
+//! events, and last at the report's `endMs`; the report is the same. `gpuquota sim`
+//! draws it as a bar on stderr when stderr is a terminal (not with `--quiet`), and passes
+//! no callback otherwise.
+//!
 //! # Sweeps (`gpuquota sim sweep FILE --set PATH=v1,v2 … [--shard I/N] [--emit-job N]`)
 //!
 //! The cartesian product of the `--set` values, each run simulated deterministically in

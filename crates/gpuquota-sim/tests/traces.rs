@@ -1,15 +1,14 @@
 //! Trace workload sources end to end: each format's synthetic fixture (written for these
 //! tests; the public traces may not be redistributed) simulated under Kueue.
 
-use std::path::Path;
+mod common;
 
+use common::{beside, trace_data};
 use gpuquota_sim::{scenario, simulate};
 use serde_json::Value;
 
 fn run(name: &str) -> Value {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/traces")
-        .join(name);
+    let p = trace_data(name);
     let sc = scenario::load(&p).expect("valid scenario");
     simulate(&sc).expect("simulates").to_json()
 }
@@ -312,7 +311,7 @@ fn helios_gpu_numbers_are_the_nominal_quotas() {
         )),
         "{all:?}"
     );
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/helios-quotas.yaml");
+    let p = trace_data("helios-quotas.yaml");
     let sc = scenario::load(&p).unwrap();
     let q = |cq: &str| {
         sc.model.cluster_queues[cq].spec.resource_groups[0].flavors[0].resources[0]
@@ -328,7 +327,7 @@ fn helios_gpu_numbers_are_the_nominal_quotas() {
 
 #[test]
 fn a_generated_trace_needs_no_file_and_follows_its_seed() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/philly-generated.yaml");
+    let p = trace_data("philly-generated.yaml");
     let sc = scenario::load(&p).expect("valid scenario");
     // 60 jobs, all usable (every one asks for GPUs, has an attempt and an end)
     assert_eq!(sc.instances.len(), 60);
@@ -337,18 +336,7 @@ fn a_generated_trace_needs_no_file_and_follows_its_seed() {
     let text = std::fs::read_to_string(&p)
         .unwrap()
         .replace("seed: 1", "seed: 2");
-    let other = scenario::from_str("x", &text, "x", &|f: &str| {
-        let q = p.with_file_name(f);
-        std::fs::read_to_string(&q)
-            .map(|t| (f.to_owned(), t))
-            .map_err(|e| {
-                gpuquota_model::diag::Diagnostic::error(
-                    gpuquota_model::diag::codes::READ_FAILED,
-                    e.to_string(),
-                )
-            })
-    })
-    .unwrap();
+    let other = scenario::from_str("x", &text, "x", &beside(&p)).unwrap();
     assert_ne!(sc.model.workloads, other.model.workloads);
 }
 
@@ -357,7 +345,7 @@ fn a_generated_trace_needs_no_file_and_follows_its_seed() {
 /// quota on the idle second node and is reclaimed when vcb's job-3 asks for its own 2 GPUs.
 #[test]
 fn helios_trace_replays_under_kai_into_leaf_queues() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-helios.yaml");
+    let p = trace_data("kai-helios.yaml");
     let sc = gpuquota_sim::kai::load(&p).expect("valid KAI scenario");
     let quota = |q: &str| {
         sc.model.queues[q]
@@ -446,22 +434,12 @@ fn helios_trace_replays_under_kai_into_leaf_queues() {
 /// A trace naming a parent Queue is refused row by row: KAI places jobs in leaves only.
 #[test]
 fn kai_trace_rows_of_a_parent_queue_are_counted() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-helios.yaml");
+    let p = trace_data("kai-helios.yaml");
     let text = std::fs::read_to_string(&p).unwrap().replace(
         ", gpuNumberFile: helios_gpu_number.csv, namespace: research",
         ", queue: research",
     );
-    let sc = gpuquota_sim::kai::scenario::from_str("k.yaml", &text, "k", &|f: &str| {
-        std::fs::read_to_string(p.with_file_name(f))
-            .map(|t| (f.to_owned(), t))
-            .map_err(|e| {
-                gpuquota_model::diag::Diagnostic::error(
-                    gpuquota_model::diag::codes::READ_FAILED,
-                    e.to_string(),
-                )
-            })
-    })
-    .unwrap();
+    let sc = gpuquota_sim::kai::scenario::from_str("k.yaml", &text, "k", &beside(&p)).unwrap();
     assert!(sc.model.pod_groups.is_empty());
     let w: Vec<String> = sc.warnings.iter().map(|d| d.message.clone()).collect();
     assert_eq!(
@@ -477,7 +455,7 @@ fn kai_trace_rows_of_a_parent_queue_are_counted() {
 /// the V100 node as a `gpu-fraction`, the 2-GPU pod of queue `be` on the 2-GPU T4 node.
 #[test]
 fn alibaba_2023_node_list_makes_the_nodes_and_flavors() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-alibaba2023.yaml");
+    let p = trace_data("kai-alibaba2023.yaml");
     let sc = gpuquota_sim::kai::load(&p).expect("valid KAI scenario");
     assert_eq!(
         sc.model.nodes.keys().collect::<Vec<_>>(),
@@ -578,7 +556,7 @@ fn assert_progress_reaches_the_end(seen: &[gpuquota_sim::progress::Progress], en
 fn replay_progress_is_monotone_and_reaches_the_end() {
     use gpuquota_sim::progress::{Progress, RunOptions};
     use std::cell::RefCell;
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/helios.yaml");
+    let p = trace_data("helios.yaml");
     let mut sc = scenario::load(&p).expect("valid scenario");
     for engine in [scenario::Engine::Kueue, scenario::Engine::ResourceQuota] {
         sc.engine = engine;
@@ -598,7 +576,7 @@ fn replay_progress_is_monotone_and_reaches_the_end() {
         assert_eq!(seen[0].end_ms, None);
         assert_progress_reaches_the_end(&seen, with.to_json()["endMs"].as_i64().unwrap());
     }
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-helios.yaml");
+    let p = trace_data("kai-helios.yaml");
     let sc = gpuquota_sim::kai::load(&p).expect("valid KAI scenario");
     let seen = RefCell::new(Vec::new());
     let record = |x: Progress| seen.borrow_mut().push(x);
@@ -621,20 +599,9 @@ fn replay_progress_is_monotone_and_reaches_the_end() {
 
 /// Reads a scenario of `tests/data/traces` with `edit` applied to its text.
 fn edited(name: &str, edit: impl Fn(String) -> String) -> Result<String, Vec<String>> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/traces")
-        .join(name);
+    let p = trace_data(name);
     let text = edit(std::fs::read_to_string(&p).unwrap());
-    let read = |f: &str| {
-        std::fs::read_to_string(p.with_file_name(f))
-            .map(|t| (f.to_owned(), t))
-            .map_err(|e| {
-                gpuquota_model::diag::Diagnostic::error(
-                    gpuquota_model::diag::codes::READ_FAILED,
-                    e.to_string(),
-                )
-            })
-    };
+    let read = beside(&p);
     Ok(text).and_then(|t| {
         if t.contains("engine: kai") {
             gpuquota_sim::kai::scenario::from_str(name, &t, "x", &read)
@@ -650,21 +617,9 @@ fn edited(name: &str, edit: impl Fn(String) -> String) -> Result<String, Vec<Str
 
 /// A Kueue trace scenario of `tests/data/traces` with `edit` applied to its text.
 fn kueue_edited(name: &str, edit: impl Fn(String) -> String) -> scenario::Scenario {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/traces")
-        .join(name);
+    let p = trace_data(name);
     let text = edit(std::fs::read_to_string(&p).unwrap());
-    scenario::from_str(name, &text, "x", &|f: &str| {
-        std::fs::read_to_string(p.with_file_name(f))
-            .map(|t| (f.to_owned(), t))
-            .map_err(|e| {
-                gpuquota_model::diag::Diagnostic::error(
-                    gpuquota_model::diag::codes::READ_FAILED,
-                    e.to_string(),
-                )
-            })
-    })
-    .expect("valid scenario")
+    scenario::from_str(name, &text, "x", &beside(&p)).expect("valid scenario")
 }
 
 /// The GPU `nominalQuota` of ClusterQueues `vca` and `vcb`.
@@ -694,7 +649,7 @@ fn quota_warnings(ws: &gpuquota_model::diag::Diagnostics) -> Vec<String> {
 /// ClusterQueue and is counted. The replay then admits job-3 by borrowing vcA's unused GPU.
 #[test]
 fn share_by_demand_splits_gpu_seconds_by_the_largest_remainder() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/helios-share.yaml");
+    let p = trace_data("helios-share.yaml");
     let sc = scenario::load(&p).expect("valid scenario");
     assert_eq!(vc_quotas(&sc), (s("9"), s("1")));
     assert_eq!(
@@ -810,22 +765,13 @@ fn share_under_kai_divides_the_nodes_gpus_among_the_leaf_queues() {
             .map(ToString::to_string)
             .unwrap_or_default()
     };
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-helios.yaml");
+    let p = trace_data("kai-helios.yaml");
     let load = |share: &str| {
         let text = std::fs::read_to_string(&p)
             .unwrap()
             .replace("gpuNumberFile: helios_gpu_number.csv", share);
-        gpuquota_sim::kai::scenario::from_str("k.yaml", &text, "k", &|f: &str| {
-            std::fs::read_to_string(p.with_file_name(f))
-                .map(|t| (f.to_owned(), t))
-                .map_err(|e| {
-                    gpuquota_model::diag::Diagnostic::error(
-                        gpuquota_model::diag::codes::READ_FAILED,
-                        e.to_string(),
-                    )
-                })
-        })
-        .expect("valid KAI scenario")
+        gpuquota_sim::kai::scenario::from_str("k.yaml", &text, "k", &beside(&p))
+            .expect("valid KAI scenario")
     };
     let demand = load("share: {by: demand}");
     assert_eq!(

@@ -11,6 +11,7 @@
 //!     namespace: research     # default: the mapped queue name
 //!     milliGpuResource: gpuquota.dev/gpu-milli   # optional: GPUs in thousandths (below)
 //!     gpuNumberFile: cluster_gpu_number.csv      # helios only: the VCs' nominal quotas (below)
+//!     share: {by: demand, gpus: 64}              # instead: GPUs shared among the queues (below)
 //!     nodeFile: openb_node_list_gpu_node.csv     # alibaba-2023 only: Nodes and flavors
 //!     generate: {jobs: 1000, vcs: 14, seed: 1}   # instead of file: a synthetic trace (below)
 //! ```
@@ -79,6 +80,41 @@
 //! GPU-number file): `no-cluster-queue`, `no-gpu-quota` (the ClusterQueue has no quota for
 //! the GPU resource), `several-gpu-flavors` (it has several: which one the VC's GPUs are is
 //! not in the trace), `malformed-row`. ClusterQueues without a column keep their quota.
+//!
+//! **Without quotas in the trace**, a queue's quota is what the cluster files give it:
+//! the mapping implies LocalQueues and Namespaces but never a ClusterQueue or a KAI Queue
+//! (their flavors, cohort and parent are the policy under study), so a job whose queue
+//! does not exist is skipped (`no-cluster-queue`, `no-leaf-queue`), and a queue quoted 0
+//! GPUs admits only by borrowing (Kueue) or over quota (KAI). **`share: {by, gpus}`**
+//! (every format, both modes; refused together with `gpuNumberFile`, which already sets
+//! the same quotas) instead divides `gpus` GPUs among the trace's queues as their quotas —
+//! the `nominalQuota` of a ClusterQueue's one GPU resource (in thousandths with
+//! `milliGpuResource`), or a leaf Queue's `resources.gpu.quota`:
+//! - `gpus` defaults to the cluster's nodes' `nvidia.com/gpu` allocatable (the Alibaba
+//!   2023 node list's too), else to the sum of those queues' present GPU quotas (the cluster
+//!   files' total, re-divided);
+//! - `by: equal` (the default) gives each queue the same share; `by: demand` shares in
+//!   proportion to each queue's GPU demand in the replay window: over its jobs, GPUs × the
+//!   part of `[arrival, arrival + runtime]` before `spec.end` (arrivals before `start`
+//!   count from 0, as they arrive then; all of the runtime without `spec.end`). A queue
+//!   without demand in the window gets 0; all without demand share equally (a warning);
+//! - whole GPUs by the largest remainder: each queue gets ⌊gpus · w / W⌋ and the GPUs left
+//!   go one each to the largest remainders, equal remainders to the first queue by name, so
+//!   the quotas add up to `gpus` and are deterministic (10 GPUs by demand 43,200 : 3,600
+//!   GPU-seconds are 9.23 : 0.77, so 9 and 1; 9 GPUs equally between `vca` and `vcb` are
+//!   5 and 4).
+//!
+//! Equal is the default because it is the baseline a fair-share simulator's users compare
+//! against: Gavel's isolated policy gives each of the m users 1/m of every GPU type
+//! (stanford-futuredata/gavel: `scheduler/policies/isolated.py`), and its max-min fairness
+//! normalises each job's throughput by the one it gets from an equal split
+//! (`scheduler/policies/max_min_fairness.py`); an equal share needs nothing from the
+//! trace but the queue names, whereas a demand-proportional quota uses the trace's own
+//! future, so it is an explicit choice. The queues the rule cannot give a quota are counted by reason (`N queue quotas
+//! not applied (reason)`, source the trace file, field `….share`): `no-cluster-queue`,
+//! `no-gpu-quota`, `several-gpu-flavors` (Kueue), `no-leaf-queue`, `not-a-leaf-queue`
+//! (KAI); the cluster files' other queues keep their quotas. In `resourcequota` mode the
+//! ClusterQueues, hence the share, are not used.
 //!
 //! **Generated traces**: `generate: {jobs, vcs, seed}` (defaults 1,000, 14, 1; Helios and
 //! Philly) replaces `file` with a synthetic trace of the format's shape ([`synthetic`]),
