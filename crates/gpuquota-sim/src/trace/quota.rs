@@ -21,6 +21,7 @@ pub struct ShareSpec {
     /// The GPUs to divide (default: the cluster's nodes' `nvidia.com/gpu`, else the
     /// queues' present GPU quotas).
     #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
     pub gpus: Option<u32>,
 }
 

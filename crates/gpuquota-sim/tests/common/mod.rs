@@ -25,7 +25,9 @@ pub(crate) fn files(
 }
 
 /// A scenario's file reader of the files next to `scenario` (shown by their name).
-pub(crate) fn beside(scenario: &Path) -> impl Fn(&str) -> Result<(String, String), Diagnostic> + '_ {
+pub(crate) fn beside(
+    scenario: &Path,
+) -> impl Fn(&str) -> Result<(String, String), Diagnostic> + '_ {
     move |f: &str| {
         std::fs::read_to_string(scenario.with_file_name(f))
             .map(|t| (f.to_owned(), t))
