@@ -282,9 +282,9 @@ fn replay_bar(quiet: bool, windowed: bool) -> Option<indicatif::ProgressBar> {
     let bar =
         indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
     let template = if windowed {
-        "{elapsed_precise} [{bar:40}] {percent:>3}% simulated, {msg}"
+        "{elapsed_precise} [{bar:30}] {percent:>3}% {msg}"
     } else {
-        "{spinner} {elapsed_precise} simulating, {msg}"
+        "{spinner} {elapsed_precise} simulated {msg}"
     };
     if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
         bar.set_style(style.progress_chars("=> "));
@@ -302,7 +302,7 @@ fn draw_replay(bar: &indicatif::ProgressBar, p: gpuquota::sim::progress::Progres
             bar.set_length(u64::try_from(end).unwrap_or(0));
             bar.set_position(at);
             bar.set_message(format!(
-                "day {:.1} of {:.1}, {} events",
+                "day {:.1}/{:.1}, {} events",
                 day(p.at_ms),
                 day(end),
                 p.events

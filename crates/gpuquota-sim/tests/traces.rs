@@ -838,3 +838,34 @@ fn share_errors_name_their_field() {
         "{kai:?}"
     );
 }
+
+/// Every format: Alibaba 2023 under KAI, the total from its node list (1 V100 + 2 T4 = 3
+/// GPUs). By demand, `be` asked for 2 GPUs × 600 s = 1,200 GPU-seconds and `ls` for half a
+/// GPU × 3,600 s = 1,800 (fractions count exactly): 3 × 1,200 / 3,000 = 1.2 and 1.8, so 1
+/// and 1, the GPU left to ls's 0.8: be 1, ls 2. Equally, 1.5 each: the tie to `be`.
+#[test]
+fn share_counts_fractions_and_takes_the_node_lists_gpus() {
+    let p = trace_data("kai-alibaba2023.yaml");
+    let load = |share: &str| {
+        let text = std::fs::read_to_string(&p).unwrap().replace(
+            "namespace: openb}",
+            &format!("namespace: openb, share: {share}}}"),
+        );
+        gpuquota_sim::kai::scenario::from_str("k.yaml", &text, "k", &beside(&p))
+            .expect("valid KAI scenario")
+    };
+    let quotas = |sc: &gpuquota_sim::kai::KaiScenario| {
+        ["be", "ls", "platform"].map(|q| {
+            sc.model.queues[q]
+                .spec
+                .resources
+                .as_ref()
+                .and_then(|r| r.gpu.as_ref())
+                .and_then(|g| g.quota.as_ref())
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        })
+    };
+    assert_eq!(quotas(&load("{by: demand}")), ["1", "2", "3"]);
+    assert_eq!(quotas(&load("{}")), ["2", "1", "3"]);
+}
