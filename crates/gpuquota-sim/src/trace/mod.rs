@@ -669,12 +669,7 @@ pub(crate) fn apply(
     let mut demands = quota::Demands::new();
     let jobs = std::mem::take(&mut p.loaded.jobs);
     for job in jobs {
-        let raw = match (&p.queue, p.queue_by) {
-            (Some(q), _) => q.clone(),
-            (None, Some(f)) => job.fields.get(f).cloned().unwrap_or_default(),
-            (None, None) => String::new(),
-        };
-        let queue = sanitize(&raw);
+        let queue = sanitize(mapped_queue(&p, &job));
         if queue.is_empty() {
             p.loaded.skip("no-queue");
             continue;
@@ -991,6 +986,15 @@ pub(crate) fn apply_kai(
     warn_skipped(&p.loaded.skipped, &p.file, field, warnings);
 }
 
+/// The queue name a trace job maps to, as written: `queue`, else its `queueBy` field.
+fn mapped_queue<'j>(p: &'j Prepared, job: &'j Job) -> &'j str {
+    match (&p.queue, p.queue_by) {
+        (Some(q), _) => q.as_str(),
+        (None, Some(f)) => job.fields.get(f).map_or("", String::as_str),
+        (None, None) => "",
+    }
+}
+
 /// The leaf Queue a KAI trace job maps to, or the skip reason (`no-queue`,
 /// `no-leaf-queue`, `not-a-leaf-queue`) with the queue name when there is one.
 ///
@@ -1002,12 +1006,7 @@ fn kai_leaf_queue(
     model: &gpuquota_model::Model,
     target: &quota::Target<'_>,
 ) -> Result<String, (&'static str, Option<String>)> {
-    let raw = match (&p.queue, p.queue_by) {
-        (Some(q), _) => q.as_str(),
-        (None, Some(f)) => job.fields.get(f).map_or("", String::as_str),
-        (None, None) => "",
-    };
-    let queue = sanitize(raw);
+    let queue = sanitize(mapped_queue(p, job));
     if queue.is_empty() {
         return Err(("no-queue", None));
     }
