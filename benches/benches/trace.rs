@@ -1,6 +1,7 @@
 //! Trace replay and sweeps (`gpuquota-sim`): synthetic Philly and Helios traces read, a
-//! Philly trace turned into a scenario (loader, Workloads, import) and simulated under Kueue,
-//! and a sweep of Kueue's baseline scenario at 1 and 2 threads.
+//! Philly trace turned into a scenario (loader, Workloads, import) and simulated under Kueue
+//! (the event loop alone too, without and with a progress callback), and a sweep of Kueue's
+//! baseline scenario at 1 and 2 threads.
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -54,6 +55,25 @@ fn traces(c: &mut Criterion) {
             BenchmarkId::new("philly_scenario_and_simulate", n),
             &n,
             |b, &n| b.iter(|| black_box(simulate(&philly_scenario(n)).expect("simulates"))),
+        );
+        // the event loop alone, without and with a progress callback (its cost)
+        let sc = philly_scenario(n);
+        g.bench_with_input(BenchmarkId::new("philly_simulate", n), &sc, |b, sc| {
+            b.iter(|| black_box(simulate(sc).expect("simulates")))
+        });
+        let calls = std::cell::Cell::new(0u64);
+        let count = |_: gpuquota_sim::progress::Progress| calls.set(calls.get() + 1);
+        let options = gpuquota_sim::progress::RunOptions {
+            progress: Some(&count),
+        };
+        g.bench_with_input(
+            BenchmarkId::new("philly_simulate_with_progress", n),
+            &sc,
+            |b, sc| {
+                b.iter(|| {
+                    black_box(gpuquota_sim::simulate_with_options(sc, &options).expect("simulates"))
+                })
+            },
         );
     }
     g.finish();

@@ -44,7 +44,7 @@ pub(crate) struct SimArgs {
     /// Also write an SVG plot of usage per queue over time.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
-    /// No progress spinner on stderr (there is none anyway when stderr is not a terminal).
+    /// No progress bar on stderr (there is none anyway when stderr is not a terminal).
     #[arg(short, long)]
     quiet: bool,
 }
@@ -148,7 +148,7 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
     }
     let spin = crate::sweep::spinner(args.quiet, "reading the scenario");
     let loaded = gpuquota::sim::scenario::load(file);
-    spin.set_message("simulating");
+    spin.finish_and_clear();
     let scenario = match loaded {
         Ok(s) => s,
         Err(d) => {
@@ -162,8 +162,21 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
             return Ok(ExitCode::from(if unreadable { 2 } else { 1 }));
         }
     };
-    let simulated = gpuquota::sim::simulate(&scenario);
-    spin.finish_and_clear();
+    let bar = replay_bar(args.quiet, scenario.end_ms.is_some());
+    let draw = |p: gpuquota::sim::progress::Progress| {
+        if let Some(b) = &bar {
+            draw_replay(b, p);
+        }
+    };
+    let options = gpuquota::sim::progress::RunOptions {
+        progress: bar
+            .as_ref()
+            .map(|_| &draw as &dyn Fn(gpuquota::sim::progress::Progress)),
+    };
+    let simulated = gpuquota::sim::simulate_with_options(&scenario, &options);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
     let report = match simulated {
         Ok(r) => r,
         Err(d) => {
@@ -214,7 +227,22 @@ fn run_kai(args: &SimArgs, file: &std::path::Path) -> Result<ExitCode, CliError>
             return Ok(ExitCode::from(1));
         }
     };
-    let outcome = match gpuquota::sim::kai::simulate(&scenario) {
+    let bar = replay_bar(args.quiet, scenario.end_ms.is_some());
+    let draw = |p: gpuquota::sim::progress::Progress| {
+        if let Some(b) = &bar {
+            draw_replay(b, p);
+        }
+    };
+    let options = gpuquota::sim::progress::RunOptions {
+        progress: bar
+            .as_ref()
+            .map(|_| &draw as &dyn Fn(gpuquota::sim::progress::Progress)),
+    };
+    let simulated = gpuquota::sim::kai::simulate_with_options(&scenario, &options);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let outcome = match simulated {
         Ok(r) => r,
         Err(d) => {
             print_diagnostics(d.iter());
@@ -241,4 +269,45 @@ fn run_kai(args: &SimArgs, file: &std::path::Path) -> Result<ExitCode, CliError>
     }
     out!("{text}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The replay's progress bar on stderr: virtual time reached against `spec.end` (`windowed`),
+/// or a spinner with the virtual time and events without one; `None` when `quiet` or stderr
+/// is not a terminal, so the simulator gets no callback at all.
+fn replay_bar(quiet: bool, windowed: bool) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal as _;
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    let template = if windowed {
+        "{elapsed_precise} [{bar:30}] {percent:>3}% {msg}"
+    } else {
+        "{spinner} {elapsed_precise} simulated {msg}"
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    Some(bar)
+}
+
+/// Draws one progress report: the bar counts virtual milliseconds up to `spec.end`.
+fn draw_replay(bar: &indicatif::ProgressBar, p: gpuquota::sim::progress::Progress) {
+    let day = |ms: i64| ms as f64 / 86_400_000.0;
+    let at = u64::try_from(p.at_ms).unwrap_or(0);
+    match p.end_ms {
+        Some(end) => {
+            bar.set_length(u64::try_from(end).unwrap_or(0));
+            bar.set_position(at);
+            bar.set_message(format!(
+                "day {:.1}/{:.1}, {} events",
+                day(p.at_ms),
+                day(end),
+                p.events
+            ));
+        }
+        None => bar.set_message(format!("day {:.1}, {} events", day(p.at_ms), p.events)),
+    }
 }

@@ -303,5 +303,16 @@ fn every_sample_scenario_validates_against_the_scenario_schema() {
     let cq = serde_json::json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
         "metadata": {"name": "a"}});
     assert!(!validator.is_valid(&cq));
+    // a trace's share rule: equal or demand, at least 1 GPU
+    let share = |share: serde_json::Value| {
+        let mut t = sim.clone();
+        t["spec"]["workloads"] = serde_json::json!([{"trace": {"format": "helios",
+            "file": "cluster_log.csv", "share": share}}]);
+        validator.is_valid(&t)
+    };
+    assert!(share(serde_json::json!({"by": "demand", "gpus": 64})));
+    assert!(share(serde_json::json!({})));
+    assert!(!share(serde_json::json!({"by": "fair"})));
+    assert!(!share(serde_json::json!({"gpus": 0})));
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -102,3 +102,22 @@ fn a_bad_scenario_fails_with_every_problem() {
     assert!(err.contains("spec.start"), "{err}");
     assert!(err.contains("missing.yaml"), "{err}");
 }
+
+/// Kueue and KAI replays: stderr is not a terminal here, so no progress bar (and these
+/// scenarios have no warnings): stderr stays empty, with and without `--quiet`.
+#[test]
+fn a_replay_draws_no_progress_when_stderr_is_not_a_terminal() {
+    for args in [
+        vec!["sim", "kueue.yaml", "-o", "csv"],
+        vec!["sim", "kai/night.yaml", "-o", "csv"],
+        vec!["sim", "kueue.yaml", "-o", "csv", "--quiet"],
+    ] {
+        let file = scenario(args[1]);
+        let mut a = args.clone();
+        a[1] = file.as_str();
+        let out = gpuquota(&a);
+        assert!(out.status.success(), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{args:?}");
+        assert!(!out.stdout.is_empty());
+    }
+}

@@ -178,6 +178,7 @@ pub(crate) fn run_kueue<P: Policy>(
     insts: &[Option<&Instance>],
     warnings: &mut Diagnostics,
     budgets: &mut Option<crate::budget::Budgets>,
+    progress: &mut crate::progress::Reporter<'_>,
 ) -> Outcome {
     let n = world.workloads.len();
     let frs: Vec<(String, ResourceName)> = world
@@ -253,6 +254,7 @@ pub(crate) fn run_kueue<P: Policy>(
             break;
         }
         last_t = t;
+        progress.tick(t, counters.events);
         s.clock(&ClockEvent::Advance(t));
         let mut wake = false;
         while let Some(((t2, kind, wl, g), arrival)) = arrivals.peek(&heap) {
@@ -436,6 +438,7 @@ pub(crate) fn run_kueue<P: Policy>(
             last_t
         }
     };
+    progress.finish(end_ms, counters.events);
     let mut workloads = Vec::with_capacity(n);
     for (i, w) in world.workloads.iter().enumerate() {
         if let Some(l) = live[i].take() {
@@ -524,6 +527,7 @@ pub(crate) fn run_resource_quota(
     insts: &[Option<&Instance>],
     warnings: &mut Diagnostics,
     budgets: &mut Option<crate::budget::Budgets>,
+    progress: &mut crate::progress::Reporter<'_>,
 ) -> Outcome {
     let n = world.workloads.len();
     let nres = world.resources.len();
@@ -600,6 +604,7 @@ pub(crate) fn run_resource_quota(
         }
         last_t = t;
         counters.events += 1;
+        progress.tick(t, counters.events);
         let w = wl as usize;
         if let Some(b) = budgets.as_mut() {
             b.advance(t);
@@ -739,6 +744,7 @@ pub(crate) fn run_resource_quota(
             last_t
         }
     };
+    progress.finish(end_ms, counters.events);
     let mut workloads = Vec::with_capacity(n);
     for (i, w) in world.workloads.iter().enumerate() {
         if let Some(st) = live[i].take() {

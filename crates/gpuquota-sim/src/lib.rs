@@ -208,6 +208,15 @@
 //!   data-science reclaimed.").
 //! - `--plot FILE.svg`: [`plot::svg`].
 //!
+//! # Progress
+//!
+//! [`simulate_with_options`] (and [`kai::simulate_with_options`]) call
+//! [`progress::RunOptions::progress`] with the virtual time reached against `spec.end` and
+//! the events done, at most once per whole percent or [`progress::EVENTS_PER_CALL`]
+//! events, and last at the report's `endMs`; the report is the same. `gpuquota sim`
+//! draws it as a bar on stderr when stderr is a terminal (not with `--quiet`), and passes
+//! no callback otherwise.
+//!
 //! # Sweeps (`gpuquota sim sweep FILE --set PATH=v1,v2 … [--shard I/N] [--emit-job N]`)
 //!
 //! The cartesian product of the `--set` values, each run simulated deterministically in
@@ -304,6 +313,7 @@ pub mod engine;
 pub mod fuzzing;
 pub mod kai;
 pub mod plot;
+pub mod progress;
 pub mod report;
 pub mod scenario;
 pub mod seed;
@@ -330,6 +340,22 @@ pub const ENGINE_WARNING: Code = Code::new("tolerated-state");
 /// # Complexity
 /// World build O(objects log objects) plus the event loop (see [`engine`]).
 pub fn simulate(sc: &Scenario) -> Result<Report, Diagnostics> {
+    simulate_with_options(sc, &progress::RunOptions::default())
+}
+
+/// Simulates a scenario, calling `options.progress` as the run advances ([`progress`]); the
+/// report is the same as [`simulate`]'s.
+///
+/// # Errors
+/// As [`simulate`].
+///
+/// # Complexity
+/// As [`simulate`]; the progress calls are bounded (at most 100 + events / 65,536 + 2).
+pub fn simulate_with_options(
+    sc: &Scenario,
+    options: &progress::RunOptions<'_>,
+) -> Result<Report, Diagnostics> {
+    let mut reporter = progress::Reporter::new(options, sc.end_ms);
     let rules = budget_rules(&sc.model)?;
     let twinned;
     let mut model = &sc.model;
@@ -412,9 +438,14 @@ pub fn simulate(sc: &Scenario) -> Result<Report, Diagnostics> {
         budget::Budgets::new(rules.clone(), origin, &wls, &frs, &budget::card_map(sc))
     });
     let mut outcome = match sc.engine {
-        Engine::ResourceQuota => {
-            engine::run_resource_quota(sc, &world, &insts, &mut warnings, &mut budgets)
-        }
+        Engine::ResourceQuota => engine::run_resource_quota(
+            sc,
+            &world,
+            &insts,
+            &mut warnings,
+            &mut budgets,
+            &mut reporter,
+        ),
         Engine::Kueue => {
             let mut settings = gpuquota_fairshare::config::settings_from_configuration(
                 sc.model.configuration.as_ref(),
@@ -449,10 +480,26 @@ pub fn simulate(sc: &Scenario) -> Result<Report, Diagnostics> {
                     Diagnostics(vec![Diagnostic::error(ENGINE_PROBLEM, e.to_string())])
                 })?;
                 let s = Scheduler::with_policy(&world, policy);
-                engine::run_kueue(sc, &world, s, &insts, &mut warnings, &mut budgets)
+                engine::run_kueue(
+                    sc,
+                    &world,
+                    s,
+                    &insts,
+                    &mut warnings,
+                    &mut budgets,
+                    &mut reporter,
+                )
             } else {
                 let s = Scheduler::new(&world);
-                engine::run_kueue(sc, &world, s, &insts, &mut warnings, &mut budgets)
+                engine::run_kueue(
+                    sc,
+                    &world,
+                    s,
+                    &insts,
+                    &mut warnings,
+                    &mut budgets,
+                    &mut reporter,
+                )
             }
         }
     };

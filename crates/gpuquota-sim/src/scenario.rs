@@ -498,7 +498,7 @@ pub fn from_str(
             p,
             &field,
             engine == Engine::Kueue,
-            start,
+            (start, end_ms),
             &mut model,
             &mut instances,
             &mut warnings,

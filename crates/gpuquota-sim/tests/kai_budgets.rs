@@ -4,79 +4,35 @@
 //! One node of 8 H200 NVL; queue `q` (deserved 8) holds the jobs of namespaces `team` and
 //! `lab`; budget `team-daily`: 8 GPU-hours a day for namespace `team` (or queue `q`).
 
+mod common;
+
+use common::{H, kai_pod as job};
 use gpuquota_sim::kai;
 use serde_json::Value;
 
-const H: i64 = 3_600_000;
-
 fn cluster(budget: &str) -> String {
-    format!(
-        r#"apiVersion: v1
-kind: Node
-metadata:
-  name: h200
-  labels: {{nvidia.com/gpu.product: NVIDIA-H200-NVL}}
-status: {{allocatable: {{nvidia.com/gpu: "8", cpu: "64", memory: 512Gi}}}}
----
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {{name: dept}}
-spec: {{resources: {{gpu: {{quota: 8, overQuotaWeight: 1, limit: -1}}}}}}
----
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {{name: q}}
-spec: {{parentQueue: dept, resources: {{gpu: {{quota: 8, overQuotaWeight: 1, limit: -1}}}}}}
----
-apiVersion: gpuquota.dev/v1alpha1
-kind: Budget
-metadata: {{name: team-daily}}
-spec: {budget}
-"#
-    )
-}
-
-/// A one-pod job of `gpus` GPUs created at `at` (`HH:MM`) running `runtime`.
-fn job(ns: &str, name: &str, at: &str, gpus: u32, runtime: &str) -> String {
-    format!(
-        r#"---
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-  namespace: {ns}
-  creationTimestamp: "2026-04-01T{at}:00Z"
-  labels: {{kai.scheduler/queue: q}}
-  annotations: {{gpuquota.dev/runtime: {runtime}}}
-spec: {{schedulerName: kai-scheduler, containers: [{{name: c, resources: {{limits: {{nvidia.com/gpu: "{gpus}"}}}}}}]}}
-"#
-    )
+    common::kai_platform(
+        "h200",
+        "{nvidia.com/gpu.product: NVIDIA-H200-NVL}",
+        r#"{nvidia.com/gpu: "8", cpu: "64", memory: 512Gi}"#,
+        8,
+    ) + &common::budget("team-daily", budget)
 }
 
 fn run(budget: &str, jobs: &str, end: &str) -> Value {
-    let sim = format!(
-        r#"apiVersion: gpuquota.dev/v1alpha1
-kind: Simulation
-metadata: {{name: t}}
-spec:
-  engine: kai
-  cluster: [cluster.yaml]
-  start: "2026-04-01T00:00:00Z"
-  end: "{end}"
-  workloads: [{{file: jobs.yaml}}]
-  metering:
-    currency: EUR
-    cardTypes: [{{name: H200, model: NVIDIA H200 NVL, pricePerHour: "4.00", capacity: 8}}]
-    departments: [{{name: team, namespaces: [team]}}, {{name: lab, namespaces: [lab]}}]
-"#
+    let sim = common::simulation(
+        "kai",
+        end,
+        r#"    currency: EUR
+    cardTypes: [{name: H200, model: NVIDIA H200 NVL, pricePerHour: "4.00", capacity: 8}]
+    departments: [{name: team, namespaces: [team]}, {name: lab, namespaces: [lab]}]
+"#,
     );
-    let c = cluster(budget);
-    let jobs = jobs.to_owned();
-    let sc = kai::scenario::from_str("t.yaml", &sim, "t", &|f: &str| match f {
-        "cluster.yaml" => Ok(("cluster.yaml".into(), c.clone())),
-        _ => Ok(("jobs.yaml".into(), jobs.clone())),
-    })
-    .expect("scenario");
+    let read = common::files(vec![
+        ("cluster.yaml", cluster(budget)),
+        ("jobs.yaml", jobs.to_owned()),
+    ]);
+    let sc = kai::scenario::from_str("t.yaml", &sim, "t", &read).expect("scenario");
     kai::simulate(&sc).expect("runs").to_json()
 }
 

@@ -2,9 +2,10 @@
 //! its 2 GPUs 4 ways advertises 8 `nvidia.com/gpu`; both engines admit against the 8
 //! replicas, and metering counts each replica as a quarter of a GPU.
 
-use serde_json::Value;
+mod common;
 
-const H: i64 = 3_600_000;
+use common::{H, files, first_starts, kai_platform, simulation};
+use serde_json::Value;
 
 const SHARING: &str = r#"---
 apiVersion: v1
@@ -20,88 +21,32 @@ data:
           replicas: 4
 "#;
 
-fn reader(
-    files: Vec<(&'static str, String)>,
-) -> impl Fn(&str) -> Result<(String, String), gpuquota_model::Diagnostic> {
-    move |f: &str| {
-        files
-            .iter()
-            .find(|(n, _)| *n == f)
-            .map(|(n, t)| ((*n).to_owned(), t.clone()))
-            .ok_or_else(|| {
-                gpuquota_model::Diagnostic::error(
-                    gpuquota_sim::scenario::INVALID_SCENARIO,
-                    "no file",
-                )
-            })
-    }
-}
-
 #[test]
 fn kai_admits_against_the_advertised_replicas() {
-    let cluster = format!(
-        r#"apiVersion: v1
-kind: Node
-metadata:
-  name: l4
-  labels: {{nvidia.com/gpu.product: NVIDIA-L4, nvidia.com/gpu.count: "2"}}
-status: {{allocatable: {{nvidia.com/gpu: "2", cpu: "64", memory: 256Gi}}}}
----
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {{name: dept}}
-spec: {{resources: {{gpu: {{quota: 8, overQuotaWeight: 1, limit: -1}}}}}}
----
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {{name: q}}
-spec: {{parentQueue: dept, resources: {{gpu: {{quota: 8, overQuotaWeight: 1, limit: -1}}}}}}
----
-apiVersion: gpuquota.dev/v1alpha1
-kind: Budget
-metadata: {{name: team}}
-spec: {{queue: q, gpuHours: "100", period: 24h, whenSpent: Notify}}
-{SHARING}"#
-    );
-    let mut jobs = String::new();
-    for i in 0..10 {
-        jobs.push_str(&format!(
-            r#"---
-apiVersion: v1
-kind: Pod
-metadata:
-  name: p{i}
-  namespace: team
-  creationTimestamp: "2026-04-01T00:00:00Z"
-  labels: {{kai.scheduler/queue: q}}
-  annotations: {{gpuquota.dev/runtime: 1h}}
-spec: {{schedulerName: kai-scheduler, containers: [{{name: c, resources: {{limits: {{nvidia.com/gpu: "1"}}}}}}]}}
-"#
-        ));
-    }
-    let sim = r#"apiVersion: gpuquota.dev/v1alpha1
-kind: Simulation
-metadata: {name: t}
-spec:
-  engine: kai
-  cluster: [cluster.yaml]
-  start: "2026-04-01T00:00:00Z"
-  end: "2026-04-01T06:00:00Z"
-  workloads: [{file: jobs.yaml}]
-  metering:
-    currency: EUR
+    let cluster = kai_platform(
+        "l4",
+        r#"{nvidia.com/gpu.product: NVIDIA-L4, nvidia.com/gpu.count: "2"}"#,
+        r#"{nvidia.com/gpu: "2", cpu: "64", memory: 256Gi}"#,
+        8,
+    ) + &common::budget(
+        "team",
+        r#"{queue: q, gpuHours: "100", period: 24h, whenSpent: Notify}"#,
+    ) + SHARING;
+    let jobs: String = (0..10)
+        .map(|i| common::kai_pod("team", &format!("p{i}"), "00:00", 1, "1h"))
+        .collect();
+    let sim = simulation(
+        "kai",
+        "2026-04-01T06:00:00Z",
+        r#"    currency: EUR
     cardTypes: [{name: L4, model: NVIDIA L4, pricePerHour: "1.00", capacity: 2}]
     departments: [{name: team, namespaces: [team]}]
-"#;
-    let read = reader(vec![("cluster.yaml", cluster), ("jobs.yaml", jobs)]);
-    let sc = gpuquota_sim::kai::scenario::from_str("t.yaml", sim, "t", &read).expect("scenario");
+"#,
+    );
+    let read = files(vec![("cluster.yaml", cluster), ("jobs.yaml", jobs)]);
+    let sc = gpuquota_sim::kai::scenario::from_str("t.yaml", &sim, "t", &read).expect("scenario");
     let j = gpuquota_sim::kai::simulate(&sc).expect("runs").to_json();
-    let starts: Vec<i64> = j["workloads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["runs"][0]["startMs"].as_i64().unwrap())
-        .collect();
+    let starts = first_starts(&j);
     // 8 replicas of 2 GPUs: eight pods at once, the other two after the first hour
     assert_eq!(starts.iter().filter(|&&s| s == 0).count(), 8);
     assert_eq!(starts.iter().filter(|&&s| s == H).count(), 2);
@@ -116,31 +61,29 @@ spec:
 fn kueue_admits_against_the_advertised_replicas() {
     // Kueue admits against ClusterQueue quota, not nodes: the quota of the time-sliced
     // flavor is the 8 replicas the node advertises.
-    let cluster = format!(
+    let cluster = String::from(
         r#"apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
-metadata: {{name: l4}}
+metadata: {name: l4}
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
-metadata: {{name: team}}
+metadata: {name: team}
 spec:
-  namespaceSelector: {{}}
+  namespaceSelector: {}
   resourceGroups:
   - coveredResources: [nvidia.com/gpu]
-    flavors: [{{name: l4, resources: [{{name: nvidia.com/gpu, nominalQuota: 8}}]}}]
+    flavors: [{name: l4, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
-metadata: {{name: lq, namespace: team}}
-spec: {{clusterQueue: team}}
----
-apiVersion: gpuquota.dev/v1alpha1
-kind: Budget
-metadata: {{name: team}}
-spec: {{queue: team, gpuHours: "100", period: 24h, whenSpent: Notify}}
-{SHARING}"#
-    );
+metadata: {name: lq, namespace: team}
+spec: {clusterQueue: team}
+"#,
+    ) + &common::budget(
+        "team",
+        r#"{queue: team, gpuHours: "100", period: 24h, whenSpent: Notify}"#,
+    ) + SHARING;
     let mut jobs = String::new();
     for i in 0..10 {
         jobs.push_str(&format!(
@@ -158,30 +101,19 @@ spec:
 "#
         ));
     }
-    let sim = r#"apiVersion: gpuquota.dev/v1alpha1
-kind: Simulation
-metadata: {name: t}
-spec:
-  engine: kueue
-  cluster: [cluster.yaml]
-  start: "2026-04-01T00:00:00Z"
-  end: "2026-04-01T06:00:00Z"
-  workloads: [{file: jobs.yaml}]
-  metering:
-    currency: EUR
+    let sim = simulation(
+        "kueue",
+        "2026-04-01T06:00:00Z",
+        r#"    currency: EUR
     cardTypes: [{name: L4, pricePerHour: "1.00", capacity: 2, replicasPerGpu: 4, flavors: [l4]}]
     departments: [{name: team, namespaces: [team]}]
-"#;
-    let read = reader(vec![("cluster.yaml", cluster), ("jobs.yaml", jobs)]);
-    let sc = gpuquota_sim::scenario::from_str("t.yaml", sim, "t", &read).expect("scenario");
+"#,
+    );
+    let read = files(vec![("cluster.yaml", cluster), ("jobs.yaml", jobs)]);
+    let sc = gpuquota_sim::scenario::from_str("t.yaml", &sim, "t", &read).expect("scenario");
     let r = gpuquota_sim::simulate(&sc).expect("runs");
     let j: Value = r.to_json();
-    let starts: Vec<i64> = j["workloads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["runs"][0]["startMs"].as_i64().unwrap())
-        .collect();
+    let starts = first_starts(&j);
     assert_eq!(starts.iter().filter(|&&s| s == 0).count(), 8);
     assert_eq!(starts.iter().filter(|&&s| s == H).count(), 2);
     let line = &j["chargeback"]["lines"][0];

@@ -1,15 +1,14 @@
 //! Trace workload sources end to end: each format's synthetic fixture (written for these
 //! tests; the public traces may not be redistributed) simulated under Kueue.
 
-use std::path::Path;
+mod common;
 
+use common::{beside, trace_data};
 use gpuquota_sim::{scenario, simulate};
 use serde_json::Value;
 
 fn run(name: &str) -> Value {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/traces")
-        .join(name);
+    let p = trace_data(name);
     let sc = scenario::load(&p).expect("valid scenario");
     simulate(&sc).expect("simulates").to_json()
 }
@@ -312,7 +311,7 @@ fn helios_gpu_numbers_are_the_nominal_quotas() {
         )),
         "{all:?}"
     );
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/helios-quotas.yaml");
+    let p = trace_data("helios-quotas.yaml");
     let sc = scenario::load(&p).unwrap();
     let q = |cq: &str| {
         sc.model.cluster_queues[cq].spec.resource_groups[0].flavors[0].resources[0]
@@ -328,7 +327,7 @@ fn helios_gpu_numbers_are_the_nominal_quotas() {
 
 #[test]
 fn a_generated_trace_needs_no_file_and_follows_its_seed() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/philly-generated.yaml");
+    let p = trace_data("philly-generated.yaml");
     let sc = scenario::load(&p).expect("valid scenario");
     // 60 jobs, all usable (every one asks for GPUs, has an attempt and an end)
     assert_eq!(sc.instances.len(), 60);
@@ -337,18 +336,7 @@ fn a_generated_trace_needs_no_file_and_follows_its_seed() {
     let text = std::fs::read_to_string(&p)
         .unwrap()
         .replace("seed: 1", "seed: 2");
-    let other = scenario::from_str("x", &text, "x", &|f: &str| {
-        let q = p.with_file_name(f);
-        std::fs::read_to_string(&q)
-            .map(|t| (f.to_owned(), t))
-            .map_err(|e| {
-                gpuquota_model::diag::Diagnostic::error(
-                    gpuquota_model::diag::codes::READ_FAILED,
-                    e.to_string(),
-                )
-            })
-    })
-    .unwrap();
+    let other = scenario::from_str("x", &text, "x", &beside(&p)).unwrap();
     assert_ne!(sc.model.workloads, other.model.workloads);
 }
 
@@ -357,7 +345,7 @@ fn a_generated_trace_needs_no_file_and_follows_its_seed() {
 /// quota on the idle second node and is reclaimed when vcb's job-3 asks for its own 2 GPUs.
 #[test]
 fn helios_trace_replays_under_kai_into_leaf_queues() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-helios.yaml");
+    let p = trace_data("kai-helios.yaml");
     let sc = gpuquota_sim::kai::load(&p).expect("valid KAI scenario");
     let quota = |q: &str| {
         sc.model.queues[q]
@@ -446,22 +434,12 @@ fn helios_trace_replays_under_kai_into_leaf_queues() {
 /// A trace naming a parent Queue is refused row by row: KAI places jobs in leaves only.
 #[test]
 fn kai_trace_rows_of_a_parent_queue_are_counted() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-helios.yaml");
+    let p = trace_data("kai-helios.yaml");
     let text = std::fs::read_to_string(&p).unwrap().replace(
         ", gpuNumberFile: helios_gpu_number.csv, namespace: research",
         ", queue: research",
     );
-    let sc = gpuquota_sim::kai::scenario::from_str("k.yaml", &text, "k", &|f: &str| {
-        std::fs::read_to_string(p.with_file_name(f))
-            .map(|t| (f.to_owned(), t))
-            .map_err(|e| {
-                gpuquota_model::diag::Diagnostic::error(
-                    gpuquota_model::diag::codes::READ_FAILED,
-                    e.to_string(),
-                )
-            })
-    })
-    .unwrap();
+    let sc = gpuquota_sim::kai::scenario::from_str("k.yaml", &text, "k", &beside(&p)).unwrap();
     assert!(sc.model.pod_groups.is_empty());
     let w: Vec<String> = sc.warnings.iter().map(|d| d.message.clone()).collect();
     assert_eq!(
@@ -477,7 +455,7 @@ fn kai_trace_rows_of_a_parent_queue_are_counted() {
 /// the V100 node as a `gpu-fraction`, the 2-GPU pod of queue `be` on the 2-GPU T4 node.
 #[test]
 fn alibaba_2023_node_list_makes_the_nodes_and_flavors() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-alibaba2023.yaml");
+    let p = trace_data("kai-alibaba2023.yaml");
     let sc = gpuquota_sim::kai::load(&p).expect("valid KAI scenario");
     assert_eq!(
         sc.model.nodes.keys().collect::<Vec<_>>(),
@@ -553,4 +531,341 @@ fn alibaba_2023_node_list_makes_the_nodes_and_flavors() {
             .any(|w| w.ends_with("nodeFile: 1 node rows skipped (malformed-row)")),
         "{all:?}"
     );
+}
+
+/// Every call is in order (virtual time and events never go back), only the last one is
+/// `finished`, and it is at the report's `endMs`.
+fn assert_progress_reaches_the_end(seen: &[gpuquota_sim::progress::Progress], end_ms: i64) {
+    assert!(seen.len() >= 2, "{seen:?}");
+    for w in seen.windows(2) {
+        assert!(
+            w[0].at_ms <= w[1].at_ms && w[0].events <= w[1].events,
+            "{seen:?}"
+        );
+    }
+    assert_eq!(seen.iter().filter(|p| p.finished).count(), 1, "{seen:?}");
+    let last = seen.last().unwrap();
+    assert!(last.finished);
+    assert_eq!(last.at_ms, end_ms);
+    assert_eq!(last.percent(), Some(100));
+}
+
+/// The replay's progress under Kueue, ResourceQuota and KAI: monotone, ending at `endMs`,
+/// and the report is the same bytes as without a callback.
+#[test]
+fn replay_progress_is_monotone_and_reaches_the_end() {
+    use gpuquota_sim::progress::{Progress, RunOptions};
+    use std::cell::RefCell;
+    let p = trace_data("helios.yaml");
+    let mut sc = scenario::load(&p).expect("valid scenario");
+    for engine in [scenario::Engine::Kueue, scenario::Engine::ResourceQuota] {
+        sc.engine = engine;
+        let seen = RefCell::new(Vec::new());
+        let record = |x: Progress| seen.borrow_mut().push(x);
+        let with = gpuquota_sim::simulate_with_options(
+            &sc,
+            &RunOptions {
+                progress: Some(&record),
+            },
+        )
+        .expect("simulates");
+        let without = simulate(&sc).expect("simulates");
+        assert_eq!(with.to_json_string(), without.to_json_string());
+        let seen = seen.into_inner();
+        // no spec.end: the window is open, the last event (job-2's end at 01:30) closes it
+        assert_eq!(seen[0].end_ms, None);
+        assert_progress_reaches_the_end(&seen, with.to_json()["endMs"].as_i64().unwrap());
+    }
+    let p = trace_data("kai-helios.yaml");
+    let sc = gpuquota_sim::kai::load(&p).expect("valid KAI scenario");
+    let seen = RefCell::new(Vec::new());
+    let record = |x: Progress| seen.borrow_mut().push(x);
+    let with = gpuquota_sim::kai::simulate_with_options(
+        &sc,
+        &RunOptions {
+            progress: Some(&record),
+        },
+    )
+    .expect("simulates");
+    let without = gpuquota_sim::kai::simulate(&sc).expect("simulates");
+    assert_eq!(with.to_json_string(), without.to_json_string());
+    let seen = seen.into_inner();
+    // three hours of sessions: one call per whole percent (0 … 99), then the end
+    assert_eq!(seen.len(), 101);
+    assert_eq!(seen[0].end_ms, Some(10_800_000));
+    assert_eq!(seen[1].percent(), Some(1));
+    assert_progress_reaches_the_end(&seen, 10_800_000);
+}
+
+/// Reads a scenario of `tests/data/traces` with `edit` applied to its text.
+fn edited(name: &str, edit: impl Fn(String) -> String) -> Result<String, Vec<String>> {
+    let p = trace_data(name);
+    let text = edit(std::fs::read_to_string(&p).unwrap());
+    let read = beside(&p);
+    Ok(text).and_then(|t| {
+        if t.contains("engine: kai") {
+            gpuquota_sim::kai::scenario::from_str(name, &t, "x", &read)
+                .map(|_| t)
+                .map_err(|d| d.iter().map(|x| x.to_string()).collect())
+        } else {
+            scenario::from_str(name, &t, "x", &read)
+                .map(|_| t)
+                .map_err(|d| d.iter().map(|x| x.to_string()).collect())
+        }
+    })
+}
+
+/// A Kueue trace scenario of `tests/data/traces` with `edit` applied to its text.
+fn kueue_edited(name: &str, edit: impl Fn(String) -> String) -> scenario::Scenario {
+    let p = trace_data(name);
+    let text = edit(std::fs::read_to_string(&p).unwrap());
+    scenario::from_str(name, &text, "x", &beside(&p)).expect("valid scenario")
+}
+
+/// The GPU `nominalQuota` of ClusterQueues `vca` and `vcb`.
+fn vc_quotas(sc: &scenario::Scenario) -> (String, String) {
+    let q = |cq: &str| {
+        sc.model.cluster_queues[cq].spec.resource_groups[0].flavors[0].resources[0]
+            .nominal_quota
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default()
+    };
+    (q("vca"), q("vcb"))
+}
+
+/// The warnings of a scenario about quotas (`…quotas not applied…`, `…share…`), as
+/// `field: message`.
+fn quota_warnings(ws: &gpuquota_model::diag::Diagnostics) -> Vec<String> {
+    ws.iter()
+        .filter(|d| d.message.contains("quota") || d.message.contains("share"))
+        .map(|d| format!("{}: {}", d.field, d.message))
+        .collect()
+}
+
+/// `share: {by: demand, gpus: 10}`: vcA's jobs asked for 8 × 3,600 + 8 × 1,800 = 43,200
+/// GPU-seconds, vcB's 2 × 1,800 = 3,600: 10 × 43,200 / 46,800 = 9.23 and 0.77, floors 9
+/// and 0, the GPU left to the larger remainder (vcB's 0.77): 9 and 1. vcZ has no
+/// ClusterQueue and is counted. The replay then admits job-3 by borrowing vcA's unused GPU.
+#[test]
+fn share_by_demand_splits_gpu_seconds_by_the_largest_remainder() {
+    let p = trace_data("helios-share.yaml");
+    let sc = scenario::load(&p).expect("valid scenario");
+    assert_eq!(vc_quotas(&sc), (s("9"), s("1")));
+    assert_eq!(
+        quota_warnings(&sc.warnings),
+        ["spec.workloads[0].trace.share: 1 queue quotas not applied (no-cluster-queue)"]
+    );
+    let j = simulate(&sc).expect("simulates").to_json();
+    assert_eq!(j["queues"]["vca"]["nominal"]["v100"]["nvidia.com/gpu"], "9");
+    assert_eq!(j["queues"]["vcb"]["nominal"]["v100"]["nvidia.com/gpu"], "1");
+    let runs: Vec<(String, Vec<RunRow>)> = rows(&j).into_iter().map(|r| (r.0, r.4)).collect();
+    assert_eq!(
+        runs,
+        [
+            (s("research/job-1"), vec![(0, 3_600_000, s("v100"), s("8"))]),
+            (
+                s("research/job-2"),
+                vec![(3_600_000, 5_400_000, s("v100"), s("8"))]
+            ),
+            (
+                s("research/job-3"),
+                vec![(1_200_000, 3_000_000, s("v100"), s("2"))]
+            ),
+        ]
+    );
+}
+
+/// `share: {gpus: N}` splits equally (the default): 9 GPUs between vca and vcb are 4.5
+/// each, and the GPU left goes to the first by name (vca); 8 are 4 and 4.
+#[test]
+fn share_equal_is_the_default_and_ties_go_to_the_first_name() {
+    let nine = kueue_edited("helios-share.yaml", |t| {
+        t.replace("by: demand, gpus: 10", "gpus: 9")
+    });
+    assert_eq!(vc_quotas(&nine), (s("5"), s("4")));
+    let eight = kueue_edited("helios-share.yaml", |t| {
+        t.replace("by: demand, gpus: 10", "by: equal, gpus: 8")
+    });
+    assert_eq!(vc_quotas(&eight), (s("4"), s("4")));
+}
+
+/// Demand counts the GPU time inside the window: with `spec.end` at 00:20, vcA's jobs
+/// used 8 × 1,200 + 8 × 600 GPU-seconds and vcB's job-3 arrives at the end (0): all 10
+/// GPUs to vcA.
+#[test]
+fn share_by_demand_counts_the_replay_window_only() {
+    let sc = kueue_edited("helios-share.yaml", |t| {
+        t.replace(
+            "start: \"2020-04-01T00:00:00Z\"",
+            "start: \"2020-04-01T00:00:00Z\"\n  end: \"2020-04-01T00:20:00Z\"",
+        )
+    });
+    assert_eq!(vc_quotas(&sc), (s("10"), s("0")));
+}
+
+/// Without `share.gpus` the total is the nodes' GPUs, else the queues' present quotas; none
+/// of either is a warning and the quotas stay. Queues whose ClusterQueue has no quota for
+/// the GPU resource are counted.
+#[test]
+fn share_total_defaults_and_queues_without_a_gpu_quota_are_counted() {
+    let none = kueue_edited("helios-share.yaml", |t| {
+        t.replace("by: demand, gpus: 10", "")
+    });
+    assert_eq!(vc_quotas(&none), (s("0"), s("0")));
+    assert_eq!(
+        quota_warnings(&none.warnings),
+        [
+            "spec.workloads[0].trace.share: no GPUs to share: set share.gpus (the cluster has no node GPUs and the queues no GPU quota)",
+            "spec.workloads[0].trace.share: 1 queue quotas not applied (no-cluster-queue)",
+        ]
+    );
+    // helios.yaml's ClusterQueues quote the GPUs in two flavors each: which one a VC's
+    // share is cannot be told, so both are counted and keep their quotas
+    let two = kueue_edited("helios.yaml", |t| {
+        t.replace(
+            "namespace: research}",
+            "namespace: research, share: {by: demand}}",
+        )
+    });
+    assert_eq!(
+        quota_warnings(&two.warnings),
+        [
+            "spec.workloads[0].trace.share: 1 queue quotas not applied (no-cluster-queue)",
+            "spec.workloads[0].trace.share: 2 queue quotas not applied (several-gpu-flavors)",
+        ]
+    );
+    let milli = kueue_edited("helios-share.yaml", |t| {
+        t.replace(
+            "share: {by: demand, gpus: 10}",
+            "milliGpuResource: gpuquota.dev/gpu-milli, share: {gpus: 4}",
+        )
+    });
+    assert_eq!(
+        quota_warnings(&milli.warnings),
+        [
+            "spec.workloads[0].trace.share: 1 queue quotas not applied (no-cluster-queue)",
+            "spec.workloads[0].trace.share: 2 queue quotas not applied (no-gpu-quota)",
+        ]
+    );
+}
+
+/// Under KAI the share goes to the leaf Queues' `resources.gpu.quota`, out of the nodes'
+/// 16 GPUs: by demand 16 × 43,200 / 46,800 = 14.77 and 1.23, so 15 and 1; equally 8 and 8.
+/// `research` (a parent) is not a trace queue, vcZ has no Queue (counted).
+#[test]
+fn share_under_kai_divides_the_nodes_gpus_among_the_leaf_queues() {
+    let quota = |sc: &gpuquota_sim::kai::KaiScenario, q: &str| {
+        sc.model.queues[q]
+            .spec
+            .resources
+            .as_ref()
+            .and_then(|r| r.gpu.as_ref())
+            .and_then(|g| g.quota.as_ref())
+            .map(ToString::to_string)
+            .unwrap_or_default()
+    };
+    let p = trace_data("kai-helios.yaml");
+    let load = |share: &str| {
+        let text = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("gpuNumberFile: helios_gpu_number.csv", share);
+        gpuquota_sim::kai::scenario::from_str("k.yaml", &text, "k", &beside(&p))
+            .expect("valid KAI scenario")
+    };
+    let demand = load("share: {by: demand}");
+    assert_eq!(
+        (
+            quota(&demand, "vca"),
+            quota(&demand, "vcb"),
+            quota(&demand, "research")
+        ),
+        (s("15"), s("1"), s("16"))
+    );
+    let w: Vec<String> = demand.warnings.iter().map(|d| d.message.clone()).collect();
+    assert_eq!(
+        w,
+        [
+            "1 queue quotas not applied (no-leaf-queue)",
+            "1 trace rows skipped (no-gpu)",
+            "1 trace rows skipped (no-leaf-queue)"
+        ]
+    );
+    let equal = load("share: {}");
+    assert_eq!(
+        (quota(&equal, "vca"), quota(&equal, "vcb")),
+        (s("8"), s("8"))
+    );
+    gpuquota_sim::kai::simulate(&demand).expect("simulates");
+}
+
+/// `share` refused with `gpuNumberFile` (both set the VCs' quotas), an unknown rule, 0 GPUs.
+#[test]
+fn share_errors_name_their_field() {
+    let both = edited("helios-quotas.yaml", |t| {
+        t.replace(
+            "namespace: research}",
+            "namespace: research, share: {gpus: 4}}",
+        )
+    })
+    .unwrap_err();
+    assert!(
+        both.iter().any(
+            |e| e.contains("spec.workloads[0].trace.share: give either gpuNumberFile or share")
+        ),
+        "{both:?}"
+    );
+    let by = edited("helios-share.yaml", |t| t.replace("by: demand", "by: fair")).unwrap_err();
+    assert!(
+        by.iter().any(|e| e.contains(
+            "spec.workloads[0].trace.share.by: unknown share \"fair\": expected equal or demand"
+        )),
+        "{by:?}"
+    );
+    let zero = edited("helios-share.yaml", |t| t.replace("gpus: 10", "gpus: 0")).unwrap_err();
+    assert!(
+        zero.iter()
+            .any(|e| e.contains("spec.workloads[0].trace.share.gpus: at least 1 GPU")),
+        "{zero:?}"
+    );
+    let kai = edited("kai-helios.yaml", |t| {
+        t.replace("namespace: research}", "namespace: research, share: {}}")
+    })
+    .unwrap_err();
+    assert!(
+        kai.iter()
+            .any(|e| e.contains("trace.share: give either gpuNumberFile or share")),
+        "{kai:?}"
+    );
+}
+
+/// Every format: Alibaba 2023 under KAI, the total from its node list (1 V100 + 2 T4 = 3
+/// GPUs). By demand, `be` asked for 2 GPUs × 600 s = 1,200 GPU-seconds and `ls` for half a
+/// GPU × 3,600 s = 1,800 (fractions count exactly): 3 × 1,200 / 3,000 = 1.2 and 1.8, so 1
+/// and 1, the GPU left to ls's 0.8: be 1, ls 2. Equally, 1.5 each: the tie to `be`.
+#[test]
+fn share_counts_fractions_and_takes_the_node_lists_gpus() {
+    let p = trace_data("kai-alibaba2023.yaml");
+    let load = |share: &str| {
+        let text = std::fs::read_to_string(&p).unwrap().replace(
+            "namespace: openb}",
+            &format!("namespace: openb, share: {share}}}"),
+        );
+        gpuquota_sim::kai::scenario::from_str("k.yaml", &text, "k", &beside(&p))
+            .expect("valid KAI scenario")
+    };
+    let quotas = |sc: &gpuquota_sim::kai::KaiScenario| {
+        ["be", "ls", "platform"].map(|q| {
+            sc.model.queues[q]
+                .spec
+                .resources
+                .as_ref()
+                .and_then(|r| r.gpu.as_ref())
+                .and_then(|g| g.quota.as_ref())
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        })
+    };
+    assert_eq!(quotas(&load("{by: demand}")), ["1", "2", "3"]);
+    assert_eq!(quotas(&load("{}")), ["2", "1", "3"]);
 }

@@ -790,7 +790,21 @@ type RunHoldings = (
 /// on the state the live cluster kept from the previous one ([`LiveCluster::session`]).
 pub fn run(
     sc: &KaiScenario,
+    hook: Option<&mut dyn SessionHook>,
+) -> Result<KaiOutcome, Diagnostics> {
+    let options = crate::progress::RunOptions::default();
+    run_reporting(
+        sc,
+        hook,
+        &mut crate::progress::Reporter::new(&options, sc.end_ms),
+    )
+}
+
+/// [`run`], telling `progress` each session (its `events` are the sessions).
+pub(crate) fn run_reporting(
+    sc: &KaiScenario,
     mut hook: Option<&mut dyn SessionHook>,
+    progress: &mut crate::progress::Reporter<'_>,
 ) -> Result<KaiOutcome, Diagnostics> {
     let mut sim = Sim::new(sc)?;
     let interval = sc.session_interval_ms.max(1);
@@ -801,6 +815,7 @@ pub fn run(
         if end.is_some_and(|e| t >= e) {
             break;
         }
+        progress.tick(t, sessions);
         if sessions >= MAX_SESSIONS {
             sim.warnings.push(Diagnostic::warning(
                 crate::scenario::NOT_SIMULATED,
@@ -836,5 +851,7 @@ pub fn run(
             }
         }
     }
+    let end_ms = end.unwrap_or_else(|| sim.now_ms.max((sessions as i64 - 1).max(0) * interval));
+    progress.finish(end_ms, sessions);
     Ok(sim.outcome(sessions, &hook))
 }

@@ -232,6 +232,20 @@ use gpuquota_model::diag::Diagnostics;
 /// # Complexity
 /// See [`engine::run`].
 pub fn simulate(sc: &KaiScenario) -> Result<KaiOutcome, Diagnostics> {
+    simulate_with_options(sc, &crate::progress::RunOptions::default())
+}
+
+/// Simulates a KAI scenario, calling `options.progress` once per whole percent of the
+/// window (or every [`crate::progress::EVENTS_PER_CALL`] sessions) and at the end; the
+/// outcome is the same as [`simulate`]'s.
+///
+/// # Errors
+/// As [`simulate`].
+pub fn simulate_with_options(
+    sc: &KaiScenario,
+    options: &crate::progress::RunOptions<'_>,
+) -> Result<KaiOutcome, Diagnostics> {
+    let mut progress = crate::progress::Reporter::new(options, sc.end_ms);
     let rules = crate::budget_rules(&sc.model)?;
     let mut budgets = if rules.is_empty() {
         None
@@ -239,8 +253,8 @@ pub fn simulate(sc: &KaiScenario) -> Result<KaiOutcome, Diagnostics> {
         Some(budget::KaiBudgets::new(sc, rules, &queues_of(sc)?))
     };
     let mut out = match budgets.as_mut() {
-        Some(h) => engine::run(sc, Some(h))?,
-        None => engine::run(sc, None)?,
+        Some(h) => engine::run_reporting(sc, Some(h), &mut progress)?,
+        None => engine::run_reporting(sc, None, &mut progress)?,
     };
     if let Some(h) = budgets.as_mut() {
         h.budgets.advance(out.end_ms);

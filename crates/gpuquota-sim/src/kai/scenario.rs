@@ -461,7 +461,7 @@ fn simulation(
     }
     let mut model = gathered.import(&mut warnings)?;
     for (field, p) in gathered.traces {
-        crate::trace::apply_kai(p, &field, start, &mut model, &mut warnings);
+        crate::trace::apply_kai(p, &field, (start, end_ms), &mut model, &mut warnings);
     }
     let jobs = resolve_jobs(&mut model, start, end_ms, &mut errors, &mut warnings);
     if errors.has_errors() {

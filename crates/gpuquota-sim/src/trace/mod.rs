@@ -11,6 +11,7 @@
 //!     namespace: research     # default: the mapped queue name
 //!     milliGpuResource: gpuquota.dev/gpu-milli   # optional: GPUs in thousandths (below)
 //!     gpuNumberFile: cluster_gpu_number.csv      # helios only: the VCs' nominal quotas (below)
+//!     share: {by: demand, gpus: 64}              # instead: GPUs shared among the queues (below)
 //!     nodeFile: openb_node_list_gpu_node.csv     # alibaba-2023 only: Nodes and flavors
 //!     generate: {jobs: 1000, vcs: 14, seed: 1}   # instead of file: a synthetic trace (below)
 //! ```
@@ -80,6 +81,41 @@
 //! the GPU resource), `several-gpu-flavors` (it has several: which one the VC's GPUs are is
 //! not in the trace), `malformed-row`. ClusterQueues without a column keep their quota.
 //!
+//! **Without quotas in the trace**, a queue's quota is what the cluster files give it:
+//! the mapping implies LocalQueues and Namespaces but never a ClusterQueue or a KAI Queue
+//! (their flavors, cohort and parent are the policy under study), so a job whose queue
+//! does not exist is skipped (`no-cluster-queue`, `no-leaf-queue`), and a queue quoted 0
+//! GPUs admits only by borrowing (Kueue) or over quota (KAI). **`share: {by, gpus}`**
+//! (every format, both modes; refused together with `gpuNumberFile`, which already sets
+//! the same quotas) instead divides `gpus` GPUs among the trace's queues as their quotas —
+//! the `nominalQuota` of a ClusterQueue's one GPU resource (in thousandths with
+//! `milliGpuResource`), or a leaf Queue's `resources.gpu.quota`:
+//! - `gpus` defaults to the cluster's nodes' `nvidia.com/gpu` allocatable (the Alibaba
+//!   2023 node list's too), else to the sum of those queues' present GPU quotas (the cluster
+//!   files' total, re-divided);
+//! - `by: equal` (the default) gives each queue the same share; `by: demand` shares in
+//!   proportion to each queue's GPU demand in the replay window: over its jobs, GPUs × the
+//!   part of `[arrival, arrival + runtime]` before `spec.end` (arrivals before `start`
+//!   count from 0, as they arrive then; all of the runtime without `spec.end`). A queue
+//!   without demand in the window gets 0; all without demand share equally (a warning);
+//! - whole GPUs by the largest remainder: each queue gets ⌊gpus · w / W⌋ and the GPUs left
+//!   go one each to the largest remainders, equal remainders to the first queue by name, so
+//!   the quotas add up to `gpus` and are deterministic (10 GPUs by demand 43,200 : 3,600
+//!   GPU-seconds are 9.23 : 0.77, so 9 and 1; 9 GPUs equally between `vca` and `vcb` are
+//!   5 and 4).
+//!
+//! Equal is the default because it is the baseline a fair-share simulator's users compare
+//! against: Gavel's isolated policy gives each of the m users 1/m of every GPU type
+//! (stanford-futuredata/gavel: `scheduler/policies/isolated.py`), and its max-min fairness
+//! normalises each job's throughput by the one it gets from an equal split
+//! (`scheduler/policies/max_min_fairness.py`); an equal share needs nothing from the
+//! trace but the queue names, whereas a demand-proportional quota uses the trace's own
+//! future, so it is an explicit choice. The queues the rule cannot give a quota are counted by reason (`N queue quotas
+//! not applied (reason)`, source the trace file, field `….share`): `no-cluster-queue`,
+//! `no-gpu-quota`, `several-gpu-flavors` (Kueue), `no-leaf-queue`, `not-a-leaf-queue`
+//! (KAI); the cluster files' other queues keep their quotas. In `resourcequota` mode the
+//! ClusterQueues, hence the share, are not used.
+//!
 //! **Generated traces**: `generate: {jobs, vcs, seed}` (defaults 1,000, 14, 1; Helios and
 //! Philly) replaces `file` with a synthetic trace of the format's shape ([`synthetic`]),
 //! read by the same loader; a sweep's `seed=1..20` redraws it.
@@ -88,6 +124,7 @@ pub mod alibaba2023;
 pub mod helios;
 pub mod pai;
 pub mod philly;
+pub mod quota;
 pub mod synthetic;
 
 use std::collections::BTreeMap;
@@ -391,6 +428,10 @@ pub struct TraceSource {
     /// Helios only: `cluster_gpu_number.csv`, the nominal quotas of the VCs' ClusterQueues.
     #[serde(default)]
     pub gpu_number_file: Option<String>,
+    /// The GPUs divided among the trace's queues as their quotas (instead of
+    /// `gpuNumberFile`).
+    #[serde(default)]
+    pub share: Option<quota::ShareSpec>,
     /// Alibaba 2023 only: the node list (`openb_node_list_*.csv`), Nodes and flavors
     /// ([`alibaba2023::nodes`]).
     #[serde(default)]
@@ -431,6 +472,8 @@ pub(crate) struct Prepared {
     pub(crate) loaded: Loaded,
     /// `cluster_gpu_number.csv`: display name and text.
     pub(crate) gpu_number: Option<(String, String)>,
+    /// The `share:` rule.
+    pub(crate) share: Option<quota::Share>,
     /// The node list: display name and text.
     pub(crate) node_list: Option<(String, String)>,
 }
@@ -501,6 +544,31 @@ pub(crate) fn prepare(
             ));
         }
     }
+    let share = t.share.as_ref().and_then(|sh| {
+        let by = match sh.by.as_deref() {
+            None => Some(quota::ShareBy::Equal),
+            Some(b) => quota::ShareBy::parse(b),
+        };
+        if by.is_none() {
+            errs.push((
+                "share.by".into(),
+                format!(
+                    "unknown share {:?}: expected equal or demand",
+                    sh.by.as_deref().unwrap_or_default()
+                ),
+            ));
+        }
+        if sh.gpus == Some(0) {
+            errs.push(("share.gpus".into(), "at least 1 GPU to share".into()));
+        }
+        if t.gpu_number_file.is_some() {
+            errs.push((
+                "share".into(),
+                "give either gpuNumberFile or share: both set the VCs' GPU quotas".into(),
+            ));
+        }
+        by.map(|by| quota::Share { by, gpus: sh.gpus })
+    });
     let mut queue_by = None;
     if let Some(f) = format {
         let fields = f.queue_fields();
@@ -583,6 +651,7 @@ pub(crate) fn prepare(
         milli_gpu_resource: t.milli_gpu_resource.clone().filter(|r| !r.is_empty()),
         loaded,
         gpu_number,
+        share,
         node_list,
     })
 }
@@ -597,26 +666,25 @@ pub(crate) fn apply(
     mut p: Prepared,
     field: &str,
     kueue: bool,
-    start: Timestamp,
+    (start, end_ms): (Timestamp, Option<i64>),
     model: &mut gpuquota_model::Model,
     instances: &mut BTreeMap<String, crate::scenario::Instance>,
     warnings: &mut gpuquota_model::diag::Diagnostics,
 ) {
-    use gpuquota_model::diag::Diagnostic;
     let start_ms = i64::try_from(start.unix_nanos().div_euclid(1_000_000)).unwrap_or(0);
     // LocalQueue per (namespace, ClusterQueue), found or implied
     let mut lq_for: BTreeMap<String, BTreeMap<String, Result<String, &'static str>>> =
         BTreeMap::new();
+    let mut demands = quota::Demands::new();
     let jobs = std::mem::take(&mut p.loaded.jobs);
     for mut job in jobs {
-        let queue = sanitize(match (&p.queue, p.queue_by) {
-            (Some(q), _) => q,
-            (None, Some(f)) => job.fields.get(f).map_or("", String::as_str),
-            (None, None) => "",
-        });
+        let queue = sanitize(mapped_queue(&p, &job));
         if queue.is_empty() {
             p.loaded.skip("no-queue");
             continue;
+        }
+        if p.share.is_some() {
+            quota::add_demand(&mut demands, &queue, Some(0));
         }
         let name = sanitize(&job.id);
         if name.is_empty() {
@@ -661,6 +729,11 @@ pub(crate) fn apply(
         } else {
             job.submit_ms.saturating_sub(start_ms)
         };
+        // before the pod sets move into the Workload
+        let job_demand = p
+            .share
+            .is_some()
+            .then(|| quota::demand(&job, created_ms, end_ms));
         let Some(w) = workload(
             std::mem::take(&mut job.pod_sets),
             name,
@@ -673,6 +746,9 @@ pub(crate) fn apply(
             p.loaded.skip("malformed-row");
             continue;
         };
+        if let Some(d) = job_demand {
+            quota::add_demand(&mut demands, &queue, d);
+        }
         model.workloads.insert(key.clone(), w);
         instances.insert(
             key.clone(),
@@ -687,29 +763,58 @@ pub(crate) fn apply(
     if let Some((file, text)) = &p.node_list {
         apply_nodes(model, file, text, field, warnings);
     }
+    let milli = p.milli_gpu_resource.as_deref();
+    let target = quota::Target::new(
+        model,
+        milli.unwrap_or("nvidia.com/gpu"),
+        milli.is_some(),
+        false,
+    );
+    apply_quotas(&p, &target, start_ms, &demands, model, field, warnings);
+    warn_skipped(&p.loaded.skipped, &p.file, field, warnings);
+}
+
+/// The trace's GPU quotas: `gpuNumberFile` or `share` ([`quota`]).
+fn apply_quotas(
+    p: &Prepared,
+    target: &quota::Target<'_>,
+    start_ms: i64,
+    demands: &quota::Demands,
+    model: &mut gpuquota_model::Model,
+    field: &str,
+    warnings: &mut gpuquota_model::diag::Diagnostics,
+) {
     if let Some((file, text)) = &p.gpu_number {
-        apply_gpu_numbers(
-            model,
-            file,
-            text,
-            start_ms,
-            p.milli_gpu_resource.as_deref(),
-            false,
-            field,
-            warnings,
-        );
+        quota::apply_gpu_numbers(model, target, (file, text), start_ms, field, warnings);
     }
-    for (reason, n) in &p.loaded.skipped {
+    if let Some(share) = p.share {
+        quota::apply_share(model, target, share, demands, &p.file, field, warnings);
+    }
+}
+
+/// The rows a trace mapping skipped or adjusted, one warning per reason (source the trace
+/// file, field the `trace:` entry).
+fn warn_skipped(
+    skipped: &BTreeMap<&'static str, u64>,
+    file: &str,
+    field: &str,
+    warnings: &mut gpuquota_model::diag::Diagnostics,
+) {
+    for (reason, n) in skipped {
         warnings.push(
-            Diagnostic::warning(
+            gpuquota_model::diag::Diagnostic::warning(
                 TRACE_ROW_SKIPPED,
-                if *reason == "gpu-spec-alternatives" {
-                    format!("{n} trace rows kept without a node selector ({reason})")
-                } else {
-                    format!("{n} trace rows skipped ({reason})")
+                match *reason {
+                    "gpu-spec-alternatives" => {
+                        format!("{n} trace rows kept without a node selector ({reason})")
+                    }
+                    "gpu-fraction-rounded-up" => {
+                        format!("{n} trace rows kept with their GPUs rounded up ({reason})")
+                    }
+                    _ => format!("{n} trace rows skipped ({reason})"),
                 },
             )
-            .source(p.file.clone())
+            .source(file.to_owned())
             .field(field.to_owned()),
         );
     }
@@ -790,97 +895,6 @@ fn workload(
     })
 }
 
-/// Sets each VC's ClusterQueue's GPU `nominalQuota` from Helios' `cluster_gpu_number.csv`
-/// ([`helios::gpu_numbers`]), or under KAI (`kai`) each VC's leaf Queue's
-/// `resources.gpu.quota`; what it cannot apply is one warning per reason.
-///
-/// # Complexity
-/// O(rows × VCs + VCs × quotas of a ClusterQueue).
-#[allow(clippy::too_many_arguments)]
-fn apply_gpu_numbers(
-    model: &mut gpuquota_model::Model,
-    file: &str,
-    text: &str,
-    start_ms: i64,
-    milli: Option<&str>,
-    kai: bool,
-    field: &str,
-    warnings: &mut gpuquota_model::diag::Diagnostics,
-) {
-    use gpuquota_model::diag::Diagnostic;
-    let warn = |warnings: &mut gpuquota_model::diag::Diagnostics, msg: String| {
-        warnings.push(
-            Diagnostic::warning(TRACE_ROW_SKIPPED, msg)
-                .source(file.to_owned())
-                .field(format!("{field}.gpuNumberFile")),
-        );
-    };
-    let helios::GpuNumbers { vcs, malformed, .. } = match helios::gpu_numbers(text, start_ms) {
-        Ok(x) => x,
-        Err(m) => {
-            warn(warnings, format!("no quota read: {m}"));
-            return;
-        }
-    };
-    let resource = milli.unwrap_or("nvidia.com/gpu");
-    let mut skipped: BTreeMap<&'static str, u64> = BTreeMap::new();
-    if malformed > 0 {
-        skipped.insert("malformed-row", malformed);
-    }
-    let parents: std::collections::BTreeSet<String> = model
-        .queues
-        .values()
-        .filter_map(|q| q.spec.parent_queue.clone())
-        .collect();
-    for (vc, gpus) in vcs {
-        let name = sanitize(&vc);
-        if kai {
-            // a KAI leaf queue's deserved GPUs
-            match model.queues.get_mut(&name) {
-                None => *skipped.entry("no-leaf-queue").or_insert(0) += 1,
-                Some(_) if parents.contains(&name) => {
-                    *skipped.entry("not-a-leaf-queue").or_insert(0) += 1
-                }
-                Some(q) => {
-                    let r = q.spec.resources.get_or_insert_with(Default::default);
-                    r.gpu.get_or_insert_with(Default::default).quota =
-                        Some(gpuquota_model::Quantity::from_integer(i64::from(gpus)));
-                }
-            }
-            continue;
-        }
-        let Some(cq) = model.cluster_queues.get_mut(&name) else {
-            *skipped.entry("no-cluster-queue").or_insert(0) += 1;
-            continue;
-        };
-        let mut hits: Vec<&mut gpuquota_model::kueue::ResourceQuota> = cq
-            .spec
-            .resource_groups
-            .iter_mut()
-            .flat_map(|g| g.flavors.iter_mut())
-            .flat_map(|f| f.resources.iter_mut())
-            .filter(|r| r.name.as_str() == resource)
-            .collect();
-        let value = if milli.is_some() {
-            u64::from(gpus) * 1000
-        } else {
-            u64::from(gpus)
-        };
-        match hits.as_mut_slice() {
-            [one] => {
-                one.nominal_quota = i64::try_from(value)
-                    .ok()
-                    .map(gpuquota_model::Quantity::from_integer);
-            }
-            [] => *skipped.entry("no-gpu-quota").or_insert(0) += 1,
-            _ => *skipped.entry("several-gpu-flavors").or_insert(0) += 1,
-        }
-    }
-    for (reason, n) in skipped {
-        warn(warnings, format!("{n} VC quotas not applied ({reason})"));
-    }
-}
-
 /// KAI mode: turns a prepared trace into PodGroups (one per job: `spec.queue` the mapped
 /// name, a leaf Queue of the cluster files; `minMember` all its pods, as a trace job ran
 /// whole) with their Pods; the skipped rows become one warning per reason.
@@ -892,31 +906,24 @@ fn apply_gpu_numbers(
 /// Queue of that name) and `not-a-leaf-queue` (the Queue is another's parent: KAI places
 /// jobs in leaves only). `milliGpuResource` is Kueue's and is not used here (a warning).
 ///
+/// Phases: the node list ([`apply_nodes`]), then per job its leaf Queue
+/// ([`kai_leaf_queue`]), its Pods ([`kai_pods`]) and its PodGroup ([`kai_pod_group`]),
+/// then the `share` quotas, then the skipped rows' warnings (`gpuNumberFile`'s quotas come
+/// first, before the jobs).
+///
 /// # Complexity
 /// O(jobs × log(objects) + queues).
 pub(crate) fn apply_kai(
     mut p: Prepared,
     field: &str,
-    start: Timestamp,
+    (start, end_ms): (Timestamp, Option<i64>),
     model: &mut gpuquota_model::Model,
     warnings: &mut gpuquota_model::diag::Diagnostics,
 ) {
-    use gpuquota_model::core::{Container, Pod, PodSpec, PodStatus, ResourceRequirements};
-    use gpuquota_model::diag::Diagnostic;
-    use gpuquota_model::kai::{
-        GPU_FRACTION_ANNOTATION, POD_GROUP_ANNOTATION, PodGroup, PodGroupSpec,
-    };
-    use gpuquota_model::meta::ObjectMeta;
-    use gpuquota_model::{Quantity, ResourceName};
     let start_ms = i64::try_from(start.unix_nanos().div_euclid(1_000_000)).unwrap_or(0);
-    let parents: std::collections::BTreeSet<String> = model
-        .queues
-        .values()
-        .filter_map(|q| q.spec.parent_queue.clone())
-        .collect();
     if p.milli_gpu_resource.is_some() {
         warnings.push(
-            Diagnostic::warning(
+            gpuquota_model::diag::Diagnostic::warning(
                 TRACE_ROW_SKIPPED,
                 "milliGpuResource is not used under engine kai: fractions are gpu-fraction annotations",
             )
@@ -927,28 +934,25 @@ pub(crate) fn apply_kai(
     if let Some((file, text)) = &p.node_list {
         apply_nodes(model, file, text, field, warnings);
     }
+    let target = quota::Target::new(model, "nvidia.com/gpu", false, true);
     if let Some((file, text)) = &p.gpu_number {
-        apply_gpu_numbers(model, file, text, start_ms, None, true, field, warnings);
+        quota::apply_gpu_numbers(model, &target, (file, text), start_ms, field, warnings);
     }
+    let mut demands = quota::Demands::new();
     let jobs = std::mem::take(&mut p.loaded.jobs);
     for job in jobs {
-        let raw = match (&p.queue, p.queue_by) {
-            (Some(q), _) => q.clone(),
-            (None, Some(f)) => job.fields.get(f).cloned().unwrap_or_default(),
-            (None, None) => String::new(),
+        let queue = match kai_leaf_queue(&p, &job, model, &target) {
+            Ok(q) => q,
+            Err((reason, queue)) => {
+                if let (Some(q), Some(_)) = (queue, p.share) {
+                    quota::add_demand(&mut demands, &q, Some(0));
+                }
+                p.loaded.skip(reason);
+                continue;
+            }
         };
-        let queue = sanitize(&raw);
-        if queue.is_empty() {
-            p.loaded.skip("no-queue");
-            continue;
-        }
-        if !model.queues.contains_key(&queue) {
-            p.loaded.skip("no-leaf-queue");
-            continue;
-        }
-        if parents.contains(&queue) {
-            p.loaded.skip("not-a-leaf-queue");
-            continue;
+        if p.share.is_some() {
+            quota::add_demand(&mut demands, &queue, Some(0));
         }
         let name = sanitize(&job.id);
         if name.is_empty() {
@@ -967,57 +971,7 @@ pub(crate) fn apply_kai(
             job.submit_ms.saturating_sub(start_ms)
         };
         let created = crate::scenario::at_ms(start, created_ms);
-        let mut pods: Vec<Pod> = Vec::new();
-        let mut rounded = false;
-        for s in &job.pod_sets {
-            let mut annotations = BTreeMap::from([(POD_GROUP_ANNOTATION.to_owned(), name.clone())]);
-            let mut requests = gpuquota_model::core::ResourceList::new();
-            if s.gpu_milli < 1000 {
-                let f = format!("{}", s.gpu_milli as f64 / 1000.0);
-                annotations.insert(GPU_FRACTION_ANNOTATION.to_owned(), f);
-            } else {
-                rounded |= s.gpu_milli % 1000 != 0;
-                let whole = i64::try_from(s.gpu_milli.div_ceil(1000)).unwrap_or(i64::MAX);
-                requests.insert(
-                    ResourceName::new("nvidia.com/gpu"),
-                    Quantity::from_integer(whole),
-                );
-            }
-            let node_selector: BTreeMap<String, String> = s
-                .gpu_type
-                .iter()
-                .map(|t| (GPU_TYPE_LABEL.to_owned(), t.clone()))
-                .collect();
-            for i in 0..s.count {
-                pods.push(Pod {
-                    metadata: ObjectMeta {
-                        name: format!("{name}-{}-{i}", s.name),
-                        namespace: Some(ns.clone()),
-                        annotations: annotations.clone(),
-                        creation_timestamp: Some(created),
-                        ..ObjectMeta::default()
-                    },
-                    spec: PodSpec {
-                        containers: vec![Container {
-                            name: "c".into(),
-                            resources: ResourceRequirements {
-                                requests: requests.clone(),
-                                limits: requests.clone(),
-                                ..ResourceRequirements::default()
-                            },
-                            ..Container::default()
-                        }],
-                        node_selector: node_selector.clone(),
-                        scheduler_name: Some("kai-scheduler".into()),
-                        ..PodSpec::default()
-                    },
-                    status: Some(PodStatus {
-                        phase: Some("Pending".into()),
-                        ..PodStatus::default()
-                    }),
-                });
-            }
-        }
+        let (pods, rounded) = kai_pods(&job, &name, &ns, created);
         let Ok(min_member) = i32::try_from(pods.len()) else {
             p.loaded.skip("malformed-row");
             continue;
@@ -1025,27 +979,14 @@ pub(crate) fn apply_kai(
         if rounded {
             p.loaded.skip("gpu-fraction-rounded-up");
         }
-        let group = PodGroup {
-            metadata: ObjectMeta {
-                name: name.clone(),
-                namespace: Some(ns.clone()),
-                annotations: BTreeMap::from([
-                    (crate::scenario::CLASS_KEY.to_owned(), job.status.clone()),
-                    (
-                        crate::scenario::RUNTIME_ANNOTATION.to_owned(),
-                        format!("{}ms", job.runtime_ms),
-                    ),
-                ]),
-                creation_timestamp: Some(created),
-                ..ObjectMeta::default()
-            },
-            spec: PodGroupSpec {
-                min_member: Some(min_member),
-                queue: queue.clone(),
-                ..PodGroupSpec::default()
-            },
-            status: None,
-        };
+        if p.share.is_some() {
+            quota::add_demand(
+                &mut demands,
+                &queue,
+                quota::demand(&job, created_ms, end_ms),
+            );
+        }
+        let group = kai_pod_group(&job, name, &ns, queue, created, min_member);
         if !model.namespaces.contains_key(&ns) {
             insert_namespace(model, &ns);
         }
@@ -1055,21 +996,146 @@ pub(crate) fn apply_kai(
         }
         model.pod_groups.insert(key, group);
     }
-    for (reason, n) in &p.loaded.skipped {
-        warnings.push(
-            Diagnostic::warning(
-                TRACE_ROW_SKIPPED,
-                if matches!(*reason, "gpu-spec-alternatives") {
-                    format!("{n} trace rows kept without a node selector ({reason})")
-                } else if *reason == "gpu-fraction-rounded-up" {
-                    format!("{n} trace rows kept with their GPUs rounded up ({reason})")
-                } else {
-                    format!("{n} trace rows skipped ({reason})")
+    if let Some(share) = p.share {
+        quota::apply_share(model, &target, share, &demands, &p.file, field, warnings);
+    }
+    warn_skipped(&p.loaded.skipped, &p.file, field, warnings);
+}
+
+/// The queue name a trace job maps to, as written: `queue`, else its `queueBy` field.
+fn mapped_queue<'j>(p: &'j Prepared, job: &'j Job) -> &'j str {
+    match (&p.queue, p.queue_by) {
+        (Some(q), _) => q.as_str(),
+        (None, Some(f)) => job.fields.get(f).map_or("", String::as_str),
+        (None, None) => "",
+    }
+}
+
+/// The leaf Queue a KAI trace job maps to, or the skip reason (`no-queue`,
+/// `no-leaf-queue`, `not-a-leaf-queue`) with the queue name when there is one.
+///
+/// # Complexity
+/// O(log queues).
+fn kai_leaf_queue(
+    p: &Prepared,
+    job: &Job,
+    model: &gpuquota_model::Model,
+    target: &quota::Target<'_>,
+) -> Result<String, (&'static str, Option<String>)> {
+    let queue = sanitize(mapped_queue(p, job));
+    if queue.is_empty() {
+        return Err(("no-queue", None));
+    }
+    match target.check(model, &queue) {
+        Err(reason) => Err((reason, Some(queue))),
+        Ok(_) => Ok(queue),
+    }
+}
+
+/// The Pods of a KAI trace job (`<name>-<podset>-<i>`, each in the job's pod group, GPUs
+/// whole or as a `gpu-fraction`), and whether a fraction above one GPU was rounded up.
+///
+/// # Complexity
+/// O(pods).
+fn kai_pods(
+    job: &Job,
+    name: &str,
+    ns: &str,
+    created: Timestamp,
+) -> (Vec<gpuquota_model::core::Pod>, bool) {
+    use gpuquota_model::core::{Container, Pod, PodSpec, PodStatus, ResourceRequirements};
+    use gpuquota_model::kai::{GPU_FRACTION_ANNOTATION, POD_GROUP_ANNOTATION};
+    use gpuquota_model::meta::ObjectMeta;
+    use gpuquota_model::{Quantity, ResourceName};
+    let mut pods: Vec<Pod> = Vec::new();
+    let mut rounded = false;
+    for s in &job.pod_sets {
+        let mut annotations = BTreeMap::from([(POD_GROUP_ANNOTATION.to_owned(), name.to_owned())]);
+        let mut requests = gpuquota_model::core::ResourceList::new();
+        if s.gpu_milli < 1000 {
+            let f = format!("{}", s.gpu_milli as f64 / 1000.0);
+            annotations.insert(GPU_FRACTION_ANNOTATION.to_owned(), f);
+        } else {
+            rounded |= s.gpu_milli % 1000 != 0;
+            let whole = i64::try_from(s.gpu_milli.div_ceil(1000)).unwrap_or(i64::MAX);
+            requests.insert(
+                ResourceName::new("nvidia.com/gpu"),
+                Quantity::from_integer(whole),
+            );
+        }
+        let node_selector: BTreeMap<String, String> = s
+            .gpu_type
+            .iter()
+            .map(|t| (GPU_TYPE_LABEL.to_owned(), t.clone()))
+            .collect();
+        for i in 0..s.count {
+            pods.push(Pod {
+                metadata: ObjectMeta {
+                    name: format!("{name}-{}-{i}", s.name),
+                    namespace: Some(ns.to_owned()),
+                    annotations: annotations.clone(),
+                    creation_timestamp: Some(created),
+                    ..ObjectMeta::default()
                 },
-            )
-            .source(p.file.clone())
-            .field(field.to_owned()),
-        );
+                spec: PodSpec {
+                    containers: vec![Container {
+                        name: "c".into(),
+                        resources: ResourceRequirements {
+                            requests: requests.clone(),
+                            limits: requests.clone(),
+                            ..ResourceRequirements::default()
+                        },
+                        ..Container::default()
+                    }],
+                    node_selector: node_selector.clone(),
+                    scheduler_name: Some("kai-scheduler".into()),
+                    ..PodSpec::default()
+                },
+                status: Some(PodStatus {
+                    phase: Some("Pending".into()),
+                    ..PodStatus::default()
+                }),
+            });
+        }
+    }
+    (pods, rounded)
+}
+
+/// The PodGroup of a KAI trace job: its class and runtime as annotations, `minMember` all
+/// its pods.
+///
+/// # Complexity
+/// O(1).
+fn kai_pod_group(
+    job: &Job,
+    name: String,
+    ns: &str,
+    queue: String,
+    created: Timestamp,
+    min_member: i32,
+) -> gpuquota_model::kai::PodGroup {
+    use gpuquota_model::kai::{PodGroup, PodGroupSpec};
+    use gpuquota_model::meta::ObjectMeta;
+    PodGroup {
+        metadata: ObjectMeta {
+            name,
+            namespace: Some(ns.to_owned()),
+            annotations: BTreeMap::from([
+                (crate::scenario::CLASS_KEY.to_owned(), job.status.clone()),
+                (
+                    crate::scenario::RUNTIME_ANNOTATION.to_owned(),
+                    format!("{}ms", job.runtime_ms),
+                ),
+            ]),
+            creation_timestamp: Some(created),
+            ..ObjectMeta::default()
+        },
+        spec: PodGroupSpec {
+            min_member: Some(min_member),
+            queue,
+            ..PodGroupSpec::default()
+        },
+        status: None,
     }
 }
 

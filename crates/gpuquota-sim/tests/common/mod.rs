@@ -1,0 +1,125 @@
+//! Fixtures shared by the simulator's integration tests (`mod common;`): file readers, the
+//! one-node KAI platform, pods, budgets and the `Simulation` document. Each test file uses
+//! the part it needs.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use gpuquota_model::Diagnostic;
+use serde_json::Value;
+
+/// One hour in ms.
+pub(crate) const H: i64 = 3_600_000;
+
+/// A scenario's file reader over in-memory files, by name.
+pub(crate) fn files(
+    files: Vec<(&'static str, String)>,
+) -> impl Fn(&str) -> Result<(String, String), Diagnostic> {
+    move |f: &str| {
+        files
+            .iter()
+            .find(|(n, _)| *n == f)
+            .map(|(n, t)| ((*n).to_owned(), t.clone()))
+            .ok_or_else(|| Diagnostic::error(gpuquota_sim::scenario::INVALID_SCENARIO, "no file"))
+    }
+}
+
+/// A scenario's file reader of the files next to `scenario` (shown by their name).
+pub(crate) fn beside(
+    scenario: &Path,
+) -> impl Fn(&str) -> Result<(String, String), Diagnostic> + '_ {
+    move |f: &str| {
+        std::fs::read_to_string(scenario.with_file_name(f))
+            .map(|t| (f.to_owned(), t))
+            .map_err(|e| Diagnostic::error(gpuquota_model::diag::codes::READ_FAILED, e.to_string()))
+    }
+}
+
+/// A file of the crate's `tests/data/traces`.
+pub(crate) fn trace_data(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/traces")
+        .join(name)
+}
+
+/// A KAI platform of one node (`labels`, `allocatable` as YAML flow mappings), department
+/// `dept` and its leaf queue `q`, both deserving `quota` GPUs.
+pub(crate) fn kai_platform(node: &str, labels: &str, allocatable: &str, quota: u32) -> String {
+    format!(
+        r#"apiVersion: v1
+kind: Node
+metadata:
+  name: {node}
+  labels: {labels}
+status: {{allocatable: {allocatable}}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {{name: dept}}
+spec: {{resources: {{gpu: {{quota: {quota}, overQuotaWeight: 1, limit: -1}}}}}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {{name: q}}
+spec: {{parentQueue: dept, resources: {{gpu: {{quota: {quota}, overQuotaWeight: 1, limit: -1}}}}}}
+"#
+    )
+}
+
+/// A `Budget` document (`spec` a YAML flow mapping).
+pub(crate) fn budget(name: &str, spec: &str) -> String {
+    format!(
+        r#"---
+apiVersion: gpuquota.dev/v1alpha1
+kind: Budget
+metadata: {{name: {name}}}
+spec: {spec}
+"#
+    )
+}
+
+/// A one-pod KAI job of queue `q`, `gpus` GPUs, created on 2026-04-01 at `at` (`HH:MM`),
+/// running `runtime`.
+pub(crate) fn kai_pod(ns: &str, name: &str, at: &str, gpus: u32, runtime: &str) -> String {
+    format!(
+        r#"---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: {ns}
+  creationTimestamp: "2026-04-01T{at}:00Z"
+  labels: {{kai.scheduler/queue: q}}
+  annotations: {{gpuquota.dev/runtime: {runtime}}}
+spec: {{schedulerName: kai-scheduler, containers: [{{name: c, resources: {{limits: {{nvidia.com/gpu: "{gpus}"}}}}}}]}}
+"#
+    )
+}
+
+/// A `Simulation` of `cluster.yaml` and `jobs.yaml` from 2026-04-01T00:00Z to `end`
+/// under `engine`, metered with `metering` (the lines under `metering:`, indented 4).
+pub(crate) fn simulation(engine: &str, end: &str, metering: &str) -> String {
+    format!(
+        r#"apiVersion: gpuquota.dev/v1alpha1
+kind: Simulation
+metadata: {{name: t}}
+spec:
+  engine: {engine}
+  cluster: [cluster.yaml]
+  start: "2026-04-01T00:00:00Z"
+  end: "{end}"
+  workloads: [{{file: jobs.yaml}}]
+  metering:
+{metering}"#
+    )
+}
+
+/// Each workload's first run's `startMs`, in report order.
+pub(crate) fn first_starts(j: &Value) -> Vec<i64> {
+    j["workloads"]
+        .as_array()
+        .expect("workloads")
+        .iter()
+        .map(|w| w["runs"][0]["startMs"].as_i64().expect("a run"))
+        .collect()
+}
