@@ -162,21 +162,9 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
             return Ok(ExitCode::from(if unreadable { 2 } else { 1 }));
         }
     };
-    let bar = replay_bar(args.quiet, scenario.end_ms.is_some());
-    let draw = |p: gpuquota::sim::progress::Progress| {
-        if let Some(b) = &bar {
-            draw_replay(b, p);
-        }
-    };
-    let options = gpuquota::sim::progress::RunOptions {
-        progress: bar
-            .as_ref()
-            .map(|_| &draw as &dyn Fn(gpuquota::sim::progress::Progress)),
-    };
-    let simulated = gpuquota::sim::simulate_with_options(&scenario, &options);
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    let simulated = with_replay_bar(args.quiet, scenario.end_ms.is_some(), |options| {
+        gpuquota::sim::simulate_with_options(&scenario, options)
+    });
     let report = match simulated {
         Ok(r) => r,
         Err(d) => {
@@ -227,21 +215,9 @@ fn run_kai(args: &SimArgs, file: &std::path::Path) -> Result<ExitCode, CliError>
             return Ok(ExitCode::from(1));
         }
     };
-    let bar = replay_bar(args.quiet, scenario.end_ms.is_some());
-    let draw = |p: gpuquota::sim::progress::Progress| {
-        if let Some(b) = &bar {
-            draw_replay(b, p);
-        }
-    };
-    let options = gpuquota::sim::progress::RunOptions {
-        progress: bar
-            .as_ref()
-            .map(|_| &draw as &dyn Fn(gpuquota::sim::progress::Progress)),
-    };
-    let simulated = gpuquota::sim::kai::simulate_with_options(&scenario, &options);
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    let simulated = with_replay_bar(args.quiet, scenario.end_ms.is_some(), |options| {
+        gpuquota::sim::kai::simulate_with_options(&scenario, options)
+    });
     let outcome = match simulated {
         Ok(r) => r,
         Err(d) => {
@@ -269,6 +245,31 @@ fn run_kai(args: &SimArgs, file: &std::path::Path) -> Result<ExitCode, CliError>
     }
     out!("{text}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `simulate` with the replay's progress bar (none when `quiet` or stderr is not a
+/// terminal; `windowed`: the scenario has an end), cleared when it returns.
+fn with_replay_bar<T>(
+    quiet: bool,
+    windowed: bool,
+    simulate: impl FnOnce(&gpuquota::sim::progress::RunOptions<'_>) -> T,
+) -> T {
+    let bar = replay_bar(quiet, windowed);
+    let draw = |p: gpuquota::sim::progress::Progress| {
+        if let Some(b) = &bar {
+            draw_replay(b, p);
+        }
+    };
+    let options = gpuquota::sim::progress::RunOptions {
+        progress: bar
+            .as_ref()
+            .map(|_| &draw as &dyn Fn(gpuquota::sim::progress::Progress)),
+    };
+    let simulated = simulate(&options);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    simulated
 }
 
 /// The replay's progress bar on stderr: virtual time reached against `spec.end` (`windowed`),

@@ -320,7 +320,7 @@ pub mod seed;
 pub mod sweep;
 pub mod trace;
 
-use gpuquota_cohort::{Scheduler, World};
+use gpuquota_cohort::World;
 use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};
 
 pub use engine::{Outcome, Run, RunEnd, WorkloadOutcome};
@@ -357,90 +357,14 @@ pub fn simulate_with_options(
 ) -> Result<Report, Diagnostics> {
     let mut reporter = progress::Reporter::new(options, sc.end_ms);
     let rules = budget_rules(&sc.model)?;
-    let twinned;
-    let mut model = &sc.model;
-    if sc.engine == Engine::Kueue
-        && rules
-            .iter()
-            .any(|r| r.when_spent == gpuquota_model::budget::WhenSpent::Deprioritize)
-    {
-        let w0 = World::build(model).map_err(world_problems)?;
-        let mut keys = Vec::new();
-        let mut lowest = i32::MAX;
-        for w in &w0.workloads {
-            lowest = lowest.min(w.priority);
-            let q = queue_name(&w0, w);
-            if rules.iter().any(|r| {
-                r.when_spent == gpuquota_model::budget::WhenSpent::Deprioritize
-                    && r.scope.covers(&w.namespace, &q)
-            }) && w.admitted.is_none()
-            {
-                keys.push(w.key.clone());
-            }
-        }
-        twinned = budget::with_twins(model, &keys, lowest.saturating_sub(1).max(i32::MIN + 1));
-        model = &twinned;
-    }
-    let world = World::build(model).map_err(|e| {
-        Diagnostics(
-            e.problems
-                .iter()
-                .map(|p| {
-                    Diagnostic::error(ENGINE_PROBLEM, p.message.clone())
-                        .object(p.kind, p.name.clone())
-                        .field(p.field.clone())
-                })
-                .collect(),
-        )
-    })?;
+    let twinned = deprioritized_twins(sc, &rules)?;
+    let world = World::build(twinned.as_ref().unwrap_or(&sc.model)).map_err(world_problems)?;
     let mut warnings = sc.warnings.clone();
-    let insts: Vec<Option<&scenario::Instance>> = world
-        .workloads
-        .iter()
-        .map(|w| {
-            sc.instances.get(&w.key).or_else(|| {
-                w.key
-                    .strip_suffix(budget::TWIN_SUFFIX)
-                    .and_then(|k| sc.instances.get(k))
-            })
-        })
-        .collect();
-    let mut budgets = (!rules.is_empty()).then(|| {
-        let queues: Vec<String> = world
-            .workloads
-            .iter()
-            .map(|w| queue_name(&world, w))
-            .collect();
-        let wls: Vec<(&str, &str, &str)> = world
-            .workloads
-            .iter()
-            .zip(&queues)
-            .map(|(w, q)| (w.namespace.as_str(), q.as_str(), w.key.as_str()))
-            .collect();
-        let frs: Vec<(String, gpuquota_model::ResourceName)> = match sc.engine {
-            Engine::ResourceQuota => world
-                .resources
-                .iter()
-                .map(|r| (String::new(), r.clone()))
-                .collect(),
-            Engine::Kueue => world
-                .frs
-                .iter()
-                .map(|&(f, r)| (world.flavors[f].name.clone(), world.resources[r].clone()))
-                .collect(),
-        };
-        let origin = i64::try_from(sc.start.unix_nanos().div_euclid(1_000_000)).unwrap_or(0);
-        budget::Budgets::new(rules.clone(), origin, &wls, &frs, &budget::card_map(sc))
-    });
-    let mut outcome = match sc.engine {
-        Engine::ResourceQuota => engine::run_resource_quota(
-            sc,
-            &world,
-            &insts,
-            &mut warnings,
-            &mut budgets,
-            &mut reporter,
-        ),
+    let insts = instances(sc, &world);
+    let mut budgets = (!rules.is_empty()).then(|| new_budgets(sc, &world, rules));
+    // `None` under ResourceQuota, else Kueue's policy: fair sharing or the classical one
+    let kueue = match sc.engine {
+        Engine::ResourceQuota => None,
         Engine::Kueue => {
             let mut settings = gpuquota_fairshare::config::settings_from_configuration(
                 sc.model.configuration.as_ref(),
@@ -469,41 +393,118 @@ pub fn simulate_with_options(
                         .object(w.kind, w.name.clone()),
                 );
             }
-            if settings.enabled || settings.admission.is_some() {
+            let fair = if settings.enabled || settings.admission.is_some() {
                 let policy = gpuquota_cohort::fair::FairSharing::new(&world, &sc.model, settings)
                     .map_err(|e| {
                     Diagnostics(vec![Diagnostic::error(ENGINE_PROBLEM, e.to_string())])
                 })?;
-                let s = Scheduler::with_policy(&world, policy);
-                engine::run_kueue(
-                    sc,
-                    &world,
-                    s,
-                    &insts,
-                    &mut warnings,
-                    &mut budgets,
-                    &mut reporter,
-                )
+                Some(policy)
             } else {
-                let s = Scheduler::new(&world);
-                engine::run_kueue(
-                    sc,
-                    &world,
-                    s,
-                    &insts,
-                    &mut warnings,
-                    &mut budgets,
-                    &mut reporter,
-                )
-            }
+                None
+            };
+            Some(fair)
         }
     };
+    let cx = engine::Context {
+        sc,
+        world: &world,
+        insts: &insts,
+        warnings: &mut warnings,
+        budgets: &mut budgets,
+        progress: &mut reporter,
+    };
+    let outcome = match kueue {
+        None => engine::run_resource_quota(cx),
+        Some(fair) => engine::run_kueue(cx, fair),
+    };
+    finish_report(sc, outcome, warnings, budgets.as_ref())
+}
+
+/// The model a run with `Deprioritize` budgets simulates, under Kueue: each pending
+/// workload those budgets cover gets a twin at a priority below every other
+/// ([`budget::with_twins`]); `None` when there is nothing to twin.
+fn deprioritized_twins(
+    sc: &Scenario,
+    rules: &[gpuquota_model::budget::BudgetRule],
+) -> Result<Option<gpuquota_model::Model>, Diagnostics> {
+    let deprioritize = |r: &gpuquota_model::budget::BudgetRule| {
+        r.when_spent == gpuquota_model::budget::WhenSpent::Deprioritize
+    };
+    if sc.engine != Engine::Kueue || !rules.iter().any(deprioritize) {
+        return Ok(None);
+    }
+    let w0 = World::build(&sc.model).map_err(world_problems)?;
+    let mut keys = Vec::new();
+    let mut lowest = i32::MAX;
+    for w in &w0.workloads {
+        lowest = lowest.min(w.priority);
+        let q = queue_name(&w0, w);
+        if rules
+            .iter()
+            .any(|r| deprioritize(r) && r.scope.covers(&w.namespace, &q))
+            && w.admitted.is_none()
+        {
+            keys.push(w.key.clone());
+        }
+    }
+    Ok(Some(budget::with_twins(
+        &sc.model,
+        &keys,
+        lowest.saturating_sub(1).max(i32::MIN + 1),
+    )))
+}
+
+/// Each workload's instance (a twin shares its original's).
+fn instances<'s>(sc: &'s Scenario, world: &World) -> Vec<Option<&'s scenario::Instance>> {
+    world
+        .workloads
+        .iter()
+        .map(|w| {
+            sc.instances.get(&w.key).or_else(|| {
+                w.key
+                    .strip_suffix(budget::TWIN_SUFFIX)
+                    .and_then(|k| sc.instances.get(k))
+            })
+        })
+        .collect()
+}
+
+/// The run's budget ledgers over the world's workloads and flavor-resources.
+fn new_budgets(
+    sc: &Scenario,
+    world: &World,
+    rules: Vec<gpuquota_model::budget::BudgetRule>,
+) -> budget::Budgets {
+    let queues: Vec<String> = world
+        .workloads
+        .iter()
+        .map(|w| queue_name(world, w))
+        .collect();
+    let wls: Vec<(&str, &str, &str)> = world
+        .workloads
+        .iter()
+        .zip(&queues)
+        .map(|(w, q)| (w.namespace.as_str(), q.as_str(), w.key.as_str()))
+        .collect();
+    let frs = engine::flavor_resources(world, sc.engine);
+    let origin = i64::try_from(sc.start.unix_nanos().div_euclid(1_000_000)).unwrap_or(0);
+    budget::Budgets::new(rules, origin, &wls, &frs, &budget::card_map(sc))
+}
+
+/// The report of a run: its outcome with the twins merged back, the sorted warnings, the
+/// budgets and the chargeback.
+fn finish_report(
+    sc: &Scenario,
+    mut outcome: Outcome,
+    mut warnings: Diagnostics,
+    budgets: Option<&budget::Budgets>,
+) -> Result<Report, Diagnostics> {
     budget::merge_twins(&mut outcome);
     warnings.sort();
     outcome.warnings = warnings.iter().map(ToString::to_string).collect();
     let mut report = Report::new(sc.name.clone(), sc.start, outcome);
     report.diagnostics = warnings;
-    if let Some(b) = &budgets {
+    if let Some(b) = budgets {
         report.budgets = Some(budget::report(b));
     }
     if sc.metering.is_some() {

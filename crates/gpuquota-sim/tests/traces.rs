@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{beside, trace_data};
+use common::{beside, edited_quota_warnings, kueue_edited, quota_warnings, trace_data};
 use gpuquota_sim::{scenario, simulate};
 use serde_json::Value;
 
@@ -615,13 +615,6 @@ fn edited(name: &str, edit: impl Fn(String) -> String) -> Result<String, Vec<Str
     })
 }
 
-/// A Kueue trace scenario of `tests/data/traces` with `edit` applied to its text.
-fn kueue_edited(name: &str, edit: impl Fn(String) -> String) -> scenario::Scenario {
-    let p = trace_data(name);
-    let text = edit(std::fs::read_to_string(&p).unwrap());
-    scenario::from_str(name, &text, "x", &beside(&p)).expect("valid scenario")
-}
-
 /// The GPU `nominalQuota` of ClusterQueues `vca` and `vcb`.
 fn vc_quotas(sc: &scenario::Scenario) -> (String, String) {
     let q = |cq: &str| {
@@ -632,15 +625,6 @@ fn vc_quotas(sc: &scenario::Scenario) -> (String, String) {
             .unwrap_or_default()
     };
     (q("vca"), q("vcb"))
-}
-
-/// The warnings of a scenario about quotas (`…quotas not applied…`, `…share…`), as
-/// `field: message`.
-fn quota_warnings(ws: &gpuquota_model::diag::Diagnostics) -> Vec<String> {
-    ws.iter()
-        .filter(|d| d.message.contains("quota") || d.message.contains("share"))
-        .map(|d| format!("{}: {}", d.field, d.message))
-        .collect()
 }
 
 /// `share: {by: demand, gpus: 10}`: vcA's jobs asked for 8 × 3,600 + 8 × 1,800 = 43,200
@@ -722,27 +706,23 @@ fn share_total_defaults_and_queues_without_a_gpu_quota_are_counted() {
     );
     // helios.yaml's ClusterQueues quote the GPUs in two flavors each: which one a VC's
     // share is cannot be told, so both are counted and keep their quotas
-    let two = kueue_edited("helios.yaml", |t| {
-        t.replace(
-            "namespace: research}",
-            "namespace: research, share: {by: demand}}",
-        )
-    });
     assert_eq!(
-        quota_warnings(&two.warnings),
+        edited_quota_warnings(
+            "helios.yaml",
+            "namespace: research}",
+            "namespace: research, share: {by: demand}}"
+        ),
         [
             "spec.workloads[0].trace.share: 1 queue quotas not applied (no-cluster-queue)",
             "spec.workloads[0].trace.share: 2 queue quotas not applied (several-gpu-flavors)",
         ]
     );
-    let milli = kueue_edited("helios-share.yaml", |t| {
-        t.replace(
-            "share: {by: demand, gpus: 10}",
-            "milliGpuResource: gpuquota.dev/gpu-milli, share: {gpus: 4}",
-        )
-    });
     assert_eq!(
-        quota_warnings(&milli.warnings),
+        edited_quota_warnings(
+            "helios-share.yaml",
+            "share: {by: demand, gpus: 10}",
+            "milliGpuResource: gpuquota.dev/gpu-milli, share: {gpus: 4}"
+        ),
         [
             "spec.workloads[0].trace.share: 1 queue quotas not applied (no-cluster-queue)",
             "spec.workloads[0].trace.share: 2 queue quotas not applied (no-gpu-quota)",

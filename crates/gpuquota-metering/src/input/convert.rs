@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use gpuquota_model::workloads::sharing::ReplicasPerGpu;
 
-use super::types::missing;
+use super::types::{Section, entries, missing};
 use super::{CardTypeIn, DecimalIn, Document, HoldingIn, MigWeightsIn, QuotaIn, TimeIn};
 use crate::MeteringError;
 use crate::dcgm;
@@ -165,18 +165,8 @@ impl Document {
         input: &mut Input,
         sharing: &ReplicasPerGpu,
     ) -> Result<(), MeteringError> {
-        for (i, r) in self.records.iter().enumerate() {
-            let what = format!("records[{i}]");
-            r.reject(
-                &what,
-                &[
-                    ("step", r.step.is_some()),
-                    ("values", r.values.is_some()),
-                    ("points", r.points.is_some()),
-                    ("staleAt", r.stale_at.is_some()),
-                    ("lookback", r.lookback.is_some()),
-                ],
-            )?;
+        for entry in entries(&self.records, Section::Records) {
+            let (what, r) = entry?;
             let start = r.start.as_ref().ok_or_else(|| missing(&what, "start"))?;
             input.records.push(Record {
                 owner: owner(r),
@@ -202,16 +192,8 @@ impl Document {
         sharing: &ReplicasPerGpu,
         values: &mut dyn FnMut(&HoldingIn) -> Option<Vec<Option<u64>>>,
     ) -> Result<(), MeteringError> {
-        for (i, s) in self.series.iter().enumerate() {
-            let what = format!("series[{i}]");
-            s.reject(
-                &what,
-                &[
-                    ("end", s.end.is_some()),
-                    ("points", s.points.is_some()),
-                    ("staleAt", s.stale_at.is_some()),
-                ],
-            )?;
+        for entry in entries(&self.series, Section::Series) {
+            let (what, s) = entry?;
             input.series.push(GridSeries {
                 owner: owner(s),
                 card_type: s.card_type.clone(),
@@ -236,17 +218,8 @@ impl Document {
         input: &mut Input,
         sharing: &ReplicasPerGpu,
     ) -> Result<(), MeteringError> {
-        for (i, s) in self.samples.iter().enumerate() {
-            let what = format!("samples[{i}]");
-            s.reject(
-                &what,
-                &[
-                    ("start", s.start.is_some()),
-                    ("end", s.end.is_some()),
-                    ("step", s.step.is_some()),
-                    ("values", s.values.is_some()),
-                ],
-            )?;
+        for entry in entries(&self.samples, Section::Samples) {
+            let (what, s) = entry?;
             let points = s
                 .points
                 .as_ref()
@@ -498,4 +471,41 @@ fn unit_shape(
         });
     }
     Ok(Shape::Whole(h.gpus.unwrap_or(1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Document;
+
+    /// The error of converting a document with `section` (a YAML flow sequence).
+    fn error(section: &str) -> String {
+        let text = format!(
+            "window: {{start: 0, end: 3600}}\ncardTypes: [{{name: H200, pricePerHour: \"1\", capacity: 2}}]\n{section}\n"
+        );
+        let doc = Document::from_yaml(&text).expect("parses");
+        doc.into_input(&[]).expect_err("refused").to_string()
+    }
+
+    /// Each section refuses the first time field it does not read, in the order start, end,
+    /// step, values, points, staleAt, lookback, naming the entry.
+    #[test]
+    fn each_section_refuses_the_first_time_field_it_does_not_read() {
+        assert!(
+            error("records: [{department: a, cardType: H200, gpus: 1, start: 0, values: [1], step: 60, lookback: 5}]")
+                .ends_with("records[0]: field step does not apply here"),
+        );
+        assert!(
+            error("series: [{department: a, cardType: H200, gpus: 1, step: 60, values: [1], staleAt: [1], end: 5}]")
+                .ends_with("series[0]: field end does not apply here"),
+        );
+        assert!(
+            error("samples: [{department: a, cardType: H200, gpus: 1, points: [[0, 1]]}, {department: a, cardType: H200, gpus: 1, values: [1], start: 0}]")
+                .ends_with("samples[1]: field start does not apply here"),
+        );
+        // a field the section reads is not refused: the entry's own check comes next
+        assert!(
+            error("records: [{department: a, cardType: H200, gpus: 1, end: 5}]")
+                .ends_with("records[0]: missing field start"),
+        );
+    }
 }

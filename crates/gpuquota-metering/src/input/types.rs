@@ -153,10 +153,57 @@ pub struct HoldingIn {
     pub stale_at: Option<Vec<TimeIn>>,
 }
 
+/// The sections whose entries are [`HoldingIn`]s; each reads some of the time fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Section {
+    /// `records:` (intervals): `start`, `end`.
+    Records,
+    /// `series:` (grids): `start`, `step`, `values`, `lookback`.
+    Series,
+    /// `samples:` (raw points): `points`, `staleAt`, `lookback`.
+    Samples,
+}
+
+impl Section {
+    /// The section's key in the document.
+    fn key(self) -> &'static str {
+        match self {
+            Section::Records => "records",
+            Section::Series => "series",
+            Section::Samples => "samples",
+        }
+    }
+
+    /// The time fields the section reads.
+    fn reads(self) -> &'static [&'static str] {
+        match self {
+            Section::Records => &["start", "end"],
+            Section::Series => &["start", "step", "values", "lookback"],
+            Section::Samples => &["points", "staleAt", "lookback"],
+        }
+    }
+}
+
 impl HoldingIn {
-    pub(super) fn reject(&self, what: &str, fields: &[(&str, bool)]) -> Result<(), MeteringError> {
-        for (name, present) in fields {
-            if *present {
+    /// The time fields in the order they are checked, each with whether it is set.
+    fn time_fields(&self) -> [(&'static str, bool); 7] {
+        [
+            ("start", self.start.is_some()),
+            ("end", self.end.is_some()),
+            ("step", self.step.is_some()),
+            ("values", self.values.is_some()),
+            ("points", self.points.is_some()),
+            ("staleAt", self.stale_at.is_some()),
+            ("lookback", self.lookback.is_some()),
+        ]
+    }
+
+    /// Refuses the first time field set that `section` does not read (`what` names the
+    /// entry).
+    fn reject(&self, what: &str, section: Section) -> Result<(), MeteringError> {
+        let reads = section.reads();
+        for (name, present) in self.time_fields() {
+            if present && !reads.contains(&name) {
                 return Err(MeteringError::Parse(format!(
                     "{what}: field {name} does not apply here"
                 )));
@@ -164,6 +211,19 @@ impl HoldingIn {
         }
         Ok(())
     }
+}
+
+/// The entries of `section` with their names (`records[0]`, …), each refused as it comes
+/// when it sets a time field the section does not read.
+pub(super) fn entries(
+    list: &[HoldingIn],
+    section: Section,
+) -> impl Iterator<Item = Result<(String, &HoldingIn), MeteringError>> {
+    list.iter().enumerate().map(move |(i, h)| {
+        let what = format!("{}[{i}]", section.key());
+        h.reject(&what, section)?;
+        Ok((what, h))
+    })
 }
 
 pub(super) fn missing(what: &str, field: &str) -> MeteringError {

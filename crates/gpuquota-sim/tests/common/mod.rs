@@ -123,3 +123,28 @@ pub(crate) fn first_starts(j: &Value) -> Vec<i64> {
         .map(|w| w["runs"][0]["startMs"].as_i64().expect("a run"))
         .collect()
 }
+
+/// A Kueue trace scenario of `tests/data/traces` with `edit` applied to its text.
+pub(crate) fn kueue_edited(
+    name: &str,
+    edit: impl Fn(String) -> String,
+) -> gpuquota_sim::scenario::Scenario {
+    let p = trace_data(name);
+    let text = edit(std::fs::read_to_string(&p).unwrap());
+    gpuquota_sim::scenario::from_str(name, &text, "x", &beside(&p)).expect("valid scenario")
+}
+
+/// The warnings of a scenario about quotas (`…quotas not applied…`, `…share…`), as
+/// `field: message`.
+pub(crate) fn quota_warnings(ws: &gpuquota_model::diag::Diagnostics) -> Vec<String> {
+    ws.iter()
+        .filter(|d| d.message.contains("quota") || d.message.contains("share"))
+        .map(|d| format!("{}: {}", d.field, d.message))
+        .collect()
+}
+
+/// The quota warnings ([`quota_warnings`]) of trace scenario `name` with `from` replaced by
+/// `to` in its text.
+pub(crate) fn edited_quota_warnings(name: &str, from: &str, to: &str) -> Vec<String> {
+    quota_warnings(&kueue_edited(name, |t| t.replace(from, to)).warnings)
+}

@@ -1,0 +1,484 @@
+//! The Kueue event loop: `gpuquota-cohort`'s scheduler driven instant by instant, its
+//! admissions and preemptions turned into runs.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use gpuquota_cohort::fair::{ClockEvent, FairSharing};
+use gpuquota_cohort::tree::FrId;
+use gpuquota_cohort::world::{QueueRef, WlId};
+use gpuquota_cohort::{Policy, Scheduler};
+use gpuquota_model::Amount;
+use gpuquota_model::diag::Diagnostic;
+
+use super::{
+    ARRIVAL, Arrivals, BUDGET, COMPLETION, CYCLE_BOUND, Context, Counters, Event, Outcome,
+    QueueOutcome, Run, RunEnd, TICK, WorkloadOutcome, created_after_end, flavor_resources,
+};
+use crate::scenario::Engine;
+
+/// A run's usage as the engine's reservation holds it.
+fn engine_usage(usage: &[(u32, i64)]) -> Vec<(FrId, Amount)> {
+    usage
+        .iter()
+        .map(|&(fr, a)| (FrId::new(fr as usize), Amount(a)))
+        .collect()
+}
+
+/// A reservation's usage as a [`Run`] records it.
+fn run_usage(usage: &[(FrId, Amount)]) -> Vec<(u32, i64)> {
+    usage.iter().map(|&(fr, a)| (u32::from(fr), a.0)).collect()
+}
+
+struct Live {
+    run_start: i64,
+    generation: u32,
+    done_ms: i64,
+    usage: Vec<(u32, i64)>,
+}
+
+/// Every workload's history so far, indexed by workload.
+struct Histories {
+    runs: Vec<Vec<Run>>,
+    live: Vec<Option<Live>>,
+    finished: Vec<Option<i64>>,
+    /// Completion events of older runs are stale.
+    generation: Vec<u32>,
+    /// Runtime done by the ended runs (resumed with `resume`).
+    done: Vec<i64>,
+}
+
+impl Histories {
+    fn new(n: usize) -> Histories {
+        Histories {
+            runs: vec![Vec::new(); n],
+            live: (0..n).map(|_| None).collect(),
+            finished: vec![None; n],
+            generation: vec![0; n],
+            done: vec![0; n],
+        }
+    }
+
+    /// Ends the live run of `v` at `t` as preempted by `by` for `reason`; returns its usage
+    /// as the engine holds it, `None` when `v` was not running.
+    fn preempt(&mut self, v: usize, t: i64, reason: &str, by: &str) -> Option<Vec<(FrId, Amount)>> {
+        let l = self.live[v].take()?;
+        let usage = engine_usage(&l.usage);
+        self.generation[v] += 1;
+        self.done[v] = l.done_ms + (t - l.run_start);
+        self.runs[v].push(Run {
+            start_ms: l.run_start,
+            end_ms: t,
+            end: RunEnd::Preempted {
+                reason: reason.to_owned(),
+                by: by.to_owned(),
+            },
+            usage: l.usage,
+        });
+        Some(usage)
+    }
+}
+
+/// The Kueue loop's state: the scheduler, every workload's history, and the pending events
+/// (the arrivals known before the run beside the heap of the events it makes), with one
+/// method per phase of an instant.
+struct KueueRun<'a, 'p, P: Policy> {
+    cx: Context<'a, 'p>,
+    s: Scheduler<'a, P>,
+    heap: BinaryHeap<Event>,
+    arrivals: Arrivals,
+    h: Histories,
+    counters: Counters,
+    /// With a cycle latency, no cycle runs before this instant.
+    busy_until: Option<i64>,
+    last_t: i64,
+    /// The scheduler's admissions and preemptions already turned into runs.
+    seen_admitted: usize,
+    seen_preempted: usize,
+    /// The most cycles at one instant.
+    bound: u32,
+    /// The budget wake-up already in the heap.
+    budget_at: Option<i64>,
+}
+
+/// The Kueue event loop over a built world, with fair sharing's policy when `fair` is
+/// given (else Kueue's classical ordering and preemption).
+///
+/// # Complexity
+/// O(events × log events + cycles × cycle cost); a cycle costs
+/// O(ClusterQueues + nodes × flavor-resources + heads × (assignment + preemption)).
+pub(crate) fn run_kueue(cx: Context<'_, '_>, fair: Option<FairSharing>) -> Outcome {
+    let world = cx.world;
+    match fair {
+        Some(policy) => KueueRun::new(cx, Scheduler::with_policy(world, policy)).run(),
+        None => KueueRun::new(cx, Scheduler::new(world)).run(),
+    }
+}
+
+impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
+    /// Withholds every workload until its arrival; the workloads admitted in the input run
+    /// from the start, and admission fair sharing's LocalQueue ledgers start with the run.
+    fn new(cx: Context<'a, 'p>, mut s: Scheduler<'a, P>) -> KueueRun<'a, 'p, P> {
+        let n = cx.world.workloads.len();
+        for wl in cx.world.workloads.ids() {
+            s.withhold(wl);
+        }
+        let bound = (n as u32).saturating_mul(4).saturating_add(64);
+        let mut run = KueueRun {
+            cx,
+            s,
+            heap: BinaryHeap::new(),
+            arrivals: Arrivals::default(),
+            h: Histories::new(n),
+            counters: Counters::default(),
+            busy_until: None,
+            last_t: 0,
+            seen_admitted: 0,
+            seen_preempted: 0,
+            bound,
+            budget_at: None,
+        };
+        run.seed();
+        run.start_clock();
+        run.seen_admitted = run.s.admitted.len();
+        run.seen_preempted = run.s.preempted.len();
+        run
+    }
+
+    /// The first events: the completions of the runs admitted in the input, every other
+    /// workload's arrival.
+    fn seed(&mut self) {
+        let insts = self.cx.insts;
+        // with budgets the arrivals stay in the heap: `budget::schedule` asks it whether
+        // other events remain
+        let split = self.cx.budgets.is_none();
+        for (wl, inst) in insts.iter().enumerate() {
+            if let Some(r) = &self.s.reservations()[WlId::new(wl)] {
+                self.h.live[wl] = Some(Live {
+                    run_start: 0,
+                    generation: 0,
+                    done_ms: 0,
+                    usage: run_usage(&r.usage),
+                });
+                if let Some(rt) = inst.and_then(|i| i.runtime_ms) {
+                    self.heap.push(Reverse((rt, COMPLETION, wl as u32, 0)));
+                }
+            } else {
+                let created = inst.map_or(0, |i| i.created_ms).max(0);
+                if split {
+                    self.arrivals.sorted.push((created, ARRIVAL, wl as u32, 0));
+                } else {
+                    self.heap.push(Reverse((created, ARRIVAL, wl as u32, 0)));
+                }
+            }
+        }
+        self.arrivals.sorted.sort_unstable();
+    }
+
+    /// Admission fair sharing's ledgers open at 0 with the runs admitted in the input.
+    fn start_clock(&mut self) {
+        self.s.clock(&ClockEvent::Start(0));
+        for (wl, l) in self.h.live.iter().enumerate() {
+            if let Some(l) = l {
+                let usage = engine_usage(&l.usage);
+                self.s.clock(&ClockEvent::RunStarted {
+                    wl: WlId::new(wl),
+                    usage: &usage,
+                    at: 0,
+                });
+            }
+        }
+    }
+
+    /// Every instant until the end: its events, the budgets' stops, then the cycles when
+    /// something may have changed.
+    fn run(mut self) -> Outcome {
+        let end = self.cx.sc.end_ms;
+        while let Some(((t, _, _, _), _)) = self.arrivals.peek(&self.heap) {
+            if end.is_some_and(|e| t >= e) {
+                break;
+            }
+            self.last_t = t;
+            self.cx.progress.tick(t, self.counters.events);
+            self.s.clock(&ClockEvent::Advance(t));
+            let mut wake = self.events_at(t);
+            wake |= self.budget_stops(t);
+            if wake && self.busy_until.is_none_or(|b| b <= t) {
+                self.cycles_at(t);
+            }
+            if let Some(b) = self.cx.budgets.as_mut() {
+                crate::budget::schedule(b, t, end, &mut self.heap, &mut self.budget_at, BUDGET);
+            }
+        }
+        self.finish()
+    }
+
+    /// Processes the events at instant `t`; returns whether a cycle should run.
+    fn events_at(&mut self, t: i64) -> bool {
+        let mut wake = false;
+        while let Some(((t2, kind, wl, g), arrival)) = self.arrivals.peek(&self.heap) {
+            if t2 != t {
+                break;
+            }
+            self.arrivals.pop(&mut self.heap, arrival);
+            self.counters.events += 1;
+            match kind {
+                COMPLETION => wake |= self.complete(t, wl, g),
+                ARRIVAL => {
+                    match self.cx.budgets.as_mut() {
+                        Some(b) => crate::budget::offer(&mut self.s, b, wl, true),
+                        None => self.s.arrive(WlId::new(wl as usize)),
+                    }
+                    wake = true;
+                }
+                BUDGET => wake = true,
+                _ => {
+                    self.busy_until = None;
+                    wake = true;
+                }
+            }
+        }
+        wake
+    }
+
+    /// The completion of run `g` of `wl` at `t`; false when that run already ended.
+    fn complete(&mut self, t: i64, wl: u32, g: u32) -> bool {
+        let w = wl as usize;
+        if self.h.live[w].as_ref().is_none_or(|l| l.generation != g) {
+            return false;
+        }
+        let l = self.h.live[w].take();
+        self.s.finish(WlId::new(w));
+        if let Some(b) = self.cx.budgets.as_mut() {
+            b.stopped(t, wl);
+        }
+        if let Some(l) = l {
+            let usage = engine_usage(&l.usage);
+            self.s.clock(&ClockEvent::RunEnded {
+                wl: WlId::new(w),
+                usage: &usage,
+                at: t,
+            });
+            self.h.runs[w].push(Run {
+                start_ms: l.run_start,
+                end_ms: t,
+                end: RunEnd::Finished,
+                usage: l.usage,
+            });
+        }
+        self.h.finished[w] = Some(t);
+        true
+    }
+
+    /// The budgets' step at `t` ([`crate::budget::kueue_step`]): the runs it stops end as
+    /// preempted. Returns whether anything changed.
+    fn budget_stops(&mut self, t: i64) -> bool {
+        let Some(b) = self.cx.budgets.as_mut() else {
+            return false;
+        };
+        let mut stops = Vec::new();
+        let wake = crate::budget::kueue_step(&mut self.s, b, t, &mut stops);
+        for (v, by) in stops {
+            self.h
+                .preempt(v as usize, t, gpuquota_model::budget::BUDGET_EXHAUSTED, &by);
+        }
+        wake
+    }
+
+    /// The cycles at `t`, until one changes nothing, the cycle latency defers the next,
+    /// or the instant reaches its bound (a warning).
+    fn cycles_at(&mut self, t: i64) {
+        let latency = self.cx.sc.cycle_latency_ms.max(0);
+        let mut cycles_here = 0u32;
+        loop {
+            let o = self.s.cycle();
+            if !o.ran {
+                break;
+            }
+            self.counters.cycles += 1;
+            cycles_here += 1;
+            // evictions take effect at the cycle's start, admissions when it ends
+            self.preemptions(t);
+            self.admissions(t, t + latency);
+            if !o.changed() {
+                break;
+            }
+            if latency > 0 {
+                self.busy_until = Some(t + latency);
+                self.heap.push(Reverse((t + latency, TICK, 0, 0)));
+                break;
+            }
+            if cycles_here >= self.bound {
+                let bound = self.bound;
+                self.cx.warnings.push(Diagnostic::warning(
+                    CYCLE_BOUND,
+                    format!("the cycles at {t} ms did not settle within {bound} cycles; the instant was cut there"),
+                ));
+                break;
+            }
+        }
+    }
+
+    /// The cycle's preemptions end their victims' runs at `t`.
+    fn preemptions(&mut self, t: i64) {
+        let world = self.cx.world;
+        let mut ended: Vec<(WlId, Vec<(FrId, Amount)>)> = Vec::new();
+        for p in &self.s.preempted[self.seen_preempted..] {
+            if let Some(b) = self.cx.budgets.as_mut() {
+                b.stopped(t, u32::from(p.wl));
+            }
+            let by = &world.workloads[p.preemptor].key;
+            if let Some(usage) = self.h.preempt(p.wl.index(), t, p.reason.as_str(), by) {
+                ended.push((p.wl, usage));
+            }
+        }
+        self.seen_preempted = self.s.preempted.len();
+        for (wl, usage) in &ended {
+            self.s.clock(&ClockEvent::RunEnded {
+                wl: *wl,
+                usage,
+                at: t,
+            });
+        }
+    }
+
+    /// The cycle's admissions at `t` start their runs at `begin` (after the cycle latency).
+    fn admissions(&mut self, t: i64, begin: i64) {
+        let (resume, insts) = (self.cx.sc.resume, self.cx.insts);
+        let mut started: Vec<(WlId, Vec<(FrId, Amount)>)> = Vec::new();
+        for a in &self.s.admitted[self.seen_admitted..] {
+            let w = a.wl.index();
+            let Some(r) = &self.s.reservations()[a.wl] else {
+                continue;
+            };
+            let usage = run_usage(&r.usage);
+            started.push((a.wl, r.usage.clone()));
+            let already = if resume { self.h.done[w] } else { 0 };
+            if let Some(b) = self.cx.budgets.as_mut() {
+                b.started(begin, u32::from(a.wl), &usage);
+            }
+            self.h.generation[w] += 1;
+            let generation = self.h.generation[w];
+            self.h.live[w] = Some(Live {
+                run_start: begin,
+                generation,
+                done_ms: already,
+                usage,
+            });
+            if let Some(rt) = insts[w].and_then(|i| i.runtime_ms) {
+                let left = (rt - already).max(0);
+                self.heap.push(Reverse((
+                    begin + left,
+                    COMPLETION,
+                    u32::from(a.wl),
+                    generation,
+                )));
+            }
+        }
+        self.seen_admitted = self.s.admitted.len();
+        // a workload admitted without admission checks is Admitted as the cycle reserves
+        // its quota: admission fair sharing settles its entry penalty then
+        for (wl, usage) in &started {
+            self.s.clock(&ClockEvent::RunStarted {
+                wl: *wl,
+                usage,
+                at: t,
+            });
+        }
+    }
+
+    /// The outcome: the runs still live are cut at the end.
+    fn finish(mut self) -> Outcome {
+        let running = self.h.live.iter().any(Option::is_some);
+        let end_ms = self
+            .cx
+            .end_of_run(running, self.last_t, self.counters.events);
+        let workloads = self.workload_outcomes(end_ms);
+        Outcome {
+            engine: Engine::Kueue,
+            end_ms,
+            frs: flavor_resources(self.cx.world, Engine::Kueue),
+            workloads,
+            queues: self.queue_outcomes(),
+            warnings: Vec::new(),
+            counters: self.counters,
+        }
+    }
+
+    /// Every workload's history, the pending ones with upstream's reason.
+    fn workload_outcomes(&mut self, end_ms: i64) -> Vec<WorkloadOutcome> {
+        let world = self.cx.world;
+        let end = self.cx.sc.end_ms;
+        let mut workloads = Vec::with_capacity(world.workloads.len());
+        for (i, w) in world.workloads.iter().enumerate() {
+            if let Some(l) = self.h.live[i].take() {
+                self.h.runs[i].push(Run {
+                    start_ms: l.run_start,
+                    end_ms: end_ms.max(l.run_start),
+                    end: RunEnd::Cut,
+                    usage: l.usage,
+                });
+            }
+            let queue = match &w.queue {
+                QueueRef::Cq(c) => world.cluster_queues[*c].name.clone(),
+                _ => String::new(),
+            };
+            let running_at_end = self.h.runs[i].last().is_some_and(|r| r.end == RunEnd::Cut);
+            let (class, created_ms) = self.cx.class_and_created(i);
+            let pending = if self.h.finished[i].is_none() && !running_at_end {
+                if end.is_some_and(|e| created_ms >= e) {
+                    Some(created_after_end())
+                } else {
+                    self.cx
+                        .budgets
+                        .as_ref()
+                        .and_then(|b| b.pending(i as u32))
+                        .or_else(|| {
+                            self.s
+                                .pending_reason(WlId::new(i))
+                                .map(|p| (p.reason().to_owned(), p.message(world)))
+                        })
+                }
+            } else {
+                None
+            };
+            workloads.push(WorkloadOutcome {
+                key: w.key.clone(),
+                queue,
+                class,
+                created_ms,
+                runs: std::mem::take(&mut self.h.runs[i]),
+                finished_ms: self.h.finished[i],
+                pending,
+            });
+        }
+        workloads
+    }
+
+    /// Every ClusterQueue's nominal quotas.
+    fn queue_outcomes(&self) -> Vec<QueueOutcome> {
+        let world = self.cx.world;
+        world
+            .cluster_queues
+            .iter()
+            .map(|c| {
+                let mut nominal = Vec::new();
+                for g in &c.groups {
+                    for &f in &g.flavors {
+                        for &r in &g.covered {
+                            if let Some(fr) = world.fr(f, r) {
+                                nominal
+                                    .push((u32::from(fr), world.tree.quota(c.node, fr).nominal.0));
+                            }
+                        }
+                    }
+                }
+                nominal.sort_unstable();
+                QueueOutcome {
+                    name: c.name.clone(),
+                    nominal,
+                }
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,230 @@
+//! The event loops: Kueue (driving `gpuquota-cohort` incrementally, [`kueue`]) and
+//! ResourceQuota only ([`resource_quota`]). Each is a per-run state with one method per
+//! phase of an instant; what both read and write besides their own state is a [`Context`].
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use gpuquota_cohort::World;
+use gpuquota_model::ResourceName;
+use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};
+
+mod kueue;
+mod resource_quota;
+
+pub(crate) use kueue::run_kueue;
+pub(crate) use resource_quota::run_resource_quota;
+
+use crate::scenario::{Engine, Instance, Scenario};
+
+/// A workload without a runtime and no `spec.end`: it runs until the last event.
+pub const NO_END: Code = Code::new("no-end");
+/// A scheduling instant did not settle within its cycle bound.
+pub const CYCLE_BOUND: Code = Code::new("cycle-bound");
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunEnd {
+    /// Its runtime elapsed.
+    Finished,
+    /// Evicted by a preemption: upstream's reason and the preemptor's key.
+    Preempted {
+        /// `InClusterQueue`, `InCohortReclamation`, `InCohortReclaimWhileBorrowing`,
+        /// `InCohortFairSharing`.
+        reason: String,
+        /// The preemptor (`namespace/name`).
+        by: String,
+    },
+    /// Still running at the end.
+    Cut,
+}
+
+impl RunEnd {
+    /// `Finished`, `Preempted` or `Cut`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RunEnd::Finished => "Finished",
+            RunEnd::Preempted { .. } => "Preempted",
+            RunEnd::Cut => "Cut",
+        }
+    }
+}
+
+/// One admission of a workload, from start to end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    /// ms since start.
+    pub start_ms: i64,
+    /// ms since start.
+    pub end_ms: i64,
+    /// How it ended.
+    pub end: RunEnd,
+    /// Usage charged: (index into [`Outcome::frs`], amount in Kueue units), sorted.
+    pub usage: Vec<(u32, i64)>,
+}
+
+/// One workload's history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkloadOutcome {
+    /// `namespace/name`.
+    pub key: String,
+    /// ClusterQueue (Kueue) or namespace (ResourceQuota); `""` when it has none.
+    pub queue: String,
+    /// Class.
+    pub class: String,
+    /// ms since start.
+    pub created_ms: i64,
+    /// Runs in time order.
+    pub runs: Vec<Run>,
+    /// Completion, ms since start.
+    pub finished_ms: Option<i64>,
+    /// Upstream's pending reason and message, when pending at the end.
+    pub pending: Option<(String, String)>,
+}
+
+/// A queue's quota as the report shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueOutcome {
+    /// Name.
+    pub name: String,
+    /// Nominal quota per flavor-resource (index into [`Outcome::frs`], amount).
+    pub nominal: Vec<(u32, i64)>,
+}
+
+/// Counters of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counters {
+    /// Events processed (arrivals, completions, retries, cycle ticks).
+    pub events: u64,
+    /// Scheduling cycles run.
+    pub cycles: u64,
+}
+
+/// Everything a simulation produced; the report renders it.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The engine.
+    pub engine: Engine,
+    /// The end, ms since start.
+    pub end_ms: i64,
+    /// Flavor-resources named by runs and queues: (flavor, resource); the flavor is `""`
+    /// under the `resourcequota` engine.
+    pub frs: Vec<(String, ResourceName)>,
+    /// Every workload, in key order.
+    pub workloads: Vec<WorkloadOutcome>,
+    /// Every queue, in name order.
+    pub queues: Vec<QueueOutcome>,
+    /// Warnings of the run (import, world and simulation), rendered.
+    pub warnings: Vec<String>,
+    /// Counters.
+    pub counters: Counters,
+}
+
+// event kinds, in their order at one instant
+const COMPLETION: u8 = 0;
+const ARRIVAL: u8 = 1;
+const TICK: u8 = 2;
+/// A budget is spent or renews ([`crate::budget`]).
+const BUDGET: u8 = 3;
+
+pub(crate) type Event = Reverse<(i64, u8, u32, u32)>;
+
+/// The arrivals known before the run, sorted once, beside the heap of the events the run
+/// makes: a trace's 10⁵ arrivals then never sit in the heap, whose pops stay O(log running).
+/// Both hold the same total order `(t, kind, wl, generation)` and an arrival is never in
+/// both, so taking the smaller head of the two yields the heap's own sequence.
+#[derive(Default)]
+struct Arrivals {
+    sorted: Vec<(i64, u8, u32, u32)>,
+    next: usize,
+}
+
+impl Arrivals {
+    /// The next event of the heap and the arrivals, and whether it is an arrival.
+    fn peek(&self, heap: &BinaryHeap<Event>) -> Option<((i64, u8, u32, u32), bool)> {
+        match (heap.peek(), self.sorted.get(self.next)) {
+            (Some(Reverse(h)), Some(a)) if a < h => Some((*a, true)),
+            (Some(Reverse(h)), _) => Some((*h, false)),
+            (None, Some(a)) => Some((*a, true)),
+            (None, None) => None,
+        }
+    }
+
+    /// Removes the event [`Arrivals::peek`] returned.
+    fn pop(&mut self, heap: &mut BinaryHeap<Event>, arrival: bool) {
+        if arrival {
+            self.next += 1;
+        } else {
+            heap.pop();
+        }
+    }
+}
+
+/// What an event loop reads and writes besides its own state: the scenario, the built
+/// world, each workload's instance, and the run's warnings, budgets and progress.
+pub(crate) struct Context<'a, 'p> {
+    pub(crate) sc: &'a Scenario,
+    pub(crate) world: &'a World,
+    pub(crate) insts: &'a [Option<&'a Instance>],
+    pub(crate) warnings: &'a mut Diagnostics,
+    pub(crate) budgets: &'a mut Option<crate::budget::Budgets>,
+    pub(crate) progress: &'a mut crate::progress::Reporter<'p>,
+}
+
+impl Context<'_, '_> {
+    /// The run's end: `spec.end`, else the last event (`last_t`), with a warning when
+    /// workloads still run then. Charges the budgets up to it and tells the progress.
+    fn end_of_run(&mut self, running: bool, last_t: i64, events: u64) -> i64 {
+        let end = self.sc.end_ms;
+        if let Some(b) = self.budgets.as_mut() {
+            b.advance(end.unwrap_or(last_t));
+        }
+        let end_ms = match end {
+            Some(e) => e,
+            None => {
+                if running {
+                    self.warnings.push(Diagnostic::warning(
+                        NO_END,
+                        "workloads without a gpuquota.dev/runtime run until spec.end, and the scenario has none: the run ends at the last event",
+                    ));
+                }
+                last_t
+            }
+        };
+        self.progress.finish(end_ms, events);
+        end_ms
+    }
+
+    /// A workload's class and creation time as its outcome shows them.
+    fn class_and_created(&self, wl: usize) -> (String, i64) {
+        (
+            self.insts[wl].map(|x| x.class.clone()).unwrap_or_default(),
+            self.insts[wl].map_or(0, |x| x.created_ms),
+        )
+    }
+}
+
+/// The pending reason of a workload created at or after the simulation's end.
+fn created_after_end() -> (String, String) {
+    (
+        "Pending".to_owned(),
+        "created at or after the simulation's end".to_owned(),
+    )
+}
+
+/// The flavor-resources the runs and queues of `engine` name: the world's under Kueue, one
+/// pseudo-flavor `""` per resource under ResourceQuota.
+pub(crate) fn flavor_resources(world: &World, engine: Engine) -> Vec<(String, ResourceName)> {
+    match engine {
+        Engine::ResourceQuota => world
+            .resources
+            .iter()
+            .map(|r| (String::new(), r.clone()))
+            .collect(),
+        Engine::Kueue => world
+            .frs
+            .iter()
+            .map(|&(f, r)| (world.flavors[f].name.clone(), world.resources[r].clone()))
+            .collect(),
+    }
+}

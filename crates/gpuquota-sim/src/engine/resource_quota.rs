@@ -1,0 +1,386 @@
+//! The ResourceQuota-only event loop: a workload is created when its namespace's quotas
+//! allow it (403 otherwise, retried by its controller), and runs at once.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use gpuquota_cohort::World;
+use gpuquota_model::Amount;
+
+use super::{
+    ARRIVAL, BUDGET, COMPLETION, Context, Counters, Event, Outcome, QueueOutcome, Run, RunEnd,
+    WorkloadOutcome, created_after_end, flavor_resources,
+};
+use crate::scenario::Engine;
+
+/// The namespaces' ResourceQuotas and what the running workloads use of them.
+struct QuotaUse<'a> {
+    world: &'a World,
+    /// Each workload's requests per resource, all pods together.
+    demand: Vec<Vec<i64>>,
+    /// Each workload's pod count.
+    pods: Vec<i64>,
+    /// `used[quota][hard key]`.
+    used: Vec<Vec<i64>>,
+}
+
+impl<'a> QuotaUse<'a> {
+    fn new(world: &'a World) -> QuotaUse<'a> {
+        let nres = world.resources.len();
+        let demand = world
+            .workloads
+            .iter()
+            .map(|w| {
+                let mut d = vec![0i64; nres];
+                for ps in &w.pod_sets {
+                    for &(r, a) in &ps.per_pod {
+                        d[r.index()] =
+                            d[r.index()].saturating_add(a.saturating_mul(i64::from(ps.count)));
+                    }
+                }
+                d
+            })
+            .collect();
+        let pods = world
+            .workloads
+            .iter()
+            .map(|w| w.pod_sets.iter().map(|p| i64::from(p.count)).sum())
+            .collect();
+        let used = world
+            .resource_quotas
+            .iter()
+            .map(|q| vec![0; q.hard.len()])
+            .collect();
+        QuotaUse {
+            world,
+            demand,
+            pods,
+            used,
+        }
+    }
+
+    /// Does quota `q` constrain workload `wl` (its namespace, its priority class)?
+    fn applies(&self, q: usize, wl: usize) -> bool {
+        let rq = &self.world.resource_quotas[q];
+        let w = &self.world.workloads[gpuquota_cohort::world::WlId::new(wl)];
+        rq.namespace == w.namespace
+            && rq
+                .object
+                .applies_to_priority_class(w.priority_class.as_deref())
+    }
+
+    /// What workload `wl` counts against hard key `k` of quota `q`.
+    fn charge(&self, q: usize, k: usize, wl: usize) -> i64 {
+        match self.world.resource_quotas[q].hard[k].1 {
+            None => self.pods[wl],
+            Some(r) => self.demand[wl][r.index()],
+        }
+    }
+
+    /// Charges (`add`) or releases workload `wl` on every quota that applies to it.
+    #[allow(clippy::needless_range_loop)] // quota and key indexes address three parallel tables
+    fn book(&mut self, wl: usize, add: bool) {
+        for q in 0..self.used.len() {
+            if self.applies(q, wl) {
+                for k in 0..self.used[q].len() {
+                    let c = self.charge(q, k, wl);
+                    if add {
+                        self.used[q][k] += c;
+                    } else {
+                        self.used[q][k] -= c;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The first quota creating `w`'s pods would exceed, as the API server's 403
+    /// (`Forbidden` and its message); `None` when every quota allows it.
+    #[allow(clippy::needless_range_loop)] // quota and key indexes address three parallel tables
+    fn violation(&self, w: usize) -> Option<(String, String)> {
+        let world = self.world;
+        for q in 0..self.used.len() {
+            if !self.applies(q, w) {
+                continue;
+            }
+            for (k, (key, r, hard)) in world.resource_quotas[q].hard.iter().enumerate() {
+                let req = self.charge(q, k, w);
+                if req == 0 {
+                    continue;
+                }
+                if self.used[q][k].saturating_add(req) > hard.0 {
+                    let fmt = |v: i64| match r {
+                        Some(r) => world.resources[*r].format_amount(Amount(v)),
+                        None => v.to_string(),
+                    };
+                    return Some((
+                        "Forbidden".to_owned(),
+                        format!(
+                            "exceeded quota: {}, requested: {}={}, used: {}={}, limited: {}={}",
+                            world.resource_quotas[q].name,
+                            key,
+                            fmt(req),
+                            key,
+                            fmt(self.used[q][k]),
+                            key,
+                            fmt(hard.0)
+                        ),
+                    ));
+                }
+            }
+        }
+        None
+    }
+
+    /// A run's usage: the workload's non-zero demands, by resource.
+    fn usage_of(&self, wl: usize) -> Vec<(u32, i64)> {
+        self.demand[wl]
+            .iter()
+            .enumerate()
+            .filter(|&(_, &a)| a != 0)
+            .map(|(r, &a)| (r as u32, a))
+            .collect()
+    }
+}
+
+/// The ResourceQuota loop's state: the quotas' usage, every workload's runs, attempts and
+/// last rejection, and the pending events, with one method per kind of event.
+struct QuotaRun<'a, 'p> {
+    cx: Context<'a, 'p>,
+    quotas: QuotaUse<'a>,
+    heap: BinaryHeap<Event>,
+    runs: Vec<Vec<Run>>,
+    /// The start of each workload's live run.
+    live: Vec<Option<i64>>,
+    finished: Vec<Option<i64>>,
+    attempts: Vec<u32>,
+    rejected: Vec<Option<(String, String)>>,
+    counters: Counters,
+    last_t: i64,
+    /// The budget wake-up already in the heap.
+    budget_at: Option<i64>,
+}
+
+/// The ResourceQuota-only loop: a workload is created when its namespace's quotas allow it
+/// (403 otherwise, retried by its controller), and runs at once.
+///
+/// # Complexity
+/// O(attempts × (quotas of the namespace × hard keys) + events × log events).
+pub(crate) fn run_resource_quota(cx: Context<'_, '_>) -> Outcome {
+    QuotaRun::new(cx).run()
+}
+
+impl<'a, 'p> QuotaRun<'a, 'p> {
+    /// Every workload arrives at its creation.
+    fn new(cx: Context<'a, 'p>) -> QuotaRun<'a, 'p> {
+        let n = cx.world.workloads.len();
+        let mut heap: BinaryHeap<Event> = BinaryHeap::new();
+        for (wl, inst) in cx.insts.iter().enumerate() {
+            let created = inst.map_or(0, |i| i.created_ms).max(0);
+            heap.push(Reverse((created, ARRIVAL, wl as u32, 0)));
+        }
+        QuotaRun {
+            quotas: QuotaUse::new(cx.world),
+            cx,
+            heap,
+            runs: vec![Vec::new(); n],
+            live: vec![None; n],
+            finished: vec![None; n],
+            attempts: vec![0; n],
+            rejected: vec![None; n],
+            counters: Counters::default(),
+            last_t: 0,
+            budget_at: None,
+        }
+    }
+
+    /// Every event until the end.
+    fn run(mut self) -> Outcome {
+        let end = self.cx.sc.end_ms;
+        while let Some(Reverse((t, kind, wl, _))) = self.heap.pop() {
+            if end.is_some_and(|e| t >= e) {
+                break;
+            }
+            self.last_t = t;
+            self.counters.events += 1;
+            self.cx.progress.tick(t, self.counters.events);
+            if self.budget_step(t, kind, wl) {
+                continue;
+            }
+            if kind == COMPLETION {
+                self.complete(t, wl);
+            } else {
+                self.attempt(t, wl);
+            }
+        }
+        self.finish()
+    }
+
+    /// The budgets at `t`: the runs they stop are retried, the workloads of renewed budgets
+    /// too; an arrival a spent budget holds back waits. Returns whether the event is done
+    /// with.
+    fn budget_step(&mut self, t: i64, kind: u8, wl: u32) -> bool {
+        let Some(b) = self.cx.budgets.as_mut() else {
+            return false;
+        };
+        let end = self.cx.sc.end_ms;
+        b.advance(t);
+        for (v, by) in b.to_stop() {
+            let v = v as usize;
+            if let Some(st) = self.live[v].take() {
+                b.stopped(t, v as u32);
+                self.quotas.book(v, false);
+                self.runs[v].push(Run {
+                    start_ms: st,
+                    end_ms: t,
+                    end: RunEnd::Preempted {
+                        reason: gpuquota_model::budget::BUDGET_EXHAUSTED.to_owned(),
+                        by,
+                    },
+                    usage: self.quotas.usage_of(v),
+                });
+                self.heap.push(Reverse((t, ARRIVAL, v as u32, 0)));
+            }
+        }
+        for v in b.renewed() {
+            self.heap.push(Reverse((t, ARRIVAL, v, 0)));
+        }
+        crate::budget::schedule(b, t, end, &mut self.heap, &mut self.budget_at, BUDGET);
+        if kind == BUDGET {
+            return true;
+        }
+        let w = wl as usize;
+        if kind == ARRIVAL
+            && self.live[w].is_none()
+            && let crate::budget::Gate::Wait(bi) = b.gate(wl)
+        {
+            b.hold(wl, bi);
+            self.rejected[w] = None;
+            return true;
+        }
+        false
+    }
+
+    /// `wl`'s run ends at `t`.
+    fn complete(&mut self, t: i64, wl: u32) {
+        let w = wl as usize;
+        if let Some(st) = self.live[w].take() {
+            if let Some(b) = self.cx.budgets.as_mut() {
+                b.stopped(t, wl);
+            }
+            self.quotas.book(w, false);
+            self.runs[w].push(Run {
+                start_ms: st,
+                end_ms: t,
+                end: RunEnd::Finished,
+                usage: self.quotas.usage_of(w),
+            });
+            self.finished[w] = Some(t);
+        }
+    }
+
+    /// An attempt to create `wl`'s pods at `t`: it runs at once, or is refused and retried
+    /// after its controller's backoff.
+    fn attempt(&mut self, t: i64, wl: u32) {
+        let w = wl as usize;
+        match self.quotas.violation(w) {
+            Some(v) => {
+                self.attempts[w] += 1;
+                self.rejected[w] = Some(v);
+                let delay = self.cx.sc.retry.delay_ms(self.attempts[w]);
+                self.heap
+                    .push(Reverse((t.saturating_add(delay), ARRIVAL, wl, 0)));
+            }
+            None => {
+                self.quotas.book(w, true);
+                self.rejected[w] = None;
+                self.live[w] = Some(t);
+                let end = self.cx.sc.end_ms;
+                if let Some(b) = self.cx.budgets.as_mut() {
+                    b.started(t, wl, &self.quotas.usage_of(w));
+                    crate::budget::schedule(b, t, end, &mut self.heap, &mut self.budget_at, BUDGET);
+                }
+                if let Some(rt) = self.cx.insts[w].and_then(|i| i.runtime_ms) {
+                    self.heap.push(Reverse((t + rt, COMPLETION, wl, 0)));
+                }
+            }
+        }
+    }
+
+    /// The outcome: the runs still live are cut at the end.
+    fn finish(mut self) -> Outcome {
+        let running = self.live.iter().any(Option::is_some);
+        let end_ms = self
+            .cx
+            .end_of_run(running, self.last_t, self.counters.events);
+        let workloads = self.workload_outcomes(end_ms);
+        Outcome {
+            engine: Engine::ResourceQuota,
+            end_ms,
+            frs: flavor_resources(self.cx.world, Engine::ResourceQuota),
+            workloads,
+            queues: self.queue_outcomes(),
+            warnings: Vec::new(),
+            counters: self.counters,
+        }
+    }
+
+    /// Every workload's history; a pending one says why (a budget, the last 403, or its
+    /// creation after the end).
+    fn workload_outcomes(&mut self, end_ms: i64) -> Vec<WorkloadOutcome> {
+        let world = self.cx.world;
+        let mut workloads = Vec::with_capacity(world.workloads.len());
+        for (i, w) in world.workloads.iter().enumerate() {
+            if let Some(st) = self.live[i].take() {
+                self.runs[i].push(Run {
+                    start_ms: st,
+                    end_ms: end_ms.max(st),
+                    end: RunEnd::Cut,
+                    usage: self.quotas.usage_of(i),
+                });
+            }
+            let running = self.runs[i].last().is_some_and(|r| r.end == RunEnd::Cut);
+            let held = self.cx.budgets.as_ref().and_then(|b| b.pending(i as u32));
+            let pending = if self.finished[i].is_none() && !running {
+                Some(
+                    held.or_else(|| self.rejected[i].take())
+                        .unwrap_or_else(created_after_end),
+                )
+            } else {
+                None
+            };
+            let (class, created_ms) = self.cx.class_and_created(i);
+            workloads.push(WorkloadOutcome {
+                key: w.key.clone(),
+                queue: w.namespace.clone(),
+                class,
+                created_ms,
+                runs: std::mem::take(&mut self.runs[i]),
+                finished_ms: self.finished[i],
+                pending,
+            });
+        }
+        workloads
+    }
+
+    /// The namespaces with a ResourceQuota, their requests caps as nominal quotas.
+    fn queue_outcomes(&self) -> Vec<QueueOutcome> {
+        let mut by_ns: BTreeMap<String, BTreeMap<u32, i64>> = BTreeMap::new();
+        for q in &self.cx.world.resource_quotas {
+            let e = by_ns.entry(q.namespace.clone()).or_default();
+            for (_, r, hard) in &q.hard {
+                if let Some(r) = r {
+                    let v = e.entry(u32::from(*r)).or_insert(i64::MAX);
+                    *v = (*v).min(hard.0);
+                }
+            }
+        }
+        by_ns
+            .into_iter()
+            .map(|(name, m)| QueueOutcome {
+                name,
+                nominal: m.into_iter().collect(),
+            })
+            .collect()
+    }
+}
