@@ -158,7 +158,7 @@ fn quota_cluster(total: i128, qa: i128, qb: i128, a_running: usize, b_jobs: Vec<
         jobs,
         nodes: Vec::new(),
         mig_profiles: Vec::new(),
-        totals: [total * SCALE, 0, 0],
+        totals: gpuquota_rank::ids::PerResource::new(total * SCALE, 0, 0),
         now: Timestamp::from_unix_seconds(100_000),
         orphan_queues: Vec::new(),
         warnings: Default::default(),
@@ -167,11 +167,11 @@ fn quota_cluster(total: i128, qa: i128, qb: i128, a_running: usize, b_jobs: Vec<
 
 fn benches(c: &mut Criterion) {
     let tree = division_tree(7);
-    let totals = [
+    let totals = gpuquota_rank::ids::PerResource::new(
         80_000 * SCALE,
         80_000_000 * SCALE,
         (80_000_i128 << 30) * SCALE,
-    ];
+    );
     let mut g = c.benchmark_group("rank");
     g.sample_size(20);
     for k in [0, 1] {

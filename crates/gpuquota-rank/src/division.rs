@@ -23,6 +23,7 @@
 use gpuquota_model::Timestamp;
 
 use crate::fixed::{FRAC_SCALE, SCALE, gcd, mod_small, mul_div_rem};
+use crate::ids::PerResource;
 
 /// The three resources KAI divides, each independently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -257,11 +258,11 @@ const NO_PARENT: usize = usize::MAX;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Division {
     /// Fair share per queue and resource, nano-units.
-    pub fair_share: Vec<[i128; 3]>,
+    pub fair_share: Vec<PerResource<i128>>,
     /// Demand per queue and resource (parents: the sum of their subtree), nano-units.
-    pub request: Vec<[i128; 3]>,
+    pub request: Vec<PerResource<i128>>,
     /// What each queue got in phase 1 (deserved capped by demand), nano-units.
-    pub phase1: Vec<[i128; 3]>,
+    pub phase1: Vec<PerResource<i128>>,
 }
 
 impl Hierarchy {
@@ -368,9 +369,9 @@ impl Hierarchy {
     ///
     /// # Errors
     /// [`DivisionError::Negative`] for a negative value.
-    pub fn set_usage(&mut self, q: usize, usage: [i128; 3]) -> Result<(), DivisionError> {
+    pub fn set_usage(&mut self, q: usize, usage: PerResource<i128>) -> Result<(), DivisionError> {
         for r in Resource::ALL {
-            let u = usage[r.index()];
+            let u = usage[r];
             if u < 0 {
                 return Err(DivisionError::Negative {
                     queue: self.queues[q].name.clone(),
@@ -390,9 +391,13 @@ impl Hierarchy {
     ///
     /// # Errors
     /// [`DivisionError::Negative`] for a negative value.
-    pub fn set_request(&mut self, q: usize, request: [i128; 3]) -> Result<(), DivisionError> {
+    pub fn set_request(
+        &mut self,
+        q: usize,
+        request: PerResource<i128>,
+    ) -> Result<(), DivisionError> {
         for r in Resource::ALL {
-            let v = request[r.index()];
+            let v = request[r];
             if v < 0 {
                 return Err(DivisionError::Negative {
                     queue: self.queues[q].name.clone(),
@@ -477,6 +482,43 @@ impl Hierarchy {
         p
     }
 
+    /// Demand per queue: the leaves' requests summed up the tree (dense parent links,
+    /// reverse breadth-first order).
+    ///
+    /// # Errors
+    /// [`DivisionError::Overflow`] naming the parent whose sum leaves `i128`.
+    ///
+    /// # Complexity
+    /// O(n).
+    fn demand(&self) -> Result<Vec<PerResource<i128>>, DivisionError> {
+        let mut request = vec![PerResource::ZERO; self.queues.len()];
+        for r in Resource::ALL {
+            for (q, st) in self.statics[r.index()].iter().enumerate() {
+                if st.leaf {
+                    request[q][r] = st.request;
+                }
+            }
+        }
+        for &q in self.order.iter().rev() {
+            let p = self.parents[q];
+            if p != NO_PARENT {
+                let child = request[q];
+                request[p] = request[p].checked_add(&child).ok_or_else(|| {
+                    // The first resource that overflows, as the per-resource sum reported it.
+                    let resource = Resource::ALL
+                        .into_iter()
+                        .find(|&r| request[p][r].checked_add(child[r]).is_none())
+                        .unwrap_or(Resource::Gpu);
+                    DivisionError::Overflow {
+                        queue: self.queues[p].name.clone(),
+                        resource,
+                    }
+                })?;
+            }
+        }
+        Ok(request)
+    }
+
     /// Divides `totals` (nano-units per resource) down the tree.
     ///
     /// # Errors
@@ -488,12 +530,12 @@ impl Hierarchy {
     /// the group size (each extra round needs a queue that became satisfied).
     pub fn divide(
         &self,
-        totals: [i128; 3],
+        totals: PerResource<i128>,
         options: &DivisionOptions,
     ) -> Result<Division, DivisionError> {
         let n = self.queues.len();
         for r in Resource::ALL {
-            if totals[r.index()] < 0 {
+            if totals[r] < 0 {
                 return Err(DivisionError::Negative {
                     queue: "<total>".into(),
                     resource: r,
@@ -501,28 +543,7 @@ impl Hierarchy {
                 });
             }
         }
-        // Demand: leaves' requests summed up the tree (dense parent links, reverse BFS).
-        let mut request = vec![[0i128; 3]; n];
-        for r in 0..3 {
-            for (q, st) in self.statics[r].iter().enumerate() {
-                if st.leaf {
-                    request[q][r] = st.request;
-                }
-            }
-        }
-        for &q in self.order.iter().rev() {
-            let p = self.parents[q];
-            if p != NO_PARENT {
-                for r in 0..3 {
-                    request[p][r] = request[p][r].checked_add(request[q][r]).ok_or_else(|| {
-                        DivisionError::Overflow {
-                            queue: self.queues[p].name.clone(),
-                            resource: Resource::ALL[r],
-                        }
-                    })?;
-                }
-            }
-        }
+        let request = self.demand()?;
         // Dense per-resource columns, built in one pass: the hot loops never touch the queue
         // structs. Amounts are divided by their common factor with the unit (whole bytes and
         // whole GPUs become plain integers), so the arithmetic mostly stays in 64 bits.
@@ -536,7 +557,7 @@ impl Hierarchy {
         for r in 0..3 {
             amount_gcd[r] = gcd(
                 SCALE as u128,
-                u128::from(mod_small(totals[r] as u128, SCALE as u64)),
+                u128::from(mod_small(totals.0[r] as u128, SCALE as u64)),
             ) as u64;
         }
         let reduce = |g: &mut u64, v: u128| {
@@ -557,7 +578,7 @@ impl Hierarchy {
                 } else if w != 0 && mod_small(w, *wg) != 0 {
                     *wg = gcd(u128::from(*wg), u128::from(mod_small(w, *wg))) as u64;
                 }
-                let req = request[q][r];
+                let req = request[q].0[r];
                 let requestable = if st.limit < 0 { req } else { st.limit.min(req) };
                 let deserved = st.deserved;
                 reduce(&mut amount_gcd[r], requestable as u128);
@@ -574,8 +595,8 @@ impl Hierarchy {
                 });
             }
         }
-        let mut fair_share = vec![[0i128; 3]; n];
-        let mut phase1 = vec![[0i128; 3]; n];
+        let mut fair_share = vec![PerResource::ZERO; n];
+        let mut phase1 = vec![PerResource::ZERO; n];
         let max_group = self
             .sorted_children
             .iter()
@@ -604,30 +625,32 @@ impl Hierarchy {
                 records: vec![None; max_group],
                 sw: vec![0; max_group],
             };
-            ctx.divide_group(&self.sorted_roots, totals[ri] / g)?;
+            ctx.divide_group(&self.sorted_roots, totals[r] / g)?;
             for &q in &self.order {
                 if !self.children[q].is_empty() {
                     let t = ctx.col[q].fs;
                     ctx.divide_group(&self.sorted_children[q], t)?;
                 }
             }
-            // Back to nano-units (cannot overflow: every amount was a multiple of `g`), and
-            // the phase-1 amounts: deserved (or the parent's share) capped by requestable.
+            // Back to nano-units (every amount was a multiple of `g`, so this only overflows
+            // where the input already did; it is checked all the same), and the phase-1
+            // amounts: deserved (or the parent's share) capped by requestable.
             for &q in &self.order {
                 let c = &ctx.col[q];
-                fair_share[q][ri] = c.fs * g;
+                let back = |v: i128| v.checked_mul(g).ok_or_else(|| ctx.overflow(q));
+                fair_share[q][r] = back(c.fs)?;
                 let p = self.parents[q];
                 let total = if p == NO_PARENT {
-                    totals[ri]
+                    totals[r]
                 } else {
-                    fair_share[p][ri]
+                    fair_share[p][r]
                 };
                 let d = if c.deserved < 0 {
                     total
                 } else {
-                    c.deserved * g
+                    back(c.deserved)?
                 };
-                phase1[q][ri] = d.min(c.requestable * g);
+                phase1[q][r] = d.min(back(c.requestable)?);
             }
         }
         Ok(Division {
@@ -653,8 +676,10 @@ struct Col {
 }
 
 impl Col {
+    /// What the queue may still get. Both amounts are non-negative, so the difference
+    /// cannot overflow (it saturates all the same).
     fn remaining(&self) -> i128 {
-        (self.requestable - self.fs).max(0)
+        self.requestable.saturating_sub(self.fs).max(0)
     }
 }
 
@@ -741,15 +766,18 @@ impl GroupCtx<'_> {
                 }
                 let w = if with_usage {
                     // sw ∝ W·(1+k) − k·U·Wtot, scaled by SCALE²·Wtot (weights in gcd units).
-                    let a = (c.weight as i128)
-                        .checked_mul(SCALE + k)
+                    let a = i128::try_from(c.weight)
+                        .ok()
+                        .zip(SCALE.checked_add(k))
+                        .and_then(|(w, sk)| w.checked_mul(sk))
                         .and_then(|x| x.checked_mul(SCALE));
-                    let b = k
-                        .checked_mul(c.usage)
-                        .and_then(|x| x.checked_mul(wtot as i128));
-                    match (a, b) {
-                        (Some(a), Some(b)) => (a - b).max(0) as u128,
-                        _ => return Err(self.overflow(q)),
+                    let b = i128::try_from(wtot)
+                        .ok()
+                        .and_then(|wt| k.checked_mul(c.usage)?.checked_mul(wt));
+                    match a.zip(b).and_then(|(a, b)| a.checked_sub(b)) {
+                        // Non-negative after `max(0)`, so the conversion is lossless.
+                        Some(d) => d.max(0) as u128,
+                        None => return Err(self.overflow(q)),
                     }
                 } else {
                     c.weight
@@ -787,9 +815,12 @@ impl GroupCtx<'_> {
                     give = need;
                     self.records[i] = None;
                 } else {
-                    let whole = share - i128::from(mod_small(share as u128, self.unit as u64));
+                    // `share` is non-negative (a quotient of non-negative amounts), so `whole`
+                    // and `frac_nano` are too, and below `share`.
+                    let frac = i128::from(mod_small(share as u128, self.unit as u64));
+                    let whole = share - frac;
                     give = whole;
-                    let frac_nano = (share - whole) as u128;
+                    let frac_nano = frac as u128;
                     if frac_nano > 0 || share_rem > 0 {
                         let sub = if share_rem == 0 {
                             0
@@ -798,7 +829,11 @@ impl GroupCtx<'_> {
                                 .ok_or_else(|| self.overflow(q))?
                                 .0
                         };
-                        self.records[i] = Some(frac_nano * SCALE as u128 + sub);
+                        let rec = frac_nano
+                            .checked_mul(SCALE as u128)
+                            .and_then(|x| x.checked_add(sub))
+                            .ok_or_else(|| self.overflow(q))?;
+                        self.records[i] = Some(rec);
                     } else if corrected {
                         self.records[i] = None;
                     }
@@ -806,8 +841,8 @@ impl GroupCtx<'_> {
                 if give == 0 {
                     continue;
                 }
-                self.col[q].fs += give;
-                rem -= give;
+                self.col[q].fs = c.fs.checked_add(give).ok_or_else(|| self.overflow(q))?;
+                rem = rem.checked_sub(give).ok_or_else(|| self.overflow(q))?;
                 again |= need < share || (need == share && share_rem > 0);
             }
             if !again || rem == 0 {
@@ -842,8 +877,9 @@ impl GroupCtx<'_> {
                     g = g.min(self.col[q].remaining());
                 }
                 if g > 0 {
-                    self.col[q].fs += g;
-                    rem -= g;
+                    let fs = self.col[q].fs;
+                    self.col[q].fs = fs.checked_add(g).ok_or_else(|| self.overflow(q))?;
+                    rem = rem.checked_sub(g).ok_or_else(|| self.overflow(q))?;
                 }
             }
         }

@@ -73,8 +73,9 @@ define_id!(
     NodeId
 );
 
-/// One value per resource (GPU, CPU, memory), indexed by [`Resource`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+/// One value per resource (GPU, CPU, memory), indexed by [`Resource`]. It orders as its
+/// array does (GPU first), so it can key an ordered map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Hash)]
 pub struct PerResource<T>(pub [T; 3]);
 
 impl<T> Index<Resource> for PerResource<T> {
@@ -130,6 +131,27 @@ impl PerResource<i128> {
             self.0[1].checked_add(o.0[1])?,
             self.0[2].checked_add(o.0[2])?,
         ]))
+    }
+
+    /// The sum, saturating at the bounds of `i128` in each resource (for reports of amounts
+    /// a session has already checked).
+    #[must_use]
+    pub fn saturating_add(&self, o: &Self) -> Self {
+        PerResource([
+            self.0[0].saturating_add(o.0[0]),
+            self.0[1].saturating_add(o.0[1]),
+            self.0[2].saturating_add(o.0[2]),
+        ])
+    }
+
+    /// The difference, saturating at the bounds of `i128` in each resource.
+    #[must_use]
+    pub fn saturating_sub(&self, o: &Self) -> Self {
+        PerResource([
+            self.0[0].saturating_sub(o.0[0]),
+            self.0[1].saturating_sub(o.0[1]),
+            self.0[2].saturating_sub(o.0[2]),
+        ])
     }
 
     /// The difference, `None` on overflow in any resource.

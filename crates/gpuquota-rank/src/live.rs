@@ -21,7 +21,7 @@
 //! the session after a job's preemptibility changed.
 //!
 //! ```
-//! use gpuquota_rank::{BuildOptions, Cluster, SessionOptions};
+//! use gpuquota_rank::{BuildOptions, Cluster, Resource, SessionOptions};
 //! use gpuquota_rank::live::LiveCluster;
 //!
 //! let yaml = r#"
@@ -49,9 +49,9 @@
 //! assert_eq!(result.allocated[0].pods[0].1.as_deref(), Some("n1"));
 //! // The queue now holds 4 GPUs (nano-units).
 //! let a = live.cluster().hierarchy.find("a").unwrap_or(0);
-//! assert_eq!(live.queue_allocated()[a][0], 4_000_000_000);
+//! assert_eq!(live.queue_allocated()[a][Resource::Gpu], 4_000_000_000);
 //! assert!(live.finish("ns/p"));
-//! assert_eq!(live.queue_allocated()[a][0], 0);
+//! assert_eq!(live.queue_allocated()[a][Resource::Gpu], 0);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -59,8 +59,8 @@ use std::collections::BTreeMap;
 
 use gpuquota_model::Timestamp;
 
-use crate::division::{DivisionError, Resource};
-use crate::ids::NodeId;
+use crate::division::DivisionError;
+use crate::ids::{NodeId, PerResource};
 use crate::session::{Kept, SessionError, SessionOptions, SessionResult, run_kept};
 use crate::snapshot::{Cluster, Job, TaskStatus};
 
@@ -244,7 +244,11 @@ impl LiveCluster {
     ///
     /// # Errors
     /// [`DivisionError::Negative`] for a negative value.
-    pub fn set_usage(&mut self, queue: usize, usage: [i128; 3]) -> Result<(), DivisionError> {
+    pub fn set_usage(
+        &mut self,
+        queue: usize,
+        usage: PerResource<i128>,
+    ) -> Result<(), DivisionError> {
         self.cluster.hierarchy.set_usage(queue, usage)
     }
 
@@ -253,10 +257,14 @@ impl LiveCluster {
     /// # Complexity
     /// O(Q) once a session has run (the kept accounting), else O(T + Q · d) for T pods
     /// of submitted jobs.
-    pub fn queue_allocated(&self) -> Vec<[i128; 3]> {
+    /// A sum beyond `i128` (requests no session accepts) saturates here; the session that
+    /// would run on it reports [`SessionError::Overflow`].
+    pub fn queue_allocated(&self) -> Vec<PerResource<i128>> {
         match &self.kept {
             Some(k) => k.queue_allocated(),
-            None => self.sum_tasks(|s| s == TaskStatus::Running, true),
+            None => self
+                .sum_tasks(|s| s == TaskStatus::Running, true, true)
+                .unwrap_or_default(),
         }
     }
 
@@ -268,17 +276,29 @@ impl LiveCluster {
         self.kept = None;
     }
 
-    fn sum_tasks(&self, pick: impl Fn(TaskStatus) -> bool, up: bool) -> Vec<[i128; 3]> {
+    /// The requests of the pods `pick` selects, per leaf (and summed up the tree with `up`);
+    /// `None` when a sum leaves `i128`, unless `saturate`.
+    fn sum_tasks(
+        &self,
+        pick: impl Fn(TaskStatus) -> bool,
+        up: bool,
+        saturate: bool,
+    ) -> Option<Vec<PerResource<i128>>> {
+        let add = |a: PerResource<i128>, b: &PerResource<i128>| {
+            if saturate {
+                Some(a.saturating_add(b))
+            } else {
+                a.checked_add(b)
+            }
+        };
         let h = &self.cluster.hierarchy;
-        let mut out = vec![[0i128; 3]; h.queues().len()];
+        let mut out = vec![PerResource::ZERO; h.queues().len()];
         for j in &self.cluster.jobs {
             let Some(q) = j.queue.map(crate::ids::QueueId::index) else {
                 continue;
             };
             for t in j.tasks.iter().filter(|t| pick(t.status)) {
-                for r in Resource::ALL {
-                    out[q][r.index()] = out[q][r.index()].saturating_add(t.req[r]);
-                }
+                out[q] = add(out[q], &t.req)?;
             }
         }
         if up {
@@ -288,13 +308,11 @@ impl LiveCluster {
             for (_, q) in by_depth {
                 if let Some(p) = h.queues()[q].parent {
                     let child = out[q];
-                    for (a, c) in out[p].iter_mut().zip(child) {
-                        *a = a.saturating_add(c);
-                    }
+                    out[p] = add(out[p], &child)?;
                 }
             }
         }
-        out
+        Some(out)
     }
 
     /// Runs one session on the current state and applies its decisions: evicted jobs'
@@ -329,9 +347,13 @@ impl LiveCluster {
         let demand = self.sum_tasks(
             |s| matches!(s, TaskStatus::Running | TaskStatus::Pending),
             false,
+            false,
         );
         let mut result = Ok(());
-        for (q, d) in demand.into_iter().enumerate() {
+        if demand.is_none() {
+            result = Err(SessionError::Overflow);
+        }
+        for (q, d) in demand.into_iter().flatten().enumerate() {
             if self.cluster.hierarchy.is_leaf(q)
                 && let Err(e) = self.cluster.hierarchy.set_request(q, d)
             {

@@ -3,7 +3,8 @@
 
 use gpuquota_model::Timestamp;
 use gpuquota_rank::fixed::SCALE;
-use gpuquota_rank::{DivisionOptions, Hierarchy, Mode, QueueInput, ResourceParams};
+use gpuquota_rank::ids::PerResource;
+use gpuquota_rank::{DivisionOptions, Hierarchy, Mode, QueueInput, Resource, ResourceParams};
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {
@@ -96,7 +97,7 @@ fn divide(qs: &[GenQ], total: i64, mode: Mode, k: i128) -> (Hierarchy, gpuquota_
     let h = Hierarchy::new(build(qs, &order)).unwrap();
     let d = h
         .divide(
-            [i128::from(total) * Q, 0, 0],
+            PerResource::new(i128::from(total) * Q, 0, 0),
             &DivisionOptions::default().with_mode(mode).with_k_value(k),
         )
         .unwrap();
@@ -114,7 +115,7 @@ fn groups(h: &Hierarchy) -> Vec<(Option<usize>, Vec<usize>)> {
 }
 
 fn requestable(h: &Hierarchy, d: &gpuquota_rank::Division, q: usize) -> i128 {
-    let req = d.request[q][0];
+    let req = d.request[q][Resource::Gpu];
     h.queues()[q].resources[0].limit.map_or(req, |l| l.min(req))
 }
 
@@ -285,7 +286,7 @@ fn reference(qs: &[GenQ], total: i64, h: &Hierarchy, d: &gpuquota_rank::Division
             d: g.d.map(|v| R::n(i128::from(v), 4)),
             w: R::i(i128::from(g.w)),
             l: g.l.map(|v| R::n(i128::from(v), 4)),
-            req: R::n(d.request[i][0], SCALE),
+            req: R::n(d.request[i][Resource::Gpu], SCALE),
             u: R::n(i128::from(g.usage_pct), 100),
             prio: g.prio,
             creation: g.creation,
@@ -317,7 +318,7 @@ proptest! {
         let (h, d) = divide(&qs, total, Mode::Kai, k * SCALE);
         let want = reference(&qs, total, &h, &d, R::i(k));
         for (i, w) in want.iter().enumerate() {
-            prop_assert_eq!(R::n(d.fair_share[i][0], SCALE), *w, "queue q{}", i);
+            prop_assert_eq!(R::n(d.fair_share[i][Resource::Gpu], SCALE), *w, "queue q{}", i);
         }
     }
 
@@ -326,9 +327,9 @@ proptest! {
         for mode in [Mode::Kai, Mode::Corrected] {
             let (h, d) = divide(&qs, total, mode, SCALE);
             for (parent, sibs) in groups(&h) {
-                let t = parent.map_or(i128::from(total) * Q, |p| d.fair_share[p][0]);
-                let p1: i128 = sibs.iter().map(|&s| d.phase1[s][0]).sum();
-                let fs: i128 = sibs.iter().map(|&s| d.fair_share[s][0]).sum();
+                let t = parent.map_or(i128::from(total) * Q, |p| d.fair_share[p][Resource::Gpu]);
+                let p1: i128 = sibs.iter().map(|&s| d.phase1[s][Resource::Gpu]).sum();
+                let fs: i128 = sibs.iter().map(|&s| d.fair_share[s][Resource::Gpu]).sum();
                 if p1 <= t {
                     prop_assert!(fs <= t, "{:?}: {} > {}", parent, fs, t);
                 } else {
@@ -343,7 +344,7 @@ proptest! {
     fn corrected_mode_never_exceeds_limit_or_request((qs, total) in gen_tree()) {
         let (h, d) = divide(&qs, total, Mode::Corrected, SCALE);
         for q in 0..qs.len() {
-            prop_assert!(d.fair_share[q][0] <= requestable(&h, &d, q), "q{}", q);
+            prop_assert!(d.fair_share[q][Resource::Gpu] <= requestable(&h, &d, q), "q{}", q);
         }
     }
 
@@ -357,13 +358,13 @@ proptest! {
         for (_, sibs) in groups(&h) {
             for &hi in &sibs {
                 let hq = &h.queues()[hi];
-                let starving = hq.resources[0].weight > 0 && d.fair_share[hi][0] < requestable(&h, &d, hi);
+                let starving = hq.resources[0].weight > 0 && d.fair_share[hi][Resource::Gpu] < requestable(&h, &d, hi);
                 if !starving {
                     continue;
                 }
                 for &lo in &sibs {
                     if h.queues()[lo].priority < hq.priority {
-                        prop_assert_eq!(d.fair_share[lo][0], d.phase1[lo][0], "q{} over quota while q{} starves", lo, hi);
+                        prop_assert_eq!(d.fair_share[lo][Resource::Gpu], d.phase1[lo][Resource::Gpu], "q{} over quota while q{} starves", lo, hi);
                     }
                 }
             }
@@ -383,9 +384,10 @@ proptest! {
             order.swap(i, (x % (i as u64 + 1)) as usize);
         }
         let h2 = Hierarchy::new(build(&qs, &order)).unwrap();
-        let d2 = h2.divide([i128::from(total) * Q, 0, 0], &DivisionOptions::default()).unwrap();
+        let d2 = h2.divide(
+            PerResource::new(i128::from(total) * Q, 0, 0), &DivisionOptions::default()).unwrap();
         for (k, &o) in order.iter().enumerate() {
-            prop_assert_eq!(d2.fair_share[k][0], d.fair_share[o][0], "q{}", o);
+            prop_assert_eq!(d2.fair_share[k][Resource::Gpu], d.fair_share[o][Resource::Gpu], "q{}", o);
         }
     }
 }

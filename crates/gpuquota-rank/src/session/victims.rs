@@ -15,14 +15,18 @@ impl Engine<'_> {
     pub(super) fn delay_elapsed(&self, ji: usize) -> bool {
         let j = &self.c.jobs[ji];
         match (j.preemption_delay, j.creation) {
-            (Some(d), Some(c)) => self.c.now.unix_nanos() - c.unix_nanos() >= d,
+            (Some(d), Some(c)) => {
+                minus(self.c.now.unix_nanos(), c.unix_nanos(), self.overflow) >= d
+            }
             _ => true,
         }
     }
 
     pub(super) fn runtime_ok(&self, ji: usize, min: Option<i128>) -> bool {
         match (min, self.c.jobs[ji].last_start) {
-            (Some(m), Some(s)) if m > 0 => self.c.now.unix_nanos() - s.unix_nanos() >= m,
+            (Some(m), Some(s)) if m > 0 => {
+                minus(self.c.now.unix_nanos(), s.unix_nanos(), self.overflow) >= m
+            }
             _ => true,
         }
     }
