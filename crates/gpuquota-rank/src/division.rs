@@ -23,7 +23,7 @@
 use gpuquota_model::Timestamp;
 
 use crate::fixed::{FRAC_SCALE, SCALE, gcd, mod_small, mul_div_rem};
-use crate::ids::PerResource;
+use crate::ids::{PerQueue, PerResource, QueueId};
 
 /// The three resources KAI divides, each independently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -134,8 +134,8 @@ pub struct ResourceParams {
 pub struct QueueInput {
     /// Name (unique).
     pub name: String,
-    /// Index of the parent queue in the input, `None` for a top-level queue.
-    pub parent: Option<usize>,
+    /// The parent queue (its position in the input), `None` for a top-level queue.
+    pub parent: Option<QueueId>,
     /// Queue priority (Run:ai rank); higher is served first over quota.
     pub priority: i32,
     /// `metadata.creationTimestamp` (phase-3 tie-break; missing sorts first, as Go's zero time).
@@ -156,7 +156,7 @@ pub enum DivisionError {
         /// The queue.
         queue: String,
         /// The bad index.
-        parent: usize,
+        parent: QueueId,
     },
     /// The parent links form a cycle.
     #[error("queue {queue:?}: spec.parentQueue: the parent chain loops back to this queue")]
@@ -201,8 +201,8 @@ pub enum DivisionError {
 #[derive(Debug, Clone)]
 pub struct Hierarchy {
     queues: Vec<QueueInput>,
-    children: Vec<Vec<usize>>,
-    roots: Vec<usize>,
+    children: Vec<Vec<QueueId>>,
+    roots: Vec<QueueId>,
     /// Breadth-first order from the roots.
     order: Vec<usize>,
     /// Roots, then each queue's children, sorted by priority (highest first) then input
@@ -229,7 +229,7 @@ struct StaticCol {
     usage: i128,
 }
 
-fn static_cols(queues: &[QueueInput], children: &[Vec<usize>]) -> [Vec<StaticCol>; 3] {
+fn static_cols(queues: &[QueueInput], children: &[Vec<QueueId>]) -> [Vec<StaticCol>; 3] {
     let col = |r: usize| {
         queues
             .iter()
@@ -258,11 +258,11 @@ const NO_PARENT: usize = usize::MAX;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Division {
     /// Fair share per queue and resource, nano-units.
-    pub fair_share: Vec<PerResource<i128>>,
+    pub fair_share: PerQueue<PerResource<i128>>,
     /// Demand per queue and resource (parents: the sum of their subtree), nano-units.
-    pub request: Vec<PerResource<i128>>,
+    pub request: PerQueue<PerResource<i128>>,
     /// What each queue got in phase 1 (deserved capped by demand), nano-units.
-    pub phase1: Vec<PerResource<i128>>,
+    pub phase1: PerQueue<PerResource<i128>>,
 }
 
 impl Hierarchy {
@@ -304,8 +304,8 @@ impl Hierarchy {
                 }
             }
             match q.parent {
-                None => roots.push(i),
-                Some(p) if p < n => children[p].push(i),
+                None => roots.push(QueueId::new(i)),
+                Some(p) if p.index() < n => children[p.index()].push(QueueId::new(i)),
                 Some(p) => {
                     return Err(DivisionError::UnknownParent {
                         queue: q.name.clone(),
@@ -314,7 +314,7 @@ impl Hierarchy {
                 }
             }
         }
-        let mut order = roots.clone();
+        let mut order: Vec<usize> = roots.iter().map(|q| q.index()).collect();
         let mut depth = vec![1usize; n];
         let mut head = 0;
         while head < order.len() {
@@ -327,9 +327,9 @@ impl Hierarchy {
                 });
             }
             for &c in &children[q] {
-                depth[c] = depth[q] + 1;
+                depth[c.index()] = depth[q] + 1;
             }
-            order.extend_from_slice(&children[q]);
+            order.extend(children[q].iter().map(|c| c.index()));
         }
         if order.len() != n {
             let mut seen = vec![false; n];
@@ -341,8 +341,8 @@ impl Hierarchy {
                 queue: queues[first].name.clone(),
             });
         }
-        let by_prio = |v: &[usize]| {
-            let mut v = v.to_vec();
+        let by_prio = |v: &[QueueId]| {
+            let mut v: Vec<usize> = v.iter().map(|q| q.index()).collect();
             v.sort_by(|&a, &b| queues[b].priority.cmp(&queues[a].priority).then(a.cmp(&b)));
             v
         };
@@ -350,7 +350,7 @@ impl Hierarchy {
         let sorted_children = children.iter().map(|c| by_prio(c)).collect();
         let parents = queues
             .iter()
-            .map(|q| q.parent.unwrap_or(NO_PARENT))
+            .map(|q| q.parent.map_or(NO_PARENT, QueueId::index))
             .collect();
         let statics = static_cols(&queues, &children);
         Ok(Hierarchy {
@@ -369,7 +369,8 @@ impl Hierarchy {
     ///
     /// # Errors
     /// [`DivisionError::Negative`] for a negative value.
-    pub fn set_usage(&mut self, q: usize, usage: PerResource<i128>) -> Result<(), DivisionError> {
+    pub fn set_usage(&mut self, q: QueueId, usage: PerResource<i128>) -> Result<(), DivisionError> {
+        let q = q.index();
         for r in Resource::ALL {
             let u = usage[r];
             if u < 0 {
@@ -393,9 +394,10 @@ impl Hierarchy {
     /// [`DivisionError::Negative`] for a negative value.
     pub fn set_request(
         &mut self,
-        q: usize,
+        q: QueueId,
         request: PerResource<i128>,
     ) -> Result<(), DivisionError> {
+        let q = q.index();
         for r in Resource::ALL {
             let v = request[r];
             if v < 0 {
@@ -416,7 +418,13 @@ impl Hierarchy {
     ///
     /// # Errors
     /// [`DivisionError::Negative`] for a negative weight.
-    pub fn set_weight(&mut self, q: usize, r: Resource, weight: i128) -> Result<(), DivisionError> {
+    pub fn set_weight(
+        &mut self,
+        q: QueueId,
+        r: Resource,
+        weight: i128,
+    ) -> Result<(), DivisionError> {
+        let q = q.index();
         if weight < 0 {
             return Err(DivisionError::Negative {
                 queue: self.queues[q].name.clone(),
@@ -430,7 +438,8 @@ impl Hierarchy {
     }
 
     /// Sets a queue's priority (Run:ai rank).
-    pub fn set_priority(&mut self, q: usize, priority: i32) {
+    pub fn set_priority(&mut self, q: QueueId, priority: i32) {
+        let q = q.index();
         self.queues[q].priority = priority;
         for col in &mut self.statics {
             col[q].priority = priority;
@@ -446,35 +455,52 @@ impl Hierarchy {
     }
 
     /// The queue named `name`.
-    pub fn find(&self, name: &str) -> Option<usize> {
-        self.queues.iter().position(|q| q.name == name)
+    pub fn find(&self, name: &str) -> Option<QueueId> {
+        self.queues
+            .iter()
+            .position(|q| q.name == name)
+            .map(QueueId::new)
     }
 
-    /// The queues, in input order.
+    /// The queues, in input order (position `i` is `QueueId::new(i)`).
     pub fn queues(&self) -> &[QueueInput] {
         &self.queues
     }
 
+    /// The queue `q`.
+    ///
+    /// # Panics
+    /// For an id outside the tree (ids come from this tree: [`Hierarchy::find`],
+    /// [`Hierarchy::ids`], [`QueueInput::parent`]).
+    pub fn queue(&self, q: QueueId) -> &QueueInput {
+        &self.queues[q.index()]
+    }
+
+    /// Every queue's id, in input order.
+    pub fn ids(&self) -> impl Iterator<Item = QueueId> + use<> {
+        (0..self.queues.len()).map(QueueId::new)
+    }
+
     /// Children of a queue, in input order.
-    pub fn children(&self, q: usize) -> &[usize] {
-        &self.children[q]
+    pub fn children(&self, q: QueueId) -> &[QueueId] {
+        &self.children[q.index()]
     }
 
     /// Top-level queues, in input order.
-    pub fn roots(&self) -> &[usize] {
+    pub fn roots(&self) -> &[QueueId] {
         &self.roots
     }
 
     /// True for a queue without children (only leaves hold jobs).
-    pub fn is_leaf(&self, q: usize) -> bool {
-        self.children[q].is_empty()
+    pub fn is_leaf(&self, q: QueueId) -> bool {
+        self.children[q.index()].is_empty()
     }
 
     /// The path from the root to `q`, inclusive.
-    pub fn path(&self, q: usize) -> Vec<usize> {
+    pub fn path(&self, q: QueueId) -> Vec<QueueId> {
         let mut p = vec![q];
         let mut cur = q;
-        while let Some(parent) = self.queues[cur].parent {
+        while let Some(parent) = self.queues[cur.index()].parent {
             p.push(parent);
             cur = parent;
         }
@@ -654,9 +680,9 @@ impl Hierarchy {
             }
         }
         Ok(Division {
-            fair_share,
-            request,
-            phase1,
+            fair_share: PerQueue::from_vec(fair_share),
+            request: PerQueue::from_vec(request),
+            phase1: PerQueue::from_vec(phase1),
         })
     }
 }

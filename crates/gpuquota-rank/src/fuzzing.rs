@@ -8,7 +8,7 @@ use arbitrary::{Arbitrary, Unstructured};
 use crate::division::Resource;
 use crate::division::{DivisionOptions, Hierarchy, Mode, QueueInput, ResourceParams};
 use crate::fixed::SCALE;
-use crate::ids::PerResource;
+use crate::ids::{PerResource, QueueId};
 use crate::session::{SessionOptions, run_session};
 use crate::snapshot::{BuildOptions, Cluster};
 
@@ -44,7 +44,7 @@ impl<'a> Arbitrary<'a> for FuzzTree {
             let parent = if i == 0 || u.ratio(1, 3)? {
                 None
             } else {
-                Some(u.int_in_range(0..=n - 1)?)
+                Some(QueueId::new(u.int_in_range(0..=n - 1)?))
             };
             queues.push(QueueInput {
                 name: format!("q{i}"),
@@ -89,8 +89,8 @@ pub fn check_division(bytes: &[u8]) {
         .divide(t.totals, &t.options)
         .unwrap_or_else(|e| panic!("small inputs must divide: {e}"));
     for r in Resource::ALL {
-        let mut sets: Vec<(i128, Vec<usize>)> = vec![(t.totals[r], h.roots().to_vec())];
-        for q in 0..h.queues().len() {
+        let mut sets: Vec<(i128, Vec<QueueId>)> = vec![(t.totals[r], h.roots().to_vec())];
+        for q in h.ids() {
             if !h.is_leaf(q) {
                 sets.push((d.fair_share[q][r], h.children(q).to_vec()));
             }
@@ -105,8 +105,8 @@ pub fn check_division(bytes: &[u8]) {
             }
         }
         if t.options.mode == Mode::Corrected {
-            for q in 0..h.queues().len() {
-                let p = &h.queues()[q].resources[r.index()];
+            for q in h.ids() {
+                let p = &h.queue(q).resources[r.index()];
                 let req = d.request[q][r];
                 let cap = p.limit.map_or(req, |l| l.min(req));
                 assert!(d.fair_share[q][r] <= cap);

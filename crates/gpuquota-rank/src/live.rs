@@ -48,7 +48,7 @@
 //! let result = live.session(&SessionOptions::default())?;
 //! assert_eq!(result.allocated[0].pods[0].1.as_deref(), Some("n1"));
 //! // The queue now holds 4 GPUs (nano-units).
-//! let a = live.cluster().hierarchy.find("a").unwrap_or(0);
+//! let a = live.cluster().hierarchy.find("a").ok_or("no queue a")?;
 //! assert_eq!(live.queue_allocated()[a][Resource::Gpu], 4_000_000_000);
 //! assert!(live.finish("ns/p"));
 //! assert_eq!(live.queue_allocated()[a][Resource::Gpu], 0);
@@ -60,7 +60,7 @@ use std::collections::BTreeMap;
 use gpuquota_model::Timestamp;
 
 use crate::division::DivisionError;
-use crate::ids::{NodeId, PerResource};
+use crate::ids::{NodeId, PerQueue, PerResource, QueueId};
 use crate::session::{Kept, SessionError, SessionOptions, SessionResult, run_kept};
 use crate::snapshot::{Cluster, Job, TaskStatus};
 
@@ -246,20 +246,20 @@ impl LiveCluster {
     /// [`DivisionError::Negative`] for a negative value.
     pub fn set_usage(
         &mut self,
-        queue: usize,
+        queue: QueueId,
         usage: PerResource<i128>,
     ) -> Result<(), DivisionError> {
         self.cluster.hierarchy.set_usage(queue, usage)
     }
 
     /// Allocated resources per queue (input order; a parent holds its subtree), nano-units.
+    /// A sum beyond `i128` (requests no session accepts) saturates here; the session that
+    /// would run on it reports [`SessionError::Overflow`].
     ///
     /// # Complexity
     /// O(Q) once a session has run (the kept accounting), else O(T + Q · d) for T pods
     /// of submitted jobs.
-    /// A sum beyond `i128` (requests no session accepts) saturates here; the session that
-    /// would run on it reports [`SessionError::Overflow`].
-    pub fn queue_allocated(&self) -> Vec<PerResource<i128>> {
+    pub fn queue_allocated(&self) -> PerQueue<PerResource<i128>> {
         match &self.kept {
             Some(k) => k.queue_allocated(),
             None => self
@@ -283,7 +283,7 @@ impl LiveCluster {
         pick: impl Fn(TaskStatus) -> bool,
         up: bool,
         saturate: bool,
-    ) -> Option<Vec<PerResource<i128>>> {
+    ) -> Option<PerQueue<PerResource<i128>>> {
         let add = |a: PerResource<i128>, b: &PerResource<i128>| {
             if saturate {
                 Some(a.saturating_add(b))
@@ -292,9 +292,9 @@ impl LiveCluster {
             }
         };
         let h = &self.cluster.hierarchy;
-        let mut out = vec![PerResource::ZERO; h.queues().len()];
+        let mut out = PerQueue::from_vec(vec![PerResource::ZERO; h.queues().len()]);
         for j in &self.cluster.jobs {
-            let Some(q) = j.queue.map(crate::ids::QueueId::index) else {
+            let Some(q) = j.queue else {
                 continue;
             };
             for t in j.tasks.iter().filter(|t| pick(t.status)) {
@@ -302,11 +302,11 @@ impl LiveCluster {
             }
         }
         if up {
-            let mut by_depth: Vec<(usize, usize)> =
-                (0..out.len()).map(|q| (h.path(q).len(), q)).collect();
+            let mut by_depth: Vec<(usize, QueueId)> =
+                h.ids().map(|q| (h.path(q).len(), q)).collect();
             by_depth.sort_by(|a, b| b.cmp(a));
             for (_, q) in by_depth {
-                if let Some(p) = h.queues()[q].parent {
+                if let Some(p) = h.queue(q).parent {
                     let child = out[q];
                     out[p] = add(out[p], &child)?;
                 }
@@ -353,7 +353,7 @@ impl LiveCluster {
         if demand.is_none() {
             result = Err(SessionError::Overflow);
         }
-        for (q, d) in demand.into_iter().flatten().enumerate() {
+        for (q, &d) in demand.iter().flat_map(PerQueue::iter_enumerated) {
             if self.cluster.hierarchy.is_leaf(q)
                 && let Err(e) = self.cluster.hierarchy.set_request(q, d)
             {

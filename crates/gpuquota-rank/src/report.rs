@@ -29,7 +29,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::division::{DivisionError, DivisionOptions, Resource};
-use crate::ids::PerResource;
+use crate::ids::{PerQueue, PerResource};
 use crate::session::{SessionResult, fmt_res};
 use crate::snapshot::{Cluster, TaskStatus};
 
@@ -40,10 +40,10 @@ pub const UNLIMITED_DESERVED: &str = "-1";
 ///
 /// # Complexity
 /// O(T · d) for T tasks at depth d.
-pub fn allocated(c: &Cluster) -> Vec<PerResource<i128>> {
-    let mut alloc = vec![PerResource::ZERO; c.hierarchy.queues().len()];
+pub fn allocated(c: &Cluster) -> PerQueue<PerResource<i128>> {
+    let mut alloc = PerQueue::from_vec(vec![PerResource::ZERO; c.hierarchy.queues().len()]);
     for j in &c.jobs {
-        let Some(q) = j.queue.map(crate::ids::QueueId::index) else {
+        let Some(q) = j.queue else {
             continue;
         };
         for t in &j.tasks {
@@ -53,7 +53,7 @@ pub fn allocated(c: &Cluster) -> Vec<PerResource<i128>> {
             let mut cur = Some(q);
             while let Some(x) = cur {
                 alloc[x] = alloc[x].saturating_add(&t.req);
-                cur = c.hierarchy.queues()[x].parent;
+                cur = c.hierarchy.queue(x).parent;
             }
         }
     }
@@ -125,7 +125,7 @@ pub fn fairshare_report(
     let d = c.hierarchy.divide(c.totals, options)?;
     let alloc = allocated(c);
     let mut queues = IndexMap::with_capacity(c.hierarchy.queues().len());
-    for (i, q) in c.hierarchy.queues().iter().enumerate() {
+    for (i, q) in c.hierarchy.ids().zip(c.hierarchy.queues()) {
         let share = |r: Resource| {
             let ri = r.index();
             let p = &q.resources[ri];
@@ -395,7 +395,7 @@ mod tests {
         let d = c.hierarchy.divide(c.totals, options)?;
         let alloc = allocated(c);
         let mut queues = serde_json::Map::new();
-        for (i, q) in c.hierarchy.queues().iter().enumerate() {
+        for (i, q) in c.hierarchy.ids().zip(c.hierarchy.queues()) {
             let mut res = serde_json::Map::new();
             for r in Resource::ALL {
                 let ri = r.index();

@@ -55,7 +55,7 @@ use serde::Deserialize;
 
 use crate::division::Resource;
 use crate::fixed::SCALE;
-use crate::ids::PerResource;
+use crate::ids::{PerQueue, PerResource, QueueId};
 
 /// One capacity or allocation sample.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -371,7 +371,7 @@ impl UsageInput {
         let map = self.normalized(now)?;
         let n = h.queues().len();
         let mut unknown = Vec::new();
-        let mut own: Vec<Option<PerResource<i128>>> = vec![None; n];
+        let mut own: PerQueue<Option<PerResource<i128>>> = PerQueue::from_vec(vec![None; n]);
         for (q, u) in map {
             match h.find(&q) {
                 Some(i) => own[i] = Some(u),
@@ -379,8 +379,9 @@ impl UsageInput {
             }
         }
         // Children before parents: sum up where a queue has no entry of its own.
-        let mut total: Vec<PerResource<i128>> = own.iter().map(|o| o.unwrap_or_default()).collect();
-        let mut depth: Vec<(usize, usize)> = (0..n).map(|q| (h.path(q).len(), q)).collect();
+        let mut total: PerQueue<PerResource<i128>> =
+            own.iter().map(|o| o.unwrap_or_default()).collect();
+        let mut depth: Vec<(usize, QueueId)> = h.ids().map(|q| (h.path(q).len(), q)).collect();
         depth.sort_by(|a, b| b.cmp(a));
         for &(_, q) in &depth {
             if own[q].is_none() {
@@ -393,9 +394,9 @@ impl UsageInput {
                 total[q] = sum;
             }
         }
-        for (q, u) in total.into_iter().enumerate() {
+        for (q, &u) in total.iter_enumerated() {
             h.set_usage(q, u).map_err(|e| UsageError {
-                field: format!("queues.{}", h.queues()[q].name),
+                field: format!("queues.{}", h.queue(q).name),
                 message: e.to_string(),
             })?;
         }

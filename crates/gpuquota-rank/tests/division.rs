@@ -50,7 +50,7 @@ pub(crate) fn gpu_shares(qs: &[Q], total: f64, mode: Mode, k: f64) -> Vec<String
             };
             QueueInput {
                 name: x.name.into(),
-                parent: x.parent,
+                parent: x.parent.map(gpuquota_rank::ids::QueueId::new),
                 priority: x.prio,
                 creation: Some(Timestamp::from_unix_seconds(1_700_000_000 + i as i64)),
                 uid: String::new(),

@@ -913,7 +913,7 @@ fn usage_of_a_department_is_the_sum_of_its_projects() {
     let unknown = usage.apply(&mut c.hierarchy, c.now).unwrap();
     assert_eq!(unknown, ["gone"]);
     let d1 = c.hierarchy.find("d1").unwrap();
-    assert_eq!(c.hierarchy.queues()[d1].resources[0].usage, 600_000_000);
+    assert_eq!(c.hierarchy.queue(d1).resources[0].usage, 600_000_000);
     // d1 at .6 and d2 at .1 split 16 as in the time-based fairshare test above: 5 / 11.
     let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
     assert_eq!(v["queues"]["d1"]["gpu"]["fairShare"], "5");

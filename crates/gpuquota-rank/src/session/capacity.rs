@@ -37,7 +37,7 @@ impl Engine<'_> {
                     dec_all(&mut self.alloc_np[q], &req, of);
                 }
             }
-            cur = self.c.hierarchy.queues()[q].parent;
+            cur = self.c.hierarchy.queues()[q].parent.map(QueueId::index);
         }
     }
 
@@ -95,7 +95,7 @@ impl Engine<'_> {
                     return Some(CapFail::NonPreemptible(q, r));
                 }
             }
-            cur = self.c.hierarchy.queues()[q].parent;
+            cur = self.c.hierarchy.queues()[q].parent.map(QueueId::index);
         }
         None
     }

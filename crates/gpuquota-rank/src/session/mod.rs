@@ -439,7 +439,7 @@ impl Kept {
             if !j.preemptible {
                 self.alloc_np[q] = sub_checked(self.alloc_np[q], t.req)?;
             }
-            cur = c.hierarchy.queues()[q].parent;
+            cur = c.hierarchy.queues()[q].parent.map(QueueId::index);
         }
         let ns = match rec.node {
             Some(n) => &mut self.nodes[n],
@@ -480,8 +480,8 @@ impl Kept {
     }
 
     /// Allocated resources per queue (a parent holds its subtree), nano-units.
-    pub(crate) fn queue_allocated(&self) -> Vec<Amt> {
-        self.alloc.clone()
+    pub(crate) fn queue_allocated(&self) -> crate::ids::PerQueue<Amt> {
+        crate::ids::PerQueue::from_vec(self.alloc.clone())
     }
 }
 
@@ -638,7 +638,7 @@ fn run_with(
         Err(e) => return (Err(e.into()), kept),
     };
     let overflow = Cell::new(false);
-    let fs = division.fair_share.clone();
+    let fs = division.fair_share.as_slice().to_vec();
     let mut e = match kept {
         Some(k) => Engine::with_state(c, *options, fs, &overflow, k),
         None => Engine::new(c, *options, fs, &overflow),

@@ -211,15 +211,16 @@ impl Engine<'_> {
 
     pub(super) fn pick_among(
         &self,
-        sibs: &[usize],
+        sibs: &[QueueId],
         lists: &[Vec<usize>],
     ) -> Option<(usize, usize)> {
         let mut best: Option<(usize, usize, usize, Amt)> = None;
-        for &q in sibs {
-            let cand = if self.c.hierarchy.is_leaf(q) {
+        for &qid in sibs {
+            let q = qid.index();
+            let cand = if self.c.hierarchy.is_leaf(qid) {
                 lists[q].last().map(|&j| (q, j))
             } else {
-                self.pick_among(self.c.hierarchy.children(q), lists)
+                self.pick_among(self.c.hierarchy.children(qid), lists)
             };
             let Some((leaf, ji)) = cand else { continue };
             let req = self.pick_request(ji);

@@ -84,18 +84,19 @@ impl Engine<'_> {
                     involved[q][r] |= vreq[r] > 0;
                 }
                 remaining[q] = Some(rm);
-                cur = self.c.hierarchy.queues()[q].parent;
+                cur = self.c.hierarchy.queues()[q].parent.map(QueueId::index);
             }
         }
         // Boundary check from the reclaimer's leaf up.
         let mult = self.o.reclaimer_saturation_multiplier.max(SCALE);
-        for x in self.c.hierarchy.path(leaf).into_iter().rev() {
-            let sibs: &[usize] = match self.c.hierarchy.queues()[x].parent {
+        for x in self.c.hierarchy.path(QueueId::new(leaf)).into_iter().rev() {
+            let sibs: &[QueueId] = match self.c.hierarchy.queue(x).parent {
                 Some(p) => self.c.hierarchy.children(p),
                 None => self.c.hierarchy.roots(),
             };
+            let x = x.index();
             let xrem = remaining[x].unwrap_or(self.alloc[x]);
-            for &s in sibs {
+            for s in sibs.iter().map(|s| s.index()) {
                 if s == x {
                     continue;
                 }

@@ -171,7 +171,7 @@ type LiveOp = (u8, u8);
 /// queue allocations after it.
 type LiveStep = (
     Option<Result<SessionResult, SessionError>>,
-    Vec<PerResource<i128>>,
+    crate::ids::PerQueue<PerResource<i128>>,
 );
 
 /// Drives a live cluster through `ops`, keeping the open state or not; every session's

@@ -204,11 +204,11 @@ impl Engine<'_> {
 
     /// The leveled pair: the first differing queues on the two root→leaf paths.
     pub(super) fn leveled(&self, a: usize, b: usize) -> Option<(usize, usize)> {
-        let pa = self.c.hierarchy.path(a);
-        let pb = self.c.hierarchy.path(b);
+        let pa = self.c.hierarchy.path(QueueId::new(a));
+        let pb = self.c.hierarchy.path(QueueId::new(b));
         for i in 0..pa.len().min(pb.len()) {
             if pa[i] != pb[i] {
-                return Some((pa[i], pb[i]));
+                return Some((pa[i].index(), pb[i].index()));
             }
         }
         None

@@ -319,7 +319,7 @@ pub(super) fn assign_queues(
     let mut has_child = vec![false; inputs.len()];
     for q in inputs.iter() {
         if let Some(p) = q.parent {
-            has_child[p] = true;
+            has_child[p.index()] = true;
         }
     }
     let mut jobs: Vec<Job> = jobs.into_values().collect();

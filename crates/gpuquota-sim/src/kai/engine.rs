@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
 use gpuquota_rank::division::{DivisionOptions, Mode, Resource};
-use gpuquota_rank::ids::PerResource;
+use gpuquota_rank::ids::{PerQueue, PerResource, QueueId};
 use gpuquota_rank::live::LiveCluster;
 use gpuquota_rank::{BuildOptions, Cluster, SessionOptions};
 
@@ -117,7 +117,7 @@ struct Sim<'s> {
     time_dependent: bool,
     totals: PerResource<i128>,
     /// Job key → (queue as written, leaf index).
-    job_queue: BTreeMap<String, (String, Option<usize>)>,
+    job_queue: BTreeMap<String, (String, Option<QueueId>)>,
     /// Priorities as built.
     priority_of: BTreeMap<String, (i32, bool)>,
     /// The priority a hook's deprioritized job runs at.
@@ -149,14 +149,14 @@ struct Sim<'s> {
     pending: usize,
     sessions_run: u64,
     /// The fair shares of the last session run.
-    last_fs: Vec<PerResource<i128>>,
+    last_fs: PerQueue<PerResource<i128>>,
     now_ms: i64,
     makespan: i64,
     evictions: u64,
     /// Allocation per queue (parents hold their subtree), kept in step with the cluster.
-    alloc: Vec<PerResource<i128>>,
+    alloc: PerQueue<PerResource<i128>>,
     /// Each queue's path from its root.
-    paths: Vec<Vec<usize>>,
+    paths: PerQueue<Vec<QueueId>>,
 }
 
 fn session_error(t: i64, e: impl std::fmt::Display) -> Diagnostics {
@@ -195,15 +195,10 @@ impl<'s> Sim<'s> {
             .iter()
             .map(|q| q.name.clone())
             .collect();
-        let job_queue: BTreeMap<String, (String, Option<usize>)> = cluster
+        let job_queue: BTreeMap<String, (String, Option<QueueId>)> = cluster
             .jobs
             .iter()
-            .map(|j| {
-                (
-                    j.key.clone(),
-                    (j.queue_name.clone(), j.queue.map(|q| q.index())),
-                )
-            })
+            .map(|j| (j.key.clone(), (j.queue_name.clone(), j.queue)))
             .collect();
         let priority_of: BTreeMap<String, (i32, bool)> = cluster
             .jobs
@@ -271,12 +266,13 @@ impl<'s> Sim<'s> {
                 name: n.clone(),
                 parent: live.cluster().hierarchy.queues()[q]
                     .parent
-                    .map(|p| queue_names[p].clone()),
+                    .map(|p| queue_names[p.index()].clone()),
                 fair_share: Vec::new(),
                 allocated: Vec::new(),
             })
             .collect();
-        let paths: Vec<Vec<usize>> = (0..nq).map(|q| live.cluster().hierarchy.path(q)).collect();
+        let h = &live.cluster().hierarchy;
+        let paths: PerQueue<Vec<QueueId>> = h.ids().map(|q| h.path(q)).collect();
         Ok(Sim {
             sc,
             live,
@@ -303,11 +299,11 @@ impl<'s> Sim<'s> {
             quiet: false,
             pending: 0,
             sessions_run: 0,
-            last_fs: Vec::new(),
+            last_fs: PerQueue::default(),
             now_ms: 0,
             makespan: 0,
             evictions: 0,
-            alloc: vec![PerResource::ZERO; nq],
+            alloc: PerQueue::from_vec(vec![PerResource::ZERO; nq]),
             paths,
         })
     }
@@ -331,7 +327,7 @@ impl<'s> Sim<'s> {
                 break;
             }
             if let Some(db) = self.db.as_mut() {
-                db.advance(at, &self.alloc);
+                db.advance(at, self.alloc.as_slice());
             }
             self.now_ms = at;
             if is_completion {
@@ -404,7 +400,7 @@ impl<'s> Sim<'s> {
             return false;
         }
         if let Some(db) = self.db.as_mut() {
-            db.advance(t, &self.alloc);
+            db.advance(t, self.alloc.as_slice());
         }
         for (key, by) in stops {
             let Some(&j) = self.index.get(key.as_str()) else {
@@ -431,10 +427,12 @@ impl<'s> Sim<'s> {
         let Some(db) = self.db.as_mut() else {
             return Ok(run_it);
         };
-        db.advance(t, &self.alloc);
+        db.advance(t, self.alloc.as_slice());
         let usage = db.usage(t).to_vec();
         for (q, u) in usage.into_iter().enumerate() {
-            self.live.set_usage(q, u).map_err(|e| division_error(&e))?;
+            self.live
+                .set_usage(QueueId::new(q), u)
+                .map_err(|e| division_error(&e))?;
         }
         if run_it {
             return Ok(true);
@@ -535,7 +533,7 @@ impl<'s> Sim<'s> {
         if self.dirty {
             self.alloc = self.live.queue_allocated();
             if let Some(db) = self.db.as_mut() {
-                db.advance(t, &self.alloc);
+                db.advance(t, self.alloc.as_slice());
             }
         }
         Ok(())
@@ -835,7 +833,8 @@ pub(crate) fn run_reporting(
         }
         for (q, s) in sim.series.iter_mut().enumerate() {
             s.fair_share.push(sim.fair[q]);
-            s.allocated.push(sim.alloc[q][Resource::Gpu] as f64 / 1e9);
+            s.allocated
+                .push(sim.alloc[QueueId::new(q)][Resource::Gpu] as f64 / 1e9);
         }
         sessions += 1;
         if end.is_none() {
