@@ -60,7 +60,7 @@ use std::collections::BTreeMap;
 use gpuquota_model::Timestamp;
 
 use crate::division::DivisionError;
-use crate::ids::{NodeId, PerQueue, PerResource, QueueId};
+use crate::ids::{JobId, NodeId, PerQueue, PerResource, QueueId, TaskId};
 use crate::session::{Kept, SessionError, SessionOptions, SessionResult, run_kept};
 use crate::snapshot::{Cluster, Job, TaskStatus};
 
@@ -160,7 +160,7 @@ impl LiveCluster {
             .binary_search_by(|j| j.key.as_str().cmp(key))
             .unwrap_or_else(|i| i);
         if let Some(k) = self.kept.as_mut() {
-            k.insert_job(at, job.tasks.len());
+            k.insert_job(JobId::new(at), job.tasks.len());
         }
         self.cluster.jobs.insert(at, job);
         true
@@ -176,7 +176,7 @@ impl LiveCluster {
             return false;
         };
         if let Some(k) = self.kept.as_mut()
-            && k.remove_job(&self.cluster, i).is_err()
+            && k.remove_job(&self.cluster, JobId::new(i)).is_err()
         {
             self.kept = None;
         }
@@ -331,14 +331,14 @@ impl LiveCluster {
     /// same state.
     pub fn session(&mut self, options: &SessionOptions) -> Result<SessionResult, SessionError> {
         // Held jobs' pending pods are hidden for the session.
-        let mut hidden: Vec<(usize, usize)> = Vec::new();
+        let mut hidden: Vec<(JobId, TaskId)> = Vec::new();
         if !self.held.is_empty() {
             for (ji, j) in self.cluster.jobs.iter_mut().enumerate() {
                 if self.held.contains(&j.key) {
                     for (ti, t) in j.tasks.iter_mut().enumerate() {
                         if t.status == TaskStatus::Pending {
                             t.status = TaskStatus::Other;
-                            hidden.push((ji, ti));
+                            hidden.push((JobId::new(ji), TaskId::new(ti)));
                         }
                     }
                 }
@@ -377,7 +377,7 @@ impl LiveCluster {
         }
         self.kept = kept;
         for (ji, ti) in hidden {
-            self.cluster.jobs[ji].tasks[ti].status = TaskStatus::Pending;
+            self.cluster.jobs[ji.index()].tasks[ti.index()].status = TaskStatus::Pending;
         }
         let out = out?;
         for e in &out.evicted {

@@ -11,9 +11,9 @@ use super::*;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum CapFail {
     /// The queue's limit would be exceeded.
-    OverLimit(usize, Resource),
+    OverLimit(QueueId, Resource),
     /// Non-preemptible work would exceed the queue's deserved quota.
-    NonPreemptible(usize, Resource),
+    NonPreemptible(QueueId, Resource),
 }
 
 /// True when `v` is within `cap` (`None`: unlimited).
@@ -89,10 +89,10 @@ impl Engine<'_> {
                 let anp = minus(self.alloc_np[q][r], freed_np[r], of);
                 let p = self.params(q, r);
                 if req[r] > 0 && !unl_le(plus(a, req[r], of), p.limit) {
-                    return Some(CapFail::OverLimit(q, r));
+                    return Some(CapFail::OverLimit(QueueId::new(q), r));
                 }
                 if np && req[r] > 0 && !unl_le(plus(anp, req[r], of), p.deserved) {
-                    return Some(CapFail::NonPreemptible(q, r));
+                    return Some(CapFail::NonPreemptible(QueueId::new(q), r));
                 }
             }
             cur = self.c.hierarchy.queues()[q].parent.map(QueueId::index);
@@ -102,8 +102,8 @@ impl Engine<'_> {
 
     pub(super) fn cap_fail(&mut self, ji: usize, f: CapFail, req: Amt) {
         let (reason, q, r) = match f {
-            CapFail::OverLimit(q, r) => (Reason::OverLimit, q, r),
-            CapFail::NonPreemptible(q, r) => (Reason::NonPreemptibleOverQuota, q, r),
+            CapFail::OverLimit(q, r) => (Reason::OverLimit, q.index(), r),
+            CapFail::NonPreemptible(q, r) => (Reason::NonPreemptibleOverQuota, q.index(), r),
         };
         let p = self.params(q, r);
         let res = r;

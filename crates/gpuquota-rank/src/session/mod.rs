@@ -24,7 +24,7 @@ use std::cmp::Ordering;
 
 use crate::division::{Division, DivisionError, DivisionOptions, Resource};
 use crate::fixed::{SCALE, cmp_products, format_decimal};
-use crate::ids::{NodeId, PerResource, QueueId};
+use crate::ids::{JobId, NodeId, PerResource, QueueId, TaskId};
 use crate::snapshot::{Cluster, DEFAULT_STALENESS_GRACE_NANOS, TaskStatus};
 
 /// GPU, CPU and memory amounts (nano-units).
@@ -279,7 +279,7 @@ enum TState {
 
 #[derive(Debug, Clone, Default)]
 struct PlaceRec {
-    node: Option<usize>,
+    node: Option<NodeId>,
     /// `(device, from_idle, from_releasing)`.
     devs: Vec<(usize, i128, i128)>,
     /// CPU, memory (and GPU at pool level in slot 0): `(from_idle, from_releasing)`.
@@ -404,9 +404,9 @@ impl Kept {
     ///
     /// # Complexity
     /// O(J + T).
-    pub(crate) fn insert_job(&mut self, at: usize, pods: usize) {
-        self.tstate.insert_row(at, pods, TState::Pending);
-        self.place.insert_row(at, pods, PlaceRec::default());
+    pub(crate) fn insert_job(&mut self, at: JobId, pods: usize) {
+        self.tstate.insert_row(at.index(), pods, TState::Pending);
+        self.place.insert_row(at.index(), pods, PlaceRec::default());
     }
 
     /// Removes the job at row `ji` of `c` (still in `c`), freeing its running pods.
@@ -414,7 +414,8 @@ impl Kept {
     /// # Complexity
     /// O(J + T) to remove the row, plus O(d + G) per running pod (d queue levels, G GPU
     /// devices it holds).
-    pub(crate) fn remove_job(&mut self, c: &Cluster, ji: usize) -> Result<(), SessionError> {
+    pub(crate) fn remove_job(&mut self, c: &Cluster, ji: JobId) -> Result<(), SessionError> {
+        let ji = ji.index();
         for ti in 0..c.jobs[ji].tasks.len() {
             self.vacate(c, ji, ti)?;
         }
@@ -442,7 +443,7 @@ impl Kept {
             cur = c.hierarchy.queues()[q].parent.map(QueueId::index);
         }
         let ns = match rec.node {
-            Some(n) => &mut self.nodes[n],
+            Some(n) => &mut self.nodes[n.index()],
             None => &mut self.pool,
         };
         for r in Resource::ALL {
@@ -466,13 +467,14 @@ impl Kept {
     }
 
     /// Sets the pods `(job, pod)` pending → hidden (`hide`) or back.
-    pub(crate) fn hide(&mut self, pods: &[(usize, usize)], hide: bool) {
+    pub(crate) fn hide(&mut self, pods: &[(JobId, TaskId)], hide: bool) {
         let (from, to) = if hide {
             (TState::Pending, TState::Other)
         } else {
             (TState::Other, TState::Pending)
         };
         for &(ji, ti) in pods {
+            let (ji, ti) = (ji.index(), ti.index());
             if self.tstate[ji][ti] == from {
                 self.tstate[ji][ti] = to;
             }
@@ -513,7 +515,7 @@ struct Engine<'a> {
     /// [`SessionError::Overflow`].
     overflow: &'a Cell<bool>,
     /// `(node, runai-gpu-group)` → device, for running fractions at session open.
-    gpu_groups: std::collections::BTreeMap<(usize, String), usize>,
+    gpu_groups: std::collections::BTreeMap<(NodeId, String), usize>,
     o: SessionOptions,
     fs: Vec<Amt>,
     alloc: Vec<Amt>,
@@ -568,13 +570,13 @@ enum Step {
 /// A cheap prefix of a job's shape: step, leaf, priority, preemptible, minMember, pod
 /// count and the first pod's request. Jobs with equal keys are compared in full
 /// ([`Engine::same_shape`]) before an outcome is reused.
-type MemoKey = (Step, usize, i32, bool, usize, usize, Amt);
+type MemoKey = (Step, QueueId, i32, bool, usize, usize, Amt);
 
 /// A step's outcome for one job: nothing changed, and the failure it recorded, if any.
 #[derive(Debug, Clone)]
 struct MemoEntry {
     /// The job it was computed for.
-    job: usize,
+    job: JobId,
     /// The [`Engine::epoch`] it was computed at.
     epoch: u64,
     /// The failure the step recorded (`None`: it recorded none).
@@ -865,7 +867,7 @@ impl<'a> Engine<'a> {
     /// (a job with running or placed pods has a state of its own).
     fn memo_key(&self, step: Step, ji: usize) -> Option<MemoKey> {
         let j = &self.c.jobs[ji];
-        let q = j.queue?.index();
+        let q = j.queue?;
         if !self.tstate[ji].iter().all(|s| *s == TState::Pending) {
             return None;
         }
@@ -927,7 +929,7 @@ impl<'a> Engine<'a> {
         if let Some(k) = &key
             && let Some(m) = self.memo.get(k)
             && m.epoch == self.epoch
-            && self.same_shape(m.job, ji)
+            && self.same_shape(m.job.index(), ji)
         {
             if let Some(f) = &m.fail {
                 self.fail[ji] = Some(f.clone());
@@ -947,7 +949,7 @@ impl<'a> Engine<'a> {
             self.memo.insert(
                 k,
                 MemoEntry {
-                    job: ji,
+                    job: JobId::new(ji),
                     epoch,
                     fail,
                 },

@@ -35,7 +35,7 @@ impl Engine<'_> {
                 ),
                 (Some(_), Some((reason, Some(f), msg))) => {
                     let (q, r) = match *f {
-                        CapFail::OverLimit(q, r) | CapFail::NonPreemptible(q, r) => (q, r),
+                        CapFail::OverLimit(q, r) | CapFail::NonPreemptible(q, r) => (q.index(), r),
                     };
                     let np = matches!(f, CapFail::NonPreemptible(..));
                     (*reason, msg.clone(), Some(self.details(q, r, req, np)))

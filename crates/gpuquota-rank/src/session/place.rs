@@ -4,10 +4,10 @@
 use super::*;
 
 impl Engine<'_> {
-    pub(super) fn node_mut(&mut self, node: Option<usize>) -> &mut NodeState {
+    pub(super) fn node_mut(&mut self, node: Option<NodeId>) -> &mut NodeState {
         self.touch(node);
         match node {
-            Some(n) => &mut self.nodes[n],
+            Some(n) => &mut self.nodes[n.index()],
             None => &mut self.pool,
         }
     }
@@ -41,11 +41,12 @@ impl Engine<'_> {
     }
 
     /// Records `node` (`None`: the pool) before a change, inside a probe.
-    fn touch(&mut self, node: Option<usize>) {
+    fn touch(&mut self, node: Option<NodeId>) {
         let depth = self.probe.depth;
         if depth == 0 {
             return;
         }
+        let node = node.map(NodeId::index);
         let slot = node.unwrap_or(self.nodes.len());
         if self.probe.saved_at.len() <= self.nodes.len() {
             self.probe.saved_at = vec![0; self.nodes.len() + 1];
@@ -65,11 +66,7 @@ impl Engine<'_> {
     pub(super) fn occupy(&mut self, t: &crate::snapshot::Task) -> PlaceRec {
         let of = self.overflow;
         let pool_level = self.c.nodes.is_empty();
-        let node = if pool_level {
-            None
-        } else {
-            t.node.map(NodeId::index)
-        };
+        let node = if pool_level { None } else { t.node };
         let fractional = t.fractional;
         let req = if pool_level { t.req } else { dev_req(t) };
         let ns = self.node_mut(node);
@@ -105,7 +102,7 @@ impl Engine<'_> {
                 let known = group.as_ref().and_then(|k| self.gpu_groups.get(k).copied());
                 // Session open only: no probe is running, so no copy is needed.
                 let ns = match node {
-                    Some(n) => &mut self.nodes[n],
+                    Some(n) => &mut self.nodes[n.index()],
                     None => &mut self.pool,
                 };
                 let mut best: Option<usize> = known;
@@ -304,10 +301,10 @@ impl Engine<'_> {
         let t = &self.c.jobs[t_ji.0].tasks[t_ji.1];
         let fractional = t.fractional;
         let spread = self.o.placement == Placement::Spread;
-        self.touch(Some(n));
+        self.touch(Some(NodeId::new(n)));
         let ns = &mut self.nodes[n];
         let mut rec = PlaceRec {
-            node: Some(n),
+            node: Some(NodeId::new(n)),
             ..PlaceRec::default()
         };
         for &(p, c) in &t.mig {
@@ -474,7 +471,7 @@ impl Engine<'_> {
             pipelined |= p;
             pods.push((
                 j.tasks[ti].key.clone(),
-                rec.node.map(|n| self.c.nodes[n].name.clone()),
+                rec.node.map(|n| self.c.nodes[n.index()].name.clone()),
             ));
             self.account(q, j.tasks[ti].req, !j.preemptible, true);
             self.tstate[ji][ti] = TState::Placed(p);
