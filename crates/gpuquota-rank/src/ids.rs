@@ -3,7 +3,9 @@
 //! * [`define_id!`](crate::define_id) makes a `u32`-backed index newtype (as `regex-automata` and `regalloc2`
 //!   do): [`JobId`] into [`Cluster::jobs`](crate::Cluster), [`TaskId`] into a job's tasks,
 //!   [`QueueId`] into the queue tree, [`NodeId`] into [`Cluster::nodes`](crate::Cluster).
-//!   A value of one kind cannot index another kind's table by mistake.
+//!   A value of one kind cannot index another kind's table by mistake: an [`IdVec`] is
+//!   indexed only by its own kind ([`PerQueue`] for the queue tree's tables, such as
+//!   [`Division::fair_share`](crate::Division)).
 //! * [`PerResource`] holds one value per [`Resource`] (GPU, CPU, memory), indexed by the
 //!   resource; its checked arithmetic returns `None` on overflow, which the session reports
 //!   as [`SessionError::Overflow`](crate::session::SessionError::Overflow) instead of
@@ -20,6 +22,10 @@
 //! assert!(PerResource::new(i128::MAX, 0, 0).checked_add(&b).is_none());
 //! let q = QueueId::new(4);
 //! assert_eq!(q.index(), 4);
+//!
+//! use gpuquota_rank::ids::PerQueue;
+//! let fair: PerQueue<PerResource<i128>> = vec![PerResource::ZERO, sum].into_iter().collect();
+//! assert_eq!(fair[QueueId::new(1)][Resource::Gpu], 4);
 //! ```
 
 use std::marker::PhantomData;

@@ -18,6 +18,13 @@
 //! (victim generation and the smallest-victim-set search, KAI's solvers), `capacity` (the
 //! queue accounting and the proportion plugin's capacity policy) and `pending` (reasons);
 //! this file holds the engine state, the session's entry points and the memo.
+//!
+//! Amounts are [`PerResource`] values and every sum, difference and product of them goes
+//! through the checked helpers of `amount` (an overflow ends the session with
+//! [`SessionError::Overflow`]). Queues, jobs, pods and nodes are named by their typed ids
+//! ([`crate::ids`]) wherever they cross this module's boundary (the tree's API, the kept
+//! state, placement records, capacity failures, memo keys); the action loops themselves
+//! walk dense positions of the cluster's tables, converted at those calls.
 
 use std::cell::Cell;
 use std::cmp::Ordering;
