@@ -7,6 +7,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use gpuquota_benches::SplitMix64;
 use gpuquota_model::Timestamp;
 use gpuquota_rank::fixed::SCALE;
+use gpuquota_rank::ids::QueueId;
 use gpuquota_rank::session::{SessionOptions, run_session};
 use gpuquota_rank::snapshot::{Cluster, Job, QueueInfo, Task, TaskStatus};
 use gpuquota_rank::{DivisionOptions, Hierarchy, QueueInput, ResourceParams};
@@ -51,7 +52,7 @@ fn division_tree(seed: u64) -> Hierarchy {
             let pi = qs.len();
             qs.push(QueueInput {
                 name: format!("proj-{d}-{p}"),
-                parent: Some(di),
+                parent: Some(QueueId::new(di)),
                 priority: 90 + 10 * rng.below(3) as i32,
                 creation: None,
                 uid: String::new(),
@@ -60,7 +61,7 @@ fn division_tree(seed: u64) -> Hierarchy {
             for l in 0..100 {
                 qs.push(QueueInput {
                     name: format!("q-{d}-{p}-{l}"),
-                    parent: Some(pi),
+                    parent: Some(QueueId::new(pi)),
                     priority: 90 + 10 * rng.below(3) as i32,
                     creation: Some(Timestamp::from_unix_seconds(rng.below(1000) as i64)),
                     uid: String::new(),
@@ -83,7 +84,7 @@ fn queue(name: &str, parent: Option<usize>, deserved: i128) -> QueueInput {
     };
     QueueInput {
         name: name.into(),
-        parent,
+        parent: parent.map(QueueId::new),
         priority: 100,
         creation: None,
         uid: String::new(),
@@ -158,7 +159,7 @@ fn quota_cluster(total: i128, qa: i128, qb: i128, a_running: usize, b_jobs: Vec<
         jobs,
         nodes: Vec::new(),
         mig_profiles: Vec::new(),
-        totals: [total * SCALE, 0, 0],
+        totals: gpuquota_rank::ids::PerResource::new(total * SCALE, 0, 0),
         now: Timestamp::from_unix_seconds(100_000),
         orphan_queues: Vec::new(),
         warnings: Default::default(),
@@ -167,11 +168,11 @@ fn quota_cluster(total: i128, qa: i128, qb: i128, a_running: usize, b_jobs: Vec<
 
 fn benches(c: &mut Criterion) {
     let tree = division_tree(7);
-    let totals = [
+    let totals = gpuquota_rank::ids::PerResource::new(
         80_000 * SCALE,
         80_000_000 * SCALE,
         (80_000_i128 << 30) * SCALE,
-    ];
+    );
     let mut g = c.benchmark_group("rank");
     g.sample_size(20);
     for k in [0, 1] {

@@ -25,6 +25,7 @@ use clap::{Args, Subcommand};
 use gpuquota::model::{Importer, Model, Timestamp};
 use gpuquota::rank::division::{DivisionOptions, Mode, Resource};
 use gpuquota::rank::fixed::SCALE;
+use gpuquota::rank::ids::{PerQueue, PerResource, QueueId};
 use gpuquota::rank::session::{Placement, SessionOptions, fmt_res, run_session};
 use gpuquota::rank::snapshot::{BuildOptions, Cluster, parse_total};
 use gpuquota::rank::usage::UsageInput;
@@ -360,11 +361,11 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
     // mission.md (inference holds its cards, notebooks and fine-tuning idle, batch asks 16).
     let base = p.cluster.clone();
     let divide_with =
-        |req: &dyn Fn(&str, Option<i128>, i128) -> i128| -> Result<Vec<[i128; 3]>, CliError> {
+        |req: &dyn Fn(&str, Option<i128>, i128) -> i128| -> Result<PerQueue<PerResource<i128>>, CliError> {
             let mut inputs: Vec<gpuquota::rank::QueueInput> = base.hierarchy.queues().to_vec();
             for q in &mut inputs {
                 for r in Resource::ALL {
-                    let total = base.totals[r.index()];
+                    let total = base.totals[r];
                     let rp = &mut q.resources[r.index()];
                     rp.request = req(&q.name, rp.limit, total);
                 }
@@ -383,7 +384,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
     let _ = writeln!(
         out,
         "{} GPUs as KAI counts them (22 cards + 8 MIG 1g.24gb, one each). FULL: every",
-        fmt_res(Resource::Gpu, base.totals[0])
+        fmt_res(Resource::Gpu, base.totals[Resource::Gpu])
     );
     let _ = writeln!(
         out,
@@ -395,13 +396,13 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
         "DEPARTMENT / PROJECT", "DESERVED", "WEIGHT", "LIMIT", "RANK", "FS FULL", "FS NIGHT"
     );
     let h = &base.hierarchy;
-    let mut order: Vec<usize> = Vec::new();
+    let mut order: Vec<QueueId> = Vec::new();
     for &r in h.roots() {
         order.push(r);
         order.extend_from_slice(h.children(r));
     }
     for i in order {
-        let q = &h.queues()[i];
+        let q = h.queue(i);
         let g = &q.resources[0];
         let indent = if q.parent.is_some() { "  " } else { "" };
         let _ = writeln!(
@@ -412,8 +413,8 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
             fmt_res(Resource::Gpu, g.weight),
             g.limit.map_or("-".into(), |v| fmt_res(Resource::Gpu, v)),
             q.priority,
-            fmt_res(Resource::Gpu, full[i][0]),
-            fmt_res(Resource::Gpu, night[i][0])
+            fmt_res(Resource::Gpu, full[i][Resource::Gpu]),
+            fmt_res(Resource::Gpu, night[i][Resource::Gpu])
         );
     }
     Ok(out)

@@ -23,6 +23,7 @@
 use gpuquota_model::Timestamp;
 
 use crate::fixed::{FRAC_SCALE, SCALE, gcd, mod_small, mul_div_rem};
+use crate::ids::{PerQueue, PerResource, QueueId};
 
 /// The three resources KAI divides, each independently.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -133,8 +134,8 @@ pub struct ResourceParams {
 pub struct QueueInput {
     /// Name (unique).
     pub name: String,
-    /// Index of the parent queue in the input, `None` for a top-level queue.
-    pub parent: Option<usize>,
+    /// The parent queue (its position in the input), `None` for a top-level queue.
+    pub parent: Option<QueueId>,
     /// Queue priority (Run:ai rank); higher is served first over quota.
     pub priority: i32,
     /// `metadata.creationTimestamp` (phase-3 tie-break; missing sorts first, as Go's zero time).
@@ -155,7 +156,7 @@ pub enum DivisionError {
         /// The queue.
         queue: String,
         /// The bad index.
-        parent: usize,
+        parent: QueueId,
     },
     /// The parent links form a cycle.
     #[error("queue {queue:?}: spec.parentQueue: the parent chain loops back to this queue")]
@@ -200,8 +201,8 @@ pub enum DivisionError {
 #[derive(Debug, Clone)]
 pub struct Hierarchy {
     queues: Vec<QueueInput>,
-    children: Vec<Vec<usize>>,
-    roots: Vec<usize>,
+    children: Vec<Vec<QueueId>>,
+    roots: Vec<QueueId>,
     /// Breadth-first order from the roots.
     order: Vec<usize>,
     /// Roots, then each queue's children, sorted by priority (highest first) then input
@@ -228,7 +229,7 @@ struct StaticCol {
     usage: i128,
 }
 
-fn static_cols(queues: &[QueueInput], children: &[Vec<usize>]) -> [Vec<StaticCol>; 3] {
+fn static_cols(queues: &[QueueInput], children: &[Vec<QueueId>]) -> [Vec<StaticCol>; 3] {
     let col = |r: usize| {
         queues
             .iter()
@@ -257,11 +258,11 @@ const NO_PARENT: usize = usize::MAX;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Division {
     /// Fair share per queue and resource, nano-units.
-    pub fair_share: Vec<[i128; 3]>,
+    pub fair_share: PerQueue<PerResource<i128>>,
     /// Demand per queue and resource (parents: the sum of their subtree), nano-units.
-    pub request: Vec<[i128; 3]>,
+    pub request: PerQueue<PerResource<i128>>,
     /// What each queue got in phase 1 (deserved capped by demand), nano-units.
-    pub phase1: Vec<[i128; 3]>,
+    pub phase1: PerQueue<PerResource<i128>>,
 }
 
 impl Hierarchy {
@@ -303,8 +304,8 @@ impl Hierarchy {
                 }
             }
             match q.parent {
-                None => roots.push(i),
-                Some(p) if p < n => children[p].push(i),
+                None => roots.push(QueueId::new(i)),
+                Some(p) if p.index() < n => children[p.index()].push(QueueId::new(i)),
                 Some(p) => {
                     return Err(DivisionError::UnknownParent {
                         queue: q.name.clone(),
@@ -313,7 +314,7 @@ impl Hierarchy {
                 }
             }
         }
-        let mut order = roots.clone();
+        let mut order: Vec<usize> = roots.iter().map(|q| q.index()).collect();
         let mut depth = vec![1usize; n];
         let mut head = 0;
         while head < order.len() {
@@ -326,9 +327,9 @@ impl Hierarchy {
                 });
             }
             for &c in &children[q] {
-                depth[c] = depth[q] + 1;
+                depth[c.index()] = depth[q] + 1;
             }
-            order.extend_from_slice(&children[q]);
+            order.extend(children[q].iter().map(|c| c.index()));
         }
         if order.len() != n {
             let mut seen = vec![false; n];
@@ -340,8 +341,8 @@ impl Hierarchy {
                 queue: queues[first].name.clone(),
             });
         }
-        let by_prio = |v: &[usize]| {
-            let mut v = v.to_vec();
+        let by_prio = |v: &[QueueId]| {
+            let mut v: Vec<usize> = v.iter().map(|q| q.index()).collect();
             v.sort_by(|&a, &b| queues[b].priority.cmp(&queues[a].priority).then(a.cmp(&b)));
             v
         };
@@ -349,7 +350,7 @@ impl Hierarchy {
         let sorted_children = children.iter().map(|c| by_prio(c)).collect();
         let parents = queues
             .iter()
-            .map(|q| q.parent.unwrap_or(NO_PARENT))
+            .map(|q| q.parent.map_or(NO_PARENT, QueueId::index))
             .collect();
         let statics = static_cols(&queues, &children);
         Ok(Hierarchy {
@@ -368,9 +369,10 @@ impl Hierarchy {
     ///
     /// # Errors
     /// [`DivisionError::Negative`] for a negative value.
-    pub fn set_usage(&mut self, q: usize, usage: [i128; 3]) -> Result<(), DivisionError> {
+    pub fn set_usage(&mut self, q: QueueId, usage: PerResource<i128>) -> Result<(), DivisionError> {
+        let q = q.index();
         for r in Resource::ALL {
-            let u = usage[r.index()];
+            let u = usage[r];
             if u < 0 {
                 return Err(DivisionError::Negative {
                     queue: self.queues[q].name.clone(),
@@ -390,9 +392,14 @@ impl Hierarchy {
     ///
     /// # Errors
     /// [`DivisionError::Negative`] for a negative value.
-    pub fn set_request(&mut self, q: usize, request: [i128; 3]) -> Result<(), DivisionError> {
+    pub fn set_request(
+        &mut self,
+        q: QueueId,
+        request: PerResource<i128>,
+    ) -> Result<(), DivisionError> {
+        let q = q.index();
         for r in Resource::ALL {
-            let v = request[r.index()];
+            let v = request[r];
             if v < 0 {
                 return Err(DivisionError::Negative {
                     queue: self.queues[q].name.clone(),
@@ -411,7 +418,13 @@ impl Hierarchy {
     ///
     /// # Errors
     /// [`DivisionError::Negative`] for a negative weight.
-    pub fn set_weight(&mut self, q: usize, r: Resource, weight: i128) -> Result<(), DivisionError> {
+    pub fn set_weight(
+        &mut self,
+        q: QueueId,
+        r: Resource,
+        weight: i128,
+    ) -> Result<(), DivisionError> {
+        let q = q.index();
         if weight < 0 {
             return Err(DivisionError::Negative {
                 queue: self.queues[q].name.clone(),
@@ -425,7 +438,8 @@ impl Hierarchy {
     }
 
     /// Sets a queue's priority (Run:ai rank).
-    pub fn set_priority(&mut self, q: usize, priority: i32) {
+    pub fn set_priority(&mut self, q: QueueId, priority: i32) {
+        let q = q.index();
         self.queues[q].priority = priority;
         for col in &mut self.statics {
             col[q].priority = priority;
@@ -441,40 +455,94 @@ impl Hierarchy {
     }
 
     /// The queue named `name`.
-    pub fn find(&self, name: &str) -> Option<usize> {
-        self.queues.iter().position(|q| q.name == name)
+    pub fn find(&self, name: &str) -> Option<QueueId> {
+        self.queues
+            .iter()
+            .position(|q| q.name == name)
+            .map(QueueId::new)
     }
 
-    /// The queues, in input order.
+    /// The queues, in input order (position `i` is `QueueId::new(i)`).
     pub fn queues(&self) -> &[QueueInput] {
         &self.queues
     }
 
+    /// The queue `q`.
+    ///
+    /// # Panics
+    /// For an id outside the tree (ids come from this tree: [`Hierarchy::find`],
+    /// [`Hierarchy::ids`], [`QueueInput::parent`]).
+    pub fn queue(&self, q: QueueId) -> &QueueInput {
+        &self.queues[q.index()]
+    }
+
+    /// Every queue's id, in input order.
+    pub fn ids(&self) -> impl Iterator<Item = QueueId> + use<> {
+        (0..self.queues.len()).map(QueueId::new)
+    }
+
     /// Children of a queue, in input order.
-    pub fn children(&self, q: usize) -> &[usize] {
-        &self.children[q]
+    pub fn children(&self, q: QueueId) -> &[QueueId] {
+        &self.children[q.index()]
     }
 
     /// Top-level queues, in input order.
-    pub fn roots(&self) -> &[usize] {
+    pub fn roots(&self) -> &[QueueId] {
         &self.roots
     }
 
     /// True for a queue without children (only leaves hold jobs).
-    pub fn is_leaf(&self, q: usize) -> bool {
-        self.children[q].is_empty()
+    pub fn is_leaf(&self, q: QueueId) -> bool {
+        self.children[q.index()].is_empty()
     }
 
     /// The path from the root to `q`, inclusive.
-    pub fn path(&self, q: usize) -> Vec<usize> {
+    pub fn path(&self, q: QueueId) -> Vec<QueueId> {
         let mut p = vec![q];
         let mut cur = q;
-        while let Some(parent) = self.queues[cur].parent {
+        while let Some(parent) = self.queues[cur.index()].parent {
             p.push(parent);
             cur = parent;
         }
         p.reverse();
         p
+    }
+
+    /// Demand per queue: the leaves' requests summed up the tree (dense parent links,
+    /// reverse breadth-first order).
+    ///
+    /// # Errors
+    /// [`DivisionError::Overflow`] naming the parent whose sum leaves `i128`.
+    ///
+    /// # Complexity
+    /// O(n).
+    fn demand(&self) -> Result<Vec<PerResource<i128>>, DivisionError> {
+        let mut request = vec![PerResource::ZERO; self.queues.len()];
+        for r in Resource::ALL {
+            for (q, st) in self.statics[r.index()].iter().enumerate() {
+                if st.leaf {
+                    request[q][r] = st.request;
+                }
+            }
+        }
+        for &q in self.order.iter().rev() {
+            let p = self.parents[q];
+            if p != NO_PARENT {
+                let child = request[q];
+                request[p] = request[p].checked_add(&child).ok_or_else(|| {
+                    // The first resource that overflows, as the per-resource sum reported it.
+                    let resource = Resource::ALL
+                        .into_iter()
+                        .find(|&r| request[p][r].checked_add(child[r]).is_none())
+                        .unwrap_or(Resource::Gpu);
+                    DivisionError::Overflow {
+                        queue: self.queues[p].name.clone(),
+                        resource,
+                    }
+                })?;
+            }
+        }
+        Ok(request)
     }
 
     /// Divides `totals` (nano-units per resource) down the tree.
@@ -488,12 +556,12 @@ impl Hierarchy {
     /// the group size (each extra round needs a queue that became satisfied).
     pub fn divide(
         &self,
-        totals: [i128; 3],
+        totals: PerResource<i128>,
         options: &DivisionOptions,
     ) -> Result<Division, DivisionError> {
         let n = self.queues.len();
         for r in Resource::ALL {
-            if totals[r.index()] < 0 {
+            if totals[r] < 0 {
                 return Err(DivisionError::Negative {
                     queue: "<total>".into(),
                     resource: r,
@@ -501,28 +569,7 @@ impl Hierarchy {
                 });
             }
         }
-        // Demand: leaves' requests summed up the tree (dense parent links, reverse BFS).
-        let mut request = vec![[0i128; 3]; n];
-        for r in 0..3 {
-            for (q, st) in self.statics[r].iter().enumerate() {
-                if st.leaf {
-                    request[q][r] = st.request;
-                }
-            }
-        }
-        for &q in self.order.iter().rev() {
-            let p = self.parents[q];
-            if p != NO_PARENT {
-                for r in 0..3 {
-                    request[p][r] = request[p][r].checked_add(request[q][r]).ok_or_else(|| {
-                        DivisionError::Overflow {
-                            queue: self.queues[p].name.clone(),
-                            resource: Resource::ALL[r],
-                        }
-                    })?;
-                }
-            }
-        }
+        let request = self.demand()?;
         // Dense per-resource columns, built in one pass: the hot loops never touch the queue
         // structs. Amounts are divided by their common factor with the unit (whole bytes and
         // whole GPUs become plain integers), so the arithmetic mostly stays in 64 bits.
@@ -536,7 +583,7 @@ impl Hierarchy {
         for r in 0..3 {
             amount_gcd[r] = gcd(
                 SCALE as u128,
-                u128::from(mod_small(totals[r] as u128, SCALE as u64)),
+                u128::from(mod_small(totals.0[r] as u128, SCALE as u64)),
             ) as u64;
         }
         let reduce = |g: &mut u64, v: u128| {
@@ -557,7 +604,7 @@ impl Hierarchy {
                 } else if w != 0 && mod_small(w, *wg) != 0 {
                     *wg = gcd(u128::from(*wg), u128::from(mod_small(w, *wg))) as u64;
                 }
-                let req = request[q][r];
+                let req = request[q].0[r];
                 let requestable = if st.limit < 0 { req } else { st.limit.min(req) };
                 let deserved = st.deserved;
                 reduce(&mut amount_gcd[r], requestable as u128);
@@ -574,8 +621,8 @@ impl Hierarchy {
                 });
             }
         }
-        let mut fair_share = vec![[0i128; 3]; n];
-        let mut phase1 = vec![[0i128; 3]; n];
+        let mut fair_share = vec![PerResource::ZERO; n];
+        let mut phase1 = vec![PerResource::ZERO; n];
         let max_group = self
             .sorted_children
             .iter()
@@ -604,36 +651,38 @@ impl Hierarchy {
                 records: vec![None; max_group],
                 sw: vec![0; max_group],
             };
-            ctx.divide_group(&self.sorted_roots, totals[ri] / g)?;
+            ctx.divide_group(&self.sorted_roots, totals[r] / g)?;
             for &q in &self.order {
                 if !self.children[q].is_empty() {
                     let t = ctx.col[q].fs;
                     ctx.divide_group(&self.sorted_children[q], t)?;
                 }
             }
-            // Back to nano-units (cannot overflow: every amount was a multiple of `g`), and
-            // the phase-1 amounts: deserved (or the parent's share) capped by requestable.
+            // Back to nano-units (every amount was a multiple of `g`, so this only overflows
+            // where the input already did; it is checked all the same), and the phase-1
+            // amounts: deserved (or the parent's share) capped by requestable.
             for &q in &self.order {
                 let c = &ctx.col[q];
-                fair_share[q][ri] = c.fs * g;
+                let back = |v: i128| v.checked_mul(g).ok_or_else(|| ctx.overflow(q));
+                fair_share[q][r] = back(c.fs)?;
                 let p = self.parents[q];
                 let total = if p == NO_PARENT {
-                    totals[ri]
+                    totals[r]
                 } else {
-                    fair_share[p][ri]
+                    fair_share[p][r]
                 };
                 let d = if c.deserved < 0 {
                     total
                 } else {
-                    c.deserved * g
+                    back(c.deserved)?
                 };
-                phase1[q][ri] = d.min(c.requestable * g);
+                phase1[q][r] = d.min(back(c.requestable)?);
             }
         }
         Ok(Division {
-            fair_share,
-            request,
-            phase1,
+            fair_share: PerQueue::from_vec(fair_share),
+            request: PerQueue::from_vec(request),
+            phase1: PerQueue::from_vec(phase1),
         })
     }
 }
@@ -653,8 +702,10 @@ struct Col {
 }
 
 impl Col {
+    /// What the queue may still get. Both amounts are non-negative, so the difference
+    /// cannot overflow (it saturates all the same).
     fn remaining(&self) -> i128 {
-        (self.requestable - self.fs).max(0)
+        self.requestable.saturating_sub(self.fs).max(0)
     }
 }
 
@@ -741,15 +792,18 @@ impl GroupCtx<'_> {
                 }
                 let w = if with_usage {
                     // sw ∝ W·(1+k) − k·U·Wtot, scaled by SCALE²·Wtot (weights in gcd units).
-                    let a = (c.weight as i128)
-                        .checked_mul(SCALE + k)
+                    let a = i128::try_from(c.weight)
+                        .ok()
+                        .zip(SCALE.checked_add(k))
+                        .and_then(|(w, sk)| w.checked_mul(sk))
                         .and_then(|x| x.checked_mul(SCALE));
-                    let b = k
-                        .checked_mul(c.usage)
-                        .and_then(|x| x.checked_mul(wtot as i128));
-                    match (a, b) {
-                        (Some(a), Some(b)) => (a - b).max(0) as u128,
-                        _ => return Err(self.overflow(q)),
+                    let b = i128::try_from(wtot)
+                        .ok()
+                        .and_then(|wt| k.checked_mul(c.usage)?.checked_mul(wt));
+                    match a.zip(b).and_then(|(a, b)| a.checked_sub(b)) {
+                        // Non-negative after `max(0)`, so the conversion is lossless.
+                        Some(d) => d.max(0) as u128,
+                        None => return Err(self.overflow(q)),
                     }
                 } else {
                     c.weight
@@ -787,9 +841,12 @@ impl GroupCtx<'_> {
                     give = need;
                     self.records[i] = None;
                 } else {
-                    let whole = share - i128::from(mod_small(share as u128, self.unit as u64));
+                    // `share` is non-negative (a quotient of non-negative amounts), so `whole`
+                    // and `frac_nano` are too, and below `share`.
+                    let frac = i128::from(mod_small(share as u128, self.unit as u64));
+                    let whole = share - frac;
                     give = whole;
-                    let frac_nano = (share - whole) as u128;
+                    let frac_nano = frac as u128;
                     if frac_nano > 0 || share_rem > 0 {
                         let sub = if share_rem == 0 {
                             0
@@ -798,7 +855,11 @@ impl GroupCtx<'_> {
                                 .ok_or_else(|| self.overflow(q))?
                                 .0
                         };
-                        self.records[i] = Some(frac_nano * SCALE as u128 + sub);
+                        let rec = frac_nano
+                            .checked_mul(SCALE as u128)
+                            .and_then(|x| x.checked_add(sub))
+                            .ok_or_else(|| self.overflow(q))?;
+                        self.records[i] = Some(rec);
                     } else if corrected {
                         self.records[i] = None;
                     }
@@ -806,8 +867,8 @@ impl GroupCtx<'_> {
                 if give == 0 {
                     continue;
                 }
-                self.col[q].fs += give;
-                rem -= give;
+                self.col[q].fs = c.fs.checked_add(give).ok_or_else(|| self.overflow(q))?;
+                rem = rem.checked_sub(give).ok_or_else(|| self.overflow(q))?;
                 again |= need < share || (need == share && share_rem > 0);
             }
             if !again || rem == 0 {
@@ -842,8 +903,9 @@ impl GroupCtx<'_> {
                     g = g.min(self.col[q].remaining());
                 }
                 if g > 0 {
-                    self.col[q].fs += g;
-                    rem -= g;
+                    let fs = self.col[q].fs;
+                    self.col[q].fs = fs.checked_add(g).ok_or_else(|| self.overflow(q))?;
+                    rem = rem.checked_sub(g).ok_or_else(|| self.overflow(q))?;
                 }
             }
         }

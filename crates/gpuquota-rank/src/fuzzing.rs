@@ -5,8 +5,10 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 
+use crate::division::Resource;
 use crate::division::{DivisionOptions, Hierarchy, Mode, QueueInput, ResourceParams};
 use crate::fixed::SCALE;
+use crate::ids::{PerResource, QueueId};
 use crate::session::{SessionOptions, run_session};
 use crate::snapshot::{BuildOptions, Cluster};
 
@@ -16,7 +18,7 @@ pub struct FuzzTree {
     /// The queues.
     pub queues: Vec<QueueInput>,
     /// The totals (nano-units).
-    pub totals: [i128; 3],
+    pub totals: PerResource<i128>,
     /// Division options.
     pub options: DivisionOptions,
 }
@@ -42,7 +44,7 @@ impl<'a> Arbitrary<'a> for FuzzTree {
             let parent = if i == 0 || u.ratio(1, 3)? {
                 None
             } else {
-                Some(u.int_in_range(0..=n - 1)?)
+                Some(QueueId::new(u.int_in_range(0..=n - 1)?))
             };
             queues.push(QueueInput {
                 name: format!("q{i}"),
@@ -53,8 +55,8 @@ impl<'a> Arbitrary<'a> for FuzzTree {
                 resources,
             });
         }
-        let mut totals = [0i128; 3];
-        for t in &mut totals {
+        let mut totals = PerResource::ZERO;
+        for t in &mut totals.0 {
             *t = i128::from(u.int_in_range(0..=400u32)?) * SCALE / 4;
         }
         let options = DivisionOptions {
@@ -86,9 +88,9 @@ pub fn check_division(bytes: &[u8]) {
     let d = h
         .divide(t.totals, &t.options)
         .unwrap_or_else(|e| panic!("small inputs must divide: {e}"));
-    for r in 0..3 {
-        let mut sets: Vec<(i128, Vec<usize>)> = vec![(t.totals[r], h.roots().to_vec())];
-        for q in 0..h.queues().len() {
+    for r in Resource::ALL {
+        let mut sets: Vec<(i128, Vec<QueueId>)> = vec![(t.totals[r], h.roots().to_vec())];
+        for q in h.ids() {
             if !h.is_leaf(q) {
                 sets.push((d.fair_share[q][r], h.children(q).to_vec()));
             }
@@ -103,8 +105,8 @@ pub fn check_division(bytes: &[u8]) {
             }
         }
         if t.options.mode == Mode::Corrected {
-            for q in 0..h.queues().len() {
-                let p = &h.queues()[q].resources[r];
+            for q in h.ids() {
+                let p = &h.queue(q).resources[r.index()];
                 let req = d.request[q][r];
                 let cap = p.limit.map_or(req, |l| l.min(req));
                 assert!(d.fair_share[q][r] <= cap);

@@ -3,7 +3,9 @@
 //! * [`define_id!`](crate::define_id) makes a `u32`-backed index newtype (as `regex-automata` and `regalloc2`
 //!   do): [`JobId`] into [`Cluster::jobs`](crate::Cluster), [`TaskId`] into a job's tasks,
 //!   [`QueueId`] into the queue tree, [`NodeId`] into [`Cluster::nodes`](crate::Cluster).
-//!   A value of one kind cannot index another kind's table by mistake.
+//!   A value of one kind cannot index another kind's table by mistake: an [`IdVec`] is
+//!   indexed only by its own kind ([`PerQueue`] for the queue tree's tables, such as
+//!   [`Division::fair_share`](crate::Division)).
 //! * [`PerResource`] holds one value per [`Resource`] (GPU, CPU, memory), indexed by the
 //!   resource; its checked arithmetic returns `None` on overflow, which the session reports
 //!   as [`SessionError::Overflow`](crate::session::SessionError::Overflow) instead of
@@ -20,8 +22,13 @@
 //! assert!(PerResource::new(i128::MAX, 0, 0).checked_add(&b).is_none());
 //! let q = QueueId::new(4);
 //! assert_eq!(q.index(), 4);
+//!
+//! use gpuquota_rank::ids::PerQueue;
+//! let fair: PerQueue<PerResource<i128>> = vec![PerResource::ZERO, sum].into_iter().collect();
+//! assert_eq!(fair[QueueId::new(1)][Resource::Gpu], 4);
 //! ```
 
+use std::marker::PhantomData;
 use std::ops::{Index, IndexMut};
 
 use crate::division::Resource;
@@ -48,12 +55,126 @@ macro_rules! define_id {
             }
         }
 
+        impl $crate::ids::Id for $name {
+            fn new(i: usize) -> $name {
+                $name::new(i)
+            }
+
+            fn index(self) -> usize {
+                $name::index(self)
+            }
+        }
+
         impl ::std::fmt::Display for $name {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 write!(f, "{}", self.0)
             }
         }
     };
+}
+
+/// An index newtype made by [`define_id!`](crate::define_id): what an [`IdVec`] is indexed by.
+pub trait Id: Copy {
+    /// The id of position `i`.
+    fn new(i: usize) -> Self;
+    /// The position in its table.
+    fn index(self) -> usize;
+}
+
+/// A table with one entry per id of kind `I`, indexed only by `I` (so a [`JobId`] cannot
+/// index a table of queues).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IdVec<I, T> {
+    items: Vec<T>,
+    id: PhantomData<fn(I) -> I>,
+}
+
+/// One entry per queue of the tree, in input order.
+pub type PerQueue<T> = IdVec<QueueId, T>;
+
+impl<I, T> Default for IdVec<I, T> {
+    fn default() -> Self {
+        IdVec::from_vec(Vec::new())
+    }
+}
+
+impl<I, T> IdVec<I, T> {
+    /// The table whose entry `I::new(i)` is `items[i]`.
+    pub fn from_vec(items: Vec<T>) -> Self {
+        IdVec {
+            items,
+            id: PhantomData,
+        }
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// True without entries.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The entries in id order.
+    pub fn iter(&self) -> std::slice::Iter<'_, T> {
+        self.items.iter()
+    }
+
+    /// The entries in id order, as a slice (positions are the ids' indices).
+    pub fn as_slice(&self) -> &[T] {
+        &self.items
+    }
+
+    /// The entries, as a vector (positions are the ids' indices).
+    pub fn into_vec(self) -> Vec<T> {
+        self.items
+    }
+}
+
+impl<I: Id, T> IdVec<I, T> {
+    /// `(id, entry)` in id order.
+    pub fn iter_enumerated(&self) -> impl Iterator<Item = (I, &T)> {
+        self.items.iter().enumerate().map(|(i, t)| (I::new(i), t))
+    }
+
+    /// Every id of the table, in order.
+    pub fn ids(&self) -> impl Iterator<Item = I> + use<I, T> {
+        (0..self.items.len()).map(I::new)
+    }
+
+    /// The entry of `id`, `None` outside the table.
+    pub fn get(&self, id: I) -> Option<&T> {
+        self.items.get(id.index())
+    }
+}
+
+impl<I: Id, T> Index<I> for IdVec<I, T> {
+    type Output = T;
+    fn index(&self, id: I) -> &T {
+        &self.items[id.index()]
+    }
+}
+
+impl<I: Id, T> IndexMut<I> for IdVec<I, T> {
+    fn index_mut(&mut self, id: I) -> &mut T {
+        &mut self.items[id.index()]
+    }
+}
+
+impl<I, T> FromIterator<T> for IdVec<I, T> {
+    fn from_iter<It: IntoIterator<Item = T>>(it: It) -> Self {
+        IdVec::from_vec(it.into_iter().collect())
+    }
+}
+
+impl<'a, I, T> IntoIterator for &'a IdVec<I, T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.iter()
+    }
 }
 
 define_id!(
@@ -73,8 +194,9 @@ define_id!(
     NodeId
 );
 
-/// One value per resource (GPU, CPU, memory), indexed by [`Resource`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+/// One value per resource (GPU, CPU, memory), indexed by [`Resource`]. It orders as its
+/// array does (GPU first), so it can key an ordered map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Hash)]
 pub struct PerResource<T>(pub [T; 3]);
 
 impl<T> Index<Resource> for PerResource<T> {
@@ -130,6 +252,27 @@ impl PerResource<i128> {
             self.0[1].checked_add(o.0[1])?,
             self.0[2].checked_add(o.0[2])?,
         ]))
+    }
+
+    /// The sum, saturating at the bounds of `i128` in each resource (for reports of amounts
+    /// a session has already checked).
+    #[must_use]
+    pub fn saturating_add(&self, o: &Self) -> Self {
+        PerResource([
+            self.0[0].saturating_add(o.0[0]),
+            self.0[1].saturating_add(o.0[1]),
+            self.0[2].saturating_add(o.0[2]),
+        ])
+    }
+
+    /// The difference, saturating at the bounds of `i128` in each resource.
+    #[must_use]
+    pub fn saturating_sub(&self, o: &Self) -> Self {
+        PerResource([
+            self.0[0].saturating_sub(o.0[0]),
+            self.0[1].saturating_sub(o.0[1]),
+            self.0[2].saturating_sub(o.0[2]),
+        ])
     }
 
     /// The difference, `None` on overflow in any resource.

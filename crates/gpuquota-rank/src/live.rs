@@ -21,7 +21,7 @@
 //! the session after a job's preemptibility changed.
 //!
 //! ```
-//! use gpuquota_rank::{BuildOptions, Cluster, SessionOptions};
+//! use gpuquota_rank::{BuildOptions, Cluster, Resource, SessionOptions};
 //! use gpuquota_rank::live::LiveCluster;
 //!
 //! let yaml = r#"
@@ -48,10 +48,10 @@
 //! let result = live.session(&SessionOptions::default())?;
 //! assert_eq!(result.allocated[0].pods[0].1.as_deref(), Some("n1"));
 //! // The queue now holds 4 GPUs (nano-units).
-//! let a = live.cluster().hierarchy.find("a").unwrap_or(0);
-//! assert_eq!(live.queue_allocated()[a][0], 4_000_000_000);
+//! let a = live.cluster().hierarchy.find("a").ok_or("no queue a")?;
+//! assert_eq!(live.queue_allocated()[a][Resource::Gpu], 4_000_000_000);
 //! assert!(live.finish("ns/p"));
-//! assert_eq!(live.queue_allocated()[a][0], 0);
+//! assert_eq!(live.queue_allocated()[a][Resource::Gpu], 0);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -59,8 +59,8 @@ use std::collections::BTreeMap;
 
 use gpuquota_model::Timestamp;
 
-use crate::division::{DivisionError, Resource};
-use crate::ids::NodeId;
+use crate::division::DivisionError;
+use crate::ids::{JobId, NodeId, PerQueue, PerResource, QueueId, TaskId};
 use crate::session::{Kept, SessionError, SessionOptions, SessionResult, run_kept};
 use crate::snapshot::{Cluster, Job, TaskStatus};
 
@@ -160,7 +160,7 @@ impl LiveCluster {
             .binary_search_by(|j| j.key.as_str().cmp(key))
             .unwrap_or_else(|i| i);
         if let Some(k) = self.kept.as_mut() {
-            k.insert_job(at, job.tasks.len());
+            k.insert_job(JobId::new(at), job.tasks.len());
         }
         self.cluster.jobs.insert(at, job);
         true
@@ -176,7 +176,7 @@ impl LiveCluster {
             return false;
         };
         if let Some(k) = self.kept.as_mut()
-            && k.remove_job(&self.cluster, i).is_err()
+            && k.remove_job(&self.cluster, JobId::new(i)).is_err()
         {
             self.kept = None;
         }
@@ -244,19 +244,27 @@ impl LiveCluster {
     ///
     /// # Errors
     /// [`DivisionError::Negative`] for a negative value.
-    pub fn set_usage(&mut self, queue: usize, usage: [i128; 3]) -> Result<(), DivisionError> {
+    pub fn set_usage(
+        &mut self,
+        queue: QueueId,
+        usage: PerResource<i128>,
+    ) -> Result<(), DivisionError> {
         self.cluster.hierarchy.set_usage(queue, usage)
     }
 
     /// Allocated resources per queue (input order; a parent holds its subtree), nano-units.
+    /// A sum beyond `i128` (requests no session accepts) saturates here; the session that
+    /// would run on it reports [`SessionError::Overflow`].
     ///
     /// # Complexity
     /// O(Q) once a session has run (the kept accounting), else O(T + Q · d) for T pods
     /// of submitted jobs.
-    pub fn queue_allocated(&self) -> Vec<[i128; 3]> {
+    pub fn queue_allocated(&self) -> PerQueue<PerResource<i128>> {
         match &self.kept {
             Some(k) => k.queue_allocated(),
-            None => self.sum_tasks(|s| s == TaskStatus::Running, true),
+            None => self
+                .sum_tasks(|s| s == TaskStatus::Running, true, true)
+                .unwrap_or_default(),
         }
     }
 
@@ -268,33 +276,43 @@ impl LiveCluster {
         self.kept = None;
     }
 
-    fn sum_tasks(&self, pick: impl Fn(TaskStatus) -> bool, up: bool) -> Vec<[i128; 3]> {
+    /// The requests of the pods `pick` selects, per leaf (and summed up the tree with `up`);
+    /// `None` when a sum leaves `i128`, unless `saturate`.
+    fn sum_tasks(
+        &self,
+        pick: impl Fn(TaskStatus) -> bool,
+        up: bool,
+        saturate: bool,
+    ) -> Option<PerQueue<PerResource<i128>>> {
+        let add = |a: PerResource<i128>, b: &PerResource<i128>| {
+            if saturate {
+                Some(a.saturating_add(b))
+            } else {
+                a.checked_add(b)
+            }
+        };
         let h = &self.cluster.hierarchy;
-        let mut out = vec![[0i128; 3]; h.queues().len()];
+        let mut out = PerQueue::from_vec(vec![PerResource::ZERO; h.queues().len()]);
         for j in &self.cluster.jobs {
-            let Some(q) = j.queue.map(crate::ids::QueueId::index) else {
+            let Some(q) = j.queue else {
                 continue;
             };
             for t in j.tasks.iter().filter(|t| pick(t.status)) {
-                for r in Resource::ALL {
-                    out[q][r.index()] = out[q][r.index()].saturating_add(t.req[r]);
-                }
+                out[q] = add(out[q], &t.req)?;
             }
         }
         if up {
-            let mut by_depth: Vec<(usize, usize)> =
-                (0..out.len()).map(|q| (h.path(q).len(), q)).collect();
+            let mut by_depth: Vec<(usize, QueueId)> =
+                h.ids().map(|q| (h.path(q).len(), q)).collect();
             by_depth.sort_by(|a, b| b.cmp(a));
             for (_, q) in by_depth {
-                if let Some(p) = h.queues()[q].parent {
+                if let Some(p) = h.queue(q).parent {
                     let child = out[q];
-                    for (a, c) in out[p].iter_mut().zip(child) {
-                        *a = a.saturating_add(c);
-                    }
+                    out[p] = add(out[p], &child)?;
                 }
             }
         }
-        out
+        Some(out)
     }
 
     /// Runs one session on the current state and applies its decisions: evicted jobs'
@@ -313,14 +331,14 @@ impl LiveCluster {
     /// same state.
     pub fn session(&mut self, options: &SessionOptions) -> Result<SessionResult, SessionError> {
         // Held jobs' pending pods are hidden for the session.
-        let mut hidden: Vec<(usize, usize)> = Vec::new();
+        let mut hidden: Vec<(JobId, TaskId)> = Vec::new();
         if !self.held.is_empty() {
             for (ji, j) in self.cluster.jobs.iter_mut().enumerate() {
                 if self.held.contains(&j.key) {
                     for (ti, t) in j.tasks.iter_mut().enumerate() {
                         if t.status == TaskStatus::Pending {
                             t.status = TaskStatus::Other;
-                            hidden.push((ji, ti));
+                            hidden.push((JobId::new(ji), TaskId::new(ti)));
                         }
                     }
                 }
@@ -329,9 +347,13 @@ impl LiveCluster {
         let demand = self.sum_tasks(
             |s| matches!(s, TaskStatus::Running | TaskStatus::Pending),
             false,
+            false,
         );
         let mut result = Ok(());
-        for (q, d) in demand.into_iter().enumerate() {
+        if demand.is_none() {
+            result = Err(SessionError::Overflow);
+        }
+        for (q, &d) in demand.iter().flat_map(PerQueue::iter_enumerated) {
             if self.cluster.hierarchy.is_leaf(q)
                 && let Err(e) = self.cluster.hierarchy.set_request(q, d)
             {
@@ -355,7 +377,7 @@ impl LiveCluster {
         }
         self.kept = kept;
         for (ji, ti) in hidden {
-            self.cluster.jobs[ji].tasks[ti].status = TaskStatus::Pending;
+            self.cluster.jobs[ji.index()].tasks[ti.index()].status = TaskStatus::Pending;
         }
         let out = out?;
         for e in &out.evicted {

@@ -29,6 +29,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::division::{DivisionError, DivisionOptions, Resource};
+use crate::ids::{PerQueue, PerResource};
 use crate::session::{SessionResult, fmt_res};
 use crate::snapshot::{Cluster, TaskStatus};
 
@@ -39,10 +40,10 @@ pub const UNLIMITED_DESERVED: &str = "-1";
 ///
 /// # Complexity
 /// O(T · d) for T tasks at depth d.
-pub fn allocated(c: &Cluster) -> Vec<[i128; 3]> {
-    let mut alloc = vec![[0i128; 3]; c.hierarchy.queues().len()];
+pub fn allocated(c: &Cluster) -> PerQueue<PerResource<i128>> {
+    let mut alloc = PerQueue::from_vec(vec![PerResource::ZERO; c.hierarchy.queues().len()]);
     for j in &c.jobs {
-        let Some(q) = j.queue.map(crate::ids::QueueId::index) else {
+        let Some(q) = j.queue else {
             continue;
         };
         for t in &j.tasks {
@@ -51,10 +52,8 @@ pub fn allocated(c: &Cluster) -> Vec<[i128; 3]> {
             }
             let mut cur = Some(q);
             while let Some(x) = cur {
-                for (a, req) in alloc[x].iter_mut().zip(t.req.0) {
-                    *a = a.saturating_add(req);
-                }
-                cur = c.hierarchy.queues()[x].parent;
+                alloc[x] = alloc[x].saturating_add(&t.req);
+                cur = c.hierarchy.queue(x).parent;
             }
         }
     }
@@ -126,7 +125,7 @@ pub fn fairshare_report(
     let d = c.hierarchy.divide(c.totals, options)?;
     let alloc = allocated(c);
     let mut queues = IndexMap::with_capacity(c.hierarchy.queues().len());
-    for (i, q) in c.hierarchy.queues().iter().enumerate() {
+    for (i, q) in c.hierarchy.ids().zip(c.hierarchy.queues()) {
         let share = |r: Resource| {
             let ri = r.index();
             let p = &q.resources[ri];
@@ -134,9 +133,9 @@ pub fn fairshare_report(
                 deserved: p
                     .deserved
                     .map_or_else(|| UNLIMITED_DESERVED.to_string(), |v| fmt_res(r, v)),
-                fair_share: fmt_res(r, d.fair_share[i][ri]),
-                allocated: fmt_res(r, alloc[i][ri]),
-                requested: fmt_res(r, d.request[i][ri]),
+                fair_share: fmt_res(r, d.fair_share[i][r]),
+                allocated: fmt_res(r, alloc[i][r]),
+                requested: fmt_res(r, d.request[i][r]),
                 limit: p.limit.map(|v| fmt_res(r, v)),
             }
         };
@@ -396,7 +395,7 @@ mod tests {
         let d = c.hierarchy.divide(c.totals, options)?;
         let alloc = allocated(c);
         let mut queues = serde_json::Map::new();
-        for (i, q) in c.hierarchy.queues().iter().enumerate() {
+        for (i, q) in c.hierarchy.ids().zip(c.hierarchy.queues()) {
             let mut res = serde_json::Map::new();
             for r in Resource::ALL {
                 let ri = r.index();
@@ -408,9 +407,9 @@ mod tests {
                             || Value::String(UNLIMITED_DESERVED.into()),
                             |v| Value::String(fmt_res(r, v)),
                         ),
-                        "fairShare": fmt_res(r, d.fair_share[i][ri]),
-                        "allocated": fmt_res(r, alloc[i][ri]),
-                        "requested": fmt_res(r, d.request[i][ri]),
+                        "fairShare": fmt_res(r, d.fair_share[i][r]),
+                        "allocated": fmt_res(r, alloc[i][r]),
+                        "requested": fmt_res(r, d.request[i][r]),
                         "limit": res_value(r, p.limit),
                     }),
                 );

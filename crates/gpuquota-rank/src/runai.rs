@@ -51,13 +51,13 @@ pub fn rank_priority(name: &str) -> Option<i32> {
 /// # Complexity
 /// O(Q).
 pub fn weight_follows_quota(h: &mut Hierarchy, over_quota_weight_enabled: bool) {
-    for q in 0..h.queues().len() {
-        let top = h.queues()[q].parent.is_none();
+    for q in h.ids() {
+        let top = h.queue(q).parent.is_none();
         if !top && over_quota_weight_enabled {
             continue;
         }
         for r in Resource::ALL {
-            if let Some(d) = h.queues()[q].resources[r.index()].deserved {
+            if let Some(d) = h.queue(q).resources[r.index()].deserved {
                 // Cannot fail: deserved is validated non-negative.
                 let _ = h.set_weight(q, r, d);
             }
@@ -86,24 +86,24 @@ pub struct Overcommit {
 /// O(Q).
 pub fn department_overcommit(h: &Hierarchy) -> Vec<Overcommit> {
     let mut out = Vec::new();
-    for q in 0..h.queues().len() {
+    for q in h.ids() {
         if h.is_leaf(q) {
             continue;
         }
         for r in Resource::ALL {
-            let Some(dq) = h.queues()[q].resources[r.index()].deserved else {
+            let Some(dq) = h.queue(q).resources[r.index()].deserved else {
                 continue;
             };
             let mut sum = Some(0i128);
             for &c in h.children(q) {
-                sum = match (sum, h.queues()[c].resources[r.index()].deserved) {
+                sum = match (sum, h.queue(c).resources[r.index()].deserved) {
                     (Some(s), Some(d)) => s.checked_add(d),
                     _ => None,
                 };
             }
             if sum.is_none_or(|s| s > dq) {
                 out.push(Overcommit {
-                    department: h.queues()[q].name.clone(),
+                    department: h.queue(q).name.clone(),
                     resource: r,
                     department_quota: dq,
                     projects_quota: sum,

@@ -53,7 +53,9 @@ use gpuquota_model::Timestamp;
 use gpuquota_model::kai::parse_go_duration;
 use serde::Deserialize;
 
+use crate::division::Resource;
 use crate::fixed::SCALE;
+use crate::ids::{PerQueue, PerResource, QueueId};
 
 /// One capacity or allocation sample.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -271,7 +273,10 @@ impl UsageInput {
     ///
     /// # Complexity
     /// O(S log Q) for S samples and Q queues.
-    pub fn normalized(&self, now: Timestamp) -> Result<BTreeMap<String, [i128; 3]>, UsageError> {
+    pub fn normalized(
+        &self,
+        now: Timestamp,
+    ) -> Result<BTreeMap<String, PerResource<i128>>, UsageError> {
         let dur = |f: &str, s: &Option<String>| -> Result<Option<i128>, UsageError> {
             match s {
                 None => Ok(None),
@@ -318,19 +323,20 @@ impl UsageInput {
             }
         }
         let to_nano = |x: f64| -> i128 { (x.clamp(0.0, 1.0) * SCALE as f64).round() as i128 };
-        let mut out: BTreeMap<String, [i128; 3]> = BTreeMap::new();
+        let mut out: BTreeMap<String, PerResource<i128>> = BTreeMap::new();
         for (q, u) in used {
-            let mut v = [0i128; 3];
-            for r in 0..3 {
-                if cap[r] > 0.0 {
-                    v[r] = to_nano(u[r] / cap[r]);
+            let mut v = PerResource::ZERO;
+            for r in Resource::ALL {
+                let i = r.index();
+                if cap[i] > 0.0 {
+                    v[r] = to_nano(u[i] / cap[i]);
                 }
             }
             out.insert(q, v);
         }
         for (q, d) in &self.queues {
             let e = out.entry(q.clone()).or_default();
-            for (r, x) in [d.gpu, d.cpu, d.memory].into_iter().enumerate() {
+            for (r, x) in Resource::ALL.into_iter().zip([d.gpu, d.cpu, d.memory]) {
                 if let Some(x) = x {
                     if !(0.0..=1.0).contains(&x) {
                         return Err(UsageError {
@@ -365,7 +371,7 @@ impl UsageInput {
         let map = self.normalized(now)?;
         let n = h.queues().len();
         let mut unknown = Vec::new();
-        let mut own: Vec<Option<[i128; 3]>> = vec![None; n];
+        let mut own: PerQueue<Option<PerResource<i128>>> = PerQueue::from_vec(vec![None; n]);
         for (q, u) in map {
             match h.find(&q) {
                 Some(i) => own[i] = Some(u),
@@ -373,23 +379,24 @@ impl UsageInput {
             }
         }
         // Children before parents: sum up where a queue has no entry of its own.
-        let mut total: Vec<[i128; 3]> = own.iter().map(|o| o.unwrap_or_default()).collect();
-        let mut depth: Vec<(usize, usize)> = (0..n).map(|q| (h.path(q).len(), q)).collect();
+        let mut total: PerQueue<PerResource<i128>> =
+            own.iter().map(|o| o.unwrap_or_default()).collect();
+        let mut depth: Vec<(usize, QueueId)> = h.ids().map(|q| (h.path(q).len(), q)).collect();
         depth.sort_by(|a, b| b.cmp(a));
         for &(_, q) in &depth {
             if own[q].is_none() {
-                let mut sum = [0i128; 3];
+                let mut sum = PerResource::ZERO;
                 for &c in h.children(q) {
-                    for (r, v) in sum.iter_mut().enumerate() {
-                        *v += total[c][r];
-                    }
+                    // Each child's usage is at most 10⁹ per resource and the tree is
+                    // bounded, so the sum saturating is never reached in practice.
+                    sum = sum.saturating_add(&total[c]);
                 }
                 total[q] = sum;
             }
         }
-        for (q, u) in total.into_iter().enumerate() {
+        for (q, &u) in total.iter_enumerated() {
             h.set_usage(q, u).map_err(|e| UsageError {
-                field: format!("queues.{}", h.queues()[q].name),
+                field: format!("queues.{}", h.queue(q).name),
                 message: e.to_string(),
             })?;
         }
@@ -442,7 +449,7 @@ mod tests {
         };
         // (10 · 0.5) / (10 · 0.5 + 10) = 1/3.
         let u = input.normalized(now).unwrap();
-        assert_eq!(u["a"][0], 333_333_333);
+        assert_eq!(u["a"][Resource::Gpu], 333_333_333);
     }
 
     fn gpu_sample(time: &str, queue: Option<&str>, gpu: f64) -> Sample {
@@ -482,7 +489,7 @@ mod tests {
         u.normalized(Timestamp::parse(now).unwrap())
             .unwrap()
             .get("a")
-            .map_or(0, |v| v[0])
+            .map_or(0, |v| v[Resource::Gpu])
     }
 
     #[test]

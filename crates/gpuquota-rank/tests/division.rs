@@ -3,7 +3,8 @@
 
 use gpuquota_model::Timestamp;
 use gpuquota_rank::fixed::SCALE;
-use gpuquota_rank::{DivisionOptions, Hierarchy, Mode, QueueInput, ResourceParams};
+use gpuquota_rank::ids::PerResource;
+use gpuquota_rank::{DivisionOptions, Hierarchy, Mode, QueueInput, Resource, ResourceParams};
 
 /// A GPU-only queue: deserved, weight, request (whole or fractional GPUs), limit, priority.
 pub(crate) struct Q {
@@ -49,7 +50,7 @@ pub(crate) fn gpu_shares(qs: &[Q], total: f64, mode: Mode, k: f64) -> Vec<String
             };
             QueueInput {
                 name: x.name.into(),
-                parent: x.parent,
+                parent: x.parent.map(gpuquota_rank::ids::QueueId::new),
                 priority: x.prio,
                 creation: Some(Timestamp::from_unix_seconds(1_700_000_000 + i as i64)),
                 uid: String::new(),
@@ -60,7 +61,7 @@ pub(crate) fn gpu_shares(qs: &[Q], total: f64, mode: Mode, k: f64) -> Vec<String
     let h = Hierarchy::new(inputs).unwrap();
     let d = h
         .divide(
-            [nano(total), 0, 0],
+            PerResource::new(nano(total), 0, 0),
             &DivisionOptions::default()
                 .with_mode(mode)
                 .with_k_value(nano(k)),
@@ -68,7 +69,7 @@ pub(crate) fn gpu_shares(qs: &[Q], total: f64, mode: Mode, k: f64) -> Vec<String
         .unwrap();
     d.fair_share
         .iter()
-        .map(|f| gpuquota_rank::fixed::format_decimal(f[0]))
+        .map(|f| gpuquota_rank::fixed::format_decimal(f[Resource::Gpu]))
         .collect()
 }
 

@@ -3,7 +3,8 @@
 
 use gpuquota_model::Timestamp;
 use gpuquota_rank::fixed::SCALE;
-use gpuquota_rank::{DivisionOptions, Hierarchy, Mode, QueueInput, ResourceParams};
+use gpuquota_rank::ids::{PerResource, QueueId};
+use gpuquota_rank::{DivisionOptions, Hierarchy, Mode, QueueInput, Resource, ResourceParams};
 use proptest::prelude::*;
 
 fn config() -> ProptestConfig {
@@ -81,7 +82,7 @@ fn build(qs: &[GenQ], order: &[usize]) -> Vec<QueueInput> {
             };
             QueueInput {
                 name: format!("q{o}"),
-                parent: g.parent.map(|p| pos[p]),
+                parent: g.parent.map(|p| QueueId::new(pos[p])),
                 priority: g.prio,
                 creation: Some(Timestamp::from_unix_seconds(g.creation)),
                 uid: String::new(),
@@ -96,16 +97,16 @@ fn divide(qs: &[GenQ], total: i64, mode: Mode, k: i128) -> (Hierarchy, gpuquota_
     let h = Hierarchy::new(build(qs, &order)).unwrap();
     let d = h
         .divide(
-            [i128::from(total) * Q, 0, 0],
+            PerResource::new(i128::from(total) * Q, 0, 0),
             &DivisionOptions::default().with_mode(mode).with_k_value(k),
         )
         .unwrap();
     (h, d)
 }
 
-fn groups(h: &Hierarchy) -> Vec<(Option<usize>, Vec<usize>)> {
+fn groups(h: &Hierarchy) -> Vec<(Option<QueueId>, Vec<QueueId>)> {
     let mut g = vec![(None, h.roots().to_vec())];
-    for q in 0..h.queues().len() {
+    for q in h.ids() {
         if !h.is_leaf(q) {
             g.push((Some(q), h.children(q).to_vec()));
         }
@@ -113,9 +114,9 @@ fn groups(h: &Hierarchy) -> Vec<(Option<usize>, Vec<usize>)> {
     g
 }
 
-fn requestable(h: &Hierarchy, d: &gpuquota_rank::Division, q: usize) -> i128 {
-    let req = d.request[q][0];
-    h.queues()[q].resources[0].limit.map_or(req, |l| l.min(req))
+fn requestable(h: &Hierarchy, d: &gpuquota_rank::Division, q: QueueId) -> i128 {
+    let req = d.request[q][Resource::Gpu];
+    h.queue(q).resources[0].limit.map_or(req, |l| l.min(req))
 }
 
 // ---------- a slow rational reference of KAI's division ----------
@@ -285,7 +286,7 @@ fn reference(qs: &[GenQ], total: i64, h: &Hierarchy, d: &gpuquota_rank::Division
             d: g.d.map(|v| R::n(i128::from(v), 4)),
             w: R::i(i128::from(g.w)),
             l: g.l.map(|v| R::n(i128::from(v), 4)),
-            req: R::n(d.request[i][0], SCALE),
+            req: R::n(d.request[QueueId::new(i)][Resource::Gpu], SCALE),
             u: R::n(i128::from(g.usage_pct), 100),
             prio: g.prio,
             creation: g.creation,
@@ -293,13 +294,14 @@ fn reference(qs: &[GenQ], total: i64, h: &Hierarchy, d: &gpuquota_rank::Division
             fs: R::i(0),
         })
         .collect();
-    ref_divide(&mut rq, h.roots(), R::n(i128::from(total), 4), k);
-    let mut order = h.roots().to_vec();
+    let ix = |qs: &[QueueId]| qs.iter().map(|q| q.index()).collect::<Vec<usize>>();
+    ref_divide(&mut rq, &ix(h.roots()), R::n(i128::from(total), 4), k);
+    let mut order = ix(h.roots());
     let mut head = 0;
     while head < order.len() {
         let q = order[head];
         head += 1;
-        let ch = h.children(q).to_vec();
+        let ch = ix(h.children(QueueId::new(q)));
         if !ch.is_empty() {
             let t = rq[q].fs;
             ref_divide(&mut rq, &ch, t, k);
@@ -317,7 +319,7 @@ proptest! {
         let (h, d) = divide(&qs, total, Mode::Kai, k * SCALE);
         let want = reference(&qs, total, &h, &d, R::i(k));
         for (i, w) in want.iter().enumerate() {
-            prop_assert_eq!(R::n(d.fair_share[i][0], SCALE), *w, "queue q{}", i);
+            prop_assert_eq!(R::n(d.fair_share[QueueId::new(i)][Resource::Gpu], SCALE), *w, "queue q{}", i);
         }
     }
 
@@ -326,9 +328,9 @@ proptest! {
         for mode in [Mode::Kai, Mode::Corrected] {
             let (h, d) = divide(&qs, total, mode, SCALE);
             for (parent, sibs) in groups(&h) {
-                let t = parent.map_or(i128::from(total) * Q, |p| d.fair_share[p][0]);
-                let p1: i128 = sibs.iter().map(|&s| d.phase1[s][0]).sum();
-                let fs: i128 = sibs.iter().map(|&s| d.fair_share[s][0]).sum();
+                let t = parent.map_or(i128::from(total) * Q, |p| d.fair_share[p][Resource::Gpu]);
+                let p1: i128 = sibs.iter().map(|&s| d.phase1[s][Resource::Gpu]).sum();
+                let fs: i128 = sibs.iter().map(|&s| d.fair_share[s][Resource::Gpu]).sum();
                 if p1 <= t {
                     prop_assert!(fs <= t, "{:?}: {} > {}", parent, fs, t);
                 } else {
@@ -342,8 +344,8 @@ proptest! {
     #[test]
     fn corrected_mode_never_exceeds_limit_or_request((qs, total) in gen_tree()) {
         let (h, d) = divide(&qs, total, Mode::Corrected, SCALE);
-        for q in 0..qs.len() {
-            prop_assert!(d.fair_share[q][0] <= requestable(&h, &d, q), "q{}", q);
+        for q in h.ids() {
+            prop_assert!(d.fair_share[q][Resource::Gpu] <= requestable(&h, &d, q), "q{}", q);
         }
     }
 
@@ -356,14 +358,14 @@ proptest! {
         let (h, d) = divide(&qs, total, Mode::Kai, SCALE);
         for (_, sibs) in groups(&h) {
             for &hi in &sibs {
-                let hq = &h.queues()[hi];
-                let starving = hq.resources[0].weight > 0 && d.fair_share[hi][0] < requestable(&h, &d, hi);
+                let hq = h.queue(hi);
+                let starving = hq.resources[0].weight > 0 && d.fair_share[hi][Resource::Gpu] < requestable(&h, &d, hi);
                 if !starving {
                     continue;
                 }
                 for &lo in &sibs {
-                    if h.queues()[lo].priority < hq.priority {
-                        prop_assert_eq!(d.fair_share[lo][0], d.phase1[lo][0], "q{} over quota while q{} starves", lo, hi);
+                    if h.queue(lo).priority < hq.priority {
+                        prop_assert_eq!(d.fair_share[lo][Resource::Gpu], d.phase1[lo][Resource::Gpu], "q{} over quota while q{} starves", lo, hi);
                     }
                 }
             }
@@ -383,9 +385,10 @@ proptest! {
             order.swap(i, (x % (i as u64 + 1)) as usize);
         }
         let h2 = Hierarchy::new(build(&qs, &order)).unwrap();
-        let d2 = h2.divide([i128::from(total) * Q, 0, 0], &DivisionOptions::default()).unwrap();
+        let d2 = h2.divide(
+            PerResource::new(i128::from(total) * Q, 0, 0), &DivisionOptions::default()).unwrap();
         for (k, &o) in order.iter().enumerate() {
-            prop_assert_eq!(d2.fair_share[k][0], d.fair_share[o][0], "q{}", o);
+            prop_assert_eq!(d2.fair_share[QueueId::new(k)][Resource::Gpu], d.fair_share[QueueId::new(o)][Resource::Gpu], "q{}", o);
         }
     }
 }

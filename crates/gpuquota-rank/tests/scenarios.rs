@@ -9,7 +9,7 @@ use gpuquota_rank::session::{
     Action, Placement, Reason, SessionOptions, SessionResult, run_session,
 };
 use gpuquota_rank::snapshot::{BuildOptions, Cluster};
-use gpuquota_rank::{DivisionOptions, Mode};
+use gpuquota_rank::{DivisionOptions, Mode, Resource};
 use serde_json::Value;
 
 /// A manifest builder in the shape of KAI's test harness.
@@ -780,7 +780,7 @@ fn runai_node_pools_are_separate_divisions() {
     let view = gpuquota_rank::runai::node_pool_view(&imported.model, "pool-a");
     assert_eq!(view.nodes.keys().collect::<Vec<_>>(), ["n-a"]);
     let c = Cluster::from_model(&view, &BuildOptions::default()).unwrap();
-    assert_eq!(c.totals[0], 4_000_000_000);
+    assert_eq!(c.totals[Resource::Gpu], 4_000_000_000);
 }
 
 #[test]
@@ -833,7 +833,7 @@ fn pods_of_other_schedulers_hold_resources_but_are_not_jobs() {
     sc.job("ns/p", "q", job("train", vec![(2.0, None)]));
     let c = sc.cluster(None);
     // The divided total leaves out the other scheduler's 3 GPUs.
-    assert_eq!(c.totals[0], 1_000_000_000);
+    assert_eq!(c.totals[Resource::Gpu], 1_000_000_000);
     let r = run_session(&c, &SessionOptions::default()).unwrap();
     assert!(r.allocated.is_empty());
     assert_eq!(pending(&r), [(s("ns/p"), Reason::Unschedulable)]);
@@ -875,7 +875,7 @@ status: {phase: Pending}
     let imported = import_str("s.yaml", yaml).unwrap();
     let c = Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap();
     // 6 whole GPUs + 8 instances × g = 1 (KAI's GetSumGPUs).
-    assert_eq!(c.totals[0], 14_000_000_000);
+    assert_eq!(c.totals[Resource::Gpu], 14_000_000_000);
     let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
     assert_eq!(v["queues"]["nb"]["gpu"]["requested"], "2");
     let r = run_session(&c, &SessionOptions::default()).unwrap();
@@ -913,7 +913,7 @@ fn usage_of_a_department_is_the_sum_of_its_projects() {
     let unknown = usage.apply(&mut c.hierarchy, c.now).unwrap();
     assert_eq!(unknown, ["gone"]);
     let d1 = c.hierarchy.find("d1").unwrap();
-    assert_eq!(c.hierarchy.queues()[d1].resources[0].usage, 600_000_000);
+    assert_eq!(c.hierarchy.queue(d1).resources[0].usage, 600_000_000);
     // d1 at .6 and d2 at .1 split 16 as in the time-based fairshare test above: 5 / 11.
     let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
     assert_eq!(v["queues"]["d1"]["gpu"]["fairShare"], "5");

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use gpuquota_rank::Resource;
 use gpuquota_sim::kai::{self, KaiOutcome, KaiRunEnd};
 use proptest::prelude::*;
 
@@ -187,7 +188,7 @@ proptest! {
             let mut per: BTreeMap<&str, i128> = BTreeMap::new();
             for (_, r) in &live {
                 for (n, u) in &r.placement {
-                    *per.entry(n.as_str()).or_default() += u[0];
+                    *per.entry(n.as_str()).or_default() += u[Resource::Gpu];
                 }
             }
             for (n, used) in per {
@@ -207,9 +208,9 @@ proptest! {
             let mut np = vec![0i128; s.queues.len()];
             for (k, r) in &live {
                 let j = &s.jobs[job_index(k)];
-                used[j.queue] += r.usage[0];
+                used[j.queue] += r.usage[Resource::Gpu];
                 if j.non_preemptible {
-                    np[j.queue] += r.usage[0];
+                    np[j.queue] += r.usage[Resource::Gpu];
                 }
             }
             for (q, spec) in s.queues.iter().enumerate() {
@@ -230,7 +231,7 @@ proptest! {
             let spec = &s.jobs[job_index(&j.key)];
             let mut last = i64::MIN;
             for r in &j.runs {
-                prop_assert_eq!(r.usage[0], i128::from(spec.pods * spec.gpus) * G);
+                prop_assert_eq!(r.usage[Resource::Gpu], i128::from(spec.pods * spec.gpus) * G);
                 prop_assert!(r.start_ms >= last && r.end_ms >= r.start_ms);
                 last = r.end_ms;
             }

@@ -168,13 +168,14 @@ impl Engine<'_> {
     /// # Complexity
     /// O(N · G).
     fn free_device_gpus(&self) -> i128 {
+        let of = self.overflow;
         let mut free = 0i128;
         for n in &self.nodes {
             if n.devs.is_empty() {
-                free = free.saturating_add(n.idle[GPU].max(0));
+                free = plus(free, n.idle[GPU].max(0), of);
             } else {
                 for d in &n.devs {
-                    free = free.saturating_add((SCALE - d.0).max(0));
+                    free = plus(free, minus(SCALE, d.0, of).max(0), of);
                 }
             }
         }

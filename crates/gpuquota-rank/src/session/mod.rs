@@ -15,15 +15,23 @@
 //! The code follows upstream's `pkg/scheduler/actions` layout, one file per action
 //! (`allocate`, `consolidate`, `reclaim`, `preempt`, `stale` for stalegangeviction) plus
 //! the shared parts: `place` (node placement), `order` (job and queue order), `victims`
-//! (victim generation and the smallest-victim-set search, KAI's solvers) and `pending`
-//! (reasons); this file holds the engine state and the queue accounting.
+//! (victim generation and the smallest-victim-set search, KAI's solvers), `capacity` (the
+//! queue accounting and the proportion plugin's capacity policy) and `pending` (reasons);
+//! this file holds the engine state, the session's entry points and the memo.
+//!
+//! Amounts are [`PerResource`] values and every sum, difference and product of them goes
+//! through the checked helpers of `amount` (an overflow ends the session with
+//! [`SessionError::Overflow`]). Queues, jobs, pods and nodes are named by their typed ids
+//! ([`crate::ids`]) wherever they cross this module's boundary (the tree's API, the kept
+//! state, placement records, capacity failures, memo keys); the action loops themselves
+//! walk dense positions of the cluster's tables, converted at those calls.
 
 use std::cell::Cell;
 use std::cmp::Ordering;
 
 use crate::division::{Division, DivisionError, DivisionOptions, Resource};
 use crate::fixed::{SCALE, cmp_products, format_decimal};
-use crate::ids::{NodeId, PerResource, QueueId};
+use crate::ids::{JobId, NodeId, PerResource, QueueId, TaskId};
 use crate::snapshot::{Cluster, DEFAULT_STALENESS_GRACE_NANOS, TaskStatus};
 
 /// GPU, CPU and memory amounts (nano-units).
@@ -31,7 +39,12 @@ type Amt = PerResource<i128>;
 
 const GPU: Resource = Resource::Gpu;
 
+use amount::*;
+use capacity::{CapFail, unl_le};
+
 mod allocate;
+mod amount;
+mod capacity;
 mod consolidate;
 mod order;
 mod pending;
@@ -273,7 +286,7 @@ enum TState {
 
 #[derive(Debug, Clone, Default)]
 struct PlaceRec {
-    node: Option<usize>,
+    node: Option<NodeId>,
     /// `(device, from_idle, from_releasing)`.
     devs: Vec<(usize, i128, i128)>,
     /// CPU, memory (and GPU at pool level in slot 0): `(from_idle, from_releasing)`.
@@ -398,9 +411,9 @@ impl Kept {
     ///
     /// # Complexity
     /// O(J + T).
-    pub(crate) fn insert_job(&mut self, at: usize, pods: usize) {
-        self.tstate.insert_row(at, pods, TState::Pending);
-        self.place.insert_row(at, pods, PlaceRec::default());
+    pub(crate) fn insert_job(&mut self, at: JobId, pods: usize) {
+        self.tstate.insert_row(at.index(), pods, TState::Pending);
+        self.place.insert_row(at.index(), pods, PlaceRec::default());
     }
 
     /// Removes the job at row `ji` of `c` (still in `c`), freeing its running pods.
@@ -408,7 +421,8 @@ impl Kept {
     /// # Complexity
     /// O(J + T) to remove the row, plus O(d + G) per running pod (d queue levels, G GPU
     /// devices it holds).
-    pub(crate) fn remove_job(&mut self, c: &Cluster, ji: usize) -> Result<(), SessionError> {
+    pub(crate) fn remove_job(&mut self, c: &Cluster, ji: JobId) -> Result<(), SessionError> {
+        let ji = ji.index();
         for ti in 0..c.jobs[ji].tasks.len() {
             self.vacate(c, ji, ti)?;
         }
@@ -433,10 +447,10 @@ impl Kept {
             if !j.preemptible {
                 self.alloc_np[q] = sub_checked(self.alloc_np[q], t.req)?;
             }
-            cur = c.hierarchy.queues()[q].parent;
+            cur = c.hierarchy.queues()[q].parent.map(QueueId::index);
         }
         let ns = match rec.node {
-            Some(n) => &mut self.nodes[n],
+            Some(n) => &mut self.nodes[n.index()],
             None => &mut self.pool,
         };
         for r in Resource::ALL {
@@ -460,13 +474,14 @@ impl Kept {
     }
 
     /// Sets the pods `(job, pod)` pending → hidden (`hide`) or back.
-    pub(crate) fn hide(&mut self, pods: &[(usize, usize)], hide: bool) {
+    pub(crate) fn hide(&mut self, pods: &[(JobId, TaskId)], hide: bool) {
         let (from, to) = if hide {
             (TState::Pending, TState::Other)
         } else {
             (TState::Other, TState::Pending)
         };
         for &(ji, ti) in pods {
+            let (ji, ti) = (ji.index(), ti.index());
             if self.tstate[ji][ti] == from {
                 self.tstate[ji][ti] = to;
             }
@@ -474,18 +489,9 @@ impl Kept {
     }
 
     /// Allocated resources per queue (a parent holds its subtree), nano-units.
-    pub(crate) fn queue_allocated(&self) -> Vec<[i128; 3]> {
-        self.alloc.iter().map(|a| a.0).collect()
+    pub(crate) fn queue_allocated(&self) -> crate::ids::PerQueue<Amt> {
+        crate::ids::PerQueue::from_vec(self.alloc.clone())
     }
-}
-
-/// `a - b` in every resource, [`SessionError::Overflow`] when it leaves `i128`.
-fn sub_checked(a: Amt, b: Amt) -> Result<Amt, SessionError> {
-    let mut out = a;
-    for r in Resource::ALL {
-        out[r] = a[r].checked_sub(b[r]).ok_or(SessionError::Overflow)?;
-    }
-    Ok(out)
 }
 
 /// Undo state of the probes that try a placement and take it back
@@ -510,19 +516,13 @@ struct VictimGen {
     sim: Vec<Amt>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum CapFail {
-    OverLimit(usize, Resource),
-    NonPreemptible(usize, Resource),
-}
-
 struct Engine<'a> {
     c: &'a Cluster,
     /// Set when an amount overflowed (the amount then saturates); the session reports
     /// [`SessionError::Overflow`].
     overflow: &'a Cell<bool>,
     /// `(node, runai-gpu-group)` → device, for running fractions at session open.
-    gpu_groups: std::collections::BTreeMap<(usize, String), usize>,
+    gpu_groups: std::collections::BTreeMap<(NodeId, String), usize>,
     o: SessionOptions,
     fs: Vec<Amt>,
     alloc: Vec<Amt>,
@@ -577,13 +577,13 @@ enum Step {
 /// A cheap prefix of a job's shape: step, leaf, priority, preemptible, minMember, pod
 /// count and the first pod's request. Jobs with equal keys are compared in full
 /// ([`Engine::same_shape`]) before an outcome is reused.
-type MemoKey = (Step, usize, i32, bool, usize, usize, [i128; 3]);
+type MemoKey = (Step, QueueId, i32, bool, usize, usize, Amt);
 
 /// A step's outcome for one job: nothing changed, and the failure it recorded, if any.
 #[derive(Debug, Clone)]
 struct MemoEntry {
     /// The job it was computed for.
-    job: usize,
+    job: JobId,
     /// The [`Engine::epoch`] it was computed at.
     epoch: u64,
     /// The failure the step recorded (`None`: it recorded none).
@@ -647,7 +647,7 @@ fn run_with(
         Err(e) => return (Err(e.into()), kept),
     };
     let overflow = Cell::new(false);
-    let fs = division.fair_share.iter().map(|&f| Amt::from(f)).collect();
+    let fs = division.fair_share.as_slice().to_vec();
     let mut e = match kept {
         Some(k) => Engine::with_state(c, *options, fs, &overflow, k),
         None => Engine::new(c, *options, fs, &overflow),
@@ -678,10 +678,6 @@ fn run_with(
     )
 }
 
-fn unl_le(v: i128, cap: Option<i128>) -> bool {
-    cap.is_none_or(|c| v <= c)
-}
-
 fn ratio(a: i128, b: i128) -> f64 {
     if b == 0 {
         if a > 0 { f64::INFINITY } else { 0.0 }
@@ -709,14 +705,14 @@ impl<'a> Engine<'a> {
                 .nodes
                 .iter()
                 .map(|n| NodeState {
-                    idle: Amt::from(n.allocatable),
+                    idle: n.allocatable,
                     rel: Amt::ZERO,
                     devs: vec![(0, 0); n.gpus],
                     mig: n.mig.iter().map(|&c| (c, 0)).collect(),
                 })
                 .collect(),
             pool: NodeState {
-                idle: Amt::from(c.totals),
+                idle: c.totals,
                 rel: Amt::ZERO,
                 devs: Vec::new(),
                 mig: Vec::new(),
@@ -847,7 +843,7 @@ impl<'a> Engine<'a> {
             }
         }
         for (n, ns) in self.nodes.iter_mut().enumerate() {
-            settle(ns, c.nodes[n].allocatable[0])?;
+            settle(ns, c.nodes[n].allocatable[GPU])?;
         }
         settle(&mut self.pool, 0)?;
         if self.overflow.get() {
@@ -861,82 +857,6 @@ impl<'a> Engine<'a> {
             tstate: self.tstate,
             place: self.place,
         })
-    }
-
-    pub(super) fn account(&mut self, leaf: usize, req: Amt, np: bool, add: bool) {
-        let of = self.overflow;
-        let mut cur = Some(leaf);
-        while let Some(q) = cur {
-            if add {
-                inc_all(&mut self.alloc[q], &req, of);
-                if np {
-                    inc_all(&mut self.alloc_np[q], &req, of);
-                }
-            } else {
-                dec_all(&mut self.alloc[q], &req, of);
-                if np {
-                    dec_all(&mut self.alloc_np[q], &req, of);
-                }
-            }
-            cur = self.c.hierarchy.queues()[q].parent;
-        }
-    }
-
-    pub(super) fn params(&self, q: usize, r: Resource) -> &crate::division::ResourceParams {
-        &self.c.hierarchy.queues()[q].resources[r.index()]
-    }
-
-    /// `min(L, max(D, FS))`; `None` = unlimited.
-    pub(super) fn allocatable(&self, q: usize, r: Resource) -> Option<i128> {
-        let p = self.params(q, r);
-        match p.deserved {
-            None => p.limit,
-            Some(d) => {
-                let a = d.max(self.fs[q][r]);
-                Some(p.limit.map_or(a, |l| l.min(a)))
-            }
-        }
-    }
-
-    /// Capacity policy at the leaf and every ancestor.
-    ///
-    /// # Complexity
-    /// O(d) for a leaf at depth d.
-    pub(super) fn capacity(&self, leaf: usize, req: Amt, np: bool) -> Option<CapFail> {
-        self.capacity_freed(leaf, req, np, Amt::ZERO, Amt::ZERO)
-    }
-
-    /// Capacity policy at the leaf and every ancestor once `freed` (of which `freed_np` is
-    /// non-preemptible) is released in `leaf` (preemption victims, all of the preemptor's
-    /// own leaf, so their release counts at the leaf and at every ancestor). Callers pass the
-    /// victims' summed requests (saturating; a sum of requests never nears `i128::MAX`).
-    ///
-    /// # Complexity
-    /// O(d) for a leaf at depth d.
-    pub(super) fn capacity_freed(
-        &self,
-        leaf: usize,
-        req: Amt,
-        np: bool,
-        freed: Amt,
-        freed_np: Amt,
-    ) -> Option<CapFail> {
-        let mut cur = Some(leaf);
-        while let Some(q) = cur {
-            for r in Resource::ALL {
-                let a = self.alloc[q][r].saturating_sub(freed[r]);
-                let anp = self.alloc_np[q][r].saturating_sub(freed_np[r]);
-                let p = self.params(q, r);
-                if req[r] > 0 && !unl_le(a.saturating_add(req[r]), p.limit) {
-                    return Some(CapFail::OverLimit(q, r));
-                }
-                if np && req[r] > 0 && !unl_le(anp.saturating_add(req[r]), p.deserved) {
-                    return Some(CapFail::NonPreemptible(q, r));
-                }
-            }
-            cur = self.c.hierarchy.queues()[q].parent;
-        }
-        None
     }
 
     pub(super) fn set_fail(
@@ -954,11 +874,11 @@ impl<'a> Engine<'a> {
     /// (a job with running or placed pods has a state of its own).
     fn memo_key(&self, step: Step, ji: usize) -> Option<MemoKey> {
         let j = &self.c.jobs[ji];
-        let q = j.queue?.index();
+        let q = j.queue?;
         if !self.tstate[ji].iter().all(|s| *s == TState::Pending) {
             return None;
         }
-        let first = j.tasks.first().map_or([0; 3], |t| t.req.0);
+        let first = j.tasks.first().map_or(Amt::ZERO, |t| t.req);
         Some((
             step,
             q,
@@ -1016,7 +936,7 @@ impl<'a> Engine<'a> {
         if let Some(k) = &key
             && let Some(m) = self.memo.get(k)
             && m.epoch == self.epoch
-            && self.same_shape(m.job, ji)
+            && self.same_shape(m.job.index(), ji)
         {
             if let Some(f) = &m.fail {
                 self.fail[ji] = Some(f.clone());
@@ -1036,56 +956,11 @@ impl<'a> Engine<'a> {
             self.memo.insert(
                 k,
                 MemoEntry {
-                    job: ji,
+                    job: JobId::new(ji),
                     epoch,
                     fail,
                 },
             );
-        }
-    }
-
-    pub(super) fn cap_fail(&mut self, ji: usize, f: CapFail, req: Amt) {
-        let (reason, q, r) = match f {
-            CapFail::OverLimit(q, r) => (Reason::OverLimit, q, r),
-            CapFail::NonPreemptible(q, r) => (Reason::NonPreemptibleOverQuota, q, r),
-        };
-        let p = self.params(q, r);
-        let res = r;
-        let name = &self.c.hierarchy.queues()[q].name;
-        let fmt = |v: Option<i128>| v.map_or("unlimited".to_string(), |v| fmt_res(res, v));
-        let msg = match reason {
-            Reason::OverLimit => format!(
-                "queue {name} would exceed its {res} limit: allocated {} + requested {} > limit {} (deserved {})",
-                fmt_res(res, self.alloc[q][r]),
-                fmt_res(res, req[r]),
-                fmt(p.limit),
-                fmt(p.deserved)
-            ),
-            _ => format!(
-                "non-preemptible jobs may only use deserved quota: queue {name} has {} {res} of non-preemptible work allocated + requested {} > deserved {} (limit {})",
-                fmt_res(res, self.alloc_np[q][r]),
-                fmt_res(res, req[r]),
-                fmt(p.deserved),
-                fmt(p.limit)
-            ),
-        };
-        self.set_fail(ji, reason, Some(f), msg);
-    }
-
-    pub(super) fn details(&self, q: usize, r: Resource, req: Amt, np: bool) -> QuotaDetails {
-        let p = self.params(q, r);
-        QuotaDetails {
-            queue: self.c.hierarchy.queues()[q].name.clone(),
-            resource: r,
-            deserved: p.deserved,
-            used: if np {
-                self.alloc_np[q][r]
-            } else {
-                self.alloc[q][r]
-            },
-            requested: req[r],
-            limit: p.limit,
-            fair_share: self.fs[q][r],
         }
     }
 }
@@ -1130,71 +1005,6 @@ fn settle_rec(rec: &mut PlaceRec) -> Option<()> {
         *m = (m.0, m.1.checked_add(m.2)?, 0);
     }
     Some(())
-}
-
-/// `*a += b`, recording an overflow in `of` (the amount then saturates).
-fn inc(a: &mut i128, b: i128, of: &Cell<bool>) {
-    match a.checked_add(b) {
-        Some(v) => *a = v,
-        None => {
-            of.set(true);
-            *a = a.saturating_add(b);
-        }
-    }
-}
-
-/// `*a -= b`, recording an overflow in `of` (the amount then saturates).
-fn dec(a: &mut i128, b: i128, of: &Cell<bool>) {
-    match a.checked_sub(b) {
-        Some(v) => *a = v,
-        None => {
-            of.set(true);
-            *a = a.saturating_sub(b);
-        }
-    }
-}
-
-/// `*a += b` on an instance count, recording an overflow in `of`.
-fn inc64(a: &mut i64, b: i64, of: &Cell<bool>) {
-    match a.checked_add(b) {
-        Some(v) => *a = v,
-        None => {
-            of.set(true);
-            *a = a.saturating_add(b);
-        }
-    }
-}
-
-/// `*a -= b` on an instance count, recording an overflow in `of`.
-fn dec64(a: &mut i64, b: i64, of: &Cell<bool>) {
-    match a.checked_sub(b) {
-        Some(v) => *a = v,
-        None => {
-            of.set(true);
-            *a = a.saturating_sub(b);
-        }
-    }
-}
-
-/// `*a += b` in every resource, saturating.
-fn sat_add_all(a: &mut Amt, b: &Amt) {
-    for r in Resource::ALL {
-        a[r] = a[r].saturating_add(b[r]);
-    }
-}
-
-/// `*a += b` in every resource, recording an overflow in `of`.
-fn inc_all(a: &mut Amt, b: &Amt, of: &Cell<bool>) {
-    for r in Resource::ALL {
-        inc(&mut a[r], b[r], of);
-    }
-}
-
-/// `*a -= b` in every resource, recording an overflow in `of`.
-fn dec_all(a: &mut Amt, b: &Amt, of: &Cell<bool>) {
-    for r in Resource::ALL {
-        dec(&mut a[r], b[r], of);
-    }
 }
 
 /// A nano-unit amount of a resource as the contract prints it (GPUs as decimals, CPU and

@@ -32,9 +32,10 @@ impl Engine<'_> {
     pub(super) fn drs(&self, q: usize, extra: Amt, sign: i128) -> f64 {
         let mut m = 0.0f64;
         for r in Resource::ALL {
-            let a = self.alloc[q][r].saturating_add(sign.saturating_mul(extra[r]));
+            let of = self.overflow;
+            let a = plus(self.alloc[q][r], times(sign, extra[r], of), of);
             let v = match self.allocatable(q, r) {
-                None => ratio(a, self.c.totals[r.index()]),
+                None => ratio(a, self.c.totals[r]),
                 Some(0) => a as f64 / SCALE as f64 * 1000.0,
                 Some(al) => ratio(a, al),
             };
@@ -54,14 +55,14 @@ impl Engine<'_> {
         let starved = |q: usize, j: Amt| {
             Resource::ALL.into_iter().all(|r| {
                 unl_le(
-                    self.alloc[q][r].saturating_add(j[r]),
+                    plus(self.alloc[q][r], j[r], self.overflow),
                     self.params(q, r).deserved,
                 )
             })
         };
         let penal = |q: usize, j: Amt| {
             Resource::ALL.into_iter().any(|r| {
-                self.alloc[q][r].saturating_add(j[r]) > 0 && self.allocatable(q, r) == Some(0)
+                plus(self.alloc[q][r], j[r], self.overflow) > 0 && self.allocatable(q, r) == Some(0)
             })
         };
         let qa = &self.c.hierarchy.queues()[a];
@@ -210,15 +211,16 @@ impl Engine<'_> {
 
     pub(super) fn pick_among(
         &self,
-        sibs: &[usize],
+        sibs: &[QueueId],
         lists: &[Vec<usize>],
     ) -> Option<(usize, usize)> {
         let mut best: Option<(usize, usize, usize, Amt)> = None;
-        for &q in sibs {
-            let cand = if self.c.hierarchy.is_leaf(q) {
+        for &qid in sibs {
+            let q = qid.index();
+            let cand = if self.c.hierarchy.is_leaf(qid) {
                 lists[q].last().map(|&j| (q, j))
             } else {
-                self.pick_among(self.c.hierarchy.children(q), lists)
+                self.pick_among(self.c.hierarchy.children(qid), lists)
             };
             let Some((leaf, ji)) = cand else { continue };
             let req = self.pick_request(ji);
@@ -268,7 +270,7 @@ impl Engine<'_> {
         let mut m = 0.0f64;
         for r in Resource::ALL {
             let v = match self.allocatable(q, r) {
-                None => ratio(al[r], self.c.totals[r.index()]),
+                None => ratio(al[r], self.c.totals[r]),
                 Some(0) => al[r] as f64 / SCALE as f64 * 1000.0,
                 Some(x) => ratio(al[r], x),
             };

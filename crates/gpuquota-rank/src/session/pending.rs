@@ -11,7 +11,7 @@ impl Engine<'_> {
     /// once per leaf and request (O(log J) to find them again).
     pub(super) fn pending(&self) -> Vec<Pending> {
         let mut out = Vec::new();
-        let mut numbers_of: std::collections::BTreeMap<(usize, [i128; 3]), String> =
+        let mut numbers_of: std::collections::BTreeMap<(usize, Amt), String> =
             std::collections::BTreeMap::new();
         for (ji, j) in self.c.jobs.iter().enumerate() {
             if j.foreign || !self.tstate[ji].contains(&TState::Pending) {
@@ -35,7 +35,7 @@ impl Engine<'_> {
                 ),
                 (Some(_), Some((reason, Some(f), msg))) => {
                     let (q, r) = match *f {
-                        CapFail::OverLimit(q, r) | CapFail::NonPreemptible(q, r) => (q, r),
+                        CapFail::OverLimit(q, r) | CapFail::NonPreemptible(q, r) => (q.index(), r),
                     };
                     let np = matches!(f, CapFail::NonPreemptible(..));
                     (*reason, msg.clone(), Some(self.details(q, r, req, np)))
@@ -48,7 +48,7 @@ impl Engine<'_> {
                         .find(|&r| req[r] > 0)
                         .unwrap_or(GPU);
                     let d = self.details(leaf, r, req, false);
-                    let numbers = numbers_of.entry((leaf, req.0)).or_insert_with(|| format!(
+                    let numbers = numbers_of.entry((leaf, req)).or_insert_with(|| format!(
                         " (queue {} {}: deserved {}, fair share {}, allocated {}, requested {}, limit {})",
                         d.queue,
                         d.resource,

@@ -4,10 +4,10 @@
 use super::*;
 
 impl Engine<'_> {
-    pub(super) fn node_mut(&mut self, node: Option<usize>) -> &mut NodeState {
+    pub(super) fn node_mut(&mut self, node: Option<NodeId>) -> &mut NodeState {
         self.touch(node);
         match node {
-            Some(n) => &mut self.nodes[n],
+            Some(n) => &mut self.nodes[n.index()],
             None => &mut self.pool,
         }
     }
@@ -41,11 +41,12 @@ impl Engine<'_> {
     }
 
     /// Records `node` (`None`: the pool) before a change, inside a probe.
-    fn touch(&mut self, node: Option<usize>) {
+    fn touch(&mut self, node: Option<NodeId>) {
         let depth = self.probe.depth;
         if depth == 0 {
             return;
         }
+        let node = node.map(NodeId::index);
         let slot = node.unwrap_or(self.nodes.len());
         if self.probe.saved_at.len() <= self.nodes.len() {
             self.probe.saved_at = vec![0; self.nodes.len() + 1];
@@ -65,11 +66,7 @@ impl Engine<'_> {
     pub(super) fn occupy(&mut self, t: &crate::snapshot::Task) -> PlaceRec {
         let of = self.overflow;
         let pool_level = self.c.nodes.is_empty();
-        let node = if pool_level {
-            None
-        } else {
-            t.node.map(NodeId::index)
-        };
+        let node = if pool_level { None } else { t.node };
         let fractional = t.fractional;
         let req = if pool_level { t.req } else { dev_req(t) };
         let ns = self.node_mut(node);
@@ -105,7 +102,7 @@ impl Engine<'_> {
                 let known = group.as_ref().and_then(|k| self.gpu_groups.get(k).copied());
                 // Session open only: no probe is running, so no copy is needed.
                 let ns = match node {
-                    Some(n) => &mut self.nodes[n],
+                    Some(n) => &mut self.nodes[n.index()],
                     None => &mut self.pool,
                 };
                 let mut best: Option<usize> = known;
@@ -114,7 +111,9 @@ impl Engine<'_> {
                 }
                 if best.is_none() {
                     for (i, d) in ns.devs.iter().enumerate() {
-                        if SCALE - d.0 >= req[GPU] && best.is_none_or(|b| d.0 > ns.devs[b].0) {
+                        if minus(SCALE, d.0, of) >= req[GPU]
+                            && best.is_none_or(|b| d.0 > ns.devs[b].0)
+                        {
                             best = Some(i);
                         }
                     }
@@ -134,12 +133,13 @@ impl Engine<'_> {
                     if ns.devs[i].0 == 0 {
                         ns.devs[i].0 = SCALE;
                         rec.devs.push((i, SCALE, 0));
-                        need -= 1;
+                        need = minus(need, 1, of);
                     }
                 }
                 // Overcommitted input: charge the node's idle GPU anyway.
-                dec(&mut ns.idle[GPU], need * SCALE, of);
-                rec.take[GPU] = (need * SCALE, 0);
+                let charged = times(need, SCALE, of);
+                dec(&mut ns.idle[GPU], charged, of);
+                rec.take[GPU] = (charged, 0);
                 if need > 0 {
                     // Which pod holds the charge depends on the order pods are read in.
                     self.keepable = false;
@@ -150,23 +150,28 @@ impl Engine<'_> {
     }
 
     pub(super) fn node_fits(&self, n: usize, req: Amt, fractional: bool) -> Option<bool> {
+        let of = self.overflow;
         let ns = &self.nodes[n];
         let mut now = true;
         for &r in &Resource::ALL[1..] {
-            if req[r] > ns.idle[r] + ns.rel[r] {
+            if req[r] > plus(ns.idle[r], ns.rel[r], of) {
                 return None;
             }
             now &= req[r] <= ns.idle[r];
         }
         if req[GPU] > 0 {
             if fractional {
-                let fit_future = ns.devs.iter().any(|d| SCALE - d.0 >= req[GPU]);
+                let fit_future = ns.devs.iter().any(|d| minus(SCALE, d.0, of) >= req[GPU]);
                 if !fit_future {
                     return None;
                 }
-                now &= ns.devs.iter().any(|d| SCALE - d.0 - d.1 >= req[GPU]);
+                now &= ns
+                    .devs
+                    .iter()
+                    .any(|d| minus(minus(SCALE, d.0, of), d.1, of) >= req[GPU]);
             } else {
-                let need = (req[GPU] / SCALE) as usize;
+                // A count beyond the address space needs more devices than any node has.
+                let need = usize::try_from(req[GPU] / SCALE).unwrap_or(usize::MAX);
                 let future = ns.devs.iter().filter(|d| d.0 == 0).count();
                 if future < need {
                     return None;
@@ -178,7 +183,11 @@ impl Engine<'_> {
     }
 
     pub(super) fn node_idle_gpu(&self, n: usize) -> i128 {
-        self.nodes[n].devs.iter().map(|d| SCALE - d.0 - d.1).sum()
+        let of = self.overflow;
+        self.nodes[n]
+            .devs
+            .iter()
+            .fold(0, |s, d| plus(s, minus(minus(SCALE, d.0, of), d.1, of), of))
     }
 
     /// Places one task; `None` when nothing fits.
@@ -205,13 +214,13 @@ impl Engine<'_> {
         let p = &mut self.pool;
         let mut rec = PlaceRec::default();
         for r in Resource::ALL {
-            if req[r] > p.idle[r] + p.rel[r] {
+            if req[r] > plus(p.idle[r], p.rel[r], of) {
                 return None;
             }
         }
         for r in Resource::ALL {
             let from_idle = req[r].min(p.idle[r].max(0));
-            let from_rel = req[r] - from_idle;
+            let from_rel = minus(req[r], from_idle, of);
             dec(&mut p.idle[r], from_idle, of);
             dec(&mut p.rel[r], from_rel, of);
             rec.take[r] = (from_idle, from_rel);
@@ -227,6 +236,7 @@ impl Engine<'_> {
     /// # Complexity
     /// O(N · G) for N nodes of G devices.
     fn best_node(&self, t: &crate::snapshot::Task, req: Amt) -> Option<usize> {
+        let of = self.overflow;
         let gpu_job = req[GPU] > 0;
         let mut best: Option<(usize, bool, i128, i128)> = None; // node, now, free, total
         for n in 0..self.nodes.len() {
@@ -237,16 +247,19 @@ impl Engine<'_> {
                 continue;
             };
             let ns = &self.nodes[n];
-            if t.mig.iter().any(|&(p, c)| ns.mig[p].0 + ns.mig[p].1 < c) {
+            if t.mig
+                .iter()
+                .any(|&(p, c)| plus64(ns.mig[p].0, ns.mig[p].1, of) < c)
+            {
                 continue;
             }
             now &= t.mig.iter().all(|&(p, c)| ns.mig[p].0 >= c);
             let (free, total) = if gpu_job {
-                (self.node_idle_gpu(n), self.c.nodes[n].allocatable[0])
+                (self.node_idle_gpu(n), self.c.nodes[n].allocatable[GPU])
             } else {
                 (
                     self.nodes[n].idle[Resource::Cpu],
-                    self.c.nodes[n].allocatable[1],
+                    self.c.nodes[n].allocatable[Resource::Cpu],
                 )
             };
             let better = match best {
@@ -288,22 +301,22 @@ impl Engine<'_> {
         let t = &self.c.jobs[t_ji.0].tasks[t_ji.1];
         let fractional = t.fractional;
         let spread = self.o.placement == Placement::Spread;
-        self.touch(Some(n));
+        self.touch(Some(NodeId::new(n)));
         let ns = &mut self.nodes[n];
         let mut rec = PlaceRec {
-            node: Some(n),
+            node: Some(NodeId::new(n)),
             ..PlaceRec::default()
         };
         for &(p, c) in &t.mig {
             let from_idle = c.min(ns.mig[p].0.max(0));
-            let from_rel = c - from_idle;
+            let from_rel = minus64(c, from_idle, of);
             dec64(&mut ns.mig[p].0, from_idle, of);
             dec64(&mut ns.mig[p].1, from_rel, of);
             rec.mig.push((p, from_idle, from_rel));
         }
         for &r in &Resource::ALL[1..] {
             let from_idle = req[r].min(ns.idle[r].max(0));
-            let from_rel = req[r] - from_idle;
+            let from_rel = minus(req[r], from_idle, of);
             dec(&mut ns.idle[r], from_idle, of);
             dec(&mut ns.rel[r], from_rel, of);
             rec.take[r] = (from_idle, from_rel);
@@ -312,10 +325,10 @@ impl Engine<'_> {
             if fractional {
                 let mut pick: Option<usize> = None;
                 for (i, d) in ns.devs.iter().enumerate() {
-                    if SCALE - d.0 < req[GPU] {
+                    if minus(SCALE, d.0, of) < req[GPU] {
                         continue;
                     }
-                    let now = SCALE - d.0 - d.1 >= req[GPU];
+                    let now = minus(minus(SCALE, d.0, of), d.1, of) >= req[GPU];
                     // KAI's gpusharingorder (weight 10,000) outranks availability (1,000): a
                     // GPU already shared by fractions is preferred, even when the room on it
                     // is still being released (pipelined), over an empty GPU.
@@ -324,15 +337,15 @@ impl Engine<'_> {
                         None => true,
                         Some(p) => {
                             let pd = ns.devs[p];
-                            let pnow = SCALE - pd.0 - pd.1 >= req[GPU];
+                            let pnow = minus(minus(SCALE, pd.0, of), pd.1, of) >= req[GPU];
                             if shared(*d) != shared(pd) {
                                 shared(*d)
                             } else if now != pnow {
                                 now
                             } else if spread {
-                                d.0 + d.1 < pd.0 + pd.1
+                                plus(d.0, d.1, of) < plus(pd.0, pd.1, of)
                             } else {
-                                d.0 + d.1 > pd.0 + pd.1
+                                plus(d.0, d.1, of) > plus(pd.0, pd.1, of)
                             }
                         }
                     };
@@ -342,8 +355,8 @@ impl Engine<'_> {
                 }
                 let i = pick?;
                 let d = &mut ns.devs[i];
-                let from_idle = req[GPU].min((SCALE - d.0 - d.1).max(0));
-                let from_rel = req[GPU] - from_idle;
+                let from_idle = req[GPU].min(minus(minus(SCALE, d.0, of), d.1, of).max(0));
+                let from_rel = minus(req[GPU], from_idle, of);
                 inc(&mut d.0, req[GPU], of);
                 dec(&mut d.1, from_rel, of);
                 dec(&mut ns.idle[GPU], from_idle, of);
@@ -360,10 +373,11 @@ impl Engine<'_> {
                         if d.0 == 0 && ((pass == 0 && d.1 == 0) || (pass == 1 && d.1 > 0)) {
                             let from_rel = d.1;
                             ns.devs[i] = (SCALE, 0);
-                            dec(&mut ns.idle[GPU], SCALE - from_rel, of);
+                            let from_idle = minus(SCALE, from_rel, of);
+                            dec(&mut ns.idle[GPU], from_idle, of);
                             dec(&mut ns.rel[GPU], from_rel, of);
-                            rec.devs.push((i, SCALE - from_rel, from_rel));
-                            need -= 1;
+                            rec.devs.push((i, from_idle, from_rel));
+                            need = minus(need, 1, of);
                         }
                     }
                 }
@@ -384,7 +398,7 @@ impl Engine<'_> {
         }
         if !pool_level {
             for &(i, fi, fr) in &rec.devs {
-                dec(&mut ns.devs[i].0, fi + fr, of);
+                dec(&mut ns.devs[i].0, plus(fi, fr, of), of);
                 inc(&mut ns.devs[i].1, fr, of);
                 inc(&mut ns.idle[GPU], fi, of);
                 inc(&mut ns.rel[GPU], fr, of);
@@ -411,14 +425,15 @@ impl Engine<'_> {
         }
         if !pool_level {
             for &(i, fi, fr) in &rec.devs {
-                dec(&mut ns.devs[i].0, fi + fr, of);
-                inc(&mut ns.devs[i].1, fi + fr, of);
-                inc(&mut ns.rel[GPU], fi + fr, of);
+                let held = plus(fi, fr, of);
+                dec(&mut ns.devs[i].0, held, of);
+                inc(&mut ns.devs[i].1, held, of);
+                inc(&mut ns.rel[GPU], held, of);
             }
             // Overcommitted GPU charged to idle at start comes back as releasing too.
             inc(&mut ns.rel[GPU], rec.take[GPU].0, of);
             for &(p, fi, fr) in &rec.mig {
-                inc64(&mut ns.mig[p].1, fi + fr, of);
+                inc64(&mut ns.mig[p].1, plus64(fi, fr, of), of);
             }
         }
         self.place[ji][ti] = rec;
@@ -456,7 +471,7 @@ impl Engine<'_> {
             pipelined |= p;
             pods.push((
                 j.tasks[ti].key.clone(),
-                rec.node.map(|n| self.c.nodes[n].name.clone()),
+                rec.node.map(|n| self.c.nodes[n.index()].name.clone()),
             ));
             self.account(q, j.tasks[ti].req, !j.preemptible, true);
             self.tstate[ji][ti] = TState::Placed(p);

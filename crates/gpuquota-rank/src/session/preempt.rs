@@ -66,9 +66,9 @@ impl Engine<'_> {
             }
             let (vj, ts) = &victims[k0];
             let v = self.job_req(*vj, ts);
-            sat_add_all(&mut freed, &v);
+            inc_all(&mut freed, &v, self.overflow);
             if !self.c.jobs[*vj].preemptible {
-                sat_add_all(&mut freed_np, &v);
+                inc_all(&mut freed_np, &v, self.overflow);
             }
             k0 += 1;
         }
@@ -83,7 +83,7 @@ impl Engine<'_> {
         let cap_ok = |e: &Engine<'_>, rest: &[(usize, Vec<usize>)]| {
             let mut freed = Amt::ZERO;
             for (vj, ts) in rest {
-                sat_add_all(&mut freed, &e.job_req(*vj, ts));
+                inc_all(&mut freed, &e.job_req(*vj, ts), e.overflow);
             }
             e.capacity_freed(leaf, req, np, freed, Amt::ZERO).is_none()
         };

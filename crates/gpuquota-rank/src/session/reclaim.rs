@@ -7,9 +7,12 @@ impl Engine<'_> {
     /// The proportion victim prefilter (upstream `plugins/proportion/reclaimable`) on the leveled
     /// pair.
     pub(super) fn filter_victim(&self, rl: usize, vl: usize, req: Amt) -> bool {
-        let exceeds = Resource::ALL
-            .into_iter()
-            .any(|r| !unl_le(self.alloc[rl][r] + req[r], self.params(rl, r).deserved));
+        let exceeds = Resource::ALL.into_iter().any(|r| {
+            !unl_le(
+                plus(self.alloc[rl][r], req[r], self.overflow),
+                self.params(rl, r).deserved,
+            )
+        });
         if exceeds {
             return Resource::ALL
                 .into_iter()
@@ -57,7 +60,7 @@ impl Engine<'_> {
                 .any(|r| !unl_le(rem[r], self.allocatable(vl, r)));
             let guarantee = Resource::ALL.into_iter().all(|r| {
                 unl_le(
-                    self.alloc[rl][r].saturating_add(req[r]),
+                    plus(self.alloc[rl][r], req[r], self.overflow),
                     self.params(rl, r).deserved,
                 )
             }) && Resource::ALL
@@ -81,18 +84,19 @@ impl Engine<'_> {
                     involved[q][r] |= vreq[r] > 0;
                 }
                 remaining[q] = Some(rm);
-                cur = self.c.hierarchy.queues()[q].parent;
+                cur = self.c.hierarchy.queues()[q].parent.map(QueueId::index);
             }
         }
         // Boundary check from the reclaimer's leaf up.
         let mult = self.o.reclaimer_saturation_multiplier.max(SCALE);
-        for x in self.c.hierarchy.path(leaf).into_iter().rev() {
-            let sibs: &[usize] = match self.c.hierarchy.queues()[x].parent {
+        for x in self.c.hierarchy.path(QueueId::new(leaf)).into_iter().rev() {
+            let sibs: &[QueueId] = match self.c.hierarchy.queue(x).parent {
                 Some(p) => self.c.hierarchy.children(p),
                 None => self.c.hierarchy.roots(),
             };
+            let x = x.index();
             let xrem = remaining[x].unwrap_or(self.alloc[x]);
-            for &s in sibs {
+            for s in sibs.iter().map(|s| s.index()) {
                 if s == x {
                     continue;
                 }
@@ -101,7 +105,7 @@ impl Engine<'_> {
                     if !(involved[s][r] || req[r] > 0) {
                         continue;
                     }
-                    let load = xrem[r] + req[r];
+                    let load = plus(xrem[r], req[r], self.overflow);
                     let fx = self.fs[x][r];
                     let fsib = self.fs[s][r];
                     // ratioX > 1 ⇔ load > FS_X (FS 0 with load > 0 is +∞).
@@ -165,7 +169,7 @@ impl Engine<'_> {
         // CanReclaimResources at the leaf.
         if let Some(r) = Resource::ALL
             .into_iter()
-            .find(|&r| self.alloc[leaf][r].saturating_add(req[r]) > self.fs[leaf][r])
+            .find(|&r| plus(self.alloc[leaf][r], req[r], self.overflow) > self.fs[leaf][r])
         {
             let res = r;
             self.set_fail(ji, Reason::Unschedulable, None, format!(
@@ -261,7 +265,7 @@ impl Engine<'_> {
             && self.o.division.mode == crate::division::Mode::Corrected
             && Resource::ALL.into_iter().any(|r| {
                 !unl_le(
-                    self.alloc[leaf][r].saturating_add(req[r]),
+                    plus(self.alloc[leaf][r], req[r], self.overflow),
                     self.params(leaf, r).deserved,
                 )
             })

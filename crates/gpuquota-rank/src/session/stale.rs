@@ -51,7 +51,7 @@ impl Engine<'_> {
                 continue;
             }
             let since = j.stale_since.unwrap_or(self.c.now);
-            if self.c.now.unix_nanos() - since.unix_nanos() >= grace {
+            if minus(self.c.now.unix_nanos(), since.unix_nanos(), self.overflow) >= grace {
                 self.evict(ji, &active, Action::StaleGang, None);
             }
         }

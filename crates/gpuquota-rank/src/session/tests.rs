@@ -169,7 +169,10 @@ type LiveOp = (u8, u8);
 
 /// What a step of [`live_trace`] shows: the session's outcome (when it ran one) and the
 /// queue allocations after it.
-type LiveStep = (Option<Result<SessionResult, SessionError>>, Vec<[i128; 3]>);
+type LiveStep = (
+    Option<Result<SessionResult, SessionError>>,
+    crate::ids::PerQueue<PerResource<i128>>,
+);
 
 /// Drives a live cluster through `ops`, keeping the open state or not; every session's
 /// result (or error) and the queue allocations after every step.

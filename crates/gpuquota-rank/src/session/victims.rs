@@ -15,14 +15,18 @@ impl Engine<'_> {
     pub(super) fn delay_elapsed(&self, ji: usize) -> bool {
         let j = &self.c.jobs[ji];
         match (j.preemption_delay, j.creation) {
-            (Some(d), Some(c)) => self.c.now.unix_nanos() - c.unix_nanos() >= d,
+            (Some(d), Some(c)) => {
+                minus(self.c.now.unix_nanos(), c.unix_nanos(), self.overflow) >= d
+            }
             _ => true,
         }
     }
 
     pub(super) fn runtime_ok(&self, ji: usize, min: Option<i128>) -> bool {
         match (min, self.c.jobs[ji].last_start) {
-            (Some(m), Some(s)) if m > 0 => self.c.now.unix_nanos() - s.unix_nanos() >= m,
+            (Some(m), Some(s)) if m > 0 => {
+                minus(self.c.now.unix_nanos(), s.unix_nanos(), self.overflow) >= m
+            }
             _ => true,
         }
     }
@@ -200,11 +204,11 @@ impl Engine<'_> {
 
     /// The leveled pair: the first differing queues on the two root→leaf paths.
     pub(super) fn leveled(&self, a: usize, b: usize) -> Option<(usize, usize)> {
-        let pa = self.c.hierarchy.path(a);
-        let pb = self.c.hierarchy.path(b);
+        let pa = self.c.hierarchy.path(QueueId::new(a));
+        let pb = self.c.hierarchy.path(QueueId::new(b));
         for i in 0..pa.len().min(pb.len()) {
             if pa[i] != pb[i] {
-                return Some((pa[i], pb[i]));
+                return Some((pa[i].index(), pb[i].index()));
             }
         }
         None

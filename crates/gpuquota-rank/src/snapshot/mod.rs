@@ -57,6 +57,7 @@ use gpuquota_model::{Model, Quantity, Timestamp};
 
 use crate::division::{DivisionError, Hierarchy, QueueInput, Resource, ResourceParams};
 use crate::fixed::{SCALE, from_quantity};
+use crate::ids::PerResource;
 
 mod nodes;
 mod pods;
@@ -312,7 +313,7 @@ pub struct NodeInfo {
     /// Name.
     pub name: String,
     /// Allocatable GPU (whole devices, nano), CPU (millicores, nano), memory (bytes, nano).
-    pub allocatable: [i128; 3],
+    pub allocatable: PerResource<i128>,
     /// Number of whole GPU devices.
     pub gpus: usize,
     /// Allocatable MIG instances per profile (index into [`Cluster::mig_profiles`]).
@@ -365,7 +366,7 @@ pub struct Cluster {
     /// MIG resource names seen on nodes and pods (`nvidia.com/mig-1g.24gb`, …), sorted.
     pub mig_profiles: Vec<String>,
     /// The amount divided at the top level (nano-units).
-    pub totals: [i128; 3],
+    pub totals: PerResource<i128>,
     /// Session time.
     pub now: Timestamp,
     /// Queues dropped because their parent chain reaches a missing queue (KAI's
@@ -613,17 +614,17 @@ impl Cluster {
 fn quota_totals(
     options: &BuildOptions,
     no_nodes: bool,
-    node_sum: [i128; 3],
+    node_sum: PerResource<i128>,
     jobs: &mut [Job],
     inputs: &mut [QueueInput],
-) -> [i128; 3] {
+) -> PerResource<i128> {
     let mut totals = node_sum;
     // Quota level: no nodes but a `--total`. With neither, the cluster is empty, as in
     // KAI's allocate test "No nodes": every job stays pending.
     let quota_level = no_nodes && options.total.iter().any(Option::is_some);
     for r in Resource::ALL {
         if let Some(t) = options.total[r.index()] {
-            totals[r.index()] = t;
+            totals[r] = t;
         } else if quota_level {
             // Quota level without nodes: a resource with no total is not modelled.
             for j in jobs.iter_mut() {

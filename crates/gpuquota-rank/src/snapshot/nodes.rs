@@ -51,7 +51,7 @@ pub(super) struct Nodes<'m> {
     /// Node name → index.
     pub(super) index: BTreeMap<&'m str, usize>,
     /// Allocatable summed over schedulable nodes (MIG instances as GPU-equivalents), nano.
-    pub(super) sum: [i128; 3],
+    pub(super) sum: PerResource<i128>,
 }
 
 /// Reads every node's allocatable GPUs, CPU, memory and MIG instances, labels, taints and
@@ -64,9 +64,9 @@ pub(super) fn read_nodes<'m>(model: &'m Model, m: &Mig, problems: &mut Diagnosti
     // Nodes.
     let mut nodes = Vec::with_capacity(model.nodes.len());
     let mut node_index: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut node_sum = [0i128; 3];
+    let mut node_sum = PerResource::ZERO;
     for (name, n) in &model.nodes {
-        let mut alloc = [0i128; 3];
+        let mut alloc = PerResource::ZERO;
         let mut mig = vec![0i64; mig_profiles.len()];
         for (rn, q) in &n.status.allocatable {
             if let Ok(i) = mig_profiles.binary_search_by(|m| m.as_str().cmp(rn.as_str())) {
@@ -74,9 +74,9 @@ pub(super) fn read_nodes<'m>(model: &'m Model, m: &Mig, problems: &mut Diagnosti
                 continue;
             }
             let (idx, extra) = match rn.as_str() {
-                GPU_RESOURCE => (0, 0),
-                "cpu" => (1, 3),
-                "memory" => (2, 0),
+                GPU_RESOURCE => (Resource::Gpu, 0),
+                "cpu" => (Resource::Cpu, 3),
+                "memory" => (Resource::Memory, 0),
                 _ => continue,
             };
             let field = format!("status.allocatable.{rn}");
@@ -89,8 +89,8 @@ pub(super) fn read_nodes<'m>(model: &'m Model, m: &Mig, problems: &mut Diagnosti
                 None => problems.push(too_large("Node", name, &field, "too large")),
             }
         }
-        let gpus = usize::try_from(alloc[0] / SCALE).unwrap_or(0);
-        alloc[0] = (gpus as i128) * SCALE;
+        let gpus = usize::try_from(alloc[Resource::Gpu] / SCALE).unwrap_or(0);
+        alloc[Resource::Gpu] = (gpus as i128) * SCALE;
         let unschedulable = n.spec.unschedulable.unwrap_or(false);
         if !unschedulable {
             // MIG instances count `g` GPU-equivalents each, as KAI counts capacity.
@@ -98,10 +98,17 @@ pub(super) fn read_nodes<'m>(model: &'m Model, m: &Mig, problems: &mut Diagnosti
                 s.checked_add(i128::from(c).checked_mul(g)?)
             });
             let mut overflow = mig_gpus.is_none();
-            for (r, (sum, a)) in node_sum.iter_mut().zip(alloc).enumerate() {
-                let extra = if r == 0 { mig_gpus.unwrap_or(0) } else { 0 };
-                match sum.checked_add(a).and_then(|v| v.checked_add(extra)) {
-                    Some(v) => *sum = v,
+            for r in Resource::ALL {
+                let extra = if r == Resource::Gpu {
+                    mig_gpus.unwrap_or(0)
+                } else {
+                    0
+                };
+                match node_sum[r]
+                    .checked_add(alloc[r])
+                    .and_then(|v| v.checked_add(extra))
+                {
+                    Some(v) => node_sum[r] = v,
                     None => overflow = true,
                 }
             }

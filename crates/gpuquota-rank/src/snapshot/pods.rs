@@ -313,20 +313,20 @@ pub(super) fn assign_queues(
     projects: &BTreeMap<String, String>,
     index: &BTreeMap<&str, usize>,
     inputs: &mut [QueueInput],
-    node_sum: &mut [i128; 3],
+    node_sum: &mut PerResource<i128>,
     problems: &mut Diagnostics,
 ) -> Vec<Job> {
     let mut has_child = vec![false; inputs.len()];
     for q in inputs.iter() {
         if let Some(p) = q.parent {
-            has_child[p] = true;
+            has_child[p.index()] = true;
         }
     }
     let mut jobs: Vec<Job> = jobs.into_values().collect();
     for j in jobs.iter().filter(|j| j.foreign) {
         for t in j.tasks.iter().filter(|t| t.status == TaskStatus::Running) {
-            for (sum, req) in node_sum.iter_mut().zip(t.req.0) {
-                *sum = sum.saturating_sub(req).max(0);
+            for r in Resource::ALL {
+                node_sum[r] = node_sum[r].saturating_sub(t.req[r]).max(0);
             }
         }
     }

@@ -77,7 +77,7 @@ pub(super) fn read_queues<'m>(
         ];
         inputs.push(QueueInput {
             name: name.clone(),
-            parent,
+            parent: parent.map(crate::ids::QueueId::new),
             priority: q.priority(),
             creation: q.metadata.creation_timestamp,
             uid: q.metadata.uid.clone().unwrap_or_default(),
@@ -109,7 +109,10 @@ pub(super) fn read_queues<'m>(
     }
     // Inherit min-runtimes down the tree, parents first (queues on a parent cycle are not
     // reached; the hierarchy reports the cycle).
-    let parents: Vec<Option<usize>> = inputs.iter().map(|q| q.parent).collect();
+    let parents: Vec<Option<usize>> = inputs
+        .iter()
+        .map(|q| q.parent.map(crate::ids::QueueId::index))
+        .collect();
     for i in top_down(&parents) {
         if let Some(p) = parents[i] {
             if infos[i].preempt_min_runtime.is_none() {

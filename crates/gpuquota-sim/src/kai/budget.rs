@@ -39,6 +39,8 @@ use std::collections::BTreeMap;
 
 use gpuquota_metering::money::L;
 use gpuquota_model::budget::BudgetRule;
+use gpuquota_rank::division::Resource;
+use gpuquota_rank::ids::PerResource;
 
 use super::engine::{Admission, NodeLabels, SessionHook};
 use super::scenario::KaiScenario;
@@ -167,7 +169,7 @@ impl SessionHook for KaiBudgets {
         std::mem::take(&mut self.first) || moved || renewed
     }
 
-    fn started(&mut self, job: &str, now_ms: i64, placement: &[(&NodeLabels, [i128; 3])]) {
+    fn started(&mut self, job: &str, now_ms: i64, placement: &[(&NodeLabels, PerResource<i128>)]) {
         let Some(&wl) = self.index.get(job) else {
             return;
         };
@@ -179,7 +181,7 @@ impl SessionHook for KaiBudgets {
                 .and_then(|r| r.parse::<i128>().ok())
                 .filter(|r| *r > 1)
                 .unwrap_or(1);
-            let rate = u[0].saturating_mul(L) / 1_000_000_000 / replicas;
+            let rate = u[Resource::Gpu].saturating_mul(L) / 1_000_000_000 / replicas;
             let e = per.entry(card_of_node(&self.cards, labels)).or_default();
             *e = e.saturating_add(rate);
         }

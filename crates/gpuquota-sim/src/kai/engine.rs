@@ -4,7 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
-use gpuquota_rank::division::{DivisionOptions, Mode};
+use gpuquota_rank::division::{DivisionOptions, Mode, Resource};
+use gpuquota_rank::ids::{PerQueue, PerResource, QueueId};
 use gpuquota_rank::live::LiveCluster;
 use gpuquota_rank::{BuildOptions, Cluster, SessionOptions};
 
@@ -43,7 +44,7 @@ pub trait SessionHook {
 
     /// A run of `job` started at `now_ms` with this usage per node (nano-units: GPU devices,
     /// millicores, bytes), the node's labels alongside.
-    fn started(&mut self, job: &str, now_ms: i64, placement: &[(&NodeLabels, [i128; 3])]) {
+    fn started(&mut self, job: &str, now_ms: i64, placement: &[(&NodeLabels, PerResource<i128>)]) {
         let _ = (job, now_ms, placement);
     }
 
@@ -114,9 +115,9 @@ struct Sim<'s> {
     /// Min-runtimes, preemption delays or staleness: a session's decisions depend on the
     /// clock, so none is skipped.
     time_dependent: bool,
-    totals: [i128; 3],
+    totals: PerResource<i128>,
     /// Job key → (queue as written, leaf index).
-    job_queue: BTreeMap<String, (String, Option<usize>)>,
+    job_queue: BTreeMap<String, (String, Option<QueueId>)>,
     /// Priorities as built.
     priority_of: BTreeMap<String, (i32, bool)>,
     /// The priority a hook's deprioritized job runs at.
@@ -148,14 +149,14 @@ struct Sim<'s> {
     pending: usize,
     sessions_run: u64,
     /// The fair shares of the last session run.
-    last_fs: Vec<[i128; 3]>,
+    last_fs: PerQueue<PerResource<i128>>,
     now_ms: i64,
     makespan: i64,
     evictions: u64,
     /// Allocation per queue (parents hold their subtree), kept in step with the cluster.
-    alloc: Vec<[i128; 3]>,
+    alloc: PerQueue<PerResource<i128>>,
     /// Each queue's path from its root.
-    paths: Vec<Vec<usize>>,
+    paths: PerQueue<Vec<QueueId>>,
 }
 
 fn session_error(t: i64, e: impl std::fmt::Display) -> Diagnostics {
@@ -194,15 +195,10 @@ impl<'s> Sim<'s> {
             .iter()
             .map(|q| q.name.clone())
             .collect();
-        let job_queue: BTreeMap<String, (String, Option<usize>)> = cluster
+        let job_queue: BTreeMap<String, (String, Option<QueueId>)> = cluster
             .jobs
             .iter()
-            .map(|j| {
-                (
-                    j.key.clone(),
-                    (j.queue_name.clone(), j.queue.map(|q| q.index())),
-                )
-            })
+            .map(|j| (j.key.clone(), (j.queue_name.clone(), j.queue)))
             .collect();
         let priority_of: BTreeMap<String, (i32, bool)> = cluster
             .jobs
@@ -270,12 +266,13 @@ impl<'s> Sim<'s> {
                 name: n.clone(),
                 parent: live.cluster().hierarchy.queues()[q]
                     .parent
-                    .map(|p| queue_names[p].clone()),
+                    .map(|p| queue_names[p.index()].clone()),
                 fair_share: Vec::new(),
                 allocated: Vec::new(),
             })
             .collect();
-        let paths: Vec<Vec<usize>> = (0..nq).map(|q| live.cluster().hierarchy.path(q)).collect();
+        let h = &live.cluster().hierarchy;
+        let paths: PerQueue<Vec<QueueId>> = h.ids().map(|q| h.path(q)).collect();
         Ok(Sim {
             sc,
             live,
@@ -302,11 +299,11 @@ impl<'s> Sim<'s> {
             quiet: false,
             pending: 0,
             sessions_run: 0,
-            last_fs: Vec::new(),
+            last_fs: PerQueue::default(),
             now_ms: 0,
             makespan: 0,
             evictions: 0,
-            alloc: vec![[0; 3]; nq],
+            alloc: PerQueue::from_vec(vec![PerResource::ZERO; nq]),
             paths,
         })
     }
@@ -330,7 +327,7 @@ impl<'s> Sim<'s> {
                 break;
             }
             if let Some(db) = self.db.as_mut() {
-                db.advance(at, &self.alloc);
+                db.advance(at, self.alloc.as_slice());
             }
             self.now_ms = at;
             if is_completion {
@@ -363,9 +360,7 @@ impl<'s> Sim<'s> {
         let s = &mut self.st[j];
         if let (Some(r), Some(leaf)) = (s.runs.last(), self.job_queue[&self.keys[j]].1) {
             for &q in &self.paths[leaf] {
-                for (a, u) in self.alloc[q].iter_mut().zip(r.usage) {
-                    *a = a.saturating_sub(u);
-                }
+                self.alloc[q] = self.alloc[q].saturating_sub(&r.usage);
             }
         }
         s.state = State::Done;
@@ -405,7 +400,7 @@ impl<'s> Sim<'s> {
             return false;
         }
         if let Some(db) = self.db.as_mut() {
-            db.advance(t, &self.alloc);
+            db.advance(t, self.alloc.as_slice());
         }
         for (key, by) in stops {
             let Some(&j) = self.index.get(key.as_str()) else {
@@ -417,20 +412,7 @@ impl<'s> Sim<'s> {
             self.live.finish(&key);
             self.live.submit(&key);
             h.stopped(&key, t);
-            self.evictions += 1;
-            self.pending += 1;
-            let left = self.left_after(j, t);
-            let s = &mut self.st[j];
-            s.state = State::Pending;
-            s.generation += 1;
-            if let Some(r) = s.runs.last_mut() {
-                r.start_ms = r.start_ms.min(t);
-                r.end_ms = t;
-                r.end = KaiRunEnd::Stopped { by };
-            }
-            if s.left_ms.is_some() {
-                s.left_ms = left;
-            }
+            self.end_run(j, t, KaiRunEnd::Stopped { by });
         }
         self.alloc = self.live.queue_allocated();
         true
@@ -445,10 +427,12 @@ impl<'s> Sim<'s> {
         let Some(db) = self.db.as_mut() else {
             return Ok(run_it);
         };
-        db.advance(t, &self.alloc);
+        db.advance(t, self.alloc.as_slice());
         let usage = db.usage(t).to_vec();
         for (q, u) in usage.into_iter().enumerate() {
-            self.live.set_usage(q, u).map_err(|e| division_error(&e))?;
+            self.live
+                .set_usage(QueueId::new(q), u)
+                .map_err(|e| division_error(&e))?;
         }
         if run_it {
             return Ok(true);
@@ -465,7 +449,7 @@ impl<'s> Sim<'s> {
             return Ok(true);
         }
         for (q, f) in d.fair_share.iter().enumerate() {
-            self.fair[q] = f[0] as f64 / 1e9;
+            self.fair[q] = f[Resource::Gpu] as f64 / 1e9;
         }
         Ok(false)
     }
@@ -526,7 +510,7 @@ impl<'s> Sim<'s> {
             .session(&self.options)
             .map_err(|e| session_error(t, e))?;
         for (q, f) in result.division.fair_share.iter().enumerate() {
-            self.fair[q] = f[0] as f64 / 1e9;
+            self.fair[q] = f[Resource::Gpu] as f64 / 1e9;
         }
         self.last_fs.clone_from(&result.division.fair_share);
         for e in &result.evicted {
@@ -549,7 +533,7 @@ impl<'s> Sim<'s> {
         if self.dirty {
             self.alloc = self.live.queue_allocated();
             if let Some(db) = self.db.as_mut() {
-                db.advance(t, &self.alloc);
+                db.advance(t, self.alloc.as_slice());
             }
         }
         Ok(())
@@ -571,6 +555,19 @@ impl<'s> Sim<'s> {
         if let Some(h) = hook.as_mut() {
             h.stopped(&self.keys[j], t);
         }
+        self.end_run(
+            j,
+            t,
+            KaiRunEnd::Evicted {
+                action: e.action,
+                by: e.by.clone(),
+            },
+        );
+    }
+
+    /// Ends running job `j`'s run at `t` with `end` (an eviction or a hook's stop): the job
+    /// is pending again, its work left as [`Sim::left_after`] says.
+    fn end_run(&mut self, j: usize, t: i64, end: KaiRunEnd) {
         self.evictions += 1;
         self.pending += 1;
         let left = self.left_after(j, t);
@@ -580,10 +577,7 @@ impl<'s> Sim<'s> {
         if let Some(r) = s.runs.last_mut() {
             r.start_ms = r.start_ms.min(t);
             r.end_ms = t;
-            r.end = KaiRunEnd::Evicted {
-                action: e.action,
-                by: e.by.clone(),
-            };
+            r.end = end;
         }
         if s.left_ms.is_some() {
             s.left_ms = left;
@@ -599,27 +593,25 @@ impl<'s> Sim<'s> {
         let live = &self.live;
         live.job(key)
             .map(|job| {
-                let mut u = [0i128; 3];
+                let mut u = PerResource::ZERO;
                 let mut nodes = BTreeSet::new();
-                let mut per: BTreeMap<String, [i128; 3]> = BTreeMap::new();
+                let mut per: BTreeMap<String, PerResource<i128>> = BTreeMap::new();
                 let mut dev: BTreeMap<String, (i128, BTreeMap<String, i64>)> = BTreeMap::new();
                 for task in job
                     .tasks
                     .iter()
                     .filter(|t| t.status == gpuquota_rank::snapshot::TaskStatus::Running)
                 {
-                    for (r, v) in u.iter_mut().enumerate() {
-                        *v = v.saturating_add(task.req.0[r]);
-                    }
+                    u = u.saturating_add(&task.req);
                     if let Some(n) = task.node {
                         let name = &live.cluster().nodes[n.index()].name;
                         nodes.insert(name.clone());
                         let e = per.entry(name.clone()).or_default();
-                        for (r, v) in e.iter_mut().enumerate() {
-                            *v = v.saturating_add(task.req.0[r]);
-                        }
+                        *e = e.saturating_add(&task.req);
                         let d = dev.entry(name.clone()).or_default();
-                        d.0 = d.0.saturating_add(task.req.0[0] - task.mig_gpu);
+                        d.0 = d
+                            .0
+                            .saturating_add(task.req[Resource::Gpu].saturating_sub(task.mig_gpu));
                         for &(p, c) in &task.mig {
                             if let Some(p) = live.cluster().mig_profiles.get(p) {
                                 *d.1.entry(p.clone()).or_default() += c;
@@ -654,7 +646,7 @@ impl<'s> Sim<'s> {
         let (usage, nodes, placement, devices) = self.holdings(&a.pod_group);
         let bind = self.sc.bind_latency_ms;
         if let Some(h) = hook.as_mut() {
-            let at: Vec<(&NodeLabels, [i128; 3])> = placement
+            let at: Vec<(&NodeLabels, PerResource<i128>)> = placement
                 .iter()
                 .filter_map(|(n, u)| {
                     self.node_ix
@@ -768,9 +760,9 @@ impl<'s> Sim<'s> {
 
 /// A run's holdings: usage, nodes, usage per node, devices per node.
 type RunHoldings = (
-    [i128; 3],
+    PerResource<i128>,
     Vec<String>,
-    Vec<(String, [i128; 3])>,
+    Vec<(String, PerResource<i128>)>,
     Vec<super::report::NodeDevices>,
 );
 
@@ -841,7 +833,8 @@ pub(crate) fn run_reporting(
         }
         for (q, s) in sim.series.iter_mut().enumerate() {
             s.fair_share.push(sim.fair[q]);
-            s.allocated.push(sim.alloc[q][0] as f64 / 1e9);
+            s.allocated
+                .push(sim.alloc[QueueId::new(q)][Resource::Gpu] as f64 / 1e9);
         }
         sessions += 1;
         if end.is_none() {

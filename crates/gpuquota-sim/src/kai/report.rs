@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use gpuquota_model::Timestamp;
 use gpuquota_model::diag::Diagnostic;
 use gpuquota_rank::division::Resource;
+use gpuquota_rank::ids::PerResource;
 use gpuquota_rank::session::{Action, fmt_res};
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -179,11 +180,11 @@ pub struct KaiRun {
     /// How it ended.
     pub end: KaiRunEnd,
     /// GPU, CPU, memory of its running pods (nano-units: devices, millicores, bytes).
-    pub usage: [i128; 3],
+    pub usage: PerResource<i128>,
     /// Its nodes, by name.
     pub nodes: Vec<String>,
     /// Usage per node (nano-units), by node name.
-    pub placement: Vec<(String, [i128; 3])>,
+    pub placement: Vec<(String, PerResource<i128>)>,
     /// GPU holdings per node, by node name: GPU devices outside MIG (nano-units; a fraction
     /// is a share of one device) and MIG instances per resource (`nvidia.com/mig-1g.24gb`).
     pub devices: Vec<NodeDevices>,
@@ -260,10 +261,10 @@ pub struct KaiOutcome {
     pub chargeback: Option<crate::report::Chargeback>,
 }
 
-fn usage_out(u: &[i128; 3]) -> IndexMap<String, String> {
+fn usage_out(u: &PerResource<i128>) -> IndexMap<String, String> {
     let mut m = IndexMap::new();
     for r in Resource::ALL {
-        let v = u[r.index()];
+        let v = u[r];
         if v != 0 || r == Resource::Gpu {
             m.insert(r.as_str().to_owned(), fmt_res(r, v));
         }

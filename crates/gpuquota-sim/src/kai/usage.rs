@@ -27,6 +27,7 @@
 use std::collections::VecDeque;
 
 use gpuquota_model::Timestamp;
+use gpuquota_rank::ids::PerResource;
 
 use super::scenario::{UsageParams, Window};
 use crate::scenario::at_ms;
@@ -49,17 +50,22 @@ pub struct UsageDb {
     /// The next sample stamp, ms.
     next_sample_ms: i64,
     /// The allocation held since the last change, per queue (nano-units).
-    held: Vec<[i128; 3]>,
-    held_cap: [i128; 3],
+    held: Vec<PerResource<i128>>,
+    held_cap: PerResource<i128>,
     /// The next read, ms.
     next_fetch_ms: i64,
     /// The last read's normalized usage per queue (nano-units).
-    last: Vec<[i128; 3]>,
+    last: Vec<PerResource<i128>>,
 }
 
 impl UsageDb {
     /// An empty database for `queues` queues.
-    pub fn new(params: UsageParams, start: Timestamp, queues: usize, capacity: [i128; 3]) -> Self {
+    pub fn new(
+        params: UsageParams,
+        start: Timestamp,
+        queues: usize,
+        capacity: PerResource<i128>,
+    ) -> Self {
         let step = params.resolution_ms.max(1);
         UsageDb {
             params,
@@ -67,10 +73,10 @@ impl UsageDb {
             queues,
             samples: VecDeque::new(),
             next_sample_ms: step,
-            held: vec![[0; 3]; queues],
+            held: vec![PerResource::ZERO; queues],
             held_cap: capacity,
             next_fetch_ms: 0,
-            last: vec![[0; 3]; queues],
+            last: vec![PerResource::ZERO; queues],
         }
     }
 
@@ -79,7 +85,7 @@ impl UsageDb {
     ///
     /// # Complexity
     /// O(Q) per sample taken; amortized O(Q) per resolution step.
-    pub fn advance(&mut self, now_ms: i64, alloc: &[[i128; 3]]) {
+    pub fn advance(&mut self, now_ms: i64, alloc: &[PerResource<i128>]) {
         self.take_samples(now_ms);
         if alloc.len() == self.queues {
             self.held.copy_from_slice(alloc);
@@ -92,16 +98,8 @@ impl UsageDb {
             return;
         }
         let to_f = |v: i128| v as f64 / 1e9;
-        let alloc: Vec<[f64; 3]> = self
-            .held
-            .iter()
-            .map(|a| [to_f(a[0]), to_f(a[1]), to_f(a[2])])
-            .collect();
-        let cap = [
-            to_f(self.held_cap[0]),
-            to_f(self.held_cap[1]),
-            to_f(self.held_cap[2]),
-        ];
+        let alloc: Vec<[f64; 3]> = self.held.iter().map(|a| a.0.map(to_f)).collect();
+        let cap = self.held_cap.0.map(to_f);
         // The allocation held over several steps: one sample per step. Bounded: only the
         // samples a window can hold are kept, so a long idle gap is cut to the window.
         let keep = self.window_steps();
@@ -165,7 +163,7 @@ impl UsageDb {
     ///
     /// # Complexity
     /// O(S · Q) per read for the S samples in the window.
-    pub fn usage(&mut self, now_ms: i64) -> &[[i128; 3]] {
+    pub fn usage(&mut self, now_ms: i64) -> &[PerResource<i128>] {
         if now_ms >= self.next_fetch_ms {
             self.take_samples(now_ms);
             self.last = self.read(now_ms);
@@ -175,7 +173,7 @@ impl UsageDb {
         &self.last
     }
 
-    fn read(&mut self, now_ms: i64) -> Vec<[i128; 3]> {
+    fn read(&mut self, now_ms: i64) -> Vec<PerResource<i128>> {
         let from = self.window_from(now_ms);
         // Tumbling and cron windows only move forward: older samples are gone for good.
         if !matches!(self.params.window, Window::Sliding { .. }) {
@@ -206,13 +204,14 @@ impl UsageDb {
         }
         sum.iter()
             .map(|u| {
-                let mut v = [0i128; 3];
-                for r in 0..3 {
-                    if cap[r] > 0.0 {
-                        v[r] = ((u[r] / cap[r]).clamp(0.0, 1.0) * 1e9).round() as i128;
+                PerResource::from_fn(|r| {
+                    let i = r.index();
+                    if cap[i] > 0.0 {
+                        ((u[i] / cap[i]).clamp(0.0, 1.0) * 1e9).round() as i128
+                    } else {
+                        0
                     }
-                }
-                v
+                })
             })
             .collect()
     }
