@@ -67,24 +67,129 @@ impl Sink for Vec<Doc> {
 pub(super) fn parse(text: &str, sink: &mut dyn Sink) -> bool {
     if parse::looks_like_json(text) {
         let trimmed = text.trim_start_matches('\u{feff}').trim_start();
-        if parse::json_duplicates(trimmed).is_err() {
-            return false;
-        }
-        // The exact path strips `null` members from its tree; the typed reading would see
-        // them (an unknown field warned about, a `null` kept in a verbatim value), so they
-        // are taken out of the text first.
-        let Some(stripped) = parse::strip_null_members(trimmed) else {
-            return false;
-        };
-        for item in serde_json::Deserializer::from_str(&stripped).into_iter::<Doc>() {
-            match item {
-                Ok(doc) => sink.doc(doc),
-                Err(_) => return false,
+        let mut split = Splitter::default();
+        loop {
+            match split.next(trimmed.as_bytes()) {
+                Ok(Some(range)) => {
+                    // Values begin and end with an ASCII bracket: char boundaries.
+                    let Some(doc) = trimmed.get(range) else {
+                        return false;
+                    };
+                    if !json_document(doc, sink) {
+                        return false;
+                    }
+                }
+                Ok(None) => return split.between_values(),
+                Err(()) => return false,
             }
         }
-        return true;
     }
     super::yaml::documents_into(text, sink)
+}
+
+/// Reads one top-level JSON value (an object or an array, as [`Splitter`] cut it out) into
+/// `sink`; false when the exact path must read the source.
+///
+/// # Complexity
+/// Linear in the value's text.
+pub(super) fn json_document(doc: &str, sink: &mut dyn Sink) -> bool {
+    if parse::json_duplicates(doc).is_err() {
+        return false;
+    }
+    // The exact path strips `null` members from its tree; the typed reading would see
+    // them (an unknown field warned about, a `null` kept in a verbatim value), so they
+    // are taken out of the text first.
+    let Some(stripped) = parse::strip_null_members(doc) else {
+        return false;
+    };
+    match serde_json::from_str::<Doc>(&stripped) {
+        Ok(doc) => {
+            sink.doc(doc);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// Cuts a stream of JSON text into its top-level values (objects and arrays) without parsing
+/// them: strings and brackets are followed just enough to see where each value ends, so
+/// that each can be checked and decoded on its own while the next is still being read.
+/// Whether a value is well-formed is left to the decoder that reads it.
+///
+/// The text may arrive in pieces: [`Splitter::next`] is called again on the longer buffer,
+/// and [`Splitter::forget`] moves the positions when the caller drops a consumed prefix.
+#[derive(Debug, Default)]
+pub(super) struct Splitter {
+    /// The next byte to look at.
+    pos: usize,
+    /// Where the value being read starts (when `depth > 0`).
+    start: usize,
+    /// Open brackets of that value.
+    depth: usize,
+    in_string: bool,
+    /// The previous byte was a backslash inside a string.
+    escape: bool,
+}
+
+impl Splitter {
+    /// The range of the next complete value in `text` (the same text, or a longer one, as
+    /// the last call saw, less what [`Splitter::forget`] dropped); `Ok(None)` when `text`
+    /// ends first, `Err` on a byte that cannot begin an object or an array (only JSON
+    /// whitespace may stand between values).
+    ///
+    /// # Complexity
+    /// Linear in the bytes not looked at yet.
+    pub(super) fn next(&mut self, text: &[u8]) -> Result<Option<std::ops::Range<usize>>, ()> {
+        while let Some(&c) = text.get(self.pos) {
+            self.pos += 1;
+            if self.in_string {
+                if self.escape {
+                    self.escape = false;
+                } else if c == b'\\' {
+                    self.escape = true;
+                } else if c == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match c {
+                b'"' if self.depth > 0 => self.in_string = true,
+                b'{' | b'[' => {
+                    if self.depth == 0 {
+                        self.start = self.pos - 1;
+                    }
+                    self.depth += 1;
+                }
+                b'}' | b']' if self.depth > 0 => {
+                    self.depth -= 1;
+                    if self.depth == 0 {
+                        return Ok(Some(self.start..self.pos));
+                    }
+                }
+                b' ' | b'\t' | b'\n' | b'\r' => {}
+                _ if self.depth > 0 => {}
+                _ => return Err(()),
+            }
+        }
+        Ok(None)
+    }
+
+    /// True when no value is open (the text so far ends between values).
+    pub(super) fn between_values(&self) -> bool {
+        self.depth == 0
+    }
+
+    /// Starts looking at byte `n` (what comes before is known to be no value).
+    pub(super) fn forget_before(&mut self, n: usize) {
+        self.pos = n;
+    }
+
+    /// The caller dropped the first `n` bytes, all of them already looked at and none of
+    /// them in the open value.
+    pub(super) fn forget(&mut self, n: usize) {
+        self.pos -= n;
+        self.start = self.start.saturating_sub(n);
+    }
 }
 
 impl<'de> de::Deserialize<'de> for Doc {
@@ -232,5 +337,55 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Rest<'_, A> {
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
         self.map.next_value_seed(seed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Splitter;
+
+    /// Every value found in `text` fed in pieces of `step` bytes, or `None` on a refusal.
+    fn values(text: &str, step: usize) -> Option<Vec<String>> {
+        let mut split = Splitter::default();
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        let mut consumed = 0;
+        for piece in text.as_bytes().chunks(step) {
+            buf.extend_from_slice(piece);
+            while let Some(r) = split.next(&buf).ok()? {
+                out.push(String::from_utf8(buf[r.clone()].to_vec()).ok()?);
+                consumed = r.end;
+            }
+            buf.drain(..consumed);
+            split.forget(consumed);
+            consumed = 0;
+        }
+        split.between_values().then_some(out)
+    }
+
+    #[test]
+    fn values_are_cut_where_they_end_whatever_the_pieces() {
+        let text =
+            "\n{\"a\": \"}{\\\"]\", \"b\": [1, {\"c\": []}]}{\"d\":\"\\\\\"} [\"x\"]\r\n\t{}\n";
+        let expected = [
+            "{\"a\": \"}{\\\"]\", \"b\": [1, {\"c\": []}]}",
+            "{\"d\":\"\\\\\"}",
+            "[\"x\"]",
+            "{}",
+        ];
+        for step in 1..=text.len() {
+            assert_eq!(values(text, step).unwrap(), expected, "pieces of {step}");
+        }
+    }
+
+    #[test]
+    fn anything_but_whitespace_between_values_is_refused() {
+        for text in ["{} 3", "{},{}", "\"s\"", "}", "{}\u{a0}{}", "null"] {
+            assert_eq!(values(text, 1), None, "{text:?}");
+        }
+        // An unclosed value is not complete.
+        assert_eq!(values("{\"a\": [1}", 4), None);
+        assert_eq!(values("{\"a\": \"}", 4), None);
+        assert_eq!(values("  \n", 1), Some(vec![]));
     }
 }

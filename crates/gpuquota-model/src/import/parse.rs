@@ -607,7 +607,7 @@ mod tests {
         // The stripped text parses to the exact path's stripped tree.
         let text = "{\"k\": {\"x\": null, \"y\": [1, null], \"z\": {\"w\": null}}, \"n\": null}";
         let mut tree: Value = serde_json::from_str(text).unwrap();
-        super::super::strip_nulls(&mut tree);
+        super::super::importer::strip_nulls(&mut tree);
         let stripped: Value = serde_json::from_str(&strip(text).unwrap()).unwrap();
         assert_eq!(stripped, tree);
     }
