@@ -163,6 +163,7 @@ fn main() {
             continue;
         }
         let (t, c, n) = best(if only.is_some() { 1 } else { 3 }, || run(&text));
+        let n = n.unwrap_or(0);
         println!(
             "{name}: {:.3} s wall, {:.3} s CPU ({n})",
             t.as_secs_f64(),

@@ -15,6 +15,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use super::parse::Key;
 use super::{Kind, Object, parse, split_api_version};
 use crate::schema::Step;
 
@@ -140,18 +141,28 @@ impl Splitter {
     /// # Complexity
     /// Linear in the bytes not looked at yet.
     pub(super) fn next(&mut self, text: &[u8]) -> Result<Option<std::ops::Range<usize>>, ()> {
-        while let Some(&c) = text.get(self.pos) {
-            self.pos += 1;
+        while self.pos < text.len() {
             if self.in_string {
                 if self.escape {
                     self.escape = false;
-                } else if c == b'\\' {
+                    self.pos += 1;
+                    continue;
+                }
+                let rest = text.get(self.pos..).unwrap_or_default();
+                let Some(k) = memchr::memchr2(b'"', b'\\', rest) else {
+                    self.pos = text.len();
+                    break;
+                };
+                self.pos += k + 1;
+                if rest.get(k) == Some(&b'\\') {
                     self.escape = true;
-                } else if c == b'"' {
+                } else {
                     self.in_string = false;
                 }
                 continue;
             }
+            let Some(&c) = text.get(self.pos) else { break };
+            self.pos += 1;
             match c {
                 b'"' if self.depth > 0 => self.in_string = true,
                 b'{' | b'[' => {
@@ -232,9 +243,9 @@ impl<'de> Visitor<'de> for DocVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
         let mut api_version: Option<String> = None;
-        let mut kind: Option<String> = None;
+        let mut kind: Option<Key<'de>> = None;
         let mut items: Option<Vec<Doc>> = None;
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(key) = map.next_key::<Key<'de>>()? {
             match key.as_str() {
                 "apiVersion" if api_version.is_none() => api_version = Some(map.next_value()?),
                 "kind" if kind.is_none() => kind = Some(map.next_value()?),
@@ -243,8 +254,9 @@ impl<'de> Visitor<'de> for DocVisitor {
                     let (Some(av), Some(k)) = (&api_version, &kind) else {
                         return Err(fallback());
                     };
+                    let k = k.as_str();
                     if k == "List" || k.ends_with("List") {
-                        if key == "items" && items.is_none() {
+                        if key.as_str() == "items" && items.is_none() {
                             items = Some(map.next_value()?);
                         } else {
                             map.next_value::<IgnoredAny>()?;
@@ -256,9 +268,9 @@ impl<'de> Visitor<'de> for DocVisitor {
                         // Read by the per-document path (a skipped kind, or a conversion).
                         let mut obj = serde_json::Map::new();
                         obj.insert("apiVersion".into(), Value::String(av.clone()));
-                        obj.insert("kind".into(), Value::String(k.clone()));
+                        obj.insert("kind".into(), Value::String(k.to_owned()));
                         let v: Value = map.next_value()?;
-                        obj.insert(key, v);
+                        obj.insert(key.as_str().to_owned(), v);
                         while let Some(key) = map.next_key::<String>()? {
                             if obj.contains_key(&key) {
                                 return Err(fallback());
@@ -288,7 +300,9 @@ impl<'de> Visitor<'de> for DocVisitor {
         }
         // Only `apiVersion` and `kind` (or a List).
         match (api_version, kind, items) {
-            (Some(_), Some(k), Some(items)) if k == "List" || k.ends_with("List") => {
+            (Some(_), Some(k), Some(items))
+                if k.as_str() == "List" || k.as_str().ends_with("List") =>
+            {
                 Ok(Doc::List {
                     items,
                     in_items: true,
@@ -300,7 +314,7 @@ impl<'de> Visitor<'de> for DocVisitor {
                     obj.insert("apiVersion".into(), Value::String(av));
                 }
                 if let Some(k) = k {
-                    obj.insert("kind".into(), Value::String(k));
+                    obj.insert("kind".into(), Value::String(k.as_str().to_owned()));
                 }
                 Ok(Doc::Raw(Value::Object(obj)))
             }
@@ -311,12 +325,12 @@ impl<'de> Visitor<'de> for DocVisitor {
 
 /// The rest of a document's mapping after `apiVersion` and `kind`, starting with the key
 /// already read.
-struct Rest<'a, A> {
-    first: Option<String>,
+struct Rest<'a, 'de, A> {
+    first: Option<Key<'de>>,
     map: &'a mut A,
 }
 
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for Rest<'_, A> {
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Rest<'_, 'de, A> {
     type Error = A::Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
@@ -325,14 +339,15 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Rest<'_, A> {
     ) -> Result<Option<K::Value>, A::Error> {
         let key = match self.first.take() {
             Some(k) => k,
-            None => match self.map.next_key::<String>()? {
-                Some(k) if k == "apiVersion" || k == "kind" => return Err(fallback()),
+            None => match self.map.next_key::<Key<'de>>()? {
+                Some(k) if k.as_str() == "apiVersion" || k.as_str() == "kind" => {
+                    return Err(fallback());
+                }
                 Some(k) => k,
                 None => return Ok(None),
             },
         };
-        seed.deserialize(de::value::StringDeserializer::<A::Error>::new(key))
-            .map(Some)
+        key.deserialize_into(seed).map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
