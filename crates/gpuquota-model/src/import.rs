@@ -74,8 +74,13 @@
 //! nesting deeper than 32 levels, more documents, nodes or events than half the exact path's
 //! budgets, duplicate keys and plain scalars whose type is not certain (`yes`, `1e3`, `0x1F`,
 //! `017`, …) all send the source to the exact path, so an alias bomb is never expanded on
-//! the fast path and the exact path's limits and messages decide. JSON is read by
-//! serde_json, after a linear scan of the text for duplicate keys.
+//! the fast path and the exact path's limits and messages decide. JSON is cut into its
+//! top-level values (only whitespace may stand between them), and each value is scanned for
+//! duplicate keys and decoded by serde_json on its own. [`Importer::add_file`] reads a JSON
+//! file the same way as a stream, 64 KiB at a time, so that the file's text is never held
+//! whole while the model grows (only the value being read is); anything unusual there (text
+//! that is not UTF-8, a value the fast path gives up on, a file over the byte limit) sends the
+//! whole file to [`Importer::add_str`], which decides as for any text.
 //!
 //! `null` members are absent fields on both paths: the exact path strips them from its tree,
 //! the JSON fast path takes them out of the text before decoding, the line scanner skips
