@@ -13,33 +13,14 @@
 // A measurement tool: reading the clock is its purpose.
 #![allow(clippy::disallowed_methods)]
 
-use std::time::{Duration, Instant};
+#[path = "../../../crates/gpuquota-model/examples/support/clock.rs"]
+mod clock;
 
+use std::time::Instant;
+
+use clock::best;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-
-/// CPU time (user + system) of this process so far, from `/proc/self/stat`.
-fn cpu() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
-    // Fields 14 and 15 of stat (utime, stime) are 11 and 12 after the command name.
-    Duration::from_millis((ticks(11) + ticks(12)) * 10)
-}
-
-fn best<F: FnMut() -> usize>(runs: usize, mut f: F) -> (Duration, Duration, usize) {
-    let mut best = Duration::MAX;
-    let mut best_cpu = Duration::MAX;
-    let mut n = 0;
-    for _ in 0..runs {
-        let (t, c) = (Instant::now(), cpu());
-        n = f();
-        best = best.min(t.elapsed());
-        best_cpu = best_cpu.min(cpu().saturating_sub(c));
-    }
-    (best, best_cpu, n)
-}
 
 fn saphyr<T: for<'de> Deserialize<'de>>(text: &str) -> usize {
     let n = text.len();
@@ -182,6 +163,7 @@ fn main() {
             continue;
         }
         let (t, c, n) = best(if only.is_some() { 1 } else { 3 }, || run(&text));
+        let n = n.unwrap_or(0);
         println!(
             "{name}: {:.3} s wall, {:.3} s CPU ({n})",
             t.as_secs_f64(),

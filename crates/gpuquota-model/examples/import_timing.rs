@@ -1,58 +1,62 @@
-//! Times one import of a file on the fast path and on the exact path (the generic-tree path
-//! every import took before the fast path existed), best of 3, as wall-clock time and as the
-//! process's CPU time (user + system, from `/proc/self/stat`; the comparable figure on a
-//! shared machine):
-//! `cargo run --release -p gpuquota-model --example import_timing -- FILE [fast|exact]`.
+//! Times the import of one file, best of 3, as wall-clock time and as the process's CPU time
+//! (user + system, from `/proc/self/stat`; the comparable figure on a shared machine):
+//! `cargo run --release -p gpuquota-model --example import_timing -- FILE [fast|exact|file]`.
+//!
+//! - `fast`: the text is read into memory first (not timed) and imported with
+//!   [`Importer::add_str`], the fast path;
+//! - `exact`: the same on the exact path (the generic-tree path every import took before the
+//!   fast path existed);
+//! - `file`: [`Importer::add_file`], reading included, which streams a JSON file and never
+//!   holds its whole text: run it alone under `/usr/bin/time -v` for the import's peak
+//!   memory, since the other modes hold the text for the whole run.
+//!
+//! Without a mode, all three run in turn. The time of an import ends when the model is
+//! built; freeing it is timed on its own (a process that exits need not free it).
 // A measurement tool: reading the wall clock is its purpose.
 #![allow(clippy::disallowed_methods)]
 
-use std::time::{Duration, Instant};
+#[path = "support/clock.rs"]
+mod clock;
 
 use gpuquota_model::Importer;
-
-/// CPU time (user + system) of this process so far.
-fn cpu() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0);
-    // utime and stime, fields 14 and 15 of stat (11 and 12 after the command name), in
-    // clock ticks of 10 ms.
-    Duration::from_millis((ticks(11) + ticks(12)) * 10)
-}
-
-fn best(text: &str, exact: bool) -> (Duration, Duration, usize) {
-    let mut best = Duration::MAX;
-    let mut best_cpu = Duration::MAX;
-    let mut objects = 0;
-    for _ in 0..3 {
-        let (t, c) = (Instant::now(), cpu());
-        let mut importer = if exact {
-            Importer::exact()
-        } else {
-            Importer::new()
-        };
-        importer.add_str("input", text);
-        objects = importer.finish().map(|i| i.model.len()).unwrap_or(0);
-        best = best.min(t.elapsed());
-        best_cpu = best_cpu.min(cpu().saturating_sub(c));
-    }
-    (best, best_cpu, objects)
-}
 
 fn main() {
     let path = std::env::args().nth(1).unwrap_or_default();
     let only = std::env::args().nth(2);
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
-    for (name, exact) in [("fast", false), ("exact", true)] {
-        if only.as_deref().is_some_and(|o| o != name) {
+    let wanted = |mode: &str| only.as_deref().is_none_or(|o| o == mode);
+    let text = if wanted("fast") || wanted("exact") {
+        std::fs::read_to_string(&path).unwrap_or_default()
+    } else {
+        String::new()
+    };
+    for mode in ["fast", "exact", "file"] {
+        if !wanted(mode) {
             continue;
         }
-        let (t, c, n) = best(&text, exact);
+        let (t, c, n) = clock::best(3, || {
+            let mut importer = if mode == "exact" {
+                Importer::exact()
+            } else {
+                Importer::new()
+            };
+            if mode == "file" {
+                importer.add_file(std::path::Path::new(&path));
+            } else {
+                importer.add_str("input", &text);
+            }
+            importer.finish()
+        });
+        let objects = n
+            .as_ref()
+            .and_then(|r| r.as_ref().ok())
+            .map_or(0, |i| i.model.len());
+        let (dt, dc) = clock::drop_time(n);
         println!(
-            "{path}: {name} path {:.3} s wall, {:.3} s CPU, {n} objects",
+            "{path}: {mode} {:.3} s wall, {:.3} s CPU, {objects} objects; dropping the model {:.3} s wall, {:.3} s CPU",
             t.as_secs_f64(),
-            c.as_secs_f64()
+            c.as_secs_f64(),
+            dt.as_secs_f64(),
+            dc.as_secs_f64()
         );
     }
 }

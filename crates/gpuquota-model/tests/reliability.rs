@@ -242,6 +242,84 @@ fn fast_and_exact_paths_agree() {
     }
 }
 
+/// A JSON file value whose `null` member, escaped key or duplicate key sits far into the
+/// stream, past the reader's first pieces.
+fn long_json_stream(tail: &str) -> String {
+    let mut text = String::from("\u{feff}\n");
+    for i in 0..600 {
+        text.push_str(&format!(
+            "{{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"Workload\", \"metadata\": {{\"name\": \"w-{i}\", \"namespace\": \"ns\"}}, \"spec\": {{\"queueName\": \"q\", \"podSets\": [{{\"name\": \"main\", \"count\": 1, \"template\": {{\"spec\": {{\"containers\": [{{\"name\": \"c\", \"resources\": {{\"requests\": {{\"cpu\": \"1\", \"nvidia.com/gpu\": 1}}}}}}]}}}}}}]}}}}\n"
+        ));
+    }
+    text.push_str(tail);
+    text
+}
+
+/// `Importer::add_file` gives what `add_str` gives on the file's text, whether the JSON
+/// stream reader reads the file to the end or hands it back half-way (duplicate keys,
+/// `null` members, bytes that are not UTF-8, text between values, a value cut off, YAML),
+/// into an empty importer and into one that already holds objects.
+#[test]
+fn file_import_equals_text_import() {
+    let dir = std::env::temp_dir().join(format!("gpuquota-file-import-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut inputs: Vec<Vec<u8>> = DIFFERENTIAL.iter().map(|s| s.as_bytes().to_vec()).collect();
+    for (_, text) in crate::examples::EXAMPLES {
+        inputs.push(text.as_bytes().to_vec());
+    }
+    for tail in [
+        "",
+        "{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"a\", \"uid\": null}}\n",
+        "{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"a\", \"name\": \"b\"}}",
+        "{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"n\\u0061me\": \"a\"}}",
+        "{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"a\"}} 3",
+        "{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"a\"",
+        "[{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"b\"}}, null]",
+        "{\"apiVersion\": \"v1\", \"kind\": \"Secret\", \"metadata\": {\"name\": \"s\"}, \"data\": {}}",
+    ] {
+        inputs.push(long_json_stream(tail).into_bytes());
+    }
+    let mut bad = long_json_stream("").into_bytes();
+    bad.extend_from_slice(
+        b"{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"\xff\"}}",
+    );
+    inputs.push(bad);
+    inputs.push(b"  \n\t".to_vec());
+    inputs.push(b"\xef\xbb\xbf\xef\xbb\xbf [{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"a\"}}]".to_vec());
+    let first = "apiVersion: v1\nkind: Namespace\nmetadata: {name: z}\n";
+    for (i, bytes) in inputs.iter().enumerate() {
+        let path = dir.join(format!("{i}.json"));
+        std::fs::write(&path, bytes).unwrap();
+        let name = gpuquota_model::source::display_name(&path);
+        for before in [None, Some(first)] {
+            let mut by_file = Importer::new();
+            let mut by_text = Importer::new();
+            if let Some(t) = before {
+                by_file.add_str("first", t);
+                by_text.add_str("first", t);
+            }
+            by_file.add_file(&path);
+            if let Ok(text) = gpuquota_model::source::read_text(&path) {
+                by_text.add_str(&name, &text);
+            }
+            let (by_file, by_text) = (by_file.finish(), by_text.finish());
+            if gpuquota_model::source::read_text(&path).is_ok() {
+                assert_eq!(by_file, by_text, "input {i}");
+            } else {
+                let errors = by_file.unwrap_err().0;
+                assert_eq!(errors.len(), 1, "input {i}");
+                assert_eq!(errors[0].code, codes::NOT_UTF8, "input {i}");
+            }
+        }
+    }
+    let mut missing = Importer::new();
+    missing.add_file(&dir.join("missing.json"));
+    let errors = missing.finish().unwrap_err().0;
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].code, codes::READ_FAILED);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The whole messages of the limits, a tiny quantity, a JSON duplicate key and a quantity
 /// with a space, pinned (the complaints: YAML-library advice, Rust Debug syntax,
 /// "too large" for a tiny number), each naming kind and object where there is one.

@@ -15,6 +15,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+use super::parse::Key;
 use super::{Kind, Object, parse, split_api_version};
 use crate::schema::Step;
 
@@ -67,24 +68,139 @@ impl Sink for Vec<Doc> {
 pub(super) fn parse(text: &str, sink: &mut dyn Sink) -> bool {
     if parse::looks_like_json(text) {
         let trimmed = text.trim_start_matches('\u{feff}').trim_start();
-        if parse::json_duplicates(trimmed).is_err() {
-            return false;
-        }
-        // The exact path strips `null` members from its tree; the typed reading would see
-        // them (an unknown field warned about, a `null` kept in a verbatim value), so they
-        // are taken out of the text first.
-        let Some(stripped) = parse::strip_null_members(trimmed) else {
-            return false;
-        };
-        for item in serde_json::Deserializer::from_str(&stripped).into_iter::<Doc>() {
-            match item {
-                Ok(doc) => sink.doc(doc),
-                Err(_) => return false,
+        let mut split = Splitter::default();
+        loop {
+            match split.next(trimmed.as_bytes()) {
+                Ok(Some(range)) => {
+                    // Values begin and end with an ASCII bracket: char boundaries.
+                    let Some(doc) = trimmed.get(range) else {
+                        return false;
+                    };
+                    if !json_document(doc, sink) {
+                        return false;
+                    }
+                }
+                Ok(None) => return split.between_values(),
+                Err(()) => return false,
             }
         }
-        return true;
     }
     super::yaml::documents_into(text, sink)
+}
+
+/// Reads one top-level JSON value (an object or an array, as [`Splitter`] cut it out) into
+/// `sink`; false when the exact path must read the source.
+///
+/// # Complexity
+/// Linear in the value's text.
+pub(super) fn json_document(doc: &str, sink: &mut dyn Sink) -> bool {
+    if parse::json_duplicates(doc).is_err() {
+        return false;
+    }
+    // The exact path strips `null` members from its tree; the typed reading would see
+    // them (an unknown field warned about, a `null` kept in a verbatim value), so they
+    // are taken out of the text first.
+    let Some(stripped) = parse::strip_null_members(doc) else {
+        return false;
+    };
+    match serde_json::from_str::<Doc>(&stripped) {
+        Ok(doc) => {
+            sink.doc(doc);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// Cuts a stream of JSON text into its top-level values (objects and arrays) without parsing
+/// them: strings and brackets are followed just enough to see where each value ends, so
+/// that each can be checked and decoded on its own while the next is still being read.
+/// Whether a value is well-formed is left to the decoder that reads it.
+///
+/// The text may arrive in pieces: [`Splitter::next`] is called again on the longer buffer,
+/// and [`Splitter::forget`] moves the positions when the caller drops a consumed prefix.
+#[derive(Debug, Default)]
+pub(super) struct Splitter {
+    /// The next byte to look at.
+    pos: usize,
+    /// Where the value being read starts (when `depth > 0`).
+    start: usize,
+    /// Open brackets of that value.
+    depth: usize,
+    in_string: bool,
+    /// The previous byte was a backslash inside a string.
+    escape: bool,
+}
+
+impl Splitter {
+    /// The range of the next complete value in `text` (the same text, or a longer one, as
+    /// the last call saw, less what [`Splitter::forget`] dropped); `Ok(None)` when `text`
+    /// ends first, `Err` on a byte that cannot begin an object or an array (only JSON
+    /// whitespace may stand between values).
+    ///
+    /// # Complexity
+    /// Linear in the bytes not looked at yet.
+    pub(super) fn next(&mut self, text: &[u8]) -> Result<Option<std::ops::Range<usize>>, ()> {
+        while self.pos < text.len() {
+            if self.in_string {
+                if self.escape {
+                    self.escape = false;
+                    self.pos += 1;
+                    continue;
+                }
+                let rest = text.get(self.pos..).unwrap_or_default();
+                let Some(k) = memchr::memchr2(b'"', b'\\', rest) else {
+                    self.pos = text.len();
+                    break;
+                };
+                self.pos += k + 1;
+                if rest.get(k) == Some(&b'\\') {
+                    self.escape = true;
+                } else {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            let Some(&c) = text.get(self.pos) else { break };
+            self.pos += 1;
+            match c {
+                b'"' if self.depth > 0 => self.in_string = true,
+                b'{' | b'[' => {
+                    if self.depth == 0 {
+                        self.start = self.pos - 1;
+                    }
+                    self.depth += 1;
+                }
+                b'}' | b']' if self.depth > 0 => {
+                    self.depth -= 1;
+                    if self.depth == 0 {
+                        return Ok(Some(self.start..self.pos));
+                    }
+                }
+                b' ' | b'\t' | b'\n' | b'\r' => {}
+                _ if self.depth > 0 => {}
+                _ => return Err(()),
+            }
+        }
+        Ok(None)
+    }
+
+    /// True when no value is open (the text so far ends between values).
+    pub(super) fn between_values(&self) -> bool {
+        self.depth == 0
+    }
+
+    /// Starts looking at byte `n` (what comes before is known to be no value).
+    pub(super) fn forget_before(&mut self, n: usize) {
+        self.pos = n;
+    }
+
+    /// The caller dropped the first `n` bytes, all of them already looked at and none of
+    /// them in the open value.
+    pub(super) fn forget(&mut self, n: usize) {
+        self.pos -= n;
+        self.start = self.start.saturating_sub(n);
+    }
 }
 
 impl<'de> de::Deserialize<'de> for Doc {
@@ -127,9 +243,9 @@ impl<'de> Visitor<'de> for DocVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
         let mut api_version: Option<String> = None;
-        let mut kind: Option<String> = None;
+        let mut kind: Option<Key<'de>> = None;
         let mut items: Option<Vec<Doc>> = None;
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(key) = map.next_key::<Key<'de>>()? {
             match key.as_str() {
                 "apiVersion" if api_version.is_none() => api_version = Some(map.next_value()?),
                 "kind" if kind.is_none() => kind = Some(map.next_value()?),
@@ -138,8 +254,9 @@ impl<'de> Visitor<'de> for DocVisitor {
                     let (Some(av), Some(k)) = (&api_version, &kind) else {
                         return Err(fallback());
                     };
+                    let k = k.as_str();
                     if k == "List" || k.ends_with("List") {
-                        if key == "items" && items.is_none() {
+                        if key.as_str() == "items" && items.is_none() {
                             items = Some(map.next_value()?);
                         } else {
                             map.next_value::<IgnoredAny>()?;
@@ -151,9 +268,9 @@ impl<'de> Visitor<'de> for DocVisitor {
                         // Read by the per-document path (a skipped kind, or a conversion).
                         let mut obj = serde_json::Map::new();
                         obj.insert("apiVersion".into(), Value::String(av.clone()));
-                        obj.insert("kind".into(), Value::String(k.clone()));
+                        obj.insert("kind".into(), Value::String(k.to_owned()));
                         let v: Value = map.next_value()?;
-                        obj.insert(key, v);
+                        obj.insert(key.as_str().to_owned(), v);
                         while let Some(key) = map.next_key::<String>()? {
                             if obj.contains_key(&key) {
                                 return Err(fallback());
@@ -183,7 +300,9 @@ impl<'de> Visitor<'de> for DocVisitor {
         }
         // Only `apiVersion` and `kind` (or a List).
         match (api_version, kind, items) {
-            (Some(_), Some(k), Some(items)) if k == "List" || k.ends_with("List") => {
+            (Some(_), Some(k), Some(items))
+                if k.as_str() == "List" || k.as_str().ends_with("List") =>
+            {
                 Ok(Doc::List {
                     items,
                     in_items: true,
@@ -195,7 +314,7 @@ impl<'de> Visitor<'de> for DocVisitor {
                     obj.insert("apiVersion".into(), Value::String(av));
                 }
                 if let Some(k) = k {
-                    obj.insert("kind".into(), Value::String(k));
+                    obj.insert("kind".into(), Value::String(k.as_str().to_owned()));
                 }
                 Ok(Doc::Raw(Value::Object(obj)))
             }
@@ -206,12 +325,12 @@ impl<'de> Visitor<'de> for DocVisitor {
 
 /// The rest of a document's mapping after `apiVersion` and `kind`, starting with the key
 /// already read.
-struct Rest<'a, A> {
-    first: Option<String>,
+struct Rest<'a, 'de, A> {
+    first: Option<Key<'de>>,
     map: &'a mut A,
 }
 
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for Rest<'_, A> {
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Rest<'_, 'de, A> {
     type Error = A::Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
@@ -220,17 +339,68 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Rest<'_, A> {
     ) -> Result<Option<K::Value>, A::Error> {
         let key = match self.first.take() {
             Some(k) => k,
-            None => match self.map.next_key::<String>()? {
-                Some(k) if k == "apiVersion" || k == "kind" => return Err(fallback()),
+            None => match self.map.next_key::<Key<'de>>()? {
+                Some(k) if k.as_str() == "apiVersion" || k.as_str() == "kind" => {
+                    return Err(fallback());
+                }
                 Some(k) => k,
                 None => return Ok(None),
             },
         };
-        seed.deserialize(de::value::StringDeserializer::<A::Error>::new(key))
-            .map(Some)
+        key.deserialize_into(seed).map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
         self.map.next_value_seed(seed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Splitter;
+
+    /// Every value found in `text` fed in pieces of `step` bytes, or `None` on a refusal.
+    fn values(text: &str, step: usize) -> Option<Vec<String>> {
+        let mut split = Splitter::default();
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        let mut consumed = 0;
+        for piece in text.as_bytes().chunks(step) {
+            buf.extend_from_slice(piece);
+            while let Some(r) = split.next(&buf).ok()? {
+                out.push(String::from_utf8(buf[r.clone()].to_vec()).ok()?);
+                consumed = r.end;
+            }
+            buf.drain(..consumed);
+            split.forget(consumed);
+            consumed = 0;
+        }
+        split.between_values().then_some(out)
+    }
+
+    #[test]
+    fn values_are_cut_where_they_end_whatever_the_pieces() {
+        let text =
+            "\n{\"a\": \"}{\\\"]\", \"b\": [1, {\"c\": []}]}{\"d\":\"\\\\\"} [\"x\"]\r\n\t{}\n";
+        let expected = [
+            "{\"a\": \"}{\\\"]\", \"b\": [1, {\"c\": []}]}",
+            "{\"d\":\"\\\\\"}",
+            "[\"x\"]",
+            "{}",
+        ];
+        for step in 1..=text.len() {
+            assert_eq!(values(text, step).unwrap(), expected, "pieces of {step}");
+        }
+    }
+
+    #[test]
+    fn anything_but_whitespace_between_values_is_refused() {
+        for text in ["{} 3", "{},{}", "\"s\"", "}", "{}\u{a0}{}", "null"] {
+            assert_eq!(values(text, 1), None, "{text:?}");
+        }
+        // An unclosed value is not complete.
+        assert_eq!(values("{\"a\": [1}", 4), None);
+        assert_eq!(values("{\"a\": \"}", 4), None);
+        assert_eq!(values("  \n", 1), Some(vec![]));
     }
 }

@@ -245,13 +245,13 @@ fn scan_json_keys(text: &str) -> Option<bool> {
                 let mut j = start;
                 let mut escaped = false;
                 loop {
+                    j += memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
                     match b.get(j)? {
                         b'"' => break,
-                        b'\\' => {
+                        _ => {
                             escaped = true;
                             j += 2;
                         }
-                        _ => j += 1,
                     }
                 }
                 if expect_key {
@@ -484,16 +484,28 @@ impl<'de> de::Deserialize<'de> for NoDuplicates {
 struct NoDuplicatesVisitor;
 
 /// A key, borrowed from the input where it has no escapes.
-enum Key<'de> {
+pub(super) enum Key<'de> {
     Borrowed(&'de str),
     Owned(String),
 }
 
-impl Key<'_> {
-    fn as_str(&self) -> &str {
+impl<'de> Key<'de> {
+    /// The key's text.
+    pub(super) fn as_str(&self) -> &str {
         match self {
             Key::Borrowed(s) => s,
             Key::Owned(s) => s,
+        }
+    }
+
+    /// Hands the key to `seed` as a string (borrowed where it was).
+    pub(super) fn deserialize_into<T: DeserializeSeed<'de>, E: de::Error>(
+        self,
+        seed: T,
+    ) -> Result<T::Value, E> {
+        match self {
+            Key::Borrowed(s) => seed.deserialize(de::value::BorrowedStrDeserializer::new(s)),
+            Key::Owned(s) => seed.deserialize(de::value::StringDeserializer::new(s)),
         }
     }
 }
@@ -607,7 +619,7 @@ mod tests {
         // The stripped text parses to the exact path's stripped tree.
         let text = "{\"k\": {\"x\": null, \"y\": [1, null], \"z\": {\"w\": null}}, \"n\": null}";
         let mut tree: Value = serde_json::from_str(text).unwrap();
-        super::super::strip_nulls(&mut tree);
+        super::super::importer::strip_nulls(&mut tree);
         let stripped: Value = serde_json::from_str(&strip(text).unwrap()).unwrap();
         assert_eq!(stripped, tree);
     }

@@ -1,0 +1,242 @@
+//! One typed object of any kind read ([`Object`]): its decoding with unknown-field tracking,
+//! and its insertion into the [`Model`] (the smaller canonical copy of a duplicate is kept).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{Duplicate, Kind, Model};
+use crate::core::{Namespace, Node, Pod, PriorityClass, ResourceQuota};
+use crate::kai::{PodGroup, Queue};
+use crate::kueue::{
+    ClusterQueue, Cohort, Configuration, LocalQueue, ResourceFlavor, Workload,
+    WorkloadPriorityClass,
+};
+use crate::meta::ObjectMeta;
+use crate::schema;
+
+fn canonical<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// Converts serde_ignored's path into Kubernetes' notation (`spec.groups[0].name`) and steps.
+fn ignored_path(path: &serde_ignored::Path<'_>) -> (String, Vec<schema::Step>) {
+    fn walk(path: &serde_ignored::Path<'_>, steps: &mut Vec<schema::Step>) {
+        match path {
+            serde_ignored::Path::Root => {}
+            serde_ignored::Path::Seq { parent, .. } => {
+                walk(parent, steps);
+                steps.push(schema::Step::Index);
+            }
+            serde_ignored::Path::Map { parent, key } => {
+                walk(parent, steps);
+                steps.push(schema::Step::Field(key.clone()));
+            }
+            serde_ignored::Path::Some { parent }
+            | serde_ignored::Path::NewtypeStruct { parent }
+            | serde_ignored::Path::NewtypeVariant { parent } => walk(parent, steps),
+        }
+    }
+    fn text(path: &serde_ignored::Path<'_>, out: &mut String) {
+        match path {
+            serde_ignored::Path::Root => {}
+            serde_ignored::Path::Seq { parent, index } => {
+                text(parent, out);
+                out.push_str(&format!("[{index}]"));
+            }
+            serde_ignored::Path::Map { parent, key } => {
+                text(parent, out);
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            serde_ignored::Path::Some { parent }
+            | serde_ignored::Path::NewtypeStruct { parent }
+            | serde_ignored::Path::NewtypeVariant { parent } => text(parent, out),
+        }
+    }
+    let mut steps = Vec::new();
+    walk(path, &mut steps);
+    let mut s = String::new();
+    text(path, &mut s);
+    (s, steps)
+}
+
+macro_rules! objects {
+    ($($kind:ident => $ty:ty, $field:ident;)+) => {
+        /// One typed object of any kind gpuquota reads.
+        #[derive(Debug)]
+        pub(crate) enum Object {
+            $($kind(Box<$ty>),)+
+            Configuration(Box<Configuration>),
+        }
+
+        impl Object {
+            pub(crate) fn kind(&self) -> Kind {
+                match self {
+                    $(Object::$kind(_) => Kind::$kind,)+
+                    Object::Configuration(_) => Kind::Configuration,
+                }
+            }
+
+            pub(super) fn metadata_mut(&mut self) -> Option<&mut ObjectMeta> {
+                match self {
+                    $(Object::$kind(o) => Some(&mut o.metadata),)+
+                    Object::Configuration(_) => None,
+                }
+            }
+
+            /// `name` or `namespace/name` as reported in diagnostics.
+            pub(crate) fn display_name(&self) -> Option<String> {
+                let meta = match self {
+                    $(Object::$kind(o) => &o.metadata,)+
+                    Object::Configuration(o) => &o.metadata,
+                };
+                let name = if meta.name.is_empty() {
+                    meta.other.get("generateName").and_then(Value::as_str)?
+                } else {
+                    meta.name.as_str()
+                };
+                Some(match &meta.namespace {
+                    Some(ns) => format!("{ns}/{name}"),
+                    None => name.to_owned(),
+                })
+            }
+
+            /// Deserializes `kind` from any deserializer, collecting ignored fields.
+            pub(crate) fn deserialize_kind<'de, D: serde::Deserializer<'de>>(
+                kind: Kind,
+                de: D,
+                ignored: &mut Vec<(String, Vec<schema::Step>)>,
+            ) -> Result<Object, D::Error> {
+                let mut record = |p: serde_ignored::Path<'_>| ignored.push(ignored_path(&p));
+                let de = serde_ignored::Deserializer::new(de, &mut record);
+                use serde::Deserialize;
+                let mut object = match kind {
+                    $(Kind::$kind => Object::$kind(Box::new(<$ty>::deserialize(de)?)),)+
+                    Kind::Configuration => {
+                        Object::Configuration(Box::new(Configuration::deserialize(de)?))
+                    }
+                };
+                object.shrink();
+                Ok(object)
+            }
+
+            pub(super) fn decode(
+                kind: Kind,
+                value: Value,
+                ignored: &mut Vec<(String, Vec<schema::Step>)>,
+            ) -> Result<Object, serde_path_to_error::Error<serde_json::Error>> {
+                let mut track = serde_path_to_error::Track::new();
+                let de = serde_path_to_error::Deserializer::new(value, &mut track);
+                Object::deserialize_kind(kind, de, ignored)
+                    .map_err(|e| serde_path_to_error::Error::new(track.path(), e))
+            }
+
+            pub(super) fn field_names(kind: Kind, path: &[schema::Step]) -> Option<&'static [&'static str]> {
+                match kind {
+                    $(Kind::$kind => schema::field_names::<$ty>(path),)+
+                    Kind::Configuration => schema::field_names::<Configuration>(path),
+                }
+            }
+
+            pub(super) fn insert(self, model: &mut Model, api_version: String) {
+                match self {
+                    $(Object::$kind(o) => insert_keyed(model, Kind::$kind, *o, |m| &mut m.$field, |o| &o.metadata),)+
+                    Object::Configuration(mut config) => {
+                        config.api_version = api_version;
+                        let config = *config;
+                        let kind = Kind::Configuration;
+                        match &model.configuration {
+                            Some(existing) if canonical(existing) <= canonical(&config) => {
+                                model.duplicates.push(Duplicate { kind, name: String::new() });
+                            }
+                            Some(_) => {
+                                model.duplicates.push(Duplicate { kind, name: String::new() });
+                                model.configuration = Some(config);
+                            }
+                            None => model.configuration = Some(config),
+                        }
+                    }
+                }
+            }
+        }
+
+        impl Kind {
+            /// Every kind gpuquota reads.
+            pub const ALL: &'static [Kind] = &[$(Kind::$kind,)+ Kind::Configuration];
+        }
+    };
+}
+
+objects! {
+    ResourceFlavor => ResourceFlavor, resource_flavors;
+    ClusterQueue => ClusterQueue, cluster_queues;
+    Cohort => Cohort, cohorts;
+    LocalQueue => LocalQueue, local_queues;
+    Workload => Workload, workloads;
+    WorkloadPriorityClass => WorkloadPriorityClass, workload_priority_classes;
+    PriorityClass => PriorityClass, priority_classes;
+    Namespace => Namespace, namespaces;
+    ResourceQuota => ResourceQuota, resource_quotas;
+    Pod => Pod, pods;
+    Node => Node, nodes;
+    Queue => Queue, queues;
+    PodGroup => PodGroup, pod_groups;
+    Budget => crate::budget::Budget, budgets;
+}
+
+impl Object {
+    /// Gives back the spare capacity of the vectors a deserializer grows (a `Vec` read from
+    /// a sequence of one element keeps room for four): a Workload's pod sets alone are about
+    /// 700 bytes each, so a snapshot of 55,000 Workloads held 150 MB of unused slots.
+    ///
+    /// # Complexity
+    /// Linear in the object's pod sets and containers.
+    fn shrink(&mut self) {
+        fn pod_spec(spec: &mut crate::core::PodSpec) {
+            spec.containers.shrink_to_fit();
+            spec.init_containers.shrink_to_fit();
+        }
+        match self {
+            Object::Workload(w) => {
+                w.spec.pod_sets.shrink_to_fit();
+                for p in &mut w.spec.pod_sets {
+                    pod_spec(&mut p.template.spec);
+                }
+            }
+            Object::Pod(p) => pod_spec(&mut p.spec),
+            _ => {}
+        }
+    }
+}
+
+fn insert_keyed<T, F, M>(model: &mut Model, kind: Kind, object: T, map: F, meta: M)
+where
+    T: serde::Serialize,
+    F: Fn(&mut Model) -> &mut BTreeMap<String, T>,
+    M: Fn(&T) -> &ObjectMeta,
+{
+    let m = meta(&object);
+    let key = if kind.is_namespaced() {
+        format!("{}/{}", m.namespace.as_deref().unwrap_or("default"), m.name)
+    } else {
+        m.name.clone()
+    };
+    let target = map(model);
+    let replace = match target.get(&key) {
+        None => true,
+        Some(existing) => {
+            let keep_new = canonical(&object) < canonical(existing);
+            model.duplicates.push(Duplicate {
+                kind,
+                name: key.clone(),
+            });
+            keep_new
+        }
+    };
+    if replace {
+        map(model).insert(key, object);
+    }
+}
