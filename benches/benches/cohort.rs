@@ -217,7 +217,7 @@ fn admission_decision(c: &mut Criterion) {
                 let chunk = left.min(u64::from(ncq));
                 let start = std::time::Instant::now();
                 for _ in 0..chunk {
-                    let cq = next % ncq;
+                    let cq = gpuquota_cohort::ids::CqId::new((next % ncq) as usize);
                     next = next.wrapping_add(1);
                     if let Some((wl, mode)) = s.admit_head(black_box(cq)) {
                         black_box(mode);
@@ -238,7 +238,7 @@ fn admission_decision(c: &mut Criterion) {
 /// B5a: one cohort of 100 ClusterQueues with 100 admitted workloads each (3 priorities,
 /// sizes 1–3); queue 0 (`reclaimWithinCohort: Any`, `withinClusterQueue: LowerPriority`)
 /// has preemptors needing k ∈ {1, 10, 100} more units than are free.
-fn preemption_world() -> (World, Vec<(usize, u32)>) {
+fn preemption_world() -> (World, Vec<(usize, gpuquota_cohort::ids::WlId)>) {
     let (queues, per) = if quick() { (5, 5) } else { (100, 100) };
     let mut m = Model::default();
     m.resource_flavors.insert(
@@ -317,7 +317,7 @@ fn preemption_world() -> (World, Vec<(usize, u32)>) {
                 *k,
                 world
                     .workload_id(&format!("ns/preemptor-k{k:03}"))
-                    .unwrap_or(0),
+                    .unwrap_or_default(),
             )
         })
         .collect();
@@ -330,8 +330,8 @@ fn preemption_search(c: &mut Criterion) {
     let fr = world
         .resource_id("nvidia.com/gpu")
         .and_then(|r| world.flavor_id("f").and_then(|f| world.fr(f, r)))
-        .unwrap_or(0);
-    let cq = world.cq_id("q000").unwrap_or(0);
+        .unwrap_or_default();
+    let cq = world.cq_id("q000").unwrap_or_default();
     for &(k, wl) in &preemptors {
         // the target search alone (upstream GetTargets), including fill-back
         let mut usage = s.usage().clone();

@@ -293,9 +293,11 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
         .filter(|w| w.admitted.is_none())
         .map(|w| w.created)
         .max();
-    let late: Vec<u32> = (0..world.workloads.len() as u32)
+    let late: Vec<gpuquota::cohort::ids::WlId> = world
+        .workloads
+        .ids()
         .filter(|&i| {
-            let w = &world.workloads[i as usize];
+            let w = &world.workloads[i];
             w.admitted.is_none() && Some(w.created) == last
         })
         .collect();
@@ -318,7 +320,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
         r.pending.len()
     );
     for a in &s.admitted {
-        let w = &world.workloads[a.wl as usize];
+        let w = &world.workloads[a.wl];
         let flavors: Vec<String> = a
             .pod_sets
             .iter()
@@ -329,7 +331,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
             "  c{:<2} admitted  {:<28} {:<12} {}{}",
             a.cycle,
             &w.key,
-            &world.cluster_queues[a.cq as usize].name,
+            &world.cluster_queues[a.cq].name,
             flavors.join(","),
             if a.borrowing > 0 { " borrows" } else { "" }
         );

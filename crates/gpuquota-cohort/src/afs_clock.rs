@@ -96,7 +96,7 @@ pub struct Ledger {
     /// The decayed consumed usage.
     pub consumed: Nanos,
     /// Pending entry penalties, by workload.
-    pub penalties: BTreeMap<u32, Nanos>,
+    pub penalties: BTreeMap<crate::ids::WlId, Nanos>,
     /// The LocalQueue's admitted usage (flavors summed).
     pub admitted: Nanos,
     /// ms since start.

@@ -319,7 +319,7 @@ impl Assigner<'_> {
     ) -> (PMode, u32, Option<NoFitReason>) {
         let w = self.world;
         let t = &w.tree;
-        let node = w.cluster_queues[self.cq as usize].node;
+        let node = w.cluster_queues[self.cq].node;
         let (available, max_capacity, nominal) = match fr {
             Some(fr) => (
                 t.available(usage, node, fr),
@@ -351,7 +351,7 @@ impl Assigner<'_> {
             flavor,
             needed: val.saturating_sub(available),
         });
-        let cq = &w.cluster_queues[self.cq as usize];
+        let cq = &w.cluster_queues[self.cq];
         let fs_reclaim = oracle.fair_sharing() && cq.reclaim != crate::world::ReclaimPolicy::Never;
         if nominal >= val || may_reclaim || cq.borrow_within_cohort || fs_reclaim {
             let (p, b) = oracle.simulate(usage, fr, val);
@@ -379,8 +379,8 @@ impl Assigner<'_> {
         last: Option<&LastTried>,
     ) -> Assignment {
         let w = self.world;
-        let wl = &w.workloads[self.wl as usize];
-        let cq = &w.cluster_queues[self.cq as usize];
+        let wl = &w.workloads[self.wl];
+        let cq = &w.cluster_queues[self.cq];
         let pods_res = w.pods;
         let pods_group = pods_res.and_then(|r| cq.group_of(r));
         let mut a = Assignment::default();
@@ -440,7 +440,7 @@ impl Assigner<'_> {
                 while idx < group.flavors.len() {
                     attempted = idx as i32;
                     let f = group.flavors[idx];
-                    let flavor = &w.flavors[f as usize];
+                    let flavor = &w.flavors[f];
                     idx += 1;
                     if let Some(pin) = self.pinned
                         && !pin

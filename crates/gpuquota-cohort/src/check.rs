@@ -3,7 +3,7 @@
 //! arithmetic with [`crate::tree`].
 
 use crate::preempt::Reservation;
-use crate::tree::NodeKind;
+use crate::tree::{FrId, NodeId, NodeKind};
 use crate::world::World;
 
 /// Checks, for every node and flavor-resource, with usage recomputed from `reservations`:
@@ -23,9 +23,9 @@ pub fn check_invariants(world: &World, reservations: &[Option<Reservation>]) -> 
     // usage per node (ClusterQueues only), i128 to stay exact
     let mut usage = vec![0i128; n * nfr];
     for r in reservations.iter().flatten() {
-        let node = world.cluster_queues[r.cq as usize].node as usize;
+        let node = world.cluster_queues[r.cq].node.index();
         for &(fr, a) in &r.usage {
-            usage[node * nfr + fr as usize] += i128::from(a.0);
+            usage[node * nfr + fr.index()] += i128::from(a.0);
         }
     }
     let big = |a: gpuquota_model::Amount| -> i128 {
@@ -39,20 +39,20 @@ pub fn check_invariants(world: &World, reservations: &[Option<Reservation>]) -> 
     fn t_of(
         world: &World,
         usage: &[i128],
-        node: usize,
-        fr: usize,
+        node: NodeId,
+        fr: FrId,
         big: &dyn Fn(gpuquota_model::Amount) -> i128,
         errs: &mut Vec<String>,
     ) -> i128 {
         let t = &world.tree;
-        let q = t.quota(node as u32, fr as u32);
+        let q = t.quota(node, fr);
         let mut v = big(q.nominal);
         match t.nodes[node].kind {
-            NodeKind::ClusterQueue(_) => v -= usage[node * t.frs + fr],
+            NodeKind::ClusterQueue(_) => v -= usage[node.index() * t.frs + fr.index()],
             NodeKind::Cohort => {
                 for &c in &t.nodes[node].children {
-                    let tc = t_of(world, usage, c as usize, fr, big, errs);
-                    let cq = t.quota(c, fr as u32);
+                    let tc = t_of(world, usage, c, fr, big, errs);
+                    let cq = t.quota(c, fr);
                     v += match cq.lending_limit {
                         Some(ll) => tc.min(big(ll)),
                         None => tc,
@@ -75,16 +75,16 @@ pub fn check_invariants(world: &World, reservations: &[Option<Reservation>]) -> 
         v
     }
     let mut errs = Vec::new();
-    for fr in 0..nfr {
-        for node in 0..n {
+    for fr in t.fr_ids() {
+        for node in t.nodes.ids() {
             if t.nodes[node].parent.is_none() {
                 t_of(world, &usage, node, fr, &big, &mut errs);
             }
         }
         for cq in &world.cluster_queues {
-            let node = cq.node as usize;
-            let q = t.quota(cq.node, fr as u32);
-            let u = usage[node * nfr + fr];
+            let node = cq.node;
+            let q = t.quota(cq.node, fr);
+            let u = usage[node.index() * nfr + fr.index()];
             let cap = match (t.nodes[node].parent, q.borrowing_limit) {
                 (None, _) => Some(big(q.nominal)),
                 (Some(_), Some(bl)) => Some(big(q.nominal) + big(bl)),

@@ -14,6 +14,7 @@ use crate::assign::{
     Assigner, Assignment, LastTried, Mode, Oracle, Possibility, reduced_counts, reducible,
 };
 use crate::explain::{Pending, PodSetReasons};
+use crate::ids::{Slot, Table};
 use crate::preempt::{
     Admitted, PreemptReason, Reservation, Target, add_reservation, remove_reservation,
 };
@@ -90,10 +91,7 @@ impl Policy for Classical {
     /// O(E log E).
     fn order(&mut self, world: &World, _snapshot: &Usage, entries: &mut [Entry]) {
         entries.sort_by(|a, b| {
-            let (wa, wb) = (
-                &world.workloads[a.wl as usize],
-                &world.workloads[b.wl as usize],
-            );
+            let (wa, wb) = (&world.workloads[a.wl], &world.workloads[b.wl]);
             a.assignment
                 .borrowing
                 .cmp(&b.assignment.borrowing)
@@ -183,33 +181,33 @@ pub struct Scheduler<'w, P: Policy = Classical> {
     world: &'w World,
     policy: P,
     usage: Usage,
-    reservations: Vec<Option<Reservation>>,
-    by_cq: Vec<Vec<crate::preempt::CandKey>>,
+    reservations: Table<WlId, Option<Reservation>>,
+    by_cq: Table<CqId, Vec<crate::preempt::CandKey>>,
     /// Cached namespace-selector check of every workload: (ClusterQueue, matches).
-    ns_match: Vec<Option<(CqId, bool)>>,
+    ns_match: Table<WlId, Option<(CqId, bool)>>,
     /// Per ClusterQueue: its active heap and inadmissible set.
-    queues: Vec<Queue>,
+    queues: Table<CqId, Queue>,
     /// Shape-group slot of every workload in its ClusterQueue's [`Queue`].
-    slot: Vec<u32>,
+    slot: Table<WlId, Slot>,
     /// ClusterQueues of every cohort tree, by root node.
-    tree_cqs: Vec<Vec<CqId>>,
-    sticky: Vec<Option<WlId>>,
-    uid_rank: Vec<u32>,
+    tree_cqs: Table<NodeId, Vec<CqId>>,
+    sticky: Table<CqId, Option<WlId>>,
+    uid_rank: Table<WlId, u32>,
     /// Scheduling-shape id per workload (`u32::MAX` = not computed yet) and the shapes seen.
-    shape: Vec<u32>,
+    shape: Table<WlId, u32>,
     shapes: BTreeMap<Vec<u8>, u32>,
     /// ClusterQueues with two or more workloads of one shape (the only ones where a failed
     /// head can take equivalent workloads with it).
     shared_shapes: BTreeSet<(CqId, u32)>,
-    pending: Vec<Option<Pending>>,
-    last_tried: Vec<Option<(LastTried, u32, u64)>>,
-    generation: Vec<u64>,
+    pending: Table<WlId, Option<Pending>>,
+    last_tried: Table<WlId, Option<(LastTried, u32, u64)>>,
+    generation: Table<NodeId, u64>,
     cycle: u32,
     /// Cycles of [`Scheduler::cycles`] that a run skipped as whole repeated periods.
     skipped: u32,
     /// ClusterQueues a cycle leaves out (their cohort tree's cycles are replayed; empty:
     /// none).
-    held: Vec<bool>,
+    held: Table<CqId, bool>,
     /// The ClusterQueues that had a head in the last cycle.
     last_heads: Vec<CqId>,
     /// Workloads admitted during the run, in order.
@@ -221,9 +219,9 @@ pub struct Scheduler<'w, P: Policy = Classical> {
 struct OracleImpl<'a, 'w, P: Policy> {
     world: &'w World,
     policy: &'a mut P,
-    reservations: &'a [Option<Reservation>],
-    by_cq: &'a [Vec<crate::preempt::CandKey>],
-    uid_rank: &'a [u32],
+    reservations: &'a Table<WlId, Option<Reservation>>,
+    by_cq: &'a Table<CqId, Vec<crate::preempt::CandKey>>,
+    uid_rank: &'a Table<WlId, u32>,
     cq: CqId,
     wl: WlId,
 }
@@ -243,24 +241,24 @@ impl<P: Policy> Oracle for OracleImpl<'_, '_, P> {
         let targets = self
             .policy
             .targets(&adm, usage, self.cq, self.wl, &[(fr, quantity)], &[fr]);
-        let node = self.world.cluster_queues[self.cq as usize].node;
+        let node = self.world.cluster_queues[self.cq].node;
         if targets.is_empty() {
             let (b, _) = self.world.tree.borrowing_level(usage, node, fr, quantity);
             return (Possibility::NoCandidates, b);
         }
         for t in &targets {
-            if let Some(r) = &self.reservations[t.wl as usize] {
+            if let Some(r) = &self.reservations[t.wl] {
                 remove_reservation(self.world, usage, r);
             }
         }
         let (b, _) = self.world.tree.borrowing_level(usage, node, fr, quantity);
         for t in &targets {
-            if let Some(r) = &self.reservations[t.wl as usize] {
+            if let Some(r) = &self.reservations[t.wl] {
                 add_reservation(self.world, usage, r);
             }
         }
         let own = targets.iter().any(|t| {
-            self.reservations[t.wl as usize]
+            self.reservations[t.wl]
                 .as_ref()
                 .is_some_and(|r| r.cq == self.cq)
         });
@@ -290,73 +288,72 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     pub fn with_policy(world: &'w World, policy: P) -> Scheduler<'w, P> {
         let n = world.workloads.len();
         let ncq = world.cluster_queues.len();
-        let mut order: Vec<WlId> = (0..n as WlId).collect();
+        let mut order: Vec<WlId> = world.workloads.ids().collect();
         order.sort_by(|&a, &b| {
-            world.workloads[a as usize]
+            world.workloads[a]
                 .uid
-                .cmp(&world.workloads[b as usize].uid)
+                .cmp(&world.workloads[b].uid)
                 .then(a.cmp(&b))
         });
-        let mut uid_rank = vec![0; n];
+        let mut uid_rank = Table::filled(0, n);
         for (rank, &w) in order.iter().enumerate() {
-            uid_rank[w as usize] = rank as u32;
+            uid_rank[w] = u32::try_from(rank).unwrap_or(u32::MAX);
         }
         let mut s = Scheduler {
             world,
             policy,
             usage: world.initial_usage.clone(),
-            reservations: vec![None; n],
-            by_cq: vec![Vec::new(); ncq],
-            ns_match: vec![None; n],
-            queues: Vec::new(),
-            slot: vec![0; n],
-            tree_cqs: vec![Vec::new(); world.tree.nodes.len()],
-            sticky: vec![None; ncq],
+            reservations: Table::filled(None, n),
+            by_cq: Table::filled(Vec::new(), ncq),
+            ns_match: Table::filled(None, n),
+            queues: Table::new(),
+            slot: Table::filled(Slot::default(), n),
+            tree_cqs: Table::filled(Vec::new(), world.tree.nodes.len()),
+            sticky: Table::filled(None, ncq),
             uid_rank,
-            shape: vec![u32::MAX; n],
+            shape: Table::filled(u32::MAX, n),
             shapes: BTreeMap::new(),
             shared_shapes: BTreeSet::new(),
-            pending: vec![None; n],
-            last_tried: vec![None; n],
-            generation: vec![0; world.tree.nodes.len()],
+            pending: Table::filled(None, n),
+            last_tried: Table::filled(None, n),
+            generation: Table::filled(0, world.tree.nodes.len()),
             cycle: 0,
             skipped: 0,
-            held: Vec::new(),
+            held: Table::new(),
             last_heads: Vec::new(),
             admitted: Vec::new(),
             preempted: Vec::new(),
         };
         // scheduling shapes, their group slots per ClusterQueue, and the shared ones
-        let mut slots: Vec<BTreeMap<u32, u32>> = vec![BTreeMap::new(); ncq];
+        let mut slots: Table<CqId, BTreeMap<u32, Slot>> = Table::filled(BTreeMap::new(), ncq);
         let mut seen: BTreeSet<(CqId, u32)> = BTreeSet::new();
-        for (i, w) in world.workloads.iter().enumerate() {
+        for (i, w) in world.workloads.iter_enumerated() {
             if let QueueRef::Cq(c) = w.queue {
-                let shape = s.shape_of(i as WlId);
+                let shape = s.shape_of(i);
                 let key = (c, shape);
                 if !seen.insert(key) {
                     s.shared_shapes.insert(key);
                 }
-                let m = &mut slots[c as usize];
-                let next = m.len() as u32;
+                let m = &mut slots[c];
+                let next = Slot::new(m.len());
                 s.slot[i] = *m.entry(shape).or_insert(next);
             }
         }
         s.queues = slots
-            .iter()
-            .enumerate()
-            .map(|(c, m)| Queue::with_groups(c as u32, m.len()))
+            .iter_enumerated()
+            .map(|(c, m)| Queue::with_groups(c, m.len()))
             .collect();
-        for (c, cq) in world.cluster_queues.iter().enumerate() {
-            let root = world.tree.nodes[cq.node as usize].root;
-            s.tree_cqs[root as usize].push(c as CqId);
+        for (c, cq) in world.cluster_queues.iter_enumerated() {
+            let root = world.tree.nodes[cq.node].root;
+            s.tree_cqs[root].push(c);
         }
-        for (i, w) in world.workloads.iter().enumerate() {
-            let id = i as WlId;
+        for (i, w) in world.workloads.iter_enumerated() {
+            let id = i;
             if let Some(a) = &w.admitted
                 && a.drained
             {
                 // evicted by HoldAndDrain before the run: quota released, pending below
-                let node = world.cluster_queues[a.cq as usize].node;
+                let node = world.cluster_queues[a.cq].node;
                 for &(fr, amount) in &a.usage {
                     world.tree.remove_usage(&mut s.usage, node, fr, amount);
                 }
@@ -368,13 +365,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                     time: (a.time, 0),
                     evicted: a.evicted,
                 });
-                s.by_cq[a.cq as usize].push((
-                    0,
-                    0,
-                    std::cmp::Reverse((Timestamp::EPOCH, 0)),
-                    0,
-                    id,
-                ));
+                s.by_cq[a.cq].push((0, 0, std::cmp::Reverse((Timestamp::EPOCH, 0)), 0, id));
                 continue;
             }
             let blocked = match &w.queue {
@@ -382,7 +373,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 QueueRef::LocalQueueStopped(q) => Some(Pending::LocalQueueInactive(q.clone())),
                 QueueRef::ClusterQueueMissing(q) => Some(Pending::ClusterQueueMissing(q.clone())),
                 QueueRef::Cq(c) => {
-                    let cq = &world.cluster_queues[*c as usize];
+                    let cq = &world.cluster_queues[*c];
                     if cq.inactive.is_some() {
                         Some(Pending::ClusterQueueInactive(cq.name.clone()))
                     } else if !w.active {
@@ -397,7 +388,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 None => s.enqueue(id),
             }
         }
-        for c in 0..ncq {
+        for c in world.cluster_queues.ids() {
             let mut list: Vec<crate::preempt::CandKey> = s.by_cq[c]
                 .iter()
                 .map(|k| Admitted::key(world, &s.reservations, &s.uid_rank, k.4))
@@ -411,8 +402,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// Inserts an admitted workload into its queue's sorted candidate list.
     fn insert_admitted(&mut self, cq: CqId, wl: WlId) {
         let key = Admitted::key(self.world, &self.reservations, &self.uid_rank, wl);
-        let pos = self.by_cq[cq as usize].partition_point(|k| *k < key);
-        self.by_cq[cq as usize].insert(pos, key);
+        let pos = self.by_cq[cq].partition_point(|k| *k < key);
+        self.by_cq[cq].insert(pos, key);
     }
 
     /// Upstream's scheduling-equivalence shape: effective priority and, per PodSet, name,
@@ -421,14 +412,14 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// # Complexity
     /// O(PodSets × (resources + selector terms) + log shapes) the first time, O(1) after.
     fn shape_of(&mut self, wl: WlId) -> u32 {
-        let cached = self.shape[wl as usize];
+        let cached = self.shape[wl];
         if cached != u32::MAX {
             return cached;
         }
-        let key = shape_key(&self.world.workloads[wl as usize]);
+        let key = shape_key(&self.world.workloads[wl]);
         let next = self.shapes.len() as u32;
         let id = *self.shapes.entry(key).or_insert(next);
-        self.shape[wl as usize] = id;
+        self.shape[wl] = id;
         id
     }
 
@@ -438,9 +429,9 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// # Complexity
     /// O(log W).
     fn enqueue(&mut self, wl: WlId) {
-        if let QueueRef::Cq(c) = self.world.workloads[wl as usize].queue {
+        if let QueueRef::Cq(c) = self.world.workloads[wl].queue {
             let k = self.heap_key(wl);
-            self.queues[c as usize].insert(k, self.slot[wl as usize]);
+            self.queues[c].insert(k, self.slot[wl]);
         }
     }
 
@@ -449,11 +440,11 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// # Complexity
     /// O(log W).
     fn dequeue(&mut self, wl: WlId) -> bool {
-        let QueueRef::Cq(c) = self.world.workloads[wl as usize].queue else {
+        let QueueRef::Cq(c) = self.world.workloads[wl].queue else {
             return false;
         };
         let k = self.heap_key(wl);
-        self.queues[c as usize].remove(&k, self.slot[wl as usize])
+        self.queues[c].remove(&k, self.slot[wl])
     }
 
     /// True while the workload is in its ClusterQueue's active heap.
@@ -461,22 +452,15 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// # Complexity
     /// O(log W).
     fn in_heap(&self, wl: WlId) -> bool {
-        match self.world.workloads[wl as usize].queue {
-            QueueRef::Cq(c) => {
-                self.queues[c as usize].contains(&self.heap_key(wl), self.slot[wl as usize])
-            }
+        match self.world.workloads[wl].queue {
+            QueueRef::Cq(c) => self.queues[c].contains(&self.heap_key(wl), self.slot[wl]),
             _ => false,
         }
     }
 
     fn heap_key(&self, wl: WlId) -> HeapKey {
-        let w = &self.world.workloads[wl as usize];
-        (
-            -i64::from(w.priority),
-            w.created,
-            self.uid_rank[wl as usize],
-            wl,
-        )
+        let w = &self.world.workloads[wl];
+        (-i64::from(w.priority), w.created, self.uid_rank[wl], wl)
     }
 
     /// Takes a pending workload out of its queue (it has not arrived yet).
@@ -484,10 +468,10 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// # Complexity
     /// O(log W).
     pub fn withhold(&mut self, wl: WlId) {
-        if let QueueRef::Cq(c) = self.world.workloads[wl as usize].queue {
+        if let QueueRef::Cq(c) = self.world.workloads[wl].queue {
             let k = self.heap_key(wl);
             self.dequeue(wl);
-            self.queues[c as usize].unpark(&k, self.slot[wl as usize]);
+            self.queues[c].unpark(&k, self.slot[wl]);
         }
     }
 
@@ -496,8 +480,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// # Complexity
     /// O(log W).
     pub fn arrive(&mut self, wl: WlId) {
-        let w = &self.world.workloads[wl as usize];
-        if self.reservations[wl as usize].is_some() || self.pending[wl as usize].is_some() {
+        let w = &self.world.workloads[wl];
+        if self.reservations[wl].is_some() || self.pending[wl].is_some() {
             return;
         }
         if let QueueRef::Cq(_) = w.queue {
@@ -513,7 +497,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// O(log W + resources × flavors × depth) when no preemption is simulated.
     pub fn admit_head(&mut self, cq: CqId) -> Option<(WlId, Mode)> {
         let world = self.world;
-        let wl = self.queues[cq as usize].pop_first()?.3;
+        let wl = self.queues[cq].pop_first()?.3;
         let assigner = Assigner {
             world,
             cq,
@@ -541,7 +525,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 evicted: false,
             };
             add_reservation(world, &mut self.usage, &res);
-            self.reservations[wl as usize] = Some(res);
+            self.reservations[wl] = Some(res);
             self.insert_admitted(cq, wl);
         } else {
             self.enqueue(wl);
@@ -555,12 +539,12 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// # Complexity
     /// O(admitted in its queue + frs × depth + log W).
     pub fn release(&mut self, wl: WlId) {
-        let Some(r) = self.reservations[wl as usize].take() else {
+        let Some(r) = self.reservations[wl].take() else {
             return;
         };
         remove_reservation(self.world, &mut self.usage, &r);
-        self.by_cq[r.cq as usize].retain(|k| k.4 != wl);
-        self.generation[self.world.cluster_queues[r.cq as usize].node as usize] += 1;
+        self.by_cq[r.cq].retain(|k| k.4 != wl);
+        self.generation[self.world.cluster_queues[r.cq].node] += 1;
         self.enqueue(wl);
     }
 
@@ -571,7 +555,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// The cost of [`Admitted::targets`] plus one flavor assignment.
     pub fn preemption_targets(&mut self, wl: WlId) -> Vec<Target> {
         let world = self.world;
-        let QueueRef::Cq(cq) = world.workloads[wl as usize].queue else {
+        let QueueRef::Cq(cq) = world.workloads[wl].queue else {
             return Vec::new();
         };
         let mut usage = std::mem::replace(&mut self.usage, Usage(Vec::new()));
@@ -596,7 +580,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     }
 
     /// The current reservation of every workload.
-    pub fn reservations(&self) -> &[Option<Reservation>] {
+    pub fn reservations(&self) -> &Table<WlId, Option<Reservation>> {
         &self.reservations
     }
 
@@ -623,21 +607,21 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// O(log W).
     pub(crate) fn pending_reason_ref(&self, wl: WlId) -> Option<std::borrow::Cow<'_, Pending>> {
         use std::borrow::Cow;
-        if self.reservations[wl as usize].is_some() {
+        if self.reservations[wl].is_some() {
             return None;
         }
-        if let Some(p) = &self.pending[wl as usize] {
+        if let Some(p) = &self.pending[wl] {
             return Some(Cow::Borrowed(p));
         }
-        let w = &self.world.workloads[wl as usize];
+        let w = &self.world.workloads[wl];
         if let QueueRef::Cq(c) = w.queue {
-            let cq = &self.world.cluster_queues[c as usize];
+            let cq = &self.world.cluster_queues[c];
             if cq.strict_fifo
-                && let Some((_, _, _, head)) = self.queues[c as usize].first()
+                && let Some((_, _, _, head)) = self.queues[c].first()
                 && head != wl
             {
                 return Some(Cow::Owned(Pending::BehindHead {
-                    head: self.world.workloads[head as usize].key.clone(),
+                    head: self.world.workloads[head].key.clone(),
                 }));
             }
         }
@@ -645,8 +629,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     }
 
     fn tree_root(&self, cq: CqId) -> NodeId {
-        let node = self.world.cluster_queues[cq as usize].node;
-        self.world.tree.nodes[node as usize].root
+        let node = self.world.cluster_queues[cq].node;
+        self.world.tree.nodes[node].root
     }
 
     /// Whether `wl`'s namespace matches `cq`'s selector, cached per workload (a workload is
@@ -655,19 +639,19 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// # Complexity
     /// O(1) after the first check of the workload.
     fn namespace_matches(&mut self, wl: WlId, cq: CqId) -> bool {
-        match self.ns_match[wl as usize] {
+        match self.ns_match[wl] {
             Some((c, m)) if c == cq => m,
             _ => {
                 let m = self.namespace_matches_uncached(wl, cq);
-                self.ns_match[wl as usize] = Some((cq, m));
+                self.ns_match[wl] = Some((cq, m));
                 m
             }
         }
     }
 
     fn namespace_matches_uncached(&self, wl: WlId, cq: CqId) -> bool {
-        let w = &self.world.workloads[wl as usize];
-        let Some(sel) = &self.world.cluster_queues[cq as usize].namespace_selector else {
+        let w = &self.world.workloads[wl];
+        let Some(sel) = &self.world.cluster_queues[cq].namespace_selector else {
             return false;
         };
         let empty = BTreeMap::new();
@@ -688,9 +672,9 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         extra: &[(WlId, Vec<i32>)],
     ) -> Option<Pending> {
         let world = self.world;
-        let w = &world.workloads[wl as usize];
-        let demand = |id: WlId, counts: &[i32], r: Option<u32>| -> i64 {
-            let ww = &world.workloads[id as usize];
+        let w = &world.workloads[wl];
+        let demand = |id: WlId, counts: &[i32], r: Option<ResourceId>| -> i64 {
+            let ww = &world.workloads[id];
             let mut total: i64 = 0;
             for (ps, &c) in ww.pod_sets.iter().zip(counts) {
                 let per = match r {
@@ -723,8 +707,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                     continue;
                 }
                 let mut used: i64 = 0;
-                for (i, other) in world.workloads.iter().enumerate() {
-                    if other.namespace != w.namespace || i as WlId == wl {
+                for (i, other) in world.workloads.iter_enumerated() {
+                    if other.namespace != w.namespace || i == wl {
                         continue;
                     }
                     if !rq
@@ -735,20 +719,18 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                     }
                     if self.reservations[i].is_some() {
                         let counts: Vec<i32> = match &other.admitted {
-                            Some(a) if self.admitted.iter().all(|x| x.wl != i as WlId) => {
-                                a.counts.clone()
-                            }
+                            Some(a) if self.admitted.iter().all(|x| x.wl != i) => a.counts.clone(),
                             _ => self
                                 .admitted
                                 .iter()
                                 .rev()
-                                .find(|x| x.wl == i as WlId)
+                                .find(|x| x.wl == i)
                                 .map(|x| x.pod_sets.iter().map(|p| p.1).collect())
                                 .unwrap_or_else(|| {
                                     other.pod_sets.iter().map(|p| p.count).collect()
                                 }),
                         };
-                        used = used.saturating_add(demand(i as WlId, &counts, *r));
+                        used = used.saturating_add(demand(i, &counts, *r));
                     }
                 }
                 for (id, c) in extra {
@@ -756,7 +738,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 }
                 if used.saturating_add(req) > hard.0 {
                     let fmt = |v: i64| match r {
-                        Some(r) => world.resources[*r as usize].format_amount(Amount(v)),
+                        Some(r) => world.resources[*r].format_amount(Amount(v)),
                         None => v.to_string(),
                     };
                     return Some(Pending::ResourceQuotaExceeded {
@@ -789,33 +771,33 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     ) -> (Assignment, Vec<Target>) {
         let world = self.world;
         for &v in removed {
-            if let Some(r) = &self.reservations[v as usize] {
+            if let Some(r) = &self.reservations[v] {
                 remove_reservation(world, snapshot, r);
             }
         }
         // only the victims' ClusterQueues list removed workloads
         let mut touched: Vec<CqId> = removed
             .iter()
-            .filter_map(|&v| self.reservations[v as usize].as_ref().map(|r| r.cq))
+            .filter_map(|&v| self.reservations[v].as_ref().map(|r| r.cq))
             .collect();
         touched.sort_unstable();
         touched.dedup();
         let mut saved: Vec<(CqId, Vec<crate::preempt::CandKey>)> =
             Vec::with_capacity(touched.len());
         for c in touched {
-            let filtered: Vec<crate::preempt::CandKey> = self.by_cq[c as usize]
+            let filtered: Vec<crate::preempt::CandKey> = self.by_cq[c]
                 .iter()
                 .filter(|k| !removed.contains(&k.4))
                 .copied()
                 .collect();
-            saved.push((c, std::mem::replace(&mut self.by_cq[c as usize], filtered)));
+            saved.push((c, std::mem::replace(&mut self.by_cq[c], filtered)));
         }
         let out = self.get_assignments(snapshot, wl, cq, None, Some(pinned));
         for (c, l) in saved {
-            self.by_cq[c as usize] = l;
+            self.by_cq[c] = l;
         }
         for &v in removed {
-            if let Some(r) = &self.reservations[v as usize] {
+            if let Some(r) = &self.reservations[v] {
                 add_reservation(world, snapshot, r);
             }
         }
@@ -869,7 +851,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 return (full, t);
             }
         }
-        let pod_sets = &world.workloads[wl as usize].pod_sets;
+        let pod_sets = &world.workloads[wl].pod_sets;
         let total = reducible(pod_sets);
         if total > 0 {
             // smallest k in [0, D] whose reduced assignment fits or preempts with targets
@@ -912,7 +894,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     }
 
     fn pod_set_reasons(&self, wl: WlId, a: &Assignment) -> Vec<PodSetReasons> {
-        let w = &self.world.workloads[wl as usize];
+        let w = &self.world.workloads[wl];
         a.pod_sets
             .iter()
             .filter(|p| !p.reasons.is_empty())
@@ -932,7 +914,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         // 1. heads
         let mut heads: Vec<(WlId, CqId)> = Vec::new();
         self.last_heads.clear();
-        for c in 0..world.cluster_queues.len() {
+        for c in world.cluster_queues.ids() {
             if world.cluster_queues[c].inactive.is_some() || self.held.get(c) == Some(&true) {
                 continue;
             }
@@ -943,7 +925,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 }
                 _ => {
                     let mut queued = self.queues[c].iter().map(|k| k.3);
-                    let pick = self.policy.head(world, c as CqId, &mut queued);
+                    let pick = self.policy.head(world, c, &mut queued);
                     if let Some(w) = pick {
                         self.dequeue(w);
                     }
@@ -951,8 +933,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 }
             };
             if let Some(h) = head {
-                heads.push((h, c as CqId));
-                self.last_heads.push(c as CqId);
+                heads.push((h, c));
+                self.last_heads.push(c);
             }
         }
         if heads.is_empty() {
@@ -967,25 +949,25 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         let mut requeue: Vec<(WlId, CqId, Requeue)> = Vec::new();
         for &(wl, cq) in &heads {
             if !self.namespace_matches(wl, cq) {
-                self.pending[wl as usize] = Some(Pending::NamespaceMismatch);
+                self.pending[wl] = Some(Pending::NamespaceMismatch);
                 requeue.push((wl, cq, Requeue::Namespace));
                 continue;
             }
-            let full_counts: Vec<i32> = world.workloads[wl as usize]
+            let full_counts: Vec<i32> = world.workloads[wl]
                 .pod_sets
                 .iter()
                 .map(|p| p.count)
                 .collect();
             if let Some(p) = self.resource_quota_violation(wl, &full_counts, &[]) {
-                self.pending[wl as usize] = Some(p);
+                self.pending[wl] = Some(p);
                 requeue.push((wl, cq, Requeue::Default));
                 continue;
             }
             // upstream `lastAssignmentOutdated` (FlavorFungibilityPreserveScanProgress on): the
             // scan progress of the current or previous cycle is kept; an older one only while
             // no workload left this ClusterQueue since
-            let gen_node = world.cluster_queues[cq as usize].node as usize;
-            let last = match &self.last_tried[wl as usize] {
+            let gen_node = world.cluster_queues[cq].node;
+            let last = match &self.last_tried[wl] {
                 Some((l, c, g)) if *c + 1 >= cycle || *g >= self.generation[gen_node] => {
                     Some(l.clone())
                 }
@@ -994,8 +976,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             let (assignment, targets) =
                 self.get_assignments(&mut snapshot, wl, cq, last.as_ref(), None);
             // upstream `recordAssignment`: every nominated assignment becomes the scan progress
-            self.last_tried[wl as usize] =
-                Some((assignment.last_tried(), cycle, self.generation[gen_node]));
+            self.last_tried[wl] = Some((assignment.last_tried(), cycle, self.generation[gen_node]));
             entries.push(Entry {
                 wl,
                 cq,
@@ -1028,9 +1009,9 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             step += 1;
             let wl = entries[ei].wl;
             let cq = entries[ei].cq;
-            let cqi = &world.cluster_queues[cq as usize];
+            let cqi = &world.cluster_queues[cq];
             let node = cqi.node;
-            let gen_node = node as usize;
+            let gen_node = node;
             // upstream `updateAssignmentIfNeeded` (RecomputeAssignmentUponPreemptionTargetsOverlap
             // on): targets already chosen by an earlier entry make the assignment be computed
             // again on the state those preemptions leave; what then fits without preemption
@@ -1048,8 +1029,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                     .map(|p| p.flavors.iter().map(|f| (f.resource, f.flavor)).collect())
                     .collect();
                 let (a, t) = self.recompute_without(&mut snapshot, wl, cq, &victim_set, &pinned);
-                self.last_tried[wl as usize] =
-                    Some((a.last_tried(), cycle, self.generation[gen_node]));
+                self.last_tried[wl] = Some((a.last_tried(), cycle, self.generation[gen_node]));
                 deferred = a.mode() == Mode::Fit;
                 entries[ei].assignment = a;
                 entries[ei].targets = t;
@@ -1062,7 +1042,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                     .assignment
                     .no_fit_reason
                     .unwrap_or(crate::explain::NoFitReason::NoMatchingFlavor);
-                self.pending[wl as usize] = Some(Pending::NoFit {
+                self.pending[wl] = Some(Pending::NoFit {
                     reason,
                     pod_sets: reasons,
                 });
@@ -1071,7 +1051,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 continue;
             }
             if mode == Mode::Preempt && e.targets.is_empty() {
-                self.pending[wl as usize] = Some(Pending::NoCandidates { pod_sets: reasons });
+                self.pending[wl] = Some(Pending::NoCandidates { pod_sets: reasons });
                 requeue.push((wl, cq, Requeue::Default));
                 if cqi.reclaim != ReclaimPolicy::Any {
                     // reserve capacity so that later entries cannot take it this cycle
@@ -1099,8 +1079,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 continue;
             }
             if deferred {
-                self.pending[wl as usize] = Some(Pending::DeferredFit);
-                self.last_tried[wl as usize] = None;
+                self.pending[wl] = Some(Pending::DeferredFit);
+                self.last_tried[wl] = None;
                 for &(fr, req) in &e.assignment.usage {
                     world.tree.add_usage(&mut snapshot, node, fr, req);
                     if let Some(w) = snap_wo.as_mut() {
@@ -1108,14 +1088,14 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                     }
                 }
                 if !cqi.strict_fifo {
-                    self.sticky[cq as usize] = Some(wl);
+                    self.sticky[cq] = Some(wl);
                 }
                 requeue.push((wl, cq, Requeue::Immediate));
                 continue;
             }
             if e.targets.iter().any(|t| victim_set.contains(&t.wl)) {
                 // FlavorFungibilityPreserveScanProgress: a skipped entry keeps its progress
-                self.pending[wl as usize] = Some(Pending::OverlappingTargets);
+                self.pending[wl] = Some(Pending::OverlappingTargets);
                 requeue.push((wl, cq, Requeue::Immediate));
                 continue;
             }
@@ -1134,7 +1114,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             #[cfg(debug_assertions)]
             let restored = base.clone();
             for &v in &own {
-                if let Some(r) = &self.reservations[v as usize] {
+                if let Some(r) = &self.reservations[v] {
                     remove_reservation(world, base, r);
                 }
             }
@@ -1144,7 +1124,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 .iter()
                 .all(|&(fr, req)| req <= world.tree.available(base, node, fr));
             for &v in &own {
-                if let Some(r) = &self.reservations[v as usize] {
+                if let Some(r) = &self.reservations[v] {
                     add_reservation(world, base, r);
                 }
             }
@@ -1153,7 +1133,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 debug_assert_eq!(&restored, base, "fit check left its snapshot changed");
                 let mut check = snapshot.clone();
                 for &v in &victim_set {
-                    if let Some(r) = &self.reservations[v as usize] {
+                    if let Some(r) = &self.reservations[v] {
                         remove_reservation(world, &mut check, r);
                     }
                 }
@@ -1164,7 +1144,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 );
             }
             if !fits {
-                self.pending[wl as usize] = Some(Pending::NoLongerFits);
+                self.pending[wl] = Some(Pending::NoLongerFits);
                 requeue.push((wl, cq, Requeue::Immediate));
                 continue;
             }
@@ -1172,14 +1152,14 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             if mode == Mode::Fit
                 && let Some(p) = self.resource_quota_violation(wl, &counts, &admitted_now)
             {
-                self.pending[wl as usize] = Some(p);
+                self.pending[wl] = Some(p);
                 requeue.push((wl, cq, Requeue::Default));
                 continue;
             }
             for t in &e.targets {
                 if victim_set.insert(t.wl) {
                     let w = snap_wo.get_or_insert_with(|| snapshot.clone());
-                    if let Some(r) = &self.reservations[t.wl as usize] {
+                    if let Some(r) = &self.reservations[t.wl] {
                         remove_reservation(world, w, r);
                     }
                 }
@@ -1194,13 +1174,13 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 for t in &e.targets {
                     victims.push((*t, wl, sort_borrowing[ei]));
                 }
-                self.pending[wl as usize] = Some(Pending::WaitingForPreemptions {
+                self.pending[wl] = Some(Pending::WaitingForPreemptions {
                     pod_sets: reasons,
                     count: e.targets.len(),
                 });
-                self.last_tried[wl as usize] = None;
+                self.last_tried[wl] = None;
                 if !cqi.strict_fifo {
-                    self.sticky[cq as usize] = Some(wl);
+                    self.sticky[cq] = Some(wl);
                 }
                 requeue.push((wl, cq, Requeue::Immediate));
                 continue;
@@ -1224,14 +1204,14 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             };
             add_reservation(world, &mut self.usage, &res);
             self.policy.admitted(world, wl, cq, &e.assignment);
-            self.reservations[wl as usize] = Some(res);
+            self.reservations[wl] = Some(res);
             self.insert_admitted(cq, wl);
-            self.pending[wl as usize] = None;
-            self.last_tried[wl as usize] = None;
-            if self.sticky[cq as usize] == Some(wl) {
-                self.sticky[cq as usize] = None;
+            self.pending[wl] = None;
+            self.last_tried[wl] = None;
+            if self.sticky[cq] == Some(wl) {
+                self.sticky[cq] = None;
             }
-            let wi = &world.workloads[wl as usize];
+            let wi = &world.workloads[wl];
             let pod_sets = e
                 .assignment
                 .pod_sets
@@ -1242,8 +1222,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                         .iter()
                         .map(|f| {
                             (
-                                world.resources[f.resource as usize].as_str().to_owned(),
-                                world.flavors[f.flavor as usize].name.clone(),
+                                world.resources[f.resource].as_str().to_owned(),
+                                world.flavors[f.flavor].name.clone(),
                             )
                         })
                         .collect();
@@ -1262,8 +1242,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         }
         // 6. requeue
         for (wl, cq, how) in requeue {
-            let cqi = &world.cluster_queues[cq as usize];
-            let pending_flavors = self.last_tried[wl as usize]
+            let cqi = &world.cluster_queues[cq];
+            let pending_flavors = self.last_tried[wl]
                 .as_ref()
                 .is_some_and(|(l, _, _)| l.iter().flatten().any(|x| x.1 >= 0));
             let to_heap = match how {
@@ -1276,12 +1256,12 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 self.enqueue(wl);
             } else {
                 let k = self.heap_key(wl);
-                let slot = self.slot[wl as usize];
-                self.queues[cq as usize].park(k, slot);
+                let slot = self.slot[wl];
+                self.queues[cq].park(k, slot);
                 // SchedulingEquivalenceHashing (beta, on): in BestEffortFIFO a head that does
                 // not fit (or finds no candidates) takes every queued workload of the same
                 // scheduling shape with it to the inadmissible set
-                let equivalent_failure = match &self.pending[wl as usize] {
+                let equivalent_failure = match &self.pending[wl] {
                     Some(Pending::NoFit { reason, .. }) => Some(reason.as_str()),
                     Some(Pending::NoCandidates { .. }) => Some("WaitingForQuota"),
                     _ => None,
@@ -1293,14 +1273,11 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 {
                     // the queued workloads of the head's shape are exactly its group's
                     // active members
-                    for v in self.queues[cq as usize].park_group(slot) {
+                    for v in self.queues[cq].park_group(slot) {
                         // upstream's workload controller then shows a workload waiting for
                         // evaluation (an evicted one) with the failed head's reason
-                        debug_assert!(matches!(
-                            self.pending[v as usize],
-                            Some(Pending::Preempted { .. })
-                        ));
-                        self.pending[v as usize] = Some(Pending::Bypassed { reason: failed });
+                        debug_assert!(matches!(self.pending[v], Some(Pending::Preempted { .. })));
+                        self.pending[v] = Some(Pending::Bypassed { reason: failed });
                     }
                 }
             }
@@ -1308,17 +1285,17 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         // 7. evictions at the end of the cycle
         let mut touched_roots: BTreeSet<NodeId> = BTreeSet::new();
         for (t, preemptor, sort_borrowing) in victims {
-            let Some(r) = self.reservations[t.wl as usize].take() else {
+            let Some(r) = self.reservations[t.wl].take() else {
                 continue;
             };
             remove_reservation(world, &mut self.usage, &r);
-            self.by_cq[r.cq as usize].retain(|k| k.4 != t.wl);
+            self.by_cq[r.cq].retain(|k| k.4 != t.wl);
             let root = self.tree_root(r.cq);
             touched_roots.insert(root);
             // upstream bumps the AllocatableResourceGeneration of the victim's own queue
-            self.generation[world.cluster_queues[r.cq as usize].node as usize] += 1;
+            self.generation[world.cluster_queues[r.cq].node] += 1;
             let message = preemption_message(world, t.reason, preemptor, t.wl, r.cq);
-            self.pending[t.wl as usize] = Some(Pending::Preempted { message });
+            self.pending[t.wl] = Some(Pending::Preempted { message });
             self.preempted.push(PreemptedRecord {
                 wl: t.wl,
                 cq: r.cq,
@@ -1328,20 +1305,20 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 sort_borrowing,
             });
             // requeue the victim in its own queue
-            let w = &world.workloads[t.wl as usize];
+            let w = &world.workloads[t.wl];
             if let QueueRef::Cq(c) = w.queue
-                && world.cluster_queues[c as usize].inactive.is_none()
+                && world.cluster_queues[c].inactive.is_none()
                 && w.active
             {
                 let k = self.heap_key(t.wl);
-                self.queues[c as usize].insert_evicted(k, self.slot[t.wl as usize]);
+                self.queues[c].insert_evicted(k, self.slot[t.wl]);
             }
         }
         // inadmissible workloads of every touched tree go back to their heaps
         for root in touched_roots {
-            for i in 0..self.tree_cqs[root as usize].len() {
-                let c = self.tree_cqs[root as usize][i];
-                self.queues[c as usize].unpark_all();
+            for i in 0..self.tree_cqs[root].len() {
+                let c = self.tree_cqs[root][i];
+                self.queues[c].unpark_all();
             }
         }
         true
@@ -1446,7 +1423,7 @@ fn shape_key(w: &crate::world::WorkloadInfo) -> Vec<u8> {
         }
         len(&mut key, p.per_pod.len());
         for &(r, q) in &p.per_pod {
-            key.extend_from_slice(&r.to_le_bytes());
+            key.extend_from_slice(&u32::from(r).to_le_bytes());
             key.extend_from_slice(&q.to_le_bytes());
         }
         len(&mut key, p.node_selector.len());
@@ -1492,16 +1469,16 @@ pub fn preemption_message(
     victim: WlId,
     victim_cq: CqId,
 ) -> String {
-    let p = &world.workloads[preemptor as usize];
+    let p = &world.workloads[preemptor];
     let path = |cq: CqId| -> String {
-        let node = world.cluster_queues[cq as usize].node;
+        let node = world.cluster_queues[cq].node;
         let mut names: Vec<&str> = world
             .tree
             .ancestors(node)
-            .map(|a| world.tree.nodes[a as usize].name.as_str())
+            .map(|a| world.tree.nodes[a].name.as_str())
             .collect();
         names.reverse();
-        names.push(world.cluster_queues[cq as usize].name.as_str());
+        names.push(world.cluster_queues[cq].name.as_str());
         format!("/{}", names.join("/"))
     };
     let pcq = match p.queue {
@@ -1530,7 +1507,7 @@ pub mod incremental;
 #[cfg(test)]
 mod shape_tests {
     use super::shape_key;
-    use crate::world::{NodeRequirement, PodSetInfo, QueueRef, WorkloadInfo};
+    use crate::world::{CqId, NodeRequirement, PodSetInfo, QueueRef, ResourceId, WorkloadInfo};
     use gpuquota_model::Timestamp;
     use gpuquota_model::meta::Toleration;
 
@@ -1546,7 +1523,7 @@ mod shape_tests {
             created: Timestamp::EPOCH,
             active: true,
             pod_sets,
-            queue: QueueRef::Cq(0),
+            queue: QueueRef::Cq(CqId::new(0)),
             admitted: None,
         }
     }
@@ -1556,7 +1533,7 @@ mod shape_tests {
             name: "main".into(),
             count: 2,
             min_count: None,
-            per_pod: vec![(0, 1000), (2, 1)],
+            per_pod: vec![(ResourceId::new(0), 1000), (ResourceId::new(2), 1)],
             node_selector: [("zone".to_owned(), "a".to_owned())].into_iter().collect(),
             tolerations: Vec::new(),
             affinity: Vec::new(),
@@ -1578,9 +1555,9 @@ mod shape_tests {
             Box::new(|p| p.count = 3),
             Box::new(|p| p.min_count = Some(1)),
             Box::new(|p| p.min_count = Some(2)),
-            Box::new(|p| p.per_pod = vec![(0, 1000)]),
-            Box::new(|p| p.per_pod = vec![(0, 1000), (2, 2)]),
-            Box::new(|p| p.per_pod = vec![(1, 1000), (2, 1)]),
+            Box::new(|p| p.per_pod = vec![(ResourceId::new(0), 1000)]),
+            Box::new(|p| p.per_pod = vec![(ResourceId::new(0), 1000), (ResourceId::new(2), 2)]),
+            Box::new(|p| p.per_pod = vec![(ResourceId::new(1), 1000), (ResourceId::new(2), 1)]),
             Box::new(|p| {
                 p.node_selector = [("zone".to_owned(), "ab".to_owned())].into_iter().collect()
             }),

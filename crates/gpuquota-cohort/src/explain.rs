@@ -87,8 +87,8 @@ pub enum FlavorReason {
 impl FlavorReason {
     /// Upstream's message fragment.
     pub fn render(&self, w: &World) -> String {
-        let fl = |f: &FlavorId| w.flavors[*f as usize].name.as_str();
-        let rs = |r: &ResourceId| &w.resources[*r as usize];
+        let fl = |f: &FlavorId| w.flavors[*f].name.as_str();
+        let rs = |r: &ResourceId| &w.resources[*r];
         match self {
             FlavorReason::FlavorNotFound { flavor } => format!("flavor {} not found", fl(flavor)),
             FlavorReason::UntoleratedTaint { flavor, taint } => {
@@ -138,8 +138,8 @@ impl FlavorReason {
 
     /// A plain-language sentence fragment.
     pub fn plain(&self, w: &World) -> String {
-        let fl = |f: &FlavorId| w.flavors[*f as usize].name.as_str();
-        let rs = |r: &ResourceId| &w.resources[*r as usize];
+        let fl = |f: &FlavorId| w.flavors[*f].name.as_str();
+        let rs = |r: &ResourceId| &w.resources[*r];
         match self {
             FlavorReason::FlavorNotFound { flavor } => {
                 format!("flavor {} does not exist", fl(flavor))

@@ -94,6 +94,7 @@ use ordered_float::OrderedFloat;
 use crate::afs_clock::{Ledger, Nanos, mul_by_float};
 use crate::assign::Assignment;
 use crate::cycle::{Classical, Entry, Policy, Scheduler};
+use crate::ids::Table;
 use crate::preempt::{Admitted, PreemptReason, Target};
 use crate::report::ScheduleReport;
 use crate::tree::{FrId, NodeKind, Usage};
@@ -120,9 +121,9 @@ pub struct FairSharing {
 struct Afs {
     settings: AdmissionFairSharingSettings,
     /// `admissionScope.admissionMode: UsageBasedAdmissionFairSharing`, by ClusterQueue.
-    cq_on: Vec<bool>,
+    cq_on: Table<CqId, bool>,
     /// LocalQueue index of every workload.
-    wl_lq: Vec<Option<usize>>,
+    wl_lq: Table<WlId, Option<usize>>,
     /// `spec.fairSharing.weight` of every LocalQueue (1 when unset or missing).
     lq_weight: Vec<f64>,
     /// Consumed usage (from the LocalQueue's status) and entry penalties of the run.
@@ -284,12 +285,12 @@ impl Afs {
                 }
             }
             ClockEvent::RunStarted { wl, usage, at } => {
-                let Some(lq) = self.wl_lq.get(wl as usize).copied().flatten() else {
+                let Some(lq) = self.wl_lq.get(wl).copied().flatten() else {
                     return;
                 };
                 let hl = self.half_life();
-                let on = match world.workloads[wl as usize].queue {
-                    crate::world::QueueRef::Cq(c) => self.cq_on[c as usize],
+                let on = match world.workloads[wl].queue {
+                    crate::world::QueueRef::Cq(c) => self.cq_on[c],
                     _ => false,
                 };
                 let Some(c) = self.clock.as_mut() else { return };
@@ -313,7 +314,7 @@ impl Afs {
                 self.refresh(lq);
             }
             ClockEvent::RunEnded { wl, usage, .. } => {
-                let Some(lq) = self.wl_lq.get(wl as usize).copied().flatten() else {
+                let Some(lq) = self.wl_lq.get(wl).copied().flatten() else {
                     return;
                 };
                 let Some(c) = self.clock.as_mut() else { return };
@@ -331,7 +332,7 @@ impl Afs {
 
     /// The weighted usage of the workload's LocalQueue (0 without one).
     fn usage(&self, wl: WlId) -> f64 {
-        match self.wl_lq.get(wl as usize).copied().flatten() {
+        match self.wl_lq.get(wl).copied().flatten() {
             Some(i) => self.lq_usage_of(i),
             None => 0.0,
         }
@@ -473,7 +474,7 @@ impl FairSharing {
         let mut out = FrQuantities::new();
         for &(fr, a) in usage {
             let slot = out
-                .entry(self.index.fr_names[fr as usize].clone())
+                .entry(self.index.fr_names[fr].clone())
                 .or_insert(Amount::ZERO);
             *slot = slot.saturating_add(a);
         }
@@ -482,7 +483,7 @@ impl FairSharing {
 }
 
 fn uses_any(admitted: &Admitted<'_>, wl: WlId, frs: &[FrId]) -> bool {
-    admitted.reservations[wl as usize]
+    admitted.reservations[wl]
         .as_ref()
         .is_some_and(|r| frs.iter().any(|f| r.uses.binary_search(f).is_ok()))
 }
@@ -502,9 +503,9 @@ impl Policy for FairSharing {
         let heads = entries
             .iter()
             .map(|e| {
-                let w = &world.workloads[e.wl as usize];
+                let w = &world.workloads[e.wl];
                 Head {
-                    cluster_queue: world.cluster_queues[e.cq as usize].name.clone(),
+                    cluster_queue: world.cluster_queues[e.cq].name.clone(),
                     workload: w.key.clone(),
                     priority: i64::from(w.priority),
                     queue_order: w.created,
@@ -558,13 +559,13 @@ impl Policy for FairSharing {
             return admitted.targets(snapshot, cq, wl, requests, frs_need);
         }
         let t = &world.tree;
-        let cqi = &world.cluster_queues[cq as usize];
+        let cqi = &world.cluster_queues[cq];
         let node = cqi.node;
-        let me = &world.workloads[wl as usize];
+        let me = &world.workloads[wl];
         // CandidatesOrdering: evicted, other queues first, (admission fair sharing, same
         // queue) higher LocalQueue usage, then the per-queue key (priority, recency, UID)
         let afs_key = |c: CqId, v: WlId| match &self.afs {
-            Some(a) if a.cq_on[c as usize] => std::cmp::Reverse(OrderedFloat(a.usage(v))),
+            Some(a) if a.cq_on[c] => std::cmp::Reverse(OrderedFloat(a.usage(v))),
             _ => std::cmp::Reverse(OrderedFloat(0.0)),
         };
         type SortKey = (
@@ -575,12 +576,12 @@ impl Policy for FairSharing {
         );
         let mut found: Vec<(SortKey, WlId)> = Vec::new();
         if cqi.within != WithinPolicy::Never {
-            for k in &admitted.by_cq[cq as usize] {
+            for k in &admitted.by_cq[cq] {
                 let v = k.4;
                 if v == wl || !uses_any(admitted, v, frs_need) {
                     continue;
                 }
-                let vw = &world.workloads[v as usize];
+                let vw = &world.workloads[v];
                 let ok = match cqi.within {
                     WithinPolicy::Never => false,
                     WithinPolicy::LowerPriority => vw.priority < me.priority,
@@ -595,12 +596,12 @@ impl Policy for FairSharing {
             }
         }
         if t.parent(node).is_some() && cqi.reclaim != ReclaimPolicy::Never {
-            let root = t.nodes[node as usize].root;
-            for (c, other) in world.cluster_queues.iter().enumerate() {
+            let root = t.nodes[node].root;
+            for (c, other) in world.cluster_queues.iter_enumerated() {
                 let on = other.node;
-                if c as CqId == cq
+                if c == cq
                     || other.inactive.is_some()
-                    || t.nodes[on as usize].root != root
+                    || t.nodes[on].root != root
                     || t.parent(on).is_none()
                 {
                     continue;
@@ -616,14 +617,14 @@ impl Policy for FairSharing {
                     if v == wl || !uses_any(admitted, v, frs_need) {
                         continue;
                     }
-                    let vp = world.workloads[v as usize].priority;
+                    let vp = world.workloads[v].priority;
                     let ok = match cqi.reclaim {
                         ReclaimPolicy::Never => false,
                         ReclaimPolicy::LowerPriority => vp < me.priority,
                         ReclaimPolicy::Any => true,
                     };
                     if ok {
-                        found.push(((k.0, 0, afs_key(c as CqId, v), *k), v));
+                        found.push(((k.0, 0, afs_key(c, v), *k), v));
                     }
                 }
             }
@@ -635,19 +636,19 @@ impl Policy for FairSharing {
         let mut victims: Vec<WlId> = Vec::with_capacity(found.len());
         let mut candidates: Vec<Candidate> = Vec::with_capacity(found.len());
         for (_, v) in &found {
-            let Some(r) = &admitted.reservations[*v as usize] else {
+            let Some(r) = &admitted.reservations[*v] else {
                 continue;
             };
             victims.push(*v);
             candidates.push(Candidate {
-                cluster_queue: world.cluster_queues[r.cq as usize].name.clone(),
+                cluster_queue: world.cluster_queues[r.cq].name.clone(),
                 usage: self.quantities(&r.usage),
             });
         }
         let usage = self.quantities(requests);
         let need: Vec<FlavorResource> = frs_need
             .iter()
-            .map(|&f| self.index.fr_names[f as usize].clone())
+            .map(|&f| self.index.fr_names[f].clone())
             .collect();
         let req = PreemptionRequest {
             cluster_queue: &cqi.name,
@@ -672,7 +673,7 @@ impl Policy for FairSharing {
             {
                 let mut copy = original.clone();
                 for &i in _removed {
-                    if let Some(r) = &admitted.reservations[victims[i] as usize] {
+                    if let Some(r) = &admitted.reservations[victims[i]] {
                         crate::preempt::remove_reservation(world, &mut copy, r);
                     }
                 }
@@ -716,7 +717,7 @@ impl Policy for FairSharing {
         cq: CqId,
         queued: &mut dyn Iterator<Item = WlId>,
     ) -> Option<WlId> {
-        let Some(afs) = self.afs.as_ref().filter(|a| a.cq_on[cq as usize]) else {
+        let Some(afs) = self.afs.as_ref().filter(|a| a.cq_on[cq]) else {
             return queued.next();
         };
         let mut best: Option<(f64, WlId)> = None;
@@ -733,10 +734,10 @@ impl Policy for FairSharing {
     /// admission-fair-sharing ClusterQueue is charged the entry penalty
     /// `α(usageSamplingInterval) · requests` (no sampling happens during a run, so it stays).
     fn admitted(&mut self, world: &World, wl: WlId, cq: CqId, assignment: &Assignment) {
-        let Some(afs) = self.afs.as_mut().filter(|a| a.cq_on[cq as usize]) else {
+        let Some(afs) = self.afs.as_mut().filter(|a| a.cq_on[cq]) else {
             return;
         };
-        let Some(lq) = afs.wl_lq.get(wl as usize).copied().flatten() else {
+        let Some(lq) = afs.wl_lq.get(wl).copied().flatten() else {
             return;
         };
         if afs.clock.is_some() {

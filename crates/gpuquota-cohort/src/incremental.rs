@@ -12,6 +12,7 @@
 //!
 //! ```
 //! use gpuquota_cohort::{Scheduler, World};
+//! use gpuquota_cohort::ids::WlId;
 //! use gpuquota_model::import_str;
 //!
 //! let yaml = r#"
@@ -50,18 +51,19 @@
 //! let model = import_str("example.yaml", yaml).expect("valid YAML").model;
 //! let world = World::build(&model).expect("well-formed objects");
 //! let mut s = Scheduler::new(&world);
-//! for wl in 0..world.workloads.len() as u32 {
+//! for wl in world.workloads.ids() {
 //!     s.withhold(wl);
 //! }
-//! s.arrive(0);
-//! s.arrive(1);
+//! let (a, b) = (WlId::new(0), WlId::new(1));
+//! s.arrive(a);
+//! s.arrive(b);
 //! let (cycles, _) = s.settle(100);
 //! assert_eq!(s.admitted.len(), 1); // a fits, b waits (inadmissible)
 //! assert!(cycles >= 2);
-//! assert!(s.finish(0)); // a completes: its quota is released, b is requeued
+//! assert!(s.finish(a)); // a completes: its quota is released, b is requeued
 //! s.settle(100);
 //! assert_eq!(s.admitted.len(), 2);
-//! assert_eq!(world.workloads[s.admitted[1].wl as usize].key, "ns/b");
+//! assert_eq!(world.workloads[s.admitted[1].wl].key, "ns/b");
 //! ```
 
 use crate::cycle::{Policy, Scheduler};
@@ -144,13 +146,13 @@ impl<P: Policy> Scheduler<'_, P> {
     /// # Complexity
     /// O(admitted in its queue + frs × depth + ClusterQueues + requeued × log W).
     pub fn finish(&mut self, wl: WlId) -> bool {
-        let Some(r) = self.reservations[wl as usize].take() else {
+        let Some(r) = self.reservations[wl].take() else {
             return false;
         };
         remove_reservation(self.world, &mut self.usage, &r);
-        self.by_cq[r.cq as usize].retain(|k| k.4 != wl);
-        self.generation[self.world.cluster_queues[r.cq as usize].node as usize] += 1;
-        self.pending[wl as usize] = None;
+        self.by_cq[r.cq].retain(|k| k.4 != wl);
+        self.generation[self.world.cluster_queues[r.cq].node] += 1;
+        self.pending[wl] = None;
         self.requeue_inadmissible(r.cq);
         true
     }
@@ -162,7 +164,7 @@ impl<P: Policy> Scheduler<'_, P> {
     /// # Complexity
     /// As [`Scheduler::finish`] plus O(log W).
     pub fn evict(&mut self, wl: WlId) -> bool {
-        let Some(cq) = self.reservations[wl as usize].as_ref().map(|r| r.cq) else {
+        let Some(cq) = self.reservations[wl].as_ref().map(|r| r.cq) else {
             return false;
         };
         self.release(wl);
@@ -178,9 +180,9 @@ impl<P: Policy> Scheduler<'_, P> {
     /// shape group's parked workloads into its active ones (the smaller set into the larger).
     pub fn requeue_inadmissible(&mut self, cq: CqId) {
         let root = self.tree_root(cq);
-        for i in 0..self.tree_cqs[root as usize].len() {
-            let c = self.tree_cqs[root as usize][i];
-            self.queues[c as usize].unpark_all();
+        for i in 0..self.tree_cqs[root].len() {
+            let c = self.tree_cqs[root][i];
+            self.queues[c].unpark_all();
         }
     }
 
@@ -201,7 +203,7 @@ impl<P: Policy> Scheduler<'_, P> {
     /// # Complexity
     /// O(log W).
     pub fn requeue(&mut self, wl: WlId) {
-        if self.reservations[wl as usize].is_some() {
+        if self.reservations[wl].is_some() {
             return;
         }
         self.enqueue(wl);
@@ -212,10 +214,10 @@ impl<P: Policy> Scheduler<'_, P> {
     /// # Complexity
     /// O(log W).
     pub fn is_queued(&self, wl: WlId) -> bool {
-        match self.world.workloads[wl as usize].queue {
+        match self.world.workloads[wl].queue {
             QueueRef::Cq(c) => {
-                let (k, g) = (self.heap_key(wl), self.slot[wl as usize]);
-                self.queues[c as usize].contains(&k, g) || self.queues[c as usize].is_parked(&k, g)
+                let (k, g) = (self.heap_key(wl), self.slot[wl]);
+                self.queues[c].contains(&k, g) || self.queues[c].is_parked(&k, g)
             }
             _ => false,
         }

@@ -255,6 +255,7 @@ pub mod explain;
 pub mod fair;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod ids;
 pub mod preempt;
 mod queues;
 pub mod report;

@@ -4,6 +4,7 @@
 
 use gpuquota_model::{Amount, Timestamp};
 
+use crate::ids::Table;
 use crate::tree::{FrId, NodeId, NodeKind, Usage};
 use crate::world::{CqId, ReclaimPolicy, WithinPolicy, WlId, World};
 
@@ -80,12 +81,12 @@ pub struct Admitted<'a> {
     /// The world.
     pub world: &'a World,
     /// Reservation per workload (`None` = not admitted).
-    pub reservations: &'a [Option<Reservation>],
+    pub reservations: &'a Table<WlId, Option<Reservation>>,
     /// Admitted workloads per ClusterQueue as their ordering keys, each list sorted (the
     /// workload id is the key's last field).
-    pub by_cq: &'a [Vec<CandKey>],
+    pub by_cq: &'a Table<CqId, Vec<CandKey>>,
     /// Rank of every workload's UID (the final tie-break).
-    pub uid_rank: &'a [u32],
+    pub uid_rank: &'a Table<WlId, u32>,
 }
 
 /// The static part of upstream's candidate ordering, identical for every candidate of one
@@ -122,7 +123,7 @@ struct Cand {
 
 /// Removes a reservation's usage from the snapshot.
 pub fn remove_reservation(world: &World, usage: &mut Usage, r: &Reservation) {
-    let node = world.cluster_queues[r.cq as usize].node;
+    let node = world.cluster_queues[r.cq].node;
     for &(fr, a) in &r.usage {
         world.tree.remove_usage(usage, node, fr, a);
     }
@@ -130,7 +131,7 @@ pub fn remove_reservation(world: &World, usage: &mut Usage, r: &Reservation) {
 
 /// Adds a reservation's usage to the snapshot.
 pub fn add_reservation(world: &World, usage: &mut Usage, r: &Reservation) {
-    let node = world.cluster_queues[r.cq as usize].node;
+    let node = world.cluster_queues[r.cq].node;
     for &(fr, a) in &r.usage {
         world.tree.add_usage(usage, node, fr, a);
     }
@@ -139,7 +140,7 @@ pub fn add_reservation(world: &World, usage: &mut Usage, r: &Reservation) {
 impl Admitted<'_> {
     fn res(&self, wl: WlId) -> &Reservation {
         // Candidates are drawn from `by_cq`, which only lists reserved workloads.
-        match &self.reservations[wl as usize] {
+        match &self.reservations[wl] {
             Some(r) => r,
             None => unreachable_reservation(),
         }
@@ -148,19 +149,19 @@ impl Admitted<'_> {
     /// The ordering key of an admitted workload (see [`CandKey`]).
     pub fn key(
         world: &World,
-        reservations: &[Option<Reservation>],
-        uid_rank: &[u32],
+        reservations: &Table<WlId, Option<Reservation>>,
+        uid_rank: &Table<WlId, u32>,
         wl: WlId,
     ) -> CandKey {
-        let (evicted, time) = match &reservations[wl as usize] {
+        let (evicted, time) = match &reservations[wl] {
             Some(r) => (r.evicted, r.time),
             None => (false, (Timestamp::EPOCH, 0)),
         };
         (
             u8::from(!evicted),
-            world.workloads[wl as usize].priority,
+            world.workloads[wl].priority,
             std::cmp::Reverse(time),
-            uid_rank[wl as usize],
+            uid_rank[wl],
             wl,
         )
     }
@@ -199,16 +200,14 @@ impl Admitted<'_> {
         if w.tree.within_nominal(usage, node, frs_need) {
             return;
         }
-        match w.tree.nodes[node as usize].kind {
+        match w.tree.nodes[node].kind {
             NodeKind::Cohort => {
-                for &c in &w.tree.nodes[node as usize].children {
+                for &c in &w.tree.nodes[node].children {
                     self.collect_subtree(usage, c, lca, advantage, frs_need, out);
                 }
             }
             NodeKind::ClusterQueue(cq) => {
-                if w.cluster_queues[cq as usize].inactive.is_none()
-                    && !self.by_cq[cq as usize].is_empty()
-                {
+                if w.cluster_queues[cq].inactive.is_none() && !self.by_cq[cq].is_empty() {
                     out.push(Source {
                         cq,
                         lca: Some(lca),
@@ -226,7 +225,7 @@ impl Admitted<'_> {
         if v == ctx.wl || !self.uses_any(v, ctx.frs_need) {
             return None;
         }
-        let vw = &w.workloads[v as usize];
+        let vw = &w.workloads[v];
         let vp = vw.priority;
         if src.lca.is_none() {
             let ok = match ctx.within {
@@ -272,7 +271,7 @@ impl Admitted<'_> {
     /// # Complexity
     /// O(1).
     fn priority_exhausted(&self, src: &Source, v: WlId, ctx: &Ctx<'_>) -> bool {
-        let vp = self.world.workloads[v as usize].priority;
+        let vp = self.world.workloads[v].priority;
         if src.lca.is_none() {
             match ctx.within {
                 WithinPolicy::Never => true,
@@ -298,7 +297,7 @@ impl Admitted<'_> {
         if src.lca.is_none() || src.advantage {
             return false;
         }
-        let vp = self.world.workloads[v as usize].priority;
+        let vp = self.world.workloads[v].priority;
         !ctx.bwc || vp >= ctx.priority || ctx.threshold.is_some_and(|t| vp > t)
     }
 
@@ -312,7 +311,7 @@ impl Admitted<'_> {
             return false;
         };
         let t = &self.world.tree;
-        let node = self.world.cluster_queues[src.cq as usize].node;
+        let node = self.world.cluster_queues[src.cq].node;
         if t.within_nominal(usage, node, frs_need) {
             return true;
         }
@@ -324,7 +323,7 @@ impl Admitted<'_> {
     /// True when some workload of `sources` is a candidate.
     fn any_candidate(&self, sources: &[Source], ctx: &Ctx<'_>) -> bool {
         sources.iter().any(|src| {
-            self.by_cq[src.cq as usize]
+            self.by_cq[src.cq]
                 .iter()
                 .any(|k| self.admit_candidate(src, k.4, ctx).is_some())
         })
@@ -345,7 +344,7 @@ impl Admitted<'_> {
             return false;
         }
         let t = &self.world.tree;
-        let node = self.world.cluster_queues[c.cq as usize].node;
+        let node = self.world.cluster_queues[c.cq].node;
         if t.within_nominal(usage, node, frs_need) {
             return false;
         }
@@ -380,9 +379,9 @@ impl Admitted<'_> {
     ) -> Vec<Target> {
         let w = self.world;
         let t = &w.tree;
-        let cqi = &w.cluster_queues[cq as usize];
+        let cqi = &w.cluster_queues[cq];
         let node = cqi.node;
-        let me = &w.workloads[wl as usize];
+        let me = &w.workloads[wl];
         let ctx = Ctx {
             frs_need,
             within: cqi.within,
@@ -393,23 +392,22 @@ impl Admitted<'_> {
             created: me.created,
             wl,
         };
-        let same: Vec<Source> =
-            if cqi.within != WithinPolicy::Never && !self.by_cq[cq as usize].is_empty() {
-                vec![Source {
-                    cq,
-                    lca: None,
-                    advantage: false,
-                }]
-            } else {
-                Vec::new()
-            };
+        let same: Vec<Source> = if cqi.within != WithinPolicy::Never && !self.by_cq[cq].is_empty() {
+            vec![Source {
+                cq,
+                lca: None,
+                advantage: false,
+            }]
+        } else {
+            Vec::new()
+        };
         let mut cohort_sources = Vec::new();
         if t.parent(node).is_some() && cqi.reclaim != ReclaimPolicy::Never {
             let (mut adv, mut remaining) = fit_in_quota(w, usage, node, requests);
             let mut prev = node;
             let mut cur = t.parent(node);
             while let Some(a) = cur {
-                for &c in &t.nodes[a as usize].children {
+                for &c in &t.nodes[a].children {
                     if c != prev {
                         self.collect_subtree(usage, c, a, adv, frs_need, &mut cohort_sources);
                     }
@@ -444,7 +442,7 @@ impl Admitted<'_> {
         let any_evicted = groups
             .iter()
             .flat_map(|g| g.iter())
-            .any(|s| self.by_cq[s.cq as usize].first().is_some_and(|k| k.0 == 0));
+            .any(|s| self.by_cq[s.cq].first().is_some_and(|k| k.0 == 0));
         let passes: &[bool] = if any_evicted {
             &[true, false]
         } else {
@@ -546,7 +544,7 @@ impl Merge {
         let mut ends = Vec::with_capacity(sources.len());
         let mut cqs = Vec::with_capacity(sources.len());
         for (i, s) in sources.iter().enumerate() {
-            let list = &a.by_cq[s.cq as usize];
+            let list = &a.by_cq[s.cq];
             let split = list.partition_point(|k| k.0 == 0);
             let (start, end) = if evicted_pass {
                 (0, split)
@@ -583,7 +581,7 @@ impl Merge {
     fn advance(&mut self, a: &Admitted<'_>, si: usize, pos: usize) {
         let next = pos + 1;
         if next < self.ends[si] {
-            let list = &a.by_cq[self.cqs[si] as usize];
+            let list = &a.by_cq[self.cqs[si]];
             self.heap.push(std::cmp::Reverse((list[next], si, next)));
         }
     }

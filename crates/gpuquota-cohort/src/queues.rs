@@ -16,6 +16,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::ids::{CqId, Slot, Table};
 use crate::world::WlId;
 use gpuquota_model::Timestamp;
 
@@ -35,8 +36,9 @@ struct Group {
 }
 
 /// The fingerprint term of a queued (ClusterQueue, workload): SplitMix64's finalizer.
-fn term(cq: u32, wl: WlId) -> u64 {
-    let mut z = ((u64::from(cq) << 32) | u64::from(wl)).wrapping_add(0x9e37_79b9_7f4a_7c15);
+fn term(cq: CqId, wl: WlId) -> u64 {
+    let mut z = ((u64::from(u32::from(cq)) << 32) | u64::from(u32::from(wl)))
+        .wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
@@ -58,12 +60,12 @@ fn merge_into(to: &mut BTreeSet<HeapKey>, from: &mut BTreeSet<HeapKey>) {
 /// One ClusterQueue's active heap and inadmissible set (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Queue {
-    cq: u32,
-    groups: Vec<Group>,
+    cq: CqId,
+    groups: Table<Slot, Group>,
     /// First active key of every group with active members.
-    heads: BTreeSet<(HeapKey, u32)>,
+    heads: BTreeSet<(HeapKey, Slot)>,
     /// Groups with parked members.
-    parked_groups: BTreeSet<u32>,
+    parked_groups: BTreeSet<Slot>,
     active_len: usize,
     parked_len: usize,
     /// Wrapping sum of the fingerprint terms of the active members.
@@ -72,16 +74,16 @@ pub(crate) struct Queue {
 
 impl Queue {
     /// The queue of ClusterQueue `cq` with `groups` shape groups (slots `0..groups`).
-    pub(crate) fn with_groups(cq: u32, groups: usize) -> Queue {
+    pub(crate) fn with_groups(cq: CqId, groups: usize) -> Queue {
         Queue {
             cq,
-            groups: vec![Group::default(); groups],
+            groups: Table::filled(Group::default(), groups),
             ..Queue::default()
         }
     }
 
-    fn set_head(&mut self, g: u32, old: Option<HeapKey>) {
-        let new = self.groups[g as usize].active.first().copied();
+    fn set_head(&mut self, g: Slot, old: Option<HeapKey>) {
+        let new = self.groups[g].active.first().copied();
         if old != new {
             if let Some(o) = old {
                 self.heads.remove(&(o, g));
@@ -96,11 +98,11 @@ impl Queue {
     ///
     /// # Complexity
     /// O(log W).
-    pub(crate) fn insert(&mut self, k: HeapKey, g: u32) {
-        let old = self.groups[g as usize].active.first().copied();
-        if self.groups[g as usize].active.insert(k) {
+    pub(crate) fn insert(&mut self, k: HeapKey, g: Slot) {
+        let old = self.groups[g].active.first().copied();
+        if self.groups[g].active.insert(k) {
             let t = term(self.cq, k.3);
-            self.groups[g as usize].active_fp = self.groups[g as usize].active_fp.wrapping_add(t);
+            self.groups[g].active_fp = self.groups[g].active_fp.wrapping_add(t);
             self.active_fp = self.active_fp.wrapping_add(t);
             self.active_len += 1;
             self.set_head(g, old);
@@ -111,23 +113,23 @@ impl Queue {
     ///
     /// # Complexity
     /// O(log W).
-    pub(crate) fn insert_evicted(&mut self, k: HeapKey, g: u32) {
+    pub(crate) fn insert_evicted(&mut self, k: HeapKey, g: Slot) {
         self.insert(k, g);
-        self.groups[g as usize].evicted.insert(k.3);
+        self.groups[g].evicted.insert(k.3);
     }
 
     /// Removes an active key; true when it was there.
     ///
     /// # Complexity
     /// O(log W).
-    pub(crate) fn remove(&mut self, k: &HeapKey, g: u32) -> bool {
-        let old = self.groups[g as usize].active.first().copied();
-        if self.groups[g as usize].active.remove(k) {
+    pub(crate) fn remove(&mut self, k: &HeapKey, g: Slot) -> bool {
+        let old = self.groups[g].active.first().copied();
+        if self.groups[g].active.remove(k) {
             let t = term(self.cq, k.3);
-            self.groups[g as usize].active_fp = self.groups[g as usize].active_fp.wrapping_sub(t);
+            self.groups[g].active_fp = self.groups[g].active_fp.wrapping_sub(t);
             self.active_fp = self.active_fp.wrapping_sub(t);
             self.active_len -= 1;
-            self.groups[g as usize].evicted.remove(&k.3);
+            self.groups[g].evicted.remove(&k.3);
             self.set_head(g, old);
             true
         } else {
@@ -139,8 +141,8 @@ impl Queue {
     ///
     /// # Complexity
     /// O(log W).
-    pub(crate) fn contains(&self, k: &HeapKey, g: u32) -> bool {
-        self.groups[g as usize].active.contains(k)
+    pub(crate) fn contains(&self, k: &HeapKey, g: Slot) -> bool {
+        self.groups[g].active.contains(k)
     }
 
     /// The smallest active key.
@@ -187,10 +189,10 @@ impl Queue {
     ///
     /// # Complexity
     /// O(log W).
-    pub(crate) fn park(&mut self, k: HeapKey, g: u32) {
-        if self.groups[g as usize].parked.insert(k) {
+    pub(crate) fn park(&mut self, k: HeapKey, g: Slot) {
+        if self.groups[g].parked.insert(k) {
             let t = term(self.cq, k.3);
-            self.groups[g as usize].parked_fp = self.groups[g as usize].parked_fp.wrapping_add(t);
+            self.groups[g].parked_fp = self.groups[g].parked_fp.wrapping_add(t);
             self.parked_len += 1;
             self.parked_groups.insert(g);
         }
@@ -200,8 +202,8 @@ impl Queue {
     ///
     /// # Complexity
     /// O(log W).
-    pub(crate) fn unpark(&mut self, k: &HeapKey, g: u32) -> bool {
-        let grp = &mut self.groups[g as usize];
+    pub(crate) fn unpark(&mut self, k: &HeapKey, g: Slot) -> bool {
+        let grp = &mut self.groups[g];
         if grp.parked.remove(k) {
             grp.parked_fp = grp.parked_fp.wrapping_sub(term(self.cq, k.3));
             self.parked_len -= 1;
@@ -218,8 +220,8 @@ impl Queue {
     ///
     /// # Complexity
     /// O(log W).
-    pub(crate) fn is_parked(&self, k: &HeapKey, g: u32) -> bool {
-        self.groups[g as usize].parked.contains(k)
+    pub(crate) fn is_parked(&self, k: &HeapKey, g: Slot) -> bool {
+        self.groups[g].parked.contains(k)
     }
 
     /// Parked keys.
@@ -233,9 +235,9 @@ impl Queue {
     ///
     /// # Complexity
     /// O(min(active, parked) × log W + evicted) of the group.
-    pub(crate) fn park_group(&mut self, g: u32) -> Vec<WlId> {
-        let old = self.groups[g as usize].active.first().copied();
-        let grp = &mut self.groups[g as usize];
+    pub(crate) fn park_group(&mut self, g: Slot) -> Vec<WlId> {
+        let old = self.groups[g].active.first().copied();
+        let grp = &mut self.groups[g];
         let moved = grp.active.len();
         if moved == 0 {
             return Vec::new();
@@ -259,8 +261,8 @@ impl Queue {
     pub(crate) fn unpark_all(&mut self) {
         let groups = std::mem::take(&mut self.parked_groups);
         for g in groups {
-            let old = self.groups[g as usize].active.first().copied();
-            let grp = &mut self.groups[g as usize];
+            let old = self.groups[g].active.first().copied();
+            let grp = &mut self.groups[g];
             merge_into(&mut grp.active, &mut grp.parked);
             let fp = std::mem::take(&mut grp.parked_fp);
             grp.active_fp = grp.active_fp.wrapping_add(fp);
@@ -328,40 +330,52 @@ impl Iterator for QueueIter<'_> {
 mod tests {
     use super::*;
 
-    fn k(p: i64, w: WlId) -> HeapKey {
-        (p, Timestamp::EPOCH, w, w)
+    fn k(p: i64, w: u32) -> HeapKey {
+        (p, Timestamp::EPOCH, w, wl(w))
+    }
+
+    fn wl(w: u32) -> WlId {
+        WlId::new(w as usize)
+    }
+
+    fn slot(g: u32) -> Slot {
+        Slot::new(g as usize)
+    }
+
+    fn wls(ws: &[u32]) -> Vec<WlId> {
+        ws.iter().map(|&w| wl(w)).collect()
     }
 
     /// The queue against a plain heap and set: same first keys, same order, same counts.
     #[test]
     fn behaves_as_one_heap_and_one_set() {
-        let mut q = Queue::with_groups(0, 3);
+        let mut q = Queue::with_groups(CqId::new(0), 3);
         for w in 0..9u32 {
-            q.insert(k(i64::from(w % 3), w), w % 3);
+            q.insert(k(i64::from(w % 3), w), slot(w % 3));
         }
         assert_eq!(q.first(), Some(k(0, 0)));
         let order: Vec<WlId> = q.iter().map(|x| x.3).collect();
-        assert_eq!(order, vec![0, 3, 6, 1, 4, 7, 2, 5, 8]);
+        assert_eq!(order, wls(&[0, 3, 6, 1, 4, 7, 2, 5, 8]));
         assert_eq!(q.pop_first(), Some(k(0, 0)));
-        q.park(k(0, 0), 0);
+        q.park(k(0, 0), slot(0));
         // the rest of shape 0 follows its failed head
-        assert!(q.park_group(0).is_empty());
+        assert!(q.park_group(slot(0)).is_empty());
         assert_eq!((q.fingerprint().0, q.parked_len()), (6, 3));
         assert_eq!(q.first(), Some(k(1, 1)));
-        assert!(q.is_parked(&k(0, 3), 0) && !q.contains(&k(0, 3), 0));
-        q.insert_evicted(k(0, 9), 0);
+        assert!(q.is_parked(&k(0, 3), slot(0)) && !q.contains(&k(0, 3), slot(0)));
+        q.insert_evicted(k(0, 9), slot(0));
         assert_eq!(q.first(), Some(k(0, 9)));
-        assert_eq!(q.park_group(0), vec![9]);
+        assert_eq!(q.park_group(slot(0)), wls(&[9]));
         q.unpark_all();
         assert_eq!((q.fingerprint().0, q.parked_len()), (10, 0));
-        let mut fresh = Queue::with_groups(0, 3);
+        let mut fresh = Queue::with_groups(CqId::new(0), 3);
         for w in [8, 0, 3, 6, 9, 1, 4, 7, 2, 5] {
-            fresh.insert(k(i64::from(w % 3), w), w % 3);
+            fresh.insert(k(i64::from(w % 3), w), slot(w % 3));
         }
         assert_eq!(q.fingerprint(), fresh.fingerprint());
         let order: Vec<WlId> = q.iter().map(|x| x.3).collect();
-        assert_eq!(order, vec![0, 3, 6, 9, 1, 4, 7, 2, 5, 8]);
-        assert!(q.remove(&k(0, 0), 0) && !q.remove(&k(0, 0), 0));
+        assert_eq!(order, wls(&[0, 3, 6, 9, 1, 4, 7, 2, 5, 8]));
+        assert!(q.remove(&k(0, 0), slot(0)) && !q.remove(&k(0, 0), slot(0)));
         assert_eq!(q.first(), Some(k(0, 3)));
     }
 }

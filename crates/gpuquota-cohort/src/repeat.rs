@@ -39,6 +39,7 @@
 //! sharing's shares and clocks are not in the key, so a fair-sharing run runs every cycle.
 
 use super::{AdmittedRecord, LastTried, Pending, Policy, PreemptedRecord, Scheduler};
+use crate::ids::Table;
 use crate::queues::Queue;
 use crate::tree::{FrId, NodeId};
 use crate::world::{CqId, QueueRef, WlId, World};
@@ -49,7 +50,7 @@ pub(crate) const MAX_PERIOD: usize = 1024;
 
 /// The independent parts of a world: ClusterQueues, nodes and workloads per group.
 struct Groups {
-    of_cq: Vec<usize>,
+    of_cq: Table<CqId, usize>,
     cqs: Vec<Vec<CqId>>,
     nodes: Vec<Vec<NodeId>>,
     wls: Vec<Vec<WlId>>,
@@ -64,11 +65,11 @@ impl Groups {
     fn new(world: &World) -> Groups {
         let ncq = world.cluster_queues.len();
         let nn = world.tree.nodes.len();
-        let root = |node: NodeId| world.tree.nodes[node as usize].root as usize;
-        let mut of_root = vec![usize::MAX; nn];
-        let mut of_cq = vec![0; ncq];
+        let root = |node: NodeId| world.tree.nodes[node].root;
+        let mut of_root: Table<NodeId, usize> = Table::filled(usize::MAX, nn);
+        let mut of_cq: Table<CqId, usize> = Table::filled(0, ncq);
         let mut n = 0;
-        for (c, cq) in world.cluster_queues.iter().enumerate() {
+        for (c, cq) in world.cluster_queues.iter_enumerated() {
             let r = root(cq.node);
             if of_root[r] == usize::MAX {
                 of_root[r] = n;
@@ -77,13 +78,13 @@ impl Groups {
             of_cq[c] = of_root[r];
         }
         let mut coupled = !world.resource_quotas.is_empty();
-        let mut of_wl: Vec<Option<usize>> = vec![None; world.workloads.len()];
-        for (i, w) in world.workloads.iter().enumerate() {
+        let mut of_wl: Table<WlId, Option<usize>> = Table::filled(None, world.workloads.len());
+        for (i, w) in world.workloads.iter_enumerated() {
             let q = match w.queue {
-                QueueRef::Cq(c) => Some(of_cq[c as usize]),
+                QueueRef::Cq(c) => Some(of_cq[c]),
                 _ => None,
             };
-            let a = w.admitted.as_ref().map(|a| of_cq[a.cq as usize]);
+            let a = w.admitted.as_ref().map(|a| of_cq[a.cq]);
             if let (Some(x), Some(y)) = (q, a)
                 && x != y
             {
@@ -102,20 +103,20 @@ impl Groups {
             of_wl.iter_mut().flatten().for_each(|g| *g = 0);
         }
         let mut cqs = vec![Vec::new(); n];
-        for (c, &g) in of_cq.iter().enumerate() {
-            cqs[g].push(c as CqId);
+        for (c, &g) in of_cq.iter_enumerated() {
+            cqs[g].push(c);
         }
         let mut nodes = vec![Vec::new(); n];
-        for node in 0..nn {
-            let g = of_root[root(node as NodeId)];
+        for node in world.tree.nodes.ids() {
+            let g = of_root[root(node)];
             if g != usize::MAX {
-                nodes[g].push(node as NodeId);
+                nodes[g].push(node);
             }
         }
         let mut wls = vec![Vec::new(); n];
-        for (i, g) in of_wl.iter().enumerate() {
+        for (i, g) in of_wl.iter_enumerated() {
             if let Some(g) = g {
-                wls[*g].push(i as WlId);
+                wls[*g].push(i);
             }
         }
         Groups {
@@ -220,7 +221,7 @@ impl<P: Policy> Scheduler<'_, P> {
         let frs = self.world.tree.frs;
         let mut times: Vec<(Timestamp, u32)> = groups.wls[g]
             .iter()
-            .filter_map(|&w| self.reservations[w as usize].as_ref().map(|r| r.time))
+            .filter_map(|&w| self.reservations[w].as_ref().map(|r| r.time))
             .collect();
         times.sort_unstable();
         times.dedup();
@@ -228,14 +229,14 @@ impl<P: Policy> Scheduler<'_, P> {
         let usage = groups.nodes[g]
             .iter()
             .flat_map(|&n| {
-                let i = n as usize * frs;
+                let i = n.index() * frs;
                 self.usage.0[i..i + frs].iter().copied()
             })
             .collect();
         let wls = groups.wls[g]
             .iter()
             .map(|&w| {
-                let wi = w as usize;
+                let wi = w;
                 let r = self.reservations[wi].as_ref().map(|r| {
                     (
                         r.cq,
@@ -248,7 +249,7 @@ impl<P: Policy> Scheduler<'_, P> {
                 let l = self.last_tried[wi].as_ref().map(|(l, c, gen_)| {
                     let fresh = match self.world.workloads[wi].queue {
                         QueueRef::Cq(cq) => {
-                            let node = self.world.cluster_queues[cq as usize].node as usize;
+                            let node = self.world.cluster_queues[cq].node;
                             *gen_ >= self.generation[node]
                         }
                         _ => false,
@@ -261,7 +262,6 @@ impl<P: Policy> Scheduler<'_, P> {
         let cqs = groups.cqs[g]
             .iter()
             .map(|&c| {
-                let c = c as usize;
                 (
                     self.by_cq[c].iter().map(|k| k.4).collect(),
                     self.queues[c].clone(),
@@ -275,7 +275,7 @@ impl<P: Policy> Scheduler<'_, P> {
     /// The fingerprint of group `g`'s queues.
     fn group_fp(&self, groups: &Groups, g: usize) -> (usize, u64) {
         groups.cqs[g].iter().fold((0, 0), |(n, h), &c| {
-            let (qn, qh) = self.queues[c as usize].fingerprint();
+            let (qn, qh) = self.queues[c].fingerprint();
             (n + qn, h.wrapping_add(qh))
         })
     }
@@ -316,7 +316,7 @@ impl<P: Policy> Scheduler<'_, P> {
                 }))
             })
             .collect();
-        self.held = vec![false; self.world.cluster_queues.len()];
+        self.held = Table::filled(false, self.world.cluster_queues.len());
         let mut live = ng;
         let mut any_frozen = false;
         let mut had_heads = vec![false; ng];
@@ -368,7 +368,7 @@ impl<P: Policy> Scheduler<'_, P> {
             had_heads.iter_mut().for_each(|h| *h = false);
             if ran {
                 for &c in &self.last_heads {
-                    had_heads[groups.of_cq[c as usize]] = true;
+                    had_heads[groups.of_cq[c]] = true;
                 }
             }
             for g in 0..ng {
@@ -379,18 +379,18 @@ impl<P: Policy> Scheduler<'_, P> {
                     modes[g] = Mode::Dead;
                     live -= 1;
                     for &c in &groups.cqs[g] {
-                        self.held[c as usize] = true;
+                        self.held[c] = true;
                     }
                     continue;
                 }
                 let admitted: Vec<AdmittedRecord> = self.admitted[before.0..real.0]
                     .iter()
-                    .filter(|a| groups.of_cq[a.cq as usize] == g)
+                    .filter(|a| groups.of_cq[a.cq] == g)
                     .cloned()
                     .collect();
                 let preempted: Vec<PreemptedRecord> = self.preempted[before.1..real.1]
                     .iter()
-                    .filter(|p| groups.of_cq[p.cq as usize] == g)
+                    .filter(|p| groups.of_cq[p.cq] == g)
                     .cloned()
                     .collect();
                 let fp = self.group_fp(&groups, g);
@@ -399,24 +399,19 @@ impl<P: Policy> Scheduler<'_, P> {
                     live -= 1;
                     any_frozen = true;
                     for &c in &groups.cqs[g] {
-                        self.held[c as usize] = true;
+                        self.held[c] = true;
                     }
                 }
             }
         }
         self.catch_up(&groups, &modes);
-        self.held.clear();
+        self.held = Table::new();
         if any_frozen {
             let world = self.world;
             let uid_rank = &self.uid_rank;
             let key = |wl: WlId, b: u32| {
-                let w = &world.workloads[wl as usize];
-                (
-                    b,
-                    std::cmp::Reverse(w.priority),
-                    w.created,
-                    uid_rank[wl as usize],
-                )
+                let w = &world.workloads[wl];
+                (b, std::cmp::Reverse(w.priority), w.created, uid_rank[wl])
             };
             self.admitted
                 .sort_by_key(|a| (a.cycle, key(a.wl, a.sort_borrowing)));
@@ -442,12 +437,18 @@ impl<P: Policy> Scheduler<'_, P> {
     ) -> Option<Box<Frozen>> {
         let mut h = mix(fp.0 as u64, fp.1);
         for a in &admitted {
-            h = mix(h, (u64::from(a.wl) << 32) | u64::from(a.cq));
+            h = mix(
+                h,
+                (u64::from(u32::from(a.wl)) << 32) | u64::from(u32::from(a.cq)),
+            );
             h = mix(h, u64::from(a.borrowing));
         }
         h = mix(h, u64::MAX);
         for p in &preempted {
-            h = mix(h, (u64::from(p.wl) << 32) | u64::from(p.preemptor));
+            h = mix(
+                h,
+                (u64::from(u32::from(p.wl)) << 32) | u64::from(u32::from(p.preemptor)),
+            );
             h = mix(h, p.reason as u64);
         }
         l.signatures.push(h);
@@ -478,7 +479,7 @@ impl<P: Policy> Scheduler<'_, P> {
                 let generation_step = groups.nodes[g]
                     .iter()
                     .zip(&proof.generation)
-                    .map(|(&n, then)| self.generation[n as usize] - then)
+                    .map(|(&n, then)| self.generation[n] - then)
                     .collect();
                 return Some(Box::new(Frozen {
                     at: self.cycle,
@@ -499,7 +500,7 @@ impl<P: Policy> Scheduler<'_, P> {
                 key: self.group_key(groups, g),
                 generation: groups.nodes[g]
                     .iter()
-                    .map(|&n| self.generation[n as usize])
+                    .map(|&n| self.generation[n])
                     .collect(),
                 phases: Vec::new(),
             });
@@ -527,13 +528,13 @@ impl<P: Policy> Scheduler<'_, P> {
             let shift = times * p;
             let last_start = f.at - p;
             for &w in &groups.wls[g] {
-                let wi = w as usize;
+                let wi = w;
                 if let Some((_, c, gen_)) = self.last_tried[wi].as_mut()
                     && *c > last_start
                 {
                     *c += shift;
                     if let QueueRef::Cq(cq) = self.world.workloads[wi].queue {
-                        let node = self.world.cluster_queues[cq as usize].node;
+                        let node = self.world.cluster_queues[cq].node;
                         if let Ok(i) = groups.nodes[g].binary_search(&node) {
                             *gen_ += f.generation_step[i] * u64::from(times);
                         }
@@ -546,18 +547,18 @@ impl<P: Policy> Scheduler<'_, P> {
                 }
             }
             for &c in &groups.cqs[g] {
-                for k in &mut self.by_cq[c as usize] {
+                for k in &mut self.by_cq[c] {
                     if k.2.0.1 > last_start {
                         k.2.0.1 += shift;
                     }
                 }
             }
             for (i, &n) in groups.nodes[g].iter().enumerate() {
-                self.generation[n as usize] += f.generation_step[i] * u64::from(times);
+                self.generation[n] += f.generation_step[i] * u64::from(times);
             }
             self.skipped = self.skipped.max(since);
             if left > 0 {
-                for (c, held) in self.held.iter_mut().enumerate() {
+                for (c, held) in self.held.iter_enumerated_mut() {
                     *held = groups.of_cq[c] != g;
                 }
                 self.cycle = f.at + shift;

@@ -21,8 +21,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::cycle::Scheduler;
+use crate::ids::Table;
 use crate::tree::{FrId, NodeId, NodeKind};
-use crate::world::{QueueRef, WlId, World};
+use crate::world::{CqId, QueueRef, WlId, World};
 
 /// One PodSet of an admission.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -115,18 +116,18 @@ impl ScheduleReport {
         world: &World,
         s: &Scheduler<'_, P>,
     ) -> ScheduleReport {
-        let key = |w: WlId| world.workloads[w as usize].key.clone();
-        let cqn = |c: u32| world.cluster_queues[c as usize].name.clone();
+        let key = |w: WlId| world.workloads[w].key.clone();
+        let cqn = |c: CqId| world.cluster_queues[c].name.clone();
         // the last admission of every workload still admitted at the end
-        let mut last = vec![usize::MAX; world.workloads.len()];
+        let mut last: Table<WlId, usize> = Table::filled(usize::MAX, world.workloads.len());
         for (i, a) in s.admitted.iter().enumerate() {
-            last[a.wl as usize] = i;
+            last[a.wl] = i;
         }
         let admitted = s
             .admitted
             .iter()
             .enumerate()
-            .filter(|(i, a)| s.reservations()[a.wl as usize].is_some() && last[a.wl as usize] == *i)
+            .filter(|(i, a)| s.reservations()[a.wl].is_some() && last[a.wl] == *i)
             .map(|(_, a)| a)
             .map(|a| AdmittedOut {
                 workload: key(a.wl),
@@ -157,8 +158,8 @@ impl ScheduleReport {
         // every workload without a reservation is pending: one allocation for all of them
         let reserved = s.reservations().iter().filter(|r| r.is_some()).count();
         let mut pending = Vec::with_capacity(world.workloads.len().saturating_sub(reserved));
-        for (i, w) in world.workloads.iter().enumerate() {
-            let Some(p) = s.pending_reason_ref(i as WlId) else {
+        for (i, w) in world.workloads.iter_enumerated() {
+            let Some(p) = s.pending_reason_ref(i) else {
                 continue;
             };
             let cluster_queue = match &w.queue {
@@ -206,8 +207,8 @@ pub fn preemption_loops(
         .map(|(&(pre, vic), cycles)| {
             (
                 cycles[0],
-                world.workloads[pre as usize].key.as_str(),
-                world.workloads[vic as usize].key.as_str(),
+                world.workloads[pre].key.as_str(),
+                world.workloads[vic].key.as_str(),
                 cycles.as_slice(),
             )
         })
@@ -292,67 +293,66 @@ impl QuotasReport {
         let u = &world.initial_usage;
         let n = t.nodes.len();
         // flavor-resources present at each node: declared here or below
-        let mut present: Vec<Vec<bool>> = vec![vec![false; t.frs]; n];
-        fn fill(world: &World, node: NodeId, present: &mut Vec<Vec<bool>>) {
+        let mut present: Table<NodeId, Vec<bool>> = Table::filled(vec![false; t.frs], n);
+        fn fill(world: &World, node: NodeId, present: &mut Table<NodeId, Vec<bool>>) {
             let t = &world.tree;
-            for &c in &t.nodes[node as usize].children {
+            for &c in &t.nodes[node].children {
                 fill(world, c, present);
-                let child = present[c as usize].clone();
-                for (p, c) in present[node as usize].iter_mut().zip(child) {
+                let child = present[c].clone();
+                for (p, c) in present[node].iter_mut().zip(child) {
                     *p |= c;
                 }
             }
-            for (fr, p) in present[node as usize].iter_mut().enumerate() {
-                *p |= t.quota(node, fr as FrId).declared;
+            for (fr, p) in t.fr_ids().zip(present[node].iter_mut()) {
+                *p |= t.quota(node, fr).declared;
             }
         }
-        for r in 0..n {
+        for r in t.nodes.ids() {
             if t.nodes[r].parent.is_none() {
-                fill(world, r as NodeId, &mut present);
+                fill(world, r, &mut present);
             }
         }
         // usage of the whole subtree, per node and flavor-resource
-        let mut subtree_usage: Vec<Vec<gpuquota_model::Amount>> =
-            vec![vec![gpuquota_model::Amount::ZERO; t.frs]; n];
+        let mut subtree_usage: Table<NodeId, Vec<gpuquota_model::Amount>> =
+            Table::filled(vec![gpuquota_model::Amount::ZERO; t.frs], n);
         fn sum(
             world: &World,
             u: &crate::tree::Usage,
             node: NodeId,
-            out: &mut [Vec<gpuquota_model::Amount>],
+            out: &mut Table<NodeId, Vec<gpuquota_model::Amount>>,
         ) {
             let t = &world.tree;
-            match t.nodes[node as usize].kind {
+            match t.nodes[node].kind {
                 NodeKind::ClusterQueue(_) => {
-                    for (fr, o) in out[node as usize].iter_mut().enumerate() {
-                        *o = t.usage(u, node, fr as FrId);
+                    for (fr, o) in t.fr_ids().zip(out[node].iter_mut()) {
+                        *o = t.usage(u, node, fr);
                     }
                 }
                 NodeKind::Cohort => {
-                    for &c in &t.nodes[node as usize].children {
+                    for &c in &t.nodes[node].children {
                         sum(world, u, c, out);
-                        let child = out[c as usize].clone();
-                        for (o, v) in out[node as usize].iter_mut().zip(child) {
+                        let child = out[c].clone();
+                        for (o, v) in out[node].iter_mut().zip(child) {
                             *o = o.saturating_add(v);
                         }
                     }
                 }
             }
         }
-        for r in 0..n {
+        for r in t.nodes.ids() {
             if t.nodes[r].parent.is_none() {
-                sum(world, u, r as NodeId, &mut subtree_usage);
+                sum(world, u, r, &mut subtree_usage);
             }
         }
         let fmt = |fr: FrId, a: gpuquota_model::Amount| world.fr_resource(fr).format_amount(a);
         let mut cluster_queues = BTreeMap::new();
         let mut cohorts = BTreeMap::new();
-        for (id, node) in t.nodes.iter().enumerate() {
-            let id = id as NodeId;
+        for (id, node) in t.nodes.iter_enumerated() {
             match node.kind {
                 NodeKind::ClusterQueue(_) => {
                     let mut flavors: BTreeMap<String, BTreeMap<String, CqQuotaOut>> =
                         BTreeMap::new();
-                    for fr in 0..t.frs as FrId {
+                    for fr in t.fr_ids() {
                         let q = t.quota(id, fr);
                         if !q.declared {
                             continue;
@@ -377,8 +377,8 @@ impl QuotasReport {
                 NodeKind::Cohort => {
                     let mut flavors: BTreeMap<String, BTreeMap<String, CohortQuotaOut>> =
                         BTreeMap::new();
-                    for fr in 0..t.frs as FrId {
-                        if !present[id as usize][fr as usize] {
+                    for fr in t.fr_ids() {
+                        if !present[id][fr.index()] {
                             continue;
                         }
                         let q = t.quota(id, fr);
@@ -390,7 +390,7 @@ impl QuotasReport {
                                 CohortQuotaOut {
                                     nominal: fmt(fr, q.nominal),
                                     subtree_quota: fmt(fr, t.subtree_quota(id, fr)),
-                                    usage: fmt(fr, subtree_usage[id as usize][fr as usize]),
+                                    usage: fmt(fr, subtree_usage[id][fr.index()]),
                                     borrowing_limit: q.borrowing_limit.map(|a| fmt(fr, a)),
                                     lending_limit: q.lending_limit.map(|a| fmt(fr, a)),
                                 },

@@ -9,10 +9,8 @@
 
 use gpuquota_model::Amount;
 
-/// Dense id of a tree node (a Cohort or a ClusterQueue).
-pub type NodeId = u32;
-/// Dense id of a (flavor, resource) pair.
-pub type FrId = u32;
+use crate::ids::{CqId, Table};
+pub use crate::ids::{FrId, NodeId};
 
 /// What a tree node is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,7 +18,7 @@ pub enum NodeKind {
     /// A Cohort (explicit object or implicit name).
     Cohort,
     /// A ClusterQueue; the payload is its index in the world's ClusterQueue table.
-    ClusterQueue(u32),
+    ClusterQueue(CqId),
 }
 
 /// One node of the forest.
@@ -58,8 +56,8 @@ pub struct FrQuota {
 /// availability.
 #[derive(Debug, Clone)]
 pub struct QuotaForest {
-    /// Nodes; ids are indexes.
-    pub nodes: Vec<Node>,
+    /// Nodes, by id.
+    pub nodes: Table<NodeId, Node>,
     /// Number of flavor-resources.
     pub frs: usize,
     quota: Vec<FrQuota>,
@@ -86,61 +84,61 @@ impl QuotaForest {
     ///
     /// # Complexity
     /// O(nodes × frs).
-    pub fn new(mut nodes: Vec<Node>, frs: usize, quotas: Vec<FrQuota>) -> QuotaForest {
+    pub fn new(mut nodes: Table<NodeId, Node>, frs: usize, quotas: Vec<FrQuota>) -> QuotaForest {
         let n = nodes.len();
         debug_assert_eq!(quotas.len(), n * frs);
         // Post-order (children before parents) via an explicit stack from every root.
         let mut order = Vec::with_capacity(n);
-        for r in 0..n {
+        for r in nodes.ids() {
             if nodes[r].parent.is_some() {
                 continue;
             }
-            let mut stack = vec![(r as NodeId, false)];
+            let mut stack = vec![(r, false)];
             while let Some((id, done)) = stack.pop() {
                 if done {
                     order.push(id);
                     continue;
                 }
                 stack.push((id, true));
-                for &c in nodes[id as usize].children.iter().rev() {
+                for &c in nodes[id].children.iter().rev() {
                     stack.push((c, false));
                 }
             }
         }
         // Roots.
         for &id in order.iter().rev() {
-            let root = match nodes[id as usize].parent {
-                Some(p) => nodes[p as usize].root,
+            let root = match nodes[id].parent {
+                Some(p) => nodes[p].root,
                 None => id,
             };
-            nodes[id as usize].root = root;
+            nodes[id].root = root;
         }
         // Heights.
         for &id in &order {
-            let node = &nodes[id as usize];
+            let node = &nodes[id];
             let h = match node.kind {
                 NodeKind::ClusterQueue(_) => 0,
                 NodeKind::Cohort => {
                     let mut h = u32::from(!node.children.is_empty());
                     for &c in &node.children {
-                        if nodes[c as usize].kind == NodeKind::Cohort {
-                            h = h.max(nodes[c as usize].height + 1);
+                        if nodes[c].kind == NodeKind::Cohort {
+                            h = h.max(nodes[c].height + 1);
                         }
                     }
                     h
                 }
             };
-            nodes[id as usize].height = h;
+            nodes[id].height = h;
         }
         let mut subtree = vec![Amount::ZERO; n * frs];
         let mut local = vec![Amount::ZERO; n * frs];
         for &id in &order {
-            let base = id as usize * frs;
+            let base = id.index() * frs;
             for fr in 0..frs {
                 let mut s = quotas[base + fr].nominal;
-                if nodes[id as usize].kind == NodeKind::Cohort {
-                    for &c in &nodes[id as usize].children {
-                        let cb = c as usize * frs + fr;
+                if nodes[id].kind == NodeKind::Cohort {
+                    for &c in &nodes[id].children {
+                        let cb = c.index() * frs + fr;
                         s = sat_add(s, sat_sub(subtree[cb], local[cb]));
                     }
                 }
@@ -153,13 +151,13 @@ impl QuotaForest {
         }
         let mut potential = vec![Amount::ZERO; n * frs];
         for &id in order.iter().rev() {
-            let base = id as usize * frs;
+            let base = id.index() * frs;
             for fr in 0..frs {
                 let i = base + fr;
-                potential[i] = match nodes[id as usize].parent {
+                potential[i] = match nodes[id].parent {
                     None => subtree[i],
                     Some(p) => {
-                        let mut a = sat_add(local[i], potential[p as usize * frs + fr]);
+                        let mut a = sat_add(local[i], potential[p.index() * frs + fr]);
                         if let Some(bl) = quotas[i].borrowing_limit {
                             a = a.min(sat_add(subtree[i], bl));
                         }
@@ -178,6 +176,11 @@ impl QuotaForest {
         }
     }
 
+    /// Every flavor-resource id, in order.
+    pub fn fr_ids(&self) -> impl DoubleEndedIterator<Item = FrId> + ExactSizeIterator + use<> {
+        (0..self.frs).map(FrId::new)
+    }
+
     /// Zero usage for every node.
     pub fn empty_usage(&self) -> Usage {
         Usage(vec![Amount::ZERO; self.nodes.len() * self.frs])
@@ -185,7 +188,7 @@ impl QuotaForest {
 
     #[inline]
     fn ix(&self, n: NodeId, fr: FrId) -> usize {
-        n as usize * self.frs + fr as usize
+        n.index() * self.frs + fr.index()
     }
 
     /// The node's own quota entry.
@@ -205,12 +208,12 @@ impl QuotaForest {
 
     /// Kueue's cohort height of `n`.
     pub fn height(&self, n: NodeId) -> u32 {
-        self.nodes[n as usize].height
+        self.nodes[n].height
     }
 
     /// The node's parent.
     pub fn parent(&self, n: NodeId) -> Option<NodeId> {
-        self.nodes[n as usize].parent
+        self.nodes[n].parent
     }
 
     /// `Usage(n)`.
@@ -235,7 +238,7 @@ impl QuotaForest {
             let la = self.local_available(u, node, fr);
             let i = self.ix(node, fr);
             u.0[i] = sat_add(u.0[i], v);
-            match self.nodes[node as usize].parent {
+            match self.nodes[node].parent {
                 Some(p) if v > la => {
                     v = sat_sub(v, la);
                     node = p;
@@ -256,7 +259,7 @@ impl QuotaForest {
             let i = self.ix(node, fr);
             let stored = sat_sub(u.0[i], self.local[i]);
             u.0[i] = sat_sub(u.0[i], v);
-            match self.nodes[node as usize].parent {
+            match self.nodes[node].parent {
                 Some(p) if stored > Amount::ZERO => {
                     v = v.min(stored);
                     node = p;
@@ -272,7 +275,7 @@ impl QuotaForest {
     /// O(depth).
     pub fn available_raw(&self, u: &Usage, n: NodeId, fr: FrId) -> Amount {
         let i = self.ix(n, fr);
-        match self.nodes[n as usize].parent {
+        match self.nodes[n].parent {
             None => sat_sub(self.subtree[i], u.0[i]),
             Some(p) => {
                 let mut pa = self.available_raw(u, p, fr);
@@ -323,30 +326,30 @@ impl QuotaForest {
     /// # Complexity
     /// O(depth).
     pub fn borrowing_level(&self, u: &Usage, cq: NodeId, fr: FrId, v: Amount) -> (u32, bool) {
-        let has_parent = self.nodes[cq as usize].parent.is_some();
+        let has_parent = self.nodes[cq].parent.is_some();
         if !self.borrowing_with(u, cq, fr, v) || !has_parent {
             return (0, has_parent);
         }
         let mut remaining = sat_sub(v, self.local_available(u, cq, fr));
-        let mut node = self.nodes[cq as usize].parent;
+        let mut node = self.nodes[cq].parent;
         let mut last = cq;
         while let Some(a) = node {
             if !self.borrowing_with(u, a, fr, remaining) {
-                return (self.height(a), self.nodes[a as usize].parent.is_some());
+                return (self.height(a), self.nodes[a].parent.is_some());
             }
             remaining = sat_sub(remaining, self.local_available(u, a, fr));
             last = a;
-            node = self.nodes[a as usize].parent;
+            node = self.nodes[a].parent;
         }
         (self.height(last), false)
     }
 
     /// Iterates `n`'s ancestors from its parent to the root.
     pub fn ancestors(&self, n: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        let mut cur = self.nodes[n as usize].parent;
+        let mut cur = self.nodes[n].parent;
         std::iter::from_fn(move || {
             let c = cur?;
-            cur = self.nodes[c as usize].parent;
+            cur = self.nodes[c].parent;
             Some(c)
         })
     }
@@ -359,21 +362,23 @@ mod tests {
     /// The worked example of hierarchical-cohort quota in `gpuquota::design`.
     fn example() -> (QuotaForest, Usage, [NodeId; 5]) {
         // ids: 0 root, 1 teamA, 2 a1, 3 a2, 4 b1
-        let mk = |name: &str, kind, parent, children: Vec<NodeId>| Node {
+        let id = NodeId::new;
+        let mk = |name: &str, kind, parent: Option<usize>, children: Vec<usize>| Node {
             name: name.into(),
             kind,
-            parent,
-            children,
+            parent: parent.map(id),
+            children: children.into_iter().map(id).collect(),
             height: 0,
-            root: 0,
+            root: id(0),
         };
-        let nodes = vec![
+        let cq = |i| NodeKind::ClusterQueue(CqId::new(i));
+        let nodes = Table::from_vec(vec![
             mk("root", NodeKind::Cohort, None, vec![1, 4]),
             mk("teamA", NodeKind::Cohort, Some(0), vec![2, 3]),
-            mk("a1", NodeKind::ClusterQueue(0), Some(1), vec![]),
-            mk("a2", NodeKind::ClusterQueue(1), Some(1), vec![]),
-            mk("b1", NodeKind::ClusterQueue(2), Some(0), vec![]),
-        ];
+            mk("a1", cq(0), Some(1), vec![]),
+            mk("a2", cq(1), Some(1), vec![]),
+            mk("b1", cq(2), Some(0), vec![]),
+        ]);
         let q = |n: i64, bl: Option<i64>, ll: Option<i64>| FrQuota {
             nominal: Amount(n),
             borrowing_limit: bl.map(Amount),
@@ -389,22 +394,24 @@ mod tests {
         ];
         let t = QuotaForest::new(nodes, 1, quotas);
         let mut u = t.empty_usage();
-        t.add_usage(&mut u, 2, 0, Amount(9));
-        t.add_usage(&mut u, 3, 0, Amount(7));
-        t.add_usage(&mut u, 4, 0, Amount(5));
-        (t, u, [0, 1, 2, 3, 4])
+        let f = FrId::new(0);
+        t.add_usage(&mut u, id(2), f, Amount(9));
+        t.add_usage(&mut u, id(3), f, Amount(7));
+        t.add_usage(&mut u, id(4), f, Amount(5));
+        (t, u, [0, 1, 2, 3, 4].map(id))
     }
 
     #[test]
     fn worked_example_matches_kueue_md() {
         let (t, u, [root, team_a, a1, a2, b1]) = example();
+        let f = FrId::new(0);
         let row = |n| {
             (
-                t.subtree_quota(n, 0).0,
-                t.local_quota(n, 0).0,
-                t.usage(&u, n, 0).0,
-                t.available(&u, n, 0).0,
-                t.potential_available(n, 0).0,
+                t.subtree_quota(n, f).0,
+                t.local_quota(n, f).0,
+                t.usage(&u, n, f).0,
+                t.available(&u, n, f).0,
+                t.potential_available(n, f).0,
             )
         };
         assert_eq!(row(a1), (10, 6, 9, 7, 26));
@@ -412,7 +419,7 @@ mod tests {
         assert_eq!(row(team_a), (14, 12, 10, 7, 20));
         assert_eq!(row(b1), (8, 0, 5, 5, 10));
         assert_eq!(row(root), (10, 0, 5, 5, 10));
-        assert_eq!(t.borrowing_level(&u, a2, 0, Amount(1)), (1, true));
+        assert_eq!(t.borrowing_level(&u, a2, f, Amount(1)), (1, true));
         assert_eq!(t.height(root), 2);
     }
 
@@ -420,10 +427,11 @@ mod tests {
     fn remove_usage_undoes_add_usage() {
         let (t, mut u, [_, _, a1, a2, _]) = example();
         let before = u.clone();
-        t.add_usage(&mut u, a2, 0, Amount(3));
-        t.add_usage(&mut u, a1, 0, Amount(4));
-        t.remove_usage(&mut u, a2, 0, Amount(3));
-        t.remove_usage(&mut u, a1, 0, Amount(4));
+        let f = FrId::new(0);
+        t.add_usage(&mut u, a2, f, Amount(3));
+        t.add_usage(&mut u, a1, f, Amount(4));
+        t.remove_usage(&mut u, a2, f, Amount(3));
+        t.remove_usage(&mut u, a1, f, Amount(4));
         assert_eq!(u, before);
     }
 }

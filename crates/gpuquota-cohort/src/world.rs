@@ -10,18 +10,9 @@ use gpuquota_model::{Amount, Model, ResourceName, Timestamp};
 mod build;
 
 use crate::error::{Error, Warning};
+use crate::ids::Table;
+pub use crate::ids::{CqId, FlavorId, ResourceId, WlId};
 use crate::tree::{FrId, NodeId, QuotaForest, Usage};
-
-/// Dense id of a resource name (ids follow name order).
-pub type ResourceId = u32;
-/// Dense id of a flavor name (ids follow name order).
-pub type FlavorId = u32;
-/// Index of a ClusterQueue in [`World::cluster_queues`] (name order).
-pub type CqId = u32;
-/// Index of a workload in [`World::workloads`] (key order).
-pub type WlId = u32;
-
-const NONE_FR: u32 = u32::MAX;
 
 /// The pod-template annotations that ask for topology-aware scheduling
 /// (kubernetes-sigs/kueue: apis/kueue/v1beta2/topology_types.go).
@@ -225,18 +216,19 @@ pub struct RqInfo {
 #[derive(Debug, Clone)]
 pub struct World {
     /// Resource names (sorted).
-    pub resources: Vec<ResourceName>,
+    pub resources: Table<ResourceId, ResourceName>,
     /// Flavors (sorted).
-    pub flavors: Vec<FlavorInfo>,
+    pub flavors: Table<FlavorId, FlavorInfo>,
     /// Flavor-resources (sorted by flavor then resource name).
-    pub frs: Vec<(FlavorId, ResourceId)>,
-    fr_index: Vec<u32>,
+    pub frs: Table<FrId, (FlavorId, ResourceId)>,
+    /// `fr_index[flavor * resources + resource]`: the pair's flavor-resource.
+    fr_index: Vec<Option<FrId>>,
     /// The quota forest.
     pub tree: QuotaForest,
     /// ClusterQueues (sorted).
-    pub cluster_queues: Vec<CqInfo>,
+    pub cluster_queues: Table<CqId, CqInfo>,
     /// Workloads (sorted by key), finished ones excluded.
-    pub workloads: Vec<WorkloadInfo>,
+    pub workloads: Table<WlId, WorkloadInfo>,
     /// Namespace labels (for `namespaceSelector`).
     pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
     /// ResourceQuotas per namespace.
@@ -252,8 +244,7 @@ pub struct World {
 impl World {
     /// The flavor-resource id of (flavor, resource), if the pair has any quota or usage.
     pub fn fr(&self, f: FlavorId, r: ResourceId) -> Option<FrId> {
-        let v = self.fr_index[f as usize * self.resources.len() + r as usize];
-        (v != NONE_FR).then_some(v)
+        self.fr_index[f.index() * self.resources.len() + r.index()]
     }
 
     /// Resource id of a name.
@@ -261,7 +252,7 @@ impl World {
         self.resources
             .binary_search_by(|r| r.as_str().cmp(name))
             .ok()
-            .map(|i| i as ResourceId)
+            .map(ResourceId::new)
     }
 
     /// Flavor id of a name.
@@ -269,7 +260,7 @@ impl World {
         self.flavors
             .binary_search_by(|f| f.name.as_str().cmp(name))
             .ok()
-            .map(|i| i as FlavorId)
+            .map(FlavorId::new)
     }
 
     /// ClusterQueue id of a name.
@@ -277,7 +268,7 @@ impl World {
         self.cluster_queues
             .binary_search_by(|c| c.name.as_str().cmp(name))
             .ok()
-            .map(|i| i as CqId)
+            .map(CqId::new)
     }
 
     /// Workload id of a key.
@@ -285,17 +276,17 @@ impl World {
         self.workloads
             .binary_search_by(|w| w.key.as_str().cmp(key))
             .ok()
-            .map(|i| i as WlId)
+            .map(WlId::new)
     }
 
     /// The name of a flavor-resource's resource.
     pub fn fr_resource(&self, fr: FrId) -> &ResourceName {
-        &self.resources[self.frs[fr as usize].1 as usize]
+        &self.resources[self.frs[fr].1]
     }
 
     /// The name of a flavor-resource's flavor.
     pub fn fr_flavor(&self, fr: FrId) -> &str {
-        &self.flavors[self.frs[fr as usize].0 as usize].name
+        &self.flavors[self.frs[fr].0].name
     }
 
     /// Builds the world from an imported model, after the workspace's one validator.

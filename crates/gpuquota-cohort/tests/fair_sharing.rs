@@ -612,8 +612,8 @@ mod properties {
             let r = gpuquota_cohort::ScheduleReport::from_scheduler(&w, &sched);
             for p in &r.preempted {
                 let preemptor = w.workload_id(&p.preemptor).expect("preemptor exists");
-                let preemptor_cq = match &w.workloads[preemptor as usize].queue {
-                    gpuquota_cohort::world::QueueRef::Cq(c) => w.cluster_queues[*c as usize].name.clone(),
+                let preemptor_cq = match &w.workloads[preemptor].queue {
+                    gpuquota_cohort::world::QueueRef::Cq(c) => w.cluster_queues[*c].name.clone(),
                     _ => String::new(),
                 };
                 if p.cluster_queue == preemptor_cq {
@@ -715,7 +715,7 @@ mod upstream_fair_preemptions {
             .preemption_targets(id)
             .into_iter()
             .map(|t| {
-                let key = &world.workloads[t.wl as usize].key;
+                let key = &world.workloads[t.wl].key;
                 (
                     key.trim_start_matches("ns/").to_owned(),
                     t.reason.as_str().to_owned(),
@@ -1065,7 +1065,7 @@ mod upstream_fair_preemptions {
             .preemption_targets(id)
             .into_iter()
             .map(|t| {
-                let key = &world.workloads[t.wl as usize].key;
+                let key = &world.workloads[t.wl].key;
                 (
                     key.trim_start_matches("ns/").to_owned(),
                     t.reason.as_str().to_owned(),
@@ -2214,13 +2214,14 @@ fn admission_fair_sharing_usage_decays_over_virtual_time() {
             .workloads
             .iter()
             .position(|w| w.key == k)
-            .expect("workload") as u32
+            .map(gpuquota_cohort::ids::WlId::new)
+            .expect("workload")
     };
     let (a1, a2, b2) = (id("ns/a1"), id("ns/a2"), id("ns/b2"));
     let settings = settings_from_configuration(model.configuration.as_ref(), false).unwrap();
     let policy = FairSharing::new(&world, &model, settings).unwrap();
     let mut s = gpuquota_cohort::Scheduler::with_policy(&world, policy);
-    for w in 0..world.workloads.len() as u32 {
+    for w in world.workloads.ids() {
         s.withhold(w);
     }
     let usage = |s: &gpuquota_cohort::Scheduler<'_, FairSharing>, lq: &str| {
@@ -2232,7 +2233,7 @@ fn admission_fair_sharing_usage_decays_over_virtual_time() {
     assert_eq!(s.admitted.len(), 1);
     // the penalty, pushed at admission
     assert_eq!(usage(&s, "ns/a"), 2.0);
-    let res = s.reservations()[a1 as usize].clone().expect("admitted");
+    let res = s.reservations()[a1].clone().expect("admitted");
     s.clock(&ClockEvent::RunStarted {
         wl: a1,
         usage: &res.usage,

@@ -73,14 +73,13 @@ proptest! {
         let mut reference = RefTree::new(&model).unwrap();
         reference.add_admitted_workloads();
         let t = &w.tree;
-        for (fr, &(f, r)) in w.frs.iter().enumerate() {
-            let rfr = FlavorResource::new(w.flavors[f as usize].name.as_str(), w.resources[r as usize].as_str());
-            for (id, node) in t.nodes.iter().enumerate() {
+        for (fr, &(f, r)) in w.frs.iter_enumerated() {
+            let rfr = FlavorResource::new(w.flavors[f].name.as_str(), w.resources[r].as_str());
+            for (id, node) in t.nodes.iter_enumerated() {
                 let n = match node.kind {
                     gpuquota_cohort::tree::NodeKind::Cohort => Node::Cohort(node.name.clone()),
                     gpuquota_cohort::tree::NodeKind::ClusterQueue(_) => Node::ClusterQueue(node.name.clone()),
                 };
-                let (id, fr) = (id as u32, fr as u32);
                 prop_assert_eq!(t.subtree_quota(id, fr), reference.subtree_quota(&n, &rfr), "subtree {:?}", n);
                 prop_assert_eq!(t.usage(&w.initial_usage, id, fr), reference.usage(&n, &rfr), "usage {:?}", n);
                 prop_assert_eq!(t.available_raw(&w.initial_usage, id, fr), reference.available(&n, &rfr), "available {:?}", n);

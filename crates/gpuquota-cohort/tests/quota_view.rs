@@ -122,7 +122,7 @@ proptest! {
         let mut after = ReferenceTree::new(&model).unwrap();
         let mut per_cq: std::collections::BTreeMap<(String, FlavorResource), gpuquota_model::Amount> = Default::default();
         for r in sched.reservations().iter().flatten() {
-            let cq = world.cluster_queues[r.cq as usize].name.clone();
+            let cq = world.cluster_queues[r.cq].name.clone();
             for &(fr, a) in &r.usage {
                 let rf = FlavorResource::new(world.fr_flavor(fr), world.fr_resource(fr).as_str());
                 let slot = per_cq.entry((cq.clone(), rf)).or_default();

@@ -394,7 +394,11 @@ pub(crate) fn offer<P: gpuquota_cohort::Policy>(
     first: bool,
 ) {
     let put = |s: &mut gpuquota_cohort::Scheduler<'_, P>, w: u32| {
-        if first { s.arrive(w) } else { s.requeue(w) }
+        if first {
+            s.arrive(gpuquota_cohort::ids::WlId::new(w as usize))
+        } else {
+            s.requeue(gpuquota_cohort::ids::WlId::new(w as usize))
+        }
     };
     match b.gate(wl) {
         Gate::Admit => put(s, wl),
@@ -419,8 +423,8 @@ pub(crate) fn kueue_step<P: gpuquota_cohort::Policy>(
     let mut changed = false;
     for (w, by) in b.to_stop() {
         b.stopped(t, w);
-        s.evict(w);
-        s.withhold(w);
+        s.evict(gpuquota_cohort::ids::WlId::new(w as usize));
+        s.withhold(gpuquota_cohort::ids::WlId::new(w as usize));
         let orig = b.original(w).unwrap_or(w);
         offer(s, b, orig, false);
         stops.push((w, by));
@@ -429,8 +433,8 @@ pub(crate) fn kueue_step<P: gpuquota_cohort::Policy>(
     for (bi, _) in b.transitions() {
         let covered: Vec<u32> = b.covered(bi).collect();
         for w in covered {
-            if s.is_queued(w) {
-                s.withhold(w);
+            if s.is_queued(gpuquota_cohort::ids::WlId::new(w as usize)) {
+                s.withhold(gpuquota_cohort::ids::WlId::new(w as usize));
                 let orig = b.original(w).unwrap_or(w);
                 offer(s, b, orig, false);
                 changed = true;

@@ -4,14 +4,18 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use gpuquota_cohort::fair::ClockEvent;
+use gpuquota_cohort::tree::FrId;
 use gpuquota_cohort::world::{QueueRef, WlId};
 use gpuquota_cohort::{Policy, Scheduler, World};
 use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};
 use gpuquota_model::{Amount, ResourceName};
 
 /// A run's usage as the engine's reservation holds it.
-fn engine_usage(usage: &[(u32, i64)]) -> Vec<(u32, Amount)> {
-    usage.iter().map(|&(fr, a)| (fr, Amount(a))).collect()
+fn engine_usage(usage: &[(u32, i64)]) -> Vec<(FrId, Amount)> {
+    usage
+        .iter()
+        .map(|&(fr, a)| (FrId::new(fr as usize), Amount(a)))
+        .collect()
 }
 
 use crate::scenario::{Engine, Instance, Scenario};
@@ -184,12 +188,7 @@ pub(crate) fn run_kueue<P: Policy>(
     let frs: Vec<(String, ResourceName)> = world
         .frs
         .iter()
-        .map(|&(f, r)| {
-            (
-                world.flavors[f as usize].name.clone(),
-                world.resources[r as usize].clone(),
-            )
-        })
+        .map(|&(f, r)| (world.flavors[f].name.clone(), world.resources[r].clone()))
         .collect();
     let latency = sc.cycle_latency_ms.max(0);
     let end = sc.end_ms;
@@ -204,13 +203,17 @@ pub(crate) fn run_kueue<P: Policy>(
     // events remain
     let mut arrivals = Arrivals::default();
     let split = budgets.is_none();
-    for wl in 0..n as WlId {
+    for wl in world.workloads.ids() {
         s.withhold(wl);
     }
     // workloads admitted in the input run from the start
     for wl in 0..n {
-        if let Some(r) = &s.reservations()[wl] {
-            let usage = r.usage.iter().map(|&(fr, a)| (fr, a.0)).collect();
+        if let Some(r) = &s.reservations()[WlId::new(wl)] {
+            let usage = r
+                .usage
+                .iter()
+                .map(|&(fr, a)| (u32::from(fr), a.0))
+                .collect();
             live[wl] = Some(Live {
                 run_start: 0,
                 generation: 0,
@@ -236,7 +239,7 @@ pub(crate) fn run_kueue<P: Policy>(
         if let Some(l) = l {
             let usage = engine_usage(&l.usage);
             s.clock(&ClockEvent::RunStarted {
-                wl: wl as WlId,
+                wl: WlId::new(wl),
                 usage: &usage,
                 at: 0,
             });
@@ -268,14 +271,14 @@ pub(crate) fn run_kueue<P: Policy>(
                 COMPLETION => {
                     if live[w].as_ref().is_some_and(|l| l.generation == g) {
                         let l = live[w].take();
-                        s.finish(wl);
+                        s.finish(WlId::new(w));
                         if let Some(b) = budgets.as_mut() {
                             b.stopped(t, wl);
                         }
                         if let Some(l) = l {
                             let usage = engine_usage(&l.usage);
                             s.clock(&ClockEvent::RunEnded {
-                                wl,
+                                wl: WlId::new(w),
                                 usage: &usage,
                                 at: t,
                             });
@@ -293,7 +296,7 @@ pub(crate) fn run_kueue<P: Policy>(
                 ARRIVAL => {
                     match budgets.as_mut() {
                         Some(b) => crate::budget::offer(&mut s, b, wl, true),
-                        None => s.arrive(wl),
+                        None => s.arrive(WlId::new(w)),
                     }
                     wake = true;
                 }
@@ -339,11 +342,11 @@ pub(crate) fn run_kueue<P: Policy>(
             counters.cycles += 1;
             cycles_here += 1;
             // evictions take effect at the cycle's start, admissions when it ends
-            let mut ended: Vec<(WlId, Vec<(u32, Amount)>)> = Vec::new();
+            let mut ended: Vec<(WlId, Vec<(FrId, Amount)>)> = Vec::new();
             for p in &s.preempted[seen_preempted..] {
-                let v = p.wl as usize;
+                let v = p.wl.index();
                 if let Some(b) = budgets.as_mut() {
-                    b.stopped(t, p.wl);
+                    b.stopped(t, u32::from(p.wl));
                 }
                 if let Some(l) = live[v].take() {
                     ended.push((p.wl, engine_usage(&l.usage)));
@@ -354,7 +357,7 @@ pub(crate) fn run_kueue<P: Policy>(
                         end_ms: t,
                         end: RunEnd::Preempted {
                             reason: p.reason.as_str().to_owned(),
-                            by: world.workloads[p.preemptor as usize].key.clone(),
+                            by: world.workloads[p.preemptor].key.clone(),
                         },
                         usage: l.usage,
                     });
@@ -369,17 +372,21 @@ pub(crate) fn run_kueue<P: Policy>(
                 });
             }
             let begin = t + latency;
-            let mut started: Vec<(WlId, Vec<(u32, Amount)>)> = Vec::new();
+            let mut started: Vec<(WlId, Vec<(FrId, Amount)>)> = Vec::new();
             for a in &s.admitted[seen_admitted..] {
-                let w = a.wl as usize;
-                let Some(r) = &s.reservations()[w] else {
+                let w = a.wl.index();
+                let Some(r) = &s.reservations()[a.wl] else {
                     continue;
                 };
-                let usage: Vec<(u32, i64)> = r.usage.iter().map(|&(fr, a)| (fr, a.0)).collect();
+                let usage: Vec<(u32, i64)> = r
+                    .usage
+                    .iter()
+                    .map(|&(fr, a)| (u32::from(fr), a.0))
+                    .collect();
                 started.push((a.wl, r.usage.clone()));
                 let already = if sc.resume { done[w] } else { 0 };
                 if let Some(b) = budgets.as_mut() {
-                    b.started(begin, a.wl, &usage);
+                    b.started(begin, u32::from(a.wl), &usage);
                 }
                 generation[w] += 1;
                 live[w] = Some(Live {
@@ -390,7 +397,12 @@ pub(crate) fn run_kueue<P: Policy>(
                 });
                 if let Some(rt) = runtime(w) {
                     let left = (rt - already).max(0);
-                    heap.push(Reverse((begin + left, COMPLETION, a.wl, generation[w])));
+                    heap.push(Reverse((
+                        begin + left,
+                        COMPLETION,
+                        u32::from(a.wl),
+                        generation[w],
+                    )));
                 }
             }
             seen_admitted = s.admitted.len();
@@ -450,7 +462,7 @@ pub(crate) fn run_kueue<P: Policy>(
             });
         }
         let queue = match &w.queue {
-            QueueRef::Cq(c) => world.cluster_queues[*c as usize].name.clone(),
+            QueueRef::Cq(c) => world.cluster_queues[*c].name.clone(),
             _ => String::new(),
         };
         let running_at_end = runs[i].last().is_some_and(|r| r.end == RunEnd::Cut);
@@ -466,7 +478,7 @@ pub(crate) fn run_kueue<P: Policy>(
                     .as_ref()
                     .and_then(|b| b.pending(i as u32))
                     .or_else(|| {
-                        s.pending_reason(i as WlId)
+                        s.pending_reason(WlId::new(i))
                             .map(|p| (p.reason().to_owned(), p.message(world)))
                     })
             }
@@ -492,7 +504,7 @@ pub(crate) fn run_kueue<P: Policy>(
                 for &f in &g.flavors {
                     for &r in &g.covered {
                         if let Some(fr) = world.fr(f, r) {
-                            nominal.push((fr, world.tree.quota(c.node, fr).nominal.0));
+                            nominal.push((u32::from(fr), world.tree.quota(c.node, fr).nominal.0));
                         }
                     }
                 }
@@ -544,8 +556,8 @@ pub(crate) fn run_resource_quota(
             let mut d = vec![0i64; nres];
             for ps in &w.pod_sets {
                 for &(r, a) in &ps.per_pod {
-                    d[r as usize] =
-                        d[r as usize].saturating_add(a.saturating_mul(i64::from(ps.count)));
+                    d[r.index()] =
+                        d[r.index()].saturating_add(a.saturating_mul(i64::from(ps.count)));
                 }
             }
             d
@@ -564,7 +576,7 @@ pub(crate) fn run_resource_quota(
         .collect();
     let applies = |q: usize, wl: usize| {
         let rq = &world.resource_quotas[q];
-        let w = &world.workloads[wl];
+        let w = &world.workloads[WlId::new(wl)];
         rq.namespace == w.namespace
             && rq
                 .object
@@ -573,7 +585,7 @@ pub(crate) fn run_resource_quota(
     let charge = |q: usize, k: usize, wl: usize| -> i64 {
         match world.resource_quotas[q].hard[k].1 {
             None => pods[wl],
-            Some(r) => demand[wl][r as usize],
+            Some(r) => demand[wl][r.index()],
         }
     };
     let mut heap: BinaryHeap<Event> = BinaryHeap::new();
@@ -682,7 +694,7 @@ pub(crate) fn run_resource_quota(
                 }
                 if used[q][k].saturating_add(req) > hard.0 {
                     let fmt = |v: i64| match r {
-                        Some(r) => world.resources[*r as usize].format_amount(Amount(v)),
+                        Some(r) => world.resources[*r].format_amount(Amount(v)),
                         None => v.to_string(),
                     };
                     violation = Some((
@@ -783,7 +795,7 @@ pub(crate) fn run_resource_quota(
         let e = by_ns.entry(q.namespace.clone()).or_default();
         for (_, r, hard) in &q.hard {
             if let Some(r) = r {
-                let v = e.entry(*r).or_insert(i64::MAX);
+                let v = e.entry(u32::from(*r)).or_insert(i64::MAX);
                 *v = (*v).min(hard.0);
             }
         }

@@ -426,12 +426,7 @@ pub fn simulate_with_options(
             Engine::Kueue => world
                 .frs
                 .iter()
-                .map(|&(f, r)| {
-                    (
-                        world.flavors[f as usize].name.clone(),
-                        world.resources[r as usize].clone(),
-                    )
-                })
+                .map(|&(f, r)| (world.flavors[f].name.clone(), world.resources[r].clone()))
                 .collect(),
         };
         let origin = i64::try_from(sc.start.unix_nanos().div_euclid(1_000_000)).unwrap_or(0);
@@ -466,7 +461,7 @@ pub fn simulate_with_options(
             }
             let fair = settings.enabled;
             for w in &world.warnings {
-                if fair && w.kind == "Configuration" && w.message.contains("fair sharing") {
+                if fair && w.code == gpuquota_cohort::error::codes::FAIR_SHARING_NOT_RUN {
                     continue;
                 }
                 warnings.push(
@@ -538,7 +533,7 @@ fn world_problems(e: gpuquota_cohort::Error) -> Diagnostics {
 /// The ClusterQueue a workload queues in (`""` without one).
 fn queue_name(world: &World, w: &gpuquota_cohort::world::WorkloadInfo) -> String {
     match &w.queue {
-        gpuquota_cohort::world::QueueRef::Cq(c) => world.cluster_queues[*c as usize].name.clone(),
+        gpuquota_cohort::world::QueueRef::Cq(c) => world.cluster_queues[*c].name.clone(),
         _ => String::new(),
     }
 }

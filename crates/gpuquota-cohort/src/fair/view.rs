@@ -16,15 +16,26 @@ use gpuquota_fairshare::drs::lendable;
 use gpuquota_fairshare::view::{NodeId as ViewNode, NodeKind as ViewKind, QuotaView, QuotaViewMut};
 use gpuquota_model::{Amount, ResourceName};
 
+use crate::ids::Table;
 use crate::tree::{FrId, NodeId, NodeKind, QuotaForest, Usage};
 use crate::world::World;
+
+/// The fair-sharing view's name of an engine node (the same dense index).
+fn view_node(n: NodeId) -> ViewNode {
+    ViewNode::from_index(n.index())
+}
+
+/// The engine node a fair-sharing view's node names.
+fn engine_node(n: ViewNode) -> NodeId {
+    NodeId::new(n.index())
+}
 
 /// What fair sharing adds to the engine's [`QuotaForest`] (see the module docs); built once,
 /// shared by every [`ForestView`].
 #[derive(Debug, Clone)]
 pub(crate) struct FairIndex {
     /// Name of every engine flavor-resource (by [`FrId`]).
-    pub(crate) fr_names: Vec<FlavorResource>,
+    pub(crate) fr_names: Table<FrId, FlavorResource>,
     fr_by_name: BTreeMap<FlavorResource, usize>,
     /// Flavor-resource ids per resource, resources by ascending name.
     res_groups: Vec<Vec<usize>>,
@@ -50,7 +61,8 @@ impl FairIndex {
         let t = &world.tree;
         let n = t.nodes.len();
         let nf = t.frs;
-        let fr_names: Vec<FlavorResource> = (0..nf as FrId)
+        let fr_names: Table<FrId, FlavorResource> = t
+            .fr_ids()
             .map(|f| FlavorResource::new(world.fr_flavor(f), world.fr_resource(f).as_str()))
             .collect();
         let fr_by_name = fr_names
@@ -67,17 +79,13 @@ impl FairIndex {
         let mut child_cohorts = vec![Vec::new(); n];
         let mut child_cqs = vec![Vec::new(); n];
         let mut cq_by_name = BTreeMap::new();
-        for (i, node) in t.nodes.iter().enumerate() {
+        for (i, node) in t.nodes.iter_enumerated() {
+            let i = i.index();
             let mut kids: Vec<&NodeId> = node.children.iter().collect();
-            kids.sort_by(|a, b| {
-                t.nodes[**a as usize]
-                    .name
-                    .cmp(&t.nodes[**b as usize].name)
-                    .then(a.cmp(b))
-            });
+            kids.sort_by(|a, b| t.nodes[**a].name.cmp(&t.nodes[**b].name).then(a.cmp(b)));
             for &c in kids {
-                let id = ViewNode::from_index(c as usize);
-                match t.nodes[c as usize].kind {
+                let id = view_node(c);
+                match t.nodes[c].kind {
                     NodeKind::Cohort => child_cohorts[i].push(id),
                     NodeKind::ClusterQueue(_) => child_cqs[i].push(id),
                 }
@@ -89,13 +97,13 @@ impl FairIndex {
         // SubtreeQuota keys, children before parents
         let mut in_subtree = vec![false; n * nf];
         for id in post_order(t) {
-            let base = id as usize * nf;
-            for f in 0..nf {
-                let own = t.quota(id, f as FrId).declared;
-                let below = t.nodes[id as usize]
+            let base = id.index() * nf;
+            for (f, fr) in t.fr_ids().enumerate() {
+                let own = t.quota(id, fr).declared;
+                let below = t.nodes[id]
                     .children
                     .iter()
-                    .any(|&c| in_subtree[c as usize * nf + f]);
+                    .any(|&c| in_subtree[c.index() * nf + f]);
                 in_subtree[base + f] = own || below;
             }
         }
@@ -105,18 +113,18 @@ impl FairIndex {
         let mut lendable_dense = vec![Amount::ZERO; n * groups];
         for (i, node) in t.nodes.iter().enumerate() {
             let Some(p) = node.parent else { continue };
-            let root = node.root as usize;
+            let root = node.root.index();
             let l = lendable(
                 fr_names
                     .iter()
                     .enumerate()
                     .filter(|(f, _)| in_subtree[root * nf + f])
-                    .map(|(f, fr)| (fr, t.potential_available(p, f as FrId))),
+                    .map(|(f, fr)| (fr, t.potential_available(p, FrId::new(f)))),
             );
             for (g, frs) in res_groups.iter().enumerate() {
                 if let Some(&f) = frs.first() {
                     lendable_dense[i * groups + g] = l
-                        .get(&fr_names[f].resource)
+                        .get(&fr_names[FrId::new(f)].resource)
                         .copied()
                         .unwrap_or(Amount::ZERO);
                 }
@@ -141,18 +149,18 @@ impl FairIndex {
 /// Every node, children before parents.
 fn post_order(t: &QuotaForest) -> Vec<NodeId> {
     let mut order = Vec::with_capacity(t.nodes.len());
-    for (r, node) in t.nodes.iter().enumerate() {
+    for (r, node) in t.nodes.iter_enumerated() {
         if node.parent.is_some() {
             continue;
         }
-        let mut stack = vec![(r as NodeId, false)];
+        let mut stack = vec![(r, false)];
         while let Some((id, done)) = stack.pop() {
             if done {
                 order.push(id);
                 continue;
             }
             stack.push((id, true));
-            for &c in t.nodes[id as usize].children.iter().rev() {
+            for &c in t.nodes[id].children.iter().rev() {
                 stack.push((c, false));
             }
         }
@@ -192,20 +200,18 @@ impl<U: Borrow<Usage>> QuotaView for ForestView<'_, U> {
     }
 
     fn kind(&self, n: ViewNode) -> ViewKind {
-        match self.forest.nodes[n.index()].kind {
+        match self.forest.nodes[engine_node(n)].kind {
             NodeKind::Cohort => ViewKind::Cohort,
             NodeKind::ClusterQueue(_) => ViewKind::ClusterQueue,
         }
     }
 
     fn parent(&self, n: ViewNode) -> Option<ViewNode> {
-        self.forest.nodes[n.index()]
-            .parent
-            .map(|p| ViewNode::from_index(p as usize))
+        self.forest.nodes[engine_node(n)].parent.map(view_node)
     }
 
     fn root(&self, n: ViewNode) -> ViewNode {
-        ViewNode::from_index(self.forest.nodes[n.index()].root as usize)
+        view_node(self.forest.nodes[engine_node(n)].root)
     }
 
     fn child_cohorts(&self, n: ViewNode) -> &[ViewNode] {
@@ -241,22 +247,22 @@ impl<U: Borrow<Usage>> QuotaView for ForestView<'_, U> {
     }
 
     fn subtree_quota_at(&self, n: ViewNode, f: usize) -> Amount {
-        self.forest.subtree_quota(n.index() as NodeId, f as FrId)
+        self.forest.subtree_quota(engine_node(n), FrId::new(f))
     }
 
     fn local_quota_at(&self, n: ViewNode, f: usize) -> Amount {
-        self.forest.local_quota(n.index() as NodeId, f as FrId)
+        self.forest.local_quota(engine_node(n), FrId::new(f))
     }
 
     fn borrowing_limit_at(&self, n: ViewNode, f: usize) -> Option<Amount> {
         self.forest
-            .quota(n.index() as NodeId, f as FrId)
+            .quota(engine_node(n), FrId::new(f))
             .borrowing_limit
     }
 
     fn usage_at(&self, n: ViewNode, f: usize) -> Amount {
         self.forest
-            .usage(self.usage.borrow(), n.index() as NodeId, f as FrId)
+            .usage(self.usage.borrow(), engine_node(n), FrId::new(f))
     }
 
     fn lendable(&self, n: ViewNode) -> &BTreeMap<ResourceName, Amount> {

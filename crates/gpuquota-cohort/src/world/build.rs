@@ -14,11 +14,12 @@ use gpuquota_model::kueue::{
 use gpuquota_model::{Amount, Model, Quantity, ResourceName, Timestamp};
 
 use super::{
-    AdmittedInfo, CqId, CqInfo, FlavorId, FlavorInfo, GroupInfo, NONE_FR, NodeRequirement,
-    PodSetInfo, QueueRef, ReclaimPolicy, ResourceId, RqInfo, TOPOLOGY_ANNOTATIONS, WithinPolicy,
-    WorkloadInfo, World,
+    AdmittedInfo, CqId, CqInfo, FlavorId, FlavorInfo, GroupInfo, NodeRequirement, PodSetInfo,
+    QueueRef, ReclaimPolicy, ResourceId, RqInfo, TOPOLOGY_ANNOTATIONS, WithinPolicy, WorkloadInfo,
+    World,
 };
 use crate::error::{BuildProblem, Error, Warning, codes};
+use crate::ids::{Table, WlId};
 use crate::tree::{FrId, FrQuota, Node, NodeId, NodeKind, QuotaForest, Usage};
 
 mod checks;
@@ -29,8 +30,8 @@ type PerPod = Vec<Vec<Option<ResourceList>>>;
 
 /// Dense ids of every resource and flavor name the objects mention (both sorted).
 struct Names {
-    resources: Vec<ResourceName>,
-    flavors: Vec<FlavorInfo>,
+    resources: Table<ResourceId, ResourceName>,
+    flavors: Table<FlavorId, FlavorInfo>,
 }
 
 impl Names {
@@ -38,30 +39,30 @@ impl Names {
     fn rid(&self, name: &str) -> ResourceId {
         self.resources
             .binary_search_by(|r| r.as_str().cmp(name))
-            .map(|i| i as ResourceId)
-            .unwrap_or(0)
+            .map(ResourceId::new)
+            .unwrap_or_default()
     }
 
     /// The id of a flavor name.
     fn fid(&self, name: &str) -> FlavorId {
         self.flavors
             .binary_search_by(|f| f.name.as_str().cmp(name))
-            .map(|i| i as FlavorId)
-            .unwrap_or(0)
+            .map(FlavorId::new)
+            .unwrap_or_default()
     }
 }
 
 /// The flavor-resource pairs that have quota or usage, and their dense index.
 struct FrTable {
-    frs: Vec<(FlavorId, ResourceId)>,
-    index: Vec<u32>,
+    frs: Table<FrId, (FlavorId, ResourceId)>,
+    index: Vec<Option<FrId>>,
     nres: usize,
 }
 
 impl FrTable {
-    /// The flavor-resource id of (flavor, resource), or `NONE_FR`.
-    fn of(&self, f: FlavorId, r: ResourceId) -> u32 {
-        self.index[f as usize * self.nres + r as usize]
+    /// The flavor-resource id of (flavor, resource), if the pair has quota or usage.
+    fn of(&self, f: FlavorId, r: ResourceId) -> Option<FrId> {
+        self.index[f.index() * self.nres + r.index()]
     }
 }
 
@@ -70,7 +71,7 @@ struct Forest {
     tree: QuotaForest,
     nc: usize,
     /// Per node: its tree's root is a cohort on a parent cycle.
-    cycle_root: Vec<bool>,
+    cycle_root: Table<NodeId, bool>,
 }
 
 /// The ClusterQueue id of a name.
@@ -78,7 +79,7 @@ fn cq_of(cq_names: &[&String], name: &str) -> Option<CqId> {
     cq_names
         .binary_search_by(|c| c.as_str().cmp(name))
         .ok()
-        .map(|i| i as CqId)
+        .map(CqId::new)
 }
 
 /// The errors of the workspace's one validator
@@ -190,7 +191,7 @@ impl Builder {
         let pods = resources
             .binary_search_by(|r| r.as_str().cmp("pods"))
             .ok()
-            .map(|i| i as ResourceId);
+            .map(ResourceId::new);
         Ok(World {
             pods,
             resources,
@@ -329,10 +330,11 @@ codes::IMPLICIT_COHORT,"Cohort", p, format!("no Cohort object (parent of {co_nam
             cohort_list
                 .binary_search_by(|c| c.as_str().cmp(name))
                 .ok()
-                .map(|i| i as NodeId)
+                .map(NodeId::new)
         };
         let nc = cohort_list.len();
-        let mut nodes: Vec<Node> = Vec::with_capacity(nc + cq_names.len());
+        let mut nodes: Table<NodeId, Node> =
+            Table::from_vec(Vec::with_capacity(nc + cq_names.len()));
         for name in &cohort_list {
             nodes.push(Node {
                 name: name.clone(),
@@ -340,17 +342,17 @@ codes::IMPLICIT_COHORT,"Cohort", p, format!("no Cohort object (parent of {co_nam
                 parent: None,
                 children: Vec::new(),
                 height: 0,
-                root: 0,
+                root: NodeId::default(),
             });
         }
         for (i, name) in cq_names.iter().enumerate() {
             nodes.push(Node {
                 name: (*name).clone(),
-                kind: NodeKind::ClusterQueue(i as u32),
+                kind: NodeKind::ClusterQueue(CqId::new(i)),
                 parent: None,
                 children: Vec::new(),
                 height: 0,
-                root: 0,
+                root: NodeId::default(),
             });
         }
         // cohort parents, with cycle detection
@@ -366,7 +368,7 @@ codes::IMPLICIT_COHORT,"Cohort", p, format!("no Cohort object (parent of {co_nam
         let depths = gpuquota_fairshare::tree::chain_depths(
             &parent_of
                 .iter()
-                .map(|p| p.map(|x| x as usize))
+                .map(|p| p.map(NodeId::index))
                 .collect::<Vec<_>>(),
         );
         let in_cycle: Vec<bool> = depths.iter().map(Option::is_none).collect();
@@ -398,8 +400,9 @@ codes::IMPLICIT_COHORT,"Cohort", p, format!("no Cohort object (parent of {co_nam
         // break cycles: nodes on a cycle keep no parent (their subtrees stay separate roots)
         for (i, p) in parent_of.iter().enumerate() {
             if let Some(p) = *p {
+                let i = NodeId::new(i);
                 nodes[i].parent = Some(p);
-                nodes[p as usize].children.push(i as NodeId);
+                nodes[p].children.push(i);
             }
         }
         let mut cq_parent: Vec<Option<NodeId>> = Vec::with_capacity(cq_names.len());
@@ -413,8 +416,9 @@ codes::IMPLICIT_COHORT,"Cohort", p, format!("no Cohort object (parent of {co_nam
                 .and_then(cohort_id);
             cq_parent.push(p);
             if let Some(p) = p {
-                nodes[nc + i].parent = Some(p);
-                nodes[p as usize].children.push((nc + i) as NodeId);
+                let id = NodeId::new(nc + i);
+                nodes[id].parent = Some(p);
+                nodes[p].children.push(id);
             }
         }
         for n in &mut nodes {
@@ -424,9 +428,11 @@ codes::IMPLICIT_COHORT,"Cohort", p, format!("no Cohort object (parent of {co_nam
         let quotas = node_quotas(model, names, frt, &cohort_list, cq_names, nodes.len());
         let tree = QuotaForest::new(nodes, nfr, quotas);
         // roots in a cycle tree
-        let cycle_root: Vec<bool> = (0..tree.nodes.len())
+        let cycle_root: Table<NodeId, bool> = tree
+            .nodes
+            .iter()
             .map(|n| {
-                let r = tree.nodes[n].root as usize;
+                let r = n.root.index();
                 r < nc && in_cycle[r]
             })
             .collect();
@@ -444,9 +450,9 @@ codes::IMPLICIT_COHORT,"Cohort", p, format!("no Cohort object (parent of {co_nam
         names: &Names,
         forest: &Forest,
         cq_names: &[&String],
-    ) -> Vec<CqInfo> {
+    ) -> Table<CqId, CqInfo> {
         let (nc, cycle_root) = (forest.nc, &forest.cycle_root);
-        let mut cluster_queues = Vec::with_capacity(cq_names.len());
+        let mut cluster_queues = Table::from_vec(Vec::with_capacity(cq_names.len()));
         for (i, name) in cq_names.iter().enumerate() {
             let cq = &model.cluster_queues[*name];
             let s = &cq.spec;
@@ -482,7 +488,8 @@ codes::IMPLICIT_COHORT,"Cohort", p, format!("no Cohort object (parent of {co_nam
             if s.stop_policy() != StopPolicy::None && inactive.is_none() {
                 inactive = Some("Stopped");
             }
-            if cycle_root[nc + i] && inactive.is_none() {
+            let node = NodeId::new(nc + i);
+            if cycle_root[node] && inactive.is_none() {
                 inactive = Some("CohortCycle");
             }
             if !s.admission_checks.is_empty() || s.admission_checks_strategy.is_some() {
@@ -493,7 +500,7 @@ codes::NOT_MODELLED,"ClusterQueue", name, "admission checks are not modelled; wo
             let (wb, wp, pref) = s.flavor_fungibility();
             cluster_queues.push(CqInfo {
                 name: (*name).clone(),
-                node: (nc + i) as NodeId,
+                node,
                 groups,
                 strict_fifo: s.queueing_strategy() == QueueingStrategy::StrictFifo,
                 within: match s.within_cluster_queue() {
@@ -528,9 +535,9 @@ codes::NOT_MODELLED,"ClusterQueue", name, "admission checks are not modelled; wo
         ctx: &WorkloadCtx<'_>,
         live: &[&Workload],
         per_pod: &PerPod,
-    ) -> (Vec<WorkloadInfo>, Usage) {
+    ) -> (Table<WlId, WorkloadInfo>, Usage) {
         let model = ctx.model;
-        let mut workloads = Vec::with_capacity(live.len());
+        let mut workloads = Table::from_vec(Vec::with_capacity(live.len()));
         let mut usage = ctx.tree.empty_usage();
         for (wi, w) in live.iter().enumerate() {
             let key = w.key();
@@ -757,8 +764,10 @@ gpuquota_model::diag::codes::NOT_FOUND,
                                 .map(|r| r.count.clamp(0, count))
                                 .unwrap_or(0);
                             for (r, f) in &psa.flavors {
-                                let fr = frt.of(names.fid(f), names.rid(r.as_str()));
-                                uses.insert(fr);
+                                // every admitted pair is in the table (phase 4 collects them)
+                                if let Some(fr) = frt.of(names.fid(f), names.rid(r.as_str())) {
+                                    uses.insert(fr);
+                                }
                             }
                             for (r, q) in &psa.resource_usage {
                                 if q.is_negative() {
@@ -766,7 +775,7 @@ gpuquota_model::diag::codes::NOT_FOUND,
                                     continue;
                                 }
                                 let Some(f) = psa.flavors.get(r) else { continue };
-                                let fr = frt.of(names.fid(f), names.rid(r.as_str()));
+                                let Some(fr) = frt.of(names.fid(f), names.rid(r.as_str())) else { continue };
                                 let mut a = q.to_amount(r);
                                 if reclaimable > 0 && count > 0 {
                                     a = Amount(a.0 / i64::from(count) * i64::from(count - reclaimable));
@@ -783,7 +792,7 @@ gpuquota_model::diag::codes::NOT_FOUND,
                             _ => crate::preempt::now(),
                         };
                         let evicted = w.condition("Evicted").is_some_and(|c| c.is_true());
-                        let node = cluster_queues[c as usize].node;
+                        let node = cluster_queues[c].node;
                         for (&fr, &a) in &u {
                             tree.add_usage(usage, node, fr, a);
                         }
@@ -826,18 +835,16 @@ gpuquota_model::diag::codes::NOT_FOUND,
             &ctx.names.resources,
             &ctx.names.flavors,
         );
-        let nfr = frs.len();
         for cq in ctx.cluster_queues {
-            for fr in 0..nfr as FrId {
+            for (fr, &(f, r)) in frs.iter_enumerated() {
                 if tree.available_raw(usage, cq.node, fr) < Amount::ZERO {
-                    let (f, r) = frs[fr as usize];
                     self.warn(
 codes::OVER_ADMISSION,
                         "ClusterQueue",
                         &cq.name,
                         format!(
                             "admitted workloads exceed the quota for {} in flavor {}; they keep running",
-                            resources[r as usize], flavors[f as usize].name
+                            resources[r], flavors[f].name
                         ),
                     );
                 }
@@ -889,7 +896,7 @@ struct WorkloadCtx<'a> {
     names: &'a Names,
     frt: &'a FrTable,
     tree: &'a QuotaForest,
-    cluster_queues: &'a [CqInfo],
+    cluster_queues: &'a Table<CqId, CqInfo>,
     cq_names: &'a [&'a String],
 }
 
@@ -967,11 +974,11 @@ fn names(
             }
         }
     }
-    let resources: Vec<ResourceName> = res_names
+    let resources: Table<ResourceId, ResourceName> = res_names
         .iter()
         .map(|s| ResourceName::new(s.as_str()))
         .collect();
-    let flavors: Vec<FlavorInfo> = flv_names
+    let flavors: Table<FlavorId, FlavorInfo> = flv_names
         .iter()
         .map(|n| match model.resource_flavors.get(n) {
             Some(rf) => FlavorInfo {
@@ -1018,10 +1025,10 @@ fn flavor_resources(model: &Model, live: &[&Workload], names: &Names) -> FrTable
             }
         }
     }
-    let frs: Vec<(FlavorId, ResourceId)> = fr_set.into_iter().collect();
-    let mut fr_index = vec![NONE_FR; names.flavors.len() * names.resources.len()];
-    for (i, &(f, r)) in frs.iter().enumerate() {
-        fr_index[f as usize * names.resources.len() + r as usize] = i as u32;
+    let frs: Table<FrId, (FlavorId, ResourceId)> = fr_set.into_iter().collect();
+    let mut fr_index = vec![None; names.flavors.len() * names.resources.len()];
+    for (fr, &(f, r)) in frs.iter_enumerated() {
+        fr_index[f.index() * names.resources.len() + r.index()] = Some(fr);
     }
     FrTable {
         frs,
@@ -1050,11 +1057,10 @@ fn node_quotas(
         for g in groups {
             for f in &g.flavors {
                 for rq in &f.resources {
-                    let fr = frt.of(names.fid(&f.name), names.rid(rq.name.as_str()));
-                    if fr == NONE_FR {
+                    let Some(fr) = frt.of(names.fid(&f.name), names.rid(rq.name.as_str())) else {
                         continue;
-                    }
-                    let q = &mut quotas[node * nfr + fr as usize];
+                    };
+                    let q = &mut quotas[node * nfr + fr.index()];
                     q.declared = true;
                     q.nominal = rq
                         .nominal_quota
