@@ -49,11 +49,56 @@ pub enum Format {
 ///
 /// The same `(cluster_queues, workloads, seed)` always gives the same text. Generator command:
 /// `cargo run --release -p gpuquota-benches --example snapshot -- 1000 55000 yaml > snap.yaml`.
+///
+/// Every ClusterQueue has `reclaimWithinCohort: Any` and `withinClusterQueue: LowerPriority`.
+/// From about 10,000 Workloads on, that platform is a preemption livelock (a reclaimed
+/// workload is readmitted ahead of its preemptor, which preempts it again, as upstream Kueue
+/// does at its default feature gates), so `kueue schedule` runs to its cycle bound: the text
+/// measures the engine's loop handling, not one converging schedule. [`kueue_snapshot_with`]
+/// with [`Reclaim::Never`] writes the same objects with `reclaimWithinCohort: Never`, a
+/// schedule that converges.
 pub fn kueue_snapshot(
     cluster_queues: usize,
     workloads: usize,
     seed: u64,
     format: Format,
+) -> String {
+    kueue_snapshot_with(cluster_queues, workloads, seed, format, Reclaim::Any)
+}
+
+/// The ClusterQueues' `preemption.reclaimWithinCohort` in [`kueue_snapshot_with`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reclaim {
+    /// `Any`: the looping platform of [`kueue_snapshot`].
+    Any,
+    /// `LowerPriority`.
+    LowerPriority,
+    /// `Never`: no ClusterQueue reclaims lent quota, so a run of cycles converges (every
+    /// cycle admits or parks heads until none is left to try).
+    Never,
+}
+
+impl Reclaim {
+    /// The policy's name in a ClusterQueue's `spec.preemption.reclaimWithinCohort`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reclaim::Any => "Any",
+            Reclaim::LowerPriority => "LowerPriority",
+            Reclaim::Never => "Never",
+        }
+    }
+}
+
+/// [`kueue_snapshot`] with the ClusterQueues' `reclaimWithinCohort` set to `reclaim`; every
+/// other byte (names, quotas, requests, times: the same seeded draws) is that of
+/// [`kueue_snapshot`]. Generator command of the converging form:
+/// `cargo run --release -p gpuquota-benches --example snapshot -- 1000 55000 yaml --reclaim never`.
+pub fn kueue_snapshot_with(
+    cluster_queues: usize,
+    workloads: usize,
+    seed: u64,
+    format: Format,
+    reclaim: Reclaim,
 ) -> String {
     use serde_json::json;
     let mut rng = SplitMix64::new(seed);
@@ -94,7 +139,7 @@ pub fn kueue_snapshot(
             "spec": {
                 "cohortName": format!("cohort-{c}"),
                 "namespaceSelector": {},
-                "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"},
+                "preemption": {"reclaimWithinCohort": reclaim.as_str(), "withinClusterQueue": "LowerPriority"},
                 "resourceGroups": [{"coveredResources": ["cpu", "memory", "nvidia.com/gpu"], "flavors": flavors}]
             }
         }));

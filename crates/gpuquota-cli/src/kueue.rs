@@ -34,7 +34,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use gpuquota::cohort::{ScheduleReport, World};
 
-use crate::common::{CliError, output_or, read_file, table_width, to_json};
+use crate::common::{CliError, output_or, read_file, table_width, to_json, write_json};
 
 /// `--output` of the `kueue` commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -205,6 +205,9 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
                     return Ok(ExitCode::from(1));
                 }
             };
+            // the input holds everything the run reads: give the model's memory back to the
+            // allocator before the run allocates its own
+            drop(model);
             if let Err(code) = print_warnings(input.warnings()) {
                 return Ok(code);
             }
@@ -228,7 +231,7 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
                 return Ok(ExitCode::from(1));
             }
             match output_or(output, KueueOutput::Table, KueueOutput::Json) {
-                KueueOutput::Json => out!("{}", to_json(&report)?),
+                KueueOutput::Json => write_json(&report)?,
                 KueueOutput::Table => out!("{}", report.table(table_width())),
             }
             Ok(ExitCode::SUCCESS)

@@ -284,7 +284,12 @@ fn podsets_message(w: &World, ps: &[PodSetReasons]) -> String {
         out.push_str("couldn't assign flavors to pod set ");
         out.push_str(&p.pod_set);
         out.push_str(": ");
-        out.push_str(&rs.join(", "));
+        for (i, r) in rs.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(r);
+        }
     }
     out
 }

@@ -155,9 +155,11 @@ impl ScheduleReport {
                 cycle: p.cycle,
             })
             .collect();
-        let mut pending = Vec::new();
+        // every workload without a reservation is pending: one allocation for all of them
+        let reserved = s.reservations().iter().filter(|r| r.is_some()).count();
+        let mut pending = Vec::with_capacity(world.workloads.len().saturating_sub(reserved));
         for (i, w) in world.workloads.iter_enumerated() {
-            let Some(p) = s.pending_reason(i) else {
+            let Some(p) = s.pending_reason_ref(i) else {
                 continue;
             };
             let cluster_queue = match &w.queue {

@@ -67,10 +67,20 @@ pub(super) fn toleration(cx: &mut Ctx<'_>, field: &str, t: &Toleration) {
     }
 }
 
-pub(super) fn non_negative_list(cx: &mut Ctx<'_>, field: &str, list: &ResourceList) {
+/// Every name of `list` a qualified name and every quantity non-negative; the field path
+/// (`field` names the list) is formatted only for an entry with a problem (a snapshot has
+/// 10⁵ such lists).
+pub(super) fn non_negative_list(cx: &mut Ctx<'_>, field: impl Fn() -> String, list: &ResourceList) {
     for (name, q) in list {
-        qualified(cx, &format!("{field}[{name}]"), name.as_str());
-        non_negative(cx, &format!("{field}[{name}]"), q);
+        let problems = qualified_name_problems(name.as_str());
+        if problems.is_empty() && !q.is_negative() {
+            continue;
+        }
+        let at = format!("{}[{name}]", field());
+        for p in problems {
+            cx.invalid(at.as_str(), quote(name.as_str()), p);
+        }
+        non_negative(cx, &at, q);
     }
 }
 
@@ -122,15 +132,16 @@ pub(super) fn pod_extended_integers(cx: &mut Ctx<'_>, field: &str, list: &[Conta
 /// Requests and limits of containers; `kueue` adds Kueue's reserved `pods` key rule.
 pub(super) fn containers(cx: &mut Ctx<'_>, field: &str, list: &[Container], kueue: bool) {
     for (i, c) in list.iter().enumerate() {
-        let cp = format!("{field}[{i}].resources");
+        // formatted only when a message names it
+        let cp = || format!("{field}[{i}].resources");
         for (part, rl) in [
             ("requests", &c.resources.requests),
             ("limits", &c.resources.limits),
         ] {
-            non_negative_list(cx, &format!("{cp}.{part}"), rl);
+            non_negative_list(cx, || format!("{}.{part}", cp()), rl);
             if kueue && rl.contains_key("pods") {
                 cx.forbidden(
-                    format!("{cp}.{part}[pods]"),
+                    format!("{}.{part}[pods]", cp()),
                     "the key is reserved for internal kueue use",
                 );
             }
@@ -141,7 +152,7 @@ pub(super) fn containers(cx: &mut Ctx<'_>, field: &str, list: &[Container], kueu
                 && !req.is_negative()
             {
                 cx.invalid(
-                    format!("{cp}.requests[{name}]"),
+                    format!("{}.requests[{name}]", cp()),
                     quote_q(req),
                     format!("must be less than or equal to {name} limit of {limit}"),
                 );
@@ -337,8 +348,12 @@ pub(super) fn pod(cx: &mut Ctx<'_>, pod: &crate::core::Pod, model: &Model) {
 /// A Node: metadata, allocatable and capacity (non-negative, at most 1E), taints.
 pub(super) fn node(cx: &mut Ctx<'_>, node: &crate::core::Node) {
     object_meta(cx, &node.metadata, false);
-    non_negative_list(cx, "status.allocatable", &node.status.allocatable);
-    non_negative_list(cx, "status.capacity", &node.status.capacity);
+    non_negative_list(
+        cx,
+        || "status.allocatable".to_owned(),
+        &node.status.allocatable,
+    );
+    non_negative_list(cx, || "status.capacity".to_owned(), &node.status.capacity);
     at_most_max_list(cx, "status.allocatable", &node.status.allocatable);
     at_most_max_list(cx, "status.capacity", &node.status.capacity);
     for (i, t) in node.spec.taints.iter().enumerate() {
