@@ -1012,6 +1012,7 @@ macro_rules! objects {
             ) -> Result<Object, D::Error> {
                 let mut record = |p: serde_ignored::Path<'_>| ignored.push(ignored_path(&p));
                 let de = serde_ignored::Deserializer::new(de, &mut record);
+                #[cfg(feature = "serde")]
                 use serde::Deserialize;
                 let mut object = match kind {
                     $(Kind::$kind => Object::$kind(Box::new(<$ty>::deserialize(de)?)),)+

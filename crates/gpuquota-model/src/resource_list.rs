@@ -25,7 +25,9 @@
 use std::borrow::Borrow;
 use std::fmt;
 
+#[cfg(feature = "serde")]
 use serde::de::{MapAccess, Visitor};
+#[cfg(feature = "serde")]
 use serde::ser::SerializeMap;
 
 use crate::quantity::Quantity;

@@ -198,7 +198,6 @@ pub mod sharing;
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use configmap::ConfigMap;
@@ -245,7 +244,8 @@ pub mod codes {
 }
 
 /// The kinds of workload objects the conversions read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum ObjectKind {
     /// `batch/v1` Job.
     Job,
@@ -425,24 +425,28 @@ impl ObjectKind {
 
 /// A workload object as imported: kind, API version, where it came from, metadata, and the
 /// rest of the document (`spec`, `status`) for the converters to read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct WorkloadObject {
     /// The kind.
     pub kind: ObjectKind,
     /// `apiVersion` as written.
     pub api_version: String,
     /// The file and document it came from.
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub origin: Option<Origin>,
     /// Metadata.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// `spec` (read per kind by the converters).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub spec: Value,
     /// `status`, if given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub status: Option<Value>,
 }
 

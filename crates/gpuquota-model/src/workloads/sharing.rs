@@ -25,8 +25,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
-
 use super::{Warnings, codes};
 use crate::import::Model;
 use crate::quantity::Quantity;
@@ -44,62 +42,84 @@ pub const STRATEGY_LABEL: &str = "nvidia.com/gpu.sharing-strategy";
 pub const DEPARTMENT_LABEL: &str = "department";
 
 /// One `resources[]` entry.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ReplicatedResource {
     /// The resource shared (`nvidia.com/gpu`).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub name: String,
     /// The name to advertise the replicas under.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub rename: Option<String>,
     /// Replicas per GPU.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub replicas: i64,
     /// `devices` and other fields: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: BTreeMap<String, serde_json::Value>,
 }
 
 /// `sharing.timeSlicing` or `sharing.mps`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ReplicatedResources {
     /// Advertise replicas as `<name>.shared` unless a `rename` is given.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub rename_by_default: bool,
     /// Requests of more than one replica fail.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub fail_requests_greater_than_one: bool,
     /// The shared resources.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub resources: Vec<ReplicatedResource>,
 }
 
 /// `sharing`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Sharing {
     /// Time-slicing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub time_slicing: Option<ReplicatedResources>,
     /// MPS.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub mps: Option<ReplicatedResources>,
 }
 
 /// A device plugin configuration (`version: v1`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct PluginConfig {
     /// `v1`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub version: String,
     /// Sharing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub sharing: Option<Sharing>,
     /// `flags`, `resources`: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: BTreeMap<String, serde_json::Value>,
 }
 
