@@ -331,7 +331,7 @@ mod tests {
     fn rules(yaml: &str) -> ResourceRules {
         let v: serde_json::Value = serde_json::from_str(yaml).expect("json");
         let c = Configuration {
-            resources: Some(v),
+            resources: Some(v.into()),
             ..Configuration::default()
         };
         ResourceRules::from_configuration(Some(&c))
@@ -422,7 +422,7 @@ mod tests {
         )
         .expect("json");
         let c = Configuration {
-            resources: Some(v),
+            resources: Some(v.into()),
             ..Configuration::default()
         };
         let e = ResourceRules::from_configuration(Some(&c)).unwrap_err();

@@ -29,7 +29,7 @@ pub struct ResourceRequirements {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub claims: Option<serde_json::Value>,
+    pub claims: Option<crate::Opaque>,
 }
 
 impl ResourceRequirements {
@@ -66,7 +66,7 @@ pub struct Container {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, serde_json::Value>,
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// The parts of a pod spec that quota decisions read; other fields are kept verbatim.
@@ -112,7 +112,7 @@ pub struct PodSpec {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub affinity: Option<serde_json::Value>,
+    pub affinity: Option<crate::Opaque>,
     /// The node a running pod is bound to.
     #[cfg_attr(
         feature = "serde",
@@ -146,7 +146,7 @@ pub struct PodSpec {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, serde_json::Value>,
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 impl PodSpec {
@@ -236,7 +236,7 @@ pub struct PodStatus {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, serde_json::Value>,
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// A Pod (`v1`).
@@ -284,7 +284,7 @@ pub struct NodeSpec {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, serde_json::Value>,
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// `status` of a Node.
@@ -309,7 +309,7 @@ pub struct NodeStatus {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, serde_json::Value>,
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// A Node (`v1`).
@@ -341,7 +341,7 @@ pub struct Namespace {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, serde_json::Value>,
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// A scope selector requirement of a ResourceQuota.
@@ -411,7 +411,7 @@ pub struct ResourceQuota {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub status: Option<serde_json::Value>,
+    pub status: Option<crate::Opaque>,
 }
 
 impl ResourceQuota {

@@ -82,6 +82,7 @@ impl fmt::Display for Code {
     }
 }
 
+#[cfg(feature = "serde")]
 impl serde::Serialize for Code {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.0)

@@ -94,9 +94,13 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+#[cfg(feature = "yaml")]
 use serde_json::Value;
 
-use crate::diag::{self, Diagnostic, codes};
+use crate::diag::Diagnostic;
+#[cfg(feature = "yaml")]
+use crate::diag::{self, codes};
+#[cfg(feature = "yaml")]
 use crate::schema;
 
 use crate::core::{Namespace, Node, Pod, PriorityClass, ResourceQuota};
@@ -105,13 +109,19 @@ use crate::kueue::{
     ClusterQueue, Cohort, Configuration, LocalQueue, ResourceFlavor, Workload,
     WorkloadPriorityClass,
 };
+#[cfg(feature = "yaml")]
 use crate::meta::ObjectMeta;
 
+#[cfg(feature = "yaml")]
 mod block;
+#[cfg(feature = "yaml")]
 mod fast;
+#[cfg(feature = "yaml")]
 mod parse;
+#[cfg(feature = "yaml")]
 mod yaml;
 
+#[cfg(feature = "yaml")]
 pub use parse::{serde_message, serde_message_with, yaml_error};
 
 /// Every kind gpuquota reads.
@@ -180,6 +190,7 @@ impl Kind {
     }
 
     /// The kind for an `apiVersion` group and `kind`, if gpuquota reads it.
+    #[cfg_attr(not(feature = "yaml"), allow(dead_code))]
     fn from_group_kind(group: &str, kind: &str) -> Option<Kind> {
         Some(match (group, kind) {
             ("kueue.x-k8s.io", "ResourceFlavor") => Kind::ResourceFlavor,
@@ -202,6 +213,7 @@ impl Kind {
     }
 
     /// The API versions upstream serves for this kind.
+    #[cfg_attr(not(feature = "yaml"), allow(dead_code))]
     fn known_versions(self) -> &'static [&'static str] {
         match self {
             Kind::ResourceFlavor
@@ -356,6 +368,7 @@ pub struct Imported {
 /// let imported = importer.finish().expect("valid manifests");
 /// assert!(imported.model.resource_flavors.contains_key("h200-nvl"));
 /// ```
+#[cfg(feature = "yaml")]
 #[derive(Debug, Default)]
 pub struct Importer {
     model: Model,
@@ -372,11 +385,13 @@ pub const MAX_SOURCE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Where a step of the import stands: the document and the prefix of field paths inside it
 /// (`items[3].` inside a `List`).
+#[cfg(feature = "yaml")]
 struct At<'a> {
     origin: &'a Origin,
     prefix: &'a str,
 }
 
+#[cfg(feature = "yaml")]
 impl Importer {
     /// An empty importer.
     pub fn new() -> Importer {
@@ -758,7 +773,7 @@ impl Importer {
             && let Some(prefix) = meta
                 .other
                 .get("generateName")
-                .and_then(Value::as_str)
+                .and_then(|v| v.as_str())
                 .filter(|p| !p.is_empty())
                 .map(str::to_owned)
         {
@@ -812,6 +827,7 @@ impl Importer {
 }
 
 /// The fast path's sink into an importer that held no object when the source began.
+#[cfg(feature = "yaml")]
 struct Direct<'a> {
     importer: &'a mut Importer,
     origin: Origin,
@@ -821,6 +837,7 @@ struct Direct<'a> {
     generated: BTreeMap<(Kind, String, String), usize>,
 }
 
+#[cfg(feature = "yaml")]
 impl fast::Sink for Direct<'_> {
     fn doc(&mut self, doc: fast::Doc) {
         self.origin.document += 1;
@@ -841,6 +858,7 @@ impl fast::Sink for Direct<'_> {
 ///
 /// # Errors
 /// [`ImportErrors`] listing every malformed document.
+#[cfg(feature = "yaml")]
 pub fn import_str(source: &str, text: &str) -> Result<Imported, ImportErrors> {
     let mut importer = Importer::new();
     importer.add_str(source, text);
@@ -849,6 +867,7 @@ pub fn import_str(source: &str, text: &str) -> Result<Imported, ImportErrors> {
 
 /// The warning for a kind gpuquota does not read, with a "did you mean" against the kinds it
 /// reads.
+#[cfg(feature = "yaml")]
 fn unknown_kind(kind_name: &str, api_version: &str) -> Diagnostic {
     if kind_name.is_empty() {
         return Diagnostic::warning(codes::UNKNOWN_KIND, "document has no kind; skipped");
@@ -862,6 +881,7 @@ fn unknown_kind(kind_name: &str, api_version: &str) -> Diagnostic {
     Diagnostic::warning(codes::UNKNOWN_KIND, message)
 }
 
+#[cfg(feature = "yaml")]
 fn split_api_version(api_version: &str) -> (&str, &str) {
     match api_version.rsplit_once('/') {
         Some((g, v)) => (g, v),
@@ -875,6 +895,7 @@ fn split_api_version(api_version: &str) -> (&str, &str) {
 /// of its own, but the object still goes by the scalar's JSON text (`123`, `false`), which is
 /// what the API server receives from Kubernetes' YAML-to-JSON conversion
 /// (kubernetes-sigs/yaml: yaml.go), so a second error in the object still names it.
+#[cfg(feature = "yaml")]
 fn object_name(obj: &serde_json::Map<String, Value>) -> Option<String> {
     fn text(v: &Value) -> Option<String> {
         match v {
@@ -902,6 +923,7 @@ fn object_name(obj: &serde_json::Map<String, Value>) -> Option<String> {
 
 /// Removes every `null` member of every object: the API server treats an explicit `null` as
 /// an absent field (`spec: null` is no spec).
+#[cfg(feature = "yaml")]
 fn strip_nulls(value: &mut Value) {
     match value {
         Value::Object(map) => {
@@ -915,11 +937,13 @@ fn strip_nulls(value: &mut Value) {
     }
 }
 
+#[cfg(feature = "yaml")]
 fn canonical<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
 /// Converts serde_ignored's path into Kubernetes' notation (`spec.groups[0].name`) and steps.
+#[cfg(feature = "yaml")]
 fn ignored_path(path: &serde_ignored::Path<'_>) -> (String, Vec<schema::Step>) {
     fn walk(path: &serde_ignored::Path<'_>, steps: &mut Vec<schema::Step>) {
         match path {
@@ -963,6 +987,7 @@ fn ignored_path(path: &serde_ignored::Path<'_>) -> (String, Vec<schema::Step>) {
     (s, steps)
 }
 
+#[cfg(feature = "yaml")]
 macro_rules! objects {
     ($($kind:ident => $ty:ty, $field:ident;)+) => {
         /// One typed object of any kind gpuquota reads.
@@ -994,7 +1019,7 @@ macro_rules! objects {
                     Object::Configuration(o) => &o.metadata,
                 };
                 let name = if meta.name.is_empty() {
-                    meta.other.get("generateName").and_then(Value::as_str)?
+                    meta.other.get("generateName").and_then(|v| v.as_str())?
                 } else {
                     meta.name.as_str()
                 };
@@ -1071,6 +1096,7 @@ macro_rules! objects {
     };
 }
 
+#[cfg(feature = "yaml")]
 objects! {
     ResourceFlavor => ResourceFlavor, resource_flavors;
     ClusterQueue => ClusterQueue, cluster_queues;
@@ -1088,6 +1114,7 @@ objects! {
     Budget => crate::budget::Budget, budgets;
 }
 
+#[cfg(feature = "yaml")]
 impl Object {
     /// Gives back the spare capacity of the vectors a deserializer grows (a `Vec` read from
     /// a sequence of one element keeps room for four): a Workload's pod sets alone are about
@@ -1113,6 +1140,7 @@ impl Object {
     }
 }
 
+#[cfg(feature = "yaml")]
 fn insert_keyed<T, F, M>(model: &mut Model, kind: Kind, object: T, map: F, meta: M)
 where
     T: serde::Serialize,
@@ -1142,7 +1170,7 @@ where
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "yaml"))]
 mod tests {
     use super::*;
 

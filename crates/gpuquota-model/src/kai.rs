@@ -133,7 +133,7 @@ pub struct Queue {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub status: Option<serde_json::Value>,
+    pub status: Option<crate::Opaque>,
 }
 
 impl Queue {
@@ -178,7 +178,7 @@ pub struct PodGroupSpec {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub sub_groups: Option<serde_json::Value>,
+    pub sub_groups: Option<crate::Opaque>,
     /// Minimum number of sub-groups (kept).
     #[cfg_attr(
         feature = "serde",
@@ -194,7 +194,7 @@ pub struct PodGroupSpec {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub topology_constraint: Option<serde_json::Value>,
+    pub topology_constraint: Option<crate::Opaque>,
     /// Marked unschedulable.
     #[cfg_attr(
         feature = "serde",
@@ -245,7 +245,7 @@ pub struct PodGroup {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub status: Option<serde_json::Value>,
+    pub status: Option<crate::Opaque>,
 }
 
 /// KAI's built-in priority classes and their values.

@@ -403,7 +403,7 @@ pub struct ClusterQueueSpec {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub concurrent_admission_policy: Option<serde_json::Value>,
+    pub concurrent_admission_policy: Option<crate::Opaque>,
 }
 
 impl ClusterQueueSpec {
@@ -492,7 +492,7 @@ pub struct ClusterQueue {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub status: Option<serde_json::Value>,
+    pub status: Option<crate::Opaque>,
 }
 
 /// `spec` of a Cohort.
@@ -536,7 +536,7 @@ pub struct Cohort {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub status: Option<serde_json::Value>,
+    pub status: Option<crate::Opaque>,
 }
 
 /// `spec` of a LocalQueue.
@@ -577,7 +577,7 @@ pub struct LocalQueue {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub status: Option<serde_json::Value>,
+    pub status: Option<crate::Opaque>,
 }
 
 /// A WorkloadPriorityClass.
@@ -651,13 +651,14 @@ pub struct PodSet {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub topology_request: Option<serde_json::Value>,
+    pub topology_request: Option<crate::Opaque>,
 }
 
 fn default_pod_set_name() -> String {
     "main".to_owned()
 }
 
+#[cfg_attr(not(feature = "serde"), allow(dead_code))]
 fn default_count() -> i32 {
     1
 }
@@ -758,7 +759,7 @@ pub struct WorkloadSpec {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub preemption_gates: Option<serde_json::Value>,
+    pub preemption_gates: Option<crate::Opaque>,
 }
 
 impl WorkloadSpec {
@@ -810,7 +811,7 @@ pub struct PodSetAssignment {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub topology_assignment: Option<serde_json::Value>,
+    pub topology_assignment: Option<crate::Opaque>,
 }
 
 /// `status.admission` of a Workload.
@@ -870,7 +871,7 @@ pub struct WorkloadStatus {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, serde_json::Value>,
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// A Workload: the unit Kueue admits.
@@ -1000,13 +1001,13 @@ pub struct Configuration {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub resources: Option<serde_json::Value>,
+    pub resources: Option<crate::Opaque>,
     /// Every other configuration field (controller, webhook, integrations, …): kept verbatim.
     #[cfg_attr(
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, serde_json::Value>,
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 impl Configuration {

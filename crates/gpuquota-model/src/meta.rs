@@ -48,7 +48,7 @@ pub struct ObjectMeta {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, serde_json::Value>,
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// A node taint (`key`, `value`, `effect`).
@@ -232,7 +232,7 @@ pub struct Condition {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, serde_json::Value>,
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 impl Condition {
@@ -293,12 +293,14 @@ macro_rules! string_enum {
             }
         }
 
+        #[cfg(feature = "serde")]
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.serialize_str(self.as_str())
             }
         }
 
+        #[cfg(feature = "serde")]
         impl<'de> serde::Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 String::deserialize(d).map($name::from)

@@ -696,7 +696,7 @@ codes::NOT_MODELLED,
                 per_pod,
                 node_selector: spec.node_selector.clone(),
                 tolerations: spec.tolerations.clone(),
-                affinity: parse_affinity(spec.affinity.as_ref()),
+                affinity: parse_affinity(spec.affinity.as_deref()),
             });
         }
         pod_sets

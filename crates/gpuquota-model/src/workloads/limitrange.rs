@@ -180,6 +180,7 @@ pub fn apply_to_new_pod(spec: &mut PodSpec, item: &LimitRangeItem) {
 ///
 /// # Complexity
 /// Linear in the Workloads' containers.
+#[cfg_attr(not(feature = "serde"), allow(dead_code))]
 pub(crate) fn apply(model: &mut Model, warnings: &mut super::Warnings) {
     let (sums, bad) = summaries(model);
     for (name, e) in bad {

@@ -6,7 +6,8 @@
 //! `sharing` stanza: `sharing.timeSlicing` or `sharing.mps`, each with `renameByDefault`,
 //! `failRequestsGreaterThanOne` and `resources[]` (`name`, `rename`, `replicas`). The
 //! configuration of a node is the ConfigMap key named by its `nvidia.com/device-plugin.config`
-//! label, else the key `default`, else the only key.
+//! label, else the key `default`, else the only key. Reading these configurations needs the
+//! `yaml` feature (on by default); without it only the node labels count.
 //!
 //! A node whose physical GPUs are known — the `nvidia.com/gpu.count` label of GPU feature
 //! discovery, else its `nvidia.com/gpu` allocatable — and which does not yet carry the
@@ -63,7 +64,7 @@ pub struct ReplicatedResource {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, serde_json::Value>,
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// `sharing.timeSlicing` or `sharing.mps`.
@@ -120,7 +121,7 @@ pub struct PluginConfig {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, serde_json::Value>,
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 impl PluginConfig {
@@ -138,6 +139,7 @@ impl PluginConfig {
 }
 
 /// The sharing configurations of every ConfigMap, by ConfigMap key then data key.
+#[cfg(feature = "yaml")]
 fn configs(model: &Model) -> BTreeMap<String, BTreeMap<String, PluginConfig>> {
     let mut out = BTreeMap::new();
     for (key, cm) in &model.config_maps {
@@ -160,11 +162,19 @@ fn configs(model: &Model) -> BTreeMap<String, BTreeMap<String, PluginConfig>> {
     out
 }
 
+/// Without the `yaml` feature the device plugin's configuration files inside ConfigMaps are not
+/// read (they are YAML text); only the node labels count.
+#[cfg(not(feature = "yaml"))]
+fn configs(_: &Model) -> BTreeMap<String, BTreeMap<String, PluginConfig>> {
+    BTreeMap::new()
+}
+
 /// Applies the sharing configuration to every node it covers and warns about shared GPUs
 /// without isolation between departments.
 ///
 /// # Complexity
 /// `O(nodes + pods)` after the `O(c)` parse of the ConfigMaps.
+#[cfg_attr(not(feature = "serde"), allow(dead_code))]
 pub(crate) fn apply(model: &mut Model, warnings: &mut Warnings) {
     let all = configs(model);
     // One plugin configuration per cluster; with several ConfigMaps the first key wins.
