@@ -189,6 +189,7 @@ impl fmt::Display for Ratio {
     }
 }
 
+#[cfg(feature = "serde")]
 impl Serialize for Ratio {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.to_string())
