@@ -3,6 +3,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+#[cfg(feature = "serde")]
 use serde::{Serialize, Serializer};
 
 use crate::error::FairShareError;
