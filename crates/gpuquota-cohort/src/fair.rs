@@ -187,14 +187,19 @@ impl Afs {
                     .and_then(|f| f.weight.as_ref())
                     .map_or(1.0, quantity_to_f64),
             );
+            #[cfg_attr(not(feature = "serde"), allow(unused_mut))]
             let mut u = LocalQueueUsage::default();
+            #[cfg_attr(not(feature = "serde"), allow(unused_mut))]
             let mut nanos = Nanos::new();
+            // The status is kept verbatim only with the `serde` feature.
+            #[cfg(feature = "serde")]
             let consumed = lq
                 .and_then(|l| l.status.as_ref())
                 .and_then(|s| s.get("fairSharing"))
                 .and_then(|f| f.get("admissionFairSharingStatus"))
                 .and_then(|a| a.get("consumedResources"))
                 .and_then(|c| c.as_object());
+            #[cfg(feature = "serde")]
             for (r, v) in consumed.into_iter().flatten() {
                 if let Ok(q) = serde_json::from_value::<Quantity>(v.clone()) {
                     u.consumed

@@ -696,7 +696,7 @@ codes::NOT_MODELLED,
                 per_pod,
                 node_selector: spec.node_selector.clone(),
                 tolerations: spec.tolerations.clone(),
-                affinity: parse_affinity(spec.affinity.as_deref()),
+                affinity: parse_affinity(spec.affinity.as_ref()),
             });
         }
         pod_sets
@@ -1142,7 +1142,14 @@ fn rq_resource(key: &str) -> Option<&str> {
     matches!(key, "cpu" | "memory" | "ephemeral-storage").then_some(key)
 }
 
-fn parse_affinity(v: Option<&serde_json::Value>) -> Vec<Vec<NodeRequirement>> {
+/// Without the `serde` feature a pod's affinity is not kept (an empty placeholder).
+#[cfg(not(feature = "serde"))]
+fn parse_affinity(_: Option<&gpuquota_model::Opaque>) -> Vec<Vec<NodeRequirement>> {
+    Vec::new()
+}
+
+#[cfg(feature = "serde")]
+fn parse_affinity(v: Option<&gpuquota_model::Opaque>) -> Vec<Vec<NodeRequirement>> {
     let Some(terms) = v
         .and_then(|a| a.get("nodeAffinity"))
         .and_then(|a| a.get("requiredDuringSchedulingIgnoredDuringExecution"))
