@@ -18,14 +18,13 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use crate::cycle::Scheduler;
 use crate::tree::{FrId, NodeId, NodeKind};
 use crate::world::{QueueRef, WlId, World};
 
 /// One PodSet of an admission.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PodSetOut {
     /// PodSet name.
@@ -37,8 +36,9 @@ pub struct PodSetOut {
 }
 
 /// A workload admitted during the run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AdmittedOut {
     /// `namespace/name`.
@@ -52,8 +52,9 @@ pub struct AdmittedOut {
 }
 
 /// A preemption.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PreemptedOut {
     /// Victim.
@@ -69,8 +70,9 @@ pub struct PreemptedOut {
 }
 
 /// A workload not admitted at the end.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PendingOut {
     /// `namespace/name`.
@@ -82,12 +84,13 @@ pub struct PendingOut {
     /// Upstream-style message.
     pub message: String,
     /// A plain-language sentence (not part of the JSON contract).
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub explanation: String,
 }
 
 /// The result of `kueue schedule`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ScheduleReport {
@@ -102,7 +105,7 @@ pub struct ScheduleReport {
     /// Decision warnings of the run ([`crate::error::codes::PREEMPTION_LOOP`]); the JSON has
     /// the field only when there is at least one, so every run without a warning prints
     /// exactly what it printed before the field existed.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Vec::is_empty"))]
     pub warnings: Vec<gpuquota_model::diag::Diagnostic>,
 }
 
@@ -231,8 +234,9 @@ pub fn preemption_loops(
 }
 
 /// One ClusterQueue flavor-resource in `kueue quotas`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CqQuotaOut {
     /// `nominalQuota`.
@@ -250,8 +254,9 @@ pub struct CqQuotaOut {
 }
 
 /// One Cohort flavor-resource in `kueue quotas`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CohortQuotaOut {
     /// The cohort's own `nominalQuota`.
@@ -269,8 +274,9 @@ pub struct CohortQuotaOut {
 }
 
 /// The result of `kueue quotas`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct QuotasReport {
