@@ -88,7 +88,9 @@ use gpuquota_fairshare::preemption::{
 };
 use gpuquota_fairshare::{FairShareError, FlavorResource, FrQuantities};
 use gpuquota_model::kueue::AdmissionMode;
-use gpuquota_model::{Amount, Model, Quantity, ResourceName};
+#[cfg(feature = "serde")]
+use gpuquota_model::ResourceName;
+use gpuquota_model::{Amount, Model, Quantity};
 use ordered_float::OrderedFloat;
 
 use crate::afs_clock::{Ledger, Nanos, mul_by_float};
@@ -354,6 +356,7 @@ impl Afs {
 }
 
 /// A quantity in nano-units of its base unit, rounded up as Kubernetes rounds a finer value.
+#[cfg_attr(not(feature = "serde"), allow(dead_code))]
 fn quantity_nanos(q: &Quantity) -> i128 {
     let (m, e) = q.as_decimal();
     let shift = e + 9;

@@ -26,6 +26,7 @@ use std::fmt::Write as _;
 use gpuquota_model::text::{Table, Width};
 use indexmap::IndexMap;
 use serde::Serialize;
+#[cfg(feature = "serde")]
 use serde_json::Value;
 
 use crate::division::{DivisionError, DivisionOptions, Resource};
@@ -156,11 +157,13 @@ pub fn fairshare_report(
 ///
 /// # Errors
 /// [`DivisionError`] from the division.
+#[cfg(feature = "serde")]
 pub fn fairshare_json(c: &Cluster, options: &DivisionOptions) -> Result<Value, DivisionError> {
     Ok(to_value(&fairshare_report(c, options)?))
 }
 
-fn to_value<T: Serialize>(v: &T) -> Value {
+#[cfg(feature = "serde")]
+fn to_value<T: serde::Serialize>(v: &T) -> Value {
     // Strings, booleans, nulls, arrays and string-keyed maps always serialise.
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
@@ -322,6 +325,7 @@ pub fn schedule_report(result: &SessionResult) -> ScheduleReport {
 ///
 /// # Complexity
 /// O(size of the result).
+#[cfg(feature = "serde")]
 pub fn schedule_json(result: &SessionResult) -> Value {
     to_value(&schedule_report(result))
 }

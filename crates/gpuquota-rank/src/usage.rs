@@ -203,6 +203,7 @@ impl UsageInput {
     ///
     /// # Errors
     /// [`UsageError`] with the parser's message.
+    #[cfg(feature = "yaml")]
     pub fn parse(text: &str) -> Result<UsageInput, UsageError> {
         serde_saphyr::from_str(text).map_err(|e| UsageError {
             field: "<file>".into(),
