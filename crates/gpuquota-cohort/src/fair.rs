@@ -87,9 +87,9 @@ use gpuquota_fairshare::preemption::{
     Candidate, PreemptionReason, PreemptionRequest, fair_preemptions,
 };
 use gpuquota_fairshare::{FairShareError, FlavorResource, FrQuantities};
-use gpuquota_model::kueue::AdmissionMode;
 #[cfg(feature = "serde")]
 use gpuquota_model::ResourceName;
+use gpuquota_model::kueue::AdmissionMode;
 use gpuquota_model::{Amount, Model, Quantity};
 use ordered_float::OrderedFloat;
 
