@@ -89,8 +89,10 @@ impl ResourceRules {
     pub fn from_configuration(
         config: Option<&Configuration>,
     ) -> Result<(ResourceRules, Vec<ConfigFinding>), Vec<ConfigFinding>> {
+        #[cfg_attr(not(feature = "serde"), allow(unused_mut))]
         let mut rules = ResourceRules::default();
         let mut warnings = Vec::new();
+        #[cfg_attr(not(feature = "serde"), allow(unused_mut))]
         let mut errors = Vec::new();
         let Some(config) = config else {
             return Ok((rules, warnings));
@@ -105,12 +107,16 @@ impl ResourceRules {
                     .to_owned(),
             ));
         }
+        // `resources` is kept verbatim only with the `serde` feature.
+        #[cfg(feature = "serde")]
         let Some(res) = &config.resources else {
             return Ok((rules, warnings));
         };
+        #[cfg(feature = "serde")]
         let Some(obj) = res.as_object() else {
             return Err(vec![("resources".into(), "must be an object".into())]);
         };
+        #[cfg(feature = "serde")]
         for (key, value) in obj {
             let path = format!("resources.{key}");
             match key.as_str() {
@@ -236,6 +242,7 @@ impl ResourceRules {
     }
 }
 
+#[cfg(feature = "serde")]
 fn transformation(
     base: &str,
     v: &serde_json::Value,
@@ -331,7 +338,7 @@ mod tests {
     fn rules(yaml: &str) -> ResourceRules {
         let v: serde_json::Value = serde_json::from_str(yaml).expect("json");
         let c = Configuration {
-            resources: Some(v),
+            resources: Some(v.into()),
             ..Configuration::default()
         };
         ResourceRules::from_configuration(Some(&c))
@@ -422,7 +429,7 @@ mod tests {
         )
         .expect("json");
         let c = Configuration {
-            resources: Some(v),
+            resources: Some(v.into()),
             ..Configuration::default()
         };
         let e = ResourceRules::from_configuration(Some(&c)).unwrap_err();

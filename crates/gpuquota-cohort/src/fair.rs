@@ -87,8 +87,10 @@ use gpuquota_fairshare::preemption::{
     Candidate, PreemptionReason, PreemptionRequest, fair_preemptions,
 };
 use gpuquota_fairshare::{FairShareError, FlavorResource, FrQuantities};
+#[cfg(feature = "serde")]
+use gpuquota_model::ResourceName;
 use gpuquota_model::kueue::AdmissionMode;
-use gpuquota_model::{Amount, Model, Quantity, ResourceName};
+use gpuquota_model::{Amount, Model, Quantity};
 use ordered_float::OrderedFloat;
 
 use crate::afs_clock::{Ledger, Nanos, mul_by_float};
@@ -188,14 +190,19 @@ impl Afs {
                     .and_then(|f| f.weight.as_ref())
                     .map_or(1.0, quantity_to_f64),
             );
+            #[cfg_attr(not(feature = "serde"), allow(unused_mut))]
             let mut u = LocalQueueUsage::default();
+            #[cfg_attr(not(feature = "serde"), allow(unused_mut))]
             let mut nanos = Nanos::new();
+            // The status is kept verbatim only with the `serde` feature.
+            #[cfg(feature = "serde")]
             let consumed = lq
                 .and_then(|l| l.status.as_ref())
                 .and_then(|s| s.get("fairSharing"))
                 .and_then(|f| f.get("admissionFairSharingStatus"))
                 .and_then(|a| a.get("consumedResources"))
                 .and_then(|c| c.as_object());
+            #[cfg(feature = "serde")]
             for (r, v) in consumed.into_iter().flatten() {
                 if let Ok(q) = serde_json::from_value::<Quantity>(v.clone()) {
                     u.consumed
@@ -350,6 +357,7 @@ impl Afs {
 }
 
 /// A quantity in nano-units of its base unit, rounded up as Kubernetes rounds a finer value.
+#[cfg_attr(not(feature = "serde"), allow(dead_code))]
 fn quantity_nanos(q: &Quantity) -> i128 {
     let (m, e) = q.as_decimal();
     let shift = e + 9;

@@ -240,6 +240,16 @@
 //!   the ClusterQueue); the shape never changes here.
 //! - Pending workloads the run never considered (StrictFIFO non-heads, `--cycles` cut-offs)
 //!   get reason `Pending` with our own message.
+//!
+//! # Cargo features
+//!
+//! - `serde` (default): `Serialize` on the reports, the model's and fair sharing's `serde`,
+//!   and the reading of the free-form model fields through serde_json: pod `affinity`
+//!   (required node affinity), Kueue's `Configuration.resources` (excluded prefixes and
+//!   transformations) and a LocalQueue's `status.fairSharing` consumed resources. Without it
+//!   those fields are empty placeholders in the model, so none of the three applies.
+//! - `yaml` (default, implies `serde`): the model's manifest reader.
+//! - `schema`: JSON Schemas of the reports; `fuzzing` (implies `yaml`): the fuzz checks.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]

@@ -18,15 +18,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use crate::cycle::Scheduler;
 use crate::ids::Table;
 use crate::tree::{FrId, NodeId, NodeKind};
 use crate::world::{CqId, QueueRef, WlId, World};
 
 /// One PodSet of an admission.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PodSetOut {
     /// PodSet name.
@@ -38,8 +37,9 @@ pub struct PodSetOut {
 }
 
 /// A workload admitted during the run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AdmittedOut {
     /// `namespace/name`.
@@ -53,8 +53,9 @@ pub struct AdmittedOut {
 }
 
 /// A preemption.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PreemptedOut {
     /// Victim.
@@ -70,8 +71,9 @@ pub struct PreemptedOut {
 }
 
 /// A workload not admitted at the end.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PendingOut {
     /// `namespace/name`.
@@ -83,12 +85,13 @@ pub struct PendingOut {
     /// Upstream-style message.
     pub message: String,
     /// A plain-language sentence (not part of the JSON contract).
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub explanation: String,
 }
 
 /// The result of `kueue schedule`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ScheduleReport {
@@ -103,7 +106,7 @@ pub struct ScheduleReport {
     /// Decision warnings of the run ([`crate::error::codes::PREEMPTION_LOOP`]); the JSON has
     /// the field only when there is at least one, so every run without a warning prints
     /// exactly what it printed before the field existed.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Vec::is_empty"))]
     pub warnings: Vec<gpuquota_model::diag::Diagnostic>,
 }
 
@@ -234,8 +237,9 @@ pub fn preemption_loops(
 }
 
 /// One ClusterQueue flavor-resource in `kueue quotas`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CqQuotaOut {
     /// `nominalQuota`.
@@ -253,8 +257,9 @@ pub struct CqQuotaOut {
 }
 
 /// One Cohort flavor-resource in `kueue quotas`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CohortQuotaOut {
     /// The cohort's own `nominalQuota`.
@@ -272,8 +277,9 @@ pub struct CohortQuotaOut {
 }
 
 /// The result of `kueue quotas`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct QuotasReport {

@@ -12,13 +12,12 @@
 //! monotonicity (adding capacity can lower a user's tasks — the paper's counterexample is an
 //! expected-behaviour test).
 
-use serde::Serialize;
-
 use crate::error::FairShareError;
 use crate::ratio::Ratio;
 
 /// A DRF user.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct DrfUser {
     /// Name (tie-break for [`drf_tasks`]).
     pub name: String,

@@ -113,6 +113,14 @@
 //! * `fairSharing.weight` becomes an `f64` by correctly rounding the exact decimal (upstream
 //!   converts the Kubernetes quantity to float; identical for every weight written with ≤ 15
 //!   significant digits).
+//!
+//! # Cargo features
+//!
+//! - `serde` (default): `Serialize`/`Deserialize` on the reports and share types, and the
+//!   model's `serde`. The algorithms do not need it.
+//! - `yaml` (default, implies `serde`): the model's manifest reader (fair sharing reads no
+//!   file of its own).
+//! - `schema`: JSON Schemas of the reports; `fuzzing`: the fuzz checks.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]

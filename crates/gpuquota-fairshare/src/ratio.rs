@@ -3,6 +3,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+#[cfg(feature = "serde")]
 use serde::{Serialize, Serializer};
 
 use crate::error::FairShareError;
@@ -189,6 +190,7 @@ impl fmt::Display for Ratio {
     }
 }
 
+#[cfg(feature = "serde")]
 impl Serialize for Ratio {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.to_string())

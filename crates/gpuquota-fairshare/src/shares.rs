@@ -10,15 +10,15 @@ use std::collections::BTreeMap;
 
 use gpuquota_model::kueue::{ResourceGroup, Workload};
 use gpuquota_model::{Amount, Model, ResourceName};
-use serde::{Deserialize, Serialize};
 
 use crate::drs::{FlavorResource, FrQuantities, parse_weight};
 use crate::error::FairShareError;
 use crate::tree::{FairShareTree, FairShareTreeBuilder, NodeQuota};
 
 /// One node's reported share.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NodeShare {
     /// `status.fairSharing.weightedShare`: `ceil(ratio / weight)`, `i64::MAX` for weight 0
@@ -29,8 +29,9 @@ pub struct NodeShare {
 }
 
 /// Shares of every ClusterQueue and Cohort object, by name.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct SharesReport {

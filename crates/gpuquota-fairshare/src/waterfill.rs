@@ -25,13 +25,12 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use crate::error::FairShareError;
 use crate::ratio::Ratio;
 
 /// One queue of a water-filling problem.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct WfQueue {
     /// Name (tie-break).
     pub name: String,
@@ -90,7 +89,8 @@ impl WfQueue {
 }
 
 /// How a tier fared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum TierLevel {
     /// Every queue of the tier reached its effective cap.
     Satisfied,
@@ -101,7 +101,8 @@ pub enum TierLevel {
 }
 
 /// The result of [`water_fill`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct WaterFill {
     /// Integer allocation per queue, in input order.
     pub allocations: Vec<i64>,
@@ -447,7 +448,8 @@ pub fn water_fill(capacity: i64, queues: &[WfQueue]) -> Result<WaterFill, FairSh
 }
 
 /// A node of a hierarchical water-filling problem.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct HierNode {
     /// Name (unique in the tree).
     pub name: String,

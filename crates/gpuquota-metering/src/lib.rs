@@ -190,6 +190,9 @@
 //!
 //! # Crate features
 //!
+//! * `serde`, `yaml` (default): forward to the model's and MIG's features. The crate itself
+//!   always depends on serde, serde_json and its YAML input reader, and MIG's catalogue is
+//!   compiled-in JSON.
 //! * `fuzzing`: `Arbitrary` inputs and the check functions of the `fuzzing` module used by the
 //!   fuzz target and the smoke test.
 #![forbid(unsafe_code)]

@@ -238,6 +238,9 @@
 //!
 //! # Crate features
 //!
+//! * `serde`, `yaml` (default): forward to the model's features. The crate itself always
+//!   depends on serde and serde_json, which parse the compiled-in profile catalogue, and on
+//!   its YAML readers.
 //! * `fuzzing`: the `fuzzing` module with the checks the fuzz target and the arbtest smoke
 //!   tests run (adds `arbitrary`). It does not change any output.
 #![forbid(unsafe_code)]

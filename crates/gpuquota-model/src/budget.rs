@@ -84,8 +84,6 @@
 //! budget is spent it is charged in full, the period's remaining hours go negative, and the
 //! next period starts again at `gpuHours` (it does not inherit the overrun).
 
-use serde::{Deserialize, Serialize};
-
 use crate::meta::ObjectMeta;
 use crate::quantity::Quantity;
 use crate::time::Timestamp;
@@ -97,47 +95,73 @@ pub const API_VERSION: &str = "gpuquota.dev/v1alpha1";
 pub const BUDGET_EXHAUSTED: &str = "BudgetExhausted";
 
 /// A `Budget` object as written.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Budget {
     /// Metadata (cluster-scoped).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// The budget.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub spec: BudgetSpec,
 }
 
 /// `spec` of a [`Budget`] (see the module docs, field by field).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct BudgetSpec {
     /// A ClusterQueue or KAI Queue.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub queue: Option<String>,
     /// Namespaces covered.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub namespaces: Option<Vec<String>>,
     /// GPU-hours per period.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub gpu_hours: Option<Quantity>,
     /// Only this card type counts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub card_type: Option<String>,
     /// A Go duration or `monthly`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub period: Option<String>,
     /// Where periods are counted from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub anchor: Option<Timestamp>,
     /// `Wait`, `Deprioritize` or `Notify`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub when_spent: Option<String>,
     /// Stop running work when the budget is spent.
-    #[serde(
-        default,
-        deserialize_with = "crate::strict::opt_bool",
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            default,
+            deserialize_with = "crate::strict::opt_bool",
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub stop_running: Option<bool>,
 }

@@ -2,26 +2,34 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::meta::{LabelSelector, ObjectMeta, Taint, Toleration};
 use crate::quantity::Quantity;
 
 pub use crate::resource_list::ResourceList;
 
 /// `resources` of a container or pod.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ResourceRequirements {
     /// Requested amounts.
-    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "ResourceList::is_empty")
+    )]
     pub requests: ResourceList,
     /// Limits; a limit without a request defaults the request (Kubernetes defaulting).
-    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "ResourceList::is_empty")
+    )]
     pub limits: ResourceList,
     /// Dynamic resource claims (kept, not interpreted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub claims: Option<serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub claims: Option<crate::Opaque>,
 }
 
 impl ResourceRequirements {
@@ -37,67 +45,108 @@ impl ResourceRequirements {
 
 /// A container: its name, resources and, for init containers, `restartPolicy: Always`
 /// (a sidecar). Other container fields are kept verbatim.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Container {
     /// Container name.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub name: String,
     /// Requests and limits.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub resources: ResourceRequirements,
     /// `Always` marks a sidecar init container.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub restart_policy: Option<String>,
     /// `image`, `command`, `env`, …: kept verbatim, not interpreted.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other: BTreeMap<String, serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// The parts of a pod spec that quota decisions read; other fields are kept verbatim.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct PodSpec {
     /// Regular containers.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub containers: Vec<Container>,
     /// Init containers (sidecars when `restartPolicy: Always`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub init_containers: Vec<Container>,
     /// Pod overhead added to the requests.
-    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "ResourceList::is_empty")
+    )]
     pub overhead: ResourceList,
     /// Pod-level resources; when set they replace the container sum.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub resources: Option<ResourceRequirements>,
     /// Node selector labels.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub node_selector: BTreeMap<String, String>,
     /// Tolerations.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub tolerations: Vec<Toleration>,
     /// Affinity (kept; Kueue evaluates required node affinity against flavor labels).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub affinity: Option<serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub affinity: Option<crate::Opaque>,
     /// The node a running pod is bound to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub node_name: Option<String>,
     /// Priority class name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub priority_class_name: Option<String>,
     /// Resolved priority value.
-    #[serde(
-        deserialize_with = "crate::strict::opt_int",
-        default,
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::strict::opt_int",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub priority: Option<i32>,
     /// `schedulerName` (e.g. `kai-scheduler`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub scheduler_name: Option<String>,
     /// Every other pod spec field: kept verbatim, not interpreted.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other: BTreeMap<String, serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 impl PodSpec {
@@ -166,148 +215,203 @@ fn max_into(acc: &mut ResourceList, other: &ResourceList) {
 }
 
 /// `status` of a Pod.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct PodStatus {
     /// `Pending`, `Running`, `Succeeded`, `Failed`, `Unknown`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub phase: Option<String>,
     /// When the pod started.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub start_time: Option<crate::time::Timestamp>,
     /// Conditions, container statuses and the rest: kept verbatim.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other: BTreeMap<String, serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// A Pod (`v1`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Pod {
     /// Metadata (KAI reads the `kai.scheduler/queue` label and `pod-group-name` annotation).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// Spec.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub spec: PodSpec,
     /// Status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub status: Option<PodStatus>,
 }
 
 /// `spec` of a Node.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct NodeSpec {
     /// Node taints.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub taints: Vec<Taint>,
     /// Cordoned.
-    #[serde(
-        deserialize_with = "crate::strict::opt_bool",
-        default,
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::strict::opt_bool",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub unschedulable: Option<bool>,
     /// `podCIDR`, `providerID`, …: kept verbatim.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other: BTreeMap<String, serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// `status` of a Node.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct NodeStatus {
     /// What pods may request on the node.
-    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "ResourceList::is_empty")
+    )]
     pub allocatable: ResourceList,
     /// The node's raw capacity.
-    #[serde(default, skip_serializing_if = "ResourceList::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "ResourceList::is_empty")
+    )]
     pub capacity: ResourceList,
     /// Addresses, conditions, node info, …: kept verbatim.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other: BTreeMap<String, serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// A Node (`v1`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Node {
     /// Metadata (labels such as `nvidia.com/gpu.product`).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// Spec.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub spec: NodeSpec,
     /// Status.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub status: NodeStatus,
 }
 
 /// A Namespace (`v1`); its labels feed ClusterQueue `namespaceSelector`s.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Namespace {
     /// Metadata.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// Spec and status: kept verbatim.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other: BTreeMap<String, serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// A scope selector requirement of a ResourceQuota.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ScopedResourceSelectorRequirement {
     /// `PriorityClass`, `BestEffort`, …
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub scope_name: String,
     /// `In`, `NotIn`, `Exists`, `DoesNotExist`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub operator: String,
     /// Values for `In`/`NotIn`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub values: Vec<String>,
 }
 
 /// `spec.scopeSelector` of a ResourceQuota.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ScopeSelector {
     /// Requirements, all of which must hold.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub match_expressions: Vec<ScopedResourceSelectorRequirement>,
 }
 
 /// `spec` of a ResourceQuota.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ResourceQuotaSpec {
     /// Hard caps, keyed as written (`requests.nvidia.com/gpu`, `limits.cpu`, `cpu`, `pods`).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub hard: BTreeMap<String, Quantity>,
     /// Plain scopes (`BestEffort`, `NotTerminating`, …).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub scopes: Vec<String>,
     /// Scope selector (e.g. a PriorityClass scope).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub scope_selector: Option<ScopeSelector>,
 }
 
 /// A Kubernetes ResourceQuota (`v1`): a hard cap per namespace.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ResourceQuota {
     /// Metadata (namespaced).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// Spec.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub spec: ResourceQuotaSpec,
     /// Status (`used`, `hard`): kept verbatim.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub status: Option<crate::Opaque>,
 }
 
 impl ResourceQuota {
@@ -332,23 +436,36 @@ impl ResourceQuota {
 }
 
 /// A PriorityClass (`scheduling.k8s.io/v1`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct PriorityClass {
     /// Metadata.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// The priority value.
-    #[serde(deserialize_with = "crate::strict::int", default)]
+    #[cfg_attr(
+        feature = "serde",
+        serde(deserialize_with = "crate::strict::int", default)
+    )]
     pub value: i32,
     /// The default class for pods without one.
-    #[serde(deserialize_with = "crate::strict::boolean", default)]
+    #[cfg_attr(
+        feature = "serde",
+        serde(deserialize_with = "crate::strict::boolean", default)
+    )]
     pub global_default: bool,
     /// Description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub description: Option<String>,
     /// `PreemptLowerPriority` or `Never`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub preemption_policy: Option<String>,
 }
 

@@ -29,10 +29,9 @@
 use std::fmt;
 
 /// How serious a diagnostic is.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Severity {
     /// The input cannot be used as given: the command fails (exit 1).
@@ -83,6 +82,7 @@ impl fmt::Display for Code {
     }
 }
 
+#[cfg(feature = "serde")]
 impl serde::Serialize for Code {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.0)
@@ -146,8 +146,9 @@ pub mod codes {
 /// One problem or warning: which input, which object, which field, what is wrong.
 ///
 /// Displays as `[source: ]Kind "name": field: message`, leaving out the parts that are empty.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Diagnostic {
     /// Error or warning.
@@ -155,22 +156,22 @@ pub struct Diagnostic {
     /// The stable code.
     pub code: Code,
     /// Where the input came from (`file.yaml (document 3)`), if known.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "String::is_empty"))]
     pub source: String,
     /// The object's kind (`ClusterQueue`), or empty.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "String::is_empty"))]
     pub kind: String,
     /// The object's name (`namespace/name` for namespaced kinds), or empty.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "String::is_empty"))]
     pub name: String,
     /// The field path (`spec.resourceGroups[0].coveredResources`), or empty.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "String::is_empty"))]
     pub field: String,
     /// What is wrong, in words.
     pub message: String,
     /// The engine that raised it (`kueue`, `kai`, `mig`, `meter`), or empty for input problems
     /// every engine shares.
-    #[serde(skip_serializing_if = "str::is_empty")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "str::is_empty"))]
     pub engine: &'static str,
 }
 

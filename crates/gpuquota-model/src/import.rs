@@ -100,19 +100,29 @@ use std::fmt;
 
 use crate::diag::Diagnostic;
 
+#[cfg(feature = "yaml")]
 mod block;
+#[cfg(feature = "yaml")]
 mod fast;
+#[cfg(feature = "yaml")]
 mod importer;
 mod model;
+#[cfg(feature = "yaml")]
 mod object;
+#[cfg(feature = "yaml")]
 mod parse;
+#[cfg(feature = "yaml")]
 mod stream;
+#[cfg(feature = "yaml")]
 mod yaml;
 
+#[cfg(feature = "yaml")]
 pub use importer::Importer;
 pub use model::{Imported, Model};
+#[cfg(feature = "yaml")]
 pub use parse::{serde_message, serde_message_with, yaml_error};
 
+#[cfg(feature = "yaml")]
 use object::Object;
 
 /// Every kind gpuquota reads.
@@ -181,6 +191,7 @@ impl Kind {
     }
 
     /// The kind for an `apiVersion` group and `kind`, if gpuquota reads it.
+    #[cfg_attr(not(feature = "yaml"), allow(dead_code))]
     fn from_group_kind(group: &str, kind: &str) -> Option<Kind> {
         Some(match (group, kind) {
             ("kueue.x-k8s.io", "ResourceFlavor") => Kind::ResourceFlavor,
@@ -203,6 +214,7 @@ impl Kind {
     }
 
     /// The API versions upstream serves for this kind.
+    #[cfg_attr(not(feature = "yaml"), allow(dead_code))]
     fn known_versions(self) -> &'static [&'static str] {
         match self {
             Kind::ResourceFlavor
@@ -274,12 +286,14 @@ pub const MAX_SOURCE_BYTES: usize = 64 * 1024 * 1024;
 ///
 /// # Errors
 /// [`ImportErrors`] listing every malformed document.
+#[cfg(feature = "yaml")]
 pub fn import_str(source: &str, text: &str) -> Result<Imported, ImportErrors> {
     let mut importer = Importer::new();
     importer.add_str(source, text);
     importer.finish()
 }
 
+#[cfg(feature = "yaml")]
 fn split_api_version(api_version: &str) -> (&str, &str) {
     match api_version.rsplit_once('/') {
         Some((g, v)) => (g, v),
@@ -287,7 +301,7 @@ fn split_api_version(api_version: &str) -> (&str, &str) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "yaml"))]
 mod tests {
     use super::*;
 

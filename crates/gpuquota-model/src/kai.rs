@@ -8,8 +8,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::meta::ObjectMeta;
 use crate::quantity::Quantity;
 
@@ -23,76 +21,119 @@ pub const POD_GROUP_ANNOTATION: &str = "pod-group-name";
 pub const GPU_FRACTION_ANNOTATION: &str = "gpu-fraction";
 
 /// The `{quota, overQuotaWeight, limit}` triple of one resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct QueueResource {
     /// Deserved quota; `-1` = unlimited.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub quota: Option<Quantity>,
     /// Weight for the over-quota share; `0` = never over quota.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub over_quota_weight: Option<Quantity>,
     /// Hard cap; `-1` = unlimited.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub limit: Option<Quantity>,
 }
 
 /// `spec.resources` of a Queue.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct QueueResources {
     /// GPUs in devices (fractions allowed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub gpu: Option<QueueResource>,
     /// CPU in millicores.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub cpu: Option<QueueResource>,
     /// Memory in megabytes (10⁶ bytes).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub memory: Option<QueueResource>,
 }
 
 /// `spec` of a KAI Queue.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct QueueSpec {
     /// Cosmetic name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub display_name: Option<String>,
     /// Parent queue; empty = top level (a Run:ai department).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub parent_queue: Option<String>,
     /// Queue priority (Run:ai rank); default 100.
-    #[serde(
-        deserialize_with = "crate::strict::opt_int",
-        default,
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::strict::opt_int",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub priority: Option<i32>,
     /// Minimum runtime before preemption (Go duration).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub preempt_min_runtime: Option<String>,
     /// Minimum runtime before reclaim (Go duration).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub reclaim_min_runtime: Option<String>,
     /// Per-resource quota, weight and limit (required by KAI's webhook).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub resources: Option<QueueResources>,
 }
 
 /// A KAI Queue (Run:ai department or project).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Queue {
     /// Metadata (cluster-scoped; `creationTimestamp` breaks ties in the division).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// Spec.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub spec: QueueSpec,
     /// Status (`allocated`, `requested`, …): kept verbatim.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub status: Option<crate::Opaque>,
 }
 
 impl Queue {
@@ -103,73 +144,108 @@ impl Queue {
 }
 
 /// `spec` of a PodGroup.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct PodGroupSpec {
     /// Gang minimum (≥ 1).
-    #[serde(
-        deserialize_with = "crate::strict::opt_int",
-        default,
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::strict::opt_int",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub min_member: Option<i32>,
     /// Leaf queue name.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub queue: String,
     /// Priority class (`train` 50, `build-preemptible` 75, `build` 100, `inference` 125).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub priority_class_name: Option<String>,
     /// `preemptible`, `non-preemptible` or empty (derived from priority).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub preemptibility: Option<String>,
     /// Multi-level gangs (kept).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sub_groups: Option<serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub sub_groups: Option<crate::Opaque>,
     /// Minimum number of sub-groups (kept).
-    #[serde(
-        deserialize_with = "crate::strict::opt_int",
-        default,
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::strict::opt_int",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub min_sub_group: Option<i32>,
     /// Topology constraint (kept).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topology_constraint: Option<serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub topology_constraint: Option<crate::Opaque>,
     /// Marked unschedulable.
-    #[serde(
-        deserialize_with = "crate::strict::opt_bool",
-        default,
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::strict::opt_bool",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub mark_unschedulable: Option<bool>,
     /// Scheduling backoff.
-    #[serde(
-        deserialize_with = "crate::strict::opt_int",
-        default,
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::strict::opt_int",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub scheduling_backoff: Option<i32>,
     /// Per-job stale-gang grace period (Go duration).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub staleness_grace_period: Option<String>,
     /// A pending job may not reclaim/preempt before this long (Go duration).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub preemption_delay: Option<String>,
 }
 
 /// A KAI PodGroup: the gang / job unit.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct PodGroup {
     /// Metadata (namespaced).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// Spec.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub spec: PodGroupSpec,
     /// Status: kept verbatim.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub status: Option<crate::Opaque>,
 }
 
 /// KAI's built-in priority classes and their values.

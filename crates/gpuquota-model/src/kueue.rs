@@ -7,8 +7,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::core::PodSpec;
 use crate::meta::{Condition, LabelSelector, ObjectMeta, Taint, Toleration, string_enum};
 use crate::quantity::Quantity;
@@ -101,50 +99,74 @@ string_enum! {
 }
 
 /// `spec` of a ResourceFlavor.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ResourceFlavorSpec {
     /// Labels a PodSet's node selector must agree with to get this flavor.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub node_labels: BTreeMap<String, String>,
     /// Taints a PodSet must tolerate (`NoSchedule`/`NoExecute`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub node_taints: Vec<Taint>,
     /// Tolerations added to admitted pods; they also neutralise matching `nodeTaints`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub tolerations: Vec<Toleration>,
     /// Topology-aware scheduling (kept, not interpreted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub topology_name: Option<String>,
 }
 
 /// A ResourceFlavor: one kind of capacity (a card type, a node pool).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ResourceFlavor {
     /// Metadata (cluster-scoped).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// Spec.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub spec: ResourceFlavorSpec,
 }
 
 /// One resource's quota in one flavor.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ResourceQuota {
     /// Resource name; must equal the group's `coveredResources` entry at the same index.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub name: ResourceName,
     /// Quota owned (required).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub nominal_quota: Option<Quantity>,
     /// Most that may be borrowed above nominal; unset = unlimited.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub borrowing_limit: Option<Quantity>,
     /// Most of the unused nominal quota others may borrow; unset = all of it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub lending_limit: Option<Quantity>,
 }
 
@@ -155,154 +177,233 @@ impl Default for ResourceName {
 }
 
 /// A flavor's quotas inside a resource group.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct FlavorQuotas {
     /// The ResourceFlavor's name.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub name: String,
     /// One entry per covered resource, in the same order.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub resources: Vec<ResourceQuota>,
 }
 
 /// A resource group: resources that always get the same flavor.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ResourceGroup {
     /// The resources of the group.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub covered_resources: Vec<ResourceName>,
     /// Flavors in preference order.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub flavors: Vec<FlavorQuotas>,
 }
 
 /// `fairSharing` of a ClusterQueue, Cohort or LocalQueue.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct FairSharing {
     /// Weight; default 1 when `fairSharing` is given. 0 means an infinite share when borrowing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub weight: Option<Quantity>,
 }
 
 /// `preemption.borrowWithinCohort`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct BorrowWithinCohort {
     /// `Never` (default) or `LowerPriority`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub policy: Option<BorrowWithinCohortPolicy>,
     /// Only candidates with priority ≤ this may be preempted while the preemptor borrows.
-    #[serde(
-        deserialize_with = "crate::strict::opt_int",
-        default,
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::strict::opt_int",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub max_priority_threshold: Option<i32>,
 }
 
 /// `spec.preemption` of a ClusterQueue.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ClusterQueuePreemption {
     /// Default `Never`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub within_cluster_queue: Option<WithinClusterQueue>,
     /// Default `Never`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub reclaim_within_cohort: Option<ReclaimWithinCohort>,
     /// Default policy `Never`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub borrow_within_cohort: Option<BorrowWithinCohort>,
 }
 
 /// `spec.flavorFungibility` of a ClusterQueue.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct FlavorFungibility {
     /// Default `MayStopSearch`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub when_can_borrow: Option<FungibilityPolicy>,
     /// Default `TryNextFlavor`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub when_can_preempt: Option<FungibilityPolicy>,
     /// Only when both `when*` are `TryNextFlavor`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub preference: Option<FlavorFungibilityPreference>,
 }
 
 /// One admission-check rule.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct AdmissionCheckStrategyRule {
     /// The AdmissionCheck's name.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub name: String,
     /// Flavors the check applies to (empty: all).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub on_flavors: Vec<String>,
 }
 
 /// `spec.admissionChecksStrategy`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct AdmissionChecksStrategy {
     /// Rules.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub admission_checks: Vec<AdmissionCheckStrategyRule>,
 }
 
 /// `spec.admissionScope`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct AdmissionScope {
     /// The admission mode.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub admission_mode: Option<AdmissionMode>,
 }
 
 /// `spec` of a ClusterQueue.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ClusterQueueSpec {
     /// Resource groups (≤ 16).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub resource_groups: Vec<ResourceGroup>,
     /// The cohort this queue belongs to (v1beta1: `cohort`).
-    #[serde(default, alias = "cohort", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, alias = "cohort", skip_serializing_if = "Option::is_none")
+    )]
     pub cohort_name: Option<String>,
     /// Default `BestEffortFIFO`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub queueing_strategy: Option<QueueingStrategy>,
     /// Namespaces whose workloads may use this queue; unset = none, `{}` = all.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub namespace_selector: Option<LabelSelector>,
     /// Flavor fungibility.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub flavor_fungibility: Option<FlavorFungibility>,
     /// Preemption policies.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub preemption: Option<ClusterQueuePreemption>,
     /// v1beta1 list of admission checks.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub admission_checks: Vec<String>,
     /// Admission checks per flavor.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub admission_checks_strategy: Option<AdmissionChecksStrategy>,
     /// Default `None`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub stop_policy: Option<StopPolicy>,
     /// Fair-sharing weight.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub fair_sharing: Option<FairSharing>,
     /// Admission fair sharing scope.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub admission_scope: Option<AdmissionScope>,
     /// Concurrent admission (alpha upstream; kept, not interpreted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub concurrent_admission_policy: Option<serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub concurrent_admission_policy: Option<crate::Opaque>,
 }
 
 impl ClusterQueueSpec {
@@ -376,137 +477,188 @@ impl ClusterQueueSpec {
 }
 
 /// A ClusterQueue: one department's quota.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ClusterQueue {
     /// Metadata (cluster-scoped).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// Spec.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub spec: ClusterQueueSpec,
     /// Status: kept verbatim (the engines recompute it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub status: Option<crate::Opaque>,
 }
 
 /// `spec` of a Cohort.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct CohortSpec {
     /// Parent cohort (v1alpha1: `parent`); unset = a root.
-    #[serde(default, alias = "parent", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, alias = "parent", skip_serializing_if = "Option::is_none")
+    )]
     pub parent_name: Option<String>,
     /// The cohort's own quota, shared by its subtree.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub resource_groups: Vec<ResourceGroup>,
     /// Weight against sibling cohorts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub fair_sharing: Option<FairSharing>,
 }
 
 /// A Cohort: an inner node of the quota tree.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Cohort {
     /// Metadata (cluster-scoped).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// Spec.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub spec: CohortSpec,
     /// Status: kept verbatim.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub status: Option<crate::Opaque>,
 }
 
 /// `spec` of a LocalQueue.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct LocalQueueSpec {
     /// The ClusterQueue this namespace queue feeds.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub cluster_queue: String,
     /// Default `None`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub stop_policy: Option<StopPolicy>,
     /// Weight for admission fair sharing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub fair_sharing: Option<FairSharing>,
 }
 
 /// A LocalQueue: a namespace's entry to a ClusterQueue.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct LocalQueue {
     /// Metadata (namespaced).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// Spec.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub spec: LocalQueueSpec,
     /// Status (admission fair sharing usage lives here): kept verbatim.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub status: Option<crate::Opaque>,
 }
 
 /// A WorkloadPriorityClass.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct WorkloadPriorityClass {
     /// Metadata (cluster-scoped).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// Priority value.
-    #[serde(deserialize_with = "crate::strict::int", default)]
+    #[cfg_attr(
+        feature = "serde",
+        serde(deserialize_with = "crate::strict::int", default)
+    )]
     pub value: i32,
     /// Description (≤ 2048 characters).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub description: Option<String>,
 }
 
 /// The pod template of a PodSet.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct PodTemplateSpec {
     /// Template metadata (boxed: most templates have none, and a pod set is stored for
     /// every Workload).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub metadata: Option<Box<ObjectMeta>>,
     /// Pod spec.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub spec: PodSpec,
 }
 
 /// A PodSet: `count` identical pods.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct PodSet {
     /// Name (default `main`).
-    #[serde(default = "default_pod_set_name")]
+    #[cfg_attr(feature = "serde", serde(default = "default_pod_set_name"))]
     pub name: String,
     /// Pod template.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub template: PodTemplateSpec,
     /// Number of pods (default 1).
-    #[serde(deserialize_with = "crate::strict::int", default = "default_count")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(deserialize_with = "crate::strict::int", default = "default_count")
+    )]
     pub count: i32,
     /// Smallest acceptable count for partial admission.
-    #[serde(
-        deserialize_with = "crate::strict::opt_int",
-        default,
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::strict::opt_int",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub min_count: Option<i32>,
     /// Topology request (kept, not interpreted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topology_request: Option<serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub topology_request: Option<crate::Opaque>,
 }
 
 fn default_pod_set_name() -> String {
     "main".to_owned()
 }
 
+#[cfg_attr(not(feature = "serde"), allow(dead_code))]
 fn default_count() -> i32 {
     1
 }
@@ -524,64 +676,90 @@ impl Default for PodSet {
 }
 
 /// `spec.priorityClassRef` (v1beta2).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct PriorityClassRef {
     /// `kueue.x-k8s.io` or `scheduling.k8s.io`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub group: String,
     /// `WorkloadPriorityClass` or `PriorityClass`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub kind: String,
     /// The class name.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub name: String,
 }
 
 /// `spec` of a Workload.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct WorkloadSpec {
     /// 1–18 pod sets.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub pod_sets: Vec<PodSet>,
     /// LocalQueue name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub queue_name: Option<String>,
     /// v1beta2 priority class reference.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub priority_class_ref: Option<PriorityClassRef>,
     /// v1beta1 priority class name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub priority_class_name: Option<String>,
     /// v1beta1 priority class source (`kueue.x-k8s.io/workloadpriorityclass` or
     /// `scheduling.k8s.io/priorityclass`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub priority_class_source: Option<String>,
     /// Resolved priority (default 0).
-    #[serde(
-        deserialize_with = "crate::strict::opt_int",
-        default,
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::strict::opt_int",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub priority: Option<i32>,
     /// `false` deactivates the workload.
-    #[serde(
-        deserialize_with = "crate::strict::opt_bool",
-        default,
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::strict::opt_bool",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub active: Option<bool>,
     /// Maximum execution time.
-    #[serde(
-        deserialize_with = "crate::strict::opt_int",
-        default,
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::strict::opt_int",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub maximum_execution_time_seconds: Option<i32>,
     /// Preemption gates (kept).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub preemption_gates: Option<serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub preemption_gates: Option<crate::Opaque>,
 }
 
 impl WorkloadSpec {
@@ -605,85 +783,114 @@ impl WorkloadSpec {
 }
 
 /// One PodSet's assignment in `status.admission`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct PodSetAssignment {
     /// PodSet name.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub name: String,
     /// Flavor per resource.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub flavors: BTreeMap<ResourceName, String>,
     /// Total usage of the pod set (all pods).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub resource_usage: BTreeMap<ResourceName, Quantity>,
     /// Admitted pod count (after partial admission).
-    #[serde(
-        deserialize_with = "crate::strict::opt_int",
-        default,
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::strict::opt_int",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub count: Option<i32>,
     /// Topology assignment (kept).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub topology_assignment: Option<serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub topology_assignment: Option<crate::Opaque>,
 }
 
 /// `status.admission` of a Workload.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Admission {
     /// The ClusterQueue that reserved quota.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub cluster_queue: String,
     /// Per pod set.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub pod_set_assignments: Vec<PodSetAssignment>,
 }
 
 /// `status.reclaimablePods[]`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ReclaimablePod {
     /// PodSet name.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub name: String,
     /// Pods of the set that finished and no longer need quota.
-    #[serde(deserialize_with = "crate::strict::int", default)]
+    #[cfg_attr(
+        feature = "serde",
+        serde(deserialize_with = "crate::strict::int", default)
+    )]
     pub count: i32,
 }
 
 /// `status` of a Workload.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct WorkloadStatus {
     /// Set when quota is reserved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub admission: Option<Admission>,
     /// Conditions (`QuotaReserved`, `Admitted`, `Evicted`, `Finished`, …).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub conditions: Vec<Condition>,
     /// Finished pods per pod set.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub reclaimable_pods: Vec<ReclaimablePod>,
     /// `requeueState`, `admissionChecks`, `resourceRequests`, …: kept verbatim.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other: BTreeMap<String, serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// A Workload: the unit Kueue admits.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Workload {
     /// Metadata (namespaced; `creationTimestamp` orders the queue).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// Spec.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub spec: WorkloadSpec,
     /// Status (boxed: a pending Workload has none, and the model stores every Workload
     /// inline in its map).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub status: Option<Box<WorkloadStatus>>,
 }
 
@@ -716,58 +923,91 @@ impl Workload {
 }
 
 /// `fairSharing` of Kueue's Configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct FairSharingConfig {
     /// v1beta1 switch; v1beta2 enables fair sharing by the stanza's presence.
-    #[serde(
-        deserialize_with = "crate::strict::opt_bool",
-        default,
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::strict::opt_bool",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub enable: Option<bool>,
     /// `LessThanOrEqualToFinalShare`, `LessThanInitialShare`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub preemption_strategies: Vec<String>,
 }
 
 /// `admissionFairSharing` of Kueue's Configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct AdmissionFairSharingConfig {
     /// Half-life of the decayed usage (Go duration, e.g. `10m`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub usage_half_life_time: Option<String>,
     /// Sampling interval (Go duration, default `5m`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub usage_sampling_interval: Option<String>,
     /// Weight per resource (default 1).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub resource_weights: BTreeMap<ResourceName, Quantity>,
 }
 
 /// Kueue's `Configuration` (`config.kueue.x-k8s.io`): the knobs that change decisions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Configuration {
     /// `config.kueue.x-k8s.io/v1beta1` or `…/v1beta2` (set by the importer).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "String::is_empty")
+    )]
     pub api_version: String,
     /// Metadata, if given.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// Fair sharing; enabled when present (and, in v1beta1, `enable: true`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub fair_sharing: Option<FairSharingConfig>,
     /// Admission fair sharing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub admission_fair_sharing: Option<AdmissionFairSharingConfig>,
     /// `resources.excludeResourcePrefixes`, `transformations` (kept).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub resources: Option<crate::Opaque>,
     /// Every other configuration field (controller, webhook, integrations, …): kept verbatim.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other: BTreeMap<String, serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 impl Configuration {

@@ -2,12 +2,14 @@
 //! manifest import, upstream validation, and a reference of Kueue's quota arithmetic.
 //!
 //! ```
-//! use gpuquota_model::{Amount, Quantity, ResourceName, import_str, validate};
+//! use gpuquota_model::{Amount, Quantity, ResourceName};
 //!
 //! let q: Quantity = "500m".parse()?;
 //! assert_eq!(q.to_amount(&ResourceName::new("cpu")), Amount(500));
 //! assert_eq!(q.to_string(), "500m");
 //!
+//! # #[cfg(feature = "yaml")] {
+//! use gpuquota_model::{import_str, validate};
 //! let manifest = "
 //! apiVersion: kueue.x-k8s.io/v1beta2
 //! kind: ResourceFlavor
@@ -31,6 +33,7 @@
 //!     "ClusterQueue \"data-science\": spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: \
 //!      Invalid value: \"2\": must be nil when cohort is empty"
 //! );
+//! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -60,6 +63,20 @@
 //!   fast versions are tested against.
 //! - **No panics on any input.** With the `fuzzing` feature, the `fuzzing` module holds the checks the
 //!   fuzz targets and the smoke tests run.
+//!
+//! # Cargo features
+//!
+//! - `serde` (default): `Serialize`/`Deserialize` on every model type, and [`Opaque`] fields
+//!   (a workload's `status`, a pod's `affinity`, the catch-alls of unknown fields) kept as
+//!   JSON values. Without it the types, [`Quantity`], [`Amount`] and [`mod@validate`] still
+//!   build and work on a [`Model`] built as plain Rust values; the [`Opaque`] fields are then
+//!   empty placeholders.
+//! - `yaml` (default, implies `serde`): the manifest reader ([`import_str`],
+//!   `import::Importer`), the workload converters' YAML inputs (device plugin ConfigMaps) and
+//!   the field-name hints of unknown fields.
+//! - `text` (default): plain-text tables ([`text`](crate::text)).
+//! - `schema` (implies `serde`): JSON Schemas (`schemars::JsonSchema`) of the types.
+//! - `fuzzing` (implies `yaml`): the checks the fuzz targets run.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
@@ -72,13 +89,17 @@ pub mod kai;
 pub mod kueue;
 pub mod limits;
 pub mod meta;
+pub mod opaque;
+#[cfg(feature = "text")]
 pub mod picture;
 pub mod quantity;
 pub mod quota_tree;
 pub mod resource;
 pub mod resource_list;
+#[cfg(feature = "serde")]
 pub mod schema;
 pub mod source;
+#[cfg(feature = "serde")]
 mod strict;
 #[cfg(feature = "text")]
 pub mod text;
@@ -87,7 +108,10 @@ pub mod validate;
 pub mod workloads;
 
 pub use diag::{Code, Diagnostic, Diagnostics, Severity};
-pub use import::{Imported, Importer, Kind, Model, import_str};
+pub use import::{Imported, Kind, Model};
+#[cfg(feature = "yaml")]
+pub use import::{Importer, import_str};
+pub use opaque::Opaque;
 pub use quantity::{Amount, Quantity, QuantityError, QuantityFormat};
 pub use resource::ResourceName;
 pub use time::Timestamp;

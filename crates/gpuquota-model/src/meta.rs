@@ -2,77 +2,117 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::time::Timestamp;
 
 /// The part of `metadata` that gpuquota reads; other metadata fields are accepted and kept.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ObjectMeta {
     /// `metadata.name`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub name: String,
     /// `metadata.namespace` (namespaced kinds only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub namespace: Option<String>,
     /// `metadata.labels`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub labels: BTreeMap<String, String>,
     /// `metadata.annotations`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub annotations: BTreeMap<String, String>,
     /// `metadata.creationTimestamp`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub creation_timestamp: Option<Timestamp>,
     /// `metadata.uid`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub uid: Option<String>,
     /// Bookkeeping fields a live cluster adds (`resourceVersion`, `generation`, `finalizers`,
     /// `managedFields`, `ownerReferences`, …): kept verbatim, never interpreted.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other: BTreeMap<String, serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// A node taint (`key`, `value`, `effect`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Taint {
     /// Taint key.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub key: String,
     /// Taint value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub value: Option<String>,
     /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub effect: String,
     /// When the taint was added (informational).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub time_added: Option<String>,
 }
 
 /// A pod or flavor toleration.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Toleration {
     /// Key matched; empty with `Exists` tolerates everything.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub key: Option<String>,
     /// `Equal` (default) or `Exists`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub operator: Option<String>,
     /// Value matched with `Equal`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub value: Option<String>,
     /// Effect matched; empty matches every effect.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub effect: Option<String>,
     /// Only with `NoExecute`.
-    #[serde(
-        deserialize_with = "crate::strict::opt_int",
-        default,
-        skip_serializing_if = "Option::is_none"
+    #[cfg_attr(
+        feature = "serde",
+        serde(
+            deserialize_with = "crate::strict::opt_int",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )
     )]
     pub toleration_seconds: Option<i64>,
 }
@@ -102,29 +142,40 @@ impl Toleration {
 }
 
 /// A label selector requirement (`key`, `operator`, `values`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct LabelSelectorRequirement {
     /// Label key.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub key: String,
     /// `In`, `NotIn`, `Exists` or `DoesNotExist`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub operator: String,
     /// Values for `In`/`NotIn`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub values: Vec<String>,
 }
 
 /// A Kubernetes label selector. `{}` selects everything.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct LabelSelector {
     /// Exact label matches.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub match_labels: BTreeMap<String, String>,
     /// Set-based requirements.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub match_expressions: Vec<LabelSelectorRequirement>,
 }
 
@@ -148,27 +199,40 @@ impl LabelSelector {
 }
 
 /// A status condition (`type`, `status`, `reason`, `message`, `lastTransitionTime`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Condition {
     /// Condition type, e.g. `QuotaReserved`.
-    #[serde(rename = "type", default)]
+    #[cfg_attr(feature = "serde", serde(rename = "type", default))]
     pub type_: String,
     /// `True`, `False` or `Unknown`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub status: String,
     /// Machine-readable reason.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub reason: Option<String>,
     /// Human-readable message.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub message: Option<String>,
     /// When the condition last changed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub last_transition_time: Option<Timestamp>,
     /// `observedGeneration` and other bookkeeping.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other: BTreeMap<String, serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 impl Condition {
@@ -229,12 +293,14 @@ macro_rules! string_enum {
             }
         }
 
+        #[cfg(feature = "serde")]
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.serialize_str(self.as_str())
             }
         }
 
+        #[cfg(feature = "serde")]
         impl<'de> serde::Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 String::deserialize(d).map($name::from)

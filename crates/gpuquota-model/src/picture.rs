@@ -82,18 +82,17 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
-
 use crate::kai::QueueResource;
 use crate::quota_tree::{FlavorResource, Node, QuotaTreeError, ReferenceTree};
 use crate::text::{Table, Width};
 use crate::{Amount, Model, Quantity, ResourceName};
 
 /// The whole picture: what `gpuquota quotas --output json` prints.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Picture {
     /// One per root, roots by name; a ClusterQueue without a cohort is a tree of its own.
     pub cohort_trees: Vec<CohortTree>,
@@ -101,10 +100,11 @@ pub struct Picture {
     pub kai_queue_trees: Vec<KaiTree>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 /// One cohort tree.
 pub struct CohortTree {
     /// The root's name.
@@ -115,10 +115,11 @@ pub struct CohortTree {
     pub nodes: Vec<NodeQuotas>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 /// One node of a cohort tree.
 pub struct NodeQuotas {
     /// `Cohort` or `ClusterQueue`.
@@ -136,10 +137,11 @@ pub struct NodeQuotas {
     pub quotas: Vec<FrQuota>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 /// One flavor-resource of a node; quantities are Kubernetes quantity strings in Kueue's
 /// units (`"unlimited"` when too large for Kueue's integers).
 pub struct FrQuota {
@@ -163,10 +165,11 @@ pub struct FrQuota {
     pub most_it_can_use: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 /// One KAI queue tree.
 pub struct KaiTree {
     /// The top-level queue.
@@ -175,10 +178,11 @@ pub struct KaiTree {
     pub queues: Vec<KaiQueue>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 /// One KAI queue.
 pub struct KaiQueue {
     /// Its name.
@@ -193,10 +197,11 @@ pub struct KaiQueue {
     pub resources: BTreeMap<&'static str, KaiResource>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 /// One resource of a KAI queue: numbers as in the CRD (-1 = unlimited), `null` when unset
 /// (gpu in devices, cpu in millicores, memory in MB).
 pub struct KaiResource {

@@ -548,12 +548,14 @@ impl Amount {
     }
 }
 
+#[cfg(feature = "serde")]
 impl serde::Serialize for Quantity {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
     }
 }
 
+#[cfg(feature = "serde")]
 impl<'de> serde::Deserialize<'de> for Quantity {
     /// Accepts a quantity string (`"500m"`) or a YAML/JSON number (`8`, `0.5`); a float is read
     /// through its shortest round-trip decimal form, so `0.1` is exactly one tenth.
@@ -562,8 +564,10 @@ impl<'de> serde::Deserialize<'de> for Quantity {
     }
 }
 
+#[cfg(feature = "serde")]
 struct QuantityVisitor;
 
+#[cfg(feature = "serde")]
 impl serde::de::Visitor<'_> for QuantityVisitor {
     type Value = Quantity;
 

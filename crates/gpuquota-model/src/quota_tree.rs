@@ -75,9 +75,8 @@ use crate::resource::ResourceName;
 pub const MAX_DEPTH: usize = 1000;
 
 /// A (flavor, resource) pair: the unit of quota accounting.
-#[derive(
-    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct FlavorResource {
     /// ResourceFlavor name.
     pub flavor: String,

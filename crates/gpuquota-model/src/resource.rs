@@ -22,15 +22,18 @@ fn well_known(name: &str) -> Option<&'static str> {
     WELL_KNOWN.iter().copied().find(|w| *w == name)
 }
 
+#[cfg(feature = "serde")]
 impl serde::Serialize for ResourceName {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.0)
     }
 }
 
+#[cfg(feature = "serde")]
 impl<'de> serde::Deserialize<'de> for ResourceName {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
+        #[cfg(feature = "serde")]
         impl serde::de::Visitor<'_> for V {
             type Value = ResourceName;
 

@@ -23,9 +23,12 @@
 //! ```
 
 use std::borrow::Borrow;
+#[cfg(feature = "serde")]
 use std::fmt;
 
+#[cfg(feature = "serde")]
 use serde::de::{MapAccess, Visitor};
+#[cfg(feature = "serde")]
 use serde::ser::SerializeMap;
 
 use crate::quantity::Quantity;
@@ -413,6 +416,7 @@ where
     }
 }
 
+#[cfg(feature = "serde")]
 impl serde::Serialize for ResourceList {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(self.0.len()))?;
@@ -423,6 +427,7 @@ impl serde::Serialize for ResourceList {
     }
 }
 
+#[cfg(feature = "serde")]
 impl<'de> serde::Deserialize<'de> for ResourceList {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;

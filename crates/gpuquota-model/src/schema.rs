@@ -9,6 +9,7 @@
 use std::cell::RefCell;
 use std::fmt;
 
+#[cfg(feature = "serde")]
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// One step of a field path: a field (or map key) or a list element.

@@ -9,6 +9,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+#[cfg(feature = "serde")]
 use serde::de::{self, Deserializer, Visitor};
 
 struct Int<T>(PhantomData<T>);

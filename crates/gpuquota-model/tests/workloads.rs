@@ -342,7 +342,7 @@ fn raycluster_and_rayjob_podsets() {
         sub.resources.requests[&gpuquota_model::ResourceName::new("memory")].to_string(),
         "200Mi"
     );
-    assert_eq!(sub.other["image"], "ray:2");
+    assert_eq!(*sub.other["image"], "ray:2");
 }
 
 #[test]

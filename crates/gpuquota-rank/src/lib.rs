@@ -111,6 +111,16 @@
 //! * See [`snapshot`] for the reading rules where upstream's CRDs leave fields unset.
 //! * Not modelled: PodGroup `subGroups`/`minSubGroup` (one gang per PodGroup), the
 //!   `gpu-memory` annotation, pod and node affinity, topology constraints and DRA.
+//!
+//! # Cargo features
+//!
+//! - `serde` (default): `Serialize`/`Deserialize` on the reports and inputs, the reports as
+//!   JSON values ([`report::fairshare_json`], [`report::schedule_json`]) and the model's
+//!   `serde`. Without it a pod's `metadata.deletionTimestamp` (a field the model keeps
+//!   verbatim) is not read, so no task is Releasing.
+//! - `yaml` (default, implies `serde`): [`usage::UsageInput::parse`] and the model's manifest
+//!   reader.
+//! - `schema`: JSON Schemas of the reports; `fuzzing` (implies `yaml`): the fuzz checks.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]

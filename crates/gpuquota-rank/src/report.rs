@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 
 use gpuquota_model::text::{Table, Width};
 use indexmap::IndexMap;
-use serde::Serialize;
+#[cfg(feature = "serde")]
 use serde_json::Value;
 
 use crate::division::{DivisionError, DivisionOptions, Resource};
@@ -61,8 +61,9 @@ pub fn allocated(c: &Cluster) -> PerQueue<PerResource<i128>> {
 }
 
 /// One queue's numbers for one resource, as contract strings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ResourceShare {
@@ -79,7 +80,8 @@ pub struct ResourceShare {
 }
 
 /// One queue's numbers per resource.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct QueueShares {
@@ -103,7 +105,8 @@ impl QueueShares {
 }
 
 /// The `kai fairshare` report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FairshareReport {
@@ -155,11 +158,13 @@ pub fn fairshare_report(
 ///
 /// # Errors
 /// [`DivisionError`] from the division.
+#[cfg(feature = "serde")]
 pub fn fairshare_json(c: &Cluster, options: &DivisionOptions) -> Result<Value, DivisionError> {
     Ok(to_value(&fairshare_report(c, options)?))
 }
 
-fn to_value<T: Serialize>(v: &T) -> Value {
+#[cfg(feature = "serde")]
+fn to_value<T: serde::Serialize>(v: &T) -> Value {
     // Strings, booleans, nulls, arrays and string-keyed maps always serialise.
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
@@ -200,7 +205,8 @@ impl FairshareReport {
 }
 
 /// A pod placed by the session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlacedPod {
@@ -211,8 +217,9 @@ pub struct PlacedPod {
 }
 
 /// A job that got pods placed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AllocatedJob {
@@ -227,8 +234,9 @@ pub struct AllocatedJob {
 }
 
 /// An evicted job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EvictedJob {
@@ -243,8 +251,9 @@ pub struct EvictedJob {
 }
 
 /// A job still pending.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PendingJob {
@@ -259,7 +268,8 @@ pub struct PendingJob {
 }
 
 /// The `kai schedule` report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ScheduleReport {
@@ -321,6 +331,7 @@ pub fn schedule_report(result: &SessionResult) -> ScheduleReport {
 ///
 /// # Complexity
 /// O(size of the result).
+#[cfg(feature = "serde")]
 pub fn schedule_json(result: &SessionResult) -> Value {
     to_value(&schedule_report(result))
 }

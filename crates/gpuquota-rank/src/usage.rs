@@ -51,77 +51,82 @@ use std::collections::BTreeMap;
 
 use gpuquota_model::Timestamp;
 use gpuquota_model::kai::parse_go_duration;
-use serde::Deserialize;
 
 use crate::division::Resource;
 use crate::fixed::SCALE;
 use crate::ids::{PerQueue, PerResource, QueueId};
 
 /// One capacity or allocation sample.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 pub struct Sample {
     /// When.
     pub time: Timestamp,
     /// The queue (allocation samples only).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub queue: Option<String>,
     /// GPUs.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub gpu: f64,
     /// CPU.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub cpu: f64,
     /// Memory.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub memory: f64,
 }
 
 /// Normalized usage given directly.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 pub struct DirectUsage {
     /// GPU usage in `[0, 1]`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub gpu: Option<f64>,
     /// CPU usage in `[0, 1]`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub cpu: Option<f64>,
     /// Memory usage in `[0, 1]`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub memory: Option<f64>,
 }
 
 /// The usage file.
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    serde(rename_all = "camelCase", deny_unknown_fields)
+)]
 pub struct UsageInput {
     /// `kValue`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub k_value: Option<f64>,
     /// `windowSize` (Go duration).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub window_size: Option<String>,
     /// `halfLifePeriod` (Go duration).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub half_life_period: Option<String>,
     /// `windowType`: `sliding` (default), `tumbling` or `cron`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub window_type: Option<String>,
     /// `tumblingWindowStartTime`: where the first tumbling window starts.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub tumbling_window_start_time: Option<Timestamp>,
     /// `cronString`: when cron windows start.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub cron_string: Option<String>,
     /// Cluster capacity samples.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub capacity: Vec<Sample>,
     /// Queue allocation samples.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub allocations: Vec<Sample>,
     /// Direct normalized usage per queue.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub queues: BTreeMap<String, DirectUsage>,
 }
 
@@ -205,6 +210,7 @@ impl UsageInput {
     ///
     /// # Errors
     /// [`UsageError`] with the parser's message.
+    #[cfg(feature = "yaml")]
     pub fn parse(text: &str) -> Result<UsageInput, UsageError> {
         serde_saphyr::from_str(text).map_err(|e| UsageError {
             field: "<file>".into(),

@@ -44,6 +44,20 @@
 //! nothing else. The non-default `schema` feature adds the JSON Schemas (`schemars`) of the
 //! inputs and reports of the engines that are on; the `gpuquota` command uses it.
 //!
+//! Two more default features concern serialisation, and forward to every crate that is on:
+//!
+//! - `serde`: `Serialize`/`Deserialize` on the model and on the engines' reports and
+//!   options, and the model's free-form fields ([`model::Opaque`]: statuses, pod affinity,
+//!   unknown fields) kept as JSON values.
+//! - `yaml` (implies `serde`): the readers of YAML and JSON files: manifests
+//!   ([`model::import_str`]), KAI's usage windows, metering inputs and mig-parted files.
+//!
+//! With `default-features = false, features = ["kueue", "fairshare", "kai"]` neither serde,
+//! serde_json nor a YAML parser is compiled; inputs are then built as plain Rust values (the
+//! free-form fields stay empty, so pod affinity and Kueue's `Configuration.resources` are not
+//! read). The MIG engine, and metering with it, still parse their compiled-in profile
+//! catalogue with serde_json. `sim` brings `yaml`: the simulator reads scenario files.
+//!
 //! # Manifest import and validation
 //!
 //! [`model::import_str`] (or [`model::Importer`] for several files) reads multi-document YAML
@@ -52,11 +66,13 @@
 //! server and webhooks would, naming kind, object and field. Quantities are exact.
 //!
 //! ```
-//! use gpuquota::model::{Amount, Quantity, ResourceName, import_str, validate};
+//! use gpuquota::model::{Amount, Quantity, ResourceName};
 //!
 //! let gpus: Quantity = "8".parse()?;
 //! assert_eq!(gpus.to_amount(&ResourceName::new("nvidia.com/gpu")), Amount(8));
 //!
+//! # #[cfg(feature = "yaml")] {
+//! use gpuquota::model::{import_str, validate};
 //! let manifest = "
 //! apiVersion: kueue.x-k8s.io/v1beta2
 //! kind: ClusterQueue
@@ -69,6 +85,7 @@
 //! let model = import_str("platform.yaml", manifest)?.model;
 //! let errors = validate(&model).unwrap_err();
 //! assert!(errors.0[0].to_string().contains("lendingLimit: Invalid value: \"2\": must be nil when cohort is empty"));
+//! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -82,7 +99,7 @@
 //! [`cohort::quotas`] gives the `available` and `potentialAvailable` Kueue's cache computes.
 //!
 #![cfg_attr(
-    feature = "kueue",
+    all(feature = "kueue", feature = "yaml"),
     doc = concat!("```\n", include_str!("../examples/kueue_admission.rs"), "```")
 )]
 //!
@@ -109,7 +126,7 @@
 //! fairshare.
 //!
 #![cfg_attr(
-    feature = "kai",
+    all(feature = "kai", feature = "yaml"),
     doc = concat!("```\n", include_str!("../examples/kai_fairshare.rs"), "```")
 )]
 //!
@@ -158,6 +175,7 @@ pub mod guide;
 /// The README's examples, compiled and run as doc tests.
 #[cfg(all(
     doctest,
+    feature = "yaml",
     feature = "kueue",
     feature = "kai",
     feature = "mig",

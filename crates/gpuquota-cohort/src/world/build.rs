@@ -1148,7 +1148,14 @@ fn rq_resource(key: &str) -> Option<&str> {
     matches!(key, "cpu" | "memory" | "ephemeral-storage").then_some(key)
 }
 
-fn parse_affinity(v: Option<&serde_json::Value>) -> Vec<Vec<NodeRequirement>> {
+/// Without the `serde` feature a pod's affinity is not kept (an empty placeholder).
+#[cfg(not(feature = "serde"))]
+fn parse_affinity(_: Option<&gpuquota_model::Opaque>) -> Vec<Vec<NodeRequirement>> {
+    Vec::new()
+}
+
+#[cfg(feature = "serde")]
+fn parse_affinity(v: Option<&gpuquota_model::Opaque>) -> Vec<Vec<NodeRequirement>> {
     let Some(terms) = v
         .and_then(|a| a.get("nodeAffinity"))
         .and_then(|a| a.get("requiredDuringSchedulingIgnoredDuringExecution"))

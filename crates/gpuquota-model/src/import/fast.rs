@@ -12,6 +12,7 @@
 
 use std::fmt;
 
+#[cfg(feature = "serde")]
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 

@@ -478,7 +478,7 @@ impl Importer {
             && let Some(prefix) = meta
                 .other
                 .get("generateName")
-                .and_then(Value::as_str)
+                .and_then(|v| v.as_str())
                 .filter(|p| !p.is_empty())
                 .map(str::to_owned)
         {

@@ -94,7 +94,7 @@ macro_rules! objects {
                     Object::Configuration(o) => &o.metadata,
                 };
                 let name = if meta.name.is_empty() {
-                    meta.other.get("generateName").and_then(Value::as_str)?
+                    meta.other.get("generateName").and_then(|v| v.as_str())?
                 } else {
                     meta.name.as_str()
                 };

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+#[cfg(feature = "serde")]
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 

@@ -2,28 +2,36 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::meta::ObjectMeta;
 
 /// The key of Kueue's manager configuration in its ConfigMap (`kueue-manager-config`).
 pub const KUEUE_CONFIG_KEY: &str = "controller_manager_config.yaml";
 
 /// A ConfigMap (`v1`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ConfigMap {
     /// Metadata (namespaced).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// Text data.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub data: BTreeMap<String, String>,
     /// Binary data (kept, not read).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub binary_data: BTreeMap<String, String>,
     /// `immutable`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub immutable: Option<bool>,
 }
 

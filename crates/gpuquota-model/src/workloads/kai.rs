@@ -254,7 +254,7 @@ pub(crate) fn convert(model: &Model, warnings: &mut Warnings) -> Output {
                 namespace: Some(ns.clone()),
                 ..ObjectMeta::default()
             },
-            spec: Value::Null,
+            spec: Value::Null.into(),
             status: None,
         };
         let plan = GroupPlan {

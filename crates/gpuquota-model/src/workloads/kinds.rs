@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::core::ResourceRequirements;
@@ -15,23 +14,36 @@ pub type Other = BTreeMap<String, Value>;
 
 /// `spec` of a `batch/v1` Job (also the `jobTemplate.spec` of a CronJob and the
 /// `template.spec` of a JobSet's replicated job).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct JobSpec {
     /// Pods running at once; the API server defaults it to 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub parallelism: Option<i32>,
     /// Pods that must succeed; unset means any one success finishes the Job.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub completions: Option<i32>,
     /// Suspended (Kueue's webhook suspends every Job it manages at creation).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub suspend: Option<bool>,
     /// The pod template.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub template: PodTemplateSpec,
     /// `backoffLimit`, `completionMode`, …: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
@@ -48,285 +60,440 @@ impl JobSpec {
 }
 
 /// A Job template (`metadata` + `spec`), as in CronJobs and JobSets.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct JobTemplateSpec {
     /// Template metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub metadata: Option<ObjectMeta>,
     /// The Job spec.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub spec: JobSpec,
 }
 
 /// `spec` of a `batch/v1` CronJob.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct CronJobSpec {
     /// The Job each run creates.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub job_template: JobTemplateSpec,
     /// Suspended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub suspend: Option<bool>,
     /// `schedule`, `concurrencyPolicy`, …: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// One `replicatedJobs[]` entry of a JobSet.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ReplicatedJob {
     /// Name (the PodSet name).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub name: String,
     /// Copies of the Job (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub replicas: Option<i32>,
     /// The Job template.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub template: JobTemplateSpec,
     /// Other fields: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// `spec` of a JobSet (`jobset.x-k8s.io/v1alpha2`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct JobSetSpec {
     /// The replicated jobs, in order.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub replicated_jobs: Vec<ReplicatedJob>,
     /// Suspended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub suspend: Option<bool>,
     /// `startupPolicy`, `successPolicy`, …: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// A Kubeflow replica spec (`replicas` + `template`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ReplicaSpec {
     /// Replicas (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub replicas: Option<i32>,
     /// Pod template.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub template: PodTemplateSpec,
     /// `restartPolicy`, …: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// `runPolicy.schedulingPolicy` of a Kubeflow job.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct SchedulingPolicy {
     /// Gang minimum (KAI's pod grouper reads it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub min_available: Option<i64>,
     /// Priority class (Kueue prefers it over the pod templates').
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub priority_class: Option<String>,
     /// `queue`, `minResources`, …: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// `runPolicy` of a Kubeflow job.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct RunPolicy {
     /// Suspended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub suspend: Option<bool>,
     /// Scheduling policy.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub scheduling_policy: Option<SchedulingPolicy>,
     /// Other fields: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// `spec` of a Kubeflow training job (PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob) or an
 /// MPIJob: the replica specs under the kind's own key, and the run policy.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct KubeflowSpec {
     /// `runPolicy` (Kubeflow training operator and MPIJob v2beta1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub run_policy: Option<RunPolicy>,
     /// Every other field, including the replica specs (`pytorchReplicaSpecs`, …).
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// `autoscalerOptions` of a RayCluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct AutoscalerOptions {
     /// Resources of the autoscaler sidecar.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub resources: Option<ResourceRequirements>,
     /// Other fields: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// `headGroupSpec` of a RayCluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct HeadGroupSpec {
     /// Pod template of the head.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub template: PodTemplateSpec,
     /// Other fields: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// One `workerGroupSpecs[]` entry of a RayCluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct WorkerGroupSpec {
     /// Group name (the PodSet name, lower-cased).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub group_name: String,
     /// Desired replicas (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub replicas: Option<i32>,
     /// Autoscaling minimum.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub min_replicas: Option<i32>,
     /// Autoscaling maximum.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub max_replicas: Option<i32>,
     /// Hosts per replica (multi-host TPU groups); values above 1 multiply the count.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub num_of_hosts: Option<i32>,
     /// Pod template.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub template: PodTemplateSpec,
     /// Other fields: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// `spec` of a RayCluster (also `rayClusterSpec` of a RayJob).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct RayClusterSpec {
     /// The head.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub head_group_spec: HeadGroupSpec,
     /// Worker groups.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Vec::is_empty")
+    )]
     pub worker_group_specs: Vec<WorkerGroupSpec>,
     /// In-tree autoscaling adds an autoscaler sidecar to the head pod.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub enable_in_tree_autoscaling: Option<bool>,
     /// Autoscaler options.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub autoscaler_options: Option<AutoscalerOptions>,
     /// Suspended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub suspend: Option<bool>,
     /// Other fields: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// `spec` of a RayJob.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct RayJobSpec {
     /// The cluster the job creates.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub ray_cluster_spec: Option<RayClusterSpec>,
     /// `K8sJobMode` (the default), `HTTPMode`, `SidecarMode`, `InteractiveMode`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub submission_mode: Option<String>,
     /// The submitter pod's template (K8sJobMode).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub submitter_pod_template: Option<PodTemplateSpec>,
     /// Runs on an existing cluster (not a workload of its own).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub cluster_selector: Option<BTreeMap<String, String>>,
     /// Suspended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub suspend: Option<bool>,
     /// Other fields: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// `leaderWorkerTemplate` of a LeaderWorkerSet.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct LeaderWorkerTemplate {
     /// Pods per group, leader included (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub size: Option<i32>,
     /// The leader's template; without one the leader uses the worker template.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub leader_template: Option<PodTemplateSpec>,
     /// The workers' template.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub worker_template: PodTemplateSpec,
     /// Other fields: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// `spec` of a LeaderWorkerSet.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct LeaderWorkerSetSpec {
     /// Groups (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub replicas: Option<i32>,
     /// The group template.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub leader_worker_template: LeaderWorkerTemplate,
     /// `LeaderCreated` (default) or `LeaderReady`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub startup_policy: Option<String>,
     /// Other fields: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// `spec` of a Deployment, StatefulSet or ReplicaSet (`apps/v1`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ReplicatedPodsSpec {
     /// Replicas (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub replicas: Option<i32>,
     /// Pod template.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub template: PodTemplateSpec,
     /// `selector`, `strategy`, …: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// `spec.runtimeRef` of a TrainJob.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct RuntimeRef {
     /// The runtime's name.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub name: String,
     /// `trainer.kubeflow.org` (the default).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub api_group: Option<String>,
     /// `ClusterTrainingRuntime` (the default) or `TrainingRuntime`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub kind: Option<String>,
 }
 
@@ -341,73 +508,114 @@ impl RuntimeRef {
 }
 
 /// `spec.trainer` of a TrainJob: the overrides of the trainer node.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct TrainerSpec {
     /// Training nodes (pods of the trainer job).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub num_nodes: Option<i32>,
     /// Resources of each `node` container.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub resources_per_node: Option<ResourceRequirements>,
     /// `image`, `command`, `args`, `env`, …: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// `spec` of a TrainJob (`trainer.kubeflow.org/v1alpha1`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct TrainJobSpec {
     /// The runtime whose template the job instantiates.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub runtime_ref: Option<RuntimeRef>,
     /// Trainer overrides.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub trainer: Option<TrainerSpec>,
     /// Suspended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub suspend: Option<bool>,
     /// `initializer`, `runtimePatches`, `podTemplateOverrides`, …: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// `spec.mlPolicy` of a training runtime.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct MlPolicy {
     /// Default training nodes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub num_nodes: Option<i32>,
     /// `torch`, `mpi`: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }
 
 /// `spec.template` of a training runtime: a JobSet template.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct JobSetTemplateSpec {
     /// Template metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub metadata: Option<ObjectMeta>,
     /// The JobSet spec.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub spec: JobSetSpec,
 }
 
 /// `spec` of a TrainingRuntime or ClusterTrainingRuntime.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct TrainingRuntimeSpec {
     /// The ML policy (default node count).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub ml_policy: Option<MlPolicy>,
     /// The JobSet template.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub template: JobSetTemplateSpec,
     /// `podGroupPolicy`: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
     pub other: Other,
 }

@@ -25,8 +25,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
-
 use crate::core::{Container, PodSpec, ResourceList};
 use crate::diag::{Code, Diagnostic, Diagnostics};
 use crate::import::Model;
@@ -37,23 +35,24 @@ use super::ObjectKind;
 pub const LIMIT_RANGE_VIOLATION: Code = Code::new("limit-range-violation");
 
 /// One `spec.limits[]` item.
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct LimitRangeItem {
     /// `Container`, `Pod` or `PersistentVolumeClaim`.
-    #[serde(default, rename = "type")]
+    #[cfg_attr(feature = "serde", serde(default, rename = "type"))]
     pub type_: String,
     /// Upper bounds.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub max: ResourceList,
     /// Lower bounds.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub min: ResourceList,
     /// Default limits.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub default: ResourceList,
     /// Default requests.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub default_request: ResourceList,
 }
 
@@ -75,9 +74,10 @@ impl LimitRangeItem {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
 struct LimitRangeSpec {
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     limits: Vec<LimitRangeItem>,
 }
 
@@ -180,6 +180,7 @@ pub fn apply_to_new_pod(spec: &mut PodSpec, item: &LimitRangeItem) {
 ///
 /// # Complexity
 /// Linear in the Workloads' containers.
+#[cfg_attr(not(feature = "serde"), allow(dead_code))]
 pub(crate) fn apply(model: &mut Model, warnings: &mut super::Warnings) {
     let (sums, bad) = summaries(model);
     for (name, e) in bad {

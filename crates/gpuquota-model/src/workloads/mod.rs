@@ -187,24 +187,32 @@
 //!
 //! [`PodSpec::effective_requests`]: crate::core::PodSpec::effective_requests
 
+#[cfg(feature = "serde")]
 pub mod appwrapper;
 pub mod configmap;
+#[cfg(feature = "serde")]
 pub mod kai;
+#[cfg(feature = "serde")]
 pub mod kinds;
+#[cfg(feature = "serde")]
 pub mod kueue;
 pub mod limitrange;
+#[cfg(feature = "serde")]
 pub mod names;
 pub mod sharing;
 
+#[cfg(feature = "serde")]
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+#[cfg(feature = "serde")]
 use serde_json::Value;
 
 pub use configmap::ConfigMap;
 
 use crate::diag::{Code, Diagnostic};
-use crate::import::{Model, Origin};
+#[cfg(feature = "serde")]
+use crate::import::Model;
+use crate::import::Origin;
 use crate::meta::ObjectMeta;
 
 /// The most Workloads or pods one object is converted into: an object asking for more (a
@@ -213,6 +221,7 @@ use crate::meta::ObjectMeta;
 pub const MAX_CONVERTED_PER_OBJECT: i32 = 10_000;
 
 /// `n` if it is at most [`MAX_CONVERTED_PER_OBJECT`], else the warning's message.
+#[cfg_attr(not(feature = "serde"), allow(dead_code))]
 pub(crate) fn capped(n: i32, what: &str) -> Result<i32, String> {
     if n > MAX_CONVERTED_PER_OBJECT {
         Err(format!(
@@ -245,7 +254,8 @@ pub mod codes {
 }
 
 /// The kinds of workload objects the conversions read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum ObjectKind {
     /// `batch/v1` Job.
     Job,
@@ -425,28 +435,33 @@ impl ObjectKind {
 
 /// A workload object as imported: kind, API version, where it came from, metadata, and the
 /// rest of the document (`spec`, `status`) for the converters to read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct WorkloadObject {
     /// The kind.
     pub kind: ObjectKind,
     /// `apiVersion` as written.
     pub api_version: String,
     /// The file and document it came from.
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub origin: Option<Origin>,
     /// Metadata.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub metadata: ObjectMeta,
     /// `spec` (read per kind by the converters).
-    #[serde(default)]
-    pub spec: Value,
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub spec: crate::Opaque,
     /// `status`, if given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub status: Option<crate::Opaque>,
 }
 
 impl WorkloadObject {
+    #[cfg(feature = "serde")]
     /// Builds the stored object from a document (its `apiVersion` and `kind` removed).
     pub fn from_document(
         kind: ObjectKind,
@@ -459,7 +474,7 @@ impl WorkloadObject {
             None => ObjectMeta::default(),
         };
         if metadata.name.is_empty()
-            && let Some(prefix) = metadata.other.get("generateName").and_then(Value::as_str)
+            && let Some(prefix) = metadata.other.get("generateName").and_then(|v| v.as_str())
         {
             // The API server appends 5 random characters; a hash of the document stands in
             // for them, so the name is stable and independent of document order.
@@ -474,8 +489,8 @@ impl WorkloadObject {
             api_version: api_version.to_owned(),
             origin: Some(origin.clone()),
             metadata,
-            spec: doc.remove("spec").unwrap_or(Value::Null),
-            status: doc.remove("status"),
+            spec: doc.remove("spec").unwrap_or(Value::Null).into(),
+            status: doc.remove("status").map(Into::into),
         })
     }
 
@@ -501,17 +516,25 @@ impl WorkloadObject {
     }
 
     /// The spec decoded as `T`.
+    #[cfg(feature = "serde")]
     fn spec_as<T: serde::de::DeserializeOwned + Default>(&self) -> Result<T, String> {
         if self.spec.is_null() {
             return Ok(T::default());
         }
-        serde_path_to_error::deserialize(&self.spec)
+        serde_path_to_error::deserialize(self.spec.as_value())
             .map_err(|e| format!("spec.{}: {}", e.path(), e.inner()))
+    }
+
+    /// Without the `serde` feature a spec is an empty placeholder: `T`'s default.
+    #[cfg(not(feature = "serde"))]
+    fn spec_as<T: Default>(&self) -> Result<T, String> {
+        Ok(T::default())
     }
 }
 
 /// The controlling owner of an object (`ownerReferences[]` with `controller: true`), as
 /// (API group, kind, name).
+#[cfg(feature = "serde")]
 pub fn controller_owner(meta: &ObjectMeta) -> Option<(String, String, String)> {
     let refs = meta.other.get("ownerReferences")?.as_array()?;
     refs.iter().find_map(|r| {
@@ -533,6 +556,7 @@ pub fn controller_owner(meta: &ObjectMeta) -> Option<(String, String, String)> {
 pub struct Warnings(pub Vec<(Option<Origin>, Diagnostic)>);
 
 impl Warnings {
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
     fn push(&mut self, origin: Option<&Origin>, code: Code, kind: &str, name: &str, msg: String) {
         let mut d = Diagnostic::warning(code, msg).object(kind, name);
         if let Some(o) = origin {
@@ -541,6 +565,7 @@ impl Warnings {
         self.0.push((origin.cloned(), d));
     }
 
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
     fn field(
         &mut self,
         origin: Option<&Origin>,
@@ -568,6 +593,7 @@ impl Warnings {
 ///
 /// # Complexity
 /// `O(n log n)` in the number of objects and pods.
+#[cfg(feature = "serde")]
 pub fn convert(model: &mut Model) -> Warnings {
     let mut warnings = Warnings::default();
     sharing::apply(model, &mut warnings);

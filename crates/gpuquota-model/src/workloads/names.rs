@@ -114,7 +114,7 @@ fn string_map(map: &std::collections::BTreeMap<String, String>) -> String {
 }
 
 fn ports(c: &Container) -> String {
-    let Some(serde_json::Value::Array(ports)) = c.other.get("ports") else {
+    let Some(serde_json::Value::Array(ports)) = c.other.get("ports").map(|v| v.as_value()) else {
         return "null".into();
     };
     let items: Vec<String> = ports

@@ -6,7 +6,8 @@
 //! `sharing` stanza: `sharing.timeSlicing` or `sharing.mps`, each with `renameByDefault`,
 //! `failRequestsGreaterThanOne` and `resources[]` (`name`, `rename`, `replicas`). The
 //! configuration of a node is the ConfigMap key named by its `nvidia.com/device-plugin.config`
-//! label, else the key `default`, else the only key.
+//! label, else the key `default`, else the only key. Reading these configurations needs the
+//! `yaml` feature (on by default); without it only the node labels count.
 //!
 //! A node whose physical GPUs are known — the `nvidia.com/gpu.count` label of GPU feature
 //! discovery, else its `nvidia.com/gpu` allocatable — and which does not yet carry the
@@ -25,8 +26,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
-
 use super::{Warnings, codes};
 use crate::import::Model;
 use crate::quantity::Quantity;
@@ -44,63 +43,85 @@ pub const STRATEGY_LABEL: &str = "nvidia.com/gpu.sharing-strategy";
 pub const DEPARTMENT_LABEL: &str = "department";
 
 /// One `resources[]` entry.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ReplicatedResource {
     /// The resource shared (`nvidia.com/gpu`).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub name: String,
     /// The name to advertise the replicas under.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub rename: Option<String>,
     /// Replicas per GPU.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub replicas: i64,
     /// `devices` and other fields: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other: BTreeMap<String, serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 /// `sharing.timeSlicing` or `sharing.mps`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct ReplicatedResources {
     /// Advertise replicas as `<name>.shared` unless a `rename` is given.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub rename_by_default: bool,
     /// Requests of more than one replica fail.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub fail_requests_greater_than_one: bool,
     /// The shared resources.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub resources: Vec<ReplicatedResource>,
 }
 
 /// `sharing`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct Sharing {
     /// Time-slicing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub time_slicing: Option<ReplicatedResources>,
     /// MPS.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub mps: Option<ReplicatedResources>,
 }
 
 /// A device plugin configuration (`version: v1`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 pub struct PluginConfig {
     /// `v1`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub version: String,
     /// Sharing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub sharing: Option<Sharing>,
     /// `flags`, `resources`: kept.
-    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub other: BTreeMap<String, serde_json::Value>,
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
+    pub other: BTreeMap<String, crate::Opaque>,
 }
 
 impl PluginConfig {
@@ -118,6 +139,7 @@ impl PluginConfig {
 }
 
 /// The sharing configurations of every ConfigMap, by ConfigMap key then data key.
+#[cfg(feature = "yaml")]
 fn configs(model: &Model) -> BTreeMap<String, BTreeMap<String, PluginConfig>> {
     let mut out = BTreeMap::new();
     for (key, cm) in &model.config_maps {
@@ -140,11 +162,19 @@ fn configs(model: &Model) -> BTreeMap<String, BTreeMap<String, PluginConfig>> {
     out
 }
 
+/// Without the `yaml` feature the device plugin's configuration files inside ConfigMaps are not
+/// read (they are YAML text); only the node labels count.
+#[cfg(not(feature = "yaml"))]
+fn configs(_: &Model) -> BTreeMap<String, BTreeMap<String, PluginConfig>> {
+    BTreeMap::new()
+}
+
 /// Applies the sharing configuration to every node it covers and warns about shared GPUs
 /// without isolation between departments.
 ///
 /// # Complexity
 /// `O(nodes + pods)` after the `O(c)` parse of the ConfigMaps.
+#[cfg_attr(not(feature = "serde"), allow(dead_code))]
 pub(crate) fn apply(model: &mut Model, warnings: &mut Warnings) {
     let all = configs(model);
     // One plugin configuration per cluster; with several ConfigMaps the first key wins.

@@ -216,7 +216,17 @@ fn pod_task(
         .and_then(|s| s.phase.as_deref())
         .unwrap_or("Pending");
     let node = pod.spec.node_name.as_deref().filter(|n| !n.is_empty());
-    let deletion = match pod.metadata.other.get("deletionTimestamp") {
+    // `metadata.deletionTimestamp` is one of the fields the model keeps verbatim (`Opaque`),
+    // readable only with the `serde` feature.
+    #[cfg(not(feature = "serde"))]
+    let deletion: Option<Timestamp> = None;
+    #[cfg(feature = "serde")]
+    let deletion = match pod
+        .metadata
+        .other
+        .get("deletionTimestamp")
+        .map(|v| v.as_value())
+    {
         None | Some(serde_json::Value::Null) => None,
         Some(v) => {
             let t = v.as_str().and_then(|t| Timestamp::parse(t).ok());

@@ -23,7 +23,7 @@ impl Ctx<'_> {
         };
         self.warn_running(obj, spec.suspend == Some(true));
         let name = self.name_for(obj);
-        let finished = is_finished(obj.status.as_ref());
+        let finished = is_finished(obj.status.as_deref());
         self.emit(obj, name, queue, vec![ps], None, finished, &[]);
         Ok(())
     }
@@ -45,7 +45,7 @@ impl Ctx<'_> {
             })
             .collect();
         let name = self.name_for(obj);
-        let finished = is_finished(obj.status.as_ref());
+        let finished = is_finished(obj.status.as_deref());
         self.emit(obj, name, queue, pod_sets, None, finished, &[]);
         Ok(())
     }
@@ -102,7 +102,7 @@ impl Ctx<'_> {
             })
         });
         let name = self.name_for(obj);
-        let finished = is_finished(obj.status.as_ref());
+        let finished = is_finished(obj.status.as_deref());
         self.emit(
             obj,
             name,
@@ -229,7 +229,7 @@ impl Ctx<'_> {
                     });
                     t.spec
                         .other
-                        .insert("restartPolicy".into(), Value::String("Never".into()));
+                        .insert("restartPolicy".into(), Value::String("Never".into()).into());
                     t
                 });
                 pod_sets.push(PodSet {
@@ -511,7 +511,7 @@ impl Ctx<'_> {
         }
         self.warn_running(obj, spec.suspend == Some(true));
         let name = self.name_for(obj);
-        let finished = is_finished(obj.status.as_ref());
+        let finished = is_finished(obj.status.as_deref());
         self.emit(obj, name, queue, pod_sets, None, finished, &[]);
         Ok(())
     }

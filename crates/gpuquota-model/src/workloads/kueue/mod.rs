@@ -99,7 +99,7 @@ impl JobSettings {
         let namespace = cfg
             .other
             .get("namespace")
-            .and_then(Value::as_str)
+            .and_then(|v| v.as_str())
             .unwrap_or("kueue-system");
         let mut s = JobSettings::with_frameworks(DEFAULT_FRAMEWORKS, namespace);
         if let Some(list) = cfg
@@ -118,12 +118,12 @@ impl JobSettings {
         s.manage_jobs_without_queue_name = cfg
             .other
             .get("manageJobsWithoutQueueName")
-            .and_then(Value::as_bool)
+            .and_then(|v| v.as_bool())
             .unwrap_or(false);
         if let Some(sel) = cfg
             .other
             .get("managedJobsNamespaceSelector")
-            .and_then(|v| serde_json::from_value::<LabelSelector>(v.clone()).ok())
+            .and_then(|v| serde_json::from_value::<LabelSelector>(v.as_value().clone()).ok())
         {
             s.managed_jobs_namespace_selector = sel;
         }
