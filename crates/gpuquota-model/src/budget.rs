@@ -7,6 +7,7 @@
 //! by [`mod@crate::validate`].
 //!
 //! ```
+//! # #[cfg(feature = "yaml")] {
 //! use gpuquota_model::budget::{Period, Scope, WhenSpent};
 //! use gpuquota_model::import_str;
 //!
@@ -31,6 +32,7 @@
 //! // periods are [anchor + k·period, anchor + (k+1)·period)
 //! let t = rule.anchor_ms.unwrap() + 30 * 3_600_000;
 //! assert_eq!(rule.period_at(t, 0), (rule.anchor_ms.unwrap() + 86_400_000, rule.anchor_ms.unwrap() + 2 * 86_400_000));
+//! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

@@ -74,7 +74,7 @@
 //! - `yaml` (default, implies `serde`): the manifest reader ([`import_str`],
 //!   `import::Importer`), the workload converters' YAML inputs (device plugin ConfigMaps) and
 //!   the field-name hints of unknown fields.
-//! - `text` (default): plain-text tables ([`text`](crate::text)).
+//! - `text` (default): plain-text tables ([`mod@text`]).
 //! - `schema` (implies `serde`): JSON Schemas (`schemars::JsonSchema`) of the types.
 //! - `fuzzing` (implies `yaml`): the checks the fuzz targets run.
 #![forbid(unsafe_code)]

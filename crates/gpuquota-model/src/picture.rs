@@ -9,6 +9,7 @@
 //! joins both.
 //!
 //! ```
+//! # #[cfg(feature = "yaml")] {
 //! let yaml = "apiVersion: kueue.x-k8s.io/v1beta2
 //! kind: ClusterQueue
 //! metadata: {name: team}
@@ -23,6 +24,7 @@
 //! let p = gpuquota_model::picture::picture(&model).expect("no cohort cycle");
 //! assert_eq!(p.cohort_trees[0].nodes[0].quotas[0].most_it_can_use, "8");
 //! assert!(p.to_table().contains("ClusterQueue \"team\" (no cohort): h200 / nvidia.com/gpu"));
+//! # }
 //! ```
 //!
 //! # JSON (`--output json`), stable

@@ -26,6 +26,7 @@
 //! ```
 //!
 //! ```
+//! # #[cfg(feature = "yaml")] {
 //! use gpuquota_model::import_str;
 //! use gpuquota_model::quota_tree::{FlavorResource, Node, ReferenceTree};
 //!
@@ -54,6 +55,7 @@
 //! let batch = Node::ClusterQueue("batch".into());
 //! assert_eq!(tree.potential_available(&batch, &fr).0, 6); // capped by its borrowingLimit
 //! assert_eq!(tree.guaranteed(&batch, &fr).0, 0);
+//! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

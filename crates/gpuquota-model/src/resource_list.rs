@@ -9,6 +9,7 @@
 //! a key given twice keeps the last value, as `BTreeMap` does).
 //!
 //! ```
+//! # #[cfg(feature = "serde")] {
 //! use gpuquota_model::core::ResourceList;
 //! use gpuquota_model::{Quantity, ResourceName};
 //!
@@ -19,6 +20,7 @@
 //! let names: Vec<&str> = list.keys().map(ResourceName::as_str).collect();
 //! assert_eq!(names, ["cpu", "nvidia.com/gpu"]);
 //! assert_eq!(serde_json::to_string(&list)?, r#"{"cpu":"500m","nvidia.com/gpu":"2"}"#);
+//! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

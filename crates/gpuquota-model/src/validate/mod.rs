@@ -62,6 +62,7 @@
 //! are not checked; nor are the alpha `concurrentAdmissionPolicy` rules.
 //!
 //! ```
+//! # #[cfg(feature = "yaml")] {
 //! use gpuquota_model::{import_str, validate};
 //!
 //! let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: batch\nspec:\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: h200-nvl\n      resources:\n      - name: nvidia.com/gpu\n        nominalQuota: -1\n";
@@ -72,6 +73,7 @@
 //!     "ClusterQueue \"batch\": spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: Invalid value: \"-1\": must be greater than or equal to 0",
 //!     "ClusterQueue \"batch\": spec.resourceGroups[0].flavors[0].name: Not found: \"h200-nvl\": no ResourceFlavor of this name",
 //! ]);
+//! # }
 //! # Ok::<(), gpuquota_model::import::ImportErrors>(())
 //! ```
 //!

@@ -13,6 +13,7 @@
 //! reads with the wrong shape skips the object with a warning naming the field.
 //!
 //! ```
+//! # #[cfg(feature = "yaml")] {
 //! use gpuquota_model::import_str;
 //!
 //! let job = "
@@ -39,6 +40,7 @@
 //! assert_eq!(wl.spec.queue_name.as_deref(), Some("user-queue"));
 //! assert_eq!(wl.spec.pod_sets[0].name, "main");
 //! assert_eq!((wl.spec.pod_sets[0].count, wl.spec.pod_sets[0].min_count), (3, Some(2)));
+//! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
