@@ -368,7 +368,7 @@ impl Assigner<'_> {
     }
 
     /// Assigns flavors to every PodSet (`counts` overrides the PodSet counts for partial
-    /// admission; `last` resumes a previous scan): one [`Self::assign_pod_set`] per PodSet
+    /// admission; `last` resumes a previous scan): one `assign_pod_set` per PodSet
     /// until one fails, then the accumulated usage and, for a NoFit, upstream's reason.
     ///
     /// # Complexity
