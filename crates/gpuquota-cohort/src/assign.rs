@@ -7,7 +7,9 @@ use gpuquota_model::meta::Toleration;
 
 use crate::explain::{FlavorReason, NoFitReason};
 use crate::tree::{FrId, Usage};
-use crate::world::{CqId, FlavorId, NodeRequirement, PodSetInfo, ResourceId, WlId, World};
+use crate::world::{
+    CqId, FlavorId, GroupInfo, NodeRequirement, PodSetInfo, ResourceId, WlId, World,
+};
 
 /// The coarse mode of an assignment (`NoFit < Preempt < Fit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -366,7 +368,8 @@ impl Assigner<'_> {
     }
 
     /// Assigns flavors to every PodSet (`counts` overrides the PodSet counts for partial
-    /// admission; `last` resumes a previous scan).
+    /// admission; `last` resumes a previous scan): one `assign_pod_set` per PodSet
+    /// until one fails, then the accumulated usage and, for a NoFit, upstream's reason.
     ///
     /// # Complexity
     /// O(PodSets × resources × flavors × depth), plus the oracle's cost for flavors that need
@@ -380,164 +383,16 @@ impl Assigner<'_> {
     ) -> Assignment {
         let w = self.world;
         let wl = &w.workloads[self.wl];
-        let cq = &w.cluster_queues[self.cq];
-        let pods_res = w.pods;
-        let pods_group = pods_res.and_then(|r| cq.group_of(r));
         let mut a = Assignment::default();
         // accumulated usage per flavor-resource (a handful of entries: a Vec beats a map)
         let mut usage: Vec<(FrId, Amount)> = Vec::new();
         for (pi, ps) in wl.pod_sets.iter().enumerate() {
             let count = counts.and_then(|c| c.get(pi).copied()).unwrap_or(ps.count);
-            let mut requests: Vec<(ResourceId, i64)> = ps
-                .per_pod
-                .iter()
-                .map(|&(r, q)| (r, q.saturating_mul(i64::from(count))))
-                .collect();
-            if let (Some(r), Some(_)) = (pods_res, pods_group) {
-                match requests.iter_mut().find(|x| x.0 == r) {
-                    Some(x) => x.1 = i64::from(count),
-                    None => {
-                        requests.push((r, i64::from(count)));
-                        requests.sort_unstable_by_key(|x| x.0);
-                    }
-                }
-            }
-            let mut flavors: Vec<FlavorChoice> = Vec::new();
-            let mut reasons: Vec<FlavorReason> = Vec::new();
-            let mut attempts = Vec::new();
-            let mut attempted_any = false;
-            let mut failed = false;
-            let mut no_fit_override = None;
-            for &(res, qty) in &requests {
-                let Some(g) = cq.group_of(res) else {
-                    if qty == 0 {
-                        continue;
-                    }
-                    reasons.clear();
-                    reasons.push(FlavorReason::ResourceUnavailable { resource: res });
-                    no_fit_override = Some(NoFitReason::NoMatchingFlavor);
-                    flavors.clear();
-                    failed = true;
-                    break;
-                };
-                if flavors.iter().any(|f| f.resource == res) {
-                    continue;
-                }
-                let group = &cq.groups[g];
-                let n_group = group.covered.len();
-                let start = last
-                    .and_then(|l| l.get(pi))
-                    .and_then(|v| v.iter().find(|x| x.0 == res))
-                    .map(|x| (x.1 + 1).max(0) as usize)
-                    .unwrap_or(0);
-                let mut group_reasons: Vec<FlavorReason> = Vec::new();
-                let reasons_all = &mut reasons;
-                let reasons = &mut group_reasons;
-                let mut best: Vec<FlavorChoice> = Vec::new();
-                let mut best_mode = WORST;
-                let mut attempted: i32 = -1;
-                let mut idx = start;
-                while idx < group.flavors.len() {
-                    attempted = idx as i32;
-                    let f = group.flavors[idx];
-                    let flavor = &w.flavors[f];
-                    idx += 1;
-                    if let Some(pin) = self.pinned
-                        && !pin
-                            .get(pi)
-                            .is_some_and(|v| v.iter().any(|&(r, fl)| r == res && fl == f))
-                    {
-                        reasons.push(FlavorReason::NotNominated {
-                            flavor: f,
-                            resource: res,
-                        });
-                        continue;
-                    }
-                    if !flavor.exists {
-                        reasons.push(FlavorReason::FlavorNotFound { flavor: f });
-                        attempts.push((f, g, PMode::NoFit, Some(NoFitReason::NoMatchingFlavor)));
-                        continue;
-                    }
-                    if let Some(t) =
-                        untolerated(&flavor.node_taints, &ps.tolerations, &flavor.tolerations)
-                    {
-                        reasons.push(FlavorReason::UntoleratedTaint {
-                            flavor: f,
-                            taint: taint_string(t),
-                        });
-                        attempts.push((f, g, PMode::NoFit, Some(NoFitReason::NoMatchingFlavor)));
-                        continue;
-                    }
-                    if !affinity_matches(ps, &flavor.node_labels) {
-                        reasons.push(FlavorReason::NodeAffinityMismatch { flavor: f });
-                        attempts.push((f, g, PMode::NoFit, Some(NoFitReason::NoMatchingFlavor)));
-                        continue;
-                    }
-                    let mut rep = BEST;
-                    let mut choices = Vec::with_capacity(n_group);
-                    let mut flavor_no_fit = None;
-                    for &(r, val) in requests.iter().filter(|(r, _)| group.covered.contains(r)) {
-                        let fr = w.fr(f, r);
-                        let assumed = fr
-                            .and_then(|fr| usage.iter().find(|x| x.0 == fr).map(|x| x.1))
-                            .unwrap_or(Amount::ZERO);
-                        let (pm, borrow, nf) = self
-                            .fits_resource_quota(snapshot, oracle, fr, f, r, assumed, val, reasons);
-                        flavor_no_fit = most_severe(flavor_no_fit, nf);
-                        let mode = Granular { p: pm, borrow };
-                        if is_preferred(rep, mode, cq.preemption_over_borrowing) {
-                            rep = mode;
-                        }
-                        if rep.p == PMode::NoFit {
-                            continue;
-                        }
-                        choices.push(FlavorChoice {
-                            resource: r,
-                            flavor: f,
-                            mode: pm.coarse(),
-                            borrow,
-                            tried: 0,
-                        });
-                    }
-                    attempted_any = true;
-                    if rep.p == PMode::NoFit {
-                        attempts.push((f, g, rep.p, flavor_no_fit));
-                    }
-                    if !should_try_next(rep, cq.borrow_try_next, cq.preempt_try_next) {
-                        best = choices;
-                        best_mode = rep;
-                        break;
-                    }
-                    if is_preferred(rep, best_mode, cq.preemption_over_borrowing) {
-                        best = choices;
-                        best_mode = rep;
-                    }
-                }
-                let tried = if attempted == group.flavors.len() as i32 - 1 {
-                    -1
-                } else {
-                    attempted
-                };
-                for c in &mut best {
-                    c.tried = tried;
-                }
-                if best.is_empty() || best_mode.p == PMode::NoFit {
-                    // the failing group's reasons replace everything gathered so far
-                    *reasons_all = group_reasons;
-                    flavors.clear();
-                    failed = true;
-                    break;
-                }
-                if best_mode.p != PMode::Fit {
-                    reasons_all.append(&mut group_reasons);
-                }
-                flavors.extend(best);
-            }
-            flavors.sort_by_key(|f| f.resource);
-            for fc in &flavors {
+            let (psa, failed) = self.assign_pod_set(snapshot, oracle, pi, ps, count, last, &usage);
+            for fc in &psa.flavors {
                 if let (Some(fr), Some(q)) = (
                     w.fr(fc.flavor, fc.resource),
-                    requests.iter().find(|x| x.0 == fc.resource),
+                    psa.requests.iter().find(|x| x.0 == fc.resource),
                 ) && q.1 != 0
                 {
                     match usage.iter_mut().find(|x| x.0 == fr) {
@@ -547,16 +402,7 @@ impl Assigner<'_> {
                 }
                 a.borrowing = a.borrowing.max(fc.borrow);
             }
-            a.pod_sets.push(PodSetAssignment {
-                index: pi,
-                count,
-                flavors,
-                reasons,
-                requests,
-                no_fit_override,
-                attempted: attempted_any || !attempts.is_empty(),
-                attempts,
-            });
+            a.pod_sets.push(psa);
             if failed {
                 break;
             }
@@ -568,6 +414,284 @@ impl Assigner<'_> {
         }
         a
     }
+
+    /// The total requests of `count` pods of `ps`, in resource order; with a `pods`
+    /// resource in the ClusterQueue's groups, the pod count is requested as well.
+    fn pod_set_requests(&self, ps: &PodSetInfo, count: i32) -> Vec<(ResourceId, i64)> {
+        let cq = &self.world.cluster_queues[self.cq];
+        let pods_res = self.world.pods;
+        let pods_group = pods_res.and_then(|r| cq.group_of(r));
+        let mut requests: Vec<(ResourceId, i64)> = ps
+            .per_pod
+            .iter()
+            .map(|&(r, q)| (r, q.saturating_mul(i64::from(count))))
+            .collect();
+        if let (Some(r), Some(_)) = (pods_res, pods_group) {
+            match requests.iter_mut().find(|x| x.0 == r) {
+                Some(x) => x.1 = i64::from(count),
+                None => {
+                    requests.push((r, i64::from(count)));
+                    requests.sort_unstable_by_key(|x| x.0);
+                }
+            }
+        }
+        requests
+    }
+
+    /// One PodSet's assignment against the usage `usage` the earlier PodSets accumulated:
+    /// one [`Self::scan_group`] per resource group its requests need, in resource order.
+    /// Returns the assignment and whether the PodSet failed (a resource no group covers, or
+    /// a group without a fitting flavor: its reasons replace the others).
+    ///
+    /// # Complexity
+    /// O(resources × flavors × depth), plus the oracle's cost.
+    #[allow(clippy::too_many_arguments)]
+    fn assign_pod_set(
+        &self,
+        snapshot: &mut Usage,
+        oracle: &mut dyn Oracle,
+        pi: usize,
+        ps: &PodSetInfo,
+        count: i32,
+        last: Option<&LastTried>,
+        usage: &[(FrId, Amount)],
+    ) -> (PodSetAssignment, bool) {
+        let cq = &self.world.cluster_queues[self.cq];
+        let requests = self.pod_set_requests(ps, count);
+        let mut flavors: Vec<FlavorChoice> = Vec::new();
+        let mut reasons: Vec<FlavorReason> = Vec::new();
+        let mut scan = PodSetScan::default();
+        let mut failed = false;
+        let mut no_fit_override = None;
+        for &(res, qty) in &requests {
+            let Some(g) = cq.group_of(res) else {
+                if qty == 0 {
+                    continue;
+                }
+                reasons.clear();
+                reasons.push(FlavorReason::ResourceUnavailable { resource: res });
+                no_fit_override = Some(NoFitReason::NoMatchingFlavor);
+                flavors.clear();
+                failed = true;
+                break;
+            };
+            if flavors.iter().any(|f| f.resource == res) {
+                continue;
+            }
+            let start = last
+                .and_then(|l| l.get(pi))
+                .and_then(|v| v.iter().find(|x| x.0 == res))
+                .map(|x| (x.1 + 1).max(0) as usize)
+                .unwrap_or(0);
+            let place = Place { pi, ps, res, g };
+            let mut group =
+                self.scan_group(snapshot, oracle, &place, start, &requests, usage, &mut scan);
+            if group.best.is_empty() || group.best_mode.p == PMode::NoFit {
+                // the failing group's reasons replace everything gathered so far
+                reasons = group.reasons;
+                flavors.clear();
+                failed = true;
+                break;
+            }
+            if group.best_mode.p != PMode::Fit {
+                reasons.append(&mut group.reasons);
+            }
+            flavors.extend(group.best);
+        }
+        flavors.sort_by_key(|f| f.resource);
+        let psa = PodSetAssignment {
+            index: pi,
+            count,
+            flavors,
+            reasons,
+            requests,
+            no_fit_override,
+            attempted: scan.attempted_any || !scan.attempts.is_empty(),
+            attempts: scan.attempts,
+        };
+        (psa, failed)
+    }
+
+    /// Upstream's flavor scan of one resource group from flavor `start`: every flavor that
+    /// passes [`Self::flavor_rejected`] is tried with [`Self::flavor_fit`]; the scan stops at
+    /// the first flavor the fungibility policy keeps, else the most preferred one wins.
+    ///
+    /// # Complexity
+    /// O(flavors × covered resources × depth), plus the oracle's cost.
+    #[allow(clippy::too_many_arguments)]
+    fn scan_group(
+        &self,
+        snapshot: &mut Usage,
+        oracle: &mut dyn Oracle,
+        place: &Place<'_>,
+        start: usize,
+        requests: &[(ResourceId, i64)],
+        usage: &[(FrId, Amount)],
+        scan: &mut PodSetScan,
+    ) -> GroupScan {
+        let cq = &self.world.cluster_queues[self.cq];
+        let group = &cq.groups[place.g];
+        let mut reasons: Vec<FlavorReason> = Vec::new();
+        let mut best: Vec<FlavorChoice> = Vec::new();
+        let mut best_mode = WORST;
+        let mut attempted: i32 = -1;
+        let mut idx = start;
+        while idx < group.flavors.len() {
+            attempted = idx as i32;
+            let f = group.flavors[idx];
+            idx += 1;
+            if self.flavor_rejected(place, f, &mut reasons, scan) {
+                continue;
+            }
+            let (rep, no_fit, choices) =
+                self.flavor_fit(snapshot, oracle, f, group, requests, usage, &mut reasons);
+            scan.attempted_any = true;
+            if rep.p == PMode::NoFit {
+                scan.attempts.push((f, place.g, rep.p, no_fit));
+            }
+            if !should_try_next(rep, cq.borrow_try_next, cq.preempt_try_next) {
+                best = choices;
+                best_mode = rep;
+                break;
+            }
+            if is_preferred(rep, best_mode, cq.preemption_over_borrowing) {
+                best = choices;
+                best_mode = rep;
+            }
+        }
+        let tried = if attempted == group.flavors.len() as i32 - 1 {
+            -1
+        } else {
+            attempted
+        };
+        for c in &mut best {
+            c.tried = tried;
+        }
+        GroupScan {
+            best,
+            best_mode,
+            reasons,
+        }
+    }
+
+    /// True when flavor `f` is skipped before any quota is looked at: not nominated (while
+    /// pinned), missing, an untolerated taint, or the PodSet's node affinity; the reason is
+    /// recorded (and, but for the nomination, the attempt).
+    fn flavor_rejected(
+        &self,
+        place: &Place<'_>,
+        f: FlavorId,
+        reasons: &mut Vec<FlavorReason>,
+        scan: &mut PodSetScan,
+    ) -> bool {
+        let flavor = &self.world.flavors[f];
+        let (ps, g) = (place.ps, place.g);
+        if let Some(pin) = self.pinned
+            && !pin
+                .get(place.pi)
+                .is_some_and(|v| v.iter().any(|&(r, fl)| r == place.res && fl == f))
+        {
+            reasons.push(FlavorReason::NotNominated {
+                flavor: f,
+                resource: place.res,
+            });
+            return true;
+        }
+        let no_match = Some(NoFitReason::NoMatchingFlavor);
+        if !flavor.exists {
+            reasons.push(FlavorReason::FlavorNotFound { flavor: f });
+            scan.attempts.push((f, g, PMode::NoFit, no_match));
+            return true;
+        }
+        if let Some(t) = untolerated(&flavor.node_taints, &ps.tolerations, &flavor.tolerations) {
+            reasons.push(FlavorReason::UntoleratedTaint {
+                flavor: f,
+                taint: taint_string(t),
+            });
+            scan.attempts.push((f, g, PMode::NoFit, no_match));
+            return true;
+        }
+        if !affinity_matches(ps, &flavor.node_labels) {
+            reasons.push(FlavorReason::NodeAffinityMismatch { flavor: f });
+            scan.attempts.push((f, g, PMode::NoFit, no_match));
+            return true;
+        }
+        false
+    }
+
+    /// Flavor `f` against the quota for every request of `group`'s covered resources: the
+    /// representative mode (upstream's preferred worst over the resources), the most severe
+    /// NoFit reason, and the choices of the resources that fit.
+    ///
+    /// # Complexity
+    /// O(covered resources × depth), plus the oracle's cost.
+    #[allow(clippy::too_many_arguments)]
+    fn flavor_fit(
+        &self,
+        snapshot: &mut Usage,
+        oracle: &mut dyn Oracle,
+        f: FlavorId,
+        group: &GroupInfo,
+        requests: &[(ResourceId, i64)],
+        usage: &[(FrId, Amount)],
+        reasons: &mut Vec<FlavorReason>,
+    ) -> (Granular, Option<NoFitReason>, Vec<FlavorChoice>) {
+        let w = self.world;
+        let cq = &w.cluster_queues[self.cq];
+        let mut rep = BEST;
+        let mut choices = Vec::with_capacity(group.covered.len());
+        let mut flavor_no_fit = None;
+        for &(r, val) in requests.iter().filter(|(r, _)| group.covered.contains(r)) {
+            let fr = w.fr(f, r);
+            let assumed = fr
+                .and_then(|fr| usage.iter().find(|x| x.0 == fr).map(|x| x.1))
+                .unwrap_or(Amount::ZERO);
+            let (pm, borrow, nf) =
+                self.fits_resource_quota(snapshot, oracle, fr, f, r, assumed, val, reasons);
+            flavor_no_fit = most_severe(flavor_no_fit, nf);
+            let mode = Granular { p: pm, borrow };
+            if is_preferred(rep, mode, cq.preemption_over_borrowing) {
+                rep = mode;
+            }
+            if rep.p == PMode::NoFit {
+                continue;
+            }
+            choices.push(FlavorChoice {
+                resource: r,
+                flavor: f,
+                mode: pm.coarse(),
+                borrow,
+                tried: 0,
+            });
+        }
+        (rep, flavor_no_fit, choices)
+    }
+}
+
+/// Where a resource group's scan runs: PodSet `pi` (`ps`), the resource `res` that asked
+/// for it, and the group's index `g` in the ClusterQueue.
+struct Place<'a> {
+    pi: usize,
+    ps: &'a PodSetInfo,
+    res: ResourceId,
+    g: usize,
+}
+
+/// What the flavor scans of one PodSet record for upstream's NoFit reason.
+#[derive(Default)]
+struct PodSetScan {
+    /// Flavors that did not fit: (flavor, resource group, mode, reason).
+    attempts: Vec<(FlavorId, usize, PMode, Option<NoFitReason>)>,
+    /// True when at least one flavor was tried against the quota.
+    attempted_any: bool,
+}
+
+/// One resource group's scan: the chosen flavor's choices (empty when none was kept), its
+/// mode, and the reasons gathered over the flavors tried.
+struct GroupScan {
+    best: Vec<FlavorChoice>,
+    best_mode: Granular,
+    reasons: Vec<FlavorReason>,
 }
 
 fn should_try_next(m: Granular, borrow_try_next: bool, preempt_try_next: bool) -> bool {

@@ -496,6 +496,16 @@ fn uses_any(admitted: &Admitted<'_>, wl: WlId, frs: &[FrId]) -> bool {
         .is_some_and(|r| frs.iter().any(|f| r.uses.binary_search(f).is_ok()))
 }
 
+/// The order of fair-sharing preemption candidates (upstream `CandidatesOrdering`):
+/// evicted first, other ClusterQueues before the preemptor's, (admission fair sharing, same
+/// queue) higher LocalQueue usage, then the per-queue key (priority, recency, UID).
+type FairSortKey = (
+    u8,
+    u8,
+    std::cmp::Reverse<OrderedFloat<f64>>,
+    crate::preempt::CandKey,
+);
+
 impl Policy for FairSharing {
     /// Prepares the tournament over the cycle's heads (the entries keep the classical order,
     /// which only serves as a fallback).
@@ -562,155 +572,14 @@ impl Policy for FairSharing {
         requests: &[(FrId, Amount)],
         frs_need: &[FrId],
     ) -> Vec<Target> {
-        let world = admitted.world;
         if !self.settings.enabled {
             return admitted.targets(snapshot, cq, wl, requests, frs_need);
         }
-        let t = &world.tree;
-        let cqi = &world.cluster_queues[cq];
-        let node = cqi.node;
-        let me = &world.workloads[wl];
-        // CandidatesOrdering: evicted, other queues first, (admission fair sharing, same
-        // queue) higher LocalQueue usage, then the per-queue key (priority, recency, UID)
-        let afs_key = |c: CqId, v: WlId| match &self.afs {
-            Some(a) if a.cq_on[c] => std::cmp::Reverse(OrderedFloat(a.usage(v))),
-            _ => std::cmp::Reverse(OrderedFloat(0.0)),
-        };
-        type SortKey = (
-            u8,
-            u8,
-            std::cmp::Reverse<OrderedFloat<f64>>,
-            crate::preempt::CandKey,
-        );
-        let mut found: Vec<(SortKey, WlId)> = Vec::new();
-        if cqi.within != WithinPolicy::Never {
-            for k in &admitted.by_cq[cq] {
-                let v = k.4;
-                if v == wl || !uses_any(admitted, v, frs_need) {
-                    continue;
-                }
-                let vw = &world.workloads[v];
-                let ok = match cqi.within {
-                    WithinPolicy::Never => false,
-                    WithinPolicy::LowerPriority => vw.priority < me.priority,
-                    WithinPolicy::LowerOrNewerEqualPriority => {
-                        vw.priority < me.priority
-                            || (vw.priority == me.priority && me.created < vw.created)
-                    }
-                };
-                if ok {
-                    found.push(((k.0, 1, afs_key(cq, v), *k), v));
-                }
-            }
-        }
-        if t.parent(node).is_some() && cqi.reclaim != ReclaimPolicy::Never {
-            let root = t.nodes[node].root;
-            for (c, other) in world.cluster_queues.iter_enumerated() {
-                let on = other.node;
-                if c == cq
-                    || other.inactive.is_some()
-                    || t.nodes[on].root != root
-                    || t.parent(on).is_none()
-                {
-                    continue;
-                }
-                let borrowing = frs_need
-                    .iter()
-                    .any(|&fr| t.usage(snapshot, on, fr) > t.subtree_quota(on, fr));
-                if !borrowing {
-                    continue;
-                }
-                for k in &admitted.by_cq[c] {
-                    let v = k.4;
-                    if v == wl || !uses_any(admitted, v, frs_need) {
-                        continue;
-                    }
-                    let vp = world.workloads[v].priority;
-                    let ok = match cqi.reclaim {
-                        ReclaimPolicy::Never => false,
-                        ReclaimPolicy::LowerPriority => vp < me.priority,
-                        ReclaimPolicy::Any => true,
-                    };
-                    if ok {
-                        found.push(((k.0, 0, afs_key(c, v), *k), v));
-                    }
-                }
-            }
-        }
+        let found = self.fair_candidates(admitted, snapshot, cq, wl, frs_need);
         if found.is_empty() {
             return Vec::new();
         }
-        found.sort_unstable();
-        let mut victims: Vec<WlId> = Vec::with_capacity(found.len());
-        let mut candidates: Vec<Candidate> = Vec::with_capacity(found.len());
-        for (_, v) in &found {
-            let Some(r) = &admitted.reservations[*v] else {
-                continue;
-            };
-            victims.push(*v);
-            candidates.push(Candidate {
-                cluster_queue: world.cluster_queues[r.cq].name.clone(),
-                usage: self.quantities(&r.usage),
-            });
-        }
-        let usage = self.quantities(requests);
-        let need: Vec<FlavorResource> = frs_need
-            .iter()
-            .map(|&f| self.index.fr_names[f].clone())
-            .collect();
-        let req = PreemptionRequest {
-            cluster_queue: &cqi.name,
-            usage: &usage,
-            frs_need_preemption: &need,
-            candidates: &candidates,
-            strategies: &self.settings.strategies,
-            preempt_within_nominal: true,
-        };
-        // The fit check reads the view's usage: at every call it is the snapshot with the
-        // removed candidates taken out (a snapshot's usage depends only on the reservations
-        // it holds, not on the order they were added or removed in). Debug builds check that
-        // against removing the reservations from a copy of the snapshot.
-        #[cfg(debug_assertions)]
-        let original = snapshot.clone();
-        let mut view = ForestView::new(&world.tree, &self.index, &mut *snapshot);
-        let chosen = fair_preemptions(&mut view, &req, |v, _removed| {
-            let fits = requests
-                .iter()
-                .all(|&(fr, a)| a <= t.available(v.usage(), node, fr));
-            #[cfg(debug_assertions)]
-            {
-                let mut copy = original.clone();
-                for &i in _removed {
-                    if let Some(r) = &admitted.reservations[victims[i]] {
-                        crate::preempt::remove_reservation(world, &mut copy, r);
-                    }
-                }
-                let expected = requests
-                    .iter()
-                    .all(|&(fr, a)| a <= t.available(&copy, node, fr));
-                debug_assert_eq!(fits, expected, "fit check on the view out of step");
-            }
-            fits
-        });
-        #[cfg(debug_assertions)]
-        debug_assert_eq!(
-            &original, &*snapshot,
-            "fair-sharing preemption left the snapshot changed"
-        );
-        match chosen {
-            Ok(list) => list
-                .into_iter()
-                .map(|x| Target {
-                    wl: victims[x.candidate],
-                    reason: match x.reason {
-                        PreemptionReason::InClusterQueue => PreemptReason::InClusterQueue,
-                        PreemptionReason::InCohortReclamation => PreemptReason::InCohortReclamation,
-                        PreemptionReason::InCohortFairSharing => PreemptReason::InCohortFairSharing,
-                    },
-                })
-                .collect(),
-            Err(_) => Vec::new(),
-        }
+        self.fair_targets(admitted, snapshot, cq, requests, frs_need, &found)
     }
 
     /// Under admission fair sharing (for a ClusterQueue whose admission scope asks for it),
@@ -792,6 +661,184 @@ impl Policy for FairSharing {
 }
 
 impl FairSharing {
+    /// Fair-sharing preemption's candidates for `wl` in `cq`, sorted
+    /// ([`FairSortKey`]): the ClusterQueue's own admitted workloads its
+    /// `withinClusterQueue` policy allows, and those of the borrowing ClusterQueues of its
+    /// cohort tree its `reclaimWithinCohort` policy allows; only workloads using a
+    /// flavor-resource that needs preemption.
+    ///
+    /// # Complexity
+    /// O(Q + C log C) for Q ClusterQueues and C candidates.
+    fn fair_candidates(
+        &self,
+        admitted: &Admitted<'_>,
+        snapshot: &Usage,
+        cq: CqId,
+        wl: WlId,
+        frs_need: &[FrId],
+    ) -> Vec<(FairSortKey, WlId)> {
+        let world = admitted.world;
+        let t = &world.tree;
+        let cqi = &world.cluster_queues[cq];
+        let node = cqi.node;
+        let me = &world.workloads[wl];
+        // CandidatesOrdering: evicted, other queues first, (admission fair sharing, same
+        // queue) higher LocalQueue usage, then the per-queue key (priority, recency, UID)
+        let afs_key = |c: CqId, v: WlId| match &self.afs {
+            Some(a) if a.cq_on[c] => std::cmp::Reverse(OrderedFloat(a.usage(v))),
+            _ => std::cmp::Reverse(OrderedFloat(0.0)),
+        };
+        let mut found: Vec<(FairSortKey, WlId)> = Vec::new();
+        if cqi.within != WithinPolicy::Never {
+            for k in &admitted.by_cq[cq] {
+                let v = k.4;
+                if v == wl || !uses_any(admitted, v, frs_need) {
+                    continue;
+                }
+                let vw = &world.workloads[v];
+                let ok = match cqi.within {
+                    WithinPolicy::Never => false,
+                    WithinPolicy::LowerPriority => vw.priority < me.priority,
+                    WithinPolicy::LowerOrNewerEqualPriority => {
+                        vw.priority < me.priority
+                            || (vw.priority == me.priority && me.created < vw.created)
+                    }
+                };
+                if ok {
+                    found.push(((k.0, 1, afs_key(cq, v), *k), v));
+                }
+            }
+        }
+        if t.parent(node).is_some() && cqi.reclaim != ReclaimPolicy::Never {
+            let root = t.nodes[node].root;
+            for (c, other) in world.cluster_queues.iter_enumerated() {
+                let on = other.node;
+                if c == cq
+                    || other.inactive.is_some()
+                    || t.nodes[on].root != root
+                    || t.parent(on).is_none()
+                {
+                    continue;
+                }
+                let borrowing = frs_need
+                    .iter()
+                    .any(|&fr| t.usage(snapshot, on, fr) > t.subtree_quota(on, fr));
+                if !borrowing {
+                    continue;
+                }
+                for k in &admitted.by_cq[c] {
+                    let v = k.4;
+                    if v == wl || !uses_any(admitted, v, frs_need) {
+                        continue;
+                    }
+                    let vp = world.workloads[v].priority;
+                    let ok = match cqi.reclaim {
+                        ReclaimPolicy::Never => false,
+                        ReclaimPolicy::LowerPriority => vp < me.priority,
+                        ReclaimPolicy::Any => true,
+                    };
+                    if ok {
+                        found.push(((k.0, 0, afs_key(c, v), *k), v));
+                    }
+                }
+            }
+        }
+        found.sort_unstable();
+        found
+    }
+
+    /// Upstream `fairPreemptions` over the sorted candidates `found`: the targets that
+    /// make `requests` fit in `cq` by the configured strategies. `snapshot` is left as it
+    /// was.
+    ///
+    /// # Complexity
+    /// [`fair_preemptions`]'s cost with an O(R·depth) fit check per step (R requested
+    /// flavor-resources).
+    fn fair_targets(
+        &self,
+        admitted: &Admitted<'_>,
+        snapshot: &mut Usage,
+        cq: CqId,
+        requests: &[(FrId, Amount)],
+        frs_need: &[FrId],
+        found: &[(FairSortKey, WlId)],
+    ) -> Vec<Target> {
+        let world = admitted.world;
+        let t = &world.tree;
+        let cqi = &world.cluster_queues[cq];
+        let node = cqi.node;
+        let mut victims: Vec<WlId> = Vec::with_capacity(found.len());
+        let mut candidates: Vec<Candidate> = Vec::with_capacity(found.len());
+        for (_, v) in found {
+            let Some(r) = &admitted.reservations[*v] else {
+                continue;
+            };
+            victims.push(*v);
+            candidates.push(Candidate {
+                cluster_queue: world.cluster_queues[r.cq].name.clone(),
+                usage: self.quantities(&r.usage),
+            });
+        }
+        let usage = self.quantities(requests);
+        let need: Vec<FlavorResource> = frs_need
+            .iter()
+            .map(|&f| self.index.fr_names[f].clone())
+            .collect();
+        let req = PreemptionRequest {
+            cluster_queue: &cqi.name,
+            usage: &usage,
+            frs_need_preemption: &need,
+            candidates: &candidates,
+            strategies: &self.settings.strategies,
+            preempt_within_nominal: true,
+        };
+        // The fit check reads the view's usage: at every call it is the snapshot with the
+        // removed candidates taken out (a snapshot's usage depends only on the reservations
+        // it holds, not on the order they were added or removed in). Debug builds check that
+        // against removing the reservations from a copy of the snapshot.
+        #[cfg(debug_assertions)]
+        let original = snapshot.clone();
+        let mut view = ForestView::new(&world.tree, &self.index, &mut *snapshot);
+        let chosen = fair_preemptions(&mut view, &req, |v, _removed| {
+            let fits = requests
+                .iter()
+                .all(|&(fr, a)| a <= t.available(v.usage(), node, fr));
+            #[cfg(debug_assertions)]
+            {
+                let mut copy = original.clone();
+                for &i in _removed {
+                    if let Some(r) = &admitted.reservations[victims[i]] {
+                        crate::preempt::remove_reservation(world, &mut copy, r);
+                    }
+                }
+                let expected = requests
+                    .iter()
+                    .all(|&(fr, a)| a <= t.available(&copy, node, fr));
+                debug_assert_eq!(fits, expected, "fit check on the view out of step");
+            }
+            fits
+        });
+        #[cfg(debug_assertions)]
+        debug_assert_eq!(
+            &original, &*snapshot,
+            "fair-sharing preemption left the snapshot changed"
+        );
+        match chosen {
+            Ok(list) => list
+                .into_iter()
+                .map(|x| Target {
+                    wl: victims[x.candidate],
+                    reason: match x.reason {
+                        PreemptionReason::InClusterQueue => PreemptReason::InClusterQueue,
+                        PreemptionReason::InCohortReclamation => PreemptReason::InCohortReclamation,
+                        PreemptionReason::InCohortFairSharing => PreemptReason::InCohortFairSharing,
+                    },
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
     /// The ordering key of a LocalQueue (`namespace/name`) under admission fair sharing: its
     /// weighted usage as the clock left it (or as the snapshot's status and penalties give
     /// it); `None` without admission fair sharing or for a LocalQueue no workload names.

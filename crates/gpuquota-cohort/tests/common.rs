@@ -230,3 +230,73 @@ pub(crate) fn gpu<'a>(f: &'a str, n: &'a str) -> Q<'a> {
 pub(crate) fn cpu<'a>(f: &'a str, n: &'a str, bl: Option<&'a str>, ll: Option<&'a str>) -> Q<'a> {
     (f, vec![("cpu", n, bl, ll)])
 }
+
+/// The object names of one [`hierarchical_loop`].
+pub(crate) struct LoopNames<'a> {
+    /// The root cohort.
+    pub(crate) root: &'a str,
+    /// The cohort under the root.
+    pub(crate) sub: &'a str,
+    /// The ClusterQueue in the root (lends 1 GPU).
+    pub(crate) lender: &'a str,
+    /// The preemptor's ClusterQueue in `sub` (2 GPUs).
+    pub(crate) preemptor_queue: &'a str,
+    /// The victim's ClusterQueue in `sub` (no quota).
+    pub(crate) victim_queue: &'a str,
+    /// The victim workload (priority 0, 2 GPUs).
+    pub(crate) victim: &'a str,
+    /// The preemptor workload (priority 2, 3 GPUs).
+    pub(crate) preemptor: &'a str,
+}
+
+/// Classical preemption in a hierarchy that loops (without the ResourceFlavor `f`): the
+/// victim borrows inside `sub` (borrowing level 1), its preemptor needs the root's quota
+/// too (level 2). Upstream's classical iterator orders by borrowing level before priority
+/// (kubernetes-sigs/kueue: pkg/scheduler/scheduler.go, `makeClassicalIterator`), so the
+/// victim is readmitted ahead of its preemptor after every eviction and preempted again
+/// (`borrowWithinCohort`): from cycle 2 the run repeats with period 2.
+pub(crate) fn hierarchical_loop(n: &LoopNames<'_>) -> String {
+    let bwc = "preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority, borrowWithinCohort: {policy: LowerPriority}}";
+    let mut y = cohort(n.root, None, &[]);
+    y += &cohort(n.sub, Some(n.root), &[]);
+    y += &cq(n.lender, Some(n.root), bwc, &[vec![gpu("f", "1")]]);
+    y += &cq(
+        n.preemptor_queue,
+        Some(n.sub),
+        "preemption: {reclaimWithinCohort: LowerPriority, borrowWithinCohort: {policy: LowerPriority}}",
+        &[vec![gpu("f", "2")]],
+    );
+    y += &cq(n.victim_queue, Some(n.sub), bwc, &[vec![gpu("f", "0")]]);
+    y += &wl(
+        n.victim,
+        n.victim_queue,
+        0,
+        0,
+        1,
+        &[("nvidia.com/gpu", "2")],
+    );
+    y += &wl(
+        n.preemptor,
+        n.preemptor_queue,
+        2,
+        1,
+        1,
+        &[("nvidia.com/gpu", "3")],
+    );
+    y
+}
+
+/// [`hierarchical_loop`] with its ResourceFlavor: cohorts `root` > `sub`, ClusterQueues
+/// `q0` (root), `q1` and `q2` (sub), victim `w0` in `q2`, preemptor `w1` in `q1`.
+pub(crate) fn classical_loop_yaml() -> String {
+    rf("f")
+        + &hierarchical_loop(&LoopNames {
+            root: "root",
+            sub: "sub",
+            lender: "q0",
+            preemptor_queue: "q1",
+            victim_queue: "q2",
+            victim: "w0",
+            preemptor: "w1",
+        })
+}

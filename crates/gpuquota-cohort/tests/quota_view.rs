@@ -17,34 +17,23 @@ fn config() -> ProptestConfig {
     gpuquota_testkit::config(48)
 }
 
-/// The workspace's random platform (a cohort forest with borrowing and lending limits, two
-/// GPU flavors) with fair sharing on and a weight per ClusterQueue (0 included).
+/// The workspace's quota forest ([`Shape::quota_forest`]) as the engine's validated world
+/// takes it (two GPU flavors, lending limits within the nominal quota) with pending
+/// workloads to admit, fair sharing on and a weight per ClusterQueue (0 included).
 fn spec() -> impl Strategy<Value = Platform> {
+    let base = Shape::default();
     platform(Shape {
+        frs: base.frs,
+        clamp_lending_limit: true,
+        pending: base.pending,
         fair_sharing: true,
-        implicit_cohort: true,
-        ..Shape::default()
+        ..Shape::quota_forest()
     })
 }
 
-fn weight_of(model: &Model, node: &Node) -> f64 {
-    let w = match node {
-        Node::ClusterQueue(n) => model
-            .cluster_queues
-            .get(n)
-            .and_then(|c| c.spec.fair_sharing.as_ref())
-            .and_then(|f| f.weight.as_ref()),
-        Node::Cohort(n) => model
-            .cohorts
-            .get(n)
-            .and_then(|c| c.spec.fair_sharing.as_ref())
-            .and_then(|f| f.weight.as_ref()),
-    };
-    w.map_or(1.0, |q| q.to_string().parse().unwrap())
-}
-
-/// Every node of the view equals the reference with the same usage: quota numbers, the
-/// `SubtreeQuota` keys, the weighted share and the dominant resource.
+/// Every node of the view equals the reference with the same usage: the shared check
+/// ([`gpuquota_testkit::check_view`]: quota numbers, `SubtreeQuota` keys, weighted share,
+/// dominant resource) and Kueue's `available`.
 fn check(
     model: &Model,
     world: &World,
@@ -54,44 +43,30 @@ fn check(
 ) -> Result<(), TestCaseError> {
     let v = policy.view(world, usage);
     prop_assert_eq!(v.node_count(), world.tree.nodes.len());
-    for (i, node) in world.tree.nodes.iter().enumerate() {
-        let n = match node.kind {
-            NodeKind::Cohort => Node::Cohort(node.name.clone()),
-            NodeKind::ClusterQueue(_) => Node::ClusterQueue(node.name.clone()),
-        };
-        let id = NodeId::from_index(i);
+    let nodes: Vec<(Node, NodeId)> = world
+        .tree
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| {
+            let n = match node.kind {
+                NodeKind::Cohort => Node::Cohort(node.name.clone()),
+                NodeKind::ClusterQueue(_) => Node::ClusterQueue(node.name.clone()),
+            };
+            (n, NodeId::from_index(i))
+        })
+        .collect();
+    gpuquota_testkit::check_view(&v, &nodes, model, reference)?;
+    for (n, id) in &nodes {
         for (f, fr) in v.flavor_resources().iter().enumerate() {
             let rf = FlavorResource::new(fr.flavor.as_str(), fr.resource.as_str());
             prop_assert_eq!(
-                v.subtree_quota_at(id, f),
-                reference.subtree_quota(&n, &rf),
-                "subtreeQuota {}",
-                n
-            );
-            prop_assert_eq!(
-                v.local_quota_at(id, f),
-                reference.local_quota(&n, &rf),
-                "localQuota {}",
-                n
-            );
-            prop_assert_eq!(v.usage_at(id, f), reference.usage(&n, &rf), "usage {}", n);
-            prop_assert_eq!(
-                v.in_subtree(id, f),
-                reference.subtree_flavor_resources(&n).contains(&rf),
-                "SubtreeQuota keys {}",
-                n
-            );
-            prop_assert_eq!(
-                view::available_raw(&v, id, f),
-                reference.available(&n, &rf),
+                view::available_raw(&v, *id, f),
+                reference.available(n, &rf),
                 "available {}",
                 n
             );
         }
-        let drs = view::drs(&v, id);
-        let (share, dominant) = reference.weighted_share(&n, weight_of(model, &n));
-        prop_assert_eq!(drs.weighted_share(), share, "weightedShare {}", n);
-        prop_assert_eq!(drs.dominant_resource, dominant, "dominant resource {}", n);
     }
     Ok(())
 }

@@ -55,32 +55,9 @@ fn group_without_covered_resources_is_an_error_not_a_panic() {
     );
 }
 
-/// Classical preemption in a hierarchy: `w0` borrows inside `sub` (borrowing level 1), its
-/// preemptor `w1` needs the root's quota too (level 2). Upstream's classical iterator orders
-/// by borrowing level before priority (kubernetes-sigs/kueue:
-/// pkg/scheduler/scheduler.go, `makeClassicalIterator`), so the victim is readmitted ahead of
-/// its preemptor after every eviction and preempted again (`borrowWithinCohort`), the loop
-/// upstream's alpha gate `PrioritizePreemptorWorkloads` (off by default) exists to break.
-/// The engine does what upstream does at its default gates and says so in a warning that
-/// names both workloads.
-fn classical_loop_yaml() -> String {
-    let mut y = rf("f");
-    y += &cohort("root", None, &[]);
-    y += &cohort("sub", Some("root"), &[]);
-    let bwc = "preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority, borrowWithinCohort: {policy: LowerPriority}}";
-    y += &cq("q0", Some("root"), bwc, &[vec![gpu("f", "1")]]);
-    y += &cq(
-        "q1",
-        Some("sub"),
-        "preemption: {reclaimWithinCohort: LowerPriority, borrowWithinCohort: {policy: LowerPriority}}",
-        &[vec![gpu("f", "2")]],
-    );
-    y += &cq("q2", Some("sub"), bwc, &[vec![gpu("f", "0")]]);
-    y += &wl("w0", "q2", 0, 0, 1, &[("nvidia.com/gpu", "2")]);
-    y += &wl("w1", "q1", 2, 1, 1, &[("nvidia.com/gpu", "3")]);
-    y
-}
-
+/// The loop of [`classical_loop_yaml`]: the engine does what upstream does at its default
+/// gates (the loop upstream's alpha gate `PrioritizePreemptorWorkloads`, off by default,
+/// exists to break) and says so in a warning that names both workloads.
 #[test]
 fn classical_preempt_readmit_loop_is_reported() {
     let r = run(&classical_loop_yaml());

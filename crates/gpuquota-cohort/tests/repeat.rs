@@ -87,35 +87,17 @@ fn looping_platform(
 /// priority, gpus)` that change each tree's loop or end it.
 fn loop_trees(trees: usize, extra: &[(u8, u8, u8, u8)]) -> String {
     let mut y = rf("f");
-    let bwc = "preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority, borrowWithinCohort: {policy: LowerPriority}}";
     for t in 0..trees {
-        let (r, s) = (format!("r{t}"), format!("s{t}"));
-        y += &cohort(&r, None, &[]);
-        y += &cohort(&s, Some(&r), &[]);
-        y += &cq(&format!("a{t}"), Some(&r), bwc, &[vec![gpu("f", "1")]]);
-        y += &cq(
-            &format!("b{t}"),
-            Some(&s),
-            "preemption: {reclaimWithinCohort: LowerPriority, borrowWithinCohort: {policy: LowerPriority}}",
-            &[vec![gpu("f", "2")]],
-        );
-        y += &cq(&format!("c{t}"), Some(&s), bwc, &[vec![gpu("f", "0")]]);
-        y += &wl(
-            &format!("v{t}"),
-            &format!("c{t}"),
-            0,
-            0,
-            1,
-            &[("nvidia.com/gpu", "2")],
-        );
-        y += &wl(
-            &format!("p{t}"),
-            &format!("b{t}"),
-            2,
-            1,
-            1,
-            &[("nvidia.com/gpu", "3")],
-        );
+        let name = |prefix: &str| format!("{prefix}{t}");
+        y += &hierarchical_loop(&LoopNames {
+            root: &name("r"),
+            sub: &name("s"),
+            lender: &name("a"),
+            preemptor_queue: &name("b"),
+            victim_queue: &name("c"),
+            victim: &name("v"),
+            preemptor: &name("p"),
+        });
     }
     for (i, &(t, q, prio, gpus)) in extra.iter().enumerate() {
         let t = usize::from(t) % trees.max(1);
@@ -137,20 +119,7 @@ fn loop_trees(trees: usize, extra: &[(u8, u8, u8, u8)]) -> String {
 /// at level 2): period 2 from cycle 2, to the bound of `4 × 2 + 64` cycles.
 #[test]
 fn a_period_two_loop_is_skipped_with_identical_output() {
-    let mut y = rf("f");
-    y += &cohort("root", None, &[]);
-    y += &cohort("sub", Some("root"), &[]);
-    let bwc = "preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority, borrowWithinCohort: {policy: LowerPriority}}";
-    y += &cq("q0", Some("root"), bwc, &[vec![gpu("f", "1")]]);
-    y += &cq(
-        "q1",
-        Some("sub"),
-        "preemption: {reclaimWithinCohort: LowerPriority, borrowWithinCohort: {policy: LowerPriority}}",
-        &[vec![gpu("f", "2")]],
-    );
-    y += &cq("q2", Some("sub"), bwc, &[vec![gpu("f", "0")]]);
-    y += &wl("w0", "q2", 0, 0, 1, &[("nvidia.com/gpu", "2")]);
-    y += &wl("w1", "q1", 2, 1, 1, &[("nvidia.com/gpu", "3")]);
+    let y = classical_loop_yaml();
     let w = world(&y);
     let (fast, plain, skipped) = both(&w, None);
     assert_eq!(fast, plain);

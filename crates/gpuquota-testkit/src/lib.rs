@@ -1,6 +1,8 @@
 //! Test support shared by the workspace's property tests (a dev-dependency only; not
 //! published): one proptest configuration, one arbtest budget, and one random-platform
-//! strategy.
+//! strategy, with the quota-forest preset ([`Shape::quota_forest`]) and the differential
+//! check ([`check_view`]) of a fair-sharing quota view against the model crate's reference
+//! tree.
 //!
 //! The platform is a Kueue cohort forest: Cohorts `c0..` (a parent always has a lower
 //! index, so there are no cycles), ClusterQueues `q0..` (each with a LocalQueue of the same
@@ -24,6 +26,9 @@
 
 use std::ops::Range;
 
+use gpuquota_fairshare::view::{self, NodeId, QuotaView};
+use gpuquota_model::Model;
+use gpuquota_model::quota_tree::{FlavorResource, Node, ReferenceTree};
 use proptest::prelude::*;
 
 /// Whether the tests run under CI (`CI` set): no shrinking, smaller budgets.
@@ -132,6 +137,115 @@ impl Default for Shape {
             per_pod: 1..4,
         }
     }
+}
+
+impl Shape {
+    /// The quota forest of the differential tests against the model's reference tree
+    /// (`gpuquota_model::quota_tree::ReferenceTree`): three flavor-resources of two
+    /// resources, a cohort forest (possibly empty), ClusterQueues in a cohort, in the
+    /// implicit cohort `implicit` or alone, limits as drawn (a lending limit may exceed the
+    /// nominal quota: a tree built without the validator), admitted usage on every
+    /// flavor-resource and no pending workload. Tests that build the cohort engine's world
+    /// narrow it (two GPU flavors, clamped lending limits, pending workloads).
+    pub fn quota_forest() -> Shape {
+        Shape {
+            frs: vec![
+                ("a100", "nvidia.com/gpu"),
+                ("h100", "nvidia.com/gpu"),
+                ("a100", "example.com/nic"),
+            ],
+            cohorts: 0..4,
+            tree: Tree::Forest,
+            cohort_frs: 3,
+            queues: 1..6,
+            queue_frs: 3..4,
+            nominal: 0..12,
+            borrowing_limit: 0..6,
+            lending_limit: 0..8,
+            clamp_lending_limit: false,
+            implicit_cohort: true,
+            admitted: 0..12,
+            pending: 0..1,
+            pods: 1..2,
+            per_pod: 0..14,
+            ..Shape::default()
+        }
+    }
+}
+
+/// `fairSharing.weight` of a node as the manifests state it (1 when unset).
+///
+/// # Panics
+/// On a weight that is not a number (the platforms write integers).
+pub fn weight_of(model: &Model, node: &Node) -> f64 {
+    let w = match node {
+        Node::ClusterQueue(n) => model
+            .cluster_queues
+            .get(n)
+            .and_then(|c| c.spec.fair_sharing.as_ref())
+            .and_then(|f| f.weight.as_ref()),
+        Node::Cohort(n) => model
+            .cohorts
+            .get(n)
+            .and_then(|c| c.spec.fair_sharing.as_ref())
+            .and_then(|f| f.weight.as_ref()),
+    };
+    w.map_or(1.0, |q| q.to_string().parse().expect("a numeric weight"))
+}
+
+/// The differential check of a fair-sharing quota view against the reference tree with the
+/// same usage: for every node of `nodes` and every flavor-resource of the view, the
+/// `SubtreeQuota`, `localQuota`, usage and `SubtreeQuota` keys, then the node's weighted
+/// share and dominant resource with the weight of `model`.
+///
+/// # Errors
+/// The first number that differs, naming the node.
+pub fn check_view<V: QuotaView + ?Sized>(
+    v: &V,
+    nodes: &[(Node, NodeId)],
+    model: &Model,
+    reference: &ReferenceTree<'_>,
+) -> Result<(), TestCaseError> {
+    for (node, id) in nodes {
+        let id = *id;
+        for (f, fr) in v.flavor_resources().iter().enumerate() {
+            let rf = FlavorResource::new(fr.flavor.as_str(), fr.resource.as_str());
+            prop_assert_eq!(
+                v.subtree_quota_at(id, f),
+                reference.subtree_quota(node, &rf),
+                "subtreeQuota {}",
+                node
+            );
+            prop_assert_eq!(
+                v.local_quota_at(id, f),
+                reference.local_quota(node, &rf),
+                "localQuota {}",
+                node
+            );
+            prop_assert_eq!(
+                v.usage_at(id, f),
+                reference.usage(node, &rf),
+                "usage {}",
+                node
+            );
+            prop_assert_eq!(
+                v.in_subtree(id, f),
+                reference.subtree_flavor_resources(node).contains(&rf),
+                "SubtreeQuota keys {}",
+                node
+            );
+        }
+        let drs = view::drs(v, id);
+        let (share, dominant) = reference.weighted_share(node, weight_of(model, node));
+        prop_assert_eq!(drs.weighted_share(), share, "weightedShare {}", node);
+        prop_assert_eq!(
+            drs.dominant_resource,
+            dominant,
+            "dominant resource {}",
+            node
+        );
+    }
+    Ok(())
 }
 
 /// A node's own quota on one flavor-resource.
