@@ -1,6 +1,7 @@
-//! The event loops: Kueue (driving `gpuquota-cohort` incrementally, [`kueue`]) and
-//! ResourceQuota only ([`resource_quota`]). Each is a per-run state with one method per
-//! phase of an instant; what both read and write besides their own state is a [`Context`].
+//! The event loops: Kueue (driving `gpuquota-cohort` incrementally) and ResourceQuota only.
+//! Each is a per-run state with one method per phase of an instant; what both read and
+//! write besides their own state is one context (the scenario, the world, the instances,
+//! the warnings, the budgets and the progress).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
