@@ -123,7 +123,8 @@ mod tests {
         variants.push(workload(1, vec![base.clone()]));
         variants.push(workload(0, vec![base.clone(), base.clone()]));
         variants.push(workload(0, Vec::new()));
-        let mut edits: Vec<Box<dyn Fn(&mut PodSetInfo)>> = vec![
+        type Edit = Box<dyn Fn(&mut PodSetInfo)>;
+        let mut edits: Vec<Edit> = vec![
             Box::new(|p| p.name = "mai".into()),
             Box::new(|p| p.count = 3),
             Box::new(|p| p.min_count = Some(1)),
