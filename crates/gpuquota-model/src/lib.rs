@@ -84,6 +84,7 @@
 pub mod budget;
 pub mod core;
 pub mod diag;
+pub mod ids;
 pub mod import;
 pub mod kai;
 pub mod kueue;
