@@ -65,12 +65,92 @@ pub(crate) fn table_width() -> gpuquota::model::text::Width {
 /// A file that is not UTF-8 text or is too large is an input error: the command then exits
 /// with 1, like every other input error ([`input_error`]); one that cannot be opened, with 2.
 pub(crate) fn read_file(path: &std::path::Path) -> Result<String, CliError> {
-    gpuquota::model::source::read_text(path).map_err(|d| {
-        if d.code != gpuquota::model::diag::codes::READ_FAILED {
-            INPUT_ERROR.store(true, std::sync::atomic::Ordering::Relaxed);
+    gpuquota::model::source::read_text(path).map_err(read_error)
+}
+
+/// The error that ends a command on a file it could not read ([`read_file`]'s): exit code 1
+/// for a file that is not UTF-8 text or too large ([`input_error`]), 2 for one that cannot
+/// be opened.
+pub(crate) fn read_error(d: gpuquota::model::Diagnostic) -> CliError {
+    if d.code != gpuquota::model::diag::codes::READ_FAILED {
+        INPUT_ERROR.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    CliError(d.to_string())
+}
+
+/// True for the codes of reading a source's bytes (`read-failed`, `input-too-large`,
+/// `not-utf8`), as opposed to those of its documents.
+fn is_read_code(code: gpuquota::model::Code) -> bool {
+    use gpuquota::model::diag::codes;
+    code == codes::READ_FAILED || code == codes::INPUT_TOO_LARGE || code == codes::NOT_UTF8
+}
+
+/// The manifest files of one command, added to one importer.
+///
+/// Every file is handed to [`gpuquota::model::Importer::add_file`] (a JSON file is read as a
+/// stream, never held whole); standard input (`-`) is read whole and labelled as the command
+/// labels it. A file that cannot be read becomes an import error; [`Inputs::read_problems`]
+/// finds these again after the import, one per file in argument order, so that commands
+/// report them as they did when every file was read before the import.
+#[derive(Debug, Default)]
+pub(crate) struct Inputs {
+    /// The source label of each file, in argument order.
+    labels: Vec<String>,
+    /// Why standard input could not be read, by argument index.
+    stdin: std::collections::BTreeMap<usize, gpuquota::model::Diagnostic>,
+}
+
+impl Inputs {
+    /// Adds `files` to `importer` in order; standard input is labelled `stdin_label`.
+    pub(crate) fn add(
+        importer: &mut gpuquota::model::Importer,
+        files: &[std::path::PathBuf],
+        stdin_label: &str,
+    ) -> Inputs {
+        let mut inputs = Inputs::default();
+        for (i, path) in files.iter().enumerate() {
+            if path.as_os_str() == "-" {
+                match gpuquota::model::source::read_text(path) {
+                    Ok(text) => importer.add_str(stdin_label, &text),
+                    Err(d) => {
+                        inputs.stdin.insert(i, d);
+                    }
+                }
+                inputs.labels.push(stdin_label.to_owned());
+            } else {
+                importer.add_file(path);
+                inputs
+                    .labels
+                    .push(gpuquota::model::source::display_name(path));
+            }
         }
-        CliError(d.to_string())
-    })
+        inputs
+    }
+
+    /// Why each file that could not be read was not, in argument order, given the import's
+    /// `errors` (empty when the import succeeded).
+    ///
+    /// # Complexity
+    /// `O((e + f) log e)` for `e` errors and `f` files.
+    pub(crate) fn read_problems(
+        &self,
+        errors: &[gpuquota::model::Diagnostic],
+    ) -> Vec<gpuquota::model::Diagnostic> {
+        let mut by_source = std::collections::BTreeMap::new();
+        for d in errors.iter().filter(|d| is_read_code(d.code)) {
+            by_source.entry(d.source.as_str()).or_insert(d);
+        }
+        self.labels
+            .iter()
+            .enumerate()
+            .filter_map(|(i, label)| {
+                self.stdin
+                    .get(&i)
+                    .or_else(|| by_source.get(label.as_str()).copied())
+                    .cloned()
+            })
+            .collect()
+    }
 }
 
 static INPUT_ERROR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

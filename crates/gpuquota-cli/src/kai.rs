@@ -30,7 +30,9 @@ use gpuquota::rank::session::{Placement, SessionOptions, fmt_res, run_session};
 use gpuquota::rank::snapshot::{BuildOptions, Cluster, parse_total};
 use gpuquota::rank::usage::UsageInput;
 
-use crate::common::{CliError, print_diagnostics, read_file, strict, table_width, to_json};
+use crate::common::{
+    CliError, Inputs, print_diagnostics, read_error, read_file, strict, table_width, to_json,
+};
 use gpuquota::model::Diagnostic;
 use gpuquota::rank::snapshot::{ENGINE, codes};
 
@@ -151,11 +153,13 @@ fn prepare_edit(
     edit: impl FnOnce(&mut Model) -> Result<(), CliError>,
 ) -> Result<Result<Prepared, Vec<String>>, CliError> {
     let mut imp = Importer::new();
-    for f in &args.files {
-        let text = read_file(f)?;
-        imp.add_str(&f.display().to_string(), &text);
+    let inputs = Inputs::add(&mut imp, &args.files, "-");
+    let imported = imp.finish();
+    let errors = imported.as_ref().err().map_or(&[][..], |e| &e.0[..]);
+    if let Some(d) = inputs.read_problems(errors).into_iter().next() {
+        return Err(read_error(d));
     }
-    let imported = match imp.finish() {
+    let imported = match imported {
         Ok(i) => i,
         Err(errs) => return Ok(Err(errs.0.iter().map(|e| e.to_string()).collect())),
     };

@@ -34,7 +34,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use gpuquota::cohort::{ScheduleReport, World};
 
-use crate::common::{CliError, output_or, read_file, table_width, to_json, write_json};
+use crate::common::{CliError, Inputs, output_or, read_error, table_width, to_json, write_json};
 
 /// `--output` of the `kueue` commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -109,11 +109,13 @@ Examples:
 /// Imports the manifests; `Err(code)` after printing every problem.
 fn import(files: &[PathBuf]) -> Result<Result<gpuquota::model::Model, ExitCode>, CliError> {
     let mut importer = gpuquota::model::Importer::new();
-    for f in files {
-        let text = read_file(f)?;
-        importer.add_str(&f.display().to_string(), &text);
+    let inputs = Inputs::add(&mut importer, files, "-");
+    let imported = importer.finish();
+    let errors = imported.as_ref().err().map_or(&[][..], |e| &e.0[..]);
+    if let Some(d) = inputs.read_problems(errors).into_iter().next() {
+        return Err(read_error(d));
     }
-    let imported = match importer.finish() {
+    let imported = match imported {
         Ok(i) => i,
         Err(errors) => {
             for e in &errors.0 {

@@ -53,15 +53,22 @@ fn import(
     for (name, text) in sources {
         importer.add_str(name, text);
     }
-    match importer.finish() {
+    finish(importer.finish())
+}
+
+/// The model and warnings of a finished import, or its errors.
+fn finish(
+    imported: Result<gpuquota::model::Imported, gpuquota::model::import::ImportErrors>,
+) -> Result<(Model, Vec<gpuquota::model::Diagnostic>), Vec<String>> {
+    match imported {
         Ok(imported) => Ok((imported.model, imported.warnings)),
         Err(errors) => Err(errors.0.iter().map(ToString::to_string).collect()),
     }
 }
 
 pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
-    let sources = match crate::validate::read_sources(&args.files)? {
-        Ok(s) => s,
+    let imported = match crate::validate::import_files(&args.files)? {
+        Ok(i) => i,
         Err(problems) => {
             for p in &problems {
                 eprintln!("{p}");
@@ -69,7 +76,7 @@ pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
             return Ok(ExitCode::from(1));
         }
     };
-    let (model, warnings) = match import(&sources) {
+    let (model, warnings) = match finish(imported) {
         Ok(v) => v,
         Err(errors) => {
             for e in &errors {

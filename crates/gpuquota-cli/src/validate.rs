@@ -33,10 +33,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use gpuquota::model::diag::codes;
+use gpuquota::model::import::ImportErrors;
 use gpuquota::model::validate::Options;
-use gpuquota::model::{Diagnostic, Importer, Model};
+use gpuquota::model::{Diagnostic, Imported, Importer, Model};
 
-use crate::common::CliError;
+use crate::common::{CliError, Inputs};
 
 /// Arguments of `gpuquota validate`.
 #[derive(Debug, clap::Args)]
@@ -85,18 +86,28 @@ fn push_warning(stderr: &mut Vec<String>, d: &Diagnostic, strict: bool) -> bool 
 }
 
 /// Imports, validates and runs the engines' input builders on `(name, text)` sources.
+#[cfg(test)]
 pub(crate) fn check_with(sources: &[(String, String)], settings: Settings) -> Report {
     let mut importer = Importer::new();
     for (name, text) in sources {
         importer.add_str(name, text);
     }
+    check_imported(importer.finish(), sources.len(), settings)
+}
+
+/// [`check_with`] on a finished import of `files` files.
+pub(crate) fn check_imported(
+    imported: Result<Imported, ImportErrors>,
+    files: usize,
+    settings: Settings,
+) -> Report {
     let mut stderr = Vec::new();
     let fail = |stderr: Vec<String>| Report {
         stdout: Vec::new(),
         stderr,
         ok: false,
     };
-    let imported = match importer.finish() {
+    let imported = match imported {
         Ok(imported) => imported,
         Err(errors) => {
             stderr.extend(errors.0.iter().map(|e| format!("error: {e}")));
@@ -142,7 +153,7 @@ pub(crate) fn check_with(sources: &[(String, String)], settings: Settings) -> Re
             stdout: vec![format!(
                 "ok: {} object(s) in {} file(s) are valid ({} warning(s))",
                 model.len(),
-                sources.len(),
+                files,
                 warnings
             )],
             stderr,
@@ -197,31 +208,32 @@ pub(crate) fn engine_problems(model: &Model) -> Vec<String> {
     out
 }
 
-/// `(name, text)` of every file read, or the input errors to print (exit 1).
-pub(crate) type Sources = Result<Vec<(String, String)>, Vec<String>>;
+/// A finished import of every file, or the input errors to print (exit 1).
+pub(crate) type FileImport = Result<Result<Imported, ImportErrors>, Vec<String>>;
 
-/// Reads every file; a file that is not UTF-8 or too large is an input error (exit 1), one
-/// that cannot be opened ends the command (exit 2).
-pub(crate) fn read_sources(files: &[PathBuf]) -> Result<Sources, CliError> {
-    let mut sources = Vec::new();
-    let mut problems = Vec::new();
-    for path in files {
-        match gpuquota::model::source::read_text(path) {
-            Ok(text) => sources.push((gpuquota::model::source::display_name(path), text)),
-            Err(d) if d.code == codes::READ_FAILED => return Err(CliError(d.to_string())),
-            Err(d) => problems.push(format!("error: {d}")),
-        }
+/// Imports every file (a JSON file as a stream); files that are not UTF-8 or too large are
+/// input errors, all reported together (exit 1), and one that cannot be opened ends the
+/// command (exit 2), whatever the other files hold.
+pub(crate) fn import_files(files: &[PathBuf]) -> Result<FileImport, CliError> {
+    let mut importer = Importer::new();
+    let stdin = gpuquota::model::source::display_name(std::path::Path::new("-"));
+    let inputs = Inputs::add(&mut importer, files, &stdin);
+    let imported = importer.finish();
+    let errors = imported.as_ref().err().map_or(&[][..], |e| &e.0[..]);
+    let problems = inputs.read_problems(errors);
+    if let Some(d) = problems.iter().find(|d| d.code == codes::READ_FAILED) {
+        return Err(CliError(d.to_string()));
     }
     Ok(if problems.is_empty() {
-        Ok(sources)
+        Ok(imported)
     } else {
-        Err(problems)
+        Err(problems.iter().map(|d| format!("error: {d}")).collect())
     })
 }
 
 pub(crate) fn run(args: ValidateArgs) -> Result<ExitCode, CliError> {
-    let sources = match read_sources(&args.files)? {
-        Ok(s) => s,
+    let imported = match import_files(&args.files)? {
+        Ok(i) => i,
         Err(problems) => {
             for p in &problems {
                 eprintln!("{p}");
@@ -229,8 +241,9 @@ pub(crate) fn run(args: ValidateArgs) -> Result<ExitCode, CliError> {
             return Ok(ExitCode::from(1));
         }
     };
-    let report = check_with(
-        &sources,
+    let report = check_imported(
+        imported,
+        args.files.len(),
         Settings {
             complete: args.complete,
             strict: crate::common::strict(),
