@@ -12,8 +12,8 @@ use gpuquota_model::Amount;
 use gpuquota_model::diag::Diagnostic;
 
 use super::{
-    ARRIVAL, Arrivals, BUDGET, COMPLETION, CYCLE_BOUND, Context, Counters, Event, Outcome,
-    QueueOutcome, Run, RunEnd, TICK, WorkloadOutcome, created_after_end, flavor_resources,
+    ARRIVAL, Arrivals, BUDGET, COMPLETION, CYCLE_BOUND, Context, Counters, Event, Finish, Outcome,
+    QueueOutcome, Run, RunEnd, TICK, WorkloadOutcome, created_after_end,
 };
 use crate::scenario::Engine;
 
@@ -210,7 +210,7 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
                 crate::budget::schedule(b, t, end, &mut self.heap, &mut self.budget_at, BUDGET);
             }
         }
-        self.finish()
+        super::finish(self)
     }
 
     /// Processes the events at instant `t`; returns whether a cycle should run.
@@ -387,24 +387,6 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
         }
     }
 
-    /// The outcome: the runs still live are cut at the end.
-    fn finish(mut self) -> Outcome {
-        let running = self.h.live.iter().any(Option::is_some);
-        let end_ms = self
-            .cx
-            .end_of_run(running, self.last_t, self.counters.events);
-        let workloads = self.workload_outcomes(end_ms);
-        Outcome {
-            engine: Engine::Kueue,
-            end_ms,
-            frs: flavor_resources(self.cx.world, Engine::Kueue),
-            workloads,
-            queues: self.queue_outcomes(),
-            warnings: Vec::new(),
-            counters: self.counters,
-        }
-    }
-
     /// Every workload's history, the pending ones with upstream's reason.
     fn workload_outcomes(&mut self, end_ms: i64) -> Vec<WorkloadOutcome> {
         let world = self.cx.world;
@@ -480,5 +462,33 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
                 }
             })
             .collect()
+    }
+}
+
+impl<'a, 'p, P: Policy> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
+    const ENGINE: Engine = Engine::Kueue;
+
+    fn cx(&mut self) -> &mut Context<'a, 'p> {
+        &mut self.cx
+    }
+
+    fn running(&self) -> bool {
+        self.h.live.iter().any(Option::is_some)
+    }
+
+    fn last_t(&self) -> i64 {
+        self.last_t
+    }
+
+    fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    fn workloads(&mut self, end_ms: i64) -> Vec<WorkloadOutcome> {
+        self.workload_outcomes(end_ms)
+    }
+
+    fn queues(&self) -> Vec<QueueOutcome> {
+        self.queue_outcomes()
     }
 }

@@ -213,6 +213,43 @@ fn created_after_end() -> (String, String) {
     )
 }
 
+/// An engine's run at its end, as [`finish`] reads it to build the outcome.
+pub(crate) trait Finish<'a, 'p> {
+    /// The engine that ran.
+    const ENGINE: Engine;
+    /// The context shared with the other engine.
+    fn cx(&mut self) -> &mut Context<'a, 'p>;
+    /// Whether a workload still runs.
+    fn running(&self) -> bool;
+    /// The time of the last event, ms since start.
+    fn last_t(&self) -> i64;
+    /// The run's counters.
+    fn counters(&self) -> Counters;
+    /// Every workload's history, the runs still live cut at `end_ms`.
+    fn workloads(&mut self, end_ms: i64) -> Vec<WorkloadOutcome>;
+    /// Every queue's outcome.
+    fn queues(&self) -> Vec<QueueOutcome>;
+}
+
+/// The outcome of a run: its end ([`Context::end_of_run`]), then every workload's history
+/// with the runs still live cut there, then every queue's outcome.
+pub(crate) fn finish<'a, 'p: 'a, R: Finish<'a, 'p>>(mut run: R) -> Outcome {
+    let running = run.running();
+    let last_t = run.last_t();
+    let events = run.counters().events;
+    let end_ms = run.cx().end_of_run(running, last_t, events);
+    let workloads = run.workloads(end_ms);
+    Outcome {
+        engine: R::ENGINE,
+        end_ms,
+        frs: flavor_resources(run.cx().world, R::ENGINE),
+        workloads,
+        queues: run.queues(),
+        warnings: Vec::new(),
+        counters: run.counters(),
+    }
+}
+
 /// The flavor-resources the runs and queues of `engine` name: the world's under Kueue, one
 /// pseudo-flavor `""` per resource under ResourceQuota.
 pub(crate) fn flavor_resources(world: &World, engine: Engine) -> Vec<(String, ResourceName)> {

@@ -8,8 +8,8 @@ use gpuquota_cohort::World;
 use gpuquota_model::Amount;
 
 use super::{
-    ARRIVAL, BUDGET, COMPLETION, Context, Counters, Event, Outcome, QueueOutcome, Run, RunEnd,
-    WorkloadOutcome, created_after_end, flavor_resources,
+    ARRIVAL, BUDGET, COMPLETION, Context, Counters, Event, Finish, Outcome, QueueOutcome, Run,
+    RunEnd, WorkloadOutcome, created_after_end,
 };
 use crate::scenario::Engine;
 
@@ -213,7 +213,7 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
                 self.attempt(t, wl);
             }
         }
-        self.finish()
+        super::finish(self)
     }
 
     /// The budgets at `t`: the runs they stop are retried, the workloads of renewed budgets
@@ -307,24 +307,6 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
         }
     }
 
-    /// The outcome: the runs still live are cut at the end.
-    fn finish(mut self) -> Outcome {
-        let running = self.live.iter().any(Option::is_some);
-        let end_ms = self
-            .cx
-            .end_of_run(running, self.last_t, self.counters.events);
-        let workloads = self.workload_outcomes(end_ms);
-        Outcome {
-            engine: Engine::ResourceQuota,
-            end_ms,
-            frs: flavor_resources(self.cx.world, Engine::ResourceQuota),
-            workloads,
-            queues: self.queue_outcomes(),
-            warnings: Vec::new(),
-            counters: self.counters,
-        }
-    }
-
     /// Every workload's history; a pending one says why (a budget, the last 403, or its
     /// creation after the end).
     fn workload_outcomes(&mut self, end_ms: i64) -> Vec<WorkloadOutcome> {
@@ -382,5 +364,33 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
                 nominal: m.into_iter().collect(),
             })
             .collect()
+    }
+}
+
+impl<'a, 'p> Finish<'a, 'p> for QuotaRun<'a, 'p> {
+    const ENGINE: Engine = Engine::ResourceQuota;
+
+    fn cx(&mut self) -> &mut Context<'a, 'p> {
+        &mut self.cx
+    }
+
+    fn running(&self) -> bool {
+        self.live.iter().any(Option::is_some)
+    }
+
+    fn last_t(&self) -> i64 {
+        self.last_t
+    }
+
+    fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    fn workloads(&mut self, end_ms: i64) -> Vec<WorkloadOutcome> {
+        self.workload_outcomes(end_ms)
+    }
+
+    fn queues(&self) -> Vec<QueueOutcome> {
+        self.queue_outcomes()
     }
 }
