@@ -77,7 +77,7 @@ pub(super) fn parse(text: &str, sink: &mut dyn Sink) -> bool {
                     let Some(doc) = trimmed.get(range) else {
                         return false;
                     };
-                    if !json_document(doc, sink) {
+                    if !json_document(doc, split.keys_unique(), sink) {
                         return false;
                     }
                 }
@@ -90,12 +90,13 @@ pub(super) fn parse(text: &str, sink: &mut dyn Sink) -> bool {
 }
 
 /// Reads one top-level JSON value (an object or an array, as [`Splitter`] cut it out) into
-/// `sink`; false when the exact path must read the source.
+/// `sink`; false when the exact path must read the source. `keys_unique`: the splitter is
+/// sure that no object of the value repeats a key (otherwise the value is checked here).
 ///
 /// # Complexity
 /// Linear in the value's text.
-pub(super) fn json_document(doc: &str, sink: &mut dyn Sink) -> bool {
-    if parse::json_duplicates(doc).is_err() {
+pub(super) fn json_document(doc: &str, keys_unique: bool, sink: &mut dyn Sink) -> bool {
+    if !keys_unique && parse::json_duplicates(doc).is_err() {
         return false;
     }
     // The exact path strips `null` members from its tree; the typed reading would see
@@ -118,6 +119,10 @@ pub(super) fn json_document(doc: &str, sink: &mut dyn Sink) -> bool {
 /// that each can be checked and decoded on its own while the next is still being read.
 /// Whether a value is well-formed is left to the decoder that reads it.
 ///
+/// On the same pass it looks for object keys given twice (the fast path's guard, which
+/// [`parse::json_duplicates`] would otherwise check in a second pass over each value):
+/// [`Splitter::keys_unique`] says whether the last value cut out is sure to repeat no key.
+///
 /// The text may arrive in pieces: [`Splitter::next`] is called again on the longer buffer,
 /// and [`Splitter::forget`] moves the positions when the caller drops a consumed prefix.
 #[derive(Debug, Default)]
@@ -131,7 +136,27 @@ pub(super) struct Splitter {
     in_string: bool,
     /// The previous byte was a backslash inside a string.
     escape: bool,
+    /// Bytes dropped by [`Splitter::forget`] so far: positions in `keys` and `key_start`
+    /// count from the beginning of the stream.
+    base: usize,
+    /// One entry per open bracket of the value: for an object, where its keys start in
+    /// `keys`; `None` for an array.
+    open: Vec<Option<usize>>,
+    /// The keys of the open objects, innermost last, as ranges of the stream.
+    keys: Vec<std::ops::Range<usize>>,
+    /// The next string of the innermost object is a key.
+    expect_key: bool,
+    /// Where the key being read starts, while in a key.
+    key_start: Option<usize>,
+    /// The key being read has an escape sequence.
+    key_escaped: bool,
+    /// The value is not sure to repeat no key (a key given twice, a key with an escape
+    /// sequence that may spell another key differently, brackets that do not match).
+    unsure: bool,
 }
+
+/// Objects with up to this many keys are checked key by key; larger ones are sorted.
+const LINEAR_KEYS: usize = 16;
 
 impl Splitter {
     /// The range of the next complete value in `text` (the same text, or a longer one, as
@@ -140,7 +165,8 @@ impl Splitter {
     /// whitespace may stand between values).
     ///
     /// # Complexity
-    /// Linear in the bytes not looked at yet.
+    /// Linear in the bytes not looked at yet, plus a sort of the keys of each object with
+    /// more than 16 keys.
     pub(super) fn next(&mut self, text: &[u8]) -> Result<Option<std::ops::Range<usize>>, ()> {
         while self.pos < text.len() {
             if self.in_string {
@@ -157,33 +183,116 @@ impl Splitter {
                 self.pos += k + 1;
                 if rest.get(k) == Some(&b'\\') {
                     self.escape = true;
+                    self.key_escaped = true;
                 } else {
                     self.in_string = false;
+                    if let Some(start) = self.key_start.take() {
+                        self.end_key(text, start..self.base + self.pos - 1);
+                    }
                 }
                 continue;
             }
             let Some(&c) = text.get(self.pos) else { break };
             self.pos += 1;
             match c {
-                b'"' if self.depth > 0 => self.in_string = true,
+                b'"' if self.depth > 0 => {
+                    self.in_string = true;
+                    if self.expect_key {
+                        self.expect_key = false;
+                        self.key_start = Some(self.base + self.pos);
+                        self.key_escaped = false;
+                    }
+                }
                 b'{' | b'[' => {
                     if self.depth == 0 {
                         self.start = self.pos - 1;
+                        self.open.clear();
+                        self.keys.clear();
+                        self.unsure = false;
                     }
                     self.depth += 1;
+                    let object = c == b'{';
+                    self.open.push(object.then_some(self.keys.len()));
+                    self.expect_key = object;
                 }
                 b'}' | b']' if self.depth > 0 => {
                     self.depth -= 1;
+                    self.close(text, c == b'}');
                     if self.depth == 0 {
                         return Ok(Some(self.start..self.pos));
                     }
                 }
+                b',' if self.depth > 0 => {
+                    self.expect_key = matches!(self.open.last(), Some(Some(_)));
+                }
+                b':' if self.depth > 0 => self.expect_key = false,
                 b' ' | b'\t' | b'\n' | b'\r' => {}
                 _ if self.depth > 0 => {}
                 _ => return Err(()),
             }
         }
         Ok(None)
+    }
+
+    /// A key of the innermost object has been read (`key`, a range of the stream).
+    fn end_key(&mut self, text: &[u8], key: std::ops::Range<usize>) {
+        if self.key_escaped {
+            self.unsure = true;
+        }
+        if self.unsure {
+            return;
+        }
+        let Some(&Some(first)) = self.open.last() else {
+            self.unsure = true;
+            return;
+        };
+        let these = self.keys.get(first..).unwrap_or_default();
+        if these.len() < LINEAR_KEYS {
+            let bytes = self.bytes(text, &key);
+            if bytes.is_none() || these.iter().any(|k| self.bytes(text, k) == bytes) {
+                self.unsure = true;
+                return;
+            }
+        }
+        self.keys.push(key);
+    }
+
+    /// The innermost bracket closes (`object`: with `}`).
+    fn close(&mut self, text: &[u8], object: bool) {
+        self.expect_key = false;
+        match self.open.pop() {
+            Some(Some(first)) if object => {
+                if !self.unsure && self.keys.len() > first + LINEAR_KEYS {
+                    let mut these: Vec<Option<&[u8]>> = self
+                        .keys
+                        .get(first..)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|k| self.bytes(text, k))
+                        .collect();
+                    these.sort_unstable();
+                    if these.first().is_some_and(Option::is_none)
+                        || these.windows(2).any(|w| w.first() == w.get(1))
+                    {
+                        self.unsure = true;
+                    }
+                }
+                self.keys.truncate(first);
+            }
+            Some(None) if !object => {}
+            _ => self.unsure = true,
+        }
+    }
+
+    /// The bytes of a range of the stream still in `text`.
+    fn bytes<'t>(&self, text: &'t [u8], range: &std::ops::Range<usize>) -> Option<&'t [u8]> {
+        text.get(range.start.checked_sub(self.base)?..range.end.checked_sub(self.base)?)
+    }
+
+    /// True when the last value [`Splitter::next`] cut out repeats no key in any of its
+    /// objects; false when it may (then [`parse::json_duplicates`] decides).
+    pub(super) fn keys_unique(&self) -> bool {
+        !self.unsure
     }
 
     /// True when no value is open (the text so far ends between values).
@@ -201,6 +310,7 @@ impl Splitter {
     pub(super) fn forget(&mut self, n: usize) {
         self.pos -= n;
         self.start = self.start.saturating_sub(n);
+        self.base += n;
     }
 }
 
@@ -391,6 +501,51 @@ mod tests {
         ];
         for step in 1..=text.len() {
             assert_eq!(values(text, step).unwrap(), expected, "pieces of {step}");
+        }
+    }
+
+    /// Whether each value of `text` is sure to repeat no key, fed in pieces of `step` bytes.
+    fn unique(text: &str, step: usize) -> Vec<bool> {
+        let mut split = Splitter::default();
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        for piece in text.as_bytes().chunks(step) {
+            buf.extend_from_slice(piece);
+            let mut consumed = 0;
+            while let Ok(Some(r)) = split.next(&buf) {
+                out.push(split.keys_unique());
+                consumed = r.end;
+            }
+            buf.drain(..consumed);
+            split.forget(consumed);
+        }
+        out
+    }
+
+    #[test]
+    fn repeated_keys_are_found_on_the_same_pass_whatever_the_pieces() {
+        let many: Vec<String> = (0..20).map(|i| format!("\"k{i}\": {i}")).collect();
+        let many = many.join(", ");
+        let text = format!(
+            "{{\"a\": 1, \"b\": {{\"a\": 1}}, \"c\": [{{\"a\": \"a\"}}, {{\"a\": 2}}]}}\n\
+             {{\"a\": 1, \"b\": 2, \"a\": 3}}\n\
+             {{\"x\": {{\"y\": 1, \"y\": 2}}}}\n\
+             {{\"\\u0061\": 1, \"a\": 2}}\n\
+             {{{many}}}\n\
+             {{{many}, \"k7\": 0}}\n\
+             {{\"a\": [1}}, 2]\n\
+             [\"a\", \"a\", {{\"s\": \"a\", \"t\": \"a\"}}]\n"
+        );
+        let expected = [true, false, false, false, true, false, false, true];
+        for step in 1..=text.len() {
+            assert_eq!(unique(&text, step), expected, "pieces of {step}");
+        }
+        // The splitter's verdict agrees with the second pass where it is sure.
+        for (value, sure) in text.lines().zip(expected) {
+            assert!(
+                crate::import::parse::json_duplicates(value).is_ok() || !sure,
+                "{value}"
+            );
         }
     }
 

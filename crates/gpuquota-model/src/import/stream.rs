@@ -84,7 +84,7 @@ impl JsonFile {
                     else {
                         return false;
                     };
-                    if !fast::json_document(doc, sink) {
+                    if !fast::json_document(doc, split.keys_unique(), sink) {
                         return false;
                     }
                 }
