@@ -31,7 +31,8 @@ use std::cmp::Ordering;
 
 use crate::division::{Division, DivisionError, DivisionOptions, Resource};
 use crate::fixed::{SCALE, cmp_products, format_decimal};
-use crate::ids::{JobId, NodeId, PerResource, QueueId, TaskId};
+use crate::ids::{IdVec, JobId, NodeId, PerResource, QueueId, TaskId};
+use crate::snapshot::NodeInfo;
 use crate::snapshot::{Cluster, DEFAULT_STALENESS_GRACE_NANOS, TaskStatus};
 
 /// GPU, CPU and memory amounts (nano-units).
@@ -400,7 +401,7 @@ struct NodeState {
 pub(crate) struct Kept {
     alloc: Vec<Amt>,
     alloc_np: Vec<Amt>,
-    nodes: Vec<NodeState>,
+    nodes: IdVec<NodeId, NodeState>,
     pool: NodeState,
     tstate: Jagged<TState>,
     place: Jagged<PlaceRec>,
@@ -450,7 +451,7 @@ impl Kept {
             cur = c.hierarchy.queues()[q].parent.map(QueueId::index);
         }
         let ns = match rec.node {
-            Some(n) => &mut self.nodes[n.index()],
+            Some(n) => &mut self.nodes[n],
             None => &mut self.pool,
         };
         for r in Resource::ALL {
@@ -527,7 +528,7 @@ struct Engine<'a> {
     fs: Vec<Amt>,
     alloc: Vec<Amt>,
     alloc_np: Vec<Amt>,
-    nodes: Vec<NodeState>,
+    nodes: IdVec<NodeId, NodeState>,
     pool: NodeState,
     tstate: Jagged<TState>,
     place: Jagged<PlaceRec>,
@@ -842,8 +843,8 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        for (n, ns) in self.nodes.iter_mut().enumerate() {
-            settle(ns, c.nodes[n].allocatable[GPU])?;
+        for (n, ns) in self.nodes.iter_enumerated_mut() {
+            settle(ns, node_info(c, n).allocatable[GPU])?;
         }
         settle(&mut self.pool, 0)?;
         if self.overflow.get() {
@@ -963,6 +964,12 @@ impl<'a> Engine<'a> {
             );
         }
     }
+}
+
+/// Node `n` of `c` (the cluster's node list is indexed by position; this is the one place
+/// the session turns a [`NodeId`] back into one).
+fn node_info(c: &Cluster, n: NodeId) -> &NodeInfo {
+    &c.nodes[n.index()]
 }
 
 /// The part of a task's request placed on nodes as devices: its GPU request without the
