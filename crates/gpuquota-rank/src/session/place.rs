@@ -457,7 +457,7 @@ impl Engine<'_> {
     pub(super) fn commit_placed(&mut self, ji: usize, tasks: &[usize], recs: Vec<PlaceRec>) {
         self.epoch += 1;
         let j = &self.c.jobs[ji];
-        let Some(q) = j.queue.map(QueueId::index) else {
+        let Some(q) = j.queue else {
             return;
         };
         let mut pods = Vec::new();
@@ -476,7 +476,7 @@ impl Engine<'_> {
         if pods.is_empty() {
             return;
         }
-        let qname = self.c.hierarchy.queues()[q].name.clone();
+        let qname = self.c.hierarchy.queue(q).name.clone();
         if let Some(i) = self.alloc_idx[ji] {
             let a = &mut self.allocated[i];
             a.pipelined |= pipelined;
