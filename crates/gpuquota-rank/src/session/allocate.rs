@@ -5,7 +5,7 @@ use super::*;
 impl Engine<'_> {
     pub(super) fn try_allocate(&mut self, ji: usize) -> bool {
         let j = &self.c.jobs[ji];
-        let Some(q) = j.queue.map(QueueId::index) else {
+        let Some(q) = j.queue else {
             return false;
         };
         let np = !j.preemptible;

@@ -22,7 +22,7 @@ pub(super) fn unl_le(v: i128, cap: Option<i128>) -> bool {
 }
 
 impl Engine<'_> {
-    pub(super) fn account(&mut self, leaf: usize, req: Amt, np: bool, add: bool) {
+    pub(super) fn account(&mut self, leaf: QueueId, req: Amt, np: bool, add: bool) {
         let of = self.overflow;
         let mut cur = Some(leaf);
         while let Some(q) = cur {
@@ -37,16 +37,16 @@ impl Engine<'_> {
                     dec_all(&mut self.alloc_np[q], &req, of);
                 }
             }
-            cur = self.c.hierarchy.queues()[q].parent.map(QueueId::index);
+            cur = self.c.hierarchy.queue(q).parent;
         }
     }
 
-    pub(super) fn params(&self, q: usize, r: Resource) -> &crate::division::ResourceParams {
-        &self.c.hierarchy.queues()[q].resources[r.index()]
+    pub(super) fn params(&self, q: QueueId, r: Resource) -> &crate::division::ResourceParams {
+        &self.c.hierarchy.queue(q).resources[r.index()]
     }
 
     /// `min(L, max(D, FS))`; `None` = unlimited.
-    pub(super) fn allocatable(&self, q: usize, r: Resource) -> Option<i128> {
+    pub(super) fn allocatable(&self, q: QueueId, r: Resource) -> Option<i128> {
         let p = self.params(q, r);
         match p.deserved {
             None => p.limit,
@@ -61,7 +61,7 @@ impl Engine<'_> {
     ///
     /// # Complexity
     /// O(d) for a leaf at depth d.
-    pub(super) fn capacity(&self, leaf: usize, req: Amt, np: bool) -> Option<CapFail> {
+    pub(super) fn capacity(&self, leaf: QueueId, req: Amt, np: bool) -> Option<CapFail> {
         self.capacity_freed(leaf, req, np, Amt::ZERO, Amt::ZERO)
     }
 
@@ -75,7 +75,7 @@ impl Engine<'_> {
     /// O(d) for a leaf at depth d.
     pub(super) fn capacity_freed(
         &self,
-        leaf: usize,
+        leaf: QueueId,
         req: Amt,
         np: bool,
         freed: Amt,
@@ -89,25 +89,25 @@ impl Engine<'_> {
                 let anp = minus(self.alloc_np[q][r], freed_np[r], of);
                 let p = self.params(q, r);
                 if req[r] > 0 && !unl_le(plus(a, req[r], of), p.limit) {
-                    return Some(CapFail::OverLimit(QueueId::new(q), r));
+                    return Some(CapFail::OverLimit(q, r));
                 }
                 if np && req[r] > 0 && !unl_le(plus(anp, req[r], of), p.deserved) {
-                    return Some(CapFail::NonPreemptible(QueueId::new(q), r));
+                    return Some(CapFail::NonPreemptible(q, r));
                 }
             }
-            cur = self.c.hierarchy.queues()[q].parent.map(QueueId::index);
+            cur = self.c.hierarchy.queue(q).parent;
         }
         None
     }
 
     pub(super) fn cap_fail(&mut self, ji: usize, f: CapFail, req: Amt) {
         let (reason, q, r) = match f {
-            CapFail::OverLimit(q, r) => (Reason::OverLimit, q.index(), r),
-            CapFail::NonPreemptible(q, r) => (Reason::NonPreemptibleOverQuota, q.index(), r),
+            CapFail::OverLimit(q, r) => (Reason::OverLimit, q, r),
+            CapFail::NonPreemptible(q, r) => (Reason::NonPreemptibleOverQuota, q, r),
         };
         let p = self.params(q, r);
         let res = r;
-        let name = &self.c.hierarchy.queues()[q].name;
+        let name = &self.c.hierarchy.queue(q).name;
         let fmt = |v: Option<i128>| v.map_or("unlimited".to_string(), |v| fmt_res(res, v));
         let msg = match reason {
             Reason::OverLimit => format!(
@@ -128,10 +128,10 @@ impl Engine<'_> {
         self.set_fail(ji, reason, Some(f), msg);
     }
 
-    pub(super) fn details(&self, q: usize, r: Resource, req: Amt, np: bool) -> QuotaDetails {
+    pub(super) fn details(&self, q: QueueId, r: Resource, req: Amt, np: bool) -> QuotaDetails {
         let p = self.params(q, r);
         QuotaDetails {
-            queue: self.c.hierarchy.queues()[q].name.clone(),
+            queue: self.c.hierarchy.queue(q).name.clone(),
             resource: r,
             deserved: p.deserved,
             used: if np {

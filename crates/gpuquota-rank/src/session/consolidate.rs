@@ -14,7 +14,7 @@ impl Engine<'_> {
     }
 
     /// Consolidation for one pending job of leaf `leaf`.
-    fn consolidate_job(&mut self, leaf: usize, ji: usize) {
+    fn consolidate_job(&mut self, leaf: QueueId, ji: usize) {
         let Some(tasks) = self.still_pending_gang(ji) else {
             return;
         };
@@ -58,12 +58,12 @@ impl Engine<'_> {
         // allocations, fixed during the sort, and is a total order on distinct queues (it
         // ends with the name): each queue's rank in it is computed once, O(Q log Q)
         // comparisons instead of O(C log C) for C candidates.
-        let queue_of = |vj: usize| self.c.jobs[vj].queue.map_or(0, QueueId::index);
-        let mut qs: Vec<usize> = cands.iter().map(|&vj| queue_of(vj)).collect();
+        let queue_of = |vj: usize| self.c.jobs[vj].queue.unwrap_or(QueueId::new(0));
+        let mut qs: Vec<QueueId> = cands.iter().map(|&vj| queue_of(vj)).collect();
         qs.sort_unstable();
         qs.dedup();
         qs.sort_by(|&a, &b| self.victim_order(a, self.alloc[a], b, self.alloc[b]));
-        let mut rank = vec![0usize; self.c.hierarchy.queues().len().max(1)];
+        let mut rank = PerQueue::filled(0usize, self.c.hierarchy.queues().len().max(1));
         for (i, &q) in qs.iter().enumerate() {
             rank[q] = i;
         }

@@ -23,15 +23,20 @@
 //! through the checked helpers of `amount` (an overflow ends the session with
 //! [`SessionError::Overflow`]). Queues, jobs, pods and nodes are named by their typed ids
 //! ([`crate::ids`]) wherever they cross this module's boundary (the tree's API, the kept
-//! state, placement records, capacity failures, memo keys); the action loops themselves
-//! walk dense positions of the cluster's tables, converted at those calls.
+//! state, placement records, capacity failures, memo keys). Inside the session the node
+//! and queue tables are [`IdVec`]s indexed by [`NodeId`] and [`QueueId`] (node state,
+//! queue allocations, fair shares, the per-leaf job lists), so a position of one kind cannot
+//! index another kind's table; jobs and their pods are still walked by dense positions of
+//! [`Cluster::jobs`] and of each job's tasks, converted to [`JobId`] and [`TaskId`] at the
+//! typed calls.
 
 use std::cell::Cell;
 use std::cmp::Ordering;
 
 use crate::division::{Division, DivisionError, DivisionOptions, Resource};
 use crate::fixed::{SCALE, cmp_products, format_decimal};
-use crate::ids::{JobId, NodeId, PerResource, QueueId, TaskId};
+use crate::ids::{IdVec, JobId, NodeId, PerQueue, PerResource, QueueId, TaskId};
+use crate::snapshot::NodeInfo;
 use crate::snapshot::{Cluster, DEFAULT_STALENESS_GRACE_NANOS, TaskStatus};
 
 /// GPU, CPU and memory amounts (nano-units).
@@ -398,9 +403,9 @@ struct NodeState {
 /// whose running pods overcommit a node.
 #[derive(Debug, Clone)]
 pub(crate) struct Kept {
-    alloc: Vec<Amt>,
-    alloc_np: Vec<Amt>,
-    nodes: Vec<NodeState>,
+    alloc: PerQueue<Amt>,
+    alloc_np: PerQueue<Amt>,
+    nodes: IdVec<NodeId, NodeState>,
     pool: NodeState,
     tstate: Jagged<TState>,
     place: Jagged<PlaceRec>,
@@ -441,16 +446,16 @@ impl Kept {
         let t = &j.tasks[ti];
         let rec = std::mem::take(&mut self.place[ji][ti]);
         self.tstate[ji][ti] = TState::Pending;
-        let mut cur = j.queue.map(QueueId::index);
+        let mut cur = j.queue;
         while let Some(q) = cur {
             self.alloc[q] = sub_checked(self.alloc[q], t.req)?;
             if !j.preemptible {
                 self.alloc_np[q] = sub_checked(self.alloc_np[q], t.req)?;
             }
-            cur = c.hierarchy.queues()[q].parent.map(QueueId::index);
+            cur = c.hierarchy.queue(q).parent;
         }
         let ns = match rec.node {
-            Some(n) => &mut self.nodes[n.index()],
+            Some(n) => &mut self.nodes[n],
             None => &mut self.pool,
         };
         for r in Resource::ALL {
@@ -490,7 +495,7 @@ impl Kept {
 
     /// Allocated resources per queue (a parent holds its subtree), nano-units.
     pub(crate) fn queue_allocated(&self) -> crate::ids::PerQueue<Amt> {
-        crate::ids::PerQueue::from_vec(self.alloc.clone())
+        self.alloc.clone()
     }
 }
 
@@ -524,10 +529,10 @@ struct Engine<'a> {
     /// `(node, runai-gpu-group)` → device, for running fractions at session open.
     gpu_groups: std::collections::BTreeMap<(NodeId, String), usize>,
     o: SessionOptions,
-    fs: Vec<Amt>,
-    alloc: Vec<Amt>,
-    alloc_np: Vec<Amt>,
-    nodes: Vec<NodeState>,
+    fs: PerQueue<Amt>,
+    alloc: PerQueue<Amt>,
+    alloc_np: PerQueue<Amt>,
+    nodes: IdVec<NodeId, NodeState>,
     pool: NodeState,
     tstate: Jagged<TState>,
     place: Jagged<PlaceRec>,
@@ -647,7 +652,7 @@ fn run_with(
         Err(e) => return (Err(e.into()), kept),
     };
     let overflow = Cell::new(false);
-    let fs = division.fair_share.as_slice().to_vec();
+    let fs = division.fair_share.clone();
     let mut e = match kept {
         Some(k) => Engine::with_state(c, *options, fs, &overflow, k),
         None => Engine::new(c, *options, fs, &overflow),
@@ -694,13 +699,13 @@ impl<'a> Engine<'a> {
     pub(super) fn new(
         c: &'a Cluster,
         o: SessionOptions,
-        fs: Vec<Amt>,
+        fs: PerQueue<Amt>,
         overflow: &'a Cell<bool>,
     ) -> Engine<'a> {
         let nq = c.hierarchy.queues().len();
         let open = Kept {
-            alloc: vec![Amt::ZERO; nq],
-            alloc_np: vec![Amt::ZERO; nq],
+            alloc: PerQueue::filled(Amt::ZERO, nq),
+            alloc_np: PerQueue::filled(Amt::ZERO, nq),
             nodes: c
                 .nodes
                 .iter()
@@ -739,7 +744,7 @@ impl<'a> Engine<'a> {
                     rec = e.occupy(t);
                 }
                 if s == TState::Running
-                    && let Some(q) = j.queue.map(QueueId::index)
+                    && let Some(q) = j.queue
                 {
                     e.account(q, t.req, !j.preemptible, true);
                 }
@@ -764,7 +769,7 @@ impl<'a> Engine<'a> {
     fn with_state(
         c: &'a Cluster,
         o: SessionOptions,
-        fs: Vec<Amt>,
+        fs: PerQueue<Amt>,
         overflow: &'a Cell<bool>,
         open: Kept,
     ) -> Engine<'a> {
@@ -817,7 +822,7 @@ impl<'a> Engine<'a> {
             let j = &c.jobs[ji];
             for ti in 0..j.tasks.len() {
                 if self.tstate[ji][ti] == TState::Running {
-                    if let Some(q) = j.queue.map(QueueId::index) {
+                    if let Some(q) = j.queue {
                         self.account(q, j.tasks[ti].req, !j.preemptible, false);
                     }
                     self.release(ji, ti);
@@ -842,8 +847,8 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        for (n, ns) in self.nodes.iter_mut().enumerate() {
-            settle(ns, c.nodes[n].allocatable[GPU])?;
+        for (n, ns) in self.nodes.iter_enumerated_mut() {
+            settle(ns, node_info(c, n).allocatable[GPU])?;
         }
         settle(&mut self.pool, 0)?;
         if self.overflow.get() {
@@ -963,6 +968,12 @@ impl<'a> Engine<'a> {
             );
         }
     }
+}
+
+/// Node `n` of `c` (the cluster's node list is indexed by position; this is the one place
+/// the session turns a [`NodeId`] back into one).
+fn node_info(c: &Cluster, n: NodeId) -> &NodeInfo {
+    &c.nodes[n.index()]
 }
 
 /// The part of a task's request placed on nodes as devices: its GPU request without the

@@ -29,7 +29,7 @@ impl Engine<'_> {
         (pending, gang)
     }
 
-    pub(super) fn drs(&self, q: usize, extra: Amt, sign: i128) -> f64 {
+    pub(super) fn drs(&self, q: QueueId, extra: Amt, sign: i128) -> f64 {
         let mut m = 0.0f64;
         for r in Resource::ALL {
             let of = self.overflow;
@@ -46,13 +46,13 @@ impl Engine<'_> {
 
     /// Sibling queue order (upstream `plugins/proportion/queue_order/queue_order.go`): `Less` when
     /// `a` (with its candidate job `ja`) goes first.
-    pub(super) fn queue_cmp(&self, a: usize, ja: Amt, b: usize, jb: Amt) -> Ordering {
-        let over = |q: usize| {
+    pub(super) fn queue_cmp(&self, a: QueueId, ja: Amt, b: QueueId, jb: Amt) -> Ordering {
+        let over = |q: QueueId| {
             Resource::ALL
                 .into_iter()
                 .all(|r| self.fs[q][r] < self.alloc[q][r])
         };
-        let starved = |q: usize, j: Amt| {
+        let starved = |q: QueueId, j: Amt| {
             Resource::ALL.into_iter().all(|r| {
                 unl_le(
                     plus(self.alloc[q][r], j[r], self.overflow),
@@ -60,13 +60,13 @@ impl Engine<'_> {
                 )
             })
         };
-        let penal = |q: usize, j: Amt| {
+        let penal = |q: QueueId, j: Amt| {
             Resource::ALL.into_iter().any(|r| {
                 plus(self.alloc[q][r], j[r], self.overflow) > 0 && self.allocatable(q, r) == Some(0)
             })
         };
-        let qa = &self.c.hierarchy.queues()[a];
-        let qb = &self.c.hierarchy.queues()[b];
+        let qa = &self.c.hierarchy.queue(a);
+        let qb = &self.c.hierarchy.queue(b);
         over(a)
             .cmp(&over(b))
             .then(starved(b, jb).cmp(&starved(a, ja)))
@@ -137,11 +137,11 @@ impl Engine<'_> {
     ///
     /// # Complexity
     /// O(T + C log C) for T pods and C candidates.
-    pub(super) fn leaf_lists(&self, pred: impl Fn(usize) -> bool) -> Vec<Vec<usize>> {
+    pub(super) fn leaf_lists(&self, pred: impl Fn(usize) -> bool) -> PerQueue<Vec<usize>> {
         let nq = self.c.hierarchy.queues().len();
-        let mut lists = vec![Vec::new(); nq];
+        let mut lists = PerQueue::filled(Vec::new(), nq);
         for (ji, j) in self.c.jobs.iter().enumerate() {
-            if let Some(q) = j.queue.map(QueueId::index)
+            if let Some(q) = j.queue
                 && !self.evicted_job[ji]
                 && self.tstate[ji].contains(&TState::Pending)
                 && pred(ji)
@@ -186,9 +186,9 @@ impl Engine<'_> {
     /// O(1) for a repeated pick, else [`Engine::pick`]'s O(Q) queue comparisons.
     pub(super) fn next_pick(
         &self,
-        lists: &[Vec<usize>],
-        last: &mut Option<(usize, u64, Amt)>,
-    ) -> Option<(usize, usize)> {
+        lists: &PerQueue<Vec<usize>>,
+        last: &mut Option<(QueueId, u64, Amt)>,
+    ) -> Option<(QueueId, usize)> {
         if !self.shortcuts {
             return self.pick(lists);
         }
@@ -205,22 +205,21 @@ impl Engine<'_> {
     }
 
     /// The best (leaf, job) in hierarchical queue order.
-    pub(super) fn pick(&self, lists: &[Vec<usize>]) -> Option<(usize, usize)> {
+    pub(super) fn pick(&self, lists: &PerQueue<Vec<usize>>) -> Option<(QueueId, usize)> {
         self.pick_among(self.c.hierarchy.roots(), lists)
     }
 
     pub(super) fn pick_among(
         &self,
         sibs: &[QueueId],
-        lists: &[Vec<usize>],
-    ) -> Option<(usize, usize)> {
-        let mut best: Option<(usize, usize, usize, Amt)> = None;
-        for &qid in sibs {
-            let q = qid.index();
-            let cand = if self.c.hierarchy.is_leaf(qid) {
+        lists: &PerQueue<Vec<usize>>,
+    ) -> Option<(QueueId, usize)> {
+        let mut best: Option<(QueueId, QueueId, usize, Amt)> = None;
+        for &q in sibs {
+            let cand = if self.c.hierarchy.is_leaf(q) {
                 lists[q].last().map(|&j| (q, j))
             } else {
-                self.pick_among(self.c.hierarchy.children(qid), lists)
+                self.pick_among(self.c.hierarchy.children(q), lists)
             };
             let Some((leaf, ji)) = cand else { continue };
             let req = self.pick_request(ji);
@@ -248,15 +247,15 @@ impl Engine<'_> {
     /// Reverse queue order between two victim queues with their simulated allocations
     /// (`Less` = `a` gives up a job first): over-utilized first, then not starved, then lower
     /// priority, then the higher dominant resource share, then the newer queue.
-    pub(super) fn victim_order(&self, a: usize, aa: Amt, b: usize, ab: Amt) -> Ordering {
-        let over = |q: usize, al: Amt| Resource::ALL.into_iter().all(|r| self.fs[q][r] < al[r]);
-        let starved = |q: usize, al: Amt| {
+    pub(super) fn victim_order(&self, a: QueueId, aa: Amt, b: QueueId, ab: Amt) -> Ordering {
+        let over = |q: QueueId, al: Amt| Resource::ALL.into_iter().all(|r| self.fs[q][r] < al[r]);
+        let starved = |q: QueueId, al: Amt| {
             Resource::ALL
                 .into_iter()
                 .all(|r| unl_le(al[r], self.params(q, r).deserved))
         };
-        let qa = &self.c.hierarchy.queues()[a];
-        let qb = &self.c.hierarchy.queues()[b];
+        let qa = &self.c.hierarchy.queue(a);
+        let qb = &self.c.hierarchy.queue(b);
         over(b, ab)
             .cmp(&over(a, aa))
             .then(starved(a, aa).cmp(&starved(b, ab)))
@@ -266,7 +265,7 @@ impl Engine<'_> {
             .then(qb.name.cmp(&qa.name))
     }
 
-    pub(super) fn drs_of(&self, q: usize, al: Amt) -> f64 {
+    pub(super) fn drs_of(&self, q: QueueId, al: Amt) -> f64 {
         let mut m = 0.0f64;
         for r in Resource::ALL {
             let v = match self.allocatable(q, r) {

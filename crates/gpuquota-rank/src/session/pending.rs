@@ -11,7 +11,7 @@ impl Engine<'_> {
     /// once per leaf and request (O(log J) to find them again).
     pub(super) fn pending(&self) -> Vec<Pending> {
         let mut out = Vec::new();
-        let mut numbers_of: std::collections::BTreeMap<(usize, Amt), String> =
+        let mut numbers_of: std::collections::BTreeMap<(QueueId, Amt), String> =
             std::collections::BTreeMap::new();
         for (ji, j) in self.c.jobs.iter().enumerate() {
             if j.foreign || !self.tstate[ji].contains(&TState::Pending) {
@@ -24,7 +24,7 @@ impl Engine<'_> {
             }
             let take: Vec<usize> = pending.iter().copied().take(gang.max(1)).collect();
             let req = self.job_req(ji, &take);
-            let (reason, message, details) = match (j.queue.map(QueueId::index), &self.fail[ji]) {
+            let (reason, message, details) = match (j.queue, &self.fail[ji]) {
                 (None, _) => (
                     Reason::QueueDoesNotExist,
                     format!(
@@ -35,7 +35,7 @@ impl Engine<'_> {
                 ),
                 (Some(_), Some((reason, Some(f), msg))) => {
                     let (q, r) = match *f {
-                        CapFail::OverLimit(q, r) | CapFail::NonPreemptible(q, r) => (q.index(), r),
+                        CapFail::OverLimit(q, r) | CapFail::NonPreemptible(q, r) => (q, r),
                     };
                     let np = matches!(f, CapFail::NonPreemptible(..));
                     (*reason, msg.clone(), Some(self.details(q, r, req, np)))

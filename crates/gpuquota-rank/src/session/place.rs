@@ -7,7 +7,7 @@ impl Engine<'_> {
     pub(super) fn node_mut(&mut self, node: Option<NodeId>) -> &mut NodeState {
         self.touch(node);
         match node {
-            Some(n) => &mut self.nodes[n.index()],
+            Some(n) => &mut self.nodes[n],
             None => &mut self.pool,
         }
     }
@@ -34,7 +34,7 @@ impl Engine<'_> {
             if slot == self.nodes.len() {
                 self.pool = copy;
             } else {
-                self.nodes[slot] = copy;
+                self.nodes[NodeId::new(slot)] = copy;
             }
         }
         self.probe.depth = self.probe.depth.saturating_sub(1);
@@ -46,8 +46,7 @@ impl Engine<'_> {
         if depth == 0 {
             return;
         }
-        let node = node.map(NodeId::index);
-        let slot = node.unwrap_or(self.nodes.len());
+        let slot = node.map_or(self.nodes.len(), NodeId::index);
         if self.probe.saved_at.len() <= self.nodes.len() {
             self.probe.saved_at = vec![0; self.nodes.len() + 1];
         }
@@ -102,7 +101,7 @@ impl Engine<'_> {
                 let known = group.as_ref().and_then(|k| self.gpu_groups.get(k).copied());
                 // Session open only: no probe is running, so no copy is needed.
                 let ns = match node {
-                    Some(n) => &mut self.nodes[n.index()],
+                    Some(n) => &mut self.nodes[n],
                     None => &mut self.pool,
                 };
                 let mut best: Option<usize> = known;
@@ -149,7 +148,7 @@ impl Engine<'_> {
         rec
     }
 
-    pub(super) fn node_fits(&self, n: usize, req: Amt, fractional: bool) -> Option<bool> {
+    pub(super) fn node_fits(&self, n: NodeId, req: Amt, fractional: bool) -> Option<bool> {
         let of = self.overflow;
         let ns = &self.nodes[n];
         let mut now = true;
@@ -182,7 +181,7 @@ impl Engine<'_> {
         Some(now)
     }
 
-    pub(super) fn node_idle_gpu(&self, n: usize) -> i128 {
+    pub(super) fn node_idle_gpu(&self, n: NodeId) -> i128 {
         let of = self.overflow;
         self.nodes[n]
             .devs
@@ -235,18 +234,18 @@ impl Engine<'_> {
     ///
     /// # Complexity
     /// O(N · G) for N nodes of G devices.
-    fn best_node(&self, t: &crate::snapshot::Task, req: Amt) -> Option<usize> {
+    fn best_node(&self, t: &crate::snapshot::Task, req: Amt) -> Option<NodeId> {
         let of = self.overflow;
         let gpu_job = req[GPU] > 0;
-        let mut best: Option<(usize, bool, i128, i128)> = None; // node, now, free, total
-        for n in 0..self.nodes.len() {
-            if !self.c.nodes[n].admits(t) {
+        let mut best: Option<(NodeId, bool, i128, i128)> = None; // node, now, free, total
+        for (n, ns) in self.nodes.iter_enumerated() {
+            let info = node_info(self.c, n);
+            if !info.admits(t) {
                 continue;
             }
             let Some(mut now) = self.node_fits(n, req, t.fractional) else {
                 continue;
             };
-            let ns = &self.nodes[n];
             if t.mig
                 .iter()
                 .any(|&(p, c)| plus64(ns.mig[p].0, ns.mig[p].1, of) < c)
@@ -255,12 +254,9 @@ impl Engine<'_> {
             }
             now &= t.mig.iter().all(|&(p, c)| ns.mig[p].0 >= c);
             let (free, total) = if gpu_job {
-                (self.node_idle_gpu(n), self.c.nodes[n].allocatable[GPU])
+                (self.node_idle_gpu(n), info.allocatable[GPU])
             } else {
-                (
-                    self.nodes[n].idle[Resource::Cpu],
-                    self.c.nodes[n].allocatable[Resource::Cpu],
-                )
+                (ns.idle[Resource::Cpu], info.allocatable[Resource::Cpu])
             };
             let better = match best {
                 None => true,
@@ -296,15 +292,15 @@ impl Engine<'_> {
     ///
     /// # Complexity
     /// O(G + M) for G devices and M MIG profiles.
-    fn take_on_node(&mut self, n: usize, t_ji: (usize, usize), req: Amt) -> Option<PlaceRec> {
+    fn take_on_node(&mut self, n: NodeId, t_ji: (usize, usize), req: Amt) -> Option<PlaceRec> {
         let of = self.overflow;
         let t = &self.c.jobs[t_ji.0].tasks[t_ji.1];
         let fractional = t.fractional;
         let spread = self.o.placement == Placement::Spread;
-        self.touch(Some(NodeId::new(n)));
+        self.touch(Some(n));
         let ns = &mut self.nodes[n];
         let mut rec = PlaceRec {
-            node: Some(NodeId::new(n)),
+            node: Some(n),
             ..PlaceRec::default()
         };
         for &(p, c) in &t.mig {
@@ -461,7 +457,7 @@ impl Engine<'_> {
     pub(super) fn commit_placed(&mut self, ji: usize, tasks: &[usize], recs: Vec<PlaceRec>) {
         self.epoch += 1;
         let j = &self.c.jobs[ji];
-        let Some(q) = j.queue.map(QueueId::index) else {
+        let Some(q) = j.queue else {
             return;
         };
         let mut pods = Vec::new();
@@ -471,7 +467,7 @@ impl Engine<'_> {
             pipelined |= p;
             pods.push((
                 j.tasks[ti].key.clone(),
-                rec.node.map(|n| self.c.nodes[n.index()].name.clone()),
+                rec.node.map(|n| node_info(self.c, n).name.clone()),
             ));
             self.account(q, j.tasks[ti].req, !j.preemptible, true);
             self.tstate[ji][ti] = TState::Placed(p);
@@ -480,7 +476,7 @@ impl Engine<'_> {
         if pods.is_empty() {
             return;
         }
-        let qname = self.c.hierarchy.queues()[q].name.clone();
+        let qname = self.c.hierarchy.queue(q).name.clone();
         if let Some(i) = self.alloc_idx[ji] {
             let a = &mut self.allocated[i];
             a.pipelined |= pipelined;

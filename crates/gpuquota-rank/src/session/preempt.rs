@@ -6,7 +6,7 @@ impl Engine<'_> {
     pub(super) fn preempt(&mut self) {
         // Built when the first job's step runs: no step commits anything before, so it is
         // the list as of the action's start (and a session without candidates skips it).
-        let mut running: Option<Vec<Vec<usize>>> = None;
+        let mut running: Option<PerQueue<Vec<usize>>> = None;
         let mut lists = self.leaf_lists(|_| true);
         let mut last = None;
         while let Some((leaf, ji)) = self.next_pick(&lists, &mut last) {
@@ -26,7 +26,13 @@ impl Engine<'_> {
     }
 
     /// Preemption for one pending job of leaf `leaf` (its gang `tasks`), once its preemption delay has elapsed.
-    fn preempt_job(&mut self, leaf: usize, ji: usize, tasks: Vec<usize>, running: &[Vec<usize>]) {
+    fn preempt_job(
+        &mut self,
+        leaf: QueueId,
+        ji: usize,
+        tasks: Vec<usize>,
+        running: &PerQueue<Vec<usize>>,
+    ) {
         let prio = self.c.jobs[ji].priority;
         let np = !self.c.jobs[ji].preemptible;
         let req = self.job_req(ji, &tasks);
@@ -39,7 +45,7 @@ impl Engine<'_> {
                 vj != ji
                     && !self.evicted_job[vj]
                     && self.tstate[vj].contains(&TState::Running)
-                    && self.runtime_ok(vj, self.c.queues[leaf].preempt_min_runtime)
+                    && self.runtime_ok(vj, self.c.queues[leaf.index()].preempt_min_runtime)
             })
             .collect();
         if cands.is_empty() {

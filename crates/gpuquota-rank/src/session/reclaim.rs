@@ -6,7 +6,7 @@ use super::*;
 impl Engine<'_> {
     /// The proportion victim prefilter (upstream `plugins/proportion/reclaimable`) on the leveled
     /// pair.
-    pub(super) fn filter_victim(&self, rl: usize, vl: usize, req: Amt) -> bool {
+    pub(super) fn filter_victim(&self, rl: QueueId, vl: QueueId, req: Amt) -> bool {
         let exceeds = Resource::ALL.into_iter().any(|r| {
             !unl_le(
                 plus(self.alloc[rl][r], req[r], self.overflow),
@@ -39,16 +39,17 @@ impl Engine<'_> {
     /// The reclaim validator (upstream `plugins/proportion/reclaimable/reclaimable.go`).
     pub(super) fn reclaimable(
         &self,
-        leaf: usize,
+        leaf: QueueId,
         req: Amt,
         victims: &[(usize, Vec<usize>)],
     ) -> Result<(), String> {
         let nq = self.c.hierarchy.queues().len();
-        let mut remaining: Vec<Option<Amt>> = vec![None; nq];
-        let mut involved: Vec<PerResource<bool>> = vec![PerResource([false; 3]); nq];
+        let mut remaining: PerQueue<Option<Amt>> = PerQueue::filled(None, nq);
+        let mut involved: PerQueue<PerResource<bool>> =
+            PerQueue::filled(PerResource([false; 3]), nq);
         for (vj, ts) in victims {
             let j = &self.c.jobs[*vj];
-            let Some(vq) = j.queue.map(QueueId::index) else {
+            let Some(vq) = j.queue else {
                 continue;
             };
             let Some((rl, vl)) = self.leveled(leaf, vq) else {
@@ -69,7 +70,7 @@ impl Engine<'_> {
             if !maintain && !guarantee {
                 return Err(format!(
                     "queue {} is within its fair share and the reclaimer is not starved",
-                    self.c.hierarchy.queues()[vl].name
+                    self.c.hierarchy.queue(vl).name
                 ));
             }
             let mut vreq = Amt::ZERO;
@@ -84,19 +85,18 @@ impl Engine<'_> {
                     involved[q][r] |= vreq[r] > 0;
                 }
                 remaining[q] = Some(rm);
-                cur = self.c.hierarchy.queues()[q].parent.map(QueueId::index);
+                cur = self.c.hierarchy.queue(q).parent;
             }
         }
         // Boundary check from the reclaimer's leaf up.
         let mult = self.o.reclaimer_saturation_multiplier.max(SCALE);
-        for x in self.c.hierarchy.path(QueueId::new(leaf)).into_iter().rev() {
+        for x in self.c.hierarchy.path(leaf).into_iter().rev() {
             let sibs: &[QueueId] = match self.c.hierarchy.queue(x).parent {
                 Some(p) => self.c.hierarchy.children(p),
                 None => self.c.hierarchy.roots(),
             };
-            let x = x.index();
             let xrem = remaining[x].unwrap_or(self.alloc[x]);
-            for s in sibs.iter().map(|s| s.index()) {
+            for &s in sibs {
                 if s == x {
                     continue;
                 }
@@ -125,8 +125,8 @@ impl Engine<'_> {
                     if fail {
                         return Err(format!(
                             "queue {} would end above its fair share and more saturated than {}",
-                            self.c.hierarchy.queues()[x].name,
-                            self.c.hierarchy.queues()[s].name
+                            self.c.hierarchy.queue(x).name,
+                            self.c.hierarchy.queue(s).name
                         ));
                     }
                 }
@@ -138,7 +138,7 @@ impl Engine<'_> {
     pub(super) fn reclaim(&mut self) {
         // Built when the first job's step runs: no step commits anything before, so it is
         // the list as of the action's start (and a session without candidates skips it).
-        let mut running: Option<Vec<Vec<usize>>> = None;
+        let mut running: Option<PerQueue<Vec<usize>>> = None;
         let mut lists = self.leaf_lists(|_| true);
         let mut last = None;
         while let Some((leaf, ji)) = self.next_pick(&lists, &mut last) {
@@ -158,7 +158,13 @@ impl Engine<'_> {
     }
 
     /// Reclaim for one pending job of leaf `leaf` (its gang `tasks`), once its preemption delay has elapsed.
-    fn reclaim_job(&mut self, leaf: usize, ji: usize, tasks: Vec<usize>, running: &[Vec<usize>]) {
+    fn reclaim_job(
+        &mut self,
+        leaf: QueueId,
+        ji: usize,
+        tasks: Vec<usize>,
+        running: &PerQueue<Vec<usize>>,
+    ) {
         let j = &self.c.jobs[ji];
         let np = !j.preemptible;
         let req = self.job_req(ji, &tasks);
@@ -174,7 +180,7 @@ impl Engine<'_> {
             let res = r;
             self.set_fail(ji, Reason::Unschedulable, None, format!(
                 "queue {} cannot reclaim: allocated {} + requested {} {res} exceeds its fair share {}",
-                self.c.hierarchy.queues()[leaf].name,
+                self.c.hierarchy.queue(leaf).name,
                 fmt_res(res, self.alloc[leaf][r]),
                 fmt_res(res, req[r]),
                 fmt_res(res, self.fs[leaf][r])
@@ -183,8 +189,8 @@ impl Engine<'_> {
         }
         // Victim queues: other leaves with running preemptible jobs, passing the
         // proportion prefilter on the leveled pair; in reverse queue order.
-        let mut vq: Vec<(usize, Option<i128>)> = Vec::new();
-        for (q, list) in running.iter().enumerate() {
+        let mut vq: Vec<(QueueId, Option<i128>)> = Vec::new();
+        for (q, list) in running.iter_enumerated() {
             if q == leaf || list.is_empty() {
                 continue;
             }
@@ -192,7 +198,7 @@ impl Engine<'_> {
                 continue;
             };
             if self.filter_victim(rl, vl, req) {
-                vq.push((q, self.c.queues[vl].reclaim_min_runtime));
+                vq.push((q, self.c.queues[vl.index()].reclaim_min_runtime));
             }
         }
         // Victims are generated lazily: enough to cover the shortfall, then more only if

@@ -58,7 +58,7 @@ impl Engine<'_> {
         self.epoch += 1;
         let j = &self.c.jobs[ji];
         for &ti in tasks {
-            if let Some(q) = j.queue.map(QueueId::index) {
+            if let Some(q) = j.queue {
                 self.account(q, j.tasks[ti].req, !j.preemptible, false);
             }
             self.release(ji, ti);
@@ -203,12 +203,12 @@ impl Engine<'_> {
     }
 
     /// The leveled pair: the first differing queues on the two root→leaf paths.
-    pub(super) fn leveled(&self, a: usize, b: usize) -> Option<(usize, usize)> {
-        let pa = self.c.hierarchy.path(QueueId::new(a));
-        let pb = self.c.hierarchy.path(QueueId::new(b));
+    pub(super) fn leveled(&self, a: QueueId, b: QueueId) -> Option<(QueueId, QueueId)> {
+        let pa = self.c.hierarchy.path(a);
+        let pb = self.c.hierarchy.path(b);
         for i in 0..pa.len().min(pb.len()) {
             if pa[i] != pb[i] {
-                return Some((pa[i].index(), pb[i].index()));
+                return Some((pa[i], pb[i]));
             }
         }
         None
@@ -216,10 +216,10 @@ impl Engine<'_> {
 
     /// Running preemptible jobs per leaf queue, in victim order (lowest priority, newest
     /// first).
-    pub(super) fn running_by_leaf(&self) -> Vec<Vec<usize>> {
-        let mut lists = vec![Vec::new(); self.c.hierarchy.queues().len()];
+    pub(super) fn running_by_leaf(&self) -> PerQueue<Vec<usize>> {
+        let mut lists = PerQueue::filled(Vec::new(), self.c.hierarchy.queues().len());
         for (vj, job) in self.c.jobs.iter().enumerate() {
-            if let Some(q) = job.queue.map(QueueId::index)
+            if let Some(q) = job.queue
                 && job.preemptible
                 && !self.evicted_job[vj]
                 && self.tstate[vj].contains(&TState::Running)
@@ -238,8 +238,8 @@ impl Engine<'_> {
     /// job; evicted jobs and jobs protected by min-runtime are skipped.
     pub(super) fn next_victim_job(
         &self,
-        vq: &[(usize, Option<i128>)],
-        running: &[Vec<usize>],
+        vq: &[(QueueId, Option<i128>)],
+        running: &PerQueue<Vec<usize>>,
         vg: &mut VictimGen,
         out: &mut Vec<(usize, Vec<usize>)>,
     ) {
