@@ -4,74 +4,13 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use gpuquota_benches::SplitMix64;
+use gpuquota_benches::rank::{division_totals, division_tree};
 use gpuquota_model::Timestamp;
 use gpuquota_rank::fixed::SCALE;
 use gpuquota_rank::ids::QueueId;
 use gpuquota_rank::session::{SessionOptions, run_session};
 use gpuquota_rank::snapshot::{Cluster, Job, QueueInfo, Task, TaskStatus};
 use gpuquota_rank::{DivisionOptions, Hierarchy, QueueInput, ResourceParams};
-
-/// B6 (a): 10 departments × 10 projects × 100 queues, 3 resources, 3 ranks, weights 1–4.
-fn division_tree(seed: u64) -> Hierarchy {
-    let mut rng = SplitMix64::new(seed);
-    let mut qs = Vec::with_capacity(10_110);
-    let params = |rng: &mut SplitMix64, leaf: bool| {
-        let mut res = [ResourceParams::default(); 3];
-        for (r, p) in res.iter_mut().enumerate() {
-            let unit = [SCALE, 1000 * SCALE, (1 << 30) * SCALE][r];
-            *p = ResourceParams {
-                deserved: Some(i128::from(rng.below(8) as u8) * unit),
-                weight: i128::from(1 + rng.below(4) as u8) * SCALE,
-                limit: if rng.below(4) == 0 {
-                    Some(i128::from(4 + rng.below(16) as u8) * unit)
-                } else {
-                    None
-                },
-                request: if leaf {
-                    i128::from(rng.below(24) as u8) * unit
-                } else {
-                    0
-                },
-                usage: 0,
-            };
-        }
-        res
-    };
-    for d in 0..10 {
-        let di = qs.len();
-        qs.push(QueueInput {
-            name: format!("dep-{d}"),
-            parent: None,
-            priority: 100,
-            creation: None,
-            uid: String::new(),
-            resources: params(&mut rng, false),
-        });
-        for p in 0..10 {
-            let pi = qs.len();
-            qs.push(QueueInput {
-                name: format!("proj-{d}-{p}"),
-                parent: Some(QueueId::new(di)),
-                priority: 90 + 10 * rng.below(3) as i32,
-                creation: None,
-                uid: String::new(),
-                resources: params(&mut rng, false),
-            });
-            for l in 0..100 {
-                qs.push(QueueInput {
-                    name: format!("q-{d}-{p}-{l}"),
-                    parent: Some(QueueId::new(pi)),
-                    priority: 90 + 10 * rng.below(3) as i32,
-                    creation: Some(Timestamp::from_unix_seconds(rng.below(1000) as i64)),
-                    uid: String::new(),
-                    resources: params(&mut rng, true),
-                });
-            }
-        }
-    }
-    Hierarchy::new(qs).unwrap_or_else(|e| panic!("{e}"))
-}
 
 fn queue(name: &str, parent: Option<usize>, deserved: i128) -> QueueInput {
     let mut resources = [ResourceParams::default(); 3];
@@ -168,11 +107,7 @@ fn quota_cluster(total: i128, qa: i128, qb: i128, a_running: usize, b_jobs: Vec<
 
 fn benches(c: &mut Criterion) {
     let tree = division_tree(7);
-    let totals = gpuquota_rank::ids::PerResource::new(
-        80_000 * SCALE,
-        80_000_000 * SCALE,
-        (80_000_i128 << 30) * SCALE,
-    );
+    let totals = division_totals();
     let mut g = c.benchmark_group("rank");
     g.sample_size(20);
     for k in [0, 1] {

@@ -4,6 +4,7 @@
 //! the commands that produced them are in `benches/README.md`.
 
 pub mod mig;
+pub mod rank;
 
 /// SplitMix64: a tiny, portable, seeded generator so that every bench input is reproducible.
 #[derive(Debug, Clone)]
