@@ -529,17 +529,14 @@ impl Hierarchy {
             let p = self.parents[q];
             if p != NO_PARENT {
                 let child = request[q];
-                request[p] = request[p].checked_add(&child).ok_or_else(|| {
-                    // The first resource that overflows, as the per-resource sum reported it.
-                    let resource = Resource::ALL
-                        .into_iter()
-                        .find(|&r| request[p][r].checked_add(child[r]).is_none())
-                        .unwrap_or(Resource::Gpu);
-                    DivisionError::Overflow {
-                        queue: self.queues[p].name.clone(),
-                        resource,
-                    }
-                })?;
+                for r in Resource::ALL {
+                    request[p][r] = request[p][r].checked_add(child[r]).ok_or_else(|| {
+                        DivisionError::Overflow {
+                            queue: self.queues[p].name.clone(),
+                            resource: r,
+                        }
+                    })?;
+                }
             }
         }
         Ok(request)
@@ -580,6 +577,8 @@ impl Hierarchy {
         ];
         let mut weight_gcd = [0u64; 3];
         let mut amount_gcd = [0u64; 3];
+        // The largest requestable amount per resource: it bounds every fair share (below).
+        let mut max_requestable = [0i128; 3];
         for r in 0..3 {
             amount_gcd[r] = gcd(
                 SCALE as u128,
@@ -606,6 +605,7 @@ impl Hierarchy {
                 }
                 let req = request[q].0[r];
                 let requestable = if st.limit < 0 { req } else { st.limit.min(req) };
+                max_requestable[r] = max_requestable[r].max(requestable);
                 let deserved = st.deserved;
                 reduce(&mut amount_gcd[r], requestable as u128);
                 if deserved > 0 {
@@ -658,13 +658,21 @@ impl Hierarchy {
                     ctx.divide_group(&self.sorted_children[q], t)?;
                 }
             }
-            // Back to nano-units (every amount was a multiple of `g`, so this only overflows
-            // where the input already did; it is checked all the same), and the phase-1
-            // amounts: deserved (or the parent's share) capped by requestable.
+            // Back to nano-units, and the phase-1 amounts: deserved (or the parent's share)
+            // capped by requestable. `deserved` and `requestable` were divided exactly by `g`,
+            // so their products are the input amounts again and cannot overflow. A fair share
+            // is at most `requestable + unit` (phases 1 and 2 stop at requestable, phase 3 adds
+            // at most one unit, once), so `fs · g ≤ requestable · g + SCALE`: with every
+            // requestable amount at most `i128::MAX − SCALE`, checked once here, no product
+            // overflows; beyond that bound each one is checked.
+            let bounded = max_requestable[ri] <= i128::MAX - SCALE;
             for &q in &self.order {
                 let c = &ctx.col[q];
-                let back = |v: i128| v.checked_mul(g).ok_or_else(|| ctx.overflow(q));
-                fair_share[q][r] = back(c.fs)?;
+                fair_share[q][r] = if bounded {
+                    c.fs * g
+                } else {
+                    c.fs.checked_mul(g).ok_or_else(|| ctx.overflow(q))?
+                };
                 let p = self.parents[q];
                 let total = if p == NO_PARENT {
                     totals[r]
@@ -674,9 +682,9 @@ impl Hierarchy {
                 let d = if c.deserved < 0 {
                     total
                 } else {
-                    back(c.deserved)?
+                    c.deserved * g
                 };
-                phase1[q][r] = d.min(back(c.requestable)?);
+                phase1[q][r] = d.min(c.requestable * g);
             }
         }
         Ok(Division {
@@ -702,10 +710,11 @@ struct Col {
 }
 
 impl Col {
-    /// What the queue may still get. Both amounts are non-negative, so the difference
-    /// cannot overflow (it saturates all the same).
+    /// What the queue may still get. Both amounts are non-negative (`fs` only grows by
+    /// non-negative amounts from 0), so the difference lies in `[−i128::MAX, i128::MAX]`
+    /// and cannot overflow.
     fn remaining(&self) -> i128 {
-        self.requestable.saturating_sub(self.fs).max(0)
+        (self.requestable - self.fs).max(0)
     }
 }
 
@@ -855,11 +864,9 @@ impl GroupCtx<'_> {
                                 .ok_or_else(|| self.overflow(q))?
                                 .0
                         };
-                        let rec = frac_nano
-                            .checked_mul(SCALE as u128)
-                            .and_then(|x| x.checked_add(sub))
-                            .ok_or_else(|| self.overflow(q))?;
-                        self.records[i] = Some(rec);
+                        // `frac_nano < unit ≤ SCALE` and `sub < SCALE` (`share_rem <
+                        // total_sw`), so the record is below SCALE² + SCALE: no overflow.
+                        self.records[i] = Some(frac_nano * SCALE as u128 + sub);
                     } else if corrected {
                         self.records[i] = None;
                     }
@@ -867,8 +874,11 @@ impl GroupCtx<'_> {
                 if give == 0 {
                     continue;
                 }
-                self.col[q].fs = c.fs.checked_add(give).ok_or_else(|| self.overflow(q))?;
-                rem = rem.checked_sub(give).ok_or_else(|| self.overflow(q))?;
+                // No overflow: `give ≤ need = requestable − fs`, so `fs + give ≤ requestable`;
+                // and the round's gives sum to at most Σ share ≤ amount (each share is a floor
+                // of amount · sw / Σsw), so `rem` stays in `[0, amount]`.
+                self.col[q].fs = c.fs + give;
+                rem -= give;
                 again |= need < share || (need == share && share_rem > 0);
             }
             if !again || rem == 0 {
@@ -903,9 +913,11 @@ impl GroupCtx<'_> {
                     g = g.min(self.col[q].remaining());
                 }
                 if g > 0 {
+                    // `g ≤ rem`, so `rem` stays non-negative; in Kai mode the unit may take
+                    // `fs` past requestable, so that sum is checked.
                     let fs = self.col[q].fs;
                     self.col[q].fs = fs.checked_add(g).ok_or_else(|| self.overflow(q))?;
-                    rem = rem.checked_sub(g).ok_or_else(|| self.overflow(q))?;
+                    rem -= g;
                 }
             }
         }

@@ -4,7 +4,9 @@
 use gpuquota_model::Timestamp;
 use gpuquota_rank::fixed::SCALE;
 use gpuquota_rank::ids::PerResource;
-use gpuquota_rank::{DivisionOptions, Hierarchy, Mode, QueueInput, Resource, ResourceParams};
+use gpuquota_rank::{
+    DivisionError, DivisionOptions, Hierarchy, Mode, QueueInput, Resource, ResourceParams,
+};
 
 /// A GPU-only queue: deserved, weight, request (whole or fractional GPUs), limit, priority.
 pub(crate) struct Q {
@@ -219,4 +221,97 @@ fn time_based_table_section_4() {
     let b = q("b", 0.0, 1.0, 100.0);
     assert_eq!(gpu_shares(&[a, b], 10.0, Mode::Kai, 1.0), ["7", "3"]);
     let _ = SCALE;
+}
+
+/// GPU-only queues in nano-units, exactly (no `f64`): `(name, parent, deserved, request)`,
+/// weight 1 each.
+fn exact(qs: &[(&str, Option<usize>, Option<i128>, i128)]) -> Hierarchy {
+    let inputs = qs
+        .iter()
+        .map(|&(name, parent, deserved, request)| {
+            let mut resources = [ResourceParams::default(); 3];
+            resources[0] = ResourceParams {
+                deserved,
+                weight: SCALE,
+                limit: None,
+                request,
+                usage: 0,
+            };
+            QueueInput {
+                name: name.into(),
+                parent: parent.map(gpuquota_rank::ids::QueueId::new),
+                priority: 100,
+                creation: None,
+                uid: String::new(),
+                resources,
+            }
+        })
+        .collect();
+    Hierarchy::new(inputs).unwrap()
+}
+
+fn overflow_at(err: DivisionError) -> (String, Resource) {
+    match err {
+        DivisionError::Overflow { queue, resource } => (queue, resource),
+        other => panic!("expected an overflow, got {other}"),
+    }
+}
+
+/// Two leaves whose requests fit `i128` but whose sum does not: the parent's demand is
+/// reported, not wrapped.
+#[test]
+fn demand_sum_overflow_names_the_parent() {
+    let half = i128::MAX / 2 + 1;
+    let h = exact(&[
+        ("p", None, None, 0),
+        ("a", Some(0), Some(0), half),
+        ("b", Some(0), Some(0), half),
+    ]);
+    let err = h
+        .divide(PerResource::new(SCALE, 0, 0), &DivisionOptions::default())
+        .unwrap_err();
+    assert_eq!(overflow_at(err), ("p".to_string(), Resource::Gpu));
+}
+
+/// Three top-level queues, each deserving and requesting half of `i128`'s range, on an empty
+/// cluster: the phase-1 remainder `0 − 3·half` leaves `i128`, at the third queue.
+#[test]
+fn phase1_remainder_overflow_names_the_queue() {
+    let half = i128::MAX / 2;
+    let h = exact(&[
+        ("a", None, Some(half), half),
+        ("b", None, Some(half), half),
+        ("c", None, Some(half), half),
+    ]);
+    for mode in [Mode::Kai, Mode::Corrected] {
+        let err = h
+            .divide(
+                PerResource::ZERO,
+                &DivisionOptions::default().with_mode(mode),
+            )
+            .unwrap_err();
+        assert_eq!(overflow_at(err), ("c".to_string(), Resource::Gpu));
+    }
+}
+
+/// Amounts whose sum with the total leaves `i128` but whose actual sums (each group's
+/// remainder, each fair share) all fit: the division is exact, not an overflow.
+#[test]
+fn huge_amounts_that_fit_are_divided_exactly() {
+    let quarter = i128::MAX / 4;
+    let h = exact(&[
+        ("a", None, Some(0), quarter),
+        ("b", None, Some(0), quarter),
+        ("c", None, Some(quarter), quarter),
+    ]);
+    let total = quarter / 2 * 5;
+    let d = h
+        .divide(PerResource::new(total, 0, 0), &DivisionOptions::default())
+        .unwrap();
+    let fs: Vec<i128> = d.fair_share.iter().map(|f| f[Resource::Gpu]).collect();
+    // c's deserved quarter first, then the rest (1.5 quarters, rounded to whole units)
+    // split evenly between a and b, the leftover unit to the first in input order.
+    assert_eq!(fs.iter().sum::<i128>(), total);
+    assert_eq!(fs[2], quarter);
+    assert!(fs[0] >= fs[1] && fs[0] - fs[1] <= SCALE, "{fs:?}");
 }
