@@ -413,6 +413,25 @@ fn per_gpu(h: &HoldingIn, card_types: &[CardTypeIn], sharing: &ReplicasPerGpu) -
         })
 }
 
+/// [`per_gpu`], or the error naming `what.replicasPerGpu` when no source gives it; `noun` is
+/// what the holding is called in the message ("record" or "series").
+fn required_per_gpu(
+    h: &HoldingIn,
+    what: &str,
+    noun: &str,
+    card_types: &[CardTypeIn],
+    sharing: &ReplicasPerGpu,
+) -> Result<u64, MeteringError> {
+    per_gpu(h, card_types, sharing).ok_or_else(|| MeteringError::InvalidNumber {
+        field: format!("{what}.replicasPerGpu"),
+        value: String::new(),
+        reason: format!(
+            "replicas need replicasPerGpu (on the {noun}, its card type, or the device \
+             plugin's sharing configuration of the holder's node)"
+        ),
+    })
+}
+
 fn shape(
     h: &HoldingIn,
     what: &str,
@@ -427,13 +446,7 @@ fn shape(
         });
     }
     if let Some(r) = h.replicas {
-        let per = per_gpu(h, card_types, sharing).ok_or_else(|| MeteringError::InvalidNumber {
-            field: format!("{what}.replicasPerGpu"),
-            value: String::new(),
-            reason: "replicas need replicasPerGpu (on the record, its card type, or the device \
-                     plugin's sharing configuration of the holder's node)"
-                .to_owned(),
-        })?;
+        let per = required_per_gpu(h, what, "record", card_types, sharing)?;
         return Ok(Shape::Fraction {
             replicas: r,
             per_gpu: per,
@@ -458,13 +471,7 @@ fn unit_shape(
         });
     }
     if h.replicas.is_some() || h.replicas_per_gpu.is_some() {
-        let per = per_gpu(h, card_types, sharing).ok_or_else(|| MeteringError::InvalidNumber {
-            field: format!("{what}.replicasPerGpu"),
-            value: String::new(),
-            reason: "replicas need replicasPerGpu (on the series, its card type, or the device \
-                     plugin's sharing configuration of the holder's node)"
-                .to_owned(),
-        })?;
+        let per = required_per_gpu(h, what, "series", card_types, sharing)?;
         return Ok(Shape::Fraction {
             replicas: h.replicas.unwrap_or(1),
             per_gpu: per,
