@@ -12,8 +12,8 @@ use gpuquota_model::Amount;
 use gpuquota_model::diag::Diagnostic;
 
 use super::{
-    ARRIVAL, Arrivals, BUDGET, COMPLETION, CYCLE_BOUND, Context, Counters, Event, Finish, Outcome,
-    QueueOutcome, Run, RunEnd, TICK, WorkloadOutcome, created_after_end,
+    ARRIVAL, Arrivals, BUDGET, COMPLETION, CYCLE_BOUND, Context, Counters, EndOfRun, Event, Finish,
+    Outcome, QueueOutcome, Run, RunEnd, TICK, WorkloadOutcome, created_after_end,
 };
 use crate::scenario::Engine;
 
@@ -386,6 +386,22 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
             });
         }
     }
+}
+
+impl<'a, 'p, P: Policy> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
+    const ENGINE: Engine = Engine::Kueue;
+
+    fn cx(&mut self) -> &mut Context<'a, 'p> {
+        &mut self.cx
+    }
+
+    fn end(&self) -> EndOfRun {
+        EndOfRun {
+            running: self.h.live.iter().any(Option::is_some),
+            last_t: self.last_t,
+            counters: self.counters,
+        }
+    }
 
     /// Every workload's history, the pending ones with upstream's reason.
     fn workload_outcomes(&mut self, end_ms: i64) -> Vec<WorkloadOutcome> {
@@ -462,33 +478,5 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
                 }
             })
             .collect()
-    }
-}
-
-impl<'a, 'p, P: Policy> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
-    const ENGINE: Engine = Engine::Kueue;
-
-    fn cx(&mut self) -> &mut Context<'a, 'p> {
-        &mut self.cx
-    }
-
-    fn running(&self) -> bool {
-        self.h.live.iter().any(Option::is_some)
-    }
-
-    fn last_t(&self) -> i64 {
-        self.last_t
-    }
-
-    fn counters(&self) -> Counters {
-        self.counters
-    }
-
-    fn workloads(&mut self, end_ms: i64) -> Vec<WorkloadOutcome> {
-        self.workload_outcomes(end_ms)
-    }
-
-    fn queues(&self) -> Vec<QueueOutcome> {
-        self.queue_outcomes()
     }
 }

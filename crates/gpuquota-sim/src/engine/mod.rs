@@ -219,34 +219,41 @@ pub(crate) trait Finish<'a, 'p> {
     const ENGINE: Engine;
     /// The context shared with the other engine.
     fn cx(&mut self) -> &mut Context<'a, 'p>;
-    /// Whether a workload still runs.
-    fn running(&self) -> bool;
-    /// The time of the last event, ms since start.
-    fn last_t(&self) -> i64;
-    /// The run's counters.
-    fn counters(&self) -> Counters;
+    /// Where the event loop stopped.
+    fn end(&self) -> EndOfRun;
     /// Every workload's history, the runs still live cut at `end_ms`.
-    fn workloads(&mut self, end_ms: i64) -> Vec<WorkloadOutcome>;
+    fn workload_outcomes(&mut self, end_ms: i64) -> Vec<WorkloadOutcome>;
     /// Every queue's outcome.
-    fn queues(&self) -> Vec<QueueOutcome>;
+    fn queue_outcomes(&self) -> Vec<QueueOutcome>;
+}
+
+/// Where an event loop stopped: what [`finish`] needs of it besides its outcomes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EndOfRun {
+    /// Whether a workload still runs.
+    pub(crate) running: bool,
+    /// The time of the last event, ms since start.
+    pub(crate) last_t: i64,
+    /// The run's counters.
+    pub(crate) counters: Counters,
 }
 
 /// The outcome of a run: its end ([`Context::end_of_run`]), then every workload's history
 /// with the runs still live cut there, then every queue's outcome.
 pub(crate) fn finish<'a, 'p: 'a, R: Finish<'a, 'p>>(mut run: R) -> Outcome {
-    let running = run.running();
-    let last_t = run.last_t();
-    let events = run.counters().events;
-    let end_ms = run.cx().end_of_run(running, last_t, events);
-    let workloads = run.workloads(end_ms);
+    let end = run.end();
+    let end_ms = run
+        .cx()
+        .end_of_run(end.running, end.last_t, end.counters.events);
+    let workloads = run.workload_outcomes(end_ms);
     Outcome {
         engine: R::ENGINE,
         end_ms,
         frs: flavor_resources(run.cx().world, R::ENGINE),
         workloads,
-        queues: run.queues(),
+        queues: run.queue_outcomes(),
         warnings: Vec::new(),
-        counters: run.counters(),
+        counters: end.counters,
     }
 }
 

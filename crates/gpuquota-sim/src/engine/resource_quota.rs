@@ -8,8 +8,8 @@ use gpuquota_cohort::World;
 use gpuquota_model::Amount;
 
 use super::{
-    ARRIVAL, BUDGET, COMPLETION, Context, Counters, Event, Finish, Outcome, QueueOutcome, Run,
-    RunEnd, WorkloadOutcome, created_after_end,
+    ARRIVAL, BUDGET, COMPLETION, Context, Counters, EndOfRun, Event, Finish, Outcome, QueueOutcome,
+    Run, RunEnd, WorkloadOutcome, created_after_end,
 };
 use crate::scenario::Engine;
 
@@ -306,6 +306,22 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
             }
         }
     }
+}
+
+impl<'a, 'p> Finish<'a, 'p> for QuotaRun<'a, 'p> {
+    const ENGINE: Engine = Engine::ResourceQuota;
+
+    fn cx(&mut self) -> &mut Context<'a, 'p> {
+        &mut self.cx
+    }
+
+    fn end(&self) -> EndOfRun {
+        EndOfRun {
+            running: self.live.iter().any(Option::is_some),
+            last_t: self.last_t,
+            counters: self.counters,
+        }
+    }
 
     /// Every workload's history; a pending one says why (a budget, the last 403, or its
     /// creation after the end).
@@ -364,33 +380,5 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
                 nominal: m.into_iter().collect(),
             })
             .collect()
-    }
-}
-
-impl<'a, 'p> Finish<'a, 'p> for QuotaRun<'a, 'p> {
-    const ENGINE: Engine = Engine::ResourceQuota;
-
-    fn cx(&mut self) -> &mut Context<'a, 'p> {
-        &mut self.cx
-    }
-
-    fn running(&self) -> bool {
-        self.live.iter().any(Option::is_some)
-    }
-
-    fn last_t(&self) -> i64 {
-        self.last_t
-    }
-
-    fn counters(&self) -> Counters {
-        self.counters
-    }
-
-    fn workloads(&mut self, end_ms: i64) -> Vec<WorkloadOutcome> {
-        self.workload_outcomes(end_ms)
-    }
-
-    fn queues(&self) -> Vec<QueueOutcome> {
-        self.queue_outcomes()
     }
 }
