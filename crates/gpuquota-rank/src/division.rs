@@ -887,38 +887,49 @@ impl GroupCtx<'_> {
         }
         // Phase 3: leftover units to the recorded queues.
         if rem > 0 {
-            let mut rec: Vec<(usize, u128)> = self.records[..tier.len()]
-                .iter()
-                .enumerate()
-                .filter_map(|(i, r)| r.map(|f| (tier[i], f)))
-                .collect();
-            debug_assert!(rec.iter().all(|&(_, f)| f < FRAC_SCALE));
-            rec.sort_by(|&(a, fa), &(b, fb)| {
-                let qa = &self.h.queues[a];
-                let qb = &self.h.queues[b];
-                let ua = if qa.uid.is_empty() { &qa.name } else { &qa.uid };
-                let ub = if qb.uid.is_empty() { &qb.name } else { &qb.uid };
-                fb.cmp(&fa)
-                    .then(qa.creation.cmp(&qb.creation))
-                    .then(ua.cmp(ub))
-                    .then(qa.name.cmp(&qb.name))
-                    .then(a.cmp(&b))
-            });
-            for (q, _) in rec {
-                if rem == 0 {
-                    break;
-                }
-                let mut g = rem.min(self.unit);
-                if corrected {
-                    g = g.min(self.col[q].remaining());
-                }
-                if g > 0 {
-                    // `g ≤ rem`, so `rem` stays non-negative; in Kai mode the unit may take
-                    // `fs` past requestable, so that sum is checked.
-                    let fs = self.col[q].fs;
-                    self.col[q].fs = fs.checked_add(g).ok_or_else(|| self.overflow(q))?;
-                    rem -= g;
-                }
+            rem = self.leftovers(tier, rem)?;
+        }
+        Ok(rem)
+    }
+
+    /// Phase 3 of one tier: the `rem` units phase 2 could not give, one unit at a time to the
+    /// queues with a record, largest fraction first; returns what is left.
+    ///
+    /// # Complexity
+    /// O(t log t) for the t recorded queues of the tier.
+    fn leftovers(&mut self, tier: &[usize], mut rem: i128) -> Result<i128, DivisionError> {
+        let corrected = self.options.mode == Mode::Corrected;
+        let mut rec: Vec<(usize, u128)> = self.records[..tier.len()]
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.map(|f| (tier[i], f)))
+            .collect();
+        debug_assert!(rec.iter().all(|&(_, f)| f < FRAC_SCALE));
+        rec.sort_by(|&(a, fa), &(b, fb)| {
+            let qa = &self.h.queues[a];
+            let qb = &self.h.queues[b];
+            let ua = if qa.uid.is_empty() { &qa.name } else { &qa.uid };
+            let ub = if qb.uid.is_empty() { &qb.name } else { &qb.uid };
+            fb.cmp(&fa)
+                .then(qa.creation.cmp(&qb.creation))
+                .then(ua.cmp(ub))
+                .then(qa.name.cmp(&qb.name))
+                .then(a.cmp(&b))
+        });
+        for (q, _) in rec {
+            if rem == 0 {
+                break;
+            }
+            let mut g = rem.min(self.unit);
+            if corrected {
+                g = g.min(self.col[q].remaining());
+            }
+            if g > 0 {
+                // `g ≤ rem`, so `rem` stays non-negative; in Kai mode the unit may take
+                // `fs` past requestable, so that sum is checked.
+                let fs = self.col[q].fs;
+                self.col[q].fs = fs.checked_add(g).ok_or_else(|| self.overflow(q))?;
+                rem -= g;
             }
         }
         Ok(rem)
