@@ -129,7 +129,9 @@
 //!    `fleet::plan_is_gpu_order_independent_at_fleet_size` on 2,000 mixed GPUs).
 //! 6. **Inputs as users have them.** A quoted count is a string, mig-parted configs are
 //!    validated entry by entry, a config covering every profile of NVIDIA's default
-//!    mig-parted config validates, and node labels give current layouts (`inputs::*`).
+//!    mig-parted config validates, node labels give current layouts, and mappings are read
+//!    in the file's key order whatever features `serde_json` has in the build (`inputs::*`,
+//!    `inputs::document_order_decides_without_serde_json_preserve_order`).
 //!
 //! # Method
 //!
