@@ -446,6 +446,7 @@ impl SnapshotBudget {
     }
 }
 
+#[cfg(feature = "serde")]
 fn report_time(v: &serde_json::Value) -> Option<i64> {
     match v {
         serde_json::Value::String(s) => crate::time::parse_rfc3339(s),
@@ -464,6 +465,7 @@ fn report_time(v: &serde_json::Value) -> Option<i64> {
 ///
 /// # Complexity
 /// O(budgets × lines).
+#[cfg(feature = "serde")]
 pub fn from_meter_report(
     rules: Vec<BudgetRule>,
     report: &serde_json::Value,
@@ -515,6 +517,20 @@ pub fn from_meter_report(
             }
         })
         .collect())
+}
+
+/// Whether a PodGroup's status says `phase: Running`. Without the `serde` feature the model
+/// keeps no status, so no PodGroup is running.
+fn pod_group_running(status: Option<&gpuquota_model::Opaque>) -> bool {
+    #[cfg(feature = "serde")]
+    {
+        status.and_then(|s| s.get("phase")).and_then(|p| p.as_str()) == Some("Running")
+    }
+    #[cfg(not(feature = "serde"))]
+    {
+        let _ = status;
+        false
+    }
 }
 
 /// What applying budgets to a snapshot did.
@@ -594,11 +610,7 @@ pub fn apply_to_model(model: &mut gpuquota_model::Model, budgets: &[SnapshotBudg
         let groups: Vec<(String, String)> = model
             .pod_groups
             .iter()
-            .filter(|(_, g)| {
-                g.status
-                    .as_ref()
-                    .is_none_or(|s| s.get("phase").and_then(|p| p.as_str()) != Some("Running"))
-            })
+            .filter(|(_, g)| !pod_group_running(g.status.as_ref()))
             .map(|(k, g)| (k.clone(), g.spec.queue.clone()))
             .filter(|(k, q)| b.rule.scope.covers(k.split('/').next().unwrap_or(""), q))
             .collect();

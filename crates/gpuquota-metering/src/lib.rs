@@ -190,11 +190,22 @@
 //!
 //! # Crate features
 //!
-//! * `serde`, `yaml` (default): forward to the model's and MIG's features. The crate itself
-//!   always depends on serde, serde_json and its YAML input reader, and MIG's catalogue is
-//!   compiled-in JSON.
+//! * `serde` (default): `Deserialize` on [`Document`] and its `…In` types, `Serialize` on the
+//!   report's output types, [`Report::to_json`], [`budget::from_meter_report`] (a report read
+//!   back as JSON) and Prometheus `query_range` JSON answers among the DCGM files
+//!   (serde_json). Forwards to the model's and MIG's `serde`.
+//! * `yaml` (default, implies `serde`): the input file's reader [`Document::from_yaml`] (YAML
+//!   and JSON, unknown fields as warnings) and [`Document::sharing_from`] (the model's manifest
+//!   importer). Forwards to the model's and MIG's `yaml`.
+//! * `schema`: JSON Schemas of the input and the report (`schemars`), for `gpuquota schema`.
 //! * `fuzzing`: `Arbitrary` inputs and the check functions of the `fuzzing` module used by the
-//!   fuzz target and the smoke test.
+//!   fuzz target and the smoke test (implies `yaml`).
+//!
+//! With `default-features = false`, [`meter`] runs over an [`Input`] built as plain Rust
+//! values (or a [`Document`] built so and converted with [`Document::into_input`]), DCGM
+//! exposition and OpenMetrics text is read, and the report renders as a table, CSV and
+//! OpenMetrics, without serde, serde_json or a YAML parser in the build; a `query_range` JSON
+//! file among the DCGM files is then refused with a [`MeteringError::Parse`] naming it.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]

@@ -5,7 +5,6 @@
 //! `schema`). [`Report::table`] renders the table on the workspace's one table layout.
 
 use gpuquota_model::text::{Table, Width};
-use serde::Serialize;
 
 use crate::engine::{TimeFormat, Window};
 use crate::money::{Currency, RoundingMode, format_fixed, format_hours, micro_hours};
@@ -94,8 +93,9 @@ pub struct Report {
 }
 
 /// A time as the report prints it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(untagged))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum TimeOut {
     /// RFC 3339.
@@ -105,7 +105,8 @@ pub enum TimeOut {
 }
 
 /// The window as printed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WindowOut {
     /// Start.
@@ -115,8 +116,9 @@ pub struct WindowOut {
 }
 
 /// A line as printed (the JSON contract of `gpuquota meter`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LineOut {
     /// Department.
@@ -124,7 +126,7 @@ pub struct LineOut {
     /// Card type.
     pub card_type: String,
     /// Service (only on token-split lines).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub service: Option<String>,
     /// Allocated hours, six decimals.
     pub allocated_hours: String,
@@ -147,8 +149,9 @@ pub struct LineOut {
 }
 
 /// An idle entry as printed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct IdleOut {
     /// Card type.
@@ -160,8 +163,9 @@ pub struct IdleOut {
 }
 
 /// Totals as printed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TotalsOut {
     /// Σ of the rounded lines.
@@ -173,7 +177,8 @@ pub struct TotalsOut {
 }
 
 /// The whole report as printed by `gpuquota meter --output json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReportOut {
     /// The window.
@@ -246,6 +251,7 @@ impl Report {
     }
 
     /// Pretty JSON with a trailing newline (the `--output json` contract).
+    #[cfg(feature = "serde")]
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(&self.to_output()).unwrap_or_default();
         s.push('\n');

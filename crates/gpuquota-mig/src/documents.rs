@@ -7,12 +7,17 @@
 //! YAML 1.1 reader would make it `false`, which no string field accepts; a deliberate
 //! deviation, so short node names stay names).
 
+#[cfg(feature = "yaml")]
 use indexmap::IndexMap;
+#[cfg(feature = "yaml")]
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 
-use crate::input::{InputError, NodeSpec, PlanRequest};
+use crate::input::PlanRequest;
+#[cfg(feature = "yaml")]
+use crate::input::{InputError, NodeSpec};
 use crate::parted::MigPartedConfig;
+#[cfg(feature = "yaml")]
+use crate::tree::Tree;
 
 /// What the documents of one input hold.
 #[derive(Debug, Clone, Default)]
@@ -74,6 +79,7 @@ pub fn unknown_field_message(path: &str) -> String {
 ///
 /// # Complexity
 /// Linear in the input; the parser's node and document budgets grow with its size.
+#[cfg(feature = "yaml")]
 pub fn read_documents(text: &str) -> Result<MigDocuments, InputError> {
     let blank = text
         .lines()
@@ -103,17 +109,18 @@ pub fn read_documents(text: &str) -> Result<MigDocuments, InputError> {
     Ok(out)
 }
 
-fn read_one(v: Value, label: &str, out: &mut MigDocuments) -> Result<(), InputError> {
-    let Value::Object(obj) = &v else {
-        if v.is_null() {
+#[cfg(feature = "yaml")]
+fn read_one(v: Tree, label: &str, out: &mut MigDocuments) -> Result<(), InputError> {
+    let Tree::Map(obj) = &v else {
+        if v == Tree::Null {
             return Ok(());
         }
         return Err(InputError::Parse(format!("{label}expected a mapping")));
     };
-    let kind = obj.get("kind").and_then(Value::as_str).map(str::to_owned);
+    let kind = obj.get("kind").and_then(Tree::as_str).map(str::to_owned);
     match kind.as_deref() {
         Some("List") => {
-            if let Some(Value::Array(items)) = obj.get("items") {
+            if let Some(Tree::Seq(items)) = obj.get("items") {
                 for (k, item) in items.iter().enumerate() {
                     read_one(item.clone(), &format!("{label}items[{k}]: "), out)?;
                 }
@@ -124,10 +131,10 @@ fn read_one(v: Value, label: &str, out: &mut MigDocuments) -> Result<(), InputEr
             let name = obj
                 .get("metadata")
                 .and_then(|m| m.get("name"))
-                .and_then(Value::as_str)
+                .and_then(Tree::as_str)
                 .unwrap_or("");
             let mut found = false;
-            if let Some(Value::Object(data)) = obj.get("data") {
+            if let Some(Tree::Map(data)) = obj.get("data") {
                 for (key, text) in data {
                     let Some(text) = text.as_str() else { continue };
                     let inner = parse_values(text).map_err(|e| {
@@ -157,12 +164,12 @@ fn read_one(v: Value, label: &str, out: &mut MigDocuments) -> Result<(), InputEr
             let meta = obj.get("metadata");
             let name = meta
                 .and_then(|m| m.get("name"))
-                .and_then(Value::as_str)
+                .and_then(Tree::as_str)
                 .unwrap_or("")
                 .to_owned();
             let labels: IndexMap<String, String> = meta
                 .and_then(|m| m.get("labels"))
-                .and_then(Value::as_object)
+                .and_then(Tree::as_map)
                 .map(|l| {
                     l.iter()
                         .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
@@ -213,8 +220,9 @@ fn read_one(v: Value, label: &str, out: &mut MigDocuments) -> Result<(), InputEr
 
 /// Deserialises one document, collecting unknown field paths and naming the path of a type
 /// error.
+#[cfg(feature = "yaml")]
 fn typed<T: DeserializeOwned>(
-    v: Value,
+    v: Tree,
     label: &str,
     unknown: &mut Vec<String>,
 ) -> Result<T, InputError> {
@@ -231,12 +239,14 @@ fn typed<T: DeserializeOwned>(
     })
 }
 
-/// JSON (one value or a stream) or YAML (one or more documents) as values.
-fn parse_values(text: &str) -> Result<Vec<Value>, InputError> {
+/// JSON (one value or a stream) or YAML (one or more documents) as trees, keys in document
+/// order.
+#[cfg(feature = "yaml")]
+fn parse_values(text: &str) -> Result<Vec<Tree>, InputError> {
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        let stream = serde_json::Deserializer::from_str(trimmed).into_iter::<Value>();
-        let parsed: Result<Vec<Value>, _> = stream.collect();
+        let stream = serde_json::Deserializer::from_str(trimmed).into_iter::<Tree>();
+        let parsed: Result<Vec<Tree>, _> = stream.collect();
         if let Ok(v) = parsed {
             return Ok(v);
         }
@@ -250,7 +260,7 @@ fn parse_values(text: &str) -> Result<Vec<Value>, InputError> {
             max_events: n.saturating_mul(2).max(1_000_000),
         },
     };
-    serde_saphyr::from_multiple_with_options::<Value>(text, options).map_err(|e| {
+    serde_saphyr::from_multiple_with_options::<Tree>(text, options).map_err(|e| {
         let msg = e.to_string();
         let short: Vec<&str> = msg.lines().take(3).collect();
         InputError::Parse(format!("malformed YAML: {}", short.join(" ")))

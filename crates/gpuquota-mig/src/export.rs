@@ -9,9 +9,30 @@ use crate::plan::Plan;
 /// One config entry: MIG enabled, profile counts, device indices.
 type Entry = (bool, Vec<(String, u32)>, Vec<u32>);
 
+/// `s` as a JSON string, which is a valid YAML double-quoted scalar: the escapes
+/// `serde_json::to_string` writes (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u00XX` for
+/// the other control characters below U+0020), written here so that export needs no JSON
+/// library.
 fn quote(s: &str) -> String {
-    // A JSON string is a valid YAML double-quoted scalar.
-    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if u32::from(c) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn compute_of(profile: &str) -> u32 {
@@ -121,4 +142,31 @@ pub fn placements_yaml(plan: &Plan, catalogue: &Catalogue) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    /// The hand-written quoting is serde_json's, on every ASCII character and a few others.
+    #[cfg(feature = "serde")]
+    #[test]
+    fn quote_writes_what_serde_json_writes() {
+        let mut cases: Vec<String> = (0u8..0x80).map(|b| char::from(b).to_string()).collect();
+        cases.extend(
+            [
+                "",
+                "node-a",
+                "a\"b\\c\nd",
+                "ü\u{7f}\u{2028}€😀",
+                "tab\there",
+            ]
+            .map(String::from),
+        );
+        for s in cases {
+            assert_eq!(
+                super::quote(&s),
+                serde_json::to_string(&s).unwrap(),
+                "{s:?}"
+            );
+        }
+    }
 }

@@ -1,17 +1,16 @@
 //! The planning input (`gpuquota mig plan FILE`) and its validation against a catalogue.
 
 use indexmap::IndexMap;
-use serde::{Deserialize, Serialize};
 
 use crate::catalogue::{Catalogue, GpuModel, ProfileIndex};
+#[cfg(feature = "yaml")]
 use crate::documents::read_documents;
 use crate::layout::{Instance, Layout, LayoutProblem, check};
 
 /// Which instances the planner must leave alone.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum Mode {
     /// A GPU with any busy instance keeps its whole layout (GPU operator MIG manager
     /// semantics: a busy GPU cannot be re-cut).
@@ -23,10 +22,9 @@ pub enum Mode {
 }
 
 /// How a demand's weight is derived when the demand does not give one.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum WeightPolicy {
     /// Every instance weighs 1.
     #[default]
@@ -39,27 +37,28 @@ pub enum WeightPolicy {
 }
 
 /// The planning input, as the CLI reads it (YAML or JSON).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub struct PlanRequest {
     /// Which instances must stay.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub mode: Mode,
     /// The default weight of a demand.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub weights: WeightPolicy,
     /// The GPUs and their current layouts.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub gpus: Vec<GpuSpec>,
     /// Demand per resource name.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub demand: Vec<DemandSpec>,
     /// Nodes given by their labels: each GPU's current layout comes from the node's
     /// `nvidia.com/mig.config` label and the mig-parted config of the input.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub nodes: Vec<NodeSpec>,
     /// The mig-parted configs that came with the input (other documents of the file).
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub mig_parted: Vec<crate::parted::MigPartedConfig>,
 }
 
@@ -67,19 +66,21 @@ pub struct PlanRequest {
 /// write them: `nvidia.com/gpu.product` (the model), `nvidia.com/gpu.count` (GPUs, as the
 /// `mixed` and `none` strategies count them) and `nvidia.com/mig.config` (the named
 /// mig-parted config applied; absent = `all-disabled`, the ClusterPolicy default).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub struct NodeSpec {
     /// Node name.
     pub name: String,
     /// Node labels (strings, as Kubernetes stores them).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub labels: IndexMap<String, String>,
 }
 
 /// One GPU of the input.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub struct GpuSpec {
     /// Node name.
     pub node: String,
@@ -88,40 +89,42 @@ pub struct GpuSpec {
     /// Catalogue model name, `nvidia.com/gpu.product` value or nvidia-smi product name.
     pub model: String,
     /// The current layout; `[]` = MIG enabled with no instances; absent = MIG disabled.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub instances: Option<Vec<InstanceSpec>>,
     /// For a MIG-disabled GPU: whether a workload holds the whole GPU.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub busy: bool,
 }
 
 /// One current instance.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub struct InstanceSpec {
     /// Profile name (`3g.20gb`), resource name or NVML id.
     pub profile: String,
     /// Start unit in the driver's grid.
     pub start: u8,
     /// Whether a workload runs on it.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub busy: bool,
 }
 
 /// One demand line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub struct DemandSpec {
     /// Resource name (`nvidia.com/mig-2g.10gb`).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub resource: Option<String>,
     /// Or a profile name (`2g.10gb`), turned into its resource name.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub profile: Option<String>,
     /// Number of instances wanted.
     pub count: u32,
     /// Weight per instance (overrides the policy), at least 1.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub weight: Option<u64>,
 }
 
@@ -254,6 +257,7 @@ impl PlanRequest {
     ///
     /// # Errors
     /// [`InputError::Parse`] with the parser's message and the field path.
+    #[cfg(feature = "yaml")]
     pub fn from_yaml(text: &str) -> Result<(PlanRequest, Vec<String>), InputError> {
         let docs = read_documents(text)?;
         let Some(mut req) = docs.request else {

@@ -3,12 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use crate::catalogue::{Engines, GpuModel, ProfileIndex};
 
 /// One GPU instance: a profile at a start unit of the driver's grid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Instance {
     /// First placement unit (ordered first, so layouts sort by start).
     pub start: u8,
@@ -82,7 +81,8 @@ pub enum LayoutProblem {
 }
 
 /// A valid layout of one GPU: instances sorted by start.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Layout {
     instances: Vec<Instance>,
 }
@@ -313,10 +313,9 @@ fn dfs(
 }
 
 /// The device plugin's `--mig-strategy` (k8s-device-plugin `MIG_STRATEGY`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum MigStrategy {
     /// MIG is ignored; every GPU is one `nvidia.com/gpu`.
     None,

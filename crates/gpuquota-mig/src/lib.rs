@@ -37,8 +37,9 @@
 //!
 //! # What the crate does
 //!
-//! * [`Catalogue`]: every GPU model of `mig-profiles.json` (embedded with `include_str!` and
-//!   parsed once; nothing is read at run time), keyed by model and NVML profile id, with
+//! * [`Catalogue`]: every GPU model of `mig-profiles.json` (turned into a Rust table by the
+//!   build script and built once; nothing is read or parsed at run time), keyed by model and
+//!   NVML profile id, with
 //!   profile names and resource names as aliases. [`Catalogue::resolve`] accepts catalogue
 //!   names, `nvidia.com/gpu.product` label values (also with GFD's `-MIG-<profile>` and
 //!   `-SHARED` suffixes), nvidia-smi product names and PCI ids.
@@ -128,7 +129,9 @@
 //!    `fleet::plan_is_gpu_order_independent_at_fleet_size` on 2,000 mixed GPUs).
 //! 6. **Inputs as users have them.** A quoted count is a string, mig-parted configs are
 //!    validated entry by entry, a config covering every profile of NVIDIA's default
-//!    mig-parted config validates, and node labels give current layouts (`inputs::*`).
+//!    mig-parted config validates, node labels give current layouts, and mappings are read
+//!    in the file's key order whatever features `serde_json` has in the build (`inputs::*`,
+//!    `inputs::document_order_decides_without_serde_json_preserve_order`).
 //!
 //! # Method
 //!
@@ -238,11 +241,26 @@
 //!
 //! # Crate features
 //!
-//! * `serde`, `yaml` (default): forward to the model's features. The crate itself always
-//!   depends on serde and serde_json, which parse the compiled-in profile catalogue, and on
-//!   its YAML readers.
+//! * `serde` (default): `Serialize`/`Deserialize` on the catalogue's types, the planning input
+//!   ([`PlanRequest`] and its parts), mig-parted configs and the [`Plan`], and
+//!   [`Catalogue::from_json`] (serde_json). Forwards to the model's `serde`.
+//! * `yaml` (default, implies `serde`): the readers of `mig` input files, [`read_documents`]
+//!   and [`PlanRequest::from_yaml`] (YAML through serde-saphyr, JSON through serde_json, with
+//!   unknown fields through serde_ignored), and [`Plan::to_yaml`]. Forwards to the model's
+//!   `yaml`.
+//! * `schema`: JSON Schemas of the reports (`schemars`), for `gpuquota schema`.
 //! * `fuzzing`: the `fuzzing` module with the checks the fuzz target and the arbtest smoke
-//!   tests run (adds `arbitrary`). It does not change any output.
+//!   tests run (adds `arbitrary`, implies `yaml`). It does not change any output.
+//!
+//! With `default-features = false` the catalogue, layout checks ([`check`],
+//! [`advertised_resources`]), mig-parted validation ([`validate_config`]), the planner and the
+//! export ([`mig_parted_config`], [`placements_yaml`], which quote strings themselves) build
+//! without serde, serde_json or a YAML parser: the built-in catalogue is the build script's
+//! Rust table, and a [`PlanRequest`] or [`MigPartedConfig`] is built as plain Rust values.
+//! The readers keep each mapping's keys in the order the file writes them whatever
+//! features `serde_json` has in the build (the order of `mig-configs` shows in
+//! [`validate_config`]'s problems and, among a ConfigMap's keys, decides which config of a
+//! name counts).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::unwrap_used, clippy::expect_used)]
@@ -256,6 +274,8 @@ mod lp;
 pub mod parted;
 pub mod plan;
 mod table;
+#[cfg(feature = "yaml")]
+mod tree;
 pub mod verify;
 
 #[cfg(feature = "fuzzing")]
@@ -268,7 +288,9 @@ pub use catalogue::{
     CardFraction, Catalogue, CatalogueError, Engines, GpuModel, MediaVariant, ModelIndex,
     Placement, Profile, ProfileIndex, resource_name,
 };
-pub use documents::{MigDocuments, read_documents, unknown_field_message};
+#[cfg(feature = "yaml")]
+pub use documents::read_documents;
+pub use documents::{MigDocuments, unknown_field_message};
 pub use export::{mig_parted_config, placements_yaml};
 pub use input::{
     DemandSpec, GpuSpec, InputError, InstanceSpec, Mode, NodeSpec, PlanInstance, PlanRequest,

@@ -10,14 +10,14 @@
 //! later entry that selects the same GPU overrides an earlier one.
 
 use indexmap::IndexMap;
-use serde::{Deserialize, Serialize};
 
 use crate::catalogue::{Catalogue, GpuModel};
 use crate::layout::Layout;
 
 /// A mig-parted config file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub struct MigPartedConfig {
     /// Must be `v1`.
     pub version: String,
@@ -26,24 +26,26 @@ pub struct MigPartedConfig {
 }
 
 /// One entry of a named config.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub struct ConfigEntry {
     /// PCI `device+vendor` ids the entry applies to; absent = every GPU.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub device_filter: Option<DeviceFilter>,
     /// `all` or a list of GPU indices.
     pub devices: Devices,
     /// Whether MIG is on.
     pub mig_enabled: bool,
     /// Profile name → count.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub mig_devices: Option<IndexMap<String, u32>>,
 }
 
 /// `device-filter`: one id or a list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(untagged))]
 pub enum DeviceFilter {
     /// One id.
     One(String),
@@ -62,8 +64,9 @@ impl DeviceFilter {
 }
 
 /// `devices`: `all` or indices.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(untagged))]
 pub enum Devices {
     /// The word `all` (anything else is reported by [`validate_config`]).
     All(String),

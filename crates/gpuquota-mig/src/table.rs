@@ -5,7 +5,6 @@
 use std::fmt::Write as _;
 
 use gpuquota_model::text::{Table, Width};
-use serde::Serialize;
 
 use crate::catalogue::{GpuModel, Placement};
 use crate::input::PlanInstance;
@@ -122,7 +121,8 @@ pub fn profiles_table(models: &[&GpuModel], width: Width) -> String {
 }
 
 /// One model in `mig profiles --output json` (fields in this order, snake_case as written).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ModelReport<'a> {
@@ -143,7 +143,8 @@ pub struct ModelReport<'a> {
 }
 
 /// One profile in `mig profiles --output json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ProfileReport<'a> {

@@ -414,3 +414,71 @@ fn configmap_and_node_labels_give_current_layouts() {
     // GPU 0 already serves the demand: nothing changes.
     assert_eq!((p.value, p.reconfigured, p.optimal), (3, 0, true));
 }
+
+/// Keys are read in the order the file writes them, whatever features serde_json has in the
+/// build: the later of two ConfigMap keys defining the same config name gives the layout, and
+/// a config's `mig-devices` are listed as written.
+#[test]
+fn document_order_decides_without_serde_json_preserve_order() {
+    let text = r#"
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: custom-mig-config}
+data:
+  z-first.yaml: |
+    version: v1
+    mig-configs:
+      balanced:
+        - devices: all
+          mig-enabled: true
+          mig-devices: {"1g.10gb": 7}
+  a-second.yaml: |
+    version: v1
+    mig-configs:
+      balanced:
+        - devices: all
+          mig-enabled: true
+          mig-devices: {"7g.80gb": 1}
+      too-big:
+        - device-filter: "0x20B210DE"
+          devices: all
+          mig-enabled: true
+          mig-devices: {"3g.40gb": 3, "1g.10gb": 1}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: gpu-node-1
+  labels:
+    nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB
+    nvidia.com/gpu.count: "1"
+    nvidia.com/mig.config: balanced
+---
+demand:
+  - {profile: 1g.10gb, count: 1}
+"#;
+    let docs = read_documents(text).expect("reads");
+    let order: Vec<Vec<&str>> = docs
+        .configs
+        .iter()
+        .map(|c| c.mig_configs.keys().map(String::as_str).collect())
+        .collect();
+    assert_eq!(order, [vec!["balanced"], vec!["balanced", "too-big"]]);
+    let problems: Vec<String> = validate_config(Catalogue::builtin(), &docs.configs[1])
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        problems,
+        ["mig-configs.too-big[0]: 3 x 3g.40gb + 1 x 1g.10gb does not fit on A100-80GB"]
+    );
+    let (req, _) = PlanRequest::from_yaml(text).expect("parses");
+    let problem = req.resolve(Catalogue::builtin()).expect("valid");
+    let current = problem.gpus[0].current.as_ref().expect("MIG on");
+    let profiles: Vec<&str> = current
+        .instances()
+        .iter()
+        .map(|i| problem.gpus[0].model.profiles()[usize::from(i.profile.0)].name())
+        .collect();
+    assert_eq!(profiles, ["7g.80gb"]);
+}

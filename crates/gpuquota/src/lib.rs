@@ -52,11 +52,11 @@
 //! - `yaml` (implies `serde`): the readers of YAML and JSON files: manifests
 //!   ([`model::import_str`]), KAI's usage windows, metering inputs and mig-parted files.
 //!
-//! With `default-features = false, features = ["kueue", "fairshare", "kai"]` neither serde,
-//! serde_json nor a YAML parser is compiled; inputs are then built as plain Rust values (the
-//! free-form fields stay empty, so pod affinity and Kueue's `Configuration.resources` are not
-//! read). The MIG engine, and metering with it, still parse their compiled-in profile
-//! catalogue with serde_json. `sim` brings `yaml`: the simulator reads scenario files.
+//! With `default-features = false, features = ["kueue", "fairshare", "kai", "mig", "metering"]`
+//! neither serde, serde_json nor a YAML parser is compiled; inputs are then built as plain
+//! Rust values (the free-form fields stay empty, so pod affinity and Kueue's
+//! `Configuration.resources` are not read; the MIG catalogue is a Rust table generated at
+//! build time). `sim` brings `yaml`: the simulator reads scenario files.
 //!
 //! # Manifest import and validation
 //!
@@ -138,7 +138,7 @@
 //! [`mig::Catalogue`]. [`mig::mig_parted_config`] writes the plan for mig-parted.
 //!
 #![cfg_attr(
-    feature = "mig",
+    all(feature = "mig", feature = "yaml"),
     doc = concat!("```\n", include_str!("../examples/mig_plan.rs"), "```")
 )]
 //!
@@ -149,7 +149,7 @@
 //! borrowed hours moment by moment, and a bill in integer minor units that adds up exactly.
 //!
 #![cfg_attr(
-    feature = "metering",
+    all(feature = "metering", feature = "yaml"),
     doc = concat!("```\n", include_str!("../examples/metering.rs"), "```")
 )]
 #![forbid(unsafe_code)]

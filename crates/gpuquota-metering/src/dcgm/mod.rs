@@ -43,10 +43,12 @@ use gpuquota_model::source::Stream;
 use crate::MeteringError;
 use crate::engine::{CardType, Holding, Owner, Shape, Window};
 
+#[cfg(feature = "serde")]
 mod json;
 mod series;
 mod text;
 
+#[cfg(feature = "serde")]
 use json::*;
 use series::*;
 use text::*;
@@ -329,6 +331,31 @@ struct FilePlan {
     honor: Option<bool>,
 }
 
+/// A `query_range` JSON answer, read with serde_json (feature `serde`).
+#[cfg(feature = "serde")]
+fn query_range(
+    stream: &mut Stream,
+    file: &mut FileState<'_>,
+    acc: &mut Acc<'_>,
+) -> Result<(), Stop> {
+    read_json(stream, file, acc)
+}
+
+/// Without the `serde` feature there is no JSON reader: a `query_range` answer is refused,
+/// naming the file.
+#[cfg(not(feature = "serde"))]
+fn query_range(
+    _stream: &mut Stream,
+    file: &mut FileState<'_>,
+    _acc: &mut Acc<'_>,
+) -> Result<(), Stop> {
+    Err(MeteringError::Parse(format!(
+        "{}: a Prometheus query_range answer (JSON) is read with the `serde` feature only",
+        file.name()
+    ))
+    .into())
+}
+
 enum Pass {
     Done,
     Unordered,
@@ -345,7 +372,7 @@ fn run_pass(
         let mut stream = open(fi)?;
         let mut file = FileState::new(fi, src, plan[fi]);
         let r = if plan[fi].format == Format::QueryRange {
-            read_json(&mut stream, &mut file, acc)
+            query_range(&mut stream, &mut file, acc)
         } else {
             read_lines(&mut stream, &mut file, acc)
         };

@@ -10,10 +10,11 @@ mod convert;
 mod read;
 mod types;
 
-use gpuquota_model::diag::{Diagnostic, Diagnostics, codes};
+use gpuquota_model::diag::Diagnostics;
+#[cfg(feature = "yaml")]
+use gpuquota_model::diag::{Diagnostic, codes};
 use gpuquota_model::source::Stream;
 use gpuquota_model::workloads::sharing::ReplicasPerGpu;
-use serde::Deserialize;
 
 pub use types::{
     BusyIn, CardTypeIn, DcgmEntryIn, DcgmIn, DecimalIn, DepartmentIn, HoldingIn, MigWeightsIn,
@@ -24,11 +25,14 @@ use crate::MeteringError;
 use crate::dcgm;
 use crate::engine::Input;
 use convert::add_dcgm;
-use read::{locate, parse_err, unknown_field, yaml_options};
+use read::unknown_field;
+#[cfg(feature = "yaml")]
+use read::{locate, parse_err, yaml_options};
 
 /// The whole input file of `gpuquota meter`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Document {
     /// The window.
@@ -50,35 +54,35 @@ pub struct Document {
     /// Default lookback in seconds (300).
     pub lookback: Option<i64>,
     /// Card types.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub card_types: Vec<CardTypeIn>,
     /// Departments.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub departments: Vec<DepartmentIn>,
     /// Allocation intervals.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub records: Vec<HoldingIn>,
     /// Evaluated grids.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub series: Vec<HoldingIn>,
     /// Raw scrapes.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub samples: Vec<HoldingIn>,
     /// DCGM metrics files (paths relative to the input file, or entries with options).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub dcgm: Vec<DcgmIn>,
     /// Shared services.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub services: Vec<ServiceIn>,
     /// Busy fractions.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub busy: Vec<BusyIn>,
     /// Kubernetes manifests (paths relative to the input file) with the Nodes and the NVIDIA
     /// device plugin's sharing ConfigMap: replicas per GPU for time-sliced holdings.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub cluster: Vec<String>,
     /// Fields that were not recognised (filled by [`Document::from_yaml`]).
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub unknown_fields: Vec<String>,
 }
 
@@ -95,6 +99,7 @@ impl Document {
     ///
     /// # Complexity
     /// Linear in the input.
+    #[cfg(feature = "yaml")]
     pub fn from_yaml(text: &str) -> Result<Document, MeteringError> {
         let mut unknown = Vec::new();
         let typed = if text.trim_start().starts_with('{') {
@@ -199,6 +204,7 @@ impl Document {
     ///
     /// # Errors
     /// [`MeteringError::Read`] with the first import error of the files.
+    #[cfg(feature = "yaml")]
     pub fn sharing_from(files: &[(String, String)]) -> Result<ReplicasPerGpu, MeteringError> {
         let mut importer = gpuquota_model::Importer::new();
         for (name, text) in files {

@@ -2,14 +2,18 @@
 //! mean"), and parser messages that name the failing entry.
 
 use gpuquota_model::diag::{Diagnostic, codes, did_you_mean};
+#[cfg(feature = "yaml")]
 use serde::Deserialize;
 
+#[cfg(feature = "yaml")]
 use super::{BusyIn, CardTypeIn, DepartmentIn, HoldingIn, ServiceIn, WindowIn};
+#[cfg(feature = "yaml")]
 use crate::MeteringError;
 
 /// The YAML parser's options: the default node, event and document budgets guard against
 /// storms in small inputs; a real month of grid values legitimately exceeds them, so they grow
 /// with the input, which the reader bounds. Alias and depth limits stay as they are.
+#[cfg(feature = "yaml")]
 pub(super) fn yaml_options(n: usize) -> serde_saphyr::Options {
     serde_saphyr::options! {
         budget: serde_saphyr::budget! {
@@ -116,6 +120,7 @@ pub(super) fn unknown_field(source: &str, path: &str) -> Diagnostic {
 
 /// The accepted forms of this file's untagged enums, for the messages of
 /// [`gpuquota_model::import::serde_message_with`].
+#[cfg(feature = "yaml")]
 const UNTAGGED_FORMS: &[(&str, &str)] = &[
     (
         "TimeIn",
@@ -136,10 +141,12 @@ const UNTAGGED_FORMS: &[(&str, &str)] = &[
 ];
 
 /// A parser message in words a user can act on (untagged enums list their forms).
+#[cfg(feature = "yaml")]
 fn message(e: impl std::fmt::Display) -> String {
     gpuquota_model::import::serde_message_with(&e.to_string(), UNTAGGED_FORMS)
 }
 
+#[cfg(feature = "yaml")]
 pub(super) fn parse_err(e: impl std::fmt::Display) -> MeteringError {
     MeteringError::Parse(message(e))
 }
@@ -147,6 +154,7 @@ pub(super) fn parse_err(e: impl std::fmt::Display) -> MeteringError {
 /// Finds which entries of `value` fail to deserialize, so that a type error (a negative
 /// count, a number too large) names its record: one `section[i]: message` line per failing
 /// entry, or the whole-document message when no single entry is to blame.
+#[cfg(feature = "yaml")]
 pub(super) fn locate(value: &serde_json::Value, whole: &serde_json::Error) -> MeteringError {
     fn check<T: serde::de::DeserializeOwned>(
         value: &serde_json::Value,

@@ -2,15 +2,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
-
 use super::convert::{bad_enum, time};
 use crate::MeteringError;
 use crate::dcgm;
 
 /// A time: RFC 3339 text or integer seconds.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(untagged))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum TimeIn {
     /// Integer seconds.
@@ -20,8 +19,9 @@ pub enum TimeIn {
 }
 
 /// A decimal given as a string (`"4.50"`) or a YAML number.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(untagged))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum DecimalIn {
     /// Text, parsed exactly.
@@ -50,7 +50,8 @@ impl DecimalIn {
 }
 
 /// `window:`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WindowIn {
     /// Start.
@@ -60,8 +61,9 @@ pub struct WindowIn {
 }
 
 /// `cardTypes[]`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CardTypeIn {
     /// Name.
@@ -77,8 +79,9 @@ pub struct CardTypeIn {
 }
 
 /// A quota: a constant number of cards or steps over time.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(untagged))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum QuotaIn {
     /// Constant.
@@ -88,7 +91,8 @@ pub enum QuotaIn {
 }
 
 /// One quota step.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct QuotaStepIn {
     /// From this time on.
@@ -98,23 +102,25 @@ pub struct QuotaStepIn {
 }
 
 /// `departments[]`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DepartmentIn {
     /// Name.
     pub name: String,
     /// Namespaces.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub namespaces: Vec<String>,
     /// Quota per card type.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub quota: BTreeMap<String, QuotaIn>,
 }
 
 /// One entry of `records`, `series` or `samples` (the fields each kind reads are listed in
 /// the issue; the others must be absent).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HoldingIn {
     /// Department.
@@ -231,20 +237,22 @@ pub(super) fn missing(what: &str, field: &str) -> MeteringError {
 }
 
 /// Token totals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TokensIn {
     /// Input tokens.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub input: u64,
     /// Output tokens.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub output: u64,
 }
 
 /// `services[]`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ServiceIn {
     /// Name.
@@ -256,14 +264,15 @@ pub struct ServiceIn {
     /// β.
     pub output_weight: Option<u64>,
     /// Tokens per department.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub tokens: BTreeMap<String, TokensIn>,
     /// Tokens with no department.
     pub unattributed: Option<TokensIn>,
 }
 
 /// `busy[]`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BusyIn {
     /// Holder key.
@@ -273,8 +282,9 @@ pub struct BusyIn {
 }
 
 /// `migWeights:` a policy name or a table `{profile: "n/d"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(untagged))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum MigWeightsIn {
     /// `compute-slices`, `memory-slices`, `max-instances`.
@@ -294,8 +304,9 @@ pub enum DcgmIn {
 }
 
 /// `dcgm[]` given as a mapping.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DcgmEntryIn {
     /// The path (relative to the input file).
@@ -309,7 +320,8 @@ pub struct DcgmEntryIn {
     pub honor_labels: Option<bool>,
 }
 
-impl<'de> Deserialize<'de> for DcgmIn {
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for DcgmIn {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<DcgmIn, D::Error> {
         struct V;
         impl<'de> serde::de::Visitor<'de> for V {
@@ -321,8 +333,10 @@ impl<'de> Deserialize<'de> for DcgmIn {
                 Ok(DcgmIn::Path(v.to_owned()))
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<DcgmIn, A::Error> {
-                DcgmEntryIn::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-                    .map(DcgmIn::Entry)
+                <DcgmEntryIn as serde::Deserialize>::deserialize(
+                    serde::de::value::MapAccessDeserializer::new(map),
+                )
+                .map(DcgmIn::Entry)
             }
         }
         d.deserialize_any(V)

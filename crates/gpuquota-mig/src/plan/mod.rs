@@ -10,7 +10,6 @@
 //! JSON Schema (feature `schema`) and [`crate::plan_table`] its table.
 
 use indexmap::IndexMap;
-use serde::Serialize;
 
 use crate::input::PlanInstance;
 use crate::layout::Instance;
@@ -74,7 +73,8 @@ pub enum PlanError {
 }
 
 /// The plan: the JSON contract of `gpuquota mig plan`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Plan {
     /// Weighted satisfied demand `W`.
@@ -90,12 +90,13 @@ pub struct Plan {
     /// Every GPU in input order.
     pub gpus: Vec<GpuPlan>,
     /// When not proven optimal: a certified upper bound on `value`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub bound: Option<u64>,
 }
 
 /// One GPU of the plan.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GpuPlan {
     /// Node.
@@ -107,18 +108,19 @@ pub struct GpuPlan {
     /// The planned instances, by start.
     pub instances: Vec<PlannedInstance>,
     /// Whether MIG is enabled in the plan (false only for a MIG-disabled GPU left alone).
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub mig_enabled: bool,
     /// Catalogue name of the model.
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub model: String,
     /// Instances assigned to demand (planner-internal detail, for tests and tables).
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub assigned: Vec<Instance>,
 }
 
 /// One planned instance.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlannedInstance {
     /// Profile name.
@@ -208,6 +210,7 @@ impl Plan {
     ///
     /// # Errors
     /// The serializer's message (not expected for this shape).
+    #[cfg(feature = "yaml")]
     pub fn to_yaml(&self) -> Result<String, String> {
         serde_saphyr::to_string(self).map_err(|e| e.to_string())
     }
