@@ -200,7 +200,7 @@ impl Engine<'_> {
         }
         let req = dev_req(t);
         let n = self.best_node(t, req)?;
-        self.take_on_node(n, t, req)
+        self.take_on_node(n, (ji, ti), req)
     }
 
     /// Places a task's request on the pool (quota level, no nodes).
@@ -292,8 +292,9 @@ impl Engine<'_> {
     ///
     /// # Complexity
     /// O(G + M) for G devices and M MIG profiles.
-    fn take_on_node(&mut self, n: NodeId, t: &Task, req: Amt) -> Option<PlaceRec> {
+    fn take_on_node(&mut self, n: NodeId, pod: (JobId, TaskId), req: Amt) -> Option<PlaceRec> {
         let of = self.overflow;
+        let t = self.task(pod.0, pod.1);
         let fractional = t.fractional;
         let spread = self.o.placement == Placement::Spread;
         self.touch(Some(n));
