@@ -1022,8 +1022,9 @@ fn node_info(c: &Cluster, n: NodeId) -> &NodeInfo {
     &c.nodes[n.index()]
 }
 
-/// Job `j` of `c` (the cluster's job list is a public `Vec` indexed by position; this and
-/// [`jobs_enumerated`] are the places the session turns a [`JobId`] into one and back).
+/// Job `j` of `c`. The cluster's job list is a public `Vec` indexed by position; the session
+/// reads it only through this and [`jobs_enumerated`] (and [`Engine::job`],
+/// [`Engine::job_ids`]), and its own tables are indexed by [`JobId`].
 #[inline]
 fn job_info(c: &Cluster, j: JobId) -> &Job {
     &c.jobs[j.index()]
@@ -1034,8 +1035,9 @@ fn jobs_enumerated(c: &Cluster) -> impl Iterator<Item = (JobId, &Job)> {
     c.jobs.iter().enumerate().map(|(i, j)| (JobId::new(i), j))
 }
 
-/// Pod `t` of job `j` (its pod list is indexed by position; this and [`tasks_enumerated`]
-/// are the places the session turns a [`TaskId`] into one and back).
+/// Pod `t` of job `j`. A job's pod list is indexed by position; the session reads it only
+/// through this, [`tasks_enumerated`] and [`task_ids`] (and [`Engine::task`]), and its own
+/// per-pod tables are indexed by `(JobId, TaskId)`.
 #[inline]
 fn task_of(j: &Job, t: TaskId) -> &Task {
     &j.tasks[t.index()]
