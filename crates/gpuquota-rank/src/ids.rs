@@ -5,7 +5,8 @@
 //!   [`QueueId`] into the queue tree, [`NodeId`] into [`Cluster::nodes`](crate::Cluster).
 //!   A value of one kind cannot index another kind's table by mistake: an [`IdVec`] is
 //!   indexed only by its own kind ([`PerQueue`] for the queue tree's tables, such as
-//!   [`Division::fair_share`](crate::Division)).
+//!   [`Division::fair_share`](crate::Division); [`PerJob`] for the session's per-job
+//!   tables).
 //! * [`PerResource`] holds one value per [`Resource`] (GPU, CPU, memory), indexed by the
 //!   resource; its checked arithmetic returns `None` on overflow, which the session reports
 //!   as [`SessionError::Overflow`](crate::session::SessionError::Overflow) instead of
@@ -26,6 +27,11 @@
 //! use gpuquota_rank::ids::PerQueue;
 //! let fair: PerQueue<PerResource<i128>> = vec![PerResource::ZERO, sum].into_iter().collect();
 //! assert_eq!(fair[QueueId::new(1)][Resource::Gpu], 4);
+//!
+//! use gpuquota_rank::ids::{JobId, PerJob};
+//! let mut evicted: PerJob<bool> = PerJob::filled(false, 3);
+//! evicted[JobId::new(2)] = true;
+//! assert_eq!(evicted.ids().filter(|&j| evicted[j]).collect::<Vec<_>>(), [JobId::new(2)]);
 //! ```
 
 use std::ops::{Index, IndexMut};
@@ -37,6 +43,9 @@ pub use gpuquota_model::ids::{Id, Table as IdVec};
 
 /// One entry per queue of the tree, in input order.
 pub type PerQueue<T> = IdVec<QueueId, T>;
+
+/// One entry per job of [`Cluster::jobs`](crate::Cluster), in input order.
+pub type PerJob<T> = IdVec<JobId, T>;
 
 define_id!(
     /// A job (PodGroup) of [`Cluster::jobs`](crate::Cluster).

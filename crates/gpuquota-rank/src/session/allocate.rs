@@ -3,8 +3,8 @@
 use super::*;
 
 impl Engine<'_> {
-    pub(super) fn try_allocate(&mut self, ji: usize) -> bool {
-        let j = &self.c.jobs[ji];
+    pub(super) fn try_allocate(&mut self, ji: JobId) -> bool {
+        let j = self.job(ji);
         let Some(q) = j.queue else {
             return false;
         };
@@ -26,7 +26,7 @@ impl Engine<'_> {
         }
         let mut any = false;
         if gang > 0 {
-            let core: Vec<usize> = pending[..gang].to_vec();
+            let core: Vec<TaskId> = pending[..gang].to_vec();
             let req = self.job_req(ji, &core);
             if let Some(f) = self.capacity(q, req, np) {
                 self.cap_fail(ji, f, req);
@@ -48,7 +48,7 @@ impl Engine<'_> {
             }
         }
         for &ti in &pending[gang..] {
-            let req = self.c.jobs[ji].tasks[ti].req;
+            let req = self.task(ji, ti).req;
             if let Some(f) = self.capacity(q, req, np) {
                 if !any {
                     self.cap_fail(ji, f, req);

@@ -100,7 +100,7 @@ impl Engine<'_> {
         None
     }
 
-    pub(super) fn cap_fail(&mut self, ji: usize, f: CapFail, req: Amt) {
+    pub(super) fn cap_fail(&mut self, ji: JobId, f: CapFail, req: Amt) {
         let (reason, q, r) = match f {
             CapFail::OverLimit(q, r) => (Reason::OverLimit, q, r),
             CapFail::NonPreemptible(q, r) => (Reason::NonPreemptibleOverQuota, q, r),

@@ -5,7 +5,7 @@ use super::*;
 
 impl Engine<'_> {
     pub(super) fn consolidate(&mut self) {
-        let mut lists = self.leaf_lists(|ji| self.c.jobs[ji].preemptible);
+        let mut lists = self.leaf_lists(|ji| self.job(ji).preemptible);
         let mut last = None;
         while let Some((leaf, ji)) = self.next_pick(&lists, &mut last) {
             lists[leaf].pop();
@@ -14,7 +14,7 @@ impl Engine<'_> {
     }
 
     /// Consolidation for one pending job of leaf `leaf`.
-    fn consolidate_job(&mut self, leaf: QueueId, ji: usize) {
+    fn consolidate_job(&mut self, leaf: QueueId, ji: JobId) {
         let Some(tasks) = self.still_pending_gang(ji) else {
             return;
         };
@@ -35,16 +35,15 @@ impl Engine<'_> {
         // the total). MIG instances are placed apart, so the bound is only taken for a job
         // without them. A cheaper refusal of hopeless candidates; the decisions are the
         // same.
-        if tasks
-            .iter()
-            .all(|&t| self.c.jobs[ji].tasks[t].mig.is_empty())
+        if tasks.iter().all(|&t| self.task(ji, t).mig.is_empty())
             && self.free_device_gpus() < req[GPU]
         {
             return;
         }
-        let mut cands: Vec<usize> = (0..self.c.jobs.len())
+        let mut cands: Vec<JobId> = self
+            .job_ids()
             .filter(|&vj| {
-                let v = &self.c.jobs[vj];
+                let v = self.job(vj);
                 vj != ji
                     && v.preemptible
                     && !self.evicted_job[vj]
@@ -58,7 +57,7 @@ impl Engine<'_> {
         // allocations, fixed during the sort, and is a total order on distinct queues (it
         // ends with the name): each queue's rank in it is computed once, O(Q log Q)
         // comparisons instead of O(C log C) for C candidates.
-        let queue_of = |vj: usize| self.c.jobs[vj].queue.unwrap_or(QueueId::new(0));
+        let queue_of = |vj: JobId| self.job(vj).queue.unwrap_or(QueueId::new(0));
         let mut qs: Vec<QueueId> = cands.iter().map(|&vj| queue_of(vj)).collect();
         qs.sort_unstable();
         qs.dedup();
@@ -76,17 +75,12 @@ impl Engine<'_> {
         // The first prefix of the victim order that frees room for the job, cut to the
         // victims the job needs (KAI's solver finds such per-node scenarios), then checked
         // for re-placement; failing that, the whole prefix with every victim moved.
-        let units = |e: &Engine<'_>, vs: &[usize]| -> Vec<(usize, Vec<usize>)> {
+        let units = |e: &Engine<'_>, vs: &[JobId]| -> Vec<(JobId, Vec<TaskId>)> {
             vs.iter()
-                .map(|&vj| {
-                    let ts = (0..e.c.jobs[vj].tasks.len())
-                        .filter(|&t| e.tstate[vj][t] == TState::Running)
-                        .collect();
-                    (vj, ts)
-                })
+                .map(|&vj| (vj, tasks_where(&e.tstate[vj], |s| *s == TState::Running)))
                 .collect()
         };
-        let mut found: Option<Vec<usize>> = None;
+        let mut found: Option<Vec<JobId>> = None;
         for k in 1..=max {
             let prefix = &cands[..k];
             let u = units(self, prefix);
@@ -98,7 +92,7 @@ impl Engine<'_> {
                 if sub.len() == 1 {
                     break;
                 }
-                let rest: Vec<usize> = sub.iter().copied().filter(|&v| v != cands[i]).collect();
+                let rest: Vec<JobId> = sub.iter().copied().filter(|&v| v != cands[i]).collect();
                 let ru = units(self, &rest);
                 if self.fits_with(ji, &tasks, &ru) {
                     sub = rest;
@@ -132,15 +126,10 @@ impl Engine<'_> {
                 victims = rest;
             }
         }
-        let key = self.c.jobs[ji].key.clone();
-        let moved: Vec<(usize, Vec<usize>)> = victims
+        let key = self.job(ji).key.clone();
+        let moved: Vec<(JobId, Vec<TaskId>)> = victims
             .iter()
-            .map(|&vj| {
-                let ts: Vec<usize> = (0..self.c.jobs[vj].tasks.len())
-                    .filter(|&t| self.tstate[vj][t] == TState::Running)
-                    .collect();
-                (vj, ts)
-            })
+            .map(|&vj| (vj, tasks_where(&self.tstate[vj], |s| *s == TState::Running)))
             .collect();
         for (vj, ts) in &moved {
             self.evict(*vj, ts, Action::Consolidation, Some(&key));
@@ -189,25 +178,25 @@ impl Engine<'_> {
     /// One placement of the job and of each victim: O((1 + V) · N · G).
     pub(super) fn consolidation_moves(
         &mut self,
-        ji: usize,
-        tasks: &[usize],
-        victims: &[usize],
+        ji: JobId,
+        tasks: &[TaskId],
+        victims: &[JobId],
     ) -> bool {
         // Only the victims' pod states and the nodes change: `release` puts each record
         // back, and the placements probed here are never committed.
         self.begin_probe();
-        let saved_state: Vec<(usize, usize, TState)> = victims
+        let saved_state: Vec<((JobId, TaskId), TState)> = victims
             .iter()
             .flat_map(|&vj| {
                 self.tstate[vj]
                     .iter()
                     .enumerate()
-                    .map(move |(t, &s)| (vj, t, s))
+                    .map(move |(t, &s)| ((vj, TaskId::new(t)), s))
             })
             .collect();
         for &vj in victims {
-            for t in 0..self.c.jobs[vj].tasks.len() {
-                if self.tstate[vj][t] == TState::Running {
+            for t in task_ids(self.job(vj)) {
+                if self.tstate[(vj, t)] == TState::Running {
                     self.release(vj, t);
                 }
             }
@@ -215,9 +204,7 @@ impl Engine<'_> {
         let mut ok = self.place_all(ji, tasks).is_some();
         if ok {
             for &vj in victims {
-                let ts: Vec<usize> = (0..self.c.jobs[vj].tasks.len())
-                    .filter(|&t| self.tstate[vj][t] == TState::Releasing)
-                    .collect();
+                let ts = tasks_where(&self.tstate[vj], |s| *s == TState::Releasing);
                 // Victims may not land back on resources that are being freed.
                 if self.place_all(vj, &ts).is_none() {
                     ok = false;
@@ -226,8 +213,8 @@ impl Engine<'_> {
             }
         }
         self.end_probe();
-        for (vj, t, s) in saved_state {
-            self.tstate[vj][t] = s;
+        for (pod, s) in saved_state {
+            self.tstate[pod] = s;
         }
         ok
     }

@@ -23,21 +23,24 @@
 //! through the checked helpers of `amount` (an overflow ends the session with
 //! [`SessionError::Overflow`]). Queues, jobs, pods and nodes are named by their typed ids
 //! ([`crate::ids`]) wherever they cross this module's boundary (the tree's API, the kept
-//! state, placement records, capacity failures, memo keys). Inside the session the node
-//! and queue tables are [`IdVec`]s indexed by [`NodeId`] and [`QueueId`] (node state,
-//! queue allocations, fair shares, the per-leaf job lists), so a position of one kind cannot
-//! index another kind's table; jobs and their pods are still walked by dense positions of
-//! [`Cluster::jobs`] and of each job's tasks, converted to [`JobId`] and [`TaskId`] at the
-//! typed calls.
+//! state, placement records, capacity failures, memo keys). Inside the session every table
+//! is indexed by its own kind of id, so a position of one kind cannot index another kind's
+//! table: node state by [`NodeId`] ([`IdVec`]); queue allocations, fair shares and the
+//! per-leaf job lists by [`QueueId`] ([`PerQueue`]); the per-job tables (evicted jobs,
+//! failures, allocation indices, delays, pick requests) by [`JobId`] ([`PerJob`]); the
+//! per-pod tables (pod states, placement records) by the pair of a [`JobId`] and a
+//! [`TaskId`]. Job lists, victim lists, gangs and memo entries hold [`JobId`]s and
+//! [`TaskId`]s. Only [`Cluster::jobs`], [`Cluster::nodes`] and each job's pod list (the
+//! snapshot's public `Vec`s) are read by position, each through one helper.
 
 use std::cell::Cell;
 use std::cmp::Ordering;
 
 use crate::division::{Division, DivisionError, DivisionOptions, Resource};
 use crate::fixed::{SCALE, cmp_products, format_decimal};
-use crate::ids::{IdVec, JobId, NodeId, PerQueue, PerResource, QueueId, TaskId};
-use crate::snapshot::NodeInfo;
+use crate::ids::{IdVec, JobId, NodeId, PerJob, PerQueue, PerResource, QueueId, TaskId};
 use crate::snapshot::{Cluster, DEFAULT_STALENESS_GRACE_NANOS, TaskStatus};
+use crate::snapshot::{Job, NodeInfo, Task};
 
 /// GPU, CPU and memory amounts (nano-units).
 type Amt = PerResource<i128>;
@@ -273,8 +276,8 @@ pub enum SessionError {
     Overflow,
 }
 
-/// Victim units: `(job, tasks)`.
-type Units = [(usize, Vec<usize>)];
+/// Victim units: `(job, pods)`.
+type Units = [(JobId, Vec<TaskId>)];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum TState {
@@ -310,7 +313,8 @@ impl PlaceRec {
 
 /// One row per job, one value per pod of the job, in a single allocation: row `j` is
 /// `data[offs[j]..offs[j + 1]]` (a session opens with O(1) allocations for them instead of
-/// one per job, and a copy of the whole is one allocation).
+/// one per job, and a copy of the whole is one allocation). A row is indexed by its
+/// [`JobId`], one pod's value by `(JobId, TaskId)`.
 #[derive(Debug, Clone)]
 struct Jagged<T> {
     offs: Vec<usize>,
@@ -342,7 +346,8 @@ impl<T: Clone> Jagged<T> {
     ///
     /// # Complexity
     /// O(J + T) (the rows after it move).
-    fn insert_row(&mut self, j: usize, len: usize, fill: T) {
+    fn insert_row(&mut self, j: JobId, len: usize, fill: T) {
+        let j = j.index();
         let start = self.offs[j];
         self.data
             .splice(start..start, std::iter::repeat_n(fill, len));
@@ -356,7 +361,8 @@ impl<T: Clone> Jagged<T> {
     ///
     /// # Complexity
     /// O(J + T) (the rows after it move).
-    fn remove_row(&mut self, j: usize) {
+    fn remove_row(&mut self, j: JobId) {
+        let j = j.index();
         let (start, end) = (self.offs[j], self.offs[j + 1]);
         self.data.drain(start..end);
         self.offs.remove(j);
@@ -366,16 +372,37 @@ impl<T: Clone> Jagged<T> {
     }
 }
 
-impl<T> std::ops::Index<usize> for Jagged<T> {
+impl<T> std::ops::Index<JobId> for Jagged<T> {
     type Output = [T];
-    fn index(&self, j: usize) -> &[T] {
+    #[inline]
+    fn index(&self, j: JobId) -> &[T] {
+        let j = j.index();
         &self.data[self.offs[j]..self.offs[j + 1]]
     }
 }
 
-impl<T> std::ops::IndexMut<usize> for Jagged<T> {
-    fn index_mut(&mut self, j: usize) -> &mut [T] {
+impl<T> std::ops::IndexMut<JobId> for Jagged<T> {
+    #[inline]
+    fn index_mut(&mut self, j: JobId) -> &mut [T] {
+        let j = j.index();
         &mut self.data[self.offs[j]..self.offs[j + 1]]
+    }
+}
+
+impl<T> std::ops::Index<(JobId, TaskId)> for Jagged<T> {
+    type Output = T;
+    /// Pod `t` of job `j` (a pod beyond the job's row is out of range, never another
+    /// job's pod).
+    #[inline]
+    fn index(&self, (j, t): (JobId, TaskId)) -> &T {
+        &self[j][t.index()]
+    }
+}
+
+impl<T> std::ops::IndexMut<(JobId, TaskId)> for Jagged<T> {
+    #[inline]
+    fn index_mut(&mut self, (j, t): (JobId, TaskId)) -> &mut T {
+        &mut self[j][t.index()]
     }
 }
 
@@ -417,8 +444,8 @@ impl Kept {
     /// # Complexity
     /// O(J + T).
     pub(crate) fn insert_job(&mut self, at: JobId, pods: usize) {
-        self.tstate.insert_row(at.index(), pods, TState::Pending);
-        self.place.insert_row(at.index(), pods, PlaceRec::default());
+        self.tstate.insert_row(at, pods, TState::Pending);
+        self.place.insert_row(at, pods, PlaceRec::default());
     }
 
     /// Removes the job at row `ji` of `c` (still in `c`), freeing its running pods.
@@ -427,8 +454,7 @@ impl Kept {
     /// O(J + T) to remove the row, plus O(d + G) per running pod (d queue levels, G GPU
     /// devices it holds).
     pub(crate) fn remove_job(&mut self, c: &Cluster, ji: JobId) -> Result<(), SessionError> {
-        let ji = ji.index();
-        for ti in 0..c.jobs[ji].tasks.len() {
+        for ti in task_ids(job_info(c, ji)) {
             self.vacate(c, ji, ti)?;
         }
         self.tstate.remove_row(ji);
@@ -437,15 +463,15 @@ impl Kept {
     }
 
     /// Makes pod `ti` of job `ji` pending; a running pod's resources are free again.
-    fn vacate(&mut self, c: &Cluster, ji: usize, ti: usize) -> Result<(), SessionError> {
-        if self.tstate[ji][ti] != TState::Running {
-            self.tstate[ji][ti] = TState::Pending;
+    fn vacate(&mut self, c: &Cluster, ji: JobId, ti: TaskId) -> Result<(), SessionError> {
+        if self.tstate[(ji, ti)] != TState::Running {
+            self.tstate[(ji, ti)] = TState::Pending;
             return Ok(());
         }
-        let j = &c.jobs[ji];
-        let t = &j.tasks[ti];
-        let rec = std::mem::take(&mut self.place[ji][ti]);
-        self.tstate[ji][ti] = TState::Pending;
+        let j = job_info(c, ji);
+        let t = task_of(j, ti);
+        let rec = std::mem::take(&mut self.place[(ji, ti)]);
+        self.tstate[(ji, ti)] = TState::Pending;
         let mut cur = j.queue;
         while let Some(q) = cur {
             self.alloc[q] = sub_checked(self.alloc[q], t.req)?;
@@ -485,10 +511,9 @@ impl Kept {
         } else {
             (TState::Other, TState::Pending)
         };
-        for &(ji, ti) in pods {
-            let (ji, ti) = (ji.index(), ti.index());
-            if self.tstate[ji][ti] == from {
-                self.tstate[ji][ti] = to;
+        for &pod in pods {
+            if self.tstate[pod] == from {
+                self.tstate[pod] = to;
             }
         }
     }
@@ -537,16 +562,17 @@ struct Engine<'a> {
     tstate: Jagged<TState>,
     place: Jagged<PlaceRec>,
     /// Jobs evicted this session (no longer victims, not stale candidates).
-    evicted_job: Vec<bool>,
+    evicted_job: PerJob<bool>,
     allocated: Vec<Allocation>,
     evicted: Vec<Eviction>,
     /// `(job, action, by)` already recorded.
-    evicted_keys: std::collections::BTreeSet<(usize, Action, Option<String>)>,
+    evicted_keys: std::collections::BTreeSet<(JobId, Action, Option<String>)>,
     /// Index into `allocated` per job.
-    alloc_idx: Vec<Option<usize>>,
+    alloc_idx: PerJob<Option<usize>>,
     /// Last failure reason per job.
-    fail: Vec<Option<FailRec>>,
-    delayed: Vec<bool>,
+    fail: PerJob<Option<FailRec>>,
+    /// Jobs whose preemption delay had not elapsed when reclaim or preempt picked them.
+    delayed: PerJob<bool>,
     /// Bumped by every committed placement ([`Engine::commit_placed`]) and eviction
     /// ([`Engine::evict`]): the state the memo's outcomes were computed on.
     epoch: u64,
@@ -556,7 +582,7 @@ struct Engine<'a> {
     memo: std::collections::BTreeMap<MemoKey, MemoEntry>,
     /// Per job, the request of the pods a queue pick weighs it by, with the epoch it was
     /// summed at (a job's pods change state only when the epoch moves).
-    pick_req: std::cell::RefCell<Vec<Option<(u64, Amt)>>>,
+    pick_req: std::cell::RefCell<PerJob<Option<(u64, Amt)>>>,
     /// Replay memoized steps and repeated picks (always on; off only in the test that
     /// checks they change no decision).
     shortcuts: bool,
@@ -726,8 +752,8 @@ impl<'a> Engine<'a> {
             place: Jagged::new(c, PlaceRec::default()),
         };
         let mut e = Engine::with_state(c, o, fs, overflow, open);
-        for (ji, j) in c.jobs.iter().enumerate() {
-            for (ti, t) in j.tasks.iter().enumerate() {
+        for (ji, j) in jobs_enumerated(c) {
+            for (ti, t) in tasks_enumerated(j) {
                 let s = match t.status {
                     TaskStatus::Pending => TState::Pending,
                     TaskStatus::Running => TState::Running,
@@ -748,11 +774,11 @@ impl<'a> Engine<'a> {
                 {
                     e.account(q, t.req, !j.preemptible, true);
                 }
-                e.tstate[ji][ti] = s;
-                e.place[ji][ti] = rec;
+                e.tstate[(ji, ti)] = s;
+                e.place[(ji, ti)] = rec;
             }
             // Pods being deleted at session open: their resources are being freed.
-            for (ti, t) in j.tasks.iter().enumerate() {
+            for (ti, t) in tasks_enumerated(j) {
                 if t.status == TaskStatus::Releasing {
                     e.release(ji, ti);
                 }
@@ -785,17 +811,17 @@ impl<'a> Engine<'a> {
             pool: open.pool,
             tstate: open.tstate,
             place: open.place,
-            evicted_job: vec![false; c.jobs.len()],
+            evicted_job: PerJob::filled(false, c.jobs.len()),
             allocated: Vec::new(),
             evicted: Vec::new(),
             evicted_keys: std::collections::BTreeSet::new(),
-            alloc_idx: vec![None; c.jobs.len()],
-            fail: vec![None; c.jobs.len()],
-            delayed: vec![false; c.jobs.len()],
+            alloc_idx: PerJob::filled(None, c.jobs.len()),
+            fail: PerJob::filled(None, c.jobs.len()),
+            delayed: PerJob::filled(false, c.jobs.len()),
             epoch: 0,
             fail_writes: 0,
             memo: std::collections::BTreeMap::new(),
-            pick_req: std::cell::RefCell::new(vec![None; c.jobs.len()]),
+            pick_req: std::cell::RefCell::new(PerJob::filled(None, c.jobs.len())),
             shortcuts: true,
             probe: Probe::default(),
             keepable: true,
@@ -816,32 +842,35 @@ impl<'a> Engine<'a> {
             return None;
         }
         let c = self.c;
-        let evicted: std::collections::BTreeSet<usize> =
+        let evicted: std::collections::BTreeSet<JobId> =
             self.evicted_keys.iter().map(|k| k.0).collect();
         for &ji in &evicted {
-            let j = &c.jobs[ji];
-            for ti in 0..j.tasks.len() {
-                if self.tstate[ji][ti] == TState::Running {
+            let j = job_info(c, ji);
+            for (ti, t) in tasks_enumerated(j) {
+                if self.tstate[(ji, ti)] == TState::Running {
                     if let Some(q) = j.queue {
-                        self.account(q, j.tasks[ti].req, !j.preemptible, false);
+                        self.account(q, t.req, !j.preemptible, false);
                     }
                     self.release(ji, ti);
                 }
             }
         }
-        let placed = (0..c.jobs.len()).filter(|&ji| self.alloc_idx[ji].is_some());
-        let touched: std::collections::BTreeSet<usize> =
+        let placed = self
+            .alloc_idx
+            .ids()
+            .filter(|&ji| self.alloc_idx[ji].is_some());
+        let touched: std::collections::BTreeSet<JobId> =
             evicted.iter().copied().chain(placed).collect();
         for ji in touched {
-            for ti in 0..c.jobs[ji].tasks.len() {
-                match self.tstate[ji][ti] {
+            for ti in task_ids(job_info(c, ji)) {
+                match self.tstate[(ji, ti)] {
                     TState::Placed(_) => {
-                        self.tstate[ji][ti] = TState::Running;
-                        settle_rec(&mut self.place[ji][ti])?;
+                        self.tstate[(ji, ti)] = TState::Running;
+                        settle_rec(&mut self.place[(ji, ti)])?;
                     }
                     TState::Releasing => {
-                        self.tstate[ji][ti] = TState::Pending;
-                        self.place[ji][ti] = PlaceRec::default();
+                        self.tstate[(ji, ti)] = TState::Pending;
+                        self.place[(ji, ti)] = PlaceRec::default();
                     }
                     _ => {}
                 }
@@ -864,9 +893,26 @@ impl<'a> Engine<'a> {
         })
     }
 
+    /// Job `ji` of the cluster.
+    #[inline]
+    pub(super) fn job(&self, ji: JobId) -> &'a Job {
+        job_info(self.c, ji)
+    }
+
+    /// Pod `ti` of job `ji`.
+    #[inline]
+    pub(super) fn task(&self, ji: JobId, ti: TaskId) -> &'a Task {
+        task_of(self.job(ji), ti)
+    }
+
+    /// The ids of every job of the cluster, in input order.
+    pub(super) fn job_ids(&self) -> impl DoubleEndedIterator<Item = JobId> + use<> {
+        (0..self.c.jobs.len()).map(JobId::new)
+    }
+
     pub(super) fn set_fail(
         &mut self,
-        ji: usize,
+        ji: JobId,
         reason: Reason,
         cap: Option<CapFail>,
         msg: String,
@@ -877,8 +923,8 @@ impl<'a> Engine<'a> {
 
     /// The memo key of job `ji` for `step`, `None` unless every pod of the job is pending
     /// (a job with running or placed pods has a state of its own).
-    fn memo_key(&self, step: Step, ji: usize) -> Option<MemoKey> {
-        let j = &self.c.jobs[ji];
+    fn memo_key(&self, step: Step, ji: JobId) -> Option<MemoKey> {
+        let j = self.job(ji);
         let q = j.queue?;
         if !self.tstate[ji].iter().all(|s| *s == TState::Pending) {
             return None;
@@ -900,8 +946,8 @@ impl<'a> Engine<'a> {
     /// fraction, MIG instances, node selector and tolerations. Name, UID, creation time and
     /// preemption delay are not read by a step (the delay is checked before it, the rest only
     /// orders jobs or names the job in a decision, and a decision bumps the epoch).
-    fn same_shape(&self, a: usize, b: usize) -> bool {
-        let (ja, jb) = (&self.c.jobs[a], &self.c.jobs[b]);
+    fn same_shape(&self, a: JobId, b: JobId) -> bool {
+        let (ja, jb) = (self.job(a), self.job(b));
         ja.queue == jb.queue
             && ja.priority == jb.priority
             && ja.preemptible == jb.preemptible
@@ -932,7 +978,7 @@ impl<'a> Engine<'a> {
     ///
     /// # Complexity
     /// O(log M + P) for a replay (M memo entries, P pods of the job), else `body`.
-    fn memoized(&mut self, step: Step, ji: usize, body: impl FnOnce(&mut Self)) {
+    fn memoized(&mut self, step: Step, ji: JobId, body: impl FnOnce(&mut Self)) {
         if !self.shortcuts {
             body(self);
             return;
@@ -941,7 +987,7 @@ impl<'a> Engine<'a> {
         if let Some(k) = &key
             && let Some(m) = self.memo.get(k)
             && m.epoch == self.epoch
-            && self.same_shape(m.job.index(), ji)
+            && self.same_shape(m.job, ji)
         {
             if let Some(f) = &m.fail {
                 self.fail[ji] = Some(f.clone());
@@ -961,7 +1007,7 @@ impl<'a> Engine<'a> {
             self.memo.insert(
                 k,
                 MemoEntry {
-                    job: JobId::new(ji),
+                    job: ji,
                     epoch,
                     fail,
                 },
@@ -974,6 +1020,47 @@ impl<'a> Engine<'a> {
 /// the session turns a [`NodeId`] back into one).
 fn node_info(c: &Cluster, n: NodeId) -> &NodeInfo {
     &c.nodes[n.index()]
+}
+
+/// Job `j` of `c`. The cluster's job list is a public `Vec` indexed by position; the session
+/// reads it only through this and [`jobs_enumerated`] (and [`Engine::job`],
+/// [`Engine::job_ids`]), and its own tables are indexed by [`JobId`].
+#[inline]
+fn job_info(c: &Cluster, j: JobId) -> &Job {
+    &c.jobs[j.index()]
+}
+
+/// The jobs of `c` with their ids, in input order.
+fn jobs_enumerated(c: &Cluster) -> impl Iterator<Item = (JobId, &Job)> {
+    c.jobs.iter().enumerate().map(|(i, j)| (JobId::new(i), j))
+}
+
+/// Pod `t` of job `j`. A job's pod list is indexed by position; the session reads it only
+/// through this, [`tasks_enumerated`] and [`task_ids`] (and [`Engine::task`]), and its own
+/// per-pod tables are indexed by `(JobId, TaskId)`.
+#[inline]
+fn task_of(j: &Job, t: TaskId) -> &Task {
+    &j.tasks[t.index()]
+}
+
+/// The pods of job `j` with their ids, in input order.
+fn tasks_enumerated(j: &Job) -> impl Iterator<Item = (TaskId, &Task)> {
+    j.tasks.iter().enumerate().map(|(i, t)| (TaskId::new(i), t))
+}
+
+/// The ids of job `j`'s pods, in input order.
+fn task_ids(j: &Job) -> impl Iterator<Item = TaskId> + use<> {
+    (0..j.tasks.len()).map(TaskId::new)
+}
+
+/// The ids of the pods of `row` (one job's row of a [`Jagged`] table) whose value passes
+/// `keep`, in order.
+fn tasks_where<T>(row: &[T], keep: impl Fn(&T) -> bool) -> Vec<TaskId> {
+    row.iter()
+        .enumerate()
+        .filter(|(_, s)| keep(s))
+        .map(|(i, _)| TaskId::new(i))
+        .collect()
 }
 
 /// The part of a task's request placed on nodes as devices: its GPU request without the

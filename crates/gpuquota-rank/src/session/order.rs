@@ -6,25 +6,25 @@ use ordered_float::OrderedFloat;
 use super::*;
 
 impl Engine<'_> {
-    pub(super) fn job_req(&self, ji: usize, tasks: &[usize]) -> Amt {
+    pub(super) fn job_req(&self, ji: JobId, tasks: &[TaskId]) -> Amt {
+        let j = self.job(ji);
         let mut s = Amt::ZERO;
         for &ti in tasks {
-            inc_all(&mut s, &self.c.jobs[ji].tasks[ti].req, self.overflow);
+            inc_all(&mut s, &task_of(j, ti).req, self.overflow);
         }
         s
     }
 
     /// Pending tasks to place now: the gang part (to reach minMember) or, for a job already at
     /// minMember, its pending elastic extras.
-    pub(super) fn needed_tasks(&self, ji: usize) -> (Vec<usize>, usize) {
-        let j = &self.c.jobs[ji];
-        let active = self.tstate[ji]
+    pub(super) fn needed_tasks(&self, ji: JobId) -> (Vec<TaskId>, usize) {
+        let j = self.job(ji);
+        let row = &self.tstate[ji];
+        let active = row
             .iter()
             .filter(|s| matches!(s, TState::Running | TState::Placed(_)))
             .count();
-        let pending: Vec<usize> = (0..j.tasks.len())
-            .filter(|&t| self.tstate[ji][t] == TState::Pending)
-            .collect();
+        let pending = tasks_where(row, |s| *s == TState::Pending);
         let gang = j.min_member.saturating_sub(active);
         (pending, gang)
     }
@@ -114,11 +114,11 @@ impl Engine<'_> {
             .then(qa.name.cmp(&qb.name))
     }
 
-    pub(super) fn job_cmp(&self, a: usize, b: usize) -> Ordering {
-        let ja = &self.c.jobs[a];
-        let jb = &self.c.jobs[b];
-        let elastic = |ji: usize| {
-            let j = &self.c.jobs[ji];
+    pub(super) fn job_cmp(&self, a: JobId, b: JobId) -> Ordering {
+        let ja = self.job(a);
+        let jb = self.job(b);
+        let elastic = |ji: JobId| {
+            let j = self.job(ji);
             let active = self.tstate[ji]
                 .iter()
                 .filter(|s| matches!(s, TState::Running | TState::Placed(_)))
@@ -137,10 +137,10 @@ impl Engine<'_> {
     ///
     /// # Complexity
     /// O(T + C log C) for T pods and C candidates.
-    pub(super) fn leaf_lists(&self, pred: impl Fn(usize) -> bool) -> PerQueue<Vec<usize>> {
+    pub(super) fn leaf_lists(&self, pred: impl Fn(JobId) -> bool) -> PerQueue<Vec<JobId>> {
         let nq = self.c.hierarchy.queues().len();
         let mut lists = PerQueue::filled(Vec::new(), nq);
-        for (ji, j) in self.c.jobs.iter().enumerate() {
+        for (ji, j) in jobs_enumerated(self.c) {
             if let Some(q) = j.queue
                 && !self.evicted_job[ji]
                 && self.tstate[ji].contains(&TState::Pending)
@@ -161,14 +161,14 @@ impl Engine<'_> {
     ///
     /// # Complexity
     /// O(1) when cached, else O(P) for P pods of the job.
-    pub(super) fn pick_request(&self, ji: usize) -> Amt {
+    pub(super) fn pick_request(&self, ji: JobId) -> Amt {
         if let Some((epoch, req)) = self.pick_req.borrow()[ji]
             && epoch == self.epoch
         {
             return req;
         }
         let (pend, gang) = self.needed_tasks(ji);
-        let take: Vec<usize> = pend.iter().copied().take(gang.max(1)).collect();
+        let take: Vec<TaskId> = pend.iter().copied().take(gang.max(1)).collect();
         let req = self.job_req(ji, &take);
         self.pick_req.borrow_mut()[ji] = Some((self.epoch, req));
         req
@@ -186,9 +186,9 @@ impl Engine<'_> {
     /// O(1) for a repeated pick, else [`Engine::pick`]'s O(Q) queue comparisons.
     pub(super) fn next_pick(
         &self,
-        lists: &PerQueue<Vec<usize>>,
+        lists: &PerQueue<Vec<JobId>>,
         last: &mut Option<(QueueId, u64, Amt)>,
-    ) -> Option<(QueueId, usize)> {
+    ) -> Option<(QueueId, JobId)> {
         if !self.shortcuts {
             return self.pick(lists);
         }
@@ -205,16 +205,16 @@ impl Engine<'_> {
     }
 
     /// The best (leaf, job) in hierarchical queue order.
-    pub(super) fn pick(&self, lists: &PerQueue<Vec<usize>>) -> Option<(QueueId, usize)> {
+    pub(super) fn pick(&self, lists: &PerQueue<Vec<JobId>>) -> Option<(QueueId, JobId)> {
         self.pick_among(self.c.hierarchy.roots(), lists)
     }
 
     pub(super) fn pick_among(
         &self,
         sibs: &[QueueId],
-        lists: &PerQueue<Vec<usize>>,
-    ) -> Option<(QueueId, usize)> {
-        let mut best: Option<(QueueId, QueueId, usize, Amt)> = None;
+        lists: &PerQueue<Vec<JobId>>,
+    ) -> Option<(QueueId, JobId)> {
+        let mut best: Option<(QueueId, QueueId, JobId, Amt)> = None;
         for &q in sibs {
             let cand = if self.c.hierarchy.is_leaf(q) {
                 lists[q].last().map(|&j| (q, j))
@@ -234,9 +234,9 @@ impl Engine<'_> {
         best.map(|(_, l, j, _)| (l, j))
     }
 
-    pub(super) fn victim_job_cmp(&self, a: usize, b: usize) -> Ordering {
-        let ja = &self.c.jobs[a];
-        let jb = &self.c.jobs[b];
+    pub(super) fn victim_job_cmp(&self, a: JobId, b: JobId) -> Ordering {
+        let ja = self.job(a);
+        let jb = self.job(b);
         ja.priority
             .cmp(&jb.priority)
             .then(jb.creation.cmp(&ja.creation))

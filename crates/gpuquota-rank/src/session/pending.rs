@@ -13,7 +13,7 @@ impl Engine<'_> {
         let mut out = Vec::new();
         let mut numbers_of: std::collections::BTreeMap<(QueueId, Amt), String> =
             std::collections::BTreeMap::new();
-        for (ji, j) in self.c.jobs.iter().enumerate() {
+        for (ji, j) in jobs_enumerated(self.c) {
             if j.foreign || !self.tstate[ji].contains(&TState::Pending) {
                 continue;
             }
@@ -22,7 +22,7 @@ impl Engine<'_> {
             if gang == 0 {
                 continue;
             }
-            let take: Vec<usize> = pending.iter().copied().take(gang.max(1)).collect();
+            let take: Vec<TaskId> = pending.iter().copied().take(gang.max(1)).collect();
             let req = self.job_req(ji, &take);
             let (reason, message, details) = match (j.queue, &self.fail[ji]) {
                 (None, _) => (

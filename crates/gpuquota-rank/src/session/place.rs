@@ -193,8 +193,8 @@ impl Engine<'_> {
     ///
     /// # Complexity
     /// O(N · G) for N nodes of G devices (every node is scored).
-    pub(super) fn place_task(&mut self, ji: usize, ti: usize) -> Option<PlaceRec> {
-        let t = &self.c.jobs[ji].tasks[ti];
+    pub(super) fn place_task(&mut self, ji: JobId, ti: TaskId) -> Option<PlaceRec> {
+        let t = self.task(ji, ti);
         if self.c.nodes.is_empty() {
             return self.place_in_pool(t.req);
         }
@@ -292,9 +292,9 @@ impl Engine<'_> {
     ///
     /// # Complexity
     /// O(G + M) for G devices and M MIG profiles.
-    fn take_on_node(&mut self, n: NodeId, t_ji: (usize, usize), req: Amt) -> Option<PlaceRec> {
+    fn take_on_node(&mut self, n: NodeId, pod: (JobId, TaskId), req: Amt) -> Option<PlaceRec> {
         let of = self.overflow;
-        let t = &self.c.jobs[t_ji.0].tasks[t_ji.1];
+        let t = self.task(pod.0, pod.1);
         let fractional = t.fractional;
         let spread = self.o.placement == Placement::Spread;
         self.touch(Some(n));
@@ -409,10 +409,10 @@ impl Engine<'_> {
     }
 
     /// Turns a running (or placed) task's resources into releasing ones.
-    pub(super) fn release(&mut self, ji: usize, ti: usize) {
+    pub(super) fn release(&mut self, ji: JobId, ti: TaskId) {
         let of = self.overflow;
-        let rec = std::mem::take(&mut self.place[ji][ti]);
-        let req = self.c.jobs[ji].tasks[ti].req;
+        let rec = std::mem::take(&mut self.place[(ji, ti)]);
+        let req = self.task(ji, ti).req;
         let pool_level = self.c.nodes.is_empty();
         let ns = self.node_mut(rec.node);
         let first = if pool_level { 0 } else { 1 };
@@ -432,19 +432,19 @@ impl Engine<'_> {
                 inc64(&mut ns.mig[p].1, plus64(fi, fr, of), of);
             }
         }
-        self.place[ji][ti] = rec;
-        self.tstate[ji][ti] = TState::Releasing;
+        self.place[(ji, ti)] = rec;
+        self.tstate[(ji, ti)] = TState::Releasing;
     }
 
     /// Places `tasks` of `ji` all or nothing; returns the records or `None` (rolled back).
-    pub(super) fn place_all(&mut self, ji: usize, tasks: &[usize]) -> Option<Vec<PlaceRec>> {
+    pub(super) fn place_all(&mut self, ji: JobId, tasks: &[TaskId]) -> Option<Vec<PlaceRec>> {
         let mut recs = Vec::with_capacity(tasks.len());
         for &ti in tasks {
             match self.place_task(ji, ti) {
                 Some(r) => recs.push(r),
                 None => {
                     for (k, r) in recs.iter().enumerate().rev() {
-                        let req = self.c.jobs[ji].tasks[tasks[k]].req;
+                        let req = self.task(ji, tasks[k]).req;
                         self.unplace(r, req);
                     }
                     return None;
@@ -454,9 +454,9 @@ impl Engine<'_> {
         Some(recs)
     }
 
-    pub(super) fn commit_placed(&mut self, ji: usize, tasks: &[usize], recs: Vec<PlaceRec>) {
+    pub(super) fn commit_placed(&mut self, ji: JobId, tasks: &[TaskId], recs: Vec<PlaceRec>) {
         self.epoch += 1;
-        let j = &self.c.jobs[ji];
+        let j = self.job(ji);
         let Some(q) = j.queue else {
             return;
         };
@@ -465,13 +465,14 @@ impl Engine<'_> {
         for (&ti, rec) in tasks.iter().zip(recs) {
             let p = rec.pipelined();
             pipelined |= p;
+            let t = task_of(j, ti);
             pods.push((
-                j.tasks[ti].key.clone(),
+                t.key.clone(),
                 rec.node.map(|n| node_info(self.c, n).name.clone()),
             ));
-            self.account(q, j.tasks[ti].req, !j.preemptible, true);
-            self.tstate[ji][ti] = TState::Placed(p);
-            self.place[ji][ti] = rec;
+            self.account(q, t.req, !j.preemptible, true);
+            self.tstate[(ji, ti)] = TState::Placed(p);
+            self.place[(ji, ti)] = rec;
         }
         if pods.is_empty() {
             return;
@@ -496,10 +497,10 @@ impl Engine<'_> {
     /// consolidation): KAI's job solver allocates the preemptor pipeline-only
     /// (`AllocateJob(…, isPipelineOnly=true)`), so it is reported pipelined even where it
     /// landed on idle resources.
-    pub(super) fn commit_pipelined(&mut self, ji: usize, tasks: &[usize], recs: Vec<PlaceRec>) {
+    pub(super) fn commit_pipelined(&mut self, ji: JobId, tasks: &[TaskId], recs: Vec<PlaceRec>) {
         self.commit_placed(ji, tasks, recs);
         for &ti in tasks {
-            if let TState::Placed(p) = &mut self.tstate[ji][ti] {
+            if let TState::Placed(p) = &mut self.tstate[(ji, ti)] {
                 *p = true;
             }
         }

@@ -6,7 +6,7 @@ impl Engine<'_> {
     pub(super) fn preempt(&mut self) {
         // Built when the first job's step runs: no step commits anything before, so it is
         // the list as of the action's start (and a session without candidates skips it).
-        let mut running: Option<PerQueue<Vec<usize>>> = None;
+        let mut running: Option<PerQueue<Vec<JobId>>> = None;
         let mut lists = self.leaf_lists(|_| true);
         let mut last = None;
         while let Some((leaf, ji)) = self.next_pick(&lists, &mut last) {
@@ -29,18 +29,18 @@ impl Engine<'_> {
     fn preempt_job(
         &mut self,
         leaf: QueueId,
-        ji: usize,
-        tasks: Vec<usize>,
-        running: &PerQueue<Vec<usize>>,
+        ji: JobId,
+        tasks: Vec<TaskId>,
+        running: &PerQueue<Vec<JobId>>,
     ) {
-        let prio = self.c.jobs[ji].priority;
-        let np = !self.c.jobs[ji].preemptible;
+        let prio = self.job(ji).priority;
+        let np = !self.job(ji).preemptible;
         let req = self.job_req(ji, &tasks);
         // Same leaf, strictly lower priority (the list is sorted by priority first).
-        let cands: Vec<usize> = running[leaf]
+        let cands: Vec<JobId> = running[leaf]
             .iter()
             .copied()
-            .take_while(|&vj| self.c.jobs[vj].priority < prio)
+            .take_while(|&vj| self.job(vj).priority < prio)
             .filter(|&vj| {
                 vj != ji
                     && !self.evicted_job[vj]
@@ -51,7 +51,7 @@ impl Engine<'_> {
         if cands.is_empty() {
             return;
         }
-        let victims: Vec<(usize, Vec<usize>)> = cands
+        let victims: Vec<(JobId, Vec<TaskId>)> = cands
             .iter()
             .flat_map(|&vj| self.victim_units(vj).into_iter().map(move |u| (vj, u)))
             .collect();
@@ -73,7 +73,7 @@ impl Engine<'_> {
             let (vj, ts) = &victims[k0];
             let v = self.job_req(*vj, ts);
             inc_all(&mut freed, &v, self.overflow);
-            if !self.c.jobs[*vj].preemptible {
+            if !self.job(*vj).preemptible {
                 inc_all(&mut freed_np, &v, self.overflow);
             }
             k0 += 1;
@@ -86,7 +86,7 @@ impl Engine<'_> {
         let Some(k) = self.min_prefix(ji, &tasks, &victims, k0) else {
             return;
         };
-        let cap_ok = |e: &Engine<'_>, rest: &[(usize, Vec<usize>)]| {
+        let cap_ok = |e: &Engine<'_>, rest: &Units| {
             let mut freed = Amt::ZERO;
             for (vj, ts) in rest {
                 inc_all(&mut freed, &e.job_req(*vj, ts), e.overflow);
@@ -95,7 +95,7 @@ impl Engine<'_> {
         };
         let chosen = self.prune_victims(ji, &tasks, &victims[..k], &cap_ok);
         let mut moved = self.movable_victims(ji, &tasks, &chosen);
-        let killed: Vec<(usize, Vec<usize>)> = chosen
+        let killed: Vec<(JobId, Vec<TaskId>)> = chosen
             .iter()
             .filter(|(vj, _)| !moved.contains(vj))
             .cloned()
@@ -103,7 +103,7 @@ impl Engine<'_> {
         if !cap_ok(self, &killed) {
             moved.clear();
         }
-        let key = self.c.jobs[ji].key.clone();
+        let key = self.job(ji).key.clone();
         for (vj, ts) in &chosen {
             self.evict(*vj, ts, Action::Preempt, Some(&key));
         }

@@ -41,14 +41,14 @@ impl Engine<'_> {
         &self,
         leaf: QueueId,
         req: Amt,
-        victims: &[(usize, Vec<usize>)],
+        victims: &Units,
     ) -> Result<(), String> {
         let nq = self.c.hierarchy.queues().len();
         let mut remaining: PerQueue<Option<Amt>> = PerQueue::filled(None, nq);
         let mut involved: PerQueue<PerResource<bool>> =
             PerQueue::filled(PerResource([false; 3]), nq);
         for (vj, ts) in victims {
-            let j = &self.c.jobs[*vj];
+            let j = self.job(*vj);
             let Some(vq) = j.queue else {
                 continue;
             };
@@ -75,7 +75,7 @@ impl Engine<'_> {
             }
             let mut vreq = Amt::ZERO;
             for &t in ts {
-                inc_all(&mut vreq, &j.tasks[t].req, self.overflow);
+                inc_all(&mut vreq, &task_of(j, t).req, self.overflow);
             }
             let mut cur = Some(vq);
             while let Some(q) = cur {
@@ -138,7 +138,7 @@ impl Engine<'_> {
     pub(super) fn reclaim(&mut self) {
         // Built when the first job's step runs: no step commits anything before, so it is
         // the list as of the action's start (and a session without candidates skips it).
-        let mut running: Option<PerQueue<Vec<usize>>> = None;
+        let mut running: Option<PerQueue<Vec<JobId>>> = None;
         let mut lists = self.leaf_lists(|_| true);
         let mut last = None;
         while let Some((leaf, ji)) = self.next_pick(&lists, &mut last) {
@@ -161,11 +161,11 @@ impl Engine<'_> {
     fn reclaim_job(
         &mut self,
         leaf: QueueId,
-        ji: usize,
-        tasks: Vec<usize>,
-        running: &PerQueue<Vec<usize>>,
+        ji: JobId,
+        tasks: Vec<TaskId>,
+        running: &PerQueue<Vec<JobId>>,
     ) {
-        let j = &self.c.jobs[ji];
+        let j = self.job(ji);
         let np = !j.preemptible;
         let req = self.job_req(ji, &tasks);
         if let Some(f) = self.capacity(leaf, req, np) {
@@ -204,7 +204,7 @@ impl Engine<'_> {
         // Victims are generated lazily: enough to cover the shortfall, then more only if
         // the placement search needs them.
         let mut cursor = VictimGen::default();
-        let mut victims: Vec<(usize, Vec<usize>)> = Vec::new();
+        let mut victims: Vec<(JobId, Vec<TaskId>)> = Vec::new();
         let mut free = self.free_capacity();
         while Resource::ALL.into_iter().any(|r| free[r] < req[r]) {
             let before = victims.len();
@@ -214,7 +214,7 @@ impl Engine<'_> {
             }
             for (vj, ts) in &victims[before..] {
                 for &t in ts {
-                    inc_all(&mut free, &self.c.jobs[*vj].tasks[t].req, self.overflow);
+                    inc_all(&mut free, &self.task(*vj, t).req, self.overflow);
                 }
             }
         }
@@ -259,7 +259,7 @@ impl Engine<'_> {
         // victim that fits elsewhere once the reclaimer is placed is moved, not killed,
         // and only the killed victims go to the validator.
         let moved = self.movable_victims(ji, &tasks, &chosen);
-        let killed: Vec<(usize, Vec<usize>)> = chosen
+        let killed: Vec<(JobId, Vec<TaskId>)> = chosen
             .iter()
             .filter(|(vj, _)| !moved.contains(vj))
             .cloned()
@@ -295,7 +295,7 @@ impl Engine<'_> {
             );
             return;
         }
-        let key = self.c.jobs[ji].key.clone();
+        let key = self.job(ji).key.clone();
         for (vj, ts) in &chosen {
             self.evict(*vj, ts, Action::Reclaim, Some(&key));
         }

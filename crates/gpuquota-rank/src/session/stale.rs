@@ -9,11 +9,10 @@ impl Engine<'_> {
     /// # Complexity
     /// O(T) for T pods; allocates only for a job it evicts.
     pub(super) fn stale_gangs(&mut self) {
-        for ji in 0..self.c.jobs.len() {
+        for (ji, j) in jobs_enumerated(self.c) {
             if self.evicted_job[ji] {
                 continue;
             }
-            let j = &self.c.jobs[ji];
             if j.foreign {
                 continue;
             }
@@ -36,9 +35,7 @@ impl Engine<'_> {
             if succeeded {
                 continue;
             }
-            let active: Vec<usize> = (0..j.tasks.len())
-                .filter(|&t| self.tstate[ji][t] == TState::Running)
-                .collect();
+            let active = tasks_where(&self.tstate[ji], |s| *s == TState::Running);
             // Jobs topped up in this session are not stale.
             if self.tstate[ji]
                 .iter()

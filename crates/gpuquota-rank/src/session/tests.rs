@@ -265,3 +265,24 @@ fn a_backlog_of_alike_jobs_fails_alike() {
         .collect();
     assert_eq!(msgs.len(), 1, "{:?}", fast.pending);
 }
+
+/// The per-pod tables follow the job list by id: a row inserted or removed moves the later
+/// jobs' rows with it, and `(job, pod)` reads the pod of that job's row.
+#[test]
+fn jagged_rows_follow_job_ids() {
+    let (j0, j1, j2) = (JobId::new(0), JobId::new(1), JobId::new(2));
+    let mut t = Jagged {
+        offs: vec![0, 2, 3],
+        data: vec![10, 11, 20],
+    };
+    t.insert_row(j1, 2, 0);
+    t[(j1, TaskId::new(1))] = 15;
+    assert_eq!(
+        (&t[j0], &t[j1], &t[j2]),
+        (&[10, 11][..], &[0, 15][..], &[20][..])
+    );
+    t.remove_row(j0);
+    assert_eq!(t[(j0, TaskId::new(1))], 15);
+    assert_eq!(t[(j1, TaskId::new(0))], 20);
+    assert_eq!(t.offs, [0, 2, 3]);
+}

@@ -4,7 +4,7 @@
 use super::*;
 
 impl Engine<'_> {
-    pub(super) fn still_pending_gang(&self, ji: usize) -> Option<Vec<usize>> {
+    pub(super) fn still_pending_gang(&self, ji: JobId) -> Option<Vec<TaskId>> {
         let (pending, gang) = self.needed_tasks(ji);
         if gang == 0 || gang > pending.len() {
             return None;
@@ -12,8 +12,8 @@ impl Engine<'_> {
         Some(pending[..gang].to_vec())
     }
 
-    pub(super) fn delay_elapsed(&self, ji: usize) -> bool {
-        let j = &self.c.jobs[ji];
+    pub(super) fn delay_elapsed(&self, ji: JobId) -> bool {
+        let j = self.job(ji);
         match (j.preemption_delay, j.creation) {
             (Some(d), Some(c)) => {
                 minus(self.c.now.unix_nanos(), c.unix_nanos(), self.overflow) >= d
@@ -22,8 +22,8 @@ impl Engine<'_> {
         }
     }
 
-    pub(super) fn runtime_ok(&self, ji: usize, min: Option<i128>) -> bool {
-        match (min, self.c.jobs[ji].last_start) {
+    pub(super) fn runtime_ok(&self, ji: JobId, min: Option<i128>) -> bool {
+        match (min, self.job(ji).last_start) {
             (Some(m), Some(s)) if m > 0 => {
                 minus(self.c.now.unix_nanos(), s.unix_nanos(), self.overflow) >= m
             }
@@ -33,11 +33,9 @@ impl Engine<'_> {
 
     /// Running units of a job that can be evicted: elastic extras one by one (newest task
     /// name last), then the core as one unit.
-    pub(super) fn victim_units(&self, ji: usize) -> Vec<Vec<usize>> {
-        let j = &self.c.jobs[ji];
-        let running: Vec<usize> = (0..j.tasks.len())
-            .filter(|&t| matches!(self.tstate[ji][t], TState::Running))
-            .collect();
+    pub(super) fn victim_units(&self, ji: JobId) -> Vec<Vec<TaskId>> {
+        let j = self.job(ji);
+        let running = tasks_where(&self.tstate[ji], |s| matches!(s, TState::Running));
         if running.is_empty() {
             return Vec::new();
         }
@@ -54,12 +52,12 @@ impl Engine<'_> {
     }
 
     /// Evicts a set of tasks, returning nothing; records the eviction once per job/action/by.
-    pub(super) fn evict(&mut self, ji: usize, tasks: &[usize], action: Action, by: Option<&str>) {
+    pub(super) fn evict(&mut self, ji: JobId, tasks: &[TaskId], action: Action, by: Option<&str>) {
         self.epoch += 1;
-        let j = &self.c.jobs[ji];
+        let j = self.job(ji);
         for &ti in tasks {
             if let Some(q) = j.queue {
-                self.account(q, j.tasks[ti].req, !j.preemptible, false);
+                self.account(q, task_of(j, ti).req, !j.preemptible, false);
             }
             self.release(ji, ti);
         }
@@ -81,9 +79,9 @@ impl Engine<'_> {
     /// smallest count whose release lets `tasks` be placed.
     pub(super) fn min_prefix(
         &mut self,
-        ji: usize,
-        tasks: &[usize],
-        victims: &[(usize, Vec<usize>)],
+        ji: JobId,
+        tasks: &[TaskId],
+        victims: &Units,
         k0: usize,
     ) -> Option<usize> {
         let fits = |e: &mut Engine<'_>, k: usize| -> bool { e.fits_with(ji, tasks, &victims[..k]) };
@@ -119,12 +117,7 @@ impl Engine<'_> {
     }
 
     /// Whether `tasks` of job `ji` can be placed once `victims` are released (state restored).
-    pub(super) fn fits_with(
-        &mut self,
-        ji: usize,
-        tasks: &[usize],
-        victims: &[(usize, Vec<usize>)],
-    ) -> bool {
+    pub(super) fn fits_with(&mut self, ji: JobId, tasks: &[TaskId], victims: &Units) -> bool {
         // `release` puts each record back and the probed placement is not committed: only
         // the nodes it touches and the victims' pod states change.
         let e = self;
@@ -138,7 +131,7 @@ impl Engine<'_> {
         e.end_probe();
         for (vj, ts) in victims {
             for &t in ts {
-                e.tstate[*vj][t] = TState::Running;
+                e.tstate[(*vj, t)] = TState::Running;
             }
         }
         ok
@@ -157,11 +150,11 @@ impl Engine<'_> {
     /// what the job needs).
     pub(super) fn prune_victims(
         &mut self,
-        ji: usize,
-        tasks: &[usize],
-        victims: &[(usize, Vec<usize>)],
+        ji: JobId,
+        tasks: &[TaskId],
+        victims: &Units,
         keep_ok: &dyn Fn(&Engine<'_>, &Units) -> bool,
-    ) -> Vec<(usize, Vec<usize>)> {
+    ) -> Vec<(JobId, Vec<TaskId>)> {
         let mut kept: Vec<bool> = vec![true; victims.len()];
         // What the victims free beyond the job's need, summed over the cluster: a victim
         // larger than this surplus is needed, without a placement probe.
@@ -182,7 +175,7 @@ impl Engine<'_> {
                 continue;
             }
             kept[i] = false;
-            let rest: Vec<(usize, Vec<usize>)> = victims
+            let rest: Vec<(JobId, Vec<TaskId>)> = victims
                 .iter()
                 .zip(&kept)
                 .filter(|(_, k)| **k)
@@ -216,9 +209,9 @@ impl Engine<'_> {
 
     /// Running preemptible jobs per leaf queue, in victim order (lowest priority, newest
     /// first).
-    pub(super) fn running_by_leaf(&self) -> PerQueue<Vec<usize>> {
+    pub(super) fn running_by_leaf(&self) -> PerQueue<Vec<JobId>> {
         let mut lists = PerQueue::filled(Vec::new(), self.c.hierarchy.queues().len());
-        for (vj, job) in self.c.jobs.iter().enumerate() {
+        for (vj, job) in jobs_enumerated(self.c) {
             if let Some(q) = job.queue
                 && job.preemptible
                 && !self.evicted_job[vj]
@@ -239,9 +232,9 @@ impl Engine<'_> {
     pub(super) fn next_victim_job(
         &self,
         vq: &[(QueueId, Option<i128>)],
-        running: &PerQueue<Vec<usize>>,
+        running: &PerQueue<Vec<JobId>>,
         vg: &mut VictimGen,
-        out: &mut Vec<(usize, Vec<usize>)>,
+        out: &mut Vec<(JobId, Vec<TaskId>)>,
     ) {
         if vg.cursors.len() != vq.len() {
             vg.cursors = vec![0; vq.len()];
@@ -284,9 +277,10 @@ impl Engine<'_> {
             if units.is_empty() {
                 continue;
             }
+            let j = self.job(vj);
             for u in units {
                 for &t in &u {
-                    dec_all(&mut vg.sim[i], &self.c.jobs[vj].tasks[t].req, self.overflow);
+                    dec_all(&mut vg.sim[i], &task_of(j, t).req, self.overflow);
                 }
                 out.push((vj, u));
             }
@@ -302,17 +296,17 @@ impl Engine<'_> {
     /// One placement of the job and of each victim: O((1 + V) · N · G).
     pub(super) fn movable_victims(
         &mut self,
-        ji: usize,
-        tasks: &[usize],
+        ji: JobId,
+        tasks: &[TaskId],
         victims: &Units,
-    ) -> Vec<usize> {
+    ) -> Vec<JobId> {
         if self.c.nodes.is_empty() {
             return Vec::new();
         }
         self.begin_probe();
-        let saved: Vec<(usize, usize, TState)> = victims
+        let saved: Vec<((JobId, TaskId), TState)> = victims
             .iter()
-            .flat_map(|(vj, ts)| ts.iter().map(|&t| (*vj, t, self.tstate[*vj][t])))
+            .flat_map(|(vj, ts)| ts.iter().map(|&t| ((*vj, t), self.tstate[(*vj, t)])))
             .collect();
         for (vj, ts) in victims {
             for &t in ts {
@@ -335,21 +329,21 @@ impl Engine<'_> {
             }
         }
         self.end_probe();
-        for (vj, t, st) in saved {
-            self.tstate[vj][t] = st;
+        for (pod, st) in saved {
+            self.tstate[pod] = st;
         }
         moved
     }
 
     /// The smallest victim count whose resources cover the gang's shortfall in free capacity
     /// (a lower bound for the placement search).
-    pub(super) fn quota_prefix(&self, req: Amt, victims: &[(usize, Vec<usize>)]) -> usize {
+    pub(super) fn quota_prefix(&self, req: Amt, victims: &Units) -> usize {
         let mut free = self.free_capacity();
         let mut k = 0;
         while k < victims.len() && Resource::ALL.into_iter().any(|r| free[r] < req[r]) {
             let (vj, ts) = &victims[k];
             for &t in ts {
-                inc_all(&mut free, &self.c.jobs[*vj].tasks[t].req, self.overflow);
+                inc_all(&mut free, &self.task(*vj, t).req, self.overflow);
             }
             k += 1;
         }
@@ -357,7 +351,7 @@ impl Engine<'_> {
     }
 
     /// Re-places the moved victims after the job they made room for, reported pipelined.
-    pub(super) fn replace_moved(&mut self, chosen: &Units, moved: &[usize]) {
+    pub(super) fn replace_moved(&mut self, chosen: &Units, moved: &[JobId]) {
         for (vj, ts) in chosen.iter().filter(|(vj, _)| moved.contains(vj)) {
             if let Some(r) = self.place_all(*vj, ts) {
                 self.commit_placed(*vj, ts, r);
