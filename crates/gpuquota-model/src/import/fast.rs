@@ -343,19 +343,45 @@ impl Splitter {
 }
 
 /// Where the string whose rest is `rest` stops: the offset of its closing quote or of its
-/// next backslash. Most strings of a manifest are short, so the first bytes are looked at
-/// one by one before `memchr` takes over (whose setup costs more than a short string).
+/// next backslash. Most strings of a manifest are short, and `memchr`'s setup costs more
+/// than such a string: the first 32 bytes are looked at eight at a time in a `u64` (a byte
+/// equal to `"` or `\\` becomes a zero byte, found with the carry trick of "Bit Twiddling
+/// Hacks", <https://graphics.stanford.edu/~seander/bithacks.html#ZeroInWord>), then
+/// `memchr` takes over.
 ///
 /// # Complexity
 /// Linear in the offset returned.
 fn string_stop(rest: &[u8]) -> Option<usize> {
-    const INLINE: usize = 24;
-    let head = rest.get(..INLINE).unwrap_or(rest);
-    if let Some(k) = head.iter().position(|&b| b == b'"' || b == b'\\') {
-        return Some(k);
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    const QUOTE: u64 = u64::from_le_bytes([b'"'; 8]);
+    const BACKSLASH: u64 = u64::from_le_bytes([b'\\'; 8]);
+    /// The high bit of each zero byte of `x` (and maybe of bytes above the lowest zero
+    /// byte, which the lowest set bit is not affected by).
+    fn zeros(x: u64) -> u64 {
+        x.wrapping_sub(ONES) & !x & HIGH
     }
-    let tail = rest.get(head.len()..)?;
-    memchr::memchr2(b'"', b'\\', tail).map(|k| k + head.len())
+    let mut at = 0;
+    while at < 32 {
+        let Some(chunk) = rest.get(at..at + 8) else {
+            let tail = rest.get(at..)?;
+            return tail
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\')
+                .map(|k| at + k);
+        };
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let found = zeros(word ^ QUOTE) | zeros(word ^ BACKSLASH);
+        if found != 0 {
+            // Little-endian: the lowest set bit is in the first matching byte.
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let tail = rest.get(at..)?;
+    memchr::memchr2(b'"', b'\\', tail).map(|k| at + k)
 }
 
 impl<'de> de::Deserialize<'de> for Doc {
@@ -573,6 +599,27 @@ mod tests {
                 }
             }
             assert_eq!(nulls, [false, true, false], "pieces of {step}");
+        }
+    }
+
+    /// The word-at-a-time search agrees with a byte-by-byte one for a quote or a backslash
+    /// at every offset of strings of every length around the word and `memchr` boundaries,
+    /// next to bytes that differ from them by one bit.
+    #[test]
+    fn string_stops_are_found_at_every_offset() {
+        for len in 0..80 {
+            for at in 0..=len {
+                for stop in [b'"', b'\\'] {
+                    let mut s: Vec<u8> = (0..len)
+                        .map(|i| [b'#', b'a', b'\x22' ^ 0x80, b'|'][i % 4])
+                        .collect();
+                    if at < len {
+                        s[at] = stop;
+                    }
+                    let naive = s.iter().position(|&b| b == b'"' || b == b'\\');
+                    assert_eq!(super::string_stop(&s), naive, "length {len}, at {at}");
+                }
+            }
         }
     }
 

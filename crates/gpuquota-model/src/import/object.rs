@@ -180,7 +180,14 @@ where
 {
     let m = meta(&object);
     let key = if kind.is_namespaced() {
-        format!("{}/{}", m.namespace.as_deref().unwrap_or("default"), m.name)
+        // Not `format!`: this runs once per object, and the formatting machinery costs
+        // more than the two copies.
+        let namespace = m.namespace.as_deref().unwrap_or("default");
+        let mut key = String::with_capacity(namespace.len() + 1 + m.name.len());
+        key.push_str(namespace);
+        key.push('/');
+        key.push_str(&m.name);
+        key
     } else {
         m.name.clone()
     };
