@@ -114,6 +114,8 @@ mod parse;
 #[cfg(feature = "yaml")]
 mod stream;
 #[cfg(feature = "yaml")]
+mod unknown;
+#[cfg(feature = "yaml")]
 mod yaml;
 
 #[cfg(feature = "yaml")]

@@ -79,6 +79,86 @@ fn unknown_fields_are_warned_with_path_and_hint() {
     );
 }
 
+/// Unknown fields deep in lists of lists, after siblings that had their own, under a key
+/// with an escape sequence (a key the JSON reader cannot lend from the text) and in a `List`,
+/// keep their whole path on every path: YAML and JSON, fast and exact, text and file.
+const NESTED_JSON: &str = r#"{"apiVersion": "v1", "kind": "List", "items": [
+{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "batch"},
+ "spec": {"resourceGroups": [
+   {"coveredResources": ["cpu"], "flavors": [{"name": "a", "resources": [{"name": "cpu", "nominalQuota": 1, "x1": 1}]}]},
+   {"coveredResources": ["nvidia.com/gpu"], "flavors": [
+     {"name": "b", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 1}], "x2": {"deep": [1]}},
+     {"name": "c", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 1}, {"name": "nvidia.com/gpu", "nominalQuta": 2, "borrowingLimt": 1}]}
+   ]}],
+  "preemption": {"withinClusterQueue": "LowerPriority", "xé3": []},
+  "x4": {"a": {"b": 1}}}}
+]}"#;
+
+const NESTED_YAML: &str = "apiVersion: v1
+kind: List
+items:
+- apiVersion: kueue.x-k8s.io/v1beta2
+  kind: ClusterQueue
+  metadata: {name: batch}
+  spec:
+    resourceGroups:
+    - coveredResources: [cpu]
+      flavors:
+      - name: a
+        resources:
+        - {name: cpu, nominalQuota: 1, x1: 1}
+    - coveredResources: [nvidia.com/gpu]
+      flavors:
+      - name: b
+        resources:
+        - {name: nvidia.com/gpu, nominalQuota: 1}
+        x2: {deep: [1]}
+      - name: c
+        resources:
+        - {name: nvidia.com/gpu, nominalQuota: 1}
+        - {name: nvidia.com/gpu, nominalQuta: 2, borrowingLimt: 1}
+    preemption: {withinClusterQueue: LowerPriority, \"x\\u00e93\": []}
+    x4: {a: {b: 1}}
+";
+
+#[test]
+fn unknown_fields_in_nested_lists_keep_their_whole_path() {
+    let expected = [
+        "t (document 1): ClusterQueue \"batch\": items[0].spec.preemption.x\u{e9}3: \
+         unknown field; ignored",
+        "t (document 1): ClusterQueue \"batch\": \
+         items[0].spec.resourceGroups[0].flavors[0].resources[0].x1: unknown field; ignored",
+        "t (document 1): ClusterQueue \"batch\": \
+         items[0].spec.resourceGroups[1].flavors[0].x2: unknown field; ignored",
+        "t (document 1): ClusterQueue \"batch\": \
+         items[0].spec.resourceGroups[1].flavors[1].resources[1].borrowingLimt: \
+         unknown field; ignored; did you mean \"borrowingLimit\"?",
+        "t (document 1): ClusterQueue \"batch\": \
+         items[0].spec.resourceGroups[1].flavors[1].resources[1].nominalQuta: \
+         unknown field; ignored; did you mean \"nominalQuota\"?",
+        "t (document 1): ClusterQueue \"batch\": items[0].spec.x4: unknown field; ignored",
+    ];
+    for text in [NESTED_JSON, NESTED_YAML] {
+        for exact in [false, true] {
+            let mut importer = if exact {
+                Importer::exact()
+            } else {
+                Importer::new()
+            };
+            importer.add_str("t", text);
+            let imported = importer.finish().unwrap();
+            let w: Vec<String> = imported.warnings.iter().map(ToString::to_string).collect();
+            assert_eq!(w, expected, "exact: {exact}, {text}");
+            assert!(
+                imported
+                    .warnings
+                    .iter()
+                    .all(|d| d.code == codes::UNKNOWN_FIELD && d.kind == "ClusterQueue")
+            );
+        }
+    }
+}
+
 #[test]
 fn unknown_kinds_get_a_hint_against_the_kinds_read() {
     let w = warnings(
@@ -203,6 +283,8 @@ fn generate_name_gives_a_stable_name_in_document_order() {
 /// both errors with the same diagnostics).
 const DIFFERENTIAL: &[&str] = &[
     MISSPELT,
+    NESTED_JSON,
+    NESTED_YAML,
     "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {allocatable: {cpu: \"8\"}}\n",
     "metadata: {name: n}\napiVersion: v1\nkind: Node\n",
     "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Namespace, metadata: {name: a}}\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n",

@@ -77,7 +77,7 @@ pub(super) fn parse(text: &str, sink: &mut dyn Sink) -> bool {
                     let Some(doc) = trimmed.get(range) else {
                         return false;
                     };
-                    if !json_document(doc, split.keys_unique(), sink) {
+                    if !json_document(doc, split.keys_unique(), split.may_have_null(), sink) {
                         return false;
                     }
                 }
@@ -91,19 +91,30 @@ pub(super) fn parse(text: &str, sink: &mut dyn Sink) -> bool {
 
 /// Reads one top-level JSON value (an object or an array, as [`Splitter`] cut it out) into
 /// `sink`; false when the exact path must read the source. `keys_unique`: the splitter is
-/// sure that no object of the value repeats a key (otherwise the value is checked here).
+/// sure that no object of the value repeats a key (otherwise the value is checked here);
+/// `may_have_null`: false when the splitter saw no `null` literal outside the strings.
 ///
 /// # Complexity
 /// Linear in the value's text.
-pub(super) fn json_document(doc: &str, keys_unique: bool, sink: &mut dyn Sink) -> bool {
+pub(super) fn json_document(
+    doc: &str,
+    keys_unique: bool,
+    may_have_null: bool,
+    sink: &mut dyn Sink,
+) -> bool {
     if !keys_unique && parse::json_duplicates(doc).is_err() {
         return false;
     }
     // The exact path strips `null` members from its tree; the typed reading would see
     // them (an unknown field warned about, a `null` kept in a verbatim value), so they
-    // are taken out of the text first.
-    let Some(stripped) = parse::strip_null_members(doc) else {
-        return false;
+    // are taken out of the text first. Without a `null` literal there is nothing to strip.
+    let stripped = if may_have_null {
+        let Some(stripped) = parse::strip_null_members(doc) else {
+            return false;
+        };
+        stripped
+    } else {
+        std::borrow::Cow::Borrowed(doc)
     };
     match serde_json::from_str::<Doc>(&stripped) {
         Ok(doc) => {
@@ -153,6 +164,8 @@ pub(super) struct Splitter {
     /// The value is not sure to repeat no key (a key given twice, a key with an escape
     /// sequence that may spell another key differently, brackets that do not match).
     unsure: bool,
+    /// The value has an `n` outside its strings (a `null` literal, or text that is no JSON).
+    null: bool,
 }
 
 /// Objects with up to this many keys are checked key by key; larger ones are sorted.
@@ -176,7 +189,7 @@ impl Splitter {
                     continue;
                 }
                 let rest = text.get(self.pos..).unwrap_or_default();
-                let Some(k) = memchr::memchr2(b'"', b'\\', rest) else {
+                let Some(k) = string_stop(rest) else {
                     self.pos = text.len();
                     break;
                 };
@@ -209,6 +222,7 @@ impl Splitter {
                         self.open.clear();
                         self.keys.clear();
                         self.unsure = false;
+                        self.null = false;
                     }
                     self.depth += 1;
                     let object = c == b'{';
@@ -226,6 +240,7 @@ impl Splitter {
                     self.expect_key = matches!(self.open.last(), Some(Some(_)));
                 }
                 b':' if self.depth > 0 => self.expect_key = false,
+                b'n' if self.depth > 0 => self.null = true,
                 b' ' | b'\t' | b'\n' | b'\r' => {}
                 _ if self.depth > 0 => {}
                 _ => return Err(()),
@@ -249,7 +264,14 @@ impl Splitter {
         let these = self.keys.get(first..).unwrap_or_default();
         if these.len() < LINEAR_KEYS {
             let bytes = self.bytes(text, &key);
-            if bytes.is_none() || these.iter().any(|k| self.bytes(text, k) == bytes) {
+            // Lengths first: most sibling keys differ in length, and a range's length is
+            // known without looking at the text.
+            let len = key.len();
+            if bytes.is_none()
+                || these
+                    .iter()
+                    .any(|k| k.len() == len && self.bytes(text, k) == bytes)
+            {
                 self.unsure = true;
                 return;
             }
@@ -295,6 +317,12 @@ impl Splitter {
         !self.unsure
     }
 
+    /// False when the last value cut out has no `null` literal (no `n` outside its strings),
+    /// so that there are no `null` members to strip.
+    pub(super) fn may_have_null(&self) -> bool {
+        self.null
+    }
+
     /// True when no value is open (the text so far ends between values).
     pub(super) fn between_values(&self) -> bool {
         self.depth == 0
@@ -312,6 +340,48 @@ impl Splitter {
         self.start = self.start.saturating_sub(n);
         self.base += n;
     }
+}
+
+/// Where the string whose rest is `rest` stops: the offset of its closing quote or of its
+/// next backslash. Most strings of a manifest are short, and `memchr`'s setup costs more
+/// than such a string: the first 32 bytes are looked at eight at a time in a `u64` (a byte
+/// equal to `"` or `\\` becomes a zero byte, found with the carry trick of "Bit Twiddling
+/// Hacks", <https://graphics.stanford.edu/~seander/bithacks.html#ZeroInWord>), then
+/// `memchr` takes over.
+///
+/// # Complexity
+/// Linear in the offset returned.
+fn string_stop(rest: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    const QUOTE: u64 = u64::from_le_bytes([b'"'; 8]);
+    const BACKSLASH: u64 = u64::from_le_bytes([b'\\'; 8]);
+    /// The high bit of each zero byte of `x` (and maybe of bytes above the lowest zero
+    /// byte, which the lowest set bit is not affected by).
+    fn zeros(x: u64) -> u64 {
+        x.wrapping_sub(ONES) & !x & HIGH
+    }
+    let mut at = 0;
+    while at < 32 {
+        let Some(chunk) = rest.get(at..at + 8) else {
+            let tail = rest.get(at..)?;
+            return tail
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\')
+                .map(|k| at + k);
+        };
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let found = zeros(word ^ QUOTE) | zeros(word ^ BACKSLASH);
+        if found != 0 {
+            // Little-endian: the lowest set bit is in the first matching byte.
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let tail = rest.get(at..)?;
+    memchr::memchr2(b'"', b'\\', tail).map(|k| at + k)
 }
 
 impl<'de> de::Deserialize<'de> for Doc {
@@ -501,6 +571,55 @@ mod tests {
         ];
         for step in 1..=text.len() {
             assert_eq!(values(text, step).unwrap(), expected, "pieces of {step}");
+        }
+    }
+
+    /// Strings longer than the bytes looked at one by one, with escapes and brackets far
+    /// into them, and `null` seen only outside strings.
+    #[test]
+    fn long_strings_and_null_literals_whatever_the_pieces() {
+        let long = format!("{}\\\"}}]{}", "x".repeat(30), "y".repeat(40));
+        let text = format!(
+            "{{\"{long}\": \"null\", \"b\": \"{long}\"}} [{{\"n\": null}}] {{\"nn\": [true, false, 1]}}"
+        );
+        let expected = [
+            format!("{{\"{long}\": \"null\", \"b\": \"{long}\"}}"),
+            "[{\"n\": null}]".to_owned(),
+            "{\"nn\": [true, false, 1]}".to_owned(),
+        ];
+        for step in 1..=text.len() {
+            assert_eq!(values(&text, step).unwrap(), expected, "pieces of {step}");
+            let mut split = Splitter::default();
+            let mut buf = Vec::new();
+            let mut nulls = Vec::new();
+            for piece in text.as_bytes().chunks(step) {
+                buf.extend_from_slice(piece);
+                while let Ok(Some(_)) = split.next(&buf) {
+                    nulls.push(split.may_have_null());
+                }
+            }
+            assert_eq!(nulls, [false, true, false], "pieces of {step}");
+        }
+    }
+
+    /// The word-at-a-time search agrees with a byte-by-byte one for a quote or a backslash
+    /// at every offset of strings of every length around the word and `memchr` boundaries,
+    /// next to bytes that differ from them by one bit.
+    #[test]
+    fn string_stops_are_found_at_every_offset() {
+        for len in 0..80 {
+            for at in 0..=len {
+                for stop in [b'"', b'\\'] {
+                    let mut s: Vec<u8> = (0..len)
+                        .map(|i| [b'#', b'a', b'\x22' ^ 0x80, b'|'][i % 4])
+                        .collect();
+                    if at < len {
+                        s[at] = stop;
+                    }
+                    let naive = s.iter().position(|&b| b == b'"' || b == b'\\');
+                    assert_eq!(super::string_stop(&s), naive, "length {len}, at {at}");
+                }
+            }
         }
     }
 

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::unknown::{Tracked, Unknown};
 use super::{Duplicate, Kind, Model};
 use crate::core::{Namespace, Node, Pod, PriorityClass, ResourceQuota};
 use crate::kai::{PodGroup, Queue};
@@ -17,50 +18,6 @@ use crate::schema;
 
 fn canonical<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
-}
-
-/// Converts serde_ignored's path into Kubernetes' notation (`spec.groups[0].name`) and steps.
-fn ignored_path(path: &serde_ignored::Path<'_>) -> (String, Vec<schema::Step>) {
-    fn walk(path: &serde_ignored::Path<'_>, steps: &mut Vec<schema::Step>) {
-        match path {
-            serde_ignored::Path::Root => {}
-            serde_ignored::Path::Seq { parent, .. } => {
-                walk(parent, steps);
-                steps.push(schema::Step::Index);
-            }
-            serde_ignored::Path::Map { parent, key } => {
-                walk(parent, steps);
-                steps.push(schema::Step::Field(key.clone()));
-            }
-            serde_ignored::Path::Some { parent }
-            | serde_ignored::Path::NewtypeStruct { parent }
-            | serde_ignored::Path::NewtypeVariant { parent } => walk(parent, steps),
-        }
-    }
-    fn text(path: &serde_ignored::Path<'_>, out: &mut String) {
-        match path {
-            serde_ignored::Path::Root => {}
-            serde_ignored::Path::Seq { parent, index } => {
-                text(parent, out);
-                out.push_str(&format!("[{index}]"));
-            }
-            serde_ignored::Path::Map { parent, key } => {
-                text(parent, out);
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(key);
-            }
-            serde_ignored::Path::Some { parent }
-            | serde_ignored::Path::NewtypeStruct { parent }
-            | serde_ignored::Path::NewtypeVariant { parent } => text(parent, out),
-        }
-    }
-    let mut steps = Vec::new();
-    walk(path, &mut steps);
-    let mut s = String::new();
-    text(path, &mut s);
-    (s, steps)
 }
 
 macro_rules! objects {
@@ -110,15 +67,18 @@ macro_rules! objects {
                 de: D,
                 ignored: &mut Vec<(String, Vec<schema::Step>)>,
             ) -> Result<Object, D::Error> {
-                let mut record = |p: serde_ignored::Path<'_>| ignored.push(ignored_path(&p));
-                let de = serde_ignored::Deserializer::new(de, &mut record);
+                let mut unknown = Unknown::default();
+                let de = Tracked::new(de, &mut unknown);
                 use serde::Deserialize;
-                let mut object = match kind {
-                    $(Kind::$kind => Object::$kind(Box::new(<$ty>::deserialize(de)?)),)+
+                let object = match kind {
+                    $(Kind::$kind => <$ty>::deserialize(de).map(|o| Object::$kind(Box::new(o))),)+
                     Kind::Configuration => {
-                        Object::Configuration(Box::new(Configuration::deserialize(de)?))
+                        Configuration::deserialize(de).map(|o| Object::Configuration(Box::new(o)))
                     }
                 };
+                // Recorded before an error too: the exact path warns about them either way.
+                ignored.append(&mut unknown.fields);
+                let mut object = object?;
                 object.shrink();
                 Ok(object)
             }
@@ -220,7 +180,14 @@ where
 {
     let m = meta(&object);
     let key = if kind.is_namespaced() {
-        format!("{}/{}", m.namespace.as_deref().unwrap_or("default"), m.name)
+        // Not `format!`: this runs once per object, and the formatting machinery costs
+        // more than the two copies.
+        let namespace = m.namespace.as_deref().unwrap_or("default");
+        let mut key = String::with_capacity(namespace.len() + 1 + m.name.len());
+        key.push_str(namespace);
+        key.push('/');
+        key.push_str(&m.name);
+        key
     } else {
         m.name.clone()
     };

@@ -84,7 +84,7 @@ impl JsonFile {
                     else {
                         return false;
                     };
-                    if !fast::json_document(doc, split.keys_unique(), sink) {
+                    if !fast::json_document(doc, split.keys_unique(), split.may_have_null(), sink) {
                         return false;
                     }
                 }
