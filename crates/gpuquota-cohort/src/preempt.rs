@@ -91,7 +91,26 @@ pub struct Admitted<'a> {
 
 /// The static part of upstream's candidate ordering, identical for every candidate of one
 /// ClusterQueue: evicted first, lower priority, more recently admitted, UID.
-pub type CandKey = (u8, i32, std::cmp::Reverse<(Timestamp, u32)>, u32, WlId);
+///
+/// The last field is the set of flavor-resources the reservation uses (see [`uses_mask`]);
+/// the workload id before it is unique, so it never decides the order.
+pub type CandKey = (u8, i32, std::cmp::Reverse<(Timestamp, u32)>, u32, WlId, u64);
+
+/// A set of flavor-resources as bits (bit `i` for flavor-resource `i`), or every bit when
+/// one of them is 64 or more (the set is then not known from the bits alone).
+///
+/// # Complexity
+/// O(frs).
+pub fn uses_mask(frs: &[FrId]) -> u64 {
+    let mut m = 0u64;
+    for f in frs {
+        if f.index() >= 64 {
+            return u64::MAX;
+        }
+        m |= 1u64 << f.index();
+    }
+    m
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
@@ -153,9 +172,9 @@ impl Admitted<'_> {
         uid_rank: &Table<WlId, u32>,
         wl: WlId,
     ) -> CandKey {
-        let (evicted, time) = match &reservations[wl] {
-            Some(r) => (r.evicted, r.time),
-            None => (false, (Timestamp::EPOCH, 0)),
+        let (evicted, time, uses) = match &reservations[wl] {
+            Some(r) => (r.evicted, r.time, uses_mask(&r.uses)),
+            None => (false, (Timestamp::EPOCH, 0), u64::MAX),
         };
         (
             u8::from(!evicted),
@@ -163,6 +182,7 @@ impl Admitted<'_> {
             std::cmp::Reverse(time),
             uid_rank[wl],
             wl,
+            uses,
         )
     }
 
@@ -429,6 +449,12 @@ impl Admitted<'_> {
         let cqi = &w.cluster_queues[cq];
         let node = cqi.node;
         let me = &w.workloads[wl];
+        // the flavor-resources needing preemption as bits: a candidate whose key's bits miss
+        // them all uses none of them (no bits when one is 64 or more: then nothing is skipped)
+        let need_bits = match uses_mask(frs_need) {
+            u64::MAX => None,
+            m => Some(m),
+        };
         let ctx = Ctx {
             frs_need,
             within: cqi.within,
@@ -506,7 +532,7 @@ impl Admitted<'_> {
             'passes: for &evicted_pass in passes {
                 for g in groups {
                     let mut merge = Merge::new(self, g, evicted_pass);
-                    while let Some((si, pos, v, vp)) = merge.peek() {
+                    while let Some((si, pos, v, vp, bits)) = merge.peek() {
                         let src = &g[si];
                         // A source whose remaining candidates would all be rejected is dropped:
                         // usage only falls while an attempt runs, so a queue (or an ancestor
@@ -520,6 +546,11 @@ impl Admitted<'_> {
                             continue;
                         }
                         merge.advance(self, si, pos);
+                        if need_bits.is_some_and(|n| bits & n == 0) {
+                            // uses no flavor-resource that needs preemption: admit_candidate
+                            // would reject it, without its reservation being read
+                            continue;
+                        }
                         let Some(c) = self.admit_candidate(src, v, vp, &ctx) else {
                             continue;
                         };
@@ -620,14 +651,14 @@ impl Merge {
     }
 
     /// The next candidate in upstream's order: (source index, position, workload, its
-    /// priority as its key holds it). It stays the merge's first until [`Merge::advance`]
+    /// priority and flavor-resource bits as its key holds them). It stays the merge's first until [`Merge::advance`]
     /// replaces it with its source's next candidate or [`Merge::drop_top`] drops the source.
     ///
     /// # Complexity
     /// O(1).
-    fn peek(&self) -> Option<(usize, usize, WlId, i32)> {
+    fn peek(&self) -> Option<(usize, usize, WlId, i32, u64)> {
         let std::cmp::Reverse((key, si, pos)) = self.heap.peek()?;
-        Some((*si, *pos, key.4, key.1))
+        Some((*si, *pos, key.4, key.1, key.5))
     }
 
     /// Drops the first candidate and, with it, the rest of its source.
