@@ -207,49 +207,6 @@ impl Admitted<'_> {
         })
     }
 
-    /// Whether `requests` fit in `node` with the whole usage of every queue in `groups` on
-    /// the requested flavor-resources removed; `usage` is restored.
-    ///
-    /// Every candidate of an attempt is a reservation of one of those queues, removing
-    /// reservations only lowers usage (also where it flows to a parent), and [`Self::fits`]
-    /// only gets truer as usage falls (`available` and `borrowing_with` are monotone in it).
-    /// So when this is false, no set of candidates makes the requests fit and the attempt
-    /// finds nothing.
-    ///
-    /// # Complexity
-    /// O(queues × requests × depth).
-    fn fits_without_sources(
-        &self,
-        usage: &mut Usage,
-        node: NodeId,
-        requests: &[(FrId, Amount)],
-        allow_borrowing: bool,
-        groups: &[&[Source]],
-    ) -> bool {
-        let t = &self.world.tree;
-        #[cfg(debug_assertions)]
-        let before = usage.clone();
-        let mut removed: Vec<(NodeId, FrId, Amount)> = Vec::new();
-        for src in groups.iter().flat_map(|g| g.iter()) {
-            let n = self.world.cluster_queues[src.cq].node;
-            for &(fr, _) in requests {
-                let a = t.usage(usage, n, fr);
-                if a > Amount::ZERO {
-                    t.remove_usage(usage, n, fr, a);
-                    removed.push((n, fr, a));
-                }
-            }
-        }
-        let fits = self.fits(usage, node, requests, allow_borrowing);
-        // the exact inverse, in reverse order (as the target search restores its removals)
-        for &(n, fr, a) in removed.iter().rev() {
-            t.add_usage(usage, n, fr, a);
-        }
-        #[cfg(debug_assertions)]
-        debug_assert_eq!(&before, usage, "bound check left the snapshot changed");
-        fits
-    }
-
     fn collect_subtree(
         &self,
         usage: &Usage,
@@ -522,11 +479,6 @@ impl Admitted<'_> {
             &[false]
         };
         for &allow in attempts {
-            if !self.fits_without_sources(usage, node, requests, allow, &groups) {
-                // no subset of the candidates can make the requests fit: the attempt
-                // would remove and restore every candidate and find nothing
-                continue;
-            }
             let mut chosen: Vec<Cand> = Vec::new();
             let mut found = false;
             'passes: for &evicted_pass in passes {
