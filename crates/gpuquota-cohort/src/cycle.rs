@@ -365,7 +365,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                     time: (a.time, 0),
                     evicted: a.evicted,
                 });
-                s.by_cq[a.cq].push((0, 0, std::cmp::Reverse((Timestamp::EPOCH, 0)), 0, id));
+                s.by_cq[a.cq].push((0, 0, std::cmp::Reverse((Timestamp::EPOCH, 0)), 0, id, 0));
                 continue;
             }
             let blocked = match &w.queue {

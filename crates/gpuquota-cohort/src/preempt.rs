@@ -91,7 +91,26 @@ pub struct Admitted<'a> {
 
 /// The static part of upstream's candidate ordering, identical for every candidate of one
 /// ClusterQueue: evicted first, lower priority, more recently admitted, UID.
-pub type CandKey = (u8, i32, std::cmp::Reverse<(Timestamp, u32)>, u32, WlId);
+///
+/// The last field is the set of flavor-resources the reservation uses (see [`uses_mask`]);
+/// the workload id before it is unique, so it never decides the order.
+pub type CandKey = (u8, i32, std::cmp::Reverse<(Timestamp, u32)>, u32, WlId, u64);
+
+/// A set of flavor-resources as bits (bit `i` for flavor-resource `i`), or every bit when
+/// one of them is 64 or more (the set is then not known from the bits alone).
+///
+/// # Complexity
+/// O(frs).
+pub fn uses_mask(frs: &[FrId]) -> u64 {
+    let mut m = 0u64;
+    for f in frs {
+        if f.index() >= 64 {
+            return u64::MAX;
+        }
+        m |= 1u64 << f.index();
+    }
+    m
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Variant {
@@ -153,9 +172,9 @@ impl Admitted<'_> {
         uid_rank: &Table<WlId, u32>,
         wl: WlId,
     ) -> CandKey {
-        let (evicted, time) = match &reservations[wl] {
-            Some(r) => (r.evicted, r.time),
-            None => (false, (Timestamp::EPOCH, 0)),
+        let (evicted, time, uses) = match &reservations[wl] {
+            Some(r) => (r.evicted, r.time, uses_mask(&r.uses)),
+            None => (false, (Timestamp::EPOCH, 0), u64::MAX),
         };
         (
             u8::from(!evicted),
@@ -163,6 +182,7 @@ impl Admitted<'_> {
             std::cmp::Reverse(time),
             uid_rank[wl],
             wl,
+            uses,
         )
     }
 
@@ -218,24 +238,28 @@ impl Admitted<'_> {
         }
     }
 
-    /// The candidate `v` of `src` if it passes the policy and uses a flavor-resource that needs
-    /// preemption.
-    fn admit_candidate(&self, src: &Source, v: WlId, ctx: &Ctx<'_>) -> Option<Cand> {
-        let w = self.world;
-        if v == ctx.wl || !self.uses_any(v, ctx.frs_need) {
+    /// The candidate `v` (priority `vp`, the priority its [`CandKey`] holds) of `src` if it
+    /// passes the policy and uses a flavor-resource that needs preemption.
+    ///
+    /// The policy is checked first: it reads only the key, while the flavor-resource check
+    /// reads the reservation (both are pure tests, so their order cannot change the answer).
+    fn admit_candidate(&self, src: &Source, v: WlId, vp: i32, ctx: &Ctx<'_>) -> Option<Cand> {
+        if v == ctx.wl {
             return None;
         }
-        let vw = &w.workloads[v];
-        let vp = vw.priority;
         if src.lca.is_none() {
             let ok = match ctx.within {
                 WithinPolicy::Never => false,
                 WithinPolicy::LowerPriority => vp < ctx.priority,
                 WithinPolicy::LowerOrNewerEqualPriority => {
-                    vp < ctx.priority || (vp == ctx.priority && ctx.created < vw.created)
+                    vp < ctx.priority
+                        || (vp == ctx.priority && ctx.created < self.world.workloads[v].created)
                 }
             };
-            return ok.then_some(Cand {
+            if !ok || !self.uses_any(v, ctx.frs_need) {
+                return None;
+            }
+            return Some(Cand {
                 wl: v,
                 cq: src.cq,
                 lca: None,
@@ -247,7 +271,7 @@ impl Admitted<'_> {
             ReclaimPolicy::LowerPriority => vp < ctx.priority,
             ReclaimPolicy::Any => true,
         };
-        if !allowed {
+        if !allowed || !self.uses_any(v, ctx.frs_need) {
             return None;
         }
         let variant = if src.advantage {
@@ -265,13 +289,13 @@ impl Admitted<'_> {
         })
     }
 
-    /// True when the policy rejects `v` of `src` for its priority and, the merge taking each
-    /// list in priority order within a pass, every later workload of `src` as well.
+    /// True when the policy rejects a workload of `src` with priority `vp` for its priority
+    /// and, the merge taking each list in priority order within a pass, every later workload
+    /// of `src` as well.
     ///
     /// # Complexity
     /// O(1).
-    fn priority_exhausted(&self, src: &Source, v: WlId, ctx: &Ctx<'_>) -> bool {
-        let vp = self.world.workloads[v].priority;
+    fn priority_exhausted(src: &Source, vp: i32, ctx: &Ctx<'_>) -> bool {
         if src.lca.is_none() {
             match ctx.within {
                 WithinPolicy::Never => true,
@@ -287,17 +311,17 @@ impl Admitted<'_> {
         }
     }
 
-    /// True when `v` of the cohort source `src`, and every later workload of it in a pass,
-    /// would be a `ReclaimWithoutBorrowing` candidate, which an attempt that allows borrowing
-    /// rejects ([`Admitted::valid`]): the conditions only get truer as the priority rises.
+    /// True when a workload with priority `vp` of the cohort source `src`, and every later
+    /// workload of it in a pass, would be a `ReclaimWithoutBorrowing` candidate, which an
+    /// attempt that allows borrowing rejects ([`Admitted::valid`]): the conditions only get
+    /// truer as the priority rises.
     ///
     /// # Complexity
     /// O(1).
-    fn reclaims_without_borrowing_from(&self, src: &Source, v: WlId, ctx: &Ctx<'_>) -> bool {
+    fn reclaims_without_borrowing_from(src: &Source, vp: i32, ctx: &Ctx<'_>) -> bool {
         if src.lca.is_none() || src.advantage {
             return false;
         }
-        let vp = self.world.workloads[v].priority;
         !ctx.bwc || vp >= ctx.priority || ctx.threshold.is_some_and(|t| vp > t)
     }
 
@@ -325,7 +349,7 @@ impl Admitted<'_> {
         sources.iter().any(|src| {
             self.by_cq[src.cq]
                 .iter()
-                .any(|k| self.admit_candidate(src, k.4, ctx).is_some())
+                .any(|k| self.admit_candidate(src, k.4, k.1, ctx).is_some())
         })
     }
 
@@ -382,6 +406,12 @@ impl Admitted<'_> {
         let cqi = &w.cluster_queues[cq];
         let node = cqi.node;
         let me = &w.workloads[wl];
+        // the flavor-resources needing preemption as bits: a candidate whose key's bits miss
+        // them all uses none of them (no bits when one is 64 or more: then nothing is skipped)
+        let need_bits = match uses_mask(frs_need) {
+            u64::MAX => None,
+            m => Some(m),
+        };
         let ctx = Ctx {
             frs_need,
             within: cqi.within,
@@ -454,25 +484,33 @@ impl Admitted<'_> {
             'passes: for &evicted_pass in passes {
                 for g in groups {
                     let mut merge = Merge::new(self, g, evicted_pass);
-                    while let Some((si, pos, v)) = merge.pop() {
+                    while let Some((si, pos, v, vp, bits)) = merge.peek() {
                         let src = &g[si];
                         // A source whose remaining candidates would all be rejected is dropped:
                         // usage only falls while an attempt runs, so a queue (or an ancestor
                         // below the LCA) within nominal stays so, and the list is in priority
                         // order within a pass, so a policy bound on priority cuts its tail.
-                        if self.priority_exhausted(src, v, &ctx)
-                            || (allow && self.reclaims_without_borrowing_from(src, v, &ctx))
+                        if Self::priority_exhausted(src, vp, &ctx)
+                            || (allow && Self::reclaims_without_borrowing_from(src, vp, &ctx))
                             || self.source_within_nominal(usage, src, frs_need)
                         {
+                            merge.drop_top();
                             continue;
                         }
                         merge.advance(self, si, pos);
-                        let Some(c) = self.admit_candidate(src, v, &ctx) else {
-                            continue;
-                        };
-                        if !self.valid(usage, &c, cq, allow, frs_need) {
+                        if need_bits.is_some_and(|n| bits & n == 0) {
+                            // uses no flavor-resource that needs preemption: admit_candidate
+                            // would reject it, without its reservation being read
                             continue;
                         }
+                        let Some(c) = self.admit_candidate(src, v, vp, &ctx) else {
+                            continue;
+                        };
+                        // `valid` holds here: its within-nominal test is the
+                        // `source_within_nominal` above on the same usage, and its
+                        // `ReclaimWithoutBorrowing` test under `allow` is
+                        // `reclaims_without_borrowing_from`, both of which dropped the source
+                        debug_assert!(self.valid(usage, &c, cq, allow, frs_need));
                         remove_reservation(w, usage, self.res(c.wl));
                         chosen.push(c);
                         if self.fits(usage, node, requests, allow) {
@@ -564,17 +602,29 @@ impl Merge {
         }
     }
 
-    /// The next candidate in upstream's order: (source index, position, workload). The
-    /// source stays out of the merge until [`Merge::advance`] puts its next candidate back.
+    /// The next candidate in upstream's order: (source index, position, workload, its
+    /// priority and flavor-resource bits as its key holds them). It stays the merge's first until [`Merge::advance`]
+    /// replaces it with its source's next candidate or [`Merge::drop_top`] drops the source.
+    ///
+    /// # Complexity
+    /// O(1).
+    fn peek(&self) -> Option<(usize, usize, WlId, i32, u64)> {
+        let std::cmp::Reverse((key, si, pos)) = self.heap.peek()?;
+        Some((*si, *pos, key.4, key.1, key.5))
+    }
+
+    /// Drops the first candidate and, with it, the rest of its source.
     ///
     /// # Complexity
     /// O(log S) for S sources.
-    fn pop(&mut self) -> Option<(usize, usize, WlId)> {
-        let std::cmp::Reverse((key, si, pos)) = self.heap.pop()?;
-        Some((si, pos, key.4))
+    fn drop_top(&mut self) {
+        self.heap.pop();
     }
 
-    /// Puts the candidate after `pos` of source `si` into the merge.
+    /// Replaces the first candidate, at `pos` of source `si`, with the candidate after it in
+    /// that source (one sift instead of a pop and a push; the heap holds the same keys
+    /// either way, and keys are distinct, so the order is the same), or drops the source
+    /// when it has no more.
     ///
     /// # Complexity
     /// O(log S) for S sources.
@@ -582,7 +632,11 @@ impl Merge {
         let next = pos + 1;
         if next < self.ends[si] {
             let list = &a.by_cq[self.cqs[si]];
-            self.heap.push(std::cmp::Reverse((list[next], si, next)));
+            if let Some(mut top) = self.heap.peek_mut() {
+                *top = std::cmp::Reverse((list[next], si, next));
+            }
+        } else {
+            self.heap.pop();
         }
     }
 }

@@ -197,6 +197,13 @@ impl Frozen {
     }
 }
 
+/// The physical queue fingerprints of a run in which no group is live any more: of all
+/// queues, and per group (see [`Scheduler::emulated_fp`]).
+struct StillFp {
+    all: (usize, u64),
+    groups: Vec<(usize, u64)>,
+}
+
 enum Mode {
     Live(Box<Live>),
     /// No head: the group never changes again.
@@ -282,13 +289,31 @@ impl<P: Policy> Scheduler<'_, P> {
 
     /// The queues' fingerprint after `cycle` as running every cycle would have it: the
     /// physical one with each frozen group's frozen part replaced by its phase's.
-    fn emulated_fp(&self, groups: &Groups, modes: &[Mode], cycle: u32) -> (usize, u64) {
-        let (mut n, mut h) = self.queue_fingerprint();
+    ///
+    /// `still` holds the physical fingerprints (all queues, then per group) once no group
+    /// runs cycles any more: the queues then never change, so they are not summed again.
+    ///
+    /// # Complexity
+    /// O(ClusterQueues) without `still`, O(groups) with it.
+    fn emulated_fp(
+        &self,
+        groups: &Groups,
+        modes: &[Mode],
+        cycle: u32,
+        still: Option<&StillFp>,
+    ) -> (usize, u64) {
+        let (mut n, mut h) = match still {
+            Some(s) => s.all,
+            None => self.queue_fingerprint(),
+        };
         for (g, m) in modes.iter().enumerate() {
             if let Mode::Frozen(f) = m
                 && cycle > f.at
             {
-                let phys = self.group_fp(groups, g);
+                let phys = match still {
+                    Some(s) => s.groups[g],
+                    None => self.group_fp(groups, g),
+                };
                 let now = f.phase(cycle).fp;
                 n = n - phys.0 + now.0;
                 h = h.wrapping_sub(phys.1).wrapping_add(now.1);
@@ -320,12 +345,20 @@ impl<P: Policy> Scheduler<'_, P> {
         let mut live = ng;
         let mut any_frozen = false;
         let mut had_heads = vec![false; ng];
+        // the physical fingerprints, taken once no group is live (nothing runs after that)
+        let mut still: Option<StillFp> = None;
         while self.cycle < bound {
             let next = self.cycle + 1;
+            if live == 0 && still.is_none() {
+                still = Some(StillFp {
+                    all: self.queue_fingerprint(),
+                    groups: (0..ng).map(|g| self.group_fp(&groups, g)).collect(),
+                });
+            }
             let before = (
                 self.admitted.len(),
                 self.preempted.len(),
-                self.emulated_fp(&groups, &modes, self.cycle),
+                self.emulated_fp(&groups, &modes, self.cycle, still.as_ref()),
             );
             let ran = live > 0 && self.run_cycle();
             let real = (self.admitted.len(), self.preempted.len());
@@ -357,7 +390,7 @@ impl<P: Policy> Scheduler<'_, P> {
             let after = (
                 self.admitted.len(),
                 self.preempted.len(),
-                self.emulated_fp(&groups, &modes, next),
+                self.emulated_fp(&groups, &modes, next, still.as_ref()),
             );
             if max.is_none() && before == after {
                 break;
