@@ -20,6 +20,12 @@ mod clock;
 
 use gpuquota_model::Importer;
 
+/// The CLI's allocator (`crates/gpuquota-cli/src/main.rs`), so that the figures are those of
+/// the import as `gpuquota` runs it. The figures in benches/README.md from before
+/// 2026-12-02 were taken with the system allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let path = std::env::args().nth(1).unwrap_or_default();
     let only = std::env::args().nth(2);
