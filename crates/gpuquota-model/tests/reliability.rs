@@ -439,9 +439,10 @@ fn limit_and_tiny_quantity_messages_are_pinned() {
     );
 }
 
-/// A name that reads as a number or a YAML 1.1 boolean is an error of its own, and a second
-/// error in the same object still names the object, by the scalar's JSON text (what the API
-/// server receives), whole messages pinned.
+/// A name that reads as a number or a YAML 1.1 boolean is an error of its own, and an error
+/// met before it in the same object still names the object, by the scalar's JSON text (what
+/// the API server receives), whole messages pinned. The problem reported is the first in
+/// document order, whichever map serde_json was built with.
 #[test]
 fn a_non_string_name_still_names_the_object_in_other_errors() {
     for (name, shown) in [("123", "123"), ("n", "false"), ("1.5", "1.5")] {
@@ -451,7 +452,21 @@ fn a_non_string_name_still_names_the_object_in_other_errors() {
         assert_eq!(
             errors(&text),
             [format!(
-                "t.yaml (document 1): Node \"{shown}\": status.allocatable.cpu: invalid type: sequence, expected a Kubernetes quantity (string or number)"
+                "t.yaml (document 1): Node \"{shown}\": metadata.name: invalid type: {}, expected a string",
+                match name {
+                    "123" => "integer `123`".to_owned(),
+                    "n" => "boolean `false`".to_owned(),
+                    _ => "floating point `1.5`".to_owned(),
+                }
+            )],
+            "{name}"
+        );
+        let text =
+            format!("apiVersion: v1\nkind: Node\nmetadata: {{labels: {{a: [1]}}, name: {name}}}\n");
+        assert_eq!(
+            errors(&text),
+            [format!(
+                "t.yaml (document 1): Node \"{shown}\": metadata.labels.a: invalid type: sequence, expected a string"
             )],
             "{name}"
         );

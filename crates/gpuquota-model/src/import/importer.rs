@@ -266,7 +266,7 @@ impl Importer {
             .unwrap_or("")
             .to_owned();
         if kind_name == "List" || kind_name.ends_with("List") && obj.contains_key("items") {
-            if let Some(Value::Array(items)) = obj.remove("items") {
+            if let Some(Value::Array(items)) = take_member(&mut obj, "items") {
                 for (i, item) in items.into_iter().enumerate() {
                     self.add_document(origin, item, &format!("{path_prefix}items[{i}]."));
                 }
@@ -299,8 +299,7 @@ impl Importer {
             prefix: path_prefix,
         };
         self.check_version(&at, kind, version, &api_version, display_name.clone());
-        obj.remove("apiVersion");
-        obj.remove("kind");
+        drop_type_members(&mut obj);
         let mut value = Value::Object(obj);
         strip_nulls(&mut value);
         if let Some(object) = self.decode(&at, kind, value, display_name) {
@@ -317,8 +316,7 @@ impl Importer {
         mut obj: serde_json::Map<String, Value>,
         prefix: &str,
     ) {
-        obj.remove("apiVersion");
-        obj.remove("kind");
+        drop_type_members(&mut obj);
         let name = object_name(&obj);
         match crate::workloads::WorkloadObject::from_document(kind, api_version, origin, obj) {
             Ok(o) => {
@@ -357,8 +355,7 @@ impl Importer {
         mut obj: serde_json::Map<String, Value>,
         prefix: &str,
     ) {
-        obj.remove("apiVersion");
-        obj.remove("kind");
+        drop_type_members(&mut obj);
         let name = object_name(&obj);
         let Ok(cm) =
             serde_path_to_error::deserialize::<_, crate::workloads::ConfigMap>(Value::Object(obj))
@@ -601,6 +598,26 @@ fn object_name(obj: &serde_json::Map<String, Value>) -> Option<String> {
         Some(ns) => format!("{ns}/{name}"),
         None => name,
     })
+}
+
+/// Takes `key`'s value out of `obj` and keeps the other members in their order.
+///
+/// serde_json's own `remove` moves the last member into the gap when its `preserve_order`
+/// feature is on, which would change which of an object's problems is met first; `retain`
+/// keeps the order of either map.
+///
+/// # Complexity
+/// Linear in the members of `obj`.
+fn take_member(obj: &mut serde_json::Map<String, Value>, key: &str) -> Option<Value> {
+    let value = obj.get_mut(key).map(Value::take)?;
+    obj.retain(|k, _| k != key);
+    Some(value)
+}
+
+/// Removes `apiVersion` and `kind` from `obj`, keeping the other members in their order (see
+/// [`take_member`]).
+fn drop_type_members(obj: &mut serde_json::Map<String, Value>) {
+    obj.retain(|k, _| k != "apiVersion" && k != "kind");
 }
 
 /// Removes every `null` member of every object: the API server treats an explicit `null` as
