@@ -129,6 +129,47 @@ fn may_have_null_members(text: &str) -> bool {
     }
 }
 
+/// An event of this reader: saphyr-parser's events without anchors, tags and aliases (a
+/// source that has them is the exact path's), small enough to move cheaply.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Ev<'a> {
+    StreamStart,
+    StreamEnd,
+    DocumentStart,
+    DocumentEnd,
+    MappingStart,
+    MappingEnd,
+    SequenceStart,
+    SequenceEnd,
+    /// A scalar's text and style.
+    Scalar(Cow<'a, str>, ScalarStyle),
+}
+
+impl<'a> Ev<'a> {
+    /// The event for saphyr-parser's `event`.
+    ///
+    /// # Errors
+    /// [`Fallback`] for an anchor, a tag or an alias.
+    pub(super) fn from_parser(event: Event<'a>) -> Result<Ev<'a>, Fallback> {
+        Ok(match event {
+            Event::StreamStart => Ev::StreamStart,
+            Event::StreamEnd => Ev::StreamEnd,
+            Event::DocumentStart(_) => Ev::DocumentStart,
+            Event::DocumentEnd => Ev::DocumentEnd,
+            Event::MappingStart(0, None) => Ev::MappingStart,
+            Event::MappingEnd => Ev::MappingEnd,
+            Event::SequenceStart(0, None) => Ev::SequenceStart,
+            Event::SequenceEnd => Ev::SequenceEnd,
+            Event::Scalar(text, style, 0, None) => Ev::Scalar(text, style),
+            Event::Scalar(..)
+            | Event::MappingStart(..)
+            | Event::SequenceStart(..)
+            | Event::Alias(_)
+            | Event::Nothing => return Err(Fallback),
+        })
+    }
+}
+
 /// Where the events come from.
 enum Source<'a> {
     /// The block scanner ([`super::block`]).
@@ -158,7 +199,7 @@ impl de::Error for Fallback {
 /// The event source with its budgets.
 struct Reader<'a> {
     source: Source<'a>,
-    peeked: Option<Event<'a>>,
+    peeked: Option<Ev<'a>>,
     depth: usize,
     nodes: usize,
     events: usize,
@@ -189,44 +230,37 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn next(&mut self) -> Result<Event<'a>, Fallback> {
+    fn next(&mut self) -> Result<Ev<'a>, Fallback> {
         if let Some(ev) = self.peeked.take() {
             return Ok(ev);
         }
         let ev = match &mut self.source {
             Source::Block(b) => b.next_event()?,
-            Source::Parser(p) => p.next_event().ok_or(Fallback)?.map_err(|_| Fallback)?.0,
+            Source::Parser(p) => {
+                Ev::from_parser(p.next_event().ok_or(Fallback)?.map_err(|_| Fallback)?.0)?
+            }
         };
         self.events += 1;
         if self.events > self.max_events {
             return Err(Fallback);
         }
         match &ev {
-            Event::Scalar(_, _, anchor, tag) => {
-                if *anchor != 0 || tag.is_some() {
-                    return Err(Fallback);
-                }
-                self.node()?;
-            }
-            Event::SequenceStart(anchor, tag) | Event::MappingStart(anchor, tag) => {
-                if *anchor != 0 || tag.is_some() {
-                    return Err(Fallback);
-                }
+            Ev::Scalar(..) => self.node()?,
+            Ev::SequenceStart | Ev::MappingStart => {
                 self.node()?;
                 self.depth += 1;
                 if self.depth > MAX_DEPTH {
                     return Err(Fallback);
                 }
             }
-            Event::SequenceEnd | Event::MappingEnd => self.depth = self.depth.saturating_sub(1),
-            Event::DocumentStart(_) => {
+            Ev::SequenceEnd | Ev::MappingEnd => self.depth = self.depth.saturating_sub(1),
+            Ev::DocumentStart => {
                 self.documents += 1;
                 if self.documents > self.max_documents {
                     return Err(Fallback);
                 }
             }
-            Event::Alias(_) | Event::Nothing => return Err(Fallback),
-            Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => {}
+            Ev::StreamStart | Ev::StreamEnd | Ev::DocumentEnd => {}
         }
         Ok(ev)
     }
@@ -239,7 +273,7 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    fn peek(&mut self) -> Result<&Event<'a>, Fallback> {
+    fn peek(&mut self) -> Result<&Ev<'a>, Fallback> {
         if self.peeked.is_none() {
             let ev = self.next()?;
             self.peeked = Some(ev);
@@ -349,15 +383,15 @@ fn scalar<'a>(text: Cow<'a, str>, style: ScalarStyle) -> Result<Scalar<'a>, Fall
 
 /// Reads every document of the stream into `sink`.
 fn read_stream(r: &mut Reader<'_>, sink: &mut dyn Sink) -> Result<(), Fallback> {
-    if !matches!(r.next()?, Event::StreamStart) {
+    if !matches!(r.next()?, Ev::StreamStart) {
         return Err(Fallback);
     }
     loop {
         match r.next()? {
-            Event::StreamEnd => return Ok(()),
-            Event::DocumentStart(_) => {
+            Ev::StreamEnd => return Ok(()),
+            Ev::DocumentStart => {
                 match r.peek()? {
-                    Event::Scalar(text, style, ..) => {
+                    Ev::Scalar(text, style) => {
                         // Empty and null documents are skipped (and not numbered).
                         if *style != ScalarStyle::Plain || !matches!(plain(text), Some(Plain::Null))
                         {
@@ -367,7 +401,7 @@ fn read_stream(r: &mut Reader<'_>, sink: &mut dyn Sink) -> Result<(), Fallback> 
                     }
                     _ => sink.doc(read_doc(r)?),
                 }
-                if !matches!(r.next()?, Event::DocumentEnd) {
+                if !matches!(r.next()?, Ev::DocumentEnd) {
                     return Err(Fallback);
                 }
             }
@@ -380,10 +414,10 @@ fn read_stream(r: &mut Reader<'_>, sink: &mut dyn Sink) -> Result<(), Fallback> 
 /// `DocVisitor` does for JSON.
 fn read_doc(r: &mut Reader<'_>) -> Result<Doc, Fallback> {
     match r.next()? {
-        Event::SequenceStart(..) => {
+        Ev::SequenceStart => {
             let mut items = Vec::new();
             loop {
-                if matches!(r.peek()?, Event::SequenceEnd) {
+                if matches!(r.peek()?, Ev::SequenceEnd) {
                     r.next()?;
                     return Ok(Doc::List {
                         items,
@@ -393,7 +427,7 @@ fn read_doc(r: &mut Reader<'_>) -> Result<Doc, Fallback> {
                 items.push(read_item(r)?);
             }
         }
-        Event::MappingStart(..) => read_object(r),
+        Ev::MappingStart => read_object(r),
         _ => Err(Fallback),
     }
 }
@@ -401,7 +435,7 @@ fn read_doc(r: &mut Reader<'_>) -> Result<Doc, Fallback> {
 /// An item of a sequence read as documents: `null` is skipped by the importer, as the
 /// exact path skips it.
 fn read_item(r: &mut Reader<'_>) -> Result<Doc, Fallback> {
-    if let Event::Scalar(text, ScalarStyle::Plain, ..) = r.peek()?
+    if let Ev::Scalar(text, ScalarStyle::Plain) = r.peek()?
         && matches!(plain(text), Some(Plain::Null))
     {
         r.next()?;
@@ -446,8 +480,8 @@ impl<'a> Keys<'a> {
 /// Reads a mapping key: a scalar that is certainly a string, not a merge key.
 fn read_key<'a>(r: &mut Reader<'a>) -> Result<Option<Cow<'a, str>>, Fallback> {
     match r.next()? {
-        Event::MappingEnd => Ok(None),
-        Event::Scalar(text, style, ..) => {
+        Ev::MappingEnd => Ok(None),
+        Ev::Scalar(text, style) => {
             if style == ScalarStyle::Plain
                 && (!matches!(plain(&text), Some(Plain::Str)) || text == "<<")
             {
@@ -462,7 +496,7 @@ fn read_key<'a>(r: &mut Reader<'a>) -> Result<Option<Cow<'a, str>>, Fallback> {
 /// Reads a string scalar value (`apiVersion`, `kind`).
 fn read_string<'a>(r: &mut Reader<'a>) -> Result<Cow<'a, str>, Fallback> {
     match r.next()? {
-        Event::Scalar(text, style, ..) => {
+        Ev::Scalar(text, style) => {
             let s = scalar(text, style)?;
             match s.kind {
                 Plain::Str => Ok(s.text),
@@ -552,12 +586,12 @@ fn read_object(r: &mut Reader<'_>) -> Result<Doc, Fallback> {
 
 /// A List's `items`: a sequence of documents (`null` items are skipped).
 fn read_items(r: &mut Reader<'_>) -> Result<Vec<Doc>, Fallback> {
-    if !matches!(r.next()?, Event::SequenceStart(..)) {
+    if !matches!(r.next()?, Ev::SequenceStart) {
         return Err(Fallback);
     }
     let mut items = Vec::new();
     loop {
-        if matches!(r.peek()?, Event::SequenceEnd) {
+        if matches!(r.peek()?, Ev::SequenceEnd) {
             r.next()?;
             return Ok(items);
         }
@@ -620,7 +654,7 @@ impl Members<'_, '_> {
     /// Checks that the visitor read the whole mapping and that no key repeats.
     fn end(mut self) -> Result<(), Fallback> {
         // A visitor that stops early leaves members behind: refuse rather than guess.
-        if self.first.is_some() || !matches!(self.r.next()?, Event::MappingEnd) {
+        if self.first.is_some() || !matches!(self.r.next()?, Ev::MappingEnd) {
             return Err(Fallback);
         }
         self.keys.finish()
@@ -643,7 +677,7 @@ impl<'a> MapAccess<'a> for Members<'_, 'a> {
                     self.pending.as_deref().unwrap_or_default()
                 }
                 None => {
-                    if matches!(self.r.peek()?, Event::MappingEnd) {
+                    if matches!(self.r.peek()?, Ev::MappingEnd) {
                         return Ok(None);
                     }
                     let Some(k) = read_key(self.r)? else {
@@ -655,7 +689,7 @@ impl<'a> MapAccess<'a> for Members<'_, 'a> {
                 }
             };
             if self.strip
-                && let Event::Scalar(text, ScalarStyle::Plain, ..) = self.r.peek()?
+                && let Ev::Scalar(text, ScalarStyle::Plain) = self.r.peek()?
                 && matches!(plain(text), Some(Plain::Null))
             {
                 // `key: null` is no key at all (the exact path strips null members).
@@ -689,7 +723,7 @@ impl<'a> SeqAccess<'a> for Elements<'_, 'a> {
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, Fallback> {
-        if matches!(self.r.peek()?, Event::SequenceEnd) {
+        if matches!(self.r.peek()?, Ev::SequenceEnd) {
             return Ok(None);
         }
         seed.deserialize(ValueDe {
@@ -705,7 +739,7 @@ impl<'a> Deserializer<'a> for ValueDe<'_, 'a> {
 
     fn deserialize_any<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Fallback> {
         match self.r.next()? {
-            Event::Scalar(text, style, ..) => {
+            Ev::Scalar(text, style) => {
                 let s = scalar(text, style)?;
                 match s.kind {
                     Plain::Null => visitor.visit_unit(),
@@ -719,18 +753,18 @@ impl<'a> Deserializer<'a> for ValueDe<'_, 'a> {
                     },
                 }
             }
-            Event::SequenceStart(..) => {
+            Ev::SequenceStart => {
                 let mut access = Elements {
                     r: self.r,
                     strip: self.strip,
                 };
                 let v = visitor.visit_seq(&mut access)?;
-                if !matches!(access.r.next()?, Event::SequenceEnd) {
+                if !matches!(access.r.next()?, Ev::SequenceEnd) {
                     return Err(Fallback);
                 }
                 Ok(v)
             }
-            Event::MappingStart(..) => {
+            Ev::MappingStart => {
                 let mut access = Members {
                     r: self.r,
                     strip: self.strip,
@@ -747,7 +781,7 @@ impl<'a> Deserializer<'a> for ValueDe<'_, 'a> {
     }
 
     fn deserialize_option<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Fallback> {
-        if let Event::Scalar(text, ScalarStyle::Plain, ..) = self.r.peek()?
+        if let Ev::Scalar(text, ScalarStyle::Plain) = self.r.peek()?
             && matches!(plain(text), Some(Plain::Null))
         {
             self.r.next()?;
@@ -772,7 +806,7 @@ impl<'a> Deserializer<'a> for ValueDe<'_, 'a> {
     ) -> Result<V::Value, Fallback> {
         // Unit variants written as a string only.
         match self.r.next()? {
-            Event::Scalar(text, style, ..) => {
+            Ev::Scalar(text, style) => {
                 let s = scalar(text, style)?;
                 match s.kind {
                     Plain::Str => visitor.visit_enum(s.text.as_ref().into_deserializer()),
