@@ -32,6 +32,10 @@
 //!   `integrations`, …) are never unknown.
 //! - **Duplicate keys** in one mapping are errors, in YAML and in JSON alike (the API server's
 //!   strict decoding refuses them; JSON's "last one wins" would silently drop a value).
+//! - **Several problems in one object**: an object is decoded until its first problem, in
+//!   document order when serde_json's `preserve_order` feature is on (the `gpuquota` CLI turns
+//!   it on), in key order otherwise; that order decides only which problem is reported, never a
+//!   value read.
 //! - **`null`** is an absent field (`spec: null` is no spec), as the API server reads it.
 //! - **Scalars** are typed as in the JSON the API server decodes: an integer field takes a
 //!   number, not a quoted string (`count: "3"` is an error); a boolean field takes `true` or
