@@ -53,13 +53,12 @@ static CLASS: [u8; 256] = {
     t
 };
 
-/// One significant line: its indentation (spaces), its content (from the first non-space
-/// byte to the last non-space byte), where a mapping entry's colon is and what the pass over
-/// the line saw.
+/// One significant line: its indentation (spaces) and its content (from the first non-space
+/// byte to the last non-space byte) as an entry, with where a mapping entry's colon is and
+/// what the pass over the line saw.
 #[derive(Clone, Copy)]
 struct Line<'a> {
     indent: usize,
-    content: &'a str,
     entry: Entry<'a>,
     /// Where the next line starts.
     after: usize,
@@ -89,7 +88,7 @@ impl<'a> Entry<'a> {
 
 impl Line<'_> {
     fn is_dash(&self) -> bool {
-        let b = self.content.as_bytes();
+        let b = self.entry.text.as_bytes();
         b[0] == b'-' && (b.len() == 1 || b[1] == b' ')
     }
 }
@@ -271,12 +270,13 @@ impl<'a> Block<'a> {
                 continue;
             }
             let indent = line.len() - content.len();
+            // Spaces hold no colon: the first colon is in `content`.
+            let first_colon = raw.first_colon.and_then(|c| c.checked_sub(indent));
             let line = Line {
                 indent,
-                content,
                 entry: Entry {
                     text: content,
-                    colon: entry_colon(content, raw.first_colon.map(|c| c - indent), raw.flags),
+                    colon: entry_colon(content, first_colon, raw.flags),
                     flags: raw.flags,
                 },
                 after: raw.after,
@@ -312,8 +312,9 @@ impl<'a> Block<'a> {
                 return Err(Fallback);
             }
             self.consume(&line);
-            let rest = trim_start(&line.content[1..]);
-            let skip = line.content.len() - rest.len();
+            let content = line.entry.text;
+            let rest = trim_start(&content[1..]);
+            let skip = content.len() - rest.len();
             let column = indent + skip;
             if rest.is_empty() {
                 match self.peek()? {
