@@ -41,17 +41,20 @@ pub(crate) struct SweepArgs {
     /// The scenario.
     file: PathBuf,
     /// `PATH=v1,v2,…` (a dotted path under `spec`, `clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD`
-    /// or `seed` of generated traces, as `seed=1..20`; `A..B` for integer ranges); repeatable.
+    /// or `seed` of generated traces, as `seed=1..20`; `A..B` for integer ranges); repeatable,
+    /// each path once, at most 1,000,000 runs in all.
     #[arg(long = "set", value_name = "PATH=VALUES")]
     set: Vec<String>,
-    /// Run only slice I (0-based) of N.
-    #[arg(long, value_name = "I/N")]
-    shard: Option<String>,
+    /// Run only slice I (0-based) of N (N at most 100,000).
+    #[arg(long, value_name = "I/N", value_parser = sweep::parse_shard)]
+    shard: Option<(usize, usize)>,
     /// Output format.
     #[arg(short, long, value_enum, default_value = "json")]
     output: TableOutput,
-    /// Instead of running, print a Kubernetes Indexed Job with this many shards (pods).
-    #[arg(long, value_name = "N")]
+    /// Instead of running, print a Kubernetes Indexed Job with this many shards (pods, at most
+    /// 100,000), the ConfigMap holding the scenario's files, and how to collect and merge the
+    /// shards.
+    #[arg(long, value_name = "N", value_parser = sweep::parse_shard_count)]
     emit_job: Option<usize>,
     /// The emitted Job's LocalQueue (`kueue.x-k8s.io/queue-name`).
     #[arg(long, default_value = "default")]
@@ -65,10 +68,11 @@ pub(crate) struct SweepArgs {
     /// Also write an SVG chart of the table (usage and GPU-hours per run).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
-    /// Worker threads [default: all cores, or RAYON_NUM_THREADS].
-    #[arg(short = 'j', long, value_name = "N")]
+    /// Worker threads, 1 to 1024 [default: all cores, or RAYON_NUM_THREADS].
+    #[arg(short = 'j', long, value_name = "N", value_parser = sweep::parse_threads)]
     jobs: Option<usize>,
-    /// No progress bar (there is none anyway when stderr is not a terminal).
+    /// No progress bar (there is none anyway when stderr is not a terminal) and no summary
+    /// of the runs' warnings on stderr (each row counts its own).
     #[arg(short, long)]
     quiet: bool,
 }
@@ -124,19 +128,6 @@ fn render(t: &Table, o: TableOutput) -> String {
     }
 }
 
-fn parse_shard(s: &str) -> Result<(usize, usize), CliError> {
-    let bad = || CliError(format!("--shard {s:?}: expected I/N with 0 <= I < N"));
-    let (i, n) = s.split_once('/').ok_or_else(bad)?;
-    let (i, n) = (
-        i.parse::<usize>().map_err(|_| bad())?,
-        n.parse::<usize>().map_err(|_| bad())?,
-    );
-    if n == 0 || i >= n {
-        return Err(bad());
-    }
-    Ok((i, n))
-}
-
 pub(crate) fn run(c: SweepCommand) -> Result<ExitCode, CliError> {
     match c {
         SweepCommand::Sweep(a) => run_sweep(a),
@@ -144,63 +135,43 @@ pub(crate) fn run(c: SweepCommand) -> Result<ExitCode, CliError> {
     }
 }
 
-fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
-    let axes = a
-        .set
-        .iter()
-        .map(|s| Axis::parse(s))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(CliError)?;
-    if let Some(n) = a.emit_job {
-        if n == 0 {
-            return Err(CliError("--emit-job needs at least 1 shard".into()));
-        }
-        let stem = a
-            .file
-            .file_stem()
-            .map(|s| gpuquota::sim::trace::sanitize(&s.to_string_lossy()))
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "scenario".into());
-        let file = a
-            .file
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let job = sweep::indexed_job(
-            &format!("sweep-{stem}"),
-            &a.namespace,
-            &a.queue,
-            &a.image,
-            &file,
-            &axes,
-            n,
-        );
-        let yaml = sweep::to_yaml(&job).map_err(CliError)?;
-        print!("{yaml}");
-        return Ok(ExitCode::SUCCESS);
-    }
-    let shard = a.shard.as_deref().map(parse_shard).transpose()?;
-    let name = gpuquota::model::source::display_name(&a.file);
-    let text = match gpuquota::model::source::read_text(&a.file) {
-        Ok(t) => t,
-        Err(d) => {
-            print_diagnostics([&d]);
-            return Ok(ExitCode::from(1));
-        }
-    };
-    let dir = a.file.parent().map(PathBuf::from).unwrap_or_default();
-    let stem = a
-        .file
+/// Reads the scenario named on the command line: its display name, text, directory and stem,
+/// or the exit code after printing why not (2: it cannot be read, as for every command).
+fn read_scenario(
+    file: &std::path::Path,
+) -> Result<(String, String, PathBuf, String), ExitCode> {
+    let name = gpuquota::model::source::display_name(file);
+    let text = gpuquota::model::source::read_text(file).map_err(|d| {
+        print_diagnostics([&d]);
+        let unreadable = d.code == gpuquota::model::diag::codes::READ_FAILED;
+        ExitCode::from(if unreadable { 2 } else { 1 })
+    })?;
+    let dir = file.parent().map(PathBuf::from).unwrap_or_default();
+    let stem = file
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
+    Ok((name, text, dir, stem))
+}
+
+/// Writes a file the user asked for (`--plot`).
+fn write_output(path: &std::path::Path, bytes: &[u8]) -> Result<(), CliError> {
+    std::fs::write(path, bytes).map_err(|e| CliError(format!("{}: {e}", path.display())))
+}
+
+fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
+    let axes = sweep::parse_axes(&a.set).map_err(CliError)?;
+    let (name, text, dir, stem) = match read_scenario(&a.file) {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
+    };
     let read = move |rel: &str| {
         let p = dir.join(rel);
         let shown = gpuquota::model::source::display_name(&p);
         gpuquota::model::source::read_text(&p).map(|t| (shown, t))
     };
-    if a.jobs == Some(0) {
-        return Err(CliError("--jobs needs at least 1 thread".into()));
+    if let Some(n) = a.emit_job {
+        return emit_job(&a, &name, &text, &stem, &axes, n, &read);
     }
     let bar = progress_bar(a.quiet);
     let tick = |n: usize, total: usize| {
@@ -208,7 +179,7 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
         bar.set_position(n as u64);
     };
     let opts = sweep::Options {
-        shard,
+        shard: a.shard,
         threads: a.jobs,
         progress: Some(&tick),
     };
@@ -223,19 +194,66 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
     };
     let warned = table.rows.iter().filter(|r| r.warnings > 0).count();
     if warned > 0 {
-        eprintln!(
-            "warning: {warned} of {} runs have warnings (`gpuquota sim FILE` with their parameters shows them)",
-            table.rows.len()
-        );
+        if !a.quiet || strict() {
+            eprintln!(
+                "{}: {warned} of {} runs have warnings (`gpuquota sim FILE` with their parameters shows them)",
+                if strict() { "error" } else { "warning" },
+                table.rows.len()
+            );
+        }
         if strict() {
             return Ok(ExitCode::from(1));
         }
     }
     if let Some(path) = &a.plot {
         let svg = table.svg().map_err(CliError)?;
-        std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        write_output(path, svg.as_bytes())?;
     }
     print!("{}", render(&table, a.output));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--emit-job N`: the ConfigMap and the Indexed Job (see `gpuquota::sim::sweep::manifests`).
+fn emit_job(
+    a: &SweepArgs,
+    name: &str,
+    text: &str,
+    stem: &str,
+    axes: &[Axis],
+    shards: usize,
+    read: &sweep::SyncReadFn<'_>,
+) -> Result<ExitCode, CliError> {
+    let files = match sweep::scenario_files(name, text, stem, axes, read) {
+        Ok(f) => f,
+        Err(d) => {
+            print_diagnostics(d.iter());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    // the Job's name is a DNS-1123 label: `sweep-` and the file stem, cut to 63 characters
+    let mut job_name = format!(
+        "sweep-{}",
+        gpuquota::sim::trace::sanitize(stem)
+    );
+    job_name.truncate(63);
+    let job_name = job_name.trim_end_matches('-').to_owned();
+    let file = a
+        .file
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let yaml = sweep::manifests(&sweep::JobRequest {
+        name: &job_name,
+        namespace: &a.namespace,
+        queue: &a.queue,
+        image: &a.image,
+        scenario: (&file, text),
+        files: &files,
+        axes,
+        shards,
+    })
+    .map_err(CliError)?;
+    print!("{yaml}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -245,9 +263,16 @@ fn run_merge(a: MergeArgs) -> Result<ExitCode, CliError> {
         let text = gpuquota::model::source::read_text(f).map_err(|d| CliError(d.to_string()))?;
         let v: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| CliError(format!("{}: {e}", f.display())))?;
-        shards.push(Table::from_json(&v).map_err(|m| CliError(format!("{}: {m}", f.display())))?);
+        let t = Table::from_json(&v).map_err(|m| CliError(format!("{}: {m}", f.display())))?;
+        shards.push((gpuquota::model::source::display_name(f), t));
     }
-    let t = sweep::merge(shards).map_err(CliError)?;
+    let t = match sweep::merge_named(shards) {
+        Ok(t) => t,
+        Err(m) => {
+            eprintln!("{}", crate::common::error_line(&m));
+            return Ok(ExitCode::from(1));
+        }
+    };
     print!("{}", render(&t, a.output));
     Ok(ExitCode::SUCCESS)
 }

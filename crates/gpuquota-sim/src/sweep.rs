@@ -60,9 +60,15 @@ use serde_json::{Map, Value, json};
 
 use crate::scenario::{self, INVALID_SCENARIO};
 
+mod args;
 mod job;
 
-pub use job::{IndexedJob, indexed_job, to_yaml};
+pub use args::{
+    MAX_RUNS, MAX_SHARDS, MAX_THREADS, parse_axes, parse_shard, parse_shard_count, parse_threads,
+};
+pub use job::{
+    IndexedJob, JobRequest, MAX_CONFIGMAP_BYTES, escape_kubelet, indexed_job, manifests, to_yaml,
+};
 
 /// A file reader usable from every thread (see [`scenario::ReadFn`]).
 pub type SyncReadFn<'a> = dyn Fn(&str) -> Result<(String, String), Diagnostic> + Sync + 'a;
@@ -77,47 +83,6 @@ pub struct Axis {
     pub path: String,
     /// The values, as written.
     pub values: Vec<String>,
-}
-
-impl Axis {
-    /// Parses `PATH=v1,v2,…` (`A..B` expands to integers).
-    ///
-    /// ```
-    /// let a = gpuquota_sim::sweep::Axis::parse("seed=1..3").unwrap();
-    /// assert_eq!(a.values, ["1", "2", "3"]);
-    /// ```
-    ///
-    /// # Errors
-    /// No `=`, an empty path or value list, or a range of more than 100,000 values.
-    pub fn parse(s: &str) -> Result<Axis, String> {
-        let (path, vals) = s
-            .split_once('=')
-            .ok_or_else(|| format!("--set {s:?}: expected PATH=v1,v2,…"))?;
-        if path.is_empty() || path.split('.').any(str::is_empty) {
-            return Err(format!("--set {s:?}: an empty path segment"));
-        }
-        let mut values = Vec::new();
-        for v in vals.split(',') {
-            if let Some((Ok(a), Ok(b))) = v
-                .split_once("..")
-                .map(|(a, b)| (a.parse::<i64>(), b.parse::<i64>()))
-            {
-                if b < a || b - a >= 100_000 {
-                    return Err(format!("--set {s:?}: range {v} is empty or too long"));
-                }
-                values.extend((a..=b).map(|i| i.to_string()));
-                continue;
-            }
-            values.push(v.to_owned());
-        }
-        if values.iter().any(String::is_empty) {
-            return Err(format!("--set {s:?}: an empty value"));
-        }
-        Ok(Axis {
-            path: path.to_owned(),
-            values,
-        })
-    }
 }
 
 /// The parameters of run `i` (0-based) of the product of `axes`.
@@ -192,6 +157,22 @@ pub struct Shard {
     pub count: usize,
 }
 
+/// What a table was computed from, so that [`merge`] joins only shards of one sweep: SHA-256
+/// digests (lower-case hex) of the scenario file's bytes, of the parameter grid
+/// ([`grid_fingerprint`]) and of every file the runs read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Fingerprint {
+    /// The scenario file's bytes.
+    pub scenario: String,
+    /// The parameter grid: paths and values in run order ([`grid_fingerprint`]).
+    pub grid: String,
+    /// Every file the runs read (cluster files, workload files, traces), by the name the
+    /// scenario gives it, in name order.
+    pub files: BTreeMap<String, String>,
+}
+
 /// A sweep's table (or one shard of it): what `gpuquota sim sweep` and `gpuquota sim merge`
 /// print as JSON (`gpuquota schema sim-sweep` prints its JSON Schema).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -205,6 +186,10 @@ pub struct Table {
     /// Which shard this table is; absent for the whole sweep.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub shard: Option<Shard>,
+    /// What the table was computed from; every table `gpuquota sim sweep` writes has one
+    /// (absent only in tables of older versions, which [`merge`] refuses).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub fingerprint: Option<Fingerprint>,
     /// Rows in run order.
     pub rows: Vec<Row>,
 }
@@ -430,15 +415,44 @@ fn round(x: f64, scale: f64) -> f64 {
     (x * scale).round() / scale
 }
 
+/// GPUs of a run's `usage`: `nvidia.com/gpu` of every flavor, or KAI's `gpu`.
 fn gpu_ms(usage: &Value) -> f64 {
+    let kai = usage.get("gpu").and_then(Value::as_str);
     usage
         .as_object()
         .into_iter()
         .flat_map(|f| f.values())
         .filter_map(|r| r.get("nvidia.com/gpu")?.as_str())
+        .chain(kai)
         .filter_map(|q| gpuquota_model::Quantity::parse(q).ok()?.scaled_ceil(3))
         .map(|m| m as f64 / 1000.0)
         .sum()
+}
+
+/// A KAI report's leaf queues' mean allocated GPUs as percents of their mean fair share
+/// (queues with a positive mean fair share only).
+fn kai_usage_percents(report: &Value) -> Vec<f64> {
+    let Some(queues) = report["queues"].as_object() else {
+        return Vec::new();
+    };
+    let parents: BTreeSet<&str> = queues
+        .values()
+        .filter_map(|q| q["parent"].as_str())
+        .collect();
+    queues
+        .iter()
+        .filter(|(n, _)| !parents.contains(n.as_str()))
+        .filter_map(|(_, q)| {
+            let allocated = q["meanAllocatedGpu"].as_f64()?;
+            let shares: Vec<f64> = q["fairShare"]
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_f64)
+                .collect();
+            let share = shares.iter().sum::<f64>() / shares.len().max(1) as f64;
+            (share > 0.0).then(|| allocated / share * 100.0)
+        })
+        .collect()
 }
 
 /// Summarises a report's JSON as a row (see the module docs).
@@ -450,17 +464,21 @@ pub fn summarise(run: usize, params: &[(String, String)], report: &Value) -> Row
             let d = (r["endMs"].as_i64().unwrap_or(0) - r["startMs"].as_i64().unwrap_or(0)) as f64;
             let h = gpu_ms(&r["usage"]) * d / 3_600_000.0;
             gpu_hours += h;
-            if r["end"] == "Preempted" {
+            if r["end"] == "Preempted" || r["end"] == "Evicted" {
                 lost += h;
             }
         }
     }
-    let usages: Vec<f64> = report["queues"]
-        .as_object()
-        .into_iter()
-        .flat_map(|q| q.values())
-        .filter_map(|q| q["meanUsagePercent"].as_f64())
-        .collect();
+    let usages: Vec<f64> = if report["engine"] == "kai" {
+        kai_usage_percents(report)
+    } else {
+        report["queues"]
+            .as_object()
+            .into_iter()
+            .flat_map(|q| q.values())
+            .filter_map(|q| q["meanUsagePercent"].as_f64())
+            .collect()
+    };
     let mean_usage = if usages.is_empty() {
         0.0
     } else {
@@ -561,7 +579,7 @@ pub fn run_with(
         ])
     })?;
     let nested = doc.get("kind").is_some();
-    let total = check_sweep(axes, shard)?;
+    let total = check_sweep(axes, shard, opts.threads)?;
     let range = shard.map_or(0..total, |(i, n)| shard_range(total, i, n));
     let in_shard = range.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
@@ -576,6 +594,20 @@ pub fn run_with(
         }
         r
     };
+    // the shard's first run is loaded before the others start: a `--set` path the scenario
+    // does not know is one error naming the path, not one per run
+    let first = match range.clone().next() {
+        Some(i) => {
+            let params = run_parameters(axes, i);
+            match load_run(name, stem, &doc, nested, &params, &cached) {
+                Ok(x) => Some(x),
+                Err(d) if d.iter().any(|x| x.code == UNKNOWN_PATH) => return Err(d),
+                Err(_) => None,
+            }
+        }
+        None => None,
+    };
+    let first = Mutex::new(first);
     let one = |i: usize| -> Result<Row, Diagnostics> {
         let params = run_parameters(axes, i);
         let label = params
@@ -589,18 +621,21 @@ pub fn run_with(
             }
             d
         };
-        let (d, quotas) = edit_run(&doc, nested, &params).map_err(tag)?;
-        let t = serde_json::to_string(&d).unwrap_or_default();
-        let mut sc = scenario::from_str(name, &t, stem, &cached).map_err(tag)?;
-        for (k, v) in quotas {
-            set_cluster_queue(&mut sc.model, k, v)
-                .map_err(|m| tag(Diagnostics(vec![Diagnostic::error(INVALID_SCENARIO, m)])))?;
-        }
-        let report = crate::simulate(&sc).map_err(tag)?;
-        if report.diagnostics.has_errors() {
-            return Err(tag(report.diagnostics.clone()));
-        }
-        let row = summarise(i, &params, &report.to_json());
+        let loaded = match first.lock().ok().and_then(|mut f| f.take_if(|_| i == range.start)) {
+            Some(x) => x,
+            None => load_run(name, stem, &doc, nested, &params, &cached).map_err(tag)?,
+        };
+        let report = match loaded {
+            Loaded::Kueue(sc) => {
+                let report = crate::simulate(&sc).map_err(tag)?;
+                if report.diagnostics.has_errors() {
+                    return Err(tag(report.diagnostics.clone()));
+                }
+                report.to_json()
+            }
+            Loaded::Kai(sc) => crate::kai::simulate(&sc).map_err(tag)?.to_json(),
+        };
+        let row = summarise(i, &params, &report);
         if let Some(p) = opts.progress {
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             p(n, in_shard);
@@ -633,36 +668,226 @@ pub fn run_with(
     if errors.has_errors() {
         return Err(errors);
     }
+    let files = cache
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(f, r)| r.ok().map(|(_, t)| (f, sha256_hex(t.as_bytes()))))
+        .collect();
     Ok(Table {
         parameters: axes.iter().map(|a| a.path.clone()).collect(),
         runs: total,
         shard: shard.map(|(index, count)| Shard { index, count }),
+        fingerprint: Some(Fingerprint {
+            scenario: sha256_hex(text.as_bytes()),
+            grid: grid_fingerprint(axes),
+            files,
+        }),
         rows,
     })
 }
 
-/// The checks made before any run: the number of runs (at most 10,000,000), the shard, and
+/// The files a sweep's runs read besides the scenario (cluster files, workload files,
+/// traces), by the relative name the scenario gives each, with their text, in name order:
+/// those run 0 reads (`--set` edits mappings only, so no run names other files). Reading
+/// run 0 also checks the paths as a sweep does.
+///
+/// # Errors
+/// A scenario that does not parse, an unknown `--set` path, or an unreadable file.
+pub fn scenario_files(
+    name: &str,
+    text: &str,
+    stem: &str,
+    axes: &[Axis],
+    read: &SyncReadFn<'_>,
+) -> Result<Vec<(String, String)>, Diagnostics> {
+    let doc: Value = serde_saphyr::from_str(text).map_err(|e| {
+        Diagnostics(vec![
+            Diagnostic::error(gpuquota_model::diag::codes::MALFORMED, e.to_string()).source(name),
+        ])
+    })?;
+    check_sweep(axes, None, None)?;
+    let nested = doc.get("kind").is_some();
+    let seen: ReadCache = Mutex::new(BTreeMap::new());
+    let recording = |f: &str| -> Result<(String, String), Diagnostic> {
+        let r = read(f);
+        if let Ok(mut s) = seen.lock() {
+            s.insert(f.to_owned(), r.clone());
+        }
+        r
+    };
+    load_run(name, stem, &doc, nested, &run_parameters(axes, 0), &recording)?;
+    let mut out = Vec::new();
+    for (f, r) in seen.into_inner().unwrap_or_default() {
+        let (_, t) = r.map_err(|d| Diagnostics(vec![d]))?;
+        out.push((f, t));
+    }
+    Ok(out)
+}
+
+/// Diagnostic code of a `--set` path the scenario does not know.
+pub const UNKNOWN_PATH: gpuquota_model::diag::Code =
+    gpuquota_model::diag::Code::new("unknown-set-path");
+
+/// One run's scenario, read and edited.
+enum Loaded {
+    /// A `kueue` or `resourcequota` scenario (or Kueue's perf-generator config).
+    Kueue(Box<scenario::Scenario>),
+    /// An `engine: kai` scenario (or KAI's simulator config).
+    Kai(Box<crate::kai::KaiScenario>),
+}
+
+/// Reads the scenario of one run: `doc` edited with `params` ([`edit_run`]), read by the
+/// reader of its engine, the `clusterQueues.` parameters applied. A parameter whose path
+/// the reader reports as an unknown field (the path itself or the first unknown segment of
+/// it) is an [`UNKNOWN_PATH`] error naming the path.
+fn load_run(
+    name: &str,
+    stem: &str,
+    doc: &Value,
+    nested: bool,
+    params: &[(String, String)],
+    read: &scenario::ReadFn<'_>,
+) -> Result<Loaded, Diagnostics> {
+    let (d, quotas) = edit_run(doc, nested, params)?;
+    let t = serde_json::to_string(&d).unwrap_or_default();
+    if crate::kai::scenario::is_kai_value(&d) {
+        if let Some((k, _)) = quotas.first() {
+            return Err(Diagnostics(vec![Diagnostic::error(
+                INVALID_SCENARIO,
+                format!(
+                    "--set {k}: a KAI scenario has no ClusterQueues (clusterQueues.… paths edit Kueue's); set its queues' fields in the cluster files"
+                ),
+            )]));
+        }
+        let sc = crate::kai::scenario::from_str(name, &t, stem, read)
+            .map_err(|e| unknown_paths(&e, params, nested).unwrap_or(e))?;
+        if let Some(e) = unknown_paths(&sc.warnings, params, nested) {
+            return Err(e);
+        }
+        return Ok(Loaded::Kai(Box::new(sc)));
+    }
+    let mut sc = scenario::from_str(name, &t, stem, read)
+        .map_err(|e| unknown_paths(&e, params, nested).unwrap_or(e))?;
+    if let Some(e) = unknown_paths(&sc.warnings, params, nested) {
+        return Err(e);
+    }
+    for (k, v) in quotas {
+        set_cluster_queue(&mut sc.model, k, v).map_err(|m| {
+            Diagnostics(vec![
+                Diagnostic::error(INVALID_SCENARIO, m).field(k.to_owned()),
+            ])
+        })?;
+    }
+    Ok(Loaded::Kueue(Box::new(sc)))
+}
+
+/// The parameters whose path `diagnostics` report as an unknown field (module docs), as
+/// errors; `None` when there is none.
+fn unknown_paths(
+    diagnostics: &Diagnostics,
+    params: &[(String, String)],
+    nested: bool,
+) -> Option<Diagnostics> {
+    let prefix = if nested { "spec." } else { "" };
+    let mut out = Vec::new();
+    for (k, _) in params {
+        if k.starts_with("clusterQueues.") || k == "seed" {
+            continue;
+        }
+        let full = format!("{prefix}{k}");
+        // the reader's paths mark an optional value with a `?` segment
+        let hit = diagnostics
+            .iter()
+            .filter(|d| d.code == gpuquota_model::diag::codes::UNKNOWN_FIELD)
+            .map(|d| {
+                d.field
+                    .split('.')
+                    .filter(|s| *s != "?")
+                    .collect::<Vec<_>>()
+                    .join(".")
+            })
+            .find(|f| {
+                *f == full
+                    || full
+                        .strip_prefix(f.as_str())
+                        .is_some_and(|r| r.starts_with('.'))
+            });
+        if let Some(f) = hit {
+            out.push(Diagnostic::error(
+                UNKNOWN_PATH,
+                format!(
+                    "--set {k}: the scenario has no such field ({f} is unknown); check the path's spelling"
+                ),
+            ));
+        }
+    }
+    (!out.is_empty()).then_some(Diagnostics(out))
+}
+
+/// The SHA-256 of `bytes`, lower-case hex.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    use std::fmt::Write as _;
+    let mut s = String::with_capacity(64);
+    for b in sha2::Sha256::digest(bytes) {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// The grid's fingerprint: the SHA-256 of `[[PATH, [VALUE…]]…]` as compact JSON, the axes in
+/// `--set` order and each axis' values in their order, ranges expanded (the order the runs
+/// are numbered in).
+pub fn grid_fingerprint(axes: &[Axis]) -> String {
+    let grid: Vec<(&str, &[String])> = axes
+        .iter()
+        .map(|a| (a.path.as_str(), a.values.as_slice()))
+        .collect();
+    sha256_hex(serde_json::to_string(&grid).unwrap_or_default().as_bytes())
+}
+
+/// The checks made before any run: the number of runs (at most [`MAX_RUNS`]), no path
+/// twice, the shard (`N` at most [`MAX_SHARDS`]), the threads (at most [`MAX_THREADS`]) and
 /// the form of every `clusterQueues.` axis. The number of runs on success.
-fn check_sweep(axes: &[Axis], shard: Option<(usize, usize)>) -> Result<usize, Diagnostics> {
+fn check_sweep(
+    axes: &[Axis],
+    shard: Option<(usize, usize)>,
+    threads: Option<usize>,
+) -> Result<usize, Diagnostics> {
+    let refuse = |m: String| Diagnostics(vec![Diagnostic::error(INVALID_SCENARIO, m)]);
     let total = axes
         .iter()
         .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
-        .filter(|n| *n <= 10_000_000)
+        .filter(|n| *n <= MAX_RUNS)
         .ok_or_else(|| {
-            Diagnostics(vec![Diagnostic::error(
-                INVALID_SCENARIO,
-                "more than 10,000,000 runs: not swept",
-            )])
+            refuse(format!(
+                "the {} --set paths make more than the {MAX_RUNS} runs a sweep may have: not swept",
+                axes.len()
+            ))
         })?;
-    if let Some((i, n)) = shard
-        && (n == 0 || i >= n)
-    {
-        {
-            return Err(Diagnostics(vec![Diagnostic::error(
-                INVALID_SCENARIO,
-                format!("--shard {i}/{n}: expected I/N with 0 ≤ I < N"),
-            )]));
+    let mut seen = BTreeSet::new();
+    for a in axes {
+        if !seen.insert(a.path.as_str()) {
+            return Err(refuse(format!(
+                "--set {}: given twice; list its values once",
+                a.path
+            )));
         }
+    }
+    if let Some((i, n)) = shard
+        && (n == 0 || i >= n || n > MAX_SHARDS)
+    {
+        return Err(refuse(format!(
+            "--shard {i}/{n}: expected I/N with 0 <= I < N <= {MAX_SHARDS}"
+        )));
+    }
+    if let Some(n) = threads
+        && (n == 0 || n > MAX_THREADS)
+    {
+        return Err(refuse(format!(
+            "--jobs {n}: expected 1 to {MAX_THREADS} threads"
+        )));
     }
     for a in axes {
         if a.path.starts_with("clusterQueues.") || a.path == "clusterQueues" {
@@ -917,25 +1142,84 @@ impl Table {
     }
 }
 
-/// Joins shard tables into the unsharded table.
+/// Joins shard tables into the unsharded table ([`merge_named`], each shard named by its
+/// place in `shards`, `shard 0` first).
 ///
 /// # Errors
-/// Shards of different sweeps (parameters or run counts differ), a missing or repeated run.
+/// As [`merge_named`].
+pub fn merge(shards: Vec<Table>) -> Result<Table, String> {
+    merge_named(
+        shards
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| (format!("shard {i}"), t))
+            .collect(),
+    )
+}
+
+/// Joins shard tables, each with the name its messages use (its file), into the unsharded
+/// table; its fingerprint names every file any shard read.
+///
+/// # Errors
+/// A shard without a fingerprint; shards of different sweeps, the message naming the shard
+/// and what differs from the first shard: the parameters or run count, the scenario's bytes,
+/// the grid (the same paths with values in another order number the runs differently), or a
+/// file both read; a missing or repeated run.
 ///
 /// # Complexity
-/// O(rows log rows).
-pub fn merge(shards: Vec<Table>) -> Result<Table, String> {
-    let Some(first) = shards.first() else {
+/// O(rows log rows + files).
+pub fn merge_named(shards: Vec<(String, Table)>) -> Result<Table, String> {
+    let Some((first_name, first)) = shards.first() else {
         return Err("no shard to merge".into());
     };
+    let first_name = first_name.clone();
     let parameters = first.parameters.clone();
     let runs = first.runs;
+    let mut fingerprint: Option<Fingerprint> = None;
+    let mut read_by: BTreeMap<String, String> = BTreeMap::new();
     let mut rows: Vec<Row> = Vec::new();
-    for s in shards {
+    for (name, s) in shards {
+        let Some(f) = s.fingerprint else {
+            return Err(format!(
+                "{name}: the shard carries no fingerprint of its sweep (written by an older gpuquota): run it again"
+            ));
+        };
+        let differ = |what: &str| {
+            format!("{name}: the shard comes from a different sweep than {first_name}: {what}")
+        };
         if s.parameters != parameters || s.runs != runs {
-            return Err(
-                "the shards come from different sweeps (parameters or run counts differ)".into(),
-            );
+            return Err(differ("the --set paths or the number of runs differ"));
+        }
+        match fingerprint.as_mut() {
+            None => {
+                read_by.extend(f.files.keys().map(|k| (k.clone(), name.clone())));
+                fingerprint = Some(f);
+            }
+            Some(all) => {
+                if f.scenario != all.scenario {
+                    return Err(differ("the scenario file differs"));
+                }
+                if f.grid != all.grid {
+                    return Err(differ(
+                        "the --set values differ (or are listed in another order, which numbers the runs differently)",
+                    ));
+                }
+                for (file, digest) in f.files {
+                    match all.files.get(&file) {
+                        Some(d) if *d != digest => {
+                            let other = read_by.get(&file).map_or("", String::as_str);
+                            return Err(format!(
+                                "{name}: the shard comes from a different sweep: the file {file} differs from the one {other} read"
+                            ));
+                        }
+                        Some(_) => {}
+                        None => {
+                            read_by.insert(file.clone(), name.clone());
+                            all.files.insert(file, digest);
+                        }
+                    }
+                }
+            }
         }
         rows.extend(s.rows);
     }
@@ -956,6 +1240,7 @@ pub fn merge(shards: Vec<Table>) -> Result<Table, String> {
         parameters,
         runs,
         shard: None,
+        fingerprint,
         rows,
     })
 }

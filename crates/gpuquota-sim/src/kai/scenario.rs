@@ -132,7 +132,7 @@ pub fn is_kai(text: &str) -> bool {
     is_kai_value(&v)
 }
 
-fn is_kai_value(v: &serde_json::Value) -> bool {
+pub(crate) fn is_kai_value(v: &serde_json::Value) -> bool {
     let Some(m) = v.as_object() else {
         return false;
     };
