@@ -109,6 +109,17 @@ fn diff(
     output: DiffOutput,
     plot: Option<&std::path::Path>,
 ) -> Result<ExitCode, CliError> {
+    for f in [a, b] {
+        if let Ok(text) = gpuquota::model::source::read_text(f)
+            && gpuquota::sim::kai::is_kai(&text)
+        {
+            eprintln!(
+                "error: {}: a KAI scenario; `gpuquota sim diff` compares Kueue and ResourceQuota scenarios only (`gpuquota sim FILE` and `gpuquota sim sweep FILE` run KAI scenarios)",
+                gpuquota::model::source::display_name(f)
+            );
+            return Ok(ExitCode::from(1));
+        }
+    }
     let (sa, ra) = match load_run(a) {
         Ok(x) => x,
         Err(code) => return Ok(code),
@@ -118,6 +129,13 @@ fn diff(
         Err(code) => return Ok(code),
     };
     let doc = gpuquota::sim::diff::diff(&sa, &ra, &sb, &rb);
+    if let Some(w) = doc.workloads.warning() {
+        let strict = crate::common::strict();
+        eprintln!("{}: {w}", if strict { "error" } else { "warning" });
+        if strict {
+            return Ok(ExitCode::from(1));
+        }
+    }
     let text = match output {
         DiffOutput::Json => crate::common::to_json(&doc)?,
         DiffOutput::Table => gpuquota::sim::diff::table(&doc),

@@ -19,9 +19,15 @@
 //!   `null` without one;
 //! - `cost`: the sum of its `chargeback` lines' `total`, `null` without metering.
 //!
-//! JSON: `{"a": name, "b": name, "departments": {dept: {metric: {"a", "b", "delta"}}}}`;
-//! numbers stay numbers, hours and money strings with their decimals (delta computed
-//! exactly on the decimals).
+//! The comparison is a what-if only when both scenarios submit the same workloads: the same
+//! instances (`namespace/name`, repeat copies included) with the same creation time, runtime
+//! and pod sets. When they do not, `workloads.same` is false, the table's first line says so
+//! (with the counts and the first workload that differs), and `gpuquota sim diff` warns on
+//! stderr (an error under `--strict`, exit 1, nothing printed).
+//!
+//! JSON: `{"a": name, "b": name, "workloads": {"same", "onlyInA", "onlyInB", "changed",
+//! "first"}, "departments": {dept: {metric: {"a", "b", "delta"}}}}`; numbers stay numbers,
+//! hours and money strings with their decimals (delta computed exactly on the decimals).
 
 use std::collections::BTreeMap;
 
@@ -333,8 +339,91 @@ pub struct DiffReport {
     pub a: String,
     /// Scenario B's name.
     pub b: String,
+    /// Whether both scenarios submit the same workloads.
+    pub workloads: WorkloadsCompared,
     /// Per department (of either run), in name order.
     pub departments: BTreeMap<String, DepartmentDiff>,
+}
+
+/// How the two scenarios' workloads compare (module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct WorkloadsCompared {
+    /// True when both submit the same workload instances, each with the same creation time,
+    /// runtime and pod sets: the differences are the policy's alone.
+    pub same: bool,
+    /// Instances only scenario A submits.
+    pub only_in_a: usize,
+    /// Instances only scenario B submits.
+    pub only_in_b: usize,
+    /// Instances both submit, with a different creation time, runtime or pod sets.
+    pub changed: usize,
+    /// The first instance (in key order) that differs, `null` when none does.
+    pub first: Option<String>,
+}
+
+impl WorkloadsCompared {
+    /// The sentence the table starts with when the workloads differ, `None` when they are the
+    /// same.
+    pub fn warning(&self) -> Option<String> {
+        (!self.same).then(|| {
+            format!(
+                "the scenarios submit different workloads ({} only in A, {} only in B, {} changed; first: {}): the differences below are not the policy's alone",
+                self.only_in_a,
+                self.only_in_b,
+                self.changed,
+                self.first.as_deref().unwrap_or("-")
+            )
+        })
+    }
+}
+
+/// Compares the workload instances of two scenarios (module docs).
+///
+/// # Complexity
+/// O(W log W) over the instances of both.
+pub fn compare_workloads(sa: &Scenario, sb: &Scenario) -> WorkloadsCompared {
+    let shape = |sc: &Scenario, key: &str| {
+        let i = &sc.instances[key];
+        let pod_sets = sc
+            .model
+            .workloads
+            .get(key)
+            .and_then(|w| serde_json::to_string(&w.spec.pod_sets).ok());
+        (i.created_ms, i.runtime_ms, pod_sets)
+    };
+    let (mut only_a, mut only_b, mut changed) = (0, 0, 0);
+    let mut first: Option<&String> = None;
+    for k in sa.instances.keys() {
+        if !sb.instances.contains_key(k) {
+            only_a += 1;
+            if first.is_none_or(|f| k < f) {
+                first = Some(k);
+            }
+        } else if shape(sa, k) != shape(sb, k) {
+            changed += 1;
+            if first.is_none_or(|f| k < f) {
+                first = Some(k);
+            }
+        }
+    }
+    for k in sb.instances.keys() {
+        if !sa.instances.contains_key(k) {
+            only_b += 1;
+            if first.is_none_or(|f| k < f) {
+                first = Some(k);
+            }
+        }
+    }
+    WorkloadsCompared {
+        same: only_a == 0 && only_b == 0 && changed == 0,
+        only_in_a: only_a,
+        only_in_b: only_b,
+        changed,
+        first: first.cloned(),
+    }
 }
 
 impl DiffReport {
@@ -364,6 +453,7 @@ pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> DiffReport 
     DiffReport {
         a: a.name.clone(),
         b: b.name.clone(),
+        workloads: compare_workloads(sa, sb),
         departments,
     }
 }
@@ -372,6 +462,9 @@ pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> DiffReport 
 pub fn table(doc: &DiffReport) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
+    if let Some(w) = doc.workloads.warning() {
+        let _ = writeln!(s, "Note: {w}.");
+    }
     let _ = writeln!(s, "What-if: A = {}, B = {}", doc.a, doc.b);
     for (d, m) in &doc.departments {
         let _ = writeln!(s, "\n{d}");

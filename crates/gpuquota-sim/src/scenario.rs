@@ -652,7 +652,7 @@ fn engine_of(name: &str, engine: Option<&str>, errors: &mut Diagnostics) -> Engi
         "resourcequota" => Engine::ResourceQuota,
         "kai" => {
             errors.push(
-                Diagnostic::error(NOT_SIMULATED, "engine kai scenarios are read by gpuquota_sim::kai::load (the `gpuquota sim` command picks it by itself)")
+                Diagnostic::error(NOT_SIMULATED, "engine kai: a KAI scenario, which the Kueue and ResourceQuota simulator does not run; `gpuquota sim FILE` and `gpuquota sim sweep FILE` run it, `gpuquota sim diff` does not")
                     .source(name)
                     .field("spec.engine"),
             );
