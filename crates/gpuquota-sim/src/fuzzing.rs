@@ -77,3 +77,67 @@ pub fn check_scenario(data: &[u8]) {
     let _ = report.to_kueue_summary(&std::collections::BTreeMap::new());
     let _ = crate::plot::svg(&report);
 }
+
+/// Arbitrary bytes as command-line arguments of `gpuquota sim sweep` and `gpuquota kai`: the
+/// text split at NUL bytes, each piece given to every argument parser (`--set`, `--shard`,
+/// `-j`, `--emit-job`, Go durations, `--now`, `--total`), all pieces together to
+/// [`crate::sweep::parse_axes`] as the `--set`s of one sweep, whose first and last runs are
+/// then applied to a small scenario document, and the emitted manifests rendered with the
+/// first two pieces as namespace and queue. Panics if a parser panics or accepts a value
+/// above its limit.
+pub fn check_arguments(data: &[u8]) {
+    use crate::sweep::{self, Axis};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let pieces: Vec<&str> = text.split('\0').collect();
+    for p in &pieces {
+        if let Ok(a) = Axis::parse(p) {
+            assert!(!a.values.is_empty() && a.values.len() <= sweep::MAX_RUNS);
+        }
+        if let Ok((i, n)) = sweep::parse_shard(p) {
+            assert!(i < n && n <= sweep::MAX_SHARDS, "--shard {p}");
+        }
+        if let Ok(n) = sweep::parse_threads(p) {
+            assert!((1..=sweep::MAX_THREADS).contains(&n), "-j {p}");
+        }
+        if let Ok(n) = sweep::parse_shard_count(p) {
+            assert!((1..=sweep::MAX_SHARDS).contains(&n), "--emit-job {p}");
+        }
+        if let Some(ms) = scenario::duration_ms(p) {
+            assert!(ms >= 0, "duration {p}");
+        }
+        let _ = gpuquota_model::Timestamp::parse(p);
+        let _ = gpuquota_rank::snapshot::parse_total(p);
+        let _ = sweep::escape_kubelet(p);
+    }
+    let Ok(axes) = sweep::parse_axes(&pieces) else {
+        return;
+    };
+    let runs = axes
+        .iter()
+        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
+        .expect("the grid's size fits");
+    assert!(runs <= sweep::MAX_RUNS, "{runs} runs");
+    let _ = sweep::grid_fingerprint(&axes);
+    let doc = serde_json::json!({
+        "kind": "Simulation",
+        "spec": {"engine": "kueue", "workloads": [{"trace": {"generate": {"jobs": 1}}}]}
+    });
+    for i in [0, runs - 1] {
+        let params = sweep::run_parameters(&axes, i);
+        let _ = sweep::edit_run(&doc, true, &params);
+        let _ = sweep::edit_run(&doc, false, &params);
+    }
+    let (namespace, queue) = (pieces[0], pieces.get(1).copied().unwrap_or("q"));
+    let _ = sweep::manifests(&sweep::JobRequest {
+        name: "sweep-fuzz",
+        namespace,
+        queue,
+        image: "gpuquota",
+        scenario: ("fuzz.yaml", text),
+        files: &[],
+        axes: &axes,
+        shards: 2,
+    });
+}

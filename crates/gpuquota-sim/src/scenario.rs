@@ -280,13 +280,15 @@ fn err(msg: impl Into<String>) -> Diagnostic {
 /// assert_eq!(gpuquota_sim::scenario::duration_ms("4h30m"), Some(16_200_000));
 /// assert_eq!(gpuquota_sim::scenario::duration_ms("200ms"), Some(200));
 /// assert_eq!(gpuquota_sim::scenario::duration_ms("soon"), None);
+/// // beyond i64 milliseconds: not a duration, never an overflow
+/// assert_eq!(gpuquota_sim::scenario::duration_ms("170141183460469231731687303715884105727ns"), None);
 /// ```
 pub fn duration_ms(s: &str) -> Option<i64> {
     let ns = gpuquota_model::kai::parse_go_duration(s)?;
     if ns < 0 {
         return None;
     }
-    let ms = (ns + 999_999) / 1_000_000;
+    let ms = ns.div_euclid(1_000_000) + i128::from(ns.rem_euclid(1_000_000) != 0);
     i64::try_from(ms).ok()
 }
 

@@ -919,7 +919,7 @@ type QuotaEdit<'p> = (&'p str, &'p str);
 /// One run's scenario document: `doc` with the run's parameters set (under `spec` when the
 /// document is a `Simulation`), and the `clusterQueues.` parameters, which apply to the
 /// model after the import.
-fn edit_run<'p>(
+pub(crate) fn edit_run<'p>(
     doc: &Value,
     nested: bool,
     params: &'p [(String, String)],
