@@ -439,3 +439,18 @@ fn diff_refuses_a_kai_scenario_in_the_users_words() {
     );
     assert!(!err.contains("gpuquota_sim::"));
 }
+
+#[test]
+fn seeding_the_deterministic_perf_generator_says_so_and_points_at_a_seeded_source() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../gpuquota-sim/data/kueue-baseline.yaml")
+        .to_string_lossy()
+        .into_owned();
+    let out = gpuquota(&["sim", "sweep", &file, "--set", "seed=1,2"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("error: seed: run 0 (seed=1): Kueue's perf generator (`cohorts:`, or `generator:` in spec.workloads) is deterministic (fixed arrival times and runtimes), so every seed would give the same run; for draws of random arrivals, seed a generated trace instead, e.g. `workloads: [{trace: {format: philly, generate: {jobs: 60, seed: 1}}}]`"),
+        "{err}"
+    );
+}

@@ -325,6 +325,12 @@ pub fn set_cluster_queue(
     Ok(())
 }
 
+/// Where a seeded workload source is, for the messages refusing `--set seed=…`.
+const SEEDED_SOURCE: &str = "add one to seed, e.g. `workloads: [{trace: {format: philly, generate: {jobs: 60, seed: 1}}}]`";
+
+/// Why Kueue's perf generator cannot be seeded, and what can.
+const PERF_DETERMINISTIC: &str = "Kueue's perf generator (`cohorts:`, or `generator:` in spec.workloads) is deterministic (fixed arrival times and runtimes), so every seed would give the same run; for draws of random arrivals, seed a generated trace instead, e.g. `workloads: [{trace: {format: philly, generate: {jobs: 60, seed: 1}}}]`";
+
 /// Sets `seed` on every generated trace of the scenario `spec`; how many there are.
 fn set_seed(spec: &mut Value, value: &str) -> Result<usize, String> {
     let seed: u64 = value
@@ -343,7 +349,17 @@ fn set_seed(spec: &mut Value, value: &str) -> Result<usize, String> {
         }
     }
     if n == 0 {
-        return Err("seed: the scenario has no generated trace (spec.workloads[].trace.generate) to seed; Kueue's perf generator is deterministic and has no seed".into());
+        let perf = spec
+            .get("workloads")
+            .and_then(Value::as_array)
+            .is_some_and(|ws| ws.iter().any(|w| w.get("generator").is_some()));
+        return Err(if perf {
+            format!("the scenario has no generated trace to seed: {PERF_DETERMINISTIC}")
+        } else {
+            format!(
+                "the scenario has no generated trace (spec.workloads[].trace.generate) to seed; {SEEDED_SOURCE}"
+            )
+        });
     }
     Ok(n)
 }
@@ -947,7 +963,7 @@ pub(crate) fn edit_run<'p>(
             if nested {
                 set_seed(t, v).map(|_| ())
             } else {
-                Err("seed: Kueue's perf generator is deterministic and has no seed".to_owned())
+                Err(PERF_DETERMINISTIC.to_owned())
             }
         } else {
             set_path(t, k, yaml_scalar(v))
