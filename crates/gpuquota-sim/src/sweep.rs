@@ -2,9 +2,20 @@
 //! run simulated deterministically and summarised as one row of a table.
 //!
 //! - `PATH` is a dotted path into the scenario's `spec` (`engine`, `kueue.fairSharing`,
-//!   `kueue.cycleLatency`, `resume`, `end`, …); for Kueue's perf-generator config, into the
-//!   document itself. Each value is read as a YAML scalar (`true`, `4`, `10s`); `A..B`
-//!   (integers) stands for every integer from A to B inclusive.
+//!   `kueue.cycleLatency`, `resume`, `end`, `kai.sessionInterval`, …); for Kueue's
+//!   perf-generator config, into the document itself. Each value is read as a YAML scalar
+//!   (`true`, `4`, `10s`); `A..B` (64-bit integers) stands for every integer from A to B
+//!   inclusive. A path the scenario's reader does not know (a misspelt field, or a field
+//!   under one it does not know) is an error naming the path ([`UNKNOWN_PATH`]), found on
+//!   the shard's first run before the others start; paths into `spec.metering` are checked
+//!   by the bill's reader, as warnings of each run. Each path may be given once.
+//! - Limits, checked before anything is expanded or run ([`parse_axes`], [`parse_threads`],
+//!   [`parse_shard`], [`parse_shard_count`]), each refusal naming the number and the limit:
+//!   at most [`MAX_RUNS`] (1,000,000) runs, the product of the value counts; at most
+//!   [`MAX_THREADS`] (1,024) threads; at most [`MAX_SHARDS`] (100,000) shards, Kubernetes'
+//!   limit on an Indexed Job's completions. Every count is computed with checked arithmetic.
+//! - KAI scenarios (`engine: kai`, KAI's simulator config) are swept as the others; their
+//!   rows are read from the KAI report (below). `clusterQueues.` paths are Kueue's only.
 //! - `clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD` edits a quota of the ClusterQueue `CQ` of the
 //!   cluster files after they are read ([`set_cluster_queue`]): `FIELD` is `nominalQuota`,
 //!   `borrowingLimit` or `lendingLimit`, the value a Kubernetes quantity (`4`, `500m`), or
@@ -16,23 +27,35 @@
 //! - `seed` sets `seed` of every generated trace (`spec.workloads[].trace.generate`, see
 //!   [`crate::trace`]): `--set seed=1..20` replays twenty draws of the same trace shape. A
 //!   scenario without a generated trace has nothing seeded and the sweep is refused: Kueue's
-//!   perf generator (`generator:`) is deterministic, with no seed to vary.
+//!   perf generator (`cohorts:`, `generator:`) is deterministic, with no seed to vary, and
+//!   the message says so and shows a generated trace to use instead.
 //! - Runs are numbered in the product's order, the first `--set` varying slowest; they run in
 //!   parallel (rayon; [`Options::threads`] or `RAYON_NUM_THREADS` sets the thread count) and
 //!   the table is in run order whatever the thread count.
 //! - `shard: (I, N)` keeps the I-th (0-based, so a Kubernetes Indexed Job's
 //!   `JOB_COMPLETION_INDEX`) of N contiguous slices of the runs; [`merge`] joins the shards'
-//!   tables into the table of the unsharded sweep, byte for byte.
+//!   tables into the table of the unsharded sweep, byte for byte, and refuses shards whose
+//!   fingerprints say they come from different sweeps ([`merge_named`]).
+//! - [`manifests`] writes what runs the shards on a cluster: the ConfigMap with the scenario
+//!   and every file it reads ([`scenario_files`]), the Indexed Job mounting it, and how to
+//!   collect and merge the pods' tables.
 //!
 //! Table (JSON, [`Table::to_json`]): `{"parameters": [PATH…], "runs": total, ["shard":
-//! {"index", "count"}], "rows": [{"run", "parameters": {PATH: value}, "engine",
-//! "meanUsagePercent", "gpuHours", "lostGpuHours", "preemptions", "timeToAdmissionMs":
-//! {class: mean}, ["cost"], "warnings"}]}`:
+//! {"index", "count"}], "fingerprint": {"scenario", "grid", "files": {FILE: digest}},
+//! "rows": [{"run", "parameters": {PATH: value}, "engine", "meanUsagePercent", "gpuHours",
+//! "lostGpuHours", "preemptions", "timeToAdmissionMs": {class: mean}, ["cost"],
+//! "warnings"}]}`:
+//! - `fingerprint` ([`Fingerprint`]): SHA-256 digests, lower-case hex, of the scenario
+//!   file's bytes, of the grid (paths and values in run order, [`grid_fingerprint`]) and of
+//!   every file the runs read, by the name the scenario gives it; a merged table's `files`
+//!   are those of all its shards;
 //! - `meanUsagePercent`: the mean of the report's `queues[].meanUsagePercent` (0 without
-//!   queues), rounded to 0.1;
-//! - `gpuHours`: Σ over runs of `nvidia.com/gpu` usage × duration, in GPU-hours (0.001);
-//! - `lostGpuHours`: the same over `Preempted` runs only (the work a preemption throws away
-//!   when runtimes restart);
+//!   queues), rounded to 0.1; for a KAI run, the mean over leaf queues (with a positive fair
+//!   share) of `meanAllocatedGpu` as a percent of the queue's mean `fairShare`;
+//! - `gpuHours`: Σ over runs of `nvidia.com/gpu` usage (KAI: `gpu`) × duration, in
+//!   GPU-hours (0.001);
+//! - `lostGpuHours`: the same over `Preempted` (KAI: `Evicted`) runs only (the work a
+//!   preemption throws away when runtimes restart);
 //! - `preemptions`, `timeToAdmissionMs` (each class's `meanTimeToAdmissionMs`), `warnings`
 //!   (how many) as in the report;
 //! - `cost`, only when the scenario has `spec.metering` (the report's `chargeback`, see
