@@ -221,11 +221,15 @@
 //!
 //! The cartesian product of the `--set` values, each run simulated deterministically in
 //! parallel, one row per run; `gpuquota sim merge` joins shard tables into the unsharded
-//! table; `--emit-job N` prints a Kubernetes Indexed Job running N shards under Kueue. Paths
-//! reach into `spec`, into the ClusterQueues' quotas (`clusterQueues.batch.borrowingLimit`)
-//! and the seeds of generated traces (`seed=1..20`); rows carry the cost per department
-//! when the scenario has `spec.metering`. The table's columns, the path grammar, the SVG and
-//! the Job are documented in [`sweep`].
+//! table (only shards of one sweep: each table carries a fingerprint of the scenario, the
+//! files it reads and the grid); `--emit-job N` prints a Kubernetes Indexed Job running N
+//! shards under Kueue and the ConfigMap of the files it mounts. Paths reach into `spec`
+//! (an unknown path is an error naming it), into the ClusterQueues' quotas
+//! (`clusterQueues.batch.borrowingLimit`) and the seeds of generated traces (`seed=1..20`);
+//! rows carry the cost per department when the scenario has `spec.metering`. Kueue,
+//! ResourceQuota and KAI scenarios are swept alike. Runs, threads and shards have fixed
+//! limits. The table's columns, the path grammar, the limits, the SVG and the Job are
+//! documented in [`sweep`].
 //!
 //! # Properties
 //!
@@ -284,7 +288,8 @@
 //! # What-if and the seed month
 //!
 //! `gpuquota sim diff A.yaml B.yaml [--output json|table] [--plot FILE.svg]` compares two
-//! scenarios over the same workloads per department ([`diff`]). The seed platform's month
+//! scenarios over the same workloads per department ([`diff`]; when the workloads differ,
+//! it says so first, and `--strict` fails). KAI scenarios are not compared. The seed platform's month
 //! ships as data files (`data/seed/`), simulated under ResourceQuota only, Kueue and KAI /
 //! Run:ai, and is the CLI's default run ([`seed`]).
 //!
