@@ -137,9 +137,7 @@ pub(crate) fn run(c: SweepCommand) -> Result<ExitCode, CliError> {
 
 /// Reads the scenario named on the command line: its display name, text, directory and stem,
 /// or the exit code after printing why not (2: it cannot be read, as for every command).
-fn read_scenario(
-    file: &std::path::Path,
-) -> Result<(String, String, PathBuf, String), ExitCode> {
+fn read_scenario(file: &std::path::Path) -> Result<(String, String, PathBuf, String), ExitCode> {
     let name = gpuquota::model::source::display_name(file);
     let text = gpuquota::model::source::read_text(file).map_err(|d| {
         print_diagnostics([&d]);
@@ -231,10 +229,7 @@ fn emit_job(
         }
     };
     // the Job's name is a DNS-1123 label: `sweep-` and the file stem, cut to 63 characters
-    let mut job_name = format!(
-        "sweep-{}",
-        gpuquota::sim::trace::sanitize(stem)
-    );
+    let mut job_name = format!("sweep-{}", gpuquota::sim::trace::sanitize(stem));
     job_name.truncate(63);
     let job_name = job_name.trim_end_matches('-').to_owned();
     let file = a

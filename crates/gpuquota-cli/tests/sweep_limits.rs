@@ -83,7 +83,13 @@ fn threads_grids_and_shards_above_the_limits_are_refused_up_front() {
         "error: the 1000 --set paths make more than 2^128 runs, more than the 1000000 runs a sweep may have\n"
     );
     let out = gpuquota(&[
-        "sim", "sweep", &file, "--set", "a=1..1000", "--set", "b=1..1001",
+        "sim",
+        "sweep",
+        &file,
+        "--set",
+        "a=1..1000",
+        "--set",
+        "b=1..1001",
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("make 1001000 runs, more than the 1000000"));
@@ -115,7 +121,11 @@ fn an_unknown_or_repeated_set_path_is_an_error_naming_it() {
     // a whole unknown subtree: the first unknown segment is named
     let out = gpuquota(&["sim", "sweep", &file, "--set", "kueu.fairSharing=true"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("--set kueu.fairSharing: the scenario has no such field (spec.kueu is unknown)"));
+    assert!(
+        stderr(&out).contains(
+            "--set kueu.fairSharing: the scenario has no such field (spec.kueu is unknown)"
+        )
+    );
     // repeated: one row of the last value before
     let out = gpuquota(&[
         "sim",
@@ -137,9 +147,7 @@ fn an_unknown_or_repeated_set_path_is_an_error_naming_it() {
 fn shard(dir: &Path, scenario: &str, values: &str, i: usize) -> String {
     let set = format!("engine={values}");
     let which = format!("{i}/2");
-    let out = gpuquota(&[
-        "sim", "sweep", scenario, "--set", &set, "--shard", &which,
-    ]);
+    let out = gpuquota(&["sim", "sweep", scenario, "--set", &set, "--shard", &which]);
     assert!(out.status.success(), "{}", stderr(&out));
     let f = dir.join(format!("shard-{i}.json"));
     std::fs::write(&f, &out.stdout).unwrap();
@@ -239,7 +247,10 @@ fn emitted_manifests_hold_every_file_escape_arguments_and_validate_strictly() {
     assert!(out.status.success(), "{}", stderr(&out));
     let yaml = String::from_utf8(out.stdout).unwrap();
     // how to collect the shards and merge them
-    assert!(yaml.starts_with("# The sweep as 2 pods of an Indexed Job"), "{yaml}");
+    assert!(
+        yaml.starts_with("# The sweep as 2 pods of an Indexed Job"),
+        "{yaml}"
+    );
     assert!(yaml.contains("#   for i in $(seq 0 1); do kubectl logs -n research"));
     assert!(yaml.contains("#   gpuquota sim merge sweep-kueue-*.json"));
     let docs: Vec<serde_json::Value> = yaml
@@ -330,13 +341,19 @@ fn emitted_names_are_validated() {
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     assert!(
-        stderr(&out).starts_with("error: --namespace \"Research_Team\": must be a lowercase RFC 1123 label"),
+        stderr(&out).starts_with(
+            "error: --namespace \"Research_Team\": must be a lowercase RFC 1123 label"
+        ),
         "{}",
         stderr(&out)
     );
     let out = gpuquota(&["sim", "sweep", &file, "--emit-job", "2", "--queue", "a b"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).starts_with("error: --queue \"a b\": "), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with("error: --queue \"a b\": "),
+        "{}",
+        stderr(&out)
+    );
     // a misspelt path is found before anything is emitted
     let out = gpuquota(&[
         "sim",
@@ -354,13 +371,7 @@ fn emitted_names_are_validated() {
 #[test]
 fn kai_scenarios_are_swept() {
     let file = data("kai/night.yaml");
-    let out = gpuquota(&[
-        "sim",
-        "sweep",
-        &file,
-        "--set",
-        "kai.sessionInterval=1s,10s",
-    ]);
+    let out = gpuquota(&["sim", "sweep", &file, "--set", "kai.sessionInterval=1s,10s"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v["rows"].as_array().unwrap();
@@ -384,7 +395,9 @@ fn kai_scenarios_are_swept() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).contains("--set clusterQueues.batch.nominalQuota: a KAI scenario has no ClusterQueues"),
+        stderr(&out).contains(
+            "--set clusterQueues.batch.nominalQuota: a KAI scenario has no ClusterQueues"
+        ),
         "{}",
         stderr(&out)
     );

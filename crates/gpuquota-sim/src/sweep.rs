@@ -349,7 +349,8 @@ pub fn set_cluster_queue(
 }
 
 /// Where a seeded workload source is, for the messages refusing `--set seed=…`.
-const SEEDED_SOURCE: &str = "add one to seed, e.g. `workloads: [{trace: {format: philly, generate: {jobs: 60, seed: 1}}}]`";
+const SEEDED_SOURCE: &str =
+    "add one to seed, e.g. `workloads: [{trace: {format: philly, generate: {jobs: 60, seed: 1}}}]`";
 
 /// Why Kueue's perf generator cannot be seeded, and what can.
 const PERF_DETERMINISTIC: &str = "Kueue's perf generator (`cohorts:`, or `generator:` in spec.workloads) is deterministic (fixed arrival times and runtimes), so every seed would give the same run; for draws of random arrivals, seed a generated trace instead, e.g. `workloads: [{trace: {format: philly, generate: {jobs: 60, seed: 1}}}]`";
@@ -660,7 +661,11 @@ pub fn run_with(
             }
             d
         };
-        let loaded = match first.lock().ok().and_then(|mut f| f.take_if(|_| i == range.start)) {
+        let loaded = match first
+            .lock()
+            .ok()
+            .and_then(|mut f| f.take_if(|_| i == range.start))
+        {
             Some(x) => x,
             None => load_run(name, stem, &doc, nested, &params, &cached).map_err(tag)?,
         };
@@ -755,7 +760,14 @@ pub fn scenario_files(
         }
         r
     };
-    load_run(name, stem, &doc, nested, &run_parameters(axes, 0), &recording)?;
+    load_run(
+        name,
+        stem,
+        &doc,
+        nested,
+        &run_parameters(axes, 0),
+        &recording,
+    )?;
     let mut out = Vec::new();
     for (f, r) in seen.into_inner().unwrap_or_default() {
         let (_, t) = r.map_err(|d| Diagnostics(vec![d]))?;

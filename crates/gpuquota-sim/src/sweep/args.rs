@@ -186,7 +186,9 @@ fn count(flag: &str, s: &str, max: usize) -> Result<usize, String> {
             _ => Err(format!("{flag} {s}: more than the limit of {max}")),
         };
     }
-    Err(format!("{flag} {s:?}: expected a whole number from 1 to {max}"))
+    Err(format!(
+        "{flag} {s:?}: expected a whole number from 1 to {max}"
+    ))
 }
 
 /// Parses `-j N`: worker threads, 1 to [`MAX_THREADS`].
@@ -285,8 +287,12 @@ mod tests {
     #[test]
     fn a_repeated_path_is_named() {
         assert_eq!(
-            parse_axes(&["engine=kueue", "kueue.fairSharing=true", "engine=resourcequota"])
-                .unwrap_err(),
+            parse_axes(&[
+                "engine=kueue",
+                "kueue.fairSharing=true",
+                "engine=resourcequota"
+            ])
+            .unwrap_err(),
             "--set engine: given twice; list its values once (--set engine=v1,v2,…)"
         );
     }
@@ -325,7 +331,16 @@ mod tests {
                 .unwrap_err()
                 .contains("more than the limit")
         );
-        for bad in ["1/1", "0/0", "x/2", "1", "-1/2", "1/-2", "/2", "99999999999999999999/2"] {
+        for bad in [
+            "1/1",
+            "0/0",
+            "x/2",
+            "1",
+            "-1/2",
+            "1/-2",
+            "/2",
+            "99999999999999999999/2",
+        ] {
             assert!(parse_shard(bad).is_err(), "{bad}");
         }
     }

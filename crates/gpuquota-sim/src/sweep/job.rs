@@ -36,7 +36,16 @@ pub fn indexed_job(
     axes: &[Axis],
     shards: usize,
 ) -> IndexedJob {
-    indexed_job_with_items(name, namespace, queue, image, file, axes, shards, Vec::new())
+    indexed_job_with_items(
+        name,
+        namespace,
+        queue,
+        image,
+        file,
+        axes,
+        shards,
+        Vec::new(),
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -57,7 +66,11 @@ fn indexed_job_with_items(
     ];
     for a in axes {
         args.push("--set".into());
-        args.push(escape_kubelet(&format!("{}={}", a.path, a.values.join(","))));
+        args.push(escape_kubelet(&format!(
+            "{}={}",
+            a.path,
+            a.values.join(",")
+        )));
     }
     args.push("--shard".into());
     args.push(format!("$(JOB_COMPLETION_INDEX)/{shards}"));
@@ -169,10 +182,18 @@ pub fn manifests(r: &JobRequest<'_>) -> Result<String, String> {
             None => Ok(()),
         }
     };
-    check("--namespace", r.namespace, dns1123_label_problems(r.namespace))?;
+    check(
+        "--namespace",
+        r.namespace,
+        dns1123_label_problems(r.namespace),
+    )?;
     check("the Job's name", r.name, dns1123_label_problems(r.name))?;
     let cm_name = format!("{}-scenario", r.name);
-    check("the ConfigMap's name", &cm_name, dns1123_subdomain_problems(&cm_name))?;
+    check(
+        "the ConfigMap's name",
+        &cm_name,
+        dns1123_subdomain_problems(&cm_name),
+    )?;
     let mut q = label_value_problems(r.queue);
     q.extend(dns1123_subdomain_problems(r.queue));
     check("--queue", r.queue, q)?;
