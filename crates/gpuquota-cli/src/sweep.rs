@@ -171,6 +171,18 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
     if let Some(n) = a.emit_job {
         return emit_job(&a, &name, &text, &stem, &axes, n, &read);
     }
+    // rayon's own default reads RAYON_NUM_THREADS: held to the same limit as `-j`
+    if a.jobs.is_none()
+        && let Ok(v) = std::env::var("RAYON_NUM_THREADS")
+        && v.trim()
+            .parse::<u128>()
+            .is_ok_and(|n| n > sweep::MAX_THREADS as u128)
+    {
+        return Err(CliError(format!(
+            "RAYON_NUM_THREADS={v}: more than the limit of {} threads",
+            sweep::MAX_THREADS
+        )));
+    }
     let bar = progress_bar(a.quiet);
     let tick = |n: usize, total: usize| {
         bar.set_length(total as u64);
@@ -228,9 +240,10 @@ fn emit_job(
             return Ok(ExitCode::from(1));
         }
     };
-    // the Job's name is a DNS-1123 label: `sweep-` and the file stem, cut to 63 characters
+    // the Job's name is a DNS-1123 label: `sweep-` and the file stem, cut to 57 characters so
+    // that the pods' host names (`NAME-INDEX`, up to index 99999) stay within 63
     let mut job_name = format!("sweep-{}", gpuquota::sim::trace::sanitize(stem));
-    job_name.truncate(63);
+    job_name.truncate(57);
     let job_name = job_name.trim_end_matches('-').to_owned();
     let file = a
         .file

@@ -70,6 +70,16 @@ fn threads_grids_and_shards_above_the_limits_are_refused_up_front() {
         "{}",
         stderr(&out)
     );
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuquota"))
+        .args(["sim", "sweep", &file])
+        .env("RAYON_NUM_THREADS", "100000")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: RAYON_NUM_THREADS=100000: more than the limit of 1024 threads\n"
+    );
     // 1,000 ranges of 10 values: 10^1000 runs, refused before a single range is expanded
     let sets: Vec<String> = (0..1000).map(|i| format!("p{i}=1..10")).collect();
     let mut args = vec!["sim", "sweep", file.as_str()];
