@@ -75,5 +75,5 @@ pub fn check_scenario(data: &[u8]) {
     let _ = report.to_csv();
     let _ = report.to_table();
     let _ = report.to_kueue_summary(&std::collections::BTreeMap::new());
-    let _ = crate::plot::svg(&report);
+    let _ = crate::plot::svg(&sc, &report);
 }

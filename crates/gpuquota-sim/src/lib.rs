@@ -307,6 +307,7 @@
 
 pub mod bill;
 pub mod budget;
+mod chart;
 pub mod diff;
 pub mod engine;
 #[cfg(feature = "fuzzing")]
