@@ -576,7 +576,7 @@ pub(crate) fn svg(pic: &Picture<'_>) -> Result<String, String> {
         let root = SVGBackend::with_string(&mut text, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|x| e(&x))?;
         let root = root
-            .titled(&pic.title, ("sans-serif", 22))
+            .titled(&pic.title, ("sans-serif", 24))
             .map_err(|x| e(&x))?;
         let (plots, legend) = root.split_horizontally(WIDTH - LEGEND);
         let areas = plots.split_evenly((n as usize, 1));
@@ -612,17 +612,20 @@ pub(crate) fn svg(pic: &Picture<'_>) -> Result<String, String> {
                 light: minor.iter().map(|&t| t as f64).collect(),
             };
             let mut chart = ChartBuilder::on(area)
-                .caption(&p.title, ("sans-serif", 16))
+                .caption(&p.title, ("sans-serif", 18))
                 .margin(8)
                 .margin_right(16)
-                .x_label_area_size(38)
-                .y_label_area_size(64)
+                .x_label_area_size(44)
+                .y_label_area_size(70)
                 .build_cartesian_2d(x_range, 0.0..peak)
                 .map_err(|x| e(&x))?;
             let fmt = |x: &f64| clock.label(*x as i64);
             chart
                 .configure_mesh()
                 .x_label_formatter(&fmt)
+                .x_label_style(("sans-serif", 15))
+                .y_label_style(("sans-serif", 15))
+                .axis_desc_style(("sans-serif", 15))
                 .x_desc(clock.description())
                 .y_desc(y_desc)
                 .y_labels(6)
@@ -741,13 +744,13 @@ pub(crate) fn draw_legend<DB: DrawingBackend>(
     marks: &BTreeMap<(MarkKind, String), usize>,
     notes: &[String],
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let font = ("sans-serif", 14).into_font();
+    let font = ("sans-serif", 16).into_font();
     let (x, mut y) = (8i32, 30i32);
     if !fills.is_empty() && !header.is_empty() {
         area.draw(&Text::new(
             header,
             (x, y),
-            ("sans-serif", 14).into_font().style(FontStyle::Bold),
+            ("sans-serif", 16).into_font().style(FontStyle::Bold),
         ))?;
         y += 22;
     }
@@ -815,7 +818,7 @@ pub(crate) fn draw_legend<DB: DrawingBackend>(
         area.draw(&Text::new(
             n.as_str(),
             (x, y),
-            ("sans-serif", 12).into_font(),
+            ("sans-serif", 14).into_font(),
         ))?;
         y += 16;
     }
@@ -876,16 +879,16 @@ mod tests {
         let mut d = Departments::of(Some(&m));
         d.note("loose-ns");
         assert_eq!(d.order(), ["alpha", "zeta", "loose-ns"]);
-        assert_eq!(d.colour("alpha"), PALETTE[0]);
-        assert_eq!(d.colour("zeta"), PALETTE[1]);
-        assert_eq!(d.colour("loose-ns"), PALETTE[2]);
-        assert_eq!(d.colour(OTHERS), OTHERS_COLOUR);
+        assert_eq!(department_colour(&d.order(), "alpha"), PALETTE[0]);
+        assert_eq!(department_colour(&d.order(), "zeta"), PALETTE[1]);
+        assert_eq!(department_colour(&d.order(), "loose-ns"), PALETTE[2]);
+        assert_eq!(department_colour(&d.order(), OTHERS), OTHERS_COLOUR);
         assert_eq!(d.of_namespace("z"), "zeta");
         assert_eq!(d.of_namespace("q"), "q");
     }
 
     #[test]
-    fn date_ticks_of_a_month_are_midnights_two_days_apart() {
+    fn date_ticks_of_a_month_are_midnights_three_days_apart() {
         // 2026-04-01T00:00Z, 30 days
         let c = Clock::Dates {
             start_unix_ms: 1_775_001_600_000,

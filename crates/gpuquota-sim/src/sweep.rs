@@ -919,21 +919,24 @@ impl Table {
             root.fill(&WHITE).map_err(|x| e(&x))?;
             let caption = format!("sweep of {} ({n} runs)", self.parameters.join(" × "));
             let root = root
-                .titled(&caption, ("sans-serif", 22))
+                .titled(&caption, ("sans-serif", 24))
                 .map_err(|x| e(&x))?;
             let (plots, legend) = root.split_horizontally(chart::WIDTH - chart::LEGEND);
             let areas = plots.split_evenly((panels as usize, 1));
             let build = |i: usize, title: &str, top: f64, y: &str| {
                 let mut c = ChartBuilder::on(&areas[i])
-                    .caption(title, ("sans-serif", 16))
+                    .caption(title, ("sans-serif", 18))
                     .margin(8)
                     .margin_right(16)
-                    .x_label_area_size(38)
-                    .y_label_area_size(64)
+                    .x_label_area_size(44)
+                    .y_label_area_size(70)
                     .build_cartesian_2d(axis(), 0.0..top)
                     .map_err(|x| e(&x))?;
                 c.configure_mesh()
                     .x_label_formatter(&fmt)
+                    .x_label_style(("sans-serif", 15))
+                    .y_label_style(("sans-serif", 15))
+                    .axis_desc_style(("sans-serif", 15))
                     .x_desc(x_desc.as_str())
                     .y_desc(y)
                     .y_labels(6)
