@@ -10,8 +10,15 @@
 //! - Values are cards: MIG slices are weighed as metering weighs them (the panel's caption
 //!   states the scale, e.g. `MIG 1g.24gb = 1/4 card`).
 //! - Areas: each department's usage (`spec.metering` departments by namespace, else the
-//!   namespace), stacked in colour order ([`crate::chart`]); beyond ten departments the
-//!   least used are summed as `others`.
+//!   namespace), stacked with the department longest in use at the bottom; its colour is
+//!   its place among the sorted `spec.metering` departments (then other names, sorted), the
+//!   same in every picture of the scenario; beyond ten departments the least used are
+//!   summed as `others` (grey).
+//! - Step functions: a value holds until the next change; a panel of more than 2,500
+//!   changes is averaged over round buckets (1 min … 1 week, at most 1,200), and its axis
+//!   says so (`cards (mean per 1h)`).
+//! - Time axis: `MM-DD HH:MM` (UTC) from `spec.start`, at round steps aligned to the clock.
+//! - The legend is right of the panels, outside every plotting area.
 //! - Lines: the card type's `capacity` (solid) and the queues' nominal quota of the card
 //!   type, summed (dashed; ResourceQuota's `hard` caps name no card type, so under that
 //!   engine only with a single card type).

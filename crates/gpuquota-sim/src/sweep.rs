@@ -840,7 +840,7 @@ impl Table {
     /// GPU-hours (grey bars) with the lost GPU-hours of preempted runs (red, inside) in
     /// the middle, and — when any run has a cost — each department's cost stacked in the
     /// departments' colours (sorted department order, as in every picture), the legend
-    /// right of the panels.
+    /// right of the panels (named as the CSV's columns).
     ///
     /// # Errors
     /// No rows, or the plotting backend's error as text.
@@ -954,7 +954,12 @@ impl Table {
                     .map(|(i, &v)| Circle::new((i as f64, v), 5, BLACK.filled())),
             )
             .map_err(|x| e(&x))?;
-            let mut c = build(1, "GPU-hours per run", top_h, "GPU-hours")?;
+            let mut c = build(
+                1,
+                "GPU-hours per run, lost to preemption inside",
+                top_h,
+                "GPU-hours",
+            )?;
             let bar = |i: usize, lo: f64, hi: f64, half: f64, colour: RGBColor| {
                 Rectangle::new(
                     [(i as f64 - half, lo), (i as f64 + half, hi)],
@@ -981,7 +986,7 @@ impl Table {
                     2,
                     "cost per run and department (stacked)",
                     top_c,
-                    &format!("cost {cur}").trim_end().to_owned(),
+                    format!("cost {cur}").trim_end(),
                 )?;
                 for (i, row) in costs.iter().enumerate() {
                     let mut acc = 0.0;
@@ -997,14 +1002,14 @@ impl Table {
                 }
             }
             let mut fills = vec![
-                (BLACK, "mean usage, % of nominal".to_owned()),
-                (RGBColor(0x88, 0x88, 0x88), "GPU-hours".to_owned()),
-                (chart::PREEMPTION_COLOUR, "lost GPU-hours".to_owned()),
+                (BLACK, "meanUsagePercent".to_owned()),
+                (RGBColor(0x88, 0x88, 0x88), "gpuHours".to_owned()),
+                (chart::PREEMPTION_COLOUR, "lostGpuHours".to_owned()),
             ];
             fills.extend(
                 order
                     .iter()
-                    .map(|d| (chart::department_colour(&order, d), format!("cost: {d}"))),
+                    .map(|d| (chart::department_colour(&order, d), format!("cost.{d}"))),
             );
             chart::draw_legend(&legend, "", &fills, &[], &BTreeMap::new(), &[])
                 .map_err(|x| e(&x))?;

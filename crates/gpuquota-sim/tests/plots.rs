@@ -249,8 +249,8 @@ fn a_department_has_one_colour_in_every_picture() {
     let table = sweep_table();
     let svg = table.svg().expect("plots");
     let l = legend(&svg);
-    assert_eq!(l["cost: analytics"], ANALYTICS);
-    assert_eq!(l["cost: science"], SCIENCE);
+    assert_eq!(l["cost.analytics"], ANALYTICS);
+    assert_eq!(l["cost.science"], SCIENCE);
     assert!(polygons(&svg, ANALYTICS).is_empty(), "bars are rectangles");
     assert!(svg.matches(&format!("fill=\"{SCIENCE}\"")).count() >= 4);
 }
