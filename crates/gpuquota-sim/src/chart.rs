@@ -287,6 +287,9 @@ pub(crate) enum Clock {
     },
 }
 
+/// Above this span (300 days) date labels carry the year and leave out the hour.
+pub(crate) const LONG_MS: i64 = 300 * 86_400_000;
+
 /// Round tick steps of the date axis, ms.
 const TICKS_MS: [i64; 16] = [
     60_000,
@@ -308,12 +311,16 @@ const TICKS_MS: [i64; 16] = [
 ];
 
 impl Clock {
-    /// The label of time `t` (ms since start): `MM-DD HH:MM`, or the cycle number.
-    pub(crate) fn label(&self, t: i64) -> String {
+    /// The label of time `t` (ms since start): `MM-DD HH:MM` (`YYYY-MM-DD` on an axis of
+    /// more than [`LONG_MS`]), or the cycle number.
+    pub(crate) fn label(&self, t: i64, end: i64) -> String {
         match *self {
             Clock::Dates { start_unix_ms } => {
                 let s =
                     gpuquota_metering::time::format_rfc3339((start_unix_ms + t).div_euclid(1000));
+                if end > LONG_MS {
+                    return s.get(..10).unwrap_or(&s).to_owned();
+                }
                 match (s.get(5..10), s.get(11..16)) {
                     (Some(d), Some(h)) => format!("{d} {h}"),
                     _ => s,
@@ -329,7 +336,7 @@ impl Clock {
             Clock::Dates { start_unix_ms } => {
                 let s = gpuquota_metering::time::format_rfc3339(start_unix_ms.div_euclid(1000));
                 format!(
-                    "time (UTC, month-day hour), from {} {}",
+                    "time (UTC), from {} {}",
                     s.get(..10).unwrap_or(&s),
                     s.get(11..16).unwrap_or("")
                 )
@@ -347,7 +354,13 @@ impl Clock {
                     .iter()
                     .position(|s| end / s < max)
                     .unwrap_or(TICKS_MS.len() - 1);
-                let step = TICKS_MS[k];
+                // beyond four weeks a tick: multiples of four weeks
+                let four_weeks = TICKS_MS[TICKS_MS.len() - 1];
+                let step = if end / TICKS_MS[k] < max {
+                    TICKS_MS[k]
+                } else {
+                    four_weeks * (end / four_weeks / (max - 1).max(1) + 1)
+                };
                 let minor = TICKS_MS[..k]
                     .iter()
                     .rev()
@@ -619,7 +632,7 @@ pub(crate) fn svg(pic: &Picture<'_>) -> Result<String, String> {
                 .y_label_area_size(70)
                 .build_cartesian_2d(x_range, 0.0..peak)
                 .map_err(|x| e(&x))?;
-            let fmt = |x: &f64| clock.label(*x as i64);
+            let fmt = |x: &f64| clock.label(*x as i64, end);
             chart
                 .configure_mesh()
                 .x_label_formatter(&fmt)
@@ -868,6 +881,11 @@ mod tests {
         // 4 from 0 to 30, 0 after: buckets of 20 → 4, then 2 (half of 20..40), then 0
         let s = vec![(0, 4.0), (30, 0.0)];
         assert_eq!(resample(&s, 60, 20), vec![(0, 4.0), (20, 2.0), (40, 0.0)]);
+        // up to 2,500 change points as they are; above, the roundest width giving ≤ 1,200
+        // buckets: a month in hours (720; half-hours would be 1,440)
+        assert_eq!(bucket_width(2500, 30 * 86_400_000), None);
+        assert_eq!(bucket_width(2501, 30 * 86_400_000), Some(3_600_000));
+        assert_eq!(duration_text(3_600_000), "1h");
     }
 
     #[test]
@@ -896,8 +914,15 @@ mod tests {
         let (t, minor) = c.ticks(30 * 86_400_000, 12);
         assert_eq!(t.len(), 11);
         assert_eq!(t[1], 3 * 86_400_000);
-        assert_eq!(c.label(t[1]), "04-04 00:00");
+        assert_eq!(c.label(t[1], 30 * 86_400_000), "04-04 00:00");
         assert_eq!(minor[1], 86_400_000);
-        assert_eq!(c.label(36 * 3_600_000 + 60_000), "04-02 12:01");
+        assert_eq!(
+            c.label(36 * 3_600_000 + 60_000, 2 * 86_400_000),
+            "04-02 12:01"
+        );
+        // 475 days: ticks every 8 weeks from the first midnight, labelled with the year
+        let (t, _) = c.ticks(475 * 86_400_000, 12);
+        assert_eq!(t[1], 56 * 86_400_000);
+        assert_eq!(c.label(t[1], 475 * 86_400_000), "2026-05-27");
     }
 }
