@@ -629,7 +629,7 @@ pub(crate) fn svg(pic: &Picture<'_>) -> Result<String, String> {
                 .margin(8)
                 .margin_right(16)
                 .x_label_area_size(44)
-                .y_label_area_size(70)
+                .y_label_area_size(80)
                 .build_cartesian_2d(x_range, 0.0..peak)
                 .map_err(|x| e(&x))?;
             let fmt = |x: &f64| clock.label(*x as i64, end);

@@ -929,7 +929,7 @@ impl Table {
                     .margin(8)
                     .margin_right(16)
                     .x_label_area_size(44)
-                    .y_label_area_size(70)
+                    .y_label_area_size(84)
                     .build_cartesian_2d(axis(), 0.0..top)
                     .map_err(|x| e(&x))?;
                 c.configure_mesh()
@@ -946,7 +946,12 @@ impl Table {
                     .map_err(|x| e(&x))?;
                 Ok::<_, String>(c)
             };
-            let mut c = build(0, "mean usage per run", top_u, "mean usage, % of nominal")?;
+            let mut c = build(
+                0,
+                "mean usage of the nominal quota per run",
+                top_u,
+                "mean usage, % of nominal",
+            )?;
             c.draw_series(
                 usage
                     .iter()
