@@ -53,12 +53,14 @@ pub(crate) fn run() -> Result<ExitCode, CliError> {
     write("platform.yaml", gpuquota::sim::seed::PLATFORM)?;
     write("month.yaml", gpuquota::sim::seed::MONTH)?;
     let mut plots = Vec::new();
-    for (&(_, file, text), (_, _, report)) in gpuquota::sim::seed::ENGINES.iter().zip(&month.runs) {
+    for (&(_, file, text), (_, scenario, report)) in
+        gpuquota::sim::seed::ENGINES.iter().zip(&month.runs)
+    {
         write(file, text)?;
         let svg_name = file.replace(".yaml", ".svg");
         write(
             &svg_name,
-            &gpuquota::sim::plot::svg(report).map_err(CliError)?,
+            &gpuquota::sim::plot::svg(scenario, report).map_err(CliError)?,
         )?;
         plots.push(svg_name);
     }
@@ -72,7 +74,7 @@ pub(crate) fn run() -> Result<ExitCode, CliError> {
     write(kai_file, kai_text)?;
     write(
         "kai.svg",
-        &gpuquota::sim::kai::plot::svg(&month.kai.1).map_err(CliError)?,
+        &gpuquota::sim::kai::plot::svg(&month.kai.0, &month.kai.1).map_err(CliError)?,
     )?;
     plots.push("kai.svg".into());
     if let [(_, sa, ra), (_, sb, rb), ..] = month.runs.as_slice() {

@@ -217,7 +217,7 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
         }
     };
     if let Some(path) = &args.plot {
-        let svg = gpuquota::sim::plot::svg(&report).map_err(CliError)?;
+        let svg = gpuquota::sim::plot::svg(&scenario, &report).map_err(CliError)?;
         std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
     out!("{text}");
@@ -258,7 +258,7 @@ fn run_kai(args: &SimArgs, file: &std::path::Path) -> Result<ExitCode, CliError>
         }
     };
     if let Some(path) = &args.plot {
-        let svg = gpuquota::sim::kai::plot::svg(&outcome).map_err(CliError)?;
+        let svg = gpuquota::sim::kai::plot::svg(&scenario, &outcome).map_err(CliError)?;
         std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
     out!("{text}");

@@ -1,5 +1,5 @@
 //! `gpuquota sim` in KAI mode end to end: KAI's time-based-fairshare simulator config as a
-//! whole scenario with `--output csv` (KAI's CSV) and `--plot` (two panels), and a
+//! whole scenario with `--output csv` (KAI's CSV) and `--plot` (a panel per leaf queue), and a
 //! `Simulation` with `engine: kai` as JSON.
 
 use std::path::PathBuf;
@@ -47,8 +47,11 @@ fn kai_simulator_config_writes_kai_csv_and_two_panels() {
     assert_eq!(lines[3 * 1023 + 3], "1023,team-b,0.000000,3.000000");
     let plot = std::fs::read_to_string(&svg).expect("plot written");
     assert!(plot.starts_with("<svg"));
-    assert!(plot.contains("GPU Allocation Over Time"));
-    assert!(plot.contains("Fair Share Over Time"));
+    // one panel per leaf queue, allocation against fair share, over KAI's cycles
+    assert!(plot.contains(">\nteam-a (department simulation)\n</text>"));
+    assert!(plot.contains(">\nteam-b (department simulation)\n</text>"));
+    assert!(plot.contains(">\nfair share\n</text>"));
+    assert!(plot.contains(">\nsession (cycle)\n</text>"));
     std::fs::remove_dir_all(&dir).ok();
 }
 

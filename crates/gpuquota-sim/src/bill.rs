@@ -464,7 +464,7 @@ fn meter_doc(
 
 /// Under `resourcequota` (usage without a flavor): the first flavor of the workload's
 /// ClusterQueue (through its LocalQueue) that covers `resource`, Kueue's flavor order.
-fn first_flavor(sc: &Scenario, key: &str, resource: &str) -> Option<String> {
+pub(crate) fn first_flavor(sc: &Scenario, key: &str, resource: &str) -> Option<String> {
     let w = sc.model.workloads.get(key)?;
     let ns = key.split('/').next()?;
     let lq = sc

@@ -480,116 +480,96 @@ pub fn table(doc: &DiffReport) -> String {
     s
 }
 
-/// Both runs' GPU usage per department over time, side by side (two panels, the same axes).
+/// Both runs' GPU usage per department over time: two panels, A above B, on the same time
+/// axis; each department's GPUs (all card types, MIG slices and replicas weighed as metering
+/// weighs them) stacked as step functions in the department colours every picture of the
+/// scenario uses, the summed `capacity` of the card types (solid), preemptions marked.
+/// Departments are scenario A's, as in the comparison.
 ///
 /// # Errors
 /// The plotting backend's error as text.
+///
+/// # Complexity
+/// O(runs × flavor-resources + change points × departments).
 pub fn svg(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<String, String> {
-    use plotters::prelude::*;
-    const B: usize = 200;
-    let depts = dept_of(sa);
+    use crate::chart::{self, Departments, Line, LineKind, Mark, MarkKind, Panel};
+    let mut departments = Departments::of(sa.metering.as_ref());
     let end = a.outcome.end_ms.max(b.outcome.end_ms).max(1);
-    let width = end as f64 / B as f64;
-    let series = |sc: &Scenario, r: &Report| -> BTreeMap<String, Vec<f64>> {
+    let mut panels = Vec::new();
+    for (sc, r) in [(sa, a), (sb, b)] {
         let cards = crate::bill::card_map(sc.metering.as_ref());
-        let mut m: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        let mut deltas: BTreeMap<String, Vec<(i64, i128)>> = BTreeMap::new();
+        let mut marks = Vec::new();
         for w in &r.outcome.workloads {
             let ns = w.key.split('/').next().unwrap_or("");
-            let d = depts.get(ns).cloned().unwrap_or_else(|| ns.to_owned());
+            let d = departments.of_namespace(ns);
             for run in &w.runs {
-                let g: f64 = run
+                let g: i128 = run
                     .usage
                     .iter()
                     .filter_map(|&(fr, x)| {
                         let (f, res) = &r.outcome.frs[fr as usize];
-                        cards.weigh(f, res.as_str()).map(|(_, wt)| {
-                            wt as f64 / gpuquota_metering::money::L as f64 * x as f64
-                        })
+                        cards
+                            .weigh(f, res.as_str())
+                            .map(|(_, wt)| wt * i128::from(x))
                     })
                     .sum();
-                if g == 0.0 {
+                if g == 0 || run.end_ms <= run.start_ms {
                     continue;
                 }
-                let s = m.entry(d.clone()).or_insert_with(|| vec![0.0; B]);
-                let (t0, t1) = (run.start_ms.max(0) as f64, run.end_ms.min(end) as f64);
-                for (k, v) in s.iter_mut().enumerate() {
-                    let (lo, hi) = (k as f64 * width, (k + 1) as f64 * width);
-                    let o = t1.min(hi) - t0.max(lo);
-                    if o > 0.0 {
-                        *v += g * o / width;
-                    }
-                }
-            }
-        }
-        m
-    };
-    let (pa, pb) = (series(sa, a), series(sb, b));
-    let mut names: Vec<&String> = pa.keys().chain(pb.keys()).collect();
-    names.sort();
-    names.dedup();
-    let peak = [&pa, &pb]
-        .iter()
-        .flat_map(|m| (0..B).map(move |k| m.values().map(|s| s[k]).sum::<f64>()))
-        .fold(1.0, f64::max)
-        * 1.1;
-    let x_end = end as f64 / 3_600_000.0;
-    let mut text = String::new();
-    {
-        let root = SVGBackend::with_string(&mut text, (1200, 520)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let panels = root.split_evenly((1, 2));
-        for (panel, (title, m)) in panels.iter().zip([(&a.name, &pa), (&b.name, &pb)]) {
-            let mut chart = ChartBuilder::on(panel)
-                .caption(
-                    format!("{title}: GPUs in use per department (stacked)"),
-                    ("sans-serif", 18),
-                )
-                .margin(10)
-                .x_label_area_size(34)
-                .y_label_area_size(48)
-                .build_cartesian_2d(0.0..x_end, 0.0..peak)
-                .map_err(|e| e.to_string())?;
-            chart
-                .configure_mesh()
-                .x_desc("hours since start")
-                .y_desc("GPUs (MIG- and replica-weighted)")
-                .draw()
-                .map_err(|e| e.to_string())?;
-            let xs: Vec<f64> = (0..B)
-                .map(|k| (k as f64 + 0.5) * width / 3_600_000.0)
-                .collect();
-            let mut acc = vec![0.0; B];
-            let mut stacks = Vec::new();
-            for (i, n) in names.iter().enumerate() {
-                if let Some(s) = m.get(*n) {
-                    for (x, v) in acc.iter_mut().zip(s) {
-                        *x += v;
-                    }
-                }
-                stacks.push((i, (*n).clone(), acc.clone()));
-            }
-            for (i, n, s) in stacks.into_iter().rev() {
-                let color = Palette99::pick(i).to_rgba();
-                chart
-                    .draw_series(AreaSeries::new(
-                        xs.iter().copied().zip(s),
-                        0.0,
-                        color.mix(0.7),
-                    ))
-                    .map_err(|e| e.to_string())?
-                    .label(n)
-                    .legend(move |(x, y)| {
-                        Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled())
+                let e = deltas.entry(d.clone()).or_default();
+                e.push((run.start_ms, g));
+                e.push((run.end_ms, -g));
+                if matches!(run.end, RunEnd::Preempted { .. }) {
+                    marks.push(Mark {
+                        kind: MarkKind::Triangle,
+                        label: "preemption".to_owned(),
+                        t_ms: run.end_ms,
                     });
+                }
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
-                .map_err(|e| e.to_string())?;
         }
-        root.present().map_err(|e| e.to_string())?;
+        let unit = gpuquota_metering::money::L as f64;
+        let areas: Vec<(String, chart::Steps)> = deltas
+            .into_iter()
+            .map(|(d, ds)| (d, chart::integrate(ds, unit)))
+            .collect();
+        for (d, _) in &areas {
+            departments.note(d);
+        }
+        let capacity: f64 = sc
+            .metering
+            .as_ref()
+            .and_then(|m| m["cardTypes"].as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["capacity"].as_f64())
+            .sum();
+        let lines = if capacity > 0.0 {
+            vec![Line {
+                label: "capacity (cardTypes, sum)".to_owned(),
+                kind: LineKind::Capacity,
+                steps: vec![(0, capacity)],
+            }]
+        } else {
+            Vec::new()
+        };
+        panels.push(Panel {
+            title: format!("{}: GPUs in use per department", r.name),
+            y_desc: "GPUs (MIG and replicas weighed)".to_owned(),
+            areas,
+            lines,
+            marks,
+        });
     }
-    Ok(text)
+    chart::svg(&chart::Picture {
+        title: format!("What-if: A = {}, B = {}", a.name, b.name),
+        clock: chart::Clock::Dates {
+            start_unix_ms: a.start.unix_seconds().saturating_mul(1000),
+        },
+        end_ms: end,
+        panels,
+        departments: &departments,
+        notes: Vec::new(),
+    })
 }

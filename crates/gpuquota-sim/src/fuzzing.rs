@@ -75,7 +75,7 @@ pub fn check_scenario(data: &[u8]) {
     let _ = report.to_csv();
     let _ = report.to_table();
     let _ = report.to_kueue_summary(&std::collections::BTreeMap::new());
-    let _ = crate::plot::svg(&report);
+    let _ = crate::plot::svg(&sc, &report);
 }
 
 /// Arbitrary bytes as command-line arguments of `gpuquota sim sweep` and `gpuquota kai`: the

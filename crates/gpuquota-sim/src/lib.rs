@@ -206,7 +206,11 @@
 //! - `--output table`: per queue and per class, then sentences ("batch borrowed 64.0
 //!   GPU-hours of h200-nvl.", "8 of batch's workloads were preempted at 02:00 when
 //!   data-science reclaimed.").
-//! - `--plot FILE.svg`: [`plot::svg`].
+//! - `--plot FILE.svg`: [`plot::svg`]: GPUs in use per department as step functions over
+//!   dates and hours, one panel per card type with its capacity and the summed nominal
+//!   quota, preemptions and spent budgets marked. Every picture (this one,
+//!   [`kai::plot::svg`], [`diff::svg`], [`sweep::Table::svg`]) gives a department the same
+//!   colour: its place among the scenario's `spec.metering` departments, sorted.
 //!
 //! # Progress
 //!
@@ -312,6 +316,7 @@
 
 pub mod bill;
 pub mod budget;
+mod chart;
 pub mod diff;
 pub mod engine;
 #[cfg(feature = "fuzzing")]

@@ -1,239 +1,358 @@
-//! The SVG plot: quota usage per queue over time, stacked, against the summed nominal quota,
-//! with preemptions marked.
+//! The SVG plot of a Kueue or ResourceQuota run: GPUs in use per department over time,
+//! stacked, one panel per card type, against its capacity and the queues' summed nominal
+//! quota, with preemptions and budget exhaustion marked.
+//!
+//! - Panels: one per `spec.metering` card type (its `flavors` map a run's flavors to it;
+//!   under ResourceQuota, where runs have no flavor, the first flavor of the workload's
+//!   ClusterQueue covering the resource, as the chargeback does), in card type name order,
+//!   then one per flavor of no card type. Without card types: one panel per flavor and
+//!   resource of the GPU resources (else `cpu`, else the first resource).
+//! - Values are cards: MIG slices are weighed as metering weighs them (the panel's caption
+//!   states the scale, e.g. `MIG 1g.24gb = 1/4 card`).
+//! - Areas: each department's usage (`spec.metering` departments by namespace, else the
+//!   namespace), stacked with the department longest in use at the bottom; its colour is
+//!   its place among the sorted `spec.metering` departments (then other names, sorted), the
+//!   same in every picture of the scenario; beyond ten departments the least used are
+//!   summed as `others` (grey).
+//! - Step functions: a value holds until the next change; a panel of more than 2,500
+//!   changes is averaged over round buckets (1 min … 1 week, at most 1,200), and its axis
+//!   says so (`cards (mean per 1h)`).
+//! - Time axis: `MM-DD HH:MM` (UTC) from `spec.start`, at round steps aligned to the clock.
+//! - The legend is right of the panels, outside every plotting area.
+//! - Lines: the card type's `capacity` (solid) and the queues' nominal quota of the card
+//!   type, summed (dashed; ResourceQuota's `hard` caps name no card type, so under that
+//!   engine only with a single card type).
+//! - Marks: a red triangle at the top where a run was preempted (in the panels of its
+//!   usage), a purple dashed rule where a budget was spent (in its card type's panel, every
+//!   panel for a budget of all card types).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use ordered_float::OrderedFloat;
-use plotters::prelude::*;
+use gpuquota_metering::budget::CardMap;
+use gpuquota_metering::money::L;
 
-use crate::engine::{Outcome, RunEnd};
+use crate::chart::{self, Clock, Departments, Line, LineKind, Mark, MarkKind, Panel, Picture};
+use crate::engine::RunEnd;
 use crate::report::Report;
+use crate::scenario::{Engine, Scenario};
 
-/// Buckets on the time axis (each point is the bucket's time-average usage).
-const BUCKETS: usize = 400;
-/// Queues drawn by name; the others are summed as `others`.
-const MAX_QUEUES: usize = 12;
+/// A panel's identity: card types first (rank 0, name order), then the others.
+type PanelKey = (u8, String);
 
-/// Renders the plot as SVG text.
-///
-/// The resource drawn is the first GPU resource the queues have quota for (else `cpu`,
-/// else the first one), summed over flavors. Each queue's usage is averaged over 400 time
-/// buckets and stacked (the 12 queues with the most usage by name, the rest as `others`);
-/// the dashed line is the queues' summed nominal quota; red marks on the time axis are
-/// preemptions.
+/// What one panel collects before it is drawn.
+#[derive(Default)]
+struct Collect {
+    /// Per department, usage changes in units of `unit`.
+    deltas: BTreeMap<String, Vec<(i64, i128)>>,
+    /// Σ nominal, in units of `unit`, when any queue has quota here.
+    nominal: Option<i128>,
+    /// MIG and replica resources seen, with their weight.
+    scales: BTreeMap<String, i128>,
+    marks: Vec<Mark>,
+}
+
+/// Renders the plot as SVG text (module docs).
 ///
 /// # Errors
-/// The plotting backend's error as text.
+/// Nothing to plot (no resource has quota or usage), or the plotting backend's error as
+/// text.
 ///
 /// # Complexity
-/// O(runs × buckets spanned + queues × buckets).
-pub fn svg(report: &Report) -> Result<String, String> {
+/// O(runs × flavor-resources + change points × departments).
+pub fn svg(sc: &Scenario, report: &Report) -> Result<String, String> {
     let o = &report.outcome;
-    let pick = o
-        .frs
-        .iter()
-        .position(|(_, r)| r.is_gpu())
-        .or_else(|| o.frs.iter().position(|(_, r)| r.is_cpu()))
-        .unwrap_or(0);
-    let Some(resource) = o.frs.get(pick).map(|(_, r)| r.clone()) else {
+    let cards = crate::bill::card_map(sc.metering.as_ref());
+    let mut departments = Departments::of(sc.metering.as_ref());
+    let by_card = !cards.cards.is_empty();
+    let fallback = (!by_card).then(|| fallback_resource(report)).flatten();
+    if !by_card && fallback.is_none() {
         return Err("nothing to plot: no resource has quota or usage".to_owned());
+    }
+    // where a flavor-resource's units go: its panel and weight
+    let place = |flavor: &str, fr: u32| -> Option<(PanelKey, i128)> {
+        let (f, res) = &o.frs[fr as usize];
+        let f = if f.is_empty() { flavor } else { f.as_str() };
+        if by_card {
+            let (card, w) = card_of(&cards, f, res.as_str())?;
+            let rank = u8::from(!cards.cards.iter().any(|c| c.name == card));
+            Some(((rank, card), w))
+        } else if fallback.as_ref().is_some_and(|r| r == res) {
+            Some(((0, panel_name(f, res.as_str())), 1))
+        } else {
+            None
+        }
     };
-    let frs: Vec<u32> = o
-        .frs
-        .iter()
-        .enumerate()
-        .filter(|(_, (_, r))| *r == resource)
-        .map(|(i, _)| i as u32)
-        .collect();
-    let scale = if resource.is_cpu() { 1000.0 } else { 1.0 };
-    let end = o.end_ms.max(1);
-    let width = (end as f64 / BUCKETS as f64).max(1.0);
-    let (series, marks) = bucketed(o, &frs, scale, end, width);
-    let nominal: f64 = o
-        .queues
-        .iter()
-        .flat_map(|q| q.nominal.iter())
-        .filter(|(fr, _)| frs.contains(fr))
-        .map(|x| x.1 as f64 / scale)
-        .sum();
-    let (stacks, acc) = stacked(series);
-    let peak = acc.iter().copied().fold(nominal, f64::max).max(1.0) * 1.1;
-    draw(&Picture {
+    let mut panels: BTreeMap<PanelKey, Collect> = BTreeMap::new();
+    for c in &cards.cards {
+        panels.entry((0, c.name.clone())).or_default();
+    }
+    for w in &o.workloads {
+        let ns = w.key.split('/').next().unwrap_or("");
+        let dept = departments.of_namespace(ns);
+        for r in &w.runs {
+            let mut hit: BTreeSet<PanelKey> = BTreeSet::new();
+            for &(fr, a) in &r.usage {
+                let res = o.frs[fr as usize].1.as_str();
+                let guessed = if o.frs[fr as usize].0.is_empty() {
+                    crate::bill::first_flavor(sc, &w.key, res).unwrap_or_default()
+                } else {
+                    String::new()
+                };
+                let Some((key, wt)) = place(&guessed, fr) else {
+                    continue;
+                };
+                if a == 0 || r.end_ms <= r.start_ms {
+                    continue;
+                }
+                let p = panels.entry(key.clone()).or_default();
+                if wt != L && by_card {
+                    p.scales.insert(res.to_owned(), wt);
+                }
+                let d = p.deltas.entry(dept.clone()).or_default();
+                d.push((r.start_ms, wt * i128::from(a)));
+                d.push((r.end_ms, -wt * i128::from(a)));
+                hit.insert(key);
+            }
+            if matches!(r.end, RunEnd::Preempted { .. }) {
+                for k in hit {
+                    if let Some(p) = panels.get_mut(&k) {
+                        p.marks.push(Mark {
+                            kind: MarkKind::Triangle,
+                            label: "preemption".to_owned(),
+                            t_ms: r.end_ms,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let single = (cards.cards.len() == 1).then(|| cards.cards[0].name.clone());
+    for q in &o.queues {
+        for &(fr, a) in &q.nominal {
+            let (f, res) = &o.frs[fr as usize];
+            let key = if f.is_empty() && by_card {
+                // ResourceQuota: a cap names no card type
+                match (&single, card_of(&cards, "", res.as_str())) {
+                    (Some(c), Some((_, w))) => Some(((0, c.clone()), w)),
+                    _ => None,
+                }
+            } else {
+                place("", fr)
+            };
+            if let Some((key, w)) = key
+                && let Some(p) = panels.get_mut(&key)
+            {
+                *p.nominal.get_or_insert(0) += w * i128::from(a);
+            }
+        }
+    }
+    for b in report.budgets.iter().flatten() {
+        for period in &b.periods {
+            let Some(t) = period.spent_at_ms else {
+                continue;
+            };
+            for ((_, name), p) in panels.iter_mut() {
+                if b.card_type.as_ref().is_none_or(|c| c == name) {
+                    p.marks.push(Mark {
+                        kind: MarkKind::Rule,
+                        label: format!("budget {} spent", b.budget),
+                        t_ms: t,
+                    });
+                }
+            }
+        }
+    }
+    // departments drawn by name: the most used when there are too many
+    let mut totals: BTreeMap<String, i128> = BTreeMap::new();
+    for p in panels.values() {
+        for (d, ds) in &p.deltas {
+            let mut sorted = ds.clone();
+            sorted.sort_unstable();
+            let (mut cur, mut last, mut area) = (0i128, 0i64, 0i128);
+            for (t, x) in sorted {
+                area += cur * i128::from(t - last);
+                cur += x;
+                last = t;
+            }
+            *totals.entry(d.clone()).or_default() += area;
+        }
+    }
+    let named = kept(&totals, chart::MAX_LAYERS);
+    for d in &named {
+        departments.note(d);
+    }
+    let order = departments.order();
+    let u = if by_card {
+        L as f64
+    } else {
+        match fallback.as_ref().map(|r| r.as_str()) {
+            Some("cpu") => 1000.0,
+            Some("memory" | "ephemeral-storage") => (1u64 << 30) as f64,
+            _ => 1.0,
+        }
+    };
+    let engine_rq = o.engine == Engine::ResourceQuota;
+    let mut out: Vec<Panel> = Vec::new();
+    for (key, p) in panels {
+        let mut layers: BTreeMap<String, Vec<(i64, i128)>> = BTreeMap::new();
+        for (d, ds) in p.deltas {
+            let name = if named.contains(&d) {
+                d
+            } else {
+                chart::OTHERS.to_owned()
+            };
+            layers.entry(name).or_default().extend(ds);
+        }
+        let mut areas: Vec<(String, chart::Steps)> = layers
+            .into_iter()
+            .map(|(d, ds)| (d, chart::integrate(ds, u)))
+            .collect();
+        areas.sort_by_key(|(d, _)| {
+            (
+                d == chart::OTHERS,
+                order.iter().position(|o| o == d).unwrap_or(usize::MAX),
+                d.clone(),
+            )
+        });
+        let mut lines = Vec::new();
+        if by_card && let Some(c) = capacity(sc, &key.1) {
+            lines.push(Line {
+                label: "capacity (cardTypes)".to_owned(),
+                kind: LineKind::Capacity,
+                steps: vec![(0, c)],
+            });
+        }
+        if let Some(n) = p.nominal {
+            lines.push(Line {
+                label: if engine_rq {
+                    "ResourceQuota hard (sum)".to_owned()
+                } else {
+                    "nominal (sum)".to_owned()
+                },
+                kind: LineKind::Nominal,
+                steps: vec![(0, n as f64 / u)],
+            });
+        }
+        let scale: Vec<String> = p
+            .scales
+            .iter()
+            .map(|(r, w)| format!("{} = {} card", short(r), fraction(*w)))
+            .collect();
+        let (title, y_desc) = if by_card {
+            let s = if scale.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", scale.join(", "))
+            };
+            (format!("{}: cards in use{s}", key.1), "cards".to_owned())
+        } else {
+            (
+                format!("{}: in use", key.1),
+                fallback_unit(fallback.as_ref().map_or("", |r| r.as_str())),
+            )
+        };
+        out.push(Panel {
+            title,
+            y_desc,
+            areas,
+            lines,
+            marks: p.marks,
+        });
+    }
+    chart::svg(&Picture {
         title: format!(
-            "{}: {} in use per queue (stacked) vs nominal",
-            report.name, resource
+            "{}: {} in use per department{}",
+            report.name,
+            if by_card { "GPUs" } else { "quota" },
+            if by_card { ", by card type" } else { "" }
         ),
-        resource: resource.as_str(),
-        stacks,
-        nominal,
-        marks,
-        width,
-        x_end: end as f64 / 1000.0,
-        peak,
+        clock: Clock::Dates {
+            start_unix_ms: report.start.unix_seconds().saturating_mul(1000),
+        },
+        end_ms: o.end_ms,
+        panels: out,
+        departments: &departments,
+        notes: Vec::new(),
     })
 }
 
-/// Each queue's usage of the flavor-resources `frs`, averaged over the time buckets of
-/// `width` ms up to `end`, in units of `scale`; and the preemption times in seconds.
-fn bucketed(
-    o: &Outcome,
-    frs: &[u32],
-    scale: f64,
-    end: i64,
-    width: f64,
-) -> (BTreeMap<String, Vec<f64>>, Vec<f64>) {
-    let mut series: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    let mut marks: Vec<f64> = Vec::new();
-    for w in &o.workloads {
-        for r in &w.runs {
-            if matches!(r.end, RunEnd::Preempted { .. }) {
-                marks.push(r.end_ms as f64 / 1000.0);
-            }
-            let a: i64 = r
-                .usage
-                .iter()
-                .filter(|(fr, _)| frs.contains(fr))
-                .map(|x| x.1)
-                .sum();
-            if a == 0 || r.end_ms <= r.start_ms {
-                continue;
-            }
-            let s = series
-                .entry(w.queue.clone())
-                .or_insert_with(|| vec![0.0; BUCKETS]);
-            let (t0, t1) = (r.start_ms.max(0) as f64, r.end_ms.min(end) as f64);
-            let mut b = (t0 / width) as usize;
-            while b < BUCKETS {
-                let lo = b as f64 * width;
-                let hi = lo + width;
-                if lo >= t1 {
-                    break;
-                }
-                let overlap = t1.min(hi) - t0.max(lo);
-                if overlap > 0.0 {
-                    s[b] += a as f64 / scale * overlap / width;
-                }
-                b += 1;
-            }
-        }
+/// The card type and weight of a flavor-resource (metering's weighing; a flavor of no card
+/// type is its own, a flavor-less resource is the only card type's).
+fn card_of(cards: &CardMap, flavor: &str, resource: &str) -> Option<(String, i128)> {
+    let (mut card, w) = crate::bill::weigh(cards, flavor, resource)?;
+    if card.is_empty() && cards.cards.len() == 1 {
+        card = cards.cards[0].name.clone();
     }
-    (series, marks)
+    (!card.is_empty()).then_some((card, w))
 }
 
-/// The queues ranked by usage (the tail beyond [`MAX_QUEUES`] summed as `others`), as
-/// cumulative stacks; and the top of the stack.
-fn stacked(series: BTreeMap<String, Vec<f64>>) -> (Vec<(String, Vec<f64>)>, Vec<f64>) {
-    let mut ranked: Vec<(String, Vec<f64>)> = series.into_iter().collect();
-    ranked.sort_by(|a, b| {
-        let (sa, sb): (f64, f64) = (a.1.iter().sum(), b.1.iter().sum());
-        OrderedFloat(sb)
-            .cmp(&OrderedFloat(sa))
-            .then_with(|| a.0.cmp(&b.0))
-    });
-    if ranked.len() > MAX_QUEUES {
-        let rest = ranked.split_off(MAX_QUEUES - 1);
-        let mut others = vec![0.0; BUCKETS];
-        for (_, s) in rest {
-            for (o, v) in others.iter_mut().zip(s) {
-                *o += v;
-            }
-        }
-        ranked.push(("others".to_owned(), others));
+/// A card type's `capacity` (cards), when the scenario states it.
+fn capacity(sc: &Scenario, card: &str) -> Option<f64> {
+    let cs = sc.metering.as_ref()?["cardTypes"].as_array()?;
+    let c = cs.iter().find(|c| c["name"].as_str() == Some(card))?;
+    match &c["capacity"] {
+        serde_json::Value::Number(n) => n.as_f64(),
+        serde_json::Value::String(s) => s.parse().ok(),
+        _ => None,
     }
-    let mut stacks: Vec<(String, Vec<f64>)> = Vec::new();
-    let mut acc = vec![0.0; BUCKETS];
-    for (name, s) in &ranked {
-        for (a, v) in acc.iter_mut().zip(s) {
-            *a += v;
-        }
-        stacks.push((name.clone(), acc.clone()));
-    }
-    (stacks, acc)
+    .filter(|x: &f64| x.is_finite() && *x >= 0.0)
 }
 
-/// What the chart shows, computed.
-struct Picture<'a> {
-    title: String,
-    resource: &'a str,
-    stacks: Vec<(String, Vec<f64>)>,
-    nominal: f64,
-    marks: Vec<f64>,
-    /// Bucket width, ms.
-    width: f64,
-    /// The time axis' end, s.
-    x_end: f64,
-    /// The value axis' end.
-    peak: f64,
+/// The resource drawn without card types: the first GPU resource, else `cpu`, else the
+/// first.
+fn fallback_resource(report: &Report) -> Option<gpuquota_model::ResourceName> {
+    let frs = &report.outcome.frs;
+    frs.iter()
+        .find(|(_, r)| r.is_gpu() || r.as_str().starts_with("nvidia.com/"))
+        .or_else(|| frs.iter().find(|(_, r)| r.is_cpu()))
+        .or_else(|| frs.first())
+        .map(|(_, r)| r.clone())
 }
 
-/// Draws the picture: the stacks as areas, the nominal line dashed, the preemptions as
-/// red marks on the time axis, and the legend.
-fn draw(p: &Picture<'_>) -> Result<String, String> {
-    let (width, x_end, nominal) = (p.width, p.x_end, p.nominal);
-    let mut text = String::new();
-    {
-        let root = SVGBackend::with_string(&mut text, (1000, 560)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(p.title.as_str(), ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(56)
-            .build_cartesian_2d(0.0..x_end, 0.0..p.peak)
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .x_desc("time since start (s)")
-            .y_desc(p.resource)
-            .draw()
-            .map_err(|e| e.to_string())?;
-        let xs: Vec<f64> = (0..BUCKETS)
-            .map(|b| (b as f64 + 0.5) * width / 1000.0)
-            .collect();
-        for (i, (name, s)) in p.stacks.iter().enumerate().rev() {
-            let color = Palette99::pick(i).to_rgba();
-            chart
-                .draw_series(AreaSeries::new(
-                    xs.iter().copied().zip(s.iter().copied()),
-                    0.0,
-                    color.mix(0.7),
-                ))
-                .map_err(|e| e.to_string())?
-                .label(name.clone())
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled())
-                });
-        }
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(0.0, nominal), (x_end, nominal)],
-                6,
-                4,
-                BLACK.stroke_width(2),
-            ))
-            .map_err(|e| e.to_string())?
-            .label("nominal (sum)")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 10, y)], BLACK));
-        let mut marks = p.marks.clone();
-        marks.sort_by_key(|&t| OrderedFloat(t));
-        marks.dedup();
-        chart
-            .draw_series(
-                marks
-                    .iter()
-                    .map(|&t| TriangleMarker::new((t, 0.0), 5, RED.filled())),
-            )
-            .map_err(|e| e.to_string())?
-            .label("preemption")
-            .legend(|(x, y)| TriangleMarker::new((x + 5, y), 5, RED.filled()));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
+fn panel_name(flavor: &str, resource: &str) -> String {
+    if flavor.is_empty() {
+        resource.to_owned()
+    } else {
+        format!("{flavor} / {resource}")
     }
-    Ok(text)
+}
+
+fn fallback_unit(resource: &str) -> String {
+    match resource {
+        "cpu" => "cpu (cores)".to_owned(),
+        "memory" | "ephemeral-storage" => format!("{resource} (GiB)"),
+        r => r.to_owned(),
+    }
+}
+
+/// `nvidia.com/mig-1g.24gb` → `MIG 1g.24gb`.
+fn short(resource: &str) -> String {
+    match resource.strip_prefix("nvidia.com/mig-") {
+        Some(p) => format!("MIG {p}"),
+        None if resource == "nvidia.com/gpu.shared" => "replica".to_owned(),
+        None => resource.to_owned(),
+    }
+}
+
+/// A weight in 1/L cards as `1/4` when it divides a card, else three decimals.
+fn fraction(w: i128) -> String {
+    if w > 0 && L % w == 0 {
+        format!("1/{}", L / w)
+    } else {
+        format!("{:.3}", w as f64 / L as f64)
+    }
+}
+
+/// The departments drawn by name: all when at most `max`, else the `max − 1` most used
+/// (ties by name).
+fn kept(totals: &BTreeMap<String, i128>, max: usize) -> BTreeSet<String> {
+    if totals.len() <= max {
+        return totals.keys().cloned().collect();
+    }
+    let mut v: Vec<(&String, i128)> = totals.iter().map(|(k, &x)| (k, x)).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    v.into_iter()
+        .take(max.saturating_sub(1))
+        .map(|x| x.0.clone())
+        .collect()
 }

@@ -69,8 +69,9 @@
 //! `currency`, `cost.<department>` for every department of any row (sorted) and `cost`
 //! (the total), then `warnings`.
 //!
-//! SVG ([`Table::svg`]): two panels over the run number, the mean usage (percent of nominal
-//! quota) above, GPU-hours and lost GPU-hours below.
+//! SVG ([`Table::svg`]): one column per run, labelled with its swept values: the mean
+//! usage (percent of nominal quota) above, GPU-hours and lost GPU-hours below, and the cost
+//! per department when the runs have one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
@@ -1099,93 +1100,199 @@ impl Table {
 }
 
 impl Table {
-    /// The table as an SVG chart: over the run number, the mean usage (percent of nominal
-    /// quota) in the upper panel, GPU-hours and lost GPU-hours in the lower one; the caption
-    /// names the swept parameters.
+    /// The run's label on the chart's x axis: its swept values in `--set` order, joined by
+    /// `, ` (the axis names the paths).
+    pub fn run_label(&self, row: &Row) -> String {
+        self.parameters
+            .iter()
+            .map(|p| row.parameters.get(p).map_or("", String::as_str))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The table as an SVG chart, one column per run labelled with its swept values
+    /// ([`Table::run_label`]; at most 24 labels, every k-th beyond), the x axis named by
+    /// the swept paths: the mean usage (percent of nominal quota, a dot per run) above,
+    /// GPU-hours (grey bars) with the lost GPU-hours of preempted runs (red, inside) in
+    /// the middle, and — when any run has a cost — each department's cost stacked in the
+    /// departments' colours (sorted department order, as in every picture), the legend
+    /// right of the panels (named as the CSV's columns).
     ///
     /// # Errors
     /// No rows, or the plotting backend's error as text.
     ///
     /// # Complexity
-    /// O(rows).
+    /// O(rows × departments).
     pub fn svg(&self) -> Result<String, String> {
+        use crate::chart;
         use plotters::prelude::*;
         if self.rows.is_empty() {
             return Err("nothing to plot: the table has no rows".into());
         }
+        let e = |x: &dyn std::fmt::Display| x.to_string();
+        let n = self.rows.len();
+        let labels: Vec<String> = self.rows.iter().map(|r| self.run_label(r)).collect();
+        let every = n.div_ceil(24).max(1);
+        let bold: Vec<f64> = (0..n).step_by(every).map(|i| i as f64).collect();
+        let axis = || chart::Axis {
+            lo: -0.5,
+            hi: n as f64 - 0.5,
+            bold: bold.clone(),
+            light: bold.clone(),
+        };
+        let fmt = |x: &f64| {
+            let i = x.round();
+            if i >= 0.0 && (i as usize) < n && (x - i).abs() < 1e-9 {
+                labels[i as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        let x_desc = self.parameters.join(", ");
+        let mut depts = chart::Departments::default();
+        let mut currency: Option<String> = None;
+        let costs: Vec<BTreeMap<String, f64>> = self
+            .rows
+            .iter()
+            .map(|r| {
+                r.cost.as_ref().map_or_else(BTreeMap::new, |c| {
+                    if currency.is_none() {
+                        currency.clone_from(&c.currency);
+                    }
+                    c.departments
+                        .iter()
+                        .map(|(d, v)| (d.clone(), v.parse::<f64>().unwrap_or(0.0)))
+                        .collect()
+                })
+            })
+            .collect();
+        for d in costs.iter().flat_map(|c| c.keys()) {
+            depts.note(d);
+        }
+        let order = depts.order();
+        let costed = !order.is_empty();
         let num = |r: &Row, k: &str| r.json()[k].as_f64().unwrap_or(0.0);
-        let x0 = self.rows.first().map_or(0, |r| r.run) as f64;
-        let x1 = (self.rows.last().map_or(0, |r| r.run) as f64).max(x0 + 1.0);
-        let usage: Vec<(f64, f64)> = self
+        let usage: Vec<f64> = self
             .rows
             .iter()
-            .map(|r| (r.run as f64, num(r, "meanUsagePercent")))
+            .map(|r| num(r, "meanUsagePercent"))
             .collect();
-        let hours: Vec<(f64, f64)> = self
-            .rows
+        let hours: Vec<f64> = self.rows.iter().map(|r| num(r, "gpuHours")).collect();
+        let lost: Vec<f64> = self.rows.iter().map(|r| num(r, "lostGpuHours")).collect();
+        let top_u = usage.iter().copied().fold(100.0f64, f64::max) * 1.1;
+        let top_h = hours.iter().copied().fold(1.0f64, f64::max) * 1.1;
+        let top_c = costs
             .iter()
-            .map(|r| (r.run as f64, num(r, "gpuHours")))
-            .collect();
-        let lost: Vec<(f64, f64)> = self
-            .rows
-            .iter()
-            .map(|r| (r.run as f64, num(r, "lostGpuHours")))
-            .collect();
-        let top_u = usage.iter().map(|p| p.1).fold(100.0f64, f64::max) * 1.05;
-        let top_h = hours.iter().map(|p| p.1).fold(1.0f64, f64::max) * 1.05;
+            .map(|c| c.values().sum::<f64>())
+            .fold(1.0f64, f64::max)
+            * 1.1;
+        let panels = if costed { 3u32 } else { 2 };
+        let height = 50 + panels * 280;
         let mut out = String::new();
         {
-            let root = SVGBackend::with_string(&mut out, (900, 640)).into_drawing_area();
-            let e = |x: &dyn std::fmt::Display| x.to_string();
+            let root =
+                SVGBackend::with_string(&mut out, (chart::WIDTH, height)).into_drawing_area();
             root.fill(&WHITE).map_err(|x| e(&x))?;
-            let caption = format!("sweep of {}", self.parameters.join(" × "));
+            let caption = format!("sweep of {} ({n} runs)", self.parameters.join(" × "));
             let root = root
-                .titled(&caption, ("sans-serif", 18))
+                .titled(&caption, ("sans-serif", 24))
                 .map_err(|x| e(&x))?;
-            let (upper, lower) = root.split_vertically(300);
-            let mut c = ChartBuilder::on(&upper)
-                .margin(10)
-                .x_label_area_size(30)
-                .y_label_area_size(50)
-                .build_cartesian_2d(x0..x1, 0.0..top_u)
-                .map_err(|x| e(&x))?;
-            c.configure_mesh()
-                .x_desc("run")
-                .y_desc("mean usage, % of nominal")
-                .draw()
-                .map_err(|x| e(&x))?;
-            c.draw_series(LineSeries::new(usage.iter().copied(), &BLUE))
-                .map_err(|x| e(&x))?
-                .label("meanUsagePercent")
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
-            c.draw_series(usage.iter().map(|p| Circle::new(*p, 3, BLUE.filled())))
-                .map_err(|x| e(&x))?;
-            c.configure_series_labels()
-                .border_style(BLACK)
-                .draw()
-                .map_err(|x| e(&x))?;
-            let mut c = ChartBuilder::on(&lower)
-                .margin(10)
-                .x_label_area_size(30)
-                .y_label_area_size(50)
-                .build_cartesian_2d(x0..x1, 0.0..top_h)
-                .map_err(|x| e(&x))?;
-            c.configure_mesh()
-                .x_desc("run")
-                .y_desc("GPU-hours")
-                .draw()
-                .map_err(|x| e(&x))?;
-            c.draw_series(LineSeries::new(hours.iter().copied(), &GREEN))
-                .map_err(|x| e(&x))?
-                .label("gpuHours")
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], GREEN));
-            c.draw_series(LineSeries::new(lost.iter().copied(), &RED))
-                .map_err(|x| e(&x))?
-                .label("lostGpuHours")
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
-            c.configure_series_labels()
-                .border_style(BLACK)
-                .draw()
+            let (plots, legend) = root.split_horizontally(chart::WIDTH - chart::LEGEND);
+            let areas = plots.split_evenly((panels as usize, 1));
+            let build = |i: usize, title: &str, top: f64, y: &str| {
+                let mut c = ChartBuilder::on(&areas[i])
+                    .caption(title, ("sans-serif", 18))
+                    .margin(8)
+                    .margin_right(16)
+                    .x_label_area_size(44)
+                    .y_label_area_size(84)
+                    .build_cartesian_2d(axis(), 0.0..top)
+                    .map_err(|x| e(&x))?;
+                c.configure_mesh()
+                    .x_label_formatter(&fmt)
+                    .x_label_style(("sans-serif", 15))
+                    .y_label_style(("sans-serif", 15))
+                    .axis_desc_style(("sans-serif", 15))
+                    .x_desc(x_desc.as_str())
+                    .y_desc(y)
+                    .y_labels(6)
+                    .light_line_style(RGBColor(0xEE, 0xEE, 0xEE))
+                    .bold_line_style(RGBColor(0xDD, 0xDD, 0xDD))
+                    .draw()
+                    .map_err(|x| e(&x))?;
+                Ok::<_, String>(c)
+            };
+            let mut c = build(
+                0,
+                "mean usage of the nominal quota per run",
+                top_u,
+                "mean usage, % of nominal",
+            )?;
+            c.draw_series(
+                usage
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| Circle::new((i as f64, v), 5, BLACK.filled())),
+            )
+            .map_err(|x| e(&x))?;
+            let mut c = build(
+                1,
+                "GPU-hours per run, lost to preemption inside",
+                top_h,
+                "GPU-hours",
+            )?;
+            let bar = |i: usize, lo: f64, hi: f64, half: f64, colour: RGBColor| {
+                Rectangle::new(
+                    [(i as f64 - half, lo), (i as f64 + half, hi)],
+                    colour.filled(),
+                )
+            };
+            c.draw_series(
+                hours
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| bar(i, 0.0, v, 0.35, RGBColor(0x88, 0x88, 0x88))),
+            )
+            .map_err(|x| e(&x))?;
+            c.draw_series(
+                lost.iter()
+                    .enumerate()
+                    .filter(|p| *p.1 > 0.0)
+                    .map(|(i, &v)| bar(i, 0.0, v, 0.2, chart::PREEMPTION_COLOUR)),
+            )
+            .map_err(|x| e(&x))?;
+            if costed {
+                let cur = currency.clone().unwrap_or_default();
+                let mut c = build(
+                    2,
+                    "cost per run and department (stacked)",
+                    top_c,
+                    format!("cost {cur}").trim_end(),
+                )?;
+                for (i, row) in costs.iter().enumerate() {
+                    let mut acc = 0.0;
+                    for d in &order {
+                        let v = row.get(d).copied().unwrap_or(0.0);
+                        if v > 0.0 {
+                            let colour = chart::department_colour(&order, d);
+                            c.draw_series(std::iter::once(bar(i, acc, acc + v, 0.35, colour)))
+                                .map_err(|x| e(&x))?;
+                            acc += v;
+                        }
+                    }
+                }
+            }
+            let mut fills = vec![
+                (BLACK, "meanUsagePercent".to_owned()),
+                (RGBColor(0x88, 0x88, 0x88), "gpuHours".to_owned()),
+                (chart::PREEMPTION_COLOUR, "lostGpuHours".to_owned()),
+            ];
+            fills.extend(
+                order
+                    .iter()
+                    .map(|d| (chart::department_colour(&order, d), format!("cost.{d}"))),
+            );
+            chart::draw_legend(&legend, "", &fills, &[], &BTreeMap::new(), &[])
                 .map_err(|x| e(&x))?;
             root.present().map_err(|x| e(&x))?;
         }

@@ -205,7 +205,7 @@ fn cycle_latency_delays_admissions() {
 fn plot_is_svg() {
     let sc = scenario::load(&data("tests/data/kueue.yaml")).expect("valid scenario");
     let r = simulate(&sc).expect("simulates");
-    let svg = gpuquota_sim::plot::svg(&r).expect("plots");
+    let svg = gpuquota_sim::plot::svg(&sc, &r).expect("plots");
     assert!(svg.starts_with("<svg"));
     assert!(svg.contains("nominal (sum)"));
     assert!(svg.contains("data-science"));

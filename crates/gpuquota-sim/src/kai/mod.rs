@@ -178,7 +178,8 @@
 //! decimals as Go's `%f` (`pkg/env-tests/timeaware/data.go`); rows of one cycle follow the
 //! config's queue order (upstream iterates a Go map: its order varies run to run).
 //! `--output table`: mean and last allocation and fair share per queue, then the evictions.
-//! `--plot FILE.svg`: [`plot::svg`], the two panels of KAI's `plot_simple.py`.
+//! `--plot FILE.svg`: [`plot::svg`], allocation against fair share per leaf queue (the two
+//! series of KAI's `plot_simple.py`), one panel each.
 //!
 //! # Properties
 //!

@@ -1,0 +1,928 @@
+//! What every picture shares: the department palette, step functions in time, the time
+//! axis in dates and hours, and the layout (panels stacked on the left, one legend on the
+//! right, outside every plotting area).
+//!
+//! - Colours: [`department_colour`] is the one palette. A department's colour is its
+//!   position in the sorted list of the scenario's `spec.metering` departments (names that
+//!   are no declared department, such as a namespace of none, follow in sorted order), so
+//!   the same department has the same colour in the legend, the fill and every picture of
+//!   the same scenario files.
+//! - Areas are stacked with the department longest in use at the bottom (steady work
+//!   below, peaks on top), the same order in every panel of a picture.
+//! - Values are step functions: a value holds from its change point until the next one;
+//!   no line is drawn between samples. Above [`MAX_STEPS`] change points in a panel every
+//!   series is averaged over buckets of a round width (the panel's axis says which).
+//! - The time axis is labelled `MM-DD HH:MM` (UTC) from the scenario's start, at round
+//!   steps (1 min … 4 weeks) aligned to the clock; KAI's simulator config counts cycles.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::prelude::*;
+use serde_json::Value;
+
+/// Department colours, in sorted department order (Tableau 10 without its red, kept for
+/// preemptions, and its grey, kept for `others`).
+pub(crate) const PALETTE: [RGBColor; 8] = [
+    RGBColor(0x4E, 0x79, 0xA7),
+    RGBColor(0xF2, 0x8E, 0x2B),
+    RGBColor(0x59, 0xA1, 0x4F),
+    RGBColor(0xB0, 0x7A, 0xA1),
+    RGBColor(0x76, 0xB7, 0xB2),
+    RGBColor(0xED, 0xC9, 0x48),
+    RGBColor(0x9C, 0x75, 0x5F),
+    RGBColor(0xFF, 0x9D, 0xA7),
+];
+/// The colour of `others` (the departments beyond [`MAX_LAYERS`] summed).
+pub(crate) const OTHERS_COLOUR: RGBColor = RGBColor(0xBA, 0xB0, 0xAC);
+/// Preemption and eviction markers.
+pub(crate) const PREEMPTION_COLOUR: RGBColor = RGBColor(0xD6, 0x27, 0x28);
+/// Capacity lines (grey, so a nominal line on them stays visible).
+pub(crate) const CAPACITY_COLOUR: RGBColor = RGBColor(0x88, 0x88, 0x88);
+/// Budget exhaustion lines.
+pub(crate) const BUDGET_COLOUR: RGBColor = RGBColor(0x6A, 0x3D, 0x9A);
+/// The name of the summed tail of departments.
+pub(crate) const OTHERS: &str = "others";
+/// Departments drawn by name in one picture; the rest are summed as [`OTHERS`].
+pub(crate) const MAX_LAYERS: usize = 10;
+/// Change points in one panel above which its series are averaged over buckets.
+pub(crate) const MAX_STEPS: usize = 2500;
+
+/// The colour of department `name` given every department of the picture in order
+/// (`order`: the declared departments sorted, then the others sorted): its position in
+/// `order`, cycling through [`PALETTE`]; [`OTHERS`] and names not in `order` are grey.
+pub(crate) fn department_colour(order: &[String], name: &str) -> RGBColor {
+    if name == OTHERS {
+        return OTHERS_COLOUR;
+    }
+    order
+        .iter()
+        .position(|n| n == name)
+        .map_or(OTHERS_COLOUR, |i| PALETTE[i % PALETTE.len()])
+}
+
+/// The departments of a picture: `spec.metering`'s, by namespace, and their colour order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Departments {
+    /// Namespace → department (the first department naming it).
+    of_ns: BTreeMap<String, String>,
+    /// The declared departments, sorted.
+    declared: BTreeSet<String>,
+    /// Names shown that are no declared department, sorted.
+    extra: BTreeSet<String>,
+}
+
+impl Departments {
+    /// The departments of `spec.metering` (none without it).
+    pub(crate) fn of(metering: Option<&Value>) -> Departments {
+        let mut d = Departments::default();
+        for dep in metering
+            .and_then(|m| m["departments"].as_array())
+            .into_iter()
+            .flatten()
+        {
+            let Some(name) = dep["name"].as_str() else {
+                continue;
+            };
+            d.declared.insert(name.to_owned());
+            for n in dep["namespaces"].as_array().into_iter().flatten() {
+                if let Some(n) = n.as_str() {
+                    d.of_ns
+                        .entry(n.to_owned())
+                        .or_insert_with(|| name.to_owned());
+                }
+            }
+        }
+        d
+    }
+
+    /// The department of namespace `ns`: its declared department, else the namespace.
+    pub(crate) fn of_namespace(&self, ns: &str) -> String {
+        self.of_ns.get(ns).cloned().unwrap_or_else(|| ns.to_owned())
+    }
+
+    /// Notes a name shown in the picture (a declared department changes nothing).
+    pub(crate) fn note(&mut self, name: &str) {
+        if name != OTHERS && !self.declared.contains(name) {
+            self.extra.insert(name.to_owned());
+        }
+    }
+
+    /// Every department in colour order.
+    pub(crate) fn order(&self) -> Vec<String> {
+        self.declared
+            .iter()
+            .chain(self.extra.iter())
+            .cloned()
+            .collect()
+    }
+}
+
+/// A step function: `(t ms, value)` change points in time order; a value holds from its
+/// point until the next (the last until the picture's end); 0 before the first.
+pub(crate) type Steps = Vec<(i64, f64)>;
+
+/// The step function of `deltas` (`(t, change)` in any order), in integer units divided by
+/// `unit`; instants whose changes cancel out are left out.
+pub(crate) fn integrate(mut deltas: Vec<(i64, i128)>, unit: f64) -> Steps {
+    deltas.sort_unstable();
+    let mut out: Steps = Vec::new();
+    let mut cur = 0i128;
+    let mut last = 0i128;
+    let mut i = 0;
+    while i < deltas.len() {
+        let t = deltas[i].0;
+        while i < deltas.len() && deltas[i].0 == t {
+            cur += deltas[i].1;
+            i += 1;
+        }
+        if cur != last {
+            out.push((t, cur as f64 / unit));
+            last = cur;
+        }
+    }
+    out
+}
+
+/// The step function of one value per session: `values[i]` from `i × interval_ms`.
+pub(crate) fn sessions(values: &[f64], interval_ms: i64) -> Steps {
+    let mut out: Steps = Vec::new();
+    let mut last = 0.0f64;
+    for (i, &v) in values.iter().enumerate() {
+        if v != last || (i == 0 && v != 0.0) {
+            out.push((i as i64 * interval_ms, v));
+            last = v;
+        }
+    }
+    out
+}
+
+/// The value of `s` at `t`.
+fn value_at(s: &[(i64, f64)], t: i64) -> f64 {
+    match s.partition_point(|p| p.0 <= t) {
+        0 => 0.0,
+        k => s[k - 1].1,
+    }
+}
+
+/// Keeps only the points where the value changes.
+fn compress(s: Steps) -> Steps {
+    let mut out: Steps = Vec::with_capacity(s.len());
+    let mut last = 0.0f64;
+    for (t, v) in s {
+        if out.last().is_some_and(|p| p.0 == t) {
+            out.pop();
+            last = out.last().map_or(0.0, |p| p.1);
+        }
+        if v != last {
+            out.push((t, v));
+            last = v;
+        }
+    }
+    out
+}
+
+/// The time-average of `s` over buckets of `width` ms from 0 to `end`, as steps.
+pub(crate) fn resample(s: &[(i64, f64)], end: i64, width: i64) -> Steps {
+    let width = width.max(1);
+    let mut out: Steps = Vec::new();
+    let mut k = 0i64;
+    let mut i = s.partition_point(|p| p.0 <= 0);
+    while k * width < end {
+        let (lo, hi) = (k * width, ((k + 1) * width).min(end));
+        let mut cur = value_at(s, lo);
+        let mut t = lo;
+        let mut acc = 0.0f64;
+        while i < s.len() && s[i].0 < hi {
+            acc += cur * (s[i].0 - t) as f64;
+            t = s[i].0;
+            cur = s[i].1;
+            i += 1;
+        }
+        acc += cur * (hi - t) as f64;
+        out.push((lo, acc / (hi - lo) as f64));
+        k += 1;
+    }
+    compress(out)
+}
+
+/// Round bucket widths, ms.
+const BUCKETS_MS: [i64; 9] = [
+    60_000,
+    300_000,
+    900_000,
+    1_800_000,
+    3_600_000,
+    10_800_000,
+    21_600_000,
+    86_400_000,
+    604_800_000,
+];
+
+/// The bucket width (ms) for a panel of `points` change points over `end` ms, or `None`
+/// when its steps are drawn as they are.
+pub(crate) fn bucket_width(points: usize, end: i64) -> Option<i64> {
+    (points > MAX_STEPS).then(|| {
+        BUCKETS_MS
+            .iter()
+            .copied()
+            .find(|w| end / w <= 1200)
+            .unwrap_or(604_800_000)
+    })
+}
+
+/// A bucket width as text (`1h`, `15min`, `1d`).
+pub(crate) fn duration_text(ms: i64) -> String {
+    match ms {
+        m if m % 86_400_000 == 0 => format!("{}d", m / 86_400_000),
+        m if m % 3_600_000 == 0 => format!("{}h", m / 3_600_000),
+        m if m % 60_000 == 0 => format!("{}min", m / 60_000),
+        m => format!("{m}ms"),
+    }
+}
+
+/// Stacks `layers` bottom-up: each layer's lower and upper boundary.
+pub(crate) fn stack(layers: &[Steps]) -> Vec<(Steps, Steps)> {
+    let times: BTreeSet<i64> = layers.iter().flatten().map(|p| p.0).collect();
+    let mut below: Steps = Vec::new();
+    let mut out = Vec::with_capacity(layers.len());
+    for l in layers {
+        let top: Steps = times
+            .iter()
+            .map(|&t| (t, value_at(&below, t) + value_at(l, t)))
+            .collect();
+        let top = compress(top);
+        out.push((below.clone(), top.clone()));
+        below = top;
+    }
+    out
+}
+
+/// The vertices of a step function's graph from 0 to `end`, horizontal then vertical
+/// segments: `(0, v₀), (t₁, v₀), (t₁, v₁), …, (end, vₙ)`.
+pub(crate) fn step_vertices(s: &[(i64, f64)], end: i64) -> Vec<(f64, f64)> {
+    let mut v = value_at(s, 0);
+    let mut out = vec![(0.0, v)];
+    for &(t, x) in s.iter().filter(|p| p.0 > 0 && p.0 < end) {
+        out.push((t as f64, v));
+        out.push((t as f64, x));
+        v = x;
+    }
+    out.push((end as f64, v));
+    out
+}
+
+/// How the time axis is labelled.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Clock {
+    /// Dates and hours (UTC) from `start_unix_ms`.
+    Dates {
+        /// The scenario's start, ms since the epoch.
+        start_unix_ms: i64,
+    },
+    /// Cycle numbers, one every `ms_per_cycle`.
+    Cycles {
+        /// ms per cycle (≥ 1).
+        ms_per_cycle: i64,
+    },
+}
+
+/// Above this span (300 days) date labels carry the year and leave out the hour.
+pub(crate) const LONG_MS: i64 = 300 * 86_400_000;
+
+/// Round tick steps of the date axis, ms.
+const TICKS_MS: [i64; 16] = [
+    60_000,
+    300_000,
+    600_000,
+    900_000,
+    1_800_000,
+    3_600_000,
+    7_200_000,
+    10_800_000,
+    21_600_000,
+    43_200_000,
+    86_400_000,
+    172_800_000,
+    259_200_000,
+    604_800_000,
+    1_209_600_000,
+    2_419_200_000,
+];
+
+impl Clock {
+    /// The label of time `t` (ms since start): `MM-DD HH:MM` (`YYYY-MM-DD` on an axis of
+    /// more than [`LONG_MS`]), or the cycle number.
+    pub(crate) fn label(&self, t: i64, end: i64) -> String {
+        match *self {
+            Clock::Dates { start_unix_ms } => {
+                let s =
+                    gpuquota_metering::time::format_rfc3339((start_unix_ms + t).div_euclid(1000));
+                if end > LONG_MS {
+                    return s.get(..10).unwrap_or(&s).to_owned();
+                }
+                match (s.get(5..10), s.get(11..16)) {
+                    (Some(d), Some(h)) => format!("{d} {h}"),
+                    _ => s,
+                }
+            }
+            Clock::Cycles { ms_per_cycle } => (t / ms_per_cycle.max(1)).to_string(),
+        }
+    }
+
+    /// The axis' description.
+    fn description(&self) -> String {
+        match *self {
+            Clock::Dates { start_unix_ms } => {
+                let s = gpuquota_metering::time::format_rfc3339(start_unix_ms.div_euclid(1000));
+                format!(
+                    "time (UTC), from {} {}",
+                    s.get(..10).unwrap_or(&s),
+                    s.get(11..16).unwrap_or("")
+                )
+            }
+            Clock::Cycles { .. } => "session (cycle)".to_owned(),
+        }
+    }
+
+    /// Labelled ticks (≤ `max` of them) and the finer grid's lines over `0..=end` ms.
+    pub(crate) fn ticks(&self, end: i64, max: i64) -> (Vec<i64>, Vec<i64>) {
+        let end = end.max(1);
+        match *self {
+            Clock::Dates { start_unix_ms } => {
+                let k = TICKS_MS
+                    .iter()
+                    .position(|s| end / s < max)
+                    .unwrap_or(TICKS_MS.len() - 1);
+                // beyond four weeks a tick: multiples of four weeks
+                let four_weeks = TICKS_MS[TICKS_MS.len() - 1];
+                let step = if end / TICKS_MS[k] < max {
+                    TICKS_MS[k]
+                } else {
+                    four_weeks * (end / four_weeks / (max - 1).max(1) + 1)
+                };
+                let minor = TICKS_MS[..k]
+                    .iter()
+                    .rev()
+                    .copied()
+                    .find(|m| step % m == 0 && end / m <= 8 * max)
+                    .unwrap_or(step);
+                // steps up to a day start on the clock's multiples; longer ones at midnight
+                let align = step.min(86_400_000);
+                let first = |s: i64| {
+                    let a = s.min(align);
+                    (a - start_unix_ms.rem_euclid(a)).rem_euclid(a)
+                };
+                let at = |s: i64| -> Vec<i64> {
+                    let mut v = Vec::new();
+                    let mut t = first(s);
+                    while t <= end {
+                        v.push(t);
+                        t += s;
+                    }
+                    v
+                };
+                (at(step), at(minor))
+            }
+            Clock::Cycles { ms_per_cycle } => {
+                let cycles = end / ms_per_cycle.max(1);
+                let mut step = 1i64;
+                while cycles / step >= max {
+                    step = match step.to_string().as_bytes().first() {
+                        Some(b'1') => step * 2,
+                        Some(b'2') => step / 2 * 5,
+                        _ => step * 2,
+                    };
+                }
+                let v: Vec<i64> = (0..=cycles / step)
+                    .map(|i| i * step * ms_per_cycle.max(1))
+                    .collect();
+                (v.clone(), v)
+            }
+        }
+    }
+}
+
+/// How a line of a panel is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineKind {
+    /// Solid grey: what the cards can hold.
+    Capacity,
+    /// Dashed dark grey: the quota the queues are given.
+    Nominal,
+    /// Dashed black: KAI's fair share.
+    FairShare,
+}
+
+/// A line of a panel: a step function with its legend label.
+#[derive(Debug, Clone)]
+pub(crate) struct Line {
+    /// Legend label (lines of one label in several panels share one entry).
+    pub(crate) label: String,
+    /// How it is drawn.
+    pub(crate) kind: LineKind,
+    /// The values.
+    pub(crate) steps: Steps,
+}
+
+/// How a mark is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum MarkKind {
+    /// A red triangle at the top of the panel pointing at the instant.
+    Triangle,
+    /// A dashed purple vertical line across the panel.
+    Rule,
+}
+
+/// An instant marked in a panel.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Mark {
+    /// How it is drawn.
+    pub(crate) kind: MarkKind,
+    /// Legend label.
+    pub(crate) label: String,
+    /// ms since start.
+    pub(crate) t_ms: i64,
+}
+
+/// One plotting area.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Panel {
+    /// Its caption.
+    pub(crate) title: String,
+    /// The value axis' description.
+    pub(crate) y_desc: String,
+    /// Filled areas stacked bottom-up: department name and values.
+    pub(crate) areas: Vec<(String, Steps)>,
+    /// Lines over the areas.
+    pub(crate) lines: Vec<Line>,
+    /// Marked instants.
+    pub(crate) marks: Vec<Mark>,
+}
+
+/// A whole picture.
+pub(crate) struct Picture<'a> {
+    /// Its title.
+    pub(crate) title: String,
+    /// How the time axis is labelled.
+    pub(crate) clock: Clock,
+    /// The time axis' end, ms since start.
+    pub(crate) end_ms: i64,
+    /// The panels, top to bottom.
+    pub(crate) panels: Vec<Panel>,
+    /// The departments (colours).
+    pub(crate) departments: &'a Departments,
+    /// A line under the legend (e.g. how MIG slices are weighed), if any.
+    pub(crate) notes: Vec<String>,
+}
+
+/// An axis from `lo` to `hi` with given ticks (bold: labelled, light: grid only).
+pub(crate) struct Axis {
+    /// Its start.
+    pub(crate) lo: f64,
+    /// Its end.
+    pub(crate) hi: f64,
+    /// Labelled ticks.
+    pub(crate) bold: Vec<f64>,
+    /// Grid lines.
+    pub(crate) light: Vec<f64>,
+}
+
+impl Ranged for Axis {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let span = f64::from(limit.1 - limit.0);
+        let width = self.hi - self.lo;
+        let width = if width > 0.0 { width } else { 1.0 };
+        limit.0 + (span * (v - self.lo) / width).round() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.light.clone()
+        } else {
+            self.bold.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+/// The picture's width, px.
+pub(crate) const WIDTH: u32 = 1280;
+/// The legend's width, px (right of the panels).
+pub(crate) const LEGEND: u32 = 250;
+const TITLE_H: u32 = 44;
+
+/// Per panel, the layers as drawn: averaged over buckets when there are too many change
+/// points, and the averaging width.
+fn prepared(p: &Panel, end: i64) -> (Panel, Option<i64>) {
+    let points = p.areas.iter().map(|a| a.1.len()).sum::<usize>()
+        + p.lines.iter().map(|l| l.steps.len()).sum::<usize>();
+    let Some(w) = bucket_width(points, end) else {
+        return (p.clone(), None);
+    };
+    let mut q = p.clone();
+    for a in &mut q.areas {
+        a.1 = resample(&a.1, end, w);
+    }
+    for l in &mut q.lines {
+        l.steps = resample(&l.steps, end, w);
+    }
+    (q, Some(w))
+}
+
+/// The stacking order of the picture's areas, bottom first: the longest in use over all
+/// panels first (steady work at the bottom, peaks on top), ties in colour order.
+fn stacking_order(panels: &[Panel], order: &[String], end: i64) -> Vec<String> {
+    let mut busy: BTreeMap<&str, i64> = BTreeMap::new();
+    for p in panels {
+        for (name, s) in &p.areas {
+            let mut ms = 0i64;
+            for (k, &(t, v)) in s.iter().enumerate() {
+                let next = s.get(k + 1).map_or(end, |x| x.0).min(end);
+                if v > 0.0 && next > t.max(0) {
+                    ms += next - t.max(0);
+                }
+            }
+            *busy.entry(name.as_str()).or_default() += ms;
+        }
+    }
+    let mut v: Vec<(&str, i64)> = busy.into_iter().collect();
+    v.sort_by_key(|&(n, ms)| {
+        (
+            n == OTHERS,
+            std::cmp::Reverse(ms),
+            order.iter().position(|o| o == n).unwrap_or(usize::MAX),
+            n,
+        )
+    });
+    v.into_iter().map(|x| x.0.to_owned()).collect()
+}
+
+/// Renders the picture as SVG text.
+///
+/// # Errors
+/// The plotting backend's error as text.
+///
+/// # Complexity
+/// O(panels × change points × layers).
+pub(crate) fn svg(pic: &Picture<'_>) -> Result<String, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let end = pic.end_ms.max(1);
+    let n = pic.panels.len().max(1) as u32;
+    let panel_h: u32 = match n {
+        1 | 2 => 340,
+        3 | 4 => 270,
+        _ => 210,
+    };
+    let height = TITLE_H + n * panel_h + 10;
+    let (ticks, minor) = pic.clock.ticks(end, 12);
+    let clock = pic.clock;
+    let order = pic.departments.order();
+    let mut text = String::new();
+    {
+        let root = SVGBackend::with_string(&mut text, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|x| e(&x))?;
+        let root = root
+            .titled(&pic.title, ("sans-serif", 24))
+            .map_err(|x| e(&x))?;
+        let (plots, legend) = root.split_horizontally(WIDTH - LEGEND);
+        let areas = plots.split_evenly((n as usize, 1));
+        let mut shown: Vec<String> = Vec::new();
+        let mut lines_shown: Vec<(LineKind, String)> = Vec::new();
+        let mut marks_shown: BTreeMap<(MarkKind, String), usize> = BTreeMap::new();
+        let rank = stacking_order(&pic.panels, &order, end);
+        for (panel, area) in pic.panels.iter().zip(areas.iter()) {
+            let (mut p, bucket) = prepared(panel, end);
+            p.areas
+                .sort_by_key(|a| rank.iter().position(|n| *n == a.0).unwrap_or(usize::MAX));
+            let layers: Vec<Steps> = p.areas.iter().map(|a| a.1.clone()).collect();
+            let stacked = stack(&layers);
+            let top = stacked
+                .last()
+                .map(|(_, u)| u.iter().map(|x| x.1).fold(0.0, f64::max))
+                .unwrap_or(0.0);
+            let peak = p
+                .lines
+                .iter()
+                .flat_map(|l| l.steps.iter().map(|x| x.1))
+                .fold(top, f64::max)
+                .max(1.0)
+                * 1.12;
+            let y_desc = match bucket {
+                Some(w) => format!("{} (mean per {})", p.y_desc, duration_text(w)),
+                None => p.y_desc.clone(),
+            };
+            let x_range = Axis {
+                lo: 0.0,
+                hi: end as f64,
+                bold: ticks.iter().map(|&t| t as f64).collect(),
+                light: minor.iter().map(|&t| t as f64).collect(),
+            };
+            let mut chart = ChartBuilder::on(area)
+                .caption(&p.title, ("sans-serif", 18))
+                .margin(8)
+                .margin_right(16)
+                .x_label_area_size(44)
+                .y_label_area_size(80)
+                .build_cartesian_2d(x_range, 0.0..peak)
+                .map_err(|x| e(&x))?;
+            let fmt = |x: &f64| clock.label(*x as i64, end);
+            chart
+                .configure_mesh()
+                .x_label_formatter(&fmt)
+                .x_label_style(("sans-serif", 15))
+                .y_label_style(("sans-serif", 15))
+                .axis_desc_style(("sans-serif", 15))
+                .x_desc(clock.description())
+                .y_desc(y_desc)
+                .y_labels(6)
+                .light_line_style(RGBColor(0xEE, 0xEE, 0xEE))
+                .bold_line_style(RGBColor(0xCC, 0xCC, 0xCC))
+                .draw()
+                .map_err(|x| e(&x))?;
+            for ((name, _), (lower, upper)) in p.areas.iter().zip(&stacked) {
+                if lower == upper {
+                    continue;
+                }
+                if !shown.contains(name) {
+                    shown.push(name.clone());
+                }
+                let colour = department_colour(&order, name);
+                let mut pts = step_vertices(upper, end);
+                let mut low = step_vertices(lower, end);
+                low.reverse();
+                pts.extend(low);
+                chart
+                    .draw_series(std::iter::once(Polygon::new(pts, colour.filled())))
+                    .map_err(|x| e(&x))?;
+            }
+            for l in &p.lines {
+                let pts = step_vertices(&l.steps, end);
+                match l.kind {
+                    LineKind::Capacity => {
+                        chart
+                            .draw_series(LineSeries::new(pts, CAPACITY_COLOUR.stroke_width(3)))
+                            .map_err(|x| e(&x))?;
+                    }
+                    LineKind::Nominal => {
+                        chart
+                            .draw_series(DashedLineSeries::new(
+                                pts,
+                                9,
+                                5,
+                                RGBColor(0x44, 0x44, 0x44).stroke_width(2),
+                            ))
+                            .map_err(|x| e(&x))?;
+                    }
+                    LineKind::FairShare => {
+                        chart
+                            .draw_series(DashedLineSeries::new(pts, 5, 4, BLACK.stroke_width(2)))
+                            .map_err(|x| e(&x))?;
+                    }
+                }
+                if !lines_shown.iter().any(|x| x.0 == l.kind && x.1 == l.label) {
+                    lines_shown.push((l.kind, l.label.clone()));
+                }
+            }
+            let mut marks = p.marks.clone();
+            marks.sort();
+            marks.dedup();
+            for m in &marks {
+                *marks_shown.entry((m.kind, m.label.clone())).or_default() += 1;
+                let x = m.t_ms.clamp(0, end) as f64;
+                match m.kind {
+                    MarkKind::Triangle => {
+                        chart
+                            .draw_series(std::iter::once(
+                                EmptyElement::at((x, peak))
+                                    + Polygon::new(
+                                        vec![(-5, 1), (5, 1), (0, 10)],
+                                        PREEMPTION_COLOUR.filled(),
+                                    ),
+                            ))
+                            .map_err(|x| e(&x))?;
+                    }
+                    MarkKind::Rule => {
+                        chart
+                            .draw_series(DashedLineSeries::new(
+                                vec![(x, 0.0), (x, peak)],
+                                4,
+                                3,
+                                BUDGET_COLOUR.stroke_width(2),
+                            ))
+                            .map_err(|x| e(&x))?;
+                    }
+                }
+            }
+        }
+        let mut depts: Vec<&String> = shown.iter().collect();
+        depts.sort_by_key(|n| {
+            (
+                n.as_str() == OTHERS,
+                order.iter().position(|o| o == *n).unwrap_or(usize::MAX),
+                n.as_str(),
+            )
+        });
+        let fills: Vec<(RGBColor, String)> = depts
+            .into_iter()
+            .map(|n| (department_colour(&order, n), n.clone()))
+            .collect();
+        draw_legend(
+            &legend,
+            "departments",
+            &fills,
+            &lines_shown,
+            &marks_shown,
+            &pic.notes,
+        )
+        .map_err(|x| e(&x))?;
+        root.present().map_err(|x| e(&x))?;
+    }
+    Ok(text)
+}
+
+/// The legend, right of the panels: a header over the filled areas' colours, then the
+/// lines, the marks (triangles with their count) and the notes.
+pub(crate) fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    header: &str,
+    fills: &[(RGBColor, String)],
+    lines: &[(LineKind, String)],
+    marks: &BTreeMap<(MarkKind, String), usize>,
+    notes: &[String],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let font = ("sans-serif", 16).into_font();
+    let (x, mut y) = (8i32, 30i32);
+    if !fills.is_empty() && !header.is_empty() {
+        area.draw(&Text::new(
+            header,
+            (x, y),
+            ("sans-serif", 16).into_font().style(FontStyle::Bold),
+        ))?;
+        y += 22;
+    }
+    for (c, n) in fills {
+        area.draw(&Rectangle::new([(x, y), (x + 18, y + 12)], c.filled()))?;
+        area.draw(&Text::new(n.as_str(), (x + 26, y), font.clone()))?;
+        y += 20;
+    }
+    y += 8;
+    for (kind, label) in lines {
+        let pts = vec![(x, y + 6), (x + 18, y + 6)];
+        match kind {
+            LineKind::Capacity => {
+                area.draw(&PathElement::new(pts, CAPACITY_COLOUR.stroke_width(3)))?;
+            }
+            LineKind::Nominal => {
+                area.draw(&PathElement::new(
+                    vec![(x, y + 6), (x + 7, y + 6)],
+                    RGBColor(0x44, 0x44, 0x44).stroke_width(2),
+                ))?;
+                area.draw(&PathElement::new(
+                    vec![(x + 11, y + 6), (x + 18, y + 6)],
+                    RGBColor(0x44, 0x44, 0x44).stroke_width(2),
+                ))?;
+            }
+            LineKind::FairShare => {
+                for k in 0..3 {
+                    area.draw(&PathElement::new(
+                        vec![(x + 7 * k, y + 6), (x + 7 * k + 4, y + 6)],
+                        BLACK.stroke_width(2),
+                    ))?;
+                }
+            }
+        }
+        area.draw(&Text::new(label.as_str(), (x + 26, y), font.clone()))?;
+        y += 20;
+    }
+    for ((kind, label), count) in marks {
+        match kind {
+            MarkKind::Triangle => area.draw(&Polygon::new(
+                vec![(x + 4, y + 1), (x + 14, y + 1), (x + 9, y + 10)],
+                PREEMPTION_COLOUR.filled(),
+            ))?,
+            MarkKind::Rule => {
+                area.draw(&PathElement::new(
+                    vec![(x + 9, y - 2), (x + 9, y + 5)],
+                    BUDGET_COLOUR.stroke_width(2),
+                ))?;
+                area.draw(&PathElement::new(
+                    vec![(x + 9, y + 8), (x + 9, y + 14)],
+                    BUDGET_COLOUR.stroke_width(2),
+                ))?;
+            }
+        }
+        let text = if *kind == MarkKind::Triangle {
+            format!("{label} ({count})")
+        } else {
+            label.clone()
+        };
+        area.draw(&Text::new(text, (x + 26, y), font.clone()))?;
+        y += 20;
+    }
+    y += 8;
+    for n in notes {
+        area.draw(&Text::new(
+            n.as_str(),
+            (x, y),
+            ("sans-serif", 14).into_font(),
+        ))?;
+        y += 16;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integrate_sums_instants_and_drops_no_change() {
+        let s = integrate(
+            vec![(10, 4), (0, 2), (10, -4), (20, -2), (5, 1), (5, -1)],
+            2.0,
+        );
+        assert_eq!(s, vec![(0, 1.0), (20, 0.0)]);
+    }
+
+    #[test]
+    fn step_vertices_are_horizontal_then_vertical() {
+        let s = vec![(0, 1.0), (10, 3.0), (20, 0.0)];
+        assert_eq!(
+            step_vertices(&s, 30),
+            vec![
+                (0.0, 1.0),
+                (10.0, 1.0),
+                (10.0, 3.0),
+                (20.0, 3.0),
+                (20.0, 0.0),
+                (30.0, 0.0)
+            ]
+        );
+    }
+
+    #[test]
+    fn stack_adds_layers() {
+        let a = vec![(0, 1.0), (10, 0.0)];
+        let b = vec![(5, 2.0)];
+        let s = stack(&[a.clone(), b]);
+        assert_eq!(s[0], (vec![], a));
+        assert_eq!(s[1].1, vec![(0, 1.0), (5, 3.0), (10, 2.0)]);
+    }
+
+    #[test]
+    fn resample_averages_over_buckets() {
+        // 4 from 0 to 30, 0 after: buckets of 20 → 4, then 2 (half of 20..40), then 0
+        let s = vec![(0, 4.0), (30, 0.0)];
+        assert_eq!(resample(&s, 60, 20), vec![(0, 4.0), (20, 2.0), (40, 0.0)]);
+        // up to 2,500 change points as they are; above, the roundest width giving ≤ 1,200
+        // buckets: a month in hours (720; half-hours would be 1,440)
+        assert_eq!(bucket_width(2500, 30 * 86_400_000), None);
+        assert_eq!(bucket_width(2501, 30 * 86_400_000), Some(3_600_000));
+        assert_eq!(duration_text(3_600_000), "1h");
+    }
+
+    #[test]
+    fn colours_follow_sorted_departments_and_others_are_grey() {
+        let m = serde_json::json!({"departments": [
+            {"name": "zeta", "namespaces": ["z"]},
+            {"name": "alpha", "namespaces": ["a"]},
+        ]});
+        let mut d = Departments::of(Some(&m));
+        d.note("loose-ns");
+        assert_eq!(d.order(), ["alpha", "zeta", "loose-ns"]);
+        assert_eq!(department_colour(&d.order(), "alpha"), PALETTE[0]);
+        assert_eq!(department_colour(&d.order(), "zeta"), PALETTE[1]);
+        assert_eq!(department_colour(&d.order(), "loose-ns"), PALETTE[2]);
+        assert_eq!(department_colour(&d.order(), OTHERS), OTHERS_COLOUR);
+        assert_eq!(d.of_namespace("z"), "zeta");
+        assert_eq!(d.of_namespace("q"), "q");
+    }
+
+    #[test]
+    fn date_ticks_of_a_month_are_midnights_three_days_apart() {
+        // 2026-04-01T00:00Z, 30 days
+        let c = Clock::Dates {
+            start_unix_ms: 1_775_001_600_000,
+        };
+        let (t, minor) = c.ticks(30 * 86_400_000, 12);
+        assert_eq!(t.len(), 11);
+        assert_eq!(t[1], 3 * 86_400_000);
+        assert_eq!(c.label(t[1], 30 * 86_400_000), "04-04 00:00");
+        assert_eq!(minor[1], 86_400_000);
+        assert_eq!(
+            c.label(36 * 3_600_000 + 60_000, 2 * 86_400_000),
+            "04-02 12:01"
+        );
+        // 475 days: ticks every 8 weeks from the first midnight, labelled with the year
+        let (t, _) = c.ticks(475 * 86_400_000, 12);
+        assert_eq!(t[1], 56 * 86_400_000);
+        assert_eq!(c.label(t[1], 475 * 86_400_000), "2026-05-27");
+    }
+}
