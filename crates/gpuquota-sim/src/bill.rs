@@ -29,7 +29,20 @@
 //! The `chargeback` section is the `meter` JSON report (`window`, `currency`, `lines`,
 //! `idle`, `totals`, `warnings`) plus `preempted`: per department and card type the GPU-hours
 //! of runs that ended `Preempted` (lost work: a readmitted workload starts over, unless
-//! `spec.resume`), `[{"department", "cardType", "hours"}]`.
+//! `spec.resume`), `[{"department", "cardType", "hours"}]`, and `chargeLostWork`, the rule
+//! the bill applied to them:
+//!
+//! - `spec.metering.chargeLostWork: true` (the default): the department that held the cards
+//!   pays for them, preempted or not. The bill meters allocation, and the cards were held
+//!   (nobody else could use them) until the preemption; `preempted` shows how much of its
+//!   line was work that had to start over.
+//! - `chargeLostWork: false`: the platform absorbs lost work. The preempted runs' hours are
+//!   booked to a line of their own, department [`LOST_WORK`], per card type, so
+//!   department lines + `lost-work` + idle still add up to the total; the departments' lines
+//!   hold only the runs that finished or were still running at the end.
+//!
+//! Under `spec.resume` nothing is lost (a readmitted run continues), so both rules bill the
+//! same.
 //!
 //! The KAI mode meters its runs the same way per node ([`kai_chargeback`]).
 //!
@@ -49,6 +62,24 @@ use crate::{Outcome, RunEnd, Scenario};
 
 /// A problem of `spec.metering` or of metering the runs.
 pub const METERING: Code = Code::new("metering");
+
+/// The department of the bill's lost-work lines under `chargeLostWork: false` (module docs).
+pub const LOST_WORK: &str = "lost-work";
+
+/// `spec.metering.chargeLostWork` (default `true`); anything but a boolean is an error.
+fn charge_lost_work(spec: &Map<String, Value>) -> Result<bool, Diagnostics> {
+    match spec.get("chargeLostWork") {
+        None => Ok(true),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(Diagnostics(vec![
+            Diagnostic::error(
+                METERING,
+                format!("must be true or false (whether the bill charges the hours of preempted runs), got {other}"),
+            )
+            .field("spec.metering.chargeLostWork"),
+        ])),
+    }
+}
 
 /// The card types of `spec.metering` with their flavors, for budgets and records.
 pub fn card_map(metering: Option<&Value>) -> CardMap {
@@ -135,6 +166,7 @@ pub fn chargeback(
         return Err(err("spec.metering must be a mapping".into()));
     };
     let cards = card_map(sc.metering.as_ref());
+    let charge_lost = charge_lost_work(spec)?;
     let mut warnings = Diagnostics::default();
     let start_s = sc.start.unix_seconds();
     let end_s = start_s + outcome.end_ms.div_euclid(1000);
@@ -235,13 +267,17 @@ pub fn chargeback(
                         shape[k] = amount.into();
                     }
                 }
-                let mut rec =
-                    json!({"namespace": ns, "cardType": card, "start": ts(a), "end": ts(b)});
+                let lost_run = matches!(r.end, RunEnd::Preempted { .. }) && !sc.resume;
+                let mut rec = if lost_run && !charge_lost {
+                    json!({"department": LOST_WORK, "cardType": card, "start": ts(a), "end": ts(b)})
+                } else {
+                    json!({"namespace": ns, "cardType": card, "start": ts(a), "end": ts(b)})
+                };
                 if let (Value::Object(m), Value::Object(sh)) = (&mut rec, shape) {
                     m.extend(sh);
                 }
                 records.push(rec);
-                if matches!(r.end, RunEnd::Preempted { .. }) && !sc.resume {
+                if lost_run {
                     let dept = dept_of_ns
                         .get(ns)
                         .cloned()
@@ -253,7 +289,7 @@ pub fn chargeback(
             }
         }
     }
-    meter_doc(doc, records, lost, unmapped, warnings)
+    meter_doc(doc, records, lost, unmapped, warnings, charge_lost)
 }
 
 /// Meters a KAI run's runs: the `chargeback` section of the KAI report (module docs).
@@ -277,6 +313,7 @@ pub fn kai_chargeback(
     let Some(Value::Object(spec)) = &sc.metering else {
         return Err(err("spec.metering must be a mapping".into()));
     };
+    let charge_lost = charge_lost_work(spec)?;
     let products = crate::kai::budget::card_products(sc.metering.as_ref());
     let known: Vec<&str> = products.iter().map(|(_, c)| c.as_str()).collect();
     let mut warnings = Diagnostics::default();
@@ -338,8 +375,11 @@ pub fn kai_chargeback(
                     ));
                 }
                 for (shape, weight) in shapes {
-                    let mut rec =
-                        json!({"namespace": ns, "cardType": card, "start": ts(a), "end": ts(b)});
+                    let mut rec = if preempted && !charge_lost {
+                        json!({"department": LOST_WORK, "cardType": card, "start": ts(a), "end": ts(b)})
+                    } else {
+                        json!({"namespace": ns, "cardType": card, "start": ts(a), "end": ts(b)})
+                    };
                     if let (Value::Object(m), Value::Object(sh)) = (&mut rec, shape) {
                         m.extend(sh);
                     }
@@ -365,7 +405,7 @@ pub fn kai_chargeback(
             .field("spec.metering"),
         );
     }
-    meter_doc(doc, records, lost, unmapped, warnings)
+    meter_doc(doc, records, lost, unmapped, warnings, charge_lost)
 }
 
 /// Namespace → department of `spec.metering.departments` (the first that lists it).
@@ -393,6 +433,8 @@ fn prepare(
     warnings: &mut Diagnostics,
 ) -> Map<String, Value> {
     let mut doc: Map<String, Value> = spec.clone();
+    // the simulator's own rule, not a meter field
+    doc.remove("chargeLostWork");
     for k in ["window", "records"] {
         if doc.remove(k).is_some() {
             warnings.push(
@@ -426,6 +468,7 @@ fn meter_doc(
     lost: BTreeMap<(String, String), i128>,
     unmapped: BTreeMap<String, ()>,
     mut warnings: Diagnostics,
+    charge_lost_work: bool,
 ) -> Result<(crate::report::Chargeback, Diagnostics), Diagnostics> {
     let err = |m: String| Diagnostics(vec![Diagnostic::error(METERING, m).field("spec.metering")]);
     for k in unmapped.keys() {
@@ -458,6 +501,7 @@ fn meter_doc(
     let out = crate::report::Chargeback {
         meter: report.to_output(),
         preempted,
+        charge_lost_work,
     };
     Ok((out, warnings))
 }

@@ -28,8 +28,9 @@
 //! {"index", "count"}], "rows": [{"run", "parameters": {PATH: value}, "engine",
 //! "meanUsagePercent", "gpuHours", "lostGpuHours", "preemptions", "timeToAdmissionMs":
 //! {class: mean}, ["cost"], "warnings"}]}`:
-//! - `meanUsagePercent`: the mean of the report's `queues[].meanUsagePercent` (0 without
-//!   queues), rounded to 0.1;
+//! - `meanUsagePercent`: the mean of the report's `queues[].meanUsagePercent` over the
+//!   queues that have one (a queue with no nominal quota has `null` there and is left out;
+//!   0 without any), rounded to 0.1;
 //! - `gpuHours`: Σ over runs of `nvidia.com/gpu` usage × duration, in GPU-hours (0.001);
 //! - `lostGpuHours`: the same over `Preempted` runs only (the work a preemption throws away
 //!   when runtimes restart);
@@ -143,8 +144,8 @@ pub struct Row {
     pub parameters: IndexMap<String, String>,
     /// The report's `engine`.
     pub engine: String,
-    /// The mean of the report's `queues[].meanUsagePercent` (0 without queues), rounded to
-    /// 0.1.
+    /// The mean of the report's non-null `queues[].meanUsagePercent` (0 without any),
+    /// rounded to 0.1.
     pub mean_usage_percent: f64,
     /// Σ over runs of `nvidia.com/gpu` usage × duration, GPU-hours rounded to 0.001.
     pub gpu_hours: f64,
