@@ -12,7 +12,9 @@ fn run_text(cluster: &str, spec_tail: &str, end: &str) -> Result<Value, String> 
     let c = cluster.to_owned();
     let sc = scenario::from_str("s.yaml", &sim, "s", &|_| Ok(("c.yaml".into(), c.clone())))
         .map_err(|d| d.to_string())?;
-    simulate(&sc).map(|r| r.to_json()).map_err(|d| d.to_string())
+    simulate(&sc)
+        .map(|r| r.to_json())
+        .map_err(|d| d.to_string())
 }
 
 fn cents(s: &str) -> i64 {
@@ -302,8 +304,10 @@ fn a_queue_without_nominal_quota_has_no_usage_percent() {
     );
     assert_ne!(cluster, RECLAIM);
     let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: t}\nspec:\n  engine: kueue\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T00:00:00Z\"\n";
-    let sc = scenario::from_str("s.yaml", sim, "s", &|_| Ok(("c.yaml".into(), cluster.clone())))
-        .unwrap();
+    let sc = scenario::from_str("s.yaml", sim, "s", &|_| {
+        Ok(("c.yaml".into(), cluster.clone()))
+    })
+    .unwrap();
     let r = simulate(&sc).unwrap();
     let j = r.to_json();
     assert_eq!(j["queues"]["team-b"]["meanUsagePercent"], Value::Null);
@@ -335,7 +339,12 @@ fn the_seed_month_story_and_bill() {
     assert!(!text.contains("Forbidden"), "{text}");
     for (label, _, r) in &month.runs {
         let c = r.chargeback.as_ref().unwrap();
-        let a = c.meter.lines.iter().find(|l| l.department == "assistant").unwrap();
+        let a = c
+            .meter
+            .lines
+            .iter()
+            .find(|l| l.department == "assistant")
+            .unwrap();
         assert_eq!(a.allocated_hours, "4500.000000", "{label}");
         let never: Vec<&str> = r
             .outcome
@@ -347,21 +356,47 @@ fn the_seed_month_story_and_bill() {
         assert_eq!(never, Vec::<&str>::new(), "{label}");
     }
     let kai = month.kai.1.chargeback.as_ref().unwrap();
-    let a = kai.meter.lines.iter().find(|l| l.department == "assistant").unwrap();
+    let a = kai
+        .meter
+        .lines
+        .iter()
+        .find(|l| l.department == "assistant")
+        .unwrap();
     assert_eq!(a.allocated_hours, "4500.000000");
     // RTX PRO 6000 under ResourceQuota only: (4500 + 540 + 1440) / (16 × 720) = 56.25 %,
     // rounded to 56.3 (truncation printed 56.2)
-    assert!(text.contains("ResourceQuota only   H200 49.4 %, RTX PRO 6000 56.3 %"), "{text}");
+    assert!(
+        text.contains("ResourceQuota only   H200 49.4 %, RTX PRO 6000 56.3 %"),
+        "{text}"
+    );
     // the Kueue budget: 1840 of 1800, 40 over, and why
-    assert!(text.contains("batch-monthly used 1840 of 1800 GPU-hours"), "{text}");
-    assert!(text.contains("40 h over: when it was spent, runs admitted before kept running"), "{text}");
+    assert!(
+        text.contains("batch-monthly used 1840 of 1800 GPU-hours"),
+        "{text}"
+    );
+    assert!(
+        text.contains("40 h over: when it was spent, runs admitted before kept running"),
+        "{text}"
+    );
     // lost work under Kueue: 184 preempted runs, 1104 H200-h, charged to batch
     assert!(text.contains("lost work: batch 1104 h of H200"), "{text}");
     // the bill: Kueue's rows (batch on two card types) and its idle rows add up to 46656.00
-    assert!(text.contains("    batch         H200           1840   8280.00"), "{text}");
-    assert!(text.contains("    batch         RTX PRO 6000    736   1324.80"), "{text}");
-    assert!(text.contains("    idle          RTX PRO 6000   4304   7747.20"), "{text}");
-    assert!(text.contains("A MIG 1g.24gb instance counts as 1/4 of an RTX PRO 6000"), "{text}");
+    assert!(
+        text.contains("    batch         H200           1840   8280.00"),
+        "{text}"
+    );
+    assert!(
+        text.contains("    batch         RTX PRO 6000    736   1324.80"),
+        "{text}"
+    );
+    assert!(
+        text.contains("    idle          RTX PRO 6000   4304   7747.20"),
+        "{text}"
+    );
+    assert!(
+        text.contains("A MIG 1g.24gb instance counts as 1/4 of an RTX PRO 6000"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -415,15 +450,23 @@ fn diff_utilisation_is_the_same_quota_picture_under_both_engines() {
     assert_eq!(ds["b"], 11.1);
     assert_eq!(ds["delta"], 0.0);
     // batch only borrows: no percentage of a quota of 0
-    assert_eq!(doc["departments"]["batch"]["utilizationPercent"]["a"], Value::Null);
+    assert_eq!(
+        doc["departments"]["batch"]["utilizationPercent"]["a"],
+        Value::Null
+    );
 }
 
 #[test]
 fn spec_set_errors_name_the_path() {
     let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: t}\nspec:\n  engine: kueue\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  set:\n    clusterQueues.nope.lendingLimit: none\n";
-    let e = scenario::from_str("s.yaml", sim, "s", &|_| Ok(("c.yaml".into(), RECLAIM.into())))
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("spec.set.clusterQueues.nope.lendingLimit"), "{e}");
+    let e = scenario::from_str("s.yaml", sim, "s", &|_| {
+        Ok(("c.yaml".into(), RECLAIM.into()))
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("spec.set.clusterQueues.nope.lendingLimit"),
+        "{e}"
+    );
     assert!(e.contains("no ClusterQueue \"nope\""), "{e}");
 }

@@ -95,7 +95,14 @@ fn csv_has_no_totals_row_and_its_total_column_sums_to_the_bill() {
     let cents: i64 = csv
         .lines()
         .skip(1)
-        .map(|l| l.split(',').nth(10).unwrap().replace('.', "").parse::<i64>().unwrap())
+        .map(|l| {
+            l.split(',')
+                .nth(10)
+                .unwrap()
+                .replace('.', "")
+                .parse::<i64>()
+                .unwrap()
+        })
         .sum();
     assert_eq!(cents, 900);
     assert_eq!(report.to_output().totals.cost, "9.00");
