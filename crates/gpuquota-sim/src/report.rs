@@ -695,9 +695,10 @@ impl Report {
         self.table(Width::Full)
     }
 
-    /// The table: per queue and per class, then a plain-language summary, on the
-    /// workspace's one table layout ([`gpuquota_model::text`]: nothing is cut,
-    /// [`Width::Fit`] wraps).
+    /// The table: per queue and per class, then a plain-language summary, and with
+    /// `spec.metering` the bill (one row per department and card type, one idle row per card
+    /// type, the total) and the lost work; on the workspace's one table layout
+    /// ([`gpuquota_model::text`]: nothing is cut, [`Width::Fit`] wraps).
     ///
     /// # Complexity
     /// O(queues × flavor-resources + classes + runs).
@@ -779,6 +780,13 @@ impl Report {
         let _ = writeln!(out);
         for line in self.summary_sentences() {
             let _ = writeln!(out, "{line}");
+        }
+        if let Some(c) = self
+            .chargeback
+            .as_ref()
+            .and_then(|c| serde_json::to_value(c).ok())
+        {
+            bill_section(&mut out, &c);
         }
         out
     }
@@ -945,4 +953,21 @@ fn clock(start: Timestamp, ms: i64) -> String {
     } else {
         format!("{date} {hm}")
     }
+}
+
+/// The `sim` table's bill (with `spec.metering`): the rows of [`crate::bill::bill_rows`]
+/// and the lost work.
+pub(crate) fn bill_section(out: &mut String, chargeback: &Value) {
+    let _ = writeln!(
+        out,
+        "\nThe bill: per department and card type, then idle; the rows add up to the total"
+    );
+    for line in crate::bill::bill_rows(chargeback) {
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = writeln!(
+        out,
+        "Lost work: {}",
+        crate::bill::lost_work_sentence(chargeback)
+    );
 }

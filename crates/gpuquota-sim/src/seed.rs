@@ -338,84 +338,19 @@ fn block(
     }
     preempted_and_waited_lines(s, accts, &dept_of_ns);
     if let Some(c) = chargeback {
-        lost_work_line(s, c);
+        let _ = writeln!(s, "  lost work: {}", crate::bill::lost_work_sentence(c));
     }
     if let Some(Value::Array(bs)) = budgets {
         budget_lines(s, bs, end);
     }
     if let Some(c) = chargeback {
-        bill_lines(s, c);
-    }
-}
-
-/// `lost work:` the GPU-hours of preempted runs per department and card type, and whether
-/// the bill charges them (`chargeLostWork`).
-fn lost_work_line(s: &mut String, c: &Value) {
-    let lost: Vec<String> = c["preempted"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|l| micro(l["hours"].as_str().unwrap_or("0")) > 0)
-        .map(|l| {
-            format!(
-                "{} {} h of {}",
-                l["department"].as_str().unwrap_or(""),
-                hours(micro(l["hours"].as_str().unwrap_or("0"))),
-                l["cardType"].as_str().unwrap_or("")
-            )
-        })
-        .collect();
-    if lost.is_empty() {
-        let _ = writeln!(s, "  lost work: none (no run was preempted and restarted)");
-        return;
-    }
-    let rule = if c["chargeLostWork"].as_bool().unwrap_or(true) {
-        "in the bill of the department that held the cards, as chargeLostWork: true says"
-    } else {
-        "not in the departments' bills: on the lost-work line, as chargeLostWork: false says"
-    };
-    let _ = writeln!(
-        s,
-        "  lost work: {}: preempted runs that restarted from zero; {rule}",
-        lost.join("; ")
-    );
-}
-
-/// `bill:` one row per department and card type (allocated GPU-hours, MIG instances
-/// weighted as the meter weighs them, and their cost), one idle row per card type, and the
-/// total, which is the sum of the rows above it.
-fn bill_lines(s: &mut String, c: &Value) {
-    let cur = c["currency"].as_str().unwrap_or("");
-    let mut t =
-        gpuquota_model::text::Table::new(["department", "card type", "GPU-h", cur]).right([2, 3]);
-    for l in c["lines"].as_array().into_iter().flatten() {
-        t.row([
-            l["department"].as_str().unwrap_or("").to_owned(),
-            l["cardType"].as_str().unwrap_or("").to_owned(),
-            hours(micro(l["allocatedHours"].as_str().unwrap_or("0"))),
-            l["total"].as_str().unwrap_or("").to_owned(),
-        ]);
-    }
-    for i in c["idle"].as_array().into_iter().flatten() {
-        t.row([
-            "idle".to_owned(),
-            i["cardType"].as_str().unwrap_or("").to_owned(),
-            hours(micro(i["hours"].as_str().unwrap_or("0"))),
-            i["cost"].as_str().unwrap_or("").to_owned(),
-        ]);
-    }
-    t.row([
-        "total".to_owned(),
-        String::new(),
-        String::new(),
-        c["totals"]["cost"].as_str().unwrap_or("").to_owned(),
-    ]);
-    let _ = writeln!(
-        s,
-        "  bill:      per department and card type, then idle; the rows add up to the total"
-    );
-    for line in t.render(gpuquota_model::text::Width::Full).lines() {
-        let _ = writeln!(s, "    {}", line.trim_end());
+        let _ = writeln!(
+            s,
+            "  bill:      per department and card type, then idle; the rows add up to the total"
+        );
+        for line in crate::bill::bill_rows(c) {
+            let _ = writeln!(s, "    {line}");
+        }
     }
 }
 

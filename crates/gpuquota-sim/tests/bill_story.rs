@@ -470,3 +470,38 @@ fn spec_set_errors_name_the_path() {
     );
     assert!(e.contains("no ClusterQueue \"nope\""), "{e}");
 }
+
+#[test]
+fn the_sim_table_prints_the_bill_with_its_idle_row() {
+    let sim = format!(
+        "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec:\n  engine: kueue\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T00:00:00Z\"\n{}",
+        reclaim_metering("")
+    );
+    let sc = scenario::from_str("s.yaml", &sim, "s", &|_| {
+        Ok(("c.yaml".into(), RECLAIM.into()))
+    })
+    .unwrap();
+    let table = simulate(&sc).unwrap().to_table();
+    // a 4 h = 18.00, b 40 h = 180.00, idle 8 × 24 − 44 = 148 h = 666.00: 864.00
+    let bill = table.split("The bill:").nth(1).unwrap();
+    let rows: Vec<Vec<&str>> = bill
+        .lines()
+        .skip(2)
+        .take(4)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            vec!["team-a", "H200", "4", "18.00"],
+            vec!["team-b", "H200", "40", "180.00"],
+            vec!["idle", "H200", "148", "666.00"],
+            vec!["total", "864.00"],
+        ],
+        "{table}"
+    );
+    assert!(
+        table.contains("Lost work: team-b 8 h of H200: preempted runs that restarted from zero"),
+        "{table}"
+    );
+}
