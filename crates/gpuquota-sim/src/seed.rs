@@ -1,7 +1,9 @@
 //! The seed platform's month, simulated: the scenario shipped as data files
 //! (`data/seed/`: `platform.yaml`, `month.yaml`, `kueue.yaml`, `resourcequota.yaml`, and
 //! for KAI / Run:ai `kai-platform.yaml`, `kai-month.yaml`, `kai.yaml`), readable with
-//! `gpuquota sim`, and the one-screen account the default run prints.
+//! `gpuquota sim`, and the one-screen account the default run prints. The what-if of the
+//! assistant's `lendingLimit: 0` is `kueue-no-lending-limit.yaml` (the Kueue month with the
+//! limit unset through `spec.set`); the account compares it with the Kueue month.
 //!
 //! ```
 //! let month = gpuquota_sim::seed::run().expect("the seed scenario simulates");
