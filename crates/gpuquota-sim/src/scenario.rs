@@ -177,7 +177,6 @@ struct Spec {
     /// ClusterQueues after they are read (the grammar of `sim sweep --set`; `none` unsets a
     /// limit).
     #[serde(default)]
-    #[cfg_attr(feature = "schema", schemars(with = "BTreeMap<String, String>"))]
     set: BTreeMap<String, Scalar>,
 }
 
