@@ -52,6 +52,8 @@ pub(crate) fn run() -> Result<ExitCode, CliError> {
     };
     write("platform.yaml", gpuquota::sim::seed::PLATFORM)?;
     write("month.yaml", gpuquota::sim::seed::MONTH)?;
+    let (nll_file, nll_text) = gpuquota::sim::seed::NO_LENDING_LIMIT;
+    write(nll_file, nll_text)?;
     let mut plots = Vec::new();
     for (&(_, file, text), (_, scenario, report)) in
         gpuquota::sim::seed::ENGINES.iter().zip(&month.runs)
@@ -94,6 +96,9 @@ pub(crate) fn run() -> Result<ExitCode, CliError> {
     outln!("  gpuquota sim {d}/resourcequota.yaml --output table");
     outln!("  gpuquota sim {d}/kai.yaml --output table --plot kai.svg");
     outln!("  gpuquota sim diff {d}/resourcequota.yaml {d}/kueue.yaml --plot diff.svg");
+    outln!(
+        "  gpuquota sim diff {d}/kueue.yaml {d}/{nll_file}   # what the assistant's lendingLimit 0 does"
+    );
     outln!(
         "  gpuquota sim {d}/kueue.yaml | jq .chargeback      # the month's bill (also kai.yaml)"
     );

@@ -274,13 +274,14 @@ fn cluster_queue_paths_set_limits_and_rows_carry_cost_per_department() {
         })
         .collect();
     // no borrowing: batch pays for its own (RTX) quota only and nobody is preempted; the
-    // more batch may borrow of the H200s, the more it pays and the more it is preempted
+    // more batch may borrow of the H200s, the more it pays and the more it is preempted;
+    // the total includes the assistant's (6 × 24 + 2 × 3) × 30 = 4500 h × 1.80 = 8100.00
     assert_eq!(
         got,
         [
-            (0, "3369.60".into(), "21621.60".into()),
-            (116, "6573.60".into(), "24825.60".into()),
-            (184, "9604.80".into(), "27856.80".into()),
+            (0, "3369.60".into(), "19353.60".into()),
+            (116, "6573.60".into(), "22557.60".into()),
+            (184, "9604.80".into(), "25588.80".into()),
         ]
     );
     assert_eq!(rows[0]["cost"]["currency"], "EUR");
@@ -312,7 +313,7 @@ fn cluster_queue_csv_has_cost_columns() {
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",EUR,10368.00,3369.60,4320.00,972.00,2592.00,21621.60,0")
+            .ends_with(",EUR,8100.00,3369.60,4320.00,972.00,2592.00,19353.60,0")
     );
 }
 

@@ -258,7 +258,13 @@ impl Report {
         s
     }
 
-    /// CSV: one row per line, then one `__idle__` row per card type, then a `__total__` row.
+    /// CSV: one row per line, then one `__idle__` row per card type, and nothing else.
+    ///
+    /// Every row is a share of the bill, so each column sums to the report's figure: the
+    /// `total` column sums to `totals.cost` exactly (lines plus unrecovered idle), the
+    /// `allocatedHours` column (which holds the idle rows' hours) to capacity × window. There
+    /// is no totals row: a spreadsheet or `pandas` summing a column would count it twice.
+    /// The exact total and the rounding drift are in the JSON (`totals`) and the table.
     pub fn to_csv(&self) -> String {
         let out = self.to_output();
         let mut s = String::from(
@@ -297,7 +303,6 @@ impl Report {
                 total
             ));
         }
-        s.push_str(&format!("__total__,,,,,,,,,,{},\n", out.totals.cost));
         s
     }
 
@@ -311,8 +316,8 @@ impl Report {
     ///
     /// Rendered from the exact report, never from formatted text: an hours cell is the
     /// JSON's six-decimal hours rounded half-even to one decimal (so the table and the JSON
-    /// agree digit for digit), a utilisation cell its basis points truncated to a tenth of
-    /// a percent.
+    /// agree digit for digit), a utilisation cell its basis points rounded half-even to a
+    /// tenth of a percent (6719 bp → `67.2%`).
     ///
     /// # Complexity
     /// O(lines + idle entries).
@@ -348,7 +353,11 @@ impl Report {
                 short(l.charged_units),
                 money(l.total_minor),
                 l.utilization_bp
-                    .map(|bp| format!("{}%", format_fixed(bp / 10, 1)))
+                    .map(|bp| {
+                        let tenths =
+                            crate::money::div_round(bp, 10, RoundingMode::HalfEven).unwrap_or(0);
+                        format!("{}%", format_fixed(tenths, 1))
+                    })
                     .unwrap_or_else(|| "-".to_owned()),
             ]);
         }

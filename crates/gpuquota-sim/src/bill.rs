@@ -29,7 +29,20 @@
 //! The `chargeback` section is the `meter` JSON report (`window`, `currency`, `lines`,
 //! `idle`, `totals`, `warnings`) plus `preempted`: per department and card type the GPU-hours
 //! of runs that ended `Preempted` (lost work: a readmitted workload starts over, unless
-//! `spec.resume`), `[{"department", "cardType", "hours"}]`.
+//! `spec.resume`), `[{"department", "cardType", "hours"}]`, and `chargeLostWork`, the rule
+//! the bill applied to them:
+//!
+//! - `spec.metering.chargeLostWork: true` (the default): the department that held the cards
+//!   pays for them, preempted or not. The bill meters allocation, and the cards were held
+//!   (nobody else could use them) until the preemption; `preempted` shows how much of its
+//!   line was work that had to start over.
+//! - `chargeLostWork: false`: the platform absorbs lost work. The preempted runs' hours are
+//!   booked to a line of their own, department [`LOST_WORK`], per card type, so
+//!   department lines + `lost-work` + idle still add up to the total; the departments' lines
+//!   hold only the runs that finished or were still running at the end.
+//!
+//! Under `spec.resume` nothing is lost (a readmitted run continues), so both rules bill the
+//! same.
 //!
 //! The KAI mode meters its runs the same way per node ([`kai_chargeback`]).
 //!
@@ -49,6 +62,24 @@ use crate::{Outcome, RunEnd, Scenario};
 
 /// A problem of `spec.metering` or of metering the runs.
 pub const METERING: Code = Code::new("metering");
+
+/// The department of the bill's lost-work lines under `chargeLostWork: false` (module docs).
+pub const LOST_WORK: &str = "lost-work";
+
+/// `spec.metering.chargeLostWork` (default `true`); anything but a boolean is an error.
+fn charge_lost_work(spec: &Map<String, Value>) -> Result<bool, Diagnostics> {
+    match spec.get("chargeLostWork") {
+        None => Ok(true),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(Diagnostics(vec![
+            Diagnostic::error(
+                METERING,
+                format!("must be true or false (whether the bill charges the hours of preempted runs), got {other}"),
+            )
+            .field("spec.metering.chargeLostWork"),
+        ])),
+    }
+}
 
 /// The card types of `spec.metering` with their flavors, for budgets and records.
 pub fn card_map(metering: Option<&Value>) -> CardMap {
@@ -135,6 +166,7 @@ pub fn chargeback(
         return Err(err("spec.metering must be a mapping".into()));
     };
     let cards = card_map(sc.metering.as_ref());
+    let charge_lost = charge_lost_work(spec)?;
     let mut warnings = Diagnostics::default();
     let start_s = sc.start.unix_seconds();
     let end_s = start_s + outcome.end_ms.div_euclid(1000);
@@ -235,13 +267,17 @@ pub fn chargeback(
                         shape[k] = amount.into();
                     }
                 }
-                let mut rec =
-                    json!({"namespace": ns, "cardType": card, "start": ts(a), "end": ts(b)});
+                let lost_run = matches!(r.end, RunEnd::Preempted { .. }) && !sc.resume;
+                let mut rec = if lost_run && !charge_lost {
+                    json!({"department": LOST_WORK, "cardType": card, "start": ts(a), "end": ts(b)})
+                } else {
+                    json!({"namespace": ns, "cardType": card, "start": ts(a), "end": ts(b)})
+                };
                 if let (Value::Object(m), Value::Object(sh)) = (&mut rec, shape) {
                     m.extend(sh);
                 }
                 records.push(rec);
-                if matches!(r.end, RunEnd::Preempted { .. }) && !sc.resume {
+                if lost_run {
                     let dept = dept_of_ns
                         .get(ns)
                         .cloned()
@@ -253,7 +289,7 @@ pub fn chargeback(
             }
         }
     }
-    meter_doc(doc, records, lost, unmapped, warnings)
+    meter_doc(doc, records, lost, unmapped, warnings, charge_lost)
 }
 
 /// Meters a KAI run's runs: the `chargeback` section of the KAI report (module docs).
@@ -277,6 +313,7 @@ pub fn kai_chargeback(
     let Some(Value::Object(spec)) = &sc.metering else {
         return Err(err("spec.metering must be a mapping".into()));
     };
+    let charge_lost = charge_lost_work(spec)?;
     let products = crate::kai::budget::card_products(sc.metering.as_ref());
     let known: Vec<&str> = products.iter().map(|(_, c)| c.as_str()).collect();
     let mut warnings = Diagnostics::default();
@@ -338,8 +375,11 @@ pub fn kai_chargeback(
                     ));
                 }
                 for (shape, weight) in shapes {
-                    let mut rec =
-                        json!({"namespace": ns, "cardType": card, "start": ts(a), "end": ts(b)});
+                    let mut rec = if preempted && !charge_lost {
+                        json!({"department": LOST_WORK, "cardType": card, "start": ts(a), "end": ts(b)})
+                    } else {
+                        json!({"namespace": ns, "cardType": card, "start": ts(a), "end": ts(b)})
+                    };
                     if let (Value::Object(m), Value::Object(sh)) = (&mut rec, shape) {
                         m.extend(sh);
                     }
@@ -365,7 +405,7 @@ pub fn kai_chargeback(
             .field("spec.metering"),
         );
     }
-    meter_doc(doc, records, lost, unmapped, warnings)
+    meter_doc(doc, records, lost, unmapped, warnings, charge_lost)
 }
 
 /// Namespace → department of `spec.metering.departments` (the first that lists it).
@@ -393,6 +433,8 @@ fn prepare(
     warnings: &mut Diagnostics,
 ) -> Map<String, Value> {
     let mut doc: Map<String, Value> = spec.clone();
+    // the simulator's own rule, not a meter field
+    doc.remove("chargeLostWork");
     for k in ["window", "records"] {
         if doc.remove(k).is_some() {
             warnings.push(
@@ -426,6 +468,7 @@ fn meter_doc(
     lost: BTreeMap<(String, String), i128>,
     unmapped: BTreeMap<String, ()>,
     mut warnings: Diagnostics,
+    charge_lost_work: bool,
 ) -> Result<(crate::report::Chargeback, Diagnostics), Diagnostics> {
     let err = |m: String| Diagnostics(vec![Diagnostic::error(METERING, m).field("spec.metering")]);
     for k in unmapped.keys() {
@@ -458,6 +501,7 @@ fn meter_doc(
     let out = crate::report::Chargeback {
         meter: report.to_output(),
         preempted,
+        charge_lost_work,
     };
     Ok((out, warnings))
 }
@@ -478,4 +522,86 @@ pub(crate) fn first_flavor(sc: &Scenario, key: &str, resource: &str) -> Option<S
         .find(|g| g.covered_resources.iter().any(|r| r.as_str() == resource))
         .and_then(|g| g.flavors.first())
         .map(|f| f.name.clone())
+}
+
+fn micro(s: &str) -> i128 {
+    gpuquota_metering::money::parse_decimal(s, 6, "hours").unwrap_or(0)
+}
+
+/// Six-decimal hours rounded half-up to whole hours.
+fn whole_hours(m: i128) -> String {
+    format!("{}", (m + 500_000).div_euclid(1_000_000))
+}
+
+/// The bill of a `chargeback` section (its JSON) as table lines: a header, one row per
+/// department and card type (allocated GPU-hours in whole hours, MIG instances weighted as
+/// the meter weighs them, and the line's `total`), one `idle` row per card type (hours and
+/// their cost), and a `total` row, which is the sum of the rows above it (metering's
+/// `lines + idle = totals.cost`).
+pub fn bill_rows(c: &Value) -> Vec<String> {
+    let cur = c["currency"].as_str().unwrap_or("");
+    let mut t =
+        gpuquota_model::text::Table::new(["department", "card type", "GPU-h", cur]).right([2, 3]);
+    for l in c["lines"].as_array().into_iter().flatten() {
+        let name = match l["service"].as_str() {
+            Some(svc) => format!("{} ({svc})", l["department"].as_str().unwrap_or("")),
+            None => l["department"].as_str().unwrap_or("").to_owned(),
+        };
+        t.row([
+            name,
+            l["cardType"].as_str().unwrap_or("").to_owned(),
+            whole_hours(micro(l["allocatedHours"].as_str().unwrap_or("0"))),
+            l["total"].as_str().unwrap_or("").to_owned(),
+        ]);
+    }
+    for i in c["idle"].as_array().into_iter().flatten() {
+        t.row([
+            "idle".to_owned(),
+            i["cardType"].as_str().unwrap_or("").to_owned(),
+            whole_hours(micro(i["hours"].as_str().unwrap_or("0"))),
+            i["cost"].as_str().unwrap_or("").to_owned(),
+        ]);
+    }
+    t.row([
+        "total".to_owned(),
+        String::new(),
+        String::new(),
+        c["totals"]["cost"].as_str().unwrap_or("").to_owned(),
+    ]);
+    t.render(gpuquota_model::text::Width::Full)
+        .lines()
+        .map(|l| l.trim_end().to_owned())
+        .collect()
+}
+
+/// The lost work of a `chargeback` section (its JSON) in one sentence: the GPU-hours of
+/// preempted runs per department and card type, and whether the bill charges them
+/// (`chargeLostWork`).
+pub fn lost_work_sentence(c: &Value) -> String {
+    let lost: Vec<String> = c["preempted"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|l| micro(l["hours"].as_str().unwrap_or("0")) > 0)
+        .map(|l| {
+            format!(
+                "{} {} h of {}",
+                l["department"].as_str().unwrap_or(""),
+                whole_hours(micro(l["hours"].as_str().unwrap_or("0"))),
+                l["cardType"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    if lost.is_empty() {
+        return "none (no run was preempted and restarted)".to_owned();
+    }
+    let rule = if c["chargeLostWork"].as_bool().unwrap_or(true) {
+        "in the bill of the department that held the cards, as chargeLostWork: true says"
+    } else {
+        "not in the departments' bills: on the lost-work line, as chargeLostWork: false says"
+    };
+    format!(
+        "{}: preempted runs that restarted from zero; {rule}",
+        lost.join("; ")
+    )
 }

@@ -15,8 +15,13 @@
 //! - `meanTimeToAdmissionMs`, `p95TimeToAdmissionMs`: first admission − creation over its
 //!   admitted workloads (floor mean, nearest-rank p95), `null` without any;
 //! - `preemptions`: its `Preempted` runs; `lostHours`: their GPU-hours (0 under `resume`);
-//! - `utilizationPercent`: the `meanUsagePercent` of the queue named like the department,
-//!   `null` without one;
+//! - `utilizationPercent`: its `gpuHours` × 100 ÷ the GPU-hours of the nominal quota of the
+//!   ClusterQueue named like the department (its GPU resources weighted as metering weighs
+//!   them, × the run's length), rounded half-up to 0.1; `null` without such a queue or with
+//!   a nominal quota of 0 (a borrower: its use is in `gpuHours` and `borrowedHours`). The
+//!   same under both engines (the ResourceQuota run's queues are namespaces, but the
+//!   platform's ClusterQueues are still its quota picture), so a department whose use did
+//!   not change shows a delta of 0;
 //! - `cost`: the sum of its `chargeback` lines' `total`, `null` without metering.
 //!
 //! The comparison is a what-if only when both scenarios submit the same workloads: the same
@@ -27,7 +32,9 @@
 //!
 //! JSON: `{"a": name, "b": name, "workloads": {"same", "onlyInA", "onlyInB", "changed",
 //! "first"}, "departments": {dept: {metric: {"a", "b", "delta"}}}}`; numbers stay numbers,
-//! hours and money strings with their decimals (delta computed exactly on the decimals).
+//! hours and money strings with their decimals (delta computed exactly on the decimals, in
+//! the more precise of the two). What did not change shows a delta of 0 (`0`, `0.0`,
+//! `0.000000`), never `-0.0`.
 
 use std::collections::BTreeMap;
 
@@ -85,7 +92,7 @@ pub struct Metrics {
     pub preemptions: Option<i64>,
     /// GPU-hours of `Preempted` runs, six decimals.
     pub lost_hours: Option<String>,
-    /// The queue's `meanUsagePercent`.
+    /// GPU-hours ÷ nominal quota GPU-hours of the queue named like it, percent (module docs).
     pub utilization_percent: Option<f64>,
     /// Σ of the chargeback lines' `total`, in the currency's digits.
     pub cost: Option<String>,
@@ -129,6 +136,31 @@ pub fn metrics(
         }
     }
     let bill = report.chargeback.as_ref();
+    // nominal GPUs (weighted, L units per device) of each ClusterQueue
+    let quota_units = |d: &str| -> i128 {
+        let Some(cq) = sc.model.cluster_queues.get(d) else {
+            return 0;
+        };
+        let mut q = 0i128;
+        for g in &cq.spec.resource_groups {
+            for f in &g.flavors {
+                for r in &f.resources {
+                    if !r.name.as_str().starts_with("nvidia.com/") {
+                        continue;
+                    }
+                    let n = r
+                        .nominal_quota
+                        .as_ref()
+                        .and_then(|x| x.value())
+                        .unwrap_or(0);
+                    if let Some((_, wt)) = cards.weigh(&f.name, r.name.as_str()) {
+                        q += wt * i128::from(n);
+                    }
+                }
+            }
+        }
+        q
+    };
     let mut out = BTreeMap::new();
     for (d, (units, lost, pre, mut adm)) in gpu {
         adm.sort_unstable();
@@ -162,6 +194,7 @@ pub fn metrics(
         } else {
             None
         };
+        let quota = quota_units(&d);
         let mean = (!adm.is_empty()).then(|| adm.iter().sum::<i64>().div_euclid(adm.len() as i64));
         let p95 = (!adm.is_empty()).then(|| {
             let k = (adm.len() * 95).div_ceil(100).max(1);
@@ -186,14 +219,23 @@ pub fn metrics(
                 p95_time_to_admission_ms: p95,
                 preemptions: Some(i64::try_from(pre).unwrap_or(i64::MAX)),
                 lost_hours: Some(micro_str(lost * 1_000_000 / per_ms_hour)),
-                utilization_percent: queue
-                    .map(|q| q.mean_usage_percent(o.end_ms))
-                    .filter(|x| x.is_finite()),
+                utilization_percent: utilization(units, quota, o.end_ms),
                 cost,
             },
         );
     }
     out
+}
+
+/// `units` (weighted device × ms) × 100 ÷ (`quota` weighted devices × `end_ms`), rounded
+/// half-up to 0.1; `None` without a quota or a run length.
+fn utilization(units: i128, quota: i128, end_ms: i64) -> Option<f64> {
+    let den = quota.checked_mul(i128::from(end_ms))?;
+    if den <= 0 || units < 0 {
+        return None;
+    }
+    let permille = units.checked_mul(2000)?.checked_add(den)? / (2 * den);
+    Some(permille as f64 / 10.0)
 }
 
 /// One metric of one department in both runs.
@@ -229,7 +271,9 @@ impl Delta for i64 {
 impl Delta for f64 {
     /// Rounded to 0.1, as `meanUsagePercent` is.
     fn delta(a: &f64, b: &f64) -> Option<f64> {
-        Some(((b - a) * 10.0).round() / 10.0).filter(|x| x.is_finite())
+        let d = ((b - a) * 10.0).round() / 10.0;
+        // an unchanged value is 0, not -0.0
+        Some(if d == 0.0 { 0.0 } else { d }).filter(|x| x.is_finite())
     }
     fn show(&self) -> String {
         serde_json::Number::from_f64(*self).map_or_else(|| "-".to_owned(), |n| n.to_string())
@@ -237,12 +281,18 @@ impl Delta for f64 {
 }
 
 impl Delta for String {
-    /// Exact on the decimals, in A's digits.
+    /// Exact on the decimals, in the more precise of the two's digits (so `10.5` against
+    /// `10.50` is `0.00`, not a difference of the digit strings).
     fn delta(a: &String, b: &String) -> Option<String> {
-        let digits = a.split_once('.').map_or(0, |p| p.1.len());
-        let p = |s: &str| s.replace('.', "").parse::<i128>().ok();
+        let digits_of = |s: &str| s.split_once('.').map_or(0, |p| p.1.len());
+        let digits = digits_of(a).max(digits_of(b)).min(18);
+        let p = |s: &str| -> Option<i128> {
+            let pad = digits.checked_sub(digits_of(s))?;
+            let v = s.replace('.', "").parse::<i128>().ok()?;
+            v.checked_mul(10i128.checked_pow(u32::try_from(pad).ok()?)?)
+        };
         Some(gpuquota_metering::money::format_fixed(
-            p(b)? - p(a)?,
+            p(b)?.checked_sub(p(a)?)?,
             digits as u32,
         ))
     }
@@ -288,7 +338,8 @@ pub struct DepartmentDiff {
     pub preemptions: Compared<i64>,
     /// GPU-hours of `Preempted` runs (0 under `resume`), six decimals.
     pub lost_hours: Compared<String>,
-    /// The `meanUsagePercent` of the queue named like the department.
+    /// GPU-hours ÷ the nominal quota GPU-hours of the ClusterQueue named like the
+    /// department, percent (`null` for a borrower or a department of no ClusterQueue).
     pub utilization_percent: Compared<f64>,
     /// Σ of its chargeback lines' `total`, in the currency's digits.
     pub cost: Compared<String>,

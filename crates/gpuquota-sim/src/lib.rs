@@ -98,6 +98,12 @@
 //! - `spec.kueue.cycleLatency`: a cycle starting at `t` evicts its victims at `t`, its
 //!   admissions start at `t + cycleLatency`, and the next cycle starts then.
 //! - `spec.resourceQuota.retryInterval`: see the `resourcequota` engine.
+//! - `spec.set`: a mapping of `clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD` paths to values,
+//!   applied to the cluster files' ClusterQueues after they are read, with the grammar of
+//!   `gpuquota sim sweep --set` ([`sweep::set_cluster_queue`]; `none` unsets a limit), so a
+//!   variant of a platform is a scenario, not a copy of its files
+//!   (`{"clusterQueues.assistant.lendingLimit": none}`). A bad path or value is an error
+//!   naming `spec.set.<path>`.
 //! - `spec.workloads[].file`: more manifests, read like `spec.cluster`.
 //! - `spec.workloads[].trace`: a public GPU-cluster trace (Helios, Philly, Alibaba PAI 2020,
 //!   Alibaba 2023), one Workload per job; the mapping of each format is in [`trace`].
@@ -193,7 +199,8 @@
 //!   kueue-summary` keeps upstream's formula.
 //! - `queues`: `meanUsagePercent` is ∫usage dt × 100 / (nominal × `endMs`) as Kueue's checker
 //!   computes it, averaged over the queue's flavor-resources with a nominal quota, rounded to
-//!   0.1; `borrowedMs` is ∫ max(0, usage − nominal) dt in resource units × ms (CPU in cores,
+//!   0.1, and `null` for a queue with no nominal quota (it only borrows: its use is in
+//!   `borrowedMs`; the table prints `-`); `borrowedMs` is ∫ max(0, usage − nominal) dt in resource units × ms (CPU in cores,
 //!   memory in bytes, GPUs in devices).
 //! - `preemptions` counts `Preempted` runs; `warnings` are the input's and the engine's
 //!   warnings (each also printed on stderr, an error under `--strict`).
@@ -287,7 +294,9 @@
 //! `spec.metering` (the `meter` document without `window` and `records`; card types may
 //! list their Kueue `flavors`) makes the simulator meter its own runs through
 //! `gpuquota-metering` and add the `meter` report as `"chargeback"` (before `"warnings"`),
-//! with the lost hours of preempted runs; see [`bill`].
+//! with the lost hours of preempted runs; see [`bill`]. `spec.metering.chargeLostWork`
+//! (`true` by default: the department that held the cards pays for them) set to `false`
+//! books the hours of preempted runs to a `lost-work` line the platform absorbs instead.
 //!
 //! # What-if and the seed month
 //!

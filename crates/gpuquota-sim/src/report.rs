@@ -160,8 +160,9 @@ pub struct QueueOut {
     /// Its nominal quota.
     pub nominal: UsageOut,
     /// ∫usage dt × 100 / (nominal × `endMs`), as Kueue's perf checker computes it, averaged
-    /// over the flavor-resources with a nominal quota, rounded to 0.1.
-    pub mean_usage_percent: f64,
+    /// over the flavor-resources with a nominal quota, rounded to 0.1; `null` when none has
+    /// one (a queue that only borrows: its use is in `borrowedMs`, not a percentage of 0).
+    pub mean_usage_percent: Option<f64>,
     /// ∫ max(0, usage − nominal) dt per flavor-resource with a nominal quota.
     pub borrowed_ms: BorrowedOut,
 }
@@ -234,6 +235,11 @@ pub struct Chargeback {
     pub meter: gpuquota_metering::report::ReportOut,
     /// Per department and card type, the GPU-hours of runs that ended `Preempted`.
     pub preempted: Vec<LostHoursOut>,
+    /// `spec.metering.chargeLostWork` (default `true`): whether the departments' lines
+    /// include the `preempted` hours; when `false` they are on the `lost-work` lines
+    /// ([`crate::bill`]).
+    #[serde(rename = "chargeLostWork")]
+    pub charge_lost_work: bool,
 }
 
 /// GPU-hours lost to preemption by one department on one card type.
@@ -343,8 +349,9 @@ pub struct QueueStats {
 
 impl QueueStats {
     /// ∫usage dt × 100 / (nominal × elapsed), averaged over the flavor-resources with a
-    /// nominal quota, rounded to 0.1.
-    pub fn mean_usage_percent(&self, elapsed_ms: i64) -> f64 {
+    /// nominal quota, rounded to 0.1; `None` when no flavor-resource has a nominal quota
+    /// (or nothing elapsed): a borrower's use is no percentage of a quota of 0.
+    pub fn mean_usage_percent(&self, elapsed_ms: i64) -> Option<f64> {
         let mut sum = 0.0;
         let mut k = 0u32;
         for &(fr, nom) in &self.nominal {
@@ -356,9 +363,9 @@ impl QueueStats {
             k += 1;
         }
         if k == 0 {
-            return 0.0;
+            return None;
         }
-        ((sum / f64::from(k)) * 10.0).round() / 10.0
+        Some(((sum / f64::from(k)) * 10.0).round() / 10.0)
     }
 }
 
@@ -688,9 +695,10 @@ impl Report {
         self.table(Width::Full)
     }
 
-    /// The table: per queue and per class, then a plain-language summary, on the
-    /// workspace's one table layout ([`gpuquota_model::text`]: nothing is cut,
-    /// [`Width::Fit`] wraps).
+    /// The table: per queue and per class, then a plain-language summary, and with
+    /// `spec.metering` the bill (one row per department and card type, one idle row per card
+    /// type, the total) and the lost work; on the workspace's one table layout
+    /// ([`gpuquota_model::text`]: nothing is cut, [`Width::Fit`] wraps).
     ///
     /// # Complexity
     /// O(queues × flavor-resources + classes + runs).
@@ -732,7 +740,9 @@ impl Report {
                 .collect();
             queues.row([
                 name.clone(),
-                format!("{:.1}", q.mean_usage_percent(o.end_ms)),
+                // a queue without nominal quota only borrows: its hours are in BORROWED
+                q.mean_usage_percent(o.end_ms)
+                    .map_or_else(|| "-".to_owned(), |p| format!("{p:.1}")),
                 nominal.join(", "),
                 if borrowed.is_empty() {
                     "-".to_owned()
@@ -770,6 +780,13 @@ impl Report {
         let _ = writeln!(out);
         for line in self.summary_sentences() {
             let _ = writeln!(out, "{line}");
+        }
+        if let Some(c) = self
+            .chargeback
+            .as_ref()
+            .and_then(|c| serde_json::to_value(c).ok())
+        {
+            bill_section(&mut out, &c);
         }
         out
     }
@@ -936,4 +953,21 @@ fn clock(start: Timestamp, ms: i64) -> String {
     } else {
         format!("{date} {hm}")
     }
+}
+
+/// The `sim` table's bill (with `spec.metering`): the rows of [`crate::bill::bill_rows`]
+/// and the lost work.
+pub(crate) fn bill_section(out: &mut String, chargeback: &Value) {
+    let _ = writeln!(
+        out,
+        "\nThe bill: per department and card type, then idle; the rows add up to the total"
+    );
+    for line in crate::bill::bill_rows(chargeback) {
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = writeln!(
+        out,
+        "Lost work: {}",
+        crate::bill::lost_work_sentence(chargeback)
+    );
 }

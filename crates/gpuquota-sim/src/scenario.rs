@@ -168,9 +168,16 @@ struct Spec {
     resource_quota: Option<RqOpts>,
     #[serde(default)]
     workloads: Vec<WorkloadSource>,
-    /// Read by [`crate::bill`] (the `meter` document without `window` and `records`).
+    /// Read by [`crate::bill`] (the `meter` document without `window` and `records`), plus
+    /// `chargeLostWork` (default `true`; `false` books the hours of preempted runs to a
+    /// `lost-work` line instead of the department that held the cards).
     #[serde(default)]
     metering: Option<serde_json::Value>,
+    /// `clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD` → value, applied to the cluster files'
+    /// ClusterQueues after they are read (the grammar of `sim sweep --set`; `none` unsets a
+    /// limit).
+    #[serde(default)]
+    set: BTreeMap<String, Scalar>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -490,6 +497,14 @@ pub fn from_str(
         return Err(failure(errors, warnings));
     }
     let mut model = gathered.import(&mut warnings)?;
+    for (path, value) in &spec.set {
+        if let Err(e) = crate::sweep::set_cluster_queue(&mut model, path, &value.text()) {
+            errors.push(err(e).source(name).field(format!("spec.set.{path}")));
+        }
+    }
+    if errors.has_errors() {
+        return Err(failure(errors, warnings));
+    }
     let mut instances = BTreeMap::new();
     for (w, inst) in generated {
         model.workloads.insert(inst.key.clone(), w);

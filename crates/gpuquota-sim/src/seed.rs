@@ -1,7 +1,9 @@
 //! The seed platform's month, simulated: the scenario shipped as data files
 //! (`data/seed/`: `platform.yaml`, `month.yaml`, `kueue.yaml`, `resourcequota.yaml`, and
 //! for KAI / Run:ai `kai-platform.yaml`, `kai-month.yaml`, `kai.yaml`), readable with
-//! `gpuquota sim`, and the one-screen account the default run prints.
+//! `gpuquota sim`, and the one-screen account the default run prints. The what-if of the
+//! assistant's `lendingLimit: 0` is `kueue-no-lending-limit.yaml` (the Kueue month with the
+//! limit unset through `spec.set`); the account compares it with the Kueue month.
 //!
 //! ```
 //! let month = gpuquota_sim::seed::run().expect("the seed scenario simulates");
@@ -32,6 +34,12 @@ pub const MONTH: &str = include_str!("../data/seed/month.yaml");
 pub const KUEUE: &str = include_str!("../data/seed/kueue.yaml");
 /// `data/seed/resourcequota.yaml`: the month under ResourceQuota only.
 pub const RESOURCEQUOTA: &str = include_str!("../data/seed/resourcequota.yaml");
+/// `data/seed/kueue-no-lending-limit.yaml`: the Kueue month with the assistant's
+/// `lendingLimit: 0` unset (`spec.set`), to show what the limit is for.
+pub const KUEUE_NO_LENDING_LIMIT: &str = include_str!("../data/seed/kueue-no-lending-limit.yaml");
+/// The what-if of the assistant's `lendingLimit`: (scenario file name, text), compared with
+/// the Kueue month by `gpuquota sim diff kueue.yaml kueue-no-lending-limit.yaml`.
+pub const NO_LENDING_LIMIT: (&str, &str) = ("kueue-no-lending-limit.yaml", KUEUE_NO_LENDING_LIMIT);
 
 /// `data/seed/kai-platform.yaml`: nodes, KAI department and project queues, the batch
 /// budget.
@@ -57,6 +65,8 @@ pub struct SeedMonth {
     pub runs: Vec<(&'static str, Scenario, Report)>,
     /// The KAI run.
     pub kai: (crate::kai::KaiScenario, crate::kai::KaiOutcome),
+    /// The Kueue month with the assistant's `lendingLimit` unset ([`NO_LENDING_LIMIT`]).
+    pub no_lending_limit: (Scenario, Report),
 }
 
 /// Reads the shipped KAI scenario.
@@ -103,9 +113,12 @@ pub fn run() -> Result<SeedMonth, Diagnostics> {
     }
     let ksc = kai_scenario()?;
     let kout = crate::kai::simulate(&ksc)?;
+    let nsc = scenario_of(NO_LENDING_LIMIT.0, NO_LENDING_LIMIT.1)?;
+    let nr = crate::simulate(&nsc)?;
     Ok(SeedMonth {
         runs,
         kai: (ksc, kout),
+        no_lending_limit: (nsc, nr),
     })
 }
 
@@ -131,12 +144,13 @@ fn hours(m: i128) -> String {
     format!("{}", (m + 500_000).div_euclid(1_000_000))
 }
 
-/// Utilisation of each card type: allocated hours ÷ (capacity × window), per mille.
+/// Utilisation of each card type: allocated hours ÷ (capacity × window), per mille,
+/// rounded half-up.
 pub fn utilisation(r: &Report) -> BTreeMap<String, i128> {
     section(r, "chargeback").map_or_else(BTreeMap::new, |c| utilisation_of(&c))
 }
 
-/// Utilisation of each card type from a `chargeback` section, per mille.
+/// Utilisation of each card type from a `chargeback` section, per mille, rounded half-up.
 pub fn utilisation_of(c: &Value) -> BTreeMap<String, i128> {
     let mut out = BTreeMap::new();
     let mut alloc: BTreeMap<String, i128> = BTreeMap::new();
@@ -150,7 +164,8 @@ pub fn utilisation_of(c: &Value) -> BTreeMap<String, i128> {
         let a = alloc.get(&card).copied().unwrap_or(0);
         let idle = micro(i["hours"].as_str().unwrap_or("0"));
         if a + idle > 0 {
-            out.insert(card, a * 1000 / (a + idle));
+            // rounded half-up to a tenth of a percent, never truncated (67.19 % → 67.2 %)
+            out.insert(card, (a * 2000 + (a + idle)) / (2 * (a + idle)));
         }
     }
     out
@@ -277,6 +292,11 @@ pub fn summary(m: &SeedMonth) -> String {
             .collect();
         let _ = writeln!(s, "  {label:<20} {}", parts.join(", "));
     }
+    if let Some((_, sc, _)) = m.runs.first() {
+        for note in mig_weights(sc) {
+            let _ = writeln!(s, "{note}");
+        }
+    }
     for (label, sc, r) in &m.runs {
         block(
             &mut s,
@@ -287,6 +307,9 @@ pub fn summary(m: &SeedMonth) -> String {
             section(r, "budgets").as_ref(),
             r.outcome.end_ms,
         );
+    }
+    if let Some((_, sc, r)) = m.runs.iter().find(|(l, _, _)| *l == "Kueue") {
+        lending_limit_lines(&mut s, sc, r, &m.no_lending_limit.0, &m.no_lending_limit.1);
     }
     block(
         &mut s,
@@ -316,11 +339,20 @@ fn block(
         borrowed_line(s, c);
     }
     preempted_and_waited_lines(s, accts, &dept_of_ns);
+    if let Some(c) = chargeback {
+        let _ = writeln!(s, "  lost work: {}", crate::bill::lost_work_sentence(c));
+    }
     if let Some(Value::Array(bs)) = budgets {
         budget_lines(s, bs, end);
     }
     if let Some(c) = chargeback {
-        chargeback_line(s, c);
+        let _ = writeln!(
+            s,
+            "  bill:      per department and card type, then idle; the rows add up to the total"
+        );
+        for line in crate::bill::bill_rows(c) {
+            let _ = writeln!(s, "    {line}");
+        }
     }
 }
 
@@ -458,35 +490,119 @@ fn budget_lines(s: &mut String, bs: &[Value], end: i64) {
                     )
                 })
                 .unwrap_or_else(|| "not spent".into());
+            let used = micro(p["usedGpuHours"].as_str().unwrap_or("0"));
+            let limit = micro(p["gpuHours"].as_str().unwrap_or("0"));
             let _ = writeln!(
                 s,
                 "  budget:    {} used {} of {} GPU-hours, {spent}; {} workloads held back",
                 b["budget"].as_str().unwrap_or(""),
-                hours(micro(p["usedGpuHours"].as_str().unwrap_or("0"))),
-                hours(micro(p["gpuHours"].as_str().unwrap_or("0"))),
+                hours(used),
+                hours(limit),
                 b["heldBack"]
             );
+            if used > limit && !b["stopRunning"].as_bool().unwrap_or(false) {
+                let _ = writeln!(
+                    s,
+                    "             {} h over: when it was spent, runs admitted before kept running to their end ({} holds back new work, it stops none)",
+                    hours(used - limit),
+                    b["whenSpent"].as_str().unwrap_or("")
+                );
+            }
         }
     }
 }
 
-/// `chargeback (CURRENCY):` the total per department, and the total with idle time.
-fn chargeback_line(s: &mut String, c: &Value) {
-    let mut by: BTreeMap<String, i128> = BTreeMap::new();
-    for l in c["lines"].as_array().into_iter().flatten() {
-        let t = l["total"].as_str().unwrap_or("0").replace('.', "");
-        *by.entry(l["department"].as_str().unwrap_or("").to_owned())
-            .or_default() += t.parse::<i128>().unwrap_or(0);
+/// How the bill weighs each MIG resource of the platform's ClusterQueues: `A MIG 1g.24gb
+/// instance counts as 1/4 of an RTX PRO 6000 in the bills below (as the meter weighs it).`
+fn mig_weights(sc: &Scenario) -> Vec<String> {
+    let cards = crate::bill::card_map(sc.metering.as_ref());
+    let mut seen: BTreeMap<(String, String), (i128, i128)> = BTreeMap::new();
+    for cq in sc.model.cluster_queues.values() {
+        for g in &cq.spec.resource_groups {
+            for f in &g.flavors {
+                for r in &f.resources {
+                    let res = r.name.as_str();
+                    let Some(profile) = res.strip_prefix("nvidia.com/mig-") else {
+                        continue;
+                    };
+                    if let Some((card, w)) = cards.weigh(&f.name, res)
+                        && w > 0
+                        && !card.is_empty()
+                    {
+                        let l = gpuquota_metering::money::L;
+                        let g = gcd(w, l);
+                        seen.insert((profile.to_owned(), card), (w / g, l / g));
+                    }
+                }
+            }
+        }
     }
-    let parts: Vec<String> = by
-        .iter()
-        .map(|(d, c)| format!("{d} {}", gpuquota_metering::money::format_fixed(*c, 2)))
-        .collect();
+    seen.into_iter()
+        .map(|((profile, card), (n, d))| {
+            format!(
+                "A MIG {profile} instance counts as {n}/{d} of an {card} in the bills below (as the meter weighs it)."
+            )
+        })
+        .collect()
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 { a.abs() } else { gcd(b, a % b) }
+}
+
+/// What the assistant's `lendingLimit: 0` is for: the Kueue month against the same month
+/// with the limit unset ([`NO_LENDING_LIMIT`]), as `sim diff` compares them: who borrowed
+/// more, whose workloads waited longer for admission.
+fn lending_limit_lines(s: &mut String, sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) {
+    let d = crate::diff::diff(sa, a, sb, b);
+    let mut borrowed = Vec::new();
+    let mut waited = Vec::new();
+    for (dept, m) in &d.departments {
+        if let Some(x) = m.borrowed_hours.delta.as_deref().map(micro)
+            && x != 0
+        {
+            let sign = if x > 0 { "+" } else { "-" };
+            borrowed.push(format!("{dept} {sign}{} h", hours(x.abs())));
+        }
+        let (ma, mb) = (
+            m.mean_time_to_admission_ms.a.unwrap_or(0),
+            m.mean_time_to_admission_ms.b.unwrap_or(0),
+        );
+        let (pa, pb) = (
+            m.p95_time_to_admission_ms.a.unwrap_or(0),
+            m.p95_time_to_admission_ms.b.unwrap_or(0),
+        );
+        if ma != mb || pa != pb {
+            waited.push(format!(
+                "{dept} {} on average, p95 {} (with the limit: {}, {})",
+                crate::report::human_ms(mb),
+                crate::report::human_ms(pb),
+                crate::report::human_ms(ma),
+                crate::report::human_ms(pa)
+            ));
+        }
+    }
     let _ = writeln!(
         s,
-        "  chargeback ({}): {}; total incl. idle {}",
-        c["currency"].as_str().unwrap_or(""),
-        parts.join(", "),
-        c["totals"]["cost"].as_str().unwrap_or("")
+        "  without the assistant's lendingLimit 0 ({}):",
+        NO_LENDING_LIMIT.0
+    );
+    let _ = writeln!(
+        s,
+        "    borrowed:  {}",
+        if borrowed.is_empty() {
+            "no change: no queue could borrow more than it already did".to_owned()
+        } else {
+            borrowed.join("; ")
+        }
+    );
+    let _ = writeln!(
+        s,
+        "    waited:    {}",
+        if waited.is_empty() {
+            "no change".to_owned()
+        } else {
+            waited.join("; ")
+        }
     );
 }

@@ -49,8 +49,9 @@
 //!   file's bytes, of the grid (paths and values in run order, [`grid_fingerprint`]) and of
 //!   every file the runs read, by the name the scenario gives it; a merged table's `files`
 //!   are those of all its shards;
-//! - `meanUsagePercent`: the mean of the report's `queues[].meanUsagePercent` (0 without
-//!   queues), rounded to 0.1; for a KAI run, the mean over leaf queues (with a positive fair
+//! - `meanUsagePercent`: the mean of the report's `queues[].meanUsagePercent` over the
+//!   queues that have one (a queue with no nominal quota has `null` there and is left out;
+//!   0 without any), rounded to 0.1; for a KAI run, the mean over leaf queues (with a positive fair
 //!   share) of `meanAllocatedGpu` as a percent of the queue's mean `fairShare`;
 //! - `gpuHours`: Σ over runs of `nvidia.com/gpu` usage (KAI: `gpu`) × duration, in
 //!   GPU-hours (0.001);
@@ -132,8 +133,8 @@ pub struct Row {
     pub parameters: IndexMap<String, String>,
     /// The report's `engine`.
     pub engine: String,
-    /// The mean of the report's `queues[].meanUsagePercent` (0 without queues), rounded to
-    /// 0.1.
+    /// The mean of the report's non-null `queues[].meanUsagePercent` (0 without any),
+    /// rounded to 0.1.
     pub mean_usage_percent: f64,
     /// Σ over runs of `nvidia.com/gpu` usage × duration, GPU-hours rounded to 0.001.
     pub gpu_hours: f64,

@@ -47,3 +47,63 @@ fn example8_quota_charged() {
 fn mixed_inputs() {
     check("mixed");
 }
+
+/// One department holds one H200 for the hour, 67.19 % busy, at 4.50 an hour, on a card type
+/// of capacity 2: its line costs 4.50 (no quota, so the hour is borrowed), the idle hour
+/// 4.50, the bill 9.00.
+const TWO_LINES: &str = "window: {start: 0, end: 3600}
+currency: EUR
+cardTypes:
+  - {name: H200, model: NVIDIA H200, pricePerHour: \"4.50\", capacity: 2}
+departments:
+  - {name: a, namespaces: [a]}
+records:
+  - {namespace: a, cardType: H200, gpus: 1, start: 0, end: 3600, holder: n/GPU-0}
+busy:
+  - {holder: n/GPU-0, fraction: \"0.6719\"}
+";
+
+#[test]
+fn utilisation_cell_is_rounded_not_truncated() {
+    let input = Document::from_yaml(TWO_LINES)
+        .unwrap()
+        .into_input(&[])
+        .unwrap();
+    let report = meter(&input).unwrap();
+    let table = report.to_table();
+    // 6719 basis points: 67.19 % rounds to 67.2 %, where truncation printed 67.1 %
+    assert!(table.contains("67.2%"), "{table}");
+    assert!(!table.contains("67.1%"), "{table}");
+}
+
+#[test]
+fn csv_has_no_totals_row_and_its_total_column_sums_to_the_bill() {
+    let input = Document::from_yaml(TWO_LINES)
+        .unwrap()
+        .into_input(&[])
+        .unwrap();
+    let report = meter(&input).unwrap();
+    let csv = report.to_csv();
+    assert_eq!(
+        csv,
+        "department,cardType,service,allocatedHours,ownHours,borrowedHours,quotaHours,\
+         chargedHours,cost,idleShare,total,utilization\n\
+         a,H200,,1.000000,0.000000,1.000000,0.000000,1.000000,4.50,0.00,4.50,0.6719\n\
+         __idle__,H200,,1.000000,,,,,4.50,,4.50,\n"
+    );
+    // the total column (11th) sums to the bill: 4.50 + 4.50 = 9.00
+    let cents: i64 = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.split(',')
+                .nth(10)
+                .unwrap()
+                .replace('.', "")
+                .parse::<i64>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(cents, 900);
+    assert_eq!(report.to_output().totals.cost, "9.00");
+}

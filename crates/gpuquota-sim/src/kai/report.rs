@@ -491,7 +491,9 @@ impl KaiOutcome {
         s
     }
 
-    /// Per queue: mean and last allocation and fair share; then the evictions per action.
+    /// Per queue: mean and last allocation and fair share; then the evictions per action;
+    /// with `spec.metering`, the bill (per department and card type, idle, total) and the
+    /// lost work.
     pub fn to_table(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(
@@ -542,6 +544,13 @@ impl KaiOutcome {
         );
         for ((q, a), n) in by {
             let _ = writeln!(out, "{n} of {q}'s runs were evicted by {a}.");
+        }
+        if let Some(c) = self
+            .chargeback
+            .as_ref()
+            .and_then(|c| serde_json::to_value(c).ok())
+        {
+            crate::report::bill_section(&mut out, &c);
         }
         out
     }
