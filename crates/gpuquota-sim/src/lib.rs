@@ -299,7 +299,9 @@
 //! `resourcequota`, which has no priorities, it only reports), `Notify` only reports, and
 //! `stopRunning` ends running work `Preempted` with reason `BudgetExhausted` and `by`
 //! `Budget/<name>`. A `spec.queue` budget covers the workloads of that ClusterQueue (under
-//! `resourcequota` too: the ClusterQueue their LocalQueue names). The JSON gains
+//! `resourcequota` too: the ClusterQueue their LocalQueue names). A budget's `cardType`
+//! counts `resourcequota` usage, which has no flavor, on the card type the bill charges it
+//! to ([`bill::unflavored_flavor`]). The JSON gains
 //! `"budgets"` (before `"warnings"`, only when the scenario has budgets; see
 //! [`budget::report`]).
 #![forbid(unsafe_code)]
