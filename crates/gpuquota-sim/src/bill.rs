@@ -515,10 +515,7 @@ pub fn unflavored_flavor(sc: &Scenario, key: &str, resource: &str) -> Option<Str
             .get(f)
             .map(|rf| &rf.spec.node_labels)
     };
-    if let Some(f) = cq_flavors
-        .iter()
-        .find(|f| labels_of(f).is_none_or(|l| agrees(l)))
-    {
+    if let Some(f) = cq_flavors.iter().find(|f| labels_of(f).is_none_or(&agrees)) {
         return Some((*f).to_owned());
     }
     let picked = sc.model.resource_flavors.iter().find(|(_, rf)| {
