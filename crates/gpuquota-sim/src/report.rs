@@ -992,3 +992,22 @@ fn clock(start: Timestamp, ms: i64) -> String {
         format!("{date} {hm}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::requeue_waits;
+
+    #[test]
+    fn requeue_waits_run_from_each_eviction_to_the_next_start() {
+        // run 0–1 h evicted, readmitted at 4 h (3 h), evicted at 5 h, readmitted at once,
+        // evicted again at 6 h and never readmitted
+        let h = 3_600_000;
+        let runs = [(0, h, true), (4 * h, 5 * h, true), (5 * h, 6 * h, true)];
+        assert_eq!(requeue_waits(&runs), vec![3 * h, 0]);
+        // a finished run is no eviction
+        assert_eq!(
+            requeue_waits(&[(0, h, false), (2 * h, 3 * h, false)]),
+            Vec::<i64>::new()
+        );
+    }
+}

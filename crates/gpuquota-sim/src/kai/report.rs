@@ -278,7 +278,8 @@ fn num(x: f64) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
-/// Per class: count, finished, evictions, times to admission, times to finish.
+/// Per class: count, finished, evictions, times to admission, times to finish, waits from
+/// an eviction to the readmission after it.
 type ClassAcc = (u64, u64, u64, Vec<i64>, Vec<i64>, Vec<i64>);
 
 fn nearest_rank(sorted: &[i64], p: usize) -> i64 {
@@ -413,34 +414,33 @@ impl KaiOutcome {
         }
         let classes = classes
             .into_iter()
-            .map(
-                |(name, (count, finished, evictions, mut adm, fin, mut requeue))| {
-                    adm.sort_unstable();
-                    requeue.sort_unstable();
-                    let mean = |v: &[i64]| {
-                        if v.is_empty() {
-                            0
-                        } else {
-                            v.iter().sum::<i64>() / v.len() as i64
-                        }
-                    };
-                    (
-                        name.to_owned(),
-                        crate::report::ClassOut {
-                            count,
-                            finished,
-                            evictions,
-                            mean_time_to_admission_ms: mean(&adm),
-                            p50_time_to_admission_ms: nearest_rank(&adm, 50),
-                            p95_time_to_admission_ms: nearest_rank(&adm, 95),
-                            mean_time_to_finish_ms: mean(&fin),
-                            readmissions: requeue.len() as u64,
-                            mean_requeue_wait_ms: mean(&requeue),
-                            p95_requeue_wait_ms: nearest_rank(&requeue, 95),
-                        },
-                    )
-                },
-            )
+            .map(|(name, acc)| {
+                let (count, finished, evictions, mut adm, fin, mut requeue) = acc;
+                adm.sort_unstable();
+                requeue.sort_unstable();
+                let mean = |v: &[i64]| {
+                    if v.is_empty() {
+                        0
+                    } else {
+                        v.iter().sum::<i64>() / v.len() as i64
+                    }
+                };
+                (
+                    name.to_owned(),
+                    crate::report::ClassOut {
+                        count,
+                        finished,
+                        evictions,
+                        mean_time_to_admission_ms: mean(&adm),
+                        p50_time_to_admission_ms: nearest_rank(&adm, 50),
+                        p95_time_to_admission_ms: nearest_rank(&adm, 95),
+                        mean_time_to_finish_ms: mean(&fin),
+                        readmissions: requeue.len() as u64,
+                        mean_requeue_wait_ms: mean(&requeue),
+                        p95_requeue_wait_ms: nearest_rank(&requeue, 95),
+                    },
+                )
+            })
             .collect();
         let queues = self
             .queues
