@@ -664,13 +664,11 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     }
 
     /// The ResourceQuota check: `Some(reason)` when admitting `counts` pods of `wl` would
-    /// exceed a hard cap of its namespace.
-    fn resource_quota_violation(
-        &self,
-        wl: WlId,
-        counts: &[i32],
-        extra: &[(WlId, Vec<i32>)],
-    ) -> Option<Pending> {
+    /// exceed a hard cap of its namespace. A quota's usage is that of the reserved workloads
+    /// of its own namespace and scope; a workload admitted earlier in the same cycle already
+    /// holds its reservation, so it is counted there, once, and only against the quotas that
+    /// cover it.
+    fn resource_quota_violation(&self, wl: WlId, counts: &[i32]) -> Option<Pending> {
         let world = self.world;
         let w = &world.workloads[wl];
         let demand = |id: WlId, counts: &[i32], r: Option<ResourceId>| -> i64 {
@@ -732,9 +730,6 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                         };
                         used = used.saturating_add(demand(i, &counts, *r));
                     }
-                }
-                for (id, c) in extra {
-                    used = used.saturating_add(demand(*id, c, *r));
                 }
                 if used.saturating_add(req) > hard.0 {
                     let fmt = |v: i64| match r {

@@ -229,7 +229,9 @@
 //!   Feature gates stay at their defaults (a `featureGates` stanza is a warning).
 //! - Cohort trees are limited to 1,000 levels (upstream has no limit).
 //! - A namespace ResourceQuota is checked at admission (requests and `pods` caps; `limits.*`
-//!   caps are reported as not enforced). Upstream Kueue leaves it to the API server.
+//!   caps are reported as not enforced). Upstream Kueue leaves it to the API server. A quota's
+//!   usage is that of the workloads holding a reservation in its namespace and scope
+//!   (`scopeSelector` PriorityClass), those admitted earlier in the same cycle included.
 //! - `SchedulingEquivalenceHashing` compares the scheduling shape (priority and, per PodSet,
 //!   name, count, minCount, per-pod requests, node selector, affinity, tolerations) rather
 //!   than upstream's hash of the whole pod spec. Bulk-moved workloads keep the reason they

@@ -23,8 +23,9 @@
 //!   engines: the platform's quota picture), so `borrowedHours` is the usage above nominal.
 //!
 //! Usage under the `resourcequota` engine has no flavor; it is charged to the card type of
-//! the first flavor of the workload's ClusterQueue (through its LocalQueue) that covers the
-//! resource, Kueue's flavor order, when the cluster has one.
+//! the flavor [`unflavored_flavor`] picks (the workload's ClusterQueue's flavors in Kueue's
+//! order, the node labels its `nodeSelector` asks for), and GPU-hour budgets filtered by
+//! card type are charged the same way ([`unflavored_rate`]).
 //!
 //! The `chargeback` section is the `meter` JSON report (`window`, `currency`, `lines`,
 //! `idle`, `totals`, `warnings`) plus `preempted`: per department and card type the GPU-hours
@@ -234,7 +235,6 @@ pub fn chargeback(
     let mut unmapped: BTreeMap<String, ()> = BTreeMap::new();
     for w in &outcome.workloads {
         let ns = w.key.split('/').next().unwrap_or("");
-        let first_flavor = |res: &str| first_flavor(sc, &w.key, res);
         for r in &w.runs {
             let (a, b) = (
                 start_s + r.start_ms.div_euclid(1000),
@@ -251,7 +251,7 @@ pub fn chargeback(
                 }
                 let guessed;
                 let f = if f.is_empty() {
-                    guessed = first_flavor(res).unwrap_or_default();
+                    guessed = unflavored_flavor(sc, &w.key, res).unwrap_or_default();
                     &guessed
                 } else {
                     f
@@ -506,22 +506,95 @@ fn meter_doc(
     Ok((out, warnings))
 }
 
-/// Under `resourcequota` (usage without a flavor): the first flavor of the workload's
-/// ClusterQueue (through its LocalQueue) that covers `resource`, Kueue's flavor order.
-pub(crate) fn first_flavor(sc: &Scenario, key: &str, resource: &str) -> Option<String> {
+/// The flavor whose card type usage without a flavor (the `resourcequota` engine's) is
+/// charged on, the same for the bill and for the budgets:
+///
+/// 1. the first flavor of the workload's ClusterQueue (through its LocalQueue) that covers
+///    `resource` and whose `nodeLabels` agree with the `nodeSelector` of every PodSet
+///    (Kueue's flavor order and node-label check);
+/// 2. else the first ResourceFlavor (by name) whose `nodeLabels` the PodSets' `nodeSelector`
+///    picks: at least one label in common and none in conflict;
+/// 3. else the first flavor of its ClusterQueue that covers `resource`.
+///
+/// `None` leaves the card type to the card types themselves (the only one, or for MIG the
+/// first whose model has the profile). A twin ([`crate::budget::TWIN_SUFFIX`]) is its
+/// original.
+///
+/// # Complexity
+/// O(PodSets × flavors × labels).
+pub fn unflavored_flavor(sc: &Scenario, key: &str, resource: &str) -> Option<String> {
+    let key = key.strip_suffix(crate::budget::TWIN_SUFFIX).unwrap_or(key);
     let w = sc.model.workloads.get(key)?;
-    let ns = key.split('/').next()?;
-    let lq = sc
-        .model
-        .local_queues
-        .get(&format!("{ns}/{}", w.spec.queue_name.as_deref()?))?;
-    let cq = sc.model.cluster_queues.get(&lq.spec.cluster_queue)?;
-    cq.spec
-        .resource_groups
+    let selectors: Vec<&BTreeMap<String, String>> = w
+        .spec
+        .pod_sets
         .iter()
-        .find(|g| g.covered_resources.iter().any(|r| r.as_str() == resource))
-        .and_then(|g| g.flavors.first())
-        .map(|f| f.name.clone())
+        .map(|p| &p.template.spec.node_selector)
+        .collect();
+    let agrees = |labels: &BTreeMap<String, String>| {
+        selectors.iter().all(|sel| {
+            labels
+                .iter()
+                .all(|(k, v)| sel.get(k).is_none_or(|x| x == v))
+        })
+    };
+    let ns = key.split('/').next()?;
+    let cq_flavors: Vec<&str> = w
+        .spec
+        .queue_name
+        .as_deref()
+        .and_then(|q| sc.model.local_queues.get(&format!("{ns}/{q}")))
+        .and_then(|lq| sc.model.cluster_queues.get(&lq.spec.cluster_queue))
+        .and_then(|cq| {
+            cq.spec
+                .resource_groups
+                .iter()
+                .find(|g| g.covered_resources.iter().any(|r| r.as_str() == resource))
+        })
+        .map(|g| g.flavors.iter().map(|f| f.name.as_str()).collect())
+        .unwrap_or_default();
+    let labels_of = |f: &str| {
+        sc.model
+            .resource_flavors
+            .get(f)
+            .map(|rf| &rf.spec.node_labels)
+    };
+    if let Some(f) = cq_flavors.iter().find(|f| labels_of(f).is_none_or(&agrees)) {
+        return Some((*f).to_owned());
+    }
+    let picked = sc.model.resource_flavors.iter().find(|(_, rf)| {
+        let l = &rf.spec.node_labels;
+        agrees(l)
+            && selectors
+                .iter()
+                .any(|sel| l.keys().any(|k| sel.contains_key(k)))
+    });
+    if let Some((name, _)) = picked {
+        return Some(name.clone());
+    }
+    cq_flavors.first().map(|f| (*f).to_owned())
+}
+
+/// The card type and budget rate (`L` per whole GPU, as [`weigh`]) of `amount` of
+/// `resource` used without a flavor by workload `key`: the card type of the flavor
+/// [`unflavored_flavor`] picks (a flavor of no listed card type being its own, as budgets
+/// weigh flavors), else the only card type (MIG: the first whose model has the profile).
+/// `None` for a resource that is no GPU.
+pub fn unflavored_rate(
+    sc: &Scenario,
+    cards: &CardMap,
+    key: &str,
+    resource: &str,
+    amount: i64,
+) -> Option<(String, i128)> {
+    let flavor = unflavored_flavor(sc, key, resource).unwrap_or_default();
+    let (mut card, w) = weigh(cards, &flavor, resource)?;
+    if card.is_empty()
+        && let [only] = cards.cards.as_slice()
+    {
+        card = only.name.clone();
+    }
+    Some((card, i128::from(amount).saturating_mul(w)))
 }
 
 fn micro(s: &str) -> i128 {

@@ -118,8 +118,11 @@
 //!   (integer ms); without either the workload runs until `end`;
 //! - `gpuquota.dev/repeat`: a Go duration; a fresh copy named `<name>-<k>` (k = 1, 2, …) is
 //!   created every period after the first arrival until `end` (needs `spec.end`);
-//! - class: the label `kueue.x-k8s.io/performance-scheduler-class`, else
-//!   `gpuquota.dev/class` (annotation or label), else `""`.
+//! - class: its WorkloadPriorityClass (`spec.priorityClassRef`, or `priorityClassName` with
+//!   `priorityClassSource: kueue.x-k8s.io/workloadpriorityclass`), else its PriorityClass
+//!   (the Workload's, else its pods' `priorityClassName`), else `gpuquota.dev/class`
+//!   (annotation or label), else the label `kueue.x-k8s.io/performance-scheduler-class`,
+//!   else `""`.
 //!
 //! Workloads admitted in the input (`status.admission`) run from time 0. Finished ones are
 //! left out, as `kueue schedule` leaves them out.
@@ -181,7 +184,8 @@
 //! "createdMs", "runs": [{"startMs", "endMs", "end", ["reason", "by"], "usage": {flavor:
 //! {resource: quantity}}}], "finishedMs", ["pending": {"reason", "message"}]}], "classes":
 //! {class: {"count", "finished", "evictions", "meanTimeToAdmissionMs",
-//! "p50TimeToAdmissionMs", "p95TimeToAdmissionMs", "meanTimeToFinishMs"}}, "queues": {queue:
+//! "p50TimeToAdmissionMs", "p95TimeToAdmissionMs", "meanTimeToFinishMs", "readmissions",
+//! "meanRequeueWaitMs", "p95RequeueWaitMs"}}, "queues": {queue:
 //! {"nominal": {flavor: {resource: quantity}}, "meanUsagePercent", "borrowedMs": {flavor:
 //! {resource: integer}}}}, "preemptions", "warnings": [string]}`.
 //! - Every `…Ms` is integer milliseconds since `start`; `endMs` is `spec.end` (or the last
@@ -196,7 +200,10 @@
 //!   the class's admitted workloads; p50 / p95 are nearest-rank; `meanTimeToFinishMs`
 //!   completion − creation over finished workloads. Deviation: Kueue's recorder divides by
 //!   every workload of the class, counting one never admitted as 0; `--output
-//!   kueue-summary` keeps upstream's formula.
+//!   kueue-summary` keeps upstream's formula. The wait after a preemption is apart from the
+//!   first admission: `readmissions` counts the evictions followed by another run,
+//!   `meanRequeueWaitMs` (floor) and `p95RequeueWaitMs` (nearest-rank) the time from each
+//!   such eviction to the readmission (an eviction still waiting at the end has none).
 //! - `queues`: `meanUsagePercent` is ∫usage dt × 100 / (nominal × `endMs`) as Kueue's checker
 //!   computes it, averaged over the queue's flavor-resources with a nominal quota, rounded to
 //!   0.1, and `null` for a queue with no nominal quota (it only borrows: its use is in
@@ -317,7 +324,9 @@
 //! `resourcequota`, which has no priorities, it only reports), `Notify` only reports, and
 //! `stopRunning` ends running work `Preempted` with reason `BudgetExhausted` and `by`
 //! `Budget/<name>`. A `spec.queue` budget covers the workloads of that ClusterQueue (under
-//! `resourcequota` too: the ClusterQueue their LocalQueue names). The JSON gains
+//! `resourcequota` too: the ClusterQueue their LocalQueue names). A budget's `cardType`
+//! counts `resourcequota` usage, which has no flavor, on the card type the bill charges it
+//! to ([`bill::unflavored_flavor`]). The JSON gains
 //! `"budgets"` (before `"warnings"`, only when the scenario has budgets; see
 //! [`budget::report`]).
 #![forbid(unsafe_code)]

@@ -94,7 +94,7 @@ pub fn svg(sc: &Scenario, report: &Report) -> Result<String, String> {
             for &(fr, a) in &r.usage {
                 let res = o.frs[fr as usize].1.as_str();
                 let guessed = if o.frs[fr as usize].0.is_empty() {
-                    crate::bill::first_flavor(sc, &w.key, res).unwrap_or_default()
+                    crate::bill::unflavored_flavor(sc, &w.key, res).unwrap_or_default()
                 } else {
                     String::new()
                 };

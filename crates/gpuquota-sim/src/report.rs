@@ -149,6 +149,14 @@ pub struct ClassOut {
     pub p95_time_to_admission_ms: i64,
     /// Completion − creation, averaged (floor) over finished workloads; 0 without any.
     pub mean_time_to_finish_ms: i64,
+    /// Evictions (`Preempted` runs) after which the workload ran again.
+    pub readmissions: u64,
+    /// Readmission − eviction (the next run's start − the preempted run's end), averaged
+    /// (floor) over [`ClassOut::readmissions`]; 0 without any. Apart from the time to
+    /// admission, which counts only the first admission.
+    pub mean_requeue_wait_ms: i64,
+    /// Nearest-rank 95th percentile of the requeue wait.
+    pub p95_requeue_wait_ms: i64,
 }
 
 /// The statistics of one queue.
@@ -300,6 +308,8 @@ pub struct ClassStats {
     pub recorder_finish_total: i64,
     /// Time from creation to completion of every finished workload.
     pub finish_ms: Vec<i64>,
+    /// Time from each eviction to the readmission that followed it, sorted.
+    pub requeue_ms: Vec<i64>,
 }
 
 impl ClassStats {
@@ -310,18 +320,44 @@ impl ClassStats {
 
     /// Nearest-rank percentile `p` (0–100) of the time to admission, 0 without any.
     pub fn percentile_admission(&self, p: u32) -> i64 {
-        let n = self.admission_ms.len();
-        if n == 0 {
-            return 0;
-        }
-        let rank = (u64::from(p) * n as u64).div_ceil(100).max(1) as usize;
-        self.admission_ms[rank.min(n) - 1]
+        nearest_rank(&self.admission_ms, p)
+    }
+
+    /// Mean time from eviction to readmission (floor), 0 without any.
+    pub fn mean_requeue(&self) -> i64 {
+        mean(&self.requeue_ms)
+    }
+
+    /// Nearest-rank percentile `p` (0–100) of the time from eviction to readmission, 0
+    /// without any.
+    pub fn percentile_requeue(&self, p: u32) -> i64 {
+        nearest_rank(&self.requeue_ms, p)
     }
 
     /// Mean time to finish over finished workloads (floor), 0 without any.
     pub fn mean_finish(&self) -> i64 {
         mean(&self.finish_ms)
     }
+}
+
+/// Nearest-rank percentile `p` (0–100) of sorted `v`, 0 when empty.
+fn nearest_rank(v: &[i64], p: u32) -> i64 {
+    let n = v.len();
+    if n == 0 {
+        return 0;
+    }
+    let rank = (u64::from(p) * n as u64).div_ceil(100).max(1) as usize;
+    v[rank.min(n) - 1]
+}
+
+/// The waits from each eviction to the readmission after it, from a workload's runs in
+/// time order as `(start, end, ended by an eviction)`: the next run's start − the evicted
+/// run's end. An eviction without a later run (still waiting at the end) has none.
+pub fn requeue_waits(runs: &[(i64, i64, bool)]) -> Vec<i64> {
+    runs.windows(2)
+        .filter(|w| w[0].2)
+        .map(|w| w[1].0.saturating_sub(w[0].1))
+        .collect()
 }
 
 fn mean(v: &[i64]) -> i64 {
@@ -398,6 +434,15 @@ impl Report {
                 c.recorder_finish_total += f - w.created_ms;
                 makespan = makespan.max(f);
             }
+            let spans: Vec<(i64, i64, bool)> = w
+                .runs
+                .iter()
+                .map(|r| {
+                    let evicted = matches!(r.end, RunEnd::Preempted { .. });
+                    (r.start_ms, r.end_ms, evicted)
+                })
+                .collect();
+            c.requeue_ms.extend(requeue_waits(&spans));
             for r in &w.runs {
                 if matches!(r.end, RunEnd::Preempted { .. }) {
                     c.evictions += 1;
@@ -413,6 +458,7 @@ impl Report {
         for c in classes.values_mut() {
             c.admission_ms.sort_unstable();
             c.finish_ms.sort_unstable();
+            c.requeue_ms.sort_unstable();
         }
         let mut queues = BTreeMap::new();
         for q in &outcome.queues {
@@ -530,6 +576,9 @@ impl Report {
                         p50_time_to_admission_ms: c.percentile_admission(50),
                         p95_time_to_admission_ms: c.percentile_admission(95),
                         mean_time_to_finish_ms: c.mean_finish(),
+                        readmissions: c.requeue_ms.len() as u64,
+                        mean_requeue_wait_ms: c.mean_requeue(),
+                        p95_requeue_wait_ms: c.percentile_requeue(95),
                     },
                 )
             })
@@ -762,8 +811,9 @@ impl Report {
             "P50-ADMIT",
             "P95-ADMIT",
             "MEAN-FINISH",
+            "MEAN-REQUEUE",
         ])
-        .right(1..8);
+        .right(1..9);
         for (name, c) in &self.classes {
             classes.row([
                 if name.is_empty() { "(none)" } else { name }.to_owned(),
@@ -774,6 +824,11 @@ impl Report {
                 human_ms(c.percentile_admission(50)),
                 human_ms(c.percentile_admission(95)),
                 human_ms(c.mean_finish()),
+                if c.requeue_ms.is_empty() {
+                    "-".to_owned()
+                } else {
+                    human_ms(c.mean_requeue())
+                },
             ]);
         }
         out.push_str(&classes.render(width));
@@ -970,4 +1025,23 @@ pub(crate) fn bill_section(out: &mut String, chargeback: &Value) {
         "Lost work: {}",
         crate::bill::lost_work_sentence(chargeback)
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::requeue_waits;
+
+    #[test]
+    fn requeue_waits_run_from_each_eviction_to_the_next_start() {
+        // run 0–1 h evicted, readmitted at 4 h (3 h), evicted at 5 h, readmitted at once,
+        // evicted again at 6 h and never readmitted
+        let h = 3_600_000;
+        let runs = [(0, h, true), (4 * h, 5 * h, true), (5 * h, 6 * h, true)];
+        assert_eq!(requeue_waits(&runs), vec![3 * h, 0]);
+        // a finished run is no eviction
+        assert_eq!(
+            requeue_waits(&[(0, h, false), (2 * h, 3 * h, false)]),
+            Vec::<i64>::new()
+        );
+    }
 }

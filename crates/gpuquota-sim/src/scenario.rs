@@ -803,13 +803,7 @@ fn resolve_file_workloads(
                 None => None,
             },
         };
-        let class = w
-            .metadata
-            .labels
-            .get(PERF_CLASS_LABEL)
-            .cloned()
-            .or_else(|| ann(CLASS_KEY))
-            .unwrap_or_default();
+        let class = workload_class(w);
         let created = *w.metadata.creation_timestamp.get_or_insert(start);
         let created_ms = ms_between(start, created);
         let inst = Instance {
@@ -879,6 +873,33 @@ fn resolve_file_workloads(
         model.workloads.insert(k.clone(), w);
         instances.insert(k, inst);
     }
+}
+
+/// A workload's class in the report: its WorkloadPriorityClass, else the PriorityClass
+/// of the workload or of its pods, else `gpuquota.dev/class` (annotation, else label), else
+/// Kueue's perf label; `""` without any.
+fn workload_class(w: &Workload) -> String {
+    let class = w.spec.priority_class();
+    if let Some((true, name)) = class {
+        return name.to_owned();
+    }
+    class
+        .map(|(_, name)| name.to_owned())
+        .or_else(|| {
+            w.spec
+                .pod_sets
+                .iter()
+                .find_map(|p| p.template.spec.priority_class_name.clone())
+        })
+        .or_else(|| {
+            w.metadata
+                .annotations
+                .get(CLASS_KEY)
+                .or_else(|| w.metadata.labels.get(CLASS_KEY))
+                .cloned()
+        })
+        .or_else(|| w.metadata.labels.get(PERF_CLASS_LABEL).cloned())
+        .unwrap_or_default()
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -179,6 +179,8 @@ struct Acct {
     first_start_ms: Option<i64>,
     ends: Vec<(i64, Option<Ender>)>,
     pending: Option<String>,
+    /// From each eviction to the readmission after it ([`crate::report::requeue_waits`]).
+    requeue_ms: Vec<i64>,
 }
 
 /// What ended a run early: a workload (its key, with the engine's action) or a budget.
@@ -213,6 +215,15 @@ fn kueue_accts(r: &Report) -> Vec<Acct> {
                 })
                 .collect(),
             pending: w.pending.as_ref().map(|p| p.0.clone()),
+            requeue_ms: crate::report::requeue_waits(
+                &w.runs
+                    .iter()
+                    .map(|r| {
+                        let evicted = matches!(r.end, RunEnd::Preempted { .. });
+                        (r.start_ms, r.end_ms, evicted)
+                    })
+                    .collect::<Vec<_>>(),
+            ),
         })
         .collect()
 }
@@ -241,6 +252,16 @@ fn kai_accts(o: &crate::kai::KaiOutcome) -> Vec<Acct> {
                 })
                 .collect(),
             pending: j.pending.as_ref().map(|p| p.0.clone()),
+            requeue_ms: crate::report::requeue_waits(
+                &j.runs
+                    .iter()
+                    .map(|r| {
+                        let evicted =
+                            matches!(r.end, KaiRunEnd::Evicted { .. } | KaiRunEnd::Stopped { .. });
+                        (r.start_ms, r.end_ms, evicted)
+                    })
+                    .collect::<Vec<_>>(),
+            ),
         })
         .collect()
 }
@@ -402,7 +423,8 @@ fn borrowed_line(s: &mut String, c: &Value) {
 }
 
 /// `preempted:` preemptions by department, time of day and preemptor; `waited:` the
-/// workloads that waited a minute or more for quota, or never ran, by department.
+/// workloads that waited a minute or more for quota, or never ran, by department, and the
+/// readmissions after a preemption that waited a minute or more, with their mean wait.
 fn preempted_and_waited_lines(
     s: &mut String,
     accts: &[Acct],
@@ -410,6 +432,7 @@ fn preempted_and_waited_lines(
 ) {
     let mut pre: BTreeMap<(String, String, String), u32> = BTreeMap::new();
     let mut waited: BTreeMap<(String, String), u32> = BTreeMap::new();
+    let mut requeued: BTreeMap<String, Vec<i64>> = BTreeMap::new();
     let dept = |ns: &str| dept_of_ns.get(ns).cloned().unwrap_or_else(|| ns.to_owned());
     for w in accts {
         let d = dept(w.key.split('/').next().unwrap_or(""));
@@ -444,6 +467,19 @@ fn preempted_and_waited_lines(
                 .entry((d.clone(), format!("never ran: {reason}")))
                 .or_default() += 1;
         }
+        requeued
+            .entry(d.clone())
+            .or_default()
+            .extend(w.requeue_ms.iter().filter(|&&ms| ms >= 60_000));
+    }
+    for (d, v) in requeued.into_iter().filter(|(_, v)| !v.is_empty()) {
+        let total: i128 = v.iter().map(|&x| i128::from(x)).sum();
+        let mean = i64::try_from(total / v.len() as i128).unwrap_or(i64::MAX);
+        let why = format!(
+            "readmitted after a preemption, {} later on average",
+            crate::report::human_ms(mean / 60_000 * 60_000)
+        );
+        waited.insert((d, why), v.len() as u32);
     }
     let p: Vec<String> = pre
         .iter()

@@ -230,3 +230,77 @@ fn a_queue_budget_counts_only_its_card_type() {
     assert_eq!(wl(&j, "team/c")["runs"][0]["startMs"], 3 * H);
     assert_eq!(j["budgets"][0]["periods"][0]["usedGpuHours"], "0.000000");
 }
+
+#[test]
+fn a_card_type_budget_is_charged_resourcequota_usage_through_its_queues_flavor() {
+    // resourcequota usage has no flavor; the workloads' ClusterQueue `batch` takes
+    // nvidia.com/gpu from flavor h200 (its own card type without spec.metering): a's 4 GPUs
+    // × 2 h spend the 8 H200-hours at 02:00, so c (03:00) waits for the renewal at 24:00
+    let j = run(
+        "resourcequota",
+        cluster(
+            "{queue: batch, gpuHours: 8, cardType: h200, period: 24h}",
+            "Never",
+        ),
+        &[job("team", "a", 0, "2h"), job("team", "c", 3, "1h")],
+    );
+    assert_eq!(j["budgets"][0]["periods"][0]["usedGpuHours"], "8.000000");
+    assert_eq!(j["budgets"][0]["periods"][0]["spentAtMs"], 2 * H);
+    assert_eq!(j["budgets"][0]["heldBack"], 1);
+    assert_eq!(wl(&j, "team/c")["runs"][0]["startMs"], 24 * H);
+    // another card type's budget is not charged
+    let j = run(
+        "resourcequota",
+        cluster(
+            "{queue: batch, gpuHours: 8, cardType: RTX, period: 24h}",
+            "Never",
+        ),
+        &[job("team", "a", 0, "2h"), job("team", "c", 3, "1h")],
+    );
+    assert_eq!(wl(&j, "team/c")["runs"][0]["startMs"], 3 * H);
+    assert_eq!(j["budgets"][0]["periods"][0]["usedGpuHours"], "0.000000");
+}
+
+#[test]
+fn a_card_type_budget_is_charged_resourcequota_usage_through_the_node_selector() {
+    // no Kueue queue: each workload's nodeSelector picks the flavor whose nodeLabels it
+    // names, and spec.metering maps the flavors to card types. rtx (4 RTX × 2 h) is not
+    // the H200 budget's; h (4 H200 × 2 h, 00:00–02:00) spends its 8 hours; c (H200, 03:00)
+    // waits for the renewal; the bill charges the same card types: H200 4 × 2 h + 4 × 1 h =
+    // 12 h, RTX 8 h
+    let flavor = |name: &str, label: &str| {
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {{name: {name}}}\nspec: {{nodeLabels: {{nvidia.com/gpu.product: {label}}}}}\n---\n"
+        )
+    };
+    let workload = |name: &str, at_h: i64, runtime: &str, label: &str| {
+        format!(
+            "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: {name}\n  namespace: team\n  creationTimestamp: \"2026-04-01T{at_h:02}:00:00Z\"\n  annotations: {{gpuquota.dev/runtime: {runtime}}}\nspec:\n  podSets: [{{name: main, count: 4, template: {{spec: {{nodeSelector: {{nvidia.com/gpu.product: {label}}}, containers: [{{name: c, resources: {{requests: {{nvidia.com/gpu: \"1\"}}}}}}]}}}}}}]\n"
+        )
+    };
+    let c = format!(
+        "{}{}apiVersion: v1\nkind: ResourceQuota\nmetadata: {{name: gpus, namespace: team}}\nspec: {{hard: {{requests.nvidia.com/gpu: \"16\"}}}}\n---\napiVersion: gpuquota.dev/v1alpha1\nkind: Budget\nmetadata: {{name: h200-daily}}\nspec: {{namespaces: [team], gpuHours: 8, cardType: H200, period: 24h}}\n{}{}{}",
+        flavor("h200-nvl", "NVIDIA-H200-NVL"),
+        flavor("rtx-pro-6000", "NVIDIA-RTX-PRO-6000"),
+        workload("rtx", 0, "2h", "NVIDIA-RTX-PRO-6000"),
+        workload("h", 0, "2h", "NVIDIA-H200-NVL"),
+        workload("c", 3, "1h", "NVIDIA-H200-NVL"),
+    );
+    let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: b}\nspec:\n  engine: resourcequota\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T06:00:00Z\"\n  resourceQuota: {retryInterval: 10m}\n  metering:\n    currency: EUR\n    cardTypes:\n    - {name: H200, pricePerHour: \"4.50\", capacity: 8, flavors: [h200-nvl]}\n    - {name: RTX, pricePerHour: \"1.80\", capacity: 8, flavors: [rtx-pro-6000]}\n    departments:\n    - {name: team, namespaces: [team]}\n";
+    let sc = scenario::from_str("b.yaml", sim, "b", &|_| Ok(("c.yaml".into(), c.clone())))
+        .expect("valid scenario");
+    let j = simulate(&sc).expect("simulates").to_json();
+    let p = &j["budgets"][0]["periods"][0];
+    assert_eq!(p["usedGpuHours"], "8.000000");
+    assert_eq!(p["spentAtMs"], 2 * H);
+    assert_eq!(wl(&j, "team/c")["runs"][0]["startMs"], 24 * H);
+    let lines = j["chargeback"]["lines"].as_array().expect("lines");
+    let hours = |card: &str| {
+        lines
+            .iter()
+            .find(|l| l["cardType"] == card)
+            .map(|l| l["allocatedHours"].clone())
+    };
+    assert_eq!(hours("H200"), Some(Value::from("12.000000")));
+    assert_eq!(hours("RTX"), Some(Value::from("8.000000")));
+}

@@ -45,6 +45,9 @@ fn night_under_kueue_borrows_and_is_reclaimed() {
     assert_eq!(j["classes"]["batch"]["evictions"], 1);
     assert_eq!(j["classes"]["batch"]["meanTimeToAdmissionMs"], 1_800_000);
     assert_eq!(j["classes"]["batch"]["p95TimeToAdmissionMs"], 3_600_000);
+    // nightly: preempted at 02:00, readmitted at 06:00
+    assert_eq!(j["classes"]["batch"]["readmissions"], 1);
+    assert_eq!(j["classes"]["batch"]["meanRequeueWaitMs"], 14_400_000);
     assert_eq!(j["classes"]["training"]["meanTimeToFinishMs"], 14_400_000);
     // batch borrowed 4 GPUs for 1 h + 6 h, and 4 more... 4 × (1 + 1 + 6) h = 32 GPU-hours
     assert_eq!(
@@ -328,4 +331,132 @@ fn fuzz_check_smoke() {
     let msg = refused.expect_err("above the guard").to_string();
     assert!(msg.contains("more than 400 workloads"), "{msg}");
     check_scenario(big.as_bytes());
+}
+
+/// One ClusterQueue of 4 GPUs whose workloads preempt lower priorities, and the priority
+/// classes the class rows are named after.
+const CLASSES: &str = r#"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: f}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: f, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: team}
+spec: {clusterQueue: q}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: inference}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: training}
+value: 100
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 10
+"#;
+
+/// A 4-GPU workload in `team` created at `at` (HH:MM) running `runtime`; `spec` and
+/// `pod` are extra YAML for its spec and its pods' spec.
+fn four_gpus(
+    name: &str,
+    at: &str,
+    runtime: &str,
+    annotations: &str,
+    spec: &str,
+    pod: &str,
+) -> String {
+    format!(
+        "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: {name}\n  namespace: team\n  creationTimestamp: \"2026-04-01T{at}:00Z\"\n  annotations: {{gpuquota.dev/runtime: {runtime}{annotations}}}\nspec:\n  queueName: lq\n{spec}  podSets: [{{name: main, count: 4, template: {{spec: {{{pod}containers: [{{name: c, resources: {{requests: {{nvidia.com/gpu: \"1\"}}}}}}]}}}}}}]\n"
+    )
+}
+
+#[test]
+fn classes_are_priority_classes_and_the_wait_after_a_preemption_is_apart() {
+    // 00:00 long (WorkloadPriorityClass training) takes the 4 GPUs for 3 h;
+    // 01:00 waiter (no priority class, gpuquota.dev/class batch) waits until 03:00: 2 h;
+    // 05:00 victim (its pods' PriorityClass low, priority 10) is admitted at once;
+    // 05:30 urgent (WorkloadPriorityClass inference) preempts it and runs until 08:30,
+    //       when the victim is readmitted: a requeue wait of 3 h, its first admission 0
+    let files = [
+        CLASSES.to_owned(),
+        four_gpus(
+            "long",
+            "00:00",
+            "3h",
+            "",
+            "  priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: training}\n  priority: 100\n",
+            "",
+        ),
+        four_gpus("waiter", "01:00", "1h", ", gpuquota.dev/class: batch", "  priority: 100\n", ""),
+        four_gpus("victim", "05:00", "1h", "", "  priority: 10\n", "priorityClassName: low, "),
+        four_gpus(
+            "urgent",
+            "05:30",
+            "3h",
+            ", gpuquota.dev/class: ignored",
+            "  priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: inference}\n  priority: 1000\n",
+            "",
+        ),
+    ]
+    .concat();
+    let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: classes}\nspec:\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-01T12:00:00Z\"\n";
+    let sc = scenario::from_str("s.yaml", sim, "s", &|_| {
+        Ok(("c.yaml".into(), files.clone()))
+    })
+    .expect("valid scenario");
+    assert!(sc.warnings.is_empty(), "{:?}", sc.warnings);
+    let r = simulate(&sc).expect("simulates");
+    let j = r.to_json();
+    const H: i64 = 3_600_000;
+    let c = &j["classes"];
+    assert_eq!(
+        c.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()),
+        Some(vec![
+            "batch".to_owned(),
+            "inference".to_owned(),
+            "low".to_owned(),
+            "training".to_owned()
+        ])
+    );
+    assert_eq!(c["batch"]["meanTimeToAdmissionMs"], 2 * H);
+    assert_eq!(c["batch"]["readmissions"], 0);
+    assert_eq!(c["training"]["meanTimeToAdmissionMs"], 0);
+    assert_eq!(c["inference"]["meanTimeToAdmissionMs"], 0);
+    assert_eq!(c["low"]["meanTimeToAdmissionMs"], 0);
+    assert_eq!(c["low"]["evictions"], 1);
+    assert_eq!(c["low"]["readmissions"], 1);
+    assert_eq!(c["low"]["meanRequeueWaitMs"], 3 * H);
+    assert_eq!(c["low"]["p95RequeueWaitMs"], 3 * H);
+    // the victim: preempted at 05:30, readmitted at 08:30, run again from the start
+    let victim = j["workloads"]
+        .as_array()
+        .and_then(|w| w.iter().find(|w| w["workload"] == "team/victim"))
+        .expect("victim");
+    assert_eq!(victim["runs"][0]["endMs"], 5 * H + H / 2);
+    assert_eq!(victim["runs"][1]["startMs"], 8 * H + H / 2);
+    assert_eq!(victim["finishedMs"], 9 * H + H / 2);
+    // the table's class rows
+    let table = r.table(gpuquota_model::text::Width::Full);
+    assert!(table.contains("MEAN-REQUEUE"), "{table}");
+    let low = table
+        .lines()
+        .find(|l| l.starts_with("low "))
+        .expect("a row for class low");
+    assert!(low.ends_with("3h"), "{low}");
 }

@@ -20,6 +20,25 @@ fn seed_month_summary_matches_its_golden_file() {
 }
 
 #[test]
+fn the_resourcequota_month_spends_the_batch_h200_budget() {
+    // analytics' eight 1-GPU nightly jobs (20:00, 8 h) run on the batch ClusterQueue's
+    // flavor h200-nvl, card type H200: 64 H200-hours a night. After 28 nights (the last
+    // ending 29 Apr 04:00) 1792 of 1800 are used; the 29th night (29 Apr 20:00) reaches 1800
+    // after 1 h, on 29 Apr at 21:00 (28 d 21 h = 2,494,800,000 ms), and runs on to 1856;
+    // the 30th night's eight jobs are held back
+    let month = seed::run().expect("simulates");
+    let (label, _, r) = &month.runs[0];
+    assert_eq!(*label, "ResourceQuota only");
+    let b = &r.budgets.as_ref().expect("the seed month has a budget")[0];
+    assert_eq!(b.budget, "batch-monthly");
+    assert_eq!(b.card_type.as_deref(), Some("H200"));
+    let p = &b.periods[0];
+    assert_eq!(p.used_gpu_hours, "1856.000000");
+    assert_eq!(p.spent_at_ms, Some((28 * 24 + 21) * 3_600_000));
+    assert_eq!(b.held_back, 8);
+}
+
+#[test]
 fn diff_resourcequota_against_kueue_on_the_seed_month() {
     let month = seed::run().expect("simulates");
     let (_, sa, ra) = &month.runs[0];
@@ -30,10 +49,11 @@ fn diff_resourcequota_against_kueue_on_the_seed_month() {
     assert_eq!(batch["preemptions"]["a"], 0);
     assert_eq!(batch["preemptions"]["b"], 184);
     assert_eq!(batch["preemptions"]["delta"], 184);
-    assert_eq!(batch["borrowedHours"]["a"], "1888.000000");
+    // 29 nights × 64 H200-hours: the 1800-hour budget holds the 30th night back
+    assert_eq!(batch["borrowedHours"]["a"], "1856.000000");
     assert_eq!(batch["borrowedHours"]["b"], "2576.000000"); // 1840 h H200 + 736 h RTX
-    assert_eq!(batch["borrowedHours"]["delta"], "688.000000");
-    assert_eq!(batch["cost"]["a"], "8496.00");
+    assert_eq!(batch["borrowedHours"]["delta"], "720.000000");
+    assert_eq!(batch["cost"]["a"], "8352.00"); // 1856 h × 4.50
     assert!(diff::table(&doc).contains("preemptions"));
     let svg = diff::svg(sa, ra, sb, rb).expect("plots");
     assert!(svg.starts_with("<svg") && svg.contains("seed-kueue"));

@@ -31,8 +31,6 @@ struct Processing {
     victims: Vec<(Target, WlId, u32)>,
     /// The workloads of `victims`.
     victim_set: BTreeSet<WlId>,
-    /// The workloads admitted this cycle, with their admitted counts.
-    admitted_now: Vec<(WlId, Vec<i32>)>,
     /// The heads that go back to their queues at the end of the cycle, and how.
     requeue: Vec<(WlId, CqId, Requeue)>,
     /// The borrowing level the ordering saw, per entry.
@@ -68,7 +66,6 @@ impl<P: Policy> Scheduler<'_, P> {
             snap_wo: None,
             victims: Vec::new(),
             victim_set: BTreeSet::new(),
-            admitted_now: Vec::new(),
             requeue: Vec::new(),
             sort_borrowing: Vec::new(),
         };
@@ -141,7 +138,7 @@ impl<P: Policy> Scheduler<'_, P> {
                 .iter()
                 .map(|p| p.count)
                 .collect();
-            if let Some(v) = self.resource_quota_violation(wl, &full_counts, &[]) {
+            if let Some(v) = self.resource_quota_violation(wl, &full_counts) {
                 self.pending[wl] = Some(v);
                 p.requeue.push((wl, cq, Requeue::Default));
                 continue;
@@ -253,7 +250,7 @@ impl<P: Policy> Scheduler<'_, P> {
         }
         let counts: Vec<i32> = e.assignment.pod_sets.iter().map(|p| p.count).collect();
         if mode == Mode::Fit
-            && let Some(v) = self.resource_quota_violation(wl, &counts, &p.admitted_now)
+            && let Some(v) = self.resource_quota_violation(wl, &counts)
         {
             self.pending[wl] = Some(v);
             p.requeue.push((wl, cq, Requeue::Default));
@@ -286,7 +283,7 @@ impl<P: Policy> Scheduler<'_, P> {
             return;
         }
         let sort_borrowing = p.sort_borrowing[ei];
-        self.admit_entry(e, counts, sort_borrowing, p);
+        self.admit_entry(e, sort_borrowing, p);
     }
 
     /// upstream `updateAssignmentIfNeeded` (RecomputeAssignmentUponPreemptionTargetsOverlap
@@ -373,13 +370,7 @@ impl<P: Policy> Scheduler<'_, P> {
     ///
     /// # Complexity
     /// O(PodSets × resources + admitted in its queue).
-    fn admit_entry(
-        &mut self,
-        e: &Entry,
-        counts: Vec<i32>,
-        sort_borrowing: u32,
-        p: &mut Processing,
-    ) {
+    fn admit_entry(&mut self, e: &Entry, sort_borrowing: u32, p: &mut Processing) {
         let world = self.world;
         let (wl, cq) = (e.wl, e.cq);
         let mut uses: Vec<FrId> = e
@@ -426,7 +417,6 @@ impl<P: Policy> Scheduler<'_, P> {
                 (wi.pod_sets[p.index].name.clone(), p.count, flavors)
             })
             .collect();
-        p.admitted_now.push((wl, counts));
         self.admitted.push(AdmittedRecord {
             wl,
             cq,

@@ -159,6 +159,8 @@ struct QuotaRun<'a, 'p> {
     last_t: i64,
     /// The budget wake-up already in the heap.
     budget_at: Option<i64>,
+    /// The scenario's card types, which the budgets charge usage to.
+    cards: gpuquota_metering::budget::CardMap,
 }
 
 /// The ResourceQuota-only loop: a workload is created when its namespace's quotas allow it
@@ -179,6 +181,7 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
             let created = inst.map_or(0, |i| i.created_ms).max(0);
             heap.push(Reverse((created, ARRIVAL, wl as u32, 0)));
         }
+        let cards = crate::budget::card_map(cx.sc);
         QuotaRun {
             quotas: QuotaUse::new(cx.world),
             cx,
@@ -191,7 +194,29 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
             counters: Counters::default(),
             last_t: 0,
             budget_at: None,
+            cards,
         }
+    }
+
+    /// A run of `w`'s budget rates per card type: its usage has no flavor, so each resource
+    /// goes to the card type the bill charges it to ([`crate::bill::unflavored_rate`]).
+    fn card_rates(&self, w: usize) -> Vec<(String, i128)> {
+        if self.cx.budgets.is_none() {
+            return Vec::new();
+        }
+        let world = self.cx.world;
+        let key = &world.workloads[gpuquota_cohort::world::WlId::new(w)].key;
+        let mut by_card: BTreeMap<String, i128> = BTreeMap::new();
+        for (r, a) in self.quotas.usage_of(w) {
+            let res = world.resources[gpuquota_cohort::ids::ResourceId::new(r as usize)].as_str();
+            if let Some((card, rate)) =
+                crate::bill::unflavored_rate(self.cx.sc, &self.cards, key, res, a)
+            {
+                let e = by_card.entry(card).or_default();
+                *e = e.saturating_add(rate);
+            }
+        }
+        by_card.into_iter().collect()
     }
 
     /// Every event until the end.
@@ -296,8 +321,9 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
                 self.rejected[w] = None;
                 self.live[w] = Some(t);
                 let end = self.cx.sc.end_ms;
+                let rates = self.card_rates(w);
                 if let Some(b) = self.cx.budgets.as_mut() {
-                    b.started(t, wl, &self.quotas.usage_of(w));
+                    b.started_cards(t, wl, &rates);
                     crate::budget::schedule(b, t, end, &mut self.heap, &mut self.budget_at, BUDGET);
                 }
                 if let Some(rt) = self.cx.insts[w].and_then(|i| i.runtime_ms) {

@@ -278,8 +278,9 @@ fn num(x: f64) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
-/// Per class: count, finished, evictions, times to admission, times to finish.
-type ClassAcc = (u64, u64, u64, Vec<i64>, Vec<i64>);
+/// Per class: count, finished, evictions, times to admission, times to finish, waits from
+/// an eviction to the readmission after it.
+type ClassAcc = (u64, u64, u64, Vec<i64>, Vec<i64>, Vec<i64>);
 
 fn nearest_rank(sorted: &[i64], p: usize) -> i64 {
     if sorted.is_empty() {
@@ -400,11 +401,23 @@ impl KaiOutcome {
             if let Some(f) = j.finished_ms {
                 c.4.push(f - j.created_ms.max(0));
             }
+            let spans: Vec<(i64, i64, bool)> = j
+                .runs
+                .iter()
+                .map(|r| {
+                    let evicted =
+                        matches!(r.end, KaiRunEnd::Evicted { .. } | KaiRunEnd::Stopped { .. });
+                    (r.start_ms, r.end_ms, evicted)
+                })
+                .collect();
+            c.5.extend(crate::report::requeue_waits(&spans));
         }
         let classes = classes
             .into_iter()
-            .map(|(name, (count, finished, evictions, mut adm, fin))| {
+            .map(|(name, acc)| {
+                let (count, finished, evictions, mut adm, fin, mut requeue) = acc;
                 adm.sort_unstable();
+                requeue.sort_unstable();
                 let mean = |v: &[i64]| {
                     if v.is_empty() {
                         0
@@ -422,6 +435,9 @@ impl KaiOutcome {
                         p50_time_to_admission_ms: nearest_rank(&adm, 50),
                         p95_time_to_admission_ms: nearest_rank(&adm, 95),
                         mean_time_to_finish_ms: mean(&fin),
+                        readmissions: requeue.len() as u64,
+                        mean_requeue_wait_ms: mean(&requeue),
+                        p95_requeue_wait_ms: nearest_rank(&requeue, 95),
                     },
                 )
             })
