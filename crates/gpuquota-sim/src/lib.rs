@@ -386,6 +386,9 @@ pub fn simulate_with_options(
     let mut warnings = sc.warnings.clone();
     let insts = instances(sc, &world);
     let mut budgets = (!rules.is_empty()).then(|| new_budgets(sc, &world, rules));
+    if let Some(b) = &budgets {
+        warnings.extend(budget::reference_warnings(&sc.model, &b.card_types()));
+    }
     // `None` under ResourceQuota, else Kueue's policy: fair sharing or the classical one
     let kueue = match sc.engine {
         Engine::ResourceQuota => None,
