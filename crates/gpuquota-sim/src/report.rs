@@ -929,6 +929,22 @@ impl Report {
                 groups.len() - 20
             ));
         }
+        for l in self.preemption_loops.iter().take(5) {
+            lines.push(format!(
+                "{} preempted {} {} times between {} and {} (a preemption loop).",
+                l.preemptor,
+                l.victim,
+                l.preemptions,
+                clock(self.start, l.first_ms),
+                clock(self.start, l.last_ms)
+            ));
+        }
+        if self.preemption_loops.len() > 5 {
+            lines.push(format!(
+                "… and {} more preemption loops.",
+                self.preemption_loops.len() - 5
+            ));
+        }
         let never: Vec<&crate::engine::WorkloadOutcome> = self
             .outcome
             .workloads

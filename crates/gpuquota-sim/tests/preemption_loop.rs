@@ -79,6 +79,12 @@ fn classical_loop_is_held_back_reported_and_time_advances() {
     );
     assert_eq!(r.diagnostics.len(), 1);
     assert_eq!(r.diagnostics.0[0].code.as_str(), "preemption-loop");
+    let table = r.to_table();
+    assert!(
+        table
+            .contains("ns/w1 preempted ns/w0 2 times between 00:00 and 00:00 (a preemption loop)."),
+        "{table}"
+    );
     assert_eq!(r.outcome.held_back.len(), 1);
     assert_eq!(r.outcome.held_back[0].at_ms, 0);
 }
