@@ -32,6 +32,9 @@
 //!   as `requests.<name>`, values non-negative (and whole for countable resources), scopes;
 //! - **Pod** and **Node**: resource quantities non-negative, requests within limits,
 //!   `gpu-fraction` in (0, 1];
+//! - gpuquota's **Budget**: its rule ([`crate::budget`]), and its references: `spec.queue`
+//!   a ClusterQueue or KAI Queue of the input, each of `spec.namespaces` a Namespace or the
+//!   namespace of an object of the input (a budget covering nothing is never charged);
 //! - **cross-object lint**: duplicate objects of one kind, cohort cycles, KAI queue cycles and
 //!   missing parents, references to undefined ResourceFlavors, ClusterQueues, LocalQueues,
 //!   (Workload)PriorityClasses and KAI queues.
