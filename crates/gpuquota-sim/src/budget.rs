@@ -487,7 +487,7 @@ pub(crate) fn schedule(
 /// The warnings about what a scenario's budgets name but the scenario does not hold, each
 /// a budget that would never be charged: the validator's `Not found` references (a
 /// `spec.queue` that is neither a ClusterQueue nor a KAI Queue, a namespace without a
-/// Namespace or any object in it; [`gpuquota_model::validate`]), and a `spec.cardType`
+/// Namespace or any object in it; [`mod@gpuquota_model::validate`]), and a `spec.cardType`
 /// that none of `known_cards` (the card types the run's usage is weighed by) is. Warnings,
 /// as the validator judges references without `--complete`; errors under `--strict`.
 pub fn reference_warnings(
