@@ -83,7 +83,7 @@ pub(crate) const SAMPLES: &[Sample] = &[
         name: "budget",
         about: "GPU-hour budgets (Budget): per queue or namespaces, per period, when spent",
         commands: &[
-            "gpuquota validate budget.yaml",
+            "gpuquota validate kueue.yaml budget.yaml",
             "gpuquota meter meter.yaml --output openmetrics --budgets budget.yaml",
         ],
         text: include_str!("../samples/budget.yaml"),

@@ -3,7 +3,10 @@
 //! FILE is YAML (or JSON) as described in issue 7 and in `gpuquota::metering::input`. `dcgm:`
 //! entries are paths of Prometheus text exposition files, relative to FILE's directory.
 //! Unknown fields are reported on stderr with their path and a "did you mean" (an error under
-//! the global `--strict`); invalid input is reported on stderr with exit code 1.
+//! the global `--strict`); invalid input is reported on stderr with exit code 1. The report's
+//! own warnings (more cards held of a type than its capacity, overbooked MIG instances,
+//! coverage gaps, …) are printed on stderr in every output format, after the file's name;
+//! under `--strict` each is an error: exit 1 and nothing on stdout.
 //!
 //! `--output openmetrics [--budgets FILE]` writes the GPU-hours used (and each Budget's
 //! hours, used and remaining) as OpenMetrics text (`gpuquota::metering::openmetrics`).
@@ -127,6 +130,19 @@ pub(crate) fn execute_with(
         Ok(r) => r,
         Err(e) => return fail(stderr, every_problem(&file, &e)),
     };
+    // the report's warnings (cards held beyond a type's capacity, overbooking, coverage, …)
+    // reach stderr whatever the format; under --strict each is an error and nothing is
+    // printed on stdout
+    for w in &report.warnings {
+        refused |= strict;
+        stderr.push(format!(
+            "{}: {file}: {w}",
+            if strict { "error" } else { "warning" }
+        ));
+    }
+    if refused {
+        return fail(stderr, Vec::new());
+    }
     let stdout = match output {
         MeterOutput::Json => report.to_json(),
         MeterOutput::Csv => report.to_csv(),

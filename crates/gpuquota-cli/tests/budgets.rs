@@ -332,3 +332,28 @@ fn sim_reads_the_shipped_seed_files_and_diffs_them() {
     assert_eq!(j["budgets"][0]["budget"], "batch-monthly");
     assert_eq!(j["chargeback"]["currency"], "EUR");
 }
+
+/// `validate` checks Budgets like every other kind: one naming a queue and a namespace the
+/// input does not hold is a `Not found` warning per reference (exit 0), an error with
+/// `--complete` (exit 1); the namespace of a LocalQueue exists.
+#[test]
+fn validate_warns_about_a_budget_naming_what_does_not_exist() {
+    let budget = "apiVersion: gpuquota.dev/v1alpha1\nkind: Budget\nmetadata: {name: ghost}\nspec: {queue: nosuch, gpuHours: 10, period: 24h}\n---\napiVersion: gpuquota.dev/v1alpha1\nkind: Budget\nmetadata: {name: teams}\nspec: {namespaces: [team, ghost], gpuHours: 10, period: 24h}\n";
+    let files = write("validate-refs", &[("q.yaml", KUEUE), ("b.yaml", budget)]);
+    let out = gpuquota(&["validate", &files[0], &files[1]]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        "warning: Budget \"ghost\": spec.queue: Not found: \"nosuch\": no ClusterQueue or KAI Queue of this name\n\
+         warning: Budget \"teams\": spec.namespaces[1]: Not found: \"ghost\": no Namespace of this name and no object in it\n"
+    );
+    let out = gpuquota(&["validate", "--complete", &files[0], &files[1]]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("error: Budget \"ghost\": spec.queue: Not found: \"nosuch\"")
+            && err.contains("error: Budget \"teams\": spec.namespaces[1]: Not found: \"ghost\"")
+            && err.ends_with("error: 2 problem(s) in 8 object(s)\n"),
+        "{err}"
+    );
+}

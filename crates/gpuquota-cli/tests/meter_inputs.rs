@@ -94,3 +94,44 @@ records: [{namespace: team-a, cardType: H200, replicas: 1, holder: node-a/GPU-0,
     assert_eq!(v["lines"][0]["allocatedHours"], "0.500000", "{v}");
     assert_eq!(v["lines"][0]["cost"], "2.00", "{v}");
 }
+
+/// Two H200 cards held for the hour of a window where the type has one: the report's two
+/// capacity warnings reach stderr in every output format (exit 0, the report on stdout),
+/// and under `--strict` they are errors: exit 1, nothing on stdout.
+#[test]
+fn cards_beyond_capacity_warn_on_stderr_in_every_format_and_fail_strict() {
+    let dir = scratch(
+        "capacity",
+        &[(
+            "m.yaml",
+            "window: {start: 0, end: 3600}\n\
+             cardTypes: [{name: H200, model: NVIDIA H200, pricePerHour: \"4.50\", capacity: 1}]\n\
+             records: [{department: A, cardType: H200, gpus: 2, start: 0, end: 3600}]\n",
+        )],
+    );
+    let file = dir.join("m.yaml").display().to_string();
+    let lines = |severity: &str| {
+        format!(
+            "{severity}: {file}: card type H200: 2.0000 cards held at 0, more than the capacity 1 (more cards than exist: check the input); idle (capacity × T − charged) shrinks by the excess\n\
+             {severity}: {file}: card type H200: 2.000000 hours charged exceed the capacity of 1.000000 hours; idle shown as 0\n"
+        )
+    };
+    for format in ["json", "csv", "table", "openmetrics"] {
+        let out = gpuquota(&["meter", &file, "--output", format]);
+        assert_eq!(out.status.code(), Some(0), "{format}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            lines("warning"),
+            "{format}"
+        );
+        assert!(!out.stdout.is_empty(), "{format}");
+        let out = gpuquota(&["--strict", "meter", &file, "--output", format]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            lines("error"),
+            "{format}"
+        );
+        assert!(out.stdout.is_empty(), "{format}");
+    }
+}

@@ -121,3 +121,48 @@ fn a_replay_draws_no_progress_when_stderr_is_not_a_terminal() {
         assert!(!out.stdout.is_empty());
     }
 }
+
+/// The simulator's warnings reach stderr whatever the output format, and fail the run under
+/// `--strict` (exit 1, nothing on stdout): the preemption loop's warning, and the bill's
+/// own (3 cards of type F held at once where it has 2) with `spec.metering`.
+#[test]
+fn warnings_reach_stderr_in_every_format_and_fail_strict() {
+    let dir = std::env::temp_dir().join(format!("gpuquota-sim-warn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    std::fs::copy(
+        scenario("preemption-loop/cluster.yaml"),
+        dir.join("cluster.yaml"),
+    )
+    .expect("copy");
+    let mut metered = std::fs::read_to_string(scenario("preemption-loop/loop.yaml")).expect("loop");
+    metered.push_str(
+        "  metering:\n    currency: EUR\n    cardTypes:\n    - {name: F, model: NVIDIA H200 NVL, pricePerHour: \"1.00\", capacity: 2, flavors: [f]}\n    departments:\n    - {name: team, namespaces: [ns]}\n",
+    );
+    std::fs::write(dir.join("metered.yaml"), metered).expect("write");
+    let file = dir.join("metered.yaml").display().to_string();
+    let lines = |severity: &str| {
+        format!(
+            "{severity}: Workload \"ns/w1\": preemption loop: ns/w1 preempted ns/w0 2 times between 0 ms and 0 ms; held back to the next millisecond 1 time(s) after a second eviction at one instant; the victim was readmitted ahead of its preemptor (Kueue loops the same way at its default feature gates)\n\
+             {severity}: spec.metering: card type F: 3.0000 cards held at 1775001600, more than the capacity 2 (more cards than exist: check the input); idle (capacity × T − charged) shrinks by the excess\n"
+        )
+    };
+    for format in ["json", "table", "csv", "kueue-summary"] {
+        let out = gpuquota(&["sim", &file, "--output", format]);
+        assert_eq!(out.status.code(), Some(0), "{format}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            lines("warning"),
+            "{format}"
+        );
+        assert!(!out.stdout.is_empty(), "{format}");
+        let out = gpuquota(&["--strict", "sim", &file, "--output", format]);
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            lines("error"),
+            "{format}"
+        );
+        assert!(out.stdout.is_empty(), "{format}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -197,8 +197,11 @@ impl<P: Policy> Scheduler<'_, P> {
     }
 
     /// Puts a withheld workload back into its queue although it queued before (its last
-    /// pending reason is kept): a gate outside the engine (a GPU-hour budget) had taken it
-    /// out. A workload holding a reservation is left alone.
+    /// pending reason is kept): a gate outside the engine (a GPU-hour budget, or a
+    /// simulator holding an evicted workload back until a later instant) had taken it out.
+    /// A workload still waiting for evaluation after a preemption goes back as an evicted
+    /// one, as the cycle's own requeue puts it. A workload holding a reservation is left
+    /// alone.
     ///
     /// # Complexity
     /// O(log W).
@@ -206,7 +209,13 @@ impl<P: Policy> Scheduler<'_, P> {
         if self.reservations[wl].is_some() {
             return;
         }
-        self.enqueue(wl);
+        match (&self.pending[wl], &self.world.workloads[wl].queue) {
+            (Some(crate::explain::Pending::Preempted { .. }), &QueueRef::Cq(c)) => {
+                let k = self.heap_key(wl);
+                self.queues[c].insert_evicted(k, self.slot[wl]);
+            }
+            _ => self.enqueue(wl),
+        }
     }
 
     /// True while the workload waits in a queue (its heap or an inadmissible set).

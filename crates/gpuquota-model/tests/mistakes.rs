@@ -366,3 +366,52 @@ fn engine_limits_are_validation_errors() {
         ]
     );
 }
+
+/// A Budget's references: `spec.queue` must name a ClusterQueue or a KAI Queue, each of
+/// `spec.namespaces` a Namespace or the namespace of an object of the input (here the
+/// LocalQueue's `team`, the Job's `jobs` and the Namespace `empty`). What is missing is
+/// `Not found`: a warning in `diagnostics` without `complete`, an error with it.
+#[test]
+fn a_budget_naming_what_does_not_exist_is_not_found() {
+    use gpuquota_model::diag::Severity;
+    use gpuquota_model::validate::{Options, diagnostics};
+    let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: team}\nspec: {clusterQueue: batch}\n---\n\
+apiVersion: v1\nkind: Namespace\nmetadata: {name: empty}\n---\n\
+apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: jobs}\nspec: {template: {spec: {containers: [{name: c}]}}}\n---\n\
+apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: kai-q}\nspec: {resources: {gpu: {quota: 1}}}\n---\n\
+apiVersion: gpuquota.dev/v1alpha1\nkind: Budget\nmetadata: {name: a}\nspec: {queue: kai-q, gpuHours: 1, period: 1h}\n---\n\
+apiVersion: gpuquota.dev/v1alpha1\nkind: Budget\nmetadata: {name: b}\nspec: {queue: batch, gpuHours: 1, period: 1h}\n---\n\
+apiVersion: gpuquota.dev/v1alpha1\nkind: Budget\nmetadata: {name: c}\nspec: {namespaces: [empty, ghost, jobs, team], gpuHours: 1, period: 1h}\n";
+    let model = import_str("b.yaml", text).unwrap().model;
+    let budget_problems: Vec<(String, String, ErrorType, Option<String>)> = problems(&model)
+        .into_iter()
+        .filter(|p| p.kind.to_string() == "Budget")
+        .map(|p| (p.name, p.field, p.error_type, p.value))
+        .collect();
+    assert_eq!(
+        budget_problems,
+        [
+            (
+                "b".to_owned(),
+                "spec.queue".to_owned(),
+                ErrorType::NotFound,
+                Some("\"batch\"".to_owned())
+            ),
+            (
+                "c".to_owned(),
+                "spec.namespaces[1]".to_owned(),
+                ErrorType::NotFound,
+                Some("\"ghost\"".to_owned())
+            ),
+        ]
+    );
+    let severities = |complete: bool| -> Vec<Severity> {
+        diagnostics(&model, &Options::complete(complete))
+            .iter()
+            .filter(|d| d.kind == "Budget")
+            .map(|d| d.severity)
+            .collect()
+    };
+    assert_eq!(severities(false), [Severity::Warning, Severity::Warning]);
+    assert_eq!(severities(true), [Severity::Error, Severity::Error]);
+}

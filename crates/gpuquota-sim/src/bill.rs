@@ -45,6 +45,10 @@
 //! Under `spec.resume` nothing is lost (a readmitted run continues), so both rules bill the
 //! same.
 //!
+//! The meter report's warnings (`chargeback.warnings`, e.g. more cards held of a type than
+//! its capacity) are also the run's warnings (code `metering`, field `spec.metering`): in the
+//! top-level `warnings`, on stderr whatever the output format, errors under `--strict`.
+//!
 //! The KAI mode meters its runs the same way per node ([`kai_chargeback`]).
 //!
 //! Property (tested by proptest in `tests/bill.rs`, and for the KAI mode in
@@ -490,6 +494,11 @@ fn meter_doc(
         .into_input(&[])
         .and_then(|i| gpuquota_metering::meter(&i))
         .map_err(|e| err(e.to_string()))?;
+    // the bill's own warnings (cards held beyond a type's capacity, …) are the run's too:
+    // on stderr whatever the output format, errors under --strict
+    for w in &report.warnings {
+        warnings.push(Diagnostic::warning(METERING, w.clone()).field("spec.metering"));
+    }
     let preempted = lost
         .into_iter()
         .map(|((d, c), u)| crate::report::LostHoursOut {

@@ -127,6 +127,16 @@ impl Budgets {
         }
     }
 
+    /// The card types the run's flavor-resources are weighed by (what a budget's
+    /// `spec.cardType` can match under the Kueue and `resourcequota` engines).
+    pub fn card_types(&self) -> BTreeSet<String> {
+        self.fr_weight
+            .iter()
+            .flatten()
+            .map(|(c, _)| c.clone())
+            .collect()
+    }
+
     /// True when no budget covers any workload.
     pub fn is_idle(&self) -> bool {
         self.ledger.is_empty()
@@ -472,6 +482,54 @@ pub(crate) fn schedule(
         heap.push(std::cmp::Reverse((next, kind, 0, 0)));
         *at = Some(next);
     }
+}
+
+/// The warnings about what a scenario's budgets name but the scenario does not hold, each
+/// a budget that would never be charged: the validator's `Not found` references (a
+/// `spec.queue` that is neither a ClusterQueue nor a KAI Queue, a namespace without a
+/// Namespace or any object in it; [`mod@gpuquota_model::validate`]), and a `spec.cardType`
+/// that none of `known_cards` (the card types the run's usage is weighed by) is. Warnings,
+/// as the validator judges references without `--complete`; errors under `--strict`.
+pub fn reference_warnings(
+    model: &Model,
+    known_cards: &BTreeSet<String>,
+) -> Vec<gpuquota_model::Diagnostic> {
+    use gpuquota_model::validate::{Options, diagnostics_of};
+    let mut out: Vec<gpuquota_model::Diagnostic> = diagnostics_of(
+        model,
+        &Options::default(),
+        &[gpuquota_model::import::Kind::Budget],
+    )
+    .warnings()
+    .cloned()
+    .collect();
+    for (name, b) in &model.budgets {
+        if let Some(card) = b.spec.card_type.as_deref()
+            && !known_cards.contains(card)
+        {
+            let known: Vec<&str> = known_cards
+                .iter()
+                .map(String::as_str)
+                .filter(|c| !c.is_empty())
+                .collect();
+            let known = if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            };
+            out.push(
+                gpuquota_model::Diagnostic::warning(
+                    gpuquota_model::diag::codes::NOT_FOUND,
+                    format!(
+                        "Not found: \"{card}\": no card type of this name in the scenario (its card types: {known}; spec.metering.cardTypes, or each ResourceFlavor without it); the budget is never charged"
+                    ),
+                )
+                .object("Budget", name.clone())
+                .field("spec.cardType"),
+            );
+        }
+    }
+    out
 }
 
 /// The card types a scenario's budgets weigh usage by (`spec.metering.cardTypes`; without

@@ -162,6 +162,25 @@
 //!   upstream's reason and the preemptor; its quota is released and it requeues by its
 //!   creation timestamp (upstream `GetQueueOrderTimestamp` keeps creation order for
 //!   preemption). Readmitted, its runtime starts over (unless `resume`).
+//! - **Preemption loops**: at its default feature gates Kueue can readmit a victim ahead of
+//!   its preemptor (the classical iterator orders by borrowing level before priority, fair
+//!   sharing by share; `gpuquota-cohort`'s crate docs, property 12), and the preemptor then
+//!   evicts it again. Upstream such a loop advances only as fast as evictions complete: the
+//!   scheduler's cycle only marks the victim `Evicted`; its quota is released, and it goes
+//!   back to its queue, after its job has stopped (kubernetes-sigs/kueue:
+//!   `keps/83-workload-preemption`, "Workload preemption doesn't imply immediate Pod
+//!   termination"; `pkg/controller/core/workload_controller.go`), and the preemptor is
+//!   admitted in a later cycle. The simulator's instant is a burst of cycles in zero
+//!   virtual time (with `cycleLatency: 0`; a positive latency puts every cycle at its own
+//!   instant), so it bounds the loop in the same place: a victim evicted at `t` goes back
+//!   to its queue at once, as `kueue schedule` requeues it (so one instant still admits and
+//!   preempts what `kueue schedule` does, property 4), but a workload evicted a second time
+//!   at `t` is held back and requeued at `t + 1` ms, the simulator's resolution. So no
+//!   workload has more than two runs ending at one instant through preemptions, and virtual
+//!   time advances. Every preemptor that preempted the same victim more than once is
+//!   listed in `preemptionLoops` and is a `preemption-loop` warning (stderr; an error under
+//!   `--strict`). The `cycle-bound` warning (4 × workloads + 64 cycles at one instant) stays
+//!   as a guard.
 //! - **`resourcequota` engine**: no queueing. A workload is created when every ResourceQuota
 //!   of its namespace that applies to it (`requests.*`, bare `cpu` / `memory`, `pods`;
 //!   priority-class scopes) has room; otherwise the API server answers 403 Forbidden
@@ -187,7 +206,8 @@
 //! "p50TimeToAdmissionMs", "p95TimeToAdmissionMs", "meanTimeToFinishMs", "readmissions",
 //! "meanRequeueWaitMs", "p95RequeueWaitMs"}}, "queues": {queue:
 //! {"nominal": {flavor: {resource: quantity}}, "meanUsagePercent", "borrowedMs": {flavor:
-//! {resource: integer}}}}, "preemptions", "warnings": [string]}`.
+//! {resource: integer}}}}, "preemptions", ["preemptionLoops": [{"preemptor", "victim",
+//! "preemptions", "firstMs", "lastMs", "heldBack"}]], "warnings": [string]}`.
 //! - Every `…Ms` is integer milliseconds since `start`; `endMs` is `spec.end` (or the last
 //!   event); `makespanMs` the last completion (0 without any); `finishedMs` is `null` for a
 //!   workload that did not finish.
@@ -210,7 +230,11 @@
 //!   `borrowedMs`; the table prints `-`); `borrowedMs` is ∫ max(0, usage − nominal) dt in resource units × ms (CPU in cores,
 //!   memory in bytes, GPUs in devices).
 //! - `preemptions` counts `Preempted` runs; `warnings` are the input's and the engine's
-//!   warnings (each also printed on stderr, an error under `--strict`).
+//!   warnings (each also printed on stderr whatever `--output`, an error under `--strict`).
+//! - `preemptionLoops` (only when there is one): each preemptor that ended runs of the
+//!   same victim more than once, with how many (`preemptions`), the first and last of them
+//!   (`firstMs`, `lastMs`) and how many were a second eviction at one instant after which
+//!   the victim was held back 1 ms (`heldBack`); see "Preemption loops" above.
 //! - `--output csv`: `workload,queue,class,startMs,endMs,end,flavor,resource,amount`, one row
 //!   per run and flavor-resource.
 //! - `--output kueue-summary`: the summary document of Kueue's perf runner
@@ -390,6 +414,9 @@ pub fn simulate_with_options(
     let mut warnings = sc.warnings.clone();
     let insts = instances(sc, &world);
     let mut budgets = (!rules.is_empty()).then(|| new_budgets(sc, &world, rules));
+    if let Some(b) = &budgets {
+        warnings.extend(budget::reference_warnings(&sc.model, &b.card_types()));
+    }
     // `None` under ResourceQuota, else Kueue's policy: fair sharing or the classical one
     let kueue = match sc.engine {
         Engine::ResourceQuota => None,
@@ -528,10 +555,15 @@ fn finish_report(
     budgets: Option<&budget::Budgets>,
 ) -> Result<Report, Diagnostics> {
     budget::merge_twins(&mut outcome);
+    let loops = report::preemption_loops(&outcome);
+    for l in &loops {
+        warnings.push(report::preemption_loop_warning(l));
+    }
     warnings.sort();
     outcome.warnings = warnings.iter().map(ToString::to_string).collect();
     let mut report = Report::new(sc.name.clone(), sc.start, outcome);
     report.diagnostics = warnings;
+    report.preemption_loops = loops;
     if let Some(b) = budgets {
         report.budgets = Some(budget::report(b));
     }

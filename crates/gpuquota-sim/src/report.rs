@@ -48,6 +48,11 @@ pub struct SimReport {
     pub queues: BTreeMap<String, QueueOut>,
     /// `Preempted` runs.
     pub preemptions: u64,
+    /// Every preemptor that preempted the same victim more than once (a preemption loop),
+    /// by first preemption, then preemptor and victim; only when there is one. Each is also
+    /// a `preemption-loop` warning.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub preemption_loops: Vec<PreemptionLoopOut>,
     /// Per budget, its rule and every period; only when the scenario has budgets
     /// ([`crate::budget`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -57,6 +62,32 @@ pub struct SimReport {
     pub chargeback: Option<Chargeback>,
     /// The input's and the engine's warnings, as printed on stderr.
     pub warnings: Vec<String>,
+}
+
+/// A preemption loop: one preemptor preempted one victim more than once. At its default
+/// feature gates Kueue readmits a victim ahead of its preemptor when the scheduling order
+/// and the preemption rules disagree (see `gpuquota-cohort`'s crate docs); upstream then
+/// loops as fast as evictions complete. The simulator lets a workload be evicted twice at
+/// one instant and holds it back to the next millisecond after the second eviction, so
+/// virtual time advances (see the crate docs, "Preemption loops").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PreemptionLoopOut {
+    /// The preemptor (`namespace/name`).
+    pub preemptor: String,
+    /// The victim (`namespace/name`).
+    pub victim: String,
+    /// How many of the victim's runs this preemptor ended (at least 2).
+    pub preemptions: u64,
+    /// The first of them, ms.
+    pub first_ms: i64,
+    /// The last of them, ms.
+    pub last_ms: i64,
+    /// How many of them were the victim's second eviction at one instant, after which the
+    /// victim went back to its queue 1 ms later.
+    pub held_back: u64,
 }
 
 /// One workload of a [`SimReport`].
@@ -287,6 +318,73 @@ pub struct Report {
     pub budgets: Option<Vec<BudgetOut>>,
     /// The JSON's `chargeback` section, when the scenario has `spec.metering`.
     pub chargeback: Option<Chargeback>,
+    /// The preemption loops of the run ([`preemption_loops`]).
+    pub preemption_loops: Vec<PreemptionLoopOut>,
+}
+
+/// Every pair of a preemptor (a workload, not a budget) and a victim whose preemptions
+/// number more than one, by first preemption, then preemptor and victim, with the
+/// hold-backs of [`Outcome::held_back`] counted per pair.
+///
+/// # Complexity
+/// O(R log R) for R runs.
+pub fn preemption_loops(outcome: &Outcome) -> Vec<PreemptionLoopOut> {
+    let mut pairs: BTreeMap<(&str, &str), (u64, i64, i64, u64)> = BTreeMap::new();
+    for w in &outcome.workloads {
+        for r in &w.runs {
+            if let RunEnd::Preempted { by, .. } = &r.end
+                && !by.starts_with("Budget/")
+            {
+                let e = pairs
+                    .entry((by.as_str(), w.key.as_str()))
+                    .or_insert((0, r.end_ms, r.end_ms, 0));
+                e.0 += 1;
+                e.1 = e.1.min(r.end_ms);
+                e.2 = e.2.max(r.end_ms);
+            }
+        }
+    }
+    for h in &outcome.held_back {
+        if let Some(e) = pairs.get_mut(&(h.preemptor.as_str(), h.victim.as_str())) {
+            e.3 += 1;
+        }
+    }
+    let mut loops: Vec<PreemptionLoopOut> = pairs
+        .into_iter()
+        .filter(|(_, e)| e.0 > 1)
+        .map(|((pre, vic), e)| PreemptionLoopOut {
+            preemptor: pre.to_owned(),
+            victim: vic.to_owned(),
+            preemptions: e.0,
+            first_ms: e.1,
+            last_ms: e.2,
+            held_back: e.3,
+        })
+        .collect();
+    loops.sort_by(|a, b| {
+        (a.first_ms, &a.preemptor, &a.victim).cmp(&(b.first_ms, &b.preemptor, &b.victim))
+    });
+    loops
+}
+
+/// The `preemption-loop` warning of one loop, naming both workloads.
+pub fn preemption_loop_warning(l: &PreemptionLoopOut) -> gpuquota_model::Diagnostic {
+    let held = if l.held_back > 0 {
+        format!(
+            "; held back to the next millisecond {} time(s) after a second eviction at one instant",
+            l.held_back
+        )
+    } else {
+        String::new()
+    };
+    gpuquota_model::Diagnostic::warning(
+        crate::engine::PREEMPTION_LOOP,
+        format!(
+            "preemption loop: {} preempted {} {} times between {} ms and {} ms{held}; the victim was readmitted ahead of its preemptor (Kueue loops the same way at its default feature gates)",
+            l.preemptor, l.victim, l.preemptions, l.first_ms, l.last_ms
+        ),
+    )
+    .object("Workload", l.preemptor.clone())
 }
 
 /// Statistics of one workload class.
@@ -501,6 +599,7 @@ impl Report {
             diagnostics: gpuquota_model::Diagnostics::default(),
             budgets: None,
             chargeback: None,
+            preemption_loops: Vec::new(),
         }
     }
 
@@ -615,6 +714,7 @@ impl Report {
             classes,
             queues,
             preemptions: self.preemptions,
+            preemption_loops: self.preemption_loops.clone(),
             budgets: self.budgets.clone(),
             chargeback: self.chargeback.clone(),
             warnings: o.warnings.clone(),
@@ -899,6 +999,22 @@ impl Report {
             lines.push(format!(
                 "… and {} more preemption groups.",
                 groups.len() - 20
+            ));
+        }
+        for l in self.preemption_loops.iter().take(5) {
+            lines.push(format!(
+                "{} preempted {} {} times between {} and {} (a preemption loop).",
+                l.preemptor,
+                l.victim,
+                l.preemptions,
+                clock(self.start, l.first_ms),
+                clock(self.start, l.last_ms)
+            ));
+        }
+        if self.preemption_loops.len() > 5 {
+            lines.push(format!(
+                "… and {} more preemption loops.",
+                self.preemption_loops.len() - 5
             ));
         }
         let never: Vec<&crate::engine::WorkloadOutcome> = self

@@ -529,6 +529,9 @@ pub fn from_str(
         &mut errors,
         &mut warnings,
     );
+    if let Some(e) = engine_mismatch(engine, &model) {
+        errors.push(e.source(name).field("spec.engine"));
+    }
     if errors.has_errors() {
         return Err(failure(errors, warnings));
     }
@@ -660,6 +663,50 @@ impl Gathered {
         warnings.extend(imported.warnings);
         Ok(imported.model)
     }
+}
+
+/// What the files hold, for the messages of an engine over another engine's objects:
+/// `3 ClusterQueues, 2 Workloads` (the non-zero counts of the kinds the engines read).
+pub(crate) fn holdings(model: &Model) -> String {
+    let counts = [
+        (model.cluster_queues.len(), "ClusterQueue"),
+        (model.local_queues.len(), "LocalQueue"),
+        (model.workloads.len(), "Workload"),
+        (model.resource_quotas.len(), "ResourceQuota"),
+        (model.queues.len(), "Queue"),
+        (model.pod_groups.len(), "PodGroup"),
+        (model.pods.len(), "Pod"),
+        (model.nodes.len(), "Node"),
+    ];
+    let parts: Vec<String> = counts
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, k)| format!("{n} {k}{}", if *n == 1 { "" } else { "s" }))
+        .collect();
+    if parts.is_empty() {
+        "nothing".to_owned()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// An error when the objects are another engine's: `kueue` without a ClusterQueue, or
+/// `resourcequota` without a Workload, over files holding KAI Queues or PodGroups (every
+/// workload would be dropped and the run would be empty).
+fn engine_mismatch(engine: Engine, model: &Model) -> Option<Diagnostic> {
+    let kai = !model.queues.is_empty() || !model.pod_groups.is_empty();
+    let msg = match engine {
+        Engine::Kueue if kai && model.cluster_queues.is_empty() => format!(
+            "engine kueue needs Kueue ClusterQueues, LocalQueues and Workloads (or jobs queued to them); the files hold {} and no ClusterQueue (KAI Queues and PodGroups are simulated with spec.engine: kai)",
+            holdings(model)
+        ),
+        Engine::ResourceQuota if kai && model.workloads.is_empty() => format!(
+            "engine resourcequota needs Kueue Workloads (or jobs queued to a LocalQueue) under namespace ResourceQuotas; the files hold {} and no Workload (KAI Queues and PodGroups are simulated with spec.engine: kai)",
+            holdings(model)
+        ),
+        _ => return None,
+    };
+    Some(err(msg))
 }
 
 /// `spec.engine`: `kueue` (the default) or `resourcequota`; `kai` is read elsewhere.

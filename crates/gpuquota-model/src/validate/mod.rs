@@ -32,6 +32,9 @@
 //!   as `requests.<name>`, values non-negative (and whole for countable resources), scopes;
 //! - **Pod** and **Node**: resource quantities non-negative, requests within limits,
 //!   `gpu-fraction` in (0, 1];
+//! - gpuquota's **Budget**: its rule ([`crate::budget`]), and its references: `spec.queue`
+//!   a ClusterQueue or KAI Queue of the input, each of `spec.namespaces` a Namespace or the
+//!   namespace of an object of the input (a budget covering nothing is never charged);
 //! - **cross-object lint**: duplicate objects of one kind, cohort cycles, KAI queue cycles and
 //!   missing parents, references to undefined ResourceFlavors, ClusterQueues, LocalQueues,
 //!   (Workload)PriorityClasses and KAI queues.
@@ -297,6 +300,7 @@ pub const ALL_KINDS: &[Kind] = &[
     Kind::Queue,
     Kind::PodGroup,
     Kind::Configuration,
+    Kind::Budget,
 ];
 
 /// The kinds the Kueue engines read (`gpuquota-cohort`'s `World::build`,
@@ -539,21 +543,72 @@ pub fn problems(model: &Model) -> Vec<ValidationError> {
             config,
         );
     }
-    for (key, b) in &model.budgets {
-        budget(&mut Ctx::new(&mut out, Kind::Budget, key), b);
+    if !model.budgets.is_empty() {
+        let namespaces = namespaces_in_use(model);
+        for (key, b) in &model.budgets {
+            budget(
+                &mut Ctx::new(&mut out, Kind::Budget, key),
+                b,
+                model,
+                &namespaces,
+            );
+        }
     }
     duplicates(&mut out, model);
     out
 }
 
-/// A gpuquota Budget: metadata and the rule it states.
-fn budget(cx: &mut Ctx<'_>, b: &crate::budget::Budget) {
+/// A gpuquota Budget: metadata, the rule it states, and its references: `spec.queue` names
+/// a ClusterQueue or a KAI Queue of the input, each of `spec.namespaces` a Namespace or the
+/// namespace of an object of the input (`Not found` otherwise: a budget that covers nothing
+/// is never charged).
+fn budget(cx: &mut Ctx<'_>, b: &crate::budget::Budget, model: &Model, namespaces: &BTreeSet<&str>) {
     object_meta(cx, &b.metadata, false);
     if let Err(problems) = b.rule() {
         for p in problems {
             cx.push(p.field, p.error_type, p.value, p.detail);
         }
     }
+    if let Some(q) = b.spec.queue.as_deref().filter(|q| !q.is_empty())
+        && !model.cluster_queues.contains_key(q)
+        && !model.queues.contains_key(q)
+    {
+        cx.not_found("spec.queue", q, "no ClusterQueue or KAI Queue of this name");
+    }
+    for (i, ns) in b.spec.namespaces.iter().flatten().enumerate() {
+        if !ns.is_empty() && !namespaces.contains(ns.as_str()) {
+            cx.not_found(
+                format!("spec.namespaces[{i}]"),
+                ns,
+                "no Namespace of this name and no object in it",
+            );
+        }
+    }
+}
+
+/// Every namespace the input knows: its Namespaces, and the namespace of every namespaced
+/// object (keys `namespace/name`; a job object's `Kind/namespace/name`).
+fn namespaces_in_use(model: &Model) -> BTreeSet<&str> {
+    fn ns(key: &str) -> Option<&str> {
+        key.split_once('/').map(|(n, _)| n)
+    }
+    let mut out: BTreeSet<&str> = model.namespaces.keys().map(String::as_str).collect();
+    let keys = model
+        .local_queues
+        .keys()
+        .chain(model.workloads.keys())
+        .chain(model.resource_quotas.keys())
+        .chain(model.pods.keys())
+        .chain(model.pod_groups.keys())
+        .chain(model.config_maps.keys());
+    out.extend(keys.filter_map(|k| ns(k)));
+    out.extend(
+        model
+            .workload_objects
+            .keys()
+            .filter_map(|k| k.split_once('/').and_then(|(_, rest)| ns(rest))),
+    );
+    out
 }
 
 struct Ctx<'a> {

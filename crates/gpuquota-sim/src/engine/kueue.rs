@@ -13,7 +13,8 @@ use gpuquota_model::diag::Diagnostic;
 
 use super::{
     ARRIVAL, Arrivals, BUDGET, COMPLETION, CYCLE_BOUND, Context, Counters, EndOfRun, Event, Finish,
-    Outcome, QueueOutcome, Run, RunEnd, TICK, WorkloadOutcome, created_after_end,
+    HeldBack, Outcome, QueueOutcome, REQUEUE, Run, RunEnd, TICK, WorkloadOutcome,
+    created_after_end,
 };
 use crate::scenario::Engine;
 
@@ -46,6 +47,8 @@ struct Histories {
     generation: Vec<u32>,
     /// Runtime done by the ended runs (resumed with `resume`).
     done: Vec<i64>,
+    /// The instant of each workload's last eviction by a preemption (`None`: never).
+    evicted_at: Vec<Option<i64>>,
 }
 
 impl Histories {
@@ -56,6 +59,7 @@ impl Histories {
             finished: vec![None; n],
             generation: vec![0; n],
             done: vec![0; n],
+            evicted_at: vec![None; n],
         }
     }
 
@@ -99,6 +103,9 @@ struct KueueRun<'a, 'p, P: Policy> {
     bound: u32,
     /// The budget wake-up already in the heap.
     budget_at: Option<i64>,
+    /// The victims held back to the next millisecond after a second eviction at one
+    /// instant, in time order.
+    held_back: Vec<HeldBack>,
 }
 
 /// The Kueue event loop over a built world, with fair sharing's policy when `fair` is
@@ -137,6 +144,7 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
             seen_preempted: 0,
             bound,
             budget_at: None,
+            held_back: Vec::new(),
         };
         run.seed();
         run.start_clock();
@@ -232,6 +240,10 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
                     wake = true;
                 }
                 BUDGET => wake = true,
+                REQUEUE => {
+                    self.requeue_held(wl);
+                    wake = true;
+                }
                 _ => {
                     self.busy_until = None;
                     wake = true;
@@ -239,6 +251,18 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
             }
         }
         wake
+    }
+
+    /// A victim held back by [`KueueRun::preemptions`] goes back to its queue (through the
+    /// budgets' gate when the scenario has budgets, which may hold it back in turn).
+    fn requeue_held(&mut self, wl: u32) {
+        match self.cx.budgets.as_mut() {
+            Some(b) => {
+                let orig = b.original(wl).unwrap_or(wl);
+                crate::budget::offer(&mut self.s, b, orig, false);
+            }
+            None => self.s.requeue(WlId::new(wl as usize)),
+        }
     }
 
     /// The completion of run `g` of `wl` at `t`; false when that run already ended.
@@ -319,10 +343,14 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
         }
     }
 
-    /// The cycle's preemptions end their victims' runs at `t`.
+    /// The cycle's preemptions end their victims' runs at `t`. A victim evicted for the
+    /// second time at `t` (it was readmitted ahead of its preemptor: a preemption loop) is
+    /// taken out of its queue until `t + 1` ms, when a `REQUEUE` event puts it back: an
+    /// eviction takes time upstream, so one instant never sees a third run of it.
     fn preemptions(&mut self, t: i64) {
         let world = self.cx.world;
         let mut ended: Vec<(WlId, Vec<(FrId, Amount)>)> = Vec::new();
+        let mut held: Vec<WlId> = Vec::new();
         for p in &self.s.preempted[self.seen_preempted..] {
             if let Some(b) = self.cx.budgets.as_mut() {
                 b.stopped(t, u32::from(p.wl));
@@ -330,9 +358,27 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
             let by = &world.workloads[p.preemptor].key;
             if let Some(usage) = self.h.preempt(p.wl.index(), t, p.reason.as_str(), by) {
                 ended.push((p.wl, usage));
+                let again = self.h.evicted_at[p.wl.index()] == Some(t);
+                self.h.evicted_at[p.wl.index()] = Some(t);
+                if again {
+                    held.push(p.wl);
+                    self.held_back.push(HeldBack {
+                        victim: world.workloads[p.wl]
+                            .key
+                            .trim_end_matches(crate::budget::TWIN_SUFFIX)
+                            .to_owned(),
+                        preemptor: by.clone(),
+                        at_ms: t,
+                    });
+                }
             }
         }
         self.seen_preempted = self.s.preempted.len();
+        for wl in held {
+            self.s.withhold(wl);
+            self.heap
+                .push(Reverse((t.saturating_add(1), REQUEUE, u32::from(wl), 0)));
+        }
         for (wl, usage) in &ended {
             self.s.clock(&ClockEvent::RunEnded {
                 wl: *wl,
@@ -400,6 +446,7 @@ impl<'a, 'p, P: Policy> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
             running: self.h.live.iter().any(Option::is_some),
             last_t: self.last_t,
             counters: self.counters,
+            held_back: self.held_back.clone(),
         }
     }
 

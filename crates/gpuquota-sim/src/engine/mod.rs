@@ -22,6 +22,9 @@ use crate::scenario::{Engine, Instance, Scenario};
 pub const NO_END: Code = Code::new("no-end");
 /// A scheduling instant did not settle within its cycle bound.
 pub const CYCLE_BOUND: Code = Code::new("cycle-bound");
+/// The same preemptor preempted the same victim more than once ([`Outcome::held_back`],
+/// [`crate::report::PreemptionLoopOut`]).
+pub const PREEMPTION_LOOP: Code = Code::new("preemption-loop");
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +122,23 @@ pub struct Outcome {
     pub warnings: Vec<String>,
     /// Counters.
     pub counters: Counters,
+    /// Evictions whose victim was held back to the next millisecond because it had already
+    /// been evicted at that instant (Kueue engine): (victim, preemptor, instant in ms), in
+    /// time order. Empty without a preemption loop.
+    pub held_back: Vec<HeldBack>,
+}
+
+/// One eviction after which the simulator held the victim back to the next millisecond: it
+/// had already been evicted at the same instant (a preemption loop; see the crate docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldBack {
+    /// The victim (`namespace/name`).
+    pub victim: String,
+    /// Its preemptor (`namespace/name`).
+    pub preemptor: String,
+    /// The instant of the eviction, ms since start; the victim is back in its queue at
+    /// `at_ms + 1`.
+    pub at_ms: i64,
 }
 
 // event kinds, in their order at one instant
@@ -127,6 +147,9 @@ const ARRIVAL: u8 = 1;
 const TICK: u8 = 2;
 /// A budget is spent or renews ([`crate::budget`]).
 const BUDGET: u8 = 3;
+/// A workload held back after its second eviction at one instant goes back to its queue
+/// (Kueue engine; see the crate docs, "Preemption loops").
+const REQUEUE: u8 = 4;
 
 pub(crate) type Event = Reverse<(i64, u8, u32, u32)>;
 
@@ -228,7 +251,7 @@ pub(crate) trait Finish<'a, 'p> {
 }
 
 /// Where an event loop stopped: what [`finish`] needs of it besides its outcomes.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct EndOfRun {
     /// Whether a workload still runs.
     pub(crate) running: bool,
@@ -236,16 +259,19 @@ pub(crate) struct EndOfRun {
     pub(crate) last_t: i64,
     /// The run's counters.
     pub(crate) counters: Counters,
+    /// The victims held back after a second eviction at one instant.
+    pub(crate) held_back: Vec<HeldBack>,
 }
 
 /// The outcome of a run: its end ([`Context::end_of_run`]), then every workload's history
 /// with the runs still live cut there, then every queue's outcome.
 pub(crate) fn finish<'a, 'p: 'a, R: Finish<'a, 'p>>(mut run: R) -> Outcome {
-    let end = run.end();
+    let mut end = run.end();
     let end_ms = run
         .cx()
         .end_of_run(end.running, end.last_t, end.counters.events);
     let workloads = run.workload_outcomes(end_ms);
+    let held_back = std::mem::take(&mut end.held_back);
     Outcome {
         engine: R::ENGINE,
         end_ms,
@@ -254,6 +280,7 @@ pub(crate) fn finish<'a, 'p: 'a, R: Finish<'a, 'p>>(mut run: R) -> Outcome {
         queues: run.queue_outcomes(),
         warnings: Vec::new(),
         counters: end.counters,
+        held_back,
     }
 }
 

@@ -346,6 +346,7 @@ impl<'a, 'p> Finish<'a, 'p> for QuotaRun<'a, 'p> {
             running: self.live.iter().any(Option::is_some),
             last_t: self.last_t,
             counters: self.counters,
+            held_back: Vec::new(),
         }
     }
 

@@ -178,7 +178,25 @@ impl<'s> Sim<'s> {
     fn new(sc: &'s KaiScenario) -> Result<Sim<'s>, Diagnostics> {
         let cluster =
             Cluster::from_model(&sc.model, &BuildOptions::default().with_now(Some(sc.start)))?;
-        let warnings: Vec<Diagnostic> = cluster.warnings.0.clone();
+        let mut warnings: Vec<Diagnostic> = cluster.warnings.0.clone();
+        // a job whose queue is not a leaf Queue of the files never runs: say so by name
+        for j in cluster.jobs.iter().filter(|j| j.queue.is_none()) {
+            let kind = if sc.model.pod_groups.contains_key(&j.key) {
+                "PodGroup"
+            } else {
+                "Pod"
+            };
+            warnings.push(
+                Diagnostic::warning(
+                    gpuquota_model::diag::codes::NOT_FOUND,
+                    format!(
+                        "job {} names queue {:?}, which is not a leaf Queue of the files: it stays pending (QueueDoesNotExist)",
+                        j.key, j.queue_name
+                    ),
+                )
+                .object(kind, j.key.clone()),
+            );
+        }
         let time_dependent = cluster
             .queues
             .iter()

@@ -276,6 +276,17 @@ fn queues_of(sc: &KaiScenario) -> Result<std::collections::BTreeMap<String, Stri
 /// Warnings in order, then the bill when the scenario has `spec.metering`.
 fn finish(sc: &KaiScenario, mut out: KaiOutcome) -> Result<KaiOutcome, Diagnostics> {
     let mut w = sc.warnings.clone();
+    if !sc.model.budgets.is_empty() {
+        // a node's card type is its product label, named by spec.metering.cardTypes
+        let products = budget::card_products(sc.metering.as_ref());
+        let cards: std::collections::BTreeSet<String> = sc
+            .model
+            .nodes
+            .values()
+            .map(|n| budget::card_of_node(&products, &n.metadata.labels))
+            .collect();
+        w.extend(crate::budget::reference_warnings(&sc.model, &cards));
+    }
     w.extend(std::mem::take(&mut out.warnings));
     if sc.metering.is_some() {
         let (bill, ws) = crate::bill::kai_chargeback(sc, &out)?;

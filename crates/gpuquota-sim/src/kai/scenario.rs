@@ -464,6 +464,25 @@ fn simulation(
         crate::trace::apply_kai(p, &field, (start, end_ms), &mut model, &mut warnings);
     }
     let jobs = resolve_jobs(&mut model, start, end_ms, &mut errors, &mut warnings);
+    if model.queues.is_empty() {
+        errors.push(
+            err(format!(
+                "engine kai needs KAI Queues and the jobs' PodGroups or Pods; the files hold {} and no Queue (Kueue objects are simulated with spec.engine: kueue)",
+                crate::scenario::holdings(&model)
+            ))
+            .source(name)
+            .field("spec.engine"),
+        );
+    } else if jobs.is_empty() && !model.workloads.is_empty() {
+        errors.push(
+            err(format!(
+                "engine kai simulates Pods and PodGroups; the files hold {} and no Pod (Kueue Workloads are simulated with spec.engine: kueue)",
+                crate::scenario::holdings(&model)
+            ))
+            .source(name)
+            .field("spec.engine"),
+        );
+    }
     if errors.has_errors() {
         return Err(failure(errors, warnings));
     }
