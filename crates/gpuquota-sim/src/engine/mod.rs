@@ -10,6 +10,7 @@ use gpuquota_cohort::World;
 use gpuquota_model::ResourceName;
 use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};
 
+mod capacity;
 mod kueue;
 mod resource_quota;
 
@@ -18,6 +19,9 @@ pub(crate) use resource_quota::run_resource_quota;
 
 use crate::scenario::{Engine, Instance, Scenario};
 
+/// The reason of a workload whose quota is reserved but whose pods find no free devices
+/// (the kube-scheduler's `PodScheduled=False` reason).
+pub const UNSCHEDULABLE: &str = "Unschedulable";
 /// A workload without a runtime and no `spec.end`: it runs until the last event.
 pub const NO_END: Code = Code::new("no-end");
 /// A scheduling instant did not settle within its cycle bound.
@@ -54,7 +58,11 @@ impl RunEnd {
 /// One admission of a workload, from start to end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Run {
-    /// ms since start.
+    /// When its quota was reserved (Kueue's admission; under `resourcequota`, its pods'
+    /// creation), ms since start; before `start_ms` when its pods waited for free devices.
+    pub reserved_ms: i64,
+    /// When its pods ran (its runtime counts from here), ms since start; a run evicted
+    /// while its pods waited has `start_ms == end_ms`.
     pub start_ms: i64,
     /// ms since start.
     pub end_ms: i64,
@@ -119,6 +127,9 @@ pub struct Outcome {
     pub warnings: Vec<String>,
     /// Counters.
     pub counters: Counters,
+    /// The Nodes the run's devices were checked against; 0 when the cluster files have none
+    /// (node capacity not checked: quotas are the only cap).
+    pub nodes: u32,
 }
 
 // event kinds, in their order at one instant
@@ -236,6 +247,8 @@ pub(crate) struct EndOfRun {
     pub(crate) last_t: i64,
     /// The run's counters.
     pub(crate) counters: Counters,
+    /// The Nodes checked (0: none).
+    pub(crate) nodes: u32,
 }
 
 /// The outcome of a run: its end ([`Context::end_of_run`]), then every workload's history
@@ -254,6 +267,7 @@ pub(crate) fn finish<'a, 'p: 'a, R: Finish<'a, 'p>>(mut run: R) -> Outcome {
         queues: run.queue_outcomes(),
         warnings: Vec::new(),
         counters: end.counters,
+        nodes: end.nodes,
     }
 }
 
