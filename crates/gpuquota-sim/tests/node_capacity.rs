@@ -18,8 +18,13 @@ fn sim(engine: &str, end: &str, cluster: String) -> Value {
     let text = format!(
         "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec:\n  engine: {engine}\n  cluster: [c.yaml]\n  start: \"{START}\"\n  end: \"{end}\"\n  resourceQuota: {{retryInterval: 5m}}\n"
     );
-    let sc = scenario::from_str("t.yaml", &text, "t", &common::files(vec![("c.yaml", cluster)]))
-        .expect("valid scenario");
+    let sc = scenario::from_str(
+        "t.yaml",
+        &text,
+        "t",
+        &common::files(vec![("c.yaml", cluster)]),
+    )
+    .expect("valid scenario");
     simulate(&sc).expect("simulates").to_json()
 }
 
@@ -70,7 +75,12 @@ fn resourcequota_third_pod_waits_for_a_device() {
         p["message"],
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
     );
-    assert!(j["workloads"][2]["runs"].as_array().expect("runs").is_empty());
+    assert!(
+        j["workloads"][2]["runs"]
+            .as_array()
+            .expect("runs")
+            .is_empty()
+    );
 }
 
 /// Under Kueue: the third workload is admitted at 2 h (quota 4, 2 in use) and keeps its
@@ -183,7 +193,11 @@ fn cluster(s: &Scn) -> String {
     for (i, (flavors, nominal)) in s.cqs.iter().enumerate() {
         let fl: Vec<String> = flavors
             .iter()
-            .map(|f| format!("{{name: f{f}, resources: [{{name: nvidia.com/gpu, nominalQuota: {nominal}}}]}}"))
+            .map(|f| {
+                format!(
+                    "{{name: f{f}, resources: [{{name: nvidia.com/gpu, nominalQuota: {nominal}}}]}}"
+                )
+            })
             .collect();
         d.push(format!("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: cq{i}}}\nspec:\n  cohortName: co\n  namespaceSelector: {{}}\n  preemption: {{reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors: [{}]\n", fl.join(", ")));
         d.push(format!("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: lq, namespace: ns{i}}}\nspec: {{clusterQueue: cq{i}}}\n"));
@@ -265,14 +279,23 @@ fn kueue_like(s: &Scn, engine: &str) -> Result<(), String> {
             .ok_or("key")?;
         let cq = s.wls[i].0;
         for r in w["runs"].as_array().into_iter().flatten() {
-            let (a, b) = (r["startMs"].as_i64().unwrap_or(0), r["endMs"].as_i64().unwrap_or(0));
+            let (a, b) = (
+                r["startMs"].as_i64().unwrap_or(0),
+                r["endMs"].as_i64().unwrap_or(0),
+            );
             for (flavor, res) in r["usage"].as_object().into_iter().flatten() {
-                let n: i64 = res["nvidia.com/gpu"].as_str().and_then(|x| x.parse().ok()).unwrap_or(0);
+                let n: i64 = res["nvidia.com/gpu"]
+                    .as_str()
+                    .and_then(|x| x.parse().ok())
+                    .unwrap_or(0);
                 // Kueue: the flavor's card; ResourceQuota: its ClusterQueue's first flavor's
                 let card = if flavor.is_empty() {
                     s.cqs[cq].0[0]
                 } else {
-                    flavor.trim_start_matches('f').parse().map_err(|_| "flavor")?
+                    flavor
+                        .trim_start_matches('f')
+                        .parse()
+                        .map_err(|_| "flavor")?
                 };
                 iv.push((a, b, card, n));
             }

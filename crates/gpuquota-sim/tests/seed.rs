@@ -193,7 +193,10 @@ fn seed_resourcequota_month_waits_for_the_h200_cards() {
     assert_eq!(j["capacityChecked"], true);
     let ft = j["workloads"]
         .as_array()
-        .and_then(|w| w.iter().find(|w| w["workload"] == "data-science/finetune-1"))
+        .and_then(|w| {
+            w.iter()
+                .find(|w| w["workload"] == "data-science/finetune-1")
+        })
         .expect("the second fine-tuning");
     let run = &ft["runs"][0];
     assert_eq!(run["reservedMs"], 26 * 3_600_000);

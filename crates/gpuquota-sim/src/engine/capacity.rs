@@ -49,10 +49,10 @@ struct NodeSet {
     mismatched: u32,
 }
 
-/// A workload whose quota is reserved and whose pods wait for devices.
+/// A workload whose quota is reserved and whose pods wait for devices: its needs and the
+/// kube-scheduler's message.
 #[derive(Debug, Clone)]
 struct Waiter {
-    wl: u32,
     needs: Vec<Need>,
     message: String,
 }
@@ -79,7 +79,9 @@ pub(crate) struct Capacity {
     /// Per workload, what it holds: (node, slot, amount).
     held: Vec<Vec<(u32, u32, i64)>>,
     /// The waiting workloads, in the order they began to wait.
-    queue: Vec<Waiter>,
+    queue: Vec<u32>,
+    /// Per workload, what it waits with.
+    waiters: Vec<Option<Waiter>>,
 }
 
 /// An extended resource: a name with a domain (`nvidia.com/gpu`), not a native one.
@@ -161,6 +163,7 @@ impl Capacity {
             set_ids: BTreeMap::new(),
             held: vec![Vec::new(); world.workloads.len()],
             queue: Vec::new(),
+            waiters: vec![None; world.workloads.len()],
         })
     }
 
@@ -239,8 +242,7 @@ impl Capacity {
     pub(crate) fn kueue_needs(&mut self, world: &World, usage: &[(u32, i64)]) -> Vec<Need> {
         let mut needs = Vec::new();
         for &(fr, amount) in usage {
-            let Some(&(f, r)) = world.frs.get(gpuquota_cohort::tree::FrId::new(fr as usize))
-            else {
+            let Some(&(f, r)) = world.frs.get(gpuquota_cohort::tree::FrId::new(fr as usize)) else {
                 continue;
             };
             let Some(slot) = self.slot.get(r.index()).copied().flatten() else {
@@ -315,13 +317,26 @@ impl Capacity {
                 return Err(self.message(n));
             }
         }
+        self.grow(wl);
         self.held[wl as usize].extend(taken);
         Ok(())
     }
 
+    /// Room for workload `wl` in the per-workload tables.
+    fn grow(&mut self, wl: u32) {
+        let n = wl as usize + 1;
+        if self.held.len() < n {
+            self.held.resize(n, Vec::new());
+        }
+        if self.waiters.len() < n {
+            self.waiters.resize(n, None);
+        }
+    }
+
     /// Frees what workload `wl` holds.
     pub(crate) fn release(&mut self, wl: u32) {
-        for (node, slot, a) in std::mem::take(&mut self.held[wl as usize]) {
+        let held = self.held.get_mut(wl as usize).map(std::mem::take);
+        for (node, slot, a) in held.unwrap_or_default() {
             self.used[node as usize][slot as usize] -= a;
             self.free_total[slot as usize] += a;
         }
@@ -359,25 +374,33 @@ impl Capacity {
 
     /// Workload `wl` waits with its needs; `message` says why.
     pub(crate) fn wait(&mut self, wl: u32, needs: Vec<Need>, message: String) {
-        self.queue.push(Waiter { wl, needs, message });
+        self.grow(wl);
+        self.waiters[wl as usize] = Some(Waiter { needs, message });
+        self.queue.push(wl);
     }
 
     /// Takes workload `wl` out of the waiting ones; whether it was waiting.
+    ///
+    /// # Complexity
+    /// O(waiting) when it waited, O(1) otherwise.
     pub(crate) fn unwait(&mut self, wl: u32) -> bool {
-        match self.queue.iter().position(|w| w.wl == wl) {
-            Some(i) => {
-                self.queue.remove(i);
-                true
-            }
-            None => false,
+        if self
+            .waiters
+            .get_mut(wl as usize)
+            .and_then(Option::take)
+            .is_none()
+        {
+            return false;
         }
+        self.queue.retain(|&w| w != wl);
+        true
     }
 
     /// The message of a waiting workload.
     pub(crate) fn waiting(&self, wl: u32) -> Option<&str> {
-        self.queue
-            .iter()
-            .find(|w| w.wl == wl)
+        self.waiters
+            .get(wl as usize)
+            .and_then(Option::as_ref)
             .map(|w| w.message.as_str())
     }
 
@@ -385,28 +408,31 @@ impl Capacity {
     /// returns them in that order.
     ///
     /// # Complexity
-    /// O(waiting × needs) plus the nodes scanned by each placement.
+    /// O(waiting × needs) plus the nodes scanned by each placement; nothing when no device
+    /// is free.
     pub(crate) fn start_waiting(&mut self) -> Vec<u32> {
         let mut started = Vec::new();
-        let mut i = 0;
-        while i < self.queue.len() {
-            if self.free_total.iter().all(|&f| f <= 0) {
-                break;
-            }
-            let fits_total = self.queue[i]
-                .needs
-                .iter()
-                .all(|n| n.amount <= self.free_total[n.slot as usize]);
-            if fits_total {
-                let w = self.queue[i].clone();
-                if self.place(w.wl, &w.needs).is_ok() {
-                    self.queue.remove(i);
-                    started.push(w.wl);
-                    continue;
-                }
-            }
-            i += 1;
+        if self.queue.is_empty() || self.free_total.iter().all(|&f| f <= 0) {
+            return started;
         }
+        let queue = std::mem::take(&mut self.queue);
+        let mut kept = Vec::with_capacity(queue.len());
+        for wl in queue {
+            let Some(w) = self.waiters[wl as usize].take() else {
+                continue;
+            };
+            let fits_total = self.free_total.iter().any(|&f| f > 0)
+                && w.needs
+                    .iter()
+                    .all(|n| n.amount <= self.free_total[n.slot as usize]);
+            if fits_total && self.place(wl, &w.needs).is_ok() {
+                started.push(wl);
+            } else {
+                self.waiters[wl as usize] = Some(w);
+                kept.push(wl);
+            }
+        }
+        self.queue = kept;
         started
     }
 }
@@ -426,24 +452,24 @@ mod tests {
     const CLUSTER: &str = r#"
 apiVersion: v1
 kind: Node
-metadata: {name: a, labels: {product: x}}
+metadata: {name: a, labels: {product: px}}
 status: {allocatable: {nvidia.com/gpu: "2", cpu: "8"}}
 ---
 apiVersion: v1
 kind: Node
-metadata: {name: b, labels: {product: x}}
+metadata: {name: b, labels: {product: px}}
 status: {allocatable: {nvidia.com/gpu: "1"}}
 ---
 apiVersion: v1
 kind: Node
-metadata: {name: c, labels: {product: y}}
+metadata: {name: c, labels: {product: py}}
 spec: {unschedulable: true}
 status: {allocatable: {nvidia.com/gpu: "8"}}
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
 metadata: {name: x}
-spec: {nodeLabels: {product: x}}
+spec: {nodeLabels: {product: px}}
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
@@ -472,6 +498,9 @@ spec:
             cap.place(2, &one),
             Err("0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient nvidia.com/gpu.".to_owned())
         );
+        cap.wait(2, one.clone(), "m".into());
+        assert!(cap.unwait(2));
+        assert!(!cap.unwait(2));
         cap.wait(2, one.clone(), "m".into());
         assert_eq!(cap.waiting(2), Some("m"));
         assert_eq!(cap.start_waiting(), Vec::<u32>::new());

@@ -216,7 +216,10 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
     fn start_clock(&mut self) {
         self.s.clock(&ClockEvent::Start(0));
         for (wl, (l, wt)) in self.h.live.iter().zip(&self.h.waiting).enumerate() {
-            let held = l.as_ref().map(|l| &l.usage).or(wt.as_ref().map(|w| &w.usage));
+            let held = l
+                .as_ref()
+                .map(|l| &l.usage)
+                .or(wt.as_ref().map(|w| &w.usage));
             if let Some(held) = held {
                 let usage = engine_usage(held);
                 self.s.clock(&ClockEvent::RunStarted {
