@@ -45,10 +45,12 @@ fn json_is_the_contract() {
             "classes",
             "queues",
             "preemptions",
+            "capacityChecked",
             "warnings"
         ]
     );
     assert_eq!(v["preemptions"], 1);
+    assert_eq!(v["capacityChecked"], false);
     assert_eq!(v["workloads"][1]["runs"][0]["by"], "data-science/fine-tune");
 }
 

@@ -187,9 +187,28 @@
 //!   (`exceeded quota: …`) and the Job controller retries. By default the retry follows
 //!   Kubernetes' Job controller (kubernetes/kubernetes: `pkg/controller/job/job_controller.go`,
 //!   `DefaultJobApiBackOff` = 1 s, doubling, `MaxJobApiBackOff` = 60 s);
-//!   `spec.resourceQuota.retryInterval` makes it a fixed interval. Node capacity is not
-//!   modelled (a quota is the only cap). Runs' usage has the pseudo-flavor `""`; its
-//!   "queues" are the namespaces with a ResourceQuota, their `requests` caps as nominal.
+//!   `spec.resourceQuota.retryInterval` makes it a fixed interval. Runs' usage has the
+//!   pseudo-flavor `""`; its "queues" are the namespaces with a ResourceQuota, their
+//!   `requests` caps as nominal.
+//! - **Node capacity** (both engines, when the cluster files have Nodes): a quota admits,
+//!   the kube-scheduler still needs a free device. A workload whose quota is reserved (Kueue's
+//!   admission; under `resourcequota` its pods' creation, which charges the quota) runs
+//!   only when the extended resources it requests (`nvidia.com/gpu`, MIG instances, …) are
+//!   free on the nodes it may use: under Kueue the nodes matching its flavor's
+//!   `nodeLabels` (a flavor's capacity of a resource is their summed allocatable); under
+//!   `resourcequota` the nodes its pod set's `nodeSelector` selects and, when its LocalQueue
+//!   leads to a ClusterQueue with a flavor covering the resource, that ClusterQueue's first
+//!   such flavor's `nodeLabels` (the card type its usage is billed as). Otherwise it keeps
+//!   its quota and its pods stay `Pending` with the kube-scheduler's reason `Unschedulable`
+//!   and message (`0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't
+//!   match Pod's node affinity/selector.`), until devices free up; the waiting workloads are
+//!   tried in the order they began to wait. Its run starts then (`reservedMs` < `startMs`
+//!   in the JSON), and its runtime with it. A workload evicted while its pods wait has a
+//!   run with `startMs` = `endMs`. Cordoned nodes hold nothing; pod-by-pod placement,
+//!   taints, CPU and memory are not checked (a workload's demand per resource may split
+//!   across nodes; the nodes are filled greedily in name order). Without Nodes nothing but
+//!   the quotas caps the runs, and the report says so (`capacityChecked: false`, and a
+//!   sentence in the table).
 //!
 //! # Output (`gpuquota sim FILE [--output json|table|csv|kueue-summary] [--plot FILE.svg]`)
 //!
@@ -200,23 +219,28 @@
 //! ([`scenario::SimulationDoc`], [`scenario::PerfConfig`], [`kai::scenario::SimulationDoc`]).
 //! Pretty printed, fields in this order:
 //! `{"engine", "start", "endMs", "makespanMs", "workloads": [{"workload", "queue", "class",
-//! "createdMs", "runs": [{"startMs", "endMs", "end", ["reason", "by"], "usage": {flavor:
+//! "createdMs", "runs": [{["reservedMs"], "startMs", "endMs", "end", ["reason", "by"], "usage": {flavor:
 //! {resource: quantity}}}], "finishedMs", ["pending": {"reason", "message"}]}], "classes":
 //! {class: {"count", "finished", "evictions", "meanTimeToAdmissionMs",
 //! "p50TimeToAdmissionMs", "p95TimeToAdmissionMs", "meanTimeToFinishMs", "readmissions",
 //! "meanRequeueWaitMs", "p95RequeueWaitMs"}}, "queues": {queue:
 //! {"nominal": {flavor: {resource: quantity}}, "meanUsagePercent", "borrowedMs": {flavor:
 //! {resource: integer}}}}, "preemptions", ["preemptionLoops": [{"preemptor", "victim",
-//! "preemptions", "firstMs", "lastMs", "heldBack"}]], "warnings": [string]}`.
+//! "preemptions", "firstMs", "lastMs", "heldBack"}]], "capacityChecked", "warnings":
+//! [string]}`.
 //! - Every `…Ms` is integer milliseconds since `start`; `endMs` is `spec.end` (or the last
 //!   event); `makespanMs` the last completion (0 without any); `finishedMs` is `null` for a
 //!   workload that did not finish.
 //! - `runs[].end` is `Finished`, `Preempted` (with `reason` and `by`) or `Cut`; `usage` is
-//!   the quota the engine charged (count × per-pod requests per flavor and resource).
+//!   the quota the engine charged (count × per-pod requests per flavor and resource);
+//!   `startMs` is when its pods ran, and `reservedMs`, present only when they first waited
+//!   for free devices, when its quota was reserved.
 //! - `pending` is present for a workload pending at the end (never admitted, or evicted and
 //!   not readmitted): upstream's `QuotaReserved=False` reason and message (`Forbidden` with
-//!   the API server's message under `resourcequota`).
-//! - `classes`: `meanTimeToAdmissionMs` is first admission − creation averaged (floor) over
+//!   the API server's message under `resourcequota`), or `Unschedulable` with the
+//!   kube-scheduler's message when its quota is reserved but its pods wait for devices.
+//! - `classes`: `meanTimeToAdmissionMs` is first admission (quota reserved, not the device
+//!   wait after it) − creation averaged (floor) over
 //!   the class's admitted workloads; p50 / p95 are nearest-rank; `meanTimeToFinishMs`
 //!   completion − creation over finished workloads. Deviation: Kueue's recorder divides by
 //!   every workload of the class, counting one never admitted as 0; `--output
@@ -229,8 +253,10 @@
 //!   0.1, and `null` for a queue with no nominal quota (it only borrows: its use is in
 //!   `borrowedMs`; the table prints `-`); `borrowedMs` is ∫ max(0, usage − nominal) dt in resource units × ms (CPU in cores,
 //!   memory in bytes, GPUs in devices).
-//! - `preemptions` counts `Preempted` runs; `warnings` are the input's and the engine's
-//!   warnings (each also printed on stderr whatever `--output`, an error under `--strict`).
+//! - `preemptions` counts `Preempted` runs; `capacityChecked` is whether the runs were
+//!   checked against the Nodes' devices (`false`: the cluster files have none); `warnings`
+//!   are the input's and the engine's warnings (each also printed on stderr whatever
+//!   `--output`, an error under `--strict`).
 //! - `preemptionLoops` (only when there is one): each preemptor that ended runs of the
 //!   same victim more than once, with how many (`preemptions`), the first and last of them
 //!   (`firstMs`, `lastMs`) and how many were a second eviction at one instant after which
@@ -243,7 +269,10 @@
 //!   [`Report::to_kueue_summary`].
 //! - `--output table`: per queue and per class, then sentences ("batch borrowed 64.0
 //!   GPU-hours of h200-nvl.", "8 of batch's workloads were preempted at 02:00 when
-//!   data-science reclaimed.").
+//!   data-science reclaimed."), the last on node capacity ("Node capacity was checked
+//!   against 3 Nodes: 29 runs waited for free devices (Unschedulable), 58h in all." or
+//!   "Node capacity was not checked: the cluster files have no Nodes, so quotas are the
+//!   only cap.").
 //! - `--plot FILE.svg`: [`plot::svg`]: GPUs in use per department as step functions over
 //!   dates and hours, one panel per card type with its capacity and the summed nominal
 //!   quota, preemptions and spent budgets marked. Every picture (this one,
@@ -287,7 +316,10 @@
 //! 4. **agreement**: a scenario whose workloads all arrive at 0 without runtimes, simulated
 //!    for one instant, admits and preempts exactly what `kueue schedule` does on the same
 //!    snapshot (same workloads, same reasons, same preemptors).
-//! 5. **makespan bound**: with zero cycle latency and every workload finished, the makespan
+//! 5. **node capacity** (`tests/node_capacity.rs`, over random nodes, flavors, quotas and
+//!    workloads under all three engines): at every instant the devices in use of each card
+//!    type are at most what its Nodes hold (KAI also per node).
+//! 6. **makespan bound**: with zero cycle latency and every workload finished, the makespan
 //!    is at least the work / capacity lower bound (Σ usage × runtime ÷ the cluster's quota,
 //!    per flavor-resource) and at least every workload's arrival + runtime.
 //!

@@ -53,6 +53,10 @@ pub struct SimReport {
     /// a `preemption-loop` warning.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub preemption_loops: Vec<PreemptionLoopOut>,
+    /// Whether the runs' devices were checked against the cluster's Nodes: `false` when
+    /// the cluster files have no Nodes (quotas are then the only cap, and nothing says the
+    /// platform has the devices the runs use).
+    pub capacity_checked: bool,
     /// Per budget, its rule and every period; only when the scenario has budgets
     /// ([`crate::budget`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -104,11 +108,12 @@ pub struct WorkloadOut {
     pub class: String,
     /// Arrival, ms.
     pub created_ms: i64,
-    /// Its runs (admission to end), in order; they never overlap.
+    /// Its runs (pods running to end), in order; they never overlap.
     pub runs: Vec<RunOut>,
     /// Completion, ms; `null` when it did not finish.
     pub finished_ms: Option<i64>,
-    /// Present when pending at the end (never admitted, or evicted and not readmitted).
+    /// Present when pending at the end (never admitted, evicted and not readmitted, or
+    /// admitted with its pods waiting for free devices).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending: Option<PendingOut>,
 }
@@ -131,7 +136,13 @@ pub enum RunEndOut {
 #[non_exhaustive]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunOut {
-    /// Admission, ms.
+    /// When its quota was reserved (Kueue's admission; under `resourcequota`, its pods'
+    /// creation), ms; present only when its pods then waited for free devices on the Nodes
+    /// (reason `Unschedulable`) and so started later.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reserved_ms: Option<i64>,
+    /// When its pods ran, ms: admission, unless they waited for free devices; a run evicted
+    /// while they waited has `startMs` = `endMs`.
     pub start_ms: i64,
     /// End, ms.
     pub end_ms: i64,
@@ -154,7 +165,9 @@ pub struct RunOut {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PendingOut {
     /// Upstream's `QuotaReserved=False` reason (`Forbidden` under `resourcequota`,
-    /// `BudgetExhausted` when a budget holds it back).
+    /// `BudgetExhausted` when a budget holds it back), or `Unschedulable` when its quota is
+    /// reserved but its pods found no free devices on the Nodes (the kube-scheduler's
+    /// `PodScheduled=False` reason and message).
     pub reason: String,
     /// Upstream's message (the API server's under `resourcequota`).
     pub message: String,
@@ -522,7 +535,7 @@ impl Report {
             let c = classes.entry(w.class.clone()).or_default();
             c.count += 1;
             if let Some(r) = w.runs.first() {
-                let d = r.start_ms - w.created_ms;
+                let d = r.reserved_ms - w.created_ms;
                 c.admission_ms.push(d);
                 c.recorder_admission_total += d;
             }
@@ -645,6 +658,7 @@ impl Report {
                             }
                         };
                         RunOut {
+                            reserved_ms: (r.reserved_ms < r.start_ms).then_some(r.reserved_ms),
                             start_ms: r.start_ms,
                             end_ms: r.end_ms,
                             end,
@@ -715,6 +729,7 @@ impl Report {
             queues,
             preemptions: self.preemptions,
             preemption_loops: self.preemption_loops.clone(),
+            capacity_checked: o.nodes > 0,
             budgets: self.budgets.clone(),
             chargeback: self.chargeback.clone(),
             warnings: o.warnings.clone(),
@@ -1039,7 +1054,49 @@ impl Report {
         if lines.is_empty() {
             lines.push("Nobody borrowed, nothing was preempted, every workload ran.".to_owned());
         }
+        lines.push(self.capacity_sentence());
         lines
+    }
+
+    /// Whether node capacity was checked, and how long runs waited for free devices.
+    pub fn capacity_sentence(&self) -> String {
+        let o = &self.outcome;
+        if o.nodes == 0 {
+            return "Node capacity was not checked: the cluster files have no Nodes, so quotas are the only cap.".to_owned();
+        }
+        let (mut runs, mut total) = (0u64, 0i64);
+        for w in &o.workloads {
+            for r in &w.runs {
+                if r.reserved_ms < r.start_ms {
+                    runs += 1;
+                    total = total.saturating_add(r.start_ms - r.reserved_ms);
+                }
+            }
+        }
+        let still = o
+            .workloads
+            .iter()
+            .filter(|w| {
+                w.pending
+                    .as_ref()
+                    .is_some_and(|p| p.0 == crate::engine::UNSCHEDULABLE)
+            })
+            .count();
+        let mut s = format!("Node capacity was checked against {} Nodes: ", o.nodes);
+        if runs == 0 {
+            s.push_str("no run waited for free devices");
+        } else {
+            let _ = write!(
+                s,
+                "{runs} runs waited for free devices (Unschedulable), {} in all",
+                human_ms(total)
+            );
+        }
+        if still > 0 {
+            let _ = write!(s, "; {still} workloads still waited at the end");
+        }
+        s.push('.');
+        s
     }
 }
 

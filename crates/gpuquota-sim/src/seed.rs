@@ -172,11 +172,13 @@ pub fn utilisation_of(c: &Value) -> BTreeMap<String, i128> {
 }
 
 /// One workload as the summary counts it: key, arrival, runs (end, and for a run that was
-/// ended early: who or what ended it), first start, pending reason at the end.
+/// ended early: who or what ended it), first admission, whether its pods ever waited for
+/// free devices after admission, pending reason at the end.
 struct Acct {
     key: String,
     created_ms: i64,
     first_start_ms: Option<i64>,
+    waited_for_devices: bool,
     ends: Vec<(i64, Option<Ender>)>,
     pending: Option<String>,
     /// From each eviction to the readmission after it ([`crate::report::requeue_waits`]).
@@ -196,7 +198,8 @@ fn kueue_accts(r: &Report) -> Vec<Acct> {
         .map(|w| Acct {
             key: w.key.clone(),
             created_ms: w.created_ms,
-            first_start_ms: w.runs.first().map(|x| x.start_ms),
+            first_start_ms: w.runs.first().map(|x| x.reserved_ms),
+            waited_for_devices: w.runs.iter().any(|x| x.start_ms - x.reserved_ms >= 60_000),
             ends: w
                 .runs
                 .iter()
@@ -236,6 +239,7 @@ fn kai_accts(o: &crate::kai::KaiOutcome) -> Vec<Acct> {
             key: j.key.clone(),
             created_ms: j.created_ms,
             first_start_ms: j.first_start_ms,
+            waited_for_devices: false,
             ends: j
                 .runs
                 .iter()
@@ -423,8 +427,9 @@ fn borrowed_line(s: &mut String, c: &Value) {
 }
 
 /// `preempted:` preemptions by department, time of day and preemptor; `waited:` the
-/// workloads that waited a minute or more for quota, or never ran, by department, and the
-/// readmissions after a preemption that waited a minute or more, with their mean wait.
+/// workloads that waited a minute or more for quota, or admitted for free devices on the
+/// Nodes, or never ran, by department, and the readmissions after a preemption that waited
+/// a minute or more, with their mean wait.
 fn preempted_and_waited_lines(
     s: &mut String,
     accts: &[Acct],
@@ -454,6 +459,11 @@ fn preempted_and_waited_lines(
                 }
             };
             *pre.entry((d.clone(), format!("{:02}:{:02}", tod / 60, tod % 60), who))
+                .or_default() += 1;
+        }
+        if w.waited_for_devices {
+            *waited
+                .entry((d.clone(), "waited for free devices".into()))
                 .or_default() += 1;
         }
         if let Some(first) = w.first_start_ms {

@@ -131,3 +131,112 @@ fn diff_lending_limit_zero_against_unset() {
     assert_eq!(b["meanTimeToAdmissionMs"]["a"], serde_json::Value::Null);
     assert_eq!(b["meanTimeToAdmissionMs"]["b"], 0);
 }
+
+/// The three controls are compared on the same rules: the same Nodes (names, labels,
+/// allocatable), the same namespace ResourceQuota caps, and the same departments (name and
+/// namespaces) and card types (name, model, price, capacity) in their bills; differences
+/// come from the control, not from the scenario files.
+#[test]
+fn the_three_controls_share_nodes_caps_and_departments() {
+    let rq = seed::scenario_of("resourcequota.yaml", seed::RESOURCEQUOTA).expect("valid");
+    let kueue = seed::scenario_of("kueue.yaml", seed::KUEUE).expect("valid");
+    let kai = seed::kai_scenario().expect("valid");
+    let names: Vec<&str> = kueue.model.nodes.keys().map(String::as_str).collect();
+    assert_eq!(names, ["h200", "rtx-a", "rtx-b"]);
+    assert_eq!(rq.model.nodes, kueue.model.nodes);
+    assert_eq!(kai.model.nodes, kueue.model.nodes);
+    let caps: Vec<&str> = kueue
+        .model
+        .resource_quotas
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        caps,
+        [
+            "analytics/gpu-cap",
+            "customer-service/gpu-cap",
+            "data-science/gpu-cap",
+            "engineering/gpu-cap",
+            "platform-team/gpu-cap"
+        ]
+    );
+    let hard = |m: &gpuquota_model::Model| -> Vec<(String, Vec<(String, String)>)> {
+        m.resource_quotas
+            .iter()
+            .map(|(k, q)| {
+                (
+                    k.clone(),
+                    q.spec
+                        .hard
+                        .iter()
+                        .map(|(r, v)| (r.clone(), v.to_string()))
+                        .collect(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(hard(&rq.model), hard(&kueue.model));
+    assert_eq!(hard(&kai.model), hard(&kueue.model));
+    let depts = |m: Option<&serde_json::Value>| -> Vec<(String, serde_json::Value)> {
+        m.and_then(|m| m["departments"].as_array())
+            .into_iter()
+            .flatten()
+            .map(|d| {
+                (
+                    d["name"].as_str().unwrap_or("").to_owned(),
+                    d["namespaces"].clone(),
+                )
+            })
+            .collect()
+    };
+    let cards = |m: Option<&serde_json::Value>| -> Vec<[serde_json::Value; 4]> {
+        m.and_then(|m| m["cardTypes"].as_array())
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                [
+                    c["name"].clone(),
+                    c["model"].clone(),
+                    c["pricePerHour"].clone(),
+                    c["capacity"].clone(),
+                ]
+            })
+            .collect()
+    };
+    assert_eq!(depts(kueue.metering.as_ref()).len(), 5);
+    assert_eq!(depts(rq.metering.as_ref()), depts(kueue.metering.as_ref()));
+    assert_eq!(depts(kai.metering.as_ref()), depts(kueue.metering.as_ref()));
+    assert_eq!(cards(rq.metering.as_ref()), cards(kueue.metering.as_ref()));
+    assert_eq!(cards(kai.metering.as_ref()), cards(kueue.metering.as_ref()));
+}
+
+/// The seed's ResourceQuota-only month runs no more devices than the servers hold: the
+/// second day's 02:00 fine-tuning (8 H200, within data science's cap of 12) finds the
+/// first night's batch (20:00-04:00) on all eight H200 cards, stays Pending `Unschedulable`
+/// until the batch ends at 04:00, and runs 04:00-08:00 (26 h, 28 h, 32 h from the start);
+/// the first day's, before any batch, starts at once.
+#[test]
+fn seed_resourcequota_month_waits_for_the_h200_cards() {
+    let sc = seed::scenario_of("resourcequota.yaml", seed::RESOURCEQUOTA).expect("valid");
+    let r = simulate(&sc).expect("simulates");
+    let j = r.to_json();
+    assert_eq!(j["capacityChecked"], true);
+    let ft = j["workloads"]
+        .as_array()
+        .and_then(|w| {
+            w.iter()
+                .find(|w| w["workload"] == "data-science/finetune-1")
+        })
+        .expect("the second fine-tuning");
+    let run = &ft["runs"][0];
+    assert_eq!(run["reservedMs"], 26 * 3_600_000);
+    assert_eq!(run["startMs"], 28 * 3_600_000);
+    assert_eq!(run["endMs"], 32 * 3_600_000);
+    let first = &j["workloads"]
+        .as_array()
+        .and_then(|w| w.iter().find(|w| w["workload"] == "data-science/finetune"))
+        .expect("the first fine-tuning")["runs"][0];
+    assert_eq!(first["startMs"], 2 * 3_600_000);
+    assert!(first.get("reservedMs").is_none());
+}

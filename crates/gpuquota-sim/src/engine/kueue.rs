@@ -11,9 +11,10 @@ use gpuquota_cohort::{Policy, Scheduler};
 use gpuquota_model::Amount;
 use gpuquota_model::diag::Diagnostic;
 
+use super::capacity::Capacity;
 use super::{
     ARRIVAL, Arrivals, BUDGET, COMPLETION, CYCLE_BOUND, Context, Counters, EndOfRun, Event, Finish,
-    HeldBack, Outcome, QueueOutcome, REQUEUE, Run, RunEnd, TICK, WorkloadOutcome,
+    HeldBack, Outcome, QueueOutcome, REQUEUE, Run, RunEnd, TICK, UNSCHEDULABLE, WorkloadOutcome,
     created_after_end,
 };
 use crate::scenario::Engine;
@@ -32,9 +33,16 @@ fn run_usage(usage: &[(FrId, Amount)]) -> Vec<(u32, i64)> {
 }
 
 struct Live {
+    reserved: i64,
     run_start: i64,
     generation: u32,
     done_ms: i64,
+    usage: Vec<(u32, i64)>,
+}
+
+/// An admitted workload whose pods wait for free devices.
+struct Waiting {
+    reserved: i64,
     usage: Vec<(u32, i64)>,
 }
 
@@ -42,6 +50,7 @@ struct Live {
 struct Histories {
     runs: Vec<Vec<Run>>,
     live: Vec<Option<Live>>,
+    waiting: Vec<Option<Waiting>>,
     finished: Vec<Option<i64>>,
     /// Completion events of older runs are stale.
     generation: Vec<u32>,
@@ -56,6 +65,7 @@ impl Histories {
         Histories {
             runs: vec![Vec::new(); n],
             live: (0..n).map(|_| None).collect(),
+            waiting: (0..n).map(|_| None).collect(),
             finished: vec![None; n],
             generation: vec![0; n],
             done: vec![0; n],
@@ -63,20 +73,33 @@ impl Histories {
         }
     }
 
-    /// Ends the live run of `v` at `t` as preempted by `by` for `reason`; returns its usage
-    /// as the engine holds it, `None` when `v` was not running.
+    /// Ends the live run of `v` at `t` as preempted by `by` for `reason` (a run whose pods
+    /// still waited ends where it starts); returns its usage as the engine holds it, `None`
+    /// when `v` was not admitted.
     fn preempt(&mut self, v: usize, t: i64, reason: &str, by: &str) -> Option<Vec<(FrId, Amount)>> {
+        let end = RunEnd::Preempted {
+            reason: reason.to_owned(),
+            by: by.to_owned(),
+        };
+        if let Some(wt) = self.waiting[v].take() {
+            self.runs[v].push(Run {
+                reserved_ms: wt.reserved,
+                start_ms: t,
+                end_ms: t,
+                end,
+                usage: wt.usage.clone(),
+            });
+            return Some(engine_usage(&wt.usage));
+        }
         let l = self.live[v].take()?;
         let usage = engine_usage(&l.usage);
         self.generation[v] += 1;
         self.done[v] = l.done_ms + (t - l.run_start);
         self.runs[v].push(Run {
+            reserved_ms: l.reserved,
             start_ms: l.run_start,
             end_ms: t,
-            end: RunEnd::Preempted {
-                reason: reason.to_owned(),
-                by: by.to_owned(),
-            },
+            end,
             usage: l.usage,
         });
         Some(usage)
@@ -106,6 +129,8 @@ struct KueueRun<'a, 'p, P: Policy> {
     /// The victims held back to the next millisecond after a second eviction at one
     /// instant, in time order.
     held_back: Vec<HeldBack>,
+    /// The nodes' devices, when the cluster has Nodes.
+    cap: Option<Capacity>,
 }
 
 /// The Kueue event loop over a built world, with fair sharing's policy when `fair` is
@@ -131,7 +156,9 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
             s.withhold(wl);
         }
         let bound = (n as u32).saturating_mul(4).saturating_add(64);
+        let cap = Capacity::new(&cx.sc.model, cx.world);
         let mut run = KueueRun {
+            cap,
             cx,
             s,
             heap: BinaryHeap::new(),
@@ -162,11 +189,21 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
         let split = self.cx.budgets.is_none();
         for (wl, inst) in insts.iter().enumerate() {
             if let Some(r) = &self.s.reservations()[WlId::new(wl)] {
+                let usage = run_usage(&r.usage);
+                if let Some(c) = self.cap.as_mut() {
+                    let needs = c.kueue_needs(self.cx.world, &usage);
+                    if let Err(m) = c.place(wl as u32, &needs) {
+                        c.wait(wl as u32, needs, m);
+                        self.h.waiting[wl] = Some(Waiting { reserved: 0, usage });
+                        continue;
+                    }
+                }
                 self.h.live[wl] = Some(Live {
+                    reserved: 0,
                     run_start: 0,
                     generation: 0,
                     done_ms: 0,
-                    usage: run_usage(&r.usage),
+                    usage,
                 });
                 if let Some(rt) = inst.and_then(|i| i.runtime_ms) {
                     self.heap.push(Reverse((rt, COMPLETION, wl as u32, 0)));
@@ -186,9 +223,13 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
     /// Admission fair sharing's ledgers open at 0 with the runs admitted in the input.
     fn start_clock(&mut self) {
         self.s.clock(&ClockEvent::Start(0));
-        for (wl, l) in self.h.live.iter().enumerate() {
-            if let Some(l) = l {
-                let usage = engine_usage(&l.usage);
+        for (wl, (l, wt)) in self.h.live.iter().zip(&self.h.waiting).enumerate() {
+            let held = l
+                .as_ref()
+                .map(|l| &l.usage)
+                .or(wt.as_ref().map(|w| &w.usage));
+            if let Some(held) = held {
+                let usage = engine_usage(held);
                 self.s.clock(&ClockEvent::RunStarted {
                     wl: WlId::new(wl),
                     usage: &usage,
@@ -284,6 +325,7 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
                 at: t,
             });
             self.h.runs[w].push(Run {
+                reserved_ms: l.reserved,
                 start_ms: l.run_start,
                 end_ms: t,
                 end: RunEnd::Finished,
@@ -291,7 +333,53 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
             });
         }
         self.h.finished[w] = Some(t);
+        self.release(wl);
+        self.start_waiting(t);
         true
+    }
+
+    /// Frees what `wl`'s pods hold, or takes it out of the waiting ones.
+    fn release(&mut self, wl: u32) {
+        if let Some(c) = self.cap.as_mut() {
+            c.release(wl);
+            c.unwait(wl);
+        }
+    }
+
+    /// The waiting workloads whose devices are free at `t` start, in the order they began
+    /// to wait.
+    fn start_waiting(&mut self, t: i64) {
+        let Some(c) = self.cap.as_mut() else {
+            return;
+        };
+        for wl in c.start_waiting() {
+            if let Some(wt) = self.h.waiting[wl as usize].take() {
+                self.start_run(wl as usize, wt.reserved, t, wt.usage);
+            }
+        }
+    }
+
+    /// `w`'s pods run from `begin`, its quota reserved since `reserved`: its budgets charge
+    /// from `begin` and its runtime (what is left of it under `resume`) counts from there.
+    fn start_run(&mut self, w: usize, reserved: i64, begin: i64, usage: Vec<(u32, i64)>) {
+        let already = if self.cx.sc.resume { self.h.done[w] } else { 0 };
+        if let Some(b) = self.cx.budgets.as_mut() {
+            b.started(begin, w as u32, &usage);
+        }
+        self.h.generation[w] += 1;
+        let generation = self.h.generation[w];
+        self.h.live[w] = Some(Live {
+            reserved,
+            run_start: begin,
+            generation,
+            done_ms: already,
+            usage,
+        });
+        if let Some(rt) = self.cx.insts[w].and_then(|i| i.runtime_ms) {
+            let left = (rt - already).max(0);
+            self.heap
+                .push(Reverse((begin + left, COMPLETION, w as u32, generation)));
+        }
     }
 
     /// The budgets' step at `t` ([`crate::budget::kueue_step`]): the runs it stops end as
@@ -305,7 +393,9 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
         for (v, by) in stops {
             self.h
                 .preempt(v as usize, t, gpuquota_model::budget::BUDGET_EXHAUSTED, &by);
+            self.release(v);
         }
+        self.start_waiting(t);
         wake
     }
 
@@ -372,6 +462,10 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
                     });
                 }
             }
+            if let Some(c) = self.cap.as_mut() {
+                c.release(u32::from(p.wl));
+                c.unwait(u32::from(p.wl));
+            }
         }
         self.seen_preempted = self.s.preempted.len();
         for wl in held {
@@ -379,6 +473,7 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
             self.heap
                 .push(Reverse((t.saturating_add(1), REQUEUE, u32::from(wl), 0)));
         }
+        self.start_waiting(t);
         for (wl, usage) in &ended {
             self.s.clock(&ClockEvent::RunEnded {
                 wl: *wl,
@@ -388,40 +483,31 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
         }
     }
 
-    /// The cycle's admissions at `t` start their runs at `begin` (after the cycle latency).
+    /// The cycle's admissions at `t` start their runs at `begin` (after the cycle latency),
+    /// or wait for free devices holding their quota.
     fn admissions(&mut self, t: i64, begin: i64) {
-        let (resume, insts) = (self.cx.sc.resume, self.cx.insts);
         let mut started: Vec<(WlId, Vec<(FrId, Amount)>)> = Vec::new();
         for a in &self.s.admitted[self.seen_admitted..] {
-            let w = a.wl.index();
-            let Some(r) = &self.s.reservations()[a.wl] else {
-                continue;
-            };
-            let usage = run_usage(&r.usage);
-            started.push((a.wl, r.usage.clone()));
-            let already = if resume { self.h.done[w] } else { 0 };
-            if let Some(b) = self.cx.budgets.as_mut() {
-                b.started(begin, u32::from(a.wl), &usage);
-            }
-            self.h.generation[w] += 1;
-            let generation = self.h.generation[w];
-            self.h.live[w] = Some(Live {
-                run_start: begin,
-                generation,
-                done_ms: already,
-                usage,
-            });
-            if let Some(rt) = insts[w].and_then(|i| i.runtime_ms) {
-                let left = (rt - already).max(0);
-                self.heap.push(Reverse((
-                    begin + left,
-                    COMPLETION,
-                    u32::from(a.wl),
-                    generation,
-                )));
+            if let Some(r) = &self.s.reservations()[a.wl] {
+                started.push((a.wl, r.usage.clone()));
             }
         }
         self.seen_admitted = self.s.admitted.len();
+        for (wl, held) in &started {
+            let (w, usage) = (wl.index(), run_usage(held));
+            if let Some(c) = self.cap.as_mut() {
+                let needs = c.kueue_needs(self.cx.world, &usage);
+                if let Err(m) = c.place(u32::from(*wl), &needs) {
+                    c.wait(u32::from(*wl), needs, m);
+                    self.h.waiting[w] = Some(Waiting {
+                        reserved: begin,
+                        usage,
+                    });
+                    continue;
+                }
+            }
+            self.start_run(w, begin, begin, usage);
+        }
         // a workload admitted without admission checks is Admitted as the cycle reserves
         // its quota: admission fair sharing settles its entry penalty then
         for (wl, usage) in &started {
@@ -447,6 +533,7 @@ impl<'a, 'p, P: Policy> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
             last_t: self.last_t,
             counters: self.counters,
             held_back: self.held_back.clone(),
+            nodes: self.cap.as_ref().map_or(0, Capacity::node_count),
         }
     }
 
@@ -458,6 +545,7 @@ impl<'a, 'p, P: Policy> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
         for (i, w) in world.workloads.iter().enumerate() {
             if let Some(l) = self.h.live[i].take() {
                 self.h.runs[i].push(Run {
+                    reserved_ms: l.reserved,
                     start_ms: l.run_start,
                     end_ms: end_ms.max(l.run_start),
                     end: RunEnd::Cut,
@@ -470,8 +558,14 @@ impl<'a, 'p, P: Policy> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
             };
             let running_at_end = self.h.runs[i].last().is_some_and(|r| r.end == RunEnd::Cut);
             let (class, created_ms) = self.cx.class_and_created(i);
+            let unschedulable = self.cap.as_ref().and_then(|c| {
+                c.waiting(i as u32)
+                    .map(|m| (UNSCHEDULABLE.to_owned(), m.to_owned()))
+            });
             let pending = if self.h.finished[i].is_none() && !running_at_end {
-                if end.is_some_and(|e| created_ms >= e) {
+                if unschedulable.is_some() {
+                    unschedulable
+                } else if end.is_some_and(|e| created_ms >= e) {
                     Some(created_after_end())
                 } else {
                     self.cx

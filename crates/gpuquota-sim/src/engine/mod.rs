@@ -10,6 +10,7 @@ use gpuquota_cohort::World;
 use gpuquota_model::ResourceName;
 use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};
 
+mod capacity;
 mod kueue;
 mod resource_quota;
 
@@ -18,6 +19,9 @@ pub(crate) use resource_quota::run_resource_quota;
 
 use crate::scenario::{Engine, Instance, Scenario};
 
+/// The reason of a workload whose quota is reserved but whose pods find no free devices
+/// (the kube-scheduler's `PodScheduled=False` reason).
+pub const UNSCHEDULABLE: &str = "Unschedulable";
 /// A workload without a runtime and no `spec.end`: it runs until the last event.
 pub const NO_END: Code = Code::new("no-end");
 /// A scheduling instant did not settle within its cycle bound.
@@ -57,7 +61,11 @@ impl RunEnd {
 /// One admission of a workload, from start to end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Run {
-    /// ms since start.
+    /// When its quota was reserved (Kueue's admission; under `resourcequota`, its pods'
+    /// creation), ms since start; before `start_ms` when its pods waited for free devices.
+    pub reserved_ms: i64,
+    /// When its pods ran (its runtime counts from here), ms since start; a run evicted
+    /// while its pods waited has `start_ms == end_ms`.
     pub start_ms: i64,
     /// ms since start.
     pub end_ms: i64,
@@ -126,6 +134,9 @@ pub struct Outcome {
     /// been evicted at that instant (Kueue engine): (victim, preemptor, instant in ms), in
     /// time order. Empty without a preemption loop.
     pub held_back: Vec<HeldBack>,
+    /// The Nodes the run's devices were checked against; 0 when the cluster files have none
+    /// (node capacity not checked: quotas are the only cap).
+    pub nodes: u32,
 }
 
 /// One eviction after which the simulator held the victim back to the next millisecond: it
@@ -261,6 +272,8 @@ pub(crate) struct EndOfRun {
     pub(crate) counters: Counters,
     /// The victims held back after a second eviction at one instant.
     pub(crate) held_back: Vec<HeldBack>,
+    /// The Nodes checked (0: none).
+    pub(crate) nodes: u32,
 }
 
 /// The outcome of a run: its end ([`Context::end_of_run`]), then every workload's history
@@ -281,6 +294,7 @@ pub(crate) fn finish<'a, 'p: 'a, R: Finish<'a, 'p>>(mut run: R) -> Outcome {
         warnings: Vec::new(),
         counters: end.counters,
         held_back,
+        nodes: end.nodes,
     }
 }
 

@@ -7,9 +7,10 @@ use std::collections::{BTreeMap, BinaryHeap};
 use gpuquota_cohort::World;
 use gpuquota_model::Amount;
 
+use super::capacity::Capacity;
 use super::{
     ARRIVAL, BUDGET, COMPLETION, Context, Counters, EndOfRun, Event, Finish, Outcome, QueueOutcome,
-    Run, RunEnd, WorkloadOutcome, created_after_end,
+    Run, RunEnd, UNSCHEDULABLE, WorkloadOutcome, created_after_end,
 };
 use crate::scenario::Engine;
 
@@ -150,8 +151,12 @@ struct QuotaRun<'a, 'p> {
     quotas: QuotaUse<'a>,
     heap: BinaryHeap<Event>,
     runs: Vec<Vec<Run>>,
-    /// The start of each workload's live run.
-    live: Vec<Option<i64>>,
+    /// The (reservation, start) of each workload's live run.
+    live: Vec<Option<(i64, i64)>>,
+    /// The nodes' devices, when the cluster has Nodes.
+    cap: Option<Capacity>,
+    /// When each waiting workload's pods were created (its quota charged).
+    waiting: Vec<Option<i64>>,
     finished: Vec<Option<i64>>,
     attempts: Vec<u32>,
     rejected: Vec<Option<(String, String)>>,
@@ -184,6 +189,8 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
         let cards = crate::budget::card_map(cx.sc);
         QuotaRun {
             quotas: QuotaUse::new(cx.world),
+            cap: Capacity::new(&cx.sc.model, cx.world),
+            waiting: vec![None; n],
             cx,
             heap,
             runs: vec![Vec::new(); n],
@@ -252,10 +259,14 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
         b.advance(t);
         for (v, by) in b.to_stop() {
             let v = v as usize;
-            if let Some(st) = self.live[v].take() {
+            if let Some((rs, st)) = self.live[v].take() {
                 b.stopped(t, v as u32);
                 self.quotas.book(v, false);
+                if let Some(c) = self.cap.as_mut() {
+                    c.release(v as u32);
+                }
                 self.runs[v].push(Run {
+                    reserved_ms: rs,
                     start_ms: st,
                     end_ms: t,
                     end: RunEnd::Preempted {
@@ -270,6 +281,10 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
         for v in b.renewed() {
             self.heap.push(Reverse((t, ARRIVAL, v, 0)));
         }
+        self.start_waiting(t);
+        let Some(b) = self.cx.budgets.as_mut() else {
+            return false;
+        };
         crate::budget::schedule(b, t, end, &mut self.heap, &mut self.budget_at, BUDGET);
         if kind == BUDGET {
             return true;
@@ -277,6 +292,7 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
         let w = wl as usize;
         if kind == ARRIVAL
             && self.live[w].is_none()
+            && self.waiting[w].is_none()
             && let crate::budget::Gate::Wait(bi) = b.gate(wl)
         {
             b.hold(wl, bi);
@@ -289,25 +305,61 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
     /// `wl`'s run ends at `t`.
     fn complete(&mut self, t: i64, wl: u32) {
         let w = wl as usize;
-        if let Some(st) = self.live[w].take() {
+        if let Some((rs, st)) = self.live[w].take() {
             if let Some(b) = self.cx.budgets.as_mut() {
                 b.stopped(t, wl);
             }
             self.quotas.book(w, false);
             self.runs[w].push(Run {
+                reserved_ms: rs,
                 start_ms: st,
                 end_ms: t,
                 end: RunEnd::Finished,
                 usage: self.quotas.usage_of(w),
             });
             self.finished[w] = Some(t);
+            if let Some(c) = self.cap.as_mut() {
+                c.release(wl);
+            }
+            self.start_waiting(t);
         }
     }
 
-    /// An attempt to create `wl`'s pods at `t`: it runs at once, or is refused and retried
-    /// after its controller's backoff.
+    /// The waiting workloads whose devices are free at `t` start, in the order they began
+    /// to wait.
+    fn start_waiting(&mut self, t: i64) {
+        let Some(c) = self.cap.as_mut() else {
+            return;
+        };
+        for wl in c.start_waiting() {
+            if let Some(rs) = self.waiting[wl as usize].take() {
+                self.start(t, rs, wl);
+            }
+        }
+    }
+
+    /// `wl`'s pods run from `t`, their quota charged since `reserved`.
+    fn start(&mut self, t: i64, reserved: i64, wl: u32) {
+        let w = wl as usize;
+        self.live[w] = Some((reserved, t));
+        let end = self.cx.sc.end_ms;
+        let rates = self.card_rates(w);
+        if let Some(b) = self.cx.budgets.as_mut() {
+            b.started_cards(t, wl, &rates);
+            crate::budget::schedule(b, t, end, &mut self.heap, &mut self.budget_at, BUDGET);
+        }
+        if let Some(rt) = self.cx.insts[w].and_then(|i| i.runtime_ms) {
+            self.heap.push(Reverse((t + rt, COMPLETION, wl, 0)));
+        }
+    }
+
+    /// An attempt to create `wl`'s pods at `t`: they run at once, wait for free devices
+    /// (`Unschedulable`), or are refused and retried after the controller's backoff.
     fn attempt(&mut self, t: i64, wl: u32) {
         let w = wl as usize;
+        if self.live[w].is_some() || self.waiting[w].is_some() {
+            return;
+        }
         match self.quotas.violation(w) {
             Some(v) => {
                 self.attempts[w] += 1;
@@ -319,16 +371,15 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
             None => {
                 self.quotas.book(w, true);
                 self.rejected[w] = None;
-                self.live[w] = Some(t);
-                let end = self.cx.sc.end_ms;
-                let rates = self.card_rates(w);
-                if let Some(b) = self.cx.budgets.as_mut() {
-                    b.started_cards(t, wl, &rates);
-                    crate::budget::schedule(b, t, end, &mut self.heap, &mut self.budget_at, BUDGET);
+                if let Some(c) = self.cap.as_mut() {
+                    let needs = c.pod_needs(self.cx.world, w);
+                    if let Err(m) = c.place(wl, &needs) {
+                        c.wait(wl, needs, m);
+                        self.waiting[w] = Some(t);
+                        return;
+                    }
                 }
-                if let Some(rt) = self.cx.insts[w].and_then(|i| i.runtime_ms) {
-                    self.heap.push(Reverse((t + rt, COMPLETION, wl, 0)));
-                }
+                self.start(t, t, wl);
             }
         }
     }
@@ -347,6 +398,7 @@ impl<'a, 'p> Finish<'a, 'p> for QuotaRun<'a, 'p> {
             last_t: self.last_t,
             counters: self.counters,
             held_back: Vec::new(),
+            nodes: self.cap.as_ref().map_or(0, Capacity::node_count),
         }
     }
 
@@ -356,8 +408,9 @@ impl<'a, 'p> Finish<'a, 'p> for QuotaRun<'a, 'p> {
         let world = self.cx.world;
         let mut workloads = Vec::with_capacity(world.workloads.len());
         for (i, w) in world.workloads.iter().enumerate() {
-            if let Some(st) = self.live[i].take() {
+            if let Some((rs, st)) = self.live[i].take() {
                 self.runs[i].push(Run {
+                    reserved_ms: rs,
                     start_ms: st,
                     end_ms: end_ms.max(st),
                     end: RunEnd::Cut,
@@ -366,9 +419,15 @@ impl<'a, 'p> Finish<'a, 'p> for QuotaRun<'a, 'p> {
             }
             let running = self.runs[i].last().is_some_and(|r| r.end == RunEnd::Cut);
             let held = self.cx.budgets.as_ref().and_then(|b| b.pending(i as u32));
+            let unschedulable = self.cap.as_ref().and_then(|c| {
+                c.waiting(i as u32)
+                    .map(|m| (UNSCHEDULABLE.to_owned(), m.to_owned()))
+            });
             let pending = if self.finished[i].is_none() && !running {
                 Some(
-                    held.or_else(|| self.rejected[i].take())
+                    unschedulable
+                        .or(held)
+                        .or_else(|| self.rejected[i].take())
                         .unwrap_or_else(created_after_end),
                 )
             } else {

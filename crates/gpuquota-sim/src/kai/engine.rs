@@ -157,6 +157,10 @@ struct Sim<'s> {
     alloc: PerQueue<PerResource<i128>>,
     /// Each queue's path from its root.
     paths: PerQueue<Vec<QueueId>>,
+    /// The namespaces' ResourceQuotas ([`super::caps`]).
+    caps: super::caps::Caps,
+    /// Jobs whose pods the API server refuses (held).
+    forbidden: BTreeSet<String>,
 }
 
 fn session_error(t: i64, e: impl std::fmt::Display) -> Diagnostics {
@@ -229,6 +233,7 @@ impl<'s> Sim<'s> {
             .min()
             .unwrap_or(0)
             .saturating_sub(1);
+        let caps = super::caps::Caps::new(&sc.model, &cluster);
         let live = LiveCluster::new(cluster);
         let node_ix: BTreeMap<String, usize> = live
             .cluster()
@@ -323,6 +328,8 @@ impl<'s> Sim<'s> {
             evictions: 0,
             alloc: PerQueue::from_vec(vec![PerResource::ZERO; nq]),
             paths,
+            caps,
+            forbidden: BTreeSet::new(),
         })
     }
 
@@ -372,6 +379,7 @@ impl<'s> Sim<'s> {
     /// Job `j` finished its work at `ct`.
     fn complete(&mut self, j: usize, ct: i64, hook: &mut Option<&mut dyn SessionHook>) {
         self.live.finish(&self.keys[j]);
+        self.caps.finished(&self.keys[j]);
         if let Some(h) = hook.as_mut() {
             h.stopped(&self.keys[j], ct);
         }
@@ -505,6 +513,49 @@ impl<'s> Sim<'s> {
         }
     }
 
+    /// The namespaces' ResourceQuotas before a session: pending jobs whose pods the API
+    /// server refuses are held with its `Forbidden` message, the others released (unless
+    /// the hook holds them).
+    ///
+    /// # Complexity
+    /// O(J) without ResourceQuotas, else [`super::caps::Caps::admit`].
+    fn apply_caps(&mut self) {
+        if self.caps.is_empty() {
+            return;
+        }
+        let st = &self.st;
+        let pending: Vec<&str> = self
+            .keys
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| st[*j].state == State::Pending)
+            .map(|(_, k)| k.as_str())
+            .collect();
+        let unfinished: Vec<&str> = self
+            .keys
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| matches!(st[*j].state, State::Pending | State::Running))
+            .map(|(_, k)| k.as_str())
+            .collect();
+        for (key, refused) in self.caps.admit(&pending, &unfinished) {
+            match refused {
+                Some(m) => {
+                    self.live.set_held(&key, true);
+                    if let Some(&j) = self.index.get(key.as_str()) {
+                        self.st[j].pending = Some(("Forbidden".to_owned(), m));
+                    }
+                    self.forbidden.insert(key);
+                }
+                None => {
+                    if self.forbidden.remove(&key) && !self.held.contains(&key) {
+                        self.live.set_held(&key, false);
+                    }
+                }
+            }
+        }
+    }
+
     /// Runs the session at `t` and applies its decisions: evictions first (their runs end
     /// now), then allocations (runs start after the bind latency).
     ///
@@ -522,6 +573,7 @@ impl<'s> Sim<'s> {
         if let Some(h) = hook.as_mut() {
             self.admit(t, &mut **h);
         }
+        self.apply_caps();
         self.sessions_run += 1;
         let result = self
             .live

@@ -114,6 +114,15 @@
 //!   not run; its series points are still recorded.
 //! - A [`SessionHook`] ([`simulate_with`]) is asked before every session whether a queue may
 //!   start new work; the jobs of a closed queue stay pending and invisible to the session.
+//! - **Namespace ResourceQuotas** in the cluster files apply as under the other controls
+//!   (the API server enforces them whatever the scheduler): before every session, a pending
+//!   job whose pods do not exist yet gets them if every unscoped ResourceQuota of its
+//!   namespace has room for their requests (`requests.<extended resource>`, such as
+//!   `requests.nvidia.com/gpu` or a MIG instance, and `pods`) beside the pods of the
+//!   namespace's other unfinished jobs; otherwise it stays pending, invisible to the
+//!   session, with reason `Forbidden` and the API server's message (`exceeded quota: …`),
+//!   and is tried again before the next session, in key order. CPU and memory keys and
+//!   scoped quotas are not applied. Tested in `tests/kai_caps.rs`.
 //! - **GPU-hour budgets** (`Budget` objects in the cluster files) go through the same
 //!   engine-neutral gate as in the Kueue mode ([`crate::budget`]), behind a session hook
 //!   ([`budget`]: charging per node card type, `Wait`, `Deprioritize` as preemptible work
@@ -213,6 +222,7 @@
 //!   image pulls, no `Releasing` state between sessions.
 
 pub mod budget;
+mod caps;
 pub mod engine;
 pub mod plot;
 pub mod report;
