@@ -41,7 +41,7 @@ pub(crate) struct QuotasArgs {
     /// Manifest files: YAML (several documents each) or JSON.
     #[arg(required = true, value_name = "FILES")]
     files: Vec<PathBuf>,
-    /// Output format [default: table].
+    /// Output format [default: table on a terminal, json otherwise].
     #[arg(short, long, value_enum)]
     output: Option<QuotasOutput>,
 }
@@ -106,7 +106,7 @@ pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
             return Ok(ExitCode::from(1));
         }
     };
-    match args.output.unwrap_or(QuotasOutput::Table) {
+    match crate::common::output_or(args.output, QuotasOutput::Table, QuotasOutput::Json) {
         QuotasOutput::Json => out!("{}", to_json(&p)?),
         QuotasOutput::Table => out!("{}", p.table(table_width())),
     }
@@ -116,7 +116,10 @@ pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
 /// The seed platform's quota picture (the first section of `gpuquota` without arguments).
 pub(crate) fn seed_section() -> Result<String, CliError> {
     let sources = [
-        ("kueue.yaml".to_owned(), crate::seed::KUEUE_YAML.to_owned()),
+        (
+            "platform.yaml".to_owned(),
+            gpuquota::sim::seed::PLATFORM.to_owned(),
+        ),
         // the KAI half: the objects the simulated KAI month of the default run uses
         (
             "kai-platform.yaml".to_owned(),
@@ -134,7 +137,10 @@ mod tests {
 
     fn seed_picture() -> Picture {
         let sources = [
-            ("kueue.yaml".to_owned(), crate::seed::KUEUE_YAML.to_owned()),
+            (
+                "platform.yaml".to_owned(),
+                gpuquota::sim::seed::PLATFORM.to_owned(),
+            ),
             (
                 "kai-platform.yaml".to_owned(),
                 gpuquota::sim::seed::KAI_PLATFORM.to_owned(),

@@ -65,6 +65,9 @@ pub(crate) struct SweepArgs {
     /// Also write an SVG chart of the table (usage and GPU-hours per run).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Replace the `--plot` file if it exists (else refused).
+    #[arg(long, requires = "plot")]
+    force: bool,
     /// Worker threads [default: all cores, or RAYON_NUM_THREADS].
     #[arg(short = 'j', long, value_name = "N")]
     jobs: Option<usize>,
@@ -233,7 +236,7 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
     }
     if let Some(path) = &a.plot {
         let svg = table.svg().map_err(CliError)?;
-        std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        crate::common::write_file(path, svg.as_bytes(), a.force)?;
     }
     print!("{}", render(&table, a.output));
     Ok(ExitCode::SUCCESS)

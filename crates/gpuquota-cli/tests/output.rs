@@ -21,7 +21,7 @@ fn save_samples(dir: &Path) {
     let list = text(&gpuquota(&["example", "list"]).stdout);
     for line in list.lines().skip(1) {
         let t = line.trim_start();
-        if t.is_empty() || t.starts_with("gpuquota ") {
+        if t.is_empty() || t.starts_with("gpuquota ") || t.starts_with("> ") {
             continue;
         }
         let name = t.split_whitespace().next().expect("a name");
@@ -242,12 +242,19 @@ fn into_a_pipe_each_command_keeps_its_default() {
         &["mig", "plan", "mig-plan.yaml"],
         &["meter", "meter.yaml"],
         &["sim", "sim.yaml"],
+        // these printed a table into a pipe too; now the one rule holds for every command
+        &["kai", "fairshare", "kai.yaml"],
+        &["kai", "schedule", "kai.yaml"],
+        &["quotas", "kueue.yaml"],
+        &["sim", "diff", "sim.yaml", "sim.yaml"],
     ] {
         assert!(run(json).starts_with('{'), "{json:?}");
     }
-    assert!(run(&["kai", "fairshare", "kai.yaml"]).starts_with("QUEUE (GPU)"));
-    assert!(run(&["quotas", "kueue.yaml"]).starts_with("Cohort tree"));
-    assert!(run(&["mig", "profiles"]).starts_with("A100"));
+    // the catalogue is a list of models
+    assert!(run(&["mig", "profiles"]).starts_with("[\n  {\n    \"model\": \"A100"));
+    assert!(run(&["kai", "fairshare", "kai.yaml", "-o", "table"]).starts_with("QUEUE (GPU)"));
+    assert!(run(&["quotas", "kueue.yaml", "-o", "table"]).starts_with("Cohort tree"));
+    assert!(run(&["mig", "profiles", "-o", "table"]).starts_with("A100"));
     // `-o` is `--output`
     assert_eq!(
         run(&["kueue", "schedule", "kueue.yaml", "-o", "table"]),
@@ -289,8 +296,8 @@ fn tables_print_every_value_whole() {
     for args in [
         &["kueue", "quotas", &f, "-o", "table"][..],
         &["kueue", "shares", &f, "-o", "table"],
-        &["quotas", &f],
-        &["quotas", &f, "--wide"],
+        &["quotas", &f, "-o", "table"],
+        &["quotas", &f, "--wide", "-o", "table"],
     ] {
         let out = gpuquota(args);
         assert_eq!(
