@@ -36,7 +36,7 @@ pub(crate) enum QuotasOutput {
 Examples:
   gpuquota quotas kueue.yaml                  the cohort tree: owns, lends, can use at most
   gpuquota quotas kai.yaml -o json            the KAI queue tree as JSON
-  gpuquota quotas kueue.yaml kai.yaml --wide  both, tables at full width")]
+  gpuquota quotas kueue.yaml kai.yaml --all-resources   both; every KAI resource")]
 pub(crate) struct QuotasArgs {
     /// Manifest files: YAML (several documents each) or JSON.
     #[arg(required = true, value_name = "FILES")]
@@ -44,6 +44,10 @@ pub(crate) struct QuotasArgs {
     /// Output format [default: table on a terminal, json otherwise].
     #[arg(short, long, value_enum)]
     output: Option<QuotasOutput>,
+    /// In the KAI queue table, also the resources that are unlimited with no quota (quota
+    /// and limit -1), left out by default. JSON always has them.
+    #[arg(long)]
+    all_resources: bool,
 }
 
 fn import(
@@ -108,7 +112,7 @@ pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
     };
     match crate::common::output_or(args.output, QuotasOutput::Table, QuotasOutput::Json) {
         QuotasOutput::Json => out!("{}", to_json(&p)?),
-        QuotasOutput::Table => out!("{}", p.table(table_width())),
+        QuotasOutput::Table => out!("{}", p.table_with(table_width(), args.all_resources)),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -243,3 +243,54 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod width_tests {
+    use gpuquota::model::text::Width;
+
+    /// The whitespace-separated tokens of a text, sorted: equal for two renderings when
+    /// neither splits a word or number.
+    fn tokens(s: &str) -> Vec<&str> {
+        let mut t: Vec<&str> = s.split_whitespace().collect();
+        t.sort_unstable();
+        t
+    }
+
+    /// The default run's tables and the commands' main tables, at 80 columns: every line
+    /// fits and every token is the full-width rendering's, whole.
+    #[test]
+    fn key_tables_at_80_columns_split_no_word_or_number() {
+        let month = gpuquota::sim::seed::run().unwrap();
+        // (name, fits within 80, rendering): the simulation report opens with a prose line
+        // longer than 80, and its class table needs 82 columns for its words and numbers
+        #[allow(clippy::type_complexity)]
+        let mut tables: Vec<(&str, bool, Box<dyn Fn(Width) -> String>)> = Vec::new();
+        for (label, _, report) in &month.runs {
+            tables.push((label, false, Box::new(move |w| report.table(w))));
+        }
+        tables.push((
+            "mig profiles",
+            true,
+            Box::new(|w| {
+                let c = gpuquota::mig::Catalogue::builtin();
+                let models: Vec<&gpuquota::mig::GpuModel> = c.models().iter().collect();
+                gpuquota::mig::profiles_table(&models, w)
+            }),
+        ));
+        let mut importer = gpuquota::model::Importer::new();
+        importer.add_str("platform.yaml", gpuquota::sim::seed::PLATFORM);
+        importer.add_str("kai-platform.yaml", gpuquota::sim::seed::KAI_PLATFORM);
+        let model = importer.finish().unwrap().model;
+        let picture = gpuquota::model::picture::picture(&model).unwrap();
+        tables.push(("quotas", true, Box::new(move |w| picture.table(w))));
+        for (name, fits, render) in &tables {
+            let fit = render(Width::Fit(80));
+            let full = render(Width::Full);
+            assert!(
+                !fits || fit.lines().all(|l| l.chars().count() <= 80),
+                "{name} wider than 80:\n{fit}"
+            );
+            assert_eq!(tokens(&fit), tokens(&full), "{name} splits a token:\n{fit}");
+        }
+    }
+}
