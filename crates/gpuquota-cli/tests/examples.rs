@@ -165,8 +165,9 @@ fn example_defaults_to_the_list_and_rejects_unknown_names() {
     );
     assert!(
         stderr.contains(
-            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget]"
-        )
+            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget, seed-platform, seed-month, seed-resourcequota, seed-kueue, seed-kai-platform, seed-kai-month, seed-kai, seed-mig-plan]"
+        ),
+        "{stderr}"
     );
     std::fs::remove_dir_all(&dir).ok();
 }

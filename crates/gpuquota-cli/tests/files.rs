@@ -164,9 +164,8 @@ fn out_with_a_command_is_a_usage_error() {
     let out = run(&root, &["--out", "x", "example", "kueue"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).starts_with(
-            "error: --out and --force belong to the run without a command"
-        ),
+        text(&out.stderr)
+            .starts_with("error: --out and --force belong to the run without a command"),
         "{}",
         text(&out.stderr)
     );
@@ -254,7 +253,11 @@ fn man_out_dir_creates_the_directory() {
     let out = run(&root, &["man", "--out-dir", &d]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let pages = names(&dir);
-    for page in ["gpuquota.1", "gpuquota-kueue-schedule.1", "gpuquota-sim-diff.1"] {
+    for page in [
+        "gpuquota.1",
+        "gpuquota-kueue-schedule.1",
+        "gpuquota-sim-diff.1",
+    ] {
         assert!(pages.contains(&page.to_owned()), "{pages:?}");
     }
     assert!(pages.iter().all(|p| p.ends_with(".1")), "{pages:?}");

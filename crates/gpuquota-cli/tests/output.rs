@@ -350,8 +350,20 @@ fn on_a_terminal_the_default_is_a_table_that_fits_the_width() {
     assert!(schedule.starts_with("cycles: "), "{schedule}");
     let meter = on_a_terminal(&dir, "meter meter.yaml", 100).expect("script");
     assert!(meter.starts_with("department"), "{meter}");
+    // 76 columns are too few for these names whole: the table wraps no word, so it stays
+    // as wide as its longest words and numbers need rather than split one
     let narrow = on_a_terminal(&dir, "kueue quotas wide.yaml", 76).expect("script");
-    assert!(narrow.lines().all(|l| l.chars().count() <= 76), "{narrow}");
+    for word in [
+        "a-cluster-queue-whose-name-is-longer-than-every-column",
+        "a-resource-flavor-with-a-long-name",
+        "the-platform-cohort-of-the-whole-organisation",
+        "18922Gi",
+    ] {
+        assert!(narrow.contains(word), "{word}: {narrow}");
+    }
+    // a table whose words fit wraps between them: the kueue sample's schedule at 60 columns
+    let fits = on_a_terminal(&dir, "kueue schedule kueue.yaml", 60).expect("script");
+    assert!(fits.lines().all(|l| l.chars().count() <= 60), "{fits}");
     let letters = |s: &str| s.chars().filter(|c| c.is_alphanumeric()).count();
     let wide = on_a_terminal(&dir, "kueue quotas wide.yaml --wide", 76).expect("script");
     assert!(wide.lines().any(|l| l.chars().count() > 76), "{wide}");
