@@ -481,17 +481,20 @@ fn render_table_at(p: &Picture, width: Width, all_resources: bool) -> String {
             "\nKAI queues (gpu in devices, cpu in millicores, memory in MB; -1 unlimited)\n",
         );
         let mut rows = Vec::new();
-        let mut left_out = false;
+        // the resources left out somewhere, in the table's order
+        let mut left_out: Vec<&str> = Vec::new();
         let num = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v}"));
         for t in &p.kai_queue_trees {
             for q in &t.queues {
                 let label = format!("{}{}", "  ".repeat(q.depth), q.name);
-                let shown = q
-                    .resources
-                    .values()
-                    .filter(|r| all_resources || !unlimited_without_quota(r))
-                    .count();
-                left_out |= shown < q.resources.len();
+                let mut shown = 0;
+                for (k, r) in &q.resources {
+                    if all_resources || !unlimited_without_quota(r) {
+                        shown += 1;
+                    } else if !left_out.contains(k) {
+                        left_out.push(k);
+                    }
+                }
                 if shown == 0 {
                     rows.push(vec![
                         label.clone(),
@@ -529,10 +532,13 @@ fn render_table_at(p: &Picture, width: Width, all_resources: bool) -> String {
             &[0, 2],
             width,
         ));
-        if left_out {
-            out.push_str(
-                "Not shown: resources with quota -1 and limit -1 (unlimited, no quota).\n",
-            );
+        if !left_out.is_empty() {
+            let order = |k: &&str| ["gpu", "cpu", "memory"].iter().position(|o| o == k);
+            left_out.sort_by_key(|k| (order(k), *k));
+            out.push_str(&format!(
+                "Not shown: {} where quota and limit are -1 (unlimited, no quota).\n",
+                left_out.join(", ")
+            ));
         }
     }
     out
@@ -562,7 +568,7 @@ QUEUE  PRIORITY  RESOURCE  QUOTA  LIMIT  WEIGHT
 open        100  -             -      -       -
 team        100  gpu           2     -1       1
                  memory      100     -1       1
-Not shown: resources with quota -1 and limit -1 (unlimited, no quota).
+Not shown: gpu, cpu where quota and limit are -1 (unlimited, no quota).
 "
         );
         assert_eq!(
