@@ -10,11 +10,15 @@ use crate::common::CliError;
 /// One sample input.
 #[derive(Debug)]
 pub(crate) struct Sample {
-    /// What `gpuquota example NAME` takes; the sample is meant to be saved as `NAME.yaml`.
+    /// What `gpuquota example NAME` takes.
     pub(crate) name: &'static str,
+    /// The name the sample is meant to be saved as (`NAME.yaml`, but for the seed platform's
+    /// files, which name each other by the names the default run gives them).
+    pub(crate) file: &'static str,
     /// The format, in a few words.
     pub(crate) about: &'static str,
-    /// Command lines that run the sample as saved (`NAME.yaml` next to the other samples).
+    /// Command lines that run the sample as saved (as `file`, next to the other samples; the
+    /// seed platform's next to the other seed files).
     pub(crate) commands: &'static [&'static str],
     /// The file.
     pub(crate) text: &'static str,
@@ -24,6 +28,7 @@ pub(crate) struct Sample {
 pub(crate) const SAMPLES: &[Sample] = &[
     Sample {
         name: "kueue",
+        file: "kueue.yaml",
         about: "Kueue platform: ResourceFlavors, Cohorts, ClusterQueues, LocalQueues, Workloads",
         commands: &[
             "gpuquota validate kueue.yaml",
@@ -36,6 +41,7 @@ pub(crate) const SAMPLES: &[Sample] = &[
     },
     Sample {
         name: "kai",
+        file: "kai.yaml",
         about: "KAI Scheduler / Run:ai platform: Queues, PodGroups, Pods, Nodes",
         commands: &[
             "gpuquota validate kai.yaml",
@@ -47,6 +53,7 @@ pub(crate) const SAMPLES: &[Sample] = &[
     },
     Sample {
         name: "kai-usage",
+        file: "kai-usage.yaml",
         about: "historical usage for KAI's time-based fairshare (with the kai sample)",
         commands: &[
             "gpuquota kai fairshare kai.yaml --usage kai-usage.yaml",
@@ -56,6 +63,7 @@ pub(crate) const SAMPLES: &[Sample] = &[
     },
     Sample {
         name: "mig-plan",
+        file: "mig-plan.yaml",
         about: "MIG planning request: GPUs with their current layouts, the demand",
         commands: &[
             "gpuquota mig validate mig-plan.yaml",
@@ -66,12 +74,14 @@ pub(crate) const SAMPLES: &[Sample] = &[
     },
     Sample {
         name: "meter",
+        file: "meter.yaml",
         about: "metering document: window, prices, departments, allocation records",
         commands: &["gpuquota meter meter.yaml"],
         text: include_str!("../samples/meter.yaml"),
     },
     Sample {
         name: "sim",
+        file: "sim.yaml",
         about: "simulation scenario: the kueue sample through two days of virtual time",
         commands: &[
             "gpuquota sim sim.yaml",
@@ -81,12 +91,79 @@ pub(crate) const SAMPLES: &[Sample] = &[
     },
     Sample {
         name: "budget",
+        file: "budget.yaml",
         about: "GPU-hour budgets (Budget): per queue or namespaces, per period, when spent",
         commands: &[
             "gpuquota validate kueue.yaml budget.yaml",
             "gpuquota meter meter.yaml --output openmetrics --budgets budget.yaml",
         ],
         text: include_str!("../samples/budget.yaml"),
+    },
+    Sample {
+        name: "seed-platform",
+        file: "platform.yaml",
+        about: "the seed platform (the default run's): Kueue objects, ResourceQuota caps, budget",
+        commands: &[
+            "gpuquota validate platform.yaml",
+            "gpuquota quotas platform.yaml kai-platform.yaml",
+        ],
+        text: gpuquota::sim::seed::PLATFORM,
+    },
+    Sample {
+        name: "seed-month",
+        file: "month.yaml",
+        about: "the seed platform's month of work as Kueue Workloads (with seed-platform)",
+        commands: &["gpuquota validate platform.yaml month.yaml"],
+        text: gpuquota::sim::seed::MONTH,
+    },
+    Sample {
+        name: "seed-resourcequota",
+        file: "resourcequota.yaml",
+        about: "the seed month under ResourceQuota only (reads platform.yaml, month.yaml)",
+        commands: &["gpuquota sim resourcequota.yaml -o table"],
+        text: gpuquota::sim::seed::RESOURCEQUOTA,
+    },
+    Sample {
+        name: "seed-kueue",
+        file: "kueue.yaml",
+        about: "the seed month under Kueue (reads platform.yaml, month.yaml)",
+        commands: &["gpuquota sim kueue.yaml -o table"],
+        text: gpuquota::sim::seed::KUEUE,
+    },
+    Sample {
+        name: "seed-kueue-no-lending-limit",
+        file: "kueue-no-lending-limit.yaml",
+        about: "the seed month under Kueue with the assistant's lendingLimit unset (reads platform.yaml, month.yaml)",
+        commands: &["gpuquota sim diff kueue.yaml kueue-no-lending-limit.yaml -o table"],
+        text: gpuquota::sim::seed::KUEUE_NO_LENDING_LIMIT,
+    },
+    Sample {
+        name: "seed-kai-platform",
+        file: "kai-platform.yaml",
+        about: "the seed platform as KAI / Run:ai sees it: Nodes, Queues, budget",
+        commands: &["gpuquota quotas kai-platform.yaml"],
+        text: gpuquota::sim::seed::KAI_PLATFORM,
+    },
+    Sample {
+        name: "seed-kai-month",
+        file: "kai-month.yaml",
+        about: "the seed platform's month of work as KAI PodGroups (with seed-kai-platform)",
+        commands: &["gpuquota validate kai-platform.yaml kai-month.yaml"],
+        text: gpuquota::sim::seed::KAI_MONTH,
+    },
+    Sample {
+        name: "seed-kai",
+        file: "kai.yaml",
+        about: "the seed month under KAI / Run:ai (reads kai-platform.yaml, kai-month.yaml)",
+        commands: &["gpuquota sim kai.yaml -o table"],
+        text: gpuquota::sim::seed::KAI,
+    },
+    Sample {
+        name: "seed-mig-plan",
+        file: "seed-mig-plan.yaml",
+        about: "the seed platform's MIG plan: the notebooks' eight 1g.24gb instances on rtx-b",
+        commands: &["gpuquota mig plan seed-mig-plan.yaml"],
+        text: gpuquota::sim::seed::MIG_PLAN,
     },
 ];
 
@@ -118,10 +195,13 @@ fn names() -> clap::builder::PossibleValuesParser {
 pub(crate) fn list() -> String {
     let width = SAMPLES.iter().map(|s| s.name.len()).max().unwrap_or(0);
     let mut out = String::from(
-        "Sample inputs; save one with `gpuquota example NAME > NAME.yaml`, then run it:\n",
+        "Sample inputs; save one with `gpuquota example NAME > NAME.yaml` (or the file shown), then run it:\n",
     );
     for s in SAMPLES {
         out.push_str(&format!("\n  {:width$}  {}\n", s.name, s.about));
+        if s.file != format!("{}.yaml", s.name) {
+            out.push_str(&format!("  {:width$}    > {}\n", "", s.file));
+        }
         for c in s.commands {
             out.push_str(&format!("  {:width$}    {c}\n", ""));
         }
@@ -154,7 +234,7 @@ mod tests {
             assert!(!s.commands.is_empty(), "{}", s.name);
             for c in s.commands {
                 assert!(c.starts_with("gpuquota "), "{c}");
-                assert!(c.contains(&format!("{}.yaml", s.name)), "{c}");
+                assert!(c.contains(s.file), "{c}");
             }
         }
     }

@@ -31,7 +31,8 @@ use gpuquota::rank::snapshot::{BuildOptions, Cluster, parse_total};
 use gpuquota::rank::usage::UsageInput;
 
 use crate::common::{
-    CliError, Inputs, print_diagnostics, read_error, read_file, strict, table_width, to_json,
+    CliError, Inputs, output_or, print_diagnostics, read_error, read_file, strict, table_width,
+    to_json,
 };
 use gpuquota::model::Diagnostic;
 use gpuquota::rank::snapshot::{ENGINE, codes};
@@ -92,7 +93,7 @@ pub(crate) struct KaiArgs {
     /// Manifests: KAI Queues and PodGroups, Pods, Nodes (YAML or JSON, many documents).
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Output format [default: table].
+    /// Output format [default: table on a terminal, json otherwise].
     #[arg(short, long, value_enum)]
     output: Option<KaiOutput>,
     /// Cluster total replacing the node sum: `gpu=N[,cpu=Q,memory=Q]`.
@@ -289,7 +290,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 Err(problems) => return fail(problems),
             };
             let report = gpuquota::rank::report::fairshare_report(&p.cluster, &p.options)?;
-            match args.output.unwrap_or(KaiOutput::Table) {
+            match output_or(args.output, KaiOutput::Table, KaiOutput::Json) {
                 KaiOutput::Json => out!("{}", to_json(&report)?),
                 KaiOutput::Table => out!("{}", report.table(table_width())),
             }
@@ -330,7 +331,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 });
             let result = run_session(&p.cluster, &options)?;
             let report = gpuquota::rank::report::schedule_report(&result);
-            match args.output.unwrap_or(KaiOutput::Table) {
+            match output_or(args.output, KaiOutput::Table, KaiOutput::Json) {
                 KaiOutput::Json => out!("{}", to_json(&report)?),
                 KaiOutput::Table => out!("{}", report.table()),
             }
@@ -342,8 +343,9 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
 /// The seed platform under Run:ai semantics: departments and projects with their fair share.
 #[allow(dead_code)] // superseded in the default run by the simulated KAI month (gpuquota_sim::seed)
 pub(crate) fn seed_section() -> Result<String, CliError> {
-    let imported = gpuquota::model::import_str("seed/kai.yaml", crate::seed::KAI_YAML)
-        .map_err(|e| CliError(e.to_string()))?;
+    let imported =
+        gpuquota::model::import_str("kai-platform.yaml", gpuquota::sim::seed::KAI_PLATFORM)
+            .map_err(|e| CliError(e.to_string()))?;
     let args = KaiArgs {
         files: Vec::new(),
         output: None,

@@ -282,8 +282,8 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
 #[allow(dead_code)] // superseded in the default run by the simulated month (gpuquota::sim::seed)
 pub(crate) fn seed_section() -> Result<String, CliError> {
     let mut importer = gpuquota::model::Importer::new();
-    importer.add_str("kueue.yaml", crate::seed::KUEUE_YAML);
-    importer.add_str("kueue-workloads.yaml", crate::seed::KUEUE_WORKLOADS_YAML);
+    importer.add_str("platform.yaml", gpuquota::sim::seed::PLATFORM);
+    importer.add_str("kueue-day.yaml", gpuquota::sim::seed::KUEUE_DAY);
     let imported = importer.finish()?;
     let world = World::build(&imported.model).map_err(|e| CliError(e.to_string()))?;
     // The day in two steps: everything but the last arrival (the 02:00 fine-tuning job),

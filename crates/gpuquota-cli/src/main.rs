@@ -8,7 +8,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 
 mod budgets;
 #[allow(dead_code)] // helpers are used as the engine subcommands land
@@ -33,11 +33,13 @@ const AFTER_HELP: &str = "\
 Without a command, gpuquota prints what every engine decides for its built-in seed platform
 (three servers, 24 GPUs, five departments): the quota picture, a month simulated under
 ResourceQuota only, Kueue and KAI/Run:ai (who borrowed, was preempted, waited; the budget;
-the bill; KAI's fair share over time) and a MIG plan, with the plots and the commands to
-rerun each part.
+the bill) and a MIG plan, each with the commands that reproduce it. It writes no file unless
+asked: `gpuquota --out DIR` writes the scenario files and plots into DIR (existing files are
+refused unless --force is given).
 
 Examples:
   gpuquota                                  the seed platform through every engine
+  gpuquota --out seed                       the same, its files and plots written to seed/
   gpuquota example kueue > kueue.yaml       a commented Kueue platform to start from
   gpuquota validate kueue.yaml              every problem, naming object and field
   gpuquota kueue schedule kueue.yaml --output table
@@ -61,6 +63,13 @@ struct Cli {
     /// Print tables at full width even on a terminal (into a pipe or file they always are).
     #[arg(long, global = true)]
     wide: bool,
+    /// Without a command: also write the seed platform's scenario files and plots into this
+    /// directory (created if missing). Without it the run writes no file.
+    #[arg(long, value_name = "DIR")]
+    out: Option<std::path::PathBuf>,
+    /// Without a command, with `--out`: replace files already in DIR (else refused).
+    #[arg(long, requires = "out")]
+    force: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -125,10 +134,18 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.command.is_some() && (cli.out.is_some() || cli.force) {
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--out and --force belong to the run without a command; a command's own flags follow its name",
+            )
+            .exit();
+    }
     common::set_strict(cli.strict);
     common::set_wide(cli.wide);
     let result = match cli.command {
-        None => seed::run(),
+        None => seed::run(cli.out.as_deref(), cli.force),
         Some(Command::Kai { command }) => kai::run(command),
         Some(Command::Mig { command }) => mig::run(command),
         Some(Command::Meter(args)) => meter::run(args),

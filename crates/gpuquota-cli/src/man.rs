@@ -14,15 +14,18 @@ use crate::common::CliError;
 Examples:
   gpuquota man | man -l -                    read gpuquota(1)
   gpuquota man kueue schedule | man -l -     read gpuquota-kueue-schedule(1)
-  gpuquota man --out-dir /usr/local/share/man/man1   install every page")]
+  gpuquota man --out-dir ~/.local/share/man/man1   install every page (--force: replace)")]
 pub(crate) struct ManArgs {
     /// The subcommand whose page to print, e.g. `kueue schedule`; none: gpuquota(1).
     #[arg(value_name = "COMMAND", conflicts_with = "out_dir")]
     command: Vec<String>,
     /// Write every page (gpuquota.1, gpuquota-kueue.1, gpuquota-kueue-schedule.1, ...) into
-    /// this directory instead of printing one.
+    /// this directory (created if missing) instead of printing one.
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
+    /// With `--out-dir`: replace pages already in DIR (else refused).
+    #[arg(long, requires = "out_dir")]
+    force: bool,
 }
 
 /// The command tree as the pages show it: built, so that subcommands carry their full names
@@ -47,10 +50,35 @@ pub(crate) fn page(path: &[String]) -> Result<Vec<u8>, CliError> {
     Ok(out)
 }
 
+/// Every page as (file name, roff): `gpuquota.1`, then each subcommand's
+/// (`gpuquota-kueue-schedule.1`), depth first in the order of the help; the pages and names
+/// of `clap_mangen::generate_to`, written through the one file writer instead.
+fn pages() -> Result<Vec<(String, Vec<u8>)>, CliError> {
+    fn walk(cmd: &clap::Command, pages: &mut Vec<(String, Vec<u8>)>) -> Result<(), CliError> {
+        let man = clap_mangen::Man::new(cmd.clone());
+        let mut roff = Vec::new();
+        man.render(&mut roff)?;
+        pages.push((man.get_filename(), roff));
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            walk(sub, pages)?;
+        }
+        Ok(())
+    }
+    let mut pages = Vec::new();
+    walk(&command(), &mut pages)?;
+    Ok(pages)
+}
+
 pub(crate) fn run(args: ManArgs) -> Result<ExitCode, CliError> {
     if let Some(dir) = args.out_dir {
-        clap_mangen::generate_to(command(), &dir)
-            .map_err(|e| CliError(format!("man: {}: {e}", dir.display())))?;
+        let pages = pages()?;
+        for (name, _) in &pages {
+            crate::common::check_target(&dir.join(name), args.force)?;
+        }
+        crate::common::create_dir(&dir)?;
+        for (name, roff) in &pages {
+            crate::common::write_file(&dir.join(name), roff, args.force)?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     crate::common::write_stdout(&page(&args.command)?)?;

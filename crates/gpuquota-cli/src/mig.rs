@@ -5,9 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use gpuquota::mig::{
-    Catalogue, GpuSpec, InputError, InstanceSpec, Plan, PlanInstance, PlanOptions, PlanRequest,
-};
+use gpuquota::mig::{Catalogue, InputError, Plan, PlanInstance, PlanOptions, PlanRequest};
 
 use crate::common::{CliError, output_or, print_diagnostics, read_file, table_width, to_json};
 use gpuquota::model::diag::{Diagnostic, codes};
@@ -76,7 +74,7 @@ Examples:
     Profiles {
         /// Catalogue model name, `nvidia.com/gpu.product` value or nvidia-smi product name.
         model: Option<String>,
-        /// Output format [default: table].
+        /// Output format [default: table on a terminal, json otherwise].
         #[arg(short, long, value_enum)]
         output: Option<ProfilesOutput>,
     },
@@ -291,7 +289,7 @@ fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<ExitC
         },
         None => c.models().iter().collect(),
     };
-    match output.unwrap_or(ProfilesOutput::Table) {
+    match output_or(output, ProfilesOutput::Table, ProfilesOutput::Json) {
         ProfilesOutput::Json => {
             let v: Vec<gpuquota::mig::ModelReport<'_>> = models
                 .iter()
@@ -316,36 +314,10 @@ fn table(problem: &PlanInstance<'_>, plan: &Plan) -> String {
 
 /// The seed section: the plan for the notebooks' demand (8 × `nvidia.com/mig-1g.24gb`) on
 /// node `rtx-b`, whose cards 0 and 1 run all-1g.24gb and cards 2–7 are whole GPUs (2–5 held
-/// by the assistant service).
+/// by the assistant service): the request [`gpuquota::sim::seed::MIG_PLAN`].
 pub(crate) fn seed_section() -> Result<String, CliError> {
-    let model = "NVIDIA RTX PRO 6000 Blackwell Server Edition";
-    let gpus = (0..8u32)
-        .map(|index| GpuSpec {
-            node: "rtx-b".into(),
-            index,
-            model: model.into(),
-            instances: (index < 2).then(|| {
-                (0..4u8)
-                    .map(|k| InstanceSpec {
-                        profile: "1g.24gb".into(),
-                        start: 3 * k,
-                        busy: false,
-                    })
-                    .collect()
-            }),
-            busy: (2..6).contains(&index),
-        })
-        .collect();
-    let req = PlanRequest {
-        gpus,
-        demand: vec![gpuquota::mig::DemandSpec {
-            resource: Some("nvidia.com/mig-1g.24gb".into()),
-            profile: None,
-            count: 8,
-            weight: None,
-        }],
-        ..PlanRequest::default()
-    };
+    let (req, _) = PlanRequest::from_yaml(gpuquota::sim::seed::MIG_PLAN)
+        .map_err(|e| CliError(format!("seed-mig-plan.yaml: {e}")))?;
     let problem = req.resolve(Catalogue::builtin()).map_err(|errors| {
         CliError(
             errors

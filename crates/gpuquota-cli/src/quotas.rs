@@ -36,14 +36,18 @@ pub(crate) enum QuotasOutput {
 Examples:
   gpuquota quotas kueue.yaml                  the cohort tree: owns, lends, can use at most
   gpuquota quotas kai.yaml -o json            the KAI queue tree as JSON
-  gpuquota quotas kueue.yaml kai.yaml --wide  both, tables at full width")]
+  gpuquota quotas kueue.yaml kai.yaml --all-resources   both; every KAI resource")]
 pub(crate) struct QuotasArgs {
     /// Manifest files: YAML (several documents each) or JSON.
     #[arg(required = true, value_name = "FILES")]
     files: Vec<PathBuf>,
-    /// Output format [default: table].
+    /// Output format [default: table on a terminal, json otherwise].
     #[arg(short, long, value_enum)]
     output: Option<QuotasOutput>,
+    /// In the KAI queue table, also the resources that are unlimited with no quota (quota
+    /// and limit -1), left out by default. JSON always has them.
+    #[arg(long)]
+    all_resources: bool,
 }
 
 fn import(
@@ -106,9 +110,9 @@ pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
             return Ok(ExitCode::from(1));
         }
     };
-    match args.output.unwrap_or(QuotasOutput::Table) {
+    match crate::common::output_or(args.output, QuotasOutput::Table, QuotasOutput::Json) {
         QuotasOutput::Json => out!("{}", to_json(&p)?),
-        QuotasOutput::Table => out!("{}", p.table(table_width())),
+        QuotasOutput::Table => out!("{}", p.table_with(table_width(), args.all_resources)),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -116,7 +120,10 @@ pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
 /// The seed platform's quota picture (the first section of `gpuquota` without arguments).
 pub(crate) fn seed_section() -> Result<String, CliError> {
     let sources = [
-        ("kueue.yaml".to_owned(), crate::seed::KUEUE_YAML.to_owned()),
+        (
+            "platform.yaml".to_owned(),
+            gpuquota::sim::seed::PLATFORM.to_owned(),
+        ),
         // the KAI half: the objects the simulated KAI month of the default run uses
         (
             "kai-platform.yaml".to_owned(),
@@ -134,7 +141,10 @@ mod tests {
 
     fn seed_picture() -> Picture {
         let sources = [
-            ("kueue.yaml".to_owned(), crate::seed::KUEUE_YAML.to_owned()),
+            (
+                "platform.yaml".to_owned(),
+                gpuquota::sim::seed::PLATFORM.to_owned(),
+            ),
             (
                 "kai-platform.yaml".to_owned(),
                 gpuquota::sim::seed::KAI_PLATFORM.to_owned(),

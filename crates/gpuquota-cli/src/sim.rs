@@ -32,7 +32,8 @@ Examples:
   gpuquota sim sweep sim.yaml --set engine=kueue,resourcequota   a policy sweep, one row per run")]
 pub(crate) struct SimArgs {
     /// A `Simulation` scenario, Kueue's perf-test generator config, or KAI's
-    /// time-based-fairshare simulator config.
+    /// time-based-fairshare simulator config; `-` reads it from standard input (the files it
+    /// names are then relative to the current directory).
     #[arg(required = true)]
     file: Option<PathBuf>,
     /// `sim diff A.yaml B.yaml`: compare two scenarios per department.
@@ -44,6 +45,9 @@ pub(crate) struct SimArgs {
     /// Also write an SVG plot of usage per queue over time.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Replace the `--plot` file if it exists (else refused).
+    #[arg(long, requires = "plot")]
+    force: bool,
     /// No progress bar on stderr (there is none anyway when stderr is not a terminal).
     #[arg(short, long)]
     quiet: bool,
@@ -73,12 +77,15 @@ Examples:
         a: PathBuf,
         /// Scenario B.
         b: PathBuf,
-        /// Output format.
-        #[arg(short, long, value_enum, default_value = "table")]
-        output: DiffOutput,
+        /// Output format [default: table on a terminal, json otherwise].
+        #[arg(short, long, value_enum)]
+        output: Option<DiffOutput>,
         /// Also write an SVG with both runs' usage side by side.
         #[arg(long, value_name = "FILE.svg")]
         plot: Option<PathBuf>,
+        /// Replace the `--plot` file if it exists (else refused).
+        #[arg(long, requires = "plot")]
+        force: bool,
     },
     /// `sim sweep` and `sim merge`.
     #[command(flatten)]
@@ -106,8 +113,9 @@ fn load_run(
 fn diff(
     a: &std::path::Path,
     b: &std::path::Path,
-    output: DiffOutput,
+    output: Option<DiffOutput>,
     plot: Option<&std::path::Path>,
+    force: bool,
 ) -> Result<ExitCode, CliError> {
     for f in [a, b] {
         if let Ok(text) = gpuquota::model::source::read_text(f)
@@ -136,13 +144,13 @@ fn diff(
             return Ok(ExitCode::from(1));
         }
     }
-    let text = match output {
+    let text = match crate::common::output_or(output, DiffOutput::Table, DiffOutput::Json) {
         DiffOutput::Json => crate::common::to_json(&doc)?,
         DiffOutput::Table => gpuquota::sim::diff::table(&doc),
     };
     if let Some(path) = plot {
         let svg = gpuquota::sim::diff::svg(&sa, &ra, &sb, &rb).map_err(CliError)?;
-        std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        crate::common::write_file(path, svg.as_bytes(), force)?;
     }
     out!("{text}");
     Ok(ExitCode::SUCCESS)
@@ -150,8 +158,14 @@ fn diff(
 
 pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
     match args.command.take() {
-        Some(SimCommand::Diff { a, b, output, plot }) => {
-            return diff(&a, &b, output, plot.as_deref());
+        Some(SimCommand::Diff {
+            a,
+            b,
+            output,
+            plot,
+            force,
+        }) => {
+            return diff(&a, &b, output, plot.as_deref(), force);
         }
         Some(SimCommand::Sweeps(c)) => return crate::sweep::run(c),
         None => {}
@@ -159,25 +173,28 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
     let Some(file) = &args.file else {
         return Err(CliError("sim: a scenario file is required".into()));
     };
-    if let Ok(text) = gpuquota::model::source::read_text(file)
-        && gpuquota::sim::kai::is_kai(&text)
-    {
-        return run_kai(&args, file);
+    // read once: standard input (`-`) cannot be read twice
+    let text = match gpuquota::model::source::read_text(file) {
+        Ok(text) => text,
+        Err(d) => {
+            // the scenario named on the command line cannot be opened: exit 2, as for every
+            // command (one that is not UTF-8 or too large is input: exit 1)
+            let unreadable = d.code == gpuquota::model::diag::codes::READ_FAILED;
+            print_diagnostics([&d]);
+            return Ok(ExitCode::from(if unreadable { 2 } else { 1 }));
+        }
+    };
+    if gpuquota::sim::kai::is_kai(&text) {
+        return run_kai(&args, file, &text);
     }
     let spin = crate::sweep::spinner(args.quiet, "reading the scenario");
-    let loaded = gpuquota::sim::scenario::load(file);
+    let loaded = gpuquota::sim::scenario::load_text(file, &text);
     spin.finish_and_clear();
     let scenario = match loaded {
         Ok(s) => s,
         Err(d) => {
-            spin.finish_and_clear();
             print_diagnostics(d.iter());
-            // the scenario named on the command line cannot be read: exit 2, as for every
-            // command (a file the scenario names is part of the input: exit 1)
-            let unreadable = std::fs::File::open(file).is_err()
-                && d.iter()
-                    .any(|x| x.code == gpuquota::model::diag::codes::READ_FAILED);
-            return Ok(ExitCode::from(if unreadable { 2 } else { 1 }));
+            return Ok(ExitCode::from(1));
         }
     };
     let simulated = with_replay_bar(args.quiet, scenario.end_ms.is_some(), |options| {
@@ -218,15 +235,15 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
     };
     if let Some(path) = &args.plot {
         let svg = gpuquota::sim::plot::svg(&scenario, &report).map_err(CliError)?;
-        std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        crate::common::write_file(path, svg.as_bytes(), args.force)?;
     }
     out!("{text}");
     Ok(ExitCode::SUCCESS)
 }
 
 /// `engine: kai` scenarios and KAI's time-based-fairshare simulator config.
-fn run_kai(args: &SimArgs, file: &std::path::Path) -> Result<ExitCode, CliError> {
-    let scenario = match gpuquota::sim::kai::load(file) {
+fn run_kai(args: &SimArgs, file: &std::path::Path, text: &str) -> Result<ExitCode, CliError> {
+    let scenario = match gpuquota::sim::kai::load_text(file, text) {
         Ok(s) => s,
         Err(d) => {
             print_diagnostics(d.iter());
@@ -259,7 +276,7 @@ fn run_kai(args: &SimArgs, file: &std::path::Path) -> Result<ExitCode, CliError>
     };
     if let Some(path) = &args.plot {
         let svg = gpuquota::sim::kai::plot::svg(&scenario, &outcome).map_err(CliError)?;
-        std::fs::write(path, svg).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        crate::common::write_file(path, svg.as_bytes(), args.force)?;
     }
     out!("{text}");
     Ok(ExitCode::SUCCESS)

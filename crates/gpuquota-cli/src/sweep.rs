@@ -68,6 +68,9 @@ pub(crate) struct SweepArgs {
     /// Also write an SVG chart of the table (usage and GPU-hours per run).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Replace the `--plot` file if it exists (else refused).
+    #[arg(long, requires = "plot")]
+    force: bool,
     /// Worker threads, 1 to 1024 [default: all cores, or RAYON_NUM_THREADS].
     #[arg(short = 'j', long, value_name = "N", value_parser = sweep::parse_threads)]
     jobs: Option<usize>,
@@ -152,11 +155,6 @@ fn read_scenario(file: &std::path::Path) -> Result<(String, String, PathBuf, Str
     Ok((name, text, dir, stem))
 }
 
-/// Writes a file the user asked for (`--plot`).
-fn write_output(path: &std::path::Path, bytes: &[u8]) -> Result<(), CliError> {
-    std::fs::write(path, bytes).map_err(|e| CliError(format!("{}: {e}", path.display())))
-}
-
 fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
     let axes = sweep::parse_axes(&a.set).map_err(CliError)?;
     let (name, text, dir, stem) = match read_scenario(&a.file) {
@@ -217,7 +215,7 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
     }
     if let Some(path) = &a.plot {
         let svg = table.svg().map_err(CliError)?;
-        write_output(path, svg.as_bytes())?;
+        crate::common::write_file(path, svg.as_bytes(), a.force)?;
     }
     print!("{}", render(&table, a.output));
     Ok(ExitCode::SUCCESS)

@@ -269,17 +269,23 @@ mod tests {
     #[test]
     fn the_seed_platform_is_valid() {
         let report = check(&[
-            ("kueue.yaml".into(), crate::seed::KUEUE_YAML.into()),
+            ("platform.yaml".into(), gpuquota::sim::seed::PLATFORM.into()),
             (
-                "kueue-workloads.yaml".into(),
-                crate::seed::KUEUE_WORKLOADS_YAML.into(),
+                "kueue-day.yaml".into(),
+                gpuquota::sim::seed::KUEUE_DAY.into(),
             ),
-            ("kai.yaml".into(), crate::seed::KAI_YAML.into()),
+            (
+                "kai-platform.yaml".into(),
+                gpuquota::sim::seed::KAI_PLATFORM.into(),
+            ),
         ]);
         assert!(report.ok, "{:?}", report.stderr);
         assert_eq!(
             report.stdout,
-            ["ok: 67 object(s) in 3 file(s) are valid (0 warning(s))"]
+            // platform.yaml 29 (3 flavors, 1 cohort, 5 ClusterQueues, 5 namespaces, 5
+            // LocalQueues, 5 ResourceQuotas, 4 priority classes, the Budget), kueue-day.yaml 26
+            // Workloads, kai-platform.yaml 13 (3 Nodes, 10 Queues) besides the same Budget
+            ["ok: 68 object(s) in 3 file(s) are valid (0 warning(s))"]
         );
         assert!(report.stderr.is_empty());
     }

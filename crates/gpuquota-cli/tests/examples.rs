@@ -22,22 +22,24 @@ fn temp_dir(test: &str) -> PathBuf {
     dir
 }
 
-/// The (name, command lines) pairs of `gpuquota example list`.
-fn listed(dir: &Path) -> Vec<(String, Vec<String>)> {
+/// The (name, file, command lines) of `gpuquota example list`: a sample is saved as
+/// `NAME.yaml` unless a `> FILE` line under it names another file.
+fn listed(dir: &Path) -> Vec<(String, String, Vec<String>)> {
     let out = gpuquota(dir, &["example", "list"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let mut samples: Vec<(String, Vec<String>)> = Vec::new();
+    let mut samples: Vec<(String, String, Vec<String>)> = Vec::new();
     for line in text(&out.stdout).lines().skip(1).filter(|l| !l.is_empty()) {
         let trimmed = line.trim_start();
-        if trimmed.starts_with("gpuquota ") {
-            samples
-                .last_mut()
-                .expect("a command follows its sample")
-                .1
+        let last = samples.last_mut();
+        if let Some(file) = trimmed.strip_prefix("> ") {
+            last.expect("a file follows its sample").1 = file.to_string();
+        } else if trimmed.starts_with("gpuquota ") {
+            last.expect("a command follows its sample")
+                .2
                 .push(trimmed.to_string());
         } else {
             let name = trimmed.split_whitespace().next().expect("a name");
-            samples.push((name.to_string(), Vec::new()));
+            samples.push((name.to_string(), format!("{name}.yaml"), Vec::new()));
         }
     }
     samples
@@ -47,7 +49,7 @@ fn listed(dir: &Path) -> Vec<(String, Vec<String>)> {
 fn every_sample_runs_unchanged_through_every_listed_command() {
     let dir = temp_dir("run");
     let samples = listed(&dir);
-    let names: Vec<&str> = samples.iter().map(|(n, _)| n.as_str()).collect();
+    let names: Vec<&str> = samples.iter().map(|(n, _, _)| n.as_str()).collect();
     assert_eq!(
         names,
         [
@@ -57,33 +59,52 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
             "mig-plan",
             "meter",
             "sim",
-            "budget"
+            "budget",
+            "seed-platform",
+            "seed-month",
+            "seed-resourcequota",
+            "seed-kueue",
+            "seed-kai-platform",
+            "seed-kai-month",
+            "seed-kai",
+            "seed-mig-plan"
         ]
     );
+    // The seed platform's files go to their own directory: they name each other by the names
+    // the default run gives them, which the other samples also use.
+    let seed = dir.join("seed");
+    std::fs::create_dir_all(&seed).expect("seed dir");
+    let home = |name: &str| {
+        if name.starts_with("seed-") {
+            &seed
+        } else {
+            &dir
+        }
+    };
     // Save every sample first: a command may read several (kai with kai-usage).
-    for (name, _) in &samples {
+    for (name, file, _) in &samples {
         let out = gpuquota(&dir, &["example", name]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         assert!(
             text(&out.stdout).starts_with("# "),
             "{name} opens with a comment"
         );
-        std::fs::write(dir.join(format!("{name}.yaml")), &out.stdout).expect("save sample");
+        std::fs::write(home(name).join(file), &out.stdout).expect("save sample");
     }
     let mut runs = 0;
-    for (name, commands) in &samples {
+    for (name, _, commands) in &samples {
         assert!(!commands.is_empty(), "{name} lists no command");
         for line in commands {
             let mut args: Vec<&str> = line.split_whitespace().skip(1).collect();
             args.insert(0, "--strict");
-            let out = gpuquota(&dir, &args);
+            let out = gpuquota(home(name), &args);
             assert_eq!(out.status.code(), Some(0), "{line}: {}", text(&out.stderr));
             assert_eq!(text(&out.stderr), "", "{line} warns");
             assert!(!out.stdout.is_empty(), "{line} prints nothing");
             runs += 1;
         }
     }
-    assert_eq!(runs, 19);
+    assert_eq!(runs, 19 + 9);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -144,8 +165,9 @@ fn example_defaults_to_the_list_and_rejects_unknown_names() {
     );
     assert!(
         stderr.contains(
-            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget]"
-        )
+            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget, seed-platform, seed-month, seed-resourcequota, seed-kueue, seed-kai-platform, seed-kai-month, seed-kai, seed-mig-plan]"
+        ),
+        "{stderr}"
     );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -55,8 +55,8 @@ fn snapshot(args: &[String], cwd: &Path) -> String {
         .env("NO_COLOR", "1")
         .output()
         .expect("the gpuquota binary runs");
-    // paths under the temporary directory (the default run writes its plots there) are
-    // pinned as `$TMP`, whatever the machine's temporary directory is
+    // paths under the temporary directory (the scratch copy's, in a message) are pinned as
+    // `$TMP`, whatever the machine's temporary directory is
     let tmp = std::env::temp_dir().display().to_string();
     let tmp = tmp.trim_end_matches('/');
     format!(

@@ -78,7 +78,7 @@ fn same(test: &str, objects: &str, groups: &str) -> String {
         assert_eq!(text(&a.stderr), "", "{test}: warnings");
         assert_eq!(text(&a.stdout), text(&b.stdout), "{test} --output {output}");
     }
-    text(&gpuquota(&["kai", "schedule", &files[0], &files[1]]).stdout)
+    text(&gpuquota(&["kai", "schedule", "-o", "table", &files[0], &files[1]]).stdout)
 }
 
 #[test]

@@ -246,6 +246,8 @@ fn cluster_queue_paths_set_limits_and_rows_carry_cost_per_department() {
             jobs,
             "--plot",
             plot.to_str().unwrap(),
+            // each run rewrites the plot (and the scratch directory outlives a test run)
+            "--force",
         ]);
         assert!(
             out.status.success(),

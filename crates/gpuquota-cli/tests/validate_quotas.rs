@@ -73,14 +73,17 @@ fn validate_reports_every_mistake_and_exits_1() {
 fn validate_accepts_the_seed_platform() {
     let out = gpuquota(&[
         "validate",
-        &path("seed/kueue.yaml"),
-        &path("seed/kueue-workloads.yaml"),
-        &path("seed/kai.yaml"),
+        &path("../gpuquota-sim/data/seed/platform.yaml"),
+        &path("../gpuquota-sim/data/seed/kueue-day.yaml"),
+        &path("../gpuquota-sim/data/seed/kai-platform.yaml"),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        "ok: 67 object(s) in 3 file(s) are valid (0 warning(s))\n"
+        // platform.yaml 29 (3 flavors, 1 cohort, 5 ClusterQueues, 5 namespaces, 5 LocalQueues,
+        // 5 ResourceQuotas, 4 priority classes, the Budget), kueue-day.yaml 26 Workloads,
+        // kai-platform.yaml 13 (3 Nodes, 10 Queues) besides the same Budget
+        "ok: 68 object(s) in 3 file(s) are valid (0 warning(s))\n"
     );
     assert_eq!(text(&out.stderr), "");
 }
@@ -118,8 +121,8 @@ fn validate_missing_file_exits_2() {
 fn quotas_json_of_the_seed_platform() {
     let out = gpuquota(&[
         "quotas",
-        &path("seed/kueue.yaml"),
-        &path("seed/kai.yaml"),
+        &path("../gpuquota-sim/data/seed/platform.yaml"),
+        &path("../gpuquota-sim/data/seed/kai-platform.yaml"),
         "--output",
         "json",
     ]);
@@ -179,7 +182,12 @@ fn quotas_table_fits_80_columns_and_the_seed_run_opens_with_it() {
         first_section,
         "== Quota picture: the cohort tree and the KAI queues =="
     );
-    let out = gpuquota(&["quotas", &path("seed/kueue.yaml")]);
+    let out = gpuquota(&[
+        "quotas",
+        &path("../gpuquota-sim/data/seed/platform.yaml"),
+        "-o",
+        "table",
+    ]);
     assert_eq!(out.status.code(), Some(0));
     let table = text(&out.stdout);
     assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");

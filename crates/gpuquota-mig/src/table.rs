@@ -120,9 +120,11 @@ pub fn profiles_table(models: &[&GpuModel], width: Width) -> String {
     out
 }
 
-/// One model in `mig profiles --output json` (fields in this order, snake_case as written).
+/// One model in `mig profiles --output json` (fields in this order, camelCase like every JSON
+/// output: `productNames`, `computeSlices`, ...; they were snake_case before).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ModelReport<'a> {
@@ -142,9 +144,10 @@ pub struct ModelReport<'a> {
     pub profiles: Vec<ProfileReport<'a>>,
 }
 
-/// One profile in `mig profiles --output json`.
+/// One profile in `mig profiles --output json` (camelCase: `computeSlices`, `maxInstances`, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[non_exhaustive]
 pub struct ProfileReport<'a> {

@@ -396,13 +396,27 @@ impl Picture {
     }
 
     /// The picture as tables, one per cohort tree and flavor-resource, then the KAI queues,
-    /// `width` wide at most (wide cells wrap, nothing is cut).
+    /// `width` wide at most (wide cells wrap, nothing is cut). A KAI queue's resource that is
+    /// unlimited with no quota (quota and limit both -1) gets no row, and a line under the
+    /// table says so ([`Picture::table_with`] shows every resource).
     pub fn table(&self, width: Width) -> String {
-        render_table_at(self, width)
+        render_table_at(self, width, false)
+    }
+
+    /// [`Picture::table`]; with `all_resources`, the KAI queue table has a row for every
+    /// resource of every queue, the unlimited ones too.
+    pub fn table_with(&self, width: Width, all_resources: bool) -> String {
+        render_table_at(self, width, all_resources)
     }
 }
 
-fn render_table_at(p: &Picture, width: Width) -> String {
+/// True for a KAI queue resource that is unlimited with no quota (quota and limit -1): the
+/// row [`Picture::table`] leaves out.
+fn unlimited_without_quota(r: &KaiResource) -> bool {
+    r.quota == Some(-1.0) && r.limit == Some(-1.0)
+}
+
+fn render_table_at(p: &Picture, width: Width, all_resources: bool) -> String {
     let mut out = String::new();
     if p.cohort_trees.is_empty() {
         out.push_str("No ClusterQueues or Cohorts.\n");
@@ -467,11 +481,21 @@ fn render_table_at(p: &Picture, width: Width) -> String {
             "\nKAI queues (gpu in devices, cpu in millicores, memory in MB; -1 unlimited)\n",
         );
         let mut rows = Vec::new();
+        // the resources left out somewhere, in the table's order
+        let mut left_out: Vec<&str> = Vec::new();
         let num = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v}"));
         for t in &p.kai_queue_trees {
             for q in &t.queues {
                 let label = format!("{}{}", "  ".repeat(q.depth), q.name);
-                if q.resources.is_empty() {
+                let mut shown = 0;
+                for (k, r) in &q.resources {
+                    if all_resources || !unlimited_without_quota(r) {
+                        shown += 1;
+                    } else if !left_out.contains(k) {
+                        left_out.push(k);
+                    }
+                }
+                if shown == 0 {
                     rows.push(vec![
                         label.clone(),
                         q.priority.to_string(),
@@ -483,7 +507,8 @@ fn render_table_at(p: &Picture, width: Width) -> String {
                 }
                 let ordered = ["gpu", "cpu", "memory"]
                     .into_iter()
-                    .filter_map(|k| q.resources.get(k).map(|r| (k, r)));
+                    .filter_map(|k| q.resources.get(k).map(|r| (k, r)))
+                    .filter(|(_, r)| all_resources || !unlimited_without_quota(r));
                 for (i, (res, r)) in ordered.enumerate() {
                     let (l, prio) = if i == 0 {
                         (label.clone(), q.priority.to_string())
@@ -507,6 +532,14 @@ fn render_table_at(p: &Picture, width: Width) -> String {
             &[0, 2],
             width,
         ));
+        if !left_out.is_empty() {
+            let order = |k: &&str| ["gpu", "cpu", "memory"].iter().position(|o| o == k);
+            left_out.sort_by_key(|k| (order(k), *k));
+            out.push_str(&format!(
+                "Not shown: {} where quota and limit are -1 (unlimited, no quota).\n",
+                left_out.join(", ")
+            ));
+        }
     }
     out
 }
@@ -514,6 +547,41 @@ fn render_table_at(p: &Picture, width: Width) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "yaml")]
+    #[test]
+    fn kai_resources_unlimited_without_quota_are_left_out_unless_asked() {
+        let model = crate::import_str(
+            "kai.yaml",
+            "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team}\nspec:\n  resources:\n    gpu: {quota: 2, overQuotaWeight: 1, limit: -1}\n    cpu: {quota: -1, overQuotaWeight: 1, limit: -1}\n    memory: {quota: 100, overQuotaWeight: 1, limit: -1}\n---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: open}\nspec:\n  resources:\n    gpu: {quota: -1, overQuotaWeight: 1, limit: -1}\n",
+        )
+        .unwrap()
+        .model;
+        let p = picture(&model).unwrap();
+        let kai = |t: String| t[t.find("KAI queues").unwrap()..].to_owned();
+        // cpu of `team` and gpu of `open` are unlimited with no quota: no row; `open` keeps
+        // its row, with dashes
+        assert_eq!(
+            kai(p.table(Width::Full)),
+            "KAI queues (gpu in devices, cpu in millicores, memory in MB; -1 unlimited)
+QUEUE  PRIORITY  RESOURCE  QUOTA  LIMIT  WEIGHT
+open        100  -             -      -       -
+team        100  gpu           2     -1       1
+                 memory      100     -1       1
+Not shown: gpu, cpu where quota and limit are -1 (unlimited, no quota).
+"
+        );
+        assert_eq!(
+            kai(p.table_with(Width::Full, true)),
+            "KAI queues (gpu in devices, cpu in millicores, memory in MB; -1 unlimited)
+QUEUE  PRIORITY  RESOURCE  QUOTA  LIMIT  WEIGHT
+open        100  gpu          -1     -1       1
+team        100  gpu           2     -1       1
+                 cpu          -1     -1       1
+                 memory      100     -1       1
+"
+        );
+    }
 
     #[test]
     fn kai_numbers_are_exact_decimals() {

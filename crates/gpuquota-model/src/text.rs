@@ -7,8 +7,10 @@
 //!
 //! - [`Width::Full`] (the default, and what a command prints when its output is not a
 //!   terminal) gives every column its full width, however wide the table grows;
-//! - [`Width::Fit`] keeps the table within that many columns by wrapping the widest cells onto
-//!   further lines of the same row (at spaces where it can), never by dropping characters.
+//! - [`Width::Fit`] keeps the table within that many columns by wrapping the widest text
+//!   cells onto further lines of the same row, between words: it never drops a character and
+//!   never splits a word or a number. A table whose longest words and numbers need more
+//!   columns than that stays as wide as they need.
 //!
 //! ```
 //! use gpuquota_model::text::{Table, Width};
@@ -20,10 +22,13 @@
 //!     t.render(Width::Full),
 //!     "QUEUE            GPUS\ndata-science        8\nbatch         18922Gi\n"
 //! );
-//! // a narrow terminal wraps, and every character is still there
-//! let narrow = t.render(Width::Fit(16));
-//! assert!(narrow.lines().all(|l| l.chars().count() <= 16), "{narrow}");
-//! assert!(narrow.contains("18922Gi"), "{narrow}");
+//! // a narrow terminal wraps between words
+//! t.row(["nightly batch jobs", "4"]);
+//! let narrow = t.render(Width::Fit(21));
+//! assert!(narrow.lines().all(|l| l.chars().count() <= 21), "{narrow}");
+//! assert!(narrow.contains("nightly             4\nbatch jobs\n"), "{narrow}");
+//! // and no narrower than its longest word and number (12 + 2 + 7): nothing is split
+//! assert_eq!(t.render(Width::Fit(16)), narrow);
 //! ```
 //!
 //! Lives in `gpuquota-model` (feature `text`, on by default) because every engine already
@@ -134,24 +139,32 @@ impl Table {
         }
         let columns = t.column_count();
         let chars = |s: &str| s.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        let padding = |i: usize| if i + 1 < columns { 2 } else { 0 };
+        // Fit wraps text columns only, between words: a number (right-aligned) is never
+        // split, and a text column keeps at least its header's width and its longest word's,
+        // so no word is split either; a table too narrow for its words stays wider than asked.
+        let floors: Vec<usize> = (0..columns)
+            .map(|i| {
+                let header = self.header.get(i).map_or(0, |h| chars(h));
+                let cells = self.rows.iter().filter_map(|r| r.get(i));
+                let floor = if self.right.contains(&i) {
+                    cells.map(|c| chars(c)).fold(header, usize::max)
+                } else {
+                    cells
+                        .flat_map(|c| c.split_whitespace())
+                        .map(|w| w.chars().count())
+                        .fold(header, usize::max)
+                };
+                floor + padding(i)
+            })
+            .collect();
         for (i, col) in t.column_iter_mut().enumerate() {
-            let padding = if i + 1 < columns { 2 } else { 0 };
-            col.set_padding((0, padding));
-            // Fit wraps text columns only: a number (right-aligned) is never split, and a
-            // text column keeps at least its header's width.
-            let header = self.header.get(i).map_or(0, |h| chars(h));
-            let floor = if self.right.contains(&i) {
+            col.set_padding((0, u16::try_from(padding(i)).unwrap_or(0)));
+            if self.right.contains(&i) {
                 col.set_cell_alignment(CellAlignment::Right);
-                self.rows
-                    .iter()
-                    .filter_map(|r| r.get(i))
-                    .map(|c| chars(c))
-                    .fold(header, usize::max)
-            } else {
-                header
-            };
+            }
             // comfy-table's boundary counts the padding
-            let floor = u16::try_from(floor + usize::from(padding)).unwrap_or(u16::MAX);
+            let floor = u16::try_from(floors.get(i).copied().unwrap_or(0)).unwrap_or(u16::MAX);
             col.set_constraint(ColumnConstraint::LowerBoundary(comfy_table::Width::Fixed(
                 floor,
             )));
@@ -226,12 +239,55 @@ mod tests {
     #[test]
     fn fit_wraps_instead_of_cutting() {
         let s = sample().render(Width::Fit(40));
-        assert!(s.lines().all(|l| l.chars().count() <= 40), "{s}");
+        // the longest word (39) and the numbers need 39 + 2 + 7 + 2 + 7 = 57 columns: the
+        // table wraps "(cohort)" and stays that wide rather than split a word
+        assert!(s.lines().all(|l| l.chars().count() <= 57), "{s}");
+        assert!(
+            s.contains("platform-with-a-rather-long-cohort-name "),
+            "{s}"
+        );
+        assert!(s.contains("\n(cohort)\n"), "{s}");
         // every character of every cell is still printed
         let letters = |x: &str| x.chars().filter(|c| !c.is_whitespace()).count();
         assert_eq!(letters(&s), letters(&sample().render(Width::Full)), "{s}");
         assert_eq!(s.matches("18922Gi").count(), 2, "{s}");
         assert!(!s.contains('~'));
+    }
+
+    #[test]
+    fn fit_never_splits_a_word_or_number() {
+        let mut t = Table::new(["NAME", "WHY", "GPUS"]).right([2]);
+        t.row([
+            "data-science-fine-tuning",
+            "waits for quota in cohort platform-wide-sharing",
+            "1234567",
+        ]);
+        t.row(["b", "preempted by data-science-fine-tuning", "8"]);
+        let words = |s: &str| -> Vec<String> {
+            let mut w: Vec<String> = s.split_whitespace().map(str::to_owned).collect();
+            w.sort();
+            w
+        };
+        // the words need 24 + 2 + 24 + 2 + 7 = 59 columns: from there on none is split
+        for width in [59, 60, 80] {
+            let s = t.render(Width::Fit(width));
+            // every word of every cell is a whole word of the output
+            for cell in [
+                "data-science-fine-tuning",
+                "platform-wide-sharing",
+                "1234567",
+                "preempted",
+            ] {
+                assert!(words(&s).iter().any(|w| w == cell), "{width}: {s}");
+            }
+            assert_eq!(words(&s), words(&t.render(Width::Full)), "{width}: {s}");
+        }
+        // at 59 columns it fits by wrapping the WHY column (24 wide) between words: "waits for
+        // quota in" / "cohort" / "platform-wide-sharing", "preempted by" /
+        // "data-science-fine-tuning"
+        let s = t.render(Width::Fit(59));
+        assert!(s.lines().all(|l| l.chars().count() <= 59), "{s}");
+        assert_eq!(s.lines().count(), 1 + 3 + 2, "{s}");
     }
 
     #[test]

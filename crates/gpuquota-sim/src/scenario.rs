@@ -363,14 +363,27 @@ pub(crate) fn from_value<T: serde::de::DeserializeOwned>(
 /// # Complexity
 /// O(input size + instances × log instances).
 pub fn load(path: &Path) -> Result<Scenario, Diagnostics> {
-    let name = gpuquota_model::source::display_name(path);
     let text = gpuquota_model::source::read_text(path).map_err(|d| Diagnostics(vec![d]))?;
+    load_text(path, &text)
+}
+
+/// As [`load`], with the text of `path` already read: the files the scenario names are
+/// relative to the directory of `path`; for standard input (`-`, named `<stdin>`, stem
+/// `stdin`) to the current directory.
+///
+/// # Errors
+/// As [`load`], but for reading `path` itself.
+pub fn load_text(path: &Path, text: &str) -> Result<Scenario, Diagnostics> {
+    let name = gpuquota_model::source::display_name(path);
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    from_str(&name, &text, &stem, &|rel: &str| {
+    let stem = if path.as_os_str() == "-" {
+        "stdin".to_owned()
+    } else {
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    from_str(&name, text, &stem, &|rel: &str| {
         let p = dir.join(rel);
         let shown = gpuquota_model::source::display_name(&p);
         gpuquota_model::source::read_text(&p).map(|t| (shown, t))

@@ -4,6 +4,8 @@
 //! `gpuquota sim`, and the one-screen account the default run prints. The what-if of the
 //! assistant's `lendingLimit: 0` is `kueue-no-lending-limit.yaml` (the Kueue month with the
 //! limit unset through `spec.set`); the account compares it with the Kueue month.
+//! The same directory holds the platform's other inputs: a day of Kueue Workloads
+//! (`kueue-day.yaml`) and the MIG plan (`mig-plan.yaml`).
 //!
 //! ```
 //! let month = gpuquota_sim::seed::run().expect("the seed scenario simulates");
@@ -48,6 +50,13 @@ pub const KAI_PLATFORM: &str = include_str!("../data/seed/kai-platform.yaml");
 pub const KAI_MONTH: &str = include_str!("../data/seed/kai-month.yaml");
 /// `data/seed/kai.yaml`: the month under KAI Scheduler / Run:ai.
 pub const KAI: &str = include_str!("../data/seed/kai.yaml");
+/// `data/seed/kueue-day.yaml`: one day of the seed platform (2026-03-02) as Kueue Workloads
+/// for the objects of [`PLATFORM`]: the admitted inference services, six notebooks, sixteen
+/// nightly batch jobs and the 02:00 fine-tuning job that reclaims their cards.
+pub const KUEUE_DAY: &str = include_str!("../data/seed/kueue-day.yaml");
+/// `data/seed/mig-plan.yaml`: the MIG planning request of the seed platform (the notebooks'
+/// eight `nvidia.com/mig-1g.24gb` instances on node `rtx-b`), as `gpuquota mig plan` reads it.
+pub const MIG_PLAN: &str = include_str!("../data/seed/mig-plan.yaml");
 /// The KAI control: (label, scenario file name, text); simulated by the KAI mode.
 pub const KAI_ENGINE: (&str, &str, &str) = ("KAI / Run:ai", "kai.yaml", KAI);
 

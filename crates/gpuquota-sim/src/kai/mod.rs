@@ -231,7 +231,7 @@ pub mod usage;
 
 pub use engine::{Admission, SessionHook};
 pub use report::{KaiJob, KaiOutcome, KaiReport, KaiRun, KaiRunEnd, QueueSeries};
-pub use scenario::{KaiScenario, is_kai, load};
+pub use scenario::{KaiScenario, is_kai, load, load_text};
 
 use gpuquota_model::diag::Diagnostics;
 
