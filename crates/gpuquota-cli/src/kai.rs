@@ -343,9 +343,10 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
 /// The seed platform under Run:ai semantics: departments and projects with their fair share.
 #[allow(dead_code)] // superseded in the default run by the simulated KAI month (gpuquota_sim::seed)
 pub(crate) fn seed_section() -> Result<String, CliError> {
-    let imported =
-        gpuquota::model::import_str("kai-platform.yaml", gpuquota::sim::seed::KAI_PLATFORM)
-            .map_err(|e| CliError(e.to_string()))?;
+    let mut importer = gpuquota::model::Importer::new();
+    importer.add_str("platform.yaml", gpuquota::sim::seed::PLATFORM);
+    importer.add_str("kai-platform.yaml", gpuquota::sim::seed::KAI_PLATFORM);
+    let imported = importer.finish().map_err(|e| CliError(e.to_string()))?;
     let args = KaiArgs {
         files: Vec::new(),
         output: None,

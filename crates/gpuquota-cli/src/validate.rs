@@ -282,9 +282,9 @@ mod tests {
         assert!(report.ok, "{:?}", report.stderr);
         assert_eq!(
             report.stdout,
-            // platform.yaml 29 (3 flavors, 1 cohort, 5 ClusterQueues, 5 namespaces, 5
+            // platform.yaml 32 (3 Nodes, 3 flavors, 1 cohort, 5 ClusterQueues, 5 namespaces, 5
             // LocalQueues, 5 ResourceQuotas, 4 priority classes, the Budget), kueue-day.yaml 26
-            // Workloads, kai-platform.yaml 13 (3 Nodes, 10 Queues) besides the same Budget
+            // Workloads, kai-platform.yaml 10 Queues
             ["ok: 68 object(s) in 3 file(s) are valid (0 warning(s))"]
         );
         assert!(report.stderr.is_empty());

@@ -64,6 +64,7 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
             "seed-month",
             "seed-resourcequota",
             "seed-kueue",
+            "seed-kueue-no-lending-limit",
             "seed-kai-platform",
             "seed-kai-month",
             "seed-kai",
@@ -104,7 +105,7 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
             runs += 1;
         }
     }
-    assert_eq!(runs, 19 + 9);
+    assert_eq!(runs, 19 + 10);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -165,7 +166,7 @@ fn example_defaults_to_the_list_and_rejects_unknown_names() {
     );
     assert!(
         stderr.contains(
-            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget, seed-platform, seed-month, seed-resourcequota, seed-kueue, seed-kai-platform, seed-kai-month, seed-kai, seed-mig-plan]"
+            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget, seed-platform, seed-month, seed-resourcequota, seed-kueue, seed-kueue-no-lending-limit, seed-kai-platform, seed-kai-month, seed-kai, seed-mig-plan]"
         ),
         "{stderr}"
     );

@@ -91,6 +91,7 @@ fn out_writes_the_files_refuses_to_replace_them_and_force_does() {
             "kai-platform.yaml",
             "kai.svg",
             "kai.yaml",
+            "kueue-no-lending-limit.yaml",
             "kueue.svg",
             "kueue.yaml",
             "month.yaml",
@@ -129,7 +130,7 @@ fn out_writes_the_files_refuses_to_replace_them_and_force_does() {
     assert_eq!(forced.status.code(), Some(0), "{}", text(&forced.stderr));
     assert_eq!(std::fs::read(dir.join("platform.yaml")).unwrap(), platform);
     // no temporary file is left beside them
-    assert_eq!(names(&dir).len(), 12, "{:?}", names(&dir));
+    assert_eq!(names(&dir).len(), 13, "{:?}", names(&dir));
     std::fs::remove_dir_all(&root).ok();
 }
 

@@ -80,9 +80,9 @@ fn validate_accepts_the_seed_platform() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        // platform.yaml 29 (3 flavors, 1 cohort, 5 ClusterQueues, 5 namespaces, 5 LocalQueues,
-        // 5 ResourceQuotas, 4 priority classes, the Budget), kueue-day.yaml 26 Workloads,
-        // kai-platform.yaml 13 (3 Nodes, 10 Queues) besides the same Budget
+        // platform.yaml 32 (3 Nodes, 3 flavors, 1 cohort, 5 ClusterQueues, 5 namespaces, 5
+        // LocalQueues, 5 ResourceQuotas, 4 priority classes, the Budget), kueue-day.yaml 26
+        // Workloads, kai-platform.yaml 10 Queues
         "ok: 68 object(s) in 3 file(s) are valid (0 warning(s))\n"
     );
     assert_eq!(text(&out.stderr), "");

@@ -447,7 +447,15 @@ pub fn simulate_with_options(
     let insts = instances(sc, &world);
     let mut budgets = (!rules.is_empty()).then(|| new_budgets(sc, &world, rules));
     if let Some(b) = &budgets {
-        warnings.extend(budget::reference_warnings(&sc.model, &b.card_types()));
+        // the card types usage is weighed by: the flavors' and, for usage without a flavor
+        // (ResourceQuota), every card type it may resolve to (`bill::unflavored_rate`)
+        let mut known = b.card_types();
+        let cards = budget::card_map(sc);
+        known.extend(cards.cards.iter().map(|c| c.name.clone()));
+        if cards.cards.is_empty() {
+            known.extend(sc.model.resource_flavors.keys().cloned());
+        }
+        warnings.extend(budget::reference_warnings(&sc.model, &known));
     }
     // `None` under ResourceQuota, else Kueue's policy: fair sharing or the classical one
     let kueue = match sc.engine {

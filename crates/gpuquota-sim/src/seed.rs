@@ -27,8 +27,9 @@ use serde_json::Value;
 
 use crate::{Report, RunEnd, Scenario, scenario};
 
-/// `data/seed/platform.yaml`: flavors, cohort, ClusterQueues, namespaces, LocalQueues,
-/// ResourceQuota caps, priority classes and the batch budget.
+/// `data/seed/platform.yaml`: the Nodes, flavors, cohort, ClusterQueues, namespaces,
+/// LocalQueues, ResourceQuota caps, priority classes and the batch budget; every control
+/// reads it (the KAI month adds [`KAI_PLATFORM`]).
 pub const PLATFORM: &str = include_str!("../data/seed/platform.yaml");
 /// `data/seed/month.yaml`: the five workloads of the seed, repeated daily.
 pub const MONTH: &str = include_str!("../data/seed/month.yaml");
@@ -43,8 +44,8 @@ pub const KUEUE_NO_LENDING_LIMIT: &str = include_str!("../data/seed/kueue-no-len
 /// the Kueue month by `gpuquota sim diff kueue.yaml kueue-no-lending-limit.yaml`.
 pub const NO_LENDING_LIMIT: (&str, &str) = ("kueue-no-lending-limit.yaml", KUEUE_NO_LENDING_LIMIT);
 
-/// `data/seed/kai-platform.yaml`: nodes, KAI department and project queues, the batch
-/// budget.
+/// `data/seed/kai-platform.yaml`: the KAI department and project queues, read after
+/// [`PLATFORM`].
 pub const KAI_PLATFORM: &str = include_str!("../data/seed/kai-platform.yaml");
 /// `data/seed/kai-month.yaml`: the five workloads as KAI PodGroups, repeated daily.
 pub const KAI_MONTH: &str = include_str!("../data/seed/kai-month.yaml");
@@ -84,6 +85,7 @@ pub struct SeedMonth {
 /// The scenario's problems (none for the shipped files; a test checks it).
 pub fn kai_scenario() -> Result<crate::kai::KaiScenario, Diagnostics> {
     crate::kai::scenario::from_str(KAI_ENGINE.1, KAI, "kai", &|f: &str| match f {
+        "platform.yaml" => Ok(("platform.yaml".into(), PLATFORM.into())),
         "kai-platform.yaml" => Ok(("kai-platform.yaml".into(), KAI_PLATFORM.into())),
         "kai-month.yaml" => Ok(("kai-month.yaml".into(), KAI_MONTH.into())),
         other => Err(gpuquota_model::diag::Diagnostic::error(

@@ -364,9 +364,10 @@ fn the_seed_month_story_and_bill() {
         .unwrap();
     assert_eq!(a.allocated_hours, "4500.000000");
     // RTX PRO 6000 under ResourceQuota only: (4500 + 540 + 1440) / (16 × 720) = 56.25 %,
-    // rounded to 56.3 (truncation printed 56.2)
+    // rounded to 56.3 (truncation printed 56.2); H200: batch 1856 h (its budget charged) +
+    // data science 960 h = 2816 / (8 × 720) = 48.89 %, rounded to 48.9
     assert!(
-        text.contains("ResourceQuota only   H200 49.4 %, RTX PRO 6000 56.3 %"),
+        text.contains("ResourceQuota only   H200 48.9 %, RTX PRO 6000 56.3 %"),
         "{text}"
     );
     // the Kueue budget: 1840 of 1800, 40 over, and why
