@@ -125,7 +125,16 @@ pub(crate) fn execute_with(
         .and_then(|input| meter(&input))
     {
         Ok(r) => r,
-        Err(e) => return fail(stderr, every_problem(&file, &e)),
+        Err(e) => {
+            // a dcgm: file that cannot be read exits 2, as every file that cannot be read
+            let unreadable = matches!(&e, gpuquota::metering::MeteringError::Read(d)
+                if d.code == gpuquota::model::diag::codes::READ_FAILED);
+            let mut outcome = fail(stderr, every_problem(&file, &e))?;
+            if unreadable {
+                outcome.code = 2;
+            }
+            return Ok(outcome);
+        }
     };
     let stdout = match output {
         MeterOutput::Json => report.to_json(),

@@ -185,7 +185,7 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
         Ok(t) => t,
         Err(d) => {
             print_diagnostics([&d]);
-            return Ok(ExitCode::from(1));
+            return Ok(crate::sim::load_failed([&d]));
         }
     };
     let dir = a.file.parent().map(PathBuf::from).unwrap_or_default();
@@ -218,7 +218,7 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
         Ok(t) => t,
         Err(d) => {
             print_diagnostics(d.iter());
-            return Ok(ExitCode::from(1));
+            return Ok(crate::sim::load_failed(d.iter()));
         }
     };
     let warned = table.rows.iter().filter(|r| r.warnings > 0).count();
@@ -242,7 +242,7 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
 fn run_merge(a: MergeArgs) -> Result<ExitCode, CliError> {
     let mut shards = Vec::new();
     for f in &a.files {
-        let text = gpuquota::model::source::read_text(f).map_err(|d| CliError(d.to_string()))?;
+        let text = crate::common::read_file(f)?;
         let v: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| CliError(format!("{}: {e}", f.display())))?;
         shards.push(Table::from_json(&v).map_err(|m| CliError(format!("{}: {m}", f.display())))?);

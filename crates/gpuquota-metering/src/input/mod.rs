@@ -212,7 +212,7 @@ impl Document {
         }
         let imported = importer.finish().map_err(|e| {
             MeteringError::Read(e.0.into_iter().next().unwrap_or_else(|| {
-                Diagnostic::error(codes::READ_FAILED, "cluster: the files do not import")
+                Diagnostic::error(codes::INVALID, "cluster: the files do not import")
             }))
         })?;
         Ok(gpuquota_model::workloads::sharing::replicas_per_gpu(
