@@ -1,7 +1,9 @@
 //! Reading inputs: every file any command opens goes through this one bounded reader.
 //!
 //! [`read_text`] reads a whole file (or standard input for the path `-`) up to
-//! [`MAX_INPUT_BYTES`], checks that it is UTF-8 and reports a failure as a [`Diagnostic`]
+//! [`MAX_INPUT_BYTES`], checks that it is UTF-8 (a leading byte-order mark is dropped, so
+//! that every format reads a file with one as one without: YAML, JSON, CSV traces, metrics
+//! text; [`Stream`] drops it from the first line) and reports a failure as a [`Diagnostic`]
 //! naming the file, the byte offset and line of the first bad byte, with a hint for UTF-16.
 //! [`open_stream`] opens a file for line-by-line streaming (large metric scrapes) with a byte
 //! limit of its own ([`MAX_STREAM_BYTES`]): reading past it is an error, never a hang.
@@ -146,7 +148,18 @@ pub fn read_text_limited(path: &Path, limit: u64) -> Result<String, Diagnostic> 
         )
         .source(name));
     }
-    check_utf8(&name, bytes)
+    check_utf8(&name, bytes).map(without_bom)
+}
+
+/// The UTF-8 byte-order mark, which some editors write first in a file.
+pub const BOM: char = '\u{feff}';
+
+/// `text` without a leading byte-order mark: every format is read as if it had none.
+fn without_bom(mut text: String) -> String {
+    if text.starts_with(BOM) {
+        text.drain(..BOM.len_utf8());
+    }
+    text
 }
 
 /// Turns bytes into text, or says where the first byte that is not UTF-8 is.
@@ -288,7 +301,8 @@ impl Stream {
         }
         match String::from_utf8(bytes) {
             Ok(s) => {
-                *buf = s;
+                // a byte-order mark before the first line is not part of it
+                *buf = if self.line == 1 { without_bom(s) } else { s };
                 Ok(true)
             }
             Err(e) => Err(Diagnostic::error(
@@ -307,6 +321,28 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_byte_order_mark_is_dropped() {
+        let dir = std::env::temp_dir().join(format!("gpuquota-bom-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bom.json");
+        std::fs::write(&path, b"\xef\xbb\xbf{\"a\": 1}\n").unwrap();
+        assert_eq!(read_text(&path).unwrap(), "{\"a\": 1}\n");
+        let mut s = open_stream(&path).unwrap();
+        let mut buf = String::new();
+        assert!(s.next_line(&mut buf).unwrap());
+        assert_eq!(buf, "{\"a\": 1}");
+        // only the first: a second mark, or one on a later line, is text
+        std::fs::write(&path, "\u{feff}\u{feff}a\n\u{feff}b\n").unwrap();
+        assert_eq!(read_text(&path).unwrap(), "\u{feff}a\n\u{feff}b\n");
+        let mut s = open_stream(&path).unwrap();
+        assert!(s.next_line(&mut buf).unwrap());
+        assert_eq!(buf, "\u{feff}a");
+        assert!(s.next_line(&mut buf).unwrap());
+        assert_eq!(buf, "\u{feff}b");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn utf16_gets_a_hint() {

@@ -627,10 +627,14 @@ impl Gathered {
         let field = format!("spec.workloads[{i}].trace");
         match crate::trace::prepare(t, read) {
             Ok(p) => self.traces.push((field, p)),
-            Err(es) => {
+            Err(crate::trace::Failure::Fields(es)) => {
                 for (f, m) in es {
                     errors.push(err(m).source(name).field(format!("{field}.{f}")));
                 }
+            }
+            // a trace file's own problem, under its name
+            Err(crate::trace::Failure::File(f, d)) => {
+                errors.push(d.field(format!("{field}.{f}")));
             }
         }
     }
