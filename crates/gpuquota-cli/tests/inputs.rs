@@ -355,3 +355,47 @@ fn a_trace_that_is_not_of_its_format_is_named_with_the_line() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn yaml_errors_name_no_parser_internals() {
+    let d = dir("yaml-errors");
+    let kai = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../gpuquota-sim/tests/data/kai/cluster.yaml")
+        .display()
+        .to_string();
+    std::fs::write(
+        d.join("two.yaml"),
+        "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\n---\nkind: X\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("kai.yaml"), "spec: {engine: kai}\n---\nx: 1\n").unwrap();
+    std::fs::write(d.join("m.yaml"), "window: {start: 0, end: 1}\n---\na: 1\n").unwrap();
+    std::fs::write(d.join("u.yaml"), "a: 1\n").unwrap();
+    let several = |f: &str, line: u32| {
+        format!(
+            "error: {f}: YAML: several documents (`---`) at line {line} column 1 where this \
+             input takes one; put each document in its own file\n"
+        )
+    };
+    for (args, expected) in [
+        (vec!["sim", "two.yaml"], several("two.yaml", 4)),
+        (vec!["sim", "kai.yaml"], several("kai.yaml", 3)),
+        (
+            vec!["sim", "sweep", "two.yaml", "--set", "engine=kueue"],
+            several("two.yaml", 4),
+        ),
+        (vec!["meter", "m.yaml"], several("m.yaml", 3)),
+        (
+            vec!["kai", "fairshare", kai.as_str(), "--usage", "u.yaml"],
+            "error: u.yaml: usage: <file>: malformed YAML: unknown field `a`, expected one of \
+             kValue, windowSize, halfLifePeriod, windowType, tumblingWindowStartTime, \
+             cronString, capacity, allocations, queues at line 1, column 1\n"
+                .to_owned(),
+        ),
+    ] {
+        let out = run(&d, &args);
+        assert_eq!(text(&out.stderr), expected, "{args:?}");
+        assert_ne!(out.status.code(), Some(0), "{args:?}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -304,16 +304,20 @@ pub fn at_ms(start: Timestamp, ms: i64) -> Timestamp {
     Timestamp::from_unix(i64::try_from(secs).unwrap_or(i64::MAX), nanos).unwrap_or(start)
 }
 
+/// A YAML reader error of the file `name` in the user's words (the parser's advice to its own
+/// callers and its snippet left out).
+pub(crate) fn yaml_problem(name: &str, e: &serde_saphyr::Error) -> Diagnostics {
+    let (code, message) = gpuquota_model::import::yaml_error(e);
+    Diagnostics(vec![Diagnostic::error(code, message).source(name)])
+}
+
 fn parse_yaml<T: serde::de::DeserializeOwned>(
     name: &str,
     text: &str,
     warnings: &mut Diagnostics,
 ) -> Result<T, Diagnostics> {
-    let value: serde_json::Value = serde_saphyr::from_str(text).map_err(|e| {
-        Diagnostics(vec![
-            Diagnostic::error(codes::MALFORMED, e.to_string()).source(name),
-        ])
-    })?;
+    let value: serde_json::Value =
+        serde_saphyr::from_str(text).map_err(|e| yaml_problem(name, &e))?;
     from_value(name, &value, warnings)
 }
 
@@ -426,11 +430,8 @@ pub fn from_str(
     read: &ReadFn<'_>,
 ) -> Result<Scenario, Diagnostics> {
     let mut warnings = Diagnostics::default();
-    let probe: serde_json::Value = serde_saphyr::from_str(text).map_err(|e| {
-        Diagnostics(vec![
-            Diagnostic::error(codes::MALFORMED, e.to_string()).source(name),
-        ])
-    })?;
+    let probe: serde_json::Value =
+        serde_saphyr::from_str(text).map_err(|e| yaml_problem(name, &e))?;
     if probe.get("cohorts").is_some() && probe.get("kind").is_none() {
         let cfg: PerfConfig = parse_yaml(name, text, &mut warnings)?;
         return perf_scenario(stem, cfg, warnings);

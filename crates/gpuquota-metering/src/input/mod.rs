@@ -129,7 +129,7 @@ impl Document {
         // The error path: parse into a tree to say which entries fail, and why.
         let value: serde_json::Value =
             serde_saphyr::from_str_with_options(text, yaml_options(text.len()))
-                .map_err(parse_err)?;
+                .map_err(|e| parse_err(gpuquota_model::import::yaml_error(&e).1))?;
         if value.is_null() {
             return Err(MeteringError::Parse(
                 "empty input: expected a mapping with window, cardTypes and records".to_owned(),

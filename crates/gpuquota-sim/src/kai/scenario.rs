@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use gpuquota_model::diag::{Diagnostic, Diagnostics, codes};
+use gpuquota_model::diag::{Diagnostic, Diagnostics};
 use gpuquota_model::kai::POD_GROUP_ANNOTATION;
 use gpuquota_model::{Model, Timestamp};
 use gpuquota_rank::cron::CronSchedule;
@@ -186,11 +186,8 @@ pub fn from_str(
     stem: &str,
     read: &ReadFn<'_>,
 ) -> Result<KaiScenario, Diagnostics> {
-    let v: serde_json::Value = serde_saphyr::from_str(text).map_err(|e| {
-        Diagnostics(vec![
-            Diagnostic::error(codes::MALFORMED, e.to_string()).source(name),
-        ])
-    })?;
+    let v: serde_json::Value =
+        serde_saphyr::from_str(text).map_err(|e| crate::scenario::yaml_problem(name, &e))?;
     if v.get("kind").is_none() && is_kai_value(&v) {
         return timeaware(name, stem, &v);
     }
