@@ -25,8 +25,11 @@ fn reader(dir: PathBuf, edit: impl Fn(String) -> String) -> impl Fn(&str) -> Rea
 
 type ReadResult = Result<(String, String), gpuquota_model::Diagnostic>;
 
-/// The only error of `d`: (object, field, message).
+/// The only error of `d`: (object, field, message); every field path of `d` is well formed.
 fn only(d: &Diagnostics) -> (String, String, String) {
+    for x in d.iter() {
+        assert!(gpuquota_model::diag::is_field_path(&x.field), "{x}");
+    }
     let errors: Vec<_> = d.iter().filter(|x| x.is_error(false)).collect();
     assert_eq!(errors.len(), 1, "{d:?}");
     let e = errors[0];
