@@ -441,8 +441,9 @@ records:
             "{:?}",
             out.stderr
         );
+        // a dcgm: file that cannot be read is a file that cannot be read: exit 2 (README)
         let out = execute(&dir.join("dcgm.yaml"), MeterOutput::Json).unwrap();
-        assert_eq!(out.code, 1);
+        assert_eq!(out.code, 2);
         assert!(out.stderr[0].contains("missing.prom"));
         let out = execute(&dir.join("yaml.yaml"), MeterOutput::Json).unwrap();
         assert_eq!(out.code, 1);

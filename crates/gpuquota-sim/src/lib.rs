@@ -252,6 +252,21 @@
 //! fairshare, KAI's simulator CSV, the two-queue oscillation and why it flips); `gpuquota
 //! sim` picks the mode by itself ([`kai::is_kai`]).
 //!
+//! # Up-front limits
+//!
+//! What memory a run needs is foreseen from the scenario, and a scenario past a limit is
+//! refused before anything of it is made, with an error naming the object, the field, the
+//! number it would make and the limit (`gpuquota sim` exits 1):
+//!
+//! | what | limit | field named |
+//! |---|---|---|
+//! | workloads (KAI: jobs): those of the files and generators, every trace row, every `gpuquota.dev/repeat` copy until `spec.end` | [`scenario::MAX_INSTANCES`] (500,000) | the repeat annotation of the workload that goes past it, or `spec.workloads[i].trace.file` |
+//! | Budget periods up to `spec.end`, over all budgets (each is kept for the report) | [`MAX_BUDGET_PERIODS`] (1,000,000) | the Budget's `spec.period` |
+//! | KAI sessions up to `spec.end` times queues (a series point each) | [`kai::engine::MAX_SERIES_POINTS`] (10,000,000) | `spec.kai.sessionInterval` (`Cycles` for KAI's simulator config) |
+//!
+//! A KAI run without `spec.end` stops at the series limit with a warning. The peak memory of
+//! a run near the workload limit is in `benches/README.md` ("Up-front limits").
+//!
 //! # Deliberate deviations and limits
 //!
 //! - Jobs and Pods become workloads only through the model's importer (as `kueue schedule`

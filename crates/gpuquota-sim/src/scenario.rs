@@ -158,6 +158,10 @@ struct Spec {
     cluster: Vec<String>,
     #[serde(default)]
     start: Option<String>,
+    /// The end of the run (RFC 3339). A `gpuquota.dev/repeat` period repeats until it: the
+    /// workloads of the scenario with every repeat copy and trace row may number at most
+    /// 500,000, and the periods of its Budgets up to the end at most 1,000,000; a scenario
+    /// that would make more is refused before the run, naming the number.
     #[serde(default)]
     end: Option<String>,
     #[serde(default)]

@@ -323,6 +323,10 @@ struct Spec {
     cluster: Vec<String>,
     #[serde(default)]
     start: Option<String>,
+    /// The end of the run (RFC 3339). The jobs with every repeat copy and trace row may
+    /// number at most 500,000, the sessions up to the end times the queues at most
+    /// 10,000,000 (one series point each), and the Budget periods at most 1,000,000; a
+    /// scenario that would make more is refused before the run, naming the number.
     #[serde(default)]
     end: Option<String>,
     #[serde(default)]
