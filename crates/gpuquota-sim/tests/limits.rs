@@ -1,6 +1,9 @@
 //! The up-front limits: a scenario that would make more workloads, sessions or budget periods
 //! than memory holds is refused before any is made, naming the number and the limit.
 
+// the wall clock only bounds how long a refusal may take
+#![allow(clippy::disallowed_methods)]
+
 use std::path::{Path, PathBuf};
 
 use gpuquota_model::diag::Diagnostics;
