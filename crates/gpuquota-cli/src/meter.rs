@@ -128,7 +128,16 @@ pub(crate) fn execute_with(
         .and_then(|input| meter(&input))
     {
         Ok(r) => r,
-        Err(e) => return fail(stderr, every_problem(&file, &e)),
+        Err(e) => {
+            // a dcgm: file that cannot be read exits 2, as every file that cannot be read
+            let unreadable = matches!(&e, gpuquota::metering::MeteringError::Read(d)
+                if d.code == gpuquota::model::diag::codes::READ_FAILED);
+            let mut outcome = fail(stderr, every_problem(&file, &e))?;
+            if unreadable {
+                outcome.code = 2;
+            }
+            return Ok(outcome);
+        }
     };
     // the report's warnings (cards held beyond a type's capacity, overbooking, coverage, …)
     // reach stderr whatever the format; under --strict each is an error and nothing is
@@ -448,8 +457,9 @@ records:
             "{:?}",
             out.stderr
         );
+        // a dcgm: file that cannot be read is a file that cannot be read: exit 2 (README)
         let out = execute(&dir.join("dcgm.yaml"), MeterOutput::Json).unwrap();
-        assert_eq!(out.code, 1);
+        assert_eq!(out.code, 2);
         assert!(out.stderr[0].contains("missing.prom"));
         let out = execute(&dir.join("yaml.yaml"), MeterOutput::Json).unwrap();
         assert_eq!(out.code, 1);

@@ -92,13 +92,25 @@ Examples:
     Sweeps(crate::sweep::SweepCommand),
 }
 
+/// The exit code of a scenario that could not be loaded: 2 when a file (the scenario or one
+/// it names: `cluster:`, `workloads[].file`, a trace) cannot be read, as for every command;
+/// 1 for every other problem of the input.
+pub(crate) fn load_failed<'a>(
+    problems: impl IntoIterator<Item = &'a gpuquota::model::Diagnostic>,
+) -> ExitCode {
+    let unreadable = problems
+        .into_iter()
+        .any(|x| x.code == gpuquota::model::diag::codes::READ_FAILED);
+    ExitCode::from(if unreadable { 2 } else { 1 })
+}
+
 /// Loads and simulates one scenario; `Err(code)` after printing its problems.
 fn load_run(
     path: &std::path::Path,
 ) -> Result<(gpuquota::sim::Scenario, gpuquota::sim::Report), ExitCode> {
     let scenario = gpuquota::sim::scenario::load(path).map_err(|d| {
         print_diagnostics(d.iter());
-        ExitCode::from(1)
+        load_failed(d.iter())
     })?;
     let report = gpuquota::sim::simulate(&scenario).map_err(|d| {
         print_diagnostics(d.iter());
@@ -194,7 +206,7 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
         Ok(s) => s,
         Err(d) => {
             print_diagnostics(d.iter());
-            return Ok(ExitCode::from(1));
+            return Ok(load_failed(d.iter()));
         }
     };
     let simulated = with_replay_bar(args.quiet, scenario.end_ms.is_some(), |options| {
@@ -247,7 +259,7 @@ fn run_kai(args: &SimArgs, file: &std::path::Path, text: &str) -> Result<ExitCod
         Ok(s) => s,
         Err(d) => {
             print_diagnostics(d.iter());
-            return Ok(ExitCode::from(1));
+            return Ok(load_failed(d.iter()));
         }
     };
     let simulated = with_replay_bar(args.quiet, scenario.end_ms.is_some(), |options| {

@@ -144,8 +144,7 @@ fn read_scenario(file: &std::path::Path) -> Result<(String, String, PathBuf, Str
     let name = gpuquota::model::source::display_name(file);
     let text = gpuquota::model::source::read_text(file).map_err(|d| {
         print_diagnostics([&d]);
-        let unreadable = d.code == gpuquota::model::diag::codes::READ_FAILED;
-        ExitCode::from(if unreadable { 2 } else { 1 })
+        crate::sim::load_failed([&d])
     })?;
     let dir = file.parent().map(PathBuf::from).unwrap_or_default();
     let stem = file
@@ -197,7 +196,7 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
         Ok(t) => t,
         Err(d) => {
             print_diagnostics(d.iter());
-            return Ok(ExitCode::from(1));
+            return Ok(crate::sim::load_failed(d.iter()));
         }
     };
     let warned = table.rows.iter().filter(|r| r.warnings > 0).count();
@@ -266,7 +265,7 @@ fn emit_job(
 fn run_merge(a: MergeArgs) -> Result<ExitCode, CliError> {
     let mut shards = Vec::new();
     for f in &a.files {
-        let text = gpuquota::model::source::read_text(f).map_err(|d| CliError(d.to_string()))?;
+        let text = crate::common::read_file(f)?;
         let v: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| CliError(format!("{}: {e}", f.display())))?;
         let t = Table::from_json(&v).map_err(|m| CliError(format!("{}: {m}", f.display())))?;

@@ -51,24 +51,44 @@ fn a_misspelt_field_is_a_warning_and_an_error_under_strict() {
 
 #[test]
 fn dev_zero_as_a_dcgm_file_is_refused_naming_the_limit() {
+    // a regular file of one endless line: an input problem naming the limit (exit 1)
     let dir = scratch(
         "zero",
         &[(
             "m.yaml",
-            "window: {start: 0, end: 3600}\ncardTypes: [{name: H200, model: NVIDIA H200}]\ndcgm: [/dev/zero]\n",
+            "window: {start: 0, end: 3600}\ncardTypes: [{name: H200, model: NVIDIA H200}]\ndcgm: [zeros.prom]\n",
         )],
     );
+    std::fs::write(dir.join("zeros.prom"), vec![0u8; (1 << 20) + 1]).unwrap();
     let file = dir.join("m.yaml").display().to_string();
+    let zeros = dir.join("zeros.prom").display().to_string();
     let out = gpuquota(&["meter", &file]);
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         format!(
-            "error: {file}: /dev/zero: cannot read: a line longer than the limit of 1048576 bytes for \
+            "error: {file}: {zeros}: cannot read: a line longer than the limit of 1048576 bytes for \
              one line of metrics text; this is not a metrics file\n"
         )
     );
+    // the device itself is refused before it is opened: a file that cannot be read (exit 2)
+    std::fs::write(
+        dir.join("m.yaml"),
+        "window: {start: 0, end: 3600}\ncardTypes: [{name: H200, model: NVIDIA H200}]\ndcgm: [/dev/zero]\n",
+    )
+    .unwrap();
+    let out = gpuquota(&["meter", &file]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "error: {file}: /dev/zero: cannot read: the path is a device, not a regular file; \
+             give a file, or `-` to read standard input\n"
+        )
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

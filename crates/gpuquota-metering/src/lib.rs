@@ -151,7 +151,9 @@
 //! All entries are read as one stream of scrapes, in the order given (a device's series
 //! continues from one file into the next), through the bounded line reader of
 //! `gpuquota_model::source` ([`dcgm::open_file`]: at most 64 GiB per file and
-//! [`dcgm::MAX_LINE_BYTES`] per line, so `/dev/zero` is refused after one mebibyte).
+//! [`dcgm::MAX_LINE_BYTES`] per line, so a file of one endless line is refused after one
+//! mebibyte); only regular files are opened (a FIFO, socket or device such as `/dev/zero` is
+//! refused at once, naming it), and `-` reads standard input.
 //!
 //! | entry field | meaning |
 //! |---|---|

@@ -235,6 +235,57 @@ impl Diagnostic {
     }
 }
 
+/// True when `path` is a well-formed field path, as every diagnostic's [`Diagnostic::field`]
+/// must be: names joined by `.`, each optionally followed by subscripts `[…]` holding an index
+/// or a key (`spec.resourceGroups[0].flavors[1].name`,
+/// `metadata.annotations[gpuquota.dev/repeat]`, `spec.cluster[0]`). No empty name (`a..b`,
+/// a leading or trailing `.`), no empty or unclosed subscript (`[]`, `a[0`), no subscript
+/// without a name before it, no white space outside subscripts. The empty path (no field)
+/// is well formed.
+///
+/// ```
+/// use gpuquota_model::diag::is_field_path;
+///
+/// assert!(is_field_path("spec.workloads[0].trace.file"));
+/// assert!(is_field_path("metadata.annotations[gpuquota.dev/repeat]"));
+/// assert!(!is_field_path("spec..end"));
+/// assert!(!is_field_path("spec.workloads[].file"));
+/// assert!(!is_field_path("spec."));
+/// ```
+///
+/// # Complexity
+/// Linear in the path.
+pub fn is_field_path(path: &str) -> bool {
+    if path.is_empty() {
+        return true;
+    }
+    let mut rest = path;
+    loop {
+        // a name
+        let end = rest.find(['.', '[']).unwrap_or(rest.len());
+        let name = &rest[..end];
+        if name.is_empty() || name.contains([']', ' ', '\t', '\n']) {
+            return false;
+        }
+        rest = &rest[end..];
+        // its subscripts
+        while let Some(inner) = rest.strip_prefix('[') {
+            let Some(close) = inner.find(']') else {
+                return false;
+            };
+            let key = &inner[..close];
+            if key.is_empty() || key.contains('[') {
+                return false;
+            }
+            rest = &inner[close + 1..];
+        }
+        match rest.strip_prefix('.') {
+            Some(next) => rest = next,
+            None => return rest.is_empty(),
+        }
+    }
+}
+
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if !self.source.is_empty() {
@@ -428,5 +479,70 @@ mod tests {
         assert!(!all.has_errors());
         assert!(!all.has_errors_strict(false));
         assert!(all.has_errors_strict(true));
+    }
+
+    #[test]
+    fn field_paths_are_checked_for_form() {
+        for good in [
+            "",
+            "kind",
+            "spec.resourceGroups[0].flavors[1].resources[0].nominalQuota",
+            "metadata.annotations[gpuquota.dev/repeat]",
+            "metadata.labels[kai.scheduler/queue]",
+            "spec.cluster[0]",
+            "data[config.yaml].sharing",
+            "a[0][1].b",
+        ] {
+            assert!(is_field_path(good), "{good}");
+        }
+        for bad in [
+            ".",
+            "spec.",
+            ".spec",
+            "spec..end",
+            "a[]",
+            "a[].b",
+            "a[0",
+            "a]0",
+            "[0]",
+            "a.[0]",
+            "a[0]b",
+            "a b",
+            "a[0]..b",
+            "a[[0]]",
+        ] {
+            assert!(!is_field_path(bad), "{bad}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Paths built as the builders build them (`format!("{parent}.{name}")`,
+        /// `format!("{parent}[{i}]")`, `format!("{parent}[{key}]")`) are well formed; the
+        /// defects of a careless join (`..`, a trailing `.`, `[]`) never are.
+        #[test]
+        fn built_paths_are_well_formed(
+            steps in proptest::collection::vec(
+                (0u8..3, "[a-zA-Z][a-zA-Z0-9]{0,8}", 0usize..100, "[a-z0-9][a-z0-9./-]{0,12}"),
+                1..8,
+            ),
+            first in "[a-z][a-zA-Z]{0,8}",
+            defect in 0u8..3,
+        ) {
+            let mut path = first;
+            for (kind, name, index, key) in &steps {
+                match kind {
+                    0 => path = format!("{path}.{name}"),
+                    1 => path = format!("{path}[{index}]"),
+                    _ => path = format!("{path}[{key}]"),
+                }
+            }
+            proptest::prop_assert!(is_field_path(&path), "{}", path);
+            let broken = match defect {
+                0 => format!("{path}."),
+                1 => format!("{path}[]"),
+                _ => format!("{path}..x"),
+            };
+            proptest::prop_assert!(!is_field_path(&broken), "{}", broken);
+        }
     }
 }

@@ -1,10 +1,16 @@
 //! Reading inputs: every file any command opens goes through this one bounded reader.
 //!
 //! [`read_text`] reads a whole file (or standard input for the path `-`) up to
-//! [`MAX_INPUT_BYTES`], checks that it is UTF-8 and reports a failure as a [`Diagnostic`]
+//! [`MAX_INPUT_BYTES`], checks that it is UTF-8 (a leading byte-order mark is dropped, so
+//! that every format reads a file with one as one without: YAML, JSON, CSV traces, metrics
+//! text; [`Stream`] drops it from the first line) and reports a failure as a [`Diagnostic`]
 //! naming the file, the byte offset and line of the first bad byte, with a hint for UTF-16.
 //! [`open_stream`] opens a file for line-by-line streaming (large metric scrapes) with a byte
 //! limit of its own ([`MAX_STREAM_BYTES`]): reading past it is an error, never a hang.
+//! Both open files through [`open_file`], which refuses anything but a regular file (a FIFO,
+//! a socket, a device, a directory) at once, naming the path, before it is opened: opening a
+//! FIFO for reading would wait for a writer, and reading a device may never end. Standard
+//! input (`-`) is read as it is, whatever it is connected to.
 //!
 //! ```
 //! use gpuquota_model::source::{check_utf8, MAX_INPUT_BYTES};
@@ -35,6 +41,72 @@ pub fn display_name(path: &Path) -> String {
     }
 }
 
+/// What a path that is not a regular file is, in the user's words (`None` for a regular file).
+fn not_regular(kind: std::fs::FileType) -> Option<&'static str> {
+    if kind.is_file() {
+        return None;
+    }
+    if kind.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if kind.is_fifo() {
+            return Some("a FIFO (named pipe)");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return Some("a device");
+        }
+    }
+    Some("not a regular file")
+}
+
+/// The `read-failed` diagnostic for a path that is `what` instead of a regular file.
+fn refuse(name: String, what: &str) -> Diagnostic {
+    Diagnostic::error(
+        codes::READ_FAILED,
+        format!(
+            "cannot read: the path is {what}, not a regular file; give a file, or `-` to read standard input"
+        ),
+    )
+    .source(name)
+}
+
+/// Opens the regular file at `path` for reading; anything else (a FIFO, a socket, a device,
+/// a directory) is refused, naming the path, without being opened or read.
+///
+/// The path's type is checked before opening (opening a FIFO would wait for a writer), and
+/// the opened file's type again (the path may have been replaced in between). Symbolic
+/// links are followed: a link to a regular file is read. Standard input (`-`) is not a path
+/// here: callers read it themselves.
+///
+/// # Errors
+/// A `read-failed` [`Diagnostic`] naming the file when it is missing, cannot be opened, or is
+/// not a regular file.
+///
+/// # Complexity
+/// Two `stat` calls and one `open`; nothing is read.
+pub fn open_file(path: &Path) -> Result<std::fs::File, Diagnostic> {
+    let failed = |e: std::io::Error| {
+        Diagnostic::error(codes::READ_FAILED, format!("cannot read: {e}"))
+            .source(display_name(path))
+    };
+    let before = std::fs::metadata(path).map_err(failed)?;
+    if let Some(what) = not_regular(before.file_type()) {
+        return Err(refuse(display_name(path), what));
+    }
+    let file = std::fs::File::open(path).map_err(failed)?;
+    let after = file.metadata().map_err(failed)?;
+    if let Some(what) = not_regular(after.file_type()) {
+        return Err(refuse(display_name(path), what));
+    }
+    Ok(file)
+}
+
 /// Reads `path` (standard input for `-`) as UTF-8 text of at most [`MAX_INPUT_BYTES`].
 ///
 /// # Errors
@@ -59,9 +131,9 @@ pub fn read_text_limited(path: &Path, limit: u64) -> Result<String, Diagnostic> 
             .take(limit + 1)
             .read_to_end(&mut bytes)
     } else {
-        match std::fs::File::open(path) {
+        match open_file(path) {
             Ok(f) => f.take(limit + 1).read_to_end(&mut bytes),
-            Err(e) => Err(e),
+            Err(d) => return Err(d),
         }
     };
     if let Err(e) = read {
@@ -76,7 +148,18 @@ pub fn read_text_limited(path: &Path, limit: u64) -> Result<String, Diagnostic> 
         )
         .source(name));
     }
-    check_utf8(&name, bytes)
+    check_utf8(&name, bytes).map(without_bom)
+}
+
+/// The UTF-8 byte-order mark, which some editors write first in a file.
+pub const BOM: char = '\u{feff}';
+
+/// `text` without a leading byte-order mark: every format is read as if it had none.
+fn without_bom(mut text: String) -> String {
+    if text.starts_with(BOM) {
+        text.drain(..BOM.len_utf8());
+    }
+    text
 }
 
 /// Turns bytes into text, or says where the first byte that is not UTF-8 is.
@@ -134,14 +217,7 @@ pub fn open_stream(path: &Path) -> Result<Stream, Diagnostic> {
     let inner: Box<dyn BufRead> = if path.as_os_str() == "-" {
         Box::new(BufReader::with_capacity(1 << 16, std::io::stdin()))
     } else {
-        match std::fs::File::open(path) {
-            Ok(f) => Box::new(BufReader::with_capacity(1 << 16, f)),
-            Err(e) => {
-                return Err(
-                    Diagnostic::error(codes::READ_FAILED, format!("cannot read: {e}")).source(name),
-                );
-            }
-        }
+        Box::new(BufReader::with_capacity(1 << 16, open_file(path)?))
     };
     Ok(Stream {
         name,
@@ -190,6 +266,14 @@ impl Stream {
         let room = self.limit.saturating_sub(self.read).saturating_add(1);
         let n = match (&mut self.inner).take(room).read_until(b'\n', &mut bytes) {
             Ok(n) => n,
+            // a reader's own limit (a line too long to be the format read) is a limit, not a
+            // file that cannot be read
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                return Err(
+                    Diagnostic::error(codes::INPUT_TOO_LARGE, format!("cannot read: {e}"))
+                        .source(self.name.clone()),
+                );
+            }
             Err(e) => {
                 return Err(
                     Diagnostic::error(codes::READ_FAILED, format!("cannot read: {e}"))
@@ -217,7 +301,8 @@ impl Stream {
         }
         match String::from_utf8(bytes) {
             Ok(s) => {
-                *buf = s;
+                // a byte-order mark before the first line is not part of it
+                *buf = if self.line == 1 { without_bom(s) } else { s };
                 Ok(true)
             }
             Err(e) => Err(Diagnostic::error(
@@ -236,6 +321,28 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_byte_order_mark_is_dropped() {
+        let dir = std::env::temp_dir().join(format!("gpuquota-bom-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bom.json");
+        std::fs::write(&path, b"\xef\xbb\xbf{\"a\": 1}\n").unwrap();
+        assert_eq!(read_text(&path).unwrap(), "{\"a\": 1}\n");
+        let mut s = open_stream(&path).unwrap();
+        let mut buf = String::new();
+        assert!(s.next_line(&mut buf).unwrap());
+        assert_eq!(buf, "{\"a\": 1}");
+        // only the first: a second mark, or one on a later line, is text
+        std::fs::write(&path, "\u{feff}\u{feff}a\n\u{feff}b\n").unwrap();
+        assert_eq!(read_text(&path).unwrap(), "\u{feff}a\n\u{feff}b\n");
+        let mut s = open_stream(&path).unwrap();
+        assert!(s.next_line(&mut buf).unwrap());
+        assert_eq!(buf, "\u{feff}a");
+        assert!(s.next_line(&mut buf).unwrap());
+        assert_eq!(buf, "\u{feff}b");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn utf16_gets_a_hint() {
@@ -274,5 +381,59 @@ mod tests {
             e.to_string()
                 .starts_with("/nonexistent/gpuquota/x.yaml: cannot read")
         );
+    }
+}
+
+#[cfg(test)]
+#[cfg(unix)]
+mod fifo_tests {
+    use super::*;
+
+    /// A FIFO in a fresh directory under the target directory's temp area.
+    pub(crate) fn fifo(name: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("gpuquota-source-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("pipe.yaml");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        path
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // the wall clock bounds the wait, nothing else
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let path = fifo("read");
+        let started = std::time::Instant::now();
+        let e = read_text(&path).unwrap_err();
+        assert_eq!(e.code, codes::READ_FAILED);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: cannot read: the path is a FIFO (named pipe), not a regular file; give a file, or `-` to read standard input",
+                path.display()
+            )
+        );
+        let e = open_stream(&path).unwrap_err();
+        assert_eq!(e.code, codes::READ_FAILED);
+        assert!(e.message.contains("a FIFO"), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn devices_and_directories_are_refused() {
+        let e = read_text(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero: cannot read: the path is a device, not a regular file; give a file, or `-` to read standard input"
+        );
+        let e = read_text(Path::new("/")).unwrap_err();
+        assert!(e.message.contains("the path is a directory"), "{e}");
+        assert_eq!(e.code, codes::READ_FAILED);
     }
 }

@@ -4,6 +4,7 @@
 //! validation) hold on generated input.
 
 mod examples;
+mod field_paths;
 #[cfg(feature = "fuzzing")]
 mod fuzz_smoke;
 mod mistakes;

@@ -214,7 +214,7 @@ impl UsageInput {
     pub fn parse(text: &str) -> Result<UsageInput, UsageError> {
         serde_saphyr::from_str(text).map_err(|e| UsageError {
             field: "<file>".into(),
-            message: e.to_string(),
+            message: gpuquota_model::import::yaml_error(&e).1,
         })
     }
 

@@ -330,6 +330,21 @@
 //! fairshare, KAI's simulator CSV, the two-queue oscillation and why it flips); `gpuquota
 //! sim` picks the mode by itself ([`kai::is_kai`]).
 //!
+//! # Up-front limits
+//!
+//! What memory a run needs is foreseen from the scenario, and a scenario past a limit is
+//! refused before anything of it is made, with an error naming the object, the field, the
+//! number it would make and the limit (`gpuquota sim` exits 1):
+//!
+//! | what | limit | field named |
+//! |---|---|---|
+//! | workloads (KAI: jobs): those of the files and generators, every trace row, every `gpuquota.dev/repeat` copy until `spec.end` | [`scenario::MAX_INSTANCES`] (500,000) | the repeat annotation of the workload that goes past it, or `spec.workloads[i].trace.file` |
+//! | Budget periods up to `spec.end`, over all budgets (each is kept for the report) | [`MAX_BUDGET_PERIODS`] (1,000,000) | the Budget's `spec.period` |
+//! | KAI sessions up to `spec.end` times queues (a series point each) | [`kai::engine::MAX_SERIES_POINTS`] (10,000,000) | `spec.kai.sessionInterval` (`Cycles` for KAI's simulator config) |
+//!
+//! A KAI run without `spec.end` stops at the series limit with a warning. The peak memory of
+//! a run near the workload limit is in `benches/README.md` ("Up-front limits").
+//!
 //! # Deliberate deviations and limits
 //!
 //! - Jobs and Pods become workloads only through the model's importer (as `kueue schedule`
@@ -441,6 +456,7 @@ pub fn simulate_with_options(
 ) -> Result<Report, Diagnostics> {
     let mut reporter = progress::Reporter::new(options, sc.end_ms);
     let rules = budget_rules(&sc.model)?;
+    check_budget_periods(&rules, sc.start, sc.end_ms)?;
     let twinned = deprioritized_twins(sc, &rules)?;
     let world = World::build(twinned.as_ref().unwrap_or(&sc.model)).map_err(world_problems)?;
     let mut warnings = sc.warnings.clone();
@@ -637,6 +653,70 @@ fn queue_name(world: &World, w: &gpuquota_cohort::world::WorkloadInfo) -> String
         gpuquota_cohort::world::QueueRef::Cq(c) => world.cluster_queues[*c].name.clone(),
         _ => String::new(),
     }
+}
+
+/// The most budget periods one run may hold over all its budgets (each is kept for the
+/// report). A scenario whose `spec.end` and budget `spec.period`s would make more is refused
+/// before the run, naming the number.
+pub const MAX_BUDGET_PERIODS: u64 = 1_000_000;
+
+/// The periods of `rule` the report of a run from `start` (ms since the epoch) to
+/// `start + end` holds: those the window `[start, start + end]` touches (the last one opens at
+/// the end when a period ends there); exact for fixed periods, an upper bound (a month of 28
+/// days) for monthly ones.
+fn periods_in(rule: &gpuquota_model::budget::BudgetRule, start: i64, end: i64) -> u64 {
+    use gpuquota_model::budget::Period;
+    let last = i128::from(start) + i128::from(end.max(0));
+    let count = match rule.period {
+        Period::Every { ms } => {
+            let a = i128::from(rule.anchor(start));
+            let ms = i128::from(ms.max(1));
+            (last - a).div_euclid(ms) - (i128::from(start) - a).div_euclid(ms) + 1
+        }
+        Period::Monthly => i128::from(end.max(0)) / (28 * 86_400_000) + 2,
+    };
+    u64::try_from(count).unwrap_or(u64::MAX)
+}
+
+/// The up-front check of [`MAX_BUDGET_PERIODS`] for a run with `spec.end` (`end_ms`, from
+/// `start`): the budget that goes past the limit is an error on its `spec.period`.
+///
+/// # Errors
+/// That error.
+pub(crate) fn check_budget_periods(
+    rules: &[gpuquota_model::budget::BudgetRule],
+    start: gpuquota_model::Timestamp,
+    end_ms: Option<i64>,
+) -> Result<(), Diagnostics> {
+    let Some(end) = end_ms else {
+        return Ok(());
+    };
+    let origin = i64::try_from(start.unix_nanos().div_euclid(1_000_000)).unwrap_or(0);
+    let mut total: u64 = 0;
+    for rule in rules {
+        let n = periods_in(rule, origin, end);
+        total = total.saturating_add(n);
+        if total > MAX_BUDGET_PERIODS {
+            let period = match rule.period {
+                gpuquota_model::budget::Period::Every { ms } => format!("of {ms} ms"),
+                gpuquota_model::budget::Period::Monthly => "(monthly)".to_owned(),
+            };
+            return Err(Diagnostics(vec![
+                Diagnostic::error(
+                    scenario::INVALID_SCENARIO,
+                    format!(
+                        "the period {period} divides the run up to spec.end into {n} periods, \
+                         {total} over all budgets: more than the limit of {MAX_BUDGET_PERIODS} \
+                         (a guard against exhausting memory); use a longer period or an \
+                         earlier spec.end"
+                    ),
+                )
+                .object("Budget", rule.name.clone())
+                .field("spec.period"),
+            ]));
+        }
+    }
+    Ok(())
 }
 
 /// The scenario's budgets in name order; an invalid one is an error naming its field.

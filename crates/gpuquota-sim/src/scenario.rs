@@ -158,6 +158,10 @@ struct Spec {
     cluster: Vec<String>,
     #[serde(default)]
     start: Option<String>,
+    /// The end of the run (RFC 3339). A `gpuquota.dev/repeat` period repeats until it: the
+    /// workloads of the scenario with every repeat copy and trace row may number at most
+    /// 500,000, and the periods of its Budgets up to the end at most 1,000,000; a scenario
+    /// that would make more is refused before the run, naming the number.
     #[serde(default)]
     end: Option<String>,
     #[serde(default)]
@@ -313,16 +317,20 @@ pub fn at_ms(start: Timestamp, ms: i64) -> Timestamp {
     Timestamp::from_unix(i64::try_from(secs).unwrap_or(i64::MAX), nanos).unwrap_or(start)
 }
 
+/// A YAML reader error of the file `name` in the user's words (the parser's advice to its own
+/// callers and its snippet left out).
+pub(crate) fn yaml_problem(name: &str, e: &serde_saphyr::Error) -> Diagnostics {
+    let (code, message) = gpuquota_model::import::yaml_error(e);
+    Diagnostics(vec![Diagnostic::error(code, message).source(name)])
+}
+
 fn parse_yaml<T: serde::de::DeserializeOwned>(
     name: &str,
     text: &str,
     warnings: &mut Diagnostics,
 ) -> Result<T, Diagnostics> {
-    let value: serde_json::Value = serde_saphyr::from_str(text).map_err(|e| {
-        Diagnostics(vec![
-            Diagnostic::error(codes::MALFORMED, e.to_string()).source(name),
-        ])
-    })?;
+    let value: serde_json::Value =
+        serde_saphyr::from_str(text).map_err(|e| yaml_problem(name, &e))?;
     from_value(name, &value, warnings)
 }
 
@@ -448,11 +456,8 @@ pub fn from_str(
     read: &ReadFn<'_>,
 ) -> Result<Scenario, Diagnostics> {
     let mut warnings = Diagnostics::default();
-    let probe: serde_json::Value = serde_saphyr::from_str(text).map_err(|e| {
-        Diagnostics(vec![
-            Diagnostic::error(codes::MALFORMED, e.to_string()).source(name),
-        ])
-    })?;
+    let probe: serde_json::Value =
+        serde_saphyr::from_str(text).map_err(|e| yaml_problem(name, &e))?;
     if probe.get("cohorts").is_some() && probe.get("kind").is_none() {
         let cfg: PerfConfig = parse_yaml(name, text, &mut warnings)?;
         return perf_scenario(stem, cfg, warnings);
@@ -515,6 +520,8 @@ pub fn from_str(
             errors.push(err(e).source(name).field(format!("spec.set.{path}")));
         }
     }
+    let counted = model.workloads.len() as u64 + generated.len() as u64;
+    check_trace_rows(name, counted, &gathered.traces, &mut errors);
     if errors.has_errors() {
         return Err(failure(errors, warnings));
     }
@@ -655,10 +662,14 @@ impl Gathered {
         let field = format!("spec.workloads[{i}].trace");
         match crate::trace::prepare(t, read) {
             Ok(p) => self.traces.push((field, p)),
-            Err(es) => {
+            Err(crate::trace::Failure::Fields(es)) => {
                 for (f, m) in es {
                     errors.push(err(m).source(name).field(format!("{field}.{f}")));
                 }
+            }
+            // a trace file's own problem, under its name
+            Err(crate::trace::Failure::File(f, d)) => {
+                errors.push(d.field(format!("{field}.{f}")));
             }
         }
     }
@@ -720,6 +731,34 @@ fn engine_mismatch(engine: Engine, model: &Model) -> Option<Diagnostic> {
         _ => return None,
     };
     Some(err(msg))
+}
+
+/// The limit on a scenario's workloads ([`MAX_INSTANCES`]) over its trace rows: `counted`
+/// workloads come from the files and generators, then each trace's usable rows; the trace
+/// that goes past the limit is an error naming the number, before any row becomes a workload.
+pub(crate) fn check_trace_rows(
+    name: &str,
+    counted: u64,
+    traces: &[(String, crate::trace::Prepared)],
+    errors: &mut Diagnostics,
+) {
+    let mut total = counted;
+    for (field, p) in traces {
+        let rows = p.loaded.jobs.len() as u64;
+        total = total.saturating_add(rows);
+        if total > instance_limit() {
+            errors.push(
+                err(format!(
+                    "{rows} trace rows make {total} workloads in all: more than the limit of {} \
+                     (a guard against exhausting memory); cut the trace or simulate part of it",
+                    instance_limit()
+                ))
+                .source(name)
+                .field(format!("{field}.file")),
+            );
+            return;
+        }
+    }
 }
 
 /// `spec.engine`: `kueue` (the default) or `resourcequota`; `kai` is read elsewhere.
@@ -826,6 +865,8 @@ fn resolve_file_workloads(
     warnings: &mut Diagnostics,
 ) {
     let mut copies: Vec<(String, Workload, Instance)> = Vec::new();
+    // every workload there is before the copies: the copies may add up to the limit
+    let before = model.workloads.len() as u64;
     for (key, w) in model.workloads.iter_mut() {
         if instances.contains_key(key) {
             continue;
@@ -875,17 +916,22 @@ fn resolve_file_workloads(
         if let Some(p) = ann(REPEAT_ANNOTATION) {
             match (duration_ms(&p), end_ms) {
                 (Some(period), Some(end)) if period > 0 => {
+                    let n = repeat_copies(created_ms, period, end);
+                    let total = before.saturating_add(copies.len() as u64).saturating_add(n);
+                    if total > instance_limit() {
+                        errors.push(
+                            obj(too_many_copies(&p, n, total, instance_limit()))
+                                .field(format!("metadata.annotations[{REPEAT_ANNOTATION}]")),
+                        );
+                        instances.insert(key.clone(), inst);
+                        continue;
+                    }
                     let mut k = 1i64;
                     while let Some(at) = period
                         .checked_mul(k)
                         .and_then(|d| created_ms.max(0).checked_add(d))
                     {
                         if at >= end {
-                            break;
-                        }
-                        if copies.len() as u64 >= instance_limit() {
-                            errors.push(obj(err(format!("the repeats make more than {} workloads: not simulated (a guard against exhausting memory)", instance_limit()))
-                                .field(format!("metadata.annotations[{REPEAT_ANNOTATION}]"))));
                             break;
                         }
                         let mut c = w.clone();
@@ -1009,9 +1055,10 @@ fn generate_set(
 ) -> Result<(), String> {
     let interval =
         i64::try_from(set.creation_interval_ms).map_err(|_| "creationIntervalMs too large")?;
-    if u64::from(set.count) * set.workloads.len() as u64 + out.len() as u64 > instance_limit() {
+    let total = u64::from(set.count) * set.workloads.len() as u64 + out.len() as u64;
+    if total > instance_limit() {
         return Err(format!(
-            "more than {} workloads: not simulated (a guard against exhausting memory)",
+            "{total} workloads: more than the limit of {} (a guard against exhausting memory)",
             instance_limit()
         ));
     }
@@ -1064,8 +1111,32 @@ fn generate_set(
     Ok(())
 }
 
-/// The most workload instances one scenario may generate (generator sets and repeats).
-pub const MAX_INSTANCES: u64 = 5_000_000;
+/// The most workloads one scenario may hold: those of its files, generator sets, trace rows
+/// and repeat copies together. A scenario that would make more is refused before they are
+/// made, naming the number (about 4 KB of memory per workload in a run: the limit keeps a
+/// run's peak near 2 GB; `benches/README.md`, "Up-front limits").
+pub const MAX_INSTANCES: u64 = 500_000;
+
+/// The number of repeat copies of a workload created at `created_ms` (clamped to the start)
+/// with the period `period` before `end` (all ms since the start; `period > 0`): every
+/// `created + k·period < end`, `k ≥ 1`.
+pub(crate) fn repeat_copies(created_ms: i64, period: i64, end: i64) -> u64 {
+    let first = created_ms.max(0);
+    if end <= first || period <= 0 {
+        return 0;
+    }
+    u64::try_from((end - 1 - first) / period).unwrap_or(0)
+}
+
+/// The error of a `gpuquota.dev/repeat` period `p` whose `n` copies make `total` workloads,
+/// more than `limit`.
+pub(crate) fn too_many_copies(p: &str, n: u64, total: u64, limit: u64) -> Diagnostic {
+    err(format!(
+        "the period {p} makes {n} copies before spec.end, {total} workloads in all: more than \
+         the limit of {limit} (a guard against exhausting memory); use a longer period or an \
+         earlier spec.end"
+    ))
+}
 
 thread_local! {
     static INSTANCE_LIMIT: std::cell::Cell<u64> = const { std::cell::Cell::new(MAX_INSTANCES) };
@@ -1073,7 +1144,7 @@ thread_local! {
 
 /// The guard in force on this thread: [`MAX_INSTANCES`] unless [`with_instance_limit`]
 /// lowered it.
-fn instance_limit() -> u64 {
+pub(crate) fn instance_limit() -> u64 {
     INSTANCE_LIMIT.with(|l| l.get())
 }
 

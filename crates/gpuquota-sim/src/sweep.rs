@@ -615,11 +615,8 @@ pub fn run_with(
     read: &SyncReadFn<'_>,
 ) -> Result<Table, Diagnostics> {
     let shard = opts.shard;
-    let doc: Value = serde_saphyr::from_str(text).map_err(|e| {
-        Diagnostics(vec![
-            Diagnostic::error(gpuquota_model::diag::codes::MALFORMED, e.to_string()).source(name),
-        ])
-    })?;
+    let doc: Value =
+        serde_saphyr::from_str(text).map_err(|e| crate::scenario::yaml_problem(name, &e))?;
     let nested = doc.get("kind").is_some();
     let total = check_sweep(axes, shard, opts.threads)?;
     let range = shard.map_or(0..total, |(i, n)| shard_range(total, i, n));

@@ -329,7 +329,13 @@ fn fuzz_check_smoke() {
         scenario::from_str("big.yaml", big, "big", &|_| unreachable!())
     });
     let msg = refused.expect_err("above the guard").to_string();
-    assert!(msg.contains("more than 400 workloads"), "{msg}");
+    // the number it would make (10,000 rounds of one template) and the limit
+    assert!(
+        msg.contains(
+            "10000 workloads: more than the limit of 400 (a guard against exhausting memory)"
+        ),
+        "{msg}"
+    );
     check_scenario(big.as_bytes());
 }
 

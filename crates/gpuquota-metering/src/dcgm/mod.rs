@@ -59,8 +59,9 @@ pub use text::parse_exposition;
 pub const MAX_JSON_BYTES: usize = 256 << 20;
 
 /// The longest line of a metrics text file (bytes): an exposition line is a few hundred
-/// bytes, so a longer one means the file is not metrics text (`/dev/zero` is refused after
-/// one mebibyte, not read until memory runs out). A `query_range` JSON answer (the first
+/// bytes, so a longer one means the file is not metrics text (a file of zero bytes without a
+/// newline is refused after one mebibyte, not read until memory runs out; a device such as
+/// `/dev/zero` is not opened at all). A `query_range` JSON answer (the first
 /// character is `{`) may be one line of up to [`MAX_JSON_BYTES`].
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
@@ -68,25 +69,21 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 /// [`gpuquota_model::source`] over the file, with the stream limit
 /// [`gpuquota_model::source::MAX_STREAM_BYTES`] and a limit per line ([`MAX_LINE_BYTES`]).
 ///
+/// Only a regular file is opened ([`gpuquota_model::source::open_file`]): a FIFO, socket,
+/// device or directory is refused at once.
+///
 /// # Errors
-/// [`MeteringError::Read`] (code `read-failed`) naming the file when it cannot be opened.
+/// [`MeteringError::Read`] (code `read-failed`) naming the file when it cannot be opened or
+/// is not a regular file.
 pub fn open_file(path: &std::path::Path) -> Result<Stream, MeteringError> {
     use gpuquota_model::source::{MAX_STREAM_BYTES, display_name};
     let name = display_name(path);
     let reader: Box<dyn std::io::Read> = if path.as_os_str() == "-" {
         Box::new(std::io::stdin())
     } else {
-        match std::fs::File::open(path) {
+        match gpuquota_model::source::open_file(path) {
             Ok(f) => Box::new(f),
-            Err(e) => {
-                return Err(MeteringError::Read(
-                    gpuquota_model::Diagnostic::error(
-                        gpuquota_model::diag::codes::READ_FAILED,
-                        format!("cannot read: {e}"),
-                    )
-                    .source(name),
-                ));
-            }
+            Err(d) => return Err(MeteringError::Read(d)),
         }
     };
     let capped = LineCap {

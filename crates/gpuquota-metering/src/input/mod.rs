@@ -129,7 +129,7 @@ impl Document {
         // The error path: parse into a tree to say which entries fail, and why.
         let value: serde_json::Value =
             serde_saphyr::from_str_with_options(text, yaml_options(text.len()))
-                .map_err(parse_err)?;
+                .map_err(|e| parse_err(gpuquota_model::import::yaml_error(&e).1))?;
         if value.is_null() {
             return Err(MeteringError::Parse(
                 "empty input: expected a mapping with window, cardTypes and records".to_owned(),
@@ -212,7 +212,7 @@ impl Document {
         }
         let imported = importer.finish().map_err(|e| {
             MeteringError::Read(e.0.into_iter().next().unwrap_or_else(|| {
-                Diagnostic::error(codes::READ_FAILED, "cluster: the files do not import")
+                Diagnostic::error(codes::INVALID, "cluster: the files do not import")
             }))
         })?;
         Ok(gpuquota_model::workloads::sharing::replicas_per_gpu(

@@ -281,6 +281,29 @@ fn unknown_fields_are_warned_with_path_and_did_you_mean() {
 
 #[test]
 fn dcgm_files_are_bounded() {
+    // one line of 1 MiB + 1 zero bytes: refused at the limit of one line, not read on
+    let dir = std::env::temp_dir().join(format!("gpuquota-dcgm-bounded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let long = dir.join("zeros.prom");
+    std::fs::write(&long, vec![0u8; (1 << 20) + 1]).unwrap();
+    let doc = Document::from_yaml(&format!("{HEAD}dcgm: [{}]\n", long.display())).unwrap();
+    let e = doc
+        .into_input_with(&mut |_, p| gpuquota_metering::dcgm::open_file(std::path::Path::new(p)))
+        .unwrap_err();
+    let MeteringError::Read(d) = &e else {
+        panic!("{e}")
+    };
+    assert_eq!(d.code.as_str(), "input-too-large");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: cannot read: a line longer than the limit of 1048576 bytes for one line of \
+             metrics text; this is not a metrics file",
+            long.display()
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    // a device is not opened at all
     let doc = Document::from_yaml(&format!("{HEAD}dcgm: [/dev/zero]\n")).unwrap();
     let e = doc
         .into_input_with(&mut |_, p| gpuquota_metering::dcgm::open_file(std::path::Path::new(p)))
@@ -291,8 +314,8 @@ fn dcgm_files_are_bounded() {
     assert_eq!(d.code.as_str(), "read-failed");
     assert_eq!(
         e.to_string(),
-        "/dev/zero: cannot read: a line longer than the limit of 1048576 bytes for one line of \
-         metrics text; this is not a metrics file"
+        "/dev/zero: cannot read: the path is a device, not a regular file; give a file, or `-` \
+         to read standard input"
     );
 }
 

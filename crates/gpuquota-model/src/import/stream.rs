@@ -24,14 +24,14 @@ pub(super) struct JsonFile {
 }
 
 impl JsonFile {
-    /// Opens `path` and reads up to its first value; `None` when the file cannot be opened
-    /// or read, or its text does not start with `{` or `[` after any byte-order marks and
+    /// Opens `path` (through [`crate::source::open_file`]: a regular file only) and reads up
+    /// to its first value; `None` when the file cannot be opened or read, or its text does not start with `{` or `[` after any byte-order marks and
     /// then ASCII whitespace (the importer then reads it whole, which decides and reports).
     ///
     /// # Complexity
     /// Linear in the bytes before the first value.
     pub(super) fn open(path: &Path) -> Option<JsonFile> {
-        let file = File::open(path).ok()?;
+        let file = crate::source::open_file(path).ok()?;
         let mut reader = file.take(MAX_SOURCE_BYTES as u64 + 1);
         let mut buf = Vec::with_capacity(CHUNK);
         let mut i = 0;

@@ -84,6 +84,45 @@ pub enum Admission {
 /// settles).
 pub const MAX_SESSIONS: u64 = 50_000_000;
 
+/// The most series points one run may hold: a point is one queue in one session (its fair
+/// share and allocation, 16 bytes, and about as much again in the JSON report). A scenario
+/// whose `spec.end` and `spec.kai.sessionInterval` would make more is refused before the
+/// run, naming the number; a run without `spec.end` stops there with a warning.
+pub const MAX_SERIES_POINTS: u64 = 10_000_000;
+
+/// The up-front check of [`MAX_SERIES_POINTS`] for a run with an end: `queues` series of one
+/// point per session.
+fn check_series_points(sc: &KaiScenario, queues: usize) -> Result<(), Diagnostics> {
+    let Some(end) = sc.end_ms else {
+        return Ok(());
+    };
+    let interval = u64::try_from(sc.session_interval_ms.max(1)).unwrap_or(1);
+    let sessions = u64::try_from(end.max(0)).unwrap_or(0).div_ceil(interval);
+    let series = queues.max(1) as u64;
+    let points = sessions.saturating_mul(series);
+    if points <= MAX_SERIES_POINTS {
+        return Ok(());
+    }
+    let (field, advice) = match sc.source {
+        super::scenario::Source::Simulation => (
+            "spec.kai.sessionInterval",
+            "use a longer sessionInterval or an earlier spec.end",
+        ),
+        super::scenario::Source::TimeAware => ("Cycles", "simulate fewer cycles"),
+    };
+    Err(Diagnostics(vec![
+        Diagnostic::error(
+            crate::scenario::INVALID_SCENARIO,
+            format!(
+                "{sessions} sessions of {series} queues make {points} series points: more than \
+                 the limit of {MAX_SERIES_POINTS} (a guard against exhausting memory); {advice}"
+            ),
+        )
+        .object("Simulation", sc.name.clone())
+        .field(field),
+    ]))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     NotArrived,
@@ -869,19 +908,21 @@ pub(crate) fn run_reporting(
     progress: &mut crate::progress::Reporter<'_>,
 ) -> Result<KaiOutcome, Diagnostics> {
     let mut sim = Sim::new(sc)?;
+    check_series_points(sc, sim.series.len())?;
     let interval = sc.session_interval_ms.max(1);
     let end = sc.end_ms;
     let mut sessions: u64 = 0;
+    let series = sim.series.len().max(1) as u64;
     loop {
         let t = sessions as i64 * interval;
         if end.is_some_and(|e| t >= e) {
             break;
         }
         progress.tick(t, sessions);
-        if sessions >= MAX_SESSIONS {
+        if sessions >= MAX_SESSIONS || sessions.saturating_mul(series) >= MAX_SERIES_POINTS {
             sim.warnings.push(Diagnostic::warning(
                 crate::scenario::NOT_SIMULATED,
-                format!("stopped after {MAX_SESSIONS} sessions (no spec.end and the cluster never settled)"),
+                format!("stopped after {sessions} sessions of {series} queues (no spec.end and the cluster never settled; at most {MAX_SESSIONS} sessions and {MAX_SERIES_POINTS} series points)"),
             ));
             break;
         }

@@ -258,6 +258,7 @@ pub fn simulate_with_options(
 ) -> Result<KaiOutcome, Diagnostics> {
     let mut progress = crate::progress::Reporter::new(options, sc.end_ms);
     let rules = crate::budget_rules(&sc.model)?;
+    crate::check_budget_periods(&rules, sc.start, sc.end_ms)?;
     let mut budgets = if rules.is_empty() {
         None
     } else {

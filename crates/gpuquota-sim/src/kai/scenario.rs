@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use gpuquota_model::diag::{Diagnostic, Diagnostics, codes};
+use gpuquota_model::diag::{Diagnostic, Diagnostics};
 use gpuquota_model::kai::POD_GROUP_ANNOTATION;
 use gpuquota_model::{Model, Timestamp};
 use gpuquota_rank::cron::CronSchedule;
@@ -16,8 +16,8 @@ mod timeaware;
 use timeaware::timeaware;
 
 use crate::scenario::{
-    CLASS_KEY, Gathered, INVALID_SCENARIO, MAX_INSTANCES, REPEAT_ANNOTATION, RUNTIME_ANNOTATION,
-    ReadFn, at_ms, check_header, duration_ms, failure, from_value, ms_between,
+    CLASS_KEY, Gathered, INVALID_SCENARIO, REPEAT_ANNOTATION, RUNTIME_ANNOTATION, ReadFn, at_ms,
+    check_header, duration_ms, failure, from_value, ms_between,
 };
 
 /// KAI's `schedule-period` default: one session per second.
@@ -199,11 +199,8 @@ pub fn from_str(
     stem: &str,
     read: &ReadFn<'_>,
 ) -> Result<KaiScenario, Diagnostics> {
-    let v: serde_json::Value = serde_saphyr::from_str(text).map_err(|e| {
-        Diagnostics(vec![
-            Diagnostic::error(codes::MALFORMED, e.to_string()).source(name),
-        ])
-    })?;
+    let v: serde_json::Value =
+        serde_saphyr::from_str(text).map_err(|e| crate::scenario::yaml_problem(name, &e))?;
     if v.get("kind").is_none() && is_kai_value(&v) {
         return timeaware(name, stem, &v);
     }
@@ -339,6 +336,10 @@ struct Spec {
     cluster: Vec<String>,
     #[serde(default)]
     start: Option<String>,
+    /// The end of the run (RFC 3339). The jobs with every repeat copy and trace row may
+    /// number at most 500,000, the sessions up to the end times the queues at most
+    /// 10,000,000 (one series point each), and the Budget periods at most 1,000,000; a
+    /// scenario that would make more is refused before the run, naming the number.
     #[serde(default)]
     end: Option<String>,
     #[serde(default)]
@@ -473,6 +474,11 @@ fn simulation(
         return Err(failure(errors, warnings));
     }
     let mut model = gathered.import(&mut warnings)?;
+    // a job per PodGroup or lone pod: at most one per pod
+    crate::scenario::check_trace_rows(name, model.pods.len() as u64, &gathered.traces, &mut errors);
+    if errors.has_errors() {
+        return Err(failure(errors, warnings));
+    }
     for (field, p) in gathered.traces {
         crate::trace::apply_kai(p, &field, (start, end_ms), &mut model, &mut warnings);
     }
@@ -680,7 +686,11 @@ fn resolve_jobs(
         };
         members.entry(group).or_default().push(key.clone());
     }
-    let mut units = JobUnits::default();
+    // every job unit there is before the copies: the copies may add up to the limit
+    let mut units = JobUnits {
+        total: members.len() as u64,
+        ..JobUnits::default()
+    };
     for (group, pods) in &members {
         units.job(model, group, pods, (start, end_ms), errors);
     }
@@ -698,8 +708,8 @@ fn resolve_jobs(
 /// A repeat copy to make: the original's key, the copy's number and its creation time.
 type Copy = (String, i64, Timestamp);
 
-/// The job units found so far, the repeat copies still to make, and their count (held
-/// against [`MAX_INSTANCES`]).
+/// The job units found so far, the repeat copies still to make, and the count of job units
+/// with the copies (held against [`crate::scenario::MAX_INSTANCES`]).
 #[derive(Default)]
 struct JobUnits {
     out: BTreeMap<String, JobInstance>,
@@ -763,7 +773,6 @@ impl JobUnits {
             runtime_ms,
         };
         self.out.insert(group.to_owned(), job.clone());
-        self.total += 1;
         if let Some(p) = get(REPEAT_ANNOTATION) {
             self.repeats(kind, &job, &p, (start, end_ms), errors);
         }
@@ -782,18 +791,27 @@ impl JobUnits {
         let obj = |d: Diagnostic| d.object(kind, group.clone());
         match (duration_ms(p), end_ms) {
             (Some(period), Some(end)) if period > 0 => {
+                let n = crate::scenario::repeat_copies(job.created_ms, period, end);
+                let limit = crate::scenario::instance_limit();
+                if self.total.saturating_add(n) > limit {
+                    errors.push(
+                        obj(crate::scenario::too_many_copies(
+                            p,
+                            n,
+                            self.total.saturating_add(n),
+                            limit,
+                        ))
+                        .field(format!("metadata.annotations[{REPEAT_ANNOTATION}]")),
+                    );
+                    return;
+                }
+                self.total += n;
                 let mut k = 1i64;
                 while let Some(at) = period
                     .checked_mul(k)
                     .and_then(|d| job.created_ms.max(0).checked_add(d))
                 {
                     if at >= end {
-                        break;
-                    }
-                    self.total += 1;
-                    if self.total > MAX_INSTANCES {
-                        errors.push(obj(err(format!("the repeats make more than {MAX_INSTANCES} jobs: not simulated (a guard against exhausting memory)"))
-                            .field(format!("metadata.annotations[{REPEAT_ANNOTATION}]"))));
                         break;
                     }
                     let when = at_ms(start, at);

@@ -136,7 +136,7 @@ pub(crate) use apply::apply;
 pub(crate) use kai::apply_kai;
 pub(crate) use parse::{columns, count, csv_reader, runtime};
 pub use parse::{sanitize, seconds_ms, wall_clock_ms};
-pub(crate) use prepare::{Prepared, prepare};
+pub(crate) use prepare::{Failure, Prepared, prepare};
 
 use std::collections::BTreeMap;
 

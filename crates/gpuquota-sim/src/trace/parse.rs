@@ -127,7 +127,7 @@ pub(crate) fn columns<const N: usize>(
         out[i] = header
             .iter()
             .position(|h| h.trim() == *n)
-            .ok_or_else(|| format!("the header has no column {n:?}"))?;
+            .ok_or_else(|| format!("line 1: the header has no column {n:?}"))?;
     }
     Ok(out)
 }

@@ -1,5 +1,7 @@
 //! Checking a `trace:` entry and reading its files.
 
+use gpuquota_model::Diagnostic;
+
 use super::{Format, Loaded, MAX_GENERATED_JOBS, TraceSource, load, quota, sanitize, synthetic};
 
 /// A trace read and checked, ready to become workloads.
@@ -23,6 +25,17 @@ pub(crate) struct Prepared {
 /// Errors of a `trace:` entry: (field, message).
 type Errors = Vec<(String, String)>;
 
+/// Why a `trace:` entry was not prepared.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// Its fields: (field under the entry, message).
+    Fields(Errors),
+    /// One of its files could not be read or loaded: the field naming the file, and the
+    /// problem with the file as its source (`read-failed`, `not-utf8` … from the reader,
+    /// `malformed` with the line when the trace's text is not of its format).
+    File(String, Diagnostic),
+}
+
 /// Checks a `trace:` entry and reads its files; errors are messages for `field`.
 ///
 /// Phases: the format, the trace's source ([`check_source`]), the other files
@@ -31,7 +44,7 @@ type Errors = Vec<(String, String)>;
 pub(crate) fn prepare(
     t: &TraceSource,
     read: &crate::scenario::ReadFn<'_>,
-) -> Result<Prepared, Errors> {
+) -> Result<Prepared, Failure> {
     let mut errs: Errors = Vec::new();
     let format = Format::parse(&t.format);
     if format.is_none() {
@@ -48,10 +61,10 @@ pub(crate) fn prepare(
     let share = check_share(t, &mut errs);
     let queue_by = format.and_then(|f| check_queue(t, f, &mut errs));
     if !errs.is_empty() {
-        return Err(errs);
+        return Err(Failure::Fields(errs));
     }
     let Some(format) = format else {
-        return Err(errs);
+        return Err(Failure::Fields(errs));
     };
     read_files(t, format, queue_by, share, read)
 }
@@ -186,7 +199,7 @@ fn read_files(
     queue_by: Option<&'static str>,
     share: Option<quota::Share>,
     read: &crate::scenario::ReadFn<'_>,
-) -> Result<Prepared, Errors> {
+) -> Result<Prepared, Failure> {
     let (shown, text) = match &t.generate {
         Some(g) => {
             let (jobs, vcs, seed) = (
@@ -201,26 +214,30 @@ fn read_files(
             };
             (format!("generated {} trace (seed {seed})", t.format), text)
         }
-        None => read(&t.file).map_err(|d| vec![("file".to_owned(), d.message)])?,
+        None => read(&t.file).map_err(|d| Failure::File("file".to_owned(), d))?,
     };
     let node_list = match &t.node_file {
-        Some(f) => Some(read(f).map_err(|d| vec![("nodeFile".to_owned(), d.message)])?),
+        Some(f) => Some(read(f).map_err(|d| Failure::File("nodeFile".to_owned(), d))?),
         None => None,
     };
     let gpu_number = match &t.gpu_number_file {
-        Some(f) => Some(read(f).map_err(|d| vec![("gpuNumberFile".to_owned(), d.message)])?),
+        Some(f) => Some(read(f).map_err(|d| Failure::File("gpuNumberFile".to_owned(), d))?),
         None => None,
     };
     let tasks = match &t.task_file {
         Some(tf) if format == Format::AlibabaPai2020 => Some(
             read(tf)
-                .map_err(|d| vec![("taskFile".to_owned(), d.message)])?
+                .map_err(|d| Failure::File("taskFile".to_owned(), d))?
                 .1,
         ),
         _ => None,
     };
-    let loaded = load(format, &text, tasks.as_deref())
-        .map_err(|m| vec![("file".to_owned(), format!("{shown}: {m}"))])?;
+    let loaded = load(format, &text, tasks.as_deref()).map_err(|m| {
+        Failure::File(
+            "file".to_owned(),
+            Diagnostic::error(gpuquota_model::diag::codes::MALFORMED, m).source(shown.clone()),
+        )
+    })?;
     Ok(Prepared {
         file: shown,
         format,
