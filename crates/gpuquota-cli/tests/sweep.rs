@@ -275,15 +275,26 @@ fn cluster_queue_paths_set_limits_and_rows_carry_cost_per_department() {
             )
         })
         .collect();
-    // no borrowing: batch pays for its own (RTX) quota only and nobody is preempted; the
-    // more batch may borrow of the H200s, the more it pays and the more it is preempted;
-    // the total includes the assistant's (6 × 24 + 2 × 3) × 30 = 4500 h × 1.80 = 8100.00
+    // The other departments' bill: the assistant's (6 × 24 + 2 × 3) × 30 = 4500 h × 1.80
+    // = 8100.00, data science's 960 H200-h × 4.50 = 4320.00 and 1080 RTX-h (its 01:00-10:00
+    // evaluation on its own four cards) × 1.80 = 1944.00, notebooks 972.00, translation
+    // 2592.00: 17928.00, plus batch's.
+    // No H200 borrowing: batch borrows only data science's four RTX whenever they are idle
+    // (10:00-01:00; on 1 Apr 20:00-01:00, on 30 Apr 10:00-24:00): (5 + 28 × 15 + 14) × 4
+    // = 1756 h × 1.80 = 3160.80; the evaluation reclaims them at 01:00 on 29 days: 116.
+    // H200 limit 4: each of 29 nights, 4 jobs on H200 (20:00-02:00 reclaimed, rerun
+    // 06:00-14:00: 24 + 32 h) and 4 on RTX (20:00-01:00 reclaimed, rerun 10:00-18:00:
+    // 20 + 32 h), the 30th night 4 + 4 jobs for 4 h: H200 29 × 56 + 16 = 1640 h (within
+    // the budget) × 4.50 = 7380.00, RTX 29 × 52 + 16 = 1524 h × 1.80 = 2743.20: 10123.20,
+    // 29 × 8 = 232 preemptions.
+    // Unlimited is the seed's 8: 17 nights of 112 H200-h (the budget holds the rest back)
+    // = 1904 h × 4.50 = 8568.00, 17 × 8 = 136 preemptions.
     assert_eq!(
         got,
         [
-            (0, "3369.60".into(), "19353.60".into()),
-            (116, "6573.60".into(), "22557.60".into()),
-            (184, "9604.80".into(), "25588.80".into()),
+            (116, "3160.80".into(), "21088.80".into()),
+            (232, "10123.20".into(), "28051.20".into()),
+            (136, "8568.00".into(), "26496.00".into()),
         ]
     );
     assert_eq!(rows[0]["cost"]["currency"], "EUR");
@@ -311,11 +322,13 @@ fn cluster_queue_csv_has_cost_columns() {
         head.ends_with(",currency,cost.assistant,cost.batch,cost.data-science,cost.notebooks,cost.translation,cost,warnings"),
         "{head}"
     );
+    // batch borrows only data science's idle RTX: 1756 h × 1.80 = 3160.80; data science
+    // 960 H200-h × 4.50 + 1080 RTX-h × 1.80 = 6264.00 (see the sweep test above)
     assert!(
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",EUR,8100.00,3369.60,4320.00,972.00,2592.00,19353.60,0")
+            .ends_with(",EUR,8100.00,3160.80,6264.00,972.00,2592.00,21088.80,0")
     );
 }
 

@@ -14,7 +14,14 @@
 //! assert!(gpuquota_sim::seed::summary(&month).contains("KAI / Run:ai"));
 //! ```
 //!
-//! The KAI month has the same five workloads and the same batch budget; departments are
+//! The month: the assistant's base load (3 + 3 RTX) and its 08:00-11:00 peak (2 more),
+//! translation, the nightly batch (eight one-GPU jobs at 20:00), data science's 02:00
+//! fine-tuning on the eight H200 and its 01:00-10:00 evaluation on its own four RTX, and
+//! eight MIG notebooks in office hours. The evaluation is why the assistant's
+//! `lendingLimit: 0` matters: the batch jobs the fine-tuning preempts find no RTX to borrow
+//! but the assistant's two idle cards, which the limit keeps for the 08:00 peak.
+//!
+//! The KAI month has the same six workloads and the same batch budget; departments are
 //! top-level KAI queues with one project each (deserved quota = the Kueue nominal quota
 //! summed over card types, over-quota weight = quota), sessions every minute (the
 //! workloads arrive on whole hours, so no start is delayed by it).
@@ -31,7 +38,7 @@ use crate::{Report, RunEnd, Scenario, scenario};
 /// LocalQueues, ResourceQuota caps, priority classes and the batch budget; every control
 /// reads it (the KAI month adds [`KAI_PLATFORM`]).
 pub const PLATFORM: &str = include_str!("../data/seed/platform.yaml");
-/// `data/seed/month.yaml`: the five workloads of the seed, repeated daily.
+/// `data/seed/month.yaml`: the six workloads of the seed, repeated daily.
 pub const MONTH: &str = include_str!("../data/seed/month.yaml");
 /// `data/seed/kueue.yaml`: the month under Kueue.
 pub const KUEUE: &str = include_str!("../data/seed/kueue.yaml");
@@ -47,7 +54,7 @@ pub const NO_LENDING_LIMIT: (&str, &str) = ("kueue-no-lending-limit.yaml", KUEUE
 /// `data/seed/kai-platform.yaml`: the KAI department and project queues, read after
 /// [`PLATFORM`].
 pub const KAI_PLATFORM: &str = include_str!("../data/seed/kai-platform.yaml");
-/// `data/seed/kai-month.yaml`: the five workloads as KAI PodGroups, repeated daily.
+/// `data/seed/kai-month.yaml`: the six workloads as KAI PodGroups, repeated daily.
 pub const KAI_MONTH: &str = include_str!("../data/seed/kai-month.yaml");
 /// `data/seed/kai.yaml`: the month under KAI Scheduler / Run:ai.
 pub const KAI: &str = include_str!("../data/seed/kai.yaml");
@@ -607,20 +614,61 @@ fn gcd(a: i128, b: i128) -> i128 {
     if b == 0 { a.abs() } else { gcd(b, a % b) }
 }
 
+/// Borrowed hours per (department, card type) in a run's bill (none without metering).
+fn borrowed_by_card_type(r: &Report) -> BTreeMap<(String, String), i128> {
+    let mut out = BTreeMap::new();
+    if let Some(c) = r.chargeback.as_ref() {
+        for l in &c.meter.lines {
+            *out.entry((l.department.clone(), l.card_type.clone()))
+                .or_insert(0) += micro(&l.borrowed_hours);
+        }
+    }
+    out
+}
+
 /// What the assistant's `lendingLimit: 0` is for: the Kueue month against the same month
 /// with the limit unset ([`NO_LENDING_LIMIT`]), as `sim diff` compares them: who borrowed
-/// more, whose workloads waited longer for admission.
+/// more, per card type (the extra hours of the assistant's card type are its idle cards:
+/// the variant changes nothing else), whose workloads waited longer for admission.
 fn lending_limit_lines(s: &mut String, sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) {
     let d = crate::diff::diff(sa, a, sb, b);
-    let mut borrowed = Vec::new();
+    let (ba, bb) = (borrowed_by_card_type(a), borrowed_by_card_type(b));
+    // the assistant's card type (its bill line's) comes first in each department's deltas
+    let own = ba
+        .keys()
+        .find(|(dept, _)| dept == "assistant")
+        .map(|(_, card)| card.as_str());
+    let mut per_dept: BTreeMap<&str, Vec<(bool, String)>> = BTreeMap::new();
+    for key in ba
+        .keys()
+        .chain(bb.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let x = bb.get(key).copied().unwrap_or(0) - ba.get(key).copied().unwrap_or(0);
+        if x != 0 {
+            let sign = if x > 0 { "+" } else { "-" };
+            let mine = own == Some(key.1.as_str());
+            let note = if mine && x > 0 {
+                " (the assistant's idle cards)"
+            } else {
+                ""
+            };
+            per_dept.entry(key.0.as_str()).or_default().push((
+                !mine,
+                format!("{sign}{} h of {}{note}", hours(x.abs()), key.1),
+            ));
+        }
+    }
+    let borrowed: Vec<String> = per_dept
+        .into_iter()
+        .map(|(dept, mut parts)| {
+            parts.sort();
+            let parts: Vec<String> = parts.into_iter().map(|(_, p)| p).collect();
+            format!("{dept} {}", parts.join(", "))
+        })
+        .collect();
     let mut waited = Vec::new();
     for (dept, m) in &d.departments {
-        if let Some(x) = m.borrowed_hours.delta.as_deref().map(micro)
-            && x != 0
-        {
-            let sign = if x > 0 { "+" } else { "-" };
-            borrowed.push(format!("{dept} {sign}{} h", hours(x.abs())));
-        }
         let (ma, mb) = (
             m.mean_time_to_admission_ms.a.unwrap_or(0),
             m.mean_time_to_admission_ms.b.unwrap_or(0),

@@ -363,37 +363,41 @@ fn the_seed_month_story_and_bill() {
         .find(|l| l.department == "assistant")
         .unwrap();
     assert_eq!(a.allocated_hours, "4500.000000");
-    // RTX PRO 6000 under ResourceQuota only: (4500 + 540 + 1440) / (16 × 720) = 56.25 %,
-    // rounded to 56.3 (truncation printed 56.2); H200: batch 1856 h (its budget charged) +
-    // data science 960 h = 2816 / (8 × 720) = 48.89 %, rounded to 48.9
+    // RTX PRO 6000 under ResourceQuota only: the assistant 4500 + notebooks 540 +
+    // translation 1440 + data science's evaluation 4 × 9 × 30 = 1080 → 7560 / (16 × 720)
+    // = 65.625 %, rounded to 65.6; H200: batch 1856 h (its budget charged) + data science
+    // 960 h = 2816 / (8 × 720) = 48.89 %, rounded to 48.9
     assert!(
-        text.contains("ResourceQuota only   H200 48.9 %, RTX PRO 6000 56.3 %"),
+        text.contains("ResourceQuota only   H200 48.9 %, RTX PRO 6000 65.6 %"),
         "{text}"
     );
-    // the Kueue budget: 1840 of 1800, 40 over, and why
+    // The Kueue budget: each night the 02:00 fine-tuning reclaims batch's eight H200 (8 × 6 h
+    // lost) and, the RTX batch may borrow being data science's (busy evaluating 01:00-10:00),
+    // batch reruns on the H200 06:00-14:00 (8 × 8 h): 112 h a night. After 16 nights
+    // 1792 < 1800, so the 17th night is admitted: 1904 of 1800, 104 over, and why.
     assert!(
-        text.contains("batch-monthly used 1840 of 1800 GPU-hours"),
-        "{text}"
-    );
-    assert!(
-        text.contains("40 h over: when it was spent, runs admitted before kept running"),
-        "{text}"
-    );
-    // lost work under Kueue: 184 preempted runs, 1104 H200-h, charged to batch
-    assert!(text.contains("lost work: batch 1104 h of H200"), "{text}");
-    // the bill: Kueue's rows (batch on two card types) and its idle rows add up to 46656.00
-    assert!(
-        text.contains("    batch         H200           1840   8280.00"),
+        text.contains("batch-monthly used 1904 of 1800 GPU-hours"),
         "{text}"
     );
     assert!(
-        text.contains("    batch         RTX PRO 6000    736   1324.80"),
+        text.contains("104 h over: when it was spent, runs admitted before kept running"),
         "{text}"
     );
+    // lost work under Kueue: 17 × 8 = 136 preempted runs, 17 × 48 = 816 H200-h, on batch
+    assert!(text.contains("lost work: batch 816 h of H200"), "{text}");
+    // the bill: Kueue's rows (batch on the H200 only) and its idle rows add up to 46656.00
+    let kueue = &text[text.find("\nKueue:").unwrap()..text.find("\nKAI / Run:ai:").unwrap()];
     assert!(
-        text.contains("    idle          RTX PRO 6000   4304   7747.20"),
-        "{text}"
+        kueue.contains("    batch         H200           1904   8568.00"),
+        "{kueue}"
     );
+    assert!(!kueue.contains("    batch         RTX PRO 6000"), "{kueue}");
+    // idle RTX: 11520 − (4500 + 1080 + 540 + 1440) = 3960 h × 1.80
+    assert!(
+        kueue.contains("    idle          RTX PRO 6000   3960   7128.00"),
+        "{kueue}"
+    );
+    assert!(kueue.contains("    total                              46656.00"));
     assert!(
         text.contains("A MIG 1g.24gb instance counts as 1/4 of an RTX PRO 6000"),
         "{text}"
@@ -420,20 +424,41 @@ fn the_lending_limit_what_if_on_the_seed_month() {
     assert_eq!(ll(sa).as_deref(), Some("0"));
     assert_eq!(ll(sb), None);
     let doc = diff::diff(sa, ra, sb, rb).to_json();
-    // Nobody borrows the assistant's two idle cards: batch may borrow 4 RTX
-    // (borrowingLimit 4) and data science's 4 idle RTX already give it those, so batch's
-    // 2576 borrowed hours (1840 H200 + 736 RTX) are the same, and the peak never waits.
+    // With the limit: at 02:00 the fine-tuning reclaims batch's eight H200; data science's
+    // four RTX run its 01:00-10:00 evaluation, the assistant and translation lend none, so
+    // batch waits for the H200 (rerun 06:00-14:00): 112 H200-h a night, 17 nights before
+    // the 1800 H200-hour budget is spent (16 × 112 = 1792 < 1800): 1904 h, 136 preemptions,
+    // and the assistant's 08:00 peak finds its two idle cards free: no wait at all.
+    // Without it: at 02:00 two of the eight preempted jobs borrow the assistant's two idle
+    // RTX (02:00-10:00), the other six rerun on the H200 06:00-14:00: 48 + 48 = 96 H200-h
+    // and 16 RTX-h a night. The budget (H200 only) now lasts 19 nights (18 × 96 = 1728 <
+    // 1800): 19 × 96 = 1824 H200-h (−80), 19 × 16 = 304 RTX-h (+304), 2128 in all (+224);
+    // 19 × 8 = 152 preemptions, 19 × 48 = 912 h lost. The peaks of days 2 to 20 wait for
+    // the borrowed cards to finish at 10:00: 19 × 2 h over the assistant's 32 workloads
+    // (2 base-load ones, 30 peaks) = 38 h / 32 = 1 h 11 min 15 s = 4,275,000 ms; p95 2 h.
     let batch = &doc["departments"]["batch"];
-    assert_eq!(batch["borrowedHours"]["a"], "2576.000000");
-    assert_eq!(batch["borrowedHours"]["delta"], "0.000000");
+    assert_eq!(batch["borrowedHours"]["a"], "1904.000000");
+    assert_eq!(batch["borrowedHours"]["b"], "2128.000000");
+    assert_eq!(batch["borrowedHours"]["delta"], "224.000000");
+    assert_eq!(batch["preemptions"]["a"], 136);
+    assert_eq!(batch["preemptions"]["b"], 152);
+    assert_eq!(batch["lostHours"]["b"], "912.000000");
     let assistant = &doc["departments"]["assistant"];
-    assert_eq!(assistant["p95TimeToAdmissionMs"]["b"], 0);
-    // 4500 / (8 × 720) = 78.125 % → 78.1, the same in both runs
+    assert_eq!(assistant["meanTimeToAdmissionMs"]["a"], 0);
+    assert_eq!(assistant["p95TimeToAdmissionMs"]["a"], 0);
+    assert_eq!(assistant["meanTimeToAdmissionMs"]["b"], 4_275_000);
+    assert_eq!(assistant["p95TimeToAdmissionMs"]["b"], 7_200_000);
+    // the peaks ran all the same, later: 4500 / (8 × 720) = 78.125 % → 78.1 in both runs
+    assert_eq!(assistant["gpuHours"]["delta"], "0.000000");
     assert_eq!(assistant["utilizationPercent"]["a"], 78.1);
     assert_eq!(assistant["utilizationPercent"]["delta"], 0.0);
     let text = seed::summary(&month);
     assert!(
-        text.contains("without the assistant's lendingLimit 0 (kueue-no-lending-limit.yaml):"),
+        text.contains(
+            "  without the assistant's lendingLimit 0 (kueue-no-lending-limit.yaml):\n    \
+             borrowed:  batch +304 h of RTX PRO 6000 (the assistant's idle cards), -80 h of H200\n    \
+             waited:    assistant 1h11m15s on average, p95 2h (with the limit: 0ms, 0ms)\n"
+        ),
         "{text}"
     );
 }
@@ -444,11 +469,11 @@ fn diff_utilisation_is_the_same_quota_picture_under_both_engines() {
     let (sa, ra) = (&month.runs[0].1, &month.runs[0].2);
     let (sb, rb) = (&month.runs[1].1, &month.runs[1].2);
     let doc = diff::diff(sa, ra, sb, rb).to_json();
-    // data science uses 960 H200-h in both runs, of 8 H200 + 4 RTX nominal:
-    // 960 / (12 × 720) = 11.1 %, delta 0 (per-queue averages printed 11.1 against 8.3)
+    // data science uses 960 H200-h (fine-tuning) + 1080 RTX-h (evaluation) in both runs,
+    // of 8 H200 + 4 RTX nominal: 2040 / (12 × 720) = 23.6 %, delta 0
     let ds = &doc["departments"]["data-science"]["utilizationPercent"];
-    assert_eq!(ds["a"], 11.1);
-    assert_eq!(ds["b"], 11.1);
+    assert_eq!(ds["a"], 23.6);
+    assert_eq!(ds["b"], 23.6);
     assert_eq!(ds["delta"], 0.0);
     // batch only borrows: no percentage of a quota of 0
     assert_eq!(
