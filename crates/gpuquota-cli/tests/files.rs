@@ -206,11 +206,12 @@ fn sim_reads_the_scenario_from_standard_input() {
     let out = stdin(&dir);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), text(&from_file.stdout));
-    // elsewhere, kueue.yaml is not beside it: an input error naming the file
+    // elsewhere, kueue.yaml is not beside it: a file that cannot be read, named (exit 2,
+    // the README's code for an unreadable file, also one a scenario names)
     let elsewhere = dir.join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
     let out = stdin(&elsewhere);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert_eq!(text(&out.stdout), "");
     assert!(
         text(&out.stderr).starts_with("error: kueue.yaml"),
