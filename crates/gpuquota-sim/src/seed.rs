@@ -678,12 +678,19 @@ fn lending_limit_lines(s: &mut String, sa: &Scenario, a: &Report, sb: &Scenario,
             m.p95_time_to_admission_ms.b.unwrap_or(0),
         );
         if ma != mb || pa != pb {
+            let with = if ma == 0 && pa == 0 {
+                "none".to_owned()
+            } else {
+                format!(
+                    "{} on average, p95 {}",
+                    crate::report::human_ms(ma),
+                    crate::report::human_ms(pa)
+                )
+            };
             waited.push(format!(
-                "{dept} {} on average, p95 {} (with the limit: {}, {})",
+                "{dept} {} on average, p95 {} (with the limit: {with})",
                 crate::report::human_ms(mb),
                 crate::report::human_ms(pb),
-                crate::report::human_ms(ma),
-                crate::report::human_ms(pa)
             ));
         }
     }

@@ -457,7 +457,7 @@ fn the_lending_limit_what_if_on_the_seed_month() {
         text.contains(
             "  without the assistant's lendingLimit 0 (kueue-no-lending-limit.yaml):\n    \
              borrowed:  batch +304 h of RTX PRO 6000 (the assistant's idle cards), -80 h of H200\n    \
-             waited:    assistant 1h11m15s on average, p95 2h (with the limit: 0ms, 0ms)\n"
+             waited:    assistant 1h11m15s on average, p95 2h (with the limit: none)\n"
         ),
         "{text}"
     );
