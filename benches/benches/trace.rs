@@ -88,7 +88,11 @@ fn sweeps(c: &mut Criterion) {
     )
     .expect("baseline config");
     let runs = if quick() { 2 } else { 8 };
-    let axes = [sweep::Axis::parse(&format!("unused=1..{runs}")).expect("axis")];
+    // `runs` identical runs: the generated flavor's name is the only thing that differs (an
+    // unknown path such as `unused=1..N` is an error since sweeps check their paths)
+    let names: Vec<String> = (1..=runs).map(|i| format!("f{i}")).collect();
+    let axes =
+        [sweep::Axis::parse(&format!("resourceFlavor.name={}", names.join(","))).expect("axis")];
     for threads in [1usize, 2] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
