@@ -382,6 +382,14 @@ pub fn load(path: &Path) -> Result<Scenario, Diagnostics> {
 /// # Errors
 /// As [`load`], but for reading `path` itself.
 pub fn load_text(path: &Path, text: &str) -> Result<Scenario, Diagnostics> {
+    let (name, dir, stem) = text_source(path);
+    from_str(&name, text, &stem, &|rel: &str| read_beside(&dir, rel))
+}
+
+/// The display name, directory and stem of a scenario read from `path` (`-`: standard
+/// input, stem `stdin`, files it names relative to the current directory); shared by the
+/// Kueue and KAI readers' `load_text`.
+pub(crate) fn text_source(path: &Path) -> (String, std::path::PathBuf, String) {
     let name = gpuquota_model::source::display_name(path);
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let stem = if path.as_os_str() == "-" {
@@ -391,11 +399,14 @@ pub fn load_text(path: &Path, text: &str) -> Result<Scenario, Diagnostics> {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default()
     };
-    from_str(&name, text, &stem, &|rel: &str| {
-        let p = dir.join(rel);
-        let shown = gpuquota_model::source::display_name(&p);
-        gpuquota_model::source::read_text(&p).map(|t| (shown, t))
-    })
+    (name, dir, stem)
+}
+
+/// Reads `rel`, a file a scenario names, beside the scenario (`dir`): (its display name, text).
+pub(crate) fn read_beside(dir: &Path, rel: &str) -> Result<(String, String), Diagnostic> {
+    let p = dir.join(rel);
+    let shown = gpuquota_model::source::display_name(&p);
+    gpuquota_model::source::read_text(&p).map(|t| (shown, t))
 }
 
 /// The shared resolver of a `Simulation`'s `spec.start` (required, RFC 3339) and

@@ -173,19 +173,9 @@ pub fn load(path: &Path) -> Result<KaiScenario, Diagnostics> {
 /// # Errors
 /// As [`load`], but for reading `path` itself.
 pub fn load_text(path: &Path, text: &str) -> Result<KaiScenario, Diagnostics> {
-    let name = gpuquota_model::source::display_name(path);
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let stem = if path.as_os_str() == "-" {
-        "stdin".to_owned()
-    } else {
-        path.file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    };
+    let (name, dir, stem) = crate::scenario::text_source(path);
     from_str(&name, text, &stem, &|rel: &str| {
-        let p = dir.join(rel);
-        let shown = gpuquota_model::source::display_name(&p);
-        gpuquota_model::source::read_text(&p).map(|t| (shown, t))
+        crate::scenario::read_beside(&dir, rel)
     })
 }
 
