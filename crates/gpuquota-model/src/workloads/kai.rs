@@ -317,7 +317,11 @@ fn plan(model: &Model, obj: &WorkloadObject, st: &GrouperSettings) -> Result<Pla
         ObjectKind::KaiConfig
         | ObjectKind::TrainingRuntime
         | ObjectKind::ClusterTrainingRuntime
-        | ObjectKind::LimitRange => Ok(None),
+        | ObjectKind::LimitRange
+        | ObjectKind::DeviceClass
+        | ObjectKind::ResourceClaim
+        | ObjectKind::ResourceClaimTemplate
+        | ObjectKind::ResourceSlice => Ok(None),
         ObjectKind::Job => g.job(),
         ObjectKind::CronJob => {
             let spec: super::kinds::CronJobSpec = obj.spec_as()?;

@@ -169,6 +169,7 @@
 //! | Knative Service, Revision | KAI | a PodGroup per revision |
 //! | KAI `Config` | KAI | queue label key and scheduler name |
 //! | `v1` LimitRange | Kueue, KAI | container defaults and bounds ([`limitrange`]) |
+//! | `resource.k8s.io` DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice | Kueue, KAI, ResourceQuota | devices pods claim, per engine ([`dra`]) |
 //! | `v1` ConfigMap | — | Kueue's Configuration; the device plugin's sharing configuration ([`sharing`]) |
 //!
 //! Skipped with a warning: RayService (Kueue and KAI), a RayJob with `clusterSelector` (it
@@ -192,6 +193,8 @@
 #[cfg(feature = "serde")]
 pub mod appwrapper;
 pub mod configmap;
+#[cfg(feature = "serde")]
+pub mod dra;
 #[cfg(feature = "serde")]
 pub mod kai;
 #[cfg(feature = "serde")]
@@ -311,6 +314,14 @@ pub enum ObjectKind {
     KnativeRevision,
     /// Core `v1` LimitRange: per-namespace container defaults and bounds.
     LimitRange,
+    /// `resource.k8s.io` DeviceClass (cluster-scoped; [`dra`]).
+    DeviceClass,
+    /// `resource.k8s.io` ResourceClaim ([`dra`]).
+    ResourceClaim,
+    /// `resource.k8s.io` ResourceClaimTemplate ([`dra`]).
+    ResourceClaimTemplate,
+    /// `resource.k8s.io` ResourceSlice (cluster-scoped; [`dra`]).
+    ResourceSlice,
 }
 
 impl ObjectKind {
@@ -341,6 +352,10 @@ impl ObjectKind {
         ObjectKind::ClusterTrainingRuntime,
         ObjectKind::KnativeRevision,
         ObjectKind::LimitRange,
+        ObjectKind::DeviceClass,
+        ObjectKind::ResourceClaim,
+        ObjectKind::ResourceClaimTemplate,
+        ObjectKind::ResourceSlice,
     ];
 
     /// The API group and kind name.
@@ -373,6 +388,10 @@ impl ObjectKind {
             }
             ObjectKind::KnativeRevision => ("serving.knative.dev", "Revision"),
             ObjectKind::LimitRange => ("", "LimitRange"),
+            ObjectKind::DeviceClass => ("resource.k8s.io", "DeviceClass"),
+            ObjectKind::ResourceClaim => ("resource.k8s.io", "ResourceClaim"),
+            ObjectKind::ResourceClaimTemplate => ("resource.k8s.io", "ResourceClaimTemplate"),
+            ObjectKind::ResourceSlice => ("resource.k8s.io", "ResourceSlice"),
         }
     }
 
@@ -416,7 +435,11 @@ impl ObjectKind {
             | ObjectKind::TrainingRuntime
             | ObjectKind::ClusterTrainingRuntime
             | ObjectKind::KnativeRevision
-            | ObjectKind::LimitRange => {
+            | ObjectKind::LimitRange
+            | ObjectKind::DeviceClass
+            | ObjectKind::ResourceClaim
+            | ObjectKind::ResourceClaimTemplate
+            | ObjectKind::ResourceSlice => {
                 return None;
             }
         })
@@ -431,6 +454,10 @@ impl ObjectKind {
                 | ObjectKind::TrainingRuntime
                 | ObjectKind::ClusterTrainingRuntime
                 | ObjectKind::LimitRange
+                | ObjectKind::DeviceClass
+                | ObjectKind::ResourceClaim
+                | ObjectKind::ResourceClaimTemplate
+                | ObjectKind::ResourceSlice
         )
     }
 }
@@ -640,6 +667,7 @@ pub fn convert(model: &mut Model) -> Warnings {
         model.pods.insert(key, pod);
     }
     limitrange::apply(model, &mut warnings);
+    dra::warn(model, &mut warnings);
     for (key, was_used) in used {
         if was_used || kueue_out.explained.contains(&key) || kai_out.explained.contains(&key) {
             continue;

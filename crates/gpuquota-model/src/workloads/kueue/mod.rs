@@ -327,7 +327,11 @@ impl Ctx<'_> {
             | ObjectKind::TrainingRuntime
             | ObjectKind::ClusterTrainingRuntime
             | ObjectKind::KnativeRevision
-            | ObjectKind::LimitRange => {
+            | ObjectKind::LimitRange
+            | ObjectKind::DeviceClass
+            | ObjectKind::ResourceClaim
+            | ObjectKind::ResourceClaimTemplate
+            | ObjectKind::ResourceSlice => {
                 return;
             }
         };

@@ -1,0 +1,140 @@
+//! Dynamic Resource Allocation objects: read on every path, converted Workloads keep their
+//! claims, Kueue's refusals carry upstream's messages.
+
+use gpuquota_model::import::Importer;
+use gpuquota_model::workloads::ObjectKind;
+use gpuquota_model::workloads::dra::{self, ClassMapping};
+
+const DRA: &str = include_str!("data/dra.yaml");
+
+fn warnings(text: &str) -> Vec<String> {
+    let i = gpuquota_model::import_str("dra.yaml", text).unwrap();
+    i.warnings.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn fixture_reads_every_dra_kind() {
+    let m = gpuquota_model::import_str("dra.yaml", DRA).unwrap().model;
+    let kinds: Vec<ObjectKind> = m.workload_objects.values().map(|o| o.kind).collect();
+    for k in [
+        ObjectKind::DeviceClass,
+        ObjectKind::ResourceSlice,
+        ObjectKind::ResourceClaimTemplate,
+        ObjectKind::ResourceClaim,
+    ] {
+        assert!(kinds.contains(&k), "{k:?} missing");
+    }
+    let (per_node, all) = dra::kai_node_gpus(&m);
+    assert_eq!(per_node["dgx-01"], 4);
+    assert_eq!(all, 0);
+    // the Job's Workload keeps the pod template's claim
+    let wl = m.workloads.values().next().unwrap();
+    let claims = dra::pod_claims(&wl.spec.pod_sets[0].template.spec);
+    assert_eq!(claims.len(), 1);
+    assert_eq!(claims[0].template.as_deref(), Some("two-gpus"));
+}
+
+#[test]
+fn fixture_agrees_on_fast_and_exact_paths() {
+    let mut fast = Importer::new();
+    fast.add_str("t", DRA);
+    let mut exact = Importer::exact();
+    exact.add_str("t", DRA);
+    assert_eq!(fast.finish(), exact.finish());
+}
+
+#[test]
+fn kueue_counts_template_devices_per_pod() {
+    let m = gpuquota_model::import_str("dra.yaml", DRA).unwrap().model;
+    let wl = m.workloads.values().next().unwrap();
+    let map = |dc: &str| {
+        (dc == "gpu.nvidia.com").then(|| ClassMapping::Resource("nvidia.com/gpu".into()))
+    };
+    let per_pod = dra::kueue_requests(&m, "team-a", &wl.spec.pod_sets, &map).unwrap();
+    assert_eq!(per_pod.len(), 1);
+    assert_eq!(per_pod[0]["nvidia.com/gpu"], 2);
+    // upstream's message for an unmapped class
+    // (kubernetes-sigs/kueue: pkg/controller/core/workload_controller_dra_test.go)
+    let none = |_: &str| None;
+    assert_eq!(
+        dra::kueue_requests(&m, "team-a", &wl.spec.pod_sets, &none).unwrap_err(),
+        "spec.podSets[0].template.spec.resourceClaims[0].resourceClaimTemplateName: Not found: \
+         \"DeviceClass gpu.nvidia.com is not mapped in DRA configuration for podset main\""
+    );
+}
+
+#[test]
+fn kueue_refusals_name_upstream_reasons() {
+    let base = DRA.replace(
+        "resourceClaimTemplateName: two-gpus",
+        "resourceClaimName: shared-gpu",
+    );
+    let m = gpuquota_model::import_str("dra.yaml", &base).unwrap().model;
+    let wl = m.workloads.values().next().unwrap();
+    let map = |_: &str| Some(ClassMapping::Resource("nvidia.com/gpu".into()));
+    assert_eq!(
+        dra::kueue_requests(&m, "team-a", &wl.spec.pod_sets, &map).unwrap_err(),
+        "KueueDRAIntegration feature does not support use of resource claims"
+    );
+    let all = DRA.replace(
+        "allocationMode: ExactCount\n          count: 2",
+        "allocationMode: All",
+    );
+    let m = gpuquota_model::import_str("dra.yaml", &all).unwrap().model;
+    let wl = m.workloads.values().next().unwrap();
+    assert_eq!(
+        dra::kueue_requests(&m, "team-a", &wl.spec.pod_sets, &map).unwrap_err(),
+        "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0].exactly.allocationMode: \
+         Invalid value: \"All\": ResourceClaimTemplate two-gpus: AllocationMode 'All' is not supported"
+    );
+    let fa = DRA.replace(
+        "        exactly:\n          deviceClassName: gpu.nvidia.com\n          allocationMode: ExactCount\n          count: 2",
+        "        firstAvailable:\n        - {name: big, deviceClassName: gpu.nvidia.com, count: 2}",
+    );
+    let m = gpuquota_model::import_str("dra.yaml", &fa).unwrap().model;
+    let wl = m.workloads.values().next().unwrap();
+    assert_eq!(
+        dra::kueue_requests(&m, "team-a", &wl.spec.pod_sets, &map).unwrap_err(),
+        "spec.podSets[0].template.spec.resourceClaims[0].devices.requests[0]: Invalid value: \
+         \"null\": ResourceClaimTemplate two-gpus: FirstAvailable device selection is not supported"
+    );
+}
+
+#[test]
+fn unmodelled_fields_and_missing_templates_are_warned() {
+    let w = warnings(DRA);
+    assert!(!w.iter().any(|m| m.contains("unknown-kind")), "{w:?}");
+    let missing = DRA.replace(
+        "resourceClaimTemplateName: two-gpus",
+        "resourceClaimTemplateName: nope",
+    );
+    let w = warnings(&missing);
+    assert!(
+        w.iter().any(
+            |m| m.contains("ResourceClaimTemplate \"nope\" is not in the files")
+                && m.contains("resourceClaims[0]")
+        ),
+        "{w:?}"
+    );
+    let sel = DRA.replace(
+        "          count: 2\n",
+        "          count: 2\n          selectors: [{cel: {expression: \"device.attributes['gpu.nvidia.com'].productName == 'H100'\"}}]\n",
+    );
+    let w = warnings(&sel);
+    assert!(
+        w.iter()
+            .any(|m| m.contains("spec.spec.devices.requests[0]")
+                && m.contains("CEL device selector")),
+        "{w:?}"
+    );
+    let alpha = DRA.replace(
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass",
+        "apiVersion: resource.k8s.io/v1alpha3\nkind: DeviceClass",
+    );
+    let w = warnings(&alpha);
+    assert!(
+        w.iter()
+            .any(|m| m.contains("resource.k8s.io/v1alpha3 is not a version")),
+        "{w:?}"
+    );
+}
