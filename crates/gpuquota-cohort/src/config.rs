@@ -17,7 +17,19 @@
 //! 3. Requests that no transformation names are kept; a kept request and an output of the same
 //!    name are summed.
 //!
-//! Not modelled (each a warning naming the field): `resources.deviceClassMappings` (DRA),
+//! `resources.deviceClassMappings` (Dynamic Resource Allocation) map device classes to a quota
+//! resource: a PodSet's claims from templates add their devices to that resource in its
+//! per-pod requests, after the rules above (upstream `totalRequestsFromPodSets` adds the
+//! preprocessed DRA resources after the transformations); see
+//! `gpuquota_model::workloads::dra` for the count and for what Kueue refuses. The
+//! Configuration is checked as Kueue's `validateDeviceClassMappings` checks it
+//! (kubernetes-sigs/kueue: pkg/config/validation.go): at most 16 mappings, each with a name
+//! used once and 1 to 8 device classes, a class named once per mapping and mapped to one
+//! resource only. A mapping's `sources` (partitionable devices' counters, consumable
+//! capacity; both on by default in Kueue 0.19) are not modelled: a warning names the field,
+//! and a Workload using such a class stays pending with a message saying so.
+//!
+//! Not modelled (each a warning naming the field):
 //! `resources.quotaCheckStrategy: IgnoreUndeclared`, and the Configuration fields that change
 //! admission but that the engine does not simulate (`waitForPodsReady`, `featureGates`,
 //! `multiKueue`, ...). Fields that only configure the controller process (`health`,
@@ -52,6 +64,104 @@ pub struct ResourceRules {
     pub exclude_prefixes: Vec<String>,
     /// `transformations`, by input.
     pub transformations: BTreeMap<ResourceName, Transformation>,
+    /// `deviceClassMappings` (DRA), by device class: the quota resource it counts under,
+    /// and whether its mapping has `sources` (counter- or capacity-backed quota, not
+    /// modelled). The first mapping naming a class wins, as upstream's mapper keeps it
+    /// (kubernetes-sigs/kueue: pkg/dra/mapper.go, `PopulateFromConfiguration`).
+    pub device_class_mappings: BTreeMap<String, (String, bool)>,
+}
+
+/// `resources.deviceClassMappings`, checked as upstream's `validateDeviceClassMappings`.
+#[cfg(feature = "serde")]
+fn device_class_mappings(
+    path: &str,
+    items: &[serde_json::Value],
+    rules: &mut ResourceRules,
+    warnings: &mut Vec<ConfigFinding>,
+    errors: &mut Vec<ConfigFinding>,
+) {
+    if items.len() > 16 {
+        errors.push((
+            path.to_owned(),
+            format!("Too many: {}: must have at most 16 items", items.len()),
+        ));
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for (i, m) in items.iter().enumerate() {
+        let base = format!("{path}[{i}]");
+        let name = m
+            .get("name")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("");
+        if name.is_empty() {
+            errors.push((format!("{base}.name"), "Required value".into()));
+        } else if names.contains(&name) {
+            errors.push((format!("{base}.name"), format!("Duplicate value: {name:?}")));
+        } else {
+            names.push(name);
+        }
+        let sources = m
+            .get("sources")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|s| !s.is_empty());
+        if sources {
+            warnings.push((
+                format!("{base}.sources"),
+                "counter- and capacity-backed quota (partitionable devices, consumable capacity) \
+                 is not modelled; Workloads using these device classes stay pending"
+                    .into(),
+            ));
+        }
+        for k in m.as_object().into_iter().flat_map(|o| o.keys()) {
+            if !matches!(k.as_str(), "name" | "deviceClassNames" | "sources") {
+                warnings.push((format!("{base}.{k}"), "unknown field; ignored".into()));
+            }
+        }
+        let classes: Vec<&serde_json::Value> = m
+            .get("deviceClassNames")
+            .and_then(serde_json::Value::as_array)
+            .map(|l| l.iter().collect())
+            .unwrap_or_default();
+        if classes.is_empty() {
+            errors.push((
+                format!("{base}.deviceClassNames"),
+                "Required value: at least one device class name is required".into(),
+            ));
+        }
+        if classes.len() > 8 {
+            errors.push((
+                format!("{base}.deviceClassNames"),
+                format!("Too many: {}: must have at most 8 items", classes.len()),
+            ));
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for (j, dc) in classes.iter().enumerate() {
+            let at = format!("{base}.deviceClassNames[{j}]");
+            let Some(dc) = dc.as_str() else {
+                errors.push((at, "must be a string".into()));
+                continue;
+            };
+            if seen.contains(&dc) {
+                errors.push((at, format!("Duplicate value: {dc:?}")));
+                continue;
+            }
+            seen.push(dc);
+            match rules.device_class_mappings.get(dc) {
+                Some((existing, _)) if existing != name => errors.push((
+                    at,
+                    format!(
+                        "Invalid value: {dc:?}: device class already mapped to resource {existing}"
+                    ),
+                )),
+                Some(_) => {}
+                None => {
+                    rules
+                        .device_class_mappings
+                        .insert(dc.to_owned(), (name.to_owned(), sources));
+                }
+            }
+        }
+    }
 }
 
 /// A problem or warning found in the Configuration: (field path, message).
@@ -167,10 +277,11 @@ impl ResourceRules {
                     )),
                     None => errors.push((path, "must be a string".into())),
                 },
-                "deviceClassMappings" => warnings.push((
-                    path,
-                    "Dynamic Resource Allocation is not modelled; ignored".into(),
-                )),
+                "deviceClassMappings" => match value.as_array() {
+                    Some(items) => device_class_mappings(&path, items, &mut rules, &mut warnings, &mut errors),
+                    None if value.is_null() => {}
+                    None => errors.push((path, "must be a list".into())),
+                },
                 _ => warnings.push((path, "unknown field; ignored".into())),
             }
         }
@@ -181,6 +292,13 @@ impl ResourceRules {
         } else {
             Err(errors)
         }
+    }
+
+    /// The mapping of device class `dc`: the quota resource and whether it has `sources`.
+    pub fn device_class(&self, dc: &str) -> Option<(&str, bool)> {
+        self.device_class_mappings
+            .get(dc)
+            .map(|(r, s)| (r.as_str(), *s))
     }
 
     /// True when the rules change nothing.

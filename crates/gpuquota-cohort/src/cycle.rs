@@ -369,6 +369,11 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 continue;
             }
             let blocked = match &w.queue {
+                // Kueue's workload reconciler refuses the claims before the Workload is
+                // queued (kubernetes-sigs/kueue: pkg/controller/core/workload_controller.go)
+                _ if w.dra_refused.is_some() => Some(Pending::DraRefused(
+                    w.dra_refused.clone().unwrap_or_default(),
+                )),
                 QueueRef::LocalQueueMissing(q) => Some(Pending::LocalQueueMissing(q.clone())),
                 QueueRef::LocalQueueStopped(q) => Some(Pending::LocalQueueInactive(q.clone())),
                 QueueRef::ClusterQueueMissing(q) => Some(Pending::ClusterQueueMissing(q.clone())),
@@ -744,6 +749,69 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                         hard: fmt(hard.0),
                     });
                 }
+            }
+            if let Some(p) = self.claim_quota_violation(wl, counts, rq) {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    /// The ResourceClaim keys of `rq` that the claims `wl`'s pods would create exceed (kube's
+    /// claim evaluator charges every claim made from a template: kubernetes/kubernetes
+    /// pkg/quota/v1/evaluator/core/resource_claims.go); the claims of the namespace's
+    /// reserved workloads are the usage.
+    fn claim_quota_violation(
+        &self,
+        wl: WlId,
+        counts: &[i32],
+        rq: &crate::world::RqInfo,
+    ) -> Option<Pending> {
+        let world = self.world;
+        let demand = |id: WlId, counts: &[i32], key: &str| -> i64 {
+            world.workloads[id]
+                .pod_sets
+                .iter()
+                .zip(counts)
+                .map(|(ps, &c)| {
+                    ps.claims
+                        .iter()
+                        .find(|x| x.0 == key)
+                        .map_or(0, |x| x.1.saturating_mul(i64::from(c)))
+                })
+                .fold(0_i64, i64::saturating_add)
+        };
+        let w = &world.workloads[wl];
+        for (key, hard) in &rq.claims {
+            let req = demand(wl, counts, key);
+            if req == 0 {
+                continue;
+            }
+            let mut used: i64 = 0;
+            for (i, other) in world.workloads.iter_enumerated() {
+                if i == wl || other.namespace != w.namespace || self.reservations[i].is_none() {
+                    continue;
+                }
+                let c: Vec<i32> = match &other.admitted {
+                    Some(a) if self.admitted.iter().all(|x| x.wl != i) => a.counts.clone(),
+                    _ => self
+                        .admitted
+                        .iter()
+                        .rev()
+                        .find(|x| x.wl == i)
+                        .map(|x| x.pod_sets.iter().map(|p| p.1).collect())
+                        .unwrap_or_else(|| other.pod_sets.iter().map(|p| p.count).collect()),
+                };
+                used = used.saturating_add(demand(i, &c, key));
+            }
+            if used.saturating_add(req) > *hard {
+                return Some(Pending::ResourceQuotaExceeded {
+                    quota: rq.name.clone(),
+                    key: key.clone(),
+                    requested: req.to_string(),
+                    used: used.to_string(),
+                    hard: hard.to_string(),
+                });
             }
         }
         None

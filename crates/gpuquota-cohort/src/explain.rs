@@ -212,6 +212,9 @@ pub enum Pending {
     ClusterQueueInactive(String),
     /// The workload is deactivated (`spec.active: false`).
     Deactivated,
+    /// Kueue refuses its resource claims (Dynamic Resource Allocation): upstream's condition
+    /// message (reason `Misconfigured`).
+    DraRefused(String),
     /// The namespace does not match the ClusterQueue's `namespaceSelector`.
     NamespaceMismatch,
     /// A namespace ResourceQuota would be exceeded.
@@ -300,7 +303,8 @@ impl Pending {
         match self {
             Pending::LocalQueueMissing(_)
             | Pending::ClusterQueueMissing(_)
-            | Pending::NamespaceMismatch => "Misconfigured",
+            | Pending::NamespaceMismatch
+            | Pending::DraRefused(_) => "Misconfigured",
             Pending::LocalQueueInactive(_) | Pending::ClusterQueueInactive(_) => "Suspended",
             Pending::Deactivated => "Deactivated",
             Pending::ResourceQuotaExceeded { .. } => "Forbidden",
@@ -327,6 +331,7 @@ impl Pending {
             Pending::ClusterQueueMissing(q) => format!("ClusterQueue {q} doesn't exist"),
             Pending::ClusterQueueInactive(q) => format!("ClusterQueue {q} is inactive"),
             Pending::Deactivated => "The workload is deactivated".to_owned(),
+            Pending::DraRefused(m) => m.clone(),
             Pending::NamespaceMismatch => {
                 "workload namespace doesn't match ClusterQueue selector".to_owned()
             }
@@ -391,6 +396,9 @@ impl Pending {
                 format!("It waits because ClusterQueue {q:?} is inactive.")
             }
             Pending::Deactivated => "It waits because it is deactivated.".to_owned(),
+            Pending::DraRefused(m) => {
+                format!("It waits because Kueue refuses its resource claims: {m}.")
+            }
             Pending::NamespaceMismatch => {
                 "It waits because its namespace may not use the ClusterQueue.".to_owned()
             }

@@ -134,6 +134,10 @@ pub struct PodSetInfo {
     pub tolerations: Vec<Toleration>,
     /// Required node-affinity terms (ORed; expressions ANDed).
     pub affinity: Vec<Vec<NodeRequirement>>,
+    /// ResourceQuota claim keys one pod charges through the ResourceClaims its templates
+    /// make (`count/resourceclaims.resource.k8s.io`,
+    /// `<class>.deviceclass.resource.k8s.io/devices`), sorted by key.
+    pub claims: Vec<(String, i64)>,
 }
 
 /// Where a pending workload queues, or why it cannot queue.
@@ -191,6 +195,9 @@ pub struct WorkloadInfo {
     pub created: Timestamp,
     /// `spec.active` (default true).
     pub active: bool,
+    /// Kueue refuses its resource claims (Dynamic Resource Allocation): the message it
+    /// stays pending with (reason `Misconfigured`).
+    pub dra_refused: Option<String>,
     /// PodSets.
     pub pod_sets: Vec<PodSetInfo>,
     /// Where it queues.
@@ -208,6 +215,9 @@ pub struct RqInfo {
     pub namespace: String,
     /// `(hard key as written, resource or None for pods, hard amount)`.
     pub hard: Vec<(String, Option<ResourceId>, Amount)>,
+    /// The ResourceClaim keys (`<class>.deviceclass.resource.k8s.io/devices`,
+    /// `count/resourceclaims.resource.k8s.io`) and their hard amounts.
+    pub claims: Vec<(String, i64)>,
     /// The quota object (scope selector).
     pub object: gpuquota_model::core::ResourceQuota,
 }

@@ -3,6 +3,7 @@
 mod common;
 mod configuration;
 mod cycle;
+mod dra;
 mod fair_sharing;
 mod flavors;
 mod preemption;

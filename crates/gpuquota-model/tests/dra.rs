@@ -138,3 +138,24 @@ fn unmodelled_fields_and_missing_templates_are_warned() {
         "{w:?}"
     );
 }
+
+#[test]
+fn resource_quota_claim_keys_are_valid() {
+    let rq = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: dra, namespace: team-a}\nspec:\n  hard:\n    gpu.nvidia.com.deviceclass.resource.k8s.io/devices: \"4\"\n    count/resourceclaims.resource.k8s.io: \"10\"\n    requests.gpu.nvidia.com.deviceclass.resource.k8s.io/devices: \"4\"\n";
+    let m = gpuquota_model::import_str("rq.yaml", rq).unwrap().model;
+    assert_eq!(gpuquota_model::validate::problems(&m), Vec::new());
+    let d = gpuquota_model::validate::diagnostics(&m, &Default::default());
+    let texts: Vec<String> = d.iter().map(ToString::to_string).collect();
+    assert!(
+        texts.iter().any(|t| t
+            .contains("spec.hard[requests.gpu.nvidia.com.deviceclass.resource.k8s.io/devices]")
+            && t.contains("caps nothing")),
+        "{texts:?}"
+    );
+    // a fraction is refused as for every integer key
+    let half = rq.replace("devices: \"4\"\n    count", "devices: \"1500m\"\n    count");
+    let m = gpuquota_model::import_str("rq.yaml", &half).unwrap().model;
+    let p = gpuquota_model::validate::problems(&m);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].to_string().contains("must be an integer"), "{}", p[0]);
+}

@@ -73,6 +73,11 @@ pub(super) fn shape_key(w: &crate::world::WorkloadInfo) -> Vec<u8> {
                 }
             }
         }
+        len(&mut key, p.claims.len());
+        for (k, n) in &p.claims {
+            str(&mut key, k);
+            key.extend_from_slice(&n.to_le_bytes());
+        }
     }
     key
 }
@@ -95,6 +100,7 @@ mod tests {
             priority_class: None,
             created: Timestamp::EPOCH,
             active: true,
+            dra_refused: None,
             pod_sets,
             queue: QueueRef::Cq(CqId::new(0)),
             admitted: None,
@@ -110,6 +116,7 @@ mod tests {
             node_selector: [("zone".to_owned(), "a".to_owned())].into_iter().collect(),
             tolerations: Vec::new(),
             affinity: Vec::new(),
+            claims: Vec::new(),
         }
     }
 

@@ -23,6 +23,7 @@ use crate::ids::{Table, WlId};
 use crate::tree::{FrId, FrQuota, Node, NodeId, NodeKind, QuotaForest, Usage};
 
 mod checks;
+mod dra;
 
 /// Per live workload, per PodSet: the per-pod requests after the Configuration's rules
 /// (`None` when a sum overflows).
@@ -156,7 +157,8 @@ impl Builder {
             .values()
             .filter(|w| !w.is_finished())
             .collect();
-        let (names, per_pod) = names(model, &live, &rules);
+        let dra = dra::charges(model, &live, &rules);
+        let (names, per_pod) = names(model, &live, &rules, &dra);
         let frt = flavor_resources(model, &live, &names);
         let cq_names: Vec<&String> = model.cluster_queues.keys().collect();
         let forest = self.forest(model, &names, &frt, &cq_names);
@@ -169,7 +171,7 @@ impl Builder {
             cluster_queues: &cluster_queues,
             cq_names: &cq_names,
         };
-        let (workloads, usage) = self.workloads(&ctx, &live, &per_pod);
+        let (workloads, usage) = self.workloads(&ctx, &live, &per_pod, &dra);
         self.over_admission(&ctx, &usage);
         let namespaces = model
             .namespaces
@@ -535,6 +537,7 @@ codes::NOT_MODELLED,"ClusterQueue", name, "admission checks are not modelled; wo
         ctx: &WorkloadCtx<'_>,
         live: &[&Workload],
         per_pod: &PerPod,
+        dra: &[dra::Dra],
     ) -> (Table<WlId, WorkloadInfo>, Usage) {
         let model = ctx.model;
         let mut workloads = Table::from_vec(Vec::with_capacity(live.len()));
@@ -555,7 +558,10 @@ codes::NOT_MODELLED,"ClusterQueue", name, "admission checks are not modelled; wo
                     format!("must have 1 to 18 items, has {n_ps}"),
                 );
             }
-            let pod_sets = self.pod_sets(ctx.names, &key, w, &per_pod[wi]);
+            let mut pod_sets = self.pod_sets(ctx.names, &key, w, &per_pod[wi]);
+            for (ps, q) in pod_sets.iter_mut().zip(&dra[wi].quota) {
+                ps.claims.clone_from(q);
+            }
             let (priority, priority_class) = priority(model, w);
             let (queue, lq_key) = queue_ref(model, w, &ns, ctx.cq_names);
             let admitted = self.admission(ctx, w, &key, &lq_key, &queue, &mut usage);
@@ -588,6 +594,7 @@ codes::NOT_MODELLED,"ClusterQueue", name, "admission checks are not modelled; wo
                     .or(w.metadata.creation_timestamp)
                     .unwrap_or(Timestamp::EPOCH),
                 active: w.spec.active.unwrap_or(true),
+                dra_refused: dra[wi].refused.clone(),
                 pod_sets,
                 queue,
                 admitted,
@@ -704,6 +711,7 @@ codes::NOT_MODELLED,
                 node_selector: spec.node_selector.clone(),
                 tolerations: spec.tolerations.clone(),
                 affinity: parse_affinity(spec.affinity.as_ref()),
+                claims: Vec::new(),
             });
         }
         pod_sets
@@ -862,8 +870,13 @@ codes::OVER_ADMISSION,
                 .clone()
                 .unwrap_or_else(|| "default".to_owned());
             let mut hard = Vec::new();
+            let mut claims = Vec::new();
             for (k, q) in &rq.spec.hard {
-                if k == "pods" {
+                if k.ends_with(dra::CLAIMS_PER_CLASS_SUFFIX) && !k.starts_with("requests.")
+                    || k == dra::CLAIM_OBJECT_COUNT
+                {
+                    claims.push((k.clone(), q.value().unwrap_or(i64::MAX)));
+                } else if k == "pods" {
                     hard.push((k.clone(), None, Amount(q.value().unwrap_or(i64::MAX))));
                 } else if let Some(r) = rq_resource(k) {
                     let rn = ResourceName::new(r);
@@ -882,6 +895,7 @@ codes::OVER_ADMISSION,
                 name: rq.metadata.name.clone(),
                 namespace: ns,
                 hard,
+                claims,
                 object: rq.clone(),
             });
         }
@@ -907,6 +921,7 @@ fn names(
     model: &Model,
     live: &[&Workload],
     rules: &crate::config::ResourceRules,
+    dra: &[dra::Dra],
 ) -> (Names, PerPod) {
     let mut res_names: BTreeSet<String> = BTreeSet::new();
     let mut flv_names: BTreeSet<String> = model.resource_flavors.keys().cloned().collect();
@@ -934,9 +949,9 @@ fn names(
     }
     // workloads: requests and admissions
     let mut per_pod_all: PerPod = Vec::with_capacity(live.len());
-    for w in live {
+    for (wi, w) in live.iter().enumerate() {
         let mut v = Vec::new();
-        for ps in &w.spec.pod_sets {
+        for (pi, ps) in w.spec.pod_sets.iter().enumerate() {
             let req = ps.template.spec.effective_requests().and_then(|r| {
                 if rules.is_empty() {
                     Some(r)
@@ -944,6 +959,14 @@ fn names(
                     rules.apply(&r)
                 }
             });
+            // upstream adds the DRA devices after the transformations, per pod
+            let req = match (req, dra[wi].per_pod.get(pi)) {
+                (Some(mut r), Some(devices)) => devices
+                    .iter()
+                    .try_for_each(|(name, n)| dra::add_devices(&mut r, name, *n))
+                    .map(|()| r),
+                (req, _) => req,
+            };
             if let Some(req) = &req {
                 for r in req.keys() {
                     // owned only when new: the same few names recur in every workload

@@ -161,6 +161,9 @@ pub(super) fn containers(cx: &mut Ctx<'_>, field: &str, list: &[Container], kueu
     }
 }
 
+/// The suffix of a ResourceQuota key counting the devices of one device class.
+const CLAIMS_PER_CLASS_SUFFIX: &str = ".deviceclass.resource.k8s.io/devices";
+
 pub(super) const STANDARD_QUOTA_NAMES: &[&str] = &[
     "pods",
     "services",
@@ -215,7 +218,11 @@ pub(super) fn resource_quota(cx: &mut Ctx<'_>, rq: &CoreResourceQuota) {
             cx.invalid(field.clone(), quote(key), p);
         }
         let mut integer = INTEGER_QUOTA_NAMES.contains(&key.as_str());
-        if key.starts_with("count/") || key.contains(".storageclass.storage.k8s.io/") {
+        if key.ends_with(CLAIMS_PER_CLASS_SUFFIX) && !key.starts_with("requests.") {
+            // the devices of one class that ResourceClaims request (kube's claim evaluator:
+            // kubernetes/kubernetes pkg/quota/v1/evaluator/core/resource_claims.go)
+            integer = true;
+        } else if key.starts_with("count/") || key.contains(".storageclass.storage.k8s.io/") {
             integer = key.starts_with("count/") || key.ends_with("persistentvolumeclaims");
         } else if let Some(rest) = key.strip_prefix("requests.") {
             if is_extended(rest) {

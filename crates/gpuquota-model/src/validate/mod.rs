@@ -459,6 +459,23 @@ pub fn diagnostics_of(model: &Model, options: &Options, kinds: &[Kind]) -> Diagn
                     .field(format!("spec.hard[{name}]")),
                 );
             }
+            if let Some(rest) = name.strip_prefix("requests.")
+                && rest.ends_with(".deviceclass.resource.k8s.io/devices")
+            {
+                // kubernetes/kubernetes: pkg/quota/v1/evaluator/core/resource_claims.go
+                // charges a claim's devices under the key without the prefix
+                out.push(
+                    Diagnostic::warning(
+                        codes::IGNORED_BY_ENGINES,
+                        format!(
+                            "accepted by the API server, but it caps nothing: ResourceClaims \
+                             charge their devices under {rest}"
+                        ),
+                    )
+                    .object("ResourceQuota", key.clone())
+                    .field(format!("spec.hard[{name}]")),
+                );
+            }
         }
     }
     for d in crate::workloads::limitrange::diagnostics(model) {
