@@ -435,10 +435,11 @@ pub fn kai_pod_gpus(
 }
 
 /// A pod's `status.resourceClaimStatuses`: pod claim name → generated claim name.
-pub fn status_claim_names(status: Option<&Value>) -> BTreeMap<String, String> {
-    status
-        .and_then(|s| s.get("resourceClaimStatuses"))
-        .and_then(Value::as_array)
+pub fn status_claim_names(pod: &crate::core::Pod) -> BTreeMap<String, String> {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.other.get("resourceClaimStatuses"))
+        .and_then(|v| v.as_value().as_array())
         .map(|l| {
             l.iter()
                 .filter_map(|e| {

@@ -59,6 +59,7 @@ use crate::division::{DivisionError, Hierarchy, QueueInput, Resource, ResourcePa
 use crate::fixed::{SCALE, from_quantity};
 use crate::ids::PerResource;
 
+mod dra;
 mod nodes;
 mod pods;
 mod queues;
@@ -565,7 +566,8 @@ impl Cluster {
             infos,
         } = queues::read_queues(model, &orphans, &mut problems);
         let mig = nodes::mig_profiles(model);
-        let read = nodes::read_nodes(model, &mig, &mut problems);
+        let mut read = nodes::read_nodes(model, &mig, &mut problems);
+        dra::add_node_gpus(model, &mut read, &mut problems);
         let mut node_sum = read.sum;
         let mut jobs = pods::read_pod_groups(model, options, &mut problems);
         let now = options.now.unwrap_or_else(|| latest_timestamp(model));

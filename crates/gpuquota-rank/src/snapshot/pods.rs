@@ -137,7 +137,8 @@ pub(super) fn read_pods(
             Some(g) => format!("{ns}/{g}"),
             None => key.clone(),
         };
-        let task = pod_task(key, pod, now, nodes, m, problems);
+        let mut task = pod_task(key, pod, now, nodes, m, problems);
+        super::dra::add_pod_gpus(model, key, pod, &mut task.req, problems);
         let status = task.status;
         let label_queue = options.queue_label(&pod.metadata.labels).cloned();
         let foreign = pod
