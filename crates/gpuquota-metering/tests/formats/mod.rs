@@ -443,3 +443,41 @@ fn the_consuming_conversion_moves_the_grid_and_meters_the_same() {
         bad.into_input_with(&mut none).unwrap_err().to_string()
     );
 }
+
+#[test]
+fn gpus_claimed_through_dra_are_metered_like_any_other() {
+    // The exporter labels a GPU allocated through a ResourceClaim with the claim, driver,
+    // pool and device as well as the pod (NVIDIA/dcgm-exporter:
+    // internal/pkg/transformation/const.go, dra.go); the pod decides the department alike.
+    let dra = r#",dra_claim_name="train-0-gpus-x7k2p",dra_claim_namespace="team-a",dra_driver_name="gpu.nvidia.com",dra_pool_name="n1",dra_device_name="gpu-0""#;
+    let plain = |util: u32| {
+        format!("DCGM_FI_DEV_GPU_UTIL{{{GPU0},namespace=\"team-a\",pod=\"p\"}} {util}\n")
+    };
+    let claimed = |util: u32| {
+        format!("DCGM_FI_DEV_GPU_UTIL{{{GPU0}{dra},namespace=\"team-a\",pod=\"p\"}} {util}\n")
+    };
+    let entries = "[{path: s1.prom, scrapeTime: 0}, {path: s2.prom, scrapeTime: 600}, {path: s3.prom, scrapeTime: 1200}]";
+    let off = format!("DCGM_FI_DEV_GPU_UTIL{{{GPU0}}} 0\n");
+    let by_plugin = run(
+        entries,
+        &[
+            ("s1.prom", plain(50)),
+            ("s2.prom", plain(30)),
+            ("s3.prom", off.clone()),
+        ],
+    )
+    .unwrap();
+    let by_claim = run(
+        entries,
+        &[
+            ("s1.prom", claimed(50)),
+            ("s2.prom", claimed(30)),
+            ("s3.prom", off),
+        ],
+    )
+    .unwrap();
+    // scrapes 600 s apart: each stands for the 300 s lookback, so 600 s = 0.166667 h held,
+    // busy (0.5 × 300 + 0.3 × 300) / 600 = 0.4
+    assert_eq!(used(&by_claim), [row("A", "0.166667", Some("0.4000"))]);
+    assert_eq!(used(&by_claim), used(&by_plugin));
+}
