@@ -50,7 +50,7 @@ impl<'a> QuotaUse<'a> {
         let used = world
             .resource_quotas
             .iter()
-            .map(|q| vec![0; q.hard.len()])
+            .map(|q| vec![0; q.hard.len() + q.claims.len()])
             .collect();
         QuotaUse {
             world,
@@ -70,9 +70,27 @@ impl<'a> QuotaUse<'a> {
                 .applies_to_priority_class(w.priority_class.as_deref())
     }
 
-    /// What workload `wl` counts against hard key `k` of quota `q`.
+    /// What workload `wl` counts against hard key `k` of quota `q` (the keys after `hard`
+    /// are the ResourceClaim keys, charged for the claims its pods make from templates).
     fn charge(&self, q: usize, k: usize, wl: usize) -> i64 {
-        match self.world.resource_quotas[q].hard[k].1 {
+        let rq = &self.world.resource_quotas[q];
+        let Some(h) = rq.hard.get(k) else {
+            let key = rq
+                .claims
+                .get(k - rq.hard.len())
+                .map_or("", |c| c.0.as_str());
+            return self.world.workloads[gpuquota_cohort::world::WlId::new(wl)]
+                .pod_sets
+                .iter()
+                .map(|ps| {
+                    ps.claims
+                        .iter()
+                        .find(|c| c.0 == key)
+                        .map_or(0, |c| c.1.saturating_mul(i64::from(ps.count)))
+                })
+                .fold(0_i64, i64::saturating_add);
+        };
+        match h.1 {
             None => self.pods[wl],
             Some(r) => self.demand[wl][r.index()],
         }
@@ -125,6 +143,21 @@ impl<'a> QuotaUse<'a> {
                             fmt(self.used[q][k]),
                             key,
                             fmt(hard.0)
+                        ),
+                    ));
+                }
+            }
+            let rq = &world.resource_quotas[q];
+            for (c, (key, hard)) in rq.claims.iter().enumerate() {
+                let k = rq.hard.len() + c;
+                let req = self.charge(q, k, w);
+                if req > 0 && self.used[q][k].saturating_add(req) > *hard {
+                    return Some((
+                        "Forbidden".to_owned(),
+                        format!(
+                            "exceeded quota: {}, requested: {key}={req}, used: {key}={}, \
+                             limited: {key}={hard}",
+                            rq.name, self.used[q][k]
                         ),
                     ));
                 }
