@@ -782,12 +782,12 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 .fold(0_i64, i64::saturating_add)
         };
         let w = &world.workloads[wl];
-        for (key, hard) in &rq.claims {
+        for ((key, hard), standing) in rq.claims.iter().zip(&rq.claims_used) {
             let req = demand(wl, counts, key);
             if req == 0 {
                 continue;
             }
-            let mut used: i64 = 0;
+            let mut used: i64 = *standing;
             for (i, other) in world.workloads.iter_enumerated() {
                 if i == wl || other.namespace != w.namespace || self.reservations[i].is_none() {
                     continue;

@@ -218,6 +218,9 @@ pub struct RqInfo {
     /// The ResourceClaim keys (`<class>.deviceclass.resource.k8s.io/devices`,
     /// `count/resourceclaims.resource.k8s.io`) and their hard amounts.
     pub claims: Vec<(String, i64)>,
+    /// Per claim key, what the namespace's ResourceClaim objects not owned by a pod (claims
+    /// by name) already use.
+    pub claims_used: Vec<i64>,
     /// The quota object (scope selector).
     pub object: gpuquota_model::core::ResourceQuota,
 }

@@ -130,3 +130,22 @@ fn resource_quota_claim_key_caps_the_claims_pods_create() {
          gpu.nvidia.com.deviceclass.resource.k8s.io/devices=4"
     );
 }
+
+#[test]
+fn claims_by_name_already_in_the_namespace_count_as_used() {
+    // a shared claim of 3 GPUs (no pod owns it) uses 3 of the cap of 4: a 2-device pod waits;
+    // a claim a pod owns was made from a template and is not counted again
+    let rq = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: dra, namespace: ns}\nspec:\n  hard:\n    gpu.nvidia.com.deviceclass.resource.k8s.io/devices: \"4\"\n---\n";
+    let shared = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: shared, namespace: ns}\nspec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 3}}]}}\n---\n";
+    let owned = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: p-gpus-x1, namespace: ns, ownerReferences: [{apiVersion: v1, kind: Pod, name: p, uid: u, controller: true}]}\nspec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 8}}]}}\n---\n";
+    let mut y = eight_gpus() + MAPPING + &two_gpus() + rq + shared + owned;
+    y += &claiming("two", 1, 1, "resourceClaimTemplateName: two-gpus");
+    let r = run(&y);
+    assert!(admitted_names(&r).is_empty());
+    assert_eq!(
+        pending_of(&r, "ns/two").message,
+        "exceeded quota: dra, requested: gpu.nvidia.com.deviceclass.resource.k8s.io/devices=2, \
+         used: gpu.nvidia.com.deviceclass.resource.k8s.io/devices=3, limited: \
+         gpu.nvidia.com.deviceclass.resource.k8s.io/devices=4"
+    );
+}

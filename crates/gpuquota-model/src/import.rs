@@ -21,7 +21,10 @@
 //!   LocalQueue, Workload, WorkloadPriorityClass (`v1beta1`, `v1beta2`; Cohort also
 //!   `v1alpha1`); `config.kueue.x-k8s.io` Configuration; `scheduling.k8s.io` PriorityClass;
 //!   core Namespace, ResourceQuota, Pod, Node (`v1`); `scheduling.run.ai` Queue (`v2`) and
-//!   PodGroup (`v2alpha2`); `gpuquota.dev` Budget (`v1alpha1`, [`crate::budget`]). Another version of a kind read is read as the latest, with a
+//!   PodGroup (`v2alpha2`); `gpuquota.dev` Budget (`v1alpha1`, [`crate::budget`]); the
+//!   workload objects of [`crate::workloads`] (Jobs, JobSets, …, LimitRanges, ConfigMaps and
+//!   `resource.k8s.io` DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice,
+//!   kept verbatim for the conversions). Another version of a kind read is read as the latest, with a
 //!   warning. Every other kind is skipped with a warning (code `unknown-kind`) that suggests
 //!   the closest kind read when one is close (`ClusterQeue` → `ClusterQueue`).
 //! - **Unknown fields** are ignored with a warning naming the field path in Kubernetes'

@@ -58,6 +58,11 @@
 //!   convert them, into Workloads and PodGroups with their upstream names, counts, minimums,
 //!   priorities and queues, with the namespaces' LimitRange defaults ([`workloads`], which
 //!   lists every kind read and every kind skipped with a warning).
+//! - **Dynamic Resource Allocation.** DeviceClasses, ResourceClaims, ResourceClaimTemplates,
+//!   ResourceSlices and pods' `spec.resourceClaims` are read (`resource.k8s.io/v1`, also
+//!   `v1beta1`/`v1beta2`) and counted as Kueue, kube's ResourceQuota evaluator and KAI count
+//!   them (`workloads::dra`, which lists every field read, modelled, warned about or refused,
+//!   with the upstream file behind each rule).
 //! - **A readable oracle.** [`quota_tree`] computes Kueue's `SubtreeQuota`, `localQuota`,
 //!   `available` and `potentialAvailable` by plain recursion, as the reference the engines'
 //!   fast versions are tested against.

@@ -893,6 +893,7 @@ codes::OVER_ADMISSION,
             }
             resource_quotas.push(RqInfo {
                 name: rq.metadata.name.clone(),
+                claims_used: dra::standing_claims(model, &ns, &claims),
                 namespace: ns,
                 hard,
                 claims,

@@ -22,18 +22,41 @@
 //! | ResourceQuota | per ResourceClaim (one per pod per template claim): `count/resourceclaims.resource.k8s.io` 1 and `<class>.deviceclass.resource.k8s.io/devices` = `count` (`ExactCount`), [`ALLOCATION_RESULTS_MAX_SIZE`] (`All`), the largest alternative per class (`firstAvailable`), 0 for an unknown mode ([`claim_quota_usage`]) | kubernetes/kubernetes: pkg/quota/v1/evaluator/core/resource_claims.go |
 //! | KAI | per pod, per claim (by name, or the claim its template makes): `exactly` requests whose class name contains `gpu` (any case) count as GPUs, `ExactCount` its `count` (0 → 1), `All` as 1; a node offers the devices of the ResourceSlices for it (`nodeName`, or `allNodes`) whose driver contains `gpu` ([`kai_pod_gpus`], [`kai_node_gpus`]) | NVIDIA/KAI-Scheduler: pkg/common/resources/dra.go, pkg/common/resources/dra_node_resources.go |
 //!
-//! # Read, warned about, not modelled
+//! # Every kind and field, and what becomes of it
 //!
-//! Warned about (code `not-modelled`, naming the object and field), counted as above
-//! regardless: CEL `selectors` (not evaluated: every device of the class is taken to
-//! match), `constraints` and `config` of a claim, a DeviceClass's `extendedResourceName`
-//! (extended resources backed by DRA), a ResourceSlice's `sharedCounters` and a device's
-//! `consumesCounters` (partitionable devices), and the Configuration's
-//! `deviceClassMappings[].sources` (Kueue's counter- and capacity-backed quota; a Workload
-//! using such a class stays pending with a message saying it is not modelled, rather than
-//! being charged nothing). A pod or pod template naming a claim or template that is not in
-//! the files gets a `missing-reference` warning. Kubernetes' DRA scheduling (which node's
-//! devices a claim is allocated from) is not modelled beyond KAI's per-node GPU count.
+//! | Kind / field | Read by | Decision | Upstream file |
+//! |---|---|---|---|
+//! | Pod (and every pod template) `spec.resourceClaims[].name`, `resourceClaimTemplateName` | Kueue, ResourceQuota, KAI | modelled as in the table above | kubernetes-sigs/kueue: pkg/dra/claims.go; NVIDIA/KAI-Scheduler: pkg/common/resources/dra.go |
+//! | Pod `spec.resourceClaims[].resourceClaimName` | Kueue, KAI | Kueue: refused (pending, `Misconfigured`, "KueueDRAIntegration feature does not support use of resource claims"); KAI: the named claim counted; ResourceQuota: not charged per pod (the claim exists once) | kubernetes-sigs/kueue: pkg/controller/core/workload_controller.go, pkg/workload/workload.go (`HasResourceClaim`) |
+//! | Pod `status.resourceClaimStatuses` | KAI | the claim a template made, when it is in the files | NVIDIA/KAI-Scheduler: pkg/common/resources/dra.go (`GetResourceClaimName`) |
+//! | containers' `resources.claims` | — | kept, not read: every claim of the pod counts whatever container uses it, as upstream counts per pod | kubernetes-sigs/kueue: pkg/dra/claims.go |
+//! | ResourceClaimTemplate `spec.spec.devices.requests[]` | Kueue, ResourceQuota, KAI | modelled | as above |
+//! | ResourceClaim `spec.devices.requests[]` | ResourceQuota (claim by name: not per pod), KAI | modelled | as above |
+//! | request `exactly.deviceClassName`, `allocationMode`, `count`, `adminAccess` | all | modelled (`adminAccess: true`: Kueue 0) | kubernetes-sigs/kueue: pkg/dra/claims.go |
+//! | request `firstAvailable[]` | all | Kueue: refused; ResourceQuota: largest alternative per class; KAI: 0 | kubernetes-sigs/kueue: pkg/dra/claims.go; kubernetes/kubernetes: pkg/quota/v1/evaluator/core/resource_claims.go; NVIDIA/KAI-Scheduler: pkg/common/resources/dra.go |
+//! | request `exactly.selectors[]` (CEL) | — | warned (`not-modelled`): not evaluated, every device of the class is taken to match (Kueue also compiles them and checks them against the cluster's devices) | kubernetes-sigs/kueue: pkg/dra/claims.go (`validateCELSelectorsAgainstDevices`) |
+//! | claim `devices.constraints`, `devices.config` | — | warned (`not-modelled`) | — |
+//! | a request of the wrong shape (`count: "2"`) | — | warned (`invalid-workload-object`); the claim counts no devices | — |
+//! | DeviceClass (any field) | — | read (kept); its `selectors` and `config` are not needed by any count (Kueue maps the class by name, KAI tests the name) | kubernetes-sigs/kueue: pkg/dra/mapper.go |
+//! | DeviceClass `spec.extendedResourceName` | — | warned (`not-modelled`): extended resources backed by DRA | kubernetes-sigs/kueue: pkg/dra/extended_resources.go |
+//! | ResourceSlice `spec.driver`, `nodeName`, `allNodes`, `devices[]` | KAI | modelled: the node's GPUs (added to its `nvidia.com/gpu` allocatable) | NVIDIA/KAI-Scheduler: pkg/common/resources/dra_node_resources.go |
+//! | ResourceSlice `spec.sharedCounters`, `devices[].consumesCounters` | — | warned (`not-modelled`): partitionable devices | kubernetes-sigs/kueue: pkg/dra/counters.go |
+//! | ResourceSlice `spec.pool`, `nodeSelector`, device `attributes`, `capacity` | — | kept, not read | — |
+//! | Configuration `resources.deviceClassMappings[].name`, `deviceClassNames` | Kueue | modelled and validated | kubernetes-sigs/kueue: pkg/dra/mapper.go, pkg/config/validation.go |
+//! | Configuration `resources.deviceClassMappings[].sources` | — | warned: counter- and capacity-backed quota (partitionable devices / MIG counters, consumable capacity; Kueue 0.19 turns the first on by default) is not modelled; a Workload using such a class stays pending with a message saying so, rather than being charged nothing | kubernetes-sigs/kueue: pkg/dra/counters.go, pkg/dra/capacity.go |
+//! | ResourceQuota `spec.hard[<class>.deviceclass.resource.k8s.io/devices]`, `[count/resourceclaims.resource.k8s.io]` | Kueue engine, ResourceQuota engine | valid (whole numbers); caps the claims the pods of Workloads with a reservation (running, in the simulator) make from templates, plus the claims by name in the namespace | kubernetes/kubernetes: pkg/quota/v1/evaluator/core/resource_claims.go |
+//! | ResourceQuota `spec.hard[requests.<class>.deviceclass.resource.k8s.io/devices]` | — | valid, warned (`ignored-by-engines`): the evaluator charges claims under the key without `requests.`, so it caps nothing | kubernetes/kubernetes: pkg/quota/v1/evaluator/core/resource_claims.go |
+//!
+//! Deviations: upstream examines the device classes of one template in map order when
+//! several are unmapped; gpuquota names the first in name order. A template missing from
+//! the files leaves the Workload pending with the message Kueue's failed lookup gives
+//! (`failed to get claim spec for ResourceClaimTemplate … not found`) and a
+//! `missing-reference` warning. ResourceQuota usage is the claims of the Workloads with a
+//! reservation plus the namespace's ResourceClaim objects that no pod owns (claims by
+//! name); a claim a pod owns was made from a template and counts with its Workload. A pod or pod template naming a claim or template that
+//! is not in the files gets a `missing-reference` warning. Kubernetes' DRA scheduling
+//! (which device a claim is allocated from, per node) is not modelled beyond KAI's per-node
+//! GPU count.
 
 use std::collections::BTreeMap;
 

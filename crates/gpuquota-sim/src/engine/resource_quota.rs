@@ -50,7 +50,12 @@ impl<'a> QuotaUse<'a> {
         let used = world
             .resource_quotas
             .iter()
-            .map(|q| vec![0; q.hard.len() + q.claims.len()])
+            .map(|q| {
+                // the claims by name already in the namespace use their share from the start
+                let mut u = vec![0; q.hard.len()];
+                u.extend_from_slice(&q.claims_used);
+                u
+            })
             .collect();
         QuotaUse {
             world,

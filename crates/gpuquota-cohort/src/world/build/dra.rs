@@ -107,3 +107,45 @@ pub(super) fn add_devices(req: &mut ResourceList, resource: &str, n: i64) -> Opt
     req.insert(name, sum);
     Some(())
 }
+
+/// What the ResourceClaim objects of namespace `ns` that no pod owns (claims by name, which
+/// exist once) use of each claim key in `keys`; claims a pod owns were made from a template
+/// and are counted with their Workload.
+#[cfg(feature = "serde")]
+pub(super) fn standing_claims(model: &Model, ns: &str, keys: &[(String, i64)]) -> Vec<i64> {
+    use gpuquota_model::workloads::{ObjectKind, dra};
+    let mut used = vec![0_i64; keys.len()];
+    if keys.is_empty() {
+        return used;
+    }
+    for o in model.workload_objects.values() {
+        if o.kind != ObjectKind::ResourceClaim || o.namespace() != ns {
+            continue;
+        }
+        let owned_by_pod = o
+            .metadata
+            .other
+            .get("ownerReferences")
+            .and_then(|r| r.as_array())
+            .is_some_and(|refs| {
+                refs.iter()
+                    .any(|r| r.get("kind").and_then(serde_json::Value::as_str) == Some("Pod"))
+            });
+        if owned_by_pod {
+            continue;
+        }
+        let Ok(usage) = dra::claim_quota_usage(o.spec.as_value()) else {
+            continue;
+        };
+        for ((k, _), u) in keys.iter().zip(used.iter_mut()) {
+            *u = u.saturating_add(usage.get(k).copied().unwrap_or(0));
+        }
+    }
+    used
+}
+
+/// Without the `serde` feature no ResourceClaim is kept.
+#[cfg(not(feature = "serde"))]
+pub(super) fn standing_claims(_: &Model, _: &str, keys: &[(String, i64)]) -> Vec<i64> {
+    vec![0; keys.len()]
+}
