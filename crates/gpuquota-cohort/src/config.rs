@@ -562,4 +562,60 @@ mod tests {
             ]
         );
     }
+
+    // kubernetes-sigs/kueue: pkg/config/validation.go, `validateDeviceClassMappings`;
+    // pkg/dra/mapper.go (the first mapping of a class wins)
+    #[test]
+    fn device_class_mappings_are_read_and_checked_like_upstream() {
+        let r = rules(
+            r#"{"deviceClassMappings": [
+                 {"name": "nvidia.com/gpu", "deviceClassNames": ["gpu.nvidia.com", "gpu.example.com"]},
+                 {"name": "example.com/mig", "deviceClassNames": ["mig.nvidia.com"],
+                  "sources": [{"counter": {"driver": "gpu.nvidia.com", "name": "memory"}}]}]}"#,
+        );
+        assert_eq!(
+            r.device_class("gpu.example.com"),
+            Some(("nvidia.com/gpu", false))
+        );
+        assert_eq!(
+            r.device_class("mig.nvidia.com"),
+            Some(("example.com/mig", true))
+        );
+        assert_eq!(r.device_class("nic.example.com"), None);
+        // the mappings change no request by themselves
+        assert!(r.is_empty());
+        let v: serde_json::Value = serde_json::from_str(
+            r#"{"deviceClassMappings": [
+                 {"name": "a", "deviceClassNames": ["x", "x"]},
+                 {"name": "a", "deviceClassNames": []},
+                 {"name": "b", "deviceClassNames": ["x"]}]}"#,
+        )
+        .expect("json");
+        let c = Configuration {
+            resources: Some(v.into()),
+            ..Configuration::default()
+        };
+        let e = ResourceRules::from_configuration(Some(&c)).unwrap_err();
+        assert_eq!(
+            e,
+            [
+                (
+                    "resources.deviceClassMappings[0].deviceClassNames[1]".to_owned(),
+                    "Duplicate value: \"x\"".to_owned()
+                ),
+                (
+                    "resources.deviceClassMappings[1].deviceClassNames".to_owned(),
+                    "Required value: at least one device class name is required".to_owned()
+                ),
+                (
+                    "resources.deviceClassMappings[1].name".to_owned(),
+                    "Duplicate value: \"a\"".to_owned()
+                ),
+                (
+                    "resources.deviceClassMappings[2].deviceClassNames[0]".to_owned(),
+                    "Invalid value: \"x\": device class already mapped to resource a".to_owned()
+                ),
+            ]
+        );
+    }
 }
