@@ -127,10 +127,17 @@
 //!     multiplied by the pod count, as upstream's `totalRequestsFromPodSets` does
 //!     (kubernetes-sigs/kueue: pkg/workload/workload.go; types in
 //!     kubernetes-sigs/kueue: apis/config/v1beta2/configuration_types.go). Invalid entries are
-//!     field errors of the Configuration; `deviceClassMappings`, `quotaCheckStrategy:
-//!     IgnoreUndeclared` and every Configuration field that changes admission but is not
-//!     simulated (`waitForPodsReady`, `featureGates`, `multiKueue`, ...) are warnings naming
-//!     the field.
+//!     field errors of the Configuration; `quotaCheckStrategy: IgnoreUndeclared` and every
+//!     Configuration field that changes admission but is not simulated (`waitForPodsReady`,
+//!     `featureGates`, `multiKueue`, ...) are warnings naming the field.
+//!     `deviceClassMappings` (Dynamic Resource Allocation) add the devices of a PodSet's
+//!     claims from templates to the mapped quota resource in its per-pod requests, after the
+//!     transformations (kubernetes-sigs/kueue: pkg/dra/claims.go); what Kueue refuses (a claim
+//!     by name, `allocationMode: All`, `firstAvailable`, an unmapped device class) stays
+//!     pending with reason `Misconfigured` and Kueue's message
+//!     (pkg/controller/core/workload_controller.go). A mapping's `sources` (partitionable
+//!     devices' counters, consumable capacity) are warned about and not modelled.
+//!     Rules and messages: `gpuquota_model::workloads::dra`.
 //! 11. **Reclaimable pods need no quota**: a workload's `status.reclaimablePods` lowers its
 //!     PodSet counts, pending or admitted (upstream `podSetsCountsAfterReclaim`, the
 //!     ReclaimablePods gate on by default): 5 pods of which 2 are reclaimable ask for 3 pods'
@@ -221,15 +228,18 @@
 //! # Deliberate deviations
 //!
 //! - Topology-aware scheduling, admission checks, `PodsReady`, elastic workload slices,
-//!   `ConcurrentAdmission` and Dynamic Resource Allocation are not modelled (admission checks
-//!   are treated as ready). Each use of them in the input is a warning naming the field or
-//!   annotation: `podSets[].topologyRequest`, the pod-template annotations
-//!   `kueue.x-k8s.io/podset-required-topology`, `podset-preferred-topology` and
-//!   `podset-unconstrained-topology`, `waitForPodsReady`, `resources.deviceClassMappings`.
+//!   `ConcurrentAdmission` and DRA's counter- and capacity-backed quota are not modelled
+//!   (admission checks are treated as ready). Each use of them in the input is a warning
+//!   naming the field or annotation: `podSets[].topologyRequest`, the pod-template
+//!   annotations `kueue.x-k8s.io/podset-required-topology`, `podset-preferred-topology` and
+//!   `podset-unconstrained-topology`, `waitForPodsReady`,
+//!   `resources.deviceClassMappings[].sources`.
 //!   Feature gates stay at their defaults (a `featureGates` stanza is a warning).
 //! - Cohort trees are limited to 1,000 levels (upstream has no limit).
-//! - A namespace ResourceQuota is checked at admission (requests and `pods` caps; `limits.*`
-//!   caps are reported as not enforced). Upstream Kueue leaves it to the API server. A quota's
+//! - A namespace ResourceQuota is checked at admission (requests, `pods` and the claim keys
+//!   `<class>.deviceclass.resource.k8s.io/devices` and `count/resourceclaims.resource.k8s.io`,
+//!   charged for the claims each pod makes from templates, plus the namespace's claims by
+//!   name; `limits.*` caps are reported as not enforced). Upstream Kueue leaves it to the API server. A quota's
 //!   usage is that of the workloads holding a reservation in its namespace and scope
 //!   (`scopeSelector` PriorityClass), those admitted earlier in the same cycle included.
 //! - `SchedulingEquivalenceHashing` compares the scheduling shape (priority and, per PodSet,
