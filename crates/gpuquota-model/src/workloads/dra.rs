@@ -564,13 +564,11 @@ pub(crate) fn warn(model: &Model, warnings: &mut Warnings) {
             );
         };
         match o.kind {
-            ObjectKind::DeviceClass => {
-                if spec.get("extendedResourceName").is_some() {
-                    nm(
-                        "spec.extendedResourceName".into(),
-                        "an extended resource backed by DRA",
-                    );
-                }
+            ObjectKind::DeviceClass if spec.get("extendedResourceName").is_some() => {
+                nm(
+                    "spec.extendedResourceName".into(),
+                    "an extended resource backed by DRA",
+                );
             }
             ObjectKind::ResourceSlice => {
                 if spec.get("sharedCounters").is_some() {
