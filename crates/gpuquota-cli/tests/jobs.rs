@@ -320,3 +320,43 @@ fn limit_range_defaults_count_for_jobs_and_workloads_alike() {
     assert_eq!(admitted(&v)[0].0, "ns/job-older-fb226");
     assert_eq!(pending(&v), vec!["ns/job-newer-68b09".to_owned()]);
 }
+
+#[test]
+fn jobs_claiming_gpus_through_dra_are_charged_under_the_mapped_resource() {
+    // kubernetes-sigs/kueue: pkg/dra/claims.go — with `deviceClassMappings` a claim template
+    // of 2 GPUs costs 2 nvidia.com/gpu per pod: 3 pods take 6 of the 8 GPUs and a second
+    // Job of 2 pods (4 more) waits, although no container asks for nvidia.com/gpu.
+    let platform = PLATFORM.replace(
+        "integrations:",
+        "resources:\n  deviceClassMappings: [{name: nvidia.com/gpu, deviceClassNames: [gpu.nvidia.com]}]\nintegrations:",
+    );
+    let job = |name: &str, hour: u32, pods: u32| {
+        format!(
+            "---\napiVersion: batch/v1\nkind: Job\nmetadata: {{name: {name}, namespace: ns, creationTimestamp: \"2026-04-01T{hour:02}:00:00Z\", labels: {{kueue.x-k8s.io/queue-name: q}}}}\n\
+             spec: {{parallelism: {pods}, completions: {pods}, suspend: true, template: {{spec: {{resourceClaims: [{{name: gpus, resourceClaimTemplateName: two-gpus}}], containers: [{{name: c, resources: {{requests: {{cpu: \"1\"}}, claims: [{{name: gpus}}]}}}}]}}}}}}\n"
+        )
+    };
+    let objects = format!(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {{name: two-gpus, namespace: ns}}\n\
+         spec: {{spec: {{devices: {{requests: [{{name: gpus, exactly: {{deviceClassName: gpu.nvidia.com, count: 2}}}}]}}}}}}\n{}{}",
+        job("first", 1, 3),
+        job("second", 2, 2)
+    );
+    let files = write(
+        "dra",
+        &[
+            ("platform.yaml", platform.as_str()),
+            ("objects.yaml", objects.as_str()),
+        ],
+    );
+    let out = gpuquota(&["kueue", "schedule", &files[0], &files[1]]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "", "warnings");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let names: Vec<String> = admitted(&v).into_iter().map(|a| a.0).collect();
+    assert_eq!(names.len(), 1, "{v}");
+    assert!(names[0].starts_with("ns/job-first-"), "{v}");
+    let p = pending(&v);
+    assert_eq!(p.len(), 1, "{v}");
+    assert!(p[0].starts_with("ns/job-second-"), "{v}");
+}
