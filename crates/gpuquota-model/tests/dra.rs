@@ -159,3 +159,38 @@ fn resource_quota_claim_keys_are_valid() {
     assert_eq!(p.len(), 1, "{p:?}");
     assert!(p[0].to_string().contains("must be an integer"), "{}", p[0]);
 }
+
+const PARTITIONABLE: &str = include_str!("data/dra-partitionable.yaml");
+
+#[test]
+fn partitionable_devices_are_read_and_warned_about() {
+    let mut fast = Importer::new();
+    fast.add_str("t", PARTITIONABLE);
+    let mut exact = Importer::exact();
+    exact.add_str("t", PARTITIONABLE);
+    assert_eq!(fast.finish(), exact.finish());
+    let w = warnings(PARTITIONABLE);
+    for field in [
+        "spec.sharedCounters",
+        "spec.devices[0].consumesCounters",
+        "spec.devices[1].consumesCounters",
+        "spec.extendedResourceName",
+    ] {
+        assert!(
+            w.iter()
+                .any(|m| m.contains(field) && m.contains("not modelled")),
+            "{field}: {w:?}"
+        );
+    }
+    assert_eq!(w.len(), 4, "{w:?}");
+    let m = gpuquota_model::import_str("p.yaml", PARTITIONABLE)
+        .unwrap()
+        .model;
+    // KAI counts the slice's two devices as two GPUs of the node (its count ignores counters)
+    assert_eq!(dra::kai_node_gpus(&m).0["dgx-02"], 2);
+    let spec = dra::template_spec(&m, "team-b", "one-mig").unwrap();
+    assert_eq!(
+        dra::claim_quota_usage(spec).unwrap()["mig.nvidia.com.deviceclass.resource.k8s.io/devices"],
+        1
+    );
+}
