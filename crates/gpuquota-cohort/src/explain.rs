@@ -212,6 +212,9 @@ pub enum Pending {
     ClusterQueueInactive(String),
     /// The workload is deactivated (`spec.active: false`).
     Deactivated,
+    /// The workload's `kueue.x-k8s.io/admission-gated-by` annotation keeps it from
+    /// admission (the gate's value, e.g. a controller's name).
+    AdmissionGated(String),
     /// The namespace does not match the ClusterQueue's `namespaceSelector`.
     NamespaceMismatch,
     /// A namespace ResourceQuota would be exceeded.
@@ -303,6 +306,7 @@ impl Pending {
             | Pending::NamespaceMismatch => "Misconfigured",
             Pending::LocalQueueInactive(_) | Pending::ClusterQueueInactive(_) => "Suspended",
             Pending::Deactivated => "Deactivated",
+            Pending::AdmissionGated(_) => "AdmissionGated",
             Pending::ResourceQuotaExceeded { .. } => "Forbidden",
             Pending::NoFit { reason, .. } => reason.as_str(),
             Pending::NoCandidates { .. } | Pending::NoLongerFits | Pending::OverlappingTargets => {
@@ -327,6 +331,7 @@ impl Pending {
             Pending::ClusterQueueMissing(q) => format!("ClusterQueue {q} doesn't exist"),
             Pending::ClusterQueueInactive(q) => format!("ClusterQueue {q} is inactive"),
             Pending::Deactivated => "The workload is deactivated".to_owned(),
+            Pending::AdmissionGated(g) => format!("Admission is gated by: {g}"),
             Pending::NamespaceMismatch => {
                 "workload namespace doesn't match ClusterQueue selector".to_owned()
             }
@@ -391,6 +396,9 @@ impl Pending {
                 format!("It waits because ClusterQueue {q:?} is inactive.")
             }
             Pending::Deactivated => "It waits because it is deactivated.".to_owned(),
+            Pending::AdmissionGated(g) => {
+                format!("It waits because its admission is gated by {g:?}.")
+            }
             Pending::NamespaceMismatch => {
                 "It waits because its namespace may not use the ClusterQueue.".to_owned()
             }

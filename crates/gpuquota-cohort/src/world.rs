@@ -191,6 +191,12 @@ pub struct WorkloadInfo {
     pub created: Timestamp,
     /// `spec.active` (default true).
     pub active: bool,
+    /// The `kueue.x-k8s.io/admission-gated-by` annotation when set and not empty: the
+    /// workload is not admissible while it is (kubernetes-sigs/kueue: pkg/workload/workload.go,
+    /// `HasAdmissionGate`, `IsAdmissible`; the `AdmissionGatedBy` feature, beta and on by
+    /// default since Kueue 0.19, pkg/features/kube_features.go). `None` when the
+    /// Configuration's `featureGates` turns `AdmissionGatedBy` off.
+    pub gated_by: Option<String>,
     /// PodSets.
     pub pod_sets: Vec<PodSetInfo>,
     /// Where it queues.

@@ -577,7 +577,10 @@ mod tests {
             containers: vec![container(&[("memory", "3Mi")], false)],
             ..Default::default()
         };
-        assert_eq!(spec.effective_requests().unwrap(), list(&[("memory", "3Mi")]));
+        assert_eq!(
+            spec.effective_requests().unwrap(),
+            list(&[("memory", "3Mi")])
+        );
         // "pod-level resources, container-level resources, init and sidecar container set":
         // the pod level (15Mi, 18m) wins over the containers' 11Mi, 12m.
         let spec = PodSpec {
@@ -609,7 +612,11 @@ mod tests {
         };
         assert_eq!(
             spec.effective_requests().unwrap(),
-            list(&[("cpu", "4250m"), ("memory", "16Gi"), ("nvidia.com/gpu", "8")])
+            list(&[
+                ("cpu", "4250m"),
+                ("memory", "16Gi"),
+                ("nvidia.com/gpu", "8")
+            ])
         );
     }
 

@@ -95,6 +95,7 @@ mod tests {
             priority_class: None,
             created: Timestamp::EPOCH,
             active: true,
+            gated_by: None,
             pod_sets,
             queue: QueueRef::Cq(CqId::new(0)),
             admitted: None,

@@ -416,7 +416,9 @@ pub fn diagnostics_of(model: &Model, options: &Options, kinds: &[Kind]) -> Diagn
         .filter(|p| kinds.contains(&p.kind))
     {
         let (severity, code) = match p.error_type {
-            ErrorType::NotFound if !options.complete => (Severity::Warning, codes::NOT_FOUND),
+            ErrorType::NotFound if !options.complete && p.detail != workload::NO_SUCH_POD_SET => {
+                (Severity::Warning, codes::NOT_FOUND)
+            }
             ErrorType::NotFound => (Severity::Error, codes::NOT_FOUND),
             ErrorType::Duplicate if p.detail.starts_with("more than one ") => {
                 (Severity::Error, codes::DUPLICATE_OBJECT)
@@ -464,8 +466,40 @@ pub fn diagnostics_of(model: &Model, options: &Options, kinds: &[Kind]) -> Diagn
     for d in crate::workloads::limitrange::diagnostics(model) {
         out.push(d);
     }
+    if kinds.contains(&Kind::Queue) {
+        for (key, q) in &model.queues {
+            for (field, message) in kai_queues::limits_below_quota(q) {
+                out.push(
+                    Diagnostic::warning(LIMIT_BELOW_QUOTA, message)
+                        .object("Queue", key.clone())
+                        .field(field),
+                );
+            }
+        }
+    }
+    if kinds.contains(&Kind::PodGroup) {
+        let queueless = model
+            .pod_groups
+            .iter()
+            .filter(|(_, pg)| pg.spec.queue.is_empty());
+        for (key, _) in queueless {
+            out.push(
+                Diagnostic::warning(
+                    codes::NOT_FOUND,
+                    "not set (KAI's PodGroup CRD does not require it): the queue is the \
+                     PodGroup's queue label, else its pods'; with neither, KAI's scheduler \
+                     finds no Queue \"\" and the job stays pending (QueueDoesNotExist)",
+                )
+                .object("PodGroup", key.clone())
+                .field("spec.queue"),
+            );
+        }
+    }
     out
 }
+
+/// A KAI Queue whose `limit` is below its `quota` for a resource (a warning: KAI accepts it).
+pub const LIMIT_BELOW_QUOTA: crate::diag::Code = crate::diag::Code::new("limit-below-quota");
 
 /// Every problem of `model`, empty when it is valid. Never panics.
 ///
