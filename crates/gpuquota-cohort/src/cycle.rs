@@ -378,10 +378,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                         Some(Pending::ClusterQueueInactive(cq.name.clone()))
                     } else if !w.active {
                         Some(Pending::Deactivated)
-                    } else if let Some(g) = &w.gated_by {
-                        Some(Pending::AdmissionGated(g.clone()))
                     } else {
-                        None
+                        w.gated_by.clone().map(Pending::AdmissionGated)
                     }
                 }
             };
