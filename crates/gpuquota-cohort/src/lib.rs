@@ -226,7 +226,12 @@
 //!   annotation: `podSets[].topologyRequest`, the pod-template annotations
 //!   `kueue.x-k8s.io/podset-required-topology`, `podset-preferred-topology` and
 //!   `podset-unconstrained-topology`, `waitForPodsReady`, `resources.deviceClassMappings`.
-//!   Feature gates stay at their defaults (a `featureGates` stanza is a warning).
+//!   Feature gates stay at their defaults (a `featureGates` stanza is a warning), except
+//!   `AdmissionGatedBy`: a Workload annotated `kueue.x-k8s.io/admission-gated-by` stays
+//!   pending with reason `AdmissionGated` ("Admission is gated by: <value>",
+//!   kubernetes-sigs/kueue pkg/controller/core/workload_controller.go) unless the
+//!   Configuration's `featureGates` sets `AdmissionGatedBy: false`; with no timeline of
+//!   annotation changes, the gate holds for the whole run.
 //! - Cohort trees are limited to 1,000 levels (upstream has no limit).
 //! - A namespace ResourceQuota is checked at admission (requests and `pods` caps; `limits.*`
 //!   caps are reported as not enforced). Upstream Kueue leaves it to the API server. A quota's
