@@ -228,7 +228,7 @@
 //!   `podset-unconstrained-topology`, `waitForPodsReady`, `resources.deviceClassMappings`.
 //!   Feature gates stay at their defaults (a `featureGates` stanza is a warning), except
 //!   `AdmissionGatedBy`: a Workload annotated `kueue.x-k8s.io/admission-gated-by` stays
-//!   pending with reason `AdmissionGated` ("Admission is gated by: <value>",
+//!   pending with reason `AdmissionGated` ("Admission is gated by: " and the value,
 //!   kubernetes-sigs/kueue pkg/controller/core/workload_controller.go) unless the
 //!   Configuration's `featureGates` sets `AdmissionGatedBy: false`; with no timeline of
 //!   annotation changes, the gate holds for the whole run.
