@@ -241,6 +241,28 @@ fn runtime_class_overhead_is_added_and_a_missing_class_warned_about() {
     assert!(!w.iter().any(|m| m.contains("managed by neither")), "{w:?}");
 }
 
+/// A pod KAI schedules gets the overhead as the API server's RuntimeClass admission sets
+/// it on a new pod (kubernetes/kubernetes plugin/pkg/admission/runtimeclass/admission.go),
+/// so KAI and ResourceQuota count it: 1 cpu + 250m.
+#[test]
+fn runtime_class_overhead_reaches_kai_pods() {
+    let i = import(
+        "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: kata}\nhandler: kata\n\
+         overhead: {podFixed: {cpu: 250m}}\n---\n\
+         apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns, labels: {kai.scheduler/queue: team}}\n\
+         spec: {schedulerName: kai-scheduler, runtimeClassName: kata, containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]}\n",
+    );
+    let pod = &i.model.pods["ns/p"];
+    let r: Vec<(String, String)> = pod
+        .spec
+        .effective_requests()
+        .expect("no overflow")
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(r, pairs(&[("cpu", "1250m")]));
+}
+
 // --- StatefulSet, RayService, the Ray autoscaler -------------------------------------------
 
 /// kubernetes-sigs/kueue pkg/controller/jobs/statefulset/statefulset_reconciler.go
