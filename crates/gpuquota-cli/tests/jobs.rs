@@ -223,7 +223,7 @@ fn leaderworkerset_pods_and_statefulset_schedule_as_their_workloads() {
          apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: pod-solo-{}, namespace: ns}}\n\
          spec: {{queueName: q, priority: 0, podSets: [{{name: main, count: 1, template: {{spec: {GPU2}}}}}]}}\n---\n\
          apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: statefulset-sts-{}, namespace: ns, annotations: {{kueue.x-k8s.io/is-group-workload: \"true\"}}}}\n\
-         spec: {{queueName: q, priority: 0, podSets: [{{name: \"4576969b\", count: 1, template: {{spec: {{containers: [{{name: s, resources: {{requests: {{cpu: \"1\"}}}}}}]}}}}}}]}}\n",
+         spec: {{queueName: q, priority: 0, podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: s, resources: {{requests: {{cpu: \"1\"}}}}}}]}}}}}}]}}\n",
         "97565", "8456e", "18b6e"
     );
     let v = same_schedule("lws", &objs, &wls);

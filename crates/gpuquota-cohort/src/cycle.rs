@@ -384,7 +384,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                     } else if !w.active {
                         Some(Pending::Deactivated)
                     } else {
-                        None
+                        w.gated_by.clone().map(Pending::AdmissionGated)
                     }
                 }
             };

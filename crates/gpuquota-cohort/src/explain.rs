@@ -215,6 +215,9 @@ pub enum Pending {
     /// Kueue refuses its resource claims (Dynamic Resource Allocation): upstream's condition
     /// message (reason `Misconfigured`).
     DraRefused(String),
+    /// The workload's `kueue.x-k8s.io/admission-gated-by` annotation keeps it from
+    /// admission (the gate's value, e.g. a controller's name).
+    AdmissionGated(String),
     /// The namespace does not match the ClusterQueue's `namespaceSelector`.
     NamespaceMismatch,
     /// A namespace ResourceQuota would be exceeded.
@@ -307,6 +310,7 @@ impl Pending {
             | Pending::DraRefused(_) => "Misconfigured",
             Pending::LocalQueueInactive(_) | Pending::ClusterQueueInactive(_) => "Suspended",
             Pending::Deactivated => "Deactivated",
+            Pending::AdmissionGated(_) => "AdmissionGated",
             Pending::ResourceQuotaExceeded { .. } => "Forbidden",
             Pending::NoFit { reason, .. } => reason.as_str(),
             Pending::NoCandidates { .. } | Pending::NoLongerFits | Pending::OverlappingTargets => {
@@ -332,6 +336,7 @@ impl Pending {
             Pending::ClusterQueueInactive(q) => format!("ClusterQueue {q} is inactive"),
             Pending::Deactivated => "The workload is deactivated".to_owned(),
             Pending::DraRefused(m) => m.clone(),
+            Pending::AdmissionGated(g) => format!("Admission is gated by: {g}"),
             Pending::NamespaceMismatch => {
                 "workload namespace doesn't match ClusterQueue selector".to_owned()
             }
@@ -398,6 +403,9 @@ impl Pending {
             Pending::Deactivated => "It waits because it is deactivated.".to_owned(),
             Pending::DraRefused(m) => {
                 format!("It waits because Kueue refuses its resource claims: {m}.")
+            }
+            Pending::AdmissionGated(g) => {
+                format!("It waits because its admission is gated by {g:?}.")
             }
             Pending::NamespaceMismatch => {
                 "It waits because its namespace may not use the ClusterQueue.".to_owned()

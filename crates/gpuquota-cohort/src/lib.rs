@@ -234,7 +234,12 @@
 //!   annotations `kueue.x-k8s.io/podset-required-topology`, `podset-preferred-topology` and
 //!   `podset-unconstrained-topology`, `waitForPodsReady`,
 //!   `resources.deviceClassMappings[].sources`.
-//!   Feature gates stay at their defaults (a `featureGates` stanza is a warning).
+//!   Feature gates stay at their defaults (a `featureGates` stanza is a warning), except
+//!   `AdmissionGatedBy`: a Workload annotated `kueue.x-k8s.io/admission-gated-by` stays
+//!   pending with reason `AdmissionGated` ("Admission is gated by: " and the value,
+//!   kubernetes-sigs/kueue pkg/controller/core/workload_controller.go) unless the
+//!   Configuration's `featureGates` sets `AdmissionGatedBy: false`; with no timeline of
+//!   annotation changes, the gate holds for the whole run.
 //! - Cohort trees are limited to 1,000 levels (upstream has no limit).
 //! - A namespace ResourceQuota is checked at admission (requests, `pods` and the claim keys
 //!   `<class>.deviceclass.resource.k8s.io/devices` and `count/resourceclaims.resource.k8s.io`,

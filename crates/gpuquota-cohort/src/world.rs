@@ -198,6 +198,12 @@ pub struct WorkloadInfo {
     /// Kueue refuses its resource claims (Dynamic Resource Allocation): the message it
     /// stays pending with (reason `Misconfigured`).
     pub dra_refused: Option<String>,
+    /// The `kueue.x-k8s.io/admission-gated-by` annotation when set and not empty: the
+    /// workload is not admissible while it is (kubernetes-sigs/kueue: pkg/workload/workload.go,
+    /// `HasAdmissionGate`, `IsAdmissible`; the `AdmissionGatedBy` feature, beta and on by
+    /// default since Kueue 0.19, pkg/features/kube_features.go). `None` when the
+    /// Configuration's `featureGates` turns `AdmissionGatedBy` off.
+    pub gated_by: Option<String>,
     /// PodSets.
     pub pod_sets: Vec<PodSetInfo>,
     /// Where it queues.

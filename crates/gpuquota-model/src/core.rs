@@ -89,7 +89,10 @@ pub struct PodSpec {
         serde(default, skip_serializing_if = "ResourceList::is_empty")
     )]
     pub overhead: ResourceList,
-    /// Pod-level resources; when set they replace the container sum.
+    /// Pod-level resources (Kubernetes PodLevelResources): their cpu, memory and
+    /// `hugepages-*` requests replace the containers' sum for those resources only; every
+    /// other resource (GPUs, extended resources) stays the containers' (see
+    /// [`PodSpec::effective_requests`]).
     #[cfg_attr(
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
@@ -150,40 +153,60 @@ pub struct PodSpec {
 }
 
 impl PodSpec {
-    /// The pod's effective requests, by the Kubernetes rule: pod-level resources when set;
-    /// otherwise the larger of (regular containers + sidecars) and, for each init container,
-    /// (that container + the sidecars started before it); then the overhead is added.
+    /// The pod's effective requests, by the Kubernetes rule
+    /// (kubernetes/kubernetes `staging/src/k8s.io/component-helpers/resource/helpers.go`,
+    /// `PodRequests`, which Kueue's `pkg/workload/workload.go` and KAI call): the larger of
+    /// (regular containers + sidecars) and, for each init container, (that container + the
+    /// sidecars started before it); then, when pod-level `resources` request a resource
+    /// pod-level resources support (cpu, memory, `hugepages-*`), those pod-level values
+    /// replace the containers' for exactly those resources, and the containers' extended
+    /// resources (GPUs) are kept; then the overhead is added. A limit without a request
+    /// counts as the request, for containers and the pod level alike (Kueue's
+    /// `UseLimitsAsMissingRequestsInPod`, `pkg/workload/resources.go`).
     ///
     /// Returns `None` if a sum overflows the exact representation.
     pub fn effective_requests(&self) -> Option<ResourceList> {
-        let mut total: ResourceList = if let Some(pod) = &self.resources {
-            pod.effective_requests()
-        } else {
-            let mut sum = ResourceList::new();
-            let mut sidecars = ResourceList::new();
-            let mut init_peak = ResourceList::new();
-            for init in &self.init_containers {
-                let req = init.resources.effective_requests();
-                if init.restart_policy.as_deref() == Some("Always") {
-                    // A sidecar keeps running beside every later init container.
-                    add_into(&mut sidecars, &req)?;
-                    max_into(&mut init_peak, &sidecars);
-                } else {
-                    let mut running = sidecars.clone();
-                    add_into(&mut running, &req)?;
-                    max_into(&mut init_peak, &running);
-                }
+        let mut total = ResourceList::new();
+        let mut sidecars = ResourceList::new();
+        let mut init_peak = ResourceList::new();
+        for init in &self.init_containers {
+            let req = init.resources.effective_requests();
+            if init.restart_policy.as_deref() == Some("Always") {
+                // A sidecar keeps running beside every later init container.
+                add_into(&mut sidecars, &req)?;
+                max_into(&mut init_peak, &sidecars);
+            } else {
+                let mut running = sidecars.clone();
+                add_into(&mut running, &req)?;
+                max_into(&mut init_peak, &running);
             }
-            for c in &self.containers {
-                add_into(&mut sum, &c.resources.effective_requests())?;
+        }
+        for c in &self.containers {
+            add_into(&mut total, &c.resources.effective_requests())?;
+        }
+        add_into(&mut total, &sidecars)?;
+        max_into(&mut total, &init_peak);
+        if let Some(pod) = &self.resources {
+            let pod = pod.effective_requests();
+            // `IsPodLevelRequestsSet`: only a supported resource switches pod-level
+            // requests on, and only supported resources are replaced.
+            for (name, q) in pod
+                .iter()
+                .filter(|(name, _)| is_pod_level_resource(name.as_str()))
+            {
+                total.insert(name.clone(), *q);
             }
-            add_into(&mut sum, &sidecars)?;
-            max_into(&mut sum, &init_peak);
-            sum
-        };
+        }
         add_into(&mut total, &self.overhead)?;
         Some(total)
     }
+}
+
+/// True for the resources pod-level `resources` may set: `cpu`, `memory` and `hugepages-*`
+/// (kubernetes/kubernetes `staging/src/k8s.io/component-helpers/resource/helpers.go`,
+/// `IsSupportedPodLevelResource`).
+pub fn is_pod_level_resource(name: &str) -> bool {
+    matches!(name, "cpu" | "memory") || name.starts_with("hugepages-")
 }
 
 fn add_into(acc: &mut ResourceList, other: &ResourceList) -> Option<()> {
@@ -524,6 +547,77 @@ mod tests {
         };
         // containers 1 + sidecar 1 = 2; init peak: sidecar 1 + init 3 = 4.
         assert_eq!(spec.effective_requests().unwrap(), list(&[("cpu", "4")]));
+    }
+
+    fn pod_level(req: &[(&str, &str)], lim: &[(&str, &str)]) -> Option<ResourceRequirements> {
+        Some(ResourceRequirements {
+            requests: list(req),
+            limits: list(lim),
+            ..Default::default()
+        })
+    }
+
+    // The cases of kubernetes/kubernetes
+    // staging/src/k8s.io/component-helpers/resource/helpers_test.go (`TestPodLevelResourceRequests`).
+    #[test]
+    fn pod_level_resources_replace_only_cpu_memory_and_hugepages() {
+        // "pod level memory and container level cpu resources": {2Mi} + container {2m}.
+        let spec = PodSpec {
+            resources: pod_level(&[("memory", "2Mi")], &[]),
+            containers: vec![container(&[("cpu", "2m")], false)],
+            ..Default::default()
+        };
+        assert_eq!(
+            spec.effective_requests().unwrap(),
+            list(&[("cpu", "2m"), ("memory", "2Mi")])
+        );
+        // "pod level unsupported resources set at pod-level": storage is ignored.
+        let spec = PodSpec {
+            resources: pod_level(&[("storage", "2Mi")], &[]),
+            containers: vec![container(&[("memory", "3Mi")], false)],
+            ..Default::default()
+        };
+        assert_eq!(
+            spec.effective_requests().unwrap(),
+            list(&[("memory", "3Mi")])
+        );
+        // "pod-level resources, container-level resources, init and sidecar container set":
+        // the pod level (15Mi, 18m) wins over the containers' 11Mi, 12m.
+        let spec = PodSpec {
+            resources: pod_level(&[("memory", "15Mi"), ("cpu", "18m")], &[]),
+            containers: vec![container(&[("memory", "3Mi"), ("cpu", "2m")], false)],
+            init_containers: vec![
+                container(&[("memory", "5Mi"), ("cpu", "4m")], true),
+                container(&[("memory", "6Mi"), ("cpu", "8m")], false),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(
+            spec.effective_requests().unwrap(),
+            list(&[("cpu", "18m"), ("memory", "15Mi")])
+        );
+    }
+
+    #[test]
+    fn pod_level_resources_keep_the_containers_gpus_and_add_overhead() {
+        // A container's GPU limit (8) stays; the pod-level cpu limit becomes the request;
+        // the overhead is added after the pod level.
+        let mut gpu = container(&[], false);
+        gpu.resources.limits = list(&[("nvidia.com/gpu", "8")]);
+        let spec = PodSpec {
+            resources: pod_level(&[("memory", "16Gi")], &[("cpu", "4")]),
+            containers: vec![gpu, container(&[("cpu", "1"), ("memory", "1Gi")], false)],
+            overhead: list(&[("cpu", "250m")]),
+            ..Default::default()
+        };
+        assert_eq!(
+            spec.effective_requests().unwrap(),
+            list(&[
+                ("cpu", "4250m"),
+                ("memory", "16Gi"),
+                ("nvidia.com/gpu", "8")
+            ])
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod field_paths;
 #[cfg(feature = "fuzzing")]
 mod fuzz_smoke;
 mod mistakes;
+mod pods_jobs;
 mod properties;
 mod reliability;
 mod workloads;

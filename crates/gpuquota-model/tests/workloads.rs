@@ -409,7 +409,9 @@ fn statefulset_and_deployment_use_the_pod_integration() {
             sts.spec.pod_sets[0].name.as_str(),
             sts.spec.pod_sets[0].count
         ),
-        ("44529d14", 3)
+        // Current Kueue builds the StatefulSet's Workload with one PodSet `main`
+        // (pkg/controller/jobs/statefulset/statefulset_reconciler.go, `constructWorkload`).
+        ("main", 3)
     );
     assert!(i.model.workloads.contains_key("ns/pod-web-0-f32db"));
     assert!(i.model.workloads.contains_key("ns/pod-web-1-fa073"));

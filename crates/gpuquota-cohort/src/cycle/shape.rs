@@ -101,6 +101,7 @@ mod tests {
             created: Timestamp::EPOCH,
             active: true,
             dra_refused: None,
+            gated_by: None,
             pod_sets,
             queue: QueueRef::Cq(CqId::new(0)),
             admitted: None,

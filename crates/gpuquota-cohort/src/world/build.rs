@@ -595,6 +595,7 @@ codes::NOT_MODELLED,"ClusterQueue", name, "admission checks are not modelled; wo
                     .unwrap_or(Timestamp::EPOCH),
                 active: w.spec.active.unwrap_or(true),
                 dra_refused: dra[wi].refused.clone(),
+                gated_by: admission_gate(model, w),
                 pod_sets,
                 queue,
                 admitted,
@@ -1222,4 +1223,28 @@ fn parse_affinity(v: Option<&gpuquota_model::Opaque>) -> Vec<Vec<NodeRequirement
                 .unwrap_or_default()
         })
         .collect()
+}
+
+/// The annotation that gates a Workload's admission (kubernetes-sigs/kueue:
+/// pkg/constants/constants.go, `AdmissionGatedByAnnotation`).
+const ADMISSION_GATED_BY_ANNOTATION: &str = "kueue.x-k8s.io/admission-gated-by";
+
+/// The admission gate of `w`: its non-empty `kueue.x-k8s.io/admission-gated-by` value,
+/// unless the Configuration's `featureGates` sets `AdmissionGatedBy: false`.
+fn admission_gate(model: &Model, w: &gpuquota_model::kueue::Workload) -> Option<String> {
+    let off = model
+        .configuration
+        .as_ref()
+        .and_then(|c| c.other.get("featureGates"))
+        .and_then(|g| g.get("AdmissionGatedBy"))
+        .and_then(|v| v.as_bool())
+        == Some(false);
+    if off {
+        return None;
+    }
+    w.metadata
+        .annotations
+        .get(ADMISSION_GATED_BY_ANNOTATION)
+        .filter(|v| !v.is_empty())
+        .cloned()
 }

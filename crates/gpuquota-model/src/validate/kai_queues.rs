@@ -34,17 +34,38 @@ pub(super) fn kai_resource(cx: &mut Ctx<'_>, field: &str, r: &QueueResource) {
             at_most_max(cx, &format!("{field}.{name}"), v);
         }
     }
-    if let (Some(q), Some(l)) = (&r.quota, &r.limit)
-        && !q.is_negative()
-        && !l.is_negative()
-        && l < q
-    {
-        cx.invalid(
-            format!("{field}.limit"),
-            l.to_string(),
-            format!("must be -1 (unlimited) or at least the quota ({q})"),
-        );
+}
+
+/// `(field, message)` per resource of a KAI Queue whose `limit` is below its `quota`: KAI
+/// accepts it (kai-scheduler/KAI-Scheduler `pkg/admission/webhook/queuehooks/queue_validator.go`
+/// never compares the two) and its proportion plugin caps what the queue may
+/// request at the limit (`pkg/scheduler/plugins/proportion/resource_division`), so the part
+/// of the quota above the limit is never used.
+pub(super) fn limits_below_quota(q: &Queue) -> Vec<(String, String)> {
+    let Some(r) = &q.spec.resources else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (name, res) in [("gpu", &r.gpu), ("cpu", &r.cpu), ("memory", &r.memory)] {
+        if let Some(QueueResource {
+            quota: Some(quota),
+            limit: Some(limit),
+            ..
+        }) = res
+            && !quota.is_negative()
+            && !limit.is_negative()
+            && limit < quota
+        {
+            out.push((
+                format!("spec.resources.{name}.limit"),
+                format!(
+                    "{limit} is below the quota ({quota}); KAI accepts it and never gives the \
+                     queue more than the limit, so the rest of its quota stays unused"
+                ),
+            ));
+        }
     }
+    out
 }
 
 pub(super) fn go_duration(cx: &mut Ctx<'_>, field: &str, value: Option<&String>) {
@@ -114,9 +135,12 @@ pub(super) fn pod_group(cx: &mut Ctx<'_>, pg: &crate::kai::PodGroup, model: &Mod
             "must be greater than or equal to 1",
         );
     }
-    if spec.queue.is_empty() {
-        cx.required("spec.queue", "");
-    } else if !model.queues.contains_key(&spec.queue) {
+    // An empty `spec.queue` is accepted (KAI's CRD does not require it): a warning of
+    // `diagnostics_of`.
+    let queue = spec.queue.as_str();
+    if queue.is_empty() {
+        // nothing to resolve
+    } else if !model.queues.contains_key(queue) {
         cx.not_found("spec.queue", &spec.queue, "no Queue of this name");
     } else if model.queues.values().any(|q| {
         q.spec.parent_queue.as_deref() == Some(spec.queue.as_str()) && q.metadata.name != spec.queue

@@ -25,9 +25,9 @@
 //!   reserved `pods` key, non-negative requests, priority class reference, maximum execution
 //!   time, `status.admission` against the spec, reclaimable pods, priority boost annotation;
 //! - **WorkloadPriorityClass**, **PriorityClass**, Kueue's **Configuration**;
-//! - **KAI Queue**: `resources` required, quota and limit `-1` or non-negative, limit not
-//!   below quota, weight non-negative, durations; **PodGroup**: queue, `minMember`,
-//!   preemptibility, priority class, durations;
+//! - **KAI Queue**: `resources` required, quota and limit `-1` or non-negative, weight
+//!   non-negative, durations; **PodGroup**: queue (when set), `minMember`, preemptibility,
+//!   priority class, durations;
 //! - **ResourceQuota**: hard entries are valid quota resource names, extended resources only
 //!   as `requests.<name>`, values non-negative (and whole for countable resources), scopes;
 //! - **Pod** and **Node**: resource quantities non-negative, requests within limits,
@@ -44,6 +44,15 @@
 //! [`Options::complete`], and adds warnings for input the API server accepts but the engines
 //! ignore: a ResourceQuota's `limits.<extended resource>` (quota enforcement only counts
 //! `requests.` for extended resources, so `kueue schedule` warns too and it is not an error).
+//! A `podSetAssignments[].name` naming a podSet the Workload does not have is a reference
+//! within the object and an error even without `complete` (Kueue's webhook rejects it:
+//! kubernetes-sigs/kueue pkg/webhooks/workload_webhook.go). Warnings too for what upstream
+//! accepts: a KAI Queue whose `limit` is below its `quota` ([`LIMIT_BELOW_QUOTA`]; KAI's
+//! webhook, kai-scheduler/KAI-Scheduler pkg/admission/webhook/queuehooks/queue_validator.go,
+//! never compares them, and the queue gets at most its limit), and a PodGroup without
+//! `spec.queue` (KAI's CRD does not require it; the engine reads the PodGroup's or its pods'
+//! queue label, else the job stays pending `QueueDoesNotExist`, as KAI's scheduler finds no
+//! Queue `""`: pkg/scheduler/cache/cluster_info/cluster_info.go, `validatePodgroupQueue`).
 //!
 //! **One validator.** The engines' input builders run this validator first on the kinds
 //! they read ([`diagnostics_of`], [`check_kinds`], [`KUEUE_KINDS`], [`KAI_KINDS`]) and refuse
@@ -416,7 +425,9 @@ pub fn diagnostics_of(model: &Model, options: &Options, kinds: &[Kind]) -> Diagn
         .filter(|p| kinds.contains(&p.kind))
     {
         let (severity, code) = match p.error_type {
-            ErrorType::NotFound if !options.complete => (Severity::Warning, codes::NOT_FOUND),
+            ErrorType::NotFound if !options.complete && p.detail != workload::NO_SUCH_POD_SET => {
+                (Severity::Warning, codes::NOT_FOUND)
+            }
             ErrorType::NotFound => (Severity::Error, codes::NOT_FOUND),
             ErrorType::Duplicate if p.detail.starts_with("more than one ") => {
                 (Severity::Error, codes::DUPLICATE_OBJECT)
@@ -481,8 +492,40 @@ pub fn diagnostics_of(model: &Model, options: &Options, kinds: &[Kind]) -> Diagn
     for d in crate::workloads::limitrange::diagnostics(model) {
         out.push(d);
     }
+    if kinds.contains(&Kind::Queue) {
+        for (key, q) in &model.queues {
+            for (field, message) in kai_queues::limits_below_quota(q) {
+                out.push(
+                    Diagnostic::warning(LIMIT_BELOW_QUOTA, message)
+                        .object("Queue", key.clone())
+                        .field(field),
+                );
+            }
+        }
+    }
+    if kinds.contains(&Kind::PodGroup) {
+        let queueless = model
+            .pod_groups
+            .iter()
+            .filter(|(_, pg)| pg.spec.queue.is_empty());
+        for (key, _) in queueless {
+            out.push(
+                Diagnostic::warning(
+                    codes::NOT_FOUND,
+                    "not set (KAI's PodGroup CRD does not require it): the queue is the \
+                     PodGroup's queue label, else its pods'; with neither, KAI's scheduler \
+                     finds no Queue \"\" and the job stays pending (QueueDoesNotExist)",
+                )
+                .object("PodGroup", key.clone())
+                .field("spec.queue"),
+            );
+        }
+    }
     out
 }
+
+/// A KAI Queue whose `limit` is below its `quota` for a resource (a warning: KAI accepts it).
+pub const LIMIT_BELOW_QUOTA: crate::diag::Code = crate::diag::Code::new("limit-below-quota");
 
 /// Every problem of `model`, empty when it is valid. Never panics.
 ///

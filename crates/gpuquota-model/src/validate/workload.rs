@@ -1,6 +1,11 @@
 //! Kueue Workloads and the priority classes they name.
 
 use super::*;
+
+/// The detail of a `podSetAssignments[].name` naming a podSet the Workload does not have: a
+/// reference within the object, so an error even without `--complete` (Kueue's webhook
+/// rejects it: kubernetes-sigs/kueue pkg/webhooks/workload_webhook.go, `field.NotFound`).
+pub(super) const NO_SUCH_POD_SET: &str = "no podSet of this name";
 use crate::kueue::{Admission, WorkloadSpec, WorkloadStatus};
 
 pub(super) const WPC_GROUP: &str = "kueue.x-k8s.io";
@@ -211,7 +216,7 @@ fn admission(cx: &mut Ctx<'_>, wl: &Workload, adm: &Admission, model: &Model) {
         let pp = format!("{ap}.podSetAssignments[{i}]");
         let pod_set = spec.pod_sets.iter().find(|p| p.name == psa.name);
         if pod_set.is_none() {
-            cx.not_found(format!("{pp}.name"), &psa.name, "no podSet of this name");
+            cx.not_found(format!("{pp}.name"), &psa.name, NO_SUCH_POD_SET);
         }
         let count = psa.count.or(pod_set.map(|p| p.count));
         if let Some(c) = psa.count

@@ -36,7 +36,7 @@
 //! | Deployment | one per pod, `pg-<pod>-<pod uid>` (pods named `<deployment>-<i>`) | 1 | `deployment/deployment_grouper.go` |
 //! | StatefulSet, ReplicaSet, PaddleJob | one | 1 | `defaultgrouper` |
 //! | PyTorchJob, TFJob, XGBoostJob, JAXJob, MPIJob | one | `runPolicy.schedulingPolicy.minAvailable`, else the sum of all replicas; PyTorch: `elasticPolicy.minReplicas` (and `minAvailable`) override; MPI with `launcherCreationPolicy: WaitForWorkersReady`: the launcher is not counted | `kubeflow/distributed_common.go`, `kubeflow/pytorch`, `kubeflow/mpi` |
-//! | RayCluster, RayJob | one | 1 (head) + per worker group (minReplicas if > 0, else replicas) × numOfHosts | `ray/ray_grouper.go` |
+//! | RayCluster, RayJob | one | 1 (head) + per worker group (minReplicas if > 0, else replicas) × numOfHosts; the head pod carries KubeRay's autoscaler sidecar under `enableInTreeAutoscaling` (ray-project/kuberay `ray-operator/controllers/ray/common/pod.go`) | `ray/ray_grouper.go` |
 //! | LeaderWorkerSet | one per group `i`, `pg-<name>-<uid>-group-<i>` | size (`LeaderCreated`) | `leaderworkerset/lws_grouper.go` |
 //! | JobSet | one | every replicated job's pods (its sub-groups all required), or the first replicated job's with `startupPolicyOrder: InOrder` | `jobset/jobset_grouper.go` |
 //! | CronJob | one per Job it created, `pg-<job>-<job uid>`, queue and priority from the Job's labels (the `jobTemplate`'s); the Jobs in the files, else those of `status.active` (pods `<job>-<i>`) | 1 (default grouper) | `cronjobs/crobjob-grouper.go` |
@@ -321,7 +321,8 @@ fn plan(model: &Model, obj: &WorkloadObject, st: &GrouperSettings) -> Result<Pla
         | ObjectKind::DeviceClass
         | ObjectKind::ResourceClaim
         | ObjectKind::ResourceClaimTemplate
-        | ObjectKind::ResourceSlice => Ok(None),
+        | ObjectKind::ResourceSlice
+        | ObjectKind::RuntimeClass => Ok(None),
         ObjectKind::Job => g.job(),
         ObjectKind::CronJob => {
             let spec: super::kinds::CronJobSpec = obj.spec_as()?;
@@ -624,7 +625,7 @@ impl<'a> Grouper<'a> {
         }
         let mut pods = vec![PodPlan {
             name: format!("{name}-head"),
-            template: cluster.head_group_spec.template.clone(),
+            template: cluster.head_pod_template(),
         }];
         let mut min = 1i32;
         for wg in &cluster.worker_group_specs {

@@ -354,6 +354,63 @@ pub struct RayClusterSpec {
     pub other: Other,
 }
 
+impl RayClusterSpec {
+    /// The head pod's template as KubeRay builds the pod: with in-tree autoscaling
+    /// (`enableInTreeAutoscaling: true`) the `autoscaler` sidecar is appended, with
+    /// `autoscalerOptions.resources` or KubeRay's default of 500m cpu and 512Mi memory as
+    /// requests and limits (ray-project/kuberay
+    /// `ray-operator/controllers/ray/common/pod.go`, `BuildAutoscalerContainer`; Kueue
+    /// counts it the same way: kubernetes-sigs/kueue
+    /// `pkg/controller/jobs/raycluster/common.go`).
+    pub fn head_pod_template(&self) -> PodTemplateSpec {
+        let mut t = self.head_group_spec.template.clone();
+        if self.enable_in_tree_autoscaling == Some(true) {
+            let resources = self
+                .autoscaler_options
+                .as_ref()
+                .and_then(|o| o.resources.clone())
+                .unwrap_or_else(|| {
+                    let list: crate::core::ResourceList = [("cpu", "500m"), ("memory", "512Mi")]
+                        .into_iter()
+                        .filter_map(|(k, v)| {
+                            Some((crate::resource::ResourceName::new(k), v.parse().ok()?))
+                        })
+                        .collect();
+                    ResourceRequirements {
+                        requests: list.clone(),
+                        limits: list,
+                        claims: None,
+                    }
+                });
+            t.spec.containers.push(crate::core::Container {
+                name: "autoscaler".into(),
+                resources,
+                ..crate::core::Container::default()
+            });
+        }
+        t
+    }
+}
+
+/// `spec` of a RayService.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct RayServiceSpec {
+    /// The RayCluster the service runs.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub ray_cluster_config: Option<RayClusterSpec>,
+    /// `serveConfigV2`, `upgradeStrategy`, …: kept.
+    #[cfg_attr(
+        feature = "serde",
+        serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
+    )]
+    pub other: Other,
+}
+
 /// `spec` of a RayJob.
 #[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]

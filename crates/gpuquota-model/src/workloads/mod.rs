@@ -52,7 +52,8 @@
 //! - Only kinds whose framework is in the Configuration's `integrations.frameworks`. Without
 //!   a Configuration in the input, the list of Kueue's shipped manager configuration
 //!   (`config/components/manager/controller_manager_config.yaml`: `batch/job`,
-//!   `kubeflow.org/mpijob`, `ray.io/rayjob`, `ray.io/raycluster`, `jobset.x-k8s.io/jobset`,
+//!   `kubeflow.org/mpijob`, `ray.io/rayjob`, `ray.io/raycluster`, `ray.io/rayservice`,
+//!   `jobset.x-k8s.io/jobset`,
 //!   `workload.codeflare.dev/appwrapper`, `trainer.kubeflow.org/trainjob`, `pod`,
 //!   `deployment`, `statefulset`, `leaderworkerset.x-k8s.io/leaderworkerset`) applies, since
 //!   that is what an installation runs; a Configuration without `integrations` gets the API
@@ -65,8 +66,23 @@
 //!   object whose Namespace does not exist; here a Namespace missing from the files is
 //!   treated as existing with only that label, because platforms keep one file per object.
 //! - The queue name is the `kueue.x-k8s.io/queue-name` label; the annotation of the same
-//!   name, which older Kueue read, is read too, with a warning. Without a queue name the
-//!   object is managed only under `manageJobsWithoutQueueName: true`.
+//!   name, which older Kueue read, is read too, with a warning. Without a queue name, an
+//!   object (or Pod) in a namespace that has a LocalQueue named `default` goes to it, as
+//!   Kueue's webhooks label it (local queue defaulting, GA since Kueue 0.17 and no longer a
+//!   feature gate: `pkg/controller/jobframework/defaults.go`, `ApplyDefaultLocalQueue`;
+//!   `pkg/controller/jobs/pod/pod_webhook.go`); otherwise it is managed only under
+//!   `manageJobsWithoutQueueName: true`.
+//! - **Admission gate**: the object's `kueue.x-k8s.io/admission-gated-by` annotation is
+//!   copied to its Workload (`pkg/controller/jobframework/reconciler.go`,
+//!   `PropagateAdmissionGatedByAnnotation`); the engine keeps such a Workload pending with
+//!   reason `AdmissionGated` for the whole run (the `AdmissionGatedBy` feature gate, beta and
+//!   on by default since Kueue 0.19, `pkg/features/kube_features.go`; a Configuration's
+//!   `featureGates: {AdmissionGatedBy: false}` turns it off).
+//! - **Elastic jobs** (`kueue.x-k8s.io/elastic-job: "true"`, the
+//!   `ElasticJobsViaWorkloadSlices` gate, beta and on by default since 0.18): converted at
+//!   their current size with a `not-modelled` warning naming the annotation; the workload
+//!   slices Kueue admits when such a job scales (`pkg/workloadslicing/workloadslicing.go`)
+//!   are not modelled.
 //! - An object whose controlling owner (`metadata.ownerReferences[].controller`) is of a kind
 //!   Kueue manages is not a Workload of its own: its owner's Workload counts it (a Job of a
 //!   JobSet, the RayCluster of a RayJob, the Pods of a Job). If the owner is not in the
@@ -90,8 +106,9 @@
 //!   else the kind's own priority class (Kubeflow and MPI `runPolicy.schedulingPolicy
 //!   .priorityClass`); else the first PodSet template's `priorityClassName`; else the
 //!   cluster's global default PriorityClass (lowest value if several), else priority 0.
-//!   A named class missing from the files gives a warning and no priority value (Kueue would
-//!   not create the Workload until the class exists).
+//!   A named class missing from all the files read together gives a `missing-reference`
+//!   warning and no Workload: Kueue's `ExtractPriority` fails and the job reconciler creates
+//!   none until the class exists.
 //! - `maximumExecutionTimeSeconds` from the `kueue.x-k8s.io/max-exec-time-seconds` label.
 //! - PodSet templates are copied verbatim; Kueue's limits→requests rule, init-container and
 //!   sidecar rule and pod overhead (`pkg/workload/resources.go`, `AdjustResources`) apply
@@ -122,10 +139,11 @@
 //! | LeaderWorkerSet | `leaderworkerset.x-k8s.io/leaderworkerset` | one Workload per group `i` < replicas (1), named from `<name>-<i>`: with a leader template `leader`: 1 and `worker`: size − 1, else `main`: size | `pkg/controller/jobs/leaderworkerset/leaderworkerset_reconciler.go` |
 //! | Pod with the queue label | `pod` | `main`: 1 | `pkg/controller/jobs/pod/pod_controller.go` |
 //! | Pods with `kueue.x-k8s.io/pod-group-name` | `pod` | one Workload named after the group; one PodSet per pod role (Kueue's role hash), counting the role's pods; a single role counts `kueue.x-k8s.io/pod-group-total-count` | `pkg/controller/jobs/pod/pod_controller.go`, `pkg/util/pod/pod.go` |
-//! | StatefulSet | `statefulset` | a pod group named `statefulset-<name>-<hash>`, one role: replicas (1) | `pkg/controller/jobs/statefulset/statefulset_webhook.go` |
+//! | StatefulSet | `statefulset` | a group Workload named `statefulset-<name>-<hash>`, `main`: replicas (1) | `pkg/controller/jobs/statefulset/statefulset_reconciler.go` (`constructWorkload`) |
+//! | RayService | `ray.io/rayservice` | the RayCluster's PodSets of its `rayClusterConfig` | `pkg/controller/jobs/rayservice/rayservice_controller.go` |
 //! | Deployment | `deployment` | one single-pod Workload per replica (1) | `pkg/controller/jobs/deployment/deployment_webhook.go` |
 //! | AppWrapper (`workload.codeflare.dev/v1beta2`) | `workload.codeflare.dev/appwrapper` | `<name>-<i>` per pod set of its components, in order ([`appwrapper`]: declared `podSets[]`, else inferred for the kinds the AppWrapper controller knows) | `pkg/controller/jobs/appwrapper/appwrapper_controller.go` |
-//! | TrainJob (`trainer.kubeflow.org/v1alpha1`) | `trainer.kubeflow.org/trainjob` | the PodSets of the JobSet its TrainingRuntime or ClusterTrainingRuntime (`spec.runtimeRef`, default kind ClusterTrainingRuntime) makes: per replicated job, its name: replicas (1) × the Job's count; the job labelled `trainer.kubeflow.org/trainjob-ancestor-step: trainer` counts `spec.trainer.numNodes`, else the runtime's `mlPolicy.numNodes`, else its Job's count, initializer steps one replica; `spec.trainer.resourcesPerNode` replaces the resources of every container named `node` | `pkg/controller/jobs/trainjob/trainjob_controller.go`; kubeflow/trainer: `pkg/runtime/framework/plugins/jobset/builder.go` |
+//! | TrainJob (`trainer.kubeflow.org/v1alpha1`) | `trainer.kubeflow.org/trainjob` | the PodSets of the JobSet its TrainingRuntime or ClusterTrainingRuntime (`spec.runtimeRef`, default kind ClusterTrainingRuntime) makes: per replicated job, its name: replicas (1) × the Job's count; the job labelled `trainer.kubeflow.org/trainjob-ancestor-step: trainer` counts `spec.trainer.numNodes`, else the runtime's `mlPolicy.numNodes`, else its Job's count, initializer steps one replica; `spec.trainer.resourcesPerNode` replaces the resources of every container named `node`. An MPI runtime (`mlPolicy.mpi`: deepspeed, mlx) as the trainer builds its JobSet: the trainer step (the launcher in the shipped runtimes) one pod per `mlPolicy.numNodes` (1); the job named `node` `spec.trainer.numNodes`, minus one (at least 1) under `runLauncherAsNode`, else its parallelism; `resourcesPerNode` merged key by key into the first `node` container of the trainer step and, under `runLauncherAsNode`, of `node` | `pkg/controller/jobs/trainjob/trainjob_controller.go`; kubeflow/trainer: `pkg/runtime/core/trainingruntime.go`, `pkg/runtime/framework/plugins/mpi/mpi.go`, `pkg/runtime/framework/plugins/jobset/builder.go` |
 //!
 //! *Deviation (`generateName`):* an object with `metadata.generateName` and no name (as
 //! `kubectl create` takes it) is named `generateName` + the first 5 hex digits of the SHA-1 of
@@ -138,8 +156,8 @@
 //!
 //! A TrainJob whose runtime is not in the files is skipped with a warning naming the
 //! runtime (Kueue cannot build its PodSets either); its `runtimePatches` /
-//! `podTemplateOverrides` (node selectors, tolerations) are not applied, with a warning, and
-//! an MPI runtime's `runLauncherAsNode` is not modelled, with a warning. An AppWrapper
+//! `podTemplateOverrides` (node selectors, tolerations) are not applied, with a warning. An
+//! AppWrapper
 //! component path that leads to no pod template is skipped with a warning, as upstream
 //! skips it.
 //!
@@ -159,7 +177,8 @@
 //! | PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob, MPIJob | Kueue, KAI | Workload; PodGroup |
 //! | TrainJob | Kueue | Workload from its runtime |
 //! | TrainingRuntime, ClusterTrainingRuntime | Kueue | read by the TrainJob conversion |
-//! | RayCluster, RayJob | Kueue, KAI | Workload; PodGroup |
+//! | RayCluster, RayJob | Kueue, KAI | Workload; PodGroup (the head pod with the autoscaler sidecar under in-tree autoscaling, and a `not-modelled` warning for the autoscaler's scaling) |
+//! | RayService | Kueue | Workload |
 //! | LeaderWorkerSet | Kueue, KAI | a Workload and a PodGroup per group |
 //! | AppWrapper | Kueue, KAI | Workload; PodGroup (default grouper) |
 //! | Deployment, StatefulSet | Kueue, KAI | Workloads (pod integration); PodGroups |
@@ -170,9 +189,10 @@
 //! | KAI `Config` | KAI | queue label key and scheduler name |
 //! | `v1` LimitRange | Kueue, KAI | container defaults and bounds ([`limitrange`]) |
 //! | `resource.k8s.io` DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice | Kueue, KAI, ResourceQuota | devices pods claim, per engine ([`dra`]) |
+//! | `node.k8s.io/v1` RuntimeClass | Kueue, KAI, ResourceQuota | `overhead.podFixed` added to the pods that name it ([`runtimeclass`]) |
 //! | `v1` ConfigMap | — | Kueue's Configuration; the device plugin's sharing configuration ([`sharing`]) |
 //!
-//! Skipped with a warning: RayService (Kueue and KAI), a RayJob with `clusterSelector` (it
+//! Skipped with a warning: RayService for KAI, a RayJob with `clusterSelector` (it
 //! runs on an existing cluster and has no Workload), a TrainJob for KAI (KAI groups the
 //! JobSet the trainer creates), a TrainJob whose runtime is missing, a SparkApplication whose
 //! pods are not in the files (the Spark operator builds them from spark-submit settings), a
@@ -204,6 +224,7 @@ pub mod kueue;
 pub mod limitrange;
 #[cfg(feature = "serde")]
 pub mod names;
+pub mod runtimeclass;
 pub mod sharing;
 
 #[cfg(feature = "serde")]
@@ -322,6 +343,9 @@ pub enum ObjectKind {
     ResourceClaimTemplate,
     /// `resource.k8s.io` ResourceSlice (cluster-scoped; [`dra`]).
     ResourceSlice,
+    /// `node.k8s.io/v1` RuntimeClass: its `overhead.podFixed` is added to the requests of
+    /// the pods that name it ([`runtimeclass`]).
+    RuntimeClass,
 }
 
 impl ObjectKind {
@@ -356,6 +380,7 @@ impl ObjectKind {
         ObjectKind::ResourceClaim,
         ObjectKind::ResourceClaimTemplate,
         ObjectKind::ResourceSlice,
+        ObjectKind::RuntimeClass,
     ];
 
     /// The API group and kind name.
@@ -392,6 +417,7 @@ impl ObjectKind {
             ObjectKind::ResourceClaim => ("resource.k8s.io", "ResourceClaim"),
             ObjectKind::ResourceClaimTemplate => ("resource.k8s.io", "ResourceClaimTemplate"),
             ObjectKind::ResourceSlice => ("resource.k8s.io", "ResourceSlice"),
+            ObjectKind::RuntimeClass => ("node.k8s.io", "RuntimeClass"),
         }
     }
 
@@ -439,7 +465,8 @@ impl ObjectKind {
             | ObjectKind::DeviceClass
             | ObjectKind::ResourceClaim
             | ObjectKind::ResourceClaimTemplate
-            | ObjectKind::ResourceSlice => {
+            | ObjectKind::ResourceSlice
+            | ObjectKind::RuntimeClass => {
                 return None;
             }
         })
@@ -458,6 +485,7 @@ impl ObjectKind {
                 | ObjectKind::ResourceClaim
                 | ObjectKind::ResourceClaimTemplate
                 | ObjectKind::ResourceSlice
+                | ObjectKind::RuntimeClass
         )
     }
 }
@@ -513,12 +541,19 @@ impl WorkloadObject {
             );
         }
         doc.remove("metadata");
+        // A RuntimeClass has no `spec`: its fields (`handler`, `overhead`, `scheduling`)
+        // stand at the top level and are kept as its spec.
+        let spec = if kind == ObjectKind::RuntimeClass {
+            Value::Object(std::mem::take(&mut doc))
+        } else {
+            doc.remove("spec").unwrap_or(Value::Null)
+        };
         Ok(WorkloadObject {
             kind,
             api_version: api_version.to_owned(),
             origin: Some(origin.clone()),
             metadata,
-            spec: doc.remove("spec").unwrap_or(Value::Null).into(),
+            spec: spec.into(),
             status: doc.remove("status").map(Into::into),
         })
     }
@@ -666,6 +701,7 @@ pub fn convert(model: &mut Model) -> Warnings {
     for (key, pod) in kai_out.pods {
         model.pods.insert(key, pod);
     }
+    runtimeclass::apply(model, &mut warnings);
     limitrange::apply(model, &mut warnings);
     dra::warn(model, &mut warnings);
     for (key, was_used) in used {

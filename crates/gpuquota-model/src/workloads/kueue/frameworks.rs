@@ -4,6 +4,10 @@
 
 use super::*;
 
+/// The name of the MPI node job and of the trainer container
+/// (kubeflow/trainer pkg/constants/constants.go, `Node`).
+const MPI_NODE: &str = "node";
+
 impl Ctx<'_> {
     pub(super) fn job(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
         let spec: JobSpec = obj.spec_as()?;
@@ -120,9 +124,9 @@ impl Ctx<'_> {
         obj: &WorkloadObject,
         spec: &RayClusterSpec,
     ) -> Vec<PodSet> {
-        let mut head = PodSet {
+        let head = PodSet {
             name: "head".into(),
-            template: spec.head_group_spec.template.clone(),
+            template: spec.head_pod_template(),
             count: 1,
             min_count: None,
             topology_request: None,
@@ -143,21 +147,14 @@ impl Ctx<'_> {
             );
         }
         if spec.enable_in_tree_autoscaling == Some(true) {
-            let resources = spec
-                .autoscaler_options
-                .as_ref()
-                .and_then(|o| o.resources.clone())
-                .unwrap_or_else(|| {
-                    requirements(
-                        &[("cpu", "500m"), ("memory", "512Mi")],
-                        &[("cpu", "500m"), ("memory", "512Mi")],
-                    )
-                });
-            head.template.spec.containers.push(Container {
-                name: "autoscaler".into(),
-                resources,
-                ..Container::default()
-            });
+            self.warn(
+                obj,
+                codes::NOT_MODELLED,
+                "Ray in-tree autoscaling: the head counts the autoscaler sidecar and each \
+                 worker group its current replicas; the autoscaler's scaling between \
+                 minReplicas and maxReplicas is not modelled"
+                    .into(),
+            );
         }
         let mut out = vec![head];
         for wg in &spec.worker_group_specs {
@@ -175,6 +172,18 @@ impl Ctx<'_> {
             });
         }
         out
+    }
+
+    /// A RayService: the PodSets of its `rayClusterConfig`, as a RayCluster's
+    /// (kubernetes-sigs/kueue pkg/controller/jobs/rayservice/rayservice_controller.go,
+    /// `PodSets`).
+    pub(super) fn rayservice(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
+        let spec: super::super::kinds::RayServiceSpec = obj.spec_as()?;
+        let cluster = spec.ray_cluster_config.unwrap_or_default();
+        let pod_sets = self.ray_pod_sets(obj, &cluster);
+        let name = self.name_for(obj);
+        self.emit(obj, name, queue, pod_sets, None, false, &[]);
+        Ok(())
     }
 
     pub(super) fn raycluster(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
@@ -306,27 +315,15 @@ impl Ctx<'_> {
         if replicas <= 0 {
             return Ok(());
         }
-        let priority = self.pod_priority(&spec.template.spec);
-        let role = match role_hash(&spec.template.spec, priority) {
-            Some(r) => r,
-            None => {
-                self.warn(
-                    obj,
-                    codes::NOT_MODELLED,
-                    "the pod template sets a field whose role hash is not reproduced \
-                     (affinity, topology spread, resource claims or pod-level resources); \
-                     the PodSet is named \"main\""
-                        .into(),
-                );
-                "main".into()
-            }
-        };
         let template = PodTemplateSpec {
             metadata: None,
             spec: spec.template.spec.clone(),
         };
+        // Current Kueue builds the StatefulSet's Workload itself, with one PodSet named
+        // `main` (pkg/controller/jobs/statefulset/statefulset_reconciler.go,
+        // `constructWorkload`).
         let ps = PodSet {
-            name: role,
+            name: "main".into(),
             template,
             count: replicas,
             min_count: None,
@@ -410,6 +407,46 @@ impl Ctx<'_> {
     /// job's pod count set to the node count (kubernetes-sigs/kueue:
     /// pkg/controller/jobs/trainjob/trainjob_controller.go, `PodSets`; kubeflow/trainer:
     /// pkg/runtime/framework/plugins/jobset/builder.go, `Initializer`, `Trainer`).
+    /// One replicated job of an MPI runtime's JobSet (deepspeed, mlx): its PodSet count as
+    /// the trainer builds it, and whether `resourcesPerNode` is merged into its `node`
+    /// container. The trainer step (`trainjob-ancestor-step: trainer`, the launcher in the
+    /// shipped runtimes) runs one replica of `mlPolicy.numNodes` (default 1) pods; the job
+    /// named `node` runs the TrainJob's `numNodes` pods, one fewer (at least 1) when the
+    /// launcher runs as a node, else its parallelism; any other job its replicas times its
+    /// pods. `resourcesPerNode` goes to the trainer step and, with `runLauncherAsNode`,
+    /// to the `node` job (kubeflow/trainer pkg/runtime/core/trainingruntime.go,
+    /// `newRuntimeInfo`; pkg/runtime/framework/plugins/mpi/mpi.go, `EnforceMLPolicy`;
+    /// pkg/runtime/framework/plugins/jobset/builder.go, `Trainer`).
+    fn mpi_step(
+        &self,
+        rj: &super::super::kinds::ReplicatedJob,
+        ancestor: Option<&str>,
+        ml: &super::super::kinds::MlPolicy,
+        launcher_as_node: bool,
+        trainer: &super::super::kinds::TrainerSpec,
+    ) -> (i32, bool) {
+        let is_trainer = ancestor == Some("trainer");
+        let is_node = rj.name == MPI_NODE;
+        let mut pods = if is_trainer {
+            ml.num_nodes.unwrap_or(1)
+        } else {
+            rj.template.spec.pods_count()
+        };
+        if is_node && let Some(n) = trainer.num_nodes {
+            pods = if launcher_as_node { (n - 1).max(1) } else { n };
+        }
+        let count = if is_trainer || ancestor.is_some() {
+            pods
+        } else {
+            rj.replicas.unwrap_or(1).saturating_mul(pods)
+        };
+        (count, is_trainer || (launcher_as_node && is_node))
+    }
+
+    /// A TrainJob as the JobSet the trainer builds from its runtime (kubeflow/trainer
+    /// `pkg/runtime/core/trainingruntime.go`, the plugins under
+    /// `pkg/runtime/framework/plugins/`), whose PodSets Kueue reads
+    /// (`pkg/controller/jobs/trainjob/trainjob_controller.go`).
     pub(super) fn trainjob(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
         let spec: TrainJobSpec = obj.spec_as()?;
         let Some(rref) = spec.runtime_ref.as_ref().filter(|r| !r.name.is_empty()) else {
@@ -441,21 +478,13 @@ impl Ctx<'_> {
             .spec_as()
             .map_err(|e| format!("{kind} {:?}: {e}; not converted", rref.name))?;
         let ml = rt.ml_policy.clone().unwrap_or_default();
-        if ml
-            .other
-            .get("mpi")
+        // An MPI runtime (deepspeed, mlx): kubeflow/trainer
+        // pkg/runtime/framework/plugins/mpi/mpi.go, `EnforceMLPolicy`.
+        let mpi = ml.other.get("mpi").filter(|m| !m.is_null());
+        let launcher_as_node = mpi
             .and_then(|m| m.get("runLauncherAsNode"))
             .and_then(Value::as_bool)
-            == Some(true)
-        {
-            self.warn(
-                obj,
-                codes::NOT_MODELLED,
-                "the runtime's mlPolicy.mpi.runLauncherAsNode counts the launcher as a node; \
-                 not modelled, the trainer job keeps all the nodes"
-                    .into(),
-            );
-        }
+            == Some(true);
         for k in ["runtimePatches", "podTemplateOverrides", "podSpecOverrides"] {
             if spec.other.get(k).is_some_and(|v| !v.is_null()) {
                 self.warn(
@@ -478,29 +507,56 @@ impl Ctx<'_> {
                 .and_then(|m| m.labels.get(TRAINJOB_ANCESTOR_LABEL))
                 .map(String::as_str);
             let mut template = rj.template.spec.template.clone();
-            // `resourcesPerNode` replaces the resources of every container named `node`.
+            let (count, merge) = match mpi {
+                Some(_) => self.mpi_step(rj, ancestor, &ml, launcher_as_node, &trainer),
+                None => {
+                    let count = match ancestor {
+                        Some("trainer") => trainer
+                            .num_nodes
+                            .or(ml.num_nodes)
+                            .unwrap_or_else(|| rj.template.spec.pods_count()),
+                        Some("dataset-initializer" | "model-initializer") => {
+                            rj.template.spec.pods_count()
+                        }
+                        _ => rj
+                            .replicas
+                            .unwrap_or(1)
+                            .saturating_mul(rj.template.spec.pods_count()),
+                    };
+                    (count, false)
+                }
+            };
             if let Some(r) = trainer
                 .resources_per_node
                 .as_ref()
                 .filter(|r| !r.requests.is_empty() || !r.limits.is_empty())
             {
-                for c in &mut template.spec.containers {
-                    if c.name == "node" {
-                        c.resources = r.clone();
+                if mpi.is_none() {
+                    // `resourcesPerNode` replaces the resources of every container named
+                    // `node`.
+                    for c in &mut template.spec.containers {
+                        if c.name == MPI_NODE {
+                            c.resources = r.clone();
+                        }
+                    }
+                } else if merge
+                    && let Some(c) = template
+                        .spec
+                        .containers
+                        .iter_mut()
+                        .find(|c| c.name == MPI_NODE)
+                {
+                    // Merged key by key into the first `node` container (kubeflow/trainer
+                    // pkg/util/trainingruntime/trainingruntime.go,
+                    // `MergeResourceRequirements`).
+                    for (k, v) in &r.requests {
+                        c.resources.requests.insert(k.clone(), *v);
+                    }
+                    for (k, v) in &r.limits {
+                        c.resources.limits.insert(k.clone(), *v);
                     }
                 }
             }
-            let count = match ancestor {
-                Some("trainer") => trainer
-                    .num_nodes
-                    .or(ml.num_nodes)
-                    .unwrap_or_else(|| rj.template.spec.pods_count()),
-                Some("dataset-initializer" | "model-initializer") => rj.template.spec.pods_count(),
-                _ => rj
-                    .replicas
-                    .unwrap_or(1)
-                    .saturating_mul(rj.template.spec.pods_count()),
-            };
             pod_sets.push(PodSet {
                 name: rj.name.to_lowercase(),
                 template,

@@ -25,6 +25,18 @@ use crate::resource::ResourceName;
 
 /// The queue-name label (and, in older Kueue, annotation).
 pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
+/// The LocalQueue an unlabelled object goes to when its namespace has one of this name
+/// (kubernetes-sigs/kueue: pkg/controller/constants/constants.go, `DefaultLocalQueueName`).
+pub const DEFAULT_LOCAL_QUEUE: &str = "default";
+/// The annotation that keeps a Workload from admission while set; Kueue copies it from the
+/// job object to its Workload (kubernetes-sigs/kueue: pkg/constants/constants.go,
+/// `AdmissionGatedByAnnotation`; pkg/controller/jobframework/reconciler.go,
+/// `PropagateAdmissionGatedByAnnotation`).
+pub const ADMISSION_GATED_BY_ANNOTATION: &str = "kueue.x-k8s.io/admission-gated-by";
+/// The annotation that makes a job elastic: Kueue admits it as a series of workload slices
+/// when it scales (kubernetes-sigs/kueue: pkg/constants/constants.go,
+/// `ElasticJobAnnotation`; pkg/workloadslicing/workloadslicing.go).
+pub const ELASTIC_JOB_ANNOTATION: &str = "kueue.x-k8s.io/elastic-job";
 /// The WorkloadPriorityClass label.
 pub const PRIORITY_CLASS_LABEL: &str = "kueue.x-k8s.io/priority-class";
 /// A Job's minimum parallelism for partial admission.
@@ -88,6 +100,13 @@ pub struct JobSettings {
     pub manage_jobs_without_queue_name: bool,
     /// `managedJobsNamespaceSelector`.
     pub managed_jobs_namespace_selector: LabelSelector,
+    /// The `AdmissionGatedBy` feature gate (beta, on by default since Kueue 0.19:
+    /// pkg/features/kube_features.go), off when the Configuration's `featureGates` says
+    /// `AdmissionGatedBy: false`.
+    pub admission_gated_by: bool,
+    /// The `ElasticJobsViaWorkloadSlices` feature gate (beta, on by default since Kueue
+    /// 0.18), off when the Configuration's `featureGates` turns it off.
+    pub elastic_jobs: bool,
 }
 
 impl JobSettings {
@@ -120,6 +139,15 @@ impl JobSettings {
             .get("manageJobsWithoutQueueName")
             .and_then(|v| v.as_bool())
             .unwrap_or(false);
+        let gate_off = |name: &str| {
+            cfg.other
+                .get("featureGates")
+                .and_then(|g| g.get(name))
+                .and_then(|v| v.as_bool())
+                == Some(false)
+        };
+        s.admission_gated_by = !gate_off("AdmissionGatedBy");
+        s.elastic_jobs = !gate_off("ElasticJobsViaWorkloadSlices");
         if let Some(sel) = cfg
             .other
             .get("managedJobsNamespaceSelector")
@@ -134,6 +162,8 @@ impl JobSettings {
         JobSettings {
             frameworks: list.iter().map(|s| (*s).to_owned()).collect(),
             manage_jobs_without_queue_name: false,
+            admission_gated_by: true,
+            elastic_jobs: true,
             managed_jobs_namespace_selector: LabelSelector {
                 match_labels: BTreeMap::new(),
                 match_expressions: vec![LabelSelectorRequirement {
@@ -253,8 +283,26 @@ impl Ctx<'_> {
         }
         match queue.filter(|q| !q.is_empty()) {
             Some(q) => Some(q),
-            None if self.settings.manage_jobs_without_queue_name => Some(String::new()),
-            None => None,
+            None => self.unlabelled_queue(ns),
+        }
+    }
+
+    /// The queue of an object without a queue name in managed namespace `ns`: the
+    /// namespace's LocalQueue named `default` if it has one (Kueue's local queue
+    /// defaulting, GA and no longer switchable:
+    /// `pkg/controller/jobframework/defaults.go`, `ApplyDefaultLocalQueue`), else the
+    /// empty queue under `manageJobsWithoutQueueName`, else none.
+    fn unlabelled_queue(&self, ns: &str) -> Option<String> {
+        if self
+            .model
+            .local_queues
+            .contains_key(&format!("{ns}/{DEFAULT_LOCAL_QUEUE}"))
+        {
+            Some(DEFAULT_LOCAL_QUEUE.to_owned())
+        } else if self.settings.manage_jobs_without_queue_name {
+            Some(String::new())
+        } else {
+            None
         }
     }
 
@@ -299,6 +347,24 @@ impl Ctx<'_> {
         let Some(queue) = self.managed_queue(obj) else {
             return;
         };
+        if self.settings.elastic_jobs
+            && obj
+                .metadata
+                .annotations
+                .get(ELASTIC_JOB_ANNOTATION)
+                .is_some_and(|v| v == "true")
+        {
+            self.warnings.field(
+                obj.origin.as_ref(),
+                codes::NOT_MODELLED,
+                obj.kind.as_str(),
+                &obj.ns_name(),
+                &format!("metadata.annotations[{ELASTIC_JOB_ANNOTATION}]"),
+                "an elastic job: converted at its current size; the workload slices Kueue \
+                 admits when it scales up or down are not modelled"
+                    .into(),
+            );
+        }
         let result = match obj.kind {
             ObjectKind::Job => self.job(obj, &queue),
             ObjectKind::JobSet => self.jobset(obj, &queue),
@@ -315,7 +381,8 @@ impl Ctx<'_> {
             ObjectKind::Deployment => self.deployment(obj, &queue),
             ObjectKind::AppWrapper => self.appwrapper(obj, &queue),
             ObjectKind::TrainJob => self.trainjob(obj, &queue),
-            ObjectKind::RayService | ObjectKind::SparkApplication => Err(
+            ObjectKind::RayService => self.rayservice(obj, &queue),
+            ObjectKind::SparkApplication => Err(
                 "Kueue manages this kind, but its Workload is not modelled (not read yet); not \
                  converted"
                     .to_owned(),
@@ -331,7 +398,8 @@ impl Ctx<'_> {
             | ObjectKind::DeviceClass
             | ObjectKind::ResourceClaim
             | ObjectKind::ResourceClaimTemplate
-            | ObjectKind::ResourceSlice => {
+            | ObjectKind::ResourceSlice
+            | ObjectKind::RuntimeClass => {
                 return;
             }
         };
@@ -381,8 +449,8 @@ impl Ctx<'_> {
                         kind,
                         name,
                         format!(
-                            "WorkloadPriorityClass {wpc:?} is not in the files; the Workload \
-                             has no priority value"
+                            "WorkloadPriorityClass {wpc:?} is not in the files; Kueue creates \
+                             no Workload until it exists, so none is converted"
                         ),
                     );
                     (Some(r), None)
@@ -423,8 +491,8 @@ impl Ctx<'_> {
                     kind,
                     name,
                     format!(
-                        "PriorityClass {class:?} is not in the files; the Workload has no \
-                         priority value"
+                        "PriorityClass {class:?} is not in the files; Kueue creates no \
+                         Workload until it exists, so none is converted"
                     ),
                 );
                 (Some(pod_priority_ref(&class)), None)
@@ -499,6 +567,11 @@ impl Ctx<'_> {
             kind,
             &obj_name,
         );
+        // A priority class that does not exist fails `ExtractPriority`, and the job
+        // reconciler creates no Workload (pkg/controller/jobframework/reconciler.go).
+        if priority.is_none() {
+            return;
+        }
         let mut labels = BTreeMap::new();
         if let Some(uid) = meta.uid.as_deref().filter(|u| is_label_value(u)) {
             labels.insert(JOB_UID_LABEL.to_owned(), uid.to_owned());
@@ -511,6 +584,13 @@ impl Ctx<'_> {
             .filter(|(k, _)| k.starts_with(GPUQUOTA_ANNOTATION_PREFIX))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        if let Some(gate) = meta
+            .annotations
+            .get(ADMISSION_GATED_BY_ANNOTATION)
+            .filter(|g| !g.is_empty() && self.settings.admission_gated_by)
+        {
+            annotations.insert(ADMISSION_GATED_BY_ANNOTATION.to_owned(), gate.clone());
+        }
         annotations.extend(
             extra_annotations
                 .iter()

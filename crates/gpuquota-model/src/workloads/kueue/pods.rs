@@ -74,8 +74,10 @@ impl Ctx<'_> {
                 .filter(|q| !q.is_empty())
             {
                 Some(q) => q.clone(),
-                None if self.settings.manage_jobs_without_queue_name => String::new(),
-                None => continue,
+                None => match self.unlabelled_queue(ns) {
+                    Some(q) => q,
+                    None => continue,
+                },
             };
             if let Some(g) = pod.metadata.labels.get(POD_GROUP_NAME_LABEL) {
                 groups
@@ -192,12 +194,10 @@ impl Ctx<'_> {
                 );
             }
         }
-        let queue = first
-            .metadata
-            .labels
-            .get(QUEUE_LABEL)
-            .cloned()
-            .unwrap_or_default();
+        let queue = match first.metadata.labels.get(QUEUE_LABEL) {
+            Some(q) if !q.is_empty() => q.clone(),
+            _ => self.unlabelled_queue(ns).unwrap_or_default(),
+        };
         let mut meta = first.metadata.clone();
         meta.name = group.to_owned();
         meta.uid = None;
