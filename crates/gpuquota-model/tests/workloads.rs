@@ -670,6 +670,42 @@ fn time_slicing_sets_the_advertised_gpu_count_per_node() {
 }
 
 #[test]
+fn a_live_node_without_discovery_labels_keeps_its_advertised_replicas() {
+    // A live node of 8 GPUs whose plugin already shares them 4 ways reports 32 in its
+    // allocatable; without GPU feature discovery (no `nvidia.com/gpu.count`, no
+    // `nvidia.com/gpu.replicas`) that count is the advertised one and must not become 128.
+    let nodes = "apiVersion: v1\nkind: Node\nmetadata: {name: live, labels: {nvidia.com/device-plugin.config: any}}\nstatus: {capacity: {nvidia.com/gpu: \"32\"}, allocatable: {nvidia.com/gpu: \"32\"}}\n---\n\
+                 apiVersion: v1\nkind: Node\nmetadata: {name: renamed, labels: {nvidia.com/device-plugin.config: shared}}\nstatus: {allocatable: {nvidia.com/gpu.shared: \"8\"}}\n";
+    let i = import(&format!("{SHARING}{nodes}"));
+    let gpu = |n: &str, r: &str| {
+        i.model.nodes[n]
+            .status
+            .allocatable
+            .get(&gpuquota_model::ResourceName::new(r))
+            .map(ToString::to_string)
+    };
+    assert_eq!(gpu("live", "nvidia.com/gpu").as_deref(), Some("32"));
+    let cap = i.model.nodes["live"]
+        .status
+        .capacity
+        .get(&gpuquota_model::ResourceName::new("nvidia.com/gpu"))
+        .map(ToString::to_string);
+    assert_eq!(cap.as_deref(), Some("32"));
+    // Metering still reads the replicas from the configuration the node names.
+    assert_eq!(
+        i.model.nodes["live"].metadata.labels["nvidia.com/gpu.replicas"],
+        "4"
+    );
+    assert_eq!(
+        i.model.nodes["live"].metadata.labels["nvidia.com/gpu.sharing-strategy"],
+        "time-slicing"
+    );
+    // Already advertised under the renamed resource (4 GPUs x 2): unchanged.
+    assert_eq!(gpu("renamed", "nvidia.com/gpu.shared").as_deref(), Some("8"));
+    assert_eq!(gpu("renamed", "nvidia.com/gpu"), None);
+}
+
+#[test]
 fn departments_sharing_a_time_sliced_gpu_are_warned_about() {
     let objs = "apiVersion: v1\nkind: Node\nmetadata: {name: a, labels: {nvidia.com/device-plugin.config: any}}\nstatus: {allocatable: {nvidia.com/gpu: \"1\"}}\n---\n\
                 apiVersion: v1\nkind: Namespace\nmetadata: {name: ns-a, labels: {department: research}}\n---\n\

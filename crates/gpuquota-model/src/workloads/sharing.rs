@@ -9,13 +9,23 @@
 //! label, else the key `default`, else the only key. Reading these configurations needs the
 //! `yaml` feature (on by default); without it only the node labels count.
 //!
-//! A node whose physical GPUs are known — the `nvidia.com/gpu.count` label of GPU feature
-//! discovery, else its `nvidia.com/gpu` allocatable — and which does not yet carry the
-//! `nvidia.com/gpu.replicas` label (the plugin's own mark that the advertised count is
-//! already replicated) advertises `count × replicas` of `nvidia.com/gpu`, or of
-//! `nvidia.com/gpu.shared` (the `rename` name) when renamed; the plain resource is then no
-//! longer advertised. The node gets the labels `nvidia.com/gpu.replicas` and
-//! `nvidia.com/gpu.sharing-strategy` (`time-slicing` or `mps`) as the plugin sets them.
+//! The plugin advertises `replicas × GPUs` of the shared resource, and GPU feature discovery
+//! labels the node with `nvidia.com/gpu.count` (physical GPUs), `nvidia.com/gpu.replicas` and
+//! `nvidia.com/gpu.sharing-strategy` together (NVIDIA/k8s-device-plugin
+//! `internal/lm/resource.go`, `baseLabeler`). So a node's advertised count is derived from the
+//! configuration only when the node tells its physical GPUs apart from the advertised ones:
+//! * with `nvidia.com/gpu.replicas`: already advertised, unchanged;
+//! * with `nvidia.com/gpu.count` only: `count × replicas`;
+//! * renamed (`rename`, or `nvidia.com/gpu.shared` with `renameByDefault`) while the node
+//!   still lists only the plain `nvidia.com/gpu`: that plain count is physical, and becomes
+//!   `count × replicas` of the renamed resource;
+//! * otherwise (a live node without discovery labels) its allocatable already holds
+//!   `replicas × GPUs` and is kept as it is — multiplying it again would count every replica
+//!   twice.
+//!
+//! In every case the plain resource is no longer advertised when renamed, and the node gets the
+//! labels `nvidia.com/gpu.replicas` and `nvidia.com/gpu.sharing-strategy` (`time-slicing` or
+//! `mps`) as the plugin sets them.
 //!
 //! Metering reads the replicas per GPU of every node from the same rules
 //! ([`replicas_per_gpu`]): a time-sliced replica is `1/replicas` of a GPU.
@@ -199,28 +209,41 @@ pub(crate) fn apply(model: &mut Model, warnings: &mut Warnings) {
         }
         for r in &rr.resources {
             let res = ResourceName::new(r.name.as_str());
-            let physical = node
-                .metadata
-                .labels
-                .get(GPU_COUNT_LABEL)
-                .and_then(|c| c.parse::<i64>().ok())
-                .or_else(|| node.status.allocatable.get(&res).and_then(Quantity::value));
-            let Some(physical) = physical else { continue };
-            let Some(total) = physical.checked_mul(r.replicas.max(1)) else {
-                continue;
-            };
             let target = match (&r.rename, rr.rename_by_default) {
                 (Some(n), _) if !n.is_empty() => n.clone(),
                 (_, true) => format!("{}.shared", r.name),
                 _ => r.name.clone(),
             };
-            let q = Quantity::from_decimal(i128::from(total), 0);
-            let Some(q) = q else { continue };
-            for list in [&mut node.status.allocatable, &mut node.status.capacity] {
-                if target != r.name {
-                    list.remove(&res);
+            let target_res = ResourceName::new(target.as_str());
+            let labels = &node.metadata.labels;
+            let plain = node.status.allocatable.get(&res).and_then(Quantity::value);
+            // The physical count, when the node tells it apart from the advertised one.
+            let physical = if let Some(c) = labels.get(GPU_COUNT_LABEL) {
+                c.parse::<i64>().ok()
+            } else if target != r.name && !node.status.allocatable.contains_key(&target_res) {
+                // The plugin drops the plain name once it advertises the renamed one: a node
+                // still listing only the plain name lists its physical GPUs.
+                plain
+            } else {
+                // A live node's allocatable already holds `replicas × GPUs` (the plugin
+                // advertises every replica); multiplying again would count them twice.
+                None
+            };
+            if let Some(physical) = physical {
+                let Some(total) = physical.checked_mul(r.replicas.max(1)) else {
+                    continue;
+                };
+                let Some(q) = Quantity::from_decimal(i128::from(total), 0) else {
+                    continue;
+                };
+                for list in [&mut node.status.allocatable, &mut node.status.capacity] {
+                    if target != r.name {
+                        list.remove(&res);
+                    }
+                    list.insert(target_res.clone(), q);
                 }
-                list.insert(ResourceName::new(target.as_str()), q);
+            } else if !node.status.allocatable.contains_key(&target_res) {
+                continue; // nothing advertised and nothing to derive it from
             }
             node.metadata
                 .labels
