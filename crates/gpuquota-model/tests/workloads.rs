@@ -701,7 +701,10 @@ fn a_live_node_without_discovery_labels_keeps_its_advertised_replicas() {
         "time-slicing"
     );
     // Already advertised under the renamed resource (4 GPUs x 2): unchanged.
-    assert_eq!(gpu("renamed", "nvidia.com/gpu.shared").as_deref(), Some("8"));
+    assert_eq!(
+        gpu("renamed", "nvidia.com/gpu.shared").as_deref(),
+        Some("8")
+    );
     assert_eq!(gpu("renamed", "nvidia.com/gpu"), None);
 }
 
