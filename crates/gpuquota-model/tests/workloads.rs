@@ -709,6 +709,36 @@ fn a_live_node_without_discovery_labels_keeps_its_advertised_replicas() {
 }
 
 #[test]
+fn hami_vgpu_requests_are_warned_about_by_name() {
+    let objs = "apiVersion: v1\nkind: Pod\nmetadata: {name: vgpu, namespace: ns}\n\
+                spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"1\", nvidia.com/gpumem: \"8000\", nvidia.com/gpucores: \"30\"}}}]}\n---\n\
+                apiVersion: v1\nkind: Pod\nmetadata: {name: whole, namespace: ns}\n\
+                spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"1\"}}}]}\n---\n\
+                apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ns}\n\
+                spec: {template: {spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"2\", nvidia.com/gpumem-percentage: \"50\"}}}]}}}\n";
+    let i = import(objs);
+    let w: Vec<String> = warnings(&i)
+        .into_iter()
+        .filter(|m| m.contains("HAMi"))
+        .collect();
+    assert_eq!(
+        w,
+        [
+            "converted objects (document 0): Pod \"ns/vgpu\": HAMi vGPU resources nvidia.com/gpucores, nvidia.com/gpumem are not modelled: each nvidia.com/gpu it asks for counts as a whole GPU, not as the share of a card HAMi gives it",
+            "t.yaml (document 3): Job \"ns/j\": HAMi vGPU resources nvidia.com/gpumem-percentage are not modelled: each nvidia.com/gpu it asks for counts as a whole GPU, not as the share of a card HAMi gives it",
+        ],
+        "{:?}",
+        warnings(&i)
+    );
+    assert!(
+        i.warnings
+            .iter()
+            .filter(|d| d.to_string().contains("HAMi"))
+            .all(|d| d.code == gpuquota_model::workloads::sharing::HAMI_NOT_MODELLED)
+    );
+}
+
+#[test]
 fn departments_sharing_a_time_sliced_gpu_are_warned_about() {
     let objs = "apiVersion: v1\nkind: Node\nmetadata: {name: a, labels: {nvidia.com/device-plugin.config: any}}\nstatus: {allocatable: {nvidia.com/gpu: \"1\"}}\n---\n\
                 apiVersion: v1\nkind: Namespace\nmetadata: {name: ns-a, labels: {department: research}}\n---\n\

@@ -33,6 +33,15 @@
 //! Replicas of one GPU have no memory or fault isolation: when running pods of namespaces of
 //! different departments (the namespace's `department` label, else the namespace itself)
 //! share a time-sliced or MPS-shared node, a warning names them.
+//!
+//! HAMi's vGPU requests (Project-HAMi/HAMi `pkg/device/nvidia/device.go`: `nvidia.com/gpu`
+//! is the number of vGPUs, each a share of one card by `nvidia.com/gpumem` MiB or
+//! `nvidia.com/gpumem-percentage` percent of its memory and `nvidia.com/gpucores` percent of
+//! its cores) are not modelled: HAMi defines no single fraction of a card for a vGPU (memory
+//! and cores are independent, and an unset memory means the whole card). Every Pod, Kueue
+//! Workload and workload object whose containers request or limit one of these names gets a
+//! warning ([`HAMI_NOT_MODELLED`]) naming them; its `nvidia.com/gpu` counts whole GPUs in
+//! every engine and in metering.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -51,6 +60,15 @@ pub const REPLICAS_LABEL: &str = "nvidia.com/gpu.replicas";
 pub const STRATEGY_LABEL: &str = "nvidia.com/gpu.sharing-strategy";
 /// The namespace label naming a department (for the isolation warning).
 pub const DEPARTMENT_LABEL: &str = "department";
+/// HAMi's per-vGPU resource names (Project-HAMi/HAMi `pkg/device/nvidia/device.go` defaults):
+/// memory in MiB, memory in percent, cores in percent.
+pub const HAMI_RESOURCES: [&str; 3] = [
+    "nvidia.com/gpumem",
+    "nvidia.com/gpumem-percentage",
+    "nvidia.com/gpucores",
+];
+/// Warning: an object requests HAMi vGPU resources, which are not modelled.
+pub const HAMI_NOT_MODELLED: crate::diag::Code = crate::diag::Code::new("hami-not-modelled");
 
 /// One `resources[]` entry.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -186,6 +204,8 @@ fn configs(_: &Model) -> BTreeMap<String, BTreeMap<String, PluginConfig>> {
 /// `O(nodes + pods)` after the `O(c)` parse of the ConfigMaps.
 #[cfg_attr(not(feature = "serde"), allow(dead_code))]
 pub(crate) fn apply(model: &mut Model, warnings: &mut Warnings) {
+    #[cfg(feature = "serde")]
+    warn_hami(model, warnings);
     let all = configs(model);
     // One plugin configuration per cluster; with several ConfigMaps the first key wins.
     let Some((cm_key, keys)) = all.into_iter().next() else {
@@ -363,4 +383,77 @@ pub fn replicas_per_gpu(model: &Model) -> ReplicasPerGpu {
             .insert(name.clone(), labelled.or(from_config).filter(|n| *n > 1));
     }
     out
+}
+
+/// The HAMi resource names requested or limited anywhere in `v`: under a `requests` or
+/// `limits` map of any depth (containers of a Pod, of a pod template, of a Kueue PodSet).
+#[cfg(feature = "serde")]
+fn hami_names(v: &serde_json::Value, out: &mut BTreeSet<&'static str>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                if (k == "requests" || k == "limits")
+                    && let serde_json::Value::Object(r) = x
+                {
+                    out.extend(HAMI_RESOURCES.iter().filter(|n| r.contains_key(**n)));
+                }
+                hami_names(x, out);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| hami_names(x, out)),
+        _ => {}
+    }
+}
+
+/// One warning per Pod, Kueue Workload and workload object that requests HAMi vGPU
+/// resources ([`HAMI_NOT_MODELLED`]), naming the resources.
+///
+/// # Complexity
+/// `O(size of the objects)`.
+#[cfg(feature = "serde")]
+fn warn_hami(model: &Model, warnings: &mut Warnings) {
+    let mut push =
+        |kind: &str, name: &str, origin: Option<&super::Origin>, v: serde_json::Value| {
+            let mut found = BTreeSet::new();
+            hami_names(&v, &mut found);
+            if found.is_empty() {
+                return;
+            }
+            let names: Vec<&str> = found.into_iter().collect();
+            warnings.push(
+                origin,
+                HAMI_NOT_MODELLED,
+                kind,
+                name,
+                format!(
+                    "HAMi vGPU resources {} are not modelled: each nvidia.com/gpu it asks for \
+                 counts as a whole GPU, not as the share of a card HAMi gives it",
+                    names.join(", ")
+                ),
+            );
+        };
+    for (key, pod) in &model.pods {
+        push(
+            "Pod",
+            key,
+            None,
+            serde_json::to_value(&pod.spec).unwrap_or_default(),
+        );
+    }
+    for (key, wl) in &model.workloads {
+        push(
+            "Workload",
+            key,
+            None,
+            serde_json::to_value(&wl.spec).unwrap_or_default(),
+        );
+    }
+    for o in model.workload_objects.values() {
+        push(
+            o.kind.as_str(),
+            &o.ns_name(),
+            o.origin.as_ref(),
+            o.spec.as_value().clone(),
+        );
+    }
 }
