@@ -68,7 +68,11 @@
 //! slices, memory slices and max instances per profile, models resolved by catalogue name,
 //! `modelName` or `nvidia.com/gpu.product`). This is a deliberate engine → engine dependency:
 //! the catalogue is the single source of MIG geometry in the workspace. A `+me`, `-me` or
-//! `+gfx` variant takes its base profile's weights.
+//! `+gfx` variant takes its base profile's weights. A profile's legacy name weighs as its
+//! current one: GB200's `1g.24gb`, `3g.95gb`, `4g.95gb` and `7g.189gb` (the names of the
+//! GPU operator's default mig-parted configuration, NVIDIA/gpu-operator
+//! `assets/state-mig-manager/0400_configmap.yaml`) are `1g.23gb`, `3g.93gb`, `4g.93gb` and
+//! `7g.186gb`.
 //!
 //! # Deviations and choices
 //!

@@ -61,7 +61,8 @@ pub struct MigGeometry {
     pub compute_slices: u32,
     /// Memory slices per card (`M`).
     pub memory_slices: u32,
-    /// Profiles by name.
+    /// Profiles by name, current names and the catalogue's legacy names
+    /// ([`gpuquota_mig::Profile::legacy_names`]).
     pub profiles: BTreeMap<String, ProfileGeometry>,
 }
 
@@ -78,20 +79,7 @@ impl MigGeometry {
             model: m.name().to_owned(),
             compute_slices: u32::from(m.compute_slices()),
             memory_slices: u32::from(m.memory_slices()),
-            profiles: m
-                .profiles()
-                .iter()
-                .map(|p| {
-                    (
-                        p.name().to_owned(),
-                        ProfileGeometry {
-                            compute_slices: u32::from(p.compute_slices()),
-                            memory_slices: u32::from(p.memory_slices()),
-                            max_instances: u32::from(p.max_instances()),
-                        },
-                    )
-                })
-                .collect(),
+            profiles: profile_geometries(m),
         })
     }
 
@@ -104,6 +92,28 @@ impl MigGeometry {
             .or_else(|| self.profiles.get(name))
             .copied()
     }
+}
+
+/// Every profile of `m` by its current name and by the names earlier drivers gave it (GB200's
+/// `3g.95gb` for `3g.93gb`, as NVIDIA/gpu-operator
+/// `assets/state-mig-manager/0400_configmap.yaml` still spells it); a current name wins over a
+/// legacy one.
+fn profile_geometries(m: &gpuquota_mig::GpuModel) -> BTreeMap<String, ProfileGeometry> {
+    let geometry = |p: &gpuquota_mig::Profile| ProfileGeometry {
+        compute_slices: u32::from(p.compute_slices()),
+        memory_slices: u32::from(p.memory_slices()),
+        max_instances: u32::from(p.max_instances()),
+    };
+    let mut out = BTreeMap::new();
+    for p in m.profiles() {
+        for l in p.legacy_names() {
+            out.entry(l.clone()).or_insert_with(|| geometry(p));
+        }
+    }
+    for p in m.profiles() {
+        out.insert(p.name().to_owned(), geometry(p));
+    }
+    out
 }
 
 /// The weight of one instance of `profile` in `1/L` cards under `policy`.
@@ -154,4 +164,27 @@ pub(crate) fn ratio_units(num: u64, den: u64) -> Option<i128> {
         return None;
     }
     i128::from(num).checked_mul(L / den)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_early_gb200_profile_names_weigh_as_the_current_ones() {
+        let g = MigGeometry::builtin("NVIDIA GB200").expect("GB200 is in the catalogue");
+        for (early, current) in [
+            ("1g.24gb", "1g.23gb"),
+            ("3g.95gb", "3g.93gb"),
+            ("4g.95gb", "4g.93gb"),
+            ("7g.189gb", "7g.186gb"),
+        ] {
+            assert_eq!(g.profile(early), g.profile(current), "{early}");
+            assert!(g.profile(early).is_some(), "{early}");
+        }
+        // 3 of 7 compute slices: 3/7 of a card; 7g.189gb is the whole card.
+        let w = |p: &str| mig_weight(&MigPolicy::ComputeSlices, Some(&g), "GB200", p);
+        assert_eq!(w("3g.95gb"), Ok(3 * (L / 7)));
+        assert_eq!(w("7g.189gb"), Ok(L));
+    }
 }

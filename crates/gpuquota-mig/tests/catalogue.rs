@@ -207,3 +207,132 @@ fn every_invalid_single_start_is_rejected_with_its_reason() {
         }
     }
 }
+
+/// Every MIG profile name the GPU operator's default mig-parted configuration uses (the
+/// `mig-devices` keys of the `default-mig-parted-config` ConfigMap, NVIDIA/gpu-operator
+/// `assets/state-mig-manager/0400_configmap.yaml` at a22dbf6, 2026-08-21), listed by hand.
+const DEFAULT_CONFIG_PROFILES: [&str; 78] = [
+    "1g.5gb",
+    "1g.5gb+me",
+    "1g.6gb",
+    "1g.6gb+me",
+    "1g.10gb",
+    "1g.10gb+me",
+    "1g.12gb",
+    "1g.12gb+me",
+    "1g.18gb",
+    "1g.18gb+me",
+    "1g.20gb",
+    "1g.23gb",
+    "1g.23gb+me",
+    "1g.24gb",
+    "1g.24gb+gfx",
+    "1g.24gb+me",
+    "1g.24gb+me.all",
+    "1g.24gb-me",
+    "1g.34gb",
+    "1g.34gb+me",
+    "1g.35gb",
+    "1g.35gb+me",
+    "1g.36gb",
+    "1g.45gb",
+    "1g.47gb",
+    "1g.67gb",
+    "1g.70gb",
+    "2g.10gb",
+    "2g.12gb",
+    "2g.12gb+me",
+    "2g.20gb",
+    "2g.24gb",
+    "2g.35gb",
+    "2g.36gb",
+    "2g.45gb",
+    "2g.47gb",
+    "2g.48gb",
+    "2g.48gb+gfx",
+    "2g.48gb+me.all",
+    "2g.48gb-me",
+    "2g.67gb",
+    "2g.70gb",
+    "3g.20gb",
+    "3g.40gb",
+    "3g.47gb",
+    "3g.48gb",
+    "3g.71gb",
+    "3g.72gb",
+    "3g.90gb",
+    "3g.93gb",
+    "3g.95gb",
+    "3g.135gb",
+    "3g.139gb",
+    "4g.20gb",
+    "4g.24gb",
+    "4g.40gb",
+    "4g.47gb",
+    "4g.48gb",
+    "4g.71gb",
+    "4g.72gb",
+    "4g.90gb",
+    "4g.93gb",
+    "4g.95gb",
+    "4g.96gb",
+    "4g.96gb+gfx",
+    "4g.135gb",
+    "4g.139gb",
+    "7g.40gb",
+    "7g.80gb",
+    "7g.94gb",
+    "7g.96gb",
+    "7g.141gb",
+    "7g.144gb",
+    "7g.180gb",
+    "7g.186gb",
+    "7g.189gb",
+    "7g.269gb",
+    "7g.278gb",
+];
+
+#[test]
+fn every_profile_of_the_default_mig_parted_config_resolves() {
+    let c = Catalogue::builtin();
+    let unresolved: Vec<&str> = DEFAULT_CONFIG_PROFILES
+        .iter()
+        .copied()
+        .filter(|p| c.models().iter().all(|m| m.profile(p).is_err()))
+        .collect();
+    assert_eq!(unresolved, Vec::<&str>::new());
+    // Also as resource names, the way the device plugin advertises them (`+` becomes `.`).
+    for p in DEFAULT_CONFIG_PROFILES {
+        let r = format!("nvidia.com/mig-{}", p.replace('+', "."));
+        assert!(
+            c.models().iter().any(|m| m.profile(&r).is_ok()),
+            "{r} resolves"
+        );
+    }
+}
+
+#[test]
+fn the_early_gb200_names_resolve_to_gb200_profiles_that_stay_unconfirmed() {
+    // NVIDIA/gpu-operator 748827774 ("[MIG] add support for HGX GB200") named GB200's
+    // (PCI 0x294110DE) profiles 1g.24gb, 3g.95gb, 4g.95gb and 7g.189gb; the all-balanced entry
+    // for the same device filter now uses 1g.23gb, 3g.93gb and 7g.186gb. No published
+    // `nvidia-smi mig -lgip/-lgipp` dump of this model confirms the placements.
+    let gb200 = model("0x294110DE");
+    assert_eq!(gb200.name(), "GB200-186GB");
+    for (early, current, g) in [
+        ("1g.24gb", "1g.23gb", 1),
+        ("3g.95gb", "3g.93gb", 3),
+        ("4g.95gb", "4g.93gb", 4),
+        ("7g.189gb", "7g.186gb", 7),
+    ] {
+        let p = gb200.profile(early).expect("early name resolves");
+        assert_eq!(p.name(), current);
+        assert_eq!(p.compute_slices(), g);
+        assert!(p.unconfirmed(), "{current} stays unconfirmed");
+        assert!(
+            p.unconfirmed_fields().iter().any(|f| f == "placements"),
+            "{current}: placements unconfirmed"
+        );
+    }
+    assert!(gb200.unconfirmed());
+}

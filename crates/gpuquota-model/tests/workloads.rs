@@ -672,6 +672,75 @@ fn time_slicing_sets_the_advertised_gpu_count_per_node() {
 }
 
 #[test]
+fn a_live_node_without_discovery_labels_keeps_its_advertised_replicas() {
+    // A live node of 8 GPUs whose plugin already shares them 4 ways reports 32 in its
+    // allocatable; without GPU feature discovery (no `nvidia.com/gpu.count`, no
+    // `nvidia.com/gpu.replicas`) that count is the advertised one and must not become 128.
+    let nodes = "apiVersion: v1\nkind: Node\nmetadata: {name: live, labels: {nvidia.com/device-plugin.config: any}}\nstatus: {capacity: {nvidia.com/gpu: \"32\"}, allocatable: {nvidia.com/gpu: \"32\"}}\n---\n\
+                 apiVersion: v1\nkind: Node\nmetadata: {name: renamed, labels: {nvidia.com/device-plugin.config: shared}}\nstatus: {allocatable: {nvidia.com/gpu.shared: \"8\"}}\n";
+    let i = import(&format!("{SHARING}{nodes}"));
+    let gpu = |n: &str, r: &str| {
+        i.model.nodes[n]
+            .status
+            .allocatable
+            .get(&gpuquota_model::ResourceName::new(r))
+            .map(ToString::to_string)
+    };
+    assert_eq!(gpu("live", "nvidia.com/gpu").as_deref(), Some("32"));
+    let cap = i.model.nodes["live"]
+        .status
+        .capacity
+        .get(&gpuquota_model::ResourceName::new("nvidia.com/gpu"))
+        .map(ToString::to_string);
+    assert_eq!(cap.as_deref(), Some("32"));
+    // Metering still reads the replicas from the configuration the node names.
+    assert_eq!(
+        i.model.nodes["live"].metadata.labels["nvidia.com/gpu.replicas"],
+        "4"
+    );
+    assert_eq!(
+        i.model.nodes["live"].metadata.labels["nvidia.com/gpu.sharing-strategy"],
+        "time-slicing"
+    );
+    // Already advertised under the renamed resource (4 GPUs x 2): unchanged.
+    assert_eq!(
+        gpu("renamed", "nvidia.com/gpu.shared").as_deref(),
+        Some("8")
+    );
+    assert_eq!(gpu("renamed", "nvidia.com/gpu"), None);
+}
+
+#[test]
+fn hami_vgpu_requests_are_warned_about_by_name() {
+    let objs = "apiVersion: v1\nkind: Pod\nmetadata: {name: vgpu, namespace: ns}\n\
+                spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"1\", nvidia.com/gpumem: \"8000\", nvidia.com/gpucores: \"30\"}}}]}\n---\n\
+                apiVersion: v1\nkind: Pod\nmetadata: {name: whole, namespace: ns}\n\
+                spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"1\"}}}]}\n---\n\
+                apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ns}\n\
+                spec: {template: {spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"2\", nvidia.com/gpumem-percentage: \"50\"}}}]}}}\n";
+    let i = import(objs);
+    let w: Vec<String> = warnings(&i)
+        .into_iter()
+        .filter(|m| m.contains("HAMi"))
+        .collect();
+    assert_eq!(
+        w,
+        [
+            "converted objects (document 0): Pod \"ns/vgpu\": HAMi vGPU resources nvidia.com/gpucores, nvidia.com/gpumem are not modelled: each nvidia.com/gpu it asks for counts as a whole GPU, not as the share of a card HAMi gives it",
+            "t.yaml (document 3): Job \"ns/j\": HAMi vGPU resources nvidia.com/gpumem-percentage are not modelled: each nvidia.com/gpu it asks for counts as a whole GPU, not as the share of a card HAMi gives it",
+        ],
+        "{:?}",
+        warnings(&i)
+    );
+    assert!(
+        i.warnings
+            .iter()
+            .filter(|d| d.to_string().contains("HAMi"))
+            .all(|d| d.code == gpuquota_model::workloads::sharing::HAMI_NOT_MODELLED)
+    );
+}
+
+#[test]
 fn departments_sharing_a_time_sliced_gpu_are_warned_about() {
     let objs = "apiVersion: v1\nkind: Node\nmetadata: {name: a, labels: {nvidia.com/device-plugin.config: any}}\nstatus: {allocatable: {nvidia.com/gpu: \"1\"}}\n---\n\
                 apiVersion: v1\nkind: Namespace\nmetadata: {name: ns-a, labels: {department: research}}\n---\n\

@@ -247,3 +247,108 @@ fn session_overflow_is_an_error_not_a_panic() {
     let err = gpuquota_rank::run_session(&cluster, &Default::default()).unwrap_err();
     assert!(err.to_string().contains("overflow"), "{err}");
 }
+
+const GPU_MEMORY_QUEUE: &str = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec: {resources: {gpu: {quota: 2, overQuotaWeight: 1, limit: -1}}}\n";
+
+fn gpu_memory_pod(name: &str, mib: &str, node: Option<&str>) -> String {
+    let (node, phase) = match node {
+        Some(n) => (format!(", nodeName: {n}"), "Running"),
+        None => (String::new(), "Pending"),
+    };
+    format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: ns, labels: {{kai.scheduler/queue: q}}, annotations: {{gpu-memory: \"{mib}\"}}}}\nspec: {{containers: [{{name: c}}]{node}}}\nstatus: {{phase: {phase}}}\n"
+    )
+}
+
+fn gpu_node(name: &str, memory: Option<&str>) -> String {
+    let labels = memory.map_or(String::new(), |m| {
+        format!(", labels: {{nvidia.com/gpu.memory: \"{m}\"}}")
+    });
+    format!(
+        "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {name}{labels}}}\nstatus: {{allocatable: {{nvidia.com/gpu: \"1\", cpu: \"8\", memory: 64Gi}}}}\n"
+    )
+}
+
+/// A `gpu-memory` annotation that is not a whole number of MiB above 0 is an error naming the
+/// pod and the annotation (KAI would silently drop the request).
+#[test]
+fn gpu_memory_must_be_whole_mib_above_zero() {
+    let yaml = format!(
+        "{GPU_MEMORY_QUEUE}{}{}{}{}",
+        gpu_node("gpu-node", Some("81920")),
+        gpu_memory_pod("a", "20Gi", None),
+        gpu_memory_pod("b", "0", None),
+        gpu_memory_pod("c", "512", None),
+    );
+    let model = import_str("m.yaml", &yaml).unwrap().model;
+    let e = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap_err();
+    let got: Vec<String> = e.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        got,
+        [
+            r#"Pod "ns/a": metadata.annotations.gpu-memory: "20Gi": expected a whole number of MiB above 0"#,
+            r#"Pod "ns/b": metadata.annotations.gpu-memory: "0": expected a whole number of MiB above 0"#,
+        ]
+    );
+}
+
+/// Without any node's `nvidia.com/gpu.memory`, KAI can neither convert nor place a
+/// `gpu-memory` request: each such pod is warned about by name and stays pending.
+#[test]
+fn gpu_memory_without_node_memory_is_warned_about() {
+    let yaml = format!(
+        "{GPU_MEMORY_QUEUE}{}{}",
+        gpu_node("gpu-node", None),
+        gpu_memory_pod("a", "2000", None),
+    );
+    let model = import_str("m.yaml", &yaml).unwrap().model;
+    let c = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
+    assert_eq!(c.warnings.0.len(), 1);
+    assert_eq!(c.warnings.0[0].code, codes::GPU_MEMORY_UNCONVERTED);
+    assert_eq!(
+        c.warnings.0[0].to_string(),
+        r#"Pod "ns/a": metadata.annotations.gpu-memory: no node carries a readable nvidia.com/gpu.memory label of at least 100 MiB: KAI neither turns this request into GPUs nor places it (counted as 0 GPUs)"#
+    );
+    let r = gpuquota_rank::session::run_session(&c, &Default::default()).unwrap();
+    assert!(r.allocated.is_empty());
+    assert_eq!(r.pending.len(), 1);
+}
+
+/// Nodes of different GPU memory: a running pod is charged the share of its own node's GPU
+/// (10000 MiB of 40000 → 0.25; of 81920 → 81900 → 0.13), a pending one the share of the
+/// smallest GPU, with one warning naming the first pending pod.
+#[test]
+fn gpu_memory_on_mixed_nodes_charges_each_node_share() {
+    let yaml = format!(
+        "{GPU_MEMORY_QUEUE}{}{}{}{}{}",
+        gpu_node("small", Some("40000")),
+        gpu_node("big", Some("81920")),
+        gpu_memory_pod("a", "10000", Some("small")),
+        gpu_memory_pod("b", "10000", Some("big")),
+        gpu_memory_pod("c", "10000", None),
+    );
+    let model = import_str("m.yaml", &yaml).unwrap().model;
+    let c = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
+    let share = |pod: &str| {
+        c.jobs
+            .iter()
+            .flat_map(|j| &j.tasks)
+            .find(|t| t.key == pod)
+            .map(|t| t.req[gpuquota_rank::division::Resource::Gpu])
+    };
+    assert_eq!(share("ns/a"), Some(250_000_000));
+    assert_eq!(share("ns/b"), Some(130_000_000));
+    assert_eq!(share("ns/c"), Some(250_000_000));
+    let w: Vec<_> = c.warnings.iter().map(|d| (d.code, d.to_string())).collect();
+    assert_eq!(
+        w,
+        [(
+            codes::GPU_MEMORY_MIXED,
+            r#"Pod "ns/c": metadata.annotations.gpu-memory: nodes' GPUs hold 40000 to 81900 MiB: this and 0 other pending gpu-memory pods are charged and placed as the share of a 40000 MiB GPU; KAI charges the share of the GPU each one lands on"#.to_string()
+        )]
+    );
+    // Demand: 0.25 + 0.13 allocated, plus 10000 / 40000 pending.
+    let fs = gpuquota_rank::report::fairshare_json(&c, &Default::default()).unwrap();
+    assert_eq!(fs["queues"]["q"]["gpu"]["allocated"], "0.38");
+    assert_eq!(fs["queues"]["q"]["gpu"]["requested"], "0.63");
+}

@@ -1238,3 +1238,126 @@ fn queue_label_key_default_runai_and_configured() {
     let (a, b, _) = requested_with_key(Some("runai/queue"));
     assert_eq!((a, b), (json!("3"), json!("8")));
 }
+
+/// A topology whose `gpus < 1` tasks ask for GPU memory instead: each
+/// `gpu-fraction: "<f>"` becomes `gpu-memory: "<f × mem>"` MiB, and every node carries
+/// `nvidia.com/gpu.memory: "<label>"` (KAI's harness labels every node with 100 MiB,
+/// `pkg/scheduler/test_utils/nodes_fake/nodes.go`).
+fn by_memory(t: &Topo, label: &str, per_gpu: f64) -> String {
+    let mut y = t.yaml();
+    for (n, _) in &t.nodes {
+        y = y.replace(
+            &format!("metadata: {{name: {n}}}"),
+            &format!("metadata: {{name: {n}, labels: {{nvidia.com/gpu.memory: \"{label}\"}}}}"),
+        );
+    }
+    for (_, _, _, gpus, _) in &t.jobs {
+        if *gpus < 1.0 {
+            y = y.replace(
+                &format!("gpu-fraction: \"{gpus}\""),
+                &format!("gpu-memory: \"{}\"", gpus * per_gpu),
+            );
+        }
+    }
+    y
+}
+
+fn schedule_yaml(yaml: &str) -> Value {
+    let model = import_str("upstream.yaml", yaml).unwrap().model;
+    let cluster = Cluster::from_model_unvalidated(
+        &model,
+        &BuildOptions::default().with_now(Some("2025-01-02T00:00:00Z".parse().unwrap())),
+    )
+    .unwrap();
+    schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap())
+}
+
+fn fairshare_yaml(yaml: &str) -> Value {
+    let model = import_str("upstream.yaml", yaml).unwrap().model;
+    let cluster = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
+    gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap()
+}
+
+const BUILD: i32 = 100;
+
+/// `allocate/allocateGpuMemory_test.go` "Non preemptible job requests gpu memory over
+/// deserved quota": 3 × 40 MiB of 100 MiB GPUs is 1.2 GPUs, over queue0's deserved 1 for a
+/// non-preemptible job: the gang stays pending with nothing accepted.
+#[test]
+fn gpu_memory_non_preemptible_over_deserved_stays_pending() {
+    let t = Topo::default()
+        .queue("queue0", None, 1.0, 1.0)
+        .node("node0", 2)
+        .job("pending_job-0", "queue0", BUILD, 0.4, &[None, None, None]);
+    let v = schedule_yaml(&by_memory(&t, "100", 100.0));
+    assert_eq!(v["allocated"], json!([]));
+    assert_eq!(v["pending"][0]["podGroup"], "test/pending_job-0");
+}
+
+/// `allocate/allocateGpuMemory_test.go` "Preemptible job requests gpu memory over queue
+/// limit": the same 1.2 GPUs are over queue0's limit of 1.
+#[test]
+fn gpu_memory_over_the_queue_limit_stays_pending() {
+    let t = Topo::default()
+        .queue("queue0", None, 1.0, 1.0)
+        .limit("queue0", 1.0)
+        .node("node0", 2)
+        .job("pending_job-0", "queue0", TRAIN, 0.4, &[None, None, None]);
+    let v = schedule_yaml(&by_memory(&t, "100", 100.0));
+    assert_eq!(v["allocated"], json!([]));
+    assert_eq!(v["pending"][0]["podGroup"], "test/pending_job-0");
+}
+
+/// `allocate/allocateGpuMemory_test.go` "Basic request gpu by memory when cluster is empty":
+/// 50 MiB of a 100 MiB GPU is bound to node0 as half a GPU.
+#[test]
+fn gpu_memory_on_an_empty_cluster_is_bound_as_half_a_gpu() {
+    let t = Topo::default()
+        .queue("queue0", None, 1.0, 1.0)
+        .node("node0", 1)
+        .job("pending_job-0", "queue0", BUILD, 0.5, &[None]);
+    let y = by_memory(&t, "100", 100.0);
+    let v = schedule_yaml(&y);
+    assert_eq!(
+        allocated(&v),
+        [(
+            "test/pending_job-0".to_string(),
+            false,
+            vec!["node0".to_string()]
+        )]
+    );
+    // Once running there it is charged 0.5 GPU.
+    let running = y
+        .replace(
+            "spec:\n  containers",
+            "spec:\n  nodeName: node0\n  containers",
+        )
+        .replace("{phase: Pending}", "{phase: Running}");
+    assert_eq!(
+        fairshare_yaml(&running)["queues"]["queue0"]["gpu"]["allocated"],
+        "0.5"
+    );
+}
+
+/// Real sizes: an 80 GB A100 labels 81920 MiB, which KAI floors to 81900. 20000 MiB is
+/// ceil(24.42…) = 25 hundredths of it; four fit one GPU (80000 ≤ 81900 MiB), the fifth
+/// waits. A pending request adds 20000 / 81900 GPUs to its queue's demand, unrounded:
+/// five of them 1.221001225 GPUs (each rounded up to the nano-GPU: 0.244200245).
+#[test]
+fn gpu_memory_shares_of_an_a100_80gb() {
+    let tasks = [None, None, None, None, None];
+    let mut t = Topo::default()
+        .queue("queue0", None, 2.0, 1.0)
+        .node("node0", 1);
+    for i in 0..5 {
+        t = t.job(&format!("j{i}"), "queue0", TRAIN, 0.25, &tasks[..1]);
+    }
+    let y = by_memory(&t, "81920", 80000.0);
+    assert!(y.contains("gpu-memory: \"20000\""));
+    let fs = fairshare_yaml(&y);
+    assert_eq!(fs["queues"]["queue0"]["gpu"]["requested"], "1.221001225");
+    let v = schedule_yaml(&y);
+    let placed: Vec<String> = allocated(&v).into_iter().map(|a| a.0).collect();
+    assert_eq!(placed.len(), 4, "{v}");
+    assert_eq!(v["pending"].as_array().unwrap().len(), 1, "{v}");
+}

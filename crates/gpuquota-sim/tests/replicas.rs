@@ -121,3 +121,34 @@ spec:
     assert_eq!(line["allocatedHours"], "2.500000");
     assert_eq!(j["budgets"][0]["periods"][0]["usedGpuHours"], "2.500000");
 }
+
+#[test]
+fn a_live_node_without_discovery_labels_admits_its_advertised_replicas_once() {
+    // A live node whose plugin already shares its 8 GPUs 4 ways reports 32 `nvidia.com/gpu`
+    // and carries no GPU feature discovery labels: 32 pods start at once, not 40 (nor 128).
+    let cluster = kai_platform(
+        "l4x8",
+        r#"{nvidia.com/gpu.product: NVIDIA-L4}"#,
+        r#"{nvidia.com/gpu: "32", cpu: "192", memory: 1Ti}"#,
+        32,
+    ) + SHARING;
+    let jobs: String = (0..40)
+        .map(|i| common::kai_pod("team", &format!("p{i:02}"), "00:00", 1, "1h"))
+        .collect();
+    let sim = simulation(
+        "kai",
+        "2026-04-01T06:00:00Z",
+        r#"    currency: EUR
+    cardTypes: [{name: L4, model: NVIDIA L4, pricePerHour: "1.00", capacity: 8}]
+    departments: [{name: team, namespaces: [team]}]
+"#,
+    );
+    let read = files(vec![("cluster.yaml", cluster), ("jobs.yaml", jobs)]);
+    let sc = gpuquota_sim::kai::scenario::from_str("t.yaml", &sim, "t", &read).expect("scenario");
+    let j = gpuquota_sim::kai::simulate(&sc).expect("runs").to_json();
+    let starts = first_starts(&j);
+    assert_eq!(starts.iter().filter(|&&s| s == 0).count(), 32);
+    assert_eq!(starts.iter().filter(|&&s| s == H).count(), 8);
+    // 40 replica-hours of 4 replicas per GPU = 10 GPU-hours.
+    assert_eq!(j["chargeback"]["lines"][0]["allocatedHours"], "10.000000");
+}

@@ -9,13 +9,23 @@
 //! label, else the key `default`, else the only key. Reading these configurations needs the
 //! `yaml` feature (on by default); without it only the node labels count.
 //!
-//! A node whose physical GPUs are known — the `nvidia.com/gpu.count` label of GPU feature
-//! discovery, else its `nvidia.com/gpu` allocatable — and which does not yet carry the
-//! `nvidia.com/gpu.replicas` label (the plugin's own mark that the advertised count is
-//! already replicated) advertises `count × replicas` of `nvidia.com/gpu`, or of
-//! `nvidia.com/gpu.shared` (the `rename` name) when renamed; the plain resource is then no
-//! longer advertised. The node gets the labels `nvidia.com/gpu.replicas` and
-//! `nvidia.com/gpu.sharing-strategy` (`time-slicing` or `mps`) as the plugin sets them.
+//! The plugin advertises `replicas × GPUs` of the shared resource, and GPU feature discovery
+//! labels the node with `nvidia.com/gpu.count` (physical GPUs), `nvidia.com/gpu.replicas` and
+//! `nvidia.com/gpu.sharing-strategy` together (NVIDIA/k8s-device-plugin
+//! `internal/lm/resource.go`, `baseLabeler`). So a node's advertised count is derived from the
+//! configuration only when the node tells its physical GPUs apart from the advertised ones:
+//! * with `nvidia.com/gpu.replicas`: already advertised, unchanged;
+//! * with `nvidia.com/gpu.count` only: `count × replicas`;
+//! * renamed (`rename`, or `nvidia.com/gpu.shared` with `renameByDefault`) while the node
+//!   still lists only the plain `nvidia.com/gpu`: that plain count is physical, and becomes
+//!   `count × replicas` of the renamed resource;
+//! * otherwise (a live node without discovery labels) its allocatable already holds
+//!   `replicas × GPUs` and is kept as it is — multiplying it again would count every replica
+//!   twice.
+//!
+//! In every case the plain resource is no longer advertised when renamed, and the node gets the
+//! labels `nvidia.com/gpu.replicas` and `nvidia.com/gpu.sharing-strategy` (`time-slicing` or
+//! `mps`) as the plugin sets them.
 //!
 //! Metering reads the replicas per GPU of every node from the same rules
 //! ([`replicas_per_gpu`]): a time-sliced replica is `1/replicas` of a GPU.
@@ -23,6 +33,15 @@
 //! Replicas of one GPU have no memory or fault isolation: when running pods of namespaces of
 //! different departments (the namespace's `department` label, else the namespace itself)
 //! share a time-sliced or MPS-shared node, a warning names them.
+//!
+//! HAMi's vGPU requests (Project-HAMi/HAMi `pkg/device/nvidia/device.go`: `nvidia.com/gpu`
+//! is the number of vGPUs, each a share of one card by `nvidia.com/gpumem` MiB or
+//! `nvidia.com/gpumem-percentage` percent of its memory and `nvidia.com/gpucores` percent of
+//! its cores) are not modelled: HAMi defines no single fraction of a card for a vGPU (memory
+//! and cores are independent, and an unset memory means the whole card). Every Pod, Kueue
+//! Workload and workload object whose containers request or limit one of these names gets a
+//! warning ([`HAMI_NOT_MODELLED`]) naming them; its `nvidia.com/gpu` counts whole GPUs in
+//! every engine and in metering.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,6 +60,15 @@ pub const REPLICAS_LABEL: &str = "nvidia.com/gpu.replicas";
 pub const STRATEGY_LABEL: &str = "nvidia.com/gpu.sharing-strategy";
 /// The namespace label naming a department (for the isolation warning).
 pub const DEPARTMENT_LABEL: &str = "department";
+/// HAMi's per-vGPU resource names (Project-HAMi/HAMi `pkg/device/nvidia/device.go` defaults):
+/// memory in MiB, memory in percent, cores in percent.
+pub const HAMI_RESOURCES: [&str; 3] = [
+    "nvidia.com/gpumem",
+    "nvidia.com/gpumem-percentage",
+    "nvidia.com/gpucores",
+];
+/// Warning: an object requests HAMi vGPU resources, which are not modelled.
+pub const HAMI_NOT_MODELLED: crate::diag::Code = crate::diag::Code::new("hami-not-modelled");
 
 /// One `resources[]` entry.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -176,6 +204,8 @@ fn configs(_: &Model) -> BTreeMap<String, BTreeMap<String, PluginConfig>> {
 /// `O(nodes + pods)` after the `O(c)` parse of the ConfigMaps.
 #[cfg_attr(not(feature = "serde"), allow(dead_code))]
 pub(crate) fn apply(model: &mut Model, warnings: &mut Warnings) {
+    #[cfg(feature = "serde")]
+    warn_hami(model, warnings);
     let all = configs(model);
     // One plugin configuration per cluster; with several ConfigMaps the first key wins.
     let Some((cm_key, keys)) = all.into_iter().next() else {
@@ -199,28 +229,41 @@ pub(crate) fn apply(model: &mut Model, warnings: &mut Warnings) {
         }
         for r in &rr.resources {
             let res = ResourceName::new(r.name.as_str());
-            let physical = node
-                .metadata
-                .labels
-                .get(GPU_COUNT_LABEL)
-                .and_then(|c| c.parse::<i64>().ok())
-                .or_else(|| node.status.allocatable.get(&res).and_then(Quantity::value));
-            let Some(physical) = physical else { continue };
-            let Some(total) = physical.checked_mul(r.replicas.max(1)) else {
-                continue;
-            };
             let target = match (&r.rename, rr.rename_by_default) {
                 (Some(n), _) if !n.is_empty() => n.clone(),
                 (_, true) => format!("{}.shared", r.name),
                 _ => r.name.clone(),
             };
-            let q = Quantity::from_decimal(i128::from(total), 0);
-            let Some(q) = q else { continue };
-            for list in [&mut node.status.allocatable, &mut node.status.capacity] {
-                if target != r.name {
-                    list.remove(&res);
+            let target_res = ResourceName::new(target.as_str());
+            let labels = &node.metadata.labels;
+            let plain = node.status.allocatable.get(&res).and_then(Quantity::value);
+            // The physical count, when the node tells it apart from the advertised one.
+            let physical = if let Some(c) = labels.get(GPU_COUNT_LABEL) {
+                c.parse::<i64>().ok()
+            } else if target != r.name && !node.status.allocatable.contains_key(&target_res) {
+                // The plugin drops the plain name once it advertises the renamed one: a node
+                // still listing only the plain name lists its physical GPUs.
+                plain
+            } else {
+                // A live node's allocatable already holds `replicas × GPUs` (the plugin
+                // advertises every replica); multiplying again would count them twice.
+                None
+            };
+            if let Some(physical) = physical {
+                let Some(total) = physical.checked_mul(r.replicas.max(1)) else {
+                    continue;
+                };
+                let Some(q) = Quantity::from_decimal(i128::from(total), 0) else {
+                    continue;
+                };
+                for list in [&mut node.status.allocatable, &mut node.status.capacity] {
+                    if target != r.name {
+                        list.remove(&res);
+                    }
+                    list.insert(target_res.clone(), q);
                 }
-                list.insert(ResourceName::new(target.as_str()), q);
+            } else if !node.status.allocatable.contains_key(&target_res) {
+                continue; // nothing advertised and nothing to derive it from
             }
             node.metadata
                 .labels
@@ -340,4 +383,77 @@ pub fn replicas_per_gpu(model: &Model) -> ReplicasPerGpu {
             .insert(name.clone(), labelled.or(from_config).filter(|n| *n > 1));
     }
     out
+}
+
+/// The HAMi resource names requested or limited anywhere in `v`: under a `requests` or
+/// `limits` map of any depth (containers of a Pod, of a pod template, of a Kueue PodSet).
+#[cfg(feature = "serde")]
+fn hami_names(v: &serde_json::Value, out: &mut BTreeSet<&'static str>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                if (k == "requests" || k == "limits")
+                    && let serde_json::Value::Object(r) = x
+                {
+                    out.extend(HAMI_RESOURCES.iter().filter(|n| r.contains_key(**n)));
+                }
+                hami_names(x, out);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| hami_names(x, out)),
+        _ => {}
+    }
+}
+
+/// One warning per Pod, Kueue Workload and workload object that requests HAMi vGPU
+/// resources ([`HAMI_NOT_MODELLED`]), naming the resources.
+///
+/// # Complexity
+/// `O(size of the objects)`.
+#[cfg(feature = "serde")]
+fn warn_hami(model: &Model, warnings: &mut Warnings) {
+    let mut push =
+        |kind: &str, name: &str, origin: Option<&super::Origin>, v: serde_json::Value| {
+            let mut found = BTreeSet::new();
+            hami_names(&v, &mut found);
+            if found.is_empty() {
+                return;
+            }
+            let names: Vec<&str> = found.into_iter().collect();
+            warnings.push(
+                origin,
+                HAMI_NOT_MODELLED,
+                kind,
+                name,
+                format!(
+                    "HAMi vGPU resources {} are not modelled: each nvidia.com/gpu it asks for \
+                 counts as a whole GPU, not as the share of a card HAMi gives it",
+                    names.join(", ")
+                ),
+            );
+        };
+    for (key, pod) in &model.pods {
+        push(
+            "Pod",
+            key,
+            None,
+            serde_json::to_value(&pod.spec).unwrap_or_default(),
+        );
+    }
+    for (key, wl) in &model.workloads {
+        push(
+            "Workload",
+            key,
+            None,
+            serde_json::to_value(&wl.spec).unwrap_or_default(),
+        );
+    }
+    for o in model.workload_objects.values() {
+        push(
+            o.kind.as_str(),
+            &o.ns_name(),
+            o.origin.as_ref(),
+            o.spec.as_value().clone(),
+        );
+    }
 }

@@ -13,9 +13,29 @@
 //!   [`BuildOptions::queue_label_key`] (the CLI's `--queue-label-key`), only that label is
 //!   read; unset, `kai.scheduler/queue` is read, then Run:ai's `runai/queue`.
 //! * GPUs come from `nvidia.com/gpu` requests/limits, or the `gpu-fraction` annotation (a share
-//!   of one device). CPU is counted in millicores, memory in bytes. Running fractions with the
+//!   of one device), or the `gpu-memory` annotation (below). CPU is counted in millicores, memory in bytes. Running fractions with the
 //!   same `runai-gpu-group` label on one node share one device (KAI's GPU group); unlabelled
 //!   ones are packed onto the most used device that fits.
+//! * GPU sharing by memory (kai-scheduler/KAI-Scheduler `pkg/scheduler/api/pod_info/pod_info.go`,
+//!   `pkg/scheduler/api/node_info/node_info.go`, `gpu_sharing_node_info.go`,
+//!   `pkg/scheduler/cache/cluster_info/cluster_info.go`,
+//!   `pkg/scheduler/plugins/proportion/proportion.go`): a pod's `gpu-memory` annotation (MiB,
+//!   a whole number above 0; anything else is an error) is its GPU request unless a
+//!   `gpu-fraction` is given, which wins as in KAI. A node's GPU memory is its
+//!   `nvidia.com/gpu.memory` label (MiB; 2²⁰ or more is bytes), floored to a multiple of 100;
+//!   a node without it takes no `gpu-memory` pod. The pod is a fraction of one device:
+//!   running, the share of its node's GPU, `ceil(mib / memory × 100) / 100` in KAI's
+//!   doubles, which is what it is charged; pending, it is placed and charged as the share of
+//!   the smallest GPU of the cluster — exact when all GPU nodes have the same memory, else
+//!   one warning ([`codes::GPU_MEMORY_MIXED`]) says KAI would charge the share of the GPU it
+//!   lands on. A pending pod's demand (its queue's request) is `mib / smallest GPU memory
+//!   above 100 MiB`, unrounded, as KAI's proportion plugin adds it (0 when no node is above
+//!   100 MiB). When no node has a GPU memory, every `gpu-memory` pod is warned about by name
+//!   ([`codes::GPU_MEMORY_UNCONVERTED`]) and counts 0 GPUs, as in KAI (it is never placed).
+//!   Devices are shared in nano-GPUs, not MiB: a device takes `gpu-memory` pods while their
+//!   rounded-up shares add to at most 1, where KAI adds their MiB up to the GPU's memory
+//!   (stricter by less than a hundredth of a GPU per pod: three 27300 MiB pods fill an
+//!   81900 MiB GPU in KAI, here they are 1.02).
 //! * A Pod with `spec.nodeName` and phase `Running` is allocated; `Pending` without a node is
 //!   demand; `Succeeded` marks a finishing gang; other phases are ignored. As in KAI
 //!   (`getTaskStatus`): a `Pending` Pod that already has a node is `Bound` (allocated); a
@@ -85,6 +105,15 @@ pub const PREEMPTION_DELAY_ANNOTATION: &str = "kai.scheduler/preemption-delay";
 pub const KAI_SCHEDULER_NAME: &str = "kai-scheduler";
 /// The GPU resource name.
 pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+/// KAI's pod annotation asking for GPU memory in MiB on one shared device (GPU sharing by
+/// memory; `pkg/scheduler/api/pod_info/pod_info.go`, `GpuMemoryAnnotationName`).
+pub const GPU_MEMORY_ANNOTATION: &str = "gpu-memory";
+/// GPU feature discovery's per-GPU memory label (MiB), which KAI reads as the memory of
+/// every GPU of the node (`pkg/scheduler/api/node_info/node_info.go`, `GpuMemoryLabel`).
+pub const GPU_MEMORY_LABEL: &str = "nvidia.com/gpu.memory";
+/// KAI's `DefaultGpuMemory` (100 MiB): a node's GPU memory must exceed it to count in the
+/// cluster's smallest per-GPU memory.
+pub const DEFAULT_GPU_MEMORY_MIB: i64 = 100;
 /// KAI's default stale-gang grace period (60 s) in nanoseconds.
 pub const DEFAULT_STALENESS_GRACE_NANOS: i128 = 60_000_000_000;
 /// The default PodGroup priority (`train`).
@@ -109,6 +138,14 @@ pub mod codes {
     /// Warning: a queue whose parent chain reaches a missing queue is dropped with its
     /// children, as KAI's `cleanQueueOrphans` does.
     pub const ORPHAN_QUEUE: Code = Code::new("kai-orphan-queue");
+    /// Warning: a pod asks for `gpu-memory` but no node carries a readable
+    /// `nvidia.com/gpu.memory` label, so KAI neither converts the request into GPUs nor
+    /// places it.
+    pub const GPU_MEMORY_UNCONVERTED: Code = Code::new("kai-gpu-memory-unconverted");
+    /// Warning: nodes differ in per-GPU memory, and pending `gpu-memory` pods are charged and
+    /// placed as the share of the smallest GPU (KAI charges the share of the GPU each lands
+    /// on).
+    pub const GPU_MEMORY_MIXED: Code = Code::new("kai-gpu-memory-mixed");
     /// Warning: a usage file names a queue that does not exist.
     pub const UNKNOWN_USAGE_QUEUE: Code = Code::new("kai-unknown-usage-queue");
 }
@@ -251,6 +288,9 @@ pub struct Task {
     /// The GPU-equivalents of `mig` included in `req[0]` (nano): `g × count` per
     /// `nvidia.com/mig-<g>g.<mem>gb`, as KAI counts them.
     pub mig_gpu: i128,
+    /// The `gpu-memory` request (KAI's GPU sharing by memory), when it is the pod's GPU
+    /// request; `req[0]` then holds the share of one device it is charged.
+    pub gpu_memory: Option<GpuMemoryRequest>,
     /// Node of a running task (an index into [`Cluster::nodes`]).
     pub node: Option<crate::ids::NodeId>,
     /// The shared GPU a running fractional task sits on: KAI's `runai-gpu-group` label.
@@ -261,6 +301,18 @@ pub struct Task {
     pub node_selector: BTreeMap<String, String>,
     /// Tolerations.
     pub tolerations: Vec<Toleration>,
+}
+
+/// A `gpu-memory` request and the GPU-equivalents KAI derives from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuMemoryRequest {
+    /// The annotation's MiB.
+    pub mib: i64,
+    /// What a pending task adds to its queue's demand (nano-GPUs): `mib / smallest per-GPU
+    /// memory above 100 MiB of the cluster`, rounded up to the nano-GPU; 0 when no node's GPU
+    /// memory is above 100 MiB (KAI's `MinNodeGPUMemoryMiB` is then unset and the conversion
+    /// skipped).
+    pub demand: i128,
 }
 
 /// A PodGroup: the gang / job unit.
@@ -325,12 +377,19 @@ pub struct NodeInfo {
     pub taints: Vec<Taint>,
     /// Cordoned.
     pub unschedulable: bool,
+    /// The memory of each GPU (MiB) as KAI reads it from the `nvidia.com/gpu.memory` label
+    /// (a value of 2²⁰ or more is bytes; floored to a multiple of 100); `None` without a
+    /// readable label, or below 100 MiB once floored.
+    pub gpu_memory_mib: Option<i64>,
 }
 
 impl NodeInfo {
-    /// True when `task` may run here (selector, taints, cordon).
+    /// True when `task` may run here (selector, taints, cordon; a `gpu-memory` task needs
+    /// the node's GPU memory, as KAI's predicate refuses a node whose GPU memory is not
+    /// synced).
     pub fn admits(&self, task: &Task) -> bool {
         !self.unschedulable
+            && (task.gpu_memory.is_none() || self.gpu_memory_mib.is_some())
             && task
                 .node_selector
                 .iter()
@@ -592,7 +651,8 @@ impl Cluster {
         let Some(hierarchy) = hierarchy.filter(|_| problems.is_empty()) else {
             return Err(problems);
         };
-        let warnings = orphan_warnings(&orphans);
+        let mut warnings = orphan_warnings(&orphans);
+        warnings.0.extend(gpu_memory_warnings(&jobs, &nodes));
         Ok(Cluster {
             hierarchy,
             queues: infos,
@@ -640,6 +700,65 @@ fn quota_totals(
         }
     }
     totals
+}
+
+/// The warnings about `gpu-memory` requests: one per such pod when no node's GPU memory is
+/// known ([`codes::GPU_MEMORY_UNCONVERTED`]); one naming the first pending such pod when
+/// nodes differ in GPU memory ([`codes::GPU_MEMORY_MIXED`]).
+///
+/// # Complexity
+/// O(T + N) for T tasks and N nodes.
+fn gpu_memory_warnings(jobs: &[Job], nodes: &[NodeInfo]) -> Vec<Diagnostic> {
+    let field = format!("metadata.annotations.{GPU_MEMORY_ANNOTATION}");
+    let memories = || nodes.iter().filter_map(|n| n.gpu_memory_mib);
+    let (min, max) = (memories().min(), memories().max());
+    let tasks = || {
+        jobs.iter()
+            .filter(|j| !j.foreign)
+            .flat_map(|j| &j.tasks)
+            .filter(|t| t.gpu_memory.is_some())
+    };
+    let mut out = Vec::new();
+    match (min, max) {
+        (None, _) | (_, None) => {
+            for t in tasks() {
+                out.push(
+                    Diagnostic::warning(
+                        codes::GPU_MEMORY_UNCONVERTED,
+                        format!(
+                            "no node carries a readable {GPU_MEMORY_LABEL} label of at least \
+                             100 MiB: KAI neither turns this request into GPUs nor places it \
+                             (counted as 0 GPUs)"
+                        ),
+                    )
+                    .object("Pod", &t.key)
+                    .field(&field)
+                    .engine(ENGINE),
+                );
+            }
+        }
+        (Some(lo), Some(hi)) if lo != hi => {
+            let mut pending = tasks().filter(|t| t.status == TaskStatus::Pending);
+            if let Some(first) = pending.next() {
+                let more = pending.count();
+                out.push(
+                    Diagnostic::warning(
+                        codes::GPU_MEMORY_MIXED,
+                        format!(
+                            "nodes' GPUs hold {lo} to {hi} MiB: this and {more} other pending \
+                             gpu-memory pods are charged and placed as the share of a \
+                             {lo} MiB GPU; KAI charges the share of the GPU each one lands on"
+                        ),
+                    )
+                    .object("Pod", &first.key)
+                    .field(&field)
+                    .engine(ENGINE),
+                );
+            }
+        }
+        _ => {}
+    }
+    out
 }
 
 /// One warning per orphan queue (code [`codes::ORPHAN_QUEUE`]).

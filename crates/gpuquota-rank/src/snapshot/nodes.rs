@@ -123,6 +123,7 @@ pub(super) fn read_nodes<'m>(model: &'m Model, m: &Mig, problems: &mut Diagnosti
         }
         node_index.insert(name.as_str(), nodes.len());
         nodes.push(NodeInfo {
+            gpu_memory_mib: gpu_memory_mib(n.metadata.labels.get(GPU_MEMORY_LABEL)),
             name: name.clone(),
             allocatable: alloc,
             gpus,
@@ -137,5 +138,39 @@ pub(super) fn read_nodes<'m>(model: &'m Model, m: &Mig, problems: &mut Diagnosti
         nodes,
         index: node_index,
         sum: node_sum,
+    }
+}
+
+/// The memory of each GPU of a node (MiB) from its `nvidia.com/gpu.memory` label, as KAI's
+/// `getNodeGpuMemory` reads it (`pkg/scheduler/api/node_info/node_info.go`): a whole number;
+/// a value of 2²⁰ (a TiB in MiB) or more is taken as bytes and divided by 2²⁰; then floored to
+/// a multiple of 100. `None` when the label is absent or not a whole number (KAI: not synced,
+/// no `gpu-memory` pod goes there) or when the floored value is under 100 MiB (KAI counts no
+/// such node in its smallest per-GPU memory, and a share of it is not defined).
+pub(super) fn gpu_memory_mib(label: Option<&String>) -> Option<i64> {
+    const TIB_IN_MIB: i64 = 1 << 20;
+    let v: i64 = label?.parse().ok()?;
+    let mib = if v < TIB_IN_MIB { v } else { v / TIB_IN_MIB };
+    let floored = mib - mib % 100;
+    (floored >= DEFAULT_GPU_MEMORY_MIB).then_some(floored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gpu_memory_mib;
+
+    #[test]
+    fn gpu_memory_label_is_read_as_kai_reads_it() {
+        let read = |v: &str| gpu_memory_mib(Some(&v.to_owned()));
+        // MiB, floored to a multiple of 100.
+        assert_eq!(read("81920"), Some(81_900));
+        assert_eq!(read("40960"), Some(40_900));
+        // 2^20 or more is bytes: 80 GiB in bytes is 81920 MiB.
+        assert_eq!(read("85899345920"), Some(81_900));
+        // Not a whole number, or under 100 MiB once floored: unknown.
+        assert_eq!(read("80Gi"), None);
+        assert_eq!(read("99"), None);
+        assert_eq!(read("100"), Some(100));
+        assert_eq!(gpu_memory_mib(None), None);
     }
 }

@@ -131,13 +131,25 @@ pub(super) fn read_pods(
 ) -> BTreeMap<String, String> {
     // Pod group → the `project` label of its first pod (queue fallback).
     let mut projects: BTreeMap<String, String> = BTreeMap::new();
+    // The smallest GPU a `gpu-memory` pod may land on, and KAI's `MinNodeGPUMemoryMiB`
+    // (`snapshotNodes`: only nodes above `DefaultGpuMemory` count), the demand's divisor.
+    let memories = || nodes.nodes.iter().filter_map(|n| n.gpu_memory_mib);
+    let min_gpu_memory = memories().min();
+    let demand_memory = memories().filter(|&m| m > DEFAULT_GPU_MEMORY_MIB).min();
     for (key, pod) in &model.pods {
         let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
         let group = match pod.metadata.annotations.get(POD_GROUP_ANNOTATION) {
             Some(g) => format!("{ns}/{g}"),
             None => key.clone(),
         };
-        let mut task = pod_task(key, pod, now, nodes, m, problems);
+        let mut task = pod_task(
+            key,
+            pod,
+            now,
+            (nodes, min_gpu_memory, demand_memory),
+            m,
+            problems,
+        );
         super::dra::add_pod_gpus(model, key, pod, &mut task.req, problems);
         let status = task.status;
         let label_queue = options.queue_label(&pod.metadata.labels).cloned();
@@ -205,7 +217,7 @@ fn pod_task(
     key: &str,
     pod: &Pod,
     now: Timestamp,
-    nodes: &Nodes<'_>,
+    (nodes, min_gpu_memory, demand_memory): (&Nodes<'_>, Option<i64>, Option<i64>),
     m: &Mig,
     problems: &mut Diagnostics,
 ) -> Task {
@@ -277,7 +289,37 @@ fn pod_task(
         }
         _ => None,
     };
-    let (mut req, fractional, mig_named) = pod_requests(key, pod, problems);
+    let (mut req, mut fractional, mig_named, gpu_memory_mib) = pod_requests(key, pod, problems);
+    // KAI's GPU sharing by memory: the share of one device the request is charged.
+    let gpu_memory = gpu_memory_mib.map(|mib| {
+        let node_memory = node_idx.map(|i| nodes[i].gpu_memory_mib);
+        let share = match node_memory {
+            // Allocated on a node: the share of that node's GPU (`AcceptedResource`).
+            Some(Some(mem)) => gpu_memory_share(mib, mem),
+            Some(None) => {
+                problems.push(invalid(
+                    "Pod",
+                    key,
+                    &format!("metadata.annotations.{GPU_MEMORY_ANNOTATION}"),
+                    format!(
+                        "its node {:?} has no readable {GPU_MEMORY_LABEL} label of at least \
+                         100 MiB: the request is no share of its GPU",
+                        node.unwrap_or_default()
+                    ),
+                ));
+                0
+            }
+            // Pending: the share of the smallest GPU of the cluster, the largest share it
+            // can be charged anywhere (KAI charges the share of the node it lands on).
+            None => min_gpu_memory.map_or(0, |mem| gpu_memory_share(mib, mem)),
+        };
+        req[Resource::Gpu] = share;
+        fractional = true;
+        GpuMemoryRequest {
+            mib,
+            demand: demand_memory.map_or(0, |mem| gpu_memory_demand(mib, mem)),
+        }
+    });
     let mut mig = Vec::with_capacity(mig_named.len());
     let mut mig_gpu: Option<i128> = Some(0);
     for (name, count) in mig_named {
@@ -305,6 +347,7 @@ fn pod_task(
         fractional,
         mig,
         mig_gpu,
+        gpu_memory,
         node: node_idx.map(crate::ids::NodeId::new),
         gpu_group: pod.metadata.labels.get(GPU_GROUP_LABEL).cloned(),
         node_selector: pod.spec.node_selector.clone(),
@@ -368,7 +411,13 @@ pub(super) fn assign_queues(
                         if request_overflow[q] {
                             continue;
                         }
-                        let sum = inputs[q].resources[r.index()].request.checked_add(t.req[r]);
+                        // A pending `gpu-memory` request adds its demand (the share of the
+                        // smallest GPU, unrounded) as KAI's proportion plugin does.
+                        let asked = match (t.status, t.gpu_memory, r) {
+                            (TaskStatus::Pending, Some(g), Resource::Gpu) => g.demand,
+                            _ => t.req[r],
+                        };
+                        let sum = inputs[q].resources[r.index()].request.checked_add(asked);
                         match sum {
                             Some(v) => inputs[q].resources[r.index()].request = v,
                             None => {
@@ -390,7 +439,34 @@ pub(super) fn assign_queues(
     jobs
 }
 
-type PodRequests = (crate::ids::PerResource<i128>, bool, Vec<(String, i64)>);
+type PodRequests = (
+    crate::ids::PerResource<i128>,
+    bool,
+    Vec<(String, i64)>,
+    Option<i64>,
+);
+
+/// The share of one GPU of `mem` MiB that `mib` MiB are charged, in nano-GPUs: KAI's
+/// `getGpuMemoryFractionalOnNode` (`pkg/scheduler/api/node_info/gpu_sharing_node_info.go`),
+/// `ceil(mib / mem × 100) / 100`, computed in the same IEEE double operations so the
+/// hundredth it rounds up to is KAI's (`7 / 100 × 100` is just above 7: 0.08 of a GPU).
+fn gpu_memory_share(mib: i64, mem: i64) -> i128 {
+    #[allow(clippy::cast_precision_loss)] // KAI converts the same way (float64)
+    let hundredths = ((mib as f64 / mem as f64) * 100.0).ceil();
+    // A request above 2⁶³ hundredths saturates; it fits no device either way.
+    #[allow(clippy::cast_possible_truncation)]
+    let h = hundredths as i128;
+    h.saturating_mul(SCALE / 100)
+}
+
+/// The GPU-equivalents (nano) a pending `gpu-memory` request adds to its queue's demand:
+/// `mib / mem` for the cluster's smallest per-GPU memory `mem` (KAI's proportion plugin and
+/// `GpuMemoryAsGpuFraction`), rounded up to the nano-GPU.
+fn gpu_memory_demand(mib: i64, mem: i64) -> i128 {
+    let n = i128::from(mib) * SCALE;
+    let d = i128::from(mem);
+    n / d + i128::from(n % d != 0)
+}
 
 /// A pod's requests; every bad field is recorded in `problems` and read as 0.
 fn pod_requests(key: &str, pod: &Pod, problems: &mut Diagnostics) -> PodRequests {
@@ -404,7 +480,7 @@ fn pod_requests(key: &str, pod: &Pod, problems: &mut Diagnostics) -> PodRequests
             "spec.containers[].resources",
             "sum overflows",
         ));
-        return (out, fractional, mig);
+        return (out, fractional, mig, None);
     };
     for (name, q) in &reqs {
         let field = format!("resources.requests.{name}");
@@ -446,6 +522,21 @@ fn pod_requests(key: &str, pod: &Pod, problems: &mut Diagnostics) -> PodRequests
             out[Resource::Gpu] = v;
             fractional = v < SCALE;
         }
+    } else if let Some(m) = pod.metadata.annotations.get(GPU_MEMORY_ANNOTATION) {
+        // KAI reads it with `strconv.ParseInt` and uses it when above 0; it then replaces
+        // the pod's GPU request (`updatePodAdditionalFields`).
+        match m.parse::<i64>() {
+            Ok(mib) if mib > 0 => {
+                out[Resource::Gpu] = 0;
+                return (out, true, mig, Some(mib));
+            }
+            _ => problems.push(invalid(
+                "Pod",
+                key,
+                &format!("metadata.annotations.{GPU_MEMORY_ANNOTATION}"),
+                format!("{m:?}: expected a whole number of MiB above 0"),
+            )),
+        }
     } else if out[Resource::Gpu] % SCALE != 0 {
         problems.push(invalid(
             "Pod",
@@ -454,5 +545,30 @@ fn pod_requests(key: &str, pod: &Pod, problems: &mut Diagnostics) -> PodRequests
             "whole devices only (use the gpu-fraction annotation)",
         ));
     }
-    (out, fractional, mig)
+    (out, fractional, mig, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{gpu_memory_demand, gpu_memory_share};
+
+    #[test]
+    fn gpu_memory_share_rounds_up_to_kais_hundredth() {
+        // 50 of 100 MiB: half a GPU; 20000 of 81900: ceil(24.42) = 0.25.
+        assert_eq!(gpu_memory_share(50, 100), 500_000_000);
+        assert_eq!(gpu_memory_share(20_000, 81_900), 250_000_000);
+        // KAI's doubles: 7 / 100 × 100 = 7.000000000000001, so 0.08 of a GPU, not 0.07;
+        // 29 / 100 × 100 = 28.999999999999996, so 0.29.
+        assert_eq!(gpu_memory_share(7, 100), 80_000_000);
+        assert_eq!(gpu_memory_share(29, 100), 290_000_000);
+        // More than one GPU's memory: more than one GPU (no device takes it).
+        assert_eq!(gpu_memory_share(150, 100), 1_500_000_000);
+    }
+
+    #[test]
+    fn gpu_memory_demand_is_the_unrounded_share_of_the_smallest_gpu() {
+        assert_eq!(gpu_memory_demand(10_000, 40_000), 250_000_000);
+        // 20000 / 81900 = 0.2442002442…, rounded up to the nano-GPU.
+        assert_eq!(gpu_memory_demand(20_000, 81_900), 244_200_245);
+    }
 }
