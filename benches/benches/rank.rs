@@ -70,6 +70,7 @@ fn one_gpu_job(
                 gpu_group: None,
                 node_selector: Default::default(),
                 tolerations: Vec::new(),
+                gpu_memory: None,
             })
             .collect(),
     }
