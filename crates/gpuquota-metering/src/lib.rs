@@ -152,7 +152,7 @@
 //! continues from one file into the next), through the bounded line reader of
 //! `gpuquota_model::source` ([`dcgm::open_file`]: at most 64 GiB per file and
 //! [`dcgm::MAX_LINE_BYTES`] per line, so a file of one endless line is refused after one
-//! mebibyte); only regular files are opened (a FIFO, socket or device such as `/dev/zero` is
+//! mebibyte; a `query_range` JSON answer is streamed, with no limit per line); only regular files are opened (a FIFO, socket or device such as `/dev/zero` is
 //! refused at once, naming it), and `-` reads standard input.
 //!
 //! | entry field | meaning |
@@ -175,7 +175,17 @@
 //! `pod_namespace`/`pod_name`); a file in which no line carries one is warned about (the
 //! exporter's pod mapping, `dcgm-exporter -k`, is probably off). Busy is
 //! `DCGM_FI_PROF_GR_ENGINE_ACTIVE`, else `DCGM_FI_DEV_GPU_UTIL / 100`. A query-range series
-//! needs its `__name__`. Upstream: the label names are those of `NVIDIA/dcgm-exporter:
+//! needs its `__name__`.
+//!
+//! A `query_range` answer is read as a live scrape would have been stored: where a pod's
+//! series goes on past the first point of the next pod's series on the same device (a
+//! backfilled Prometheus has no staleness markers, so at its default 5-minute lookback an
+//! ended pod answers for up to 5 minutes more), the earlier series ends where the next one
+//! begins, with a warning naming the device, both pods and the overlap (Prometheus' staleness
+//! handling, `prometheus/prometheus: scrape/scrape.go`, marks a live series stale at the
+//! first scrape without it). A step longer than the lookback makes each sample stand for one
+//! step (as `count_over_time(...) * step` counts it; the step is the greatest common divisor
+//! of the answer's time differences), with a warning naming the step. Upstream: the label names are those of `NVIDIA/dcgm-exporter:
 //! internal/pkg/transformation/const.go`; the renaming is Prometheus' `honor_labels`
 //! (`prometheus/prometheus: scrape/scrape.go`).
 //!

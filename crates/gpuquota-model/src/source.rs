@@ -254,6 +254,83 @@ impl Stream {
         self.line
     }
 
+    /// The first byte that is not ASCII white space, without consuming it (`None` at the end
+    /// of the input); the white space and a leading byte-order mark before it are consumed
+    /// (the newlines among them still count as lines). For readers that choose a format
+    /// from the first byte without reading a whole line.
+    ///
+    /// # Errors
+    /// A [`Diagnostic`] on an I/O error or past the byte limit.
+    pub fn peek_non_space(&mut self) -> Result<Option<u8>, Diagnostic> {
+        loop {
+            let buf = match self.inner.fill_buf() {
+                Ok(b) => b,
+                Err(e) => return Err(self.io_error(&e)),
+            };
+            if buf.is_empty() {
+                return Ok(None);
+            }
+            let bom = if self.read == 0 && buf.starts_with(b"\xef\xbb\xbf") {
+                3
+            } else {
+                0
+            };
+            let skip = bom
+                + buf[bom..]
+                    .iter()
+                    .position(|b| !b.is_ascii_whitespace())
+                    .unwrap_or(buf.len() - bom);
+            let first = buf.get(skip).copied();
+            self.line += buf[..skip].iter().filter(|b| **b == b'\n').count() as u64;
+            self.inner.consume(skip);
+            self.read += skip as u64;
+            if self.read > self.limit {
+                return Err(self.too_large());
+            }
+            if first.is_some() {
+                return Ok(first);
+            }
+        }
+    }
+
+    /// Reads raw bytes into `buf` (for readers that split lines or tokens themselves; line
+    /// numbers are not kept), at most up to the byte limit; `Ok(0)` at the end of the input.
+    /// The bytes are not checked for UTF-8.
+    ///
+    /// # Errors
+    /// A [`Diagnostic`] on an I/O error or past the byte limit.
+    pub fn read_bytes(&mut self, buf: &mut [u8]) -> Result<usize, Diagnostic> {
+        let n = loop {
+            match self.inner.read(buf) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.io_error(&e)),
+            }
+        };
+        self.read += n as u64;
+        if self.read > self.limit {
+            return Err(self.too_large());
+        }
+        Ok(n)
+    }
+
+    fn io_error(&self, e: &std::io::Error) -> Diagnostic {
+        let code = if e.kind() == std::io::ErrorKind::InvalidData {
+            codes::INPUT_TOO_LARGE
+        } else {
+            codes::READ_FAILED
+        };
+        Diagnostic::error(code, format!("cannot read: {e}")).source(self.name.clone())
+    }
+
+    fn too_large(&self) -> Diagnostic {
+        Diagnostic::error(
+            codes::INPUT_TOO_LARGE,
+            format!("input is larger than the limit of {} bytes", self.limit),
+        )
+        .source(self.name.clone())
+    }
+
     /// Reads the next line into `buf` (cleared first, line ending removed); `Ok(false)` at the
     /// end of the input.
     ///

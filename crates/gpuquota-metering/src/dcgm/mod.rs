@@ -55,14 +55,11 @@ use text::*;
 
 pub use text::parse_exposition;
 
-/// The largest `query_range` JSON answer read (bytes); JSON is parsed whole.
-pub const MAX_JSON_BYTES: usize = 256 << 20;
-
 /// The longest line of a metrics text file (bytes): an exposition line is a few hundred
 /// bytes, so a longer one means the file is not metrics text (a file of zero bytes without a
 /// newline is refused after one mebibyte, not read until memory runs out; a device such as
 /// `/dev/zero` is not opened at all). A `query_range` JSON answer (the first
-/// character is `{`) may be one line of up to [`MAX_JSON_BYTES`].
+/// character is `{`) has no line limit: it is streamed, not read line by line.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Opens a metrics file for [`read`] (standard input for `-`): the bounded line reader of
@@ -114,7 +111,7 @@ impl<R: std::io::Read> std::io::Read for LineCap<R> {
             && let Some(b) = got.iter().find(|b| !b.is_ascii_whitespace())
         {
             self.cap = Some(if *b == b'{' {
-                MAX_JSON_BYTES
+                usize::MAX
             } else {
                 MAX_LINE_BYTES
             });
@@ -328,7 +325,7 @@ struct FilePlan {
     honor: Option<bool>,
 }
 
-/// A `query_range` JSON answer, read with serde_json (feature `serde`).
+/// A `query_range` JSON answer, streamed with serde_json (feature `serde`).
 #[cfg(feature = "serde")]
 fn query_range(
     stream: &mut Stream,
@@ -368,7 +365,13 @@ fn run_pass(
     for (fi, src) in sources.iter().enumerate() {
         let mut stream = open(fi)?;
         let mut file = FileState::new(fi, src, plan[fi]);
-        let r = if plan[fi].format == Format::QueryRange {
+        acc.hold = acc.settings.lookback;
+        if file.plan.format == Format::Auto
+            && stream.peek_non_space().map_err(MeteringError::Read)? == Some(b'{')
+        {
+            file.plan.format = Format::QueryRange;
+        }
+        let r = if file.plan.format == Format::QueryRange {
             query_range(&mut stream, &mut file, acc)
         } else {
             read_lines(&mut stream, &mut file, acc)

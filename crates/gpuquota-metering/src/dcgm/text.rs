@@ -9,19 +9,9 @@ pub(super) fn read_lines(
     acc: &mut Acc<'_>,
 ) -> Result<(), Stop> {
     let mut buf = String::new();
-    let mut first = true;
     while stream.next_line(&mut buf).map_err(read_err)? {
         let line_no = usize::try_from(stream.line_number()).unwrap_or(usize::MAX);
         let line = buf.trim();
-        if first && !line.is_empty() {
-            first = false;
-            if line.starts_with('{') && file.plan.format == Format::Auto {
-                return Err(Stop::Redo(FilePlan {
-                    format: Format::QueryRange,
-                    ..file.plan
-                }));
-            }
-        }
         if line.is_empty() {
             continue;
         }
