@@ -178,10 +178,11 @@
 //! needs its `__name__`.
 //!
 //! A `query_range` answer is read as a live scrape would have been stored: where a pod's
-//! series goes on past the first point of the next pod's series on the same device (a
-//! backfilled Prometheus has no staleness markers, so at its default 5-minute lookback an
-//! ended pod answers for up to 5 minutes more), the earlier series ends where the next one
-//! begins, with a warning naming the device, both pods and the overlap (Prometheus' staleness
+//! series goes on past the first point of the device's next series (the next pod's, or the
+//! GPU's line without pod labels; a backfilled Prometheus has no staleness markers, so at
+//! its default 5-minute lookback an ended pod answers for up to 5 minutes more), the pod's
+//! series ends where the next one begins, with a warning naming the device, both pods and
+//! the overlap when the next series is a pod's, and one counting the others (Prometheus' staleness
 //! handling, `prometheus/prometheus: scrape/scrape.go`, marks a live series stale at the
 //! first scrape without it). A step longer than the lookback makes each sample stand for one
 //! step (as `count_over_time(...) * step` counts it; the step is the greatest common divisor

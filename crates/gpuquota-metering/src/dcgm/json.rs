@@ -12,12 +12,15 @@
 //!
 //! Two things a backfilled Prometheus answers differently from a live one are resolved here:
 //!
-//! * **Overlapping pods.** Backfilled blocks carry no staleness markers, so a pod's series
+//! * **Overlapping series.** Backfilled blocks carry no staleness markers, so a pod's series
 //!   keeps answering for the query's lookback (5 minutes by default) after the pod ended,
-//!   over the first samples of the next pod on the same GPU. A live scrape would have
-//!   marked it stale at the device's next scrape, where the next pod's series begins: the
-//!   earlier pod's points from that time on are dropped, with a warning naming the device,
-//!   both pods and the overlap.
+//!   over the first samples of the device's next series (the next pod, or the GPU's line
+//!   without pod labels). A live scrape would have marked it stale at the device's next
+//!   scrape, where that series begins: the pod's points from that time to the end of their
+//!   stretch (points one step apart) are dropped, with a warning naming the device, both
+//!   pods and the overlap when the next series is a pod's (that overlap was refused as
+//!   double booking before), and one warning per file counting the pod series cut where
+//!   the idle series began.
 //! * **A step above the lookback.** With a step longer than the lookback each sample stands
 //!   for one step (as `count_over_time(...) * step` counts it), so a point is held for up to
 //!   the step instead of the lookback, with a warning naming the step. The step is the
@@ -49,6 +52,8 @@ struct Sink<'f, 's, 'a> {
     step: i64,
     first_t: Option<i64>,
     step_warned: bool,
+    /// Pod series cut where the device's series without pod labels began.
+    idle_cuts: usize,
 }
 
 /// Carries the stream's bytes to serde_json, remembering the stream's own error.
@@ -98,6 +103,7 @@ pub(super) fn read_json(
         step: 0,
         first_t: None,
         step_warned: false,
+        idle_cuts: 0,
     };
     let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(
         1 << 16,
@@ -145,6 +151,14 @@ pub(super) fn read_json(
         }
     }
     sink.flush()?;
+    if sink.idle_cuts > 0 {
+        sink.acc.warnings.push(format!(
+            "{name}: {} pod series went on after their device's series without pod labels \
+             began (no staleness markers, as in a backfilled Prometheus): each ended there, \
+             where a live scrape would have marked it stale",
+            sink.idle_cuts
+        ));
+    }
     Ok(())
 }
 
@@ -230,12 +244,16 @@ impl Sink<'_, '_, '_> {
         for (id, i, values) in group {
             let cut = self.acc.series[id as usize]
                 .attr
-                .and_then(|a| cuts.get(&a).copied())
-                .unwrap_or(i64::MAX);
+                .and_then(|a| cuts.get(&a))
+                .map_or(&[][..], Vec::as_slice);
+            let dropped = |t: i64| {
+                let k = cut.partition_point(|c| c.1 < t);
+                cut.get(k).is_some_and(|c| c.0 <= t)
+            };
             points.extend(
                 values
                     .into_iter()
-                    .filter(|(t, _)| *t < cut)
+                    .filter(|(t, _)| !dropped(*t))
                     .map(|(t, v)| (t, i, id, v)),
             );
         }
@@ -246,50 +264,77 @@ impl Sink<'_, '_, '_> {
         Ok(())
     }
 
-    /// Where each pod's series on this device ends because the next pod's series on it
-    /// begins (the holdings of one time-slicing replica compared among themselves), with a
-    /// warning for each overlap cut.
-    fn overlaps(&mut self, group: &[(u32, usize, Vec<(i64, f64)>)]) -> BTreeMap<u32, i64> {
-        // per holding: (first, last) time of its points
-        let mut span: BTreeMap<u32, (i64, i64)> = BTreeMap::new();
-        for (id, _, values) in group {
-            let Some(a) = self.acc.series[*id as usize].attr else {
-                continue;
-            };
-            let (Some(lo), Some(hi)) = (
-                values.iter().map(|p| p.0).min(),
-                values.iter().map(|p| p.0).max(),
-            ) else {
-                continue;
-            };
-            let e = span.entry(a).or_insert((lo, hi));
-            e.0 = e.0.min(lo);
-            e.1 = e.1.max(hi);
-        }
-        if span.len() < 2 {
-            return BTreeMap::new();
-        }
+    /// The time ranges (inclusive) of each pod's points on this device to drop: where a
+    /// stretch of a pod's points (points one step apart) goes on past the start of the next
+    /// stretch of another series of the device (another pod, or the device's series without
+    /// pod labels), it ends there. Time-slicing replicas are compared among themselves only.
+    /// A warning names each overlap of two pods; overlaps into the device's idle series are
+    /// counted for one warning per file.
+    ///
+    /// # Complexity
+    /// O(p log p) for the device's p points.
+    fn overlaps(
+        &mut self,
+        group: &[(u32, usize, Vec<(i64, f64)>)],
+    ) -> BTreeMap<u32, Vec<(i64, i64)>> {
         let keys: BTreeMap<u32, &AttrKey> =
             self.acc.attr_ids.iter().map(|(k, a)| (*a, k)).collect();
-        // (replica, first, holding), in order of first time
-        let mut order: Vec<(Option<&String>, i64, u32)> = span
-            .iter()
-            .filter_map(|(a, s)| keys.get(a).map(|k| (k.3.as_ref(), s.0, *a)))
-            .collect();
-        order.sort();
-        let mut cuts = BTreeMap::new();
-        for (n, &(replica, first, a)) in order.iter().enumerate() {
-            let Some(&(_, next_first, b)) = order[n + 1..]
+        let replicas = group.iter().any(|(id, _, _)| {
+            self.acc.series[*id as usize]
+                .attr
+                .and_then(|a| keys.get(&a))
+                .is_some_and(|k| k.3.is_some())
+        });
+        // the times of each (replica, holding or idle)
+        let mut times: BTreeMap<(Option<&String>, Option<u32>), Vec<i64>> = BTreeMap::new();
+        for (id, _, values) in group {
+            let attr = self.acc.series[*id as usize].attr;
+            let replica = attr.and_then(|a| keys.get(&a)).and_then(|k| k.3.as_ref());
+            if attr.is_none() && replicas {
+                // idle lines of a time-sliced card do not say which replica they are
+                continue;
+            }
+            times
+                .entry((replica, attr))
+                .or_default()
+                .extend(values.iter().map(|p| p.0));
+        }
+        if times.keys().filter(|k| k.1.is_some()).count() == 0 || times.len() < 2 {
+            return BTreeMap::new();
+        }
+        // stretches: (replica, start, end, holding)
+        let step = self.step.max(1);
+        let mut stretches: Vec<(Option<&String>, i64, i64, Option<u32>)> = Vec::new();
+        for ((replica, attr), ts) in &mut times {
+            ts.sort_unstable();
+            ts.dedup();
+            let mut s = ts[0];
+            for w in ts.windows(2) {
+                if w[1] - w[0] > step {
+                    stretches.push((*replica, s, w[0], *attr));
+                    s = w[1];
+                }
+            }
+            stretches.push((*replica, s, ts[ts.len() - 1], *attr));
+        }
+        stretches.sort_unstable();
+        let mut cuts: BTreeMap<u32, Vec<(i64, i64)>> = BTreeMap::new();
+        for (n, &(replica, start, end, attr)) in stretches.iter().enumerate() {
+            let Some(a) = attr else { continue };
+            let Some(&(_, next, _, other)) = stretches[n + 1..]
                 .iter()
-                .find(|(r, f, _)| *r == replica && *f > first)
+                .find(|x| x.0 == replica && x.1 > start && x.3 != attr)
             else {
                 continue;
             };
-            let last = span[&a].1;
-            if last < next_first {
+            if next > end {
                 continue;
             }
-            cuts.insert(a, next_first);
+            cuts.entry(a).or_default().push((next, end));
+            let Some(b) = other else {
+                self.idle_cuts += 1;
+                continue;
+            };
             let (ka, kb) = (keys[&a], keys[&b]);
             let (host, uuid, gi) = &self.acc.device_keys[ka.0 as usize];
             let mut holder = format!("{host}/{uuid}");
@@ -302,9 +347,9 @@ impl Sink<'_, '_, '_> {
                 holder.push_str(v);
             }
             self.acc.warnings.push(format!(
-                "{}: on {holder} the series of pod {}/{} goes on from {next_first} to {last}, \
-                 after the series of the next pod {}/{} began at {next_first} (no staleness \
-                 markers, as in a backfilled Prometheus): ended at {next_first}, where a live \
+                "{}: on {holder} the series of pod {}/{} goes on from {next} to {end}, \
+                 after the series of the next pod {}/{} began at {next} (no staleness \
+                 markers, as in a backfilled Prometheus): ended at {next}, where a live \
                  scrape would have marked it stale",
                 self.file.name(),
                 ka.1,
@@ -312,6 +357,9 @@ impl Sink<'_, '_, '_> {
                 kb.1,
                 kb.2
             ));
+        }
+        for c in cuts.values_mut() {
+            c.sort_unstable();
         }
         cuts
     }

@@ -334,6 +334,26 @@ fn query_range_overlap_of_consecutive_pods_ends_the_earlier_series() {
     );
 }
 
+/// The same without a next pod: p0's backfilled tail overlaps the device's series without pod
+/// labels (the GPU idle from 360 s on), and ends where that series begins.
+#[test]
+fn query_range_pod_series_ends_where_the_idle_series_begins() {
+    let a: Vec<(i64, &str)> = (0..=10).map(|k| (k * 60, "100")).collect();
+    let idle: Vec<(i64, &str)> = (6..=20).map(|k| (k * 60, "0")).collect();
+    let json = range_answer(&[(r#","namespace":"team-a","pod":"p0""#, a), ("", idle)]);
+    let r = run("[range.json]", &[("range.json", json)]).unwrap();
+    // [0, 360) = 0.1 h, not [0, 660) = 0.183333 h
+    assert_eq!(used(&r), [row("A", "0.100000", Some("1.0000"))]);
+    assert_eq!(
+        r.warnings,
+        [
+            "range.json: 1 pod series went on after their device's series without pod labels \
+          began (no staleness markers, as in a backfilled Prometheus): each ended there, where \
+          a live scrape would have marked it stale"
+        ]
+    );
+}
+
 /// The answer is streamed: keys in any order (`values` before `metric`, `resultType` after
 /// `result`), pretty-printed over many lines, with a byte-order mark and blank lines first.
 #[test]
