@@ -168,6 +168,10 @@
 //! in time order (concatenated scrapes, a time-ordered backfill file). A file in which some
 //! device goes back in time (one metric family after another) is read again keeping every
 //! point: the same result, memory O(lines). A series written twice at one second is refused.
+//! Text files are read in batches of 8 MiB cut at line ends; each batch is split at line ends
+//! into pieces parsed in parallel (rayon's pool: every core), and the lines are booked in
+//! file order on one thread while the next batch is parsed, so the result does not depend on
+//! the number of threads.
 //!
 //! Only `DCGM_FI_*` metrics are read (other lines are counted in a warning). Each line needs
 //! `UUID` (or `uuid`) and `modelName` labels; `Hostname`/`hostname`, `GPU_I_ID`,

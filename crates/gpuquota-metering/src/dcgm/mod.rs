@@ -43,11 +43,13 @@ use gpuquota_model::source::Stream;
 use crate::MeteringError;
 use crate::engine::{CardType, Holding, Owner, Shape, Window};
 
+mod chunks;
 #[cfg(feature = "serde")]
 mod json;
 mod series;
 mod text;
 
+use chunks::*;
 #[cfg(feature = "serde")]
 use json::*;
 use series::*;

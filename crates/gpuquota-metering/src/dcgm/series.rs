@@ -32,6 +32,10 @@ pub(super) struct Canon {
 pub(super) struct Device {
     pub(super) cur: Option<i64>,
     pub(super) attrs: Vec<u32>,
+    /// The holdings with a point at the current scrape (time-ordered mode): folded when the
+    /// device's time moves on, so that a scrape costs O(holdings at it), not O(holdings
+    /// ever seen on the device).
+    pub(super) pending: Vec<u32>,
     /// Every scrape time (unordered mode only).
     pub(super) times: BTreeSet<i64>,
 }
@@ -229,6 +233,27 @@ impl<'a> Acc<'a> {
         Ok(id)
     }
 
+    /// The series of a key as written that was seen before (one comparison when it follows
+    /// the same key as last time), or `None`.
+    ///
+    /// # Complexity
+    /// O(key) on the hint, else O(key · log s) for s series.
+    pub(super) fn lookup(&mut self, key: &[u8]) -> Option<u32> {
+        let hinted = self.prev.and_then(|p| {
+            let h = self.next_hint[p as usize];
+            (h != u32::MAX && self.keys[h as usize].as_bytes() == key).then_some(h)
+        });
+        let id = match hinted {
+            Some(id) => id,
+            None => *self.written.get(std::str::from_utf8(key).ok()?)?,
+        };
+        if let Some(p) = self.prev {
+            self.next_hint[p as usize] = id;
+        }
+        self.prev = Some(id);
+        Some(id)
+    }
+
     /// One sample of an interned `DCGM_FI_*` series.
     ///
     /// # Complexity
@@ -269,8 +294,8 @@ impl<'a> Acc<'a> {
             match d.cur {
                 Some(cur) if t < cur => return Err(Stop::Unordered),
                 Some(cur) if t > cur => {
-                    for a in &d.attrs {
-                        let attr = &mut self.attrs[*a as usize];
+                    for a in d.pending.drain(..) {
+                        let attr = &mut self.attrs[a as usize];
                         if let Some(p) = attr.pending.take() {
                             fold(attr, p, Some(t), window);
                         }
@@ -292,6 +317,9 @@ impl<'a> Acc<'a> {
         attr.profile = info.profile;
         attr.hold = self.hold;
         let slot = if self.ordered {
+            if attr.pending.is_none() {
+                self.devices[dev as usize].pending.push(a);
+            }
             let p = attr.pending.get_or_insert((t, None, None));
             (&mut p.1, &mut p.2)
         } else {
