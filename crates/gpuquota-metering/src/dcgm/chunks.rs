@@ -52,7 +52,9 @@ struct Piece {
 
 /// A batch read and parsed.
 struct Batch {
+    /// The buffer; its first `used` bytes are the batch.
     buf: Vec<u8>,
+    used: usize,
     /// Lines before this batch.
     line_base: u64,
     pieces: Vec<Piece>,
@@ -86,25 +88,29 @@ pub(super) fn read_lines(
     let mut carry = Vec::new();
     let mut line_base = 0u64;
     let mut cur: Option<Batch> = None;
+    let mut spare = Vec::new();
     loop {
-        let buf = read_batch(stream, &mut carry)?;
-        let done = buf.is_empty();
+        let (buf, used) = read_batch(stream, &mut carry, std::mem::take(&mut spare))?;
+        let done = used == 0;
         let (booked, pieces) = rayon::join(
             || match &cur {
                 Some(b) => book(b, file, acc),
                 None => Ok(()),
             },
-            || parse(&buf),
+            || parse(&buf[..used]),
         );
         if let Err(h) = booked {
-            return Err(halt(h, file.plan, cur.as_ref(), &buf, stream));
+            return Err(halt(h, file.plan, cur.as_ref(), &buf[..used], stream));
         }
         let lines: u64 = pieces.iter().map(|p| u64::from(p.lines)).sum();
-        cur = Some(Batch {
+        if let Some(old) = cur.replace(Batch {
             buf,
+            used,
             line_base,
             pieces,
-        });
+        }) {
+            spare = old.buf;
+        }
         line_base += lines;
         if done {
             return Ok(());
@@ -120,22 +126,22 @@ fn halt(h: Halt, plan: FilePlan, cur: Option<&Batch>, next: &[u8], stream: &mut 
             let mut last_eof = None;
             if let Some(b) = cur {
                 // the lines after the failed one
+                let bytes = &b.buf[..b.used];
                 let skip = usize::try_from(line_no - b.line_base).unwrap_or(usize::MAX);
-                let start = b
-                    .buf
+                let start = bytes
                     .iter()
                     .enumerate()
                     .filter(|(_, c)| **c == b'\n')
                     .nth(skip.saturating_sub(1))
-                    .map_or(b.buf.len(), |(i, _)| i + 1);
-                scan_eof(&b.buf[start..], &mut last_eof);
+                    .map_or(bytes.len(), |(i, _)| i + 1);
+                scan_eof(&bytes[start..], &mut last_eof);
             }
             scan_eof(next, &mut last_eof);
             let mut carry = Vec::new();
             loop {
-                match read_batch(stream, &mut carry) {
-                    Ok(buf) if buf.is_empty() => break,
-                    Ok(buf) => scan_eof(&buf, &mut last_eof),
+                match read_batch(stream, &mut carry, Vec::new()) {
+                    Ok((_, 0)) => break,
+                    Ok((buf, used)) => scan_eof(&buf[..used], &mut last_eof),
                     Err(s) => return s,
                 }
             }
@@ -162,30 +168,44 @@ fn scan_eof(bytes: &[u8], last_eof: &mut Option<bool>) {
     }
 }
 
-/// Reads the next batch: `carry` (the partial line left last time) and about [`BATCH`] more
-/// bytes, cut after the last line end (the rest carried); empty at the end of the input.
-fn read_batch(stream: &mut Stream, carry: &mut Vec<u8>) -> Result<Vec<u8>, Stop> {
-    let mut buf = std::mem::take(carry);
-    buf.reserve(BATCH);
+/// Reads the next batch into `buf` (a buffer of an earlier batch, reused so that its pages
+/// are not mapped and zeroed again): `carry` (the partial line left last time) and about
+/// [`BATCH`] more bytes, cut after the last line end (the rest carried). Returns the buffer
+/// and the bytes used (0 at the end of the input); the buffer's length is what is
+/// initialised, not what is used.
+fn read_batch(
+    stream: &mut Stream,
+    carry: &mut Vec<u8>,
+    mut buf: Vec<u8>,
+) -> Result<(Vec<u8>, usize), Stop> {
+    let size = (BATCH + BATCH / 4).max(carry.len() + BATCH / 4);
+    if buf.len() < size {
+        buf.resize(size, 0);
+    }
+    buf[..carry.len()].copy_from_slice(carry);
+    let mut used = carry.len();
+    carry.clear();
     let mut at_end = false;
     loop {
-        let len = buf.len();
-        let want = (len + BATCH / 4).max(BATCH);
-        buf.resize(want, 0);
-        let n = stream.read_bytes(&mut buf[len..]).map_err(read_err)?;
-        buf.truncate(len + n);
+        if used == buf.len() {
+            // a line longer than the batch: grow
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = stream.read_bytes(&mut buf[used..]).map_err(read_err)?;
+        used += n;
         if n == 0 {
             at_end = true;
             break;
         }
-        if buf.len() >= BATCH && memchr::memrchr(b'\n', &buf[len..]).is_some() {
+        if used >= BATCH && memchr::memrchr(b'\n', &buf[used - n..used]).is_some() {
             break;
         }
     }
-    if !at_end && let Some(p) = memchr::memrchr(b'\n', &buf) {
-        *carry = buf.split_off(p + 1);
+    if !at_end && let Some(p) = memchr::memrchr(b'\n', &buf[..used]) {
+        carry.extend_from_slice(&buf[p + 1..used]);
+        used = p + 1;
     }
-    Ok(buf)
+    Ok((buf, used))
 }
 
 /// Splits a batch at line ends into pieces and parses them in parallel.
@@ -348,6 +368,7 @@ fn integer(ts: &[u8]) -> Option<i64> {
 /// Books a batch's lines in file order.
 fn book(b: &Batch, file: &mut FileState<'_>, acc: &mut Acc<'_>) -> Result<(), Halt> {
     let mut base = b.line_base;
+    let buf = &b.buf[..b.used];
     for piece in &b.pieces {
         if file.eof
             && let Some(i) = piece.first_nonempty
@@ -362,7 +383,7 @@ fn book(b: &Batch, file: &mut FileState<'_>, acc: &mut Acc<'_>) -> Result<(), Ha
             ));
         }
         if piece.not_utf8 {
-            general_piece(&b.buf[piece.range.0..piece.range.1], base, file, acc)?;
+            general_piece(&buf[piece.range.0..piece.range.1], base, file, acc)?;
         } else {
             for rec in &piece.recs {
                 match *rec {
@@ -372,7 +393,7 @@ fn book(b: &Batch, file: &mut FileState<'_>, acc: &mut Acc<'_>) -> Result<(), Ha
                         value,
                         ts,
                     } => {
-                        let k = &b.buf[key.0 as usize..(key.0 + key.1) as usize];
+                        let k = &buf[key.0 as usize..(key.0 + key.1) as usize];
                         let line_no = line_at(base, line);
                         let known = if k.starts_with(b"DCGM_FI_") {
                             acc.lookup(k)
@@ -385,14 +406,14 @@ fn book(b: &Batch, file: &mut FileState<'_>, acc: &mut Acc<'_>) -> Result<(), Ha
                                 // a new key (or another metric): the general reader, from
                                 // the line's start to its end
                                 let s = key.0 as usize;
-                                let e = memchr::memchr(b'\n', &b.buf[s..])
-                                    .map_or(b.buf.len(), |p| s + p);
-                                general(&b.buf[s..e], line_no, file, acc)?;
+                                let e =
+                                    memchr::memchr(b'\n', &buf[s..]).map_or(buf.len(), |p| s + p);
+                                general(&buf[s..e], line_no, file, acc)?;
                             }
                         }
                     }
                     Rec::Slow { line, span } => {
-                        let l = &b.buf[span.0 as usize..(span.0 + span.1) as usize];
+                        let l = &buf[span.0 as usize..(span.0 + span.1) as usize];
                         general(l, line_at(base, line), file, acc)?;
                     }
                 }
