@@ -10,7 +10,7 @@
 //! the key follows the same key as last time). Every other line (comments that may matter,
 //! lines without a timestamp, fractions, exemplars, odd spacing, a key seen for the first
 //! time, malformed lines, a piece that is not UTF-8) goes through the general line reader
-//! ([`line`]), which gives each its exact message and line number.
+//! (`line_one`), which gives each its exact message and line number.
 
 use rayon::prelude::*;
 
