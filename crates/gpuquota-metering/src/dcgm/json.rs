@@ -33,6 +33,9 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 
 use super::*;
 
+/// One entry of the current device: its series, its `data.result` index and its points.
+type Entry = (u32, usize, Vec<(i64, f64)>);
+
 /// The state of one answer while it streams by.
 struct Sink<'f, 's, 'a> {
     file: &'f mut FileState<'s>,
@@ -45,7 +48,7 @@ struct Sink<'f, 's, 'a> {
     saw_data: bool,
     /// The current device and its entries: (series, result index, points).
     device: Option<u32>,
-    group: Vec<(u32, usize, Vec<(i64, f64)>)>,
+    group: Vec<Entry>,
     /// The next `data.result` index.
     index: usize,
     /// gcd of the time differences seen so far (0 before two distinct times).
@@ -273,10 +276,7 @@ impl Sink<'_, '_, '_> {
     ///
     /// # Complexity
     /// O(p log p) for the device's p points.
-    fn overlaps(
-        &mut self,
-        group: &[(u32, usize, Vec<(i64, f64)>)],
-    ) -> BTreeMap<u32, Vec<(i64, i64)>> {
+    fn overlaps(&mut self, group: &[Entry]) -> BTreeMap<u32, Vec<(i64, i64)>> {
         let keys: BTreeMap<u32, &AttrKey> =
             self.acc.attr_ids.iter().map(|(k, a)| (*a, k)).collect();
         let replicas = group.iter().any(|(id, _, _)| {
@@ -453,7 +453,7 @@ impl<'de> Visitor<'de> for Results<'_, '_, '_, '_> {
     fn visit_seq<S: SeqAccess<'de>>(self, mut s: S) -> Result<(), S::Error> {
         loop {
             let i = self.0.index;
-            let Some(entry) = s.next_element_seed(Entry(i))? else {
+            let Some(entry) = s.next_element_seed(EntrySeed(i))? else {
                 return Ok(());
             };
             let (metric, values) = match entry {
@@ -475,16 +475,16 @@ impl<'de> Visitor<'de> for Results<'_, '_, '_, '_> {
 type EntryOut = Result<(BTreeMap<String, String>, Vec<(i64, f64)>), String>;
 
 /// One `data.result` entry.
-struct Entry(usize);
+struct EntrySeed(usize);
 
-impl<'de> DeserializeSeed<'de> for Entry {
+impl<'de> DeserializeSeed<'de> for EntrySeed {
     type Value = EntryOut;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<EntryOut, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for Entry {
+impl<'de> Visitor<'de> for EntrySeed {
     type Value = EntryOut;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a series (an object with metric and values)")
