@@ -399,6 +399,29 @@ impl Stream {
 mod tests {
     use super::*;
 
+    /// Peeking skips a byte-order mark and white space (counting its newlines as lines) and
+    /// leaves the first other byte to be read; raw reads stop at the byte limit.
+    #[test]
+    fn peek_and_raw_reads() {
+        let text = "\u{feff} \n\n{\"a\": 1}\nx\n";
+        let mut s = Stream::from_reader("t", std::io::Cursor::new(text.as_bytes().to_vec()), 100);
+        assert_eq!(s.peek_non_space().unwrap(), Some(b'{'));
+        assert_eq!(s.line_number(), 2);
+        let mut line = String::new();
+        assert!(s.next_line(&mut line).unwrap());
+        assert_eq!((line.as_str(), s.line_number()), ("{\"a\": 1}", 3));
+        let mut s = Stream::from_reader("t", std::io::Cursor::new(vec![b'a'; 10]), 8);
+        let mut buf = [0u8; 4];
+        assert_eq!(s.read_bytes(&mut buf).unwrap(), 4);
+        assert_eq!(s.read_bytes(&mut buf).unwrap(), 4);
+        assert_eq!(
+            s.read_bytes(&mut buf).unwrap_err().to_string(),
+            "t: input is larger than the limit of 8 bytes"
+        );
+        let mut empty = Stream::from_reader("e", std::io::Cursor::new(b" \n".to_vec()), 8);
+        assert_eq!(empty.peek_non_space().unwrap(), None);
+    }
+
     #[test]
     fn a_byte_order_mark_is_dropped() {
         let dir = std::env::temp_dir().join(format!("gpuquota-bom-{}", std::process::id()));
