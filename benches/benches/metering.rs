@@ -12,6 +12,12 @@
 //! text (`dcgm.prom`, with `meter.yaml`), as OpenMetrics (`dcgm.om`, with `meter-om.yaml`,
 //! the file `promtool tsdb create-blocks-from openmetrics` reads) and as a compact grid
 //! (`grid.json`: one `series:` entry of 43,200 one-minute values per GPU).
+//! `GPUQUOTA_DAYS` shortens the period of the scrapes (default 30 days) and
+//! `GPUQUOTA_FORMATS` picks what is written (a comma list of `prom`, `om`, `grid`, `range`;
+//! default `prom,om,grid`): `range` is the same scrapes as a backfilled Prometheus answers
+//! `query_range` at a one-minute step and its default 5-minute lookback (`dcgm-range.json`
+//! with `meter-range.yaml`: each series goes on for 4 minutes past its last scrape, over the
+//! start of the device's next series, as blocks without staleness markers answer).
 use std::hint::black_box;
 use std::io::Write;
 
@@ -148,6 +154,16 @@ const NAMESPACES: usize = 10;
 /// (lines without pod labels). `openmetrics` writes seconds and `# EOF` instead of
 /// milliseconds. Returns the lines written.
 fn write_scrapes(out: &mut impl Write, n_gpus: usize, openmetrics: bool) -> std::io::Result<u64> {
+    write_scrapes_for(out, n_gpus, openmetrics, MONTH)
+}
+
+/// [`write_scrapes`] over `period` seconds.
+fn write_scrapes_for(
+    out: &mut impl Write,
+    n_gpus: usize,
+    openmetrics: bool,
+    period: i64,
+) -> std::io::Result<u64> {
     let mut rng = SplitMix64::new(2026);
     // per GPU: (busy until, idle until, namespace, pod serial)
     let mut state: Vec<(i64, i64, usize, u64)> = vec![(0, 0, 0, 0); n_gpus];
@@ -156,7 +172,7 @@ fn write_scrapes(out: &mut impl Write, n_gpus: usize, openmetrics: bool) -> std:
         writeln!(out, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).")?;
         writeln!(out, "# TYPE DCGM_FI_DEV_GPU_UTIL gauge")?;
     }
-    for k in 0..(MONTH / STEP) {
+    for k in 0..(period / STEP) {
         let t = k * STEP;
         if !openmetrics {
             writeln!(out, "# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).")?;
@@ -204,6 +220,99 @@ fn write_scrapes(out: &mut impl Write, n_gpus: usize, openmetrics: bool) -> std:
         writeln!(out, "# EOF")?;
     }
     Ok(lines)
+}
+
+/// The scrapes of [`write_scrapes_for`] as a backfilled Prometheus answers a `query_range`
+/// of `DCGM_FI_DEV_GPU_UTIL` at a one-minute step and a 5-minute lookback: per GPU one series
+/// per pod and one of the GPU without pod labels, each going on for 4 steps past its last
+/// scrape (the lookback, with no staleness marker). Returns the points written.
+fn write_query_range(out: &mut impl Write, n_gpus: usize, period: i64) -> std::io::Result<u64> {
+    let steps = (period / STEP) as usize;
+    let mut rng = SplitMix64::new(2026);
+    let mut state: Vec<(i64, i64, usize, u64)> = vec![(0, 0, 0, 0); n_gpus];
+    // per GPU: the value at each step, and the jobs (first step, end step, namespace, serial)
+    let mut vals: Vec<Vec<u8>> = vec![Vec::with_capacity(steps); n_gpus];
+    let mut jobs: Vec<Vec<(usize, usize, usize, u64)>> = vec![Vec::new(); n_gpus];
+    for k in 0..steps {
+        let t = k as i64 * STEP;
+        for (g, st) in state.iter_mut().enumerate() {
+            if t >= st.0 && t >= st.1 {
+                let len = 1800 + rng.below(12 * 3600 - 1800) as i64;
+                st.0 = t + len;
+                st.1 = st.0 + rng.below(3 * 3600) as i64;
+                st.2 = rng.below(NAMESPACES as u64) as usize;
+                st.3 += 1;
+                let end = ((st.0 + STEP - 1) / STEP) as usize;
+                jobs[g].push((k, end.min(steps), st.2, st.3));
+            }
+            vals[g].push(if t < st.0 {
+                40 + rng.below(60) as u8
+            } else {
+                0
+            });
+        }
+    }
+    const TAIL: usize = 4;
+    let mut points = 0u64;
+    write!(
+        out,
+        "{{\"status\":\"success\",\"data\":{{\"resultType\":\"matrix\",\"result\":["
+    )?;
+    let mut first = true;
+    for g in 0..n_gpus {
+        let node = g / GPUS_PER_NODE;
+        let dev = g % GPUS_PER_NODE;
+        let labels = format!(
+            "\"DCGM_FI_DRIVER_VERSION\":\"570.133.20\",\"Hostname\":\"gpu-node-{node:03}\",\
+             \"UUID\":\"GPU-{g:08x}-7c1e-4f2a-9b3d-5e6f7a8b9c0d\",\"device\":\"nvidia{dev}\",\
+             \"gpu\":\"{dev}\",\"modelName\":\"NVIDIA H200\",\"pci_bus_id\":\"00000000:{:02X}:00.0\"",
+            0x18 + dev * 0x11
+        );
+        let mut series = |out: &mut dyn Write,
+                          extra: String,
+                          ks: &mut dyn Iterator<Item = (usize, u8)>|
+         -> std::io::Result<()> {
+            let sep = if first { "\n" } else { ",\n" };
+            first = false;
+            write!(
+                out,
+                "{sep}{{\"metric\":{{\"__name__\":\"DCGM_FI_DEV_GPU_UTIL\",{labels}{extra}}},\"values\":["
+            )?;
+            for (n, (k, v)) in ks.enumerate() {
+                let sep = if n > 0 { "," } else { "" };
+                write!(out, "{sep}[{},\"{v}\"]", k as i64 * STEP)?;
+                points += 1;
+            }
+            write!(out, "]}}")
+        };
+        let v = &vals[g];
+        for &(s, e, ns, serial) in &jobs[g] {
+            let last = v[e - 1];
+            let mut ks = (s..e)
+                .map(|k| (k, v[k]))
+                .chain((e..(e + TAIL).min(steps)).map(|k| (k, last)));
+            series(
+                out,
+                format!(
+                    ",\"container\":\"main\",\"namespace\":\"ns-{ns:02}\",\"pod\":\"job-{g}-{serial}-worker-0\""
+                ),
+                &mut ks,
+            )?;
+        }
+        // the GPU without pod labels: every step outside a job, each idle stretch going on
+        // for 4 steps into the next job
+        let mut in_job = vec![false; steps];
+        for &(s, e, _, _) in &jobs[g] {
+            in_job[s..e].iter_mut().for_each(|b| *b = true);
+        }
+        let mut ks = (0..steps).filter_map(|k| {
+            let tail = (1..=TAIL).any(|d| k >= d && !in_job[k - d]);
+            (!in_job[k] || tail).then_some((k, 0u8))
+        });
+        series(out, String::new(), &mut ks)?;
+    }
+    writeln!(out, "\n]}}}}")?;
+    Ok(points)
 }
 
 /// The meter document for the generated scrapes.
@@ -275,18 +384,39 @@ fn generate(dir: &std::path::Path, n_gpus: usize) -> std::io::Result<()> {
         println!("{}: {n_gpus} GPU-months as a grid", dir.display());
         return Ok(());
     }
-    let lines = write_scrapes(&mut file("dcgm.prom")?, n_gpus, false)?;
-    write_scrapes(&mut file("dcgm.om")?, n_gpus, true)?;
-    std::fs::write(dir.join("meter.yaml"), meter_yaml(n_gpus, "dcgm.prom"))?;
-    std::fs::write(
-        dir.join("meter-om.yaml"),
-        meter_yaml(n_gpus, "{path: dcgm.om, format: openmetrics}"),
-    )?;
-    write_grid(&mut file("grid.json")?, n_gpus)?;
-    println!(
-        "{}: {n_gpus} GPU-months, {lines} sample lines",
-        dir.display()
-    );
+    let days: i64 = std::env::var("GPUQUOTA_DAYS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    let period = days * 86_400;
+    let formats = std::env::var("GPUQUOTA_FORMATS").unwrap_or_else(|_| "prom,om,grid".to_owned());
+    let wants = |f: &str| formats.split(',').any(|x| x == f);
+    if wants("prom") {
+        let lines = write_scrapes_for(&mut file("dcgm.prom")?, n_gpus, false, period)?;
+        std::fs::write(dir.join("meter.yaml"), meter_yaml(n_gpus, "dcgm.prom"))?;
+        println!(
+            "{}: {n_gpus} GPUs x {days} days, {lines} sample lines",
+            dir.display()
+        );
+    }
+    if wants("om") {
+        write_scrapes_for(&mut file("dcgm.om")?, n_gpus, true, period)?;
+        std::fs::write(
+            dir.join("meter-om.yaml"),
+            meter_yaml(n_gpus, "{path: dcgm.om, format: openmetrics}"),
+        )?;
+    }
+    if wants("range") {
+        let points = write_query_range(&mut file("dcgm-range.json")?, n_gpus, period)?;
+        std::fs::write(
+            dir.join("meter-range.yaml"),
+            meter_yaml(n_gpus, "dcgm-range.json"),
+        )?;
+        println!("{}: query_range answer, {points} points", dir.display());
+    }
+    if wants("grid") {
+        write_grid(&mut file("grid.json")?, n_gpus)?;
+    }
     Ok(())
 }
 
@@ -326,6 +456,29 @@ fn dcgm(c: &mut Criterion) {
             let input =
                 doc.into_input_with(&mut |_, p| gpuquota_metering::dcgm::open_file(&dir.join(p)));
             black_box(input.and_then(|i| meter(&i)).map(|r| r.totals.cost_minor))
+        })
+    });
+    // the same scrapes as a backfilled Prometheus answers query_range (one-minute step)
+    let mut range = Vec::new();
+    let Ok(points) = write_query_range(&mut range, n, MONTH) else {
+        return;
+    };
+    let Ok(range) = String::from_utf8(range) else {
+        return;
+    };
+    let Ok(range_doc) = gpuquota_metering::Document::from_yaml(&meter_yaml(n, "range.json")) else {
+        return;
+    };
+    group.throughput(criterion::Throughput::Elements(points));
+    group.bench_function(format!("dcgm_query_range_month_{n}_gpus"), |b| {
+        b.iter(|| {
+            let files = [("range.json".to_owned(), range.clone())];
+            black_box(
+                range_doc
+                    .into_input(&files)
+                    .and_then(|i| meter(&i))
+                    .map(|r| r.totals.cost_minor),
+            )
         })
     });
     group.finish();

@@ -156,7 +156,7 @@
 //! continues from one file into the next), through the bounded line reader of
 //! `gpuquota_model::source` ([`dcgm::open_file`]: at most 64 GiB per file and
 //! [`dcgm::MAX_LINE_BYTES`] per line, so a file of one endless line is refused after one
-//! mebibyte); only regular files are opened (a FIFO, socket or device such as `/dev/zero` is
+//! mebibyte; a `query_range` JSON answer is streamed, with no limit per line); only regular files are opened (a FIFO, socket or device such as `/dev/zero` is
 //! refused at once, naming it), and `-` reads standard input.
 //!
 //! | entry field | meaning |
@@ -172,6 +172,10 @@
 //! in time order (concatenated scrapes, a time-ordered backfill file). A file in which some
 //! device goes back in time (one metric family after another) is read again keeping every
 //! point: the same result, memory O(lines). A series written twice at one second is refused.
+//! Text files are read in batches of 8 MiB cut at line ends; each batch is split at line ends
+//! into pieces parsed in parallel (rayon's pool: every core), and the lines are booked in
+//! file order on one thread while the next batch is parsed, so the result does not depend on
+//! the number of threads.
 //!
 //! Only `DCGM_FI_*` metrics are read (other lines are counted in a warning). Each line needs
 //! `UUID` (or `uuid`) and `modelName` labels; `Hostname`/`hostname`, `GPU_I_ID`,
@@ -179,7 +183,18 @@
 //! `pod_namespace`/`pod_name`); a file in which no line carries one is warned about (the
 //! exporter's pod mapping, `dcgm-exporter -k`, is probably off). Busy is
 //! `DCGM_FI_PROF_GR_ENGINE_ACTIVE`, else `DCGM_FI_DEV_GPU_UTIL / 100`. A query-range series
-//! needs its `__name__`. Upstream: the label names are those of `NVIDIA/dcgm-exporter:
+//! needs its `__name__`.
+//!
+//! A `query_range` answer is read as a live scrape would have been stored: where a pod's
+//! series goes on past the first point of the device's next series (the next pod's, or the
+//! GPU's line without pod labels; a backfilled Prometheus has no staleness markers, so at
+//! its default 5-minute lookback an ended pod answers for up to 5 minutes more), the pod's
+//! series ends where the next one begins, with a warning naming the device, both pods and
+//! the overlap when the next series is a pod's, and one counting the others (Prometheus' staleness
+//! handling, `prometheus/prometheus: scrape/scrape.go`, marks a live series stale at the
+//! first scrape without it). A step longer than the lookback makes each sample stand for one
+//! step (as `count_over_time(...) * step` counts it; the step is the greatest common divisor
+//! of the answer's time differences), with a warning naming the step. Upstream: the label names are those of `NVIDIA/dcgm-exporter:
 //! internal/pkg/transformation/const.go`; the renaming is Prometheus' `honor_labels`
 //! (`prometheus/prometheus: scrape/scrape.go`).
 //!

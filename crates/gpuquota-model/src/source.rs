@@ -254,6 +254,83 @@ impl Stream {
         self.line
     }
 
+    /// The first byte that is not ASCII white space, without consuming it (`None` at the end
+    /// of the input); the white space and a leading byte-order mark before it are consumed
+    /// (the newlines among them still count as lines). For readers that choose a format
+    /// from the first byte without reading a whole line.
+    ///
+    /// # Errors
+    /// A [`Diagnostic`] on an I/O error or past the byte limit.
+    pub fn peek_non_space(&mut self) -> Result<Option<u8>, Diagnostic> {
+        loop {
+            let buf = match self.inner.fill_buf() {
+                Ok(b) => b,
+                Err(e) => return Err(self.io_error(&e)),
+            };
+            if buf.is_empty() {
+                return Ok(None);
+            }
+            let bom = if self.read == 0 && buf.starts_with(b"\xef\xbb\xbf") {
+                3
+            } else {
+                0
+            };
+            let skip = bom
+                + buf[bom..]
+                    .iter()
+                    .position(|b| !b.is_ascii_whitespace())
+                    .unwrap_or(buf.len() - bom);
+            let first = buf.get(skip).copied();
+            self.line += buf[..skip].iter().filter(|b| **b == b'\n').count() as u64;
+            self.inner.consume(skip);
+            self.read += skip as u64;
+            if self.read > self.limit {
+                return Err(self.too_large());
+            }
+            if first.is_some() {
+                return Ok(first);
+            }
+        }
+    }
+
+    /// Reads raw bytes into `buf` (for readers that split lines or tokens themselves; line
+    /// numbers are not kept), at most up to the byte limit; `Ok(0)` at the end of the input.
+    /// The bytes are not checked for UTF-8.
+    ///
+    /// # Errors
+    /// A [`Diagnostic`] on an I/O error or past the byte limit.
+    pub fn read_bytes(&mut self, buf: &mut [u8]) -> Result<usize, Diagnostic> {
+        let n = loop {
+            match self.inner.read(buf) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.io_error(&e)),
+            }
+        };
+        self.read += n as u64;
+        if self.read > self.limit {
+            return Err(self.too_large());
+        }
+        Ok(n)
+    }
+
+    fn io_error(&self, e: &std::io::Error) -> Diagnostic {
+        let code = if e.kind() == std::io::ErrorKind::InvalidData {
+            codes::INPUT_TOO_LARGE
+        } else {
+            codes::READ_FAILED
+        };
+        Diagnostic::error(code, format!("cannot read: {e}")).source(self.name.clone())
+    }
+
+    fn too_large(&self) -> Diagnostic {
+        Diagnostic::error(
+            codes::INPUT_TOO_LARGE,
+            format!("input is larger than the limit of {} bytes", self.limit),
+        )
+        .source(self.name.clone())
+    }
+
     /// Reads the next line into `buf` (cleared first, line ending removed); `Ok(false)` at the
     /// end of the input.
     ///
@@ -321,6 +398,29 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Peeking skips a byte-order mark and white space (counting its newlines as lines) and
+    /// leaves the first other byte to be read; raw reads stop at the byte limit.
+    #[test]
+    fn peek_and_raw_reads() {
+        let text = "\u{feff} \n\n{\"a\": 1}\nx\n";
+        let mut s = Stream::from_reader("t", std::io::Cursor::new(text.as_bytes().to_vec()), 100);
+        assert_eq!(s.peek_non_space().unwrap(), Some(b'{'));
+        assert_eq!(s.line_number(), 2);
+        let mut line = String::new();
+        assert!(s.next_line(&mut line).unwrap());
+        assert_eq!((line.as_str(), s.line_number()), ("{\"a\": 1}", 3));
+        let mut s = Stream::from_reader("t", std::io::Cursor::new(vec![b'a'; 10]), 8);
+        let mut buf = [0u8; 4];
+        assert_eq!(s.read_bytes(&mut buf).unwrap(), 4);
+        assert_eq!(s.read_bytes(&mut buf).unwrap(), 4);
+        assert_eq!(
+            s.read_bytes(&mut buf).unwrap_err().to_string(),
+            "t: input is larger than the limit of 8 bytes"
+        );
+        let mut empty = Stream::from_reader("e", std::io::Cursor::new(b" \n".to_vec()), 8);
+        assert_eq!(empty.peek_non_space().unwrap(), None);
+    }
 
     #[test]
     fn a_byte_order_mark_is_dropped() {

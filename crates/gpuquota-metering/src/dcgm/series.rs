@@ -32,6 +32,10 @@ pub(super) struct Canon {
 pub(super) struct Device {
     pub(super) cur: Option<i64>,
     pub(super) attrs: Vec<u32>,
+    /// The holdings with a point at the current scrape (time-ordered mode): folded when the
+    /// device's time moves on, so that a scrape costs O(holdings at it), not O(holdings
+    /// ever seen on the device).
+    pub(super) pending: Vec<u32>,
     /// Every scrape time (unordered mode only).
     pub(super) times: BTreeSet<i64>,
 }
@@ -48,6 +52,9 @@ pub(super) struct Attr {
     pub(super) intervals: Vec<(i64, i64)>,
     pub(super) busy_sum: i128,
     pub(super) busy_all: bool,
+    /// How long a point is held at most (seconds): the lookback, or the step of a
+    /// `query_range` answer whose step is longer.
+    pub(super) hold: i64,
 }
 
 pub(super) type DeviceKey = (String, String, Option<String>);
@@ -76,6 +83,9 @@ pub(super) struct Acc<'a> {
     pub(super) profiles: Vec<String>,
     pub(super) vgpus: BTreeMap<u32, BTreeSet<String>>,
     pub(super) warnings: Vec<String>,
+    /// How long the current file's points are held at most (the lookback unless a
+    /// `query_range` answer's step is longer).
+    pub(super) hold: i64,
 }
 
 pub(super) fn norm(s: &str) -> String {
@@ -169,6 +179,7 @@ impl<'a> Acc<'a> {
             profiles: Vec::new(),
             vgpus: BTreeMap::new(),
             warnings: Vec::new(),
+            hold: settings.lookback,
         }
     }
 
@@ -188,6 +199,20 @@ impl<'a> Acc<'a> {
             file.ignored += 1;
             return Ok(());
         }
+        let id = self.series_id(file, line, key)?;
+        self.sample_id(file, line, id, value, t)
+    }
+
+    /// The series of a `DCGM_FI_*` key as written, interned when new.
+    ///
+    /// # Complexity
+    /// O(key) when the key follows the same key as last time, else O(key · log s).
+    pub(super) fn series_id(
+        &mut self,
+        file: &mut FileState<'_>,
+        line: usize,
+        key: &str,
+    ) -> Result<u32, Stop> {
         // Scrapes repeat their lines in the same order: the series that followed the previous
         // line's series last time is tried first (one comparison), the map only on a miss.
         let hinted = self.prev.and_then(|p| {
@@ -205,6 +230,43 @@ impl<'a> Acc<'a> {
             self.next_hint[p as usize] = id;
         }
         self.prev = Some(id);
+        Ok(id)
+    }
+
+    /// The series of a key as written that was seen before (one comparison when it follows
+    /// the same key as last time), or `None`.
+    ///
+    /// # Complexity
+    /// O(key) on the hint, else O(key · log s) for s series.
+    pub(super) fn lookup(&mut self, key: &[u8]) -> Option<u32> {
+        let hinted = self.prev.and_then(|p| {
+            let h = self.next_hint[p as usize];
+            (h != u32::MAX && self.keys[h as usize].as_bytes() == key).then_some(h)
+        });
+        let id = match hinted {
+            Some(id) => id,
+            None => *self.written.get(std::str::from_utf8(key).ok()?)?,
+        };
+        if let Some(p) = self.prev {
+            self.next_hint[p as usize] = id;
+        }
+        self.prev = Some(id);
+        Some(id)
+    }
+
+    /// One sample of an interned `DCGM_FI_*` series.
+    ///
+    /// # Complexity
+    /// O(1) amortised in time-ordered mode (folding a device's previous scrape touches each
+    /// of its holdings once), O(log n) when every point is kept.
+    pub(super) fn sample_id(
+        &mut self,
+        file: &mut FileState<'_>,
+        line: usize,
+        id: u32,
+        value: f64,
+        t: i64,
+    ) -> Result<(), Stop> {
         let info = self.series[id as usize];
         file.dcgm_lines += 1;
         // the duplicate check, per canonical series
@@ -226,17 +288,16 @@ impl<'a> Acc<'a> {
         let Some(dev) = info.device else {
             return Ok(());
         };
-        let lookback = self.settings.lookback;
         let window = self.settings.window;
         let d = &mut self.devices[dev as usize];
         if self.ordered {
             match d.cur {
                 Some(cur) if t < cur => return Err(Stop::Unordered),
                 Some(cur) if t > cur => {
-                    for a in &d.attrs {
-                        let attr = &mut self.attrs[*a as usize];
+                    for a in d.pending.drain(..) {
+                        let attr = &mut self.attrs[a as usize];
                         if let Some(p) = attr.pending.take() {
-                            fold(attr, p, Some(t), lookback, window);
+                            fold(attr, p, Some(t), window);
                         }
                     }
                     d.cur = Some(t);
@@ -254,7 +315,11 @@ impl<'a> Acc<'a> {
         let attr = &mut self.attrs[a as usize];
         attr.card = info.card;
         attr.profile = info.profile;
+        attr.hold = self.hold;
         let slot = if self.ordered {
+            if attr.pending.is_none() {
+                self.devices[dev as usize].pending.push(a);
+            }
             let p = attr.pending.get_or_insert((t, None, None));
             (&mut p.1, &mut p.2)
         } else {
@@ -434,18 +499,17 @@ impl<'a> Acc<'a> {
     }
 
     pub(super) fn finish(mut self, sources: &[Source]) -> Result<DcgmSeries, MeteringError> {
-        let lookback = self.settings.lookback;
         let window = self.settings.window;
         for d in &self.devices {
             for a in &d.attrs {
                 let attr = &mut self.attrs[*a as usize];
                 if let Some(p) = attr.pending.take() {
-                    fold(attr, p, None, lookback, window);
+                    fold(attr, p, None, window);
                 }
                 let points = std::mem::take(&mut attr.points);
                 for (t, (g, u)) in points {
                     let next = d.times.range(t + 1..).next().copied();
-                    fold(attr, (t, g, u), next, lookback, window);
+                    fold(attr, (t, g, u), next, window);
                 }
             }
         }
@@ -525,15 +589,15 @@ pub(super) fn duplicate(file: &FileState<'_>, line: usize, prev: (usize, usize),
 }
 
 /// Books one point: held from `t` until the device's next scrape `next` and for at most the
-/// lookback, clipped to the window; adjacent holds merge into one interval.
+/// holding's `hold` (the lookback, or a longer `query_range` step), clipped to the window;
+/// adjacent holds merge into one interval.
 pub(super) fn fold(
     attr: &mut Attr,
     (t, engine, util): (i64, Option<i128>, Option<i128>),
     next: Option<i64>,
-    lookback: i64,
     window: Window,
 ) {
-    let mut end = t.saturating_add(lookback);
+    let mut end = t.saturating_add(attr.hold);
     if let Some(n) = next {
         end = end.min(n);
     }

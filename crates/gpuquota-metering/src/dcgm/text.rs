@@ -3,106 +3,67 @@
 
 use super::*;
 
-pub(super) fn read_lines(
-    stream: &mut Stream,
+/// One line of a text file through the general reader: `Ok(None)` for a line that books
+/// nothing (blank, a comment, another metric without a timestamp), else the booking's
+/// outcome (the caller decides about a failure in a file read as milliseconds).
+pub(super) fn line_one(
+    buf: &str,
+    line_no: usize,
     file: &mut FileState<'_>,
     acc: &mut Acc<'_>,
-) -> Result<(), Stop> {
-    let mut buf = String::new();
-    let mut first = true;
-    while stream.next_line(&mut buf).map_err(read_err)? {
-        let line_no = usize::try_from(stream.line_number()).unwrap_or(usize::MAX);
-        let line = buf.trim();
-        if first && !line.is_empty() {
-            first = false;
-            if line.starts_with('{') && file.plan.format == Format::Auto {
+) -> Result<Option<Result<(), Stop>>, Stop> {
+    let line = buf.trim();
+    if line.is_empty() {
+        return Ok(None);
+    }
+    if file.eof {
+        return Err(err(file.name(), line_no, "text after # EOF").into());
+    }
+    if line.starts_with('#') {
+        if line == "# EOF" {
+            file.eof = true;
+            if file.plan.format == Format::Auto && file.read_ms {
+                // an OpenMetrics file: its timestamps were seconds
                 return Err(Stop::Redo(FilePlan {
-                    format: Format::QueryRange,
+                    format: Format::OpenMetrics,
                     ..file.plan
                 }));
             }
         }
-        if line.is_empty() {
-            continue;
-        }
-        if file.eof {
-            return Err(err(file.name(), line_no, "text after # EOF").into());
-        }
-        if line.starts_with('#') {
-            if line == "# EOF" {
-                file.eof = true;
-                if file.plan.format == Format::Auto && file.read_ms {
-                    // an OpenMetrics file: its timestamps were seconds
-                    return Err(Stop::Redo(FilePlan {
-                        format: Format::OpenMetrics,
-                        ..file.plan
-                    }));
-                }
-            }
-            continue;
-        }
-        let parsed = split_line(file.name(), line_no, line, file.plan.format)?;
-        let t = match parsed.timestamp {
-            Some(ts) => match seconds(ts, file.plan.format) {
-                Some(Ok(t)) => {
-                    if file.plan.format == Format::Auto {
-                        file.read_ms = true;
-                    }
-                    t
-                }
-                Some(Err(())) => {
-                    return Err(
-                        err(file.name(), line_no, format!("invalid timestamp {ts:?}")).into(),
-                    );
-                }
-                None => {
-                    // a fraction: only OpenMetrics writes those
-                    return Err(Stop::Redo(FilePlan {
-                        format: Format::OpenMetrics,
-                        ..file.plan
-                    }));
-                }
-            },
-            None => match file.src.scrape_time {
-                Some(t) => t,
-                None => {
-                    if !parsed.key.starts_with("DCGM_FI_") {
-                        file.ignored += 1;
-                        continue;
-                    }
-                    return Err(err(file.name(), line_no, "sample without a timestamp").into());
-                }
-            },
-        };
-        match acc.sample(file, line_no, parsed.key, parsed.value, t) {
-            Err(Stop::Fail(e)) if file.plan.format == Format::Auto && file.read_ms => {
-                // Integer times read as milliseconds may have been OpenMetrics seconds: a
-                // file that ends with `# EOF` is read again as such before failing.
-                return Err(if ends_with_eof(stream, &mut buf)? {
-                    Stop::Redo(FilePlan {
-                        format: Format::OpenMetrics,
-                        ..file.plan
-                    })
-                } else {
-                    Stop::Fail(e)
-                });
-            }
-            other => other?,
-        }
+        return Ok(None);
     }
-    Ok(())
-}
-
-/// Reads the rest of the stream: is its last line that is not empty `# EOF`?
-pub(super) fn ends_with_eof(stream: &mut Stream, buf: &mut String) -> Result<bool, Stop> {
-    let mut last_eof = false;
-    while stream.next_line(buf).map_err(read_err)? {
-        let l = buf.trim();
-        if !l.is_empty() {
-            last_eof = l == "# EOF";
-        }
-    }
-    Ok(last_eof)
+    let parsed = split_line(file.name(), line_no, line, file.plan.format)?;
+    let t = match parsed.timestamp {
+        Some(ts) => match seconds(ts, file.plan.format) {
+            Some(Ok(t)) => {
+                if file.plan.format == Format::Auto {
+                    file.read_ms = true;
+                }
+                t
+            }
+            Some(Err(())) => {
+                return Err(err(file.name(), line_no, format!("invalid timestamp {ts:?}")).into());
+            }
+            None => {
+                // a fraction: only OpenMetrics writes those
+                return Err(Stop::Redo(FilePlan {
+                    format: Format::OpenMetrics,
+                    ..file.plan
+                }));
+            }
+        },
+        None => match file.src.scrape_time {
+            Some(t) => t,
+            None => {
+                if !parsed.key.starts_with("DCGM_FI_") {
+                    file.ignored += 1;
+                    return Ok(None);
+                }
+                return Err(err(file.name(), line_no, "sample without a timestamp").into());
+            }
+        },
+    };
+    Ok(Some(acc.sample(file, line_no, parsed.key, parsed.value, t)))
 }
 
 /// `ts` in whole seconds: `Some(Err)` when it is not a number, `None` when it has a fraction

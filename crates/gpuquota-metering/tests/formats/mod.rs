@@ -249,6 +249,130 @@ fn query_range_json_is_a_metering_input() {
     );
 }
 
+/// A `query_range` answer of one GPU's series: `(labels after the device's, points)`.
+fn range_answer(series: &[(&str, Vec<(i64, &str)>)]) -> String {
+    let entries: Vec<String> = series
+        .iter()
+        .map(|(labels, points)| {
+            let values: Vec<String> = points
+                .iter()
+                .map(|(t, v)| format!("[{t},\"{v}\"]"))
+                .collect();
+            format!(
+                r#"{{"metric":{{"__name__":"DCGM_FI_DEV_GPU_UTIL","UUID":"GPU-0","gpu":"0","modelName":"NVIDIA H200","Hostname":"n1"{labels}}},"values":[{}]}}"#,
+                values.join(",")
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"status":"success","data":{{"resultType":"matrix","result":[{}]}}}}"#,
+        entries.join(",\n")
+    )
+}
+
+/// A GPU held for two hours, queried with a one-hour step (above the 5-minute lookback):
+/// two samples, each standing for one step, are 2 GPU-hours (as `count_over_time x step`
+/// counts them), not two lookbacks (600 s, 0.166667 h, as the reader booked them before).
+#[test]
+fn query_range_step_above_the_lookback_counts_one_step_per_sample() {
+    let json = range_answer(&[
+        (
+            r#","namespace":"team-a","pod":"p0""#,
+            vec![(0, "50"), (3600, "50")],
+        ),
+        ("", vec![(7200, "0")]),
+    ]);
+    let doc = Document::from_yaml(&format!(
+        "{}dcgm: [range.json]\n",
+        HEAD.replace("end: 3600", "end: 86400")
+    ))
+    .unwrap();
+    let r = meter(&doc.into_input(&[("range.json".to_owned(), json)]).unwrap())
+        .unwrap()
+        .to_output();
+    // [0, 3600) and [3600, 7200), each held until the device's next sample: 7,200 s = 2 h,
+    // busy 0.5 throughout
+    assert_eq!(used(&r), [row("A", "2.000000", Some("0.5000"))]);
+    assert_eq!(
+        r.warnings,
+        [
+            "range.json: the answer's step is 3600 s, longer than the lookback of 300 s: each \
+          sample stands for one step (as count_over_time * step counts it)"
+        ]
+    );
+}
+
+/// A backfilled Prometheus has no staleness markers: at its 5-minute lookback the ended pod
+/// p0 answers until 600 s although p1 began on the same GPU at 360 s. p0's series ends where
+/// p1's begins (as a live scrape's staleness marker would end it), with a warning, instead
+/// of refusing the answer as double booking.
+#[test]
+fn query_range_overlap_of_consecutive_pods_ends_the_earlier_series() {
+    let a: Vec<(i64, &str)> = (0..=10).map(|k| (k * 60, "100")).collect();
+    let b: Vec<(i64, &str)> = (6..=20).map(|k| (k * 60, "100")).collect();
+    let json = range_answer(&[
+        (r#","namespace":"team-a","pod":"p0""#, a),
+        (r#","namespace":"team-b","pod":"p1""#, b),
+    ]);
+    let r = run("[range.json]", &[("range.json", json)]).unwrap();
+    // p0: [0, 360) = 0.1 h; p1: 360 .. 1200 step by step, then the lookback: [360, 1500)
+    // = 1,140 s = 0.316667 h
+    assert_eq!(
+        used(&r),
+        [
+            row("A", "0.100000", Some("1.0000")),
+            row("B", "0.316667", Some("1.0000"))
+        ]
+    );
+    assert_eq!(
+        r.warnings,
+        [
+            "range.json: on n1/GPU-0 the series of pod team-a/p0 goes on from 360 to 600, after \
+          the series of the next pod team-b/p1 began at 360 (no staleness markers, as in a \
+          backfilled Prometheus): ended at 360, where a live scrape would have marked it stale"
+        ]
+    );
+}
+
+/// The same without a next pod: p0's backfilled tail overlaps the device's series without pod
+/// labels (the GPU idle from 360 s on), and ends where that series begins.
+#[test]
+fn query_range_pod_series_ends_where_the_idle_series_begins() {
+    let a: Vec<(i64, &str)> = (0..=10).map(|k| (k * 60, "100")).collect();
+    let idle: Vec<(i64, &str)> = (6..=20).map(|k| (k * 60, "0")).collect();
+    let json = range_answer(&[(r#","namespace":"team-a","pod":"p0""#, a), ("", idle)]);
+    let r = run("[range.json]", &[("range.json", json)]).unwrap();
+    // [0, 360) = 0.1 h, not [0, 660) = 0.183333 h
+    assert_eq!(used(&r), [row("A", "0.100000", Some("1.0000"))]);
+    assert_eq!(
+        r.warnings,
+        [
+            "range.json: 1 pod series went on after their device's series without pod labels \
+          began (no staleness markers, as in a backfilled Prometheus): each ended there, where \
+          a live scrape would have marked it stale"
+        ]
+    );
+}
+
+/// The answer is streamed: keys in any order (`values` before `metric`, `resultType` after
+/// `result`), pretty-printed over many lines, with a byte-order mark and blank lines first.
+#[test]
+fn query_range_is_streamed_in_any_key_order() {
+    let json = "\u{feff}\n\n{\"data\": {\"result\": [\n  {\"values\": [[0, \"50\"], [60, \"50\"]],\n   \
+        \"metric\": {\"__name__\": \"DCGM_FI_DEV_GPU_UTIL\", \"UUID\": \"GPU-0\", \"modelName\": \"NVIDIA H200\", \
+        \"namespace\": \"team-a\", \"pod\": \"p0\"}}\n],\n \"resultType\": \"matrix\"},\n \"status\": \"success\"}\n";
+    let r = run("[range.json]", &[("range.json", json.to_owned())]).unwrap();
+    // 0 held until 60, 60 held for the lookback: 360 s = 0.1 h
+    assert_eq!(used(&r), [row("A", "0.100000", Some("0.5000"))]);
+    let failed = json.replace("\"success\"", "\"error\"");
+    assert_eq!(
+        run("[range.json]", &[("range.json", failed)])
+            .unwrap_err()
+            .to_string(),
+        "range.json: the query failed (status \"error\")"
+    );
+}
+
 #[test]
 fn unknown_fields_are_warned_with_path_and_did_you_mean() {
     let doc = Document::from_yaml(
