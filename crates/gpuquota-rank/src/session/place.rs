@@ -319,6 +319,9 @@ impl Engine<'_> {
         }
         if req[GPU] > 0 {
             if fractional {
+                // Which device a fraction packs onto is not kept ([`Kept`]).
+                self.keepable = false;
+                let ns = &mut self.nodes[n];
                 let mut pick: Option<usize> = None;
                 for (i, d) in ns.devs.iter().enumerate() {
                     if minus(SCALE, d.0, of) < req[GPU] {
