@@ -196,9 +196,10 @@ impl Engine<'_> {
     /// Places one task; `None` when nothing fits.
     ///
     /// # Complexity
-    /// O(K · G + K log K) for G devices per node, where K is the number of nodes the pod
-    /// passed the feasibility test on at its last search plus the nodes changed since
-    /// ([`fit::FitIndex`]); at most O(N · G) for N nodes (a first search scores every node).
+    /// O(N + K · G) for N nodes of G devices, where K is the number of nodes the pod passed
+    /// the feasibility test on at its last search plus the nodes changed since
+    /// ([`fit::FitIndex`]; N stamp comparisons, K nodes scored); a first search scores
+    /// every node.
     pub(super) fn place_task(&mut self, ji: JobId, ti: TaskId) -> Option<PlaceRec> {
         let t = self.task(ji, ti);
         if self.c.nodes.is_empty() {
@@ -243,7 +244,7 @@ impl Engine<'_> {
     /// the full scan would skip it too, and the nodes are visited in the same order.
     ///
     /// # Complexity
-    /// O(K · G + K log K) for the K nodes tested (at most N) of G devices.
+    /// O(N + K · G) for N nodes, K of them scored (at most N), of G devices.
     fn best_node(
         &mut self,
         pod: (JobId, TaskId),
@@ -522,7 +523,6 @@ impl Engine<'_> {
             self.account(q, t.req, !j.preemptible, true);
             self.tstate[(ji, ti)] = TState::Placed(p);
             self.place[(ji, ti)] = rec;
-            self.fit.forget((ji, ti));
         }
         if pods.is_empty() {
             return;
