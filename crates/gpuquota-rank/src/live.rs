@@ -159,6 +159,12 @@ impl LiveCluster {
             .jobs
             .binary_search_by(|j| j.key.as_str().cmp(key))
             .unwrap_or_else(|i| i);
+        // A fractional pod packs onto a particular device, which a kept state does not
+        // track ([`Kept`]): like a session opening on a cluster with one, open the next
+        // session afresh (and every one while the job is in the cluster).
+        if job.tasks.iter().any(|t| t.fractional) {
+            self.kept = None;
+        }
         if let Some(k) = self.kept.as_mut() {
             k.insert_job(JobId::new(at), job.tasks.len());
         }

@@ -23,10 +23,7 @@ impl Engine<'_> {
             return;
         }
         // Only when the free capacity would hold the job.
-        let mut free = Amt::ZERO;
-        for n in &self.nodes {
-            inc_all(&mut free, &n.idle, self.overflow);
-        }
+        let (free, free_dev) = self.free_for_consolidation();
         if Resource::ALL.into_iter().any(|r| free[r] < req[r]) {
             return;
         }
@@ -35,17 +32,58 @@ impl Engine<'_> {
         // the total). MIG instances are placed apart, so the bound is only taken for a job
         // without them. A cheaper refusal of hopeless candidates; the decisions are the
         // same.
-        if tasks.iter().all(|&t| self.task(ji, t).mig.is_empty())
-            && self.free_device_gpus() < req[GPU]
-        {
+        if tasks.iter().all(|&t| self.task(ji, t).mig.is_empty()) && free_dev < req[GPU] {
             return;
+        }
+        let all = self.consolidation_candidates();
+        // The job itself is a candidate only when some of its pods run (an elastic job).
+        let cands: std::rc::Rc<Vec<JobId>> = if self.tstate[ji].contains(&TState::Running) {
+            std::rc::Rc::new(all.iter().copied().filter(|&vj| vj != ji).collect())
+        } else {
+            all
+        };
+        self.consolidate_with(ji, &tasks, &cands);
+    }
+
+    /// The free capacity on the nodes (idle amounts summed) and [`Engine::free_device_gpus`],
+    /// computed once per [`Engine::epoch`] (only a commit or an eviction changes the nodes
+    /// outside a probe).
+    ///
+    /// # Complexity
+    /// O(N · G) once per epoch, else O(1).
+    fn free_for_consolidation(&mut self) -> (Amt, i128) {
+        if let Some((epoch, free, dev)) = self.cons_free
+            && epoch == self.epoch
+        {
+            return (free, dev);
+        }
+        let mut free = Amt::ZERO;
+        for n in &self.nodes {
+            inc_all(&mut free, &n.idle, self.overflow);
+        }
+        let dev = self.free_device_gpus();
+        self.cons_free = Some((self.epoch, free, dev));
+        (free, dev)
+    }
+
+    /// The running jobs consolidation may move, in victim order (victim queue order, then
+    /// victim job order), computed once per [`Engine::epoch`]: the filter reads the pods'
+    /// states and the evicted jobs, the order the queues' allocations, and only a commit or
+    /// an eviction changes them outside a probe.
+    ///
+    /// # Complexity
+    /// O(J + C log C) for C candidates once per epoch, else O(1).
+    fn consolidation_candidates(&mut self) -> std::rc::Rc<Vec<JobId>> {
+        if let Some((epoch, c)) = &self.cons_cands
+            && *epoch == self.epoch
+        {
+            return c.clone();
         }
         let mut cands: Vec<JobId> = self
             .job_ids()
             .filter(|&vj| {
                 let v = self.job(vj);
-                vj != ji
-                    && v.preemptible
+                v.preemptible
                     && !self.evicted_job[vj]
                     && self.tstate[vj]
                         .iter()
@@ -71,6 +109,15 @@ impl Engine<'_> {
                 .cmp(&rank[queue_of(b)])
                 .then(self.victim_job_cmp(a, b))
         });
+        let cands = std::rc::Rc::new(cands);
+        self.cons_cands = Some((self.epoch, cands.clone()));
+        cands
+    }
+
+    /// Consolidation for job `ji`'s pending gang `tasks` over the candidates `cands` (in
+    /// victim order, without the job itself).
+    fn consolidate_with(&mut self, ji: JobId, tasks: &[TaskId], cands: &[JobId]) {
+        let tasks = tasks.to_vec();
         let max = self.o.max_consolidation_preemptees.min(cands.len());
         // The first prefix of the victim order that frees room for the job, cut to the
         // victims the job needs (KAI's solver finds such per-node scenarios), then checked

@@ -54,6 +54,7 @@ mod allocate;
 mod amount;
 mod capacity;
 mod consolidate;
+mod fit;
 mod order;
 mod pending;
 mod place;
@@ -436,6 +437,8 @@ pub(crate) struct Kept {
     pool: NodeState,
     tstate: Jagged<TState>,
     place: Jagged<PlaceRec>,
+    /// The nodes' change log and the pods' last node searches.
+    fit: fit::FitIndex,
 }
 
 impl Kept {
@@ -446,6 +449,7 @@ impl Kept {
     pub(crate) fn insert_job(&mut self, at: JobId, pods: usize) {
         self.tstate.insert_row(at, pods, TState::Pending);
         self.place.insert_row(at, pods, PlaceRec::default());
+        self.fit.insert_job(at, pods);
     }
 
     /// Removes the job at row `ji` of `c` (still in `c`), freeing its running pods.
@@ -459,6 +463,7 @@ impl Kept {
         }
         self.tstate.remove_row(ji);
         self.place.remove_row(ji);
+        self.fit.remove_job(ji);
         Ok(())
     }
 
@@ -481,7 +486,10 @@ impl Kept {
             cur = c.hierarchy.queue(q).parent;
         }
         let ns = match rec.node {
-            Some(n) => &mut self.nodes[n],
+            Some(n) => {
+                self.fit.changed(n, self.nodes.len());
+                &mut self.nodes[n]
+            }
             None => &mut self.pool,
         };
         for r in Resource::ALL {
@@ -583,11 +591,18 @@ struct Engine<'a> {
     /// Per job, the request of the pods a queue pick weighs it by, with the epoch it was
     /// summed at (a job's pods change state only when the epoch moves).
     pick_req: std::cell::RefCell<PerJob<Option<(u64, Amt)>>>,
-    /// Replay memoized steps and repeated picks (always on; off only in the test that
-    /// checks they change no decision).
+    /// Replay memoized steps and repeated picks, and search only the nodes the feasibility
+    /// index leaves (always on; off only in the test that checks they change no decision).
     shortcuts: bool,
     /// Undo state of the placement probes.
     probe: Probe,
+    /// The nodes' change log and the pods' last node searches.
+    fit: fit::FitIndex,
+    /// Consolidation's free capacity and free device GPUs, with the epoch they were summed
+    /// at.
+    cons_free: Option<(u64, Amt, i128)>,
+    /// Consolidation's candidates in victim order, with the epoch they were sorted at.
+    cons_cands: Option<(u64, std::rc::Rc<Vec<JobId>>)>,
     /// False once the open state cannot be kept ([`Kept`]): a fractional pod, an
     /// overcommitted node.
     keepable: bool,
@@ -750,6 +765,7 @@ impl<'a> Engine<'a> {
             },
             tstate: Jagged::new(c, TState::Other),
             place: Jagged::new(c, PlaceRec::default()),
+            fit: fit::FitIndex::new(c),
         };
         let mut e = Engine::with_state(c, o, fs, overflow, open);
         for (ji, j) in jobs_enumerated(c) {
@@ -824,6 +840,9 @@ impl<'a> Engine<'a> {
             pick_req: std::cell::RefCell::new(PerJob::filled(None, c.jobs.len())),
             shortcuts: true,
             probe: Probe::default(),
+            fit: open.fit,
+            cons_free: None,
+            cons_cands: None,
             keepable: true,
         }
     }
@@ -876,8 +895,11 @@ impl<'a> Engine<'a> {
                 }
             }
         }
+        let count = self.nodes.len();
         for (n, ns) in self.nodes.iter_enumerated_mut() {
-            settle(ns, node_info(c, n).allocatable[GPU])?;
+            if settle(ns, node_info(c, n).allocatable[GPU])? {
+                self.fit.changed(n, count);
+            }
         }
         settle(&mut self.pool, 0)?;
         if self.overflow.get() {
@@ -890,6 +912,7 @@ impl<'a> Engine<'a> {
             pool: self.pool,
             tstate: self.tstate,
             place: self.place,
+            fit: self.fit,
         })
     }
 
@@ -1073,8 +1096,13 @@ fn dev_req(t: &crate::snapshot::Task) -> Amt {
 }
 
 /// A node once what it was releasing is free: idle as [`Engine::new`] opens it (on a node
-/// with devices the GPUs are held in the devices and `idle` keeps `allocatable_gpu`).
-fn settle(ns: &mut NodeState, allocatable_gpu: i128) -> Option<()> {
+/// with devices the GPUs are held in the devices and `idle` keeps `allocatable_gpu`). True
+/// when the node changed.
+fn settle(ns: &mut NodeState, allocatable_gpu: i128) -> Option<bool> {
+    let changed = ns.rel != Amt::ZERO
+        || (!ns.devs.is_empty() && ns.idle[GPU] != allocatable_gpu)
+        || ns.devs.iter().any(|d| d.1 != 0)
+        || ns.mig.iter().any(|m| m.1 != 0);
     for r in Resource::ALL {
         ns.idle[r] = ns.idle[r].checked_add(ns.rel[r])?;
     }
@@ -1088,7 +1116,7 @@ fn settle(ns: &mut NodeState, allocatable_gpu: i128) -> Option<()> {
     for m in &mut ns.mig {
         *m = (m.0.checked_add(m.1)?, 0);
     }
-    Some(())
+    Some(changed)
 }
 
 /// A placement record as [`Engine::occupy`] writes it for a running pod: all taken from idle.

@@ -34,6 +34,7 @@ impl Engine<'_> {
             if slot == self.nodes.len() {
                 self.pool = copy;
             } else {
+                self.fit.changed(NodeId::new(slot), self.nodes.len());
                 self.nodes[NodeId::new(slot)] = copy;
             }
         }
@@ -42,6 +43,9 @@ impl Engine<'_> {
 
     /// Records `node` (`None`: the pool) before a change, inside a probe.
     fn touch(&mut self, node: Option<NodeId>) {
+        if let Some(n) = node {
+            self.fit.changed(n, self.nodes.len());
+        }
         let depth = self.probe.depth;
         if depth == 0 {
             return;
@@ -192,14 +196,17 @@ impl Engine<'_> {
     /// Places one task; `None` when nothing fits.
     ///
     /// # Complexity
-    /// O(N · G) for N nodes of G devices (every node is scored).
+    /// O(N + K · G) for N nodes of G devices, where K is the number of nodes the pod passed
+    /// the feasibility test on at its last search plus the nodes changed since
+    /// ([`fit::FitIndex`]; N stamp comparisons, K nodes scored); a first search scores
+    /// every node.
     pub(super) fn place_task(&mut self, ji: JobId, ti: TaskId) -> Option<PlaceRec> {
         let t = self.task(ji, ti);
         if self.c.nodes.is_empty() {
             return self.place_in_pool(t.req);
         }
         let req = dev_req(t);
-        let n = self.best_node(t, req)?;
+        let n = self.best_node((ji, ti), t, req)?;
         self.take_on_node(n, (ji, ti), req)
     }
 
@@ -232,39 +239,40 @@ impl Engine<'_> {
     /// (spread) in the resource that places it (GPUs for a GPU task, else CPU); ties go to
     /// the first node.
     ///
+    /// Only the nodes that passed the feasibility test at the pod's last search, or changed
+    /// since, are tested ([`fit::FitIndex`]): every other node failed it and still does, so
+    /// the full scan would skip it too, and the nodes are visited in the same order.
+    ///
     /// # Complexity
-    /// O(N · G) for N nodes of G devices.
-    fn best_node(&self, t: &crate::snapshot::Task, req: Amt) -> Option<NodeId> {
-        let of = self.overflow;
-        let gpu_job = req[GPU] > 0;
+    /// O(N + K · G) for N nodes, K of them scored (at most N), of G devices.
+    fn best_node(
+        &mut self,
+        pod: (JobId, TaskId),
+        t: &crate::snapshot::Task,
+        req: Amt,
+    ) -> Option<NodeId> {
+        let nodes = self.nodes.len();
+        // Without the shortcuts (the test that checks they change no decision) every node
+        // is tested.
+        let list = if self.shortcuts {
+            self.fit.candidates(pod, nodes)
+        } else {
+            None
+        };
+        let mut ok = Vec::new();
         let mut best: Option<(NodeId, bool, i128, i128)> = None; // node, now, free, total
-        for (n, ns) in self.nodes.iter_enumerated() {
-            let info = node_info(self.c, n);
-            if !info.admits(t) {
-                continue;
-            }
-            let Some(mut now) = self.node_fits(n, req, t.fractional) else {
-                continue;
+        let mut visit = |e: &Self, n: NodeId| {
+            let Some((now, free, total)) = e.node_score(n, t, req) else {
+                return;
             };
-            if t.mig
-                .iter()
-                .any(|&(p, c)| plus64(ns.mig[p].0, ns.mig[p].1, of) < c)
-            {
-                continue;
-            }
-            now &= t.mig.iter().all(|&(p, c)| ns.mig[p].0 >= c);
-            let (free, total) = if gpu_job {
-                (self.node_idle_gpu(n), info.allocatable[GPU])
-            } else {
-                (ns.idle[Resource::Cpu], info.allocatable[Resource::Cpu])
-            };
+            ok.push(n);
             let better = match best {
                 None => true,
                 Some((_, bnow, bfree, btotal)) => {
                     if now != bnow {
                         now
                     } else {
-                        match self.o.placement {
+                        match e.o.placement {
                             Placement::Binpack => free < bfree,
                             Placement::Spread => {
                                 cmp_products(
@@ -281,8 +289,47 @@ impl Engine<'_> {
             if better {
                 best = Some((n, now, free, total));
             }
+        };
+        match list {
+            Some(l) => l.into_iter().for_each(|n| visit(self, n)),
+            None => self.nodes.ids().for_each(|n| visit(self, n)),
         }
+        self.fit.record(pod, ok);
         best.map(|b| b.0)
+    }
+
+    /// Whether node `n` passes a task's feasibility test (it admits the task and will have
+    /// room for it), and if so whether it has room now and its free and total amount of the
+    /// resource that places the task (GPUs for a GPU task, else CPU).
+    ///
+    /// # Complexity
+    /// O(G + M) for G devices and M MIG profiles requested.
+    fn node_score(
+        &self,
+        n: NodeId,
+        t: &crate::snapshot::Task,
+        req: Amt,
+    ) -> Option<(bool, i128, i128)> {
+        let of = self.overflow;
+        let ns = &self.nodes[n];
+        let info = node_info(self.c, n);
+        if !info.admits(t) {
+            return None;
+        }
+        let mut now = self.node_fits(n, req, t.fractional)?;
+        if t.mig
+            .iter()
+            .any(|&(p, c)| plus64(ns.mig[p].0, ns.mig[p].1, of) < c)
+        {
+            return None;
+        }
+        now &= t.mig.iter().all(|&(p, c)| ns.mig[p].0 >= c);
+        let (free, total) = if req[GPU] > 0 {
+            (self.node_idle_gpu(n), info.allocatable[GPU])
+        } else {
+            (ns.idle[Resource::Cpu], info.allocatable[Resource::Cpu])
+        };
+        Some((now, free, total))
     }
 
     /// Takes a task's request on node `n`: MIG instances, CPU and memory from idle first,
@@ -319,6 +366,9 @@ impl Engine<'_> {
         }
         if req[GPU] > 0 {
             if fractional {
+                // Which device a fraction packs onto is not kept ([`Kept`]).
+                self.keepable = false;
+                let ns = &mut self.nodes[n];
                 let mut pick: Option<usize> = None;
                 for (i, d) in ns.devs.iter().enumerate() {
                     if minus(SCALE, d.0, of) < req[GPU] {
