@@ -22,7 +22,9 @@
 //!   size as one of 1,000.
 //! - Key figures carry a `data-figure` name (`bill-total`, `line-total`,
 //!   `preemption-count`, `preemptions`, `bill`; prefixed `a:`/`b:` for the two runs of a
-//!   diff, `kueue:`, `resourcequota:`, `kai:` on the seed page) and table rows a
+//!   diff, whose per-department cells are `a:department-METRIC`; `kueue:`,
+//!   `resourcequota:`, `kai:` on the seed page; `runN:preemptions`, `runN:cost` on a
+//!   sweep's) and table rows a
 //!   `data-row` key (`department|card type` for bill lines), so a reader's tools and the
 //!   tests find them.
 //!

@@ -238,8 +238,8 @@ pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<Stri
                 Row::new([
                     Cell::new(d.clone()),
                     Cell::new(metric),
-                    Cell::figure(va, format!("a:{metric}")),
-                    Cell::figure(vb, format!("b:{metric}")),
+                    Cell::figure(va, format!("a:department-{metric}")),
+                    Cell::figure(vb, format!("b:department-{metric}")),
                     Cell::new(delta),
                 ])
                 .of(d.clone())

@@ -56,7 +56,7 @@ fn the_diff_and_sweep_pages_show_the_json_figures() {
         let row = format!("data-row=\"{dept}|preemptions\"");
         let i = d.html.find(&row).unwrap_or_else(|| panic!("{row}"));
         let tail = &d.html[i..];
-        let cell = format!("data-figure=\"a:preemptions\">{}<", if a == "null" { "-".into() } else { a });
+        let cell = format!("data-figure=\"a:department-preemptions\">{}<", if a == "null" { "-".into() } else { a });
         assert!(tail[..tail.find("</tr>").unwrap()].contains(&cell), "{dept}");
     }
     let s = &pages[2];

@@ -89,5 +89,5 @@ pub fn out_dir() -> std::path::PathBuf {
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
     let dir = target.join("report-pages");
     std::fs::create_dir_all(&dir).expect("target/report-pages");
-    dir
+    dir.canonicalize().expect("target/report-pages")
 }
