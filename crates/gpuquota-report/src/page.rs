@@ -229,7 +229,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.total td{font-weight:700;border-top:2px solid #555}
 svg.chart{width:100%;height:auto;display:block;border:1px solid #ddd}
 figure{margin:.5em 0}
-pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f6f6;padding:.5em;font-size:.85em}
+pre{white-space:pre;overflow-x:auto;max-width:100%;background:#f6f6f6;padding:.5em;font-size:.85em}
 details{margin:.4em 0}summary{cursor:pointer;font-weight:600}
 .cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(20em,1fr));gap:1em}
 fieldset.switches{border:1px solid #bbb;margin:.5em 0}
