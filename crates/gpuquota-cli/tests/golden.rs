@@ -155,7 +155,12 @@ fn the_seed_month_page_is_pinned() {
         .arg(&dir)
         .output()
         .expect("the gpuquota binary runs");
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let got = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
     let path = corpus().join("seed/report.html");
     if update {

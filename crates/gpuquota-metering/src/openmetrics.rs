@@ -56,9 +56,18 @@ pub const FAMILIES: [(&str, &[&str]); 6] = [
     ("gpuquota_gpu_used_hours", &["department", "card_type"]),
     ("gpuquota_gpu_borrowed_hours", &["department", "card_type"]),
     ("gpuquota_cost", &["department", "card_type", "currency"]),
-    ("gpuquota_budget_gpu_hours", &["budget", "department", "card_type"]),
-    ("gpuquota_budget_used_gpu_hours", &["budget", "department", "card_type"]),
-    ("gpuquota_budget_remaining_gpu_hours", &["budget", "department", "card_type"]),
+    (
+        "gpuquota_budget_gpu_hours",
+        &["budget", "department", "card_type"],
+    ),
+    (
+        "gpuquota_budget_used_gpu_hours",
+        &["budget", "department", "card_type"],
+    ),
+    (
+        "gpuquota_budget_remaining_gpu_hours",
+        &["budget", "department", "card_type"],
+    ),
 ];
 
 /// Card-seconds units as hours, as the JSON report prints them.

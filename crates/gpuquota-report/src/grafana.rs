@@ -49,7 +49,15 @@ fn sum_by(name: &str, by: &[&str]) -> String {
 }
 
 /// One panel.
-fn panel(id: u32, kind: &str, title: &str, unit: &str, expr: &str, legend: &str, pos: (u32, u32, u32, u32)) -> Value {
+fn panel(
+    id: u32,
+    kind: &str,
+    title: &str,
+    unit: &str,
+    expr: &str,
+    legend: &str,
+    pos: (u32, u32, u32, u32),
+) -> Value {
     json!({
         "id": id,
         "type": kind,
@@ -75,13 +83,73 @@ pub fn dashboard() -> Value {
     let budget_left = "gpuquota_budget_remaining_gpu_hours";
     let dc = ["department", "card_type"];
     let panels = vec![
-        panel(1, "timeseries", "GPU-hours used per department and card type", "h", &sum_by(used, &dc), "{{department}} {{card_type}}", (0, 0, 12, 9)),
-        panel(2, "timeseries", "Borrowed GPU-hours per department and card type", "h", &sum_by(borrowed, &dc), "{{department}} {{card_type}}", (12, 0, 12, 9)),
-        panel(3, "timeseries", "Cost per department and card type", "none", &sum_by(cost, &["department", "card_type", "currency"]), "{{department}} {{card_type}} ({{currency}})", (0, 9, 12, 9)),
-        panel(4, "bargauge", "GPU-hours used per department (latest)", "h", &sum_by(used, &["department"]), "{{department}}", (12, 9, 12, 9)),
-        panel(5, "bargauge", "Budget used, % of the period's grant", "percent", &format!("100 * {} / {}", sum_by(budget_used, &["budget", "department", "card_type"]), sum_by(budget, &["budget", "department", "card_type"])), "{{budget}} ({{department}}, {{card_type}})", (0, 18, 8, 9)),
-        panel(6, "bargauge", "Budget GPU-hours used", "h", &sum_by(budget_used, &["budget", "department", "card_type"]), "{{budget}} ({{department}}, {{card_type}})", (8, 18, 8, 9)),
-        panel(7, "bargauge", "Budget GPU-hours remaining", "h", &sum_by(budget_left, &["budget", "department", "card_type"]), "{{budget}} ({{department}}, {{card_type}})", (16, 18, 8, 9)),
+        panel(
+            1,
+            "timeseries",
+            "GPU-hours used per department and card type",
+            "h",
+            &sum_by(used, &dc),
+            "{{department}} {{card_type}}",
+            (0, 0, 12, 9),
+        ),
+        panel(
+            2,
+            "timeseries",
+            "Borrowed GPU-hours per department and card type",
+            "h",
+            &sum_by(borrowed, &dc),
+            "{{department}} {{card_type}}",
+            (12, 0, 12, 9),
+        ),
+        panel(
+            3,
+            "timeseries",
+            "Cost per department and card type",
+            "none",
+            &sum_by(cost, &["department", "card_type", "currency"]),
+            "{{department}} {{card_type}} ({{currency}})",
+            (0, 9, 12, 9),
+        ),
+        panel(
+            4,
+            "bargauge",
+            "GPU-hours used per department (latest)",
+            "h",
+            &sum_by(used, &["department"]),
+            "{{department}}",
+            (12, 9, 12, 9),
+        ),
+        panel(
+            5,
+            "bargauge",
+            "Budget used, % of the period's grant",
+            "percent",
+            &format!(
+                "100 * {} / {}",
+                sum_by(budget_used, &["budget", "department", "card_type"]),
+                sum_by(budget, &["budget", "department", "card_type"])
+            ),
+            "{{budget}} ({{department}}, {{card_type}})",
+            (0, 18, 8, 9),
+        ),
+        panel(
+            6,
+            "bargauge",
+            "Budget GPU-hours used",
+            "h",
+            &sum_by(budget_used, &["budget", "department", "card_type"]),
+            "{{budget}} ({{department}}, {{card_type}})",
+            (8, 18, 8, 9),
+        ),
+        panel(
+            7,
+            "bargauge",
+            "Budget GPU-hours remaining",
+            "h",
+            &sum_by(budget_left, &["budget", "department", "card_type"]),
+            "{{budget}} ({{department}}, {{card_type}})",
+            (16, 18, 8, 9),
+        ),
     ];
     let variable = |name: &str, label: &str| {
         json!({
@@ -160,10 +228,19 @@ mod tests {
         named.dedup();
         assert_eq!(named.len(), FAMILIES.len(), "every family on a panel");
         // the families without budgets are in the metrics as rendered
-        for f in ["gpuquota_gpu_used_hours", "gpuquota_gpu_borrowed_hours", "gpuquota_cost"] {
-            assert!(text.contains(&format!("\n{f}{{department=\"A\",card_type=\"H200\"")), "{f}:\n{text}");
+        for f in [
+            "gpuquota_gpu_used_hours",
+            "gpuquota_gpu_borrowed_hours",
+            "gpuquota_cost",
+        ] {
+            assert!(
+                text.contains(&format!("\n{f}{{department=\"A\",card_type=\"H200\"")),
+                "{f}:\n{text}"
+            );
         }
-        assert!(text.contains("gpuquota_cost{department=\"A\",card_type=\"H200\",currency=\"USD\"} 90.00\n"));
+        assert!(text.contains(
+            "gpuquota_cost{department=\"A\",card_type=\"H200\",currency=\"USD\"} 90.00\n"
+        ));
         assert_eq!(
             panels[0]["targets"][0]["expr"],
             "sum by (department, card_type) (gpuquota_gpu_used_hours{department=~\"$department\",card_type=~\"$card_type\"})"

@@ -33,10 +33,10 @@
 //! calls [`Page::render`]; the building blocks of the bill and the budgets are public
 //! ([`bill_table`]).
 
+pub mod grafana;
 mod month;
 mod others;
 mod page;
-pub mod grafana;
 
 pub use month::{WAIT_BUCKETS, bill_table, sections as month_sections, wait_histogram};
 pub use others::{diff, kai, meter, seed, sim, sweep};

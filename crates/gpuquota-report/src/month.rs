@@ -80,9 +80,7 @@ pub(crate) fn day_label(start: gpuquota_model::Timestamp, d: i64) -> String {
 pub fn bill_table(m: &ReportOut, prefix: &str) -> Table {
     let cur = &m.currency;
     let mut t = Table::new(
-        format!(
-            "The bill per department and card type ({cur}); the rows add up to the total"
-        ),
+        format!("The bill per department and card type ({cur}); the rows add up to the total"),
         &[
             "department",
             "card type",
@@ -121,19 +119,21 @@ pub fn bill_table(m: &ReportOut, prefix: &str) -> Table {
         );
     }
     for i in &m.idle {
-        t.push(Row::new([
-            Cell::new("idle"),
-            Cell::new(i.card_type.clone()),
-            Cell::new(""),
-            Cell::new(i.hours.clone()),
-            Cell::new(""),
-            Cell::new(""),
-            Cell::new(i.cost.clone()),
-            Cell::new(""),
-            Cell::new(""),
-            Cell::new(""),
-        ])
-        .keyed(format!("idle|{}", i.card_type)));
+        t.push(
+            Row::new([
+                Cell::new("idle"),
+                Cell::new(i.card_type.clone()),
+                Cell::new(""),
+                Cell::new(i.hours.clone()),
+                Cell::new(""),
+                Cell::new(""),
+                Cell::new(i.cost.clone()),
+                Cell::new(""),
+                Cell::new(""),
+                Cell::new(""),
+            ])
+            .keyed(format!("idle|{}", i.card_type)),
+        );
     }
     t.push(
         Row::new([
@@ -165,8 +165,12 @@ fn lost_table(c: &Chargeback) -> Table {
     );
     for l in &c.preempted {
         t.push(
-            Row::new([l.department.as_str(), l.card_type.as_str(), l.hours.as_str()])
-                .of(l.department.clone()),
+            Row::new([
+                l.department.as_str(),
+                l.card_type.as_str(),
+                l.hours.as_str(),
+            ])
+            .of(l.department.clone()),
         );
     }
     t
@@ -324,7 +328,16 @@ pub(crate) fn admission_blocks(
         .iter()
         .map(|(c, s)| (class_name(c), wait_histogram(&s.admission_ms)))
         .collect();
-    let mut head: Vec<&str> = vec!["class", "workloads", "admitted", "mean", "median", "p90", "p99", "max"];
+    let mut head: Vec<&str> = vec![
+        "class",
+        "workloads",
+        "admitted",
+        "mean",
+        "median",
+        "p90",
+        "p99",
+        "max",
+    ];
     head.extend(labels.iter().map(String::as_str));
     let mut t = Table::new(
         "Time to admission per class (creation to first admission of the admitted workloads)",
@@ -357,7 +370,14 @@ pub(crate) fn admission_blocks(
                 .filter(|(_, n)| **n > 0)
                 .map(|(l, n)| format!("{n} {l}"))
                 .collect();
-            format!("{c}: {}", if parts.is_empty() { "none admitted".to_owned() } else { parts.join(", ") })
+            format!(
+                "{c}: {}",
+                if parts.is_empty() {
+                    "none admitted".to_owned()
+                } else {
+                    parts.join(", ")
+                }
+            )
         })
         .collect::<Vec<_>>()
         .join("; ");
@@ -368,14 +388,23 @@ pub(crate) fn admission_blocks(
         unit: "workloads".into(),
     });
     vec![Block::Chart {
-        svg: chart::inline(&svg, id, "Time to admission per class", &format!("Workloads admitted after each wait, per class. {desc}.")),
+        svg: chart::inline(
+            &svg,
+            id,
+            "Time to admission per class",
+            &format!("Workloads admitted after each wait, per class. {desc}."),
+        ),
         table: Some(t),
     }]
 }
 
 /// `""` (workloads without a class) shown as `(none)`.
 pub(crate) fn class_name(c: &str) -> String {
-    if c.is_empty() { "(none)".to_owned() } else { c.to_owned() }
+    if c.is_empty() {
+        "(none)".to_owned()
+    } else {
+        c.to_owned()
+    }
 }
 
 /// Preemptions per day (and the days budgets were spent): the chart over the time axis and
@@ -389,7 +418,9 @@ fn events_blocks(r: &Report, id: &str, name: &str, prefix: &str) -> Vec<Block> {
     for w in &r.outcome.workloads {
         for run in &w.runs {
             if let gpuquota_sim::engine::RunEnd::Preempted { reason, .. } = &run.end {
-                let d = usize::try_from(run.end_ms.max(0) / DAY_MS).unwrap_or(0).min(days_n - 1);
+                let d = usize::try_from(run.end_ms.max(0) / DAY_MS)
+                    .unwrap_or(0)
+                    .min(days_n - 1);
                 pre[d] += 1;
                 *by_reason.entry(reason.clone()).or_default() += 1;
             }
@@ -400,7 +431,9 @@ fn events_blocks(r: &Report, id: &str, name: &str, prefix: &str) -> Vec<Block> {
     for b in r.budgets.iter().flatten() {
         for p in &b.periods {
             if let Some(s) = p.spent_at_ms {
-                let d = usize::try_from(s.max(0) / DAY_MS).unwrap_or(0).min(days_n - 1);
+                let d = usize::try_from(s.max(0) / DAY_MS)
+                    .unwrap_or(0)
+                    .min(days_n - 1);
                 spent[d] += 1;
                 events.push((s, format!("budget {} spent", b.budget)));
             }
@@ -429,13 +462,19 @@ fn events_blocks(r: &Report, id: &str, name: &str, prefix: &str) -> Vec<Block> {
     );
     for (i, d) in columns.iter().enumerate() {
         if pre[i] > 0 || spent[i] > 0 {
-            t.push(Row::new([d.clone(), pre[i].to_string(), spent[i].to_string()]).keyed(format!("day|{d}")));
+            t.push(
+                Row::new([d.clone(), pre[i].to_string(), spent[i].to_string()])
+                    .keyed(format!("day|{d}")),
+            );
         }
     }
     t.push(
         Row::new([
             Cell::new("total"),
-            Cell::figure(r.preemptions.to_string(), format!("{prefix}preemption-count")),
+            Cell::figure(
+                r.preemptions.to_string(),
+                format!("{prefix}preemption-count"),
+            ),
             Cell::new(spent.iter().sum::<u64>().to_string()),
         ])
         .as_total(),
@@ -448,7 +487,11 @@ fn events_blocks(r: &Report, id: &str, name: &str, prefix: &str) -> Vec<Block> {
             &format!(
                 "{} preemptions in all{}.",
                 r.preemptions,
-                if busy.is_empty() { String::new() } else { format!("; per day: {}", busy.join(", ")) }
+                if busy.is_empty() {
+                    String::new()
+                } else {
+                    format!("; per day: {}", busy.join(", "))
+                }
             ),
         ),
         table: Some(t),
@@ -463,7 +506,14 @@ fn events_blocks(r: &Report, id: &str, name: &str, prefix: &str) -> Vec<Block> {
     if !r.preemption_loops.is_empty() {
         let mut t = Table::new(
             "Preemption loops (the same preemptor evicting the same victim again and again)",
-            &["preemptor", "victim", "preemptions", "first", "last", "held back"],
+            &[
+                "preemptor",
+                "victim",
+                "preemptions",
+                "first",
+                "last",
+                "held back",
+            ],
         );
         for l in &r.preemption_loops {
             t.push(Row::new([
@@ -507,7 +557,16 @@ fn waiters_table(r: &Report, dept: &dyn Fn(&str) -> String) -> Table {
             "The {} workloads that waited longest (creation to first start, or to the end for one that never ran)",
             WAITERS.min(v.len())
         ),
-        &["workload", "queue", "class", "created", "waited", "ran", "pending reason", "message"],
+        &[
+            "workload",
+            "queue",
+            "class",
+            "created",
+            "waited",
+            "ran",
+            "pending reason",
+            "message",
+        ],
     );
     for (wait, w) in v.into_iter().take(WAITERS) {
         let ns = w.key.split('/').next().unwrap_or("");
@@ -520,7 +579,11 @@ fn waiters_table(r: &Report, dept: &dyn Fn(&str) -> String) -> Table {
                 class_name(&w.class),
                 when(r.start, w.created_ms),
                 human_ms(wait),
-                if w.runs.is_empty() { "no".into() } else { "yes".into() },
+                if w.runs.is_empty() {
+                    "no".into()
+                } else {
+                    "yes".into()
+                },
                 reason,
                 message,
             ])
@@ -536,7 +599,12 @@ fn usage_blocks(sc: &Scenario, r: &Report, id: &str) -> Result<Vec<Block>, Strin
     let out = r.to_output();
     let mut t = Table::new(
         "Per ClusterQueue: nominal quota, mean usage of it, and borrowed hours",
-        &["queue", "nominal quota", "mean usage %", "borrowed (resource-hours)"],
+        &[
+            "queue",
+            "nominal quota",
+            "mean usage %",
+            "borrowed (resource-hours)",
+        ],
     );
     for (q, s) in &out.queues {
         let nominal: Vec<String> = s
@@ -557,7 +625,9 @@ fn usage_blocks(sc: &Scenario, r: &Report, id: &str) -> Result<Vec<Block>, Strin
             Row::new([
                 q.clone(),
                 nominal.join(", "),
-                s.mean_usage_percent.map(|p| format!("{p:.1}")).unwrap_or_default(),
+                s.mean_usage_percent
+                    .map(|p| format!("{p:.1}"))
+                    .unwrap_or_default(),
                 borrowed.join(", "),
             ])
             .keyed(format!("queue|{q}")),
@@ -570,9 +640,17 @@ fn usage_blocks(sc: &Scenario, r: &Report, id: &str) -> Result<Vec<Block>, Strin
             &format!("{}: GPUs in use per department over time", r.name),
             "Cards in use per department, stacked, one panel per card type, against the card type's capacity (solid grey) and the queues' summed nominal quota (dashed); red triangles mark preemptions, purple dashed rules spent budgets. The table below gives the per-queue figures.",
         ),
-        Err(e) => return Ok(vec![Block::Paragraph(format!("No usage chart: {e}.")), Block::Table(t)]),
+        Err(e) => {
+            return Ok(vec![
+                Block::Paragraph(format!("No usage chart: {e}.")),
+                Block::Table(t),
+            ]);
+        }
     };
-    Ok(vec![Block::Chart { svg, table: Some(t) }])
+    Ok(vec![Block::Chart {
+        svg,
+        table: Some(t),
+    }])
 }
 
 /// The scenario's own inputs, collapsed.
@@ -582,13 +660,22 @@ pub(crate) fn inputs_block(sc: &Scenario) -> Block {
     t.push(Row::new(["start".to_owned(), sc.start.to_string()]));
     t.push(Row::new([
         "end".to_owned(),
-        sc.end_ms.map_or_else(|| "when every workload has finished".to_owned(), |e| when(sc.start, e)),
+        sc.end_ms.map_or_else(
+            || "when every workload has finished".to_owned(),
+            |e| when(sc.start, e),
+        ),
     ]));
     t.push(Row::new([
         "fair sharing".to_owned(),
-        sc.fair_sharing.map_or_else(|| "from the cluster's Configuration".to_owned(), |f| f.to_string()),
+        sc.fair_sharing.map_or_else(
+            || "from the cluster's Configuration".to_owned(),
+            |f| f.to_string(),
+        ),
     ]));
-    t.push(Row::new(["cycle latency".to_owned(), human_ms(sc.cycle_latency_ms)]));
+    t.push(Row::new([
+        "cycle latency".to_owned(),
+        human_ms(sc.cycle_latency_ms),
+    ]));
     t.push(Row::new(["resume".to_owned(), sc.resume.to_string()]));
     let m = &sc.model;
     let mut k = Table::new("Objects read", &["kind", "count"]);
@@ -607,7 +694,9 @@ pub(crate) fn inputs_block(sc: &Scenario) -> Block {
     let mut blocks = vec![Block::Table(t), Block::Table(k)];
     if let Some(metering) = &sc.metering {
         blocks.push(Block::Paragraph("spec.metering:".into()));
-        blocks.push(Block::Pre(serde_json::to_string_pretty(metering).unwrap_or_default()));
+        blocks.push(Block::Pre(
+            serde_json::to_string_pretty(metering).unwrap_or_default(),
+        ));
     }
     Block::Details {
         summary: format!("The scenario's inputs ({})", sc.name),
@@ -625,7 +714,9 @@ pub(crate) fn department_of(sc: &Scenario) -> impl Fn(&str) -> String + '_ {
         .into_iter()
         .flatten()
     {
-        let Some(name) = d["name"].as_str() else { continue };
+        let Some(name) = d["name"].as_str() else {
+            continue;
+        };
         for n in d["namespaces"].as_array().into_iter().flatten() {
             if let Some(n) = n.as_str() {
                 map.entry(n.to_owned()).or_insert_with(|| name.to_owned());
@@ -647,7 +738,12 @@ pub fn sections(sc: &Scenario, r: &Report, prefix: &str) -> Result<Vec<Section>,
     let mut out = Vec::new();
 
     let mut s = Section::new(id("summary"), format!("{name}: what happened"));
-    s.push(Block::Facts(facts(sc, r, r.outcome.workloads.len(), prefix)));
+    s.push(Block::Facts(facts(
+        sc,
+        r,
+        r.outcome.workloads.len(),
+        prefix,
+    )));
     let mut sentences = r.summary_sentences();
     if let Some(b) = &r.budgets {
         sentences.extend(budget_sentences(b, r.start));
@@ -722,10 +818,12 @@ pub(crate) fn departments(sc: &Scenario, r: &Report) -> (Vec<String>, Vec<String
     names.sort();
     names.dedup();
     let order = chart::department_order(sc.metering.as_ref(), names.iter().map(String::as_str));
-    let colours = order.iter().map(|d| chart::department_hex(&order, d)).collect();
+    let colours = order
+        .iter()
+        .map(|d| chart::department_hex(&order, d))
+        .collect();
     (order, colours)
 }
-
 
 #[cfg(test)]
 mod tests {

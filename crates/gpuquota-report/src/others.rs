@@ -72,10 +72,26 @@ fn kai_sections(sc: &KaiScenario, o: &KaiOutcome, prefix: &str) -> Result<Vec<Se
     let mut sections = Vec::new();
     let mut s = Section::new(id("summary"), format!("{name}: what happened"));
     let mut facts = vec![
-        Fact { label: "engine".into(), value: "kai".into(), key: id("engine") },
-        Fact { label: "jobs".into(), value: out.workloads.len().to_string(), key: id("workloads") },
-        Fact { label: "sessions".into(), value: out.sessions.to_string(), key: id("sessions") },
-        Fact { label: "evictions".into(), value: out.preemptions.to_string(), key: id("preemptions") },
+        Fact {
+            label: "engine".into(),
+            value: "kai".into(),
+            key: id("engine"),
+        },
+        Fact {
+            label: "jobs".into(),
+            value: out.workloads.len().to_string(),
+            key: id("workloads"),
+        },
+        Fact {
+            label: "sessions".into(),
+            value: out.sessions.to_string(),
+            key: id("sessions"),
+        },
+        Fact {
+            label: "evictions".into(),
+            value: out.preemptions.to_string(),
+            key: id("preemptions"),
+        },
     ];
     if let Some(c) = &out.chargeback {
         facts.push(Fact {
@@ -86,7 +102,11 @@ fn kai_sections(sc: &KaiScenario, o: &KaiOutcome, prefix: &str) -> Result<Vec<Se
     }
     s.push(Block::Facts(facts));
     let mut sentences = Vec::new();
-    let ev: Vec<String> = out.evictions.iter().map(|(a, n)| format!("{n} by {a}")).collect();
+    let ev: Vec<String> = out
+        .evictions
+        .iter()
+        .map(|(a, n)| format!("{n} by {a}"))
+        .collect();
     sentences.push(if ev.is_empty() {
         "No run was evicted.".to_owned()
     } else {
@@ -118,22 +138,39 @@ fn kai_sections(sc: &KaiScenario, o: &KaiOutcome, prefix: &str) -> Result<Vec<Se
 
     let mut t = Table::new(
         "Per queue: mean GPUs allocated, and the last session's fair share and allocation",
-        &["queue", "parent", "mean allocated GPUs", "last fair share", "last allocated"],
+        &[
+            "queue",
+            "parent",
+            "mean allocated GPUs",
+            "last fair share",
+            "last allocated",
+        ],
     );
-    let last = |v: &[Option<f64>]| v.last().copied().flatten().map(|x| format!("{x:.2}")).unwrap_or_default();
+    let last = |v: &[Option<f64>]| {
+        v.last()
+            .copied()
+            .flatten()
+            .map(|x| format!("{x:.2}"))
+            .unwrap_or_default()
+    };
     for (q, x) in &out.queues {
         t.push(
             Row::new([
                 q.clone(),
                 x.parent.clone().unwrap_or_default(),
-                x.mean_allocated_gpu.map(|m| format!("{m:.2}")).unwrap_or_default(),
+                x.mean_allocated_gpu
+                    .map(|m| format!("{m:.2}"))
+                    .unwrap_or_default(),
                 last(&x.fair_share),
                 last(&x.allocated),
             ])
             .keyed(format!("queue|{q}")),
         );
     }
-    let mut s = Section::new(id("usage"), format!("{name}: allocation against fair share"));
+    let mut s = Section::new(
+        id("usage"),
+        format!("{name}: allocation against fair share"),
+    );
     match gpuquota_sim::kai::plot::svg(sc, o) {
         Ok(svg) => s.push(Block::Chart {
             svg: chart::inline(
@@ -151,16 +188,19 @@ fn kai_sections(sc: &KaiScenario, o: &KaiOutcome, prefix: &str) -> Result<Vec<Se
     // time to admission (first binding) per class, from the jobs
     let mut classes: BTreeMap<String, gpuquota_sim::report::ClassStats> = BTreeMap::new();
     for j in &o.jobs {
-        let c = classes.entry(j.class.clone()).or_insert_with(|| gpuquota_sim::report::ClassStats {
-            count: 0,
-            finished: 0,
-            evictions: 0,
-            admission_ms: Vec::new(),
-            recorder_admission_total: 0,
-            recorder_finish_total: 0,
-            finish_ms: Vec::new(),
-            requeue_ms: Vec::new(),
-        });
+        let c =
+            classes
+                .entry(j.class.clone())
+                .or_insert_with(|| gpuquota_sim::report::ClassStats {
+                    count: 0,
+                    finished: 0,
+                    evictions: 0,
+                    admission_ms: Vec::new(),
+                    recorder_admission_total: 0,
+                    recorder_finish_total: 0,
+                    finish_ms: Vec::new(),
+                    requeue_ms: Vec::new(),
+                });
         c.count += 1;
         if let Some(f) = j.first_start_ms {
             c.admission_ms.push(f.saturating_sub(j.created_ms));
@@ -179,7 +219,13 @@ fn kai_sections(sc: &KaiScenario, o: &KaiOutcome, prefix: &str) -> Result<Vec<Se
     for (a, n) in &out.evictions {
         t.push(Row::new([a.clone(), n.to_string()]));
     }
-    t.push(Row::new([Cell::new("total"), Cell::figure(out.preemptions.to_string(), id("preemption-count"))]).as_total());
+    t.push(
+        Row::new([
+            Cell::new("total"),
+            Cell::figure(out.preemptions.to_string(), id("preemption-count")),
+        ])
+        .as_total(),
+    );
     let mut s = Section::new(id("events"), format!("{name}: evictions"));
     s.push(Block::Table(t));
     sections.push(s);
@@ -209,7 +255,10 @@ pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<Stri
         }
     }
     let order = chart::department_order(sa.metering.as_ref(), da.iter().map(String::as_str));
-    p.colours = order.iter().map(|d| chart::department_hex(&order, d)).collect();
+    p.colours = order
+        .iter()
+        .map(|d| chart::department_hex(&order, d))
+        .collect();
     p.departments = order;
 
     let mut s = Section::new("changed", "What changed");
@@ -219,7 +268,14 @@ pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<Stri
     }
     for (d, x) in &doc.departments {
         for (metric, [va, vb, delta]) in x.rows() {
-            if va != vb && delta != "-" && delta != "0" && !delta.trim_start_matches(['+', '-']).chars().all(|c| c == '0' || c == '.') {
+            if va != vb
+                && delta != "-"
+                && delta != "0"
+                && !delta
+                    .trim_start_matches(['+', '-'])
+                    .chars()
+                    .all(|c| c == '0' || c == '.')
+            {
                 sentences.push(format!("{d}: {metric} {va} → {vb} ({delta})."));
             }
         }
@@ -254,8 +310,16 @@ pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<Stri
     let col = |r: &Report, prefix: &str| -> Vec<Block> {
         let mut v = vec![
             Block::Facts(vec![
-                Fact { label: "workloads".into(), value: r.outcome.workloads.len().to_string(), key: format!("{prefix}workloads") },
-                Fact { label: "preemptions".into(), value: r.preemptions.to_string(), key: format!("{prefix}preemptions") },
+                Fact {
+                    label: "workloads".into(),
+                    value: r.outcome.workloads.len().to_string(),
+                    key: format!("{prefix}workloads"),
+                },
+                Fact {
+                    label: "preemptions".into(),
+                    value: r.preemptions.to_string(),
+                    key: format!("{prefix}preemptions"),
+                },
             ]),
             Block::Sentences(r.summary_sentences()),
         ];
@@ -291,8 +355,14 @@ pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<Stri
             inner.push(Block::Paragraph(sec.heading.clone()));
             inner.extend(sec.blocks);
         }
-        let mut s = Section::new(format!("{prefix}details"), format!("{label}: {} in detail", r.name));
-        s.push(Block::Details { summary: format!("Every section of run {label} ({})", r.name), blocks: inner });
+        let mut s = Section::new(
+            format!("{prefix}details"),
+            format!("{label}: {} in detail", r.name),
+        );
+        s.push(Block::Details {
+            summary: format!("Every section of run {label} ({})", r.name),
+            blocks: inner,
+        });
         p.push(s);
     }
     Ok(p.render())
@@ -313,36 +383,92 @@ pub fn sweep(t: &gpuquota_sim::sweep::Table) -> Result<String, String> {
         format!(
             "gpuquota sim sweep: {} runs over {}",
             t.runs,
-            if t.parameters.is_empty() { "no parameter".to_owned() } else { t.parameters.join(", ") }
+            if t.parameters.is_empty() {
+                "no parameter".to_owned()
+            } else {
+                t.parameters.join(", ")
+            }
         ),
     );
     let classes: Vec<String> = {
-        let mut c: Vec<String> = t.rows.iter().flat_map(|r| r.time_to_admission_ms.keys().cloned()).collect();
+        let mut c: Vec<String> = t
+            .rows
+            .iter()
+            .flat_map(|r| r.time_to_admission_ms.keys().cloned())
+            .collect();
         c.sort();
         c.dedup();
         c
     };
     let mut head: Vec<String> = vec!["run".into()];
     head.extend(t.parameters.iter().cloned());
-    head.extend(["engine", "mean usage %", "GPU-hours", "lost GPU-hours", "preemptions", "cost"].map(String::from));
-    head.extend(classes.iter().map(|c| format!("wait {}", month::class_name(c))));
+    head.extend(
+        [
+            "engine",
+            "mean usage %",
+            "GPU-hours",
+            "lost GPU-hours",
+            "preemptions",
+            "cost",
+        ]
+        .map(String::from),
+    );
+    head.extend(
+        classes
+            .iter()
+            .map(|c| format!("wait {}", month::class_name(c))),
+    );
     let head_ref: Vec<&str> = head.iter().map(String::as_str).collect();
-    let mut table = Table::new("One row per run (time to admission: the class's mean)", &head_ref);
+    let mut table = Table::new(
+        "One row per run (time to admission: the class's mean)",
+        &head_ref,
+    );
     let mut best: Option<(f64, usize)> = None;
     for r in &t.rows {
         let mut cells = vec![Cell::new(r.run.to_string())];
-        cells.extend(t.parameters.iter().map(|k| Cell::new(r.parameters.get(k).cloned().unwrap_or_default())));
-        let cost = r.cost.as_ref().map(|c| format!("{}{}", c.total, c.currency.as_ref().map(|x| format!(" {x}")).unwrap_or_default())).unwrap_or_default();
+        cells.extend(
+            t.parameters
+                .iter()
+                .map(|k| Cell::new(r.parameters.get(k).cloned().unwrap_or_default())),
+        );
+        let cost = r
+            .cost
+            .as_ref()
+            .map(|c| {
+                format!(
+                    "{}{}",
+                    c.total,
+                    c.currency
+                        .as_ref()
+                        .map(|x| format!(" {x}"))
+                        .unwrap_or_default()
+                )
+            })
+            .unwrap_or_default();
         cells.extend([
             Cell::new(r.engine.clone()),
             Cell::new(format!("{:.1}", r.mean_usage_percent)),
             Cell::new(format!("{:.1}", r.gpu_hours)),
             Cell::new(format!("{:.1}", r.lost_gpu_hours)),
-            Cell::figure(r.preemptions.to_string(), format!("run{}:preemptions", r.run)),
+            Cell::figure(
+                r.preemptions.to_string(),
+                format!("run{}:preemptions", r.run),
+            ),
             Cell::figure(cost, format!("run{}:cost", r.run)),
         ]);
-        cells.extend(classes.iter().map(|c| Cell::new(r.time_to_admission_ms.get(c).map(|m| human_ms(*m)).unwrap_or_default())));
-        table.push(Row { cells, key: Some(format!("run|{}", r.run)), ..Row::default() });
+        cells.extend(classes.iter().map(|c| {
+            Cell::new(
+                r.time_to_admission_ms
+                    .get(c)
+                    .map(|m| human_ms(*m))
+                    .unwrap_or_default(),
+            )
+        }));
+        table.push(Row {
+            cells,
+            key: Some(format!("run|{}", r.run)),
+            ..Row::default()
+        });
         if best.is_none_or(|(u, _)| r.mean_usage_percent > u) {
             best = Some((r.mean_usage_percent, r.run));
         }
@@ -352,9 +478,15 @@ pub fn sweep(t: &gpuquota_sim::sweep::Table) -> Result<String, String> {
     if let Some((u, run)) = best {
         sentences.push(format!("Run {run} has the highest mean usage, {u:.1}%."));
     }
-    let least = t.rows.iter().min_by(|a, b| a.preemptions.cmp(&b.preemptions).then(a.run.cmp(&b.run)));
+    let least = t
+        .rows
+        .iter()
+        .min_by(|a, b| a.preemptions.cmp(&b.preemptions).then(a.run.cmp(&b.run)));
     if let Some(r) = least {
-        sentences.push(format!("Run {} has the fewest preemptions, {}.", r.run, r.preemptions));
+        sentences.push(format!(
+            "Run {} has the fewest preemptions, {}.",
+            r.run, r.preemptions
+        ));
     }
     s.push(Block::Sentences(sentences));
     match t.svg() {
@@ -373,7 +505,10 @@ pub fn sweep(t: &gpuquota_sim::sweep::Table) -> Result<String, String> {
             d.push(Row::new([k.as_str(), v.as_str()]));
         }
         let mut s = Section::new("inputs", "Inputs");
-        s.push(Block::Details { summary: "The sweep's inputs".into(), blocks: vec![Block::Table(d)] });
+        s.push(Block::Details {
+            summary: "The sweep's inputs".into(),
+            blocks: vec![Block::Table(d)],
+        });
         p.push(s);
     }
     Ok(p.render())
@@ -388,21 +523,46 @@ pub fn sweep(t: &gpuquota_sim::sweep::Table) -> Result<String, String> {
 pub fn meter(m: &ReportOut) -> String {
     let mut p = Page::new(
         "GPU bill",
-        format!("gpuquota meter: {} to {} ({})", crate::month::time_text(&m.window.start), crate::month::time_text(&m.window.end), m.currency),
+        format!(
+            "gpuquota meter: {} to {} ({})",
+            crate::month::time_text(&m.window.start),
+            crate::month::time_text(&m.window.end),
+            m.currency
+        ),
     );
     let mut names: Vec<String> = m.lines.iter().map(|l| l.department.clone()).collect();
     names.sort();
     names.dedup();
-    p.colours = names.iter().map(|d| chart::department_hex(&names, d)).collect();
+    p.colours = names
+        .iter()
+        .map(|d| chart::department_hex(&names, d))
+        .collect();
     p.departments = names;
     let mut s = Section::new("summary", "Summary");
     s.push(Block::Facts(vec![
-        Fact { label: format!("total ({})", m.currency), value: m.totals.cost.clone(), key: "bill".into() },
-        Fact { label: "lines".into(), value: m.lines.len().to_string(), key: "lines".into() },
+        Fact {
+            label: format!("total ({})", m.currency),
+            value: m.totals.cost.clone(),
+            key: "bill".into(),
+        },
+        Fact {
+            label: "lines".into(),
+            value: m.lines.len().to_string(),
+            key: "lines".into(),
+        },
     ]));
     let mut sentences = vec![bill_sentence(m)];
-    if m.totals.drift != "0" && !m.totals.drift.chars().all(|c| c == '0' || c == '.' || c == '-') {
-        sentences.push(format!("Rounding moved {} against the exact cost {}.", m.totals.drift, m.totals.exact_cost));
+    if m.totals.drift != "0"
+        && !m
+            .totals
+            .drift
+            .chars()
+            .all(|c| c == '0' || c == '.' || c == '-')
+    {
+        sentences.push(format!(
+            "Rounding moved {} against the exact cost {}.",
+            m.totals.drift, m.totals.exact_cost
+        ));
     }
     s.push(Block::Sentences(sentences));
     p.push(s);
@@ -439,7 +599,10 @@ pub fn seed(m: &gpuquota_sim::seed::SeedMonth) -> Result<String, String> {
         }
     }
     p.push(s);
-    let kueue = m.runs.iter().find(|(_, sc, _)| sc.engine == gpuquota_sim::Engine::Kueue);
+    let kueue = m
+        .runs
+        .iter()
+        .find(|(_, sc, _)| sc.engine == gpuquota_sim::Engine::Kueue);
     if let Some((_, sc, r)) = kueue {
         (p.departments, p.colours) = month::departments(sc, r);
         for s in month::sections(sc, r, "kueue-")? {
@@ -457,7 +620,10 @@ pub fn seed(m: &gpuquota_sim::seed::SeedMonth) -> Result<String, String> {
             inner.extend(rename_figures(sec, &prefix, &format!("{}:", sc.engine.as_str())).blocks);
         }
         let mut s = Section::new(format!("{prefix}month"), format!("{label}: the same month"));
-        s.push(Block::Details { summary: format!("Every section of the {label} run"), blocks: inner });
+        s.push(Block::Details {
+            summary: format!("Every section of the {label} run"),
+            blocks: inner,
+        });
         p.push(s);
     }
     let (ksc, ko) = &m.kai;
@@ -467,7 +633,10 @@ pub fn seed(m: &gpuquota_sim::seed::SeedMonth) -> Result<String, String> {
         inner.extend(rename_figures(sec, "kai-", "kai:").blocks);
     }
     let mut s = Section::new("kai-month", "KAI / Run:ai: the same month");
-    s.push(Block::Details { summary: "Every section of the KAI run".into(), blocks: inner });
+    s.push(Block::Details {
+        summary: "Every section of the KAI run".into(),
+        blocks: inner,
+    });
     p.push(s);
     let mut s = Section::new("files", "The scenario files");
     let mut files = Vec::new();
@@ -480,9 +649,15 @@ pub fn seed(m: &gpuquota_sim::seed::SeedMonth) -> Result<String, String> {
         ("kai-month.yaml", gpuquota_sim::seed::KAI_MONTH),
         ("kai.yaml", gpuquota_sim::seed::KAI),
     ] {
-        files.push(Block::Details { summary: name.to_owned(), blocks: vec![Block::Pre(text.to_owned())] });
+        files.push(Block::Details {
+            summary: name.to_owned(),
+            blocks: vec![Block::Pre(text.to_owned())],
+        });
     }
-    s.push(Block::Details { summary: "The files the runs read".into(), blocks: files });
+    s.push(Block::Details {
+        summary: "The files the runs read".into(),
+        blocks: files,
+    });
     p.push(s);
     Ok(p.render())
 }
@@ -502,7 +677,9 @@ fn rename_figures(mut s: Section, from: &str, to: &str) -> Section {
                 Block::Table(t) | Block::Chart { table: Some(t), .. } => {
                     for r in &mut t.rows {
                         for c in &mut r.cells {
-                            if let Some(rest) = c.figure.as_deref().and_then(|f| f.strip_prefix(from)) {
+                            if let Some(rest) =
+                                c.figure.as_deref().and_then(|f| f.strip_prefix(from))
+                            {
                                 c.figure = Some(format!("{to}{rest}"));
                             }
                         }

@@ -290,7 +290,9 @@ impl Page {
         }
         h.push_str("</ul></nav>\n");
         if !self.departments.is_empty() {
-            h.push_str("<fieldset class=\"switches\"><legend>Departments shown in the tables</legend>");
+            h.push_str(
+                "<fieldset class=\"switches\"><legend>Departments shown in the tables</legend>",
+            );
             for (i, d) in self.departments.iter().enumerate() {
                 let colour = self.colours.get(i).map_or("#BAB0AC", String::as_str);
                 let _ = write!(
@@ -439,7 +441,11 @@ mod tests {
         let mut p = Page::new("Bill <April>", "gpuquota meter");
         p.departments = vec!["research".into(), "vision".into()];
         let mut t = Table::new("lines", &["department", "total"]);
-        t.push(Row::new(["vision", "12.00"]).of("vision").keyed("vision|H200"));
+        t.push(
+            Row::new(["vision", "12.00"])
+                .of("vision")
+                .keyed("vision|H200"),
+        );
         t.push(Row::new([Cell::new("total"), Cell::figure("12.00", "bill-total")]).as_total());
         let mut s = Section::new("bill", "The bill");
         s.push(Block::Table(t));

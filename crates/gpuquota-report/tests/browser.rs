@@ -223,7 +223,12 @@ fn open(cdp: &mut Cdp, file: &Path, width: u32, mobile: bool, shot: &Path) -> Va
     );
     let s = attached["sessionId"].as_str().unwrap().to_owned();
     let s = Some(s.as_str());
-    for m in ["Page.enable", "Runtime.enable", "Log.enable", "Network.enable"] {
+    for m in [
+        "Page.enable",
+        "Runtime.enable",
+        "Log.enable",
+        "Network.enable",
+    ] {
         cdp.call(s, m, json!({}));
     }
     cdp.call(
@@ -241,7 +246,12 @@ fn open(cdp: &mut Cdp, file: &Path, width: u32, mobile: bool, shot: &Path) -> Va
     let requests: Vec<String> = events
         .iter()
         .filter(|e| e["method"] == "Network.requestWillBeSent")
-        .map(|e| e["params"]["request"]["url"].as_str().unwrap_or("").to_owned())
+        .map(|e| {
+            e["params"]["request"]["url"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        })
         .filter(|u| *u != url)
         .collect();
     let errors: Vec<String> = events
@@ -249,19 +259,32 @@ fn open(cdp: &mut Cdp, file: &Path, width: u32, mobile: bool, shot: &Path) -> Va
         .filter(|e| {
             e["method"] == "Runtime.exceptionThrown"
                 || (e["method"] == "Runtime.consoleAPICalled"
-                    && matches!(e["params"]["type"].as_str(), Some("error" | "warning" | "assert")))
+                    && matches!(
+                        e["params"]["type"].as_str(),
+                        Some("error" | "warning" | "assert")
+                    ))
                 || (e["method"] == "Log.entryAdded"
-                    && matches!(e["params"]["entry"]["level"].as_str(), Some("error" | "warning")))
+                    && matches!(
+                        e["params"]["entry"]["level"].as_str(),
+                        Some("error" | "warning")
+                    ))
         })
         .map(|e| e.to_string())
         .collect();
-    let read = cdp.call(s, "Runtime.evaluate", json!({"expression": READ, "returnByValue": true}));
+    let read = cdp.call(
+        s,
+        "Runtime.evaluate",
+        json!({"expression": READ, "returnByValue": true}),
+    );
     let mut dom: Value = serde_json::from_str(read["result"]["value"].as_str().unwrap()).unwrap();
     dom["requests"] = json!(requests);
     dom["errors"] = json!(errors);
     // the screenshot of the whole page (at most 16,000 px high)
     let metrics = cdp.call(s, "Page.getLayoutMetrics", json!({}));
-    let height = metrics["cssContentSize"]["height"].as_f64().unwrap_or(900.0).min(16_000.0);
+    let height = metrics["cssContentSize"]["height"]
+        .as_f64()
+        .unwrap_or(900.0)
+        .min(16_000.0);
     let png = cdp.call(
         s,
         "Page.captureScreenshot",
@@ -284,11 +307,19 @@ fn open(cdp: &mut Cdp, file: &Path, width: u32, mobile: bool, shot: &Path) -> Va
                 b.click();
                 return JSON.stringify([rows.length, shown, hidden, others]); })()"#, "returnByValue": true}),
         );
-        let v = toggled["result"]["value"].as_str().unwrap_or("none").to_owned();
+        let v = toggled["result"]["value"]
+            .as_str()
+            .unwrap_or("none")
+            .to_owned();
         if v != "none" {
             let [n, shown, hidden, others]: [u64; 4] = serde_json::from_str(&v).unwrap();
             assert!(n > 0, "{}: no row of the first department", file.display());
-            assert_eq!(hidden, n, "{}: the switch hides every row of its department", file.display());
+            assert_eq!(
+                hidden,
+                n,
+                "{}: the switch hides every row of its department",
+                file.display()
+            );
             assert!(shown <= n && others == 0, "{}: {v}", file.display());
         }
     }
@@ -332,20 +363,43 @@ fn every_page_loads_offline_and_shows_the_json_figures() {
     .unwrap();
     let dom = open(&mut cdp, &bad, 1280, false, &shots.join("bad.png"));
     assert_eq!(dom["requests"], json!(["http://127.0.0.1:9/x.png"]));
-    assert!(dom["errors"].as_array().unwrap().iter().any(|e| e.as_str().unwrap().contains("broken")), "{}", dom["errors"]);
+    assert!(
+        dom["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e.as_str().unwrap().contains("broken")),
+        "{}",
+        dom["errors"]
+    );
     std::fs::remove_file(&bad).unwrap();
     std::fs::remove_file(shots.join("bad.png")).unwrap();
     for p in &pages {
         let file = dir.join(p.name);
         std::fs::write(&file, &p.html).unwrap();
         let stem = p.name.trim_end_matches(".html");
-        let desktop = open(&mut cdp, &file, 1280, false, &shots.join(format!("{stem}-desktop.png")));
-        let phone = open(&mut cdp, &file, 390, true, &shots.join(format!("{stem}-phone.png")));
+        let desktop = open(
+            &mut cdp,
+            &file,
+            1280,
+            false,
+            &shots.join(format!("{stem}-desktop.png")),
+        );
+        let phone = open(
+            &mut cdp,
+            &file,
+            390,
+            true,
+            &shots.join(format!("{stem}-phone.png")),
+        );
         for dom in [&desktop, &phone] {
             assert_eq!(dom["requests"], json!([]), "{stem}: network requests");
             assert_eq!(dom["errors"], json!([]), "{stem}: console errors");
             assert_eq!(dom["scripts"], 0, "{stem}: no script");
-            assert_eq!(dom["svgs"], dom["titled"], "{stem}: every chart has a title and a description");
+            assert_eq!(
+                dom["svgs"], dom["titled"],
+                "{stem}: every chart has a title and a description"
+            );
         }
         assert!(
             phone["overflow"].as_i64().unwrap() <= 0,
@@ -356,19 +410,39 @@ fn every_page_loads_offline_and_shows_the_json_figures() {
         match stem {
             "seed" => {
                 let c = &j["chargeback"];
-                assert_eq!(figure(&desktop, "kueue:bill-total"), vec![c["totals"]["cost"].as_str().unwrap()]);
-                let lines: Vec<&str> = c["lines"].as_array().unwrap().iter().map(|l| l["total"].as_str().unwrap()).collect();
+                assert_eq!(
+                    figure(&desktop, "kueue:bill-total"),
+                    vec![c["totals"]["cost"].as_str().unwrap()]
+                );
+                let lines: Vec<&str> = c["lines"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|l| l["total"].as_str().unwrap())
+                    .collect();
                 assert_eq!(figure(&desktop, "kueue:line-total"), lines);
                 let rows: Vec<String> = c["lines"]
                     .as_array()
                     .unwrap()
                     .iter()
-                    .map(|l| format!("{}|{}", l["department"].as_str().unwrap(), l["cardType"].as_str().unwrap()))
+                    .map(|l| {
+                        format!(
+                            "{}|{}",
+                            l["department"].as_str().unwrap(),
+                            l["cardType"].as_str().unwrap()
+                        )
+                    })
                     .collect();
                 for r in &rows {
-                    assert!(desktop["rows"].as_array().unwrap().contains(&json!(r)), "seed: no row {r}");
+                    assert!(
+                        desktop["rows"].as_array().unwrap().contains(&json!(r)),
+                        "seed: no row {r}"
+                    );
                 }
-                assert_eq!(figure(&desktop, "kueue:preemption-count"), vec![j["preemptions"].to_string()]);
+                assert_eq!(
+                    figure(&desktop, "kueue:preemption-count"),
+                    vec![j["preemptions"].to_string()]
+                );
                 // hand-checked: the default run's bill table prints the same total
                 assert_eq!(figure(&phone, "kueue:bill-total"), vec!["46656.00"]);
             }
@@ -377,20 +451,39 @@ fn every_page_loads_offline_and_shows_the_json_figures() {
                     let _ = dept;
                     for side in ["a", "b"] {
                         let v = &x["preemptions"][side];
-                        let want = if v.is_null() { "-".to_owned() } else { v.to_string() };
-                        assert!(figure(&desktop, &format!("{side}:department-preemptions")).contains(&want), "diff {dept} {side}");
+                        let want = if v.is_null() {
+                            "-".to_owned()
+                        } else {
+                            v.to_string()
+                        };
+                        assert!(
+                            figure(&desktop, &format!("{side}:department-preemptions"))
+                                .contains(&want),
+                            "diff {dept} {side}"
+                        );
                     }
                 }
             }
             "sweep" => {
                 for r in j["rows"].as_array().unwrap() {
                     let run = r["run"].as_u64().unwrap();
-                    assert_eq!(figure(&desktop, &format!("run{run}:preemptions")), vec![r["preemptions"].to_string()]);
+                    assert_eq!(
+                        figure(&desktop, &format!("run{run}:preemptions")),
+                        vec![r["preemptions"].to_string()]
+                    );
                 }
             }
             "meter" => {
-                assert_eq!(figure(&desktop, "bill-total"), vec![j["totals"]["cost"].as_str().unwrap()]);
-                let lines: Vec<&str> = j["lines"].as_array().unwrap().iter().map(|l| l["total"].as_str().unwrap()).collect();
+                assert_eq!(
+                    figure(&desktop, "bill-total"),
+                    vec![j["totals"]["cost"].as_str().unwrap()]
+                );
+                let lines: Vec<&str> = j["lines"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|l| l["total"].as_str().unwrap())
+                    .collect();
                 assert_eq!(figure(&desktop, "line-total"), lines);
                 assert_eq!(figure(&desktop, "bill-total"), vec!["432.00"]);
             }

@@ -21,8 +21,14 @@ fn the_seed_month_page_shows_the_json_bill_and_preemptions() {
     // the default run prints the same total in its bill table
     assert_eq!(j["chargeback"]["totals"]["cost"], "46656.00");
     assert_eq!(figures(&seed.html, "kueue:bill-total"), vec!["46656.00"]);
-    assert_eq!(figures(&seed.html, "kueue:preemption-count"), vec![j["preemptions"].to_string()]);
-    assert_eq!(figures(&seed.html, "kueue:preemptions"), vec![j["preemptions"].to_string()]);
+    assert_eq!(
+        figures(&seed.html, "kueue:preemption-count"),
+        vec![j["preemptions"].to_string()]
+    );
+    assert_eq!(
+        figures(&seed.html, "kueue:preemptions"),
+        vec![j["preemptions"].to_string()]
+    );
     let lines: Vec<String> = j["chargeback"]["lines"]
         .as_array()
         .unwrap()
@@ -56,13 +62,22 @@ fn the_diff_and_sweep_pages_show_the_json_figures() {
         let row = format!("data-row=\"{dept}|preemptions\"");
         let i = d.html.find(&row).unwrap_or_else(|| panic!("{row}"));
         let tail = &d.html[i..];
-        let cell = format!("data-figure=\"a:department-preemptions\">{}<", if a == "null" { "-".into() } else { a });
-        assert!(tail[..tail.find("</tr>").unwrap()].contains(&cell), "{dept}");
+        let cell = format!(
+            "data-figure=\"a:department-preemptions\">{}<",
+            if a == "null" { "-".into() } else { a }
+        );
+        assert!(
+            tail[..tail.find("</tr>").unwrap()].contains(&cell),
+            "{dept}"
+        );
     }
     let s = &pages[2];
     for r in s.json["rows"].as_array().unwrap() {
         let run = r["run"].as_u64().unwrap();
-        assert_eq!(figures(&s.html, &format!("run{run}:preemptions")), vec![r["preemptions"].to_string()]);
+        assert_eq!(
+            figures(&s.html, &format!("run{run}:preemptions")),
+            vec![r["preemptions"].to_string()]
+        );
     }
 }
 

@@ -24,7 +24,14 @@ spec:
 "
     );
     let sc = gpuquota_sim::scenario::from_str("scale.yaml", &sim, "scale", &|f: &str| {
-        Ok((f.to_owned(), if f == "cluster.yaml" { cluster.clone() } else { String::new() }))
+        Ok((
+            f.to_owned(),
+            if f == "cluster.yaml" {
+                cluster.clone()
+            } else {
+                String::new()
+            },
+        ))
     })
     .expect("scenario");
     let r = gpuquota_sim::simulate(&sc).expect("simulation");
@@ -43,12 +50,21 @@ fn a_month_of_10000_workloads_renders_small_and_fast() {
     let limit = if cfg!(debug_assertions) { 5.0 } else { 0.5 };
     let _ = std::io::Write::write_all(
         &mut std::io::stderr(),
-        format!("{n} workloads: {} bytes in {:.3} s\n", html.len(), took.as_secs_f64()).as_bytes(),
+        format!(
+            "{n} workloads: {} bytes in {:.3} s\n",
+            html.len(),
+            took.as_secs_f64()
+        )
+        .as_bytes(),
     );
     assert!(html.len() < 2_000_000, "{} bytes", html.len());
     assert!(took.as_secs_f64() < limit, "{took:?}");
     // no element per workload: fewer table rows than a hundredth of the workloads
-    assert!(html.matches("<tr").count() < n / 100, "{} rows", html.matches("<tr").count());
+    assert!(
+        html.matches("<tr").count() < n / 100,
+        "{} rows",
+        html.matches("<tr").count()
+    );
 }
 
 #[test]
@@ -60,8 +76,17 @@ fn a_run_of_100000_workloads_gives_a_page_of_the_same_size() {
     let took = t.elapsed();
     let _ = std::io::Write::write_all(
         &mut std::io::stderr(),
-        format!("100000 workloads: {} bytes in {:.3} s\n", html.len(), took.as_secs_f64()).as_bytes(),
+        format!(
+            "100000 workloads: {} bytes in {:.3} s\n",
+            html.len(),
+            took.as_secs_f64()
+        )
+        .as_bytes(),
     );
     assert!(html.len() < 2_000_000, "{} bytes", html.len());
-    assert!(html.matches("<tr").count() < 1_000, "{} rows", html.matches("<tr").count());
+    assert!(
+        html.matches("<tr").count() < 1_000,
+        "{} rows",
+        html.matches("<tr").count()
+    );
 }

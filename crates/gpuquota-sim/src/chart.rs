@@ -1107,7 +1107,9 @@ pub fn bars(b: &Bars) -> String {
             );
         }
     }
-    let step = (cols as usize).div_ceil(((WIDTH - label_w) / 70).max(1) as usize).max(1);
+    let step = (cols as usize)
+        .div_ceil(((WIDTH - label_w) / 70).max(1) as usize)
+        .max(1);
     for (ci, c) in b.columns.iter().enumerate() {
         if ci % step != 0 {
             continue;

@@ -64,8 +64,15 @@ pub fn pages() -> Vec<Rendered> {
         path: "engine".into(),
         values: vec!["kueue".into(), "resourcequota".into()],
     }];
-    let table = gpuquota_sim::sweep::run("kueue.yaml", gpuquota_sim::seed::KUEUE, "kueue", &axes, None, &read)
-        .expect("sweep");
+    let table = gpuquota_sim::sweep::run(
+        "kueue.yaml",
+        gpuquota_sim::seed::KUEUE,
+        "kueue",
+        &axes,
+        None,
+        &read,
+    )
+    .expect("sweep");
     let sweep = Rendered {
         name: "sweep.html",
         html: gpuquota_report::sweep(&table).expect("sweep page"),
