@@ -360,7 +360,7 @@ impl Page {
                 let _ = writeln!(h, "<pre>{}</pre>", escape(t));
             }
             Block::Details { summary, blocks } => {
-                let _ = write!(h, "<details><summary>{}</summary>\n", escape(summary));
+                let _ = writeln!(h, "<details><summary>{}</summary>", escape(summary));
                 for b in blocks {
                     self.block(h, b);
                 }
@@ -369,7 +369,7 @@ impl Page {
             Block::Columns(cols) => {
                 h.push_str("<div class=\"cols\">");
                 for (title, blocks) in cols {
-                    let _ = write!(h, "<div><h3>{}</h3>\n", escape(title));
+                    let _ = writeln!(h, "<div><h3>{}</h3>", escape(title));
                     for b in blocks {
                         self.block(h, b);
                     }

@@ -3,6 +3,9 @@
 //! workloads give a page of about the same size (per-day and per-bucket series, never an
 //! element per workload).
 
+// the wall clock times the rendering, which is what this test measures
+#![allow(clippy::disallowed_methods)]
+
 use std::time::Instant;
 
 /// A Philly-shaped synthetic trace of `jobs` jobs over 14 queues of 2,490 GPUs, with a bill.
