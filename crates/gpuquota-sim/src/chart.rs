@@ -2,7 +2,7 @@
 //! axis in dates and hours, and the layout (panels stacked on the left, one legend on the
 //! right, outside every plotting area).
 //!
-//! - Colours: [`department_colour`] is the one palette. A department's colour is its
+//! - Colours: `department_colour` is the one palette ([`department_hex`] as CSS text). A department's colour is its
 //!   position in the sorted list of the scenario's `spec.metering` departments (names that
 //!   are no declared department, such as a namespace of none, follow in sorted order), so
 //!   the same department has the same colour in the legend, the fill and every picture of
@@ -10,7 +10,7 @@
 //! - Areas are stacked with the department longest in use at the bottom (steady work
 //!   below, peaks on top), the same order in every panel of a picture.
 //! - Values are step functions: a value holds from its change point until the next one;
-//!   no line is drawn between samples. Above [`MAX_STEPS`] change points in a panel every
+//!   no line is drawn between samples. Above `MAX_STEPS` (2,500) change points in a panel every
 //!   series is averaged over buckets of a round width (the panel's axis says which).
 //! - The time axis is labelled `MM-DD HH:MM` (UTC) from the scenario's start, at round
 //!   steps (1 min … 4 weeks) aligned to the clock; KAI's simulator config counts cycles.
@@ -933,7 +933,7 @@ pub fn hex(c: RGBColor) -> String {
 }
 
 /// The colour of department `name` among `order` (the same rule as every picture:
-/// [`department_colour`]) as CSS text, for pages that show a picture's legend as text.
+/// `department_colour`) as CSS text, for pages that show a picture's legend as text.
 pub fn department_hex(order: &[String], name: &str) -> String {
     hex(department_colour(order, name))
 }
@@ -968,7 +968,7 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// A picture of this module (SVG text, as [`svg`] and the `svg` functions of the plot
+/// A picture of this module (SVG text, as its `svg` and the `svg` functions of the plot
 /// modules write it) made fit for an HTML page: the XML prolog dropped, the root's fixed
 /// `width` and `height` left to the page (its `viewBox` scales it), and a `<title>` and a
 /// `<desc>` as its text alternative (`role="img"`, labelled by both). `id` must be unique in
