@@ -201,7 +201,9 @@ mod tests {
             .collect();
         // names inside format strings: `gpuquota_x{{…`
         for t in code.split('"') {
-            if let Some(name) = t.strip_prefix("# TYPE ").and_then(|x| x.split(' ').next()) {
+            if let Some(name) = t.strip_prefix("# TYPE ").and_then(|x| x.split(' ').next())
+                && name.starts_with("gpuquota_")
+            {
                 written.push(name);
             }
         }
