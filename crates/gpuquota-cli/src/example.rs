@@ -214,9 +214,6 @@ pub(crate) fn list() -> String {
             out.push_str(&format!("  {:width$}    {c}\n", ""));
         }
     }
-    out.push_str(&format!(
-        "\nNo input: `gpuquota example {GRAFANA} > gpuquota-dashboard.json` prints a Grafana dashboard (import it) over the metrics of `gpuquota meter FILE --output openmetrics --budgets FILE`, scraped through node_exporter's textfile collector or pushed to a Pushgateway.\n"
-    ));
     out
 }
 

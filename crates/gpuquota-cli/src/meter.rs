@@ -28,8 +28,7 @@ use crate::common::{CliError, read_file};
 Examples:
   gpuquota meter meter.yaml -o table                 the chargeback table
   gpuquota meter meter.yaml -o csv > chargeback.csv  one row per department and card type
-  gpuquota meter meter.yaml -o json                  the JSON contract (`gpuquota schema meter`)
-  gpuquota meter meter.yaml --report bill.html       also the bill as one HTML page")]
+  gpuquota meter meter.yaml -o json --report bill.html   the JSON contract (`gpuquota schema meter`), and the bill as one HTML page")]
 pub(crate) struct MeterArgs {
     /// The metering input: window, prices, departments, records, series, samples, DCGM files.
     file: PathBuf,

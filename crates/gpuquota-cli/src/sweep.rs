@@ -24,9 +24,8 @@ pub(crate) enum SweepCommand {
     #[command(after_help = "\
 Examples:
   gpuquota sim sweep sim.yaml --set engine=kueue,resourcequota --shard 0/2 > s0.json
-  gpuquota sim sweep sim.yaml --set clusterQueues.analytics.borrowingLimit=0,2,4 -o csv --plot sweep.svg
-  gpuquota sim sweep sim.yaml --set kueue.fairSharing=true,false -j 2 --quiet   two threads, no progress bar
-  gpuquota sim sweep sim.yaml --set engine=kueue,resourcequota --report sweep.html   also one HTML page")]
+  gpuquota sim sweep sim.yaml --set clusterQueues.analytics.borrowingLimit=0,2,4 -o csv --plot sweep.svg --report sweep.html
+  gpuquota sim sweep sim.yaml --set kueue.fairSharing=true,false -j 2 --quiet   two threads, no progress bar")]
     Sweep(SweepArgs),
     /// Join the JSON tables of a sweep's shards into the unsharded table.
     #[command(after_help = "\

@@ -14,12 +14,12 @@
 //! let report = meter(&doc.into_input(&[])?)?;
 //! let text = openmetrics::render(&report, &[]);
 //! assert!(text.contains("gpuquota_gpu_used_hours{department=\"A\",card_type=\"H200\"} 20.000000\n"));
-//! assert!(text.contains("gpuquota_cost{department=\"A\",card_type=\"H200\",currency=\"USD\"} 90.00\n"));
+//! assert!(text.contains("gpuquota_cost_currency{department=\"A\",card_type=\"H200\",currency=\"USD\"} 90.00\n"));
 //! assert!(text.ends_with("# EOF\n"));
 //! # Ok::<(), gpuquota_metering::MeteringError>(())
 //! ```
 //!
-//! Families (every one a `gauge` with `# TYPE`, `# UNIT hours` and `# HELP`, names ending in
+//! Families (every one a `gauge` with `# TYPE`, `# UNIT` (`hours`; `currency` for the cost) and `# HELP`, names ending in
 //! the unit as OpenMetrics requires; values with six decimals; no timestamps, so the scrape
 //! time is the sample time):
 //!
@@ -27,7 +27,7 @@
 //! |---|---|---|
 //! | `gpuquota_gpu_used_hours` | `department`, `card_type` | allocated GPU-hours in the window (MIG- and replica-weighted), summed over services |
 //! | `gpuquota_gpu_borrowed_hours` | `department`, `card_type` | the part above the department's quota |
-//! | `gpuquota_cost` | `department`, `card_type`, `currency` | the bill's total (cost and idle share) in the currency's major units, summed over services (no `# UNIT`: a currency is no OpenMetrics base unit) |
+//! | `gpuquota_cost_currency` | `department`, `card_type`, `currency` | the bill's total (cost and idle share) in major units of the currency its label names, summed over services (`# UNIT currency`) |
 //! | `gpuquota_budget_gpu_hours` | `budget`, `department`, `card_type` | the budget per period |
 //! | `gpuquota_budget_used_gpu_hours` | `budget`, `department`, `card_type` | charged to the budget in the window |
 //! | `gpuquota_budget_remaining_gpu_hours` | `budget`, `department`, `card_type` | budget − used (negative after an overrun) |
@@ -55,7 +55,10 @@ fn esc(s: &str) -> String {
 pub const FAMILIES: [(&str, &[&str]); 6] = [
     ("gpuquota_gpu_used_hours", &["department", "card_type"]),
     ("gpuquota_gpu_borrowed_hours", &["department", "card_type"]),
-    ("gpuquota_cost", &["department", "card_type", "currency"]),
+    (
+        "gpuquota_cost_currency",
+        &["department", "card_type", "currency"],
+    ),
     (
         "gpuquota_budget_gpu_hours",
         &["budget", "department", "card_type"],
@@ -127,15 +130,16 @@ pub fn render(report: &Report, budgets: &[SnapshotBudget]) -> String {
             card_hours(*b)
         );
     }
-    let _ = writeln!(out, "# TYPE gpuquota_cost gauge");
+    let _ = writeln!(out, "# TYPE gpuquota_cost_currency gauge");
+    let _ = writeln!(out, "# UNIT gpuquota_cost_currency currency");
     let _ = writeln!(
         out,
-        "# HELP gpuquota_cost The bill's total (cost and idle share) in the metering window, in the currency's major units."
+        "# HELP gpuquota_cost_currency The bill's total (cost and idle share) in the metering window, in major units of the currency label."
     );
     for ((d, c), (_, _, m)) in &used {
         let _ = writeln!(
             out,
-            "gpuquota_cost{{department=\"{}\",card_type=\"{}\",currency=\"{}\"}} {}",
+            "gpuquota_cost_currency{{department=\"{}\",card_type=\"{}\",currency=\"{}\"}} {}",
             esc(d),
             esc(c),
             esc(&report.currency.code),

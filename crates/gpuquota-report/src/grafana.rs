@@ -77,7 +77,7 @@ fn panel(
 pub fn dashboard() -> Value {
     let used = "gpuquota_gpu_used_hours";
     let borrowed = "gpuquota_gpu_borrowed_hours";
-    let cost = "gpuquota_cost";
+    let cost = "gpuquota_cost_currency";
     let budget = "gpuquota_budget_gpu_hours";
     let budget_used = "gpuquota_budget_used_gpu_hours";
     let budget_left = "gpuquota_budget_remaining_gpu_hours";
@@ -231,7 +231,7 @@ mod tests {
         for f in [
             "gpuquota_gpu_used_hours",
             "gpuquota_gpu_borrowed_hours",
-            "gpuquota_cost",
+            "gpuquota_cost_currency",
         ] {
             assert!(
                 text.contains(&format!("\n{f}{{department=\"A\",card_type=\"H200\"")),
@@ -239,7 +239,7 @@ mod tests {
             );
         }
         assert!(text.contains(
-            "gpuquota_cost{department=\"A\",card_type=\"H200\",currency=\"USD\"} 90.00\n"
+            "gpuquota_cost_currency{department=\"A\",card_type=\"H200\",currency=\"USD\"} 90.00\n"
         ));
         assert_eq!(
             panels[0]["targets"][0]["expr"],

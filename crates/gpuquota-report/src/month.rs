@@ -596,7 +596,7 @@ fn waiters_table(r: &Report, dept: &dyn Fn(&str) -> String) -> Table {
 
 /// The usage chart (the `--plot` picture) with the per-queue table behind it.
 fn usage_blocks(sc: &Scenario, r: &Report, id: &str) -> Result<Vec<Block>, String> {
-    let out = r.to_output();
+    let queues = r.queues_output();
     let mut t = Table::new(
         "Per ClusterQueue: nominal quota, mean usage of it, and borrowed hours",
         &[
@@ -606,7 +606,7 @@ fn usage_blocks(sc: &Scenario, r: &Report, id: &str) -> Result<Vec<Block>, Strin
             "borrowed (resource-hours)",
         ],
     );
-    for (q, s) in &out.queues {
+    for (q, s) in &queues {
         let nominal: Vec<String> = s
             .nominal
             .iter()
