@@ -24,6 +24,10 @@ pub(crate) struct Sample {
     pub(crate) text: &'static str,
 }
 
+/// The name of the Grafana dashboard over `meter --output openmetrics` (no input file: a
+/// dashboard to import, built from the metric names the meter writes).
+pub(crate) const GRAFANA: &str = "grafana-dashboard";
+
 /// Every sample, in the order `gpuquota example` lists them.
 pub(crate) const SAMPLES: &[Sample] = &[
     Sample {
@@ -188,6 +192,10 @@ fn names() -> clap::builder::PossibleValuesParser {
             .iter()
             .map(|s| clap::builder::PossibleValue::new(s.name).help(s.about)),
     );
+    values.push(
+        clap::builder::PossibleValue::new(GRAFANA)
+            .help("Grafana dashboard (JSON) over `gpuquota meter --output openmetrics`"),
+    );
     clap::builder::PossibleValuesParser::new(values)
 }
 
@@ -212,6 +220,7 @@ pub(crate) fn list() -> String {
 pub(crate) fn run(args: ExampleArgs) -> Result<ExitCode, CliError> {
     let text = match SAMPLES.iter().find(|s| s.name == args.name) {
         Some(sample) => sample.text.to_string(),
+        None if args.name == GRAFANA => gpuquota::report::grafana::dashboard_json(),
         None => list(),
     };
     crate::common::write_stdout(text.as_bytes())?;

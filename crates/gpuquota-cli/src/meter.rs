@@ -28,7 +28,7 @@ use crate::common::{CliError, read_file};
 Examples:
   gpuquota meter meter.yaml -o table                 the chargeback table
   gpuquota meter meter.yaml -o csv > chargeback.csv  one row per department and card type
-  gpuquota meter meter.yaml -o json                  the JSON contract (`gpuquota schema meter`)")]
+  gpuquota meter meter.yaml -o json --report bill.html   the JSON contract (`gpuquota schema meter`), and the bill as one HTML page")]
 pub(crate) struct MeterArgs {
     /// The metering input: window, prices, departments, records, series, samples, DCGM files.
     file: PathBuf,
@@ -39,6 +39,12 @@ pub(crate) struct MeterArgs {
     /// adds, charged from this report.
     #[arg(long)]
     budgets: Option<PathBuf>,
+    /// Also write the bill as one self-contained HTML page.
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
+    /// Replace the `--report` file if it exists (else refused).
+    #[arg(long, requires = "report")]
+    force: bool,
 }
 
 /// `--output` of `meter`.
@@ -57,9 +63,21 @@ pub(crate) enum MeterOutput {
 
 pub(crate) fn run(args: MeterArgs) -> Result<ExitCode, CliError> {
     let output = crate::common::output_or(args.output, MeterOutput::Table, MeterOutput::Json);
-    let outcome = execute_with(&args.file, output, args.budgets.as_deref())?;
+    // refuse before any work: an existing file without --force, a link, a non-file
+    if let Some(path) = &args.report {
+        crate::common::check_target(path, args.force)?;
+    }
+    let outcome = execute_with(
+        &args.file,
+        output,
+        args.budgets.as_deref(),
+        args.report.is_some(),
+    )?;
     for line in &outcome.stderr {
         eprintln!("{line}");
+    }
+    if let (Some(path), Some(html)) = (&args.report, &outcome.html) {
+        crate::common::write_file(path, html.as_bytes(), args.force)?;
     }
     out!("{}", outcome.stdout);
     Ok(ExitCode::from(outcome.code))
@@ -71,19 +89,23 @@ pub(crate) struct Outcome {
     pub(crate) code: u8,
     pub(crate) stdout: String,
     pub(crate) stderr: Vec<String>,
+    /// The bill as an HTML page, when asked for and the input was metered.
+    pub(crate) html: Option<String>,
 }
 
 /// Reads, validates and meters FILE; input problems give exit code 1 with the error on stderr.
 #[cfg(test)]
 pub(crate) fn execute(path: &Path, output: MeterOutput) -> Result<Outcome, CliError> {
-    execute_with(path, output, None)
+    execute_with(path, output, None, false)
 }
 
-/// As [`execute`], with the Budgets of `budgets` for `--output openmetrics`.
+/// As [`execute`], with the Budgets of `budgets` for `--output openmetrics`, and the bill's
+/// HTML page when `html`.
 pub(crate) fn execute_with(
     path: &Path,
     output: MeterOutput,
     budgets: Option<&Path>,
+    html: bool,
 ) -> Result<Outcome, CliError> {
     let rules = match budgets {
         Some(b) => crate::budgets::load_rules(b)?,
@@ -98,6 +120,7 @@ pub(crate) fn execute_with(
             code: 1,
             stdout: String::new(),
             stderr,
+            html: None,
         })
     };
     let doc = match Document::from_yaml(&text) {
@@ -163,10 +186,12 @@ pub(crate) fn execute_with(
             gpuquota::metering::openmetrics::render(&report, &state)
         }
     };
+    let html = html.then(|| gpuquota::report::meter(&report.to_output()));
     Ok(Outcome {
         code: 0,
         stdout,
         stderr,
+        html,
     })
 }
 

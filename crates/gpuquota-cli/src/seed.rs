@@ -53,6 +53,9 @@ pub(crate) const FILES: &[(&str, &str, &str)] = &[
 /// The plots `--out` writes besides the scenario files.
 const PLOTS: [&str; 4] = ["resourcequota.svg", "kueue.svg", "kai.svg", "diff.svg"];
 
+/// The page `--out` writes: the month as one self-contained HTML file.
+const REPORT: &str = "report.html";
+
 /// Where the reproduction commands find the files: in `DIR` after `--out DIR`, else in the
 /// current directory after saving them with `gpuquota example`.
 struct Place<'a>(Option<&'a str>);
@@ -88,7 +91,7 @@ impl Place<'_> {
 pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<ExitCode, CliError> {
     // refuse before any work: an existing file without --force, a link, a non-file
     if let Some(dir) = out {
-        for name in FILES.iter().map(|f| f.1).chain(PLOTS) {
+        for name in FILES.iter().map(|f| f.1).chain(PLOTS).chain([REPORT]) {
             crate::common::check_target(&dir.join(name), force)?;
         }
     }
@@ -166,7 +169,7 @@ pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<ExitCode, CliError>
 
     match out {
         None => text.push_str(
-            "\n`gpuquota --out DIR` writes these files and the plots (resourcequota.svg, kueue.svg: GPUs in use per department and card type over the month; kai.svg: KAI's allocation against fair share per leaf queue; diff.svg: ResourceQuota only and Kueue side by side) into DIR.\n",
+            "\n`gpuquota --out DIR` writes these files and the plots (resourcequota.svg, kueue.svg: GPUs in use per department and card type over the month; kai.svg: KAI's allocation against fair share per leaf queue; diff.svg: ResourceQuota only and Kueue side by side) and report.html (the month as one page to open in a browser, mail or print) into DIR.\n",
         ),
         Some(dir) => {
             let runs = &month.runs;
@@ -179,6 +182,7 @@ pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<ExitCode, CliError>
                 gpuquota::sim::kai::plot::svg(&month.kai.0, &month.kai.1).map_err(CliError)?,
                 gpuquota::sim::diff::svg(sa, ra, sb, rb).map_err(CliError)?,
             ];
+            let html = gpuquota::report::seed(&month).map_err(CliError)?;
             crate::common::create_dir(dir)?;
             for (_, name, body) in FILES {
                 crate::common::write_file(&dir.join(name), body.as_bytes(), force)?;
@@ -186,9 +190,10 @@ pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<ExitCode, CliError>
             for (name, svg) in PLOTS.iter().zip(&plots) {
                 crate::common::write_file(&dir.join(name), svg.as_bytes(), force)?;
             }
+            crate::common::write_file(&dir.join(REPORT), html.as_bytes(), force)?;
             let names: Vec<&str> = FILES.iter().map(|f| f.1).collect();
             text.push_str(&format!(
-                "\nWritten to {}/: {}; the plots {} (GPUs in use per department and card type over the month), kai.svg (KAI's allocation against fair share per leaf queue), diff.svg (ResourceQuota only and Kueue side by side).\n",
+                "\nWritten to {}/: {}; the plots {} (GPUs in use per department and card type over the month), kai.svg (KAI's allocation against fair share per leaf queue), diff.svg (ResourceQuota only and Kueue side by side); and {REPORT}, the month as one page to open in a browser, mail or print.\n",
                 place.0.unwrap_or("."),
                 names.join(", "),
                 PLOTS[..2].join(", ")

@@ -23,10 +23,12 @@ pub(crate) enum SimOutput {
 /// `gpuquota sim` arguments.
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+#[command(group(clap::ArgGroup::new("written").multiple(true).args(["plot", "report"])))]
 #[command(after_help = "\
 Examples:
   gpuquota sim sim.yaml -o table                        per queue and class, then what happened
   gpuquota sim sim.yaml --plot usage.svg > report.json  the JSON report and a usage plot
+  gpuquota sim sim.yaml --report month.html             also the month as one HTML page
   gpuquota sim sim.yaml -o kueue-summary                the summary Kueue's perf runner writes
   gpuquota sim diff a.yaml b.yaml -o table              two scenarios compared per department
   gpuquota sim sweep sim.yaml --set engine=kueue,resourcequota   a policy sweep, one row per run")]
@@ -45,8 +47,12 @@ pub(crate) struct SimArgs {
     /// Also write an SVG plot of usage per queue over time.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
-    /// Replace the `--plot` file if it exists (else refused).
-    #[arg(long, requires = "plot")]
+    /// Also write the run as one self-contained HTML page: summary, bill, usage over time,
+    /// time to admission, preemptions, the longest waiters, the inputs.
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
+    /// Replace the `--plot` and `--report` files if they exist (else refused).
+    #[arg(long, requires = "written")]
     force: bool,
     /// No progress bar on stderr (there is none anyway when stderr is not a terminal).
     #[arg(short, long)]
@@ -71,7 +77,9 @@ pub(crate) enum SimCommand {
     #[command(after_help = "\
 Examples:
   gpuquota sim diff sim.yaml sim.yaml                   the same scenario twice: no difference
-  gpuquota sim diff sim.yaml sim.yaml -o json --plot d.svg  as JSON, with both usages in an SVG")]
+  gpuquota sim diff sim.yaml sim.yaml -o json --plot d.svg  as JSON, with both usages in an SVG
+  gpuquota sim diff sim.yaml sim.yaml --report diff.html   both runs side by side in one HTML page")]
+    #[command(group(clap::ArgGroup::new("written").multiple(true).args(["plot", "report"])))]
     Diff {
         /// Scenario A.
         a: PathBuf,
@@ -83,8 +91,12 @@ Examples:
         /// Also write an SVG with both runs' usage side by side.
         #[arg(long, value_name = "FILE.svg")]
         plot: Option<PathBuf>,
-        /// Replace the `--plot` file if it exists (else refused).
-        #[arg(long, requires = "plot")]
+        /// Also write both runs side by side, and what changed, as one self-contained HTML
+        /// page.
+        #[arg(long, value_name = "FILE.html")]
+        report: Option<PathBuf>,
+        /// Replace the `--plot` and `--report` files if they exist (else refused).
+        #[arg(long, requires = "written")]
         force: bool,
     },
     /// `sim sweep` and `sim merge`.
@@ -127,8 +139,13 @@ fn diff(
     b: &std::path::Path,
     output: Option<DiffOutput>,
     plot: Option<&std::path::Path>,
+    report: Option<&std::path::Path>,
     force: bool,
 ) -> Result<ExitCode, CliError> {
+    // refuse before any work: an existing file without --force, a link, a non-file
+    for path in [plot, report].into_iter().flatten() {
+        crate::common::check_target(path, force)?;
+    }
     for f in [a, b] {
         if let Ok(text) = gpuquota::model::source::read_text(f)
             && gpuquota::sim::kai::is_kai(&text)
@@ -164,6 +181,10 @@ fn diff(
         let svg = gpuquota::sim::diff::svg(&sa, &ra, &sb, &rb).map_err(CliError)?;
         crate::common::write_file(path, svg.as_bytes(), force)?;
     }
+    if let Some(path) = report {
+        let html = gpuquota::report::diff(&sa, &ra, &sb, &rb).map_err(CliError)?;
+        crate::common::write_file(path, html.as_bytes(), force)?;
+    }
     out!("{text}");
     Ok(ExitCode::SUCCESS)
 }
@@ -175,9 +196,10 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
             b,
             output,
             plot,
+            report,
             force,
         }) => {
-            return diff(&a, &b, output, plot.as_deref(), force);
+            return diff(&a, &b, output, plot.as_deref(), report.as_deref(), force);
         }
         Some(SimCommand::Sweeps(c)) => return crate::sweep::run(c),
         None => {}
@@ -185,6 +207,10 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
     let Some(file) = &args.file else {
         return Err(CliError("sim: a scenario file is required".into()));
     };
+    // refuse before any work: an existing file without --force, a link, a non-file
+    for path in [&args.plot, &args.report].into_iter().flatten() {
+        crate::common::check_target(path, args.force)?;
+    }
     // read once: standard input (`-`) cannot be read twice
     let text = match gpuquota::model::source::read_text(file) {
         Ok(text) => text,
@@ -249,6 +275,10 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
         let svg = gpuquota::sim::plot::svg(&scenario, &report).map_err(CliError)?;
         crate::common::write_file(path, svg.as_bytes(), args.force)?;
     }
+    if let Some(path) = &args.report {
+        let html = gpuquota::report::sim(&scenario, &report).map_err(CliError)?;
+        crate::common::write_file(path, html.as_bytes(), args.force)?;
+    }
     out!("{text}");
     Ok(ExitCode::SUCCESS)
 }
@@ -289,6 +319,10 @@ fn run_kai(args: &SimArgs, file: &std::path::Path, text: &str) -> Result<ExitCod
     if let Some(path) = &args.plot {
         let svg = gpuquota::sim::kai::plot::svg(&scenario, &outcome).map_err(CliError)?;
         crate::common::write_file(path, svg.as_bytes(), args.force)?;
+    }
+    if let Some(path) = &args.report {
+        let html = gpuquota::report::kai(&scenario, &outcome).map_err(CliError)?;
+        crate::common::write_file(path, html.as_bytes(), args.force)?;
     }
     out!("{text}");
     Ok(ExitCode::SUCCESS)

@@ -24,7 +24,7 @@ pub(crate) enum SweepCommand {
     #[command(after_help = "\
 Examples:
   gpuquota sim sweep sim.yaml --set engine=kueue,resourcequota --shard 0/2 > s0.json
-  gpuquota sim sweep sim.yaml --set clusterQueues.analytics.borrowingLimit=0,2,4 -o csv --plot sweep.svg
+  gpuquota sim sweep sim.yaml --set clusterQueues.analytics.borrowingLimit=0,2,4 -o csv --plot sweep.svg --report sweep.html
   gpuquota sim sweep sim.yaml --set kueue.fairSharing=true,false -j 2 --quiet   two threads, no progress bar")]
     Sweep(SweepArgs),
     /// Join the JSON tables of a sweep's shards into the unsharded table.
@@ -37,6 +37,7 @@ Examples:
 
 /// `gpuquota sim sweep` arguments.
 #[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("written").multiple(true).args(["plot", "report"])))]
 pub(crate) struct SweepArgs {
     /// The scenario.
     file: PathBuf,
@@ -68,8 +69,11 @@ pub(crate) struct SweepArgs {
     /// Also write an SVG chart of the table (usage and GPU-hours per run).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
-    /// Replace the `--plot` file if it exists (else refused).
-    #[arg(long, requires = "plot")]
+    /// Also write the table as one self-contained HTML page (one row per run, and the chart).
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
+    /// Replace the `--plot` and `--report` files if they exist (else refused).
+    #[arg(long, requires = "written")]
     force: bool,
     /// Worker threads, 1 to 1024 [default: all cores, or RAYON_NUM_THREADS].
     #[arg(short = 'j', long, value_name = "N", value_parser = sweep::parse_threads)]
@@ -168,6 +172,10 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
     if let Some(n) = a.emit_job {
         return emit_job(&a, &name, &text, &stem, &axes, n, &read);
     }
+    // refuse before any work: an existing file without --force, a link, a non-file
+    for path in [&a.plot, &a.report].into_iter().flatten() {
+        crate::common::check_target(path, a.force)?;
+    }
     // rayon's own default reads RAYON_NUM_THREADS: held to the same limit as `-j`
     if a.jobs.is_none()
         && let Ok(v) = std::env::var("RAYON_NUM_THREADS")
@@ -215,6 +223,10 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
     if let Some(path) = &a.plot {
         let svg = table.svg().map_err(CliError)?;
         crate::common::write_file(path, svg.as_bytes(), a.force)?;
+    }
+    if let Some(path) = &a.report {
+        let html = gpuquota::report::sweep(&table).map_err(CliError)?;
+        crate::common::write_file(path, html.as_bytes(), a.force)?;
     }
     print!("{}", render(&table, a.output));
     Ok(ExitCode::SUCCESS)

@@ -166,7 +166,7 @@ fn example_defaults_to_the_list_and_rejects_unknown_names() {
     );
     assert!(
         stderr.contains(
-            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget, seed-platform, seed-month, seed-resourcequota, seed-kueue, seed-kueue-no-lending-limit, seed-kai-platform, seed-kai-month, seed-kai, seed-mig-plan]"
+            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget, seed-platform, seed-month, seed-resourcequota, seed-kueue, seed-kueue-no-lending-limit, seed-kai-platform, seed-kai-month, seed-kai, seed-mig-plan, grafana-dashboard]"
         ),
         "{stderr}"
     );

@@ -73,7 +73,8 @@ fn the_default_run_writes_no_file_and_follows_no_planted_link() {
     std::fs::remove_dir_all(&root).ok();
 }
 
-/// `--out DIR` creates DIR and writes the eight scenario files and four plots; a second run
+/// `--out DIR` creates DIR and writes the nine scenario files, four plots and the HTML
+/// report; a second run
 /// refuses (exit 2, before any work, nothing on stdout, the files as they were) until
 /// `--force` replaces them.
 #[test]
@@ -96,11 +97,14 @@ fn out_writes_the_files_refuses_to_replace_them_and_force_does() {
             "kueue.yaml",
             "month.yaml",
             "platform.yaml",
+            "report.html",
             "resourcequota.svg",
             "resourcequota.yaml",
             "seed-mig-plan.yaml",
         ]
     );
+    let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..40]);
     let platform = run(&root, &["example", "seed-platform"]).stdout;
     assert_eq!(std::fs::read(dir.join("platform.yaml")).unwrap(), platform);
     for svg in ["diff.svg", "kai.svg", "kueue.svg", "resourcequota.svg"] {
@@ -130,7 +134,7 @@ fn out_writes_the_files_refuses_to_replace_them_and_force_does() {
     assert_eq!(forced.status.code(), Some(0), "{}", text(&forced.stderr));
     assert_eq!(std::fs::read(dir.join("platform.yaml")).unwrap(), platform);
     // no temporary file is left beside them
-    assert_eq!(names(&dir).len(), 13, "{:?}", names(&dir));
+    assert_eq!(names(&dir).len(), 14, "{:?}", names(&dir));
     std::fs::remove_dir_all(&root).ok();
 }
 

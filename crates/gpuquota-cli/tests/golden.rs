@@ -142,3 +142,36 @@ fn the_seed_platform_is_the_first_scenario() {
     assert_eq!(seed[0].0, "default");
     assert!(seed[0].1.is_empty(), "the default run takes no arguments");
 }
+
+/// The HTML page of the seed month (`gpuquota --out DIR` writes it as `DIR/report.html`) is
+/// pinned byte for byte as `seed/report.html`: the same input gives the same page.
+#[test]
+fn the_seed_month_page_is_pinned() {
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let dir = std::env::temp_dir().join(format!("gpuquota-golden-page-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuquota"))
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .expect("the gpuquota binary runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    let path = corpus().join("seed/report.html");
+    if update {
+        std::fs::write(&path, &got).expect("write golden file");
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        got == want,
+        "{} differs (UPDATE_GOLDEN=1 rewrites it; review the diff): {}",
+        path.display(),
+        first_difference(&got, &want)
+    );
+}

@@ -12,7 +12,7 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-const CRATES: [&str; 9] = [
+const CRATES: [&str; 10] = [
     "gpuquota",
     "gpuquota-cli",
     "gpuquota-cohort",
@@ -21,6 +21,7 @@ const CRATES: [&str; 9] = [
     "gpuquota-mig",
     "gpuquota-model",
     "gpuquota-rank",
+    "gpuquota-report",
     "gpuquota-sim",
 ];
 

@@ -14,11 +14,12 @@
 //! let report = meter(&doc.into_input(&[])?)?;
 //! let text = openmetrics::render(&report, &[]);
 //! assert!(text.contains("gpuquota_gpu_used_hours{department=\"A\",card_type=\"H200\"} 20.000000\n"));
+//! assert!(text.contains("gpuquota_cost_currency{department=\"A\",card_type=\"H200\",currency=\"USD\"} 90.00\n"));
 //! assert!(text.ends_with("# EOF\n"));
 //! # Ok::<(), gpuquota_metering::MeteringError>(())
 //! ```
 //!
-//! Families (every one a `gauge` with `# TYPE`, `# UNIT hours` and `# HELP`, names ending in
+//! Families (every one a `gauge` with `# TYPE`, `# UNIT` (`hours`; `currency` for the cost) and `# HELP`, names ending in
 //! the unit as OpenMetrics requires; values with six decimals; no timestamps, so the scrape
 //! time is the sample time):
 //!
@@ -26,6 +27,7 @@
 //! |---|---|---|
 //! | `gpuquota_gpu_used_hours` | `department`, `card_type` | allocated GPU-hours in the window (MIG- and replica-weighted), summed over services |
 //! | `gpuquota_gpu_borrowed_hours` | `department`, `card_type` | the part above the department's quota |
+//! | `gpuquota_cost_currency` | `department`, `card_type`, `currency` | the bill's total (cost and idle share) in major units of the currency its label names, summed over services (`# UNIT currency`) |
 //! | `gpuquota_budget_gpu_hours` | `budget`, `department`, `card_type` | the budget per period |
 //! | `gpuquota_budget_used_gpu_hours` | `budget`, `department`, `card_type` | charged to the budget in the window |
 //! | `gpuquota_budget_remaining_gpu_hours` | `budget`, `department`, `card_type` | budget − used (negative after an overrun) |
@@ -48,6 +50,29 @@ fn esc(s: &str) -> String {
         .replace('\n', "\\n")
 }
 
+/// Every family [`render`] can write, with its labels, in output order: what a dashboard
+/// over the metrics may name (the Grafana dashboard of `gpuquota-report` is built from it).
+pub const FAMILIES: [(&str, &[&str]); 6] = [
+    ("gpuquota_gpu_used_hours", &["department", "card_type"]),
+    ("gpuquota_gpu_borrowed_hours", &["department", "card_type"]),
+    (
+        "gpuquota_cost_currency",
+        &["department", "card_type", "currency"],
+    ),
+    (
+        "gpuquota_budget_gpu_hours",
+        &["budget", "department", "card_type"],
+    ),
+    (
+        "gpuquota_budget_used_gpu_hours",
+        &["budget", "department", "card_type"],
+    ),
+    (
+        "gpuquota_budget_remaining_gpu_hours",
+        &["budget", "department", "card_type"],
+    ),
+];
+
 /// Card-seconds units as hours, as the JSON report prints them.
 fn card_hours(units: i128) -> String {
     format_hours(units)
@@ -67,13 +92,14 @@ fn family(out: &mut String, name: &str, help: &str) {
 /// # Complexity
 /// O(lines log lines + budgets).
 pub fn render(report: &Report, budgets: &[SnapshotBudget]) -> String {
-    let mut used: BTreeMap<(&str, &str), (i128, i128)> = BTreeMap::new();
+    let mut used: BTreeMap<(&str, &str), (i128, i128, i128)> = BTreeMap::new();
     for l in &report.lines {
         let e = used
             .entry((l.department.as_str(), l.card_type.as_str()))
             .or_default();
         e.0 += l.allocated_units;
         e.1 += l.borrowed_units;
+        e.2 += l.total_minor;
     }
     let mut out = String::new();
     family(
@@ -81,7 +107,7 @@ pub fn render(report: &Report, budgets: &[SnapshotBudget]) -> String {
         "gpuquota_gpu_used_hours",
         "GPU-hours allocated in the metering window, MIG- and replica-weighted.",
     );
-    for ((d, c), (a, _)) in &used {
+    for ((d, c), (a, _, _)) in &used {
         let _ = writeln!(
             out,
             "gpuquota_gpu_used_hours{{department=\"{}\",card_type=\"{}\"}} {}",
@@ -95,13 +121,29 @@ pub fn render(report: &Report, budgets: &[SnapshotBudget]) -> String {
         "gpuquota_gpu_borrowed_hours",
         "GPU-hours used above the department's quota, integrated moment by moment.",
     );
-    for ((d, c), (_, b)) in &used {
+    for ((d, c), (_, b, _)) in &used {
         let _ = writeln!(
             out,
             "gpuquota_gpu_borrowed_hours{{department=\"{}\",card_type=\"{}\"}} {}",
             esc(d),
             esc(c),
             card_hours(*b)
+        );
+    }
+    let _ = writeln!(out, "# TYPE gpuquota_cost_currency gauge");
+    let _ = writeln!(out, "# UNIT gpuquota_cost_currency currency");
+    let _ = writeln!(
+        out,
+        "# HELP gpuquota_cost_currency The bill's total (cost and idle share) in the metering window, in major units of the currency label."
+    );
+    for ((d, c), (_, _, m)) in &used {
+        let _ = writeln!(
+            out,
+            "gpuquota_cost_currency{{department=\"{}\",card_type=\"{}\",currency=\"{}\"}} {}",
+            esc(d),
+            esc(c),
+            esc(&report.currency.code),
+            report.currency.format_minor(*m)
         );
     }
     if !budgets.is_empty() {
@@ -146,4 +188,33 @@ pub fn render(report: &Report, budgets: &[SnapshotBudget]) -> String {
     }
     out.push_str("# EOF\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every family name this file writes is in [`FAMILIES`], and every name there is written.
+    #[test]
+    fn families_list_every_family_written() {
+        let source = include_str!("openmetrics.rs");
+        let code = &source[..source.find("mod tests").unwrap_or(source.len())];
+        let mut written: Vec<&str> = code
+            .split('"')
+            .filter(|t| t.starts_with("gpuquota_") && !t.contains(['{', ' ']))
+            .collect();
+        // names inside format strings: `gpuquota_x{{…`
+        for t in code.split('"') {
+            if let Some(name) = t.strip_prefix("# TYPE ").and_then(|x| x.split(' ').next())
+                && name.starts_with("gpuquota_")
+            {
+                written.push(name);
+            }
+        }
+        written.sort_unstable();
+        written.dedup();
+        let mut listed: Vec<&str> = FAMILIES.iter().map(|f| f.0).collect();
+        listed.sort_unstable();
+        assert_eq!(written, listed);
+    }
 }

@@ -2,7 +2,7 @@
 //! axis in dates and hours, and the layout (panels stacked on the left, one legend on the
 //! right, outside every plotting area).
 //!
-//! - Colours: [`department_colour`] is the one palette. A department's colour is its
+//! - Colours: `department_colour` is the one palette ([`department_hex`] as CSS text). A department's colour is its
 //!   position in the sorted list of the scenario's `spec.metering` departments (names that
 //!   are no declared department, such as a namespace of none, follow in sorted order), so
 //!   the same department has the same colour in the legend, the fill and every picture of
@@ -10,7 +10,7 @@
 //! - Areas are stacked with the department longest in use at the bottom (steady work
 //!   below, peaks on top), the same order in every panel of a picture.
 //! - Values are step functions: a value holds from its change point until the next one;
-//!   no line is drawn between samples. Above [`MAX_STEPS`] change points in a panel every
+//!   no line is drawn between samples. Above `MAX_STEPS` (2,500) change points in a panel every
 //!   series is averaged over buckets of a round width (the panel's axis says which).
 //! - The time axis is labelled `MM-DD HH:MM` (UTC) from the scenario's start, at round
 //!   steps (1 min … 4 weeks) aligned to the clock; KAI's simulator config counts cycles.
@@ -924,5 +924,232 @@ mod tests {
         let (t, _) = c.ticks(475 * 86_400_000, 12);
         assert_eq!(t[1], 56 * 86_400_000);
         assert_eq!(c.label(t[1], 475 * 86_400_000), "2026-05-27");
+    }
+}
+
+/// A colour as CSS text (`#4E79A7`).
+pub fn hex(c: RGBColor) -> String {
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
+/// The colour of department `name` among `order` (the same rule as every picture:
+/// `department_colour`) as CSS text, for pages that show a picture's legend as text.
+pub fn department_hex(order: &[String], name: &str) -> String {
+    hex(department_colour(order, name))
+}
+
+/// The department colour order of a scenario's `spec.metering` (its declared departments,
+/// sorted), then `extra` names shown (sorted, declared ones left out): the order every
+/// picture of the scenario colours departments by.
+pub fn department_order<'a>(
+    metering: Option<&Value>,
+    extra: impl IntoIterator<Item = &'a str>,
+) -> Vec<String> {
+    let mut d = Departments::of(metering);
+    for n in extra {
+        d.note(n);
+    }
+    d.order()
+}
+
+/// Escapes `s` for XML and HTML text and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A picture of this module (SVG text, as its `svg` and the `svg` functions of the plot
+/// modules write it) made fit for an HTML page: the XML prolog dropped, the root's fixed
+/// `width` and `height` left to the page (its `viewBox` scales it), and a `<title>` and a
+/// `<desc>` as its text alternative (`role="img"`, labelled by both). `id` must be unique in
+/// the page.
+///
+/// # Complexity
+/// O(length of `svg`).
+pub fn inline(svg: &str, id: &str, title: &str, desc: &str) -> String {
+    let body = match svg.find("<svg") {
+        Some(i) => &svg[i..],
+        None => svg,
+    };
+    let Some(close) = body.find('>') else {
+        return String::new();
+    };
+    let (root, rest) = body.split_at(close);
+    let mut attrs = String::new();
+    for a in attrs_of(root.trim_start_matches("<svg")) {
+        if a.starts_with("width=") || a.starts_with("height=") {
+            continue;
+        }
+        attrs.push(' ');
+        attrs.push_str(a);
+    }
+    format!(
+        "<svg{attrs} class=\"chart\" role=\"img\" aria-labelledby=\"{id}-t {id}-d\"><title id=\"{id}-t\">{}</title><desc id=\"{id}-d\">{}</desc>{}",
+        escape(title),
+        escape(desc),
+        &rest[1..]
+    )
+}
+
+/// The attributes of an element's opening tag (`name="value"` each), quotes respected.
+fn attrs_of(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let start = i;
+        let mut quoted = false;
+        while i < bytes.len() && (quoted || !bytes[i].is_ascii_whitespace()) {
+            if bytes[i] == b'"' {
+                quoted = !quoted;
+            }
+            i += 1;
+        }
+        if i > start {
+            out.push(&s[start..i]);
+        }
+    }
+    out
+}
+
+/// Rows of bars over the same columns (small multiples: one row per class, one bar per
+/// column), as [`bars`] draws them.
+#[derive(Debug, Clone, Default)]
+pub struct Bars {
+    /// The picture's title.
+    pub title: String,
+    /// The columns' labels, left to right (e.g. wait buckets, days).
+    pub columns: Vec<String>,
+    /// Per row, its label and one count per column.
+    pub rows: Vec<(String, Vec<u64>)>,
+    /// What a bar counts (`workloads`, `preemptions`), for the hover text.
+    pub unit: String,
+}
+
+/// Draws [`Bars`] as SVG: each row a strip labelled on the left, its bars scaled to the
+/// largest count of the picture, every bar labelled with its count above it and with a
+/// `<title>` (`row, column: n unit`) shown on hover; the rows take the palette's colours in
+/// order, redundant with their labels. No bar is drawn for a count of 0.
+///
+/// # Complexity
+/// O(rows × columns).
+pub fn bars(b: &Bars) -> String {
+    use std::fmt::Write as _;
+    let label_w = 150u32;
+    let cols = b.columns.len().max(1) as u32;
+    let col_w = ((WIDTH - label_w - 20) / cols).max(8);
+    let strip_h = 90u32;
+    let top = 36u32;
+    let axis_h = 40u32;
+    let rows = b.rows.len().max(1) as u32;
+    let height = top + rows * strip_h + axis_h;
+    let width = label_w + cols * col_w + 20;
+    let max = b
+        .rows
+        .iter()
+        .flat_map(|r| r.1.iter().copied())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<svg width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\">"
+    );
+    let _ = write!(
+        s,
+        "<rect x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#FFFFFF\"/><text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"19\" fill=\"#000000\">{}</text>",
+        width / 2,
+        escape(&b.title)
+    );
+    for (ri, (label, counts)) in b.rows.iter().enumerate() {
+        let y0 = top + ri as u32 * strip_h;
+        let base = y0 + strip_h - 6;
+        let colour = hex(PALETTE[ri % PALETTE.len()]);
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"15\" fill=\"#000000\">{}</text><line x1=\"{label_w}\" y1=\"{base}\" x2=\"{}\" y2=\"{base}\" stroke=\"#888888\"/>",
+            label_w - 8,
+            base - 30,
+            escape(label),
+            label_w + cols * col_w
+        );
+        for (ci, &n) in counts.iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            let h = ((strip_h - 28) as u64 * n / max).max(1) as u32;
+            let x = label_w + ci as u32 * col_w + 2;
+            let col = b.columns.get(ci).map_or("", String::as_str);
+            let _ = write!(
+                s,
+                "<g><title>{}, {}: {n} {}</title><rect x=\"{x}\" y=\"{}\" width=\"{}\" height=\"{h}\" fill=\"{colour}\" stroke=\"#333333\" stroke-width=\"0.5\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#000000\">{n}</text></g>",
+                escape(label),
+                escape(col),
+                escape(&b.unit),
+                base - h,
+                col_w.saturating_sub(4).max(1),
+                x + col_w.saturating_sub(4) / 2,
+                base - h - 4
+            );
+        }
+    }
+    let step = (cols as usize)
+        .div_ceil(((WIDTH - label_w) / 70).max(1) as usize)
+        .max(1);
+    for (ci, c) in b.columns.iter().enumerate() {
+        if ci % step != 0 {
+            continue;
+        }
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"13\" fill=\"#000000\">{}</text>",
+            label_w + ci as u32 * col_w + col_w / 2,
+            top + rows * strip_h + 18,
+            escape(c)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+#[cfg(test)]
+mod page_tests {
+    use super::*;
+
+    #[test]
+    fn inline_drops_the_fixed_size_and_adds_the_text_alternative() {
+        let svg = "<svg width=\"1280\" height=\"734\" viewBox=\"0 0 1280 734\" xmlns=\"http://www.w3.org/2000/svg\">\n<rect/></svg>";
+        assert_eq!(
+            inline(svg, "u", "Usage <all>", "A & B"),
+            "<svg viewBox=\"0 0 1280 734\" xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" role=\"img\" aria-labelledby=\"u-t u-d\"><title id=\"u-t\">Usage &lt;all&gt;</title><desc id=\"u-d\">A &amp; B</desc>\n<rect/></svg>"
+        );
+    }
+
+    #[test]
+    fn bars_label_every_bar_and_skip_zero_counts() {
+        let b = Bars {
+            title: "t".into(),
+            columns: vec!["a".into(), "b".into()],
+            rows: vec![("gold".into(), vec![3, 0])],
+            unit: "workloads".into(),
+        };
+        let svg = bars(&b);
+        assert_eq!(svg.matches("<rect").count(), 2); // background + one bar
+        assert!(svg.contains("<title>gold, a: 3 workloads</title>"));
+        assert!(svg.contains("fill=\"#4E79A7\""));
     }
 }

@@ -405,7 +405,7 @@
 
 pub mod bill;
 pub mod budget;
-mod chart;
+pub mod chart;
 pub mod diff;
 pub mod engine;
 #[cfg(feature = "fuzzing")]

@@ -696,29 +696,7 @@ impl Report {
                 )
             })
             .collect();
-        let queues = self
-            .queues
-            .iter()
-            .map(|(name, q)| {
-                let mut borrowed = BorrowedOut::new();
-                for &(fr, _) in &q.nominal {
-                    let (f, r) = self.fr_name(fr);
-                    let v = display_integral(r, q.borrowed.get(&fr).copied().unwrap_or(0));
-                    borrowed
-                        .entry(f.to_owned())
-                        .or_default()
-                        .insert(r.as_str().to_owned(), v);
-                }
-                (
-                    name.clone(),
-                    QueueOut {
-                        nominal: self.usage_map(&q.nominal),
-                        mean_usage_percent: q.mean_usage_percent(o.end_ms),
-                        borrowed_ms: borrowed,
-                    },
-                )
-            })
-            .collect();
+        let queues = self.queues_output();
         SimReport {
             engine: o.engine,
             start: self.start.to_string(),
@@ -734,6 +712,36 @@ impl Report {
             chargeback: self.chargeback.clone(),
             warnings: o.warnings.clone(),
         }
+    }
+
+    /// The JSON's `queues` section alone (what [`Report::to_output`] puts there), without
+    /// building every workload's output.
+    ///
+    /// # Complexity
+    /// O(queues × flavor-resources).
+    pub fn queues_output(&self) -> BTreeMap<String, QueueOut> {
+        self.queues
+            .iter()
+            .map(|(name, q)| {
+                let mut borrowed = BorrowedOut::new();
+                for &(fr, _) in &q.nominal {
+                    let (f, r) = self.fr_name(fr);
+                    let v = display_integral(r, q.borrowed.get(&fr).copied().unwrap_or(0));
+                    borrowed
+                        .entry(f.to_owned())
+                        .or_default()
+                        .insert(r.as_str().to_owned(), v);
+                }
+                (
+                    name.clone(),
+                    QueueOut {
+                        nominal: self.usage_map(&q.nominal),
+                        mean_usage_percent: q.mean_usage_percent(self.outcome.end_ms),
+                        borrowed_ms: borrowed,
+                    },
+                )
+            })
+            .collect()
     }
 
     /// The JSON document as a [`serde_json::Value`] (for reading fields in tests and

@@ -38,7 +38,9 @@
 //!
 //! One feature per engine, all on by default: `kueue` ([`cohort`], with `fairshare`),
 //! `fairshare` ([`fairshare`]), `kai` ([`rank`]), `mig` ([`mig`]), `metering` ([`metering`],
-//! with `mig`) and `sim` ([`sim`], with `kueue`). [`model`] is always there. An embedder who
+//! with `mig`) and `sim` ([`sim`], with `kueue`). [`model`] is always there. The
+//! non-default `report` feature (with `sim` and `metering`) adds [`report`](crate::report): one
+//! self-contained HTML page per run and the Grafana dashboard of the metering metrics. An embedder who
 //! needs one algorithm writes
 //! `gpuquota = { version = "0.1", default-features = false, features = ["kai"] }` and compiles
 //! nothing else. The non-default `schema` feature adds the JSON Schemas (`schemars`) of the
@@ -166,6 +168,8 @@ pub use gpuquota_mig as mig;
 pub use gpuquota_model as model;
 #[cfg(feature = "kai")]
 pub use gpuquota_rank as rank;
+#[cfg(feature = "report")]
+pub use gpuquota_report as report;
 #[cfg(feature = "sim")]
 pub use gpuquota_sim as sim;
 
