@@ -69,6 +69,9 @@ pub struct KnobDoc {
     /// it as a sum of non-negative multiples of `step`, one per queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<u32>,
+    /// The ClusterQueues a `split` shares among (default: every one `*` matches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub among: Option<Vec<String>>,
     /// The unit of a `split` (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<u32>,
@@ -329,7 +332,16 @@ pub fn parse(
                             format!("{}: split {total} is not a multiple of step {step}", k.path),
                         ));
                     }
-                    let qs = queues(&k.path);
+                    let mut qs = queues(&k.path);
+                    if let Some(among) = &k.among {
+                        if let Some(q) = among.iter().find(|q| !qs.iter().any(|(x, _)| x == *q)) {
+                            return Err(invalid(
+                                &format!("{field}.among"),
+                                format!("{}: ClusterQueue {q:?} has no such quota", k.path),
+                            ));
+                        }
+                        qs.retain(|(q, _)| among.contains(q));
+                    }
                     if qs.is_empty() {
                         return Err(invalid(
                             &format!("{field}.path"),

@@ -38,7 +38,8 @@
 //!
 //! One feature per engine, all on by default: `kueue` ([`cohort`], with `fairshare`),
 //! `fairshare` ([`fairshare`]), `kai` ([`rank`]), `mig` ([`mig`]), `metering` ([`metering`],
-//! with `mig`) and `sim` ([`sim`], with `kueue`). [`model`] is always there. An embedder who
+//! with `mig`), `sim` ([`sim`], with `kueue`) and `advise` ([`advise`], with `sim`).
+//! [`model`] is always there. An embedder who
 //! needs one algorithm writes
 //! `gpuquota = { version = "0.1", default-features = false, features = ["kai"] }` and compiles
 //! nothing else. The non-default `schema` feature adds the JSON Schemas (`schemars`) of the
@@ -168,6 +169,8 @@ pub use gpuquota_model as model;
 pub use gpuquota_rank as rank;
 #[cfg(feature = "sim")]
 pub use gpuquota_sim as sim;
+#[cfg(feature = "advise")]
+pub use gpuquota_advise as advise;
 
 pub mod design;
 pub mod guide;
