@@ -57,9 +57,12 @@
 //!    and the whole grid is simulated; the output's `search.note` says why.
 //! 3. **Front.** With every configuration's figures known, the configurations meeting every
 //!    constraint are filtered and the Pareto front over the objectives is computed exactly
-//!    (pairwise dominance); configurations with identical objective figures are one row, the
-//!    first in grid order, with `alike` counting the others. The recommendation is the
-//!    feasible configuration first by the objectives in order (then grid order).
+//!    (pairwise dominance); configurations with identical objective figures are one row,
+//!    the one closest to the scenario as written, with `alike` counting the others. The
+//!    recommendation is the feasible configuration first by the objectives in order, then
+//!    closest to the scenario as written: fewest knobs changed, then the least summed
+//!    change of the numbers it sets (a split's shares each), then grid order. So when
+//!    several configurations are equally good, the advice changes the least.
 //!
 //! Where the structure does not hold: a cohort shares one pool, so knobs of ClusterQueues
 //! in one cohort are simulated together (the seed platform's five queues are one cohort, so
@@ -74,6 +77,7 @@
 pub mod metric;
 pub mod output;
 pub mod search;
+pub mod seed;
 pub mod spec;
 
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
@@ -149,8 +153,32 @@ pub fn advise(
     opts: &Options<'_>,
 ) -> Result<Advice, Diagnostics> {
     let ev = search::evaluate(plan, &prepared.evaluator, &prepared.scenario.model, opts)?;
-    let advice = output::assemble(plan, &ev)?;
+    let current = current_values(plan, &prepared.scenario.model);
+    let advice = output::assemble(plan, &ev, &current)?;
     Ok(advice)
+}
+
+/// Each knob's value in the scenario as written (its index in the knob's domain): the value
+/// whose edits leave the model unchanged; `None` when no value does, or for a `spec` path.
+pub fn current_values(plan: &Plan, model: &gpuquota_model::Model) -> Vec<Option<usize>> {
+    plan.knobs
+        .iter()
+        .map(|k| {
+            (0..k.settings.len()).find(|&v| {
+                let mut m = model.clone();
+                k.settings[v].iter().all(|(p, x)| {
+                    let set = if p.starts_with("nodes.") {
+                        gpuquota_sim::sweep::set_node_count
+                    } else if p.starts_with("clusterQueues.") {
+                        gpuquota_sim::sweep::set_cluster_queue
+                    } else {
+                        return false;
+                    };
+                    set(&mut m, p, x).is_ok()
+                }) && m == *model
+            })
+        })
+        .collect()
 }
 
 fn refuse(m: String) -> Diagnostics {

@@ -43,7 +43,8 @@ pub struct Row {
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SearchSummary {
-    /// `decomposed` (components simulated apart) or `exhaustive` (every configuration).
+    /// `decomposed` (components simulated apart) or `exhaustive` (one component: every
+    /// configuration simulated).
     pub method: String,
     /// The knobs of each component.
     pub components: Vec<Vec<String>>,
@@ -65,6 +66,9 @@ pub struct KnobOut {
     pub path: String,
     /// Its values, as shown in the rows.
     pub values: Vec<String>,
+    /// Its value in the scenario as written, when one of `values` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<String>,
     /// The price per unit, minor units.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_per_month: Option<i64>,
@@ -98,7 +102,7 @@ pub struct Advice {
     /// The feasible configuration first by the objectives; `null` when none is feasible.
     pub recommended: Option<Row>,
     /// When none is feasible: the three configurations closest to feasible (least summed
-    /// relative violation, then grid order).
+    /// relative violation, then closest to the scenario as written).
     pub closest: Vec<Row>,
     /// When none is feasible: the constraints the closest configuration violates.
     pub binding: Vec<String>,
@@ -246,11 +250,19 @@ fn row(plan: &Plan, p: &Point, alike: usize) -> Row {
 }
 
 /// The Pareto front of `idx` (indices into `points`), ties of identical objective figures
-/// collapsed onto the first in grid order: (index, alike).
-fn front(plan: &Plan, points: &[Point], idx: &[usize]) -> Vec<(usize, usize)> {
+/// collapsed onto the least by `key` (closest to the scenario as written): (index, alike),
+/// in grid order.
+fn front(
+    plan: &Plan,
+    points: &[Point],
+    idx: &[usize],
+    key: &dyn Fn(usize) -> (usize, u128, usize),
+) -> Vec<(usize, usize)> {
     let n = plan.objectives.len();
     let mut out: Vec<(usize, usize)> = Vec::new();
-    for &i in idx {
+    let mut order = idx.to_vec();
+    order.sort_by_key(|&i| key(i));
+    for &i in &order {
         if idx.iter().any(|&j| dominates(plan, &points[j], &points[i])) {
             continue;
         }
@@ -262,6 +274,7 @@ fn front(plan: &Plan, points: &[Point], idx: &[usize]) -> Vec<(usize, usize)> {
             None => out.push((i, 0)),
         }
     }
+    out.sort_by_key(|x| x.0);
     out
 }
 
@@ -368,8 +381,31 @@ fn explain(plan: &Plan, points: &[Point], at: &Point, currency: Option<&str>) ->
 }
 
 /// Every configuration's figures, the front, the recommendation and the explanation.
-pub(crate) fn assemble(plan: &Plan, ev: &Evaluated) -> Result<Advice, gpuquota_model::Diagnostics> {
+pub(crate) fn assemble(
+    plan: &Plan,
+    ev: &Evaluated,
+    current_values: &[Option<usize>],
+) -> Result<Advice, gpuquota_model::Diagnostics> {
     let n = plan.points();
+    let distance = |i: usize| -> (usize, u128, usize) {
+        let c = plan.coordinates(i);
+        let mut changed = 0;
+        let mut amount: u128 = 0;
+        for (k, knob) in plan.knobs.iter().enumerate() {
+            let Some(cur) = current_values[k] else {
+                continue;
+            };
+            if c[k] != cur {
+                changed += 1;
+                for ((_, a), (_, b)) in knob.settings[c[k]].iter().zip(&knob.settings[cur]) {
+                    if let (Ok(a), Ok(b)) = (a.parse::<i64>(), b.parse::<i64>()) {
+                        amount += u128::from(a.abs_diff(b));
+                    }
+                }
+            }
+        }
+        (changed, amount, i)
+    };
     let mut points = Vec::with_capacity(n);
     for i in 0..n {
         let c = plan.coordinates(i);
@@ -395,7 +431,7 @@ pub(crate) fn assemble(plan: &Plan, ev: &Evaluated) -> Result<Advice, gpuquota_m
         let all: Vec<usize> = (0..n).collect();
         let mut by: Vec<usize> = all.clone();
         let total = |i: usize| points[i].violations.iter().sum::<f64>();
-        by.sort_by(|&a, &b| total(a).total_cmp(&total(b)).then(a.cmp(&b)));
+        by.sort_by(|&a, &b| total(a).total_cmp(&total(b)).then(distance(a).cmp(&distance(b))));
         by.truncate(3);
         let binding = by
             .first()
@@ -409,18 +445,26 @@ pub(crate) fn assemble(plan: &Plan, ev: &Evaluated) -> Result<Advice, gpuquota_m
             })
             .unwrap_or_default();
         let anchor = by.first().copied();
-        (front(plan, &points, &all), None, by, binding, anchor)
+        (front(plan, &points, &all, &distance), None, by, binding, anchor)
     } else {
         let best = feasible
             .iter()
             .copied()
-            .min_by(|&a, &b| lexicographic(plan, &points[a], &points[b]).then(a.cmp(&b)));
-        (front(plan, &points, &feasible), best, Vec::new(), Vec::new(), best)
+            .min_by(|&a, &b| {
+                lexicographic(plan, &points[a], &points[b]).then(distance(a).cmp(&distance(b)))
+            });
+        (
+            front(plan, &points, &feasible, &distance),
+            best,
+            Vec::new(),
+            Vec::new(),
+            best,
+        )
     };
     let explanation = anchor
         .map(|i| explain(plan, &points, &points[i], currency.as_deref()))
         .unwrap_or_default();
-    let single_whole = ev.components.len() == 1 && ev.components[0].queues.is_none();
+    let single_whole = ev.components.len() == 1;
     Ok(Advice {
         name: plan.name.clone(),
         scenario: plan.scenario.clone(),
@@ -428,9 +472,11 @@ pub(crate) fn assemble(plan: &Plan, ev: &Evaluated) -> Result<Advice, gpuquota_m
         knobs: plan
             .knobs
             .iter()
-            .map(|k| KnobOut {
+            .zip(current_values)
+            .map(|(k, c)| KnobOut {
                 path: k.path.clone(),
                 values: k.labels.clone(),
+                current: c.map(|i| k.labels[i].clone()),
                 cost_per_month: k.cost_per_month,
             })
             .collect(),
@@ -543,6 +589,56 @@ impl Advice {
             for l in &self.explanation {
                 out.push_str(&format!("  {l}\n"));
             }
+        }
+        out
+    }
+
+    /// In a few lines: what the recommendation changes (each knob from the scenario's value
+    /// to the recommended one) and why (each figure that moves, current → recommended), or,
+    /// when nothing is feasible, the binding constraint.
+    pub fn summary(&self) -> String {
+        let Some(r) = &self.recommended else {
+            return format!(
+                "No configuration of the {} meets every constraint; the closest still break: {}.\n",
+                self.search.points,
+                self.binding.join("; ")
+            );
+        };
+        let mut out = format!(
+            "Of {} configurations ({} simulated), the advisor recommends:\n",
+            self.search.points, self.search.simulated
+        );
+        let mut changed = false;
+        for k in &self.knobs {
+            let to = r.knobs.get(&k.path).cloned().unwrap_or_default();
+            let from = k.current.clone().unwrap_or_else(|| "as written".into());
+            if from != to {
+                changed = true;
+                out.push_str(&format!("  {}: {from} → {to}\n", k.path));
+            }
+        }
+        if !changed {
+            out.push_str("  no change: the scenario as written is already the best\n");
+        }
+        out.push_str("because (current → recommended):\n");
+        for (m, v) in &r.figures {
+            let Some(c) = self.current.figures.get(m) else {
+                continue;
+            };
+            if c != v {
+                out.push_str(&format!("  {m}: {} → {}\n", self.shown(m, c), self.shown(m, v)));
+            }
+        }
+        let broken: Vec<&String> = self.current.violated.iter().collect();
+        if !broken.is_empty() {
+            out.push_str(&format!(
+                "the scenario as written breaks {}; the recommendation meets every constraint\n",
+                broken
+                    .iter()
+                    .map(|s| format!("`{s}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
         out
     }

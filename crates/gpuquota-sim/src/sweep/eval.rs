@@ -82,6 +82,9 @@ pub struct Evaluator<'a> {
     nested: bool,
     cache: ReadCache,
     read: &'a SyncReadFn<'a>,
+    /// The scenario without parameters, read once: `clusterQueues.` and `nodes.` edits
+    /// apply to the model after the import, so a point with only those is a copy of it.
+    base: Mutex<Option<scenario::Scenario>>,
 }
 
 impl<'a> Evaluator<'a> {
@@ -106,6 +109,7 @@ impl<'a> Evaluator<'a> {
             doc,
             cache: Mutex::new(BTreeMap::new()),
             read,
+            base: Mutex::new(None),
         })
     }
 
@@ -124,6 +128,33 @@ impl<'a> Evaluator<'a> {
             })
             .collect();
         check_sweep(&axes, None, None)?;
+        let post_import = |k: &str| k.starts_with("clusterQueues.") || k.starts_with("nodes.");
+        if !params.is_empty() && params.iter().all(|(k, _)| post_import(k)) {
+            let base = self.base.lock().ok().and_then(|b| b.clone());
+            let mut sc = match base {
+                Some(sc) => sc,
+                None => {
+                    let sc = self.load(&[])?;
+                    if let Ok(mut b) = self.base.lock() {
+                        *b = Some(sc.clone());
+                    }
+                    sc
+                }
+            };
+            for (k, v) in params {
+                let set = if k.starts_with("nodes.") {
+                    set_node_count
+                } else {
+                    super::set_cluster_queue
+                };
+                set(&mut sc.model, k, v).map_err(|m| {
+                    Diagnostics(vec![
+                        Diagnostic::error(INVALID_SCENARIO, m).field(k.clone()),
+                    ])
+                })?;
+            }
+            return Ok(sc);
+        }
         let cached = |f: &str| -> Result<(String, String), Diagnostic> {
             if let Some(r) = self.cache.lock().ok().and_then(|c| c.get(f).cloned()) {
                 return r;
