@@ -144,7 +144,13 @@ fn duration_ms(s: &str) -> Option<f64> {
     if s == "0" {
         return Some(0.0);
     }
-    let units = [("ms", 1.0), ("s", 1e3), ("m", 6e4), ("h", 3.6e6), ("d", 8.64e7)];
+    let units = [
+        ("ms", 1.0),
+        ("s", 1e3),
+        ("m", 6e4),
+        ("h", 3.6e6),
+        ("d", 8.64e7),
+    ];
     for (u, f) in units {
         if let Some(n) = s.strip_suffix(u)
             && let Ok(x) = n.trim().parse::<f64>()
@@ -167,7 +173,9 @@ impl Constraint {
         if let Some(m) = t.strip_suffix("not exceeded") {
             let metric = Metric::parse(m)?;
             if !matches!(metric, Metric::Budget(_)) {
-                return Err(format!("{s:?}: only budget{{name=…}} can be `not exceeded`"));
+                return Err(format!(
+                    "{s:?}: only budget{{name=…}} can be `not exceeded`"
+                ));
             }
             return Ok(Constraint {
                 text: t.to_owned(),
@@ -176,13 +184,21 @@ impl Constraint {
                 bound: 0.0,
             });
         }
-        let ops = [("<=", Cmp::Le), (">=", Cmp::Ge), ("<", Cmp::Lt), (">", Cmp::Gt)];
+        let ops = [
+            ("<=", Cmp::Le),
+            (">=", Cmp::Ge),
+            ("<", Cmp::Lt),
+            (">", Cmp::Gt),
+        ];
         for (op, cmp) in ops {
             if let Some((m, v)) = t.split_once(op) {
                 let metric = Metric::parse(m)?;
                 let bound = if metric.is_time() {
                     duration_ms(v).ok_or_else(|| {
-                        format!("{s:?}: {:?} is not a duration (e.g. 1m, 90s, 500ms)", v.trim())
+                        format!(
+                            "{s:?}: {:?} is not a duration (e.g. 1m, 90s, 500ms)",
+                            v.trim()
+                        )
                     })?
                 } else {
                     v.trim()
@@ -235,7 +251,11 @@ pub struct Objective {
 
 impl std::fmt::Display for Objective {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let d = if self.maximize { "maximize" } else { "minimize" };
+        let d = if self.maximize {
+            "maximize"
+        } else {
+            "minimize"
+        };
         write!(f, "{d} {}", self.metric)
     }
 }
@@ -308,10 +328,15 @@ impl Run {
             let mut preemptions = 0;
             let runs = w["runs"].as_array().map(Vec::as_slice).unwrap_or_default();
             for r in runs {
-                let d = i128::from(r["endMs"].as_i64().unwrap_or(0) - r["startMs"].as_i64().unwrap_or(0));
+                let d = i128::from(
+                    r["endMs"].as_i64().unwrap_or(0) - r["startMs"].as_i64().unwrap_or(0),
+                );
                 let mut here = 0i128;
                 for (flavor, res) in r["usage"].as_object().into_iter().flatten() {
-                    let g = res.get("nvidia.com/gpu").and_then(Value::as_str).map_or(0, milli);
+                    let g = res
+                        .get("nvidia.com/gpu")
+                        .and_then(Value::as_str)
+                        .map_or(0, milli);
                     *used.entry(flavor.clone()).or_default() += g * d;
                     here += g * d;
                 }
@@ -332,7 +357,10 @@ impl Run {
                 Workload {
                     queue: w["queue"].as_str().unwrap_or_default().to_owned(),
                     class: w["class"].as_str().unwrap_or_default().to_owned(),
-                    wait_ms: runs.first().and_then(|r| r["startMs"].as_i64()).map(|s| s - created),
+                    wait_ms: runs
+                        .first()
+                        .and_then(|r| r["startMs"].as_i64())
+                        .map(|s| s - created),
                     created_ms: created,
                     lost,
                     used,
@@ -497,11 +525,17 @@ mod tests {
             Metric::P95Wait("inference".into())
         );
         assert_eq!(
-            Metric::parse("utilisation{cardType=H200}").unwrap().to_string(),
+            Metric::parse("utilisation{cardType=H200}")
+                .unwrap()
+                .to_string(),
             "utilisation{cardType=H200}"
         );
         assert!(Metric::parse("cost{x=1}").is_err());
-        assert!(Metric::parse("waiting").unwrap_err().contains("unknown metric"));
+        assert!(
+            Metric::parse("waiting")
+                .unwrap_err()
+                .contains("unknown metric")
+        );
         let c = Constraint::parse("p95TimeToAdmission{class=notebooks} <= 10m").unwrap();
         assert_eq!((c.cmp, c.bound), (Cmp::Le, 600_000.0));
         assert!(c.holds(600_000.0) && !c.holds(600_001.0));

@@ -417,7 +417,12 @@ pub(crate) fn assemble(
             window_ms: ev.baseline.window_ms,
             bill: ev.baseline.bill,
             cards: ev.baseline.cards.clone(),
-            budgets: ev.baseline.budgets.iter().map(|(b, x)| (b.clone(), x.1)).collect(),
+            budgets: ev
+                .baseline
+                .budgets
+                .iter()
+                .map(|(b, x)| (b.clone(), x.1))
+                .collect(),
             ..Totals::default()
         };
         for w in ev.baseline.workloads.values() {
@@ -431,7 +436,11 @@ pub(crate) fn assemble(
         let all: Vec<usize> = (0..n).collect();
         let mut by: Vec<usize> = all.clone();
         let total = |i: usize| points[i].violations.iter().sum::<f64>();
-        by.sort_by(|&a, &b| total(a).total_cmp(&total(b)).then(distance(a).cmp(&distance(b))));
+        by.sort_by(|&a, &b| {
+            total(a)
+                .total_cmp(&total(b))
+                .then(distance(a).cmp(&distance(b)))
+        });
         by.truncate(3);
         let binding = by
             .first()
@@ -445,14 +454,17 @@ pub(crate) fn assemble(
             })
             .unwrap_or_default();
         let anchor = by.first().copied();
-        (front(plan, &points, &all, &distance), None, by, binding, anchor)
+        (
+            front(plan, &points, &all, &distance),
+            None,
+            by,
+            binding,
+            anchor,
+        )
     } else {
-        let best = feasible
-            .iter()
-            .copied()
-            .min_by(|&a, &b| {
-                lexicographic(plan, &points[a], &points[b]).then(distance(a).cmp(&distance(b)))
-            });
+        let best = feasible.iter().copied().min_by(|&a, &b| {
+            lexicographic(plan, &points[a], &points[b]).then(distance(a).cmp(&distance(b)))
+        });
         (
             front(plan, &points, &feasible, &distance),
             best,
@@ -483,11 +495,21 @@ pub(crate) fn assemble(
         objectives: plan.objectives.iter().map(ToString::to_string).collect(),
         constraints: plan.constraints.iter().map(|c| c.text.clone()).collect(),
         search: SearchSummary {
-            method: if single_whole { "exhaustive" } else { "decomposed" }.to_owned(),
+            method: if single_whole {
+                "exhaustive"
+            } else {
+                "decomposed"
+            }
+            .to_owned(),
             components: ev
                 .components
                 .iter()
-                .map(|c| c.knobs.iter().map(|&k| plan.knobs[k].path.clone()).collect())
+                .map(|c| {
+                    c.knobs
+                        .iter()
+                        .map(|&k| plan.knobs[k].path.clone())
+                        .collect()
+                })
                 .collect(),
             points: n,
             simulated: ev.simulated,
@@ -516,7 +538,10 @@ impl Advice {
     fn shown(&self, metric: &str, n: &Number) -> String {
         let m = Metric::parse(metric).ok();
         let v = n.as_f64().unwrap_or(0.0);
-        m.map_or_else(|| n.to_string(), |m| fmt_figure(&m, v, self.currency.as_deref()))
+        m.map_or_else(
+            || n.to_string(),
+            |m| fmt_figure(&m, v, self.currency.as_deref()),
+        )
     }
 
     /// The front as a table, the recommendation (or the closest configurations and the
@@ -547,22 +572,26 @@ impl Advice {
         let mut t = gpuquota_model::text::Table::new(head);
         let mut add = |label: &str, r: &Row| {
             let mut cells = vec![label.to_owned()];
-            cells.extend(
-                self.knobs
-                    .iter()
-                    .map(|k| r.knobs.get(&k.path).cloned().unwrap_or_else(|| "as written".into())),
-            );
-            cells.extend(
-                r.figures
-                    .iter()
-                    .map(|(m, v)| self.shown(m, v)),
-            );
-            cells.push(if r.point.is_some() { r.alike.to_string() } else { String::new() });
+            cells.extend(self.knobs.iter().map(|k| {
+                r.knobs
+                    .get(&k.path)
+                    .cloned()
+                    .unwrap_or_else(|| "as written".into())
+            }));
+            cells.extend(r.figures.iter().map(|(m, v)| self.shown(m, v)));
+            cells.push(if r.point.is_some() {
+                r.alike.to_string()
+            } else {
+                String::new()
+            });
             t.row(cells);
         };
         add("current", &self.current);
         for r in &self.front {
-            let rec = self.recommended.as_ref().is_some_and(|x| x.point == r.point);
+            let rec = self
+                .recommended
+                .as_ref()
+                .is_some_and(|x| x.point == r.point);
             add(if rec { "recommended" } else { "front" }, r);
         }
         for r in &self.closest {
@@ -571,11 +600,8 @@ impl Advice {
         out.push_str(&t.render(width));
         match &self.recommended {
             Some(r) => {
-                let changes: Vec<String> = r
-                    .knobs
-                    .iter()
-                    .map(|(k, v)| format!("{k} = {v}"))
-                    .collect();
+                let changes: Vec<String> =
+                    r.knobs.iter().map(|(k, v)| format!("{k} = {v}")).collect();
                 out.push_str(&format!("recommended: {}\n", changes.join(", ")));
             }
             None => {
@@ -626,7 +652,11 @@ impl Advice {
                 continue;
             };
             if c != v {
-                out.push_str(&format!("  {m}: {} → {}\n", self.shown(m, c), self.shown(m, v)));
+                out.push_str(&format!(
+                    "  {m}: {} → {}\n",
+                    self.shown(m, c),
+                    self.shown(m, v)
+                ));
             }
         }
         let broken: Vec<&String> = self.current.violated.iter().collect();
@@ -653,8 +683,15 @@ impl Advice {
         head.extend(["feasible", "violated", "alike"].map(str::to_owned));
         lines.push(head);
         let mut add = |role: &str, r: &Row| {
-            let mut rec = vec![role.to_owned(), r.point.map(|p| p.to_string()).unwrap_or_default()];
-            rec.extend(self.knobs.iter().map(|k| r.knobs.get(&k.path).cloned().unwrap_or_default()));
+            let mut rec = vec![
+                role.to_owned(),
+                r.point.map(|p| p.to_string()).unwrap_or_default(),
+            ];
+            rec.extend(
+                self.knobs
+                    .iter()
+                    .map(|k| r.knobs.get(&k.path).cloned().unwrap_or_default()),
+            );
             rec.extend(r.figures.values().map(ToString::to_string));
             rec.push(r.feasible.to_string());
             rec.push(r.violated.join("; "));
@@ -663,7 +700,10 @@ impl Advice {
         };
         add("current", &self.current);
         for r in &self.front {
-            let rec = self.recommended.as_ref().is_some_and(|x| x.point == r.point);
+            let rec = self
+                .recommended
+                .as_ref()
+                .is_some_and(|x| x.point == r.point);
             add(if rec { "recommended" } else { "front" }, r);
         }
         for r in &self.closest {

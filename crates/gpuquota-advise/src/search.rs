@@ -66,7 +66,11 @@ fn coupling(model: &gpuquota_model::Model) -> BTreeMap<String, usize> {
         model
             .nodes
             .iter()
-            .filter(|(_, n)| labels.iter().all(|(k, v)| n.metadata.labels.get(k) == Some(v)))
+            .filter(|(_, n)| {
+                labels
+                    .iter()
+                    .all(|(k, v)| n.metadata.labels.get(k) == Some(v))
+            })
             .map(|(name, _)| name.clone())
             .collect()
     };
@@ -202,7 +206,10 @@ pub(crate) fn components(plan: &Plan, model: &gpuquota_model::Model) -> Vec<Comp
 
 /// The sub-grid of a component: every combination of its knobs' values.
 fn sub_points(plan: &Plan, c: &Component) -> usize {
-    c.knobs.iter().map(|&k| plan.knobs[k].labels.len()).product()
+    c.knobs
+        .iter()
+        .map(|&k| plan.knobs[k].labels.len())
+        .product()
 }
 
 fn sub_coordinates(plan: &Plan, c: &Component, mut i: usize) -> Vec<usize> {
@@ -251,7 +258,10 @@ fn simulate_all(
         })?;
         let run = Run::read(&sc, &report);
         if let Some(p) = opts.progress {
-            p(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
+            p(
+                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                total,
+            );
         }
         Ok(run)
     };
@@ -304,7 +314,7 @@ pub(crate) fn evaluate(
             }
         }
         let mut runs = simulate_all(ev, &jobs, opts)?.into_iter();
-        let baseline = runs.next().unwrap_or_else(|| unreachable_run());
+        let baseline = runs.next().unwrap_or_else(unreachable_run);
         let mut per: Vec<Vec<Run>> = comps.iter().map(|_| Vec::new()).collect();
         for ((c, _, _), r) in jobs.iter().skip(1).zip(runs) {
             if let Some(c) = c {
@@ -322,7 +332,10 @@ pub(crate) fn evaluate(
                     }
                     for (k, w) in &r.workloads {
                         if !owned.contains(&w.queue) && baseline.workloads.get(k) != Some(w) {
-                            return Some(format!("workload {k} of queue {} changed with another queue's knob", w.queue));
+                            return Some(format!(
+                                "workload {k} of queue {} changed with another queue's knob",
+                                w.queue
+                            ));
                         }
                     }
                     for (b, x) in &r.budgets {
@@ -381,9 +394,9 @@ impl Evaluated {
             })
             .collect();
         let owner = |queue: &str| -> Option<usize> {
-            self.components.iter().position(|c| {
-                c.queues.as_ref().is_none_or(|q| q.contains(queue))
-            })
+            self.components
+                .iter()
+                .position(|c| c.queues.as_ref().is_none_or(|q| q.contains(queue)))
         };
         let mut t = Totals {
             window_ms: self.baseline.window_ms,

@@ -291,111 +291,126 @@ pub fn parse(
             Some(c) => Some(cents(c).ok_or_else(|| {
                 invalid(
                     &format!("{field}.costPerMonth"),
-                    format!("{}: costPerMonth {c:?} is not an amount with at most two decimals", k.path),
+                    format!(
+                        "{}: costPerMonth {c:?} is not an amount with at most two decimals",
+                        k.path
+                    ),
                 )
             })?),
         };
-        let (settings, labels): (Vec<Vec<(String, String)>>, Vec<String>) =
-            match (&k.values, k.split) {
-                (Some(v), None) => {
-                    let vals: Vec<String> = match v {
-                        Values::Range(r) => gpuquota_sim::sweep::Axis::parse(&format!("x={r}"))
-                            .map_err(|e| invalid(&format!("{field}.values"), format!("{}: {e}", k.path)))?
-                            .values,
-                        Values::List(l) => l
-                            .iter()
-                            .map(scalar_text)
-                            .collect::<Option<Vec<_>>>()
-                            .ok_or_else(|| {
-                                invalid(
-                                    &format!("{field}.values"),
-                                    format!("{}: values must be scalars", k.path),
-                                )
-                            })?,
-                    };
-                    if k.path.split('.').any(|s| s == "*") {
-                        return Err(invalid(
-                            &field,
-                            format!("{}: a `*` path shares a pool: give `split: N`, not values", k.path),
-                        ));
+        let (settings, labels): (Vec<Vec<(String, String)>>, Vec<String>) = match (
+            &k.values, k.split,
+        ) {
+            (Some(v), None) => {
+                let vals: Vec<String> = match v {
+                    Values::Range(r) => {
+                        gpuquota_sim::sweep::Axis::parse(&format!("x={r}"))
+                            .map_err(|e| {
+                                invalid(&format!("{field}.values"), format!("{}: {e}", k.path))
+                            })?
+                            .values
                     }
-                    (
-                        vals.iter().map(|v| vec![(k.path.clone(), v.clone())]).collect(),
-                        vals,
-                    )
-                }
-                (None, Some(total)) => {
-                    let step = k.step.unwrap_or(1);
-                    if step == 0 || total % step != 0 {
-                        return Err(invalid(
-                            &format!("{field}.step"),
-                            format!("{}: split {total} is not a multiple of step {step}", k.path),
-                        ));
-                    }
-                    let mut qs = queues(&k.path);
-                    if let Some(among) = &k.among {
-                        if let Some(q) = among.iter().find(|q| !qs.iter().any(|(x, _)| x == *q)) {
-                            return Err(invalid(
-                                &format!("{field}.among"),
-                                format!("{}: ClusterQueue {q:?} has no such quota", k.path),
-                            ));
-                        }
-                        qs.retain(|(q, _)| among.contains(q));
-                    }
-                    if qs.is_empty() {
-                        return Err(invalid(
-                            &format!("{field}.path"),
-                            format!("{}: `*` matches no ClusterQueue with such a quota", k.path),
-                        ));
-                    }
-                    if composition_count(u64::from(total / step), qs.len() as u64, MAX_POINTS)
-                        .is_none()
-                    {
-                        return Err(invalid(
-                            &field,
-                            format!(
-                                "{}: splitting {total} among {} queues makes more than {MAX_POINTS} configurations",
-                                k.path,
-                                qs.len()
-                            ),
-                        ));
-                    }
-                    let comps = compositions(total, step, qs.len());
-                    let settings = comps
+                    Values::List(l) => l
                         .iter()
-                        .map(|c| {
-                            qs.iter()
-                                .zip(c)
-                                .map(|((_, p), v)| (p.clone(), v.to_string()))
-                                .collect()
-                        })
-                        .collect();
-                    let labels = comps
-                        .iter()
-                        .map(|c| {
-                            qs.iter()
-                                .zip(c)
-                                .map(|((q, _), v)| format!("{q}:{v}"))
-                                .collect::<Vec<_>>()
-                                .join(" ")
-                        })
-                        .collect();
-                    (settings, labels)
-                }
-                _ => {
+                        .map(scalar_text)
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| {
+                            invalid(
+                                &format!("{field}.values"),
+                                format!("{}: values must be scalars", k.path),
+                            )
+                        })?,
+                };
+                if k.path.split('.').any(|s| s == "*") {
                     return Err(invalid(
                         &field,
-                        format!("{}: give exactly one of `values` and `split`", k.path),
+                        format!(
+                            "{}: a `*` path shares a pool: give `split: N`, not values",
+                            k.path
+                        ),
                     ));
                 }
-            };
+                (
+                    vals.iter()
+                        .map(|v| vec![(k.path.clone(), v.clone())])
+                        .collect(),
+                    vals,
+                )
+            }
+            (None, Some(total)) => {
+                let step = k.step.unwrap_or(1);
+                if step == 0 || total % step != 0 {
+                    return Err(invalid(
+                        &format!("{field}.step"),
+                        format!("{}: split {total} is not a multiple of step {step}", k.path),
+                    ));
+                }
+                let mut qs = queues(&k.path);
+                if let Some(among) = &k.among {
+                    if let Some(q) = among.iter().find(|q| !qs.iter().any(|(x, _)| x == *q)) {
+                        return Err(invalid(
+                            &format!("{field}.among"),
+                            format!("{}: ClusterQueue {q:?} has no such quota", k.path),
+                        ));
+                    }
+                    qs.retain(|(q, _)| among.contains(q));
+                }
+                if qs.is_empty() {
+                    return Err(invalid(
+                        &format!("{field}.path"),
+                        format!("{}: `*` matches no ClusterQueue with such a quota", k.path),
+                    ));
+                }
+                if composition_count(u64::from(total / step), qs.len() as u64, MAX_POINTS).is_none()
+                {
+                    return Err(invalid(
+                        &field,
+                        format!(
+                            "{}: splitting {total} among {} queues makes more than {MAX_POINTS} configurations",
+                            k.path,
+                            qs.len()
+                        ),
+                    ));
+                }
+                let comps = compositions(total, step, qs.len());
+                let settings = comps
+                    .iter()
+                    .map(|c| {
+                        qs.iter()
+                            .zip(c)
+                            .map(|((_, p), v)| (p.clone(), v.to_string()))
+                            .collect()
+                    })
+                    .collect();
+                let labels = comps
+                    .iter()
+                    .map(|c| {
+                        qs.iter()
+                            .zip(c)
+                            .map(|((q, _), v)| format!("{q}:{v}"))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    })
+                    .collect();
+                (settings, labels)
+            }
+            _ => {
+                return Err(invalid(
+                    &field,
+                    format!("{}: give exactly one of `values` and `split`", k.path),
+                ));
+            }
+        };
         if labels.is_empty() {
             return Err(invalid(&field, format!("{}: no values", k.path)));
         }
         if cost_per_month.is_some() && k.split.is_some() {
             return Err(invalid(
                 &format!("{field}.costPerMonth"),
-                format!("{}: a split moves units between queues; it buys none", k.path),
+                format!(
+                    "{}: a split moves units between queues; it buys none",
+                    k.path
+                ),
             ));
         }
         let units = labels.iter().map(|l| l.parse::<i64>().ok()).collect();
@@ -417,7 +432,10 @@ pub fn parse(
         });
     }
     if knobs.is_empty() {
-        return Err(invalid("spec.vary", "nothing to vary: give at least one knob".into()));
+        return Err(invalid(
+            "spec.vary",
+            "nothing to vary: give at least one knob".into(),
+        ));
     }
     let total = knobs
         .iter()
@@ -426,7 +444,9 @@ pub fn parse(
         .ok_or_else(|| {
             invalid(
                 "spec.vary",
-                format!("the knobs make more than the {MAX_POINTS} configurations an advice may have"),
+                format!(
+                    "the knobs make more than the {MAX_POINTS} configurations an advice may have"
+                ),
             )
         })?;
     let _ = total;
@@ -463,7 +483,10 @@ pub fn parse(
         })
         .collect::<Result<Vec<_>, _>>()?;
     if objectives.is_empty() {
-        return Err(invalid("spec.objectives", "no objective: give at least one".into()));
+        return Err(invalid(
+            "spec.objectives",
+            "no objective: give at least one".into(),
+        ));
     }
     Ok(Plan {
         name: doc.metadata.name,

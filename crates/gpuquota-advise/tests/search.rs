@@ -16,10 +16,12 @@ fn both(base: &Path, advice_text: &str) -> (Advice, Advice) {
         let p = base.join(rel);
         std::fs::read_to_string(&p)
             .map(|t| (rel.to_owned(), t))
-            .map_err(|e| gpuquota_model::diag::Diagnostic::error(
-                gpuquota_model::diag::codes::READ_FAILED,
-                e.to_string(),
-            ))
+            .map_err(|e| {
+                gpuquota_model::diag::Diagnostic::error(
+                    gpuquota_model::diag::codes::READ_FAILED,
+                    e.to_string(),
+                )
+            })
     };
     let v: serde_json::Value = serde_saphyr::from_str(advice_text).unwrap();
     let scenario = v["spec"]["scenario"].as_str().unwrap().to_owned();
@@ -77,7 +79,10 @@ fn ten_queues_front_is_the_exhaustive_front_from_under_ten_percent_of_the_grid()
     assert_eq!(knobs, ["4", "4", "5", "1"]);
     assert_eq!(r.alike, 0);
     assert_eq!(r.figures["cost"].as_i64(), Some(1_152_000));
-    assert_eq!(r.figures["p95TimeToAdmission{class=inference}"].as_i64(), Some(0));
+    assert_eq!(
+        r.figures["p95TimeToAdmission{class=inference}"].as_i64(),
+        Some(0)
+    );
     // the scenario as written: c1's peak of 3 waits 4 h for the serving workload's end
     assert_eq!(
         s.current.figures["p95TimeToAdmission{class=inference}"].as_i64(),
@@ -85,7 +90,12 @@ fn ten_queues_front_is_the_exhaustive_front_from_under_ten_percent_of_the_grid()
     );
     assert_eq!(s.front.len(), 2);
     // node count 0 saves 1,000 EUR but leaves c2's inference unadmitted (the 72 h window)
-    assert!(s.explanation.iter().any(|l| l.starts_with("nodes.n2.count at 1; moving it to 0: cost 11520.00 EUR → 10520.00 EUR")), "{:?}", s.explanation);
+    assert!(
+        s.explanation.iter().any(|l| l
+            .starts_with("nodes.n2.count at 1; moving it to 0: cost 11520.00 EUR → 10520.00 EUR")),
+        "{:?}",
+        s.explanation
+    );
 }
 
 /// The seed month (its five ClusterQueues share the cohort `platform`, so the grid is one
@@ -107,6 +117,9 @@ fn seed_month_advice_matches_the_exhaustive_grid_and_recommends_its_quotas() {
     let knobs: Vec<&str> = r.knobs.values().map(String::as_str).collect();
     assert_eq!(knobs, ["assistant:9 data-science:3", "0"]);
     assert_eq!(r.figures["lostGpuHours"].as_f64(), Some(0.0));
-    assert_eq!(r.figures["budget{name=batch-monthly}"].as_f64(), Some(1800.0));
+    assert_eq!(
+        r.figures["budget{name=batch-monthly}"].as_f64(),
+        Some(1800.0)
+    );
     assert!(r.feasible);
 }

@@ -142,8 +142,8 @@ pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
             }
         };
         if let Some(p) = &a.patch_out {
-            let yaml =
-                advise::output::patch_yaml(&prepared.scenario, &chosen.0, &settings).map_err(CliError)?;
+            let yaml = advise::output::patch_yaml(&prepared.scenario, &chosen.0, &settings)
+                .map_err(CliError)?;
             crate::common::write_file(p, yaml.as_bytes(), a.force)?;
         }
         if a.diff || a.plot.is_some() {

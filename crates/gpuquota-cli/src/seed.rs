@@ -156,9 +156,7 @@ pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<ExitCode, CliError>
     ));
 
     text.push_str("\n== What the advisor would change and why ==\n");
-    text.push_str(
-        &gpuquota::advise::seed::section().map_err(|d| CliError(d.to_string()))?,
-    );
+    text.push_str(&gpuquota::advise::seed::section().map_err(|d| CliError(d.to_string()))?);
     text.push_str(&place.reproduce(
         &["platform.yaml", "month.yaml", "kueue.yaml", "advice.yaml"],
         &[format!(

@@ -140,7 +140,9 @@ pub(crate) fn run(c: SweepCommand) -> Result<ExitCode, CliError> {
 
 /// Reads the scenario named on the command line: its display name, text, directory and stem,
 /// or the exit code after printing why not (2: it cannot be read, as for every command).
-pub(crate) fn read_scenario(file: &std::path::Path) -> Result<(String, String, PathBuf, String), ExitCode> {
+pub(crate) fn read_scenario(
+    file: &std::path::Path,
+) -> Result<(String, String, PathBuf, String), ExitCode> {
     let name = gpuquota::model::source::display_name(file);
     let text = gpuquota::model::source::read_text(file).map_err(|d| {
         print_diagnostics([&d]);

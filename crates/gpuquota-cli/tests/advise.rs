@@ -34,21 +34,43 @@ fn the_table_recommends_and_explains_and_the_patch_holds_the_changed_queues() {
     let dir = temp_dir("patch");
     let out = run(
         &dir,
-        &["advise", "advice.yaml", "--explain", "--patch-out", "rec.yaml", "--diff", "-q"],
+        &[
+            "advise",
+            "advice.yaml",
+            "--explain",
+            "--patch-out",
+            "rec.yaml",
+            "--diff",
+            "-q",
+        ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let t = text(&out.stdout);
-    assert!(t.starts_with("advice ten-queues over sim.yaml: 540 configurations, 40 simulated (decomposed)\n"), "{t}");
+    assert!(
+        t.starts_with(
+            "advice ten-queues over sim.yaml: 540 configurations, 40 simulated (decomposed)\n"
+        ),
+        "{t}"
+    );
     assert!(t.contains("recommended: clusterQueues.a0.nominalQuota = 4, clusterQueues.b0.borrowingLimit = 4, clusterQueues.a1.nominalQuota = 5, nodes.n2.count = 1\n"), "{t}");
-    assert!(t.contains("  clusterQueues.a1.nominalQuota at 5; moving it to 4:"), "{t}");
+    assert!(
+        t.contains("  clusterQueues.a1.nominalQuota at 5; moving it to 4:"),
+        "{t}"
+    );
     assert!(t.contains("current (A) against recommended (B):"), "{t}");
     let patch = std::fs::read_to_string(dir.join("rec.yaml")).unwrap();
     // a1's quota 4 → 5 is the one change: a0 and b0 stay as written, n2 stays one Node
     assert_eq!(patch.matches("kind: ClusterQueue").count(), 1, "{patch}");
-    assert!(patch.contains("name: a1") && patch.contains("nominalQuota: \"5\""), "{patch}");
+    assert!(
+        patch.contains("name: a1") && patch.contains("nominalQuota: \"5\""),
+        "{patch}"
+    );
     assert!(!patch.contains("kind: Node"), "{patch}");
     // the safe writer refuses to replace the patch without --force
-    let again = run(&dir, &["advise", "advice.yaml", "--patch-out", "rec.yaml", "-q"]);
+    let again = run(
+        &dir,
+        &["advise", "advice.yaml", "--patch-out", "rec.yaml", "-q"],
+    );
     assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -61,7 +83,10 @@ fn csv_has_one_row_per_configuration_shown() {
     let lines: Vec<&str> = t.lines().collect();
     // header, current, the front's two rows
     assert_eq!(lines.len(), 4, "{t}");
-    assert!(lines[0].starts_with("role,point,clusterQueues.a0.nominalQuota,"), "{t}");
+    assert!(
+        lines[0].starts_with("role,point,clusterQueues.a0.nominalQuota,"),
+        "{t}"
+    );
     assert!(lines[1].starts_with("current,,"), "{t}");
     assert!(lines.iter().any(|l| l.starts_with("recommended,")), "{t}");
 }
@@ -74,7 +99,11 @@ fn unreadable_files_exit_2_and_bad_advice_exits_1() {
     std::fs::write(dir.join("bad.yaml"), "apiVersion: gpuquota.dev/v1alpha1\nkind: Advice\nspec:\n  scenario: sim.yaml\n  vary: [{path: clusterQueues.a0.nominalQuota, values: 0..2}]\n  objectives: [{minimize: waiting}]\n").unwrap();
     let out = run(&dir, &["advise", "bad.yaml"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("unknown metric"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("unknown metric"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(out.stdout.is_empty());
     std::fs::write(dir.join("gone.yaml"), "apiVersion: gpuquota.dev/v1alpha1\nkind: Advice\nspec:\n  scenario: nothere.yaml\n  vary: [{path: clusterQueues.a0.nominalQuota, values: 0..2}]\n  objectives: [{minimize: cost}]\n").unwrap();
     let out = run(&dir, &["advise", "gone.yaml"]);

@@ -970,8 +970,7 @@ fn check_sweep(
             }
         }
         if a.path.starts_with("nodes.")
-            && a
-                .path
+            && a.path
                 .strip_prefix("nodes.")
                 .and_then(|r| r.strip_suffix(".count"))
                 .is_none_or(|n| n.is_empty() || n.contains('.'))

@@ -156,6 +156,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[cfg(feature = "advise")]
+pub use gpuquota_advise as advise;
 #[cfg(feature = "kueue")]
 pub use gpuquota_cohort as cohort;
 #[cfg(feature = "fairshare")]
@@ -169,8 +171,6 @@ pub use gpuquota_model as model;
 pub use gpuquota_rank as rank;
 #[cfg(feature = "sim")]
 pub use gpuquota_sim as sim;
-#[cfg(feature = "advise")]
-pub use gpuquota_advise as advise;
 
 pub mod design;
 pub mod guide;
