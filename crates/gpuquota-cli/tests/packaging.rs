@@ -12,8 +12,9 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-const CRATES: [&str; 9] = [
+const CRATES: [&str; 10] = [
     "gpuquota",
+    "gpuquota-advise",
     "gpuquota-cli",
     "gpuquota-cohort",
     "gpuquota-fairshare",
