@@ -73,7 +73,7 @@ fn the_default_run_writes_no_file_and_follows_no_planted_link() {
     std::fs::remove_dir_all(&root).ok();
 }
 
-/// `--out DIR` creates DIR and writes the eight scenario files and four plots; a second run
+/// `--out DIR` creates DIR and writes the nine scenario files (the advice among them) and four plots; a second run
 /// refuses (exit 2, before any work, nothing on stdout, the files as they were) until
 /// `--force` replaces them.
 #[test]
@@ -86,6 +86,7 @@ fn out_writes_the_files_refuses_to_replace_them_and_force_does() {
     assert_eq!(
         names(&dir),
         [
+            "advice.yaml",
             "diff.svg",
             "kai-month.yaml",
             "kai-platform.yaml",
@@ -130,7 +131,7 @@ fn out_writes_the_files_refuses_to_replace_them_and_force_does() {
     assert_eq!(forced.status.code(), Some(0), "{}", text(&forced.stderr));
     assert_eq!(std::fs::read(dir.join("platform.yaml")).unwrap(), platform);
     // no temporary file is left beside them
-    assert_eq!(names(&dir).len(), 13, "{:?}", names(&dir));
+    assert_eq!(names(&dir).len(), 14, "{:?}", names(&dir));
     std::fs::remove_dir_all(&root).ok();
 }
 
