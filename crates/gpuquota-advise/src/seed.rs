@@ -1,32 +1,14 @@
 //! The advisor on the seed month, for the default run's section "what the advisor would
-//! change and why": a small grid of the example advice (`gpuquota example advice`), the
-//! assistant's and data science's share of their twelve RTX PRO 6000 and batch's H200 NVL
-//! borrowing limit of 0, 4 or 8, under the same constraints and objectives.
+//! change and why": the example advice (`gpuquota example advice`), the assistant's and
+//! data science's share of their twelve RTX PRO 6000 and batch's H200 NVL borrowing limit
+//! of 0, 4 or 8.
 
 use gpuquota_model::diag::{Diagnostic, Diagnostics, codes};
 
 use crate::{Advice, Options, advise, parse, prepare, split_queues};
 
-/// The section's advice (the example's constraints and objectives on a 39-point grid).
-pub const SECTION_ADVICE: &str = "\
-apiVersion: gpuquota.dev/v1alpha1
-kind: Advice
-metadata: {name: seed-quotas-section}
-spec:
-  scenario: kueue.yaml
-  vary:
-  - {path: clusterQueues.*.rtx-pro-6000.nvidia.com/gpu.nominalQuota, split: 12, among: [assistant, data-science]}
-  - {path: clusterQueues.batch.h200-nvl.nvidia.com/gpu.borrowingLimit, values: [0, 4, 8]}
-  constraints:
-  - p95TimeToAdmission{class=inference} <= 1m
-  - p95TimeToAdmission{class=notebook} <= 10m
-  - budget{name=batch-monthly} not exceeded
-  - p95TimeToAdmission{class=batch} <= 24h
-  objectives:
-  - minimize: cost
-  - minimize: lostGpuHours
-  - maximize: utilisation{cardType=H200}
-";
+/// The section's advice: the seed example (`gpuquota example advice`), a 39-point grid.
+pub const SECTION_ADVICE: &str = gpuquota_sim::seed::ADVICE;
 
 /// The seed files by name.
 fn read(rel: &str) -> Result<(String, String), Diagnostic> {

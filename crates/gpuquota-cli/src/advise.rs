@@ -23,9 +23,9 @@ pub(crate) enum AdviceOutput {
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Examples:
-  gpuquota example advice > advice.yaml && gpuquota advise advice.yaml --explain
-  gpuquota advise advice.yaml --patch-out recommended.yaml --diff    the patch and the what-if
-  gpuquota advise advice.yaml -o json -j 2 --quiet")]
+  gpuquota --out seed && gpuquota advise seed/advice.yaml --explain    the seed month's advice
+  gpuquota advise seed/advice.yaml --patch-out recommended.yaml --diff    the patch and the what-if
+  gpuquota advise seed/advice.yaml -o json -j 2 --quiet")]
 pub(crate) struct AdviseArgs {
     /// The `Advice` file (its `spec.scenario` is read relative to it).
     file: PathBuf,

@@ -160,7 +160,7 @@ pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<ExitCode, CliError>
     text.push_str(&place.reproduce(
         &["platform.yaml", "month.yaml", "kueue.yaml", "advice.yaml"],
         &[format!(
-            "gpuquota advise {} --explain   # the full grid: 1,080 configurations",
+            "gpuquota advise {} --explain",
             p("advice.yaml")
         )],
     ));
