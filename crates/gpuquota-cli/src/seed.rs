@@ -159,10 +159,7 @@ pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<ExitCode, CliError>
     text.push_str(&gpuquota::advise::seed::section().map_err(|d| CliError(d.to_string()))?);
     text.push_str(&place.reproduce(
         &["platform.yaml", "month.yaml", "kueue.yaml", "advice.yaml"],
-        &[format!(
-            "gpuquota advise {} --explain",
-            p("advice.yaml")
-        )],
+        &[format!("gpuquota advise {} --explain", p("advice.yaml"))],
     ));
 
     text.push_str("\n== MIG plan: notebooks (8 x nvidia.com/mig-1g.24gb) on rtx-b ==\n");
