@@ -135,6 +135,13 @@ pub(crate) const SAMPLES: &[Sample] = &[
         text: gpuquota::sim::seed::KUEUE,
     },
     Sample {
+        name: "advice",
+        file: "advice.yaml",
+        about: "advice: the seed month's quotas that meet each class's wait at the least lost work (reads kueue.yaml)",
+        commands: &["gpuquota advise advice.yaml --explain"],
+        text: gpuquota::sim::seed::ADVICE,
+    },
+    Sample {
         name: "seed-kueue-no-lending-limit",
         file: "kueue-no-lending-limit.yaml",
         about: "the seed month under Kueue with the assistant's lendingLimit unset (reads platform.yaml, month.yaml)",

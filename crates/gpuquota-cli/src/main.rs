@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory as _, Parser, Subcommand};
 
+mod advise;
 mod budgets;
 #[allow(dead_code)] // helpers are used as the engine subcommands land
 #[macro_use]
@@ -112,6 +113,10 @@ enum Command {
     /// Simulate a scenario in virtual time: arrivals, admissions, preemptions, completions.
     #[command(display_order = 70)]
     Sim(sim::SimArgs),
+    /// Recommend quotas and capacity: the Pareto front of a grid of configurations that
+    /// meet each class's service level, simulated.
+    #[command(display_order = 80)]
+    Advise(advise::AdviseArgs),
     /// Print a commented sample of an input format, or list them with the commands they feed.
     #[command(display_order = 90)]
     Example(example::ExampleArgs),
@@ -153,6 +158,7 @@ fn main() -> ExitCode {
         Some(Command::Quotas(args)) => quotas::run(args),
         Some(Command::Kueue { command }) => kueue::run(command),
         Some(Command::Sim(args)) => sim::run(args),
+        Some(Command::Advise(args)) => advise::run(args),
         Some(Command::Example(args)) => example::run(args),
         Some(Command::Completions(args)) => completions::run(args),
         Some(Command::Man(args)) => man::run(args),

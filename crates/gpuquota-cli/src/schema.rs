@@ -38,6 +38,8 @@ pub(crate) enum SchemaOf {
     SimDiff,
     /// `gpuquota sim sweep --output json` and `gpuquota sim merge --output json`.
     SimSweep,
+    /// `gpuquota advise --output json`.
+    Advice,
     /// The scenario `gpuquota sim` reads (a `Simulation` for the Kueue, ResourceQuota or KAI
     /// engine, Kueue's perf-generator config, or KAI's time-based-fairshare simulator
     /// config).
@@ -125,6 +127,7 @@ pub(crate) fn schema(of: SchemaOf) -> schemars::Schema {
         SchemaOf::Sim => output::<SimJson>(),
         SchemaOf::SimDiff => output::<gpuquota::sim::diff::DiffReport>(),
         SchemaOf::SimSweep => output::<gpuquota::sim::sweep::Table>(),
+        SchemaOf::Advice => output::<gpuquota::advise::Advice>(),
         SchemaOf::MeterInput => input::<gpuquota::metering::Document>(),
         SchemaOf::Scenario => input::<ScenarioJson>(),
     }

@@ -27,6 +27,7 @@ pub(crate) const FILES: &[(&str, &str, &str)] = &[
         gpuquota::sim::seed::RESOURCEQUOTA,
     ),
     ("seed-kueue", "kueue.yaml", gpuquota::sim::seed::KUEUE),
+    ("advice", "advice.yaml", gpuquota::sim::seed::ADVICE),
     (
         "seed-kueue-no-lending-limit",
         "kueue-no-lending-limit.yaml",
@@ -155,6 +156,13 @@ pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<ExitCode, CliError>
                 p("kueue.yaml")
             ),
         ],
+    ));
+
+    text.push_str("\n== What the advisor would change and why ==\n");
+    text.push_str(&gpuquota::advise::seed::section().map_err(|d| CliError(d.to_string()))?);
+    text.push_str(&place.reproduce(
+        &["platform.yaml", "month.yaml", "kueue.yaml", "advice.yaml"],
+        &[format!("gpuquota advise {} --explain", p("advice.yaml"))],
     ));
 
     text.push_str("\n== MIG plan: notebooks (8 x nvidia.com/mig-1g.24gb) on rtx-b ==\n");

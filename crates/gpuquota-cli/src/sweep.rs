@@ -96,7 +96,7 @@ pub(crate) struct MergeArgs {
 }
 
 /// A progress bar of sweep runs on stderr; hidden when `quiet` or stderr is not a terminal.
-fn progress_bar(quiet: bool) -> indicatif::ProgressBar {
+pub(crate) fn progress_bar(quiet: bool) -> indicatif::ProgressBar {
     use std::io::IsTerminal as _;
     if quiet || !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();
@@ -144,7 +144,9 @@ pub(crate) fn run(c: SweepCommand) -> Result<ExitCode, CliError> {
 
 /// Reads the scenario named on the command line: its display name, text, directory and stem,
 /// or the exit code after printing why not (2: it cannot be read, as for every command).
-fn read_scenario(file: &std::path::Path) -> Result<(String, String, PathBuf, String), ExitCode> {
+pub(crate) fn read_scenario(
+    file: &std::path::Path,
+) -> Result<(String, String, PathBuf, String), ExitCode> {
     let name = gpuquota::model::source::display_name(file);
     let text = gpuquota::model::source::read_text(file).map_err(|d| {
         print_diagnostics([&d]);

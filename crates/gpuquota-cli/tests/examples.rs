@@ -64,6 +64,7 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
             "seed-month",
             "seed-resourcequota",
             "seed-kueue",
+            "advice",
             "seed-kueue-no-lending-limit",
             "seed-kai-platform",
             "seed-kai-month",
@@ -72,11 +73,11 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
         ]
     );
     // The seed platform's files go to their own directory: they name each other by the names
-    // the default run gives them, which the other samples also use.
+    // the default run gives them, which the other samples also use; the advice reads them.
     let seed = dir.join("seed");
     std::fs::create_dir_all(&seed).expect("seed dir");
     let home = |name: &str| {
-        if name.starts_with("seed-") {
+        if name.starts_with("seed-") || name == "advice" {
             &seed
         } else {
             &dir
@@ -105,7 +106,7 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
             runs += 1;
         }
     }
-    assert_eq!(runs, 19 + 10);
+    assert_eq!(runs, 19 + 11);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -166,7 +167,7 @@ fn example_defaults_to_the_list_and_rejects_unknown_names() {
     );
     assert!(
         stderr.contains(
-            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget, seed-platform, seed-month, seed-resourcequota, seed-kueue, seed-kueue-no-lending-limit, seed-kai-platform, seed-kai-month, seed-kai, seed-mig-plan, grafana-dashboard]"
+            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget, seed-platform, seed-month, seed-resourcequota, seed-kueue, advice, seed-kueue-no-lending-limit, seed-kai-platform, seed-kai-month, seed-kai, seed-mig-plan, grafana-dashboard]"
         ),
         "{stderr}"
     );

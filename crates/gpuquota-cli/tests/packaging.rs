@@ -14,6 +14,7 @@ fn read(path: &Path) -> String {
 
 const CRATES: [&str; 10] = [
     "gpuquota",
+    "gpuquota-advise",
     "gpuquota-cli",
     "gpuquota-cohort",
     "gpuquota-fairshare",

@@ -121,6 +121,7 @@ const RUNS: &[(&str, &[&str])] = &[
             "json",
         ],
     ),
+    ("advice", &["advise", TEN_QUEUES, "-o", "json", "-q"]),
     (
         "sim-sweep",
         &[
@@ -137,6 +138,10 @@ const RUNS: &[(&str, &[&str])] = &[
     ),
 ];
 
+const TEN_QUEUES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../gpuquota-advise/tests/data/ten-queues/advice.yaml"
+);
 const SEED_KUEUE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../gpuquota-sim/data/seed/kueue.yaml"

@@ -33,11 +33,13 @@
 //! calls [`Page::render`]; the building blocks of the bill and the budgets are public
 //! ([`bill_table`]).
 
+mod advise;
 pub mod grafana;
 mod month;
 mod others;
 mod page;
 
 pub use month::{WAIT_BUCKETS, bill_table, sections as month_sections, wait_histogram};
+pub use advise::{WhatIf, advise};
 pub use others::{diff, kai, meter, seed, sim, sweep};
 pub use page::{Block, Cell, Fact, Page, Row, Section, Table};

@@ -42,6 +42,9 @@ pub const PLATFORM: &str = include_str!("../data/seed/platform.yaml");
 pub const MONTH: &str = include_str!("../data/seed/month.yaml");
 /// `data/seed/kueue.yaml`: the month under Kueue.
 pub const KUEUE: &str = include_str!("../data/seed/kueue.yaml");
+/// `advice.yaml`: what the seed month's quotas should be (`gpuquota advise`; reads
+/// kueue.yaml).
+pub const ADVICE: &str = include_str!("../data/seed/advice.yaml");
 /// `data/seed/resourcequota.yaml`: the month under ResourceQuota only.
 pub const RESOURCEQUOTA: &str = include_str!("../data/seed/resourcequota.yaml");
 /// `data/seed/kueue-no-lending-limit.yaml`: the Kueue month with the assistant's

@@ -24,6 +24,9 @@
 //!   the path names the ClusterQueue's only flavor and resource, and is an error naming the
 //!   choices when there are several (`clusterQueues.batch.borrowingLimit=0,4,8`,
 //!   `clusterQueues.batch.h100.nvidia.com/gpu.nominalQuota=8,16`).
+//! - `nodes.NODE.count` makes the cluster files' Node `NODE` N servers alike
+//!   ([`set_node_count`]): copies `NODE-2` … `NODE-N` with its labels and allocatable
+//!   (hostname label renamed), or none at all for 0; at most [`NODE_COUNT_LIMIT`].
 //! - `seed` sets `seed` of every generated trace (`spec.workloads[].trace.generate`, see
 //!   [`crate::trace`]): `--set seed=1..20` replays twenty draws of the same trace shape. A
 //!   scenario without a generated trace has nothing seeded and the sweep is refused: Kueue's
@@ -86,11 +89,13 @@ use serde_json::{Map, Value, json};
 use crate::scenario::{self, INVALID_SCENARIO};
 
 mod args;
+mod eval;
 mod job;
 
 pub use args::{
     MAX_RUNS, MAX_SHARDS, MAX_THREADS, parse_axes, parse_shard, parse_shard_count, parse_threads,
 };
+pub use eval::{Evaluator, NODE_COUNT_LIMIT, set_node_count};
 pub use job::{
     IndexedJob, JobRequest, MAX_CONFIGMAP_BYTES, escape_kubelet, indexed_job, manifests, to_yaml,
 };
@@ -823,7 +828,12 @@ fn load_run(
         return Err(e);
     }
     for (k, v) in quotas {
-        set_cluster_queue(&mut sc.model, k, v).map_err(|m| {
+        let set = if k.starts_with("nodes.") {
+            set_node_count
+        } else {
+            set_cluster_queue
+        };
+        set(&mut sc.model, k, v).map_err(|m| {
             Diagnostics(vec![
                 Diagnostic::error(INVALID_SCENARIO, m).field(k.to_owned()),
             ])
@@ -842,7 +852,7 @@ fn unknown_paths(
     let prefix = if nested { "spec." } else { "" };
     let mut out = Vec::new();
     for (k, _) in params {
-        if k.starts_with("clusterQueues.") || k == "seed" {
+        if k.starts_with("clusterQueues.") || k.starts_with("nodes.") || k == "seed" {
             continue;
         }
         let full = format!("{prefix}{k}");
@@ -959,6 +969,20 @@ fn check_sweep(
                 ]));
             }
         }
+        if a.path.starts_with("nodes.")
+            && a.path
+                .strip_prefix("nodes.")
+                .and_then(|r| r.strip_suffix(".count"))
+                .is_none_or(|n| n.is_empty() || n.contains('.'))
+        {
+            return Err(Diagnostics(vec![
+                Diagnostic::error(
+                    INVALID_SCENARIO,
+                    format!("{}: expected nodes.NODE.count", a.path),
+                )
+                .field(a.path.clone()),
+            ]));
+        }
     }
     Ok(total)
 }
@@ -977,7 +1001,7 @@ pub(crate) fn edit_run<'p>(
     let mut d = doc.clone();
     let mut quotas: Vec<QuotaEdit<'p>> = Vec::new();
     for (k, v) in params {
-        if k.starts_with("clusterQueues.") {
+        if k.starts_with("clusterQueues.") || k.starts_with("nodes.") {
             quotas.push((k, v));
             continue;
         }

@@ -38,9 +38,10 @@
 //!
 //! One feature per engine, all on by default: `kueue` ([`cohort`], with `fairshare`),
 //! `fairshare` ([`fairshare`]), `kai` ([`rank`]), `mig` ([`mig`]), `metering` ([`metering`],
-//! with `mig`) and `sim` ([`sim`], with `kueue`). [`model`] is always there. The
-//! non-default `report` feature (with `sim` and `metering`) adds [`report`](crate::report): one
-//! self-contained HTML page per run and the Grafana dashboard of the metering metrics. An embedder who
+//! with `mig`), `sim` ([`sim`], with `kueue`) and `advise` ([`advise`], with `sim`).
+//! [`model`] is always there. The non-default `report` feature (with `sim` and `metering`)
+//! adds [`report`](crate::report): one self-contained HTML page per run and the Grafana
+//! dashboard of the metering metrics. An embedder who
 //! needs one algorithm writes
 //! `gpuquota = { version = "0.1", default-features = false, features = ["kai"] }` and compiles
 //! nothing else. The non-default `schema` feature adds the JSON Schemas (`schemars`) of the
@@ -157,6 +158,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[cfg(feature = "advise")]
+pub use gpuquota_advise as advise;
 #[cfg(feature = "kueue")]
 pub use gpuquota_cohort as cohort;
 #[cfg(feature = "fairshare")]

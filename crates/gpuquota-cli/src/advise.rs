@@ -1,0 +1,194 @@
+//! `gpuquota advise`: the advisor (the method, metrics and output are documented in
+//! `gpuquota::advise`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use gpuquota::advise;
+
+use crate::common::{CliError, print_diagnostics, strict};
+
+/// `--output` of `advise`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum AdviceOutput {
+    /// The front, the recommendation and the binding constraint as text.
+    Table,
+    /// The whole advice (`gpuquota schema advice`).
+    Json,
+    /// One CSV row per configuration shown.
+    Csv,
+}
+
+/// `gpuquota advise` arguments.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  gpuquota --out seed && gpuquota advise seed/advice.yaml --explain    the seed month's advice
+  gpuquota advise seed/advice.yaml --patch-out recommended.yaml --diff    the patch and the what-if
+  gpuquota advise seed/advice.yaml --report advice.html       the advice as one HTML page")]
+pub(crate) struct AdviseArgs {
+    /// The `Advice` file (its `spec.scenario` is read relative to it).
+    file: PathBuf,
+    /// Output format [default: table on a terminal, json otherwise].
+    #[arg(short, long, value_enum)]
+    output: Option<AdviceOutput>,
+    /// With the table: which knob moved which figure, one at a time around the
+    /// recommendation.
+    #[arg(long)]
+    explain: bool,
+    /// Write the recommendation as YAML (the changed ClusterQueues and Nodes) to this file.
+    #[arg(long, value_name = "FILE")]
+    patch_out: Option<PathBuf>,
+    /// Also print `sim diff` of the scenario as written against the recommendation (table,
+    /// on stdout after the advice).
+    #[arg(long)]
+    diff: bool,
+    /// Write the `sim diff` plot of current against recommended (SVG) to this file.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Write the advice as one self-contained HTML page (the front, the recommendation and
+    /// why, and the scenario as written against the recommendation).
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<PathBuf>,
+    /// Replace files --patch-out, --plot and --report would overwrite.
+    #[arg(long)]
+    force: bool,
+    /// Simulate every configuration instead of decomposing the grid (the reference).
+    #[arg(long)]
+    exhaustive: bool,
+    /// Worker threads (default: all cores, or RAYON_NUM_THREADS).
+    #[arg(short, long, value_name = "N", value_parser = gpuquota::sim::sweep::parse_threads)]
+    jobs: Option<usize>,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
+    // refuse before any work: an existing file without --force, a link, a non-file
+    for path in [&a.patch_out, &a.plot, &a.report].into_iter().flatten() {
+        crate::common::check_target(path, a.force)?;
+    }
+    let (name, text, dir, _) = match crate::sweep::read_scenario(&a.file) {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
+    };
+    let scenario_rel = serde_saphyr::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v["spec"]["scenario"].as_str().map(str::to_owned));
+    let Some(scenario_rel) = scenario_rel else {
+        // the parser names what is wrong
+        if let Err(d) = advise::parse(&name, &text, &|_| Vec::new()) {
+            print_diagnostics(d.iter());
+        } else {
+            eprintln!("error: {name}: spec.scenario: missing");
+        }
+        return Ok(ExitCode::from(1));
+    };
+    let scenario_path = dir.join(&scenario_rel);
+    let (sname, stext, sdir, stem) = match crate::sweep::read_scenario(&scenario_path) {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
+    };
+    let read = move |rel: &str| {
+        let p = sdir.join(rel);
+        let shown = gpuquota::model::source::display_name(&p);
+        gpuquota::model::source::read_text(&p).map(|t| (shown, t))
+    };
+    let prepared = match advise::prepare(&sname, &stext, &stem, &read) {
+        Ok(p) => p,
+        Err(d) => {
+            print_diagnostics(d.iter());
+            return Ok(crate::sim::load_failed(d.iter()));
+        }
+    };
+    let plan = match advise::parse(&name, &text, &|p| {
+        advise::split_queues(&prepared.scenario.model, p)
+    }) {
+        Ok(p) => p,
+        Err(d) => {
+            print_diagnostics(d.iter());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if print_diagnostics(plan.warnings.iter()) && strict() {
+        return Ok(ExitCode::from(1));
+    }
+    let bar = crate::sweep::progress_bar(a.quiet);
+    let tick = |n: usize, total: usize| {
+        bar.set_length(total as u64);
+        bar.set_position(n as u64);
+    };
+    let opts = advise::Options {
+        threads: a.jobs,
+        progress: Some(&tick),
+        exhaustive: a.exhaustive,
+    };
+    let result = advise::advise(&plan, &prepared, &opts);
+    bar.finish_and_clear();
+    let advice = match result {
+        Ok(x) => x,
+        Err(d) => {
+            print_diagnostics(d.iter());
+            return Ok(crate::sim::load_failed(d.iter()));
+        }
+    };
+    let format = crate::common::output_or(a.output, AdviceOutput::Table, AdviceOutput::Json);
+    let mut out = match format {
+        AdviceOutput::Table => advice.to_table(a.explain, crate::common::table_width()),
+        AdviceOutput::Json => advice.to_json_string(),
+        AdviceOutput::Csv => advice.to_csv(),
+    };
+    if let (Some(p), None) = (&a.report, &advice.recommended) {
+        // nothing to compare against: the page shows the closest configurations
+        let html = gpuquota::report::advise(&advice, None).map_err(CliError)?;
+        crate::common::write_file(p, html.as_bytes(), a.force)?;
+    }
+    let page_with_what_if = a.report.is_some() && advice.recommended.is_some();
+    if a.patch_out.is_some() || a.diff || a.plot.is_some() || page_with_what_if {
+        let Some(settings) = advice.chosen_settings(&plan) else {
+            return Err(CliError("no configuration to recommend".into()));
+        };
+        let chosen = match prepared.evaluator.run(&settings) {
+            Ok(x) => x,
+            Err(d) => {
+                print_diagnostics(d.iter());
+                return Ok(ExitCode::from(1));
+            }
+        };
+        if let Some(p) = &a.patch_out {
+            let yaml = advise::output::patch_yaml(&prepared.scenario, &chosen.0, &settings)
+                .map_err(CliError)?;
+            crate::common::write_file(p, yaml.as_bytes(), a.force)?;
+        }
+        if a.diff || a.plot.is_some() || page_with_what_if {
+            let current = match prepared.evaluator.run(&[]) {
+                Ok(x) => x,
+                Err(d) => {
+                    print_diagnostics(d.iter());
+                    return Ok(ExitCode::from(1));
+                }
+            };
+            if a.diff {
+                let d = gpuquota::sim::diff::diff(&current.0, &current.1, &chosen.0, &chosen.1);
+                out.push_str("\ncurrent (A) against recommended (B):\n");
+                out.push_str(&gpuquota::sim::diff::table(&d));
+            }
+            if let Some(p) = &a.plot {
+                let svg = gpuquota::sim::diff::svg(&current.0, &current.1, &chosen.0, &chosen.1)
+                    .map_err(CliError)?;
+                crate::common::write_file(p, svg.as_bytes(), a.force)?;
+            }
+            if let Some(p) = a.report.as_ref().filter(|_| page_with_what_if) {
+                let html = gpuquota::report::advise(
+                    &advice,
+                    Some((&current.0, &current.1, &chosen.0, &chosen.1)),
+                )
+                .map_err(CliError)?;
+                crate::common::write_file(p, html.as_bytes(), a.force)?;
+            }
+        }
+    }
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
