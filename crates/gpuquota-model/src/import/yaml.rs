@@ -929,6 +929,30 @@ mod tests {
         }
     }
 
+    /// Flow-style manifests (a whole document as one flow mapping, flow values under block
+    /// keys) are read by the block scanner, not handed to serde-saphyr.
+    #[test]
+    fn flow_manifests_take_the_scanner() {
+        for text in [
+            "---\n{apiVersion: kueue.x-k8s.io/v1beta2, kind: Workload, metadata: {name: w, namespace: ns}, spec: {queueName: lq, podSets: [{name: main, count: 2, template: {spec: {containers: [{name: main, resources: {requests: {cpu: \"3\", memory: 4Gi, nvidia.com/gpu: 1}}}]}}}]}}\n",
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: ns}\nspec: {podSets: [{name: main, count: 2}]}\n",
+        ] {
+            let mut docs = Vec::new();
+            assert!(
+                read_stream(&mut Reader::new(text, true), &mut docs).is_ok(),
+                "{text}"
+            );
+            let Doc::Typed(t) = &docs[0] else {
+                panic!("typed")
+            };
+            let Object::Workload(w) = &t.object else {
+                panic!("a Workload")
+            };
+            assert_eq!(w.spec.pod_sets[0].count, 2);
+            assert_eq!(w.metadata.name, "w");
+        }
+    }
+
     #[test]
     fn null_members_are_found_for_the_typed_reading() {
         for text in [
