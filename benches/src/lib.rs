@@ -60,8 +60,7 @@ pub fn flow_yaml(v: &serde_json::Value, out: &mut String) {
         Value::Number(n) => out.push_str(&n.to_string()),
         Value::String(s) => {
             let plain = s.starts_with(|c: char| c.is_ascii_alphabetic())
-                && s
-                    .chars()
+                && s.chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '-' | '_'))
                 && !matches!(
                     s.to_ascii_lowercase().as_str(),

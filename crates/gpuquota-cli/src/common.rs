@@ -34,6 +34,23 @@ pub(crate) fn output_or<T>(chosen: Option<T>, table: T, json: T) -> T {
 
 static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
 
+static VERBOSE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// Records the global `--verbose` flag (called once by `main`).
+pub(crate) fn set_verbose(verbose: bool) {
+    let _ = VERBOSE.set(verbose);
+}
+
+/// Under `--verbose`, prints on stderr which reader took each source `importer` has read
+/// from the `from`-th on (one `import: SOURCE: read by the READER (why)` line each).
+pub(crate) fn report_reads(importer: &gpuquota::model::Importer, from: usize) {
+    if VERBOSE.get().copied().unwrap_or(false) {
+        for read in importer.reads().iter().skip(from) {
+            eprintln!("import: {read}");
+        }
+    }
+}
+
 /// Records the global `--wide` flag (called once by `main`).
 pub(crate) fn set_wide(wide: bool) {
     let _ = WIDE.set(wide);
@@ -104,6 +121,7 @@ impl Inputs {
         stdin_label: &str,
     ) -> Inputs {
         let mut inputs = Inputs::default();
+        let before = importer.reads().len();
         for (i, path) in files.iter().enumerate() {
             if path.as_os_str() == "-" {
                 match gpuquota::model::source::read_text(path) {
@@ -120,6 +138,7 @@ impl Inputs {
                     .push(gpuquota::model::source::display_name(path));
             }
         }
+        report_reads(importer, before);
         inputs
     }
 

@@ -633,12 +633,15 @@ pub fn run_with(
         }
         r
     };
+    let plan = SharePlan::new(axes, range.clone());
     // the shard's first run is loaded before the others start: a `--set` path the scenario
     // does not know is one error naming the path, not one per run
     let first = match range.clone().next() {
         Some(i) => {
             let params = run_parameters(axes, i);
-            match load_run(name, stem, &doc, nested, &params, &cached) {
+            match plan.base(&params, || {
+                load_base(name, stem, &doc, nested, &params, &cached)
+            }) {
                 Ok(x) => Some(x),
                 Err(d) if d.iter().any(|x| x.code == UNKNOWN_PATH) => return Err(d),
                 Err(_) => None,
@@ -660,24 +663,37 @@ pub fn run_with(
             }
             d
         };
-        let loaded = match first
+        let base = match first
             .lock()
             .ok()
             .and_then(|mut f| f.take_if(|_| i == range.start))
         {
             Some(x) => x,
-            None => load_run(name, stem, &doc, nested, &params, &cached).map_err(tag)?,
+            None => plan
+                .base(&params, || {
+                    load_base(name, stem, &doc, nested, &params, &cached)
+                })
+                .map_err(tag)?,
+        };
+        plan.done(&params);
+        let edited;
+        let loaded: &Loaded = if quota_edits(&params).next().is_some() {
+            edited = with_quotas(&base, &params).map_err(tag)?;
+            &edited
+        } else {
+            &base
         };
         let report = match loaded {
             Loaded::Kueue(sc) => {
-                let report = crate::simulate(&sc).map_err(tag)?;
+                let report = crate::simulate(sc).map_err(tag)?;
                 if report.diagnostics.has_errors() {
                     return Err(tag(report.diagnostics.clone()));
                 }
                 report.to_json()
             }
-            Loaded::Kai(sc) => crate::kai::simulate(&sc).map_err(tag)?.to_json(),
+            Loaded::Kai(sc) => crate::kai::simulate(sc).map_err(tag)?.to_json(),
         };
+        drop(base);
         let row = summarise(i, &params, &report);
         if let Some(p) = opts.progress {
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
@@ -780,6 +796,7 @@ pub const UNKNOWN_PATH: gpuquota_model::diag::Code =
     gpuquota_model::diag::Code::new("unknown-set-path");
 
 /// One run's scenario, read and edited.
+#[derive(Clone)]
 enum Loaded {
     /// A `kueue` or `resourcequota` scenario (or Kueue's perf-generator config).
     Kueue(Box<scenario::Scenario>),
@@ -787,11 +804,158 @@ enum Loaded {
     Kai(Box<crate::kai::KaiScenario>),
 }
 
+/// The `clusterQueues.` parameters of a run: they edit the model after the import.
+fn quota_edits(params: &[(String, String)]) -> impl Iterator<Item = QuotaEdit<'_>> {
+    params
+        .iter()
+        .filter(|(k, _)| k.starts_with("clusterQueues."))
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+}
+
+/// The parameters that change a run's scenario document (all but the `clusterQueues.`
+/// ones): runs with the same ones read the same document.
+fn document_key(params: &[(String, String)]) -> Vec<(String, String)> {
+    params
+        .iter()
+        .filter(|(k, _)| !k.starts_with("clusterQueues."))
+        .cloned()
+        .collect()
+}
+
+/// The most distinct scenario documents a sweep keeps read at once for its runs to share
+/// (beyond it, every run reads its own, as when every run's document differs).
+const MAX_SHARED_DOCUMENTS: usize = 16;
+
+/// What a sweep's runs share: runs whose parameters differ only in `clusterQueues.` paths
+/// read the same scenario document, so it is read (files, generators, import) once and
+/// each run copies the result and applies its quota edits. A read scenario is dropped when
+/// the last run that needs it has taken it, so a sweep holds at most
+/// [`MAX_SHARED_DOCUMENTS`] of them; without two runs on one document nothing is shared.
+struct SharePlan {
+    /// Per document key: the runs still to take it, and the scenario once read.
+    slots: BTreeMap<Vec<(String, String)>, Mutex<Slot>>,
+}
+
+/// A shared scenario of [`SharePlan`].
+struct Slot {
+    remaining: usize,
+    loaded: Option<std::sync::Arc<Loaded>>,
+}
+
+impl SharePlan {
+    /// The plan for the runs `range` of `axes`.
+    fn new(axes: &[Axis], range: std::ops::Range<usize>) -> SharePlan {
+        let runs = range.len();
+        let mut counts: BTreeMap<Vec<(String, String)>, usize> = BTreeMap::new();
+        if axes.iter().any(|a| a.path.starts_with("clusterQueues.")) {
+            for i in range {
+                *counts
+                    .entry(document_key(&run_parameters(axes, i)))
+                    .or_default() += 1;
+                if counts.len() > MAX_SHARED_DOCUMENTS {
+                    break;
+                }
+            }
+        }
+        if counts.len() > MAX_SHARED_DOCUMENTS || counts.len() == runs {
+            counts.clear();
+        }
+        SharePlan {
+            slots: counts
+                .into_iter()
+                .map(|(k, remaining)| {
+                    (
+                        k,
+                        Mutex::new(Slot {
+                            remaining,
+                            loaded: None,
+                        }),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// The scenario before quota edits of the run with `params`: the shared one, or
+    /// `load`'s. A failed read is not kept (each run reports it with its own label).
+    fn base(
+        &self,
+        params: &[(String, String)],
+        load: impl FnOnce() -> Result<Loaded, Diagnostics>,
+    ) -> Result<std::sync::Arc<Loaded>, Diagnostics> {
+        let Some(slot) = self.slot(params) else {
+            return load().map(std::sync::Arc::new);
+        };
+        if let Some(l) = slot.lock().ok().and_then(|s| s.loaded.clone()) {
+            return Ok(l);
+        }
+        // Read without holding the lock; two runs may both read it, with the same result.
+        let l = std::sync::Arc::new(load()?);
+        if let Ok(mut s) = slot.lock() {
+            if s.remaining > 0 && s.loaded.is_none() {
+                s.loaded = Some(l.clone());
+            }
+        }
+        Ok(l)
+    }
+
+    /// The run with `params` has taken its scenario: the last one drops the shared copy.
+    fn done(&self, params: &[(String, String)]) {
+        if let Some(slot) = self.slot(params)
+            && let Ok(mut s) = slot.lock()
+        {
+            s.remaining = s.remaining.saturating_sub(1);
+            if s.remaining == 0 {
+                s.loaded = None;
+            }
+        }
+    }
+
+    fn slot(&self, params: &[(String, String)]) -> Option<&Mutex<Slot>> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        self.slots.get(&document_key(params))
+    }
+}
+
+/// A copy of `base` with the run's `clusterQueues.` parameters applied.
+fn with_quotas(base: &Loaded, params: &[(String, String)]) -> Result<Loaded, Diagnostics> {
+    let mut loaded = base.clone();
+    if let Loaded::Kueue(sc) = &mut loaded {
+        for (k, v) in quota_edits(params) {
+            set_cluster_queue(&mut sc.model, k, v).map_err(|m| {
+                Diagnostics(vec![
+                    Diagnostic::error(INVALID_SCENARIO, m).field(k.to_owned()),
+                ])
+            })?;
+        }
+    }
+    Ok(loaded)
+}
+
 /// Reads the scenario of one run: `doc` edited with `params` ([`edit_run`]), read by the
 /// reader of its engine, the `clusterQueues.` parameters applied. A parameter whose path
 /// the reader reports as an unknown field (the path itself or the first unknown segment of
 /// it) is an [`UNKNOWN_PATH`] error naming the path.
 fn load_run(
+    name: &str,
+    stem: &str,
+    doc: &Value,
+    nested: bool,
+    params: &[(String, String)],
+    read: &scenario::ReadFn<'_>,
+) -> Result<Loaded, Diagnostics> {
+    let base = load_base(name, stem, doc, nested, params, read)?;
+    if quota_edits(params).next().is_none() {
+        return Ok(base);
+    }
+    with_quotas(&base, params)
+}
+
+/// [`load_run`] without applying the `clusterQueues.` parameters (the scenario several
+/// runs may share).
+fn load_base(
     name: &str,
     stem: &str,
     doc: &Value,
@@ -817,17 +981,10 @@ fn load_run(
         }
         return Ok(Loaded::Kai(Box::new(sc)));
     }
-    let mut sc = scenario::from_str(name, &t, stem, read)
+    let sc = scenario::from_str(name, &t, stem, read)
         .map_err(|e| unknown_paths(&e, params, nested).unwrap_or(e))?;
     if let Some(e) = unknown_paths(&sc.warnings, params, nested) {
         return Err(e);
-    }
-    for (k, v) in quotas {
-        set_cluster_queue(&mut sc.model, k, v).map_err(|m| {
-            Diagnostics(vec![
-                Diagnostic::error(INVALID_SCENARIO, m).field(k.to_owned()),
-            ])
-        })?;
     }
     Ok(Loaded::Kueue(Box::new(sc)))
 }

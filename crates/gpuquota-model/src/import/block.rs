@@ -114,6 +114,8 @@ pub(super) struct Block<'a> {
     ended: bool,
     events: Vec<Ev<'a>>,
     next: usize,
+    /// Where the last line looked at starts (for [`Block::line`]).
+    at: usize,
 }
 
 impl<'a> Block<'a> {
@@ -127,7 +129,19 @@ impl<'a> Block<'a> {
             ended: false,
             events: Vec::new(),
             next: 0,
+            at: 0,
         }
+    }
+
+    /// The line (1-based) the scanner looked at last: where it gave up, after a
+    /// [`Fallback`] (near the document's end when the deserializer gave up on the events of
+    /// a whole document).
+    pub(super) fn line(&self) -> usize {
+        let at = self.at.min(self.text.len());
+        1 + self.text.as_bytes()[..at]
+            .iter()
+            .filter(|&&c| c == b'\n')
+            .count()
     }
 
     /// The next event, as saphyr-parser would give it for this text.
@@ -159,6 +173,7 @@ impl<'a> Block<'a> {
     fn document(&mut self) -> Result<bool, Fallback> {
         // Skip to the first content line or document marker.
         loop {
+            self.at = self.pos;
             let Some(raw) = self.raw_line()? else {
                 return Ok(false);
             };
@@ -250,6 +265,7 @@ impl<'a> Block<'a> {
             return Ok(line);
         }
         loop {
+            self.at = self.pos;
             let Some(raw) = self.raw_line()? else {
                 self.peeked = Some(None);
                 return Ok(None);
