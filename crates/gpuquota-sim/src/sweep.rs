@@ -831,20 +831,20 @@ const MAX_SHARED_DOCUMENTS: usize = 16;
 /// each run copies the result and applies its quota edits. A read scenario is dropped when
 /// the last run that needs it has taken it, so a sweep holds at most
 /// [`MAX_SHARED_DOCUMENTS`] of them; without two runs on one document nothing is shared.
-struct SharePlan {
+struct SharePlan<T = Loaded> {
     /// Per document key: the runs still to take it, and the scenario once read.
-    slots: BTreeMap<Vec<(String, String)>, Mutex<Slot>>,
+    slots: BTreeMap<Vec<(String, String)>, Mutex<Slot<T>>>,
 }
 
 /// A shared scenario of [`SharePlan`].
-struct Slot {
+struct Slot<T> {
     remaining: usize,
-    loaded: Option<std::sync::Arc<Loaded>>,
+    loaded: Option<std::sync::Arc<T>>,
 }
 
-impl SharePlan {
+impl<T> SharePlan<T> {
     /// The plan for the runs `range` of `axes`.
-    fn new(axes: &[Axis], range: std::ops::Range<usize>) -> SharePlan {
+    fn new(axes: &[Axis], range: std::ops::Range<usize>) -> SharePlan<T> {
         let runs = range.len();
         let mut counts: BTreeMap<Vec<(String, String)>, usize> = BTreeMap::new();
         if axes.iter().any(|a| a.path.starts_with("clusterQueues.")) {
@@ -881,8 +881,8 @@ impl SharePlan {
     fn base(
         &self,
         params: &[(String, String)],
-        load: impl FnOnce() -> Result<Loaded, Diagnostics>,
-    ) -> Result<std::sync::Arc<Loaded>, Diagnostics> {
+        load: impl FnOnce() -> Result<T, Diagnostics>,
+    ) -> Result<std::sync::Arc<T>, Diagnostics> {
         let Some(slot) = self.slot(params) else {
             return load().map(std::sync::Arc::new);
         };
@@ -911,7 +911,7 @@ impl SharePlan {
         }
     }
 
-    fn slot(&self, params: &[(String, String)]) -> Option<&Mutex<Slot>> {
+    fn slot(&self, params: &[(String, String)]) -> Option<&Mutex<Slot<T>>> {
         if self.slots.is_empty() {
             return None;
         }
@@ -1617,6 +1617,59 @@ mod tests {
             json!({"currency": "EUR", "total": "3.35", "departments": {"a": "2.00", "b": "1.35"}})
         );
         assert_eq!(cost(&json!({})), None);
+    }
+
+    /// Runs that differ only in `clusterQueues.` quotas share one read scenario, dropped
+    /// when its last run has taken it; runs whose documents all differ share nothing.
+    #[test]
+    fn runs_share_a_scenario_only_across_quota_edits() {
+        let cq = Axis::parse("clusterQueues.a.borrowingLimit=1..3").unwrap();
+        let spec = Axis::parse("kueue.fairSharing=true,false").unwrap();
+        let plan = SharePlan::<u32>::new(std::slice::from_ref(&cq), 0..3);
+        assert_eq!(plan.slots.len(), 1);
+        let plan = SharePlan::<u32>::new(&[spec.clone(), cq.clone()], 0..6);
+        let remaining: Vec<usize> = plan
+            .slots
+            .values()
+            .map(|s| s.lock().unwrap().remaining)
+            .collect();
+        assert_eq!(remaining, [3, 3]);
+        // a shard of one run per document: nothing to share
+        assert!(
+            SharePlan::<u32>::new(&[cq.clone(), spec.clone()], 2..4)
+                .slots
+                .is_empty()
+        );
+        assert!(
+            SharePlan::<u32>::new(std::slice::from_ref(&spec), 0..2)
+                .slots
+                .is_empty()
+        );
+        // the scenario is read once for the three runs and dropped after the third
+        let plan = SharePlan::<u32>::new(std::slice::from_ref(&cq), 0..3);
+        let reads = std::cell::Cell::new(0);
+        let load = || {
+            reads.set(reads.get() + 1);
+            Err(Diagnostics::default())
+        };
+        let p0 = run_parameters(std::slice::from_ref(&cq), 0);
+        assert!(plan.base(&p0, load).is_err());
+        assert_eq!(reads.get(), 1);
+        let ok = || {
+            reads.set(reads.get() + 1);
+            Ok(7)
+        };
+        assert_eq!(plan.base(&p0, ok).map(|x| *x), Ok(7));
+        assert_eq!(reads.get(), 2);
+        for i in 0..3 {
+            let p = run_parameters(std::slice::from_ref(&cq), i);
+            assert_eq!(plan.base(&p, ok).map(|x| *x), Ok(7));
+            plan.done(&p);
+        }
+        assert_eq!(reads.get(), 2, "read once for the three runs");
+        let slot = plan.slots.values().next().unwrap().lock().unwrap();
+        assert_eq!(slot.remaining, 0);
+        assert!(slot.loaded.is_none(), "dropped after the last run");
     }
 
     #[test]
