@@ -257,6 +257,20 @@ pub(crate) fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
     }
 }
 
+/// Gives `write` the standard output (buffered) to write to as it produces the bytes, with
+/// [`write_stdout`]'s handling of a closed pipe and of other errors.
+pub(crate) fn stream_stdout(
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), CliError> {
+    use std::io::Write as _;
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    match write(&mut stdout).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(CliError(format!("writing standard output: {e}"))),
+    }
+}
+
 /// `print!` through [`write_stdout`] (a closed pipe ends the command quietly, never a panic);
 /// `?` returns the error of any other failed write.
 macro_rules! out {
