@@ -891,10 +891,11 @@ impl<T> SharePlan<T> {
         }
         // Read without holding the lock; two runs may both read it, with the same result.
         let l = std::sync::Arc::new(load()?);
-        if let Ok(mut s) = slot.lock() {
-            if s.remaining > 0 && s.loaded.is_none() {
-                s.loaded = Some(l.clone());
-            }
+        if let Ok(mut s) = slot.lock()
+            && s.remaining > 0
+            && s.loaded.is_none()
+        {
+            s.loaded = Some(l.clone());
         }
         Ok(l)
     }

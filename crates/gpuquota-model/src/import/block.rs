@@ -6,12 +6,15 @@
 //! Read here: `---` lines between documents; block mappings whose keys are plain one-line
 //! scalars followed by `: ` (or `:` at the end of the line); block sequences (`- `, also
 //! at the indentation of the key they belong to), with a compact mapping on the dash's line;
-//! one-line values: plain scalars, single- or double-quoted scalars without escapes, `{}`
-//! and `[]`; blank lines and whole-line comments. Everything else is refused: tabs, carriage
-//! returns, a byte-order mark, directives, `...`, a `#` after content, flow collections
-//! with content, block scalars (`|`, `>`), anchors, aliases and tags, a value that goes on
-//! on the next line, a quoted or complex key, `- - x`, an implicit key longer than 1,024
-//! bytes.
+//! one-line values: plain scalars, single- or double-quoted scalars without escapes, and
+//! flow collections that close on their line (`{name: x, count: 2}`, `[a, b]`, nested; a
+//! whole document, a sequence item or a value), as generators and Kueue's documentation
+//! write them; blank lines and whole-line comments. Everything else is refused: tabs,
+//! carriage returns, a byte-order mark, directives, `...`, a `#` after content (also inside
+//! a flow collection), a flow collection over several lines, with an empty entry, a
+//! trailing comma, a key without a value or a single pair in a sequence, block scalars
+//! (`|`, `>`), anchors, aliases and tags, a value that goes on on the next line, a complex
+//! key or a quoted key in block style, `- - x`, an implicit key longer than 1,024 bytes.
 //!
 //! # Complexity
 //! Linear in the input: each line's bytes are classified in one pass (newline, characters
