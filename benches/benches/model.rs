@@ -90,7 +90,8 @@ fn import_and_validate(c: &mut Criterion) {
 }
 
 /// The import target: a 1,000-ClusterQueue, 55,000-Workload snapshot (about 20 MB of
-/// YAML), imported as YAML and as JSON.
+/// YAML), imported as JSON and as YAML in three styles: block, flow (each document one flow
+/// mapping) and mixed (block top-level fields with flow values).
 fn import_snapshot(c: &mut Criterion) {
     // `cargo bench` passes `--bench`; in criterion's test mode (`cargo test --benches`, CI's
     // debug build) a 1/50 snapshot keeps the run short.
@@ -104,6 +105,14 @@ fn import_snapshot(c: &mut Criterion) {
     for (name, format) in [
         ("import_snapshot_55k_yaml", gpuquota_benches::Format::Yaml),
         ("import_snapshot_55k_json", gpuquota_benches::Format::Json),
+        (
+            "import_snapshot_55k_yaml_flow",
+            gpuquota_benches::Format::YamlFlow,
+        ),
+        (
+            "import_snapshot_55k_yaml_mixed",
+            gpuquota_benches::Format::YamlMixed,
+        ),
     ] {
         let text = gpuquota_benches::kueue_snapshot(cqs, wls, 1, format);
         match import_str("snapshot", &text) {

@@ -1,5 +1,5 @@
 //! Writes the Kueue snapshot the import benchmarks read to stdout:
-//! `cargo run --release -p gpuquota-benches --example snapshot -- CLUSTER_QUEUES WORKLOADS [yaml|json] [--reclaim any|lower-priority|never]`
+//! `cargo run --release -p gpuquota-benches --example snapshot -- CLUSTER_QUEUES WORKLOADS [yaml|json|yaml-flow|yaml-mixed] [--reclaim any|lower-priority|never]`
 //! (e.g. `1000 55000 yaml`, about 29 MB).
 //!
 //! Without `--reclaim` (or with `--reclaim any`) every ClusterQueue reclaims with `Any`, the
@@ -33,6 +33,8 @@ fn main() {
     };
     let format = match args.get(2).map(String::as_str) {
         Some("json") => gpuquota_benches::Format::Json,
+        Some("yaml-flow") => gpuquota_benches::Format::YamlFlow,
+        Some("yaml-mixed") => gpuquota_benches::Format::YamlMixed,
         _ => gpuquota_benches::Format::Yaml,
     };
     let text = gpuquota_benches::kueue_snapshot_with(

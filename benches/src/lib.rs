@@ -40,6 +40,62 @@ pub enum Format {
     Yaml,
     /// A stream of JSON objects, one per line.
     Json,
+    /// Multi-document YAML, each document one flow mapping on one line
+    /// (`{apiVersion: v1, kind: Workload, metadata: {name: w-1, ...}, ...}`), as generators
+    /// that print YAML without indentation write it.
+    YamlFlow,
+    /// Multi-document YAML whose top-level fields are block style and whose values are flow
+    /// collections (`metadata: {name: w-1, namespace: team-a}`), as Kueue's documentation
+    /// writes its examples.
+    YamlMixed,
+}
+
+/// `v` as one line of flow YAML: strings plain where YAML reads them as the same string
+/// (letters first, then letters, digits, `.`, `/`, `-`, `_`; no YAML 1.1 boolean or null
+/// spelling), double-quoted otherwise (JSON's string form, a valid double-quoted scalar).
+pub fn flow_yaml(v: &serde_json::Value, out: &mut String) {
+    use serde_json::Value;
+    match v {
+        Value::Null => out.push('~'),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&n.to_string()),
+        Value::String(s) => {
+            let plain = s.starts_with(|c: char| c.is_ascii_alphabetic())
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '-' | '_'))
+                && !matches!(
+                    s.to_ascii_lowercase().as_str(),
+                    "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n"
+                );
+            if plain {
+                out.push_str(s);
+            } else {
+                out.push_str(&serde_json::to_string(s).unwrap_or_default());
+            }
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                flow_yaml(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                flow_yaml(&Value::String(k.clone()), out);
+                out.push_str(": ");
+                flow_yaml(item, out);
+            }
+            out.push('}');
+        }
+    }
 }
 
 /// A cluster snapshot at Kueue's large scale: 2 ResourceFlavors, `cluster_queues / 100`
@@ -201,6 +257,20 @@ pub fn kueue_snapshot_with(
             Format::Yaml => {
                 out.push_str("---\n");
                 out.push_str(&serde_saphyr::to_string(d).unwrap_or_default());
+            }
+            Format::YamlFlow => {
+                out.push_str("---\n");
+                flow_yaml(d, &mut out);
+                out.push('\n');
+            }
+            Format::YamlMixed => {
+                out.push_str("---\n");
+                for (k, v) in d.as_object().into_iter().flatten() {
+                    out.push_str(k);
+                    out.push_str(": ");
+                    flow_yaml(v, &mut out);
+                    out.push('\n');
+                }
             }
         }
     }

@@ -34,6 +34,23 @@ pub(crate) fn output_or<T>(chosen: Option<T>, table: T, json: T) -> T {
 
 static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
 
+static VERBOSE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
+/// Records the global `--verbose` flag (called once by `main`).
+pub(crate) fn set_verbose(verbose: bool) {
+    let _ = VERBOSE.set(verbose);
+}
+
+/// Under `--verbose`, prints on stderr which reader took each source `importer` has read
+/// from the `from`-th on (one `import: SOURCE: read by the READER (why)` line each).
+pub(crate) fn report_reads(importer: &gpuquota::model::Importer, from: usize) {
+    if VERBOSE.get().copied().unwrap_or(false) {
+        for read in importer.reads().iter().skip(from) {
+            eprintln!("import: {read}");
+        }
+    }
+}
+
 /// Records the global `--wide` flag (called once by `main`).
 pub(crate) fn set_wide(wide: bool) {
     let _ = WIDE.set(wide);
@@ -104,6 +121,7 @@ impl Inputs {
         stdin_label: &str,
     ) -> Inputs {
         let mut inputs = Inputs::default();
+        let before = importer.reads().len();
         for (i, path) in files.iter().enumerate() {
             if path.as_os_str() == "-" {
                 match gpuquota::model::source::read_text(path) {
@@ -120,6 +138,7 @@ impl Inputs {
                     .push(gpuquota::model::source::display_name(path));
             }
         }
+        report_reads(importer, before);
         inputs
     }
 
@@ -232,6 +251,20 @@ pub(crate) fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
     use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(CliError(format!("writing standard output: {e}"))),
+    }
+}
+
+/// Gives `write` the standard output (buffered) to write to as it produces the bytes, with
+/// [`write_stdout`]'s handling of a closed pipe and of other errors.
+pub(crate) fn stream_stdout(
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), CliError> {
+    use std::io::Write as _;
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    match write(&mut stdout).and_then(|()| stdout.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
         Err(e) => Err(CliError(format!("writing standard output: {e}"))),

@@ -64,6 +64,10 @@ struct Cli {
     /// Print tables at full width even on a terminal (into a pipe or file they always are).
     #[arg(long, global = true)]
     wide: bool,
+    /// Say on stderr which reader took each manifest file of `validate`, `quotas`, `kueue`
+    /// and `kai` and why (`import: FILE: read by the …`).
+    #[arg(long, global = true)]
+    verbose: bool,
     /// Without a command: also write the seed platform's scenario files and plots into this
     /// directory (created if missing). Without it the run writes no file.
     #[arg(long, value_name = "DIR")]
@@ -149,6 +153,7 @@ fn main() -> ExitCode {
     }
     common::set_strict(cli.strict);
     common::set_wide(cli.wide);
+    common::set_verbose(cli.verbose);
     let result = match cli.command {
         None => seed::run(cli.out.as_deref(), cli.force),
         Some(Command::Kai { command }) => kai::run(command),

@@ -248,7 +248,18 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
     if print_diagnostics(report.diagnostics.iter()) {
         return Ok(ExitCode::from(1));
     }
-    let text = match crate::common::output_or(args.output, SimOutput::Table, SimOutput::Json) {
+    let output = crate::common::output_or(args.output, SimOutput::Table, SimOutput::Json);
+    if matches!(output, SimOutput::Json) {
+        // streamed: a trace's report is tens of megabytes, never held as text
+        if let Some(path) = &args.plot {
+            let svg = gpuquota::sim::plot::svg(&scenario, &report).map_err(CliError)?;
+            crate::common::write_file(path, svg.as_bytes(), args.force)?;
+        }
+        drop(scenario);
+        crate::common::stream_stdout(|w| report.write_json(w))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = match output {
         SimOutput::Json => report.to_json_string(),
         SimOutput::Table => report.table(crate::common::table_width()),
         SimOutput::Csv => report.to_csv(),

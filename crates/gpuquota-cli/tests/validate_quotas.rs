@@ -288,3 +288,60 @@ fn strict_fails_on_warnings_in_validate_and_quotas() {
         assert_eq!(text(&out.stdout), "", "{command}");
     }
 }
+
+/// `--verbose` says on stderr which reader took each file and why, one line per file in
+/// argument order, and changes nothing else.
+#[test]
+fn verbose_names_the_reader_of_each_file() {
+    let dir =
+        std::env::temp_dir().join(format!("gpuquota-validate-verbose-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let files: Vec<String> = [
+        (
+            "block.yaml",
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n",
+        ),
+        (
+            "flow.yaml",
+            "---\n{apiVersion: v1, kind: Namespace, metadata: {name: b, labels: {team: x}}}\n",
+        ),
+        (
+            "anchor.yaml",
+            "apiVersion: v1\nkind: Namespace\nmetadata: &m\n  name: c\n",
+        ),
+        (
+            "null.yaml",
+            "apiVersion: v1\nkind: Namespace\nmetadata: &m {name: d, labels: ~}\n",
+        ),
+        (
+            "e.json",
+            "{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"e\"}}\n",
+        ),
+    ]
+    .iter()
+    .map(|(name, body)| {
+        let p = dir.join(name);
+        std::fs::write(&p, body).expect("write fixture");
+        p.display().to_string()
+    })
+    .collect();
+    let mut args = vec!["validate", "--verbose"];
+    args.extend(files.iter().map(String::as_str));
+    let out = gpuquota(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let scanner = "read by the YAML scanner (block style and one-line flow collections, no anchors, tags, block scalars, escapes or trailing comments)";
+    let expected = format!(
+        "import: {}: {scanner}\n\
+         import: {}: {scanner}\n\
+         import: {}: read by the serde-saphyr typed reader (the YAML scanner gave up near line 3: anchors, tags, block scalars, escapes, a comment after content, a flow collection over several lines, a duplicate key or a scalar of uncertain type)\n\
+         import: {}: read by the exact reader (document by document, every problem with its field path: the fast readers gave up on a problem, a `null` member or YAML they do not read)\n\
+         import: {}: read by the JSON stream reader (a JSON file, decoded value by value)\n",
+        files[0], files[1], files[2], files[3], files[4]
+    );
+    assert_eq!(text(&out.stderr), expected);
+    // Without the flag: the same output, nothing on stderr.
+    args.remove(1);
+    let quiet = gpuquota(&args);
+    assert_eq!(quiet.stdout, out.stdout);
+    assert_eq!(text(&quiet.stderr), "");
+}

@@ -126,7 +126,7 @@ mod unknown;
 mod yaml;
 
 #[cfg(feature = "yaml")]
-pub use importer::Importer;
+pub use importer::{Importer, SourceRead, SourceReader};
 pub use model::{Imported, Model};
 #[cfg(feature = "yaml")]
 pub use parse::{serde_message, serde_message_with, yaml_error};

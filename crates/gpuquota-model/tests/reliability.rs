@@ -304,6 +304,14 @@ const DIFFERENTIAL: &[&str] = &[
     // A flow-mapping entry with no value is a `null` member: no unknown field on either path.
     "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec: {resources: {gpu: {quota: 1, limi1e38}}}\n",
     "apiVersion: v1\nkind: Node\nmetadata: &m {name: a, resourceVersion: ~}\nspec: {surprise: null}\n",
+    // Flow style, read by the block scanner: whole documents as one flow mapping, flow
+    // values under block keys, flow items of a block sequence; unknown fields, a wrong type
+    // and a duplicate key in flow style.
+    "---\n{apiVersion: kueue.x-k8s.io/v1beta2, kind: Workload, metadata: {name: w, namespace: ns}, spec: {queueName: lq, priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: high}, podSets: [{name: main, count: 2, template: {spec: {containers: [{name: main, resources: {requests: {cpu: \"3\", memory: 4Gi, nvidia.com/gpu: 1}}}]}}}]}}\n---\n{apiVersion: v1, kind: Namespace, metadata: {name: ns, labels: {team: a}}}\n",
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: c}\nspec:\n  cohort: p\n  resourceGroups:\n  - {coveredResources: [cpu, nvidia.com/gpu], flavors: [{name: h100, resources: [{name: cpu, nominalQuota: 8}, {name: nvidia.com/gpu, nominalQuota: \"4\", borrowingLimit: 2}]}]}\n",
+    "{apiVersion: v1, kind: Node, metadata: {name: n, surprise: 1}, status: {allocatable: {cpu: '8', nvidia.com/gpu: 2}}}\n",
+    "{apiVersion: kueue.x-k8s.io/v1beta2, kind: Workload, metadata: {name: w, namespace: ns}, spec: {podSets: [{name: main, count: [1]}]}}\n",
+    "{apiVersion: v1, kind: Node, metadata: {name: a, name: b}}\n",
     "{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {\"name\": \"a\", \"resourceVersion\": null}, \"spec\": {\"surprise\": null, \"unschedulable\": null, \"x\": [null, {\"y\": null}]}}",
     "[{\"metadata\": null, \"apiVersion\": \"v1\", \"kind\": \"Namespace\"}, {\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": \"null\", \"labels\": {\"a\": null}}}]",
 ];

@@ -753,6 +753,16 @@ impl Report {
         serde_json::to_value(self.to_output()).unwrap_or(Value::Null)
     }
 
+    /// Writes [`Report::to_json_string`]'s text to `w` as it is produced, without holding
+    /// the text (the same bytes).
+    ///
+    /// # Errors
+    /// The writer's error.
+    pub fn write_json(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut *w, &self.to_output()).map_err(std::io::Error::from)?;
+        w.write_all(b"\n")
+    }
+
     /// The JSON document as pretty-printed text with a trailing newline.
     pub fn to_json_string(&self) -> String {
         let mut s = serde_json::to_string_pretty(&self.to_output()).unwrap_or_default();

@@ -638,12 +638,15 @@ pub fn run_with(
         }
         r
     };
+    let plan = SharePlan::new(axes, range.clone());
     // the shard's first run is loaded before the others start: a `--set` path the scenario
     // does not know is one error naming the path, not one per run
     let first = match range.clone().next() {
         Some(i) => {
             let params = run_parameters(axes, i);
-            match load_run(name, stem, &doc, nested, &params, &cached) {
+            match plan.base(&params, || {
+                load_base(name, stem, &doc, nested, &params, &cached)
+            }) {
                 Ok(x) => Some(x),
                 Err(d) if d.iter().any(|x| x.code == UNKNOWN_PATH) => return Err(d),
                 Err(_) => None,
@@ -665,24 +668,37 @@ pub fn run_with(
             }
             d
         };
-        let loaded = match first
+        let base = match first
             .lock()
             .ok()
             .and_then(|mut f| f.take_if(|_| i == range.start))
         {
             Some(x) => x,
-            None => load_run(name, stem, &doc, nested, &params, &cached).map_err(tag)?,
+            None => plan
+                .base(&params, || {
+                    load_base(name, stem, &doc, nested, &params, &cached)
+                })
+                .map_err(tag)?,
+        };
+        plan.done(&params);
+        let edited;
+        let loaded: &Loaded = if quota_edits(&params).next().is_some() {
+            edited = with_quotas(&base, &params).map_err(tag)?;
+            &edited
+        } else {
+            &base
         };
         let report = match loaded {
             Loaded::Kueue(sc) => {
-                let report = crate::simulate(&sc).map_err(tag)?;
+                let report = crate::simulate(sc).map_err(tag)?;
                 if report.diagnostics.has_errors() {
                     return Err(tag(report.diagnostics.clone()));
                 }
                 report.to_json()
             }
-            Loaded::Kai(sc) => crate::kai::simulate(&sc).map_err(tag)?.to_json(),
+            Loaded::Kai(sc) => crate::kai::simulate(sc).map_err(tag)?.to_json(),
         };
+        drop(base);
         let row = summarise(i, &params, &report);
         if let Some(p) = opts.progress {
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
@@ -785,6 +801,7 @@ pub const UNKNOWN_PATH: gpuquota_model::diag::Code =
     gpuquota_model::diag::Code::new("unknown-set-path");
 
 /// One run's scenario, read and edited.
+#[derive(Clone)]
 enum Loaded {
     /// A `kueue` or `resourcequota` scenario (or Kueue's perf-generator config).
     Kueue(Box<scenario::Scenario>),
@@ -792,11 +809,170 @@ enum Loaded {
     Kai(Box<crate::kai::KaiScenario>),
 }
 
+/// Whether a parameter edits the imported model (`clusterQueues.` quotas, `nodes.NODE.count`)
+/// rather than the scenario document.
+fn is_model_edit(k: &str) -> bool {
+    k.starts_with("clusterQueues.") || k.starts_with("nodes.")
+}
+
+/// The model-editing parameters of a run ([`is_model_edit`]): applied after the import.
+fn quota_edits(params: &[(String, String)]) -> impl Iterator<Item = QuotaEdit<'_>> {
+    params
+        .iter()
+        .filter(|(k, _)| is_model_edit(k))
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+}
+
+/// The parameters that change a run's scenario document (all but the model edits,
+/// [`is_model_edit`]): runs with the same ones read the same document.
+fn document_key(params: &[(String, String)]) -> Vec<(String, String)> {
+    params
+        .iter()
+        .filter(|(k, _)| !is_model_edit(k))
+        .cloned()
+        .collect()
+}
+
+/// The most distinct scenario documents a sweep keeps read at once for its runs to share
+/// (beyond it, every run reads its own, as when every run's document differs).
+const MAX_SHARED_DOCUMENTS: usize = 16;
+
+/// What a sweep's runs share: runs whose parameters differ only in `clusterQueues.` paths
+/// read the same scenario document, so it is read (files, generators, import) once and
+/// each run copies the result and applies its quota edits. A read scenario is dropped when
+/// the last run that needs it has taken it, so a sweep holds at most
+/// [`MAX_SHARED_DOCUMENTS`] of them; without two runs on one document nothing is shared.
+struct SharePlan<T = Loaded> {
+    /// Per document key: the runs still to take it, and the scenario once read.
+    slots: BTreeMap<Vec<(String, String)>, Mutex<Slot<T>>>,
+}
+
+/// A shared scenario of [`SharePlan`].
+struct Slot<T> {
+    remaining: usize,
+    loaded: Option<std::sync::Arc<T>>,
+}
+
+impl<T> SharePlan<T> {
+    /// The plan for the runs `range` of `axes`.
+    fn new(axes: &[Axis], range: std::ops::Range<usize>) -> SharePlan<T> {
+        let runs = range.len();
+        let mut counts: BTreeMap<Vec<(String, String)>, usize> = BTreeMap::new();
+        if axes.iter().any(|a| a.path.starts_with("clusterQueues.")) {
+            for i in range {
+                *counts
+                    .entry(document_key(&run_parameters(axes, i)))
+                    .or_default() += 1;
+                if counts.len() > MAX_SHARED_DOCUMENTS {
+                    break;
+                }
+            }
+        }
+        if counts.len() > MAX_SHARED_DOCUMENTS || counts.len() == runs {
+            counts.clear();
+        }
+        SharePlan {
+            slots: counts
+                .into_iter()
+                .map(|(k, remaining)| {
+                    (
+                        k,
+                        Mutex::new(Slot {
+                            remaining,
+                            loaded: None,
+                        }),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// The scenario before quota edits of the run with `params`: the shared one, or
+    /// `load`'s. A failed read is not kept (each run reports it with its own label).
+    fn base(
+        &self,
+        params: &[(String, String)],
+        load: impl FnOnce() -> Result<T, Diagnostics>,
+    ) -> Result<std::sync::Arc<T>, Diagnostics> {
+        let Some(slot) = self.slot(params) else {
+            return load().map(std::sync::Arc::new);
+        };
+        if let Some(l) = slot.lock().ok().and_then(|s| s.loaded.clone()) {
+            return Ok(l);
+        }
+        // Read without holding the lock; two runs may both read it, with the same result.
+        let l = std::sync::Arc::new(load()?);
+        if let Ok(mut s) = slot.lock()
+            && s.remaining > 0
+            && s.loaded.is_none()
+        {
+            s.loaded = Some(l.clone());
+        }
+        Ok(l)
+    }
+
+    /// The run with `params` has taken its scenario: the last one drops the shared copy.
+    fn done(&self, params: &[(String, String)]) {
+        if let Some(slot) = self.slot(params)
+            && let Ok(mut s) = slot.lock()
+        {
+            s.remaining = s.remaining.saturating_sub(1);
+            if s.remaining == 0 {
+                s.loaded = None;
+            }
+        }
+    }
+
+    fn slot(&self, params: &[(String, String)]) -> Option<&Mutex<Slot<T>>> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        self.slots.get(&document_key(params))
+    }
+}
+
+/// A copy of `base` with the run's `clusterQueues.` parameters applied.
+fn with_quotas(base: &Loaded, params: &[(String, String)]) -> Result<Loaded, Diagnostics> {
+    let mut loaded = base.clone();
+    if let Loaded::Kueue(sc) = &mut loaded {
+        for (k, v) in quota_edits(params) {
+            let set = if k.starts_with("nodes.") {
+                set_node_count
+            } else {
+                set_cluster_queue
+            };
+            set(&mut sc.model, k, v).map_err(|m| {
+                Diagnostics(vec![
+                    Diagnostic::error(INVALID_SCENARIO, m).field(k.to_owned()),
+                ])
+            })?;
+        }
+    }
+    Ok(loaded)
+}
+
 /// Reads the scenario of one run: `doc` edited with `params` ([`edit_run`]), read by the
 /// reader of its engine, the `clusterQueues.` parameters applied. A parameter whose path
 /// the reader reports as an unknown field (the path itself or the first unknown segment of
 /// it) is an [`UNKNOWN_PATH`] error naming the path.
 fn load_run(
+    name: &str,
+    stem: &str,
+    doc: &Value,
+    nested: bool,
+    params: &[(String, String)],
+    read: &scenario::ReadFn<'_>,
+) -> Result<Loaded, Diagnostics> {
+    let base = load_base(name, stem, doc, nested, params, read)?;
+    if quota_edits(params).next().is_none() {
+        return Ok(base);
+    }
+    with_quotas(&base, params)
+}
+
+/// [`load_run`] without applying the `clusterQueues.` parameters (the scenario several
+/// runs may share).
+fn load_base(
     name: &str,
     stem: &str,
     doc: &Value,
@@ -822,22 +998,10 @@ fn load_run(
         }
         return Ok(Loaded::Kai(Box::new(sc)));
     }
-    let mut sc = scenario::from_str(name, &t, stem, read)
+    let sc = scenario::from_str(name, &t, stem, read)
         .map_err(|e| unknown_paths(&e, params, nested).unwrap_or(e))?;
     if let Some(e) = unknown_paths(&sc.warnings, params, nested) {
         return Err(e);
-    }
-    for (k, v) in quotas {
-        let set = if k.starts_with("nodes.") {
-            set_node_count
-        } else {
-            set_cluster_queue
-        };
-        set(&mut sc.model, k, v).map_err(|m| {
-            Diagnostics(vec![
-                Diagnostic::error(INVALID_SCENARIO, m).field(k.to_owned()),
-            ])
-        })?;
     }
     Ok(Loaded::Kueue(Box::new(sc)))
 }
@@ -1484,6 +1648,59 @@ mod tests {
             json!({"currency": "EUR", "total": "3.35", "departments": {"a": "2.00", "b": "1.35"}})
         );
         assert_eq!(cost(&json!({})), None);
+    }
+
+    /// Runs that differ only in `clusterQueues.` quotas share one read scenario, dropped
+    /// when its last run has taken it; runs whose documents all differ share nothing.
+    #[test]
+    fn runs_share_a_scenario_only_across_quota_edits() {
+        let cq = Axis::parse("clusterQueues.a.borrowingLimit=1..3").unwrap();
+        let spec = Axis::parse("kueue.fairSharing=true,false").unwrap();
+        let plan = SharePlan::<u32>::new(std::slice::from_ref(&cq), 0..3);
+        assert_eq!(plan.slots.len(), 1);
+        let plan = SharePlan::<u32>::new(&[spec.clone(), cq.clone()], 0..6);
+        let remaining: Vec<usize> = plan
+            .slots
+            .values()
+            .map(|s| s.lock().unwrap().remaining)
+            .collect();
+        assert_eq!(remaining, [3, 3]);
+        // a shard of one run per document: nothing to share
+        assert!(
+            SharePlan::<u32>::new(&[cq.clone(), spec.clone()], 2..4)
+                .slots
+                .is_empty()
+        );
+        assert!(
+            SharePlan::<u32>::new(std::slice::from_ref(&spec), 0..2)
+                .slots
+                .is_empty()
+        );
+        // the scenario is read once for the three runs and dropped after the third
+        let plan = SharePlan::<u32>::new(std::slice::from_ref(&cq), 0..3);
+        let reads = std::cell::Cell::new(0);
+        let load = || {
+            reads.set(reads.get() + 1);
+            Err(Diagnostics::default())
+        };
+        let p0 = run_parameters(std::slice::from_ref(&cq), 0);
+        assert!(plan.base(&p0, load).is_err());
+        assert_eq!(reads.get(), 1);
+        let ok = || {
+            reads.set(reads.get() + 1);
+            Ok(7)
+        };
+        assert_eq!(plan.base(&p0, ok).map(|x| *x), Ok(7));
+        assert_eq!(reads.get(), 2);
+        for i in 0..3 {
+            let p = run_parameters(std::slice::from_ref(&cq), i);
+            assert_eq!(plan.base(&p, ok).map(|x| *x), Ok(7));
+            plan.done(&p);
+        }
+        assert_eq!(reads.get(), 2, "read once for the three runs");
+        let slot = plan.slots.values().next().unwrap().lock().unwrap();
+        assert_eq!(slot.remaining, 0);
+        assert!(slot.loaded.is_none(), "dropped after the last run");
     }
 
     #[test]

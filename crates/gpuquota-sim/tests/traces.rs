@@ -571,6 +571,10 @@ fn replay_progress_is_monotone_and_reaches_the_end() {
         .expect("simulates");
         let without = simulate(&sc).expect("simulates");
         assert_eq!(with.to_json_string(), without.to_json_string());
+        // the streamed JSON is the same bytes as the text
+        let mut streamed = Vec::new();
+        with.write_json(&mut streamed).expect("writes");
+        assert_eq!(streamed, with.to_json_string().into_bytes());
         let seen = seen.into_inner();
         // no spec.end: the window is open, the last event (job-2's end at 01:30) closes it
         assert_eq!(seen[0].end_ms, None);

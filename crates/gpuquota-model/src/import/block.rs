@@ -6,12 +6,15 @@
 //! Read here: `---` lines between documents; block mappings whose keys are plain one-line
 //! scalars followed by `: ` (or `:` at the end of the line); block sequences (`- `, also
 //! at the indentation of the key they belong to), with a compact mapping on the dash's line;
-//! one-line values: plain scalars, single- or double-quoted scalars without escapes, `{}`
-//! and `[]`; blank lines and whole-line comments. Everything else is refused: tabs, carriage
-//! returns, a byte-order mark, directives, `...`, a `#` after content, flow collections
-//! with content, block scalars (`|`, `>`), anchors, aliases and tags, a value that goes on
-//! on the next line, a quoted or complex key, `- - x`, an implicit key longer than 1,024
-//! bytes.
+//! one-line values: plain scalars, single- or double-quoted scalars without escapes, and
+//! flow collections that close on their line (`{name: x, count: 2}`, `[a, b]`, nested; a
+//! whole document, a sequence item or a value), as generators and Kueue's documentation
+//! write them; blank lines and whole-line comments. Everything else is refused: tabs,
+//! carriage returns, a byte-order mark, directives, `...`, a `#` after content (also inside
+//! a flow collection), a flow collection over several lines, with an empty entry, a
+//! trailing comma, a key without a value or a single pair in a sequence, block scalars
+//! (`|`, `>`), anchors, aliases and tags, a value that goes on on the next line, a complex
+//! key or a quoted key in block style, `- - x`, an implicit key longer than 1,024 bytes.
 //!
 //! # Complexity
 //! Linear in the input: each line's bytes are classified in one pass (newline, characters
@@ -114,6 +117,8 @@ pub(super) struct Block<'a> {
     ended: bool,
     events: Vec<Ev<'a>>,
     next: usize,
+    /// Where the last line looked at starts (for [`Block::line`]).
+    at: usize,
 }
 
 impl<'a> Block<'a> {
@@ -127,7 +132,19 @@ impl<'a> Block<'a> {
             ended: false,
             events: Vec::new(),
             next: 0,
+            at: 0,
         }
+    }
+
+    /// The line (1-based) the scanner looked at last: where it gave up, after a
+    /// [`Fallback`] (near the document's end when the deserializer gave up on the events of
+    /// a whole document).
+    pub(super) fn line(&self) -> usize {
+        let at = self.at.min(self.text.len());
+        1 + self.text.as_bytes()[..at]
+            .iter()
+            .filter(|&&c| c == b'\n')
+            .count()
     }
 
     /// The next event, as saphyr-parser would give it for this text.
@@ -159,6 +176,7 @@ impl<'a> Block<'a> {
     fn document(&mut self) -> Result<bool, Fallback> {
         // Skip to the first content line or document marker.
         loop {
+            self.at = self.pos;
             let Some(raw) = self.raw_line()? else {
                 return Ok(false);
             };
@@ -250,6 +268,7 @@ impl<'a> Block<'a> {
             return Ok(line);
         }
         loop {
+            self.at = self.pos;
             let Some(raw) = self.raw_line()? else {
                 self.peeked = Some(None);
                 return Ok(None);
@@ -294,6 +313,10 @@ impl<'a> Block<'a> {
 
     /// A block collection starting at `line` (peeked, not consumed).
     fn block(&mut self, line: Line<'a>) -> Result<(), Fallback> {
+        if matches!(line.entry.text.as_bytes()[0], b'{' | b'[') {
+            self.consume(&line);
+            return self.value(line.entry.text, line.entry.flags);
+        }
         if line.is_dash() {
             self.sequence(line.indent)
         } else {
@@ -323,6 +346,9 @@ impl<'a> Block<'a> {
                 }
             } else if rest == "-" || rest.starts_with("- ") {
                 return Err(Fallback);
+            } else if matches!(rest.as_bytes()[0], b'{' | b'[') {
+                self.value(rest, line.entry.flags)?;
+                self.no_continuation(indent)?;
             } else {
                 let entry = line.entry.after(skip);
                 if entry.colon.is_some() {
@@ -401,13 +427,15 @@ impl<'a> Block<'a> {
                 self.events
                     .push(Ev::Scalar(Cow::Borrowed(inner), ScalarStyle::SingleQuoted));
             }
-            b'{' if v == "{}" => {
-                self.events.push(Ev::MappingStart);
-                self.events.push(Ev::MappingEnd);
-            }
-            b'[' if v == "[]" => {
-                self.events.push(Ev::SequenceStart);
-                self.events.push(Ev::SequenceEnd);
+            b'{' | b'[' => {
+                // A `#` may start a comment inside a flow collection: not read here.
+                if flags & HASH != 0 {
+                    return Err(Fallback);
+                }
+                let end = self.flow(v, 0)?;
+                if end != v.len() {
+                    return Err(Fallback);
+                }
             }
             _ => {
                 if !plain_text(v, flags) {
@@ -418,6 +446,164 @@ impl<'a> Block<'a> {
         }
         Ok(())
     }
+}
+
+impl<'a> Block<'a> {
+    /// A flow collection starting at byte `at` of `v` (a `{` or `[`), all on one line: its
+    /// events, and where it ends (after its closing bracket).
+    ///
+    /// Read: mappings of `key: value` entries and sequences of values, separated by `,`
+    /// with spaces around; keys plain one-line scalars or quoted scalars followed by `: `;
+    /// values flow collections, quoted scalars (double-quoted without escapes,
+    /// single-quoted without `''`) and plain scalars. Refused: a collection not closed on
+    /// its line, an entry without a value, `? `, an empty entry or a trailing comma, a
+    /// single pair in a sequence (`[a: 1]`), and every scalar the block reading refuses.
+    fn flow(&mut self, v: &'a str, at: usize) -> Result<usize, Fallback> {
+        let b = v.as_bytes();
+        let mapping = b[at] == b'{';
+        let close = if mapping { b'}' } else { b']' };
+        self.events.push(if mapping {
+            Ev::MappingStart
+        } else {
+            Ev::SequenceStart
+        });
+        let mut i = skip_spaces(b, at + 1);
+        if b.get(i) == Some(&close) {
+            self.events.push(if mapping {
+                Ev::MappingEnd
+            } else {
+                Ev::SequenceEnd
+            });
+            return Ok(i + 1);
+        }
+        loop {
+            if mapping {
+                i = self.flow_key(v, i)?;
+            }
+            i = self.flow_node(v, i)?;
+            i = skip_spaces(b, i);
+            match b.get(i) {
+                Some(&c) if c == close => break,
+                Some(b',') => {
+                    i = skip_spaces(b, i + 1);
+                    // An empty entry or a trailing comma.
+                    if matches!(b.get(i), None | Some(b',' | b'}' | b']')) {
+                        return Err(Fallback);
+                    }
+                }
+                _ => return Err(Fallback),
+            }
+        }
+        self.events.push(if mapping {
+            Ev::MappingEnd
+        } else {
+            Ev::SequenceEnd
+        });
+        Ok(i + 1)
+    }
+
+    /// A flow mapping's key at byte `i` of `v` and the `: ` after it; where its value starts.
+    fn flow_key(&mut self, v: &'a str, i: usize) -> Result<usize, Fallback> {
+        let b = v.as_bytes();
+        let (key, after) = match b.get(i) {
+            Some(&q @ (b'"' | b'\'')) => {
+                let (inner, after) = flow_quoted(v, i, q)?;
+                self.events.push(Ev::Scalar(Cow::Borrowed(inner), style(q)));
+                (None, after)
+            }
+            _ => {
+                // A plain key ends at the first `: `; a flow indicator before it is refused.
+                let rest = v.get(i..).ok_or(Fallback)?;
+                let end = rest
+                    .bytes()
+                    .position(|c| matches!(c, b',' | b'[' | b']' | b'{' | b'}' | b':'))
+                    .ok_or(Fallback)?;
+                let key = &rest[..end];
+                if rest.as_bytes()[end] != b':' || rest.as_bytes().get(end + 1) != Some(&b' ') {
+                    return Err(Fallback);
+                }
+                (Some(key), i + end)
+            }
+        };
+        if let Some(key) = key {
+            if key.is_empty()
+                || key.len() > 1_024
+                || key.ends_with(' ')
+                || !plain_text(key, HASH | COLONS)
+            {
+                return Err(Fallback);
+            }
+            self.events.push(plain_scalar(key));
+        }
+        if b.get(after) != Some(&b':') || b.get(after + 1) != Some(&b' ') {
+            return Err(Fallback);
+        }
+        Ok(skip_spaces(b, after + 2))
+    }
+
+    /// A value in a flow collection at byte `i` of `v`: a nested collection, a quoted
+    /// scalar or a plain scalar; where it ends.
+    fn flow_node(&mut self, v: &'a str, i: usize) -> Result<usize, Fallback> {
+        let b = v.as_bytes();
+        match b.get(i) {
+            Some(b'{' | b'[') => self.flow(v, i),
+            Some(&q @ (b'"' | b'\'')) => {
+                let (inner, after) = flow_quoted(v, i, q)?;
+                self.events.push(Ev::Scalar(Cow::Borrowed(inner), style(q)));
+                Ok(after)
+            }
+            Some(_) => {
+                // A plain scalar ends at a flow indicator.
+                let rest = v.get(i..).ok_or(Fallback)?;
+                let end = rest
+                    .bytes()
+                    .position(|c| matches!(c, b',' | b'[' | b']' | b'{' | b'}'))
+                    .unwrap_or(rest.len());
+                let text = trim_end(&rest[..end]);
+                if text.is_empty() || !plain_text(text, HASH | COLONS) {
+                    return Err(Fallback);
+                }
+                // A `{` or `[` right after a plain scalar is refused by the caller.
+                self.events.push(plain_scalar(text));
+                Ok(i + text.len())
+            }
+            None => Err(Fallback),
+        }
+    }
+}
+
+/// The scalar style of a quote character.
+fn style(quote: u8) -> ScalarStyle {
+    if quote == b'"' {
+        ScalarStyle::DoubleQuoted
+    } else {
+        ScalarStyle::SingleQuoted
+    }
+}
+
+/// The inside of a quoted scalar opening at byte `i` of `v` with `quote`, without escapes
+/// (a backslash in a double-quoted one) or doubled quotes (in a single-quoted one), and
+/// where it ends.
+fn flow_quoted(v: &str, i: usize, quote: u8) -> Result<(&str, usize), Fallback> {
+    let rest = v.get(i + 1..).ok_or(Fallback)?;
+    let len = rest.bytes().position(|c| c == quote).ok_or(Fallback)?;
+    let inner = &rest[..len];
+    let after = i + 1 + len + 1;
+    if quote == b'"' && inner.as_bytes().contains(&b'\\') {
+        return Err(Fallback);
+    }
+    if quote == b'\'' && v.as_bytes().get(after) == Some(&b'\'') {
+        return Err(Fallback);
+    }
+    Ok((inner, after))
+}
+
+/// The index of the first byte of `b` at or after `i` that is not a space.
+fn skip_spaces(b: &[u8], mut i: usize) -> usize {
+    while b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    i
 }
 
 /// `s` without its leading spaces.
@@ -579,6 +765,14 @@ mod tests {
             "a:\n- 1\n- 2\nb: c\n",
             "- a\n- b: 1\n",
             "a: http://x/y\nb: 2026-03-01T00:00:00Z\nc:\n",
+            "a: {b: 1}\n",
+            "a: [1]\n",
+            "{a: 1, b: [x, 'y', \"z\"], c: {}, d: []}\n",
+            "---\n{apiVersion: v1, kind: Namespace, metadata: {name: team-a, labels: {dept: a}}}\n---\n[1, -2, 0.5, ~, true]\n",
+            "- {name: main, count: 2}\n- [a,b]\n-  { a: 1 }\n",
+            "a:\n  {b: 1}\nc:\n- [ ]\n",
+            "x: {\"q\": 1, 'r': 2, s: http://x/y, t: 2026-03-01T00:00:00Z, u: a b, v: -3, w: é}\n",
+            "spec: {podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c, resources: {requests: {cpu: \"5\", memory: 32Gi, nvidia.com/gpu: 1}}}]}}}]}\n",
         ] {
             assert_eq!(events(text), Some(reference(text)), "{text:?}");
         }
@@ -589,8 +783,6 @@ mod tests {
         for text in [
             "a: b\n  c\n",
             "a: |\n  x\n",
-            "a: {b: 1}\n",
-            "a: [1]\n",
             "a: \"x\\ny\"\n",
             "a: 'it''s'\n",
             "a: b # c\n",
@@ -609,6 +801,23 @@ mod tests {
             "a :1\n",
             "a: b: c\n",
             "a: 1\n---\nb: 2\nc\n",
+            "a: {b: 1,\n  c: 2}\n",
+            "a: [1,\n  2]\n",
+            "a: {b: 1} # c\n",
+            "a: {b: 1,}\n",
+            "a: {b: 1,, c: 2}\n",
+            "a: {b}\n",
+            "a: {b: }\n",
+            "a: {b:1}\n",
+            "a: {? b: 1}\n",
+            "a: [b: 1]\n",
+            "a: {b: \"x\\ny\"}\n",
+            "a: ['it''s']\n",
+            "a: {b: 1}}\n",
+            "a: {b: 1} x\n",
+            "a: {b: [1}\n",
+            "a: [x{y}]\n",
+            "{a: 1}: 2\n",
             "# a\u{7f}\na: 1\n",
             "a: b\u{1}\n",
             "a: b\u{85}\n",
@@ -733,6 +942,35 @@ mod tests {
             }
         }
 
+        /// `node` in flow style, on one line.
+        fn render_flow(node: &Node, out: &mut String) {
+            match node {
+                Node::Scalar(v) => out.push_str(v),
+                Node::Map(entries) => {
+                    out.push('{');
+                    for (i, (k, v)) in entries.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        out.push_str(k);
+                        out.push_str(": ");
+                        render_flow(v, out);
+                    }
+                    out.push('}');
+                }
+                Node::Seq(items, spaced) => {
+                    out.push('[');
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(if *spaced { ", " } else { "," });
+                        }
+                        render_flow(item, out);
+                    }
+                    out.push(']');
+                }
+            }
+        }
+
         fn node() -> impl Strategy<Value = Node> {
             let key = prop_oneof![
                 8 => prop::sample::select(vec!["a", "b", "name", "nvidia.com/gpu", "é", "on"]),
@@ -744,7 +982,10 @@ mod tests {
                     "é:ü", "\"\"", "''", "~", "2026-03-01T00:16:39Z",
                     "\"2026-03-01T00:16:39Z\"", "x#c",
                 ]),
-                1 => prop::sample::select(vec!["b:", "a: b", "x #c", "#c", "- x", "{a: 1}"]),
+                1 => prop::sample::select(vec![
+                    "b:", "a: b", "x #c", "#c", "- x", "{a: 1}", "[x]", "a,b", "x]", "'it''s'",
+                    "\"a\\\"b\"", "? a", "-", "a :b", "{}", "[]",
+                ]),
             ]
             .prop_map(Node::Scalar);
             scalar.prop_recursive(4, 32, 4, move |inner| {
@@ -776,6 +1017,51 @@ mod tests {
                 }
                 if let Some(ours) = events(&text) {
                     prop_assert_eq!(Some(ours), reference_or_error(&text), "{:?}", text);
+                }
+            }
+
+            /// The same trees with some values in flow style (`key: {a: 1, b: [x, y]}`, a
+            /// whole document as one flow mapping, flow collections as sequence items).
+            #[test]
+            fn flow_trees_read_as_saphyr_parser_reads_them(
+                docs in prop::collection::vec((prop::collection::vec((prop::sample::select(vec!["apiVersion", "kind", "spec", "status"]), node(), 0..3u8), 1..4), any::<bool>()), 1..3)
+            ) {
+                let mut text = String::new();
+                for (doc, whole) in &docs {
+                    text.push_str("---\n");
+                    if *whole {
+                        let map = Node::Map(doc.iter().map(|(k, v, _)| (*k, v.clone())).collect());
+                        render_flow(&map, &mut text);
+                        text.push('\n');
+                        continue;
+                    }
+                    for (k, v, style) in doc {
+                        text.push_str(k);
+                        text.push(':');
+                        match (style, v) {
+                            (0, _) | (_, Node::Scalar(_)) => {
+                                text.push(' ');
+                                render_flow(v, &mut text);
+                                text.push('\n');
+                            }
+                            (1, Node::Seq(items, _)) => {
+                                text.push('\n');
+                                for item in items {
+                                    text.push_str("  - ");
+                                    render_flow(item, &mut text);
+                                    text.push('\n');
+                                }
+                                if items.is_empty() {
+                                    text.push_str("  []\n");
+                                }
+                            }
+                            _ => render(v, 2, &mut text),
+                        }
+                    }
+                }
+                let ours = events(&text);
+                if let Some(ours) = &ours {
+                    prop_assert_eq!(Some(ours.clone()), reference_or_error(&text), "{:?}", text);
                 }
             }
 

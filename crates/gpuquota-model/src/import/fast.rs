@@ -60,13 +60,14 @@ impl Sink for Vec<Doc> {
     }
 }
 
-/// Reads every document of `text` into `sink` and returns true, or returns false when
-/// anything at all needs the exact path (the documents delivered so far are then to be
-/// forgotten: `sink` was not reset).
+/// Reads every document of `text` into `sink` and says which reader took it, or returns
+/// `None` when anything at all needs the exact path (the documents delivered so far are
+/// then to be forgotten: `sink` was not reset).
 ///
 /// Documents are delivered as soon as each is read, so that no second copy of the objects
 /// is held while the source is read.
-pub(super) fn parse(text: &str, sink: &mut dyn Sink) -> bool {
+pub(super) fn parse(text: &str, sink: &mut dyn Sink) -> Option<super::importer::SourceReader> {
+    use super::importer::SourceReader;
     if parse::looks_like_json(text) {
         let trimmed = text.trim_start_matches('\u{feff}').trim_start();
         let mut split = Splitter::default();
@@ -74,19 +75,17 @@ pub(super) fn parse(text: &str, sink: &mut dyn Sink) -> bool {
             match split.next(trimmed.as_bytes()) {
                 Ok(Some(range)) => {
                     // Values begin and end with an ASCII bracket: char boundaries.
-                    let Some(doc) = trimmed.get(range) else {
-                        return false;
-                    };
+                    let doc = trimmed.get(range)?;
                     if !json_document(doc, split.keys_unique(), split.may_have_null(), sink) {
-                        return false;
+                        return None;
                     }
                 }
-                Ok(None) => return split.between_values(),
-                Err(()) => return false,
+                Ok(None) => return split.between_values().then_some(SourceReader::Json),
+                Err(()) => return None,
             }
         }
     }
-    super::yaml::documents_into(text, sink)
+    super::yaml::read(text, sink)
 }
 
 /// Reads one top-level JSON value (an object or an array, as [`Splitter`] cut it out) into

@@ -31,6 +31,73 @@ pub struct Importer {
     generated: BTreeMap<(Kind, String, String), usize>,
     /// Never take the fast path.
     exact_only: bool,
+    /// Which reader took each source, in the order they were added.
+    reads: Vec<SourceRead>,
+}
+
+/// Which of the importer's readers took a source ([`Importer::reads`]); its `Display` is
+/// the reason in words, as `--verbose` prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceReader {
+    /// A JSON file read as a stream, each top-level value decoded straight into its object.
+    JsonStream,
+    /// JSON text, each top-level value decoded straight into its object.
+    Json,
+    /// The importer's own YAML scanner: block style and flow collections on one line,
+    /// without anchors, tags, block scalars, escapes or comments after content.
+    YamlScanner,
+    /// YAML the scanner does not read, decoded by serde-saphyr straight into the objects;
+    /// `line`: where the scanner gave up (1-based; 0 when not known).
+    YamlTyped {
+        /// The line the scanner gave up at.
+        line: usize,
+    },
+    /// The exact path: document by document through a generic tree, which reports every
+    /// problem with its field path. `requested`: the importer was built with
+    /// [`Importer::exact`]; otherwise the fast readers gave up on the source.
+    Exact {
+        /// [`Importer::exact`] was used.
+        requested: bool,
+    },
+}
+
+impl std::fmt::Display for SourceReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SourceReader::JsonStream => {
+                f.write_str("JSON stream reader (a JSON file, decoded value by value)")
+            }
+            SourceReader::Json => f.write_str("JSON reader (JSON text)"),
+            SourceReader::YamlScanner => f.write_str(
+                "YAML scanner (block style and one-line flow collections, no anchors, tags, block scalars, escapes or trailing comments)",
+            ),
+            SourceReader::YamlTyped { line } => write!(
+                f,
+                "serde-saphyr typed reader (the YAML scanner gave up near line {line}: anchors, tags, block scalars, escapes, a comment after content, a flow collection over several lines, a duplicate key or a scalar of uncertain type)"
+            ),
+            SourceReader::Exact { requested: true } => {
+                f.write_str("exact reader (document by document; requested)")
+            }
+            SourceReader::Exact { requested: false } => f.write_str(
+                "exact reader (document by document, every problem with its field path: the fast readers gave up on a problem, a `null` member or YAML they do not read)",
+            ),
+        }
+    }
+}
+
+/// One source and the reader that took it ([`Importer::reads`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceRead {
+    /// The source's label.
+    pub source: String,
+    /// The reader.
+    pub reader: SourceReader,
+}
+
+impl std::fmt::Display for SourceRead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: read by the {}", self.source, self.reader)
+    }
 }
 
 /// Where a step of the import stands: the document and the prefix of field paths inside it
@@ -83,9 +150,18 @@ impl Importer {
             self.errors.push((origin0, d));
             return;
         }
-        if !self.exact_only && self.add_fast_source(source, text) {
+        if !self.exact_only
+            && let Some(reader) = self.add_fast_source(source, text)
+        {
+            self.read_by(source, reader);
             return;
         }
+        self.read_by(
+            source,
+            SourceReader::Exact {
+                requested: self.exact_only,
+            },
+        );
         let documents = match parse::documents(text) {
             Ok(d) => d,
             Err((code, message)) => {
@@ -138,8 +214,13 @@ impl Importer {
         if !self.exact_only
             && path.as_os_str() != "-"
             && let Some(json) = stream::JsonFile::open(path)
-            && self.add_fast_with(&name, |sink| json.read(sink))
+            && self
+                .add_fast_with(&name, |sink| {
+                    json.read(sink).then_some(SourceReader::JsonStream)
+                })
+                .is_some()
         {
+            self.read_by(&name, SourceReader::JsonStream);
             return;
         }
         match source::read_text(path) {
@@ -161,17 +242,30 @@ impl Importer {
     /// goes into the model as soon as it is read, and giving up means starting from an
     /// empty model again; otherwise the documents are collected first and added once the
     /// whole source has been read.
-    fn add_fast_source(&mut self, source: &str, text: &str) -> bool {
+    fn add_fast_source(&mut self, source: &str, text: &str) -> Option<SourceReader> {
         self.add_fast_with(source, |sink| fast::parse(text, sink))
     }
 
+    /// Which reader took each source added so far, in the order they were added (a file
+    /// that could not be read, or a source over the size limit, has none).
+    pub fn reads(&self) -> &[SourceRead] {
+        &self.reads
+    }
+
+    fn read_by(&mut self, source: &str, reader: SourceReader) {
+        self.reads.push(SourceRead {
+            source: source.to_owned(),
+            reader,
+        });
+    }
+
     /// [`Importer::add_fast_source`] with the reader given: `read` delivers the documents
-    /// of one source to the sink and says whether all of them were read.
+    /// of one source to the sink and says which reader read all of them (`None`: not all).
     fn add_fast_with(
         &mut self,
         source: &str,
-        read: impl FnOnce(&mut dyn fast::Sink) -> bool,
-    ) -> bool {
+        read: impl FnOnce(&mut dyn fast::Sink) -> Option<SourceReader>,
+    ) -> Option<SourceReader> {
         if self.model.is_empty() && self.model.duplicates.is_empty() {
             let mut sink = Direct {
                 warnings: self.warnings.len(),
@@ -183,16 +277,14 @@ impl Importer {
                 },
                 importer: self,
             };
-            if read(&mut sink) {
-                return true;
+            let reader = read(&mut sink);
+            if reader.is_none() {
+                fast::Sink::reset(&mut sink);
             }
-            fast::Sink::reset(&mut sink);
-            return false;
+            return reader;
         }
         let mut docs = Vec::new();
-        if !read(&mut docs) {
-            return false;
-        }
+        let reader = read(&mut docs)?;
         let mut origin = Origin {
             source: source.to_owned(),
             document: 0,
@@ -201,7 +293,7 @@ impl Importer {
             origin.document += 1;
             self.add_fast(&origin, doc, "");
         }
-        true
+        Some(reader)
     }
 
     /// One document read by the fast path.

@@ -38,6 +38,7 @@ use serde_json::Value;
 
 use super::block::Block;
 use super::fast::{Doc, Sink, Typed};
+use super::importer::SourceReader;
 use super::{Kind, Object, split_api_version};
 
 /// The deepest nesting read here (mappings and sequences); deeper documents go to the exact
@@ -48,22 +49,27 @@ pub(super) const MAX_DEPTH: usize = 32;
 #[cfg(test)]
 pub(super) fn documents(text: &str) -> Option<Vec<Doc>> {
     let mut docs = Vec::new();
-    documents_into(text, &mut docs).then_some(docs)
+    read(text, &mut docs).map(|_| docs)
 }
 
-/// Reads every document of `text` into `sink` and returns true, or returns false when the
-/// exact path must read it.
-pub(super) fn documents_into(text: &str, sink: &mut dyn Sink) -> bool {
-    // The plainest block YAML is scanned without copies.
-    if read_stream(&mut Reader::new(text, true), sink).is_ok() {
-        return true;
+/// Reads every document of `text` into `sink` and says which reader took it, or returns
+/// `None` when the exact path must read it.
+pub(super) fn read(text: &str, sink: &mut dyn Sink) -> Option<SourceReader> {
+    // The plainest block YAML (and one-line flow collections) is scanned without copies.
+    let mut reader = Reader::new(text, true);
+    if read_stream(&mut reader, sink).is_ok() {
+        return Some(SourceReader::YamlScanner);
     }
+    let line = match &reader.source {
+        Source::Block(b) => b.line(),
+        Source::Parser(_) => 0,
+    };
     sink.reset();
     // Anything else: serde-saphyr straight into the typed objects (it is the exact
     // path's parser, so both paths agree on what is YAML), unless a mapping may hold
     // a `null` member, which the typed reading would keep.
     if may_have_null_members(text) {
-        return false;
+        return None;
     }
     match serde_saphyr::from_multiple_with_options::<Doc>(
         text,
@@ -71,9 +77,9 @@ pub(super) fn documents_into(text: &str, sink: &mut dyn Sink) -> bool {
     ) {
         Ok(docs) => {
             docs.into_iter().for_each(|d| sink.doc(d));
-            true
+            Some(SourceReader::YamlTyped { line })
         }
-        Err(_) => false,
+        Err(_) => None,
     }
 }
 
@@ -926,6 +932,30 @@ mod tests {
             ("core", include_str!("../../tests/data/core.yaml")),
         ] {
             assert!(documents(text).is_some(), "{name}");
+        }
+    }
+
+    /// Flow-style manifests (a whole document as one flow mapping, flow values under block
+    /// keys) are read by the block scanner, not handed to serde-saphyr.
+    #[test]
+    fn flow_manifests_take_the_scanner() {
+        for text in [
+            "---\n{apiVersion: kueue.x-k8s.io/v1beta2, kind: Workload, metadata: {name: w, namespace: ns}, spec: {queueName: lq, podSets: [{name: main, count: 2, template: {spec: {containers: [{name: main, resources: {requests: {cpu: \"3\", memory: 4Gi, nvidia.com/gpu: 1}}}]}}}]}}\n",
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: ns}\nspec: {podSets: [{name: main, count: 2}]}\n",
+        ] {
+            let mut docs = Vec::new();
+            assert!(
+                read_stream(&mut Reader::new(text, true), &mut docs).is_ok(),
+                "{text}"
+            );
+            let Doc::Typed(t) = &docs[0] else {
+                panic!("typed")
+            };
+            let Object::Workload(w) = &t.object else {
+                panic!("a Workload")
+            };
+            assert_eq!(w.spec.pod_sets[0].count, 2);
+            assert_eq!(w.metadata.name, "w");
         }
     }
 
