@@ -12,7 +12,7 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-const CRATES: [&str; 10] = [
+const CRATES: [&str; 11] = [
     "gpuquota",
     "gpuquota-advise",
     "gpuquota-cli",
