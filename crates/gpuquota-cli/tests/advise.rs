@@ -74,8 +74,14 @@ fn the_table_recommends_and_explains_and_the_patch_holds_the_changed_queues() {
     let page = std::fs::read_to_string(dir.join("advice.html")).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..40]);
     assert!(page.contains("The Pareto front"), "front");
-    assert!(page.contains("data-figure=\"recommended:cost\""), "recommended figures");
-    assert!(page.contains(" (recommended)<"), "the recommended row is marked");
+    assert!(
+        page.contains("data-figure=\"recommended:cost\""),
+        "recommended figures"
+    );
+    assert!(
+        page.contains(" (recommended)<"),
+        "the recommended row is marked"
+    );
     assert!(
         page.contains("The scenario as written (A) against the recommendation (B)"),
         "what-if"

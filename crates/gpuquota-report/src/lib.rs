@@ -39,7 +39,7 @@ mod month;
 mod others;
 mod page;
 
-pub use month::{WAIT_BUCKETS, bill_table, sections as month_sections, wait_histogram};
 pub use advise::{WhatIf, advise};
+pub use month::{WAIT_BUCKETS, bill_table, sections as month_sections, wait_histogram};
 pub use others::{diff, kai, meter, seed, sim, sweep};
 pub use page::{Block, Cell, Fact, Page, Row, Section, Table};
