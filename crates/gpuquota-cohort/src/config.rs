@@ -31,8 +31,9 @@
 //!
 //! Not modelled (each a warning naming the field):
 //! `resources.quotaCheckStrategy: IgnoreUndeclared`, and the Configuration fields that change
-//! admission but that the engine does not simulate (`waitForPodsReady`, `featureGates`,
-//! `multiKueue`, ...). Fields that only configure the controller process (`health`,
+//! admission but that the engine does not simulate (`waitForPodsReady`, each feature gate in
+//! `featureGates` but `AdmissionGatedBy` and `ElasticJobsViaWorkloadSlices`, `multiKueue`,
+//! ...). Fields that only configure the controller process (`health`,
 //! `metrics`, `webhook`, `leaderElection`, `controller`, `clientConnection`,
 //! `internalCertManagement`, `namespace`) and the job-integration fields the importer reads
 //! (`integrations`, `manageJobsWithoutQueueName`, `managedJobsNamespaceSelector`) do not
@@ -169,6 +170,13 @@ pub type ConfigFinding = (String, String);
 
 /// Configuration fields that only configure the controller process or the job integrations
 /// (which the importer applies): they do not change what the engine decides.
+/// The feature gates the importer and the engine read (kubernetes-sigs/kueue
+/// pkg/features/kube_features.go): `AdmissionGatedBy` (a Workload's
+/// `kueue.x-k8s.io/admission-gated-by` keeps it pending) and `ElasticJobsViaWorkloadSlices`
+/// (an elastic job is warned about). Any other gate in `featureGates` is a warning naming it.
+#[cfg(feature = "serde")]
+const READ_FEATURE_GATES: &[&str] = &["AdmissionGatedBy", "ElasticJobsViaWorkloadSlices"];
+
 const NO_DECISION_EFFECT: &[&str] = &[
     "apiVersion",
     "kind",
@@ -207,8 +215,24 @@ impl ResourceRules {
         let Some(config) = config else {
             return Ok((rules, warnings));
         };
-        for key in config.other.keys() {
+        for (key, _value) in &config.other {
             if NO_DECISION_EFFECT.contains(&key.as_str()) {
+                continue;
+            }
+            // feature gates one by one: the ones the importer and engine read are modelled
+            #[cfg(feature = "serde")]
+            if let (true, Some(gates)) = (key == "featureGates", _value.as_value().as_object()) {
+                for gate in gates.keys() {
+                    if READ_FEATURE_GATES.contains(&gate.as_str()) {
+                        continue;
+                    }
+                    warnings.push((
+                        format!("featureGates.{gate}"),
+                        "not modelled by the admission engine; ignored (the run is as if it \
+                         were unset)"
+                            .to_owned(),
+                    ));
+                }
                 continue;
             }
             warnings.push((

@@ -234,7 +234,8 @@
 //!   annotations `kueue.x-k8s.io/podset-required-topology`, `podset-preferred-topology` and
 //!   `podset-unconstrained-topology`, `waitForPodsReady`,
 //!   `resources.deviceClassMappings[].sources`.
-//!   Feature gates stay at their defaults (a `featureGates` stanza is a warning), except
+//!   Feature gates stay at their defaults (each other gate in `featureGates` is a warning
+//!   naming it), except
 //!   `AdmissionGatedBy`: a Workload annotated `kueue.x-k8s.io/admission-gated-by` stays
 //!   pending with reason `AdmissionGated` ("Admission is gated by: " and the value,
 //!   kubernetes-sigs/kueue pkg/controller/core/workload_controller.go) unless the

@@ -94,7 +94,7 @@ fn invalid_transformations_are_field_errors() {
 /// What the engine does not model is a warning naming the field, never silence.
 #[test]
 fn unmodelled_configuration_and_topology_requests_are_warnings() {
-    let config = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nwaitForPodsReady: {timeout: 5m}\nfeatureGates: {TopologyAwareScheduling: true}\nintegrations: {frameworks: [batch/job]}\nresources:\n  deviceClassMappings: [{name: example.com/gpu, deviceClassNames: [gpu.example.com], sources: [{counter: {driver: gpu.example.com, name: memory}}]}]\n---\n";
+    let config = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nwaitForPodsReady: {timeout: 5m}\nfeatureGates: {TopologyAwareScheduling: true, AdmissionGatedBy: true}\nintegrations: {frameworks: [batch/job]}\nresources:\n  deviceClassMappings: [{name: example.com/gpu, deviceClassNames: [gpu.example.com], sources: [{counter: {driver: gpu.example.com, name: memory}}]}]\n---\n";
     let mut y = config.to_owned();
     y += &rf("f");
     y += &cq("q", None, "", &[vec![gpu("f", "2")]]);
@@ -109,7 +109,8 @@ fn unmodelled_configuration_and_topology_requests_are_warnings() {
     assert_eq!(
         msgs,
         [
-            "Configuration \"\": featureGates: not modelled by the admission engine; ignored (the run is as if it were unset)",
+            // AdmissionGatedBy is read (a gated Workload stays pending): no warning
+            "Configuration \"\": featureGates.TopologyAwareScheduling: not modelled by the admission engine; ignored (the run is as if it were unset)",
             "Configuration \"\": resources.deviceClassMappings[0].sources: counter- and capacity-backed quota (partitionable devices, consumable capacity) is not modelled; Workloads using these device classes stay pending",
             "Configuration \"\": waitForPodsReady: not modelled by the admission engine; ignored (the run is as if it were unset)",
             "Workload \"ns/w\": spec.podSets[0].template.metadata.annotations[kueue.x-k8s.io/podset-preferred-topology]: topology-aware scheduling is not modelled; the PodSet is admitted by quota alone",

@@ -328,6 +328,14 @@ fn kai_ray_head_pod_has_the_autoscaler_sidecar() {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     assert_eq!(r, pairs(&[("cpu", "1200m"), ("memory", "256Mi")]));
+    // the autoscaler's scaling is not modelled: said on the RayCluster, not silent
+    let warned = warnings(&i);
+    assert!(
+        warned.iter().any(|m| m.contains("RayCluster \"ns/rc\"")
+            && m.contains("Ray in-tree autoscaling")
+            && m.contains("not modelled")),
+        "{warned:?}"
+    );
 }
 
 // --- gated and elastic workloads -----------------------------------------------------------

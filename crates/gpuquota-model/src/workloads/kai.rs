@@ -644,7 +644,13 @@ impl<'a> Grouper<'a> {
                 desired.saturating_mul(hosts),
             )?;
         }
-        Ok(Some((vec![self.one(min, pods, "train")], None)))
+        let warning = (cluster.enable_in_tree_autoscaling == Some(true)).then(|| {
+            "Ray in-tree autoscaling: the head carries the autoscaler sidecar and each worker \
+             group runs its current replicas (minMember from minReplicas); the autoscaler's \
+             scaling between minReplicas and maxReplicas is not modelled"
+                .to_owned()
+        });
+        Ok(Some((vec![self.one(min, pods, "train")], warning)))
     }
 
     /// A LeaderWorkerSet: one gang per replica group.
