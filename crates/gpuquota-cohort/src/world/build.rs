@@ -1232,6 +1232,9 @@ const ADMISSION_GATED_BY_ANNOTATION: &str = "kueue.x-k8s.io/admission-gated-by";
 /// The admission gate of `w`: its non-empty `kueue.x-k8s.io/admission-gated-by` value,
 /// unless the Configuration's `featureGates` sets `AdmissionGatedBy: false`.
 fn admission_gate(model: &Model, w: &gpuquota_model::kueue::Workload) -> Option<String> {
+    // the Configuration's other fields are kept verbatim only with `serde`; without it the
+    // gate is at its default (on)
+    #[cfg(feature = "serde")]
     let off = model
         .configuration
         .as_ref()
@@ -1239,6 +1242,11 @@ fn admission_gate(model: &Model, w: &gpuquota_model::kueue::Workload) -> Option<
         .and_then(|g| g.get("AdmissionGatedBy"))
         .and_then(|v| v.as_bool())
         == Some(false);
+    #[cfg(not(feature = "serde"))]
+    let off = {
+        let _ = model;
+        false
+    };
     if off {
         return None;
     }
