@@ -535,6 +535,29 @@ impl Advice {
         s
     }
 
+    /// Whether `r` is the recommended configuration.
+    pub fn is_recommended(&self, r: &Row) -> bool {
+        self.recommended
+            .as_ref()
+            .is_some_and(|x| x.point == r.point)
+    }
+
+    /// The rows the outputs show, in order, each with its role: `current`, then each front
+    /// row as `recommended` or `front`, then each `closest` row.
+    pub fn rows_by_role(&self) -> Vec<(&'static str, &Row)> {
+        let mut rows = vec![("current", &self.current)];
+        rows.extend(self.front.iter().map(|r| {
+            let role = if self.is_recommended(r) {
+                "recommended"
+            } else {
+                "front"
+            };
+            (role, r)
+        }));
+        rows.extend(self.closest.iter().map(|r| ("closest", r)));
+        rows
+    }
+
     /// A figure as the table prints it: the metric's unit (durations, GPU-hours, money in
     /// the scenario's currency, percentages).
     pub fn shown(&self, metric: &str, n: &Number) -> String {
@@ -588,16 +611,8 @@ impl Advice {
             });
             t.row(cells);
         };
-        add("current", &self.current);
-        for r in &self.front {
-            let rec = self
-                .recommended
-                .as_ref()
-                .is_some_and(|x| x.point == r.point);
-            add(if rec { "recommended" } else { "front" }, r);
-        }
-        for r in &self.closest {
-            add("closest", r);
+        for (role, r) in self.rows_by_role() {
+            add(role, r);
         }
         out.push_str(&t.render(width));
         match &self.recommended {
@@ -700,16 +715,8 @@ impl Advice {
             rec.push(r.alike.to_string());
             lines.push(rec);
         };
-        add("current", &self.current);
-        for r in &self.front {
-            let rec = self
-                .recommended
-                .as_ref()
-                .is_some_and(|x| x.point == r.point);
-            add(if rec { "recommended" } else { "front" }, r);
-        }
-        for r in &self.closest {
-            add("closest", r);
+        for (role, r) in self.rows_by_role() {
+            add(role, r);
         }
         let quote = |s: &str| {
             if s.contains([',', '"', '\n']) {

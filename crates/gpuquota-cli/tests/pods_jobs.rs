@@ -11,29 +11,7 @@ fn write(test: &str, files: &[(&str, &str)]) -> Vec<String> {
 }
 
 /// One flavor, one ClusterQueue with 8 GPUs, LocalQueue `q` in `ns`.
-const KUEUE: &str = r#"apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: h200}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: research}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu, memory, nvidia.com/gpu]
-    flavors:
-    - name: h200
-      resources:
-      - {name: cpu, nominalQuota: 64}
-      - {name: memory, nominalQuota: 512Gi}
-      - {name: nvidia.com/gpu, nominalQuota: 8}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: q, namespace: ns}
-spec: {clusterQueue: research}
-"#;
+const KUEUE: &str = common::ONE_QUEUE;
 
 fn json(out: &std::process::Output) -> serde_json::Value {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

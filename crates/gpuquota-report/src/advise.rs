@@ -129,7 +129,7 @@ fn rows_table(a: &Advice, caption: &str, rows: &[AdviceRow]) -> Table {
     let head_ref: Vec<&str> = head.iter().map(String::as_str).collect();
     let mut t = Table::new(caption, &head_ref);
     for r in rows {
-        let recommended = a.recommended.as_ref().is_some_and(|x| x.point == r.point);
+        let recommended = a.is_recommended(r);
         let point = r
             .point
             .map_or_else(|| "as written".to_owned(), |n| n.to_string());

@@ -31,3 +31,30 @@ pub(crate) fn write_in(suite: &str, test: &str, files: &[(&str, &str)]) -> Vec<S
         })
         .collect()
 }
+
+/// One flavor `h200`, one ClusterQueue `research` with 64 cpu, 512Gi and 8 GPUs, LocalQueue
+/// `q` in `ns`.
+#[allow(dead_code)]
+pub(crate) const ONE_QUEUE: &str = r#"apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: h200}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: research}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: h200
+      resources:
+      - {name: cpu, nominalQuota: 64}
+      - {name: memory, nominalQuota: 512Gi}
+      - {name: nvidia.com/gpu, nominalQuota: 8}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: ns}
+spec: {clusterQueue: research}
+"#;
