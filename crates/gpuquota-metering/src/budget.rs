@@ -43,8 +43,9 @@
 
 use gpuquota_model::budget::{BudgetRule, WhenSpent};
 
+use crate::figure::GpuHours;
 use crate::mig::MigGeometry;
-use crate::money::{L, format_fixed};
+use crate::money::L;
 
 /// `1/L` card-milliseconds per GPU-hour.
 pub const UNITS_PER_GPU_HOUR: i128 = L * 3_600_000;
@@ -153,19 +154,19 @@ pub struct PeriodState {
 }
 
 impl PeriodState {
-    /// Used GPU-hours, six decimals (truncated toward zero).
-    pub fn used_hours(&self) -> String {
-        hours(self.used_units)
+    /// Used GPU-hours, in millionths truncated toward zero.
+    pub fn used_hours(&self) -> GpuHours {
+        gpu_hours(self.used_units)
     }
 
-    /// Budget minus used, six decimals; negative after an overrun.
-    pub fn remaining_hours(&self) -> String {
-        hours(self.budget_units - self.used_units)
+    /// Budget minus used; negative after an overrun.
+    pub fn remaining_hours(&self) -> GpuHours {
+        gpu_hours(self.budget_units - self.used_units)
     }
 
-    /// The budget's GPU-hours, six decimals.
-    pub fn budget_hours(&self) -> String {
-        hours(self.budget_units)
+    /// The budget's GPU-hours.
+    pub fn budget_hours(&self) -> GpuHours {
+        gpu_hours(self.budget_units)
     }
 
     /// True once the usage reached the budget.
@@ -176,8 +177,13 @@ impl PeriodState {
 
 /// GPU-hours of `units` (`1/L` card-ms) with six decimals, truncated toward zero.
 pub fn hours(units: i128) -> String {
-    let micro = units / (UNITS_PER_GPU_HOUR / 1_000_000);
-    format_fixed(micro, 6)
+    gpu_hours(units).to_string()
+}
+
+/// GPU-hours of `units` (`1/L` card-ms) in millionths, truncated toward zero (what
+/// [`hours`] prints).
+pub fn gpu_hours(units: i128) -> GpuHours {
+    GpuHours::from_micro(units / (UNITS_PER_GPU_HOUR / 1_000_000))
 }
 
 #[derive(Debug, Clone)]

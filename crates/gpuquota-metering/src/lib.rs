@@ -234,6 +234,7 @@
 pub mod budget;
 pub mod dcgm;
 pub mod engine;
+pub mod figure;
 pub mod input;
 pub mod mig;
 pub mod money;

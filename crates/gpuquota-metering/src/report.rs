@@ -7,7 +7,8 @@
 use gpuquota_model::text::{Table, Width};
 
 use crate::engine::{TimeFormat, Window};
-use crate::money::{Currency, RoundingMode, format_fixed, format_hours, micro_hours};
+use crate::figure::{BasisPoints, GpuHours, Money};
+use crate::money::{Currency, RoundingMode, format_fixed, micro_hours};
 
 /// One reported line: a department's use of one card type (or its share of a service).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,23 +130,23 @@ pub struct LineOut {
     #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub service: Option<String>,
     /// Allocated hours, six decimals.
-    pub allocated_hours: String,
+    pub allocated_hours: GpuHours,
     /// In-quota hours.
-    pub own_hours: String,
+    pub own_hours: GpuHours,
     /// Borrowed hours.
-    pub borrowed_hours: String,
+    pub borrowed_hours: GpuHours,
     /// Quota hours.
-    pub quota_hours: String,
+    pub quota_hours: GpuHours,
     /// The hours the basis bills.
-    pub charged_hours: String,
-    /// `chargedHours` at list price.
-    pub cost: String,
+    pub charged_hours: GpuHours,
+    /// `chargedHours` at list price, in the currency's digits.
+    pub cost: Money,
     /// Recovered idle cost.
-    pub idle_share: String,
+    pub idle_share: Money,
     /// `cost + idleShare`.
-    pub total: String,
+    pub total: Money,
     /// Mean busy fraction, four decimals, or null.
-    pub utilization: Option<String>,
+    pub utilization: Option<BasisPoints>,
 }
 
 /// An idle entry as printed.
@@ -157,9 +158,9 @@ pub struct IdleOut {
     /// Card type.
     pub card_type: String,
     /// Idle hours.
-    pub hours: String,
+    pub hours: GpuHours,
     /// Their cost at list price.
-    pub cost: String,
+    pub cost: Money,
 }
 
 /// Totals as printed.
@@ -169,11 +170,11 @@ pub struct IdleOut {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TotalsOut {
     /// Σ of the rounded lines.
-    pub cost: String,
-    /// The exact total, six decimals.
-    pub exact_cost: String,
+    pub cost: Money,
+    /// The exact total, six decimals (micro-units of the currency).
+    pub exact_cost: Money,
     /// `cost − exactCost` in the currency's digits.
-    pub drift: String,
+    pub drift: Money,
 }
 
 /// The whole report as printed by `gpuquota meter --output json`.
@@ -207,7 +208,7 @@ impl Report {
 
     /// The printable form (decimal strings), as the JSON contract defines it.
     pub fn to_output(&self) -> ReportOut {
-        let money = |m: i128| self.currency.format_minor(m);
+        let money = |m: i128| Money::new(m, self.currency.minor_digits);
         ReportOut {
             window: WindowOut {
                 start: self.time(self.window.start),
@@ -221,15 +222,15 @@ impl Report {
                     department: l.department.clone(),
                     card_type: l.card_type.clone(),
                     service: l.service.clone(),
-                    allocated_hours: format_hours(l.allocated_units),
-                    own_hours: format_hours(l.own_units),
-                    borrowed_hours: format_hours(l.borrowed_units),
-                    quota_hours: format_hours(l.quota_units),
-                    charged_hours: format_hours(l.charged_units),
+                    allocated_hours: GpuHours::from_card_second_units(l.allocated_units),
+                    own_hours: GpuHours::from_card_second_units(l.own_units),
+                    borrowed_hours: GpuHours::from_card_second_units(l.borrowed_units),
+                    quota_hours: GpuHours::from_card_second_units(l.quota_units),
+                    charged_hours: GpuHours::from_card_second_units(l.charged_units),
                     cost: money(l.cost_minor),
                     idle_share: money(l.idle_share_minor),
                     total: money(l.total_minor),
-                    utilization: l.utilization_bp.map(|u| format_fixed(u, 4)),
+                    utilization: l.utilization_bp.map(BasisPoints::new),
                 })
                 .collect(),
             idle: self
@@ -237,13 +238,13 @@ impl Report {
                 .iter()
                 .map(|i| IdleOut {
                     card_type: i.card_type.clone(),
-                    hours: format_hours(i.units),
+                    hours: GpuHours::from_card_second_units(i.units),
                     cost: money(i.cost_minor),
                 })
                 .collect(),
             totals: TotalsOut {
                 cost: money(self.totals.cost_minor),
-                exact_cost: format_fixed(self.totals.exact_cost_micro, 6),
+                exact_cost: Money::new(self.totals.exact_cost_micro, 6),
                 drift: money(self.totals.drift_minor),
             },
             warnings: self.warnings.clone(),
@@ -285,15 +286,14 @@ impl Report {
                 l.cost,
                 l.idle_share,
                 l.total,
-                l.utilization.as_deref().unwrap_or("")
+                l.utilization.map(|u| u.to_string()).unwrap_or_default()
             ));
         }
         for (i, raw) in out.idle.iter().zip(&self.idle) {
-            let total = if raw.recovered { "0" } else { &i.cost };
             let total = if raw.recovered {
-                self.currency.format_minor(0)
+                Money::new(0, self.currency.minor_digits)
             } else {
-                total.to_owned()
+                i.cost
             };
             s.push_str(&format!(
                 "__idle__,{},,{},,,,,{},,{},\n",

@@ -38,8 +38,8 @@ fn example8_basis_allocated() {
     assert_eq!(
         (
             a.department.as_str(),
-            a.allocated_hours.as_str(),
-            a.own_hours.as_str()
+            a.allocated_hours.to_string().as_str(),
+            a.own_hours.to_string().as_str()
         ),
         ("A", "6240.000000", "5280.000000")
     );
@@ -64,9 +64,9 @@ fn example8_basis_allocated() {
 #[test]
 fn example8_idle_weighted_largest_remainder() {
     let r = run(&example8("idle: weighted")).unwrap();
-    let shares: Vec<_> = r.lines.iter().map(|l| l.idle_share.as_str()).collect();
+    let shares: Vec<_> = r.lines.iter().map(|l| l.idle_share).collect();
     assert_eq!(shares, ["8348.11", "1926.49", "1605.40"]);
-    let totals: Vec<_> = r.lines.iter().map(|l| l.total.as_str()).collect();
+    let totals: Vec<_> = r.lines.iter().map(|l| l.total).collect();
     assert_eq!(totals, ["36428.11", "8406.49", "7005.40"]);
     assert_eq!(r.totals.cost, "51840.00");
     assert_eq!(r.totals.drift, "0.00");
@@ -75,7 +75,7 @@ fn example8_idle_weighted_largest_remainder() {
 #[test]
 fn example8_idle_even() {
     let r = run(&example8("idle: even")).unwrap();
-    let shares: Vec<_> = r.lines.iter().map(|l| l.idle_share.as_str()).collect();
+    let shares: Vec<_> = r.lines.iter().map(|l| l.idle_share).collect();
     assert_eq!(shares, ["3960.00", "3960.00", "3960.00"]);
     assert_eq!(r.totals.cost, "51840.00");
 }
@@ -83,13 +83,13 @@ fn example8_idle_even() {
 #[test]
 fn example8_basis_quota_informational_and_charged() {
     let r = run(&example8("basis: quota")).unwrap();
-    let charged: Vec<_> = r.lines.iter().map(|l| l.charged_hours.as_str()).collect();
+    let charged: Vec<_> = r.lines.iter().map(|l| l.charged_hours).collect();
     assert_eq!(charged, ["5760.000000", "4320.000000", "1440.000000"]);
     assert_eq!(r.lines[0].borrowed_hours, "960.000000");
     assert_eq!(r.idle[0].hours, "0.000000");
     assert_eq!(r.totals.cost, "51840.00");
     let r = run(&example8("basis: quota\nborrowed: charged")).unwrap();
-    let charged: Vec<_> = r.lines.iter().map(|l| l.charged_hours.as_str()).collect();
+    let charged: Vec<_> = r.lines.iter().map(|l| l.charged_hours).collect();
     assert_eq!(charged, ["6720.000000", "3360.000000", "1440.000000"]);
     assert_eq!(r.totals.cost, "51840.00");
 }

@@ -33,8 +33,8 @@ fn used(r: &ReportOut) -> Vec<(String, String, Option<String>)> {
         .map(|l| {
             (
                 l.department.clone(),
-                l.allocated_hours.clone(),
-                l.utilization.clone(),
+                l.allocated_hours.to_string(),
+                l.utilization.map(|u| u.to_string()),
             )
         })
         .collect()
@@ -510,7 +510,7 @@ fn time_sliced_replicas_take_replicas_per_gpu_from_the_device_plugin_config() {
     let hours: Vec<(String, String)> = out
         .lines
         .iter()
-        .map(|l| (l.department.clone(), l.allocated_hours.clone()))
+        .map(|l| (l.department.clone(), l.allocated_hours.to_string()))
         .collect();
     assert_eq!(
         hours,

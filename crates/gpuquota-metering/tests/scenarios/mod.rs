@@ -1,6 +1,7 @@
 //! Scenario tests: sampled series, raw scrapes, DCGM text, MIG policies, token split,
 //! utilisation, rounding, currencies and every typed error.
 
+use gpuquota_metering::figure::{BasisPoints, GpuHours, Money};
 use gpuquota_metering::report::ReportOut;
 use gpuquota_metering::{Document, MeteringError, meter};
 
@@ -307,17 +308,17 @@ fn token_split_is_exact_and_keeps_unattributed() {
             (
                 l.department.as_str(),
                 l.service.as_deref(),
-                l.allocated_hours.as_str(),
-                l.charged_hours.as_str(),
-                l.cost.as_str(),
+                l.allocated_hours,
+                l.charged_hours,
+                l.cost,
             )
         })
         .collect();
     assert_eq!(
         lines,
         [
-            ("A", Some("rag"), "0.666667", "0.666667", "3.00"),
-            ("B", Some("rag"), "0.333333", "0.333333", "1.50"),
+            ("A", Some("rag"), h("0.666667"), h("0.666667"), m("3.00")),
+            ("B", Some("rag"), h("0.333333"), h("0.333333"), m("1.50")),
         ]
     );
     // output tokens weigh 4; unattributed tokens get their own line
@@ -329,9 +330,12 @@ fn token_split_is_exact_and_keeps_unattributed() {
         .lines
         .iter()
         .filter(|l| l.service.is_some())
-        .map(|l| (l.department.as_str(), l.allocated_hours.as_str()))
+        .map(|l| (l.department.as_str(), l.allocated_hours))
         .collect();
-    assert_eq!(lines, [("A", "0.500000"), ("unattributed", "0.500000")]);
+    assert_eq!(
+        lines,
+        [("A", h("0.500000")), ("unattributed", h("0.500000"))]
+    );
     // no tokens: the owner keeps the hours, with a warning
     let r = run(&svc("{}")).unwrap();
     assert_eq!(used(&r).department, "platform");
@@ -349,9 +353,12 @@ fn token_split_is_exact_and_keeps_unattributed() {
         .lines
         .iter()
         .filter(|l| l.service.is_some())
-        .map(|l| (l.department.as_str(), l.cost.as_str()))
+        .map(|l| (l.department.as_str(), l.cost))
         .collect();
-    assert_eq!(costs, [("A", "0.34"), ("B", "0.33"), ("platform", "0.33")]);
+    assert_eq!(
+        costs,
+        [("A", m("0.34")), ("B", m("0.33")), ("platform", m("0.33"))]
+    );
     assert_eq!(r.totals.drift, "0.00");
     let r = run(&svc(
         "{A: {input: 1, output: 0}, B: {input: 1, output: 0}, platform: {input: 1, output: 0}}",
@@ -361,7 +368,7 @@ fn token_split_is_exact_and_keeps_unattributed() {
         .lines
         .iter()
         .filter(|l| l.service.is_some())
-        .map(|l| l.allocated_hours.parse::<f64>().unwrap())
+        .map(|l| l.allocated_hours.as_f64())
         .sum();
     assert!((sum - 1.0).abs() < 1e-5);
 }
@@ -373,13 +380,13 @@ fn utilisation_weights_before_averaging() {
     ))
     .unwrap();
     // (0.6 + 0.9/7) / (8/7) = 0.6375, not (0.6 + 0.9)/2
-    assert_eq!(used(&r).utilization.as_deref(), Some("0.6375"));
+    assert_eq!(used(&r).utilization, Some(bp("0.6375")));
     // partial coverage: utilisation over the covered part, and a coverage warning
     let r = run(&format!(
         "{HEAD}records:\n  - {{department: B, cardType: H200, gpus: 1, start: 0, end: 3600, holder: n/GPU-0}}\n  - {{department: B, cardType: H200, gpus: 1, start: 0, end: 3600, holder: n/GPU-2}}\nbusy:\n  - {{holder: n/GPU-0, fraction: \"0.25\"}}\n"
     ))
     .unwrap();
-    assert_eq!(used(&r).utilization.as_deref(), Some("0.2500"));
+    assert_eq!(used(&r).utilization, Some(bp("0.2500")));
     assert!(r.warnings[0].contains("covers 50.00%"), "{:?}", r.warnings);
 }
 
@@ -453,13 +460,7 @@ fn dcgm_exposition_to_holdings() {
         .lines
         .iter()
         .filter(|l| l.allocated_hours != "0.000000")
-        .map(|l| {
-            (
-                l.department.as_str(),
-                l.allocated_hours.as_str(),
-                l.utilization.as_deref(),
-            )
-        })
+        .map(|l| (l.department.as_str(), l.allocated_hours, l.utilization))
         .collect();
     // team-a: GPU 0 held at 0 and 60, gone at 120 (stale): [0,60) + [60,120) = 120 s, busy
     // 0.6 then 0.4. team-b: the 1g.18gb instance for the 300 s lookback (1/7 card) and the
@@ -467,8 +468,8 @@ fn dcgm_exposition_to_holdings() {
     assert_eq!(
         lines,
         [
-            ("A", "0.033333", Some("0.5000")),
-            ("B", "0.095238", Some("0.5500")),
+            ("A", h("0.033333"), Some(bp("0.5000"))),
+            ("B", h("0.095238"), Some(bp("0.5500"))),
         ]
     );
     assert!(
@@ -543,7 +544,7 @@ fn busy_problems_name_the_entry_and_stray_holders_warn() {
         "{HEAD}{recs}busy:\n  - {{holder: n/GPU-0, fraction: \"0.25\"}}\n  - {{holder: n/GPU-9, fraction: \"0.5\"}}\n"
     ))
     .unwrap();
-    assert_eq!(used(&r).utilization.as_deref(), Some("0.2500"));
+    assert_eq!(used(&r).utilization, Some(bp("0.2500")));
     assert_eq!(
         r.warnings,
         ["busy[1]: holder n/GPU-9 matches no record or sample; ignored"]
@@ -576,10 +577,10 @@ fn replicas_default_to_the_card_types_replicas_per_gpu() {
         r.lines
             .iter()
             .find(|l| l.department == d && l.card_type == "A100-80GB")
-            .map(|l| l.allocated_hours.clone())
+            .map(|l| l.allocated_hours)
     };
-    assert_eq!(hours("B").as_deref(), Some("0.500000")); // 2/4 of a card for 1 h
-    assert_eq!(hours("A").as_deref(), Some("1.000000")); // 4 replicas of 1/4 for 1 h
+    assert_eq!(hours("B"), Some(h("0.500000"))); // 2/4 of a card for 1 h
+    assert_eq!(hours("A"), Some(h("1.000000"))); // 4 replicas of 1/4 for 1 h
     // without any replicasPerGpu a series of replicas is an error, not whole GPUs
     let e = run(&format!(
         "{HEAD}series:\n  - {{department: A, cardType: A100-80GB, replicas: 1, step: 300, values: [4]}}\n"
@@ -659,7 +660,7 @@ fn dcgm_nan_busy_is_unknown_not_idle() {
     let r = meter_with(prom("+Inf"));
     assert_eq!(used(&r).utilization, None);
     let r = meter_with(prom("25"));
-    assert_eq!(used(&r).utilization.as_deref(), Some("0.2500"));
+    assert_eq!(used(&r).utilization, Some(bp("0.2500")));
 }
 
 #[test]
@@ -726,4 +727,19 @@ fn untagged_enum_failures_list_the_accepted_forms() {
         let e = Document::from_yaml(text).unwrap_err().to_string();
         assert_eq!(e, expected, "{text}");
     }
+}
+
+/// The exact hours the report writes as `s`.
+fn h(s: &str) -> GpuHours {
+    s.parse().expect("six-decimal hours")
+}
+
+/// The exact amount the report writes as `s` (its digits included).
+fn m(s: &str) -> Money {
+    s.parse().expect("an amount")
+}
+
+/// The exact fraction the report writes as `s`.
+fn bp(s: &str) -> BasisPoints {
+    s.parse().expect("a four-decimal fraction")
 }
