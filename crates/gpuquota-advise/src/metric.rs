@@ -305,15 +305,15 @@ fn milli(q: &str) -> i128 {
         .map_or(0, i128::from)
 }
 
-/// Micro-units of a decimal string (`"-104.000000"`).
-fn micro(s: &str) -> Option<i128> {
-    let (neg, t) = s.strip_prefix('-').map_or((false, s), |t| (true, t));
-    let (int, frac) = t.split_once('.').unwrap_or((t, ""));
-    if frac.len() > 6 {
+/// A non-negative amount of `minor` units of `10^−digits`, at most two digits, in hundredths
+/// (`24000` → 2400000, `1.5` → 150); `None` for a negative amount or more digits.
+fn cents(minor: i128, digits: u32) -> Option<i64> {
+    let scale = 10i128.checked_pow(2u32.checked_sub(digits)?)?;
+    let c = minor.checked_mul(scale)?;
+    if c < 0 {
         return None;
     }
-    let v: i128 = format!("{int}{frac:0<6}").parse().ok()?;
-    Some(if neg { -v } else { v })
+    i64::try_from(c).ok()
 }
 
 impl Run {
@@ -369,23 +369,25 @@ impl Run {
             );
         }
         let mut budgets = BTreeMap::new();
-        for b in j["budgets"].as_array().into_iter().flatten() {
-            let least = b["periods"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|p| p["remainingGpuHours"].as_str().and_then(micro))
+        for b in report.budgets.iter().flatten() {
+            let least = b
+                .periods
+                .iter()
+                .map(|p| p.remaining_gpu_hours.micro())
                 .min()
                 .unwrap_or(0);
-            let name = b["budget"].as_str().unwrap_or_default().to_owned();
-            let queue = b["scope"]["queue"].as_str().map(str::to_owned);
-            let e = budgets.entry(name).or_insert((queue, least));
+            let queue = match &b.scope {
+                gpuquota_sim::report::ScopeOut::Queue(q) => Some(q.clone()),
+                _ => None,
+            };
+            let e = budgets.entry(b.budget.clone()).or_insert((queue, least));
             e.1 = e.1.min(least);
         }
-        let bill = j["chargeback"]["totals"]["cost"]
-            .as_str()
-            .and_then(crate::spec::cents);
-        let currency = j["chargeback"]["currency"].as_str().map(str::to_owned);
+        let bill = report.chargeback.as_ref().and_then(|c| {
+            let cost = c.meter.totals.cost;
+            cents(cost.minor_units(), cost.minor_digits())
+        });
+        let currency = report.chargeback.as_ref().map(|c| c.meter.currency.clone());
         // flavor → card type, and each type's cards
         let mut card_type: BTreeMap<String, String> = BTreeMap::new();
         if let Some(types) = sc.metering.as_ref().and_then(|m| m["cardTypes"].as_array()) {
@@ -553,6 +555,13 @@ mod tests {
         // rank ⌈0.95 × 20⌉ = 19
         assert_eq!(t.value(&Metric::P95Wait("a".into())), Some(19.0));
         assert_eq!(t.value(&Metric::MeanWait("a".into())), Some(10.0));
-        assert_eq!(micro("-104.000000"), Some(-104_000_000));
+    }
+
+    #[test]
+    fn the_bill_in_hundredths() {
+        assert_eq!(cents(2_400_000, 2), Some(2_400_000)); // 24000.00
+        assert_eq!(cents(42, 0), Some(4200)); // 42 yen
+        assert_eq!(cents(1005, 3), None);
+        assert_eq!(cents(-1, 2), None);
     }
 }

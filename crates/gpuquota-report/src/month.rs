@@ -106,13 +106,13 @@ pub fn bill_table(m: &ReportOut, prefix: &str) -> Table {
                 Cell::new(l.department.clone()),
                 Cell::new(l.card_type.clone()),
                 Cell::new(svc),
-                Cell::new(l.allocated_hours.clone()),
-                Cell::new(l.borrowed_hours.clone()),
-                Cell::new(l.charged_hours.clone()),
-                Cell::new(l.cost.clone()),
-                Cell::new(l.idle_share.clone()),
-                Cell::figure(l.total.clone(), format!("{prefix}line-total")),
-                Cell::new(l.utilization.clone().unwrap_or_default()),
+                Cell::new(l.allocated_hours.to_string()),
+                Cell::new(l.borrowed_hours.to_string()),
+                Cell::new(l.charged_hours.to_string()),
+                Cell::new(l.cost.to_string()),
+                Cell::new(l.idle_share.to_string()),
+                Cell::figure(l.total.to_string(), format!("{prefix}line-total")),
+                Cell::new(l.utilization.map(|u| u.to_string()).unwrap_or_default()),
             ])
             .of(l.department.clone())
             .keyed(key),
@@ -124,10 +124,10 @@ pub fn bill_table(m: &ReportOut, prefix: &str) -> Table {
                 Cell::new("idle"),
                 Cell::new(i.card_type.clone()),
                 Cell::new(""),
-                Cell::new(i.hours.clone()),
+                Cell::new(i.hours.to_string()),
                 Cell::new(""),
                 Cell::new(""),
-                Cell::new(i.cost.clone()),
+                Cell::new(i.cost.to_string()),
                 Cell::new(""),
                 Cell::new(""),
                 Cell::new(""),
@@ -145,7 +145,7 @@ pub fn bill_table(m: &ReportOut, prefix: &str) -> Table {
             Cell::new(""),
             Cell::new(""),
             Cell::new(""),
-            Cell::figure(m.totals.cost.clone(), format!("{prefix}bill-total")),
+            Cell::figure(m.totals.cost.to_string(), format!("{prefix}bill-total")),
             Cell::new(""),
         ])
         .as_total(),
@@ -166,9 +166,9 @@ fn lost_table(c: &Chargeback) -> Table {
     for l in &c.preempted {
         t.push(
             Row::new([
-                l.department.as_str(),
-                l.card_type.as_str(),
-                l.hours.as_str(),
+                l.department.clone(),
+                l.card_type.clone(),
+                l.hours.to_string(),
             ])
             .of(l.department.clone()),
         );
@@ -204,9 +204,9 @@ pub(crate) fn budget_table(b: &[BudgetOut], start: gpuquota_model::Timestamp) ->
                     scope.clone(),
                     x.card_type.clone().unwrap_or_else(|| "all".to_owned()),
                     when(start, p.start_ms),
-                    p.gpu_hours.clone(),
-                    p.used_gpu_hours.clone(),
-                    p.remaining_gpu_hours.clone(),
+                    p.gpu_hours.to_string(),
+                    p.used_gpu_hours.to_string(),
+                    p.remaining_gpu_hours.to_string(),
                     p.spent_at_ms.map(|s| when(start, s)).unwrap_or_default(),
                     x.when_spent.clone(),
                 ])
@@ -254,24 +254,18 @@ pub(crate) fn budget_sentences(b: &[BudgetOut], start: gpuquota_model::Timestamp
 
 /// The sentence of the bill total.
 pub(crate) fn bill_sentence(m: &ReportOut) -> String {
-    let mut top: Vec<(&str, &str)> = Vec::new();
-    let mut by_dept: BTreeMap<&str, f64> = BTreeMap::new();
+    // exact sums of the lines' totals (all in the currency's minor units)
+    let mut by_dept: BTreeMap<&str, i128> = BTreeMap::new();
     for l in &m.lines {
-        *by_dept.entry(l.department.as_str()).or_default() += l.total.parse::<f64>().unwrap_or(0.0);
+        let t = by_dept.entry(l.department.as_str()).or_default();
+        *t = t.saturating_add(l.total.minor_units());
     }
-    let mut v: Vec<(&str, f64)> = by_dept.into_iter().collect();
-    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
-    for (d, _) in v.iter().take(1) {
-        let total: Vec<&str> = m
-            .lines
-            .iter()
-            .filter(|l| l.department == *d)
-            .map(|l| l.total.as_str())
-            .collect();
-        top.push((d, total.first().copied().unwrap_or("")));
-    }
+    let top = by_dept
+        .into_iter()
+        .min_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)))
+        .map(|(d, _)| d);
     let mut s = format!("The bill totals {} {}", m.totals.cost, m.currency);
-    if let Some((d, _)) = top.first() {
+    if let Some(d) = top {
         s.push_str(&format!("; {d} pays the most"));
     }
     s.push('.');
@@ -310,7 +304,7 @@ fn facts(sc: &Scenario, r: &Report, workloads: usize, prefix: &str) -> Vec<Fact>
     if let Some(c) = &r.chargeback {
         f.push(Fact {
             label: format!("bill ({})", c.meter.currency),
-            value: c.meter.totals.cost.clone(),
+            value: c.meter.totals.cost.to_string(),
             key: format!("{prefix}bill"),
         });
     }

@@ -96,7 +96,7 @@ fn kai_sections(sc: &KaiScenario, o: &KaiOutcome, prefix: &str) -> Result<Vec<Se
     if let Some(c) = &out.chargeback {
         facts.push(Fact {
             label: format!("bill ({})", c.meter.currency),
-            value: c.meter.totals.cost.clone(),
+            value: c.meter.totals.cost.to_string(),
             key: id("bill"),
         });
     }
@@ -542,7 +542,7 @@ pub fn meter(m: &ReportOut) -> String {
     s.push(Block::Facts(vec![
         Fact {
             label: format!("total ({})", m.currency),
-            value: m.totals.cost.clone(),
+            value: m.totals.cost.to_string(),
             key: "bill".into(),
         },
         Fact {
@@ -552,13 +552,7 @@ pub fn meter(m: &ReportOut) -> String {
         },
     ]));
     let mut sentences = vec![bill_sentence(m)];
-    if m.totals.drift != "0"
-        && !m
-            .totals
-            .drift
-            .chars()
-            .all(|c| c == '0' || c == '.' || c == '-')
-    {
+    if m.totals.drift.minor_units() != 0 {
         sentences.push(format!(
             "Rounding moved {} against the exact cost {}.",
             m.totals.drift, m.totals.exact_cost

@@ -504,7 +504,7 @@ fn meter_doc(
         .map(|((d, c), u)| crate::report::LostHoursOut {
             department: d,
             card_type: c,
-            hours: gpuquota_metering::money::format_hours(u),
+            hours: gpuquota_metering::figure::GpuHours::from_card_second_units(u),
         })
         .collect();
     let out = crate::report::Chargeback {

@@ -39,6 +39,7 @@
 use std::collections::BTreeMap;
 
 use gpuquota_metering::budget::CardMap;
+use gpuquota_metering::figure::{GpuHours, Money};
 use serde::Serialize;
 
 use crate::{Report, RunEnd, Scenario};
@@ -73,17 +74,17 @@ fn dept_of(sc: &Scenario) -> BTreeMap<String, String> {
     m
 }
 
-fn micro_str(micro: i128) -> String {
-    gpuquota_metering::money::format_fixed(micro, 6)
+fn micro_str(micro: i128) -> GpuHours {
+    GpuHours::from_micro(micro)
 }
 
 /// One run's metrics of one department (module docs); `None` is the JSON's `null`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Metrics {
     /// GPU-hours, six decimals.
-    pub gpu_hours: Option<String>,
+    pub gpu_hours: Option<GpuHours>,
     /// Borrowed GPU-hours, six decimals.
-    pub borrowed_hours: Option<String>,
+    pub borrowed_hours: Option<GpuHours>,
     /// Mean time to admission, ms.
     pub mean_time_to_admission_ms: Option<i64>,
     /// Nearest-rank p95 time to admission, ms.
@@ -91,11 +92,11 @@ pub struct Metrics {
     /// `Preempted` runs.
     pub preemptions: Option<i64>,
     /// GPU-hours of `Preempted` runs, six decimals.
-    pub lost_hours: Option<String>,
+    pub lost_hours: Option<GpuHours>,
     /// GPU-hours ÷ nominal quota GPU-hours of the queue named like it, percent (module docs).
     pub utilization_percent: Option<f64>,
     /// Σ of the chargeback lines' `total`, in the currency's digits.
-    pub cost: Option<String>,
+    pub cost: Option<Money>,
 }
 
 /// Per department, the metrics of one run.
@@ -172,16 +173,9 @@ pub fn metrics(
             .collect();
         let queue = report.queues.get(&d);
         let borrowed_hours = if bill.is_some() {
-            let mut micro = 0i128;
-            let mut ok = true;
-            for l in &lines {
-                match gpuquota_metering::money::parse_decimal(&l.borrowed_hours, 6, "borrowedHours")
-                {
-                    Ok(v) => micro += v,
-                    Err(_) => ok = false,
-                }
-            }
-            ok.then(|| micro_str(micro))
+            lines
+                .iter()
+                .try_fold(GpuHours::ZERO, |sum, l| sum.checked_add(l.borrowed_hours))
         } else if let Some(q) = queue {
             let mut u = 0i128;
             for (&fr, &b) in &q.borrowed {
@@ -201,14 +195,14 @@ pub fn metrics(
             adm[k - 1]
         });
         let cost = bill.map(|_| {
+            // the lines' currency digits (all alike); 2 for a department without lines
             let mut minor = 0i128;
-            let mut digits = 2usize;
+            let mut digits = 2;
             for l in &lines {
-                let t = &l.total;
-                digits = t.split_once('.').map_or(0, |x| x.1.len());
-                minor += t.replace('.', "").parse::<i128>().unwrap_or(0);
+                digits = l.total.minor_digits();
+                minor = minor.saturating_add(l.total.minor_units());
             }
-            gpuquota_metering::money::format_fixed(minor, digits as u32)
+            Money::new(minor, digits)
         });
         out.insert(
             d,
@@ -280,24 +274,23 @@ impl Delta for f64 {
     }
 }
 
-impl Delta for String {
-    /// Exact on the decimals, in the more precise of the two's digits (so `10.5` against
-    /// `10.50` is `0.00`, not a difference of the digit strings).
-    fn delta(a: &String, b: &String) -> Option<String> {
-        let digits_of = |s: &str| s.split_once('.').map_or(0, |p| p.1.len());
-        let digits = digits_of(a).max(digits_of(b)).min(18);
-        let p = |s: &str| -> Option<i128> {
-            let pad = digits.checked_sub(digits_of(s))?;
-            let v = s.replace('.', "").parse::<i128>().ok()?;
-            v.checked_mul(10i128.checked_pow(u32::try_from(pad).ok()?)?)
-        };
-        Some(gpuquota_metering::money::format_fixed(
-            p(b)?.checked_sub(p(a)?)?,
-            digits as u32,
-        ))
+impl Delta for GpuHours {
+    /// Exact, in millionths.
+    fn delta(a: &GpuHours, b: &GpuHours) -> Option<GpuHours> {
+        b.checked_sub(*a)
     }
     fn show(&self) -> String {
-        self.clone()
+        self.to_string()
+    }
+}
+
+impl Delta for Money {
+    /// Exact, in the more precise of the two's digits (so `10.5` against `10.50` is `0.00`).
+    fn delta(a: &Money, b: &Money) -> Option<Money> {
+        b.checked_sub(*a)
+    }
+    fn show(&self) -> String {
+        self.to_string()
     }
 }
 
@@ -327,9 +320,9 @@ impl<T: Delta + Clone> Compared<T> {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DepartmentDiff {
     /// ∫ GPU usage, GPU-hours weighted as metering weighs them, six decimals.
-    pub gpu_hours: Compared<String>,
+    pub gpu_hours: Compared<GpuHours>,
     /// Borrowed GPU-hours (the chargeback's, else above the queue's nominal), six decimals.
-    pub borrowed_hours: Compared<String>,
+    pub borrowed_hours: Compared<GpuHours>,
     /// First admission − creation, floor mean over admitted workloads, ms.
     pub mean_time_to_admission_ms: Compared<i64>,
     /// First admission − creation, nearest-rank p95, ms.
@@ -337,12 +330,12 @@ pub struct DepartmentDiff {
     /// `Preempted` runs.
     pub preemptions: Compared<i64>,
     /// GPU-hours of `Preempted` runs (0 under `resume`), six decimals.
-    pub lost_hours: Compared<String>,
+    pub lost_hours: Compared<GpuHours>,
     /// GPU-hours ÷ the nominal quota GPU-hours of the ClusterQueue named like the
     /// department, percent (`null` for a borrower or a department of no ClusterQueue).
     pub utilization_percent: Compared<f64>,
     /// Σ of its chargeback lines' `total`, in the currency's digits.
-    pub cost: Compared<String>,
+    pub cost: Compared<Money>,
 }
 
 impl DepartmentDiff {

@@ -4,8 +4,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use gpuquota_metering::figure::GpuHours;
 use gpuquota_model::text::{Table, Width};
-use gpuquota_model::{Amount, ResourceName, Timestamp};
+use gpuquota_model::{Amount, Quantity, ResourceName, Timestamp};
 use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
@@ -13,10 +14,15 @@ use serde_json::Value;
 use crate::engine::{Outcome, RunEnd};
 use crate::scenario::at_ms;
 
-/// Per flavor (`""` under `resourcequota`), per resource: a quantity as Kubernetes writes
-/// it (`"8"`, `"64Gi"`, `"500m"`); flavors and resources in the cluster's flavor-resource
-/// order (Kueue's flavor order within a resource group), not sorted.
-pub type UsageOut = IndexMap<String, IndexMap<String, String>>;
+/// Per flavor (`""` under `resourcequota`), per resource: a quantity, which the JSON writes
+/// as Kubernetes does (`"8"`, `"64Gi"`, `"500m"`, the resource's canonical form); flavors
+/// and resources in the cluster's flavor-resource order (Kueue's flavor order within a
+/// resource group), not sorted.
+pub type UsageOut = IndexMap<String, IndexMap<String, Quantity>>;
+
+/// [`UsageOut`]'s JSON Schema: its quantities are strings.
+#[cfg(feature = "schema")]
+type UsageSchema = IndexMap<String, IndexMap<String, String>>;
 
 /// Per flavor, per resource: ∫ max(0, usage − nominal) dt in the resource's unit × ms (CPU
 /// in cores, memory in bytes, GPUs in devices); same order as [`UsageOut`].
@@ -34,7 +40,8 @@ pub struct SimReport {
     /// The engine that decided admissions: `kueue` or `resourcequota`.
     pub engine: crate::Engine,
     /// `spec.start` (RFC 3339), the simulation's time 0.
-    pub start: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub start: Timestamp,
     /// `spec.end` (or the last event), ms.
     pub end_ms: i64,
     /// The last completion, ms (0 without any).
@@ -156,6 +163,7 @@ pub struct RunOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
     /// The quota the engine charged: count × per-pod requests per flavor and resource.
+    #[cfg_attr(feature = "schema", schemars(with = "UsageSchema"))]
     pub usage: UsageOut,
 }
 
@@ -210,6 +218,7 @@ pub struct ClassOut {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct QueueOut {
     /// Its nominal quota.
+    #[cfg_attr(feature = "schema", schemars(with = "UsageSchema"))]
     pub nominal: UsageOut,
     /// ∫usage dt × 100 / (nominal × `endMs`), as Kueue's perf checker computes it, averaged
     /// over the flavor-resources with a nominal quota, rounded to 0.1; `null` when none has
@@ -265,11 +274,11 @@ pub struct PeriodOut {
     /// End, ms since `spec.start`.
     pub end_ms: i64,
     /// The period's budget, GPU-hours with six decimals.
-    pub gpu_hours: String,
+    pub gpu_hours: GpuHours,
     /// Used, GPU-hours with six decimals.
-    pub used_gpu_hours: String,
+    pub used_gpu_hours: GpuHours,
     /// Budget − used (negative after an overrun), GPU-hours with six decimals.
-    pub remaining_gpu_hours: String,
+    pub remaining_gpu_hours: GpuHours,
     /// When the budget was reached, ms; `null` when it was not.
     pub spent_at_ms: Option<i64>,
 }
@@ -305,7 +314,7 @@ pub struct LostHoursOut {
     /// The card type.
     pub card_type: String,
     /// GPU-hours, six decimals (0 under `spec.resume`).
-    pub hours: String,
+    pub hours: GpuHours,
 }
 
 /// A simulation's result with the per-class and per-queue statistics derived from its runs.
@@ -627,7 +636,7 @@ impl Report {
             let (f, r) = self.fr_name(fr);
             m.entry(f.to_owned())
                 .or_default()
-                .insert(r.as_str().to_owned(), r.format_amount(Amount(a)));
+                .insert(r.as_str().to_owned(), r.quantity_of(Amount(a)));
         }
         m
     }
@@ -699,7 +708,7 @@ impl Report {
         let queues = self.queues_output();
         SimReport {
             engine: o.engine,
-            start: self.start.to_string(),
+            start: self.start,
             end_ms: o.end_ms,
             makespan_ms: self.makespan_ms,
             workloads,

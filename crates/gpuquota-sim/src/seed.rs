@@ -623,7 +623,7 @@ fn borrowed_by_card_type(r: &Report) -> BTreeMap<(String, String), i128> {
     if let Some(c) = r.chargeback.as_ref() {
         for l in &c.meter.lines {
             *out.entry((l.department.clone(), l.card_type.clone()))
-                .or_insert(0) += micro(&l.borrowed_hours);
+                .or_insert(0) += l.borrowed_hours.micro();
         }
     }
     out

@@ -1,6 +1,7 @@
 //! The month's bill adds up, lost work is shown with its rule, and the seed's story: each
 //! expected value is worked out by hand in the comments.
 
+use gpuquota_metering::figure::Money;
 use gpuquota_sim::diff::{self, Delta};
 use gpuquota_sim::{scenario, seed, simulate};
 use serde_json::Value;
@@ -321,8 +322,11 @@ fn a_queue_without_nominal_quota_has_no_usage_percent() {
 #[test]
 fn unchanged_figures_show_a_delta_of_zero() {
     // 10.5 and 10.50 are the same amount
+    let m = |s: &str| s.parse::<Money>().unwrap();
     assert_eq!(
-        <String as Delta>::delta(&"10.5".to_owned(), &"10.50".to_owned()).as_deref(),
+        <Money as Delta>::delta(&m("10.5"), &m("10.50"))
+            .map(|d| d.show())
+            .as_deref(),
         Some("0.00")
     );
     // a float difference below the rounding is 0, never -0.0

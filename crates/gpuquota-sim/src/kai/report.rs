@@ -36,7 +36,8 @@ pub struct KaiReport {
     /// `kai`.
     pub engine: KaiEngine,
     /// Virtual time 0 (RFC 3339).
-    pub start: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub start: Timestamp,
     /// The end, ms.
     pub end_ms: i64,
     /// The last completion, ms (0 without any).
@@ -478,7 +479,7 @@ impl KaiOutcome {
         }
         KaiReport {
             engine: KaiEngine::Kai,
-            start: self.start.to_string(),
+            start: self.start,
             end_ms: self.end_ms,
             makespan_ms: self.makespan_ms,
             session_interval_ms: self.session_interval_ms,
