@@ -63,6 +63,7 @@ use gpuquota_metering::money::L;
 use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};
 use serde_json::{Map, Value, json};
 
+use crate::report::Chargeback;
 use crate::{Outcome, RunEnd, Scenario};
 
 /// A problem of `spec.metering` or of metering the runs.
@@ -606,49 +607,45 @@ pub fn unflavored_rate(
     Some((card, i128::from(amount).saturating_mul(w)))
 }
 
-fn micro(s: &str) -> i128 {
-    gpuquota_metering::money::parse_decimal(s, 6, "hours").unwrap_or(0)
-}
-
 /// Six-decimal hours rounded half-up to whole hours.
 fn whole_hours(m: i128) -> String {
     format!("{}", (m + 500_000).div_euclid(1_000_000))
 }
 
-/// The bill of a `chargeback` section (its JSON) as table lines: a header, one row per
+/// The bill of a `chargeback` section as table lines: a header, one row per
 /// department and card type (allocated GPU-hours in whole hours, MIG instances weighted as
 /// the meter weighs them, and the line's `total`), one `idle` row per card type (hours and
 /// their cost), and a `total` row, which is the sum of the rows above it (metering's
 /// `lines + idle = totals.cost`).
-pub fn bill_rows(c: &Value) -> Vec<String> {
-    let cur = c["currency"].as_str().unwrap_or("");
-    let mut t =
-        gpuquota_model::text::Table::new(["department", "card type", "GPU-h", cur]).right([2, 3]);
-    for l in c["lines"].as_array().into_iter().flatten() {
-        let name = match l["service"].as_str() {
-            Some(svc) => format!("{} ({svc})", l["department"].as_str().unwrap_or("")),
-            None => l["department"].as_str().unwrap_or("").to_owned(),
+pub fn bill_rows(c: &Chargeback) -> Vec<String> {
+    let m = &c.meter;
+    let mut t = gpuquota_model::text::Table::new(["department", "card type", "GPU-h", &m.currency])
+        .right([2, 3]);
+    for l in &m.lines {
+        let name = match &l.service {
+            Some(svc) => format!("{} ({svc})", l.department),
+            None => l.department.clone(),
         };
         t.row([
             name,
-            l["cardType"].as_str().unwrap_or("").to_owned(),
-            whole_hours(micro(l["allocatedHours"].as_str().unwrap_or("0"))),
-            l["total"].as_str().unwrap_or("").to_owned(),
+            l.card_type.clone(),
+            whole_hours(l.allocated_hours.micro()),
+            l.total.to_string(),
         ]);
     }
-    for i in c["idle"].as_array().into_iter().flatten() {
+    for i in &m.idle {
         t.row([
             "idle".to_owned(),
-            i["cardType"].as_str().unwrap_or("").to_owned(),
-            whole_hours(micro(i["hours"].as_str().unwrap_or("0"))),
-            i["cost"].as_str().unwrap_or("").to_owned(),
+            i.card_type.clone(),
+            whole_hours(i.hours.micro()),
+            i.cost.to_string(),
         ]);
     }
     t.row([
         "total".to_owned(),
         String::new(),
         String::new(),
-        c["totals"]["cost"].as_str().unwrap_or("").to_owned(),
+        m.totals.cost.to_string(),
     ]);
     t.render(gpuquota_model::text::Width::Full)
         .lines()
@@ -656,28 +653,27 @@ pub fn bill_rows(c: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The lost work of a `chargeback` section (its JSON) in one sentence: the GPU-hours of
+/// The lost work of a `chargeback` section in one sentence: the GPU-hours of
 /// preempted runs per department and card type, and whether the bill charges them
 /// (`chargeLostWork`).
-pub fn lost_work_sentence(c: &Value) -> String {
-    let lost: Vec<String> = c["preempted"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|l| micro(l["hours"].as_str().unwrap_or("0")) > 0)
+pub fn lost_work_sentence(c: &Chargeback) -> String {
+    let lost: Vec<String> = c
+        .preempted
+        .iter()
+        .filter(|l| l.hours.micro() > 0)
         .map(|l| {
             format!(
                 "{} {} h of {}",
-                l["department"].as_str().unwrap_or(""),
-                whole_hours(micro(l["hours"].as_str().unwrap_or("0"))),
-                l["cardType"].as_str().unwrap_or("")
+                l.department,
+                whole_hours(l.hours.micro()),
+                l.card_type
             )
         })
         .collect();
     if lost.is_empty() {
         return "none (no run was preempted and restarted)".to_owned();
     }
-    let rule = if c["chargeLostWork"].as_bool().unwrap_or(true) {
+    let rule = if c.charge_lost_work {
         "in the bill of the department that held the cards, as chargeLostWork: true says"
     } else {
         "not in the departments' bills: on the lost-work line, as chargeLostWork: false says"

@@ -978,12 +978,8 @@ impl Report {
         for line in self.summary_sentences() {
             let _ = writeln!(out, "{line}");
         }
-        if let Some(c) = self
-            .chargeback
-            .as_ref()
-            .and_then(|c| serde_json::to_value(c).ok())
-        {
-            bill_section(&mut out, &c);
+        if let Some(c) = &self.chargeback {
+            bill_section(&mut out, c);
         }
         out
     }
@@ -1212,7 +1208,7 @@ fn clock(start: Timestamp, ms: i64) -> String {
 
 /// The `sim` table's bill (with `spec.metering`): the rows of [`crate::bill::bill_rows`]
 /// and the lost work.
-pub(crate) fn bill_section(out: &mut String, chargeback: &Value) {
+pub(crate) fn bill_section(out: &mut String, chargeback: &Chargeback) {
     let _ = writeln!(
         out,
         "\nThe bill: per department and card type, then idle; the rows add up to the total"

@@ -32,6 +32,7 @@ use std::fmt::Write as _;
 use gpuquota_model::diag::Diagnostics;
 use serde_json::Value;
 
+use crate::report::{BudgetOut, Chargeback};
 use crate::{Report, RunEnd, Scenario, scenario};
 
 /// `data/seed/platform.yaml`: the Nodes, flavors, cohort, ClusterQueues, namespaces,
@@ -143,24 +144,6 @@ pub fn run() -> Result<SeedMonth, Diagnostics> {
     })
 }
 
-fn section(r: &Report, k: &str) -> Option<Value> {
-    match k {
-        "budgets" => r
-            .budgets
-            .as_ref()
-            .and_then(|b| serde_json::to_value(b).ok()),
-        "chargeback" => r
-            .chargeback
-            .as_ref()
-            .and_then(|c| serde_json::to_value(c).ok()),
-        _ => None,
-    }
-}
-
-fn micro(s: &str) -> i128 {
-    gpuquota_metering::money::parse_decimal(s, 6, "hours").unwrap_or(0)
-}
-
 fn hours(m: i128) -> String {
     format!("{}", (m + 500_000).div_euclid(1_000_000))
 }
@@ -168,22 +151,22 @@ fn hours(m: i128) -> String {
 /// Utilisation of each card type: allocated hours ÷ (capacity × window), per mille,
 /// rounded half-up.
 pub fn utilisation(r: &Report) -> BTreeMap<String, i128> {
-    section(r, "chargeback").map_or_else(BTreeMap::new, |c| utilisation_of(&c))
+    r.chargeback
+        .as_ref()
+        .map_or_else(BTreeMap::new, utilisation_of)
 }
 
 /// Utilisation of each card type from a `chargeback` section, per mille, rounded half-up.
-pub fn utilisation_of(c: &Value) -> BTreeMap<String, i128> {
+pub fn utilisation_of(c: &Chargeback) -> BTreeMap<String, i128> {
     let mut out = BTreeMap::new();
     let mut alloc: BTreeMap<String, i128> = BTreeMap::new();
-    for l in c["lines"].as_array().into_iter().flatten() {
-        *alloc
-            .entry(l["cardType"].as_str().unwrap_or("").to_owned())
-            .or_default() += micro(l["allocatedHours"].as_str().unwrap_or("0"));
+    for l in &c.meter.lines {
+        *alloc.entry(l.card_type.clone()).or_default() += l.allocated_hours.micro();
     }
-    for i in c["idle"].as_array().into_iter().flatten() {
-        let card = i["cardType"].as_str().unwrap_or("").to_owned();
+    for i in &c.meter.idle {
+        let card = i.card_type.clone();
         let a = alloc.get(&card).copied().unwrap_or(0);
-        let idle = micro(i["hours"].as_str().unwrap_or("0"));
+        let idle = i.hours.micro();
         if a + idle > 0 {
             // rounded half-up to a tenth of a percent, never truncated (67.19 % → 67.2 %)
             out.insert(card, (a * 2000 + (a + idle)) / (2 * (a + idle)));
@@ -299,19 +282,6 @@ fn kai_accts(o: &crate::kai::KaiOutcome) -> Vec<Acct> {
 pub fn summary(m: &SeedMonth) -> String {
     let mut s = String::new();
     let (ksc, kout) = &m.kai;
-    let kai_section = |k: &str| -> Option<Value> {
-        match k {
-            "budgets" => kout
-                .budgets
-                .as_ref()
-                .and_then(|b| serde_json::to_value(b).ok()),
-            "chargeback" => kout
-                .chargeback
-                .as_ref()
-                .and_then(|c| serde_json::to_value(c).ok()),
-            _ => None,
-        }
-    };
     let _ = writeln!(
         s,
         "The seed platform's month (April 2026), simulated under {} controls:",
@@ -329,7 +299,9 @@ pub fn summary(m: &SeedMonth) -> String {
         .collect();
     util.push((
         KAI_ENGINE.0,
-        kai_section("chargeback").map_or_else(BTreeMap::new, |c| utilisation_of(&c)),
+        kout.chargeback
+            .as_ref()
+            .map_or_else(BTreeMap::new, utilisation_of),
     ));
     for (label, u) in &util {
         let parts: Vec<String> = u
@@ -349,8 +321,8 @@ pub fn summary(m: &SeedMonth) -> String {
             label,
             sc.metering.as_ref(),
             &kueue_accts(r),
-            section(r, "chargeback").as_ref(),
-            section(r, "budgets").as_ref(),
+            r.chargeback.as_ref(),
+            r.budgets.as_deref(),
             r.outcome.end_ms,
         );
     }
@@ -362,8 +334,8 @@ pub fn summary(m: &SeedMonth) -> String {
         KAI_ENGINE.0,
         ksc.metering.as_ref(),
         &kai_accts(kout),
-        kai_section("chargeback").as_ref(),
-        kai_section("budgets").as_ref(),
+        kout.chargeback.as_ref(),
+        kout.budgets.as_deref(),
         kout.end_ms,
     );
     s
@@ -375,8 +347,8 @@ fn block(
     label: &str,
     metering: Option<&Value>,
     accts: &[Acct],
-    chargeback: Option<&Value>,
-    budgets: Option<&Value>,
+    chargeback: Option<&Chargeback>,
+    budgets: Option<&[BudgetOut]>,
     end: i64,
 ) {
     let _ = writeln!(s, "\n{label}:");
@@ -388,7 +360,7 @@ fn block(
     if let Some(c) = chargeback {
         let _ = writeln!(s, "  lost work: {}", crate::bill::lost_work_sentence(c));
     }
-    if let Some(Value::Array(bs)) = budgets {
+    if let Some(bs) = budgets {
         budget_lines(s, bs, end);
     }
     if let Some(c) = chargeback {
@@ -421,18 +393,18 @@ fn departments_by_namespace(metering: Option<&Value>) -> BTreeMap<String, String
 }
 
 /// `borrowed:` the borrowed hours per department and card type of the chargeback.
-fn borrowed_line(s: &mut String, c: &Value) {
-    let borrowed: Vec<String> = c["lines"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|l| micro(l["borrowedHours"].as_str().unwrap_or("0")) > 0)
+fn borrowed_line(s: &mut String, c: &Chargeback) {
+    let borrowed: Vec<String> = c
+        .meter
+        .lines
+        .iter()
+        .filter(|l| l.borrowed_hours.micro() > 0)
         .map(|l| {
             format!(
                 "{} {} h of {}",
-                l["department"].as_str().unwrap_or(""),
-                hours(micro(l["borrowedHours"].as_str().unwrap_or("0"))),
-                l["cardType"].as_str().unwrap_or("")
+                l.department,
+                hours(l.borrowed_hours.micro()),
+                l.card_type
             )
         })
         .collect();
@@ -541,14 +513,12 @@ fn preempted_and_waited_lines(
 }
 
 /// `budget:` per budget, its last period that started before `end`.
-fn budget_lines(s: &mut String, bs: &[Value], end: i64) {
+fn budget_lines(s: &mut String, bs: &[BudgetOut], end: i64) {
     for b in bs {
-        let last = b["periods"]
-            .as_array()
-            .and_then(|p| p.iter().rev().find(|p| p["startMs"].as_i64() < Some(end)));
+        let last = b.periods.iter().rev().find(|p| p.start_ms < end);
         if let Some(p) = last {
-            let spent = p["spentAtMs"]
-                .as_i64()
+            let spent = p
+                .spent_at_ms
                 .map(|t| {
                     format!(
                         "spent on day {} at {:02}:00",
@@ -557,22 +527,22 @@ fn budget_lines(s: &mut String, bs: &[Value], end: i64) {
                     )
                 })
                 .unwrap_or_else(|| "not spent".into());
-            let used = micro(p["usedGpuHours"].as_str().unwrap_or("0"));
-            let limit = micro(p["gpuHours"].as_str().unwrap_or("0"));
+            let used = p.used_gpu_hours.micro();
+            let limit = p.gpu_hours.micro();
             let _ = writeln!(
                 s,
                 "  budget:    {} used {} of {} GPU-hours, {spent}; {} workloads held back",
-                b["budget"].as_str().unwrap_or(""),
+                b.budget,
                 hours(used),
                 hours(limit),
-                b["heldBack"]
+                b.held_back
             );
-            if used > limit && !b["stopRunning"].as_bool().unwrap_or(false) {
+            if used > limit && !b.stop_running {
                 let _ = writeln!(
                     s,
                     "             {} h over: when it was spent, runs admitted before kept running to their end ({} holds back new work, it stops none)",
                     hours(used - limit),
-                    b["whenSpent"].as_str().unwrap_or("")
+                    b.when_spent
                 );
             }
         }

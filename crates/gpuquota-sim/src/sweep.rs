@@ -80,6 +80,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
+use gpuquota_metering::figure::Money;
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
 use indexmap::IndexMap;
 use rayon::prelude::*;
@@ -164,9 +165,9 @@ pub struct Cost {
     /// The chargeback's currency.
     pub currency: Option<String>,
     /// The sum over departments, in the currency's minor-unit precision.
-    pub total: String,
+    pub total: Money,
     /// Each department's sum of its lines' `total` (cost plus idle share).
-    pub departments: BTreeMap<String, String>,
+    pub departments: BTreeMap<String, Money>,
 }
 
 impl Row {
@@ -395,65 +396,29 @@ fn set_seed(spec: &mut Value, value: &str) -> Result<usize, String> {
     Ok(n)
 }
 
-/// A decimal amount (`"10368.00"`) as (units of 10^-scale, scale).
-fn decimal(s: &str) -> Option<(i128, u32)> {
-    let (neg, t) = match s.strip_prefix('-') {
-        Some(t) => (true, t),
-        None => (false, s),
-    };
-    let (int, frac) = t.split_once('.').unwrap_or((t, ""));
-    if int.is_empty()
-        || !int.bytes().all(|b| b.is_ascii_digit())
-        || !frac.bytes().all(|b| b.is_ascii_digit())
-        || frac.len() > 18
-    {
-        return None;
-    }
-    let scale = u32::try_from(frac.len()).ok()?;
-    let v: i128 = format!("{int}{frac}").parse().ok()?;
-    Some((if neg { -v } else { v }, scale))
-}
-
-/// Adds decimal `b` to `a` exactly (at the larger scale).
-fn add_decimal(a: (i128, u32), b: (i128, u32)) -> Option<(i128, u32)> {
-    let scale = a.1.max(b.1);
-    let up = |x: (i128, u32)| x.0.checked_mul(10i128.checked_pow(scale - x.1)?);
-    Some((up(a)?.checked_add(up(b)?)?, scale))
-}
-
-fn decimal_text((v, scale): (i128, u32)) -> String {
-    let sign = if v < 0 { "-" } else { "" };
-    let v = v.unsigned_abs();
-    if scale == 0 {
-        return format!("{sign}{v}");
-    }
-    let p = 10u128.pow(scale);
-    format!("{sign}{}.{:0width$}", v / p, v % p, width = scale as usize)
-}
-
 /// The `cost` of a row from the report's `chargeback` (module docs); `None` without one.
 fn cost(report: &Value) -> Option<Cost> {
     let cb = report.get("chargeback")?;
-    let mut per: BTreeMap<String, (i128, u32)> = BTreeMap::new();
+    let mut departments: BTreeMap<String, Money> = BTreeMap::new();
     for l in cb["lines"].as_array().into_iter().flatten() {
         let (Some(d), Some(t)) = (
             l["department"].as_str(),
-            l["total"].as_str().and_then(decimal),
+            l["total"].as_str().and_then(|t| t.parse::<Money>().ok()),
         ) else {
             continue;
         };
-        let e = per.entry(d.to_owned()).or_insert((0, t.1));
-        *e = add_decimal(*e, t)?;
+        let e = departments
+            .entry(d.to_owned())
+            .or_insert(Money::new(0, t.minor_digits()));
+        *e = e.checked_add(t)?;
     }
-    let mut total = (0i128, 0u32);
-    for v in per.values() {
-        total = add_decimal(total, *v)?;
+    let mut total = Money::new(0, 0);
+    for v in departments.values() {
+        total = total.checked_add(*v)?;
     }
-    let departments: BTreeMap<String, String> =
-        per.into_iter().map(|(d, v)| (d, decimal_text(v))).collect();
     Some(Cost {
         currency: cb["currency"].as_str().map(str::to_owned),
-        total: decimal_text(total),
+        total,
         departments,
     })
 }
@@ -1347,7 +1312,7 @@ impl Table {
                     }
                     c.departments
                         .iter()
-                        .map(|(d, v)| (d.clone(), v.parse::<f64>().unwrap_or(0.0)))
+                        .map(|(d, v)| (d.clone(), v.as_f64()))
                         .collect()
                 })
             })
@@ -1628,12 +1593,15 @@ mod tests {
 
     #[test]
     fn decimals_sum_exactly() {
-        let a = decimal("10368.00").unwrap();
-        let b = decimal("0.1").unwrap();
-        assert_eq!(decimal_text(add_decimal(a, b).unwrap()), "10368.10");
-        assert_eq!(decimal_text(decimal("-3.05").unwrap()), "-3.05");
-        assert_eq!(decimal("1e3"), None);
-        assert_eq!(decimal(".5"), None);
+        let m = |s: &str| s.parse::<Money>();
+        let sum = m("10368.00")
+            .unwrap()
+            .checked_add(m("0.1").unwrap())
+            .unwrap();
+        assert_eq!(sum.to_string(), "10368.10");
+        assert_eq!(m("-3.05").unwrap().to_string(), "-3.05");
+        assert!(m("1e3").is_err());
+        assert!(m(".5").is_err());
     }
 
     #[test]

@@ -562,12 +562,8 @@ impl KaiOutcome {
         for ((q, a), n) in by {
             let _ = writeln!(out, "{n} of {q}'s runs were evicted by {a}.");
         }
-        if let Some(c) = self
-            .chargeback
-            .as_ref()
-            .and_then(|c| serde_json::to_value(c).ok())
-        {
-            crate::report::bill_section(&mut out, &c);
+        if let Some(c) = &self.chargeback {
+            crate::report::bill_section(&mut out, c);
         }
         out
     }
