@@ -18,6 +18,8 @@
 
 use std::collections::BTreeMap;
 
+use gpuquota_model::Quantity;
+
 use crate::cycle::Scheduler;
 use crate::ids::Table;
 use crate::tree::{FrId, NodeId, NodeKind};
@@ -243,17 +245,23 @@ pub fn preemption_loops(
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CqQuotaOut {
     /// `nominalQuota`.
-    pub nominal: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub nominal: Quantity,
     /// `borrowingLimit` (null when unset).
-    pub borrowing_limit: Option<String>,
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
+    pub borrowing_limit: Option<Quantity>,
     /// `lendingLimit` (null when unset).
-    pub lending_limit: Option<String>,
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
+    pub lending_limit: Option<Quantity>,
     /// Usage of the admitted workloads.
-    pub usage: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub usage: Quantity,
     /// `Available` (clamped at 0).
-    pub available: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub available: Quantity,
     /// `PotentialAvailable`.
-    pub potential_available: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub potential_available: Quantity,
 }
 
 /// One Cohort flavor-resource in `kueue quotas`.
@@ -263,17 +271,22 @@ pub struct CqQuotaOut {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CohortQuotaOut {
     /// The cohort's own `nominalQuota`.
-    pub nominal: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub nominal: Quantity,
     /// `SubtreeQuota`.
-    pub subtree_quota: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub subtree_quota: Quantity,
     /// Usage of the whole subtree: every ClusterQueue below the cohort (upstream's
     /// `cohort_subtree_resource_reservations`; Kueue's internal cohort usage leaves out what
     /// children use inside their guaranteed quota).
-    pub usage: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub usage: Quantity,
     /// `borrowingLimit` (null when unset).
-    pub borrowing_limit: Option<String>,
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
+    pub borrowing_limit: Option<Quantity>,
     /// `lendingLimit` (null when unset).
-    pub lending_limit: Option<String>,
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
+    pub lending_limit: Option<Quantity>,
 }
 
 /// The result of `kueue quotas`.
@@ -350,7 +363,7 @@ impl QuotasReport {
                 sum(world, u, r, &mut subtree_usage);
             }
         }
-        let fmt = |fr: FrId, a: gpuquota_model::Amount| world.fr_resource(fr).format_amount(a);
+        let fmt = |fr: FrId, a: gpuquota_model::Amount| world.fr_resource(fr).quantity_of(a);
         let mut cluster_queues = BTreeMap::new();
         let mut cohorts = BTreeMap::new();
         for (id, node) in t.nodes.iter_enumerated() {

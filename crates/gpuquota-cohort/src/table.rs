@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 
 use gpuquota_model::text::{Table, Width, wrap};
 
+use gpuquota_model::Quantity;
+
 use crate::report::{QuotasReport, ScheduleReport};
 
 /// `table` indented by `prefix`, keeping within `width` (the indent counts).
@@ -109,7 +111,10 @@ impl QuotasReport {
     /// # Complexity
     /// O(size of the report).
     pub fn table(&self, width: Width) -> String {
-        let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".to_owned());
+        let dash = |v: &Option<Quantity>| {
+            v.as_ref()
+                .map_or_else(|| "-".to_owned(), Quantity::to_string)
+        };
         let mut cqs = Table::new([
             "CLUSTERQUEUE",
             "FLAVOR",
@@ -129,12 +134,12 @@ impl QuotasReport {
                         cq.clone(),
                         f.clone(),
                         rn.clone(),
-                        q.nominal.clone(),
+                        q.nominal.to_string(),
                         dash(&q.borrowing_limit),
                         dash(&q.lending_limit),
-                        q.usage.clone(),
-                        q.available.clone(),
-                        q.potential_available.clone(),
+                        q.usage.to_string(),
+                        q.available.to_string(),
+                        q.potential_available.to_string(),
                     ]);
                 }
             }
@@ -150,9 +155,9 @@ impl QuotasReport {
                         co.clone(),
                         f.clone(),
                         rn.clone(),
-                        q.nominal.clone(),
-                        q.subtree_quota.clone(),
-                        q.usage.clone(),
+                        q.nominal.to_string(),
+                        q.subtree_quota.to_string(),
+                        q.usage.to_string(),
                         dash(&q.borrowing_limit),
                         dash(&q.lending_limit),
                     ]);
@@ -177,14 +182,15 @@ mod tests {
 
     #[test]
     fn long_values_are_printed_whole() {
+        let q = |s: &str| s.parse::<gpuquota_model::Quantity>().unwrap();
         let long = "a-cluster-queue-with-a-name-longer-than-any-column-had";
         let q = CqQuotaOut {
-            nominal: "18922Gi".into(),
+            nominal: q("18922Gi"),
             borrowing_limit: None,
-            lending_limit: Some("2".into()),
-            usage: "0".into(),
-            available: "18922Gi".into(),
-            potential_available: "18922Gi".into(),
+            lending_limit: Some(q("2")),
+            usage: q("0"),
+            available: q("18922Gi"),
+            potential_available: q("18922Gi"),
         };
         let mut res = BTreeMap::new();
         res.insert("memory".to_owned(), q);

@@ -139,7 +139,7 @@ pub struct LineOut {
     pub quota_hours: GpuHours,
     /// The hours the basis bills.
     pub charged_hours: GpuHours,
-    /// `chargedHours` at list price, in the currency's digits.
+    /// `chargedHours` at list price.
     pub cost: Money,
     /// Recovered idle cost.
     pub idle_share: Money,
@@ -171,7 +171,7 @@ pub struct IdleOut {
 pub struct TotalsOut {
     /// Σ of the rounded lines.
     pub cost: Money,
-    /// The exact total, six decimals (micro-units of the currency).
+    /// The exact total, six decimals.
     pub exact_cost: Money,
     /// `cost − exactCost` in the currency's digits.
     pub drift: Money,
