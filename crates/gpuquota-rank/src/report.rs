@@ -60,7 +60,77 @@ pub fn allocated(c: &Cluster) -> PerQueue<PerResource<i128>> {
     alloc
 }
 
-/// One queue's numbers for one resource, as contract strings.
+/// An exact amount of one of KAI's resources in nano-units (10⁻⁹ GPU, 10⁻¹² core, 10⁻⁹
+/// byte), written as the reports write it: GPUs as a decimal in devices (`"32.55"`), CPU and
+/// memory as Kubernetes quantities (`"500m"`, `"4Gi"`). With `serde` it serializes as that
+/// string.
+///
+/// ```
+/// use gpuquota_rank::division::Resource;
+/// use gpuquota_rank::report::ResourceAmount;
+/// let g = ResourceAmount::new(Resource::Gpu, 32_550_000_000);
+/// assert_eq!(g.to_string(), "32.55");
+/// assert_eq!(g.as_f64(), 32.55);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ResourceAmount {
+    resource: Resource,
+    nano: i128,
+}
+
+impl ResourceAmount {
+    /// `nano` nano-units of `resource`.
+    pub const fn new(resource: Resource, nano: i128) -> ResourceAmount {
+        ResourceAmount { resource, nano }
+    }
+
+    /// The resource.
+    pub const fn resource(self) -> Resource {
+        self.resource
+    }
+
+    /// The amount in the engine's nano-units.
+    pub const fn nano(self) -> i128 {
+        self.nano
+    }
+
+    /// The amount in the resource's unit (devices, cores, bytes) as a float, for plotting.
+    pub fn as_f64(self) -> f64 {
+        let per = match self.resource {
+            Resource::Cpu => 1e12,
+            Resource::Gpu | Resource::Memory => 1e9,
+        };
+        self.nano as f64 / per
+    }
+}
+
+impl std::fmt::Display for ResourceAmount {
+    /// GPUs as a decimal, CPU and memory as Kubernetes quantities.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&fmt_res(self.resource, self.nano))
+    }
+}
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for ResourceAmount {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// An unlimited deserved quota (`None`) as [`UNLIMITED_DESERVED`].
+#[cfg(feature = "serde")]
+fn deserved_text<S: serde::Serializer>(
+    v: &Option<ResourceAmount>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(a) => s.collect_str(a),
+        None => s.serialize_str(UNLIMITED_DESERVED),
+    }
+}
+
+/// One queue's numbers for one resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
@@ -68,15 +138,29 @@ pub fn allocated(c: &Cluster) -> PerQueue<PerResource<i128>> {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ResourceShare {
     /// Deserved quota (`"-1"` when unlimited).
-    pub deserved: String,
+    #[cfg_attr(feature = "serde", serde(serialize_with = "deserved_text"))]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub deserved: Option<ResourceAmount>,
     /// Fair share.
-    pub fair_share: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub fair_share: ResourceAmount,
     /// Allocated at session open.
-    pub allocated: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub allocated: ResourceAmount,
     /// Requested (allocated + pending).
-    pub requested: String,
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub requested: ResourceAmount,
     /// Limit, `None` (`null`) when unlimited.
-    pub limit: Option<String>,
+    #[cfg_attr(feature = "schema", schemars(with = "Option<String>"))]
+    pub limit: Option<ResourceAmount>,
+}
+
+impl ResourceShare {
+    /// The deserved quota as the report writes it (`"-1"` when unlimited).
+    pub fn deserved_text(&self) -> String {
+        self.deserved
+            .map_or_else(|| UNLIMITED_DESERVED.to_owned(), |a| a.to_string())
+    }
 }
 
 /// One queue's numbers per resource.
@@ -132,14 +216,13 @@ pub fn fairshare_report(
         let share = |r: Resource| {
             let ri = r.index();
             let p = &q.resources[ri];
+            let amount = |v: i128| ResourceAmount::new(r, v);
             ResourceShare {
-                deserved: p
-                    .deserved
-                    .map_or_else(|| UNLIMITED_DESERVED.to_string(), |v| fmt_res(r, v)),
-                fair_share: fmt_res(r, d.fair_share[i][r]),
-                allocated: fmt_res(r, alloc[i][r]),
-                requested: fmt_res(r, d.request[i][r]),
-                limit: p.limit.map(|v| fmt_res(r, v)),
+                deserved: p.deserved.map(amount),
+                fair_share: amount(d.fair_share[i][r]),
+                allocated: amount(alloc[i][r]),
+                requested: amount(d.request[i][r]),
+                limit: p.limit.map(amount),
             }
         };
         queues.insert(
@@ -192,12 +275,12 @@ impl FairshareReport {
         for (name, q) in &self.queues {
             let g = &q.gpu;
             t.row([
-                name.as_str(),
-                &g.deserved,
-                &g.fair_share,
-                &g.allocated,
-                &g.requested,
-                dash(g.limit.as_deref()),
+                name.clone(),
+                g.deserved_text(),
+                g.fair_share.to_string(),
+                g.allocated.to_string(),
+                g.requested.to_string(),
+                g.limit.map_or_else(|| "-".to_owned(), |l| l.to_string()),
             ]);
         }
         t.render(width)
@@ -387,6 +470,32 @@ mod tests {
     use crate::session::{SessionOptions, run_session};
     use crate::snapshot::{BuildOptions, parse_total};
     use serde_json::json;
+
+    #[test]
+    fn resource_amounts_are_written_as_the_contract_writes_them() {
+        let g = ResourceAmount::new(Resource::Gpu, 2_500_000_000);
+        assert_eq!(g.to_string(), "2.5");
+        assert_eq!(g.as_f64(), 2.5);
+        // half a core is 5·10¹¹ pico-cores
+        let c = ResourceAmount::new(Resource::Cpu, 500_000_000_000);
+        assert_eq!(c.to_string(), "500m");
+        assert_eq!(c.as_f64(), 0.5);
+        let m = ResourceAmount::new(Resource::Memory, 4 * 1024 * 1024 * 1024 * 1_000_000_000);
+        assert_eq!(m.to_string(), "4Gi");
+        assert_eq!(serde_json::to_value(g).unwrap(), json!("2.5"));
+        let share = ResourceShare {
+            deserved: None,
+            fair_share: g,
+            allocated: g,
+            requested: g,
+            limit: None,
+        };
+        assert_eq!(share.deserved_text(), "-1");
+        assert_eq!(
+            serde_json::to_value(&share).unwrap(),
+            json!({"deserved": "-1", "fairShare": "2.5", "allocated": "2.5", "requested": "2.5", "limit": null})
+        );
+    }
 
     fn res_value(r: Resource, v: Option<i128>) -> Value {
         v.map_or(Value::Null, |v| Value::String(fmt_res(r, v)))
