@@ -1,6 +1,8 @@
 //! The report and its renderings: the JSON contract of `gpuquota meter`, CSV and a table.
 //!
-//! The JSON is [`ReportOut`] (fields in declaration order, numbers as exact decimal strings);
+//! The JSON is [`ReportOut`] (fields in declaration order, numbers as exact decimal strings;
+//! in Rust they are the exact integers of [`crate::figure`]: [`GpuHours`], [`Money`],
+//! [`BasisPoints`], whose `Display` is the JSON's string);
 //! `gpuquota schema meter` prints its JSON Schema, generated from these types (feature
 //! `schema`). [`Report::table`] renders the table on the workspace's one table layout.
 

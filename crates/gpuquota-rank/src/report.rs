@@ -130,7 +130,7 @@ fn deserved_text<S: serde::Serializer>(
     }
 }
 
-/// One queue's numbers for one resource.
+/// One queue's numbers for one resource, as contract strings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
