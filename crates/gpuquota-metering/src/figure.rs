@@ -81,14 +81,14 @@ macro_rules! written_as_string {
         impl PartialEq<str> for $t {
             /// Whether `other` is exactly this figure's written form.
             fn eq(&self, other: &str) -> bool {
-                self.to_string() == other
+                format!("{self}") == other
             }
         }
 
         impl PartialEq<&str> for $t {
             /// Whether `other` is exactly this figure's written form.
             fn eq(&self, other: &&str) -> bool {
-                self.to_string() == *other
+                format!("{self}") == *other
             }
         }
 

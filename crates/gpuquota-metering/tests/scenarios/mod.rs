@@ -398,7 +398,7 @@ fn rounding_modes_and_currencies() {
             "window: {{start: 0, end: 3600}}\ncurrency: {currency}\nrounding: {rounding}\ncardTypes: [{{name: L4, pricePerHour: \"{price}\"}}]\nrecords: [{{department: A, cardType: L4, start: 0, end: 3600}}]\n"
         )
     };
-    let cost = |r: &str, c: &str, p: &str| run(&doc(r, c, p)).unwrap().lines[0].cost.clone();
+    let cost = |r: &str, c: &str, p: &str| run(&doc(r, c, p)).unwrap().lines[0].cost;
     assert_eq!(cost("half-even", "USD", "0.025"), "0.02");
     assert_eq!(cost("half-even", "USD", "0.035"), "0.04");
     assert_eq!(cost("half-up", "USD", "0.025"), "0.03");
