@@ -95,6 +95,7 @@ pub mod kai;
 pub mod kueue;
 pub mod limits;
 pub mod meta;
+pub mod model;
 pub mod opaque;
 #[cfg(feature = "text")]
 pub mod picture;
@@ -114,9 +115,9 @@ pub mod validate;
 pub mod workloads;
 
 pub use diag::{Code, Diagnostic, Diagnostics, Severity};
-pub use import::{Imported, Kind, Model};
 #[cfg(feature = "yaml")]
 pub use import::{Importer, import_str};
+pub use model::{Imported, Kind, Model};
 pub use opaque::Opaque;
 pub use quantity::{Amount, Quantity, QuantityError, QuantityFormat};
 pub use resource::ResourceName;
