@@ -71,7 +71,30 @@
 //! `apiVersion`/`kind` come after other fields, a duplicate key), the whole source is read
 //! again on the exact path, document by document through a `serde_json::Value` tree, which
 //! reports every problem with its field path. Both paths give the same result on every input
-//! ([`Importer::exact`] exists to test that; the import fuzz target checks it).
+//! ([`Importer::exact`] exists to test that).
+//!
+//! The readers, each a module of its own: `fast` (which reader takes a source, JSON cut into
+//! values), `yaml` (parser events into the typed objects, or serde-saphyr straight into
+//! them), `block` (the line scanner of plain block YAML), `stream` (JSON files read in
+//! pieces) and `parse` (the exact path's documents and its messages); `unknown` records the
+//! fields each typed decoding skips, for the warnings, on every path. What proves that they
+//! agree:
+//!
+//! - the crate's `differential` tests read every YAML and JSON file of the repository's test
+//!   corpus (the crates' `tests/` and `data/` trees, the CLI's samples and golden inputs, the
+//!   benchmarks' data) and documents generated in block YAML, flow YAML and JSON (unknown
+//!   fields, duplicate keys, `apiVersion`/`kind` after other members, `null`s, scalars whose
+//!   type YAML decides such as `yes`, `017`, `1e3`, `~`) on both paths, and require the same
+//!   [`Model`] and the same diagnostics (codes, messages, objects, field paths, order), or
+//!   the same errors;
+//! - the import fuzz target checks the same on arbitrary bytes.
+//!
+//! # After reading
+//!
+//! Reading only keeps the workload objects (Jobs, JobSets, …) and ConfigMaps in the
+//! [`Model`]; [`Importer::finish`] (and [`import_str`]) then runs the conversion step,
+//! [`crate::workloads::convert`], which adds the Workloads, PodGroups and Pods they stand for.
+//! Validation ([`crate::validate()`]) reads the finished [`Model`].
 //!
 //! On the fast path, YAML is read from parser events by the importer's own serde
 //! deserializer: the plainest block YAML (one-line keys and values, as kubectl writes it) is

@@ -69,6 +69,20 @@
 //! - **No panics on any input.** With the `fuzzing` feature, the `fuzzing` module holds the checks the
 //!   fuzz targets and the smoke tests run.
 //!
+//! # Module layout
+//!
+//! The modules depend on each other one way, from the bottom up (no module imports one above
+//! it):
+//!
+//! - values: [`quantity`], [`resource`], [`time`], [`opaque`], [`ids`], [`diag`] (the one
+//!   diagnostic type and the field error types), [`source`], [`limits`];
+//! - the object types: [`meta`], [`mod@core`], [`kueue`], [`kai`], [`budget`], and
+//!   [`mod@model`] ([`Model`], [`Kind`], the workload objects kept for conversion);
+//! - reading: [`import`], manifests into a [`Model`];
+//! - conversion: [`workloads`], Jobs, JobSets, … into Workloads and PodGroups, run after
+//!   reading by [`import_str`] and `Importer::finish`;
+//! - checking and using a model: [`mod@validate`], [`quota_tree`], `picture`, [`mod@text`].
+//!
 //! # Cargo features
 //!
 //! - `serde` (default): `Serialize`/`Deserialize` on every model type, and [`Opaque`] fields

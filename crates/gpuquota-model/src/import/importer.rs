@@ -368,6 +368,10 @@ impl Importer {
         }
         let (group, version) = split_api_version(&api_version);
         let display_name = object_name(&obj);
+        // `null` members are absent, in the objects kept verbatim too (the fast readers never
+        // hand one over).
+        obj.retain(|_, v| !v.is_null());
+        obj.values_mut().for_each(strip_nulls);
         // Workload objects (Jobs, JobSets, …) and ConfigMaps: kept in the model for the
         // conversion step that runs after reading (`Importer::finish`).
         if let Some(wkind) = ObjectKind::from_group_kind(group, &kind_name) {
@@ -393,8 +397,7 @@ impl Importer {
         };
         self.check_version(&at, kind, version, &api_version, display_name.clone());
         drop_type_members(&mut obj);
-        let mut value = Value::Object(obj);
-        strip_nulls(&mut value);
+        let value = Value::Object(obj);
         if let Some(object) = self.decode(&at, kind, value, display_name) {
             self.store(&at, object, api_version);
         }
