@@ -665,3 +665,25 @@ fn the_block_scanner_reads_rendered_block_yaml() {
 fn import(text: &str) -> Imported {
     gpuquota_model::import_str("t.yaml", text).unwrap()
 }
+
+/// Found by the generated documents: a `null` inside a ConfigMap or a workload object read on
+/// the exact path stayed in its verbatim fields, while the JSON fast path dropped it. Both
+/// paths now drop it (`null` is an absent field).
+#[test]
+fn null_members_of_kept_objects_are_absent_on_both_paths() {
+    let text = "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\", \"x\": {\"name\": null}}}\n{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\", \"metadata\": {\"name\": \"j\"}, \"spec\": {\"suspend\": null, \"parallelism\": 2}}\n";
+    for mut importer in [Importer::new(), Importer::exact()] {
+        importer.add_str("t.json", text);
+        let model = importer.finish().unwrap().model;
+        let cm = &model.config_maps["default/a"];
+        assert_eq!(
+            serde_json::to_string(&cm.metadata.other["x"]).unwrap(),
+            "{}"
+        );
+        let job = &model.workload_objects["Job/default/j"];
+        assert_eq!(
+            serde_json::to_string(&job.spec).unwrap(),
+            "{\"parallelism\":2}"
+        );
+    }
+}
