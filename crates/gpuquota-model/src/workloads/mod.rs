@@ -232,7 +232,7 @@ use std::collections::BTreeMap;
 #[cfg(feature = "serde")]
 use serde_json::Value;
 
-/// Core `v1` ConfigMaps (defined beside the [`Model`](crate::model::Model) that keeps them).
+/// Core `v1` ConfigMaps (defined beside the [`Model`] that keeps them).
 pub use crate::model::configmap;
 pub use crate::model::{ConfigMap, ObjectKind, WorkloadObject};
 
