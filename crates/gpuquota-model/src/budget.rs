@@ -86,10 +86,10 @@
 //! budget is spent it is charged in full, the period's remaining hours go negative, and the
 //! next period starts again at `gpuHours` (it does not inherit the overrun).
 
+use crate::diag::ErrorType;
 use crate::meta::ObjectMeta;
 use crate::quantity::Quantity;
 use crate::time::Timestamp;
-use crate::validate::ErrorType;
 
 /// The API group and version of a `Budget`.
 pub const API_VERSION: &str = "gpuquota.dev/v1alpha1";

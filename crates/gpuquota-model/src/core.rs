@@ -29,7 +29,7 @@ pub struct ResourceRequirements {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub claims: Option<crate::Opaque>,
+    pub claims: Option<crate::opaque::Opaque>,
 }
 
 impl ResourceRequirements {
@@ -66,7 +66,7 @@ pub struct Container {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, crate::Opaque>,
+    pub other: BTreeMap<String, crate::opaque::Opaque>,
 }
 
 /// The parts of a pod spec that quota decisions read; other fields are kept verbatim.
@@ -115,7 +115,7 @@ pub struct PodSpec {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub affinity: Option<crate::Opaque>,
+    pub affinity: Option<crate::opaque::Opaque>,
     /// The node a running pod is bound to.
     #[cfg_attr(
         feature = "serde",
@@ -149,7 +149,7 @@ pub struct PodSpec {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, crate::Opaque>,
+    pub other: BTreeMap<String, crate::opaque::Opaque>,
 }
 
 impl PodSpec {
@@ -259,7 +259,7 @@ pub struct PodStatus {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, crate::Opaque>,
+    pub other: BTreeMap<String, crate::opaque::Opaque>,
 }
 
 /// A Pod (`v1`).
@@ -307,7 +307,7 @@ pub struct NodeSpec {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, crate::Opaque>,
+    pub other: BTreeMap<String, crate::opaque::Opaque>,
 }
 
 /// `status` of a Node.
@@ -332,7 +332,7 @@ pub struct NodeStatus {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, crate::Opaque>,
+    pub other: BTreeMap<String, crate::opaque::Opaque>,
 }
 
 /// A Node (`v1`).
@@ -364,7 +364,7 @@ pub struct Namespace {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, crate::Opaque>,
+    pub other: BTreeMap<String, crate::opaque::Opaque>,
 }
 
 /// A scope selector requirement of a ResourceQuota.
@@ -434,7 +434,7 @@ pub struct ResourceQuota {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub status: Option<crate::Opaque>,
+    pub status: Option<crate::opaque::Opaque>,
 }
 
 impl ResourceQuota {

@@ -235,6 +235,49 @@ impl Diagnostic {
     }
 }
 
+/// The type of a field error, as Kubernetes names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorType {
+    /// `Invalid value`: the value is malformed or out of range.
+    Invalid,
+    /// `Required value`: the field must be set.
+    Required,
+    /// `Unsupported value`: the value is not one of an enumeration.
+    NotSupported,
+    /// `Duplicate value`: the value must be unique.
+    Duplicate,
+    /// `Forbidden`: the field may not be set (here, or in this combination).
+    Forbidden,
+    /// `Too many`: a list is longer than allowed.
+    TooMany,
+    /// `Too long`: a string is longer than allowed.
+    TooLong,
+    /// `Not found`: a reference names an object that does not exist.
+    NotFound,
+}
+
+impl ErrorType {
+    /// Kubernetes' phrase for the type.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorType::Invalid => "Invalid value",
+            ErrorType::Required => "Required value",
+            ErrorType::NotSupported => "Unsupported value",
+            ErrorType::Duplicate => "Duplicate value",
+            ErrorType::Forbidden => "Forbidden",
+            ErrorType::TooMany => "Too many",
+            ErrorType::TooLong => "Too long",
+            ErrorType::NotFound => "Not found",
+        }
+    }
+}
+
+impl fmt::Display for ErrorType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// True when `path` is a well-formed field path, as every diagnostic's [`Diagnostic::field`]
 /// must be: names joined by `.`, each optionally followed by subscripts `[…]` holding an index
 /// or a key (`spec.resourceGroups[0].flavors[1].name`,

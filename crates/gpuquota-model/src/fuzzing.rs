@@ -3,7 +3,7 @@
 //! Each function takes arbitrary input, runs a public entry point and asserts the properties
 //! that must hold for every input: no panic, and a typed error or a well-formed result.
 
-use crate::Quantity;
+use crate::quantity::Quantity;
 
 /// Parsing never panics; a parsed quantity prints in a form that parses back to the same value.
 pub fn check_quantity(input: &str) {
@@ -22,10 +22,10 @@ pub fn check_quantity(input: &str) {
 /// field, and the reference quota tree answers every query of every root.
 pub fn check_import(bytes: &[u8]) {
     let text = String::from_utf8_lossy(bytes);
-    let mut importer = crate::Importer::new();
+    let mut importer = crate::import::Importer::new();
     importer.add_str("fuzz.yaml", &text);
     let result = importer.finish();
-    let mut exact = crate::Importer::exact();
+    let mut exact = crate::import::Importer::exact();
     exact.add_str("fuzz.yaml", &text);
     assert_eq!(
         result,

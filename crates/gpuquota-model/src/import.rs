@@ -71,7 +71,30 @@
 //! `apiVersion`/`kind` come after other fields, a duplicate key), the whole source is read
 //! again on the exact path, document by document through a `serde_json::Value` tree, which
 //! reports every problem with its field path. Both paths give the same result on every input
-//! ([`Importer::exact`] exists to test that; the import fuzz target checks it).
+//! ([`Importer::exact`] exists to test that).
+//!
+//! The readers, each a module of its own: `fast` (which reader takes a source, JSON cut into
+//! values), `yaml` (parser events into the typed objects, or serde-saphyr straight into
+//! them), `block` (the line scanner of plain block YAML), `stream` (JSON files read in
+//! pieces) and `parse` (the exact path's documents and its messages); `unknown` records the
+//! fields each typed decoding skips, for the warnings, on every path. What proves that they
+//! agree:
+//!
+//! - the crate's `differential` tests read every YAML and JSON file of the repository's test
+//!   corpus (the crates' `tests/` and `data/` trees, the CLI's samples and golden inputs, the
+//!   benchmarks' data) and documents generated in block YAML, flow YAML and JSON (unknown
+//!   fields, duplicate keys, `apiVersion`/`kind` after other members, `null`s, scalars whose
+//!   type YAML decides such as `yes`, `017`, `1e3`, `~`) on both paths, and require the same
+//!   [`Model`] and the same diagnostics (codes, messages, objects, field paths, order), or
+//!   the same errors;
+//! - the import fuzz target checks the same on arbitrary bytes.
+//!
+//! # After reading
+//!
+//! Reading only keeps the workload objects (Jobs, JobSets, …) and ConfigMaps in the
+//! [`Model`]; [`Importer::finish`] (and [`import_str`]) then runs the conversion step,
+//! [`crate::workloads::convert`], which adds the Workloads, PodGroups and Pods they stand for.
+//! Validation ([`crate::validate()`]) reads the finished [`Model`].
 //!
 //! On the fast path, YAML is read from parser events by the importer's own serde
 //! deserializer: the plainest block YAML (one-line keys and values, as kubectl writes it) is
@@ -103,8 +126,6 @@
 //! Linear in the input on the fast path (twice that when the exact path runs), plus
 //! `O(log n)` per object inserted.
 
-use std::fmt;
-
 use crate::diag::Diagnostic;
 
 #[cfg(feature = "yaml")]
@@ -113,7 +134,6 @@ mod block;
 mod fast;
 #[cfg(feature = "yaml")]
 mod importer;
-mod model;
 #[cfg(feature = "yaml")]
 mod object;
 #[cfg(feature = "yaml")]
@@ -125,146 +145,14 @@ mod unknown;
 #[cfg(feature = "yaml")]
 mod yaml;
 
+pub use crate::model::{Duplicate, Imported, Kind, Model, Origin};
 #[cfg(feature = "yaml")]
 pub use importer::{Importer, SourceRead, SourceReader};
-pub use model::{Imported, Model};
 #[cfg(feature = "yaml")]
 pub use parse::{serde_message, serde_message_with, yaml_error};
 
 #[cfg(feature = "yaml")]
 use object::Object;
-
-/// Every kind gpuquota reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Kind {
-    /// Kueue ResourceFlavor.
-    ResourceFlavor,
-    /// Kueue ClusterQueue.
-    ClusterQueue,
-    /// Kueue Cohort.
-    Cohort,
-    /// Kueue LocalQueue.
-    LocalQueue,
-    /// Kueue Workload.
-    Workload,
-    /// Kueue WorkloadPriorityClass.
-    WorkloadPriorityClass,
-    /// Kubernetes PriorityClass.
-    PriorityClass,
-    /// Kubernetes Namespace.
-    Namespace,
-    /// Kubernetes ResourceQuota.
-    ResourceQuota,
-    /// Kubernetes Pod.
-    Pod,
-    /// Kubernetes Node.
-    Node,
-    /// KAI Queue.
-    Queue,
-    /// KAI PodGroup.
-    PodGroup,
-    /// Kueue Configuration.
-    Configuration,
-    /// gpuquota GPU-hour Budget ([`crate::budget`]).
-    Budget,
-}
-
-impl Kind {
-    /// The Kubernetes kind name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::ResourceFlavor => "ResourceFlavor",
-            Kind::ClusterQueue => "ClusterQueue",
-            Kind::Cohort => "Cohort",
-            Kind::LocalQueue => "LocalQueue",
-            Kind::Workload => "Workload",
-            Kind::WorkloadPriorityClass => "WorkloadPriorityClass",
-            Kind::PriorityClass => "PriorityClass",
-            Kind::Namespace => "Namespace",
-            Kind::ResourceQuota => "ResourceQuota",
-            Kind::Pod => "Pod",
-            Kind::Node => "Node",
-            Kind::Queue => "Queue",
-            Kind::PodGroup => "PodGroup",
-            Kind::Configuration => "Configuration",
-            Kind::Budget => "Budget",
-        }
-    }
-
-    /// True for namespaced kinds (keyed `namespace/name`).
-    pub fn is_namespaced(self) -> bool {
-        matches!(
-            self,
-            Kind::LocalQueue | Kind::Workload | Kind::ResourceQuota | Kind::Pod | Kind::PodGroup
-        )
-    }
-
-    /// The kind for an `apiVersion` group and `kind`, if gpuquota reads it.
-    #[cfg_attr(not(feature = "yaml"), allow(dead_code))]
-    fn from_group_kind(group: &str, kind: &str) -> Option<Kind> {
-        Some(match (group, kind) {
-            ("kueue.x-k8s.io", "ResourceFlavor") => Kind::ResourceFlavor,
-            ("kueue.x-k8s.io", "ClusterQueue") => Kind::ClusterQueue,
-            ("kueue.x-k8s.io", "Cohort") => Kind::Cohort,
-            ("kueue.x-k8s.io", "LocalQueue") => Kind::LocalQueue,
-            ("kueue.x-k8s.io", "Workload") => Kind::Workload,
-            ("kueue.x-k8s.io", "WorkloadPriorityClass") => Kind::WorkloadPriorityClass,
-            ("scheduling.k8s.io", "PriorityClass") => Kind::PriorityClass,
-            ("", "Namespace") => Kind::Namespace,
-            ("", "ResourceQuota") => Kind::ResourceQuota,
-            ("", "Pod") => Kind::Pod,
-            ("", "Node") => Kind::Node,
-            ("scheduling.run.ai", "Queue") => Kind::Queue,
-            ("scheduling.run.ai", "PodGroup") => Kind::PodGroup,
-            ("config.kueue.x-k8s.io", "Configuration") => Kind::Configuration,
-            ("gpuquota.dev", "Budget") => Kind::Budget,
-            _ => return None,
-        })
-    }
-
-    /// The API versions upstream serves for this kind.
-    #[cfg_attr(not(feature = "yaml"), allow(dead_code))]
-    fn known_versions(self) -> &'static [&'static str] {
-        match self {
-            Kind::ResourceFlavor
-            | Kind::ClusterQueue
-            | Kind::LocalQueue
-            | Kind::Workload
-            | Kind::WorkloadPriorityClass => &["v1beta1", "v1beta2"],
-            Kind::Cohort => &["v1alpha1", "v1beta1", "v1beta2"],
-            Kind::PriorityClass
-            | Kind::Namespace
-            | Kind::ResourceQuota
-            | Kind::Pod
-            | Kind::Node => &["v1"],
-            Kind::Queue => &["v2"],
-            Kind::PodGroup => &["v2alpha2"],
-            Kind::Configuration => &["v1beta1", "v1beta2"],
-            Kind::Budget => &["v1alpha1"],
-        }
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Where a document came from: file (or source) name and 1-based document index.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Origin {
-    /// File name or other source label.
-    pub source: String,
-    /// 1-based index of the document in the source.
-    pub document: usize,
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (document {})", self.source, self.document)
-    }
-}
 
 /// A problem that does not stop the import: a [`Diagnostic`] of severity warning whose
 /// `source` is the [`Origin`] (`file (document n)`).
@@ -279,15 +167,6 @@ pub type ImportError = Diagnostic;
 #[error("{} import error(s); first: {}", .0.len(), .0.first().map(ToString::to_string).unwrap_or_default())]
 pub struct ImportErrors(pub Vec<ImportError>);
 
-/// An object that appeared more than once under the same kind and name.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Duplicate {
-    /// Kind.
-    pub kind: Kind,
-    /// Name (`namespace/name` for namespaced kinds).
-    pub name: String,
-}
-
 /// The largest input accepted per source (bytes), a guard against resource exhaustion.
 pub const MAX_SOURCE_BYTES: usize = 64 * 1024 * 1024;
 
@@ -300,6 +179,30 @@ pub fn import_str(source: &str, text: &str) -> Result<Imported, ImportErrors> {
     let mut importer = Importer::new();
     importer.add_str(source, text);
     importer.finish()
+}
+
+#[cfg(feature = "yaml")]
+impl Importer {
+    /// Finishes the import: the sources as read, then the conversion step
+    /// ([`crate::workloads::convert`]: Jobs, JobSets, … into Kueue Workloads and KAI
+    /// PodGroups and Pods, added to the model). The warnings of both steps are sorted by the
+    /// document they are about (the conversion's own, about no one document, under
+    /// `converted objects`).
+    ///
+    /// # Errors
+    /// [`ImportErrors`] with every malformed document of every source; nothing is converted
+    /// then.
+    pub fn finish(self) -> Result<Imported, ImportErrors> {
+        let mut read = self.finish_reading()?;
+        for (origin, d) in crate::workloads::convert(&mut read.model).0 {
+            let origin = origin.unwrap_or_else(|| Origin {
+                source: "converted objects".into(),
+                document: 0,
+            });
+            read.warn(origin, d);
+        }
+        Ok(read.finish())
+    }
 }
 
 #[cfg(feature = "yaml")]

@@ -133,7 +133,7 @@ pub struct Queue {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub status: Option<crate::Opaque>,
+    pub status: Option<crate::opaque::Opaque>,
 }
 
 impl Queue {
@@ -178,7 +178,7 @@ pub struct PodGroupSpec {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub sub_groups: Option<crate::Opaque>,
+    pub sub_groups: Option<crate::opaque::Opaque>,
     /// Minimum number of sub-groups (kept).
     #[cfg_attr(
         feature = "serde",
@@ -194,7 +194,7 @@ pub struct PodGroupSpec {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub topology_constraint: Option<crate::Opaque>,
+    pub topology_constraint: Option<crate::opaque::Opaque>,
     /// Marked unschedulable.
     #[cfg_attr(
         feature = "serde",
@@ -245,7 +245,7 @@ pub struct PodGroup {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub status: Option<crate::Opaque>,
+    pub status: Option<crate::opaque::Opaque>,
 }
 
 /// KAI's built-in priority classes and their values.

@@ -403,7 +403,7 @@ pub struct ClusterQueueSpec {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub concurrent_admission_policy: Option<crate::Opaque>,
+    pub concurrent_admission_policy: Option<crate::opaque::Opaque>,
 }
 
 impl ClusterQueueSpec {
@@ -492,7 +492,7 @@ pub struct ClusterQueue {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub status: Option<crate::Opaque>,
+    pub status: Option<crate::opaque::Opaque>,
 }
 
 /// `spec` of a Cohort.
@@ -536,7 +536,7 @@ pub struct Cohort {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub status: Option<crate::Opaque>,
+    pub status: Option<crate::opaque::Opaque>,
 }
 
 /// `spec` of a LocalQueue.
@@ -577,7 +577,7 @@ pub struct LocalQueue {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub status: Option<crate::Opaque>,
+    pub status: Option<crate::opaque::Opaque>,
 }
 
 /// A WorkloadPriorityClass.
@@ -651,7 +651,7 @@ pub struct PodSet {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub topology_request: Option<crate::Opaque>,
+    pub topology_request: Option<crate::opaque::Opaque>,
 }
 
 fn default_pod_set_name() -> String {
@@ -759,7 +759,7 @@ pub struct WorkloadSpec {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub preemption_gates: Option<crate::Opaque>,
+    pub preemption_gates: Option<crate::opaque::Opaque>,
 }
 
 impl WorkloadSpec {
@@ -811,7 +811,7 @@ pub struct PodSetAssignment {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub topology_assignment: Option<crate::Opaque>,
+    pub topology_assignment: Option<crate::opaque::Opaque>,
 }
 
 /// `status.admission` of a Workload.
@@ -871,7 +871,7 @@ pub struct WorkloadStatus {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, crate::Opaque>,
+    pub other: BTreeMap<String, crate::opaque::Opaque>,
 }
 
 /// A Workload: the unit Kueue admits.
@@ -1001,13 +1001,13 @@ pub struct Configuration {
         feature = "serde",
         serde(default, skip_serializing_if = "Option::is_none")
     )]
-    pub resources: Option<crate::Opaque>,
+    pub resources: Option<crate::opaque::Opaque>,
     /// Every other configuration field (controller, webhook, integrations, …): kept verbatim.
     #[cfg_attr(
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, crate::Opaque>,
+    pub other: BTreeMap<String, crate::opaque::Opaque>,
 }
 
 impl Configuration {

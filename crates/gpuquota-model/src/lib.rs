@@ -69,6 +69,20 @@
 //! - **No panics on any input.** With the `fuzzing` feature, the `fuzzing` module holds the checks the
 //!   fuzz targets and the smoke tests run.
 //!
+//! # Module layout
+//!
+//! The modules depend on each other one way, from the bottom up (no module imports one above
+//! it):
+//!
+//! - values: [`quantity`], [`resource`], [`time`], [`opaque`], [`ids`], [`diag`] (the one
+//!   diagnostic type and the field error types), [`source`], [`limits`];
+//! - the object types: [`meta`], [`mod@core`], [`kueue`], [`kai`], [`budget`], and
+//!   [`mod@model`] ([`Model`], [`Kind`], the workload objects kept for conversion);
+//! - reading: [`import`], manifests into a [`Model`];
+//! - conversion: [`workloads`], Jobs, JobSets, … into Workloads and PodGroups, run after
+//!   reading by [`import_str`] and `Importer::finish`;
+//! - checking and using a model: [`mod@validate`], [`quota_tree`], `picture`, [`mod@text`].
+//!
 //! # Cargo features
 //!
 //! - `serde` (default): `Serialize`/`Deserialize` on every model type, and [`Opaque`] fields
@@ -95,6 +109,7 @@ pub mod kai;
 pub mod kueue;
 pub mod limits;
 pub mod meta;
+pub mod model;
 pub mod opaque;
 #[cfg(feature = "text")]
 pub mod picture;
@@ -114,9 +129,9 @@ pub mod validate;
 pub mod workloads;
 
 pub use diag::{Code, Diagnostic, Diagnostics, Severity};
-pub use import::{Imported, Kind, Model};
 #[cfg(feature = "yaml")]
 pub use import::{Importer, import_str};
+pub use model::{Imported, Kind, Model};
 pub use opaque::Opaque;
 pub use quantity::{Amount, Quantity, QuantityError, QuantityFormat};
 pub use resource::ResourceName;

@@ -48,7 +48,7 @@ pub struct ObjectMeta {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, crate::Opaque>,
+    pub other: BTreeMap<String, crate::opaque::Opaque>,
 }
 
 /// A node taint (`key`, `value`, `effect`).
@@ -232,7 +232,7 @@ pub struct Condition {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, crate::Opaque>,
+    pub other: BTreeMap<String, crate::opaque::Opaque>,
 }
 
 impl Condition {

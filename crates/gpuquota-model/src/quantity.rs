@@ -607,6 +607,27 @@ impl serde::de::Visitor<'_> for QuantityVisitor {
     }
 }
 
+/// How Kueue prints amounts of a resource (beside [`Quantity`], which the resource's name
+/// decides the unit of).
+impl ResourceName {
+    /// The quantity Kueue reports for `amount` of this resource: CPU as a milli-quantity,
+    /// memory and ephemeral storage in binary notation, everything else in decimal notation.
+    pub fn quantity_of(&self, amount: Amount) -> Quantity {
+        if self.is_cpu() {
+            Quantity::from_milli(amount.0)
+        } else if self.is_byte_sized() {
+            Quantity::from_bytes(amount.0)
+        } else {
+            Quantity::from_integer(amount.0)
+        }
+    }
+
+    /// `amount` of this resource as a canonical Kubernetes quantity string (`6`, `500m`, `36Gi`).
+    pub fn format_amount(&self, amount: Amount) -> String {
+        self.quantity_of(amount).to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

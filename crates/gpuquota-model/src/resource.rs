@@ -3,8 +3,6 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::quantity::{Amount, Quantity};
-
 /// A Kubernetes resource name (`cpu`, `memory`, `nvidia.com/gpu`, `nvidia.com/mig-1g.24gb`).
 ///
 /// The names every manifest repeats ([`CPU`], [`MEMORY`], [`EPHEMERAL_STORAGE`],
@@ -103,23 +101,6 @@ impl ResourceName {
     pub fn mig_profile(&self) -> Option<&str> {
         self.0.strip_prefix(MIG_PREFIX)
     }
-
-    /// The quantity Kueue reports for `amount` of this resource: CPU as a milli-quantity,
-    /// memory and ephemeral storage in binary notation, everything else in decimal notation.
-    pub fn quantity_of(&self, amount: Amount) -> Quantity {
-        if self.is_cpu() {
-            Quantity::from_milli(amount.0)
-        } else if self.is_byte_sized() {
-            Quantity::from_bytes(amount.0)
-        } else {
-            Quantity::from_integer(amount.0)
-        }
-    }
-
-    /// `amount` of this resource as a canonical Kubernetes quantity string (`6`, `500m`, `36Gi`).
-    pub fn format_amount(&self, amount: Amount) -> String {
-        self.quantity_of(amount).to_string()
-    }
 }
 
 impl fmt::Display for ResourceName {
@@ -149,6 +130,7 @@ impl std::borrow::Borrow<str> for ResourceName {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quantity::Amount;
 
     #[test]
     fn formats_like_kueue() {

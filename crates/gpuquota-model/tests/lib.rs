@@ -3,6 +3,7 @@
 //! properties the crate docs promise (quantity round trip, import order independence, total
 //! validation) hold on generated input.
 
+mod differential;
 mod dra;
 mod examples;
 mod field_paths;

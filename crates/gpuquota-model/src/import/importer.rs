@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::{
-    ImportError, ImportErrors, ImportWarning, Imported, Kind, MAX_SOURCE_BYTES, Model, Object,
-    Origin, fast, parse, split_api_version, stream,
+    ImportError, ImportErrors, ImportWarning, MAX_SOURCE_BYTES, Object, fast, parse,
+    split_api_version, stream,
 };
 use crate::diag::{self, Diagnostic, codes};
+use crate::model::{ConfigMap, Imported, Kind, Model, ObjectKind, Origin, WorkloadObject};
 use crate::schema;
 use crate::source;
 
@@ -367,9 +368,13 @@ impl Importer {
         }
         let (group, version) = split_api_version(&api_version);
         let display_name = object_name(&obj);
-        // Workload objects (Jobs, JobSets, …) and ConfigMaps: kept for `crate::workloads`,
-        // which converts them in `finish`.
-        if let Some(wkind) = crate::workloads::ObjectKind::from_group_kind(group, &kind_name) {
+        // `null` members are absent, in the objects kept verbatim too (the fast readers never
+        // hand one over).
+        obj.retain(|_, v| !v.is_null());
+        obj.values_mut().for_each(strip_nulls);
+        // Workload objects (Jobs, JobSets, …) and ConfigMaps: kept in the model for the
+        // conversion step that runs after reading (`Importer::finish`).
+        if let Some(wkind) = ObjectKind::from_group_kind(group, &kind_name) {
             self.add_workload_object(origin, wkind, &api_version, obj, path_prefix);
             return;
         }
@@ -392,25 +397,24 @@ impl Importer {
         };
         self.check_version(&at, kind, version, &api_version, display_name.clone());
         drop_type_members(&mut obj);
-        let mut value = Value::Object(obj);
-        strip_nulls(&mut value);
+        let value = Value::Object(obj);
         if let Some(object) = self.decode(&at, kind, value, display_name) {
             self.store(&at, object, api_version);
         }
     }
 
-    /// Keeps a workload object (Job, JobSet, …) for [`crate::workloads::convert`].
+    /// Keeps a workload object (Job, JobSet, …) for the conversion step.
     fn add_workload_object(
         &mut self,
         origin: &Origin,
-        kind: crate::workloads::ObjectKind,
+        kind: ObjectKind,
         api_version: &str,
         mut obj: serde_json::Map<String, Value>,
         prefix: &str,
     ) {
         drop_type_members(&mut obj);
         let name = object_name(&obj);
-        match crate::workloads::WorkloadObject::from_document(kind, api_version, origin, obj) {
+        match WorkloadObject::from_document(kind, api_version, origin, obj) {
             Ok(o) => {
                 let mut fresh = false;
                 self.model
@@ -450,14 +454,13 @@ impl Importer {
         drop_type_members(&mut obj);
         let name = object_name(&obj);
         let Ok(cm) =
-            serde_path_to_error::deserialize::<_, crate::workloads::ConfigMap>(Value::Object(obj))
-                .map_err(|e| {
-                    let d = Diagnostic::error(codes::INVALID_TYPE, e.inner().to_string())
-                        .object("ConfigMap", name.clone().unwrap_or_default())
-                        .field(format!("{prefix}{}", e.path()))
-                        .source(origin.to_string());
-                    self.errors.push((origin.clone(), d));
-                })
+            serde_path_to_error::deserialize::<_, ConfigMap>(Value::Object(obj)).map_err(|e| {
+                let d = Diagnostic::error(codes::INVALID_TYPE, e.inner().to_string())
+                    .object("ConfigMap", name.clone().unwrap_or_default())
+                    .field(format!("{prefix}{}", e.path()))
+                    .source(origin.to_string());
+                self.errors.push((origin.clone(), d));
+            })
         else {
             return;
         };
@@ -588,36 +591,58 @@ impl Importer {
         self.warnings.push((origin.clone(), d));
     }
 
-    /// Finishes the import.
+    /// Finishes reading: the model as read (workload objects not yet converted) with the
+    /// warnings and their origins, or every error. [`Importer::finish`] runs the conversion
+    /// on it.
     ///
     /// # Errors
     /// [`ImportErrors`] with every malformed document of every source.
-    pub fn finish(mut self) -> Result<Imported, ImportErrors> {
-        fn sorted(mut v: Vec<(Origin, Diagnostic)>) -> Vec<Diagnostic> {
-            v.sort_by(|(oa, a), (ob, b)| {
-                (oa, &a.kind, &a.name, &a.field, &a.message, a.code)
-                    .cmp(&(ob, &b.kind, &b.name, &b.field, &b.message, b.code))
-            });
-            v.dedup_by(|(_, a), (_, b)| a == b);
-            v.into_iter().map(|(_, d)| d).collect()
-        }
+    pub(super) fn finish_reading(mut self) -> Result<Read, ImportErrors> {
         if !self.errors.is_empty() {
             return Err(ImportErrors(sorted(self.errors)));
         }
-        // Jobs, JobSets, … become Kueue Workloads and KAI PodGroups (crate::workloads).
-        for (origin, d) in crate::workloads::convert(&mut self.model).0 {
-            let origin = origin.unwrap_or_else(|| Origin {
-                source: "converted objects".into(),
-                document: 0,
-            });
-            self.warn(&origin, d);
-        }
         self.model.duplicates.sort();
-        Ok(Imported {
+        Ok(Read {
             model: self.model,
-            warnings: sorted(self.warnings),
+            warnings: self.warnings,
         })
     }
+}
+
+/// What the readers made of every source: the model (workload objects kept, not converted)
+/// and the warnings with the document each is about.
+pub(super) struct Read {
+    /// The objects read.
+    pub(super) model: Model,
+    /// The warnings, in the order they were raised.
+    pub(super) warnings: Vec<(Origin, ImportWarning)>,
+}
+
+impl Read {
+    /// Records a warning about `origin`'s document, naming it as the diagnostic's source.
+    pub(super) fn warn(&mut self, origin: Origin, d: Diagnostic) {
+        let d = d.source(origin.to_string());
+        self.warnings.push((origin, d));
+    }
+
+    /// The finished import: the warnings sorted by document, then object, field, message and
+    /// code, without repeats.
+    pub(super) fn finish(self) -> Imported {
+        Imported {
+            model: self.model,
+            warnings: sorted(self.warnings),
+        }
+    }
+}
+
+/// Diagnostics sorted by document, then object, field, message and code, without repeats.
+fn sorted(mut v: Vec<(Origin, Diagnostic)>) -> Vec<Diagnostic> {
+    v.sort_by(|(oa, a), (ob, b)| {
+        (oa, &a.kind, &a.name, &a.field, &a.message, a.code)
+            .cmp(&(ob, &b.kind, &b.name, &b.field, &b.message, b.code))
+    });
+    v.dedup_by(|(_, a), (_, b)| a == b);
+    v.into_iter().map(|(_, d)| d).collect()
 }
 
 /// The fast path's sink into an importer that held no object when the source began.

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::unknown::{Tracked, Unknown};
-use super::{Duplicate, Kind, Model};
 use crate::core::{Namespace, Node, Pod, PriorityClass, ResourceQuota};
 use crate::kai::{PodGroup, Queue};
 use crate::kueue::{
@@ -14,6 +13,7 @@ use crate::kueue::{
     WorkloadPriorityClass,
 };
 use crate::meta::ObjectMeta;
+use crate::model::{Duplicate, Kind, Model};
 use crate::schema;
 
 fn canonical<T: serde::Serialize>(v: &T) -> String {
@@ -101,6 +101,10 @@ macro_rules! objects {
                 }
             }
 
+            /// Every kind an [`Object`] can hold, in the order of the list below.
+            #[cfg(test)]
+            const KINDS: &'static [Kind] = &[$(Kind::$kind,)+ Kind::Configuration];
+
             pub(super) fn insert(self, model: &mut Model, api_version: String) {
                 match self {
                     $(Object::$kind(o) => insert_keyed(model, Kind::$kind, *o, |m| &mut m.$field, |o| &o.metadata),)+
@@ -121,11 +125,6 @@ macro_rules! objects {
                     }
                 }
             }
-        }
-
-        impl Kind {
-            /// Every kind gpuquota reads.
-            pub const ALL: &'static [Kind] = &[$(Kind::$kind,)+ Kind::Configuration];
         }
     };
 }
@@ -205,5 +204,16 @@ where
     };
     if replace {
         map(model).insert(key, object);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Kind::ALL` (written out in the model) lists exactly the kinds read, in this order.
+    #[test]
+    fn every_kind_is_read() {
+        assert_eq!(Kind::ALL, Object::KINDS);
     }
 }

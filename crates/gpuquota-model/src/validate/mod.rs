@@ -98,13 +98,13 @@ use std::fmt;
 
 use crate::core::{Container, ResourceList, ResourceQuota as CoreResourceQuota};
 use crate::diag::{Diagnostic, Diagnostics, Severity, codes};
-use crate::import::{Kind, Model};
 use crate::kai::{self, Queue, QueueResource};
 use crate::kueue::{
     BorrowWithinCohortPolicy, ClusterQueue, Cohort, FairSharing, FungibilityPolicy, LocalQueue,
     ResourceFlavor, ResourceGroup, StopPolicy, Workload,
 };
 use crate::meta::{LabelSelector, ObjectMeta, Taint, Toleration};
+use crate::model::{Kind, Model};
 use crate::quantity::Quantity;
 
 mod kai_queues;
@@ -127,48 +127,8 @@ pub use names::{
     qualified_name_problems,
 };
 
-/// The type of a field error, as Kubernetes names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ErrorType {
-    /// `Invalid value`: the value is malformed or out of range.
-    Invalid,
-    /// `Required value`: the field must be set.
-    Required,
-    /// `Unsupported value`: the value is not one of an enumeration.
-    NotSupported,
-    /// `Duplicate value`: the value must be unique.
-    Duplicate,
-    /// `Forbidden`: the field may not be set (here, or in this combination).
-    Forbidden,
-    /// `Too many`: a list is longer than allowed.
-    TooMany,
-    /// `Too long`: a string is longer than allowed.
-    TooLong,
-    /// `Not found`: a reference names an object that does not exist.
-    NotFound,
-}
-
-impl ErrorType {
-    /// Kubernetes' phrase for the type.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorType::Invalid => "Invalid value",
-            ErrorType::Required => "Required value",
-            ErrorType::NotSupported => "Unsupported value",
-            ErrorType::Duplicate => "Duplicate value",
-            ErrorType::Forbidden => "Forbidden",
-            ErrorType::TooMany => "Too many",
-            ErrorType::TooLong => "Too long",
-            ErrorType::NotFound => "Not found",
-        }
-    }
-}
-
-impl fmt::Display for ErrorType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// The type of a field error (defined beside [`Diagnostic`], re-exported here).
+pub use crate::diag::ErrorType;
 
 /// One problem: which object, which field, what is wrong.
 ///

@@ -64,8 +64,8 @@ use serde_json::Value;
 
 use super::{ObjectKind, Warnings, WorkloadObject, codes};
 use crate::core::PodSpec;
-use crate::import::Model;
 use crate::kueue::PodSet;
+use crate::model::Model;
 
 /// The API group of the DRA kinds.
 pub const GROUP: &str = "resource.k8s.io";
@@ -642,7 +642,7 @@ pub(crate) fn warn(model: &Model, warnings: &mut Warnings) {
         }
     }
     // references from pods and Workloads
-    let mut check = |origin: Option<&crate::import::Origin>,
+    let mut check = |origin: Option<&crate::model::Origin>,
                      kind: &str,
                      name: &str,
                      ns: &str,

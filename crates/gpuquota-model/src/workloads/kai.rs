@@ -73,10 +73,10 @@ use super::{
     MAX_CONVERTED_PER_OBJECT, ObjectKind, Warnings, WorkloadObject, capped, codes, controller_owner,
 };
 use crate::core::{Pod, PodStatus};
-use crate::import::{Model, Origin};
 use crate::kai::{POD_GROUP_ANNOTATION, PodGroup, PodGroupSpec, builtin_priority_class};
 use crate::kueue::PodTemplateSpec;
 use crate::meta::ObjectMeta;
+use crate::model::{Model, Origin};
 
 /// KAI's scheduler name.
 pub const SCHEDULER_NAME: &str = "kai-scheduler";

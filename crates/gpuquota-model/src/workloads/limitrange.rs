@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 
 use crate::core::{Container, PodSpec, ResourceList};
 use crate::diag::{Code, Diagnostic, Diagnostics};
-use crate::import::Model;
+use crate::model::Model;
 
 use super::ObjectKind;
 

@@ -66,8 +66,7 @@ pub fn workload_name(kind: &str, group: &str, owner_name: &str, owner_uid: &str)
 /// A stable 5-character suffix for an object named by `generateName`: the first 5 hex digits
 /// of the SHA-1 of the document's JSON.
 pub fn document_suffix(doc: &serde_json::Value) -> String {
-    let text = serde_json::to_string(doc).unwrap_or_default();
-    hex(&Sha1::digest(text.as_bytes()))[..HASH_LENGTH].to_owned()
+    crate::model::workload_object::document_suffix(doc)
 }
 
 /// Go's `encoding/json` string quoting (with its HTML escaping of `<`, `>`, `&`).

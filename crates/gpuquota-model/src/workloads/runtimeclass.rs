@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 #[cfg(feature = "serde")]
 use crate::core::{PodSpec, ResourceList};
 #[cfg(feature = "serde")]
-use crate::import::Model;
+use crate::model::Model;
 
 #[cfg(feature = "serde")]
 use super::ObjectKind;

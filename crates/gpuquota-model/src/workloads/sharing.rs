@@ -46,7 +46,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Warnings, codes};
-use crate::import::Model;
+use crate::model::Model;
 use crate::quantity::Quantity;
 use crate::resource::ResourceName;
 
@@ -92,7 +92,7 @@ pub struct ReplicatedResource {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, crate::Opaque>,
+    pub other: BTreeMap<String, crate::opaque::Opaque>,
 }
 
 /// `sharing.timeSlicing` or `sharing.mps`.
@@ -149,7 +149,7 @@ pub struct PluginConfig {
         feature = "serde",
         serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")
     )]
-    pub other: BTreeMap<String, crate::Opaque>,
+    pub other: BTreeMap<String, crate::opaque::Opaque>,
 }
 
 impl PluginConfig {

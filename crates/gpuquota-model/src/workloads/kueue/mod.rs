@@ -15,11 +15,11 @@ use super::kinds::{
 use super::names::{role_hash, workload_name};
 use super::{ObjectKind, Warnings, WorkloadObject, capped, codes, controller_owner};
 use crate::core::{Container, Pod, ResourceRequirements};
-use crate::import::{Model, Origin};
 use crate::kueue::{
     PodSet, PodTemplateSpec, PriorityClassRef, Workload, WorkloadSpec, WorkloadStatus,
 };
 use crate::meta::{Condition, LabelSelector, LabelSelectorRequirement, ObjectMeta};
+use crate::model::{Model, Origin};
 use crate::quantity::Quantity;
 use crate::resource::ResourceName;
 
