@@ -119,7 +119,7 @@ pub use import::{Imported, Kind, Model};
 pub use import::{Importer, import_str};
 pub use opaque::Opaque;
 pub use quantity::{Amount, Quantity, QuantityError, QuantityFormat};
-pub use resource::ResourceName;
+pub use resource::{FlavorResource, ResourceName};
 pub use time::Timestamp;
 pub use validate::{ValidationError, ValidationErrors, validate};
 

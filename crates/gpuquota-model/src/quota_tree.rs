@@ -71,36 +71,11 @@ use std::fmt;
 use crate::import::Model;
 use crate::kueue::ResourceGroup;
 use crate::quantity::Amount;
+pub use crate::resource::FlavorResource;
 use crate::resource::ResourceName;
 
 /// The deepest cohort chain accepted (guards the recursion against hostile input).
 pub const MAX_DEPTH: usize = 1000;
-
-/// A (flavor, resource) pair: the unit of quota accounting.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct FlavorResource {
-    /// ResourceFlavor name.
-    pub flavor: String,
-    /// Resource name.
-    pub resource: ResourceName,
-}
-
-impl FlavorResource {
-    /// A pair.
-    pub fn new(flavor: impl Into<String>, resource: impl Into<String>) -> FlavorResource {
-        FlavorResource {
-            flavor: flavor.into(),
-            resource: ResourceName::new(resource.into()),
-        }
-    }
-}
-
-impl fmt::Display for FlavorResource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.flavor, self.resource)
-    }
-}
 
 /// A node of the cohort forest.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
