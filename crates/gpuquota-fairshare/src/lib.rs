@@ -133,7 +133,9 @@ pub mod error;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod order;
+pub mod picture;
 pub mod preemption;
+pub mod quota;
 pub mod ratio;
 pub mod shares;
 mod table;

@@ -63,9 +63,6 @@
 //!   `v1beta1`/`v1beta2`) and counted as Kueue, kube's ResourceQuota evaluator and KAI count
 //!   them (`workloads::dra`, which lists every field read, modelled, warned about or refused,
 //!   with the upstream file behind each rule).
-//! - **A readable oracle.** [`quota_tree`] computes Kueue's `SubtreeQuota`, `localQuota`,
-//!   `available` and `potentialAvailable` by plain recursion, as the reference the engines'
-//!   fast versions are tested against.
 //! - **No panics on any input.** With the `fuzzing` feature, the `fuzzing` module holds the checks the
 //!   fuzz targets and the smoke tests run.
 //!
@@ -96,10 +93,7 @@ pub mod kueue;
 pub mod limits;
 pub mod meta;
 pub mod opaque;
-#[cfg(feature = "text")]
-pub mod picture;
 pub mod quantity;
-pub mod quota_tree;
 pub mod resource;
 pub mod resource_list;
 #[cfg(feature = "serde")]
