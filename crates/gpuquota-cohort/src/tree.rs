@@ -60,7 +60,8 @@ impl QuotaForest {
     /// # Complexity
     /// O(nodes × frs).
     pub fn new(mut nodes: Table<NodeId, Node>, frs: usize, quotas: Vec<FrQuota>) -> QuotaForest {
-        let parent: Vec<Option<usize>> = nodes.iter().map(|n| n.parent.map(NodeId::index)).collect();
+        let parent: Vec<Option<usize>> =
+            nodes.iter().map(|n| n.parent.map(NodeId::index)).collect();
         let children: Vec<Vec<usize>> = nodes
             .iter()
             .map(|n| n.children.iter().map(|c| c.index()).collect())

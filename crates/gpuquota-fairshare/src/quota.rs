@@ -121,10 +121,7 @@ impl QuotaTree {
         debug_assert_eq!(quotas.len(), n * frs);
         // Post-order (children before parents) via an explicit stack from every root.
         let mut order = Vec::with_capacity(n);
-        for r in 0..n {
-            if parent[r].is_some() {
-                continue;
-            }
+        for r in (0..n).filter(|&r| parent[r].is_none()) {
             let mut stack = vec![(r, false)];
             while let Some((id, done)) = stack.pop() {
                 if done {

@@ -342,7 +342,13 @@ impl FairShareTreeBuilder {
         let parents: Vec<Option<usize>> = nodes.iter().map(|n| n.parent.map(|p| p.0)).collect();
         let children: Vec<Vec<usize>> = nodes
             .iter()
-            .map(|n| n.child_cohorts.iter().chain(&n.child_cqs).map(|c| c.0).collect())
+            .map(|n| {
+                n.child_cohorts
+                    .iter()
+                    .chain(&n.child_cqs)
+                    .map(|c| c.0)
+                    .collect()
+            })
             .collect();
         let cohort: Vec<bool> = nodes.iter().map(|n| n.kind == NodeKind::Cohort).collect();
         let quota_tree = QuotaTree::new(&parents, &children, &cohort, nf, quotas);

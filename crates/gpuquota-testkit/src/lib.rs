@@ -26,9 +26,9 @@
 
 use std::ops::Range;
 
+use crate::quota_tree::{FlavorResource, Node, ReferenceTree};
 use gpuquota_fairshare::view::{self, NodeId, QuotaView};
 use gpuquota_model::Model;
-use crate::quota_tree::{FlavorResource, Node, ReferenceTree};
 use proptest::prelude::*;
 
 pub mod quota_tree;
