@@ -48,8 +48,8 @@ pub(crate) struct FairIndex {
     cq_by_name: BTreeMap<String, ViewNode>,
     /// Lendable at the node's parent, per resource name (empty for roots).
     lendable: Vec<BTreeMap<ResourceName, Amount>>,
-    /// The same by resource group (`lendable_dense[node][group]`; empty for roots).
-    lendable_dense: Vec<Vec<Amount>>,
+    /// The same by resource group (`lendable_dense[node * groups + group]`).
+    lendable_dense: Vec<Amount>,
 }
 
 impl FairIndex {
@@ -94,7 +94,13 @@ impl FairIndex {
                 cq_by_name.insert(node.name.clone(), ViewNode::from_index(i));
             }
         }
-        let (lendable, lendable_dense) = lendables(t.quota_tree(), &fr_names, &res_groups);
+        let (lendable, by_group) = lendables(t.quota_tree(), &fr_names, &res_groups);
+        // flat, zeros for roots: the tournament reads it for every head
+        let groups = res_groups.len();
+        let lendable_dense = by_group
+            .iter()
+            .flat_map(|d| (0..groups).map(|g| d.get(g).copied().unwrap_or(Amount::ZERO)))
+            .collect();
         FairIndex {
             fr_names,
             fr_by_name,
@@ -192,8 +198,9 @@ impl<U: Borrow<Usage>> QuotaView for ForestView<'_, U> {
     }
 
     fn lendable_at(&self, n: ViewNode, r: usize) -> Amount {
-        self.index.lendable_dense[n.index()]
-            .get(r)
+        self.index
+            .lendable_dense
+            .get(n.index() * self.index.res_groups.len() + r)
             .copied()
             .unwrap_or(Amount::ZERO)
     }
