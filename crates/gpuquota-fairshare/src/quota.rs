@@ -208,6 +208,7 @@ impl QuotaTree {
     }
 
     /// Number of nodes.
+    #[inline]
     pub fn len(&self) -> usize {
         self.parent.len()
     }
@@ -218,6 +219,7 @@ impl QuotaTree {
     }
 
     /// Number of flavor-resources.
+    #[inline]
     pub fn frs(&self) -> usize {
         self.frs
     }
@@ -229,6 +231,7 @@ impl QuotaTree {
     }
 
     /// Zero usage for every node.
+    #[inline]
     pub fn empty_usage(&self) -> Usage {
         Usage(vec![Amount::ZERO; self.parent.len() * self.frs])
     }
@@ -289,6 +292,7 @@ impl QuotaTree {
 
     /// What the node reserves for itself: its `localQuota` when it has a parent, the whole
     /// `SubtreeQuota` for a root (which shares with nobody).
+    #[inline]
     pub fn guaranteed(&self, n: usize, fr: usize) -> Amount {
         match self.parent[n] {
             Some(_) => self.local_quota(n, fr),
@@ -298,6 +302,7 @@ impl QuotaTree {
 
     /// The most the node lends to its parent: `SubtreeQuota − localQuota` when it has a
     /// parent, 0 for a root.
+    #[inline]
     pub fn lends_at_most(&self, n: usize, fr: usize) -> Amount {
         match self.parent[n] {
             Some(_) => sat_sub(self.subtree_quota(n, fr), self.local_quota(n, fr)),
@@ -339,6 +344,7 @@ impl QuotaTree {
     ///
     /// # Complexity
     /// O(depth).
+    #[inline]
     pub fn add_usage(&self, u: &mut Usage, n: usize, fr: usize, v: Amount) {
         let mut node = n;
         let mut v = v;
@@ -361,6 +367,7 @@ impl QuotaTree {
     ///
     /// # Complexity
     /// O(depth).
+    #[inline]
     pub fn remove_usage(&self, u: &mut Usage, n: usize, fr: usize, v: Amount) {
         let mut node = n;
         let mut v = v;
@@ -379,6 +386,7 @@ impl QuotaTree {
     }
 
     /// The part of `v`, added at `n`, that reaches `n`'s parent (`None` when nothing does).
+    #[inline]
     pub fn passed_up(&self, u: &Usage, n: usize, fr: usize, v: Amount) -> Option<Amount> {
         let la = self.local_available(u, n, fr);
         (v > la).then(|| sat_sub(v, la))
@@ -388,6 +396,7 @@ impl QuotaTree {
     ///
     /// # Complexity
     /// O(depth).
+    #[inline]
     pub fn available_raw(&self, u: &Usage, n: usize, fr: usize) -> Amount {
         let i = self.ix(n, fr);
         match self.parent[n] {
@@ -409,6 +418,7 @@ impl QuotaTree {
     ///
     /// # Complexity
     /// O(depth).
+    #[inline]
     pub fn available(&self, u: &Usage, n: usize, fr: usize) -> Amount {
         self.available_raw(u, n, fr).max(Amount::ZERO)
     }
@@ -426,6 +436,7 @@ impl QuotaTree {
     ///
     /// # Complexity
     /// O(depth).
+    #[inline]
     pub fn borrowing_level(&self, u: &Usage, cq: usize, fr: usize, v: Amount) -> (u32, bool) {
         let has_parent = self.parent[cq].is_some();
         if !self.borrowing_with(u, cq, fr, v) || !has_parent {
