@@ -16,7 +16,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use gpuquota::model::picture::picture;
+use gpuquota::fairshare::picture::picture;
 use gpuquota::model::{Importer, Model};
 
 use crate::common::{CliError, table_width, to_json};
@@ -137,7 +137,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpuquota::model::picture::{FrQuota, Picture};
+    use gpuquota::fairshare::picture::{FrQuota, Picture};
 
     fn seed_picture() -> Picture {
         let sources = [

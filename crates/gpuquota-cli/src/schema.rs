@@ -115,7 +115,7 @@ fn output<T: schemars::JsonSchema>() -> schemars::Schema {
 /// The schema of `of`'s JSON output.
 pub(crate) fn schema(of: SchemaOf) -> schemars::Schema {
     match of {
-        SchemaOf::Quotas => output::<gpuquota::model::picture::Picture>(),
+        SchemaOf::Quotas => output::<gpuquota::fairshare::picture::Picture>(),
         SchemaOf::KueueSchedule => output::<gpuquota::cohort::ScheduleReport>(),
         SchemaOf::KueueShares => output::<gpuquota::fairshare::shares::SharesReport>(),
         SchemaOf::KueueQuotas => output::<gpuquota::cohort::QuotasReport>(),

@@ -296,7 +296,7 @@ mod width_tests {
         importer.add_str("platform.yaml", gpuquota::sim::seed::PLATFORM);
         importer.add_str("kai-platform.yaml", gpuquota::sim::seed::KAI_PLATFORM);
         let model = importer.finish().unwrap().model;
-        let picture = gpuquota::model::picture::picture(&model).unwrap();
+        let picture = gpuquota::fairshare::picture::picture(&model).unwrap();
         tables.push(("quotas", true, Box::new(move |w| picture.table(w))));
         for (name, fits, render) in &tables {
             let fit = render(Width::Fit(80));

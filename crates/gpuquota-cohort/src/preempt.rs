@@ -670,7 +670,7 @@ fn fit_in_quota(
     let mut fits = true;
     let mut rem = Vec::with_capacity(req.len());
     for &(fr, v) in req {
-        if t.subtree_quota(n, fr) < t.usage(usage, n, fr).saturating_add(v) {
+        if t.borrowing_with(usage, n, fr, v) {
             fits = false;
         }
         rem.push((

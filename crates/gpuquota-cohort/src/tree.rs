@@ -1,13 +1,17 @@
-//! The quota tree: Cohorts as inner nodes, ClusterQueues as leaves, per flavor-resource quotas,
+//! The quota tree: Cohorts as inner nodes, ClusterQueues leaves, per flavor-resource quotas,
 //! subtree quota, guaranteed (local) quota and usage flowing upward (kubernetes-sigs/kueue:
 //! `pkg/cache/scheduler/resource_node.go`).
 //!
-//! Every node and every (flavor, resource) pair has a dense integer id; quotas live in flat
-//! `Vec`s indexed by `node * frs + fr`. The tree itself ([`QuotaForest`]) is immutable once built;
-//! the only mutable part is [`Usage`], which the scheduler updates incrementally with
-//! [`QuotaForest::add_usage`] / [`QuotaForest::remove_usage`].
+//! [`QuotaForest`] is the engine's forest: typed node and flavor-resource ids, names, the
+//! ClusterQueue behind each leaf, and the numbers of a [`QuotaTree`], the workspace's one
+//! implementation of Kueue's quota arithmetic (`gpuquota_fairshare::quota`, shared with fair
+//! sharing and the quota picture); the methods here only translate ids. The forest is
+//! immutable once built; the only mutable part is [`Usage`], which the scheduler updates
+//! incrementally with [`QuotaForest::add_usage`] / [`QuotaForest::remove_usage`].
 
 use gpuquota_model::Amount;
+
+pub use gpuquota_fairshare::quota::{FrQuota, QuotaTree, Usage};
 
 use crate::ids::{CqId, Table};
 pub use crate::ids::{FrId, NodeId};
@@ -38,20 +42,6 @@ pub struct Node {
     pub root: NodeId,
 }
 
-/// A node's own quota on one flavor-resource (`nominalQuota`, `borrowingLimit`,
-/// `lendingLimit`) in Kueue units.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct FrQuota {
-    /// `nominalQuota` (0 when the node has no entry).
-    pub nominal: Amount,
-    /// `borrowingLimit` (`None` = unlimited).
-    pub borrowing_limit: Option<Amount>,
-    /// `lendingLimit` (`None` = lend everything).
-    pub lending_limit: Option<Amount>,
-    /// True when the node's spec lists this flavor-resource.
-    pub declared: bool,
-}
-
 /// The immutable quota forest with precomputed subtree quota, local quota and potential
 /// availability.
 #[derive(Debug, Clone)]
@@ -60,120 +50,35 @@ pub struct QuotaForest {
     pub nodes: Table<NodeId, Node>,
     /// Number of flavor-resources.
     pub frs: usize,
-    quota: Vec<FrQuota>,
-    subtree: Vec<Amount>,
-    local: Vec<Amount>,
-    potential: Vec<Amount>,
-}
-
-/// Usage counters of every node and flavor-resource (the only mutable part of a snapshot).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Usage(pub Vec<Amount>);
-
-fn sat_add(a: Amount, b: Amount) -> Amount {
-    a.saturating_add(b)
-}
-
-fn sat_sub(a: Amount, b: Amount) -> Amount {
-    a.saturating_sub(b)
+    tree: QuotaTree,
 }
 
 impl QuotaForest {
     /// Builds the tree from nodes (parents and children already linked, no cycles) and each
-    /// node's own quotas (`quotas[node * frs + fr]`).
+    /// node's own quotas (`quotas[node * frs + fr]`); fills in every node's root and height.
     ///
     /// # Complexity
     /// O(nodes × frs).
     pub fn new(mut nodes: Table<NodeId, Node>, frs: usize, quotas: Vec<FrQuota>) -> QuotaForest {
-        let n = nodes.len();
-        debug_assert_eq!(quotas.len(), n * frs);
-        // Post-order (children before parents) via an explicit stack from every root.
-        let mut order = Vec::with_capacity(n);
-        for r in nodes.ids() {
-            if nodes[r].parent.is_some() {
-                continue;
-            }
-            let mut stack = vec![(r, false)];
-            while let Some((id, done)) = stack.pop() {
-                if done {
-                    order.push(id);
-                    continue;
-                }
-                stack.push((id, true));
-                for &c in nodes[id].children.iter().rev() {
-                    stack.push((c, false));
-                }
-            }
+        let parent: Vec<Option<usize>> =
+            nodes.iter().map(|n| n.parent.map(NodeId::index)).collect();
+        let children: Vec<Vec<usize>> = nodes
+            .iter()
+            .map(|n| n.children.iter().map(|c| c.index()).collect())
+            .collect();
+        let cohort: Vec<bool> = nodes.iter().map(|n| n.kind == NodeKind::Cohort).collect();
+        let tree = QuotaTree::new(&parent, &children, &cohort, frs, quotas);
+        for (i, node) in nodes.iter_mut().enumerate() {
+            node.root = NodeId::new(tree.root(i));
+            node.height = tree.height(i);
         }
-        // Roots.
-        for &id in order.iter().rev() {
-            let root = match nodes[id].parent {
-                Some(p) => nodes[p].root,
-                None => id,
-            };
-            nodes[id].root = root;
-        }
-        // Heights.
-        for &id in &order {
-            let node = &nodes[id];
-            let h = match node.kind {
-                NodeKind::ClusterQueue(_) => 0,
-                NodeKind::Cohort => {
-                    let mut h = u32::from(!node.children.is_empty());
-                    for &c in &node.children {
-                        if nodes[c].kind == NodeKind::Cohort {
-                            h = h.max(nodes[c].height + 1);
-                        }
-                    }
-                    h
-                }
-            };
-            nodes[id].height = h;
-        }
-        let mut subtree = vec![Amount::ZERO; n * frs];
-        let mut local = vec![Amount::ZERO; n * frs];
-        for &id in &order {
-            let base = id.index() * frs;
-            for fr in 0..frs {
-                let mut s = quotas[base + fr].nominal;
-                if nodes[id].kind == NodeKind::Cohort {
-                    for &c in &nodes[id].children {
-                        let cb = c.index() * frs + fr;
-                        s = sat_add(s, sat_sub(subtree[cb], local[cb]));
-                    }
-                }
-                subtree[base + fr] = s;
-                local[base + fr] = match quotas[base + fr].lending_limit {
-                    Some(ll) => sat_sub(s, ll).max(Amount::ZERO),
-                    None => Amount::ZERO,
-                };
-            }
-        }
-        let mut potential = vec![Amount::ZERO; n * frs];
-        for &id in order.iter().rev() {
-            let base = id.index() * frs;
-            for fr in 0..frs {
-                let i = base + fr;
-                potential[i] = match nodes[id].parent {
-                    None => subtree[i],
-                    Some(p) => {
-                        let mut a = sat_add(local[i], potential[p.index() * frs + fr]);
-                        if let Some(bl) = quotas[i].borrowing_limit {
-                            a = a.min(sat_add(subtree[i], bl));
-                        }
-                        a
-                    }
-                };
-            }
-        }
-        QuotaForest {
-            nodes,
-            frs,
-            quota: quotas,
-            subtree,
-            local,
-            potential,
-        }
+        QuotaForest { nodes, frs, tree }
+    }
+
+    /// The forest's quota numbers, by dense node and flavor-resource index (what fair
+    /// sharing's view reads).
+    pub fn quota_tree(&self) -> &QuotaTree {
+        &self.tree
     }
 
     /// Every flavor-resource id, in order.
@@ -183,141 +88,106 @@ impl QuotaForest {
 
     /// Zero usage for every node.
     pub fn empty_usage(&self) -> Usage {
-        Usage(vec![Amount::ZERO; self.nodes.len() * self.frs])
-    }
-
-    #[inline]
-    fn ix(&self, n: NodeId, fr: FrId) -> usize {
-        n.index() * self.frs + fr.index()
+        self.tree.empty_usage()
     }
 
     /// The node's own quota entry.
+    #[inline]
     pub fn quota(&self, n: NodeId, fr: FrId) -> FrQuota {
-        self.quota[self.ix(n, fr)]
+        self.tree.quota(n.index(), fr.index())
     }
 
     /// `SubtreeQuota(n)`: the capacity of the subtree visible at `n`.
+    #[inline]
     pub fn subtree_quota(&self, n: NodeId, fr: FrId) -> Amount {
-        self.subtree[self.ix(n, fr)]
+        self.tree.subtree_quota(n.index(), fr.index())
     }
 
     /// `localQuota(n)`: the guaranteed part never visible to the parent.
+    #[inline]
     pub fn local_quota(&self, n: NodeId, fr: FrId) -> Amount {
-        self.local[self.ix(n, fr)]
+        self.tree.local_quota(n.index(), fr.index())
     }
 
     /// Kueue's cohort height of `n`.
+    #[inline]
     pub fn height(&self, n: NodeId) -> u32 {
         self.nodes[n].height
     }
 
     /// The node's parent.
+    #[inline]
     pub fn parent(&self, n: NodeId) -> Option<NodeId> {
         self.nodes[n].parent
     }
 
     /// `Usage(n)`.
+    #[inline]
     pub fn usage(&self, u: &Usage, n: NodeId, fr: FrId) -> Amount {
-        u.0[self.ix(n, fr)]
+        self.tree.usage(u, n.index(), fr.index())
     }
 
     /// `LocalAvailable(n) = max(0, localQuota − Usage)`.
+    #[inline]
     pub fn local_available(&self, u: &Usage, n: NodeId, fr: FrId) -> Amount {
-        let i = self.ix(n, fr);
-        sat_sub(self.local[i], u.0[i]).max(Amount::ZERO)
+        self.tree.local_available(u, n.index(), fr.index())
     }
 
     /// Adds `v` to `n`'s usage; the part beyond `n`'s unused local quota flows to the parent.
     ///
     /// # Complexity
     /// O(depth).
+    #[inline]
     pub fn add_usage(&self, u: &mut Usage, n: NodeId, fr: FrId, v: Amount) {
-        let mut node = n;
-        let mut v = v;
-        loop {
-            let la = self.local_available(u, node, fr);
-            let i = self.ix(node, fr);
-            u.0[i] = sat_add(u.0[i], v);
-            match self.nodes[node].parent {
-                Some(p) if v > la => {
-                    v = sat_sub(v, la);
-                    node = p;
-                }
-                _ => return,
-            }
-        }
+        self.tree.add_usage(u, n.index(), fr.index(), v);
     }
 
     /// Removes `v` from `n`'s usage, releasing what `n` had charged to its ancestors.
     ///
     /// # Complexity
     /// O(depth).
+    #[inline]
     pub fn remove_usage(&self, u: &mut Usage, n: NodeId, fr: FrId, v: Amount) {
-        let mut node = n;
-        let mut v = v;
-        loop {
-            let i = self.ix(node, fr);
-            let stored = sat_sub(u.0[i], self.local[i]);
-            u.0[i] = sat_sub(u.0[i], v);
-            match self.nodes[node].parent {
-                Some(p) if stored > Amount::ZERO => {
-                    v = v.min(stored);
-                    node = p;
-                }
-                _ => return,
-            }
-        }
+        self.tree.remove_usage(u, n.index(), fr.index(), v);
     }
 
     /// Kueue's `available(n)` (may be negative after over-admission).
     ///
     /// # Complexity
     /// O(depth).
+    #[inline]
     pub fn available_raw(&self, u: &Usage, n: NodeId, fr: FrId) -> Amount {
-        let i = self.ix(n, fr);
-        match self.nodes[n].parent {
-            None => sat_sub(self.subtree[i], u.0[i]),
-            Some(p) => {
-                let mut pa = self.available_raw(u, p, fr);
-                if let Some(bl) = self.quota[i].borrowing_limit {
-                    let lq = self.local[i];
-                    let stored = sat_sub(self.subtree[i], lq);
-                    let used = sat_sub(u.0[i], lq).max(Amount::ZERO);
-                    pa = pa.min(sat_add(sat_sub(stored, used), bl));
-                }
-                sat_add(self.local_available(u, n, fr), pa)
-            }
-        }
+        self.tree.available_raw(u, n.index(), fr.index())
     }
 
     /// `Available(cq) = max(0, available(cq))`: what fits now without preemption.
     ///
     /// # Complexity
     /// O(depth).
+    #[inline]
     pub fn available(&self, u: &Usage, n: NodeId, fr: FrId) -> Amount {
-        self.available_raw(u, n, fr).max(Amount::ZERO)
+        self.tree.available(u, n.index(), fr.index())
     }
 
     /// `PotentialAvailable(n)`: the most `n` could ever get (precomputed).
     ///
     /// # Complexity
     /// O(1).
+    #[inline]
     pub fn potential_available(&self, n: NodeId, fr: FrId) -> Amount {
-        self.potential[self.ix(n, fr)]
+        self.tree.potential_available(n.index(), fr.index())
     }
 
     /// `BorrowingWith(n, fr, v)`: `SubtreeQuota < Usage + v`.
+    #[inline]
     pub fn borrowing_with(&self, u: &Usage, n: NodeId, fr: FrId, v: Amount) -> bool {
-        let i = self.ix(n, fr);
-        self.subtree[i] < sat_add(u.0[i], v)
+        self.tree.borrowing_with(u, n.index(), fr.index(), v)
     }
 
     /// `IsWithinNominalInResources(n, frs)`: no listed flavor-resource is above quota.
     pub fn within_nominal(&self, u: &Usage, n: NodeId, frs: &[FrId]) -> bool {
-        frs.iter().all(|&fr| {
-            let i = self.ix(n, fr);
-            self.subtree[i] >= u.0[i]
-        })
+        frs.iter()
+            .all(|&fr| !self.borrowing_with(u, n, fr, Amount::ZERO))
     }
 
     /// Kueue's `FindHeightOfLowestSubtreeThatFits`: the borrowing level of `v` more on `fr`
@@ -325,23 +195,9 @@ impl QuotaForest {
     ///
     /// # Complexity
     /// O(depth).
+    #[inline]
     pub fn borrowing_level(&self, u: &Usage, cq: NodeId, fr: FrId, v: Amount) -> (u32, bool) {
-        let has_parent = self.nodes[cq].parent.is_some();
-        if !self.borrowing_with(u, cq, fr, v) || !has_parent {
-            return (0, has_parent);
-        }
-        let mut remaining = sat_sub(v, self.local_available(u, cq, fr));
-        let mut node = self.nodes[cq].parent;
-        let mut last = cq;
-        while let Some(a) = node {
-            if !self.borrowing_with(u, a, fr, remaining) {
-                return (self.height(a), self.nodes[a].parent.is_some());
-            }
-            remaining = sat_sub(remaining, self.local_available(u, a, fr));
-            last = a;
-            node = self.nodes[a].parent;
-        }
-        (self.height(last), false)
+        self.tree.borrowing_level(u, cq.index(), fr.index(), v)
     }
 
     /// Iterates `n`'s ancestors from its parent to the root.

@@ -3,7 +3,7 @@
 
 use gpuquota_cohort::check::check_invariants;
 use gpuquota_cohort::{Scheduler, World};
-use gpuquota_model::quota_tree::{FlavorResource, Node, ReferenceTree as RefTree};
+use gpuquota_testkit::quota_tree::{FlavorResource, Node, ReferenceTree as RefTree};
 use proptest::prelude::*;
 
 use gpuquota_testkit::{Parent, PendingSpec, Platform, Shape, platform};

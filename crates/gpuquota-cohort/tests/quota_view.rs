@@ -9,7 +9,7 @@ use gpuquota_cohort::{Scheduler, World};
 use gpuquota_fairshare::config::settings_from_configuration;
 use gpuquota_fairshare::view::{self, NodeId, QuotaView};
 use gpuquota_model::Model;
-use gpuquota_model::quota_tree::{FlavorResource, Node, ReferenceTree};
+use gpuquota_testkit::quota_tree::{FlavorResource, Node, ReferenceTree};
 use gpuquota_testkit::{Platform, Shape, platform};
 use proptest::prelude::*;
 

@@ -24,7 +24,7 @@ use ordered_float::OrderedFloat;
 use crate::error::FairShareError;
 
 /// A (flavor, resource) pair: Kueue's unit of quota accounting (the model's type).
-pub use gpuquota_model::quota_tree::FlavorResource;
+pub use gpuquota_model::FlavorResource;
 
 /// Amounts per flavor-resource, in Kueue's units (cpu milli, others base units).
 pub type FrQuantities = BTreeMap<FlavorResource, Amount>;

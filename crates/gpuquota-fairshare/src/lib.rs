@@ -29,8 +29,10 @@
 //!
 //! | module | upstream | what |
 //! |---|---|---|
-//! | [`view`] | `pkg/cache/scheduler/resource_node.go`, `fair_sharing.go` | the [`view::QuotaView`] trait every algorithm reads, with usage propagation, `available` and the DRS written once over it |
-//! | [`tree`] | `pkg/cache/scheduler/resource_node.go` | the standalone cohort quota tree (a [`view::QuotaView`]): subtree quota, local quota, usage propagation, available, potential available |
+//! | [`quota`] | `pkg/cache/scheduler/resource_node.go` | [`quota::QuotaTree`], the workspace's one implementation of Kueue's quota arithmetic: subtree quota, local (guaranteed) quota, potential available, usage propagation, available with borrowing limits, borrowing level |
+//! | [`view`] | `pkg/cache/scheduler/resource_node.go`, `fair_sharing.go` | the [`view::QuotaView`] trait every algorithm reads (a [`quota::QuotaTree`] with usage, names, weights and lendable amounts), with the DRS written once over it |
+//! | [`tree`] | `pkg/cache/scheduler/resource_node.go` | the standalone cohort tree (a [`view::QuotaView`] over a [`quota::QuotaTree`]), built from plain inputs or a model |
+//! | [`picture`] | – | the static quota picture of every cohort tree (from a [`quota::QuotaTree`]) and KAI queue tree: `gpuquota quotas` |
 //! | [`drs`] | `pkg/cache/scheduler/fair_sharing.go` | dominant resource share from plain inputs, `CompareDRS`, weights |
 //! | [`shares`] | ClusterQueue / Cohort `status.fairSharing` | `weightedShare` + dominant resource of every object of a [`gpuquota_model::Model`] |
 //! | [`order`] | `pkg/scheduler/fair_sharing_iterator.go` | the tournament ordering of a cycle's heads |
@@ -42,10 +44,11 @@
 //!
 //! This crate does not depend on the engine; the engine calls into it when fair sharing is on
 //! ([`config::settings_from_configuration`] with the CLI's `--fair-sharing`). The engine's
-//! plug-in is `gpuquota_cohort::fair::FairSharing`: it implements [`view::QuotaView`] (and
-//! [`view::QuotaViewMut`]) over its own quota forest and cycle snapshot
-//! (`gpuquota_cohort::fair::ForestView`), so there is one production quota tree and no copy to
-//! keep in step, and uses the pieces below.
+//! quota forest holds a [`quota::QuotaTree`], the same arithmetic as this crate's; its
+//! plug-in `gpuquota_cohort::fair::FairSharing` implements [`view::QuotaView`] (and
+//! [`view::QuotaViewMut`]) over that tree and its cycle snapshot
+//! (`gpuquota_cohort::fair::ForestView`), so there is one implementation of the quota
+//! arithmetic and no copy to keep in step, and uses the pieces below.
 //!
 //! * **Shares.** Implement [`view::QuotaView`] over your own tree and call [`view::drs`]; or
 //!   build this crate's [`tree::FairShareTree`] (with [`tree::FairShareTreeBuilder`] — or
@@ -77,7 +80,8 @@
 //! * The quota tree reproduces the worked example of `gpuquota::design` (subtree quota, local
 //!   quota, usage, available, potential available of every node) and adding then removing usage
 //!   restores every node exactly; a cohort's usage is always the sum of its children's usage
-//!   above their local quota.
+//!   above their local quota. On random forests the tree and the quota picture equal the test
+//!   kit's slow recursive reference (`gpuquota_testkit::quota_tree`) number by number.
 //! * DRS equals upstream's values on upstream's own test cases: borrowed × 1000 / lendable at
 //!   the parent (an `f64`, as upstream since v0.13), maximum over resources with ties to the
 //!   alphabetically smaller name, resources aggregated across flavors, divided by the weight,
@@ -133,7 +137,9 @@ pub mod error;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod order;
+pub mod picture;
 pub mod preemption;
+pub mod quota;
 pub mod ratio;
 pub mod shares;
 mod table;

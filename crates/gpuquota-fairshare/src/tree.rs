@@ -1,23 +1,26 @@
-//! The cohort quota tree (kubernetes-sigs/kueue: `pkg/cache/scheduler/resource_node.go`), the input
-//! every Kueue fair-sharing computation reads.
+//! A standalone cohort tree for fair sharing, built from plain inputs (names, parents, weights,
+//! quotas, usage): the input every Kueue fair-sharing computation reads when there is no
+//! admission engine (`gpuquota kueue shares`, the scenario tests, embedders).
 //!
-//! Cohorts are inner nodes, ClusterQueues leaves. Per node and flavor-resource the tree keeps the
-//! node's own quota (nominal, borrowingLimit, lendingLimit), `SubtreeQuota`, `localQuota`
-//! (the guaranteed part invisible to the parent), `Usage`, and — fixed for the tree's lifetime —
-//! `potentialAvailable` and the per-resource `lendable` amount at the node's parent (which do not
-//! depend on usage). Usage changes go through [`FairShareTree::add_usage`] /
-//! [`FairShareTree::remove_usage`], Kueue's incremental rules, so cohort usage stays exact.
+//! Cohorts are inner nodes, ClusterQueues leaves. The quota numbers (`SubtreeQuota`,
+//! `localQuota`, `potentialAvailable`, usage propagation, `available`) are those of one
+//! [`QuotaTree`], the crate's single implementation of Kueue's quota arithmetic
+//! ([`crate::quota`]); this type adds names, children by name, `fairSharing.weight`s and the
+//! per-resource `lendable` amount at each node's parent (fixed for the tree's lifetime). Usage
+//! changes go through [`FairShareTree::add_usage`] / [`FairShareTree::remove_usage`], Kueue's
+//! incremental rules, so cohort usage stays exact.
 //!
 //! The tree is one implementor of [`QuotaView`], the trait the fair-sharing algorithms read;
-//! the gpuquota-cohort engine implements the same trait over its own quota forest, so it needs
-//! no copy of its tree here.
+//! the gpuquota-cohort engine implements the same trait over its own quota forest, which holds
+//! a [`QuotaTree`] too.
 
 use std::collections::BTreeMap;
 
 use gpuquota_model::{Amount, ResourceName};
 
-use crate::drs::{Drs, FlavorResource, FrQuantities, lendable};
+use crate::drs::{Drs, FlavorResource, FrQuantities};
 use crate::error::FairShareError;
+use crate::quota::{FrQuota, QuotaTree, Usage};
 use crate::view::{self, QuotaView, QuotaViewMut};
 
 pub use crate::view::{NodeId, NodeKind};
@@ -297,7 +300,7 @@ impl FairShareTreeBuilder {
         let mut cq_ids = BTreeMap::new();
         for (name, spec) in &cohort_specs {
             cohort_ids.insert(name.clone(), NodeId(nodes.len()));
-            nodes.push(Node::new(name, NodeKind::Cohort, spec, &frs, nf));
+            nodes.push(Node::new(name, NodeKind::Cohort, spec));
             if implicit.contains(name)
                 && let Some(n) = nodes.last_mut()
             {
@@ -306,9 +309,21 @@ impl FairShareTreeBuilder {
         }
         for (name, spec) in &self.cqs {
             cq_ids.insert(name.clone(), NodeId(nodes.len()));
-            nodes.push(Node::new(name, NodeKind::ClusterQueue, spec, &frs, nf));
+            nodes.push(Node::new(name, NodeKind::ClusterQueue, spec));
         }
         let specs: Vec<&NodeSpec> = cohort_specs.values().chain(self.cqs.values()).collect();
+        let mut quotas = Vec::with_capacity(specs.len() * nf);
+        for spec in &specs {
+            quotas.extend(frs.iter().map(|fr| match spec.quotas.get(fr) {
+                Some(q) => FrQuota {
+                    nominal: q.nominal,
+                    borrowing_limit: q.borrowing_limit,
+                    lending_limit: q.lending_limit,
+                    declared: true,
+                },
+                None => FrQuota::default(),
+            }));
+        }
         for (i, spec) in specs.iter().enumerate() {
             if let Some(p) = &spec.parent {
                 let pid = cohort_ids[p];
@@ -323,15 +338,35 @@ impl FairShareTreeBuilder {
         for (f, r) in fr_resource.iter().enumerate() {
             res_frs[*r].push(f);
         }
+        // Children in summing order: child cohorts, then ClusterQueues, each by name.
+        let parents: Vec<Option<usize>> = nodes.iter().map(|n| n.parent.map(|p| p.0)).collect();
+        let children: Vec<Vec<usize>> = nodes
+            .iter()
+            .map(|n| {
+                n.child_cohorts
+                    .iter()
+                    .chain(&n.child_cqs)
+                    .map(|c| c.0)
+                    .collect()
+            })
+            .collect();
+        let cohort: Vec<bool> = nodes.iter().map(|n| n.kind == NodeKind::Cohort).collect();
+        let quota_tree = QuotaTree::new(&parents, &children, &cohort, nf, quotas);
+        let (lendable, lendable_dense) = view::lendables(&quota_tree, &frs, &res_frs);
+        for ((node, l), d) in nodes.iter_mut().zip(lendable).zip(lendable_dense) {
+            node.lendable = l;
+            node.lendable_dense = d;
+        }
+        let usage = quota_tree.empty_usage();
         let mut tree = FairShareTree {
             nodes,
             frs,
-            resources,
             cohort_ids,
             cq_ids,
             res_frs,
+            quota_tree,
+            usage,
         };
-        tree.compute_static();
         for (cq, usage) in &self.usage {
             let id = tree.cq_ids[cq];
             let dense = view::dense(&tree, usage);
@@ -350,15 +385,6 @@ struct Node {
     child_cohorts: Vec<NodeId>,
     child_cqs: Vec<NodeId>,
     weight: f64,
-    /// fr ∈ SubtreeQuota keys.
-    in_subtree: Vec<bool>,
-    nominal: Vec<Amount>,
-    borrowing_limit: Vec<Option<Amount>>,
-    lending_limit: Vec<Option<Amount>>,
-    subtree: Vec<Amount>,
-    local: Vec<Amount>,
-    usage: Vec<Amount>,
-    potential: Vec<Amount>,
     /// Lendable at the parent, per resource (empty for roots).
     lendable: BTreeMap<ResourceName, Amount>,
     /// The same, dense by resource index.
@@ -366,8 +392,8 @@ struct Node {
 }
 
 impl Node {
-    fn new(name: &str, kind: NodeKind, spec: &NodeSpec, frs: &[FlavorResource], nf: usize) -> Node {
-        let mut n = Node {
+    fn new(name: &str, kind: NodeKind, spec: &NodeSpec) -> Node {
+        Node {
             name: name.to_string(),
             kind,
             implicit: false,
@@ -375,39 +401,24 @@ impl Node {
             child_cohorts: Vec::new(),
             child_cqs: Vec::new(),
             weight: spec.weight,
-            in_subtree: vec![false; nf],
-            nominal: vec![Amount::ZERO; nf],
-            borrowing_limit: vec![None; nf],
-            lending_limit: vec![None; nf],
-            subtree: vec![Amount::ZERO; nf],
-            local: vec![Amount::ZERO; nf],
-            usage: vec![Amount::ZERO; nf],
-            potential: vec![Amount::ZERO; nf],
             lendable: BTreeMap::new(),
             lendable_dense: Vec::new(),
-        };
-        for (i, fr) in frs.iter().enumerate() {
-            if let Some(q) = spec.quotas.get(fr) {
-                n.in_subtree[i] = true;
-                n.nominal[i] = q.nominal;
-                n.borrowing_limit[i] = q.borrowing_limit;
-                n.lending_limit[i] = q.lending_limit;
-            }
         }
-        n
     }
 }
 
-/// A cohort forest with Kueue's quota arithmetic.
+/// A cohort forest with Kueue's quota arithmetic (a [`QuotaTree`] and its usage) and what
+/// fair sharing reads besides.
 #[derive(Debug, Clone)]
 pub struct FairShareTree {
     nodes: Vec<Node>,
     frs: Vec<FlavorResource>,
-    resources: Vec<ResourceName>,
     cohort_ids: BTreeMap<String, NodeId>,
     cq_ids: BTreeMap<String, NodeId>,
     /// Flavor-resource indices grouped by resource index.
     res_frs: Vec<Vec<usize>>,
+    quota_tree: QuotaTree,
+    usage: Usage,
 }
 
 impl FairShareTree {
@@ -462,11 +473,13 @@ impl FairShareTree {
     }
 
     /// The root of the node's tree (itself for a root).
-    pub fn root(&self, mut n: NodeId) -> NodeId {
-        while let Some(p) = self.nodes[n.0].parent {
-            n = p;
-        }
-        n
+    pub fn root(&self, n: NodeId) -> NodeId {
+        NodeId(self.quota_tree.root(n.0))
+    }
+
+    /// The tree's quota numbers (node ids and flavor-resource indices are this tree's).
+    pub fn quota_tree(&self) -> &QuotaTree {
+        &self.quota_tree
     }
 
     /// Child cohorts, by name.
@@ -501,25 +514,26 @@ impl FairShareTree {
     /// `SubtreeQuota(n)[fr]`.
     pub fn subtree_quota(&self, n: NodeId, fr: &FlavorResource) -> Amount {
         self.fr_index(fr)
-            .map_or(Amount::ZERO, |i| self.nodes[n.0].subtree[i])
+            .map_or(Amount::ZERO, |i| self.quota_tree.subtree_quota(n.0, i))
     }
 
     /// `Usage(n)[fr]`.
     pub fn usage(&self, n: NodeId, fr: &FlavorResource) -> Amount {
         self.fr_index(fr)
-            .map_or(Amount::ZERO, |i| self.nodes[n.0].usage[i])
+            .map_or(Amount::ZERO, |i| self.quota_tree.usage(&self.usage, n.0, i))
     }
 
     /// `localQuota(n)[fr]`: the guaranteed part never visible to the parent.
     pub fn local_quota(&self, n: NodeId, fr: &FlavorResource) -> Amount {
         self.fr_index(fr)
-            .map_or(Amount::ZERO, |i| self.nodes[n.0].local[i])
+            .map_or(Amount::ZERO, |i| self.quota_tree.local_quota(n.0, i))
     }
 
     /// `potentialAvailable(n)[fr]` (`resource_node.go`).
     pub fn potential_available(&self, n: NodeId, fr: &FlavorResource) -> Amount {
-        self.fr_index(fr)
-            .map_or(Amount::ZERO, |i| self.nodes[n.0].potential[i])
+        self.fr_index(fr).map_or(Amount::ZERO, |i| {
+            self.quota_tree.potential_available(n.0, i)
+        })
     }
 
     /// `Available(cq)[fr]` = `max(0, available(cq))` (`resource_node.go`).
@@ -528,7 +542,7 @@ impl FairShareTree {
     /// O(depth).
     pub fn available(&self, n: NodeId, fr: &FlavorResource) -> Amount {
         match self.fr_index(fr) {
-            Some(i) => view::available_raw(self, n, i).max(Amount::ZERO),
+            Some(i) => self.quota_tree.available(&self.usage, n.0, i),
             None => Amount::ZERO,
         }
     }
@@ -542,98 +556,6 @@ impl FairShareTree {
     /// Kueue's `Borrowing(cq, fr)` / cohort `BorrowingWith(c, fr, 0)`: usage above subtree quota.
     pub fn is_borrowing(&self, n: NodeId, fr: &FlavorResource) -> bool {
         view::is_borrowing(self, n, fr)
-    }
-
-    #[allow(clippy::needless_range_loop)]
-    fn compute_static(&mut self) {
-        // Children before parents: order by depth, deepest first (depths in one linear pass;
-        // the builder has refused cycles already).
-        let parents: Vec<Option<usize>> =
-            self.nodes.iter().map(|n| n.parent.map(|p| p.0)).collect();
-        let depth: Vec<usize> = chain_depths(&parents)
-            .into_iter()
-            .map(|d| d.unwrap_or(1))
-            .collect();
-        // every node's root, parents before children (the reverse of `order`)
-        let mut roots: Vec<NodeId> = (0..self.nodes.len()).map(NodeId).collect();
-        let mut order: Vec<usize> = (0..self.nodes.len()).collect();
-        order.sort_by(|a, b| depth[*b].cmp(&depth[*a]).then(a.cmp(b)));
-        for &i in order.iter().rev() {
-            if let Some(p) = self.nodes[i].parent {
-                roots[i] = roots[p.0];
-            }
-        }
-        let nf = self.frs.len();
-        for &i in &order {
-            // SubtreeQuota = own nominal (+ children's contributions for cohorts).
-            let mut subtree = self.nodes[i].nominal.clone();
-            let mut in_subtree = self.nodes[i].in_subtree.clone();
-            let children: Vec<NodeId> = self.nodes[i]
-                .child_cohorts
-                .iter()
-                .chain(self.nodes[i].child_cqs.iter())
-                .copied()
-                .collect();
-            for c in children {
-                let child = &self.nodes[c.0];
-                for f in 0..nf {
-                    if child.in_subtree[f] {
-                        in_subtree[f] = true;
-                        subtree[f] = subtree[f]
-                            .saturating_add(child.subtree[f].saturating_sub(child.local[f]));
-                    }
-                }
-            }
-            let node = &mut self.nodes[i];
-            for f in 0..nf {
-                node.local[f] = match node.lending_limit[f] {
-                    Some(ll) => subtree[f].saturating_sub(ll).max(Amount::ZERO),
-                    None => Amount::ZERO,
-                };
-            }
-            node.subtree = subtree;
-            node.in_subtree = in_subtree;
-        }
-        // potentialAvailable, parents before children.
-        for &i in order.iter().rev() {
-            let parent = self.nodes[i].parent;
-            let mut pot = vec![Amount::ZERO; nf];
-            for (f, slot) in pot.iter_mut().enumerate() {
-                let node = &self.nodes[i];
-                *slot = match parent {
-                    None => node.subtree[f],
-                    Some(p) => {
-                        let mut a = node.local[f].saturating_add(self.nodes[p.0].potential[f]);
-                        if let Some(bl) = node.borrowing_limit[f] {
-                            a = a.min(node.subtree[f].saturating_add(bl));
-                        }
-                        a
-                    }
-                };
-            }
-            self.nodes[i].potential = pot;
-        }
-        // Lendable at the parent: over every fr of the root's SubtreeQuota.
-        for i in 0..self.nodes.len() {
-            if let Some(p) = self.nodes[i].parent {
-                let root = roots[p.0];
-                let rootn = &self.nodes[root.0];
-                let parent = &self.nodes[p.0];
-                let l = lendable(
-                    self.frs
-                        .iter()
-                        .enumerate()
-                        .filter(|(f, _)| rootn.in_subtree[*f])
-                        .map(|(f, fr)| (fr, parent.potential[f])),
-                );
-                self.nodes[i].lendable_dense = self
-                    .resources
-                    .iter()
-                    .map(|r| l.get(r).copied().unwrap_or(Amount::ZERO))
-                    .collect();
-                self.nodes[i].lendable = l;
-            }
-        }
     }
 
     /// Kueue's `addUsage`: adds `usage` to a ClusterQueue; the part above each node's local
@@ -685,16 +607,16 @@ impl FairShareTree {
 /// The standalone tree seen by the fair-sharing algorithms; every accessor is O(1) but
 /// [`QuotaView::flavor_resource_index`] and [`QuotaView::cluster_queue`] (O(log n)).
 impl QuotaView for FairShareTree {
-    fn node_count(&self) -> usize {
-        self.nodes.len()
+    fn quota_tree(&self) -> &QuotaTree {
+        &self.quota_tree
+    }
+
+    fn current_usage(&self) -> &Usage {
+        &self.usage
     }
 
     fn kind(&self, n: NodeId) -> NodeKind {
         self.nodes[n.0].kind
-    }
-
-    fn parent(&self, n: NodeId) -> Option<NodeId> {
-        self.nodes[n.0].parent
     }
 
     fn child_cohorts(&self, n: NodeId) -> &[NodeId] {
@@ -725,26 +647,6 @@ impl QuotaView for FairShareTree {
         &self.res_frs
     }
 
-    fn in_subtree(&self, n: NodeId, f: usize) -> bool {
-        self.nodes[n.0].in_subtree[f]
-    }
-
-    fn subtree_quota_at(&self, n: NodeId, f: usize) -> Amount {
-        self.nodes[n.0].subtree[f]
-    }
-
-    fn local_quota_at(&self, n: NodeId, f: usize) -> Amount {
-        self.nodes[n.0].local[f]
-    }
-
-    fn borrowing_limit_at(&self, n: NodeId, f: usize) -> Option<Amount> {
-        self.nodes[n.0].borrowing_limit[f]
-    }
-
-    fn usage_at(&self, n: NodeId, f: usize) -> Amount {
-        self.nodes[n.0].usage[f]
-    }
-
     fn lendable(&self, n: NodeId) -> &BTreeMap<ResourceName, Amount> {
         &self.nodes[n.0].lendable
     }
@@ -759,8 +661,8 @@ impl QuotaView for FairShareTree {
 }
 
 impl QuotaViewMut for FairShareTree {
-    fn set_usage_at(&mut self, n: NodeId, f: usize, amount: Amount) {
-        self.nodes[n.0].usage[f] = amount;
+    fn usage_mut(&mut self) -> (&QuotaTree, &mut Usage) {
+        (&self.quota_tree, &mut self.usage)
     }
 }
 
@@ -881,7 +783,7 @@ mod tests {
         let mut t = example();
         let fr = FlavorResource::new("f", "cpu");
         let a1 = t.cluster_queue("a1").unwrap();
-        let before: Vec<_> = t.nodes.iter().map(|n| n.usage.clone()).collect();
+        let before = t.usage.clone();
         let q: FrQuantities = [(fr, Amount(5))].into_iter().collect();
         t.add_usage(a1, &q);
         let f = FlavorResource::new("f", "cpu");
@@ -889,7 +791,7 @@ mod tests {
         // teamA had 2 local available: 3 of the 5 reach the root.
         assert_eq!(t.usage(t.cohort("root").unwrap(), &f).0, 8);
         t.remove_usage(a1, &q);
-        let after: Vec<_> = t.nodes.iter().map(|n| n.usage.clone()).collect();
+        let after = t.usage.clone();
         assert_eq!(before, after);
     }
 

@@ -3,7 +3,9 @@
 //!
 //! Every fair-sharing algorithm of this crate ([`crate::order`], [`crate::preemption`], the
 //! shares of [`crate::tree::FairShareTree::drs`]) reads the cohort forest through
-//! [`QuotaView`] and changes usage through [`QuotaViewMut`]. Two trees implement it:
+//! [`QuotaView`] and changes usage through [`QuotaViewMut`]. The quota numbers behind every
+//! view are one [`QuotaTree`] ([`crate::quota`], Kueue's quota arithmetic written once); the
+//! functions here add the share arithmetic over it. Two types implement the view:
 //!
 //! * [`crate::tree::FairShareTree`], this crate's standalone tree (for `gpuquota kueue shares`,
 //!   the scenario tests and any embedder without an admission engine);
@@ -21,7 +23,10 @@ use std::collections::BTreeMap;
 
 use gpuquota_model::{Amount, ResourceName};
 
-use crate::drs::{Drs, DrsInput, DrsLite, FlavorResource, FrQuantities, dominant_resource_share};
+use crate::drs::{
+    Drs, DrsInput, DrsLite, FlavorResource, FrQuantities, dominant_resource_share, lendable,
+};
+use crate::quota::{QuotaTree, Usage};
 
 /// A node of a cohort forest seen through a [`QuotaView`]: its dense index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -52,22 +57,35 @@ pub enum NodeKind {
 /// Read access to a cohort forest with Kueue's quota numbers and the current usage: what
 /// dominant resource shares, the tournament order and fair-sharing preemption read.
 ///
-/// Implementors precompute the static numbers (`SubtreeQuota`, `localQuota`, the lendable
-/// amounts at each node's parent); every accessor is expected to be O(1) (except
+/// The quota numbers come from the implementor's [`QuotaTree`] (Kueue's quota arithmetic,
+/// written once) and its current [`Usage`]; the implementor adds what fair sharing needs on
+/// top: names, children by name, weights and the lendable amounts at each node's parent (see
+/// [`lendables`]). Every accessor is expected to be O(1) (except
 /// [`QuotaView::flavor_resource_index`] and [`QuotaView::cluster_queue`], O(log n)).
 pub trait QuotaView {
+    /// The quota tree (node ids and flavor-resource indices are the view's own).
+    fn quota_tree(&self) -> &QuotaTree;
+    /// The usage the view reads.
+    fn current_usage(&self) -> &Usage;
     /// Number of nodes; ids are `0..node_count()`.
-    fn node_count(&self) -> usize;
+    fn node_count(&self) -> usize {
+        self.quota_tree().len()
+    }
     /// Cohort or ClusterQueue.
-    fn kind(&self, n: NodeId) -> NodeKind;
-    /// The parent cohort (`None` for a root).
-    fn parent(&self, n: NodeId) -> Option<NodeId>;
-    /// The root of the node's tree (itself for a root).
-    fn root(&self, mut n: NodeId) -> NodeId {
-        while let Some(p) = self.parent(n) {
-            n = p;
+    fn kind(&self, n: NodeId) -> NodeKind {
+        if self.quota_tree().is_cohort(n.0) {
+            NodeKind::Cohort
+        } else {
+            NodeKind::ClusterQueue
         }
-        n
+    }
+    /// The parent cohort (`None` for a root).
+    fn parent(&self, n: NodeId) -> Option<NodeId> {
+        self.quota_tree().parent(n.0).map(NodeId)
+    }
+    /// The root of the node's tree (itself for a root).
+    fn root(&self, n: NodeId) -> NodeId {
+        NodeId(self.quota_tree().root(n.0))
     }
     /// Child cohorts, by name.
     fn child_cohorts(&self, n: NodeId) -> &[NodeId];
@@ -86,15 +104,25 @@ pub trait QuotaView {
     fn resource_groups(&self) -> &[Vec<usize>];
     /// True when flavor-resource `f` is a key of the node's `SubtreeQuota` (the node or a
     /// descendant declares it); only those count in the node's share.
-    fn in_subtree(&self, n: NodeId, f: usize) -> bool;
+    fn in_subtree(&self, n: NodeId, f: usize) -> bool {
+        self.quota_tree().in_subtree(n.0, f)
+    }
     /// `SubtreeQuota(n)[f]`.
-    fn subtree_quota_at(&self, n: NodeId, f: usize) -> Amount;
+    fn subtree_quota_at(&self, n: NodeId, f: usize) -> Amount {
+        self.quota_tree().subtree_quota(n.0, f)
+    }
     /// `localQuota(n)[f]`: the guaranteed part never visible to the parent.
-    fn local_quota_at(&self, n: NodeId, f: usize) -> Amount;
+    fn local_quota_at(&self, n: NodeId, f: usize) -> Amount {
+        self.quota_tree().local_quota(n.0, f)
+    }
     /// The node's own `borrowingLimit` on `f`, if set.
-    fn borrowing_limit_at(&self, n: NodeId, f: usize) -> Option<Amount>;
+    fn borrowing_limit_at(&self, n: NodeId, f: usize) -> Option<Amount> {
+        self.quota_tree().quota(n.0, f).borrowing_limit
+    }
     /// `Usage(n)[f]`.
-    fn usage_at(&self, n: NodeId, f: usize) -> Amount;
+    fn usage_at(&self, n: NodeId, f: usize) -> Amount {
+        self.quota_tree().usage(self.current_usage(), n.0, f)
+    }
     /// Kueue's `calculateLendable` at the node's parent, per resource (empty for a root).
     fn lendable(&self, n: NodeId) -> &BTreeMap<ResourceName, Amount>;
     /// The same amount for the resource of group `r` of [`QuotaView::resource_groups`]
@@ -104,9 +132,54 @@ pub trait QuotaView {
 
 /// A [`QuotaView`] whose usage can change (simulated additions and removals).
 pub trait QuotaViewMut: QuotaView {
-    /// Overwrites `Usage(n)[f]`; the callers here keep every node consistent with Kueue's
-    /// propagation rules ([`add_usage_dense`], [`remove_usage_dense`], exact restores).
-    fn set_usage_at(&mut self, n: NodeId, f: usize, amount: Amount);
+    /// The quota tree and the usage, the latter to change; callers keep every node
+    /// consistent with Kueue's propagation rules ([`add_usage_dense`], [`remove_usage_dense`],
+    /// exact restores).
+    fn usage_mut(&mut self) -> (&QuotaTree, &mut Usage);
+    /// Overwrites `Usage(n)[f]` (exact restores).
+    fn set_usage_at(&mut self, n: NodeId, f: usize, amount: Amount) {
+        let (t, u) = self.usage_mut();
+        t.set_usage(u, n.0, f, amount);
+    }
+}
+
+/// Kueue's `calculateLendable` at every node's parent: per node, by resource name and by
+/// resource group of `groups` (resources by ascending name), the sum of the parent's
+/// `potentialAvailable` over the flavor-resources of the root's `SubtreeQuota`; empty and
+/// zero for a root. `frs` names the tree's flavor-resources by index.
+///
+/// # Complexity
+/// O(N·F log R).
+#[allow(clippy::type_complexity)]
+pub fn lendables(
+    tree: &QuotaTree,
+    frs: &[FlavorResource],
+    groups: &[Vec<usize>],
+) -> (Vec<BTreeMap<ResourceName, Amount>>, Vec<Vec<Amount>>) {
+    let n = tree.len();
+    let mut by_name = vec![BTreeMap::new(); n];
+    let mut dense = vec![Vec::new(); n];
+    for i in 0..n {
+        let Some(p) = tree.parent(i) else { continue };
+        let root = tree.root(i);
+        let l = lendable(
+            frs.iter()
+                .enumerate()
+                .filter(|(f, _)| tree.in_subtree(root, *f))
+                .map(|(f, fr)| (fr, tree.potential_available(p, f))),
+        );
+        dense[i] = groups
+            .iter()
+            .map(|g| {
+                g.first()
+                    .and_then(|&f| l.get(&frs[f].resource))
+                    .copied()
+                    .unwrap_or(Amount::ZERO)
+            })
+            .collect();
+        by_name[i] = l;
+    }
+    (by_name, dense)
 }
 
 /// Dense `(flavor-resource index, amount)` pairs of `q` (flavor-resources the view does not
@@ -120,29 +193,17 @@ pub fn dense<T: QuotaView + ?Sized>(t: &T, q: &FrQuantities) -> Vec<(usize, Amou
         .collect()
 }
 
-/// `LocalAvailable(n)[f] = max(0, localQuota − Usage)`.
+/// `LocalAvailable(n)[f] = max(0, localQuota − Usage)` ([`QuotaTree::local_available`]).
 pub fn local_available<T: QuotaView + ?Sized>(t: &T, n: NodeId, f: usize) -> Amount {
-    t.local_quota_at(n, f)
-        .saturating_sub(t.usage_at(n, f))
-        .max(Amount::ZERO)
+    t.quota_tree().local_available(t.current_usage(), n.0, f)
 }
 
-/// Kueue's `available(n)[f]` (negative after over-admission).
+/// Kueue's `available(n)[f]` (negative after over-admission; [`QuotaTree::available_raw`]).
 ///
 /// # Complexity
 /// O(depth).
 pub fn available_raw<T: QuotaView + ?Sized>(t: &T, n: NodeId, f: usize) -> Amount {
-    let Some(p) = t.parent(n) else {
-        return t.subtree_quota_at(n, f).saturating_sub(t.usage_at(n, f));
-    };
-    let mut pa = available_raw(t, p, f);
-    if let Some(bl) = t.borrowing_limit_at(n, f) {
-        let lq = t.local_quota_at(n, f);
-        let stored = t.subtree_quota_at(n, f).saturating_sub(lq);
-        let used = t.usage_at(n, f).saturating_sub(lq).max(Amount::ZERO);
-        pa = stored.saturating_sub(used).saturating_add(bl).min(pa);
-    }
-    local_available(t, n, f).saturating_add(pa)
+    t.quota_tree().available_raw(t.current_usage(), n.0, f)
 }
 
 /// True when `request` fits the ClusterQueue now: `request[fr] ≤ max(0, available(cq, fr))`
@@ -165,8 +226,10 @@ pub fn fits<T: QuotaView + ?Sized>(t: &T, cq: NodeId, request: &FrQuantities) ->
 
 /// Kueue's `Borrowing(cq, fr)` / cohort `BorrowingWith(c, fr, 0)`: usage above subtree quota.
 pub fn is_borrowing<T: QuotaView + ?Sized>(t: &T, n: NodeId, fr: &FlavorResource) -> bool {
-    t.flavor_resource_index(fr)
-        .is_some_and(|i| t.usage_at(n, i) > t.subtree_quota_at(n, i))
+    t.flavor_resource_index(fr).is_some_and(|i| {
+        t.quota_tree()
+            .borrowing_with(t.current_usage(), n.0, i, Amount::ZERO)
+    })
 }
 
 /// Kueue's `addUsage`: adds `q` (dense) at node `n`; the part above each node's local
@@ -175,19 +238,9 @@ pub fn is_borrowing<T: QuotaView + ?Sized>(t: &T, n: NodeId, fr: &FlavorResource
 /// # Complexity
 /// O(|q| · depth).
 pub fn add_usage_dense<T: QuotaViewMut + ?Sized>(t: &mut T, n: NodeId, q: &[(usize, Amount)]) {
+    let (tree, usage) = t.usage_mut();
     for &(i, v) in q {
-        let mut cur = Some(n);
-        let mut v = v;
-        while let Some(c) = cur {
-            let la = local_available(t, c, i);
-            t.set_usage_at(c, i, t.usage_at(c, i).saturating_add(v));
-            if v > la {
-                v = v.saturating_sub(la);
-                cur = t.parent(c);
-            } else {
-                break;
-            }
-        }
+        tree.add_usage(usage, n.0, i, v);
     }
 }
 
@@ -196,20 +249,9 @@ pub fn add_usage_dense<T: QuotaViewMut + ?Sized>(t: &mut T, n: NodeId, q: &[(usi
 /// # Complexity
 /// O(|q| · depth).
 pub fn remove_usage_dense<T: QuotaViewMut + ?Sized>(t: &mut T, n: NodeId, q: &[(usize, Amount)]) {
+    let (tree, usage) = t.usage_mut();
     for &(i, v) in q {
-        let mut cur = Some(n);
-        let mut v = v;
-        while let Some(c) = cur {
-            let u = t.usage_at(c, i);
-            let stored = u.saturating_sub(t.local_quota_at(c, i));
-            t.set_usage_at(c, i, u.saturating_sub(v));
-            if stored.0 > 0 {
-                v = v.min(stored);
-                cur = t.parent(c);
-            } else {
-                break;
-            }
-        }
+        tree.remove_usage(usage, n.0, i, v);
     }
 }
 
@@ -219,12 +261,10 @@ pub(crate) fn pass_up<T: QuotaView + ?Sized>(
     n: NodeId,
     request: &[(usize, Amount)],
 ) -> Vec<(usize, Amount)> {
+    let (tree, usage) = (t.quota_tree(), t.current_usage());
     request
         .iter()
-        .filter_map(|&(i, v)| {
-            let la = local_available(t, n, i);
-            (v > la).then(|| (i, v.saturating_sub(la)))
-        })
+        .filter_map(|&(i, v)| tree.passed_up(usage, n.0, i, v).map(|up| (i, up)))
         .collect()
 }
 

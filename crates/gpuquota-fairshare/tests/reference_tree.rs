@@ -1,10 +1,10 @@
 //! Differential test: the incremental quota tree against the model's slow reference
-//! (`gpuquota_model::quota_tree`), on random hierarchies imported from manifests.
+//! (`gpuquota_testkit::quota_tree`), on random hierarchies imported from manifests.
 
 use gpuquota_fairshare::FlavorResource;
 use gpuquota_fairshare::shares::tree_from_model;
 use gpuquota_model::import_str;
-use gpuquota_model::quota_tree::{self, Node, ReferenceTree as Reference};
+use gpuquota_testkit::quota_tree::{self, Node, ReferenceTree as Reference};
 use gpuquota_testkit::{Platform, Shape};
 use proptest::prelude::*;
 
@@ -79,5 +79,58 @@ proptest! {
             .chain(mine.cohorts().map(|(n, id)| (Node::Cohort(n.to_string()), id)))
             .collect();
         gpuquota_testkit::check_view(&mine, &nodes, &model, &reference)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// The quota picture (`gpuquota quotas`), drawn from the production quota tree, equals the
+    /// reference node by node: the same nodes in the same order, parents, depths, listed
+    /// flavor-resources, own quotas and every derived number.
+    #[test]
+    fn picture_matches_reference(p in platform()) {
+        let yaml = p.documents().concat();
+        let model = import_str("gen.yaml", &yaml).unwrap().model;
+        let reference = Reference::new(&model).unwrap();
+        let pic = gpuquota_fairshare::picture::picture(&model).unwrap();
+        // the reference's nodes depth-first from each root, child cohorts then ClusterQueues
+        let mut expected = Vec::new();
+        for root in reference.roots() {
+            let mut stack = vec![root];
+            while let Some(n) = stack.pop() {
+                stack.extend(reference.children(&n).into_iter().rev());
+                expected.push(n);
+            }
+        }
+        let got: Vec<_> = pic.cohort_trees.iter().flat_map(|t| &t.nodes).collect();
+        prop_assert_eq!(got.len(), expected.len());
+        for (g, node) in got.iter().zip(&expected) {
+            prop_assert_eq!(g.kind, node.kind());
+            prop_assert_eq!(g.name.as_str(), node.name());
+            prop_assert_eq!(g.depth, reference.depth(node));
+            let parent = reference.parent(node);
+            prop_assert_eq!(g.parent.as_deref(), parent.as_ref().map(Node::name));
+            let implicit = matches!(node, Node::Cohort(n) if !model.cohorts.contains_key(n));
+            prop_assert_eq!(g.implicit, implicit);
+            let frs: Vec<quota_tree::FlavorResource> = match node {
+                Node::ClusterQueue(_) => reference.own_flavor_resources(node),
+                Node::Cohort(_) => reference.subtree_flavor_resources(node).into_iter().collect(),
+            };
+            prop_assert_eq!(g.quotas.len(), frs.len(), "flavor-resources of {}", node);
+            for (q, fr) in g.quotas.iter().zip(&frs) {
+                let s = |a: gpuquota_model::Amount| fr.resource.format_amount(a);
+                let own = reference.quota(node, fr);
+                prop_assert_eq!(q.flavor.as_str(), fr.flavor.as_str());
+                prop_assert_eq!(q.resource.as_str(), fr.resource.as_str());
+                prop_assert_eq!(&q.nominal_quota, &s(own.nominal), "nominal {} {}", node, fr);
+                prop_assert_eq!(&q.borrowing_limit, &own.borrowing_limit.map(s), "BL {} {}", node, fr);
+                prop_assert_eq!(&q.lending_limit, &own.lending_limit.map(s), "LL {} {}", node, fr);
+                prop_assert_eq!(&q.subtree_quota, &s(reference.subtree_quota(node, fr)), "subtreeQuota {} {}", node, fr);
+                prop_assert_eq!(&q.guaranteed, &s(reference.guaranteed(node, fr)), "guaranteed {} {}", node, fr);
+                prop_assert_eq!(&q.lends_at_most, &s(reference.lendable(node, fr)), "lendsAtMost {} {}", node, fr);
+                prop_assert_eq!(&q.most_it_can_use, &s(reference.potential_available(node, fr)), "mostItCanUse {} {}", node, fr);
+            }
+        }
     }
 }

@@ -44,16 +44,4 @@ pub fn check_import(bytes: &[u8]) {
         assert!(!p.field.is_empty(), "{p}");
         let _ = p.to_string();
     }
-    if let Ok(tree) = crate::quota_tree::ReferenceTree::new(&imported.model) {
-        for root in tree.roots() {
-            for fr in tree.subtree_flavor_resources(&root) {
-                let _ = tree.potential_available(&root, &fr);
-                let _ = tree.available(&root, &fr);
-                for child in tree.children(&root) {
-                    let _ = tree.potential_available(&child, &fr);
-                    let _ = tree.guaranteed(&child, &fr);
-                }
-            }
-        }
-    }
 }

@@ -63,9 +63,6 @@
 //!   `v1beta1`/`v1beta2`) and counted as Kueue, kube's ResourceQuota evaluator and KAI count
 //!   them (`workloads::dra`, which lists every field read, modelled, warned about or refused,
 //!   with the upstream file behind each rule).
-//! - **A readable oracle.** [`quota_tree`] computes Kueue's `SubtreeQuota`, `localQuota`,
-//!   `available` and `potentialAvailable` by plain recursion, as the reference the engines'
-//!   fast versions are tested against.
 //! - **No panics on any input.** With the `fuzzing` feature, the `fuzzing` module holds the checks the
 //!   fuzz targets and the smoke tests run.
 //!
@@ -111,10 +108,7 @@ pub mod limits;
 pub mod meta;
 pub mod model;
 pub mod opaque;
-#[cfg(feature = "text")]
-pub mod picture;
 pub mod quantity;
-pub mod quota_tree;
 pub mod resource;
 pub mod resource_list;
 #[cfg(feature = "serde")]
@@ -134,7 +128,7 @@ pub use import::{Importer, import_str};
 pub use model::{Imported, Kind, Model};
 pub use opaque::Opaque;
 pub use quantity::{Amount, Quantity, QuantityError, QuantityFormat};
-pub use resource::ResourceName;
+pub use resource::{FlavorResource, ResourceName};
 pub use time::Timestamp;
 pub use validate::{ValidationError, ValidationErrors, validate};
 

@@ -127,6 +127,32 @@ impl std::borrow::Borrow<str> for ResourceName {
     }
 }
 
+/// A (flavor, resource) pair: the unit of quota accounting.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct FlavorResource {
+    /// ResourceFlavor name.
+    pub flavor: String,
+    /// Resource name.
+    pub resource: ResourceName,
+}
+
+impl FlavorResource {
+    /// A pair.
+    pub fn new(flavor: impl Into<String>, resource: impl Into<String>) -> FlavorResource {
+        FlavorResource {
+            flavor: flavor.into(),
+            resource: ResourceName::new(resource.into()),
+        }
+    }
+}
+
+impl fmt::Display for FlavorResource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.flavor, self.resource)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

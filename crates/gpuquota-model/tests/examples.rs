@@ -1,7 +1,7 @@
 //! Valid upstream-style manifests import without warnings and validate cleanly.
 
-use gpuquota_model::quota_tree::{FlavorResource, Node, ReferenceTree};
 use gpuquota_model::{Amount, Imported, import_str, validate};
+use gpuquota_testkit::quota_tree::{FlavorResource, Node, ReferenceTree};
 
 pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     (

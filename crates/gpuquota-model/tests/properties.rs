@@ -2,8 +2,8 @@
 //! documents in any order, split over any number of files, yields the same model; validation
 //! and the reference quota tree are total on generated objects.
 
-use gpuquota_model::quota_tree::ReferenceTree;
 use gpuquota_model::{Importer, Model, Quantity, import_str, validate};
+use gpuquota_testkit::quota_tree::ReferenceTree;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

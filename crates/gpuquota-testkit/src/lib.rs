@@ -1,8 +1,8 @@
 //! Test support shared by the workspace's property tests (a dev-dependency only; not
 //! published): one proptest configuration, one arbtest budget, and one random-platform
 //! strategy, with the quota-forest preset ([`Shape::quota_forest`]) and the differential
-//! check ([`check_view`]) of a fair-sharing quota view against the model crate's reference
-//! tree.
+//! check ([`check_view`]) of a fair-sharing quota view against the reference tree
+//! ([`quota_tree`], the slow oracle of Kueue's quota arithmetic).
 //!
 //! The platform is a Kueue cohort forest: Cohorts `c0..` (a parent always has a lower
 //! index, so there are no cycles), ClusterQueues `q0..` (each with a LocalQueue of the same
@@ -26,10 +26,12 @@
 
 use std::ops::Range;
 
+use crate::quota_tree::{FlavorResource, Node, ReferenceTree};
 use gpuquota_fairshare::view::{self, NodeId, QuotaView};
 use gpuquota_model::Model;
-use gpuquota_model::quota_tree::{FlavorResource, Node, ReferenceTree};
 use proptest::prelude::*;
+
+pub mod quota_tree;
 
 /// Whether the tests run under CI (`CI` set): no shrinking, smaller budgets.
 pub fn ci() -> bool {
@@ -140,8 +142,8 @@ impl Default for Shape {
 }
 
 impl Shape {
-    /// The quota forest of the differential tests against the model's reference tree
-    /// (`gpuquota_model::quota_tree::ReferenceTree`): three flavor-resources of two
+    /// The quota forest of the differential tests against the reference tree
+    /// ([`quota_tree::ReferenceTree`]): three flavor-resources of two
     /// resources, a cohort forest (possibly empty), ClusterQueues in a cohort, in the
     /// implicit cohort `implicit` or alone, limits as drawn (a lending limit may exceed the
     /// nominal quota: a tree built without the validator), admitted usage on every

@@ -125,8 +125,12 @@
 //!
 //! # A worked example of hierarchical-cohort quota
 //!
-//! The tests of `gpuquota-cohort`, `gpuquota-fairshare` and `gpuquota-model` share one small
-//! tree, computed by hand from Kueue's formulas. One flavor and one resource:
+//! Kueue's quota arithmetic is written once, in `gpuquota_fairshare::quota::QuotaTree`; the
+//! admission engine's forest, fair sharing's views and the `gpuquota quotas` picture all read
+//! it. The test kit keeps a slow reference that recomputes every number from its definition by
+//! plain recursion, and differential tests compare the two on random forests. Their unit
+//! tests share one small tree, computed by hand from Kueue's formulas. One flavor and one
+//! resource:
 //!
 //! ```text
 //! root        Cohort, nominal 0

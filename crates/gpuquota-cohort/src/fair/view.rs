@@ -3,17 +3,20 @@
 //! so dominant resource shares, the tournament and fair-sharing preemption read the numbers the
 //! engine admits against, with no second tree to keep in step.
 //!
-//! The forest has no weights and no per-subtree "declared" sets, so a `FairIndex` holds what
-//! fair sharing adds to it, computed once per [`super::FairSharing`]: every node's
-//! `fairSharing.weight`, the `SubtreeQuota` keys, the lendable amounts at each node's parent,
-//! children split into cohorts and ClusterQueues by name, and the flavor-resource names.
+//! The quota numbers (and the `SubtreeQuota` keys) are the forest's own
+//! [`gpuquota_fairshare::quota::QuotaTree`]; the forest has no weights, so a `FairIndex` holds
+//! what fair sharing adds to it, computed once per [`super::FairSharing`]: every node's
+//! `fairSharing.weight`, the lendable amounts at each node's parent, children split into
+//! cohorts and ClusterQueues by name, and the flavor-resource names.
 
 use std::borrow::{Borrow, BorrowMut};
 use std::collections::BTreeMap;
 
 use gpuquota_fairshare::FlavorResource;
-use gpuquota_fairshare::drs::lendable;
-use gpuquota_fairshare::view::{NodeId as ViewNode, NodeKind as ViewKind, QuotaView, QuotaViewMut};
+use gpuquota_fairshare::quota::QuotaTree;
+use gpuquota_fairshare::view::{
+    NodeId as ViewNode, NodeKind as ViewKind, QuotaView, QuotaViewMut, lendables,
+};
 use gpuquota_model::{Amount, ResourceName};
 
 use crate::ids::Table;
@@ -43,8 +46,6 @@ pub(crate) struct FairIndex {
     child_cohorts: Vec<Vec<ViewNode>>,
     child_cqs: Vec<Vec<ViewNode>>,
     cq_by_name: BTreeMap<String, ViewNode>,
-    /// `in_subtree[node * frs + fr]`: `fr` is a key of the node's `SubtreeQuota`.
-    in_subtree: Vec<bool>,
     /// Lendable at the node's parent, per resource name (empty for roots).
     lendable: Vec<BTreeMap<ResourceName, Amount>>,
     /// The same by resource group (`lendable_dense[node * groups + group]`).
@@ -60,7 +61,6 @@ impl FairIndex {
     pub(crate) fn new(world: &World, weights: Vec<f64>) -> FairIndex {
         let t = &world.tree;
         let n = t.nodes.len();
-        let nf = t.frs;
         let fr_names: Table<FrId, FlavorResource> = t
             .fr_ids()
             .map(|f| FlavorResource::new(world.fr_flavor(f), world.fr_resource(f).as_str()))
@@ -94,43 +94,13 @@ impl FairIndex {
                 cq_by_name.insert(node.name.clone(), ViewNode::from_index(i));
             }
         }
-        // SubtreeQuota keys, children before parents
-        let mut in_subtree = vec![false; n * nf];
-        for id in post_order(t) {
-            let base = id.index() * nf;
-            for (f, fr) in t.fr_ids().enumerate() {
-                let own = t.quota(id, fr).declared;
-                let below = t.nodes[id]
-                    .children
-                    .iter()
-                    .any(|&c| in_subtree[c.index() * nf + f]);
-                in_subtree[base + f] = own || below;
-            }
-        }
-        // lendable at the parent: over every flavor-resource of the root's SubtreeQuota
+        let (lendable, by_group) = lendables(t.quota_tree(), &fr_names, &res_groups);
+        // flat, zeros for roots: the tournament reads it for every head
         let groups = res_groups.len();
-        let mut lend = vec![BTreeMap::new(); n];
-        let mut lendable_dense = vec![Amount::ZERO; n * groups];
-        for (i, node) in t.nodes.iter().enumerate() {
-            let Some(p) = node.parent else { continue };
-            let root = node.root.index();
-            let l = lendable(
-                fr_names
-                    .iter()
-                    .enumerate()
-                    .filter(|(f, _)| in_subtree[root * nf + f])
-                    .map(|(f, fr)| (fr, t.potential_available(p, FrId::new(f)))),
-            );
-            for (g, frs) in res_groups.iter().enumerate() {
-                if let Some(&f) = frs.first() {
-                    lendable_dense[i * groups + g] = l
-                        .get(&fr_names[FrId::new(f)].resource)
-                        .copied()
-                        .unwrap_or(Amount::ZERO);
-                }
-            }
-            lend[i] = l;
-        }
+        let lendable_dense = by_group
+            .iter()
+            .flat_map(|d| (0..groups).map(|g| d.get(g).copied().unwrap_or(Amount::ZERO)))
+            .collect();
         FairIndex {
             fr_names,
             fr_by_name,
@@ -139,33 +109,10 @@ impl FairIndex {
             child_cohorts,
             child_cqs,
             cq_by_name,
-            in_subtree,
-            lendable: lend,
+            lendable,
             lendable_dense,
         }
     }
-}
-
-/// Every node, children before parents.
-fn post_order(t: &QuotaForest) -> Vec<NodeId> {
-    let mut order = Vec::with_capacity(t.nodes.len());
-    for (r, node) in t.nodes.iter_enumerated() {
-        if node.parent.is_some() {
-            continue;
-        }
-        let mut stack = vec![(r, false)];
-        while let Some((id, done)) = stack.pop() {
-            if done {
-                order.push(id);
-                continue;
-            }
-            stack.push((id, true));
-            for &c in t.nodes[id].children.iter().rev() {
-                stack.push((c, false));
-            }
-        }
-    }
-    order
 }
 
 /// The engine's forest with a snapshot's usage, as fair sharing reads it (see the module
@@ -195,8 +142,12 @@ impl<'a, U: Borrow<Usage>> ForestView<'a, U> {
 }
 
 impl<U: Borrow<Usage>> QuotaView for ForestView<'_, U> {
-    fn node_count(&self) -> usize {
-        self.forest.nodes.len()
+    fn quota_tree(&self) -> &QuotaTree {
+        self.forest.quota_tree()
+    }
+
+    fn current_usage(&self) -> &Usage {
+        self.usage.borrow()
     }
 
     fn kind(&self, n: ViewNode) -> ViewKind {
@@ -242,29 +193,6 @@ impl<U: Borrow<Usage>> QuotaView for ForestView<'_, U> {
         &self.index.res_groups
     }
 
-    fn in_subtree(&self, n: ViewNode, f: usize) -> bool {
-        self.index.in_subtree[n.index() * self.forest.frs + f]
-    }
-
-    fn subtree_quota_at(&self, n: ViewNode, f: usize) -> Amount {
-        self.forest.subtree_quota(engine_node(n), FrId::new(f))
-    }
-
-    fn local_quota_at(&self, n: ViewNode, f: usize) -> Amount {
-        self.forest.local_quota(engine_node(n), FrId::new(f))
-    }
-
-    fn borrowing_limit_at(&self, n: ViewNode, f: usize) -> Option<Amount> {
-        self.forest
-            .quota(engine_node(n), FrId::new(f))
-            .borrowing_limit
-    }
-
-    fn usage_at(&self, n: ViewNode, f: usize) -> Amount {
-        self.forest
-            .usage(self.usage.borrow(), engine_node(n), FrId::new(f))
-    }
-
     fn lendable(&self, n: ViewNode) -> &BTreeMap<ResourceName, Amount> {
         &self.index.lendable[n.index()]
     }
@@ -279,10 +207,7 @@ impl<U: Borrow<Usage>> QuotaView for ForestView<'_, U> {
 }
 
 impl<U: BorrowMut<Usage>> QuotaViewMut for ForestView<'_, U> {
-    fn set_usage_at(&mut self, n: ViewNode, f: usize, amount: Amount) {
-        let i = n.index() * self.forest.frs + f;
-        if let Some(slot) = self.usage.borrow_mut().0.get_mut(i) {
-            *slot = amount;
-        }
+    fn usage_mut(&mut self) -> (&QuotaTree, &mut Usage) {
+        (self.forest.quota_tree(), self.usage.borrow_mut())
     }
 }

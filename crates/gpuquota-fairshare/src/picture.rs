@@ -3,10 +3,11 @@
 //! prints it ([`Picture::table`], or its JSON); `gpuquota schema quotas` prints the JSON
 //! Schema of [`Picture`] (feature `schema`).
 //!
-//! It lives here, not in an engine, because both halves are read straight off the model: the
-//! cohort half from [`crate::quota_tree::ReferenceTree`] (Kueue's quota arithmetic over
-//! Cohorts and ClusterQueues), the KAI half from the `Queue` objects, and the one document
-//! joins both.
+//! The cohort half is drawn from [`QuotaTree`] ([`crate::quota`]), the one implementation of
+//! Kueue's quota arithmetic that the admission engine and fair sharing use too, over the
+//! Cohorts and ClusterQueues of the model; the KAI half is read straight off the `Queue`
+//! objects, and the one document joins both. It lives in this crate because this is the lowest
+//! crate holding the quota arithmetic.
 //!
 //! ```
 //! # #[cfg(feature = "yaml")] {
@@ -21,7 +22,7 @@
 //! let mut importer = gpuquota_model::Importer::new();
 //! importer.add_str("team.yaml", yaml);
 //! let model = importer.finish().expect("imports").model;
-//! let p = gpuquota_model::picture::picture(&model).expect("no cohort cycle");
+//! let p = gpuquota_fairshare::picture::picture(&model).expect("no cohort cycle");
 //! assert_eq!(p.cohort_trees[0].nodes[0].quotas[0].most_it_can_use, "8");
 //! assert!(p.to_table().contains("ClusterQueue \"team\" (no cohort): h200 / nvidia.com/gpu"));
 //! # }
@@ -84,10 +85,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::kai::QueueResource;
-use crate::quota_tree::{FlavorResource, Node, QuotaTreeError, ReferenceTree};
-use crate::text::{Table, Width};
-use crate::{Amount, Model, Quantity, ResourceName};
+use gpuquota_model::kai::QueueResource;
+use gpuquota_model::kueue::ResourceGroup;
+use gpuquota_model::limits::MAX_TREE_DEPTH;
+use gpuquota_model::text::{Table, Width};
+use gpuquota_model::{Amount, FlavorResource, Model, Quantity, ResourceName};
+
+use crate::quota::{FrQuota as Quota, QuotaTree};
 
 /// The whole picture: what `gpuquota quotas --output json` prints.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,28 +227,206 @@ fn amount(resource: &ResourceName, a: Amount) -> String {
     }
 }
 
-/// The quota picture of `model`.
+/// Why the quota picture cannot be drawn.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QuotaTreeError {
+    /// Cohorts whose `parentName`s form a cycle (Kueue deactivates the whole tree).
+    #[error("cohort cycle: {}", .0.join(" -> "))]
+    CohortCycle(Vec<String>),
+    /// A cohort chain deeper than [`MAX_TREE_DEPTH`] levels.
+    #[error("cohort {0:?} is nested more than {MAX_TREE_DEPTH} levels deep")]
+    TooDeep(String),
+}
+
+fn non_empty(s: Option<&String>) -> Option<&str> {
+    s.map(String::as_str).filter(|s| !s.is_empty())
+}
+
+/// Refuses `parentName` cycles and chains deeper than [`MAX_TREE_DEPTH`], walking every chain
+/// once (a name already known to reach a root ends the walk); the cycle is reported from the
+/// first cohort (by name) whose chain closes it.
+fn check_chains(model: &Model) -> Result<(), QuotaTreeError> {
+    let mut reaches_root: BTreeSet<&str> = BTreeSet::new();
+    let mut depth_of: BTreeMap<&str, usize> = BTreeMap::new();
+    for name in model.cohorts.keys() {
+        let mut path: Vec<&str> = vec![name.as_str()];
+        let mut on_path: BTreeMap<&str, usize> = BTreeMap::from([(name.as_str(), 0)]);
+        let mut current = name.as_str();
+        let mut base = 0usize;
+        while let Some(p) = model
+            .cohorts
+            .get(current)
+            .and_then(|c| non_empty(c.spec.parent_name.as_ref()))
+        {
+            if let Some(&start) = on_path.get(p) {
+                let mut cycle: Vec<String> =
+                    path[start..].iter().map(|n| (*n).to_owned()).collect();
+                cycle.push(p.to_owned());
+                return Err(QuotaTreeError::CohortCycle(cycle));
+            }
+            if reaches_root.contains(p) {
+                base = depth_of.get(p).copied().unwrap_or(0) + 1;
+                break;
+            }
+            on_path.insert(p, path.len());
+            path.push(p);
+            current = p;
+        }
+        // path[i] sits len-1-i levels above the end of the walk.
+        let len = path.len();
+        for (i, n) in path.iter().enumerate() {
+            let depth = base + (len - 1 - i);
+            if depth > MAX_TREE_DEPTH {
+                return Err(QuotaTreeError::TooDeep((*n).to_owned()));
+            }
+            reaches_root.insert(n);
+            depth_of.insert(n, depth);
+        }
+    }
+    Ok(())
+}
+
+/// The cohort forest of a model as the picture reads it: cohorts (explicit objects, and the
+/// implicit ones other objects name) by name, then ClusterQueues by name, with Kueue's quota
+/// numbers from a [`QuotaTree`].
+struct ModelForest<'m> {
+    names: Vec<&'m str>,
+    /// Children: child cohorts by name, then ClusterQueues by name.
+    children: Vec<Vec<usize>>,
+    /// Roots: cohorts without a parent, then ClusterQueues without a cohort, each by name.
+    roots: Vec<usize>,
+    /// Every flavor-resource of the model's quotas, ascending.
+    frs: Vec<FlavorResource>,
+    /// The flavor-resources each node's own spec declares, in spec order.
+    own: Vec<Vec<usize>>,
+    tree: QuotaTree,
+}
+
+impl<'m> ModelForest<'m> {
+    /// The forest of `model` (whose cohort chains [`check_chains`] accepted).
+    fn new(model: &'m Model) -> ModelForest<'m> {
+        let mut cohorts: BTreeSet<&'m str> = model.cohorts.keys().map(String::as_str).collect();
+        for cq in model.cluster_queues.values() {
+            cohorts.extend(non_empty(cq.spec.cohort_name.as_ref()));
+        }
+        for co in model.cohorts.values() {
+            cohorts.extend(non_empty(co.spec.parent_name.as_ref()));
+        }
+        let cohort_ix: BTreeMap<&str, usize> =
+            cohorts.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+        let mut names: Vec<&'m str> = cohorts.iter().copied().collect();
+        names.extend(model.cluster_queues.keys().map(String::as_str));
+        let n = names.len();
+        let nc = cohorts.len();
+        let mut parent: Vec<Option<usize>> = vec![None; n];
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut groups: Vec<&'m [ResourceGroup]> = vec![&[]; n];
+        for (name, co) in &model.cohorts {
+            let i = cohort_ix[name.as_str()];
+            groups[i] = &co.spec.resource_groups;
+            if let Some(p) = non_empty(co.spec.parent_name.as_ref()) {
+                parent[i] = Some(cohort_ix[p]);
+                children[cohort_ix[p]].push(i);
+            }
+        }
+        for (k, cq) in model.cluster_queues.values().enumerate() {
+            let i = nc + k;
+            groups[i] = &cq.spec.resource_groups;
+            if let Some(c) = non_empty(cq.spec.cohort_name.as_ref()) {
+                parent[i] = Some(cohort_ix[c]);
+                children[cohort_ix[c]].push(i);
+            }
+        }
+        // Each node's own entries in spec order, the first one of a flavor-resource counting.
+        let mut entries: Vec<Vec<(FlavorResource, Quota)>> = vec![Vec::new(); n];
+        for (g, out) in groups.iter().zip(&mut entries) {
+            for f in g.iter().flat_map(|g| &g.flavors) {
+                for r in &f.resources {
+                    let fr = FlavorResource {
+                        flavor: f.name.clone(),
+                        resource: r.name.clone(),
+                    };
+                    if out.iter().any(|(x, _)| *x == fr) {
+                        continue;
+                    }
+                    let amount = |q: &Quantity| q.to_amount(&fr.resource);
+                    let q = Quota {
+                        nominal: r.nominal_quota.as_ref().map_or(Amount::ZERO, amount),
+                        borrowing_limit: r.borrowing_limit.as_ref().map(amount),
+                        lending_limit: r.lending_limit.as_ref().map(amount),
+                        declared: true,
+                    };
+                    out.push((fr, q));
+                }
+            }
+        }
+        let frs: Vec<FlavorResource> = entries
+            .iter()
+            .flatten()
+            .map(|(fr, _)| fr.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let nf = frs.len();
+        let mut quotas = vec![Quota::default(); n * nf];
+        let mut own = vec![Vec::new(); n];
+        for (i, e) in entries.into_iter().enumerate() {
+            for (fr, q) in e {
+                let f = frs.binary_search(&fr).unwrap_or(0);
+                quotas[i * nf + f] = q;
+                own[i].push(f);
+            }
+        }
+        let cohort: Vec<bool> = (0..n).map(|i| i < nc).collect();
+        let tree = QuotaTree::new(&parent, &children, &cohort, nf, quotas);
+        let roots = (0..n).filter(|&i| parent[i].is_none()).collect();
+        ModelForest {
+            names,
+            children,
+            roots,
+            frs,
+            own,
+            tree,
+        }
+    }
+}
+
+/// The quota picture of `model`, its cohort half drawn from Kueue's quota arithmetic
+/// ([`QuotaTree`], the one the engines admit against).
 ///
 /// # Errors
 /// A cohort cycle (or a chain deeper than the tree allows).
 ///
 /// # Complexity
-/// O(nodes × flavor-resources × depth + queues log queues).
+/// O(nodes × flavor-resources + entries log flavor-resources + queues log queues).
 pub fn picture(model: &Model) -> Result<Picture, QuotaTreeError> {
-    let tree = ReferenceTree::new(model)?;
+    check_chains(model)?;
+    let forest = ModelForest::new(model);
+    let t = &forest.tree;
+    let kind = |i: usize| {
+        if t.is_cohort(i) {
+            "Cohort"
+        } else {
+            "ClusterQueue"
+        }
+    };
     let mut cohort_trees = Vec::new();
-    for root in tree.roots() {
+    for &root in &forest.roots {
         let mut nodes = Vec::new();
-        let mut stack = vec![(root.clone(), 0usize)];
+        let mut stack = vec![(root, 0usize)];
         while let Some((node, depth)) = stack.pop() {
-            let frs: Vec<FlavorResource> = match &node {
-                Node::ClusterQueue(_) => tree.own_flavor_resources(&node),
-                Node::Cohort(_) => tree.subtree_flavor_resources(&node).into_iter().collect(),
+            let frs: Vec<usize> = if t.is_cohort(node) {
+                (0..forest.frs.len())
+                    .filter(|&f| t.in_subtree(node, f))
+                    .collect()
+            } else {
+                forest.own[node].clone()
             };
             let quotas = frs
-                .iter()
-                .map(|fr| {
-                    let q = tree.quota(&node, fr);
+                .into_iter()
+                .map(|f| {
+                    let fr = &forest.frs[f];
+                    let q = t.quota(node, f);
                     let r = &fr.resource;
                     FrQuota {
                         flavor: fr.flavor.clone(),
@@ -252,28 +434,29 @@ pub fn picture(model: &Model) -> Result<Picture, QuotaTreeError> {
                         nominal_quota: amount(r, q.nominal),
                         borrowing_limit: q.borrowing_limit.map(|a| amount(r, a)),
                         lending_limit: q.lending_limit.map(|a| amount(r, a)),
-                        subtree_quota: amount(r, tree.subtree_quota(&node, fr)),
-                        guaranteed: amount(r, tree.guaranteed(&node, fr)),
-                        lends_at_most: amount(r, tree.lendable(&node, fr)),
-                        most_it_can_use: amount(r, tree.potential_available(&node, fr)),
+                        subtree_quota: amount(r, t.subtree_quota(node, f)),
+                        guaranteed: amount(r, t.guaranteed(node, f)),
+                        lends_at_most: amount(r, t.lends_at_most(node, f)),
+                        most_it_can_use: amount(r, t.potential_available(node, f)),
                     }
                 })
                 .collect();
+            let name = forest.names[node];
             nodes.push(NodeQuotas {
-                kind: node.kind(),
-                name: node.name().to_owned(),
-                parent: tree.parent(&node).map(|p| p.name().to_owned()),
+                kind: kind(node),
+                name: name.to_owned(),
+                parent: t.parent(node).map(|p| forest.names[p].to_owned()),
                 depth,
-                implicit: matches!(&node, Node::Cohort(n) if !model.cohorts.contains_key(n)),
+                implicit: t.is_cohort(node) && !model.cohorts.contains_key(name),
                 quotas,
             });
-            for child in tree.children(&node).into_iter().rev() {
+            for &child in forest.children[node].iter().rev() {
                 stack.push((child, depth + 1));
             }
         }
         cohort_trees.push(CohortTree {
-            root: root.name().to_owned(),
-            root_kind: root.kind(),
+            root: forest.names[root].to_owned(),
+            root_kind: kind(root),
             nodes,
         });
     }
@@ -551,7 +734,7 @@ mod tests {
     #[cfg(feature = "yaml")]
     #[test]
     fn kai_resources_unlimited_without_quota_are_left_out_unless_asked() {
-        let model = crate::import_str(
+        let model = gpuquota_model::import_str(
             "kai.yaml",
             "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team}\nspec:\n  resources:\n    gpu: {quota: 2, overQuotaWeight: 1, limit: -1}\n    cpu: {quota: -1, overQuotaWeight: 1, limit: -1}\n    memory: {quota: 100, overQuotaWeight: 1, limit: -1}\n---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: open}\nspec:\n  resources:\n    gpu: {quota: -1, overQuotaWeight: 1, limit: -1}\n",
         )

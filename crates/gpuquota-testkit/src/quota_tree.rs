@@ -3,7 +3,9 @@
 //! Every quantity is computed from its definition by plain recursion over names, with nothing
 //! cached and no incremental state, so each function can be read against the formulas of
 //! Kueue's cache (`pkg/cache/scheduler/resource_node.go` and the ClusterQueue/Cohort snapshots).
-//! Engines keep fast, incremental versions and test them against this one.
+//! It is the test oracle only (this crate is a dev-dependency, never shipped): production
+//! computes these numbers once, in `gpuquota_fairshare::quota`, and the differential tests of
+//! the fair-sharing and cohort crates compare it against this one.
 //!
 //! The tree: Cohorts are inner nodes, ClusterQueues leaves. A ClusterQueue hangs under
 //! `spec.cohortName`, a Cohort under `spec.parentName`. A name without a Cohort object is an
@@ -26,9 +28,8 @@
 //! ```
 //!
 //! ```
-//! # #[cfg(feature = "yaml")] {
 //! use gpuquota_model::import_str;
-//! use gpuquota_model::quota_tree::{FlavorResource, Node, ReferenceTree};
+//! use gpuquota_testkit::quota_tree::{FlavorResource, Node, ReferenceTree};
 //!
 //! let text = "
 //! apiVersion: kueue.x-k8s.io/v1beta2
@@ -55,7 +56,6 @@
 //! let batch = Node::ClusterQueue("batch".into());
 //! assert_eq!(tree.potential_available(&batch, &fr).0, 6); // capped by its borrowingLimit
 //! assert_eq!(tree.guaranteed(&batch, &fr).0, 0);
-//! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -68,39 +68,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use crate::import::Model;
-use crate::kueue::ResourceGroup;
-use crate::quantity::Amount;
-use crate::resource::ResourceName;
+use gpuquota_model::kueue::ResourceGroup;
+use gpuquota_model::{Amount, Model, ResourceName};
+
+pub use gpuquota_model::FlavorResource;
 
 /// The deepest cohort chain accepted (guards the recursion against hostile input).
 pub const MAX_DEPTH: usize = 1000;
-
-/// A (flavor, resource) pair: the unit of quota accounting.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct FlavorResource {
-    /// ResourceFlavor name.
-    pub flavor: String,
-    /// Resource name.
-    pub resource: ResourceName,
-}
-
-impl FlavorResource {
-    /// A pair.
-    pub fn new(flavor: impl Into<String>, resource: impl Into<String>) -> FlavorResource {
-        FlavorResource {
-            flavor: flavor.into(),
-            resource: ResourceName::new(resource.into()),
-        }
-    }
-}
-
-impl fmt::Display for FlavorResource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.flavor, self.resource)
-    }
-}
 
 /// A node of the cohort forest.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -413,7 +387,7 @@ impl<'m> ReferenceTree<'m> {
         for g in self.groups(node) {
             for f in g.flavors.iter().filter(|f| f.name == fr.flavor) {
                 if let Some(r) = f.resources.iter().find(|r| r.name == fr.resource) {
-                    let amount = |q: &crate::quantity::Quantity| q.to_amount(&fr.resource);
+                    let amount = |q: &gpuquota_model::Quantity| q.to_amount(&fr.resource);
                     return Quota {
                         nominal: r.nominal_quota.as_ref().map_or(Amount::ZERO, amount),
                         borrowing_limit: r.borrowing_limit.as_ref().map(amount),
@@ -618,7 +592,7 @@ impl<'m> ReferenceTree<'m> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::import_str;
+    use gpuquota_model::import_str;
 
     /// The worked example of hierarchical-cohort quota in `gpuquota::design`.
     const EXAMPLE: &str = "
