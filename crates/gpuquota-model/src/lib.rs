@@ -89,6 +89,7 @@
 pub mod budget;
 pub mod core;
 pub mod diag;
+pub mod error;
 pub mod ids;
 pub mod import;
 pub mod kai;
@@ -114,6 +115,7 @@ pub mod validate;
 pub mod workloads;
 
 pub use diag::{Code, Diagnostic, Diagnostics, Severity};
+pub use error::Error;
 pub use import::{Imported, Kind, Model};
 #[cfg(feature = "yaml")]
 pub use import::{Importer, import_str};
