@@ -95,10 +95,9 @@ use ordered_float::OrderedFloat;
 
 use crate::afs_clock::{Ledger, Nanos, mul_by_float};
 use crate::assign::Assignment;
-use crate::cycle::{Classical, Entry, Policy, Scheduler};
+use crate::cycle::{Classical, Entry, Policy};
 use crate::ids::Table;
 use crate::preempt::{Admitted, PreemptReason, Target};
-use crate::report::ScheduleReport;
 use crate::tree::{FrId, NodeKind, Usage};
 
 mod view;
@@ -847,25 +846,4 @@ impl FairSharing {
         let i = afs.lq_keys.iter().position(|k| k == key)?;
         Some(afs.lq_usage_of(i))
     }
-}
-
-/// Runs cycles with fair sharing (at most `cycles`, or until a cycle changes nothing) and
-/// reports, like [`crate::schedule`].
-///
-/// # Errors
-/// As [`FairSharing::new`].
-///
-/// # Complexity
-/// O(cycles × heads × (assignment + preemption + depth·B·F)) for branching factor B and F
-/// flavor-resources.
-pub fn schedule(
-    world: &World,
-    model: &Model,
-    settings: FairSharingSettings,
-    cycles: Option<u32>,
-) -> Result<ScheduleReport, FairShareError> {
-    let policy = FairSharing::new(world, model, settings)?;
-    let mut s = Scheduler::with_policy(world, policy);
-    s.run(cycles);
-    Ok(ScheduleReport::from_scheduler(world, &s))
 }

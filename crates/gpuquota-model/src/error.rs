@@ -218,7 +218,10 @@ mod tests {
             Diagnostic::error(codes::INVALID, "worse").object("Workload", "ns/b"),
         ]));
         assert!(e.is_invalid_input());
-        assert_eq!(e.to_string(), "Workload \"ns/a\": bad\nWorkload \"ns/b\": worse");
+        assert_eq!(
+            e.to_string(),
+            "Workload \"ns/a\": bad\nWorkload \"ns/b\": worse"
+        );
         assert_eq!(e.diagnostics().len(), 3);
         let w = Error::engine(Diagnostic::warning(codes::UNKNOWN_FIELD, "only").field("f"));
         assert_eq!(w.to_string(), "f: only");

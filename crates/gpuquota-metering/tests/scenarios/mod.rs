@@ -1,8 +1,9 @@
 //! Scenario tests: sampled series, raw scrapes, DCGM text, MIG policies, token split,
 //! utilisation, rounding, currencies and every typed error.
 
+use gpuquota_metering::engine::meter;
 use gpuquota_metering::report::ReportOut;
-use gpuquota_metering::{Document, MeteringError, meter};
+use gpuquota_metering::{Document, MeteringError};
 
 fn run(yaml: &str) -> Result<ReportOut, MeteringError> {
     run_with(yaml, &[])
