@@ -235,7 +235,7 @@
 //! * `fuzzing`: `Arbitrary` inputs and the check functions of the `fuzzing` module used by the
 //!   fuzz target and the smoke test (implies `yaml`).
 //!
-//! With `default-features = false`, [`meter`] runs over an [`Input`] built as plain Rust
+//! With `default-features = false`, [`run`] runs over an [`Input`] built as plain Rust
 //! values (or a [`Document`] built so and converted with [`Document::into_input`]), DCGM
 //! exposition and OpenMetrics text is read, and the report renders as a table, CSV and
 //! OpenMetrics, without serde, serde_json or a YAML parser in the build; a `query_range` JSON
@@ -247,7 +247,7 @@
 pub mod budget;
 pub mod dcgm;
 pub mod engine;
-mod entry;
+pub mod entry;
 pub mod input;
 pub mod mig;
 pub mod money;
@@ -347,7 +347,7 @@ pub enum MeteringError {
         overlap_end: i64,
     },
     /// More cards held than the card type's capacity (reserved for callers that treat the
-    /// capacity warning as an error; [`meter`] itself warns).
+    /// capacity warning as an error; [`run`] itself warns).
     #[error(
         "card type {card_type}: {held_units}/720720 cards held at {at}, more than its capacity {capacity}"
     )]

@@ -44,7 +44,7 @@
 //! returns the [`Report`] (a [`Plan`]). Lower-level pieces stay public and are not entry
 //! points: [`PlanRequest::resolve`] and [`PlanInstance`], the planner's stages in [`plan`]
 //! ([`plan::plan`], [`plan::greedy`], [`plan::Prepared`], used by the property tests and
-//! benchmarks), the catalogue, layout checks ([`check`], [`verify`]) and mig-parted files
+//! benchmarks), the catalogue, layout checks ([`check`], [`verify()`]) and mig-parted files
 //! ([`parted`], [`mig_parted_config`]).
 //!
 //! # What the crate does
@@ -279,7 +279,7 @@
 
 pub mod catalogue;
 pub mod documents;
-mod entry;
+pub mod entry;
 pub mod export;
 pub mod input;
 pub mod layout;

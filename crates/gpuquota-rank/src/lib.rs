@@ -140,7 +140,7 @@
 
 pub mod cron;
 pub mod division;
-mod entry;
+pub mod entry;
 pub mod fixed;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
