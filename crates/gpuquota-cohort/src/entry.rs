@@ -249,3 +249,60 @@ impl From<crate::error::Error> for Error {
         }
     }
 }
+
+#[cfg(all(test, feature = "yaml"))]
+mod tests {
+    use super::*;
+
+    fn model(yaml: &str) -> Model {
+        gpuquota_model::import_str("t.yaml", yaml)
+            .expect("valid YAML")
+            .model
+    }
+
+    const CQ: &str = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: research}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{name: default, resources: [{name: cpu, nominalQuota: 6, lendingLimit: 2}]}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: default}\n";
+
+    #[test]
+    fn refused_input_is_one_error_with_the_validators_kind_and_field() {
+        let e = Input::from_model(&model(CQ), &Options::default()).expect_err("refused");
+        assert!(e.is_invalid_input());
+        let d = &e.diagnostics().0[0];
+        // the validator's own kind, not one looked up among the engine's kinds
+        assert_eq!(d.kind, "ClusterQueue");
+        assert_eq!(d.name, "research");
+        assert_eq!(
+            d.field,
+            "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit"
+        );
+        assert_eq!(d.code, gpuquota_model::diag::codes::INVALID);
+        assert_eq!(e.diagnostics().len(), 1);
+    }
+
+    #[test]
+    fn a_tree_too_deep_is_a_limit() {
+        let e = Error::from(crate::error::Error {
+            problems: vec![crate::error::BuildProblem {
+                kind: "Cohort".into(),
+                name: "c1001".into(),
+                field: "spec.parentName".into(),
+                message: "too deep".into(),
+                code: codes::TREE_TOO_DEEP,
+            }],
+        });
+        assert!(e.is_limit());
+        assert_eq!(e.to_string(), "Cohort \"c1001\": spec.parentName: too deep");
+    }
+
+    #[test]
+    fn options_travel_in_the_input() {
+        let yaml = CQ.replace(", lendingLimit: 2", "");
+        let options = Options::default().with_cycles(Some(3));
+        let input = Input::from_model(&model(&yaml), &options).expect("valid");
+        assert_eq!(input.options().cycles, Some(3));
+        assert!(!input.fair_sharing());
+        let report = run(&input);
+        // no workload: the first cycle has no head and is not counted
+        assert_eq!(report.cycles, 0);
+        assert!(report.admitted.is_empty());
+    }
+}

@@ -53,9 +53,7 @@
 //! first; classical preemption does not apply that step.
 //!
 //! ```
-//! use gpuquota_cohort::fair::{FairSharing, schedule};
-//! use gpuquota_cohort::World;
-//! use gpuquota_fairshare::config::settings_from_configuration;
+//! use gpuquota_cohort::{Input, Options, run};
 //! use gpuquota_model::import_str;
 //!
 //! // Two queues of 4 GPUs share a cohort; "a" runs 6 (borrows 2), "b" now wants its 4 back.
@@ -70,9 +68,10 @@
 //!     }
 //! }
 //! let model = import_str("fs.yaml", &yaml).unwrap().model;
-//! let world = World::build(&model).unwrap();
-//! let settings = settings_from_configuration(None, true).unwrap();
-//! let report = schedule(&world, &model, settings, None).unwrap();
+//! // fair sharing on without a Configuration that turns it on
+//! let input = Input::from_model(&model, &Options::default().with_fair_sharing(true)).unwrap();
+//! assert!(input.fair_sharing());
+//! let report = run(&input);
 //! // b is within nominal: it reclaims one of a's workloads, then is admitted.
 //! assert_eq!(report.preempted.len(), 1);
 //! assert_eq!(report.preempted[0].reason, "InCohortReclamation");

@@ -147,3 +147,27 @@ impl From<FairShareError> for gpuquota_model::Error {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
 pub struct ConfigErrors(pub Vec<FairShareError>);
+
+#[cfg(test)]
+mod edge_tests {
+    use super::FairShareError;
+
+    #[test]
+    fn the_kind_follows_the_variant() {
+        let deep = gpuquota_model::Error::from(FairShareError::TreeTooDeep { cohort: "c".into() });
+        assert!(deep.is_limit());
+        assert_eq!(
+            deep.diagnostics().0[0].code,
+            gpuquota_model::limits::TREE_TOO_DEEP
+        );
+        let overflow = gpuquota_model::Error::from(FairShareError::overflow("drs"));
+        assert!(overflow.is_overflow());
+        assert_eq!(overflow.to_string(), "drs: arithmetic overflow");
+        let dup = gpuquota_model::Error::from(FairShareError::Duplicate {
+            kind: "ClusterQueue".into(),
+            name: "a".into(),
+        });
+        assert!(dup.is_invalid_input());
+        assert_eq!(dup.to_string(), "ClusterQueue \"a\": defined twice");
+    }
+}

@@ -108,3 +108,39 @@ impl From<MeteringError> for Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_follow_the_variants() {
+        let read =
+            MeteringError::Read(Diagnostic::error(codes::READ_FAILED, "gone").source("a.prom"));
+        let e = Error::from(read);
+        assert!(e.is_io());
+        assert_eq!(e.to_string(), "a.prom: gone");
+
+        let e = Error::from(MeteringError::Several(vec![
+            MeteringError::Overflow("records[0]".into()),
+            MeteringError::Overflow("records[1]".into()),
+        ]));
+        assert!(e.is_overflow());
+        assert_eq!(e.diagnostics().len(), 2);
+        assert_eq!(
+            e.to_string(),
+            "records[0]: arithmetic overflow\nrecords[1]: arithmetic overflow"
+        );
+
+        let e = Error::from(MeteringError::Several(vec![
+            MeteringError::Overflow("records[0]".into()),
+            MeteringError::ZeroCount("records[1]".into()),
+        ]));
+        assert!(e.is_invalid_input());
+        assert_eq!(e.diagnostics().0[1].code, codes::INVALID);
+        assert_eq!(
+            e.diagnostics().0[1].message,
+            "records[1]: the count must be at least 1"
+        );
+    }
+}

@@ -133,3 +133,54 @@ impl From<PlanError> for Error {
         }
     }
 }
+
+#[cfg(all(test, feature = "yaml"))]
+mod tests {
+    use super::*;
+
+    fn request(yaml: &str) -> PlanRequest {
+        PlanRequest::from_yaml(yaml).expect("parses").0
+    }
+
+    #[test]
+    fn every_input_problem_is_refused_before_the_run() {
+        let r = request(
+            "gpus: [{node: n, index: 0, model: no-such-gpu, instances: []}, {node: n, index: 0, model: NVIDIA A100-SXM4-40GB, instances: []}]\ndemand: []\n",
+        );
+        let e = Input::new(&r, Catalogue::builtin(), &Options::default()).expect_err("refused");
+        assert!(e.is_invalid_input());
+        assert_eq!(
+            e.to_string(),
+            "node n GPU 0: unknown GPU model \"no-such-gpu\"\nnode n GPU 0: listed twice"
+        );
+    }
+
+    #[test]
+    fn a_weighted_demand_beyond_u64_is_an_overflow() {
+        let r = request(&format!(
+            "gpus: [{{node: n, index: 0, model: NVIDIA A100-SXM4-40GB, instances: []}}]\ndemand: [{{resource: nvidia.com/mig-1g.5gb, count: 4, weight: {}}}]\n",
+            u64::MAX / 2
+        ));
+        let e = Input::new(&r, Catalogue::builtin(), &Options::default()).expect_err("overflow");
+        assert!(e.is_overflow());
+        assert_eq!(e.diagnostics().0[0].code, codes::OVERFLOW);
+        assert_eq!(
+            e.to_string(),
+            "weighted demand overflows: sum of weight x count"
+        );
+    }
+
+    #[test]
+    fn run_is_the_planner() {
+        let r = request(
+            "gpus: [{node: n, index: 0, model: NVIDIA A100-SXM4-40GB, instances: []}]\ndemand: [{resource: nvidia.com/mig-3g.20gb, count: 2}]\n",
+        );
+        let input = Input::new(&r, Catalogue::builtin(), &Options::default()).expect("valid");
+        let p = run(&input);
+        assert_eq!((p.value, p.reconfigured, p.optimal), (2, 1, true));
+        assert_eq!(
+            Some(p),
+            crate::plan::plan(input.instance(), input.options()).ok()
+        );
+    }
+}

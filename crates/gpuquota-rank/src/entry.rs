@@ -176,3 +176,63 @@ impl From<SessionError> for Error {
         }
     }
 }
+
+#[cfg(all(test, feature = "yaml"))]
+mod tests {
+    use super::*;
+
+    fn model(yaml: &str) -> Model {
+        gpuquota_model::import_str("t.yaml", yaml)
+            .expect("valid YAML")
+            .model
+    }
+
+    #[test]
+    fn refused_input_is_invalid_input_naming_the_queue() {
+        let yaml = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: a}\nspec: {parentQueue: a, resources: {gpu: {quota: 1, overQuotaWeight: 1, limit: -1}}}\n";
+        let e = Input::from_model(&model(yaml), &Options::default()).expect_err("a cycle");
+        assert!(e.is_invalid_input());
+        let d = &e.diagnostics().0[0];
+        assert_eq!((d.kind.as_str(), d.name.as_str()), ("Queue", "a"));
+        assert_eq!(d.field, "spec.parentQueue");
+    }
+
+    #[test]
+    fn session_errors_convert_by_variant() {
+        let e = Error::from(SessionError::Overflow);
+        assert!(e.is_overflow());
+        assert_eq!(e.diagnostics().0[0].code, codes::TOO_LARGE);
+        assert_eq!(
+            e.to_string(),
+            "session: an allocated or free amount overflows (requests too large)"
+        );
+        let e = Error::from(SessionError::Division(DivisionError::Overflow {
+            queue: "a".into(),
+            resource: crate::division::Resource::Gpu,
+        }));
+        assert!(e.is_overflow());
+        assert_eq!(
+            e.to_string(),
+            "Queue \"a\": spec.resources.gpu: arithmetic overflow"
+        );
+        let e = Error::from(DivisionError::Cycle { queue: "b".into() });
+        assert!(e.is_engine());
+        assert_eq!(e.diagnostics().0[0].code, codes::QUEUE_CYCLE);
+    }
+
+    #[test]
+    fn run_and_fairshare_read_the_same_input() {
+        // quota 2 on a 4-GPU total; one pending pod asking for 1 GPU
+        let yaml = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: a}\nspec: {resources: {gpu: {quota: 2, overQuotaWeight: 1, limit: -1}}}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns, labels: {kai.scheduler/queue: a}}\nspec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"1\"}}}]}\nstatus: {phase: Pending}\n";
+        let total = crate::snapshot::parse_total("gpu=4").expect("total");
+        let options = Options::default().with_build(BuildOptions::default().with_total(total));
+        let input = Input::from_model(&model(yaml), &options).expect("valid");
+        let report = run(&input).expect("runs");
+        assert_eq!(report.allocated.len(), 1);
+        assert_eq!(report.allocated[0].pod_group, "ns/p");
+        let shares = fairshare(&input).expect("divides");
+        // deserved 2, but a queue's share never exceeds what it requests (1 GPU)
+        assert_eq!(shares.queues["a"].gpu.fair_share.to_string(), "1");
+        assert_eq!(shares.queues["a"].gpu.deserved.to_string(), "2");
+    }
+}
