@@ -251,6 +251,7 @@ impl From<crate::error::Error> for Error {
 }
 
 #[cfg(all(test, feature = "yaml"))]
+#[allow(clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -135,6 +135,7 @@ impl From<PlanError> for Error {
 }
 
 #[cfg(all(test, feature = "yaml"))]
+#[allow(clippy::expect_used)]
 mod tests {
     use super::*;
 

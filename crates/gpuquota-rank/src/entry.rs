@@ -178,6 +178,7 @@ impl From<SessionError> for Error {
 }
 
 #[cfg(all(test, feature = "yaml"))]
+#[allow(clippy::expect_used)]
 mod tests {
     use super::*;
 
