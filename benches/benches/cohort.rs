@@ -369,10 +369,12 @@ fn schedule_snapshot(c: &mut Criterion) {
     let Ok(world) = World::build(&imported.model) else {
         return;
     };
+    let input =
+        gpuquota_cohort::Input::from_world(world, None, &gpuquota_cohort::Options::default());
     let mut group = c.benchmark_group("cohort");
     group.sample_size(10);
     group.bench_function(format!("schedule_1000cq_{workloads}_workloads"), |b| {
-        b.iter(|| black_box(gpuquota_cohort::schedule(black_box(&world), None)))
+        b.iter(|| black_box(gpuquota_cohort::run(black_box(&input))))
     });
     group.finish();
 }

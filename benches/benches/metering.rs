@@ -26,7 +26,7 @@ use gpuquota_benches::SplitMix64;
 use gpuquota_metering::money::L;
 use gpuquota_metering::{
     CardType, Config, Currency, Department, GridSeries, IdleMode, Input, Owner, QuotaStep, Record,
-    Shape, Window, meter,
+    Shape, Window, engine::meter,
 };
 
 const MONTH: i64 = 30 * 86_400;

@@ -22,20 +22,20 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use gpuquota::kai::division::{DivisionOptions, Mode, Resource};
+use gpuquota::kai::fixed::SCALE;
+use gpuquota::kai::ids::{PerQueue, PerResource, QueueId};
+use gpuquota::kai::session::{Placement, SessionOptions, fmt_res, run_session};
+use gpuquota::kai::snapshot::{BuildOptions, Cluster, parse_total};
+use gpuquota::kai::usage::UsageInput;
 use gpuquota::model::{Importer, Model, Timestamp};
-use gpuquota::rank::division::{DivisionOptions, Mode, Resource};
-use gpuquota::rank::fixed::SCALE;
-use gpuquota::rank::ids::{PerQueue, PerResource, QueueId};
-use gpuquota::rank::session::{Placement, SessionOptions, fmt_res, run_session};
-use gpuquota::rank::snapshot::{BuildOptions, Cluster, parse_total};
-use gpuquota::rank::usage::UsageInput;
 
 use crate::common::{
     CliError, Inputs, output_or, print_diagnostics, read_error, read_file, strict, table_width,
     to_json,
 };
+use gpuquota::kai::snapshot::{ENGINE, codes};
 use gpuquota::model::Diagnostic;
-use gpuquota::rank::snapshot::{ENGINE, codes};
 
 /// KAI subcommands.
 #[derive(Debug, Subcommand)]
@@ -74,7 +74,7 @@ Examples:
 pub(crate) enum KaiOutput {
     /// A table (`fairshare`) or one line per decision (`schedule`).
     Table,
-    /// The JSON contract (documented in `gpuquota::rank::report`; `gpuquota schema`).
+    /// The JSON contract (documented in `gpuquota::kai::report`; `gpuquota schema`).
     Json,
 }
 
@@ -106,7 +106,7 @@ pub(crate) struct KaiArgs {
     /// Session time (RFC 3339); default the latest timestamp in the input.
     #[arg(long)]
     now: Option<String>,
-    /// Time-based fairshare: historical usage file (format in `gpuquota::rank::usage`).
+    /// Time-based fairshare: historical usage file (format in `gpuquota::kai::usage`).
     #[arg(long)]
     usage: Option<PathBuf>,
     /// Time-based fairshare kValue (default 1.0, or the usage file's).
@@ -227,7 +227,7 @@ fn text_to_cluster(
         return Ok(Err(problems));
     }
     let model = match &args.node_pool {
-        Some(pool) => gpuquota::rank::runai::node_pool_view(&model, pool),
+        Some(pool) => gpuquota::kai::runai::node_pool_view(&model, pool),
         None => model,
     };
     let mut cluster = match Cluster::from_model(
@@ -273,7 +273,7 @@ fn text_to_cluster(
         options.k_value = (k.max(0.0) * SCALE as f64).round() as i128;
     }
     if args.weight_follows_quota {
-        gpuquota::rank::runai::weight_follows_quota(&mut cluster.hierarchy, false);
+        gpuquota::kai::runai::weight_follows_quota(&mut cluster.hierarchy, false);
     }
     if warn(&warnings) {
         // `--strict`: the warnings (printed as errors) fail the command.
@@ -289,7 +289,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 Ok(p) => p,
                 Err(problems) => return fail(problems),
             };
-            let report = gpuquota::rank::report::fairshare_report(&p.cluster, &p.options)?;
+            let report = gpuquota::kai::report::fairshare_report(&p.cluster, &p.options)?;
             match output_or(args.output, KaiOutput::Table, KaiOutput::Json) {
                 KaiOutput::Json => out!("{}", to_json(&report)?),
                 KaiOutput::Table => out!("{}", report.table(table_width())),
@@ -330,7 +330,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                     PlacementArg::Spread => Placement::Spread,
                 });
             let result = run_session(&p.cluster, &options)?;
-            let report = gpuquota::rank::report::schedule_report(&result);
+            let report = gpuquota::kai::report::schedule_report(&result);
             match output_or(args.output, KaiOutput::Table, KaiOutput::Json) {
                 KaiOutput::Json => out!("{}", to_json(&report)?),
                 KaiOutput::Table => out!("{}", report.table()),
@@ -369,7 +369,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
     let base = p.cluster.clone();
     let divide_with =
         |req: &dyn Fn(&str, Option<i128>, i128) -> i128| -> Result<PerQueue<PerResource<i128>>, CliError> {
-            let mut inputs: Vec<gpuquota::rank::QueueInput> = base.hierarchy.queues().to_vec();
+            let mut inputs: Vec<gpuquota::kai::QueueInput> = base.hierarchy.queues().to_vec();
             for q in &mut inputs {
                 for r in Resource::ALL {
                     let total = base.totals[r];
@@ -377,7 +377,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
                     rp.request = req(&q.name, rp.limit, total);
                 }
             }
-            let h = gpuquota::rank::Hierarchy::new(inputs)?;
+            let h = gpuquota::kai::Hierarchy::new(inputs)?;
             Ok(h.divide(base.totals, &p.options)?.fair_share)
         };
     let full = divide_with(&|_, limit, total| limit.map_or(total, |l| l.min(total)))?;

@@ -19,7 +19,7 @@
 //! ([`crate::budgets`]): a workload held back by a spent `Wait` budget is listed in `pending`
 //! with reason `BudgetExhausted`; without the flags the output is unchanged.
 //!
-//! `schedule` runs Kueue's fair sharing (`gpuquota::cohort::fair`) when the Kueue
+//! `schedule` runs Kueue's fair sharing (`gpuquota::kueue::fair`) when the Kueue
 //! `Configuration` in the files enables it (`fairSharing`) or `--fair-sharing` is given, and
 //! admission fair sharing when the Configuration has `admissionFairSharing` (for the
 //! ClusterQueues whose `admissionScope` asks for it).
@@ -32,7 +32,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use gpuquota::cohort::{ScheduleReport, World};
+use gpuquota::kueue::{ScheduleReport, World};
 
 use crate::common::{CliError, Inputs, output_or, read_error, table_width, to_json, write_json};
 
@@ -148,7 +148,7 @@ fn load(files: &[PathBuf]) -> Result<Result<World, ExitCode>, CliError> {
 }
 
 /// Prints the engine's warnings; `Err` when `--strict` makes them fail the command.
-fn print_warnings(warnings: &[gpuquota::cohort::Warning]) -> Result<(), ExitCode> {
+fn print_warnings(warnings: &[gpuquota::kueue::Warning]) -> Result<(), ExitCode> {
     let strict = crate::common::strict();
     for w in warnings {
         eprintln!("{}: {w}", if strict { "error" } else { "warning" });
@@ -195,13 +195,13 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
             let applied = crate::budgets::apply(&mut model, budgets.as_deref(), usage.as_deref())?;
             // the Configuration's fair-sharing settings, the objects and the weights, checked
             // once; running never needs the model again
-            let options = gpuquota::cohort::ScheduleOptions::default()
+            let options = gpuquota::kueue::Options::default()
                 .with_cycles(cycles)
                 .with_fair_sharing(fair_sharing);
-            let input = match gpuquota::cohort::ScheduleInput::from_model(&model, &options) {
+            let input = match gpuquota::kueue::Input::from_model(&model, &options) {
                 Ok(input) => input,
                 Err(errors) => {
-                    for e in &errors.0 {
+                    for e in errors.diagnostics().iter() {
                         eprintln!("error: {e}");
                     }
                     return Ok(ExitCode::from(1));
@@ -213,11 +213,11 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
             if let Err(code) = print_warnings(input.warnings()) {
                 return Ok(code);
             }
-            let mut report = gpuquota::cohort::run(&input, &options);
+            let mut report = gpuquota::kueue::run(&input);
             if let Some(a) = applied {
                 // held back by a spent Wait budget: pending, with upstream-style fields
                 for (workload, cq, message) in a.held {
-                    report.pending.push(gpuquota::cohort::report::PendingOut {
+                    report.pending.push(gpuquota::kueue::report::PendingOut {
                         explanation: format!("{workload} waits: {message}."),
                         workload,
                         cluster_queue: cq,
@@ -268,7 +268,11 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
                 Ok(w) => w,
                 Err(code) => return Ok(code),
             };
-            let report = gpuquota::cohort::quotas(&world);
+            let report = gpuquota::kueue::quotas(&gpuquota::kueue::Input::from_world(
+                world,
+                None,
+                &gpuquota::kueue::Options::default(),
+            ));
             match output_or(output, KueueOutput::Table, KueueOutput::Json) {
                 KueueOutput::Json => out!("{}", to_json(&report)?),
                 KueueOutput::Table => out!("{}", report.table(table_width())),
@@ -288,14 +292,14 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
     let world = World::build(&imported.model).map_err(|e| CliError(e.to_string()))?;
     // The day in two steps: everything but the last arrival (the 02:00 fine-tuning job),
     // then that arrival.
-    let mut s = gpuquota::cohort::Scheduler::new(&world);
+    let mut s = gpuquota::kueue::Scheduler::new(&world);
     let last = world
         .workloads
         .iter()
         .filter(|w| w.admitted.is_none())
         .map(|w| w.created)
         .max();
-    let late: Vec<gpuquota::cohort::ids::WlId> = world
+    let late: Vec<gpuquota::kueue::ids::WlId> = world
         .workloads
         .ids()
         .filter(|&i| {
@@ -386,8 +390,10 @@ mod tests {
     fn schedule_json_contract() {
         let yaml = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: on-demand}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{name: on-demand, resources: [{name: cpu, nominalQuota: 6}]}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: ns}\nspec: {clusterQueue: cq}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: ns}\nspec:\n  queueName: lq\n  podSets:\n  - name: main\n    count: 3\n    template: {spec: {containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]}}\n";
         let model = gpuquota::model::import_str("t.yaml", yaml).unwrap().model;
-        let world = World::build(&model).unwrap();
-        let json = to_json(&gpuquota::cohort::schedule(&world, None)).unwrap();
+        let input =
+            gpuquota::kueue::Input::from_model(&model, &gpuquota::kueue::Options::default())
+                .unwrap();
+        let json = to_json(&gpuquota::kueue::run(&input)).unwrap();
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(
             v,
@@ -399,7 +405,7 @@ mod tests {
                 "pending": []
             })
         );
-        let q = serde_json::to_value(gpuquota::cohort::quotas(&world)).unwrap();
+        let q = serde_json::to_value(gpuquota::kueue::quotas(&input)).unwrap();
         assert_eq!(
             q["clusterQueues"]["cq"]["on-demand"]["cpu"],
             serde_json::json!({"nominal": "6", "borrowingLimit": null, "lendingLimit": null,

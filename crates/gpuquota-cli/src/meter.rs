@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use gpuquota::metering::{
     CardType, Config, Currency, Department, Document, IdleMode, Input, Owner, QuotaStep, Record,
-    Shape, Window, meter, money::L,
+    Shape, Window, engine::meter, money::L,
 };
 
 use crate::common::{CliError, read_file};

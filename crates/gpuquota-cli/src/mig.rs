@@ -112,7 +112,7 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
             };
             let _ = req;
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
-            let plan = gpuquota::mig::plan(&problem, &options)?;
+            let plan = gpuquota::mig::plan::plan(&problem, &options)?;
             match output_or(output, PlanOutput::Table, PlanOutput::Json) {
                 PlanOutput::Json => out!("{}", to_json(&plan)?),
                 PlanOutput::Yaml => out!("{}", plan.to_yaml().map_err(CliError)?),
@@ -136,7 +136,7 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
                 Err(code) => return Ok(code),
             };
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
-            let plan = gpuquota::mig::plan(&problem, &options)?;
+            let plan = gpuquota::mig::plan::plan(&problem, &options)?;
             if placements {
                 out!(
                     "{}",
@@ -327,7 +327,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
                 .join("; "),
         )
     })?;
-    let plan = gpuquota::mig::plan(&problem, &PlanOptions::default())?;
+    let plan = gpuquota::mig::plan::plan(&problem, &PlanOptions::default())?;
     Ok(table(&problem, &plan))
 }
 
@@ -354,7 +354,7 @@ mod tests {
         )
         .unwrap();
         let problem = req.resolve(Catalogue::builtin()).unwrap();
-        let plan = gpuquota::mig::plan(&problem, &PlanOptions::default()).unwrap();
+        let plan = gpuquota::mig::plan::plan(&problem, &PlanOptions::default()).unwrap();
         assert_eq!(plan.value, 7);
         let t = table(&problem, &plan);
         assert!(t.lines().all(|l| l.len() <= 80), "{t}");

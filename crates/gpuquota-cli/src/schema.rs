@@ -116,11 +116,11 @@ fn output<T: schemars::JsonSchema>() -> schemars::Schema {
 pub(crate) fn schema(of: SchemaOf) -> schemars::Schema {
     match of {
         SchemaOf::Quotas => output::<gpuquota::fairshare::picture::Picture>(),
-        SchemaOf::KueueSchedule => output::<gpuquota::cohort::ScheduleReport>(),
+        SchemaOf::KueueSchedule => output::<gpuquota::kueue::ScheduleReport>(),
         SchemaOf::KueueShares => output::<gpuquota::fairshare::shares::SharesReport>(),
-        SchemaOf::KueueQuotas => output::<gpuquota::cohort::QuotasReport>(),
-        SchemaOf::KaiFairshare => output::<gpuquota::rank::report::FairshareReport>(),
-        SchemaOf::KaiSchedule => output::<gpuquota::rank::report::ScheduleReport>(),
+        SchemaOf::KueueQuotas => output::<gpuquota::kueue::QuotasReport>(),
+        SchemaOf::KaiFairshare => output::<gpuquota::kai::report::FairshareReport>(),
+        SchemaOf::KaiSchedule => output::<gpuquota::kai::report::ScheduleReport>(),
         SchemaOf::MigPlan => output::<gpuquota::mig::Plan>(),
         SchemaOf::MigProfiles => output::<Profiles<'static>>(),
         SchemaOf::Meter => output::<gpuquota::metering::report::ReportOut>(),

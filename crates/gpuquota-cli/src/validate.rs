@@ -183,7 +183,7 @@ pub(crate) fn engine_problems(model: &Model) -> Vec<String> {
         && model.workload_priority_classes.is_empty()
         && model.configuration.is_none());
     if kueue {
-        if let Err(e) = gpuquota::cohort::World::build_unvalidated(model) {
+        if let Err(e) = gpuquota::kueue::World::build_unvalidated(model) {
             out.extend(e.problems.iter().map(|p| format!("kueue engine: {p}")));
         }
         if let Err(e) = gpuquota::fairshare::config::settings_from_configuration(
@@ -198,9 +198,9 @@ pub(crate) fn engine_problems(model: &Model) -> Vec<String> {
         && model.pods.is_empty()
         && model.nodes.is_empty());
     if kai
-        && let Err(e) = gpuquota::rank::Cluster::from_model_unvalidated(
+        && let Err(e) = gpuquota::kai::Cluster::from_model_unvalidated(
             model,
-            &gpuquota::rank::BuildOptions::default(),
+            &gpuquota::kai::BuildOptions::default(),
         )
     {
         out.extend(e.0.iter().map(|p| format!("kai engine: {p}")));

@@ -1,15 +1,16 @@
-//! The engine's uniform entry point: [`ScheduleInput::from_model`], then [`run`].
+//! The engine's uniform entry point: [`Input::from_model`], then [`run`].
 //!
 //! Every engine of the workspace has the same two steps: build the input from a
-//! [`Model`] with the options (every problem comes back as [`Diagnostics`], nothing is
-//! built), then run it with the same options and get the report. For Kueue the input is the
-//! [`World`] and, when fair sharing is on, the fair-sharing policy read from the same model
-//! (weights, admission scopes, LocalQueues), so running never needs the model again.
+//! [`Model`] with the options (every problem comes back as one [`Error`] carrying the
+//! typed diagnostics, nothing is built), then run it and get the report. For Kueue the
+//! input is the [`World`], the options and, when fair sharing is on, the fair-sharing policy
+//! read from the same model (weights, admission scopes, LocalQueues), so running never needs
+//! the model or the options again, and cannot fail.
 //!
 //! An embedder can build the model as plain Rust values, without YAML:
 //!
 //! ```
-//! use gpuquota_cohort::{ScheduleInput, ScheduleOptions, run};
+//! use gpuquota_cohort::{Input, Options, run};
 //! use gpuquota_model::core::{Container, ResourceRequirements};
 //! use gpuquota_model::kueue::{
 //!     ClusterQueue, FlavorQuotas, LocalQueue, PodSet, ResourceFlavor, ResourceGroup,
@@ -62,9 +63,8 @@
 //!     model.workloads.insert(format!("ns/{name}"), w);
 //! }
 //!
-//! let options = ScheduleOptions::default();
-//! let input = ScheduleInput::from_model(&model, &options).expect("well-formed objects");
-//! let report = run(&input, &options);
+//! let input = Input::from_model(&model, &Options::default())?;
+//! let report = run(&input);
 //! assert_eq!(report.admitted.len(), 1);
 //! assert_eq!(report.pending.len(), 1);
 //! assert_eq!(report.pending[0].reason, "WaitingForQuota");
@@ -72,78 +72,82 @@
 //! ```
 
 use gpuquota_fairshare::config::settings_from_configuration;
-use gpuquota_model::Model;
-use gpuquota_model::diag::{Diagnostic, Diagnostics};
+use gpuquota_model::diag::Diagnostic;
+use gpuquota_model::{Error, Model};
 
 use crate::cycle::Scheduler;
 use crate::error::codes;
 use crate::fair::FairSharing;
-use crate::report::ScheduleReport;
+use crate::report::{QuotasReport, ScheduleReport};
 use crate::world::World;
 
-/// What [`ScheduleInput::from_model`] and [`run`] read.
+/// What [`Input::from_model`] reads and [`run`] applies (kept in the [`Input`]).
 ///
-/// Build it with [`ScheduleOptions::default`] and the `with_*` methods: fields may be added
+/// Build it with [`Options::default`] and the `with_*` methods: fields may be added
 /// in later versions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct ScheduleOptions {
+pub struct Options {
     /// At most this many cycles ([`run`]); `None` runs until a cycle changes nothing.
     pub cycles: Option<u32>,
     /// Fair sharing on even without a `Configuration` that enables it (the CLI's
-    /// `--fair-sharing`; [`ScheduleInput::from_model`]). A `Configuration` with a
+    /// `--fair-sharing`; [`Input::from_model`]). A `Configuration` with a
     /// `fairSharing` or `admissionFairSharing` stanza turns it on by itself.
     pub fair_sharing: bool,
 }
 
-impl ScheduleOptions {
-    /// Sets [`ScheduleOptions::cycles`].
-    pub fn with_cycles(mut self, cycles: Option<u32>) -> ScheduleOptions {
+impl Options {
+    /// Sets [`Options::cycles`].
+    pub fn with_cycles(mut self, cycles: Option<u32>) -> Options {
         self.cycles = cycles;
         self
     }
 
-    /// Sets [`ScheduleOptions::fair_sharing`].
-    pub fn with_fair_sharing(mut self, on: bool) -> ScheduleOptions {
+    /// Sets [`Options::fair_sharing`].
+    pub fn with_fair_sharing(mut self, on: bool) -> Options {
         self.fair_sharing = on;
         self
     }
 }
 
-/// A checked Kueue input: the [`World`] and, when fair sharing is on, its policy.
+/// A checked Kueue input: the [`World`], the options and, when fair sharing is on, its
+/// policy.
 #[derive(Debug, Clone)]
-pub struct ScheduleInput {
+pub struct Input {
     world: World,
     fair: Option<FairSharing>,
+    options: Options,
 }
 
-impl ScheduleInput {
+/// A fair-sharing settings or weight error of this engine as an invalid-input diagnostic.
+fn fair_diagnostic(e: &gpuquota_fairshare::FairShareError) -> Diagnostic {
+    Diagnostic::error(e.code(), e.to_string()).engine("kueue")
+}
+
+impl Input {
     /// Validates `model`, reads the fair-sharing settings of its `Configuration` (on also when
     /// `options.fair_sharing`), and builds the world and the fair-sharing policy.
     ///
-    /// The world's warnings ([`ScheduleInput::warnings`]) leave out
+    /// The world's warnings ([`Input::warnings`]) leave out
     /// [`codes::FAIR_SHARING_NOT_RUN`] when fair sharing runs.
     ///
     /// # Errors
     /// Every problem at once, in this order: the Configuration's fair-sharing settings, then
     /// the objects ([`World::build`]), then the fair-sharing weights. Each diagnostic prints
-    /// as the engine's own error did.
+    /// as the engine's own error did. The error is [`Error::is_limit`] when the only
+    /// problems are cohort trees deeper than the limit, [`Error::is_invalid_input`]
+    /// otherwise.
     ///
     /// # Complexity
     /// That of [`World::build`], plus O(N·F + N log N) for the fair-sharing index of N nodes
     /// and F flavor-resources.
-    pub fn from_model(
-        model: &Model,
-        options: &ScheduleOptions,
-    ) -> Result<ScheduleInput, Diagnostics> {
-        let fair_error = |e: &gpuquota_fairshare::FairShareError| {
-            Diagnostic::error(e.code(), e.to_string()).engine("kueue")
-        };
+    pub fn from_model(model: &Model, options: &Options) -> Result<Input, Error> {
         let settings =
             settings_from_configuration(model.configuration.as_ref(), options.fair_sharing)
-                .map_err(|errors| Diagnostics(errors.0.iter().map(fair_error).collect()))?;
-        let mut world = World::build(model)
-            .map_err(|e| Diagnostics(e.problems.iter().map(|p| p.diagnostic()).collect()))?;
+                .map_err(|errors| {
+                    Error::invalid_input(errors.0.iter().map(fair_diagnostic).collect::<Vec<_>>())
+                })?;
+        let mut world = World::build(model)?;
         let fair = if settings.enabled || settings.admission.is_some() {
             if settings.enabled {
                 world
@@ -152,24 +156,38 @@ impl ScheduleInput {
             }
             Some(
                 FairSharing::new(&world, model, settings)
-                    .map_err(|e| Diagnostics(vec![fair_error(&e)]))?,
+                    .map_err(|e| Error::invalid_input(fair_diagnostic(&e)))?,
             )
         } else {
             None
         };
-        Ok(ScheduleInput { world, fair })
+        Ok(Input {
+            world,
+            fair,
+            options: options.clone(),
+        })
     }
 
     /// An input from a world built by the caller ([`World::build`],
     /// [`World::build_unvalidated`]) and, for fair sharing, a policy built from the same
-    /// model ([`FairSharing::new`]).
-    pub fn new(world: World, fair: Option<FairSharing>) -> ScheduleInput {
-        ScheduleInput { world, fair }
+    /// model ([`FairSharing::new`]): the lower-level way in, for tests and tools that build
+    /// worlds themselves. [`Input::from_model`] is the entry point.
+    pub fn from_world(world: World, fair: Option<FairSharing>, options: &Options) -> Input {
+        Input {
+            world,
+            fair,
+            options: options.clone(),
+        }
     }
 
     /// The world.
     pub fn world(&self) -> &World {
         &self.world
+    }
+
+    /// The options the input was built with.
+    pub fn options(&self) -> &Options {
+        &self.options
     }
 
     /// The live-cluster states Kueue tolerates, reported on the side.
@@ -183,24 +201,109 @@ impl ScheduleInput {
     }
 }
 
-/// Runs Kueue's scheduling cycles on `input` (at most `options.cycles`, or until a cycle
-/// changes nothing), with fair sharing when the input has it, and reports.
+/// Runs Kueue's scheduling cycles on `input` (at most its [`Options::cycles`], or until a
+/// cycle changes nothing), with fair sharing when the input has it, and reports.
+///
+/// Infallible: every input problem is refused by [`Input::from_model`].
 ///
 /// # Complexity
 /// O(cycles × (heads × (flavors × resources × depth + candidates log candidates))), plus
 /// O(heads × N·F) per cycle under fair sharing.
-pub fn run(input: &ScheduleInput, options: &ScheduleOptions) -> ScheduleReport {
+pub fn run(input: &Input) -> ScheduleReport {
     let world = &input.world;
+    let cycles = input.options.cycles;
     match &input.fair {
         Some(policy) => {
             let mut s = Scheduler::with_policy(world, policy.clone());
-            s.run(options.cycles);
+            s.run(cycles);
             ScheduleReport::from_scheduler(world, &s)
         }
         None => {
             let mut s = Scheduler::new(world);
-            s.run(options.cycles);
+            s.run(cycles);
             ScheduleReport::from_scheduler(world, &s)
         }
+    }
+}
+
+/// The quotas of every ClusterQueue and Cohort of the input (`kueue quotas`): the
+/// `available` and `potentialAvailable` Kueue's cache computes, at the start of the run.
+///
+/// # Complexity
+/// O(nodes × flavor-resources × depth).
+pub fn quotas(input: &Input) -> QuotasReport {
+    QuotasReport::build(&input.world)
+}
+
+impl From<crate::error::Error> for Error {
+    /// The engine's build problems, each as its diagnostic (code, object, field). A limit
+    /// when every problem is a cohort tree deeper than the limit, otherwise invalid input.
+    fn from(e: crate::error::Error) -> Error {
+        let limit =
+            !e.problems.is_empty() && e.problems.iter().all(|p| p.code == codes::TREE_TOO_DEEP);
+        let diagnostics: Vec<Diagnostic> = e.problems.iter().map(|p| p.diagnostic()).collect();
+        if limit {
+            Error::limit(diagnostics)
+        } else {
+            Error::invalid_input(diagnostics)
+        }
+    }
+}
+
+#[cfg(all(test, feature = "yaml"))]
+#[allow(clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn model(yaml: &str) -> Model {
+        gpuquota_model::import_str("t.yaml", yaml)
+            .expect("valid YAML")
+            .model
+    }
+
+    const CQ: &str = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: research}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{name: default, resources: [{name: cpu, nominalQuota: 6, lendingLimit: 2}]}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: default}\n";
+
+    #[test]
+    fn refused_input_is_one_error_with_the_validators_kind_and_field() {
+        let e = Input::from_model(&model(CQ), &Options::default()).expect_err("refused");
+        assert!(e.is_invalid_input());
+        let d = &e.diagnostics().0[0];
+        // the validator's own kind, not one looked up among the engine's kinds
+        assert_eq!(d.kind, "ClusterQueue");
+        assert_eq!(d.name, "research");
+        assert_eq!(
+            d.field,
+            "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit"
+        );
+        assert_eq!(d.code, gpuquota_model::diag::codes::INVALID);
+        assert_eq!(e.diagnostics().len(), 1);
+    }
+
+    #[test]
+    fn a_tree_too_deep_is_a_limit() {
+        let e = Error::from(crate::error::Error {
+            problems: vec![crate::error::BuildProblem {
+                kind: "Cohort".into(),
+                name: "c1001".into(),
+                field: "spec.parentName".into(),
+                message: "too deep".into(),
+                code: codes::TREE_TOO_DEEP,
+            }],
+        });
+        assert!(e.is_limit());
+        assert_eq!(e.to_string(), "Cohort \"c1001\": spec.parentName: too deep");
+    }
+
+    #[test]
+    fn options_travel_in_the_input() {
+        let yaml = CQ.replace(", lendingLimit: 2", "");
+        let options = Options::default().with_cycles(Some(3));
+        let input = Input::from_model(&model(&yaml), &options).expect("valid");
+        assert_eq!(input.options().cycles, Some(3));
+        assert!(!input.fair_sharing());
+        let report = run(&input);
+        // no workload: the first cycle has no head and is not counted
+        assert_eq!(report.cycles, 0);
+        assert!(report.admitted.is_empty());
     }
 }

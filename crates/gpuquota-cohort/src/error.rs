@@ -34,8 +34,8 @@ pub mod codes {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, thiserror::Error)]
 #[error("{kind} {name:?}: {field}: {message}")]
 pub struct BuildProblem {
-    /// Object kind (`ClusterQueue`, `Workload`, …).
-    pub kind: &'static str,
+    /// Object kind (`ClusterQueue`, `Workload`, …), as the validator or the builder named it.
+    pub kind: String,
     /// Object name (`namespace/name` for namespaced kinds).
     pub name: String,
     /// Field path, e.g. `spec.resourceGroups[0].flavors[1].resources[0].nominalQuota`.
@@ -51,7 +51,7 @@ impl BuildProblem {
     /// The problem as a [`gpuquota_model::diag::Diagnostic`] (severity error, engine `kueue`).
     pub fn diagnostic(&self) -> gpuquota_model::diag::Diagnostic {
         gpuquota_model::diag::Diagnostic::error(self.code, self.message.clone())
-            .object(self.kind, self.name.clone())
+            .object(self.kind.clone(), self.name.clone())
             .field(self.field.clone())
             .engine("kueue")
     }

@@ -53,9 +53,7 @@
 //! first; classical preemption does not apply that step.
 //!
 //! ```
-//! use gpuquota_cohort::fair::{FairSharing, schedule};
-//! use gpuquota_cohort::World;
-//! use gpuquota_fairshare::config::settings_from_configuration;
+//! use gpuquota_cohort::{Input, Options, run};
 //! use gpuquota_model::import_str;
 //!
 //! // Two queues of 4 GPUs share a cohort; "a" runs 6 (borrows 2), "b" now wants its 4 back.
@@ -70,9 +68,10 @@
 //!     }
 //! }
 //! let model = import_str("fs.yaml", &yaml).unwrap().model;
-//! let world = World::build(&model).unwrap();
-//! let settings = settings_from_configuration(None, true).unwrap();
-//! let report = schedule(&world, &model, settings, None).unwrap();
+//! // fair sharing on without a Configuration that turns it on
+//! let input = Input::from_model(&model, &Options::default().with_fair_sharing(true)).unwrap();
+//! assert!(input.fair_sharing());
+//! let report = run(&input);
 //! // b is within nominal: it reclaims one of a's workloads, then is admitted.
 //! assert_eq!(report.preempted.len(), 1);
 //! assert_eq!(report.preempted[0].reason, "InCohortReclamation");
@@ -95,10 +94,9 @@ use ordered_float::OrderedFloat;
 
 use crate::afs_clock::{Ledger, Nanos, mul_by_float};
 use crate::assign::Assignment;
-use crate::cycle::{Classical, Entry, Policy, Scheduler};
+use crate::cycle::{Classical, Entry, Policy};
 use crate::ids::Table;
 use crate::preempt::{Admitted, PreemptReason, Target};
-use crate::report::ScheduleReport;
 use crate::tree::{FrId, NodeKind, Usage};
 
 mod view;
@@ -847,25 +845,4 @@ impl FairSharing {
         let i = afs.lq_keys.iter().position(|k| k == key)?;
         Some(afs.lq_usage_of(i))
     }
-}
-
-/// Runs cycles with fair sharing (at most `cycles`, or until a cycle changes nothing) and
-/// reports, like [`crate::schedule`].
-///
-/// # Errors
-/// As [`FairSharing::new`].
-///
-/// # Complexity
-/// O(cycles × heads × (assignment + preemption + depth·B·F)) for branching factor B and F
-/// flavor-resources.
-pub fn schedule(
-    world: &World,
-    model: &Model,
-    settings: FairSharingSettings,
-    cycles: Option<u32>,
-) -> Result<ScheduleReport, FairShareError> {
-    let policy = FairSharing::new(world, model, settings)?;
-    let mut s = Scheduler::with_policy(world, policy);
-    s.run(cycles);
-    Ok(ScheduleReport::from_scheduler(world, &s))
 }

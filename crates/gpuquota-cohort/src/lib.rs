@@ -3,7 +3,7 @@
 //! their defaults; the upstream files are listed in `gpuquota::design`) and explained as data.
 //!
 //! ```
-//! use gpuquota_cohort::{ScheduleInput, ScheduleOptions, ScheduleReport, run};
+//! use gpuquota_cohort::{Input, Options, Report, run};
 //! use gpuquota_model::import_str;
 //!
 //! let yaml = r#"
@@ -46,9 +46,8 @@
 //!     template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
 //! "#;
 //! let model = import_str("example.yaml", yaml).expect("valid YAML").model;
-//! let options = ScheduleOptions::default();
-//! let input = ScheduleInput::from_model(&model, &options).expect("well-formed objects");
-//! let report: ScheduleReport = run(&input, &options);
+//! let input = Input::from_model(&model, &Options::default())?;
+//! let report: Report = run(&input);
 //! assert_eq!(report.admitted.len(), 1);
 //! assert_eq!(report.admitted[0].workload, "ns/big");
 //! assert_eq!(report.pending[0].reason, "WaitingForQuota");
@@ -56,7 +55,20 @@
 //!     report.pending[0].message,
 //!     "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 1 more needed"
 //! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # The way in
+//!
+//! [`Input::from_model`] checks a [`gpuquota_model::Model`] with the [`Options`] once
+//! (every problem at once, as one [`gpuquota_model::Error`]), and [`run`] runs the cycles
+//! over it, infallibly, and returns the [`Report`]; [`quotas`] reads the quota picture of
+//! the same input. Lower-level pieces stay public for embedders that build or drive the
+//! engine themselves, and are not entry points: [`World`] ([`World::build`],
+//! [`World::build_unvalidated`] for objects as upstream's scheduler tests create them,
+//! [`Input::from_world`] to run one), [`Scheduler`] and the [`Policy`] trait (to run cycle
+//! by cycle, withhold and add arrivals, as the simulator does), and the engine's modules
+//! ([`tree`], [`fair`], [`assign`], ...) for their types.
 //!
 //! # Properties
 //!
@@ -109,8 +121,8 @@
 //! [`PreemptReason::InCohortFairSharing`], the dominant resource share of
 //! `pkg/cache/scheduler/fair_sharing.go`) and admission fair sharing (a ClusterQueue's head by
 //! LocalQueue usage) on top of the `gpuquota-fairshare` crate, run with [`Scheduler::with_policy`]
-//! or [`ScheduleInput`] and [`run`] (fair sharing on through the `Configuration` or
-//! [`ScheduleOptions::fair_sharing`]). Dependency edge: `gpuquota-cohort` → `gpuquota-fairshare` (the
+//! or [`Input`] and [`run`] (fair sharing on through the `Configuration` or
+//! [`Options::fair_sharing`]). Dependency edge: `gpuquota-cohort` → `gpuquota-fairshare` (the
 //! fair-sharing crate never depends on this engine; it reads the engine's own quota forest and
 //! snapshot through its `QuotaView` trait, which [`fair::ForestView`] implements).
 //!
@@ -293,31 +305,14 @@ pub mod world;
 
 pub use cycle::incremental::{self, CycleOutcome};
 pub use cycle::{Classical, Entry, Policy, Scheduler};
-pub use entry::{ScheduleInput, ScheduleOptions, run};
-pub use error::{BuildProblem, Error, Warning};
+pub use entry::{Input, Options, quotas, run};
+pub use error::{BuildProblem, Warning};
 pub use explain::{FlavorReason, NoFitReason, Pending};
 pub use preempt::PreemptReason;
+/// What [`run`] returns: admissions, preemptions and a pending reason per workload.
+pub use report::ScheduleReport as Report;
 pub use report::{QuotasReport, ScheduleReport};
 pub use world::World;
-
-/// Runs cycles on `world` (at most `cycles`, or until a cycle changes nothing) and reports:
-/// [`run`] without fair sharing, for callers that built the [`World`] themselves.
-///
-/// # Complexity
-/// O(cycles × (heads × (flavors × resources × depth + candidates log candidates))).
-pub fn schedule(world: &World, cycles: Option<u32>) -> ScheduleReport {
-    let mut s = Scheduler::new(world);
-    s.run(cycles);
-    ScheduleReport::from_scheduler(world, &s)
-}
-
-/// The quotas of every ClusterQueue and Cohort (`kueue quotas`).
-///
-/// # Complexity
-/// O(nodes × flavor-resources × depth).
-pub fn quotas(world: &World) -> QuotasReport {
-    QuotasReport::build(world)
-}
 
 /// The kinds this engine reads, and so the kinds whose validation errors
 /// ([`gpuquota_model::validate::diagnostics_of`]) make [`World::build`] refuse the input.

@@ -186,15 +186,50 @@ pub(crate) fn world(yaml: &str) -> World {
 }
 
 pub(crate) fn run(yaml: &str) -> ScheduleReport {
-    gpuquota_cohort::schedule(&world(yaml), None)
+    schedule(&world(yaml), None)
 }
 
 pub(crate) fn run_cycles(yaml: &str, n: u32) -> ScheduleReport {
-    gpuquota_cohort::schedule(&world(yaml), Some(n))
+    schedule(&world(yaml), Some(n))
+}
+
+/// Runs the classical engine on a world the test built (at most `cycles` cycles).
+pub(crate) fn schedule(world: &World, cycles: Option<u32>) -> ScheduleReport {
+    let options = gpuquota_cohort::Options::default().with_cycles(cycles);
+    gpuquota_cohort::run(&gpuquota_cohort::Input::from_world(
+        world.clone(),
+        None,
+        &options,
+    ))
+}
+
+/// Runs fair sharing with `settings` on a world the test built from `model`.
+pub(crate) fn fair_schedule(
+    world: &World,
+    model: &gpuquota_model::Model,
+    settings: gpuquota_fairshare::config::FairSharingSettings,
+    cycles: Option<u32>,
+) -> Result<ScheduleReport, gpuquota_fairshare::FairShareError> {
+    let policy = gpuquota_cohort::fair::FairSharing::new(world, model, settings)?;
+    let options = gpuquota_cohort::Options::default().with_cycles(cycles);
+    Ok(gpuquota_cohort::run(&gpuquota_cohort::Input::from_world(
+        world.clone(),
+        Some(policy),
+        &options,
+    )))
+}
+
+/// The quotas of a world the test built.
+pub(crate) fn quotas_of(world: &World) -> QuotasReport {
+    gpuquota_cohort::quotas(&gpuquota_cohort::Input::from_world(
+        world.clone(),
+        None,
+        &gpuquota_cohort::Options::default(),
+    ))
 }
 
 pub(crate) fn quotas(yaml: &str) -> QuotasReport {
-    gpuquota_cohort::quotas(&world(yaml))
+    quotas_of(&world(yaml))
 }
 
 pub(crate) fn admitted_names(r: &ScheduleReport) -> Vec<String> {

@@ -119,7 +119,7 @@ fn unmodelled_configuration_and_topology_requests_are_warnings() {
     );
     // and it is still admitted by quota
     assert_eq!(
-        admitted_names(&gpuquota_cohort::schedule(&world, None)),
+        admitted_names(&crate::common::schedule(&world, None)),
         ["ns/w"]
     );
 }
@@ -135,7 +135,7 @@ fn a_missing_flavor_makes_the_queue_inactive_not_the_input_invalid() {
     let world = world(&y);
     assert!(world.warnings.iter().any(|w| w.to_string()
         == "ClusterQueue \"q\": flavor(s) absent not found; the ClusterQueue is inactive (FlavorNotFound)"));
-    let r = gpuquota_cohort::schedule(&world, None);
+    let r = crate::common::schedule(&world, None);
     let p = pending_of(&r, "ns/w");
     assert_eq!(p.message, "ClusterQueue q is inactive");
 }

@@ -234,7 +234,7 @@ fn missing_and_inactive_queues() {
             .iter()
             .any(|x| x.name == "noflavor" && x.message.contains("FlavorNotFound"))
     );
-    let r = gpuquota_cohort::schedule(&w, None);
+    let r = crate::common::schedule(&w, None);
     let got: Vec<(String, String, String, String)> = r
         .pending
         .iter()
@@ -303,7 +303,7 @@ fn cohort_cycle_makes_queues_inactive() {
     y += &wl("w", "q", 0, 1, 1, &[("nvidia.com/gpu", "1")]);
     let w = world(&y);
     assert!(w.warnings.iter().any(|x| x.message.contains("cycle")));
-    let r = gpuquota_cohort::schedule(&w, None);
+    let r = crate::common::schedule(&w, None);
     let p = pending_of(&r, "ns/w");
     assert_eq!(
         (p.reason.as_str(), p.message.as_str()),

@@ -19,7 +19,7 @@ fn run_fair(yaml: &str) -> ScheduleReport {
         .model;
     let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(model.configuration.as_ref(), true).unwrap();
-    gpuquota_cohort::fair::schedule(&world, &model, settings, None).unwrap()
+    crate::common::fair_schedule(&world, &model, settings, None).unwrap()
 }
 
 fn admitted_in_order(r: &ScheduleReport) -> Vec<(String, u32)> {
@@ -447,7 +447,7 @@ fn run_configured(yaml: &str) -> ScheduleReport {
         .model;
     let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(model.configuration.as_ref(), false).unwrap();
-    gpuquota_cohort::fair::schedule(&world, &model, settings, None).unwrap()
+    crate::common::fair_schedule(&world, &model, settings, None).unwrap()
 }
 
 const AFS: &str = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nadmissionFairSharing:\n  usageHalfLifeTime: 10m\n  usageSamplingInterval: 5m\n---\n";
@@ -643,7 +643,7 @@ mod properties {
                 let (model, w) = load(d);
                 let settings =
                     settings_from_configuration(model.configuration.as_ref(), false).unwrap();
-                let r = gpuquota_cohort::fair::schedule(&w, &model, settings, None).unwrap();
+                let r = crate::common::fair_schedule(&w, &model, settings, None).unwrap();
                 serde_json::to_string(&r).unwrap()
             };
             let a = run(&docs);
@@ -1438,7 +1438,7 @@ fn upstream_schedule_lowest_share_first() {
         .model;
     let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
-    let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
+    let r = crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap();
     assert_eq!(admitted_in_order(&r), vec![("eng-alpha/new".into(), 1)]);
     assert_eq!(r.admitted[0].pod_sets[0].count, 5);
     assert_eq!(r.admitted[0].pod_sets[0].flavors["cpu"], "on-demand");
@@ -1449,7 +1449,7 @@ fn upstream_schedule_lowest_share_first() {
         "Workload no longer fits after processing another workload"
     );
     // classical: the older workload goes first
-    let c = gpuquota_cohort::schedule(&world, Some(1));
+    let c = crate::common::schedule(&world, Some(1));
     assert_eq!(admitted_names(&c), vec!["eng-beta/older_new"]);
 }
 
@@ -1495,7 +1495,7 @@ fn upstream_schedule_hierarchical_tournament_winner() {
         .model;
     let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
-    let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
+    let r = crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap();
     assert_eq!(admitted_in_order(&r), vec![("eng-alpha/d1".into(), 1)]);
     for left in ["eng-alpha/e1", "eng-alpha/f1", "eng-alpha/g1"] {
         assert_eq!(
@@ -1583,7 +1583,7 @@ fn upstream_schedule_preempt_from_highest_share() {
         .model;
     let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
-    let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
+    let r = crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap();
     let mut v = victims(&r);
     v.sort();
     assert_eq!(
@@ -1607,7 +1607,7 @@ fn upstream_schedule_preempt_from_highest_share() {
         "WaitingForPreemptedWorkloads"
     );
     // the next cycle admits it on on-demand
-    let r2 = gpuquota_cohort::fair::schedule(
+    let r2 = crate::common::fair_schedule(
         &world,
         &model,
         settings_from_configuration(None, true).unwrap(),
@@ -1654,7 +1654,7 @@ fn upstream_schedule_queue_borrowing_less_wins() {
         let world =
             gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
         let settings = settings_from_configuration(None, true).unwrap();
-        let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
+        let r = crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap();
         assert_eq!(
             admitted_in_order(&r),
             vec![("eng-alpha/c1".into(), 1)],
@@ -1723,7 +1723,7 @@ fn upstream_schedule_multiple_preemptions_within_queues() {
         .model;
     let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
-    let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
+    let r = crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap();
     let mut v = victims(&r);
     v.sort();
     assert_eq!(
@@ -1793,7 +1793,7 @@ fn one_cycle(
         .model;
     let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
-    gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap()
+    crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap()
 }
 
 /// Upstream `TestScheduleForFairSharing` "fair sharing schedule workload with lowest drf
@@ -1978,7 +1978,7 @@ fn upstream_schedule_nominal_first_is_per_flavor() {
         .model;
     let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
-    let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
+    let r = crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap();
     assert_eq!(admitted_in_order(&r), vec![("eng-alpha/wl-a".into(), 1)]);
     assert_eq!(r.admitted[0].pod_sets[0].flavors["cpu"], "on-demand");
     assert_eq!(pending_of(&r, "eng-alpha/wl-b").cluster_queue, "cq-b");
@@ -2030,7 +2030,7 @@ fn upstream_schedule_prefer_reclamation_over_priority_preemption() {
         .model;
     let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
-    let r = gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap();
+    let r = crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap();
     assert_eq!(
         victims(&r),
         vec![s(
@@ -2059,7 +2059,7 @@ fn upstream_schedule_in_queue_preemption_under_fair_sharing() {
         let world =
             gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
         let settings = settings_from_configuration(None, true).unwrap();
-        gpuquota_cohort::fair::schedule(&world, &model, settings, Some(1)).unwrap()
+        crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap()
     };
     let w = |name: &str, q: &str, prio: i32, flavor: Option<&str>| {
         let mut s = format!(

@@ -59,8 +59,8 @@ proptest! {
             x ^= x << 17;
             shuffled.swap(i, (x % (i as u64 + 1)) as usize);
         }
-        let a = serde_json::to_string(&gpuquota_cohort::schedule(&build(&docs), None)).unwrap();
-        let b = serde_json::to_string(&gpuquota_cohort::schedule(&build(&shuffled), None)).unwrap();
+        let a = serde_json::to_string(&crate::common::schedule(&build(&docs), None)).unwrap();
+        let b = serde_json::to_string(&crate::common::schedule(&build(&shuffled), None)).unwrap();
         prop_assert_eq!(a, b);
     }
 

@@ -136,7 +136,7 @@ fn implicit_cohort() {
     y += &cq("b", Some("ghost"), "", &[vec![gpu("f", "3")]]);
     let w = world(&y);
     assert!(w.warnings.iter().any(|x| x.name == "ghost"));
-    let v = serde_json::to_value(gpuquota_cohort::quotas(&w)).unwrap();
+    let v = serde_json::to_value(crate::common::quotas_of(&w)).unwrap();
     assert_eq!(
         v["cohorts"]["ghost"]["f"]["nvidia.com/gpu"]["subtreeQuota"],
         "5"
@@ -195,7 +195,7 @@ fn over_admission_is_tolerated() {
             .iter()
             .any(|x| x.message.contains("exceed the quota"))
     );
-    let v = serde_json::to_value(gpuquota_cohort::quotas(&w)).unwrap();
+    let v = serde_json::to_value(crate::common::quotas_of(&w)).unwrap();
     assert_eq!(
         v["clusterQueues"]["small"]["f"]["nvidia.com/gpu"]["available"],
         "0"

@@ -113,7 +113,7 @@ fn fair_sharing_preempt_readmit_loop_is_reported() {
     let imported = gpuquota_model::import_str("t.yaml", &y).unwrap();
     let world = gpuquota_cohort::World::build(&imported.model).unwrap();
     let settings = gpuquota_fairshare::config::settings_from_configuration(None, true).unwrap();
-    let r = gpuquota_cohort::fair::schedule(&world, &imported.model, settings, None).unwrap();
+    let r = crate::common::fair_schedule(&world, &imported.model, settings, None).unwrap();
     assert!(r.preempted.len() > 10);
     assert_eq!(r.warnings.len(), 1);
     assert!(
@@ -168,7 +168,7 @@ pub(crate) fn chain(depth: usize) -> String {
 fn cohort_trees_deeper_than_the_limit_are_refused() {
     let ok = world(&chain(1000));
     assert_eq!(ok.tree.nodes.len(), 1001);
-    let r = gpuquota_cohort::schedule(&ok, None);
+    let r = crate::common::schedule(&ok, None);
     // the leaf borrows 1 CPU from the chain above it
     assert_eq!(admitted_names(&r), ["ns/w"]);
 
@@ -176,7 +176,7 @@ fn cohort_trees_deeper_than_the_limit_are_refused() {
     let err = gpuquota_cohort::World::build(&imported.model).unwrap_err();
     assert_eq!(err.problems.len(), 1);
     let p = &err.problems[0];
-    assert_eq!((p.kind, p.name.as_str()), ("Cohort", "c01000"));
+    assert_eq!((p.kind.as_str(), p.name.as_str()), ("Cohort", "c01000"));
     assert_eq!(p.field, "spec.parentName");
     assert_eq!(p.code.as_str(), "tree-too-deep");
     let d = p.diagnostic();

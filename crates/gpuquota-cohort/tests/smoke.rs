@@ -68,7 +68,7 @@ fn tolerated_limits_are_warnings() {
     );
     assert!(gpuquota_cohort::World::build(&imported.model).is_err());
     // without a cohort the borrowing limit is ignored: the maximum capacity is the nominal
-    let r = gpuquota_cohort::schedule(&w, None);
+    let r = crate::common::schedule(&w, None);
     assert_eq!(admitted_names(&r), ["ns/w"]);
     assert_eq!(
         pending_of(&r, "ns/big").message,

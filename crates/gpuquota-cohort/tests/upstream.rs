@@ -942,7 +942,7 @@ fn multiple_preemptions_skip_when_shared_limited_resource() {
         x.message
             .contains("reclaimWithinCohort=Never and borrowWithinCohort")
     }));
-    let r = gpuquota_cohort::schedule(&w, Some(1));
+    let r = crate::common::schedule(&w, Some(1));
     assert_eq!(
         preempted_names(&r),
         [("ns/a1".to_string(), "InClusterQueue".to_string())]

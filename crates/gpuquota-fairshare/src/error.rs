@@ -124,7 +124,50 @@ impl FairShareError {
     }
 }
 
+impl From<FairShareError> for gpuquota_model::Error {
+    /// The crate's edge: the validator's diagnostics as they are, any other problem as one
+    /// diagnostic with [`FairShareError::code`]. The kind follows the variant: a tree too
+    /// deep is a limit, an overflow is overflow, everything else invalid input.
+    fn from(e: FairShareError) -> gpuquota_model::Error {
+        use gpuquota_model::Error;
+        let one = |e: &FairShareError| gpuquota_model::Diagnostic::error(e.code(), e.to_string());
+        match e {
+            FairShareError::Validation(d) => Error::invalid_input(d),
+            FairShareError::TreeTooDeep { .. } => Error::limit(one(&e)),
+            FairShareError::Overflow { .. } => Error::overflow(gpuquota_model::Diagnostic::error(
+                gpuquota_model::diag::codes::OVERFLOW,
+                e.to_string(),
+            )),
+            _ => Error::invalid_input(one(&e)),
+        }
+    }
+}
+
 /// Several independent configuration problems, reported together.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
 pub struct ConfigErrors(pub Vec<FairShareError>);
+
+#[cfg(test)]
+mod edge_tests {
+    use super::FairShareError;
+
+    #[test]
+    fn the_kind_follows_the_variant() {
+        let deep = gpuquota_model::Error::from(FairShareError::TreeTooDeep { cohort: "c".into() });
+        assert!(deep.is_limit());
+        assert_eq!(
+            deep.diagnostics().0[0].code,
+            gpuquota_model::limits::TREE_TOO_DEEP
+        );
+        let overflow = gpuquota_model::Error::from(FairShareError::overflow("drs"));
+        assert!(overflow.is_overflow());
+        assert_eq!(overflow.to_string(), "drs: arithmetic overflow");
+        let dup = gpuquota_model::Error::from(FairShareError::Duplicate {
+            kind: "ClusterQueue".into(),
+            name: "a".into(),
+        });
+        assert!(dup.is_invalid_input());
+        assert_eq!(dup.to_string(), "ClusterQueue \"a\": defined twice");
+    }
+}

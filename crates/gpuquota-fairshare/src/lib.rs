@@ -25,6 +25,20 @@
 //! # Ok::<(), gpuquota_fairshare::FairShareError>(())
 //! ```
 //!
+//! # A library of functions, not an engine with an input
+//!
+//! Unlike the engines (Kueue, KAI, MIG, metering), this crate has no `Input` and no `run`:
+//! it answers several independent questions, each with its own small input, and the one
+//! end-to-end run it belongs to, Kueue's scheduling with fair sharing, is the Kueue
+//! engine's (`gpuquota-cohort`'s `Options::fair_sharing`, or a `Configuration` that turns
+//! fair sharing on). Its functions are building blocks: a ClusterQueue's or Cohort's share
+//! ([`tree::FairShareTree::drs`], [`shares::kueue_shares`] over a whole platform), the
+//! fair-sharing order and preemption rules the Kueue engine calls, and the general
+//! allocators ([`waterfill::water_fill`], [`drf`]) over plain numbers. One uniform
+//! `Input`/`run` pair would have to be a union of these unrelated inputs. The functions
+//! return the typed [`FairShareError`], and `?` converts it into the workspace's one
+//! `gpuquota_model::Error` at the caller's edge.
+//!
 //! # Kueue pieces
 //!
 //! | module | upstream | what |

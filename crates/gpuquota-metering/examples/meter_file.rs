@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use gpuquota_metering::{Document, meter};
+use gpuquota_metering::Document;
+use gpuquota_metering::engine::meter;
 
 fn main() {
     let Some(path) = std::env::args().nth(1) else {

@@ -2,7 +2,7 @@
 //! separately, for showback and chargeback in exact integer money.
 //!
 //! ```
-//! use gpuquota_metering::{Document, meter};
+//! use gpuquota_metering::{Document, Input, run};
 //!
 //! let doc = Document::from_yaml(r#"
 //! window: {start: 0, end: 36000}
@@ -13,14 +13,27 @@
 //!   - {department: A, cardType: H200, gpus: 2, start: 0, end: 36000}
 //!   - {namespace: team-a, cardType: H200, mig: 1g.18gb, count: 1, start: 0, end: 25200}
 //! "#)?;
-//! let report = meter(&doc.into_input(&[])?)?;
+//! let report = run(&Input::from_document(&doc, &[])?)?;
 //! let out = report.to_output();
 //! assert_eq!(out.lines[0].allocated_hours, "21.000000"); // 2·10 h + 7 h · 1/7
 //! assert_eq!(out.lines[0].cost, "94.50");
 //! assert_eq!(out.idle[0].hours, "19.000000");            // 4 cards · 10 h − 21 h
 //! assert_eq!(out.totals.cost, "180.00");                 // 40 card-hours at $4.50
-//! # Ok::<(), gpuquota_metering::MeteringError>(())
+//! # Ok::<(), gpuquota_model::Error>(())
 //! ```
+//!
+//! # The way in
+//!
+//! Metering reads records, not Kubernetes objects: [`Input::from_document`] (a
+//! [`Document`] read with [`Document::from_yaml`], and its DCGM files) or [`Input::new`]
+//! with the [`Options`] and the fields filled as Rust values build the [`Input`], and
+//! [`run`] meters it into the [`Report`], returning every problem as one
+//! [`gpuquota_model::Error`]. `run` is fallible because the input is plain data checked as
+//! it is metered (see [`run`]). Lower-level pieces stay public
+//! and are not entry points: [`engine::meter`] (the same run with the engine's typed
+//! [`MeteringError`], for callers and tests that match on the cause), the
+//! [`Document::into_input_with`] family (streams opened by the caller, device sharing),
+//! [`dcgm`], [`openmetrics`] and [`budget`].
 //!
 //! # Properties
 //!
@@ -222,7 +235,7 @@
 //! * `fuzzing`: `Arbitrary` inputs and the check functions of the `fuzzing` module used by the
 //!   fuzz target and the smoke test (implies `yaml`).
 //!
-//! With `default-features = false`, [`meter`] runs over an [`Input`] built as plain Rust
+//! With `default-features = false`, [`run`] runs over an [`Input`] built as plain Rust
 //! values (or a [`Document`] built so and converted with [`Document::into_input`]), DCGM
 //! exposition and OpenMetrics text is read, and the report renders as a table, CSV and
 //! OpenMetrics, without serde, serde_json or a YAML parser in the build; a `query_range` JSON
@@ -234,6 +247,7 @@
 pub mod budget;
 pub mod dcgm;
 pub mod engine;
+pub mod entry;
 pub mod figure;
 pub mod input;
 pub mod mig;
@@ -248,8 +262,9 @@ pub mod fuzzing;
 pub use engine::{
     Basis, BorrowedMode, BusyFraction, CardType, Config, Department, GridSeries, Holding, IdleMode,
     Input, Owner, QuotaStep, RawSeries, Record, Service, Shape, TimeFormat, Tokens, UNASSIGNED,
-    UNATTRIBUTED, Window, meter,
+    UNATTRIBUTED, Window,
 };
+pub use entry::{Options, run};
 pub use input::Document;
 pub use mig::MigPolicy;
 pub use money::{Currency, RoundingMode};
@@ -333,7 +348,7 @@ pub enum MeteringError {
         overlap_end: i64,
     },
     /// More cards held than the card type's capacity (reserved for callers that treat the
-    /// capacity warning as an error; [`meter`] itself warns).
+    /// capacity warning as an error; [`run`] itself warns).
     #[error(
         "card type {card_type}: {held_units}/720720 cards held at {at}, more than its capacity {capacity}"
     )]

@@ -3,7 +3,8 @@
 //! node-exporter textfile collector reads (so a budget dashboard is one Grafana panel).
 //!
 //! ```
-//! use gpuquota_metering::{Document, meter, openmetrics};
+//! use gpuquota_metering::{Document, openmetrics};
+//! use gpuquota_metering::engine::meter;
 //!
 //! let doc = Document::from_yaml(r#"
 //! window: {start: 0, end: 36000}

@@ -15,7 +15,8 @@
 
 use std::process::ExitCode;
 
-use gpuquota_mig::{Catalogue, PlanOptions, Prepared};
+use gpuquota_mig::plan::Prepared;
+use gpuquota_mig::{Catalogue, PlanOptions};
 
 fn cpu_ns() -> u64 {
     std::fs::read_to_string("/proc/thread-self/schedstat")

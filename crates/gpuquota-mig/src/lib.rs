@@ -2,7 +2,7 @@
 //! validation, an exact layout planner and mig-parted export.
 //!
 //! ```
-//! use gpuquota_mig::{Catalogue, PlanOptions, PlanRequest, plan};
+//! use gpuquota_mig::{Catalogue, Input, Options, PlanRequest, run};
 //!
 //! let (request, unknown_fields) = PlanRequest::from_yaml(r#"
 //! mode: keep-busy-gpus
@@ -15,8 +15,8 @@
 //!   - {resource: nvidia.com/mig-2g.10gb, count: 3}
 //! "#)?;
 //! assert!(unknown_fields.is_empty());
-//! let problem = request.resolve(Catalogue::builtin()).map_err(|e| format!("{e:?}"))?;
-//! let p = plan(&problem, &PlanOptions::default())?;
+//! let input = Input::new(&request, Catalogue::builtin(), &Options::default())?;
+//! let p = run(&input);
 //! // GPU 0 runs work, so it keeps its layout; GPU 1 is cut into 3 x 2g.10gb.
 //! assert_eq!((p.value, p.reconfigured, p.optimal), (3, 1, true));
 //! assert_eq!(p.satisfied["nvidia.com/mig-2g.10gb"], 3);
@@ -35,6 +35,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # The way in
+//!
+//! [`Input::new`] resolves a [`PlanRequest`] (read with [`PlanRequest::from_yaml`] or built
+//! as Rust values; MIG planning reads no Kubernetes objects, so this stands where the other
+//! engines have `Input::from_model`) against a [`Catalogue`] with the [`Options`], refusing
+//! every input problem as one [`gpuquota_model::Error`]; [`run`] plans it, infallibly, and
+//! returns the [`Report`] (a [`Plan`]). Lower-level pieces stay public and are not entry
+//! points: [`PlanRequest::resolve`] and [`PlanInstance`], the planner's stages in [`plan`]
+//! ([`plan::plan`], [`plan::greedy`], [`plan::Prepared`], used by the property tests and
+//! benchmarks), the catalogue, layout checks ([`check`], [`verify()`]) and mig-parted files
+//! ([`parted`], [`mig_parted_config`]).
+//!
 //! # What the crate does
 //!
 //! * [`Catalogue`]: every GPU model of `mig-profiles.json` (turned into a Rust table by the
@@ -47,7 +59,7 @@
 //!   allowed starts, no overlapping units, one OFA holder (`+me`) per GPU, RTX `+me.all` only
 //!   beside `-me` profiles, media engine counters. [`advertised_resources`] gives what a node
 //!   advertises under the device plugin's `single`, `mixed` and `none` strategies.
-//! * [`plan()`]: the layout planning problem with the lexicographic objective (weighted
+//! * [`run`] ([`Input`]): the layout planning problem with the lexicographic objective (weighted
 //!   satisfied demand `W`, then reconfigured GPUs `R`, then fragmentation `F`), under
 //!   [`Mode::KeepBusyGpus`] (GPU operator MIG manager) or [`Mode::PinBusyInstances`] (dynamic
 //!   MIG). `mig plan --fast` ([`PlanOptions::fast`]) keeps the greedy path alone.
@@ -267,6 +279,7 @@
 
 pub mod catalogue;
 pub mod documents;
+pub mod entry;
 pub mod export;
 pub mod input;
 pub mod layout;
@@ -291,6 +304,7 @@ pub use catalogue::{
 #[cfg(feature = "yaml")]
 pub use documents::read_documents;
 pub use documents::{MigDocuments, unknown_field_message};
+pub use entry::{Input, Options, Report, run};
 pub use export::{mig_parted_config, placements_yaml};
 pub use input::{
     DemandSpec, GpuSpec, InputError, InstanceSpec, Mode, NodeSpec, PlanInstance, PlanRequest,
@@ -305,8 +319,7 @@ pub use parted::{
     validate_config,
 };
 pub use plan::{
-    DEFAULT_BUDGET, GpuPlan, Plan, PlanError, PlanOptions, PlannedInstance, Prepared,
-    gpu_fragmentation, greedy, plan,
+    DEFAULT_BUDGET, GpuPlan, Plan, PlanError, PlanOptions, PlannedInstance, gpu_fragmentation,
 };
 pub use table::{ModelReport, ProfileReport, model_report, plan_table, profiles_table};
 pub use verify::{Violation, verify};

@@ -15,7 +15,7 @@ pub(crate) fn problem(req: &PlanRequest) -> PlanInstance<'static> {
 pub(crate) fn solve(yaml: &str) -> Plan {
     let req = request(yaml);
     let p = problem(&req);
-    let plan = gpuquota_mig::plan(&p, &PlanOptions::default()).expect("plans");
+    let plan = gpuquota_mig::plan::plan(&p, &PlanOptions::default()).expect("plans");
     gpuquota_mig::verify(&p, &plan).expect("verified");
     plan
 }

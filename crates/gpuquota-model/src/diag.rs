@@ -141,6 +141,8 @@ pub mod codes {
     /// A field the API server accepts but an engine ignores (e.g. a ResourceQuota's
     /// `limits.nvidia.com/gpu`).
     pub const IGNORED_BY_ENGINES: Code = Code::new("ignored-by-engines");
+    /// An integer quantity an engine adds up or multiplies exceeds its exact arithmetic.
+    pub const OVERFLOW: Code = Code::new("overflow");
 }
 
 /// One problem or warning: which input, which object, which field, what is wrong.

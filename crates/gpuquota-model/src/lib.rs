@@ -100,6 +100,7 @@
 pub mod budget;
 pub mod core;
 pub mod diag;
+pub mod error;
 pub mod ids;
 pub mod import;
 pub mod kai;
@@ -123,6 +124,7 @@ pub mod validate;
 pub mod workloads;
 
 pub use diag::{Code, Diagnostic, Diagnostics, Severity};
+pub use error::Error;
 #[cfg(feature = "yaml")]
 pub use import::{Importer, import_str};
 pub use model::{Imported, Kind, Model};

@@ -3,8 +3,7 @@
 //! consolidation, reclaim, preempt, stale-gang eviction), decided exactly as KAI does.
 //!
 //! ```
-//! use gpuquota_rank::{BuildOptions, Cluster, DivisionOptions};
-//! use gpuquota_rank::report::fairshare_json;
+//! use gpuquota_rank::{BuildOptions, Input, Options, fairshare};
 //!
 //! // Two projects on a 10-GPU cluster: deserved 2 and 1, weights 1 and 3.
 //! let yaml = r#"
@@ -32,14 +31,28 @@
 //! "#;
 //! let model = gpuquota_model::import_str("example.yaml", yaml)?.model;
 //! let total = gpuquota_rank::snapshot::parse_total("gpu=10")?;
-//! let cluster = Cluster::from_model(&model, &BuildOptions::default().with_total(total))?;
-//! let json = fairshare_json(&cluster, &DivisionOptions::default())?;
+//! let options = Options::default().with_build(BuildOptions::default().with_total(total));
+//! let input = Input::from_model(&model, &options)?;
+//! let json = serde_json::to_value(fairshare(&input)?)?;
 //! // Deserved 2 + 1, then the 7 left split 1:3 in whole units (1.75 → 1, 5.25 → 5), and the
 //! // leftover unit to the larger remainder (a: .75).
 //! assert_eq!(json["queues"]["a"]["gpu"]["fairShare"], "4");
 //! assert_eq!(json["queues"]["b"]["gpu"]["fairShare"], "6");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # The way in
+//!
+//! [`Input::from_model`] checks a [`gpuquota_model::Model`] with the [`Options`] once
+//! (every problem at once, as one [`gpuquota_model::Error`]); [`run`] runs one scheduling
+//! session over it and returns the [`Report`], and [`fairshare`] the fair-share division.
+//! `run` is fallible at run time only by overflow of the session's exact sums (see its
+//! docs). Lower-level pieces stay public for embedders that keep a cluster between
+//! sessions, and are not entry points: [`Cluster`] ([`Cluster::from_model_unvalidated`] for
+//! objects as upstream's unit tests create them, [`Input::from_cluster`] to run one),
+//! [`session::run_session`], [`live`] (a cluster kept across sessions, as the simulator
+//! does), [`Hierarchy`] and [`division`] (the division alone), [`usage`], [`runai`] and the
+//! report types.
 //!
 //! # Properties
 //!
@@ -127,6 +140,7 @@
 
 pub mod cron;
 pub mod division;
+pub mod entry;
 pub mod fixed;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
@@ -141,5 +155,6 @@ pub mod usage;
 pub use division::{
     Division, DivisionError, DivisionOptions, Hierarchy, Mode, QueueInput, Resource, ResourceParams,
 };
-pub use session::{SessionOptions, SessionResult, run_session};
+pub use entry::{Input, Options, Report, fairshare, run};
+pub use session::{SessionOptions, SessionResult};
 pub use snapshot::{BuildOptions, Cluster};

@@ -170,7 +170,7 @@ fn queue_tree_deeper_than_the_limit_is_an_error_naming_the_queue() {
     let ok = import_str("deep.yaml", &chain(limit)).unwrap();
     let cluster = Cluster::from_model(&ok.model, &BuildOptions::default()).unwrap();
     assert_eq!(cluster.hierarchy.queues().len(), limit);
-    let r = gpuquota_rank::run_session(&cluster, &Default::default()).unwrap();
+    let r = gpuquota_rank::session::run_session(&cluster, &Default::default()).unwrap();
     assert_eq!(r.pending.len(), 1);
     let deep = import_str("deep.yaml", &chain(limit + 1)).unwrap();
     let errs = Cluster::from_model(&deep.model, &BuildOptions::default()).unwrap_err();
@@ -244,7 +244,7 @@ fn session_overflow_is_an_error_not_a_panic() {
     let imported = import_str("big.yaml", &y).unwrap();
     let cluster =
         Cluster::from_model_unvalidated(&imported.model, &BuildOptions::default()).unwrap();
-    let err = gpuquota_rank::run_session(&cluster, &Default::default()).unwrap_err();
+    let err = gpuquota_rank::session::run_session(&cluster, &Default::default()).unwrap_err();
     assert!(err.to_string().contains("overflow"), "{err}");
 }
 

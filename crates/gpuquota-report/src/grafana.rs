@@ -204,7 +204,9 @@ mod tests {
             "window: {start: 0, end: 36000}\ncardTypes: [{name: H200, pricePerHour: \"4.50\"}]\ndepartments: [{name: A, namespaces: [a]}]\nrecords: [{department: A, cardType: H200, gpus: 2, start: 0, end: 36000}]\n",
         )
         .unwrap();
-        let report = gpuquota_metering::meter(&doc.into_input(&[]).unwrap()).unwrap();
+        let report =
+            gpuquota_metering::run(&gpuquota_metering::Input::from_document(&doc, &[]).unwrap())
+                .unwrap();
         let text = gpuquota_metering::openmetrics::render(&report, &[]);
         let d = dashboard();
         let panels = d["panels"].as_array().unwrap();

@@ -493,7 +493,7 @@ fn meter_doc(
     }
     let report = d
         .into_input(&[])
-        .and_then(|i| gpuquota_metering::meter(&i))
+        .and_then(|i| gpuquota_metering::engine::meter(&i))
         .map_err(|e| err(e.to_string()))?;
     // the bill's own warnings (cards held beyond a type's capacity, …) are the run's too:
     // on stderr whatever the output format, errors under --strict

@@ -634,13 +634,13 @@ fn finish_report(
     Ok(report)
 }
 
-fn world_problems(e: gpuquota_cohort::Error) -> Diagnostics {
+fn world_problems(e: gpuquota_cohort::error::Error) -> Diagnostics {
     Diagnostics(
         e.problems
             .iter()
             .map(|p| {
                 Diagnostic::error(ENGINE_PROBLEM, p.message.clone())
-                    .object(p.kind, p.name.clone())
+                    .object(p.kind.clone(), p.name.clone())
                     .field(p.field.clone())
             })
             .collect(),

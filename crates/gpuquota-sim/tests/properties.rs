@@ -277,8 +277,9 @@ proptest! {
         let text = cluster_text(&documents(&s));
         let r = run(&text, Some("2026-04-01T01:00:00Z"));
         let model = gpuquota_model::import_str("cluster.yaml", &text).unwrap().model;
-        let world = gpuquota_cohort::World::build(&model).unwrap();
-        let report = gpuquota_cohort::schedule(&world, None);
+        let input =
+            gpuquota_cohort::Input::from_model(&model, &gpuquota_cohort::Options::default()).unwrap();
+        let report = gpuquota_cohort::run(&input);
         let mut admitted: Vec<(String, String)> = report
             .admitted
             .iter()

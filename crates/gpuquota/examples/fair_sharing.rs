@@ -6,7 +6,7 @@ use gpuquota::fairshare::FlavorResource;
 use gpuquota::fairshare::tree::{FairShareTreeBuilder, NodeQuota};
 use gpuquota::fairshare::waterfill::{WfQueue, water_fill};
 
-fn main() -> Result<(), gpuquota::fairshare::FairShareError> {
+fn main() -> Result<(), gpuquota::Error> {
     // Kueue: two ClusterQueues with 4 GPUs each in one cohort. "a" runs 6, so it borrows 2 of
     // the 8 its cohort can lend: weightedShare = ceil(2 × 1000 / 8) = 250.
     let gpu = FlavorResource::new("a100", "nvidia.com/gpu");

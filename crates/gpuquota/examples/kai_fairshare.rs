@@ -2,14 +2,13 @@
 //!
 //! Run with `cargo run -p gpuquota --example kai_fairshare`.
 
+use gpuquota::kai::{Input, Options, fairshare, run};
 use gpuquota::model::core::{
     Container, Node, NodeStatus, Pod, PodSpec, PodStatus, ResourceRequirements,
 };
 use gpuquota::model::kai::{QUEUE_LABEL, Queue, QueueResource, QueueResources, QueueSpec};
 use gpuquota::model::meta::ObjectMeta;
 use gpuquota::model::{Model, Quantity, ResourceName};
-use gpuquota::rank::report::fairshare_json;
-use gpuquota::rank::{BuildOptions, Cluster, DivisionOptions, SessionOptions, run_session};
 
 /// Two projects on one 10-GPU node: quotas 2 and 1, over-quota weights 1 and 3, each asking
 /// for more than the whole node.
@@ -50,28 +49,19 @@ status: {phase: Pending}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let model = gpuquota::model::import_str("kai.yaml", MANIFESTS)?.model;
-    let cluster = Cluster::from_model(&model, &BuildOptions::default())?;
+    // The uniform entry point: the checked input from the model, then the run.
+    let input = Input::from_model(&model, &Options::default())?;
 
     // Division: deserved 2 + 1, then the 7 GPUs left split 1:3 in whole units.
-    let shares = fairshare_json(&cluster, &DivisionOptions::default())?;
-    let fair_share = |q: &str| {
-        shares["queues"][q]["gpu"]["fairShare"]
-            .as_str()
-            .map(String::from)
-    };
+    let shares = fairshare(&input)?;
+    let fair_share = |q: &str| shares.queues[q].gpu.fair_share.to_string();
     for q in ["a", "b"] {
-        println!(
-            "queue {q}: fair share {} GPUs",
-            fair_share(q).unwrap_or_default()
-        );
+        println!("queue {q}: fair share {} GPUs", fair_share(q));
     }
-    assert_eq!(
-        (fair_share("a"), fair_share("b")),
-        (Some("4".into()), Some("6".into()))
-    );
+    assert_eq!((fair_share("a"), fair_share("b")), ("4".into(), "6".into()));
 
     // One session: what is allocated, what waits and why.
-    let session = run_session(&cluster, &SessionOptions::default())?;
+    let session = run(&input)?;
     for a in &session.allocated {
         println!(
             "allocate {} (queue {}): {} pod(s)",
@@ -91,11 +81,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(session.pending[0].pod_group, "ns/b-1");
 
     // The same objects built as plain Rust values, without YAML, divide the same.
-    let by_hand = Cluster::from_model(&plain_model()?, &BuildOptions::default())?;
-    assert_eq!(
-        fairshare_json(&by_hand, &DivisionOptions::default())?,
-        shares
-    );
+    let by_hand = Input::from_model(&plain_model()?, &Options::default())?;
+    assert_eq!(fairshare(&by_hand)?, shares);
     Ok(())
 }
 

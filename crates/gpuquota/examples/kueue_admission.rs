@@ -2,7 +2,7 @@
 //!
 //! Run with `cargo run -p gpuquota --example kueue_admission`.
 
-use gpuquota::cohort::{ScheduleInput, ScheduleOptions, run};
+use gpuquota::kueue::{Input, Options, run};
 use gpuquota::model::import_str;
 
 /// Research owns four H200s and lends them; analytics owns none but may borrow up to three.
@@ -56,9 +56,8 @@ spec:
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let imported = import_str("platform.yaml", MANIFESTS)?;
     // The uniform entry point: the checked input from the model, then the run.
-    let options = ScheduleOptions::default();
-    let input = ScheduleInput::from_model(&imported.model, &options)?;
-    let report = run(&input, &options);
+    let input = Input::from_model(&imported.model, &Options::default())?;
+    let report = run(&input);
 
     for a in &report.admitted {
         println!(

@@ -3,7 +3,7 @@
 //!
 //! Run with `cargo run -p gpuquota --example metering`.
 
-use gpuquota::metering::{Document, meter};
+use gpuquota::metering::{Document, Input, run};
 
 /// A 10-hour window on four H200 cards: department A holds two cards all the time and a MIG
 /// 1g.18gb slice (1/7 of a card) for seven hours.
@@ -17,9 +17,10 @@ records:
   - {namespace: team-a, cardType: H200, mig: 1g.18gb, count: 1, start: 0, end: 25200}
 "#;
 
-fn main() -> Result<(), gpuquota::metering::MeteringError> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let doc = Document::from_yaml(DOCUMENT)?;
-    let report = meter(&doc.into_input(&[])?)?;
+    // The uniform entry point: the input from the document, then the run.
+    let report = run(&Input::from_document(&doc, &[])?)?;
     let out = report.to_output();
     for line in &out.lines {
         println!(

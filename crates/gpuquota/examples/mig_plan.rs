@@ -4,7 +4,8 @@
 //! Run with `cargo run -p gpuquota --example mig_plan`.
 
 use gpuquota::mig::{
-    Catalogue, DemandSpec, GpuSpec, InstanceSpec, PlanOptions, PlanRequest, mig_parted_config, plan,
+    Catalogue, DemandSpec, GpuSpec, Input, InstanceSpec, Options, PlanRequest, mig_parted_config,
+    run,
 };
 
 /// GPU 0 runs a busy 3g.20gb instance; GPU 1 has MIG on and nothing cut. Demand: 3 × 2g.10gb.
@@ -22,10 +23,12 @@ demand:
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (request, unknown_fields) = PlanRequest::from_yaml(REQUEST)?;
     assert!(unknown_fields.is_empty());
-    let problem = request
-        .resolve(Catalogue::builtin())
-        .map_err(|e| format!("{e:?}"))?;
-    let p = plan(&problem, &PlanOptions::default())?;
+    // The uniform entry point: the checked input from the request, then the run.
+    let p = run(&Input::new(
+        &request,
+        Catalogue::builtin(),
+        &Options::default(),
+    )?);
     println!(
         "served {} of the demand, {} GPU(s) reconfigured, optimal: {}",
         p.value, p.reconfigured, p.optimal
@@ -69,10 +72,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..PlanRequest::default()
     };
     assert_eq!(by_hand, request);
-    let instance = by_hand
-        .resolve(Catalogue::builtin())
-        .map_err(|e| format!("{e:?}"))?;
-    assert_eq!(plan(&instance, &PlanOptions::default())?, p);
+    let input = Input::new(&by_hand, Catalogue::builtin(), &Options::default())?;
+    assert_eq!(run(&input), p);
     print!("{}", mig_parted_config(&p));
     Ok(())
 }

@@ -21,7 +21,8 @@
 //!
 //! Dependencies only point down. An embedder who needs one algorithm takes one engine crate
 //! and the model; nothing above it is compiled. The simulator sits above the engines because
-//! it drives each of them through the same entry points the snapshot commands use, so a
+//! it drives each of them through the same entry points the snapshot commands use (each
+//! engine's `Input` and `run`, below), so a
 //! one-step simulation and a snapshot command can never disagree (that agreement is a
 //! property test of `gpuquota-sim`). The CLI renders nothing itself: every table, JSON
 //! document and CSV row is produced by the library that owns the report, so an embedder gets
@@ -45,8 +46,34 @@
 //! * `gpuquota validate` runs the model validator and then every engine's input builder, so
 //!   it fails exactly when some engine would refuse the input, and names the engine.
 //!
-//! The CLI never inspects a message: it filters and escalates diagnostics by code
-//! (`--strict` turns every warning into an error).
+//! No code reads a diagnostic's message to pick its code or its kind: the code is chosen
+//! where the problem is found (an engine's typed problem carries it, as the Kueue job
+//! conversion's reason for not converting an object does), and the CLI filters and
+//! escalates diagnostics by code (`--strict` turns every warning into an error). The one
+//! text still read is a parser error's: serde_json hands back its nesting limit, and the
+//! reader's own duplicate-key error raised inside it, only as text, so the JSON reader tells
+//! those two from other JSON errors by the error's prefix.
+//!
+//! # One way in per engine, and one error
+//!
+//! Every engine crate has the same four names at its root: `Input`, `Options`, `Report` and
+//! `run`. The input is built once from the [`model::Model`](crate::model::Model) and the
+//! options (`Input::from_model`; MIG from its planning request, metering from its records,
+//! since neither reads Kubernetes objects) and every problem of the input is refused there;
+//! `run(&Input)` then needs nothing else. A run returns `Result` only where it can fail over
+//! a checked input (KAI's exact session sums can overflow; a metering input is plain data
+//! checked as it is metered), and says so. Lower-level pieces (the Kueue `World`, the KAI
+//! `Cluster`, the MIG planner's stages) stay public for embedders and tests but are not
+//! presented as ways in. The facade's table lists the entry points, the simulator's
+//! included.
+//!
+//! Every fallible entry point returns one [`Error`](crate::Error), after jiff's error design
+//! (BurntSushi/jiff `src/error/mod.rs`): an opaque type over a private kind, told apart by
+//! predicates (`is_invalid_input`, `is_limit`, `is_io`, `is_overflow`, `is_engine`) and
+//! carrying the typed diagnostics. The engines keep their own typed problems inside (the
+//! Kueue build problems, KAI's session and division errors, MIG's input and plan errors,
+//! metering's errors, fair sharing's errors) and convert them with `From` at their crate's
+//! edge; the kind follows the problem's type or variant, never its text.
 //!
 //! # Why each engine has its own fixed-point unit
 //!
@@ -115,7 +142,7 @@
 //!
 //! Run:ai's departments, projects, ranks and over-quota weights follow NVIDIA's Run:ai
 //! documentation ("How the Scheduler Works", "Concepts and Principles", the Projects and
-//! Departments pages) and map onto a two-level KAI queue tree ([`rank::runai`](crate::rank::runai)).
+//! Departments pages) and map onto a two-level KAI queue tree ([`kai::runai`](crate::kai::runai)).
 //!
 //! **MIG**: the profiles, placements and engine rules of NVIDIA's MIG user guide, and the
 //! config format of NVIDIA/mig-parted. **DCGM**: NVIDIA/dcgm-exporter's metric and label
@@ -159,9 +186,9 @@
 //! # Deliberate deviations
 //!
 //! Each engine lists where it departs from upstream on purpose, and why, in a section of its
-//! own crate docs: [`cohort`](crate::cohort#deliberate-deviations),
+//! own crate docs: [`kueue`](crate::kueue#deliberate-deviations),
 //! [`fairshare`](crate::fairshare#deviations-from-upstream-on-purpose),
-//! [`rank`](crate::rank#deviations-from-upstream-on-purpose),
+//! [`kai`](crate::kai#deviations-from-upstream-on-purpose),
 //! [`mig`](crate::mig#decisions-and-deviations-from-upstream),
 //! [`metering`](crate::metering#deviations-and-choices) and
 //! [`sim`](crate::sim#deliberate-deviations-and-limits). The common ones: one depth limit of

@@ -23,8 +23,8 @@
 //! Kubeflow jobs, Ray, LeaderWorkerSets and plain pods are turned into the Workloads Kueue's
 //! job framework would create. `gpuquota kueue quotas` shows what each ClusterQueue and
 //! Cohort owns, lends and may borrow. In code:
-//! [`cohort::ScheduleInput::from_model`](crate::cohort::ScheduleInput::from_model) then
-//! [`cohort::run`](crate::cohort::run).
+//! [`kueue::Input::from_model`](crate::kueue::Input::from_model) then
+//! [`kueue::run`](crate::kueue::run) (and [`kueue::quotas`](crate::kueue::quotas)).
 //!
 //! # Who gets preempted, and when? (over time)
 //!
@@ -32,7 +32,8 @@
 //! time under Kueue or plain ResourceQuota: every run of every workload, who preempted whom
 //! with upstream's reason, time to admission per class, borrowed quota per ClusterQueue, and
 //! `--plot usage.svg` for the picture. Kueue's own performance-test configurations run
-//! unchanged. In code: [`sim`](crate::sim).
+//! unchanged. In code: `sim::Simulation::from_model` (or `from_files`) then
+//! `sim::simulate` ([`sim`](crate::sim)).
 //!
 //! # What is each department's fair share? (KAI Scheduler, Run:ai)
 //!
@@ -40,22 +41,24 @@
 //! deserved quota first, then over-quota weight tier by tier in whole units; `--usage` adds
 //! time-based fairshare from historical usage. `gpuquota kai schedule FILES` runs one
 //! scheduling session: allocation with gangs, consolidation, reclaim, preemption and stale
-//! gangs, each pending job with its reason. In code: [`rank::Cluster`](crate::rank::Cluster)
-//! and [`rank::run_session`](crate::rank::run_session).
+//! gangs, each pending job with its reason. In code:
+//! [`kai::Input::from_model`](crate::kai::Input::from_model), then
+//! [`kai::fairshare`](crate::kai::fairshare) or [`kai::run`](crate::kai::run).
 //!
 //! # Which MIG layout serves the notebooks?
 //!
 //! `gpuquota mig plan REQUEST` chooses layouts that serve the most weighted demand, then
 //! reconfigure the fewest GPUs, then fragment least, and says whether the plan is proven
 //! optimal; `--output mig-parted` writes the config the GPU operator applies. In code:
-//! [`mig::plan()`](crate::mig::plan()).
+//! [`mig::Input::new`](crate::mig::Input::new) then [`mig::run`](crate::mig::run).
 //!
 //! # What does each department pay?
 //!
 //! `gpuquota meter INPUT` integrates allocations, sampled series or DCGM exporter scrapes
 //! into GPU-hours per department and card type (MIG slices weighted by their share of the
 //! card), borrowed hours, and a bill in integer minor units that adds up to the cent. In
-//! code: [`metering::meter`](crate::metering::meter).
+//! code: [`metering::Input::from_document`](crate::metering::Input::from_document) then
+//! [`metering::run`](crate::metering::run).
 //!
 //! # What if...?
 //!
@@ -68,4 +71,7 @@
 //! Every command exits 0 on success, 1 when the input has problems (each printed on
 //! standard error; also warnings under `--strict`), 2 on a usage error (an unknown command,
 //! flag or value, or a file that cannot be read). Nothing is written to standard output
-//! after an error.
+//! after an error. In code, every fallible call returns the one
+//! [`Error`](crate::Error); its predicates tell an invalid input
+//! ([`Error::is_invalid_input`](crate::Error::is_invalid_input)) from an unreadable file
+//! ([`Error::is_io`](crate::Error::is_io)), a limit, an overflow or an engine failure.

@@ -93,11 +93,7 @@ pub(super) fn validation(model: &Model) -> Vec<BuildProblem> {
     found
         .errors()
         .map(|d| BuildProblem {
-            kind: crate::KINDS
-                .iter()
-                .map(|k| k.as_str())
-                .find(|k| *k == d.kind)
-                .unwrap_or("Object"),
+            kind: d.kind.clone(),
             name: d.name.clone(),
             field: d.field.clone(),
             message: d.message.clone(),
@@ -125,7 +121,7 @@ impl Builder {
         message: impl Into<String>,
     ) {
         self.problems.push(BuildProblem {
-            kind,
+            kind: kind.to_owned(),
             name: name.to_owned(),
             field,
             message: message.into(),
@@ -377,7 +373,7 @@ codes::IMPLICIT_COHORT,"Cohort", p, format!("no Cohort object (parent of {co_nam
         for (i, d) in depths.iter().enumerate() {
             if *d == Some(gpuquota_model::limits::MAX_TREE_DEPTH + 1) {
                 self.problems.push(BuildProblem {
-                    kind: "Cohort",
+                    kind: "Cohort".to_owned(),
                     name: cohort_list[i].clone(),
                     field: "spec.parentName".into(),
                     message: format!(

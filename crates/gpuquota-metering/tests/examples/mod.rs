@@ -1,6 +1,7 @@
 //! Worked examples of the bill, exact to the cent.
 
-use gpuquota_metering::{Document, MeteringError, meter};
+use gpuquota_metering::engine::meter;
+use gpuquota_metering::{Document, MeteringError};
 
 pub(crate) fn run(yaml: &str) -> Result<gpuquota_metering::report::ReportOut, MeteringError> {
     let doc = Document::from_yaml(yaml)?;

@@ -2,8 +2,9 @@
 //! with a `scrapeTime`, OpenMetrics, Prometheus `honorLabels`, `query_range` JSON; the
 //! unknown-field diagnostics and the bounded reading of `dcgm:` files.
 
+use gpuquota_metering::engine::meter;
 use gpuquota_metering::report::ReportOut;
-use gpuquota_metering::{Document, MeteringError, meter};
+use gpuquota_metering::{Document, MeteringError};
 
 const HEAD: &str = r#"
 window: {start: 0, end: 3600}

@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use gpuquota_metering::{Document, meter};
+use gpuquota_metering::Document;
+use gpuquota_metering::engine::meter;
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")

@@ -2,10 +2,11 @@
 
 use std::collections::BTreeMap;
 
+use gpuquota_metering::engine::meter;
 use gpuquota_metering::money::{L, apportion};
 use gpuquota_metering::{
     Basis, BorrowedMode, CardType, Config, Currency, Department, IdleMode, Input, MeteringError,
-    Owner, QuotaStep, Record, Report, Shape, Window, meter,
+    Owner, QuotaStep, Record, Report, Shape, Window,
 };
 use proptest::prelude::*;
 

@@ -2,8 +2,9 @@
 //! utilisation, rounding, currencies and every typed error.
 
 use gpuquota_metering::figure::{BasisPoints, GpuHours, Money};
+use gpuquota_metering::engine::meter;
 use gpuquota_metering::report::ReportOut;
-use gpuquota_metering::{Document, MeteringError, meter};
+use gpuquota_metering::{Document, MeteringError};
 
 fn run(yaml: &str) -> Result<ReportOut, MeteringError> {
     run_with(yaml, &[])

@@ -20,6 +20,7 @@ mod exact;
 mod heuristic;
 mod prepare;
 
+pub(crate) use prepare::check_weights;
 pub use prepare::{Prepared, gpu_fragmentation};
 
 /// The default work budget of the exact solver (state × option steps, about 1–2 ns each).
@@ -169,13 +170,18 @@ impl<'p, 'c> Prepared<'p, 'c> {
     /// O(iterations · rows · columns)), the local search, and 60 bound iterations of
     /// O(Σ_classes |options| · Q).
     pub fn solve(&self, options: &PlanOptions) -> Result<Plan, PlanError> {
+        Ok(self.solve_checked(options))
+    }
+
+    /// [`Prepared::solve`]: infallible once the weights are checked ([`Prepared::new`]).
+    pub(crate) fn solve_checked(&self, options: &PlanOptions) -> Plan {
         let mut partial = None;
         if !options.fast {
             if let Some(plan) = self.exact(options.budget) {
-                return Ok(plan);
+                return plan;
             }
             match self.class_exact() {
-                Some((choice, true)) => return Ok(self.finish_greedy(&choice, true, None)),
+                Some((choice, true)) => return self.finish_greedy(&choice, true, None),
                 Some((choice, false)) => partial = Some(choice),
                 None => {}
             }
@@ -201,7 +207,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
             plan.optimal = true;
             plan.bound = None;
         }
-        Ok(plan)
+        plan
     }
 }
 

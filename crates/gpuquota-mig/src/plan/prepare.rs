@@ -169,6 +169,26 @@ pub struct Prepared<'p, 'c> {
     pub(crate) tables: BTreeMap<u16, Tables>,
 }
 
+/// Checks that `Σ weight × count` of the demand fits in `u64`, the one input the planner
+/// cannot run.
+///
+/// # Errors
+/// [`PlanError::Overflow`].
+///
+/// # Complexity
+/// O(Q) for Q demanded names.
+pub(crate) fn check_weights(problem: &PlanInstance<'_>) -> Result<(), PlanError> {
+    let mut total = 0u64;
+    for d in &problem.demand {
+        total = d
+            .weight
+            .checked_mul(u64::from(d.count))
+            .and_then(|x| total.checked_add(x))
+            .ok_or(PlanError::Overflow("sum of weight x count"))?;
+    }
+    Ok(())
+}
+
 impl<'p, 'c> Prepared<'p, 'c> {
     /// Groups identical GPUs and builds their candidate layouts and supply options.
     ///
@@ -178,15 +198,14 @@ impl<'p, 'c> Prepared<'p, 'c> {
     /// # Complexity
     /// O(C · L · (n + Q)) for C classes, L layouts per model, n instances, Q demanded names.
     pub fn new(problem: &'p PlanInstance<'c>) -> Result<Self, PlanError> {
+        check_weights(problem)?;
+        Ok(Prepared::build(problem))
+    }
+
+    /// [`Prepared::new`] on a problem whose weights are checked ([`check_weights`]).
+    pub(crate) fn build(problem: &'p PlanInstance<'c>) -> Self {
         let demand: Vec<u32> = problem.demand.iter().map(|d| d.count).collect();
         let weight: Vec<u64> = problem.demand.iter().map(|d| d.weight).collect();
-        let mut total = 0u64;
-        for (d, w) in demand.iter().zip(&weight) {
-            total = w
-                .checked_mul(u64::from(*d))
-                .and_then(|x| total.checked_add(x))
-                .ok_or(PlanError::Overflow("sum of weight x count"))?;
-        }
         // Classes in key order (model, current layout, busy set), never in input order, so
         // that every later pass that walks classes is independent of the GPU order.
         let mut keys: BTreeMap<ClassKey, Vec<usize>> = BTreeMap::new();
@@ -227,7 +246,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
             class.gpus = members;
             classes.push(class);
         }
-        Ok(Prepared {
+        Prepared {
             problem,
             classes,
             class_of,
@@ -235,7 +254,7 @@ impl<'p, 'c> Prepared<'p, 'c> {
             demand,
             weight,
             tables,
-        })
+        }
     }
 
     pub(crate) fn r_of(&self, choice: &[usize]) -> u32 {

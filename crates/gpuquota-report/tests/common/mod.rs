@@ -79,7 +79,9 @@ pub fn pages() -> Vec<Rendered> {
         json: table.to_json(),
     };
     let doc = gpuquota_metering::Document::from_yaml(METER).expect("meter input");
-    let report = gpuquota_metering::meter(&doc.into_input(&[]).expect("input")).expect("bill");
+    let report =
+        gpuquota_metering::run(&gpuquota_metering::Input::from_document(&doc, &[]).expect("input"))
+            .expect("bill");
     let out = report.to_output();
     let meter = Rendered {
         name: "meter.html",

@@ -882,7 +882,7 @@ type RunHoldings = (
 /// session error (an overflowing amount).
 ///
 /// # Complexity
-/// One [`gpuquota_rank::run_session`] per session in which something changed (an arrival, a
+/// One [`gpuquota_rank::session::run_session`] per session in which something changed (an arrival, a
 /// completion, a decision of the previous session, or — with time-based fairshare — pending
 /// work whose fair share moves with the usage); other sessions are skipped, as they would
 /// decide nothing. So is the session after one that only placed pods and left none pending

@@ -158,7 +158,7 @@ crate::error::codes::API_SERVER_REJECTS,
         let s = &cq.spec;
         let mut bad = |field: &str, value: &str, allowed: &[&str]| {
             self.problems.push(BuildProblem {
-                kind: "ClusterQueue",
+                kind: "ClusterQueue".to_owned(),
                 name: name.to_owned(),
                 field: field.to_owned(),
                 message: format!(

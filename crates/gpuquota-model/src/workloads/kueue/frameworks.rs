@@ -9,8 +9,8 @@ use super::*;
 const MPI_NODE: &str = "node";
 
 impl Ctx<'_> {
-    pub(super) fn job(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
-        let spec: JobSpec = obj.spec_as()?;
+    pub(super) fn job(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), NotConverted> {
+        let spec: JobSpec = obj.spec_as().map_err(NotConverted::invalid)?;
         let min_count = obj
             .metadata
             .annotations
@@ -32,8 +32,8 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    pub(super) fn jobset(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
-        let spec: JobSetSpec = obj.spec_as()?;
+    pub(super) fn jobset(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), NotConverted> {
+        let spec: JobSetSpec = obj.spec_as().map_err(NotConverted::invalid)?;
         let pod_sets = spec
             .replicated_jobs
             .iter()
@@ -54,13 +54,18 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    pub(super) fn kubeflow(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
-        let spec: KubeflowSpec = obj.spec_as()?;
+    pub(super) fn kubeflow(
+        &mut self,
+        obj: &WorkloadObject,
+        queue: &str,
+    ) -> Result<(), NotConverted> {
+        let spec: KubeflowSpec = obj.spec_as().map_err(NotConverted::invalid)?;
         let (field, order) = kubeflow_replicas(obj.kind);
         let specs: BTreeMap<String, ReplicaSpec> = match spec.other.get(field) {
             None | Some(Value::Null) => BTreeMap::new(),
-            Some(v) => serde_path_to_error::deserialize(v)
-                .map_err(|e| format!("spec.{field}.{}: {}", e.path(), e.inner()))?,
+            Some(v) => serde_path_to_error::deserialize(v).map_err(|e| {
+                NotConverted::invalid(format!("spec.{field}.{}: {}", e.path(), e.inner()))
+            })?,
         };
         for t in specs.keys() {
             if !order.contains(&t.as_str()) {
@@ -177,8 +182,13 @@ impl Ctx<'_> {
     /// A RayService: the PodSets of its `rayClusterConfig`, as a RayCluster's
     /// (kubernetes-sigs/kueue pkg/controller/jobs/rayservice/rayservice_controller.go,
     /// `PodSets`).
-    pub(super) fn rayservice(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
-        let spec: super::super::kinds::RayServiceSpec = obj.spec_as()?;
+    pub(super) fn rayservice(
+        &mut self,
+        obj: &WorkloadObject,
+        queue: &str,
+    ) -> Result<(), NotConverted> {
+        let spec: super::super::kinds::RayServiceSpec =
+            obj.spec_as().map_err(NotConverted::invalid)?;
         let cluster = spec.ray_cluster_config.unwrap_or_default();
         let pod_sets = self.ray_pod_sets(obj, &cluster);
         let name = self.name_for(obj);
@@ -186,26 +196,29 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    pub(super) fn raycluster(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
-        let spec: RayClusterSpec = obj.spec_as()?;
+    pub(super) fn raycluster(
+        &mut self,
+        obj: &WorkloadObject,
+        queue: &str,
+    ) -> Result<(), NotConverted> {
+        let spec: RayClusterSpec = obj.spec_as().map_err(NotConverted::invalid)?;
         let pod_sets = self.ray_pod_sets(obj, &spec);
         let name = self.name_for(obj);
         self.emit(obj, name, queue, pod_sets, None, false, &[]);
         Ok(())
     }
 
-    pub(super) fn rayjob(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
-        let spec: RayJobSpec = obj.spec_as()?;
+    pub(super) fn rayjob(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), NotConverted> {
+        let spec: RayJobSpec = obj.spec_as().map_err(NotConverted::invalid)?;
         if spec
             .cluster_selector
             .as_ref()
             .is_some_and(|s| !s.is_empty())
         {
-            return Err(
+            return Err(NotConverted::not_modelled(
                 "runs on an existing RayCluster (spec.clusterSelector) and has no \
-                        Workload of its own; not converted"
-                    .into(),
-            );
+                        Workload of its own; not converted",
+            ));
         }
         let cluster = spec.ray_cluster_spec.clone().unwrap_or_default();
         let mut pod_sets = self.ray_pod_sets(obj, &cluster);
@@ -271,8 +284,8 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    pub(super) fn lws(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
-        let spec: LeaderWorkerSetSpec = obj.spec_as()?;
+    pub(super) fn lws(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), NotConverted> {
+        let spec: LeaderWorkerSetSpec = obj.spec_as().map_err(NotConverted::invalid)?;
         let t = &spec.leader_worker_template;
         let size = t.size.unwrap_or(1);
         let mut pod_sets = Vec::new();
@@ -297,7 +310,9 @@ impl Ctx<'_> {
             topology_request: None,
         });
         let uid = obj.metadata.uid.as_deref().unwrap_or("");
-        for i in 0..capped(spec.replicas.unwrap_or(1), "spec.replicas")? {
+        for i in
+            0..capped(spec.replicas.unwrap_or(1), "spec.replicas").map_err(NotConverted::invalid)?
+        {
             let name = workload_name(
                 "LeaderWorkerSet",
                 "leaderworkerset.x-k8s.io",
@@ -309,8 +324,12 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    pub(super) fn statefulset(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
-        let spec: ReplicatedPodsSpec = obj.spec_as()?;
+    pub(super) fn statefulset(
+        &mut self,
+        obj: &WorkloadObject,
+        queue: &str,
+    ) -> Result<(), NotConverted> {
+        let spec: ReplicatedPodsSpec = obj.spec_as().map_err(NotConverted::invalid)?;
         let replicas = spec.replicas.unwrap_or(1);
         if replicas <= 0 {
             return Ok(());
@@ -342,9 +361,15 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    pub(super) fn deployment(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
-        let spec: ReplicatedPodsSpec = obj.spec_as()?;
-        for i in 0..capped(spec.replicas.unwrap_or(1), "spec.replicas")? {
+    pub(super) fn deployment(
+        &mut self,
+        obj: &WorkloadObject,
+        queue: &str,
+    ) -> Result<(), NotConverted> {
+        let spec: ReplicatedPodsSpec = obj.spec_as().map_err(NotConverted::invalid)?;
+        for i in
+            0..capped(spec.replicas.unwrap_or(1), "spec.replicas").map_err(NotConverted::invalid)?
+        {
             let pod_name = format!("{}-{i}", obj.metadata.name);
             let ps = PodSet {
                 name: "main".into(),
@@ -365,8 +390,13 @@ impl Ctx<'_> {
     /// An AppWrapper: one PodSet `<name>-<i>` per pod set of its components, in order
     /// (kubernetes-sigs/kueue: pkg/controller/jobs/appwrapper/appwrapper_controller.go,
     /// `PodSets`).
-    pub(super) fn appwrapper(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
-        let (sets, warnings) = super::super::appwrapper::pod_sets(&obj.spec)?;
+    pub(super) fn appwrapper(
+        &mut self,
+        obj: &WorkloadObject,
+        queue: &str,
+    ) -> Result<(), NotConverted> {
+        let (sets, warnings) =
+            super::super::appwrapper::pod_sets(&obj.spec).map_err(NotConverted::invalid)?;
         for w in warnings {
             self.warn(obj, codes::NOT_MODELLED, w);
         }
@@ -447,36 +477,39 @@ impl Ctx<'_> {
     /// `pkg/runtime/core/trainingruntime.go`, the plugins under
     /// `pkg/runtime/framework/plugins/`), whose PodSets Kueue reads
     /// (`pkg/controller/jobs/trainjob/trainjob_controller.go`).
-    pub(super) fn trainjob(&mut self, obj: &WorkloadObject, queue: &str) -> Result<(), String> {
-        let spec: TrainJobSpec = obj.spec_as()?;
+    pub(super) fn trainjob(
+        &mut self,
+        obj: &WorkloadObject,
+        queue: &str,
+    ) -> Result<(), NotConverted> {
+        let spec: TrainJobSpec = obj.spec_as().map_err(NotConverted::invalid)?;
         let Some(rref) = spec.runtime_ref.as_ref().filter(|r| !r.name.is_empty()) else {
-            return Err(
+            return Err(NotConverted::invalid(
                 "spec.runtimeRef names no TrainingRuntime or ClusterTrainingRuntime, so the \
-                 PodSets are unknown; not converted"
-                    .to_owned(),
-            );
+                 PodSets are unknown; not converted",
+            ));
         };
         let kind = rref.kind();
         let key = match kind {
             "TrainingRuntime" => format!("TrainingRuntime/{}/{}", obj.namespace(), rref.name),
             "ClusterTrainingRuntime" => format!("ClusterTrainingRuntime/default/{}", rref.name),
             other => {
-                return Err(format!(
+                return Err(NotConverted::invalid(format!(
                     "spec.runtimeRef.kind {other:?} is neither TrainingRuntime nor \
                      ClusterTrainingRuntime; not converted"
-                ));
+                )));
             }
         };
         let Some(runtime) = self.model.workload_objects.get(&key) else {
-            return Err(format!(
+            return Err(NotConverted::missing(format!(
                 "its {kind} {:?} (spec.runtimeRef) is not in the files; Kueue builds the PodSets \
                  from it, so the TrainJob is not converted",
                 rref.name
-            ));
+            )));
         };
-        let rt: TrainingRuntimeSpec = runtime
-            .spec_as()
-            .map_err(|e| format!("{kind} {:?}: {e}; not converted", rref.name))?;
+        let rt: TrainingRuntimeSpec = runtime.spec_as().map_err(|e| {
+            NotConverted::not_modelled(format!("{kind} {:?}: {e}; not converted", rref.name))
+        })?;
         let ml = rt.ml_policy.clone().unwrap_or_default();
         // An MPI runtime (deepspeed, mlx): kubeflow/trainer
         // pkg/runtime/framework/plugins/mpi/mpi.go, `EnforceMLPolicy`.

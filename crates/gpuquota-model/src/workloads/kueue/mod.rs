@@ -382,11 +382,10 @@ impl Ctx<'_> {
             ObjectKind::AppWrapper => self.appwrapper(obj, &queue),
             ObjectKind::TrainJob => self.trainjob(obj, &queue),
             ObjectKind::RayService => self.rayservice(obj, &queue),
-            ObjectKind::SparkApplication => Err(
+            ObjectKind::SparkApplication => Err(NotConverted::not_modelled(
                 "Kueue manages this kind, but its Workload is not modelled (not read yet); not \
-                 converted"
-                    .to_owned(),
-            ),
+                 converted",
+            )),
             ObjectKind::CronJob
             | ObjectKind::ReplicaSet
             | ObjectKind::KnativeService
@@ -407,15 +406,8 @@ impl Ctx<'_> {
             Ok(()) => {
                 self.out.used.insert(key.to_owned());
             }
-            Err(msg) => {
-                let code = if msg.starts_with("spec") {
-                    codes::INVALID_OBJECT
-                } else if msg.contains("is not in the files") {
-                    codes::MISSING_REFERENCE
-                } else {
-                    codes::NOT_MODELLED
-                };
-                self.warn(obj, code, msg);
+            Err(NotConverted { code, message }) => {
+                self.warn(obj, code, message);
                 self.out.explained.insert(key.to_owned());
             }
         }
@@ -718,5 +710,40 @@ fn requirements(requests: &[(&str, &str)], limits: &[(&str, &str)]) -> ResourceR
         requests: list(requests),
         limits: list(limits),
         claims: None,
+    }
+}
+
+/// Why an object is not converted into a Workload, with the code of its warning: chosen
+/// where the reason is found (a spec that does not parse or that Kueue refuses is an
+/// invalid object, a reference to an object not in the files a missing reference, anything
+/// else a shape that is not modelled), never read back from the message.
+pub(super) struct NotConverted {
+    code: crate::diag::Code,
+    message: String,
+}
+
+impl NotConverted {
+    /// The object's spec is malformed or refused ([`codes::INVALID_OBJECT`]).
+    pub(super) fn invalid(message: impl Into<String>) -> NotConverted {
+        NotConverted {
+            code: codes::INVALID_OBJECT,
+            message: message.into(),
+        }
+    }
+
+    /// The object names another that is not in the files ([`codes::MISSING_REFERENCE`]).
+    pub(super) fn missing(message: impl Into<String>) -> NotConverted {
+        NotConverted {
+            code: codes::MISSING_REFERENCE,
+            message: message.into(),
+        }
+    }
+
+    /// A shape the conversion does not model ([`codes::NOT_MODELLED`]).
+    pub(super) fn not_modelled(message: impl Into<String>) -> NotConverted {
+        NotConverted {
+            code: codes::NOT_MODELLED,
+            message: message.into(),
+        }
     }
 }
