@@ -141,3 +141,11 @@ pub fn check_arguments(data: &[u8]) {
         shards: 2,
     });
 }
+
+pub use crate::count::Counts;
+
+/// The work counted since the last call on this thread (scenario reads and parses, engine
+/// input builds), zeroed: the tests' proof that a run reads, parses and builds each once.
+pub fn counts() -> crate::count::Counts {
+    crate::count::take()
+}

@@ -406,6 +406,7 @@
 pub mod bill;
 pub mod budget;
 pub mod chart;
+pub(crate) mod count;
 pub mod diff;
 pub mod engine;
 #[cfg(feature = "fuzzing")]
@@ -458,6 +459,7 @@ pub fn simulate_with_options(
     let rules = budget_rules(&sc.model)?;
     check_budget_periods(&rules, sc.start, sc.end_ms)?;
     let twinned = deprioritized_twins(sc, &rules)?;
+    count::bump(|c| &mut c.world_builds);
     let world = World::build(twinned.as_ref().unwrap_or(&sc.model)).map_err(world_problems)?;
     let mut warnings = sc.warnings.clone();
     let insts = instances(sc, &world);
@@ -544,6 +546,7 @@ fn deprioritized_twins(
     if sc.engine != Engine::Kueue || !rules.iter().any(deprioritize) {
         return Ok(None);
     }
+    count::bump(|c| &mut c.world_builds);
     let w0 = World::build(&sc.model).map_err(world_problems)?;
     let mut keys = Vec::new();
     let mut lowest = i32::MAX;

@@ -329,6 +329,7 @@ fn parse_yaml<T: serde::de::DeserializeOwned>(
     text: &str,
     warnings: &mut Diagnostics,
 ) -> Result<T, Diagnostics> {
+    crate::count::bump(|c| &mut c.scenario_parses);
     let value: serde_json::Value =
         serde_saphyr::from_str(text).map_err(|e| yaml_problem(name, &e))?;
     from_value(name, &value, warnings)
@@ -371,6 +372,7 @@ pub(crate) fn from_value<T: serde::de::DeserializeOwned>(
 /// # Complexity
 /// O(input size + instances × log instances).
 pub fn load(path: &Path) -> Result<Scenario, Diagnostics> {
+    crate::count::bump(|c| &mut c.scenario_reads);
     let text = gpuquota_model::source::read_text(path).map_err(|d| Diagnostics(vec![d]))?;
     load_text(path, &text)
 }
@@ -467,6 +469,7 @@ pub fn from_str(
     read: &ReadFn<'_>,
 ) -> Result<Scenario, Diagnostics> {
     let mut warnings = Diagnostics::default();
+    crate::count::bump(|c| &mut c.scenario_parses);
     let probe: serde_json::Value =
         serde_saphyr::from_str(text).map_err(|e| yaml_problem(name, &e))?;
     if probe.get("cohorts").is_some() && probe.get("kind").is_none() {

@@ -304,3 +304,42 @@ fn a_card_type_budget_is_charged_resourcequota_usage_through_the_node_selector()
     assert_eq!(hours("H200"), Some(Value::from("12.000000")));
     assert_eq!(hours("RTX"), Some(Value::from("8.000000")));
 }
+
+/// Writes `files` into a fresh directory under the system's temporary directory.
+fn write_dir(tag: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("gpuquota-sim-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).expect("written");
+    }
+    dir
+}
+
+#[test]
+fn a_kueue_run_reads_and_parses_its_scenario_once_and_builds_the_engine_input_once() {
+    use gpuquota_sim::fuzzing::{Counts, counts};
+    let jobs = [job("team", "a", 0, "2h"), job("team", "b", 3, "5h")].concat();
+    let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nspec:\n  engine: kueue\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T00:00:00Z\"\n";
+    for (tag, budget, builds) in [
+        ("wait", "{namespaces: [team], gpuHours: 8, period: 24h, whenSpent: Wait}", 1),
+        // the twins of a Deprioritize budget are chosen from a world of the original model
+        ("deprioritize", "{namespaces: [team], gpuHours: 8, period: 24h, whenSpent: Deprioritize}", 2),
+    ] {
+        let c = cluster(budget, "LowerPriority") + &jobs;
+        let dir = write_dir(tag, &[("s.yaml", sim), ("c.yaml", &c)]);
+        let _ = counts();
+        // the command line's sequence: read, sniff the mode, load, simulate
+        let text = gpuquota_model::source::read_text(&dir.join("s.yaml")).expect("read");
+        assert!(!gpuquota_sim::kai::is_kai(&text));
+        let sc = scenario::load_text(&dir.join("s.yaml"), &text).expect("valid");
+        simulate(&sc).expect("simulates");
+        let n = counts();
+        assert_eq!(
+            (n.scenario_reads + 1, n.scenario_parses, n.world_builds, n.cluster_builds),
+            (1, 3, builds, 0),
+            "{tag}: {n:?}"
+        );
+        let _ = Counts::default();
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

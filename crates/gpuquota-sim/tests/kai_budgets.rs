@@ -206,3 +206,42 @@ proptest::proptest! {
         proptest::prop_assert_eq!(used, team * 1_000_000 / (l * 3600));
     }
 }
+
+#[test]
+fn a_kai_run_reads_and_parses_its_scenario_once_and_builds_the_snapshot_once() {
+    use gpuquota_sim::fuzzing::counts;
+    let sim = common::simulation(
+        "kai",
+        "2026-04-02T00:00:00Z",
+        "    currency: EUR\n    cardTypes: [{name: H200, model: NVIDIA H200 NVL, pricePerHour: \"4.00\", capacity: 8}]\n",
+    );
+    let jobs = job("team", "a", "00:00", 8, "2h");
+    let dir = std::env::temp_dir().join(format!("gpuquota-kai-counts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    std::fs::write(dir.join("t.yaml"), &sim).expect("written");
+    std::fs::write(dir.join("jobs.yaml"), &jobs).expect("written");
+    for (budget, builds) in [(None, 1), (Some(daily("Wait")), 2)] {
+        let c = match &budget {
+            Some(b) => cluster(b),
+            None => common::kai_platform(
+                "h200",
+                "{nvidia.com/gpu.product: NVIDIA-H200-NVL}",
+                r#"{nvidia.com/gpu: "8", cpu: "64", memory: 512Gi}"#,
+                8,
+            ),
+        };
+        std::fs::write(dir.join("cluster.yaml"), &c).expect("written");
+        let _ = counts();
+        let text = gpuquota_model::source::read_text(&dir.join("t.yaml")).expect("read");
+        assert!(kai::is_kai(&text));
+        let sc = kai::load_text(&dir.join("t.yaml"), &text).expect("valid");
+        kai::simulate(&sc).expect("runs");
+        let n = counts();
+        assert_eq!(
+            (n.scenario_reads + 1, n.scenario_parses, n.world_builds, n.cluster_builds),
+            (1, 2, 0, builds),
+            "{budget:?}: {n:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

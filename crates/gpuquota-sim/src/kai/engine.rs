@@ -219,6 +219,7 @@ impl<'s> Sim<'s> {
     /// # Complexity
     /// [`Cluster::from_model`], plus O(J log J) for J jobs.
     fn new(sc: &'s KaiScenario) -> Result<Sim<'s>, Diagnostics> {
+        crate::count::bump(|c| &mut c.cluster_builds);
         let cluster =
             Cluster::from_model(&sc.model, &BuildOptions::default().with_now(Some(sc.start)))?;
         let mut warnings: Vec<Diagnostic> = cluster.warnings.0.clone();

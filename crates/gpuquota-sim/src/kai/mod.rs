@@ -277,6 +277,7 @@ pub fn simulate_with_options(
 
 /// Job key → the queue the KAI snapshot puts it in.
 fn queues_of(sc: &KaiScenario) -> Result<std::collections::BTreeMap<String, String>, Diagnostics> {
+    crate::count::bump(|c| &mut c.cluster_builds);
     let c = gpuquota_rank::Cluster::from_model(
         &sc.model,
         &gpuquota_rank::BuildOptions::default().with_now(Some(sc.start)),

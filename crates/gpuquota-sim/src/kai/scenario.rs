@@ -126,6 +126,7 @@ fn err(msg: impl Into<String>) -> Diagnostic {
 /// top-level mapping with KAI's simulator keys (`Cycles`, `Queues`, `Jobs`, `Nodes`,
 /// `WindowSize`, `HalfLifePeriod`, `KValue`, any letter case) and no `kind`.
 pub fn is_kai(text: &str) -> bool {
+    crate::count::bump(|c| &mut c.scenario_parses);
     let Ok(v) = serde_saphyr::from_str::<serde_json::Value>(text) else {
         return false;
     };
@@ -162,6 +163,7 @@ const TIMEAWARE_KEYS: [&str; 7] = [
 /// # Complexity
 /// O(input size + instances × log instances).
 pub fn load(path: &Path) -> Result<KaiScenario, Diagnostics> {
+    crate::count::bump(|c| &mut c.scenario_reads);
     let text = gpuquota_model::source::read_text(path).map_err(|d| Diagnostics(vec![d]))?;
     load_text(path, &text)
 }
@@ -189,6 +191,7 @@ pub fn from_str(
     stem: &str,
     read: &ReadFn<'_>,
 ) -> Result<KaiScenario, Diagnostics> {
+    crate::count::bump(|c| &mut c.scenario_parses);
     let v: serde_json::Value =
         serde_saphyr::from_str(text).map_err(|e| crate::scenario::yaml_problem(name, &e))?;
     if v.get("kind").is_none() && is_kai_value(&v) {
