@@ -181,6 +181,12 @@ impl ScheduleInput {
     pub fn fair_sharing(&self) -> bool {
         self.fair.is_some()
     }
+
+    /// The world and the fair-sharing policy, for a caller that drives a [`Scheduler`]
+    /// itself (the simulator's incremental event loop) instead of [`run`].
+    pub fn into_parts(self) -> (World, Option<FairSharing>) {
+        (self.world, self.fair)
+    }
 }
 
 /// Runs Kueue's scheduling cycles on `input` (at most `options.cycles`, or until a cycle

@@ -5,6 +5,7 @@
 use std::cell::Cell;
 
 /// How often each counted step ran on this thread since the last [`take`].
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
     /// Reads of a scenario document (through the bounded reader).

@@ -690,7 +690,7 @@ pub fn run_with(
         };
         let report = match loaded {
             Loaded::Kueue(sc) => {
-                let report = crate::simulate(sc).map_err(tag)?;
+                let report = crate::simulate_kueue(sc).map_err(tag)?;
                 if report.diagnostics.has_errors() {
                     return Err(tag(report.diagnostics.clone()));
                 }

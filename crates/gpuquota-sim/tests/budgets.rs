@@ -1,7 +1,6 @@
 //! GPU-hour budgets in the simulator: one test per `whenSpent`, `stopRunning`, and both
 //! engines.
 
-use gpuquota_sim::{scenario, simulate};
 use serde_json::Value;
 
 const H: i64 = 3_600_000;
@@ -68,9 +67,9 @@ fn run(engine: &str, cluster: String, jobs: &[String]) -> Value {
     let sim = format!(
         "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: b}}\nspec:\n  engine: {engine}\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T06:00:00Z\"\n  resourceQuota: {{retryInterval: 10m}}\n"
     );
-    let sc = scenario::from_str("b.yaml", &sim, "b", &|_| Ok(("c.yaml".into(), all.clone())))
+    let sim = gpuquota_sim::fuzzing::scenario("b.yaml", &sim, "b", &|_| Ok(("c.yaml".into(), all.clone())))
         .expect("valid scenario");
-    simulate(&sc).expect("simulates").to_json()
+    gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates").to_json()
 }
 
 fn wl<'a>(j: &'a Value, key: &str) -> &'a Value {
@@ -287,9 +286,9 @@ fn a_card_type_budget_is_charged_resourcequota_usage_through_the_node_selector()
         workload("c", 3, "1h", "NVIDIA-H200-NVL"),
     );
     let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: b}\nspec:\n  engine: resourcequota\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T06:00:00Z\"\n  resourceQuota: {retryInterval: 10m}\n  metering:\n    currency: EUR\n    cardTypes:\n    - {name: H200, pricePerHour: \"4.50\", capacity: 8, flavors: [h200-nvl]}\n    - {name: RTX, pricePerHour: \"1.80\", capacity: 8, flavors: [rtx-pro-6000]}\n    departments:\n    - {name: team, namespaces: [team]}\n";
-    let sc = scenario::from_str("b.yaml", sim, "b", &|_| Ok(("c.yaml".into(), c.clone())))
+    let sim = gpuquota_sim::fuzzing::scenario("b.yaml", sim, "b", &|_| Ok(("c.yaml".into(), c.clone())))
         .expect("valid scenario");
-    let j = simulate(&sc).expect("simulates").to_json();
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates").to_json();
     let p = &j["budgets"][0]["periods"][0];
     assert_eq!(p["usedGpuHours"], "8.000000");
     assert_eq!(p["spentAtMs"], 2 * H);
@@ -328,18 +327,20 @@ fn a_kueue_run_reads_and_parses_its_scenario_once_and_builds_the_engine_input_on
         let c = cluster(budget, "LowerPriority") + &jobs;
         let dir = write_dir(tag, &[("s.yaml", sim), ("c.yaml", &c)]);
         let _ = counts();
-        // the command line's sequence: read, sniff the mode, load, simulate
-        let text = gpuquota_model::source::read_text(&dir.join("s.yaml")).expect("read");
-        assert!(!gpuquota_sim::kai::is_kai(&text));
-        let sc = scenario::load_text(&dir.join("s.yaml"), &text).expect("valid");
-        simulate(&sc).expect("simulates");
-        let n = counts();
+        // the command line's sequence: read and resolve the scenario, simulate
+        let sim = gpuquota_sim::Simulation::from_files(&dir.join("s.yaml")).expect("valid");
+        assert_eq!(sim.mode(), gpuquota_sim::Mode::Kueue);
+        gpuquota_sim::simulate(&sim).expect("simulates");
         assert_eq!(
-            (n.scenario_reads + 1, n.scenario_parses, n.world_builds, n.cluster_builds),
-            (1, 3, builds, 0),
-            "{tag}: {n:?}"
+            counts(),
+            Counts {
+                scenario_reads: 1,
+                scenario_parses: 1,
+                world_builds: builds,
+                cluster_builds: 0
+            },
+            "{tag}"
         );
-        let _ = Counts::default();
         std::fs::remove_dir_all(&dir).ok();
     }
 }

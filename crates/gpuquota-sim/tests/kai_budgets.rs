@@ -7,7 +7,6 @@
 mod common;
 
 use common::{H, kai_pod as job};
-use gpuquota_sim::kai;
 use serde_json::Value;
 
 fn cluster(budget: &str) -> String {
@@ -32,8 +31,8 @@ fn run(budget: &str, jobs: &str, end: &str) -> Value {
         ("cluster.yaml", cluster(budget)),
         ("jobs.yaml", jobs.to_owned()),
     ]);
-    let sc = kai::scenario::from_str("t.yaml", &sim, "t", &read).expect("scenario");
-    kai::simulate(&sc).expect("runs").to_json()
+    let sim = gpuquota_sim::fuzzing::scenario("t.yaml", &sim, "t", &read).expect("scenario");
+    gpuquota_sim::fuzzing::run_kai(&sim).expect("runs").to_json()
 }
 
 fn wl<'a>(j: &'a Value, key: &str) -> &'a Value {
@@ -220,7 +219,7 @@ fn a_kai_run_reads_and_parses_its_scenario_once_and_builds_the_snapshot_once() {
     std::fs::create_dir_all(&dir).expect("temporary directory");
     std::fs::write(dir.join("t.yaml"), &sim).expect("written");
     std::fs::write(dir.join("jobs.yaml"), &jobs).expect("written");
-    for (budget, builds) in [(None, 1), (Some(daily("Wait")), 2)] {
+    for budget in [None, Some(daily("Wait"))] {
         let c = match &budget {
             Some(b) => cluster(b),
             None => common::kai_platform(
@@ -232,14 +231,13 @@ fn a_kai_run_reads_and_parses_its_scenario_once_and_builds_the_snapshot_once() {
         };
         std::fs::write(dir.join("cluster.yaml"), &c).expect("written");
         let _ = counts();
-        let text = gpuquota_model::source::read_text(&dir.join("t.yaml")).expect("read");
-        assert!(kai::is_kai(&text));
-        let sc = kai::load_text(&dir.join("t.yaml"), &text).expect("valid");
-        kai::simulate(&sc).expect("runs");
+        let sim = gpuquota_sim::Simulation::from_files(&dir.join("t.yaml")).expect("valid");
+        assert_eq!(sim.mode(), gpuquota_sim::Mode::Kai);
+        gpuquota_sim::simulate(&sim).expect("runs");
         let n = counts();
         assert_eq!(
-            (n.scenario_reads + 1, n.scenario_parses, n.world_builds, n.cluster_builds),
-            (1, 2, 0, builds),
+            (n.scenario_reads, n.scenario_parses, n.world_builds, n.cluster_builds),
+            (1, 1, 0, 1),
             "{budget:?}: {n:?}"
         );
     }
