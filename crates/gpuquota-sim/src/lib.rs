@@ -553,9 +553,8 @@ fn deprioritized_twins(
         return Ok(None);
     }
     count::bump(|c| &mut c.world_builds);
-    let w0 = World::build(&sc.model).map_err(|e| {
-        Diagnostics(e.problems.iter().map(|p| p.diagnostic()).collect())
-    })?;
+    let w0 = World::build(&sc.model)
+        .map_err(|e| Diagnostics(e.problems.iter().map(|p| p.diagnostic()).collect()))?;
     let mut keys = Vec::new();
     let mut lowest = i32::MAX;
     for w in &w0.workloads {

@@ -10,10 +10,10 @@ use std::path::Path;
 use gpuquota_model::diag::{Diagnostic, Diagnostics, codes};
 use gpuquota_model::{Error, Model, Timestamp};
 
+use crate::kai::KaiOutcome;
 use crate::kai::scenario::{
     DEFAULT_SESSION_INTERVAL_MS, KaiScenario, Source, UsageParams, is_kai_value,
 };
-use crate::kai::KaiOutcome;
 use crate::progress::RunOptions;
 use crate::report::Report;
 use crate::scenario::{Engine, INVALID_SCENARIO, ReadFn, Retry, Scenario};
@@ -182,7 +182,9 @@ impl Simulation {
         let mut errors = Diagnostics::default();
         let mut warnings = Diagnostics::default();
         if options.end_ms.is_some_and(|e| e <= 0) {
-            errors.push(Diagnostic::error(INVALID_SCENARIO, "must be after spec.start").field("spec.end"));
+            errors.push(
+                Diagnostic::error(INVALID_SCENARIO, "must be after spec.start").field("spec.end"),
+            );
         }
         let (start, end_ms) = (options.start, options.end_ms);
         let inner = match options.mode {
@@ -275,10 +277,13 @@ impl Simulation {
     /// O(input size + instances × log instances).
     pub fn from_files(path: &Path) -> Result<Simulation, Error> {
         crate::count::bump(|c| &mut c.scenario_reads);
-        let text = gpuquota_model::source::read_text(path).map_err(|d| error(Diagnostics(vec![d])))?;
+        let text =
+            gpuquota_model::source::read_text(path).map_err(|d| error(Diagnostics(vec![d])))?;
         let (name, dir, stem) = crate::scenario::text_source(path);
-        from_text(&name, &text, &stem, &|rel: &str| crate::scenario::read_beside(&dir, rel))
-            .map_err(error)
+        from_text(&name, &text, &stem, &|rel: &str| {
+            crate::scenario::read_beside(&dir, rel)
+        })
+        .map_err(error)
     }
 
     /// The report's name.
@@ -368,7 +373,9 @@ pub(crate) fn from_text(
     let doc: serde_json::Value =
         serde_saphyr::from_str(text).map_err(|e| crate::scenario::yaml_problem(name, &e))?;
     let inner = if is_kai_value(&doc) {
-        Inner::Kai(Box::new(crate::kai::scenario::from_doc(name, stem, &doc, read)?))
+        Inner::Kai(Box::new(crate::kai::scenario::from_doc(
+            name, stem, &doc, read,
+        )?))
     } else {
         Inner::Kueue(Box::new(crate::scenario::from_doc(name, &doc, stem, read)?))
     };

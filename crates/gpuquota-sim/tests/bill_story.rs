@@ -10,8 +10,9 @@ fn run_text(cluster: &str, spec_tail: &str, end: &str) -> Result<Value, String> 
         "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec:\n  engine: kueue\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"{end}\"\n{spec_tail}"
     );
     let c = cluster.to_owned();
-    let sim = gpuquota_sim::fuzzing::scenario("s.yaml", &sim, "s", &|_| Ok(("c.yaml".into(), c.clone())))
-        .map_err(|d| d.to_string())?;
+    let sim =
+        gpuquota_sim::fuzzing::scenario("s.yaml", &sim, "s", &|_| Ok(("c.yaml".into(), c.clone())))
+            .map_err(|d| d.to_string())?;
     gpuquota_sim::fuzzing::run_kueue(&sim)
         .map(|r| r.to_json())
         .map_err(|d| d.to_string())

@@ -257,13 +257,17 @@ fn detection() {
     assert_eq!(mode("night.yaml"), Ok(Mode::Kai));
     let mode = |t: &str| from_text(t).map(|s| s.mode());
     assert_eq!(
-        mode("apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nspec: {engine: kueue, start: \"2026-04-01T00:00:00Z\"}\n"),
+        mode(
+            "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nspec: {engine: kueue, start: \"2026-04-01T00:00:00Z\"}\n"
+        ),
         Ok(Mode::Kueue)
     );
     // a perf-generator config goes to Kueue's reader, which wants a cohort
     let e = from_text("cohorts: []\n").expect_err("no cohort");
     assert_eq!(
-        e.iter().map(|d| (d.field.as_str(), d.message.as_str())).collect::<Vec<_>>(),
+        e.iter()
+            .map(|d| (d.field.as_str(), d.message.as_str()))
+            .collect::<Vec<_>>(),
         [("cohorts", "config must contain at least one cohort")]
     );
 }

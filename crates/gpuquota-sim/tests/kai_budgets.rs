@@ -32,7 +32,9 @@ fn run(budget: &str, jobs: &str, end: &str) -> Value {
         ("jobs.yaml", jobs.to_owned()),
     ]);
     let sim = gpuquota_sim::fuzzing::scenario("t.yaml", &sim, "t", &read).expect("scenario");
-    gpuquota_sim::fuzzing::run_kai(&sim).expect("runs").to_json()
+    gpuquota_sim::fuzzing::run_kai(&sim)
+        .expect("runs")
+        .to_json()
 }
 
 fn wl<'a>(j: &'a Value, key: &str) -> &'a Value {
@@ -236,7 +238,12 @@ fn a_kai_run_reads_and_parses_its_scenario_once_and_builds_the_snapshot_once() {
         gpuquota_sim::simulate(&sim).expect("runs");
         let n = counts();
         assert_eq!(
-            (n.scenario_reads, n.scenario_parses, n.world_builds, n.cluster_builds),
+            (
+                n.scenario_reads,
+                n.scenario_parses,
+                n.world_builds,
+                n.cluster_builds
+            ),
             (1, 1, 0, 1),
             "{budget:?}: {n:?}"
         );

@@ -74,7 +74,8 @@ fn a_repeat_of_1ms_over_a_year_is_refused_with_its_count() {
 fn the_workload_limit_counts_the_copies_exactly() {
     // the daily repeat of fine-tune over two days makes one copy: 4 workloads in all
     let path = data("kueue.yaml");
-    let sim = scenario::with_instance_limit(4, || gpuquota_sim::fuzzing::load(&path)).expect("4 fit");
+    let sim =
+        scenario::with_instance_limit(4, || gpuquota_sim::fuzzing::load(&path)).expect("4 fit");
     assert_eq!(sim.kueue().expect("a Kueue scenario").instances.len(), 4);
     let d = scenario::with_instance_limit(3, || gpuquota_sim::fuzzing::load(&path)).unwrap_err();
     assert_eq!(
@@ -90,7 +91,8 @@ fn trace_rows_count_toward_the_workload_limit() {
     // the openb sample has 3 pods, one of them never ran (skipped with a warning); the
     // cluster has no workload
     let path = data("traces/alibaba2023.yaml");
-    let sim = scenario::with_instance_limit(2, || gpuquota_sim::fuzzing::load(&path)).expect("2 fit");
+    let sim =
+        scenario::with_instance_limit(2, || gpuquota_sim::fuzzing::load(&path)).expect("2 fit");
     assert_eq!(sim.kueue().expect("a Kueue scenario").instances.len(), 2);
     let d = scenario::with_instance_limit(1, || gpuquota_sim::fuzzing::load(&path)).unwrap_err();
     let e = d.iter().find(|x| x.is_error(false)).unwrap();
@@ -130,8 +132,7 @@ fn a_year_of_kai_sessions_at_1s_is_refused_before_the_run() {
     let text = std::fs::read_to_string(data("kai/night.yaml")).unwrap();
     let text = text.replace("  end: \"2026-04-02T12:00:00Z\"\n", A_YEAR);
     let read = reader(data("kai"), |t| t.replace("gpuquota.dev/repeat: 24h, ", ""));
-    let sc =
-        gpuquota_sim::fuzzing::scenario("night.yaml", &text, "night", &read).expect("valid");
+    let sc = gpuquota_sim::fuzzing::scenario("night.yaml", &text, "night", &read).expect("valid");
     let started = std::time::Instant::now();
     let d = gpuquota_sim::fuzzing::run_kai(&sc).unwrap_err();
     // 365 days of 86,400 sessions, a series per queue (research, data-science, batch)

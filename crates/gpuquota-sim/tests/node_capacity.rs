@@ -24,7 +24,9 @@ fn sim(engine: &str, end: &str, cluster: String) -> Value {
         &common::files(vec![("c.yaml", cluster)]),
     )
     .expect("valid scenario");
-    gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates").to_json()
+    gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_json()
 }
 
 /// One node with 2 GPUs (optional), a flavor on it, a ClusterQueue of 4 GPUs, a
@@ -122,7 +124,9 @@ fn without_nodes_capacity_is_not_checked() {
         &common::files(vec![("c.yaml", tiny(false))]),
     )
     .expect("valid");
-    let table = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates").to_table();
+    let table = gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_table();
     assert!(
         table.contains("Node capacity was not checked: the cluster files have no Nodes, so quotas are the only cap."),
         "{table}"
@@ -134,7 +138,9 @@ fn without_nodes_capacity_is_not_checked() {
         &common::files(vec![("c.yaml", tiny(true))]),
     )
     .expect("valid");
-    let table = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates").to_table();
+    let table = gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_table();
     assert!(
         table.contains("Node capacity was checked against 1 Nodes: 1 runs waited for free devices (Unschedulable), 1h in all."),
         "{table}"

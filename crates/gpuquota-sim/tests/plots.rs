@@ -60,7 +60,8 @@ fn night(name: &str, fair_sharing: bool) -> (scenario::Scenario, gpuquota_sim::R
         ),
     ]);
     let text = night_text(name, fair_sharing);
-    let sim = gpuquota_sim::fuzzing::scenario("night.yaml", &text, name, &read).expect("valid scenario");
+    let sim =
+        gpuquota_sim::fuzzing::scenario("night.yaml", &text, name, &read).expect("valid scenario");
     let sc = sim.kueue().expect("a Kueue scenario");
     let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     (sc.clone(), r)
@@ -332,8 +333,10 @@ fn kai_plot_draws_leaf_queues_against_fair_share_not_parents() {
 
 #[test]
 fn seed_plot_weighs_mig_slices_and_says_so() {
-    let sim = gpuquota_sim::fuzzing::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("data/seed/kueue.yaml"))
-        .expect("seed");
+    let sim = gpuquota_sim::fuzzing::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("data/seed/kueue.yaml"),
+    )
+    .expect("seed");
     let sc = sim.kueue().expect("a Kueue scenario");
     let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     let svg = gpuquota_sim::plot::svg(sc, &r).expect("plots");
@@ -345,7 +348,8 @@ fn seed_plot_weighs_mig_slices_and_says_so() {
 #[test]
 fn kai_simulator_config_counts_cycles() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kai");
-    let sim = gpuquota_sim::fuzzing::load(&dir.join("two-queue-oscillation.yaml")).expect("scenario");
+    let sim =
+        gpuquota_sim::fuzzing::load(&dir.join("two-queue-oscillation.yaml")).expect("scenario");
     let sc = sim.kai().expect("a KAI scenario");
     let out = gpuquota_sim::fuzzing::run_kai(&sim).expect("run");
     let svg = kai::plot::svg(sc, &out).expect("plots");

@@ -124,7 +124,9 @@ fn a_run_without_a_loop_has_no_preemption_loops_key() {
     // w1 alone: nothing to preempt
     sc.model.workloads.remove("ns/w0");
     sc.instances.remove("ns/w0");
-    let j = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates").to_json();
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_json();
     assert!(j.get("preemptionLoops").is_none());
     assert_eq!(j["preemptions"], 0);
 }

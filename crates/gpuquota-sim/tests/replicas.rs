@@ -45,7 +45,9 @@ fn kai_admits_against_the_advertised_replicas() {
     );
     let read = files(vec![("cluster.yaml", cluster), ("jobs.yaml", jobs)]);
     let sim = gpuquota_sim::fuzzing::scenario("t.yaml", &sim, "t", &read).expect("scenario");
-    let j = gpuquota_sim::fuzzing::run_kai(&sim).expect("runs").to_json();
+    let j = gpuquota_sim::fuzzing::run_kai(&sim)
+        .expect("runs")
+        .to_json();
     let starts = first_starts(&j);
     // 8 replicas of 2 GPUs: eight pods at once, the other two after the first hour
     assert_eq!(starts.iter().filter(|&&s| s == 0).count(), 8);
@@ -145,7 +147,9 @@ fn a_live_node_without_discovery_labels_admits_its_advertised_replicas_once() {
     );
     let read = files(vec![("cluster.yaml", cluster), ("jobs.yaml", jobs)]);
     let sim = gpuquota_sim::fuzzing::scenario("t.yaml", &sim, "t", &read).expect("scenario");
-    let j = gpuquota_sim::fuzzing::run_kai(&sim).expect("runs").to_json();
+    let j = gpuquota_sim::fuzzing::run_kai(&sim)
+        .expect("runs")
+        .to_json();
     let starts = first_starts(&j);
     assert_eq!(starts.iter().filter(|&&s| s == 0).count(), 32);
     assert_eq!(starts.iter().filter(|&&s| s == H).count(), 8);

@@ -93,7 +93,8 @@ fn resume_keeps_the_work_done() {
 
 #[test]
 fn resource_quota_only_rejects_and_retries() {
-    let sim = gpuquota_sim::fuzzing::load(&data("tests/data/resourcequota.yaml")).expect("valid scenario");
+    let sim = gpuquota_sim::fuzzing::load(&data("tests/data/resourcequota.yaml"))
+        .expect("valid scenario");
     let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     let j = r.to_json();
     assert_eq!(j["engine"], "resourcequota");
@@ -167,7 +168,8 @@ fn kueue_baseline_generator_config_unchanged() {
 fn perf_config_refuses_topology() {
     let text =
         "topology: {levels: [rack]}\ncohorts:\n- className: c\n  count: 1\n  queuesSets: []\n";
-    let e = gpuquota_sim::fuzzing::scenario("tas.yaml", text, "tas", &|_| unreachable!()).expect_err("refused");
+    let e = gpuquota_sim::fuzzing::scenario("tas.yaml", text, "tas", &|_| unreachable!())
+        .expect_err("refused");
     assert!(
         e.iter().any(|d| d.to_string().contains("not simulated")),
         "{e:?}"
@@ -177,7 +179,8 @@ fn perf_config_refuses_topology() {
 #[test]
 fn bad_fields_are_named() {
     let text = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nspec:\n  start: yesterday\n  engine: slurm\n  kueue: {cycleLatency: fast}\n  colour: red\n";
-    let e = gpuquota_sim::fuzzing::scenario("bad.yaml", text, "bad", &|_| unreachable!()).expect_err("invalid");
+    let e = gpuquota_sim::fuzzing::scenario("bad.yaml", text, "bad", &|_| unreachable!())
+        .expect_err("invalid");
     let all: Vec<String> = e.iter().map(ToString::to_string).collect();
     assert!(all.iter().any(|d| d.contains("spec.start")), "{all:?}");
     assert!(all.iter().any(|d| d.contains("spec.engine")), "{all:?}");
@@ -211,7 +214,7 @@ fn plot_is_svg() {
     let sim = gpuquota_sim::fuzzing::load(&data("tests/data/kueue.yaml")).expect("valid scenario");
     let sc = sim.kueue().expect("a Kueue scenario");
     let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
-    let svg = gpuquota_sim::plot::svg(&sc, &r).expect("plots");
+    let svg = gpuquota_sim::plot::svg(sc, &r).expect("plots");
     assert!(svg.starts_with("<svg"));
     assert!(svg.contains("nominal (sum)"));
     assert!(svg.contains("data-science"));
@@ -220,16 +223,16 @@ fn plot_is_svg() {
 #[test]
 fn huge_counts_are_refused_not_allocated() {
     let text = "cohorts:\n- className: c\n  count: 1\n  queuesSets:\n  - className: q\n    count: 1\n    nominalQuota: 1\n    workloadsSets:\n    - {count: 4000000000, creationIntervalMs: 1, workloads: [{className: s, runtimeMs: 1, priority: 0, request: 1}]}\n";
-    let e =
-        gpuquota_sim::fuzzing::scenario("huge.yaml", text, "huge", &|_| unreachable!()).expect_err("refused");
+    let e = gpuquota_sim::fuzzing::scenario("huge.yaml", text, "huge", &|_| unreachable!())
+        .expect_err("refused");
     assert!(
         e.iter()
             .any(|d| d.to_string().contains("exhausting memory")),
         "{e:?}"
     );
     let text = "cohorts:\n- className: c\n  count: 4000000000\n  queuesSets: []\n";
-    let e =
-        gpuquota_sim::fuzzing::scenario("huge.yaml", text, "huge", &|_| unreachable!()).expect_err("refused");
+    let e = gpuquota_sim::fuzzing::scenario("huge.yaml", text, "huge", &|_| unreachable!())
+        .expect_err("refused");
     assert!(
         e.iter()
             .any(|d| d.to_string().contains("exhausting memory")),
@@ -281,11 +284,16 @@ fn jobs_and_their_workloads_simulate_alike() {
             })
             .collect()
     }
-    let workloads = gpuquota_sim::fuzzing::run_kueue(&gpuquota_sim::fuzzing::load(&data("tests/data/kueue.yaml")).expect("valid"))
+    let workloads = gpuquota_sim::fuzzing::run_kueue(
+        &gpuquota_sim::fuzzing::load(&data("tests/data/kueue.yaml")).expect("valid"),
+    )
+    .expect("simulates")
+    .to_json();
+    let sim =
+        gpuquota_sim::fuzzing::load(&data("tests/data/kueue-jobs.yaml")).expect("valid scenario");
+    let jobs = gpuquota_sim::fuzzing::run_kueue(&sim)
         .expect("simulates")
         .to_json();
-    let sim = gpuquota_sim::fuzzing::load(&data("tests/data/kueue-jobs.yaml")).expect("valid scenario");
-    let jobs = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates").to_json();
     let names: Vec<&str> = jobs["workloads"]
         .as_array()
         .expect("workloads")

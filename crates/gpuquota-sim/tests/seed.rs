@@ -109,8 +109,9 @@ fn lend(limit: &str) -> (gpuquota_sim::Scenario, gpuquota_sim::Report) {
     let c = LEND.replace("LENDING", limit);
     let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: NAME}\nspec:\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T00:00:00Z\"\n"
         .replace("NAME", if limit.is_empty() { "unset" } else { "zero" });
-    let sim = gpuquota_sim::fuzzing::scenario("s.yaml", &sim, "s", &|_| Ok(("c.yaml".into(), c.clone())))
-        .expect("valid");
+    let sim =
+        gpuquota_sim::fuzzing::scenario("s.yaml", &sim, "s", &|_| Ok(("c.yaml".into(), c.clone())))
+            .expect("valid");
     let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     (sim.kueue().expect("a Kueue scenario").clone(), r)
 }
@@ -147,7 +148,8 @@ fn the_three_controls_share_nodes_caps_and_departments() {
     assert_eq!(names, ["h200", "rtx-a", "rtx-b"]);
     assert_eq!(rq.model.nodes, kueue.model.nodes);
     assert_eq!(kai.model.nodes, kueue.model.nodes);
-    let caps: Vec<&str> = kueue.model
+    let caps: Vec<&str> = kueue
+        .model
         .resource_quotas
         .keys()
         .map(String::as_str)

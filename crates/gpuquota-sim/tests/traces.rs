@@ -10,7 +10,9 @@ use serde_json::Value;
 fn run(name: &str) -> Value {
     let p = trace_data(name);
     let sim = gpuquota_sim::fuzzing::load(&p).expect("valid scenario");
-    gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates").to_json()
+    gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_json()
 }
 
 /// (workload, queue, class, runs as (startMs, endMs, end)) of a KAI report
@@ -651,7 +653,9 @@ fn share_by_demand_splits_gpu_seconds_by_the_largest_remainder() {
         quota_warnings(&sc.warnings),
         ["spec.workloads[0].trace.share: 1 queue quotas not applied (no-cluster-queue)"]
     );
-    let j = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates").to_json();
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_json();
     assert_eq!(j["queues"]["vca"]["nominal"]["v100"]["nvidia.com/gpu"], "9");
     assert_eq!(j["queues"]["vcb"]["nominal"]["v100"]["nvidia.com/gpu"], "1");
     let runs: Vec<(String, Vec<RunRow>)> = rows(&j).into_iter().map(|r| (r.0, r.4)).collect();
@@ -678,11 +682,17 @@ fn share_equal_is_the_default_and_ties_go_to_the_first_name() {
     let nine = kueue_edited("helios-share.yaml", |t| {
         t.replace("by: demand, gpus: 10", "gpus: 9")
     });
-    assert_eq!(vc_quotas(nine.kueue().expect("a Kueue scenario")), (s("5"), s("4")));
+    assert_eq!(
+        vc_quotas(nine.kueue().expect("a Kueue scenario")),
+        (s("5"), s("4"))
+    );
     let eight = kueue_edited("helios-share.yaml", |t| {
         t.replace("by: demand, gpus: 10", "by: equal, gpus: 8")
     });
-    assert_eq!(vc_quotas(eight.kueue().expect("a Kueue scenario")), (s("4"), s("4")));
+    assert_eq!(
+        vc_quotas(eight.kueue().expect("a Kueue scenario")),
+        (s("4"), s("4"))
+    );
 }
 
 /// Demand counts the GPU time inside the window: with `spec.end` at 00:20, vcA's jobs
@@ -696,7 +706,10 @@ fn share_by_demand_counts_the_replay_window_only() {
             "start: \"2020-04-01T00:00:00Z\"\n  end: \"2020-04-01T00:20:00Z\"",
         )
     });
-    assert_eq!(vc_quotas(sc.kueue().expect("a Kueue scenario")), (s("10"), s("0")));
+    assert_eq!(
+        vc_quotas(sc.kueue().expect("a Kueue scenario")),
+        (s("10"), s("0"))
+    );
 }
 
 /// Without `share.gpus` the total is the nodes' GPUs, else the queues' present quotas; none
@@ -707,7 +720,10 @@ fn share_total_defaults_and_queues_without_a_gpu_quota_are_counted() {
     let none = kueue_edited("helios-share.yaml", |t| {
         t.replace("by: demand, gpus: 10", "")
     });
-    assert_eq!(vc_quotas(none.kueue().expect("a Kueue scenario")), (s("0"), s("0")));
+    assert_eq!(
+        vc_quotas(none.kueue().expect("a Kueue scenario")),
+        (s("0"), s("0"))
+    );
     assert_eq!(
         quota_warnings(&none.kueue().expect("a Kueue scenario").warnings),
         [
@@ -785,10 +801,7 @@ fn share_under_kai_divides_the_nodes_gpus_among_the_leaf_queues() {
     );
     let equal = load("share: {}");
     let equal = equal.kai().expect("a KAI scenario");
-    assert_eq!(
-        (quota(equal, "vca"), quota(equal, "vcb")),
-        (s("8"), s("8"))
-    );
+    assert_eq!((quota(equal, "vca"), quota(equal, "vcb")), (s("8"), s("8")));
     gpuquota_sim::fuzzing::run_kai(&demand_sim).expect("simulates");
 }
 
@@ -859,6 +872,9 @@ fn share_counts_fractions_and_takes_the_node_lists_gpus() {
                 .unwrap_or_default()
         })
     };
-    assert_eq!(quotas(load("{by: demand}").kai().expect("KAI")), ["1", "2", "3"]);
+    assert_eq!(
+        quotas(load("{by: demand}").kai().expect("KAI")),
+        ["1", "2", "3"]
+    );
     assert_eq!(quotas(load("{}").kai().expect("KAI")), ["2", "1", "3"]);
 }
