@@ -4,7 +4,7 @@
 
 use std::cell::Cell;
 
-/// How often each counted step ran on this thread since the last [`take`].
+/// How often each counted step ran on this thread since the counts were last taken.
 #[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {

@@ -150,7 +150,7 @@ pub fn counts() -> crate::count::Counts {
     crate::count::take()
 }
 
-/// A file reader for [`scenario`]: a path relative to the scenario to (display name, text).
+/// A file reader for [`scenario()`]: a path relative to the scenario to (display name, text).
 pub type ReadFn<'a> = dyn Fn(&str) -> Result<(String, String), gpuquota_model::Diagnostic> + 'a;
 
 /// A simulation from a scenario document's text with `read` loading the files it names (the

@@ -100,7 +100,8 @@ pub use job::{
     IndexedJob, JobRequest, MAX_CONFIGMAP_BYTES, escape_kubelet, indexed_job, manifests, to_yaml,
 };
 
-/// A file reader usable from every thread (see [`scenario::ReadFn`]).
+/// A file reader usable from every thread: a path relative to the scenario to (display
+/// name, text).
 pub type SyncReadFn<'a> = dyn Fn(&str) -> Result<(String, String), Diagnostic> + Sync + 'a;
 
 /// A cache of file reads: display name and text, or the read's diagnostic.
