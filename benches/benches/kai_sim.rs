@@ -5,25 +5,25 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use gpuquota_sim::kai;
+use gpuquota_sim::{Simulation, simulate};
 
 /// `--test` (CI) runs every benchmark once: shrink the inputs.
 fn quick() -> bool {
     std::env::args().any(|a| a == "--test")
 }
 
-fn oscillation() -> kai::KaiScenario {
+fn oscillation() -> Simulation {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../crates/gpuquota-sim/tests/data/kai/two-queue-oscillation.yaml");
-    kai::load(&path).expect("valid config")
+    Simulation::from_files(&path).expect("valid config")
 }
 
 /// The day of [`gpuquota_benches::kai::day_cluster`]: `jobs` jobs on `nodes` nodes, a 1 s
 /// session for 24 h.
-fn day(jobs: usize, nodes: usize) -> kai::KaiScenario {
+fn day(jobs: usize, nodes: usize) -> Simulation {
     let c = gpuquota_benches::kai::day_cluster(jobs, nodes);
     let sim = gpuquota_benches::kai::day_simulation("c.yaml", 24, None);
-    kai::scenario::from_str("day.yaml", &sim, "day", &|_| {
+    gpuquota_sim::fuzzing::scenario("day.yaml", &sim, "day", &|_| {
         Ok(("c.yaml".to_owned(), c.clone()))
     })
     .expect("valid scenario")
@@ -34,12 +34,12 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     let osc = oscillation();
     g.bench_function("two_queue_oscillation_1024", |b| {
-        b.iter(|| black_box(kai::simulate(black_box(&osc)).expect("runs")))
+        b.iter(|| black_box(simulate(black_box(&osc)).expect("runs")))
     });
     let (jobs, nodes) = if quick() { (200, 10) } else { (10_000, 500) };
     let d = day(jobs, nodes);
     g.bench_function("day_10k_jobs_500_nodes", |b| {
-        b.iter(|| black_box(kai::simulate(black_box(&d)).expect("runs")))
+        b.iter(|| black_box(simulate(black_box(&d)).expect("runs")))
     });
     g.finish();
 }

@@ -5,7 +5,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use gpuquota_sim::{scenario, simulate};
+use gpuquota_sim::{Simulation, simulate};
 
 /// `--test` (CI) runs every benchmark once: shrink the inputs.
 fn quick() -> bool {
@@ -30,8 +30,8 @@ fn config(cohorts: u32, queues: u32, scale: u32) -> String {
     )
 }
 
-fn from_text(text: &str) -> scenario::Scenario {
-    scenario::from_str("bench.yaml", text, "bench", &|_| {
+fn from_text(text: &str) -> Simulation {
+    gpuquota_sim::fuzzing::scenario("bench.yaml", text, "bench", &|_| {
         Err(gpuquota_model::Diagnostic::error(
             gpuquota_model::diag::codes::NOT_FOUND,
             "no files",
@@ -56,12 +56,20 @@ fn upstream(c: &mut Criterion) {
         // load (generate the objects) + build the world + run + statistics
         g.bench_function(*name, |b| {
             b.iter(|| {
-                let sc = scenario::load(black_box(&path)).expect("valid config");
-                black_box(simulate(&sc).expect("simulates").makespan_ms)
+                let sc = Simulation::from_files(black_box(&path)).expect("valid config");
+                black_box(
+                    simulate(&sc)
+                        .expect("simulates")
+                        .kueue()
+                        .map(|r| r.makespan_ms),
+                )
             });
         });
-        let sc = scenario::load(&path).expect("valid config");
-        let r = simulate(&sc).expect("simulates");
+        let sc = Simulation::from_files(&path).expect("valid config");
+        let r = simulate(&sc)
+            .expect("simulates")
+            .into_kueue()
+            .expect("a Kueue report");
         eprintln!(
             "{name}: makespan {} ms, {} preemptions, {} events, {} cycles",
             r.makespan_ms, r.preemptions, r.outcome.counters.events, r.outcome.counters.cycles
@@ -77,17 +85,31 @@ fn growth(c: &mut Criterion) {
     for &s in scales {
         // workloads ×s on the baseline's 30 queues (5 × 6)
         let sc = from_text(&config(5, 6, s));
-        let n = sc.instances.len();
+        let n = sc.kueue().map_or(0, |k| k.instances.len());
         g.bench_with_input(BenchmarkId::new("workloads", n), &sc, |b, sc| {
-            b.iter(|| black_box(simulate(sc).expect("simulates").makespan_ms));
+            b.iter(|| {
+                black_box(
+                    simulate(sc)
+                        .expect("simulates")
+                        .kueue()
+                        .map(|r| r.makespan_ms),
+                )
+            });
         });
     }
     for &s in scales {
         // queues ×s (6·s per cohort), each with 50 workloads
         let sc = from_text(&config(5, 6 * s, 1));
-        let q = sc.model.cluster_queues.len();
+        let q = sc.model().cluster_queues.len();
         g.bench_with_input(BenchmarkId::new("queues", q), &sc, |b, sc| {
-            b.iter(|| black_box(simulate(sc).expect("simulates").makespan_ms));
+            b.iter(|| {
+                black_box(
+                    simulate(sc)
+                        .expect("simulates")
+                        .kueue()
+                        .map(|r| r.makespan_ms),
+                )
+            });
         });
     }
     g.finish();

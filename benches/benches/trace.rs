@@ -6,14 +6,14 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use gpuquota_sim::trace::synthetic;
-use gpuquota_sim::{scenario, simulate, sweep};
+use gpuquota_sim::{Simulation, simulate, sweep};
 
 /// `--test` (CI) runs every benchmark once: shrink the inputs.
 fn quick() -> bool {
     std::env::args().any(|a| a == "--test")
 }
 
-fn philly_scenario(jobs: u32) -> scenario::Scenario {
+fn philly_scenario(jobs: u32) -> Simulation {
     let trace = synthetic::philly(jobs, 14, 1);
     // capacity scaled with the job count as Philly's 2,490 GPUs are to its 117,000 jobs
     let gpus = (2490u64 * u64::from(jobs) / 117_000).max(14);
@@ -22,7 +22,7 @@ fn philly_scenario(jobs: u32) -> scenario::Scenario {
         "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nspec:\n  cluster: [cluster.yaml]\n  start: \"{}\"\n  workloads:\n  - trace: {{format: philly, file: cluster_job_log}}\n",
         synthetic::PHILLY_START
     );
-    scenario::from_str("philly.yaml", &sim, "philly", &|f: &str| {
+    gpuquota_sim::fuzzing::scenario("philly.yaml", &sim, "philly", &|f: &str| {
         Ok((
             f.to_owned(),
             if f == "cluster.yaml" {

@@ -116,22 +116,26 @@ pub(crate) fn load_failed<'a>(
     ExitCode::from(if unreadable { 2 } else { 1 })
 }
 
-/// Loads and simulates one scenario; `Err(code)` after printing its problems.
+/// Simulates one loaded Kueue or ResourceQuota scenario; `Err(code)` after printing its
+/// problems.
 fn load_run(
-    path: &std::path::Path,
+    loaded: Result<gpuquota::sim::Simulation, gpuquota::model::Error>,
 ) -> Result<(gpuquota::sim::Scenario, gpuquota::sim::Report), ExitCode> {
-    let scenario = gpuquota::sim::scenario::load(path).map_err(|d| {
-        print_diagnostics(d.iter());
-        load_failed(d.iter())
+    let simulation = loaded.map_err(|e| {
+        print_diagnostics(e.diagnostics().iter());
+        load_failed(e.diagnostics().iter())
     })?;
-    let report = gpuquota::sim::simulate(&scenario).map_err(|d| {
-        print_diagnostics(d.iter());
+    let report = gpuquota::sim::simulate(&simulation).map_err(|e| {
+        print_diagnostics(e.diagnostics().iter());
         ExitCode::from(1)
     })?;
+    let (Some(scenario), Some(report)) = (simulation.kueue(), report.into_kueue()) else {
+        return Err(ExitCode::from(1));
+    };
     if print_diagnostics(report.diagnostics.iter()) {
         return Err(ExitCode::from(1));
     }
-    Ok((scenario, report))
+    Ok((scenario.clone(), report))
 }
 
 fn diff(
@@ -146,10 +150,9 @@ fn diff(
     for path in [plot, report].into_iter().flatten() {
         crate::common::check_target(path, force)?;
     }
-    for f in [a, b] {
-        if let Ok(text) = gpuquota::model::source::read_text(f)
-            && gpuquota::sim::kai::is_kai(&text)
-        {
+    let loaded = [a, b].map(gpuquota::sim::Simulation::from_files);
+    for (f, l) in [a, b].into_iter().zip(&loaded) {
+        if l.as_ref().is_ok_and(|s| s.kai().is_some()) {
             eprintln!(
                 "error: {}: a KAI scenario; `gpuquota sim diff` compares Kueue and ResourceQuota scenarios only (`gpuquota sim FILE` and `gpuquota sim sweep FILE` run KAI scenarios)",
                 gpuquota::model::source::display_name(f)
@@ -157,11 +160,12 @@ fn diff(
             return Ok(ExitCode::from(1));
         }
     }
-    let (sa, ra) = match load_run(a) {
+    let [la, lb] = loaded;
+    let (sa, ra) = match load_run(la) {
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
-    let (sb, rb) = match load_run(b) {
+    let (sb, rb) = match load_run(lb) {
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
@@ -211,51 +215,48 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
     for path in [&args.plot, &args.report].into_iter().flatten() {
         crate::common::check_target(path, args.force)?;
     }
-    // read once: standard input (`-`) cannot be read twice
-    let text = match gpuquota::model::source::read_text(file) {
-        Ok(text) => text,
-        Err(d) => {
-            // the scenario named on the command line cannot be opened: exit 2, as for every
-            // command (one that is not UTF-8 or too large is input: exit 1)
-            let unreadable = d.code == gpuquota::model::diag::codes::READ_FAILED;
-            print_diagnostics([&d]);
-            return Ok(ExitCode::from(if unreadable { 2 } else { 1 }));
-        }
-    };
-    if gpuquota::sim::kai::is_kai(&text) {
-        return run_kai(&args, file, &text);
-    }
+    // read once and parsed once: standard input (`-`) cannot be read twice; a scenario that
+    // cannot be opened exits 2, as for every command (one that is not UTF-8 or too large is
+    // input: exit 1)
     let spin = crate::sweep::spinner(args.quiet, "reading the scenario");
-    let loaded = gpuquota::sim::scenario::load_text(file, &text);
+    let loaded = gpuquota::sim::Simulation::from_files(file);
     spin.finish_and_clear();
-    let scenario = match loaded {
+    let simulation = match loaded {
         Ok(s) => s,
-        Err(d) => {
-            print_diagnostics(d.iter());
-            return Ok(load_failed(d.iter()));
+        Err(e) => {
+            print_diagnostics(e.diagnostics().iter());
+            return Ok(load_failed(e.diagnostics().iter()));
         }
     };
-    let simulated = with_replay_bar(args.quiet, scenario.end_ms.is_some(), |options| {
-        gpuquota::sim::simulate_with_options(&scenario, options)
+    let simulated = with_replay_bar(args.quiet, simulation.end_ms().is_some(), |options| {
+        gpuquota::sim::simulate_with_options(&simulation, options)
     });
-    let report = match simulated {
+    let simulated = match simulated {
         Ok(r) => r,
-        Err(d) => {
-            print_diagnostics(d.iter());
+        Err(e) => {
+            print_diagnostics(e.diagnostics().iter());
             return Ok(ExitCode::from(1));
         }
     };
-    if print_diagnostics(report.diagnostics.iter()) {
+    if print_diagnostics(simulated.diagnostics()) {
         return Ok(ExitCode::from(1));
     }
+    let (scenario, report) = match (&simulation.kueue(), simulated) {
+        (Some(scenario), gpuquota::sim::SimulationReport::Kueue(report)) => (*scenario, report),
+        (_, gpuquota::sim::SimulationReport::Kai(outcome)) => match simulation.kai() {
+            Some(scenario) => return run_kai(&args, scenario, &outcome),
+            None => return Err(CliError("a KAI report of a Kueue scenario".to_owned())),
+        },
+        _ => return Err(CliError("a Kueue report of a KAI scenario".to_owned())),
+    };
     let output = crate::common::output_or(args.output, SimOutput::Table, SimOutput::Json);
     if matches!(output, SimOutput::Json) {
         // streamed: a trace's report is tens of megabytes, never held as text
         if let Some(path) = &args.plot {
-            let svg = gpuquota::sim::plot::svg(&scenario, &report).map_err(CliError)?;
+            let svg = gpuquota::sim::plot::svg(scenario, &report).map_err(CliError)?;
             crate::common::write_file(path, svg.as_bytes(), args.force)?;
         }
-        drop(scenario);
+        drop(simulation);
         crate::common::stream_stdout(|w| report.write_json(w))?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -283,39 +284,24 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
         }
     };
     if let Some(path) = &args.plot {
-        let svg = gpuquota::sim::plot::svg(&scenario, &report).map_err(CliError)?;
+        let svg = gpuquota::sim::plot::svg(scenario, &report).map_err(CliError)?;
         crate::common::write_file(path, svg.as_bytes(), args.force)?;
     }
     if let Some(path) = &args.report {
-        let html = gpuquota::report::sim(&scenario, &report).map_err(CliError)?;
+        let html = gpuquota::report::sim(scenario, &report).map_err(CliError)?;
         crate::common::write_file(path, html.as_bytes(), args.force)?;
     }
     out!("{text}");
     Ok(ExitCode::SUCCESS)
 }
 
-/// `engine: kai` scenarios and KAI's time-based-fairshare simulator config.
-fn run_kai(args: &SimArgs, file: &std::path::Path, text: &str) -> Result<ExitCode, CliError> {
-    let scenario = match gpuquota::sim::kai::load_text(file, text) {
-        Ok(s) => s,
-        Err(d) => {
-            print_diagnostics(d.iter());
-            return Ok(load_failed(d.iter()));
-        }
-    };
-    let simulated = with_replay_bar(args.quiet, scenario.end_ms.is_some(), |options| {
-        gpuquota::sim::kai::simulate_with_options(&scenario, options)
-    });
-    let outcome = match simulated {
-        Ok(r) => r,
-        Err(d) => {
-            print_diagnostics(d.iter());
-            return Ok(ExitCode::from(1));
-        }
-    };
-    if print_diagnostics(outcome.warnings.iter()) {
-        return Ok(ExitCode::from(1));
-    }
+/// The outputs of a run of an `engine: kai` scenario or KAI's time-based-fairshare simulator
+/// config.
+fn run_kai(
+    args: &SimArgs,
+    scenario: &gpuquota::sim::kai::KaiScenario,
+    outcome: &gpuquota::sim::kai::KaiOutcome,
+) -> Result<ExitCode, CliError> {
     let text = match crate::common::output_or(args.output, SimOutput::Table, SimOutput::Json) {
         SimOutput::Json => outcome.to_json_string(),
         SimOutput::Table => outcome.to_table(),
@@ -328,11 +314,11 @@ fn run_kai(args: &SimArgs, file: &std::path::Path, text: &str) -> Result<ExitCod
         }
     };
     if let Some(path) = &args.plot {
-        let svg = gpuquota::sim::kai::plot::svg(&scenario, &outcome).map_err(CliError)?;
+        let svg = gpuquota::sim::kai::plot::svg(scenario, outcome).map_err(CliError)?;
         crate::common::write_file(path, svg.as_bytes(), args.force)?;
     }
     if let Some(path) = &args.report {
-        let html = gpuquota::report::kai(&scenario, &outcome).map_err(CliError)?;
+        let html = gpuquota::report::kai(scenario, outcome).map_err(CliError)?;
         crate::common::write_file(path, html.as_bytes(), args.force)?;
     }
     out!("{text}");

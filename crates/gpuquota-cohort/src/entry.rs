@@ -199,6 +199,12 @@ impl Input {
     pub fn fair_sharing(&self) -> bool {
         self.fair.is_some()
     }
+
+    /// The world and the fair-sharing policy, for a caller that drives a [`Scheduler`]
+    /// itself (the simulator's incremental event loop) instead of [`run`].
+    pub fn into_parts(self) -> (World, Option<FairSharing>) {
+        (self.world, self.fair)
+    }
 }
 
 /// Runs Kueue's scheduling cycles on `input` (at most its [`Options::cycles`], or until a

@@ -26,18 +26,21 @@ spec:
   - trace: {{format: philly, generate: {{jobs: {jobs}, vcs: 14, seed: 1}}, queueBy: vc}}
 "
     );
-    let sc = gpuquota_sim::scenario::from_str("scale.yaml", &sim, "scale", &|f: &str| {
-        Ok((
-            f.to_owned(),
-            if f == "cluster.yaml" {
-                cluster.clone()
-            } else {
-                String::new()
-            },
-        ))
-    })
-    .expect("scenario");
-    let r = gpuquota_sim::simulate(&sc).expect("simulation");
+    let dir = std::env::temp_dir().join(format!(
+        "gpuquota-report-scale-{jobs}-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    std::fs::write(dir.join("cluster.yaml"), &cluster).expect("written");
+    std::fs::write(dir.join("scale.yaml"), &sim).expect("written");
+    let simulation =
+        gpuquota_sim::Simulation::from_files(&dir.join("scale.yaml")).expect("scenario");
+    std::fs::remove_dir_all(&dir).ok();
+    let r = gpuquota_sim::simulate(&simulation)
+        .expect("simulation")
+        .into_kueue()
+        .expect("a Kueue report");
+    let sc = simulation.kueue().expect("a Kueue scenario").clone();
     (sc, r)
 }
 

@@ -45,7 +45,7 @@ pub fn check_scenario(data: &[u8]) {
     if let Retry::Fixed(ms) = sc.retry {
         sc.retry = Retry::Fixed(ms.max(FUZZ_MIN_RETRY_MS));
     }
-    let Ok(report) = crate::simulate(&sc) else {
+    let Ok(report) = crate::simulate_kueue(&sc) else {
         return;
     };
     let keys: Vec<&str> = report
@@ -140,4 +140,71 @@ pub fn check_arguments(data: &[u8]) {
         axes: &axes,
         shards: 2,
     });
+}
+
+pub use crate::count::Counts;
+
+/// The work counted since the last call on this thread (scenario reads and parses, engine
+/// input builds), zeroed: the tests' proof that a run reads, parses and builds each once.
+pub fn counts() -> crate::count::Counts {
+    crate::count::take()
+}
+
+/// A file reader for [`scenario()`]: a path relative to the scenario to (display name, text).
+pub type ReadFn<'a> = dyn Fn(&str) -> Result<(String, String), gpuquota_model::Diagnostic> + 'a;
+
+/// A simulation from a scenario document's text with `read` loading the files it names (the
+/// fuzz target's and the tests' in-memory files; [`crate::Simulation::from_files`] reads them
+/// from disk), parsed once.
+///
+/// # Errors
+/// Every problem found, as [`crate::Simulation::from_files`].
+pub fn scenario(
+    name: &str,
+    text: &str,
+    stem: &str,
+    read: &ReadFn<'_>,
+) -> Result<crate::Simulation, gpuquota_model::Diagnostics> {
+    crate::simulation::from_text(name, text, stem, read)
+}
+
+/// [`crate::simulate`] of a Kueue or ResourceQuota simulation, its report by value.
+///
+/// # Errors
+/// As [`crate::simulate`]'s diagnostics, or one error for a KAI simulation.
+pub fn run_kueue(
+    simulation: &crate::Simulation,
+) -> Result<crate::Report, gpuquota_model::Diagnostics> {
+    crate::simulate(simulation)
+        .map_err(gpuquota_model::Error::into_diagnostics)?
+        .into_kueue()
+        .ok_or_else(|| wrong_mode("a KAI simulation has no Kueue report"))
+}
+
+/// [`crate::simulate`] of a KAI simulation, its report by value.
+///
+/// # Errors
+/// As [`crate::simulate`]'s diagnostics, or one error for a Kueue simulation.
+pub fn run_kai(
+    simulation: &crate::Simulation,
+) -> Result<crate::kai::KaiOutcome, gpuquota_model::Diagnostics> {
+    crate::simulate(simulation)
+        .map_err(gpuquota_model::Error::into_diagnostics)?
+        .into_kai()
+        .ok_or_else(|| wrong_mode("a Kueue simulation has no KAI report"))
+}
+
+fn wrong_mode(message: &str) -> gpuquota_model::Diagnostics {
+    gpuquota_model::Diagnostics(vec![gpuquota_model::Diagnostic::error(
+        crate::scenario::INVALID_SCENARIO,
+        message,
+    )])
+}
+
+/// [`crate::Simulation::from_files`] with the error's diagnostics (the tests' reader).
+///
+/// # Errors
+/// As [`crate::Simulation::from_files`].
+pub fn load(path: &std::path::Path) -> Result<crate::Simulation, gpuquota_model::Diagnostics> {
+    crate::Simulation::from_files(path).map_err(gpuquota_model::Error::into_diagnostics)
 }

@@ -3,8 +3,16 @@
 //! engines themselves (Kueue's admission engine `gpuquota-cohort`, driven incrementally), or
 //! by namespace ResourceQuotas alone as the baseline.
 //!
+//! The way in has the engines' shape: a [`Simulation`] is built once, from a
+//! [`gpuquota_model::Model`] and [`Options`] ([`Simulation::from_model`]: an embedder that
+//! holds its cluster and workloads as objects) or from a `Simulation` scenario document and
+//! the files it names ([`Simulation::from_files`]), and [`simulate`] runs it with the
+//! engine's own entry point (Kueue: `gpuquota_cohort::Input::from_model`; KAI:
+//! `gpuquota_rank::Cluster::from_model`), whose diagnostics and codes pass through.
+//!
 //! ```
-//! use gpuquota_sim::{scenario, simulate};
+//! use gpuquota_model::Timestamp;
+//! use gpuquota_sim::{Mode, Options, Simulation, simulate};
 //!
 //! let cluster = r#"
 //! apiVersion: kueue.x-k8s.io/v1beta2
@@ -35,7 +43,22 @@
 //!   queueName: lq
 //!   podSets: [{name: main, count: 8, template: {spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: "1"}}}]}}}]
 //! "#;
-//! let sim = r#"
+//! let model = gpuquota_model::import_str("cluster.yaml", cluster).expect("valid objects").model;
+//! let start = Timestamp::parse("2026-04-01T00:00:00Z").expect("a timestamp");
+//! let options = Options::new(Mode::Kueue, start).with_name("day").with_end_ms(Some(86_400_000));
+//! let sim = Simulation::from_model(&model, &options).expect("valid annotations");
+//! let report = simulate(&sim).expect("well-formed objects");
+//! let json = report.to_json();
+//! assert_eq!(json["endMs"], 86_400_000);
+//! assert_eq!(json["makespanMs"], 18 * 3_600_000 + 2 * 3_600_000); // the 18:00 copy ends at 20:00
+//! assert_eq!(json["workloads"].as_array().map(Vec::len), Some(4)); // train, train-1..3
+//! assert_eq!(json["workloads"][0]["runs"][0]["usage"]["h200"]["nvidia.com/gpu"], "8");
+//!
+//! // the same day as a scenario document beside its cluster file
+//! let dir = std::env::temp_dir().join(format!("gpuquota-sim-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir).expect("a directory");
+//! std::fs::write(dir.join("cluster.yaml"), cluster).expect("written");
+//! std::fs::write(dir.join("day.yaml"), r#"
 //! apiVersion: gpuquota.dev/v1alpha1
 //! kind: Simulation
 //! metadata: {name: day}
@@ -44,15 +67,11 @@
 //!   cluster: [cluster.yaml]
 //!   start: "2026-04-01T00:00:00Z"
 //!   end: "2026-04-02T00:00:00Z"
-//! "#;
-//! let sc = scenario::from_str("day.yaml", sim, "day", &|_| Ok(("cluster.yaml".into(), cluster.into())))
-//!     .expect("valid scenario");
-//! let report = simulate(&sc).expect("well-formed objects");
-//! let json = report.to_json();
-//! assert_eq!(json["endMs"], 86_400_000);
-//! assert_eq!(json["makespanMs"], 18 * 3_600_000 + 2 * 3_600_000); // the 18:00 copy ends at 20:00
-//! assert_eq!(json["workloads"].as_array().map(Vec::len), Some(4)); // train, train-1..3
-//! assert_eq!(json["workloads"][0]["runs"][0]["usage"]["h200"]["nvidia.com/gpu"], "8");
+//! "#).expect("written");
+//! let from_files = Simulation::from_files(&dir.join("day.yaml")).expect("valid scenario");
+//! assert_eq!(from_files.mode(), Mode::Kueue);
+//! assert_eq!(simulate(&from_files).expect("simulates").to_json_string(), report.to_json_string());
+//! std::fs::remove_dir_all(&dir).ok();
 //! ```
 //!
 //! # The scenario file
@@ -281,7 +300,7 @@
 //!
 //! # Progress
 //!
-//! [`simulate_with_options`] (and [`kai::simulate_with_options`]) call
+//! [`simulate_with_options`] (in every mode) calls
 //! [`progress::RunOptions::progress`] with the virtual time reached against `spec.end` and
 //! the events done, at most once per whole percent or [`progress::EVENTS_PER_CALL`]
 //! events, and last at the report's `endMs`; the report is the same. `gpuquota sim`
@@ -327,8 +346,9 @@
 //!
 //! `spec.engine: kai`, and KAI's time-based-fairshare simulator config as a whole
 //! scenario, are simulated by [`kai`] (KAI's sessions over virtual time, time-based
-//! fairshare, KAI's simulator CSV, the two-queue oscillation and why it flips); `gpuquota
-//! sim` picks the mode by itself ([`kai::is_kai`]).
+//! fairshare, KAI's simulator CSV, the two-queue oscillation and why it flips), through the
+//! same [`Simulation`]: the parsed document's `spec.engine` (or KAI's simulator keys) picks
+//! the mode, the text is parsed once.
 //!
 //! # Up-front limits
 //!
@@ -406,6 +426,7 @@
 pub mod bill;
 pub mod budget;
 pub mod chart;
+pub(crate) mod count;
 pub mod diff;
 pub mod engine;
 #[cfg(feature = "fuzzing")]
@@ -416,6 +437,7 @@ pub mod progress;
 pub mod report;
 pub mod scenario;
 pub mod seed;
+pub mod simulation;
 pub mod sweep;
 pub mod trace;
 
@@ -425,32 +447,27 @@ use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};
 pub use engine::{Outcome, Run, RunEnd, WorkloadOutcome};
 pub use report::{Report, SimReport};
 pub use scenario::{Engine, Scenario};
+pub use simulation::{
+    Mode, Options, Simulation, SimulationReport, simulate, simulate_with_options,
+};
 
 /// A problem of an object the engine could not build (from `gpuquota-cohort`).
 pub const ENGINE_PROBLEM: Code = Code::new("invalid");
 /// A live-cluster state the engine tolerates.
 pub const ENGINE_WARNING: Code = Code::new("tolerated-state");
 
-/// Simulates a scenario.
+/// Simulates a resolved Kueue or ResourceQuota scenario, calling `options.progress` as the
+/// run advances ([`progress`]).
 ///
 /// # Errors
-/// Every malformed object (the engine's problems) or an invalid fair-sharing configuration.
+/// The engine's problems with the objects (its own diagnostics and codes, from
+/// `gpuquota_cohort::Input::from_model`), or an invalid budget.
 ///
 /// # Complexity
-/// World build O(objects log objects) plus the event loop (see [`engine`]).
-pub fn simulate(sc: &Scenario) -> Result<Report, Diagnostics> {
-    simulate_with_options(sc, &progress::RunOptions::default())
-}
-
-/// Simulates a scenario, calling `options.progress` as the run advances ([`progress`]); the
-/// report is the same as [`simulate`]'s.
-///
-/// # Errors
-/// As [`simulate`].
-///
-/// # Complexity
-/// As [`simulate`]; the progress calls are bounded (at most 100 + events / 65,536 + 2).
-pub fn simulate_with_options(
+/// The world's build once (twice with `Deprioritize` budgets, see [`deprioritized_twins`])
+/// plus the event loop (see [`engine`]); the progress calls are bounded (at most 100 +
+/// events / 65,536 + 2).
+pub(crate) fn simulate_scenario(
     sc: &Scenario,
     options: &progress::RunOptions<'_>,
 ) -> Result<Report, Diagnostics> {
@@ -458,8 +475,19 @@ pub fn simulate_with_options(
     let rules = budget_rules(&sc.model)?;
     check_budget_periods(&rules, sc.start, sc.end_ms)?;
     let twinned = deprioritized_twins(sc, &rules)?;
-    let world = World::build(twinned.as_ref().unwrap_or(&sc.model)).map_err(world_problems)?;
+    let input = kueue_input(twinned.as_ref().unwrap_or(&sc.model), sc.fair_sharing)?;
     let mut warnings = sc.warnings.clone();
+    if sc.engine == Engine::Kueue {
+        // the live-cluster states the engine tolerates, with the engine's own codes
+        for w in input.warnings() {
+            warnings.push(
+                Diagnostic::warning(w.code, w.message.clone())
+                    .object(w.kind, w.name.clone())
+                    .engine("kueue"),
+            );
+        }
+    }
+    let (world, fair) = input.into_parts();
     let insts = instances(sc, &world);
     let mut budgets = (!rules.is_empty()).then(|| new_budgets(sc, &world, rules));
     if let Some(b) = &budgets {
@@ -473,49 +501,6 @@ pub fn simulate_with_options(
         }
         warnings.extend(budget::reference_warnings(&sc.model, &known));
     }
-    // `None` under ResourceQuota, else Kueue's policy: fair sharing or the classical one
-    let kueue = match sc.engine {
-        Engine::ResourceQuota => None,
-        Engine::Kueue => {
-            let mut settings = gpuquota_fairshare::config::settings_from_configuration(
-                sc.model.configuration.as_ref(),
-                sc.fair_sharing == Some(true),
-            )
-            .map_err(|e| {
-                Diagnostics(
-                    e.0.iter()
-                        .map(|x| {
-                            Diagnostic::error(ENGINE_PROBLEM, x.to_string())
-                                .object("Configuration", "")
-                        })
-                        .collect(),
-                )
-            })?;
-            if sc.fair_sharing == Some(false) {
-                settings.enabled = false;
-            }
-            let fair = settings.enabled;
-            for w in &world.warnings {
-                if fair && w.code == gpuquota_cohort::error::codes::FAIR_SHARING_NOT_RUN {
-                    continue;
-                }
-                warnings.push(
-                    Diagnostic::warning(ENGINE_WARNING, w.message.clone())
-                        .object(w.kind, w.name.clone()),
-                );
-            }
-            let fair = if settings.enabled || settings.admission.is_some() {
-                let policy = gpuquota_cohort::fair::FairSharing::new(&world, &sc.model, settings)
-                    .map_err(|e| {
-                    Diagnostics(vec![Diagnostic::error(ENGINE_PROBLEM, e.to_string())])
-                })?;
-                Some(policy)
-            } else {
-                None
-            };
-            Some(fair)
-        }
-    };
     let cx = engine::Context {
         sc,
         world: &world,
@@ -524,11 +509,35 @@ pub fn simulate_with_options(
         budgets: &mut budgets,
         progress: &mut reporter,
     };
-    let outcome = match kueue {
-        None => engine::run_resource_quota(cx),
-        Some(fair) => engine::run_kueue(cx, fair),
+    let outcome = match sc.engine {
+        Engine::ResourceQuota => engine::run_resource_quota(cx),
+        Engine::Kueue => engine::run_kueue(cx, fair),
     };
     finish_report(sc, outcome, warnings, budgets.as_ref())
+}
+
+/// [`simulate_scenario`] without a progress callback.
+///
+/// # Errors
+/// As [`simulate_scenario`].
+pub(crate) fn simulate_kueue(sc: &Scenario) -> Result<Report, Diagnostics> {
+    simulate_scenario(sc, &progress::RunOptions::default())
+}
+
+/// Kueue's input through the engine's own entry point, the one place the simulator builds
+/// it: the world, the tolerated states and, when fair sharing (or admission fair sharing)
+/// is on, its policy. `fair_sharing: Some(true)` forces fair sharing on; `Some(false)` is
+/// already in the model's `Configuration` ([`scenario::apply_fair_sharing`]).
+fn kueue_input(
+    model: &gpuquota_model::Model,
+    fair_sharing: Option<bool>,
+) -> Result<gpuquota_cohort::Input, Diagnostics> {
+    count::bump(|c| &mut c.world_builds);
+    gpuquota_cohort::Input::from_model(
+        model,
+        &gpuquota_cohort::Options::default().with_fair_sharing(fair_sharing == Some(true)),
+    )
+    .map_err(gpuquota_model::Error::into_diagnostics)
 }
 
 /// The model a run with `Deprioritize` budgets simulates, under Kueue: each pending
@@ -544,7 +553,9 @@ fn deprioritized_twins(
     if sc.engine != Engine::Kueue || !rules.iter().any(deprioritize) {
         return Ok(None);
     }
-    let w0 = World::build(&sc.model).map_err(world_problems)?;
+    count::bump(|c| &mut c.world_builds);
+    let w0 = World::build(&sc.model)
+        .map_err(|e| Diagnostics(e.problems.iter().map(|p| p.diagnostic()).collect()))?;
     let mut keys = Vec::new();
     let mut lowest = i32::MAX;
     for w in &w0.workloads {
@@ -632,19 +643,6 @@ fn finish_report(
         report.chargeback = Some(bill);
     }
     Ok(report)
-}
-
-fn world_problems(e: gpuquota_cohort::error::Error) -> Diagnostics {
-    Diagnostics(
-        e.problems
-            .iter()
-            .map(|p| {
-                Diagnostic::error(ENGINE_PROBLEM, p.message.clone())
-                    .object(p.kind.clone(), p.name.clone())
-                    .field(p.field.clone())
-            })
-            .collect(),
-    )
 }
 
 /// The ClusterQueue a workload queues in (`""` without one).

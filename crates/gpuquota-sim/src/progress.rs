@@ -3,7 +3,7 @@
 //! ```
 //! use std::cell::RefCell;
 //! use gpuquota_sim::progress::{Progress, RunOptions};
-//! use gpuquota_sim::{scenario, simulate_with_options};
+//! use gpuquota_sim::{Mode, Options, Simulation, simulate_with_options};
 //!
 //! let cluster = r#"
 //! apiVersion: kueue.x-k8s.io/v1beta2
@@ -34,9 +34,10 @@
 //!   queueName: lq
 //!   podSets: [{name: main, count: 8, template: {spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: "1"}}}]}}}]
 //! "#;
-//! let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nspec:\n  cluster: [cluster.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T00:00:00Z\"\n";
-//! let sc = scenario::from_str("day.yaml", sim, "day", &|_| Ok(("cluster.yaml".into(), cluster.into())))
-//!     .expect("valid scenario");
+//! let model = gpuquota_model::import_str("cluster.yaml", cluster).expect("valid").model;
+//! let start = gpuquota_model::Timestamp::parse("2026-04-01T00:00:00Z").expect("a timestamp");
+//! let options = Options::new(Mode::Kueue, start).with_end_ms(Some(86_400_000));
+//! let sc = Simulation::from_model(&model, &options).expect("valid scenario");
 //! let seen = RefCell::new(Vec::new());
 //! let record = |p: Progress| seen.borrow_mut().push(p);
 //! let report = simulate_with_options(&sc, &RunOptions { progress: Some(&record) })
@@ -98,8 +99,7 @@ fn percent(at: i64, end: i64) -> u8 {
     u8::try_from(p).unwrap_or(100)
 }
 
-/// Options of a simulator run ([`crate::simulate_with_options`],
-/// [`crate::kai::simulate_with_options`]).
+/// Options of a simulator run ([`crate::simulate_with_options`]).
 #[derive(Clone, Copy, Default)]
 pub struct RunOptions<'a> {
     /// Called at a bounded rate as the run advances (see the module docs), last with

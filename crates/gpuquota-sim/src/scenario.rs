@@ -324,16 +324,6 @@ pub(crate) fn yaml_problem(name: &str, e: &serde_saphyr::Error) -> Diagnostics {
     Diagnostics(vec![Diagnostic::error(code, message).source(name)])
 }
 
-fn parse_yaml<T: serde::de::DeserializeOwned>(
-    name: &str,
-    text: &str,
-    warnings: &mut Diagnostics,
-) -> Result<T, Diagnostics> {
-    let value: serde_json::Value =
-        serde_saphyr::from_str(text).map_err(|e| yaml_problem(name, &e))?;
-    from_value(name, &value, warnings)
-}
-
 /// Deserializes a document read as a tree, each unknown field a warning (shared by the
 /// Kueue and KAI readers).
 ///
@@ -360,30 +350,6 @@ pub(crate) fn from_value<T: serde::de::DeserializeOwned>(
         );
     }
     Ok(doc)
-}
-
-/// Reads a scenario file: a `Simulation` document, or Kueue's perf-test generator config
-/// (a top-level `cohorts` list). Every file goes through the bounded reader.
-///
-/// # Errors
-/// Every problem found (unreadable files, malformed YAML, bad fields, import errors).
-///
-/// # Complexity
-/// O(input size + instances × log instances).
-pub fn load(path: &Path) -> Result<Scenario, Diagnostics> {
-    let text = gpuquota_model::source::read_text(path).map_err(|d| Diagnostics(vec![d]))?;
-    load_text(path, &text)
-}
-
-/// As [`load`], with the text of `path` already read: the files the scenario names are
-/// relative to the directory of `path`; for standard input (`-`, named `<stdin>`, stem
-/// `stdin`) to the current directory.
-///
-/// # Errors
-/// As [`load`], but for reading `path` itself.
-pub fn load_text(path: &Path, text: &str) -> Result<Scenario, Diagnostics> {
-    let (name, dir, stem) = text_source(path);
-    from_str(&name, text, &stem, &|rel: &str| read_beside(&dir, rel))
 }
 
 /// The display name, directory and stem of a scenario read from `path` (`-`: standard
@@ -453,27 +419,47 @@ pub(crate) fn time_window(
     (start, end_ms)
 }
 
-/// A file reader for [`from_str`]: a path relative to the scenario to (display name, text).
-pub type ReadFn<'a> = dyn Fn(&str) -> Result<(String, String), Diagnostic> + 'a;
+/// A file reader of the scenario readers: a path relative to the scenario to (display name,
+/// text).
+pub(crate) type ReadFn<'a> = dyn Fn(&str) -> Result<(String, String), Diagnostic> + 'a;
 
-/// Parses a scenario from text; `read` loads the files it names (relative paths).
+/// Parses a Kueue or ResourceQuota scenario from text (once); `read` loads the files it
+/// names (relative paths).
 ///
 /// # Errors
-/// As [`load`].
-pub fn from_str(
+/// Every problem found (unreadable files, malformed YAML, bad fields, import errors).
+pub(crate) fn from_str(
     name: &str,
     text: &str,
     stem: &str,
     read: &ReadFn<'_>,
 ) -> Result<Scenario, Diagnostics> {
-    let mut warnings = Diagnostics::default();
+    crate::count::bump(|c| &mut c.scenario_parses);
     let probe: serde_json::Value =
         serde_saphyr::from_str(text).map_err(|e| yaml_problem(name, &e))?;
+    from_doc(name, &probe, stem, read)
+}
+
+/// Resolves a parsed scenario document: a `Simulation`, or Kueue's perf-test generator
+/// config (a top-level `cohorts` list); `read` loads the files it names.
+///
+/// # Errors
+/// As [`from_str`].
+///
+/// # Complexity
+/// O(input size + instances × log instances).
+pub(crate) fn from_doc(
+    name: &str,
+    probe: &serde_json::Value,
+    stem: &str,
+    read: &ReadFn<'_>,
+) -> Result<Scenario, Diagnostics> {
+    let mut warnings = Diagnostics::default();
     if probe.get("cohorts").is_some() && probe.get("kind").is_none() {
-        let cfg: PerfConfig = parse_yaml(name, text, &mut warnings)?;
+        let cfg: PerfConfig = from_value(name, probe, &mut warnings)?;
         return perf_scenario(stem, cfg, warnings);
     }
-    let doc: SimulationDoc = parse_yaml(name, text, &mut warnings)?;
+    let doc: SimulationDoc = from_value(name, probe, &mut warnings)?;
     let mut errors = Diagnostics::default();
     check_header(
         name,
@@ -566,7 +552,7 @@ pub fn from_str(
     if errors.has_errors() {
         return Err(failure(errors, warnings));
     }
-    Ok(Scenario {
+    let mut sc = Scenario {
         name: if doc.metadata.name.is_empty() {
             stem.to_owned()
         } else {
@@ -583,7 +569,27 @@ pub fn from_str(
         model,
         instances,
         warnings,
-    })
+    };
+    apply_fair_sharing(&mut sc);
+    Ok(sc)
+}
+
+/// `spec.kueue.fairSharing: false` written into the model's `Configuration`
+/// (`fairSharing.enable: false`, which Kueue honours in both API versions), so that the
+/// engine's entry point reads the forced setting from the model it is given; `true` is
+/// passed to it as its own option.
+pub(crate) fn apply_fair_sharing(sc: &mut Scenario) {
+    if sc.fair_sharing != Some(false) {
+        return;
+    }
+    if let Some(fs) = sc
+        .model
+        .configuration
+        .as_mut()
+        .and_then(|c| c.fair_sharing.as_mut())
+    {
+        fs.enable = Some(false);
+    }
 }
 
 /// The `apiVersion` and `kind` checks of a `Simulation` document, shared by the Kueue and
@@ -728,7 +734,7 @@ pub(crate) fn holdings(model: &Model) -> String {
 /// An error when the objects are another engine's: `kueue` without a ClusterQueue, or
 /// `resourcequota` without a Workload, over files holding KAI Queues or PodGroups (every
 /// workload would be dropped and the run would be empty).
-fn engine_mismatch(engine: Engine, model: &Model) -> Option<Diagnostic> {
+pub(crate) fn engine_mismatch(engine: Engine, model: &Model) -> Option<Diagnostic> {
     let kai = !model.queues.is_empty() || !model.pod_groups.is_empty();
     let msg = match engine {
         Engine::Kueue if kai && model.cluster_queues.is_empty() => format!(
@@ -867,7 +873,7 @@ fn generate(
 }
 
 /// Reads arrivals, runtimes, classes and repeats of the workloads that came from files.
-fn resolve_file_workloads(
+pub(crate) fn resolve_file_workloads(
     model: &mut Model,
     instances: &mut BTreeMap<String, Instance>,
     start: Timestamp,

@@ -94,8 +94,8 @@ pub struct SeedMonth {
 ///
 /// # Errors
 /// The scenario's problems (none for the shipped files; a test checks it).
-pub fn kai_scenario() -> Result<crate::kai::KaiScenario, Diagnostics> {
-    crate::kai::scenario::from_str(KAI_ENGINE.1, KAI, "kai", &|f: &str| match f {
+pub fn kai_scenario() -> Result<crate::Simulation, Diagnostics> {
+    crate::simulation::from_text(KAI_ENGINE.1, KAI, "kai", &|f: &str| match f {
         "platform.yaml" => Ok(("platform.yaml".into(), PLATFORM.into())),
         "kai-platform.yaml" => Ok(("kai-platform.yaml".into(), KAI_PLATFORM.into())),
         "kai-month.yaml" => Ok(("kai-month.yaml".into(), KAI_MONTH.into())),
@@ -110,9 +110,9 @@ pub fn kai_scenario() -> Result<crate::kai::KaiScenario, Diagnostics> {
 ///
 /// # Errors
 /// The scenario's problems (none for the shipped files; a test checks it).
-pub fn scenario_of(name: &str, text: &str) -> Result<Scenario, Diagnostics> {
+pub fn scenario_of(name: &str, text: &str) -> Result<crate::Simulation, Diagnostics> {
     let stem = name.trim_end_matches(".yaml");
-    scenario::from_str(name, text, stem, &|f: &str| match f {
+    crate::simulation::from_text(name, text, stem, &|f: &str| match f {
         "platform.yaml" => Ok(("platform.yaml".into(), PLATFORM.into())),
         "month.yaml" => Ok(("month.yaml".into(), MONTH.into())),
         other => Err(gpuquota_model::diag::Diagnostic::error(
@@ -129,19 +129,32 @@ pub fn scenario_of(name: &str, text: &str) -> Result<Scenario, Diagnostics> {
 pub fn run() -> Result<SeedMonth, Diagnostics> {
     let mut runs = Vec::new();
     for &(label, name, text) in ENGINES {
-        let sc = scenario_of(name, text)?;
-        let r = crate::simulate(&sc)?;
+        let sc = kueue(scenario_of(name, text)?)?;
+        let r = crate::simulate_kueue(&sc)?;
         runs.push((label, sc, r));
     }
-    let ksc = kai_scenario()?;
+    let ksc = kai_scenario()?.into_kai().ok_or_else(|| not_mode("KAI"))?;
     let kout = crate::kai::simulate(&ksc)?;
-    let nsc = scenario_of(NO_LENDING_LIMIT.0, NO_LENDING_LIMIT.1)?;
-    let nr = crate::simulate(&nsc)?;
+    let nsc = kueue(scenario_of(NO_LENDING_LIMIT.0, NO_LENDING_LIMIT.1)?)?;
+    let nr = crate::simulate_kueue(&nsc)?;
     Ok(SeedMonth {
         runs,
         kai: (ksc, kout),
         no_lending_limit: (nsc, nr),
     })
+}
+
+/// The Kueue scenario of a shipped simulation.
+fn kueue(s: crate::Simulation) -> Result<Scenario, Diagnostics> {
+    s.into_kueue().ok_or_else(|| not_mode("Kueue"))
+}
+
+/// A shipped scenario of the wrong engine (a test keeps it from happening).
+fn not_mode(mode: &str) -> Diagnostics {
+    Diagnostics(vec![gpuquota_model::diag::Diagnostic::error(
+        scenario::INVALID_SCENARIO,
+        format!("not a {mode} scenario"),
+    )])
 }
 
 fn hours(m: i128) -> String {

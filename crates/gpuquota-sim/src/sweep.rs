@@ -101,7 +101,8 @@ pub use job::{
     IndexedJob, JobRequest, MAX_CONFIGMAP_BYTES, escape_kubelet, indexed_job, manifests, to_yaml,
 };
 
-/// A file reader usable from every thread (see [`scenario::ReadFn`]).
+/// A file reader usable from every thread: a path relative to the scenario to (display
+/// name, text).
 pub type SyncReadFn<'a> = dyn Fn(&str) -> Result<(String, String), Diagnostic> + Sync + 'a;
 
 /// A cache of file reads: display name and text, or the read's diagnostic.
@@ -655,7 +656,7 @@ pub fn run_with(
         };
         let report = match loaded {
             Loaded::Kueue(sc) => {
-                let report = crate::simulate(sc).map_err(tag)?;
+                let report = crate::simulate_kueue(sc).map_err(tag)?;
                 if report.diagnostics.has_errors() {
                     return Err(tag(report.diagnostics.clone()));
                 }

@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 
 use gpuquota_metering::money::{L, format_hours};
-use gpuquota_sim::{scenario, simulate};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -85,9 +84,12 @@ fn run(engine: &str, jobs: &[(char, i64, i64, u32, bool)]) -> Value {
     let sim = format!(
         "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: bill}}\nspec:\n  engine: {engine}\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T00:00:00Z\"\n{METERING}"
     );
-    let sc = scenario::from_str("s.yaml", &sim, "s", &|_| Ok(("c.yaml".into(), c.clone())))
-        .expect("valid scenario");
-    simulate(&sc).expect("simulates").to_json()
+    let sim =
+        gpuquota_sim::fuzzing::scenario("s.yaml", &sim, "s", &|_| Ok(("c.yaml".into(), c.clone())))
+            .expect("valid scenario");
+    gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_json()
 }
 
 /// ∫ usage over the runs per (department, card type), in metering units, from the runs.

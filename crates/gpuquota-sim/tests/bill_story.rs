@@ -3,7 +3,7 @@
 
 use gpuquota_metering::figure::Money;
 use gpuquota_sim::diff::{self, Delta};
-use gpuquota_sim::{scenario, seed, simulate};
+use gpuquota_sim::seed;
 use serde_json::Value;
 
 fn run_text(cluster: &str, spec_tail: &str, end: &str) -> Result<Value, String> {
@@ -11,9 +11,10 @@ fn run_text(cluster: &str, spec_tail: &str, end: &str) -> Result<Value, String> 
         "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec:\n  engine: kueue\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"{end}\"\n{spec_tail}"
     );
     let c = cluster.to_owned();
-    let sc = scenario::from_str("s.yaml", &sim, "s", &|_| Ok(("c.yaml".into(), c.clone())))
-        .map_err(|d| d.to_string())?;
-    simulate(&sc)
+    let sim =
+        gpuquota_sim::fuzzing::scenario("s.yaml", &sim, "s", &|_| Ok(("c.yaml".into(), c.clone())))
+            .map_err(|d| d.to_string())?;
+    gpuquota_sim::fuzzing::run_kueue(&sim)
         .map(|r| r.to_json())
         .map_err(|d| d.to_string())
 }
@@ -305,11 +306,11 @@ fn a_queue_without_nominal_quota_has_no_usage_percent() {
     );
     assert_ne!(cluster, RECLAIM);
     let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: t}\nspec:\n  engine: kueue\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T00:00:00Z\"\n";
-    let sc = scenario::from_str("s.yaml", sim, "s", &|_| {
+    let sim = gpuquota_sim::fuzzing::scenario("s.yaml", sim, "s", &|_| {
         Ok(("c.yaml".into(), cluster.clone()))
     })
     .unwrap();
-    let r = simulate(&sc).unwrap();
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).unwrap();
     let j = r.to_json();
     assert_eq!(j["queues"]["team-b"]["meanUsagePercent"], Value::Null);
     // team-a: 4 GPUs for 1 h of 24 h on a nominal of 4: 100 / 24 = 4.17 → 4.2
@@ -489,7 +490,7 @@ fn diff_utilisation_is_the_same_quota_picture_under_both_engines() {
 #[test]
 fn spec_set_errors_name_the_path() {
     let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: t}\nspec:\n  engine: kueue\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  set:\n    clusterQueues.nope.lendingLimit: none\n";
-    let e = scenario::from_str("s.yaml", sim, "s", &|_| {
+    let e = gpuquota_sim::fuzzing::scenario("s.yaml", sim, "s", &|_| {
         Ok(("c.yaml".into(), RECLAIM.into()))
     })
     .unwrap_err()
@@ -507,11 +508,11 @@ fn the_sim_table_prints_the_bill_with_its_idle_row() {
         "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec:\n  engine: kueue\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T00:00:00Z\"\n{}",
         reclaim_metering("")
     );
-    let sc = scenario::from_str("s.yaml", &sim, "s", &|_| {
+    let sim = gpuquota_sim::fuzzing::scenario("s.yaml", &sim, "s", &|_| {
         Ok(("c.yaml".into(), RECLAIM.into()))
     })
     .unwrap();
-    let table = simulate(&sc).unwrap().to_table();
+    let table = gpuquota_sim::fuzzing::run_kueue(&sim).unwrap().to_table();
     // a 4 h = 18.00, b 40 h = 180.00, idle 8 × 24 − 44 = 148 h = 666.00: 864.00
     let bill = table.split("The bill:").nth(1).unwrap();
     let rows: Vec<Vec<&str>> = bill

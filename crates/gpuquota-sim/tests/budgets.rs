@@ -1,7 +1,6 @@
 //! GPU-hour budgets in the simulator: one test per `whenSpent`, `stopRunning`, and both
 //! engines.
 
-use gpuquota_sim::{scenario, simulate};
 use serde_json::Value;
 
 const H: i64 = 3_600_000;
@@ -68,9 +67,13 @@ fn run(engine: &str, cluster: String, jobs: &[String]) -> Value {
     let sim = format!(
         "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: b}}\nspec:\n  engine: {engine}\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T06:00:00Z\"\n  resourceQuota: {{retryInterval: 10m}}\n"
     );
-    let sc = scenario::from_str("b.yaml", &sim, "b", &|_| Ok(("c.yaml".into(), all.clone())))
-        .expect("valid scenario");
-    simulate(&sc).expect("simulates").to_json()
+    let sim = gpuquota_sim::fuzzing::scenario("b.yaml", &sim, "b", &|_| {
+        Ok(("c.yaml".into(), all.clone()))
+    })
+    .expect("valid scenario");
+    gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_json()
 }
 
 fn wl<'a>(j: &'a Value, key: &str) -> &'a Value {
@@ -287,9 +290,12 @@ fn a_card_type_budget_is_charged_resourcequota_usage_through_the_node_selector()
         workload("c", 3, "1h", "NVIDIA-H200-NVL"),
     );
     let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: b}\nspec:\n  engine: resourcequota\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T06:00:00Z\"\n  resourceQuota: {retryInterval: 10m}\n  metering:\n    currency: EUR\n    cardTypes:\n    - {name: H200, pricePerHour: \"4.50\", capacity: 8, flavors: [h200-nvl]}\n    - {name: RTX, pricePerHour: \"1.80\", capacity: 8, flavors: [rtx-pro-6000]}\n    departments:\n    - {name: team, namespaces: [team]}\n";
-    let sc = scenario::from_str("b.yaml", sim, "b", &|_| Ok(("c.yaml".into(), c.clone())))
-        .expect("valid scenario");
-    let j = simulate(&sc).expect("simulates").to_json();
+    let sim =
+        gpuquota_sim::fuzzing::scenario("b.yaml", sim, "b", &|_| Ok(("c.yaml".into(), c.clone())))
+            .expect("valid scenario");
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_json();
     let p = &j["budgets"][0]["periods"][0];
     assert_eq!(p["usedGpuHours"], "8.000000");
     assert_eq!(p["spentAtMs"], 2 * H);
@@ -303,4 +309,53 @@ fn a_card_type_budget_is_charged_resourcequota_usage_through_the_node_selector()
     };
     assert_eq!(hours("H200"), Some(Value::from("12.000000")));
     assert_eq!(hours("RTX"), Some(Value::from("8.000000")));
+}
+
+/// Writes `files` into a fresh directory under the system's temporary directory.
+fn write_dir(tag: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("gpuquota-sim-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).expect("written");
+    }
+    dir
+}
+
+#[test]
+fn a_kueue_run_reads_and_parses_its_scenario_once_and_builds_the_engine_input_once() {
+    use gpuquota_sim::fuzzing::{Counts, counts};
+    let jobs = [job("team", "a", 0, "2h"), job("team", "b", 3, "5h")].concat();
+    let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nspec:\n  engine: kueue\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T00:00:00Z\"\n";
+    for (tag, budget, builds) in [
+        (
+            "wait",
+            "{namespaces: [team], gpuHours: 8, period: 24h, whenSpent: Wait}",
+            1,
+        ),
+        // the twins of a Deprioritize budget are chosen from a world of the original model
+        (
+            "deprioritize",
+            "{namespaces: [team], gpuHours: 8, period: 24h, whenSpent: Deprioritize}",
+            2,
+        ),
+    ] {
+        let c = cluster(budget, "LowerPriority") + &jobs;
+        let dir = write_dir(tag, &[("s.yaml", sim), ("c.yaml", &c)]);
+        let _ = counts();
+        // the command line's sequence: read and resolve the scenario, simulate
+        let sim = gpuquota_sim::Simulation::from_files(&dir.join("s.yaml")).expect("valid");
+        assert_eq!(sim.mode(), gpuquota_sim::Mode::Kueue);
+        gpuquota_sim::simulate(&sim).expect("simulates");
+        assert_eq!(
+            counts(),
+            Counts {
+                scenario_reads: 1,
+                scenario_parses: 1,
+                world_builds: builds,
+                cluster_builds: 0
+            },
+            "{tag}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

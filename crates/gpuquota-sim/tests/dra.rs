@@ -3,7 +3,6 @@
 //! pkg/quota/v1/evaluator/core/resource_claims.go), so a workload waits until claims are
 //! released.
 
-use gpuquota_sim::{scenario, simulate};
 use serde_json::Value;
 
 const H: i64 = 3_600_000;
@@ -32,9 +31,12 @@ fn claim_key_holds_a_workload_until_claims_are_released() {
         workload("second", 0, 1)
     );
     let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: d}\nspec:\n  engine: resourcequota\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-01T06:00:00Z\"\n  resourceQuota: {retryInterval: 10m}\n";
-    let sc = scenario::from_str("d.yaml", sim, "d", &|_| Ok(("c.yaml".into(), c.clone())))
-        .expect("valid scenario");
-    let j = simulate(&sc).expect("simulates").to_json();
+    let sim =
+        gpuquota_sim::fuzzing::scenario("d.yaml", sim, "d", &|_| Ok(("c.yaml".into(), c.clone())))
+            .expect("valid scenario");
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_json();
     assert_eq!(wl(&j, "team/first")["runs"][0]["startMs"], 0);
     assert_eq!(wl(&j, "team/second")["runs"][0]["startMs"], 2 * H);
 }

@@ -40,7 +40,7 @@ fn messages(d: &gpuquota_model::Diagnostics) -> Vec<String> {
 #[test]
 fn engine_kai_over_kueue_objects_names_what_is_missing() {
     let read = reader(data("preemption-loop/cluster.yaml"), String::new());
-    let err = gpuquota_sim::kai::scenario::from_str("x.yaml", &sim("kai", false), "x", &read)
+    let err = gpuquota_sim::fuzzing::scenario("x.yaml", &sim("kai", false), "x", &read)
         .expect_err("no KAI Queue");
     assert_eq!(
         messages(&err),
@@ -65,7 +65,7 @@ fn engine_kueue_or_resourcequota_over_kai_objects_names_what_is_missing() {
         ),
     ] {
         let read = reader(data("kai/cluster.yaml"), data("kai/jobs.yaml"));
-        let err = gpuquota_sim::scenario::from_str("x.yaml", &sim(engine, true), "x", &read)
+        let err = gpuquota_sim::fuzzing::scenario("x.yaml", &sim(engine, true), "x", &read)
             .expect_err("no ClusterQueue");
         assert_eq!(messages(&err), [want], "{engine}");
     }
@@ -75,9 +75,9 @@ fn engine_kueue_or_resourcequota_over_kai_objects_names_what_is_missing() {
 fn a_kai_job_naming_an_unknown_queue_is_a_warning_naming_it() {
     let jobs = data("kai/jobs.yaml").replace("queue: data-science", "queue: data-scienc");
     let read = reader(data("kai/cluster.yaml"), jobs);
-    let sc = gpuquota_sim::kai::scenario::from_str("x.yaml", &sim("kai", true), "x", &read)
+    let sim = gpuquota_sim::fuzzing::scenario("x.yaml", &sim("kai", true), "x", &read)
         .expect("valid scenario");
-    let out = gpuquota_sim::kai::simulate(&sc).expect("simulates");
+    let out = gpuquota_sim::fuzzing::run_kai(&sim).expect("simulates");
     let w: Vec<String> = out.warnings.iter().map(ToString::to_string).collect();
     // the PodGroup finetune (spec.queue) and the pod serve (label kai.scheduler/queue)
     assert_eq!(
@@ -123,9 +123,9 @@ fn budgets_naming_what_the_scenario_lacks_are_warned_about() {
         ));
     }
     let read = reader(cluster, String::new());
-    let sc = gpuquota_sim::scenario::from_str("x.yaml", &sim("kueue", false), "x", &read)
+    let sim = gpuquota_sim::fuzzing::scenario("x.yaml", &sim("kueue", false), "x", &read)
         .expect("valid scenario");
-    let r = gpuquota_sim::simulate(&sc).expect("simulates");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     let budget_warnings: Vec<String> = r
         .diagnostics
         .iter()
@@ -155,9 +155,9 @@ fn a_kai_budget_naming_an_unknown_card_type_is_warned_about() {
     let mut cluster = data("kai/cluster.yaml");
     cluster.push_str("---\napiVersion: gpuquota.dev/v1alpha1\nkind: Budget\nmetadata: {name: h200}\nspec: {queue: batch, gpuHours: 10, period: 24h, cardType: H200}\n");
     let read = reader(cluster, data("kai/jobs.yaml"));
-    let sc = gpuquota_sim::kai::scenario::from_str("x.yaml", &sim("kai", true), "x", &read)
+    let sim = gpuquota_sim::fuzzing::scenario("x.yaml", &sim("kai", true), "x", &read)
         .expect("valid scenario");
-    let out = gpuquota_sim::kai::simulate(&sc).expect("simulates");
+    let out = gpuquota_sim::fuzzing::run_kai(&sim).expect("simulates");
     let w: Vec<String> = out.warnings.iter().map(ToString::to_string).collect();
     assert_eq!(
         w,

@@ -16,8 +16,8 @@ fn read(name: &str) -> String {
     std::fs::read_to_string(data(name)).expect("test data")
 }
 
-fn from_text(text: &str) -> Result<kai::KaiScenario, gpuquota_model::diag::Diagnostics> {
-    kai::scenario::from_str("t.yaml", text, "t", &|_| {
+fn from_text(text: &str) -> Result<gpuquota_sim::Simulation, gpuquota_model::diag::Diagnostics> {
+    gpuquota_sim::fuzzing::scenario("t.yaml", text, "t", &|_| {
         Err(gpuquota_model::Diagnostic::error(
             gpuquota_sim::scenario::INVALID_SCENARIO,
             "no files",
@@ -41,9 +41,10 @@ fn flips(out: &kai::KaiOutcome, queue: &str) -> Vec<(usize, f64)> {
 
 #[test]
 fn two_queue_oscillation_flips_every_240_cycles() {
-    let sc = kai::load(&data("two-queue-oscillation.yaml")).expect("scenario");
+    let sim = gpuquota_sim::fuzzing::load(&data("two-queue-oscillation.yaml")).expect("scenario");
+    let sc = sim.kai().expect("a KAI scenario");
     assert_eq!(sc.end_ms, Some(1024 * 10));
-    let out = kai::simulate(&sc).expect("run");
+    let out = gpuquota_sim::fuzzing::run_kai(&sim).expect("run");
     assert_eq!(out.sessions, 1024);
     // Cycle 0: equal fair shares, team-a (first in job order) takes the whole node. Cycle 1:
     // its one sample is 100 % usage, so its fair share drops to 0 and team-b reclaims. From
@@ -122,7 +123,7 @@ fn two_queue_oscillation_flips_every_240_cycles() {
 fn without_decay_the_window_alone_sets_the_period() {
     let text =
         read("two-queue-oscillation.yaml").replace("HalfLifePeriod: 128", "HalfLifePeriod: 0");
-    let out = kai::simulate(&from_text(&text).expect("scenario")).expect("run");
+    let out = gpuquota_sim::fuzzing::run_kai(&from_text(&text).expect("scenario")).expect("run");
     let f = flips(&out, "team-a");
     // Undecayed, the waiting queue's fair share reaches the whole node when the holder has
     // at most 8 of the 256 samples: at exactly 8 the two remainders tie (15.5 each) and the
@@ -144,14 +145,15 @@ fn simulator_config_defaults_and_letter_case() {
                 nodes: [{gpus: 4, count: 1}]\n\
                 jobs: {q1: {gpus: 4, numPods: 1, numJobs: 3}, q2: {gpus: 4, numpods: 1, numjobs: 3}}\n\
                 colour: blue\n";
-    let sc = from_text(text).expect("scenario");
+    let sim = from_text(text).expect("scenario");
+    let sc = sim.kai().expect("a KAI scenario");
     assert_eq!(sc.end_ms, Some(100 * 10));
     assert_eq!(sc.k_value, 1_000_000_000);
     let u = sc.usage.clone().expect("time-based fairshare is on");
     assert_eq!(u.window, kai::scenario::Window::Sliding { size_ms: 50 });
     assert_eq!(u.half_life_ms, None);
     assert!(sc.warnings.iter().any(|w| w.field == "colour"));
-    let out = kai::simulate(&sc).expect("run");
+    let out = gpuquota_sim::fuzzing::run_kai(&sim).expect("run");
     assert_eq!(out.sessions, 100);
     assert_eq!(out.to_csv().lines().count(), 1 + 300);
     // A window of 5 cycles: the queues swap the node every few cycles.
@@ -169,8 +171,8 @@ fn simulator_config_errors_name_the_field() {
 
 #[test]
 fn nightly_batch_is_reclaimed_when_the_finetuning_starts() {
-    let sc = kai::load(&data("night.yaml")).expect("scenario");
-    let out = kai::simulate(&sc).expect("run");
+    let sim = gpuquota_sim::fuzzing::load(&data("night.yaml")).expect("scenario");
+    let out = gpuquota_sim::fuzzing::run_kai(&sim).expect("run");
     assert!(out.warnings.is_empty(), "{:?}", out.warnings);
     let v = out.to_json();
     let w = v["workloads"].as_array().expect("workloads");
@@ -225,11 +227,11 @@ fn bind_latency_delays_the_start_and_holds_the_resources() {
         "sessionInterval: 1s",
         "sessionInterval: 1s\n    bindLatency: 30s",
     );
-    let sc = kai::scenario::from_str("night.yaml", &text, "night", &|rel| {
+    let sim = gpuquota_sim::fuzzing::scenario("night.yaml", &text, "night", &|rel| {
         Ok((rel.to_owned(), read(rel)))
     })
     .expect("scenario");
-    let out = kai::simulate(&sc).expect("run");
+    let out = gpuquota_sim::fuzzing::run_kai(&sim).expect("run");
     let v = out.to_json();
     assert_eq!(v["workloads"][0]["runs"][0]["startMs"], 30_000);
     assert_eq!(v["workloads"][0]["finishedMs"], 30_000 + 6 * 3_600_000);
@@ -249,10 +251,23 @@ fn scenario_errors_name_object_and_field() {
 
 #[test]
 fn detection() {
-    assert!(kai::is_kai(&read("two-queue-oscillation.yaml")));
-    assert!(kai::is_kai(&read("night.yaml")));
-    assert!(!kai::is_kai(
-        "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nspec: {engine: kueue}\n"
-    ));
-    assert!(!kai::is_kai("cohorts: []\n"));
+    use gpuquota_sim::Mode;
+    let mode = |p: &str| gpuquota_sim::fuzzing::load(&data(p)).map(|s| s.mode());
+    assert_eq!(mode("two-queue-oscillation.yaml"), Ok(Mode::Kai));
+    assert_eq!(mode("night.yaml"), Ok(Mode::Kai));
+    let mode = |t: &str| from_text(t).map(|s| s.mode());
+    assert_eq!(
+        mode(
+            "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nspec: {engine: kueue, start: \"2026-04-01T00:00:00Z\"}\n"
+        ),
+        Ok(Mode::Kueue)
+    );
+    // a perf-generator config goes to Kueue's reader, which wants a cohort
+    let e = from_text("cohorts: []\n").expect_err("no cohort");
+    assert_eq!(
+        e.iter()
+            .map(|d| (d.field.as_str(), d.message.as_str()))
+            .collect::<Vec<_>>(),
+        [("cohorts", "config must contain at least one cohort")]
+    );
 }

@@ -7,7 +7,6 @@
 mod common;
 
 use common::{H, kai_pod as job};
-use gpuquota_sim::kai;
 use serde_json::Value;
 
 fn cluster(budget: &str) -> String {
@@ -32,8 +31,10 @@ fn run(budget: &str, jobs: &str, end: &str) -> Value {
         ("cluster.yaml", cluster(budget)),
         ("jobs.yaml", jobs.to_owned()),
     ]);
-    let sc = kai::scenario::from_str("t.yaml", &sim, "t", &read).expect("scenario");
-    kai::simulate(&sc).expect("runs").to_json()
+    let sim = gpuquota_sim::fuzzing::scenario("t.yaml", &sim, "t", &read).expect("scenario");
+    gpuquota_sim::fuzzing::run_kai(&sim)
+        .expect("runs")
+        .to_json()
 }
 
 fn wl<'a>(j: &'a Value, key: &str) -> &'a Value {
@@ -205,4 +206,47 @@ proptest::proptest! {
         let l = gpuquota_metering::money::L;
         proptest::prop_assert_eq!(used, team * 1_000_000 / (l * 3600));
     }
+}
+
+#[test]
+fn a_kai_run_reads_and_parses_its_scenario_once_and_builds_the_snapshot_once() {
+    use gpuquota_sim::fuzzing::counts;
+    let sim = common::simulation(
+        "kai",
+        "2026-04-02T00:00:00Z",
+        "    currency: EUR\n    cardTypes: [{name: H200, model: NVIDIA H200 NVL, pricePerHour: \"4.00\", capacity: 8}]\n",
+    );
+    let jobs = job("team", "a", "00:00", 8, "2h");
+    let dir = std::env::temp_dir().join(format!("gpuquota-kai-counts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    std::fs::write(dir.join("t.yaml"), &sim).expect("written");
+    std::fs::write(dir.join("jobs.yaml"), &jobs).expect("written");
+    for budget in [None, Some(daily("Wait"))] {
+        let c = match &budget {
+            Some(b) => cluster(b),
+            None => common::kai_platform(
+                "h200",
+                "{nvidia.com/gpu.product: NVIDIA-H200-NVL}",
+                r#"{nvidia.com/gpu: "8", cpu: "64", memory: 512Gi}"#,
+                8,
+            ),
+        };
+        std::fs::write(dir.join("cluster.yaml"), &c).expect("written");
+        let _ = counts();
+        let sim = gpuquota_sim::Simulation::from_files(&dir.join("t.yaml")).expect("valid");
+        assert_eq!(sim.mode(), gpuquota_sim::Mode::Kai);
+        gpuquota_sim::simulate(&sim).expect("runs");
+        let n = counts();
+        assert_eq!(
+            (
+                n.scenario_reads,
+                n.scenario_parses,
+                n.world_builds,
+                n.cluster_builds
+            ),
+            (1, 1, 0, 1),
+            "{budget:?}: {n:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

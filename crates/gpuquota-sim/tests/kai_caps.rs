@@ -20,14 +20,14 @@ fn run(end: &str) -> kai::KaiOutcome {
     let text = format!(
         "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: k}}\nspec:\n  engine: kai\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"{end}\"\n  kai: {{sessionInterval: 1s}}\n"
     );
-    let sc = kai::scenario::from_str(
+    let sim = gpuquota_sim::fuzzing::scenario(
         "k.yaml",
         &text,
         "k",
         &common::files(vec![("c.yaml", cluster)]),
     )
     .expect("valid KAI scenario");
-    kai::simulate(&sc).expect("runs")
+    gpuquota_sim::fuzzing::run_kai(&sim).expect("runs")
 }
 
 /// j0 takes 2 GPUs of the namespace's cap of 2 at 0 s; j1 (1 GPU, at 1 s) fits the node

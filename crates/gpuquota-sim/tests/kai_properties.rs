@@ -136,11 +136,11 @@ fn scenario_text(s: &Scn) -> String {
 
 fn run_docs(s: &Scn, docs: &[String]) -> KaiOutcome {
     let cluster = docs.join("---\n");
-    let sc = kai::scenario::from_str("p.yaml", &scenario_text(s), "p", &|_| {
+    let sim = gpuquota_sim::fuzzing::scenario("p.yaml", &scenario_text(s), "p", &|_| {
         Ok(("c.yaml".to_owned(), cluster.clone()))
     })
     .expect("valid scenario");
-    kai::simulate(&sc).expect("runs")
+    gpuquota_sim::fuzzing::run_kai(&sim).expect("runs")
 }
 
 fn run(s: &Scn) -> KaiOutcome {

@@ -53,7 +53,7 @@ fn a_repeat_of_1ms_over_a_year_is_refused_with_its_count() {
         t.replace("gpuquota.dev/repeat: 24h", "gpuquota.dev/repeat: 1ms")
     });
     let started = std::time::Instant::now();
-    let d = scenario::from_str("kueue.yaml", &text, "kueue", &read).unwrap_err();
+    let d = gpuquota_sim::fuzzing::scenario("kueue.yaml", &text, "kueue", &read).unwrap_err();
     // fine-tune arrives at 02:00 (7,200,000 ms); a year is 31,536,000,000 ms: a copy at every
     // ms from 7,200,001 to 31,535,999,999; with nightly, etl and fine-tune 3 more
     assert_eq!(
@@ -74,9 +74,10 @@ fn a_repeat_of_1ms_over_a_year_is_refused_with_its_count() {
 fn the_workload_limit_counts_the_copies_exactly() {
     // the daily repeat of fine-tune over two days makes one copy: 4 workloads in all
     let path = data("kueue.yaml");
-    let sc = scenario::with_instance_limit(4, || scenario::load(&path)).expect("4 fit");
-    assert_eq!(sc.instances.len(), 4);
-    let d = scenario::with_instance_limit(3, || scenario::load(&path)).unwrap_err();
+    let sim =
+        scenario::with_instance_limit(4, || gpuquota_sim::fuzzing::load(&path)).expect("4 fit");
+    assert_eq!(sim.kueue().expect("a Kueue scenario").instances.len(), 4);
+    let d = scenario::with_instance_limit(3, || gpuquota_sim::fuzzing::load(&path)).unwrap_err();
     assert_eq!(
         only(&d).2,
         "the period 24h makes 1 copies before spec.end, 4 workloads in all: more than the \
@@ -90,9 +91,10 @@ fn trace_rows_count_toward_the_workload_limit() {
     // the openb sample has 3 pods, one of them never ran (skipped with a warning); the
     // cluster has no workload
     let path = data("traces/alibaba2023.yaml");
-    let sc = scenario::with_instance_limit(2, || scenario::load(&path)).expect("2 fit");
-    assert_eq!(sc.instances.len(), 2);
-    let d = scenario::with_instance_limit(1, || scenario::load(&path)).unwrap_err();
+    let sim =
+        scenario::with_instance_limit(2, || gpuquota_sim::fuzzing::load(&path)).expect("2 fit");
+    assert_eq!(sim.kueue().expect("a Kueue scenario").instances.len(), 2);
+    let d = scenario::with_instance_limit(1, || gpuquota_sim::fuzzing::load(&path)).unwrap_err();
     let e = d.iter().find(|x| x.is_error(false)).unwrap();
     assert_eq!(e.field, "spec.workloads[0].trace.file");
     assert_eq!(
@@ -109,7 +111,7 @@ fn a_kai_repeat_of_1ms_over_a_year_is_refused_with_its_count() {
     let read = reader(data("kai"), |t| {
         t.replace("gpuquota.dev/repeat: 24h", "gpuquota.dev/repeat: 1ms")
     });
-    let d = gpuquota_sim::kai::scenario::from_str("night.yaml", &text, "night", &read).unwrap_err();
+    let d = gpuquota_sim::fuzzing::scenario("night.yaml", &text, "night", &read).unwrap_err();
     // finetune arrives at 02:00 as in the Kueue scenario: 31,528,799,999 copies; with the job
     // units nightly (the Job's pod group), sweep, finetune and serve, 4 more
     assert_eq!(
@@ -130,10 +132,9 @@ fn a_year_of_kai_sessions_at_1s_is_refused_before_the_run() {
     let text = std::fs::read_to_string(data("kai/night.yaml")).unwrap();
     let text = text.replace("  end: \"2026-04-02T12:00:00Z\"\n", A_YEAR);
     let read = reader(data("kai"), |t| t.replace("gpuquota.dev/repeat: 24h, ", ""));
-    let sc =
-        gpuquota_sim::kai::scenario::from_str("night.yaml", &text, "night", &read).expect("valid");
+    let sc = gpuquota_sim::fuzzing::scenario("night.yaml", &text, "night", &read).expect("valid");
     let started = std::time::Instant::now();
-    let d = gpuquota_sim::kai::simulate(&sc).unwrap_err();
+    let d = gpuquota_sim::fuzzing::run_kai(&sc).unwrap_err();
     // 365 days of 86,400 sessions, a series per queue (research, data-science, batch)
     assert_eq!(
         only(&d),
@@ -154,16 +155,16 @@ fn a_budget_period_of_1ms_over_a_year_is_refused_with_its_count() {
     let cluster = std::fs::read_to_string(data("platform.yaml")).unwrap()
         + "---\napiVersion: gpuquota.dev/v1alpha1\nkind: Budget\nmetadata: {name: daily}\n\
            spec: {namespaces: [batch], gpuHours: 8, period: 1ms}\n";
-    let sim = format!(
+    let text = format!(
         "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: b}}\nspec:\n  \
          cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n{A_YEAR}"
     );
-    let sc = scenario::from_str("b.yaml", &sim, "b", &|_| {
+    let sim = gpuquota_sim::fuzzing::scenario("b.yaml", &text, "b", &|_| {
         Ok(("c.yaml".into(), cluster.clone()))
     })
     .expect("valid scenario");
     let started = std::time::Instant::now();
-    let d = gpuquota_sim::simulate(&sc).unwrap_err();
+    let d = gpuquota_sim::fuzzing::run_kueue(&sim).unwrap_err();
     assert_eq!(
         only(&d),
         (
@@ -178,11 +179,11 @@ fn a_budget_period_of_1ms_over_a_year_is_refused_with_its_count() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
     // an hourly budget over the year: 8,760 periods and the one opening at the end, simulated
     let hourly = cluster.replace("period: 1ms", "period: 1h");
-    let sc = scenario::from_str("b.yaml", &sim, "b", &|_| {
+    let sim = gpuquota_sim::fuzzing::scenario("b.yaml", &text, "b", &|_| {
         Ok(("c.yaml".into(), hourly.clone()))
     })
     .expect("valid scenario");
-    let r = gpuquota_sim::simulate(&sc).expect("simulates");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     assert_eq!(
         r.to_json()["budgets"][0]["periods"]
             .as_array()

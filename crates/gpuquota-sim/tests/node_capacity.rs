@@ -8,7 +8,6 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::H;
-use gpuquota_sim::{kai, scenario, simulate};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -18,14 +17,16 @@ fn sim(engine: &str, end: &str, cluster: String) -> Value {
     let text = format!(
         "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec:\n  engine: {engine}\n  cluster: [c.yaml]\n  start: \"{START}\"\n  end: \"{end}\"\n  resourceQuota: {{retryInterval: 5m}}\n"
     );
-    let sc = scenario::from_str(
+    let sim = gpuquota_sim::fuzzing::scenario(
         "t.yaml",
         &text,
         "t",
         &common::files(vec![("c.yaml", cluster)]),
     )
     .expect("valid scenario");
-    simulate(&sc).expect("simulates").to_json()
+    gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_json()
 }
 
 /// One node with 2 GPUs (optional), a flavor on it, a ClusterQueue of 4 GPUs, a
@@ -116,26 +117,30 @@ fn without_nodes_capacity_is_not_checked() {
     let text = format!(
         "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec:\n  cluster: [c.yaml]\n  start: \"{START}\"\n  end: \"2026-04-01T08:00:00Z\"\n"
     );
-    let sc = scenario::from_str(
+    let sim = gpuquota_sim::fuzzing::scenario(
         "t.yaml",
         &text,
         "t",
         &common::files(vec![("c.yaml", tiny(false))]),
     )
     .expect("valid");
-    let table = simulate(&sc).expect("simulates").to_table();
+    let table = gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_table();
     assert!(
         table.contains("Node capacity was not checked: the cluster files have no Nodes, so quotas are the only cap."),
         "{table}"
     );
-    let sc = scenario::from_str(
+    let sim = gpuquota_sim::fuzzing::scenario(
         "t.yaml",
         &text,
         "t",
         &common::files(vec![("c.yaml", tiny(true))]),
     )
     .expect("valid");
-    let table = simulate(&sc).expect("simulates").to_table();
+    let table = gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_table();
     assert!(
         table.contains("Node capacity was checked against 1 Nodes: 1 runs waited for free devices (Unschedulable), 1h in all."),
         "{table}"
@@ -318,9 +323,9 @@ proptest! {
         let text = format!(
             "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: k}}\nspec:\n  engine: kai\n  cluster: [c.yaml]\n  start: \"{START}\"\n  end: \"2026-04-01T00:02:00Z\"\n  kai: {{sessionInterval: 1s}}\n"
         );
-        let sc = kai::scenario::from_str("k.yaml", &text, "k", &common::files(vec![("c.yaml", kai_cluster(&s))]))
+        let sim = gpuquota_sim::fuzzing::scenario("k.yaml", &text, "k", &common::files(vec![("c.yaml", kai_cluster(&s))]))
             .expect("valid KAI scenario");
-        let o = kai::simulate(&sc).expect("runs");
+        let o = gpuquota_sim::fuzzing::run_kai(&sim).expect("runs");
         let mut iv = Vec::new();
         for j in &o.jobs {
             for r in &j.runs {

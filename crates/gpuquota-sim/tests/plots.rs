@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{budget, files};
-use gpuquota_sim::{kai, scenario, simulate, sweep};
+use gpuquota_sim::{kai, scenario, sweep};
 
 /// The night of `tests/data` (etl 4 GPUs 0–1 h, nightly 4 GPUs 1–2 h preempted by the
 /// 8-GPU fine-tuning 2–6 h, nightly again 6–12 h) with one card type `H200` of capacity 8
@@ -60,9 +60,11 @@ fn night(name: &str, fair_sharing: bool) -> (scenario::Scenario, gpuquota_sim::R
         ),
     ]);
     let text = night_text(name, fair_sharing);
-    let sc = scenario::from_str("night.yaml", &text, name, &read).expect("valid scenario");
-    let r = simulate(&sc).expect("simulates");
-    (sc, r)
+    let sim =
+        gpuquota_sim::fuzzing::scenario("night.yaml", &text, name, &read).expect("valid scenario");
+    let sc = sim.kueue().expect("a Kueue scenario");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
+    (sc.clone(), r)
 }
 
 /// Every `<tag …>` element: its attributes and, for `text`, its content.
@@ -309,10 +311,11 @@ fn sweep_plot_labels_the_swept_values() {
 #[test]
 fn kai_plot_draws_leaf_queues_against_fair_share_not_parents() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kai");
-    let sc = kai::load(&dir.join("night.yaml")).expect("scenario");
-    let out = kai::simulate(&sc).expect("run");
-    let svg = kai::plot::svg(&sc, &out).expect("plots");
-    assert_eq!(svg, kai::plot::svg(&sc, &out).expect("plots"));
+    let sim = gpuquota_sim::fuzzing::load(&dir.join("night.yaml")).expect("scenario");
+    let sc = sim.kai().expect("a KAI scenario");
+    let out = gpuquota_sim::fuzzing::run_kai(&sim).expect("run");
+    let svg = kai::plot::svg(sc, &out).expect("plots");
+    assert_eq!(svg, kai::plot::svg(sc, &out).expect("plots"));
     let texts: Vec<String> = elements(&svg, "text").into_iter().map(|x| x.1).collect();
     // leaves: batch and data-science (namespace ds); research is their parent
     assert!(texts.iter().any(|t| t == "batch"));
@@ -330,10 +333,13 @@ fn kai_plot_draws_leaf_queues_against_fair_share_not_parents() {
 
 #[test]
 fn seed_plot_weighs_mig_slices_and_says_so() {
-    let sc = scenario::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("data/seed/kueue.yaml"))
-        .expect("seed");
-    let r = simulate(&sc).expect("simulates");
-    let svg = gpuquota_sim::plot::svg(&sc, &r).expect("plots");
+    let sim = gpuquota_sim::fuzzing::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("data/seed/kueue.yaml"),
+    )
+    .expect("seed");
+    let sc = sim.kueue().expect("a Kueue scenario");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
+    let svg = gpuquota_sim::plot::svg(sc, &r).expect("plots");
     // an RTX PRO 6000 (96 GB) holds four 1g.24gb slices
     assert!(svg.contains("RTX PRO 6000: cards in use (MIG 1g.24gb = 1/4 card)"));
     assert!(svg.contains("H200: cards in use"));
@@ -342,9 +348,11 @@ fn seed_plot_weighs_mig_slices_and_says_so() {
 #[test]
 fn kai_simulator_config_counts_cycles() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kai");
-    let sc = kai::load(&dir.join("two-queue-oscillation.yaml")).expect("scenario");
-    let out = kai::simulate(&sc).expect("run");
-    let svg = kai::plot::svg(&sc, &out).expect("plots");
+    let sim =
+        gpuquota_sim::fuzzing::load(&dir.join("two-queue-oscillation.yaml")).expect("scenario");
+    let sc = sim.kai().expect("a KAI scenario");
+    let out = gpuquota_sim::fuzzing::run_kai(&sim).expect("run");
+    let svg = kai::plot::svg(sc, &out).expect("plots");
     assert!(svg.contains(">\nsession (cycle)\n</text>"));
     assert!(!svg.contains("UTC"));
 }

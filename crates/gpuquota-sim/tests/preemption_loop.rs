@@ -3,19 +3,18 @@
 
 use std::path::Path;
 
-use gpuquota_sim::{scenario, simulate};
 use serde_json::json;
 
 const H: i64 = 3_600_000;
 
-fn load(latency: Option<&str>) -> gpuquota_sim::Scenario {
+fn load(latency: Option<&str>) -> gpuquota_sim::Simulation {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/preemption-loop/loop.yaml");
     let mut text = std::fs::read_to_string(&path).expect("scenario");
     if let Some(l) = latency {
         text.push_str(&format!("  kueue: {{cycleLatency: {l}}}\n"));
     }
     let cluster = path.with_file_name("cluster.yaml");
-    scenario::from_str("loop.yaml", &text, "loop", &|_| {
+    gpuquota_sim::fuzzing::scenario("loop.yaml", &text, "loop", &|_| {
         Ok((
             "cluster.yaml".to_owned(),
             std::fs::read_to_string(&cluster).expect("cluster"),
@@ -32,7 +31,7 @@ fn load(latency: Option<&str>) -> gpuquota_sim::Scenario {
 /// at 0 ms, the instant was cut at 72 cycles and nothing ran for the 4 hours.
 #[test]
 fn classical_loop_is_held_back_reported_and_time_advances() {
-    let r = simulate(&load(None)).expect("simulates");
+    let r = gpuquota_sim::fuzzing::run_kueue(&load(None)).expect("simulates");
     let j = r.to_json();
     let runs = |i: usize| -> Vec<(i64, i64, String, String)> {
         j["workloads"][i]["runs"]
@@ -96,7 +95,7 @@ fn classical_loop_is_held_back_reported_and_time_advances() {
 /// 2 s: 7,200 preemptions at 1 s, 3 s, …, 14,399 s, and w1 never runs in the 4 hours.
 #[test]
 fn with_a_cycle_latency_the_loop_spreads_over_time() {
-    let r = simulate(&load(Some("1s"))).expect("simulates");
+    let r = gpuquota_sim::fuzzing::run_kueue(&load(Some("1s"))).expect("simulates");
     let j = r.to_json();
     assert_eq!(j["preemptions"], 7200);
     assert_eq!(
@@ -120,11 +119,14 @@ fn with_a_cycle_latency_the_loop_spreads_over_time() {
 /// Without a loop the JSON has no `preemptionLoops` key (the contract is unchanged).
 #[test]
 fn a_run_without_a_loop_has_no_preemption_loops_key() {
-    let mut sc = load(None);
+    let mut sim = load(None);
+    let sc = sim.kueue_mut().expect("a Kueue scenario");
     // w1 alone: nothing to preempt
     sc.model.workloads.remove("ns/w0");
     sc.instances.remove("ns/w0");
-    let j = simulate(&sc).expect("simulates").to_json();
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_json();
     assert!(j.get("preemptionLoops").is_none());
     assert_eq!(j["preemptions"], 0);
 }

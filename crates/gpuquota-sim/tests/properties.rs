@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use gpuquota_sim::{RunEnd, scenario, simulate};
+use gpuquota_sim::{RunEnd, scenario};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -146,11 +146,11 @@ fn sim_text(end: Option<&str>) -> String {
 
 fn run(cluster: &str, end: Option<&str>) -> gpuquota_sim::Report {
     let c = cluster.to_owned();
-    let sc = scenario::from_str("p.yaml", &sim_text(end), "p", &move |_| {
+    let sim = gpuquota_sim::fuzzing::scenario("p.yaml", &sim_text(end), "p", &move |_| {
         Ok(("cluster.yaml".to_owned(), c.clone()))
     })
     .expect("valid scenario");
-    simulate(&sc).expect("simulates")
+    gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates")
 }
 
 /// The independent capacity check: sweep the runs' start/end events in time order (ends

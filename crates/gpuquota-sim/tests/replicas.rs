@@ -44,8 +44,10 @@ fn kai_admits_against_the_advertised_replicas() {
 "#,
     );
     let read = files(vec![("cluster.yaml", cluster), ("jobs.yaml", jobs)]);
-    let sc = gpuquota_sim::kai::scenario::from_str("t.yaml", &sim, "t", &read).expect("scenario");
-    let j = gpuquota_sim::kai::simulate(&sc).expect("runs").to_json();
+    let sim = gpuquota_sim::fuzzing::scenario("t.yaml", &sim, "t", &read).expect("scenario");
+    let j = gpuquota_sim::fuzzing::run_kai(&sim)
+        .expect("runs")
+        .to_json();
     let starts = first_starts(&j);
     // 8 replicas of 2 GPUs: eight pods at once, the other two after the first hour
     assert_eq!(starts.iter().filter(|&&s| s == 0).count(), 8);
@@ -110,8 +112,8 @@ spec:
 "#,
     );
     let read = files(vec![("cluster.yaml", cluster), ("jobs.yaml", jobs)]);
-    let sc = gpuquota_sim::scenario::from_str("t.yaml", &sim, "t", &read).expect("scenario");
-    let r = gpuquota_sim::simulate(&sc).expect("runs");
+    let sim = gpuquota_sim::fuzzing::scenario("t.yaml", &sim, "t", &read).expect("scenario");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("runs");
     let j: Value = r.to_json();
     let starts = first_starts(&j);
     assert_eq!(starts.iter().filter(|&&s| s == 0).count(), 8);
@@ -144,8 +146,10 @@ fn a_live_node_without_discovery_labels_admits_its_advertised_replicas_once() {
 "#,
     );
     let read = files(vec![("cluster.yaml", cluster), ("jobs.yaml", jobs)]);
-    let sc = gpuquota_sim::kai::scenario::from_str("t.yaml", &sim, "t", &read).expect("scenario");
-    let j = gpuquota_sim::kai::simulate(&sc).expect("runs").to_json();
+    let sim = gpuquota_sim::fuzzing::scenario("t.yaml", &sim, "t", &read).expect("scenario");
+    let j = gpuquota_sim::fuzzing::run_kai(&sim)
+        .expect("runs")
+        .to_json();
     let starts = first_starts(&j);
     assert_eq!(starts.iter().filter(|&&s| s == 0).count(), 32);
     assert_eq!(starts.iter().filter(|&&s| s == H).count(), 8);

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use gpuquota_sim::{scenario, simulate};
+use gpuquota_sim::scenario;
 
 fn data(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
@@ -11,9 +11,10 @@ fn data(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn night_under_kueue_borrows_and_is_reclaimed() {
-    let sc = scenario::load(&data("tests/data/kueue.yaml")).expect("valid scenario");
+    let sim = gpuquota_sim::fuzzing::load(&data("tests/data/kueue.yaml")).expect("valid scenario");
+    let sc = sim.kueue().expect("a Kueue scenario");
     assert!(sc.warnings.is_empty(), "{:?}", sc.warnings);
-    let r = simulate(&sc).expect("simulates");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     let j = r.to_json();
     assert_eq!(j["engine"], "kueue");
     assert_eq!(j["start"], "2026-04-01T00:00:00Z");
@@ -79,12 +80,12 @@ fn resume_keeps_the_work_done() {
     let text = std::fs::read_to_string(data("tests/data/kueue.yaml")).expect("file");
     let text = text.replace("  engine: kueue\n", "  engine: kueue\n  resume: true\n");
     let dir = data("tests/data");
-    let sc = scenario::from_str("kueue.yaml", &text, "kueue", &|f| {
+    let sim = gpuquota_sim::fuzzing::scenario("kueue.yaml", &text, "kueue", &|f| {
         let p = dir.join(f);
         gpuquota_model::source::read_text(&p).map(|t| (f.to_owned(), t))
     })
     .expect("valid");
-    let r = simulate(&sc).expect("simulates");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     let nightly = &r.outcome.workloads[1];
     // 1 h done before the preemption: 5 h left from 06:00
     assert_eq!(nightly.finished_ms, Some(39_600_000));
@@ -92,8 +93,9 @@ fn resume_keeps_the_work_done() {
 
 #[test]
 fn resource_quota_only_rejects_and_retries() {
-    let sc = scenario::load(&data("tests/data/resourcequota.yaml")).expect("valid scenario");
-    let r = simulate(&sc).expect("simulates");
+    let sim = gpuquota_sim::fuzzing::load(&data("tests/data/resourcequota.yaml"))
+        .expect("valid scenario");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     let j = r.to_json();
     assert_eq!(j["engine"], "resourcequota");
     assert_eq!(j["preemptions"], 0);
@@ -113,18 +115,19 @@ fn a_fixed_retry_interval() {
     let text = std::fs::read_to_string(data("tests/data/resourcequota.yaml")).expect("file");
     let text = format!("{text}  resourceQuota: {{retryInterval: 25m}}\n");
     let dir = data("tests/data");
-    let sc = scenario::from_str("rq.yaml", &text, "rq", &|f| {
+    let sim = gpuquota_sim::fuzzing::scenario("rq.yaml", &text, "rq", &|f| {
         let p = dir.join(f);
         gpuquota_model::source::read_text(&p).map(|t| (f.to_owned(), t))
     })
     .expect("valid");
-    let r = simulate(&sc).expect("simulates");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     assert_eq!(r.outcome.workloads[1].runs[0].start_ms, 75 * 60_000);
 }
 
 #[test]
 fn kueue_baseline_generator_config_unchanged() {
-    let sc = scenario::load(&data("data/kueue-baseline.yaml")).expect("valid config");
+    let sim = gpuquota_sim::fuzzing::load(&data("data/kueue-baseline.yaml")).expect("valid config");
+    let sc = sim.kueue().expect("a Kueue scenario");
     assert!(sc.warnings.is_empty(), "{:?}", sc.warnings);
     assert_eq!(sc.instances.len(), 15_000);
     assert_eq!(sc.model.cluster_queues.len(), 30);
@@ -133,7 +136,7 @@ fn kueue_baseline_generator_config_unchanged() {
     assert_eq!((first.created_ms, first.runtime_ms), (0, Some(200)));
     let large = &sc.instances["cq-0-0-cohort-0/large-2-49-0"];
     assert_eq!((large.created_ms, large.class.as_str()), (59_900, "large"));
-    let r = simulate(&sc).expect("simulates");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     assert!(r.outcome.warnings.is_empty(), "{:?}", r.outcome.warnings);
     let j = r.to_json();
     for (class, n) in [("small", 10_500), ("medium", 3_000), ("large", 1_500)] {
@@ -165,7 +168,8 @@ fn kueue_baseline_generator_config_unchanged() {
 fn perf_config_refuses_topology() {
     let text =
         "topology: {levels: [rack]}\ncohorts:\n- className: c\n  count: 1\n  queuesSets: []\n";
-    let e = scenario::from_str("tas.yaml", text, "tas", &|_| unreachable!()).expect_err("refused");
+    let e = gpuquota_sim::fuzzing::scenario("tas.yaml", text, "tas", &|_| unreachable!())
+        .expect_err("refused");
     assert!(
         e.iter().any(|d| d.to_string().contains("not simulated")),
         "{e:?}"
@@ -175,7 +179,8 @@ fn perf_config_refuses_topology() {
 #[test]
 fn bad_fields_are_named() {
     let text = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nspec:\n  start: yesterday\n  engine: slurm\n  kueue: {cycleLatency: fast}\n  colour: red\n";
-    let e = scenario::from_str("bad.yaml", text, "bad", &|_| unreachable!()).expect_err("invalid");
+    let e = gpuquota_sim::fuzzing::scenario("bad.yaml", text, "bad", &|_| unreachable!())
+        .expect_err("invalid");
     let all: Vec<String> = e.iter().map(ToString::to_string).collect();
     assert!(all.iter().any(|d| d.contains("spec.start")), "{all:?}");
     assert!(all.iter().any(|d| d.contains("spec.engine")), "{all:?}");
@@ -195,20 +200,21 @@ fn cycle_latency_delays_admissions() {
     let text = std::fs::read_to_string(data("tests/data/kueue.yaml")).expect("file");
     let text = format!("{text}  kueue: {{cycleLatency: 2s}}\n");
     let dir = data("tests/data");
-    let sc = scenario::from_str("k.yaml", &text, "k", &|f| {
+    let sim = gpuquota_sim::fuzzing::scenario("k.yaml", &text, "k", &|f| {
         let p = dir.join(f);
         gpuquota_model::source::read_text(&p).map(|t| (f.to_owned(), t))
     })
     .expect("valid");
-    let r = simulate(&sc).expect("simulates");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     assert_eq!(r.outcome.workloads[0].runs[0].start_ms, 2_000);
 }
 
 #[test]
 fn plot_is_svg() {
-    let sc = scenario::load(&data("tests/data/kueue.yaml")).expect("valid scenario");
-    let r = simulate(&sc).expect("simulates");
-    let svg = gpuquota_sim::plot::svg(&sc, &r).expect("plots");
+    let sim = gpuquota_sim::fuzzing::load(&data("tests/data/kueue.yaml")).expect("valid scenario");
+    let sc = sim.kueue().expect("a Kueue scenario");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
+    let svg = gpuquota_sim::plot::svg(sc, &r).expect("plots");
     assert!(svg.starts_with("<svg"));
     assert!(svg.contains("nominal (sum)"));
     assert!(svg.contains("data-science"));
@@ -217,16 +223,16 @@ fn plot_is_svg() {
 #[test]
 fn huge_counts_are_refused_not_allocated() {
     let text = "cohorts:\n- className: c\n  count: 1\n  queuesSets:\n  - className: q\n    count: 1\n    nominalQuota: 1\n    workloadsSets:\n    - {count: 4000000000, creationIntervalMs: 1, workloads: [{className: s, runtimeMs: 1, priority: 0, request: 1}]}\n";
-    let e =
-        scenario::from_str("huge.yaml", text, "huge", &|_| unreachable!()).expect_err("refused");
+    let e = gpuquota_sim::fuzzing::scenario("huge.yaml", text, "huge", &|_| unreachable!())
+        .expect_err("refused");
     assert!(
         e.iter()
             .any(|d| d.to_string().contains("exhausting memory")),
         "{e:?}"
     );
     let text = "cohorts:\n- className: c\n  count: 4000000000\n  queuesSets: []\n";
-    let e =
-        scenario::from_str("huge.yaml", text, "huge", &|_| unreachable!()).expect_err("refused");
+    let e = gpuquota_sim::fuzzing::scenario("huge.yaml", text, "huge", &|_| unreachable!())
+        .expect_err("refused");
     assert!(
         e.iter()
             .any(|d| d.to_string().contains("exhausting memory")),
@@ -239,12 +245,12 @@ fn fair_sharing_runs_through_the_same_engine() {
     let text = std::fs::read_to_string(data("tests/data/kueue.yaml")).expect("file");
     let text = format!("{text}  kueue: {{fairSharing: true}}\n");
     let dir = data("tests/data");
-    let sc = scenario::from_str("fs.yaml", &text, "fs", &|f| {
+    let sim = gpuquota_sim::fuzzing::scenario("fs.yaml", &text, "fs", &|f| {
         let p = dir.join(f);
         gpuquota_model::source::read_text(&p).map(|t| (f.to_owned(), t))
     })
     .expect("valid");
-    let r = simulate(&sc).expect("simulates");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     let nightly = &r.outcome.workloads[1];
     // data-science reclaims its nominal quota from the borrower: upstream's reason while the
     // preemptor stays within nominal
@@ -278,11 +284,16 @@ fn jobs_and_their_workloads_simulate_alike() {
             })
             .collect()
     }
-    let workloads = simulate(&scenario::load(&data("tests/data/kueue.yaml")).expect("valid"))
+    let workloads = gpuquota_sim::fuzzing::run_kueue(
+        &gpuquota_sim::fuzzing::load(&data("tests/data/kueue.yaml")).expect("valid"),
+    )
+    .expect("simulates")
+    .to_json();
+    let sim =
+        gpuquota_sim::fuzzing::load(&data("tests/data/kueue-jobs.yaml")).expect("valid scenario");
+    let jobs = gpuquota_sim::fuzzing::run_kueue(&sim)
         .expect("simulates")
         .to_json();
-    let sc = scenario::load(&data("tests/data/kueue-jobs.yaml")).expect("valid scenario");
-    let jobs = simulate(&sc).expect("simulates").to_json();
     let names: Vec<&str> = jobs["workloads"]
         .as_array()
         .expect("workloads")
@@ -326,7 +337,7 @@ fn fuzz_check_smoke() {
     // 10,000 workloads: refused by the lowered guard before anything is generated
     let big = "cohorts:\n- className: c\n  count: 1\n  queuesSets:\n  - className: q\n    count: 1\n    nominalQuota: 1\n    workloadsSets:\n    - {count: 10000, creationIntervalMs: 1, workloads: [{className: s, runtimeMs: 1, priority: 1, request: 1}]}\n";
     let refused = scenario::with_instance_limit(gpuquota_sim::fuzzing::FUZZ_INSTANCES, || {
-        scenario::from_str("big.yaml", big, "big", &|_| unreachable!())
+        gpuquota_sim::fuzzing::scenario("big.yaml", big, "big", &|_| unreachable!())
     });
     let msg = refused.expect_err("above the guard").to_string();
     // the number it would make (10,000 rounds of one template) and the limit
@@ -422,12 +433,13 @@ fn classes_are_priority_classes_and_the_wait_after_a_preemption_is_apart() {
     ]
     .concat();
     let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: classes}\nspec:\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-01T12:00:00Z\"\n";
-    let sc = scenario::from_str("s.yaml", sim, "s", &|_| {
+    let sim = gpuquota_sim::fuzzing::scenario("s.yaml", sim, "s", &|_| {
         Ok(("c.yaml".into(), files.clone()))
     })
     .expect("valid scenario");
+    let sc = sim.kueue().expect("a Kueue scenario");
     assert!(sc.warnings.is_empty(), "{:?}", sc.warnings);
-    let r = simulate(&sc).expect("simulates");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     let j = r.to_json();
     const H: i64 = 3_600_000;
     let c = &j["classes"];

@@ -1,7 +1,7 @@
 //! The seed platform's month (the default run's numbers) against its golden file, and
 //! `sim diff` on two real scenario pairs.
 
-use gpuquota_sim::{diff, scenario, seed, simulate};
+use gpuquota_sim::{diff, seed};
 
 #[test]
 fn seed_month_summary_matches_its_golden_file() {
@@ -109,10 +109,11 @@ fn lend(limit: &str) -> (gpuquota_sim::Scenario, gpuquota_sim::Report) {
     let c = LEND.replace("LENDING", limit);
     let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: NAME}\nspec:\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-02T00:00:00Z\"\n"
         .replace("NAME", if limit.is_empty() { "unset" } else { "zero" });
-    let sc = scenario::from_str("s.yaml", &sim, "s", &|_| Ok(("c.yaml".into(), c.clone())))
-        .expect("valid");
-    let r = simulate(&sc).expect("simulates");
-    (sc, r)
+    let sim =
+        gpuquota_sim::fuzzing::scenario("s.yaml", &sim, "s", &|_| Ok(("c.yaml".into(), c.clone())))
+            .expect("valid");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
+    (sim.kueue().expect("a Kueue scenario").clone(), r)
 }
 
 #[test]
@@ -138,6 +139,11 @@ fn the_three_controls_share_nodes_caps_and_departments() {
     let rq = seed::scenario_of("resourcequota.yaml", seed::RESOURCEQUOTA).expect("valid");
     let kueue = seed::scenario_of("kueue.yaml", seed::KUEUE).expect("valid");
     let kai = seed::kai_scenario().expect("valid");
+    let (rq, kueue, kai) = (
+        rq.kueue().expect("a Kueue scenario"),
+        kueue.kueue().expect("a Kueue scenario"),
+        kai.kai().expect("a KAI scenario"),
+    );
     let names: Vec<&str> = kueue.model.nodes.keys().map(String::as_str).collect();
     assert_eq!(names, ["h200", "rtx-a", "rtx-b"]);
     assert_eq!(rq.model.nodes, kueue.model.nodes);
@@ -216,7 +222,7 @@ fn the_three_controls_share_nodes_caps_and_departments() {
 #[test]
 fn seed_resourcequota_month_waits_for_the_h200_cards() {
     let sc = seed::scenario_of("resourcequota.yaml", seed::RESOURCEQUOTA).expect("valid");
-    let r = simulate(&sc).expect("simulates");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sc).expect("simulates");
     let j = r.to_json();
     assert_eq!(j["capacityChecked"], true);
     let ft = j["workloads"]

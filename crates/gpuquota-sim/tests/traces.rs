@@ -4,13 +4,15 @@
 mod common;
 
 use common::{beside, edited_quota_warnings, kueue_edited, quota_warnings, trace_data};
-use gpuquota_sim::{scenario, simulate};
+use gpuquota_sim::scenario;
 use serde_json::Value;
 
 fn run(name: &str) -> Value {
     let p = trace_data(name);
-    let sc = scenario::load(&p).expect("valid scenario");
-    simulate(&sc).expect("simulates").to_json()
+    let sim = gpuquota_sim::fuzzing::load(&p).expect("valid scenario");
+    gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_json()
 }
 
 /// (workload, queue, class, runs as (startMs, endMs, end)) of a KAI report
@@ -214,7 +216,7 @@ spec:
   workloads:
   - trace: {format: alibaba-2023, file: pods.csv, queue: shared, milliGpuResource: gpuquota.dev/gpu-milli}
 "#;
-    let sc = scenario::from_str("sim.yaml", sim, "sim", &|f: &str| {
+    let sim = gpuquota_sim::fuzzing::scenario("sim.yaml", sim, "sim", &|f: &str| {
         Ok((
             f.to_owned(),
             if f == "pods.csv" {
@@ -225,7 +227,7 @@ spec:
         ))
     })
     .expect("valid");
-    let j = simulate(&sc).unwrap().to_json();
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim).unwrap().to_json();
     // two halves fit the one GPU at once; the third waits for one of them
     let starts: Vec<i64> = rows(&j).iter().map(|r| r.4[0].0).collect();
     assert_eq!(starts, [0, 0, 99_000]);
@@ -243,7 +245,7 @@ spec:
   - trace: {format: slurm, file: a.csv}
   - trace: {format: alibaba-pai-2020, file: a.csv, queueBy: vc}
 "#;
-    let e = scenario::from_str("sim.yaml", sim, "sim", &|f: &str| {
+    let e = gpuquota_sim::fuzzing::scenario("sim.yaml", sim, "sim", &|f: &str| {
         Ok((f.to_owned(), String::new()))
     })
     .unwrap_err();
@@ -312,7 +314,8 @@ fn helios_gpu_numbers_are_the_nominal_quotas() {
         "{all:?}"
     );
     let p = trace_data("helios-quotas.yaml");
-    let sc = scenario::load(&p).unwrap();
+    let sim = gpuquota_sim::fuzzing::load(&p).unwrap();
+    let sc = sim.kueue().expect("a Kueue scenario");
     let q = |cq: &str| {
         sc.model.cluster_queues[cq].spec.resource_groups[0].flavors[0].resources[0]
             .nominal_quota
@@ -328,16 +331,17 @@ fn helios_gpu_numbers_are_the_nominal_quotas() {
 #[test]
 fn a_generated_trace_needs_no_file_and_follows_its_seed() {
     let p = trace_data("philly-generated.yaml");
-    let sc = scenario::load(&p).expect("valid scenario");
+    let sim = gpuquota_sim::fuzzing::load(&p).expect("valid scenario");
+    let sc = sim.kueue().expect("a Kueue scenario");
     // 60 jobs, all usable (every one asks for GPUs, has an attempt and an end)
     assert_eq!(sc.instances.len(), 60);
-    let again = scenario::load(&p).unwrap();
-    assert_eq!(sc.model.workloads, again.model.workloads);
+    let again = gpuquota_sim::fuzzing::load(&p).unwrap();
+    assert_eq!(sc.model.workloads, again.model().workloads);
     let text = std::fs::read_to_string(&p)
         .unwrap()
         .replace("seed: 1", "seed: 2");
-    let other = scenario::from_str("x", &text, "x", &beside(&p)).unwrap();
-    assert_ne!(sc.model.workloads, other.model.workloads);
+    let other = gpuquota_sim::fuzzing::scenario("x", &text, "x", &beside(&p)).unwrap();
+    assert_ne!(sc.model.workloads, other.model().workloads);
 }
 
 /// `engine: kai`: each trace job is a PodGroup of the leaf Queue named by its VC, with the
@@ -346,7 +350,8 @@ fn a_generated_trace_needs_no_file_and_follows_its_seed() {
 #[test]
 fn helios_trace_replays_under_kai_into_leaf_queues() {
     let p = trace_data("kai-helios.yaml");
-    let sc = gpuquota_sim::kai::load(&p).expect("valid KAI scenario");
+    let sim = gpuquota_sim::fuzzing::load(&p).expect("valid KAI scenario");
+    let sc = sim.kai().expect("a KAI scenario");
     let quota = |q: &str| {
         sc.model.queues[q]
             .spec
@@ -369,7 +374,7 @@ fn helios_trace_replays_under_kai_into_leaf_queues() {
         sc.model.pod_groups["research/job-1"].spec.min_member,
         Some(1)
     );
-    let j = gpuquota_sim::kai::simulate(&sc)
+    let j = gpuquota_sim::fuzzing::run_kai(&sim)
         .expect("simulates")
         .to_json();
     let got: Vec<KaiRow> = j["workloads"]
@@ -439,7 +444,8 @@ fn kai_trace_rows_of_a_parent_queue_are_counted() {
         ", gpuNumberFile: helios_gpu_number.csv, namespace: research",
         ", queue: research",
     );
-    let sc = gpuquota_sim::kai::scenario::from_str("k.yaml", &text, "k", &beside(&p)).unwrap();
+    let sim = gpuquota_sim::fuzzing::scenario("k.yaml", &text, "k", &beside(&p)).unwrap();
+    let sc = sim.kai().expect("a KAI scenario");
     assert!(sc.model.pod_groups.is_empty());
     let w: Vec<String> = sc.warnings.iter().map(|d| d.message.clone()).collect();
     assert_eq!(
@@ -456,7 +462,8 @@ fn kai_trace_rows_of_a_parent_queue_are_counted() {
 #[test]
 fn alibaba_2023_node_list_makes_the_nodes_and_flavors() {
     let p = trace_data("kai-alibaba2023.yaml");
-    let sc = gpuquota_sim::kai::load(&p).expect("valid KAI scenario");
+    let sim = gpuquota_sim::fuzzing::load(&p).expect("valid KAI scenario");
+    let sc = sim.kai().expect("a KAI scenario");
     assert_eq!(
         sc.model.nodes.keys().collect::<Vec<_>>(),
         ["openb-node-0001", "openb-node-0002", "openb-node-0003"]
@@ -486,7 +493,7 @@ fn alibaba_2023_node_list_makes_the_nodes_and_flavors() {
         sc.model.resource_flavors["v100"].spec.node_labels["gpuquota.dev/gpu-type"],
         "V100"
     );
-    let j = gpuquota_sim::kai::simulate(&sc)
+    let j = gpuquota_sim::fuzzing::run_kai(&sim)
         .expect("simulates")
         .to_json();
     let got: Vec<(String, String, String, String)> = j["workloads"]
@@ -557,22 +564,23 @@ fn replay_progress_is_monotone_and_reaches_the_end() {
     use gpuquota_sim::progress::{Progress, RunOptions};
     use std::cell::RefCell;
     let p = trace_data("helios.yaml");
-    let mut sc = scenario::load(&p).expect("valid scenario");
+    let mut sim = gpuquota_sim::fuzzing::load(&p).expect("valid scenario");
     for engine in [scenario::Engine::Kueue, scenario::Engine::ResourceQuota] {
-        sc.engine = engine;
+        sim.kueue_mut().expect("a Kueue scenario").engine = engine;
         let seen = RefCell::new(Vec::new());
         let record = |x: Progress| seen.borrow_mut().push(x);
         let with = gpuquota_sim::simulate_with_options(
-            &sc,
+            &sim,
             &RunOptions {
                 progress: Some(&record),
             },
         )
         .expect("simulates");
-        let without = simulate(&sc).expect("simulates");
+        let without = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
         assert_eq!(with.to_json_string(), without.to_json_string());
         // the streamed JSON is the same bytes as the text
         let mut streamed = Vec::new();
+        let with = with.into_kueue().expect("a Kueue report");
         with.write_json(&mut streamed).expect("writes");
         assert_eq!(streamed, with.to_json_string().into_bytes());
         let seen = seen.into_inner();
@@ -581,17 +589,17 @@ fn replay_progress_is_monotone_and_reaches_the_end() {
         assert_progress_reaches_the_end(&seen, with.to_json()["endMs"].as_i64().unwrap());
     }
     let p = trace_data("kai-helios.yaml");
-    let sc = gpuquota_sim::kai::load(&p).expect("valid KAI scenario");
+    let sim = gpuquota_sim::fuzzing::load(&p).expect("valid KAI scenario");
     let seen = RefCell::new(Vec::new());
     let record = |x: Progress| seen.borrow_mut().push(x);
-    let with = gpuquota_sim::kai::simulate_with_options(
-        &sc,
+    let with = gpuquota_sim::simulate_with_options(
+        &sim,
         &RunOptions {
             progress: Some(&record),
         },
     )
     .expect("simulates");
-    let without = gpuquota_sim::kai::simulate(&sc).expect("simulates");
+    let without = gpuquota_sim::fuzzing::run_kai(&sim).expect("simulates");
     assert_eq!(with.to_json_string(), without.to_json_string());
     let seen = seen.into_inner();
     // three hours of sessions: one call per whole percent (0 … 99), then the end
@@ -608,11 +616,11 @@ fn edited(name: &str, edit: impl Fn(String) -> String) -> Result<String, Vec<Str
     let read = beside(&p);
     Ok(text).and_then(|t| {
         if t.contains("engine: kai") {
-            gpuquota_sim::kai::scenario::from_str(name, &t, "x", &read)
+            gpuquota_sim::fuzzing::scenario(name, &t, "x", &read)
                 .map(|_| t)
                 .map_err(|d| d.iter().map(|x| x.to_string()).collect())
         } else {
-            scenario::from_str(name, &t, "x", &read)
+            gpuquota_sim::fuzzing::scenario(name, &t, "x", &read)
                 .map(|_| t)
                 .map_err(|d| d.iter().map(|x| x.to_string()).collect())
         }
@@ -638,13 +646,16 @@ fn vc_quotas(sc: &scenario::Scenario) -> (String, String) {
 #[test]
 fn share_by_demand_splits_gpu_seconds_by_the_largest_remainder() {
     let p = trace_data("helios-share.yaml");
-    let sc = scenario::load(&p).expect("valid scenario");
-    assert_eq!(vc_quotas(&sc), (s("9"), s("1")));
+    let sim = gpuquota_sim::fuzzing::load(&p).expect("valid scenario");
+    let sc = sim.kueue().expect("a Kueue scenario");
+    assert_eq!(vc_quotas(sc), (s("9"), s("1")));
     assert_eq!(
         quota_warnings(&sc.warnings),
         ["spec.workloads[0].trace.share: 1 queue quotas not applied (no-cluster-queue)"]
     );
-    let j = simulate(&sc).expect("simulates").to_json();
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_json();
     assert_eq!(j["queues"]["vca"]["nominal"]["v100"]["nvidia.com/gpu"], "9");
     assert_eq!(j["queues"]["vcb"]["nominal"]["v100"]["nvidia.com/gpu"], "1");
     let runs: Vec<(String, Vec<RunRow>)> = rows(&j).into_iter().map(|r| (r.0, r.4)).collect();
@@ -671,11 +682,17 @@ fn share_equal_is_the_default_and_ties_go_to_the_first_name() {
     let nine = kueue_edited("helios-share.yaml", |t| {
         t.replace("by: demand, gpus: 10", "gpus: 9")
     });
-    assert_eq!(vc_quotas(&nine), (s("5"), s("4")));
+    assert_eq!(
+        vc_quotas(nine.kueue().expect("a Kueue scenario")),
+        (s("5"), s("4"))
+    );
     let eight = kueue_edited("helios-share.yaml", |t| {
         t.replace("by: demand, gpus: 10", "by: equal, gpus: 8")
     });
-    assert_eq!(vc_quotas(&eight), (s("4"), s("4")));
+    assert_eq!(
+        vc_quotas(eight.kueue().expect("a Kueue scenario")),
+        (s("4"), s("4"))
+    );
 }
 
 /// Demand counts the GPU time inside the window: with `spec.end` at 00:20, vcA's jobs
@@ -689,7 +706,10 @@ fn share_by_demand_counts_the_replay_window_only() {
             "start: \"2020-04-01T00:00:00Z\"\n  end: \"2020-04-01T00:20:00Z\"",
         )
     });
-    assert_eq!(vc_quotas(&sc), (s("10"), s("0")));
+    assert_eq!(
+        vc_quotas(sc.kueue().expect("a Kueue scenario")),
+        (s("10"), s("0"))
+    );
 }
 
 /// Without `share.gpus` the total is the nodes' GPUs, else the queues' present quotas; none
@@ -700,9 +720,12 @@ fn share_total_defaults_and_queues_without_a_gpu_quota_are_counted() {
     let none = kueue_edited("helios-share.yaml", |t| {
         t.replace("by: demand, gpus: 10", "")
     });
-    assert_eq!(vc_quotas(&none), (s("0"), s("0")));
     assert_eq!(
-        quota_warnings(&none.warnings),
+        vc_quotas(none.kueue().expect("a Kueue scenario")),
+        (s("0"), s("0"))
+    );
+    assert_eq!(
+        quota_warnings(&none.kueue().expect("a Kueue scenario").warnings),
         [
             "spec.workloads[0].trace.share: no GPUs to share: set share.gpus (the cluster has no node GPUs and the queues no GPU quota)",
             "spec.workloads[0].trace.share: 1 queue quotas not applied (no-cluster-queue)",
@@ -754,15 +777,16 @@ fn share_under_kai_divides_the_nodes_gpus_among_the_leaf_queues() {
         let text = std::fs::read_to_string(&p)
             .unwrap()
             .replace("gpuNumberFile: helios_gpu_number.csv", share);
-        gpuquota_sim::kai::scenario::from_str("k.yaml", &text, "k", &beside(&p))
+        gpuquota_sim::fuzzing::scenario("k.yaml", &text, "k", &beside(&p))
             .expect("valid KAI scenario")
     };
-    let demand = load("share: {by: demand}");
+    let demand_sim = load("share: {by: demand}");
+    let demand = demand_sim.kai().expect("a KAI scenario");
     assert_eq!(
         (
-            quota(&demand, "vca"),
-            quota(&demand, "vcb"),
-            quota(&demand, "research")
+            quota(demand, "vca"),
+            quota(demand, "vcb"),
+            quota(demand, "research")
         ),
         (s("15"), s("1"), s("16"))
     );
@@ -776,11 +800,9 @@ fn share_under_kai_divides_the_nodes_gpus_among_the_leaf_queues() {
         ]
     );
     let equal = load("share: {}");
-    assert_eq!(
-        (quota(&equal, "vca"), quota(&equal, "vcb")),
-        (s("8"), s("8"))
-    );
-    gpuquota_sim::kai::simulate(&demand).expect("simulates");
+    let equal = equal.kai().expect("a KAI scenario");
+    assert_eq!((quota(equal, "vca"), quota(equal, "vcb")), (s("8"), s("8")));
+    gpuquota_sim::fuzzing::run_kai(&demand_sim).expect("simulates");
 }
 
 /// `share` refused with `gpuNumberFile` (both set the VCs' quotas), an unknown rule, 0 GPUs.
@@ -835,7 +857,7 @@ fn share_counts_fractions_and_takes_the_node_lists_gpus() {
             "namespace: openb}",
             &format!("namespace: openb, share: {share}}}"),
         );
-        gpuquota_sim::kai::scenario::from_str("k.yaml", &text, "k", &beside(&p))
+        gpuquota_sim::fuzzing::scenario("k.yaml", &text, "k", &beside(&p))
             .expect("valid KAI scenario")
     };
     let quotas = |sc: &gpuquota_sim::kai::KaiScenario| {
@@ -850,6 +872,9 @@ fn share_counts_fractions_and_takes_the_node_lists_gpus() {
                 .unwrap_or_default()
         })
     };
-    assert_eq!(quotas(&load("{by: demand}")), ["1", "2", "3"]);
-    assert_eq!(quotas(&load("{}")), ["2", "1", "3"]);
+    assert_eq!(
+        quotas(load("{by: demand}").kai().expect("KAI")),
+        ["1", "2", "3"]
+    );
+    assert_eq!(quotas(load("{}").kai().expect("KAI")), ["2", "1", "3"]);
 }

@@ -21,10 +21,17 @@
 //!
 //! Dependencies only point down. An embedder who needs one algorithm takes one engine crate
 //! and the model; nothing above it is compiled. The simulator sits above the engines because
-//! it drives each of them through the same entry points the snapshot commands use (each
-//! engine's `Input` and `run`, below), so a
-//! one-step simulation and a snapshot command can never disagree (that agreement is a
-//! property test of `gpuquota-sim`). The CLI renders nothing itself: every table, JSON
+//! it drives each of them through the same entry points the snapshot commands use: Kueue's
+//! input is built once by `gpuquota_cohort::Input::from_model` (world, tolerated
+//! states, fair-sharing policy) and then driven by its scheduler, KAI's snapshot once by
+//! `gpuquota_rank::Cluster::from_model` and each session run by `gpuquota_rank::session::run_session`;
+//! the engines' diagnostics and codes reach the caller unchanged. (Only `Deprioritize`
+//! budgets build one more Kueue world, of the original model, to pick the workloads that get
+//! a low-priority twin.) So a one-step simulation and a snapshot command can never disagree
+//! (that agreement is a property test of `gpuquota-sim`). The simulator's own way in has the
+//! engines' shape: `Simulation::from_model` or `Simulation::from_files` (the scenario
+//! document read and parsed once, its `spec.engine` picking the mode), then `simulate`. The
+//! CLI renders nothing itself: every table, JSON
 //! document and CSV row is produced by the library that owns the report, so an embedder gets
 //! byte-for-byte what the command prints.
 //!

@@ -214,13 +214,11 @@ fn division_error(e: &gpuquota_rank::division::DivisionError) -> Diagnostics {
 }
 
 impl<'s> Sim<'s> {
-    /// Builds the cluster and parks every job until its arrival.
+    /// Takes the scenario's cluster ([`cluster`]) and parks every job until its arrival.
     ///
     /// # Complexity
-    /// [`Cluster::from_model`], plus O(J log J) for J jobs.
-    fn new(sc: &'s KaiScenario) -> Result<Sim<'s>, Diagnostics> {
-        let cluster =
-            Cluster::from_model(&sc.model, &BuildOptions::default().with_now(Some(sc.start)))?;
+    /// O(J log J) for J jobs.
+    fn new(sc: &'s KaiScenario, cluster: Cluster) -> Result<Sim<'s>, Diagnostics> {
         let mut warnings: Vec<Diagnostic> = cluster.warnings.0.clone();
         // a job whose queue is not a leaf Queue of the files never runs: say so by name
         for j in cluster.jobs.iter().filter(|j| j.queue.is_none()) {
@@ -875,7 +873,18 @@ type RunHoldings = (
     Vec<super::report::NodeDevices>,
 );
 
-/// Runs a KAI scenario.
+/// The scenario's KAI snapshot through the engine's own entry point, the one place the
+/// simulator builds it (`now` is the scenario's start).
+///
+/// # Errors
+/// The objects the snapshot refuses (the engine's typed diagnostics).
+pub(crate) fn cluster(sc: &KaiScenario) -> Result<Cluster, Diagnostics> {
+    crate::count::bump(|c| &mut c.cluster_builds);
+    Cluster::from_model(&sc.model, &BuildOptions::default().with_now(Some(sc.start)))
+}
+
+/// Runs a KAI scenario on its cluster ([`cluster`]), telling `progress` each session (its
+/// `events` are the sessions).
 ///
 /// # Errors
 /// The objects the KAI snapshot refuses (typed diagnostics naming object and field), or a
@@ -889,25 +898,13 @@ type RunHoldings = (
 /// (without a usage database): every action starts from a pending pod. Arrivals and
 /// completions cost O(log J + J) (the live cluster's key order). A session that runs opens
 /// on the state the live cluster kept from the previous one ([`LiveCluster::session`]).
-pub fn run(
-    sc: &KaiScenario,
-    hook: Option<&mut dyn SessionHook>,
-) -> Result<KaiOutcome, Diagnostics> {
-    let options = crate::progress::RunOptions::default();
-    run_reporting(
-        sc,
-        hook,
-        &mut crate::progress::Reporter::new(&options, sc.end_ms),
-    )
-}
-
-/// [`run`], telling `progress` each session (its `events` are the sessions).
 pub(crate) fn run_reporting(
     sc: &KaiScenario,
+    cluster: Cluster,
     mut hook: Option<&mut dyn SessionHook>,
     progress: &mut crate::progress::Reporter<'_>,
 ) -> Result<KaiOutcome, Diagnostics> {
-    let mut sim = Sim::new(sc)?;
+    let mut sim = Sim::new(sc, cluster)?;
     check_series_points(sc, sim.series.len())?;
     let interval = sc.session_interval_ms.max(1);
     let end = sc.end_ms;

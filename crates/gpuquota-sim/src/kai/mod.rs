@@ -3,7 +3,7 @@
 //! simulated usage.
 //!
 //! ```
-//! use gpuquota_sim::kai;
+//! use gpuquota_sim::{Mode, Simulation, simulate};
 //!
 //! // KAI's time-based-fairshare simulator config, as its simulator reads it.
 //! let config = "
@@ -19,9 +19,12 @@
 //!   a: {GPUs: 8, NumPods: 1, NumJobs: 10}
 //!   b: {GPUs: 8, NumPods: 1, NumJobs: 10}
 //! ";
-//! let sc = kai::scenario::from_str("sim.yaml", config, "sim", &|_| unreachable!())
-//!     .expect("valid config");
-//! let out = kai::simulate(&sc).expect("runs");
+//! let path = std::env::temp_dir().join(format!("gpuquota-kai-doc-{}.yaml", std::process::id()));
+//! std::fs::write(&path, config).expect("written");
+//! let sim = Simulation::from_files(&path).expect("valid config");
+//! std::fs::remove_file(&path).ok();
+//! assert_eq!(sim.mode(), Mode::Kai);
+//! let out = simulate(&sim).expect("runs").into_kai().expect("a KAI report");
 //! let csv = out.to_csv();
 //! assert!(csv.starts_with("Time,QueueID,Allocation,FairShare\n0,dept,8.000000,8.000000\n"));
 //! assert_eq!(csv.lines().count(), 1 + 64 * 3);
@@ -112,7 +115,7 @@
 //!   completion, no decision in the previous session, the same fair shares, no time-dependent
 //!   rule such as min-runtime, preemption delay or staleness grace) decides nothing, so it is
 //!   not run; its series points are still recorded.
-//! - A [`SessionHook`] ([`simulate_with`]) is asked before every session whether a queue may
+//! - A [`SessionHook`] is asked before every session whether a queue may
 //!   start new work; the jobs of a closed queue stay pending and invisible to the session.
 //! - **Namespace ResourceQuotas** in the cluster files apply as under the other controls
 //!   (the API server enforces them whatever the scheduler): before every session, a pending
@@ -231,7 +234,7 @@ pub mod usage;
 
 pub use engine::{Admission, SessionHook};
 pub use report::{KaiJob, KaiOutcome, KaiReport, KaiRun, KaiRunEnd, QueueSeries};
-pub use scenario::{KaiScenario, is_kai, load, load_text};
+pub use scenario::KaiScenario;
 
 use gpuquota_model::diag::Diagnostics;
 
@@ -241,8 +244,9 @@ use gpuquota_model::diag::Diagnostics;
 /// The objects the KAI snapshot refuses, or a session error.
 ///
 /// # Complexity
-/// See [`engine::run`].
-pub fn simulate(sc: &KaiScenario) -> Result<KaiOutcome, Diagnostics> {
+/// See [`engine::run_reporting`].
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn simulate(sc: &KaiScenario) -> Result<KaiOutcome, Diagnostics> {
     simulate_with_options(sc, &crate::progress::RunOptions::default())
 }
 
@@ -252,36 +256,34 @@ pub fn simulate(sc: &KaiScenario) -> Result<KaiOutcome, Diagnostics> {
 ///
 /// # Errors
 /// As [`simulate`].
-pub fn simulate_with_options(
+pub(crate) fn simulate_with_options(
     sc: &KaiScenario,
     options: &crate::progress::RunOptions<'_>,
 ) -> Result<KaiOutcome, Diagnostics> {
     let mut progress = crate::progress::Reporter::new(options, sc.end_ms);
     let rules = crate::budget_rules(&sc.model)?;
     crate::check_budget_periods(&rules, sc.start, sc.end_ms)?;
+    let cluster = engine::cluster(sc)?;
     let mut budgets = if rules.is_empty() {
         None
     } else {
-        Some(budget::KaiBudgets::new(sc, rules, &queues_of(sc)?))
+        // job key → the queue the KAI snapshot puts it in
+        let queue_of: std::collections::BTreeMap<String, String> = cluster
+            .jobs
+            .iter()
+            .map(|j| (j.key.clone(), j.queue_name.clone()))
+            .collect();
+        Some(budget::KaiBudgets::new(sc, rules, &queue_of))
     };
     let mut out = match budgets.as_mut() {
-        Some(h) => engine::run_reporting(sc, Some(h), &mut progress)?,
-        None => engine::run_reporting(sc, None, &mut progress)?,
+        Some(h) => engine::run_reporting(sc, cluster, Some(h), &mut progress)?,
+        None => engine::run_reporting(sc, cluster, None, &mut progress)?,
     };
     if let Some(h) = budgets.as_mut() {
         h.budgets.advance(out.end_ms);
         out.budgets = Some(crate::budget::report(&h.budgets));
     }
     finish(sc, out)
-}
-
-/// Job key → the queue the KAI snapshot puts it in.
-fn queues_of(sc: &KaiScenario) -> Result<std::collections::BTreeMap<String, String>, Diagnostics> {
-    let c = gpuquota_rank::Cluster::from_model(
-        &sc.model,
-        &gpuquota_rank::BuildOptions::default().with_now(Some(sc.start)),
-    )?;
-    Ok(c.jobs.into_iter().map(|j| (j.key, j.queue_name)).collect())
 }
 
 /// Warnings in order, then the bill when the scenario has `spec.metering`.
@@ -307,18 +309,4 @@ fn finish(sc: &KaiScenario, mut out: KaiOutcome) -> Result<KaiOutcome, Diagnosti
     w.sort();
     out.warnings = w.0;
     Ok(out)
-}
-
-/// Simulates a KAI scenario, asking `hook` before every session which queues may start
-/// new work. The caller's hook replaces the scenario's budgets (use [`budget::KaiBudgets`]
-/// inside it to keep them).
-///
-/// # Errors
-/// As [`simulate`].
-pub fn simulate_with(
-    sc: &KaiScenario,
-    hook: &mut dyn SessionHook,
-) -> Result<KaiOutcome, Diagnostics> {
-    let out = engine::run(sc, Some(hook))?;
-    finish(sc, out)
 }

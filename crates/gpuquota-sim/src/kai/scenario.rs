@@ -3,7 +3,6 @@
 //! included), arrival times and runtimes in virtual milliseconds.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
 use gpuquota_model::kai::POD_GROUP_ANNOTATION;
@@ -122,16 +121,9 @@ fn err(msg: impl Into<String>) -> Diagnostic {
     Diagnostic::error(INVALID_SCENARIO, msg)
 }
 
-/// True when `text` is a KAI scenario: a `Simulation` with `spec.engine: kai`, or a
-/// top-level mapping with KAI's simulator keys (`Cycles`, `Queues`, `Jobs`, `Nodes`,
+/// True when a parsed scenario document is KAI's: a `Simulation` with `spec.engine: kai`,
+/// or a top-level mapping with KAI's simulator keys (`Cycles`, `Queues`, `Jobs`, `Nodes`,
 /// `WindowSize`, `HalfLifePeriod`, `KValue`, any letter case) and no `kind`.
-pub fn is_kai(text: &str) -> bool {
-    let Ok(v) = serde_saphyr::from_str::<serde_json::Value>(text) else {
-        return false;
-    };
-    is_kai_value(&v)
-}
-
 pub(crate) fn is_kai_value(v: &serde_json::Value) -> bool {
     let Some(m) = v.as_object() else {
         return false;
@@ -154,51 +146,64 @@ const TIMEAWARE_KEYS: [&str; 7] = [
     "Jobs",
 ];
 
-/// Reads a KAI scenario file (every file through the bounded reader).
+/// Parses a KAI scenario from text (once); `read` loads the files a `Simulation` names.
+///
+/// # Errors
+/// Every problem found.
+pub(crate) fn from_str(
+    name: &str,
+    text: &str,
+    stem: &str,
+    read: &ReadFn<'_>,
+) -> Result<KaiScenario, Diagnostics> {
+    crate::count::bump(|c| &mut c.scenario_parses);
+    let v: serde_json::Value =
+        serde_saphyr::from_str(text).map_err(|e| crate::scenario::yaml_problem(name, &e))?;
+    from_doc(name, stem, &v, read)
+}
+
+/// Resolves a parsed KAI scenario document: KAI's simulator config, or a `Simulation`.
 ///
 /// # Errors
 /// Every problem found.
 ///
 /// # Complexity
 /// O(input size + instances × log instances).
-pub fn load(path: &Path) -> Result<KaiScenario, Diagnostics> {
-    let text = gpuquota_model::source::read_text(path).map_err(|d| Diagnostics(vec![d]))?;
-    load_text(path, &text)
-}
-
-/// As [`load`], with the text of `path` already read: the files the scenario names are
-/// relative to the directory of `path`; for standard input (`-`, named `<stdin>`, stem
-/// `stdin`) to the current directory.
-///
-/// # Errors
-/// As [`load`], but for reading `path` itself.
-pub fn load_text(path: &Path, text: &str) -> Result<KaiScenario, Diagnostics> {
-    let (name, dir, stem) = crate::scenario::text_source(path);
-    from_str(&name, text, &stem, &|rel: &str| {
-        crate::scenario::read_beside(&dir, rel)
-    })
-}
-
-/// Parses a KAI scenario from text; `read` loads the files a `Simulation` names.
-///
-/// # Errors
-/// As [`load`].
-pub fn from_str(
+pub(crate) fn from_doc(
     name: &str,
-    text: &str,
     stem: &str,
+    v: &serde_json::Value,
     read: &ReadFn<'_>,
 ) -> Result<KaiScenario, Diagnostics> {
-    let v: serde_json::Value =
-        serde_saphyr::from_str(text).map_err(|e| crate::scenario::yaml_problem(name, &e))?;
-    if v.get("kind").is_none() && is_kai_value(&v) {
-        return timeaware(name, stem, &v);
+    if v.get("kind").is_none() && is_kai_value(v) {
+        return timeaware(name, stem, v);
     }
-    simulation(name, stem, &v, read)
+    simulation(name, stem, v, read)
 }
 
 // ---------------------------------------------------------------------------------------
 // `Simulation` with `engine: kai`
+
+/// An error when the objects are another engine's: no KAI Queue, or Kueue Workloads and no
+/// Pod (every job would be dropped and the run would be empty).
+pub(crate) fn engine_mismatch(
+    model: &Model,
+    jobs: &BTreeMap<String, JobInstance>,
+) -> Option<Diagnostic> {
+    if model.queues.is_empty() {
+        Some(err(format!(
+            "engine kai needs KAI Queues and the jobs' PodGroups or Pods; the files hold {} and no Queue (Kueue objects are simulated with spec.engine: kueue)",
+            crate::scenario::holdings(model)
+        )))
+    } else if jobs.is_empty() && !model.workloads.is_empty() {
+        Some(err(format!(
+            "engine kai simulates Pods and PodGroups; the files hold {} and no Pod (Kueue Workloads are simulated with spec.engine: kueue)",
+            crate::scenario::holdings(model)
+        )))
+    } else {
+        None
+    }
+}
 
 /// A `Simulation` scenario file with `spec.engine: kai`, as it is read (format in the
 /// [module docs](crate::kai)); part of `gpuquota schema scenario`. Unknown fields are
@@ -386,7 +391,7 @@ struct WorkloadSource {
     trace: Option<crate::trace::TraceSource>,
 }
 
-fn k_nanos(k: f64) -> i128 {
+pub(crate) fn k_nanos(k: f64) -> i128 {
     // KAI: a kValue <= 0 counts as 0.
     if k.is_finite() {
         (k.max(0.0) * 1e9).round() as i128
@@ -473,24 +478,8 @@ fn simulation(
         crate::trace::apply_kai(p, &field, (start, end_ms), &mut model, &mut warnings);
     }
     let jobs = resolve_jobs(&mut model, start, end_ms, &mut errors, &mut warnings);
-    if model.queues.is_empty() {
-        errors.push(
-            err(format!(
-                "engine kai needs KAI Queues and the jobs' PodGroups or Pods; the files hold {} and no Queue (Kueue objects are simulated with spec.engine: kueue)",
-                crate::scenario::holdings(&model)
-            ))
-            .source(name)
-            .field("spec.engine"),
-        );
-    } else if jobs.is_empty() && !model.workloads.is_empty() {
-        errors.push(
-            err(format!(
-                "engine kai simulates Pods and PodGroups; the files hold {} and no Pod (Kueue Workloads are simulated with spec.engine: kueue)",
-                crate::scenario::holdings(&model)
-            ))
-            .source(name)
-            .field("spec.engine"),
-        );
+    if let Some(e) = engine_mismatch(&model, &jobs) {
+        errors.push(e.source(name).field("spec.engine"));
     }
     if errors.has_errors() {
         return Err(failure(errors, warnings));
@@ -659,7 +648,7 @@ fn usage_window(
 
 /// The job units of the model (PodGroups, and pods without one), with arrivals, runtimes
 /// and repeat copies.
-fn resolve_jobs(
+pub(crate) fn resolve_jobs(
     model: &mut Model,
     start: Timestamp,
     end_ms: Option<i64>,

@@ -190,7 +190,7 @@ impl<'a> Evaluator<'a> {
         params: &[(String, String)],
     ) -> Result<(scenario::Scenario, crate::Report), Diagnostics> {
         let sc = self.load(params)?;
-        let report = crate::simulate(&sc)?;
+        let report = crate::simulate_kueue(&sc)?;
         if report.diagnostics.has_errors() {
             return Err(report.diagnostics.clone());
         }

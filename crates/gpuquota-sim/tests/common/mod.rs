@@ -128,10 +128,10 @@ pub(crate) fn first_starts(j: &Value) -> Vec<i64> {
 pub(crate) fn kueue_edited(
     name: &str,
     edit: impl Fn(String) -> String,
-) -> gpuquota_sim::scenario::Scenario {
+) -> gpuquota_sim::Simulation {
     let p = trace_data(name);
     let text = edit(std::fs::read_to_string(&p).unwrap());
-    gpuquota_sim::scenario::from_str(name, &text, "x", &beside(&p)).expect("valid scenario")
+    gpuquota_sim::fuzzing::scenario(name, &text, "x", &beside(&p)).expect("valid scenario")
 }
 
 /// The warnings of a scenario about quotas (`…quotas not applied…`, `…share…`), as
@@ -146,5 +146,10 @@ pub(crate) fn quota_warnings(ws: &gpuquota_model::diag::Diagnostics) -> Vec<Stri
 /// The quota warnings ([`quota_warnings`]) of trace scenario `name` with `from` replaced by
 /// `to` in its text.
 pub(crate) fn edited_quota_warnings(name: &str, from: &str, to: &str) -> Vec<String> {
-    quota_warnings(&kueue_edited(name, |t| t.replace(from, to)).warnings)
+    quota_warnings(
+        &kueue_edited(name, |t| t.replace(from, to))
+            .kueue()
+            .expect("a Kueue scenario")
+            .warnings,
+    )
 }
