@@ -78,6 +78,7 @@ pub mod metric;
 pub mod output;
 pub mod search;
 pub mod seed;
+pub mod shard;
 pub mod spec;
 
 use gpuquota_model::diag::{Diagnostic, Diagnostics};

@@ -261,7 +261,9 @@ impl std::fmt::Display for Objective {
 }
 
 /// One workload's part of a run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub(crate) struct Workload {
     /// Its ClusterQueue.
     pub queue: String,
@@ -279,8 +281,10 @@ pub(crate) struct Workload {
     pub preemptions: u64,
 }
 
-/// What the metrics need of one simulated run.
-#[derive(Debug, Clone, PartialEq)]
+/// What the metrics need of one simulated run (a shard's `runs[]`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub(crate) struct Run {
     /// Workloads by key (name, creation, occurrence), in key order.
     pub workloads: BTreeMap<String, Workload>,

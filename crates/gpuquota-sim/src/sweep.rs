@@ -97,7 +97,8 @@ pub use args::{
 };
 pub use eval::{Evaluator, NODE_COUNT_LIMIT, set_node_count};
 pub use job::{
-    IndexedJob, JobRequest, MAX_CONFIGMAP_BYTES, escape_kubelet, indexed_job, manifests, to_yaml,
+    IndexedJob, JobRequest, MAX_CONFIGMAP_BYTES, escape_kubelet, indexed_job, manifests,
+    manifests_running, to_yaml,
 };
 
 /// A file reader usable from every thread (see [`scenario::ReadFn`]).
@@ -1049,8 +1050,8 @@ fn unknown_paths(
     (!out.is_empty()).then_some(Diagnostics(out))
 }
 
-/// The SHA-256 of `bytes`, lower-case hex.
-fn sha256_hex(bytes: &[u8]) -> String {
+/// The SHA-256 of `bytes`, lower-case hex (the digests of a [`Fingerprint`]).
+pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest as _;
     use std::fmt::Write as _;
     let mut s = String::with_capacity(64);
