@@ -168,14 +168,8 @@ pub fn current_values(plan: &Plan, model: &gpuquota_model::Model) -> Vec<Option<
             (0..k.settings.len()).find(|&v| {
                 let mut m = model.clone();
                 k.settings[v].iter().all(|(p, x)| {
-                    let set = if p.starts_with("nodes.") {
-                        gpuquota_sim::sweep::set_node_count
-                    } else if p.starts_with("clusterQueues.") {
-                        gpuquota_sim::sweep::set_cluster_queue
-                    } else {
-                        return false;
-                    };
-                    set(&mut m, p, x).is_ok()
+                    gpuquota_sim::sweep::is_model_edit(p)
+                        && gpuquota_sim::sweep::set_model(&mut m, p, x).is_ok()
                 }) && m == *model
             })
         })

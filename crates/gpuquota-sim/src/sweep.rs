@@ -27,6 +27,10 @@
 //! - `nodes.NODE.count` makes the cluster files' Node `NODE` N servers alike
 //!   ([`set_node_count`]): copies `NODE-2` … `NODE-N` with its labels and allocatable
 //!   (hostname label renamed), or none at all for 0; at most [`NODE_COUNT_LIMIT`].
+//! - `clusterQueues.CQ.fairSharing.weight` and `cohorts.COHORT.fairSharing.weight` set the
+//!   fair-sharing weight (a non-negative quantity: `2`, `500m`) of the ClusterQueue or the
+//!   Cohort object of the cluster files, after they are read ([`set_model`] applies every
+//!   such model edit; [`set_cohort_weight`]).
 //! - `seed` sets `seed` of every generated trace (`spec.workloads[].trace.generate`, see
 //!   [`crate::trace`]): `--set seed=1..20` replays twenty draws of the same trace shape. A
 //!   scenario without a generated trace has nothing seeded and the sweep is refused: Kueue's
@@ -280,6 +284,18 @@ pub fn set_cluster_queue(
     let grammar = || format!("{path}: expected clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD");
     let rest = path.strip_prefix("clusterQueues.").ok_or_else(grammar)?;
     let (cq, rest) = rest.split_once('.').ok_or_else(grammar)?;
+    if rest == "fairSharing.weight" {
+        let w = weight(path, value)?;
+        let c = model
+            .cluster_queues
+            .get_mut(cq)
+            .ok_or_else(|| format!("{path}: no ClusterQueue {cq:?} in the cluster files"))?;
+        c.spec
+            .fair_sharing
+            .get_or_insert_with(Default::default)
+            .weight = Some(w);
+        return Ok(());
+    }
     let (middle, field) = match rest.rsplit_once('.') {
         Some((m, f)) => (Some(m), f),
         None => (None, rest),
@@ -810,10 +826,68 @@ enum Loaded {
     Kai(Box<crate::kai::KaiScenario>),
 }
 
-/// Whether a parameter edits the imported model (`clusterQueues.` quotas, `nodes.NODE.count`)
-/// rather than the scenario document.
-fn is_model_edit(k: &str) -> bool {
-    k.starts_with("clusterQueues.") || k.starts_with("nodes.")
+/// Whether a parameter edits the imported model (`clusterQueues.` quotas and weights,
+/// `cohorts.COHORT.fairSharing.weight`, `nodes.NODE.count`) rather than the scenario
+/// document.
+pub fn is_model_edit(k: &str) -> bool {
+    k.starts_with("clusterQueues.") || k.starts_with("nodes.") || is_cohort_weight(k)
+}
+
+fn is_cohort_weight(k: &str) -> bool {
+    k.starts_with("cohorts.") && k.ends_with(".fairSharing.weight")
+}
+
+/// Applies one model-editing parameter ([`is_model_edit`]) to `model`: [`set_node_count`],
+/// [`set_cohort_weight`] or [`set_cluster_queue`] by its path.
+///
+/// # Errors
+/// As the one it applies.
+pub fn set_model(model: &mut gpuquota_model::Model, path: &str, value: &str) -> Result<(), String> {
+    if path.starts_with("nodes.") {
+        set_node_count(model, path, value)
+    } else if is_cohort_weight(path) {
+        set_cohort_weight(model, path, value)
+    } else {
+        set_cluster_queue(model, path, value)
+    }
+}
+
+/// A fair-sharing weight: a non-negative quantity.
+fn weight(path: &str, value: &str) -> Result<gpuquota_model::Quantity, String> {
+    let q = gpuquota_model::Quantity::parse(value)
+        .map_err(|e| format!("{path}: {value:?} is not a quantity: {e}"))?;
+    if q.is_negative() {
+        return Err(format!("{path}: {value:?} is negative"));
+    }
+    Ok(q)
+}
+
+/// Sets `cohorts.COHORT.fairSharing.weight` (the Cohort object `COHORT` of the cluster
+/// files; its fair-sharing weight, a non-negative quantity such as `2` or `500m`).
+///
+/// # Errors
+/// A message naming the path: no such Cohort object, a value that is not a non-negative
+/// quantity.
+pub fn set_cohort_weight(
+    model: &mut gpuquota_model::Model,
+    path: &str,
+    value: &str,
+) -> Result<(), String> {
+    let name = path
+        .strip_prefix("cohorts.")
+        .and_then(|r| r.strip_suffix(".fairSharing.weight"))
+        .filter(|n| !n.is_empty() && !n.contains('.'))
+        .ok_or_else(|| format!("{path}: expected cohorts.COHORT.fairSharing.weight"))?;
+    let w = weight(path, value)?;
+    let c = model
+        .cohorts
+        .get_mut(name)
+        .ok_or_else(|| format!("{path}: no Cohort {name:?} in the cluster files"))?;
+    c.spec
+        .fair_sharing
+        .get_or_insert_with(Default::default)
+        .weight = Some(w);
+    Ok(())
 }
 
 /// The model-editing parameters of a run ([`is_model_edit`]): applied after the import.
@@ -937,12 +1011,7 @@ fn with_quotas(base: &Loaded, params: &[(String, String)]) -> Result<Loaded, Dia
     let mut loaded = base.clone();
     if let Loaded::Kueue(sc) = &mut loaded {
         for (k, v) in quota_edits(params) {
-            let set = if k.starts_with("nodes.") {
-                set_node_count
-            } else {
-                set_cluster_queue
-            };
-            set(&mut sc.model, k, v).map_err(|m| {
+            set_model(&mut sc.model, k, v).map_err(|m| {
                 Diagnostics(vec![
                     Diagnostic::error(INVALID_SCENARIO, m).field(k.to_owned()),
                 ])
@@ -1017,7 +1086,7 @@ fn unknown_paths(
     let prefix = if nested { "spec." } else { "" };
     let mut out = Vec::new();
     for (k, _) in params {
-        if k.starts_with("clusterQueues.") || k.starts_with("nodes.") || k == "seed" {
+        if is_model_edit(k) || k == "seed" {
             continue;
         }
         let full = format!("{prefix}{k}");
@@ -1116,10 +1185,11 @@ fn check_sweep(
     }
     for a in axes {
         if a.path.starts_with("clusterQueues.") || a.path == "clusterQueues" {
-            let bad = a
-                .path
-                .strip_prefix("clusterQueues.")
-                .is_none_or(|r| !r.contains('.') || !QUOTA_FIELDS.iter().any(|f| r.ends_with(f)));
+            let bad = a.path.strip_prefix("clusterQueues.").is_none_or(|r| {
+                !r.contains('.')
+                    || !(QUOTA_FIELDS.iter().any(|f| r.ends_with(f))
+                        || r.ends_with(".fairSharing.weight"))
+            });
             if bad {
                 return Err(Diagnostics(vec![
                     Diagnostic::error(
@@ -1166,7 +1236,7 @@ pub(crate) fn edit_run<'p>(
     let mut d = doc.clone();
     let mut quotas: Vec<QuotaEdit<'p>> = Vec::new();
     for (k, v) in params {
-        if k.starts_with("clusterQueues.") || k.starts_with("nodes.") {
+        if is_model_edit(k) {
             quotas.push((k, v));
             continue;
         }
