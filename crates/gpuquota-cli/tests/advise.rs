@@ -262,7 +262,7 @@ fn emit_job_runs_the_advice_shards_as_an_indexed_job() {
     ] {
         assert!(t.contains(want), "{want:?} not in\n{t}");
     }
-    // the sweep's checks: a namespace Kubernetes would refuse
+    // the sweep's checks and exit code (2): a namespace Kubernetes would refuse
     let out = run(
         &dir,
         &[
@@ -274,9 +274,10 @@ fn emit_job_runs_the_advice_shards_as_an_indexed_job() {
             "Research",
         ],
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("--namespace \"Research\""),
+        text(&out.stderr)
+            .contains("error: --namespace \"Research\": must be a lowercase RFC 1123 label"),
         "{}",
         text(&out.stderr)
     );
