@@ -38,7 +38,9 @@
 //!
 //! 1. **Decomposition.** Two ClusterQueues can affect each other only through a shared
 //!    cohort tree (borrowing, lending, reclaim, fair sharing) or shared Nodes (a flavor of
-//!    each selects a common Node, or they share a flavor). Knobs are grouped into
+//!    each selects a common Node, or they share a flavor; without any Node, as in Kueue's
+//!    perf-generator configs, only quota limits admission and a shared flavor does not
+//!    couple). Knobs are grouped into
 //!    components whose ClusterQueues cannot affect another component's; a knob of the
 //!    whole scenario (a `spec` path such as `kueue.fairSharing`) joins everything. Each
 //!    component's sub-grid is simulated with the other knobs as the scenario writes them,

@@ -24,7 +24,8 @@ pub struct Options<'a> {
 }
 
 /// The ClusterQueues each ClusterQueue can affect: one set per cohort tree, joined with
-/// every other tree whose flavors share a Node (or a flavor) with it.
+/// every other tree whose flavors share a Node (or a flavor, when the scenario has Nodes)
+/// with it.
 fn coupling(model: &gpuquota_model::Model) -> BTreeMap<String, usize> {
     let names: Vec<&String> = model.cluster_queues.keys().collect();
     let mut parent: Vec<usize> = (0..names.len()).collect();
@@ -82,7 +83,11 @@ fn coupling(model: &gpuquota_model::Model) -> BTreeMap<String, usize> {
             keys.push(format!("cohort:{}", root_cohort(c)));
         }
         for f in cq.spec.resource_groups.iter().flat_map(|g| &g.flavors) {
-            keys.push(format!("flavor:{}", f.name));
+            // without Nodes nothing but quota limits admission, so a shared flavor couples
+            // queues only through a cohort
+            if !model.nodes.is_empty() {
+                keys.push(format!("flavor:{}", f.name));
+            }
             keys.extend(nodes_of(&f.name).into_iter().map(|n| format!("node:{n}")));
         }
         for k in keys {

@@ -208,3 +208,40 @@ fn no_feasible_configuration_shows_the_closest_and_the_binding_wait() {
     );
     assert!(t.contains("closest"), "{t}");
 }
+
+/// A ResourceQuota cap as a knob, under the `resourcequota` engine: ns-a's two 4-GPU
+/// inference jobs with a cap of 4 run one after the other (the second is refused and
+/// retried every 5 minutes until the first ends after an hour), with 8 or 12 together at
+/// 00:00 (the batch job of ns-b waits for the Node instead). Every configuration runs
+/// the same 12 GPU-hours, so 8 and 12 tie and the advice takes 8, the smaller change from
+/// the scenario's 4.
+#[test]
+fn a_resource_quota_cap_is_a_knob() {
+    let base = dir("tests/data/two-queues");
+    let text = std::fs::read_to_string(base.join("advice-rq.yaml")).unwrap();
+    let (a, ex) = both(&base, &text);
+    same_answer(&a, &ex);
+    let path = "resourceQuotas.ns-a.gpu-cap.hard.requests.nvidia.com/gpu";
+    assert_eq!(a.knobs[0].current.as_deref(), Some("4"));
+    assert_eq!(
+        a.current.violated,
+        ["p95TimeToAdmission{class=inference} <= 30m"]
+    );
+    let rec = a.recommended.as_ref().expect("a cap of 8 meets the wait");
+    assert_eq!(rec.knobs[path], "8");
+    assert_eq!(rec.point, Some(1));
+    assert_eq!(
+        rec.figures["p95TimeToAdmission{class=inference}"].as_i64(),
+        Some(0)
+    );
+    assert_eq!(rec.figures["gpuHours"].as_f64(), Some(12.0));
+    let front: Vec<(Option<usize>, usize)> = a.front.iter().map(|r| (r.point, r.alike)).collect();
+    assert_eq!(front, [(Some(1), 1)]);
+    // the second inference job's refused attempts at 0, 5, …, 55 minutes; the one at 60
+    // minutes finds the first job gone
+    assert_eq!(
+        a.current.figures["p95TimeToAdmission{class=inference}"].as_i64(),
+        Some(3_600_000)
+    );
+    assert_eq!(a.current.figures["gpuHours"].as_f64(), Some(12.0));
+}

@@ -31,6 +31,9 @@
 //!   fair-sharing weight (a non-negative quantity: `2`, `500m`) of the ClusterQueue or the
 //!   Cohort object of the cluster files, after they are read ([`set_model`] applies every
 //!   such model edit; [`set_cohort_weight`]).
+//! - `resourceQuotas.NAMESPACE.NAME.hard.RESOURCE` sets a hard cap of a ResourceQuota of the
+//!   cluster files (`resourceQuotas.research.gpu-cap.hard.requests.nvidia.com/gpu=4,8`;
+//!   [`set_resource_quota`]), for the `resourcequota` engine and Kueue's alike.
 //! - `seed` sets `seed` of every generated trace (`spec.workloads[].trace.generate`, see
 //!   [`crate::trace`]): `--set seed=1..20` replays twenty draws of the same trace shape. A
 //!   scenario without a generated trace has nothing seeded and the sweep is refused: Kueue's
@@ -830,7 +833,10 @@ enum Loaded {
 /// `cohorts.COHORT.fairSharing.weight`, `nodes.NODE.count`) rather than the scenario
 /// document.
 pub fn is_model_edit(k: &str) -> bool {
-    k.starts_with("clusterQueues.") || k.starts_with("nodes.") || is_cohort_weight(k)
+    k.starts_with("clusterQueues.")
+        || k.starts_with("nodes.")
+        || k.starts_with("resourceQuotas.")
+        || is_cohort_weight(k)
 }
 
 fn is_cohort_weight(k: &str) -> bool {
@@ -845,6 +851,8 @@ fn is_cohort_weight(k: &str) -> bool {
 pub fn set_model(model: &mut gpuquota_model::Model, path: &str, value: &str) -> Result<(), String> {
     if path.starts_with("nodes.") {
         set_node_count(model, path, value)
+    } else if path.starts_with("resourceQuotas.") {
+        set_resource_quota(model, path, value)
     } else if is_cohort_weight(path) {
         set_cohort_weight(model, path, value)
     } else {
@@ -852,7 +860,7 @@ pub fn set_model(model: &mut gpuquota_model::Model, path: &str, value: &str) -> 
     }
 }
 
-/// A fair-sharing weight: a non-negative quantity.
+/// A fair-sharing weight or a cap: a non-negative quantity.
 fn weight(path: &str, value: &str) -> Result<gpuquota_model::Quantity, String> {
     let q = gpuquota_model::Quantity::parse(value)
         .map_err(|e| format!("{path}: {value:?} is not a quantity: {e}"))?;
@@ -860,6 +868,38 @@ fn weight(path: &str, value: &str) -> Result<gpuquota_model::Quantity, String> {
         return Err(format!("{path}: {value:?} is negative"));
     }
     Ok(q)
+}
+
+/// Sets `resourceQuotas.NAMESPACE.NAME.hard.RESOURCE`: the hard cap `RESOURCE` (the rest of
+/// the path, as the ResourceQuota writes it: `requests.nvidia.com/gpu`, `pods`) of the
+/// ResourceQuota `NAME` in namespace `NAMESPACE` of the cluster files, a non-negative
+/// quantity (a cap the ResourceQuota does not have yet is added).
+///
+/// # Errors
+/// A message naming the path: not of that form, no such ResourceQuota, a value that is
+/// not a non-negative quantity.
+pub fn set_resource_quota(
+    model: &mut gpuquota_model::Model,
+    path: &str,
+    value: &str,
+) -> Result<(), String> {
+    let grammar = || format!("{path}: expected resourceQuotas.NAMESPACE.NAME.hard.RESOURCE");
+    let rest = path.strip_prefix("resourceQuotas.").ok_or_else(grammar)?;
+    let (object, resource) = rest.split_once(".hard.").ok_or_else(grammar)?;
+    let (ns, name) = object.split_once('.').ok_or_else(grammar)?;
+    if ns.is_empty() || name.is_empty() || resource.is_empty() {
+        return Err(grammar());
+    }
+    let q = weight(path, value)?;
+    let rq = model
+        .resource_quotas
+        .values_mut()
+        .find(|r| r.metadata.name == name && r.metadata.namespace.as_deref() == Some(ns))
+        .ok_or_else(|| {
+            format!("{path}: no ResourceQuota {name:?} in namespace {ns:?} in the cluster files")
+        })?;
+    rq.spec.hard.insert(resource.to_owned(), q);
+    Ok(())
 }
 
 /// Sets `cohorts.COHORT.fairSharing.weight` (the Cohort object `COHORT` of the cluster
@@ -1663,6 +1703,65 @@ pub fn merge_named(shards: Vec<(String, Table)>) -> Result<Table, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fair_sharing_weights_are_model_edits() {
+        let mut imp = gpuquota_model::Importer::new();
+        imp.add_str(
+            "c.yaml",
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: pool}\nspec: {}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: a}\nspec: {cohortName: pool, resourceGroups: []}\n",
+        );
+        let mut m = imp.finish().unwrap().model;
+        assert!(is_model_edit("cohorts.pool.fairSharing.weight"));
+        // Kueue's perf-generator config has a `cohorts` list: its paths stay document edits
+        assert!(!is_model_edit("cohorts.0.count"));
+        set_model(&mut m, "cohorts.pool.fairSharing.weight", "2").unwrap();
+        set_model(&mut m, "clusterQueues.a.fairSharing.weight", "500m").unwrap();
+        let w = |q: &Option<gpuquota_model::kueue::FairSharing>| {
+            q.as_ref()
+                .and_then(|f| f.weight.clone())
+                .map(|w| w.to_string())
+        };
+        assert_eq!(
+            w(&m.cohorts["pool"].spec.fair_sharing).as_deref(),
+            Some("2")
+        );
+        assert_eq!(
+            w(&m.cluster_queues["a"].spec.fair_sharing).as_deref(),
+            Some("500m")
+        );
+        assert_eq!(
+            set_model(&mut m, "cohorts.other.fairSharing.weight", "1").unwrap_err(),
+            "cohorts.other.fairSharing.weight: no Cohort \"other\" in the cluster files"
+        );
+        assert_eq!(
+            set_model(&mut m, "cohorts.pool.fairSharing.weight", "-1").unwrap_err(),
+            "cohorts.pool.fairSharing.weight: \"-1\" is negative"
+        );
+    }
+
+    #[test]
+    fn resource_quota_caps_are_model_edits() {
+        let mut imp = gpuquota_model::Importer::new();
+        imp.add_str(
+            "rq.yaml",
+            "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu-cap, namespace: research}\nspec: {hard: {requests.nvidia.com/gpu: \"8\"}}\n",
+        );
+        let mut m = imp.finish().unwrap().model;
+        let p = "resourceQuotas.research.gpu-cap.hard.requests.nvidia.com/gpu";
+        assert!(is_model_edit(p));
+        set_model(&mut m, p, "4").unwrap();
+        let rq = m.resource_quotas.values().next().unwrap();
+        assert_eq!(rq.spec.hard["requests.nvidia.com/gpu"].to_string(), "4");
+        assert_eq!(
+            set_model(&mut m, "resourceQuotas.other.gpu-cap.hard.pods", "1").unwrap_err(),
+            "resourceQuotas.other.gpu-cap.hard.pods: no ResourceQuota \"gpu-cap\" in namespace \"other\" in the cluster files"
+        );
+        assert_eq!(
+            set_model(&mut m, "resourceQuotas.research.gpu-cap", "1").unwrap_err(),
+            "resourceQuotas.research.gpu-cap: expected resourceQuotas.NAMESPACE.NAME.hard.RESOURCE"
+        );
+    }
 
     #[test]
     fn run_parameters_enumerate_the_product_first_axis_slowest() {
