@@ -74,7 +74,15 @@
 //! is skipped on a monotonicity argument, and the front is exact, not an estimate.
 //!
 //! Runs are simulated in parallel (rayon), each deterministic; the assembly and the front
-//! are in grid order, so the output does not depend on the thread count.
+//! are in grid order, so the output does not depend on the thread count. The simulations
+//! can also be split among machines ([`shard`]: `--shard I/N`, `--merge`, `--emit-job`),
+//! with the same output byte for byte.
+//!
+//! Knobs are the sweep's model edits (`gpuquota_sim::sweep`'s module docs, the one list of
+//! paths): ClusterQueue quotas and fair-sharing weights, Cohort fair-sharing weights,
+//! ResourceQuota caps (`resourceQuotas.NAMESPACE.NAME.hard.RESOURCE`) and Node counts, or
+//! any `spec` path of the scenario. KAI scenarios are not advised on yet: their runs are
+//! not evaluated point by point.
 
 pub mod metric;
 pub mod output;
