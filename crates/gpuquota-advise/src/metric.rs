@@ -22,7 +22,6 @@
 
 use std::collections::BTreeMap;
 
-
 /// A metric ([module docs](self)).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Metric {

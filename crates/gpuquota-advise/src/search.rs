@@ -402,7 +402,7 @@ pub(crate) fn evaluate(
             let comps = vec![whole(plan)];
             let js = jobs(plan, &comps);
             let runs = simulate_all(ev, &js, opts)?;
-            let mut e = combine(comps, &js, runs).map_err(|m| crate::refuse(m))?;
+            let mut e = combine(comps, &js, runs).map_err(crate::refuse)?;
             e.note = Some(why);
             Ok(e)
         }

@@ -1718,9 +1718,7 @@ mod tests {
         set_model(&mut m, "cohorts.pool.fairSharing.weight", "2").unwrap();
         set_model(&mut m, "clusterQueues.a.fairSharing.weight", "500m").unwrap();
         let w = |q: &Option<gpuquota_model::kueue::FairSharing>| {
-            q.as_ref()
-                .and_then(|f| f.weight.clone())
-                .map(|w| w.to_string())
+            q.as_ref().and_then(|f| f.weight).map(|w| w.to_string())
         };
         assert_eq!(
             w(&m.cohorts["pool"].spec.fair_sharing).as_deref(),
