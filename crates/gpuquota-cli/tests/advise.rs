@@ -43,6 +43,8 @@ fn the_table_recommends_and_explains_and_the_patch_holds_the_changed_queues() {
             "--diff",
             "--report",
             "advice.html",
+            "--plot",
+            "diff.svg",
             "-o",
             "table",
             "-q",
@@ -86,6 +88,9 @@ fn the_table_recommends_and_explains_and_the_patch_holds_the_changed_queues() {
         page.contains("The scenario as written (A) against the recommendation (B)"),
         "what-if"
     );
+    // the `sim diff` plot of current against recommended
+    let svg = std::fs::read_to_string(dir.join("diff.svg")).unwrap();
+    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(40)]);
     // the safe writer refuses to replace the patch without --force
     let again = run(
         &dir,
