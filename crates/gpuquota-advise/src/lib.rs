@@ -38,7 +38,9 @@
 //!
 //! 1. **Decomposition.** Two ClusterQueues can affect each other only through a shared
 //!    cohort tree (borrowing, lending, reclaim, fair sharing) or shared Nodes (a flavor of
-//!    each selects a common Node, or they share a flavor). Knobs are grouped into
+//!    each selects a common Node, or they share a flavor; without any Node, as in Kueue's
+//!    perf-generator configs, only quota limits admission and a shared flavor does not
+//!    couple). Knobs are grouped into
 //!    components whose ClusterQueues cannot affect another component's; a knob of the
 //!    whole scenario (a `spec` path such as `kueue.fairSharing`) joins everything. Each
 //!    component's sub-grid is simulated with the other knobs as the scenario writes them,
@@ -72,12 +74,21 @@
 //! is skipped on a monotonicity argument, and the front is exact, not an estimate.
 //!
 //! Runs are simulated in parallel (rayon), each deterministic; the assembly and the front
-//! are in grid order, so the output does not depend on the thread count.
+//! are in grid order, so the output does not depend on the thread count. The simulations
+//! can also be split among machines ([`shard`]: `--shard I/N`, `--merge`, `--emit-job`),
+//! with the same output byte for byte.
+//!
+//! Knobs are the sweep's model edits (`gpuquota_sim::sweep`'s module docs, the one list of
+//! paths): ClusterQueue quotas and fair-sharing weights, Cohort fair-sharing weights,
+//! ResourceQuota caps (`resourceQuotas.NAMESPACE.NAME.hard.RESOURCE`) and Node counts, or
+//! any `spec` path of the scenario. KAI scenarios are not advised on yet: their runs are
+//! not evaluated point by point.
 
 pub mod metric;
 pub mod output;
 pub mod search;
 pub mod seed;
+pub mod shard;
 pub mod spec;
 
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
@@ -167,14 +178,8 @@ pub fn current_values(plan: &Plan, model: &gpuquota_model::Model) -> Vec<Option<
             (0..k.settings.len()).find(|&v| {
                 let mut m = model.clone();
                 k.settings[v].iter().all(|(p, x)| {
-                    let set = if p.starts_with("nodes.") {
-                        gpuquota_sim::sweep::set_node_count
-                    } else if p.starts_with("clusterQueues.") {
-                        gpuquota_sim::sweep::set_cluster_queue
-                    } else {
-                        return false;
-                    };
-                    set(&mut m, p, x).is_ok()
+                    gpuquota_sim::sweep::is_model_edit(p)
+                        && gpuquota_sim::sweep::set_model(&mut m, p, x).is_ok()
                 }) && m == *model
             })
         })

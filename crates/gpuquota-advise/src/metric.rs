@@ -22,8 +22,6 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
 /// A metric ([module docs](self)).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Metric {
@@ -261,7 +259,9 @@ impl std::fmt::Display for Objective {
 }
 
 /// One workload's part of a run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub(crate) struct Workload {
     /// Its ClusterQueue.
     pub queue: String,
@@ -279,8 +279,10 @@ pub(crate) struct Workload {
     pub preemptions: u64,
 }
 
-/// What the metrics need of one simulated run.
-#[derive(Debug, Clone, PartialEq)]
+/// What the metrics need of one simulated run (a shard's `runs[]`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub(crate) struct Run {
     /// Workloads by key (name, creation, occurrence), in key order.
     pub workloads: BTreeMap<String, Workload>,
@@ -298,13 +300,6 @@ pub(crate) struct Run {
     pub window_ms: i64,
 }
 
-fn milli(q: &str) -> i128 {
-    gpuquota_model::Quantity::parse(q)
-        .ok()
-        .and_then(|q| q.scaled_ceil(3))
-        .map_or(0, i128::from)
-}
-
 /// A non-negative amount of `minor` units of `10^−digits`, at most two digits, in hundredths
 /// (`24000` → 2400000, `1.5` → 150); `None` for a negative amount or more digits.
 fn cents(minor: i128, digits: u32) -> Option<i64> {
@@ -319,33 +314,50 @@ fn cents(minor: i128, digits: u32) -> Option<i64> {
 impl Run {
     /// Reads a run from its scenario and report.
     pub(crate) fn read(sc: &gpuquota_sim::Scenario, report: &gpuquota_sim::Report) -> Run {
-        let j = report.to_json();
+        // the workloads from the outcome itself (the figures the JSON's `workloads[].runs`
+        // show, without building the whole document per run); the rest from the sections'
+        // own JSON
+        let o = &report.outcome;
+        let is_gpu: Vec<bool> = o
+            .frs
+            .iter()
+            .map(|(_, r)| r.as_str() == "nvidia.com/gpu")
+            .collect();
         let mut workloads = BTreeMap::new();
-        for w in j["workloads"].as_array().into_iter().flatten() {
-            let created = w["createdMs"].as_i64().unwrap_or(0);
+        for w in &o.workloads {
+            let created = w.created_ms;
             let mut lost = 0i128;
             let mut used: BTreeMap<String, i128> = BTreeMap::new();
             let mut preemptions = 0;
-            let runs = w["runs"].as_array().map(Vec::as_slice).unwrap_or_default();
-            for r in runs {
-                let d = i128::from(
-                    r["endMs"].as_i64().unwrap_or(0) - r["startMs"].as_i64().unwrap_or(0),
-                );
+            for r in &w.runs {
+                let d = i128::from(r.end_ms - r.start_ms);
                 let mut here = 0i128;
-                for (flavor, res) in r["usage"].as_object().into_iter().flatten() {
-                    let g = res
-                        .get("nvidia.com/gpu")
-                        .and_then(Value::as_str)
-                        .map_or(0, milli);
+                let mut flavors: Vec<&str> = Vec::new();
+                for &(fr, a) in &r.usage {
+                    let Some((flavor, resource)) = o.frs.get(fr as usize) else {
+                        continue;
+                    };
+                    if !is_gpu[fr as usize] {
+                        flavors.push(flavor);
+                        continue;
+                    }
+                    let g = resource
+                        .quantity_of(gpuquota_model::Amount(a))
+                        .scaled_ceil(3)
+                        .map_or(0, i128::from);
                     *used.entry(flavor.clone()).or_default() += g * d;
                     here += g * d;
                 }
-                if r["end"] == "Preempted" {
+                // a flavor charged without GPUs still appears, with none
+                for f in flavors {
+                    used.entry(f.to_owned()).or_default();
+                }
+                if r.end.as_str() == "Preempted" {
                     lost += here;
                     preemptions += 1;
                 }
             }
-            let name = w["workload"].as_str().unwrap_or_default();
+            let name = w.key.as_str();
             let mut key = format!("{name}@{created}");
             let mut n = 1;
             while workloads.contains_key(&key) {
@@ -355,12 +367,9 @@ impl Run {
             workloads.insert(
                 key,
                 Workload {
-                    queue: w["queue"].as_str().unwrap_or_default().to_owned(),
-                    class: w["class"].as_str().unwrap_or_default().to_owned(),
-                    wait_ms: runs
-                        .first()
-                        .and_then(|r| r["startMs"].as_i64())
-                        .map(|s| s - created),
+                    queue: w.queue.clone(),
+                    class: w.class.clone(),
+                    wait_ms: w.runs.first().map(|r| r.start_ms - created),
                     created_ms: created,
                     lost,
                     used,
@@ -440,7 +449,7 @@ impl Run {
             currency,
             cards,
             card_type,
-            window_ms: j["endMs"].as_i64().unwrap_or(report.makespan_ms),
+            window_ms: o.end_ms,
         }
     }
 }

@@ -24,7 +24,8 @@ pub struct Options<'a> {
 }
 
 /// The ClusterQueues each ClusterQueue can affect: one set per cohort tree, joined with
-/// every other tree whose flavors share a Node (or a flavor) with it.
+/// every other tree whose flavors share a Node (or a flavor, when the scenario has Nodes)
+/// with it.
 fn coupling(model: &gpuquota_model::Model) -> BTreeMap<String, usize> {
     let names: Vec<&String> = model.cluster_queues.keys().collect();
     let mut parent: Vec<usize> = (0..names.len()).collect();
@@ -82,7 +83,11 @@ fn coupling(model: &gpuquota_model::Model) -> BTreeMap<String, usize> {
             keys.push(format!("cohort:{}", root_cohort(c)));
         }
         for f in cq.spec.resource_groups.iter().flat_map(|g| &g.flavors) {
-            keys.push(format!("flavor:{}", f.name));
+            // without Nodes nothing but quota limits admission, so a shared flavor couples
+            // queues only through a cohort
+            if !model.nodes.is_empty() {
+                keys.push(format!("flavor:{}", f.name));
+            }
             keys.extend(nodes_of(&f.name).into_iter().map(|n| format!("node:{n}")));
         }
         for k in keys {
@@ -235,9 +240,11 @@ pub(crate) struct Evaluated {
     pub note: Option<String>,
 }
 
-type Job = (Option<usize>, usize, Vec<(String, String)>);
+/// A simulation: its component (`None`: the scenario as written), its sub-grid point and its
+/// sweep parameters.
+pub(crate) type Job = (Option<usize>, usize, Vec<(String, String)>);
 
-fn simulate_all(
+pub(crate) fn simulate_all(
     ev: &Evaluator<'_>,
     jobs: &[Job],
     opts: &Options<'_>,
@@ -282,6 +289,102 @@ fn simulate_all(
     results.into_iter().collect()
 }
 
+/// The components a search simulates: every knob together when `exhaustive`, else
+/// [`components`].
+pub(crate) fn planned(
+    plan: &Plan,
+    model: &gpuquota_model::Model,
+    exhaustive: bool,
+) -> Vec<Component> {
+    if exhaustive {
+        vec![whole(plan)]
+    } else {
+        components(plan, model)
+    }
+}
+
+fn whole(plan: &Plan) -> Component {
+    Component {
+        knobs: (0..plan.knobs.len()).collect(),
+        queues: None,
+    }
+}
+
+/// The simulations of `comps`, in order: the scenario as written, then each component's
+/// sub-grid in sub-grid order.
+pub(crate) fn jobs(plan: &Plan, comps: &[Component]) -> Vec<Job> {
+    let mut jobs: Vec<Job> = vec![(None, 0, Vec::new())];
+    for (ci, c) in comps.iter().enumerate() {
+        for i in 0..sub_points(plan, c) {
+            let sub = sub_coordinates(plan, c, i);
+            let params = c
+                .knobs
+                .iter()
+                .zip(&sub)
+                .flat_map(|(&k, &v)| plan.knobs[k].settings[v].iter().cloned())
+                .collect();
+            jobs.push((Some(ci), i, params));
+        }
+    }
+    jobs
+}
+
+/// The runs of `jobs` ([`jobs`]) as an [`Evaluated`], or why the components are not
+/// independent: no component's runs may change a workload or budget outside its queues,
+/// and every run must have the same workloads.
+pub(crate) fn combine(
+    comps: Vec<Component>,
+    jobs: &[Job],
+    runs: Vec<Run>,
+) -> Result<Evaluated, String> {
+    let simulated = jobs.len();
+    let mut runs = runs.into_iter();
+    let baseline = runs.next().unwrap_or_else(unreachable_run);
+    let mut per: Vec<Vec<Run>> = comps.iter().map(|_| Vec::new()).collect();
+    for ((c, _, _), r) in jobs.iter().skip(1).zip(runs) {
+        if let Some(c) = c {
+            per[*c].push(r);
+        }
+    }
+    let broken = if comps.len() > 1 {
+        comps.iter().zip(&per).find_map(|(c, rs)| {
+            let owned = c.queues.as_ref()?;
+            rs.iter().find_map(|r| {
+                if r.workloads.keys().ne(baseline.workloads.keys()) {
+                    return Some("the configurations submit different workloads".to_owned());
+                }
+                for (k, w) in &r.workloads {
+                    if !owned.contains(&w.queue) && baseline.workloads.get(k) != Some(w) {
+                        return Some(format!(
+                            "workload {k} of queue {} changed with another queue's knob",
+                            w.queue
+                        ));
+                    }
+                }
+                for (b, x) in &r.budgets {
+                    let mine = x.0.as_ref().is_some_and(|q| owned.contains(q));
+                    if !mine && baseline.budgets.get(b) != Some(x) {
+                        return Some(format!("budget {b} changed with another queue's knob"));
+                    }
+                }
+                None
+            })
+        })
+    } else {
+        None
+    };
+    match broken {
+        Some(why) => Err(why),
+        None => Ok(Evaluated {
+            components: comps,
+            baseline,
+            runs: per,
+            simulated,
+            note: None,
+        }),
+    }
+}
+
 /// Simulates the runs the search needs (module docs of the crate).
 pub(crate) fn evaluate(
     plan: &Plan,
@@ -289,79 +392,20 @@ pub(crate) fn evaluate(
     model: &gpuquota_model::Model,
     opts: &Options<'_>,
 ) -> Result<Evaluated, Diagnostics> {
-    let all = Component {
-        knobs: (0..plan.knobs.len()).collect(),
-        queues: None,
-    };
-    let mut comps = if opts.exhaustive {
-        vec![all.clone()]
-    } else {
-        components(plan, model)
-    };
-    let mut note = None;
-    loop {
-        let mut jobs: Vec<Job> = vec![(None, 0, Vec::new())];
-        for (ci, c) in comps.iter().enumerate() {
-            for i in 0..sub_points(plan, c) {
-                let sub = sub_coordinates(plan, c, i);
-                let params = c
-                    .knobs
-                    .iter()
-                    .zip(&sub)
-                    .flat_map(|(&k, &v)| plan.knobs[k].settings[v].iter().cloned())
-                    .collect();
-                jobs.push((Some(ci), i, params));
-            }
+    let comps = planned(plan, model, opts.exhaustive);
+    let js = jobs(plan, &comps);
+    let runs = simulate_all(ev, &js, opts)?;
+    match combine(comps, &js, runs) {
+        Ok(e) => Ok(e),
+        Err(why) => {
+            // the decomposition does not hold: simulate the whole grid
+            let comps = vec![whole(plan)];
+            let js = jobs(plan, &comps);
+            let runs = simulate_all(ev, &js, opts)?;
+            let mut e = combine(comps, &js, runs).map_err(crate::refuse)?;
+            e.note = Some(why);
+            Ok(e)
         }
-        let mut runs = simulate_all(ev, &jobs, opts)?.into_iter();
-        let baseline = runs.next().unwrap_or_else(unreachable_run);
-        let mut per: Vec<Vec<Run>> = comps.iter().map(|_| Vec::new()).collect();
-        for ((c, _, _), r) in jobs.iter().skip(1).zip(runs) {
-            if let Some(c) = c {
-                per[*c].push(r);
-            }
-        }
-        // the decomposition holds only if no component's runs changed a workload or budget
-        // outside its queues, and every run has the same workloads
-        let broken = comps.len() > 1 && {
-            comps.iter().zip(&per).find_map(|(c, rs)| {
-                let owned = c.queues.as_ref()?;
-                rs.iter().find_map(|r| {
-                    if r.workloads.keys().ne(baseline.workloads.keys()) {
-                        return Some("the configurations submit different workloads".to_owned());
-                    }
-                    for (k, w) in &r.workloads {
-                        if !owned.contains(&w.queue) && baseline.workloads.get(k) != Some(w) {
-                            return Some(format!(
-                                "workload {k} of queue {} changed with another queue's knob",
-                                w.queue
-                            ));
-                        }
-                    }
-                    for (b, x) in &r.budgets {
-                        let mine = x.0.as_ref().is_some_and(|q| owned.contains(q));
-                        if !mine && baseline.budgets.get(b) != Some(x) {
-                            return Some(format!("budget {b} changed with another queue's knob"));
-                        }
-                    }
-                    None
-                })
-            })
-        }
-        .map(|why| note = Some(why))
-        .is_some();
-        if broken {
-            comps = vec![all.clone()];
-            continue;
-        }
-        let simulated = jobs.len();
-        return Ok(Evaluated {
-            components: comps,
-            baseline,
-            runs: per,
-            simulated,
-            note,
-        });
     }
 }
 

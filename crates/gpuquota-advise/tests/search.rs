@@ -126,3 +126,122 @@ fn seed_month_advice_matches_the_exhaustive_grid_and_recommends_its_quotas() {
     );
     assert!(r.feasible);
 }
+
+/// Two queues of one cohort sharing an 8-GPU Node without borrowing; the pool of 8 split in
+/// steps of 4 ([8,0], [4,4], [0,8]) and the cohort's fair-sharing weight (1 or 2; fair
+/// sharing is off, so it changes nothing): 6 configurations, none meeting both waits.
+/// By hand: with a:8 the batch job never runs (it waits the whole 4 h window, 7 × the
+/// 30 min bound over it); with a:4 b:4 the second inference job waits the first's hour
+/// (p95 of two = the larger, 1 h, once over the bound); with a:0 inference never runs
+/// (4 h). So the closest are a:4 b:4 at both weights, then a:8 b:0 at weight 1 (grid
+/// order among the two 7s, both two knob-units × 4 away), and the inference wait binds.
+/// Utilisation of the 8 cards over 4 h: 12 GPU-hours of 32 = 37.5 % with a:4 b:4, 8 of 32 =
+/// 25 % with a:8, 4 of 32 = 12.5 % with a:0.
+#[test]
+fn no_feasible_configuration_shows_the_closest_and_the_binding_wait() {
+    let base = dir("tests/data/two-queues");
+    let text = std::fs::read_to_string(base.join("advice.yaml")).unwrap();
+    let (a, ex) = both(&base, &text);
+    same_answer(&a, &ex);
+    assert_eq!(a.search.points, 6);
+    assert_eq!(a.search.simulated, 7);
+    assert_eq!(a.recommended, None);
+    let closest: Vec<Option<usize>> = a.closest.iter().map(|r| r.point).collect();
+    assert_eq!(closest, [Some(2), Some(3), Some(0)]);
+    assert_eq!(a.binding, ["p95TimeToAdmission{class=inference} <= 30m"]);
+    let r = &a.closest[0];
+    assert_eq!(
+        r.knobs["clusterQueues.*.f.nvidia.com/gpu.nominalQuota"],
+        "a:4 b:4"
+    );
+    assert_eq!(r.knobs["cohorts.pool.fairSharing.weight"], "1");
+    assert_eq!(r.figures["utilisation{cardType=f}"].as_f64(), Some(37.5));
+    assert_eq!(
+        r.figures["p95TimeToAdmission{class=inference}"].as_i64(),
+        Some(3_600_000)
+    );
+    assert_eq!(
+        r.figures["p95TimeToAdmission{class=batch}"].as_i64(),
+        Some(0)
+    );
+    assert!(!r.feasible);
+    let third = &a.closest[2];
+    assert_eq!(
+        third.figures["utilisation{cardType=f}"].as_f64(),
+        Some(25.0)
+    );
+    assert_eq!(
+        third.figures["p95TimeToAdmission{class=batch}"].as_i64(),
+        Some(4 * 3_600_000)
+    );
+    assert_eq!(third.violated, ["p95TimeToAdmission{class=batch} <= 30m"]);
+    // the front of all six (none is feasible): a:4 b:4, once, with its twin at weight 2
+    let front: Vec<(Option<usize>, usize)> = a.front.iter().map(|r| (r.point, r.alike)).collect();
+    assert_eq!(front, [(Some(2), 1)]);
+    // the weight applies (the model edit is accepted) but moves nothing
+    assert!(
+        a.explanation
+            .iter()
+            .any(|l| l == "cohorts.pool.fairSharing.weight at 1; moving it to 2: nothing changes."),
+        "{:#?}",
+        a.explanation
+    );
+    // JSON: no recommendation, the closest and the binding constraint
+    let j: serde_json::Value = serde_json::from_str(&a.to_json_string()).unwrap();
+    assert_eq!(j["recommended"], serde_json::Value::Null);
+    assert_eq!(
+        j["binding"],
+        serde_json::json!(["p95TimeToAdmission{class=inference} <= 30m"])
+    );
+    assert_eq!(j["closest"][0]["point"], 2);
+    assert_eq!(
+        j["closest"][0]["violated"],
+        serde_json::json!(["p95TimeToAdmission{class=inference} <= 30m"])
+    );
+    // the table says so
+    let t = a.to_table(true, gpuquota_model::text::Width::Full);
+    assert!(
+        t.contains(
+            "no configuration meets every constraint; binding: p95TimeToAdmission{class=inference} <= 30m\n"
+        ),
+        "{t}"
+    );
+    assert!(t.contains("closest"), "{t}");
+}
+
+/// A ResourceQuota cap as a knob, under the `resourcequota` engine: ns-a's two 4-GPU
+/// inference jobs with a cap of 4 run one after the other (the second is refused and
+/// retried every 5 minutes until the first ends after an hour), with 8 or 12 together at
+/// 00:00 (the batch job of ns-b waits for the Node instead). Every configuration runs
+/// the same 12 GPU-hours, so 8 and 12 tie and the advice takes 8, the smaller change from
+/// the scenario's 4.
+#[test]
+fn a_resource_quota_cap_is_a_knob() {
+    let base = dir("tests/data/two-queues");
+    let text = std::fs::read_to_string(base.join("advice-rq.yaml")).unwrap();
+    let (a, ex) = both(&base, &text);
+    same_answer(&a, &ex);
+    let path = "resourceQuotas.ns-a.gpu-cap.hard.requests.nvidia.com/gpu";
+    assert_eq!(a.knobs[0].current.as_deref(), Some("4"));
+    assert_eq!(
+        a.current.violated,
+        ["p95TimeToAdmission{class=inference} <= 30m"]
+    );
+    let rec = a.recommended.as_ref().expect("a cap of 8 meets the wait");
+    assert_eq!(rec.knobs[path], "8");
+    assert_eq!(rec.point, Some(1));
+    assert_eq!(
+        rec.figures["p95TimeToAdmission{class=inference}"].as_i64(),
+        Some(0)
+    );
+    assert_eq!(rec.figures["gpuHours"].as_f64(), Some(12.0));
+    let front: Vec<(Option<usize>, usize)> = a.front.iter().map(|r| (r.point, r.alike)).collect();
+    assert_eq!(front, [(Some(1), 1)]);
+    // the second inference job's refused attempts at 0, 5, …, 55 minutes; the one at 60
+    // minutes finds the first job gone
+    assert_eq!(
+        a.current.figures["p95TimeToAdmission{class=inference}"].as_i64(),
+        Some(3_600_000)
+    );
+    assert_eq!(a.current.figures["gpuHours"].as_f64(), Some(12.0));
+}

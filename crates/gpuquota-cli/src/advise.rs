@@ -62,6 +62,29 @@ pub(crate) struct AdviseArgs {
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
+    /// Simulate only slice I (0-based) of N of the search's simulations and print them as
+    /// JSON (`gpuquota schema advice-shard`), for --merge.
+    #[arg(long, value_name = "I/N", value_parser = gpuquota::sim::sweep::parse_shard,
+          conflicts_with_all = ["merge", "explain", "patch_out", "diff", "plot", "report"])]
+    shard: Option<(usize, usize)>,
+    /// Make the advice from every shard's JSON instead of simulating (the output of the
+    /// unsharded run, byte for byte).
+    #[arg(long, value_name = "SHARD.json", num_args = 1..)]
+    merge: Vec<PathBuf>,
+    /// Instead of running, print a Kubernetes Indexed Job with this many shards (pods), the
+    /// ConfigMap holding the advice and its scenario's files, and how to merge the shards.
+    #[arg(long, value_name = "N", value_parser = gpuquota::sim::sweep::parse_shard_count,
+          conflicts_with_all = ["shard", "merge"])]
+    emit_job: Option<usize>,
+    /// The emitted Job's LocalQueue (`kueue.x-k8s.io/queue-name`).
+    #[arg(long, default_value = "default")]
+    queue: String,
+    /// The emitted Job's namespace.
+    #[arg(long, default_value = "default")]
+    namespace: String,
+    /// The emitted Job's container image (it must hold the `gpuquota` binary).
+    #[arg(long, default_value = "ghcr.io/gpuquota/gpuquota:latest")]
+    image: String,
 }
 
 pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
@@ -114,6 +137,16 @@ pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
     if print_diagnostics(plan.warnings.iter()) && strict() {
         return Ok(ExitCode::from(1));
     }
+    let fingerprint = advise::shard::fingerprint(&text, &stext, &prepared);
+    if let Some(n) = a.emit_job {
+        return match gpuquota::sim::sweep::scenario_files(&sname, &stext, &stem, &[], &read) {
+            Ok(files) => emit_job(&a, &text, (&scenario_rel, &stext), &files, n),
+            Err(d) => {
+                print_diagnostics(d.iter());
+                Ok(ExitCode::from(1))
+            }
+        };
+    }
     let bar = crate::sweep::progress_bar(a.quiet);
     let tick = |n: usize, total: usize| {
         bar.set_length(total as u64);
@@ -124,7 +157,32 @@ pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
         progress: Some(&tick),
         exhaustive: a.exhaustive,
     };
-    let result = advise::advise(&plan, &prepared, &opts);
+    if let Some(shard) = a.shard {
+        let result = advise::shard::run(&plan, &prepared, &opts, fingerprint, shard);
+        bar.finish_and_clear();
+        return match result {
+            Ok(s) => {
+                print!("{}", s.to_json_string());
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(d) => {
+                print_diagnostics(d.iter());
+                Ok(crate::sim::load_failed(d.iter()))
+            }
+        };
+    }
+    let result = if a.merge.is_empty() {
+        advise::advise(&plan, &prepared, &opts)
+    } else {
+        let mut shards = Vec::new();
+        for f in &a.merge {
+            let t = crate::common::read_file(f)?;
+            let s = advise::shard::Shard::from_json(&t)
+                .map_err(|m| CliError(format!("{}: {m}", f.display())))?;
+            shards.push((gpuquota::model::source::display_name(f), s));
+        }
+        advise::shard::merge(&plan, &prepared, &fingerprint, shards)
+    };
     bar.finish_and_clear();
     let advice = match result {
         Ok(x) => x,
@@ -190,5 +248,38 @@ pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
         }
     }
     print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--emit-job N`: the ConfigMap and the Indexed Job (`gpuquota::advise::shard::manifests`).
+fn emit_job(
+    a: &AdviseArgs,
+    text: &str,
+    scenario: (&str, &str),
+    files: &[(String, String)],
+    shards: usize,
+) -> Result<ExitCode, CliError> {
+    let stem = a.file.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let file = a.file.file_name().map(|s| s.to_string_lossy().into_owned());
+    let yaml = advise::shard::manifests(
+        &gpuquota::sim::sweep::JobRequest {
+            name: &crate::sweep::job_name("advise", &stem.unwrap_or_default()),
+            namespace: &a.namespace,
+            queue: &a.queue,
+            image: &a.image,
+            scenario: ("", ""),
+            files: &[],
+            axes: &[],
+            shards,
+        },
+        &advise::shard::JobFiles {
+            advice: (&file.unwrap_or_default(), text),
+            scenario,
+            files,
+        },
+        a.exhaustive,
+    )
+    .map_err(CliError)?;
+    print!("{yaml}");
     Ok(ExitCode::SUCCESS)
 }

@@ -40,6 +40,8 @@ pub(crate) enum SchemaOf {
     SimSweep,
     /// `gpuquota advise --output json`.
     Advice,
+    /// `gpuquota advise --shard I/N`: one shard's simulations.
+    AdviceShard,
     /// The scenario `gpuquota sim` reads (a `Simulation` for the Kueue, ResourceQuota or KAI
     /// engine, Kueue's perf-generator config, or KAI's time-based-fairshare simulator
     /// config).
@@ -128,6 +130,7 @@ pub(crate) fn schema(of: SchemaOf) -> schemars::Schema {
         SchemaOf::SimDiff => output::<gpuquota::sim::diff::DiffReport>(),
         SchemaOf::SimSweep => output::<gpuquota::sim::sweep::Table>(),
         SchemaOf::Advice => output::<gpuquota::advise::Advice>(),
+        SchemaOf::AdviceShard => output::<gpuquota::advise::shard::Shard>(),
         SchemaOf::MeterInput => input::<gpuquota::metering::Document>(),
         SchemaOf::Scenario => input::<ScenarioJson>(),
     }

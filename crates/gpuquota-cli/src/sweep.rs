@@ -251,11 +251,7 @@ fn emit_job(
             return Ok(ExitCode::from(1));
         }
     };
-    // the Job's name is a DNS-1123 label: `sweep-` and the file stem, cut to 57 characters so
-    // that the pods' host names (`NAME-INDEX`, up to index 99999) stay within 63
-    let mut job_name = format!("sweep-{}", gpuquota::sim::trace::sanitize(stem));
-    job_name.truncate(57);
-    let job_name = job_name.trim_end_matches('-').to_owned();
+    let job_name = job_name("sweep", stem);
     let file = a
         .file
         .file_name()
@@ -274,6 +270,14 @@ fn emit_job(
     .map_err(CliError)?;
     print!("{yaml}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// An emitted Job's name, a DNS-1123 label: `PREFIX-` and the file stem, cut to 57
+/// characters so that the pods' host names (`NAME-INDEX`, up to index 99999) stay within 63.
+pub(crate) fn job_name(prefix: &str, stem: &str) -> String {
+    let mut name = format!("{prefix}-{}", gpuquota::sim::trace::sanitize(stem));
+    name.truncate(57);
+    name.trim_end_matches('-').to_owned()
 }
 
 fn run_merge(a: MergeArgs) -> Result<ExitCode, CliError> {

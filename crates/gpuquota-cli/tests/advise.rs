@@ -43,6 +43,8 @@ fn the_table_recommends_and_explains_and_the_patch_holds_the_changed_queues() {
             "--diff",
             "--report",
             "advice.html",
+            "--plot",
+            "diff.svg",
             "-o",
             "table",
             "-q",
@@ -86,6 +88,9 @@ fn the_table_recommends_and_explains_and_the_patch_holds_the_changed_queues() {
         page.contains("The scenario as written (A) against the recommendation (B)"),
         "what-if"
     );
+    // the `sim diff` plot of current against recommended
+    let svg = std::fs::read_to_string(dir.join("diff.svg")).unwrap();
+    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(40)]);
     // the safe writer refuses to replace the patch without --force
     let again = run(
         &dir,
@@ -128,5 +133,159 @@ fn unreadable_files_exit_2_and_bad_advice_exits_1() {
     std::fs::write(dir.join("gone.yaml"), "apiVersion: gpuquota.dev/v1alpha1\nkind: Advice\nspec:\n  scenario: nothere.yaml\n  vary: [{path: clusterQueues.a0.nominalQuota, values: 0..2}]\n  objectives: [{minimize: cost}]\n").unwrap();
     let out = run(&dir, &["advise", "gone.yaml"]);
     assert_eq!(out.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn shards_merge_into_the_unsharded_advice_byte_for_byte() {
+    let dir = temp_dir("shards");
+    let whole = run(&dir, &["advise", "advice.yaml", "-o", "json", "-q"]);
+    assert_eq!(whole.status.code(), Some(0), "{}", text(&whole.stderr));
+    // 40 simulations (the scenario and 39 of the components) in three contiguous slices
+    for (i, (first, len)) in [(0, 14), (14, 13), (27, 13)].into_iter().enumerate() {
+        let out = run(
+            &dir,
+            &["advise", "advice.yaml", "--shard", &format!("{i}/3"), "-q"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("shard JSON");
+        assert_eq!(v["kind"], "AdviceShard");
+        assert_eq!(v["shard"], serde_json::json!({"index": i, "count": 3}));
+        assert_eq!(v["simulations"], 40);
+        assert_eq!(v["first"], first);
+        assert_eq!(v["runs"].as_array().map(Vec::len), Some(len));
+        std::fs::write(dir.join(format!("s{i}.json")), &out.stdout).unwrap();
+    }
+    // any order of the files
+    let merged = run(
+        &dir,
+        &[
+            "advise",
+            "advice.yaml",
+            "--merge",
+            "s2.json",
+            "s0.json",
+            "s1.json",
+            "-o",
+            "json",
+            "-q",
+        ],
+    );
+    assert_eq!(merged.status.code(), Some(0), "{}", text(&merged.stderr));
+    assert_eq!(text(&merged.stdout), text(&whole.stdout));
+    let table = |extra: &[&str]| {
+        let mut args = vec!["advise", "advice.yaml", "-o", "table", "--explain", "-q"];
+        args.extend_from_slice(extra);
+        let out = run(&dir, &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    assert_eq!(
+        table(&["--merge", "s0.json", "s1.json", "s2.json"]),
+        table(&[])
+    );
+    // a shard missing, a shard twice, a shard of another advice
+    let out = run(
+        &dir,
+        &["advise", "advice.yaml", "--merge", "s0.json", "s2.json"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("shards 1 of 3 are missing"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    let out = run(
+        &dir,
+        &[
+            "advise",
+            "advice.yaml",
+            "--merge",
+            "s0.json",
+            "s0.json",
+            "s1.json",
+            "s2.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("s0.json: shard 0/3 is given twice (also s0.json)"),
+        "{}",
+        text(&out.stderr)
+    );
+    let advice = std::fs::read_to_string(dir.join("advice.yaml")).unwrap();
+    std::fs::write(dir.join("other.yaml"), format!("{advice}# another\n")).unwrap();
+    let out = run(
+        &dir,
+        &[
+            "advise",
+            "other.yaml",
+            "--merge",
+            "s0.json",
+            "s1.json",
+            "s2.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("s0.json: a shard of another advice, scenario or scenario file"),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn emit_job_runs_the_advice_shards_as_an_indexed_job() {
+    let dir = temp_dir("emit");
+    // a `$` in the file name reaches the program as written: the kubelet reads `$$` as `$`
+    std::fs::copy(dir.join("advice.yaml"), dir.join("a$b.yaml")).unwrap();
+    let out = run(
+        &dir,
+        &[
+            "advise",
+            "a$b.yaml",
+            "--emit-job",
+            "4",
+            "--namespace",
+            "research",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    for want in [
+        "# The advice as 4 pods of an Indexed Job, admitted by Kueue through the LocalQueue default.\n",
+        "#   gpuquota advise a$b.yaml --merge advise-a-b-*.json\n",
+        "  name: advise-a-b-scenario\n  namespace: research\n",
+        "  name: advise-a-b\n  namespace: research\n",
+        "  completions: 4\n",
+        "        - advise\n        - /scenario/a$$b.yaml\n        - --shard\n        - $(JOB_COMPLETION_INDEX)/4\n        - --quiet\n",
+        "path: a$b.yaml",
+        "path: sim.yaml",
+        "path: platform.yaml",
+    ] {
+        assert!(t.contains(want), "{want:?} not in\n{t}");
+    }
+    // the sweep's checks and exit code (2): a namespace Kubernetes would refuse
+    let out = run(
+        &dir,
+        &[
+            "advise",
+            "advice.yaml",
+            "--emit-job",
+            "2",
+            "--namespace",
+            "Research",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr)
+            .contains("error: --namespace \"Research\": must be a lowercase RFC 1123 label"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
     std::fs::remove_dir_all(&dir).ok();
 }

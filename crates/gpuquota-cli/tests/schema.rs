@@ -123,6 +123,10 @@ const RUNS: &[(&str, &[&str])] = &[
     ),
     ("advice", &["advise", TEN_QUEUES, "-o", "json", "-q"]),
     (
+        "advice-shard",
+        &["advise", TEN_QUEUES, "--shard", "1/3", "-q"],
+    ),
+    (
         "sim-sweep",
         &[
             "sim",

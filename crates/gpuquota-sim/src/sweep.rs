@@ -27,6 +27,13 @@
 //! - `nodes.NODE.count` makes the cluster files' Node `NODE` N servers alike
 //!   ([`set_node_count`]): copies `NODE-2` … `NODE-N` with its labels and allocatable
 //!   (hostname label renamed), or none at all for 0; at most [`NODE_COUNT_LIMIT`].
+//! - `clusterQueues.CQ.fairSharing.weight` and `cohorts.COHORT.fairSharing.weight` set the
+//!   fair-sharing weight (a non-negative quantity: `2`, `500m`) of the ClusterQueue or the
+//!   Cohort object of the cluster files, after they are read ([`set_model`] applies every
+//!   such model edit; [`set_cohort_weight`]).
+//! - `resourceQuotas.NAMESPACE.NAME.hard.RESOURCE` sets a hard cap of a ResourceQuota of the
+//!   cluster files (`resourceQuotas.research.gpu-cap.hard.requests.nvidia.com/gpu=4,8`;
+//!   [`set_resource_quota`]), for the `resourcequota` engine and Kueue's alike.
 //! - `seed` sets `seed` of every generated trace (`spec.workloads[].trace.generate`, see
 //!   [`crate::trace`]): `--set seed=1..20` replays twenty draws of the same trace shape. A
 //!   scenario without a generated trace has nothing seeded and the sweep is refused: Kueue's
@@ -98,7 +105,8 @@ pub use args::{
 };
 pub use eval::{Evaluator, NODE_COUNT_LIMIT, set_node_count};
 pub use job::{
-    IndexedJob, JobRequest, MAX_CONFIGMAP_BYTES, escape_kubelet, indexed_job, manifests, to_yaml,
+    IndexedJob, JobRequest, MAX_CONFIGMAP_BYTES, escape_kubelet, indexed_job, manifests,
+    manifests_running, to_yaml,
 };
 
 /// A file reader usable from every thread: a path relative to the scenario to (display
@@ -281,6 +289,18 @@ pub fn set_cluster_queue(
     let grammar = || format!("{path}: expected clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD");
     let rest = path.strip_prefix("clusterQueues.").ok_or_else(grammar)?;
     let (cq, rest) = rest.split_once('.').ok_or_else(grammar)?;
+    if rest == "fairSharing.weight" {
+        let w = weight(path, value)?;
+        let c = model
+            .cluster_queues
+            .get_mut(cq)
+            .ok_or_else(|| format!("{path}: no ClusterQueue {cq:?} in the cluster files"))?;
+        c.spec
+            .fair_sharing
+            .get_or_insert_with(Default::default)
+            .weight = Some(w);
+        return Ok(());
+    }
     let (middle, field) = match rest.rsplit_once('.') {
         Some((m, f)) => (Some(m), f),
         None => (None, rest),
@@ -775,10 +795,105 @@ enum Loaded {
     Kai(Box<crate::kai::KaiScenario>),
 }
 
-/// Whether a parameter edits the imported model (`clusterQueues.` quotas, `nodes.NODE.count`)
-/// rather than the scenario document.
-fn is_model_edit(k: &str) -> bool {
-    k.starts_with("clusterQueues.") || k.starts_with("nodes.")
+/// Whether a parameter edits the imported model (`clusterQueues.` quotas and weights,
+/// `cohorts.COHORT.fairSharing.weight`, `nodes.NODE.count`) rather than the scenario
+/// document.
+pub fn is_model_edit(k: &str) -> bool {
+    k.starts_with("clusterQueues.")
+        || k.starts_with("nodes.")
+        || k.starts_with("resourceQuotas.")
+        || is_cohort_weight(k)
+}
+
+fn is_cohort_weight(k: &str) -> bool {
+    k.starts_with("cohorts.") && k.ends_with(".fairSharing.weight")
+}
+
+/// Applies one model-editing parameter ([`is_model_edit`]) to `model`: [`set_node_count`],
+/// [`set_cohort_weight`] or [`set_cluster_queue`] by its path.
+///
+/// # Errors
+/// As the one it applies.
+pub fn set_model(model: &mut gpuquota_model::Model, path: &str, value: &str) -> Result<(), String> {
+    if path.starts_with("nodes.") {
+        set_node_count(model, path, value)
+    } else if path.starts_with("resourceQuotas.") {
+        set_resource_quota(model, path, value)
+    } else if is_cohort_weight(path) {
+        set_cohort_weight(model, path, value)
+    } else {
+        set_cluster_queue(model, path, value)
+    }
+}
+
+/// A fair-sharing weight or a cap: a non-negative quantity.
+fn weight(path: &str, value: &str) -> Result<gpuquota_model::Quantity, String> {
+    let q = gpuquota_model::Quantity::parse(value)
+        .map_err(|e| format!("{path}: {value:?} is not a quantity: {e}"))?;
+    if q.is_negative() {
+        return Err(format!("{path}: {value:?} is negative"));
+    }
+    Ok(q)
+}
+
+/// Sets `resourceQuotas.NAMESPACE.NAME.hard.RESOURCE`: the hard cap `RESOURCE` (the rest of
+/// the path, as the ResourceQuota writes it: `requests.nvidia.com/gpu`, `pods`) of the
+/// ResourceQuota `NAME` in namespace `NAMESPACE` of the cluster files, a non-negative
+/// quantity (a cap the ResourceQuota does not have yet is added).
+///
+/// # Errors
+/// A message naming the path: not of that form, no such ResourceQuota, a value that is
+/// not a non-negative quantity.
+pub fn set_resource_quota(
+    model: &mut gpuquota_model::Model,
+    path: &str,
+    value: &str,
+) -> Result<(), String> {
+    let grammar = || format!("{path}: expected resourceQuotas.NAMESPACE.NAME.hard.RESOURCE");
+    let rest = path.strip_prefix("resourceQuotas.").ok_or_else(grammar)?;
+    let (object, resource) = rest.split_once(".hard.").ok_or_else(grammar)?;
+    let (ns, name) = object.split_once('.').ok_or_else(grammar)?;
+    if ns.is_empty() || name.is_empty() || resource.is_empty() {
+        return Err(grammar());
+    }
+    let q = weight(path, value)?;
+    let rq = model
+        .resource_quotas
+        .values_mut()
+        .find(|r| r.metadata.name == name && r.metadata.namespace.as_deref() == Some(ns))
+        .ok_or_else(|| {
+            format!("{path}: no ResourceQuota {name:?} in namespace {ns:?} in the cluster files")
+        })?;
+    rq.spec.hard.insert(resource.to_owned(), q);
+    Ok(())
+}
+
+/// Sets `cohorts.COHORT.fairSharing.weight` (the Cohort object `COHORT` of the cluster
+/// files; its fair-sharing weight, a non-negative quantity such as `2` or `500m`).
+///
+/// # Errors
+/// A message naming the path: no such Cohort object, a value that is not a non-negative
+/// quantity.
+pub fn set_cohort_weight(
+    model: &mut gpuquota_model::Model,
+    path: &str,
+    value: &str,
+) -> Result<(), String> {
+    let name = path
+        .strip_prefix("cohorts.")
+        .and_then(|r| r.strip_suffix(".fairSharing.weight"))
+        .filter(|n| !n.is_empty() && !n.contains('.'))
+        .ok_or_else(|| format!("{path}: expected cohorts.COHORT.fairSharing.weight"))?;
+    let w = weight(path, value)?;
+    let c = model
+        .cohorts
+        .get_mut(name)
+        .ok_or_else(|| format!("{path}: no Cohort {name:?} in the cluster files"))?;
+    c.spec
+        .fair_sharing
+        .get_or_insert_with(Default::default)
+        .weight = Some(w);
+    Ok(())
 }
 
 /// The model-editing parameters of a run ([`is_model_edit`]): applied after the import.
@@ -902,12 +1017,7 @@ fn with_quotas(base: &Loaded, params: &[(String, String)]) -> Result<Loaded, Dia
     let mut loaded = base.clone();
     if let Loaded::Kueue(sc) = &mut loaded {
         for (k, v) in quota_edits(params) {
-            let set = if k.starts_with("nodes.") {
-                set_node_count
-            } else {
-                set_cluster_queue
-            };
-            set(&mut sc.model, k, v).map_err(|m| {
+            set_model(&mut sc.model, k, v).map_err(|m| {
                 Diagnostics(vec![
                     Diagnostic::error(INVALID_SCENARIO, m).field(k.to_owned()),
                 ])
@@ -982,7 +1092,7 @@ fn unknown_paths(
     let prefix = if nested { "spec." } else { "" };
     let mut out = Vec::new();
     for (k, _) in params {
-        if k.starts_with("clusterQueues.") || k.starts_with("nodes.") || k == "seed" {
+        if is_model_edit(k) || k == "seed" {
             continue;
         }
         let full = format!("{prefix}{k}");
@@ -1015,8 +1125,8 @@ fn unknown_paths(
     (!out.is_empty()).then_some(Diagnostics(out))
 }
 
-/// The SHA-256 of `bytes`, lower-case hex.
-fn sha256_hex(bytes: &[u8]) -> String {
+/// The SHA-256 of `bytes`, lower-case hex (the digests of a [`Fingerprint`]).
+pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest as _;
     use std::fmt::Write as _;
     let mut s = String::with_capacity(64);
@@ -1081,10 +1191,11 @@ fn check_sweep(
     }
     for a in axes {
         if a.path.starts_with("clusterQueues.") || a.path == "clusterQueues" {
-            let bad = a
-                .path
-                .strip_prefix("clusterQueues.")
-                .is_none_or(|r| !r.contains('.') || !QUOTA_FIELDS.iter().any(|f| r.ends_with(f)));
+            let bad = a.path.strip_prefix("clusterQueues.").is_none_or(|r| {
+                !r.contains('.')
+                    || !(QUOTA_FIELDS.iter().any(|f| r.ends_with(f))
+                        || r.ends_with(".fairSharing.weight"))
+            });
             if bad {
                 return Err(Diagnostics(vec![
                     Diagnostic::error(
@@ -1131,7 +1242,7 @@ pub(crate) fn edit_run<'p>(
     let mut d = doc.clone();
     let mut quotas: Vec<QuotaEdit<'p>> = Vec::new();
     for (k, v) in params {
-        if k.starts_with("clusterQueues.") || k.starts_with("nodes.") {
+        if is_model_edit(k) {
             quotas.push((k, v));
             continue;
         }
@@ -1558,6 +1669,63 @@ pub fn merge_named(shards: Vec<(String, Table)>) -> Result<Table, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fair_sharing_weights_are_model_edits() {
+        let mut imp = gpuquota_model::Importer::new();
+        imp.add_str(
+            "c.yaml",
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: pool}\nspec: {}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: a}\nspec: {cohortName: pool, resourceGroups: []}\n",
+        );
+        let mut m = imp.finish().unwrap().model;
+        assert!(is_model_edit("cohorts.pool.fairSharing.weight"));
+        // Kueue's perf-generator config has a `cohorts` list: its paths stay document edits
+        assert!(!is_model_edit("cohorts.0.count"));
+        set_model(&mut m, "cohorts.pool.fairSharing.weight", "2").unwrap();
+        set_model(&mut m, "clusterQueues.a.fairSharing.weight", "500m").unwrap();
+        let w = |q: &Option<gpuquota_model::kueue::FairSharing>| {
+            q.as_ref().and_then(|f| f.weight).map(|w| w.to_string())
+        };
+        assert_eq!(
+            w(&m.cohorts["pool"].spec.fair_sharing).as_deref(),
+            Some("2")
+        );
+        assert_eq!(
+            w(&m.cluster_queues["a"].spec.fair_sharing).as_deref(),
+            Some("500m")
+        );
+        assert_eq!(
+            set_model(&mut m, "cohorts.other.fairSharing.weight", "1").unwrap_err(),
+            "cohorts.other.fairSharing.weight: no Cohort \"other\" in the cluster files"
+        );
+        assert_eq!(
+            set_model(&mut m, "cohorts.pool.fairSharing.weight", "-1").unwrap_err(),
+            "cohorts.pool.fairSharing.weight: \"-1\" is negative"
+        );
+    }
+
+    #[test]
+    fn resource_quota_caps_are_model_edits() {
+        let mut imp = gpuquota_model::Importer::new();
+        imp.add_str(
+            "rq.yaml",
+            "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu-cap, namespace: research}\nspec: {hard: {requests.nvidia.com/gpu: \"8\"}}\n",
+        );
+        let mut m = imp.finish().unwrap().model;
+        let p = "resourceQuotas.research.gpu-cap.hard.requests.nvidia.com/gpu";
+        assert!(is_model_edit(p));
+        set_model(&mut m, p, "4").unwrap();
+        let rq = m.resource_quotas.values().next().unwrap();
+        assert_eq!(rq.spec.hard["requests.nvidia.com/gpu"].to_string(), "4");
+        assert_eq!(
+            set_model(&mut m, "resourceQuotas.other.gpu-cap.hard.pods", "1").unwrap_err(),
+            "resourceQuotas.other.gpu-cap.hard.pods: no ResourceQuota \"gpu-cap\" in namespace \"other\" in the cluster files"
+        );
+        assert_eq!(
+            set_model(&mut m, "resourceQuotas.research.gpu-cap", "1").unwrap_err(),
+            "resourceQuotas.research.gpu-cap: expected resourceQuotas.NAMESPACE.NAME.hard.RESOURCE"
+        );
+    }
 
     #[test]
     fn run_parameters_enumerate_the_product_first_axis_slowest() {

@@ -128,8 +128,7 @@ impl<'a> Evaluator<'a> {
             })
             .collect();
         check_sweep(&axes, None, None)?;
-        let post_import = |k: &str| k.starts_with("clusterQueues.") || k.starts_with("nodes.");
-        if !params.is_empty() && params.iter().all(|(k, _)| post_import(k)) {
+        if !params.is_empty() && params.iter().all(|(k, _)| super::is_model_edit(k)) {
             let base = self.base.lock().ok().and_then(|b| b.clone());
             let mut sc = match base {
                 Some(sc) => sc,
@@ -142,12 +141,7 @@ impl<'a> Evaluator<'a> {
                 }
             };
             for (k, v) in params {
-                let set = if k.starts_with("nodes.") {
-                    set_node_count
-                } else {
-                    super::set_cluster_queue
-                };
-                set(&mut sc.model, k, v).map_err(|m| {
+                super::set_model(&mut sc.model, k, v).map_err(|m| {
                     Diagnostics(vec![
                         Diagnostic::error(INVALID_SCENARIO, m).field(k.clone()),
                     ])

@@ -59,19 +59,39 @@ fn indexed_job_with_items(
     shards: usize,
     items: Vec<KeyToPath>,
 ) -> IndexedJob {
-    let mut args: Vec<String> = vec![
-        "sim".into(),
-        "sweep".into(),
-        escape_kubelet(&format!("/scenario/{file}")),
-    ];
+    pod_job(
+        name,
+        namespace,
+        queue,
+        image,
+        sweep_args(file, axes),
+        shards,
+        items,
+    )
+}
+
+/// The arguments of a sweep's pod before `--shard` (unescaped).
+fn sweep_args(file: &str, axes: &[Axis]) -> Vec<String> {
+    let mut args: Vec<String> = vec!["sim".into(), "sweep".into(), format!("/scenario/{file}")];
     for a in axes {
         args.push("--set".into());
-        args.push(escape_kubelet(&format!(
-            "{}={}",
-            a.path,
-            a.values.join(",")
-        )));
+        args.push(format!("{}={}", a.path, a.values.join(",")));
     }
+    args
+}
+
+/// The Indexed Job whose pods run `gpuquota ARGS --shard $(JOB_COMPLETION_INDEX)/N --quiet`,
+/// every argument of `args` escaped with [`escape_kubelet`].
+fn pod_job(
+    name: &str,
+    namespace: &str,
+    queue: &str,
+    image: &str,
+    args: Vec<String>,
+    shards: usize,
+    items: Vec<KeyToPath>,
+) -> IndexedJob {
+    let mut args: Vec<String> = args.iter().map(|a| escape_kubelet(a)).collect();
     args.push("--shard".into());
     args.push(format!("$(JOB_COMPLETION_INDEX)/{shards}"));
     args.push("--quiet".into());
@@ -173,6 +193,30 @@ fn key_of(path: &str) -> String {
 /// directory (`..` or absolute, which a ConfigMap volume cannot hold), files above
 /// [`MAX_CONFIGMAP_BYTES`] in all, or the serializer's message.
 pub fn manifests(r: &JobRequest<'_>) -> Result<String, String> {
+    manifests_running(
+        r,
+        "sweep",
+        sweep_args(r.scenario.0, r.axes),
+        &format!("gpuquota sim merge {}-*.json", r.name),
+    )
+}
+
+/// The manifests of [`manifests`] for pods that run `gpuquota ARGS --shard
+/// $(JOB_COMPLETION_INDEX)/N --quiet` instead of a sweep (`what` names the work in the
+/// comments, `args` as the program receives
+/// them: each is escaped with [`escape_kubelet`] here; `r.axes` is not read), and whose
+/// shards `merge` (a shell command, shown in the comments) joins. The ConfigMap holds
+/// `r.scenario` and `r.files`, each at the relative path it is named by, checked as
+/// [`manifests`] checks them.
+///
+/// # Errors
+/// As [`manifests`].
+pub fn manifests_running(
+    r: &JobRequest<'_>,
+    what: &str,
+    args: Vec<String>,
+    merge: &str,
+) -> Result<String, String> {
     use gpuquota_model::validate::{
         dns1123_label_problems, dns1123_subdomain_problems, label_value_problems,
     };
@@ -243,25 +287,16 @@ pub fn manifests(r: &JobRequest<'_>) -> Result<String, String> {
         },
         data,
     };
-    let job = indexed_job_with_items(
-        r.name,
-        r.namespace,
-        r.queue,
-        r.image,
-        r.scenario.0,
-        r.axes,
-        r.shards,
-        items,
-    );
+    let job = pod_job(r.name, r.namespace, r.queue, r.image, args, r.shards, items);
     let last = r.shards.saturating_sub(1);
     let (ns, name) = (r.namespace, r.name);
     let head = format!(
-        "# The sweep as {shards} pods of an Indexed Job, admitted by Kueue through the LocalQueue {queue}.
+        "# The {what} as {shards} pods of an Indexed Job, admitted by Kueue through the LocalQueue {queue}.
 # Run it, wait for it, collect each pod's shard and merge them:
 #   kubectl apply -f THIS_FILE
 #   kubectl wait -n {ns} --for=condition=complete job/{name} --timeout=24h
 #   for i in $(seq 0 {last}); do kubectl logs -n {ns} $(kubectl get pods -n {ns} -o name --field-selector=status.phase=Succeeded -l batch.kubernetes.io/job-name={name},batch.kubernetes.io/job-completion-index=$i) > {name}-$i.json; done
-#   gpuquota sim merge {name}-*.json
+#   {merge}
 ",
         shards = r.shards,
         queue = r.queue,
