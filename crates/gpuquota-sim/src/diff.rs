@@ -622,5 +622,7 @@ pub fn svg(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<Strin
         panels,
         departments: &departments,
         notes: Vec::new(),
+        stack: None,
+        compact: false,
     })
 }
