@@ -589,7 +589,7 @@ fn waiters_table(r: &Report, dept: &dyn Fn(&str) -> String) -> Table {
 }
 
 /// The usage chart (the `--plot` picture) with the per-queue table behind it.
-fn usage_blocks(sc: &Scenario, r: &Report, id: &str) -> Result<Vec<Block>, String> {
+fn usage_blocks(sc: &Scenario, r: &Report, id: &str, zoom: bool) -> Result<Vec<Block>, String> {
     let queues = r.queues_output();
     let mut t = Table::new(
         "Per ClusterQueue: nominal quota, mean usage of it, and borrowed hours",
@@ -641,10 +641,70 @@ fn usage_blocks(sc: &Scenario, r: &Report, id: &str) -> Result<Vec<Block>, Strin
             ]);
         }
     };
-    Ok(vec![Block::Chart {
+    let mut blocks = vec![Block::Chart {
         svg,
         table: Some(t),
-    }])
+    }];
+    if zoom && let Some(days) = day_blocks(sc, r, id)? {
+        blocks.push(days);
+    }
+    Ok(blocks)
+}
+
+/// Zoom on a day: one chart per day of the run (per week, or four weeks, for a longer run:
+/// [`gpuquota_sim::plot::windows`]) on its own time axis, with its figures (card-hours and
+/// peak per card type and department), chosen by a row of dates. `None` for a run of one
+/// day or less (the run's chart is the day's).
+fn day_blocks(sc: &Scenario, r: &Report, id: &str) -> Result<Option<Block>, String> {
+    let w = gpuquota_sim::plot::windows(sc, r)?;
+    if w.windows.len() <= 1 {
+        return Ok(None);
+    }
+    let days = w.width_ms / DAY_MS;
+    let what = match days {
+        1 => "a day",
+        7 => "a week",
+        _ => "four weeks",
+    };
+    let mut parts = Vec::new();
+    for (k, win) in w.windows.iter().enumerate() {
+        let label = day_label(r.start, win.from_ms / DAY_MS);
+        let anchor = format!("{id}-day-{}", k + 1);
+        let mut t = Table::new(
+            if days == 1 {
+                format!("{label}: in use per card type and department")
+            } else {
+                format!("{label}, {days} days: in use per card type and department")
+            },
+            &["card type", "department", "card-hours", "peak"],
+        );
+        for f in win.figures.iter().filter(|f| f.unit_hours > 0.0) {
+            let card = f.panel.split(':').next().unwrap_or(&f.panel).to_owned();
+            t.push(Row::new([
+                card,
+                f.department.clone(),
+                format!("{:.1}", f.unit_hours),
+                format!("{}", (f.peak * 100.0).round() / 100.0),
+            ]));
+        }
+        parts.push((
+            anchor.clone(),
+            label.clone(),
+            vec![Block::Chart {
+                svg: chart::inline(
+                    &win.svg,
+                    &anchor,
+                    &format!("{}: GPUs in use per department, {what} from {label}", r.name),
+                    "Cards in use per department in this window, stacked as in the run's chart, one panel per card type, against capacity and the summed nominal quota; the table below gives each department's card-hours and peak.",
+                ),
+                table: Some(t),
+            }],
+        ));
+    }
+    Ok(Some(Block::Choice {
+        label: format!("Zoom on {what} (UTC, from):"),
+        parts,
+    }))
 }
 
 /// The scenario's own inputs, collapsed.
@@ -721,11 +781,26 @@ pub(crate) fn department_of(sc: &Scenario) -> impl Fn(&str) -> String + '_ {
 }
 
 /// Every section of one simulated month; `prefix` sets the sections' ids and figures'
-/// names apart when a page holds several runs.
+/// names apart when a page holds several runs. The usage section can zoom on each day
+/// ([`sections_with`] leaves that out for a run shown in a collapsed part).
 ///
 /// # Errors
 /// The plotting backend's error as text.
 pub fn sections(sc: &Scenario, r: &Report, prefix: &str) -> Result<Vec<Section>, String> {
+    sections_with(sc, r, prefix, true)
+}
+
+/// [`sections`], with the usage section's zoom on a day (one light chart per day, about
+/// 25 KB each) or without it.
+///
+/// # Errors
+/// The plotting backend's error as text.
+pub fn sections_with(
+    sc: &Scenario,
+    r: &Report,
+    prefix: &str,
+    zoom: bool,
+) -> Result<Vec<Section>, String> {
     let id = |s: &str| format!("{prefix}{s}");
     let name = &r.name;
     let dept = department_of(sc);
@@ -770,7 +845,7 @@ pub fn sections(sc: &Scenario, r: &Report, prefix: &str) -> Result<Vec<Section>,
     }
 
     let mut s = Section::new(id("usage"), format!("{name}: usage over time"));
-    for b in usage_blocks(sc, r, &id("usage-chart"))? {
+    for b in usage_blocks(sc, r, &id("usage-chart"), zoom)? {
         s.push(b);
     }
     out.push(s);

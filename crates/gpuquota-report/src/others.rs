@@ -351,7 +351,7 @@ pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<Stri
     p.push(s);
     for (label, sc, r, prefix) in [("A", sa, a, "a-"), ("B", sb, b, "b-")] {
         let mut inner = Vec::new();
-        for sec in month::sections(sc, r, prefix)? {
+        for sec in month::sections_with(sc, r, prefix, false)? {
             inner.push(Block::Paragraph(sec.heading.clone()));
             inner.extend(sec.blocks);
         }
@@ -609,7 +609,7 @@ pub fn seed(m: &gpuquota_sim::seed::SeedMonth) -> Result<String, String> {
         }
         let prefix = format!("{}-", sc.engine.as_str());
         let mut inner = Vec::new();
-        for sec in month::sections(sc, r, &prefix)? {
+        for sec in month::sections_with(sc, r, &prefix, false)? {
             inner.push(Block::Paragraph(sec.heading.clone()));
             inner.extend(rename_figures(sec, &prefix, &format!("{}:", sc.engine.as_str())).blocks);
         }

@@ -158,6 +158,15 @@ pub enum Block {
     },
     /// Columns side by side (stacked on a narrow screen), each with a heading.
     Columns(Vec<(String, Vec<Block>)>),
+    /// Parts of which one is shown at a time, chosen by a row of links (a day of the month
+    /// to zoom on, say): following a link shows its part (CSS `:target`, no script); none
+    /// shows before a link is followed.
+    Choice {
+        /// What the links choose (`Zoom on a day`), read before them.
+        label: String,
+        /// The parts: anchor (`id`, unique in the page), link text and blocks.
+        parts: Vec<(String, String, Vec<Block>)>,
+    },
 }
 
 /// A section of the page: a heading and its blocks.
@@ -231,12 +240,14 @@ svg.chart{width:100%;height:auto;display:block;border:1px solid #ddd}
 figure{margin:.5em 0}
 pre{white-space:pre;overflow-x:auto;max-width:100%;background:#f6f6f6;padding:.5em;font-size:.85em}
 details{margin:.4em 0}summary{cursor:pointer;font-weight:600}
+.choice ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.2em .8em;margin:.2em 0}
+.choice .part{display:none}.choice .part:target{display:block}
 .cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(20em,1fr));gap:1em}
 fieldset.switches{border:1px solid #bbb;margin:.5em 0}
 fieldset.switches label{display:inline-block;margin-right:1em;white-space:nowrap}
 .sw{display:inline-block;width:.9em;height:.9em;border:1px solid #333;vertical-align:-.1em;margin-right:.2em}
 @media (max-width:600px){body{font-size:15px;padding:6px}th,td{padding:.15em .3em}}
-@media print{fieldset.switches,nav{display:none}body{max-width:none;font-size:11pt}section{break-inside:auto}figure,table{break-inside:avoid}details>*{display:block}a{color:#000}}
+@media print{fieldset.switches,nav,.choice{display:none}body{max-width:none;font-size:11pt}section{break-inside:auto}figure,table{break-inside:avoid}details>*{display:block}a{color:#000}}
 ";
 
 impl Page {
@@ -365,6 +376,26 @@ impl Page {
                     self.block(h, b);
                 }
                 h.push_str("</details>\n");
+            }
+            Block::Choice { label, parts } => {
+                let _ = write!(h, "<div class=\"choice\"><p>{}</p><ul>", escape(label));
+                for (id, text, _) in parts {
+                    let _ = write!(
+                        h,
+                        "<li><a href=\"#{}\">{}</a></li>",
+                        escape(id),
+                        escape(text)
+                    );
+                }
+                h.push_str("</ul>\n");
+                for (id, _, blocks) in parts {
+                    let _ = writeln!(h, "<div class=\"part\" id=\"{}\">", escape(id));
+                    for b in blocks {
+                        self.block(h, b);
+                    }
+                    h.push_str("</div>\n");
+                }
+                h.push_str("</div>\n");
             }
             Block::Columns(cols) => {
                 h.push_str("<div class=\"cols\">");

@@ -325,6 +325,55 @@ fn open(cdp: &mut Cdp, file: &Path, width: u32, mobile: bool, shot: &Path) -> Va
             assert!(shown <= n && others == 0, "{}: {v}", file.display());
         }
     }
+    // zoom on a day: no day shows until its link is followed, then that day only
+    if !mobile {
+        let zoomed = cdp.call(
+            s,
+            "Runtime.evaluate",
+            json!({"expression": r##"(() => { const parts = Array.from(document.querySelectorAll('.choice .part'));
+                if (!parts.length) return 'none';
+                const before = parts.filter(p => p.offsetParent !== null).length;
+                const pick = parts[Math.min(9, parts.length - 1)];
+                const link = document.querySelector('.choice a[href="#' + pick.id + '"]');
+                link.click();
+                const shown = parts.filter(p => p.offsetParent !== null).map(p => p.id);
+                const r = pick.getBoundingClientRect();
+                return JSON.stringify([parts.length, before, shown, pick.id, [r.left + window.scrollX, r.top + window.scrollY, r.width, r.height]]); })()"##, "returnByValue": true}),
+        );
+        let v = zoomed["result"]["value"]
+            .as_str()
+            .unwrap_or("none")
+            .to_owned();
+        if v != "none" {
+            let (n, before, shown, id, rect): (u64, u64, Vec<String>, String, [f64; 4]) =
+                serde_json::from_str(&v).unwrap();
+            assert!(n > 1, "{}: {v}", file.display());
+            assert_eq!(
+                before,
+                0,
+                "{}: a day shows before its link is followed",
+                file.display()
+            );
+            assert_eq!(
+                shown,
+                vec![id],
+                "{}: only the chosen day shows",
+                file.display()
+            );
+            assert!(rect[2] > 0.0 && rect[3] > 0.0, "{}: {v}", file.display());
+            let png = cdp.call(
+                s,
+                "Page.captureScreenshot",
+                json!({"format": "png", "captureBeyondViewport": true,
+                       "clip": {"x": rect[0], "y": rect[1], "width": rect[2], "height": rect[3], "scale": 1}}),
+            );
+            let day = shot.with_file_name(format!(
+                "{}-day.png",
+                shot.file_stem().and_then(|x| x.to_str()).unwrap_or("page")
+            ));
+            std::fs::write(day, base64(png["data"].as_str().unwrap())).unwrap();
+        }
+    }
     cdp.call(None, "Target.closeTarget", json!({"targetId": target_id}));
     dom
 }

@@ -88,3 +88,47 @@ fn pages_are_written_for_a_person_to_open() {
         std::fs::write(dir.join(p.name), &p.html).unwrap();
     }
 }
+
+#[test]
+fn the_seed_month_page_zooms_on_each_day_with_the_days_figures() {
+    let pages = common::pages();
+    let html = &pages[0].html;
+    // the Kueue month only (the other controls' months sit in collapsed parts without it)
+    let links: Vec<&str> = html
+        .match_indices("<li><a href=\"#kueue-usage-chart-day-")
+        .map(|(i, _)| &html[i..i + 60])
+        .collect();
+    assert_eq!(links.len(), 30, "one link per day of April");
+    assert_eq!(html.matches("class=\"part\" id=\"").count(), 30);
+    assert!(html.contains("<a href=\"#kueue-usage-chart-day-10\">04-10</a>"));
+    // each day's chart is titled and described, as every chart
+    let day = &html[html.find("id=\"kueue-usage-chart-day-10\"").unwrap()..];
+    let day = &day[..day.find("</table>").unwrap()];
+    assert!(day.contains("<title id=\"kueue-usage-chart-day-10-t\">"));
+    assert!(day.contains("<desc id=\"kueue-usage-chart-day-10-d\">"));
+    // hand-checked: translation serves its two RTX PRO 6000 cards around the clock
+    // (2 cards x 24 h = 48 card-hours, peak 2), the assistant's 8-card peak
+    let rows: Vec<String> = day
+        .split("<tr")
+        .skip(2)
+        .map(|r| {
+            r.split("<td")
+                .skip(1)
+                .map(|c| {
+                    let c = &c[c.find('>').unwrap() + 1..];
+                    c[..c.find('<').unwrap()].to_owned()
+                })
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect();
+    assert!(
+        rows.contains(&"RTX PRO 6000|translation|48.0|2".to_owned()),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("RTX PRO 6000|assistant|") && r.ends_with("|8")),
+        "{rows:?}"
+    );
+}

@@ -219,6 +219,11 @@ const BUCKETS_MS: [i64; 9] = [
     604_800_000,
 ];
 
+/// A light picture's panel of more change points than this is averaged over buckets.
+pub(crate) const COMPACT_STEPS: usize = 400;
+/// At most this many buckets fill a light picture's time axis.
+pub(crate) const COMPACT_BUCKETS: i64 = 150;
+
 /// The bucket width (ms) for a panel of `points` change points over `end` ms, or `None`
 /// when its steps are drawn as they are.
 pub(crate) fn bucket_width(points: usize, end: i64) -> Option<i64> {
@@ -474,6 +479,136 @@ pub(crate) struct Picture<'a> {
     pub(crate) departments: &'a Departments,
     /// A line under the legend (e.g. how MIG slices are weighed), if any.
     pub(crate) notes: Vec<String>,
+    /// The areas' stacking order, bottom first, when it is not the picture's own (a window
+    /// keeps the whole picture's).
+    pub(crate) stack: Option<Vec<String>>,
+    /// A light picture (one of many on a page): no minor grid lines.
+    pub(crate) compact: bool,
+}
+
+/// The value of step function `s` at `t` (0 before its first point).
+fn step_at(s: &[(i64, f64)], t: i64) -> f64 {
+    match s.partition_point(|p| p.0 <= t) {
+        0 => 0.0,
+        k => s[k - 1].1,
+    }
+}
+
+/// Step function `s` seen through the window `from..to`, shifted so that `from` is 0: its
+/// value at `from`, then its changes inside the window.
+fn window_steps(s: &[(i64, f64)], from: i64, to: i64) -> Steps {
+    let mut out: Steps = vec![(0, step_at(s, from))];
+    out.extend(
+        s.iter()
+            .filter(|p| p.0 > from && p.0 < to)
+            .map(|&(t, v)| (t - from, v)),
+    );
+    out
+}
+
+/// One area's figures over a picture's time axis ([`Picture::figures`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AreaFigures {
+    /// The panel's caption.
+    pub panel: String,
+    /// The department (or `others`).
+    pub department: String,
+    /// Σ value × time, in the panel's unit × hours (card-hours for card panels).
+    pub unit_hours: f64,
+    /// The highest value held.
+    pub peak: f64,
+}
+
+impl Picture<'_> {
+    /// Per panel and area, the unit-hours and the peak over `0..end_ms`: the figures behind
+    /// the picture, for its table.
+    ///
+    /// # Complexity
+    /// O(change points).
+    pub(crate) fn figures(&self) -> Vec<AreaFigures> {
+        let end = self.end_ms.max(0);
+        let mut out = Vec::new();
+        for p in &self.panels {
+            for (d, s) in &p.areas {
+                let (mut area, mut peak) = (0.0f64, 0.0f64);
+                for (k, &(t, v)) in s.iter().enumerate() {
+                    let next = s.get(k + 1).map_or(end, |x| x.0).min(end);
+                    let t = t.max(0);
+                    if next > t {
+                        area += v * (next - t) as f64;
+                        peak = peak.max(v);
+                    }
+                }
+                out.push(AreaFigures {
+                    panel: p.title.clone(),
+                    department: d.clone(),
+                    unit_hours: area / 3_600_000.0,
+                    peak,
+                });
+            }
+        }
+        out
+    }
+
+    /// The picture of the window `from..to` ms (a day of the month, say) drawn on its own
+    /// time axis: the same panels, departments, colours and lines, the values at `from`
+    /// carried in, the marks inside the window; the areas stack in the order of the whole
+    /// picture so that a day reads like the month.
+    ///
+    /// # Complexity
+    /// O(change points of the picture).
+    pub(crate) fn window(&self, from: i64, to: i64, title: String) -> Picture<'_> {
+        let order = self.departments.order();
+        let stack = stacking_order(&self.panels, &order, self.end_ms.max(1));
+        let clock = match self.clock {
+            Clock::Dates { start_unix_ms } => Clock::Dates {
+                start_unix_ms: start_unix_ms.saturating_add(from),
+            },
+            c @ Clock::Cycles { .. } => c,
+        };
+        let panels = self
+            .panels
+            .iter()
+            .map(|p| Panel {
+                title: p.title.clone(),
+                y_desc: p.y_desc.clone(),
+                areas: p
+                    .areas
+                    .iter()
+                    .map(|(d, s)| (d.clone(), window_steps(s, from, to)))
+                    .collect(),
+                lines: p
+                    .lines
+                    .iter()
+                    .map(|l| Line {
+                        label: l.label.clone(),
+                        kind: l.kind,
+                        steps: window_steps(&l.steps, from, to),
+                    })
+                    .collect(),
+                marks: p
+                    .marks
+                    .iter()
+                    .filter(|m| m.t_ms >= from && m.t_ms < to)
+                    .map(|m| Mark {
+                        kind: m.kind,
+                        label: m.label.clone(),
+                        t_ms: m.t_ms - from,
+                    })
+                    .collect(),
+            })
+            .collect();
+        Picture {
+            title,
+            clock,
+            end_ms: to - from,
+            panels,
+            departments: self.departments,
+            notes: self.notes.clone(),
+            stack: Some(stack),
+            compact: true,
+        }
+    }
 }
 
 /// An axis from `lo` to `hi` with given ticks (bold: labelled, light: grid only).
@@ -520,10 +655,23 @@ const TITLE_H: u32 = 44;
 
 /// Per panel, the layers as drawn: averaged over buckets when there are too many change
 /// points, and the averaging width.
-fn prepared(p: &Panel, end: i64) -> (Panel, Option<i64>) {
+/// A light picture ([`Picture::compact`]) is averaged above [`COMPACT_STEPS`] change points,
+/// over buckets of which at most [`COMPACT_BUCKETS`] fill its axis.
+fn prepared(p: &Panel, end: i64, compact: bool) -> (Panel, Option<i64>) {
     let points = p.areas.iter().map(|a| a.1.len()).sum::<usize>()
         + p.lines.iter().map(|l| l.steps.len()).sum::<usize>();
-    let Some(w) = bucket_width(points, end) else {
+    let width = if compact {
+        (points > COMPACT_STEPS).then(|| {
+            BUCKETS_MS
+                .iter()
+                .copied()
+                .find(|w| end / w <= COMPACT_BUCKETS)
+                .unwrap_or(604_800_000)
+        })
+    } else {
+        bucket_width(points, end)
+    };
+    let Some(w) = width else {
         return (p.clone(), None);
     };
     let mut q = p.clone();
@@ -596,9 +744,12 @@ pub(crate) fn svg(pic: &Picture<'_>) -> Result<String, String> {
         let mut shown: Vec<String> = Vec::new();
         let mut lines_shown: Vec<(LineKind, String)> = Vec::new();
         let mut marks_shown: BTreeMap<(MarkKind, String), usize> = BTreeMap::new();
-        let rank = stacking_order(&pic.panels, &order, end);
+        let rank = pic
+            .stack
+            .clone()
+            .unwrap_or_else(|| stacking_order(&pic.panels, &order, end));
         for (panel, area) in pic.panels.iter().zip(areas.iter()) {
-            let (mut p, bucket) = prepared(panel, end);
+            let (mut p, bucket) = prepared(panel, end, pic.compact);
             p.areas
                 .sort_by_key(|a| rank.iter().position(|n| *n == a.0).unwrap_or(usize::MAX));
             let layers: Vec<Steps> = p.areas.iter().map(|a| a.1.clone()).collect();
@@ -622,7 +773,11 @@ pub(crate) fn svg(pic: &Picture<'_>) -> Result<String, String> {
                 lo: 0.0,
                 hi: end as f64,
                 bold: ticks.iter().map(|&t| t as f64).collect(),
-                light: minor.iter().map(|&t| t as f64).collect(),
+                light: if pic.compact {
+                    Vec::new()
+                } else {
+                    minor.iter().map(|&t| t as f64).collect()
+                },
             };
             let mut chart = ChartBuilder::on(area)
                 .caption(&p.title, ("sans-serif", 18))
@@ -642,6 +797,7 @@ pub(crate) fn svg(pic: &Picture<'_>) -> Result<String, String> {
                 .x_desc(clock.description())
                 .y_desc(y_desc)
                 .y_labels(6)
+                .y_max_light_lines(if pic.compact { 0 } else { 10 })
                 .light_line_style(RGBColor(0xEE, 0xEE, 0xEE))
                 .bold_line_style(RGBColor(0xCC, 0xCC, 0xCC))
                 .draw()
@@ -674,8 +830,8 @@ pub(crate) fn svg(pic: &Picture<'_>) -> Result<String, String> {
                         chart
                             .draw_series(DashedLineSeries::new(
                                 pts,
-                                9,
-                                5,
+                                if pic.compact { 18 } else { 9 },
+                                if pic.compact { 10 } else { 5 },
                                 RGBColor(0x44, 0x44, 0x44).stroke_width(2),
                             ))
                             .map_err(|x| e(&x))?;
@@ -886,6 +1042,55 @@ mod tests {
         assert_eq!(bucket_width(2500, 30 * 86_400_000), None);
         assert_eq!(bucket_width(2501, 30 * 86_400_000), Some(3_600_000));
         assert_eq!(duration_text(3_600_000), "1h");
+    }
+
+    #[test]
+    fn a_window_carries_the_value_in_and_days_add_up_to_the_month() {
+        let d = Departments::of(None);
+        const H: i64 = 3_600_000;
+        // 2 cards from 6 h to 30 h, 3 from 30 h to 40 h, then none; a mark at 26 h
+        let pic = Picture {
+            title: "m".into(),
+            clock: Clock::Dates { start_unix_ms: 0 },
+            end_ms: 48 * H,
+            panels: vec![Panel {
+                title: "H200: cards in use".into(),
+                y_desc: "cards".into(),
+                areas: vec![("a".into(), vec![(6 * H, 2.0), (30 * H, 3.0), (40 * H, 0.0)])],
+                lines: vec![Line {
+                    label: "nominal".into(),
+                    kind: LineKind::Nominal,
+                    steps: vec![(0, 4.0)],
+                }],
+                marks: vec![Mark {
+                    kind: MarkKind::Triangle,
+                    label: "preemption".into(),
+                    t_ms: 26 * H,
+                }],
+            }],
+            departments: &d,
+            notes: Vec::new(),
+            stack: None,
+            compact: false,
+        };
+        let day2 = pic.window(24 * H, 48 * H, "day 2".into());
+        assert_eq!(day2.end_ms, 24 * H);
+        assert_eq!(
+            day2.panels[0].areas[0].1,
+            vec![(0, 2.0), (6 * H, 3.0), (16 * H, 0.0)]
+        );
+        assert_eq!(day2.panels[0].lines[0].steps, vec![(0, 4.0)]);
+        assert_eq!(day2.panels[0].marks[0].t_ms, 2 * H);
+        assert!(matches!(day2.clock, Clock::Dates { start_unix_ms } if start_unix_ms == 24 * H));
+        assert!(day2.compact);
+        // day 1: 2 cards for 18 h = 36; day 2: 2 × 6 + 3 × 10 = 42; the month 78
+        let day1 = pic.window(0, 24 * H, "day 1".into());
+        let f1 = day1.figures();
+        let f2 = day2.figures();
+        assert_eq!((f1[0].unit_hours, f1[0].peak), (36.0, 2.0));
+        assert_eq!((f2[0].unit_hours, f2[0].peak), (42.0, 3.0));
+        assert!(day1.panels[0].marks.is_empty());
+        assert_eq!(pic.figures()[0].unit_hours, 78.0);
     }
 
     #[test]

@@ -615,5 +615,7 @@ pub fn svg(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<Strin
         panels,
         departments: &departments,
         notes: Vec::new(),
+        stack: None,
+        compact: false,
     })
 }

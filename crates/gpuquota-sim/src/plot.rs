@@ -60,6 +60,90 @@ struct Collect {
 /// # Complexity
 /// O(runs × flavor-resources + change points × departments).
 pub fn svg(sc: &Scenario, report: &Report) -> Result<String, String> {
+    with_picture(sc, report, |pic| chart::svg(pic))
+}
+
+/// The run cut into windows of one day (a run of up to [`MAX_WINDOWS`] days), else of one
+/// week, else of four weeks, each drawn as [`svg`] draws the whole run but on the window's
+/// own time axis: the same panels, colours, lines and stacking order, the values at the
+/// window's start carried in, its preemptions and spent budgets marked; with the figures
+/// behind it (per panel and department, the card-hours of the window and the peak).
+///
+/// # Errors
+/// As [`svg`].
+///
+/// # Complexity
+/// O(runs × flavor-resources + windows × change points): the picture is built once.
+pub fn windows(sc: &Scenario, report: &Report) -> Result<Windows, String> {
+    let end = report.outcome.end_ms.max(0);
+    let width = [DAY_MS, 7 * DAY_MS, 28 * DAY_MS]
+        .into_iter()
+        .find(|w| (end + *w - 1) / *w <= MAX_WINDOWS)
+        .unwrap_or(28 * DAY_MS);
+    let count = ((end + width - 1) / width).min(MAX_WINDOWS);
+    with_picture(sc, report, |pic| {
+        let mut out = Vec::new();
+        for k in 0..count {
+            let from = k * width;
+            let date = gpuquota_metering::time::format_rfc3339(
+                report
+                    .start
+                    .unix_seconds()
+                    .saturating_add(from.div_euclid(1000)),
+            );
+            let day = date.get(..10).unwrap_or(&date).to_owned();
+            let title = if width == DAY_MS {
+                format!("{} on {day}", pic.title)
+            } else {
+                format!("{}, {} days from {day}", pic.title, width / DAY_MS)
+            };
+            let w = pic.window(from, from.saturating_add(width), title);
+            out.push(Window {
+                from_ms: from,
+                svg: chart::svg(&w)?,
+                figures: w.figures(),
+            });
+        }
+        Ok(Windows {
+            width_ms: width,
+            windows: out,
+        })
+    })
+}
+
+/// At most this many windows are drawn ([`windows`]): a month of days, a half year of
+/// weeks, then four-week windows of the first 35 × 28 days.
+pub const MAX_WINDOWS: i64 = 35;
+
+/// A run cut into windows ([`windows`]).
+#[derive(Debug, Clone)]
+pub struct Windows {
+    /// Each window's length, ms: a day, a week or four weeks.
+    pub width_ms: i64,
+    /// The windows, in time order.
+    pub windows: Vec<Window>,
+}
+
+/// One window of a run ([`windows`]).
+#[derive(Debug, Clone)]
+pub struct Window {
+    /// Its start, ms from `spec.start`.
+    pub from_ms: i64,
+    /// Its picture, as SVG text.
+    pub svg: String,
+    /// The figures behind the picture.
+    pub figures: Vec<chart::AreaFigures>,
+}
+
+/// A day, ms.
+const DAY_MS: i64 = 86_400_000;
+
+/// Builds the picture of the run and hands it to `draw`.
+fn with_picture<R>(
+    sc: &Scenario,
+    report: &Report,
+    draw: impl FnOnce(&Picture<'_>) -> Result<R, String>,
+) -> Result<R, String> {
     let o = &report.outcome;
     let cards = crate::bill::card_map(sc.metering.as_ref());
     let mut departments = Departments::of(sc.metering.as_ref());
@@ -259,7 +343,7 @@ pub fn svg(sc: &Scenario, report: &Report) -> Result<String, String> {
             marks: p.marks,
         });
     }
-    chart::svg(&Picture {
+    draw(&Picture {
         title: format!(
             "{}: {} in use per department{}",
             report.name,
@@ -273,6 +357,8 @@ pub fn svg(sc: &Scenario, report: &Report) -> Result<String, String> {
         panels: out,
         departments: &departments,
         notes: Vec::new(),
+        stack: None,
+        compact: false,
     })
 }
 

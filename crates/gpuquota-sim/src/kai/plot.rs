@@ -161,5 +161,7 @@ pub fn svg(sc: &KaiScenario, o: &KaiOutcome) -> Result<String, String> {
         panels,
         departments: &departments,
         notes: vec!["filled: GPUs allocated".to_owned()],
+        stack: None,
+        compact: false,
     })
 }
