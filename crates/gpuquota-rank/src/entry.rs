@@ -234,6 +234,6 @@ mod tests {
         let shares = fairshare(&input).expect("divides");
         // deserved 2, but a queue's share never exceeds what it requests (1 GPU)
         assert_eq!(shares.queues["a"].gpu.fair_share.to_string(), "1");
-        assert_eq!(shares.queues["a"].gpu.deserved.to_string(), "2");
+        assert_eq!(shares.queues["a"].gpu.deserved_text(), "2");
     }
 }

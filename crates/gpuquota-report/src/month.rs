@@ -795,7 +795,7 @@ pub fn sections(sc: &Scenario, r: &Report, prefix: &str) -> Result<Vec<Section>,
 ///
 /// # Errors
 /// The plotting backend's error as text.
-pub fn sections_with(
+pub(crate) fn sections_with(
     sc: &Scenario,
     r: &Report,
     prefix: &str,
