@@ -17,16 +17,14 @@
 //! `warning: …`; under `--strict` they print as `error: …` and the command exits 1 before
 //! any output.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use gpuquota::model::{Importer, Model, Timestamp};
-use gpuquota::rank::division::{DivisionOptions, Mode, Resource};
+use gpuquota::rank::division::{DivisionOptions, Mode};
 use gpuquota::rank::fixed::SCALE;
-use gpuquota::rank::ids::{PerQueue, PerResource, QueueId};
-use gpuquota::rank::session::{Placement, SessionOptions, fmt_res, run_session};
+use gpuquota::rank::session::{Placement, SessionOptions, run_session};
 use gpuquota::rank::snapshot::{BuildOptions, Cluster, parse_total};
 use gpuquota::rank::usage::UsageInput;
 
@@ -338,91 +336,4 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-/// The seed platform under Run:ai semantics: departments and projects with their fair share.
-#[allow(dead_code)] // superseded in the default run by the simulated KAI month (gpuquota_sim::seed)
-pub(crate) fn seed_section() -> Result<String, CliError> {
-    let mut importer = gpuquota::model::Importer::new();
-    importer.add_str("platform.yaml", gpuquota::sim::seed::PLATFORM);
-    importer.add_str("kai-platform.yaml", gpuquota::sim::seed::KAI_PLATFORM);
-    let imported = importer.finish().map_err(|e| CliError(e.to_string()))?;
-    let args = KaiArgs {
-        files: Vec::new(),
-        output: None,
-        // KAI's capacity: the nodes' GPUs, each MIG instance counting its `g` (1g.24gb = 1).
-        total: None,
-        corrected: false,
-        now: None,
-        usage: None,
-        k_value: None,
-        node_pool: None,
-        weight_follows_quota: false,
-        queue_label_key: None,
-    };
-    let p = match text_to_cluster(imported.model, &args, false)? {
-        Ok(p) => p,
-        Err(problems) => return Err(CliError(problems.join("\n"))),
-    };
-    // Two demands: every project asking as much as its limit allows, and the night of
-    // mission.md (inference holds its cards, notebooks and fine-tuning idle, batch asks 16).
-    let base = p.cluster.clone();
-    let divide_with =
-        |req: &dyn Fn(&str, Option<i128>, i128) -> i128| -> Result<PerQueue<PerResource<i128>>, CliError> {
-            let mut inputs: Vec<gpuquota::rank::QueueInput> = base.hierarchy.queues().to_vec();
-            for q in &mut inputs {
-                for r in Resource::ALL {
-                    let total = base.totals[r];
-                    let rp = &mut q.resources[r.index()];
-                    rp.request = req(&q.name, rp.limit, total);
-                }
-            }
-            let h = gpuquota::rank::Hierarchy::new(inputs)?;
-            Ok(h.divide(base.totals, &p.options)?.fair_share)
-        };
-    let full = divide_with(&|_, limit, total| limit.map_or(total, |l| l.min(total)))?;
-    let night = divide_with(&|name, _, _| match name {
-        "assistant" => 8 * SCALE,
-        "translation" => 2 * SCALE,
-        "batch" => 16 * SCALE,
-        _ => 0,
-    })?;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} GPUs as KAI counts them (22 cards + 8 MIG 1g.24gb, one each). FULL: every",
-        fmt_res(Resource::Gpu, base.totals[Resource::Gpu])
-    );
-    let _ = writeln!(
-        out,
-        "project asks its limit. NIGHT: inference holds 10, batch asks 16, the rest idle."
-    );
-    let _ = writeln!(
-        out,
-        "{:<26} {:>8} {:>6} {:>5} {:>4} {:>12} {:>12}",
-        "DEPARTMENT / PROJECT", "DESERVED", "WEIGHT", "LIMIT", "RANK", "FS FULL", "FS NIGHT"
-    );
-    let h = &base.hierarchy;
-    let mut order: Vec<QueueId> = Vec::new();
-    for &r in h.roots() {
-        order.push(r);
-        order.extend_from_slice(h.children(r));
-    }
-    for i in order {
-        let q = h.queue(i);
-        let g = &q.resources[0];
-        let indent = if q.parent.is_some() { "  " } else { "" };
-        let _ = writeln!(
-            out,
-            "{:<26} {:>8} {:>6} {:>5} {:>4} {:>12} {:>12}",
-            format!("{indent}{}", q.name),
-            g.deserved.map_or("-".into(), |v| fmt_res(Resource::Gpu, v)),
-            fmt_res(Resource::Gpu, g.weight),
-            g.limit.map_or("-".into(), |v| fmt_res(Resource::Gpu, v)),
-            q.priority,
-            fmt_res(Resource::Gpu, full[i][Resource::Gpu]),
-            fmt_res(Resource::Gpu, night[i][Resource::Gpu])
-        );
-    }
-    Ok(out)
 }

@@ -27,12 +27,11 @@
 //! Live-cluster states Kueue tolerates are warnings on stderr; malformed objects are listed on
 //! stderr with exit code 1.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use gpuquota::cohort::{ScheduleReport, World};
+use gpuquota::cohort::World;
 
 use crate::common::{CliError, Inputs, output_or, read_error, table_width, to_json, write_json};
 
@@ -278,109 +277,9 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
     }
 }
 
-/// The seed section: the seed platform's day scheduled by Kueue's rules.
-#[allow(dead_code)] // superseded in the default run by the simulated month (gpuquota::sim::seed)
-pub(crate) fn seed_section() -> Result<String, CliError> {
-    let mut importer = gpuquota::model::Importer::new();
-    importer.add_str("platform.yaml", gpuquota::sim::seed::PLATFORM);
-    importer.add_str("kueue-day.yaml", gpuquota::sim::seed::KUEUE_DAY);
-    let imported = importer.finish()?;
-    let world = World::build(&imported.model).map_err(|e| CliError(e.to_string()))?;
-    // The day in two steps: everything but the last arrival (the 02:00 fine-tuning job),
-    // then that arrival.
-    let mut s = gpuquota::cohort::Scheduler::new(&world);
-    let last = world
-        .workloads
-        .iter()
-        .filter(|w| w.admitted.is_none())
-        .map(|w| w.created)
-        .max();
-    let late: Vec<gpuquota::cohort::ids::WlId> = world
-        .workloads
-        .ids()
-        .filter(|&i| {
-            let w = &world.workloads[i];
-            w.admitted.is_none() && Some(w.created) == last
-        })
-        .collect();
-    for &i in &late {
-        s.withhold(i);
-    }
-    s.run(None);
-    for &i in &late {
-        s.arrive(i);
-    }
-    s.run(None);
-    let r = ScheduleReport::from_scheduler(&world, &s);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} cycle(s); {} admissions, {} preemptions, {} pending at the end",
-        r.cycles,
-        s.admitted.len(),
-        r.preempted.len(),
-        r.pending.len()
-    );
-    for a in &s.admitted {
-        let w = &world.workloads[a.wl];
-        let flavors: Vec<String> = a
-            .pod_sets
-            .iter()
-            .flat_map(|p| p.2.values().cloned())
-            .collect();
-        let _ = writeln!(
-            out,
-            "  c{:<2} admitted  {:<28} {:<12} {}{}",
-            a.cycle,
-            &w.key,
-            &world.cluster_queues[a.cq].name,
-            flavors.join(","),
-            if a.borrowing > 0 { " borrows" } else { "" }
-        );
-    }
-    for p in &r.preempted {
-        let _ = writeln!(
-            out,
-            "  c{:<2} preempted {:<26} for {:<12} {}",
-            p.cycle,
-            &p.workload,
-            p.preemptor.rsplit('/').next().unwrap_or(""),
-            &p.reason
-        );
-    }
-    for p in &r.pending {
-        let _ = writeln!(out, "      pending   {:<28} {}", &p.workload, &p.reason);
-        for line in gpuquota::model::text::wrap(&p.explanation, 62) {
-            let _ = writeln!(out, "                {line}");
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn seed_section_tells_the_day_in_80_columns() {
-        let text = seed_section().unwrap();
-        for line in text.lines() {
-            assert!(line.chars().count() <= 80, "too wide: {line}");
-        }
-        // batch borrows data science's idle H200s at night ...
-        assert!(
-            text.contains("admitted  analytics/batch-nightly-01   batch        h200-nvl borrows")
-        );
-        // ... and the 02:00 fine-tuning job reclaims them
-        assert_eq!(
-            text.lines()
-                .filter(|l| l.contains("preempted analytics/batch-nightly-"))
-                .count(),
-            8
-        );
-        assert!(text.contains("for fine-tuning  InCohortReclamation"));
-        assert!(text.contains("admitted  data-science/fine-tuning     data-science h200-nvl\n"));
-    }
 
     #[test]
     fn schedule_json_contract() {

@@ -12,7 +12,6 @@ use clap::{CommandFactory as _, Parser, Subcommand};
 
 mod advise;
 mod budgets;
-#[allow(dead_code)] // helpers are used as the engine subcommands land
 #[macro_use]
 mod common;
 mod completions;
