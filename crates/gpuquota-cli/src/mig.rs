@@ -291,14 +291,15 @@ fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<ExitC
     };
     match output_or(output, ProfilesOutput::Table, ProfilesOutput::Json) {
         ProfilesOutput::Json => {
-            let v: Vec<gpuquota::mig::ModelReport<'_>> = models
+            let mut v: Vec<gpuquota::mig::ModelReport<'_>> = models
                 .iter()
                 .map(|m| gpuquota::mig::model_report(m))
                 .collect();
-            match (model.is_some(), v.first()) {
-                (true, Some(one)) => out!("{}", to_json(one)?),
-                _ => out!("{}", to_json(&v)?),
-            }
+            let profiles = match (model.is_some(), v.len()) {
+                (true, 1) => gpuquota::mig::Profiles::One(v.remove(0)),
+                _ => gpuquota::mig::Profiles::All(v),
+            };
+            out!("{}", to_json(&profiles)?);
         }
         ProfilesOutput::Table => {
             out!("{}", gpuquota::mig::profiles_table(&models, table_width()));

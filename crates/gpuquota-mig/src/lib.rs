@@ -308,5 +308,5 @@ pub use plan::{
     DEFAULT_BUDGET, GpuPlan, Plan, PlanError, PlanOptions, PlannedInstance, Prepared,
     gpu_fragmentation, greedy, plan,
 };
-pub use table::{ModelReport, ProfileReport, model_report, plan_table, profiles_table};
+pub use table::{ModelReport, ProfileReport, Profiles, model_report, plan_table, profiles_table};
 pub use verify::{Violation, verify};

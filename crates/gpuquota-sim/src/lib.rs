@@ -415,6 +415,8 @@ pub mod plot;
 pub mod progress;
 pub mod report;
 pub mod scenario;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod seed;
 pub mod sweep;
 pub mod trace;
