@@ -2,7 +2,6 @@
 //! `gpuquota::advise`).
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use gpuquota::advise;
 
@@ -64,55 +63,39 @@ pub(crate) struct AdviseArgs {
     quiet: bool,
 }
 
-pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn run(a: AdviseArgs) -> Result<(), CliError> {
     // refuse before any work: an existing file without --force, a link, a non-file
     for path in [&a.patch_out, &a.plot, &a.report].into_iter().flatten() {
         crate::common::check_target(path, a.force)?;
     }
-    let (name, text, dir, _) = match crate::sweep::read_scenario(&a.file) {
-        Ok(x) => x,
-        Err(code) => return Ok(code),
-    };
+    let (name, text, dir, _) = crate::sweep::read_scenario(&a.file)?;
     let scenario_rel = serde_saphyr::from_str::<serde_json::Value>(&text)
         .ok()
         .and_then(|v| v["spec"]["scenario"].as_str().map(str::to_owned));
     let Some(scenario_rel) = scenario_rel else {
         // the parser names what is wrong
-        if let Err(d) = advise::parse(&name, &text, &|_| Vec::new()) {
-            print_diagnostics(d.iter());
-        } else {
-            eprintln!("error: {name}: spec.scenario: missing");
-        }
-        return Ok(ExitCode::from(1));
+        return Err(match advise::parse(&name, &text, &|_| Vec::new()) {
+            Err(d) => CliError::diagnostics(d.iter()),
+            Ok(_) => CliError::input([format!("{name}: spec.scenario: missing")]),
+        });
     };
     let scenario_path = dir.join(&scenario_rel);
-    let (sname, stext, sdir, stem) = match crate::sweep::read_scenario(&scenario_path) {
-        Ok(x) => x,
-        Err(code) => return Ok(code),
-    };
+    let (sname, stext, sdir, stem) = crate::sweep::read_scenario(&scenario_path)?;
     let read = move |rel: &str| {
         let p = sdir.join(rel);
         let shown = gpuquota::model::source::display_name(&p);
         gpuquota::model::source::read_text(&p).map(|t| (shown, t))
     };
-    let prepared = match advise::prepare(&sname, &stext, &stem, &read) {
-        Ok(p) => p,
-        Err(d) => {
-            print_diagnostics(d.iter());
-            return Ok(crate::sim::load_failed(d.iter()));
-        }
-    };
+    let prepared =
+        advise::prepare(&sname, &stext, &stem, &read).map_err(|d| CliError::load(d.iter()))?;
     let plan = match advise::parse(&name, &text, &|p| {
         advise::split_queues(&prepared.scenario.model, p)
     }) {
         Ok(p) => p,
-        Err(d) => {
-            print_diagnostics(d.iter());
-            return Ok(ExitCode::from(1));
-        }
+        Err(d) => return Err(CliError::diagnostics(d.iter())),
     };
     if print_diagnostics(plan.warnings.iter()) && strict() {
-        return Ok(ExitCode::from(1));
+        return Err(CliError::exit(1));
     }
     let bar = crate::sweep::progress_bar(a.quiet);
     let tick = |n: usize, total: usize| {
@@ -126,13 +109,7 @@ pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
     };
     let result = advise::advise(&plan, &prepared, &opts);
     bar.finish_and_clear();
-    let advice = match result {
-        Ok(x) => x,
-        Err(d) => {
-            print_diagnostics(d.iter());
-            return Ok(crate::sim::load_failed(d.iter()));
-        }
-    };
+    let advice = result.map_err(|d| CliError::load(d.iter()))?;
     let format = crate::common::output_or(a.output, AdviceOutput::Table, AdviceOutput::Json);
     let mut out = match format {
         AdviceOutput::Table => advice.to_table(a.explain, crate::common::table_width()),
@@ -141,34 +118,28 @@ pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
     };
     if let (Some(p), None) = (&a.report, &advice.recommended) {
         // nothing to compare against: the page shows the closest configurations
-        let html = gpuquota::report::advise(&advice, None).map_err(CliError)?;
+        let html = gpuquota::report::advise(&advice, None).map_err(CliError::usage)?;
         crate::common::write_file(p, html.as_bytes(), a.force)?;
     }
     let page_with_what_if = a.report.is_some() && advice.recommended.is_some();
     if a.patch_out.is_some() || a.diff || a.plot.is_some() || page_with_what_if {
         let Some(settings) = advice.chosen_settings(&plan) else {
-            return Err(CliError("no configuration to recommend".into()));
+            return Err(CliError::usage("no configuration to recommend"));
         };
-        let chosen = match prepared.evaluator.run(&settings) {
-            Ok(x) => x,
-            Err(d) => {
-                print_diagnostics(d.iter());
-                return Ok(ExitCode::from(1));
-            }
-        };
+        let chosen = prepared
+            .evaluator
+            .run(&settings)
+            .map_err(|d| CliError::diagnostics(d.iter()))?;
         if let Some(p) = &a.patch_out {
             let yaml = advise::output::patch_yaml(&prepared.scenario, &chosen.0, &settings)
-                .map_err(CliError)?;
+                .map_err(CliError::usage)?;
             crate::common::write_file(p, yaml.as_bytes(), a.force)?;
         }
         if a.diff || a.plot.is_some() || page_with_what_if {
-            let current = match prepared.evaluator.run(&[]) {
-                Ok(x) => x,
-                Err(d) => {
-                    print_diagnostics(d.iter());
-                    return Ok(ExitCode::from(1));
-                }
-            };
+            let current = prepared
+                .evaluator
+                .run(&[])
+                .map_err(|d| CliError::diagnostics(d.iter()))?;
             if a.diff {
                 let d = gpuquota::sim::diff::diff(&current.0, &current.1, &chosen.0, &chosen.1);
                 out.push_str("\ncurrent (A) against recommended (B):\n");
@@ -176,7 +147,7 @@ pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
             }
             if let Some(p) = &a.plot {
                 let svg = gpuquota::sim::diff::svg(&current.0, &current.1, &chosen.0, &chosen.1)
-                    .map_err(CliError)?;
+                    .map_err(CliError::usage)?;
                 crate::common::write_file(p, svg.as_bytes(), a.force)?;
             }
             if let Some(p) = a.report.as_ref().filter(|_| page_with_what_if) {
@@ -184,11 +155,11 @@ pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
                     &advice,
                     Some((&current.0, &current.1, &chosen.0, &chosen.1)),
                 )
-                .map_err(CliError)?;
+                .map_err(CliError::usage)?;
                 crate::common::write_file(p, html.as_bytes(), a.force)?;
             }
         }
     }
     print!("{out}");
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

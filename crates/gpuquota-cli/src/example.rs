@@ -3,8 +3,6 @@
 //! Each sample is a file under `samples/` that the commands it names run unchanged
 //! (`tests/examples.rs` runs every one through the binary under `--strict`).
 
-use std::process::ExitCode;
-
 use crate::common::CliError;
 
 /// One sample input.
@@ -224,14 +222,14 @@ pub(crate) fn list() -> String {
     out
 }
 
-pub(crate) fn run(args: ExampleArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: ExampleArgs) -> Result<(), CliError> {
     let text = match SAMPLES.iter().find(|s| s.name == args.name) {
         Some(sample) => sample.text.to_string(),
         None if args.name == GRAFANA => gpuquota::report::grafana::dashboard_json(),
         None => list(),
     };
     crate::common::write_stdout(text.as_bytes())?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -18,20 +18,16 @@
 //! any output.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use gpuquota::model::{Importer, Model, Timestamp};
+use gpuquota::model::{Model, Timestamp};
 use gpuquota::rank::division::{DivisionOptions, Mode};
 use gpuquota::rank::fixed::SCALE;
 use gpuquota::rank::session::{Placement, SessionOptions, run_session};
 use gpuquota::rank::snapshot::{BuildOptions, Cluster, parse_total};
 use gpuquota::rank::usage::UsageInput;
 
-use crate::common::{
-    CliError, Inputs, output_or, print_diagnostics, read_error, read_file, strict, table_width,
-    to_json,
-};
+use crate::common::{CliError, output_or, print_diagnostics, read_file, table_width, to_json};
 use gpuquota::model::Diagnostic;
 use gpuquota::rank::snapshot::{ENGINE, codes};
 
@@ -124,13 +120,6 @@ pub(crate) struct KaiArgs {
     queue_label_key: Option<String>,
 }
 
-fn fail(problems: Vec<String>) -> Result<ExitCode, CliError> {
-    for p in problems {
-        eprintln!("{}", crate::common::error_line(&p));
-    }
-    Ok(ExitCode::from(1))
-}
-
 /// Prints warnings (`warning: …`, or `error: …` under `--strict`); true when `--strict` makes
 /// them fail the command.
 fn warn(warnings: &[Diagnostic]) -> bool {
@@ -142,53 +131,22 @@ struct Prepared {
     options: DivisionOptions,
 }
 
-fn prepare(args: &KaiArgs) -> Result<Result<Prepared, Vec<String>>, CliError> {
-    prepare_edit(args, |_| Ok(()))
-}
-
-/// As [`prepare`], with the imported model edited before the cluster is built.
-fn prepare_edit(
+/// Imports the manifests ([`crate::common::load_model`]), lets `edit` change the model, and
+/// builds the cluster.
+fn prepare(
     args: &KaiArgs,
     edit: impl FnOnce(&mut Model) -> Result<(), CliError>,
-) -> Result<Result<Prepared, Vec<String>>, CliError> {
-    let mut imp = Importer::new();
-    let inputs = Inputs::add(&mut imp, &args.files, "-");
-    let imported = imp.finish();
-    let errors = imported.as_ref().err().map_or(&[][..], |e| &e.0[..]);
-    if let Some(d) = inputs.read_problems(errors).into_iter().next() {
-        return Err(read_error(d));
-    }
-    let imported = match imported {
-        Ok(i) => i,
-        Err(errs) => return Ok(Err(errs.0.iter().map(|e| e.to_string()).collect())),
-    };
-    if !imported.warnings.is_empty() && strict() {
-        return Ok(Err(imported
-            .warnings
-            .iter()
-            .map(|w| format!("error: {w}"))
-            .collect()));
-    }
-    for w in &imported.warnings {
-        eprintln!("warning: {w}");
-    }
-    if let Err(d) = gpuquota::model::validate::require_objects(
-        &imported.model,
+) -> Result<Prepared, CliError> {
+    let mut model = crate::common::load_model(
+        &args.files,
         gpuquota::model::validate::KAI_USABLE,
         "gpuquota kai",
-    ) {
-        return Ok(Err(vec![format!("error: {d}")]));
-    }
-    let mut model = imported.model;
+    )?;
     edit(&mut model)?;
-    text_to_cluster(model, args, true)
+    text_to_cluster(model, args)
 }
 
-fn text_to_cluster(
-    model: Model,
-    args: &KaiArgs,
-    read_usage: bool,
-) -> Result<Result<Prepared, Vec<String>>, CliError> {
+fn text_to_cluster(model: Model, args: &KaiArgs) -> Result<Prepared, CliError> {
     let mut problems = Vec::new();
     let total = match args.total.as_deref().map(parse_total) {
         None => [None; 3],
@@ -211,18 +169,18 @@ fn text_to_cluster(
     {
         problems.push("--k-value: not a number".into());
     }
-    let usage = match (&args.usage, read_usage) {
-        (Some(p), true) => match UsageInput::parse(&read_file(p)?) {
+    let usage = match &args.usage {
+        Some(p) => match UsageInput::parse(&read_file(p)?) {
             Ok(u) => Some(u),
             Err(e) => {
                 problems.push(format!("{}: {e}", p.display()));
                 None
             }
         },
-        _ => None,
+        None => None,
     };
     if !problems.is_empty() {
-        return Ok(Err(problems));
+        return Err(CliError::input(problems));
     }
     let model = match &args.node_pool {
         Some(pool) => gpuquota::rank::runai::node_pool_view(&model, pool),
@@ -237,7 +195,7 @@ fn text_to_cluster(
     ) {
         Ok(c) => c,
         // Errors print bare, one per line (the contract the CLI tests pin).
-        Err(errs) => return Ok(Err(errs.iter().map(ToString::to_string).collect())),
+        Err(errs) => return Err(CliError::input(errs.iter().map(ToString::to_string))),
     };
     let mut warnings: Vec<Diagnostic> = cluster.warnings.iter().cloned().collect();
     let mut options = DivisionOptions::default()
@@ -263,7 +221,7 @@ fn text_to_cluster(
             }
             Err(e) => {
                 let _ = warn(&warnings);
-                return Ok(Err(vec![e.to_string()]));
+                return Err(CliError::input([e.to_string()]));
             }
         }
     }
@@ -275,24 +233,21 @@ fn text_to_cluster(
     }
     if warn(&warnings) {
         // `--strict`: the warnings (printed as errors) fail the command.
-        return Ok(Err(Vec::new()));
+        return Err(CliError::exit(1));
     }
-    Ok(Ok(Prepared { cluster, options }))
+    Ok(Prepared { cluster, options })
 }
 
-pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
+pub(crate) fn run(command: KaiCommand) -> Result<(), CliError> {
     match command {
         KaiCommand::Fairshare(args) => {
-            let p = match prepare(&args)? {
-                Ok(p) => p,
-                Err(problems) => return fail(problems),
-            };
+            let p = prepare(&args, |_| Ok(()))?;
             let report = gpuquota::rank::report::fairshare_report(&p.cluster, &p.options)?;
             match output_or(args.output, KaiOutput::Table, KaiOutput::Json) {
                 KaiOutput::Json => out!("{}", to_json(&report)?),
                 KaiOutput::Table => out!("{}", report.table(table_width())),
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(())
         }
         KaiCommand::Schedule {
             args,
@@ -300,7 +255,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
             budgets,
             budget_usage,
         } => {
-            let p = match prepare_edit(&args, |m| {
+            let p = prepare(&args, |m| {
                 // held-back PodGroups are listed on stderr (the schedule JSON is unchanged)
                 if let Some(a) =
                     crate::budgets::apply(m, budgets.as_deref(), budget_usage.as_deref())?
@@ -317,10 +272,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                     }
                 }
                 Ok(())
-            })? {
-                Ok(p) => p,
-                Err(problems) => return fail(problems),
-            };
+            })?;
             let options = SessionOptions::default()
                 .with_division(p.options)
                 .with_placement(match placement {
@@ -333,7 +285,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 KaiOutput::Json => out!("{}", to_json(&report)?),
                 KaiOutput::Table => out!("{}", report.table()),
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(())
         }
     }
 }

@@ -169,10 +169,12 @@ fn main() -> ExitCode {
         Some(Command::Schema(args)) => schema::run(args),
     };
     match result {
-        Ok(code) => code,
+        Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err}");
-            ExitCode::from(if common::input_error() { 1 } else { 2 })
+            for line in &err.lines {
+                eprintln!("{line}");
+            }
+            ExitCode::from(err.code)
         }
     }
 }

@@ -12,7 +12,6 @@
 //! hours, used and remaining) as OpenMetrics text (`gpuquota::metering::openmetrics`).
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use gpuquota::metering::{Document, meter};
 
@@ -57,7 +56,7 @@ pub(crate) enum MeterOutput {
     Openmetrics,
 }
 
-pub(crate) fn run(args: MeterArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: MeterArgs) -> Result<(), CliError> {
     let output = crate::common::output_or(args.output, MeterOutput::Table, MeterOutput::Json);
     // refuse before any work: an existing file without --force, a link, a non-file
     if let Some(path) = &args.report {
@@ -69,6 +68,12 @@ pub(crate) fn run(args: MeterArgs) -> Result<ExitCode, CliError> {
         args.budgets.as_deref(),
         args.report.is_some(),
     )?;
+    if outcome.code != 0 {
+        return Err(CliError {
+            code: outcome.code,
+            lines: outcome.stderr,
+        });
+    }
     for line in &outcome.stderr {
         eprintln!("{line}");
     }
@@ -76,7 +81,7 @@ pub(crate) fn run(args: MeterArgs) -> Result<ExitCode, CliError> {
         crate::common::write_file(path, html.as_bytes(), args.force)?;
     }
     out!("{}", outcome.stdout);
-    Ok(ExitCode::from(outcome.code))
+    Ok(())
 }
 
 /// What one `gpuquota meter` run prints and returns.
@@ -177,8 +182,8 @@ pub(crate) fn execute_with(
         MeterOutput::Table => report.table(crate::common::table_width()),
         MeterOutput::Openmetrics => {
             let json: serde_json::Value = serde_json::from_str(&report.to_json())?;
-            let state =
-                gpuquota::metering::budget::from_meter_report(rules, &json).map_err(CliError)?;
+            let state = gpuquota::metering::budget::from_meter_report(rules, &json)
+                .map_err(CliError::usage)?;
             gpuquota::metering::openmetrics::render(&report, &state)
         }
     };

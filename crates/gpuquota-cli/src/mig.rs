@@ -2,7 +2,6 @@
 //! export (engine crate `gpuquota-mig`).
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Subcommand;
 use gpuquota::mig::{Catalogue, InputError, Plan, PlanInstance, PlanOptions, PlanRequest};
@@ -98,7 +97,7 @@ Examples:
     },
 }
 
-pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
+pub(crate) fn run(command: MigCommand) -> Result<(), CliError> {
     match command {
         MigCommand::Plan {
             file,
@@ -106,22 +105,18 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
             budget,
             fast,
         } => {
-            let (req, problem) = match load(&file)? {
-                Ok(x) => x,
-                Err(code) => return Ok(code),
-            };
-            let _ = req;
+            let problem = load(&file)?;
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
             let plan = gpuquota::mig::plan(&problem, &options)?;
             match output_or(output, PlanOutput::Table, PlanOutput::Json) {
                 PlanOutput::Json => out!("{}", to_json(&plan)?),
-                PlanOutput::Yaml => out!("{}", plan.to_yaml().map_err(CliError)?),
+                PlanOutput::Yaml => out!("{}", plan.to_yaml().map_err(CliError::usage)?),
                 PlanOutput::Table => out!(
                     "{}",
                     gpuquota::mig::plan_table(&problem, &plan, table_width())
                 ),
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(())
         }
         MigCommand::Validate { file } => validate(&file),
         MigCommand::Profiles { model, output } => profiles(model.as_deref(), output),
@@ -131,10 +126,7 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
             budget,
             fast,
         } => {
-            let (_, problem) = match load(&file)? {
-                Ok(x) => x,
-                Err(code) => return Ok(code),
-            };
+            let problem = load(&file)?;
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
             let plan = gpuquota::mig::plan(&problem, &options)?;
             if placements {
@@ -145,33 +137,21 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
             } else {
                 out!("{}", gpuquota::mig::mig_parted_config(&plan));
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(())
         }
     }
 }
 
-type Loaded = (PlanRequest, PlanInstance<'static>);
-
-/// Reads and validates FILE; on problems prints every one to stderr and yields exit code 1.
-fn load(file: &std::path::Path) -> Result<Result<Loaded, ExitCode>, CliError> {
+/// Reads and validates FILE; every problem ends the command (exit 1).
+fn load(file: &std::path::Path) -> Result<PlanInstance<'static>, CliError> {
     let text = read_file(file)?;
-    let (req, unknown) = match PlanRequest::from_yaml(&text) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("error: {}: {e}", file.display());
-            return Ok(Err(ExitCode::from(1)));
-        }
-    };
+    let (req, unknown) = PlanRequest::from_yaml(&text)
+        .map_err(|e| CliError::input([format!("{}: {e}", file.display())]))?;
     if warn(file, &unknown) {
-        return Ok(Err(ExitCode::from(1)));
+        return Err(CliError::exit(1));
     }
-    match req.resolve(Catalogue::builtin()) {
-        Ok(problem) => Ok(Ok((req, problem))),
-        Err(errors) => {
-            report(file, &errors);
-            Ok(Err(ExitCode::from(1)))
-        }
-    }
+    req.resolve(Catalogue::builtin())
+        .map_err(|errors| report(file, &errors))
 }
 
 /// Prints unknown fields (with "did you mean") and skipped documents as warnings (errors
@@ -198,14 +178,11 @@ fn warn(file: &std::path::Path, unknown: &[String]) -> bool {
 }
 
 /// `mig validate`: the planning input's layouts and demand, and every named mig-parted config.
-fn validate(file: &std::path::Path) -> Result<ExitCode, CliError> {
+fn validate(file: &std::path::Path) -> Result<(), CliError> {
     let text = read_file(file)?;
     let docs = match gpuquota::mig::read_documents(&text) {
         Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: {}: {e}", file.display());
-            return Ok(ExitCode::from(1));
-        }
+        Err(e) => return Err(CliError::input([format!("{}: {e}", file.display())])),
     };
     let mut unknown = docs.unknown_fields.clone();
     unknown.extend(docs.skipped.iter().cloned());
@@ -256,36 +233,35 @@ fn validate(file: &std::path::Path) -> Result<ExitCode, CliError> {
                 ));
             }
             Err(errors) => {
-                report(file, &errors);
+                for line in report(file, &errors).lines {
+                    eprintln!("{line}");
+                }
                 failed = true;
             }
         }
     }
     if failed {
-        return Ok(ExitCode::from(1));
+        return Err(CliError::exit(1));
     }
     for l in lines {
         outln!("{l}");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
-fn report(file: &std::path::Path, errors: &[InputError]) {
-    for e in errors {
-        eprintln!("error: {}: {e}", file.display());
-    }
-    eprintln!("error: {}: {} problem(s)", file.display(), errors.len());
+/// The planning input's problems, then their count (exit 1).
+fn report(file: &std::path::Path, errors: &[InputError]) -> CliError {
+    let f = file.display();
+    let count = format!("{f}: {} problem(s)", errors.len());
+    CliError::input(errors.iter().map(|e| format!("{f}: {e}")).chain([count]))
 }
 
-fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<ExitCode, CliError> {
+fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<(), CliError> {
     let c = Catalogue::builtin();
     let models: Vec<&gpuquota::mig::GpuModel> = match model {
         Some(m) => match c.resolve(m) {
             Ok(x) => vec![x],
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(ExitCode::from(1));
-            }
+            Err(e) => return Err(CliError::input([e.to_string()])),
         },
         None => c.models().iter().collect(),
     };
@@ -305,7 +281,7 @@ fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<ExitC
             out!("{}", gpuquota::mig::profiles_table(&models, table_width()));
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// A plan as an 80-column table (the seed section's).
@@ -318,9 +294,9 @@ fn table(problem: &PlanInstance<'_>, plan: &Plan) -> String {
 /// by the assistant service): the request [`gpuquota::sim::seed::MIG_PLAN`].
 pub(crate) fn seed_section() -> Result<String, CliError> {
     let (req, _) = PlanRequest::from_yaml(gpuquota::sim::seed::MIG_PLAN)
-        .map_err(|e| CliError(format!("seed-mig-plan.yaml: {e}")))?;
+        .map_err(|e| CliError::usage(format!("seed-mig-plan.yaml: {e}")))?;
     let problem = req.resolve(Catalogue::builtin()).map_err(|errors| {
-        CliError(
+        CliError::usage(
             errors
                 .iter()
                 .map(ToString::to_string)

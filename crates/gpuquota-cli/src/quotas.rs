@@ -14,7 +14,6 @@
 //! cannot be opened.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use gpuquota::model::picture::picture;
 use gpuquota::model::{Importer, Model};
@@ -70,51 +69,28 @@ fn finish(
     }
 }
 
-pub(crate) fn run(args: QuotasArgs) -> Result<ExitCode, CliError> {
-    let imported = match crate::validate::import_files(&args.files)? {
-        Ok(i) => i,
-        Err(problems) => {
-            for p in &problems {
-                eprintln!("{p}");
-            }
-            return Ok(ExitCode::from(1));
-        }
-    };
-    let (model, warnings) = match finish(imported) {
-        Ok(v) => v,
-        Err(errors) => {
-            for e in &errors {
-                eprintln!("{}", crate::common::error_line(e));
-            }
-            eprintln!("error: {} document error(s)", errors.len());
-            return Ok(ExitCode::from(1));
-        }
-    };
+pub(crate) fn run(args: QuotasArgs) -> Result<(), CliError> {
+    let imported = crate::validate::import_files(&args.files)?;
+    let (model, warnings) = finish(imported).map_err(|errors| {
+        let count = format!("{} document error(s)", errors.len());
+        CliError::input(errors.into_iter().chain([count]))
+    })?;
     if crate::common::print_diagnostics(&warnings) {
-        return Ok(ExitCode::from(1));
+        return Err(CliError::exit(1));
     }
     if model.cluster_queues.is_empty() && model.cohorts.is_empty() && model.queues.is_empty() {
-        eprintln!(
-            "error: {}",
-            gpuquota::model::Diagnostic::error(
-                gpuquota::model::diag::codes::NO_OBJECTS,
-                "no ClusterQueue, Cohort or KAI Queue in the input; nothing to show",
-            )
+        let d = gpuquota::model::Diagnostic::error(
+            gpuquota::model::diag::codes::NO_OBJECTS,
+            "no ClusterQueue, Cohort or KAI Queue in the input; nothing to show",
         );
-        return Ok(ExitCode::from(1));
+        return Err(CliError::input([format!("error: {d}")]));
     }
-    let p = match picture(&model) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("{}", crate::common::error_line(&e.to_string()));
-            return Ok(ExitCode::from(1));
-        }
-    };
+    let p = picture(&model).map_err(|e| CliError::input([e.to_string()]))?;
     match crate::common::output_or(args.output, QuotasOutput::Table, QuotasOutput::Json) {
         QuotasOutput::Json => out!("{}", to_json(&p)?),
         QuotasOutput::Table => out!("{}", p.table_with(table_width(), args.all_resources)),
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// The seed platform's quota picture (the first section of `gpuquota` without arguments).
@@ -130,7 +106,7 @@ pub(crate) fn seed_section() -> Result<String, CliError> {
             gpuquota::sim::seed::KAI_PLATFORM.to_owned(),
         ),
     ];
-    let (model, _) = import(&sources).map_err(|e| CliError(e.join("\n")))?;
+    let (model, _) = import(&sources).map_err(|e| CliError::usage(e.join("\n")))?;
     Ok(picture(&model)?.to_table())
 }
 

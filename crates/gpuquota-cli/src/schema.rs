@@ -4,8 +4,6 @@
 //! document `meter` reads (`meter-input`) and of the scenario `sim` reads (`scenario`), from
 //! the types they are read into.
 
-use std::process::ExitCode;
-
 use crate::common::{CliError, to_json};
 
 /// What `gpuquota schema` describes.
@@ -103,7 +101,7 @@ pub(crate) fn schema(of: SchemaOf) -> schemars::Schema {
     }
 }
 
-pub(crate) fn run(args: SchemaArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: SchemaArgs) -> Result<(), CliError> {
     out!("{}", to_json(&schema(args.of))?);
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

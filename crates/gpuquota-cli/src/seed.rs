@@ -8,7 +8,6 @@
 //! simulator crate's ([`gpuquota::sim::seed`]), the one copy of the seed platform.
 
 use std::path::Path;
-use std::process::ExitCode;
 
 use crate::common::CliError;
 
@@ -89,7 +88,7 @@ impl Place<'_> {
 }
 
 /// `gpuquota [--out DIR [--force]]`.
-pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<ExitCode, CliError> {
+pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<(), CliError> {
     // refuse before any work: an existing file without --force, a link, a non-file
     if let Some(dir) = out {
         for name in FILES.iter().map(|f| f.1).chain(PLOTS).chain([REPORT]) {
@@ -106,7 +105,7 @@ pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<ExitCode, CliError>
     let place = Place(shown.as_deref());
     let p = |f: &str| place.of(f);
 
-    let month = gpuquota::sim::seed::run().map_err(|d| CliError(d.to_string()))?;
+    let month = gpuquota::sim::seed::run().map_err(|d| CliError::usage(d.to_string()))?;
     let mut text = String::from(
         "gpuquota: the seed platform (rtx-a, rtx-b: 8 x RTX PRO 6000 each; h200: 8 x H200 NVL)\n",
     );
@@ -159,7 +158,7 @@ pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<ExitCode, CliError>
     ));
 
     text.push_str("\n== What the advisor would change and why ==\n");
-    text.push_str(&gpuquota::advise::seed::section().map_err(|d| CliError(d.to_string()))?);
+    text.push_str(&gpuquota::advise::seed::section().map_err(|d| CliError::usage(d.to_string()))?);
     text.push_str(&place.reproduce(
         &["platform.yaml", "month.yaml", "kueue.yaml", "advice.yaml"],
         &[format!("gpuquota advise {} --explain", p("advice.yaml"))],
@@ -182,15 +181,15 @@ pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<ExitCode, CliError>
         Some(dir) => {
             let runs = &month.runs;
             let (Some((_, sa, ra)), Some((_, sb, rb))) = (runs.first(), runs.get(1)) else {
-                return Err(CliError("the seed month has no Kueue run".into()));
+                return Err(CliError::usage("the seed month has no Kueue run"));
             };
             let plots = [
-                gpuquota::sim::plot::svg(sa, ra).map_err(CliError)?,
-                gpuquota::sim::plot::svg(sb, rb).map_err(CliError)?,
-                gpuquota::sim::kai::plot::svg(&month.kai.0, &month.kai.1).map_err(CliError)?,
-                gpuquota::sim::diff::svg(sa, ra, sb, rb).map_err(CliError)?,
+                gpuquota::sim::plot::svg(sa, ra).map_err(CliError::usage)?,
+                gpuquota::sim::plot::svg(sb, rb).map_err(CliError::usage)?,
+                gpuquota::sim::kai::plot::svg(&month.kai.0, &month.kai.1).map_err(CliError::usage)?,
+                gpuquota::sim::diff::svg(sa, ra, sb, rb).map_err(CliError::usage)?,
             ];
-            let html = gpuquota::report::seed(&month).map_err(CliError)?;
+            let html = gpuquota::report::seed(&month).map_err(CliError::usage)?;
             crate::common::create_dir(dir)?;
             for (_, name, body) in FILES {
                 crate::common::write_file(&dir.join(name), body.as_bytes(), force)?;
@@ -209,7 +208,7 @@ pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<ExitCode, CliError>
         }
     }
     crate::common::write_stdout(text.as_bytes())?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 #[cfg(test)]

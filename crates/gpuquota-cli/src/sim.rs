@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use crate::common::{CliError, print_diagnostics};
 
@@ -104,32 +103,14 @@ Examples:
     Sweeps(crate::sweep::SweepCommand),
 }
 
-/// The exit code of a scenario that could not be loaded: 2 when a file (the scenario or one
-/// it names: `cluster:`, `workloads[].file`, a trace) cannot be read, as for every command;
-/// 1 for every other problem of the input.
-pub(crate) fn load_failed<'a>(
-    problems: impl IntoIterator<Item = &'a gpuquota::model::Diagnostic>,
-) -> ExitCode {
-    let unreadable = problems
-        .into_iter()
-        .any(|x| x.code == gpuquota::model::diag::codes::READ_FAILED);
-    ExitCode::from(if unreadable { 2 } else { 1 })
-}
-
-/// Loads and simulates one scenario; `Err(code)` after printing its problems.
+/// Loads and simulates one scenario.
 fn load_run(
     path: &std::path::Path,
-) -> Result<(gpuquota::sim::Scenario, gpuquota::sim::Report), ExitCode> {
-    let scenario = gpuquota::sim::scenario::load(path).map_err(|d| {
-        print_diagnostics(d.iter());
-        load_failed(d.iter())
-    })?;
-    let report = gpuquota::sim::simulate(&scenario).map_err(|d| {
-        print_diagnostics(d.iter());
-        ExitCode::from(1)
-    })?;
+) -> Result<(gpuquota::sim::Scenario, gpuquota::sim::Report), CliError> {
+    let scenario = gpuquota::sim::scenario::load(path).map_err(|d| CliError::load(d.iter()))?;
+    let report = gpuquota::sim::simulate(&scenario).map_err(|d| CliError::diagnostics(d.iter()))?;
     if print_diagnostics(report.diagnostics.iter()) {
-        return Err(ExitCode::from(1));
+        return Err(CliError::exit(1));
     }
     Ok((scenario, report))
 }
@@ -141,7 +122,7 @@ fn diff(
     plot: Option<&std::path::Path>,
     report: Option<&std::path::Path>,
     force: bool,
-) -> Result<ExitCode, CliError> {
+) -> Result<(), CliError> {
     // refuse before any work: an existing file without --force, a link, a non-file
     for path in [plot, report].into_iter().flatten() {
         crate::common::check_target(path, force)?;
@@ -150,27 +131,20 @@ fn diff(
         if let Ok(text) = gpuquota::model::source::read_text(f)
             && gpuquota::sim::kai::is_kai(&text)
         {
-            eprintln!(
-                "error: {}: a KAI scenario; `gpuquota sim diff` compares Kueue and ResourceQuota scenarios only (`gpuquota sim FILE` and `gpuquota sim sweep FILE` run KAI scenarios)",
+            return Err(CliError::input([format!(
+                "{}: a KAI scenario; `gpuquota sim diff` compares Kueue and ResourceQuota scenarios only (`gpuquota sim FILE` and `gpuquota sim sweep FILE` run KAI scenarios)",
                 gpuquota::model::source::display_name(f)
-            );
-            return Ok(ExitCode::from(1));
+            )]));
         }
     }
-    let (sa, ra) = match load_run(a) {
-        Ok(x) => x,
-        Err(code) => return Ok(code),
-    };
-    let (sb, rb) = match load_run(b) {
-        Ok(x) => x,
-        Err(code) => return Ok(code),
-    };
+    let (sa, ra) = load_run(a)?;
+    let (sb, rb) = load_run(b)?;
     let doc = gpuquota::sim::diff::diff(&sa, &ra, &sb, &rb);
     if let Some(w) = doc.workloads.warning() {
         let strict = crate::common::strict();
         eprintln!("{}: {w}", if strict { "error" } else { "warning" });
         if strict {
-            return Ok(ExitCode::from(1));
+            return Err(CliError::exit(1));
         }
     }
     let text = match crate::common::output_or(output, DiffOutput::Table, DiffOutput::Json) {
@@ -178,18 +152,18 @@ fn diff(
         DiffOutput::Table => gpuquota::sim::diff::table(&doc),
     };
     if let Some(path) = plot {
-        let svg = gpuquota::sim::diff::svg(&sa, &ra, &sb, &rb).map_err(CliError)?;
+        let svg = gpuquota::sim::diff::svg(&sa, &ra, &sb, &rb).map_err(CliError::usage)?;
         crate::common::write_file(path, svg.as_bytes(), force)?;
     }
     if let Some(path) = report {
-        let html = gpuquota::report::diff(&sa, &ra, &sb, &rb).map_err(CliError)?;
+        let html = gpuquota::report::diff(&sa, &ra, &sb, &rb).map_err(CliError::usage)?;
         crate::common::write_file(path, html.as_bytes(), force)?;
     }
     out!("{text}");
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
-pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn run(mut args: SimArgs) -> Result<(), CliError> {
     match args.command.take() {
         Some(SimCommand::Diff {
             a,
@@ -205,59 +179,40 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
         None => {}
     }
     let Some(file) = &args.file else {
-        return Err(CliError("sim: a scenario file is required".into()));
+        return Err(CliError::usage("sim: a scenario file is required"));
     };
     // refuse before any work: an existing file without --force, a link, a non-file
     for path in [&args.plot, &args.report].into_iter().flatten() {
         crate::common::check_target(path, args.force)?;
     }
     // read once: standard input (`-`) cannot be read twice
-    let text = match gpuquota::model::source::read_text(file) {
-        Ok(text) => text,
-        Err(d) => {
-            // the scenario named on the command line cannot be opened: exit 2, as for every
-            // command (one that is not UTF-8 or too large is input: exit 1)
-            let unreadable = d.code == gpuquota::model::diag::codes::READ_FAILED;
-            print_diagnostics([&d]);
-            return Ok(ExitCode::from(if unreadable { 2 } else { 1 }));
-        }
-    };
+    // the scenario named on the command line cannot be opened: exit 2, as for every
+    // command (one that is not UTF-8 or too large is input: exit 1)
+    let text = gpuquota::model::source::read_text(file).map_err(|d| CliError::load([&d]))?;
     if gpuquota::sim::kai::is_kai(&text) {
         return run_kai(&args, file, &text);
     }
     let spin = crate::sweep::spinner(args.quiet, "reading the scenario");
     let loaded = gpuquota::sim::scenario::load_text(file, &text);
     spin.finish_and_clear();
-    let scenario = match loaded {
-        Ok(s) => s,
-        Err(d) => {
-            print_diagnostics(d.iter());
-            return Ok(load_failed(d.iter()));
-        }
-    };
+    let scenario = loaded.map_err(|d| CliError::load(d.iter()))?;
     let simulated = with_replay_bar(args.quiet, scenario.end_ms.is_some(), |options| {
         gpuquota::sim::simulate_with_options(&scenario, options)
     });
-    let report = match simulated {
-        Ok(r) => r,
-        Err(d) => {
-            print_diagnostics(d.iter());
-            return Ok(ExitCode::from(1));
-        }
-    };
+    let report = simulated.map_err(|d| CliError::diagnostics(d.iter()))?;
     if print_diagnostics(report.diagnostics.iter()) {
-        return Ok(ExitCode::from(1));
+        return Err(CliError::exit(1));
     }
     let output = crate::common::output_or(args.output, SimOutput::Table, SimOutput::Json);
     if matches!(output, SimOutput::Json) {
         // streamed: a trace's report is tens of megabytes, never held as text
         if let Some(path) = &args.plot {
-            let svg = gpuquota::sim::plot::svg(&scenario, &report).map_err(CliError)?;
+            let svg = gpuquota::sim::plot::svg(&scenario, &report).map_err(CliError::usage)?;
             crate::common::write_file(path, svg.as_bytes(), args.force)?;
         }
         drop(scenario);
         crate::common::stream_stdout(|w| report.write_json(w))?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(());
     }
     let text = match output {
         SimOutput::Json => report.to_json_string(),
@@ -283,60 +238,49 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
         }
     };
     if let Some(path) = &args.plot {
-        let svg = gpuquota::sim::plot::svg(&scenario, &report).map_err(CliError)?;
+        let svg = gpuquota::sim::plot::svg(&scenario, &report).map_err(CliError::usage)?;
         crate::common::write_file(path, svg.as_bytes(), args.force)?;
     }
     if let Some(path) = &args.report {
-        let html = gpuquota::report::sim(&scenario, &report).map_err(CliError)?;
+        let html = gpuquota::report::sim(&scenario, &report).map_err(CliError::usage)?;
         crate::common::write_file(path, html.as_bytes(), args.force)?;
     }
     out!("{text}");
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// `engine: kai` scenarios and KAI's time-based-fairshare simulator config.
-fn run_kai(args: &SimArgs, file: &std::path::Path, text: &str) -> Result<ExitCode, CliError> {
-    let scenario = match gpuquota::sim::kai::load_text(file, text) {
-        Ok(s) => s,
-        Err(d) => {
-            print_diagnostics(d.iter());
-            return Ok(load_failed(d.iter()));
-        }
-    };
+fn run_kai(args: &SimArgs, file: &std::path::Path, text: &str) -> Result<(), CliError> {
+    let scenario =
+        gpuquota::sim::kai::load_text(file, text).map_err(|d| CliError::load(d.iter()))?;
     let simulated = with_replay_bar(args.quiet, scenario.end_ms.is_some(), |options| {
         gpuquota::sim::kai::simulate_with_options(&scenario, options)
     });
-    let outcome = match simulated {
-        Ok(r) => r,
-        Err(d) => {
-            print_diagnostics(d.iter());
-            return Ok(ExitCode::from(1));
-        }
-    };
+    let outcome = simulated.map_err(|d| CliError::diagnostics(d.iter()))?;
     if print_diagnostics(outcome.warnings.iter()) {
-        return Ok(ExitCode::from(1));
+        return Err(CliError::exit(1));
     }
     let text = match crate::common::output_or(args.output, SimOutput::Table, SimOutput::Json) {
         SimOutput::Json => outcome.to_json_string(),
         SimOutput::Table => outcome.to_table(),
         SimOutput::Csv => outcome.to_csv(),
         SimOutput::KueueSummary => {
-            return Err(CliError(
+            return Err(CliError::usage(
                 "--output kueue-summary is Kueue's perf summary; a KAI run writes json, table or csv"
                     .to_owned(),
             ));
         }
     };
     if let Some(path) = &args.plot {
-        let svg = gpuquota::sim::kai::plot::svg(&scenario, &outcome).map_err(CliError)?;
+        let svg = gpuquota::sim::kai::plot::svg(&scenario, &outcome).map_err(CliError::usage)?;
         crate::common::write_file(path, svg.as_bytes(), args.force)?;
     }
     if let Some(path) = &args.report {
-        let html = gpuquota::report::kai(&scenario, &outcome).map_err(CliError)?;
+        let html = gpuquota::report::kai(&scenario, &outcome).map_err(CliError::usage)?;
         crate::common::write_file(path, html.as_bytes(), args.force)?;
     }
     out!("{text}");
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Runs `simulate` with the replay's progress bar (none when `quiet` or stderr is not a

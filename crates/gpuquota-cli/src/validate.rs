@@ -30,14 +30,13 @@
 //! line, then a count); 2 when a file cannot be opened.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use gpuquota::model::diag::codes;
 use gpuquota::model::import::ImportErrors;
 use gpuquota::model::validate::Options;
-use gpuquota::model::{Diagnostic, Imported, Importer, Model};
+use gpuquota::model::{Diagnostic, Imported, Model};
 
-use crate::common::{CliError, Inputs};
+use crate::common::CliError;
 
 /// Arguments of `gpuquota validate`.
 #[derive(Debug, clap::Args)]
@@ -88,7 +87,7 @@ fn push_warning(stderr: &mut Vec<String>, d: &Diagnostic, strict: bool) -> bool 
 /// Imports, validates and runs the engines' input builders on `(name, text)` sources.
 #[cfg(test)]
 pub(crate) fn check_with(sources: &[(String, String)], settings: Settings) -> Report {
-    let mut importer = Importer::new();
+    let mut importer = gpuquota::model::Importer::new();
     for (name, text) in sources {
         importer.add_str(name, text);
     }
@@ -208,39 +207,16 @@ pub(crate) fn engine_problems(model: &Model) -> Vec<String> {
     out
 }
 
-/// A finished import of every file, or the input errors to print (exit 1).
-pub(crate) type FileImport = Result<Result<Imported, ImportErrors>, Vec<String>>;
-
-/// Imports every file (a JSON file as a stream); files that are not UTF-8 or too large are
-/// input errors, all reported together (exit 1), and one that cannot be opened ends the
-/// command (exit 2), whatever the other files hold.
-pub(crate) fn import_files(files: &[PathBuf]) -> Result<FileImport, CliError> {
-    let mut importer = Importer::new();
+/// Imports every file (a JSON file as a stream; [`crate::common::import_files`]): files that
+/// are not UTF-8 or too large are input errors, all reported together (exit 1), and one that
+/// cannot be opened ends the command (exit 2), whatever the other files hold.
+pub(crate) fn import_files(files: &[PathBuf]) -> Result<Result<Imported, ImportErrors>, CliError> {
     let stdin = gpuquota::model::source::display_name(std::path::Path::new("-"));
-    let inputs = Inputs::add(&mut importer, files, &stdin);
-    let imported = importer.finish();
-    let errors = imported.as_ref().err().map_or(&[][..], |e| &e.0[..]);
-    let problems = inputs.read_problems(errors);
-    if let Some(d) = problems.iter().find(|d| d.code == codes::READ_FAILED) {
-        return Err(CliError(d.to_string()));
-    }
-    Ok(if problems.is_empty() {
-        Ok(imported)
-    } else {
-        Err(problems.iter().map(|d| format!("error: {d}")).collect())
-    })
+    crate::common::import_files(files, &stdin, true)
 }
 
-pub(crate) fn run(args: ValidateArgs) -> Result<ExitCode, CliError> {
-    let imported = match import_files(&args.files)? {
-        Ok(i) => i,
-        Err(problems) => {
-            for p in &problems {
-                eprintln!("{p}");
-            }
-            return Ok(ExitCode::from(1));
-        }
-    };
+pub(crate) fn run(args: ValidateArgs) -> Result<(), CliError> {
+    let imported = import_files(&args.files)?;
     let report = check_imported(
         imported,
         args.files.len(),
@@ -249,17 +225,19 @@ pub(crate) fn run(args: ValidateArgs) -> Result<ExitCode, CliError> {
             strict: crate::common::strict(),
         },
     );
+    if !report.ok {
+        return Err(CliError {
+            code: 1,
+            lines: report.stderr,
+        });
+    }
     for line in &report.stderr {
         eprintln!("{line}");
     }
     for line in &report.stdout {
         outln!("{line}");
     }
-    Ok(if report.ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(())
 }
 
 #[cfg(test)]

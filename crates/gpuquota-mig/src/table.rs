@@ -233,7 +233,10 @@ mod tests {
         let one = model_report(c.resolve("A100-40GB").unwrap());
         let bare = serde_json::to_value(&one).unwrap();
         assert_eq!(bare["model"], "A100-40GB");
-        assert_eq!(serde_json::to_value(Profiles::One(one.clone())).unwrap(), bare);
+        assert_eq!(
+            serde_json::to_value(Profiles::One(one.clone())).unwrap(),
+            bare
+        );
         let all = serde_json::to_value(Profiles::All(vec![one])).unwrap();
         assert_eq!(all, serde_json::Value::Array(vec![bare]));
     }
