@@ -178,6 +178,11 @@ pub use gpuquota_sim as sim;
 
 pub mod design;
 pub mod guide;
+pub mod lint;
+
+// `gpuquota::…` paths inside the crate (as the CLI spells them, so code moves between the two
+// unchanged).
+extern crate self as gpuquota;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(all(

@@ -1,80 +1,80 @@
-//! `gpuquota validate FILES… [--complete]`: lint of manifests against upstream's validation
-//! and against every engine that reads them.
+//! The lint of `gpuquota validate`: manifests against upstream's validation and against
+//! every engine that reads them.
 //!
-//! Three passes, each only when the one before found no error:
+//! Three passes over an import ([`check_imported`]), each only when the one before found no
+//! error:
 //! 1. **import**: every document is read; malformed text, duplicate keys and fields of the
 //!    wrong type are errors; unknown kinds and fields are warnings (with a "did you mean");
-//! 2. **validation** ([`gpuquota::model::validate::diagnostics`]): the API server's and
+//! 2. **validation** ([`crate::model::validate::diagnostics`]): the API server's and
 //!    webhooks' rules; a reference to an object that is not in the files (a ResourceFlavor, a
-//!    LocalQueue, a KAI Queue, a priority class) is a warning, or an error with `--complete`
-//!    (the files are the whole picture);
-//! 3. **engines**: the input builders of every engine the objects are for run on the model,
-//!    so `validate` fails exactly when a command would refuse the input: the Kueue engine
-//!    (`World::build` and the Configuration's fair-sharing settings) when there is a Kueue
-//!    object, the KAI engine (`Cluster::from_model`) when there is a KAI Queue, PodGroup, Pod
-//!    or Node. Their errors are printed prefixed with the engine (`kueue engine: …`,
-//!    `kai engine: …`). The engines' decision notes (an implicit cohort, an inactive queue) are
-//!    not input problems and are left to the engines' own commands.
+//!    LocalQueue, a KAI Queue, a priority class) is a warning, or an error with
+//!    [`Settings::complete`] (the files are the whole picture);
+//! 3. **engines** ([`engine_problems`]): the input builders of every engine the objects are
+//!    for (and the facade is built with) run on the model, so the lint fails exactly when a
+//!    command would refuse the input: the Kueue engine (`World::build` and the
+//!    Configuration's fair-sharing settings) when there is a Kueue object, the KAI engine
+//!    (`Cluster::from_model`) when there is a KAI Queue, PodGroup, Pod or Node. Their errors
+//!    are prefixed with the engine (`kueue engine: …`, `kai engine: …`). The engines'
+//!    decision notes (an implicit cohort, an inactive queue) are not input problems and are
+//!    left to the engines' own commands.
 //!
 //! The engines' input builders run pass 2's validator first themselves (on the kinds each
 //! reads), so every engine command refuses what pass 2 refuses with the same line; pass 3
 //! only adds what is truly engine-specific. A cohort cycle is an error of pass 2 (see
 //! `gpuquota-cohort`'s crate docs for why gpuquota deviates from Kueue there).
 //!
-//! An input with no object gpuquota reads is an error. Under the global `--strict`, every
+//! An input with no object gpuquota reads is an error. Under [`Settings::strict`], every
 //! warning is an error.
-//!
-//! Exit codes: 0 when nothing is wrong (one summary line on stdout; warnings on stderr
-//! prefixed `warning: `); 1 when a file is not UTF-8 text or too large, a document cannot be
-//! read, an object is invalid or an engine refuses the input (every problem on stderr, one per
-//! line, then a count); 2 when a file cannot be opened.
 
-use std::path::PathBuf;
+use crate::model::diag::codes;
+use crate::model::import::ImportErrors;
+use crate::model::validate::Options;
+use crate::model::{Diagnostic, Imported, Model};
 
-use gpuquota::model::diag::codes;
-use gpuquota::model::import::ImportErrors;
-use gpuquota::model::validate::Options;
-use gpuquota::model::{Diagnostic, Imported, Model};
-
-use crate::common::CliError;
-
-/// Arguments of `gpuquota validate`.
-#[derive(Debug, clap::Args)]
-#[command(after_help = "\
-Examples:
-  gpuquota validate kueue.yaml             every problem, naming object and field
-  gpuquota validate --complete kueue.yaml  a reference to a missing object is an error
-  gpuquota --strict validate kai.yaml      warnings fail too (exit 1)")]
-pub(crate) struct ValidateArgs {
-    /// Manifest files: YAML (several documents each) or JSON, Kueue, KAI and core kinds.
-    #[arg(required = true, value_name = "FILES")]
-    files: Vec<PathBuf>,
-    /// The files are the whole picture: a reference to an object that is not in them is an
-    /// error (without it, a warning).
-    #[arg(long)]
-    complete: bool,
-}
-
-/// What `validate` found, as lines for stdout and stderr and the exit code.
+/// What the lint found, as the lines `gpuquota validate` prints.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Report {
-    pub(crate) stdout: Vec<String>,
-    pub(crate) stderr: Vec<String>,
-    pub(crate) ok: bool,
+#[non_exhaustive]
+pub struct Report {
+    /// The summary line when nothing is wrong (`ok: N object(s) in F file(s) are valid (W
+    /// warning(s))`), else nothing.
+    pub stdout: Vec<String>,
+    /// Every warning and error, one per line with its severity (`warning: …`, `error: …`),
+    /// then, when one is an error, their count.
+    pub stderr: Vec<String>,
+    /// True when nothing is an error.
+    pub ok: bool,
 }
 
-/// How `validate` judges its input.
+/// How the lint judges its input.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Settings {
-    /// `--complete`.
-    pub(crate) complete: bool,
-    /// The global `--strict`.
-    pub(crate) strict: bool,
+#[non_exhaustive]
+pub struct Settings {
+    /// The files are the whole picture: a reference to an object that is not in them is an
+    /// error (`gpuquota validate --complete`).
+    pub complete: bool,
+    /// Every warning is an error (`gpuquota --strict`).
+    pub strict: bool,
+}
+
+impl Settings {
+    /// These settings with [`Settings::complete`] set to `complete`.
+    #[must_use]
+    pub fn with_complete(mut self, complete: bool) -> Self {
+        self.complete = complete;
+        self
+    }
+
+    /// These settings with [`Settings::strict`] set to `strict`.
+    #[must_use]
+    pub fn with_strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
 }
 
 /// Imports and validates `(name, text)` sources with the default settings.
-#[cfg(test)]
-pub(crate) fn check(sources: &[(String, String)]) -> Report {
+#[cfg(all(test, feature = "sim", feature = "kai"))]
+fn check(sources: &[(String, String)]) -> Report {
     check_with(sources, Settings::default())
 }
 
@@ -85,17 +85,21 @@ fn push_warning(stderr: &mut Vec<String>, d: &Diagnostic, strict: bool) -> bool 
 }
 
 /// Imports, validates and runs the engines' input builders on `(name, text)` sources.
-#[cfg(test)]
-pub(crate) fn check_with(sources: &[(String, String)], settings: Settings) -> Report {
-    let mut importer = gpuquota::model::Importer::new();
+#[cfg(all(test, feature = "sim", feature = "kai"))]
+fn check_with(sources: &[(String, String)], settings: Settings) -> Report {
+    let mut importer = crate::model::Importer::new();
     for (name, text) in sources {
         importer.add_str(name, text);
     }
     check_imported(importer.finish(), sources.len(), settings)
 }
 
-/// [`check_with`] on a finished import of `files` files.
-pub(crate) fn check_imported(
+/// Validates a finished import of `files` files and runs the engines' input builders on it
+/// (the three passes of the [module docs](self)).
+///
+/// # Complexity
+/// That of the validator and of each engine's input builder: near-linear in the objects.
+pub fn check_imported(
     imported: Result<Imported, ImportErrors>,
     files: usize,
     settings: Settings,
@@ -144,7 +148,7 @@ pub(crate) fn check_imported(
     if errors == 0 {
         for line in engine_problems(model) {
             errors += 1;
-            stderr.push(crate::common::error_line(&line));
+            stderr.push(format!("error: {line}"));
         }
     }
     if errors + strict_errors == 0 {
@@ -172,8 +176,12 @@ pub(crate) fn check_imported(
 ///
 /// Called once the validator found no error, so the builders run without repeating it
 /// (`World::build` and `Cluster::from_model` are the validator followed by these).
-pub(crate) fn engine_problems(model: &Model) -> Vec<String> {
+pub fn engine_problems(model: &Model) -> Vec<String> {
+    #[allow(unused_mut)] // without an engine feature nothing is pushed
     let mut out = Vec::new();
+    #[cfg(not(any(feature = "kueue", feature = "kai")))]
+    let _ = model;
+    #[cfg(feature = "kueue")]
     let kueue = !(model.resource_flavors.is_empty()
         && model.cluster_queues.is_empty()
         && model.cohorts.is_empty()
@@ -181,6 +189,7 @@ pub(crate) fn engine_problems(model: &Model) -> Vec<String> {
         && model.workloads.is_empty()
         && model.workload_priority_classes.is_empty()
         && model.configuration.is_none());
+    #[cfg(feature = "kueue")]
     if kueue {
         if let Err(e) = gpuquota::cohort::World::build_unvalidated(model) {
             out.extend(e.problems.iter().map(|p| format!("kueue engine: {p}")));
@@ -192,10 +201,12 @@ pub(crate) fn engine_problems(model: &Model) -> Vec<String> {
             out.extend(e.0.iter().map(|p| format!("kueue engine: {p}")));
         }
     }
+    #[cfg(feature = "kai")]
     let kai = !(model.queues.is_empty()
         && model.pod_groups.is_empty()
         && model.pods.is_empty()
         && model.nodes.is_empty());
+    #[cfg(feature = "kai")]
     if kai
         && let Err(e) = gpuquota::rank::Cluster::from_model_unvalidated(
             model,
@@ -207,40 +218,7 @@ pub(crate) fn engine_problems(model: &Model) -> Vec<String> {
     out
 }
 
-/// Imports every file (a JSON file as a stream; [`crate::common::import_files`]): files that
-/// are not UTF-8 or too large are input errors, all reported together (exit 1), and one that
-/// cannot be opened ends the command (exit 2), whatever the other files hold.
-pub(crate) fn import_files(files: &[PathBuf]) -> Result<Result<Imported, ImportErrors>, CliError> {
-    let stdin = gpuquota::model::source::display_name(std::path::Path::new("-"));
-    crate::common::import_files(files, &stdin, true)
-}
-
-pub(crate) fn run(args: ValidateArgs) -> Result<(), CliError> {
-    let imported = import_files(&args.files)?;
-    let report = check_imported(
-        imported,
-        args.files.len(),
-        Settings {
-            complete: args.complete,
-            strict: crate::common::strict(),
-        },
-    );
-    if !report.ok {
-        return Err(CliError {
-            code: 1,
-            lines: report.stderr,
-        });
-    }
-    for line in &report.stderr {
-        eprintln!("{line}");
-    }
-    for line in &report.stdout {
-        outln!("{line}");
-    }
-    Ok(())
-}
-
-#[cfg(test)]
+#[cfg(all(test, feature = "sim", feature = "kai"))]
 mod tests {
     use super::*;
 
