@@ -66,7 +66,7 @@ pub(crate) struct AdviseArgs {
 pub(crate) fn run(a: AdviseArgs) -> Result<(), CliError> {
     // refuse before any work: an existing file without --force, a link, a non-file
     for path in [&a.patch_out, &a.plot, &a.report].into_iter().flatten() {
-        crate::common::check_target(path, a.force)?;
+        gpuquota::model::write::check_target(path, a.force)?;
     }
     let (name, text, dir, _) = crate::sweep::read_scenario(&a.file)?;
     let scenario_rel = serde_saphyr::from_str::<serde_json::Value>(&text)
@@ -119,7 +119,7 @@ pub(crate) fn run(a: AdviseArgs) -> Result<(), CliError> {
     if let (Some(p), None) = (&a.report, &advice.recommended) {
         // nothing to compare against: the page shows the closest configurations
         let html = gpuquota::report::advise(&advice, None).map_err(CliError::usage)?;
-        crate::common::write_file(p, html.as_bytes(), a.force)?;
+        gpuquota::model::write::file(p, html.as_bytes(), a.force)?;
     }
     let page_with_what_if = a.report.is_some() && advice.recommended.is_some();
     if a.patch_out.is_some() || a.diff || a.plot.is_some() || page_with_what_if {
@@ -133,7 +133,7 @@ pub(crate) fn run(a: AdviseArgs) -> Result<(), CliError> {
         if let Some(p) = &a.patch_out {
             let yaml = advise::output::patch_yaml(&prepared.scenario, &chosen.0, &settings)
                 .map_err(CliError::usage)?;
-            crate::common::write_file(p, yaml.as_bytes(), a.force)?;
+            gpuquota::model::write::file(p, yaml.as_bytes(), a.force)?;
         }
         if a.diff || a.plot.is_some() || page_with_what_if {
             let current = prepared
@@ -148,7 +148,7 @@ pub(crate) fn run(a: AdviseArgs) -> Result<(), CliError> {
             if let Some(p) = &a.plot {
                 let svg = gpuquota::sim::diff::svg(&current.0, &current.1, &chosen.0, &chosen.1)
                     .map_err(CliError::usage)?;
-                crate::common::write_file(p, svg.as_bytes(), a.force)?;
+                gpuquota::model::write::file(p, svg.as_bytes(), a.force)?;
             }
             if let Some(p) = a.report.as_ref().filter(|_| page_with_what_if) {
                 let html = gpuquota::report::advise(
@@ -156,7 +156,7 @@ pub(crate) fn run(a: AdviseArgs) -> Result<(), CliError> {
                     Some((&current.0, &current.1, &chosen.0, &chosen.1)),
                 )
                 .map_err(CliError::usage)?;
-                crate::common::write_file(p, html.as_bytes(), a.force)?;
+                gpuquota::model::write::file(p, html.as_bytes(), a.force)?;
             }
         }
     }

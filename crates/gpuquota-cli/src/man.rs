@@ -72,11 +72,11 @@ pub(crate) fn run(args: ManArgs) -> Result<(), CliError> {
     if let Some(dir) = args.out_dir {
         let pages = pages()?;
         for (name, _) in &pages {
-            crate::common::check_target(&dir.join(name), args.force)?;
+            gpuquota::model::write::check_target(&dir.join(name), args.force)?;
         }
-        crate::common::create_dir(&dir)?;
+        gpuquota::model::write::create_dir(&dir)?;
         for (name, roff) in &pages {
-            crate::common::write_file(&dir.join(name), roff, args.force)?;
+            gpuquota::model::write::file(&dir.join(name), roff, args.force)?;
         }
         return Ok(());
     }

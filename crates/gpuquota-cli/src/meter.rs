@@ -60,7 +60,7 @@ pub(crate) fn run(args: MeterArgs) -> Result<(), CliError> {
     let output = crate::common::output_or(args.output, MeterOutput::Table, MeterOutput::Json);
     // refuse before any work: an existing file without --force, a link, a non-file
     if let Some(path) = &args.report {
-        crate::common::check_target(path, args.force)?;
+        gpuquota::model::write::check_target(path, args.force)?;
     }
     let outcome = execute_with(
         &args.file,
@@ -78,7 +78,7 @@ pub(crate) fn run(args: MeterArgs) -> Result<(), CliError> {
         eprintln!("{line}");
     }
     if let (Some(path), Some(html)) = (&args.report, &outcome.html) {
-        crate::common::write_file(path, html.as_bytes(), args.force)?;
+        gpuquota::model::write::file(path, html.as_bytes(), args.force)?;
     }
     out!("{}", outcome.stdout);
     Ok(())

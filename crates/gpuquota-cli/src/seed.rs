@@ -3,7 +3,7 @@
 //! `gpuquota` with no arguments prints one section per engine for this platform, each
 //! followed by the commands that reproduce it from the scenario files `gpuquota example
 //! seed-…` prints. It writes no file unless asked: `gpuquota --out DIR` writes those files
-//! and the plots into `DIR` (created if missing) through [`crate::common::write_file`], and
+//! and the plots into `DIR` (created if missing) through [`gpuquota::model::write::file`], and
 //! refuses to replace a file already there unless `--force` is given. The files are the
 //! simulator crate's ([`gpuquota::sim::seed`]), the one copy of the seed platform.
 
@@ -92,7 +92,7 @@ pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<(), CliError> {
     // refuse before any work: an existing file without --force, a link, a non-file
     if let Some(dir) = out {
         for name in FILES.iter().map(|f| f.1).chain(PLOTS).chain([REPORT]) {
-            crate::common::check_target(&dir.join(name), force)?;
+            gpuquota::model::write::check_target(&dir.join(name), force)?;
         }
     }
     let shown = out.map(|d| {
@@ -190,14 +190,14 @@ pub(crate) fn run(out: Option<&Path>, force: bool) -> Result<(), CliError> {
                 gpuquota::sim::diff::svg(sa, ra, sb, rb).map_err(CliError::usage)?,
             ];
             let html = gpuquota::report::seed(&month).map_err(CliError::usage)?;
-            crate::common::create_dir(dir)?;
+            gpuquota::model::write::create_dir(dir)?;
             for (_, name, body) in FILES {
-                crate::common::write_file(&dir.join(name), body.as_bytes(), force)?;
+                gpuquota::model::write::file(&dir.join(name), body.as_bytes(), force)?;
             }
             for (name, svg) in PLOTS.iter().zip(&plots) {
-                crate::common::write_file(&dir.join(name), svg.as_bytes(), force)?;
+                gpuquota::model::write::file(&dir.join(name), svg.as_bytes(), force)?;
             }
-            crate::common::write_file(&dir.join(REPORT), html.as_bytes(), force)?;
+            gpuquota::model::write::file(&dir.join(REPORT), html.as_bytes(), force)?;
             let names: Vec<&str> = FILES.iter().map(|f| f.1).collect();
             text.push_str(&format!(
                 "\nWritten to {}/: {}; the plots {} (GPUs in use per department and card type over the month), kai.svg (KAI's allocation against fair share per leaf queue), diff.svg (ResourceQuota only and Kueue side by side); and {REPORT}, the month as one page to open in a browser, mail or print.\n",

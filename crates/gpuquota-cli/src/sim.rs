@@ -125,7 +125,7 @@ fn diff(
 ) -> Result<(), CliError> {
     // refuse before any work: an existing file without --force, a link, a non-file
     for path in [plot, report].into_iter().flatten() {
-        crate::common::check_target(path, force)?;
+        gpuquota::model::write::check_target(path, force)?;
     }
     for f in [a, b] {
         if let Ok(text) = gpuquota::model::source::read_text(f)
@@ -153,11 +153,11 @@ fn diff(
     };
     if let Some(path) = plot {
         let svg = gpuquota::sim::diff::svg(&sa, &ra, &sb, &rb).map_err(CliError::usage)?;
-        crate::common::write_file(path, svg.as_bytes(), force)?;
+        gpuquota::model::write::file(path, svg.as_bytes(), force)?;
     }
     if let Some(path) = report {
         let html = gpuquota::report::diff(&sa, &ra, &sb, &rb).map_err(CliError::usage)?;
-        crate::common::write_file(path, html.as_bytes(), force)?;
+        gpuquota::model::write::file(path, html.as_bytes(), force)?;
     }
     out!("{text}");
     Ok(())
@@ -183,7 +183,7 @@ pub(crate) fn run(mut args: SimArgs) -> Result<(), CliError> {
     };
     // refuse before any work: an existing file without --force, a link, a non-file
     for path in [&args.plot, &args.report].into_iter().flatten() {
-        crate::common::check_target(path, args.force)?;
+        gpuquota::model::write::check_target(path, args.force)?;
     }
     // read once: standard input (`-`) cannot be read twice
     // the scenario named on the command line cannot be opened: exit 2, as for every
@@ -208,7 +208,7 @@ pub(crate) fn run(mut args: SimArgs) -> Result<(), CliError> {
         // streamed: a trace's report is tens of megabytes, never held as text
         if let Some(path) = &args.plot {
             let svg = gpuquota::sim::plot::svg(&scenario, &report).map_err(CliError::usage)?;
-            crate::common::write_file(path, svg.as_bytes(), args.force)?;
+            gpuquota::model::write::file(path, svg.as_bytes(), args.force)?;
         }
         drop(scenario);
         crate::common::stream_stdout(|w| report.write_json(w))?;
@@ -239,11 +239,11 @@ pub(crate) fn run(mut args: SimArgs) -> Result<(), CliError> {
     };
     if let Some(path) = &args.plot {
         let svg = gpuquota::sim::plot::svg(&scenario, &report).map_err(CliError::usage)?;
-        crate::common::write_file(path, svg.as_bytes(), args.force)?;
+        gpuquota::model::write::file(path, svg.as_bytes(), args.force)?;
     }
     if let Some(path) = &args.report {
         let html = gpuquota::report::sim(&scenario, &report).map_err(CliError::usage)?;
-        crate::common::write_file(path, html.as_bytes(), args.force)?;
+        gpuquota::model::write::file(path, html.as_bytes(), args.force)?;
     }
     out!("{text}");
     Ok(())
@@ -273,11 +273,11 @@ fn run_kai(args: &SimArgs, file: &std::path::Path, text: &str) -> Result<(), Cli
     };
     if let Some(path) = &args.plot {
         let svg = gpuquota::sim::kai::plot::svg(&scenario, &outcome).map_err(CliError::usage)?;
-        crate::common::write_file(path, svg.as_bytes(), args.force)?;
+        gpuquota::model::write::file(path, svg.as_bytes(), args.force)?;
     }
     if let Some(path) = &args.report {
         let html = gpuquota::report::kai(&scenario, &outcome).map_err(CliError::usage)?;
-        crate::common::write_file(path, html.as_bytes(), args.force)?;
+        gpuquota::model::write::file(path, html.as_bytes(), args.force)?;
     }
     out!("{text}");
     Ok(())

@@ -169,7 +169,7 @@ fn run_sweep(a: SweepArgs) -> Result<(), CliError> {
     }
     // refuse before any work: an existing file without --force, a link, a non-file
     for path in [&a.plot, &a.report].into_iter().flatten() {
-        crate::common::check_target(path, a.force)?;
+        gpuquota::model::write::check_target(path, a.force)?;
     }
     // rayon's own default reads RAYON_NUM_THREADS: held to the same limit as `-j`
     if a.jobs.is_none()
@@ -211,11 +211,11 @@ fn run_sweep(a: SweepArgs) -> Result<(), CliError> {
     }
     if let Some(path) = &a.plot {
         let svg = table.svg().map_err(CliError::usage)?;
-        crate::common::write_file(path, svg.as_bytes(), a.force)?;
+        gpuquota::model::write::file(path, svg.as_bytes(), a.force)?;
     }
     if let Some(path) = &a.report {
         let html = gpuquota::report::sweep(&table).map_err(CliError::usage)?;
-        crate::common::write_file(path, html.as_bytes(), a.force)?;
+        gpuquota::model::write::file(path, html.as_bytes(), a.force)?;
     }
     print!("{}", render(&table, a.output));
     Ok(())
