@@ -23,7 +23,6 @@ mod meter;
 mod mig;
 mod quotas;
 mod schema;
-mod seed;
 mod sim;
 mod sweep;
 mod validate;
@@ -154,7 +153,9 @@ fn main() -> ExitCode {
     common::set_wide(cli.wide);
     common::set_verbose(cli.verbose);
     let result = match cli.command {
-        None => seed::run(cli.out.as_deref(), cli.force),
+        None => gpuquota::seed::run(cli.out.as_deref(), cli.force)
+            .map_err(common::CliError::usage)
+            .and_then(|text| common::write_stdout(text.as_bytes())),
         Some(Command::Kai { command }) => kai::run(command),
         Some(Command::Mig { command }) => mig::run(command),
         Some(Command::Meter(args)) => meter::run(args),

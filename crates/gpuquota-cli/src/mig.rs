@@ -4,11 +4,10 @@
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use gpuquota::mig::{Catalogue, InputError, Plan, PlanInstance, PlanOptions, PlanRequest};
+use gpuquota::mig::{Catalogue, InputError, PlanInstance, PlanOptions, PlanRequest};
 
 use crate::common::{CliError, output_or, print_diagnostics, read_file, table_width, to_json};
 use gpuquota::model::diag::{Diagnostic, codes};
-use gpuquota::model::text::Width;
 
 /// `--output` of `mig plan`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -282,59 +281,4 @@ fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<(), C
         }
     }
     Ok(())
-}
-
-/// A plan as an 80-column table (the seed section's).
-fn table(problem: &PlanInstance<'_>, plan: &Plan) -> String {
-    gpuquota::mig::plan_table(problem, plan, Width::Fit(80))
-}
-
-/// The seed section: the plan for the notebooks' demand (8 × `nvidia.com/mig-1g.24gb`) on
-/// node `rtx-b`, whose cards 0 and 1 run all-1g.24gb and cards 2–7 are whole GPUs (2–5 held
-/// by the assistant service): the request [`gpuquota::sim::seed::MIG_PLAN`].
-pub(crate) fn seed_section() -> Result<String, CliError> {
-    let (req, _) = PlanRequest::from_yaml(gpuquota::sim::seed::MIG_PLAN)
-        .map_err(|e| CliError::usage(format!("seed-mig-plan.yaml: {e}")))?;
-    let problem = req.resolve(Catalogue::builtin()).map_err(|errors| {
-        CliError::usage(
-            errors
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; "),
-        )
-    })?;
-    let plan = gpuquota::mig::plan(&problem, &PlanOptions::default())?;
-    Ok(table(&problem, &plan))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seed_section_serves_all_notebooks_without_reconfiguring() {
-        let out = seed_section().unwrap();
-        assert!(
-            out.starts_with("value 8  reconfigured 0  fragmentation 0  optimal yes\n"),
-            "{out}"
-        );
-        assert!(out.contains("nvidia.com/mig-1g.24gb"));
-        assert!(out.lines().all(|l| l.len() <= 80), "{out}");
-    }
-
-    #[test]
-    fn plan_table_wraps_at_80_columns() {
-        let (req, _) = PlanRequest::from_yaml(
-            "gpus:\n  - {node: a-rather-long-node-name, index: 7, model: A100-40GB, instances: []}\n\
-             demand:\n  - {profile: 1g.5gb, count: 7}\n",
-        )
-        .unwrap();
-        let problem = req.resolve(Catalogue::builtin()).unwrap();
-        let plan = gpuquota::mig::plan(&problem, &PlanOptions::default()).unwrap();
-        assert_eq!(plan.value, 7);
-        let t = table(&problem, &plan);
-        assert!(t.lines().all(|l| l.len() <= 80), "{t}");
-        assert_eq!(t.matches("1g.5gb@").count(), 7);
-    }
 }

@@ -15,8 +15,8 @@
 
 use std::path::PathBuf;
 
+use gpuquota::model::Model;
 use gpuquota::model::picture::picture;
-use gpuquota::model::{Importer, Model};
 
 use crate::common::{CliError, table_width, to_json};
 
@@ -47,16 +47,6 @@ pub(crate) struct QuotasArgs {
     /// and limit -1), left out by default. JSON always has them.
     #[arg(long)]
     all_resources: bool,
-}
-
-fn import(
-    sources: &[(String, String)],
-) -> Result<(Model, Vec<gpuquota::model::Diagnostic>), Vec<String>> {
-    let mut importer = Importer::new();
-    for (name, text) in sources {
-        importer.add_str(name, text);
-    }
-    finish(importer.finish())
 }
 
 /// The model and warnings of a finished import, or its errors.
@@ -91,126 +81,4 @@ pub(crate) fn run(args: QuotasArgs) -> Result<(), CliError> {
         QuotasOutput::Table => out!("{}", p.table_with(table_width(), args.all_resources)),
     }
     Ok(())
-}
-
-/// The seed platform's quota picture (the first section of `gpuquota` without arguments).
-pub(crate) fn seed_section() -> Result<String, CliError> {
-    let sources = [
-        (
-            "platform.yaml".to_owned(),
-            gpuquota::sim::seed::PLATFORM.to_owned(),
-        ),
-        // the KAI half: the objects the simulated KAI month of the default run uses
-        (
-            "kai-platform.yaml".to_owned(),
-            gpuquota::sim::seed::KAI_PLATFORM.to_owned(),
-        ),
-    ];
-    let (model, _) = import(&sources).map_err(|e| CliError::usage(e.join("\n")))?;
-    Ok(picture(&model)?.to_table())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use gpuquota::model::picture::{FrQuota, Picture};
-
-    fn seed_picture() -> Picture {
-        let sources = [
-            (
-                "platform.yaml".to_owned(),
-                gpuquota::sim::seed::PLATFORM.to_owned(),
-            ),
-            (
-                "kai-platform.yaml".to_owned(),
-                gpuquota::sim::seed::KAI_PLATFORM.to_owned(),
-            ),
-        ];
-        picture(&import(&sources).unwrap().0).unwrap()
-    }
-
-    fn find<'a>(p: &'a Picture, node: &str, flavor: &str) -> &'a FrQuota {
-        p.cohort_trees[0]
-            .nodes
-            .iter()
-            .find(|n| n.name == node)
-            .and_then(|n| n.quotas.iter().find(|q| q.flavor == flavor))
-            .unwrap()
-    }
-
-    #[test]
-    fn seed_quota_picture() {
-        let p = seed_picture();
-        assert_eq!(p.cohort_trees.len(), 1);
-        let t = &p.cohort_trees[0];
-        assert_eq!(t.root, "platform");
-        let names: Vec<&str> = t.nodes.iter().map(|n| n.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "platform",
-                "assistant",
-                "batch",
-                "data-science",
-                "notebooks",
-                "translation"
-            ]
-        );
-        // (node, flavor, nominal, guaranteed, lends at most, most it can use)
-        let expected = [
-            // No borrowingLimit: the inference queues may borrow data science's 4 idle cards.
-            ("assistant", "rtx-pro-6000", "8", "8", "0", "12"),
-            ("translation", "rtx-pro-6000", "2", "2", "0", "6"),
-            ("data-science", "h200-nvl", "8", "0", "8", "8"),
-            ("data-science", "rtx-pro-6000", "4", "0", "4", "4"),
-            ("notebooks", "rtx-pro-6000-1g24", "8", "0", "8", "8"),
-            ("batch", "h200-nvl", "0", "0", "0", "8"),
-            ("batch", "rtx-pro-6000", "0", "0", "0", "4"),
-            ("platform", "rtx-pro-6000", "0", "4", "0", "4"),
-            ("platform", "h200-nvl", "0", "8", "0", "8"),
-        ];
-        for (node, flavor, nominal, guaranteed, lends, most) in expected {
-            let q = find(&p, node, flavor);
-            assert_eq!(
-                (
-                    q.nominal_quota.as_str(),
-                    q.guaranteed.as_str(),
-                    q.lends_at_most.as_str(),
-                    q.most_it_can_use.as_str()
-                ),
-                (nominal, guaranteed, lends, most),
-                "{node} {flavor}"
-            );
-        }
-        assert_eq!(
-            find(&p, "batch", "h200-nvl").borrowing_limit.as_deref(),
-            Some("8")
-        );
-        assert_eq!(
-            find(&p, "assistant", "rtx-pro-6000")
-                .lending_limit
-                .as_deref(),
-            Some("0")
-        );
-        assert_eq!(p.kai_queue_trees.len(), 5);
-        let ds = p
-            .kai_queue_trees
-            .iter()
-            .find(|t| t.root == "data-science")
-            .unwrap();
-        assert_eq!(ds.queues.len(), 2);
-        assert_eq!(ds.queues[1].name, "fine-tuning");
-        assert_eq!(ds.queues[1].depth, 1);
-        assert_eq!(ds.queues[1].resources["gpu"].quota, Some(12.0));
-        assert_eq!(ds.queues[1].resources["cpu"].limit, Some(-1.0));
-    }
-
-    #[test]
-    fn tables_fit_80_columns() {
-        let text = seed_picture().to_table();
-        for line in text.lines() {
-            assert!(line.chars().count() <= 80, "{line:?}");
-        }
-        assert!(text.contains("Cohort tree \"platform\": h200-nvl / nvidia.com/gpu"));
-    }
 }

@@ -179,6 +179,10 @@ pub use gpuquota_sim as sim;
 pub mod design;
 pub mod guide;
 pub mod lint;
+#[cfg(feature = "report")]
+pub mod samples;
+#[cfg(feature = "report")]
+pub mod seed;
 
 // `gpuquota::…` paths inside the crate (as the CLI spells them, so code moves between the two
 // unchanged).

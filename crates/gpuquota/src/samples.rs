@@ -1,33 +1,30 @@
-//! `gpuquota example`: a commented sample of every input format the commands read.
+//! A commented sample of every input format the `gpuquota` commands read (`gpuquota
+//! example`), with the command lines that run it.
 //!
-//! Each sample is a file under `samples/` that the commands it names run unchanged
-//! (`tests/examples.rs` runs every one through the binary under `--strict`).
-
-use crate::common::CliError;
+//! Each sample is a file under the crate's `samples/` (or one of the seed platform's files,
+//! [`crate::sim::seed`]) that the commands it names run unchanged (the CLI's
+//! `tests/examples.rs` runs every one through the binary under `--strict`).
 
 /// One sample input.
 #[derive(Debug)]
-pub(crate) struct Sample {
+#[non_exhaustive]
+pub struct Sample {
     /// What `gpuquota example NAME` takes.
-    pub(crate) name: &'static str,
+    pub name: &'static str,
     /// The name the sample is meant to be saved as (`NAME.yaml`, but for the seed platform's
     /// files, which name each other by the names the default run gives them).
-    pub(crate) file: &'static str,
+    pub file: &'static str,
     /// The format, in a few words.
-    pub(crate) about: &'static str,
+    pub about: &'static str,
     /// Command lines that run the sample as saved (as `file`, next to the other samples; the
     /// seed platform's next to the other seed files).
-    pub(crate) commands: &'static [&'static str],
+    pub commands: &'static [&'static str],
     /// The file.
-    pub(crate) text: &'static str,
+    pub text: &'static str,
 }
 
-/// The name of the Grafana dashboard over `meter --output openmetrics` (no input file: a
-/// dashboard to import, built from the metric names the meter writes).
-pub(crate) const GRAFANA: &str = "grafana-dashboard";
-
 /// Every sample, in the order `gpuquota example` lists them.
-pub(crate) const SAMPLES: &[Sample] = &[
+pub const SAMPLES: &[Sample] = &[
     Sample {
         name: "kueue",
         file: "kueue.yaml",
@@ -109,103 +106,76 @@ pub(crate) const SAMPLES: &[Sample] = &[
             "gpuquota validate platform.yaml",
             "gpuquota quotas platform.yaml kai-platform.yaml",
         ],
-        text: gpuquota::sim::seed::PLATFORM,
+        text: crate::sim::seed::PLATFORM,
     },
     Sample {
         name: "seed-month",
         file: "month.yaml",
         about: "the seed platform's month of work as Kueue Workloads (with seed-platform)",
         commands: &["gpuquota validate platform.yaml month.yaml"],
-        text: gpuquota::sim::seed::MONTH,
+        text: crate::sim::seed::MONTH,
     },
     Sample {
         name: "seed-resourcequota",
         file: "resourcequota.yaml",
         about: "the seed month under ResourceQuota only (reads platform.yaml, month.yaml)",
         commands: &["gpuquota sim resourcequota.yaml -o table"],
-        text: gpuquota::sim::seed::RESOURCEQUOTA,
+        text: crate::sim::seed::RESOURCEQUOTA,
     },
     Sample {
         name: "seed-kueue",
         file: "kueue.yaml",
         about: "the seed month under Kueue (reads platform.yaml, month.yaml)",
         commands: &["gpuquota sim kueue.yaml -o table"],
-        text: gpuquota::sim::seed::KUEUE,
+        text: crate::sim::seed::KUEUE,
     },
     Sample {
         name: "advice",
         file: "advice.yaml",
         about: "advice: the seed month's quotas that meet each class's wait at the least lost work (reads kueue.yaml)",
         commands: &["gpuquota advise advice.yaml --explain"],
-        text: gpuquota::sim::seed::ADVICE,
+        text: crate::sim::seed::ADVICE,
     },
     Sample {
         name: "seed-kueue-no-lending-limit",
         file: "kueue-no-lending-limit.yaml",
         about: "the seed month under Kueue with the assistant's lendingLimit unset (reads platform.yaml, month.yaml)",
         commands: &["gpuquota sim diff kueue.yaml kueue-no-lending-limit.yaml -o table"],
-        text: gpuquota::sim::seed::KUEUE_NO_LENDING_LIMIT,
+        text: crate::sim::seed::KUEUE_NO_LENDING_LIMIT,
     },
     Sample {
         name: "seed-kai-platform",
         file: "kai-platform.yaml",
         about: "the seed platform's KAI / Run:ai Queues (read after seed-platform)",
         commands: &["gpuquota quotas platform.yaml kai-platform.yaml"],
-        text: gpuquota::sim::seed::KAI_PLATFORM,
+        text: crate::sim::seed::KAI_PLATFORM,
     },
     Sample {
         name: "seed-kai-month",
         file: "kai-month.yaml",
         about: "the seed platform's month of work as KAI PodGroups (with seed-platform and seed-kai-platform)",
         commands: &["gpuquota validate platform.yaml kai-platform.yaml kai-month.yaml"],
-        text: gpuquota::sim::seed::KAI_MONTH,
+        text: crate::sim::seed::KAI_MONTH,
     },
     Sample {
         name: "seed-kai",
         file: "kai.yaml",
         about: "the seed month under KAI / Run:ai (reads platform.yaml, kai-platform.yaml, kai-month.yaml)",
         commands: &["gpuquota sim kai.yaml -o table"],
-        text: gpuquota::sim::seed::KAI,
+        text: crate::sim::seed::KAI,
     },
     Sample {
         name: "seed-mig-plan",
         file: "seed-mig-plan.yaml",
         about: "the seed platform's MIG plan: the notebooks' eight 1g.24gb instances on rtx-b",
         commands: &["gpuquota mig plan seed-mig-plan.yaml"],
-        text: gpuquota::sim::seed::MIG_PLAN,
+        text: crate::sim::seed::MIG_PLAN,
     },
 ];
 
-/// Arguments of `gpuquota example`.
-#[derive(Debug, clap::Args)]
-#[command(after_help = "\
-Examples:
-  gpuquota example                          list the samples and the commands that read them
-  gpuquota example kueue > kueue.yaml       save one
-  gpuquota kueue schedule kueue.yaml        and run it")]
-pub(crate) struct ExampleArgs {
-    /// The sample to print; `list` (the default) lists them all.
-    #[arg(value_name = "LIST|NAME", default_value = "list", value_parser = names())]
-    name: String,
-}
-
-/// `list` and every sample's name, for the argument's possible values.
-fn names() -> clap::builder::PossibleValuesParser {
-    let mut values = vec![clap::builder::PossibleValue::new("list").help("list the samples")];
-    values.extend(
-        SAMPLES
-            .iter()
-            .map(|s| clap::builder::PossibleValue::new(s.name).help(s.about)),
-    );
-    values.push(
-        clap::builder::PossibleValue::new(GRAFANA)
-            .help("Grafana dashboard (JSON) over `gpuquota meter --output openmetrics`"),
-    );
-    clap::builder::PossibleValuesParser::new(values)
-}
-
-/// The text `gpuquota example list` prints.
-pub(crate) fn list() -> String {
+/// The text `gpuquota example list` prints: every sample with what it is, the file to save it
+/// as when that is not `NAME.yaml`, and its commands.
+pub fn list() -> String {
     let width = SAMPLES.iter().map(|s| s.name.len()).max().unwrap_or(0);
     let mut out = String::from(
         "Sample inputs; save one with `gpuquota example NAME > NAME.yaml` (or the file shown), then run it:\n",
@@ -220,16 +190,6 @@ pub(crate) fn list() -> String {
         }
     }
     out
-}
-
-pub(crate) fn run(args: ExampleArgs) -> Result<(), CliError> {
-    let text = match SAMPLES.iter().find(|s| s.name == args.name) {
-        Some(sample) => sample.text.to_string(),
-        None if args.name == GRAFANA => gpuquota::report::grafana::dashboard_json(),
-        None => list(),
-    };
-    crate::common::write_stdout(text.as_bytes())?;
-    Ok(())
 }
 
 #[cfg(test)]
