@@ -13,9 +13,8 @@
 
 use std::path::{Path, PathBuf};
 
-use gpuquota::metering::{Document, meter};
 
-use crate::common::{CliError, read_file};
+use crate::common::CliError;
 
 /// Arguments of `gpuquota meter`.
 #[derive(Debug, clap::Args)]
@@ -112,70 +111,18 @@ pub(crate) fn execute_with(
         Some(b) => crate::budgets::load_rules(b)?,
         None => Vec::new(),
     };
-    let text = read_file(path)?;
-    let file = path.display().to_string();
-    let mut stderr = Vec::new();
-    let fail = |mut stderr: Vec<String>, msg: Vec<String>| {
-        stderr.extend(msg.iter().map(|m| crate::common::error_line(m)));
-        Ok(Outcome {
-            code: 1,
-            stdout: String::new(),
-            stderr,
-            html: None,
-        })
-    };
-    let doc = match Document::from_yaml(&text) {
-        Ok(d) => d,
-        Err(e) => return fail(stderr, every_problem(&file, &e)),
-    };
-    // unknown fields: a warning with the path and a "did you mean", an error under --strict
-    let strict = crate::common::strict();
-    let mut refused = false;
-    for d in &doc.diagnostics(&file) {
-        let error = d.is_error(strict);
-        refused |= error;
-        stderr.push(format!("{}: {d}", if error { "error" } else { "warning" }));
-    }
-    if refused {
-        return fail(stderr, Vec::new());
-    }
-    let dir = path.parent().map(PathBuf::from).unwrap_or_default();
-    // every dcgm: file is streamed through the one bounded reader
-    let mut open = |_: usize, name: &str| gpuquota::metering::dcgm::open_file(&dir.join(name));
-    // cluster: files (Nodes, the device plugin's sharing ConfigMap) give replicas per GPU
-    let mut cluster = Vec::with_capacity(doc.cluster.len());
-    for name in &doc.cluster {
-        cluster.push((name.clone(), read_file(&dir.join(name))?));
-    }
-    let report = match Document::sharing_from(&cluster)
-        .and_then(|sharing| doc.into_input_owned_with_sharing(&mut open, sharing))
-        .and_then(|input| meter(&input))
-    {
-        Ok(r) => r,
-        Err(e) => {
-            // a dcgm: file that cannot be read exits 2, as every file that cannot be read
-            let unreadable = matches!(&e, gpuquota::metering::MeteringError::Read(d)
-                if d.code == gpuquota::model::diag::codes::READ_FAILED);
-            let mut outcome = fail(stderr, every_problem(&file, &e))?;
-            if unreadable {
-                outcome.code = 2;
-            }
-            return Ok(outcome);
+    let metered = match gpuquota::metering::file::meter_file(path, crate::common::strict()) {
+        Ok(m) => m,
+        Err(refused) => {
+            return Ok(Outcome {
+                code: refused.code,
+                stdout: String::new(),
+                stderr: refused.lines,
+                html: None,
+            });
         }
     };
-    // the report's warnings (cards held beyond a type's capacity, overbooking, coverage, …)
-    // reach stderr whatever the format; under --strict each is an error and nothing is
-    // printed on stdout
-    for w in &report.warnings {
-        refused |= strict;
-        stderr.push(format!(
-            "{}: {file}: {w}",
-            if strict { "error" } else { "warning" }
-        ));
-    }
-    if refused {
-        return fail(stderr, Vec::new());
-    }
+    let (report, stderr) = (metered.report, metered.warnings);
     let stdout = match output {
         MeterOutput::Json => report.to_json(),
         MeterOutput::Csv => report.to_csv(),
@@ -194,14 +141,6 @@ pub(crate) fn execute_with(
         stderr,
         html,
     })
-}
-
-/// One stderr line per problem, each prefixed with the file (an error may list several).
-fn every_problem(file: &str, e: &gpuquota::metering::MeteringError) -> Vec<String> {
-    e.to_string()
-        .lines()
-        .map(|l| format!("{file}: {l}"))
-        .collect()
 }
 
 #[cfg(test)]

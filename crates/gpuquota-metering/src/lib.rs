@@ -234,6 +234,8 @@
 pub mod budget;
 pub mod dcgm;
 pub mod engine;
+#[cfg(feature = "yaml")]
+pub mod file;
 pub mod input;
 pub mod mig;
 pub mod money;
