@@ -7,7 +7,6 @@ use clap::Subcommand;
 use gpuquota::mig::{Catalogue, InputError, PlanInstance, PlanOptions, PlanRequest};
 
 use crate::common::{CliError, output_or, print_diagnostics, read_file, table_width, to_json};
-use gpuquota::model::diag::{Diagnostic, codes};
 
 /// `--output` of `mig plan`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -157,92 +156,28 @@ fn load(file: &std::path::Path) -> Result<PlanInstance<'static>, CliError> {
 /// under `--strict`); true when the command must fail.
 fn warn(file: &std::path::Path, unknown: &[String]) -> bool {
     let name = file.display().to_string();
-    let diags: Vec<Diagnostic> = unknown
-        .iter()
-        .map(|u| {
-            let (code, message) = if u.ends_with("; skipped") {
-                (codes::UNKNOWN_KIND, u.clone())
-            } else {
-                (
-                    codes::UNKNOWN_FIELD,
-                    gpuquota::mig::unknown_field_message(u),
-                )
-            };
-            Diagnostic::warning(code, message)
-                .source(name.clone())
-                .engine("mig")
-        })
-        .collect();
-    print_diagnostics(&diags)
+    print_diagnostics(&gpuquota::mig::check::unknown_diagnostics(&name, unknown))
 }
 
-/// `mig validate`: the planning input's layouts and demand, and every named mig-parted config.
+/// `mig validate`: the planning input's layouts and demand, and every named mig-parted config
+/// ([`gpuquota::mig::check::check_documents`]).
 fn validate(file: &std::path::Path) -> Result<(), CliError> {
     let text = read_file(file)?;
-    let docs = match gpuquota::mig::read_documents(&text) {
-        Ok(d) => d,
-        Err(e) => return Err(CliError::input([format!("{}: {e}", file.display())])),
-    };
-    let mut unknown = docs.unknown_fields.clone();
-    unknown.extend(docs.skipped.iter().cloned());
-    let mut failed = warn(file, &unknown);
-    let mut lines = Vec::new();
-    if !docs.configs.is_empty() {
-        let (mut names, mut entries) = (0usize, 0usize);
-        let mut diags = Vec::new();
-        for cfg in &docs.configs {
-            names += cfg.mig_configs.len();
-            entries += cfg.mig_configs.values().map(Vec::len).sum::<usize>();
-            for p in gpuquota::mig::validate_config(Catalogue::builtin(), cfg) {
-                let d = if p.warning {
-                    Diagnostic::warning(codes::UNKNOWN_FIELD, p.reason.clone())
-                } else {
-                    Diagnostic::error(codes::INVALID, p.reason.clone())
-                };
-                let field = if p.config.is_empty() {
-                    "version".to_owned()
-                } else {
-                    format!("mig-configs.{}[{}]", p.config, p.entry)
-                };
-                diags.push(
-                    d.source(file.display().to_string())
-                        .field(field)
-                        .engine("mig"),
-                );
-            }
+    let docs = gpuquota::mig::read_documents(&text)
+        .map_err(|e| CliError::input([format!("{}: {e}", file.display())]))?;
+    let name = file.display().to_string();
+    let checked = gpuquota::mig::check::check_documents(&name, docs, Catalogue::builtin());
+    let mut failed = print_diagnostics(&checked.diagnostics);
+    if !checked.errors.is_empty() {
+        for line in report(file, &checked.errors).lines {
+            eprintln!("{line}");
         }
-        failed |= print_diagnostics(&diags);
-        lines.push(format!(
-            "ok: {names} mig-parted configs, {entries} entries checked against the catalogue"
-        ));
-    }
-    if let Some(mut req) = docs.request {
-        req.mig_parted = docs.configs;
-        match req.resolve(Catalogue::builtin()) {
-            Ok(problem) => {
-                let instances: usize = problem
-                    .gpus
-                    .iter()
-                    .map(|g| g.current.as_ref().map_or(0, |l| l.instances().len()))
-                    .sum();
-                lines.push(format!(
-                    "ok: {} GPUs, {instances} instances, {} demanded resources",
-                    problem.gpus.len(),
-                    problem.demand.len()
-                ));
-            }
-            Err(errors) => {
-                for line in report(file, &errors).lines {
-                    eprintln!("{line}");
-                }
-                failed = true;
-            }
-        }
+        failed = true;
     }
     if failed {
         return Err(CliError::exit(1));
     }
-    for l in lines {
+    for l in checked.summary {
         outln!("{l}");
     }
     Ok(())

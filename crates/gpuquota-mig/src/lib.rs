@@ -266,6 +266,7 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod catalogue;
+pub mod check;
 pub mod documents;
 pub mod export;
 pub mod input;
