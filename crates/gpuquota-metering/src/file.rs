@@ -155,10 +155,19 @@ mod tests {
         let metered = meter_file(&path, false).unwrap();
         // 2 cards held for an hour at $4.50
         assert_eq!(metered.report.to_output().totals.cost, "9.00");
-        assert_eq!(metered.warnings.len(), 2, "{:?}", metered.warnings);
-        assert!(metered.warnings[0].starts_with(&format!("warning: {file}")));
-        assert!(metered.warnings[0].contains("unknown field colour"));
-        assert!(metered.warnings[1].starts_with(&format!("warning: {file}: ")));
+        // the unknown field, then the report's two warnings: 2 cards held of a type with 1
+        assert_eq!(
+            metered.warnings,
+            [
+                format!("warning: {file}: colour: unknown field colour ignored"),
+                format!(
+                    "warning: {file}: card type H200: 2.0000 cards held at 0, more than the capacity 1 (more cards than exist: check the input); idle (capacity × T − charged) shrinks by the excess"
+                ),
+                format!(
+                    "warning: {file}: card type H200: 2.000000 hours charged exceed the capacity of 1.000000 hours; idle shown as 0"
+                ),
+            ]
+        );
         let refused = meter_file(&path, true).unwrap_err();
         assert_eq!(refused.code, 1);
         assert!(refused.lines.iter().all(|l| l.starts_with("error: ")));
