@@ -13,7 +13,6 @@
 
 use std::path::{Path, PathBuf};
 
-
 use crate::common::CliError;
 
 /// Arguments of `gpuquota meter`.
