@@ -156,17 +156,19 @@ fn load(file: &std::path::Path) -> Result<PlanInstance<'static>, CliError> {
 /// under `--strict`); true when the command must fail.
 fn warn(file: &std::path::Path, unknown: &[String]) -> bool {
     let name = file.display().to_string();
-    print_diagnostics(&gpuquota::mig::check::unknown_diagnostics(&name, unknown))
+    print_diagnostics(&gpuquota::mig::file_check::unknown_diagnostics(
+        &name, unknown,
+    ))
 }
 
 /// `mig validate`: the planning input's layouts and demand, and every named mig-parted config
-/// ([`gpuquota::mig::check::check_documents`]).
+/// ([`gpuquota::mig::file_check::check_documents`]).
 fn validate(file: &std::path::Path) -> Result<(), CliError> {
     let text = read_file(file)?;
     let docs = gpuquota::mig::read_documents(&text)
         .map_err(|e| CliError::input([format!("{}: {e}", file.display())]))?;
     let name = file.display().to_string();
-    let checked = gpuquota::mig::check::check_documents(&name, docs, Catalogue::builtin());
+    let checked = gpuquota::mig::file_check::check_documents(&name, docs, Catalogue::builtin());
     let mut failed = print_diagnostics(&checked.diagnostics);
     if !checked.errors.is_empty() {
         for line in report(file, &checked.errors).lines {

@@ -266,9 +266,9 @@
 #![warn(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod catalogue;
-pub mod check;
 pub mod documents;
 pub mod export;
+pub mod file_check;
 pub mod input;
 pub mod layout;
 mod lp;

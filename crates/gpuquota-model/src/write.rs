@@ -33,7 +33,7 @@ pub fn file(path: &Path, bytes: &[u8], force: bool) -> std::io::Result<()> {
     })
 }
 
-/// [`file`] with the temporary file filled by `fill`.
+/// [`file()`] with the temporary file filled by `fill`.
 fn file_with(
     path: &Path,
     force: bool,
@@ -89,7 +89,7 @@ fn file_with(
     placed
 }
 
-/// Whether [`file`] may write at `path`, checked before any work: not when there is a
+/// Whether [`file()`] may write at `path`, checked before any work: not when there is a
 /// symbolic link, anything but a regular file, or (unless `force`) an existing file.
 ///
 /// # Errors
