@@ -2,7 +2,6 @@
 //! `gpuquota::advise`).
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use gpuquota::advise;
 
@@ -87,64 +86,45 @@ pub(crate) struct AdviseArgs {
     image: String,
 }
 
-pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn run(a: AdviseArgs) -> Result<(), CliError> {
     // refuse before any work: an existing file without --force, a link, a non-file
     for path in [&a.patch_out, &a.plot, &a.report].into_iter().flatten() {
-        crate::common::check_target(path, a.force)?;
+        gpuquota::model::write::check_target(path, a.force)?;
     }
-    let (name, text, dir, _) = match crate::sweep::read_scenario(&a.file) {
-        Ok(x) => x,
-        Err(code) => return Ok(code),
-    };
+    let (name, text, dir, _) = crate::sweep::read_scenario(&a.file)?;
     let scenario_rel = serde_saphyr::from_str::<serde_json::Value>(&text)
         .ok()
         .and_then(|v| v["spec"]["scenario"].as_str().map(str::to_owned));
     let Some(scenario_rel) = scenario_rel else {
         // the parser names what is wrong
-        if let Err(d) = advise::parse(&name, &text, &|_| Vec::new()) {
-            print_diagnostics(d.iter());
-        } else {
-            eprintln!("error: {name}: spec.scenario: missing");
-        }
-        return Ok(ExitCode::from(1));
+        return Err(match advise::parse(&name, &text, &|_| Vec::new()) {
+            Err(d) => CliError::diagnostics(d.iter()),
+            Ok(_) => CliError::input([format!("{name}: spec.scenario: missing")]),
+        });
     };
     let scenario_path = dir.join(&scenario_rel);
-    let (sname, stext, sdir, stem) = match crate::sweep::read_scenario(&scenario_path) {
-        Ok(x) => x,
-        Err(code) => return Ok(code),
-    };
+    let (sname, stext, sdir, stem) = crate::sweep::read_scenario(&scenario_path)?;
     let read = move |rel: &str| {
         let p = sdir.join(rel);
         let shown = gpuquota::model::source::display_name(&p);
         gpuquota::model::source::read_text(&p).map(|t| (shown, t))
     };
-    let prepared = match advise::prepare(&sname, &stext, &stem, &read) {
-        Ok(p) => p,
-        Err(d) => {
-            print_diagnostics(d.iter());
-            return Ok(crate::sim::load_failed(d.iter()));
-        }
-    };
+    let prepared =
+        advise::prepare(&sname, &stext, &stem, &read).map_err(|d| CliError::load(d.iter()))?;
     let plan = match advise::parse(&name, &text, &|p| {
         advise::split_queues(&prepared.scenario.model, p)
     }) {
         Ok(p) => p,
-        Err(d) => {
-            print_diagnostics(d.iter());
-            return Ok(ExitCode::from(1));
-        }
+        Err(d) => return Err(CliError::diagnostics(d.iter())),
     };
     if print_diagnostics(plan.warnings.iter()) && strict() {
-        return Ok(ExitCode::from(1));
+        return Err(CliError::exit(1));
     }
     let fingerprint = advise::shard::fingerprint(&text, &stext, &prepared);
     if let Some(n) = a.emit_job {
         return match gpuquota::sim::sweep::scenario_files(&sname, &stext, &stem, &[], &read) {
             Ok(files) => emit_job(&a, &text, (&scenario_rel, &stext), &files, n),
-            Err(d) => {
-                print_diagnostics(d.iter());
-                Ok(ExitCode::from(1))
-            }
+            Err(d) => Err(CliError::diagnostics(d.iter())),
         };
     }
     let bar = crate::sweep::progress_bar(a.quiet);
@@ -163,12 +143,9 @@ pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
         return match result {
             Ok(s) => {
                 print!("{}", s.to_json_string());
-                Ok(ExitCode::SUCCESS)
+                Ok(())
             }
-            Err(d) => {
-                print_diagnostics(d.iter());
-                Ok(crate::sim::load_failed(d.iter()))
-            }
+            Err(d) => Err(CliError::load(d.iter())),
         };
     }
     let result = if a.merge.is_empty() {
@@ -178,19 +155,13 @@ pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
         for f in &a.merge {
             let t = crate::common::read_file(f)?;
             let s = advise::shard::Shard::from_json(&t)
-                .map_err(|m| CliError(format!("{}: {m}", f.display())))?;
+                .map_err(|m| CliError::usage(format!("{}: {m}", f.display())))?;
             shards.push((gpuquota::model::source::display_name(f), s));
         }
         advise::shard::merge(&plan, &prepared, &fingerprint, shards)
     };
     bar.finish_and_clear();
-    let advice = match result {
-        Ok(x) => x,
-        Err(d) => {
-            print_diagnostics(d.iter());
-            return Ok(crate::sim::load_failed(d.iter()));
-        }
-    };
+    let advice = result.map_err(|d| CliError::load(d.iter()))?;
     let format = crate::common::output_or(a.output, AdviceOutput::Table, AdviceOutput::Json);
     let mut out = match format {
         AdviceOutput::Table => advice.to_table(a.explain, crate::common::table_width()),
@@ -199,34 +170,28 @@ pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
     };
     if let (Some(p), None) = (&a.report, &advice.recommended) {
         // nothing to compare against: the page shows the closest configurations
-        let html = gpuquota::report::advise(&advice, None).map_err(CliError)?;
-        crate::common::write_file(p, html.as_bytes(), a.force)?;
+        let html = gpuquota::report::advise(&advice, None).map_err(CliError::usage)?;
+        gpuquota::model::write::file(p, html.as_bytes(), a.force)?;
     }
     let page_with_what_if = a.report.is_some() && advice.recommended.is_some();
     if a.patch_out.is_some() || a.diff || a.plot.is_some() || page_with_what_if {
         let Some(settings) = advice.chosen_settings(&plan) else {
-            return Err(CliError("no configuration to recommend".into()));
+            return Err(CliError::usage("no configuration to recommend"));
         };
-        let chosen = match prepared.evaluator.run(&settings) {
-            Ok(x) => x,
-            Err(d) => {
-                print_diagnostics(d.iter());
-                return Ok(ExitCode::from(1));
-            }
-        };
+        let chosen = prepared
+            .evaluator
+            .run(&settings)
+            .map_err(|d| CliError::diagnostics(d.iter()))?;
         if let Some(p) = &a.patch_out {
             let yaml = advise::output::patch_yaml(&prepared.scenario, &chosen.0, &settings)
-                .map_err(CliError)?;
-            crate::common::write_file(p, yaml.as_bytes(), a.force)?;
+                .map_err(CliError::usage)?;
+            gpuquota::model::write::file(p, yaml.as_bytes(), a.force)?;
         }
         if a.diff || a.plot.is_some() || page_with_what_if {
-            let current = match prepared.evaluator.run(&[]) {
-                Ok(x) => x,
-                Err(d) => {
-                    print_diagnostics(d.iter());
-                    return Ok(ExitCode::from(1));
-                }
-            };
+            let current = prepared
+                .evaluator
+                .run(&[])
+                .map_err(|d| CliError::diagnostics(d.iter()))?;
             if a.diff {
                 let d = gpuquota::sim::diff::diff(&current.0, &current.1, &chosen.0, &chosen.1);
                 out.push_str("\ncurrent (A) against recommended (B):\n");
@@ -234,21 +199,21 @@ pub(crate) fn run(a: AdviseArgs) -> Result<ExitCode, CliError> {
             }
             if let Some(p) = &a.plot {
                 let svg = gpuquota::sim::diff::svg(&current.0, &current.1, &chosen.0, &chosen.1)
-                    .map_err(CliError)?;
-                crate::common::write_file(p, svg.as_bytes(), a.force)?;
+                    .map_err(CliError::usage)?;
+                gpuquota::model::write::file(p, svg.as_bytes(), a.force)?;
             }
             if let Some(p) = a.report.as_ref().filter(|_| page_with_what_if) {
                 let html = gpuquota::report::advise(
                     &advice,
                     Some((&current.0, &current.1, &chosen.0, &chosen.1)),
                 )
-                .map_err(CliError)?;
-                crate::common::write_file(p, html.as_bytes(), a.force)?;
+                .map_err(CliError::usage)?;
+                gpuquota::model::write::file(p, html.as_bytes(), a.force)?;
             }
         }
     }
     print!("{out}");
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// `--emit-job N`: the ConfigMap and the Indexed Job (`gpuquota::advise::shard::manifests`).
@@ -258,7 +223,7 @@ fn emit_job(
     scenario: (&str, &str),
     files: &[(String, String)],
     shards: usize,
-) -> Result<ExitCode, CliError> {
+) -> Result<(), CliError> {
     let stem = a.file.file_stem().map(|s| s.to_string_lossy().into_owned());
     let file = a.file.file_name().map(|s| s.to_string_lossy().into_owned());
     let yaml = advise::shard::manifests(
@@ -279,7 +244,7 @@ fn emit_job(
         },
         a.exhaustive,
     )
-    .map_err(CliError)?;
+    .map_err(CliError::usage)?;
     print!("{yaml}");
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

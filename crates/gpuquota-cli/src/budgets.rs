@@ -24,15 +24,15 @@ pub(crate) fn apply(
         (None, None) => return Ok(None),
         (Some(b), Some(u)) => (b, u),
         _ => {
-            return Err(CliError(
-                "--budgets and --usage go together: the budgets and a `gpuquota meter` report of the period so far".into(),
+            return Err(CliError::usage(
+                "--budgets and --usage go together: the budgets and a `gpuquota meter` report of the period so far",
             ));
         }
     };
     let rules = load_rules(budgets)?;
     let report: serde_json::Value = serde_json::from_str(&read_file(usage)?)
-        .map_err(|e| CliError(format!("{}: {e}", usage.display())))?;
-    let state = from_meter_report(rules, &report).map_err(CliError)?;
+        .map_err(|e| CliError::usage(format!("{}: {e}", usage.display())))?;
+    let state = from_meter_report(rules, &report).map_err(CliError::usage)?;
     let applied = apply_to_model(model, &state);
     for n in &applied.notes {
         eprintln!("note: {n}");
@@ -49,7 +49,7 @@ pub(crate) fn load_rules(
 ) -> Result<Vec<gpuquota::model::budget::BudgetRule>, CliError> {
     let text = read_file(budgets)?;
     let imported = gpuquota::model::import_str(&budgets.display().to_string(), &text)
-        .map_err(|e| CliError(e.to_string()))?;
+        .map_err(|e| CliError::usage(e.to_string()))?;
     let mut rules = Vec::new();
     let mut problems = Vec::new();
     for (name, b) in &imported.model.budgets {
@@ -71,10 +71,10 @@ pub(crate) fn load_rules(
         }
     }
     if !problems.is_empty() {
-        return Err(CliError(problems.join("\n")));
+        return Err(CliError::usage(problems.join("\n")));
     }
     if rules.is_empty() {
-        return Err(CliError(format!(
+        return Err(CliError::usage(format!(
             "{}: no Budget objects",
             budgets.display()
         )));

@@ -3,19 +3,96 @@
 
 use std::fmt;
 
-/// An error that ends the command (exit code 2 unless a command says otherwise).
+/// How every command ends other than in success: the exit status and the lines `main` prints
+/// on stderr (each already starting with `error: ` or `warning: `). Every command returns
+/// `Result<(), CliError>`.
 #[derive(Debug)]
-pub(crate) struct CliError(pub(crate) String);
+pub(crate) struct CliError {
+    /// The exit status: 1 for problems in the input, 2 for usage and unreadable files.
+    pub(crate) code: u8,
+    /// The lines to print on stderr, in order.
+    pub(crate) lines: Vec<String>,
+}
+
+impl CliError {
+    /// Exit status 2 with `error: MESSAGE` (a usage error, a file that cannot be opened or
+    /// written).
+    pub(crate) fn usage(message: impl fmt::Display) -> CliError {
+        CliError {
+            code: 2,
+            lines: vec![format!("error: {message}")],
+        }
+    }
+
+    /// Exit status `code` with nothing more to print (what failed is on stderr already).
+    pub(crate) fn exit(code: u8) -> CliError {
+        CliError {
+            code,
+            lines: Vec::new(),
+        }
+    }
+
+    /// Exit status 1 with one line per problem of the input ([`error_line`]).
+    pub(crate) fn input<S: AsRef<str>>(problems: impl IntoIterator<Item = S>) -> CliError {
+        CliError {
+            code: 1,
+            lines: problems
+                .into_iter()
+                .map(|p| error_line(p.as_ref()))
+                .collect(),
+        }
+    }
+
+    /// Exit status 1 with one line per diagnostic, as [`print_diagnostics`] prints them.
+    pub(crate) fn diagnostics<'a>(
+        diagnostics: impl IntoIterator<Item = &'a gpuquota::model::Diagnostic>,
+    ) -> CliError {
+        let strict = strict();
+        CliError {
+            code: 1,
+            lines: diagnostics
+                .into_iter()
+                .map(|d| {
+                    format!(
+                        "{}: {d}",
+                        if d.is_error(strict) {
+                            "error"
+                        } else {
+                            "warning"
+                        }
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// [`CliError::diagnostics`] of a scenario or file that could not be loaded: exit status
+    /// 2 when one of them says a file (the scenario or one it names: `cluster:`,
+    /// `workloads[].file`, a trace) cannot be read, as for every command; else 1.
+    pub(crate) fn load<'a>(
+        diagnostics: impl IntoIterator<Item = &'a gpuquota::model::Diagnostic> + Clone,
+    ) -> CliError {
+        let unreadable = diagnostics
+            .clone()
+            .into_iter()
+            .any(|d| d.code == gpuquota::model::diag::codes::READ_FAILED);
+        let mut e = CliError::diagnostics(diagnostics);
+        if unreadable {
+            e.code = 2;
+        }
+        e
+    }
+}
 
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.lines.join("\n"))
     }
 }
 
 impl<E: std::error::Error> From<E> for CliError {
     fn from(e: E) -> Self {
-        CliError(e.to_string())
+        CliError::usage(e)
     }
 }
 
@@ -76,19 +153,19 @@ pub(crate) fn table_width() -> gpuquota::model::text::Width {
 /// ([`gpuquota::model::source::read_text`]), naming the file in the error.
 ///
 /// A file that is not UTF-8 text or is too large is an input error: the command then exits
-/// with 1, like every other input error ([`input_error`]); one that cannot be opened, with 2.
+/// with 1, like every other input error; one that cannot be opened, with 2.
 pub(crate) fn read_file(path: &std::path::Path) -> Result<String, CliError> {
     gpuquota::model::source::read_text(path).map_err(read_error)
 }
 
 /// The error that ends a command on a file it could not read ([`read_file`]'s): exit code 1
-/// for a file that is not UTF-8 text or too large ([`input_error`]), 2 for one that cannot
-/// be opened.
+/// for a file that is not UTF-8 text or too large, 2 for one that cannot be opened.
 pub(crate) fn read_error(d: gpuquota::model::Diagnostic) -> CliError {
+    let mut e = CliError::usage(&d);
     if d.code != gpuquota::model::diag::codes::READ_FAILED {
-        INPUT_ERROR.store(true, std::sync::atomic::Ordering::Relaxed);
+        e.code = 1;
     }
-    CliError(d.to_string())
+    e
 }
 
 /// True for the codes of reading a source's bytes (`read-failed`, `input-too-large`,
@@ -168,12 +245,55 @@ impl Inputs {
     }
 }
 
-static INPUT_ERROR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The one way a command reads manifest files: every file into one importer ([`Inputs`]),
+/// standard input labelled `stdin_label`. A file that cannot be opened ends the command (exit
+/// 2). One that is not UTF-8 text or too large is an input error (exit 1): only the first
+/// such file is reported, or with `every_read_problem` all of them (unless one cannot be
+/// opened). Otherwise the import as it finished.
+pub(crate) fn import_files(
+    files: &[std::path::PathBuf],
+    stdin_label: &str,
+    every_read_problem: bool,
+) -> Result<Result<gpuquota::model::Imported, gpuquota::model::import::ImportErrors>, CliError> {
+    let mut importer = gpuquota::model::Importer::new();
+    let inputs = Inputs::add(&mut importer, files, stdin_label);
+    let imported = importer.finish();
+    let errors = imported.as_ref().err().map_or(&[][..], |e| &e.0[..]);
+    let problems = inputs.read_problems(errors);
+    if !every_read_problem {
+        if let Some(d) = problems.into_iter().next() {
+            return Err(read_error(d));
+        }
+    } else if let Some(d) = problems
+        .iter()
+        .find(|d| d.code == gpuquota::model::diag::codes::READ_FAILED)
+    {
+        return Err(CliError::usage(d));
+    } else if !problems.is_empty() {
+        return Err(CliError::input(
+            problems.iter().map(|d| format!("error: {d}")),
+        ));
+    }
+    Ok(imported)
+}
 
-/// True when the command ended on a file [`read_file`] refused as input (not UTF-8, too
-/// large): `main` then exits with 1 instead of 2.
-pub(crate) fn input_error() -> bool {
-    INPUT_ERROR.load(std::sync::atomic::Ordering::Relaxed)
+/// The model of an engine command's manifest files ([`import_files`], standard input labelled
+/// `-`): the import's errors, its warnings under `--strict`, or a model without any of the
+/// `usable` kinds end the command (exit 1); the warnings are printed.
+pub(crate) fn load_model(
+    files: &[std::path::PathBuf],
+    usable: &[gpuquota::model::Kind],
+    command: &str,
+) -> Result<gpuquota::model::Model, CliError> {
+    let imported = import_files(files, "-", false)?
+        .map_err(|errors| CliError::input(errors.0.iter().map(ToString::to_string)))?;
+    // import warnings (unknown fields and kinds): errors under `--strict`
+    if print_diagnostics(&imported.warnings) {
+        return Err(CliError::exit(1));
+    }
+    gpuquota::model::validate::require_objects(&imported.model, usable, command)
+        .map_err(|d| CliError::input([d.to_string()]))?;
+    Ok(imported.model)
 }
 
 static STRICT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -234,13 +354,15 @@ pub(crate) fn write_json<T: serde::Serialize>(value: &T) -> Result<(), CliError>
         Err(e) if e.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe) => {
             std::process::exit(0)
         }
-        Err(e) if e.is_io() => return Err(CliError(format!("writing standard output: {e}"))),
-        Err(e) => return Err(CliError(e.to_string())),
+        Err(e) if e.is_io() => {
+            return Err(CliError::usage(format!("writing standard output: {e}")));
+        }
+        Err(e) => return Err(CliError::usage(e.to_string())),
     };
     match written {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
-        Err(e) => Err(CliError(format!("writing standard output: {e}"))),
+        Err(e) => Err(CliError::usage(format!("writing standard output: {e}"))),
     }
 }
 
@@ -253,7 +375,7 @@ pub(crate) fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
-        Err(e) => Err(CliError(format!("writing standard output: {e}"))),
+        Err(e) => Err(CliError::usage(format!("writing standard output: {e}"))),
     }
 }
 
@@ -267,7 +389,7 @@ pub(crate) fn stream_stdout(
     match write(&mut stdout).and_then(|()| stdout.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
-        Err(e) => Err(CliError(format!("writing standard output: {e}"))),
+        Err(e) => Err(CliError::usage(format!("writing standard output: {e}"))),
     }
 }
 
@@ -289,216 +411,4 @@ macro_rules! outln {
         line.push('\n');
         $crate::common::write_stdout(line.as_bytes())?
     }};
-}
-
-/// Writes `bytes` to the file at `path`: the one way the command writes a file.
-///
-/// - A symbolic link at `path` is refused (its target is never opened), as is anything there
-///   that is not a regular file.
-/// - An existing file is refused unless `force` (the commands' `--force`), and then replaced.
-/// - The bytes go to a new temporary file beside `path` (created exclusively, never through a
-///   link), are flushed to disk, and the temporary file is then renamed to `path` — without
-///   `force` hard-linked, which fails rather than replace a file that appeared meanwhile — so
-///   a reader sees the old file or the whole new one, never a part. On any error the
-///   temporary file is removed.
-///
-/// The error names the path: `PATH: is a symbolic link; not written`, `PATH: exists; --force
-/// replaces it`, or the system's reason.
-pub(crate) fn write_file(
-    path: &std::path::Path,
-    bytes: &[u8],
-    force: bool,
-) -> Result<(), CliError> {
-    write_file_with(path, force, |f| {
-        use std::io::Write as _;
-        f.write_all(bytes)
-    })
-}
-
-/// [`write_file`] with the temporary file filled by `fill`.
-fn write_file_with(
-    path: &std::path::Path,
-    force: bool,
-    fill: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
-) -> Result<(), CliError> {
-    let shown = path.display();
-    let fail = |e: std::io::Error| CliError(format!("{shown}: {e}"));
-    check_target(path, force)?;
-    let name = path
-        .file_name()
-        .ok_or_else(|| CliError(format!("{shown}: not a file name")))?;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    // the temporary file: new (O_CREAT | O_EXCL, which never follows a link), beside `path`
-    let mut attempt = 0u32;
-    let (tmp, mut file) = loop {
-        let mut tmp_name = std::ffi::OsString::from(".");
-        tmp_name.push(name);
-        tmp_name.push(format!(".{}.{attempt}.tmp", std::process::id()));
-        let tmp = dir.join(tmp_name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
-            Ok(f) => break (tmp, f),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
-                attempt += 1;
-            }
-            Err(e) => return Err(fail(e)),
-        }
-    };
-    let written = fill(&mut file).and_then(|()| file.sync_all());
-    drop(file);
-    let placed = written.map_err(fail).and_then(|()| {
-        if force {
-            std::fs::rename(&tmp, path).map_err(fail)
-        } else {
-            match std::fs::hard_link(&tmp, path) {
-                Ok(()) => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    check_target(path, false).and_then(|()| Err(fail(e)))
-                }
-                // a file system without hard links: the check above, then the rename
-                Err(_) => check_target(path, false)
-                    .and_then(|()| std::fs::rename(&tmp, path).map_err(fail)),
-            }
-        }
-    });
-    // after a rename the name is gone already; after a link or an error it is removed
-    let _ = std::fs::remove_file(&tmp);
-    placed
-}
-
-/// The error for what is at `path` when a file may not be written there: a symbolic link,
-/// anything but a regular file, or (unless `force`) an existing file.
-pub(crate) fn check_target(path: &std::path::Path, force: bool) -> Result<(), CliError> {
-    let shown = path.display();
-    match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(CliError(format!("{shown}: {e}"))),
-        Ok(m) if m.file_type().is_symlink() => Err(CliError(format!(
-            "{shown}: is a symbolic link; not written"
-        ))),
-        Ok(m) if !m.is_file() => Err(CliError(format!(
-            "{shown}: exists and is not a regular file; not written"
-        ))),
-        Ok(_) if force => Ok(()),
-        Ok(_) => Err(CliError(format!("{shown}: exists; --force replaces it"))),
-    }
-}
-
-/// Creates the directory `dir` (and its parents) for the files a command writes into it; a
-/// directory that is already there is used as it is.
-pub(crate) fn create_dir(dir: &std::path::Path) -> Result<(), CliError> {
-    std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))
-}
-
-#[cfg(test)]
-mod write_tests {
-    use super::*;
-
-    /// A fresh empty directory for one test.
-    fn scratch(name: &str) -> std::path::PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("gpuquota-write-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
-    fn entries(dir: &std::path::Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
-
-    #[test]
-    fn writes_a_new_file_and_leaves_nothing_else() {
-        let dir = scratch("new");
-        let target = dir.join("a.yaml");
-        write_file(&target, b"kind: A\n", false).unwrap();
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "kind: A\n");
-        assert_eq!(entries(&dir), ["a.yaml"]);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn an_existing_file_is_refused_without_force_and_replaced_with_it() {
-        let dir = scratch("exists");
-        let target = dir.join("a.svg");
-        std::fs::write(&target, "old").unwrap();
-        let err = write_file(&target, b"new", false).unwrap_err();
-        assert_eq!(
-            err.0,
-            format!("{}: exists; --force replaces it", target.display())
-        );
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "old");
-        write_file(&target, b"new", true).unwrap();
-        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
-        assert_eq!(entries(&dir), ["a.svg"]);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_symbolic_link_is_refused_even_with_force_and_its_target_untouched() {
-        let dir = scratch("link");
-        let victim = dir.join("victim");
-        std::fs::write(&victim, "precious").unwrap();
-        let target = dir.join("plot.svg");
-        std::os::unix::fs::symlink(&victim, &target).unwrap();
-        // a dangling link too: it would otherwise create the file it points at
-        let dangling = dir.join("dangling.svg");
-        std::os::unix::fs::symlink(dir.join("created"), &dangling).unwrap();
-        for force in [false, true] {
-            for path in [&target, &dangling] {
-                let err = write_file(path, b"<svg/>", force).unwrap_err();
-                assert_eq!(
-                    err.0,
-                    format!("{}: is a symbolic link; not written", path.display())
-                );
-            }
-        }
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
-        assert_eq!(entries(&dir), ["dangling.svg", "plot.svg", "victim"]);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn the_temporary_file_is_beside_the_target_and_removed_on_error() {
-        let dir = scratch("tmp");
-        let target = dir.join("month.yaml");
-        let mut seen = Vec::new();
-        let err = write_file_with(&target, false, |f| {
-            use std::io::Write as _;
-            f.write_all(b"half")?;
-            seen = entries(&dir);
-            Err(std::io::Error::other("disk full"))
-        })
-        .unwrap_err();
-        assert_eq!(err.0, format!("{}: disk full", target.display()));
-        assert_eq!(seen, [format!(".month.yaml.{}.0.tmp", std::process::id())]);
-        assert_eq!(entries(&dir), Vec::<String>::new());
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn a_directory_at_the_target_is_refused() {
-        let dir = scratch("dir");
-        let err = write_file(&dir, b"x", true).unwrap_err();
-        assert_eq!(
-            err.0,
-            format!(
-                "{}: exists and is not a regular file; not written",
-                dir.display()
-            )
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
 }

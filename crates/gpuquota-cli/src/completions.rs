@@ -1,8 +1,6 @@
 //! `gpuquota completions SHELL`: the shell completion script, generated from the command
 //! definition by `clap_complete`, so it always matches the installed binary.
 
-use std::process::ExitCode;
-
 use clap::CommandFactory;
 
 use crate::common::CliError;
@@ -27,9 +25,9 @@ pub(crate) fn script(shell: clap_complete::Shell) -> Vec<u8> {
     out
 }
 
-pub(crate) fn run(args: CompletionsArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: CompletionsArgs) -> Result<(), CliError> {
     crate::common::write_stdout(&script(args.shell))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 #[cfg(test)]

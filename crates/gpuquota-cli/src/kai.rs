@@ -17,23 +17,17 @@
 //! `warning: …`; under `--strict` they print as `error: …` and the command exits 1 before
 //! any output.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use gpuquota::kai::division::{DivisionOptions, Mode, Resource};
+use gpuquota::kai::division::{DivisionOptions, Mode};
 use gpuquota::kai::fixed::SCALE;
-use gpuquota::kai::ids::{PerQueue, PerResource, QueueId};
-use gpuquota::kai::session::{Placement, SessionOptions, fmt_res, run_session};
+use gpuquota::kai::session::{Placement, SessionOptions, run_session};
 use gpuquota::kai::snapshot::{BuildOptions, Cluster, parse_total};
 use gpuquota::kai::usage::UsageInput;
-use gpuquota::model::{Importer, Model, Timestamp};
+use gpuquota::model::{Model, Timestamp};
 
-use crate::common::{
-    CliError, Inputs, output_or, print_diagnostics, read_error, read_file, strict, table_width,
-    to_json,
-};
+use crate::common::{CliError, output_or, print_diagnostics, read_file, table_width, to_json};
 use gpuquota::kai::snapshot::{ENGINE, codes};
 use gpuquota::model::Diagnostic;
 
@@ -126,13 +120,6 @@ pub(crate) struct KaiArgs {
     queue_label_key: Option<String>,
 }
 
-fn fail(problems: Vec<String>) -> Result<ExitCode, CliError> {
-    for p in problems {
-        eprintln!("{}", crate::common::error_line(&p));
-    }
-    Ok(ExitCode::from(1))
-}
-
 /// Prints warnings (`warning: …`, or `error: …` under `--strict`); true when `--strict` makes
 /// them fail the command.
 fn warn(warnings: &[Diagnostic]) -> bool {
@@ -144,53 +131,22 @@ struct Prepared {
     options: DivisionOptions,
 }
 
-fn prepare(args: &KaiArgs) -> Result<Result<Prepared, Vec<String>>, CliError> {
-    prepare_edit(args, |_| Ok(()))
-}
-
-/// As [`prepare`], with the imported model edited before the cluster is built.
-fn prepare_edit(
+/// Imports the manifests ([`crate::common::load_model`]), lets `edit` change the model, and
+/// builds the cluster.
+fn prepare(
     args: &KaiArgs,
     edit: impl FnOnce(&mut Model) -> Result<(), CliError>,
-) -> Result<Result<Prepared, Vec<String>>, CliError> {
-    let mut imp = Importer::new();
-    let inputs = Inputs::add(&mut imp, &args.files, "-");
-    let imported = imp.finish();
-    let errors = imported.as_ref().err().map_or(&[][..], |e| &e.0[..]);
-    if let Some(d) = inputs.read_problems(errors).into_iter().next() {
-        return Err(read_error(d));
-    }
-    let imported = match imported {
-        Ok(i) => i,
-        Err(errs) => return Ok(Err(errs.0.iter().map(|e| e.to_string()).collect())),
-    };
-    if !imported.warnings.is_empty() && strict() {
-        return Ok(Err(imported
-            .warnings
-            .iter()
-            .map(|w| format!("error: {w}"))
-            .collect()));
-    }
-    for w in &imported.warnings {
-        eprintln!("warning: {w}");
-    }
-    if let Err(d) = gpuquota::model::validate::require_objects(
-        &imported.model,
+) -> Result<Prepared, CliError> {
+    let mut model = crate::common::load_model(
+        &args.files,
         gpuquota::model::validate::KAI_USABLE,
         "gpuquota kai",
-    ) {
-        return Ok(Err(vec![format!("error: {d}")]));
-    }
-    let mut model = imported.model;
+    )?;
     edit(&mut model)?;
-    text_to_cluster(model, args, true)
+    text_to_cluster(model, args)
 }
 
-fn text_to_cluster(
-    model: Model,
-    args: &KaiArgs,
-    read_usage: bool,
-) -> Result<Result<Prepared, Vec<String>>, CliError> {
+fn text_to_cluster(model: Model, args: &KaiArgs) -> Result<Prepared, CliError> {
     let mut problems = Vec::new();
     let total = match args.total.as_deref().map(parse_total) {
         None => [None; 3],
@@ -213,18 +169,18 @@ fn text_to_cluster(
     {
         problems.push("--k-value: not a number".into());
     }
-    let usage = match (&args.usage, read_usage) {
-        (Some(p), true) => match UsageInput::parse(&read_file(p)?) {
+    let usage = match &args.usage {
+        Some(p) => match UsageInput::parse(&read_file(p)?) {
             Ok(u) => Some(u),
             Err(e) => {
                 problems.push(format!("{}: {e}", p.display()));
                 None
             }
         },
-        _ => None,
+        None => None,
     };
     if !problems.is_empty() {
-        return Ok(Err(problems));
+        return Err(CliError::input(problems));
     }
     let model = match &args.node_pool {
         Some(pool) => gpuquota::kai::runai::node_pool_view(&model, pool),
@@ -239,7 +195,7 @@ fn text_to_cluster(
     ) {
         Ok(c) => c,
         // Errors print bare, one per line (the contract the CLI tests pin).
-        Err(errs) => return Ok(Err(errs.iter().map(ToString::to_string).collect())),
+        Err(errs) => return Err(CliError::input(errs.iter().map(ToString::to_string))),
     };
     let mut warnings: Vec<Diagnostic> = cluster.warnings.iter().cloned().collect();
     let mut options = DivisionOptions::default()
@@ -265,7 +221,7 @@ fn text_to_cluster(
             }
             Err(e) => {
                 let _ = warn(&warnings);
-                return Ok(Err(vec![e.to_string()]));
+                return Err(CliError::input([e.to_string()]));
             }
         }
     }
@@ -277,24 +233,21 @@ fn text_to_cluster(
     }
     if warn(&warnings) {
         // `--strict`: the warnings (printed as errors) fail the command.
-        return Ok(Err(Vec::new()));
+        return Err(CliError::exit(1));
     }
-    Ok(Ok(Prepared { cluster, options }))
+    Ok(Prepared { cluster, options })
 }
 
-pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
+pub(crate) fn run(command: KaiCommand) -> Result<(), CliError> {
     match command {
         KaiCommand::Fairshare(args) => {
-            let p = match prepare(&args)? {
-                Ok(p) => p,
-                Err(problems) => return fail(problems),
-            };
+            let p = prepare(&args, |_| Ok(()))?;
             let report = gpuquota::kai::report::fairshare_report(&p.cluster, &p.options)?;
             match output_or(args.output, KaiOutput::Table, KaiOutput::Json) {
                 KaiOutput::Json => out!("{}", to_json(&report)?),
                 KaiOutput::Table => out!("{}", report.table(table_width())),
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(())
         }
         KaiCommand::Schedule {
             args,
@@ -302,7 +255,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
             budgets,
             budget_usage,
         } => {
-            let p = match prepare_edit(&args, |m| {
+            let p = prepare(&args, |m| {
                 // held-back PodGroups are listed on stderr (the schedule JSON is unchanged)
                 if let Some(a) =
                     crate::budgets::apply(m, budgets.as_deref(), budget_usage.as_deref())?
@@ -319,10 +272,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                     }
                 }
                 Ok(())
-            })? {
-                Ok(p) => p,
-                Err(problems) => return fail(problems),
-            };
+            })?;
             let options = SessionOptions::default()
                 .with_division(p.options)
                 .with_placement(match placement {
@@ -335,94 +285,7 @@ pub(crate) fn run(command: KaiCommand) -> Result<ExitCode, CliError> {
                 KaiOutput::Json => out!("{}", to_json(&report)?),
                 KaiOutput::Table => out!("{}", report.table()),
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(())
         }
     }
-}
-
-/// The seed platform under Run:ai semantics: departments and projects with their fair share.
-#[allow(dead_code)] // superseded in the default run by the simulated KAI month (gpuquota_sim::seed)
-pub(crate) fn seed_section() -> Result<String, CliError> {
-    let mut importer = gpuquota::model::Importer::new();
-    importer.add_str("platform.yaml", gpuquota::sim::seed::PLATFORM);
-    importer.add_str("kai-platform.yaml", gpuquota::sim::seed::KAI_PLATFORM);
-    let imported = importer.finish().map_err(|e| CliError(e.to_string()))?;
-    let args = KaiArgs {
-        files: Vec::new(),
-        output: None,
-        // KAI's capacity: the nodes' GPUs, each MIG instance counting its `g` (1g.24gb = 1).
-        total: None,
-        corrected: false,
-        now: None,
-        usage: None,
-        k_value: None,
-        node_pool: None,
-        weight_follows_quota: false,
-        queue_label_key: None,
-    };
-    let p = match text_to_cluster(imported.model, &args, false)? {
-        Ok(p) => p,
-        Err(problems) => return Err(CliError(problems.join("\n"))),
-    };
-    // Two demands: every project asking as much as its limit allows, and the night of
-    // mission.md (inference holds its cards, notebooks and fine-tuning idle, batch asks 16).
-    let base = p.cluster.clone();
-    let divide_with =
-        |req: &dyn Fn(&str, Option<i128>, i128) -> i128| -> Result<PerQueue<PerResource<i128>>, CliError> {
-            let mut inputs: Vec<gpuquota::kai::QueueInput> = base.hierarchy.queues().to_vec();
-            for q in &mut inputs {
-                for r in Resource::ALL {
-                    let total = base.totals[r];
-                    let rp = &mut q.resources[r.index()];
-                    rp.request = req(&q.name, rp.limit, total);
-                }
-            }
-            let h = gpuquota::kai::Hierarchy::new(inputs)?;
-            Ok(h.divide(base.totals, &p.options)?.fair_share)
-        };
-    let full = divide_with(&|_, limit, total| limit.map_or(total, |l| l.min(total)))?;
-    let night = divide_with(&|name, _, _| match name {
-        "assistant" => 8 * SCALE,
-        "translation" => 2 * SCALE,
-        "batch" => 16 * SCALE,
-        _ => 0,
-    })?;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} GPUs as KAI counts them (22 cards + 8 MIG 1g.24gb, one each). FULL: every",
-        fmt_res(Resource::Gpu, base.totals[Resource::Gpu])
-    );
-    let _ = writeln!(
-        out,
-        "project asks its limit. NIGHT: inference holds 10, batch asks 16, the rest idle."
-    );
-    let _ = writeln!(
-        out,
-        "{:<26} {:>8} {:>6} {:>5} {:>4} {:>12} {:>12}",
-        "DEPARTMENT / PROJECT", "DESERVED", "WEIGHT", "LIMIT", "RANK", "FS FULL", "FS NIGHT"
-    );
-    let h = &base.hierarchy;
-    let mut order: Vec<QueueId> = Vec::new();
-    for &r in h.roots() {
-        order.push(r);
-        order.extend_from_slice(h.children(r));
-    }
-    for i in order {
-        let q = h.queue(i);
-        let g = &q.resources[0];
-        let indent = if q.parent.is_some() { "  " } else { "" };
-        let _ = writeln!(
-            out,
-            "{:<26} {:>8} {:>6} {:>5} {:>4} {:>12} {:>12}",
-            format!("{indent}{}", q.name),
-            g.deserved.map_or("-".into(), |v| fmt_res(Resource::Gpu, v)),
-            fmt_res(Resource::Gpu, g.weight),
-            g.limit.map_or("-".into(), |v| fmt_res(Resource::Gpu, v)),
-            q.priority,
-            fmt_res(Resource::Gpu, full[i][Resource::Gpu]),
-            fmt_res(Resource::Gpu, night[i][Resource::Gpu])
-        );
-    }
-    Ok(out)
 }

@@ -27,14 +27,12 @@
 //! Live-cluster states Kueue tolerates are warnings on stderr; malformed objects are listed on
 //! stderr with exit code 1.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Subcommand;
-use gpuquota::kueue::{ScheduleReport, World};
+use gpuquota::kueue::World;
 
-use crate::common::{CliError, Inputs, output_or, read_error, table_width, to_json, write_json};
+use crate::common::{CliError, output_or, table_width, to_json, write_json};
 
 /// `--output` of the `kueue` commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -106,79 +104,29 @@ Examples:
     },
 }
 
-/// Imports the manifests; `Err(code)` after printing every problem.
-fn import(files: &[PathBuf]) -> Result<Result<gpuquota::model::Model, ExitCode>, CliError> {
-    let mut importer = gpuquota::model::Importer::new();
-    let inputs = Inputs::add(&mut importer, files, "-");
-    let imported = importer.finish();
-    let errors = imported.as_ref().err().map_or(&[][..], |e| &e.0[..]);
-    if let Some(d) = inputs.read_problems(errors).into_iter().next() {
-        return Err(read_error(d));
-    }
-    let imported = match imported {
-        Ok(i) => i,
-        Err(errors) => {
-            for e in &errors.0 {
-                eprintln!("error: {e}");
-            }
-            return Ok(Err(ExitCode::from(1)));
-        }
-    };
-    // import warnings (unknown fields and kinds): errors under `--strict`
-    if crate::common::print_diagnostics(&imported.warnings) {
-        return Ok(Err(ExitCode::from(1)));
-    }
-    if let Err(d) = gpuquota::model::validate::require_objects(
-        &imported.model,
+/// Imports the manifests ([`crate::common::load_model`]).
+fn import(files: &[PathBuf]) -> Result<gpuquota::model::Model, CliError> {
+    crate::common::load_model(
+        files,
         gpuquota::model::validate::KUEUE_USABLE,
         "gpuquota kueue",
-    ) {
-        eprintln!("error: {d}");
-        return Ok(Err(ExitCode::from(1)));
-    }
-    Ok(Ok(imported.model))
-}
-
-/// Imports and builds the world; `Err(code)` after printing every problem.
-fn load(files: &[PathBuf]) -> Result<Result<World, ExitCode>, CliError> {
-    match import(files)? {
-        Ok(model) => world_from(&model),
-        Err(code) => Ok(Err(code)),
-    }
+    )
 }
 
 /// Prints the engine's warnings; `Err` when `--strict` makes them fail the command.
-fn print_warnings(warnings: &[gpuquota::kueue::Warning]) -> Result<(), ExitCode> {
+fn print_warnings(warnings: &[gpuquota::kueue::Warning]) -> Result<(), CliError> {
     let strict = crate::common::strict();
     for w in warnings {
         eprintln!("{}: {w}", if strict { "error" } else { "warning" });
     }
     // under `--strict` the engine's warnings fail the command too
     if strict && !warnings.is_empty() {
-        return Err(ExitCode::from(1));
+        return Err(CliError::exit(1));
     }
     Ok(())
 }
 
-/// Builds the world and prints its warnings.
-fn world_from(model: &gpuquota::model::Model) -> Result<Result<World, ExitCode>, CliError> {
-    match World::build(model) {
-        Ok(world) => {
-            if let Err(code) = print_warnings(&world.warnings) {
-                return Ok(Err(code));
-            }
-            Ok(Ok(world))
-        }
-        Err(e) => {
-            for p in &e.problems {
-                eprintln!("error: {p}");
-            }
-            Ok(Err(ExitCode::from(1)))
-        }
-    }
-}
-
-pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
+pub(crate) fn run(command: KueueCommand) -> Result<(), CliError> {
     match command {
         KueueCommand::Schedule {
             files,
@@ -188,10 +136,7 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
             budgets,
             usage,
         } => {
-            let mut model = match import(&files)? {
-                Ok(m) => m,
-                Err(code) => return Ok(code),
-            };
+            let mut model = import(&files)?;
             let applied = crate::budgets::apply(&mut model, budgets.as_deref(), usage.as_deref())?;
             // the Configuration's fair-sharing settings, the objects and the weights, checked
             // once; running never needs the model again
@@ -201,18 +146,15 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
             let input = match gpuquota::kueue::Input::from_model(&model, &options) {
                 Ok(input) => input,
                 Err(errors) => {
-                    for e in errors.diagnostics().iter() {
-                        eprintln!("error: {e}");
-                    }
-                    return Ok(ExitCode::from(1));
+                    return Err(CliError::input(
+                        errors.diagnostics().iter().map(|e| format!("error: {e}")),
+                    ));
                 }
             };
             // the input holds everything the run reads: give the model's memory back to the
             // allocator before the run allocates its own
             drop(model);
-            if let Err(code) = print_warnings(input.warnings()) {
-                return Ok(code);
-            }
+            print_warnings(input.warnings())?;
             let mut report = gpuquota::kueue::run(&input);
             if let Some(a) = applied {
                 // held back by a spent Wait budget: pending, with upstream-style fields
@@ -230,44 +172,42 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
             // decision warnings (a preempt/readmit loop): stderr, and in the report itself;
             // under --strict they fail the command before anything is printed on stdout
             if crate::common::print_diagnostics(&report.warnings) {
-                return Ok(ExitCode::from(1));
+                return Err(CliError::exit(1));
             }
             match output_or(output, KueueOutput::Table, KueueOutput::Json) {
                 KueueOutput::Json => write_json(&report)?,
                 KueueOutput::Table => out!("{}", report.table(table_width())),
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(())
         }
         KueueCommand::Shares { files, output } => {
-            let model = match import(&files)? {
-                Ok(m) => m,
-                Err(code) => return Ok(code),
-            };
+            let model = import(&files)?;
             let report = match gpuquota::fairshare::shares::kueue_shares(&model) {
                 Ok(r) => r,
                 Err(gpuquota::fairshare::FairShareError::Validation(problems)) => {
                     // the validator's errors, one per line, as `kueue schedule` prints them
-                    for p in &problems {
-                        eprintln!("error: {p}");
-                    }
-                    return Ok(ExitCode::from(1));
+                    return Err(CliError::input(
+                        problems.iter().map(|p| format!("error: {p}")),
+                    ));
                 }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return Ok(ExitCode::from(1));
-                }
+                Err(e) => return Err(CliError::input([format!("error: {e}")])),
             };
             match output_or(output, KueueOutput::Table, KueueOutput::Json) {
                 KueueOutput::Json => out!("{}", to_json(&report)?),
                 KueueOutput::Table => out!("{}", report.table(table_width())),
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(())
         }
         KueueCommand::Quotas { files, output } => {
-            let world = match load(&files)? {
-                Ok(w) => w,
-                Err(code) => return Ok(code),
+            let world = match World::build(&import(&files)?) {
+                Ok(world) => world,
+                Err(e) => {
+                    return Err(CliError::input(
+                        e.problems.iter().map(|p| format!("error: {p}")),
+                    ));
+                }
             };
+            print_warnings(&world.warnings)?;
             let report = gpuquota::kueue::quotas(&gpuquota::kueue::Input::from_world(
                 world,
                 None,
@@ -277,114 +217,14 @@ pub(crate) fn run(command: KueueCommand) -> Result<ExitCode, CliError> {
                 KueueOutput::Json => out!("{}", to_json(&report)?),
                 KueueOutput::Table => out!("{}", report.table(table_width())),
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(())
         }
     }
-}
-
-/// The seed section: the seed platform's day scheduled by Kueue's rules.
-#[allow(dead_code)] // superseded in the default run by the simulated month (gpuquota::sim::seed)
-pub(crate) fn seed_section() -> Result<String, CliError> {
-    let mut importer = gpuquota::model::Importer::new();
-    importer.add_str("platform.yaml", gpuquota::sim::seed::PLATFORM);
-    importer.add_str("kueue-day.yaml", gpuquota::sim::seed::KUEUE_DAY);
-    let imported = importer.finish()?;
-    let world = World::build(&imported.model).map_err(|e| CliError(e.to_string()))?;
-    // The day in two steps: everything but the last arrival (the 02:00 fine-tuning job),
-    // then that arrival.
-    let mut s = gpuquota::kueue::Scheduler::new(&world);
-    let last = world
-        .workloads
-        .iter()
-        .filter(|w| w.admitted.is_none())
-        .map(|w| w.created)
-        .max();
-    let late: Vec<gpuquota::kueue::ids::WlId> = world
-        .workloads
-        .ids()
-        .filter(|&i| {
-            let w = &world.workloads[i];
-            w.admitted.is_none() && Some(w.created) == last
-        })
-        .collect();
-    for &i in &late {
-        s.withhold(i);
-    }
-    s.run(None);
-    for &i in &late {
-        s.arrive(i);
-    }
-    s.run(None);
-    let r = ScheduleReport::from_scheduler(&world, &s);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} cycle(s); {} admissions, {} preemptions, {} pending at the end",
-        r.cycles,
-        s.admitted.len(),
-        r.preempted.len(),
-        r.pending.len()
-    );
-    for a in &s.admitted {
-        let w = &world.workloads[a.wl];
-        let flavors: Vec<String> = a
-            .pod_sets
-            .iter()
-            .flat_map(|p| p.2.values().cloned())
-            .collect();
-        let _ = writeln!(
-            out,
-            "  c{:<2} admitted  {:<28} {:<12} {}{}",
-            a.cycle,
-            &w.key,
-            &world.cluster_queues[a.cq].name,
-            flavors.join(","),
-            if a.borrowing > 0 { " borrows" } else { "" }
-        );
-    }
-    for p in &r.preempted {
-        let _ = writeln!(
-            out,
-            "  c{:<2} preempted {:<26} for {:<12} {}",
-            p.cycle,
-            &p.workload,
-            p.preemptor.rsplit('/').next().unwrap_or(""),
-            &p.reason
-        );
-    }
-    for p in &r.pending {
-        let _ = writeln!(out, "      pending   {:<28} {}", &p.workload, &p.reason);
-        for line in gpuquota::model::text::wrap(&p.explanation, 62) {
-            let _ = writeln!(out, "                {line}");
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn seed_section_tells_the_day_in_80_columns() {
-        let text = seed_section().unwrap();
-        for line in text.lines() {
-            assert!(line.chars().count() <= 80, "too wide: {line}");
-        }
-        // batch borrows data science's idle H200s at night ...
-        assert!(
-            text.contains("admitted  analytics/batch-nightly-01   batch        h200-nvl borrows")
-        );
-        // ... and the 02:00 fine-tuning job reclaims them
-        assert_eq!(
-            text.lines()
-                .filter(|l| l.contains("preempted analytics/batch-nightly-"))
-                .count(),
-            8
-        );
-        assert!(text.contains("for fine-tuning  InCohortReclamation"));
-        assert!(text.contains("admitted  data-science/fine-tuning     data-science h200-nvl\n"));
-    }
 
     #[test]
     fn schedule_json_contract() {

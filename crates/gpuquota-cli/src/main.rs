@@ -12,7 +12,6 @@ use clap::{CommandFactory as _, Parser, Subcommand};
 
 mod advise;
 mod budgets;
-#[allow(dead_code)] // helpers are used as the engine subcommands land
 #[macro_use]
 mod common;
 mod completions;
@@ -24,7 +23,6 @@ mod meter;
 mod mig;
 mod quotas;
 mod schema;
-mod seed;
 mod sim;
 mod sweep;
 mod validate;
@@ -155,7 +153,9 @@ fn main() -> ExitCode {
     common::set_wide(cli.wide);
     common::set_verbose(cli.verbose);
     let result = match cli.command {
-        None => seed::run(cli.out.as_deref(), cli.force),
+        None => gpuquota::seed::run(cli.out.as_deref(), cli.force)
+            .map_err(common::CliError::usage)
+            .and_then(|text| common::write_stdout(text.as_bytes())),
         Some(Command::Kai { command }) => kai::run(command),
         Some(Command::Mig { command }) => mig::run(command),
         Some(Command::Meter(args)) => meter::run(args),
@@ -170,10 +170,12 @@ fn main() -> ExitCode {
         Some(Command::Schema(args)) => schema::run(args),
     };
     match result {
-        Ok(code) => code,
+        Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err}");
-            ExitCode::from(if common::input_error() { 1 } else { 2 })
+            for line in &err.lines {
+                eprintln!("{line}");
+            }
+            ExitCode::from(err.code)
         }
     }
 }

@@ -2,7 +2,6 @@
 //! `clap_mangen`, so they always match the installed binary.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::CommandFactory;
 
@@ -43,7 +42,7 @@ pub(crate) fn page(path: &[String]) -> Result<Vec<u8>, CliError> {
         cmd = cmd
             .find_subcommand(name)
             .cloned()
-            .ok_or_else(|| CliError(format!("man: no such command: {}", path.join(" "))))?;
+            .ok_or_else(|| CliError::usage(format!("man: no such command: {}", path.join(" "))))?;
     }
     let mut out = Vec::new();
     clap_mangen::Man::new(cmd).render(&mut out)?;
@@ -69,20 +68,20 @@ fn pages() -> Result<Vec<(String, Vec<u8>)>, CliError> {
     Ok(pages)
 }
 
-pub(crate) fn run(args: ManArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: ManArgs) -> Result<(), CliError> {
     if let Some(dir) = args.out_dir {
         let pages = pages()?;
         for (name, _) in &pages {
-            crate::common::check_target(&dir.join(name), args.force)?;
+            gpuquota::model::write::check_target(&dir.join(name), args.force)?;
         }
-        crate::common::create_dir(&dir)?;
+        gpuquota::model::write::create_dir(&dir)?;
         for (name, roff) in &pages {
-            crate::common::write_file(&dir.join(name), roff, args.force)?;
+            gpuquota::model::write::file(&dir.join(name), roff, args.force)?;
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(());
     }
     crate::common::write_stdout(&page(&args.command)?)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -119,6 +118,6 @@ mod tests {
     #[test]
     fn unknown_subcommand_is_an_error() {
         let err = page(&["kueue".into(), "nope".into()]).unwrap_err();
-        assert_eq!(err.0, "man: no such command: kueue nope");
+        assert_eq!(err.to_string(), "error: man: no such command: kueue nope");
     }
 }

@@ -11,16 +11,9 @@
 //! `--output openmetrics [--budgets FILE]` writes the GPU-hours used (and each Budget's
 //! hours, used and remaining) as OpenMetrics text (`gpuquota::metering::openmetrics`).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
-use gpuquota::metering::{
-    CardType, Config, Currency, Department, Document, IdleMode, Input, Owner, QuotaStep, Record,
-    Shape, Window, engine::meter, money::L,
-};
-
-use crate::common::{CliError, read_file};
+use crate::common::CliError;
 
 /// Arguments of `gpuquota meter`.
 #[derive(Debug, clap::Args)]
@@ -61,11 +54,11 @@ pub(crate) enum MeterOutput {
     Openmetrics,
 }
 
-pub(crate) fn run(args: MeterArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: MeterArgs) -> Result<(), CliError> {
     let output = crate::common::output_or(args.output, MeterOutput::Table, MeterOutput::Json);
     // refuse before any work: an existing file without --force, a link, a non-file
     if let Some(path) = &args.report {
-        crate::common::check_target(path, args.force)?;
+        gpuquota::model::write::check_target(path, args.force)?;
     }
     let outcome = execute_with(
         &args.file,
@@ -73,14 +66,20 @@ pub(crate) fn run(args: MeterArgs) -> Result<ExitCode, CliError> {
         args.budgets.as_deref(),
         args.report.is_some(),
     )?;
+    if outcome.code != 0 {
+        return Err(CliError {
+            code: outcome.code,
+            lines: outcome.stderr,
+        });
+    }
     for line in &outcome.stderr {
         eprintln!("{line}");
     }
     if let (Some(path), Some(html)) = (&args.report, &outcome.html) {
-        crate::common::write_file(path, html.as_bytes(), args.force)?;
+        gpuquota::model::write::file(path, html.as_bytes(), args.force)?;
     }
     out!("{}", outcome.stdout);
-    Ok(ExitCode::from(outcome.code))
+    Ok(())
 }
 
 /// What one `gpuquota meter` run prints and returns.
@@ -111,78 +110,26 @@ pub(crate) fn execute_with(
         Some(b) => crate::budgets::load_rules(b)?,
         None => Vec::new(),
     };
-    let text = read_file(path)?;
-    let file = path.display().to_string();
-    let mut stderr = Vec::new();
-    let fail = |mut stderr: Vec<String>, msg: Vec<String>| {
-        stderr.extend(msg.iter().map(|m| crate::common::error_line(m)));
-        Ok(Outcome {
-            code: 1,
-            stdout: String::new(),
-            stderr,
-            html: None,
-        })
-    };
-    let doc = match Document::from_yaml(&text) {
-        Ok(d) => d,
-        Err(e) => return fail(stderr, every_problem(&file, &e)),
-    };
-    // unknown fields: a warning with the path and a "did you mean", an error under --strict
-    let strict = crate::common::strict();
-    let mut refused = false;
-    for d in &doc.diagnostics(&file) {
-        let error = d.is_error(strict);
-        refused |= error;
-        stderr.push(format!("{}: {d}", if error { "error" } else { "warning" }));
-    }
-    if refused {
-        return fail(stderr, Vec::new());
-    }
-    let dir = path.parent().map(PathBuf::from).unwrap_or_default();
-    // every dcgm: file is streamed through the one bounded reader
-    let mut open = |_: usize, name: &str| gpuquota::metering::dcgm::open_file(&dir.join(name));
-    // cluster: files (Nodes, the device plugin's sharing ConfigMap) give replicas per GPU
-    let mut cluster = Vec::with_capacity(doc.cluster.len());
-    for name in &doc.cluster {
-        cluster.push((name.clone(), read_file(&dir.join(name))?));
-    }
-    let report = match Document::sharing_from(&cluster)
-        .and_then(|sharing| doc.into_input_owned_with_sharing(&mut open, sharing))
-        .and_then(|input| meter(&input))
-    {
-        Ok(r) => r,
-        Err(e) => {
-            // a dcgm: file that cannot be read exits 2, as every file that cannot be read
-            let unreadable = matches!(&e, gpuquota::metering::MeteringError::Read(d)
-                if d.code == gpuquota::model::diag::codes::READ_FAILED);
-            let mut outcome = fail(stderr, every_problem(&file, &e))?;
-            if unreadable {
-                outcome.code = 2;
-            }
-            return Ok(outcome);
+    let metered = match gpuquota::metering::file::meter_file(path, crate::common::strict()) {
+        Ok(m) => m,
+        Err(refused) => {
+            return Ok(Outcome {
+                code: refused.code,
+                stdout: String::new(),
+                stderr: refused.lines,
+                html: None,
+            });
         }
     };
-    // the report's warnings (cards held beyond a type's capacity, overbooking, coverage, …)
-    // reach stderr whatever the format; under --strict each is an error and nothing is
-    // printed on stdout
-    for w in &report.warnings {
-        refused |= strict;
-        stderr.push(format!(
-            "{}: {file}: {w}",
-            if strict { "error" } else { "warning" }
-        ));
-    }
-    if refused {
-        return fail(stderr, Vec::new());
-    }
+    let (report, stderr) = (metered.report, metered.warnings);
     let stdout = match output {
         MeterOutput::Json => report.to_json(),
         MeterOutput::Csv => report.to_csv(),
         MeterOutput::Table => report.table(crate::common::table_width()),
         MeterOutput::Openmetrics => {
             let json: serde_json::Value = serde_json::from_str(&report.to_json())?;
-            let state =
-                gpuquota::metering::budget::from_meter_report(rules, &json).map_err(CliError)?;
+            let state = gpuquota::metering::budget::from_meter_report(rules, &json)
+                .map_err(CliError::usage)?;
             gpuquota::metering::openmetrics::render(&report, &state)
         }
     };
@@ -195,196 +142,9 @@ pub(crate) fn execute_with(
     })
 }
 
-/// One stderr line per problem, each prefixed with the file (an error may list several).
-fn every_problem(file: &str, e: &gpuquota::metering::MeteringError) -> Vec<String> {
-    e.to_string()
-        .lines()
-        .map(|l| format!("{file}: {l}"))
-        .collect()
-}
-
-const HOUR: i64 = 3600;
-const DAY: i64 = 86_400;
-
-fn whole(dept: &str, card: &str, n: u64, start: i64, end: i64) -> Record {
-    Record {
-        owner: Owner::Department(dept.to_owned()),
-        card_type: card.to_owned(),
-        shape: Shape::Whole(n),
-        start,
-        end: Some(end),
-        holder: None,
-        service: None,
-    }
-}
-
-/// The seed platform's month (April 2026, 30 days) as a metering input.
-///
-/// List prices are configuration; the seed uses plausible cloud-like ones: H200 NVL $4.50 and
-/// RTX PRO 6000 $1.60 per card-hour. The month repeats the day of `mission.md`: the assistant
-/// (8 RTX) and translation (2 RTX) hold their cards all month; on weekdays 5 to 8 notebooks
-/// (MIG 1g.24gb on rtx-b) run 08:00–18:00 and data science fine-tunes on 4 RTX 09:00–17:00;
-/// every night batch borrows the 8 idle H200 at 20:00, its second wave is reclaimed at 02:00 by
-/// data science's 8-H200 fine-tuning job, which runs until 14:00.
-pub(crate) fn seed_input() -> Result<Input, CliError> {
-    let start = 1_775_001_600; // 2026-04-01T00:00:00Z, a Wednesday
-    let window = Window {
-        start,
-        end: start + 30 * DAY,
-    };
-    let mut config = Config::new(window, Currency::from_code("USD")?);
-    config.idle = IdleMode::Weighted;
-    let mut input = Input::new(config);
-    let mut rtx = CardType::new("rtx-pro-6000", 1_600_000);
-    rtx.model = Some("NVIDIA RTX PRO 6000 Blackwell Server Edition".to_owned());
-    rtx.capacity = Some(16);
-    let mut h200 = CardType::new("h200-nvl", 4_500_000);
-    h200.model = Some("NVIDIA H200 NVL".to_owned());
-    h200.capacity = Some(8);
-    input.card_types = vec![rtx, h200];
-    let quota = |pairs: &[(&str, i128)]| -> BTreeMap<String, Vec<QuotaStep>> {
-        pairs
-            .iter()
-            .map(|(c, n)| {
-                (
-                    (*c).to_owned(),
-                    vec![QuotaStep {
-                        from: i64::MIN,
-                        cards_units: n * L,
-                    }],
-                )
-            })
-            .collect()
-    };
-    let dept = |name: &str, ns: &str, q: BTreeMap<String, Vec<QuotaStep>>| Department {
-        name: name.to_owned(),
-        namespaces: vec![ns.to_owned()],
-        quota: q,
-    };
-    input.departments = vec![
-        dept(
-            "platform-team",
-            "platform-team",
-            quota(&[("rtx-pro-6000", 8)]),
-        ),
-        dept(
-            "customer-service",
-            "customer-service",
-            quota(&[("rtx-pro-6000", 2)]),
-        ),
-        dept(
-            "data-science",
-            "data-science",
-            quota(&[("h200-nvl", 8), ("rtx-pro-6000", 4)]),
-        ),
-        // mig-1g.24gb: 8 instances = 2 RTX cards under compute-slice weights (1/4 each)
-        dept("engineering", "engineering", quota(&[("rtx-pro-6000", 2)])),
-        dept("analytics", "analytics", BTreeMap::new()),
-    ];
-    let r = &mut input.records;
-    r.push(whole(
-        "platform-team",
-        "rtx-pro-6000",
-        8,
-        window.start,
-        window.end,
-    ));
-    r.push(whole(
-        "customer-service",
-        "rtx-pro-6000",
-        2,
-        window.start,
-        window.end,
-    ));
-    for d in 0..30 {
-        let day = window.start + d * DAY;
-        let weekday = (d + 2) % 7 < 5; // day 0 is a Wednesday
-        if weekday {
-            let notebooks = 5 + (d % 4) as u64;
-            for i in 0..notebooks {
-                r.push(Record {
-                    owner: Owner::Namespace("engineering".to_owned()),
-                    card_type: "rtx-pro-6000".to_owned(),
-                    shape: Shape::Mig {
-                        profile: "1g.24gb".to_owned(),
-                        count: 1,
-                    },
-                    start: day + 8 * HOUR,
-                    end: Some(day + 18 * HOUR),
-                    holder: Some(format!("rtx-b/GPU-{}/{}", i / 4, i % 4)),
-                    service: None,
-                });
-            }
-            r.push(whole(
-                "data-science",
-                "rtx-pro-6000",
-                4,
-                day + 9 * HOUR,
-                day + 17 * HOUR,
-            ));
-        }
-        // fine-tuning from 02:00 to 14:00 on all 8 H200
-        r.push(whole(
-            "data-science",
-            "h200-nvl",
-            8,
-            day + 2 * HOUR,
-            day + 14 * HOUR,
-        ));
-        // batch: first wave 20:00-24:00, second wave 00:00-02:00 (reclaimed at 02:00)
-        r.push(whole(
-            "analytics",
-            "h200-nvl",
-            8,
-            day + 20 * HOUR,
-            day + DAY,
-        ));
-        if d + 1 < 30 {
-            r.push(whole(
-                "analytics",
-                "h200-nvl",
-                8,
-                day + DAY,
-                day + DAY + 2 * HOUR,
-            ));
-        }
-    }
-    Ok(input)
-}
-
-/// The seed section: the month as a chargeback table (idle recovered in proportion to cost).
-#[allow(dead_code)] // superseded in the default run by the simulated month (gpuquota::sim::seed)
-pub(crate) fn seed_section() -> Result<String, CliError> {
-    let report = meter(&seed_input()?)?;
-    Ok(format!(
-        "April 2026, basis allocated, idle recovered by weight.\n\
-         List prices (configuration): H200 NVL $4.50/h, RTX PRO 6000 $1.60/h.\n{}",
-        report.to_table()
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn seed_month_reconciles_to_the_cent() {
-        let report = meter(&seed_input().unwrap()).unwrap();
-        let out = report.to_output();
-        // capacity: (16 × 1.60 + 8 × 4.50) × 720 h = 44 352.00, all recovered
-        assert_eq!(out.totals.cost, "44352.00");
-        assert_eq!(out.totals.drift, "0.00");
-        let analytics = out
-            .lines
-            .iter()
-            .find(|l| l.department == "analytics")
-            .unwrap();
-        // 8 cards × (4 h × 30 nights + 2 h × 29 mornings), all borrowed (quota 0)
-        assert_eq!(analytics.allocated_hours, "1424.000000");
-        assert_eq!(analytics.borrowed_hours, "1424.000000");
-        let table = seed_section().unwrap();
-        assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");
-    }
 
     fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
         let dir =

@@ -2,14 +2,11 @@
 //! export (engine crate `gpuquota-mig`).
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Subcommand;
-use gpuquota::mig::{Catalogue, InputError, Plan, PlanInstance, PlanOptions, PlanRequest};
+use gpuquota::mig::{Catalogue, InputError, PlanInstance, PlanOptions, PlanRequest};
 
 use crate::common::{CliError, output_or, print_diagnostics, read_file, table_width, to_json};
-use gpuquota::model::diag::{Diagnostic, codes};
-use gpuquota::model::text::Width;
 
 /// `--output` of `mig plan`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -98,7 +95,7 @@ Examples:
     },
 }
 
-pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
+pub(crate) fn run(command: MigCommand) -> Result<(), CliError> {
     match command {
         MigCommand::Plan {
             file,
@@ -106,22 +103,18 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
             budget,
             fast,
         } => {
-            let (req, problem) = match load(&file)? {
-                Ok(x) => x,
-                Err(code) => return Ok(code),
-            };
-            let _ = req;
+            let problem = load(&file)?;
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
             let plan = gpuquota::mig::plan::plan(&problem, &options)?;
             match output_or(output, PlanOutput::Table, PlanOutput::Json) {
                 PlanOutput::Json => out!("{}", to_json(&plan)?),
-                PlanOutput::Yaml => out!("{}", plan.to_yaml().map_err(CliError)?),
+                PlanOutput::Yaml => out!("{}", plan.to_yaml().map_err(CliError::usage)?),
                 PlanOutput::Table => out!(
                     "{}",
                     gpuquota::mig::plan_table(&problem, &plan, table_width())
                 ),
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(())
         }
         MigCommand::Validate { file } => validate(&file),
         MigCommand::Profiles { model, output } => profiles(model.as_deref(), output),
@@ -131,10 +124,7 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
             budget,
             fast,
         } => {
-            let (_, problem) = match load(&file)? {
-                Ok(x) => x,
-                Err(code) => return Ok(code),
-            };
+            let problem = load(&file)?;
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
             let plan = gpuquota::mig::plan::plan(&problem, &options)?;
             if placements {
@@ -145,219 +135,87 @@ pub(crate) fn run(command: MigCommand) -> Result<ExitCode, CliError> {
             } else {
                 out!("{}", gpuquota::mig::mig_parted_config(&plan));
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(())
         }
     }
 }
 
-type Loaded = (PlanRequest, PlanInstance<'static>);
-
-/// Reads and validates FILE; on problems prints every one to stderr and yields exit code 1.
-fn load(file: &std::path::Path) -> Result<Result<Loaded, ExitCode>, CliError> {
+/// Reads and validates FILE; every problem ends the command (exit 1).
+fn load(file: &std::path::Path) -> Result<PlanInstance<'static>, CliError> {
     let text = read_file(file)?;
-    let (req, unknown) = match PlanRequest::from_yaml(&text) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("error: {}: {e}", file.display());
-            return Ok(Err(ExitCode::from(1)));
-        }
-    };
+    let (req, unknown) = PlanRequest::from_yaml(&text)
+        .map_err(|e| CliError::input([format!("{}: {e}", file.display())]))?;
     if warn(file, &unknown) {
-        return Ok(Err(ExitCode::from(1)));
+        return Err(CliError::exit(1));
     }
-    match req.resolve(Catalogue::builtin()) {
-        Ok(problem) => Ok(Ok((req, problem))),
-        Err(errors) => {
-            report(file, &errors);
-            Ok(Err(ExitCode::from(1)))
-        }
-    }
+    req.resolve(Catalogue::builtin())
+        .map_err(|errors| report(file, &errors))
 }
 
 /// Prints unknown fields (with "did you mean") and skipped documents as warnings (errors
 /// under `--strict`); true when the command must fail.
 fn warn(file: &std::path::Path, unknown: &[String]) -> bool {
     let name = file.display().to_string();
-    let diags: Vec<Diagnostic> = unknown
-        .iter()
-        .map(|u| {
-            let (code, message) = if u.ends_with("; skipped") {
-                (codes::UNKNOWN_KIND, u.clone())
-            } else {
-                (
-                    codes::UNKNOWN_FIELD,
-                    gpuquota::mig::unknown_field_message(u),
-                )
-            };
-            Diagnostic::warning(code, message)
-                .source(name.clone())
-                .engine("mig")
-        })
-        .collect();
-    print_diagnostics(&diags)
+    print_diagnostics(&gpuquota::mig::file_check::unknown_diagnostics(
+        &name, unknown,
+    ))
 }
 
-/// `mig validate`: the planning input's layouts and demand, and every named mig-parted config.
-fn validate(file: &std::path::Path) -> Result<ExitCode, CliError> {
+/// `mig validate`: the planning input's layouts and demand, and every named mig-parted config
+/// ([`gpuquota::mig::file_check::check_documents`]).
+fn validate(file: &std::path::Path) -> Result<(), CliError> {
     let text = read_file(file)?;
-    let docs = match gpuquota::mig::read_documents(&text) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: {}: {e}", file.display());
-            return Ok(ExitCode::from(1));
+    let docs = gpuquota::mig::read_documents(&text)
+        .map_err(|e| CliError::input([format!("{}: {e}", file.display())]))?;
+    let name = file.display().to_string();
+    let checked = gpuquota::mig::file_check::check_documents(&name, docs, Catalogue::builtin());
+    let mut failed = print_diagnostics(&checked.diagnostics);
+    if !checked.errors.is_empty() {
+        for line in report(file, &checked.errors).lines {
+            eprintln!("{line}");
         }
-    };
-    let mut unknown = docs.unknown_fields.clone();
-    unknown.extend(docs.skipped.iter().cloned());
-    let mut failed = warn(file, &unknown);
-    let mut lines = Vec::new();
-    if !docs.configs.is_empty() {
-        let (mut names, mut entries) = (0usize, 0usize);
-        let mut diags = Vec::new();
-        for cfg in &docs.configs {
-            names += cfg.mig_configs.len();
-            entries += cfg.mig_configs.values().map(Vec::len).sum::<usize>();
-            for p in gpuquota::mig::validate_config(Catalogue::builtin(), cfg) {
-                let d = if p.warning {
-                    Diagnostic::warning(codes::UNKNOWN_FIELD, p.reason.clone())
-                } else {
-                    Diagnostic::error(codes::INVALID, p.reason.clone())
-                };
-                let field = if p.config.is_empty() {
-                    "version".to_owned()
-                } else {
-                    format!("mig-configs.{}[{}]", p.config, p.entry)
-                };
-                diags.push(
-                    d.source(file.display().to_string())
-                        .field(field)
-                        .engine("mig"),
-                );
-            }
-        }
-        failed |= print_diagnostics(&diags);
-        lines.push(format!(
-            "ok: {names} mig-parted configs, {entries} entries checked against the catalogue"
-        ));
-    }
-    if let Some(mut req) = docs.request {
-        req.mig_parted = docs.configs;
-        match req.resolve(Catalogue::builtin()) {
-            Ok(problem) => {
-                let instances: usize = problem
-                    .gpus
-                    .iter()
-                    .map(|g| g.current.as_ref().map_or(0, |l| l.instances().len()))
-                    .sum();
-                lines.push(format!(
-                    "ok: {} GPUs, {instances} instances, {} demanded resources",
-                    problem.gpus.len(),
-                    problem.demand.len()
-                ));
-            }
-            Err(errors) => {
-                report(file, &errors);
-                failed = true;
-            }
-        }
+        failed = true;
     }
     if failed {
-        return Ok(ExitCode::from(1));
+        return Err(CliError::exit(1));
     }
-    for l in lines {
+    for l in checked.summary {
         outln!("{l}");
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
-fn report(file: &std::path::Path, errors: &[InputError]) {
-    for e in errors {
-        eprintln!("error: {}: {e}", file.display());
-    }
-    eprintln!("error: {}: {} problem(s)", file.display(), errors.len());
+/// The planning input's problems, then their count (exit 1).
+fn report(file: &std::path::Path, errors: &[InputError]) -> CliError {
+    let f = file.display();
+    let count = format!("{f}: {} problem(s)", errors.len());
+    CliError::input(errors.iter().map(|e| format!("{f}: {e}")).chain([count]))
 }
 
-fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<ExitCode, CliError> {
+fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<(), CliError> {
     let c = Catalogue::builtin();
     let models: Vec<&gpuquota::mig::GpuModel> = match model {
         Some(m) => match c.resolve(m) {
             Ok(x) => vec![x],
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(ExitCode::from(1));
-            }
+            Err(e) => return Err(CliError::input([e.to_string()])),
         },
         None => c.models().iter().collect(),
     };
     match output_or(output, ProfilesOutput::Table, ProfilesOutput::Json) {
         ProfilesOutput::Json => {
-            let v: Vec<gpuquota::mig::ModelReport<'_>> = models
+            let mut v: Vec<gpuquota::mig::ModelReport<'_>> = models
                 .iter()
                 .map(|m| gpuquota::mig::model_report(m))
                 .collect();
-            match (model.is_some(), v.first()) {
-                (true, Some(one)) => out!("{}", to_json(one)?),
-                _ => out!("{}", to_json(&v)?),
-            }
+            let profiles = match (model.is_some(), v.len()) {
+                (true, 1) => gpuquota::mig::Profiles::One(v.remove(0)),
+                _ => gpuquota::mig::Profiles::All(v),
+            };
+            out!("{}", to_json(&profiles)?);
         }
         ProfilesOutput::Table => {
             out!("{}", gpuquota::mig::profiles_table(&models, table_width()));
         }
     }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// A plan as an 80-column table (the seed section's).
-fn table(problem: &PlanInstance<'_>, plan: &Plan) -> String {
-    gpuquota::mig::plan_table(problem, plan, Width::Fit(80))
-}
-
-/// The seed section: the plan for the notebooks' demand (8 × `nvidia.com/mig-1g.24gb`) on
-/// node `rtx-b`, whose cards 0 and 1 run all-1g.24gb and cards 2–7 are whole GPUs (2–5 held
-/// by the assistant service): the request [`gpuquota::sim::seed::MIG_PLAN`].
-pub(crate) fn seed_section() -> Result<String, CliError> {
-    let (req, _) = PlanRequest::from_yaml(gpuquota::sim::seed::MIG_PLAN)
-        .map_err(|e| CliError(format!("seed-mig-plan.yaml: {e}")))?;
-    let problem = req.resolve(Catalogue::builtin()).map_err(|errors| {
-        CliError(
-            errors
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; "),
-        )
-    })?;
-    let plan = gpuquota::mig::plan::plan(&problem, &PlanOptions::default())?;
-    Ok(table(&problem, &plan))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seed_section_serves_all_notebooks_without_reconfiguring() {
-        let out = seed_section().unwrap();
-        assert!(
-            out.starts_with("value 8  reconfigured 0  fragmentation 0  optimal yes\n"),
-            "{out}"
-        );
-        assert!(out.contains("nvidia.com/mig-1g.24gb"));
-        assert!(out.lines().all(|l| l.len() <= 80), "{out}");
-    }
-
-    #[test]
-    fn plan_table_wraps_at_80_columns() {
-        let (req, _) = PlanRequest::from_yaml(
-            "gpus:\n  - {node: a-rather-long-node-name, index: 7, model: A100-40GB, instances: []}\n\
-             demand:\n  - {profile: 1g.5gb, count: 7}\n",
-        )
-        .unwrap();
-        let problem = req.resolve(Catalogue::builtin()).unwrap();
-        let plan = gpuquota::mig::plan::plan(&problem, &PlanOptions::default()).unwrap();
-        assert_eq!(plan.value, 7);
-        let t = table(&problem, &plan);
-        assert!(t.lines().all(|l| l.len() <= 80), "{t}");
-        assert_eq!(t.matches("1g.5gb@").count(), 7);
-    }
+    Ok(())
 }

@@ -4,8 +4,6 @@
 //! document `meter` reads (`meter-input`) and of the scenario `sim` reads (`scenario`), from
 //! the types they are read into.
 
-use std::process::ExitCode;
-
 use crate::common::{CliError, to_json};
 
 /// What `gpuquota schema` describes.
@@ -60,36 +58,6 @@ pub(crate) struct SchemaArgs {
     of: SchemaOf,
 }
 
-/// `mig profiles` prints one model when one is named, else the list.
-#[derive(schemars::JsonSchema)]
-#[serde(untagged)]
-#[allow(dead_code)] // a schema only: never built
-enum Profiles<'a> {
-    One(gpuquota::mig::ModelReport<'a>),
-    All(Vec<gpuquota::mig::ModelReport<'a>>),
-}
-
-/// `sim` prints the report of the scenario's mode: one command, one schema with both
-/// (the `engine` field tells them apart: `kueue`/`resourcequota` or `kai`).
-#[derive(schemars::JsonSchema)]
-#[serde(untagged)]
-#[allow(dead_code)] // a schema only: never built
-enum SimJson {
-    Kueue(gpuquota::sim::SimReport),
-    Kai(gpuquota::sim::kai::report::KaiReport),
-}
-
-/// The four documents `sim` reads as a scenario.
-#[derive(schemars::JsonSchema)]
-#[serde(untagged)]
-#[allow(dead_code)] // a schema only: never built
-enum ScenarioJson {
-    Simulation(gpuquota::sim::scenario::SimulationDoc),
-    KaiSimulation(gpuquota::sim::kai::scenario::SimulationDoc),
-    KueuePerfGenerator(gpuquota::sim::scenario::PerfConfig),
-    KaiTimeAware(gpuquota::sim::kai::scenario::TimeAwareConfig),
-}
-
 /// The schema of an input as it is read: fields with a default are optional; unknown fields
 /// are warnings of the command itself, so objects are left open.
 fn input<T: schemars::JsonSchema>() -> schemars::Schema {
@@ -124,19 +92,19 @@ pub(crate) fn schema(of: SchemaOf) -> schemars::Schema {
         SchemaOf::KaiFairshare => output::<gpuquota::kai::report::FairshareReport>(),
         SchemaOf::KaiSchedule => output::<gpuquota::kai::report::ScheduleReport>(),
         SchemaOf::MigPlan => output::<gpuquota::mig::Plan>(),
-        SchemaOf::MigProfiles => output::<Profiles<'static>>(),
+        SchemaOf::MigProfiles => output::<gpuquota::mig::Profiles<'static>>(),
         SchemaOf::Meter => output::<gpuquota::metering::report::ReportOut>(),
-        SchemaOf::Sim => output::<SimJson>(),
+        SchemaOf::Sim => output::<gpuquota::sim::schema::SimJson>(),
         SchemaOf::SimDiff => output::<gpuquota::sim::diff::DiffReport>(),
         SchemaOf::SimSweep => output::<gpuquota::sim::sweep::Table>(),
         SchemaOf::Advice => output::<gpuquota::advise::Advice>(),
         SchemaOf::AdviceShard => output::<gpuquota::advise::shard::Shard>(),
         SchemaOf::MeterInput => input::<gpuquota::metering::Document>(),
-        SchemaOf::Scenario => input::<ScenarioJson>(),
+        SchemaOf::Scenario => input::<gpuquota::sim::schema::ScenarioJson>(),
     }
 }
 
-pub(crate) fn run(args: SchemaArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: SchemaArgs) -> Result<(), CliError> {
     out!("{}", to_json(&schema(args.of))?);
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

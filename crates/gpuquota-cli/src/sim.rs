@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use crate::common::{CliError, print_diagnostics};
 
@@ -104,36 +103,18 @@ Examples:
     Sweeps(crate::sweep::SweepCommand),
 }
 
-/// The exit code of a scenario that could not be loaded: 2 when a file (the scenario or one
-/// it names: `cluster:`, `workloads[].file`, a trace) cannot be read, as for every command;
-/// 1 for every other problem of the input.
-pub(crate) fn load_failed<'a>(
-    problems: impl IntoIterator<Item = &'a gpuquota::model::Diagnostic>,
-) -> ExitCode {
-    let unreadable = problems
-        .into_iter()
-        .any(|x| x.code == gpuquota::model::diag::codes::READ_FAILED);
-    ExitCode::from(if unreadable { 2 } else { 1 })
-}
-
-/// Simulates one loaded Kueue or ResourceQuota scenario; `Err(code)` after printing its
-/// problems.
+/// Simulates one loaded Kueue or ResourceQuota scenario.
 fn load_run(
     loaded: Result<gpuquota::sim::Simulation, gpuquota::model::Error>,
-) -> Result<(gpuquota::sim::Scenario, gpuquota::sim::Report), ExitCode> {
-    let simulation = loaded.map_err(|e| {
-        print_diagnostics(e.diagnostics().iter());
-        load_failed(e.diagnostics().iter())
-    })?;
-    let report = gpuquota::sim::simulate(&simulation).map_err(|e| {
-        print_diagnostics(e.diagnostics().iter());
-        ExitCode::from(1)
-    })?;
+) -> Result<(gpuquota::sim::Scenario, gpuquota::sim::Report), CliError> {
+    let simulation = loaded.map_err(|e| CliError::load(e.diagnostics().iter()))?;
+    let report = gpuquota::sim::simulate(&simulation)
+        .map_err(|e| CliError::diagnostics(e.diagnostics().iter()))?;
     let (Some(scenario), Some(report)) = (simulation.kueue(), report.into_kueue()) else {
-        return Err(ExitCode::from(1));
+        return Err(CliError::exit(1));
     };
     if print_diagnostics(report.diagnostics.iter()) {
-        return Err(ExitCode::from(1));
+        return Err(CliError::exit(1));
     }
     Ok((scenario.clone(), report))
 }
@@ -145,36 +126,29 @@ fn diff(
     plot: Option<&std::path::Path>,
     report: Option<&std::path::Path>,
     force: bool,
-) -> Result<ExitCode, CliError> {
+) -> Result<(), CliError> {
     // refuse before any work: an existing file without --force, a link, a non-file
     for path in [plot, report].into_iter().flatten() {
-        crate::common::check_target(path, force)?;
+        gpuquota::model::write::check_target(path, force)?;
     }
     let loaded = [a, b].map(gpuquota::sim::Simulation::from_files);
     for (f, l) in [a, b].into_iter().zip(&loaded) {
         if l.as_ref().is_ok_and(|s| s.kai().is_some()) {
-            eprintln!(
-                "error: {}: a KAI scenario; `gpuquota sim diff` compares Kueue and ResourceQuota scenarios only (`gpuquota sim FILE` and `gpuquota sim sweep FILE` run KAI scenarios)",
+            return Err(CliError::input([format!(
+                "{}: a KAI scenario; `gpuquota sim diff` compares Kueue and ResourceQuota scenarios only (`gpuquota sim FILE` and `gpuquota sim sweep FILE` run KAI scenarios)",
                 gpuquota::model::source::display_name(f)
-            );
-            return Ok(ExitCode::from(1));
+            )]));
         }
     }
     let [la, lb] = loaded;
-    let (sa, ra) = match load_run(la) {
-        Ok(x) => x,
-        Err(code) => return Ok(code),
-    };
-    let (sb, rb) = match load_run(lb) {
-        Ok(x) => x,
-        Err(code) => return Ok(code),
-    };
+    let (sa, ra) = load_run(la)?;
+    let (sb, rb) = load_run(lb)?;
     let doc = gpuquota::sim::diff::diff(&sa, &ra, &sb, &rb);
     if let Some(w) = doc.workloads.warning() {
         let strict = crate::common::strict();
         eprintln!("{}: {w}", if strict { "error" } else { "warning" });
         if strict {
-            return Ok(ExitCode::from(1));
+            return Err(CliError::exit(1));
         }
     }
     let text = match crate::common::output_or(output, DiffOutput::Table, DiffOutput::Json) {
@@ -182,18 +156,18 @@ fn diff(
         DiffOutput::Table => gpuquota::sim::diff::table(&doc),
     };
     if let Some(path) = plot {
-        let svg = gpuquota::sim::diff::svg(&sa, &ra, &sb, &rb).map_err(CliError)?;
-        crate::common::write_file(path, svg.as_bytes(), force)?;
+        let svg = gpuquota::sim::diff::svg(&sa, &ra, &sb, &rb).map_err(CliError::usage)?;
+        gpuquota::model::write::file(path, svg.as_bytes(), force)?;
     }
     if let Some(path) = report {
-        let html = gpuquota::report::diff(&sa, &ra, &sb, &rb).map_err(CliError)?;
-        crate::common::write_file(path, html.as_bytes(), force)?;
+        let html = gpuquota::report::diff(&sa, &ra, &sb, &rb).map_err(CliError::usage)?;
+        gpuquota::model::write::file(path, html.as_bytes(), force)?;
     }
     out!("{text}");
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
-pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn run(mut args: SimArgs) -> Result<(), CliError> {
     match args.command.take() {
         Some(SimCommand::Diff {
             a,
@@ -209,11 +183,11 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
         None => {}
     }
     let Some(file) = &args.file else {
-        return Err(CliError("sim: a scenario file is required".into()));
+        return Err(CliError::usage("sim: a scenario file is required"));
     };
     // refuse before any work: an existing file without --force, a link, a non-file
     for path in [&args.plot, &args.report].into_iter().flatten() {
-        crate::common::check_target(path, args.force)?;
+        gpuquota::model::write::check_target(path, args.force)?;
     }
     // read once and parsed once: standard input (`-`) cannot be read twice; a scenario that
     // cannot be opened exits 2, as for every command (one that is not UTF-8 or too large is
@@ -221,44 +195,32 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
     let spin = crate::sweep::spinner(args.quiet, "reading the scenario");
     let loaded = gpuquota::sim::Simulation::from_files(file);
     spin.finish_and_clear();
-    let simulation = match loaded {
-        Ok(s) => s,
-        Err(e) => {
-            print_diagnostics(e.diagnostics().iter());
-            return Ok(load_failed(e.diagnostics().iter()));
-        }
-    };
+    let simulation = loaded.map_err(|e| CliError::load(e.diagnostics().iter()))?;
     let simulated = with_replay_bar(args.quiet, simulation.end_ms().is_some(), |options| {
         gpuquota::sim::simulate_with_options(&simulation, options)
-    });
-    let simulated = match simulated {
-        Ok(r) => r,
-        Err(e) => {
-            print_diagnostics(e.diagnostics().iter());
-            return Ok(ExitCode::from(1));
-        }
-    };
+    })
+    .map_err(|e| CliError::diagnostics(e.diagnostics().iter()))?;
     if print_diagnostics(simulated.diagnostics()) {
-        return Ok(ExitCode::from(1));
+        return Err(CliError::exit(1));
     }
     let (scenario, report) = match (&simulation.kueue(), simulated) {
         (Some(scenario), gpuquota::sim::SimulationReport::Kueue(report)) => (*scenario, report),
         (_, gpuquota::sim::SimulationReport::Kai(outcome)) => match simulation.kai() {
             Some(scenario) => return run_kai(&args, scenario, &outcome),
-            None => return Err(CliError("a KAI report of a Kueue scenario".to_owned())),
+            None => return Err(CliError::usage("a KAI report of a Kueue scenario")),
         },
-        _ => return Err(CliError("a Kueue report of a KAI scenario".to_owned())),
+        _ => return Err(CliError::usage("a Kueue report of a KAI scenario")),
     };
     let output = crate::common::output_or(args.output, SimOutput::Table, SimOutput::Json);
     if matches!(output, SimOutput::Json) {
         // streamed: a trace's report is tens of megabytes, never held as text
         if let Some(path) = &args.plot {
-            let svg = gpuquota::sim::plot::svg(scenario, &report).map_err(CliError)?;
-            crate::common::write_file(path, svg.as_bytes(), args.force)?;
+            let svg = gpuquota::sim::plot::svg(scenario, &report).map_err(CliError::usage)?;
+            gpuquota::model::write::file(path, svg.as_bytes(), args.force)?;
         }
         drop(simulation);
         crate::common::stream_stdout(|w| report.write_json(w))?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(());
     }
     let text = match output {
         SimOutput::Json => report.to_json_string(),
@@ -284,15 +246,15 @@ pub(crate) fn run(mut args: SimArgs) -> Result<ExitCode, CliError> {
         }
     };
     if let Some(path) = &args.plot {
-        let svg = gpuquota::sim::plot::svg(scenario, &report).map_err(CliError)?;
-        crate::common::write_file(path, svg.as_bytes(), args.force)?;
+        let svg = gpuquota::sim::plot::svg(scenario, &report).map_err(CliError::usage)?;
+        gpuquota::model::write::file(path, svg.as_bytes(), args.force)?;
     }
     if let Some(path) = &args.report {
-        let html = gpuquota::report::sim(scenario, &report).map_err(CliError)?;
-        crate::common::write_file(path, html.as_bytes(), args.force)?;
+        let html = gpuquota::report::sim(scenario, &report).map_err(CliError::usage)?;
+        gpuquota::model::write::file(path, html.as_bytes(), args.force)?;
     }
     out!("{text}");
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// The outputs of a run of an `engine: kai` scenario or KAI's time-based-fairshare simulator
@@ -301,28 +263,28 @@ fn run_kai(
     args: &SimArgs,
     scenario: &gpuquota::sim::kai::KaiScenario,
     outcome: &gpuquota::sim::kai::KaiOutcome,
-) -> Result<ExitCode, CliError> {
+) -> Result<(), CliError> {
     let text = match crate::common::output_or(args.output, SimOutput::Table, SimOutput::Json) {
         SimOutput::Json => outcome.to_json_string(),
         SimOutput::Table => outcome.to_table(),
         SimOutput::Csv => outcome.to_csv(),
         SimOutput::KueueSummary => {
-            return Err(CliError(
+            return Err(CliError::usage(
                 "--output kueue-summary is Kueue's perf summary; a KAI run writes json, table or csv"
                     .to_owned(),
             ));
         }
     };
     if let Some(path) = &args.plot {
-        let svg = gpuquota::sim::kai::plot::svg(scenario, outcome).map_err(CliError)?;
-        crate::common::write_file(path, svg.as_bytes(), args.force)?;
+        let svg = gpuquota::sim::kai::plot::svg(scenario, outcome).map_err(CliError::usage)?;
+        gpuquota::model::write::file(path, svg.as_bytes(), args.force)?;
     }
     if let Some(path) = &args.report {
-        let html = gpuquota::report::kai(scenario, outcome).map_err(CliError)?;
-        crate::common::write_file(path, html.as_bytes(), args.force)?;
+        let html = gpuquota::report::kai(scenario, outcome).map_err(CliError::usage)?;
+        gpuquota::model::write::file(path, html.as_bytes(), args.force)?;
     }
     out!("{text}");
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Runs `simulate` with the replay's progress bar (none when `quiet` or stderr is not a

@@ -2,11 +2,10 @@
 //! table and its columns are documented in `gpuquota::sim::sweep`).
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use gpuquota::sim::sweep::{self, Axis, Table};
 
-use crate::common::{CliError, print_diagnostics, strict};
+use crate::common::{CliError, strict};
 
 /// `--output` of `sweep` and `merge`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -135,23 +134,20 @@ fn render(t: &Table, o: TableOutput) -> String {
     }
 }
 
-pub(crate) fn run(c: SweepCommand) -> Result<ExitCode, CliError> {
+pub(crate) fn run(c: SweepCommand) -> Result<(), CliError> {
     match c {
         SweepCommand::Sweep(a) => run_sweep(a),
         SweepCommand::Merge(a) => run_merge(a),
     }
 }
 
-/// Reads the scenario named on the command line: its display name, text, directory and stem,
-/// or the exit code after printing why not (2: it cannot be read, as for every command).
+/// Reads the scenario named on the command line: its display name, text, directory and stem
+/// (exit 2 when it cannot be read, as for every command).
 pub(crate) fn read_scenario(
     file: &std::path::Path,
-) -> Result<(String, String, PathBuf, String), ExitCode> {
+) -> Result<(String, String, PathBuf, String), CliError> {
     let name = gpuquota::model::source::display_name(file);
-    let text = gpuquota::model::source::read_text(file).map_err(|d| {
-        print_diagnostics([&d]);
-        crate::sim::load_failed([&d])
-    })?;
+    let text = gpuquota::model::source::read_text(file).map_err(|d| CliError::load([&d]))?;
     let dir = file.parent().map(PathBuf::from).unwrap_or_default();
     let stem = file
         .file_stem()
@@ -160,12 +156,9 @@ pub(crate) fn read_scenario(
     Ok((name, text, dir, stem))
 }
 
-fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
-    let axes = sweep::parse_axes(&a.set).map_err(CliError)?;
-    let (name, text, dir, stem) = match read_scenario(&a.file) {
-        Ok(x) => x,
-        Err(code) => return Ok(code),
-    };
+fn run_sweep(a: SweepArgs) -> Result<(), CliError> {
+    let axes = sweep::parse_axes(&a.set).map_err(CliError::usage)?;
+    let (name, text, dir, stem) = read_scenario(&a.file)?;
     let read = move |rel: &str| {
         let p = dir.join(rel);
         let shown = gpuquota::model::source::display_name(&p);
@@ -176,7 +169,7 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
     }
     // refuse before any work: an existing file without --force, a link, a non-file
     for path in [&a.plot, &a.report].into_iter().flatten() {
-        crate::common::check_target(path, a.force)?;
+        gpuquota::model::write::check_target(path, a.force)?;
     }
     // rayon's own default reads RAYON_NUM_THREADS: held to the same limit as `-j`
     if a.jobs.is_none()
@@ -185,7 +178,7 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
             .parse::<u128>()
             .is_ok_and(|n| n > sweep::MAX_THREADS as u128)
     {
-        return Err(CliError(format!(
+        return Err(CliError::usage(format!(
             "RAYON_NUM_THREADS={v}: more than the limit of {} threads",
             sweep::MAX_THREADS
         )));
@@ -202,13 +195,7 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
     };
     let result = sweep::run_with(&name, &text, &stem, &axes, &opts, &read);
     bar.finish_and_clear();
-    let table = match result {
-        Ok(t) => t,
-        Err(d) => {
-            print_diagnostics(d.iter());
-            return Ok(crate::sim::load_failed(d.iter()));
-        }
-    };
+    let table = result.map_err(|d| CliError::load(d.iter()))?;
     let warned = table.rows.iter().filter(|r| r.warnings > 0).count();
     if warned > 0 {
         if !a.quiet || strict() {
@@ -219,19 +206,19 @@ fn run_sweep(a: SweepArgs) -> Result<ExitCode, CliError> {
             );
         }
         if strict() {
-            return Ok(ExitCode::from(1));
+            return Err(CliError::exit(1));
         }
     }
     if let Some(path) = &a.plot {
-        let svg = table.svg().map_err(CliError)?;
-        crate::common::write_file(path, svg.as_bytes(), a.force)?;
+        let svg = table.svg().map_err(CliError::usage)?;
+        gpuquota::model::write::file(path, svg.as_bytes(), a.force)?;
     }
     if let Some(path) = &a.report {
-        let html = gpuquota::report::sweep(&table).map_err(CliError)?;
-        crate::common::write_file(path, html.as_bytes(), a.force)?;
+        let html = gpuquota::report::sweep(&table).map_err(CliError::usage)?;
+        gpuquota::model::write::file(path, html.as_bytes(), a.force)?;
     }
     print!("{}", render(&table, a.output));
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// `--emit-job N`: the ConfigMap and the Indexed Job (see `gpuquota::sim::sweep::manifests`).
@@ -243,14 +230,9 @@ fn emit_job(
     axes: &[Axis],
     shards: usize,
     read: &sweep::SyncReadFn<'_>,
-) -> Result<ExitCode, CliError> {
-    let files = match sweep::scenario_files(name, text, stem, axes, read) {
-        Ok(f) => f,
-        Err(d) => {
-            print_diagnostics(d.iter());
-            return Ok(ExitCode::from(1));
-        }
-    };
+) -> Result<(), CliError> {
+    let files = sweep::scenario_files(name, text, stem, axes, read)
+        .map_err(|d| CliError::diagnostics(d.iter()))?;
     let job_name = job_name("sweep", stem);
     let file = a
         .file
@@ -267,9 +249,9 @@ fn emit_job(
         axes,
         shards,
     })
-    .map_err(CliError)?;
+    .map_err(CliError::usage)?;
     print!("{yaml}");
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// An emitted Job's name, a DNS-1123 label: `PREFIX-` and the file stem, cut to 57
@@ -280,22 +262,17 @@ pub(crate) fn job_name(prefix: &str, stem: &str) -> String {
     name.trim_end_matches('-').to_owned()
 }
 
-fn run_merge(a: MergeArgs) -> Result<ExitCode, CliError> {
+fn run_merge(a: MergeArgs) -> Result<(), CliError> {
     let mut shards = Vec::new();
     for f in &a.files {
         let text = crate::common::read_file(f)?;
-        let v: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| CliError(format!("{}: {e}", f.display())))?;
-        let t = Table::from_json(&v).map_err(|m| CliError(format!("{}: {m}", f.display())))?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| CliError::usage(format!("{}: {e}", f.display())))?;
+        let t =
+            Table::from_json(&v).map_err(|m| CliError::usage(format!("{}: {m}", f.display())))?;
         shards.push((gpuquota::model::source::display_name(f), t));
     }
-    let t = match sweep::merge_named(shards) {
-        Ok(t) => t,
-        Err(m) => {
-            eprintln!("{}", crate::common::error_line(&m));
-            return Ok(ExitCode::from(1));
-        }
-    };
+    let t = sweep::merge_named(shards).map_err(|m| CliError::input([m]))?;
     print!("{}", render(&t, a.output));
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -249,6 +249,8 @@ pub mod dcgm;
 pub mod engine;
 pub mod entry;
 pub mod figure;
+#[cfg(feature = "yaml")]
+pub mod file;
 pub mod input;
 pub mod mig;
 pub mod money;

@@ -281,6 +281,7 @@ pub mod catalogue;
 pub mod documents;
 pub mod entry;
 pub mod export;
+pub mod file_check;
 pub mod input;
 pub mod layout;
 mod lp;
@@ -321,5 +322,5 @@ pub use parted::{
 pub use plan::{
     DEFAULT_BUDGET, GpuPlan, Plan, PlanError, PlanOptions, PlannedInstance, gpu_fragmentation,
 };
-pub use table::{ModelReport, ProfileReport, model_report, plan_table, profiles_table};
+pub use table::{ModelReport, ProfileReport, Profiles, model_report, plan_table, profiles_table};
 pub use verify::{Violation, verify};

@@ -144,6 +144,17 @@ pub struct ModelReport<'a> {
     pub profiles: Vec<ProfileReport<'a>>,
 }
 
+/// `mig profiles` prints one model when one is named, else the list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(untagged))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[allow(missing_docs)] // a doc comment would enter the JSON Schema; the enum's doc says it
+pub enum Profiles<'a> {
+    One(ModelReport<'a>),
+    All(Vec<ModelReport<'a>>),
+}
+
 /// One profile in `mig profiles --output json` (camelCase: `computeSlices`, `maxInstances`, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -213,5 +224,20 @@ mod tests {
             assert!(t.contains(&format!("  {} ", p.name())), "{t}");
         }
         assert!(!t.contains('~'));
+    }
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn profiles_serialise_as_the_one_model_or_the_list() {
+        let c = Catalogue::builtin();
+        let one = model_report(c.resolve("A100-40GB").unwrap());
+        let bare = serde_json::to_value(&one).unwrap();
+        assert_eq!(bare["model"], "A100-40GB");
+        assert_eq!(
+            serde_json::to_value(Profiles::One(one.clone())).unwrap(),
+            bare
+        );
+        let all = serde_json::to_value(Profiles::All(vec![one])).unwrap();
+        assert_eq!(all, serde_json::Value::Array(vec![bare]));
     }
 }

@@ -122,6 +122,7 @@ pub mod text;
 pub mod time;
 pub mod validate;
 pub mod workloads;
+pub mod write;
 
 pub use diag::{Code, Diagnostic, Diagnostics, Severity};
 pub use error::Error;

@@ -68,8 +68,13 @@ fn a_month_of_10000_workloads_renders_small_and_fast() {
     // no element per workload: outside the zoom, fewer table rows than a hundredth of the
     // workloads; the zoom's tables hold a row per window, card type and department (at most
     // 35 windows × 1 card type × 15 departments, `others` included)
-    let zoom = html.find("<div class=\"choice\">").expect("a zoom on the run's windows");
-    let zoom_end = zoom + html[zoom..].find("</section>").expect("the zoom's section ends");
+    let zoom = html
+        .find("<div class=\"choice\">")
+        .expect("a zoom on the run's windows");
+    let zoom_end = zoom
+        + html[zoom..]
+            .find("</section>")
+            .expect("the zoom's section ends");
     let (outside, inside) = (
         html[..zoom].matches("<tr").count() + html[zoom_end..].matches("<tr").count(),
         html[zoom..zoom_end].matches("<tr").count(),

@@ -436,6 +436,8 @@ pub mod plot;
 pub mod progress;
 pub mod report;
 pub mod scenario;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod seed;
 pub mod simulation;
 pub mod sweep;

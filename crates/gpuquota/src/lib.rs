@@ -397,6 +397,15 @@ pub mod rank {
 
 pub mod design;
 pub mod guide;
+pub mod lint;
+#[cfg(feature = "report")]
+pub mod samples;
+#[cfg(feature = "report")]
+pub mod seed;
+
+// `gpuquota::…` paths inside the crate (as the CLI spells them, so code moves between the two
+// unchanged).
+extern crate self as gpuquota;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(all(

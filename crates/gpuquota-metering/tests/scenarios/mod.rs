@@ -1,8 +1,8 @@
 //! Scenario tests: sampled series, raw scrapes, DCGM text, MIG policies, token split,
 //! utilisation, rounding, currencies and every typed error.
 
-use gpuquota_metering::figure::{BasisPoints, GpuHours, Money};
 use gpuquota_metering::engine::meter;
+use gpuquota_metering::figure::{BasisPoints, GpuHours, Money};
 use gpuquota_metering::report::ReportOut;
 use gpuquota_metering::{Document, MeteringError};
 
