@@ -60,7 +60,7 @@ struct Collect {
 /// # Complexity
 /// O(runs × flavor-resources + change points × departments).
 pub fn svg(sc: &Scenario, report: &Report) -> Result<String, String> {
-    with_picture(sc, report, |pic| chart::svg(pic))
+    with_picture(sc, report, chart::svg)
 }
 
 /// The run cut into windows of one day (a run of up to [`MAX_WINDOWS`] days), else of one
