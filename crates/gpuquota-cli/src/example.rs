@@ -1,7 +1,7 @@
 //! `gpuquota example`: a commented sample of every input format the commands read.
 //!
 //! Each sample is a file under `samples/` that the commands it names run unchanged
-//! (`tests/examples.rs` runs every one through the binary under `--strict`).
+//! (`tests/all/examples.rs` runs every one through the binary under `--strict`).
 
 use std::process::ExitCode;
 

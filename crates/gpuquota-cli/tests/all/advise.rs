@@ -1,7 +1,6 @@
 //! `gpuquota advise`: the table, the patch, the what-if, the exit codes.
 
-#[allow(dead_code)] // each suite uses part of the shared helpers
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

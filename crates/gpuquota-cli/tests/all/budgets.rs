@@ -1,7 +1,7 @@
 //! `kueue schedule` and `kai schedule` with `--budgets FILE --usage REPORT.json`: the usage
 //! report is what `gpuquota meter` writes for the period so far.
 
-mod common;
+use crate::common;
 use common::{gpuquota, text};
 
 fn write(test: &str, files: &[(&str, &str)]) -> Vec<String> {

@@ -5,7 +5,7 @@
 //! `commands` holds one `NAME: ARGS` line per run (`#` starts a comment; ARGS are split on
 //! whitespace and passed to `gpuquota`, run in a scratch copy of the directory so commands
 //! that write files leave the corpus clean). After a reviewed change of behaviour, rewrite the
-//! expected files with `UPDATE_GOLDEN=1 cargo test -p gpuquota-cli --test golden` and review
+//! expected files with `UPDATE_GOLDEN=1 cargo test -p gpuquota-cli --test all golden` and review
 //! the diff: JSON and CSV are contracts and change only when an issue says so; tables may
 //! change layout.
 

@@ -6,8 +6,7 @@
 // the wall clock only bounds how long a run may wait on its input
 #![allow(clippy::disallowed_methods)]
 
-#[allow(dead_code)] // each suite uses part of the shared helpers
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -2,7 +2,7 @@
 //! framework converts, a small manifest and the Workload Kueue creates from it (written out
 //! by hand, as Kueue writes it) give byte-identical output.
 
-mod common;
+use crate::common;
 use common::{gpuquota, text};
 
 /// Writes `files` into a fresh directory named after the test.

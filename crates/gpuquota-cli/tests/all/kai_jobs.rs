@@ -2,7 +2,7 @@
 //! whose pods KAI schedules give the same output as the PodGroups and Pods KAI's pod grouper
 //! makes from them (written out by hand).
 
-mod common;
+use crate::common;
 use common::{gpuquota, text};
 
 /// Writes `files` into a fresh directory named after the test.

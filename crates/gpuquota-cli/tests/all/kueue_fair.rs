@@ -1,7 +1,7 @@
 //! `gpuquota kueue shares` and `gpuquota kueue schedule` with fair sharing, as a user runs
 //! them: JSON contracts, exit codes, streams.
 
-mod common;
+use crate::common;
 use common::{gpuquota, text};
 use std::process::Output;
 

@@ -2,8 +2,7 @@
 //! tables that never cut a value, help that ends with examples that run, and a closed pipe
 //! that ends the command quietly.
 
-#[allow(dead_code)] // each suite uses part of the shared helpers
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 //! a KAI Queue whose limit is below its quota is accepted and capped at the limit, and a
 //! PodGroup without `spec.queue` is no longer refused.
 
-mod common;
+use crate::common;
 use common::{gpuquota, text};
 
 fn write(test: &str, files: &[(&str, &str)]) -> Vec<String> {

@@ -1,8 +1,7 @@
 //! `gpuquota schema COMMAND`: every command that writes JSON, run on the `gpuquota example`
 //! samples, writes JSON its schema accepts; a schema rejects output of another shape.
 
-#[allow(dead_code)] // each suite uses part of the shared helpers
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

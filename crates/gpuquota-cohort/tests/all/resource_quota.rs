@@ -148,7 +148,7 @@ fn seed_fine_tuning_is_not_charged_the_other_namespaces_gpus() {
     // inference ones processed first: data-science uses nothing, so
     // 0 + 8 <= 12 admits the fine-tuning in the first cycle (the other namespaces' 4 + 2 = 6
     // GPUs once made it "used 6" and 6 + 8 > 12)
-    let mut y = include_str!("../../gpuquota-sim/data/seed/platform.yaml").to_owned();
+    let mut y = include_str!("../../../gpuquota-sim/data/seed/platform.yaml").to_owned();
     y += "\n---\n";
     y += &seed_workload(
         "assistant-rtx-a",

@@ -5,7 +5,7 @@ use gpuquota_model::import::Importer;
 use gpuquota_model::workloads::ObjectKind;
 use gpuquota_model::workloads::dra::{self, ClassMapping};
 
-const DRA: &str = include_str!("data/dra.yaml");
+const DRA: &str = include_str!("../data/dra.yaml");
 
 fn warnings(text: &str) -> Vec<String> {
     let i = gpuquota_model::import_str("dra.yaml", text).unwrap();
@@ -160,7 +160,7 @@ fn resource_quota_claim_keys_are_valid() {
     assert!(p[0].to_string().contains("must be an integer"), "{}", p[0]);
 }
 
-const PARTITIONABLE: &str = include_str!("data/dra-partitionable.yaml");
+const PARTITIONABLE: &str = include_str!("../data/dra-partitionable.yaml");
 
 #[test]
 fn partitionable_devices_are_read_and_warned_about() {

@@ -6,18 +6,18 @@ use gpuquota_model::{Amount, Imported, import_str, validate};
 pub(crate) const EXAMPLES: &[(&str, &str)] = &[
     (
         "kueue-single-clusterqueue.yaml",
-        include_str!("data/kueue-single-clusterqueue.yaml"),
+        include_str!("../data/kueue-single-clusterqueue.yaml"),
     ),
     (
         "kueue-cohorts.yaml",
-        include_str!("data/kueue-cohorts.yaml"),
+        include_str!("../data/kueue-cohorts.yaml"),
     ),
     (
         "kueue-v1beta1.yaml",
-        include_str!("data/kueue-v1beta1.yaml"),
+        include_str!("../data/kueue-v1beta1.yaml"),
     ),
-    ("kai.yaml", include_str!("data/kai.yaml")),
-    ("core.yaml", include_str!("data/core.yaml")),
+    ("kai.yaml", include_str!("../data/kai.yaml")),
+    ("core.yaml", include_str!("../data/core.yaml")),
 ];
 
 fn imported(name: &str) -> Imported {

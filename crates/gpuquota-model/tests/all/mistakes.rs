@@ -3,7 +3,7 @@
 use gpuquota_model::import_str;
 use gpuquota_model::validate::{ErrorType, problems, validate};
 
-const MISTAKES: &str = include_str!("data/mistakes.yaml");
+const MISTAKES: &str = include_str!("../data/mistakes.yaml");
 
 #[test]
 fn every_mistake_is_reported_with_its_field_path() {

@@ -59,7 +59,7 @@ proptest! {
 /// Every document of the examples, the mistakes and a few duplicates, as separate texts.
 fn documents() -> Vec<String> {
     let mut texts: Vec<&str> = crate::examples::EXAMPLES.iter().map(|(_, t)| *t).collect();
-    texts.push(include_str!("data/mistakes.yaml"));
+    texts.push(include_str!("../data/mistakes.yaml"));
     let mut docs = Vec::new();
     for t in texts {
         let mut current = String::new();

@@ -322,7 +322,7 @@ fn fast_and_exact_paths_agree() {
     for (_, text) in crate::examples::EXAMPLES {
         inputs.push((*text).to_owned());
     }
-    inputs.push(include_str!("data/mistakes.yaml").to_owned());
+    inputs.push(include_str!("../data/mistakes.yaml").to_owned());
     for text in &inputs {
         let mut fast = Importer::new();
         fast.add_str("t", text);

@@ -11,7 +11,7 @@
 // the wall clock bounds the waits for the browser's answers, nothing else
 #![allow(clippy::disallowed_methods)]
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! The pages' figures are the JSON's, found by their `data-figure` names in the HTML.
 
-mod common;
+use crate::common;
 
 /// The text of the element carrying `data-figure="{name}"`, every one in page order.
 fn figures(html: &str, name: &str) -> Vec<String> {

@@ -4,7 +4,7 @@
 //! One node of 8 H200 NVL; queue `q` (deserved 8) holds the jobs of namespaces `team` and
 //! `lab`; budget `team-daily`: 8 GPU-hours a day for namespace `team` (or queue `q`).
 
-mod common;
+use crate::common;
 
 use common::{H, kai_pod as job};
 use gpuquota_sim::kai;

@@ -1,7 +1,7 @@
 //! Namespace ResourceQuotas under the KAI mode: the API server refuses a job's pods while
 //! its namespace's cap has no room, whatever KAI's queues would allow.
 
-mod common;
+use crate::common;
 
 use gpuquota_sim::kai;
 

@@ -3,7 +3,7 @@
 //! that no engine (ResourceQuota, Kueue, KAI) ever runs more devices of a card type than
 //! the Nodes provide.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

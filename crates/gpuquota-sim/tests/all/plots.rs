@@ -3,7 +3,7 @@
 //! at their instant, one colour per department in every picture, the legend beside the
 //! panels, KAI's leaf queues only, and sweep columns labelled with the swept values.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

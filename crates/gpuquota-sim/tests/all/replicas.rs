@@ -2,7 +2,7 @@
 //! its 2 GPUs 4 ways advertises 8 `nvidia.com/gpu`; both engines admit against the 8
 //! replicas, and metering counts each replica as a quarter of a GPU.
 
-mod common;
+use crate::common;
 
 use common::{H, files, first_starts, kai_platform, simulation};
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! Trace workload sources end to end: each format's synthetic fixture (written for these
 //! tests; the public traces may not be redistributed) simulated under Kueue.
 
-mod common;
+use crate::common;
 
 use common::{beside, edited_quota_warnings, kueue_edited, quota_warnings, trace_data};
 use gpuquota_sim::{scenario, simulate};
