@@ -11,18 +11,7 @@ fn dir(name: &str) -> PathBuf {
 
 /// The advice of `advice_text` over the scenario in `base`, searched and exhaustive.
 fn both(base: &Path, advice_text: &str) -> (Advice, Advice) {
-    let base = base.to_owned();
-    let read = move |rel: &str| {
-        let p = base.join(rel);
-        std::fs::read_to_string(&p)
-            .map(|t| (rel.to_owned(), t))
-            .map_err(|e| {
-                gpuquota_model::diag::Diagnostic::error(
-                    gpuquota_model::diag::codes::READ_FAILED,
-                    e.to_string(),
-                )
-            })
-    };
+    let read = gpuquota_testkit::files::in_dir(base);
     let v: serde_json::Value = serde_saphyr::from_str(advice_text).unwrap();
     let scenario = v["spec"]["scenario"].as_str().unwrap().to_owned();
     let (_, text) = read(&scenario).unwrap();

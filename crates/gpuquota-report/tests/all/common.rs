@@ -15,17 +15,6 @@ pub struct Rendered {
     pub json: Value,
 }
 
-fn read(f: &str) -> Result<(String, String), gpuquota_model::diag::Diagnostic> {
-    match f {
-        "platform.yaml" => Ok(("platform.yaml".into(), gpuquota_sim::seed::PLATFORM.into())),
-        "month.yaml" => Ok(("month.yaml".into(), gpuquota_sim::seed::MONTH.into())),
-        other => Err(gpuquota_model::diag::Diagnostic::error(
-            gpuquota_model::diag::codes::READ_FAILED,
-            format!("{other}: not a seed file"),
-        )),
-    }
-}
-
 /// The meter input of the bill page: two departments on one card type, one idle card.
 pub const METER: &str = "window: {start: \"2026-04-01T00:00:00Z\", end: \"2026-04-02T00:00:00Z\"}
 currency: EUR
@@ -64,6 +53,10 @@ pub fn pages() -> Vec<Rendered> {
         path: "engine".into(),
         values: vec!["kueue".into(), "resourcequota".into()],
     }];
+    let read = gpuquota_testkit::files::in_memory(vec![
+        ("platform.yaml", gpuquota_sim::seed::PLATFORM.into()),
+        ("month.yaml", gpuquota_sim::seed::MONTH.into()),
+    ]);
     let table = gpuquota_sim::sweep::run(
         "kueue.yaml",
         gpuquota_sim::seed::KUEUE,

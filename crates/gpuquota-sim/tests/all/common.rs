@@ -5,35 +5,14 @@
 
 use std::path::Path;
 
-use gpuquota_model::Diagnostic;
 use serde_json::Value;
 
 /// One hour in ms.
 pub(crate) const H: i64 = 3_600_000;
 
-/// A scenario's file reader over in-memory files, by name.
-pub(crate) fn files(
-    files: Vec<(&'static str, String)>,
-) -> impl Fn(&str) -> Result<(String, String), Diagnostic> {
-    move |f: &str| {
-        files
-            .iter()
-            .find(|(n, _)| *n == f)
-            .map(|(n, t)| ((*n).to_owned(), t.clone()))
-            .ok_or_else(|| Diagnostic::error(gpuquota_sim::scenario::INVALID_SCENARIO, "no file"))
-    }
-}
-
-/// A scenario's file reader of the files next to `scenario` (shown by their name).
-pub(crate) fn beside(
-    scenario: &Path,
-) -> impl Fn(&str) -> Result<(String, String), Diagnostic> + '_ {
-    move |f: &str| {
-        std::fs::read_to_string(scenario.with_file_name(f))
-            .map(|t| (f.to_owned(), t))
-            .map_err(|e| Diagnostic::error(gpuquota_model::diag::codes::READ_FAILED, e.to_string()))
-    }
-}
+/// A scenario's file reader over in-memory files, by name; one of the files next to a
+/// scenario file.
+pub(crate) use gpuquota_testkit::files::{beside, in_memory as files};
 
 /// A file of the crate's `tests/data/traces`.
 pub(crate) fn trace_data(name: &str) -> std::path::PathBuf {
