@@ -44,7 +44,10 @@ mod tests {
     #[test]
     fn in_memory_finds_by_name_and_names_a_missing_file() {
         let read = in_memory(vec![("a.yaml", "x: 1".to_owned())]);
-        assert_eq!(read("a.yaml").unwrap(), ("a.yaml".to_owned(), "x: 1".to_owned()));
+        assert_eq!(
+            read("a.yaml").unwrap(),
+            ("a.yaml".to_owned(), "x: 1".to_owned())
+        );
         let e = read("b.yaml").unwrap_err();
         assert_eq!(e.code, READ_FAILED);
         assert_eq!(e.message, "b.yaml: no such file");
@@ -52,7 +55,10 @@ mod tests {
 
     #[test]
     fn beside_reads_the_scenarios_neighbours() {
-        let read = beside(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")));
+        let read = beside(Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/Cargo.toml"
+        )));
         let (name, text) = read("src/files.rs").unwrap();
         assert_eq!(name, "src/files.rs");
         assert!(text.starts_with("//! A scenario's file reader"));
