@@ -1,5 +1,6 @@
 //! `gpuquota example`: a commented sample of every input format the commands read
-//! ([`gpuquota::samples`]).
+//! ([`gpuquota::samples`]); `tests/all/examples.rs` runs every one through the binary under
+//! `--strict`.
 
 use gpuquota::samples::{SAMPLES, list};
 

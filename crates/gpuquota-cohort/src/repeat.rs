@@ -15,7 +15,7 @@
 //! every cycle are put in the order the cycle would have made them (entry order: borrowing
 //! level, priority, queue time, UID). The records, the cycle count, the stop rule (a cycle
 //! that admits, preempts and moves nothing; no heads) and the final state are those of
-//! running every cycle; `tests/repeat.rs` compares both on random platforms.
+//! running every cycle; `tests/all/repeat.rs` compares both on random platforms.
 //!
 //! This is what keeps a preemption loop cheap (the victim is readmitted ahead of its
 //! preemptor and preempted again, as upstream Kueue does at its default feature gates): the

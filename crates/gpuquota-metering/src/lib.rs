@@ -37,7 +37,7 @@
 //!
 //! # Properties
 //!
-//! The tests check each of these one by one (`tests/lib.rs`, `properties` module):
+//! The tests check each of these one by one (`tests/all/`, `properties` module):
 //!
 //! * **Exact units.** Quantities are integer counts of `1/L` card-seconds with
 //!   [`L`](money::L)` = 720720 = lcm(1..16)`; a weight whose denominator does not divide `L` is

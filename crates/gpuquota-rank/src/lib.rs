@@ -56,8 +56,8 @@
 //!
 //! # Properties
 //!
-//! Each one is checked by the tests (`tests/props.rs`, `tests/division.rs`,
-//! `tests/scenarios.rs`):
+//! Each one is checked by the tests (`tests/all/props.rs`, `tests/all/division.rs`,
+//! `tests/all/scenarios.rs`):
 //!
 //! 1. **Exact.** Amounts are integers of nano-units (GPU devices, CPU millicores, memory
 //!    bytes); shares are exact rationals, floors are exact, and the result of

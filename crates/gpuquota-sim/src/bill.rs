@@ -51,8 +51,8 @@
 //!
 //! The KAI mode meters its runs the same way per node ([`kai_chargeback`]).
 //!
-//! Property (tested by proptest in `tests/bill.rs`, and for the KAI mode in
-//! `tests/kai_budgets.rs`): the metered `allocatedHours` per
+//! Property (tested by proptest in `tests/all/bill.rs`, and for the KAI mode in
+//! `tests/all/kai_budgets.rs`): the metered `allocatedHours` per
 //! department and card type equal ∫ usage over the runs (Σ weight × (end − start)) exactly.
 
 use std::collections::BTreeMap;

@@ -323,7 +323,7 @@
 //!
 //! # Properties
 //!
-//! Each is a proptest over random scenarios in `tests/properties.rs`, named as here:
+//! Each is a proptest over random scenarios in `tests/all/properties.rs`, named as here:
 //!
 //! 1. **conservation**: every workload appears once and ends finished, cut (running at the
 //!    end) or pending with a reason; its runs are in order and never overlap.
@@ -335,7 +335,7 @@
 //! 4. **agreement**: a scenario whose workloads all arrive at 0 without runtimes, simulated
 //!    for one instant, admits and preempts exactly what `kueue schedule` does on the same
 //!    snapshot (same workloads, same reasons, same preemptors).
-//! 5. **node capacity** (`tests/node_capacity.rs`, over random nodes, flavors, quotas and
+//! 5. **node capacity** (`tests/all/node_capacity.rs`, over random nodes, flavors, quotas and
 //!    workloads under all three engines): at every instant the devices in use of each card
 //!    type are at most what its Nodes hold (KAI also per node).
 //! 6. **makespan bound**: with zero cycle latency and every workload finished, the makespan

@@ -51,7 +51,7 @@
 //! assert_eq!(report.to_json_string(), gpuquota_sim::simulate(&sc).expect("simulates").to_json_string());
 //! ```
 //!
-//! Properties (tested in this module and in `tests/traces.rs`):
+//! Properties (tested in this module and in `tests/all/traces.rs`):
 //! 1. **monotone**: `at_ms` and `events` never decrease from one call to the next;
 //! 2. **reaches the end**: the last call, and only it, has `finished`, with `at_ms` the
 //!    report's `endMs`;

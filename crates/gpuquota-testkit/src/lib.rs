@@ -1,8 +1,8 @@
-//! Test support shared by the workspace's property tests (a dev-dependency only; not
-//! published): one proptest configuration, one arbtest budget, and one random-platform
-//! strategy, with the quota-forest preset ([`Shape::quota_forest`]) and the differential
-//! check ([`check_view`]) of a fair-sharing quota view against the reference tree
-//! ([`quota_tree`], the slow oracle of Kueue's quota arithmetic).
+//! Test support shared by the workspace's tests (a dev-dependency only; not published): one
+//! proptest configuration, one arbtest budget, scenario file readers ([`files`]) and one
+//! random-platform strategy, with the quota-forest preset ([`Shape::quota_forest`]) and the
+//! differential check ([`check_view`]) of a fair-sharing quota view against the reference
+//! tree ([`quota_tree`], the slow oracle of Kueue's quota arithmetic).
 //!
 //! The platform is a Kueue cohort forest: Cohorts `c0..` (a parent always has a lower
 //! index, so there are no cycles), ClusterQueues `q0..` (each with a LocalQueue of the same
@@ -23,6 +23,8 @@
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+
+pub mod files;
 
 use std::ops::Range;
 

@@ -125,12 +125,12 @@
 //!   namespace's other unfinished jobs; otherwise it stays pending, invisible to the
 //!   session, with reason `Forbidden` and the API server's message (`exceeded quota: …`),
 //!   and is tried again before the next session, in key order. CPU and memory keys and
-//!   scoped quotas are not applied. Tested in `tests/kai_caps.rs`.
+//!   scoped quotas are not applied. Tested in `tests/all/kai_caps.rs`.
 //! - **GPU-hour budgets** (`Budget` objects in the cluster files) go through the same
 //!   engine-neutral gate as in the Kueue mode ([`crate::budget`]), behind a session hook
 //!   ([`budget`]: charging per node card type, `Wait`, `Deprioritize` as preemptible work
 //!   at the lowest priority, `Notify`, `stopRunning`). Each is tested in
-//!   `tests/kai_budgets.rs`.
+//!   `tests/all/kai_budgets.rs`.
 //! - **The bill**: `spec.metering` (as in the Kueue mode, [`crate::bill`]; card types match
 //!   nodes by `model`, departments give their `quota` per card type) adds the `chargeback`
 //!   section ([`crate::bill::kai_chargeback`]).
@@ -144,7 +144,7 @@
 //! KAI's example (`examples/time-based-fairshare/two-queue-oscillation`: 16 GPUs, two queues
 //! with no deserved quota and equal weights, each with a backlog of 16-GPU jobs, window 256
 //! cycles, half-life 128, kValue 1) is `tests/data/kai/two-queue-oscillation.yaml`, and
-//! `tests/kai.rs` checks its run cycle by cycle. At cycle 0 the fair shares are 8 and 8 and
+//! `tests/all/kai.rs` checks its run cycle by cycle. At cycle 0 the fair shares are 8 and 8 and
 //! team-a (first in job order) takes the node: allocate may go over the fair share. From
 //! then on the cluster is always full, so the two usages add up to 1: with `u` the holder's
 //! usage the holder's adjusted weight is `1 − u`, the waiting queue's `u`, and the waiting
@@ -195,7 +195,7 @@
 //!
 //! # Properties
 //!
-//! Each is a proptest in `tests/kai_properties.rs`, named as here:
+//! Each is a proptest in `tests/all/kai_properties.rs`, named as here:
 //!
 //! 1. **kai_node_capacity**: at every instant, by an independent sweep over the runs, no
 //!    node holds more GPUs than it has.

@@ -1,0 +1,3 @@
+//! Integration tests of gpuquota-advise (one test binary: each file of `tests/all/` a module).
+
+mod search;

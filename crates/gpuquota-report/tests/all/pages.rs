@@ -1,0 +1,134 @@
+//! The pages' figures are the JSON's, found by their `data-figure` names in the HTML.
+
+use crate::common;
+
+/// The text of the element carrying `data-figure="{name}"`, every one in page order.
+fn figures(html: &str, name: &str) -> Vec<String> {
+    let pat = format!("data-figure=\"{name}\">");
+    html.match_indices(&pat)
+        .map(|(i, _)| {
+            let rest = &html[i + pat.len()..];
+            rest[..rest.find('<').unwrap()].to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn the_seed_month_page_shows_the_json_bill_and_preemptions() {
+    let pages = common::pages();
+    let seed = &pages[0];
+    let j = &seed.json;
+    // the default run prints the same total in its bill table
+    assert_eq!(j["chargeback"]["totals"]["cost"], "46656.00");
+    assert_eq!(figures(&seed.html, "kueue:bill-total"), vec!["46656.00"]);
+    assert_eq!(
+        figures(&seed.html, "kueue:preemption-count"),
+        vec![j["preemptions"].to_string()]
+    );
+    assert_eq!(
+        figures(&seed.html, "kueue:preemptions"),
+        vec![j["preemptions"].to_string()]
+    );
+    let lines: Vec<String> = j["chargeback"]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["total"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(figures(&seed.html, "kueue:line-total"), lines);
+    assert!(!seed.html.contains("<script"));
+    assert!(!seed.html.contains("href=\"http"));
+}
+
+#[test]
+fn the_meter_page_shows_every_line_and_the_total() {
+    let pages = common::pages();
+    let m = &pages[3];
+    // 24 h × 4 cards × 4.50 = 432.00 EUR: research 2 cards all day, vision 1 card half a day,
+    // the rest idle and shared out
+    assert_eq!(m.json["totals"]["cost"], "432.00");
+    assert_eq!(figures(&m.html, "bill-total"), vec!["432.00"]);
+    assert_eq!(figures(&m.html, "bill"), vec!["432.00"]);
+    assert!(m.html.contains("data-row=\"research|H200\""));
+    assert!(m.html.contains("data-row=\"vision|H200\""));
+}
+
+#[test]
+fn the_diff_and_sweep_pages_show_the_json_figures() {
+    let pages = common::pages();
+    let d = &pages[1];
+    for (dept, x) in d.json["departments"].as_object().unwrap() {
+        let a = x["preemptions"]["a"].to_string();
+        let row = format!("data-row=\"{dept}|preemptions\"");
+        let i = d.html.find(&row).unwrap_or_else(|| panic!("{row}"));
+        let tail = &d.html[i..];
+        let cell = format!(
+            "data-figure=\"a:department-preemptions\">{}<",
+            if a == "null" { "-".into() } else { a }
+        );
+        assert!(
+            tail[..tail.find("</tr>").unwrap()].contains(&cell),
+            "{dept}"
+        );
+    }
+    let s = &pages[2];
+    for r in s.json["rows"].as_array().unwrap() {
+        let run = r["run"].as_u64().unwrap();
+        assert_eq!(
+            figures(&s.html, &format!("run{run}:preemptions")),
+            vec![r["preemptions"].to_string()]
+        );
+    }
+}
+
+#[test]
+fn pages_are_written_for_a_person_to_open() {
+    let dir = common::out_dir();
+    for p in common::pages() {
+        std::fs::write(dir.join(p.name), &p.html).unwrap();
+    }
+}
+
+#[test]
+fn the_seed_month_page_zooms_on_each_day_with_the_days_figures() {
+    let pages = common::pages();
+    let html = &pages[0].html;
+    // the Kueue month only (the other controls' months sit in collapsed parts without it)
+    let links: Vec<&str> = html
+        .match_indices("<li><a href=\"#kueue-usage-chart-day-")
+        .map(|(i, _)| &html[i..i + 60])
+        .collect();
+    assert_eq!(links.len(), 30, "one link per day of April");
+    assert_eq!(html.matches("class=\"part\" id=\"").count(), 30);
+    assert!(html.contains("<a href=\"#kueue-usage-chart-day-10\">04-10</a>"));
+    // each day's chart is titled and described, as every chart
+    let day = &html[html.find("id=\"kueue-usage-chart-day-10\"").unwrap()..];
+    let day = &day[..day.find("</table>").unwrap()];
+    assert!(day.contains("<title id=\"kueue-usage-chart-day-10-t\">"));
+    assert!(day.contains("<desc id=\"kueue-usage-chart-day-10-d\">"));
+    // hand-checked: translation serves its two RTX PRO 6000 cards around the clock
+    // (2 cards x 24 h = 48 card-hours, peak 2), the assistant's 8-card peak
+    let rows: Vec<String> = day
+        .split("<tr")
+        .skip(2)
+        .map(|r| {
+            r.split("<td")
+                .skip(1)
+                .map(|c| {
+                    let c = &c[c.find('>').unwrap() + 1..];
+                    c[..c.find('<').unwrap()].to_owned()
+                })
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect();
+    assert!(
+        rows.contains(&"RTX PRO 6000|translation|48.0|2".to_owned()),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("RTX PRO 6000|assistant|") && r.ends_with("|8")),
+        "{rows:?}"
+    );
+}

@@ -1,0 +1,22 @@
+//! Integration tests of gpuquota-sim (one test binary: each file of `tests/all/` a module).
+
+mod bill;
+mod bill_story;
+mod budgets;
+mod common;
+mod dra;
+mod engine_objects;
+mod fuzz_arguments;
+mod kai;
+mod kai_budgets;
+mod kai_caps;
+mod kai_properties;
+mod limits;
+mod node_capacity;
+mod plots;
+mod preemption_loop;
+mod properties;
+mod replicas;
+mod scenarios;
+mod seed;
+mod traces;

@@ -1,0 +1,3 @@
+//! Integration tests of the facade (one test binary: each file of `tests/all/` a module).
+
+mod public_api;
