@@ -78,7 +78,9 @@
 //! - reading: [`import`], manifests into a [`Model`];
 //! - conversion: [`workloads`], Jobs, JobSets, … into Workloads and PodGroups, run after
 //!   reading by [`import_str`] and `Importer::finish`;
-//! - checking and using a model: [`mod@validate`], [`quota_tree`], `picture`, [`mod@text`].
+//! - checking and using a model: [`mod@validate`], [`mod@text`], [`mod@write`] (the one safe file
+//!   writer). Kueue's quota arithmetic and the `quotas` picture live in `gpuquota-fairshare`
+//!   (`quota`, `picture`); the slow reference tree is the test kit's oracle.
 //!
 //! # Cargo features
 //!

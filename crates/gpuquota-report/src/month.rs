@@ -782,7 +782,7 @@ pub(crate) fn department_of(sc: &Scenario) -> impl Fn(&str) -> String + '_ {
 
 /// Every section of one simulated month; `prefix` sets the sections' ids and figures'
 /// names apart when a page holds several runs. The usage section can zoom on each day
-/// ([`sections_with`] leaves that out for a run shown in a collapsed part).
+/// (left out for a run shown in a collapsed part, as the seed page's other controls).
 ///
 /// # Errors
 /// The plotting backend's error as text.

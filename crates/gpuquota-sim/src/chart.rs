@@ -506,7 +506,8 @@ fn window_steps(s: &[(i64, f64)], from: i64, to: i64) -> Steps {
     out
 }
 
-/// One area's figures over a picture's time axis ([`Picture::figures`]).
+/// One area's figures over a picture's time axis (the table behind a chart of
+/// [`crate::plot::windows`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AreaFigures {
     /// The panel's caption.
