@@ -18,6 +18,8 @@ use super::*;
 
 /// Bytes read per batch (the batch is then cut at its last line end).
 const BATCH: usize = 8 << 20;
+/// The buffer's first size (it doubles up to a batch as the input proves longer).
+const START: usize = 64 << 10;
 /// Pieces per batch, parsed in parallel.
 const PIECES: usize = 8;
 
@@ -169,7 +171,7 @@ fn scan_eof(bytes: &[u8], last_eof: &mut Option<bool>) {
 }
 
 /// Reads the next batch into `buf` (a buffer of an earlier batch, reused so that its pages
-/// are not mapped and zeroed again): `carry` (the partial line left last time) and about
+/// are not mapped and zeroed again; the first starts at 64 KiB and doubles as needed): `carry` (the partial line left last time) and about
 /// [`BATCH`] more bytes, cut after the last line end (the rest carried). Returns the buffer
 /// and the bytes used (0 at the end of the input); the buffer's length is what is
 /// initialised, not what is used.
@@ -178,9 +180,12 @@ fn read_batch(
     carry: &mut Vec<u8>,
     mut buf: Vec<u8>,
 ) -> Result<(Vec<u8>, usize), Stop> {
-    let size = (BATCH + BATCH / 4).max(carry.len() + BATCH / 4);
-    if buf.len() < size {
-        buf.resize(size, 0);
+    let want = (BATCH + BATCH / 4).max(carry.len() + BATCH / 4);
+    // start small and double up to `want` as the bytes come: a short input (a small file, a
+    // fuzzer's input) never zeroes the pages of a whole batch
+    let first = (carry.len() + START).min(want);
+    if buf.len() < first {
+        buf.resize(first, 0);
     }
     buf[..carry.len()].copy_from_slice(carry);
     let mut used = carry.len();
@@ -188,8 +193,13 @@ fn read_batch(
     let mut at_end = false;
     loop {
         if used == buf.len() {
-            // a line longer than the batch: grow
-            buf.resize(buf.len() * 2, 0);
+            // up to the batch's size, then (a line longer than the batch) beyond it
+            let grown = if buf.len() < want {
+                (buf.len() * 2).min(want)
+            } else {
+                buf.len() * 2
+            };
+            buf.resize(grown, 0);
         }
         let n = stream.read_bytes(&mut buf[used..]).map_err(read_err)?;
         used += n;
