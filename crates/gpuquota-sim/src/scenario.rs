@@ -434,10 +434,18 @@ pub(crate) fn from_str(
     stem: &str,
     read: &ReadFn<'_>,
 ) -> Result<Scenario, Diagnostics> {
-    crate::count::bump(|c| &mut c.scenario_parses);
-    let probe: serde_json::Value =
-        serde_saphyr::from_str(text).map_err(|e| yaml_problem(name, &e))?;
+    let probe = parse_document(name, text)?;
     from_doc(name, &probe, stem, read)
+}
+
+/// A scenario document's text parsed into a value: the one parse of a scenario (counted by
+/// the tests that prove a run parses its scenario once).
+///
+/// # Errors
+/// Malformed YAML, named after `name`.
+pub(crate) fn parse_document(name: &str, text: &str) -> Result<serde_json::Value, Diagnostics> {
+    crate::count::bump(|c| &mut c.scenario_parses);
+    serde_saphyr::from_str(text).map_err(|e| yaml_problem(name, &e))
 }
 
 /// Resolves a parsed scenario document: a `Simulation`, or Kueue's perf-test generator

@@ -369,9 +369,7 @@ pub(crate) fn from_text(
     stem: &str,
     read: &ReadFn<'_>,
 ) -> Result<Simulation, Diagnostics> {
-    crate::count::bump(|c| &mut c.scenario_parses);
-    let doc: serde_json::Value =
-        serde_saphyr::from_str(text).map_err(|e| crate::scenario::yaml_problem(name, &e))?;
+    let doc = crate::scenario::parse_document(name, text)?;
     let inner = if is_kai_value(&doc) {
         Inner::Kai(Box::new(crate::kai::scenario::from_doc(
             name, stem, &doc, read,

@@ -156,9 +156,7 @@ pub(crate) fn from_str(
     stem: &str,
     read: &ReadFn<'_>,
 ) -> Result<KaiScenario, Diagnostics> {
-    crate::count::bump(|c| &mut c.scenario_parses);
-    let v: serde_json::Value =
-        serde_saphyr::from_str(text).map_err(|e| crate::scenario::yaml_problem(name, &e))?;
+    let v = crate::scenario::parse_document(name, text)?;
     from_doc(name, stem, &v, read)
 }
 
