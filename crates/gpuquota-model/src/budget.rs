@@ -86,7 +86,7 @@
 //! budget is spent it is charged in full, the period's remaining hours go negative, and the
 //! next period starts again at `gpuHours` (it does not inherit the overrun).
 
-use crate::diag::ErrorType;
+use crate::diag::{Diagnostic, Diagnostics, ErrorType, codes};
 use crate::meta::ObjectMeta;
 use crate::quantity::Quantity;
 use crate::time::Timestamp;
@@ -267,6 +267,47 @@ fn problem(
         error_type,
         value,
         detail: detail.to_owned(),
+    }
+}
+
+impl BudgetProblem {
+    /// This problem of the Budget `name` as a diagnostic: code `invalid`, naming the Budget
+    /// and the field, message `TYPE[: VALUE][: DETAIL]` (`Required value: one of spec.queue
+    /// and spec.namespaces is required`), as the validator reports every field error.
+    pub fn diagnostic(&self, name: &str) -> Diagnostic {
+        let mut message = self.error_type.as_str().to_owned();
+        if let Some(v) = &self.value {
+            message.push_str(": ");
+            message.push_str(v);
+        }
+        if !self.detail.is_empty() {
+            message.push_str(": ");
+            message.push_str(&self.detail);
+        }
+        Diagnostic::error(codes::INVALID, message)
+            .object("Budget", name)
+            .field(self.field.clone())
+    }
+}
+
+/// The rules of every Budget of `model`, in name order.
+///
+/// # Errors
+/// Every problem of every invalid Budget ([`BudgetProblem::diagnostic`]), never a partial
+/// list of rules.
+pub fn rules(model: &crate::Model) -> Result<Vec<BudgetRule>, Diagnostics> {
+    let mut rules = Vec::new();
+    let mut errors = Diagnostics::default();
+    for (name, b) in &model.budgets {
+        match b.rule() {
+            Ok(r) => rules.push(r),
+            Err(ps) => errors.extend(ps.iter().map(|p| p.diagnostic(name))),
+        }
+    }
+    if errors.is_empty() {
+        Ok(rules)
+    } else {
+        Err(errors)
     }
 }
 
@@ -566,6 +607,29 @@ fn is_dns_label(s: &str) -> bool {
 mod tests {
     use super::*;
     use crate::import_str;
+
+    #[test]
+    fn rules_name_the_budget_and_field_with_the_invalid_code() {
+        let yaml = "apiVersion: gpuquota.dev/v1alpha1\nkind: Budget\nmetadata: {name: a}\nspec: {queue: q, gpuHours: 1, period: 24h}\n---\napiVersion: gpuquota.dev/v1alpha1\nkind: Budget\nmetadata: {name: b}\nspec: {gpuHours: 1, period: 24h, whenSpent: Notify, stopRunning: true}\n";
+        let m = import_str("b.yaml", yaml).expect("imports").model;
+        let errors = rules(&m).expect_err("b is invalid");
+        let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            lines,
+            [
+                "Budget \"b\": spec.queue: Required value: one of spec.queue and spec.namespaces is required",
+                "Budget \"b\": spec.stopRunning: Forbidden: may not be true when whenSpent is Notify (Notify only reports)",
+            ]
+        );
+        assert!(errors.iter().all(|d| d.code == codes::INVALID && d.is_error(false)));
+        let only_a = import_str("a.yaml", yaml.split("---\n").next().expect("a"))
+            .expect("imports")
+            .model;
+        let a = rules(&only_a).expect("valid");
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].name, "a");
+        assert_eq!(a[0].micro_gpu_hours, 1_000_000);
+    }
 
     fn rule(spec: &str) -> Result<BudgetRule, Vec<BudgetProblem>> {
         let yaml = format!(
