@@ -395,6 +395,8 @@ pub mod rank {
     }
 }
 
+#[cfg(feature = "command")]
+pub mod command;
 pub mod design;
 pub mod guide;
 pub mod lint;
