@@ -20,16 +20,10 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use gpuquota::kai::division::{DivisionOptions, Mode};
-use gpuquota::kai::fixed::SCALE;
-use gpuquota::kai::session::{Placement, SessionOptions, run_session};
-use gpuquota::kai::snapshot::{BuildOptions, Cluster, parse_total};
-use gpuquota::kai::usage::UsageInput;
-use gpuquota::model::{Model, Timestamp};
+use gpuquota::command::kai::Flags;
+use gpuquota::kai::session::Placement;
 
-use crate::common::{CliError, output_or, print_diagnostics, read_file, table_width, to_json};
-use gpuquota::kai::snapshot::{ENGINE, codes};
-use gpuquota::model::Diagnostic;
+use crate::common::{CliError, cx, output_or, table_width, to_json};
 
 /// KAI subcommands.
 #[derive(Debug, Subcommand)]
@@ -120,129 +114,26 @@ pub(crate) struct KaiArgs {
     queue_label_key: Option<String>,
 }
 
-/// Prints warnings (`warning: …`, or `error: …` under `--strict`); true when `--strict` makes
-/// them fail the command.
-fn warn(warnings: &[Diagnostic]) -> bool {
-    print_diagnostics(warnings)
-}
-
-struct Prepared {
-    cluster: Cluster,
-    options: DivisionOptions,
-}
-
-/// Imports the manifests ([`crate::common::load_model`]), lets `edit` change the model, and
-/// builds the cluster.
-fn prepare(
-    args: &KaiArgs,
-    edit: impl FnOnce(&mut Model) -> Result<(), CliError>,
-) -> Result<Prepared, CliError> {
-    let mut model = crate::common::load_model(
-        &args.files,
-        gpuquota::model::validate::KAI_USABLE,
-        "gpuquota kai",
-    )?;
-    edit(&mut model)?;
-    text_to_cluster(model, args)
-}
-
-fn text_to_cluster(model: Model, args: &KaiArgs) -> Result<Prepared, CliError> {
-    let mut problems = Vec::new();
-    let total = match args.total.as_deref().map(parse_total) {
-        None => [None; 3],
-        Some(Ok(t)) => t,
-        Some(Err(e)) => {
-            problems.push(e);
-            [None; 3]
-        }
-    };
-    let now = match args.now.as_deref().map(Timestamp::parse) {
-        None => None,
-        Some(Ok(t)) => Some(t),
-        Some(Err(e)) => {
-            problems.push(format!("--now: {e}"));
-            None
-        }
-    };
-    if let Some(k) = args.k_value
-        && !k.is_finite()
-    {
-        problems.push("--k-value: not a number".into());
-    }
-    let usage = match &args.usage {
-        Some(p) => match UsageInput::parse(&read_file(p)?) {
-            Ok(u) => Some(u),
-            Err(e) => {
-                problems.push(format!("{}: {e}", p.display()));
-                None
-            }
-        },
-        None => None,
-    };
-    if !problems.is_empty() {
-        return Err(CliError::input(problems));
-    }
-    let model = match &args.node_pool {
-        Some(pool) => gpuquota::kai::runai::node_pool_view(&model, pool),
-        None => model,
-    };
-    let mut cluster = match Cluster::from_model(
-        &model,
-        &BuildOptions::default()
-            .with_total(total)
-            .with_now(now)
-            .with_queue_label_key(args.queue_label_key.clone()),
-    ) {
-        Ok(c) => c,
-        // Errors print bare, one per line (the contract the CLI tests pin).
-        Err(errs) => return Err(CliError::input(errs.iter().map(ToString::to_string))),
-    };
-    let mut warnings: Vec<Diagnostic> = cluster.warnings.iter().cloned().collect();
-    let mut options = DivisionOptions::default()
-        .with_mode(if args.corrected {
-            Mode::Corrected
-        } else {
-            Mode::Kai
-        })
-        .with_k_value(SCALE);
-    if let Some(u) = &usage {
-        if let Some(k) = u.k_value_nanos() {
-            options.k_value = k;
-        }
-        match u.apply(&mut cluster.hierarchy, cluster.now) {
-            Ok(unknown) => {
-                warnings.extend(unknown.into_iter().map(|q| {
-                    Diagnostic::warning(
-                        codes::UNKNOWN_USAGE_QUEUE,
-                        format!("usage: queue {q:?} does not exist"),
-                    )
-                    .engine(ENGINE)
-                }));
-            }
-            Err(e) => {
-                let _ = warn(&warnings);
-                return Err(CliError::input([e.to_string()]));
-            }
+impl KaiArgs {
+    /// The flags that shape the cluster and the division.
+    fn flags(&self) -> Flags {
+        Flags {
+            total: self.total.clone(),
+            corrected: self.corrected,
+            now: self.now.clone(),
+            usage: self.usage.clone(),
+            k_value: self.k_value,
+            node_pool: self.node_pool.clone(),
+            weight_follows_quota: self.weight_follows_quota,
+            queue_label_key: self.queue_label_key.clone(),
         }
     }
-    if let Some(k) = args.k_value {
-        options.k_value = (k.max(0.0) * SCALE as f64).round() as i128;
-    }
-    if args.weight_follows_quota {
-        gpuquota::kai::runai::weight_follows_quota(&mut cluster.hierarchy, false);
-    }
-    if warn(&warnings) {
-        // `--strict`: the warnings (printed as errors) fail the command.
-        return Err(CliError::exit(1));
-    }
-    Ok(Prepared { cluster, options })
 }
 
 pub(crate) fn run(command: KaiCommand) -> Result<(), CliError> {
     match command {
         KaiCommand::Fairshare(args) => {
-            let p = prepare(&args, |_| Ok(()))?;
-            let report = gpuquota::kai::report::fairshare_report(&p.cluster, &p.options)?;
+            let report = gpuquota::command::kai::fairshare(&mut cx(), &args.files, &args.flags())?;
             match output_or(args.output, KaiOutput::Table, KaiOutput::Json) {
                 KaiOutput::Json => out!("{}", to_json(&report)?),
                 KaiOutput::Table => out!("{}", report.table(table_width())),
@@ -255,32 +146,18 @@ pub(crate) fn run(command: KaiCommand) -> Result<(), CliError> {
             budgets,
             budget_usage,
         } => {
-            let p = prepare(&args, |m| {
-                // held-back PodGroups are listed on stderr (the schedule JSON is unchanged)
-                if let Some(a) =
-                    crate::budgets::apply(m, budgets.as_deref(), budget_usage.as_deref())?
-                {
-                    for (g, q, message) in a.held {
-                        eprintln!(
-                            "note: PodGroup {g} (queue {q}) is held back: BudgetExhausted: {message}"
-                        );
-                    }
-                    for g in a.deprioritized {
-                        eprintln!(
-                            "note: PodGroup {g} is admitted only as priority class train (BudgetExhausted)"
-                        );
-                    }
-                }
-                Ok(())
-            })?;
-            let options = SessionOptions::default()
-                .with_division(p.options)
-                .with_placement(match placement {
-                    PlacementArg::Binpack => Placement::Binpack,
-                    PlacementArg::Spread => Placement::Spread,
-                });
-            let result = run_session(&p.cluster, &options)?;
-            let report = gpuquota::kai::report::schedule_report(&result);
+            let placement = match placement {
+                PlacementArg::Binpack => Placement::Binpack,
+                PlacementArg::Spread => Placement::Spread,
+            };
+            let report = gpuquota::command::kai::schedule(
+                &mut cx(),
+                &args.files,
+                &args.flags(),
+                placement,
+                budgets.as_deref(),
+                budget_usage.as_deref(),
+            )?;
             match output_or(args.output, KaiOutput::Table, KaiOutput::Json) {
                 KaiOutput::Json => out!("{}", to_json(&report)?),
                 KaiOutput::Table => out!("{}", report.table()),

@@ -32,7 +32,7 @@ use std::path::PathBuf;
 use clap::Subcommand;
 use gpuquota::kueue::World;
 
-use crate::common::{CliError, output_or, table_width, to_json, write_json};
+use crate::common::{CliError, cx, output_or, table_width, to_json, write_json};
 
 /// `--output` of the `kueue` commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -106,24 +106,8 @@ Examples:
 
 /// Imports the manifests ([`crate::common::load_model`]).
 fn import(files: &[PathBuf]) -> Result<gpuquota::model::Model, CliError> {
-    crate::common::load_model(
-        files,
-        gpuquota::model::validate::KUEUE_USABLE,
-        "gpuquota kueue",
-    )
-}
-
-/// Prints the engine's warnings; `Err` when `--strict` makes them fail the command.
-fn print_warnings(warnings: &[gpuquota::kueue::Warning]) -> Result<(), CliError> {
-    let strict = crate::common::strict();
-    for w in warnings {
-        eprintln!("{}: {w}", if strict { "error" } else { "warning" });
-    }
-    // under `--strict` the engine's warnings fail the command too
-    if strict && !warnings.is_empty() {
-        return Err(CliError::exit(1));
-    }
-    Ok(())
+    let usable = gpuquota::model::validate::KUEUE_USABLE;
+    gpuquota::command::inputs::load_model(&mut cx(), files, usable, "gpuquota kueue")
 }
 
 pub(crate) fn run(command: KueueCommand) -> Result<(), CliError> {
@@ -137,7 +121,12 @@ pub(crate) fn run(command: KueueCommand) -> Result<(), CliError> {
             usage,
         } => {
             let mut model = import(&files)?;
-            let applied = crate::budgets::apply(&mut model, budgets.as_deref(), usage.as_deref())?;
+            let applied = gpuquota::command::budgets::apply(
+                &mut cx(),
+                &mut model,
+                budgets.as_deref(),
+                usage.as_deref(),
+            )?;
             // the Configuration's fair-sharing settings, the objects and the weights, checked
             // once; running never needs the model again
             let options = gpuquota::kueue::Options::default()
@@ -154,7 +143,7 @@ pub(crate) fn run(command: KueueCommand) -> Result<(), CliError> {
             // the input holds everything the run reads: give the model's memory back to the
             // allocator before the run allocates its own
             drop(model);
-            print_warnings(input.warnings())?;
+            cx().warnings(input.warnings())?;
             let mut report = gpuquota::kueue::run(&input);
             if let Some(a) = applied {
                 // held back by a spent Wait budget: pending, with upstream-style fields
@@ -207,7 +196,7 @@ pub(crate) fn run(command: KueueCommand) -> Result<(), CliError> {
                     ));
                 }
             };
-            print_warnings(&world.warnings)?;
+            cx().warnings(&world.warnings)?;
             let report = gpuquota::kueue::quotas(&gpuquota::kueue::Input::from_world(
                 world,
                 None,

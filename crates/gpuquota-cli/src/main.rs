@@ -11,7 +11,6 @@ use std::process::ExitCode;
 use clap::{CommandFactory as _, Parser, Subcommand};
 
 mod advise;
-mod budgets;
 #[macro_use]
 mod common;
 mod completions;

@@ -67,10 +67,7 @@ pub(crate) fn run(args: MeterArgs) -> Result<(), CliError> {
         args.report.is_some(),
     )?;
     if outcome.code != 0 {
-        return Err(CliError {
-            code: outcome.code,
-            lines: outcome.stderr,
-        });
+        return Err(CliError::with_lines(outcome.code, outcome.stderr));
     }
     for line in &outcome.stderr {
         eprintln!("{line}");
@@ -107,7 +104,7 @@ pub(crate) fn execute_with(
     html: bool,
 ) -> Result<Outcome, CliError> {
     let rules = match budgets {
-        Some(b) => crate::budgets::load_rules(b)?,
+        Some(b) => gpuquota::command::budgets::load_rules(b)?,
         None => Vec::new(),
     };
     let metered = match gpuquota::metering::file::meter_file(path, crate::common::strict()) {

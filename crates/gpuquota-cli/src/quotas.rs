@@ -60,7 +60,7 @@ fn finish(
 }
 
 pub(crate) fn run(args: QuotasArgs) -> Result<(), CliError> {
-    let imported = crate::validate::import_files(&args.files)?;
+    let imported = gpuquota::command::inputs::import_all(&mut crate::common::cx(), &args.files)?;
     let (model, warnings) = finish(imported).map_err(|errors| {
         let count = format!("{} document error(s)", errors.len());
         CliError::input(errors.into_iter().chain([count]))

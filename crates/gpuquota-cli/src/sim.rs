@@ -1,10 +1,12 @@
 //! `gpuquota sim`: the virtual-time simulator (library crate `gpuquota-sim`; its docs
 //! describe the scenario file and the JSON contract).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::common::{CliError, print_diagnostics};
+use gpuquota::command::sim::{Format, Output};
+use gpuquota::command::sweep::Written;
+
+use crate::common::{CliError, cx};
 
 /// `--output` of `sim`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -103,70 +105,6 @@ Examples:
     Sweeps(crate::sweep::SweepCommand),
 }
 
-/// Simulates one loaded Kueue or ResourceQuota scenario.
-fn load_run(
-    loaded: Result<gpuquota::sim::Simulation, gpuquota::model::Error>,
-) -> Result<(gpuquota::sim::Scenario, gpuquota::sim::Report), CliError> {
-    let simulation = loaded.map_err(|e| CliError::load(e.diagnostics().iter()))?;
-    let report = gpuquota::sim::simulate(&simulation)
-        .map_err(|e| CliError::diagnostics(e.diagnostics().iter()))?;
-    let (Some(scenario), Some(report)) = (simulation.kueue(), report.into_kueue()) else {
-        return Err(CliError::exit(1));
-    };
-    if print_diagnostics(report.diagnostics.iter()) {
-        return Err(CliError::exit(1));
-    }
-    Ok((scenario.clone(), report))
-}
-
-fn diff(
-    a: &std::path::Path,
-    b: &std::path::Path,
-    output: Option<DiffOutput>,
-    plot: Option<&std::path::Path>,
-    report: Option<&std::path::Path>,
-    force: bool,
-) -> Result<(), CliError> {
-    // refuse before any work: an existing file without --force, a link, a non-file
-    for path in [plot, report].into_iter().flatten() {
-        gpuquota::model::write::check_target(path, force)?;
-    }
-    let loaded = [a, b].map(gpuquota::sim::Simulation::from_files);
-    for (f, l) in [a, b].into_iter().zip(&loaded) {
-        if l.as_ref().is_ok_and(|s| s.kai().is_some()) {
-            return Err(CliError::input([format!(
-                "{}: a KAI scenario; `gpuquota sim diff` compares Kueue and ResourceQuota scenarios only (`gpuquota sim FILE` and `gpuquota sim sweep FILE` run KAI scenarios)",
-                gpuquota::model::source::display_name(f)
-            )]));
-        }
-    }
-    let [la, lb] = loaded;
-    let (sa, ra) = load_run(la)?;
-    let (sb, rb) = load_run(lb)?;
-    let doc = gpuquota::sim::diff::diff(&sa, &ra, &sb, &rb);
-    if let Some(w) = doc.workloads.warning() {
-        let strict = crate::common::strict();
-        eprintln!("{}: {w}", if strict { "error" } else { "warning" });
-        if strict {
-            return Err(CliError::exit(1));
-        }
-    }
-    let text = match crate::common::output_or(output, DiffOutput::Table, DiffOutput::Json) {
-        DiffOutput::Json => crate::common::to_json(&doc)?,
-        DiffOutput::Table => gpuquota::sim::diff::table(&doc),
-    };
-    if let Some(path) = plot {
-        let svg = gpuquota::sim::diff::svg(&sa, &ra, &sb, &rb).map_err(CliError::usage)?;
-        gpuquota::model::write::file(path, svg.as_bytes(), force)?;
-    }
-    if let Some(path) = report {
-        let html = gpuquota::report::diff(&sa, &ra, &sb, &rb).map_err(CliError::usage)?;
-        gpuquota::model::write::file(path, html.as_bytes(), force)?;
-    }
-    out!("{text}");
-    Ok(())
-}
-
 pub(crate) fn run(mut args: SimArgs) -> Result<(), CliError> {
     match args.command.take() {
         Some(SimCommand::Diff {
@@ -177,7 +115,18 @@ pub(crate) fn run(mut args: SimArgs) -> Result<(), CliError> {
             report,
             force,
         }) => {
-            return diff(&a, &b, output, plot.as_deref(), report.as_deref(), force);
+            let json = crate::common::output_or(output, DiffOutput::Table, DiffOutput::Json)
+                == DiffOutput::Json;
+            let written = Written {
+                plot: plot.as_deref(),
+                report: report.as_deref(),
+                force,
+            };
+            out!(
+                "{}",
+                gpuquota::command::sim::diff(&mut cx(), &a, &b, json, written)?
+            );
+            return Ok(());
         }
         Some(SimCommand::Sweeps(c)) => return crate::sweep::run(c),
         None => {}
@@ -195,95 +144,27 @@ pub(crate) fn run(mut args: SimArgs) -> Result<(), CliError> {
     let spin = crate::sweep::spinner(args.quiet, "reading the scenario");
     let loaded = gpuquota::sim::Simulation::from_files(file);
     spin.finish_and_clear();
-    let simulation = loaded.map_err(|e| CliError::load(e.diagnostics().iter()))?;
+    let simulation =
+        loaded.map_err(|e| CliError::load(e.diagnostics().iter(), crate::common::strict()))?;
     let simulated = with_replay_bar(args.quiet, simulation.end_ms().is_some(), |options| {
         gpuquota::sim::simulate_with_options(&simulation, options)
-    })
-    .map_err(|e| CliError::diagnostics(e.diagnostics().iter()))?;
-    if print_diagnostics(simulated.diagnostics()) {
-        return Err(CliError::exit(1));
-    }
-    let (scenario, report) = match (&simulation.kueue(), simulated) {
-        (Some(scenario), gpuquota::sim::SimulationReport::Kueue(report)) => (*scenario, report),
-        (_, gpuquota::sim::SimulationReport::Kai(outcome)) => match simulation.kai() {
-            Some(scenario) => return run_kai(&args, scenario, &outcome),
-            None => return Err(CliError::usage("a KAI report of a Kueue scenario")),
-        },
-        _ => return Err(CliError::usage("a Kueue report of a KAI scenario")),
+    });
+    let format = match crate::common::output_or(args.output, SimOutput::Table, SimOutput::Json) {
+        SimOutput::Json => Format::Json,
+        SimOutput::Table => Format::Table(crate::common::table_width()),
+        SimOutput::Csv => Format::Csv,
+        SimOutput::KueueSummary => Format::KueueSummary,
     };
-    let output = crate::common::output_or(args.output, SimOutput::Table, SimOutput::Json);
-    if matches!(output, SimOutput::Json) {
+    let written = Written {
+        plot: args.plot.as_deref(),
+        report: args.report.as_deref(),
+        force: args.force,
+    };
+    match gpuquota::command::sim::output(&mut cx(), simulation, simulated, format, written)? {
         // streamed: a trace's report is tens of megabytes, never held as text
-        if let Some(path) = &args.plot {
-            let svg = gpuquota::sim::plot::svg(scenario, &report).map_err(CliError::usage)?;
-            gpuquota::model::write::file(path, svg.as_bytes(), args.force)?;
-        }
-        drop(simulation);
-        crate::common::stream_stdout(|w| report.write_json(w))?;
-        return Ok(());
+        Output::Json(report) => crate::common::stream_stdout(|w| report.write_json(w))?,
+        Output::Text(text) => out!("{text}"),
     }
-    let text = match output {
-        SimOutput::Json => report.to_json_string(),
-        SimOutput::Table => report.table(crate::common::table_width()),
-        SimOutput::Csv => report.to_csv(),
-        SimOutput::KueueSummary => {
-            let classes: BTreeMap<String, String> = scenario
-                .model
-                .cluster_queues
-                .iter()
-                .map(|(n, c)| {
-                    (
-                        n.clone(),
-                        c.metadata
-                            .labels
-                            .get(gpuquota::sim::scenario::PERF_CLASS_LABEL)
-                            .cloned()
-                            .unwrap_or_default(),
-                    )
-                })
-                .collect();
-            report.to_kueue_summary(&classes)
-        }
-    };
-    if let Some(path) = &args.plot {
-        let svg = gpuquota::sim::plot::svg(scenario, &report).map_err(CliError::usage)?;
-        gpuquota::model::write::file(path, svg.as_bytes(), args.force)?;
-    }
-    if let Some(path) = &args.report {
-        let html = gpuquota::report::sim(scenario, &report).map_err(CliError::usage)?;
-        gpuquota::model::write::file(path, html.as_bytes(), args.force)?;
-    }
-    out!("{text}");
-    Ok(())
-}
-
-/// The outputs of a run of an `engine: kai` scenario or KAI's time-based-fairshare simulator
-/// config.
-fn run_kai(
-    args: &SimArgs,
-    scenario: &gpuquota::sim::kai::KaiScenario,
-    outcome: &gpuquota::sim::kai::KaiOutcome,
-) -> Result<(), CliError> {
-    let text = match crate::common::output_or(args.output, SimOutput::Table, SimOutput::Json) {
-        SimOutput::Json => outcome.to_json_string(),
-        SimOutput::Table => outcome.to_table(),
-        SimOutput::Csv => outcome.to_csv(),
-        SimOutput::KueueSummary => {
-            return Err(CliError::usage(
-                "--output kueue-summary is Kueue's perf summary; a KAI run writes json, table or csv"
-                    .to_owned(),
-            ));
-        }
-    };
-    if let Some(path) = &args.plot {
-        let svg = gpuquota::sim::kai::plot::svg(scenario, outcome).map_err(CliError::usage)?;
-        gpuquota::model::write::file(path, svg.as_bytes(), args.force)?;
-    }
-    if let Some(path) = &args.report {
-        let html = gpuquota::report::kai(scenario, outcome).map_err(CliError::usage)?;
-        gpuquota::model::write::file(path, html.as_bytes(), args.force)?;
-    }
-    out!("{text}");
     Ok(())
 }
 

@@ -3,9 +3,10 @@
 
 use std::path::PathBuf;
 
-use gpuquota::sim::sweep::{self, Axis, Table};
+use gpuquota::command::sweep::{Job, Written};
+use gpuquota::sim::sweep::{self, Table};
 
-use crate::common::{CliError, strict};
+use crate::common::{CliError, cx};
 
 /// `--output` of `sweep` and `merge`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -127,6 +128,28 @@ pub(crate) fn spinner(quiet: bool, phase: &'static str) -> indicatif::ProgressBa
     bar
 }
 
+/// The progress bar ([`progress_bar`]) the library's long runs feed, shown once they start.
+pub(crate) struct Bar {
+    pub(crate) quiet: bool,
+    pub(crate) bar: std::sync::OnceLock<indicatif::ProgressBar>,
+}
+
+impl gpuquota::command::Progress for Bar {
+    fn start(&self) {
+        self.bar.get_or_init(|| progress_bar(self.quiet));
+    }
+    fn tick(&self, done: usize, total: usize) {
+        let bar = self.bar.get_or_init(|| progress_bar(self.quiet));
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    }
+    fn finish(&self) {
+        if let Some(bar) = self.bar.get() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 fn render(t: &Table, o: TableOutput) -> String {
     match o {
         TableOutput::Json => t.to_json_string(),
@@ -135,144 +158,42 @@ fn render(t: &Table, o: TableOutput) -> String {
 }
 
 pub(crate) fn run(c: SweepCommand) -> Result<(), CliError> {
-    match c {
-        SweepCommand::Sweep(a) => run_sweep(a),
-        SweepCommand::Merge(a) => run_merge(a),
-    }
-}
-
-/// Reads the scenario named on the command line: its display name, text, directory and stem
-/// (exit 2 when it cannot be read, as for every command).
-pub(crate) fn read_scenario(
-    file: &std::path::Path,
-) -> Result<(String, String, PathBuf, String), CliError> {
-    let name = gpuquota::model::source::display_name(file);
-    let text = gpuquota::model::source::read_text(file).map_err(|d| CliError::load([&d]))?;
-    let dir = file.parent().map(PathBuf::from).unwrap_or_default();
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Ok((name, text, dir, stem))
-}
-
-fn run_sweep(a: SweepArgs) -> Result<(), CliError> {
-    let axes = sweep::parse_axes(&a.set).map_err(CliError::usage)?;
-    let (name, text, dir, stem) = read_scenario(&a.file)?;
-    let read = move |rel: &str| {
-        let p = dir.join(rel);
-        let shown = gpuquota::model::source::display_name(&p);
-        gpuquota::model::source::read_text(&p).map(|t| (shown, t))
-    };
-    if let Some(n) = a.emit_job {
-        return emit_job(&a, &name, &text, &stem, &axes, n, &read);
-    }
-    // refuse before any work: an existing file without --force, a link, a non-file
-    for path in [&a.plot, &a.report].into_iter().flatten() {
-        gpuquota::model::write::check_target(path, a.force)?;
-    }
-    // rayon's own default reads RAYON_NUM_THREADS: held to the same limit as `-j`
-    if a.jobs.is_none()
-        && let Ok(v) = std::env::var("RAYON_NUM_THREADS")
-        && v.trim()
-            .parse::<u128>()
-            .is_ok_and(|n| n > sweep::MAX_THREADS as u128)
-    {
-        return Err(CliError::usage(format!(
-            "RAYON_NUM_THREADS={v}: more than the limit of {} threads",
-            sweep::MAX_THREADS
-        )));
-    }
-    let bar = progress_bar(a.quiet);
-    let tick = |n: usize, total: usize| {
-        bar.set_length(total as u64);
-        bar.set_position(n as u64);
-    };
-    let opts = sweep::Options {
-        shard: a.shard,
-        threads: a.jobs,
-        progress: Some(&tick),
-    };
-    let result = sweep::run_with(&name, &text, &stem, &axes, &opts, &read);
-    bar.finish_and_clear();
-    let table = result.map_err(|d| CliError::load(d.iter()))?;
-    let warned = table.rows.iter().filter(|r| r.warnings > 0).count();
-    if warned > 0 {
-        if !a.quiet || strict() {
-            eprintln!(
-                "{}: {warned} of {} runs have warnings (`gpuquota sim FILE` with their parameters shows them)",
-                if strict() { "error" } else { "warning" },
-                table.rows.len()
-            );
+    let (table, output) = match c {
+        SweepCommand::Sweep(a) => {
+            if let Some(shards) = a.emit_job {
+                let job = Job {
+                    shards,
+                    queue: &a.queue,
+                    namespace: &a.namespace,
+                    image: &a.image,
+                };
+                let yaml = gpuquota::command::sweep::emit_job(&cx(), &a.file, &a.set, &job)?;
+                print!("{yaml}");
+                return Ok(());
+            }
+            let written = Written {
+                plot: a.plot.as_deref(),
+                report: a.report.as_deref(),
+                force: a.force,
+            };
+            let bar = Bar {
+                quiet: a.quiet,
+                bar: std::sync::OnceLock::new(),
+            };
+            let table = gpuquota::command::sweep::run(
+                &mut cx(),
+                &a.file,
+                &a.set,
+                a.shard,
+                a.jobs,
+                written,
+                a.quiet,
+                &bar,
+            )?;
+            (table, a.output)
         }
-        if strict() {
-            return Err(CliError::exit(1));
-        }
-    }
-    if let Some(path) = &a.plot {
-        let svg = table.svg().map_err(CliError::usage)?;
-        gpuquota::model::write::file(path, svg.as_bytes(), a.force)?;
-    }
-    if let Some(path) = &a.report {
-        let html = gpuquota::report::sweep(&table).map_err(CliError::usage)?;
-        gpuquota::model::write::file(path, html.as_bytes(), a.force)?;
-    }
-    print!("{}", render(&table, a.output));
-    Ok(())
-}
-
-/// `--emit-job N`: the ConfigMap and the Indexed Job (see `gpuquota::sim::sweep::manifests`).
-fn emit_job(
-    a: &SweepArgs,
-    name: &str,
-    text: &str,
-    stem: &str,
-    axes: &[Axis],
-    shards: usize,
-    read: &sweep::SyncReadFn<'_>,
-) -> Result<(), CliError> {
-    let files = sweep::scenario_files(name, text, stem, axes, read)
-        .map_err(|d| CliError::diagnostics(d.iter()))?;
-    let job_name = job_name("sweep", stem);
-    let file = a
-        .file
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let yaml = sweep::manifests(&sweep::JobRequest {
-        name: &job_name,
-        namespace: &a.namespace,
-        queue: &a.queue,
-        image: &a.image,
-        scenario: (&file, text),
-        files: &files,
-        axes,
-        shards,
-    })
-    .map_err(CliError::usage)?;
-    print!("{yaml}");
-    Ok(())
-}
-
-/// An emitted Job's name, a DNS-1123 label: `PREFIX-` and the file stem, cut to 57
-/// characters so that the pods' host names (`NAME-INDEX`, up to index 99999) stay within 63.
-pub(crate) fn job_name(prefix: &str, stem: &str) -> String {
-    let mut name = format!("{prefix}-{}", gpuquota::sim::trace::sanitize(stem));
-    name.truncate(57);
-    name.trim_end_matches('-').to_owned()
-}
-
-fn run_merge(a: MergeArgs) -> Result<(), CliError> {
-    let mut shards = Vec::new();
-    for f in &a.files {
-        let text = crate::common::read_file(f)?;
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| CliError::usage(format!("{}: {e}", f.display())))?;
-        let t =
-            Table::from_json(&v).map_err(|m| CliError::usage(format!("{}: {m}", f.display())))?;
-        shards.push((gpuquota::model::source::display_name(f), t));
-    }
-    let t = sweep::merge_named(shards).map_err(|m| CliError::input([m]))?;
-    print!("{}", render(&t, a.output));
+        SweepCommand::Merge(a) => (gpuquota::command::sweep::merge(&a.files)?, a.output),
+    };
+    print!("{}", render(&table, output));
     Ok(())
 }

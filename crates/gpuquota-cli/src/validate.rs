@@ -10,8 +10,6 @@
 use std::path::PathBuf;
 
 use gpuquota::lint::Settings;
-use gpuquota::model::Imported;
-use gpuquota::model::import::ImportErrors;
 
 use crate::common::CliError;
 
@@ -35,22 +33,14 @@ pub(crate) struct ValidateArgs {
 /// Imports every file (a JSON file as a stream; [`crate::common::import_files`]): files that
 /// are not UTF-8 or too large are input errors, all reported together (exit 1), and one that
 /// cannot be opened ends the command (exit 2), whatever the other files hold.
-pub(crate) fn import_files(files: &[PathBuf]) -> Result<Result<Imported, ImportErrors>, CliError> {
-    let stdin = gpuquota::model::source::display_name(std::path::Path::new("-"));
-    crate::common::import_files(files, &stdin, true)
-}
-
 pub(crate) fn run(args: ValidateArgs) -> Result<(), CliError> {
-    let imported = import_files(&args.files)?;
+    let imported = gpuquota::command::inputs::import_all(&mut crate::common::cx(), &args.files)?;
     let settings = Settings::default()
         .with_complete(args.complete)
         .with_strict(crate::common::strict());
     let report = gpuquota::lint::check_imported(imported, args.files.len(), settings);
     if !report.ok {
-        return Err(CliError {
-            code: 1,
-            lines: report.stderr,
-        });
+        return Err(CliError::with_lines(1, report.stderr));
     }
     for line in &report.stderr {
         eprintln!("{line}");
