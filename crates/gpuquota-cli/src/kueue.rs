@@ -30,7 +30,7 @@
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use gpuquota::kueue::World;
+use gpuquota::command::kueue;
 
 use crate::common::{CliError, cx, output_or, table_width, to_json, write_json};
 
@@ -41,6 +41,17 @@ pub(crate) enum KueueOutput {
     Json,
     /// Tables (fit to the terminal, full width into a pipe or with `--wide`).
     Table,
+}
+
+/// The manifests and the output format of `kueue shares` and `kueue quotas`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct KueueArgs {
+    /// Manifests (YAML or JSON, several documents per file).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Output format [default: table on a terminal, json otherwise].
+    #[arg(short, long, value_enum)]
+    output: Option<KueueOutput>,
 }
 
 /// Kueue subcommands.
@@ -80,36 +91,17 @@ Examples:
 Examples:
   gpuquota kueue shares kueue.yaml -o table  every weighted share and dominant resource
   gpuquota kueue shares kueue.yaml -o json   as JSON (`gpuquota schema kueue-shares`)")]
-    Shares {
-        /// Manifests (YAML or JSON, several documents per file).
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        /// Output format [default: table on a terminal, json otherwise].
-        #[arg(short, long, value_enum)]
-        output: Option<KueueOutput>,
-    },
+    Shares(KueueArgs),
     /// Quotas, usage, available and potentially available capacity of every ClusterQueue and
     /// Cohort, as Kueue's cache computes them.
     #[command(after_help = "\
 Examples:
   gpuquota kueue quotas kueue.yaml -o table  nominal, usage, available per flavor-resource
   gpuquota kueue quotas kueue.yaml -o json   as JSON (`gpuquota schema kueue-quotas`)")]
-    Quotas {
-        /// Manifests (YAML or JSON, several documents per file).
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        /// Output format [default: table on a terminal, json otherwise].
-        #[arg(short, long, value_enum)]
-        output: Option<KueueOutput>,
-    },
+    Quotas(KueueArgs),
 }
 
 /// Imports the manifests ([`crate::common::load_model`]).
-fn import(files: &[PathBuf]) -> Result<gpuquota::model::Model, CliError> {
-    let usable = gpuquota::model::validate::KUEUE_USABLE;
-    gpuquota::command::inputs::load_model(&mut cx(), files, usable, "gpuquota kueue")
-}
-
 pub(crate) fn run(command: KueueCommand) -> Result<(), CliError> {
     match command {
         KueueCommand::Schedule {
@@ -120,95 +112,39 @@ pub(crate) fn run(command: KueueCommand) -> Result<(), CliError> {
             budgets,
             usage,
         } => {
-            let mut model = import(&files)?;
-            let applied = gpuquota::command::budgets::apply(
-                &mut cx(),
-                &mut model,
-                budgets.as_deref(),
-                usage.as_deref(),
-            )?;
-            // the Configuration's fair-sharing settings, the objects and the weights, checked
-            // once; running never needs the model again
             let options = gpuquota::kueue::Options::default()
                 .with_cycles(cycles)
                 .with_fair_sharing(fair_sharing);
-            let input = match gpuquota::kueue::Input::from_model(&model, &options) {
-                Ok(input) => input,
-                Err(errors) => {
-                    return Err(CliError::input(
-                        errors.diagnostics().iter().map(|e| format!("error: {e}")),
-                    ));
-                }
-            };
-            // the input holds everything the run reads: give the model's memory back to the
-            // allocator before the run allocates its own
-            drop(model);
-            cx().warnings(input.warnings())?;
-            let mut report = gpuquota::kueue::run(&input);
-            if let Some(a) = applied {
-                // held back by a spent Wait budget: pending, with upstream-style fields
-                for (workload, cq, message) in a.held {
-                    report.pending.push(gpuquota::kueue::report::PendingOut {
-                        explanation: format!("{workload} waits: {message}."),
-                        workload,
-                        cluster_queue: cq,
-                        reason: gpuquota::model::budget::BUDGET_EXHAUSTED.into(),
-                        message,
-                    });
-                }
-                report.pending.sort_by(|x, y| x.workload.cmp(&y.workload));
-            }
-            // decision warnings (a preempt/readmit loop): stderr, and in the report itself;
-            // under --strict they fail the command before anything is printed on stdout
-            if crate::common::print_diagnostics(&report.warnings) {
-                return Err(CliError::exit(1));
-            }
+            let (budgets, usage) = (budgets.as_deref(), usage.as_deref());
+            let report = kueue::schedule(&mut cx(), &files, &options, budgets, usage)?;
             match output_or(output, KueueOutput::Table, KueueOutput::Json) {
                 KueueOutput::Json => write_json(&report)?,
                 KueueOutput::Table => out!("{}", report.table(table_width())),
             }
             Ok(())
         }
-        KueueCommand::Shares { files, output } => {
-            let model = import(&files)?;
-            let report = match gpuquota::fairshare::shares::kueue_shares(&model) {
-                Ok(r) => r,
-                Err(gpuquota::fairshare::FairShareError::Validation(problems)) => {
-                    // the validator's errors, one per line, as `kueue schedule` prints them
-                    return Err(CliError::input(
-                        problems.iter().map(|p| format!("error: {p}")),
-                    ));
-                }
-                Err(e) => return Err(CliError::input([format!("error: {e}")])),
-            };
-            match output_or(output, KueueOutput::Table, KueueOutput::Json) {
-                KueueOutput::Json => out!("{}", to_json(&report)?),
-                KueueOutput::Table => out!("{}", report.table(table_width())),
-            }
-            Ok(())
+        KueueCommand::Shares(KueueArgs { files, output }) => {
+            let report = kueue::shares(&mut cx(), &files)?;
+            print(output, &report, |r| r.table(table_width()))
         }
-        KueueCommand::Quotas { files, output } => {
-            let world = match World::build(&import(&files)?) {
-                Ok(world) => world,
-                Err(e) => {
-                    return Err(CliError::input(
-                        e.problems.iter().map(|p| format!("error: {p}")),
-                    ));
-                }
-            };
-            cx().warnings(&world.warnings)?;
-            let report = gpuquota::kueue::quotas(&gpuquota::kueue::Input::from_world(
-                world,
-                None,
-                &gpuquota::kueue::Options::default(),
-            ));
-            match output_or(output, KueueOutput::Table, KueueOutput::Json) {
-                KueueOutput::Json => out!("{}", to_json(&report)?),
-                KueueOutput::Table => out!("{}", report.table(table_width())),
-            }
-            Ok(())
+        KueueCommand::Quotas(KueueArgs { files, output }) => {
+            let report = kueue::quotas(&mut cx(), &files)?;
+            print(output, &report, |r| r.table(table_width()))
         }
     }
+}
+
+/// Prints `report` as JSON or as its `table`, as `--output` asks.
+fn print<T: serde::Serialize>(
+    output: Option<KueueOutput>,
+    report: &T,
+    table: impl FnOnce(&T) -> String,
+) -> Result<(), CliError> {
+    match output_or(output, KueueOutput::Table, KueueOutput::Json) {
+        KueueOutput::Json => out!("{}", to_json(report)?),
+        KueueOutput::Table => out!("{}", table(report)),
+    }
+    Ok(())
 }
 
 #[cfg(test)]

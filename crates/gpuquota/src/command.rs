@@ -17,6 +17,7 @@ pub mod advise;
 pub mod budgets;
 pub mod inputs;
 pub mod kai;
+pub mod kueue;
 pub mod sim;
 pub mod sweep;
 
@@ -229,5 +230,48 @@ impl<'a> Context<'a> {
             return Err(Failure::exit(1));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_carry_the_exit_status_and_prefixed_lines() {
+        let f = Failure::input(["bad field", "warning: kept", "error: kept too"]);
+        assert_eq!(f.code, 1);
+        assert_eq!(f.lines, ["error: bad field", "warning: kept", "error: kept too"]);
+        let f = Failure::usage("no such file");
+        assert_eq!((f.code, f.to_string()), (2, "error: no such file".to_owned()));
+        let unreadable = Diagnostic::error(codes::READ_FAILED, "cannot open").source("a.yaml");
+        let malformed = Diagnostic::error(codes::MALFORMED, "not YAML").source("b.yaml");
+        assert_eq!(Failure::load([&malformed], false).code, 1);
+        let f = Failure::load([&malformed, &unreadable], false);
+        assert_eq!(f.code, 2);
+        assert_eq!(
+            f.lines,
+            ["error: b.yaml: not YAML", "error: a.yaml: cannot open"]
+        );
+        assert_eq!(Failure::read(unreadable).code, 2);
+        assert_eq!(Failure::read(malformed).code, 1);
+    }
+
+    #[test]
+    fn the_context_prints_warnings_and_fails_on_them_only_when_strict() {
+        let warning = Diagnostic::warning(codes::UNKNOWN_FIELD, "unknown field x");
+        let mut lines = Vec::new();
+        let failed = Context::new(false, false, |l| lines.push(l.to_owned())).diagnostics([&warning]);
+        assert!(!failed);
+        assert_eq!(lines, ["warning: unknown field x"]);
+        let mut lines = Vec::new();
+        let mut cx = Context::new(true, false, |l| lines.push(l.to_owned()));
+        assert!(cx.diagnostics([&warning]));
+        let f = cx.warnings(&["loop"]).expect_err("strict");
+        assert_eq!((f.code, f.lines.len()), (1, 0));
+        drop(cx);
+        assert_eq!(lines, ["error: unknown field x", "error: loop"]);
+        let mut cx = Context::new(false, false, |_| {});
+        assert!(cx.warnings::<&str>(&[]).is_ok());
     }
 }
