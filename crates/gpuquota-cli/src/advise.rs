@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use gpuquota::command::advise::{Format, Request};
-use gpuquota::command::sweep::Job;
 
 use crate::common::{CliError, cx};
 
@@ -76,15 +75,8 @@ pub(crate) struct AdviseArgs {
     #[arg(long, value_name = "N", value_parser = gpuquota::sim::sweep::parse_shard_count,
           conflicts_with_all = ["shard", "merge"])]
     emit_job: Option<usize>,
-    /// The emitted Job's LocalQueue (`kueue.x-k8s.io/queue-name`).
-    #[arg(long, default_value = "default")]
-    queue: String,
-    /// The emitted Job's namespace.
-    #[arg(long, default_value = "default")]
-    namespace: String,
-    /// The emitted Job's container image (it must hold the `gpuquota` binary).
-    #[arg(long, default_value = "ghcr.io/gpuquota/gpuquota:latest")]
-    image: String,
+    #[command(flatten)]
+    job: crate::sweep::JobArgs,
 }
 
 pub(crate) fn run(a: AdviseArgs) -> Result<(), CliError> {
@@ -108,12 +100,7 @@ pub(crate) fn run(a: AdviseArgs) -> Result<(), CliError> {
         threads: a.jobs,
         shard: a.shard,
         merge: &a.merge,
-        job: a.emit_job.map(|shards| Job {
-            shards,
-            queue: &a.queue,
-            namespace: &a.namespace,
-            image: &a.image,
-        }),
+        job: a.emit_job.map(|shards| a.job.job(shards)),
     };
     let bar = crate::sweep::Bar {
         quiet: a.quiet,

@@ -57,15 +57,8 @@ pub(crate) struct SweepArgs {
     /// shards.
     #[arg(long, value_name = "N", value_parser = sweep::parse_shard_count)]
     emit_job: Option<usize>,
-    /// The emitted Job's LocalQueue (`kueue.x-k8s.io/queue-name`).
-    #[arg(long, default_value = "default")]
-    queue: String,
-    /// The emitted Job's namespace.
-    #[arg(long, default_value = "default")]
-    namespace: String,
-    /// The emitted Job's container image (it must hold the `gpuquota` binary).
-    #[arg(long, default_value = "ghcr.io/gpuquota/gpuquota:latest")]
-    image: String,
+    #[command(flatten)]
+    job: JobArgs,
     /// Also write an SVG chart of the table (usage and GPU-hours per run).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
@@ -82,6 +75,32 @@ pub(crate) struct SweepArgs {
     /// of the runs' warnings on stderr (each row counts its own).
     #[arg(short, long)]
     quiet: bool,
+}
+
+/// The emitted Job's queue, namespace and image (`--emit-job` of `sim sweep` and `advise`).
+#[derive(Debug, clap::Args)]
+pub(crate) struct JobArgs {
+    /// The emitted Job's LocalQueue (`kueue.x-k8s.io/queue-name`).
+    #[arg(long, default_value = "default")]
+    queue: String,
+    /// The emitted Job's namespace.
+    #[arg(long, default_value = "default")]
+    namespace: String,
+    /// The emitted Job's container image (it must hold the `gpuquota` binary).
+    #[arg(long, default_value = "ghcr.io/gpuquota/gpuquota:latest")]
+    image: String,
+}
+
+impl JobArgs {
+    /// The Job of `shards` pods.
+    pub(crate) fn job(&self, shards: usize) -> Job<'_> {
+        Job {
+            shards,
+            queue: &self.queue,
+            namespace: &self.namespace,
+            image: &self.image,
+        }
+    }
 }
 
 /// `gpuquota sim merge` arguments.
@@ -161,12 +180,7 @@ pub(crate) fn run(c: SweepCommand) -> Result<(), CliError> {
     let (table, output) = match c {
         SweepCommand::Sweep(a) => {
             if let Some(shards) = a.emit_job {
-                let job = Job {
-                    shards,
-                    queue: &a.queue,
-                    namespace: &a.namespace,
-                    image: &a.image,
-                };
+                let job = a.job.job(shards);
                 let yaml = gpuquota::command::sweep::emit_job(&cx(), &a.file, &a.set, &job)?;
                 print!("{yaml}");
                 return Ok(());
