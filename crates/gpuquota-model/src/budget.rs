@@ -621,7 +621,11 @@ mod tests {
                 "Budget \"b\": spec.stopRunning: Forbidden: may not be true when whenSpent is Notify (Notify only reports)",
             ]
         );
-        assert!(errors.iter().all(|d| d.code == codes::INVALID && d.is_error(false)));
+        assert!(
+            errors
+                .iter()
+                .all(|d| d.code == codes::INVALID && d.is_error(false))
+        );
         let only_a = import_str("a.yaml", yaml.split("---\n").next().expect("a"))
             .expect("imports")
             .model;
