@@ -241,9 +241,15 @@ mod tests {
     fn failures_carry_the_exit_status_and_prefixed_lines() {
         let f = Failure::input(["bad field", "warning: kept", "error: kept too"]);
         assert_eq!(f.code, 1);
-        assert_eq!(f.lines, ["error: bad field", "warning: kept", "error: kept too"]);
+        assert_eq!(
+            f.lines,
+            ["error: bad field", "warning: kept", "error: kept too"]
+        );
         let f = Failure::usage("no such file");
-        assert_eq!((f.code, f.to_string()), (2, "error: no such file".to_owned()));
+        assert_eq!(
+            (f.code, f.to_string()),
+            (2, "error: no such file".to_owned())
+        );
         let unreadable = Diagnostic::error(codes::READ_FAILED, "cannot open").source("a.yaml");
         let malformed = Diagnostic::error(codes::MALFORMED, "not YAML").source("b.yaml");
         assert_eq!(Failure::load([&malformed], false).code, 1);
@@ -261,7 +267,8 @@ mod tests {
     fn the_context_prints_warnings_and_fails_on_them_only_when_strict() {
         let warning = Diagnostic::warning(codes::UNKNOWN_FIELD, "unknown field x");
         let mut lines = Vec::new();
-        let failed = Context::new(false, false, |l| lines.push(l.to_owned())).diagnostics([&warning]);
+        let failed =
+            Context::new(false, false, |l| lines.push(l.to_owned())).diagnostics([&warning]);
         assert!(!failed);
         assert_eq!(lines, ["warning: unknown field x"]);
         let mut lines = Vec::new();

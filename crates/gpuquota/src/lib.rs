@@ -20,7 +20,9 @@
 //! field, and nothing is built), then a run over it that needs nothing else and returns a
 //! typed report. These are the only ways in; each engine's page lists the lower-level
 //! pieces it keeps public for embedders (the Kueue [`kueue::World`], the KAI
-//! [`kai::Cluster`], ...), which are not entry points.
+//! [`kai::Cluster`], ...), which are not entry points. The `gpuquota` command's subcommands
+//! as library calls (flags in, what the command prints out) are the module `command`
+//! (feature `command`).
 //!
 //! | engine | input | options | run | report |
 //! |---|---|---|---|---|

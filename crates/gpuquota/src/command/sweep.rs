@@ -205,3 +205,20 @@ pub fn merge(files: &[PathBuf]) -> Result<Table, Failure> {
     }
     sweep::merge_named(shards).map_err(|m| Failure::input([m]))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_names_are_dns_labels_short_enough_for_their_pods() {
+        assert_eq!(job_name("sweep", "sim"), "sweep-sim");
+        let long = "a".repeat(80);
+        let name = job_name("advise", &long);
+        assert_eq!(name.len(), 57);
+        assert_eq!(name, format!("advise-{}", "a".repeat(50)));
+        // a cut that ends in a hyphen drops it
+        let name = job_name("sweep", &format!("{}-b", "a".repeat(50)));
+        assert_eq!(name, format!("sweep-{}", "a".repeat(50)));
+    }
+}
