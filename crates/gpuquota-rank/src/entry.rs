@@ -95,16 +95,6 @@ impl Input {
         })
     }
 
-    /// An input from a cluster built or changed by the caller ([`Cluster::from_model`],
-    /// [`Cluster::from_model_unvalidated`], a node pool's view): the lower-level way in.
-    /// [`Input::from_model`] is the entry point.
-    pub fn from_cluster(cluster: Cluster, options: &Options) -> Input {
-        Input {
-            cluster,
-            session: options.session,
-        }
-    }
-
     /// The cluster snapshot.
     pub fn cluster(&self) -> &Cluster {
         &self.cluster

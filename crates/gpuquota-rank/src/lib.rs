@@ -49,8 +49,8 @@
 //! `run` is fallible at run time only by overflow of the session's exact sums (see its
 //! docs). Lower-level pieces stay public for embedders that keep a cluster between
 //! sessions, and are not entry points: [`Cluster`] ([`Cluster::from_model_unvalidated`] for
-//! objects as upstream's unit tests create them, [`Input::from_cluster`] to run one),
-//! [`session::run_session`], [`live`] (a cluster kept across sessions, as the simulator
+//! objects as upstream's unit tests create them), [`session::run_session`] (one session over
+//! such a cluster), [`live`] (a cluster kept across sessions, as the simulator
 //! does), [`Hierarchy`] and [`division`] (the division alone), [`usage`], [`runai`] and the
 //! report types.
 //!
