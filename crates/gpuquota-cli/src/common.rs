@@ -58,15 +58,6 @@ pub(crate) fn table_width() -> gpuquota::model::text::Width {
     Width::Fit(columns.unwrap_or(80))
 }
 
-/// Reads a file (standard input for `-`) through the one bounded reader
-/// ([`gpuquota::model::source::read_text`]), naming the file in the error.
-///
-/// A file that is not UTF-8 text or is too large is an input error: the command then exits
-/// with 1, like every other input error; one that cannot be opened, with 2.
-pub(crate) fn read_file(path: &std::path::Path) -> Result<String, CliError> {
-    gpuquota::model::source::read_text(path).map_err(CliError::read)
-}
-
 static STRICT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
 
 /// Records the global `--strict` flag (called once by `main`).

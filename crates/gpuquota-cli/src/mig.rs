@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use gpuquota::mig::{Catalogue, InputError, PlanInstance, PlanOptions, PlanRequest};
+use gpuquota::command::mig;
+use gpuquota::mig::{Catalogue, PlanOptions};
 
-use crate::common::{CliError, output_or, print_diagnostics, read_file, table_width, to_json};
+use crate::common::{CliError, cx, output_or, table_width, to_json};
 
 /// `--output` of `mig plan`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -103,7 +104,7 @@ pub(crate) fn run(command: MigCommand) -> Result<(), CliError> {
             budget,
             fast,
         } => {
-            let problem = load(&file)?;
+            let problem = mig::load(&mut cx(), &file)?;
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
             let plan = gpuquota::mig::plan::plan(&problem, &options)?;
             match output_or(output, PlanOutput::Table, PlanOutput::Json) {
@@ -116,7 +117,12 @@ pub(crate) fn run(command: MigCommand) -> Result<(), CliError> {
             }
             Ok(())
         }
-        MigCommand::Validate { file } => validate(&file),
+        MigCommand::Validate { file } => {
+            for line in mig::validate(&mut cx(), &file)? {
+                outln!("{line}");
+            }
+            Ok(())
+        }
         MigCommand::Profiles { model, output } => profiles(model.as_deref(), output),
         MigCommand::Export {
             file,
@@ -124,7 +130,7 @@ pub(crate) fn run(command: MigCommand) -> Result<(), CliError> {
             budget,
             fast,
         } => {
-            let problem = load(&file)?;
+            let problem = mig::load(&mut cx(), &file)?;
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
             let plan = gpuquota::mig::plan::plan(&problem, &options)?;
             if placements {
@@ -141,78 +147,10 @@ pub(crate) fn run(command: MigCommand) -> Result<(), CliError> {
 }
 
 /// Reads and validates FILE; every problem ends the command (exit 1).
-fn load(file: &std::path::Path) -> Result<PlanInstance<'static>, CliError> {
-    let text = read_file(file)?;
-    let (req, unknown) = PlanRequest::from_yaml(&text)
-        .map_err(|e| CliError::input([format!("{}: {e}", file.display())]))?;
-    if warn(file, &unknown) {
-        return Err(CliError::exit(1));
-    }
-    req.resolve(Catalogue::builtin())
-        .map_err(|errors| report(file, &errors))
-}
-
-/// Prints unknown fields (with "did you mean") and skipped documents as warnings (errors
-/// under `--strict`); true when the command must fail.
-fn warn(file: &std::path::Path, unknown: &[String]) -> bool {
-    let name = file.display().to_string();
-    print_diagnostics(&gpuquota::mig::file_check::unknown_diagnostics(
-        &name, unknown,
-    ))
-}
-
-/// `mig validate`: the planning input's layouts and demand, and every named mig-parted config
-/// ([`gpuquota::mig::file_check::check_documents`]).
-fn validate(file: &std::path::Path) -> Result<(), CliError> {
-    let text = read_file(file)?;
-    let docs = gpuquota::mig::read_documents(&text)
-        .map_err(|e| CliError::input([format!("{}: {e}", file.display())]))?;
-    let name = file.display().to_string();
-    let checked = gpuquota::mig::file_check::check_documents(&name, docs, Catalogue::builtin());
-    let mut failed = print_diagnostics(&checked.diagnostics);
-    if !checked.errors.is_empty() {
-        for line in report(file, &checked.errors).lines {
-            eprintln!("{line}");
-        }
-        failed = true;
-    }
-    if failed {
-        return Err(CliError::exit(1));
-    }
-    for l in checked.summary {
-        outln!("{l}");
-    }
-    Ok(())
-}
-
-/// The planning input's problems, then their count (exit 1).
-fn report(file: &std::path::Path, errors: &[InputError]) -> CliError {
-    let f = file.display();
-    let count = format!("{f}: {} problem(s)", errors.len());
-    CliError::input(errors.iter().map(|e| format!("{f}: {e}")).chain([count]))
-}
-
 fn profiles(model: Option<&str>, output: Option<ProfilesOutput>) -> Result<(), CliError> {
-    let c = Catalogue::builtin();
-    let models: Vec<&gpuquota::mig::GpuModel> = match model {
-        Some(m) => match c.resolve(m) {
-            Ok(x) => vec![x],
-            Err(e) => return Err(CliError::input([e.to_string()])),
-        },
-        None => c.models().iter().collect(),
-    };
+    let models = mig::models(model)?;
     match output_or(output, ProfilesOutput::Table, ProfilesOutput::Json) {
-        ProfilesOutput::Json => {
-            let mut v: Vec<gpuquota::mig::ModelReport<'_>> = models
-                .iter()
-                .map(|m| gpuquota::mig::model_report(m))
-                .collect();
-            let profiles = match (model.is_some(), v.len()) {
-                (true, 1) => gpuquota::mig::Profiles::One(v.remove(0)),
-                _ => gpuquota::mig::Profiles::All(v),
-            };
-            out!("{}", to_json(&profiles)?);
-        }
+        ProfilesOutput::Json => out!("{}", to_json(&mig::profiles(&models, model.is_some()))?),
         ProfilesOutput::Table => {
             out!("{}", gpuquota::mig::profiles_table(&models, table_width()));
         }

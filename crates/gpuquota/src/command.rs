@@ -18,6 +18,7 @@ pub mod budgets;
 pub mod inputs;
 pub mod kai;
 pub mod kueue;
+pub mod mig;
 pub mod sim;
 pub mod sweep;
 
