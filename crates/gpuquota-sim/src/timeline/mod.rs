@@ -59,7 +59,7 @@
 //!
 //! - **ClusterQueue / Cohort / ResourceFlavor / LocalQueue created or replaced (Kueue)**:
 //!   hand the change to the admission engine's incremental API
-//!   (`gpuquota_cohort::transition`): admitted workloads stay admitted (a quota decrease
+//!   (`gpuquota_cohort::cycle::transition`): admitted workloads stay admitted (a quota decrease
 //!   evicts nothing; with reclaim, preemption follows at the next cycle by upstream's rules),
 //!   a `stopPolicy: Hold` stops admission, `HoldAndDrain` also evicts the queue's admitted
 //!   workloads with reason `ClusterQueueStopped` (LocalQueue: `LocalQueueStopped`), a new
