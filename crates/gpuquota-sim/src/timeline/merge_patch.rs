@@ -110,4 +110,40 @@ mod tests {
             })
         );
     }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (0i64..4).prop_map(Value::from),
+            "[ab]".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 3, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                proptest::collection::btree_map("[abc]", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// A merge patch is idempotent (RFC 7386 section 1: applying it twice gives what
+        /// applying it once gives), and a patch without `null` members leaves every member
+        /// it names equal to the patch's value.
+        #[test]
+        fn merge_patch_is_idempotent(target in json_value(), patch in json_value()) {
+            let once = patched(target, patch.clone());
+            let twice = patched(once.clone(), patch.clone());
+            proptest::prop_assert_eq!(&once, &twice);
+            if let (Value::Object(p), Value::Object(o)) = (&patch, &once) {
+                for (k, v) in p {
+                    if !v.is_null() && !v.is_object() {
+                        proptest::prop_assert_eq!(o.get(k), Some(v));
+                    }
+                }
+            }
+        }
+    }
 }

@@ -441,3 +441,26 @@ fn no_timeline_is_an_empty_one() {
         )]
     );
 }
+
+#[test]
+fn unknown_fields_inside_a_merge_patch_are_the_readers_warnings() {
+    let t = parse(json!([
+        {"at": "1h", "patch": [{"kind": "ClusterQueue", "name": "batch",
+          "mergePatch": {"spec": {"stopPolicyy": "Hold"}}}]},
+    ]))
+    .expect("warnings only");
+    let w: Vec<(String, String)> = t
+        .warnings
+        .iter()
+        .map(|d| (d.field.clone(), d.message.clone()))
+        .collect();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].0, "spec.timeline[0].patch[0].mergePatch");
+    assert!(
+        w[0].1.starts_with("ClusterQueue \"batch\": spec.stopPolicyy: unknown field"),
+        "{w:?}"
+    );
+    // The object is stored without the unknown member: no stop policy.
+    let (m, _) = apply(model(), &t.events[0]);
+    assert_eq!(m.cluster_queues["batch"].spec.stop_policy, None);
+}
