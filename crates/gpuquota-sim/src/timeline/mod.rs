@@ -198,7 +198,7 @@ pub struct MigLayoutRequest {
 }
 
 /// What an applied event changed.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Changes {
     /// Objects created, replaced or deleted, in the order they changed.
     pub objects: Vec<ObjectChange>,
@@ -215,7 +215,7 @@ pub struct Changes {
 }
 
 /// One object changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ObjectChange {
     /// Kind.
     pub kind: Kind,
@@ -223,6 +223,10 @@ pub struct ObjectChange {
     pub key: String,
     /// How.
     pub change: Change,
+    /// The object before the change (replaced or deleted; `None` when created), moved out
+    /// of the model, never copied: what a driver compares (capacity before and after) or
+    /// hands on (a KAI Queue's `QueueChanges::stage(before, after)`).
+    pub before: Option<Object>,
 }
 
 /// How an object changed.
@@ -257,23 +261,25 @@ pub fn apply_in_place(model: &mut Model, event: &Event) -> Changes {
     for op in &event.objects {
         match &op.op {
             Op::Put { key, object } => {
-                let replaced = object.put(model, key);
+                let before = object.put(model, key);
                 changes.objects.push(ObjectChange {
                     kind: object.kind(),
                     key: key.clone(),
-                    change: if replaced {
+                    change: if before.is_some() {
                         Change::Replaced
                     } else {
                         Change::Created
                     },
+                    before,
                 });
             }
             Op::Delete { kind, key } => {
-                if object::remove(model, *kind, key) {
+                if let Some(before) = object::remove(model, *kind, key) {
                     changes.objects.push(ObjectChange {
                         kind: *kind,
                         key: key.clone(),
                         change: Change::Deleted,
+                        before: Some(before),
                     });
                 }
             }
@@ -579,7 +585,7 @@ impl Parser<'_> {
         for (k, file) in d.apply.iter().enumerate() {
             let field = format!("spec.timeline[{i}].apply[{k}]");
             for (key, object) in self.applied(&field, file, read) {
-                object.put(platform, &key);
+                let _ = object.put(platform, &key);
                 objects.push(ObjectOp {
                     field: field.clone(),
                     op: Op::Put { key, object },
@@ -589,7 +595,7 @@ impl Parser<'_> {
         for (k, patch) in d.patch.iter().enumerate() {
             let field = format!("spec.timeline[{i}].patch[{k}]");
             if let Some((key, object)) = self.patched(&field, patch, platform) {
-                object.put(platform, &key);
+                let _ = object.put(platform, &key);
                 objects.push(ObjectOp {
                     field,
                     op: Op::Put { key, object },
@@ -602,7 +608,7 @@ impl Parser<'_> {
                 continue;
             };
             let key = object::key_of(kind, &r.name, r.namespace.as_deref());
-            if object::remove(platform, kind, &key) {
+            if object::remove(platform, kind, &key).is_some() {
                 objects.push(ObjectOp {
                     field,
                     op: Op::Delete { kind, key },

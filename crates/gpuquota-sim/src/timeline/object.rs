@@ -29,13 +29,16 @@ macro_rules! platform {
                 }
             }
 
-            /// Puts it into `model` under `key`; true when it replaced an object.
+            /// Puts it into `model` under `key`; the object it replaced, if any.
             ///
             /// # Complexity
             /// O(log objects of its kind) plus the clone.
-            pub(crate) fn put(&self, model: &mut Model, key: &str) -> bool {
+            pub(crate) fn put(&self, model: &mut Model, key: &str) -> Option<Object> {
                 match self {
-                    $( Object::$variant(o) => model.$field.insert(key.to_owned(), (**o).clone()).is_some(), )*
+                    $( Object::$variant(o) => model
+                        .$field
+                        .insert(key.to_owned(), (**o).clone())
+                        .map(|old| Object::$variant(Box::new(old))), )*
                 }
             }
         }
@@ -51,11 +54,11 @@ macro_rules! platform {
             }
         }
 
-        /// Removes the object; true when it existed.
-        pub(crate) fn remove(model: &mut Model, kind: Kind, key: &str) -> bool {
+        /// Removes the object; the object removed, if it existed.
+        pub(crate) fn remove(model: &mut Model, kind: Kind, key: &str) -> Option<Object> {
             match kind {
-                $( Kind::$variant => model.$field.remove(key).is_some(), )*
-                _ => false,
+                $( Kind::$variant => model.$field.remove(key).map(|o| Object::$variant(Box::new(o))), )*
+                _ => None,
             }
         }
 

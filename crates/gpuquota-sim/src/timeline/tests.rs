@@ -102,6 +102,13 @@ fn read(rel: &str) -> Result<(String, String), Diagnostic> {
     }
 }
 
+fn summary(c: &Changes) -> Vec<(Kind, &str, Change)> {
+    c.objects
+        .iter()
+        .map(|o| (o.kind, o.key.as_str(), o.change))
+        .collect()
+}
+
 fn parse(v: Value) -> Result<Timeline, Diagnostics> {
     Timeline::parse("scenario.yaml", &v, start(), Some(END), &model(), &read)
 }
@@ -155,13 +162,14 @@ fn a_merge_patch_is_read_back_as_the_api_server_stores_it_and_applied() {
     assert_eq!(q.nominal_quota.as_ref().and_then(|q| q.value()), Some(4));
     assert_eq!(q.lending_limit.as_ref().and_then(|q| q.value()), Some(2));
     assert_eq!(
-        changes.objects,
-        [ObjectChange {
-            kind: Kind::ClusterQueue,
-            key: "batch".into(),
-            change: Change::Replaced
-        }]
+        summary(&changes),
+        [(Kind::ClusterQueue, "batch", Change::Replaced)]
     );
+    // The object before the change comes with it: no stop policy then.
+    match &changes.objects[0].before {
+        Some(Object::ClusterQueue(old)) => assert_eq!(old.spec.stop_policy, None),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -374,20 +382,25 @@ fn applied_files_create_and_replace_and_deletes_remove() {
         ]
     );
     let (m, c) = apply(model(), e);
-    let change = |key: &str, change| ObjectChange {
-        kind: Kind::ClusterQueue,
-        key: key.into(),
-        change,
-    };
     // The file's objects by key: batch (replaced), then notebooks (created); then the delete.
     assert_eq!(
-        c.objects,
+        summary(&c),
         [
-            change("batch", Change::Replaced),
-            change("notebooks", Change::Created),
-            change("batch", Change::Deleted)
+            (Kind::ClusterQueue, "batch", Change::Replaced),
+            (Kind::ClusterQueue, "notebooks", Change::Created),
+            (Kind::ClusterQueue, "batch", Change::Deleted)
         ]
     );
+    // Before: the cluster files' batch (quota 4), nothing, the file's batch (quota 3).
+    let quota = |o: &Option<Object>| match o {
+        Some(Object::ClusterQueue(cq)) => cq.spec.resource_groups[0].flavors[0].resources[0]
+            .nominal_quota
+            .as_ref()
+            .and_then(|q| q.value()),
+        _ => None,
+    };
+    let before: Vec<Option<i64>> = c.objects.iter().map(|o| quota(&o.before)).collect();
+    assert_eq!(before, [Some(4), None, Some(3)]);
     assert_eq!(m.cluster_queues.keys().collect::<Vec<_>>(), ["notebooks"]);
 }
 
@@ -457,7 +470,8 @@ fn unknown_fields_inside_a_merge_patch_are_the_readers_warnings() {
     assert_eq!(w.len(), 1, "{w:?}");
     assert_eq!(w[0].0, "spec.timeline[0].patch[0].mergePatch");
     assert!(
-        w[0].1.starts_with("ClusterQueue \"batch\": spec.stopPolicyy: unknown field"),
+        w[0].1
+            .starts_with("ClusterQueue \"batch\": spec.stopPolicyy: unknown field"),
         "{w:?}"
     );
     // The object is stored without the unknown member: no stop policy.
