@@ -650,12 +650,12 @@ impl Parser<'_> {
             Ok(i) => i,
             Err(e) => {
                 for d in e.0 {
-                    self.errors.push(Diagnostic {
-                        field: format!("{field}: {}", d.field)
-                            .trim_end_matches(": ")
-                            .to_owned(),
-                        ..d
-                    });
+                    self.errors.push(
+                        Diagnostic::error(d.code, d.to_string())
+                            .source(self.source)
+                            .object(d.kind.clone(), d.name.clone())
+                            .field(field),
+                    );
                 }
                 return Vec::new();
             }

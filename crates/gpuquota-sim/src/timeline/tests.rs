@@ -94,6 +94,10 @@ const END: i64 = 30 * 24 * 3_600_000;
 fn read(rel: &str) -> Result<(String, String), Diagnostic> {
     match rel {
         "quotas-v2.yaml" => Ok((rel.to_owned(), QUOTAS_V2.to_owned())),
+        "broken.yaml" => Ok((
+            rel.to_owned(),
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: x}\nspec: {resourceGroups: 3}\n".to_owned(),
+        )),
         "jobs.yaml" => Ok((
             rel.to_owned(),
             "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: ns}\nspec:\n  queueName: lq\n  podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c}]}}}]\n".to_owned(),
@@ -477,4 +481,14 @@ fn unknown_fields_inside_a_merge_patch_are_the_readers_warnings() {
     // The object is stored without the unknown member: no stop policy.
     let (m, _) = apply(model(), &t.events[0]);
     assert_eq!(m.cluster_queues["batch"].spec.stop_policy, None);
+}
+
+#[test]
+fn an_applied_file_that_does_not_read_is_refused_naming_the_event() {
+    let e = errors(json!([{"at": "1h", "apply": ["broken.yaml"]}]));
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].0, "spec.timeline[0].apply[0]");
+    // The reader's own line: file and document, then the field.
+    assert!(e[0].1.starts_with("broken.yaml (document 1): "), "{e:?}");
+    assert!(e[0].1.contains("spec.resourceGroups"), "{e:?}");
 }
