@@ -265,3 +265,68 @@ fn workloads_not_live_are_withheld_after_the_change() {
     assert_eq!(admitted(&s1), ["ns/w1", "ns/w22"]);
     assert!(!s1.is_queued(w1.workload_id("ns/w333").expect("id")));
 }
+
+#[test]
+fn a_lower_lending_limit_keeps_the_borrower_admitted_and_blocks_new_borrowing() {
+    // a lends up to 4 of its 4 cpu; b (0 cpu, same cohort) runs a 3-cpu workload on them.
+    let mut m0 = model(&[]);
+    {
+        let a = m0.cluster_queues.get_mut("a").expect("a");
+        a.spec.resource_groups[0].flavors[0].resources[0].lending_limit =
+            Some("4".parse().expect("quantity"));
+    }
+    let mut b = m0.cluster_queues["a"].clone();
+    b.metadata.name = "b".into();
+    b.spec.resource_groups[0].flavors[0].resources[0].nominal_quota =
+        Some("0".parse().expect("quantity"));
+    b.spec.resource_groups[0].flavors[0].resources[0].lending_limit = None;
+    m0.cluster_queues.insert("b".into(), b);
+    let mut lq = m0.local_queues["ns/lq"].clone();
+    lq.metadata.name = "lqb".into();
+    lq.spec.cluster_queue = "b".into();
+    m0.local_queues.insert("ns/lqb".into(), lq);
+    let mut extra = gpuquota_model::import_str("w.yaml", &(wl("x3", 3) + &wl("y1", 1)))
+        .expect("valid yaml")
+        .model;
+    for w in extra.workloads.values_mut() {
+        w.spec.queue_name = Some("lqb".into());
+    }
+    let mut first = m0.clone();
+    first.workloads.extend(extra.workloads.clone());
+    // Only x3 has arrived before the change.
+    let w0 = World::build(&first).expect("world");
+    let mut s0 = Scheduler::new(&w0);
+    for id in w0.workloads.ids() {
+        s0.withhold(id);
+    }
+    s0.arrive(w0.workload_id("ns/x3").expect("id"));
+    s0.settle(100);
+    assert_eq!(admitted(&s0), ["ns/x3"]);
+    let carried = s0.carry();
+    // lendingLimit 4 → 1: x3 keeps its 3 borrowed cpu; y1 (1 cpu) arrives and cannot borrow
+    // (b's borrowing, 3,000 m, is already above what a lends, 1,000 m).
+    let mut m1 = first.clone();
+    m1.cluster_queues
+        .get_mut("a")
+        .expect("a")
+        .spec
+        .resource_groups[0]
+        .flavors[0]
+        .resources[0]
+        .lending_limit = Some("1".parse().expect("quantity"));
+    let w1 = World::build(&m1).expect("world");
+    let mut s1 = Scheduler::new(&w1);
+    let a = s1.adopt(&carried, &Stops::of(&m1), &|_| true);
+    assert!(a.evicted.is_empty());
+    s1.settle(100);
+    assert_eq!(admitted(&s1), ["ns/x3"]);
+    assert_eq!(usage(&s1, "b"), 3000);
+    assert!(s1.is_queued(w1.workload_id("ns/y1").expect("id")));
+    // With the old limit of 4 the same instant admits y1 (3 + 1 = 4 borrowed).
+    let w2 = World::build(&first).expect("world");
+    let mut s2 = Scheduler::new(&w2);
+    s2.adopt(&carried, &Stops::of(&first), &|_| true);
+    s2.settle(100);
+    assert_eq!(admitted(&s2), ["ns/x3", "ns/y1"]);
+    assert_eq!(usage(&s2, "b"), 4000);
+}
