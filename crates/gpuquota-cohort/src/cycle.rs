@@ -1072,6 +1072,10 @@ mod repeat;
 #[path = "incremental.rs"]
 pub mod incremental;
 
+// Platform changes at an instant (a rebuilt world that keeps the admitted workloads).
+#[path = "transition.rs"]
+pub mod transition;
+
 // One function per phase of the cycle, and the scheduling-shape key, in their own files.
 mod phases;
 mod shape;

@@ -437,6 +437,37 @@ impl Hierarchy {
         Ok(())
     }
 
+    /// Sets a queue's deserved quota and limit for one resource (nano-units; `None` =
+    /// unlimited, `-1`), as a changed Queue object gives them at the next session.
+    ///
+    /// # Errors
+    /// [`DivisionError::Negative`] for a negative quota or limit.
+    pub fn set_quota_limit(
+        &mut self,
+        q: QueueId,
+        r: Resource,
+        deserved: Option<i128>,
+        limit: Option<i128>,
+    ) -> Result<(), DivisionError> {
+        let q = q.index();
+        for (v, field) in [(deserved, "quota"), (limit, "limit")] {
+            if v.is_some_and(|v| v < 0) {
+                return Err(DivisionError::Negative {
+                    queue: self.queues[q].name.clone(),
+                    resource: r,
+                    field,
+                });
+            }
+        }
+        let p = &mut self.queues[q].resources[r.index()];
+        p.deserved = deserved;
+        p.limit = limit;
+        let col = &mut self.statics[r.index()][q];
+        col.deserved = deserved.unwrap_or(-1);
+        col.limit = limit.unwrap_or(-1);
+        Ok(())
+    }
+
     /// Sets a queue's priority (Run:ai rank).
     pub fn set_priority(&mut self, q: QueueId, priority: i32) {
         let q = q.index();

@@ -57,6 +57,10 @@
 
 use std::collections::BTreeMap;
 
+// Queue changes staged until the next session, in their own file.
+#[path = "queue_changes.rs"]
+pub mod queue_changes;
+
 use gpuquota_model::Timestamp;
 
 use crate::division::DivisionError;

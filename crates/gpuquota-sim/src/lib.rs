@@ -441,6 +441,7 @@ pub mod schema;
 pub mod seed;
 pub mod simulation;
 pub mod sweep;
+pub mod timeline;
 pub mod trace;
 
 use gpuquota_cohort::World;
