@@ -86,6 +86,9 @@ pub struct Instance {
     pub created_ms: i64,
     /// Runtime in ms; `None` runs until the end.
     pub runtime_ms: Option<i64>,
+    /// The wait between arrival and start the source recorded, ms (traces that record
+    /// starts: Helios, AcmeTrace); `None` otherwise. Not used by the run.
+    pub recorded_wait_ms: Option<i64>,
 }
 
 /// A resolved scenario.
@@ -937,6 +940,7 @@ pub(crate) fn resolve_file_workloads(
             class,
             created_ms,
             runtime_ms,
+            recorded_wait_ms: None,
         };
         if let Some(p) = ann(REPEAT_ANNOTATION) {
             match (duration_ms(&p), end_ms) {
@@ -973,6 +977,7 @@ pub(crate) fn resolve_file_workloads(
                                 class: inst.class.clone(),
                                 created_ms: at,
                                 runtime_ms,
+                                recorded_wait_ms: None,
                             },
                         ));
                         k += 1;
@@ -1129,6 +1134,7 @@ fn generate_set(
                     class: t.class_name.clone(),
                     created_ms,
                     runtime_ms: Some(i64::try_from(t.runtime_ms).unwrap_or(i64::MAX)),
+                    recorded_wait_ms: None,
                 },
             ));
         }
