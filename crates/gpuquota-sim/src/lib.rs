@@ -431,6 +431,7 @@ pub mod diff;
 pub mod engine;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod history;
 pub mod kai;
 pub mod plot;
 pub mod progress;

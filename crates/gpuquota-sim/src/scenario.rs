@@ -214,6 +214,8 @@ struct WorkloadSource {
     generator: Option<Generator>,
     #[serde(default)]
     trace: Option<crate::trace::TraceSource>,
+    #[serde(default)]
+    history: Option<crate::history::HistorySource>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -507,13 +509,29 @@ pub(crate) fn from_doc(
             gathered.trace(name, i, t, read, &mut errors);
             continue;
         }
+        if let Some(h) = w
+            .history
+            .as_ref()
+            .filter(|_| w.file.is_none() && w.generator.is_none() && w.trace.is_none())
+        {
+            crate::history::gather(
+                name,
+                i,
+                h,
+                read,
+                &mut gathered.files,
+                &mut errors,
+                &mut warnings,
+            );
+            continue;
+        }
         match (&w.file, &w.generator) {
             (Some(f), None) if w.trace.is_none() => gathered.file(i, f, read, &mut errors),
             (None, Some(g)) if w.trace.is_none() => {
                 generate(name, i, g, start, &mut generated, &mut errors);
             }
             _ => errors.push(
-                err("each entry needs exactly one of file, generator or trace")
+                err("each entry needs exactly one of file, generator, trace or history")
                     .source(name)
                     .field(format!("spec.workloads[{i}]")),
             ),

@@ -1,0 +1,1 @@
+//! Fidelity: how far a replay is from what the cluster recorded.
