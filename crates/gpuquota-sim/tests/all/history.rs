@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use gpuquota_sim::history::fidelity::{Preemptions, SimRun, Simulated, fidelity};
+
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/history")
@@ -75,5 +77,79 @@ fn a_history_entry_without_files_or_with_a_missing_one_is_an_error() {
             "spec.workloads[0].history.files",
             "spec.workloads[1].history.files[0]"
         ]
+    );
+}
+
+/// The replay's outcome per workload, from the report's JSON (`runs[].startMs/endMs/end`).
+fn simulated(j: &serde_json::Value) -> Vec<Simulated> {
+    j["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| Simulated {
+            key: w["workload"].as_str().unwrap().to_owned(),
+            runs: w["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| SimRun {
+                    admitted_ms: r["startMs"].as_i64().unwrap(),
+                    end_ms: r["endMs"].as_i64().unwrap(),
+                    preempted: (r["end"] == "Preempted")
+                        .then(|| r["reason"].as_str().unwrap_or("").to_owned()),
+                })
+                .collect(),
+            finished_ms: w["finishedMs"].as_i64(),
+        })
+        .collect()
+}
+
+#[test]
+fn the_replay_of_a_recorded_history_is_scored_against_the_record() {
+    let sim = gpuquota_sim::fuzzing::load(&data("replay.yaml")).expect("valid scenario");
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim).unwrap().to_json();
+    let text = std::fs::read_to_string(data("dump.yaml")).unwrap();
+    let h = gpuquota_sim::history::load(&[("dump.yaml".to_owned(), text)]).unwrap();
+    // 2026-11-01T00:00:00Z; the replay ends 6 h later
+    let f = fidelity(
+        &h.records,
+        &simulated(&j),
+        1_793_491_200_000,
+        Some(21_600_000),
+    );
+    // the replay admits train-a at 0 (recorded 10 s), the urgent job on arrival at
+    // 1,790 s (recorded 1,800 s), prep-e at 7,500 s (recorded 905 s): errors 10 s, 10 s,
+    // 6,595 s
+    assert_eq!(f.all.compared, 3);
+    assert_eq!(f.all.mean_admission_error_ms, Some(2_205_000));
+    assert_eq!(f.all.p95_admission_error_ms, Some(6_595_000));
+    // prep-e and the urgent job swap places: (2 − 1) / 3
+    assert!((f.all.kendall_tau.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+    // eval-c preempted in both; sweep-b's reclamation not replayed; train-a preempted
+    // by the urgent job in the replay only
+    assert_eq!(
+        f.all.preemptions,
+        Preemptions {
+            matched: 1,
+            missed: 1,
+            extra: 1
+        }
+    );
+    // team-a recorded: 4 × 3,600 + 8 × 19,800; replayed: eval-c 4 × (1,190 + 12,300),
+    // urgent 8 × 19,810, train-a 4 × (1,790 + 3,600); team-b: 8 × 7,200 + 2 × 1,800 in both
+    let hours: Vec<(&str, u64, u64)> = f
+        .departments
+        .iter()
+        .map(|d| {
+            (
+                d.department.as_str(),
+                d.recorded_gpu_seconds,
+                d.simulated_gpu_seconds,
+            )
+        })
+        .collect();
+    assert_eq!(
+        hours,
+        [("team-a", 172_800, 234_000), ("team-b", 61_200, 61_200)]
     );
 }
