@@ -12,6 +12,10 @@ use super::{End, Eviction, Recorded};
 /// Objects of a history dump the replay does not read (a warning naming the count).
 pub const HISTORY_OBJECT_SKIPPED: Code = Code::new("history-object-skipped");
 
+/// The most bytes of one replay manifest document (well under the importer's 64 MiB per
+/// source); a larger history is split into several.
+pub const MANIFEST_CHUNK_BYTES: usize = 16 << 20;
+
 const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 const GPU: &str = "nvidia.com/gpu";
 
@@ -20,11 +24,11 @@ const GPU: &str = "nvidia.com/gpu";
 pub struct History {
     /// The recorded histories, by key.
     pub records: Vec<Recorded>,
-    /// The objects to replay, as one `List` document (JSON, which the YAML importer reads):
-    /// the Workloads, Jobs and Pods without their `status`, each with its arrival as
-    /// `creationTimestamp` and its recorded runtime as the `gpuquota.dev/runtime`
-    /// annotation.
-    pub manifests: String,
+    /// The objects to replay, as `List` documents (JSON, which the YAML importer reads) of
+    /// at most [`MANIFEST_CHUNK_BYTES`] each: the Workloads, Jobs and Pods without their
+    /// `status`, each with its arrival as `creationTimestamp` and its recorded runtime as
+    /// the `gpuquota.dev/runtime` annotation.
+    pub manifests: Vec<String>,
     /// Objects counted but not read.
     pub warnings: Diagnostics,
 }
@@ -102,12 +106,36 @@ pub fn load(files: &[(String, String)]) -> Result<History, Diagnostics> {
     }
     let mut records: Vec<Recorded> = r.records.into_values().collect();
     records.sort_by(|a, b| a.key.cmp(&b.key));
-    let list = json!({"apiVersion": "v1", "kind": "List", "items": r.items});
     Ok(History {
         records,
-        manifests: list.to_string(),
+        manifests: chunks(&r.items),
         warnings,
     })
+}
+
+/// `items` as `List` documents of at most [`MANIFEST_CHUNK_BYTES`] (an item larger than
+/// that alone in one).
+fn chunks(items: &[Value]) -> Vec<String> {
+    const HEAD: &str = r#"{"apiVersion":"v1","kind":"List","items":["#;
+    let mut out = Vec::new();
+    let mut cur = String::from(HEAD);
+    let mut n = 0usize;
+    for i in items {
+        let text = i.to_string();
+        if n > 0 && cur.len() + text.len() + 3 > MANIFEST_CHUNK_BYTES {
+            cur.push_str("]}");
+            out.push(std::mem::replace(&mut cur, String::from(HEAD)));
+            n = 0;
+        }
+        if n > 0 {
+            cur.push(',');
+        }
+        cur.push_str(&text);
+        n += 1;
+    }
+    cur.push_str("]}");
+    out.push(cur);
+    out
 }
 
 /// The objects of a document: a List's items, or the object itself.
@@ -810,7 +838,8 @@ mod tests {
     #[test]
     fn history_manifests_replay_arrival_and_runtime_without_status() {
         let h = one(DUMP).unwrap();
-        let list: Value = serde_json::from_str(&h.manifests).unwrap();
+        assert_eq!(h.manifests.len(), 1);
+        let list: Value = serde_json::from_str(&h.manifests[0]).unwrap();
         let items = list["items"].as_array().unwrap();
         // 5 Workloads and the Job without one (its own Job, its pod, the others skipped)
         assert_eq!(items.len(), 6);
@@ -834,6 +863,23 @@ mod tests {
             .unwrap();
         assert!(u["metadata"].get("annotations").is_none());
         assert!(u["metadata"].get("ownerReferences").is_none());
+    }
+
+    #[test]
+    fn history_manifests_split_into_lists_under_the_chunk_size() {
+        let item = json!({"kind": "Workload", "pad": "x".repeat(MANIFEST_CHUNK_BYTES / 3)});
+        let docs = chunks(&[item.clone(), item.clone(), item.clone(), item]);
+        // two items of a third each fit one document with the List's head, a third does not
+        assert_eq!(docs.len(), 2);
+        for d in &docs {
+            assert!(d.len() <= MANIFEST_CHUNK_BYTES);
+            let v: Value = serde_json::from_str(d).unwrap();
+            assert_eq!(v["items"].as_array().unwrap().len(), 2);
+        }
+        assert_eq!(
+            chunks(&[]),
+            [r#"{"apiVersion":"v1","kind":"List","items":[]}"#]
+        );
     }
 
     #[test]

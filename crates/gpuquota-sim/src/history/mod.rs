@@ -50,6 +50,10 @@
 //! are counted (a warning); Pods owned by another object run as part of it and are not
 //! read; `PodGroup`s and other kinds are counted (a warning) and not read.
 //!
+//! The source is read by the `kueue` and `resourcequota` engines (a KAI scenario refuses
+//! the entry). The replay's objects are imported as the cluster files are, so the
+//! LocalQueues, ClusterQueues and priority classes they name must be in `spec.cluster`.
+//!
 //! Problems are diagnostics naming the file (`source`), the object (`Workload ns/name`)
 //! and the field (`status.conditions[1].lastTransitionTime`): a time that is not RFC 3339
 //! and a missing `creationTimestamp` or name are errors, as is a file that is not YAML or
@@ -110,10 +114,16 @@ pub(crate) fn gather(
     match load(&texts) {
         Ok(history) => {
             let shown: Vec<&str> = texts.iter().map(|(n, _)| n.as_str()).collect();
-            files.push((
-                format!("{} (recorded history)", shown.join(", ")),
-                history.manifests,
-            ));
+            let shown = shown.join(", ");
+            let parts = history.manifests.len();
+            for (k, m) in history.manifests.into_iter().enumerate() {
+                let label = if parts == 1 {
+                    format!("{shown} (recorded history)")
+                } else {
+                    format!("{shown} (recorded history, part {} of {parts})", k + 1)
+                };
+                files.push((label, m));
+            }
             warnings.extend(history.warnings.0);
         }
         Err(ds) => errors.extend(ds.0),

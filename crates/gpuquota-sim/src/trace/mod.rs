@@ -38,11 +38,13 @@
 //!   as the queue name; a second job of the same name is skipped (`duplicate-job`).
 //! - **class**: the trace's final job status, verbatim (`COMPLETED`, `Pass`, `Terminated`,
 //!   `Succeeded` …); Alibaba spot 2026: the job type (`HP`, `Spot`), which also names the
-//!   workload's WorkloadPriorityClass when the cluster files define it ([`alibaba_spot`]).
+//!   workload's WorkloadPriorityClass when the cluster files define it (Kueue mode,
+//!   [`alibaba_spot`]).
 //! - **recorded wait**: for the traces that record when a job started (Helios: `start_time
 //!   − submit_time`; AcmeTrace: its `queue` column), the wait the cluster really imposed is
 //!   kept on the workload's instance ([`crate::scenario::Instance::recorded_wait_ms`]) for
-//!   comparison with the simulated wait; it changes nothing in the run or its outputs.
+//!   comparison with the simulated wait (Kueue and ResourceQuota modes; KAI's job
+//!   instances do not carry it yet); it changes nothing in the run or its outputs.
 //! - **arrival**: the submission time; **runtime**: end − start of the job's run, whatever
 //!   the final state (a failed or cancelled job held its GPUs too; Philly: the last attempt).
 //! - **requests**: `nvidia.com/gpu` per pod; fractions (PAI's `plan_gpu` percent, 2023's
