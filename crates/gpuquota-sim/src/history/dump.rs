@@ -70,15 +70,16 @@ pub fn load(files: &[(String, String)]) -> Result<History, Diagnostics> {
         return Err(errors);
     }
     let mut r = Reader::default();
-    // the Jobs that a Workload of the dump stands for: namespace/name
+    // the Jobs and Pods that a Workload of the dump stands for: Kind/namespace/name
     for (_, o) in &objects {
         if kind_of(o) == ("kueue.x-k8s.io", "Workload") {
             let ns = str_at(o, &["metadata", "namespace"]).unwrap_or("default");
             for owner in arr_at(o, &["metadata", "ownerReferences"]) {
-                if owner.get("kind").and_then(Value::as_str) == Some("Job")
-                    && let Some(n) = owner.get("name").and_then(Value::as_str)
-                {
-                    r.owned_jobs.insert(format!("{ns}/{n}"));
+                if let (Some(k @ ("Job" | "Pod")), Some(n)) = (
+                    owner.get("kind").and_then(Value::as_str),
+                    owner.get("name").and_then(Value::as_str),
+                ) {
+                    r.owned.insert(format!("{k}/{ns}/{n}"));
                 }
             }
         }
@@ -214,7 +215,7 @@ impl Obj<'_> {
 /// The state of a read.
 #[derive(Default)]
 struct Reader {
-    owned_jobs: BTreeSet<String>,
+    owned: BTreeSet<String>,
     records: BTreeMap<String, Recorded>,
     items: Vec<Value>,
     skipped: BTreeMap<(String, String), u64>,
@@ -523,7 +524,7 @@ impl Reader {
         let Some((obj, ns, name)) = Self::identity(source, "Job", o, errors) else {
             return;
         };
-        if self.owned_jobs.contains(&obj.key) {
+        if self.owned.contains(&format!("Job/{}", obj.key)) {
             return;
         }
         let Some(queue) = str_at(o, &["metadata", "labels", QUEUE_LABEL]) else {
@@ -590,9 +591,10 @@ impl Reader {
         let Some((obj, ns, name)) = Self::identity(source, "Pod", o, errors) else {
             return;
         };
-        if arr_at(o, &["metadata", "ownerReferences"])
-            .iter()
-            .any(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
+        if self.owned.contains(&format!("Pod/{}", obj.key))
+            || arr_at(o, &["metadata", "ownerReferences"])
+                .iter()
+                .any(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
         {
             return;
         }
@@ -863,6 +865,49 @@ mod tests {
             .unwrap();
         assert!(u["metadata"].get("annotations").is_none());
         assert!(u["metadata"].get("ownerReferences").is_none());
+    }
+
+    #[test]
+    fn a_pod_with_its_workload_in_the_dump_replays_once() {
+        let dump = r#"
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: solo
+    namespace: ns
+    creationTimestamp: "2026-11-01T00:00:00Z"
+    labels: {kueue.x-k8s.io/queue-name: q}
+  spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: "1"}}}]}
+  status:
+    phase: Succeeded
+    startTime: "2026-11-01T00:01:00Z"
+    containerStatuses:
+    - {name: c, state: {terminated: {exitCode: 0, finishedAt: "2026-11-01T00:31:00Z"}}}
+- apiVersion: kueue.x-k8s.io/v1beta1
+  kind: Workload
+  metadata:
+    name: pod-solo-1a2b3
+    namespace: ns
+    creationTimestamp: "2026-11-01T00:00:00Z"
+    ownerReferences: [{apiVersion: v1, kind: Pod, name: solo, controller: true}]
+  spec: {queueName: q, podSets: [{name: main, count: 1, template: {spec: {containers: []}}}]}
+"#;
+        let h = one(dump).unwrap();
+        let keys: Vec<&str> = h.records.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(keys, ["ns/pod-solo-1a2b3"]);
+        // without its Workload, the Pod is read: startTime to the container's finishedAt
+        let alone = dump.split("- apiVersion: kueue.x-k8s.io").next().unwrap();
+        let h = one(alone).unwrap();
+        assert_eq!(h.records.len(), 1);
+        let r = &h.records[0];
+        assert_eq!((r.kind.as_str(), r.object.as_str()), ("Pod", "ns/solo"));
+        assert_eq!(r.runtime_ms, Some(1_800_000));
+        assert_eq!(r.first_admitted_ms, Some(T0 + 60_000));
+        assert_eq!(r.end.as_ref().map(|e| e.reason.as_str()), Some("Succeeded"));
+        assert_eq!(r.gpu_milli, 1000);
     }
 
     #[test]

@@ -153,3 +153,42 @@ fn the_replay_of_a_recorded_history_is_scored_against_the_record() {
         [("team-a", 172_800, 234_000), ("team-b", 61_200, 61_200)]
     );
 }
+
+#[test]
+fn a_recorded_pod_without_a_workload_replays_as_kueue_would_queue_it() {
+    let dump = r#"
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: solo
+    namespace: team-a
+    creationTimestamp: "2026-11-01T00:00:00Z"
+    labels: {kueue.x-k8s.io/queue-name: main}
+  spec: {containers: [{name: c, image: x, resources: {requests: {nvidia.com/gpu: "1"}}}]}
+  status:
+    phase: Succeeded
+    startTime: "2026-11-01T00:01:00Z"
+    containerStatuses:
+    - {name: c, state: {terminated: {exitCode: 0, finishedAt: "2026-11-01T00:31:00Z"}}}
+"#;
+    let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nspec:\n  start: \"2026-11-01T00:00:00Z\"\n  cluster: [platform.yaml]\n  workloads:\n  - history: {files: [dump.yaml]}\n";
+    let s = gpuquota_sim::fuzzing::scenario("sim.yaml", sim, "sim", &|f: &str| {
+        let text = if f == "dump.yaml" {
+            dump.to_owned()
+        } else {
+            std::fs::read_to_string(data(f)).unwrap()
+        };
+        Ok((f.to_owned(), text))
+    })
+    .expect("valid scenario");
+    let h = gpuquota_sim::history::load(&[("dump.yaml".to_owned(), dump.to_owned())]).unwrap();
+    let sc = s.kueue().unwrap();
+    let keys: Vec<&String> = sc.instances.keys().collect();
+    assert_eq!(keys, [&h.records[0].key]);
+    let i = &sc.instances[&h.records[0].key];
+    // created at the start; ran 00:01 → 00:31
+    assert_eq!((i.created_ms, i.runtime_ms), (0, Some(1_800_000)));
+}
