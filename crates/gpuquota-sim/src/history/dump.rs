@@ -105,6 +105,12 @@ pub fn load(files: &[(String, String)]) -> Result<History, Diagnostics> {
             .source(source.clone()),
         );
     }
+    for ((source, what), n) in &r.notes {
+        warnings.push(
+            Diagnostic::warning(HISTORY_OBJECT_SKIPPED, format!("{n} workloads {what}"))
+                .source(source.clone()),
+        );
+    }
     let mut records: Vec<Recorded> = r.records.into_values().collect();
     records.sort_by(|a, b| a.key.cmp(&b.key));
     Ok(History {
@@ -219,6 +225,7 @@ struct Reader {
     records: BTreeMap<String, Recorded>,
     items: Vec<Value>,
     skipped: BTreeMap<(String, String), u64>,
+    notes: BTreeMap<(String, String), u64>,
 }
 
 /// A condition of `status.conditions[]`: (index, status is True, reason, time value).
@@ -296,6 +303,13 @@ fn replay_meta(o: &Value, created_ms: i64, runtime_ms: Option<i64>, uid: bool) -
 }
 
 impl Reader {
+    fn note(&mut self, source: &str, what: &str) {
+        *self
+            .notes
+            .entry((source.to_owned(), what.to_owned()))
+            .or_insert(0) += 1;
+    }
+
     fn skip(&mut self, source: &str, what: &str) {
         *self
             .skipped
@@ -338,7 +352,7 @@ impl Reader {
     }
 
     fn workload(&mut self, source: &str, o: &Value, errors: &mut Diagnostics) {
-        let Some((obj, ns, name)) = Self::identity(source, "Workload", o, errors) else {
+        let Some((obj, ns, _)) = Self::identity(source, "Workload", o, errors) else {
             return;
         };
         let n0 = errors.0.len();
@@ -454,6 +468,13 @@ impl Reader {
                 ));
                 return;
             }
+            (None, Some(_)) => {
+                self.note(
+                    source,
+                    "finished without a recorded admission: replayed without a runtime",
+                );
+                None
+            }
             _ => None,
         };
         let spec = o.get("spec").cloned().unwrap_or(Value::Null);
@@ -493,7 +514,6 @@ impl Reader {
             }),
             runtime_ms: runtime,
         };
-        let _ = name;
         let item = json!({
             "apiVersion": o.get("apiVersion").cloned().unwrap_or(Value::Null),
             "kind": "Workload",
@@ -955,6 +975,13 @@ items:
             ]
         );
         assert!(e.0[0].message.contains("not an RFC 3339 time"), "{e:?}");
+        let finished = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w, namespace: ns, creationTimestamp: \"2026-11-01T00:00:00Z\"}\nstatus:\n  conditions:\n  - {type: Finished, status: \"True\", reason: Succeeded, lastTransitionTime: \"2026-11-01T01:00:00Z\"}\n";
+        let h = one(finished).unwrap();
+        assert_eq!(h.records[0].runtime_ms, None);
+        assert_eq!(
+            h.warnings.0[0].message,
+            "1 workloads finished without a recorded admission: replayed without a runtime"
+        );
         // not YAML, and YAML without an object
         assert!(one("items: [").is_err());
         let none = one("just a string\n").unwrap_err();

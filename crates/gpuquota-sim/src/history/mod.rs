@@ -34,7 +34,8 @@
 //! earlier runs only as counts. Inferred: the replay's **runtime** is the last run's,
 //! `Finished − admission` (from `PodsReady` when no admission time is recorded), the
 //! time the workload held its quota in the run that finished; a workload still running
-//! when the dump was taken, or pending, runs until the end of the replay; the recorded
+//! when the dump was taken, or pending, runs until the end of the replay (as does one that
+//! finished with no admission recorded, counted in a warning); the recorded
 //! **first admission** is the admission when the workload was never evicted, unknown
 //! otherwise.
 //!
