@@ -99,6 +99,7 @@
 //!       resource: nvidia.com/gpu      #   what `request` asks for (default cpu)
 //!       workloadsSets: [...]          #   as in Kueue's generator.yaml (below)
 //!   - trace: {format: helios, file: cluster_log.csv, queueBy: vc}   # a public trace ([`trace`])
+//!   - history: {files: [dump.yaml]}   # a recorded month (kubectl dump, [`history`])
 //! ```
 //!
 //! Field by field:
@@ -125,7 +126,11 @@
 //!   naming `spec.set.<path>`.
 //! - `spec.workloads[].file`: more manifests, read like `spec.cluster`.
 //! - `spec.workloads[].trace`: a public GPU-cluster trace (Helios, Philly, Alibaba PAI 2020,
-//!   Alibaba 2023), one Workload per job; the mapping of each format is in [`trace`].
+//!   Alibaba 2023, AcmeTrace, Alibaba spot 2026), one Workload per job; the mapping of each
+//!   format is in [`trace`].
+//! - `spec.workloads[].history`: the cluster's own recorded Workloads, Jobs and Pods
+//!   (`kubectl get … -o yaml`), each replayed from its recorded arrival for its recorded
+//!   run; what is read and inferred is in [`history`].
 //! - `spec.workloads[].generator`: upstream's `workloadsSets` for one LocalQueue, named and
 //!   timed as upstream's generator does (below), starting from `start`.
 //!
@@ -431,6 +436,7 @@ pub mod diff;
 pub mod engine;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+pub mod history;
 pub mod kai;
 pub mod plot;
 pub mod progress;

@@ -86,6 +86,9 @@ pub struct Instance {
     pub created_ms: i64,
     /// Runtime in ms; `None` runs until the end.
     pub runtime_ms: Option<i64>,
+    /// The wait between arrival and start the source recorded, ms (traces that record
+    /// starts: Helios, AcmeTrace); `None` otherwise. Not used by the run.
+    pub recorded_wait_ms: Option<i64>,
 }
 
 /// A resolved scenario.
@@ -211,6 +214,8 @@ struct WorkloadSource {
     generator: Option<Generator>,
     #[serde(default)]
     trace: Option<crate::trace::TraceSource>,
+    #[serde(default)]
+    history: Option<crate::history::HistorySource>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -504,13 +509,29 @@ pub(crate) fn from_doc(
             gathered.trace(name, i, t, read, &mut errors);
             continue;
         }
+        if let Some(h) = w
+            .history
+            .as_ref()
+            .filter(|_| w.file.is_none() && w.generator.is_none() && w.trace.is_none())
+        {
+            crate::history::gather(
+                name,
+                i,
+                h,
+                read,
+                &mut gathered.files,
+                &mut errors,
+                &mut warnings,
+            );
+            continue;
+        }
         match (&w.file, &w.generator) {
             (Some(f), None) if w.trace.is_none() => gathered.file(i, f, read, &mut errors),
             (None, Some(g)) if w.trace.is_none() => {
                 generate(name, i, g, start, &mut generated, &mut errors);
             }
             _ => errors.push(
-                err("each entry needs exactly one of file, generator or trace")
+                err("each entry needs exactly one of file, generator, trace or history")
                     .source(name)
                     .field(format!("spec.workloads[{i}]")),
             ),
@@ -937,6 +958,7 @@ pub(crate) fn resolve_file_workloads(
             class,
             created_ms,
             runtime_ms,
+            recorded_wait_ms: None,
         };
         if let Some(p) = ann(REPEAT_ANNOTATION) {
             match (duration_ms(&p), end_ms) {
@@ -973,6 +995,7 @@ pub(crate) fn resolve_file_workloads(
                                 class: inst.class.clone(),
                                 created_ms: at,
                                 runtime_ms,
+                                recorded_wait_ms: None,
                             },
                         ));
                         k += 1;
@@ -1129,6 +1152,7 @@ fn generate_set(
                     class: t.class_name.clone(),
                     created_ms,
                     runtime_ms: Some(i64::try_from(t.runtime_ms).unwrap_or(i64::MAX)),
+                    recorded_wait_ms: None,
                 },
             ));
         }

@@ -95,6 +95,8 @@ pub fn load(text: &str) -> Result<Loaded, String> {
             status: f(phase).to_owned(),
             submit_ms: sub,
             runtime_ms: rt,
+            wait_ms: None,
+            priority_class: None,
             pod_sets: vec![PodSet {
                 name: "main".into(),
                 count: 1,

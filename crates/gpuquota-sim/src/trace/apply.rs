@@ -88,7 +88,7 @@ pub(crate) fn apply(
             .share
             .is_some()
             .then(|| quota::demand(&job, created_ms, end_ms));
-        let Some(w) = workload(
+        let Some(mut w) = workload(
             std::mem::take(&mut job.pod_sets),
             name,
             ns,
@@ -100,6 +100,9 @@ pub(crate) fn apply(
             p.loaded.skip("malformed-row");
             continue;
         };
+        if let Some(c) = job.priority_class.take() {
+            set_priority_class(model, &mut w, c);
+        }
         if let Some(d) = job_demand {
             quota::add_demand(&mut demands, &queue, d);
         }
@@ -111,6 +114,7 @@ pub(crate) fn apply(
                 class: job.status,
                 created_ms,
                 runtime_ms: Some(job.runtime_ms),
+                recorded_wait_ms: job.wait_ms,
             },
         );
     }
@@ -248,6 +252,20 @@ fn workload(
         status: None,
     })
 }
+/// Names the WorkloadPriorityClass `class` (with its value as the resolved priority) when
+/// the model defines one of that name; otherwise leaves the workload without a class.
+fn set_priority_class(
+    model: &gpuquota_model::Model,
+    w: &mut gpuquota_model::kueue::Workload,
+    class: String,
+) {
+    if let Some(c) = model.workload_priority_classes.get(&class) {
+        w.spec.priority = Some(c.value);
+        w.spec.priority_class_source = Some("kueue.x-k8s.io/workloadpriorityclass".to_owned());
+        w.spec.priority_class_name = Some(class);
+    }
+}
+
 /// The queue name a trace job maps to, as written: `queue`, else its `queueBy` field.
 pub(super) fn mapped_queue<'j>(p: &'j Prepared, job: &'j Job) -> &'j str {
     match (&p.queue, p.queue_by) {

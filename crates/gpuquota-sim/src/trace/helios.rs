@@ -7,7 +7,9 @@
 //! Mapping: `vc` or `user` is the queue, `state` the class (`COMPLETED`, `FAILED`,
 //! `CANCELLED`, `TIMEOUT`, `NODE_FAIL`), arrival `submit_time`, runtime `end_time −
 //! start_time`. `gpu_num` GPUs split evenly over `node_num` pods when it divides, else one
-//! pod with all of them. A job with `gpu_num` 0 (a CPU job) is `no-gpu`.
+//! pod with all of them. A job with `gpu_num` 0 (a CPU job) is `no-gpu`. The **recorded
+//! wait** is `start_time − submit_time` (the figure the optional `queue` column repeats in
+//! whole seconds), kept for comparison with the simulated wait.
 
 use super::{Job, Loaded, PodSet, columns, count, csv_reader, runtime, wall_clock_ms};
 
@@ -64,7 +66,8 @@ pub fn load(text: &str) -> Result<Loaded, String> {
             out.skip("no-gpu");
             continue;
         }
-        let rt = match runtime(wall_clock_ms(f(start)), wall_clock_ms(f(end))) {
+        let started = wall_clock_ms(f(start));
+        let rt = match runtime(started, wall_clock_ms(f(end))) {
             Ok(rt) => rt,
             Err(reason) => {
                 out.skip(reason);
@@ -84,6 +87,8 @@ pub fn load(text: &str) -> Result<Loaded, String> {
             status: f(state).to_owned(),
             submit_ms: sub,
             runtime_ms: rt,
+            wait_ms: started.and_then(|s| s.checked_sub(sub)).filter(|w| *w >= 0),
+            priority_class: None,
             pod_sets: vec![PodSet {
                 name: "main".into(),
                 count: pods,
@@ -187,6 +192,9 @@ j6,u1,vcA,x,one,4,1,COMPLETED,2020-04-01 00:03:00,2020-04-01 00:05:00,2020-04-01
         assert_eq!(j1.status, "COMPLETED");
         assert_eq!(j1.runtime_ms, 3_600_000);
         assert_eq!(j1.submit_ms, 1_585_699_200_000);
+        // started 10 s after submission; j2 at once
+        assert_eq!(j1.wait_ms, Some(10_000));
+        assert_eq!(l.jobs[1].wait_ms, Some(0));
         assert_eq!((j1.pod_sets[0].count, j1.pod_sets[0].gpu_milli), (2, 4000));
         // 3 GPUs over 2 nodes do not divide: one pod with all three
         assert_eq!(

@@ -3,7 +3,7 @@
 //! ```yaml
 //! workloads:
 //! - trace:
-//!     format: helios          # helios | philly | alibaba-pai-2020 | alibaba-2023
+//!     format: helios          # helios | philly | alibaba-pai-2020 | alibaba-2023 | acme | alibaba-spot-2026
 //!     file: cluster_log.csv   # relative to the scenario file
 //!     taskFile: pai_task_table.csv   # alibaba-pai-2020 only: the task table (required)
 //!     queueBy: vc             # vc | user | qos (which the format has; default below)
@@ -18,7 +18,8 @@
 //!
 //! Each trace job becomes one Workload, the same in every format:
 //! - **queue**: the job's `queueBy` field (Helios and Philly: `vc` by default, or `user`;
-//!   PAI 2020: `user`; Alibaba 2023: `qos`), lower-cased, every character outside
+//!   PAI 2020: `user`; Alibaba 2023: `qos`; AcmeTrace: `type` by default, or `user`;
+//!   Alibaba spot 2026: `organization`), lower-cased, every character outside
 //!   `[a-z0-9-]` replaced by `-` (Kubernetes names are DNS labels). In Kueue mode it names a
 //!   ClusterQueue of the cluster files; the workload goes to the first LocalQueue (by
 //!   `namespace/name`) of its namespace pointing at that ClusterQueue, and a LocalQueue named
@@ -36,7 +37,14 @@
 //! - **namespace**: `namespace`, else the mapped queue name. **name**: the job id, sanitised
 //!   as the queue name; a second job of the same name is skipped (`duplicate-job`).
 //! - **class**: the trace's final job status, verbatim (`COMPLETED`, `Pass`, `Terminated`,
-//!   `Succeeded` …).
+//!   `Succeeded` …); Alibaba spot 2026: the job type (`HP`, `Spot`), which also names the
+//!   workload's WorkloadPriorityClass when the cluster files define it (Kueue mode,
+//!   [`alibaba_spot`]).
+//! - **recorded wait**: for the traces that record when a job started (Helios: `start_time
+//!   − submit_time`; AcmeTrace: its `queue` column), the wait the cluster really imposed is
+//!   kept on the workload's instance ([`crate::scenario::Instance::recorded_wait_ms`]) for
+//!   comparison with the simulated wait (Kueue and ResourceQuota modes; KAI's job
+//!   instances do not carry it yet); it changes nothing in the run or its outputs.
 //! - **arrival**: the submission time; **runtime**: end − start of the job's run, whatever
 //!   the final state (a failed or cancelled job held its GPUs too; Philly: the last attempt).
 //! - **requests**: `nvidia.com/gpu` per pod; fractions (PAI's `plan_gpu` percent, 2023's
@@ -64,9 +72,11 @@
 //! (`N trace rows kept without a node selector (gpu-spec-alternatives)`).
 //!
 //! Times: Helios and Philly write local wall-clock times (`2020-04-01 00:00:05`, Philly
-//! also `None`), read here as UTC and placed against `spec.start`; PAI 2020 and Alibaba 2023
-//! write seconds since the trace's origin, and the origin is `spec.start`. The formats'
-//! columns and the mapping of each are in [`helios`], [`philly`], [`pai`], [`alibaba2023`].
+//! also `None`), read here as UTC and placed against `spec.start`; AcmeTrace writes times
+//! with their UTC offset (`+08:00`), read as the instants they name; PAI 2020, Alibaba 2023
+//! and Alibaba spot 2026 write seconds since the trace's origin, and the origin is
+//! `spec.start`. The formats' columns and the mapping of each are in [`helios`],
+//! [`philly`], [`pai`], [`alibaba2023`], [`acme`], [`alibaba_spot`].
 //!
 //! **Nominal quotas** come from the cluster files, except with Helios' `gpuNumberFile`
 //! (`cluster_gpu_number.csv`: `date,<vc>…,total`, GPUs per VC per day; it needs `queueBy:
@@ -120,7 +130,9 @@
 //! Philly) replaces `file` with a synthetic trace of the format's shape ([`synthetic`]),
 //! read by the same loader; a sweep's `seed=1..20` redraws it.
 
+pub mod acme;
 pub mod alibaba2023;
+pub mod alibaba_spot;
 pub mod helios;
 pub mod pai;
 pub mod philly;
@@ -159,6 +171,10 @@ pub enum Format {
     AlibabaPai2020,
     /// Alibaba 2023 `openb_pod_list_*.csv`.
     Alibaba2023,
+    /// InternLM AcmeTrace `trace_seren.csv` / `trace_kalos.csv`.
+    Acme,
+    /// Alibaba spot-GPU 2026 `job_info_df.csv`.
+    AlibabaSpot2026,
 }
 
 impl Format {
@@ -169,6 +185,8 @@ impl Format {
             "philly" => Format::Philly,
             "alibaba-pai-2020" => Format::AlibabaPai2020,
             "alibaba-2023" => Format::Alibaba2023,
+            "acme" => Format::Acme,
+            "alibaba-spot-2026" => Format::AlibabaSpot2026,
             _ => return None,
         })
     }
@@ -179,12 +197,17 @@ impl Format {
             Format::Helios | Format::Philly => &["vc", "user"],
             Format::AlibabaPai2020 => &["user"],
             Format::Alibaba2023 => &["qos"],
+            Format::Acme => &["type", "user"],
+            Format::AlibabaSpot2026 => &["organization"],
         }
     }
 
     /// Whether times are seconds since the trace's origin (`spec.start`).
     pub fn relative_times(self) -> bool {
-        matches!(self, Format::AlibabaPai2020 | Format::Alibaba2023)
+        matches!(
+            self,
+            Format::AlibabaPai2020 | Format::Alibaba2023 | Format::AlibabaSpot2026
+        )
     }
 }
 
@@ -214,6 +237,12 @@ pub struct Job {
     pub submit_ms: i64,
     /// Runtime, ms.
     pub runtime_ms: i64,
+    /// The wait the trace recorded between submission and start, ms (`None` when the
+    /// format records no start).
+    pub wait_ms: Option<i64>,
+    /// The WorkloadPriorityClass the job names when the cluster files define it (Alibaba
+    /// spot 2026: `hp`, `spot`).
+    pub priority_class: Option<String>,
     /// Pod sets (at least one GPU in all).
     pub pod_sets: Vec<PodSet>,
 }
@@ -246,6 +275,8 @@ pub fn load(format: Format, text: &str, tasks: Option<&str>) -> Result<Loaded, S
         Format::Philly => philly::load(text),
         Format::AlibabaPai2020 => pai::load(text, tasks.unwrap_or("")),
         Format::Alibaba2023 => alibaba2023::load(text),
+        Format::Acme => acme::load(text),
+        Format::AlibabaSpot2026 => alibaba_spot::load(text),
     }
 }
 /// The `trace:` entry of `spec.workloads[]`.
@@ -253,7 +284,8 @@ pub fn load(format: Format, text: &str, tasks: Option<&str>) -> Result<Loaded, S
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct TraceSource {
-    /// `helios`, `philly`, `alibaba-pai-2020` or `alibaba-2023`.
+    /// `helios`, `philly`, `alibaba-pai-2020`, `alibaba-2023`, `acme` or
+    /// `alibaba-spot-2026`.
     #[serde(default)]
     pub format: String,
     /// The trace file, relative to the scenario.

@@ -138,6 +138,8 @@ pub fn load(jobs: &str, tasks: &str) -> Result<Loaded, String> {
             status: f(3).to_owned(),
             submit_ms: sub,
             runtime_ms: rt,
+            wait_ms: None,
+            priority_class: None,
             pod_sets: sets,
         });
     }

@@ -152,6 +152,8 @@ pub fn load(text: &str) -> Result<Loaded, String> {
             status: j.status.unwrap_or_default(),
             submit_ms: sub,
             runtime_ms: rt,
+            wait_ms: None,
+            priority_class: None,
             pod_sets: sets,
         });
     }

@@ -51,7 +51,7 @@ pub(crate) fn prepare(
         errs.push((
             "format".into(),
             format!(
-                "unknown trace format {:?}: expected helios, philly, alibaba-pai-2020 or alibaba-2023",
+                "unknown trace format {:?}: expected helios, philly, alibaba-pai-2020, alibaba-2023, acme or alibaba-spot-2026",
                 t.format
             ),
         ));

@@ -7,6 +7,7 @@ mod common;
 mod dra;
 mod engine_objects;
 mod fuzz_arguments;
+mod history;
 mod kai;
 mod kai_budgets;
 mod kai_caps;

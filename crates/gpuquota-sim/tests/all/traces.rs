@@ -878,3 +878,86 @@ fn share_counts_fractions_and_takes_the_node_lists_gpus() {
     );
     assert_eq!(quotas(load("{}").kai().expect("KAI")), ["2", "1", "3"]);
 }
+
+#[test]
+fn acme_trace_keeps_the_recorded_waits_on_the_instances() {
+    let sim = gpuquota_sim::fuzzing::load(&trace_data("acme.yaml")).expect("valid scenario");
+    let sc = sim.kueue().expect("a Kueue scenario");
+    let inst = |k: &str| {
+        let i = &sc.instances[k];
+        (
+            i.class.as_str(),
+            i.created_ms,
+            i.runtime_ms,
+            i.recorded_wait_ms,
+        )
+    };
+    // 08:00+08:00 is the start (00:00Z); `queue` 100 s and 5 s are the recorded waits
+    assert_eq!(
+        inst("research/7001"),
+        ("COMPLETED", 0, Some(3_600_000), Some(100_000))
+    );
+    assert_eq!(
+        inst("research/7002"),
+        ("FAILED", 300_000, Some(600_000), Some(5_000))
+    );
+    let j = run("acme.yaml");
+    let starts: Vec<(String, i64, i64)> = rows(&j)
+        .into_iter()
+        .map(|(w, _, _, _, runs)| (w, runs[0].0, runs[0].1))
+        .collect();
+    // 4 + 2 GPUs fit the queue's 8: both start on arrival (the simulated wait is 0)
+    assert_eq!(
+        starts,
+        [
+            (s("research/7001"), 0, 3_600_000),
+            (s("research/7002"), 300_000, 900_000)
+        ]
+    );
+}
+
+#[test]
+fn helios_trace_records_start_minus_submit_as_the_wait() {
+    let sim = gpuquota_sim::fuzzing::load(&trace_data("helios.yaml")).expect("valid scenario");
+    let sc = sim.kueue().expect("a Kueue scenario");
+    let waits: Vec<(&str, Option<i64>)> = sc
+        .instances
+        .values()
+        .map(|i| (i.key.as_str(), i.recorded_wait_ms))
+        .collect();
+    // job-2 was submitted at 00:10 and started at 01:00; the others started on submission
+    assert_eq!(
+        waits,
+        [
+            ("research/job-1", Some(0)),
+            ("research/job-2", Some(3_000_000)),
+            ("research/job-3", Some(0))
+        ]
+    );
+}
+
+#[test]
+fn alibaba_spot_trace_names_the_defined_priority_classes() {
+    let sim =
+        gpuquota_sim::fuzzing::load(&trace_data("alibaba-spot.yaml")).expect("valid scenario");
+    let sc = sim.kueue().expect("a Kueue scenario");
+    let w = |k: &str| {
+        let w = &sc.model.workloads[k];
+        (
+            w.spec.priority_class_name.clone(),
+            w.spec.priority,
+            sc.instances[k].class.clone(),
+            sc.instances[k].recorded_wait_ms,
+        )
+    };
+    // `hp` is a WorkloadPriorityClass of the cluster files (value 1000); `spot` is not
+    assert_eq!(
+        w("research/900"),
+        (Some(s("hp")), Some(1000), s("HP"), None)
+    );
+    assert_eq!(w("research/901"), (None, None, s("Spot"), None));
+    assert_eq!(sc.instances["research/901"].created_ms, 30_000);
+    assert_eq!(sc.instances["research/901"].runtime_ms, Some(1_200_000));
+    let pods = &sc.model.workloads["research/900"].spec.pod_sets[0];
+    assert_eq!(pods.count, 2);
+}

@@ -1,0 +1,194 @@
+//! A recorded history (a kubectl dump written for these tests) as a workload source.
+
+use std::path::{Path, PathBuf};
+
+use gpuquota_sim::history::fidelity::{Preemptions, SimRun, Simulated, fidelity};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/history")
+        .join(name)
+}
+
+#[test]
+fn a_history_dump_replays_with_recorded_arrivals_and_runtimes() {
+    let sim = gpuquota_sim::fuzzing::load(&data("replay.yaml")).expect("valid scenario");
+    let sc = sim.kueue().expect("a Kueue scenario");
+    let text = std::fs::read_to_string(data("dump.yaml")).unwrap();
+    let h = gpuquota_sim::history::load(&[("dump.yaml".to_owned(), text)]).unwrap();
+    // every recorded workload is one of the replay, under the same key
+    let keys: Vec<&String> = sc.instances.keys().collect();
+    let recorded: Vec<&String> = h.records.iter().map(|r| &r.key).collect();
+    assert_eq!(keys, recorded);
+    let inst = |k: &str| {
+        let i = &sc.instances[k];
+        (i.class.as_str(), i.created_ms, i.runtime_ms)
+    };
+    assert_eq!(inst("team-a/train-a"), ("low", 0, Some(3_600_000)));
+    assert_eq!(inst("team-b/sweep-b"), ("low", 300_000, Some(7_200_000)));
+    assert_eq!(inst("team-a/eval-c"), ("low", 600_000, None));
+    assert_eq!(inst("team-a/job-urgent-3f2a1"), ("high", 1_790_000, None));
+    assert_eq!(inst("team-b/wait-d"), ("", 1_200_000, None));
+    // the Job without a Workload becomes one as Kueue names it, with its recorded run
+    let prep = h.records.iter().find(|r| r.kind == "Job").unwrap();
+    assert_eq!(inst(&prep.key), ("", 900_000, Some(1_800_000)));
+    // nothing of the recorded status is carried into the replay
+    assert!(sc.model.workloads.values().all(|w| w.status.is_none()));
+    let report = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
+    let j = report.to_json();
+    assert_eq!(j["workloads"].as_array().unwrap().len(), 6);
+    let warnings: Vec<&str> = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .filter(|w| w.contains("objects skipped"))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+}
+
+#[test]
+fn a_history_entry_without_files_or_with_a_missing_one_is_an_error() {
+    let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nspec:\n  start: \"2026-11-01T00:00:00Z\"\n  cluster: [platform.yaml]\n  workloads:\n  - history: {files: []}\n  - history: {files: [missing.yaml]}\n";
+    let e = gpuquota_sim::fuzzing::scenario("sim.yaml", sim, "sim", &|f: &str| {
+        if f == "platform.yaml" {
+            Ok((
+                f.to_owned(),
+                std::fs::read_to_string(data("platform.yaml")).unwrap(),
+            ))
+        } else {
+            Err(gpuquota_model::Diagnostic::error(
+                gpuquota_model::diag::codes::READ_FAILED,
+                "no such file",
+            )
+            .source(f.to_owned()))
+        }
+    })
+    .unwrap_err();
+    let mut fields: Vec<&str> =
+        e.0.iter()
+            .filter(|d| d.severity == gpuquota_model::diag::Severity::Error)
+            .map(|d| d.field.as_str())
+            .collect();
+    fields.sort_unstable();
+    assert_eq!(
+        fields,
+        [
+            "spec.workloads[0].history.files",
+            "spec.workloads[1].history.files[0]"
+        ]
+    );
+}
+
+/// The replay's outcome per workload, from the report's JSON (`runs[].startMs/endMs/end`).
+fn simulated(j: &serde_json::Value) -> Vec<Simulated> {
+    j["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| Simulated {
+            key: w["workload"].as_str().unwrap().to_owned(),
+            runs: w["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| SimRun {
+                    admitted_ms: r["startMs"].as_i64().unwrap(),
+                    end_ms: r["endMs"].as_i64().unwrap(),
+                    preempted: (r["end"] == "Preempted")
+                        .then(|| r["reason"].as_str().unwrap_or("").to_owned()),
+                })
+                .collect(),
+            finished_ms: w["finishedMs"].as_i64(),
+        })
+        .collect()
+}
+
+#[test]
+fn the_replay_of_a_recorded_history_is_scored_against_the_record() {
+    let sim = gpuquota_sim::fuzzing::load(&data("replay.yaml")).expect("valid scenario");
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim).unwrap().to_json();
+    let text = std::fs::read_to_string(data("dump.yaml")).unwrap();
+    let h = gpuquota_sim::history::load(&[("dump.yaml".to_owned(), text)]).unwrap();
+    // 2026-11-01T00:00:00Z; the replay ends 6 h later
+    let f = fidelity(
+        &h.records,
+        &simulated(&j),
+        1_793_491_200_000,
+        Some(21_600_000),
+    );
+    // the replay admits train-a at 0 (recorded 10 s), the urgent job on arrival at
+    // 1,790 s (recorded 1,800 s), prep-e at 7,500 s (recorded 905 s): errors 10 s, 10 s,
+    // 6,595 s
+    assert_eq!(f.all.compared, 3);
+    assert_eq!(f.all.mean_admission_error_ms, Some(2_205_000));
+    assert_eq!(f.all.p95_admission_error_ms, Some(6_595_000));
+    // prep-e and the urgent job swap places: (2 − 1) / 3
+    assert!((f.all.kendall_tau.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+    // eval-c preempted in both; sweep-b's reclamation not replayed; train-a preempted
+    // by the urgent job in the replay only
+    assert_eq!(
+        f.all.preemptions,
+        Preemptions {
+            matched: 1,
+            missed: 1,
+            extra: 1
+        }
+    );
+    // team-a recorded: 4 × 3,600 + 8 × 19,800; replayed: eval-c 4 × (1,190 + 12,300),
+    // urgent 8 × 19,810, train-a 4 × (1,790 + 3,600); team-b: 8 × 7,200 + 2 × 1,800 in both
+    let hours: Vec<(&str, u64, u64)> = f
+        .departments
+        .iter()
+        .map(|d| {
+            (
+                d.department.as_str(),
+                d.recorded_gpu_seconds,
+                d.simulated_gpu_seconds,
+            )
+        })
+        .collect();
+    assert_eq!(
+        hours,
+        [("team-a", 172_800, 234_000), ("team-b", 61_200, 61_200)]
+    );
+}
+
+#[test]
+fn a_recorded_pod_without_a_workload_replays_as_kueue_would_queue_it() {
+    let dump = r#"
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: solo
+    namespace: team-a
+    creationTimestamp: "2026-11-01T00:00:00Z"
+    labels: {kueue.x-k8s.io/queue-name: main}
+  spec: {containers: [{name: c, image: x, resources: {requests: {nvidia.com/gpu: "1"}}}]}
+  status:
+    phase: Succeeded
+    startTime: "2026-11-01T00:01:00Z"
+    containerStatuses:
+    - {name: c, state: {terminated: {exitCode: 0, finishedAt: "2026-11-01T00:31:00Z"}}}
+"#;
+    let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nspec:\n  start: \"2026-11-01T00:00:00Z\"\n  cluster: [platform.yaml]\n  workloads:\n  - history: {files: [dump.yaml]}\n";
+    let s = gpuquota_sim::fuzzing::scenario("sim.yaml", sim, "sim", &|f: &str| {
+        let text = if f == "dump.yaml" {
+            dump.to_owned()
+        } else {
+            std::fs::read_to_string(data(f)).unwrap()
+        };
+        Ok((f.to_owned(), text))
+    })
+    .expect("valid scenario");
+    let h = gpuquota_sim::history::load(&[("dump.yaml".to_owned(), dump.to_owned())]).unwrap();
+    let sc = s.kueue().unwrap();
+    let keys: Vec<&String> = sc.instances.keys().collect();
+    assert_eq!(keys, [&h.records[0].key]);
+    let i = &sc.instances[&h.records[0].key];
+    // created at the start; ran 00:01 → 00:31
+    assert_eq!((i.created_ms, i.runtime_ms), (0, Some(1_800_000)));
+}
