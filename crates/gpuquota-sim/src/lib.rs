@@ -428,10 +428,12 @@ pub mod budget;
 pub mod chart;
 pub(crate) mod count;
 pub mod diff;
+mod driver;
 pub mod engine;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod kai;
+mod kernel;
 pub mod plot;
 pub mod progress;
 pub mod report;
@@ -503,7 +505,7 @@ pub(crate) fn simulate_scenario(
         }
         warnings.extend(budget::reference_warnings(&sc.model, &known));
     }
-    let cx = engine::Context {
+    let cx = driver::Context {
         sc,
         world: &world,
         insts: &insts,
@@ -512,8 +514,8 @@ pub(crate) fn simulate_scenario(
         progress: &mut reporter,
     };
     let outcome = match sc.engine {
-        Engine::ResourceQuota => engine::run_resource_quota(cx),
-        Engine::Kueue => engine::run_kueue(cx, fair),
+        Engine::ResourceQuota => driver::run_resource_quota(cx),
+        Engine::Kueue => driver::run_kueue(cx, fair),
     };
     finish_report(sc, outcome, warnings, budgets.as_ref())
 }
@@ -610,7 +612,7 @@ fn new_budgets(
         .zip(&queues)
         .map(|(w, q)| (w.namespace.as_str(), q.as_str(), w.key.as_str()))
         .collect();
-    let frs = engine::flavor_resources(world, sc.engine);
+    let frs = driver::flavor_resources(world, sc.engine);
     let origin = i64::try_from(sc.start.unix_nanos().div_euclid(1_000_000)).unwrap_or(0);
     budget::Budgets::new(rules, origin, &wls, &frs, &budget::card_map(sc))
 }
