@@ -528,7 +528,7 @@ impl<'a, 'p, P: Policy> Driver for KueueRun<'a, 'p, P> {
 
     /// The budgets' stops, then the cycles when something may have changed, then the next
     /// budget boundary.
-    fn decide(&mut self, t: i64, q: &mut Queue) {
+    fn decide(&mut self, t: i64, q: &mut Queue) -> bool {
         let end = self.cx.sc.end_ms;
         let mut wake = self.wake;
         wake |= self.budget_stops(q, t);
@@ -538,6 +538,7 @@ impl<'a, 'p, P: Policy> Driver for KueueRun<'a, 'p, P> {
         if let Some(b) = self.cx.budgets.as_mut() {
             crate::budget::schedule(b, t, end, q, &mut self.budget_at);
         }
+        true
     }
 
     fn report(self) -> Outcome {

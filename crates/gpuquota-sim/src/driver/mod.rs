@@ -1,6 +1,6 @@
 //! The drivers, one per engine, that the kernel ([`crate::kernel`]) runs: `kueue`
-//! (`gpuquota-cohort`'s scheduler driven instant by instant) and `resourcequota`
-//! (namespace ResourceQuotas only). Each is a per-run state with one method per phase of an
+//! (`gpuquota-cohort`'s scheduler driven instant by instant), `resourcequota` (namespace
+//! ResourceQuotas only) and `kai` (KAI's sessions on `gpuquota-rank`'s live cluster). Each is a per-run state with one method per phase of an
 //! instant; what both read and write besides their own state is one context (the scenario,
 //! the world, the instances, the warnings, the budgets and the progress), and both are built
 //! over the one world that `gpuquota_cohort::Input::from_model` made.
@@ -10,6 +10,7 @@ use gpuquota_model::ResourceName;
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
 
 mod capacity;
+pub mod kai;
 mod kueue;
 mod resourcequota;
 

@@ -425,7 +425,9 @@ impl<'a, 'p> Driver for QuotaRun<'a, 'p> {
         }
     }
 
-    fn decide(&mut self, _: i64, _: &mut Queue) {}
+    fn decide(&mut self, _: i64, _: &mut Queue) -> bool {
+        true
+    }
 
     fn report(self) -> Outcome {
         super::finish(self)

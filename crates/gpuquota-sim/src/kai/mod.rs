@@ -225,8 +225,8 @@
 //!   image pulls, no `Releasing` state between sessions.
 
 pub mod budget;
-mod caps;
-pub mod engine;
+pub(crate) mod caps;
+pub use crate::driver::kai as engine;
 pub mod plot;
 pub mod report;
 pub mod scenario;

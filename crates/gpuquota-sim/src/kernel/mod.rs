@@ -170,15 +170,16 @@ pub(crate) trait Driver {
     fn apply(&mut self, e: Event, queue: &mut Queue);
 
     /// Every event at `t` is applied: the engine decides (admits, preempts, schedules its
-    /// next wake-ups).
-    fn decide(&mut self, t: i64, queue: &mut Queue);
+    /// next wake-ups). False ends the run here (a driver's own end: its last session, a
+    /// limit, an error), before any later event is applied.
+    fn decide(&mut self, t: i64, queue: &mut Queue) -> bool;
 
     /// The run ended (the queue is empty, or its next instant is at or after the end).
     fn report(self) -> Self::Report;
 }
 
-/// Runs `driver` over `queue` until the queue is empty or its next instant is at or after
-/// `end`.
+/// Runs `driver` over `queue` until the queue is empty, its next instant is at or after
+/// `end`, or the driver's decision ends the run.
 ///
 /// # Complexity
 /// O(events × log events) for the queue, plus the driver's own cost of each event and of
@@ -192,7 +193,9 @@ pub(crate) fn run<D: Driver>(mut driver: D, mut queue: Queue, end: Option<i64>) 
         while let Some(e) = queue.pop_at(t) {
             driver.apply(e, &mut queue);
         }
-        driver.decide(t, &mut queue);
+        if !driver.decide(t, &mut queue) {
+            break;
+        }
     }
     driver.report()
 }
@@ -285,8 +288,9 @@ mod tests {
                 ));
             }
         }
-        fn decide(&mut self, t: i64, _: &mut Queue) {
+        fn decide(&mut self, t: i64, _: &mut Queue) -> bool {
             self.seen.push(format!("decide {t}"));
+            t < 10
         }
         fn report(self) -> Vec<String> {
             self.seen
@@ -294,7 +298,7 @@ mod tests {
     }
 
     /// Events pushed at the current instant apply in it, before its one decision; the run
-    /// stops before the end.
+    /// stops before the end, or when a decision says so.
     #[test]
     fn instants_then_decisions() {
         let q = Queue::with_known([
