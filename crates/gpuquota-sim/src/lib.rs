@@ -455,10 +455,8 @@ pub use simulation::{
     Mode, Options, Simulation, SimulationReport, simulate, simulate_with_options,
 };
 
-/// A problem of an object the engine could not build (from `gpuquota-cohort`).
+/// The code of a problem of a `Budget` the simulator could not read (its rule refused).
 pub const ENGINE_PROBLEM: Code = Code::new("invalid");
-/// A live-cluster state the engine tolerates.
-pub const ENGINE_WARNING: Code = Code::new("tolerated-state");
 
 /// Simulates a resolved Kueue or ResourceQuota scenario, calling `options.progress` as the
 /// run advances ([`progress`]).

@@ -382,7 +382,7 @@ pub(crate) fn from_text(
 
 /// The error of diagnostics: a file that cannot be read makes it an I/O error, anything else
 /// an invalid input (chosen by the diagnostics' codes).
-fn error(d: Diagnostics) -> Error {
+pub(crate) fn error(d: Diagnostics) -> Error {
     if d.iter().any(|x| x.code == codes::READ_FAILED) {
         Error::io(d)
     } else {
@@ -502,7 +502,6 @@ pub fn simulate_with_options(
             .map(|r| SimulationReport::Kueue(Box::new(r)))
             .map_err(error),
         Inner::Kai(sc) => crate::kai::simulate_with_options(sc, options)
-            .map(|r| SimulationReport::Kai(Box::new(r)))
-            .map_err(error),
+            .map(|r| SimulationReport::Kai(Box::new(r))),
     }
 }

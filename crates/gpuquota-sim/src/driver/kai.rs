@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use gpuquota_model::Error;
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
 use gpuquota_rank::division::{DivisionOptions, Mode, Resource};
 use gpuquota_rank::ids::{PerQueue, PerResource, QueueId};
@@ -203,15 +204,30 @@ struct Sim<'s> {
     forbidden: BTreeSet<String>,
 }
 
-fn session_error(t: i64, e: impl std::fmt::Display) -> Diagnostics {
-    Diagnostics(vec![Diagnostic::error(
-        crate::ENGINE_PROBLEM,
-        format!("session at {t} ms: {e}"),
-    )])
+/// A session at `t` that could not complete, as the engine's own error says it
+/// (`gpuquota_rank`'s conversion: an overflow, code `kai-too-large`, or the division's error,
+/// its kind and code kept), each message prefixed with the session's instant.
+fn session_error(t: i64, e: gpuquota_rank::session::SessionError) -> Error {
+    let err = Error::from(e);
+    let d: Vec<Diagnostic> = err
+        .diagnostics()
+        .iter()
+        .map(|d| {
+            let mut d = d.clone();
+            d.message = format!("session at {t} ms: {}", d.message);
+            d
+        })
+        .collect();
+    if err.is_overflow() {
+        Error::overflow(Diagnostics(d))
+    } else {
+        Error::engine(Diagnostics(d))
+    }
 }
 
-fn division_error(e: &gpuquota_rank::division::DivisionError) -> Diagnostics {
-    Diagnostics(vec![gpuquota_rank::snapshot::division_diagnostic(e)])
+/// A division the engine refused at run time (its kind and diagnostic).
+fn division_error(e: gpuquota_rank::division::DivisionError) -> Error {
+    Error::from(e)
 }
 
 impl<'s> Sim<'s> {
@@ -477,7 +493,7 @@ impl<'s> Sim<'s> {
     ///
     /// # Errors
     /// A division error (an overflowing usage).
-    fn feed_usage(&mut self, t: i64, run_it: bool) -> Result<bool, Diagnostics> {
+    fn feed_usage(&mut self, t: i64, run_it: bool) -> Result<bool, Error> {
         let Some(db) = self.db.as_mut() else {
             return Ok(run_it);
         };
@@ -486,7 +502,7 @@ impl<'s> Sim<'s> {
         for (q, u) in usage.into_iter().enumerate() {
             self.live
                 .set_usage(QueueId::new(q), u)
-                .map_err(|e| division_error(&e))?;
+                .map_err(division_error)?;
         }
         if run_it {
             return Ok(true);
@@ -498,7 +514,7 @@ impl<'s> Sim<'s> {
             .cluster()
             .hierarchy
             .divide(self.totals, &self.options.division)
-            .map_err(|e| division_error(&e))?;
+            .map_err(division_error)?;
         if self.pending > 0 && d.fair_share != self.last_fs {
             return Ok(true);
         }
@@ -592,11 +608,7 @@ impl<'s> Sim<'s> {
     ///
     /// # Complexity
     /// [`LiveCluster::session`], plus O(P log P) per decision for its P pods.
-    fn session(
-        &mut self,
-        t: i64,
-        hook: &mut Option<&mut dyn SessionHook>,
-    ) -> Result<(), Diagnostics> {
+    fn session(&mut self, t: i64, hook: &mut Option<&mut dyn SessionHook>) -> Result<(), Error> {
         self.live.set_now(at_ms(self.sc.start, t));
         if let Some(h) = hook.as_mut() {
             self.admit(t, &mut **h);
@@ -903,9 +915,9 @@ pub(crate) fn run_reporting(
     cluster: Cluster,
     hook: Option<&mut dyn SessionHook>,
     progress: &mut crate::progress::Reporter<'_>,
-) -> Result<KaiOutcome, Diagnostics> {
-    let mut sim = Sim::new(sc, cluster)?;
-    check_series_points(sc, sim.series.len())?;
+) -> Result<KaiOutcome, Error> {
+    let mut sim = Sim::new(sc, cluster).map_err(Error::invalid_input)?;
+    check_series_points(sc, sim.series.len()).map_err(Error::invalid_input)?;
     let interval = sc.session_interval_ms.max(1);
     let known = std::mem::take(&mut sim.arrivals)
         .into_iter()
@@ -949,13 +961,13 @@ struct KaiDriver<'s, 'h, 'r, 'p> {
     session_due: bool,
     /// The run ended (after its last session, a limit, or a session error).
     stopped: bool,
-    error: Option<Diagnostics>,
+    error: Option<Error>,
 }
 
 impl KaiDriver<'_, '_, '_, '_> {
     /// The session at `t`, its series points, and the next session's tick; false when the
     /// run ends here.
-    fn session_at(&mut self, t: i64, queue: &mut Queue) -> Result<bool, Diagnostics> {
+    fn session_at(&mut self, t: i64, queue: &mut Queue) -> Result<bool, Error> {
         let sim = &mut self.sim;
         sim.now_ms = sim.now_ms.max(t);
         let mut run_it = (sim.dirty && !sim.quiet) || sim.time_dependent;
@@ -1005,7 +1017,7 @@ impl KaiDriver<'_, '_, '_, '_> {
 }
 
 impl Driver for KaiDriver<'_, '_, '_, '_> {
-    type Report = Result<KaiOutcome, Diagnostics>;
+    type Report = Result<KaiOutcome, Error>;
 
     fn instant(&mut self, _: i64) {
         self.session_due = false;
@@ -1043,7 +1055,7 @@ impl Driver for KaiDriver<'_, '_, '_, '_> {
         go_on
     }
 
-    fn report(self) -> Result<KaiOutcome, Diagnostics> {
+    fn report(self) -> Result<KaiOutcome, Error> {
         if let Some(e) = self.error {
             return Err(e);
         }
@@ -1056,5 +1068,27 @@ impl Driver for KaiDriver<'_, '_, '_, '_> {
             .unwrap_or_else(|| sim.now_ms.max((sessions as i64 - 1).max(0) * interval));
         self.progress.finish(end_ms, sessions);
         Ok(sim.outcome(sessions, &self.hook))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session's overflow is the engine's overflow error with its own code, not an invalid
+    /// input: the instant leads the engine's message.
+    #[test]
+    fn a_session_error_keeps_the_engines_kind_and_code() {
+        let e = session_error(5_000, gpuquota_rank::session::SessionError::Overflow);
+        assert!(e.is_overflow());
+        assert!(!e.is_invalid_input());
+        let d = &e.diagnostics().0[0];
+        assert_eq!(d.code, gpuquota_rank::snapshot::codes::TOO_LARGE);
+        assert_eq!(d.code.as_str(), "kai-too-large");
+        assert_eq!(d.engine, "kai");
+        assert_eq!(
+            d.message,
+            "session at 5000 ms: session: an allocated or free amount overflows (requests too large)"
+        );
     }
 }
