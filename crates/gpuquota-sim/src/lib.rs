@@ -74,6 +74,21 @@
 //! std::fs::remove_dir_all(&dir).ok();
 //! ```
 //!
+//! # Kernel and drivers
+//!
+//! One kernel runs every engine. It holds one event queue, ordered totally by (time, kind,
+//! index, generation) with the kinds in this order at one instant: completions, arrivals,
+//! the driver's own ticks (Kueue's next cycle after a cycle latency, a KAI session), budget
+//! period boundaries, requeues of held-back victims, and timeline events (reserved). Its one
+//! loop pops an instant, hands each of its events to the engine's driver, then lets the
+//! driver decide once (O(events × log events) for the queue, plus the drivers' own cost).
+//! A driver per engine is built from the model once, through the engine's own entry point,
+//! so its diagnostics and codes pass through: `kueue` and `resourcequota` over the world of
+//! `gpuquota_cohort::Input::from_model`, `kai` over `gpuquota_rank::Cluster::from_model`.
+//! What a Kueue or ResourceQuota run produced is an [`engine::Outcome`]; a KAI run's is a
+//! [`kai::KaiOutcome`]. The KAI scenario reading, report, budgets and plot are still KAI's
+//! own ([`kai`]).
+//!
 //! # The scenario file
 //!
 //! ```yaml
@@ -467,7 +482,7 @@ pub const ENGINE_PROBLEM: Code = Code::new("invalid");
 ///
 /// # Complexity
 /// The world's build once (twice with `Deprioritize` budgets, see [`deprioritized_twins`])
-/// plus the event loop (see [`engine`]); the progress calls are bounded (at most 100 +
+/// plus the kernel's loop (crate docs, "Kernel and drivers"); the progress calls are bounded (at most 100 +
 /// events / 65,536 + 2).
 pub(crate) fn simulate_scenario(
     sc: &Scenario,
