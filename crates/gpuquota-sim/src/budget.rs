@@ -458,16 +458,15 @@ pub(crate) fn kueue_step<P: gpuquota_cohort::Policy>(
     changed
 }
 
-/// Pushes a wake-up event (`kind`) at the next instant a budget is spent or renews, once:
+/// Pushes a budget boundary event at the next instant a budget is spent or renews, once:
 /// only when other events remain, a workload is held back, or the run has an end (so a
 /// scenario without `spec.end` still terminates).
 pub(crate) fn schedule(
     b: &Budgets,
     t: i64,
     end: Option<i64>,
-    heap: &mut std::collections::BinaryHeap<crate::engine::Event>,
+    queue: &mut crate::kernel::Queue,
     at: &mut Option<i64>,
-    kind: u8,
 ) {
     let Some(next) = b.next_event(t) else {
         return;
@@ -475,11 +474,10 @@ pub(crate) fn schedule(
     if at.is_some_and(|a| a > t && a <= next) {
         return;
     }
-    let needed = end.is_some()
-        || b.waiting.iter().any(|w| !w.is_empty())
-        || heap.iter().any(|e| e.0.1 != kind);
+    let needed =
+        end.is_some() || b.waiting.iter().any(|w| !w.is_empty()) || queue.has_other_than_budget();
     if needed && end.is_none_or(|e| next < e) {
-        heap.push(std::cmp::Reverse((next, kind, 0, 0)));
+        queue.push(crate::kernel::Event::new(next, crate::kernel::Kind::Budget));
         *at = Some(next);
     }
 }

@@ -74,6 +74,21 @@
 //! std::fs::remove_dir_all(&dir).ok();
 //! ```
 //!
+//! # Kernel and drivers
+//!
+//! One kernel runs every engine. It holds one event queue, ordered totally by (time, kind,
+//! index, generation) with the kinds in this order at one instant: completions, arrivals,
+//! the driver's own ticks (Kueue's next cycle after a cycle latency, a KAI session), budget
+//! period boundaries, requeues of held-back victims, and timeline events (reserved). Its one
+//! loop pops an instant, hands each of its events to the engine's driver, then lets the
+//! driver decide once (O(events × log events) for the queue, plus the drivers' own cost).
+//! A driver per engine is built from the model once, through the engine's own entry point,
+//! so its diagnostics and codes pass through: `kueue` and `resourcequota` over the world of
+//! `gpuquota_cohort::Input::from_model`, `kai` over `gpuquota_rank::Cluster::from_model`.
+//! What a Kueue or ResourceQuota run produced is an [`engine::Outcome`]; a KAI run's is a
+//! [`kai::KaiOutcome`]. The KAI scenario reading, report, budgets and plot are still KAI's
+//! own ([`kai`]).
+//!
 //! # The scenario file
 //!
 //! ```yaml
@@ -433,11 +448,13 @@ pub mod budget;
 pub mod chart;
 pub(crate) mod count;
 pub mod diff;
+mod driver;
 pub mod engine;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod history;
 pub mod kai;
+mod kernel;
 pub mod plot;
 pub mod progress;
 pub mod report;
@@ -460,10 +477,8 @@ pub use simulation::{
     Mode, Options, Simulation, SimulationReport, simulate, simulate_with_options,
 };
 
-/// A problem of an object the engine could not build (from `gpuquota-cohort`).
+/// The code of a problem of a `Budget` the simulator could not read (its rule refused).
 pub const ENGINE_PROBLEM: Code = Code::new("invalid");
-/// A live-cluster state the engine tolerates.
-pub const ENGINE_WARNING: Code = Code::new("tolerated-state");
 
 /// Simulates a resolved Kueue or ResourceQuota scenario, calling `options.progress` as the
 /// run advances ([`progress`]).
@@ -474,7 +489,7 @@ pub const ENGINE_WARNING: Code = Code::new("tolerated-state");
 ///
 /// # Complexity
 /// The world's build once (twice with `Deprioritize` budgets, see [`deprioritized_twins`])
-/// plus the event loop (see [`engine`]); the progress calls are bounded (at most 100 +
+/// plus the kernel's loop (crate docs, "Kernel and drivers"); the progress calls are bounded (at most 100 +
 /// events / 65,536 + 2).
 pub(crate) fn simulate_scenario(
     sc: &Scenario,
@@ -510,7 +525,7 @@ pub(crate) fn simulate_scenario(
         }
         warnings.extend(budget::reference_warnings(&sc.model, &known));
     }
-    let cx = engine::Context {
+    let cx = driver::Context {
         sc,
         world: &world,
         insts: &insts,
@@ -519,8 +534,8 @@ pub(crate) fn simulate_scenario(
         progress: &mut reporter,
     };
     let outcome = match sc.engine {
-        Engine::ResourceQuota => engine::run_resource_quota(cx),
-        Engine::Kueue => engine::run_kueue(cx, fair),
+        Engine::ResourceQuota => driver::run_resource_quota(cx),
+        Engine::Kueue => driver::run_kueue(cx, fair),
     };
     finish_report(sc, outcome, warnings, budgets.as_ref())
 }
@@ -617,7 +632,7 @@ fn new_budgets(
         .zip(&queues)
         .map(|(w, q)| (w.namespace.as_str(), q.as_str(), w.key.as_str()))
         .collect();
-    let frs = engine::flavor_resources(world, sc.engine);
+    let frs = driver::flavor_resources(world, sc.engine);
     let origin = i64::try_from(sc.start.unix_nanos().div_euclid(1_000_000)).unwrap_or(0);
     budget::Budgets::new(rules, origin, &wls, &frs, &budget::card_map(sc))
 }

@@ -382,7 +382,7 @@ pub(crate) fn from_text(
 
 /// The error of diagnostics: a file that cannot be read makes it an I/O error, anything else
 /// an invalid input (chosen by the diagnostics' codes).
-fn error(d: Diagnostics) -> Error {
+pub(crate) fn error(d: Diagnostics) -> Error {
     if d.iter().any(|x| x.code == codes::READ_FAILED) {
         Error::io(d)
     } else {
@@ -483,7 +483,8 @@ impl SimulationReport {
 ///
 /// # Complexity
 /// The engine input's build once (Kueue's `Input::from_model`, KAI's
-/// `Cluster::from_model`) plus the event loop (see [`crate::engine`], [`crate::kai`]).
+/// `Cluster::from_model`) plus the kernel's loop over the engine's driver (crate docs,
+/// "Kernel and drivers").
 pub fn simulate(simulation: &Simulation) -> Result<SimulationReport, Error> {
     simulate_with_options(simulation, &RunOptions::default())
 }
@@ -502,7 +503,6 @@ pub fn simulate_with_options(
             .map(|r| SimulationReport::Kueue(Box::new(r)))
             .map_err(error),
         Inner::Kai(sc) => crate::kai::simulate_with_options(sc, options)
-            .map(|r| SimulationReport::Kai(Box::new(r)))
-            .map_err(error),
+            .map(|r| SimulationReport::Kai(Box::new(r))),
     }
 }

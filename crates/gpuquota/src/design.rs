@@ -25,7 +25,10 @@
 //! input is built once by `gpuquota_cohort::Input::from_model` (world, tolerated
 //! states, fair-sharing policy) and then driven by its scheduler, KAI's snapshot once by
 //! `gpuquota_rank::Cluster::from_model` and each session run by `gpuquota_rank::session::run_session`;
-//! the engines' diagnostics and codes reach the caller unchanged. (Only `Deprioritize`
+//! the engines' diagnostics and codes reach the caller unchanged. One kernel (one event
+//! queue with a total order, one loop over instants) knows no engine and runs a driver per
+//! engine (`kueue`, `resourcequota`, `kai`): built from the model once, it applies the
+//! instant's events, then decides. (Only `Deprioritize`
 //! budgets build one more Kueue world, of the original model, to pick the workloads that get
 //! a low-priority twin.) So a one-step simulation and a snapshot command can never disagree
 //! (that agreement is a property test of `gpuquota-sim`). The simulator's own way in has the

@@ -225,8 +225,8 @@
 //!   image pulls, no `Releasing` state between sessions.
 
 pub mod budget;
-mod caps;
-pub mod engine;
+pub(crate) mod caps;
+pub use crate::driver::kai as engine;
 pub mod plot;
 pub mod report;
 pub mod scenario;
@@ -248,6 +248,7 @@ use gpuquota_model::diag::Diagnostics;
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn simulate(sc: &KaiScenario) -> Result<KaiOutcome, Diagnostics> {
     simulate_with_options(sc, &crate::progress::RunOptions::default())
+        .map_err(gpuquota_model::Error::into_diagnostics)
 }
 
 /// Simulates a KAI scenario, calling `options.progress` once per whole percent of the
@@ -255,15 +256,18 @@ pub(crate) fn simulate(sc: &KaiScenario) -> Result<KaiOutcome, Diagnostics> {
 /// outcome is the same as [`simulate`]'s.
 ///
 /// # Errors
-/// As [`simulate`].
+/// As [`simulate`], a session error of the engine's own kind and code
+/// ([`gpuquota_model::Error::is_overflow`] or [`gpuquota_model::Error::is_engine`]), any
+/// other an invalid input.
 pub(crate) fn simulate_with_options(
     sc: &KaiScenario,
     options: &crate::progress::RunOptions<'_>,
-) -> Result<KaiOutcome, Diagnostics> {
+) -> Result<KaiOutcome, gpuquota_model::Error> {
+    let invalid = crate::simulation::error;
     let mut progress = crate::progress::Reporter::new(options, sc.end_ms);
-    let rules = crate::budget_rules(&sc.model)?;
-    crate::check_budget_periods(&rules, sc.start, sc.end_ms)?;
-    let cluster = engine::cluster(sc)?;
+    let rules = crate::budget_rules(&sc.model).map_err(invalid)?;
+    crate::check_budget_periods(&rules, sc.start, sc.end_ms).map_err(invalid)?;
+    let cluster = engine::cluster(sc).map_err(invalid)?;
     let mut budgets = if rules.is_empty() {
         None
     } else {
@@ -283,7 +287,7 @@ pub(crate) fn simulate_with_options(
         h.budgets.advance(out.end_ms);
         out.budgets = Some(crate::budget::report(&h.budgets));
     }
-    finish(sc, out)
+    finish(sc, out).map_err(invalid)
 }
 
 /// Warnings in order, then the bill when the scenario has `spec.metering`.

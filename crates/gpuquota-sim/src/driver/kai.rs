@@ -1,24 +1,27 @@
-//! The KAI event loop: arrivals and completions at their millisecond, a scheduling session
-//! every `sessionInterval`, the session's decisions applied to one [`LiveCluster`].
+//! The KAI driver: arrivals and completions at their millisecond, a scheduling session
+//! every `sessionInterval` (a kernel tick), the session's decisions applied to one
+//! [`LiveCluster`].
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use gpuquota_model::Error;
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
 use gpuquota_rank::division::{DivisionOptions, Mode, Resource};
 use gpuquota_rank::ids::{PerQueue, PerResource, QueueId};
 use gpuquota_rank::live::LiveCluster;
 use gpuquota_rank::{BuildOptions, Cluster, SessionOptions};
 
-use super::report::{KaiJob, KaiOutcome, KaiRun, KaiRunEnd, QueueSeries};
-use super::scenario::KaiScenario;
-use super::usage::UsageDb;
+use crate::kai::report::{KaiJob, KaiOutcome, KaiRun, KaiRunEnd, QueueSeries};
+use crate::kai::scenario::KaiScenario;
+use crate::kai::usage::UsageDb;
+use crate::kernel::{Driver, Event, Kind, Queue};
 use crate::scenario::at_ms;
 
 /// A policy outside KAI consulted before every session (a budget, a maintenance window):
 /// jobs of a queue it closes stay pending, invisible to the session, until it opens again;
 /// running jobs are not touched unless [`SessionHook::to_stop`] names them. Only
 /// [`SessionHook::may_admit`] is required; the other methods let a policy follow the runs
-/// (the GPU-hour budgets of [`super::budget`] do).
+/// (the GPU-hour budgets of [`crate::kai::budget`] do).
 pub trait SessionHook {
     /// May `queue` (a leaf) start new work in the session at `now_ms`?
     fn may_admit(&mut self, queue: &str, now_ms: i64) -> bool;
@@ -104,11 +107,11 @@ fn check_series_points(sc: &KaiScenario, queues: usize) -> Result<(), Diagnostic
         return Ok(());
     }
     let (field, advice) = match sc.source {
-        super::scenario::Source::Simulation => (
+        crate::kai::scenario::Source::Simulation => (
             "spec.kai.sessionInterval",
             "use a longer sessionInterval or an earlier spec.end",
         ),
-        super::scenario::Source::TimeAware => ("Cycles", "simulate fewer cycles"),
+        crate::kai::scenario::Source::TimeAware => ("Cycles", "simulate fewer cycles"),
     };
     Err(Diagnostics(vec![
         Diagnostic::error(
@@ -170,11 +173,10 @@ struct Sim<'s> {
     keys: Vec<String>,
     index: BTreeMap<&'s str, usize>,
     st: Vec<JobState>,
-    /// Arrivals in time order (ties by key), and the next one.
+    /// Arrivals (time, job), handed to the kernel's queue at the start.
     arrivals: Vec<(i64, usize)>,
-    next_arrival: usize,
-    /// Completions: (time, job, generation).
-    completions: BTreeSet<(i64, usize, u64)>,
+    /// The completions the last session's placements made, for the kernel's queue.
+    completions: Vec<Event>,
     series: Vec<QueueSeries>,
     fair: Vec<f64>,
     /// Something changed since the last session.
@@ -196,21 +198,36 @@ struct Sim<'s> {
     alloc: PerQueue<PerResource<i128>>,
     /// Each queue's path from its root.
     paths: PerQueue<Vec<QueueId>>,
-    /// The namespaces' ResourceQuotas ([`super::caps`]).
-    caps: super::caps::Caps,
+    /// The namespaces' ResourceQuotas ([`crate::kai::caps`]).
+    caps: crate::kai::caps::Caps,
     /// Jobs whose pods the API server refuses (held).
     forbidden: BTreeSet<String>,
 }
 
-fn session_error(t: i64, e: impl std::fmt::Display) -> Diagnostics {
-    Diagnostics(vec![Diagnostic::error(
-        crate::ENGINE_PROBLEM,
-        format!("session at {t} ms: {e}"),
-    )])
+/// A session at `t` that could not complete, as the engine's own error says it
+/// (`gpuquota_rank`'s conversion: an overflow, code `kai-too-large`, or the division's error,
+/// its kind and code kept), each message prefixed with the session's instant.
+fn session_error(t: i64, e: gpuquota_rank::session::SessionError) -> Error {
+    let err = Error::from(e);
+    let d: Vec<Diagnostic> = err
+        .diagnostics()
+        .iter()
+        .map(|d| {
+            let mut d = d.clone();
+            d.message = format!("session at {t} ms: {}", d.message);
+            d
+        })
+        .collect();
+    if err.is_overflow() {
+        Error::overflow(Diagnostics(d))
+    } else {
+        Error::engine(Diagnostics(d))
+    }
 }
 
-fn division_error(e: &gpuquota_rank::division::DivisionError) -> Diagnostics {
-    Diagnostics(vec![gpuquota_rank::snapshot::division_diagnostic(e)])
+/// A division the engine refused at run time (its kind and diagnostic).
+fn division_error(e: gpuquota_rank::division::DivisionError) -> Error {
+    Error::from(e)
 }
 
 impl<'s> Sim<'s> {
@@ -270,7 +287,7 @@ impl<'s> Sim<'s> {
             .min()
             .unwrap_or(0)
             .saturating_sub(1);
-        let caps = super::caps::Caps::new(&sc.model, &cluster);
+        let caps = crate::kai::caps::Caps::new(&sc.model, &cluster);
         let live = LiveCluster::new(cluster);
         let node_ix: BTreeMap<String, usize> = live
             .cluster()
@@ -313,12 +330,11 @@ impl<'s> Sim<'s> {
                 pending: None,
             })
             .collect();
-        let mut arrivals: Vec<(i64, usize)> = keys
+        let arrivals: Vec<(i64, usize)> = keys
             .iter()
             .enumerate()
             .map(|(i, k)| (sc.jobs[k].created_ms.max(0), i))
             .collect();
-        arrivals.sort();
         let series: Vec<QueueSeries> = queue_names
             .iter()
             .enumerate()
@@ -351,8 +367,7 @@ impl<'s> Sim<'s> {
             index,
             st,
             arrivals,
-            next_arrival: 0,
-            completions: BTreeSet::new(),
+            completions: Vec::new(),
             series,
             fair: vec![0.0; nq],
             dirty: true,
@@ -370,39 +385,30 @@ impl<'s> Sim<'s> {
         })
     }
 
-    /// Applies the events up to and including `t`: completions first, then arrivals.
+    /// Applies one event at `at` (the kernel's order: completions first, then arrivals,
+    /// each by job): the usage database advances to it, a live run's completion ends it, an
+    /// arrival submits the job's pods.
     ///
     /// # Complexity
-    /// O(log E + J) per event (E pending completions; the live cluster's key order).
-    fn events_until(&mut self, t: i64, hook: &mut Option<&mut dyn SessionHook>) {
-        let end = self.sc.end_ms;
-        loop {
-            let c = self.completions.first().copied();
-            let a = self.arrivals.get(self.next_arrival).copied();
-            let (at, is_completion) = match (c, a) {
-                (Some(c), Some(a)) if c.0 <= a.0 => (c.0, true),
-                (Some(c), None) => (c.0, true),
-                (_, Some(a)) => (a.0, false),
-                (None, None) => break,
-            };
-            if at > t || end.is_some_and(|e| at >= e) {
-                break;
-            }
-            if let Some(db) = self.db.as_mut() {
-                db.advance(at, self.alloc.as_slice());
-            }
-            self.now_ms = at;
-            if is_completion {
-                let Some((ct, j, g)) = self.completions.pop_first() else {
-                    break;
-                };
-                if self.st[j].generation != g || self.st[j].state != State::Running {
-                    continue;
+    /// O(J) per event (the live cluster's key order).
+    fn apply_event(&mut self, e: Event, hook: &mut Option<&mut dyn SessionHook>) {
+        let at = e.t;
+        if let Some(db) = self.db.as_mut() {
+            db.advance(at, self.alloc.as_slice());
+        }
+        self.now_ms = at;
+        match e.kind {
+            Kind::Completion { index, generation } => {
+                let j = index as usize;
+                if u64::from(generation) != self.st[j].generation
+                    || self.st[j].state != State::Running
+                {
+                    return;
                 }
-                self.complete(j, ct, hook);
-            } else {
-                let (_, j) = self.arrivals[self.next_arrival];
-                self.next_arrival += 1;
+                self.complete(j, at, hook);
+            }
+            Kind::Arrival(j) => {
+                let j = j as usize;
                 if self.live.submit(&self.keys[j]) {
                     self.st[j].state = State::Pending;
                     self.pending += 1;
@@ -410,6 +416,7 @@ impl<'s> Sim<'s> {
                     self.quiet = false;
                 }
             }
+            Kind::Tick | Kind::Budget | Kind::Requeue(_) | Kind::Timeline(_) => {}
         }
     }
 
@@ -486,7 +493,7 @@ impl<'s> Sim<'s> {
     ///
     /// # Errors
     /// A division error (an overflowing usage).
-    fn feed_usage(&mut self, t: i64, run_it: bool) -> Result<bool, Diagnostics> {
+    fn feed_usage(&mut self, t: i64, run_it: bool) -> Result<bool, Error> {
         let Some(db) = self.db.as_mut() else {
             return Ok(run_it);
         };
@@ -495,7 +502,7 @@ impl<'s> Sim<'s> {
         for (q, u) in usage.into_iter().enumerate() {
             self.live
                 .set_usage(QueueId::new(q), u)
-                .map_err(|e| division_error(&e))?;
+                .map_err(division_error)?;
         }
         if run_it {
             return Ok(true);
@@ -507,7 +514,7 @@ impl<'s> Sim<'s> {
             .cluster()
             .hierarchy
             .divide(self.totals, &self.options.division)
-            .map_err(|e| division_error(&e))?;
+            .map_err(division_error)?;
         if self.pending > 0 && d.fair_share != self.last_fs {
             return Ok(true);
         }
@@ -555,7 +562,7 @@ impl<'s> Sim<'s> {
     /// the hook holds them).
     ///
     /// # Complexity
-    /// O(J) without ResourceQuotas, else [`super::caps::Caps::admit`].
+    /// O(J) without ResourceQuotas, else [`crate::kai::caps::Caps::admit`].
     fn apply_caps(&mut self) {
         if self.caps.is_empty() {
             return;
@@ -601,11 +608,7 @@ impl<'s> Sim<'s> {
     ///
     /// # Complexity
     /// [`LiveCluster::session`], plus O(P log P) per decision for its P pods.
-    fn session(
-        &mut self,
-        t: i64,
-        hook: &mut Option<&mut dyn SessionHook>,
-    ) -> Result<(), Diagnostics> {
+    fn session(&mut self, t: i64, hook: &mut Option<&mut dyn SessionHook>) -> Result<(), Error> {
         self.live.set_now(at_ms(self.sc.start, t));
         if let Some(h) = hook.as_mut() {
             self.admit(t, &mut **h);
@@ -795,7 +798,15 @@ impl<'s> Sim<'s> {
             devices,
         });
         if let Some(left) = s.left_ms {
-            self.completions.insert((start + left, j, s.generation));
+            // a job's runs are fewer than its sessions (at most `MAX_SESSIONS`)
+            let generation = u32::try_from(s.generation).unwrap_or(u32::MAX);
+            self.completions.push(Event::new(
+                start + left,
+                Kind::Completion {
+                    index: j as u32,
+                    generation,
+                },
+            ));
         }
     }
 
@@ -870,7 +881,7 @@ type RunHoldings = (
     PerResource<i128>,
     Vec<String>,
     Vec<(String, PerResource<i128>)>,
-    Vec<super::report::NodeDevices>,
+    Vec<crate::kai::report::NodeDevices>,
 );
 
 /// The scenario's KAI snapshot through the engine's own entry point, the one place the
@@ -883,8 +894,8 @@ pub(crate) fn cluster(sc: &KaiScenario) -> Result<Cluster, Diagnostics> {
     Cluster::from_model(&sc.model, &BuildOptions::default().with_now(Some(sc.start)))
 }
 
-/// Runs a KAI scenario on its cluster ([`cluster`]), telling `progress` each session (its
-/// `events` are the sessions).
+/// Runs a KAI scenario on its cluster ([`cluster`]) with the kernel, telling `progress`
+/// each session (its `events` are the sessions).
 ///
 /// # Errors
 /// The objects the KAI snapshot refuses (typed diagnostics naming object and field), or a
@@ -896,37 +907,71 @@ pub(crate) fn cluster(sc: &KaiScenario) -> Result<Cluster, Diagnostics> {
 /// work whose fair share moves with the usage); other sessions are skipped, as they would
 /// decide nothing. So is the session after one that only placed pods and left none pending
 /// (without a usage database): every action starts from a pending pod. Arrivals and
-/// completions cost O(log J + J) (the live cluster's key order). A session that runs opens
-/// on the state the live cluster kept from the previous one ([`LiveCluster::session`]).
+/// completions cost O(log E + J) (the kernel's queue of E events, the live cluster's key
+/// order). A session that runs opens on the state the live cluster kept from the previous
+/// one ([`LiveCluster::session`]).
 pub(crate) fn run_reporting(
     sc: &KaiScenario,
     cluster: Cluster,
-    mut hook: Option<&mut dyn SessionHook>,
+    hook: Option<&mut dyn SessionHook>,
     progress: &mut crate::progress::Reporter<'_>,
-) -> Result<KaiOutcome, Diagnostics> {
-    let mut sim = Sim::new(sc, cluster)?;
-    check_series_points(sc, sim.series.len())?;
+) -> Result<KaiOutcome, Error> {
+    let mut sim = Sim::new(sc, cluster).map_err(Error::invalid_input)?;
+    check_series_points(sc, sim.series.len()).map_err(Error::invalid_input)?;
     let interval = sc.session_interval_ms.max(1);
-    let end = sc.end_ms;
-    let mut sessions: u64 = 0;
+    let known = std::mem::take(&mut sim.arrivals)
+        .into_iter()
+        .map(|(t, j)| Event::new(t, Kind::Arrival(j as u32)));
+    let mut queue = Queue::with_known(known);
+    queue.push(Event::new(0, Kind::Tick));
+    // the last session is the last before the end: no event after it is applied
+    let end = sc.end_ms.map(|e| {
+        if e <= 0 {
+            e
+        } else {
+            (e - 1) / interval * interval + 1
+        }
+    });
     let series = sim.series.len().max(1) as u64;
-    loop {
-        let t = sessions as i64 * interval;
-        if end.is_some_and(|e| t >= e) {
-            break;
-        }
-        progress.tick(t, sessions);
-        if sessions >= MAX_SESSIONS || sessions.saturating_mul(series) >= MAX_SERIES_POINTS {
-            sim.warnings.push(Diagnostic::warning(
-                crate::scenario::NOT_SIMULATED,
-                format!("stopped after {sessions} sessions of {series} queues (no spec.end and the cluster never settled; at most {MAX_SESSIONS} sessions and {MAX_SERIES_POINTS} series points)"),
-            ));
-            break;
-        }
-        sim.events_until(t, &mut hook);
+    let driver = KaiDriver {
+        sim,
+        hook,
+        progress,
+        interval,
+        series,
+        sessions: 0,
+        session_due: false,
+        stopped: false,
+        error: None,
+    };
+    crate::kernel::run(driver, queue, end)
+}
+
+/// The KAI driver's state besides the simulation: the hook, the progress, the sessions run
+/// and whether the current instant holds one.
+struct KaiDriver<'s, 'h, 'r, 'p> {
+    sim: Sim<'s>,
+    hook: Option<&'h mut dyn SessionHook>,
+    progress: &'r mut crate::progress::Reporter<'p>,
+    interval: i64,
+    /// Series per session (at least 1).
+    series: u64,
+    sessions: u64,
+    /// A session tick was applied at the current instant.
+    session_due: bool,
+    /// The run ended (after its last session, a limit, or a session error).
+    stopped: bool,
+    error: Option<Error>,
+}
+
+impl KaiDriver<'_, '_, '_, '_> {
+    /// The session at `t`, its series points, and the next session's tick; false when the
+    /// run ends here.
+    fn session_at(&mut self, t: i64, queue: &mut Queue) -> Result<bool, Error> {
+        let sim = &mut self.sim;
         sim.now_ms = sim.now_ms.max(t);
         let mut run_it = (sim.dirty && !sim.quiet) || sim.time_dependent;
-        if let Some(h) = hook.as_mut() {
+        if let Some(h) = self.hook.as_mut() {
             run_it |= h.advance(t);
             run_it |= sim.hook_stops(t, &mut **h);
         }
@@ -937,22 +982,113 @@ pub(crate) fn run_reporting(
         }
         let run_it = sim.feed_usage(t, run_it)?;
         if run_it {
-            sim.session(t, &mut hook)?;
+            sim.session(t, &mut self.hook)?;
+            for e in sim.completions.drain(..) {
+                queue.push(e);
+            }
         }
         for (q, s) in sim.series.iter_mut().enumerate() {
             s.fair_share.push(sim.fair[q]);
             s.allocated
                 .push(sim.alloc[QueueId::new(q)][Resource::Gpu] as f64 / 1e9);
         }
-        sessions += 1;
-        if end.is_none() {
-            let future = sim.next_arrival < sim.arrivals.len() || !sim.completions.is_empty();
-            if !future && !sim.dirty {
-                break;
-            }
+        self.sessions += 1;
+        let end = sim.sc.end_ms;
+        if end.is_none() && queue.next_time().is_none() && !sim.dirty {
+            return Ok(false);
+        }
+        let next = (self.sessions as i64).saturating_mul(self.interval);
+        if end.is_some_and(|e| next >= e) {
+            return Ok(false);
+        }
+        let sessions = self.sessions;
+        if sessions >= MAX_SESSIONS || sessions.saturating_mul(self.series) >= MAX_SERIES_POINTS {
+            self.progress.tick(next, sessions);
+            let series = self.series;
+            sim.warnings.push(Diagnostic::warning(
+                crate::scenario::NOT_SIMULATED,
+                format!("stopped after {sessions} sessions of {series} queues (no spec.end and the cluster never settled; at most {MAX_SESSIONS} sessions and {MAX_SERIES_POINTS} series points)"),
+            ));
+            return Ok(false);
+        }
+        queue.push(Event::new(next, Kind::Tick));
+        Ok(true)
+    }
+}
+
+impl Driver for KaiDriver<'_, '_, '_, '_> {
+    type Report = Result<KaiOutcome, Error>;
+
+    fn instant(&mut self, _: i64) {
+        self.session_due = false;
+    }
+
+    /// An arrival or a completion; a tick is the session of the instant, run once every
+    /// event at it is applied.
+    fn apply(&mut self, e: Event, _: &mut Queue) {
+        if self.stopped {
+            return;
+        }
+        if e.kind == Kind::Tick {
+            self.session_due = true;
+        } else {
+            self.sim.apply_event(e, &mut self.hook);
         }
     }
-    let end_ms = end.unwrap_or_else(|| sim.now_ms.max((sessions as i64 - 1).max(0) * interval));
-    progress.finish(end_ms, sessions);
-    Ok(sim.outcome(sessions, &hook))
+
+    fn decide(&mut self, t: i64, queue: &mut Queue) -> bool {
+        if self.stopped {
+            return false;
+        }
+        if !self.session_due {
+            return true;
+        }
+        self.progress.tick(t, self.sessions);
+        let go_on = match self.session_at(t, queue) {
+            Ok(go_on) => go_on,
+            Err(e) => {
+                self.error = Some(e);
+                false
+            }
+        };
+        self.stopped = !go_on;
+        go_on
+    }
+
+    fn report(self) -> Result<KaiOutcome, Error> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let sim = self.sim;
+        let sessions = self.sessions;
+        let interval = self.interval;
+        let end_ms = sim
+            .sc
+            .end_ms
+            .unwrap_or_else(|| sim.now_ms.max((sessions as i64 - 1).max(0) * interval));
+        self.progress.finish(end_ms, sessions);
+        Ok(sim.outcome(sessions, &self.hook))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session's overflow is the engine's overflow error with its own code, not an invalid
+    /// input: the instant leads the engine's message.
+    #[test]
+    fn a_session_error_keeps_the_engines_kind_and_code() {
+        let e = session_error(5_000, gpuquota_rank::session::SessionError::Overflow);
+        assert!(e.is_overflow());
+        assert!(!e.is_invalid_input());
+        let d = &e.diagnostics().0[0];
+        assert_eq!(d.code, gpuquota_rank::snapshot::codes::TOO_LARGE);
+        assert_eq!(d.code.as_str(), "kai-too-large");
+        assert_eq!(d.engine, "kai");
+        assert_eq!(
+            d.message,
+            "session at 5000 ms: session: an allocated or free amount overflows (requests too large)"
+        );
+    }
 }

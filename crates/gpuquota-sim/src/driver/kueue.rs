@@ -1,9 +1,6 @@
 //! The Kueue event loop: `gpuquota-cohort`'s scheduler driven instant by instant, its
 //! admissions and preemptions turned into runs.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use gpuquota_cohort::fair::{ClockEvent, FairSharing};
 use gpuquota_cohort::tree::FrId;
 use gpuquota_cohort::world::{QueueRef, WlId};
@@ -12,11 +9,12 @@ use gpuquota_model::Amount;
 use gpuquota_model::diag::Diagnostic;
 
 use super::capacity::Capacity;
-use super::{
-    ARRIVAL, Arrivals, BUDGET, COMPLETION, CYCLE_BOUND, Context, Counters, EndOfRun, Event, Finish,
-    HeldBack, Outcome, QueueOutcome, REQUEUE, Run, RunEnd, TICK, UNSCHEDULABLE, WorkloadOutcome,
-    created_after_end,
+use super::{Context, EndOfRun, Finish, created_after_end};
+use crate::engine::{
+    CYCLE_BOUND, Counters, HeldBack, Outcome, QueueOutcome, Run, RunEnd, UNSCHEDULABLE,
+    WorkloadOutcome,
 };
+use crate::kernel::{Driver, Event, Kind, Queue};
 use crate::scenario::Engine;
 
 /// A run's usage as the engine's reservation holds it.
@@ -106,15 +104,14 @@ impl Histories {
     }
 }
 
-/// The Kueue loop's state: the scheduler, every workload's history, and the pending events
-/// (the arrivals known before the run beside the heap of the events it makes), with one
-/// method per phase of an instant.
+/// The Kueue driver's state: the scheduler, every workload's history and the instant's
+/// wake-up, with one method per phase of an instant.
 struct KueueRun<'a, 'p, P: Policy> {
     cx: Context<'a, 'p>,
     s: Scheduler<'a, P>,
-    heap: BinaryHeap<Event>,
-    arrivals: Arrivals,
     h: Histories,
+    /// Whether an event of the current instant may let a cycle change something.
+    wake: bool,
     counters: Counters,
     /// With a cycle latency, no cycle runs before this instant.
     busy_until: Option<i64>,
@@ -133,24 +130,31 @@ struct KueueRun<'a, 'p, P: Policy> {
     cap: Option<Capacity>,
 }
 
-/// The Kueue event loop over a built world, with fair sharing's policy when `fair` is
-/// given (else Kueue's classical ordering and preemption).
+/// The Kueue driver over a built world run by the kernel, with fair sharing's policy when
+/// `fair` is given (else Kueue's classical ordering and preemption).
 ///
 /// # Complexity
 /// O(events × log events + cycles × cycle cost); a cycle costs
 /// O(ClusterQueues + nodes × flavor-resources + heads × (assignment + preemption)).
 pub(crate) fn run_kueue(cx: Context<'_, '_>, fair: Option<FairSharing>) -> Outcome {
     let world = cx.world;
+    let end = cx.sc.end_ms;
     match fair {
-        Some(policy) => KueueRun::new(cx, Scheduler::with_policy(world, policy)).run(),
-        None => KueueRun::new(cx, Scheduler::new(world)).run(),
+        Some(policy) => {
+            let (run, q) = KueueRun::new(cx, Scheduler::with_policy(world, policy));
+            crate::kernel::run(run, q, end)
+        }
+        None => {
+            let (run, q) = KueueRun::new(cx, Scheduler::new(world));
+            crate::kernel::run(run, q, end)
+        }
     }
 }
 
 impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
     /// Withholds every workload until its arrival; the workloads admitted in the input run
     /// from the start, and admission fair sharing's LocalQueue ledgers start with the run.
-    fn new(cx: Context<'a, 'p>, mut s: Scheduler<'a, P>) -> KueueRun<'a, 'p, P> {
+    fn new(cx: Context<'a, 'p>, mut s: Scheduler<'a, P>) -> (KueueRun<'a, 'p, P>, Queue) {
         let n = cx.world.workloads.len();
         for wl in cx.world.workloads.ids() {
             s.withhold(wl);
@@ -161,9 +165,8 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
             cap,
             cx,
             s,
-            heap: BinaryHeap::new(),
-            arrivals: Arrivals::default(),
             h: Histories::new(n),
+            wake: false,
             counters: Counters::default(),
             busy_until: None,
             last_t: 0,
@@ -173,20 +176,19 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
             budget_at: None,
             held_back: Vec::new(),
         };
-        run.seed();
+        let q = run.seed();
         run.start_clock();
         run.seen_admitted = run.s.admitted.len();
         run.seen_preempted = run.s.preempted.len();
-        run
+        (run, q)
     }
 
     /// The first events: the completions of the runs admitted in the input, every other
     /// workload's arrival.
-    fn seed(&mut self) {
+    fn seed(&mut self) -> Queue {
         let insts = self.cx.insts;
-        // with budgets the arrivals stay in the heap: `budget::schedule` asks it whether
-        // other events remain
-        let split = self.cx.budgets.is_none();
+        let mut arrivals = Vec::new();
+        let mut completions = Vec::new();
         for (wl, inst) in insts.iter().enumerate() {
             if let Some(r) = &self.s.reservations()[WlId::new(wl)] {
                 let usage = run_usage(&r.usage);
@@ -206,18 +208,24 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
                     usage,
                 });
                 if let Some(rt) = inst.and_then(|i| i.runtime_ms) {
-                    self.heap.push(Reverse((rt, COMPLETION, wl as u32, 0)));
+                    completions.push(Event::new(
+                        rt,
+                        Kind::Completion {
+                            index: wl as u32,
+                            generation: 0,
+                        },
+                    ));
                 }
             } else {
                 let created = inst.map_or(0, |i| i.created_ms).max(0);
-                if split {
-                    self.arrivals.sorted.push((created, ARRIVAL, wl as u32, 0));
-                } else {
-                    self.heap.push(Reverse((created, ARRIVAL, wl as u32, 0)));
-                }
+                arrivals.push(Event::new(created, Kind::Arrival(wl as u32)));
             }
         }
-        self.arrivals.sorted.sort_unstable();
+        let mut q = Queue::with_known(arrivals);
+        for e in completions {
+            q.push(e);
+        }
+        q
     }
 
     /// Admission fair sharing's ledgers open at 0 with the runs admitted in the input.
@@ -239,61 +247,6 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
         }
     }
 
-    /// Every instant until the end: its events, the budgets' stops, then the cycles when
-    /// something may have changed.
-    fn run(mut self) -> Outcome {
-        let end = self.cx.sc.end_ms;
-        while let Some(((t, _, _, _), _)) = self.arrivals.peek(&self.heap) {
-            if end.is_some_and(|e| t >= e) {
-                break;
-            }
-            self.last_t = t;
-            self.cx.progress.tick(t, self.counters.events);
-            self.s.clock(&ClockEvent::Advance(t));
-            let mut wake = self.events_at(t);
-            wake |= self.budget_stops(t);
-            if wake && self.busy_until.is_none_or(|b| b <= t) {
-                self.cycles_at(t);
-            }
-            if let Some(b) = self.cx.budgets.as_mut() {
-                crate::budget::schedule(b, t, end, &mut self.heap, &mut self.budget_at, BUDGET);
-            }
-        }
-        super::finish(self)
-    }
-
-    /// Processes the events at instant `t`; returns whether a cycle should run.
-    fn events_at(&mut self, t: i64) -> bool {
-        let mut wake = false;
-        while let Some(((t2, kind, wl, g), arrival)) = self.arrivals.peek(&self.heap) {
-            if t2 != t {
-                break;
-            }
-            self.arrivals.pop(&mut self.heap, arrival);
-            self.counters.events += 1;
-            match kind {
-                COMPLETION => wake |= self.complete(t, wl, g),
-                ARRIVAL => {
-                    match self.cx.budgets.as_mut() {
-                        Some(b) => crate::budget::offer(&mut self.s, b, wl, true),
-                        None => self.s.arrive(WlId::new(wl as usize)),
-                    }
-                    wake = true;
-                }
-                BUDGET => wake = true,
-                REQUEUE => {
-                    self.requeue_held(wl);
-                    wake = true;
-                }
-                _ => {
-                    self.busy_until = None;
-                    wake = true;
-                }
-            }
-        }
-        wake
-    }
-
     /// A victim held back by [`KueueRun::preemptions`] goes back to its queue (through the
     /// budgets' gate when the scenario has budgets, which may hold it back in turn).
     fn requeue_held(&mut self, wl: u32) {
@@ -307,7 +260,7 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
     }
 
     /// The completion of run `g` of `wl` at `t`; false when that run already ended.
-    fn complete(&mut self, t: i64, wl: u32, g: u32) -> bool {
+    fn complete(&mut self, q: &mut Queue, t: i64, wl: u32, g: u32) -> bool {
         let w = wl as usize;
         if self.h.live[w].as_ref().is_none_or(|l| l.generation != g) {
             return false;
@@ -334,7 +287,7 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
         }
         self.h.finished[w] = Some(t);
         self.release(wl);
-        self.start_waiting(t);
+        self.start_waiting(q, t);
         true
     }
 
@@ -348,20 +301,27 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
 
     /// The waiting workloads whose devices are free at `t` start, in the order they began
     /// to wait.
-    fn start_waiting(&mut self, t: i64) {
+    fn start_waiting(&mut self, q: &mut Queue, t: i64) {
         let Some(c) = self.cap.as_mut() else {
             return;
         };
         for wl in c.start_waiting() {
             if let Some(wt) = self.h.waiting[wl as usize].take() {
-                self.start_run(wl as usize, wt.reserved, t, wt.usage);
+                self.start_run(q, wl as usize, wt.reserved, t, wt.usage);
             }
         }
     }
 
     /// `w`'s pods run from `begin`, its quota reserved since `reserved`: its budgets charge
     /// from `begin` and its runtime (what is left of it under `resume`) counts from there.
-    fn start_run(&mut self, w: usize, reserved: i64, begin: i64, usage: Vec<(u32, i64)>) {
+    fn start_run(
+        &mut self,
+        q: &mut Queue,
+        w: usize,
+        reserved: i64,
+        begin: i64,
+        usage: Vec<(u32, i64)>,
+    ) {
         let already = if self.cx.sc.resume { self.h.done[w] } else { 0 };
         if let Some(b) = self.cx.budgets.as_mut() {
             b.started(begin, w as u32, &usage);
@@ -377,14 +337,19 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
         });
         if let Some(rt) = self.cx.insts[w].and_then(|i| i.runtime_ms) {
             let left = (rt - already).max(0);
-            self.heap
-                .push(Reverse((begin + left, COMPLETION, w as u32, generation)));
+            q.push(Event::new(
+                begin + left,
+                Kind::Completion {
+                    index: w as u32,
+                    generation,
+                },
+            ));
         }
     }
 
     /// The budgets' step at `t` ([`crate::budget::kueue_step`]): the runs it stops end as
     /// preempted. Returns whether anything changed.
-    fn budget_stops(&mut self, t: i64) -> bool {
+    fn budget_stops(&mut self, q: &mut Queue, t: i64) -> bool {
         let Some(b) = self.cx.budgets.as_mut() else {
             return false;
         };
@@ -395,13 +360,13 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
                 .preempt(v as usize, t, gpuquota_model::budget::BUDGET_EXHAUSTED, &by);
             self.release(v);
         }
-        self.start_waiting(t);
+        self.start_waiting(q, t);
         wake
     }
 
     /// The cycles at `t`, until one changes nothing, the cycle latency defers the next,
     /// or the instant reaches its bound (a warning).
-    fn cycles_at(&mut self, t: i64) {
+    fn cycles_at(&mut self, q: &mut Queue, t: i64) {
         let latency = self.cx.sc.cycle_latency_ms.max(0);
         let mut cycles_here = 0u32;
         loop {
@@ -412,14 +377,14 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
             self.counters.cycles += 1;
             cycles_here += 1;
             // evictions take effect at the cycle's start, admissions when it ends
-            self.preemptions(t);
-            self.admissions(t, t + latency);
+            self.preemptions(q, t);
+            self.admissions(q, t, t + latency);
             if !o.changed() {
                 break;
             }
             if latency > 0 {
                 self.busy_until = Some(t + latency);
-                self.heap.push(Reverse((t + latency, TICK, 0, 0)));
+                q.push(Event::new(t + latency, Kind::Tick));
                 break;
             }
             if cycles_here >= self.bound {
@@ -437,7 +402,7 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
     /// second time at `t` (it was readmitted ahead of its preemptor: a preemption loop) is
     /// taken out of its queue until `t + 1` ms, when a `REQUEUE` event puts it back: an
     /// eviction takes time upstream, so one instant never sees a third run of it.
-    fn preemptions(&mut self, t: i64) {
+    fn preemptions(&mut self, q: &mut Queue, t: i64) {
         let world = self.cx.world;
         let mut ended: Vec<(WlId, Vec<(FrId, Amount)>)> = Vec::new();
         let mut held: Vec<WlId> = Vec::new();
@@ -470,10 +435,12 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
         self.seen_preempted = self.s.preempted.len();
         for wl in held {
             self.s.withhold(wl);
-            self.heap
-                .push(Reverse((t.saturating_add(1), REQUEUE, u32::from(wl), 0)));
+            q.push(Event::new(
+                t.saturating_add(1),
+                Kind::Requeue(u32::from(wl)),
+            ));
         }
-        self.start_waiting(t);
+        self.start_waiting(q, t);
         for (wl, usage) in &ended {
             self.s.clock(&ClockEvent::RunEnded {
                 wl: *wl,
@@ -485,7 +452,7 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
 
     /// The cycle's admissions at `t` start their runs at `begin` (after the cycle latency),
     /// or wait for free devices holding their quota.
-    fn admissions(&mut self, t: i64, begin: i64) {
+    fn admissions(&mut self, q: &mut Queue, t: i64, begin: i64) {
         let mut started: Vec<(WlId, Vec<(FrId, Amount)>)> = Vec::new();
         for a in &self.s.admitted[self.seen_admitted..] {
             if let Some(r) = &self.s.reservations()[a.wl] {
@@ -506,7 +473,7 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
                     continue;
                 }
             }
-            self.start_run(w, begin, begin, usage);
+            self.start_run(q, w, begin, begin, usage);
         }
         // a workload admitted without admission checks is Admitted as the cycle reserves
         // its quota: admission fair sharing settles its entry penalty then
@@ -517,6 +484,65 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
                 at: t,
             });
         }
+    }
+}
+
+impl<'a, 'p, P: Policy> Driver for KueueRun<'a, 'p, P> {
+    type Report = Outcome;
+
+    /// The scheduler's clock advances to `t`.
+    fn instant(&mut self, t: i64) {
+        self.last_t = t;
+        self.cx.progress.tick(t, self.counters.events);
+        self.s.clock(&ClockEvent::Advance(t));
+        self.wake = false;
+    }
+
+    /// An arrival (through the budgets' gate), a completion, a held-back victim's
+    /// requeue, a budget boundary or the end of a cycle latency.
+    fn apply(&mut self, e: Event, q: &mut Queue) {
+        self.counters.events += 1;
+        let t = e.t;
+        match e.kind {
+            Kind::Completion { index, generation } => {
+                self.wake |= self.complete(q, t, index, generation);
+            }
+            Kind::Arrival(wl) => {
+                match self.cx.budgets.as_mut() {
+                    Some(b) => crate::budget::offer(&mut self.s, b, wl, true),
+                    None => self.s.arrive(WlId::new(wl as usize)),
+                }
+                self.wake = true;
+            }
+            Kind::Budget => self.wake = true,
+            Kind::Requeue(wl) => {
+                self.requeue_held(wl);
+                self.wake = true;
+            }
+            Kind::Tick | Kind::Timeline(_) => {
+                self.busy_until = None;
+                self.wake = true;
+            }
+        }
+    }
+
+    /// The budgets' stops, then the cycles when something may have changed, then the next
+    /// budget boundary.
+    fn decide(&mut self, t: i64, q: &mut Queue) -> bool {
+        let end = self.cx.sc.end_ms;
+        let mut wake = self.wake;
+        wake |= self.budget_stops(q, t);
+        if wake && self.busy_until.is_none_or(|b| b <= t) {
+            self.cycles_at(q, t);
+        }
+        if let Some(b) = self.cx.budgets.as_mut() {
+            crate::budget::schedule(b, t, end, q, &mut self.budget_at);
+        }
+        true
+    }
+
+    fn report(self) -> Outcome {
+        super::finish(self)
     }
 }
 

@@ -1,17 +1,15 @@
 //! The ResourceQuota-only event loop: a workload is created when its namespace's quotas
 //! allow it (403 otherwise, retried by its controller), and runs at once.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 
 use gpuquota_cohort::World;
 use gpuquota_model::Amount;
 
 use super::capacity::Capacity;
-use super::{
-    ARRIVAL, BUDGET, COMPLETION, Context, Counters, EndOfRun, Event, Finish, Outcome, QueueOutcome,
-    Run, RunEnd, UNSCHEDULABLE, WorkloadOutcome, created_after_end,
-};
+use super::{Context, EndOfRun, Finish, created_after_end};
+use crate::engine::{Counters, Outcome, QueueOutcome, Run, RunEnd, UNSCHEDULABLE, WorkloadOutcome};
+use crate::kernel::{Driver, Event, Kind, Queue};
 use crate::scenario::Engine;
 
 /// The namespaces' ResourceQuotas and what the running workloads use of them.
@@ -182,12 +180,11 @@ impl<'a> QuotaUse<'a> {
     }
 }
 
-/// The ResourceQuota loop's state: the quotas' usage, every workload's runs, attempts and
-/// last rejection, and the pending events, with one method per kind of event.
+/// The ResourceQuota driver's state: the quotas' usage, every workload's runs, attempts and
+/// last rejection, with one method per kind of event.
 struct QuotaRun<'a, 'p> {
     cx: Context<'a, 'p>,
     quotas: QuotaUse<'a>,
-    heap: BinaryHeap<Event>,
     runs: Vec<Vec<Run>>,
     /// The (reservation, start) of each workload's live run.
     live: Vec<Option<(i64, i64)>>,
@@ -206,31 +203,31 @@ struct QuotaRun<'a, 'p> {
     cards: gpuquota_metering::budget::CardMap,
 }
 
-/// The ResourceQuota-only loop: a workload is created when its namespace's quotas allow it
-/// (403 otherwise, retried by its controller), and runs at once.
+/// The ResourceQuota-only driver run by the kernel: a workload is created when its
+/// namespace's quotas allow it (403 otherwise, retried by its controller), and runs at once.
 ///
 /// # Complexity
 /// O(attempts × (quotas of the namespace × hard keys) + events × log events).
 pub(crate) fn run_resource_quota(cx: Context<'_, '_>) -> Outcome {
-    QuotaRun::new(cx).run()
+    let end = cx.sc.end_ms;
+    let (run, q) = QuotaRun::new(cx);
+    crate::kernel::run(run, q, end)
 }
 
 impl<'a, 'p> QuotaRun<'a, 'p> {
     /// Every workload arrives at its creation.
-    fn new(cx: Context<'a, 'p>) -> QuotaRun<'a, 'p> {
+    fn new(cx: Context<'a, 'p>) -> (QuotaRun<'a, 'p>, Queue) {
         let n = cx.world.workloads.len();
-        let mut heap: BinaryHeap<Event> = BinaryHeap::new();
-        for (wl, inst) in cx.insts.iter().enumerate() {
+        let q = Queue::with_known(cx.insts.iter().enumerate().map(|(wl, inst)| {
             let created = inst.map_or(0, |i| i.created_ms).max(0);
-            heap.push(Reverse((created, ARRIVAL, wl as u32, 0)));
-        }
+            Event::new(created, Kind::Arrival(wl as u32))
+        }));
         let cards = crate::budget::card_map(cx.sc);
-        QuotaRun {
+        let run = QuotaRun {
             quotas: QuotaUse::new(cx.world),
             cap: Capacity::new(&cx.sc.model, cx.world),
             waiting: vec![None; n],
             cx,
-            heap,
             runs: vec![Vec::new(); n],
             live: vec![None; n],
             finished: vec![None; n],
@@ -240,7 +237,8 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
             last_t: 0,
             budget_at: None,
             cards,
-        }
+        };
+        (run, q)
     }
 
     /// A run of `w`'s budget rates per card type: its usage has no flavor, so each resource
@@ -264,32 +262,10 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
         by_card.into_iter().collect()
     }
 
-    /// Every event until the end.
-    fn run(mut self) -> Outcome {
-        let end = self.cx.sc.end_ms;
-        while let Some(Reverse((t, kind, wl, _))) = self.heap.pop() {
-            if end.is_some_and(|e| t >= e) {
-                break;
-            }
-            self.last_t = t;
-            self.counters.events += 1;
-            self.cx.progress.tick(t, self.counters.events);
-            if self.budget_step(t, kind, wl) {
-                continue;
-            }
-            if kind == COMPLETION {
-                self.complete(t, wl);
-            } else {
-                self.attempt(t, wl);
-            }
-        }
-        super::finish(self)
-    }
-
     /// The budgets at `t`: the runs they stop are retried, the workloads of renewed budgets
     /// too; an arrival a spent budget holds back waits. Returns whether the event is done
     /// with.
-    fn budget_step(&mut self, t: i64, kind: u8, wl: u32) -> bool {
+    fn budget_step(&mut self, q: &mut Queue, t: i64, kind: Kind) -> bool {
         let Some(b) = self.cx.budgets.as_mut() else {
             return false;
         };
@@ -313,23 +289,22 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
                     },
                     usage: self.quotas.usage_of(v),
                 });
-                self.heap.push(Reverse((t, ARRIVAL, v as u32, 0)));
+                q.push(Event::new(t, Kind::Arrival(v as u32)));
             }
         }
         for v in b.renewed() {
-            self.heap.push(Reverse((t, ARRIVAL, v, 0)));
+            q.push(Event::new(t, Kind::Arrival(v)));
         }
-        self.start_waiting(t);
+        self.start_waiting(q, t);
         let Some(b) = self.cx.budgets.as_mut() else {
             return false;
         };
-        crate::budget::schedule(b, t, end, &mut self.heap, &mut self.budget_at, BUDGET);
-        if kind == BUDGET {
-            return true;
-        }
+        crate::budget::schedule(b, t, end, q, &mut self.budget_at);
+        let Kind::Arrival(wl) = kind else {
+            return kind == Kind::Budget;
+        };
         let w = wl as usize;
-        if kind == ARRIVAL
-            && self.live[w].is_none()
+        if self.live[w].is_none()
             && self.waiting[w].is_none()
             && let crate::budget::Gate::Wait(bi) = b.gate(wl)
         {
@@ -341,7 +316,7 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
     }
 
     /// `wl`'s run ends at `t`.
-    fn complete(&mut self, t: i64, wl: u32) {
+    fn complete(&mut self, q: &mut Queue, t: i64, wl: u32) {
         let w = wl as usize;
         if let Some((rs, st)) = self.live[w].take() {
             if let Some(b) = self.cx.budgets.as_mut() {
@@ -359,41 +334,47 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
             if let Some(c) = self.cap.as_mut() {
                 c.release(wl);
             }
-            self.start_waiting(t);
+            self.start_waiting(q, t);
         }
     }
 
     /// The waiting workloads whose devices are free at `t` start, in the order they began
     /// to wait.
-    fn start_waiting(&mut self, t: i64) {
+    fn start_waiting(&mut self, q: &mut Queue, t: i64) {
         let Some(c) = self.cap.as_mut() else {
             return;
         };
         for wl in c.start_waiting() {
             if let Some(rs) = self.waiting[wl as usize].take() {
-                self.start(t, rs, wl);
+                self.start(q, t, rs, wl);
             }
         }
     }
 
     /// `wl`'s pods run from `t`, their quota charged since `reserved`.
-    fn start(&mut self, t: i64, reserved: i64, wl: u32) {
+    fn start(&mut self, q: &mut Queue, t: i64, reserved: i64, wl: u32) {
         let w = wl as usize;
         self.live[w] = Some((reserved, t));
         let end = self.cx.sc.end_ms;
         let rates = self.card_rates(w);
         if let Some(b) = self.cx.budgets.as_mut() {
             b.started_cards(t, wl, &rates);
-            crate::budget::schedule(b, t, end, &mut self.heap, &mut self.budget_at, BUDGET);
+            crate::budget::schedule(b, t, end, q, &mut self.budget_at);
         }
         if let Some(rt) = self.cx.insts[w].and_then(|i| i.runtime_ms) {
-            self.heap.push(Reverse((t + rt, COMPLETION, wl, 0)));
+            q.push(Event::new(
+                t + rt,
+                Kind::Completion {
+                    index: wl,
+                    generation: 0,
+                },
+            ));
         }
     }
 
     /// An attempt to create `wl`'s pods at `t`: they run at once, wait for free devices
     /// (`Unschedulable`), or are refused and retried after the controller's backoff.
-    fn attempt(&mut self, t: i64, wl: u32) {
+    fn attempt(&mut self, q: &mut Queue, t: i64, wl: u32) {
         let w = wl as usize;
         if self.live[w].is_some() || self.waiting[w].is_some() {
             return;
@@ -403,8 +384,7 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
                 self.attempts[w] += 1;
                 self.rejected[w] = Some(v);
                 let delay = self.cx.sc.retry.delay_ms(self.attempts[w]);
-                self.heap
-                    .push(Reverse((t.saturating_add(delay), ARRIVAL, wl, 0)));
+                q.push(Event::new(t.saturating_add(delay), Kind::Arrival(wl)));
             }
             None => {
                 self.quotas.book(w, true);
@@ -417,9 +397,40 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
                         return;
                     }
                 }
-                self.start(t, t, wl);
+                self.start(q, t, t, wl);
             }
         }
+    }
+}
+
+impl<'a, 'p> Driver for QuotaRun<'a, 'p> {
+    type Report = Outcome;
+
+    fn instant(&mut self, _: i64) {}
+
+    /// Every event is decided as it applies: the budgets' step, then a completion, or an
+    /// attempt to create the workload's pods.
+    fn apply(&mut self, e: Event, q: &mut Queue) {
+        let t = e.t;
+        self.last_t = t;
+        self.counters.events += 1;
+        self.cx.progress.tick(t, self.counters.events);
+        if self.budget_step(q, t, e.kind) {
+            return;
+        }
+        match e.kind {
+            Kind::Completion { index, .. } => self.complete(q, t, index),
+            Kind::Arrival(wl) | Kind::Requeue(wl) => self.attempt(q, t, wl),
+            Kind::Tick | Kind::Budget | Kind::Timeline(_) => {}
+        }
+    }
+
+    fn decide(&mut self, _: i64, _: &mut Queue) -> bool {
+        true
+    }
+
+    fn report(self) -> Outcome {
+        super::finish(self)
     }
 }
 

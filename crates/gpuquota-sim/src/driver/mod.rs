@@ -1,0 +1,141 @@
+//! The drivers, one per engine, that the kernel ([`crate::kernel`]) runs: `kueue`
+//! (`gpuquota-cohort`'s scheduler driven instant by instant), `resourcequota` (namespace
+//! ResourceQuotas only) and `kai` (KAI's sessions on `gpuquota-rank`'s live cluster). Each is a per-run state with one method per phase of an
+//! instant; what both read and write besides their own state is one context (the scenario,
+//! the world, the instances, the warnings, the budgets and the progress), and both are built
+//! over the one world that `gpuquota_cohort::Input::from_model` made.
+
+use gpuquota_cohort::World;
+use gpuquota_model::ResourceName;
+use gpuquota_model::diag::{Diagnostic, Diagnostics};
+
+mod capacity;
+pub mod kai;
+mod kueue;
+mod resourcequota;
+
+pub(crate) use kueue::run_kueue;
+pub(crate) use resourcequota::run_resource_quota;
+
+use crate::engine::{Counters, HeldBack, NO_END, Outcome, QueueOutcome, WorkloadOutcome};
+use crate::scenario::{Engine, Instance, Scenario};
+
+/// What an event loop reads and writes besides its own state: the scenario, the built
+/// world, each workload's instance, and the run's warnings, budgets and progress.
+pub(crate) struct Context<'a, 'p> {
+    pub(crate) sc: &'a Scenario,
+    pub(crate) world: &'a World,
+    pub(crate) insts: &'a [Option<&'a Instance>],
+    pub(crate) warnings: &'a mut Diagnostics,
+    pub(crate) budgets: &'a mut Option<crate::budget::Budgets>,
+    pub(crate) progress: &'a mut crate::progress::Reporter<'p>,
+}
+
+impl Context<'_, '_> {
+    /// The run's end: `spec.end`, else the last event (`last_t`), with a warning when
+    /// workloads still run then. Charges the budgets up to it and tells the progress.
+    fn end_of_run(&mut self, running: bool, last_t: i64, events: u64) -> i64 {
+        let end = self.sc.end_ms;
+        if let Some(b) = self.budgets.as_mut() {
+            b.advance(end.unwrap_or(last_t));
+        }
+        let end_ms = match end {
+            Some(e) => e,
+            None => {
+                if running {
+                    self.warnings.push(Diagnostic::warning(
+                        NO_END,
+                        "workloads without a gpuquota.dev/runtime run until spec.end, and the scenario has none: the run ends at the last event",
+                    ));
+                }
+                last_t
+            }
+        };
+        self.progress.finish(end_ms, events);
+        end_ms
+    }
+
+    /// A workload's class and creation time as its outcome shows them.
+    fn class_and_created(&self, wl: usize) -> (String, i64) {
+        (
+            self.insts[wl].map(|x| x.class.clone()).unwrap_or_default(),
+            self.insts[wl].map_or(0, |x| x.created_ms),
+        )
+    }
+}
+
+/// The pending reason of a workload created at or after the simulation's end.
+fn created_after_end() -> (String, String) {
+    (
+        "Pending".to_owned(),
+        "created at or after the simulation's end".to_owned(),
+    )
+}
+
+/// An engine's run at its end, as [`finish`] reads it to build the outcome.
+pub(crate) trait Finish<'a, 'p> {
+    /// The engine that ran.
+    const ENGINE: Engine;
+    /// The context shared with the other engine.
+    fn cx(&mut self) -> &mut Context<'a, 'p>;
+    /// Where the event loop stopped.
+    fn end(&self) -> EndOfRun;
+    /// Every workload's history, the runs still live cut at `end_ms`.
+    fn workload_outcomes(&mut self, end_ms: i64) -> Vec<WorkloadOutcome>;
+    /// Every queue's outcome.
+    fn queue_outcomes(&self) -> Vec<QueueOutcome>;
+}
+
+/// Where an event loop stopped: what [`finish`] needs of it besides its outcomes.
+#[derive(Clone, Debug)]
+pub(crate) struct EndOfRun {
+    /// Whether a workload still runs.
+    pub(crate) running: bool,
+    /// The time of the last event, ms since start.
+    pub(crate) last_t: i64,
+    /// The run's counters.
+    pub(crate) counters: Counters,
+    /// The victims held back after a second eviction at one instant.
+    pub(crate) held_back: Vec<HeldBack>,
+    /// The Nodes checked (0: none).
+    pub(crate) nodes: u32,
+}
+
+/// The outcome of a run: its end ([`Context::end_of_run`]), then every workload's history
+/// with the runs still live cut there, then every queue's outcome.
+pub(crate) fn finish<'a, 'p: 'a, R: Finish<'a, 'p>>(mut run: R) -> Outcome {
+    let mut end = run.end();
+    let end_ms = run
+        .cx()
+        .end_of_run(end.running, end.last_t, end.counters.events);
+    let workloads = run.workload_outcomes(end_ms);
+    let held_back = std::mem::take(&mut end.held_back);
+    Outcome {
+        engine: R::ENGINE,
+        end_ms,
+        frs: flavor_resources(run.cx().world, R::ENGINE),
+        workloads,
+        queues: run.queue_outcomes(),
+        warnings: Vec::new(),
+        counters: end.counters,
+        held_back,
+        nodes: end.nodes,
+    }
+}
+
+/// The flavor-resources the runs and queues of `engine` name: the world's under Kueue, one
+/// pseudo-flavor `""` per resource under ResourceQuota.
+pub(crate) fn flavor_resources(world: &World, engine: Engine) -> Vec<(String, ResourceName)> {
+    match engine {
+        Engine::ResourceQuota => world
+            .resources
+            .iter()
+            .map(|r| (String::new(), r.clone()))
+            .collect(),
+        Engine::Kueue => world
+            .frs
+            .iter()
+            .map(|&(f, r)| (world.flavors[f].name.clone(), world.resources[r].clone()))
+            .collect(),
+    }
+}
