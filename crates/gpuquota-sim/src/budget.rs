@@ -316,7 +316,18 @@ impl Budgets {
 
     /// Running workloads to stop now: covered by a spent `stopRunning` budget. Each comes
     /// with the budget's name (the run's `by`).
+    ///
+    /// # Complexity
+    /// O(B) for B budgets while no `stopRunning` budget is spent (the common instant, so a
+    /// session or cycle does not walk every workload); otherwise O(W + C) for W workloads
+    /// and C (workload, budget) covers.
     pub fn to_stop(&mut self) -> Vec<(u32, String)> {
+        let stopping: Vec<bool> = (0..self.stopped_count.len())
+            .map(|b| self.ledger.rule(b).stop_running && self.ledger.spent(b))
+            .collect();
+        if !stopping.contains(&true) {
+            return Vec::new();
+        }
         let mut out = Vec::new();
         for (w, r) in self.running.iter().enumerate() {
             if r.is_none() {
@@ -324,7 +335,7 @@ impl Budgets {
             }
             for &b in &self.cover[w] {
                 let rule = self.ledger.rule(b as usize);
-                if rule.stop_running && self.ledger.spent(b as usize) {
+                if stopping[b as usize] {
                     let twin_ok = rule.when_spent == WhenSpent::Deprioritize
                         && (self.original_of[w].is_some() || self.demoted[w]);
                     if !twin_ok {

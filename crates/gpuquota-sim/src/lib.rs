@@ -468,7 +468,7 @@ pub mod timeline;
 pub mod trace;
 
 use gpuquota_cohort::World;
-use gpuquota_model::diag::{Code, Diagnostic, Diagnostics};
+use gpuquota_model::diag::{Diagnostic, Diagnostics};
 
 pub use engine::{Outcome, Run, RunEnd, WorkloadOutcome};
 pub use report::{Report, SimReport};
@@ -476,9 +476,6 @@ pub use scenario::{Engine, Scenario};
 pub use simulation::{
     Mode, Options, Simulation, SimulationReport, simulate, simulate_with_options,
 };
-
-/// The code of a problem of a `Budget` the simulator could not read (its rule refused).
-pub const ENGINE_PROBLEM: Code = Code::new("invalid");
 
 /// Simulates a resolved Kueue or ResourceQuota scenario, calling `options.progress` as the
 /// run advances ([`progress`]).
@@ -741,36 +738,10 @@ pub(crate) fn check_budget_periods(
     Ok(())
 }
 
-/// The scenario's budgets in name order; an invalid one is an error naming its field.
+/// The scenario's budgets in name order; an invalid one is an error naming its field, with the
+/// code the model gives it where the problem is found ([`gpuquota_model::budget::rules`]).
 pub(crate) fn budget_rules(
     model: &gpuquota_model::Model,
 ) -> Result<Vec<gpuquota_model::budget::BudgetRule>, Diagnostics> {
-    let mut rules = Vec::new();
-    let mut errors = Vec::new();
-    for (name, b) in &model.budgets {
-        match b.rule() {
-            Ok(r) => rules.push(r),
-            Err(ps) => {
-                for p in ps {
-                    let mut text = p.error_type.as_str().to_owned();
-                    if let Some(v) = &p.value {
-                        text.push_str(&format!(": {v}"));
-                    }
-                    if !p.detail.is_empty() {
-                        text.push_str(&format!(": {}", p.detail));
-                    }
-                    errors.push(
-                        Diagnostic::error(ENGINE_PROBLEM, text)
-                            .object("Budget", name.clone())
-                            .field(p.field),
-                    );
-                }
-            }
-        }
-    }
-    if errors.is_empty() {
-        Ok(rules)
-    } else {
-        Err(Diagnostics(errors))
-    }
+    gpuquota_model::budget::rules(model)
 }
