@@ -102,9 +102,41 @@ pub use spec::{Plan, parse};
 pub const INVALID_ADVICE: gpuquota_model::diag::Code =
     gpuquota_model::diag::Code::new("invalid-advice");
 
-/// The ClusterQueues a `*` path names (`clusterQueues.*.REST`), each with its concrete path:
-/// those whose quota `REST` names, in name order.
+/// The queues a `*` path names, each with its concrete path, in name order: for
+/// `clusterQueues.*.REST` the ClusterQueues whose quota `REST` names; for KAI's
+/// `queues.*.RESOURCE.FIELD` the leaf Queues (no Queue names them as its parent) whose
+/// `spec.resources.RESOURCE.FIELD` is set.
 pub fn split_queues(model: &gpuquota_model::Model, path: &str) -> Vec<(String, String)> {
+    if let Some(rest) = path.strip_prefix("queues.*.") {
+        let parents: std::collections::BTreeSet<&str> = model
+            .queues
+            .values()
+            .filter_map(|q| q.spec.parent_queue.as_deref())
+            .collect();
+        let Some((resource, field)) = rest.split_once('.') else {
+            return Vec::new();
+        };
+        return model
+            .queues
+            .iter()
+            .filter(|(name, _)| !parents.contains(name.as_str()))
+            .filter(|(_, q)| {
+                let r = q.spec.resources.as_ref().and_then(|r| match resource {
+                    "gpu" => r.gpu.as_ref(),
+                    "cpu" => r.cpu.as_ref(),
+                    "memory" => r.memory.as_ref(),
+                    _ => None,
+                });
+                r.is_some_and(|r| match field {
+                    "quota" => r.quota.is_some(),
+                    "limit" => r.limit.is_some(),
+                    "overQuotaWeight" => r.over_quota_weight.is_some(),
+                    _ => false,
+                })
+            })
+            .map(|(name, _)| (name.clone(), format!("queues.{name}.{rest}")))
+            .collect();
+    }
     let Some(rest) = path.strip_prefix("clusterQueues.*.") else {
         return Vec::new();
     };
@@ -125,8 +157,12 @@ pub fn split_queues(model: &gpuquota_model::Model, path: &str) -> Vec<(String, S
 pub struct Prepared<'a> {
     /// Loads and simulates configurations.
     pub evaluator: Evaluator<'a>,
-    /// The scenario as written.
-    pub scenario: gpuquota_sim::Scenario,
+    /// The scenario as written, when it is Kueue's or ResourceQuota's (`None` for KAI's:
+    /// its configurations are run with [`Evaluator::run_kai`], and the advice has no
+    /// patch, `sim diff` or plot of them yet).
+    pub scenario: Option<gpuquota_sim::Scenario>,
+    /// The objects of the scenario as written (of either engine): what the knobs edit.
+    pub model: gpuquota_model::Model,
 }
 
 /// Reads the scenario `text` (display name `name`, file stem `stem`; `read` loads the
@@ -141,10 +177,19 @@ pub fn prepare<'a>(
     read: &'a SyncReadFn<'a>,
 ) -> Result<Prepared<'a>, Diagnostics> {
     let evaluator = Evaluator::new(name, text, stem, read)?;
+    if evaluator.is_kai() {
+        let model = evaluator.load_kai(&[])?.model().clone();
+        return Ok(Prepared {
+            evaluator,
+            scenario: None,
+            model,
+        });
+    }
     let scenario = evaluator.load(&[])?;
     Ok(Prepared {
         evaluator,
-        scenario,
+        model: scenario.model.clone(),
+        scenario: Some(scenario),
     })
 }
 
@@ -163,8 +208,8 @@ pub fn advise(
     prepared: &Prepared<'_>,
     opts: &Options<'_>,
 ) -> Result<Advice, Diagnostics> {
-    let ev = search::evaluate(plan, &prepared.evaluator, &prepared.scenario.model, opts)?;
-    let current = current_values(plan, &prepared.scenario.model);
+    let ev = search::evaluate(plan, &prepared.evaluator, &prepared.model, opts)?;
+    let current = current_values(plan, &prepared.model);
     let advice = output::assemble(plan, &ev, &current)?;
     Ok(advice)
 }

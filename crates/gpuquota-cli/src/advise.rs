@@ -111,9 +111,7 @@ pub(crate) fn run(a: AdviseArgs) -> Result<(), CliError> {
     };
     let prepared =
         advise::prepare(&sname, &stext, &stem, &read).map_err(|d| CliError::load(d.iter()))?;
-    let plan = match advise::parse(&name, &text, &|p| {
-        advise::split_queues(&prepared.scenario.model, p)
-    }) {
+    let plan = match advise::parse(&name, &text, &|p| advise::split_queues(&prepared.model, p)) {
         Ok(p) => p,
         Err(d) => return Err(CliError::diagnostics(d.iter())),
     };
@@ -178,12 +176,17 @@ pub(crate) fn run(a: AdviseArgs) -> Result<(), CliError> {
         let Some(settings) = advice.chosen_settings(&plan) else {
             return Err(CliError::usage("no configuration to recommend"));
         };
+        let Some(scenario) = &prepared.scenario else {
+            return Err(CliError::usage(
+                "--patch-out, --diff, --plot and --report compare Kueue or ResourceQuota runs; for a KAI scenario the advice is its table, JSON or CSV",
+            ));
+        };
         let chosen = prepared
             .evaluator
             .run(&settings)
             .map_err(|d| CliError::diagnostics(d.iter()))?;
         if let Some(p) = &a.patch_out {
-            let yaml = advise::output::patch_yaml(&prepared.scenario, &chosen.0, &settings)
+            let yaml = advise::output::patch_yaml(scenario, &chosen.0, &settings)
                 .map_err(CliError::usage)?;
             gpuquota::model::write::file(p, yaml.as_bytes(), a.force)?;
         }
