@@ -66,7 +66,7 @@
 //!    change of the numbers it sets (a split's shares each), then grid order. So when
 //!    several configurations are equally good, the advice changes the least.
 //!
-//! Where the structure does not hold: a cohort shares one pool, so knobs of ClusterQueues
+//! Where the structure does not hold: a KAI cluster is one pool (above); a cohort shares one pool, so knobs of ClusterQueues
 //! in one cohort are simulated together (the seed platform's five queues are one cohort, so
 //! its grid is simulated whole); waits are **not** assumed monotone in a quota — with
 //! preemption, a larger quota of one queue can lengthen another's wait in the same cohort,
@@ -81,8 +81,28 @@
 //! Knobs are the sweep's model edits (`gpuquota_sim::sweep`'s module docs, the one list of
 //! paths): ClusterQueue quotas and fair-sharing weights, Cohort fair-sharing weights,
 //! ResourceQuota caps (`resourceQuotas.NAMESPACE.NAME.hard.RESOURCE`) and Node counts, or
-//! any `spec` path of the scenario. KAI scenarios are not advised on yet: their runs are
-//! not evaluated point by point.
+//! any `spec` path of the scenario; for a KAI scenario, the fields of its Queues as KAI's
+//! Queue CRD (`scheduling.run.ai/v2`) names them:
+//!
+//! | knob | sets | value |
+//! |---|---|---|
+//! | `queues.QUEUE.RESOURCE.quota` | `spec.resources.RESOURCE.quota` (deserved) | decimal ≥ 0, or `-1` (unlimited) |
+//! | `queues.QUEUE.RESOURCE.limit` | `spec.resources.RESOURCE.limit` (hard cap) | decimal ≥ 0, or `-1` (unlimited) |
+//! | `queues.QUEUE.RESOURCE.overQuotaWeight` | `spec.resources.RESOURCE.overQuotaWeight` | decimal ≥ 0 |
+//! | `queues.QUEUE.priority` | `spec.priority` | whole number |
+//!
+//! `RESOURCE` is `gpu` (devices), `cpu` (millicores) or `memory` (megabytes), as in the CRD;
+//! `queues.*.RESOURCE.FIELD` with `split: N` shares N among the leaf Queues (those no Queue
+//! names as its parent) that set that field. `nodes.NODE.count` applies to KAI's Nodes too;
+//! Kueue's paths on a KAI scenario, and `queues.` paths on a Kueue one, are refused by name.
+//!
+//! **KAI scenarios** are run through the simulator's public API (`Simulation::from_model`
+//! with the scenario's settings, then `simulate`), and measured by the same metrics
+//! ([`metric`], which says what each means for a KAI run). Their grid is one component,
+//! simulated whole: each KAI session divides the whole cluster among all queues (deserved
+//! quota first, the rest by over-quota weight), so any queue's knob can move every
+//! queue's share and no decomposition holds. The recommendation's patch, `sim diff` and
+//! plot compare Kueue runs and are not made for a KAI advice (the CLI says so, exit 2).
 
 pub mod metric;
 pub mod output;

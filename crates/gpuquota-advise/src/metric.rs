@@ -14,6 +14,15 @@
 //! | `preemptions` | count | `Preempted` runs (`preemptions`) |
 //! | `utilisation{cardType=T}` | %, 0.1 | `nvidia.com/gpu` × duration on the flavors of card type `T` (`spec.metering.cardTypes[].flavors`; without metering each flavor is its own type) ÷ (the cards of the Nodes those flavors select × the run's length) |
 //!
+//! A KAI run has the same names with the same meaning: a workload is a job (a PodGroup, or
+//! a pod without one) of its leaf queue, admitted when its pods are bound (the first run's
+//! start, the KAI report's `classes`); `Preempted` reads `Evicted` (reclaim, preemption or
+//! consolidation: the sweep's `lostGpuHours` and the KAI report's `preemptions`);
+//! `nvidia.com/gpu` reads the runs' `gpu`; and a card type is matched to Nodes as KAI's bill
+//! matches them, by the `cardTypes[].model` (spaces written as `-`) equal to the Node's
+//! `nvidia.com/gpu.product` label, or without metering the label itself (a Node without it
+//! is its own type), its cards the Nodes' allocatable `nvidia.com/gpu`.
+//!
 //! A workload never admitted counts as waiting until the run's end, so that starving a class
 //! cannot meet its constraint; when every workload is admitted the percentile is the
 //! report's. Constraints: `METRIC <= VALUE`, `METRIC >= VALUE`, `METRIC < VALUE`, `METRIC >
