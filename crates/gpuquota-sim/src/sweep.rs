@@ -1898,7 +1898,7 @@ mod tests {
         let cpu = r.cpu.as_ref().unwrap();
         // 0.5, in the quantity's canonical form
         assert_eq!(show(&cpu.over_quota_weight).as_deref(), Some("500m"));
-        assert_eq!((cpu.quota.clone(), cpu.limit.clone()), (None, None));
+        assert_eq!((cpu.quota, cpu.limit), (None, None));
         assert_eq!(q.spec.priority, Some(-3));
         let err = |p: &str, v: &str| set_model(&mut m.clone(), p, v).unwrap_err();
         assert_eq!(
