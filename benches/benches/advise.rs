@@ -26,10 +26,7 @@ fn run(base: &Path, advice: &str, exhaustive: bool) -> usize {
     let scenario = v["spec"]["scenario"].as_str().expect("scenario").to_owned();
     let (_, text) = read(&scenario).expect("scenario file");
     let prepared = prepare(&scenario, &text, "bench", &read).expect("scenario");
-    let plan = parse("advice.yaml", advice, &|p| {
-        split_queues(&prepared.scenario.model, p)
-    })
-    .expect("plan");
+    let plan = parse("advice.yaml", advice, &|p| split_queues(&prepared.model, p)).expect("plan");
     let a = advise(
         &plan,
         &prepared,

@@ -66,7 +66,7 @@
 //!    change of the numbers it sets (a split's shares each), then grid order. So when
 //!    several configurations are equally good, the advice changes the least.
 //!
-//! Where the structure does not hold: a cohort shares one pool, so knobs of ClusterQueues
+//! Where the structure does not hold: a KAI cluster is one pool (above); a cohort shares one pool, so knobs of ClusterQueues
 //! in one cohort are simulated together (the seed platform's five queues are one cohort, so
 //! its grid is simulated whole); waits are **not** assumed monotone in a quota — with
 //! preemption, a larger quota of one queue can lengthen another's wait in the same cohort,
@@ -81,8 +81,28 @@
 //! Knobs are the sweep's model edits (`gpuquota_sim::sweep`'s module docs, the one list of
 //! paths): ClusterQueue quotas and fair-sharing weights, Cohort fair-sharing weights,
 //! ResourceQuota caps (`resourceQuotas.NAMESPACE.NAME.hard.RESOURCE`) and Node counts, or
-//! any `spec` path of the scenario. KAI scenarios are not advised on yet: their runs are
-//! not evaluated point by point.
+//! any `spec` path of the scenario; for a KAI scenario, the fields of its Queues as KAI's
+//! Queue CRD (`scheduling.run.ai/v2`) names them:
+//!
+//! | knob | sets | value |
+//! |---|---|---|
+//! | `queues.QUEUE.RESOURCE.quota` | `spec.resources.RESOURCE.quota` (deserved) | decimal ≥ 0, or `-1` (unlimited) |
+//! | `queues.QUEUE.RESOURCE.limit` | `spec.resources.RESOURCE.limit` (hard cap) | decimal ≥ 0, or `-1` (unlimited) |
+//! | `queues.QUEUE.RESOURCE.overQuotaWeight` | `spec.resources.RESOURCE.overQuotaWeight` | decimal ≥ 0 |
+//! | `queues.QUEUE.priority` | `spec.priority` | whole number |
+//!
+//! `RESOURCE` is `gpu` (devices), `cpu` (millicores) or `memory` (megabytes), as in the CRD;
+//! `queues.*.RESOURCE.FIELD` with `split: N` shares N among the leaf Queues (those no Queue
+//! names as its parent) that set that field. `nodes.NODE.count` applies to KAI's Nodes too;
+//! Kueue's paths on a KAI scenario, and `queues.` paths on a Kueue one, are refused by name.
+//!
+//! **KAI scenarios** are run through the simulator's public API (`Simulation::from_model`
+//! with the scenario's settings, then `simulate`), and measured by the same metrics
+//! ([`metric`], which says what each means for a KAI run). Their grid is one component,
+//! simulated whole: each KAI session divides the whole cluster among all queues (deserved
+//! quota first, the rest by over-quota weight), so any queue's knob can move every
+//! queue's share and no decomposition holds. The recommendation's patch, `sim diff` and
+//! plot compare Kueue runs and are not made for a KAI advice (the CLI says so, exit 2).
 
 pub mod metric;
 pub mod output;
@@ -102,9 +122,41 @@ pub use spec::{Plan, parse};
 pub const INVALID_ADVICE: gpuquota_model::diag::Code =
     gpuquota_model::diag::Code::new("invalid-advice");
 
-/// The ClusterQueues a `*` path names (`clusterQueues.*.REST`), each with its concrete path:
-/// those whose quota `REST` names, in name order.
+/// The queues a `*` path names, each with its concrete path, in name order: for
+/// `clusterQueues.*.REST` the ClusterQueues whose quota `REST` names; for KAI's
+/// `queues.*.RESOURCE.FIELD` the leaf Queues (no Queue names them as its parent) whose
+/// `spec.resources.RESOURCE.FIELD` is set.
 pub fn split_queues(model: &gpuquota_model::Model, path: &str) -> Vec<(String, String)> {
+    if let Some(rest) = path.strip_prefix("queues.*.") {
+        let parents: std::collections::BTreeSet<&str> = model
+            .queues
+            .values()
+            .filter_map(|q| q.spec.parent_queue.as_deref())
+            .collect();
+        let Some((resource, field)) = rest.split_once('.') else {
+            return Vec::new();
+        };
+        return model
+            .queues
+            .iter()
+            .filter(|(name, _)| !parents.contains(name.as_str()))
+            .filter(|(_, q)| {
+                let r = q.spec.resources.as_ref().and_then(|r| match resource {
+                    "gpu" => r.gpu.as_ref(),
+                    "cpu" => r.cpu.as_ref(),
+                    "memory" => r.memory.as_ref(),
+                    _ => None,
+                });
+                r.is_some_and(|r| match field {
+                    "quota" => r.quota.is_some(),
+                    "limit" => r.limit.is_some(),
+                    "overQuotaWeight" => r.over_quota_weight.is_some(),
+                    _ => false,
+                })
+            })
+            .map(|(name, _)| (name.clone(), format!("queues.{name}.{rest}")))
+            .collect();
+    }
     let Some(rest) = path.strip_prefix("clusterQueues.*.") else {
         return Vec::new();
     };
@@ -125,8 +177,12 @@ pub fn split_queues(model: &gpuquota_model::Model, path: &str) -> Vec<(String, S
 pub struct Prepared<'a> {
     /// Loads and simulates configurations.
     pub evaluator: Evaluator<'a>,
-    /// The scenario as written.
-    pub scenario: gpuquota_sim::Scenario,
+    /// The scenario as written, when it is Kueue's or ResourceQuota's (`None` for KAI's:
+    /// its configurations are run with [`Evaluator::run_kai`], and the advice has no
+    /// patch, `sim diff` or plot of them yet).
+    pub scenario: Option<gpuquota_sim::Scenario>,
+    /// The objects of the scenario as written (of either engine): what the knobs edit.
+    pub model: gpuquota_model::Model,
 }
 
 /// Reads the scenario `text` (display name `name`, file stem `stem`; `read` loads the
@@ -141,10 +197,19 @@ pub fn prepare<'a>(
     read: &'a SyncReadFn<'a>,
 ) -> Result<Prepared<'a>, Diagnostics> {
     let evaluator = Evaluator::new(name, text, stem, read)?;
+    if evaluator.is_kai() {
+        let model = evaluator.load_kai(&[])?.model().clone();
+        return Ok(Prepared {
+            evaluator,
+            scenario: None,
+            model,
+        });
+    }
     let scenario = evaluator.load(&[])?;
     Ok(Prepared {
         evaluator,
-        scenario,
+        model: scenario.model.clone(),
+        scenario: Some(scenario),
     })
 }
 
@@ -163,8 +228,8 @@ pub fn advise(
     prepared: &Prepared<'_>,
     opts: &Options<'_>,
 ) -> Result<Advice, Diagnostics> {
-    let ev = search::evaluate(plan, &prepared.evaluator, &prepared.scenario.model, opts)?;
-    let current = current_values(plan, &prepared.scenario.model);
+    let ev = search::evaluate(plan, &prepared.evaluator, &prepared.model, opts)?;
+    let current = current_values(plan, &prepared.model);
     let advice = output::assemble(plan, &ev, &current)?;
     Ok(advice)
 }

@@ -14,6 +14,15 @@
 //! | `preemptions` | count | `Preempted` runs (`preemptions`) |
 //! | `utilisation{cardType=T}` | %, 0.1 | `nvidia.com/gpu` × duration on the flavors of card type `T` (`spec.metering.cardTypes[].flavors`; without metering each flavor is its own type) ÷ (the cards of the Nodes those flavors select × the run's length) |
 //!
+//! A KAI run has the same names with the same meaning: a workload is a job (a PodGroup, or
+//! a pod without one) of its leaf queue, admitted when its pods are bound (the first run's
+//! start, the KAI report's `classes`); `Preempted` reads `Evicted` (reclaim, preemption or
+//! consolidation: the sweep's `lostGpuHours` and the KAI report's `preemptions`);
+//! `nvidia.com/gpu` reads the runs' `gpu`; and a card type is matched to Nodes as KAI's bill
+//! matches them, by the `cardTypes[].model` (spaces written as `-`) equal to the Node's
+//! `nvidia.com/gpu.product` label, or without metering the label itself (a Node without it
+//! is its own type), its cards the Nodes' allocatable `nvidia.com/gpu`.
+//!
 //! A workload never admitted counts as waiting until the run's end, so that starving a class
 //! cannot meet its constraint; when every workload is admitted the percentile is the
 //! report's. Constraints: `METRIC <= VALUE`, `METRIC >= VALUE`, `METRIC < VALUE`, `METRIC >
@@ -263,7 +272,7 @@ impl std::fmt::Display for Objective {
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub(crate) struct Workload {
-    /// Its ClusterQueue.
+    /// Its ClusterQueue (KAI: its leaf queue).
     pub queue: String,
     /// Its class.
     pub class: String,
@@ -450,6 +459,123 @@ impl Run {
             cards,
             card_type,
             window_ms: o.end_ms,
+        }
+    }
+}
+
+impl Run {
+    /// Reads a KAI run from its simulation and report: each job (PodGroup, or a pod
+    /// without one) as a workload of its leaf queue, its wait the first run's start (its
+    /// pods bound) − its creation, its lost GPU-time that of its `Evicted` runs (each one
+    /// preemption), its GPU-time per node; a node's card type is the `spec.metering`
+    /// card type whose `model` (spaces written as `-`) is the node's
+    /// `nvidia.com/gpu.product` label, as KAI's bill matches them, or without metering
+    /// that label itself (a node without it is its own type).
+    pub(crate) fn read_kai(
+        sim: &gpuquota_sim::Simulation,
+        outcome: &gpuquota_sim::kai::KaiOutcome,
+    ) -> Run {
+        use gpuquota_sim::kai::KaiRunEnd;
+        // milli-GPUs of nano-GPUs, rounded up as the sweep's figures are
+        let milli = |nano: i128| -> i128 { (nano + 999_999).div_euclid(1_000_000) };
+        let mut workloads = BTreeMap::new();
+        for j in &outcome.jobs {
+            let mut lost = 0i128;
+            let mut used: BTreeMap<String, i128> = BTreeMap::new();
+            let mut preemptions = 0;
+            for r in &j.runs {
+                let d = i128::from(r.end_ms - r.start_ms);
+                for (node, u) in &r.placement {
+                    *used.entry(node.clone()).or_default() += milli(u.0[0]) * d;
+                }
+                if matches!(r.end, KaiRunEnd::Evicted { .. }) {
+                    lost += milli(r.usage.0[0]) * d;
+                    preemptions += 1;
+                }
+            }
+            workloads.insert(
+                j.key.clone(),
+                Workload {
+                    queue: j.queue.clone(),
+                    class: j.class.clone(),
+                    wait_ms: j.runs.first().map(|r| r.start_ms - j.created_ms),
+                    created_ms: j.created_ms,
+                    lost,
+                    used,
+                    preemptions,
+                },
+            );
+        }
+        let mut budgets = BTreeMap::new();
+        for b in outcome.budgets.iter().flatten() {
+            let least = b
+                .periods
+                .iter()
+                .map(|p| p.remaining_gpu_hours.micro())
+                .min()
+                .unwrap_or(0);
+            let queue = match &b.scope {
+                gpuquota_sim::report::ScopeOut::Queue(q) => Some(q.clone()),
+                _ => None,
+            };
+            let e = budgets.entry(b.budget.clone()).or_insert((queue, least));
+            e.1 = e.1.min(least);
+        }
+        let bill = outcome.chargeback.as_ref().and_then(|c| {
+            let cost = c.meter.totals.cost;
+            cents(cost.minor_units(), cost.minor_digits())
+        });
+        let currency = outcome
+            .chargeback
+            .as_ref()
+            .map(|c| c.meter.currency.clone());
+        let model = sim.model();
+        let metering = sim.kai().and_then(|k| k.metering.as_ref());
+        let products: Vec<(String, String)> = metering
+            .and_then(|m| m["cardTypes"].as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|t| {
+                Some((
+                    t["model"].as_str()?.replace(' ', "-"),
+                    t["name"].as_str()?.to_owned(),
+                ))
+            })
+            .collect();
+        let mut card_type: BTreeMap<String, String> = BTreeMap::new();
+        let mut cards: BTreeMap<String, i64> = BTreeMap::new();
+        for (name, node) in &model.nodes {
+            let product = node.metadata.labels.get("nvidia.com/gpu.product");
+            let ty = if metering.is_some() {
+                product.and_then(|p| {
+                    products
+                        .iter()
+                        .find(|(m, _)| m == p)
+                        .map(|(_, n)| n.clone())
+                })
+            } else {
+                Some(product.cloned().unwrap_or_else(|| name.clone()))
+            };
+            let Some(ty) = ty else {
+                continue;
+            };
+            let gpus = node
+                .status
+                .allocatable
+                .get("nvidia.com/gpu")
+                .and_then(|q| q.scaled_ceil(0))
+                .unwrap_or(0);
+            *cards.entry(ty.clone()).or_default() += gpus;
+            card_type.insert(name.clone(), ty);
+        }
+        Run {
+            workloads,
+            budgets,
+            bill,
+            currency,
+            cards,
+            card_type,
+            window_ms: outcome.end_ms,
         }
     }
 }

@@ -158,8 +158,13 @@ pub(crate) struct Component {
 }
 
 /// Groups the knobs: two knobs are in one component when the ClusterQueues they edit can
-/// affect each other ([`coupling`]); a knob of the whole scenario joins everything.
+/// affect each other ([`coupling`]); a knob of the whole scenario joins everything. A KAI
+/// scenario (one with KAI Queues) is one component: each session divides the whole
+/// cluster among all queues, so every knob can move every queue's share.
 pub(crate) fn components(plan: &Plan, model: &gpuquota_model::Model) -> Vec<Component> {
+    if !model.queues.is_empty() {
+        return vec![whole(plan)];
+    }
     let group = coupling(model);
     let mut comps: Vec<(BTreeSet<usize>, Vec<usize>)> = Vec::new();
     let mut global = false;
@@ -257,13 +262,19 @@ pub(crate) fn simulate_all(
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(" ");
-        let (sc, report) = ev.run(params).map_err(|mut d| {
+        let tag = |mut d: Diagnostics| {
             for x in &mut d.0 {
                 x.message = format!("configuration ({label}): {}", x.message);
             }
             d
-        })?;
-        let run = Run::read(&sc, &report);
+        };
+        let run = if ev.is_kai() {
+            let (sim, outcome) = ev.run_kai(params).map_err(tag)?;
+            Run::read_kai(&sim, &outcome)
+        } else {
+            let (sc, report) = ev.run(params).map_err(tag)?;
+            Run::read(&sc, &report)
+        };
         if let Some(p) = opts.progress {
             p(
                 done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,

@@ -33,9 +33,7 @@ fn read(rel: &str) -> Result<(String, String), Diagnostic> {
 /// As [`crate::advise`]; an advice that does not parse.
 pub fn run(advice: &str, opts: &Options<'_>) -> Result<Advice, Diagnostics> {
     let prepared = prepare("kueue.yaml", gpuquota_sim::seed::KUEUE, "kueue", &read)?;
-    let plan = parse("advice.yaml", advice, &|p| {
-        split_queues(&prepared.scenario.model, p)
-    })?;
+    let plan = parse("advice.yaml", advice, &|p| split_queues(&prepared.model, p))?;
     advise(&plan, &prepared, opts)
 }
 

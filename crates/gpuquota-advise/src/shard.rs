@@ -142,7 +142,7 @@ pub fn run(
             "shard {index}/{count}: the index must be below the count"
         )));
     }
-    let comps = search::planned(plan, &prepared.scenario.model, opts.exhaustive);
+    let comps = search::planned(plan, &prepared.model, opts.exhaustive);
     let jobs = search::jobs(plan, &comps);
     let range = gpuquota_sim::sweep::shard_range(jobs.len(), index, count);
     let runs = search::simulate_all(&prepared.evaluator, &jobs[range.clone()], opts)?;
@@ -175,7 +175,7 @@ pub fn merge(
         return Err(refuse("no shard to merge".into()));
     };
     let (count, exhaustive, first_i) = (first.shard.count, first.exhaustive, first.shard.index);
-    let comps = search::planned(plan, &prepared.scenario.model, exhaustive);
+    let comps = search::planned(plan, &prepared.model, exhaustive);
     let jobs = search::jobs(plan, &comps);
     let mut slots: Vec<Option<(String, Shard)>> = (0..count).map(|_| None).collect();
     for (file, s) in shards {
@@ -238,7 +238,7 @@ pub fn merge(
             "the shards' runs show that the knobs' components are not independent ({why}); run the shards again with --exhaustive"
         ))
     })?;
-    let current = crate::current_values(plan, &prepared.scenario.model);
+    let current = crate::current_values(plan, &prepared.model);
     crate::output::assemble(plan, &ev, &current)
 }
 

@@ -60,7 +60,11 @@ pub struct AdviceSpec {
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct KnobDoc {
-    /// A `gpuquota sim sweep --set` path; with `split`, one segment is `*`.
+    /// A `gpuquota sim sweep --set` path (`clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD`,
+    /// `clusterQueues.CQ.fairSharing.weight`, `cohorts.COHORT.fairSharing.weight`,
+    /// `resourceQuotas.NAMESPACE.NAME.hard.RESOURCE`, `nodes.NODE.count`, KAI's
+    /// `queues.QUEUE.RESOURCE.quota|limit|overQuotaWeight` and `queues.QUEUE.priority`, or a
+    /// `spec` field of the scenario); with `split`, the queue segment is `*`.
     pub path: String,
     /// The values: a list of scalars, or `A..B` (every integer from A to B).
     #[serde(default, skip_serializing_if = "Option::is_none")]

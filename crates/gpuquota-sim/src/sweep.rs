@@ -15,7 +15,9 @@
 //!   [`MAX_THREADS`] (1,024) threads; at most [`MAX_SHARDS`] (100,000) shards, Kubernetes'
 //!   limit on an Indexed Job's completions. Every count is computed with checked arithmetic.
 //! - KAI scenarios (`engine: kai`, KAI's simulator config) are swept as the others; their
-//!   rows are read from the KAI report (below). `clusterQueues.` paths are Kueue's only.
+//!   rows are read from the KAI report (below). `clusterQueues.`, `cohorts.` and
+//!   `resourceQuotas.` paths are Kueue's (and ResourceQuota's) only, `queues.` paths KAI's
+//!   only; a path of the other engine is an error naming it.
 //! - `clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD` edits a quota of the ClusterQueue `CQ` of the
 //!   cluster files after they are read ([`set_cluster_queue`]): `FIELD` is `nominalQuota`,
 //!   `borrowingLimit` or `lendingLimit`, the value a Kubernetes quantity (`4`, `500m`), or
@@ -34,6 +36,12 @@
 //! - `resourceQuotas.NAMESPACE.NAME.hard.RESOURCE` sets a hard cap of a ResourceQuota of the
 //!   cluster files (`resourceQuotas.research.gpu-cap.hard.requests.nvidia.com/gpu=4,8`;
 //!   [`set_resource_quota`]), for the `resourcequota` engine and Kueue's alike.
+//! - `queues.QUEUE.RESOURCE.FIELD` and `queues.QUEUE.priority` set a field of the KAI Queue
+//!   `QUEUE` of the cluster files, named as KAI's Queue CRD names them
+//!   (`spec.resources.RESOURCE.FIELD`, `spec.priority`): `RESOURCE` is `gpu`, `cpu` or
+//!   `memory`, `FIELD` is `quota`, `limit` or `overQuotaWeight`, the value a decimal
+//!   (`-1`: unlimited quota or limit) or, for `priority`, a whole number
+//!   (`queues.team-a.gpu.quota=4,8`, `queues.batch.gpu.limit=-1,12`; [`set_kai_queue`]).
 //! - `seed` sets `seed` of every generated trace (`spec.workloads[].trace.generate`, see
 //!   [`crate::trace`]): `--set seed=1..20` replays twenty draws of the same trace shape. A
 //!   scenario without a generated trace has nothing seeded and the sweep is refused: Kueue's
@@ -796,13 +804,20 @@ enum Loaded {
 }
 
 /// Whether a parameter edits the imported model (`clusterQueues.` quotas and weights,
-/// `cohorts.COHORT.fairSharing.weight`, `nodes.NODE.count`) rather than the scenario
-/// document.
+/// `cohorts.COHORT.fairSharing.weight`, `nodes.NODE.count`, `resourceQuotas.` caps, KAI's
+/// `queues.` fields) rather than the scenario document.
 pub fn is_model_edit(k: &str) -> bool {
     k.starts_with("clusterQueues.")
         || k.starts_with("nodes.")
         || k.starts_with("resourceQuotas.")
+        || k.starts_with("queues.")
         || is_cohort_weight(k)
+}
+
+/// Whether a model edit names Kueue's or ResourceQuota's objects (`clusterQueues.`,
+/// `cohorts.`, `resourceQuotas.`), which a KAI scenario does not have.
+fn is_kueue_edit(k: &str) -> bool {
+    k.starts_with("clusterQueues.") || k.starts_with("resourceQuotas.") || is_cohort_weight(k)
 }
 
 fn is_cohort_weight(k: &str) -> bool {
@@ -810,7 +825,8 @@ fn is_cohort_weight(k: &str) -> bool {
 }
 
 /// Applies one model-editing parameter ([`is_model_edit`]) to `model`: [`set_node_count`],
-/// [`set_cohort_weight`] or [`set_cluster_queue`] by its path.
+/// [`set_resource_quota`], [`set_kai_queue`], [`set_cohort_weight`] or [`set_cluster_queue`]
+/// by its path.
 ///
 /// # Errors
 /// As the one it applies.
@@ -819,6 +835,8 @@ pub fn set_model(model: &mut gpuquota_model::Model, path: &str, value: &str) -> 
         set_node_count(model, path, value)
     } else if path.starts_with("resourceQuotas.") {
         set_resource_quota(model, path, value)
+    } else if path.starts_with("queues.") {
+        set_kai_queue(model, path, value)
     } else if is_cohort_weight(path) {
         set_cohort_weight(model, path, value)
     } else {
@@ -865,6 +883,113 @@ pub fn set_resource_quota(
             format!("{path}: no ResourceQuota {name:?} in namespace {ns:?} in the cluster files")
         })?;
     rq.spec.hard.insert(resource.to_owned(), q);
+    Ok(())
+}
+
+/// The resources of a KAI Queue's `spec.resources` a `queues.` path names.
+pub const KAI_QUEUE_RESOURCES: [&str; 3] = ["gpu", "cpu", "memory"];
+/// The fields of one resource of a KAI Queue a `queues.` path sets.
+pub const KAI_QUEUE_FIELDS: [&str; 3] = ["quota", "limit", "overQuotaWeight"];
+
+/// Sets `queues.QUEUE.RESOURCE.FIELD` or `queues.QUEUE.priority` of the KAI Queue `QUEUE`
+/// of the cluster files (the fields of KAI's Queue CRD `scheduling.run.ai/v2`,
+/// NVIDIA/KAI-Scheduler pkg/apis/scheduling/v2/queue_types.go: `spec.resources.RESOURCE.FIELD`
+/// and `spec.priority`). `RESOURCE` is one of [`KAI_QUEUE_RESOURCES`] (in the CRD's units:
+/// GPU devices, CPU millicores, memory megabytes), `FIELD` one of [`KAI_QUEUE_FIELDS`]; the
+/// queue name is everything before them, so it may contain dots. The value is a plain
+/// decimal (`4`, `0.5`): `quota` and `limit` ≥ 0 or `-1` (unlimited), `overQuotaWeight` ≥ 0;
+/// `priority` a whole number (32-bit). A resource the Queue does not list yet is added with
+/// only that field.
+///
+/// ```
+/// let mut model = gpuquota_model::Importer::new();
+/// model.add_str("q.yaml", "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team-a}\nspec: {resources: {gpu: {quota: 4, overQuotaWeight: 1, limit: -1}}}\n");
+/// let mut model = model.finish().unwrap().model;
+/// gpuquota_sim::sweep::set_kai_queue(&mut model, "queues.team-a.gpu.quota", "6").unwrap();
+/// gpuquota_sim::sweep::set_kai_queue(&mut model, "queues.team-a.priority", "120").unwrap();
+/// let q = &model.queues["team-a"];
+/// let gpu = q.spec.resources.as_ref().unwrap().gpu.as_ref().unwrap();
+/// assert_eq!(gpu.quota.as_ref().map(ToString::to_string).as_deref(), Some("6"));
+/// assert_eq!(q.spec.priority, Some(120));
+/// ```
+///
+/// # Errors
+/// A message naming the path: not of that form (the message lists the resources and
+/// fields), no such Queue, a value out of the field's range.
+///
+/// # Complexity
+/// O(path length).
+pub fn set_kai_queue(
+    model: &mut gpuquota_model::Model,
+    path: &str,
+    value: &str,
+) -> Result<(), String> {
+    let grammar = || {
+        format!(
+            "{path}: expected queues.QUEUE.RESOURCE.FIELD (RESOURCE one of {}, FIELD one of {}) or queues.QUEUE.priority",
+            KAI_QUEUE_RESOURCES.join(", "),
+            KAI_QUEUE_FIELDS.join(", ")
+        )
+    };
+    let rest = path.strip_prefix("queues.").ok_or_else(grammar)?;
+    let (front, field) = rest.rsplit_once('.').ok_or_else(grammar)?;
+    if field == "priority" {
+        if front.is_empty() {
+            return Err(grammar());
+        }
+        let p: i32 = value
+            .parse()
+            .map_err(|_| format!("{path}: {value:?} is not a whole number (32-bit)"))?;
+        let q = model
+            .queues
+            .get_mut(front)
+            .ok_or_else(|| format!("{path}: no KAI Queue {front:?} in the cluster files"))?;
+        q.spec.priority = Some(p);
+        return Ok(());
+    }
+    let (queue, resource) = front.rsplit_once('.').ok_or_else(grammar)?;
+    if queue.is_empty()
+        || !KAI_QUEUE_RESOURCES.contains(&resource)
+        || !KAI_QUEUE_FIELDS.contains(&field)
+    {
+        return Err(grammar());
+    }
+    let decimal = {
+        let digits = value.strip_prefix('-').unwrap_or(value);
+        !digits.is_empty()
+            && !digits.starts_with('.')
+            && !digits.ends_with('.')
+            && digits.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+            && digits.bytes().filter(|b| *b == b'.').count() <= 1
+    };
+    let q = decimal
+        .then(|| gpuquota_model::Quantity::parse(value).ok())
+        .flatten()
+        .ok_or_else(|| format!("{path}: {value:?} is not a decimal number (e.g. 4, 0.5)"))?;
+    let unlimited = field != "overQuotaWeight" && value == "-1";
+    if q.is_negative() && !unlimited {
+        return Err(if field == "overQuotaWeight" {
+            format!("{path}: {value:?} is negative")
+        } else {
+            format!("{path}: {value:?} is negative (only -1, unlimited, is allowed)")
+        });
+    }
+    let kq = model
+        .queues
+        .get_mut(queue)
+        .ok_or_else(|| format!("{path}: no KAI Queue {queue:?} in the cluster files"))?;
+    let resources = kq.spec.resources.get_or_insert_with(Default::default);
+    let r = match resource {
+        "gpu" => &mut resources.gpu,
+        "cpu" => &mut resources.cpu,
+        _ => &mut resources.memory,
+    }
+    .get_or_insert_with(Default::default);
+    match field {
+        "quota" => r.quota = Some(q),
+        "limit" => r.limit = Some(q),
+        _ => r.over_quota_weight = Some(q),
+    }
     Ok(())
 }
 
@@ -939,7 +1064,10 @@ impl<T> SharePlan<T> {
     fn new(axes: &[Axis], range: std::ops::Range<usize>) -> SharePlan<T> {
         let runs = range.len();
         let mut counts: BTreeMap<Vec<(String, String)>, usize> = BTreeMap::new();
-        if axes.iter().any(|a| a.path.starts_with("clusterQueues.")) {
+        if axes
+            .iter()
+            .any(|a| a.path.starts_with("clusterQueues.") || a.path.starts_with("queues."))
+        {
             for i in range {
                 *counts
                     .entry(document_key(&run_parameters(axes, i)))
@@ -1015,14 +1143,16 @@ impl<T> SharePlan<T> {
 /// A copy of `base` with the run's `clusterQueues.` parameters applied.
 fn with_quotas(base: &Loaded, params: &[(String, String)]) -> Result<Loaded, Diagnostics> {
     let mut loaded = base.clone();
-    if let Loaded::Kueue(sc) = &mut loaded {
-        for (k, v) in quota_edits(params) {
-            set_model(&mut sc.model, k, v).map_err(|m| {
-                Diagnostics(vec![
-                    Diagnostic::error(INVALID_SCENARIO, m).field(k.to_owned()),
-                ])
-            })?;
-        }
+    let model = match &mut loaded {
+        Loaded::Kueue(sc) => &mut sc.model,
+        Loaded::Kai(sc) => &mut sc.model,
+    };
+    for (k, v) in quota_edits(params) {
+        set_model(model, k, v).map_err(|m| {
+            Diagnostics(vec![
+                Diagnostic::error(INVALID_SCENARIO, m).field(k.to_owned()),
+            ])
+        })?;
     }
     Ok(loaded)
 }
@@ -1059,11 +1189,11 @@ fn load_base(
     let (d, quotas) = edit_run(doc, nested, params)?;
     let t = serde_json::to_string(&d).unwrap_or_default();
     if crate::kai::scenario::is_kai_value(&d) {
-        if let Some((k, _)) = quotas.first() {
+        if let Some((k, _)) = quotas.iter().find(|(k, _)| is_kueue_edit(k)) {
             return Err(Diagnostics(vec![Diagnostic::error(
                 INVALID_SCENARIO,
                 format!(
-                    "--set {k}: a KAI scenario has no ClusterQueues (clusterQueues.… paths edit Kueue's); set its queues' fields in the cluster files"
+                    "--set {k}: a KAI scenario has no ClusterQueues, Cohorts or ResourceQuotas (those paths edit Kueue's objects); vary its Queues with queues.QUEUE.RESOURCE.FIELD or queues.QUEUE.priority"
                 ),
             )]));
         }
@@ -1073,6 +1203,14 @@ fn load_base(
             return Err(e);
         }
         return Ok(Loaded::Kai(Box::new(sc)));
+    }
+    if let Some((k, _)) = quotas.iter().find(|(k, _)| k.starts_with("queues.")) {
+        return Err(Diagnostics(vec![Diagnostic::error(
+            INVALID_SCENARIO,
+            format!(
+                "--set {k}: a Kueue or ResourceQuota scenario has no KAI Queues (queues.… paths edit KAI's); vary its ClusterQueues with clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD"
+            ),
+        )]));
     }
     let sc = scenario::from_str(name, &t, stem, read)
         .map_err(|e| unknown_paths(&e, params, nested).unwrap_or(e))?;
@@ -1204,6 +1342,35 @@ fn check_sweep(
                             "{}: expected clusterQueues.CQ[.FLAVOR[.RESOURCE]].FIELD with FIELD one of {}",
                             a.path,
                             QUOTA_FIELDS.join(", ")
+                        ),
+                    )
+                    .field(a.path.clone()),
+                ]));
+            }
+        }
+        if a.path.starts_with("queues.") || a.path == "queues" {
+            let bad = a
+                .path
+                .strip_prefix("queues.")
+                .is_none_or(|r| match r.rsplit_once('.') {
+                    Some((q, "priority")) => q.is_empty(),
+                    Some((front, f)) => {
+                        !KAI_QUEUE_FIELDS.contains(&f)
+                            || front.rsplit_once('.').is_none_or(|(q, res)| {
+                                q.is_empty() || !KAI_QUEUE_RESOURCES.contains(&res)
+                            })
+                    }
+                    None => true,
+                });
+            if bad {
+                return Err(Diagnostics(vec![
+                    Diagnostic::error(
+                        INVALID_SCENARIO,
+                        format!(
+                            "{}: expected queues.QUEUE.RESOURCE.FIELD (RESOURCE one of {}, FIELD one of {}) or queues.QUEUE.priority",
+                            a.path,
+                            KAI_QUEUE_RESOURCES.join(", "),
+                            KAI_QUEUE_FIELDS.join(", ")
                         ),
                     )
                     .field(a.path.clone()),
@@ -1702,6 +1869,77 @@ mod tests {
             set_model(&mut m, "cohorts.pool.fairSharing.weight", "-1").unwrap_err(),
             "cohorts.pool.fairSharing.weight: \"-1\" is negative"
         );
+    }
+
+    #[test]
+    fn kai_queue_fields_are_model_edits() {
+        let mut imp = gpuquota_model::Importer::new();
+        imp.add_str(
+            "q.yaml",
+            "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team.a}\nspec: {resources: {gpu: {quota: 4, overQuotaWeight: 1, limit: -1}}}\n",
+        );
+        let mut m = imp.finish().unwrap().model;
+        for p in ["queues.team.a.gpu.limit", "queues.team.a.priority"] {
+            assert!(is_model_edit(p) && !is_kueue_edit(p));
+        }
+        // a dotted queue name: the resource and field are the last two segments
+        set_model(&mut m, "queues.team.a.gpu.limit", "12").unwrap();
+        set_model(&mut m, "queues.team.a.gpu.quota", "-1").unwrap();
+        set_model(&mut m, "queues.team.a.cpu.overQuotaWeight", "0.5").unwrap();
+        set_model(&mut m, "queues.team.a.priority", "-3").unwrap();
+        let q = &m.queues["team.a"];
+        let r = q.spec.resources.as_ref().unwrap();
+        let gpu = r.gpu.as_ref().unwrap();
+        let show = |x: &Option<gpuquota_model::Quantity>| x.as_ref().map(ToString::to_string);
+        assert_eq!(show(&gpu.limit).as_deref(), Some("12"));
+        assert_eq!(show(&gpu.quota).as_deref(), Some("-1"));
+        assert_eq!(show(&gpu.over_quota_weight).as_deref(), Some("1"));
+        // a resource the Queue did not list: only the field set
+        let cpu = r.cpu.as_ref().unwrap();
+        // 0.5, in the quantity's canonical form
+        assert_eq!(show(&cpu.over_quota_weight).as_deref(), Some("500m"));
+        assert_eq!((cpu.quota, cpu.limit), (None, None));
+        assert_eq!(q.spec.priority, Some(-3));
+        let err = |p: &str, v: &str| set_model(&mut m.clone(), p, v).unwrap_err();
+        assert_eq!(
+            err("queues.team.a.gpu.quota", "-2"),
+            "queues.team.a.gpu.quota: \"-2\" is negative (only -1, unlimited, is allowed)"
+        );
+        assert_eq!(
+            err("queues.team.a.gpu.overQuotaWeight", "-1"),
+            "queues.team.a.gpu.overQuotaWeight: \"-1\" is negative"
+        );
+        assert_eq!(
+            err("queues.team.a.gpu.quota", "4Gi"),
+            "queues.team.a.gpu.quota: \"4Gi\" is not a decimal number (e.g. 4, 0.5)"
+        );
+        assert_eq!(
+            err("queues.team.a.priority", "1.5"),
+            "queues.team.a.priority: \"1.5\" is not a whole number (32-bit)"
+        );
+        assert_eq!(
+            err("queues.b.gpu.quota", "1"),
+            "queues.b.gpu.quota: no KAI Queue \"b\" in the cluster files"
+        );
+        assert_eq!(
+            err("queues.team.a.gpus.quota", "1"),
+            "queues.team.a.gpus.quota: expected queues.QUEUE.RESOURCE.FIELD (RESOURCE one of gpu, cpu, memory, FIELD one of quota, limit, overQuotaWeight) or queues.QUEUE.priority"
+        );
+        // the sweep's check refuses the form before any run
+        let axis = |p: &str| Axis {
+            path: p.to_owned(),
+            values: vec!["1".to_owned()],
+        };
+        assert!(check_sweep(&[axis("queues.a.gpu.quota")], None, None).is_ok());
+        assert!(check_sweep(&[axis("queues.a.priority")], None, None).is_ok());
+        for bad in [
+            "queues",
+            "queues.a",
+            "queues.gpu.quota",
+            "queues.a.gpu.weight",
+        ] {
+            assert!(check_sweep(&[axis(bad)], None, None).is_err(), "{bad}");
+        }
     }
 
     #[test]

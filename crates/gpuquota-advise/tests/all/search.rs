@@ -18,7 +18,7 @@ fn both(base: &Path, advice_text: &str) -> (Advice, Advice) {
     let stem = scenario.trim_end_matches(".yaml").to_owned();
     let prepared = prepare(&scenario, &text, &stem, &read).unwrap();
     let plan = parse("advice.yaml", advice_text, &|p| {
-        split_queues(&prepared.scenario.model, p)
+        split_queues(&prepared.model, p)
     })
     .unwrap();
     let searched = advise(&plan, &prepared, &Options::default()).unwrap();

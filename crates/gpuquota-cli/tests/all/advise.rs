@@ -288,3 +288,34 @@ fn emit_job_runs_the_advice_shards_as_an_indexed_job() {
     assert!(out.stdout.is_empty());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A KAI scenario's advice (`crates/gpuquota-advise/tests/data/kai`, hand-checked in that
+/// crate's tests): `infer` needs a GPU quota of 4 and `train` a limit of 4 (point 9); the
+/// patch and the what-if compare Kueue runs, so `--diff` is refused (exit 2).
+#[test]
+fn a_kai_advice_recommends_queue_fields() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../gpuquota-advise/tests/data/kai");
+    let out = run(&dir, &["advise", "advice.yaml", "-o", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["recommended"]["point"], 9);
+    assert_eq!(
+        v["recommended"]["knobs"],
+        serde_json::json!({
+            "queues.infer.gpu.quota": "4",
+            "queues.train.gpu.limit": "4",
+            "queues.train.gpu.overQuotaWeight": "1"
+        })
+    );
+    assert_eq!(v["search"]["simulated"], 13);
+    let out = run(&dir, &["advise", "advice.yaml", "--diff"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(
+        text(&out.stderr).contains(
+            "--patch-out, --diff, --plot and --report compare Kueue or ResourceQuota runs"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+}

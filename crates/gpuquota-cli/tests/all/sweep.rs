@@ -391,3 +391,101 @@ fn seed_sweeps_a_generated_trace_and_is_refused_without_one() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no generated trace"));
 }
+
+/// KAI Queue fields as `--set` paths: `infer`'s GPU quota (0, 4) × `train`'s GPU limit
+/// (4, -1 = unlimited) over one 8-GPU node for 6 h. By hand: the inference server (4 GPUs,
+/// 00:30, 1 h) needs a deserved quota of 4 to start at all; with train limited to 4 its
+/// second 2 h gang waits until 02:00 (train's mean wait 1 h); with train unlimited and
+/// infer's quota 4 the server reclaims that gang at 00:30 (4 GPUs × 30 min = 2 GPU-hours
+/// lost, one eviction) and the gang runs again 01:30–03:30: 8 + 2 + 4 + 8 = 22 GPU-hours.
+#[test]
+fn kai_queue_fields_sweep() {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../gpuquota-advise/tests/data/kai/sim.yaml")
+        .to_string_lossy()
+        .into_owned();
+    let out = gpuquota(&[
+        "sim",
+        "sweep",
+        &file,
+        "--set",
+        "queues.infer.gpu.quota=0,4",
+        "--set",
+        "queues.train.gpu.limit=4,-1",
+        "-o",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got: Vec<(String, String, f64, f64, u64, i64)> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["parameters"]["queues.infer.gpu.quota"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+                r["parameters"]["queues.train.gpu.limit"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+                r["gpuHours"].as_f64().unwrap(),
+                r["lostGpuHours"].as_f64().unwrap(),
+                r["preemptions"].as_u64().unwrap(),
+                r["timeToAdmissionMs"]["train"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let row = |q: &str, l: &str, h: f64, lost: f64, p: u64, t: i64| {
+        (q.to_owned(), l.to_owned(), h, lost, p, t)
+    };
+    assert_eq!(
+        got,
+        [
+            row("0", "4", 16.0, 0.0, 0, 3_600_000),
+            row("0", "-1", 16.0, 0.0, 0, 0),
+            row("4", "4", 20.0, 0.0, 0, 3_600_000),
+            row("4", "-1", 22.0, 2.0, 1, 0),
+        ]
+    );
+    assert!(
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["engine"] == "kai")
+    );
+    // Kueue's paths on a KAI scenario: refused by name, nothing printed
+    let out = gpuquota(&[
+        "sim",
+        "sweep",
+        &file,
+        "--set",
+        "clusterQueues.a.nominalQuota=1",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "--set clusterQueues.a.nominalQuota: a KAI scenario has no ClusterQueues, Cohorts or ResourceQuotas"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // a misspelt field: refused before any run, naming the forms
+    let out = gpuquota(&["sim", "sweep", &file, "--set", "queues.infer.gpu.quotas=1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "queues.infer.gpu.quotas: expected queues.QUEUE.RESOURCE.FIELD (RESOURCE one of gpu, cpu, memory, FIELD one of quota, limit, overQuotaWeight) or queues.QUEUE.priority"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

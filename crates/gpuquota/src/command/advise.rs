@@ -88,9 +88,7 @@ pub fn run(
     let read = s.reader();
     let prepared = advise::prepare(&s.name, &s.text, &s.stem, &read)
         .map_err(|d| Failure::load(d.iter(), strict))?;
-    let plan = match advise::parse(name, text, &|p| {
-        advise::split_queues(&prepared.scenario.model, p)
-    }) {
+    let plan = match advise::parse(name, text, &|p| advise::split_queues(&prepared.model, p)) {
         Ok(p) => p,
         Err(d) => return Err(Failure::diagnostics(d.iter(), strict)),
     };
@@ -167,12 +165,17 @@ pub fn run(
         let Some(settings) = advice.chosen_settings(&plan) else {
             return Err(Failure::usage("no configuration to recommend"));
         };
+        let Some(scenario) = &prepared.scenario else {
+            return Err(Failure::usage(
+                "--patch-out, --diff, --plot and --report compare Kueue or ResourceQuota runs; for a KAI scenario the advice is its table, JSON or CSV",
+            ));
+        };
         let chosen = prepared
             .evaluator
             .run(&settings)
             .map_err(|d| Failure::diagnostics(d.iter(), strict))?;
         if let Some(p) = a.patch_out {
-            let yaml = advise::output::patch_yaml(&prepared.scenario, &chosen.0, &settings)
+            let yaml = advise::output::patch_yaml(scenario, &chosen.0, &settings)
                 .map_err(Failure::usage)?;
             crate::model::write::file(p, yaml.as_bytes(), a.force)?;
         }
