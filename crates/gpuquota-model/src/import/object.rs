@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::unknown::{Tracked, Unknown};
 use crate::core::{Namespace, Node, Pod, PriorityClass, ResourceQuota};
 use crate::kai::{PodGroup, Queue};
 use crate::kueue::{
@@ -17,37 +18,6 @@ use crate::schema;
 
 fn canonical<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_default()
-}
-
-/// `serde_ignored`'s path in Kubernetes' notation (`spec.groups[0].name`) and as steps.
-fn ignored_path(path: &serde_ignored::Path<'_>) -> (String, Vec<schema::Step>) {
-    fn walk(path: &serde_ignored::Path<'_>, text: &mut String, steps: &mut Vec<schema::Step>) {
-        use serde_ignored::Path as P;
-        match path {
-            P::Root => {}
-            P::Seq { parent, index } => {
-                walk(parent, text, steps);
-                text.push('[');
-                text.push_str(&index.to_string());
-                text.push(']');
-                steps.push(schema::Step::Index);
-            }
-            P::Map { parent, key } => {
-                walk(parent, text, steps);
-                if !text.is_empty() {
-                    text.push('.');
-                }
-                text.push_str(key);
-                steps.push(schema::Step::Field(key.clone()));
-            }
-            P::Some { parent } | P::NewtypeStruct { parent } | P::NewtypeVariant { parent } => {
-                walk(parent, text, steps);
-            }
-        }
-    }
-    let (mut text, mut steps) = (String::new(), Vec::new());
-    walk(path, &mut text, &mut steps);
-    (text, steps)
 }
 
 macro_rules! objects {
@@ -97,8 +67,8 @@ macro_rules! objects {
                 de: D,
                 ignored: &mut Vec<(String, Vec<schema::Step>)>,
             ) -> Result<Object, D::Error> {
-                let mut record = |p: serde_ignored::Path<'_>| ignored.push(ignored_path(&p));
-                let de = serde_ignored::Deserializer::new(de, &mut record);
+                let mut unknown = Unknown::default();
+                let de = Tracked::new(de, &mut unknown);
                 use serde::Deserialize;
                 let object = match kind {
                     $(Kind::$kind => <$ty>::deserialize(de).map(|o| Object::$kind(Box::new(o))),)+
@@ -106,6 +76,8 @@ macro_rules! objects {
                         Configuration::deserialize(de).map(|o| Object::Configuration(Box::new(o)))
                     }
                 };
+                // Recorded before an error too: the exact path warns about them either way.
+                ignored.append(&mut unknown.fields);
                 let mut object = object?;
                 object.shrink();
                 Ok(object)
