@@ -5,12 +5,9 @@
 //! of threads.
 //!
 //! A piece's parser recognises the common line, `name{labels} value timestamp` with single
-//! spaces and an integer timestamp, records where its key is and its value and timestamp,
-//! and resolves the key to its series in an index of the series seen before the batch
-//! (`index::KeyIndex`, read by every piece's parser at once and extended between batches); the
-//! booking thread books a resolved line without looking at its key, and looks up only the
-//! keys the index did not know yet (one comparison when the key follows the same key as last
-//! time). Every other line (comments that may matter,
+//! spaces and an integer timestamp, and records where its key is and its value and
+//! timestamp; the booking looks the key up among the series seen before (one comparison when
+//! the key follows the same key as last time). Every other line (comments that may matter,
 //! lines without a timestamp, fractions, exemplars, odd spacing, a key seen for the first
 //! time, malformed lines, a piece that is not UTF-8) goes through the general line reader
 //! (`line_one`), which gives each its exact message and line number.
@@ -35,9 +32,6 @@ enum Rec {
         key: (u32, u32),
         value: f64,
         ts: i64,
-        /// The key's series if the index knew it when the batch was parsed, else
-        /// `u32::MAX` (the booking thread looks it up).
-        id: u32,
     },
     /// Any other line that is not blank or an ignorable comment.
     Slow { line: u32, span: (u32, u32) },
@@ -85,11 +79,9 @@ impl From<Stop> for Halt {
 /// Reads a text file (Prometheus exposition or OpenMetrics) into the accumulator.
 ///
 /// # Complexity
-/// O(bytes) to parse and resolve keys, split over the threads; booking O(lines), O(1) for a
-/// line whose key the index resolved (a key first seen in the batch before costs one key
-/// comparison when it follows the same key as at the previous scrape, else O(log s) for s
-/// series). Memory: two batches (O([`BATCH`])) and the index (the keys once, O(s)) beside
-/// the accumulator.
+/// O(bytes) to parse, split over the threads; booking O(lines) (a line whose key follows the
+/// same key as at the previous scrape costs one key comparison, another known key O(log s)
+/// for s series). Memory: two batches (O([`BATCH`])) beside the accumulator.
 pub(super) fn read_lines(
     stream: &mut Stream,
     file: &mut FileState<'_>,
@@ -99,12 +91,7 @@ pub(super) fn read_lines(
     let mut line_base = 0u64;
     let mut cur: Option<Batch> = None;
     let mut spare = Vec::new();
-    let mut index = KeyIndex::default();
     loop {
-        // the series interned while the previous batch was booked
-        if index.len() < acc.keys.len() {
-            index.extend(&acc.keys);
-        }
         let (buf, used) = read_batch(stream, &mut carry, std::mem::take(&mut spare))?;
         let done = used == 0;
         let (booked, pieces) = rayon::join(
@@ -112,7 +99,7 @@ pub(super) fn read_lines(
                 Some(b) => book(b, file, acc),
                 None => Ok(()),
             },
-            || parse(&buf[..used], &index),
+            || parse(&buf[..used]),
         );
         if let Err(h) = booked {
             return Err(halt(h, file.plan, cur.as_ref(), &buf[..used], stream));
@@ -232,7 +219,7 @@ fn read_batch(
 }
 
 /// Splits a batch at line ends into pieces and parses them in parallel.
-fn parse(buf: &[u8], index: &KeyIndex) -> Vec<Piece> {
+fn parse(buf: &[u8]) -> Vec<Piece> {
     let mut bounds = Vec::with_capacity(PIECES + 1);
     bounds.push(0);
     for k in 1..PIECES {
@@ -245,7 +232,7 @@ fn parse(buf: &[u8], index: &KeyIndex) -> Vec<Piece> {
     let ranges: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
     ranges
         .into_par_iter()
-        .map(|r| parse_piece(buf, r, index))
+        .map(|r| parse_piece(buf, r))
         .collect()
 }
 
@@ -257,7 +244,7 @@ fn is_name(c: u8) -> bool {
 ///
 /// # Complexity
 /// O(bytes of the piece).
-fn parse_piece(buf: &[u8], (start, end): (usize, usize), index: &KeyIndex) -> Piece {
+fn parse_piece(buf: &[u8], (start, end): (usize, usize)) -> Piece {
     let mut p = Piece {
         range: (start, end),
         ..Piece::default()
@@ -296,13 +283,11 @@ fn parse_piece(buf: &[u8], (start, end): (usize, usize), index: &KeyIndex) -> Pi
         if !after_eof && let Some(r) = fast(line) {
             p.first_nonempty.get_or_insert(i);
             let (s, _) = off(line);
-            let id = index.get(&line[..r.0 as usize]).unwrap_or(u32::MAX);
             p.recs.push(Rec::Fast {
                 line: i,
                 key: (s, r.0),
                 value: r.1,
                 ts: r.2,
-                id,
             });
             continue;
         }
@@ -417,16 +402,9 @@ fn book(b: &Batch, file: &mut FileState<'_>, acc: &mut Acc<'_>) -> Result<(), Ha
                         key,
                         value,
                         ts,
-                        id,
                     } => {
-                        let line_no = line_at(base, line);
-                        if id != u32::MAX {
-                            // resolved by the parser (only `DCGM_FI_*` keys are interned)
-                            acc.prev = Some(id);
-                            fast_sample(file, acc, line_no, id, value, ts)?;
-                            continue;
-                        }
                         let k = &buf[key.0 as usize..(key.0 + key.1) as usize];
+                        let line_no = line_at(base, line);
                         let known = if k.starts_with(b"DCGM_FI_") {
                             acc.lookup(k)
                         } else {

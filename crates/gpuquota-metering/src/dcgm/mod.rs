@@ -44,14 +44,12 @@ use crate::MeteringError;
 use crate::engine::{CardType, Holding, Owner, Shape, Window};
 
 mod chunks;
-mod index;
 #[cfg(feature = "serde")]
 mod json;
 mod series;
 mod text;
 
 use chunks::*;
-use index::KeyIndex;
 #[cfg(feature = "serde")]
 use json::*;
 use series::*;
