@@ -708,7 +708,13 @@ fn plain_text(s: &str, flags: u8) -> bool {
     if flags & HASH != 0 && b.contains(&b'#') {
         return false;
     }
-    flags & COLONS == 0 || !(s.contains(": ") || s.ends_with(':'))
+    flags & COLONS == 0 || !(colon_space(b) || s.ends_with(':'))
+}
+
+/// Whether `b` holds `": "` (as `str::contains(": ")`, without building a substring searcher
+/// for each of the many short scalars of a flow line).
+fn colon_space(b: &[u8]) -> bool {
+    memchr::memchr_iter(b':', b).any(|i| b.get(i + 1) == Some(&b' '))
 }
 
 /// Splits a mapping entry `key: value` (or `key:` at the end of the line) into the plain key
@@ -729,6 +735,29 @@ fn split_key(entry: Entry<'_>) -> Result<(&str, &str), Fallback> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn colon_space_is_a_substring_search() {
+        for (s, want) in [
+            ("", false),
+            (":", false),
+            (": ", true),
+            ("a:b", false),
+            ("a:b: c", true),
+            ("a :b", false),
+            ("a::", false),
+            ("a:: b", true),
+        ] {
+            assert_eq!(colon_space(s.as_bytes()), want, "{s:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn colon_space_agrees_with_str_contains(s in "[a: ]{0,12}") {
+            proptest::prop_assert_eq!(colon_space(s.as_bytes()), s.contains(": "));
+        }
+    }
 
     /// The events of `text` from this scanner, or `None` when it gives up.
     fn events(text: &str) -> Option<Vec<Ev<'_>>> {
