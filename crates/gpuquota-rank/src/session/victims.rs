@@ -196,9 +196,7 @@ impl Engine<'_> {
                 self.release(*vj, vt);
             }
         }
-        let ok = nodes
-            .iter()
-            .any(|&n| self.node_score(n, t, req).is_some());
+        let ok = nodes.iter().any(|&n| self.node_score(n, t, req).is_some());
         self.end_probe();
         for (vj, ts) in victims {
             for &vt in ts {

@@ -44,7 +44,6 @@
 //! `n`-fold sum of one value, exact as above or looked up in a table of those folds.
 //! `tests::incremental_equals_recomputed` checks every read against the recomputation.
 
-
 use std::collections::VecDeque;
 
 use gpuquota_model::Timestamp;
@@ -723,7 +722,10 @@ mod tests {
         let mut db = UsageDb::new(p, start, 1, PerResource::new(8 * NANO, 0, 0));
         db.advance(0, &[PerResource::new(2 * NANO, 0, 0)]);
         db.advance(3000, &[PerResource::new(6 * NANO, 0, 0)]);
-        assert_eq!(db.usage(4000).to_vec(), vec![PerResource::new(375_000_000, 0, 0)]);
+        assert_eq!(
+            db.usage(4000).to_vec(),
+            vec![PerResource::new(375_000_000, 0, 0)]
+        );
         // One run for the three equal samples, one for the fourth.
         assert_eq!(db.runs.len(), 2);
     }
