@@ -606,6 +606,9 @@ struct Engine<'a> {
     /// False once the open state cannot be kept ([`Kept`]): a fractional pod, an
     /// overcommitted node.
     keepable: bool,
+    /// Whether pod `(job, pod)` passed some node's feasibility test at an epoch, outside a
+    /// probe ([`Engine::fits_with`]): `(epoch, job, pod, passed)`.
+    fit_now: Option<(u64, JobId, TaskId, bool)>,
 }
 
 /// A recorded failure: reason, the quota check that failed, the message.
@@ -844,6 +847,7 @@ impl<'a> Engine<'a> {
             cons_free: None,
             cons_cands: None,
             keepable: true,
+            fit_now: None,
         }
     }
 

@@ -304,7 +304,7 @@ impl Engine<'_> {
     ///
     /// # Complexity
     /// O(G + M) for G devices and M MIG profiles requested.
-    fn node_score(
+    pub(super) fn node_score(
         &self,
         n: NodeId,
         t: &crate::snapshot::Task,

@@ -117,7 +117,21 @@ impl Engine<'_> {
     }
 
     /// Whether `tasks` of job `ji` can be placed once `victims` are released (state restored).
+    ///
+    /// # Complexity
+    /// For one whole-GPU pod outside a probe ([`Engine::fits_one_with`]): O(V + K · G) for
+    /// V victim pods on K nodes of G devices, after one O(N · G) scan per job and
+    /// [`Engine::epoch`]. Otherwise a placement of the pods.
     pub(super) fn fits_with(&mut self, ji: JobId, tasks: &[TaskId], victims: &Units) -> bool {
+        if let [ti] = *tasks
+            && self.shortcuts
+            && self.probe.depth == 0
+            && !self.c.nodes.is_empty()
+            && !self.task(ji, ti).fractional
+            && let Some(ok) = self.fits_one_with(ji, ti, victims)
+        {
+            return ok;
+        }
         // `release` puts each record back and the probed placement is not committed: only
         // the nodes it touches and the victims' pod states change.
         let e = self;
@@ -135,6 +149,61 @@ impl Engine<'_> {
             }
         }
         ok
+    }
+
+    /// [`Engine::fits_with`] for a job of one pod `ti` that takes whole GPUs (not a
+    /// fraction), on the state of the current [`Engine::epoch`] (outside a probe); `None`
+    /// when some node admits the pod already (then the placement is run as before).
+    ///
+    /// Such a pod is placed exactly when some node passes its feasibility test
+    /// ([`Engine::node_score`]; placing whole GPUs on a node that passed never fails), and a
+    /// node's test reads only that node's state. Releasing victims changes only the nodes
+    /// their pods run on, and only adds room there. So when no node passes now, the pod fits
+    /// once the victims are released exactly when one of the victims' nodes passes then: only
+    /// those are tested, instead of a node search over the cluster. The release itself is
+    /// the one [`Engine::fits_with`] makes, and is undone the same way.
+    ///
+    /// # Complexity
+    /// O(N · G) once per job and epoch (is there a node now), then O(V + K · G) for V victim
+    /// pods on K nodes.
+    fn fits_one_with(&mut self, ji: JobId, ti: TaskId, victims: &Units) -> Option<bool> {
+        let t = self.task(ji, ti);
+        let req = dev_req(t);
+        let now = match self.fit_now {
+            Some((epoch, j, p, ok)) if epoch == self.epoch && j == ji && p == ti => ok,
+            _ => {
+                let ok = self
+                    .nodes
+                    .ids()
+                    .any(|n| self.node_score(n, t, req).is_some());
+                self.fit_now = Some((self.epoch, ji, ti, ok));
+                ok
+            }
+        };
+        if now {
+            return None;
+        }
+        let mut nodes: Vec<NodeId> = victims
+            .iter()
+            .flat_map(|(vj, ts)| ts.iter().map(move |&vt| (*vj, vt)))
+            .filter_map(|pod| self.place[pod].node)
+            .collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        self.begin_probe();
+        for (vj, ts) in victims {
+            for &vt in ts {
+                self.release(*vj, vt);
+            }
+        }
+        let ok = nodes.iter().any(|&n| self.node_score(n, t, req).is_some());
+        self.end_probe();
+        for (vj, ts) in victims {
+            for &vt in ts {
+                self.tstate[(*vj, vt)] = TState::Running;
+            }
+        }
+        Some(ok)
     }
 
     /// Drops the victims the job does not need, as KAI's solver does when it puts every
