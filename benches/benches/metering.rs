@@ -26,7 +26,7 @@ use gpuquota_benches::SplitMix64;
 use gpuquota_metering::money::L;
 use gpuquota_metering::{
     CardType, Config, Currency, Department, GridSeries, IdleMode, Input, Owner, QuotaStep, Record,
-    Shape, Window, engine::meter,
+    Shape, Window, run,
 };
 
 const MONTH: i64 = 30 * 86_400;
@@ -136,12 +136,12 @@ fn metering(c: &mut Criterion) {
     group.sample_size(10);
     let grid = grid_input(n);
     group.bench_function(format!("grid_1min_month_{n}_gpus"), |b| {
-        b.iter(|| black_box(meter(black_box(&grid)).map(|r| r.totals.cost_minor)))
+        b.iter(|| black_box(run(black_box(&grid)).map(|r| r.totals.cost_minor)))
     });
     drop(grid);
     let intervals = interval_input(n);
     group.bench_function(format!("intervals_month_{n}_gpus"), |b| {
-        b.iter(|| black_box(meter(black_box(&intervals)).map(|r| r.totals.cost_minor)))
+        b.iter(|| black_box(run(black_box(&intervals)).map(|r| r.totals.cost_minor)))
     });
     group.finish();
 }
@@ -446,7 +446,8 @@ fn dcgm(c: &mut Criterion) {
             let files = [("dcgm.prom".to_owned(), text.clone())];
             black_box(
                 doc.into_input(&files)
-                    .and_then(|i| meter(&i))
+                    .map_err(gpuquota_model::Error::from)
+                    .and_then(|i| run(&i))
                     .map(|r| r.totals.cost_minor),
             )
         })
@@ -455,7 +456,12 @@ fn dcgm(c: &mut Criterion) {
         b.iter(|| {
             let input =
                 doc.into_input_with(&mut |_, p| gpuquota_metering::dcgm::open_file(&dir.join(p)));
-            black_box(input.and_then(|i| meter(&i)).map(|r| r.totals.cost_minor))
+            black_box(
+                input
+                    .map_err(gpuquota_model::Error::from)
+                    .and_then(|i| run(&i))
+                    .map(|r| r.totals.cost_minor),
+            )
         })
     });
     // the same scrapes as a backfilled Prometheus answers query_range (one-minute step)
@@ -476,7 +482,8 @@ fn dcgm(c: &mut Criterion) {
             black_box(
                 range_doc
                     .into_input(&files)
-                    .and_then(|i| meter(&i))
+                    .map_err(gpuquota_model::Error::from)
+                    .and_then(|i| run(&i))
                     .map(|r| r.totals.cost_minor),
             )
         })

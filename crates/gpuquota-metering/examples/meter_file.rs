@@ -5,8 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gpuquota_metering::Document;
-use gpuquota_metering::engine::meter;
+use gpuquota_metering::{Document, run};
 
 fn main() {
     let Some(path) = std::env::args().nth(1) else {
@@ -28,7 +27,8 @@ fn main() {
                 gpuquota_metering::dcgm::open_file(&dir.join(name))
             })
         })
-        .and_then(|input| meter(&input));
+        .map_err(gpuquota_model::Error::from)
+        .and_then(|input| run(&input));
     match report {
         Ok(r) => {
             for w in &r.warnings {

@@ -62,7 +62,8 @@ impl Input {
 /// sum beyond exact arithmetic is [`Error::is_overflow`].
 ///
 /// # Complexity
-/// As [`crate::engine::meter`].
+/// O(n log n + E·G) for n records/holds, E distinct change instants per card type and G
+/// department groups; grid series cost O(points) (summed on a dense grid first).
 pub fn run(input: &Input) -> Result<Report, Error> {
     crate::engine::meter(input).map_err(Error::from)
 }

@@ -1,6 +1,6 @@
 //! Metering a document file as `gpuquota meter` does: the file read through the model's
 //! bounded reader, its unknown fields reported, the `dcgm:` files (streamed) and `cluster:`
-//! files it names read relative to its directory, then [`meter`].
+//! files it names read relative to its directory, then metered as [`crate::run`] does.
 //!
 //! Every problem is a line for stderr with its severity (`error: FILE: …`,
 //! `warning: FILE: …`), in the order they arise; the unknown fields and the report's warnings
@@ -60,7 +60,7 @@ impl Refused {
 /// `strict`.
 ///
 /// # Complexity
-/// That of [`meter`] after reading the files.
+/// That of [`crate::run`] after reading the files.
 pub fn meter_file(path: &Path, strict: bool) -> Result<Metered, Refused> {
     let text = gpuquota_model::source::read_text(path).map_err(|d| Refused::unreadable(&d))?;
     let file = path.display().to_string();

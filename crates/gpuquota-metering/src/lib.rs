@@ -30,8 +30,7 @@
 //! [`run`] meters it into the [`Report`], returning every problem as one
 //! [`gpuquota_model::Error`]. `run` is fallible because the input is plain data checked as
 //! it is metered (see [`run`]). Lower-level pieces stay public
-//! and are not entry points: [`engine::meter`] (the same run with the engine's typed
-//! [`MeteringError`], for callers and tests that match on the cause), the
+//! and are not entry points: the
 //! [`Document::into_input_with`] family (streams opened by the caller, device sharing),
 //! [`dcgm`], [`openmetrics`] and [`budget`].
 //!

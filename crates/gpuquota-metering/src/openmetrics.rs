@@ -3,8 +3,7 @@
 //! node-exporter textfile collector reads (so a budget dashboard is one Grafana panel).
 //!
 //! ```
-//! use gpuquota_metering::{Document, openmetrics};
-//! use gpuquota_metering::engine::meter;
+//! use gpuquota_metering::{Document, Input, openmetrics, run};
 //!
 //! let doc = Document::from_yaml(r#"
 //! window: {start: 0, end: 36000}
@@ -12,12 +11,12 @@
 //! departments: [{name: A, namespaces: [team-a]}]
 //! records: [{department: A, cardType: H200, gpus: 2, start: 0, end: 36000}]
 //! "#)?;
-//! let report = meter(&doc.into_input(&[])?)?;
+//! let report = run(&Input::from_document(&doc, &[])?)?;
 //! let text = openmetrics::render(&report, &[]);
 //! assert!(text.contains("gpuquota_gpu_used_hours{department=\"A\",card_type=\"H200\"} 20.000000\n"));
 //! assert!(text.contains("gpuquota_cost_currency{department=\"A\",card_type=\"H200\",currency=\"USD\"} 90.00\n"));
 //! assert!(text.ends_with("# EOF\n"));
-//! # Ok::<(), gpuquota_metering::MeteringError>(())
+//! # Ok::<(), gpuquota_model::Error>(())
 //! ```
 //!
 //! Families (every one a `gauge` with `# TYPE`, `# UNIT` (`hours`; `currency` for the cost) and `# HELP`, names ending in

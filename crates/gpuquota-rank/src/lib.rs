@@ -127,8 +127,8 @@
 //!
 //! # Cargo features
 //!
-//! - `serde` (default): `Serialize`/`Deserialize` on the reports and inputs, the reports as
-//!   JSON values ([`report::fairshare_json`], [`report::schedule_json`]) and the model's
+//! - `serde` (default): `Serialize`/`Deserialize` on the reports and inputs, the reports
+//!   serialise to the JSON the CLI prints (`serde_json::to_value(&report)`), and the model's
 //!   `serde`. Without it a pod's `metadata.deletionTimestamp` (a field the model keeps
 //!   verbatim) is not read, so no task is Releasing.
 //! - `yaml` (default, implies `serde`): [`usage::UsageInput::parse`] and the model's manifest

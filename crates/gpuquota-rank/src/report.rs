@@ -25,8 +25,6 @@ use std::fmt::Write as _;
 
 use gpuquota_model::text::{Table, Width};
 use indexmap::IndexMap;
-#[cfg(feature = "serde")]
-use serde_json::Value;
 
 use crate::division::{DivisionError, DivisionOptions, Resource};
 use crate::ids::{PerQueue, PerResource};
@@ -237,21 +235,6 @@ pub fn fairshare_report(
     Ok(FairshareReport { queues })
 }
 
-/// The `kai fairshare` JSON value ([`fairshare_report`] as a [`Value`]).
-///
-/// # Errors
-/// [`DivisionError`] from the division.
-#[cfg(feature = "serde")]
-pub fn fairshare_json(c: &Cluster, options: &DivisionOptions) -> Result<Value, DivisionError> {
-    Ok(to_value(&fairshare_report(c, options)?))
-}
-
-#[cfg(feature = "serde")]
-fn to_value<T: serde::Serialize>(v: &T) -> Value {
-    // Strings, booleans, nulls, arrays and string-keyed maps always serialise.
-    serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
 fn dash(v: Option<&str>) -> &str {
     v.unwrap_or("-")
 }
@@ -410,15 +393,6 @@ pub fn schedule_report(result: &SessionResult) -> ScheduleReport {
     }
 }
 
-/// The `kai schedule` JSON value ([`schedule_report`] as a [`Value`]).
-///
-/// # Complexity
-/// O(size of the result).
-#[cfg(feature = "serde")]
-pub fn schedule_json(result: &SessionResult) -> Value {
-    to_value(&schedule_report(result))
-}
-
 impl ScheduleReport {
     /// The text `kai schedule --output table` prints: one line per allocation and eviction,
     /// two per pending job (reason, then the message), or `nothing to do`.
@@ -469,7 +443,7 @@ mod tests {
     use super::*;
     use crate::session::{SessionOptions, run_session};
     use crate::snapshot::{BuildOptions, parse_total};
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     #[test]
     fn resource_amounts_are_written_as_the_contract_writes_them() {
@@ -671,7 +645,10 @@ status: {phase: Pending}
             let typed = serde_json::to_string_pretty(&schedule_report(&r)).unwrap();
             let legacy = serde_json::to_string_pretty(&legacy_schedule_json(&r)).unwrap();
             assert_eq!(typed, legacy);
-            assert_eq!(schedule_json(&r), legacy_schedule_json(&r));
+            assert_eq!(
+                serde_json::to_value(schedule_report(&r)).unwrap(),
+                legacy_schedule_json(&r)
+            );
         }
     }
 

@@ -491,10 +491,8 @@ fn meter_doc(
     for w in d.diagnostics("spec.metering").0 {
         warnings.push(w);
     }
-    let report = d
-        .into_input(&[])
-        .and_then(|i| gpuquota_metering::engine::meter(&i))
-        .map_err(|e| err(e.to_string()))?;
+    let input = d.into_input(&[]).map_err(|e| err(e.to_string()))?;
+    let report = gpuquota_metering::run(&input).map_err(|e| err(e.to_string()))?;
     // the bill's own warnings (cards held beyond a type's capacity, …) are the run's too:
     // on stderr whatever the output format, errors under --strict
     for w in &report.warnings {

@@ -254,7 +254,7 @@ fn entry_problems(ctx: &Ctx<'_>, w: Window) -> Vec<MeteringError> {
 ///
 /// # Panics
 /// Never.
-pub fn meter(input: &Input) -> Result<Report, MeteringError> {
+pub(crate) fn meter(input: &Input) -> Result<Report, MeteringError> {
     let cfg = &input.config;
     let w = check_config(cfg)?;
     let t_len = i128::from(w.len());

@@ -1,12 +1,12 @@
 //! Worked examples of the bill, exact to the cent.
 
-use gpuquota_metering::engine::meter;
-use gpuquota_metering::{Document, MeteringError};
+use gpuquota_metering::Document;
+use gpuquota_model::Error;
 
-pub(crate) fn run(yaml: &str) -> Result<gpuquota_metering::report::ReportOut, MeteringError> {
+pub(crate) fn run(yaml: &str) -> Result<gpuquota_metering::report::ReportOut, Error> {
     let doc = Document::from_yaml(yaml)?;
     assert!(doc.unknown_fields.is_empty(), "{:?}", doc.unknown_fields);
-    Ok(meter(&doc.into_input(&[])?)?.to_output())
+    Ok(gpuquota_metering::run(&doc.into_input(&[])?)?.to_output())
 }
 
 const H: i64 = 3600;
@@ -152,18 +152,13 @@ records:
         "{base}  - {{department: C, cardType: H200, start: \"2025-04-01T00:30:00Z\", end: \"2025-04-01T01:30:00Z\", holder: gpu-node-07/GPU-3f1c}}\n"
     );
     let t0 = 1_743_465_600;
-    match run(&bad) {
-        Err(MeteringError::DoubleBooked {
-            key,
-            second,
-            overlap_start,
-            overlap_end,
-            ..
-        }) => {
-            assert_eq!(key, "gpu-node-07/GPU-3f1c");
-            assert_eq!(second, "records[2]");
-            assert_eq!((overlap_start, overlap_end), (t0 + 1800, t0 + 5400));
-        }
-        other => panic!("expected DoubleBooked, got {other:?}"),
-    }
+    assert_eq!(
+        run(&bad).unwrap_err().to_string(),
+        format!(
+            "records[2]: holder gpu-node-07/GPU-3f1c is already held by records[0]; \
+             double booking over [{}, {})",
+            t0 + 1800,
+            t0 + 5400
+        )
+    );
 }

@@ -2,9 +2,9 @@
 //! with a `scrapeTime`, OpenMetrics, Prometheus `honorLabels`, `query_range` JSON; the
 //! unknown-field diagnostics and the bounded reading of `dcgm:` files.
 
-use gpuquota_metering::engine::meter;
 use gpuquota_metering::report::ReportOut;
 use gpuquota_metering::{Document, MeteringError};
+use gpuquota_model::Error;
 
 const HEAD: &str = r#"
 window: {start: 0, end: 3600}
@@ -16,14 +16,14 @@ departments:
   - {name: B, namespaces: [team-b]}
 "#;
 
-fn run(dcgm_yaml: &str, files: &[(&str, String)]) -> Result<ReportOut, MeteringError> {
+fn run(dcgm_yaml: &str, files: &[(&str, String)]) -> Result<ReportOut, Error> {
     let doc = Document::from_yaml(&format!("{HEAD}dcgm: {dcgm_yaml}\n"))?;
     assert!(doc.unknown_fields.is_empty(), "{:?}", doc.unknown_fields);
     let files: Vec<(String, String)> = files
         .iter()
         .map(|(n, t)| ((*n).to_owned(), t.clone()))
         .collect();
-    Ok(meter(&doc.into_input(&files)?)?.to_output())
+    Ok(gpuquota_metering::run(&doc.into_input(&files)?)?.to_output())
 }
 
 /// (department, allocated hours, utilisation) of the lines with use.
@@ -84,11 +84,11 @@ fn untimestamped_scrapes_take_the_scrape_time_of_their_entry() {
     let e = run("[s1.prom]", &[("s1.prom", scrape(Some("team-a"), 50))]).unwrap_err();
     assert_eq!(
         e,
-        MeteringError::Exposition {
+        Error::from(MeteringError::Exposition {
             file: "s1.prom".into(),
             line: 3,
             reason: "sample without a timestamp".into()
-        }
+        })
     );
 }
 
@@ -124,10 +124,7 @@ fn openmetrics_timestamps_are_seconds() {
     assert_eq!(used(&run("[m.prom]", &[("m.prom", prom)]).unwrap()), want);
     // nothing may follow # EOF
     let e = run("[m.om]", &[("m.om", format!("{om}x 1 2\n"))]).unwrap_err();
-    assert!(
-        matches!(e, MeteringError::Exposition { line: 6, ref reason, .. } if reason == "text after # EOF"),
-        "{e}"
-    );
+    assert_eq!(e.to_string(), "m.om:6: text after # EOF");
 }
 
 /// A line as Prometheus stores it: `instance` and `job` added.
@@ -288,7 +285,7 @@ fn query_range_step_above_the_lookback_counts_one_step_per_sample() {
         HEAD.replace("end: 3600", "end: 86400")
     ))
     .unwrap();
-    let r = meter(&doc.into_input(&[("range.json".to_owned(), json)]).unwrap())
+    let r = gpuquota_metering::run(&doc.into_input(&[("range.json".to_owned(), json)]).unwrap())
         .unwrap()
         .to_output();
     // [0, 3600) and [3600, 7200), each held until the device's next sample: 7,200 s = 2 h,
@@ -507,7 +504,7 @@ fn time_sliced_replicas_take_replicas_per_gpu_from_the_device_plugin_config() {
         unreachable!("no dcgm files")
     };
     let input = doc.into_input_with_sharing(&mut open, sharing).unwrap();
-    let out = meter(&input).unwrap().to_output();
+    let out = gpuquota_metering::run(&input).unwrap().to_output();
     let hours: Vec<(String, String)> = out
         .lines
         .iter()
@@ -526,7 +523,7 @@ fn time_sliced_replicas_take_replicas_per_gpu_from_the_device_plugin_config() {
     ))
     .unwrap();
     let sharing = Document::sharing_from(&[("c.yaml".to_owned(), CLUSTER.to_owned())]).unwrap();
-    let out = meter(&doc.into_input_with_sharing(&mut open, sharing).unwrap())
+    let out = gpuquota_metering::run(&doc.into_input_with_sharing(&mut open, sharing).unwrap())
         .unwrap()
         .to_output();
     assert_eq!(out.lines[0].allocated_hours, "0.125000");
@@ -553,8 +550,8 @@ fn the_consuming_conversion_moves_the_grid_and_meters_the_same() {
     );
     assert_eq!(owned.series[1].values, vec![Some(3); 4]);
     assert_eq!(
-        meter(&owned).unwrap().to_output(),
-        meter(&borrowed).unwrap().to_output()
+        gpuquota_metering::run(&owned).unwrap().to_output(),
+        gpuquota_metering::run(&borrowed).unwrap().to_output()
     );
     let bad = Document::from_yaml(&format!(
         "{HEAD}series:\n  - {{department: A, cardType: H200, step: 600}}\n"

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use gpuquota_metering::Document;
-use gpuquota_metering::engine::meter;
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -19,7 +18,7 @@ fn check(name: &str) {
     let input = doc
         .into_input_with(&mut |_, path| gpuquota_metering::dcgm::open_file(&d.join(path)))
         .unwrap();
-    let report = meter(&input).unwrap();
+    let report = gpuquota_metering::run(&input).unwrap();
     for (ext, got) in [
         ("json", report.to_json()),
         ("csv", report.to_csv()),
@@ -70,7 +69,7 @@ fn utilisation_cell_is_rounded_not_truncated() {
         .unwrap()
         .into_input(&[])
         .unwrap();
-    let report = meter(&input).unwrap();
+    let report = gpuquota_metering::run(&input).unwrap();
     let table = report.to_table();
     // 6719 basis points: 67.19 % rounds to 67.2 %, where truncation printed 67.1 %
     assert!(table.contains("67.2%"), "{table}");
@@ -83,7 +82,7 @@ fn csv_has_no_totals_row_and_its_total_column_sums_to_the_bill() {
         .unwrap()
         .into_input(&[])
         .unwrap();
-    let report = meter(&input).unwrap();
+    let report = gpuquota_metering::run(&input).unwrap();
     let csv = report.to_csv();
     assert_eq!(
         csv,

@@ -2,11 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use gpuquota_metering::engine::meter;
 use gpuquota_metering::money::{L, apportion};
 use gpuquota_metering::{
-    Basis, BorrowedMode, CardType, Config, Currency, Department, IdleMode, Input, MeteringError,
-    Owner, QuotaStep, Record, Report, Shape, Window,
+    Basis, BorrowedMode, CardType, Config, Currency, Department, IdleMode, Input, Owner, QuotaStep,
+    Record, Report, Shape, Window,
 };
 use proptest::prelude::*;
 
@@ -187,7 +186,7 @@ proptest! {
     #[test]
     fn allocated_plus_idle_is_capacity(c in case(), mode in 0usize..3) {
         let idle = [IdleMode::Platform, IdleMode::Weighted, IdleMode::Even][mode];
-        let r = meter(&input(&c, full(&c), Basis::Allocated, BorrowedMode::Informational, idle)).unwrap();
+        let r = gpuquota_metering::run(&input(&c, full(&c), Basis::Allocated, BorrowedMode::Informational, idle)).unwrap();
         reconciles(&r);
         for (ci, cap) in c.caps.iter().enumerate() {
             let alloc: i128 = r.lines.iter().filter(|l| l.card_index == ci).map(|l| l.allocated_units).sum();
@@ -209,7 +208,7 @@ proptest! {
             if w.is_empty() {
                 return BTreeMap::new();
             }
-            let r = meter(&input(&c, w, Basis::Allocated, BorrowedMode::Informational, IdleMode::Platform)).unwrap();
+            let r = gpuquota_metering::run(&input(&c, w, Basis::Allocated, BorrowedMode::Informational, IdleMode::Platform)).unwrap();
             r.lines.iter().map(|l| ((l.department.clone(), l.card_index), (l.allocated_units, l.borrowed_units, l.quota_units))).collect()
         };
         let whole = units(full(&c));
@@ -230,7 +229,7 @@ proptest! {
     #[test]
     fn order_independent(c in case(), seed in any::<u64>(), basis in any::<bool>()) {
         let basis = if basis { Basis::Quota } else { Basis::Allocated };
-        let a = meter(&input(&c, full(&c), basis, BorrowedMode::Charged, IdleMode::Weighted)).unwrap();
+        let a = gpuquota_metering::run(&input(&c, full(&c), basis, BorrowedMode::Charged, IdleMode::Weighted)).unwrap();
         let mut shuffled = c.clone();
         let mut s = seed | 1;
         for i in (1..shuffled.records.len()).rev() {
@@ -241,7 +240,7 @@ proptest! {
         let mut inp = input(&shuffled, full(&c), basis, BorrowedMode::Charged, IdleMode::Weighted);
         inp.departments.reverse();
         inp.card_types.reverse();
-        let b = meter(&inp).unwrap();
+        let b = gpuquota_metering::run(&inp).unwrap();
         prop_assert_eq!(a.to_json(), b.to_json());
     }
 
@@ -249,7 +248,7 @@ proptest! {
     /// the quota covers the capacity.
     #[test]
     fn borrowed_bounds(c in case()) {
-        let r = meter(&input(&c, full(&c), Basis::Allocated, BorrowedMode::Informational, IdleMode::Platform)).unwrap();
+        let r = gpuquota_metering::run(&input(&c, full(&c), Basis::Allocated, BorrowedMode::Informational, IdleMode::Platform)).unwrap();
         for l in &r.lines {
             prop_assert!(l.borrowed_units <= l.allocated_units);
             prop_assert!(l.own_units <= l.quota_units);
@@ -259,7 +258,7 @@ proptest! {
         for q in &mut generous.quotas {
             *q = generous.caps.clone();
         }
-        let r = meter(&input(&generous, full(&c), Basis::Allocated, BorrowedMode::Informational, IdleMode::Platform)).unwrap();
+        let r = gpuquota_metering::run(&input(&generous, full(&c), Basis::Allocated, BorrowedMode::Informational, IdleMode::Platform)).unwrap();
         for l in &r.lines {
             if l.department != "unassigned" {
                 prop_assert_eq!(l.borrowed_units, 0);
@@ -272,7 +271,7 @@ proptest! {
     /// Σ quota × T whatever the borrowing.
     #[test]
     fn lender_credits_keep_the_total(c in case()) {
-        let r = meter(&input(&c, full(&c), Basis::Quota, BorrowedMode::Charged, IdleMode::Platform)).unwrap();
+        let r = gpuquota_metering::run(&input(&c, full(&c), Basis::Quota, BorrowedMode::Charged, IdleMode::Platform)).unwrap();
         reconciles(&r);
         for (ci, cap) in c.caps.iter().enumerate() {
             let charged: i128 = r.lines.iter().filter(|l| l.card_index == ci).map(|l| l.charged_units).sum();
@@ -282,7 +281,7 @@ proptest! {
         // quotas that book everything: A gets the whole capacity
         let mut booked = c.clone();
         booked.quotas = vec![c.caps.clone(), vec![0; c.caps.len()], vec![0; c.caps.len()]];
-        let r = meter(&input(&booked, full(&c), Basis::Quota, BorrowedMode::Charged, IdleMode::Platform)).unwrap();
+        let r = gpuquota_metering::run(&input(&booked, full(&c), Basis::Quota, BorrowedMode::Charged, IdleMode::Platform)).unwrap();
         for (ci, cap) in c.caps.iter().enumerate() {
             let charged: i128 = r.lines.iter().filter(|l| l.card_index == ci).map(|l| l.charged_units).sum();
             prop_assert_eq!(charged, i128::from(*cap) * L * i128::from(c.end));
@@ -304,8 +303,11 @@ proptest! {
         dup.start = r.start + shift;
         dup.owner = Owner::Department("B".to_owned());
         bad.records.push(dup);
-        let res = meter(&input(&bad, full(&c), Basis::Allocated, BorrowedMode::Informational, IdleMode::Platform));
-        let is_double_booked = matches!(res, Err(MeteringError::DoubleBooked { .. }));
+        let res = gpuquota_metering::run(&input(&bad, full(&c), Basis::Allocated, BorrowedMode::Informational, IdleMode::Platform));
+        let is_double_booked = res
+            .as_ref()
+            .err()
+            .is_some_and(|e| e.is_invalid_input() && e.to_string().contains("; double booking over ["));
         prop_assert!(is_double_booked, "{:?}", res);
     }
 }
@@ -374,7 +376,7 @@ proptest! {
             });
         }
         let units = |input: &Input| -> Vec<(String, i128)> {
-            meter(input).unwrap().lines.iter().filter(|l| l.allocated_units > 0)
+            gpuquota_metering::run(input).unwrap().lines.iter().filter(|l| l.allocated_units > 0)
                 .map(|l| (l.department.clone(), l.allocated_units)).collect()
         };
         let want = units(&by_intervals);

@@ -1,12 +1,12 @@
 //! Scenario tests: sampled series, raw scrapes, DCGM text, MIG policies, token split,
 //! utilisation, rounding, currencies and every typed error.
 
-use gpuquota_metering::engine::meter;
 use gpuquota_metering::figure::{BasisPoints, GpuHours, Money};
 use gpuquota_metering::report::ReportOut;
 use gpuquota_metering::{Document, MeteringError};
+use gpuquota_model::Error;
 
-fn run(yaml: &str) -> Result<ReportOut, MeteringError> {
+fn run(yaml: &str) -> Result<ReportOut, Error> {
     run_with(yaml, &[])
 }
 
@@ -18,10 +18,10 @@ fn used(r: &ReportOut) -> &gpuquota_metering::report::LineOut {
         .expect("a line with use")
 }
 
-fn run_with(yaml: &str, dcgm: &[(String, String)]) -> Result<ReportOut, MeteringError> {
+fn run_with(yaml: &str, dcgm: &[(String, String)]) -> Result<ReportOut, Error> {
     let doc = Document::from_yaml(yaml)?;
     assert!(doc.unknown_fields.is_empty(), "{:?}", doc.unknown_fields);
-    Ok(meter(&doc.into_input(dcgm)?)?.to_output())
+    Ok(gpuquota_metering::run(&doc.into_input(dcgm)?)?.to_output())
 }
 
 const HEAD: &str = r#"
@@ -70,11 +70,11 @@ fn grid_mig_and_step_errors() {
     .unwrap_err();
     assert_eq!(
         e,
-        MeteringError::StepDoesNotDivideWindow {
+        Error::from(MeteringError::StepDoesNotDivideWindow {
             what: "series[0]".into(),
             step: 700,
             window: 3600
-        }
+        })
     );
 }
 
@@ -99,10 +99,10 @@ fn raw_samples_lookback_and_staleness() {
     );
     assert_eq!(
         s(", staleAt: [30]").unwrap_err(),
-        MeteringError::DuplicateTimestamp {
+        Error::from(MeteringError::DuplicateTimestamp {
             what: "samples[0].staleAt".into(),
             at: 30
-        }
+        })
     );
     let dup = run(&format!(
         "{HEAD}samples:\n  - {{namespace: team-b, cardType: H200, points: [[0, 1], [0, 1]]}}\n"
@@ -110,16 +110,19 @@ fn raw_samples_lookback_and_staleness() {
     .unwrap_err();
     assert_eq!(
         dup,
-        MeteringError::DuplicateTimestamp {
+        Error::from(MeteringError::DuplicateTimestamp {
             what: "samples[0]".into(),
             at: 0
-        }
+        })
     );
     let back = run(&format!(
         "{HEAD}samples:\n  - {{namespace: team-b, cardType: H200, points: [[60, 1], [0, 1]]}}\n"
     ))
     .unwrap_err();
-    assert!(matches!(back, MeteringError::NotIncreasing { at: 0, .. }));
+    assert_eq!(
+        back.to_string(),
+        "samples[0]: timestamp 0 is before the previous point"
+    );
     // a sample just before the window start still counts inside it
     let r = run(&format!(
         "{HEAD}samples:\n  - {{namespace: team-b, cardType: H200, points: [[-100, 1]]}}\n"
@@ -158,18 +161,21 @@ fn mig_policies_and_overbooking_warning() {
     .unwrap_err();
     assert_eq!(
         e,
-        MeteringError::UnknownProfile {
+        Error::from(MeteringError::UnknownProfile {
             what: "records[0]".into(),
             card_type: "H200".into(),
             profile: "5g.99gb".into()
-        }
+        })
     );
     // a card type without MIG geometry has no profiles
     let e = run(&format!(
         "{HEAD}records:\n  - {{department: B, cardType: L40S, mig: 1g.12gb, start: 0, end: 60}}\n"
     ))
     .unwrap_err();
-    assert!(matches!(e, MeteringError::UnknownProfile { .. }));
+    assert_eq!(
+        e.to_string(),
+        "records[0]: unknown MIG profile \"1g.12gb\" for card type L40S"
+    );
     assert_eq!(
         e.to_string(),
         "records[0]: unknown MIG profile \"1g.12gb\" for card type L40S"
@@ -226,13 +232,10 @@ fn time_slicing_replicas_and_open_intervals() {
         "{HEAD}records:\n  - {{department: B, cardType: A100-80GB, replicas: 1, replicasPerGpu: 17, start: 0, end: 60}}\n"
     ))
     .unwrap_err();
-    assert!(matches!(
-        e,
-        MeteringError::WeightNotRepresentable {
-            denominator: 17,
-            ..
-        }
-    ));
+    assert_eq!(
+        e.to_string(),
+        "records[0]: weight 1/17 is not a multiple of 1/720720"
+    );
 }
 
 #[test]
@@ -259,25 +262,31 @@ fn unknown_names_are_typed_errors() {
     .unwrap_err();
     assert_eq!(
         e,
-        MeteringError::UnknownCardType {
+        Error::from(MeteringError::UnknownCardType {
             what: "records[0].cardType".into(),
             card_type: "B300".into()
-        }
+        })
     );
     let e = run(&format!(
         "{HEAD}records:\n  - {{department: B, cardType: H200, gpus: 1, start: 60, end: 0}}\n"
     ))
     .unwrap_err();
-    assert!(matches!(e, MeteringError::InvalidInterval { .. }));
+    assert_eq!(e.to_string(), "records[0]: end 0 is before start 60");
     let e = run(&format!(
         "{HEAD}records:\n  - {{department: B, cardType: H200, gpus: 0, start: 0, end: 60}}\n"
     ))
     .unwrap_err();
-    assert_eq!(e, MeteringError::ZeroCount("records[0]".into()));
+    assert_eq!(
+        e,
+        Error::from(MeteringError::ZeroCount("records[0]".into()))
+    );
     let e = run(&HEAD.replace("currency: USD", "currency: XXY")).unwrap_err();
-    assert_eq!(e, MeteringError::UnknownCurrency("XXY".into()));
+    assert_eq!(e, Error::from(MeteringError::UnknownCurrency("XXY".into())));
     let e = run(&HEAD.replace("\"4.50\"", "\"4.5000001\"")).unwrap_err();
-    assert!(matches!(e, MeteringError::InvalidNumber { .. }));
+    assert_eq!(
+        e.to_string(),
+        "cardTypes[0].pricePerHour: invalid value \"4.5000001\": expected a non-negative decimal with at most 6 fractional digits"
+    );
 }
 
 #[test]
@@ -408,7 +417,10 @@ fn rounding_modes_and_currencies() {
     assert_eq!(cost("half-even", "JPY", "650.5"), "650");
     assert_eq!(cost("half-even", "KWD", "1.2345"), "1.234");
     let e = run(&doc("nearest", "USD", "1")).unwrap_err();
-    assert!(matches!(e, MeteringError::InvalidNumber { ref field, .. } if field == "rounding"));
+    assert_eq!(
+        e.to_string(),
+        "rounding: invalid value \"nearest\": not one of the allowed values"
+    );
 }
 
 #[test]
@@ -492,11 +504,11 @@ fn dcgm_errors_name_the_line() {
     .unwrap_err();
     assert_eq!(
         e,
-        MeteringError::Exposition {
+        Error::from(MeteringError::Exposition {
             file: "x.prom".into(),
             line: 1,
             reason: "sample without a timestamp".into()
-        }
+        })
     );
     let e = run_with(
         &format!("{HEAD}dcgm: [x.prom]\n"),
@@ -507,20 +519,26 @@ fn dcgm_errors_name_the_line() {
         )],
     )
     .unwrap_err();
-    assert!(matches!(e, MeteringError::UnknownCardType { .. }));
+    assert_eq!(
+        e.to_string(),
+        "x.prom:1 modelName: unknown card type \"NVIDIA B200\""
+    );
     let twice = "DCGM_FI_DEV_GPU_UTIL{UUID=\"G\",modelName=\"NVIDIA H200\",namespace=\"a\"} 1 0\n";
     let e = run_with(
         &format!("{HEAD}dcgm: [x.prom]\n"),
         &[("x.prom".into(), format!("{twice}{twice}"))],
     )
     .unwrap_err();
-    assert!(matches!(e, MeteringError::DuplicateTimestamp { at: 0, .. }));
+    assert_eq!(
+        e.to_string(),
+        "x.prom:2 (same series as line 1): duplicate timestamp 0"
+    );
     let e = run_with(
         &format!("{HEAD}dcgm: [x.prom]\n"),
         &[("x.prom".into(), "metric{a=\"unterminated} 1 0\n".into())],
     )
     .unwrap_err();
-    assert!(matches!(e, MeteringError::Exposition { line: 1, .. }));
+    assert_eq!(e.to_string(), "x.prom:1: label a: unterminated value");
 }
 
 #[test]
@@ -640,7 +658,8 @@ fn several_bad_entries_are_all_reported() {
          samples[0]: unknown MIG profile \"9g.1gb\" for card type H200\n\
          records[1]: end 60 is before start 90"
     );
-    assert!(matches!(e, MeteringError::Several(ref v) if v.len() == 3));
+    assert!(e.is_invalid_input());
+    assert_eq!(e.diagnostics().len(), 3);
 }
 
 #[test]
@@ -677,7 +696,7 @@ fn extreme_numbers_are_typed_errors_or_exact() {
         "window: {start: 0, end: 9223372036854775807}\ncardTypes: [{name: L4, pricePerHour: \"999999999999.999999\", capacity: 18446744073709551615}]\nrecords:\n  - {department: A, cardType: L4, gpus: 18446744073709551615, start: 0}\n",
     )
     .unwrap_err();
-    assert!(matches!(e, MeteringError::Overflow(_)), "{e}");
+    assert!(e.is_overflow(), "{e}");
     // u64::MAX cards for one hour is still exact
     let r = run(
         "window: {start: 0, end: 3600}\ncardTypes: [{name: L4, pricePerHour: \"1\"}]\nrecords:\n  - {department: A, cardType: L4, gpus: 18446744073709551615, start: 0}\n",

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use gpuquota_model::import_str;
-use gpuquota_rank::report::{fairshare_json, schedule_json};
+use gpuquota_rank::report::{fairshare_report, schedule_report};
 use gpuquota_rank::session::{
     Action, Placement, Reason, SessionOptions, SessionResult, run_session,
 };
@@ -569,7 +569,8 @@ fn fairshare_json_contract() {
     let total = gpuquota_rank::snapshot::parse_total("gpu=45,cpu=8,memory=64Gi").unwrap();
     let c =
         Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
-    let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
+    let v =
+        serde_json::to_value(fairshare_report(&c, &DivisionOptions::default()).unwrap()).unwrap();
     let q1 = &v["queues"]["q1"]["gpu"];
     assert_eq!(q1["fairShare"], "32.55");
     assert_eq!(q1["deserved"], "12");
@@ -615,7 +616,8 @@ status: {allocatable: {cpu: "4", memory: 16Gi}}
     let imported = import_str("s.yaml", yaml).unwrap();
     let c = Cluster::from_model(&imported.model, &BuildOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
-    let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
+    let v =
+        serde_json::to_value(fairshare_report(&c, &DivisionOptions::default()).unwrap()).unwrap();
     let cpu = &v["queues"]["q"]["cpu"];
     assert_eq!(cpu["deserved"], "500m");
     assert_eq!(cpu["limit"], "2");
@@ -631,7 +633,7 @@ status: {allocatable: {cpu: "4", memory: 16Gi}}
 fn schedule_json_contract() {
     let mut sc = reclaim_base();
     sc.job("b/g", "team-b", job("train", vec![(1.0, None)]));
-    let v = schedule_json(&sc.run());
+    let v = serde_json::to_value(schedule_report(&sc.run())).unwrap();
     assert_eq!(
         v,
         serde_json::json!({
@@ -654,10 +656,14 @@ fn corrected_mode_changes_only_the_quirks() {
     let total = gpuquota_rank::snapshot::parse_total("gpu=3").unwrap();
     let c =
         Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
-    let kai = fairshare_json(&c, &DivisionOptions::default()).unwrap();
+    let kai =
+        serde_json::to_value(fairshare_report(&c, &DivisionOptions::default()).unwrap()).unwrap();
     assert_eq!(kai["queues"]["a"]["gpu"]["fairShare"], "2");
     assert_eq!(kai["queues"]["b"]["gpu"]["fairShare"], "1");
-    let fixed = fairshare_json(&c, &DivisionOptions::default().with_mode(Mode::Corrected)).unwrap();
+    let fixed = serde_json::to_value(
+        fairshare_report(&c, &DivisionOptions::default().with_mode(Mode::Corrected)).unwrap(),
+    )
+    .unwrap();
     assert_eq!(fixed["queues"]["a"]["gpu"]["fairShare"], "1.7");
     assert_eq!(fixed["queues"]["b"]["gpu"]["fairShare"], "1.3");
 }
@@ -704,7 +710,8 @@ fn time_based_fairshare_from_a_usage_file() {
         let i = c.hierarchy.find(&q).unwrap();
         c.hierarchy.set_usage(i, u).unwrap();
     }
-    let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
+    let v =
+        serde_json::to_value(fairshare_report(&c, &DivisionOptions::default()).unwrap()).unwrap();
     assert_eq!(v["queues"]["a"]["gpu"]["fairShare"], "5");
     assert_eq!(v["queues"]["b"]["gpu"]["fairShare"], "11");
 }
@@ -726,7 +733,8 @@ fn runai_weight_follows_quota_when_over_quota_weight_is_disabled() {
     let mut c =
         Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
     gpuquota_rank::runai::weight_follows_quota(&mut c.hierarchy, false);
-    let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
+    let v =
+        serde_json::to_value(fairshare_report(&c, &DivisionOptions::default()).unwrap()).unwrap();
     let fs = |q: &str| {
         v["queues"][q]["gpu"]["fairShare"]
             .as_str()
@@ -738,7 +746,8 @@ fn runai_weight_follows_quota_when_over_quota_weight_is_disabled() {
     let mut c =
         Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
     gpuquota_rank::runai::weight_follows_quota(&mut c.hierarchy, true);
-    let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
+    let v =
+        serde_json::to_value(fairshare_report(&c, &DivisionOptions::default()).unwrap()).unwrap();
     let fs = |q: &str| {
         v["queues"][q]["gpu"]["fairShare"]
             .as_str()
@@ -876,7 +885,8 @@ status: {phase: Pending}
     let c = Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap();
     // 6 whole GPUs + 8 instances × g = 1 (KAI's GetSumGPUs).
     assert_eq!(c.totals[Resource::Gpu], 14_000_000_000);
-    let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
+    let v =
+        serde_json::to_value(fairshare_report(&c, &DivisionOptions::default()).unwrap()).unwrap();
     assert_eq!(v["queues"]["nb"]["gpu"]["requested"], "2");
     let r = run_session(&c, &SessionOptions::default()).unwrap();
     assert_eq!(allocated(&r), [(s("eng/nb-0"), false)]);
@@ -915,7 +925,8 @@ fn usage_of_a_department_is_the_sum_of_its_projects() {
     let d1 = c.hierarchy.find("d1").unwrap();
     assert_eq!(c.hierarchy.queue(d1).resources[0].usage, 600_000_000);
     // d1 at .6 and d2 at .1 split 16 as in the time-based fairshare test above: 5 / 11.
-    let v = fairshare_json(&c, &DivisionOptions::default()).unwrap();
+    let v =
+        serde_json::to_value(fairshare_report(&c, &DivisionOptions::default()).unwrap()).unwrap();
     assert_eq!(v["queues"]["d1"]["gpu"]["fairShare"], "5");
     assert_eq!(v["queues"]["d2"]["gpu"]["fairShare"], "11");
 }

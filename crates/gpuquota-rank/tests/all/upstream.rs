@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use gpuquota_model::import_str;
-use gpuquota_rank::report::schedule_json;
+use gpuquota_rank::report::schedule_report;
 use gpuquota_rank::session::{SessionOptions, run_session};
 use gpuquota_rank::snapshot::{BuildOptions, Cluster};
 use serde_json::{Value, json};
@@ -150,7 +150,10 @@ impl Topo {
     fn fairshare(&self) -> Value {
         let model = import_str("upstream.yaml", &self.yaml()).unwrap().model;
         let cluster = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
-        gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap()
+        serde_json::to_value(
+            gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+        )
+        .unwrap()
     }
 
     /// The `kai schedule` JSON of one session at `2025-01-02T00:00:00Z`.
@@ -164,7 +167,10 @@ impl Topo {
             &BuildOptions::default().with_now(Some("2025-01-02T00:00:00Z".parse().unwrap())),
         )
         .unwrap();
-        schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap())
+        serde_json::to_value(schedule_report(
+            &run_session(&cluster, &SessionOptions::default()).unwrap(),
+        ))
+        .unwrap()
     }
 }
 
@@ -529,10 +535,16 @@ status: {phase: Pending}
 "#;
     let model = import_str("states.yaml", yaml).unwrap().model;
     let cluster = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
-    let fs = gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap();
+    let fs = serde_json::to_value(
+        gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+    )
+    .unwrap();
     assert_eq!(fs["queues"]["q"]["gpu"]["allocated"], "2");
     assert_eq!(fs["queues"]["q"]["gpu"]["requested"], "3");
-    let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
+    let v = serde_json::to_value(schedule_report(
+        &run_session(&cluster, &SessionOptions::default()).unwrap(),
+    ))
+    .unwrap();
     // The waiting pod fits on the 3 idle GPUs without touching the releasing ones.
     assert_eq!(
         allocated(&v),
@@ -640,7 +652,10 @@ fn gpu_groups_place_running_fractions_consolidation_e06() {
     assert_eq!(yaml.matches("runai-gpu-group").count(), 2);
     let model = import_str("e06.yaml", &yaml).unwrap().model;
     let cluster = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
-    let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
+    let v = serde_json::to_value(schedule_report(
+        &run_session(&cluster, &SessionOptions::default()).unwrap(),
+    ))
+    .unwrap();
     assert_eq!(
         evicted(&v),
         [ev(
@@ -716,7 +731,10 @@ status: {phase: Pending}
         &BuildOptions::default().with_total(gpuquota_rank::snapshot::parse_total("gpu=4").unwrap()),
     )
     .unwrap();
-    let fs = gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap();
+    let fs = serde_json::to_value(
+        gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+    )
+    .unwrap();
     assert_eq!(fs["queues"]["default-queue"]["gpu"]["requested"], "1");
     assert_eq!(fs["queues"]["team-a"]["gpu"]["requested"], "2");
 }
@@ -820,7 +838,10 @@ fn proportion_two_hierarchy_queues_simplified() {
                 .with_total(gpuquota_rank::snapshot::parse_total(&format!("gpu={total}")).unwrap()),
         )
         .unwrap();
-        let fs = gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap();
+        let fs = serde_json::to_value(
+            gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+        )
+        .unwrap();
         let got: Vec<&str> = ["d1", "q1", "d2", "q2"]
             .iter()
             .map(|q| fs["queues"][q]["gpu"]["fairShare"].as_str().unwrap())
@@ -902,7 +923,10 @@ fn consolidation_picks_the_victim_the_job_needs_out_of_order() {
         &BuildOptions::default().with_now(Some("2025-01-02T00:00:00Z".parse().unwrap())),
     )
     .unwrap();
-    let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
+    let v = serde_json::to_value(schedule_report(
+        &run_session(&cluster, &SessionOptions::default()).unwrap(),
+    ))
+    .unwrap();
     assert_eq!(
         evicted(&v),
         [ev(
@@ -965,7 +989,10 @@ status: {{allocatable: {{nvidia.com/gpu: "2", cpu: "8", memory: 8Gi}}}}
         Cluster::from_model_unvalidated(&model, &BuildOptions::default())
     };
     let cluster = build(0).unwrap();
-    let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
+    let v = serde_json::to_value(schedule_report(
+        &run_session(&cluster, &SessionOptions::default()).unwrap(),
+    ))
+    .unwrap();
     assert_eq!(v["allocated"][0]["podGroup"], "ns/g");
     assert_eq!(v["allocated"][0]["pods"].as_array().unwrap().len(), 2);
     assert!(build(-1).is_err());
@@ -1030,9 +1057,15 @@ status: {phase: Pending}
     )
     .unwrap();
     assert_eq!(cluster.orphan_queues, ["dept", "proj"]);
-    let fs = gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap();
+    let fs = serde_json::to_value(
+        gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+    )
+    .unwrap();
     assert_eq!(fs["queues"].as_object().unwrap().len(), 1);
-    let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
+    let v = serde_json::to_value(schedule_report(
+        &run_session(&cluster, &SessionOptions::default()).unwrap(),
+    ))
+    .unwrap();
     assert_eq!(v["pending"][0]["reason"], "QueueDoesNotExist");
     assert_eq!(v["pending"][0]["queue"], "proj");
 }
@@ -1072,7 +1105,10 @@ fn fraction_pipelined_onto_the_shared_gpu_being_released() {
         &BuildOptions::default().with_now(Some("2025-01-02T00:00:00Z".parse().unwrap())),
     )
     .unwrap();
-    let v = schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap());
+    let v = serde_json::to_value(schedule_report(
+        &run_session(&cluster, &SessionOptions::default()).unwrap(),
+    ))
+    .unwrap();
     assert_eq!(
         allocated(&v),
         [(
@@ -1105,7 +1141,10 @@ fn releasing_pods_keep_a_gang_from_being_stale() {
             &BuildOptions::default().with_now(Some("2025-01-02T00:00:00Z".parse().unwrap())),
         )
         .unwrap();
-        schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap())
+        serde_json::to_value(schedule_report(
+            &run_session(&cluster, &SessionOptions::default()).unwrap(),
+        ))
+        .unwrap()
     };
     let with_releasing = run(Some("node0@2025-01-01T23:59:30Z"), 2);
     assert_eq!(with_releasing["evicted"], json!([]));
@@ -1200,7 +1239,10 @@ fn requested_with_key(key: Option<&str>) -> (Value, Value, Vec<String>) {
             .with_queue_label_key(key.map(str::to_string)),
     )
     .unwrap();
-    let fs = gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap();
+    let fs = serde_json::to_value(
+        gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+    )
+    .unwrap();
     let queueless: Vec<String> = cluster
         .jobs
         .iter()
@@ -1269,13 +1311,19 @@ fn schedule_yaml(yaml: &str) -> Value {
         &BuildOptions::default().with_now(Some("2025-01-02T00:00:00Z".parse().unwrap())),
     )
     .unwrap();
-    schedule_json(&run_session(&cluster, &SessionOptions::default()).unwrap())
+    serde_json::to_value(schedule_report(
+        &run_session(&cluster, &SessionOptions::default()).unwrap(),
+    ))
+    .unwrap()
 }
 
 fn fairshare_yaml(yaml: &str) -> Value {
     let model = import_str("upstream.yaml", yaml).unwrap().model;
     let cluster = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
-    gpuquota_rank::report::fairshare_json(&cluster, &Default::default()).unwrap()
+    serde_json::to_value(
+        gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+    )
+    .unwrap()
 }
 
 const BUILD: i32 = 100;
