@@ -311,6 +311,37 @@ pub(crate) struct Run {
 
 /// A non-negative amount of `minor` units of `10^−digits`, at most two digits, in hundredths
 /// (`24000` → 2400000, `1.5` → 150); `None` for a negative amount or more digits.
+/// Each budget's least remaining GPU-hours over its periods (micro GPU-hours), with the queue
+/// it covers when its scope is one queue; the same for a Kueue and a KAI run.
+fn least_remaining(
+    budgets: Option<&[gpuquota_sim::report::BudgetOut]>,
+) -> BTreeMap<String, (Option<String>, i128)> {
+    let mut out = BTreeMap::new();
+    for b in budgets.into_iter().flatten() {
+        let least = b
+            .periods
+            .iter()
+            .map(|p| p.remaining_gpu_hours.micro())
+            .min()
+            .unwrap_or(0);
+        let queue = match &b.scope {
+            gpuquota_sim::report::ScopeOut::Queue(q) => Some(q.clone()),
+            _ => None,
+        };
+        let e = out.entry(b.budget.clone()).or_insert((queue, least));
+        e.1 = e.1.min(least);
+    }
+    out
+}
+
+/// The bill's total in cents, when the run was metered and the total fits.
+fn bill_cents(chargeback: Option<&gpuquota_sim::report::Chargeback>) -> Option<i64> {
+    chargeback.and_then(|c| {
+        let cost = c.meter.totals.cost;
+        cents(cost.minor_units(), cost.minor_digits())
+    })
+}
+
 fn cents(minor: i128, digits: u32) -> Option<i64> {
     let scale = 10i128.checked_pow(2u32.checked_sub(digits)?)?;
     let c = minor.checked_mul(scale)?;
@@ -386,25 +417,8 @@ impl Run {
                 },
             );
         }
-        let mut budgets = BTreeMap::new();
-        for b in report.budgets.iter().flatten() {
-            let least = b
-                .periods
-                .iter()
-                .map(|p| p.remaining_gpu_hours.micro())
-                .min()
-                .unwrap_or(0);
-            let queue = match &b.scope {
-                gpuquota_sim::report::ScopeOut::Queue(q) => Some(q.clone()),
-                _ => None,
-            };
-            let e = budgets.entry(b.budget.clone()).or_insert((queue, least));
-            e.1 = e.1.min(least);
-        }
-        let bill = report.chargeback.as_ref().and_then(|c| {
-            let cost = c.meter.totals.cost;
-            cents(cost.minor_units(), cost.minor_digits())
-        });
+        let budgets = least_remaining(report.budgets.as_deref());
+        let bill = bill_cents(report.chargeback.as_ref());
         let currency = report.chargeback.as_ref().map(|c| c.meter.currency.clone());
         // flavor → card type, and each type's cards
         let mut card_type: BTreeMap<String, String> = BTreeMap::new();
@@ -506,25 +520,8 @@ impl Run {
                 },
             );
         }
-        let mut budgets = BTreeMap::new();
-        for b in outcome.budgets.iter().flatten() {
-            let least = b
-                .periods
-                .iter()
-                .map(|p| p.remaining_gpu_hours.micro())
-                .min()
-                .unwrap_or(0);
-            let queue = match &b.scope {
-                gpuquota_sim::report::ScopeOut::Queue(q) => Some(q.clone()),
-                _ => None,
-            };
-            let e = budgets.entry(b.budget.clone()).or_insert((queue, least));
-            e.1 = e.1.min(least);
-        }
-        let bill = outcome.chargeback.as_ref().and_then(|c| {
-            let cost = c.meter.totals.cost;
-            cents(cost.minor_units(), cost.minor_digits())
-        });
+        let budgets = least_remaining(outcome.budgets.as_deref());
+        let bill = bill_cents(outcome.chargeback.as_ref());
         let currency = outcome
             .chargeback
             .as_ref()
