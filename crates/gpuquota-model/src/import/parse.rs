@@ -683,4 +683,80 @@ mod tests {
             "invalid type: map"
         );
     }
+
+    #[test]
+    fn a_nested_duplicate_key_is_a_duplicate_key_with_its_position() {
+        let text = "{\"a\": {\"b\": [{\"c\": 1,\n  \"c\": 2}]}}";
+        assert_eq!(
+            documents(text),
+            Err((
+                codes::DUPLICATE_KEY,
+                "JSON: duplicate key \"c\": a key may appear only once in an object; \
+                 remove or merge one of them at line 2 column 5"
+                    .to_owned()
+            ))
+        );
+        // In the second document of a stream too.
+        let (code, msg) = documents("{\"a\": 1}\n[{\"x\": {\"y\": 1, \"y\": 1}}]").unwrap_err();
+        assert_eq!(code, codes::DUPLICATE_KEY);
+        assert_eq!(
+            msg,
+            "JSON: duplicate key \"y\": a key may appear only once in an object; \
+             remove or merge one of them at line 2 column 19"
+        );
+    }
+
+    #[test]
+    fn json_nesting_at_the_readers_limit_is_limit_exceeded() {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(documents(&nested(127)).map(|v| v.len()), Ok(1));
+        for n in [128, 129] {
+            assert_eq!(
+                documents(&nested(n)),
+                Err((
+                    codes::LIMIT_EXCEEDED,
+                    "JSON nesting is deeper than 128 levels, the reader's limit (recursion \
+                     limit exceeded at line 1 column 128); manifests nest far less: check the \
+                     brackets"
+                        .to_owned()
+                ))
+            );
+        }
+        // Objects, with the refused bracket on its own line after an element.
+        let text = format!("{}[1,\n  {{}}]{}", "{\"k\": ".repeat(126), "}".repeat(126));
+        assert_eq!(
+            documents(&text),
+            Err((
+                codes::LIMIT_EXCEEDED,
+                "JSON nesting is deeper than 128 levels, the reader's limit (recursion \
+                 limit exceeded at line 2 column 3); manifests nest far less: check the \
+                 brackets"
+                    .to_owned()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_broken_scalar_at_the_depth_limit_is_not_a_nesting_error() {
+        // The 128th level holds a scalar that does not parse (one error lies on a `[`): JSON
+        // fails there, but not for its depth, so the text goes on to the YAML reader.
+        for inner in ["tru", "\"\\[\"", "t[", "-["] {
+            let text = format!("{}{inner}{}", "[".repeat(127), "]".repeat(127));
+            let (_, msg) = documents(&text).unwrap_err();
+            assert!(!msg.starts_with("JSON"), "{inner}: {msg}");
+        }
+    }
+
+    #[test]
+    fn words_of_a_message_inside_a_value_pick_no_code() {
+        for value in [
+            "duplicate key \\\"a\\\": a key may appear only once",
+            "recursion limit exceeded at line 1 column 2",
+        ] {
+            let text = format!("{{\"error\": \"{value}\", \"b\": ]}}");
+            let (code, msg) = documents(&text).unwrap_err();
+            assert_eq!(code, codes::MALFORMED, "{text}: {msg}");
+            assert!(msg.starts_with("malformed YAML: "), "{msg}");
+        }
+    }
 }
