@@ -59,10 +59,18 @@
 //! No code reads a diagnostic's message to pick its code or its kind: the code is chosen
 //! where the problem is found (an engine's typed problem carries it, as the Kueue job
 //! conversion's reason for not converting an object does), and the CLI filters and
-//! escalates diagnostics by code (`--strict` turns every warning into an error). The one
-//! text still read is a parser error's: serde_json hands back its nesting limit, and the
-//! reader's own duplicate-key error raised inside it, only as text, so the JSON reader tells
-//! those two from other JSON errors by the error's prefix.
+//! escalates diagnostics by code (`--strict` turns every warning into an error). Parser
+//! errors are no exception: the YAML reader matches on the parser's error variants, and the
+//! JSON reader's visitor records why it stopped (a key it saw twice, or a value at the
+//! nesting level where serde_json refuses an array or object, a level the visitor counts
+//! itself) for the reader to pick `duplicate-key` or `limit-exceeded` from; serde_json's
+//! text, with its line and column, is only shown. A value at that level that fails for
+//! another reason is told apart by where serde_json's error lies (its typed line and column,
+//! on the bracket that opens the value), not by what the error says. Two older checks still
+//! pick a code from their own wording and are the exceptions to this rule until they carry a
+//! typed marker: the validator's duplicate-object problem (`duplicate-object` when its detail
+//! starts `more than one`) and the MIG file check's skipped-document note (`unknown-kind`
+//! when the note ends `; skipped`).
 //!
 //! # One way in per engine, and one error
 //!

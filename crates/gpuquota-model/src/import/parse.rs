@@ -44,6 +44,7 @@ pub(crate) fn documents(text: &str) -> Result<Vec<Value>, (Code, String)> {
         let trimmed = text.trim_start_matches('\u{feff}').trim_start();
         let mut out = Vec::new();
         let mut failed = None;
+        STOP.set(None);
         for item in serde_json::Deserializer::from_str(trimmed).into_iter::<Checked>() {
             match item {
                 Ok(Checked(v)) => out.push(v),
@@ -53,13 +54,17 @@ pub(crate) fn documents(text: &str) -> Result<Vec<Value>, (Code, String)> {
                 }
             }
         }
-        match failed {
-            None => return Ok(out),
+        // The code comes from what the visitor recorded, never from the error's text; the
+        // text (with serde_json's position) is only shown.
+        match (failed, STOP.take()) {
+            (None, _) => return Ok(out),
             // A duplicate key is an answer; any other JSON error may be YAML flow syntax.
-            Some(e) if e.to_string().starts_with(DUPLICATE_PREFIX) => {
+            (Some(e), Some(Stop::DuplicateKey)) => {
                 return Err((codes::DUPLICATE_KEY, format!("JSON: {e}")));
             }
-            Some(e) if e.to_string().starts_with("recursion limit") => {
+            (Some(e), Some(Stop::AtDepthLimit))
+                if opens_value_at(trimmed, e.line(), e.column()) =>
+            {
                 return Err((
                     codes::LIMIT_EXCEEDED,
                     format!(
@@ -68,11 +73,62 @@ pub(crate) fn documents(text: &str) -> Result<Vec<Value>, (Code, String)> {
                     ),
                 ));
             }
-            Some(_) => {}
+            (Some(_), _) => {}
         }
     }
     serde_saphyr::from_multiple_with_options::<Value>(text, yaml_options(text.len(), false))
         .map_err(|e| yaml_error(&e))
+}
+
+/// Why the JSON reading of [`documents`] stopped, as far as the visitor knows: recorded by
+/// the visitor where it fails or reaches the depth limit, read (and cleared) by the caller to
+/// pick the diagnostic code. A thread-local because serde_json's stream of values takes a
+/// `Deserialize` type, not a seed that could carry a reference to the record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    /// An object repeated a key (the error is the visitor's own).
+    DuplicateKey,
+    /// The value that failed lies at [`JSON_DEPTH_LIMIT`], where serde_json refuses an array
+    /// or object before any visitor sees it; [`opens_value_at`] tells that refusal from a
+    /// broken scalar at the same depth.
+    AtDepthLimit,
+}
+
+thread_local! {
+    static STOP: std::cell::Cell<Option<Stop>> = const { std::cell::Cell::new(None) };
+}
+
+/// The nesting level at which serde_json's reader refuses an array or object (its recursion
+/// limit: 128 levels, the 128th container refused): the visitor counts the levels itself.
+const JSON_DEPTH_LIMIT: u32 = 128;
+
+/// True when serde_json's error position (`line`, `column`, both 1-based, the column in
+/// bytes) in `text` is an `[` or `{` that starts a value: the byte before it, whitespace
+/// skipped, is the `[`, `,` or `:` that a value follows. serde_json reports its depth refusal
+/// there, before reading the bracket; any other error in a value at that depth lies after the
+/// value's first byte (a broken escape `"\[`, a broken literal `t[`), or on a byte that opens
+/// no container.
+fn opens_value_at(text: &str, line: usize, column: usize) -> bool {
+    let b = text.as_bytes();
+    let start = if line <= 1 {
+        0
+    } else {
+        match memchr::memchr_iter(b'\n', b).nth(line - 2) {
+            Some(newline) => newline + 1,
+            None => return false,
+        }
+    };
+    let Some(at) = (start + column).checked_sub(1) else {
+        return false;
+    };
+    if !matches!(b.get(at), Some(b'[' | b'{')) {
+        return false;
+    }
+    let before = b[..at]
+        .iter()
+        .rev()
+        .find(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
+    matches!(before, Some(b'[' | b',' | b':'))
 }
 
 /// Checks a JSON text for duplicate keys without building it (the fast path's guard).
@@ -402,20 +458,35 @@ struct Checked(Value);
 
 impl<'de> de::Deserialize<'de> for Checked {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Checked, D::Error> {
-        ValueSeed.deserialize(d).map(Checked)
+        ValueSeed { depth: 1 }.deserialize(d).map(Checked)
     }
 }
 
-struct ValueSeed;
+/// A value at nesting level `depth` (1 for a document; the elements and member values of a
+/// container at level n are at n + 1).
+struct ValueSeed {
+    depth: u32,
+}
 
 impl<'de> DeserializeSeed<'de> for ValueSeed {
     type Value = Value;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(ValueVisitor)
+        let visitor = ValueVisitor { depth: self.depth };
+        if self.depth < JSON_DEPTH_LIMIT {
+            return d.deserialize_any(visitor);
+        }
+        // serde_json refuses a container here before the visitor runs: record where the
+        // reading is, and clear the record when the value (a scalar) reads.
+        STOP.set(Some(Stop::AtDepthLimit));
+        let v = d.deserialize_any(visitor)?;
+        STOP.set(None);
+        Ok(v)
     }
 }
 
-struct ValueVisitor;
+struct ValueVisitor {
+    depth: u32,
+}
 
 impl<'de> Visitor<'de> for ValueVisitor {
     type Value = Value;
@@ -448,11 +519,13 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::Null)
     }
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        ValueSeed.deserialize(d)
+        ValueSeed { depth: self.depth }.deserialize(d)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut out = Vec::new();
-        while let Some(v) = seq.next_element_seed(ValueSeed)? {
+        while let Some(v) = seq.next_element_seed(ValueSeed {
+            depth: self.depth + 1,
+        })? {
             out.push(v);
         }
         Ok(Value::Array(out))
@@ -461,12 +534,15 @@ impl<'de> Visitor<'de> for ValueVisitor {
         let mut out = serde_json::Map::new();
         while let Some(key) = map.next_key::<String>()? {
             if out.contains_key(&key) {
+                STOP.set(Some(Stop::DuplicateKey));
                 return Err(de::Error::custom(format_args!(
                     "{DUPLICATE_PREFIX}{key:?}: a key may appear only once in an object; \
                      remove or merge one of them"
                 )));
             }
-            let v = map.next_value_seed(ValueSeed)?;
+            let v = map.next_value_seed(ValueSeed {
+                depth: self.depth + 1,
+            })?;
             out.insert(key, v);
         }
         Ok(Value::Object(out))
@@ -682,5 +758,81 @@ mod tests {
             serde_message_with("invalid type: map", &forms),
             "invalid type: map"
         );
+    }
+
+    #[test]
+    fn a_nested_duplicate_key_is_a_duplicate_key_with_its_position() {
+        let text = "{\"a\": {\"b\": [{\"c\": 1,\n  \"c\": 2}]}}";
+        assert_eq!(
+            documents(text),
+            Err((
+                codes::DUPLICATE_KEY,
+                "JSON: duplicate key \"c\": a key may appear only once in an object; \
+                 remove or merge one of them at line 2 column 5"
+                    .to_owned()
+            ))
+        );
+        // In the second document of a stream too.
+        let (code, msg) = documents("{\"a\": 1}\n[{\"x\": {\"y\": 1, \"y\": 1}}]").unwrap_err();
+        assert_eq!(code, codes::DUPLICATE_KEY);
+        assert_eq!(
+            msg,
+            "JSON: duplicate key \"y\": a key may appear only once in an object; \
+             remove or merge one of them at line 2 column 19"
+        );
+    }
+
+    #[test]
+    fn json_nesting_at_the_readers_limit_is_limit_exceeded() {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(documents(&nested(127)).map(|v| v.len()), Ok(1));
+        for n in [128, 129] {
+            assert_eq!(
+                documents(&nested(n)),
+                Err((
+                    codes::LIMIT_EXCEEDED,
+                    "JSON nesting is deeper than 128 levels, the reader's limit (recursion \
+                     limit exceeded at line 1 column 128); manifests nest far less: check the \
+                     brackets"
+                        .to_owned()
+                ))
+            );
+        }
+        // Objects, with the refused bracket on its own line after an element.
+        let text = format!("{}[1,\n  {{}}]{}", "{\"k\": ".repeat(126), "}".repeat(126));
+        assert_eq!(
+            documents(&text),
+            Err((
+                codes::LIMIT_EXCEEDED,
+                "JSON nesting is deeper than 128 levels, the reader's limit (recursion \
+                 limit exceeded at line 2 column 3); manifests nest far less: check the \
+                 brackets"
+                    .to_owned()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_broken_scalar_at_the_depth_limit_is_not_a_nesting_error() {
+        // The 128th level holds a scalar that does not parse (one error lies on a `[`): JSON
+        // fails there, but not for its depth, so the text goes on to the YAML reader.
+        for inner in ["tru", "\"\\[\"", "t[", "-["] {
+            let text = format!("{}{inner}{}", "[".repeat(127), "]".repeat(127));
+            let (_, msg) = documents(&text).unwrap_err();
+            assert!(!msg.starts_with("JSON"), "{inner}: {msg}");
+        }
+    }
+
+    #[test]
+    fn words_of_a_message_inside_a_value_pick_no_code() {
+        for value in [
+            "duplicate key \\\"a\\\": a key may appear only once",
+            "recursion limit exceeded at line 1 column 2",
+        ] {
+            let text = format!("{{\"error\": \"{value}\", \"b\": ]}}");
+            let (code, msg) = documents(&text).unwrap_err();
+            assert_eq!(code, codes::MALFORMED, "{text}: {msg}");
+            assert!(msg.starts_with("malformed YAML: "), "{msg}");
+        }
     }
 }
