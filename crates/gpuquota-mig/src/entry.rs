@@ -10,7 +10,7 @@
 //! ```
 //! use gpuquota_mig::{Catalogue, Input, Options, PlanRequest, run};
 //!
-//! let (request, _unknown_fields) = PlanRequest::from_yaml(r#"
+//! let (request, _unknown_fields, _skipped) = PlanRequest::from_yaml(r#"
 //! gpus: [{node: n, index: 0, model: NVIDIA A100-SXM4-40GB, instances: []}]
 //! demand: [{resource: nvidia.com/mig-3g.20gb, count: 2}]
 //! "#)?;

@@ -8,20 +8,23 @@ use crate::catalogue::Catalogue;
 use crate::documents::{MigDocuments, unknown_field_message};
 use crate::input::InputError;
 
-/// The warnings of a file's unknown fields (with a "did you mean") and skipped documents
-/// (those ending in `; skipped`), in order, each naming `source`.
+/// The warnings of a file's unknown fields (code `unknown-field`, with a "did you mean"),
+/// then of its skipped documents (code `unknown-kind`), in order, each naming `source`.
 ///
 /// # Complexity
 /// O(n) for n entries.
-pub fn unknown_diagnostics(source: &str, unknown: &[String]) -> Vec<Diagnostic> {
-    unknown
+pub fn unknown_diagnostics(
+    source: &str,
+    unknown_fields: &[String],
+    skipped: &[String],
+) -> Vec<Diagnostic> {
+    let fields = unknown_fields
         .iter()
-        .map(|u| {
-            let (code, message) = if u.ends_with("; skipped") {
-                (codes::UNKNOWN_KIND, u.clone())
-            } else {
-                (codes::UNKNOWN_FIELD, unknown_field_message(u))
-            };
+        .map(|u| (codes::UNKNOWN_FIELD, unknown_field_message(u)));
+    let documents = skipped.iter().map(|u| (codes::UNKNOWN_KIND, u.clone()));
+    fields
+        .chain(documents)
+        .map(|(code, message)| {
             Diagnostic::warning(code, message)
                 .source(source.to_owned())
                 .engine("mig")
@@ -50,9 +53,7 @@ pub struct Checked {
 /// # Complexity
 /// Linear in the documents, plus resolving the planning input.
 pub fn check_documents(source: &str, docs: MigDocuments, catalogue: &Catalogue) -> Checked {
-    let mut unknown = docs.unknown_fields.clone();
-    unknown.extend(docs.skipped.iter().cloned());
-    let mut diagnostics = unknown_diagnostics(source, &unknown);
+    let mut diagnostics = unknown_diagnostics(source, &docs.unknown_fields, &docs.skipped);
     let mut summary = Vec::new();
     let mut errors = Vec::new();
     if !docs.configs.is_empty() {
@@ -109,9 +110,19 @@ mod tests {
 
     #[test]
     fn unknown_fields_and_skipped_documents_are_warnings_naming_the_file() {
-        let d = unknown_diagnostics("f.yaml", &["document 2: kind Pod; skipped".to_owned()]);
-        assert_eq!(d.len(), 1);
-        assert_eq!(d[0].code, codes::UNKNOWN_KIND);
+        let d = unknown_diagnostics(
+            "f.yaml",
+            &["gpus[0].modle".to_owned()],
+            &["document 2: kind Pod is not read by mig commands".to_owned()],
+        );
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[0].code, codes::UNKNOWN_FIELD);
+        // the code follows the list a line came from, not the line's words
+        assert_eq!(d[1].code, codes::UNKNOWN_KIND);
+        assert_eq!(
+            d[1].message,
+            "document 2: kind Pod is not read by mig commands"
+        );
         assert_eq!(d[0].source, "f.yaml");
         assert!(!d[0].is_error(false));
     }

@@ -23,7 +23,7 @@ pub fn check_plan_input(data: &[u8]) {
             let _ = crate::parted::validate_config(Catalogue::builtin(), cfg);
         }
     }
-    let Ok((req, _)) = PlanRequest::from_yaml(text) else {
+    let Ok((req, _, _)) = PlanRequest::from_yaml(text) else {
         return;
     };
     run(&req);

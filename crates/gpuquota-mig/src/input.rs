@@ -250,15 +250,17 @@ pub struct PlanInstance<'c> {
 }
 
 impl PlanRequest {
-    /// Parses YAML (or JSON) and returns the request with the paths of unknown fields, which
-    /// the caller may warn about (see [`crate::unknown_field_message`]). Other documents of the
+    /// Parses YAML (or JSON) and returns the request with the paths of unknown fields and the
+    /// lines of skipped documents (a kind mig commands do not read, a ConfigMap with no
+    /// mig-parted config), which the caller may warn about (see
+    /// [`crate::file_check::unknown_diagnostics`]). Other documents of the
     /// input are read as [`crate::read_documents`] does: mig-parted configs (bare or in a
     /// ConfigMap) are attached to the request, `Node` objects become [`NodeSpec`]s.
     ///
     /// # Errors
     /// [`InputError::Parse`] with the parser's message and the field path.
     #[cfg(feature = "yaml")]
-    pub fn from_yaml(text: &str) -> Result<(PlanRequest, Vec<String>), InputError> {
+    pub fn from_yaml(text: &str) -> Result<(PlanRequest, Vec<String>, Vec<String>), InputError> {
         let docs = read_documents(text)?;
         let Some(mut req) = docs.request else {
             return Err(InputError::Parse(
@@ -267,9 +269,7 @@ impl PlanRequest {
             ));
         };
         req.mig_parted = docs.configs;
-        let mut unknown = docs.unknown_fields;
-        unknown.extend(docs.skipped);
-        Ok((req, unknown))
+        Ok((req, docs.unknown_fields, docs.skipped))
     }
 
     /// Validates the request against `catalogue`, reporting every problem.

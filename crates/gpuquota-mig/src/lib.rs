@@ -4,7 +4,7 @@
 //! ```
 //! use gpuquota_mig::{Catalogue, Input, Options, PlanRequest, run};
 //!
-//! let (request, unknown_fields) = PlanRequest::from_yaml(r#"
+//! let (request, unknown_fields, skipped_documents) = PlanRequest::from_yaml(r#"
 //! mode: keep-busy-gpus
 //! weights: count
 //! gpus:
@@ -14,7 +14,7 @@
 //! demand:
 //!   - {resource: nvidia.com/mig-2g.10gb, count: 3}
 //! "#)?;
-//! assert!(unknown_fields.is_empty());
+//! assert!(unknown_fields.is_empty() && skipped_documents.is_empty());
 //! let input = Input::new(&request, Catalogue::builtin(), &Options::default())?;
 //! let p = run(&input);
 //! // GPU 0 runs work, so it keeps its layout; GPU 1 is cut into 3 x 2g.10gb.

@@ -21,8 +21,8 @@ demand:
 "#;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (request, unknown_fields) = PlanRequest::from_yaml(REQUEST)?;
-    assert!(unknown_fields.is_empty());
+    let (request, unknown_fields, skipped_documents) = PlanRequest::from_yaml(REQUEST)?;
+    assert!(unknown_fields.is_empty() && skipped_documents.is_empty());
     // The uniform entry point: the checked input from the request, then the run.
     let p = run(&Input::new(
         &request,

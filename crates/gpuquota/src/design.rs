@@ -66,11 +66,10 @@
 //! itself) for the reader to pick `duplicate-key` or `limit-exceeded` from; serde_json's
 //! text, with its line and column, is only shown. A value at that level that fails for
 //! another reason is told apart by where serde_json's error lies (its typed line and column,
-//! on the bracket that opens the value), not by what the error says. Two older checks still
-//! pick a code from their own wording and are the exceptions to this rule until they carry a
-//! typed marker: the validator's duplicate-object problem (`duplicate-object` when its detail
-//! starts `more than one`) and the MIG file check's skipped-document note (`unknown-kind`
-//! when the note ends `; skipped`).
+//! on the bracket that opens the value), not by what the error says. The validator's
+//! `duplicate-object` is a `Duplicate` problem on an object's own `metadata.name` (a duplicate
+//! inside an object is on another field), and the MIG file check's `unknown-kind` warnings are
+//! the documents its reader lists as skipped, apart from the unknown fields it lists.
 //!
 //! # One way in per engine, and one error
 //!

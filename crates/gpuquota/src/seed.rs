@@ -283,7 +283,7 @@ fn table(problem: &PlanInstance<'_>, plan: &Plan) -> String {
 /// node `rtx-b`, whose cards 0 and 1 run all-1g.24gb and cards 2–7 are whole GPUs (2–5 held
 /// by the assistant service): the request [`crate::sim::seed::MIG_PLAN`].
 fn mig_section() -> Result<String, SeedError> {
-    let (req, _) = PlanRequest::from_yaml(crate::sim::seed::MIG_PLAN)
+    let (req, _, _) = PlanRequest::from_yaml(crate::sim::seed::MIG_PLAN)
         .map_err(|e| SeedError(format!("seed-mig-plan.yaml: {e}")))?;
     let problem = req.resolve(Catalogue::builtin()).map_err(|errors| {
         SeedError(
@@ -519,7 +519,7 @@ mod mig_tests {
 
     #[test]
     fn plan_table_wraps_at_80_columns() {
-        let (req, _) = PlanRequest::from_yaml(
+        let (req, _, _) = PlanRequest::from_yaml(
             "gpus:\n  - {node: a-rather-long-node-name, index: 7, model: A100-40GB, instances: []}\n\
              demand:\n  - {profile: 1g.5gb, count: 7}\n",
         )

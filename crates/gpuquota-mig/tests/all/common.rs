@@ -3,8 +3,9 @@
 use gpuquota_mig::{Catalogue, Plan, PlanInstance, PlanOptions, PlanRequest};
 
 pub(crate) fn request(yaml: &str) -> PlanRequest {
-    let (req, unknown) = PlanRequest::from_yaml(yaml).expect("parses");
+    let (req, unknown, skipped) = PlanRequest::from_yaml(yaml).expect("parses");
     assert!(unknown.is_empty(), "unknown fields {unknown:?}");
+    assert!(skipped.is_empty(), "skipped documents {skipped:?}");
     req
 }
 

@@ -63,7 +63,13 @@ const CASES: &[(&str, &str, Expect)] = &[
 #[test]
 fn planning_inputs_read_as_the_table_says() {
     for (what, text, expect) in CASES {
-        let read = PlanRequest::from_yaml(text).map_err(|e| e.to_string());
+        // the table lists unknown fields, then skipped documents, as one list of warnings
+        let read = PlanRequest::from_yaml(text)
+            .map(|(req, mut unread, skipped)| {
+                unread.extend(skipped);
+                (req, unread)
+            })
+            .map_err(|e| e.to_string());
         match (expect, read) {
             (Expect::ParseError(m), Err(e)) => assert_eq!(e, *m, "{what}"),
             (Expect::Warnings(w), Ok((_, unknown))) => assert_eq!(unknown, *w, "{what}"),
@@ -402,8 +408,9 @@ demand:
 
 #[test]
 fn configmap_and_node_labels_give_current_layouts() {
-    let (req, unknown) = PlanRequest::from_yaml(CONFIGMAP_AND_NODES).expect("parses");
+    let (req, unknown, skipped) = PlanRequest::from_yaml(CONFIGMAP_AND_NODES).expect("parses");
     assert!(unknown.is_empty(), "{unknown:?}");
+    assert!(skipped.is_empty(), "{skipped:?}");
     let problem = req.resolve(Catalogue::builtin()).expect("valid");
     assert_eq!(problem.gpus.len(), 2);
     let l0 = problem.gpus[0].current.as_ref().expect("MIG on");
@@ -473,7 +480,7 @@ demand:
         problems,
         ["mig-configs.too-big[0]: 3 x 3g.40gb + 1 x 1g.10gb does not fit on A100-80GB"]
     );
-    let (req, _) = PlanRequest::from_yaml(text).expect("parses");
+    let (req, _, _) = PlanRequest::from_yaml(text).expect("parses");
     let problem = req.resolve(Catalogue::builtin()).expect("valid");
     let current = problem.gpus[0].current.as_ref().expect("MIG on");
     let profiles: Vec<&str> = current

@@ -198,12 +198,13 @@ fn input_errors_name_gpu_profile_and_line() {
 
 #[test]
 fn unknown_fields_are_reported_not_fatal() {
-    let (req, unknown) = gpuquota_mig::PlanRequest::from_yaml(
+    let (req, unknown, skipped) = gpuquota_mig::PlanRequest::from_yaml(
         "{\"mode\": \"pin-busy-instances\", \"colour\": 1, \"gpus\": [], \"demand\": [{\"profile\": \"1g.5gb\", \"count\": 1, \"x\": 2}]}",
     )
     .unwrap();
     assert_eq!(req.mode, gpuquota_mig::Mode::PinBusyInstances);
     assert_eq!(unknown, ["colour", "demand.0.x"]);
+    assert!(skipped.is_empty());
 }
 
 #[test]

@@ -389,7 +389,9 @@ pub fn diagnostics_of(model: &Model, options: &Options, kinds: &[Kind]) -> Diagn
                 (Severity::Warning, codes::NOT_FOUND)
             }
             ErrorType::NotFound => (Severity::Error, codes::NOT_FOUND),
-            ErrorType::Duplicate if p.detail.starts_with("more than one ") => {
+            // an object's own name given twice (`lint::duplicates`); a duplicate inside
+            // an object is on another field
+            ErrorType::Duplicate if p.field == "metadata.name" => {
                 (Severity::Error, codes::DUPLICATE_OBJECT)
             }
             _ => (Severity::Error, codes::INVALID),

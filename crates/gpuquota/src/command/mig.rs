@@ -14,11 +14,11 @@ use crate::mig::{Catalogue, GpuModel, InputError, PlanInstance, PlanRequest, Pro
 /// `strict`.
 pub fn load(cx: &mut Context<'_>, file: &Path) -> Result<PlanInstance<'static>, Failure> {
     let text = crate::model::source::read_text(file).map_err(Failure::read)?;
-    let (req, unknown) = PlanRequest::from_yaml(&text)
+    let (req, unknown, skipped) = PlanRequest::from_yaml(&text)
         .map_err(|e| Failure::input([format!("{}: {e}", file.display())]))?;
     let name = file.display().to_string();
     if cx.diagnostics(&crate::mig::file_check::unknown_diagnostics(
-        &name, &unknown,
+        &name, &unknown, &skipped,
     )) {
         return Err(Failure::exit(1));
     }
