@@ -20,7 +20,9 @@
 
 use gpuquota_model::Timestamp;
 
-use super::{Job, Loaded, PodSet, columns, count, csv_reader, runtime, seconds_ms, wall_clock_ms};
+use super::{
+    Job, Loaded, PodSet, columns, count, csv_reader, next_row, runtime, seconds_ms, wall_clock_ms,
+};
 
 /// A time with or without a UTC offset, as unix ms (an offset-less time is UTC).
 ///
@@ -66,20 +68,8 @@ pub fn load(text: &str) -> Result<Loaded, String> {
     )?;
     let mut out = Loaded::default();
     let mut r = csv::StringRecord::new();
-    loop {
-        match rdr.read_record(&mut r) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(_) => {
-                out.skip("malformed-row");
-                continue;
-            }
-        }
+    while next_row(&mut rdr, &mut r, header.len(), &mut out) {
         let f = |i: usize| r.get(i).unwrap_or("").trim();
-        if r.len() != header.len() {
-            out.skip("malformed-row");
-            continue;
-        }
         let (Some(g), Some(n), Some(sub)) = (count(f(gpu)), count(f(nodes)), time_ms(f(submit)))
         else {
             out.skip("malformed-row");

@@ -20,7 +20,7 @@
 //! The node list `node_info_df.csv` (`node_name`, `gpu_model`, `gpu_capacity_num`,
 //! `cpu_num`) is not read: quotas and flavors come from the cluster files.
 
-use super::{Job, Loaded, PodSet, columns, count, csv_reader, seconds_ms};
+use super::{Job, Loaded, PodSet, columns, count, csv_reader, next_row, seconds_ms};
 
 /// Reads an Alibaba spot-GPU `job_info_df.csv`.
 ///
@@ -47,20 +47,8 @@ pub fn load(text: &str) -> Result<Loaded, String> {
     )?;
     let mut out = Loaded::default();
     let mut r = csv::StringRecord::new();
-    loop {
-        match rdr.read_record(&mut r) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(_) => {
-                out.skip("malformed-row");
-                continue;
-            }
-        }
+    while next_row(&mut rdr, &mut r, header.len(), &mut out) {
         let f = |i: usize| r.get(i).unwrap_or("").trim();
-        if r.len() != header.len() {
-            out.skip("malformed-row");
-            continue;
-        }
         let (Some(per_milli), Some(n), Some(sub), Some(rt)) = (
             seconds_ms(f(gpu)).filter(|m| *m >= 0),
             count(f(workers)),

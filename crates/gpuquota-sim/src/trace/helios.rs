@@ -11,7 +11,7 @@
 //! wait** is `start_time − submit_time` (the figure the optional `queue` column repeats in
 //! whole seconds), kept for comparison with the simulated wait.
 
-use super::{Job, Loaded, PodSet, columns, count, csv_reader, runtime, wall_clock_ms};
+use super::{Job, Loaded, PodSet, columns, count, csv_reader, next_row, runtime, wall_clock_ms};
 
 /// Reads a Helios `cluster_log.csv`.
 ///
@@ -42,20 +42,8 @@ pub fn load(text: &str) -> Result<Loaded, String> {
     // jobs pre-sized by the text (a Helios row is ≈ 110 bytes)
     out.jobs.reserve(text.len() / 128);
     let mut r = csv::StringRecord::new();
-    loop {
-        match rdr.read_record(&mut r) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(_) => {
-                out.skip("malformed-row");
-                continue;
-            }
-        }
+    while next_row(&mut rdr, &mut r, header.len(), &mut out) {
         let f = |i: usize| r.get(i).unwrap_or("").trim();
-        if r.len() != header.len() {
-            out.skip("malformed-row");
-            continue;
-        }
         let (Some(g), Some(n), Some(sub)) =
             (count(f(gpu)), count(f(nodes)), wall_clock_ms(f(submit)))
         else {

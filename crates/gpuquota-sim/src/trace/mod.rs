@@ -146,7 +146,7 @@ mod prepare;
 
 pub(crate) use apply::apply;
 pub(crate) use kai::apply_kai;
-pub(crate) use parse::{columns, count, csv_reader, runtime};
+pub(crate) use parse::{columns, count, csv_reader, next_row, runtime};
 pub use parse::{sanitize, seconds_ms, wall_clock_ms};
 pub(crate) use prepare::{Failure, Prepared, prepare};
 

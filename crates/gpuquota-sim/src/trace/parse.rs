@@ -140,6 +140,24 @@ pub(crate) fn csv_reader(text: &str, headers: bool) -> csv::Reader<&[u8]> {
         .from_reader(text.as_bytes())
 }
 
+/// Reads the next row of `rdr` with exactly `width` fields into `r`, counting every row the
+/// CSV reader refuses or that has another width as `malformed-row` in `out`; `false` at the
+/// end of the text. The row loop of every CSV trace loader.
+pub(crate) fn next_row(
+    rdr: &mut csv::Reader<&[u8]>,
+    r: &mut csv::StringRecord,
+    width: usize,
+    out: &mut super::Loaded,
+) -> bool {
+    loop {
+        match rdr.read_record(r) {
+            Ok(true) if r.len() == width => return true,
+            Ok(true) | Err(_) => out.skip("malformed-row"),
+            Ok(false) => return false,
+        }
+    }
+}
+
 /// A count as u32 (pods), `None` when negative or not a whole number.
 pub(crate) fn count(s: &str) -> Option<u32> {
     let s = s.trim();
