@@ -74,12 +74,13 @@ pub(crate) enum DiffOutput {
 pub(crate) enum SimCommand {
     /// What-if: simulate two scenarios over the same workloads and compare them per
     /// department (GPU-hours, borrowed hours, time to admission, preemptions, lost hours,
-    /// utilisation, cost).
+    /// utilisation, cost); either may be a Kueue, ResourceQuota or KAI scenario.
     #[command(after_help = "\
 Examples:
   gpuquota sim diff sim.yaml sim.yaml                   the same scenario twice: no difference
   gpuquota sim diff sim.yaml sim.yaml -o json --plot d.svg  as JSON, with both usages in an SVG
-  gpuquota sim diff sim.yaml sim.yaml --report diff.html   both runs side by side in one HTML page")]
+  gpuquota sim diff sim.yaml sim.yaml --report diff.html   both runs side by side in one HTML page
+  gpuquota sim diff kueue.yaml kai.yaml -o table       the seed month under Kueue against KAI")]
     #[command(group(clap::ArgGroup::new("written").multiple(true).args(["plot", "report"])))]
     Diff {
         /// Scenario A.

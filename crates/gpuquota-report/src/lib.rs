@@ -41,5 +41,5 @@ mod page;
 
 pub use advise::{WhatIf, advise};
 pub use month::{WAIT_BUCKETS, bill_table, sections as month_sections, wait_histogram};
-pub use others::{diff, kai, meter, seed, sim, sweep};
+pub use others::{diff, diff_runs, kai, meter, seed, sim, sweep};
 pub use page::{Block, Cell, Fact, Page, Row, Section, Table};

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use gpuquota_metering::report::ReportOut;
 use gpuquota_sim::chart;
+use gpuquota_sim::diff::Simulated;
 use gpuquota_sim::kai::{KaiOutcome, KaiScenario};
 use gpuquota_sim::report::{Report, human_ms};
 use gpuquota_sim::scenario::Scenario;
@@ -242,19 +243,55 @@ fn kai_sections(sc: &KaiScenario, o: &KaiOutcome, prefix: &str) -> Result<Vec<Se
 /// # Complexity
 /// Both runs' pages'.
 pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<String, String> {
-    let doc = gpuquota_sim::diff::diff(sa, a, sb, b);
+    diff_runs(Simulated::Kueue(sa, a), Simulated::Kueue(sb, b))
+}
+
+/// The departments of a run in colour order.
+fn run_departments(run: Simulated<'_>) -> Vec<String> {
+    match run {
+        Simulated::Kueue(sc, r) => month::departments(sc, r).0,
+        Simulated::Kai(sc, o) => {
+            let ds = gpuquota_sim::diff::departments_of(sc.metering.as_ref());
+            let mut names: Vec<String> = o
+                .jobs
+                .iter()
+                .map(|j| {
+                    let ns = j.key.split('/').next().unwrap_or("");
+                    ds.get(ns).cloned().unwrap_or_else(|| ns.to_owned())
+                })
+                .collect();
+            if let Some(c) = &o.chargeback {
+                names.extend(c.meter.lines.iter().map(|l| l.department.clone()));
+            }
+            names.sort();
+            names.dedup();
+            chart::department_order(sc.metering.as_ref(), names.iter().map(String::as_str))
+        }
+    }
+}
+
+/// [`diff`] of two runs of either engine (Kueue, ResourceQuota, KAI): the same sections,
+/// each run's details as its own page shows them.
+///
+/// # Errors
+/// The plotting backend's error as text.
+///
+/// # Complexity
+/// Both runs' pages'.
+pub fn diff_runs(a: Simulated<'_>, b: Simulated<'_>) -> Result<String, String> {
+    let doc = gpuquota_sim::diff::diff_runs(a, b);
     let mut p = Page::new(
         format!("{} against {}", doc.b, doc.a),
         format!("gpuquota sim diff: A = {}, B = {}", doc.a, doc.b),
     );
-    let (mut da, _) = month::departments(sa, a);
-    let (db, _) = month::departments(sb, b);
+    let mut da = run_departments(a);
+    let db = run_departments(b);
     for d in db {
         if !da.contains(&d) {
             da.push(d);
         }
     }
-    let order = chart::department_order(sa.metering.as_ref(), da.iter().map(String::as_str));
+    let order = chart::department_order(a.metering(), da.iter().map(String::as_str));
     p.colours = order
         .iter()
         .map(|d| chart::department_hex(&order, d))
@@ -307,23 +344,32 @@ pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<Stri
     p.push(s);
 
     let mut s = Section::new("side-by-side", "Both runs side by side");
-    let col = |r: &Report, prefix: &str| -> Vec<Block> {
-        let mut v = vec![
-            Block::Facts(vec![
-                Fact {
-                    label: "workloads".into(),
-                    value: r.outcome.workloads.len().to_string(),
-                    key: format!("{prefix}workloads"),
-                },
-                Fact {
-                    label: "preemptions".into(),
-                    value: r.preemptions.to_string(),
-                    key: format!("{prefix}preemptions"),
-                },
-            ]),
-            Block::Sentences(r.summary_sentences()),
-        ];
-        if let Some(c) = &r.chargeback {
+    let col = |run: Simulated<'_>, prefix: &str| -> Vec<Block> {
+        let (workloads, preemptions, sentences, bill) = match run {
+            Simulated::Kueue(_, r) => (
+                r.outcome.workloads.len(),
+                r.preemptions,
+                Some(r.summary_sentences()),
+                r.chargeback.as_ref(),
+            ),
+            Simulated::Kai(_, o) => (o.jobs.len(), o.evictions, None, o.chargeback.as_ref()),
+        };
+        let mut v = vec![Block::Facts(vec![
+            Fact {
+                label: "workloads".into(),
+                value: workloads.to_string(),
+                key: format!("{prefix}workloads"),
+            },
+            Fact {
+                label: "preemptions".into(),
+                value: preemptions.to_string(),
+                key: format!("{prefix}preemptions"),
+            },
+        ])];
+        if let Some(s) = sentences {
+            v.push(Block::Sentences(s));
+        }
+        if let Some(c) = bill {
             v.push(Block::Table(bill_table(&c.meter, prefix)));
         }
         v
@@ -332,7 +378,7 @@ pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<Stri
         (format!("A: {}", doc.a), col(a, "a:")),
         (format!("B: {}", doc.b), col(b, "b:")),
     ]));
-    match gpuquota_sim::diff::svg(sa, a, sb, b) {
+    match gpuquota_sim::diff::svg_runs(a, b) {
         Ok(svg) => {
             s.push(Block::Chart {
                 svg: chart::inline(
@@ -349,18 +395,22 @@ pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<Stri
         }
     }
     p.push(s);
-    for (label, sc, r, prefix) in [("A", sa, a, "a-"), ("B", sb, b, "b-")] {
+    for (label, run, prefix) in [("A", a, "a-"), ("B", b, "b-")] {
         let mut inner = Vec::new();
-        for sec in month::sections_with(sc, r, prefix, false)? {
+        let sections = match run {
+            Simulated::Kueue(sc, r) => month::sections_with(sc, r, prefix, false)?,
+            Simulated::Kai(sc, o) => kai_sections(sc, o, prefix)?,
+        };
+        for sec in sections {
             inner.push(Block::Paragraph(sec.heading.clone()));
             inner.extend(sec.blocks);
         }
         let mut s = Section::new(
             format!("{prefix}details"),
-            format!("{label}: {} in detail", r.name),
+            format!("{label}: {} in detail", run.name()),
         );
         s.push(Block::Details {
-            summary: format!("Every section of run {label} ({})", r.name),
+            summary: format!("Every section of run {label} ({})", run.name()),
             blocks: inner,
         });
         p.push(s);

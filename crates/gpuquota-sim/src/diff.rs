@@ -1,32 +1,48 @@
 //! What-if: two simulated runs of the same workloads (fair sharing on and off,
-//! `lendingLimit: 0` against unset, Kueue against ResourceQuota only) compared per
-//! department.
+//! `lendingLimit: 0` against unset, Kueue against ResourceQuota only, Kueue against KAI of
+//! the same platform, one KAI policy against another) compared per department.
 //!
-//! `gpuquota sim diff A.yaml B.yaml [--output json|table] [--plot FILE.svg]`.
+//! `gpuquota sim diff A.yaml B.yaml [--output json|table] [--plot FILE.svg]`; A and B may
+//! each be a Kueue, ResourceQuota or KAI scenario ([`Simulated`], [`diff_runs`]).
 //!
 //! A department is a `spec.metering` department of scenario A (by its namespaces), else a
-//! workload's namespace. Per department, for A, B and B − A:
+//! workload's (KAI: a job's) namespace. Per department, for A, B and B − A:
 //!
 //! - `gpuHours`: ∫ GPU usage over its runs, weighted as metering weighs it
-//!   ([`gpuquota_metering::budget::CardMap`]), six decimals;
+//!   ([`gpuquota_metering::budget::CardMap`]), six decimals; for KAI per node, as the KAI
+//!   bill weighs it (a node's card type by its product label, GPU fractions as their share,
+//!   a time-sliced or MPS replica as 1/replicas of a card, a MIG instance as its profile's
+//!   share of the card);
 //! - `borrowedHours`: its `chargeback` lines' `borrowedHours` when the scenario meters,
-//!   else ∫ max(0, usage − nominal) of GPU resources of the queue named like the department
-//!   (GPU-hours), else `null`;
-//! - `meanTimeToAdmissionMs`, `p95TimeToAdmissionMs`: first admission − creation over its
-//!   admitted workloads (floor mean, nearest-rank p95), `null` without any;
-//! - `preemptions`: its `Preempted` runs; `lostHours`: their GPU-hours (0 under `resume`);
-//! - `utilizationPercent`: its `gpuHours` × 100 ÷ the GPU-hours of the nominal quota of the
-//!   ClusterQueue named like the department (its GPU resources weighted as metering weighs
-//!   them, × the run's length), rounded half-up to 0.1; `null` without such a queue or with
-//!   a nominal quota of 0 (a borrower: its use is in `gpuHours` and `borrowedHours`). The
-//!   same under both engines (the ResourceQuota run's queues are namespaces, but the
-//!   platform's ClusterQueues are still its quota picture), so a department whose use did
-//!   not change shows a delta of 0;
+//!   else (Kueue, ResourceQuota) ∫ max(0, usage − nominal) of GPU resources of the queue
+//!   named like the department (GPU-hours), else `null` (a KAI run without `spec.metering`:
+//!   KAI has no borrowing, and its usage above deserved quota is not a figure here);
+//! - `meanTimeToAdmissionMs`, `p95TimeToAdmissionMs`: first admission (KAI: the first
+//!   run's start, session plus bind latency) − creation over its admitted workloads (floor
+//!   mean, nearest-rank p95), `null` without any;
+//! - `preemptions`: its `Preempted` runs (KAI: `Evicted` runs, a spent `stopRunning`
+//!   budget's included, as Kueue reports those `Preempted`); `lostHours`: their GPU-hours
+//!   (0 under `resume`);
+//! - `utilizationPercent`: its usage × 100 ÷ the GPU-hours of the quota of the queue named
+//!   like the department (× the run's length), rounded half-up to 0.1; `null` without such
+//!   a queue or with a quota of 0 or unlimited (a borrower: its use is in `gpuHours` and
+//!   `borrowedHours`). Kueue and ResourceQuota: `gpuHours` against the ClusterQueue's
+//!   nominal quota of its GPU resources, weighted as metering weighs them (the ResourceQuota
+//!   run's queues are namespaces, but the platform's ClusterQueues are still its quota
+//!   picture). KAI: the GPUs as KAI counts them (a MIG instance of `g` compute slices is
+//!   `g` GPUs) against the Queue's deserved `gpu` quota, KAI's own units on both sides. So a
+//!   department whose use did not change shows a delta of 0, across engines too;
 //! - `cost`: the sum of its `chargeback` lines' `total`, `null` without metering.
 //!
+//! A figure one run has and the other has not (`borrowedHours` of a KAI run without
+//! metering against a Kueue run, `cost` of a run without metering) is `null` in the JSON
+//! and `-` in the table, and so is its delta.
+//!
 //! The comparison is a what-if only when both scenarios submit the same workloads: the same
-//! instances (`namespace/name`, repeat copies included) with the same creation time, runtime
-//! and pod sets. When they do not, `workloads.same` is false, the table's first line says so
+//! instances (`namespace/name`, repeat copies included; KAI: the PodGroup's, or a lone pod's)
+//! with the same creation time, runtime and pod sets (KAI against KAI: the PodGroup's spec;
+//! Kueue against KAI: creation time and runtime only, as a Workload's pod sets and a
+//! PodGroup's pods are different objects). When they do not, `workloads.same` is false, the table's first line says so
 //! (with the counts and the first workload that differs), and `gpuquota sim diff` warns on
 //! stderr (an error under `--strict`, exit 1, nothing printed).
 //!
@@ -42,7 +58,8 @@ use gpuquota_metering::budget::CardMap;
 use gpuquota_metering::figure::{GpuHours, Money};
 use serde::Serialize;
 
-use crate::{Report, RunEnd, Scenario};
+use crate::kai::{KaiOutcome, KaiRunEnd, KaiScenario};
+use crate::{Report, RunEnd, Scenario, Simulation, SimulationReport};
 
 /// The metrics, in output order.
 pub const METRICS: [&str; 8] = [
@@ -56,13 +73,10 @@ pub const METRICS: [&str; 8] = [
     "cost",
 ];
 
-fn dept_of(sc: &Scenario) -> BTreeMap<String, String> {
+/// Namespace → department of `spec.metering.departments` (the first that lists it).
+pub fn departments_of(metering: Option<&serde_json::Value>) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
-    if let Some(ds) = sc
-        .metering
-        .as_ref()
-        .and_then(|m| m["departments"].as_array())
-    {
+    if let Some(ds) = metering.and_then(|m| m["departments"].as_array()) {
         for d in ds {
             for n in d["namespaces"].as_array().into_iter().flatten() {
                 if let (Some(n), Some(name)) = (n.as_str(), d["name"].as_str()) {
@@ -99,7 +113,258 @@ pub struct Metrics {
     pub cost: Option<Money>,
 }
 
-/// Per department, the metrics of one run.
+/// One of the two runs compared: a scenario of either engine and the report its run made.
+#[derive(Debug, Clone, Copy)]
+pub enum Simulated<'a> {
+    /// A Kueue or ResourceQuota run.
+    Kueue(&'a Scenario, &'a Report),
+    /// A KAI run.
+    Kai(&'a KaiScenario, &'a KaiOutcome),
+}
+
+impl<'a> Simulated<'a> {
+    /// The run of `simulation` that `report` is (`None` when they are of different engines).
+    pub fn of(simulation: &'a Simulation, report: &'a SimulationReport) -> Option<Simulated<'a>> {
+        match (simulation.kueue(), simulation.kai(), report) {
+            (Some(sc), _, SimulationReport::Kueue(r)) => Some(Simulated::Kueue(sc, r)),
+            (_, Some(sc), SimulationReport::Kai(r)) => Some(Simulated::Kai(sc, r)),
+            _ => None,
+        }
+    }
+
+    /// The report's name (the scenario's `metadata.name`).
+    pub fn name(&self) -> &'a str {
+        match self {
+            Simulated::Kueue(_, r) => &r.name,
+            Simulated::Kai(_, o) => &o.name,
+        }
+    }
+
+    /// The engine, as the scenario's `spec.engine` names it (`kueue`, `resourcequota`, `kai`).
+    pub fn engine(&self) -> &'static str {
+        match self {
+            Simulated::Kueue(sc, _) => sc.engine.as_str(),
+            Simulated::Kai(..) => "kai",
+        }
+    }
+
+    /// The scenario's `spec.metering`.
+    pub fn metering(&self) -> Option<&'a serde_json::Value> {
+        match self {
+            Simulated::Kueue(sc, _) => sc.metering.as_ref(),
+            Simulated::Kai(sc, _) => sc.metering.as_ref(),
+        }
+    }
+
+    fn end_ms(&self) -> i64 {
+        match self {
+            Simulated::Kueue(_, r) => r.outcome.end_ms,
+            Simulated::Kai(_, o) => o.end_ms,
+        }
+    }
+
+    /// Virtual time 0 of the run.
+    pub fn start(&self) -> gpuquota_model::Timestamp {
+        match self {
+            Simulated::Kueue(_, r) => r.start,
+            Simulated::Kai(_, o) => o.start,
+        }
+    }
+
+    fn chargeback(&self) -> Option<&'a crate::report::Chargeback> {
+        match self {
+            Simulated::Kueue(_, r) => r.chargeback.as_ref(),
+            Simulated::Kai(_, o) => o.chargeback.as_ref(),
+        }
+    }
+
+    fn resume(&self) -> bool {
+        match self {
+            Simulated::Kueue(sc, _) => sc.resume,
+            Simulated::Kai(sc, _) => sc.resume,
+        }
+    }
+
+    /// Every workload (KAI: job) with its runs' GPUs, weighed as metering weighs them.
+    fn jobs(&self) -> Vec<Job<'a>> {
+        let cards: CardMap = crate::bill::card_map(self.metering());
+        match *self {
+            Simulated::Kueue(_, report) => {
+                let o = &report.outcome;
+                o.workloads
+                    .iter()
+                    .map(|w| Job {
+                        namespace: w.key.split('/').next().unwrap_or(""),
+                        first_start_ms: w.runs.first().map(|r| r.start_ms),
+                        created_ms: w.created_ms,
+                        spans: w
+                            .runs
+                            .iter()
+                            .map(|r| {
+                                let mut units = 0i128;
+                                for &(fr, a) in &r.usage {
+                                    let (f, res) = &o.frs[fr as usize];
+                                    if let Some((_, wt)) = cards.weigh(f, res.as_str()) {
+                                        units += wt * i128::from(a);
+                                    }
+                                }
+                                Span {
+                                    start_ms: r.start_ms,
+                                    end_ms: r.end_ms,
+                                    units,
+                                    quota_units: units,
+                                    preempted: matches!(r.end, RunEnd::Preempted { .. }),
+                                }
+                            })
+                            .collect(),
+                    })
+                    .collect()
+            }
+            Simulated::Kai(sc, outcome) => {
+                let products = crate::kai::budget::card_products(self.metering());
+                outcome
+                    .jobs
+                    .iter()
+                    .map(|j| Job {
+                        namespace: j.key.split('/').next().unwrap_or(""),
+                        first_start_ms: j.runs.first().map(|r| r.start_ms),
+                        created_ms: j.created_ms,
+                        spans: j
+                            .runs
+                            .iter()
+                            .map(|r| Span {
+                                start_ms: r.start_ms,
+                                end_ms: r.end_ms,
+                                units: kai_units(sc, &cards, &products, &r.devices),
+                                quota_units: r.usage[gpuquota_rank::division::Resource::Gpu]
+                                    * gpuquota_metering::money::L
+                                    / 1_000_000_000,
+                                preempted: matches!(
+                                    r.end,
+                                    KaiRunEnd::Evicted { .. } | KaiRunEnd::Stopped { .. }
+                                ),
+                            })
+                            .collect(),
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// The GPU quota of the queue named `name`, weighted (L units per device): the nominal
+    /// quota of a ClusterQueue's GPU resources, a KAI Queue's deserved `gpu` quota.
+    fn quota_units(&self, name: &str) -> i128 {
+        let cards: CardMap = crate::bill::card_map(self.metering());
+        match self {
+            Simulated::Kueue(sc, _) => {
+                let Some(cq) = sc.model.cluster_queues.get(name) else {
+                    return 0;
+                };
+                let mut q = 0i128;
+                for g in &cq.spec.resource_groups {
+                    for f in &g.flavors {
+                        for r in &f.resources {
+                            if !r.name.as_str().starts_with("nvidia.com/") {
+                                continue;
+                            }
+                            let n = r
+                                .nominal_quota
+                                .as_ref()
+                                .and_then(|x| x.value())
+                                .unwrap_or(0);
+                            if let Some((_, wt)) = cards.weigh(&f.name, r.name.as_str()) {
+                                q += wt * i128::from(n);
+                            }
+                        }
+                    }
+                }
+                q
+            }
+            Simulated::Kai(sc, _) => sc
+                .model
+                .queues
+                .get(name)
+                .and_then(|q| q.spec.resources.as_ref()?.gpu.as_ref()?.quota.as_ref())
+                .and_then(|q| q.scaled_ceil(3))
+                .map_or(0, |milli| {
+                    i128::from(milli) * gpuquota_metering::money::L / 1000
+                }),
+        }
+    }
+
+    /// Borrowed GPU units × ms of the queue named `name`, without a bill: a ClusterQueue's
+    /// usage above its nominal quota; `None` for KAI (module docs).
+    fn borrowed_units(&self, name: &str, cards: &CardMap) -> Option<i128> {
+        let Simulated::Kueue(_, report) = self else {
+            return None;
+        };
+        let q = report.queues.get(name)?;
+        let mut u = 0i128;
+        for (&fr, &b) in &q.borrowed {
+            let (f, res) = &report.outcome.frs[fr as usize];
+            if let Some((_, wt)) = cards.weigh(f, res.as_str()) {
+                u += wt * b;
+            }
+        }
+        Some(u)
+    }
+}
+
+/// A workload (KAI: a job) of one run, engine-neutral.
+struct Job<'a> {
+    namespace: &'a str,
+    created_ms: i64,
+    first_start_ms: Option<i64>,
+    spans: Vec<Span>,
+}
+
+/// One run of a workload: its time, its GPUs (weighted, L units per device), its GPUs as
+/// its queue's quota counts them (Kueue: the same; KAI: KAI's GPUs, a MIG instance of `g`
+/// compute slices being `g`) and whether an eviction (Kueue: `Preempted`; KAI: `Evicted`,
+/// or stopped by a budget) ended it.
+struct Span {
+    start_ms: i64,
+    end_ms: i64,
+    units: i128,
+    quota_units: i128,
+    preempted: bool,
+}
+
+/// A KAI run's GPUs, weighted as the KAI bill weighs them ([`crate::bill::kai_chargeback`]):
+/// per node, its card type by product label; GPU devices (fractions as their share) at L
+/// each, or L ÷ replicas on a time-sliced or MPS node; MIG instances as metering weighs the
+/// profile on the card type.
+fn kai_units(
+    sc: &KaiScenario,
+    cards: &CardMap,
+    products: &[(String, String)],
+    devices: &[crate::kai::report::NodeDevices],
+) -> i128 {
+    let l = gpuquota_metering::money::L;
+    let mut units = 0i128;
+    for (node, gpu, mig) in devices {
+        let labels = sc.model.nodes.get(node).map(|n| &n.metadata.labels);
+        let card = labels.map_or_else(String::new, |l| {
+            crate::kai::budget::card_of_node(products, l)
+        });
+        let replicas = labels
+            .and_then(|l| {
+                l.get(gpuquota_model::workloads::sharing::REPLICAS_LABEL)?
+                    .parse::<i128>()
+                    .ok()
+            })
+            .filter(|r| *r > 1)
+            .unwrap_or(1);
+        units += gpu * (l / replicas) / 1_000_000_000;
+        for (res, count) in mig {
+            let w = crate::bill::weigh(cards, &card, res).map_or(0, |x| x.1);
+            units += w * i128::from(*count);
+        }
+    }
+    units
+}
+
+/// Per department, the metrics of one Kueue or ResourceQuota run ([`run_metrics`]).
 ///
 /// # Complexity
 /// O(runs × flavor-resources + W log W).
@@ -108,60 +373,47 @@ pub fn metrics(
     report: &Report,
     depts: &BTreeMap<String, String>,
 ) -> BTreeMap<String, Metrics> {
-    let cards: CardMap = crate::bill::card_map(sc.metering.as_ref());
-    let o = &report.outcome;
+    run_metrics(Simulated::Kueue(sc, report), depts)
+}
+
+/// Per department (`depts`: namespace → department; else the namespace), the metrics of one
+/// run of either engine (module docs).
+///
+/// # Complexity
+/// O(runs × GPU resources per run + W log W).
+pub fn run_metrics(
+    run: Simulated<'_>,
+    depts: &BTreeMap<String, String>,
+) -> BTreeMap<String, Metrics> {
+    let cards: CardMap = crate::bill::card_map(run.metering());
     let per_ms_hour = gpuquota_metering::budget::UNITS_PER_GPU_HOUR;
+    let resume = run.resume();
     let mut gpu: BTreeMap<String, (i128, i128, u64, Vec<i64>)> = BTreeMap::new();
-    for w in &o.workloads {
-        let ns = w.key.split('/').next().unwrap_or("");
+    // GPU units × ms as the queues' quotas count them, per department
+    let mut used: BTreeMap<String, i128> = BTreeMap::new();
+    for w in run.jobs() {
+        let ns = w.namespace;
         let d = depts.get(ns).cloned().unwrap_or_else(|| ns.to_owned());
-        let e = gpu.entry(d).or_default();
-        if let Some(r) = w.runs.first() {
-            e.3.push(r.start_ms - w.created_ms);
+        let u = used.entry(d.clone()).or_default();
+        for r in &w.spans {
+            *u += r.quota_units * i128::from(r.end_ms - r.start_ms);
         }
-        for r in &w.runs {
-            let mut units = 0i128;
-            for &(fr, a) in &r.usage {
-                let (f, res) = &o.frs[fr as usize];
-                if let Some((_, wt)) = cards.weigh(f, res.as_str()) {
-                    units += wt * i128::from(a) * i128::from(r.end_ms - r.start_ms);
-                }
-            }
+        let e = gpu.entry(d).or_default();
+        if let Some(s) = w.first_start_ms {
+            e.3.push(s - w.created_ms);
+        }
+        for r in &w.spans {
+            let units = r.units * i128::from(r.end_ms - r.start_ms);
             e.0 += units;
-            if matches!(r.end, RunEnd::Preempted { .. }) {
+            if r.preempted {
                 e.2 += 1;
-                if !sc.resume {
+                if !resume {
                     e.1 += units;
                 }
             }
         }
     }
-    let bill = report.chargeback.as_ref();
-    // nominal GPUs (weighted, L units per device) of each ClusterQueue
-    let quota_units = |d: &str| -> i128 {
-        let Some(cq) = sc.model.cluster_queues.get(d) else {
-            return 0;
-        };
-        let mut q = 0i128;
-        for g in &cq.spec.resource_groups {
-            for f in &g.flavors {
-                for r in &f.resources {
-                    if !r.name.as_str().starts_with("nvidia.com/") {
-                        continue;
-                    }
-                    let n = r
-                        .nominal_quota
-                        .as_ref()
-                        .and_then(|x| x.value())
-                        .unwrap_or(0);
-                    if let Some((_, wt)) = cards.weigh(&f.name, r.name.as_str()) {
-                        q += wt * i128::from(n);
-                    }
-                }
-            }
-        }
-        q
-    };
+    let bill = run.chargeback();
     let mut out = BTreeMap::new();
     for (d, (units, lost, pre, mut adm)) in gpu {
         adm.sort_unstable();
@@ -171,24 +423,16 @@ pub fn metrics(
             .flatten()
             .filter(|l| l.department == d)
             .collect();
-        let queue = report.queues.get(&d);
         let borrowed_hours = if bill.is_some() {
             lines
                 .iter()
                 .try_fold(GpuHours::ZERO, |sum, l| sum.checked_add(l.borrowed_hours))
-        } else if let Some(q) = queue {
-            let mut u = 0i128;
-            for (&fr, &b) in &q.borrowed {
-                let (f, res) = &o.frs[fr as usize];
-                if let Some((_, wt)) = cards.weigh(f, res.as_str()) {
-                    u += wt * b;
-                }
-            }
-            Some(micro_str(u * 1_000_000 / per_ms_hour))
         } else {
-            None
+            run.borrowed_units(&d, &cards)
+                .map(|u| micro_str(u * 1_000_000 / per_ms_hour))
         };
-        let quota = quota_units(&d);
+        let quota = run.quota_units(&d);
+        let used_units = used.get(&d).copied().unwrap_or(0);
         let mean = (!adm.is_empty()).then(|| adm.iter().sum::<i64>().div_euclid(adm.len() as i64));
         let p95 = (!adm.is_empty()).then(|| {
             let k = (adm.len() * 95).div_ceil(100).max(1);
@@ -213,7 +457,7 @@ pub fn metrics(
                 p95_time_to_admission_ms: p95,
                 preemptions: Some(i64::try_from(pre).unwrap_or(i64::MAX)),
                 lost_hours: Some(micro_str(lost * 1_000_000 / per_ms_hour)),
-                utilization_percent: utilization(units, quota, o.end_ms),
+                utilization_percent: utilization(used_units, quota, run.end_ms()),
                 cost,
             },
         );
@@ -424,37 +668,98 @@ impl WorkloadsCompared {
     }
 }
 
-/// Compares the workload instances of two scenarios (module docs).
+/// Compares the workload instances of two Kueue or ResourceQuota scenarios (module docs).
 ///
 /// # Complexity
 /// O(W log W) over the instances of both.
 pub fn compare_workloads(sa: &Scenario, sb: &Scenario) -> WorkloadsCompared {
-    let shape = |sc: &Scenario, key: &str| {
-        let i = &sc.instances[key];
-        let pod_sets = sc
-            .model
-            .workloads
-            .get(key)
-            .and_then(|w| serde_json::to_string(&w.spec.pod_sets).ok());
-        (i.created_ms, i.runtime_ms, pod_sets)
-    };
+    compare_runs_workloads(Scenarios::Kueue(sa), Scenarios::Kueue(sb))
+}
+
+/// The scenario side of a [`Simulated`], for the workload comparison.
+#[derive(Clone, Copy)]
+enum Scenarios<'a> {
+    Kueue(&'a Scenario),
+    Kai(&'a KaiScenario),
+}
+
+impl Scenarios<'_> {
+    fn of(run: Simulated<'_>) -> Scenarios<'_> {
+        match run {
+            Simulated::Kueue(sc, _) => Scenarios::Kueue(sc),
+            Simulated::Kai(sc, _) => Scenarios::Kai(sc),
+        }
+    }
+
+    fn keys(&self) -> Vec<&String> {
+        match self {
+            Scenarios::Kueue(sc) => sc.instances.keys().collect(),
+            Scenarios::Kai(sc) => sc.jobs.keys().collect(),
+        }
+    }
+
+    fn contains(&self, key: &str) -> bool {
+        match self {
+            Scenarios::Kueue(sc) => sc.instances.contains_key(key),
+            Scenarios::Kai(sc) => sc.jobs.contains_key(key),
+        }
+    }
+
+    /// Creation, runtime and, with `pods`, the pod sets (Kueue) or the PodGroup's spec
+    /// (KAI) as JSON.
+    fn shape(&self, key: &str, pods: bool) -> (Option<(i64, Option<i64>)>, Option<String>) {
+        match self {
+            Scenarios::Kueue(sc) => (
+                sc.instances.get(key).map(|i| (i.created_ms, i.runtime_ms)),
+                sc.model
+                    .workloads
+                    .get(key)
+                    .filter(|_| pods)
+                    .and_then(|w| serde_json::to_string(&w.spec.pod_sets).ok()),
+            ),
+            Scenarios::Kai(sc) => (
+                sc.jobs.get(key).map(|i| (i.created_ms, i.runtime_ms)),
+                sc.model
+                    .pod_groups
+                    .get(key)
+                    .filter(|_| pods)
+                    .and_then(|g| serde_json::to_string(&g.spec).ok()),
+            ),
+        }
+    }
+}
+
+/// Compares the workload instances of two runs of either engine (module docs): between
+/// engines, creation time and runtime only.
+///
+/// # Complexity
+/// O(W log W) over the instances of both.
+pub fn compare_run_workloads(a: Simulated<'_>, b: Simulated<'_>) -> WorkloadsCompared {
+    compare_runs_workloads(Scenarios::of(a), Scenarios::of(b))
+}
+
+fn compare_runs_workloads(sa: Scenarios<'_>, sb: Scenarios<'_>) -> WorkloadsCompared {
+    let pods = matches!(
+        (sa, sb),
+        (Scenarios::Kueue(_), Scenarios::Kueue(_)) | (Scenarios::Kai(_), Scenarios::Kai(_))
+    );
     let (mut only_a, mut only_b, mut changed) = (0, 0, 0);
     let mut first: Option<&String> = None;
-    for k in sa.instances.keys() {
-        if !sb.instances.contains_key(k) {
+    for k in sa.keys() {
+        if !sb.contains(k) {
             only_a += 1;
             if first.is_none_or(|f| k < f) {
                 first = Some(k);
             }
-        } else if shape(sa, k) != shape(sb, k) {
+        } else if sa.shape(k, pods) != sb.shape(k, pods) {
             changed += 1;
             if first.is_none_or(|f| k < f) {
                 first = Some(k);
             }
         }
     }
-    for k in sb.instances.keys() {
-        if !sa.instances.contains_key(k) {
+    for k in sb.keys() {
+        if !sa.contains(k) {
             only_b += 1;
             if first.is_none_or(|f| k < f) {
                 first = Some(k);
@@ -477,14 +782,22 @@ impl DiffReport {
     }
 }
 
-/// The comparison document (module docs).
+/// The comparison document of two Kueue or ResourceQuota runs ([`diff_runs`]).
 ///
 /// # Complexity
 /// Two [`metrics`] passes plus O(departments).
 pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> DiffReport {
-    let depts = dept_of(sa);
-    let ma = metrics(sa, a, &depts);
-    let mb = metrics(sb, b, &depts);
+    diff_runs(Simulated::Kueue(sa, a), Simulated::Kueue(sb, b))
+}
+
+/// The comparison document of two runs of either engine (module docs).
+///
+/// # Complexity
+/// Two [`run_metrics`] passes plus O(departments).
+pub fn diff_runs(a: Simulated<'_>, b: Simulated<'_>) -> DiffReport {
+    let depts = departments_of(a.metering());
+    let ma = run_metrics(a, &depts);
+    let mb = run_metrics(b, &depts);
     let empty = Metrics::default();
     let mut departments = BTreeMap::new();
     for d in ma.keys().chain(mb.keys()) {
@@ -495,9 +808,9 @@ pub fn diff(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> DiffReport 
         departments.insert(d.clone(), DepartmentDiff::new(x, y));
     }
     DiffReport {
-        a: a.name.clone(),
-        b: b.name.clone(),
-        workloads: compare_workloads(sa, sb),
+        a: a.name().to_owned(),
+        b: b.name().to_owned(),
+        workloads: compare_run_workloads(a, b),
         departments,
     }
 }
@@ -536,35 +849,35 @@ pub fn table(doc: &DiffReport) -> String {
 /// # Complexity
 /// O(runs × flavor-resources + change points × departments).
 pub fn svg(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<String, String> {
+    svg_runs(Simulated::Kueue(sa, a), Simulated::Kueue(sb, b))
+}
+
+/// [`svg`] of two runs of either engine.
+///
+/// # Errors
+/// The plotting backend's error as text.
+///
+/// # Complexity
+/// O(runs × GPU resources per run + change points × departments).
+pub fn svg_runs(a: Simulated<'_>, b: Simulated<'_>) -> Result<String, String> {
     use crate::chart::{self, Departments, Line, LineKind, Mark, MarkKind, Panel};
-    let mut departments = Departments::of(sa.metering.as_ref());
-    let end = a.outcome.end_ms.max(b.outcome.end_ms).max(1);
+    let mut departments = Departments::of(a.metering());
+    let end = a.end_ms().max(b.end_ms()).max(1);
     let mut panels = Vec::new();
-    for (sc, r) in [(sa, a), (sb, b)] {
-        let cards = crate::bill::card_map(sc.metering.as_ref());
+    for r in [a, b] {
         let mut deltas: BTreeMap<String, Vec<(i64, i128)>> = BTreeMap::new();
         let mut marks = Vec::new();
-        for w in &r.outcome.workloads {
-            let ns = w.key.split('/').next().unwrap_or("");
-            let d = departments.of_namespace(ns);
-            for run in &w.runs {
-                let g: i128 = run
-                    .usage
-                    .iter()
-                    .filter_map(|&(fr, x)| {
-                        let (f, res) = &r.outcome.frs[fr as usize];
-                        cards
-                            .weigh(f, res.as_str())
-                            .map(|(_, wt)| wt * i128::from(x))
-                    })
-                    .sum();
+        for w in r.jobs() {
+            let d = departments.of_namespace(w.namespace);
+            for run in &w.spans {
+                let g = run.units;
                 if g == 0 || run.end_ms <= run.start_ms {
                     continue;
                 }
                 let e = deltas.entry(d.clone()).or_default();
                 e.push((run.start_ms, g));
                 e.push((run.end_ms, -g));
-                if matches!(run.end, RunEnd::Preempted { .. }) {
+                if run.preempted {
                     marks.push(Mark {
                         kind: MarkKind::Triangle,
                         label: "preemption".to_owned(),
@@ -581,9 +894,8 @@ pub fn svg(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<Strin
         for (d, _) in &areas {
             departments.note(d);
         }
-        let capacity: f64 = sc
-            .metering
-            .as_ref()
+        let capacity: f64 = r
+            .metering()
             .and_then(|m| m["cardTypes"].as_array())
             .into_iter()
             .flatten()
@@ -599,7 +911,7 @@ pub fn svg(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<Strin
             Vec::new()
         };
         panels.push(Panel {
-            title: format!("{}: GPUs in use per department", r.name),
+            title: format!("{}: GPUs in use per department", r.name()),
             y_desc: "GPUs (MIG and replicas weighed)".to_owned(),
             areas,
             lines,
@@ -607,9 +919,9 @@ pub fn svg(sa: &Scenario, a: &Report, sb: &Scenario, b: &Report) -> Result<Strin
         });
     }
     chart::svg(&chart::Picture {
-        title: format!("What-if: A = {}, B = {}", a.name, b.name),
+        title: format!("What-if: A = {}, B = {}", a.name(), b.name()),
         clock: chart::Clock::Dates {
-            start_unix_ms: a.start.unix_seconds().saturating_mul(1000),
+            start_unix_ms: a.start().unix_seconds().saturating_mul(1000),
         },
         end_ms: end,
         panels,

@@ -452,15 +452,49 @@ fn diff_says_when_the_workloads_differ_and_strict_fails() {
 }
 
 #[test]
-fn diff_refuses_a_kai_scenario_in_the_users_words() {
-    let out = gpuquota(&["sim", "diff", &data("kueue.yaml"), &data("kai/night.yaml")]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
-    assert!(
-        err.ends_with("kai/night.yaml: a KAI scenario; `gpuquota sim diff` compares Kueue and ResourceQuota scenarios only (`gpuquota sim FILE` and `gpuquota sim sweep FILE` run KAI scenarios)\n"),
-        "{err}"
+fn diff_compares_the_seed_month_under_kueue_and_under_kai() {
+    let seed = concat!(env!("CARGO_MANIFEST_DIR"), "/../gpuquota-sim/data/seed/");
+    let (a, b) = (format!("{seed}kueue.yaml"), format!("{seed}kai.yaml"));
+    let dir = scratch_dir("diff-kai");
+    let (svg, html) = (dir.join("d.svg"), dir.join("d.html"));
+    let (svg, html) = (svg.to_str().unwrap(), html.to_str().unwrap());
+    let out = gpuquota(&[
+        "sim", "diff", &a, &b, "-o", "json", "--plot", svg, "--report", html,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["a"].as_str(), v["b"].as_str()),
+        (Some("seed-kueue"), Some("seed-kai"))
     );
-    assert!(!err.contains("gpuquota_sim::"));
+    // the same PodGroups as Workloads: same names, arrivals and runtimes
+    assert_eq!(v["workloads"]["same"], true);
+    let d = &v["departments"];
+    // the assistant's base load (3 + 3 cards) and its morning peaks: 4500 GPU-hours under
+    // both, of its 8 cards' quota over 720 h: 78.125 % → 78.1
+    assert_eq!(d["assistant"]["gpuHours"]["b"], "4500.000000");
+    assert_eq!(d["assistant"]["gpuHours"]["delta"], "0.000000");
+    assert_eq!(d["assistant"]["utilizationPercent"]["b"], 78.1);
+    // the notebooks' MIG 1g.24gb instances: 2160 instance-hours, a quarter card each: 540
+    // card-hours; KAI counts an instance as one GPU of its queue's deserved 8, Kueue as a
+    // quarter card of a nominal 8 instances (2 cards): 2160 / (8 × 720) = 540 / (2 × 720)
+    // = 37.5 % under both
+    assert_eq!(d["notebooks"]["gpuHours"]["b"], "540.000000");
+    assert_eq!(d["notebooks"]["utilizationPercent"]["a"], 37.5);
+    assert_eq!(d["notebooks"]["utilizationPercent"]["b"], 37.5);
+    // translation holds its two cards all month: 1440 h, 100 %
+    assert_eq!(d["translation"]["gpuHours"]["b"], "1440.000000");
+    assert_eq!(d["translation"]["utilizationPercent"]["delta"], 0.0);
+    // both are metered (EUR): the assistant's 4500 RTX-hours at 1.80
+    assert_eq!(d["assistant"]["cost"]["b"], "8100.00");
+    assert!(std::fs::read_to_string(svg).unwrap().starts_with("<svg"));
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(
+        page.contains("seed-kai against seed-kueue"),
+        "{}",
+        &page[..400]
+    );
 }
 
 #[test]

@@ -4,6 +4,7 @@ mod bill;
 mod bill_story;
 mod budgets;
 mod common;
+mod diff_engines;
 mod dra;
 mod engine_objects;
 mod fuzz_arguments;

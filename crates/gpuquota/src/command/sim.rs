@@ -53,12 +53,31 @@ pub fn load_run(
     Ok((scenario.clone(), report))
 }
 
-/// `gpuquota sim diff A B`: both scenarios simulated and compared per department, as a
-/// table or (`json`) the JSON document; the plot and page written as asked.
+/// Simulates one loaded scenario of any engine; its diagnostics are printed.
 ///
 /// # Errors
-/// A file that exists without `force`, a KAI scenario, a scenario that fails as in
-/// [`load_run`], the workloads' warning under `strict`.
+/// A scenario that could not be loaded or simulated, an error among the run's diagnostics
+/// (every warning under `strict`).
+pub fn load_any(
+    cx: &mut Context<'_>,
+    loaded: Result<Simulation, crate::Error>,
+) -> Result<(Simulation, SimulationReport), Failure> {
+    let simulation = loaded.map_err(|e| Failure::load(e.diagnostics().iter(), cx.strict))?;
+    let report = crate::sim::simulate(&simulation)
+        .map_err(|e| Failure::diagnostics(e.diagnostics().iter(), cx.strict))?;
+    if cx.diagnostics(report.diagnostics()) {
+        return Err(Failure::exit(1));
+    }
+    Ok((simulation, report))
+}
+
+/// `gpuquota sim diff A B`: both scenarios (of any engine: Kueue, ResourceQuota or KAI, in
+/// any pairing) simulated and compared per department, as a table or (`json`) the JSON
+/// document; the plot and page written as asked.
+///
+/// # Errors
+/// A file that exists without `force`, a scenario that fails as in [`load_any`], the
+/// workloads' warning under `strict`.
 pub fn diff(
     cx: &mut Context<'_>,
     a: &Path,
@@ -66,23 +85,20 @@ pub fn diff(
     json: bool,
     written: Written<'_>,
 ) -> Result<String, Failure> {
+    use crate::sim::diff::Simulated;
     // refuse before any work: an existing file without force, a link, a non-file
     for path in [written.plot, written.report].into_iter().flatten() {
         crate::model::write::check_target(path, written.force)?;
     }
-    let loaded = [a, b].map(Simulation::from_files);
-    for (f, l) in [a, b].into_iter().zip(&loaded) {
-        if l.as_ref().is_ok_and(|s| s.kai().is_some()) {
-            return Err(Failure::input([format!(
-                "{}: a KAI scenario; `gpuquota sim diff` compares Kueue and ResourceQuota scenarios only (`gpuquota sim FILE` and `gpuquota sim sweep FILE` run KAI scenarios)",
-                crate::model::source::display_name(f)
-            )]));
-        }
-    }
-    let [la, lb] = loaded;
-    let (sa, ra) = load_run(cx, la)?;
-    let (sb, rb) = load_run(cx, lb)?;
-    let doc = crate::sim::diff::diff(&sa, &ra, &sb, &rb);
+    let (la, lb) = (Simulation::from_files(a), Simulation::from_files(b));
+    let (sa, ra) = load_any(cx, la)?;
+    let (sb, rb) = load_any(cx, lb)?;
+    let (Some(run_a), Some(run_b)) = (Simulated::of(&sa, &ra), Simulated::of(&sb, &rb)) else {
+        return Err(Failure::usage(
+            "a report of another engine than its scenario's",
+        ));
+    };
+    let doc = crate::sim::diff::diff_runs(run_a, run_b);
     if let Some(w) = doc.workloads.warning() {
         cx.warnings(&[w])?;
     }
@@ -94,11 +110,11 @@ pub fn diff(
         crate::sim::diff::table(&doc)
     };
     if let Some(path) = written.plot {
-        let svg = crate::sim::diff::svg(&sa, &ra, &sb, &rb).map_err(Failure::usage)?;
+        let svg = crate::sim::diff::svg_runs(run_a, run_b).map_err(Failure::usage)?;
         crate::model::write::file(path, svg.as_bytes(), written.force)?;
     }
     if let Some(path) = written.report {
-        let html = crate::report::diff(&sa, &ra, &sb, &rb).map_err(Failure::usage)?;
+        let html = crate::report::diff_runs(run_a, run_b).map_err(Failure::usage)?;
         crate::model::write::file(path, html.as_bytes(), written.force)?;
     }
     Ok(text)
