@@ -101,8 +101,9 @@
 //! ([`metric`], which says what each means for a KAI run). Their grid is one component,
 //! simulated whole: each KAI session divides the whole cluster among all queues (deserved
 //! quota first, the rest by over-quota weight), so any queue's knob can move every
-//! queue's share and no decomposition holds. The recommendation's patch, `sim diff` and
-//! plot compare Kueue runs and are not made for a KAI advice (the CLI says so, exit 2).
+//! queue's share and no decomposition holds. The recommendation's patch
+//! ([`output::patch_yaml_of`]: the changed Queues, `scheduling.run.ai/v2`), `sim diff`,
+//! plot and page are made as for Kueue ([`gpuquota_sim::diff::diff_runs`]).
 
 pub mod metric;
 pub mod output;
@@ -178,8 +179,7 @@ pub struct Prepared<'a> {
     /// Loads and simulates configurations.
     pub evaluator: Evaluator<'a>,
     /// The scenario as written, when it is Kueue's or ResourceQuota's (`None` for KAI's:
-    /// its configurations are run with [`Evaluator::run_kai`], and the advice has no
-    /// patch, `sim diff` or plot of them yet).
+    /// its configurations are run with [`Evaluator::run_kai`]).
     pub scenario: Option<gpuquota_sim::Scenario>,
     /// The objects of the scenario as written (of either engine): what the knobs edit.
     pub model: gpuquota_model::Model,

@@ -749,6 +749,21 @@ pub fn patch_yaml(
     chosen: &gpuquota_sim::Scenario,
     settings: &[(String, String)],
 ) -> Result<String, String> {
+    patch_yaml_of(&current.model, &chosen.model, &chosen.name, settings)
+}
+
+/// [`patch_yaml`] of the objects of a scenario of either engine: the ClusterQueues, KAI
+/// Queues (`scheduling.run.ai/v2`, their `spec`) and Nodes of `chosen` that differ from
+/// `current`'s, and the `spec` fields the knobs set as a partial `Simulation` named `name`.
+///
+/// # Errors
+/// An object that cannot be written as YAML.
+pub fn patch_yaml_of(
+    current: &gpuquota_model::Model,
+    chosen: &gpuquota_model::Model,
+    name: &str,
+    settings: &[(String, String)],
+) -> Result<String, String> {
     use serde_json::json;
     let mut out = String::from(
         "# The advisor's recommendation: the objects it changes, to apply over the cluster files.\n",
@@ -759,8 +774,8 @@ pub fn patch_yaml(
         out.push_str(&s);
         Ok(())
     };
-    for (name, cq) in &chosen.model.cluster_queues {
-        if current.model.cluster_queues.get(name) != Some(cq) {
+    for (name, cq) in &chosen.cluster_queues {
+        if current.cluster_queues.get(name) != Some(cq) {
             emit(json!({
                 "apiVersion": "kueue.x-k8s.io/v1beta2",
                 "kind": "ClusterQueue",
@@ -769,8 +784,20 @@ pub fn patch_yaml(
             }))?;
         }
     }
-    for (name, n) in &chosen.model.nodes {
-        if current.model.nodes.get(name) != Some(n) {
+    for (name, q) in &chosen.queues {
+        if current.queues.get(name) != Some(q) {
+            let mut spec = serde_json::to_value(&q.spec).map_err(|e| e.to_string())?;
+            queue_numbers(&mut spec);
+            emit(json!({
+                "apiVersion": "scheduling.run.ai/v2",
+                "kind": "Queue",
+                "metadata": {"name": name},
+                "spec": spec,
+            }))?;
+        }
+    }
+    for (name, n) in &chosen.nodes {
+        if current.nodes.get(name) != Some(n) {
             emit(json!({
                 "apiVersion": "v1",
                 "kind": "Node",
@@ -780,14 +807,18 @@ pub fn patch_yaml(
         }
     }
     let mut removed = Vec::new();
-    for name in current.model.nodes.keys() {
-        if !chosen.model.nodes.contains_key(name) {
+    for name in current.nodes.keys() {
+        if !chosen.nodes.contains_key(name) {
             removed.push(name.clone());
         }
     }
     let spec: Vec<&(String, String)> = settings
         .iter()
-        .filter(|(k, _)| !k.starts_with("clusterQueues.") && !k.starts_with("nodes."))
+        .filter(|(k, _)| {
+            !k.starts_with("clusterQueues.")
+                && !k.starts_with("queues.")
+                && !k.starts_with("nodes.")
+        })
         .collect();
     if !spec.is_empty() {
         let mut s = serde_json::Map::new();
@@ -797,7 +828,7 @@ pub fn patch_yaml(
         emit(json!({
             "apiVersion": "gpuquota.dev/v1alpha1",
             "kind": "Simulation",
-            "metadata": {"name": chosen.name},
+            "metadata": {"name": name},
             "spec": s,
         }))?;
     }
@@ -805,4 +836,31 @@ pub fn patch_yaml(
         out.push_str(&format!("# remove Node {r}\n"));
     }
     Ok(out)
+}
+
+/// A KAI Queue's `spec.resources.*.{quota,limit,overQuotaWeight}` as numbers, as KAI's Queue
+/// CRD types them (`float64`): the model keeps them as quantities (`"4"`), which the API
+/// server would refuse there.
+fn queue_numbers(spec: &mut serde_json::Value) {
+    let Some(resources) = spec
+        .get_mut("resources")
+        .and_then(serde_json::Value::as_object_mut)
+    else {
+        return;
+    };
+    for r in resources
+        .values_mut()
+        .filter_map(serde_json::Value::as_object_mut)
+    {
+        for v in r.values_mut() {
+            let Some(t) = v.as_str() else {
+                continue;
+            };
+            if let Ok(i) = t.parse::<i64>() {
+                *v = serde_json::Value::from(i);
+            } else if let Some(n) = t.parse::<f64>().ok().and_then(serde_json::Number::from_f64) {
+                *v = serde_json::Value::Number(n);
+            }
+        }
+    }
 }

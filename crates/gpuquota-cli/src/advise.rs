@@ -35,7 +35,8 @@ pub(crate) struct AdviseArgs {
     /// recommendation.
     #[arg(long)]
     explain: bool,
-    /// Write the recommendation as YAML (the changed ClusterQueues and Nodes) to this file.
+    /// Write the recommendation as YAML (the changed ClusterQueues, KAI Queues and Nodes) to
+    /// this file.
     #[arg(long, value_name = "FILE")]
     patch_out: Option<PathBuf>,
     /// Also print `sim diff` of the scenario as written against the recommendation (table,

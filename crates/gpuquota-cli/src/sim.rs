@@ -79,8 +79,7 @@ pub(crate) enum SimCommand {
 Examples:
   gpuquota sim diff sim.yaml sim.yaml                   the same scenario twice: no difference
   gpuquota sim diff sim.yaml sim.yaml -o json --plot d.svg  as JSON, with both usages in an SVG
-  gpuquota sim diff sim.yaml sim.yaml --report diff.html   both runs side by side in one HTML page
-  gpuquota sim diff kueue.yaml kai.yaml -o table       the seed month under Kueue against KAI")]
+  gpuquota sim diff sim.yaml sim.yaml --report diff.html   both runs side by side in one HTML page")]
     #[command(group(clap::ArgGroup::new("written").multiple(true).args(["plot", "report"])))]
     Diff {
         /// Scenario A.

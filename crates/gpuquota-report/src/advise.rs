@@ -2,13 +2,12 @@
 
 use gpuquota_advise::output::{Advice, Row as AdviceRow};
 use gpuquota_sim::chart;
-use gpuquota_sim::report::Report;
-use gpuquota_sim::scenario::Scenario;
+use gpuquota_sim::diff::Simulated;
 
 use crate::page::{Block, Cell, Page, Row, Section, Table};
 
-/// The scenario as written and the recommendation, simulated: `(scenario, report)` of each.
-pub type WhatIf<'a> = (&'a Scenario, &'a Report, &'a Scenario, &'a Report);
+/// The scenario as written and the recommendation, simulated (a run of either engine each).
+pub type WhatIf<'a> = (Simulated<'a>, Simulated<'a>);
 
 /// The page of an advice: what the advisor recommends and why (the same sentences as the
 /// table output), the search (method, grid points, simulations), the Pareto front with every
@@ -95,13 +94,13 @@ pub fn advise(a: &Advice, what_if: Option<WhatIf<'_>>) -> Result<String, String>
         p.push(s);
     }
 
-    if let Some((sa, ra, sb, rb)) = what_if {
-        let d = gpuquota_sim::diff::diff(sa, ra, sb, rb);
+    if let Some((a, b)) = what_if {
+        let d = gpuquota_sim::diff::diff_runs(a, b);
         let mut s = Section::new(
             "what-if",
             "The scenario as written (A) against the recommendation (B)",
         );
-        let svg = gpuquota_sim::diff::svg(sa, ra, sb, rb)?;
+        let svg = gpuquota_sim::diff::svg_runs(a, b)?;
         s.push(Block::Chart {
             svg: chart::inline(
                 &svg,

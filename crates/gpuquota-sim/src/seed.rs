@@ -62,6 +62,9 @@ pub const KAI_PLATFORM: &str = include_str!("../data/seed/kai-platform.yaml");
 pub const KAI_MONTH: &str = include_str!("../data/seed/kai-month.yaml");
 /// `data/seed/kai.yaml`: the month under KAI Scheduler / Run:ai.
 pub const KAI: &str = include_str!("../data/seed/kai.yaml");
+/// `data/seed/advice-kai.yaml`: what the seed month's KAI queues should be (`gpuquota
+/// advise`; reads kai.yaml): batch's GPU limit and the assistant's deserved quota.
+pub const ADVICE_KAI: &str = include_str!("../data/seed/advice-kai.yaml");
 /// `data/seed/kueue-day.yaml`: one day of the seed platform (2026-03-02) as Kueue Workloads
 /// for the objects of [`PLATFORM`]: the admitted inference services, six notebooks, sixteen
 /// nightly batch jobs and the 02:00 fine-tuning job that reclaims their cards.

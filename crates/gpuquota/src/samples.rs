@@ -165,6 +165,13 @@ pub const SAMPLES: &[Sample] = &[
         text: crate::sim::seed::KAI,
     },
     Sample {
+        name: "advice-kai",
+        file: "advice-kai.yaml",
+        about: "advice: the seed month's KAI queues (batch's GPU limit, the assistant's deserved GPUs) that meet each class's wait within the budget (reads kai.yaml)",
+        commands: &["gpuquota advise advice-kai.yaml --explain"],
+        text: crate::sim::seed::ADVICE_KAI,
+    },
+    Sample {
         name: "seed-mig-plan",
         file: "seed-mig-plan.yaml",
         about: "the seed platform's MIG plan: the notebooks' eight 1g.24gb instances on rtx-b",

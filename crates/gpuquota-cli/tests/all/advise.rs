@@ -308,14 +308,108 @@ fn a_kai_advice_recommends_queue_fields() {
         })
     );
     assert_eq!(v["search"]["simulated"], 13);
-    let out = run(&dir, &["advise", "advice.yaml", "--diff"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(out.stdout.is_empty());
-    assert!(
-        text(&out.stderr).contains(
-            "--patch-out, --diff, --plot and --report compare Kueue or ResourceQuota runs"
-        ),
-        "{}",
-        text(&out.stderr)
+    // the patch, the what-if, its picture and the page, as for a Kueue advice
+    let scratch = std::env::temp_dir().join(format!("gpuquota-advise-kai-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let (patch, svg, html) = (
+        scratch.join("patch.yaml"),
+        scratch.join("d.svg"),
+        scratch.join("advice.html"),
     );
+    let out = run(
+        &dir,
+        &[
+            "advise",
+            "advice.yaml",
+            "--diff",
+            "--patch-out",
+            patch.to_str().unwrap(),
+            "--plot",
+            svg.to_str().unwrap(),
+            "--report",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "");
+    // the two Queues the recommendation changes (train's weight stays 1), as KAI's CRD
+    // types them: numbers
+    assert_eq!(
+        std::fs::read_to_string(&patch).unwrap(),
+        "# The advisor's recommendation: the objects it changes, to apply over the cluster files.\n\
+         ---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  name: infer\nspec:\n  resources:\n    gpu:\n      quota: 4\n      overQuotaWeight: 1\n      limit: -1\n\
+         ---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  name: train\nspec:\n  resources:\n    gpu:\n      quota: 4\n      overQuotaWeight: 1\n      limit: 4\n"
+    );
+    // as written, infer deserves nothing and its non-preemptible server never starts; with
+    // 4 deserved it starts on arrival (00:30, 1 h: 4 GPU-hours), and train's limit of 4
+    // holds train-b until train-a ends at 02:00: waits 0 and 2 h, mean 1 h, p95 2 h
+    let table = text(&out.stdout);
+    let what_if = &table[table
+        .find("current (A) against recommended (B):")
+        .expect("the diff")..];
+    for row in [
+        "  meanTimeToAdmissionMs                   0          3600000          3600000\n",
+        "  p95TimeToAdmissionMs                    0          7200000          7200000\n",
+        "  gpuHours                         0.000000         4.000000         4.000000\n",
+        "  meanTimeToAdmissionMs                   -                0                -\n",
+    ] {
+        assert!(what_if.contains(row), "{row}{what_if}");
+    }
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("The scenario as written (A) against the recommendation (B)"),
+        "{page}"
+    );
+    std::fs::remove_dir_all(&scratch).ok();
+}
+
+#[test]
+fn the_seed_kai_advice_recommends_batchs_limit() {
+    let dir = std::env::temp_dir().join(format!("gpuquota-advice-kai-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, file) in [
+        ("seed-platform", "platform.yaml"),
+        ("seed-kai-platform", "kai-platform.yaml"),
+        ("seed-kai-month", "kai-month.yaml"),
+        ("seed-kai", "kai.yaml"),
+        ("advice-kai", "advice-kai.yaml"),
+    ] {
+        let out = run(&dir, &["example", name]);
+        std::fs::write(dir.join(file), &out.stdout).unwrap();
+    }
+    let out = run(
+        &dir,
+        &["--strict", "advise", "advice-kai.yaml", "-o", "json"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // 4 limits × 2 quotas, one component (a KAI grid is simulated whole), plus the
+    // scenario as written
+    assert_eq!(v["search"]["points"], 8);
+    assert_eq!(v["search"]["simulated"], 9);
+    // as written (limit 12) batch overruns its 1800 H200-hour budget
+    assert_eq!(
+        v["current"]["violated"],
+        serde_json::json!(["budget{name=batch-monthly} not exceeded"])
+    );
+    assert_eq!(
+        v["recommended"]["knobs"],
+        serde_json::json!({"queues.batch.gpu.limit": "6", "queues.assistant.gpu.quota": "8"})
+    );
+    let f = &v["recommended"]["figures"];
+    // the bill charges every card all month, busy or idle: (16 × 1.80 + 8 × 4.50) × 720 h
+    // = 46,656.00 EUR, in cents, whatever the queues
+    assert_eq!(f["cost"], 4_665_600);
+    assert_eq!(f["p95TimeToAdmission{class=assistant}"], 0);
+    assert!(f["budget{name=batch-monthly}"].as_f64().unwrap() >= 0.0);
+    // the other front row: batch held to 4 GPUs keeps more budget but leaves H200s idle
+    let rows = v["front"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["knobs"]["queues.batch.gpu.limit"], "4");
+    assert!(
+        rows[0]["figures"]["utilisation{cardType=H200}"].as_f64()
+            < f["utilisation{cardType=H200}"].as_f64()
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }

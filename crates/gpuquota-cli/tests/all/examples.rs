@@ -69,6 +69,7 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
             "seed-kai-platform",
             "seed-kai-month",
             "seed-kai",
+            "advice-kai",
             "seed-mig-plan"
         ]
     );
@@ -77,7 +78,7 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
     let seed = dir.join("seed");
     std::fs::create_dir_all(&seed).expect("seed dir");
     let home = |name: &str| {
-        if name.starts_with("seed-") || name == "advice" {
+        if name.starts_with("seed-") || name.starts_with("advice") {
             &seed
         } else {
             &dir
@@ -106,7 +107,7 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
             runs += 1;
         }
     }
-    assert_eq!(runs, 19 + 11);
+    assert_eq!(runs, 19 + 12);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -167,7 +168,7 @@ fn example_defaults_to_the_list_and_rejects_unknown_names() {
     );
     assert!(
         stderr.contains(
-            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget, seed-platform, seed-month, seed-resourcequota, seed-kueue, advice, seed-kueue-no-lending-limit, seed-kai-platform, seed-kai-month, seed-kai, seed-mig-plan, grafana-dashboard]"
+            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget, seed-platform, seed-month, seed-resourcequota, seed-kueue, advice, seed-kueue-no-lending-limit, seed-kai-platform, seed-kai-month, seed-kai, advice-kai, seed-mig-plan, grafana-dashboard]"
         ),
         "{stderr}"
     );

@@ -32,7 +32,7 @@ pub struct Request<'a> {
     pub file: &'a Path,
     /// How the advice is printed.
     pub format: Format,
-    /// Write the recommendation as YAML (the changed ClusterQueues and Nodes) here.
+    /// Write the recommendation as YAML (the changed ClusterQueues, KAI Queues and Nodes) here.
     pub patch_out: Option<&'a Path>,
     /// Also print `sim diff` of the scenario as written against the recommendation.
     pub diff: bool,
@@ -165,44 +165,86 @@ pub fn run(
         let Some(settings) = advice.chosen_settings(&plan) else {
             return Err(Failure::usage("no configuration to recommend"));
         };
-        let Some(scenario) = &prepared.scenario else {
-            return Err(Failure::usage(
-                "--patch-out, --diff, --plot and --report compare Kueue or ResourceQuota runs; for a KAI scenario the advice is its table, JSON or CSV",
-            ));
+        // the scenario as written and the recommendation, simulated, of either engine
+        let (current, chosen) = if prepared.scenario.is_some() {
+            let run = |p: &[(String, String)]| {
+                prepared
+                    .evaluator
+                    .run(p)
+                    .map(|(sc, r)| Runs::Kueue(Box::new((sc, r))))
+            };
+            let chosen = run(&settings).map_err(|d| Failure::diagnostics(d.iter(), strict))?;
+            let current = run(&[]).map_err(|d| Failure::diagnostics(d.iter(), strict))?;
+            (current, chosen)
+        } else {
+            let run = |p: &[(String, String)]| {
+                prepared
+                    .evaluator
+                    .run_kai(p)
+                    .map(|(sim, o)| Runs::Kai(Box::new((sim, o))))
+            };
+            let chosen = run(&settings).map_err(|d| Failure::diagnostics(d.iter(), strict))?;
+            let current = run(&[]).map_err(|d| Failure::diagnostics(d.iter(), strict))?;
+            (current, chosen)
         };
-        let chosen = prepared
-            .evaluator
-            .run(&settings)
-            .map_err(|d| Failure::diagnostics(d.iter(), strict))?;
+        let (Some(run_a), Some(run_b)) = (current.simulated(), chosen.simulated()) else {
+            return Err(Failure::usage("a KAI scenario's run gave no KAI report"));
+        };
         if let Some(p) = a.patch_out {
-            let yaml = advise::output::patch_yaml(scenario, &chosen.0, &settings)
-                .map_err(Failure::usage)?;
+            let yaml = advise::output::patch_yaml_of(
+                current.model(),
+                chosen.model(),
+                chosen.name(),
+                &settings,
+            )
+            .map_err(Failure::usage)?;
             crate::model::write::file(p, yaml.as_bytes(), a.force)?;
         }
-        if a.diff || a.plot.is_some() || page_with_what_if {
-            let current = prepared
-                .evaluator
-                .run(&[])
-                .map_err(|d| Failure::diagnostics(d.iter(), strict))?;
-            if a.diff {
-                let d = crate::sim::diff::diff(&current.0, &current.1, &chosen.0, &chosen.1);
-                out.push_str("\ncurrent (A) against recommended (B):\n");
-                out.push_str(&crate::sim::diff::table(&d));
-            }
-            if let Some(p) = a.plot {
-                let svg = crate::sim::diff::svg(&current.0, &current.1, &chosen.0, &chosen.1)
-                    .map_err(Failure::usage)?;
-                crate::model::write::file(p, svg.as_bytes(), a.force)?;
-            }
-            if let Some(p) = a.report.filter(|_| page_with_what_if) {
-                let html = crate::report::advise(
-                    &advice,
-                    Some((&current.0, &current.1, &chosen.0, &chosen.1)),
-                )
-                .map_err(Failure::usage)?;
-                crate::model::write::file(p, html.as_bytes(), a.force)?;
-            }
+        if a.diff {
+            let d = crate::sim::diff::diff_runs(run_a, run_b);
+            out.push_str("\ncurrent (A) against recommended (B):\n");
+            out.push_str(&crate::sim::diff::table(&d));
+        }
+        if let Some(p) = a.plot {
+            let svg = crate::sim::diff::svg_runs(run_a, run_b).map_err(Failure::usage)?;
+            crate::model::write::file(p, svg.as_bytes(), a.force)?;
+        }
+        if let Some(p) = a.report.filter(|_| page_with_what_if) {
+            let html =
+                crate::report::advise(&advice, Some((run_a, run_b))).map_err(Failure::usage)?;
+            crate::model::write::file(p, html.as_bytes(), a.force)?;
         }
     }
     Ok(out)
+}
+
+/// One configuration simulated for the advice's outputs: a Kueue or ResourceQuota run, or a
+/// KAI run.
+enum Runs {
+    Kueue(Box<(crate::sim::Scenario, crate::sim::Report)>),
+    Kai(Box<(crate::sim::Simulation, crate::sim::kai::KaiOutcome)>),
+}
+
+impl Runs {
+    fn simulated(&self) -> Option<crate::sim::diff::Simulated<'_>> {
+        use crate::sim::diff::Simulated;
+        match self {
+            Runs::Kueue(r) => Some(Simulated::Kueue(&r.0, &r.1)),
+            Runs::Kai(r) => r.0.kai().map(|sc| Simulated::Kai(sc, &r.1)),
+        }
+    }
+
+    fn name(&self) -> &str {
+        match self {
+            Runs::Kueue(r) => &r.0.name,
+            Runs::Kai(r) => r.0.name(),
+        }
+    }
+
+    fn model(&self) -> &crate::model::Model {
+        match self {
+            Runs::Kueue(r) => &r.0.model,
+            Runs::Kai(r) => r.0.model(),
+        }
+    }
 }
