@@ -30,6 +30,8 @@ use gpuquota_metering::budget::{CardMap, Ledger, PeriodState};
 use gpuquota_model::budget::{BUDGET_EXHAUSTED, BudgetRule, WhenSpent};
 use gpuquota_model::{Model, ResourceName};
 
+pub mod kai;
+
 /// The suffix of a Deprioritize twin's name.
 pub const TWIN_SUFFIX: &str = ".deprioritized";
 

@@ -224,13 +224,13 @@
 //! - Pods bind at once (or after `bindLatency`) and terminate at once: no grace periods, no
 //!   image pulls, no `Releasing` state between sessions.
 
-pub mod budget;
-pub(crate) mod caps;
+pub use crate::budget::kai as budget;
 pub use crate::driver::kai as engine;
-pub mod plot;
-pub mod report;
-pub mod scenario;
-pub mod usage;
+pub(crate) use crate::driver::kai::caps;
+pub use crate::driver::kai::usage;
+pub use crate::plot::kai as plot;
+pub use crate::report::kai as report;
+pub use crate::scenario::kai as scenario;
 
 pub use engine::{Admission, SessionHook};
 pub use report::{KaiJob, KaiOutcome, KaiReport, KaiRun, KaiRunEnd, QueueSeries};

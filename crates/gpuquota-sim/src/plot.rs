@@ -36,6 +36,8 @@ use crate::engine::RunEnd;
 use crate::report::Report;
 use crate::scenario::{Engine, Scenario};
 
+pub mod kai;
+
 /// A panel's identity: card types first (rank 0, name order), then the others.
 type PanelKey = (u8, String);
 

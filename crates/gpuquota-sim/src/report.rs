@@ -14,6 +14,8 @@ use serde_json::Value;
 use crate::engine::{Outcome, RunEnd};
 use crate::scenario::at_ms;
 
+pub mod kai;
+
 /// Per flavor (`""` under `resourcequota`), per resource: a quantity, which the JSON writes
 /// as Kubernetes does (`"8"`, `"64Gi"`, `"500m"`, the resource's canonical form); flavors
 /// and resources in the cluster's flavor-resource order (Kueue's flavor order within a

@@ -10,6 +10,7 @@ use gpuquota_model::kueue::Workload;
 use gpuquota_model::{Importer, Model, Timestamp};
 use serde::Deserialize;
 
+pub mod kai;
 mod perf;
 
 pub use perf::PerfConfig;

@@ -42,9 +42,9 @@ use gpuquota_model::budget::BudgetRule;
 use gpuquota_rank::division::Resource;
 use gpuquota_rank::ids::PerResource;
 
-use super::engine::{Admission, NodeLabels, SessionHook};
-use super::scenario::KaiScenario;
 use crate::budget::{Budgets, Gate};
+use crate::driver::kai::{Admission, NodeLabels, SessionHook};
+use crate::scenario::kai::KaiScenario;
 
 /// The label GPU feature discovery puts the card's product name in.
 pub const PRODUCT_LABEL: &str = "nvidia.com/gpu.product";

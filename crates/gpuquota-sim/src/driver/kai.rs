@@ -17,6 +17,9 @@ use crate::kai::usage::UsageDb;
 use crate::kernel::{Driver, Event, Kind, Queue};
 use crate::scenario::at_ms;
 
+pub(crate) mod caps;
+pub mod usage;
+
 /// A policy outside KAI consulted before every session (a budget, a maintenance window):
 /// jobs of a queue it closes stay pending, invisible to the session, until it opens again;
 /// running jobs are not touched unless [`SessionHook::to_stop`] names them. Only

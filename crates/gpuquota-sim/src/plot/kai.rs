@@ -16,10 +16,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::report::{KaiOutcome, KaiRunEnd};
-use super::scenario::KaiScenario;
 use crate::chart::{self, Clock, Departments, Line, LineKind, Mark, MarkKind, Panel, Picture};
 use crate::report::ScopeOut;
+use crate::report::kai::{KaiOutcome, KaiRunEnd};
+use crate::scenario::kai::KaiScenario;
 
 /// Renders the plot as SVG text (module docs).
 ///

@@ -49,8 +49,8 @@ use std::collections::VecDeque;
 use gpuquota_model::Timestamp;
 use gpuquota_rank::ids::PerResource;
 
-use super::scenario::{UsageParams, Window};
 use crate::scenario::at_ms;
+use crate::scenario::kai::{UsageParams, Window};
 
 /// Nano-units per unit.
 const NANO: i128 = 1_000_000_000;
