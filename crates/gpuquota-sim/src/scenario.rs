@@ -1218,3 +1218,62 @@ pub fn relative_to(base: &Path, rel: &str) -> PathBuf {
         .map(|d| d.join(rel))
         .unwrap_or_else(|| PathBuf::from(rel))
 }
+
+/// Which reader a parsed scenario document goes to, decided from its structure alone (its
+/// `kind` and `spec.engine`, else its top-level fields), never from its text: one decision
+/// for every way in ([`crate::Simulation::from_files`], sweeps, the advisor).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// A document with a `kind` whose `spec.engine` is not `kai` (a Kueue or ResourceQuota
+    /// `Simulation`), Kueue's perf-test generator config (no `kind`, `cohorts`), or anything
+    /// else: the Kueue reader decides and names what is wrong.
+    Kueue,
+    /// A document with a `kind` (a `Simulation`) and `spec.engine: kai`.
+    Kai,
+    /// KAI's time-based-fairshare simulator config: no `kind`, no `cohorts`, and one of its
+    /// top-level fields (`Cycles`, `WindowSize`, `HalfLifePeriod`, `KValue`, `Nodes`,
+    /// `Queues`, `Jobs`, any letter case).
+    KaiSimulator,
+}
+
+/// The top-level fields of KAI's time-based-fairshare simulator config.
+pub(crate) const KAI_SIMULATOR_FIELDS: [&str; 7] = [
+    "Cycles",
+    "WindowSize",
+    "HalfLifePeriod",
+    "KValue",
+    "Nodes",
+    "Queues",
+    "Jobs",
+];
+
+impl Format {
+    /// The reader of `doc` (type docs).
+    pub(crate) fn of(doc: &serde_json::Value) -> Format {
+        let Some(m) = doc.as_object() else {
+            return Format::Kueue;
+        };
+        if m.contains_key("kind") {
+            return if doc.pointer("/spec/engine").and_then(|e| e.as_str()) == Some("kai") {
+                Format::Kai
+            } else {
+                Format::Kueue
+            };
+        }
+        let kai_fields = m.keys().any(|k| {
+            KAI_SIMULATOR_FIELDS
+                .iter()
+                .any(|t| t.eq_ignore_ascii_case(k))
+        });
+        if kai_fields && !m.contains_key("cohorts") {
+            Format::KaiSimulator
+        } else {
+            Format::Kueue
+        }
+    }
+
+    /// True for the KAI reader's formats.
+    pub(crate) fn is_kai(self) -> bool {
+        self != Format::Kueue
+    }
+}

@@ -11,9 +11,7 @@ use gpuquota_model::diag::{Diagnostic, Diagnostics, codes};
 use gpuquota_model::{Error, Model, Timestamp};
 
 use crate::kai::KaiOutcome;
-use crate::kai::scenario::{
-    DEFAULT_SESSION_INTERVAL_MS, KaiScenario, Source, UsageParams, is_kai_value,
-};
+use crate::kai::scenario::{DEFAULT_SESSION_INTERVAL_MS, KaiScenario, Source, UsageParams};
 use crate::progress::RunOptions;
 use crate::report::Report;
 use crate::scenario::{Engine, INVALID_SCENARIO, ReadFn, Retry, Scenario};
@@ -370,7 +368,7 @@ pub(crate) fn from_text(
     read: &ReadFn<'_>,
 ) -> Result<Simulation, Diagnostics> {
     let doc = crate::scenario::parse_document(name, text)?;
-    let inner = if is_kai_value(&doc) {
+    let inner = if crate::scenario::Format::of(&doc).is_kai() {
         Inner::Kai(Box::new(crate::kai::scenario::from_doc(
             name, stem, &doc, read,
         )?))

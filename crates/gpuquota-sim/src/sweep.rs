@@ -1188,7 +1188,7 @@ fn load_base(
 ) -> Result<Loaded, Diagnostics> {
     let (d, quotas) = edit_run(doc, nested, params)?;
     let t = serde_json::to_string(&d).unwrap_or_default();
-    if crate::kai::scenario::is_kai_value(&d) {
+    if crate::scenario::Format::of(&d).is_kai() {
         if let Some((k, _)) = quotas.iter().find(|(k, _)| is_kueue_edit(k)) {
             return Err(Diagnostics(vec![Diagnostic::error(
                 INVALID_SCENARIO,

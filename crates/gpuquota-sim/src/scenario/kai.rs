@@ -121,31 +121,6 @@ fn err(msg: impl Into<String>) -> Diagnostic {
     Diagnostic::error(INVALID_SCENARIO, msg)
 }
 
-/// True when a parsed scenario document is KAI's: a `Simulation` with `spec.engine: kai`,
-/// or a top-level mapping with KAI's simulator keys (`Cycles`, `Queues`, `Jobs`, `Nodes`,
-/// `WindowSize`, `HalfLifePeriod`, `KValue`, any letter case) and no `kind`.
-pub(crate) fn is_kai_value(v: &serde_json::Value) -> bool {
-    let Some(m) = v.as_object() else {
-        return false;
-    };
-    if m.contains_key("kind") {
-        return v.pointer("/spec/engine").and_then(|e| e.as_str()) == Some("kai");
-    }
-    m.keys()
-        .any(|k| TIMEAWARE_KEYS.iter().any(|t| t.eq_ignore_ascii_case(k)))
-        && !m.contains_key("cohorts")
-}
-
-const TIMEAWARE_KEYS: [&str; 7] = [
-    "Cycles",
-    "WindowSize",
-    "HalfLifePeriod",
-    "KValue",
-    "Nodes",
-    "Queues",
-    "Jobs",
-];
-
 /// Parses a KAI scenario from text (once); `read` loads the files a `Simulation` names.
 ///
 /// # Errors
@@ -173,7 +148,7 @@ pub(crate) fn from_doc(
     v: &serde_json::Value,
     read: &ReadFn<'_>,
 ) -> Result<KaiScenario, Diagnostics> {
-    if v.get("kind").is_none() && is_kai_value(v) {
+    if crate::scenario::Format::of(v) == crate::scenario::Format::KaiSimulator {
         return timeaware(name, stem, v);
     }
     simulation(name, stem, v, read)

@@ -119,7 +119,7 @@ impl<'a> Evaluator<'a> {
     /// Whether the scenario is KAI's (`spec.engine: kai`, or KAI's simulator config): its
     /// points are read with [`Evaluator::load_kai`], not [`Evaluator::load`].
     pub fn is_kai(&self) -> bool {
-        crate::kai::scenario::is_kai_value(&self.doc)
+        crate::scenario::Format::of(&self.doc).is_kai()
     }
 
     /// The KAI simulation of one point, its parameters applied as a sweep applies them

@@ -270,4 +270,17 @@ fn detection() {
             .collect::<Vec<_>>(),
         [("cohorts", "config must contain at least one cohort")]
     );
+    // the document's structure decides, not its text: a Kueue Simulation that mentions KAI's
+    // simulator fields in a comment and a name stays Kueue's, a KAI simulator config in
+    // lower case is KAI's
+    assert_eq!(
+        mode(
+            "# Cycles: 5, Queues, spec.engine: kai\napiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: Cycles}\nspec: {start: \"2026-04-01T00:00:00Z\"}\n"
+        ),
+        Ok(Mode::Kueue)
+    );
+    assert_eq!(
+        mode("cycles: 4\nnodes: [{gpus: 8, count: 1}]\nqueues: [{name: a, parent: \"\"}]\n"),
+        Ok(Mode::Kai)
+    );
 }

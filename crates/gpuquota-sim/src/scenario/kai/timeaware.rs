@@ -9,8 +9,8 @@ use gpuquota_model::diag::{Diagnostic, Diagnostics, codes};
 use gpuquota_model::kai::POD_GROUP_ANNOTATION;
 
 use super::{
-    JobInstance, KaiScenario, Source, TIMEAWARE_CYCLE_MS, TIMEAWARE_KEYS, UsageParams, Window, err,
-    failure, k_nanos,
+    JobInstance, KaiScenario, Source, TIMEAWARE_CYCLE_MS, UsageParams, Window, err, failure,
+    k_nanos,
 };
 
 /// A case-insensitive view of a mapping (Go's `encoding/json` matches field names without
@@ -98,7 +98,7 @@ pub(super) fn timeaware(
     let mut warnings = Diagnostics::default();
     let mut errors = Diagnostics::default();
     let top = fields(v, String::new());
-    top.unknown(&TIMEAWARE_KEYS, name, &mut warnings);
+    top.unknown(&crate::scenario::KAI_SIMULATOR_FIELDS, name, &mut warnings);
     // Defaults as `TimeAwareSimulation.SetDefaults` (kai-scheduler/KAI-Scheduler:
     // pkg/env-tests/timeaware/timeaware.go).
     let cycles = int_field(&top, "Cycles", name, &mut errors).unwrap_or(100);
