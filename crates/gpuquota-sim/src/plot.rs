@@ -53,6 +53,18 @@ struct Collect {
     marks: Vec<Mark>,
 }
 
+/// The usage picture of a run of either engine, as `gpuquota sim --plot` draws it: [`svg`]
+/// of a Kueue or ResourceQuota run, [`kai::svg`] of a KAI run.
+///
+/// # Errors
+/// The plotting backend's error as text.
+pub fn svg_of(run: crate::diff::Simulated<'_>) -> Result<String, String> {
+    match run {
+        crate::diff::Simulated::Kueue(sc, r) => svg(sc, r),
+        crate::diff::Simulated::Kai(sc, o) => kai::svg(sc, o),
+    }
+}
+
 /// Renders the plot as SVG text (module docs).
 ///
 /// # Errors

@@ -203,3 +203,22 @@ fn the_plot_has_both_engines_panels() {
     assert!(svg.contains("kueue: GPUs in use per department"), "{svg}");
     assert!(svg.contains("kai: GPUs in use per department"));
 }
+
+#[test]
+fn one_plot_entry_draws_either_engine() {
+    let (k, kai8) = (kueue(), kai(8));
+    let of = |r: &(Simulation, SimulationReport)| {
+        gpuquota_sim::plot::svg_of(Simulated::of(&r.0, &r.1).expect("a run")).expect("plots")
+    };
+    let kueue_svg = of(&k);
+    let kai_svg = of(&kai8);
+    // each engine's own picture: Kueue's usage per queue, KAI's allocation against fair share
+    assert_eq!(
+        kueue_svg,
+        gpuquota_sim::plot::svg(k.0.kueue().unwrap(), k.1.kueue().unwrap()).unwrap()
+    );
+    assert_eq!(
+        kai_svg,
+        gpuquota_sim::kai::plot::svg(kai8.0.kai().unwrap(), kai8.1.kai().unwrap()).unwrap()
+    );
+}
