@@ -110,11 +110,13 @@ use crate::scenario::{INVALID_SCENARIO, duration_ms, ms_between};
 
 mod doc;
 mod merge_patch;
+mod mig;
 mod object;
 mod set;
 
 pub use doc::{EventDoc, MigLayoutDoc, NodesDoc, ObjectRefDoc, PatchDoc};
 pub use merge_patch::merge_patch;
+pub use mig::{GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, MIG_STRATEGY_LABEL, mig_allocatable};
 pub use object::{KINDS, Object};
 pub use set::set;
 
