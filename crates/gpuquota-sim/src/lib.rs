@@ -79,7 +79,9 @@
 //! One kernel runs every engine. It holds one event queue, ordered totally by (time, kind,
 //! index, generation) with the kinds in this order at one instant: completions, arrivals,
 //! the driver's own ticks (Kueue's next cycle after a cycle latency, a KAI session), budget
-//! period boundaries, requeues of held-back victims, and timeline events (reserved). Its one
+//! period boundaries, requeues of held-back victims, and the events of `spec.timeline`
+//! ([`timeline`]; the kernel applies each to the platform's model and hands the changes to
+//! the driver, after every other event of its instant and before the decision). Its one
 //! loop pops an instant, hands each of its events to the engine's driver, then lets the
 //! driver decide once (O(events × log events) for the queue, plus the drivers' own cost).
 //! A driver per engine is built from the model once, through the engine's own entry point,
@@ -494,6 +496,15 @@ pub(crate) fn simulate_scenario(
 ) -> Result<Report, Diagnostics> {
     let mut reporter = progress::Reporter::new(options, sc.end_ms);
     let rules = budget_rules(&sc.model)?;
+    if !rules.is_empty() && !sc.timeline.events.is_empty() {
+        return Err(Diagnostics(vec![
+            Diagnostic::error(
+                scenario::NOT_SIMULATED,
+                "a timeline with Budgets is not simulated yet: remove the Budgets or the timeline",
+            )
+            .field("spec.timeline"),
+        ]));
+    }
     check_budget_periods(&rules, sc.start, sc.end_ms)?;
     let twinned = deprioritized_twins(sc, &rules)?;
     let input = kueue_input(twinned.as_ref().unwrap_or(&sc.model), sc.fair_sharing)?;

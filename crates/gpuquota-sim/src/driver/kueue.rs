@@ -138,15 +138,15 @@ struct KueueRun<'a, 'p, P: Policy> {
 /// O(ClusterQueues + nodes × flavor-resources + heads × (assignment + preemption)).
 pub(crate) fn run_kueue(cx: Context<'_, '_>, fair: Option<FairSharing>) -> Outcome {
     let world = cx.world;
-    let end = cx.sc.end_ms;
+    let (end, platform) = (cx.sc.end_ms, super::platform(cx.sc));
     match fair {
         Some(policy) => {
             let (run, q) = KueueRun::new(cx, Scheduler::with_policy(world, policy));
-            crate::kernel::run(run, q, end)
+            crate::kernel::run_with_timeline(run, q, end, platform)
         }
         None => {
             let (run, q) = KueueRun::new(cx, Scheduler::new(world));
-            crate::kernel::run(run, q, end)
+            crate::kernel::run_with_timeline(run, q, end, platform)
         }
     }
 }

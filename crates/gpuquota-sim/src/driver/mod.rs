@@ -64,6 +64,18 @@ impl Context<'_, '_> {
     }
 }
 
+/// The platform a run with a timeline changes: the scenario's timeline over a copy of its
+/// model (`None` without a timeline: no copy is made).
+///
+/// # Complexity
+/// O(model size) with a timeline, O(1) without.
+fn platform(sc: &Scenario) -> Option<crate::kernel::Platform<'_>> {
+    (!sc.timeline.events.is_empty()).then(|| crate::kernel::Platform {
+        events: &sc.timeline.events,
+        model: sc.model.clone(),
+    })
+}
+
 /// The pending reason of a workload created at or after the simulation's end.
 fn created_after_end() -> (String, String) {
     (

@@ -209,9 +209,9 @@ struct QuotaRun<'a, 'p> {
 /// # Complexity
 /// O(attempts × (quotas of the namespace × hard keys) + events × log events).
 pub(crate) fn run_resource_quota(cx: Context<'_, '_>) -> Outcome {
-    let end = cx.sc.end_ms;
+    let (end, platform) = (cx.sc.end_ms, super::platform(cx.sc));
     let (run, q) = QuotaRun::new(cx);
-    crate::kernel::run(run, q, end)
+    crate::kernel::run_with_timeline(run, q, end, platform)
 }
 
 impl<'a, 'p> QuotaRun<'a, 'p> {
