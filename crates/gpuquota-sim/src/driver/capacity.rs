@@ -289,6 +289,21 @@ impl Capacity {
         self.names.binary_search_by(|n| n.as_str().cmp(name)).ok()
     }
 
+    /// The index of node `name` (the node of a [`crate::kernel::Kind::Deadline`]).
+    pub(crate) fn node_index(&self, name: &str) -> Option<u32> {
+        self.index_of(name).and_then(|i| u32::try_from(i).ok())
+    }
+
+    /// The name of node `index`.
+    pub(crate) fn node_name(&self, index: u32) -> Option<&str> {
+        self.names.get(index as usize).map(String::as_str)
+    }
+
+    /// Whether node `name` is cordoned (drained).
+    pub(crate) fn is_cordoned(&self, name: &str) -> bool {
+        self.index_of(name).is_some_and(|i| self.cordoned[i])
+    }
+
     /// Node `name` fails: it takes nothing until [`Capacity::up`]. Returns the workloads
     /// holding a device on it (their pods are lost), in index order; the caller releases
     /// them ([`Capacity::release`]). Empty for an unknown node.

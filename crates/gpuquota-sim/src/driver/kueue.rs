@@ -519,7 +519,7 @@ impl<'a, 'p, P: Policy> Driver for KueueRun<'a, 'p, P> {
                 self.requeue_held(wl);
                 self.wake = true;
             }
-            Kind::Tick | Kind::Timeline(_) => {
+            Kind::Tick | Kind::Timeline(_) | Kind::Deadline { .. } => {
                 self.busy_until = None;
                 self.wake = true;
             }

@@ -12,6 +12,7 @@ use gpuquota_model::diag::{Diagnostic, Diagnostics};
 mod capacity;
 pub mod kai;
 mod kueue;
+mod nodes;
 mod resourcequota;
 
 pub(crate) use kueue::run_kueue;

@@ -7,6 +7,7 @@ use gpuquota_cohort::World;
 use gpuquota_model::Amount;
 
 use super::capacity::Capacity;
+use super::nodes::{Evict, NodeEvents};
 use super::{Context, EndOfRun, Finish, created_after_end};
 use crate::engine::{Counters, Outcome, QueueOutcome, Run, RunEnd, UNSCHEDULABLE, WorkloadOutcome};
 use crate::kernel::{Driver, Event, Kind, Queue};
@@ -201,6 +202,10 @@ struct QuotaRun<'a, 'p> {
     budget_at: Option<i64>,
     /// The scenario's card types, which the budgets charge usage to.
     cards: gpuquota_metering::budget::CardMap,
+    /// The timeline's node events and MIG windows.
+    nodes: NodeEvents,
+    /// Per workload, its current run's generation (completions of older runs are stale).
+    generation: Vec<u32>,
 }
 
 /// The ResourceQuota-only driver run by the kernel: a workload is created when its
@@ -237,6 +242,8 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
             last_t: 0,
             budget_at: None,
             cards,
+            nodes: NodeEvents::default(),
+            generation: vec![0; n],
         };
         (run, q)
     }
@@ -315,9 +322,12 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
         false
     }
 
-    /// `wl`'s run ends at `t`.
-    fn complete(&mut self, q: &mut Queue, t: i64, wl: u32) {
+    /// `wl`'s run `g` ends at `t` (nothing when that run already ended).
+    fn complete(&mut self, q: &mut Queue, t: i64, wl: u32, g: u32) {
         let w = wl as usize;
+        if self.generation[w] != g {
+            return;
+        }
         if let Some((rs, st)) = self.live[w].take() {
             if let Some(b) = self.cx.budgets.as_mut() {
                 b.stopped(t, wl);
@@ -344,6 +354,7 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
         let Some(c) = self.cap.as_mut() else {
             return;
         };
+        self.nodes.after_release(c, t);
         for wl in c.start_waiting() {
             if let Some(rs) = self.waiting[wl as usize].take() {
                 self.start(q, t, rs, wl);
@@ -366,10 +377,41 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
                 t + rt,
                 Kind::Completion {
                     index: wl,
-                    generation: 0,
+                    generation: self.generation[w],
                 },
             ));
         }
+    }
+
+    /// The runs a node event ends at `t` ([`super::nodes`]): their pods are gone, their
+    /// quota released, and their controller creates them again at once.
+    fn end_lost(&mut self, q: &mut Queue, t: i64, lost: Vec<Evict>) {
+        for (wl, reason, by) in lost {
+            let w = wl as usize;
+            let Some((rs, st)) = self.live[w].take() else {
+                continue;
+            };
+            if let Some(b) = self.cx.budgets.as_mut() {
+                b.stopped(t, wl);
+            }
+            self.quotas.book(w, false);
+            if let Some(c) = self.cap.as_mut() {
+                c.release(wl);
+            }
+            self.generation[w] += 1;
+            self.runs[w].push(Run {
+                reserved_ms: rs,
+                start_ms: st,
+                end_ms: t,
+                end: RunEnd::Preempted {
+                    reason: reason.to_owned(),
+                    by,
+                },
+                usage: self.quotas.usage_of(w),
+            });
+            q.push(Event::new(t, Kind::Arrival(wl)));
+        }
+        self.start_waiting(q, t);
     }
 
     /// An attempt to create `wl`'s pods at `t`: they run at once, wait for free devices
@@ -419,10 +461,41 @@ impl<'a, 'p> Driver for QuotaRun<'a, 'p> {
             return;
         }
         match e.kind {
-            Kind::Completion { index, .. } => self.complete(q, t, index),
+            Kind::Completion { index, generation } => self.complete(q, t, index, generation),
             Kind::Arrival(wl) | Kind::Requeue(wl) => self.attempt(q, t, wl),
+            Kind::Deadline { index, generation } => {
+                let lost = match self.cap.as_ref() {
+                    Some(c) => self.nodes.deadline(c, index, generation),
+                    None => Vec::new(),
+                };
+                self.end_lost(q, t, lost);
+            }
             Kind::Tick | Kind::Budget | Kind::Timeline(_) => {}
         }
+    }
+
+    /// A timeline event's node changes and MIG window ([`super::nodes`]); the objects it
+    /// changes are not followed here.
+    fn timeline(
+        &mut self,
+        t: i64,
+        event: &crate::timeline::Event,
+        changes: &crate::timeline::Changes,
+        model: &gpuquota_model::Model,
+        q: &mut Queue,
+    ) -> bool {
+        self.last_t = t;
+        let Some(c) = self.cap.as_mut() else {
+            return true;
+        };
+        match self.nodes.apply(c, t, event.index, changes, model, q) {
+            Ok(lost) => self.end_lost(q, t, lost),
+            Err(m) => self.cx.warnings.push(
+                gpuquota_model::diag::Diagnostic::warning(crate::scenario::INVALID_SCENARIO, m)
+                    .field(format!("spec.timeline[{}].migLayout", event.index)),
+            ),
+        }
+        true
     }
 
     fn decide(&mut self, _: i64, _: &mut Queue) -> bool {

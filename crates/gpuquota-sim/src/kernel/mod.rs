@@ -45,6 +45,15 @@ pub(crate) enum Kind {
     /// every other kind at its instant: the kernel changes the platform's model and hands
     /// the change to [`Driver::timeline`].
     Timeline(usize),
+    /// A drained node's `drainDeadline` (node `index` of the driver's capacity; stale when
+    /// `generation` is no longer the drain's): its pods still running are evicted. After
+    /// the timeline events of its instant, so a node back (`up`) at that instant is spared.
+    Deadline {
+        /// The node.
+        index: u32,
+        /// The drain it ends.
+        generation: u32,
+    },
 }
 
 /// An event: when, and what.
@@ -65,6 +74,7 @@ const TICK: u8 = 2;
 const BUDGET: u8 = 3;
 const REQUEUE: u8 = 4;
 const TIMELINE: u8 = 5;
+const DEADLINE: u8 = 6;
 
 impl Event {
     /// An event of `kind` at `t`.
@@ -80,6 +90,7 @@ impl Event {
             Kind::Tick => (t, TICK, 0, 0),
             Kind::Budget => (t, BUDGET, 0, 0),
             Kind::Requeue(i) => (t, REQUEUE, i, 0),
+            Kind::Deadline { index, generation } => (t, DEADLINE, index, generation),
             Kind::Timeline(i) => {
                 let i = i as u64;
                 (t, TIMELINE, (i >> 32) as u32, i as u32)
@@ -94,6 +105,7 @@ impl Event {
             TICK => Kind::Tick,
             BUDGET => Kind::Budget,
             REQUEUE => Kind::Requeue(index),
+            DEADLINE => Kind::Deadline { index, generation },
             _ => Kind::Timeline(((u64::from(index) << 32) | u64::from(generation)) as usize),
         };
         Event { t, kind }

@@ -14,6 +14,7 @@ mod kai_caps;
 mod kai_properties;
 mod limits;
 mod node_capacity;
+mod node_events;
 mod plots;
 mod preemption_loop;
 mod properties;

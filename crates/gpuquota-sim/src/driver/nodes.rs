@@ -1,0 +1,226 @@
+//! What the Kueue and ResourceQuota drivers do with the timeline's node events and MIG
+//! maintenance windows, over the devices' [`Capacity`]; each driver ends the runs this
+//! module names and starts the waiting workloads that fit afterwards.
+//!
+//! At a timeline event's instant, in this order (the timeline's own order):
+//!
+//! - **down**: every workload holding a device on the node loses its pods now. Its run ends
+//!   `Preempted` with reason [`NODE_FAILURES`] and `by` `Node/<name>` (the run so far is
+//!   lost work, as a preemption's is); its quota is released and it is queued again at once
+//!   (Kueue requeues a workload evicted for node failures without backoff; under
+//!   `resourcequota` its controller recreates the pods, which the quota checks again). The
+//!   node's devices leave the capacity until `up`.
+//! - **drain**: the node takes no new pods; its running pods go on. With `drainDeadline`, a
+//!   kernel event at `at + drainDeadline` evicts the workloads still holding a device on it
+//!   then, reason [`EVICTION_BY_EVICTION_API`], `by` `Node/<name>`, and they are queued again
+//!   as above; an `up` before the deadline cancels it.
+//! - **up**: the node is neither failed nor cordoned; its devices are back.
+//! - **migLayout**: the window opens: the node takes no new pods. When no device of the node
+//!   is held (at once when none is), the window closes: the node's allocatable becomes what
+//!   the mig-parted config gives its GPUs ([`crate::timeline::mig_allocatable`]), and it
+//!   takes pods again. The window
+//!   records when it opened and closed and the workloads it waited for (those holding a
+//!   device on the node when it opened).
+//!
+//! Each event's effect records the devices that take new pods per resource before and
+//! after it ([`Capacity::schedulable_totals`]), the nodes it changed, and the workloads it
+//! evicted.
+
+use std::collections::BTreeMap;
+
+use super::capacity::{Capacity, EVICTION_BY_EVICTION_API, NODE_FAILURES};
+use crate::kernel::{Event, Kind, Queue};
+use crate::timeline;
+use gpuquota_model::Model;
+
+/// The `by` of a run a node event ended.
+pub(crate) fn by_node(node: &str) -> String {
+    format!("Node/{node}")
+}
+
+/// A MIG maintenance window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Window {
+    /// The timeline event that opened it.
+    pub(crate) event: usize,
+    /// The node.
+    pub(crate) node: String,
+    /// The mig-parted config.
+    pub(crate) config: String,
+    /// When it opened, ms since start.
+    pub(crate) opened_ms: i64,
+    /// When it closed (`None`: still open at the end).
+    pub(crate) closed_ms: Option<i64>,
+    /// The workloads (indexes) it waited for, in index order.
+    pub(crate) waited: Vec<u32>,
+    /// The node's allocatable once it closes.
+    after: BTreeMap<String, i64>,
+}
+
+/// What one timeline event's node changes did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct NodeEffect {
+    /// The timeline event.
+    pub(crate) event: usize,
+    /// The devices that take new pods per resource before the event (sorted by resource).
+    pub(crate) before: Vec<(String, i64)>,
+    /// As `before`, after it.
+    pub(crate) after: Vec<(String, i64)>,
+    /// The workloads evicted because of it (index, reason), at the event or at its drain
+    /// deadline, in the order they were evicted.
+    pub(crate) evicted: Vec<(u32, &'static str)>,
+}
+
+/// The drivers' node state: pending drain deadlines, MIG windows, each event's effect.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NodeEvents {
+    /// Per node index, the generation of its latest drain (deadlines of older ones are
+    /// stale) and the timeline event it belongs to.
+    drains: BTreeMap<u32, (u32, usize)>,
+    /// The windows, in the order they opened.
+    pub(crate) windows: Vec<Window>,
+    /// The effects of the events with node changes, in the order they applied.
+    pub(crate) effects: Vec<NodeEffect>,
+    generation: u32,
+}
+
+/// A run the driver must end now: the workload, the reason, the node (`by`).
+pub(crate) type Evict = (u32, &'static str, String);
+
+impl NodeEvents {
+    /// Whether the event has node changes or a MIG layout.
+    fn touches(changes: &timeline::Changes) -> bool {
+        !changes.nodes_down.is_empty()
+            || !changes.nodes_drained.is_empty()
+            || !changes.nodes_up.is_empty()
+            || changes.mig_layout.is_some()
+    }
+
+    /// Timeline event `event` at `t`: the capacity follows its node changes; returns the
+    /// runs to end now (pods lost on a failed node). The caller releases them, then calls
+    /// [`NodeEvents::after_release`].
+    ///
+    /// # Errors
+    /// The message of a MIG layout the node's GPUs cannot take (the timeline's reader
+    /// checked it; a config that resolves there resolves here).
+    ///
+    /// # Complexity
+    /// O(node changes × (holdings + sets × nodes)).
+    pub(crate) fn apply(
+        &mut self,
+        cap: &mut Capacity,
+        t: i64,
+        event: usize,
+        changes: &timeline::Changes,
+        model: &Model,
+        q: &mut Queue,
+    ) -> Result<Vec<Evict>, String> {
+        if !Self::touches(changes) {
+            return Ok(Vec::new());
+        }
+        let before = totals(cap);
+        let mut lost = Vec::new();
+        for n in &changes.nodes_down {
+            for wl in cap.down(n) {
+                lost.push((wl, NODE_FAILURES, by_node(n)));
+            }
+            if let Some(i) = cap.node_index(n) {
+                self.drains.remove(&i);
+            }
+        }
+        for n in &changes.nodes_drained {
+            cap.drain(n);
+            if let (Some(i), Some(d)) = (cap.node_index(n), changes.drain_deadline_ms) {
+                self.generation += 1;
+                self.drains.insert(i, (self.generation, event));
+                q.push(Event::new(
+                    t.saturating_add(d),
+                    Kind::Deadline {
+                        index: i,
+                        generation: self.generation,
+                    },
+                ));
+            }
+        }
+        for n in &changes.nodes_up {
+            cap.up(n);
+            if let Some(i) = cap.node_index(n) {
+                self.drains.remove(&i);
+            }
+        }
+        if let Some(m) = &changes.mig_layout {
+            let after = timeline::mig_allocatable(model, m)?;
+            let waited = cap.holders(&m.node);
+            cap.open_window(&m.node);
+            self.windows.push(Window {
+                event,
+                node: m.node.clone(),
+                config: m.config.clone(),
+                opened_ms: t,
+                closed_ms: None,
+                waited,
+                after,
+            });
+        }
+        self.effects.push(NodeEffect {
+            event,
+            before,
+            after: totals(cap),
+            evicted: lost.iter().map(|(w, r, _)| (*w, *r)).collect(),
+        });
+        Ok(lost)
+    }
+
+    /// The drain deadline `(index, generation)` at `t`: the runs still on the node, to end
+    /// now (none when the drain is stale: the node came back or was drained again).
+    ///
+    /// # Complexity
+    /// O(holdings).
+    pub(crate) fn deadline(&mut self, cap: &Capacity, index: u32, generation: u32) -> Vec<Evict> {
+        let Some(&(g, event)) = self.drains.get(&index) else {
+            return Vec::new();
+        };
+        let Some(name) = cap.node_name(index) else {
+            return Vec::new();
+        };
+        if g != generation || !cap.is_cordoned(name) {
+            return Vec::new();
+        }
+        self.drains.remove(&index);
+        let out: Vec<Evict> = cap
+            .holders(name)
+            .into_iter()
+            .map(|w| (w, EVICTION_BY_EVICTION_API, by_node(name)))
+            .collect();
+        if let Some(e) = self.effects.iter_mut().rev().find(|e| e.event == event) {
+            e.evicted
+                .extend(out.iter().map(|(w, r, _)| (*w, *r)));
+        }
+        out
+    }
+
+    /// After devices were released at `t`: the open windows whose node is idle close now
+    /// (the node takes its new layout). Returns whether one closed (devices may be free).
+    ///
+    /// # Complexity
+    /// O(1) without an open window; else O(windows × resources) plus a refresh per close.
+    pub(crate) fn after_release(&mut self, cap: &mut Capacity, t: i64) -> bool {
+        let mut closed = false;
+        for w in self.windows.iter_mut().filter(|w| w.closed_ms.is_none()) {
+            if cap.in_window(&w.node) && cap.idle(&w.node) {
+                cap.close_window(&w.node, &w.after);
+                w.closed_ms = Some(t);
+                closed = true;
+            }
+        }
+        closed
+    }
+}
+
+/// The capacity's schedulable totals with resource names as strings.
+fn totals(cap: &Capacity) -> Vec<(String, i64)> {
+    cap.schedulable_totals()
+        .into_iter()
+        .map(|(r, a)| (r.as_str().to_owned(), a))
+        .collect()
+}
