@@ -20,4 +20,5 @@ mod properties;
 mod replicas;
 mod scenarios;
 mod seed;
+mod timeline;
 mod traces;
