@@ -533,6 +533,7 @@ pub(crate) fn simulate_scenario(
         }
         warnings.extend(budget::reference_warnings(&sc.model, &known));
     }
+    let worlds = driver::Worlds::for_scenario(sc);
     let cx = driver::Context {
         sc,
         world: &world,
@@ -543,7 +544,7 @@ pub(crate) fn simulate_scenario(
     };
     let outcome = match sc.engine {
         Engine::ResourceQuota => driver::run_resource_quota(cx),
-        Engine::Kueue => driver::run_kueue(cx, fair),
+        Engine::Kueue => driver::run_kueue(cx, fair, &worlds),
     };
     finish_report(sc, outcome, warnings, budgets.as_ref())
 }

@@ -64,6 +64,10 @@ pub struct SimReport {
     /// the cluster files have no Nodes (quotas are then the only cap, and nothing says the
     /// platform has the devices the runs use).
     pub capacity_checked: bool,
+    /// What each event of `spec.timeline` did, in the order they applied (time, then
+    /// document order); only when the scenario has a timeline ([`crate::timeline`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<TimelineOut>,
     /// Per budget, its rule and every period; only when the scenario has budgets
     /// ([`crate::budget`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -99,6 +103,85 @@ pub struct PreemptionLoopOut {
     /// How many of them were the victim's second eviction at one instant, after which the
     /// victim went back to its queue 1 ms later.
     pub held_back: u64,
+}
+
+/// One event of `spec.timeline` and what it did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TimelineOut {
+    /// The event's index in `spec.timeline`.
+    pub index: usize,
+    /// Its instant, ms.
+    pub at_ms: i64,
+    /// The objects it created, replaced or deleted, in the order they changed.
+    pub changes: Vec<TimelineChangeOut>,
+    /// The queues that stopped admitting: ClusterQueue names and LocalQueue keys
+    /// (`namespace/name`) whose `stopPolicy` became `Hold` or `HoldAndDrain`, and deleted
+    /// ClusterQueues that still hold admitted workloads; sorted.
+    pub admissions_stopped: Vec<String>,
+    /// The queues whose `stopPolicy` went back to `None` (or unset), sorted.
+    pub admissions_resumed: Vec<String>,
+    /// The admitted workloads it evicted (`HoldAndDrain`), in workload order; each also
+    /// ends a run as `Preempted` with this reason and `by` the stopped queue
+    /// (`ClusterQueue/NAME`, `LocalQueue/NAMESPACE/NAME`).
+    pub evicted: Vec<TimelineEvictionOut>,
+    /// The deleted ClusterQueues kept (terminating) while they hold admitted workloads.
+    pub terminating: Vec<TerminatingOut>,
+    /// The nominal quota of all ClusterQueues per flavor and resource (the hard caps of
+    /// all ResourceQuotas, flavor `""`, under `resourcequota`) before the event.
+    #[cfg_attr(feature = "schema", schemars(with = "UsageSchema"))]
+    pub capacity_before: UsageOut,
+    /// As `capacityBefore`, after the event.
+    #[cfg_attr(feature = "schema", schemars(with = "UsageSchema"))]
+    pub capacity_after: UsageOut,
+}
+
+/// One object a timeline event changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TimelineChangeOut {
+    /// Its kind (`ClusterQueue`).
+    pub kind: String,
+    /// Its name (`namespace/name` for namespaced kinds).
+    pub name: String,
+    /// `created`, `replaced` or `deleted`.
+    pub change: String,
+}
+
+/// One workload a timeline event evicted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TimelineEvictionOut {
+    /// `namespace/name`.
+    pub workload: String,
+    /// Upstream's reason: `ClusterQueueStopped` or `LocalQueueStopped`.
+    pub reason: String,
+}
+
+/// A deleted ClusterQueue kept by its admitted workloads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TerminatingOut {
+    /// Its name.
+    pub cluster_queue: String,
+    /// When its last admitted workload ended and it left, ms; absent when it was still
+    /// there at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_ms: Option<i64>,
+}
+
+/// Whether a run's `by` names a stopped queue (a timeline's `HoldAndDrain`), not a
+/// preemptor.
+pub(crate) fn by_queue_stop(by: &str) -> bool {
+    by.starts_with("ClusterQueue/") || by.starts_with("LocalQueue/")
 }
 
 /// One workload of a [`SimReport`].
@@ -356,6 +439,7 @@ pub fn preemption_loops(outcome: &Outcome) -> Vec<PreemptionLoopOut> {
         for r in &w.runs {
             if let RunEnd::Preempted { by, .. } = &r.end
                 && !by.starts_with("Budget/")
+                && !by_queue_stop(by)
             {
                 let e = pairs
                     .entry((by.as_str(), w.key.as_str()))
@@ -717,10 +801,134 @@ impl Report {
             preemptions: self.preemptions,
             preemption_loops: self.preemption_loops.clone(),
             capacity_checked: o.nodes > 0,
+            timeline: self.timeline_output(),
             budgets: self.budgets.clone(),
             chargeback: self.chargeback.clone(),
             warnings: o.warnings.clone(),
         }
+    }
+
+    /// The JSON's `timeline` section ([`SimReport::timeline`]).
+    ///
+    /// # Complexity
+    /// O(events × (objects changed + evictions + flavor-resources)).
+    pub fn timeline_output(&self) -> Vec<TimelineOut> {
+        self.outcome
+            .timeline
+            .iter()
+            .map(|e| TimelineOut {
+                index: e.index,
+                at_ms: e.at_ms,
+                changes: e
+                    .changes
+                    .iter()
+                    .map(|(kind, name, change)| TimelineChangeOut {
+                        kind: kind.clone(),
+                        name: name.clone(),
+                        change: (*change).to_owned(),
+                    })
+                    .collect(),
+                admissions_stopped: e.admissions_stopped.clone(),
+                admissions_resumed: e.admissions_resumed.clone(),
+                evicted: e
+                    .evicted
+                    .iter()
+                    .map(|(workload, reason)| TimelineEvictionOut {
+                        workload: workload.clone(),
+                        reason: reason.clone(),
+                    })
+                    .collect(),
+                terminating: e
+                    .terminating
+                    .iter()
+                    .map(|(cq, left)| TerminatingOut {
+                        cluster_queue: cq.clone(),
+                        left_ms: *left,
+                    })
+                    .collect(),
+                capacity_before: self.usage_map(&e.capacity_before),
+                capacity_after: self.usage_map(&e.capacity_after),
+            })
+            .collect()
+    }
+
+    /// One line per timeline event for the table: when, what changed, and its effect.
+    pub fn timeline_sentences(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for e in &self.outcome.timeline {
+            let mut parts: Vec<String> = e
+                .changes
+                .iter()
+                .map(|(k, n, c)| format!("{k} {n} {c}"))
+                .collect();
+            if parts.is_empty() {
+                parts.push("no object changed".to_owned());
+            }
+            let mut line = format!(
+                "Timeline event {} at {}: {}.",
+                e.index,
+                clock(self.start, e.at_ms),
+                parts.join(", ")
+            );
+            if !e.admissions_stopped.is_empty() {
+                let _ = write!(
+                    line,
+                    " Admissions stopped: {}.",
+                    e.admissions_stopped.join(", ")
+                );
+            }
+            if !e.admissions_resumed.is_empty() {
+                let _ = write!(
+                    line,
+                    " Admissions resumed: {}.",
+                    e.admissions_resumed.join(", ")
+                );
+            }
+            if !e.evicted.is_empty() {
+                let _ = write!(line, " Evicted: {}.", {
+                    let v: Vec<String> = e
+                        .evicted
+                        .iter()
+                        .map(|(w, r)| format!("{w} ({r})"))
+                        .collect();
+                    v.join(", ")
+                });
+            }
+            for (cq, left) in &e.terminating {
+                let _ = match left {
+                    Some(t) => write!(
+                        line,
+                        " {cq} terminated until {}.",
+                        clock(self.start, *t)
+                    ),
+                    None => write!(line, " {cq} still terminating at the end."),
+                };
+            }
+            if e.capacity_before != e.capacity_after {
+                let show = |c: &[(u32, i64)]| {
+                    let v: Vec<String> = c
+                        .iter()
+                        .map(|&(fr, a)| {
+                            let (f, r) = self.fr_name(fr);
+                            format!("{}{}={}", flavor_prefix(f), r, r.format_amount(Amount(a)))
+                        })
+                        .collect();
+                    if v.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        v.join(", ")
+                    }
+                };
+                let _ = write!(
+                    line,
+                    " Quota {} -> {}.",
+                    show(&e.capacity_before),
+                    show(&e.capacity_after)
+                );
+            }
+            lines.push(line);
+        }
+        lines
     }
 
     /// The JSON's `queues` section alone (what [`Report::to_output`] puts there), without
@@ -978,6 +1186,9 @@ impl Report {
         for line in self.summary_sentences() {
             let _ = writeln!(out, "{line}");
         }
+        for line in self.timeline_sentences() {
+            let _ = writeln!(out, "{line}");
+        }
         if let Some(c) = &self.chargeback {
             bill_section(&mut out, c);
         }
@@ -1012,7 +1223,9 @@ impl Report {
         let mut groups: BTreeMap<(String, String, i64), (u64, i64)> = BTreeMap::new();
         for w in &self.outcome.workloads {
             for r in &w.runs {
-                if let RunEnd::Preempted { by, .. } = &r.end {
+                if let RunEnd::Preempted { by, .. } = &r.end
+                    && !by_queue_stop(by)
+                {
                     let pq = queue_of.get(by.as_str()).copied().unwrap_or("");
                     let e = groups
                         .entry((w.queue.clone(), pq.to_owned(), r.end_ms / 3_600_000))

@@ -77,6 +77,49 @@ fn platform(sc: &Scenario) -> Option<crate::kernel::Platform<'_>> {
     })
 }
 
+/// The worlds a run builds after its first, one per rebuild of the platform (a timeline
+/// event that changes objects, a deleted ClusterQueue that leaves), kept for the whole run
+/// because the scheduler over each borrows it. At most as many as [`Worlds::new`] was told.
+pub(crate) struct Worlds {
+    cells: Vec<std::cell::OnceCell<World>>,
+    next: std::cell::Cell<usize>,
+}
+
+impl Worlds {
+    /// Room for the rebuilds of `sc`'s timeline: one per event that changes objects, plus
+    /// one per deleted ClusterQueue (it may leave later, once its workloads are gone).
+    pub(crate) fn for_scenario(sc: &Scenario) -> Worlds {
+        let n: usize = sc
+            .timeline
+            .events
+            .iter()
+            .map(|e| {
+                usize::from(!e.objects.is_empty())
+                    + e.objects
+                        .iter()
+                        .filter(|o| {
+                            matches!(&o.op, crate::timeline::Op::Delete { kind, .. }
+                                if *kind == gpuquota_model::Kind::ClusterQueue)
+                        })
+                        .count()
+            })
+            .sum();
+        Worlds {
+            cells: (0..n).map(|_| std::cell::OnceCell::new()).collect(),
+            next: std::cell::Cell::new(0),
+        }
+    }
+
+    /// Keeps `world` for the run; `None` when the room is used up.
+    pub(crate) fn add(&self, world: World) -> Option<&World> {
+        let i = self.next.get();
+        let cell = self.cells.get(i)?;
+        self.next.set(i + 1);
+        cell.set(world).ok()?;
+        cell.get()
+    }
+}
+
 /// The pending reason of a workload created at or after the simulation's end.
 fn created_after_end() -> (String, String) {
     (
@@ -97,6 +140,15 @@ pub(crate) trait Finish<'a, 'p> {
     fn workload_outcomes(&mut self, end_ms: i64) -> Vec<WorkloadOutcome>;
     /// Every queue's outcome.
     fn queue_outcomes(&self) -> Vec<QueueOutcome>;
+    /// The flavor-resources its runs and queues name when they are not the world's (a
+    /// timeline rebuilt it); `None`: the world's.
+    fn flavor_resources(&mut self) -> Option<Vec<(String, ResourceName)>> {
+        None
+    }
+    /// What each timeline event did.
+    fn timeline_effects(&mut self) -> Vec<crate::engine::TimelineEffect> {
+        Vec::new()
+    }
 }
 
 /// Where an event loop stopped: what [`finish`] needs of it besides its outcomes.
@@ -126,13 +178,16 @@ pub(crate) fn finish<'a, 'p: 'a, R: Finish<'a, 'p>>(mut run: R) -> Outcome {
     Outcome {
         engine: R::ENGINE,
         end_ms,
-        frs: flavor_resources(run.cx().world, R::ENGINE),
+        frs: run
+            .flavor_resources()
+            .unwrap_or_else(|| flavor_resources(run.cx().world, R::ENGINE)),
         workloads,
         queues: run.queue_outcomes(),
         warnings: Vec::new(),
         counters: end.counters,
         held_back,
         nodes: end.nodes,
+        timeline: run.timeline_effects(),
     }
 }
 

@@ -21,4 +21,5 @@ mod properties;
 mod replicas;
 mod scenarios;
 mod seed;
+mod timeline;
 mod traces;
