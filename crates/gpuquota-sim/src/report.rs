@@ -136,6 +136,52 @@ pub struct TimelineOut {
     /// As `capacityBefore`, after the event.
     #[cfg_attr(feature = "schema", schemars(with = "UsageSchema"))]
     pub capacity_after: UsageOut,
+    /// The nodes that failed (`nodes.down`): their pods were lost, their workloads evicted
+    /// with reason `NodeFailures` (in `evicted`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes_down: Vec<String>,
+    /// The nodes cordoned (`nodes.drain`); the workloads still on them at the deadline are
+    /// evicted with reason `EvictionByEvictionAPI` (in `evicted`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes_drained: Vec<String>,
+    /// The drain deadline, ms after the event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drain_deadline_ms: Option<i64>,
+    /// The nodes back (`nodes.up`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes_up: Vec<String>,
+    /// The devices that take new pods per extended resource (the allocatable of the nodes
+    /// neither failed, cordoned nor in a MIG window) before the event; only for an event
+    /// with node changes on a cluster with Nodes.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub devices_before: BTreeMap<String, i64>,
+    /// As `devicesBefore`, after the event.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub devices_after: BTreeMap<String, i64>,
+    /// The MIG maintenance window the event opened (`migLayout`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mig_window: Option<MigWindowOut>,
+}
+
+/// A MIG maintenance window: from the event the node takes no new pods; once none of its
+/// devices is held, its MIG layout changes to the config and it takes pods again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct MigWindowOut {
+    /// The node.
+    pub node: String,
+    /// The mig-parted config.
+    pub config: String,
+    /// When the window opened, ms.
+    pub opened_ms: i64,
+    /// When it closed (the new layout in place), ms; absent when it was still open at the
+    /// end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closed_ms: Option<i64>,
+    /// The workloads it waited for (holding a device on the node when it opened).
+    pub waited: Vec<String>,
 }
 
 /// One object a timeline event changed.
@@ -848,6 +894,19 @@ impl Report {
                     .collect(),
                 capacity_before: self.usage_map(&e.capacity_before),
                 capacity_after: self.usage_map(&e.capacity_after),
+                nodes_down: e.nodes_down.clone(),
+                nodes_drained: e.nodes_drained.clone(),
+                drain_deadline_ms: e.drain_deadline_ms,
+                nodes_up: e.nodes_up.clone(),
+                devices_before: e.devices_before.iter().cloned().collect(),
+                devices_after: e.devices_after.iter().cloned().collect(),
+                mig_window: e.mig_window.as_ref().map(|w| MigWindowOut {
+                    node: w.node.clone(),
+                    config: w.config.clone(),
+                    opened_ms: w.opened_ms,
+                    closed_ms: w.closed_ms,
+                    waited: w.waited.clone(),
+                }),
             })
             .collect()
     }
@@ -861,6 +920,26 @@ impl Report {
                 .iter()
                 .map(|(k, n, c)| format!("{k} {n} {c}"))
                 .collect();
+            parts.extend(e.nodes_down.iter().map(|n| format!("node {n} down")));
+            parts.extend(e.nodes_drained.iter().map(|n| match e.drain_deadline_ms {
+                Some(d) => format!(
+                    "node {n} drained (deadline {})",
+                    clock(self.start, e.at_ms.saturating_add(d))
+                ),
+                None => format!("node {n} drained"),
+            }));
+            parts.extend(e.nodes_up.iter().map(|n| format!("node {n} up")));
+            if let Some(w) = &e.mig_window {
+                parts.push(format!(
+                    "MIG window on node {} (config {}) {}",
+                    w.node,
+                    w.config,
+                    match w.closed_ms {
+                        Some(c) => format!("closed at {}", clock(self.start, c)),
+                        None => "still open at the end".to_owned(),
+                    }
+                ));
+            }
             if parts.is_empty() {
                 parts.push("no object changed".to_owned());
             }
@@ -924,6 +1003,21 @@ impl Report {
                     " Quota {} -> {}.",
                     show(&e.capacity_before),
                     show(&e.capacity_after)
+                );
+            }
+            if let Some(w) = e.mig_window.as_ref().filter(|w| !w.waited.is_empty()) {
+                let _ = write!(line, " The window waited for {}.", w.waited.join(", "));
+            }
+            if e.devices_before != e.devices_after {
+                let show = |d: &[(String, i64)]| {
+                    let v: Vec<String> = d.iter().map(|(r, a)| format!("{r}={a}")).collect();
+                    v.join(", ")
+                };
+                let _ = write!(
+                    line,
+                    " Schedulable devices {} -> {}.",
+                    show(&e.devices_before),
+                    show(&e.devices_after)
                 );
             }
             lines.push(line);

@@ -13,6 +13,7 @@ use gpuquota_model::kueue::{ClusterQueue, StopPolicy};
 use gpuquota_model::{Amount, Model, ResourceName};
 
 use super::capacity::Capacity;
+use super::nodes::{Evict, NodeEvents};
 use super::{Context, EndOfRun, Finish, Worlds, created_after_end};
 use crate::engine::{
     CYCLE_BOUND, Counters, HeldBack, Outcome, QueueOutcome, Run, RunEnd, TimelineEffect,
@@ -214,6 +215,8 @@ struct KueueRun<'a, 'p, P: Policy> {
     held_back: Vec<HeldBack>,
     /// The nodes' devices, when the cluster has Nodes.
     cap: Option<Capacity>,
+    /// The timeline's node events and MIG windows.
+    nodes: NodeEvents,
     /// The run's flavor-resources.
     frs: Frs,
     /// The timeline's state (rebuilt worlds, terminating ClusterQueues, effects).
@@ -282,6 +285,7 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         let timed = !cx.sc.timeline.events.is_empty();
         let mut run = KueueRun {
             cap,
+            nodes: NodeEvents::default(),
             frs: Frs::new(cx.world),
             tl: Tl {
                 worlds,
@@ -436,11 +440,41 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         let Some(c) = self.cap.as_mut() else {
             return;
         };
+        self.nodes.after_release(c, t);
         for wl in c.start_waiting() {
             if let Some(wt) = self.h.waiting[wl as usize].take() {
                 self.start_run(q, wl as usize, wt.reserved, t, wt.usage);
             }
         }
+    }
+
+    /// The runs a node event ends at `t` ([`super::nodes`]): their pods are lost, their
+    /// quota is released and they queue again at once (Kueue requeues a workload evicted
+    /// for node failures without backoff).
+    fn end_lost(&mut self, q: &mut Queue, t: i64, lost: Vec<Evict>) {
+        let mut ended = Vec::new();
+        for (wl, reason, by) in lost {
+            let w = wl as usize;
+            if let Some(b) = self.cx.budgets.as_mut() {
+                b.stopped(t, wl);
+            }
+            let Some(usage) = self.h.preempt(w, t, reason, &by) else {
+                continue;
+            };
+            ended.push((WlId::new(w), self.frs.engine(&usage)));
+            self.release(wl);
+            self.s.release(WlId::new(w));
+            self.finalize(w, t);
+        }
+        self.start_waiting(q, t);
+        for (wl, usage) in &ended {
+            self.s.clock(&ClockEvent::RunEnded {
+                wl: *wl,
+                usage,
+                at: t,
+            });
+        }
+        self.wake = true;
     }
 
     /// `w`'s pods run from `begin`, its quota reserved since `reserved`: its budgets charge
@@ -666,7 +700,14 @@ impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
                 self.requeue_held(wl);
                 self.wake = true;
             }
-            Kind::Tick | Kind::Timeline(_) | Kind::Deadline { .. } => {
+            Kind::Deadline { index, generation } => {
+                let lost = match self.cap.as_ref() {
+                    Some(c) => self.nodes.deadline(c, index, generation),
+                    None => Vec::new(),
+                };
+                self.end_lost(q, t, lost);
+            }
+            Kind::Tick | Kind::Timeline(_) => {
                 self.busy_until = None;
                 self.wake = true;
             }
@@ -749,6 +790,15 @@ impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
                 }
             }
             effect.capacity_after = self.nominal_total();
+        }
+        if let Some(c) = self.cap.as_mut() {
+            match self.nodes.apply(c, t, event.index, changes, model, q) {
+                Ok(lost) => self.end_lost(q, t, lost),
+                Err(m) => self.cx.warnings.push(
+                    Diagnostic::warning(crate::scenario::INVALID_SCENARIO, m)
+                        .field(format!("spec.timeline[{}].migLayout", event.index)),
+                ),
+            }
         }
         self.tl.effects.push(effect);
         self.busy_until = None;
@@ -1049,7 +1099,12 @@ impl<'a, 'p, P: Rebuild> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
     }
 
     fn timeline_effects(&mut self) -> Vec<TimelineEffect> {
-        std::mem::take(&mut self.tl.effects)
+        let mut effects = std::mem::take(&mut self.tl.effects);
+        let world = self.cx.world;
+        self.nodes.fill(&mut effects, |w| {
+            world.workloads[WlId::new(w as usize)].key.clone()
+        });
+        effects
     }
 
     /// Every ClusterQueue's nominal quotas.

@@ -29,6 +29,7 @@
 use std::collections::BTreeMap;
 
 use super::capacity::{Capacity, EVICTION_BY_EVICTION_API, NODE_FAILURES};
+use crate::engine::{MigWindowEffect, TimelineEffect};
 use crate::kernel::{Event, Kind, Queue};
 use crate::timeline;
 use gpuquota_model::Model;
@@ -62,6 +63,13 @@ pub(crate) struct Window {
 pub(crate) struct NodeEffect {
     /// The timeline event.
     pub(crate) event: usize,
+    /// Its instant, ms.
+    pub(crate) at_ms: i64,
+    /// Its node changes as applied.
+    pub(crate) down: Vec<String>,
+    pub(crate) drained: Vec<String>,
+    pub(crate) deadline_ms: Option<i64>,
+    pub(crate) up: Vec<String>,
     /// The devices that take new pods per resource before the event (sorted by resource).
     pub(crate) before: Vec<(String, i64)>,
     /// As `before`, after it.
@@ -164,6 +172,11 @@ impl NodeEvents {
         }
         self.effects.push(NodeEffect {
             event,
+            at_ms: t,
+            down: changes.nodes_down.clone(),
+            drained: changes.nodes_drained.clone(),
+            deadline_ms: changes.drain_deadline_ms,
+            up: changes.nodes_up.clone(),
             before,
             after: totals(cap),
             evicted: lost.iter().map(|(w, r, _)| (*w, *r)).collect(),
@@ -214,6 +227,56 @@ impl NodeEvents {
             }
         }
         closed
+    }
+}
+
+impl NodeEvents {
+    /// Writes the node effects into the run's timeline effects (`effects`, one per applied
+    /// event; an event missing there is added, and the list is then sorted by instant and
+    /// index), naming workloads with `key`.
+    ///
+    /// # Complexity
+    /// O(effects × (events + evictions)) plus the sort.
+    pub(crate) fn fill(
+        &self,
+        effects: &mut Vec<TimelineEffect>,
+        key: impl Fn(u32) -> String,
+    ) {
+        if self.effects.is_empty() {
+            return;
+        }
+        for n in &self.effects {
+            let at = match effects.iter().position(|e| e.index == n.event) {
+                Some(i) => i,
+                None => {
+                    effects.push(TimelineEffect {
+                        index: n.event,
+                        at_ms: n.at_ms,
+                        ..TimelineEffect::default()
+                    });
+                    effects.len() - 1
+                }
+            };
+            let e = &mut effects[at];
+            e.nodes_down.clone_from(&n.down);
+            e.nodes_drained.clone_from(&n.drained);
+            e.drain_deadline_ms = n.deadline_ms;
+            e.nodes_up.clone_from(&n.up);
+            e.devices_before.clone_from(&n.before);
+            e.devices_after.clone_from(&n.after);
+            e.evicted
+                .extend(n.evicted.iter().map(|&(w, r)| (key(w), r.to_owned())));
+            if let Some(w) = self.windows.iter().find(|w| w.event == n.event) {
+                e.mig_window = Some(MigWindowEffect {
+                    node: w.node.clone(),
+                    config: w.config.clone(),
+                    opened_ms: w.opened_ms,
+                    closed_ms: w.closed_ms,
+                    waited: w.waited.iter().map(|&x| key(x)).collect(),
+                });
+            }
+        }
+        effects.sort_by_key(|e| (e.at_ms, e.index));
     }
 }
 

@@ -514,6 +514,17 @@ impl<'a, 'p> Finish<'a, 'p> for QuotaRun<'a, 'p> {
         &mut self.cx
     }
 
+    fn timeline_effects(&mut self) -> Vec<crate::engine::TimelineEffect> {
+        let mut effects = Vec::new();
+        let world = self.cx.world;
+        self.nodes.fill(&mut effects, |w| {
+            world.workloads[gpuquota_cohort::world::WlId::new(w as usize)]
+                .key
+                .clone()
+        });
+        effects
+    }
+
     fn end(&self) -> EndOfRun {
         EndOfRun {
             running: self.live.iter().any(Option::is_some),

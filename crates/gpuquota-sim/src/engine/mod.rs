@@ -159,6 +159,39 @@ pub struct TimelineEffect {
     pub capacity_before: Vec<(u32, i64)>,
     /// As `capacity_before`, after the event.
     pub capacity_after: Vec<(u32, i64)>,
+    /// The nodes that failed at this event (`nodes.down`), in the event's order.
+    pub nodes_down: Vec<String>,
+    /// The nodes cordoned (`nodes.drain`), in the event's order.
+    pub nodes_drained: Vec<String>,
+    /// The drain deadline, ms after the event.
+    pub drain_deadline_ms: Option<i64>,
+    /// The nodes back (`nodes.up`), in the event's order.
+    pub nodes_up: Vec<String>,
+    /// The devices that take new pods (allocatable of the nodes neither failed, cordoned
+    /// nor in a MIG window) per extended resource, before the event, sorted by resource;
+    /// empty when the event has no node change or the cluster files no Nodes.
+    pub devices_before: Vec<(String, i64)>,
+    /// As `devices_before`, after the event.
+    pub devices_after: Vec<(String, i64)>,
+    /// The MIG maintenance window the event opened.
+    pub mig_window: Option<MigWindowEffect>,
+}
+
+/// A MIG maintenance window of a timeline event (`migLayout`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MigWindowEffect {
+    /// The node.
+    pub node: String,
+    /// The mig-parted config it was re-laid with.
+    pub config: String,
+    /// When the window opened (the event), ms since start.
+    pub opened_ms: i64,
+    /// When it closed (the node's devices idle, its new layout in place), ms; `None`: still
+    /// open at the end.
+    pub closed_ms: Option<i64>,
+    /// The workloads it waited for (holding a device on the node when it opened), in
+    /// workload order.
+    pub waited: Vec<String>,
 }
 
 /// One eviction after which the simulator held the victim back to the next millisecond: it

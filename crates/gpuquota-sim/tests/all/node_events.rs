@@ -210,3 +210,97 @@ fn resourcequota_a_mig_window_waits_for_the_node_to_be_idle() {
         vec![run(3 * H / 2, 3 * H, 6 * H, "Finished", "")]
     );
 }
+
+/// Under Kueue: n1 fails at 1 h; w0 and w1 are evicted (`NodeFailures`), queue again and
+/// are admitted at once (8 GPUs of quota, 2 in use), their pods wait for n2's devices until
+/// w2 and w3 end at 3 h, and run to 6 h. The report's timeline entry names the node, the
+/// evictions and the schedulable devices before and after.
+#[test]
+fn kueue_a_failed_nodes_workloads_are_requeued_and_wait_for_devices() {
+    let j = sim("kueue", "  - {at: 1h, nodes: {down: [n1]}}\n", "");
+    for w in [0, 1] {
+        assert_eq!(
+            runs(&j, w),
+            vec![
+                run(0, 0, H, "Preempted", "NodeFailures"),
+                run(H, 3 * H, 6 * H, "Finished", ""),
+            ],
+            "w{w}"
+        );
+        assert_eq!(j["workloads"][w]["runs"][0]["by"], "Node/n1");
+    }
+    let e = &j["timeline"][0];
+    assert_eq!(e["atMs"], H);
+    assert_eq!(e["nodesDown"], serde_json::json!(["n1"]));
+    assert_eq!(
+        e["evicted"],
+        serde_json::json!([
+            {"workload": "ns/w0", "reason": "NodeFailures"},
+            {"workload": "ns/w1", "reason": "NodeFailures"}
+        ])
+    );
+    assert_eq!(
+        e["devicesBefore"],
+        serde_json::json!({"nvidia.com/gpu": 4, "nvidia.com/mig-1g.24gb": 0})
+    );
+    assert_eq!(
+        e["devicesAfter"],
+        serde_json::json!({"nvidia.com/gpu": 2, "nvidia.com/mig-1g.24gb": 0})
+    );
+    assert!(e.get("migWindow").is_none());
+}
+
+/// Under Kueue, a drain deadline: as under ResourceQuota, w0 and w1 are evicted at 2 h
+/// (`EvictionByEvictionAPI`), readmitted at once, and their pods wait until 3 h; the
+/// evictions are listed under the drain's event.
+#[test]
+fn kueue_a_drain_deadline_evicts_what_still_runs() {
+    let j = sim(
+        "kueue",
+        "  - {at: 1h, nodes: {drain: [n1], drainDeadline: 1h}}\n",
+        "",
+    );
+    assert_eq!(
+        runs(&j, 0),
+        vec![
+            run(0, 0, 2 * H, "Preempted", "EvictionByEvictionAPI"),
+            run(2 * H, 3 * H, 6 * H, "Finished", ""),
+        ]
+    );
+    let e = &j["timeline"][0];
+    assert_eq!(e["nodesDrained"], serde_json::json!(["n1"]));
+    assert_eq!(e["drainDeadlineMs"], H);
+    assert_eq!(e["evicted"][1]["workload"], "ns/w1");
+    assert_eq!(e["evicted"][1]["reason"], "EvictionByEvictionAPI");
+}
+
+/// The MIG window's report entry: opened at 1 h, closed at 3 h when w0 and w1 (which it
+/// waited for) ended; n1's devices leave the schedulable ones at the event (4 -> 2 GPUs).
+/// Under Kueue the notebook and w4 also start at 3 h.
+#[test]
+fn a_mig_windows_report_entry_says_when_it_opened_and_closed() {
+    let extra = format!(
+        "{}---\n{}",
+        workload("nb", "00:30", "nvidia.com/mig-1g.24gb"),
+        workload("w4", "01:30", "nvidia.com/gpu")
+    );
+    for engine in ["resourcequota", "kueue"] {
+        let j = sim(
+            engine,
+            "  - {at: 1h, migLayout: {node: n1, config: split}}\n",
+            &extra,
+        );
+        let e = &j["timeline"][0];
+        assert_eq!(
+            e["migWindow"],
+            serde_json::json!({
+                "node": "n1", "config": "split", "openedMs": H, "closedMs": 3 * H,
+                "waited": ["ns/w0", "ns/w1"]
+            }),
+            "{engine}"
+        );
+        assert_eq!(e["devicesAfter"]["nvidia.com/gpu"], 2, "{engine}");
+        assert_eq!(runs(&j, 0)[0].1, 3 * H, "{engine}");
+        assert_eq!(runs(&j, 5)[0].1, 3 * H, "{engine}");
+    }
+}
