@@ -285,10 +285,12 @@ pub struct RunOut {
     /// How it ended.
     pub end: RunEndOut,
     /// Only when `Preempted`: upstream's eviction reason (`InClusterQueue`,
-    /// `InCohortReclamation`, `BudgetExhausted`, …).
+    /// `InCohortReclamation`, `BudgetExhausted`, `NodeFailures` and `EvictionByEvictionAPI`
+    /// for a timeline's node events, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// Only when `Preempted`: the preemptor (`namespace/name`, or `Budget/<name>`).
+    /// Only when `Preempted`: the preemptor (`namespace/name`, or `Budget/<name>`, or
+    /// `Node/<name>` for a node that failed or was drained).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
     /// The quota the engine charged: count × per-pod requests per flavor and resource.
@@ -485,6 +487,7 @@ pub fn preemption_loops(outcome: &Outcome) -> Vec<PreemptionLoopOut> {
         for r in &w.runs {
             if let RunEnd::Preempted { by, .. } = &r.end
                 && !by.starts_with("Budget/")
+                && !by.starts_with("Node/")
                 && !by_queue_stop(by)
             {
                 let e = pairs

@@ -304,3 +304,41 @@ fn a_mig_windows_report_entry_says_when_it_opened_and_closed() {
         assert_eq!(runs(&j, 5)[0].1, 3 * H, "{engine}");
     }
 }
+
+/// The table's timeline sentence of a node event, and the timeline's refusals: a MIG
+/// config the node's GPUs cannot take, a node the cluster does not have.
+#[test]
+fn node_events_in_the_table_and_refused_at_reading() {
+    let doc = |timeline: &str| {
+        format!(
+            "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec:\n  engine: kueue\n  cluster: [c.yaml]\n  start: \"{START}\"\n  end: \"2026-04-02T00:00:00Z\"\n  timeline:\n{timeline}"
+        )
+    };
+    let read = common::files(vec![("c.yaml", cluster(""))]);
+    let sim = gpuquota_sim::fuzzing::scenario(
+        "t.yaml",
+        &doc("  - {at: 1h, nodes: {down: [n1]}}\n  - {at: 2h, nodes: {up: [n1], drain: [n2], drainDeadline: 30m}}\n"),
+        "t",
+        &read,
+    )
+    .expect("valid");
+    let table = gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_table();
+    assert!(
+        table.contains("Timeline event 0 at 01:00: node n1 down. Evicted: ns/w0 (NodeFailures), ns/w1 (NodeFailures). Schedulable devices nvidia.com/gpu=4, nvidia.com/mig-1g.24gb=0 -> nvidia.com/gpu=2, nvidia.com/mig-1g.24gb=0."),
+        "{table}"
+    );
+    assert!(
+        table.contains("Timeline event 1 at 02:00: node n2 drained (deadline 02:30), node n1 up."),
+        "{table}"
+    );
+    let bad = ["  - {at: 1h, migLayout: {node: n1, config: nope}}\n", "  - {at: 1h, nodes: {down: [n9]}}\n"];
+    let fields = ["spec.timeline[0].migLayout.config", "spec.timeline[0].nodes.down[0]"];
+    for (b, f) in bad.iter().zip(fields) {
+        let e = gpuquota_sim::fuzzing::scenario("t.yaml", &doc(b), "t", &read)
+            .err()
+            .expect("refused");
+        assert!(e.0.iter().any(|d| d.field == f), "{e:?}");
+    }
+}
