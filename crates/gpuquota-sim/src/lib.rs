@@ -496,7 +496,8 @@ pub(crate) fn simulate_scenario(
 ) -> Result<Report, Diagnostics> {
     let mut reporter = progress::Reporter::new(options, sc.end_ms);
     let rules = budget_rules(&sc.model)?;
-    if !rules.is_empty() && !sc.timeline.events.is_empty() {
+    // node events and MIG windows follow the budgets' gate; a rebuilt world does not yet
+    if !rules.is_empty() && sc.timeline.events.iter().any(|e| !e.objects.is_empty()) {
         return Err(Diagnostics(vec![
             Diagnostic::error(
                 scenario::NOT_SIMULATED,

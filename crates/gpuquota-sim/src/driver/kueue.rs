@@ -449,8 +449,10 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
     }
 
     /// The runs a node event ends at `t` ([`super::nodes`]): their pods are lost, their
-    /// quota is released and they queue again at once (Kueue requeues a workload evicted
-    /// for node failures without backoff).
+    /// quota is released (the inadmissible workloads of the cohort tree are requeued, as
+    /// for any freed quota) and they queue again at once (Kueue requeues a workload evicted
+    /// for node failures without backoff), through the budgets' gate when there are
+    /// budgets.
     fn end_lost(&mut self, q: &mut Queue, t: i64, lost: Vec<Evict>) {
         let mut ended = Vec::new();
         for (wl, reason, by) in lost {
@@ -463,7 +465,14 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             };
             ended.push((WlId::new(w), self.frs.engine(&usage)));
             self.release(wl);
-            self.s.release(WlId::new(w));
+            let id = WlId::new(w);
+            self.s.evict(id);
+            if let Some(b) = self.cx.budgets.as_mut() {
+                // back through the budgets' gate, as a budget's own stop is
+                self.s.withhold(id);
+                let orig = b.original(wl).unwrap_or(wl);
+                crate::budget::offer(&mut self.s, b, orig, false);
+            }
             self.finalize(w, t);
         }
         self.start_waiting(q, t);
