@@ -543,7 +543,7 @@ pub(crate) fn simulate_scenario(
         progress: &mut reporter,
     };
     let outcome = match sc.engine {
-        Engine::ResourceQuota => driver::run_resource_quota(cx),
+        Engine::ResourceQuota => driver::run_resource_quota(cx, &worlds),
         Engine::Kueue => driver::run_kueue(cx, fair, &worlds),
     };
     finish_report(sc, outcome, warnings, budgets.as_ref())

@@ -7,8 +7,10 @@ use gpuquota_cohort::World;
 use gpuquota_model::Amount;
 
 use super::capacity::Capacity;
-use super::{Context, EndOfRun, Finish, created_after_end};
-use crate::engine::{Counters, Outcome, QueueOutcome, Run, RunEnd, UNSCHEDULABLE, WorkloadOutcome};
+use super::{Context, EndOfRun, Finish, Worlds, created_after_end};
+use crate::engine::{
+    Counters, Outcome, QueueOutcome, Run, RunEnd, TimelineEffect, UNSCHEDULABLE, WorkloadOutcome,
+};
 use crate::kernel::{Driver, Event, Kind, Queue};
 use crate::scenario::Engine;
 
@@ -201,6 +203,10 @@ struct QuotaRun<'a, 'p> {
     budget_at: Option<i64>,
     /// The scenario's card types, which the budgets charge usage to.
     cards: gpuquota_metering::budget::CardMap,
+    /// Room for the worlds a timeline's changes make.
+    worlds: &'a Worlds,
+    /// What each timeline event did.
+    effects: Vec<TimelineEffect>,
 }
 
 /// The ResourceQuota-only driver run by the kernel: a workload is created when its
@@ -208,15 +214,15 @@ struct QuotaRun<'a, 'p> {
 ///
 /// # Complexity
 /// O(attempts × (quotas of the namespace × hard keys) + events × log events).
-pub(crate) fn run_resource_quota(cx: Context<'_, '_>) -> Outcome {
+pub(crate) fn run_resource_quota<'a>(cx: Context<'a, '_>, worlds: &'a Worlds) -> Outcome {
     let (end, platform) = (cx.sc.end_ms, super::platform(cx.sc));
-    let (run, q) = QuotaRun::new(cx);
+    let (run, q) = QuotaRun::new(cx, worlds);
     crate::kernel::run_with_timeline(run, q, end, platform)
 }
 
 impl<'a, 'p> QuotaRun<'a, 'p> {
     /// Every workload arrives at its creation.
-    fn new(cx: Context<'a, 'p>) -> (QuotaRun<'a, 'p>, Queue) {
+    fn new(cx: Context<'a, 'p>, worlds: &'a Worlds) -> (QuotaRun<'a, 'p>, Queue) {
         let n = cx.world.workloads.len();
         let q = Queue::with_known(cx.insts.iter().enumerate().map(|(wl, inst)| {
             let created = inst.map_or(0, |i| i.created_ms).max(0);
@@ -237,6 +243,8 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
             last_t: 0,
             budget_at: None,
             cards,
+            worlds,
+            effects: Vec::new(),
         };
         (run, q)
     }
@@ -429,13 +437,92 @@ impl<'a, 'p> Driver for QuotaRun<'a, 'p> {
         true
     }
 
+    /// Changed ResourceQuotas (or Namespaces) cap the next attempt to create pods; running
+    /// pods are never evicted by a quota change (the API server checks quotas at creation
+    /// only), and a rejected workload retries when its controller's backoff says, as before.
+    fn timeline(
+        &mut self,
+        t: i64,
+        event: &crate::timeline::Event,
+        changes: &crate::timeline::Changes,
+        model: &gpuquota_model::Model,
+        _: &mut Queue,
+    ) -> bool {
+        let mut effect = super::timeline_effect(t, event, changes);
+        if !changes.objects.is_empty() {
+            effect.capacity_before = hard_total(self.cx.world);
+            match self.rebuild(t, model) {
+                Ok(()) => effect.capacity_after = hard_total(self.cx.world),
+                Err(d) => {
+                    self.cx.warnings.extend(d.0);
+                    return false;
+                }
+            }
+        }
+        self.effects.push(effect);
+        true
+    }
+
     fn report(self) -> Outcome {
         super::finish(self)
     }
 }
 
+/// Every ResourceQuota's hard caps on resources summed per resource (its index, the
+/// report's flavor-resource under `resourcequota`), sorted.
+fn hard_total(world: &World) -> Vec<(u32, i64)> {
+    let mut total: BTreeMap<u32, i64> = BTreeMap::new();
+    for q in &world.resource_quotas {
+        for (_, r, hard) in &q.hard {
+            if let Some(r) = r {
+                let e = total.entry(r.index() as u32).or_insert(0);
+                *e = e.saturating_add(hard.0);
+            }
+        }
+    }
+    total.into_iter().collect()
+}
+
+impl<'a, 'p> QuotaRun<'a, 'p> {
+    /// The quotas of the changed platform, charged with every workload whose pods exist
+    /// (running, or waiting for devices).
+    ///
+    /// # Errors
+    /// The engine's refusal of the platform, or a change of the workloads or resources.
+    ///
+    /// # Complexity
+    /// One world build plus O(workloads × quotas × hard keys).
+    fn rebuild(&mut self, t: i64, model: &gpuquota_model::Model) -> Result<(), gpuquota_model::Diagnostics> {
+        let (world, _) = super::rebuilt_world(self.cx.sc, model)?;
+        let old = self.cx.world;
+        if !super::same_workloads(&world, old) {
+            return Err(super::unfollowable(t, "workloads"));
+        }
+        if world.resources.iter().ne(old.resources.iter()) {
+            return Err(super::unfollowable(t, "resources"));
+        }
+        let world: &'a World = self
+            .worlds
+            .add(world)
+            .ok_or_else(|| super::unfollowable(t, "platform more often than its events do"))?;
+        let mut quotas = QuotaUse::new(world);
+        for w in 0..self.live.len() {
+            if self.live[w].is_some() || self.waiting[w].is_some() {
+                quotas.book(w, true);
+            }
+        }
+        self.quotas = quotas;
+        self.cx.world = world;
+        Ok(())
+    }
+}
+
 impl<'a, 'p> Finish<'a, 'p> for QuotaRun<'a, 'p> {
     const ENGINE: Engine = Engine::ResourceQuota;
+
+    fn timeline_effects(&mut self) -> Vec<TimelineEffect> {
+        std::mem::take(&mut self.effects)
+    }
 
     fn cx(&mut self) -> &mut Context<'a, 'p> {
         &mut self.cx
