@@ -275,3 +275,50 @@ fn hold_mid_run_keeps_admitted_workloads_and_stops_admission() {
     assert_eq!(j["timeline"][0]["evicted"], serde_json::json!([]));
     assert_eq!(j["preemptions"], 0);
 }
+
+/// `sim sweep --set timeline[0].at=…` and a merge patch's value: a (1 GPU, 2 h) runs from
+/// 0 in `cq`; event 0 stops `cq`. HoldAndDrain at 30 min evicts it then (0.5 GPU-hours, all
+/// lost), at 1 h (1 GPU-hour, lost); Hold at 1 h lets it finish (2 GPU-hours, none lost).
+#[test]
+fn sweeps_set_the_instant_and_patch_values_of_timeline_events() {
+    let mut c = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: gpu}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors: [{name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: ns}\nspec: {clusterQueue: cq}\n".to_owned();
+    c.push_str(&gpu_workload("a", "00:00", "2h"));
+    let text = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: t}\nspec:\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-01T04:00:00Z\"\n  timeline:\n  - at: 2h\n    patch: [{kind: ClusterQueue, name: cq, mergePatch: {spec: {stopPolicy: Hold}}}]\n";
+    let axes = gpuquota_sim::sweep::parse_axes(&[
+        "timeline[0].patch[0].mergePatch.spec.stopPolicy=HoldAndDrain,Hold",
+        "timeline[0].at=30m,1h",
+    ])
+    .expect("axes");
+    let read = crate::common::files(vec![("c.yaml", c)]);
+    let table = gpuquota_sim::sweep::run("t.yaml", text, "t", &axes, None, &read).expect("sweeps");
+    let got: Vec<(String, String, f64, f64)> = table
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.parameters[0].clone(),
+                r.parameters[1].clone(),
+                r.gpu_hours,
+                r.lost_gpu_hours,
+            )
+        })
+        .collect();
+    let row = |p: &str, at: &str, h: f64, lost: f64| (p.to_owned(), at.to_owned(), h, lost);
+    assert_eq!(
+        got,
+        vec![
+            row("HoldAndDrain", "30m", 0.5, 0.5),
+            row("HoldAndDrain", "1h", 1.0, 1.0),
+            row("Hold", "30m", 2.0, 0.0),
+            row("Hold", "1h", 2.0, 0.0),
+        ]
+    );
+    // an instant outside the run is refused naming the event's field
+    let axes = gpuquota_sim::sweep::parse_axes(&["timeline[0].at=5h"]).expect("axes");
+    let e = gpuquota_sim::sweep::run("t.yaml", text, "t", &axes, None, &read)
+        .expect_err("outside the run");
+    assert!(
+        e.iter().any(|d| d.field == "spec.timeline[0].at"),
+        "{e:?}"
+    );
+}
