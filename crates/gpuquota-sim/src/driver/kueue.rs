@@ -1,5 +1,14 @@
 //! The Kueue event loop: `gpuquota-cohort`'s scheduler driven instant by instant, its
 //! admissions and preemptions turned into runs.
+//!
+//! A timeline event that changes objects ([`Driver::timeline`]) builds the world again from
+//! the changed platform through the engine's entry point and carries every admitted
+//! workload across with `gpuquota_cohort::cycle::transition` (kept, or evicted by a
+//! `HoldAndDrain`; a deleted ClusterQueue that holds admitted workloads is put back,
+//! inactive, until the last of them ends, then the world is built once more without it).
+//! Runs record usage by the run's own flavor-resource ids ([`Frs`]), which a rebuilt world
+//! does not renumber. Cost per such event: one world build plus the scheduler's adoption,
+//! linear in the platform and its workloads.
 
 use std::collections::{BTreeMap, BTreeSet};
 
