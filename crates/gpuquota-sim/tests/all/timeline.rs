@@ -322,3 +322,27 @@ fn sweeps_set_the_instant_and_patch_values_of_timeline_events() {
         "{e:?}"
     );
 }
+
+/// The plot marks each timeline event with a rule labelled by its index, counted in the
+/// legend; a scenario without a timeline has no such mark.
+#[test]
+fn plots_mark_timeline_events() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/timeline/hold-and-drain.yaml");
+    let sim = gpuquota_sim::fuzzing::load(&path).expect("valid scenario");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
+    let svg = gpuquota_sim::plot::svg(sim.kueue().expect("kueue"), &r).expect("plots");
+    assert!(svg.contains("\n#0\n</text>"), "{svg}");
+    assert!(svg.contains("\n#1\n</text>"), "{svg}");
+    assert!(svg.contains("\ntimeline event (2)\n</text>"), "{svg}");
+    // the teal rule
+    assert_eq!(
+        svg.matches("stroke=\"#178F8F\"").count(),
+        3,
+        "two rules and the legend's"
+    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kueue.yaml");
+    let sim = gpuquota_sim::fuzzing::load(&path).expect("valid scenario");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
+    let svg = gpuquota_sim::plot::svg(sim.kueue().expect("kueue"), &r).expect("plots");
+    assert!(!svg.contains("timeline event"));
+}
