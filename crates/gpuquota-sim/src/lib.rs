@@ -117,6 +117,9 @@
 //!       workloadsSets: [...]          #   as in Kueue's generator.yaml (below)
 //!   - trace: {format: helios, file: cluster_log.csv, queueBy: vc}   # a public trace ([`trace`])
 //!   - history: {files: [dump.yaml]}   # a recorded month (kubectl dump, [`history`])
+//!   timeline:                         # the platform changing while the run goes on ([`timeline`])
+//!   - at: 36h                         #   RFC 3339, or a Go duration from start
+//!     patch: [{kind: ClusterQueue, name: batch, mergePatch: {spec: {stopPolicy: Hold}}}]
 //! ```
 //!
 //! Field by field:
@@ -150,6 +153,24 @@
 //!   run; what is read and inferred is in [`history`].
 //! - `spec.workloads[].generator`: upstream's `workloadsSets` for one LocalQueue, named and
 //!   timed as upstream's generator does (below), starting from `start`.
+//! - `spec.timeline`: platform objects created, replaced (`apply`), merge-patched (`patch`)
+//!   or deleted (`delete`) at an instant, node events and MIG layout windows; read and
+//!   checked with the scenario, each problem naming `spec.timeline[i]` and the field. Each
+//!   event applies after every other event of its instant (completions, arrivals, retries)
+//!   and before that instant's scheduling decision. Under Kueue an object change rebuilds
+//!   the engine's world through its entry point and carries the admitted workloads across
+//!   (`gpuquota_cohort::cycle::transition`): a changed ClusterQueue keeps them (a quota
+//!   decrease evicts nothing), `stopPolicy: Hold` stops admission, `HoldAndDrain` also
+//!   evicts (a `Preempted` run with reason `ClusterQueueStopped` or `LocalQueueStopped`,
+//!   `by` `ClusterQueue/NAME` or `LocalQueue/NAMESPACE/NAME`), a deleted ClusterQueue with
+//!   admitted workloads stays, admitting nothing, until the last of them ends, and a new
+//!   ClusterQueue or Cohort joins (and lends) at that instant; the pending workloads queue
+//!   again. Under `resourcequota` a changed ResourceQuota caps the next pod creation and
+//!   evicts nothing. Limits: admission fair sharing's LocalQueue ledgers restart at each
+//!   rebuild; Budgets with a timeline are refused (`not-simulated`); a change that adds a
+//!   resource while Nodes are checked (or, under `resourcequota`, at all) ends the run
+//!   with a `not-simulated` error. Every rebuilt world is kept until the run ends (the
+//!   scheduler over it borrows it): memory grows by one world per object-changing event.
 //!
 //! Per workload (annotations, or labels):
 //! - arrival: `metadata.creationTimestamp` (default `start`; one before `start` arrives at 0
@@ -267,7 +288,10 @@
 //! "meanRequeueWaitMs", "p95RequeueWaitMs"}}, "queues": {queue:
 //! {"nominal": {flavor: {resource: quantity}}, "meanUsagePercent", "borrowedMs": {flavor:
 //! {resource: integer}}}}, "preemptions", ["preemptionLoops": [{"preemptor", "victim",
-//! "preemptions", "firstMs", "lastMs", "heldBack"}]], "capacityChecked", "warnings":
+//! "preemptions", "firstMs", "lastMs", "heldBack"}]], "capacityChecked", ["timeline":
+//! [{"index", "atMs", "changes": [{"kind", "name", "change"}], "admissionsStopped",
+//! "admissionsResumed", "evicted": [{"workload", "reason"}], "terminating":
+//! [{"clusterQueue", ["leftMs"]}], "capacityBefore", "capacityAfter"}]], "warnings":
 //! [string]}`.
 //! - Every `…Ms` is integer milliseconds since `start`; `endMs` is `spec.end` (or the last
 //!   event); `makespanMs` the last completion (0 without any); `finishedMs` is `null` for a
@@ -302,6 +326,17 @@
 //!   same victim more than once, with how many (`preemptions`), the first and last of them
 //!   (`firstMs`, `lastMs`) and how many were a second eviction at one instant after which
 //!   the victim was held back 1 ms (`heldBack`); see "Preemption loops" above.
+//! - `timeline` (only with `spec.timeline`): one entry per event in the order they applied:
+//!   its `index` in `spec.timeline` and instant (`atMs`); the objects it changed
+//!   (`changes[].change` is `created`, `replaced` or `deleted`); the queues that stopped
+//!   or resumed admitting (`admissionsStopped`, `admissionsResumed`: ClusterQueue names,
+//!   LocalQueue keys); the workloads it evicted with upstream's reason (`evicted`); the
+//!   deleted ClusterQueues kept until their last admitted workload ended (`terminating`,
+//!   `leftMs` when it left); and the nominal quota of all ClusterQueues (under
+//!   `resourcequota`: the ResourceQuotas' hard caps) per flavor and resource before and
+//!   after it (`capacityBefore`, `capacityAfter`). The table prints one sentence per event
+//!   ("Timeline event 0 at 01:00: ClusterQueue batch replaced. Admissions stopped: batch.
+//!   Evicted: ns/a (ClusterQueueStopped).").
 //! - `--output csv`: `workload,queue,class,startMs,endMs,end,flavor,resource,amount`, one row
 //!   per run and flavor-resource.
 //! - `--output kueue-summary`: the summary document of Kueue's perf runner
@@ -337,7 +372,8 @@
 //! files it reads and the grid); `--emit-job N` prints a Kubernetes Indexed Job running N
 //! shards under Kueue and the ConfigMap of the files it mounts. Paths reach into `spec`
 //! (an unknown path is an error naming it), into the ClusterQueues' quotas
-//! (`clusterQueues.batch.borrowingLimit`) and the seeds of generated traces (`seed=1..20`);
+//! (`clusterQueues.batch.borrowingLimit`), the timeline's instants and merge-patch values
+//! (`timeline[0].at=36h,48h`) and the seeds of generated traces (`seed=1..20`);
 //! rows carry the cost per department when the scenario has `spec.metering`. Kueue,
 //! ResourceQuota and KAI scenarios are swept alike. Runs, threads and shards have fixed
 //! limits. The table's columns, the path grammar, the limits, the SVG and the Job are
@@ -544,7 +580,7 @@ pub(crate) fn simulate_scenario(
         progress: &mut reporter,
     };
     let outcome = match sc.engine {
-        Engine::ResourceQuota => driver::run_resource_quota(cx),
+        Engine::ResourceQuota => driver::run_resource_quota(cx, &worlds),
         Engine::Kueue => driver::run_kueue(cx, fair, &worlds),
     };
     finish_report(sc, outcome, warnings, budgets.as_ref())

@@ -1,5 +1,14 @@
 //! The Kueue event loop: `gpuquota-cohort`'s scheduler driven instant by instant, its
 //! admissions and preemptions turned into runs.
+//!
+//! A timeline event that changes objects ([`Driver::timeline`]) builds the world again from
+//! the changed platform through the engine's entry point and carries every admitted
+//! workload across with `gpuquota_cohort::cycle::transition` (kept, or evicted by a
+//! `HoldAndDrain`; a deleted ClusterQueue that holds admitted workloads is put back,
+//! inactive, until the last of them ends, then the world is built once more without it).
+//! Runs record usage by the run's own flavor-resource ids ([`Frs`]), which a rebuilt world
+//! does not renumber. Cost per such event: one world build plus the scheduler's adoption,
+//! linear in the platform and its workloads.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -757,20 +766,13 @@ impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
         model: &Model,
         q: &mut Queue,
     ) -> bool {
-        let mut effect = TimelineEffect {
-            index: event.index,
-            at_ms: t,
-            ..TimelineEffect::default()
-        };
+        let mut effect = super::timeline_effect(t, event, changes);
         if !changes.objects.is_empty() {
             self.tl.model = Some(model.clone());
             let carried = self.s.carry();
             let held = carried.per_cluster_queue();
             let mut newly = Vec::new();
             for c in &changes.objects {
-                effect
-                    .changes
-                    .push((c.kind.as_str().to_owned(), c.key.clone(), change_name(c.change)));
                 if c.kind != gpuquota_model::Kind::ClusterQueue {
                     continue;
                 }
@@ -817,15 +819,6 @@ impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
 
     fn report(self) -> Outcome {
         super::finish(self)
-    }
-}
-
-/// `created`, `replaced` or `deleted`.
-fn change_name(c: Change) -> &'static str {
-    match c {
-        Change::Created => "created",
-        Change::Replaced => "replaced",
-        Change::Deleted => "deleted",
     }
 }
 
@@ -936,30 +929,11 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
                 kept.push(name.clone());
             }
         }
-        crate::count::bump(|c| &mut c.world_builds);
-        let options = gpuquota_cohort::Options::default()
-            .with_fair_sharing(self.cx.sc.fair_sharing == Some(true));
-        let input = gpuquota_cohort::Input::from_model(&m, &options)
-            .map_err(gpuquota_model::Error::into_diagnostics)?;
-        let (mut world, fair) = input.into_parts();
+        let (mut world, fair) = super::rebuilt_world(self.cx.sc, &m)?;
         transition::mark_terminating(&mut world, &kept);
-        let unfollowable = |what: &str| {
-            Diagnostics(vec![
-                Diagnostic::error(
-                    crate::scenario::NOT_SIMULATED,
-                    format!("a timeline event at {t} ms changes the platform's {what}; this run cannot follow it"),
-                )
-                .field("spec.timeline"),
-            ])
-        };
+        let unfollowable = |what: &str| super::unfollowable(t, what);
         let old = self.cx.world;
-        if world.workloads.len() != old.workloads.len()
-            || world
-                .workloads
-                .iter()
-                .zip(old.workloads.iter())
-                .any(|(a, b)| a.key != b.key)
-        {
+        if !super::same_workloads(&world, old) {
             return Err(unfollowable("workloads"));
         }
         if self.cap.is_some() && world.resources.iter().ne(old.resources.iter()) {

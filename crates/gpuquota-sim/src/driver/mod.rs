@@ -120,6 +120,71 @@ impl Worlds {
     }
 }
 
+/// A timeline event's effect with its object changes listed (the driver fills in the rest).
+fn timeline_effect(
+    t: i64,
+    event: &crate::timeline::Event,
+    changes: &crate::timeline::Changes,
+) -> crate::engine::TimelineEffect {
+    use crate::timeline::Change;
+    crate::engine::TimelineEffect {
+        index: event.index,
+        at_ms: t,
+        changes: changes
+            .objects
+            .iter()
+            .map(|c| {
+                let how = match c.change {
+                    Change::Created => "created",
+                    Change::Replaced => "replaced",
+                    Change::Deleted => "deleted",
+                };
+                (c.kind.as_str().to_owned(), c.key.clone(), how)
+            })
+            .collect(),
+        ..crate::engine::TimelineEffect::default()
+    }
+}
+
+/// A rebuilt world a run cannot follow: the error naming the event's instant and what
+/// changed.
+fn unfollowable(t: i64, what: &str) -> Diagnostics {
+    Diagnostics(vec![
+        Diagnostic::error(
+            crate::scenario::NOT_SIMULATED,
+            format!("a timeline event at {t} ms changes the platform's {what}; this run cannot follow it"),
+        )
+        .field("spec.timeline"),
+    ])
+}
+
+/// Whether two worlds hold the same workloads in the same order (a run's histories are
+/// indexed by them).
+fn same_workloads(a: &World, b: &World) -> bool {
+    a.workloads.len() == b.workloads.len()
+        && a.workloads
+            .iter()
+            .zip(b.workloads.iter())
+            .all(|(x, y)| x.key == y.key)
+}
+
+/// The world of a changed platform, through the engine's entry point as the run's first
+/// (with `spec.kueue.fairSharing: true` passed on), and the fair-sharing policy it gives.
+///
+/// # Errors
+/// The engine's refusal.
+fn rebuilt_world(
+    sc: &Scenario,
+    model: &gpuquota_model::Model,
+) -> Result<(World, Option<gpuquota_cohort::fair::FairSharing>), Diagnostics> {
+    crate::count::bump(|c| &mut c.world_builds);
+    let options =
+        gpuquota_cohort::Options::default().with_fair_sharing(sc.fair_sharing == Some(true));
+    gpuquota_cohort::Input::from_model(model, &options)
+        .map(gpuquota_cohort::Input::into_parts)
+        .map_err(gpuquota_model::Error::into_diagnostics)
+}
+
 /// The pending reason of a workload created at or after the simulation's end.
 fn created_after_end() -> (String, String) {
     (

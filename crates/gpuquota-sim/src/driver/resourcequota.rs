@@ -8,8 +8,10 @@ use gpuquota_model::Amount;
 
 use super::capacity::Capacity;
 use super::nodes::{Evict, NodeEvents};
-use super::{Context, EndOfRun, Finish, created_after_end};
-use crate::engine::{Counters, Outcome, QueueOutcome, Run, RunEnd, UNSCHEDULABLE, WorkloadOutcome};
+use super::{Context, EndOfRun, Finish, Worlds, created_after_end};
+use crate::engine::{
+    Counters, Outcome, QueueOutcome, Run, RunEnd, TimelineEffect, UNSCHEDULABLE, WorkloadOutcome,
+};
 use crate::kernel::{Driver, Event, Kind, Queue};
 use crate::scenario::Engine;
 
@@ -206,6 +208,10 @@ struct QuotaRun<'a, 'p> {
     nodes: NodeEvents,
     /// Per workload, its current run's generation (completions of older runs are stale).
     generation: Vec<u32>,
+    /// Room for the worlds a timeline's changes make.
+    worlds: &'a Worlds,
+    /// What each timeline event did.
+    effects: Vec<TimelineEffect>,
 }
 
 /// The ResourceQuota-only driver run by the kernel: a workload is created when its
@@ -213,15 +219,15 @@ struct QuotaRun<'a, 'p> {
 ///
 /// # Complexity
 /// O(attempts × (quotas of the namespace × hard keys) + events × log events).
-pub(crate) fn run_resource_quota(cx: Context<'_, '_>) -> Outcome {
+pub(crate) fn run_resource_quota<'a>(cx: Context<'a, '_>, worlds: &'a Worlds) -> Outcome {
     let (end, platform) = (cx.sc.end_ms, super::platform(cx.sc));
-    let (run, q) = QuotaRun::new(cx);
+    let (run, q) = QuotaRun::new(cx, worlds);
     crate::kernel::run_with_timeline(run, q, end, platform)
 }
 
 impl<'a, 'p> QuotaRun<'a, 'p> {
     /// Every workload arrives at its creation.
-    fn new(cx: Context<'a, 'p>) -> (QuotaRun<'a, 'p>, Queue) {
+    fn new(cx: Context<'a, 'p>, worlds: &'a Worlds) -> (QuotaRun<'a, 'p>, Queue) {
         let n = cx.world.workloads.len();
         let q = Queue::with_known(cx.insts.iter().enumerate().map(|(wl, inst)| {
             let created = inst.map_or(0, |i| i.created_ms).max(0);
@@ -244,6 +250,8 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
             cards,
             nodes: NodeEvents::default(),
             generation: vec![0; n],
+            worlds,
+            effects: Vec::new(),
         };
         (run, q)
     }
@@ -474,8 +482,14 @@ impl<'a, 'p> Driver for QuotaRun<'a, 'p> {
         }
     }
 
-    /// A timeline event's node changes and MIG window ([`super::nodes`]); the objects it
-    /// changes are not followed here.
+    fn decide(&mut self, _: i64, _: &mut Queue) -> bool {
+        true
+    }
+
+    /// Changed ResourceQuotas (or Namespaces) cap the next attempt to create pods; running
+    /// pods are never evicted by a quota change (the API server checks quotas at creation
+    /// only), and a rejected workload retries when its controller's backoff says, as before.
+    /// Then the event's node changes and MIG window ([`super::nodes`]).
     fn timeline(
         &mut self,
         t: i64,
@@ -485,20 +499,27 @@ impl<'a, 'p> Driver for QuotaRun<'a, 'p> {
         q: &mut Queue,
     ) -> bool {
         self.last_t = t;
-        let Some(c) = self.cap.as_mut() else {
-            return true;
-        };
-        match self.nodes.apply(c, t, event.index, changes, model, q) {
-            Ok(lost) => self.end_lost(q, t, lost),
-            Err(m) => self.cx.warnings.push(
-                gpuquota_model::diag::Diagnostic::warning(crate::scenario::INVALID_SCENARIO, m)
-                    .field(format!("spec.timeline[{}].migLayout", event.index)),
-            ),
+        let mut effect = super::timeline_effect(t, event, changes);
+        if !changes.objects.is_empty() {
+            effect.capacity_before = hard_total(self.cx.world);
+            match self.rebuild(t, model) {
+                Ok(()) => effect.capacity_after = hard_total(self.cx.world),
+                Err(d) => {
+                    self.cx.warnings.extend(d.0);
+                    return false;
+                }
+            }
         }
-        true
-    }
-
-    fn decide(&mut self, _: i64, _: &mut Queue) -> bool {
+        self.effects.push(effect);
+        if let Some(c) = self.cap.as_mut() {
+            match self.nodes.apply(c, t, event.index, changes, model, q) {
+                Ok(lost) => self.end_lost(q, t, lost),
+                Err(m) => self.cx.warnings.push(
+                    gpuquota_model::diag::Diagnostic::warning(crate::scenario::INVALID_SCENARIO, m)
+                        .field(format!("spec.timeline[{}].migLayout", event.index)),
+                ),
+            }
+        }
         true
     }
 
@@ -507,15 +528,65 @@ impl<'a, 'p> Driver for QuotaRun<'a, 'p> {
     }
 }
 
+/// Every ResourceQuota's hard caps on resources summed per resource (its index, the
+/// report's flavor-resource under `resourcequota`), sorted.
+fn hard_total(world: &World) -> Vec<(u32, i64)> {
+    let mut total: BTreeMap<u32, i64> = BTreeMap::new();
+    for q in &world.resource_quotas {
+        for (_, r, hard) in &q.hard {
+            if let Some(r) = r {
+                let e = total.entry(r.index() as u32).or_insert(0);
+                *e = e.saturating_add(hard.0);
+            }
+        }
+    }
+    total.into_iter().collect()
+}
+
+impl<'a, 'p> QuotaRun<'a, 'p> {
+    /// The quotas of the changed platform, charged with every workload whose pods exist
+    /// (running, or waiting for devices).
+    ///
+    /// # Errors
+    /// The engine's refusal of the platform, or a change of the workloads or resources.
+    ///
+    /// # Complexity
+    /// One world build plus O(workloads × quotas × hard keys).
+    fn rebuild(&mut self, t: i64, model: &gpuquota_model::Model) -> Result<(), gpuquota_model::Diagnostics> {
+        let (world, _) = super::rebuilt_world(self.cx.sc, model)?;
+        let old = self.cx.world;
+        if !super::same_workloads(&world, old) {
+            return Err(super::unfollowable(t, "workloads"));
+        }
+        if world.resources.iter().ne(old.resources.iter()) {
+            return Err(super::unfollowable(t, "resources"));
+        }
+        let world: &'a World = self
+            .worlds
+            .add(world)
+            .ok_or_else(|| super::unfollowable(t, "platform more often than its events do"))?;
+        let mut quotas = QuotaUse::new(world);
+        for w in 0..self.live.len() {
+            if self.live[w].is_some() || self.waiting[w].is_some() {
+                quotas.book(w, true);
+            }
+        }
+        self.quotas = quotas;
+        self.cx.world = world;
+        Ok(())
+    }
+}
+
 impl<'a, 'p> Finish<'a, 'p> for QuotaRun<'a, 'p> {
     const ENGINE: Engine = Engine::ResourceQuota;
+
 
     fn cx(&mut self) -> &mut Context<'a, 'p> {
         &mut self.cx
     }
 
-    fn timeline_effects(&mut self) -> Vec<crate::engine::TimelineEffect> {
-        let mut effects = Vec::new();
+    fn timeline_effects(&mut self) -> Vec<TimelineEffect> {
+        let mut effects = std::mem::take(&mut self.effects);
         let world = self.cx.world;
         self.nodes.fill(&mut effects, |w| {
             world.workloads[gpuquota_cohort::world::WlId::new(w as usize)]

@@ -194,3 +194,155 @@ fn a_deleted_cluster_queue_terminates_after_its_last_workload() {
         "{table}"
     );
 }
+
+/// A `Simulation` of `c.yaml` under `engine` from 2026-04-01T00:00Z to 06:00 with the
+/// timeline `timeline` (YAML lines under `timeline:`, indented 2).
+fn inline(engine: &str, cluster: &str, timeline: &str) -> (Value, String) {
+    let text = format!(
+        "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec:\n  engine: {engine}\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-01T06:00:00Z\"\n  resourceQuota: {{retryInterval: 5m}}\n  timeline:\n{timeline}"
+    );
+    let sim = gpuquota_sim::fuzzing::scenario(
+        "t.yaml",
+        &text,
+        "t",
+        &crate::common::files(vec![("c.yaml", cluster.to_owned())]),
+    )
+    .expect("valid scenario");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
+    (r.to_json(), r.to_table())
+}
+
+/// A 1-GPU workload `name` of namespace `ns` (LocalQueue `lq`) created at `at` (HH:MM),
+/// running `runtime`.
+fn gpu_workload(name: &str, at: &str, runtime: &str) -> String {
+    format!(
+        "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: {name}, namespace: ns, creationTimestamp: \"2026-04-01T{at}:00Z\", annotations: {{gpuquota.dev/runtime: {runtime}}}}}\nspec:\n  queueName: lq\n  podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{nvidia.com/gpu: \"1\"}}}}}}]}}}}}}]\n"
+    )
+}
+
+/// Under ResourceQuota only, a quota change caps the next creation and never evicts. The
+/// namespace's quota allows 1 GPU: w0 runs from 0, w1 is refused (403) and retried every
+/// 5 min. At 1 h the quota becomes 2: the retry due at 1 h applies before the timeline
+/// event of that instant (timeline events come last), so w1 is created at its next retry,
+/// 1 h 05; at 2 h the quota drops to 0, and both keep running (w0 until 3 h, w1 until
+/// 4 h 05).
+#[test]
+fn resourcequota_changes_cap_the_next_creation_and_never_evict() {
+    let mut c = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: cap, namespace: ns}\nspec: {hard: {requests.nvidia.com/gpu: \"1\"}}\n".to_owned();
+    c.push_str(&gpu_workload("w0", "00:00", "3h"));
+    c.push_str(&gpu_workload("w1", "00:00", "3h"));
+    let (j, table) = inline(
+        "resourcequota",
+        &c,
+        "  - at: 1h\n    patch: [{kind: ResourceQuota, name: cap, namespace: ns, mergePatch: {spec: {hard: {requests.nvidia.com/gpu: \"2\"}}}}]\n  - at: 2h\n    patch: [{kind: ResourceQuota, name: cap, namespace: ns, mergePatch: {spec: {hard: {requests.nvidia.com/gpu: \"0\"}}}}]\n",
+    );
+    assert_eq!(runs(&j, 0), vec![(0, 3 * H, "Finished".to_owned())]);
+    let five = 300_000;
+    assert_eq!(
+        runs(&j, 1),
+        vec![(H + five, 4 * H + five, "Finished".to_owned())]
+    );
+    let t = &j["timeline"];
+    assert_eq!(t[0]["capacityBefore"][""]["nvidia.com/gpu"], "1");
+    assert_eq!(t[0]["capacityAfter"][""]["nvidia.com/gpu"], "2");
+    assert_eq!(t[1]["capacityAfter"][""]["nvidia.com/gpu"], "0");
+    assert_eq!(
+        t[1]["changes"][0],
+        serde_json::json!({"kind": "ResourceQuota", "name": "ns/cap", "change": "replaced"})
+    );
+    assert!(
+        table.contains("Timeline event 1 at 02:00: ResourceQuota ns/cap replaced. Quota nvidia.com/gpu=2 -> nvidia.com/gpu=0."),
+        "{table}"
+    );
+}
+
+/// Kueue: `stopPolicy: Hold` set while a workload runs keeps it running (no eviction) and
+/// stops admission: a (1 GPU, 2 h) runs 0–2 h; Hold at 1 h; b, created at 1 h 30, waits
+/// although quota is free, until the Hold is lifted at 3 h, and runs 3 h–5 h.
+#[test]
+fn hold_mid_run_keeps_admitted_workloads_and_stops_admission() {
+    let mut c = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: gpu}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors: [{name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: ns}\nspec: {clusterQueue: cq}\n".to_owned();
+    c.push_str(&gpu_workload("a", "00:00", "2h"));
+    c.push_str(&gpu_workload("b", "01:30", "2h"));
+    let (j, _) = inline(
+        "kueue",
+        &c,
+        "  - at: 1h\n    patch: [{kind: ClusterQueue, name: cq, mergePatch: {spec: {stopPolicy: Hold}}}]\n  - at: 3h\n    patch: [{kind: ClusterQueue, name: cq, mergePatch: {spec: {stopPolicy: None}}}]\n",
+    );
+    assert_eq!(runs(&j, 0), vec![(0, 2 * H, "Finished".to_owned())]);
+    assert_eq!(runs(&j, 1), vec![(3 * H, 5 * H, "Finished".to_owned())]);
+    assert_eq!(j["timeline"][0]["admissionsStopped"], serde_json::json!(["cq"]));
+    assert_eq!(j["timeline"][0]["evicted"], serde_json::json!([]));
+    assert_eq!(j["preemptions"], 0);
+}
+
+/// `sim sweep --set timeline[0].at=…` and a merge patch's value: a (1 GPU, 2 h) runs from
+/// 0 in `cq`; event 0 stops `cq`. HoldAndDrain at 30 min evicts it then (0.5 GPU-hours, all
+/// lost), at 1 h (1 GPU-hour, lost); Hold at 1 h lets it finish (2 GPU-hours, none lost).
+#[test]
+fn sweeps_set_the_instant_and_patch_values_of_timeline_events() {
+    let mut c = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: gpu}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors: [{name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: ns}\nspec: {clusterQueue: cq}\n".to_owned();
+    c.push_str(&gpu_workload("a", "00:00", "2h"));
+    let text = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: t}\nspec:\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-01T04:00:00Z\"\n  timeline:\n  - at: 2h\n    patch: [{kind: ClusterQueue, name: cq, mergePatch: {spec: {stopPolicy: Hold}}}]\n";
+    let axes = gpuquota_sim::sweep::parse_axes(&[
+        "timeline[0].patch[0].mergePatch.spec.stopPolicy=HoldAndDrain,Hold",
+        "timeline[0].at=30m,1h",
+    ])
+    .expect("axes");
+    let read = crate::common::files(vec![("c.yaml", c)]);
+    let table = gpuquota_sim::sweep::run("t.yaml", text, "t", &axes, None, &read).expect("sweeps");
+    let got: Vec<(String, String, f64, f64)> = table
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.parameters[0].clone(),
+                r.parameters[1].clone(),
+                r.gpu_hours,
+                r.lost_gpu_hours,
+            )
+        })
+        .collect();
+    let row = |p: &str, at: &str, h: f64, lost: f64| (p.to_owned(), at.to_owned(), h, lost);
+    assert_eq!(
+        got,
+        vec![
+            row("HoldAndDrain", "30m", 0.5, 0.5),
+            row("HoldAndDrain", "1h", 1.0, 1.0),
+            row("Hold", "30m", 2.0, 0.0),
+            row("Hold", "1h", 2.0, 0.0),
+        ]
+    );
+    // an instant outside the run is refused naming the event's field
+    let axes = gpuquota_sim::sweep::parse_axes(&["timeline[0].at=5h"]).expect("axes");
+    let e = gpuquota_sim::sweep::run("t.yaml", text, "t", &axes, None, &read)
+        .expect_err("outside the run");
+    assert!(
+        e.iter().any(|d| d.field == "spec.timeline[0].at"),
+        "{e:?}"
+    );
+}
+
+/// The plot marks each timeline event with a rule labelled by its index, counted in the
+/// legend; a scenario without a timeline has no such mark.
+#[test]
+fn plots_mark_timeline_events() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/timeline/hold-and-drain.yaml");
+    let sim = gpuquota_sim::fuzzing::load(&path).expect("valid scenario");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
+    let svg = gpuquota_sim::plot::svg(sim.kueue().expect("kueue"), &r).expect("plots");
+    assert!(svg.contains("\n#0\n</text>"), "{svg}");
+    assert!(svg.contains("\n#1\n</text>"), "{svg}");
+    assert!(svg.contains("\ntimeline event (2)\n</text>"), "{svg}");
+    // the teal rule
+    assert_eq!(
+        svg.matches("stroke=\"#178F8F\"").count(),
+        3,
+        "two rules and the legend's"
+    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kueue.yaml");
+    let sim = gpuquota_sim::fuzzing::load(&path).expect("valid scenario");
+    let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
+    let svg = gpuquota_sim::plot::svg(sim.kueue().expect("kueue"), &r).expect("plots");
+    assert!(!svg.contains("timeline event"));
+}
