@@ -69,6 +69,11 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
             "seed-kai-platform",
             "seed-kai-month",
             "seed-kai",
+            "seed-mig-configs",
+            "seed-drill-server-fails-resourcequota",
+            "seed-drill-server-fails-kueue",
+            "seed-drill-mig-window-resourcequota",
+            "seed-drill-mig-window-kueue",
             "seed-mig-plan"
         ]
     );
@@ -167,7 +172,7 @@ fn example_defaults_to_the_list_and_rejects_unknown_names() {
     );
     assert!(
         stderr.contains(
-            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget, seed-platform, seed-month, seed-resourcequota, seed-kueue, advice, seed-kueue-no-lending-limit, seed-kai-platform, seed-kai-month, seed-kai, seed-mig-plan, grafana-dashboard]"
+            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget, seed-platform, seed-month, seed-resourcequota, seed-kueue, advice, seed-kueue-no-lending-limit, seed-kai-platform, seed-kai-month, seed-kai, seed-mig-configs, seed-drill-server-fails-resourcequota, seed-drill-server-fails-kueue, seed-drill-mig-window-resourcequota, seed-drill-mig-window-kueue, seed-mig-plan, grafana-dashboard]"
         ),
         "{stderr}"
     );
