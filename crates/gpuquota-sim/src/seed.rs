@@ -92,10 +92,15 @@ pub const DRILL_MIG_WINDOW_KUEUE: &str = include_str!("../data/seed/drill-mig-wi
 pub const DRILL_MIG_WINDOW_RESOURCEQUOTA: &str =
     include_str!("../data/seed/drill-mig-window-resourcequota.yaml");
 
+/// One control of a drill: (label, scenario file name, text).
+pub type DrillControl = (&'static str, &'static str, &'static str);
+/// A drill: its title and its controls.
+pub type Drill = (&'static str, &'static [DrillControl]);
+
 /// The drills of the seed month: (title, [(control label, scenario file name, text)]), each
 /// the month of [`ENGINES`] with a timeline ([`crate::timeline`]). KAI runs do not follow
 /// node events yet, so the drills run under ResourceQuota only and Kueue.
-pub const DRILLS: &[(&str, &[(&str, &str, &str)])] = &[
+pub const DRILLS: &[Drill] = &[
     (
         "a server fails (rtx-a down on Tuesday 04-14 from 00:00 for a day)",
         &[
@@ -104,7 +109,11 @@ pub const DRILLS: &[(&str, &[(&str, &str, &str)])] = &[
                 "drill-server-fails-resourcequota.yaml",
                 DRILL_SERVER_FAILS_RESOURCEQUOTA,
             ),
-            ("Kueue", "drill-server-fails-kueue.yaml", DRILL_SERVER_FAILS_KUEUE),
+            (
+                "Kueue",
+                "drill-server-fails-kueue.yaml",
+                DRILL_SERVER_FAILS_KUEUE,
+            ),
         ],
     ),
     (
@@ -115,7 +124,11 @@ pub const DRILLS: &[(&str, &[(&str, &str, &str)])] = &[
                 "drill-mig-window-resourcequota.yaml",
                 DRILL_MIG_WINDOW_RESOURCEQUOTA,
             ),
-            ("Kueue", "drill-mig-window-kueue.yaml", DRILL_MIG_WINDOW_KUEUE),
+            (
+                "Kueue",
+                "drill-mig-window-kueue.yaml",
+                DRILL_MIG_WINDOW_KUEUE,
+            ),
         ],
     ),
 ];
@@ -301,9 +314,10 @@ fn drill_lines(sc: &Scenario, r: &Report) -> Vec<String> {
             lines.push(format!("{when} {n} up."));
         }
         if let Some(w) = &e.mig_window {
-            let closed = w
-                .closed_ms
-                .map_or_else(|| "was still open at the end".to_owned(), |c| format!("closed at {}", day_clock(sc, c)));
+            let closed = w.closed_ms.map_or_else(
+                || "was still open at the end".to_owned(),
+                |c| format!("closed at {}", day_clock(sc, c)),
+            );
             lines.push(format!(
                 "{when} window on {} opened (config {}); it {closed}, having waited for {}.",
                 w.node,
@@ -327,13 +341,19 @@ fn drill_lines(sc: &Scenario, r: &Report) -> Vec<String> {
             .and_then(|w| w.runs.first())
             .map(|x| x.start_ms);
         lines.push(match started {
-            Some(t) if t == peak => format!("the assistant's {} peak was served at once.", day_clock(sc, peak)),
+            Some(t) if t == peak => format!(
+                "the assistant's {} peak was served at once.",
+                day_clock(sc, peak)
+            ),
             Some(t) => format!(
                 "the assistant's {} peak waited until {}.",
                 day_clock(sc, peak),
                 day_clock(sc, t)
             ),
-            None => format!("the assistant's {} peak did not start.", day_clock(sc, peak)),
+            None => format!(
+                "the assistant's {} peak did not start.",
+                day_clock(sc, peak)
+            ),
         });
     }
     lines

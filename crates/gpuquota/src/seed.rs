@@ -239,13 +239,15 @@ pub fn run(out: Option<&Path>, force: bool) -> Result<String, SeedError> {
         .collect();
     let mut needed = vec!["platform.yaml", "month.yaml", "mig-configs.yaml"];
     needed.extend(&drill_files);
-    text.push_str(&place.reproduce(
-        &needed,
-        &drill_files
-            .iter()
-            .map(|f| format!("gpuquota sim {} -o table", p(f)))
-            .collect::<Vec<_>>(),
-    ));
+    text.push_str(
+        &place.reproduce(
+            &needed,
+            &drill_files
+                .iter()
+                .map(|f| format!("gpuquota sim {} -o table", p(f)))
+                .collect::<Vec<_>>(),
+        ),
+    );
 
     match out {
         None => text.push_str(

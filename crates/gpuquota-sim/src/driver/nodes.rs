@@ -206,8 +206,7 @@ impl NodeEvents {
             .map(|w| (w, EVICTION_BY_EVICTION_API, by_node(name)))
             .collect();
         if let Some(e) = self.effects.iter_mut().rev().find(|e| e.event == event) {
-            e.evicted
-                .extend(out.iter().map(|(w, r, _)| (*w, *r)));
+            e.evicted.extend(out.iter().map(|(w, r, _)| (*w, *r)));
         }
         out
     }
@@ -237,11 +236,7 @@ impl NodeEvents {
     ///
     /// # Complexity
     /// O(effects × (events + evictions)) plus the sort.
-    pub(crate) fn fill(
-        &self,
-        effects: &mut Vec<TimelineEffect>,
-        key: impl Fn(u32) -> String,
-    ) {
+    pub(crate) fn fill(&self, effects: &mut Vec<TimelineEffect>, key: impl Fn(u32) -> String) {
         if self.effects.is_empty() {
             return;
         }

@@ -84,7 +84,12 @@ pub fn mig_allocatable(
             },
         })
         .collect();
-    let strategy = match node.metadata.labels.get(MIG_STRATEGY_LABEL).map(String::as_str) {
+    let strategy = match node
+        .metadata
+        .labels
+        .get(MIG_STRATEGY_LABEL)
+        .map(String::as_str)
+    {
         Some("single") => MigStrategy::Single,
         Some("none") => MigStrategy::None,
         _ => MigStrategy::Mixed,

@@ -72,7 +72,13 @@ fn runs(j: &Value, w: usize) -> Vec<(i64, i64, i64, String, String)> {
         .collect()
 }
 
-fn run(reserved: i64, start: i64, end: i64, how: &str, reason: &str) -> (i64, i64, i64, String, String) {
+fn run(
+    reserved: i64,
+    start: i64,
+    end: i64,
+    how: &str,
+    reason: &str,
+) -> (i64, i64, i64, String, String) {
     (reserved, start, end, how.to_owned(), reason.to_owned())
 }
 
@@ -200,11 +206,11 @@ fn resourcequota_a_mig_window_waits_for_the_node_to_be_idle() {
         .iter()
         .map(|w| w["workload"].as_str().unwrap_or_default())
         .collect();
-    assert_eq!(keys, vec!["ns/nb", "ns/w0", "ns/w1", "ns/w2", "ns/w3", "ns/w4"]);
     assert_eq!(
-        runs(&j, 0),
-        vec![run(H / 2, 3 * H, 6 * H, "Finished", "")]
+        keys,
+        vec!["ns/nb", "ns/w0", "ns/w1", "ns/w2", "ns/w3", "ns/w4"]
     );
+    assert_eq!(runs(&j, 0), vec![run(H / 2, 3 * H, 6 * H, "Finished", "")]);
     assert_eq!(
         runs(&j, 5),
         vec![run(3 * H / 2, 3 * H, 6 * H, "Finished", "")]
@@ -333,12 +339,17 @@ fn node_events_in_the_table_and_refused_at_reading() {
         table.contains("Timeline event 1 at 02:00: node n2 drained (deadline 02:30), node n1 up."),
         "{table}"
     );
-    let bad = ["  - {at: 1h, migLayout: {node: n1, config: nope}}\n", "  - {at: 1h, nodes: {down: [n9]}}\n"];
-    let fields = ["spec.timeline[0].migLayout.config", "spec.timeline[0].nodes.down[0]"];
+    let bad = [
+        "  - {at: 1h, migLayout: {node: n1, config: nope}}\n",
+        "  - {at: 1h, nodes: {down: [n9]}}\n",
+    ];
+    let fields = [
+        "spec.timeline[0].migLayout.config",
+        "spec.timeline[0].nodes.down[0]",
+    ];
     for (b, f) in bad.iter().zip(fields) {
-        let e = gpuquota_sim::fuzzing::scenario("t.yaml", &doc(b), "t", &read)
-            .err()
-            .expect("refused");
+        let e =
+            gpuquota_sim::fuzzing::scenario("t.yaml", &doc(b), "t", &read).expect_err("refused");
         assert!(e.0.iter().any(|d| d.field == f), "{e:?}");
     }
 }

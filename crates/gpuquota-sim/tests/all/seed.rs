@@ -252,6 +252,12 @@ fn the_drills_simulate() {
     let text = gpuquota_sim::seed::drills().expect("the drills simulate");
     println!("{text}");
     assert!(text.contains("Drill: a server fails"), "{text}");
-    assert!(text.contains("rtx-a down: 3 workloads lost their pods"), "{text}");
-    assert!(text.contains("window on rtx-b opened (config notebooks-12)"), "{text}");
+    assert!(
+        text.contains("rtx-a down: 3 workloads lost their pods"),
+        "{text}"
+    );
+    assert!(
+        text.contains("window on rtx-b opened (config notebooks-12)"),
+        "{text}"
+    );
 }
