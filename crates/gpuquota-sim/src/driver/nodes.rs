@@ -282,3 +282,126 @@ fn totals(cap: &Capacity) -> Vec<(String, i64)> {
         .map(|(r, a)| (r.as_str().to_owned(), a))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpuquota_cohort::World;
+
+    const CLUSTER: &str = r#"
+apiVersion: v1
+kind: Node
+metadata: {name: a}
+status: {allocatable: {nvidia.com/gpu: "2"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: b}
+status: {allocatable: {nvidia.com/gpu: "2"}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: x}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: x, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]
+"#;
+
+    fn changes(drained: &[&str], deadline: Option<i64>, up: &[&str]) -> timeline::Changes {
+        timeline::Changes {
+            nodes_drained: drained.iter().map(|s| (*s).to_owned()).collect(),
+            drain_deadline_ms: deadline,
+            nodes_up: up.iter().map(|s| (*s).to_owned()).collect(),
+            ..timeline::Changes::default()
+        }
+    }
+
+    /// Workload 0 holds node a's two devices. Node a drained at 10 with a 5 ms deadline,
+    /// then again at 12 with 10 ms: the first deadline (15) is stale, the second (22)
+    /// evicts workload 0; b drained at 10 (deadline 15) and up at 12 evicts nothing. The
+    /// effects keep each event's schedulable devices before and after (4 → 2 → 0, then b
+    /// back: 2), and the drain's event lists the eviction.
+    #[test]
+    fn a_later_drain_or_an_up_makes_a_deadline_stale() {
+        let model = gpuquota_model::import::import_str("c.yaml", CLUSTER)
+            .expect("valid")
+            .model;
+        let world = World::build(&model).expect("builds");
+        let mut cap = Capacity::new(&model, &world).expect("nodes");
+        let fr = u32::from(world.frs.ids().next().expect("one flavor-resource"));
+        let two = cap.kueue_needs(&world, &[(fr, 2)]);
+        assert_eq!(cap.place(0, &two), Ok(()));
+        assert_eq!(cap.holders("a"), vec![0]);
+        let mut nodes = NodeEvents::default();
+        let mut q = Queue::default();
+        let lost = nodes
+            .apply(
+                &mut cap,
+                10,
+                0,
+                &changes(&["a"], Some(5), &[]),
+                &model,
+                &mut q,
+            )
+            .expect("applies");
+        assert!(lost.is_empty());
+        nodes
+            .apply(
+                &mut cap,
+                10,
+                1,
+                &changes(&["b"], Some(5), &[]),
+                &model,
+                &mut q,
+            )
+            .expect("applies");
+        nodes
+            .apply(
+                &mut cap,
+                12,
+                2,
+                &changes(&["a"], Some(10), &["b"]),
+                &model,
+                &mut q,
+            )
+            .expect("applies");
+        let mut deadlines = Vec::new();
+        while let Some(t) = q.next_time() {
+            while let Some(e) = q.pop_at(t) {
+                deadlines.push((e.t, e.kind));
+            }
+        }
+        let dl = |index, generation| Kind::Deadline { index, generation };
+        assert_eq!(
+            deadlines,
+            vec![(15, dl(0, 1)), (15, dl(1, 2)), (22, dl(0, 3))]
+        );
+        assert!(nodes.deadline(&cap, 0, 1).is_empty());
+        assert!(nodes.deadline(&cap, 1, 2).is_empty());
+        assert_eq!(
+            nodes.deadline(&cap, 0, 3),
+            vec![(0, EVICTION_BY_EVICTION_API, "Node/a".to_owned())]
+        );
+        assert!(
+            nodes.deadline(&cap, 0, 3).is_empty(),
+            "a deadline evicts once"
+        );
+        assert_eq!(
+            nodes.effects[2].evicted,
+            vec![(0, EVICTION_BY_EVICTION_API)]
+        );
+        let e: Vec<(usize, Vec<(String, i64)>, Vec<(String, i64)>)> = nodes
+            .effects
+            .iter()
+            .map(|e| (e.event, e.before.clone(), e.after.clone()))
+            .collect();
+        let g = |n: i64| vec![("nvidia.com/gpu".to_owned(), n)];
+        assert_eq!(e, vec![(0, g(4), g(2)), (1, g(2), g(0)), (2, g(0), g(2))]);
+    }
+}
