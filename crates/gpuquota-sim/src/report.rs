@@ -896,11 +896,7 @@ impl Report {
             }
             for (cq, left) in &e.terminating {
                 let _ = match left {
-                    Some(t) => write!(
-                        line,
-                        " {cq} terminated until {}.",
-                        clock(self.start, *t)
-                    ),
+                    Some(t) => write!(line, " {cq} terminated until {}.", clock(self.start, *t)),
                     None => write!(line, " {cq} still terminating at the end."),
                 };
             }

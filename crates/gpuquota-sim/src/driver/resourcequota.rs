@@ -492,7 +492,11 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
     ///
     /// # Complexity
     /// One world build plus O(workloads × quotas × hard keys).
-    fn rebuild(&mut self, t: i64, model: &gpuquota_model::Model) -> Result<(), gpuquota_model::Diagnostics> {
+    fn rebuild(
+        &mut self,
+        t: i64,
+        model: &gpuquota_model::Model,
+    ) -> Result<(), gpuquota_model::Diagnostics> {
         let (world, _) = super::rebuilt_world(self.cx.sc, model)?;
         let old = self.cx.world;
         if !super::same_workloads(&world, old) {
