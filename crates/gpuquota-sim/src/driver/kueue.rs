@@ -768,7 +768,6 @@ impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
     ) -> bool {
         let mut effect = super::timeline_effect(t, event, changes);
         if !changes.objects.is_empty() {
-            self.tl.model = Some(model.clone());
             let carried = self.s.carry();
             let held = carried.per_cluster_queue();
             let mut newly = Vec::new();
@@ -786,6 +785,14 @@ impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
                 }
             }
             self.tl.finalizers.add(&newly, &carried);
+            // the platform the world is built from: the terminating ClusterQueues kept
+            let mut m = model.clone();
+            for (name, cq) in &self.tl.terminating {
+                if !m.cluster_queues.contains_key(name) {
+                    m.cluster_queues.insert(name.clone(), cq.clone());
+                }
+            }
+            self.tl.model = Some(m);
             effect.terminating = newly.iter().map(|n| (n.clone(), None)).collect();
             let (stopped, resumed) = stop_changes(changes, model);
             effect.admissions_stopped = stopped;
@@ -874,7 +881,11 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         }
         let key = &self.cx.world.workloads[WlId::new(w)].key;
         if let Some(cq) = self.tl.finalizers.release(key) {
-            self.tl.terminating.remove(&cq);
+            if self.tl.terminating.remove(&cq).is_some()
+                && let Some(m) = self.tl.model.as_mut()
+            {
+                m.cluster_queues.remove(&cq);
+            }
             self.tl.rebuild_due = true;
             for e in &mut self.tl.effects {
                 for (name, left) in &mut e.terminating {
@@ -918,18 +929,11 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         t: i64,
         carried: &Carried,
     ) -> Result<Vec<(String, String)>, Diagnostics> {
-        let Some(base) = self.tl.model.as_ref() else {
+        let Some(m) = self.tl.model.as_ref() else {
             return Ok(Vec::new());
         };
-        let mut m = base.clone();
-        let mut kept = Vec::new();
-        for (name, cq) in &self.tl.terminating {
-            if !m.cluster_queues.contains_key(name) {
-                m.cluster_queues.insert(name.clone(), cq.clone());
-                kept.push(name.clone());
-            }
-        }
-        let (mut world, fair) = super::rebuilt_world(self.cx.sc, &m)?;
+        let kept: Vec<String> = self.tl.terminating.keys().cloned().collect();
+        let (mut world, fair) = super::rebuilt_world(self.cx.sc, m)?;
         transition::mark_terminating(&mut world, &kept);
         let unfollowable = |what: &str| super::unfollowable(t, what);
         let old = self.cx.world;
@@ -953,7 +957,30 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
                 arrived[i] && !held[i] && finished[i].is_none()
             })
         };
-        let adopted = s.adopt(carried, &Stops::of(&m), &live);
+        let adopted = s.adopt(carried, &Stops::of(m), &live);
+        // who evicted whom: the stopped LocalQueue or ClusterQueue
+        let evictions: Vec<(usize, String, &'static str)> = adopted
+            .evicted
+            .iter()
+            .map(|e| {
+                let info = &world.workloads[e.wl];
+                let by = if e.reason == transition::LOCAL_QUEUE_STOPPED {
+                    let lq = m
+                        .workloads
+                        .get(&info.key)
+                        .map_or("", |w| w.spec.queue_name.as_deref().unwrap_or(""));
+                    format!("LocalQueue/{}/{lq}", info.namespace)
+                } else {
+                    let cq = carried
+                        .reservations
+                        .iter()
+                        .find(|r| r.workload == info.key)
+                        .map_or("", |r| r.cluster_queue.as_str());
+                    format!("ClusterQueue/{cq}")
+                };
+                (e.wl.index(), by, e.reason)
+            })
+            .collect();
         self.s = s;
         self.cx.world = world;
         self.frs.follow(world);
@@ -962,26 +989,10 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         // admission fair sharing's ledgers restart with the rebuilt world
         self.s.clock(&ClockEvent::Start(t));
         let mut evicted = Vec::new();
-        for e in &adopted.evicted {
-            let w = e.wl.index();
-            let info = &world.workloads[e.wl];
-            let by = if e.reason == transition::LOCAL_QUEUE_STOPPED {
-                let lq = m
-                    .workloads
-                    .get(&info.key)
-                    .map_or("", |w| w.spec.queue_name.as_deref().unwrap_or(""));
-                format!("LocalQueue/{}/{lq}", info.namespace)
-            } else {
-                let cq = carried
-                    .reservations
-                    .iter()
-                    .find(|r| r.workload == info.key)
-                    .map_or("", |r| r.cluster_queue.as_str());
-                format!("ClusterQueue/{cq}")
-            };
-            self.h.preempt(w, t, e.reason, &by);
+        for (w, by, reason) in evictions {
+            self.h.preempt(w, t, reason, &by);
             self.release(w as u32);
-            evicted.push((world.workloads[e.wl].key.clone(), e.reason.to_owned()));
+            evicted.push((world.workloads[WlId::new(w)].key.clone(), reason.to_owned()));
             self.finalize(w, t);
         }
         for (wl, (l, wt)) in self.h.live.iter().zip(&self.h.waiting).enumerate() {

@@ -147,7 +147,10 @@ fn hold_and_drain_evicts_then_both_are_admitted_when_released() {
     assert_eq!(j["workloads"][0]["workload"], "ns/one");
     assert_eq!(
         runs(&j, 0),
-        vec![(0, H, "Preempted".to_owned()), (3 * H, 5 * H, "Cut".to_owned())]
+        vec![
+            (0, H, "Preempted".to_owned()),
+            (3 * H, 5 * H, "Cut".to_owned())
+        ]
     );
     let first = &j["workloads"][0]["runs"][0];
     assert_eq!(first["reason"], "ClusterQueueStopped");
@@ -156,13 +159,19 @@ fn hold_and_drain_evicts_then_both_are_admitted_when_released() {
     assert_eq!(runs(&j, 1), vec![(3 * H, 5 * H, "Cut".to_owned())]);
     let t = &j["timeline"];
     assert_eq!(t[0]["atMs"], H);
-    assert_eq!(t[0]["admissionsStopped"], serde_json::json!(["cluster-queue"]));
+    assert_eq!(
+        t[0]["admissionsStopped"],
+        serde_json::json!(["cluster-queue"])
+    );
     assert_eq!(
         t[0]["evicted"],
         serde_json::json!([{"workload": "ns/one", "reason": "ClusterQueueStopped"}])
     );
     assert_eq!(t[1]["atMs"], 3 * H);
-    assert_eq!(t[1]["admissionsResumed"], serde_json::json!(["cluster-queue"]));
+    assert_eq!(
+        t[1]["admissionsResumed"],
+        serde_json::json!(["cluster-queue"])
+    );
     assert_eq!(t[1]["evicted"], serde_json::json!([]));
     // an eviction by a stopped queue is no preemption loop and no reclaim sentence
     assert!(j.get("preemptionLoops").is_none());
@@ -271,7 +280,10 @@ fn hold_mid_run_keeps_admitted_workloads_and_stops_admission() {
     );
     assert_eq!(runs(&j, 0), vec![(0, 2 * H, "Finished".to_owned())]);
     assert_eq!(runs(&j, 1), vec![(3 * H, 5 * H, "Finished".to_owned())]);
-    assert_eq!(j["timeline"][0]["admissionsStopped"], serde_json::json!(["cq"]));
+    assert_eq!(
+        j["timeline"][0]["admissionsStopped"],
+        serde_json::json!(["cq"])
+    );
     assert_eq!(j["timeline"][0]["evicted"], serde_json::json!([]));
     assert_eq!(j["preemptions"], 0);
 }
@@ -317,17 +329,15 @@ fn sweeps_set_the_instant_and_patch_values_of_timeline_events() {
     let axes = gpuquota_sim::sweep::parse_axes(&["timeline[0].at=5h"]).expect("axes");
     let e = gpuquota_sim::sweep::run("t.yaml", text, "t", &axes, None, &read)
         .expect_err("outside the run");
-    assert!(
-        e.iter().any(|d| d.field == "spec.timeline[0].at"),
-        "{e:?}"
-    );
+    assert!(e.iter().any(|d| d.field == "spec.timeline[0].at"), "{e:?}");
 }
 
 /// The plot marks each timeline event with a rule labelled by its index, counted in the
 /// legend; a scenario without a timeline has no such mark.
 #[test]
 fn plots_mark_timeline_events() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/timeline/hold-and-drain.yaml");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/timeline/hold-and-drain.yaml");
     let sim = gpuquota_sim::fuzzing::load(&path).expect("valid scenario");
     let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     let svg = gpuquota_sim::plot::svg(sim.kueue().expect("kueue"), &r).expect("plots");
@@ -345,4 +355,29 @@ fn plots_mark_timeline_events() {
     let r = gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates");
     let svg = gpuquota_sim::plot::svg(sim.kueue().expect("kueue"), &r).expect("plots");
     assert!(!svg.contains("timeline event"));
+}
+
+/// Kueue: a LocalQueue's `stopPolicy: HoldAndDrain` evicts its admitted workloads with
+/// upstream's `LocalQueueStopped`: a (1 GPU, 2 h) runs from 0, is evicted at 1 h, and waits
+/// in the stopped LocalQueue until the end (4 h).
+#[test]
+fn a_drained_local_queue_evicts_with_local_queue_stopped() {
+    let mut c = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: gpu}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors: [{name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: ns}\nspec: {clusterQueue: cq}\n".to_owned();
+    c.push_str(&gpu_workload("a", "00:00", "2h"));
+    let (j, _) = inline(
+        "kueue",
+        &c,
+        "  - at: 1h\n    patch: [{kind: LocalQueue, name: lq, namespace: ns, mergePatch: {spec: {stopPolicy: HoldAndDrain}}}]\n",
+    );
+    assert_eq!(runs(&j, 0), vec![(0, H, "Preempted".to_owned())]);
+    let run = &j["workloads"][0]["runs"][0];
+    assert_eq!(run["reason"], "LocalQueueStopped");
+    assert_eq!(run["by"], "LocalQueue/ns/lq");
+    let e = &j["timeline"][0];
+    assert_eq!(e["admissionsStopped"], serde_json::json!(["ns/lq"]));
+    assert_eq!(
+        e["evicted"],
+        serde_json::json!([{"workload": "ns/a", "reason": "LocalQueueStopped"}])
+    );
+    assert!(j["workloads"][0]["pending"].is_object());
 }
