@@ -115,5 +115,33 @@ fn growth(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, upstream, growth);
+/// Kueue's baseline with timeline events (each changes a ClusterQueue's borrowingLimit: the
+/// driver rebuilds its world and carries the admitted workloads across), against the same
+/// run without them: `baseline_15k_timeline/N`.
+fn timeline(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sim_timeline");
+    g.sample_size(10);
+    let counts: &[usize] = if quick() { &[0, 10] } else { &[0, 100, 1000] };
+    for &n in counts {
+        let mut sim = Simulation::from_files(&data("kueue-baseline.yaml")).expect("valid config");
+        gpuquota_benches::timeline::with_quota_events(&mut sim, n);
+        g.bench_with_input(
+            BenchmarkId::new("baseline_15k_timeline", n),
+            &sim,
+            |b, sim| {
+                b.iter(|| {
+                    black_box(
+                        simulate(sim)
+                            .expect("simulates")
+                            .kueue()
+                            .map(|r| r.makespan_ms),
+                    )
+                });
+            },
+        );
+    }
+    g.finish();
+}
+
+criterion_group!(benches, upstream, growth, timeline);
 criterion_main!(benches);

@@ -6,6 +6,7 @@
 pub mod kai;
 pub mod mig;
 pub mod rank;
+pub mod timeline;
 
 /// SplitMix64: a tiny, portable, seeded generator so that every bench input is reproducible.
 #[derive(Debug, Clone)]

@@ -627,12 +627,17 @@ fn usage_blocks(sc: &Scenario, r: &Report, id: &str, zoom: bool) -> Result<Vec<B
             .keyed(format!("queue|{q}")),
         );
     }
+    let timeline = timeline_table(r);
+    let mut desc = "Cards in use per department, stacked, one panel per card type, against the card type's capacity (solid grey) and the queues' summed nominal quota (dashed); red triangles mark preemptions, purple dashed rules spent budgets. The table below gives the per-queue figures.".to_owned();
+    if timeline.is_some() {
+        desc.push_str(" Teal rules labelled #N mark the events of the scenario's timeline; the timeline table says what each did.");
+    }
     let svg = match gpuquota_sim::plot::svg(sc, r) {
         Ok(svg) => chart::inline(
             &svg,
             id,
             &format!("{}: GPUs in use per department over time", r.name),
-            "Cards in use per department, stacked, one panel per card type, against the card type's capacity (solid grey) and the queues' summed nominal quota (dashed); red triangles mark preemptions, purple dashed rules spent budgets. The table below gives the per-queue figures.",
+            &desc,
         ),
         Err(e) => {
             return Ok(vec![
@@ -645,10 +650,66 @@ fn usage_blocks(sc: &Scenario, r: &Report, id: &str, zoom: bool) -> Result<Vec<B
         svg,
         table: Some(t),
     }];
+    if let Some(tl) = timeline {
+        blocks.push(Block::Table(tl));
+    }
     if zoom && let Some(days) = day_blocks(sc, r, id)? {
         blocks.push(days);
     }
     Ok(blocks)
+}
+
+/// The run's timeline events, one row each (the report's `timeline` section): when, what
+/// changed, and its effect; `None` without a timeline.
+fn timeline_table(r: &Report) -> Option<Table> {
+    let events = r.timeline_output();
+    if events.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "Timeline: what each event of the scenario changed",
+        &[
+            "event",
+            "at",
+            "changes",
+            "admissions stopped",
+            "admissions resumed",
+            "evicted",
+            "quota before",
+            "quota after",
+        ],
+    );
+    let quota = |u: &gpuquota_sim::report::UsageOut| {
+        u.iter()
+            .flat_map(|(f, m)| m.iter().map(move |(res, v)| format!("{f} {res} {v}")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (k, e) in events.iter().enumerate() {
+        let at = at_ms(r.start, e.at_ms).to_string();
+        t.push(
+            Row::new([
+                format!("#{}", e.index),
+                at,
+                e.changes
+                    .iter()
+                    .map(|c| format!("{} {} {}", c.kind, c.name, c.change))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                e.admissions_stopped.join(", "),
+                e.admissions_resumed.join(", "),
+                e.evicted
+                    .iter()
+                    .map(|x| format!("{} ({})", x.workload, x.reason))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                quota(&e.capacity_before),
+                quota(&e.capacity_after),
+            ])
+            .keyed(format!("timeline|{k}")),
+        );
+    }
+    Some(t)
 }
 
 /// Zoom on a day: one chart per day of the run (per week, or four weeks, for a longer run:

@@ -41,6 +41,8 @@ pub(crate) const PREEMPTION_COLOUR: RGBColor = RGBColor(0xD6, 0x27, 0x28);
 pub(crate) const CAPACITY_COLOUR: RGBColor = RGBColor(0x88, 0x88, 0x88);
 /// Budget exhaustion lines.
 pub(crate) const BUDGET_COLOUR: RGBColor = RGBColor(0x6A, 0x3D, 0x9A);
+/// The colour of a timeline event's rule.
+pub(crate) const TIMELINE_COLOUR: RGBColor = RGBColor(0x17, 0x8F, 0x8F);
 /// The name of the summed tail of departments.
 pub(crate) const OTHERS: &str = "others";
 /// Departments drawn by name in one picture; the rest are summed as [`OTHERS`].
@@ -437,7 +439,14 @@ pub(crate) enum MarkKind {
     Triangle,
     /// A dashed purple vertical line across the panel.
     Rule,
+    /// A solid teal vertical line across the panel, its label (the timeline event's index)
+    /// written at the top: an event of `spec.timeline`. The legend counts them under one
+    /// entry, `timeline event`.
+    Timeline,
 }
+
+/// The legend entry of every [`MarkKind::Timeline`] mark.
+pub(crate) const TIMELINE_LEGEND: &str = "timeline event";
 
 /// An instant marked in a panel.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -851,7 +860,12 @@ pub(crate) fn svg(pic: &Picture<'_>) -> Result<String, String> {
             marks.sort();
             marks.dedup();
             for m in &marks {
-                *marks_shown.entry((m.kind, m.label.clone())).or_default() += 1;
+                let legend = if m.kind == MarkKind::Timeline {
+                    TIMELINE_LEGEND.to_owned()
+                } else {
+                    m.label.clone()
+                };
+                *marks_shown.entry((m.kind, legend)).or_default() += 1;
                 let x = m.t_ms.clamp(0, end) as f64;
                 match m.kind {
                     MarkKind::Triangle => {
@@ -872,6 +886,24 @@ pub(crate) fn svg(pic: &Picture<'_>) -> Result<String, String> {
                                 4,
                                 3,
                                 BUDGET_COLOUR.stroke_width(2),
+                            ))
+                            .map_err(|x| e(&x))?;
+                    }
+                    MarkKind::Timeline => {
+                        chart
+                            .draw_series(LineSeries::new(
+                                vec![(x, 0.0), (x, peak)],
+                                TIMELINE_COLOUR.stroke_width(2),
+                            ))
+                            .map_err(|x| e(&x))?;
+                        chart
+                            .draw_series(std::iter::once(
+                                EmptyElement::at((x, peak))
+                                    + Text::new(
+                                        m.label.clone(),
+                                        (4, 2),
+                                        ("sans-serif", 13).into_font().color(&TIMELINE_COLOUR),
+                                    ),
                             ))
                             .map_err(|x| e(&x))?;
                     }
@@ -974,8 +1006,14 @@ pub(crate) fn draw_legend<DB: DrawingBackend>(
                     BUDGET_COLOUR.stroke_width(2),
                 ))?;
             }
+            MarkKind::Timeline => {
+                area.draw(&PathElement::new(
+                    vec![(x + 9, y - 2), (x + 9, y + 14)],
+                    TIMELINE_COLOUR.stroke_width(2),
+                ))?;
+            }
         }
-        let text = if *kind == MarkKind::Triangle {
+        let text = if matches!(kind, MarkKind::Triangle | MarkKind::Timeline) {
             format!("{label} ({count})")
         } else {
             label.clone()

@@ -24,7 +24,9 @@
 //!   engine only with a single card type).
 //! - Marks: a red triangle at the top where a run was preempted (in the panels of its
 //!   usage), a purple dashed rule where a budget was spent (in its card type's panel, every
-//!   panel for a budget of all card types).
+//!   panel for a budget of all card types), a teal rule labelled with the event's index
+//!   (`#0`) in every panel at each event of `spec.timeline` (the legend counts them; the
+//!   report's `timeline` section and table say what each did).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -258,6 +260,15 @@ fn with_picture<R>(
                     });
                 }
             }
+        }
+    }
+    for t in &o.timeline {
+        for p in panels.values_mut() {
+            p.marks.push(Mark {
+                kind: MarkKind::Timeline,
+                label: format!("#{}", t.index),
+                t_ms: t.at_ms,
+            });
         }
     }
     // departments drawn by name: the most used when there are too many

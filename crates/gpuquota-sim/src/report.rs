@@ -66,6 +66,10 @@ pub struct SimReport {
     /// the cluster files have no Nodes (quotas are then the only cap, and nothing says the
     /// platform has the devices the runs use).
     pub capacity_checked: bool,
+    /// What each event of `spec.timeline` did, in the order they applied (time, then
+    /// document order); only when the scenario has a timeline ([`crate::timeline`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<TimelineOut>,
     /// Per budget, its rule and every period; only when the scenario has budgets
     /// ([`crate::budget`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -101,6 +105,131 @@ pub struct PreemptionLoopOut {
     /// How many of them were the victim's second eviction at one instant, after which the
     /// victim went back to its queue 1 ms later.
     pub held_back: u64,
+}
+
+/// One event of `spec.timeline` and what it did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TimelineOut {
+    /// The event's index in `spec.timeline`.
+    pub index: usize,
+    /// Its instant, ms.
+    pub at_ms: i64,
+    /// The objects it created, replaced or deleted, in the order they changed.
+    pub changes: Vec<TimelineChangeOut>,
+    /// The queues that stopped admitting: ClusterQueue names and LocalQueue keys
+    /// (`namespace/name`) whose `stopPolicy` became `Hold` or `HoldAndDrain`, and deleted
+    /// ClusterQueues that still hold admitted workloads; sorted.
+    pub admissions_stopped: Vec<String>,
+    /// The queues whose `stopPolicy` went back to `None` (or unset), sorted.
+    pub admissions_resumed: Vec<String>,
+    /// The admitted workloads it evicted (`HoldAndDrain`), in workload order; each also
+    /// ends a run as `Preempted` with this reason and `by` the stopped queue
+    /// (`ClusterQueue/NAME`, `LocalQueue/NAMESPACE/NAME`).
+    pub evicted: Vec<TimelineEvictionOut>,
+    /// The deleted ClusterQueues kept (terminating) while they hold admitted workloads.
+    pub terminating: Vec<TerminatingOut>,
+    /// The nominal quota of all ClusterQueues per flavor and resource (the hard caps of
+    /// all ResourceQuotas, flavor `""`, under `resourcequota`) before the event.
+    #[cfg_attr(feature = "schema", schemars(with = "UsageSchema"))]
+    pub capacity_before: UsageOut,
+    /// As `capacityBefore`, after the event.
+    #[cfg_attr(feature = "schema", schemars(with = "UsageSchema"))]
+    pub capacity_after: UsageOut,
+    /// The nodes that failed (`nodes.down`): their pods were lost, their workloads evicted
+    /// with reason `NodeFailures` (in `evicted`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes_down: Vec<String>,
+    /// The nodes cordoned (`nodes.drain`); the workloads still on them at the deadline are
+    /// evicted with reason `EvictionByEvictionAPI` (in `evicted`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes_drained: Vec<String>,
+    /// The drain deadline, ms after the event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drain_deadline_ms: Option<i64>,
+    /// The nodes back (`nodes.up`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes_up: Vec<String>,
+    /// The devices that take new pods per extended resource (the allocatable of the nodes
+    /// neither failed, cordoned nor in a MIG window) before the event; only for an event
+    /// with node changes on a cluster with Nodes.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub devices_before: BTreeMap<String, i64>,
+    /// As `devicesBefore`, after the event.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub devices_after: BTreeMap<String, i64>,
+    /// The MIG maintenance window the event opened (`migLayout`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mig_window: Option<MigWindowOut>,
+}
+
+/// A MIG maintenance window: from the event the node takes no new pods; once none of its
+/// devices is held, its MIG layout changes to the config and it takes pods again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct MigWindowOut {
+    /// The node.
+    pub node: String,
+    /// The mig-parted config.
+    pub config: String,
+    /// When the window opened, ms.
+    pub opened_ms: i64,
+    /// When it closed (the new layout in place), ms; absent when it was still open at the
+    /// end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closed_ms: Option<i64>,
+    /// The workloads it waited for (holding a device on the node when it opened).
+    pub waited: Vec<String>,
+}
+
+/// One object a timeline event changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TimelineChangeOut {
+    /// Its kind (`ClusterQueue`).
+    pub kind: String,
+    /// Its name (`namespace/name` for namespaced kinds).
+    pub name: String,
+    /// `created`, `replaced` or `deleted`.
+    pub change: String,
+}
+
+/// One workload a timeline event evicted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TimelineEvictionOut {
+    /// `namespace/name`.
+    pub workload: String,
+    /// Upstream's reason: `ClusterQueueStopped` or `LocalQueueStopped`.
+    pub reason: String,
+}
+
+/// A deleted ClusterQueue kept by its admitted workloads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TerminatingOut {
+    /// Its name.
+    pub cluster_queue: String,
+    /// When its last admitted workload ended and it left, ms; absent when it was still
+    /// there at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_ms: Option<i64>,
+}
+
+/// Whether a run's `by` names a stopped queue (a timeline's `HoldAndDrain`), not a
+/// preemptor.
+pub(crate) fn by_queue_stop(by: &str) -> bool {
+    by.starts_with("ClusterQueue/") || by.starts_with("LocalQueue/")
 }
 
 /// One workload of a [`SimReport`].
@@ -158,10 +287,12 @@ pub struct RunOut {
     /// How it ended.
     pub end: RunEndOut,
     /// Only when `Preempted`: upstream's eviction reason (`InClusterQueue`,
-    /// `InCohortReclamation`, `BudgetExhausted`, …).
+    /// `InCohortReclamation`, `BudgetExhausted`, `NodeFailures` and `EvictionByEvictionAPI`
+    /// for a timeline's node events, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// Only when `Preempted`: the preemptor (`namespace/name`, or `Budget/<name>`).
+    /// Only when `Preempted`: the preemptor (`namespace/name`, or `Budget/<name>`, or
+    /// `Node/<name>` for a node that failed or was drained).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
     /// The quota the engine charged: count × per-pod requests per flavor and resource.
@@ -358,6 +489,8 @@ pub fn preemption_loops(outcome: &Outcome) -> Vec<PreemptionLoopOut> {
         for r in &w.runs {
             if let RunEnd::Preempted { by, .. } = &r.end
                 && !by.starts_with("Budget/")
+                && !by.starts_with("Node/")
+                && !by_queue_stop(by)
             {
                 let e = pairs
                     .entry((by.as_str(), w.key.as_str()))
@@ -719,10 +852,178 @@ impl Report {
             preemptions: self.preemptions,
             preemption_loops: self.preemption_loops.clone(),
             capacity_checked: o.nodes > 0,
+            timeline: self.timeline_output(),
             budgets: self.budgets.clone(),
             chargeback: self.chargeback.clone(),
             warnings: o.warnings.clone(),
         }
+    }
+
+    /// The JSON's `timeline` section ([`SimReport::timeline`]).
+    ///
+    /// # Complexity
+    /// O(events × (objects changed + evictions + flavor-resources)).
+    pub fn timeline_output(&self) -> Vec<TimelineOut> {
+        self.outcome
+            .timeline
+            .iter()
+            .map(|e| TimelineOut {
+                index: e.index,
+                at_ms: e.at_ms,
+                changes: e
+                    .changes
+                    .iter()
+                    .map(|(kind, name, change)| TimelineChangeOut {
+                        kind: kind.clone(),
+                        name: name.clone(),
+                        change: (*change).to_owned(),
+                    })
+                    .collect(),
+                admissions_stopped: e.admissions_stopped.clone(),
+                admissions_resumed: e.admissions_resumed.clone(),
+                evicted: e
+                    .evicted
+                    .iter()
+                    .map(|(workload, reason)| TimelineEvictionOut {
+                        workload: workload.clone(),
+                        reason: reason.clone(),
+                    })
+                    .collect(),
+                terminating: e
+                    .terminating
+                    .iter()
+                    .map(|(cq, left)| TerminatingOut {
+                        cluster_queue: cq.clone(),
+                        left_ms: *left,
+                    })
+                    .collect(),
+                capacity_before: self.usage_map(&e.capacity_before),
+                capacity_after: self.usage_map(&e.capacity_after),
+                nodes_down: e.nodes_down.clone(),
+                nodes_drained: e.nodes_drained.clone(),
+                drain_deadline_ms: e.drain_deadline_ms,
+                nodes_up: e.nodes_up.clone(),
+                devices_before: e.devices_before.iter().cloned().collect(),
+                devices_after: e.devices_after.iter().cloned().collect(),
+                mig_window: e.mig_window.as_ref().map(|w| MigWindowOut {
+                    node: w.node.clone(),
+                    config: w.config.clone(),
+                    opened_ms: w.opened_ms,
+                    closed_ms: w.closed_ms,
+                    waited: w.waited.clone(),
+                }),
+            })
+            .collect()
+    }
+
+    /// One line per timeline event for the table: when, what changed, and its effect.
+    pub fn timeline_sentences(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for e in &self.outcome.timeline {
+            let mut parts: Vec<String> = e
+                .changes
+                .iter()
+                .map(|(k, n, c)| format!("{k} {n} {c}"))
+                .collect();
+            parts.extend(e.nodes_down.iter().map(|n| format!("node {n} down")));
+            parts.extend(e.nodes_drained.iter().map(|n| match e.drain_deadline_ms {
+                Some(d) => format!(
+                    "node {n} drained (deadline {})",
+                    clock(self.start, e.at_ms.saturating_add(d))
+                ),
+                None => format!("node {n} drained"),
+            }));
+            parts.extend(e.nodes_up.iter().map(|n| format!("node {n} up")));
+            if let Some(w) = &e.mig_window {
+                parts.push(format!(
+                    "MIG window on node {} (config {}) {}",
+                    w.node,
+                    w.config,
+                    match w.closed_ms {
+                        Some(c) => format!("closed at {}", clock(self.start, c)),
+                        None => "still open at the end".to_owned(),
+                    }
+                ));
+            }
+            if parts.is_empty() {
+                parts.push("no object changed".to_owned());
+            }
+            let mut line = format!(
+                "Timeline event {} at {}: {}.",
+                e.index,
+                clock(self.start, e.at_ms),
+                parts.join(", ")
+            );
+            if !e.admissions_stopped.is_empty() {
+                let _ = write!(
+                    line,
+                    " Admissions stopped: {}.",
+                    e.admissions_stopped.join(", ")
+                );
+            }
+            if !e.admissions_resumed.is_empty() {
+                let _ = write!(
+                    line,
+                    " Admissions resumed: {}.",
+                    e.admissions_resumed.join(", ")
+                );
+            }
+            if !e.evicted.is_empty() {
+                let _ = write!(line, " Evicted: {}.", {
+                    let v: Vec<String> = e
+                        .evicted
+                        .iter()
+                        .map(|(w, r)| format!("{w} ({r})"))
+                        .collect();
+                    v.join(", ")
+                });
+            }
+            for (cq, left) in &e.terminating {
+                let _ = match left {
+                    Some(t) => write!(line, " {cq} terminated until {}.", clock(self.start, *t)),
+                    None => write!(line, " {cq} still terminating at the end."),
+                };
+            }
+            if e.capacity_before != e.capacity_after {
+                let show = |c: &[(u32, i64)]| {
+                    let v: Vec<String> = c
+                        .iter()
+                        .map(|&(fr, a)| {
+                            let (f, r) = self.fr_name(fr);
+                            format!("{}{}={}", flavor_prefix(f), r, r.format_amount(Amount(a)))
+                        })
+                        .collect();
+                    if v.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        v.join(", ")
+                    }
+                };
+                let _ = write!(
+                    line,
+                    " Quota {} -> {}.",
+                    show(&e.capacity_before),
+                    show(&e.capacity_after)
+                );
+            }
+            if let Some(w) = e.mig_window.as_ref().filter(|w| !w.waited.is_empty()) {
+                let _ = write!(line, " The window waited for {}.", w.waited.join(", "));
+            }
+            if e.devices_before != e.devices_after {
+                let show = |d: &[(String, i64)]| {
+                    let v: Vec<String> = d.iter().map(|(r, a)| format!("{r}={a}")).collect();
+                    v.join(", ")
+                };
+                let _ = write!(
+                    line,
+                    " Schedulable devices {} -> {}.",
+                    show(&e.devices_before),
+                    show(&e.devices_after)
+                );
+            }
+            lines.push(line);
+        }
+        lines
     }
 
     /// The JSON's `queues` section alone (what [`Report::to_output`] puts there), without
@@ -980,6 +1281,9 @@ impl Report {
         for line in self.summary_sentences() {
             let _ = writeln!(out, "{line}");
         }
+        for line in self.timeline_sentences() {
+            let _ = writeln!(out, "{line}");
+        }
         if let Some(c) = &self.chargeback {
             bill_section(&mut out, c);
         }
@@ -1014,7 +1318,9 @@ impl Report {
         let mut groups: BTreeMap<(String, String, i64), (u64, i64)> = BTreeMap::new();
         for w in &self.outcome.workloads {
             for r in &w.runs {
-                if let RunEnd::Preempted { by, .. } = &r.end {
+                if let RunEnd::Preempted { by, .. } = &r.end
+                    && !by_queue_stop(by)
+                {
                     let pq = queue_of.get(by.as_str()).copied().unwrap_or("");
                     let e = groups
                         .entry((w.queue.clone(), pq.to_owned(), r.end_ms / 3_600_000))

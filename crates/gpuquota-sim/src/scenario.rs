@@ -119,6 +119,8 @@ pub struct Scenario {
     pub instances: BTreeMap<String, Instance>,
     /// Import and scenario warnings.
     pub warnings: Diagnostics,
+    /// `spec.timeline`, read and checked ([`crate::timeline`]); empty without one.
+    pub timeline: crate::timeline::Timeline,
 }
 
 /// A `Simulation` scenario file for the `kueue` and `resourcequota` engines, as it is read
@@ -186,6 +188,16 @@ struct Spec {
     /// limit).
     #[serde(default)]
     set: BTreeMap<String, Scalar>,
+    /// The platform's changes while the run goes on ([`crate::timeline`]): each event's
+    /// `at` (RFC 3339, or a Go duration from `spec.start`), manifests to `apply`, merge
+    /// patches (`patch`), deletions (`delete`), node events (`nodes`) and a MIG layout
+    /// change (`migLayout`).
+    #[serde(default)]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<Vec<crate::timeline::EventDoc>>")
+    )]
+    timeline: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -582,6 +594,14 @@ pub(crate) fn from_doc(
     if errors.has_errors() {
         return Err(failure(errors, warnings));
     }
+    let mut timeline = match spec.timeline.as_ref() {
+        None => crate::timeline::Timeline::default(),
+        Some(v) => match crate::timeline::Timeline::parse(name, v, start, end_ms, &model, read) {
+            Ok(t) => t,
+            Err(e) => return Err(failure(e, warnings)),
+        },
+    };
+    warnings.extend(std::mem::take(&mut timeline.warnings).0);
     let mut sc = Scenario {
         name: if doc.metadata.name.is_empty() {
             stem.to_owned()
@@ -599,6 +619,7 @@ pub(crate) fn from_doc(
         model,
         instances,
         warnings,
+        timeline,
     };
     apply_fair_sharing(&mut sc);
     Ok(sc)

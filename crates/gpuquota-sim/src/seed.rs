@@ -21,6 +21,12 @@
 //! `lendingLimit: 0` matters: the batch jobs the fine-tuning preempts find no RTX to borrow
 //! but the assistant's two idle cards, which the limit keeps for the 08:00 peak.
 //!
+//! The drills ([`DRILLS`], [`drills`]) are the month with a timeline: **a server fails**
+//! (`drill-server-fails-*.yaml`: rtx-a down on Tuesday 04-14 for a day) and **a MIG
+//! maintenance window** (`drill-mig-window-*.yaml`: rtx-b re-laid with mig-parted config
+//! `notebooks-12` of `mig-configs.yaml` from Sunday 04-26 00:00), each under ResourceQuota
+//! only and Kueue; KAI runs do not follow node events yet.
+//!
 //! The KAI month has the same six workloads and the same batch budget; departments are
 //! top-level KAI queues with one project each (deserved quota = the Kueue nominal quota
 //! summed over card types, over-quota weight = quota), sessions every minute (the
@@ -72,6 +78,64 @@ pub const KUEUE_DAY: &str = include_str!("../data/seed/kueue-day.yaml");
 /// `data/seed/mig-plan.yaml`: the MIG planning request of the seed platform (the notebooks'
 /// eight `nvidia.com/mig-1g.24gb` instances on node `rtx-b`), as `gpuquota mig plan` reads it.
 pub const MIG_PLAN: &str = include_str!("../data/seed/mig-plan.yaml");
+/// `data/seed/mig-configs.yaml`: the MIG manager's mig-parted configs (a ConfigMap), which
+/// the MIG window drill names.
+pub const MIG_CONFIGS: &str = include_str!("../data/seed/mig-configs.yaml");
+/// `data/seed/drill-server-fails-kueue.yaml`: the server-failure drill under Kueue.
+pub const DRILL_SERVER_FAILS_KUEUE: &str =
+    include_str!("../data/seed/drill-server-fails-kueue.yaml");
+/// `data/seed/drill-server-fails-resourcequota.yaml`: the server-failure drill under
+/// ResourceQuota only.
+pub const DRILL_SERVER_FAILS_RESOURCEQUOTA: &str =
+    include_str!("../data/seed/drill-server-fails-resourcequota.yaml");
+/// `data/seed/drill-mig-window-kueue.yaml`: the MIG maintenance window drill under Kueue.
+pub const DRILL_MIG_WINDOW_KUEUE: &str = include_str!("../data/seed/drill-mig-window-kueue.yaml");
+/// `data/seed/drill-mig-window-resourcequota.yaml`: the MIG maintenance window drill under
+/// ResourceQuota only.
+pub const DRILL_MIG_WINDOW_RESOURCEQUOTA: &str =
+    include_str!("../data/seed/drill-mig-window-resourcequota.yaml");
+
+/// One control of a drill: (label, scenario file name, text).
+pub type DrillControl = (&'static str, &'static str, &'static str);
+/// A drill: its title and its controls.
+pub type Drill = (&'static str, &'static [DrillControl]);
+
+/// The drills of the seed month: (title, [(control label, scenario file name, text)]), each
+/// the month of [`ENGINES`] with a timeline ([`crate::timeline`]). KAI runs do not follow
+/// node events yet, so the drills run under ResourceQuota only and Kueue.
+pub const DRILLS: &[Drill] = &[
+    (
+        "a server fails (rtx-a down on Tuesday 04-14 from 00:00 for a day)",
+        &[
+            (
+                "ResourceQuota only",
+                "drill-server-fails-resourcequota.yaml",
+                DRILL_SERVER_FAILS_RESOURCEQUOTA,
+            ),
+            (
+                "Kueue",
+                "drill-server-fails-kueue.yaml",
+                DRILL_SERVER_FAILS_KUEUE,
+            ),
+        ],
+    ),
+    (
+        "a MIG maintenance window (rtx-b re-laid as notebooks-12 from Sunday 04-26 00:00)",
+        &[
+            (
+                "ResourceQuota only",
+                "drill-mig-window-resourcequota.yaml",
+                DRILL_MIG_WINDOW_RESOURCEQUOTA,
+            ),
+            (
+                "Kueue",
+                "drill-mig-window-kueue.yaml",
+                DRILL_MIG_WINDOW_KUEUE,
+            ),
+        ],
+    ),
+];
+
 /// The KAI control: (label, scenario file name, text); simulated by the KAI mode.
 pub const KAI_ENGINE: (&str, &str, &str) = ("KAI / Run:ai", "kai.yaml", KAI);
 
@@ -118,6 +182,7 @@ pub fn scenario_of(name: &str, text: &str) -> Result<crate::Simulation, Diagnost
     crate::simulation::from_text(name, text, stem, &|f: &str| match f {
         "platform.yaml" => Ok(("platform.yaml".into(), PLATFORM.into())),
         "month.yaml" => Ok(("month.yaml".into(), MONTH.into())),
+        "mig-configs.yaml" => Ok(("mig-configs.yaml".into(), MIG_CONFIGS.into())),
         other => Err(gpuquota_model::diag::Diagnostic::error(
             gpuquota_model::diag::codes::READ_FAILED,
             format!("{other}: not a shipped seed file"),
@@ -145,6 +210,156 @@ pub fn run() -> Result<SeedMonth, Diagnostics> {
         kai: (ksc, kout),
         no_lending_limit: (nsc, nr),
     })
+}
+
+/// The drills' account: per drill and control, what the node event did to the month. For a
+/// server failure: the workloads whose pods were lost (and the GPU-hours of work lost with
+/// them), the assistant's cards running just after, and when the assistant's 08:00 peak of
+/// that day started. For a MIG window: when it opened and closed, what it waited for, and
+/// when that day's 08:00 peak started.
+///
+/// # Errors
+/// Any drill scenario's problems (none for the shipped files; a test checks it).
+///
+/// # Complexity
+/// One simulated month per drill and control.
+pub fn drills() -> Result<String, Diagnostics> {
+    let mut s = String::new();
+    for (title, controls) in DRILLS {
+        let _ = writeln!(s, "\nDrill: {title}:");
+        for &(label, name, text) in *controls {
+            let sc = kueue(scenario_of(name, text)?)?;
+            let r = crate::simulate_kueue(&sc)?;
+            let _ = writeln!(s, "  {label}:");
+            for line in drill_lines(&sc, &r) {
+                let _ = writeln!(s, "    {line}");
+            }
+        }
+        let _ = writeln!(
+            s,
+            "  {}: not simulated (KAI runs do not follow node events yet).",
+            KAI_ENGINE.0
+        );
+    }
+    Ok(s)
+}
+
+/// `MM-DD HH:MM` of `ms` after the start.
+fn day_clock(sc: &Scenario, ms: i64) -> String {
+    let t = scenario::at_ms(sc.start, ms).to_string();
+    format!(
+        "{} {}",
+        t.get(5..10).unwrap_or(""),
+        t.get(11..16).unwrap_or("")
+    )
+}
+
+/// The cards (`nvidia.com/gpu`) a run holds.
+fn cards(r: &Report, run: &crate::Run) -> i64 {
+    run.usage
+        .iter()
+        .filter(|(fr, _)| {
+            r.outcome
+                .frs
+                .get(*fr as usize)
+                .is_some_and(|(_, res)| res.as_str() == "nvidia.com/gpu")
+        })
+        .map(|&(_, a)| a)
+        .sum()
+}
+
+/// The lines of one drill run: per timeline event its node effect, then the assistant's
+/// peak of the event's day.
+fn drill_lines(sc: &Scenario, r: &Report) -> Vec<String> {
+    const DAY: i64 = 24 * 3_600_000;
+    let mut lines = Vec::new();
+    let mut day = None;
+    for e in &r.outcome.timeline {
+        let when = day_clock(sc, e.at_ms);
+        for n in &e.nodes_down {
+            let by = format!("Node/{n}");
+            let mut lost_cards = 0;
+            let mut lost_ms: i128 = 0;
+            let mut names = Vec::new();
+            for w in &r.outcome.workloads {
+                for run in w.runs.iter().filter(|x| x.end_ms == e.at_ms) {
+                    if let RunEnd::Preempted { by: b, .. } = &run.end
+                        && *b == by
+                    {
+                        let c = cards(r, run);
+                        lost_cards += c;
+                        lost_ms += i128::from(c) * i128::from(run.end_ms - run.start_ms);
+                        names.push(w.key.clone());
+                    }
+                }
+            }
+            lines.push(format!(
+                "{when} {n} down: {} workloads lost their pods on {lost_cards} cards (their runs so far, {} GPU-hours, are lost work): {}.",
+                names.len(),
+                hours(lost_ms * 1_000_000 / 3_600_000),
+                names.join(", ")
+            ));
+            let assistant: i64 = r
+                .outcome
+                .workloads
+                .iter()
+                .filter(|w| w.key.starts_with("platform-team/"))
+                .flat_map(|w| w.runs.iter())
+                .filter(|x| x.start_ms <= e.at_ms && x.end_ms > e.at_ms)
+                .map(|x| cards(r, x))
+                .sum();
+            lines.push(format!(
+                "the assistant ran on {assistant} cards right after."
+            ));
+            day.get_or_insert(e.at_ms.div_euclid(DAY) * DAY);
+        }
+        for n in &e.nodes_up {
+            lines.push(format!("{when} {n} up."));
+        }
+        if let Some(w) = &e.mig_window {
+            let closed = w.closed_ms.map_or_else(
+                || "was still open at the end".to_owned(),
+                |c| format!("closed at {}", day_clock(sc, c)),
+            );
+            lines.push(format!(
+                "{when} window on {} opened (config {}); it {closed}, having waited for {}.",
+                w.node,
+                w.config,
+                if w.waited.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    w.waited.join(", ")
+                }
+            ));
+            day.get_or_insert(e.at_ms.div_euclid(DAY) * DAY);
+        }
+    }
+    if let Some(d) = day {
+        let peak = d + 8 * 3_600_000;
+        let started = r
+            .outcome
+            .workloads
+            .iter()
+            .find(|w| w.key.starts_with("platform-team/assistant-peak") && w.created_ms == peak)
+            .and_then(|w| w.runs.first())
+            .map(|x| x.start_ms);
+        lines.push(match started {
+            Some(t) if t == peak => format!(
+                "the assistant's {} peak was served at once.",
+                day_clock(sc, peak)
+            ),
+            Some(t) => format!(
+                "the assistant's {} peak waited until {}.",
+                day_clock(sc, peak),
+                day_clock(sc, t)
+            ),
+            None => format!(
+                "the assistant's {} peak did not start.",
+                day_clock(sc, peak)
+            ),
+        });
+    }
+    lines
 }
 
 /// The Kueue scenario of a shipped simulation.

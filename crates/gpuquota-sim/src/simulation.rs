@@ -217,6 +217,7 @@ impl Simulation {
                     model,
                     instances,
                     warnings,
+                    timeline: crate::timeline::Timeline::default(),
                 };
                 crate::scenario::apply_fair_sharing(&mut sc);
                 Inner::Kueue(Box::new(sc))

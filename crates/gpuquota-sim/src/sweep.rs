@@ -42,6 +42,11 @@
 //!   `memory`, `FIELD` is `quota`, `limit` or `overQuotaWeight`, the value a decimal
 //!   (`-1`: unlimited quota or limit) or, for `priority`, a whole number
 //!   (`queues.team-a.gpu.quota=4,8`, `queues.batch.gpu.limit=-1,12`; [`set_kai_queue`]).
+//! - `timeline[N].at` and `timeline[N].patch[M].mergePatch.FIELD…` set the instant of
+//!   event `N` of `spec.timeline` and any value of its merge patch `M`, before the scenario
+//!   is read ([`crate::timeline::set`]): `--set timeline[0].at=36h,48h`,
+//!   `--set timeline[0].patch[0].mergePatch.spec.stopPolicy=Hold,HoldAndDrain`; the event
+//!   is then checked as any timeline (an instant outside the run is an error of the run).
 //! - `seed` sets `seed` of every generated trace (`spec.workloads[].trace.generate`, see
 //!   [`crate::trace`]): `--set seed=1..20` replays twenty draws of the same trace shape. A
 //!   scenario without a generated trace has nothing seeded and the sweep is refused: Kueue's
@@ -1431,6 +1436,8 @@ pub(crate) fn edit_run<'p>(
             } else {
                 Err(PERF_DETERMINISTIC.to_owned())
             }
+        } else if nested && k.starts_with("timeline[") {
+            crate::timeline::set(t, k, v)
         } else {
             set_path(t, k, yaml_scalar(v))
         };

@@ -73,6 +73,31 @@ pub const FILES: &[(&str, &str, &str)] = &[
         "seed-mig-plan.yaml",
         crate::sim::seed::MIG_PLAN,
     ),
+    (
+        "seed-mig-configs",
+        "mig-configs.yaml",
+        crate::sim::seed::MIG_CONFIGS,
+    ),
+    (
+        "seed-drill-server-fails-resourcequota",
+        "drill-server-fails-resourcequota.yaml",
+        crate::sim::seed::DRILL_SERVER_FAILS_RESOURCEQUOTA,
+    ),
+    (
+        "seed-drill-server-fails-kueue",
+        "drill-server-fails-kueue.yaml",
+        crate::sim::seed::DRILL_SERVER_FAILS_KUEUE,
+    ),
+    (
+        "seed-drill-mig-window-resourcequota",
+        "drill-mig-window-resourcequota.yaml",
+        crate::sim::seed::DRILL_MIG_WINDOW_RESOURCEQUOTA,
+    ),
+    (
+        "seed-drill-mig-window-kueue",
+        "drill-mig-window-kueue.yaml",
+        crate::sim::seed::DRILL_MIG_WINDOW_KUEUE,
+    ),
 ];
 
 /// The plots `--out` writes besides the scenario files.
@@ -204,6 +229,25 @@ pub fn run(out: Option<&Path>, force: bool) -> Result<String, SeedError> {
             p("seed-mig-plan.yaml")
         )],
     ));
+
+    text.push_str("\n== Drills: a server fails; a MIG maintenance window ==\n");
+    let drills = crate::sim::seed::drills().map_err(|d| SeedError(d.to_string()))?;
+    text.push_str(drills.trim_start_matches('\n'));
+    let drill_files: Vec<&str> = crate::sim::seed::DRILLS
+        .iter()
+        .flat_map(|(_, controls)| controls.iter().map(|c| c.1))
+        .collect();
+    let mut needed = vec!["platform.yaml", "month.yaml", "mig-configs.yaml"];
+    needed.extend(&drill_files);
+    text.push_str(
+        &place.reproduce(
+            &needed,
+            &drill_files
+                .iter()
+                .map(|f| format!("gpuquota sim {} -o table", p(f)))
+                .collect::<Vec<_>>(),
+        ),
+    );
 
     match out {
         None => text.push_str(

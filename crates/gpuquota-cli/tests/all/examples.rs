@@ -70,6 +70,11 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
             "seed-kai-month",
             "seed-kai",
             "advice-kai",
+            "seed-mig-configs",
+            "seed-drill-server-fails-resourcequota",
+            "seed-drill-server-fails-kueue",
+            "seed-drill-mig-window-resourcequota",
+            "seed-drill-mig-window-kueue",
             "seed-mig-plan"
         ]
     );
@@ -107,7 +112,7 @@ fn every_sample_runs_unchanged_through_every_listed_command() {
             runs += 1;
         }
     }
-    assert_eq!(runs, 19 + 12);
+    assert_eq!(runs, 19 + 12 + 5); // advice-kai; the seed drills and their MIG configs: one command each
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -168,7 +173,7 @@ fn example_defaults_to_the_list_and_rejects_unknown_names() {
     );
     assert!(
         stderr.contains(
-            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget, seed-platform, seed-month, seed-resourcequota, seed-kueue, advice, seed-kueue-no-lending-limit, seed-kai-platform, seed-kai-month, seed-kai, advice-kai, seed-mig-plan, grafana-dashboard]"
+            "[possible values: list, kueue, kai, kai-usage, mig-plan, meter, sim, budget, seed-platform, seed-month, seed-resourcequota, seed-kueue, advice, seed-kueue-no-lending-limit, seed-kai-platform, seed-kai-month, seed-kai, advice-kai, seed-mig-configs, seed-drill-server-fails-resourcequota, seed-drill-server-fails-kueue, seed-drill-mig-window-resourcequota, seed-drill-mig-window-kueue, seed-mig-plan, grafana-dashboard]"
         ),
         "{stderr}"
     );

@@ -73,8 +73,8 @@ fn the_default_run_writes_no_file_and_follows_no_planted_link() {
     std::fs::remove_dir_all(&root).ok();
 }
 
-/// `--out DIR` creates DIR and writes the ten scenario files (the advice among them), four
-/// plots and the HTML report; a second run
+/// `--out DIR` creates DIR and writes the fifteen scenario files (the advice, the drills and
+/// their MIG configs among them), four plots and the HTML report; a second run
 /// refuses (exit 2, before any work, nothing on stdout, the files as they were) until
 /// `--force` replaces them.
 #[test]
@@ -89,6 +89,10 @@ fn out_writes_the_files_refuses_to_replace_them_and_force_does() {
         [
             "advice.yaml",
             "diff.svg",
+            "drill-mig-window-kueue.yaml",
+            "drill-mig-window-resourcequota.yaml",
+            "drill-server-fails-kueue.yaml",
+            "drill-server-fails-resourcequota.yaml",
             "kai-month.yaml",
             "kai-platform.yaml",
             "kai.svg",
@@ -96,6 +100,7 @@ fn out_writes_the_files_refuses_to_replace_them_and_force_does() {
             "kueue-no-lending-limit.yaml",
             "kueue.svg",
             "kueue.yaml",
+            "mig-configs.yaml",
             "month.yaml",
             "platform.yaml",
             "report.html",
@@ -135,7 +140,7 @@ fn out_writes_the_files_refuses_to_replace_them_and_force_does() {
     assert_eq!(forced.status.code(), Some(0), "{}", text(&forced.stderr));
     assert_eq!(std::fs::read(dir.join("platform.yaml")).unwrap(), platform);
     // no temporary file is left beside them
-    assert_eq!(names(&dir).len(), 15, "{:?}", names(&dir));
+    assert_eq!(names(&dir).len(), 20, "{:?}", names(&dir));
     std::fs::remove_dir_all(&root).ok();
 }
 

@@ -132,3 +132,23 @@ fn the_seed_month_page_zooms_on_each_day_with_the_days_figures() {
         "{rows:?}"
     );
 }
+
+/// A run with a timeline: the page's chart description names the timeline's marks, and a
+/// table lists each event with its effect, one row keyed `timeline|K`.
+#[test]
+fn a_run_with_a_timeline_lists_its_events() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../gpuquota-sim/tests/data/timeline/hold-and-drain.yaml");
+    let sim = gpuquota_sim::Simulation::from_files(&path).expect("valid scenario");
+    let r = gpuquota_sim::simulate(&sim)
+        .expect("simulates")
+        .into_kueue()
+        .expect("a Kueue run");
+    let html = gpuquota_report::sim(sim.kueue().expect("kueue"), &r).expect("page");
+    assert!(html.contains("Teal rules labelled #N mark the events of the scenario"));
+    assert!(html.contains("Timeline: what each event of the scenario changed"));
+    assert!(html.contains("data-row=\"timeline|0\""));
+    assert!(html.contains("data-row=\"timeline|1\""));
+    assert!(html.contains("ns/one (ClusterQueueStopped)"));
+    assert!(html.contains("2026-04-01T03:00:00Z"));
+}

@@ -17,7 +17,28 @@
 //!   flavor's `nodeLabels`: the card type the bill charges the usage to (the same platform,
 //!   its jobs pinned to the card type Kueue tries first).
 //!
-//! Cordoned nodes (`spec.unschedulable`) hold nothing. Deliberate limits (pod-by-pod
+//! Cordoned nodes (`spec.unschedulable`) hold nothing new.
+//!
+//! # Nodes that change during the run (the timeline's node events)
+//!
+//! - [`Capacity::down`]: a failed node. Every workload holding a device on it loses its pods
+//!   at that instant; the driver ends their runs (reason [`NODE_FAILURES`]) and releases what
+//!   they held on every node. The node takes nothing until [`Capacity::up`]; a workload that
+//!   waits counts it, in upstream's message, as a node with an untolerated taint
+//!   `{node.kubernetes.io/unreachable: }` (the node lifecycle controller's `NoSchedule`
+//!   taint).
+//! - [`Capacity::drain`]: cordoned. Its running pods keep their devices; it takes no new
+//!   pods; [`Capacity::holders`] at the drain deadline names the workloads to evict.
+//! - [`Capacity::up`]: neither failed nor cordoned any more.
+//! - [`Capacity::open_window`] / [`Capacity::close_window`]: a MIG maintenance window. While
+//!   it is open the node takes no new pods (as a cordon, counted as unschedulable in the
+//!   messages); [`Capacity::idle`] says when its devices are all free; closing it sets the
+//!   node's new allocatable of every tracked resource and opens it to placements again.
+//! - [`Capacity::schedulable_totals`]: per tracked resource, the allocatable of the nodes
+//!   that take new pods (neither failed, cordoned nor in a window): the capacity a report
+//!   shows before and after a node event.
+//!
+//! Deliberate limits (pod-by-pod
 //! placement is not modelled): a workload's demand per resource is the sum over its pods and
 //! may be split across nodes at any boundary; taints, CPU, memory and pod counts are not
 //! checked; the nodes are taken greedily, so two overlapping node sets may leave a workload
@@ -29,6 +50,19 @@ use std::collections::BTreeMap;
 use gpuquota_cohort::World;
 use gpuquota_cohort::world::{QueueRef, WlId};
 use gpuquota_model::{Model, ResourceName};
+
+/// The eviction reason of a workload whose pods ran on a node that failed: Kueue's
+/// `WorkloadEvictedDueToNodeFailures` (kubernetes-sigs/kueue `apis/kueue/v1beta2/
+/// workload_types.go`, set by `pkg/controller/tas/node_failure_controller.go`), under which
+/// Kueue also marks the workload requeued at once (`Requeued` with that reason).
+pub(crate) const NODE_FAILURES: &str = "NodeFailures";
+
+/// The eviction reason of a workload whose pods still ran on a drained node at its
+/// deadline: the reason the API server's Eviction subresource puts in the pod's
+/// `DisruptionTarget` condition (kubernetes/kubernetes `pkg/registry/core/pod/storage/
+/// eviction.go`), as `kubectl drain` evicts through it; Kueue has no reason of its own for
+/// it (the pods' Job recreates them, and they wait for a node).
+pub(crate) const EVICTION_BY_EVICTION_API: &str = "EvictionByEvictionAPI";
 
 /// One demand of a workload: `amount` of tracked resource `slot` on node set `set`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -43,8 +77,10 @@ pub(crate) struct Need {
 struct NodeSet {
     /// Matching, schedulable nodes, in name order.
     nodes: Vec<u32>,
-    /// Cordoned nodes.
+    /// Cordoned nodes (and nodes in a MIG maintenance window).
     cordoned: u32,
+    /// Failed nodes (tainted `node.kubernetes.io/unreachable`).
+    down: u32,
     /// Schedulable nodes whose labels do not match.
     mismatched: u32,
 }
@@ -62,8 +98,14 @@ struct Waiter {
 pub(crate) struct Capacity {
     /// Node count (cordoned included).
     node_count: u32,
+    /// Node names, sorted (the model's order).
+    names: Vec<String>,
     labels: Vec<BTreeMap<String, String>>,
     cordoned: Vec<bool>,
+    /// Failed nodes.
+    down: Vec<bool>,
+    /// Nodes in a MIG maintenance window.
+    window: Vec<bool>,
     /// Tracked resources by slot.
     resources: Vec<ResourceName>,
     /// World resource index → slot.
@@ -75,6 +117,8 @@ pub(crate) struct Capacity {
     /// Free devices per slot over every schedulable node.
     free_total: Vec<i64>,
     sets: Vec<NodeSet>,
+    /// Each set's selector (by set id).
+    selectors: Vec<Option<Vec<(String, String)>>>,
     set_ids: BTreeMap<Option<Vec<(String, String)>>, u32>,
     /// Per workload, what it holds: (node, slot, amount).
     held: Vec<Vec<(u32, u32, i64)>>,
@@ -150,16 +194,21 @@ impl Capacity {
             }
         }
         let used = vec![vec![0i64; resources.len()]; allocatable.len()];
+        let n = model.nodes.len();
         Some(Capacity {
-            node_count: u32::try_from(model.nodes.len()).unwrap_or(u32::MAX),
+            node_count: u32::try_from(n).unwrap_or(u32::MAX),
+            names: model.nodes.keys().cloned().collect(),
             labels,
             cordoned,
+            down: vec![false; n],
+            window: vec![false; n],
             resources,
             slot,
             allocatable,
             used,
             free_total,
             sets: Vec::new(),
+            selectors: Vec::new(),
             set_ids: BTreeMap::new(),
             held: vec![Vec::new(); world.workloads.len()],
             queue: Vec::new(),
@@ -177,16 +226,33 @@ impl Capacity {
         if let Some(&id) = self.set_ids.get(&selector) {
             return id;
         }
+        let set = self.node_set(selector.as_ref());
+        let id = u32::try_from(self.sets.len()).unwrap_or(u32::MAX);
+        self.sets.push(set);
+        self.selectors.push(selector.clone());
+        self.set_ids.insert(selector, id);
+        id
+    }
+
+    /// Whether node `i` takes new pods: not failed, not cordoned, not in a MIG window.
+    fn open(&self, i: usize) -> bool {
+        !self.cordoned[i] && !self.down[i] && !self.window[i]
+    }
+
+    /// The nodes a selector matches among those that take new pods, and why the others are
+    /// left out.
+    fn node_set(&self, selector: Option<&Vec<(String, String)>>) -> NodeSet {
         let mut set = NodeSet {
             nodes: Vec::new(),
             cordoned: 0,
+            down: 0,
             mismatched: 0,
         };
-        for (i, (l, c)) in self.labels.iter().zip(&self.cordoned).enumerate() {
-            let matches = selector
-                .as_ref()
-                .is_some_and(|s| s.iter().all(|(k, v)| l.get(k) == Some(v)));
-            if *c {
+        for (i, l) in self.labels.iter().enumerate() {
+            let matches = selector.is_some_and(|s| s.iter().all(|(k, v)| l.get(k) == Some(v)));
+            if self.down[i] {
+                set.down += 1;
+            } else if self.cordoned[i] || self.window[i] {
                 set.cordoned += 1;
             } else if matches {
                 set.nodes.push(u32::try_from(i).unwrap_or(u32::MAX));
@@ -194,10 +260,171 @@ impl Capacity {
                 set.mismatched += 1;
             }
         }
-        let id = u32::try_from(self.sets.len()).unwrap_or(u32::MAX);
-        self.sets.push(set);
-        self.set_ids.insert(selector, id);
-        id
+        set
+    }
+
+    /// After a node changed: every set again, and the free devices of the open nodes.
+    ///
+    /// # Complexity
+    /// O(sets × nodes × labels + nodes × resources).
+    fn refresh(&mut self) {
+        self.sets = self
+            .selectors
+            .iter()
+            .map(|s| self.node_set(s.as_ref()))
+            .collect();
+        let mut free = vec![0i64; self.resources.len()];
+        for i in 0..self.allocatable.len() {
+            if self.open(i) {
+                for (s, f) in free.iter_mut().enumerate() {
+                    *f = f.saturating_add(self.allocatable[i][s] - self.used[i][s]);
+                }
+            }
+        }
+        self.free_total = free;
+    }
+
+    /// The index of node `name`. O(log nodes).
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.names.binary_search_by(|n| n.as_str().cmp(name)).ok()
+    }
+
+    /// The index of node `name` (the node of a [`crate::kernel::Kind::Deadline`]).
+    pub(crate) fn node_index(&self, name: &str) -> Option<u32> {
+        self.index_of(name).and_then(|i| u32::try_from(i).ok())
+    }
+
+    /// The name of node `index`.
+    pub(crate) fn node_name(&self, index: u32) -> Option<&str> {
+        self.names.get(index as usize).map(String::as_str)
+    }
+
+    /// Whether node `name` is cordoned (drained).
+    pub(crate) fn is_cordoned(&self, name: &str) -> bool {
+        self.index_of(name).is_some_and(|i| self.cordoned[i])
+    }
+
+    /// Node `name` fails: it takes nothing until [`Capacity::up`]. Returns the workloads
+    /// holding a device on it (their pods are lost), in index order; the caller releases
+    /// them ([`Capacity::release`]). Empty for an unknown node.
+    ///
+    /// # Complexity
+    /// O(workloads' holdings) plus [`Capacity::refresh`].
+    pub(crate) fn down(&mut self, name: &str) -> Vec<u32> {
+        let Some(i) = self.index_of(name) else {
+            return Vec::new();
+        };
+        self.down[i] = true;
+        let lost = self.holders(name);
+        self.refresh();
+        lost
+    }
+
+    /// Node `name` is cordoned: its pods keep running, it takes no new ones. False for an
+    /// unknown node.
+    ///
+    /// # Complexity
+    /// [`Capacity::refresh`].
+    pub(crate) fn drain(&mut self, name: &str) -> bool {
+        let Some(i) = self.index_of(name) else {
+            return false;
+        };
+        self.cordoned[i] = true;
+        self.refresh();
+        true
+    }
+
+    /// Node `name` is back: neither failed nor cordoned. False for an unknown node.
+    ///
+    /// # Complexity
+    /// [`Capacity::refresh`].
+    pub(crate) fn up(&mut self, name: &str) -> bool {
+        let Some(i) = self.index_of(name) else {
+            return false;
+        };
+        self.cordoned[i] = false;
+        self.down[i] = false;
+        self.refresh();
+        true
+    }
+
+    /// The workloads holding a device on node `name`, in index order.
+    ///
+    /// # Complexity
+    /// O(workloads' holdings).
+    pub(crate) fn holders(&self, name: &str) -> Vec<u32> {
+        let Some(i) = self.index_of(name) else {
+            return Vec::new();
+        };
+        let node = u32::try_from(i).unwrap_or(u32::MAX);
+        self.held
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.iter().any(|&(n, _, a)| n == node && a > 0))
+            .map(|(w, _)| u32::try_from(w).unwrap_or(u32::MAX))
+            .collect()
+    }
+
+    /// Whether no device of node `name` is held (false for an unknown node).
+    pub(crate) fn idle(&self, name: &str) -> bool {
+        self.index_of(name)
+            .is_some_and(|i| self.used[i].iter().all(|&u| u == 0))
+    }
+
+    /// A MIG maintenance window opens on node `name`: it takes no new pods. False for an
+    /// unknown node.
+    ///
+    /// # Complexity
+    /// [`Capacity::refresh`].
+    pub(crate) fn open_window(&mut self, name: &str) -> bool {
+        let Some(i) = self.index_of(name) else {
+            return false;
+        };
+        self.window[i] = true;
+        self.refresh();
+        true
+    }
+
+    /// The window on node `name` closes with its new allocatable (`resource → amount`; a
+    /// tracked resource it does not name is 0, an untracked one is ignored): it takes pods
+    /// again. False for an unknown node.
+    ///
+    /// # Complexity
+    /// O(resources × log resources) plus [`Capacity::refresh`].
+    pub(crate) fn close_window(&mut self, name: &str, allocatable: &BTreeMap<String, i64>) -> bool {
+        let Some(i) = self.index_of(name) else {
+            return false;
+        };
+        self.window[i] = false;
+        for (s, r) in self.resources.iter().enumerate() {
+            self.allocatable[i][s] = allocatable.get(r.as_str()).copied().unwrap_or(0).max(0);
+        }
+        self.refresh();
+        true
+    }
+
+    /// Whether node `name` is in a MIG maintenance window.
+    pub(crate) fn in_window(&self, name: &str) -> bool {
+        self.index_of(name).is_some_and(|i| self.window[i])
+    }
+
+    /// Per tracked resource (sorted by name), the allocatable of the nodes that take new
+    /// pods (neither failed, cordoned nor in a MIG window).
+    ///
+    /// # Complexity
+    /// O(nodes × resources).
+    pub(crate) fn schedulable_totals(&self) -> Vec<(ResourceName, i64)> {
+        self.resources
+            .iter()
+            .enumerate()
+            .map(|(s, r)| {
+                let total = (0..self.allocatable.len())
+                    .filter(|&i| self.open(i))
+                    .map(|i| self.allocatable[i][s])
+                    .fold(0i64, i64::saturating_add);
+                (r.clone(), total)
+            })
+            .collect()
     }
 
     /// Merges label requirements; `None` when two of them disagree.
@@ -355,7 +582,9 @@ impl Capacity {
         let held = self.held.get_mut(wl as usize).map(std::mem::take);
         for (node, slot, a) in held.unwrap_or_default() {
             self.used[node as usize][slot as usize] -= a;
-            self.free_total[slot as usize] += a;
+            if self.open(node as usize) {
+                self.free_total[slot as usize] += a;
+            }
         }
     }
 
@@ -380,6 +609,13 @@ impl Capacity {
         }
         if set.cordoned > 0 {
             parts.push(format!("{} node(s) were unschedulable", set.cordoned));
+        }
+        if set.down > 0 {
+            parts.push(format!(
+                "{} node(s) had untolerated taint {{{}: }}",
+                set.down,
+                crate::timeline::UNREACHABLE_TAINT
+            ));
         }
         parts.sort();
         format!(
@@ -530,6 +766,62 @@ spec:
         let three = cap.kueue_needs(&world, &[(fr, 3)]);
         assert_eq!(cap.place(3, &three), Ok(()));
         assert_eq!(cap.held[3], vec![(0, 0, 2), (1, 0, 1)]);
+    }
+
+    /// Node events on flavor `x`'s nodes a (2 devices) and b (1), c cordoned from the start:
+    /// a fails holding workload 0's two devices (lost: the caller releases them), a
+    /// newcomer waits with upstream's message naming the failed node's taint; draining b
+    /// keeps workload 1 running but leaves no schedulable device; a back takes the
+    /// newcomer; a MIG window on a waits for its holder, then the node comes back with one
+    /// device.
+    #[test]
+    fn nodes_fail_drain_and_come_back() {
+        let (model, world) = world_of(CLUSTER);
+        let mut cap = Capacity::new(&model, &world).expect("nodes");
+        let gpu = |c: &Capacity| c.schedulable_totals()[0].1;
+        let fr = u32::from(world.frs.ids().next().expect("one flavor-resource"));
+        let two = cap.kueue_needs(&world, &[(fr, 2)]);
+        let one = cap.kueue_needs(&world, &[(fr, 1)]);
+        assert_eq!(cap.place(0, &two), Ok(()));
+        assert_eq!(cap.place(1, &one), Ok(()));
+        assert_eq!(gpu(&cap), 3);
+        assert_eq!(cap.down("a"), vec![0]);
+        assert_eq!(cap.down("zz"), Vec::<u32>::new());
+        cap.release(0);
+        assert_eq!(gpu(&cap), 1);
+        assert_eq!(
+            cap.place(2, &one),
+            Err("0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 1 node(s) were unschedulable.".to_owned())
+        );
+        cap.wait(2, one.clone(), "m".into());
+        assert!(cap.drain("b"));
+        assert_eq!(gpu(&cap), 0);
+        assert_eq!(cap.holders("b"), vec![1]);
+        assert!(!cap.idle("b"));
+        cap.release(1);
+        assert!(cap.idle("b"));
+        assert_eq!(cap.start_waiting(), Vec::<u32>::new());
+        assert!(cap.up("a"));
+        assert_eq!(gpu(&cap), 2);
+        assert_eq!(cap.start_waiting(), vec![2]);
+        assert_eq!(cap.holders("a"), vec![2]);
+        assert!(cap.up("b"));
+        assert!(cap.open_window("a"));
+        assert!(cap.in_window("a"));
+        assert_eq!(gpu(&cap), 1);
+        assert_eq!(
+            cap.place(3, &two),
+            Err("0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) were unschedulable.".to_owned())
+        );
+        assert!(!cap.idle("a"));
+        cap.release(2);
+        assert!(cap.idle("a"));
+        let after: BTreeMap<String, i64> = [("nvidia.com/gpu".to_owned(), 1)].into();
+        assert!(cap.close_window("a", &after));
+        assert!(!cap.in_window("a"));
+        assert_eq!(gpu(&cap), 2);
+        assert_eq!(cap.place(3, &two), Ok(()));
+        assert_eq!(cap.held[3], vec![(0, 0, 1), (1, 0, 1)]);
     }
 
     /// Without Nodes nothing is checked.

@@ -419,7 +419,11 @@ impl<'s> Sim<'s> {
                     self.quiet = false;
                 }
             }
-            Kind::Tick | Kind::Budget | Kind::Requeue(_) | Kind::Timeline(_) => {}
+            Kind::Tick
+            | Kind::Budget
+            | Kind::Requeue(_)
+            | Kind::Timeline(_)
+            | Kind::Deadline { .. } => {}
         }
     }
 

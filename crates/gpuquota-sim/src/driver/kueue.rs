@@ -1,33 +1,129 @@
 //! The Kueue event loop: `gpuquota-cohort`'s scheduler driven instant by instant, its
 //! admissions and preemptions turned into runs.
+//!
+//! A timeline event that changes objects ([`Driver::timeline`]) builds the world again from
+//! the changed platform through the engine's entry point and carries every admitted
+//! workload across with `gpuquota_cohort::cycle::transition` (kept, or evicted by a
+//! `HoldAndDrain`; a deleted ClusterQueue that holds admitted workloads is put back,
+//! inactive, until the last of them ends, then the world is built once more without it).
+//! Runs record usage by the run's own flavor-resource ids ([`Frs`]), which a rebuilt world
+//! does not renumber. Cost per such event: one world build plus the scheduler's adoption,
+//! linear in the platform and its workloads.
 
+use std::collections::{BTreeMap, BTreeSet};
+
+use gpuquota_cohort::cycle::transition::{self, Carried, Finalizers, Stops};
 use gpuquota_cohort::fair::{ClockEvent, FairSharing};
 use gpuquota_cohort::tree::FrId;
 use gpuquota_cohort::world::{QueueRef, WlId};
-use gpuquota_cohort::{Policy, Scheduler};
-use gpuquota_model::Amount;
-use gpuquota_model::diag::Diagnostic;
+use gpuquota_cohort::{Classical, Policy, Scheduler, World};
+use gpuquota_model::diag::{Diagnostic, Diagnostics};
+use gpuquota_model::kueue::{ClusterQueue, StopPolicy};
+use gpuquota_model::{Amount, Model, ResourceName};
 
 use super::capacity::Capacity;
-use super::{Context, EndOfRun, Finish, created_after_end};
+use super::nodes::{Evict, NodeEvents};
+use super::{Context, EndOfRun, Finish, Worlds, created_after_end};
 use crate::engine::{
-    CYCLE_BOUND, Counters, HeldBack, Outcome, QueueOutcome, Run, RunEnd, UNSCHEDULABLE,
-    WorkloadOutcome,
+    CYCLE_BOUND, Counters, HeldBack, Outcome, QueueOutcome, Run, RunEnd, TimelineEffect,
+    UNSCHEDULABLE, WorkloadOutcome,
 };
 use crate::kernel::{Driver, Event, Kind, Queue};
 use crate::scenario::Engine;
+use crate::timeline::{self, Change, Object};
 
-/// A run's usage as the engine's reservation holds it.
-fn engine_usage(usage: &[(u32, i64)]) -> Vec<(FrId, Amount)> {
-    usage
-        .iter()
-        .map(|&(fr, a)| (FrId::new(fr as usize), Amount(a)))
-        .collect()
+/// The run's flavor-resources and their ids in the current world. Runs record usage by the
+/// run's ids, which stay fixed while a timeline rebuilds the world (a rebuilt world numbers
+/// its flavor-resources afresh); a flavor-resource first seen in a rebuilt world is added at
+/// the end. Without a timeline both maps are the identity.
+struct Frs {
+    /// (flavor, resource) of every run id.
+    names: Vec<(String, ResourceName)>,
+    /// The current world's flavor-resource → run id.
+    to_run: Vec<u32>,
+    /// Run id → the current world's flavor-resource (`None`: the world has it no more).
+    to_world: Vec<Option<FrId>>,
 }
 
-/// A reservation's usage as a [`Run`] records it.
-fn run_usage(usage: &[(FrId, Amount)]) -> Vec<(u32, i64)> {
-    usage.iter().map(|&(fr, a)| (u32::from(fr), a.0)).collect()
+impl Frs {
+    fn new(world: &World) -> Frs {
+        let mut frs = Frs {
+            names: Vec::new(),
+            to_run: Vec::new(),
+            to_world: Vec::new(),
+        };
+        frs.follow(world);
+        frs
+    }
+
+    /// The maps for `world`. O((flavor-resources) × log).
+    fn follow(&mut self, world: &World) {
+        let ids: BTreeMap<(String, ResourceName), u32> = self
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i as u32))
+            .collect();
+        self.to_run.clear();
+        for &(f, r) in world.frs.iter() {
+            let name = (world.flavors[f].name.clone(), world.resources[r].clone());
+            let id = match ids.get(&name) {
+                Some(&id) => id,
+                None => {
+                    self.names.push(name);
+                    (self.names.len() - 1) as u32
+                }
+            };
+            self.to_run.push(id);
+        }
+        self.to_world = vec![None; self.names.len()];
+        for (w, &id) in self.to_run.iter().enumerate() {
+            self.to_world[id as usize] = Some(FrId::new(w));
+        }
+    }
+
+    /// A run's usage as the engine's reservation holds it.
+    fn engine(&self, usage: &[(u32, i64)]) -> Vec<(FrId, Amount)> {
+        usage
+            .iter()
+            .filter_map(|&(fr, a)| Some((self.to_world.get(fr as usize).copied()??, Amount(a))))
+            .collect()
+    }
+
+    /// A reservation's usage as a [`Run`] records it.
+    fn run(&self, usage: &[(FrId, Amount)]) -> Vec<(u32, i64)> {
+        usage
+            .iter()
+            .map(|&(fr, a)| (self.to_run[fr.index()], a.0))
+            .collect()
+    }
+
+    /// A run's usage by the current world's flavor-resource ids.
+    fn world(&self, usage: &[(u32, i64)]) -> Vec<(u32, i64)> {
+        self.engine(usage)
+            .into_iter()
+            .map(|(f, a)| (u32::from(f), a.0))
+            .collect()
+    }
+}
+
+/// A policy the driver can make again over a rebuilt world, from what the engine's entry
+/// point gives for it.
+pub(crate) trait Rebuild: Policy + Sized {
+    /// The policy over the rebuilt world (`None`: the entry point gave none).
+    fn rebuilt(fair: Option<FairSharing>) -> Option<Self>;
+}
+
+impl Rebuild for Classical {
+    fn rebuilt(_: Option<FairSharing>) -> Option<Classical> {
+        Some(Classical)
+    }
+}
+
+impl Rebuild for FairSharing {
+    fn rebuilt(fair: Option<FairSharing>) -> Option<FairSharing> {
+        fair
+    }
 }
 
 struct Live {
@@ -72,9 +168,9 @@ impl Histories {
     }
 
     /// Ends the live run of `v` at `t` as preempted by `by` for `reason` (a run whose pods
-    /// still waited ends where it starts); returns its usage as the engine holds it, `None`
-    /// when `v` was not admitted.
-    fn preempt(&mut self, v: usize, t: i64, reason: &str, by: &str) -> Option<Vec<(FrId, Amount)>> {
+    /// still waited ends where it starts); returns its usage, `None` when `v` was not
+    /// admitted.
+    fn preempt(&mut self, v: usize, t: i64, reason: &str, by: &str) -> Option<Vec<(u32, i64)>> {
         let end = RunEnd::Preempted {
             reason: reason.to_owned(),
             by: by.to_owned(),
@@ -87,10 +183,10 @@ impl Histories {
                 end,
                 usage: wt.usage.clone(),
             });
-            return Some(engine_usage(&wt.usage));
+            return Some(wt.usage);
         }
         let l = self.live[v].take()?;
-        let usage = engine_usage(&l.usage);
+        let usage = l.usage.clone();
         self.generation[v] += 1;
         self.done[v] = l.done_ms + (t - l.run_start);
         self.runs[v].push(Run {
@@ -128,6 +224,32 @@ struct KueueRun<'a, 'p, P: Policy> {
     held_back: Vec<HeldBack>,
     /// The nodes' devices, when the cluster has Nodes.
     cap: Option<Capacity>,
+    /// The timeline's node events and MIG windows.
+    nodes: NodeEvents,
+    /// The run's flavor-resources.
+    frs: Frs,
+    /// The timeline's state (rebuilt worlds, terminating ClusterQueues, effects).
+    tl: Tl<'a>,
+}
+
+/// What the Kueue driver keeps for a timeline.
+struct Tl<'a> {
+    /// Room for the worlds the timeline's rebuilds make.
+    worlds: &'a Worlds,
+    /// The platform as the last timeline event left it (`None`: no event yet).
+    model: Option<Model>,
+    /// Workloads that arrived (and so queue again after a rebuild unless finished or held).
+    arrived: Vec<bool>,
+    /// Victims held back until their requeue event.
+    held: Vec<bool>,
+    /// Deleted ClusterQueues kept while admitted workloads hold them.
+    terminating: BTreeMap<String, ClusterQueue>,
+    /// Who holds them.
+    finalizers: Finalizers,
+    /// A terminating ClusterQueue's last workload ended: rebuild at this instant's decision.
+    rebuild_due: bool,
+    /// What each event did.
+    effects: Vec<TimelineEffect>,
 }
 
 /// The Kueue driver over a built world run by the kernel, with fair sharing's policy when
@@ -136,33 +258,54 @@ struct KueueRun<'a, 'p, P: Policy> {
 /// # Complexity
 /// O(events × log events + cycles × cycle cost); a cycle costs
 /// O(ClusterQueues + nodes × flavor-resources + heads × (assignment + preemption)).
-pub(crate) fn run_kueue(cx: Context<'_, '_>, fair: Option<FairSharing>) -> Outcome {
+pub(crate) fn run_kueue<'a>(
+    cx: Context<'a, '_>,
+    fair: Option<FairSharing>,
+    worlds: &'a Worlds,
+) -> Outcome {
     let world = cx.world;
-    let end = cx.sc.end_ms;
+    let (end, platform) = (cx.sc.end_ms, super::platform(cx.sc));
     match fair {
         Some(policy) => {
-            let (run, q) = KueueRun::new(cx, Scheduler::with_policy(world, policy));
-            crate::kernel::run(run, q, end)
+            let (run, q) = KueueRun::new(cx, Scheduler::with_policy(world, policy), worlds);
+            crate::kernel::run_with_timeline(run, q, end, platform)
         }
         None => {
-            let (run, q) = KueueRun::new(cx, Scheduler::new(world));
-            crate::kernel::run(run, q, end)
+            let (run, q) = KueueRun::new(cx, Scheduler::new(world), worlds);
+            crate::kernel::run_with_timeline(run, q, end, platform)
         }
     }
 }
 
-impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
+impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
     /// Withholds every workload until its arrival; the workloads admitted in the input run
     /// from the start, and admission fair sharing's LocalQueue ledgers start with the run.
-    fn new(cx: Context<'a, 'p>, mut s: Scheduler<'a, P>) -> (KueueRun<'a, 'p, P>, Queue) {
+    fn new(
+        cx: Context<'a, 'p>,
+        mut s: Scheduler<'a, P>,
+        worlds: &'a Worlds,
+    ) -> (KueueRun<'a, 'p, P>, Queue) {
         let n = cx.world.workloads.len();
         for wl in cx.world.workloads.ids() {
             s.withhold(wl);
         }
         let bound = (n as u32).saturating_mul(4).saturating_add(64);
         let cap = Capacity::new(&cx.sc.model, cx.world);
+        let timed = !cx.sc.timeline.events.is_empty();
         let mut run = KueueRun {
             cap,
+            nodes: NodeEvents::default(),
+            frs: Frs::new(cx.world),
+            tl: Tl {
+                worlds,
+                model: None,
+                arrived: if timed { vec![false; n] } else { Vec::new() },
+                held: if timed { vec![false; n] } else { Vec::new() },
+                terminating: BTreeMap::new(),
+                finalizers: Finalizers::default(),
+                rebuild_due: false,
+                effects: Vec::new(),
+            },
             cx,
             s,
             h: Histories::new(n),
@@ -191,9 +334,9 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
         let mut completions = Vec::new();
         for (wl, inst) in insts.iter().enumerate() {
             if let Some(r) = &self.s.reservations()[WlId::new(wl)] {
-                let usage = run_usage(&r.usage);
+                let usage = self.frs.run(&r.usage);
                 if let Some(c) = self.cap.as_mut() {
-                    let needs = c.kueue_needs(self.cx.world, &usage);
+                    let needs = c.kueue_needs(self.cx.world, &self.frs.world(&usage));
                     if let Err(m) = c.place(wl as u32, &needs) {
                         c.wait(wl as u32, needs, m);
                         self.h.waiting[wl] = Some(Waiting { reserved: 0, usage });
@@ -237,7 +380,7 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
                 .map(|l| &l.usage)
                 .or(wt.as_ref().map(|w| &w.usage));
             if let Some(held) = held {
-                let usage = engine_usage(held);
+                let usage = self.frs.engine(held);
                 self.s.clock(&ClockEvent::RunStarted {
                     wl: WlId::new(wl),
                     usage: &usage,
@@ -267,11 +410,12 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
         }
         let l = self.h.live[w].take();
         self.s.finish(WlId::new(w));
+        self.finalize(w, t);
         if let Some(b) = self.cx.budgets.as_mut() {
             b.stopped(t, wl);
         }
         if let Some(l) = l {
-            let usage = engine_usage(&l.usage);
+            let usage = self.frs.engine(&l.usage);
             self.s.clock(&ClockEvent::RunEnded {
                 wl: WlId::new(w),
                 usage: &usage,
@@ -305,11 +449,50 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
         let Some(c) = self.cap.as_mut() else {
             return;
         };
+        self.nodes.after_release(c, t);
         for wl in c.start_waiting() {
             if let Some(wt) = self.h.waiting[wl as usize].take() {
                 self.start_run(q, wl as usize, wt.reserved, t, wt.usage);
             }
         }
+    }
+
+    /// The runs a node event ends at `t` ([`super::nodes`]): their pods are lost, their
+    /// quota is released (the inadmissible workloads of the cohort tree are requeued, as
+    /// for any freed quota) and they queue again at once (Kueue requeues a workload evicted
+    /// for node failures without backoff), through the budgets' gate when there are
+    /// budgets.
+    fn end_lost(&mut self, q: &mut Queue, t: i64, lost: Vec<Evict>) {
+        let mut ended = Vec::new();
+        for (wl, reason, by) in lost {
+            let w = wl as usize;
+            if let Some(b) = self.cx.budgets.as_mut() {
+                b.stopped(t, wl);
+            }
+            let Some(usage) = self.h.preempt(w, t, reason, &by) else {
+                continue;
+            };
+            ended.push((WlId::new(w), self.frs.engine(&usage)));
+            self.release(wl);
+            let id = WlId::new(w);
+            self.s.evict(id);
+            if let Some(b) = self.cx.budgets.as_mut() {
+                // back through the budgets' gate, as a budget's own stop is
+                self.s.withhold(id);
+                let orig = b.original(wl).unwrap_or(wl);
+                crate::budget::offer(&mut self.s, b, orig, false);
+            }
+            self.finalize(w, t);
+        }
+        self.start_waiting(q, t);
+        for (wl, usage) in &ended {
+            self.s.clock(&ClockEvent::RunEnded {
+                wl: *wl,
+                usage,
+                at: t,
+            });
+        }
+        self.wake = true;
     }
 
     /// `w`'s pods run from `begin`, its quota reserved since `reserved`: its budgets charge
@@ -406,13 +589,14 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
         let world = self.cx.world;
         let mut ended: Vec<(WlId, Vec<(FrId, Amount)>)> = Vec::new();
         let mut held: Vec<WlId> = Vec::new();
+        let mut victims = Vec::new();
         for p in &self.s.preempted[self.seen_preempted..] {
             if let Some(b) = self.cx.budgets.as_mut() {
                 b.stopped(t, u32::from(p.wl));
             }
             let by = &world.workloads[p.preemptor].key;
             if let Some(usage) = self.h.preempt(p.wl.index(), t, p.reason.as_str(), by) {
-                ended.push((p.wl, usage));
+                ended.push((p.wl, self.frs.engine(&usage)));
                 let again = self.h.evicted_at[p.wl.index()] == Some(t);
                 self.h.evicted_at[p.wl.index()] = Some(t);
                 if again {
@@ -431,9 +615,18 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
                 c.release(u32::from(p.wl));
                 c.unwait(u32::from(p.wl));
             }
+            if !self.tl.terminating.is_empty() {
+                victims.push(p.wl.index());
+            }
+        }
+        for v in victims {
+            self.finalize(v, t);
         }
         self.seen_preempted = self.s.preempted.len();
         for wl in held {
+            if let Some(h) = self.tl.held.get_mut(wl.index()) {
+                *h = true;
+            }
             self.s.withhold(wl);
             q.push(Event::new(
                 t.saturating_add(1),
@@ -461,9 +654,9 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
         }
         self.seen_admitted = self.s.admitted.len();
         for (wl, held) in &started {
-            let (w, usage) = (wl.index(), run_usage(held));
+            let (w, usage) = (wl.index(), self.frs.run(held));
             if let Some(c) = self.cap.as_mut() {
-                let needs = c.kueue_needs(self.cx.world, &usage);
+                let needs = c.kueue_needs(self.cx.world, &self.frs.world(&usage));
                 if let Err(m) = c.place(u32::from(*wl), &needs) {
                     c.wait(u32::from(*wl), needs, m);
                     self.h.waiting[w] = Some(Waiting {
@@ -487,7 +680,7 @@ impl<'a, 'p, P: Policy> KueueRun<'a, 'p, P> {
     }
 }
 
-impl<'a, 'p, P: Policy> Driver for KueueRun<'a, 'p, P> {
+impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
     type Report = Outcome;
 
     /// The scheduler's clock advances to `t`.
@@ -508,6 +701,9 @@ impl<'a, 'p, P: Policy> Driver for KueueRun<'a, 'p, P> {
                 self.wake |= self.complete(q, t, index, generation);
             }
             Kind::Arrival(wl) => {
+                if let Some(a) = self.tl.arrived.get_mut(wl as usize) {
+                    *a = true;
+                }
                 match self.cx.budgets.as_mut() {
                     Some(b) => crate::budget::offer(&mut self.s, b, wl, true),
                     None => self.s.arrive(WlId::new(wl as usize)),
@@ -516,8 +712,18 @@ impl<'a, 'p, P: Policy> Driver for KueueRun<'a, 'p, P> {
             }
             Kind::Budget => self.wake = true,
             Kind::Requeue(wl) => {
+                if let Some(h) = self.tl.held.get_mut(wl as usize) {
+                    *h = false;
+                }
                 self.requeue_held(wl);
                 self.wake = true;
+            }
+            Kind::Deadline { index, generation } => {
+                let lost = match self.cap.as_ref() {
+                    Some(c) => self.nodes.deadline(c, index, generation),
+                    None => Vec::new(),
+                };
+                self.end_lost(q, t, lost);
             }
             Kind::Tick | Kind::Timeline(_) => {
                 self.busy_until = None;
@@ -530,6 +736,15 @@ impl<'a, 'p, P: Policy> Driver for KueueRun<'a, 'p, P> {
     /// budget boundary.
     fn decide(&mut self, t: i64, q: &mut Queue) -> bool {
         let end = self.cx.sc.end_ms;
+        if self.tl.rebuild_due {
+            self.tl.rebuild_due = false;
+            let carried = self.s.carry();
+            if let Err(d) = self.rebuild(q, t, &carried) {
+                self.cx.warnings.extend(d.0);
+                return false;
+            }
+            self.wake = true;
+        }
         let mut wake = self.wake;
         wake |= self.budget_stops(q, t);
         if wake && self.busy_until.is_none_or(|b| b <= t) {
@@ -541,12 +756,265 @@ impl<'a, 'p, P: Policy> Driver for KueueRun<'a, 'p, P> {
         true
     }
 
+    /// Object changes rebuild the world and carry the admitted workloads across
+    /// ([`KueueRun::rebuild`]); the instant's decision then runs a cycle.
+    fn timeline(
+        &mut self,
+        t: i64,
+        event: &timeline::Event,
+        changes: &timeline::Changes,
+        model: &Model,
+        q: &mut Queue,
+    ) -> bool {
+        let mut effect = super::timeline_effect(t, event, changes);
+        if !changes.objects.is_empty() {
+            let carried = self.s.carry();
+            let held = carried.per_cluster_queue();
+            let mut newly = Vec::new();
+            for c in &changes.objects {
+                if c.kind != gpuquota_model::Kind::ClusterQueue {
+                    continue;
+                }
+                if c.change != Change::Deleted {
+                    self.tl.terminating.remove(&c.key);
+                } else if let (true, Some(Object::ClusterQueue(cq))) =
+                    (held.contains_key(c.key.as_str()), &c.before)
+                {
+                    self.tl.terminating.insert(c.key.clone(), (**cq).clone());
+                    newly.push(c.key.clone());
+                }
+            }
+            self.tl.finalizers.add(&newly, &carried);
+            // the platform the world is built from: the terminating ClusterQueues kept
+            let mut m = model.clone();
+            for (name, cq) in &self.tl.terminating {
+                if !m.cluster_queues.contains_key(name) {
+                    m.cluster_queues.insert(name.clone(), cq.clone());
+                }
+            }
+            self.tl.model = Some(m);
+            effect.terminating = newly.iter().map(|n| (n.clone(), None)).collect();
+            let (stopped, resumed) = stop_changes(changes, model);
+            effect.admissions_stopped = stopped;
+            effect.admissions_stopped.extend(newly);
+            effect.admissions_stopped.sort();
+            effect.admissions_resumed = resumed;
+            effect.capacity_before = self.nominal_total();
+            match self.rebuild(q, t, &carried) {
+                Ok(evicted) => effect.evicted = evicted,
+                Err(d) => {
+                    self.cx.warnings.extend(d.0);
+                    return false;
+                }
+            }
+            effect.capacity_after = self.nominal_total();
+        }
+        if let Some(c) = self.cap.as_mut() {
+            match self.nodes.apply(c, t, event.index, changes, model, q) {
+                Ok(lost) => self.end_lost(q, t, lost),
+                Err(m) => self.cx.warnings.push(
+                    Diagnostic::warning(crate::scenario::INVALID_SCENARIO, m)
+                        .field(format!("spec.timeline[{}].migLayout", event.index)),
+                ),
+            }
+        }
+        self.tl.effects.push(effect);
+        self.busy_until = None;
+        self.wake = true;
+        true
+    }
+
     fn report(self) -> Outcome {
         super::finish(self)
     }
 }
 
-impl<'a, 'p, P: Policy> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
+/// Whether a queue with this `stopPolicy` admits (unset or `None`).
+fn admits(p: Option<&StopPolicy>) -> bool {
+    p.is_none_or(|p| *p == StopPolicy::None)
+}
+
+/// The ClusterQueues and LocalQueues an event stopped and resumed (`stopPolicy` before and
+/// after), each sorted.
+fn stop_changes(changes: &timeline::Changes, model: &Model) -> (Vec<String>, Vec<String>) {
+    let (mut stopped, mut resumed) = (BTreeSet::new(), BTreeSet::new());
+    for c in &changes.objects {
+        let (before, after) = match c.kind {
+            gpuquota_model::Kind::ClusterQueue => (
+                match &c.before {
+                    Some(Object::ClusterQueue(q)) => admits(q.spec.stop_policy.as_ref()),
+                    _ => true,
+                },
+                model
+                    .cluster_queues
+                    .get(&c.key)
+                    .is_none_or(|q| admits(q.spec.stop_policy.as_ref())),
+            ),
+            gpuquota_model::Kind::LocalQueue => (
+                match &c.before {
+                    Some(Object::LocalQueue(q)) => admits(q.spec.stop_policy.as_ref()),
+                    _ => true,
+                },
+                model
+                    .local_queues
+                    .get(&c.key)
+                    .is_none_or(|q| admits(q.spec.stop_policy.as_ref())),
+            ),
+            _ => continue,
+        };
+        if before && !after {
+            stopped.insert(c.key.clone());
+        } else if !before && after {
+            resumed.insert(c.key.clone());
+        }
+    }
+    (stopped.into_iter().collect(), resumed.into_iter().collect())
+}
+
+impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
+    /// `w` ended (finished or evicted): when it was the last admitted workload of a
+    /// terminating ClusterQueue, the queue leaves (upstream's finalizer is removed) at this
+    /// instant's decision.
+    fn finalize(&mut self, w: usize, t: i64) {
+        if self.tl.terminating.is_empty() {
+            return;
+        }
+        let key = &self.cx.world.workloads[WlId::new(w)].key;
+        if let Some(cq) = self.tl.finalizers.release(key) {
+            if self.tl.terminating.remove(&cq).is_some()
+                && let Some(m) = self.tl.model.as_mut()
+            {
+                m.cluster_queues.remove(&cq);
+            }
+            self.tl.rebuild_due = true;
+            for e in &mut self.tl.effects {
+                for (name, left) in &mut e.terminating {
+                    if *name == cq && left.is_none() {
+                        *left = Some(t);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every ClusterQueue's nominal quota summed per flavor-resource (run ids), sorted.
+    fn nominal_total(&self) -> Vec<(u32, i64)> {
+        let mut total: BTreeMap<u32, i64> = BTreeMap::new();
+        for q in self.queue_outcomes() {
+            for (fr, n) in q.nominal {
+                let e = total.entry(fr).or_insert(0);
+                *e = e.saturating_add(n);
+            }
+        }
+        total.into_iter().collect()
+    }
+
+    /// The platform changed at `t`: builds the world again from the timeline's model (the
+    /// terminating ClusterQueues kept, inactive), makes a scheduler over it with the same
+    /// policy, and carries the admitted workloads across (`carried`, taken before the
+    /// change): kept, or evicted by a `HoldAndDrain` (their runs end now). Every other
+    /// workload that arrived and neither finished nor is held back queues again. Returns
+    /// the evictions (workload key, reason).
+    ///
+    /// # Errors
+    /// The engine's refusal of the changed platform, or a rebuilt world this run cannot
+    /// follow (other workloads, or other resources while node capacity is checked).
+    ///
+    /// # Complexity
+    /// One world build (O(objects × log objects)) plus
+    /// [`gpuquota_cohort::Scheduler::adopt`]'s O(W log W + admitted × flavor-resources).
+    fn rebuild(
+        &mut self,
+        q: &mut Queue,
+        t: i64,
+        carried: &Carried,
+    ) -> Result<Vec<(String, String)>, Diagnostics> {
+        let Some(m) = self.tl.model.as_ref() else {
+            return Ok(Vec::new());
+        };
+        let kept: Vec<String> = self.tl.terminating.keys().cloned().collect();
+        let (mut world, fair) = super::rebuilt_world(self.cx.sc, m)?;
+        transition::mark_terminating(&mut world, &kept);
+        let unfollowable = |what: &str| super::unfollowable(t, what);
+        let old = self.cx.world;
+        if !super::same_workloads(&world, old) {
+            return Err(unfollowable("workloads"));
+        }
+        if self.cap.is_some() && world.resources.iter().ne(old.resources.iter()) {
+            return Err(unfollowable("resources while node capacity is checked"));
+        }
+        let policy = P::rebuilt(fair).ok_or_else(|| unfollowable("fair sharing"))?;
+        let world: &'a World = self
+            .tl
+            .worlds
+            .add(world)
+            .ok_or_else(|| unfollowable("platform more often than its events do"))?;
+        let mut s = Scheduler::with_policy(world, policy);
+        let (arrived, held, finished) = (&self.tl.arrived, &self.tl.held, &self.h.finished);
+        let live = |key: &str| {
+            world.workload_id(key).is_some_and(|id| {
+                let i = id.index();
+                arrived[i] && !held[i] && finished[i].is_none()
+            })
+        };
+        let adopted = s.adopt(carried, &Stops::of(m), &live);
+        // who evicted whom: the stopped LocalQueue or ClusterQueue
+        let evictions: Vec<(usize, String, &'static str)> = adopted
+            .evicted
+            .iter()
+            .map(|e| {
+                let info = &world.workloads[e.wl];
+                let by = if e.reason == transition::LOCAL_QUEUE_STOPPED {
+                    let lq = m
+                        .workloads
+                        .get(&info.key)
+                        .map_or("", |w| w.spec.queue_name.as_deref().unwrap_or(""));
+                    format!("LocalQueue/{}/{lq}", info.namespace)
+                } else {
+                    let cq = carried
+                        .reservations
+                        .iter()
+                        .find(|r| r.workload == info.key)
+                        .map_or("", |r| r.cluster_queue.as_str());
+                    format!("ClusterQueue/{cq}")
+                };
+                (e.wl.index(), by, e.reason)
+            })
+            .collect();
+        self.s = s;
+        self.cx.world = world;
+        self.frs.follow(world);
+        self.seen_admitted = self.s.admitted.len();
+        self.seen_preempted = self.s.preempted.len();
+        // admission fair sharing's ledgers restart with the rebuilt world
+        self.s.clock(&ClockEvent::Start(t));
+        let mut evicted = Vec::new();
+        for (w, by, reason) in evictions {
+            self.h.preempt(w, t, reason, &by);
+            self.release(w as u32);
+            evicted.push((world.workloads[WlId::new(w)].key.clone(), reason.to_owned()));
+            self.finalize(w, t);
+        }
+        for (wl, (l, wt)) in self.h.live.iter().zip(&self.h.waiting).enumerate() {
+            let held = l
+                .as_ref()
+                .map(|l| &l.usage)
+                .or(wt.as_ref().map(|w| &w.usage));
+            if let Some(held) = held {
+                let usage = self.frs.engine(held);
+                self.s.clock(&ClockEvent::RunStarted {
+                    wl: WlId::new(wl),
+                    usage: &usage,
+                    at: t,
+                });
+            }
+        }
+        self.start_waiting(q, t);
+        Ok(evicted)
+    }
+}
+
+impl<'a, 'p, P: Rebuild> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
     const ENGINE: Engine = Engine::Kueue;
 
     fn cx(&mut self) -> &mut Context<'a, 'p> {
@@ -620,6 +1088,19 @@ impl<'a, 'p, P: Policy> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
         workloads
     }
 
+    fn flavor_resources(&mut self) -> Option<Vec<(String, ResourceName)>> {
+        Some(self.frs.names.clone())
+    }
+
+    fn timeline_effects(&mut self) -> Vec<TimelineEffect> {
+        let mut effects = std::mem::take(&mut self.tl.effects);
+        let world = self.cx.world;
+        self.nodes.fill(&mut effects, |w| {
+            world.workloads[WlId::new(w as usize)].key.clone()
+        });
+        effects
+    }
+
     /// Every ClusterQueue's nominal quotas.
     fn queue_outcomes(&self) -> Vec<QueueOutcome> {
         let world = self.cx.world;
@@ -632,8 +1113,10 @@ impl<'a, 'p, P: Policy> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
                     for &f in &g.flavors {
                         for &r in &g.covered {
                             if let Some(fr) = world.fr(f, r) {
-                                nominal
-                                    .push((u32::from(fr), world.tree.quota(c.node, fr).nominal.0));
+                                nominal.push((
+                                    self.frs.to_run[fr.index()],
+                                    world.tree.quota(c.node, fr).nominal.0,
+                                ));
                             }
                         }
                     }

@@ -12,6 +12,7 @@ use gpuquota_model::diag::{Diagnostic, Diagnostics};
 mod capacity;
 pub mod kai;
 mod kueue;
+mod nodes;
 mod resourcequota;
 
 pub(crate) use kueue::run_kueue;
@@ -64,6 +65,126 @@ impl Context<'_, '_> {
     }
 }
 
+/// The platform a run with a timeline changes: the scenario's timeline over a copy of its
+/// model (`None` without a timeline: no copy is made).
+///
+/// # Complexity
+/// O(model size) with a timeline, O(1) without.
+fn platform(sc: &Scenario) -> Option<crate::kernel::Platform<'_>> {
+    (!sc.timeline.events.is_empty()).then(|| crate::kernel::Platform {
+        events: &sc.timeline.events,
+        model: sc.model.clone(),
+    })
+}
+
+/// The worlds a run builds after its first, one per rebuild of the platform (a timeline
+/// event that changes objects, a deleted ClusterQueue that leaves), kept for the whole run
+/// because the scheduler over each borrows it. At most as many as [`Worlds::new`] was told.
+pub(crate) struct Worlds {
+    cells: Vec<std::cell::OnceCell<World>>,
+    next: std::cell::Cell<usize>,
+}
+
+impl Worlds {
+    /// Room for the rebuilds of `sc`'s timeline: one per event that changes objects, plus
+    /// one per deleted ClusterQueue (it may leave later, once its workloads are gone).
+    pub(crate) fn for_scenario(sc: &Scenario) -> Worlds {
+        let n: usize = sc
+            .timeline
+            .events
+            .iter()
+            .map(|e| {
+                usize::from(!e.objects.is_empty())
+                    + e.objects
+                        .iter()
+                        .filter(|o| {
+                            matches!(&o.op, crate::timeline::Op::Delete { kind, .. }
+                                if *kind == gpuquota_model::Kind::ClusterQueue)
+                        })
+                        .count()
+            })
+            .sum();
+        Worlds {
+            cells: (0..n).map(|_| std::cell::OnceCell::new()).collect(),
+            next: std::cell::Cell::new(0),
+        }
+    }
+
+    /// Keeps `world` for the run; `None` when the room is used up.
+    pub(crate) fn add(&self, world: World) -> Option<&World> {
+        let i = self.next.get();
+        let cell = self.cells.get(i)?;
+        self.next.set(i + 1);
+        cell.set(world).ok()?;
+        cell.get()
+    }
+}
+
+/// A timeline event's effect with its object changes listed (the driver fills in the rest).
+fn timeline_effect(
+    t: i64,
+    event: &crate::timeline::Event,
+    changes: &crate::timeline::Changes,
+) -> crate::engine::TimelineEffect {
+    use crate::timeline::Change;
+    crate::engine::TimelineEffect {
+        index: event.index,
+        at_ms: t,
+        changes: changes
+            .objects
+            .iter()
+            .map(|c| {
+                let how = match c.change {
+                    Change::Created => "created",
+                    Change::Replaced => "replaced",
+                    Change::Deleted => "deleted",
+                };
+                (c.kind.as_str().to_owned(), c.key.clone(), how)
+            })
+            .collect(),
+        ..crate::engine::TimelineEffect::default()
+    }
+}
+
+/// A rebuilt world a run cannot follow: the error naming the event's instant and what
+/// changed.
+fn unfollowable(t: i64, what: &str) -> Diagnostics {
+    Diagnostics(vec![
+        Diagnostic::error(
+            crate::scenario::NOT_SIMULATED,
+            format!("a timeline event at {t} ms changes the platform's {what}; this run cannot follow it"),
+        )
+        .field("spec.timeline"),
+    ])
+}
+
+/// Whether two worlds hold the same workloads in the same order (a run's histories are
+/// indexed by them).
+fn same_workloads(a: &World, b: &World) -> bool {
+    a.workloads.len() == b.workloads.len()
+        && a.workloads
+            .iter()
+            .zip(b.workloads.iter())
+            .all(|(x, y)| x.key == y.key)
+}
+
+/// The world of a changed platform, through the engine's entry point as the run's first
+/// (with `spec.kueue.fairSharing: true` passed on), and the fair-sharing policy it gives.
+///
+/// # Errors
+/// The engine's refusal.
+fn rebuilt_world(
+    sc: &Scenario,
+    model: &gpuquota_model::Model,
+) -> Result<(World, Option<gpuquota_cohort::fair::FairSharing>), Diagnostics> {
+    crate::count::bump(|c| &mut c.world_builds);
+    let options =
+        gpuquota_cohort::Options::default().with_fair_sharing(sc.fair_sharing == Some(true));
+    gpuquota_cohort::Input::from_model(model, &options)
+        .map(gpuquota_cohort::Input::into_parts)
+        .map_err(gpuquota_model::Error::into_diagnostics)
+}
+
 /// The pending reason of a workload created at or after the simulation's end.
 fn created_after_end() -> (String, String) {
     (
@@ -84,6 +205,15 @@ pub(crate) trait Finish<'a, 'p> {
     fn workload_outcomes(&mut self, end_ms: i64) -> Vec<WorkloadOutcome>;
     /// Every queue's outcome.
     fn queue_outcomes(&self) -> Vec<QueueOutcome>;
+    /// The flavor-resources its runs and queues name when they are not the world's (a
+    /// timeline rebuilt it); `None`: the world's.
+    fn flavor_resources(&mut self) -> Option<Vec<(String, ResourceName)>> {
+        None
+    }
+    /// What each timeline event did.
+    fn timeline_effects(&mut self) -> Vec<crate::engine::TimelineEffect> {
+        Vec::new()
+    }
 }
 
 /// Where an event loop stopped: what [`finish`] needs of it besides its outcomes.
@@ -113,13 +243,16 @@ pub(crate) fn finish<'a, 'p: 'a, R: Finish<'a, 'p>>(mut run: R) -> Outcome {
     Outcome {
         engine: R::ENGINE,
         end_ms,
-        frs: flavor_resources(run.cx().world, R::ENGINE),
+        frs: run
+            .flavor_resources()
+            .unwrap_or_else(|| flavor_resources(run.cx().world, R::ENGINE)),
         workloads,
         queues: run.queue_outcomes(),
         warnings: Vec::new(),
         counters: end.counters,
         held_back,
         nodes: end.nodes,
+        timeline: run.timeline_effects(),
     }
 }
 

@@ -7,8 +7,11 @@ use gpuquota_cohort::World;
 use gpuquota_model::Amount;
 
 use super::capacity::Capacity;
-use super::{Context, EndOfRun, Finish, created_after_end};
-use crate::engine::{Counters, Outcome, QueueOutcome, Run, RunEnd, UNSCHEDULABLE, WorkloadOutcome};
+use super::nodes::{Evict, NodeEvents};
+use super::{Context, EndOfRun, Finish, Worlds, created_after_end};
+use crate::engine::{
+    Counters, Outcome, QueueOutcome, Run, RunEnd, TimelineEffect, UNSCHEDULABLE, WorkloadOutcome,
+};
 use crate::kernel::{Driver, Event, Kind, Queue};
 use crate::scenario::Engine;
 
@@ -201,6 +204,14 @@ struct QuotaRun<'a, 'p> {
     budget_at: Option<i64>,
     /// The scenario's card types, which the budgets charge usage to.
     cards: gpuquota_metering::budget::CardMap,
+    /// The timeline's node events and MIG windows.
+    nodes: NodeEvents,
+    /// Per workload, its current run's generation (completions of older runs are stale).
+    generation: Vec<u32>,
+    /// Room for the worlds a timeline's changes make.
+    worlds: &'a Worlds,
+    /// What each timeline event did.
+    effects: Vec<TimelineEffect>,
 }
 
 /// The ResourceQuota-only driver run by the kernel: a workload is created when its
@@ -208,15 +219,15 @@ struct QuotaRun<'a, 'p> {
 ///
 /// # Complexity
 /// O(attempts × (quotas of the namespace × hard keys) + events × log events).
-pub(crate) fn run_resource_quota(cx: Context<'_, '_>) -> Outcome {
-    let end = cx.sc.end_ms;
-    let (run, q) = QuotaRun::new(cx);
-    crate::kernel::run(run, q, end)
+pub(crate) fn run_resource_quota<'a>(cx: Context<'a, '_>, worlds: &'a Worlds) -> Outcome {
+    let (end, platform) = (cx.sc.end_ms, super::platform(cx.sc));
+    let (run, q) = QuotaRun::new(cx, worlds);
+    crate::kernel::run_with_timeline(run, q, end, platform)
 }
 
 impl<'a, 'p> QuotaRun<'a, 'p> {
     /// Every workload arrives at its creation.
-    fn new(cx: Context<'a, 'p>) -> (QuotaRun<'a, 'p>, Queue) {
+    fn new(cx: Context<'a, 'p>, worlds: &'a Worlds) -> (QuotaRun<'a, 'p>, Queue) {
         let n = cx.world.workloads.len();
         let q = Queue::with_known(cx.insts.iter().enumerate().map(|(wl, inst)| {
             let created = inst.map_or(0, |i| i.created_ms).max(0);
@@ -237,6 +248,10 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
             last_t: 0,
             budget_at: None,
             cards,
+            nodes: NodeEvents::default(),
+            generation: vec![0; n],
+            worlds,
+            effects: Vec::new(),
         };
         (run, q)
     }
@@ -315,9 +330,12 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
         false
     }
 
-    /// `wl`'s run ends at `t`.
-    fn complete(&mut self, q: &mut Queue, t: i64, wl: u32) {
+    /// `wl`'s run `g` ends at `t` (nothing when that run already ended).
+    fn complete(&mut self, q: &mut Queue, t: i64, wl: u32, g: u32) {
         let w = wl as usize;
+        if self.generation[w] != g {
+            return;
+        }
         if let Some((rs, st)) = self.live[w].take() {
             if let Some(b) = self.cx.budgets.as_mut() {
                 b.stopped(t, wl);
@@ -344,6 +362,7 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
         let Some(c) = self.cap.as_mut() else {
             return;
         };
+        self.nodes.after_release(c, t);
         for wl in c.start_waiting() {
             if let Some(rs) = self.waiting[wl as usize].take() {
                 self.start(q, t, rs, wl);
@@ -366,10 +385,41 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
                 t + rt,
                 Kind::Completion {
                     index: wl,
-                    generation: 0,
+                    generation: self.generation[w],
                 },
             ));
         }
+    }
+
+    /// The runs a node event ends at `t` ([`super::nodes`]): their pods are gone, their
+    /// quota released, and their controller creates them again at once.
+    fn end_lost(&mut self, q: &mut Queue, t: i64, lost: Vec<Evict>) {
+        for (wl, reason, by) in lost {
+            let w = wl as usize;
+            let Some((rs, st)) = self.live[w].take() else {
+                continue;
+            };
+            if let Some(b) = self.cx.budgets.as_mut() {
+                b.stopped(t, wl);
+            }
+            self.quotas.book(w, false);
+            if let Some(c) = self.cap.as_mut() {
+                c.release(wl);
+            }
+            self.generation[w] += 1;
+            self.runs[w].push(Run {
+                reserved_ms: rs,
+                start_ms: st,
+                end_ms: t,
+                end: RunEnd::Preempted {
+                    reason: reason.to_owned(),
+                    by,
+                },
+                usage: self.quotas.usage_of(w),
+            });
+            q.push(Event::new(t, Kind::Arrival(wl)));
+        }
+        self.start_waiting(q, t);
     }
 
     /// An attempt to create `wl`'s pods at `t`: they run at once, wait for free devices
@@ -419,8 +469,15 @@ impl<'a, 'p> Driver for QuotaRun<'a, 'p> {
             return;
         }
         match e.kind {
-            Kind::Completion { index, .. } => self.complete(q, t, index),
+            Kind::Completion { index, generation } => self.complete(q, t, index, generation),
             Kind::Arrival(wl) | Kind::Requeue(wl) => self.attempt(q, t, wl),
+            Kind::Deadline { index, generation } => {
+                let lost = match self.cap.as_ref() {
+                    Some(c) => self.nodes.deadline(c, index, generation),
+                    None => Vec::new(),
+                };
+                self.end_lost(q, t, lost);
+            }
             Kind::Tick | Kind::Budget | Kind::Timeline(_) => {}
         }
     }
@@ -429,8 +486,98 @@ impl<'a, 'p> Driver for QuotaRun<'a, 'p> {
         true
     }
 
+    /// Changed ResourceQuotas (or Namespaces) cap the next attempt to create pods; running
+    /// pods are never evicted by a quota change (the API server checks quotas at creation
+    /// only), and a rejected workload retries when its controller's backoff says, as before.
+    /// Then the event's node changes and MIG window ([`super::nodes`]).
+    fn timeline(
+        &mut self,
+        t: i64,
+        event: &crate::timeline::Event,
+        changes: &crate::timeline::Changes,
+        model: &gpuquota_model::Model,
+        q: &mut Queue,
+    ) -> bool {
+        self.last_t = t;
+        let mut effect = super::timeline_effect(t, event, changes);
+        if !changes.objects.is_empty() {
+            effect.capacity_before = hard_total(self.cx.world);
+            match self.rebuild(t, model) {
+                Ok(()) => effect.capacity_after = hard_total(self.cx.world),
+                Err(d) => {
+                    self.cx.warnings.extend(d.0);
+                    return false;
+                }
+            }
+        }
+        self.effects.push(effect);
+        if let Some(c) = self.cap.as_mut() {
+            match self.nodes.apply(c, t, event.index, changes, model, q) {
+                Ok(lost) => self.end_lost(q, t, lost),
+                Err(m) => self.cx.warnings.push(
+                    gpuquota_model::diag::Diagnostic::warning(crate::scenario::INVALID_SCENARIO, m)
+                        .field(format!("spec.timeline[{}].migLayout", event.index)),
+                ),
+            }
+        }
+        true
+    }
+
     fn report(self) -> Outcome {
         super::finish(self)
+    }
+}
+
+/// Every ResourceQuota's hard caps on resources summed per resource (its index, the
+/// report's flavor-resource under `resourcequota`), sorted.
+fn hard_total(world: &World) -> Vec<(u32, i64)> {
+    let mut total: BTreeMap<u32, i64> = BTreeMap::new();
+    for q in &world.resource_quotas {
+        for (_, r, hard) in &q.hard {
+            if let Some(r) = r {
+                let e = total.entry(r.index() as u32).or_insert(0);
+                *e = e.saturating_add(hard.0);
+            }
+        }
+    }
+    total.into_iter().collect()
+}
+
+impl<'a, 'p> QuotaRun<'a, 'p> {
+    /// The quotas of the changed platform, charged with every workload whose pods exist
+    /// (running, or waiting for devices).
+    ///
+    /// # Errors
+    /// The engine's refusal of the platform, or a change of the workloads or resources.
+    ///
+    /// # Complexity
+    /// One world build plus O(workloads × quotas × hard keys).
+    fn rebuild(
+        &mut self,
+        t: i64,
+        model: &gpuquota_model::Model,
+    ) -> Result<(), gpuquota_model::Diagnostics> {
+        let (world, _) = super::rebuilt_world(self.cx.sc, model)?;
+        let old = self.cx.world;
+        if !super::same_workloads(&world, old) {
+            return Err(super::unfollowable(t, "workloads"));
+        }
+        if world.resources.iter().ne(old.resources.iter()) {
+            return Err(super::unfollowable(t, "resources"));
+        }
+        let world: &'a World = self
+            .worlds
+            .add(world)
+            .ok_or_else(|| super::unfollowable(t, "platform more often than its events do"))?;
+        let mut quotas = QuotaUse::new(world);
+        for w in 0..self.live.len() {
+            if self.live[w].is_some() || self.waiting[w].is_some() {
+                quotas.book(w, true);
+            }
+        }
+        self.quotas = quotas;
+        self.cx.world = world;
+        Ok(())
     }
 }
 
@@ -439,6 +586,17 @@ impl<'a, 'p> Finish<'a, 'p> for QuotaRun<'a, 'p> {
 
     fn cx(&mut self) -> &mut Context<'a, 'p> {
         &mut self.cx
+    }
+
+    fn timeline_effects(&mut self) -> Vec<TimelineEffect> {
+        let mut effects = std::mem::take(&mut self.effects);
+        let world = self.cx.world;
+        self.nodes.fill(&mut effects, |w| {
+            world.workloads[gpuquota_cohort::world::WlId::new(w as usize)]
+                .key
+                .clone()
+        });
+        effects
     }
 
     fn end(&self) -> EndOfRun {

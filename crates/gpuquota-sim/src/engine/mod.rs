@@ -125,6 +125,73 @@ pub struct Outcome {
     /// The Nodes the run's devices were checked against; 0 when the cluster files have none
     /// (node capacity not checked: quotas are the only cap).
     pub nodes: u32,
+    /// What each event of `spec.timeline` did, in the order they applied; empty without a
+    /// timeline.
+    pub timeline: Vec<TimelineEffect>,
+}
+
+/// What one event of `spec.timeline` did to the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TimelineEffect {
+    /// The event's index in `spec.timeline`.
+    pub index: usize,
+    /// Its instant, ms since start.
+    pub at_ms: i64,
+    /// The objects created, replaced or deleted: (kind, key, `created` / `replaced` /
+    /// `deleted`), in the order they changed.
+    pub changes: Vec<(String, String, &'static str)>,
+    /// The queues that stopped admitting at this event (ClusterQueue names and LocalQueue
+    /// keys: `stopPolicy` became `Hold` or `HoldAndDrain`, or a ClusterQueue was deleted
+    /// while it held admitted workloads), sorted.
+    pub admissions_stopped: Vec<String>,
+    /// The queues that admit again (`stopPolicy` back to `None` or unset), sorted.
+    pub admissions_resumed: Vec<String>,
+    /// The admitted workloads the event evicted: (workload key, upstream's reason), in
+    /// workload order.
+    pub evicted: Vec<(String, String)>,
+    /// The deleted ClusterQueues kept while they held admitted workloads (upstream's
+    /// finalizer), with the instant the last one ended and the queue left (ms; `None`: it
+    /// was still there at the end).
+    pub terminating: Vec<(String, Option<i64>)>,
+    /// The nominal quota of every ClusterQueue summed per flavor-resource (index into
+    /// [`Outcome::frs`]; the ResourceQuotas' hard caps under `resourcequota`) before and
+    /// after the event, sorted; equal when the event changed no quota.
+    pub capacity_before: Vec<(u32, i64)>,
+    /// As `capacity_before`, after the event.
+    pub capacity_after: Vec<(u32, i64)>,
+    /// The nodes that failed at this event (`nodes.down`), in the event's order.
+    pub nodes_down: Vec<String>,
+    /// The nodes cordoned (`nodes.drain`), in the event's order.
+    pub nodes_drained: Vec<String>,
+    /// The drain deadline, ms after the event.
+    pub drain_deadline_ms: Option<i64>,
+    /// The nodes back (`nodes.up`), in the event's order.
+    pub nodes_up: Vec<String>,
+    /// The devices that take new pods (allocatable of the nodes neither failed, cordoned
+    /// nor in a MIG window) per extended resource, before the event, sorted by resource;
+    /// empty when the event has no node change or the cluster files no Nodes.
+    pub devices_before: Vec<(String, i64)>,
+    /// As `devices_before`, after the event.
+    pub devices_after: Vec<(String, i64)>,
+    /// The MIG maintenance window the event opened.
+    pub mig_window: Option<MigWindowEffect>,
+}
+
+/// A MIG maintenance window of a timeline event (`migLayout`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MigWindowEffect {
+    /// The node.
+    pub node: String,
+    /// The mig-parted config it was re-laid with.
+    pub config: String,
+    /// When the window opened (the event), ms since start.
+    pub opened_ms: i64,
+    /// When it closed (the node's devices idle, its new layout in place), ms; `None`: still
+    /// open at the end.
+    pub closed_ms: Option<i64>,
+    /// The workloads it waited for (holding a device on the node when it opened), in
+    /// workload order.
+    pub waited: Vec<String>,
 }
 
 /// One eviction after which the simulator held the victim back to the next millisecond: it

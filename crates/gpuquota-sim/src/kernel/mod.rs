@@ -6,11 +6,20 @@
 //! instant), and [`Driver::decide`] once they are all applied. The run stops before the
 //! first instant at or after the end, or when the queue is empty; the driver reports.
 //!
+//! A run with a timeline ([`run_with_timeline`]) also holds the platform's [`Model`]: at
+//! each timeline event's instant, after every other event of that instant, the kernel
+//! applies the event to the model ([`crate::timeline::apply_in_place`]) and hands the
+//! changes to [`Driver::timeline`], before the instant's decision.
+//!
 //! The queue's order is total: (time, kind rank, tie-break index, generation), the ranks
 //! in the order of [`Kind`]'s variants. Two runs of the same scenario pop the same sequence.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+use gpuquota_model::Model;
+
+use crate::timeline;
 
 /// What an event is; at one instant, events apply in the order of these variants (their
 /// rank), then by index, then by generation.
@@ -32,9 +41,19 @@ pub(crate) enum Kind {
     Budget,
     /// Workload `index`, held back from its queue, goes back to it.
     Requeue(u32),
-    /// Timeline event `index` (reserved: nothing produces it yet).
-    #[allow(dead_code)] // reserved for the platform's timeline
+    /// Event `index` of the run's timeline ([`Platform::events`], sorted), applied after
+    /// every other kind at its instant: the kernel changes the platform's model and hands
+    /// the change to [`Driver::timeline`].
     Timeline(usize),
+    /// A drained node's `drainDeadline` (node `index` of the driver's capacity; stale when
+    /// `generation` is no longer the drain's): its pods still running are evicted. After
+    /// the timeline events of its instant, so a node back (`up`) at that instant is spared.
+    Deadline {
+        /// The node.
+        index: u32,
+        /// The drain it ends.
+        generation: u32,
+    },
 }
 
 /// An event: when, and what.
@@ -55,6 +74,7 @@ const TICK: u8 = 2;
 const BUDGET: u8 = 3;
 const REQUEUE: u8 = 4;
 const TIMELINE: u8 = 5;
+const DEADLINE: u8 = 6;
 
 impl Event {
     /// An event of `kind` at `t`.
@@ -70,6 +90,7 @@ impl Event {
             Kind::Tick => (t, TICK, 0, 0),
             Kind::Budget => (t, BUDGET, 0, 0),
             Kind::Requeue(i) => (t, REQUEUE, i, 0),
+            Kind::Deadline { index, generation } => (t, DEADLINE, index, generation),
             Kind::Timeline(i) => {
                 let i = i as u64;
                 (t, TIMELINE, (i >> 32) as u32, i as u32)
@@ -84,6 +105,7 @@ impl Event {
             TICK => Kind::Tick,
             BUDGET => Kind::Budget,
             REQUEUE => Kind::Requeue(index),
+            DEADLINE => Kind::Deadline { index, generation },
             _ => Kind::Timeline(((u64::from(index) << 32) | u64::from(generation)) as usize),
         };
         Event { t, kind }
@@ -174,8 +196,35 @@ pub(crate) trait Driver {
     /// limit, an error), before any later event is applied.
     fn decide(&mut self, t: i64, queue: &mut Queue) -> bool;
 
+    /// Timeline event `event` at `t` (after every other event of `t`, before the
+    /// decision): the kernel has changed `model` (the platform, every workload included)
+    /// as `changes` say. The driver makes its engine follow (see [`crate::timeline`]'s
+    /// module docs for what each change means) and may push events. False ends the run
+    /// here (the driver keeps the error it reports). The default does nothing: a driver
+    /// whose engine takes no timeline is never run with one.
+    fn timeline(
+        &mut self,
+        t: i64,
+        event: &timeline::Event,
+        changes: &timeline::Changes,
+        model: &Model,
+        queue: &mut Queue,
+    ) -> bool {
+        let _ = (t, event, changes, model, queue);
+        true
+    }
+
     /// The run ended (the queue is empty, or its next instant is at or after the end).
     fn report(self) -> Self::Report;
+}
+
+/// The platform a run with a timeline changes: its events (sorted by time, then document
+/// order) and the model they change, owned by the kernel for the run.
+pub(crate) struct Platform<'t> {
+    /// The events.
+    pub(crate) events: &'t [timeline::Event],
+    /// The model as the events applied so far leave it.
+    pub(crate) model: Model,
 }
 
 /// Runs `driver` over `queue` until the queue is empty, its next instant is at or after
@@ -184,14 +233,45 @@ pub(crate) trait Driver {
 /// # Complexity
 /// O(events × log events) for the queue, plus the driver's own cost of each event and of
 /// each instant's decision (at most one decision per distinct instant).
-pub(crate) fn run<D: Driver>(mut driver: D, mut queue: Queue, end: Option<i64>) -> D::Report {
-    while let Some(t) = queue.next_time() {
+pub(crate) fn run<D: Driver>(driver: D, queue: Queue, end: Option<i64>) -> D::Report {
+    run_with_timeline(driver, queue, end, None)
+}
+
+/// [`run`] with the platform's timeline: each event `i` of `platform.events` is queued as
+/// [`Kind::Timeline`]`(i)` at its instant; when it pops, the kernel applies it to
+/// `platform.model` and calls [`Driver::timeline`] (a `Timeline` event without a platform
+/// goes to [`Driver::apply`]).
+///
+/// # Complexity
+/// As [`run`], plus O(objects changed × (log objects + object size)) per timeline event
+/// ([`timeline::apply_in_place`]) and the driver's own cost of it.
+pub(crate) fn run_with_timeline<D: Driver>(
+    mut driver: D,
+    mut queue: Queue,
+    end: Option<i64>,
+    mut platform: Option<Platform<'_>>,
+) -> D::Report {
+    if let Some(p) = &platform {
+        for (i, e) in p.events.iter().enumerate() {
+            queue.push(Event::new(e.at_ms, Kind::Timeline(i)));
+        }
+    }
+    'run: while let Some(t) = queue.next_time() {
         if end.is_some_and(|e| t >= e) {
             break;
         }
         driver.instant(t);
         while let Some(e) = queue.pop_at(t) {
-            driver.apply(e, &mut queue);
+            match (e.kind, platform.as_mut()) {
+                (Kind::Timeline(i), Some(p)) if i < p.events.len() => {
+                    let event = &p.events[i];
+                    let changes = timeline::apply_in_place(&mut p.model, event);
+                    if !driver.timeline(t, event, &changes, &p.model, &mut queue) {
+                        break 'run;
+                    }
+                }
+                _ => driver.apply(e, &mut queue),
+            }
         }
         if !driver.decide(t, &mut queue) {
             break;
@@ -327,6 +407,90 @@ mod tests {
                 "@10",
                 "Completion { index: 1, generation: 0 }",
                 "decide 10",
+            ]
+        );
+    }
+
+    /// A driver that records the timeline hook's calls.
+    struct Timed {
+        seen: Vec<String>,
+    }
+
+    impl Driver for Timed {
+        type Report = Vec<String>;
+        fn instant(&mut self, t: i64) {
+            self.seen.push(format!("@{t}"));
+        }
+        fn apply(&mut self, e: Event, _: &mut Queue) {
+            self.seen.push(format!("{:?}", e.kind));
+        }
+        fn timeline(
+            &mut self,
+            t: i64,
+            event: &timeline::Event,
+            changes: &timeline::Changes,
+            model: &Model,
+            _: &mut Queue,
+        ) -> bool {
+            self.seen.push(format!(
+                "timeline[{}] at {t}: {} change(s), {} ClusterQueue(s)",
+                event.index,
+                changes.objects.len(),
+                model.cluster_queues.len()
+            ));
+            true
+        }
+        fn decide(&mut self, t: i64, _: &mut Queue) -> bool {
+            self.seen.push(format!("decide {t}"));
+            true
+        }
+        fn report(self) -> Vec<String> {
+            self.seen
+        }
+    }
+
+    /// Timeline events are queued at their instants, apply after the other events of the
+    /// instant and before its decision, change the kernel's model, and an event at or
+    /// after the end never applies.
+    #[test]
+    fn timeline_events_change_the_model_then_reach_the_driver() {
+        let cq = gpuquota_model::import_str(
+            "cq.yaml",
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: b}\nspec: {namespaceSelector: {}}\n",
+        )
+        .expect("valid")
+        .model;
+        let object = cq.cluster_queues["b"].clone();
+        let put = |index: usize, at_ms: i64| timeline::Event {
+            index,
+            at_ms,
+            objects: vec![timeline::ObjectOp {
+                field: format!("spec.timeline[{index}].apply[0]"),
+                op: timeline::Op::Put {
+                    key: "b".into(),
+                    object: timeline::Object::ClusterQueue(Box::new(object.clone())),
+                },
+            }],
+            nodes: timeline::NodeEvents::default(),
+            mig_layout: None,
+        };
+        let events = vec![put(1, 5), put(0, 7), put(2, 20)];
+        let q = Queue::with_known([Event::new(5, Kind::Arrival(0))]);
+        let platform = Platform {
+            events: &events,
+            model: Model::default(),
+        };
+        let seen = run_with_timeline(Timed { seen: Vec::new() }, q, Some(20), Some(platform));
+        assert_eq!(
+            seen,
+            vec![
+                "@5",
+                "Arrival(0)",
+                "timeline[1] at 5: 1 change(s), 1 ClusterQueue(s)",
+                "decide 5",
+                "@7",
+                "timeline[0] at 7: 1 change(s), 1 ClusterQueue(s)",
+                "decide 7",
             ]
         );
     }

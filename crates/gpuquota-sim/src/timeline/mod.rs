@@ -32,7 +32,9 @@
 //! - `nodes.down`, `drain` and `up` name Nodes of the cluster at that instant, each at most
 //!   once per event; `drainDeadline` is a Go duration and needs `drain`;
 //! - `migLayout.node` is a Node and `migLayout.config` a config name of a mig-parted config
-//!   (`version: v1`, `mig-configs`) held in a ConfigMap of the cluster files.
+//!   (`version: v1`, `mig-configs`) held in a ConfigMap of the cluster files, which the node's
+//!   GPUs can take ([`mig_allocatable`]: the node's `nvidia.com/gpu.product` is a catalogue
+//!   model and each selected GPU's profile counts form a valid layout).
 //!
 //! Unknown fields are warnings (code `unknown-field`) with their path in Kubernetes'
 //! notation, as everywhere else in the scenario; the warnings of applied files and re-read
@@ -74,19 +76,39 @@
 //! - **ResourceQuota / Namespace changed (resourcequota engine)**: the next admission
 //!   request is checked against the new hard caps; running pods are never evicted by a quota
 //!   change (the API server checks quotas at creation only).
-//! - **Node down** ([`Changes::nodes_down`]): the node's pods are lost now (their workloads are
-//!   requeued; their run so far is lost work on the bill) and its devices leave the capacity
-//!   of every engine until it is up again. [`apply`] taints it
-//!   `node.kubernetes.io/unreachable:NoExecute`, as the node lifecycle controller does.
+//! - **Node down** ([`Changes::nodes_down`]): the node's pods are lost now and its devices
+//!   leave the capacity of every engine until it is up again. [`apply`] taints it
+//!   `node.kubernetes.io/unreachable:NoExecute`, as the node lifecycle controller does. Under
+//!   Kueue and `resourcequota` each workload holding a device on it ends its run `Preempted`
+//!   with reason `NodeFailures` and `by` `Node/<name>` (the run so far is lost work on the
+//!   bill, as a preemption's is) and is queued again at once. The reason is Kueue's
+//!   `WorkloadEvictedDueToNodeFailures` (kubernetes-sigs/kueue `apis/kueue/v1beta2/
+//!   workload_types.go`), which its node-failure controller
+//!   (`pkg/controller/tas/node_failure_controller.go`) sets and after which Kueue requeues
+//!   without backoff; `PodsReadyTimeout` is not used: that is a timeout of pods never ready,
+//!   not a loss. A waiting pod's message counts the node as one with the untolerated taint
+//!   `{node.kubernetes.io/unreachable: }`.
 //! - **Node drained** ([`Changes::nodes_drained`]): no new pods on it (`spec.unschedulable`);
 //!   running pods finish, or are evicted at `at + drainDeadline`
-//!   ([`Changes::drain_deadline_ms`]; schedule that instant).
+//!   ([`Changes::drain_deadline_ms`]), reason `EvictionByEvictionAPI` (the pods'
+//!   `DisruptionTarget` reason when `kubectl drain` evicts them through the Eviction API,
+//!   kubernetes/kubernetes `pkg/registry/core/pod/storage/eviction.go`; Kueue has no reason of
+//!   its own for it) and `by` `Node/<name>`, and queued again at once. A node up before its
+//!   deadline is spared; drained again, the later deadline counts.
 //! - **Node up** ([`Changes::nodes_up`]): the taint and the cordon are removed; its capacity
-//!   is back.
+//!   is back, and the workloads waiting for devices are tried at once.
 //! - **MIG layout** ([`Changes::mig_layout`]): the window opens now; the node takes no new
-//!   placements; when its GPUs are idle, the driver calls [`finish_mig_layout`] (the node's
-//!   `nvidia.com/mig.config` label, as the MIG manager sets it) and changes the node's MIG
-//!   resources; the report names the opening, the closing and what waited.
+//!   placements; when none of its devices is held (at once when none is), the node's
+//!   allocatable becomes what [`mig_allocatable`] gives and it takes pods again. The report's
+//!   timeline entry names the window's opening, its closing and the workloads it waited
+//!   for (those holding a device on the node when it opened).
+//!
+//! The report's entry of an event with node changes (`timeline[]` of the JSON) adds
+//! `nodesDown`, `nodesDrained`, `drainDeadlineMs`, `nodesUp`, the devices that take new pods
+//! per extended resource before and after (`devicesBefore`, `devicesAfter`: the allocatable
+//! of the nodes neither failed, cordoned nor in a MIG window), the evictions (`evicted`, the
+//! drain deadline's included) and `migWindow` (`node`, `config`, `openedMs`, `closedMs`,
+//! `waited`). KAI runs do not follow node events yet.
 //!
 //! # Sweeps
 //!
@@ -110,11 +132,13 @@ use crate::scenario::{INVALID_SCENARIO, duration_ms, ms_between};
 
 mod doc;
 mod merge_patch;
+mod mig;
 mod object;
 mod set;
 
 pub use doc::{EventDoc, MigLayoutDoc, NodesDoc, ObjectRefDoc, PatchDoc};
 pub use merge_patch::merge_patch;
+pub use mig::{GPU_COUNT_LABEL, GPU_PRODUCT_LABEL, MIG_STRATEGY_LABEL, mig_allocatable};
 pub use object::{KINDS, Object};
 pub use set::set;
 
@@ -849,10 +873,18 @@ impl Parser<'_> {
             );
             ok = false;
         }
-        ok.then(|| MigLayoutRequest {
+        if !ok {
+            return None;
+        }
+        let request = MigLayoutRequest {
             node: m.node.clone(),
             config: m.config.clone(),
-        })
+        };
+        if let Err(e) = mig_allocatable(platform, &request) {
+            self.error(format!("spec.timeline[{i}].migLayout.config"), e);
+            return None;
+        }
+        Some(request)
     }
 }
 

@@ -31,7 +31,7 @@ status: {allocatable: {nvidia.com/gpu: "5"}}
 ---
 apiVersion: v1
 kind: Node
-metadata: {name: rtx-b}
+metadata: {name: rtx-b, labels: {nvidia.com/gpu.product: NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition}}
 status: {allocatable: {nvidia.com/gpu: "4"}}
 ---
 apiVersion: v1
@@ -332,6 +332,22 @@ fn unknown_nodes_and_mig_configs_are_refused() {
                     .to_owned()
             ),
         ]
+    );
+}
+
+/// A MIG layout the node's GPUs cannot take is refused where it is named: rtx-a has no
+/// `nvidia.com/gpu.product` label, so no catalogue model.
+#[test]
+fn a_mig_layout_needs_a_node_the_catalogue_knows() {
+    let e = errors(json!([
+        {"at": "1h", "migLayout": {"node": "rtx-a", "config": "all-1g.24gb"}},
+    ]));
+    assert_eq!(
+        e,
+        [(
+            "spec.timeline[0].migLayout.config".to_owned(),
+            "Node \"rtx-a\" has no nvidia.com/gpu.product label".to_owned()
+        )]
     );
 }
 

@@ -243,3 +243,21 @@ fn seed_resourcequota_month_waits_for_the_h200_cards() {
     assert_eq!(first["startMs"], 2 * 3_600_000);
     assert!(first.get("reservedMs").is_none());
 }
+
+/// The drills: every shipped drill scenario reads and simulates, and the account names the
+/// node events with what they did (printed for review; the values are pinned by the default
+/// run's golden file).
+#[test]
+fn the_drills_simulate() {
+    let text = gpuquota_sim::seed::drills().expect("the drills simulate");
+    println!("{text}");
+    assert!(text.contains("Drill: a server fails"), "{text}");
+    assert!(
+        text.contains("rtx-a down: 3 workloads lost their pods"),
+        "{text}"
+    );
+    assert!(
+        text.contains("window on rtx-b opened (config notebooks-12)"),
+        "{text}"
+    );
+}
