@@ -121,7 +121,7 @@ fn growth(c: &mut Criterion) {
 fn timeline(c: &mut Criterion) {
     let mut g = c.benchmark_group("sim_timeline");
     g.sample_size(10);
-    let counts: &[usize] = if quick() { &[0, 10] } else { &[0, 100, 1000] };
+    let counts: &[usize] = if quick() { &[0, 10] } else { &[0, 10, 100] };
     for &n in counts {
         let mut sim = Simulation::from_files(&data("kueue-baseline.yaml")).expect("valid config");
         gpuquota_benches::timeline::with_quota_events(&mut sim, n);
