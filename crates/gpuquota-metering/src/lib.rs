@@ -254,6 +254,7 @@ pub mod input;
 pub mod mig;
 pub mod money;
 pub mod openmetrics;
+pub mod prometheus;
 pub mod report;
 pub mod time;
 

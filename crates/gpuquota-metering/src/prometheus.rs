@@ -1,0 +1,378 @@
+//! Prometheus' HTTP API as a source of series: `/api/v1/query_range`, split into windows.
+//!
+//! Prometheus refuses a range query that would return more than 11,000 points per series
+//! ([`MAX_POINTS_PER_SERIES`]; prometheus/prometheus web/api/v1/api.go). A period is
+//! therefore asked for in windows of at most [`POINTS_PER_WINDOW`] points of the step
+//! ([`windows`]): the points of window `k` are the grid `start + i · step` for
+//! `i = k · P … min((k + 1) · P − 1, n)`, so consecutive windows neither overlap nor leave
+//! a gap, and each answer can be read, folded and dropped before the next is asked for
+//! (memory bounded by one window's answer, not by the period).
+//!
+//! [`parse_answer`] reads one answer (`resultType: matrix`) whole; the metering reader
+//! ([`crate::dcgm`]) streams the same answers. An answer whose `status` is `error`, whose
+//! `resultType` is not `matrix`, or that carries `warnings` (Prometheus' sign of partial
+//! data) is refused: a bill or a replay is not made from part of the data.
+//!
+//! With the feature `http`, [`Client`] asks a live server (plain `http://` only: a server
+//! behind TLS is reached through a local proxy or port-forward). Every failure is one
+//! [`Diagnostic`] of code `read-failed` (exit status 2, as for a file that cannot be read)
+//! naming the server and the query: the server unreachable, no answer within the timeout,
+//! an HTTP status other than 200 (with Prometheus' `errorType` and `error` when the body is
+//! its error JSON), an answer that is not JSON.
+
+use gpuquota_model::diag::{Diagnostic, codes};
+
+/// The most points per series Prometheus returns for one range query.
+pub const MAX_POINTS_PER_SERIES: i64 = 11_000;
+
+/// The most points per series asked for in one window (below [`MAX_POINTS_PER_SERIES`]).
+pub const POINTS_PER_WINDOW: i64 = 10_000;
+
+/// The step (seconds) used when none is given: one point a minute.
+pub const DEFAULT_STEP_SECONDS: i64 = 60;
+
+/// The time (seconds) one query may take, connection included, when none is given.
+pub const DEFAULT_TIMEOUT_SECONDS: u64 = 120;
+
+/// The windows `(start, end)` (unix seconds, both included) that ask for `[start, end]`
+/// at `step` seconds with at most [`POINTS_PER_WINDOW`] points each (the
+/// [module docs](self)).
+///
+/// # Errors
+/// A `step` that is not positive, or an `end` before `start` (code `invalid`).
+///
+/// # Complexity
+/// O(number of windows).
+pub fn windows(start: i64, end: i64, step: i64) -> Result<Vec<(i64, i64)>, Diagnostic> {
+    if step <= 0 {
+        return Err(Diagnostic::error(
+            codes::INVALID,
+            format!("the step must be a positive number of seconds, not {step}"),
+        ));
+    }
+    if end < start {
+        return Err(Diagnostic::error(
+            codes::INVALID,
+            format!("the end ({end}) is before the start ({start})"),
+        ));
+    }
+    let last = (end - start) / step;
+    let mut out = Vec::new();
+    let mut i = 0i64;
+    while i <= last {
+        let j = (i + POINTS_PER_WINDOW - 1).min(last);
+        out.push((start + i * step, start + j * step));
+        i = j + 1;
+    }
+    Ok(out)
+}
+
+/// One series of an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Its labels (`__name__` among them when the query kept it).
+    pub labels: std::collections::BTreeMap<String, String>,
+    /// Its points: (unix milliseconds, value).
+    pub points: Vec<(i64, f64)>,
+}
+
+impl Series {
+    /// The value of a label, `""` when absent.
+    pub fn label(&self, name: &str) -> &str {
+        self.labels.get(name).map_or("", String::as_str)
+    }
+}
+
+#[cfg(feature = "serde")]
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Answer {
+    status: Option<String>,
+    error_type: Option<String>,
+    error: Option<String>,
+    #[serde(default)]
+    warnings: Vec<String>,
+    data: Option<AnswerData>,
+}
+
+#[cfg(feature = "serde")]
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AnswerData {
+    result_type: String,
+    #[serde(default)]
+    result: Vec<AnswerSeries>,
+}
+
+#[cfg(feature = "serde")]
+#[derive(serde::Deserialize)]
+struct AnswerSeries {
+    #[serde(default)]
+    metric: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    values: Vec<(f64, String)>,
+}
+
+/// Reads one `query_range` answer (the [module docs](self) say which are refused).
+///
+/// # Errors
+/// One diagnostic naming `source`: code `invalid-json` for text that is not a query_range
+/// answer, `invalid` for an error answer, another result type, a value that is not a
+/// number or an answer with warnings.
+///
+/// # Complexity
+/// O(answer size).
+#[cfg(feature = "serde")]
+pub fn parse_answer(source: &str, reader: impl std::io::Read) -> Result<Vec<Series>, Diagnostic> {
+    let a: Answer = serde_json::from_reader(std::io::BufReader::new(reader)).map_err(|e| {
+        let code = if e.is_io() {
+            codes::READ_FAILED
+        } else {
+            codes::MALFORMED
+        };
+        Diagnostic::error(code, format!("not a Prometheus query_range answer: {e}"))
+            .source(source.to_owned())
+    })?;
+    let bad = |m: String| Diagnostic::error(codes::INVALID, m).source(source.to_owned());
+    if a.status.as_deref() == Some("error") {
+        return Err(bad(format!(
+            "Prometheus answered with an error ({}): {}",
+            a.error_type.as_deref().unwrap_or("unknown"),
+            a.error.as_deref().unwrap_or("")
+        )));
+    }
+    if !a.warnings.is_empty() {
+        return Err(bad(format!(
+            "Prometheus answered with warnings, so the data may be partial: {}",
+            a.warnings.join("; ")
+        )));
+    }
+    let Some(data) = a.data else {
+        return Err(bad("no data: not a Prometheus query_range answer".into()));
+    };
+    if data.result_type != "matrix" {
+        return Err(bad(format!(
+            "resultType {}: a query_range answer (matrix) is expected",
+            data.result_type
+        )));
+    }
+    let mut out = Vec::with_capacity(data.result.len());
+    for (i, s) in data.result.into_iter().enumerate() {
+        let mut points = Vec::with_capacity(s.values.len());
+        for (j, (t, v)) in s.values.into_iter().enumerate() {
+            let value: f64 = v.parse().map_err(|_| {
+                bad(format!(
+                    "data.result[{i}].values[{j}]: the value {v:?} is not a number"
+                ))
+            })?;
+            if !t.is_finite() {
+                return Err(bad(format!(
+                    "data.result[{i}].values[{j}]: the time is not a number"
+                )));
+            }
+            points.push(((t * 1000.0).round() as i64, value));
+        }
+        out.push(Series {
+            labels: s.metric,
+            points,
+        });
+    }
+    Ok(out)
+}
+
+/// A live Prometheus server (feature `http`).
+#[cfg(feature = "http")]
+#[derive(Debug, Clone)]
+pub struct Client {
+    base: String,
+    timeout: std::time::Duration,
+    agent: ureq::Agent,
+}
+
+#[cfg(feature = "http")]
+impl Client {
+    /// A client of the server at `url` (`http://host:port`, a path prefix allowed), each
+    /// query given at most `timeout_seconds`.
+    ///
+    /// # Errors
+    /// A URL that is not `http://…` (code `invalid`).
+    pub fn new(url: &str, timeout_seconds: u64) -> Result<Client, Diagnostic> {
+        let base = url.trim_end_matches('/').to_owned();
+        if !base.starts_with("http://") || base.len() <= "http://".len() {
+            return Err(Diagnostic::error(
+                codes::INVALID,
+                format!(
+                    "the Prometheus URL {url:?} is not http://HOST:PORT (https is not \
+                     supported: use a local port-forward)"
+                ),
+            ));
+        }
+        let timeout = std::time::Duration::from_secs(timeout_seconds.max(1));
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Ok(Client {
+            base,
+            timeout,
+            agent,
+        })
+    }
+
+    /// The server's URL, as diagnostics name it.
+    pub fn url(&self) -> &str {
+        &self.base
+    }
+
+    /// The name of one query in diagnostics: `URL query_range QUERY [start, end] step s`.
+    pub fn describe(&self, query: &str, start: i64, end: i64, step: i64) -> String {
+        format!(
+            "{}/api/v1/query_range {query} [{}, {}] step {step}s",
+            self.base,
+            gpuquota_model::Timestamp::from_unix(start, 0)
+                .map_or_else(|| start.to_string(), |t| t.to_string()),
+            gpuquota_model::Timestamp::from_unix(end, 0)
+                .map_or_else(|| end.to_string(), |t| t.to_string()),
+        )
+    }
+
+    /// Asks `/api/v1/query_range` for `query` over `[start, end]` (unix seconds) at `step`
+    /// seconds and returns the answer's body as a stream (HTTP status 200 only).
+    ///
+    /// # Errors
+    /// One diagnostic of code `read-failed` naming the query ([`Client::describe`]): the
+    /// server unreachable, no answer within the timeout, a status other than 200 (with
+    /// Prometheus' `errorType` and `error` when its body says them).
+    pub fn query_range(
+        &self,
+        query: &str,
+        start: i64,
+        end: i64,
+        step: i64,
+    ) -> Result<Box<dyn std::io::Read + Send>, Diagnostic> {
+        let name = self.describe(query, start, end, step);
+        let fail = |m: String| Diagnostic::error(codes::READ_FAILED, m).source(name.clone());
+        let answer = self
+            .agent
+            .get(format!("{}/api/v1/query_range", self.base))
+            .query("query", query)
+            .query("start", start.to_string())
+            .query("end", end.to_string())
+            .query("step", step.to_string())
+            .call();
+        let response = match answer {
+            Ok(r) => r,
+            Err(ureq::Error::Timeout(_)) => {
+                return Err(fail(format!(
+                    "no answer from Prometheus within {} s",
+                    self.timeout.as_secs()
+                )));
+            }
+            Err(e @ (ureq::Error::Io(_) | ureq::Error::ConnectionFailed)) => {
+                return Err(fail(format!(
+                    "cannot reach Prometheus at {}: {e}",
+                    self.base
+                )));
+            }
+            Err(ureq::Error::HostNotFound) => {
+                return Err(fail(format!(
+                    "cannot reach Prometheus at {}: host not found",
+                    self.base
+                )));
+            }
+            Err(e) => return Err(fail(format!("the query to Prometheus failed: {e}"))),
+        };
+        let status = response.status().as_u16();
+        let body = response.into_body().into_with_config().limit(u64::MAX).reader();
+        if status == 200 {
+            return Ok(Box::new(body));
+        }
+        // Prometheus' error JSON: {"status":"error","errorType":"bad_data","error":"…"}
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(
+            &mut std::io::Read::take(body, 64 << 10),
+            &mut text,
+        );
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct ErrorAnswer {
+            error_type: Option<String>,
+            error: Option<String>,
+        }
+        let said = serde_json::from_str::<ErrorAnswer>(&text)
+            .ok()
+            .and_then(|e| {
+                e.error.map(|m| {
+                    format!("{} ({})", m, e.error_type.as_deref().unwrap_or("unknown"))
+                })
+            })
+            .unwrap_or_else(|| {
+                let t = text.trim();
+                let cut: String = t.chars().take(200).collect();
+                if cut.is_empty() {
+                    "no explanation in the body".to_owned()
+                } else {
+                    cut
+                }
+            });
+        Err(fail(format!("Prometheus answered HTTP {status}: {said}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_cover_the_grid_once_with_at_most_ten_thousand_points() {
+        // 30 days at 60 s: 43,201 points -> 5 windows of 10,000 and one of 3,201
+        let w = windows(0, 30 * 86_400, 60).unwrap();
+        assert_eq!(w.len(), 5);
+        assert_eq!(w[0], (0, 599_940));
+        assert_eq!(w[1], (600_000, 1_199_940));
+        assert_eq!(w[4], (2_400_000, 2_592_000));
+        // one point
+        assert_eq!(windows(100, 100, 60).unwrap(), vec![(100, 100)]);
+        // an end off the grid: the last point is the grid's last before it
+        assert_eq!(windows(0, 119, 60).unwrap(), vec![(0, 60)]);
+        assert!(windows(0, 10, 0).is_err());
+        assert!(windows(10, 0, 60).is_err());
+    }
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn an_answer_is_read_and_errors_or_warnings_are_refused() {
+        let ok = r#"{"status":"success","data":{"resultType":"matrix","result":[
+            {"metric":{"__name__":"kube_pod_created","pod":"p"},"values":[[1793491200,"1793491190"],[1793491260.5,"1793491190"]]}]}}"#;
+        let s = parse_answer("a.json", ok.as_bytes()).unwrap();
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].label("pod"), "p");
+        assert_eq!(s[0].label("namespace"), "");
+        assert_eq!(
+            s[0].points,
+            vec![
+                (1_793_491_200_000, 1_793_491_190.0),
+                (1_793_491_260_500, 1_793_491_190.0)
+            ]
+        );
+        let err = r#"{"status":"error","errorType":"bad_data","error":"exceeded maximum resolution of 11,000 points per timeseries"}"#;
+        let e = parse_answer("b.json", err.as_bytes()).unwrap_err();
+        assert_eq!(
+            e.message,
+            "Prometheus answered with an error (bad_data): exceeded maximum resolution of \
+             11,000 points per timeseries"
+        );
+        let warned = r#"{"status":"success","data":{"resultType":"matrix","result":[]},"warnings":["some store unavailable"]}"#;
+        let e = parse_answer("c.json", warned.as_bytes()).unwrap_err();
+        assert_eq!(
+            e.message,
+            "Prometheus answered with warnings, so the data may be partial: some store unavailable"
+        );
+        let vector = r#"{"status":"success","data":{"resultType":"vector","result":[]}}"#;
+        assert!(parse_answer("d.json", vector.as_bytes()).is_err());
+        let e = parse_answer("e.json", "[1,2]".as_bytes()).unwrap_err();
+        assert_eq!(e.code, codes::MALFORMED);
+        assert_eq!(e.source, "e.json");
+    }
+}
