@@ -284,16 +284,17 @@ impl Client {
             Err(e) => return Err(fail(format!("the query to Prometheus failed: {e}"))),
         };
         let status = response.status().as_u16();
-        let body = response.into_body().into_with_config().limit(u64::MAX).reader();
+        let body = response
+            .into_body()
+            .into_with_config()
+            .limit(u64::MAX)
+            .reader();
         if status == 200 {
             return Ok(Box::new(body));
         }
         // Prometheus' error JSON: {"status":"error","errorType":"bad_data","error":"…"}
         let mut text = String::new();
-        let _ = std::io::Read::read_to_string(
-            &mut std::io::Read::take(body, 64 << 10),
-            &mut text,
-        );
+        let _ = std::io::Read::read_to_string(&mut std::io::Read::take(body, 64 << 10), &mut text);
         #[derive(serde::Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct ErrorAnswer {
@@ -303,9 +304,8 @@ impl Client {
         let said = serde_json::from_str::<ErrorAnswer>(&text)
             .ok()
             .and_then(|e| {
-                e.error.map(|m| {
-                    format!("{} ({})", m, e.error_type.as_deref().unwrap_or("unknown"))
-                })
+                e.error
+                    .map(|m| format!("{} ({})", m, e.error_type.as_deref().unwrap_or("unknown")))
             })
             .unwrap_or_else(|| {
                 let t = text.trim();

@@ -30,8 +30,12 @@
 //! **What becomes a workload.** The pods of one Job (`kube_pod_owner{owner_kind="Job"}`
 //! with `owner_is_controller="true"`) are that Job: its arrival the Job's
 //! `kube_job_created`, else its first pod's creation; its start the first pod's start; its
-//! end the last pod's completion once every pod completed; its parallelism the number of
-//! pods, each with the most GPUs one of them requested. Any other pod is a Pod of its own
+//! end the last pod's end once none of its pods runs on (a pod runs on when its series
+//! last until the end of the data without a completion time; one whose series stop before
+//! without one was deleted, preempted or removed, and is counted in a warning); its
+//! parallelism the most of its
+//! pods that existed at once (from creation to end, or to their last point), each with the
+//! most GPUs one of them requested. Any other pod is a Pod of its own
 //! (a pod owned by another kind of controller is counted in a warning and replayed alone).
 //! A workload needs the queue-name label to be replayed (without it, it was not queued by
 //! Kueue and is counted in a warning, as in a dump). What follows is read as a
@@ -47,8 +51,8 @@
 //! - no completion time: when the answers hold no `kube_pod_completion_time` at all, the
 //!   last DCGM scrape that carries the pod is its end if it is before the last DCGM scrape
 //!   of all (it stopped before the data did); otherwise a pod without a completion time
-//!   did not complete: still running, or deleted (preempted or removed), and the replay
-//!   runs it to its end;
+//!   did not complete: still running, or deleted, and a workload without an end runs in
+//!   the replay until the replay ends;
 //! - a pod with no time at all (no creation, no start, no DCGM scrape) cannot be placed and
 //!   is counted in a warning.
 //!
@@ -115,6 +119,8 @@ struct Pod {
     first_scrape: Option<i64>,
     last_scrape: Option<i64>,
     devices: BTreeSet<String>,
+    /// The last point of its kube-state-metrics series.
+    last_seen: Option<i64>,
 }
 
 /// Pod and Job series folded as answers arrive ([`Fold::add`]), then turned into a
@@ -125,6 +131,7 @@ pub struct Fold {
     jobs_created: BTreeMap<(String, String), i64>,
     saw_completion: bool,
     last_dcgm: Option<i64>,
+    last_ksm: Option<i64>,
     other: BTreeMap<String, u64>,
 }
 
@@ -158,7 +165,10 @@ impl Fold {
                 continue;
             }
             if name == "kube_job_created" {
-                let key = (s.label("namespace").to_owned(), s.label("job_name").to_owned());
+                let key = (
+                    s.label("namespace").to_owned(),
+                    s.label("job_name").to_owned(),
+                );
                 if let (false, Some(t)) = (key.1.is_empty(), time_value(&s)) {
                     self.jobs_created.insert(key, t);
                 }
@@ -188,6 +198,10 @@ impl Fold {
             if p.uid.is_empty() {
                 p.uid = s.label("uid").to_owned();
             }
+            if let Some(last) = s.points.iter().map(|p| p.0).max() {
+                p.last_seen = Some(p.last_seen.map_or(last, |l| l.max(last)));
+                self.last_ksm = Some(self.last_ksm.map_or(last, |l| l.max(last)));
+            }
             match name.as_str() {
                 "kube_pod_created" => p.created = time_value(&s).or(p.created),
                 "kube_pod_start_time" => p.start = time_value(&s).or(p.start),
@@ -215,8 +229,7 @@ impl Fold {
                 }
                 _ => {
                     let kind = s.label("owner_kind");
-                    if s.label("owner_is_controller") == "true" && !matches!(kind, "" | "<none>")
-                    {
+                    if s.label("owner_is_controller") == "true" && !matches!(kind, "" | "<none>") {
                         p.owner = Some((kind.to_owned(), s.label("owner_name").to_owned()));
                     }
                 }
@@ -277,6 +290,9 @@ impl Fold {
             end: Option<i64>,
             gpu_milli: u64,
             inferred: bool,
+            running: bool,
+            /// Until when it existed: its end, else its last point.
+            until: i64,
         }
         // per Job: its pods' times, queue and class
         type JobPods = Vec<(Times, Option<String>, Option<String>)>;
@@ -316,6 +332,11 @@ impl Fold {
                 }
                 None => None,
             };
+            // seen at the end of the data without an end: still running; gone before: deleted
+            let running = end.is_none() && p.last_seen.is_some() && p.last_seen >= self.last_ksm;
+            if end.is_none() && start.is_some() && !running {
+                note("gone before they completed (deleted: preempted or removed): no end recorded");
+            }
             let gpu_milli = if p.gpu_by_container.is_empty() {
                 if !p.devices.is_empty() {
                     note("without a GPU request: as many GPUs as DCGM saw them hold");
@@ -330,6 +351,8 @@ impl Fold {
                 end,
                 gpu_milli,
                 inferred,
+                running,
+                until: end.or(p.last_seen).or(p.last_scrape).unwrap_or(created),
             };
             match &p.owner {
                 Some((kind, owner)) if kind == "Job" && !owner.is_empty() => {
@@ -346,7 +369,13 @@ impl Fold {
                     if t.inferred {
                         unknown_wait.insert(("Pod".to_owned(), format!("{ns}/{pod}")));
                     }
-                    items.push(pod_item(&ns, &pod, &p, &t_json(t.created, t.start, t.end), t.gpu_milli));
+                    items.push(pod_item(
+                        &ns,
+                        &pod,
+                        &p,
+                        &t_json(t.created, t.start, t.end),
+                        t.gpu_milli,
+                    ));
                 }
             }
         }
@@ -357,10 +386,11 @@ impl Fold {
                 None => (first_created, pods.iter().any(|p| p.0.inferred)),
             };
             let start = pods.iter().filter_map(|p| p.0.start).min();
-            let end = if pods.iter().all(|p| p.0.end.is_some()) {
-                pods.iter().filter_map(|p| p.0.end).max()
-            } else {
+            // the last pod's end, once none runs on
+            let end = if pods.iter().any(|p| p.0.running) {
                 None
+            } else {
+                pods.iter().filter_map(|p| p.0.end).max()
             };
             let per_pod = pods.iter().map(|p| p.0.gpu_milli).max().unwrap_or(0);
             let queue = pods.iter().find_map(|p| p.1.clone());
@@ -376,7 +406,7 @@ impl Fold {
                 labels.insert("kueue.x-k8s.io/priority-class".into(), Value::String(c));
             }
             let times = t_json(created, start, end);
-            let n = pods.len();
+            let n = most_at_once(pods.iter().map(|p| (p.0.created, p.0.until)));
             items.push(json!({
                 "apiVersion": "batch/v1",
                 "kind": "Job",
@@ -422,6 +452,28 @@ impl Fold {
         }
         Ok(history)
     }
+}
+
+/// The most intervals `[from, until]` that overlap at one instant (pods of one Job that
+/// existed at once; the runs of a Job made again do not add up).
+fn most_at_once(spans: impl Iterator<Item = (i64, i64)>) -> usize {
+    let mut edges: Vec<(i64, i8)> = Vec::new();
+    for (a, b) in spans {
+        edges.push((a, -1));
+        edges.push((b.max(a), 1));
+    }
+    // at one instant, a start counts before an end (closed intervals)
+    edges.sort_unstable();
+    let (mut now, mut most) = (0usize, 0usize);
+    for (_, e) in edges {
+        if e < 0 {
+            now += 1;
+            most = most.max(now);
+        } else {
+            now = now.saturating_sub(1);
+        }
+    }
+    most
 }
 
 /// RFC 3339 texts of (created, start, end), `null` when absent.
@@ -521,10 +573,11 @@ pub fn fetch_into(
     for q in QUERIES {
         for (a, b) in &ws {
             let body = client.query_range(q, *a, *b, step)?;
-            let series = parse_answer(&client.describe(q, *a, *b, step), body).map_err(|mut d| {
-                d.code = codes::READ_FAILED;
-                d
-            })?;
+            let series =
+                parse_answer(&client.describe(q, *a, *b, step), body).map_err(|mut d| {
+                    d.code = codes::READ_FAILED;
+                    d
+                })?;
             fold.add(series);
         }
     }
@@ -550,7 +603,10 @@ pub(crate) fn gather(
             .field(f)
     };
     if p.files.is_empty() && p.url.is_none() {
-        errors.push(err(field, "required: files (saved query_range answers) or url"));
+        errors.push(err(
+            field,
+            "required: files (saved query_range answers) or url",
+        ));
         return;
     }
     let n0 = errors.0.len();
@@ -674,18 +730,32 @@ mod tests {
             series("kube_pod_start_time", &pod, &[(1_000_000, 1_000.0)]),
             series(
                 "kube_pod_labels",
-                &[("namespace", "team-a"), ("pod", "p"), ("label_kueue_x_k8s_io_queue_name", "main")],
+                &[
+                    ("namespace", "team-a"),
+                    ("pod", "p"),
+                    ("label_kueue_x_k8s_io_queue_name", "main"),
+                ],
                 &[(1_000_000, 1.0)],
             ),
             // no request series: 2 GPUs seen by DCGM; stops at 1,600 s while another runs on
             series(
                 "DCGM_FI_DEV_GPU_UTIL",
-                &[("namespace", "team-a"), ("pod", "p"), ("UUID", "GPU-0"), ("Hostname", "n")],
+                &[
+                    ("namespace", "team-a"),
+                    ("pod", "p"),
+                    ("UUID", "GPU-0"),
+                    ("Hostname", "n"),
+                ],
                 &[(1_060_000, 50.0), (1_600_000, 50.0)],
             ),
             series(
                 "DCGM_FI_DEV_GPU_UTIL",
-                &[("namespace", "team-a"), ("pod", "p"), ("UUID", "GPU-1"), ("Hostname", "n")],
+                &[
+                    ("namespace", "team-a"),
+                    ("pod", "p"),
+                    ("UUID", "GPU-1"),
+                    ("Hostname", "n"),
+                ],
                 &[(1_060_000, 50.0)],
             ),
             series(
