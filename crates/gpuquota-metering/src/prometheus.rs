@@ -44,6 +44,23 @@ pub const DEFAULT_TIMEOUT_SECONDS: u64 = 120;
 /// # Complexity
 /// O(number of windows).
 pub fn windows(start: i64, end: i64, step: i64) -> Result<Vec<(i64, i64)>, Diagnostic> {
+    windows_of(start, end, step, POINTS_PER_WINDOW)
+}
+
+/// [`windows`] of at most `points` points each (at least 1).
+///
+/// # Errors
+/// As [`windows`].
+///
+/// # Complexity
+/// O(number of windows).
+pub fn windows_of(
+    start: i64,
+    end: i64,
+    step: i64,
+    points: i64,
+) -> Result<Vec<(i64, i64)>, Diagnostic> {
+    let points = points.clamp(1, POINTS_PER_WINDOW);
     if step <= 0 {
         return Err(Diagnostic::error(
             codes::INVALID,
@@ -60,7 +77,7 @@ pub fn windows(start: i64, end: i64, step: i64) -> Result<Vec<(i64, i64)>, Diagn
     let mut out = Vec::new();
     let mut i = 0i64;
     while i <= last {
-        let j = (i + POINTS_PER_WINDOW - 1).min(last);
+        let j = (i + points - 1).min(last);
         out.push((start + i * step, start + j * step));
         i = j + 1;
     }
@@ -178,6 +195,45 @@ pub fn parse_answer(source: &str, reader: impl std::io::Read) -> Result<Vec<Seri
         });
     }
     Ok(out)
+}
+
+/// What `gpuquota meter --prometheus` asks a live server for (feature `http`): the DCGM
+/// series of `query` over `[start, end]` at `step`, in windows of at most
+/// `points_per_window` points.
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Live {
+    /// The server, `http://HOST:PORT`.
+    pub url: String,
+    /// The PromQL query (default `DCGM_FI_DEV_GPU_UTIL`).
+    pub query: String,
+    /// The first instant (unix seconds); `None`: the metering window's start.
+    pub start: Option<i64>,
+    /// The last instant (unix seconds); `None`: the metering window's end.
+    pub end: Option<i64>,
+    /// Seconds between points.
+    pub step: i64,
+    /// The most points per series in one query (at most [`POINTS_PER_WINDOW`]).
+    pub points_per_window: i64,
+    /// Seconds one query may take.
+    pub timeout_seconds: u64,
+}
+
+#[cfg(feature = "http")]
+impl Live {
+    /// Asks `url` with the defaults: `DCGM_FI_DEV_GPU_UTIL` over the metering window at
+    /// [`DEFAULT_STEP_SECONDS`], windows of [`POINTS_PER_WINDOW`], [`DEFAULT_TIMEOUT_SECONDS`].
+    pub fn new(url: impl Into<String>) -> Live {
+        Live {
+            url: url.into(),
+            query: "DCGM_FI_DEV_GPU_UTIL".to_owned(),
+            start: None,
+            end: None,
+            step: DEFAULT_STEP_SECONDS,
+            points_per_window: POINTS_PER_WINDOW,
+            timeout_seconds: DEFAULT_TIMEOUT_SECONDS,
+        }
+    }
 }
 
 /// A live Prometheus server (feature `http`).
