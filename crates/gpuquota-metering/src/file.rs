@@ -189,13 +189,14 @@ fn meter_with(path: &Path, strict: bool, live: LiveArg<'_>) -> Result<Metered, R
     })
 }
 
+/// What the opener asks a live server for: the client, the query, the step and the windows.
+#[cfg(feature = "http")]
+type Asked = (crate::prometheus::Client, String, i64, Vec<(i64, i64)>);
+
 /// The live server's windows as `dcgm:` entries of `doc` (format `query-range`, named by
 /// the query), and what [`meter_with`]'s opener asks for them.
 #[cfg(feature = "http")]
-fn live_sources(
-    doc: &mut Document,
-    live: &crate::prometheus::Live,
-) -> Result<(crate::prometheus::Client, String, i64, Vec<(i64, i64)>), Diagnostic> {
+fn live_sources(doc: &mut Document, live: &crate::prometheus::Live) -> Result<Asked, Diagnostic> {
     use crate::input::{DcgmEntryIn, DcgmIn};
     let client = crate::prometheus::Client::new(&live.url, live.timeout_seconds)?;
     let window = |t: Option<i64>, of: &crate::input::TimeIn, field: &str| match t {

@@ -487,7 +487,7 @@ fn t_json(created: i64, start: Option<i64>, end: Option<i64>) -> Value {
 }
 
 fn gpu_container(milli: u64) -> Value {
-    let q = if milli % 1000 == 0 {
+    let q = if milli.is_multiple_of(1000) {
         (milli / 1000).to_string()
     } else {
         format!("{milli}m")

@@ -210,7 +210,8 @@ fn a_history_from_prometheus_answers_replays_pods_as_their_jobs() {
     assert_eq!(keys, recorded);
     // (object, class, created s, first admission s, runtime s, GPUs), relative to 00:00
     const T0: i64 = 1_793_491_200_000;
-    let rows: Vec<(String, &str, i64, Option<i64>, Option<i64>, u64)> = h
+    type Row<'a> = (String, &'a str, i64, Option<i64>, Option<i64>, u64);
+    let rows: Vec<Row<'_>> = h
         .records
         .iter()
         .map(|r| {
@@ -224,7 +225,7 @@ fn a_history_from_prometheus_answers_replays_pods_as_their_jobs() {
             )
         })
         .collect();
-    let want: Vec<(String, &str, i64, Option<i64>, Option<i64>, u64)> = vec![
+    let want: Vec<Row<'_>> = vec![
         // two pods of 2 GPUs, started 40 s, completed 3,610 s: the Job's arrival is
         // kube_job_created (0 s), not the pods' creation (10 s)
         (
