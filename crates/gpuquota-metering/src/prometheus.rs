@@ -8,7 +8,8 @@
 //! a gap, and each answer can be read, folded and dropped before the next is asked for
 //! (memory bounded by one window's answer, not by the period).
 //!
-//! [`parse_answer`] reads one answer (`resultType: matrix`) whole; the metering reader
+//! [`read_answer`] streams one answer (`resultType: matrix`) series by series
+//! ([`parse_answer`] collects them); the metering reader
 //! ([`crate::dcgm`]) streams the same answers. An answer whose `status` is `error`, whose
 //! `resultType` is not `matrix`, or that carries `warnings` (Prometheus' sign of partial
 //! data) is refused: a bill or a replay is not made from part of the data.
@@ -102,27 +103,6 @@ impl Series {
 
 #[cfg(feature = "serde")]
 #[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Answer {
-    status: Option<String>,
-    error_type: Option<String>,
-    error: Option<String>,
-    #[serde(default)]
-    warnings: Vec<String>,
-    data: Option<AnswerData>,
-}
-
-#[cfg(feature = "serde")]
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct AnswerData {
-    result_type: String,
-    #[serde(default)]
-    result: Vec<AnswerSeries>,
-}
-
-#[cfg(feature = "serde")]
-#[derive(serde::Deserialize)]
 struct AnswerSeries {
     #[serde(default)]
     metric: std::collections::BTreeMap<String, String>,
@@ -130,70 +110,215 @@ struct AnswerSeries {
     values: Vec<(f64, String)>,
 }
 
-/// Reads one `query_range` answer (the [module docs](self) say which are refused).
+/// What the top level of an answer said, besides its series.
+#[cfg(feature = "serde")]
+#[derive(Default)]
+struct Said {
+    status: Option<String>,
+    error_type: Option<String>,
+    error: Option<String>,
+    warnings: Vec<String>,
+    result_type: Option<String>,
+    saw_data: bool,
+    /// The first series that could not be read (index, message).
+    bad: Option<String>,
+    index: usize,
+}
+
+#[cfg(feature = "serde")]
+struct Top<'s, 'f>(&'s mut Said, &'f mut dyn FnMut(Series));
+
+#[cfg(feature = "serde")]
+impl<'de> serde::de::DeserializeSeed<'de> for Top<'_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::de::Visitor<'de> for Top<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a query_range answer (an object)")
+    }
+    fn visit_map<M: serde::de::MapAccess<'de>>(self, mut m: M) -> Result<(), M::Error> {
+        while let Some(k) = m.next_key::<String>()? {
+            match k.as_str() {
+                "status" => self.0.status = m.next_value()?,
+                "errorType" => self.0.error_type = m.next_value()?,
+                "error" => self.0.error = m.next_value()?,
+                "warnings" => {
+                    self.0.warnings = m.next_value::<Option<Vec<String>>>()?.unwrap_or_default();
+                }
+                "data" => {
+                    self.0.saw_data = true;
+                    m.next_value_seed(Data(&mut *self.0, &mut *self.1))?;
+                }
+                _ => {
+                    m.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "serde")]
+struct Data<'s, 'f>(&'s mut Said, &'f mut dyn FnMut(Series));
+
+#[cfg(feature = "serde")]
+impl<'de> serde::de::DeserializeSeed<'de> for Data<'_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::de::Visitor<'de> for Data<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("data: {resultType, result}")
+    }
+    fn visit_map<M: serde::de::MapAccess<'de>>(self, mut m: M) -> Result<(), M::Error> {
+        while let Some(k) = m.next_key::<String>()? {
+            match k.as_str() {
+                "resultType" => self.0.result_type = m.next_value()?,
+                "result" => m.next_value_seed(Result_(&mut *self.0, &mut *self.1))?,
+                _ => {
+                    m.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "serde")]
+struct Result_<'s, 'f>(&'s mut Said, &'f mut dyn FnMut(Series));
+
+#[cfg(feature = "serde")]
+impl<'de> serde::de::DeserializeSeed<'de> for Result_<'_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::de::Visitor<'de> for Result_<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("data.result: a list of series")
+    }
+    fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<(), S::Error> {
+        // one series at a time: read, converted, handed on, dropped
+        while let Some(s) = seq.next_element::<AnswerSeries>()? {
+            let i = self.0.index;
+            self.0.index += 1;
+            if self.0.bad.is_some() {
+                continue;
+            }
+            let mut points = Vec::with_capacity(s.values.len());
+            for (j, (t, v)) in s.values.into_iter().enumerate() {
+                match v.parse::<f64>() {
+                    Ok(value) if t.is_finite() => points.push(((t * 1000.0).round() as i64, value)),
+                    _ => {
+                        self.0.bad = Some(format!(
+                            "data.result[{i}].values[{j}]: [{t}, {v:?}] is not a time and a number"
+                        ));
+                        break;
+                    }
+                }
+            }
+            if self.0.bad.is_none() {
+                (self.1)(Series {
+                    labels: s.metric,
+                    points,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads one `query_range` answer as a stream, handing each series to `each` as soon as it
+/// is read (memory: one series), then checks what the answer said of itself (the
+/// [module docs](self) say which answers are refused). A caller that gets an error drops
+/// what `each` was given.
 ///
 /// # Errors
-/// One diagnostic naming `source`: code `invalid-json` for text that is not a query_range
-/// answer, `invalid` for an error answer, another result type, a value that is not a
-/// number or an answer with warnings.
+/// One diagnostic naming `source`: code `malformed` for text that is not a query_range
+/// answer (`read-failed` when the stream fails), `invalid` for an error answer, another
+/// result type, a value that is not a number or an answer with warnings.
+///
+/// # Complexity
+/// O(answer size) time, O(largest series) memory.
+#[cfg(feature = "serde")]
+pub fn read_answer(
+    source: &str,
+    reader: impl std::io::Read,
+    each: &mut dyn FnMut(Series),
+) -> Result<(), Diagnostic> {
+    use serde::de::DeserializeSeed;
+    let mut said = Said::default();
+    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(reader));
+    Top(&mut said, each)
+        .deserialize(&mut de)
+        .and_then(|()| de.end())
+        .map_err(|e| {
+            let code = if e.is_io() {
+                codes::READ_FAILED
+            } else {
+                codes::MALFORMED
+            };
+            Diagnostic::error(code, format!("not a Prometheus query_range answer: {e}"))
+                .source(source.to_owned())
+        })?;
+    let bad = |m: String| Diagnostic::error(codes::INVALID, m).source(source.to_owned());
+    if said.status.as_deref() == Some("error") {
+        return Err(bad(format!(
+            "Prometheus answered with an error ({}): {}",
+            said.error_type.as_deref().unwrap_or("unknown"),
+            said.error.as_deref().unwrap_or("")
+        )));
+    }
+    if !said.warnings.is_empty() {
+        return Err(bad(format!(
+            "Prometheus answered with warnings, so the data may be partial: {}",
+            said.warnings.join("; ")
+        )));
+    }
+    if !said.saw_data {
+        return Err(bad("no data: not a Prometheus query_range answer".into()));
+    }
+    match said.result_type.as_deref() {
+        Some("matrix") => {}
+        t => {
+            return Err(bad(format!(
+                "resultType {}: a query_range answer (matrix) is expected",
+                t.unwrap_or("missing")
+            )));
+        }
+    }
+    match said.bad {
+        Some(m) => Err(bad(m)),
+        None => Ok(()),
+    }
+}
+
+/// [`read_answer`] collecting the series.
+///
+/// # Errors
+/// As [`read_answer`].
 ///
 /// # Complexity
 /// O(answer size).
 #[cfg(feature = "serde")]
 pub fn parse_answer(source: &str, reader: impl std::io::Read) -> Result<Vec<Series>, Diagnostic> {
-    let a: Answer = serde_json::from_reader(std::io::BufReader::new(reader)).map_err(|e| {
-        let code = if e.is_io() {
-            codes::READ_FAILED
-        } else {
-            codes::MALFORMED
-        };
-        Diagnostic::error(code, format!("not a Prometheus query_range answer: {e}"))
-            .source(source.to_owned())
-    })?;
-    let bad = |m: String| Diagnostic::error(codes::INVALID, m).source(source.to_owned());
-    if a.status.as_deref() == Some("error") {
-        return Err(bad(format!(
-            "Prometheus answered with an error ({}): {}",
-            a.error_type.as_deref().unwrap_or("unknown"),
-            a.error.as_deref().unwrap_or("")
-        )));
-    }
-    if !a.warnings.is_empty() {
-        return Err(bad(format!(
-            "Prometheus answered with warnings, so the data may be partial: {}",
-            a.warnings.join("; ")
-        )));
-    }
-    let Some(data) = a.data else {
-        return Err(bad("no data: not a Prometheus query_range answer".into()));
-    };
-    if data.result_type != "matrix" {
-        return Err(bad(format!(
-            "resultType {}: a query_range answer (matrix) is expected",
-            data.result_type
-        )));
-    }
-    let mut out = Vec::with_capacity(data.result.len());
-    for (i, s) in data.result.into_iter().enumerate() {
-        let mut points = Vec::with_capacity(s.values.len());
-        for (j, (t, v)) in s.values.into_iter().enumerate() {
-            let value: f64 = v.parse().map_err(|_| {
-                bad(format!(
-                    "data.result[{i}].values[{j}]: the value {v:?} is not a number"
-                ))
-            })?;
-            if !t.is_finite() {
-                return Err(bad(format!(
-                    "data.result[{i}].values[{j}]: the time is not a number"
-                )));
-            }
-            points.push(((t * 1000.0).round() as i64, value));
-        }
-        out.push(Series {
-            labels: s.metric,
-            points,
-        });
-    }
+    let mut out = Vec::new();
+    read_answer(source, reader, &mut |s| out.push(s))?;
     Ok(out)
 }
 

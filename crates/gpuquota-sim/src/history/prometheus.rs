@@ -60,8 +60,8 @@
 //! pods were deleted and made again (preempted, then readmitted) runs, in the record, from
 //! its first pod's start to its last pod's end.
 //!
-//! Points are folded as the answers are read (per pod a handful of numbers), so memory is
-//! O(pods + one answer), not O(points).
+//! Series are folded as the answers stream by (per pod a handful of numbers), so memory is
+//! O(pods + one series), not O(points).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -159,10 +159,20 @@ impl Fold {
     /// O(points × log pods).
     pub fn add(&mut self, series: Vec<Series>) {
         for s in series {
+            self.add_one(s);
+        }
+    }
+
+    /// Folds one series in.
+    ///
+    /// # Complexity
+    /// O(points + log pods).
+    pub fn add_one(&mut self, s: Series) {
+        {
             let name = s.label("__name__").to_owned();
             if name.starts_with("DCGM_") {
                 self.dcgm(&s);
-                continue;
+                return;
             }
             if name == "kube_job_created" {
                 let key = (
@@ -172,7 +182,7 @@ impl Fold {
                 if let (false, Some(t)) = (key.1.is_empty(), time_value(&s)) {
                     self.jobs_created.insert(key, t);
                 }
-                continue;
+                return;
             }
             let known = matches!(
                 name.as_str(),
@@ -186,7 +196,7 @@ impl Fold {
             let (ns, pod) = (s.label("namespace"), s.label("pod"));
             if !known || pod.is_empty() {
                 *self.other.entry(name).or_insert(0) += 1;
-                continue;
+                return;
             }
             if name == "kube_pod_completion_time" {
                 self.saw_completion = true;
@@ -537,9 +547,9 @@ pub fn load(files: &[(String, String)]) -> Result<History, Diagnostics> {
     let mut fold = Fold::default();
     let mut errors = Diagnostics::default();
     for (name, text) in files {
-        match gpuquota_metering::prometheus::parse_answer(name, text.as_bytes()) {
-            Ok(s) => fold.add(s),
-            Err(d) => errors.push(d),
+        let each = &mut |s| fold.add_one(s);
+        if let Err(d) = gpuquota_metering::prometheus::read_answer(name, text.as_bytes(), each) {
+            errors.push(d);
         }
     }
     if errors.has_errors() {
@@ -559,7 +569,7 @@ pub fn load(files: &[(String, String)]) -> Result<History, Diagnostics> {
 /// `read-failed` naming the query.
 ///
 /// # Complexity
-/// O(points) time, O(pods + one answer) memory.
+/// O(points) time, O(pods + one series) memory.
 #[cfg(feature = "http")]
 pub fn fetch_into(
     fold: &mut Fold,
@@ -567,18 +577,20 @@ pub fn fetch_into(
     (start, end, step): (i64, i64, i64),
     timeout_seconds: u64,
 ) -> Result<(), Diagnostic> {
-    use gpuquota_metering::prometheus::{Client, parse_answer, windows};
+    use gpuquota_metering::prometheus::{Client, read_answer, windows};
     let client = Client::new(url, timeout_seconds)?;
     let ws = windows(start, end, step).map_err(|d| d.source(url.to_owned()))?;
     for q in QUERIES {
         for (a, b) in &ws {
             let body = client.query_range(q, *a, *b, step)?;
-            let series =
-                parse_answer(&client.describe(q, *a, *b, step), body).map_err(|mut d| {
-                    d.code = codes::READ_FAILED;
-                    d
-                })?;
-            fold.add(series);
+            // each series folded as it streams by: memory O(pods + one series)
+            read_answer(&client.describe(q, *a, *b, step), body, &mut |s| {
+                fold.add_one(s)
+            })
+            .map_err(|mut d| {
+                d.code = codes::READ_FAILED;
+                d
+            })?;
         }
     }
     Ok(())
@@ -614,11 +626,14 @@ pub(crate) fn gather(
     let mut shown: Vec<String> = Vec::new();
     for (j, f) in p.files.iter().enumerate() {
         match read(f) {
-            Ok((n, text)) => match gpuquota_metering::prometheus::parse_answer(&n, text.as_bytes())
-            {
-                Ok(s) => fold.add(s),
-                Err(d) => errors.push(d),
-            },
+            Ok((n, text)) => {
+                let each = &mut |s| fold.add_one(s);
+                if let Err(d) =
+                    gpuquota_metering::prometheus::read_answer(&n, text.as_bytes(), each)
+                {
+                    errors.push(d);
+                }
+            }
             Err(d) => errors.push(d.field(format!("{field}.files[{j}]"))),
         }
         shown.push(f.clone());
