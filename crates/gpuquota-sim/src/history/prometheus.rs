@@ -24,6 +24,8 @@
 //! | `kube_job_created` (optional) | `namespace`, `job_name` | a Job's arrival |
 //! | `DCGM_*` (any DCGM exporter metric) | `namespace`/`pod` (or `exported_namespace`/`exported_pod`, `pod_namespace`/`pod_name`), `UUID` or `gpu` | the first and last scrape the pod held a GPU, and how many it held |
 //!
+//! Where Prometheus renamed kube-state-metrics' `namespace` and `pod` (a scrape without
+//! `honor_labels`), `exported_namespace` and `exported_pod` are read instead.
 //! kube-state-metrics exports a pod label only when its `--metric-labels-allowlist` names
 //! it (`pods=[kueue.x-k8s.io/queue-name,kueue.x-k8s.io/priority-class]`).
 //!
@@ -176,7 +178,7 @@ impl Fold {
             }
             if name == "kube_job_created" {
                 let key = (
-                    s.label("namespace").to_owned(),
+                    first_label(&s, &["exported_namespace", "namespace"]).to_owned(),
                     s.label("job_name").to_owned(),
                 );
                 if let (false, Some(t)) = (key.1.is_empty(), time_value(&s)) {
@@ -193,7 +195,9 @@ impl Fold {
                     | "kube_pod_labels"
                     | "kube_pod_owner"
             );
-            let (ns, pod) = (s.label("namespace"), s.label("pod"));
+            // scraped without honor_labels, kube-state-metrics' own labels are exported_*
+            let ns = first_label(&s, &["exported_namespace", "namespace"]);
+            let pod = first_label(&s, &["exported_pod", "pod"]);
             if !known || pod.is_empty() {
                 *self.other.entry(name).or_insert(0) += 1;
                 return;
