@@ -25,9 +25,7 @@ use crate::common::CliError;
 Examples:
   gpuquota meter meter.yaml -o table                 the chargeback table
   gpuquota meter meter.yaml -o csv > chargeback.csv  one row per department and card type
-  gpuquota meter meter.yaml -o json --report bill.html   the JSON contract (`gpuquota schema meter`), and the bill as one HTML page
-  gpuquota meter meter.yaml --prometheus http://127.0.0.1:9090 --start 2026-11-01T00:00:00Z --end 2026-12-01T00:00:00Z
-                                                     the DCGM series of a live Prometheus")]
+  gpuquota meter meter.yaml -o json --report bill.html   the JSON contract (`gpuquota schema meter`), and the bill as one HTML page")]
 pub(crate) struct MeterArgs {
     /// The metering input: window, prices, departments, records, series, samples, DCGM files.
     file: PathBuf,
