@@ -10,6 +10,10 @@
 //!
 //! `--output openmetrics [--budgets FILE]` writes the GPU-hours used (and each Budget's
 //! hours, used and remaining) as OpenMetrics text (`gpuquota::metering::openmetrics`).
+//!
+//! `--prometheus URL [--start T --end T --step S --query Q --timeout S]` adds the DCGM series
+//! of a live Prometheus (`gpuquota::command::prometheus`); a server that cannot be read is
+//! exit status 2 with nothing on stdout.
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +42,25 @@ pub(crate) struct MeterArgs {
     /// Replace the `--report` file if it exists (else refused).
     #[arg(long, requires = "report")]
     force: bool,
+    /// Also read the DCGM series from this live Prometheus (http://HOST:PORT).
+    #[arg(long, value_name = "URL")]
+    prometheus: Option<String>,
+    /// With --prometheus: the first instant asked for (RFC 3339 or unix seconds)
+    /// [default: the window's start].
+    #[arg(long, requires = "prometheus")]
+    start: Option<String>,
+    /// With --prometheus: the last instant asked for [default: the window's end].
+    #[arg(long, requires = "prometheus")]
+    end: Option<String>,
+    /// With --prometheus: seconds between points [default: 60].
+    #[arg(long, requires = "prometheus")]
+    step: Option<i64>,
+    /// With --prometheus: the PromQL query [default: DCGM_FI_DEV_GPU_UTIL].
+    #[arg(long, requires = "prometheus")]
+    query: Option<String>,
+    /// With --prometheus: seconds one query may take [default: 120].
+    #[arg(long, requires = "prometheus")]
+    timeout: Option<u64>,
 }
 
 /// `--output` of `meter`.
@@ -60,11 +83,18 @@ pub(crate) fn run(args: MeterArgs) -> Result<(), CliError> {
     if let Some(path) = &args.report {
         gpuquota::model::write::check_target(path, args.force)?;
     }
+    let live = args.prometheus.map(|url| {
+        let mut p = gpuquota::command::prometheus::PrometheusArgs::new(url);
+        (p.start, p.end, p.step, p.query, p.timeout) =
+            (args.start, args.end, args.step, args.query, args.timeout);
+        p
+    });
     let outcome = execute_with(
         &args.file,
         output,
         args.budgets.as_deref(),
         args.report.is_some(),
+        live.as_ref(),
     )?;
     if outcome.code != 0 {
         return Err(CliError::with_lines(outcome.code, outcome.stderr));
@@ -92,22 +122,27 @@ pub(crate) struct Outcome {
 /// Reads, validates and meters FILE; input problems give exit code 1 with the error on stderr.
 #[cfg(test)]
 pub(crate) fn execute(path: &Path, output: MeterOutput) -> Result<Outcome, CliError> {
-    execute_with(path, output, None, false)
+    execute_with(path, output, None, false, None)
 }
 
-/// As [`execute`], with the Budgets of `budgets` for `--output openmetrics`, and the bill's
-/// HTML page when `html`.
+/// As [`execute`], with the Budgets of `budgets` for `--output openmetrics`, the bill's
+/// HTML page when `html`, and the DCGM series of a live Prometheus when `live`.
 pub(crate) fn execute_with(
     path: &Path,
     output: MeterOutput,
     budgets: Option<&Path>,
     html: bool,
+    live: Option<&gpuquota::command::prometheus::PrometheusArgs>,
 ) -> Result<Outcome, CliError> {
     let rules = match budgets {
         Some(b) => gpuquota::command::budgets::load_rules(b)?,
         None => Vec::new(),
     };
-    let metered = match gpuquota::metering::file::meter_file(path, crate::common::strict()) {
+    let metered = match live {
+        Some(p) => gpuquota::command::prometheus::meter(path, crate::common::strict(), p),
+        None => gpuquota::metering::file::meter_file(path, crate::common::strict()),
+    };
+    let metered = match metered {
         Ok(m) => m,
         Err(refused) => {
             return Ok(Outcome {

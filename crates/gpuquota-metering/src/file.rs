@@ -36,6 +36,14 @@ pub struct Refused {
 }
 
 impl Refused {
+    /// Exit status 2 with `error: MESSAGE`: a flag value that cannot be used.
+    pub fn usage(message: impl std::fmt::Display) -> Refused {
+        Refused {
+            code: 2,
+            lines: vec![format!("error: {message}")],
+        }
+    }
+
     /// Refused after `lines`, with `problems` (each prefixed `error: `).
     fn new(mut lines: Vec<String>, problems: Vec<String>) -> Refused {
         lines.extend(problems.into_iter().map(|p| format!("error: {p}")));
@@ -62,10 +70,42 @@ impl Refused {
 /// # Complexity
 /// That of [`crate::run`] after reading the files.
 pub fn meter_file(path: &Path, strict: bool) -> Result<Metered, Refused> {
+    meter_with(path, strict, None)
+}
+
+/// [`meter_file`] with the DCGM series of a live Prometheus added to the document's
+/// `dcgm:` files (feature `http`): `live.query` over `[live.start, live.end]` (default the
+/// document's window) at `live.step`, asked in windows under the server's limit
+/// ([`crate::prometheus::windows_of`]), each answer streamed through the reader as a file
+/// of its own, in time order after the document's files.
+///
+/// # Errors
+/// As [`meter_file`]; a server that cannot be reached, an HTTP error, no answer within the
+/// timeout, an error answer or one with warnings (partial data) refuses the whole run
+/// with exit status 2 (a source that cannot be read), naming the server and the query.
+///
+/// # Complexity
+/// That of [`meter_file`]; memory bounded by one window's answer for the live series.
+#[cfg(feature = "http")]
+pub fn meter_file_live(
+    path: &Path,
+    strict: bool,
+    live: &crate::prometheus::Live,
+) -> Result<Metered, Refused> {
+    meter_with(path, strict, Some(live))
+}
+
+#[cfg(not(feature = "http"))]
+type LiveArg<'a> = Option<&'a std::convert::Infallible>;
+#[cfg(feature = "http")]
+type LiveArg<'a> = Option<&'a crate::prometheus::Live>;
+
+fn meter_with(path: &Path, strict: bool, live: LiveArg<'_>) -> Result<Metered, Refused> {
     let text = gpuquota_model::source::read_text(path).map_err(|d| Refused::unreadable(&d))?;
     let file = path.display().to_string();
     let mut stderr = Vec::new();
-    let doc = match Document::from_yaml(&text) {
+    #[allow(unused_mut)]
+    let mut doc = match Document::from_yaml(&text) {
         Ok(d) => d,
         Err(e) => return Err(Refused::new(stderr, every_problem(&file, &e))),
     };
@@ -80,8 +120,36 @@ pub fn meter_file(path: &Path, strict: bool) -> Result<Metered, Refused> {
         return Err(Refused::new(stderr, Vec::new()));
     }
     let dir = path.parent().map(PathBuf::from).unwrap_or_default();
+    // a live server's answers follow the files, one window each
+    let files = doc.dcgm.len();
+    #[cfg(feature = "http")]
+    let asked = match live {
+        // a URL, window or step that cannot be asked for is a bad flag value: status 2
+        Some(l) => Some(live_sources(&mut doc, l).map_err(Refused::usage)?),
+        None => None,
+    };
+    #[cfg(not(feature = "http"))]
+    let _ = live;
     // every dcgm: file is streamed through the one bounded reader
-    let mut open = |_: usize, name: &str| crate::dcgm::open_file(&dir.join(name));
+    let mut open = |i: usize, name: &str| {
+        #[cfg(feature = "http")]
+        if let Some((client, q, step, ws)) = &asked
+            && let Some(&(a, b)) = i.checked_sub(files).and_then(|k| ws.get(k))
+        {
+            return client
+                .query_range(q, a, b, *step)
+                .map(|r| {
+                    gpuquota_model::source::Stream::from_reader(
+                        name,
+                        std::io::BufReader::with_capacity(1 << 16, r),
+                        gpuquota_model::source::MAX_STREAM_BYTES,
+                    )
+                })
+                .map_err(MeteringError::Read);
+        }
+        let _ = (i, files);
+        crate::dcgm::open_file(&dir.join(name))
+    };
     // cluster: files (Nodes, the device plugin's sharing ConfigMap) give replicas per GPU
     let mut cluster = Vec::with_capacity(doc.cluster.len());
     for name in &doc.cluster {
@@ -119,6 +187,36 @@ pub fn meter_file(path: &Path, strict: bool) -> Result<Metered, Refused> {
         report,
         warnings: stderr,
     })
+}
+
+/// What the opener asks a live server for: the client, the query, the step and the windows.
+#[cfg(feature = "http")]
+type Asked = (crate::prometheus::Client, String, i64, Vec<(i64, i64)>);
+
+/// The live server's windows as `dcgm:` entries of `doc` (format `query-range`, named by
+/// the query), and what [`meter_with`]'s opener asks for them.
+#[cfg(feature = "http")]
+fn live_sources(doc: &mut Document, live: &crate::prometheus::Live) -> Result<Asked, Diagnostic> {
+    use crate::input::{DcgmEntryIn, DcgmIn};
+    let client = crate::prometheus::Client::new(&live.url, live.timeout_seconds)?;
+    let window = |t: Option<i64>, of: &crate::input::TimeIn, field: &str| match t {
+        Some(t) => Ok(t),
+        None => crate::input::convert::time(of, field)
+            .map_err(|e| Diagnostic::error(codes::INVALID, e.to_string()).field(field.to_owned())),
+    };
+    let start = window(live.start, &doc.window.start, "window.start")?;
+    let end = window(live.end, &doc.window.end, "window.end")?;
+    let ws = crate::prometheus::windows_of(start, end, live.step, live.points_per_window)
+        .map_err(|d| d.source(live.url.clone()))?;
+    for (a, b) in &ws {
+        doc.dcgm.push(DcgmIn::Entry(DcgmEntryIn {
+            path: client.describe(&live.query, *a, *b, live.step),
+            format: Some("query-range".to_owned()),
+            scrape_time: None,
+            honor_labels: None,
+        }));
+    }
+    Ok((client, live.query.clone(), live.step, ws))
 }
 
 /// One line per problem, each prefixed with the file (an error may list several).

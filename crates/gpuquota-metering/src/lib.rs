@@ -32,7 +32,8 @@
 //! it is metered (see [`run`]). Lower-level pieces stay public
 //! and are not entry points: the
 //! [`Document::into_input_with`] family (streams opened by the caller, device sharing),
-//! [`dcgm`], [`openmetrics`] and [`budget`].
+//! [`dcgm`], [`prometheus`] (query_range windows, and a live server with the feature
+//! `http`), [`openmetrics`] and [`budget`].
 //!
 //! # Properties
 //!
@@ -254,6 +255,7 @@ pub mod input;
 pub mod mig;
 pub mod money;
 pub mod openmetrics;
+pub mod prometheus;
 pub mod report;
 pub mod time;
 

@@ -19,6 +19,7 @@ pub mod inputs;
 pub mod kai;
 pub mod kueue;
 pub mod mig;
+pub mod prometheus;
 pub mod sim;
 pub mod sweep;
 

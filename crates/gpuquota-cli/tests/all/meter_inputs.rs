@@ -155,3 +155,54 @@ fn cards_beyond_capacity_warn_on_stderr_in_every_format_and_fail_strict() {
         assert!(out.stdout.is_empty(), "{format}");
     }
 }
+
+#[test]
+fn an_unreachable_prometheus_is_exit_status_2_with_nothing_on_stdout() {
+    let dir = scratch(
+        "prometheus",
+        &[(
+            "m.yaml",
+            "window: {start: 0, end: 3600}\n\
+             cardTypes: [{name: H200, model: NVIDIA H200, pricePerHour: \"4.50\", capacity: 1}]\n\
+             departments: [{name: A}]\n",
+        )],
+    );
+    let file = dir.join("m.yaml").display().to_string();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let out = gpuquota(&[
+        "meter",
+        &file,
+        "-o",
+        "csv",
+        "--prometheus",
+        &url,
+        "--step",
+        "600",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    // the query named with its window (the document's, 0 → 3,600 s) and step
+    assert!(
+        err.contains(&format!(
+            "{url}/api/v1/query_range DCGM_FI_DEV_GPU_UTIL [1970-01-01T00:00:00Z, \
+             1970-01-01T01:00:00Z] step 600s: cannot reach Prometheus at {url}"
+        )),
+        "{err}"
+    );
+    // --start needs --prometheus; a time that is not one is a usage error
+    let out = gpuquota(&["meter", &file, "--start", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = gpuquota(&["meter", &file, "--prometheus", &url, "--end", "noon"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "error: --end \"noon\": not an RFC 3339 time (2026-11-01T00:00:00Z) or unix seconds"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

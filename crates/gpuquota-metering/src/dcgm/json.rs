@@ -26,6 +26,9 @@
 //!   the step instead of the lookback, with a warning naming the step. The step is the
 //!   greatest common divisor of the differences between the times of the answer's points
 //!   read so far (an answer's points lie on the grid `start + k · step`).
+//!
+//! An answer that carries `warnings` (Prometheus' sign of partial data) is refused: a bill is
+//! not made from part of the data.
 
 use std::fmt;
 
@@ -43,6 +46,8 @@ struct Sink<'f, 's, 'a> {
     /// A failure of the accumulator, carried out of serde.
     failed: Option<Stop>,
     status: Option<String>,
+    /// The answer's `warnings` (Prometheus' sign of partial data).
+    warnings: Vec<String>,
     error: Option<String>,
     result_type: Option<String>,
     saw_data: bool,
@@ -97,6 +102,7 @@ pub(super) fn read_json(
         acc,
         failed: None,
         status: None,
+        warnings: Vec::new(),
         error: None,
         result_type: None,
         saw_data: false,
@@ -136,6 +142,12 @@ pub(super) fn read_json(
                 "not a Prometheus query_range answer: missing field `status`".to_owned(),
             ));
         }
+    }
+    if !sink.warnings.is_empty() {
+        return Err(bad(format!(
+            "Prometheus answered with warnings, so the data may be partial: {}",
+            sink.warnings.join("; ")
+        )));
     }
     if !sink.saw_data {
         return Err(bad("no data".to_owned()));
@@ -373,7 +385,7 @@ fn gcd(mut a: i64, b: u64) -> i64 {
     a
 }
 
-/// The top level: `status`, `error`, `data`.
+/// The top level: `status`, `error`, `warnings`, `data`.
 struct Top<'k, 'f, 's, 'a>(&'k mut Sink<'f, 's, 'a>);
 
 impl<'de> DeserializeSeed<'de> for Top<'_, '_, '_, '_> {
@@ -393,6 +405,9 @@ impl<'de> Visitor<'de> for Top<'_, '_, '_, '_> {
             match k.as_str() {
                 "status" => self.0.status = Some(m.next_value()?),
                 "error" => self.0.error = m.next_value()?,
+                "warnings" => {
+                    self.0.warnings = m.next_value::<Option<Vec<String>>>()?.unwrap_or_default();
+                }
                 "data" => {
                     self.0.saw_data = true;
                     m.next_value_seed(Data(&mut *self.0))?;

@@ -323,7 +323,7 @@ pub(super) fn bad_enum(field: &str, value: &str) -> MeteringError {
     }
 }
 
-pub(super) fn time(t: &TimeIn, field: &str) -> Result<i64, MeteringError> {
+pub(crate) fn time(t: &TimeIn, field: &str) -> Result<i64, MeteringError> {
     match t {
         TimeIn::Seconds(s) => Ok(*s),
         TimeIn::Text(s) => parse_rfc3339(s)

@@ -6,7 +6,7 @@
 //! parser's options and messages, `convert` the conversion of each section into the engine's
 //! input.
 
-mod convert;
+pub(crate) mod convert;
 mod read;
 mod types;
 

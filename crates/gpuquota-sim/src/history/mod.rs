@@ -59,9 +59,14 @@
 //! and the field (`status.conditions[1].lastTransitionTime`): a time that is not RFC 3339
 //! and a missing `creationTimestamp` or name are errors, as is a file that is not YAML or
 //! holds no object.
+//!
+//! **Prometheus** (`prometheus: {files: [...]}` or `{url, start, end}`): kube-state-metrics'
+//! pod series and the DCGM exporter's, read into the same replay and the same records; the
+//! series, labels and inferences are listed in [`prometheus`].
 
 pub mod dump;
 pub mod fidelity;
+pub mod prometheus;
 
 pub use dump::{History, load};
 
@@ -74,6 +79,8 @@ pub struct HistorySource {
     /// scenario.
     #[serde(default)]
     pub files: Vec<String>,
+    /// Series from Prometheus: saved query_range answers or a live server ([`prometheus`]).
+    pub prometheus: Option<prometheus::PrometheusSource>,
 }
 
 /// Reads `spec.workloads[i].history` (scenario `name`): the dumps' objects to replay join
@@ -93,6 +100,12 @@ pub(crate) fn gather(
     warnings: &mut gpuquota_model::diag::Diagnostics,
 ) {
     use gpuquota_model::diag::{Diagnostic, codes};
+    if let Some(p) = &h.prometheus {
+        prometheus::gather(name, i, p, read, files, errors, warnings);
+        if h.files.is_empty() {
+            return;
+        }
+    }
     let field = format!("spec.workloads[{i}].history.files");
     if h.files.is_empty() {
         errors.push(

@@ -192,3 +192,122 @@ items:
     // created at the start; ran 00:01 → 00:31
     assert_eq!((i.created_ms, i.runtime_ms), (0, Some(1_800_000)));
 }
+
+/// The same month as kube-state-metrics and DCGM series: query_range answers of a
+/// Prometheus (2.42) that held the samples of the test `prometheus` of the facade crate
+/// (scrapes every 300 s from 2026-11-01T00:00:00Z, asked at a step of 300 s for 6 h).
+#[test]
+fn a_history_from_prometheus_answers_replays_pods_as_their_jobs() {
+    let sim = gpuquota_sim::fuzzing::load(&data("replay-prometheus.yaml")).expect("valid scenario");
+    let sc = sim.kueue().expect("a Kueue scenario");
+    let files: Vec<(String, String)> = ["ksm.json", "dcgm.json"]
+        .iter()
+        .map(|f| ((*f).to_owned(), std::fs::read_to_string(data(f)).unwrap()))
+        .collect();
+    let h = gpuquota_sim::history::prometheus::load(&files).unwrap();
+    let keys: Vec<&String> = sc.instances.keys().collect();
+    let recorded: Vec<&String> = h.records.iter().map(|r| &r.key).collect();
+    assert_eq!(keys, recorded);
+    // (object, class, created s, first admission s, runtime s, GPUs), relative to 00:00
+    const T0: i64 = 1_793_491_200_000;
+    type Row<'a> = (String, &'a str, i64, Option<i64>, Option<i64>, u64);
+    let rows: Vec<Row<'_>> = h
+        .records
+        .iter()
+        .map(|r| {
+            (
+                format!("{} {}", r.kind, r.object),
+                r.class.as_str(),
+                (r.created_ms - T0) / 1000,
+                r.first_admitted_ms.map(|t| (t - T0) / 1000),
+                r.runtime_ms.map(|t| t / 1000),
+                r.gpu_milli / 1000,
+            )
+        })
+        .collect();
+    let want: Vec<Row<'_>> = vec![
+        // two pods of 2 GPUs, started 40 s, completed 3,610 s: the Job's arrival is
+        // kube_job_created (0 s), not the pods' creation (10 s)
+        (
+            "Job team-a/train-a".into(),
+            "low",
+            0,
+            Some(40),
+            Some(3_570),
+            4,
+        ),
+        // first run's pod deleted at 1,200 s, the second completed at 9,600 s: 310 → 9,600
+        (
+            "Job team-b/sweep-b".into(),
+            "low",
+            300,
+            Some(310),
+            Some(9_290),
+            4,
+        ),
+        // its only pod deleted (preempted) at 1,800 s: no end
+        ("Job team-a/eval-c".into(), "low", 600, Some(610), None, 2),
+        // still running at the end of the data
+        (
+            "Job team-a/urgent".into(),
+            "high",
+            1_790,
+            Some(1_805),
+            None,
+            4,
+        ),
+        (
+            "Job team-a/prep-e".into(),
+            "",
+            900,
+            Some(905),
+            Some(1_800),
+            1,
+        ),
+        // a pod without an owner is a Pod of its own
+        (
+            "Pod team-b/notebook".into(),
+            "",
+            3_000,
+            Some(3_005),
+            Some(1_800),
+            1,
+        ),
+    ];
+    let mut sorted_want = want.clone();
+    let mut sorted_rows = rows.clone();
+    sorted_want.sort();
+    sorted_rows.sort();
+    assert_eq!(sorted_rows, sorted_want);
+    let inst = &sc.instances[&h
+        .records
+        .iter()
+        .find(|r| r.object == "team-b/sweep-b")
+        .unwrap()
+        .key];
+    assert_eq!(
+        (inst.created_ms, inst.runtime_ms),
+        (300_000, Some(9_290_000))
+    );
+    let w: Vec<String> = h.warnings.0.iter().map(|d| d.message.clone()).collect();
+    assert_eq!(
+        w,
+        [
+            "1 objects skipped (Job without a queue-name label)",
+            "2 pods gone before they completed (deleted: preempted or removed): no end recorded",
+        ]
+    );
+    // the replay runs (6 workloads) and fidelity scores it as it does a dump's
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_json();
+    assert_eq!(j["workloads"].as_array().unwrap().len(), 6);
+    let f = fidelity(&h.records, &simulated(&j), T0, Some(21_600_000));
+    assert_eq!(f.all.compared, 6);
+    // the cohort has room for all: the replay admits each on arrival, the record 40, 10,
+    // 10, 5, 15 and 5 s after it (train-a, sweep-b, eval-c, prep-e, urgent, notebook):
+    // mean 85 s / 6 = 14,166.7 ms, rounded; p95 the largest, 40 s; the same order, tau 1
+    assert_eq!(f.all.mean_admission_error_ms, Some(14_167));
+    assert_eq!(f.all.p95_admission_error_ms, Some(40_000));
+    assert!((f.all.kendall_tau.unwrap() - 1.0).abs() < 1e-12);
+}
