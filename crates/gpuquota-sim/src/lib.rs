@@ -508,9 +508,9 @@ pub(crate) fn simulate_scenario(
             );
         }
     }
-    let (world, fair) = input.into_parts();
-    let insts = instances(sc, &world);
-    let mut budgets = (!rules.is_empty()).then(|| new_budgets(sc, &world, rules));
+    let world = input.world();
+    let insts = instances(sc, world);
+    let mut budgets = (!rules.is_empty()).then(|| new_budgets(sc, world, rules));
     if let Some(b) = &budgets {
         // the card types usage is weighed by: the flavors' and, for usage without a flavor
         // (ResourceQuota), every card type it may resolve to (`bill::unflavored_rate`)
@@ -524,7 +524,7 @@ pub(crate) fn simulate_scenario(
     }
     let cx = driver::Context {
         sc,
-        world: &world,
+        world,
         insts: &insts,
         warnings: &mut warnings,
         budgets: &mut budgets,
@@ -532,7 +532,7 @@ pub(crate) fn simulate_scenario(
     };
     let outcome = match sc.engine {
         Engine::ResourceQuota => driver::run_resource_quota(cx),
-        Engine::Kueue => driver::run_kueue(cx, fair),
+        Engine::Kueue => driver::run_kueue(cx, &input),
     };
     finish_report(sc, outcome, warnings, budgets.as_ref())
 }
@@ -575,8 +575,13 @@ fn deprioritized_twins(
         return Ok(None);
     }
     count::bump(|c| &mut c.world_builds);
-    let w0 = World::build(&sc.model)
-        .map_err(|e| Diagnostics(e.problems.iter().map(|p| p.diagnostic()).collect()))?;
+    // the workloads as the engine reads them; the Configuration's fair sharing plays no part
+    let input0 = gpuquota_cohort::Input::from_model(
+        &sc.model,
+        &gpuquota_cohort::Options::default().with_ignore_fair_sharing(true),
+    )
+    .map_err(gpuquota_model::Error::into_diagnostics)?;
+    let w0 = input0.world();
     let mut keys = Vec::new();
     let mut lowest = i32::MAX;
     for w in &w0.workloads {

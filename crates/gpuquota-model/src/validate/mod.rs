@@ -820,3 +820,23 @@ mod tests {
         );
     }
 }
+
+/// How much checking an engine's `Input::from_model` runs before building its input.
+///
+/// # Examples
+/// ```
+/// use gpuquota_model::validate::Validation;
+/// assert_eq!(Validation::default(), Validation::Full);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Validation {
+    /// This validator on the engine's kinds first (what `gpuquota validate` refuses among
+    /// them, as the API server's checks do), then the engine's own checks.
+    #[default]
+    Full,
+    /// Only the engine's own checks: the objects as the scheduler takes them when no API
+    /// server stands in between (as upstream's scheduler unit tests create them); what the
+    /// engine tolerates is a warning, what it cannot run an error.
+    EngineOnly,
+}

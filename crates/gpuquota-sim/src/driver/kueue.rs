@@ -1,7 +1,7 @@
 //! The Kueue event loop: `gpuquota-cohort`'s scheduler driven instant by instant, its
 //! admissions and preemptions turned into runs.
 
-use gpuquota_cohort::fair::{ClockEvent, FairSharing};
+use gpuquota_cohort::fair::ClockEvent;
 use gpuquota_cohort::tree::FrId;
 use gpuquota_cohort::world::{QueueRef, WlId};
 use gpuquota_cohort::{Policy, Scheduler};
@@ -130,22 +130,22 @@ struct KueueRun<'a, 'p, P: Policy> {
     cap: Option<Capacity>,
 }
 
-/// The Kueue driver over a built world run by the kernel, with fair sharing's policy when
-/// `fair` is given (else Kueue's classical ordering and preemption).
+/// The Kueue driver over the checked input (`cx.world` is `input.world()`) run by the
+/// kernel, with fair sharing's policy when the input has one (else Kueue's classical
+/// ordering and preemption).
 ///
 /// # Complexity
 /// O(events × log events + cycles × cycle cost); a cycle costs
 /// O(ClusterQueues + nodes × flavor-resources + heads × (assignment + preemption)).
-pub(crate) fn run_kueue(cx: Context<'_, '_>, fair: Option<FairSharing>) -> Outcome {
-    let world = cx.world;
+pub(crate) fn run_kueue<'a>(cx: Context<'a, '_>, input: &'a gpuquota_cohort::Input) -> Outcome {
     let end = cx.sc.end_ms;
-    match fair {
-        Some(policy) => {
-            let (run, q) = KueueRun::new(cx, Scheduler::with_policy(world, policy));
+    match input.scheduler() {
+        gpuquota_cohort::Stepper::FairSharing(s) => {
+            let (run, q) = KueueRun::new(cx, s);
             crate::kernel::run(run, q, end)
         }
-        None => {
-            let (run, q) = KueueRun::new(cx, Scheduler::new(world));
+        gpuquota_cohort::Stepper::Classical(s) => {
+            let (run, q) = KueueRun::new(cx, s);
             crate::kernel::run(run, q, end)
         }
     }
