@@ -267,7 +267,8 @@ pub(crate) fn tree_from_model(model: &Model) -> Result<ModelTree, FairShareError
 /// `gpuquota validate` refuses among them (a cohort cycle included).
 ///
 /// # Errors
-/// [`FairShareError::Validation`] with the validator's errors; otherwise as [`tree_from_model`].
+/// [`FairShareError::Validation`] with the validator's errors; otherwise a negative quota,
+/// an invalid weight or a cohort tree deeper than the limit.
 ///
 /// # Complexity
 /// O(N·F log R + W).

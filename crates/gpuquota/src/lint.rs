@@ -13,7 +13,7 @@
 //!    for (and the facade is built with) run on the model, so the lint fails exactly when a
 //!    command would refuse the input: the Kueue engine (`kueue::Input::from_model` and the
 //!    Configuration's fair-sharing settings) when there is a Kueue object, the KAI engine
-//!    (`Cluster::from_model`) when there is a KAI Queue, PodGroup, Pod or Node. Their errors
+//!    (`kai::Input::from_model`) when there is a KAI Queue, PodGroup, Pod or Node. Their errors
 //!    are prefixed with the engine (`kueue engine: …`, `kai engine: …`). The engines'
 //!    decision notes (an implicit cohort, an inactive queue) are not input problems and are
 //!    left to the engines' own commands.
@@ -217,12 +217,15 @@ pub fn engine_problems(model: &Model) -> Vec<String> {
         && model.nodes.is_empty());
     #[cfg(feature = "kai")]
     if kai
-        && let Err(e) = gpuquota::kai::Cluster::from_model_unvalidated(
+        && let Err(e) = gpuquota::kai::Input::from_model(
             model,
-            &gpuquota::kai::BuildOptions::default(),
+            &gpuquota::kai::Options::default().with_build(
+                gpuquota::kai::BuildOptions::default()
+                    .with_validation(gpuquota::model::validate::Validation::EngineOnly),
+            ),
         )
     {
-        out.extend(e.0.iter().map(|p| format!("kai engine: {p}")));
+        out.extend(e.diagnostics().iter().map(|p| format!("kai engine: {p}")));
     }
     out
 }

@@ -273,6 +273,7 @@ pub(crate) fn simulate_with_options(
     } else {
         // job key → the queue the KAI snapshot puts it in
         let queue_of: std::collections::BTreeMap<String, String> = cluster
+            .cluster()
             .jobs
             .iter()
             .map(|j| (j.key.clone(), j.queue_name.clone()))
