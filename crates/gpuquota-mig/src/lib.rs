@@ -323,4 +323,4 @@ pub use plan::{
     DEFAULT_BUDGET, GpuPlan, Plan, PlanError, PlanOptions, PlannedInstance, gpu_fragmentation,
 };
 pub use table::{ModelReport, ProfileReport, Profiles, model_report, plan_table, profiles_table};
-pub use verify::{Violation, verify};
+pub use verify::Violation;
