@@ -8,7 +8,7 @@
 //! holds its cluster and workloads as objects) or from a `Simulation` scenario document and
 //! the files it names ([`Simulation::from_files`]), and [`simulate`] runs it with the
 //! engine's own entry point (Kueue: `gpuquota_cohort::Input::from_model`; KAI:
-//! `gpuquota_rank::Cluster::from_model`), whose diagnostics and codes pass through.
+//! `gpuquota_rank::Input::from_model`), whose diagnostics and codes pass through.
 //!
 //! ```
 //! use gpuquota_model::Timestamp;
@@ -84,7 +84,7 @@
 //! driver decide once (O(events × log events) for the queue, plus the drivers' own cost).
 //! A driver per engine is built from the model once, through the engine's own entry point,
 //! so its diagnostics and codes pass through: `kueue` and `resourcequota` over the world of
-//! `gpuquota_cohort::Input::from_model`, `kai` over `gpuquota_rank::Cluster::from_model`.
+//! `gpuquota_cohort::Input::from_model`, `kai` over `gpuquota_rank::Input::from_model`.
 //! What a Kueue or ResourceQuota run produced is an [`engine::Outcome`]; a KAI run's is a
 //! [`kai::KaiOutcome`]. The KAI scenario reading, report, budgets and plot are still KAI's
 //! own ([`kai`]).

@@ -905,7 +905,7 @@ pub(crate) fn cluster(sc: &KaiScenario) -> Result<Input, Diagnostics> {
 /// session error (an overflowing amount).
 ///
 /// # Complexity
-/// One [`gpuquota_rank::session::run_session`] per session in which something changed (an arrival, a
+/// One session of the engine (`gpuquota_rank::run`'s) per session in which something changed (an arrival, a
 /// completion, a decision of the previous session, or — with time-based fairshare — pending
 /// work whose fair share moves with the usage); other sessions are skipped, as they would
 /// decide nothing. So is the session after one that only placed pods and left none pending
