@@ -95,10 +95,11 @@ pub struct Options {
     /// `--fair-sharing`; [`Input::from_model`]). A `Configuration` with a
     /// `fairSharing` or `admissionFairSharing` stanza turns it on by itself.
     pub fair_sharing: bool,
-    /// The `Configuration`'s fair-sharing and admission fair-sharing settings are neither
-    /// read nor checked, and the input has no fair-sharing policy (this overrides
-    /// [`Options::fair_sharing`]). `kueue quotas` reads its input so: the quotas need no
-    /// policy, and a bad `fairSharing` stanza does not stop them.
+    /// The `Configuration`'s fair-sharing and admission fair-sharing settings are not read
+    /// by the engine, and the input has no fair-sharing policy (this overrides
+    /// [`Options::fair_sharing`]). `kueue quotas` reads its input so, as the quotas need no
+    /// policy: the settings reader's and the weights' errors do not stop them (the
+    /// workspace's validator, under [`Validation::Full`], still checks the `Configuration`).
     pub ignore_fair_sharing: bool,
     /// The checks before the world is built: the workspace's validator and then the
     /// engine's own ([`Validation::Full`], the default), or only the engine's own
@@ -366,6 +367,56 @@ mod tests {
         });
         assert!(e.is_limit());
         assert_eq!(e.to_string(), "Cohort \"c1001\": spec.parentName: too deep");
+    }
+
+    const BAD_FAIR_SHARING: &str = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {preemptionStrategies: [Bogus]}\n---\n";
+
+    #[test]
+    fn ignoring_fair_sharing_leaves_a_bad_stanza_unread() {
+        let yaml = format!("{BAD_FAIR_SHARING}{}", CQ.replace(", lendingLimit: 2", ""));
+        let m = model(&yaml);
+        let e = Input::from_model(&m, &Options::default()).expect_err("a bad strategy");
+        assert_eq!(
+            e.to_string(),
+            "Configuration: fairSharing.preemptionStrategies[0]: unsupported value \"Bogus\": supported values: \"LessThanOrEqualToFinalShare\", \"LessThanInitialShare\""
+        );
+        // the lint's reading: the engine's checks only, the stanza not read, and no policy
+        // built even when asked (under the full validation the validator still refuses the
+        // Configuration, with its own wording)
+        let options = Options::default()
+            .with_validation(Validation::EngineOnly)
+            .with_ignore_fair_sharing(true)
+            .with_fair_sharing(true);
+        let input = Input::from_model(&m, &options).expect("not read");
+        assert!(!input.fair_sharing());
+        assert!(matches!(input.scheduler(), Stepper::Classical(_)));
+        assert_eq!(input.world().cluster_queues.len(), 1);
+    }
+
+    #[test]
+    fn engine_only_validation_tolerates_what_the_validator_refuses() {
+        // a lendingLimit without a cohort: the validator refuses it, Kueue's cache ignores it
+        let m = model(CQ);
+        assert!(Input::from_model(&m, &Options::default()).is_err());
+        let options = Options::default().with_validation(Validation::EngineOnly);
+        let input = Input::from_model(&m, &options).expect("tolerated");
+        assert_eq!(input.world().cluster_queues.len(), 1);
+        assert!(matches!(input.scheduler(), Stepper::Classical(_)));
+    }
+
+    #[test]
+    fn the_scheduler_of_a_fair_sharing_input_has_its_policy() {
+        let yaml = CQ.replace(", lendingLimit: 2", "");
+        let options = Options::default().with_fair_sharing(true);
+        let input = Input::from_model(&model(&yaml), &options).expect("valid");
+        assert!(input.fair_sharing());
+        let stepper = input.scheduler();
+        assert_eq!(format!("{stepper:?}"), "Stepper::FairSharing");
+        let Stepper::FairSharing(mut s) = stepper else {
+            unreachable!("fair sharing is on")
+        };
+        // no workload: a cycle has no head
+        assert!(!s.run_cycle());
     }
 
     #[test]

@@ -280,6 +280,63 @@ mod tests {
         assert_eq!(e.diagnostics().0[0].code, codes::QUEUE_CYCLE);
     }
 
+    const QUEUE_A: &str = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: a}\nspec: {resources: {gpu: {quota: 2, overQuotaWeight: 1, limit: -1}}}\n";
+
+    #[test]
+    fn usage_and_weight_follows_quota_are_applied_by_from_model() {
+        let m = model(QUEUE_A);
+        let usage =
+            UsageInput::parse("queues: {a: {gpu: 0.25}, zz: {gpu: 0.5}}\n").expect("parses");
+        let options = Options::default()
+            .with_usage(Some(usage))
+            .with_weight_follows_quota(true);
+        let input = Input::from_model(&m, &options).expect("valid");
+        let w: Vec<String> = input.warnings().iter().map(ToString::to_string).collect();
+        assert_eq!(w, ["usage: queue \"zz\" does not exist"]);
+        assert_eq!(input.warnings().0[0].code, codes::UNKNOWN_USAGE_QUEUE);
+        let h = &input.cluster().hierarchy;
+        let a = h.find("a").expect("queue a");
+        let gpu = &h.queue(a).resources[crate::Resource::Gpu.index()];
+        // usage 0.25 in nano-units; the weight is the deserved quota (2 GPUs), not 1
+        assert_eq!(gpu.usage, 250_000_000);
+        assert_eq!(
+            (gpu.deserved, gpu.weight),
+            (Some(2_000_000_000), 2_000_000_000)
+        );
+        // without the options: the written weight, no usage
+        let plain = Input::from_model(&m, &Options::default()).expect("valid");
+        let gpu = &plain.cluster().hierarchy.queue(a).resources[crate::Resource::Gpu.index()];
+        assert_eq!((gpu.usage, gpu.weight), (0, 1_000_000_000));
+    }
+
+    #[test]
+    fn engine_only_validation_accepts_a_duplicate_the_validator_refuses() {
+        let yaml = format!("{QUEUE_A}---\n{}", QUEUE_A.replace("quota: 2", "quota: 3"));
+        let m = model(&yaml);
+        let e = Input::from_model(&m, &Options::default()).expect_err("a duplicate");
+        assert!(e.is_invalid_input());
+        let options = Options::default()
+            .with_build(BuildOptions::default().with_validation(Validation::EngineOnly));
+        let input = Input::from_model(&m, &options).expect("tolerated");
+        let h = &input.cluster().hierarchy;
+        let a = h.find("a").expect("queue a");
+        // one Queue "a" in the model: the first one read (quota 2)
+        assert_eq!(
+            h.queue(a).resources[crate::Resource::Gpu.index()].deserved,
+            Some(2_000_000_000)
+        );
+    }
+
+    #[test]
+    fn a_live_cluster_starts_from_a_checked_input() {
+        let pod = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns, labels: {kai.scheduler/queue: a}}\nspec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"1\"}}}]}\nstatus: {phase: Pending}\n";
+        let m = model(&format!("{QUEUE_A}{pod}"));
+        let input = Input::from_model(&m, &Options::default()).expect("valid");
+        let live = crate::live::LiveCluster::new(input);
+        // every job parked until submitted
+        assert!(live.cluster().jobs.is_empty());
+    }
+
     #[test]
     fn run_and_fairshare_read_the_same_input() {
         // quota 2 on a 4-GPU total; one pending pod asking for 1 GPU

@@ -196,6 +196,17 @@ pub mod testkit {
     ) -> Result<SessionResult, SessionError> {
         crate::session::run_session(cluster, options)
     }
+
+    /// The fair-share division of `cluster` (as [`crate::fairshare`]).
+    ///
+    /// # Errors
+    /// A division that fails.
+    pub fn fairshare_report(
+        cluster: &Cluster,
+        options: &crate::DivisionOptions,
+    ) -> Result<crate::report::FairshareReport, crate::DivisionError> {
+        crate::report::fairshare_report(cluster, options)
+    }
 }
 
 pub use division::{

@@ -353,7 +353,7 @@ fn gpu_memory_on_mixed_nodes_charges_each_node_share() {
     );
     // Demand: 0.25 + 0.13 allocated, plus 10000 / 40000 pending.
     let fs = serde_json::to_value(
-        gpuquota_rank::report::fairshare_report(&c, &Default::default()).unwrap(),
+        gpuquota_rank::testkit::fairshare_report(&c, &Default::default()).unwrap(),
     )
     .unwrap();
     assert_eq!(fs["queues"]["q"]["gpu"]["allocated"], "0.38");

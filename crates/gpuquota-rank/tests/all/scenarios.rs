@@ -4,9 +4,10 @@
 use std::fmt::Write as _;
 
 use gpuquota_model::import_str;
-use gpuquota_rank::report::{fairshare_report, schedule_report};
+use gpuquota_rank::report::schedule_report;
 use gpuquota_rank::session::{Action, Placement, Reason, SessionOptions, SessionResult};
 use gpuquota_rank::snapshot::{BuildOptions, Cluster};
+use gpuquota_rank::testkit::fairshare_report;
 use gpuquota_rank::testkit::run_session;
 use gpuquota_rank::{DivisionOptions, Mode, Resource};
 use serde_json::Value;

@@ -153,7 +153,7 @@ impl Topo {
         let cluster =
             gpuquota_rank::testkit::cluster_unvalidated(&model, &BuildOptions::default()).unwrap();
         serde_json::to_value(
-            gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+            gpuquota_rank::testkit::fairshare_report(&cluster, &Default::default()).unwrap(),
         )
         .unwrap()
     }
@@ -539,7 +539,7 @@ status: {phase: Pending}
     let cluster =
         gpuquota_rank::testkit::cluster_unvalidated(&model, &BuildOptions::default()).unwrap();
     let fs = serde_json::to_value(
-        gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+        gpuquota_rank::testkit::fairshare_report(&cluster, &Default::default()).unwrap(),
     )
     .unwrap();
     assert_eq!(fs["queues"]["q"]["gpu"]["allocated"], "2");
@@ -736,7 +736,7 @@ status: {phase: Pending}
     )
     .unwrap();
     let fs = serde_json::to_value(
-        gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+        gpuquota_rank::testkit::fairshare_report(&cluster, &Default::default()).unwrap(),
     )
     .unwrap();
     assert_eq!(fs["queues"]["default-queue"]["gpu"]["requested"], "1");
@@ -843,7 +843,7 @@ fn proportion_two_hierarchy_queues_simplified() {
         )
         .unwrap();
         let fs = serde_json::to_value(
-            gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+            gpuquota_rank::testkit::fairshare_report(&cluster, &Default::default()).unwrap(),
         )
         .unwrap();
         let got: Vec<&str> = ["d1", "q1", "d2", "q2"]
@@ -1062,7 +1062,7 @@ status: {phase: Pending}
     .unwrap();
     assert_eq!(cluster.orphan_queues, ["dept", "proj"]);
     let fs = serde_json::to_value(
-        gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+        gpuquota_rank::testkit::fairshare_report(&cluster, &Default::default()).unwrap(),
     )
     .unwrap();
     assert_eq!(fs["queues"].as_object().unwrap().len(), 1);
@@ -1244,7 +1244,7 @@ fn requested_with_key(key: Option<&str>) -> (Value, Value, Vec<String>) {
     )
     .unwrap();
     let fs = serde_json::to_value(
-        gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+        gpuquota_rank::testkit::fairshare_report(&cluster, &Default::default()).unwrap(),
     )
     .unwrap();
     let queueless: Vec<String> = cluster
@@ -1326,7 +1326,7 @@ fn fairshare_yaml(yaml: &str) -> Value {
     let cluster =
         gpuquota_rank::testkit::cluster_unvalidated(&model, &BuildOptions::default()).unwrap();
     serde_json::to_value(
-        gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+        gpuquota_rank::testkit::fairshare_report(&cluster, &Default::default()).unwrap(),
     )
     .unwrap()
 }

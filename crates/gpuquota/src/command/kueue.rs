@@ -84,7 +84,7 @@ pub fn shares(
 /// # Errors
 /// Input problems, warnings under `strict`.
 pub fn quotas(cx: &mut Context<'_>, files: &[PathBuf]) -> Result<QuotasReport, Failure> {
-    // the quotas need no fair-sharing policy: a bad `fairSharing` stanza does not stop them
+    // the quotas need no fair-sharing policy: its settings and weights are not read
     let input = Input::from_model(
         &import(cx, files)?,
         &Options::default().with_ignore_fair_sharing(true),
