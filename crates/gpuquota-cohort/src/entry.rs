@@ -262,6 +262,9 @@ impl Input {
 
 /// A [`Scheduler`] over an [`Input`] ([`Input::scheduler`]): classical ordering and
 /// preemption, or fair sharing's.
+// Taken apart at once by the caller (one per run), so the size difference of the variants
+// costs nothing and a box would only add an allocation and a dereference to every cycle.
+#[allow(clippy::large_enum_variant)]
 pub enum Stepper<'w> {
     /// Kueue's classical ordering and preemption.
     Classical(Scheduler<'w, Classical>),

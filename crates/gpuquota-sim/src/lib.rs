@@ -586,7 +586,7 @@ fn deprioritized_twins(
     let mut lowest = i32::MAX;
     for w in &w0.workloads {
         lowest = lowest.min(w.priority);
-        let q = queue_name(&w0, w);
+        let q = queue_name(w0, w);
         if rules
             .iter()
             .any(|r| deprioritize(r) && r.scope.covers(&w.namespace, &q))

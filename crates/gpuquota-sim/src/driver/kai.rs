@@ -288,7 +288,7 @@ impl<'s> Sim<'s> {
             .min()
             .unwrap_or(0)
             .saturating_sub(1);
-        let caps = crate::kai::caps::Caps::new(&sc.model, &cluster);
+        let caps = crate::kai::caps::Caps::new(&sc.model, cluster);
         let live = LiveCluster::new(input);
         let node_ix: BTreeMap<String, usize> = live
             .cluster()
