@@ -5,7 +5,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpuquota_benches::SplitMix64;
-use gpuquota_cohort::{Scheduler, World};
+use gpuquota_cohort::{Input, Options, Stepper};
 use gpuquota_model::core::{Container, ResourceRequirements};
 use gpuquota_model::kueue::{
     Admission, ClusterQueue, ClusterQueuePreemption, Cohort, FlavorQuotas, LocalQueue, PodSet,
@@ -125,7 +125,7 @@ fn add_lq(m: &mut Model, name: &str) {
 
 /// B3: 1,000 ClusterQueues in 10 cohorts under a root, 2 flavors × 4 resources, 70 % used,
 /// 100 pending workloads per queue.
-fn admission_world() -> World {
+fn admission_world() -> Input {
     let (cohorts, per, pending) = if quick() { (2, 5, 3) } else { (10, 100, 100) };
     let flavors = ["a-h200", "b-rtx"];
     let quota = [
@@ -196,14 +196,17 @@ fn admission_world() -> World {
             }
         }
     }
-    World::build(&m).unwrap_or_else(|e| panic!("{e}"))
+    Input::from_model(&m, &Options::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 // The wall clock is banned in the engines; this bench times only the decisions itself.
 #[allow(clippy::disallowed_methods)]
 fn admission_decision(c: &mut Criterion) {
-    let world = admission_world();
-    let mut s = Scheduler::new(&world);
+    let input = admission_world();
+    let world = input.world();
+    let Stepper::Classical(mut s) = input.scheduler() else {
+        return;
+    };
     let ncq = world.cluster_queues.len() as u32;
     let mut next = 0u32;
     // Only the decisions are timed: admitted workloads are released (untimed) after every
@@ -238,7 +241,7 @@ fn admission_decision(c: &mut Criterion) {
 /// B5a: one cohort of 100 ClusterQueues with 100 admitted workloads each (3 priorities,
 /// sizes 1–3); queue 0 (`reclaimWithinCohort: Any`, `withinClusterQueue: LowerPriority`)
 /// has preemptors needing k ∈ {1, 10, 100} more units than are free.
-fn preemption_world() -> (World, Vec<(usize, gpuquota_cohort::ids::WlId)>) {
+fn preemption_world() -> (Input, Vec<(usize, gpuquota_cohort::ids::WlId)>) {
     let (queues, per) = if quick() { (5, 5) } else { (100, 100) };
     let mut m = Model::default();
     m.resource_flavors.insert(
@@ -309,7 +312,8 @@ fn preemption_world() -> (World, Vec<(usize, gpuquota_cohort::ids::WlId)>) {
         );
         preemptors.push((k as usize, 0));
     }
-    let world = World::build(&m).unwrap_or_else(|e| panic!("{e}"));
+    let input = Input::from_model(&m, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    let world = input.world();
     let ids = preemptors
         .iter()
         .map(|(k, _)| {
@@ -321,12 +325,15 @@ fn preemption_world() -> (World, Vec<(usize, gpuquota_cohort::ids::WlId)>) {
             )
         })
         .collect();
-    (world, ids)
+    (input, ids)
 }
 
 fn preemption_search(c: &mut Criterion) {
-    let (world, preemptors) = preemption_world();
-    let mut s = Scheduler::new(&world);
+    let (input, preemptors) = preemption_world();
+    let world = input.world();
+    let Stepper::Classical(mut s) = input.scheduler() else {
+        return;
+    };
     let fr = world
         .resource_id("nvidia.com/gpu")
         .and_then(|r| world.flavor_id("f").and_then(|f| world.fr(f, r)))
@@ -366,11 +373,9 @@ fn schedule_snapshot(c: &mut Criterion) {
     let Ok(imported) = importer.finish() else {
         return;
     };
-    let Ok(world) = World::build(&imported.model) else {
+    let Ok(input) = Input::from_model(&imported.model, &Options::default()) else {
         return;
     };
-    let input =
-        gpuquota_cohort::Input::from_world(world, None, &gpuquota_cohort::Options::default());
     let mut group = c.benchmark_group("cohort");
     group.sample_size(10);
     group.bench_function(format!("schedule_1000cq_{workloads}_workloads"), |b| {

@@ -6,7 +6,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpuquota_benches::mig::{VARIANTS, variant};
-use gpuquota_mig::plan::Prepared;
+use gpuquota_mig::testkit::Prepared;
 use gpuquota_mig::{Catalogue, PlanOptions};
 
 /// Fleet size: 1,000 GPUs, or 100 under `-- --test` (CI's single debug-build run).
@@ -55,7 +55,7 @@ fn b7(c: &mut Criterion) {
             if let Some(start) = cpu_ns() {
                 let runs = 10u64;
                 for _ in 0..runs {
-                    black_box(gpuquota_mig::plan::plan(&problem, &PlanOptions::default()).ok());
+                    black_box(gpuquota_mig::testkit::plan(&problem, &PlanOptions::default()).ok());
                 }
                 if let Some(end) = cpu_ns() {
                     eprintln!(
@@ -76,7 +76,7 @@ fn b7(c: &mut Criterion) {
         });
         group.bench_function(format!("plan_fast_1000/{label}"), |b| {
             b.iter(|| {
-                black_box(gpuquota_mig::plan::plan(
+                black_box(gpuquota_mig::testkit::plan(
                     black_box(&problem),
                     &PlanOptions::default().with_fast(true),
                 ))
@@ -84,7 +84,7 @@ fn b7(c: &mut Criterion) {
         });
         group.bench_function(format!("plan_1000/{label}"), |b| {
             b.iter(|| {
-                black_box(gpuquota_mig::plan::plan(
+                black_box(gpuquota_mig::testkit::plan(
                     black_box(&problem),
                     &PlanOptions::default(),
                 ))

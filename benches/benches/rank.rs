@@ -8,8 +8,9 @@ use gpuquota_benches::rank::{division_totals, division_tree};
 use gpuquota_model::Timestamp;
 use gpuquota_rank::fixed::SCALE;
 use gpuquota_rank::ids::QueueId;
-use gpuquota_rank::session::{SessionOptions, run_session};
+use gpuquota_rank::session::SessionOptions;
 use gpuquota_rank::snapshot::{Cluster, Job, QueueInfo, Task, TaskStatus};
+use gpuquota_rank::testkit::run_session;
 use gpuquota_rank::{DivisionOptions, Hierarchy, QueueInput, ResourceParams};
 
 fn queue(name: &str, parent: Option<usize>, deserved: i128) -> QueueInput {

@@ -104,15 +104,15 @@ pub(crate) fn run(command: MigCommand) -> Result<(), CliError> {
             budget,
             fast,
         } => {
-            let problem = mig::load(&mut cx(), &file)?;
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
-            let plan = gpuquota::mig::plan::plan(&problem, &options)?;
+            let input = mig::load(&mut cx(), &file, &options)?;
+            let plan = gpuquota::mig::run(&input);
             match output_or(output, PlanOutput::Table, PlanOutput::Json) {
                 PlanOutput::Json => out!("{}", to_json(&plan)?),
                 PlanOutput::Yaml => out!("{}", plan.to_yaml().map_err(CliError::usage)?),
                 PlanOutput::Table => out!(
                     "{}",
-                    gpuquota::mig::plan_table(&problem, &plan, table_width())
+                    gpuquota::mig::plan_table(input.instance(), &plan, table_width())
                 ),
             }
             Ok(())
@@ -130,9 +130,9 @@ pub(crate) fn run(command: MigCommand) -> Result<(), CliError> {
             budget,
             fast,
         } => {
-            let problem = mig::load(&mut cx(), &file)?;
             let options = PlanOptions::default().with_budget(budget).with_fast(fast);
-            let plan = gpuquota::mig::plan::plan(&problem, &options)?;
+            let input = mig::load(&mut cx(), &file, &options)?;
+            let plan = gpuquota::mig::run(&input);
             if placements {
                 out!(
                     "{}",

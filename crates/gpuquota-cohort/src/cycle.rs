@@ -275,7 +275,7 @@ impl<P: Policy> Oracle for OracleImpl<'_, '_, P> {
 
 impl<'w> Scheduler<'w, Classical> {
     /// A scheduler over `world` with classical ordering and preemption.
-    pub fn new(world: &'w World) -> Scheduler<'w, Classical> {
+    pub(crate) fn new(world: &'w World) -> Scheduler<'w, Classical> {
         Scheduler::with_policy(world, Classical)
     }
 }
@@ -285,7 +285,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     ///
     /// # Complexity
     /// O(W log W) for W workloads (plus one scheduling-shape key per workload).
-    pub fn with_policy(world: &'w World, policy: P) -> Scheduler<'w, P> {
+    pub(crate) fn with_policy(world: &'w World, policy: P) -> Scheduler<'w, P> {
         let n = world.workloads.len();
         let ncq = world.cluster_queues.len();
         let mut order: Vec<WlId> = world.workloads.ids().collect();

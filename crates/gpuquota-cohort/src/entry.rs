@@ -73,9 +73,10 @@
 
 use gpuquota_fairshare::config::settings_from_configuration;
 use gpuquota_model::diag::Diagnostic;
+use gpuquota_model::validate::Validation;
 use gpuquota_model::{Error, Model};
 
-use crate::cycle::Scheduler;
+use crate::cycle::{Classical, Scheduler};
 use crate::error::codes;
 use crate::fair::FairSharing;
 use crate::report::{QuotasReport, ScheduleReport};
@@ -94,6 +95,17 @@ pub struct Options {
     /// `--fair-sharing`; [`Input::from_model`]). A `Configuration` with a
     /// `fairSharing` or `admissionFairSharing` stanza turns it on by itself.
     pub fair_sharing: bool,
+    /// The `Configuration`'s fair-sharing and admission fair-sharing settings are not read
+    /// by the engine, and the input has no fair-sharing policy (this overrides
+    /// [`Options::fair_sharing`]). `kueue quotas` reads its input so, as the quotas need no
+    /// policy: the settings reader's and the weights' errors do not stop them (the
+    /// workspace's validator, under [`Validation::Full`], still checks the `Configuration`).
+    pub ignore_fair_sharing: bool,
+    /// The checks before the world is built: the workspace's validator and then the
+    /// engine's own ([`Validation::Full`], the default), or only the engine's own
+    /// ([`Validation::EngineOnly`]: what Kueue's cache tolerates, such as a cohort cycle or
+    /// a `lendingLimit` above the nominal quota, is then a warning).
+    pub validation: Validation,
 }
 
 impl Options {
@@ -106,6 +118,18 @@ impl Options {
     /// Sets [`Options::fair_sharing`].
     pub fn with_fair_sharing(mut self, on: bool) -> Options {
         self.fair_sharing = on;
+        self
+    }
+
+    /// Sets [`Options::ignore_fair_sharing`].
+    pub fn with_ignore_fair_sharing(mut self, ignore: bool) -> Options {
+        self.ignore_fair_sharing = ignore;
+        self
+    }
+
+    /// Sets [`Options::validation`].
+    pub fn with_validation(mut self, validation: Validation) -> Options {
+        self.validation = validation;
         self
     }
 }
@@ -133,33 +157,45 @@ impl Input {
     ///
     /// # Errors
     /// Every problem at once, in this order: the Configuration's fair-sharing settings, then
-    /// the objects ([`World::build`]), then the fair-sharing weights. Each diagnostic prints
+    /// the objects (the validator under [`Validation::Full`], then the engine's own checks),
+    /// then the fair-sharing weights. Each diagnostic prints
     /// as the engine's own error did. The error is [`Error::is_limit`] when the only
     /// problems are cohort trees deeper than the limit, [`Error::is_invalid_input`]
     /// otherwise.
     ///
     /// # Complexity
-    /// That of [`World::build`], plus O(N·F + N log N) for the fair-sharing index of N nodes
+    /// O(objects × log objects + nodes × frs) for the world, plus O(N·F + N log N) for the fair-sharing index of N nodes
     /// and F flavor-resources.
     pub fn from_model(model: &Model, options: &Options) -> Result<Input, Error> {
-        let settings =
-            settings_from_configuration(model.configuration.as_ref(), options.fair_sharing)
-                .map_err(|errors| {
-                    Error::invalid_input(errors.0.iter().map(fair_diagnostic).collect::<Vec<_>>())
-                })?;
-        let mut world = World::build(model)?;
-        let fair = if settings.enabled || settings.admission.is_some() {
-            if settings.enabled {
-                world
-                    .warnings
-                    .retain(|w| w.code != codes::FAIR_SHARING_NOT_RUN);
-            }
-            Some(
-                FairSharing::new(&world, model, settings)
-                    .map_err(|e| Error::invalid_input(fair_diagnostic(&e)))?,
-            )
-        } else {
+        let settings = if options.ignore_fair_sharing {
             None
+        } else {
+            Some(
+                settings_from_configuration(model.configuration.as_ref(), options.fair_sharing)
+                    .map_err(|errors| {
+                        Error::invalid_input(
+                            errors.0.iter().map(fair_diagnostic).collect::<Vec<_>>(),
+                        )
+                    })?,
+            )
+        };
+        let mut world = match options.validation {
+            Validation::EngineOnly => World::build_unvalidated(model)?,
+            _ => World::build(model)?,
+        };
+        let fair = match settings {
+            Some(settings) if settings.enabled || settings.admission.is_some() => {
+                if settings.enabled {
+                    world
+                        .warnings
+                        .retain(|w| w.code != codes::FAIR_SHARING_NOT_RUN);
+                }
+                Some(
+                    FairSharing::new(&world, model, settings)
+                        .map_err(|e| Error::invalid_input(fair_diagnostic(&e)))?,
+                )
+            }
+            _ => None,
         };
         Ok(Input {
             world,
@@ -168,11 +204,9 @@ impl Input {
         })
     }
 
-    /// An input from a world built by the caller ([`World::build`],
-    /// [`World::build_unvalidated`]) and, for fair sharing, a policy built from the same
-    /// model ([`FairSharing::new`]): the lower-level way in, for tests and tools that build
-    /// worlds themselves. [`Input::from_model`] is the entry point.
-    pub fn from_world(world: World, fair: Option<FairSharing>, options: &Options) -> Input {
+    /// An input from parts built in this crate (its test kit).
+    #[cfg(feature = "testkit")]
+    pub(crate) fn from_parts(world: World, fair: Option<FairSharing>, options: &Options) -> Input {
         Input {
             world,
             fair,
@@ -200,11 +234,42 @@ impl Input {
         self.fair.is_some()
     }
 
-    /// The world and the fair-sharing policy, for a caller that drives a [`Scheduler`]
-    /// itself (the simulator's incremental event loop) instead of [`run`].
-    pub fn into_parts(self) -> (World, Option<FairSharing>) {
-        (self.world, self.fair)
+    /// Marks the named ClusterQueues of this input inactive as terminating
+    /// ([`crate::cycle::transition::mark_terminating`]): a rebuilt input whose deleted ClusterQueues
+    /// still hold admitted workloads, before its [`Input::scheduler`] adopts them.
+    ///
+    /// # Complexity
+    /// O(names × log ClusterQueues).
+    pub fn mark_terminating(&mut self, names: &[String]) {
+        crate::cycle::transition::mark_terminating(&mut self.world, names);
     }
+
+    /// A scheduler at the start of the run over this input, with its fair-sharing policy
+    /// when it has one, for a caller that steps the cycles itself (the simulator's event
+    /// loop) instead of [`run`].
+    ///
+    /// # Complexity
+    /// O(W log W) for W workloads, plus the policy's copy under fair sharing.
+    pub fn scheduler(&self) -> Stepper<'_> {
+        match &self.fair {
+            Some(policy) => {
+                Stepper::FairSharing(Scheduler::with_policy(&self.world, policy.clone()))
+            }
+            None => Stepper::Classical(Scheduler::new(&self.world)),
+        }
+    }
+}
+
+/// A [`Scheduler`] over an [`Input`] ([`Input::scheduler`]): classical ordering and
+/// preemption, or fair sharing's.
+// Taken apart at once by the caller (one per run), so the size difference of the variants
+// costs nothing and a box would only add an allocation and a dereference to every cycle.
+#[allow(clippy::large_enum_variant)]
+pub enum Stepper<'w> {
+    /// Kueue's classical ordering and preemption.
+    Classical(Scheduler<'w, Classical>),
+    /// Fair sharing (or admission fair sharing).
+    FairSharing(Scheduler<'w, FairSharing>),
 }
 
 /// Runs Kueue's scheduling cycles on `input` (at most its [`Options::cycles`], or until a
@@ -218,17 +283,24 @@ impl Input {
 pub fn run(input: &Input) -> ScheduleReport {
     let world = &input.world;
     let cycles = input.options.cycles;
-    match &input.fair {
-        Some(policy) => {
-            let mut s = Scheduler::with_policy(world, policy.clone());
+    match input.scheduler() {
+        Stepper::FairSharing(mut s) => {
             s.run(cycles);
             ScheduleReport::from_scheduler(world, &s)
         }
-        None => {
-            let mut s = Scheduler::new(world);
+        Stepper::Classical(mut s) => {
             s.run(cycles);
             ScheduleReport::from_scheduler(world, &s)
         }
+    }
+}
+
+impl std::fmt::Debug for Stepper<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stepper::Classical(_) => "Stepper::Classical",
+            Stepper::FairSharing(_) => "Stepper::FairSharing",
+        })
     }
 }
 
@@ -298,6 +370,56 @@ mod tests {
         });
         assert!(e.is_limit());
         assert_eq!(e.to_string(), "Cohort \"c1001\": spec.parentName: too deep");
+    }
+
+    const BAD_FAIR_SHARING: &str = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {preemptionStrategies: [Bogus]}\n---\n";
+
+    #[test]
+    fn ignoring_fair_sharing_leaves_a_bad_stanza_unread() {
+        let yaml = format!("{BAD_FAIR_SHARING}{}", CQ.replace(", lendingLimit: 2", ""));
+        let m = model(&yaml);
+        let e = Input::from_model(&m, &Options::default()).expect_err("a bad strategy");
+        assert_eq!(
+            e.to_string(),
+            "Configuration: fairSharing.preemptionStrategies[0]: unsupported value \"Bogus\": supported values: \"LessThanOrEqualToFinalShare\", \"LessThanInitialShare\""
+        );
+        // the lint's reading: the engine's checks only, the stanza not read, and no policy
+        // built even when asked (under the full validation the validator still refuses the
+        // Configuration, with its own wording)
+        let options = Options::default()
+            .with_validation(Validation::EngineOnly)
+            .with_ignore_fair_sharing(true)
+            .with_fair_sharing(true);
+        let input = Input::from_model(&m, &options).expect("not read");
+        assert!(!input.fair_sharing());
+        assert!(matches!(input.scheduler(), Stepper::Classical(_)));
+        assert_eq!(input.world().cluster_queues.len(), 1);
+    }
+
+    #[test]
+    fn engine_only_validation_tolerates_what_the_validator_refuses() {
+        // a lendingLimit without a cohort: the validator refuses it, Kueue's cache ignores it
+        let m = model(CQ);
+        assert!(Input::from_model(&m, &Options::default()).is_err());
+        let options = Options::default().with_validation(Validation::EngineOnly);
+        let input = Input::from_model(&m, &options).expect("tolerated");
+        assert_eq!(input.world().cluster_queues.len(), 1);
+        assert!(matches!(input.scheduler(), Stepper::Classical(_)));
+    }
+
+    #[test]
+    fn the_scheduler_of_a_fair_sharing_input_has_its_policy() {
+        let yaml = CQ.replace(", lendingLimit: 2", "");
+        let options = Options::default().with_fair_sharing(true);
+        let input = Input::from_model(&model(&yaml), &options).expect("valid");
+        assert!(input.fair_sharing());
+        let stepper = input.scheduler();
+        assert_eq!(format!("{stepper:?}"), "Stepper::FairSharing");
+        let Stepper::FairSharing(mut s) = stepper else {
+            unreachable!("fair sharing is on")
+        };
+        // no workload: a cycle has no head
+        assert!(!s.run_cycle());
     }
 
     #[test]

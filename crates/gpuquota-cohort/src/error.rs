@@ -19,14 +19,14 @@ pub mod codes {
     /// A cohort named but not defined: an implicit cohort without quota is used.
     pub const IMPLICIT_COHORT: Code = Code::new("implicit-cohort");
     /// A cohort on a parent cycle (only without the validator,
-    /// [`crate::World::build_unvalidated`]): the tree's ClusterQueues are inactive.
+    /// [`gpuquota_model::validate::Validation::EngineOnly`]): the tree's ClusterQueues are inactive.
     pub const COHORT_CYCLE: Code = Code::new("cohort-cycle");
     /// A ClusterQueue is inactive (a flavor it names is missing).
     pub const INACTIVE_QUEUE: Code = Code::new("inactive-cluster-queue");
     /// Admitted workloads exceed a quota; they keep running.
     pub const OVER_ADMISSION: Code = Code::new("over-admission");
     /// A configuration Kueue's API server refuses but its scheduler runs (only without the
-    /// validator, [`crate::World::build_unvalidated`]); applied as Kueue's cache does.
+    /// validator, [`gpuquota_model::validate::Validation::EngineOnly`]); applied as Kueue's cache does.
     pub const API_SERVER_REJECTS: Code = Code::new("api-server-rejects");
 }
 
@@ -61,7 +61,7 @@ impl BuildProblem {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct Error {
     /// The problems: the validator's in its order when it refused the input
-    /// ([`crate::World::build`]), otherwise the engine's own, sorted.
+    /// ([`crate::Input::from_model`]), otherwise the engine's own, sorted.
     pub problems: Vec<BuildProblem>,
 }
 

@@ -2,7 +2,8 @@
 //! time drives it (arrivals, completions, evictions, cycles), without building the
 //! [`crate::World`] again per event.
 //!
-//! A simulator builds one world with every workload instance it will ever submit, withholds
+//! A simulator builds one input ([`crate::Input::from_model`]) with every workload instance
+//! it will ever submit, takes its scheduler ([`crate::Input::scheduler`]), withholds
 //! them all ([`Scheduler::withhold`]), then at each instant reports completions
 //! ([`Scheduler::finish`]), arrivals ([`Scheduler::arrive`]) and runs cycles
 //! ([`Scheduler::cycle`] or [`Scheduler::settle`]). Every decision is the engine's own: the
@@ -11,7 +12,7 @@
 //! capacity is freed) are those of [`Scheduler::run_cycle`].
 //!
 //! ```
-//! use gpuquota_cohort::{Scheduler, World};
+//! use gpuquota_cohort::{Input, Options, Stepper};
 //! use gpuquota_cohort::ids::WlId;
 //! use gpuquota_model::import_str;
 //!
@@ -49,8 +50,11 @@
 //!   podSets: [{name: main, count: 4, template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}}]
 //! "#;
 //! let model = import_str("example.yaml", yaml).expect("valid YAML").model;
-//! let world = World::build(&model).expect("well-formed objects");
-//! let mut s = Scheduler::new(&world);
+//! let input = Input::from_model(&model, &Options::default()).expect("well-formed objects");
+//! let world = input.world();
+//! let Stepper::Classical(mut s) = input.scheduler() else {
+//!     unreachable!("no fair sharing in this input")
+//! };
 //! for wl in world.workloads.ids() {
 //!     s.withhold(wl);
 //! }

@@ -63,12 +63,13 @@
 //! [`Input::from_model`] checks a [`gpuquota_model::Model`] with the [`Options`] once
 //! (every problem at once, as one [`gpuquota_model::Error`]), and [`run`] runs the cycles
 //! over it, infallibly, and returns the [`Report`]; [`quotas`] reads the quota picture of
-//! the same input. Lower-level pieces stay public for embedders that build or drive the
-//! engine themselves, and are not entry points: [`World`] ([`World::build`],
-//! [`World::build_unvalidated`] for objects as upstream's scheduler tests create them,
-//! [`Input::from_world`] to run one), [`Scheduler`] and the [`Policy`] trait (to run cycle
-//! by cycle, withhold and add arrivals, as the simulator does), and the engine's modules
-//! ([`tree`], [`fair`], [`assign`], ...) for their types.
+//! the same input. There is no other way in: a caller that steps the cycles itself
+//! (withholds and adds arrivals, as the simulator does) takes a [`Scheduler`] from the
+//! checked input ([`Input::scheduler`]); the [`World`] is read through [`Input::world`].
+//! [`Options::validation`] chooses the engine's own checks alone (objects as upstream's
+//! scheduler tests create them), [`Options::ignore_fair_sharing`] leaves the
+//! `Configuration`'s fair-sharing settings unread (the quotas need no policy). The engine's
+//! modules ([`tree`], [`fair`], [`assign`], ...) stay public for their types.
 //!
 //! # Properties
 //!
@@ -120,8 +121,8 @@
 //! `pkg/scheduler/fair_sharing_iterator.go`, fair-sharing preemption with reason
 //! [`PreemptReason::InCohortFairSharing`], the dominant resource share of
 //! `pkg/cache/scheduler/fair_sharing.go`) and admission fair sharing (a ClusterQueue's head by
-//! LocalQueue usage) on top of the `gpuquota-fairshare` crate, run with [`Scheduler::with_policy`]
-//! or [`Input`] and [`run`] (fair sharing on through the `Configuration` or
+//! LocalQueue usage) on top of the `gpuquota-fairshare` crate, run with
+//! [`Input`] and [`run`] (or [`Input::scheduler`]) (fair sharing on through the `Configuration` or
 //! [`Options::fair_sharing`]). Dependency edge: `gpuquota-cohort` → `gpuquota-fairshare` (the
 //! fair-sharing crate never depends on this engine; it reads the engine's own quota forest and
 //! snapshot through its `QuotaView` trait, which [`fair::ForestView`] implements).
@@ -174,13 +175,14 @@
 //!
 //! # Input checks: one validator, and cohort cycles
 //!
-//! [`World::build`] first runs the workspace's one validator
+//! [`Input::from_model`] first runs the workspace's one validator
 //! ([`gpuquota_model::validate::diagnostics_of`] on [`KINDS`]) and refuses the input on any
 //! error it finds, with the validator's code, field path and wording; so `gpuquota validate`
 //! fails exactly when this engine refuses, and both print the same line. That includes what
 //! Kueue's API server refuses although its scheduler would run it (invalid names, duplicate
 //! objects, a `borrowingLimit` without a cohort, a `lendingLimit` above the nominal quota).
-//! [`World::build_unvalidated`] skips the validator, for objects as upstream's scheduler unit
+//! [`Validation::EngineOnly`](gpuquota_model::validate::Validation::EngineOnly)
+//! ([`Options::validation`]) skips the validator, for objects as upstream's scheduler unit
 //! tests create them (no API server in between); it tolerates those with warnings, as Kueue's
 //! cache does.
 //!
@@ -303,9 +305,51 @@ mod table;
 pub mod tree;
 pub mod world;
 
+/// The lower layer behind [`Input::from_model`] and [`Input::scheduler`], for this crate's
+/// scenario tests (they build worlds as upstream's tests create their objects, and drive
+/// schedulers with hand-made policies). Feature `testkit`; not part of the public API.
+#[cfg(feature = "testkit")]
+#[doc(hidden)]
+pub mod testkit {
+    use crate::error::Error;
+    use crate::{Input, Options, Policy, Scheduler, World, fair::FairSharing};
+    use gpuquota_model::Model;
+
+    /// [`Input::from_model`]'s world (the validator, then the engine's checks).
+    ///
+    /// # Errors
+    /// Every problem.
+    pub fn build(model: &Model) -> Result<World, Error> {
+        World::build(model)
+    }
+
+    /// The world with the engine's own checks only.
+    ///
+    /// # Errors
+    /// Every problem the engine cannot run.
+    pub fn build_unvalidated(model: &Model) -> Result<World, Error> {
+        World::build_unvalidated(model)
+    }
+
+    /// An input over a world the test built, with a fair-sharing policy or none.
+    pub fn input(world: World, fair: Option<FairSharing>, options: &Options) -> Input {
+        Input::from_parts(world, fair, options)
+    }
+
+    /// A classical scheduler over `world`.
+    pub fn scheduler(world: &World) -> Scheduler<'_> {
+        Scheduler::new(world)
+    }
+
+    /// A scheduler over `world` with `policy`.
+    pub fn with_policy<P: Policy>(world: &World, policy: P) -> Scheduler<'_, P> {
+        Scheduler::with_policy(world, policy)
+    }
+}
+
 pub use cycle::incremental::{self, CycleOutcome};
 pub use cycle::{Classical, Entry, Policy, Scheduler};
-pub use entry::{Input, Options, quotas, run};
+pub use entry::{Input, Options, Stepper, quotas, run};
 pub use error::{BuildProblem, Warning};
 pub use explain::{FlavorReason, NoFitReason, Pending};
 pub use preempt::PreemptReason;
@@ -315,5 +359,6 @@ pub use report::{QuotasReport, ScheduleReport};
 pub use world::World;
 
 /// The kinds this engine reads, and so the kinds whose validation errors
-/// ([`gpuquota_model::validate::diagnostics_of`]) make [`World::build`] refuse the input.
+/// ([`gpuquota_model::validate::diagnostics_of`]) make [`Input::from_model`] refuse the input
+/// (under [`gpuquota_model::validate::Validation::Full`], the default).
 pub const KINDS: &[gpuquota_model::Kind] = gpuquota_model::validate::KUEUE_KINDS;

@@ -12,8 +12,9 @@
 //!    hold admitted workloads and put them back with [`keep_terminating`] (upstream's
 //!    `kueue.x-k8s.io/resource-in-use` finalizer keeps a ClusterQueue until its last admitted
 //!    workload is gone);
-//! 3. `World::build` the new model, [`mark_terminating`] those ClusterQueues, and make a new
-//!    scheduler with the same policy;
+//! 3. build the new model's input ([`crate::Input::from_model`]), mark those ClusterQueues
+//!    terminating ([`crate::Input::mark_terminating`]) and take its scheduler
+//!    ([`crate::Input::scheduler`]);
 //! 4. `new_scheduler.adopt(&carried, &Stops::of(&model), &live)` — the reservations are put
 //!    back, those a `HoldAndDrain` stops are evicted ([`Adopted::evicted`], with upstream's
 //!    reason and message), and every workload the driver says is live (arrived, not finished,

@@ -323,7 +323,7 @@ impl World {
     ///
     /// # Complexity
     /// O(objects × log objects + nodes × frs).
-    pub fn build(model: &Model) -> Result<World, Error> {
+    pub(crate) fn build(model: &Model) -> Result<World, Error> {
         let problems = build::validation(model);
         if !problems.is_empty() {
             return Err(Error { problems });
@@ -344,7 +344,7 @@ impl World {
     ///
     /// # Complexity
     /// O(objects × log objects + nodes × frs).
-    pub fn build_unvalidated(model: &Model) -> Result<World, Error> {
+    pub(crate) fn build_unvalidated(model: &Model) -> Result<World, Error> {
         build::Builder::default().build(model)
     }
 }

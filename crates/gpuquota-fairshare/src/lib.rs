@@ -65,8 +65,8 @@
 //! arithmetic and no copy to keep in step, and uses the pieces below.
 //!
 //! * **Shares.** Implement [`view::QuotaView`] over your own tree and call [`view::drs`]; or
-//!   build this crate's [`tree::FairShareTree`] (with [`tree::FairShareTreeBuilder`] — or
-//!   [`shares::tree_from_model`] for a whole manifest — and forward usage changes with
+//!   build this crate's [`tree::FairShareTree`] (with [`tree::FairShareTreeBuilder`], and
+//!   forward usage changes with
 //!   [`tree::FairShareTree::add_usage`] / `remove_usage`); or compute the DRS of plain numbers
 //!   with [`drs::dominant_resource_share`] (per flavor-resource subtree quota, usage and
 //!   simulated request) and [`drs::lendable`] (the parent's potential availability), and
@@ -160,6 +160,24 @@ mod table;
 pub mod tree;
 pub mod view;
 pub mod waterfill;
+
+/// The quota tree of a whole manifest, for the differential test against the slow reference
+/// (`gpuquota-testkit` links its own copy of this crate, so that test cannot sit beside the
+/// code). Feature `testkit`; not part of the public API.
+#[cfg(feature = "testkit")]
+#[doc(hidden)]
+pub mod testkit {
+    use crate::FairShareError;
+    use crate::shares::ModelTree;
+
+    /// The quota tree of `model` (cyclic trees left out); errors as the shares report's.
+    ///
+    /// # Errors
+    /// A negative quota, an invalid weight, a tree deeper than the limit.
+    pub fn tree_from_model(model: &gpuquota_model::Model) -> Result<ModelTree, FairShareError> {
+        crate::shares::tree_from_model(model)
+    }
+}
 
 pub use drs::{Drs, FlavorResource, FrQuantities, compare_drs, dominant_resource_share};
 pub use error::{ConfigErrors, FairShareError};

@@ -15,7 +15,7 @@
 
 use std::process::ExitCode;
 
-use gpuquota_mig::plan::Prepared;
+use gpuquota_mig::testkit::Prepared;
 use gpuquota_mig::{Catalogue, PlanOptions};
 
 fn cpu_ns() -> u64 {

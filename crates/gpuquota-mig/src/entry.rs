@@ -64,12 +64,11 @@ impl<'c> Input<'c> {
         Input::from_instance(instance, options)
     }
 
-    /// An input from a problem the caller resolved ([`PlanRequest::resolve`]) or built: the
-    /// lower-level way in. [`Input::new`] is the entry point.
+    /// An input from a resolved problem ([`Input::new`] after resolving; the test kit).
     ///
     /// # Errors
     /// [`Error::is_overflow`] when `Σ weight × count` exceeds `u64`.
-    pub fn from_instance(
+    pub(crate) fn from_instance(
         instance: PlanInstance<'c>,
         options: &Options,
     ) -> Result<Input<'c>, Error> {
@@ -98,9 +97,28 @@ impl<'c> Input<'c> {
 /// Infallible: every input problem is refused by [`Input::new`].
 ///
 /// # Complexity
-/// As [`crate::plan::plan`].
+/// Option tables: O(C · L · 2ⁿ) for C classes of identical GPUs, L ≤ 2,319 layouts per
+/// model and n ≤ 7 instances; exact: O(S · Σ_g |options_g|) for S = Π(c_q + 1) capped demand
+/// states, within the budget; greedy: O(passes · G · |options| · Q).
 pub fn run(input: &Input<'_>) -> Report {
     Prepared::build(&input.instance).solve_checked(&input.options)
+}
+
+impl Plan {
+    /// Checks this plan against `input` with a checker independent of the planner
+    /// ([`crate::verify`]): every layout valid for its GPU model, busy instances kept,
+    /// `changed`, `reconfigured`, `satisfied`, `value` and `fragmentation` equal to their
+    /// definitions. A plan from [`run`] on the same input always passes; a plan read back
+    /// from elsewhere may not.
+    ///
+    /// # Errors
+    /// Every [`crate::Violation`] found, GPUs in order, then the totals.
+    ///
+    /// # Complexity
+    /// O(G · (n² + P · n)) for G GPUs, n instances per GPU and P placements per model.
+    pub fn verify(&self, input: &Input<'_>) -> Result<(), Vec<crate::Violation>> {
+        crate::verify::verify(&input.instance, self)
+    }
 }
 
 fn input_errors(errors: Vec<InputError>) -> Error {
@@ -182,6 +200,26 @@ mod tests {
         assert_eq!(
             Some(p),
             crate::plan::plan(input.instance(), input.options()).ok()
+        );
+    }
+
+    #[test]
+    fn a_plan_verifies_against_its_input_and_a_wrong_figure_is_named() {
+        // one empty A100-40GB, two 3g.20gb wanted: both fit, the GPU is reconfigured once
+        let r = request(
+            "gpus: [{node: n, index: 0, model: NVIDIA A100-SXM4-40GB, instances: []}]\ndemand: [{resource: nvidia.com/mig-3g.20gb, count: 2}]\n",
+        );
+        let input = Input::new(&r, Catalogue::builtin(), &Options::default()).expect("valid");
+        let mut p = run(&input);
+        assert_eq!(p.verify(&input), Ok(()));
+        p.reconfigured = 2;
+        assert_eq!(
+            p.verify(&input),
+            Err(vec![crate::Violation::Figure {
+                field: "reconfigured",
+                reported: 2,
+                actual: 1,
+            }])
         );
     }
 }

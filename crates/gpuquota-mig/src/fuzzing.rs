@@ -12,7 +12,7 @@ use crate::catalogue::Catalogue;
 use crate::input::{DemandSpec, GpuSpec, InstanceSpec, Mode, PlanRequest, WeightPolicy};
 use crate::plan::{PlanOptions, plan};
 
-/// Parsing and planning never panic; a plan passes [`crate::verify()`].
+/// Parsing and planning never panic; a plan passes [`crate::Plan::verify`]'s checker.
 pub fn check_plan_input(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;

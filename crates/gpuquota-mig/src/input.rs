@@ -238,7 +238,7 @@ pub struct ResolvedDemand {
     pub weight: u64,
 }
 
-/// A validated planning instance: what [`crate::run`] (and [`crate::plan::plan`]) solves.
+/// A validated planning instance: what [`crate::run`] solves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanInstance<'c> {
     /// Which instances stay.

@@ -41,11 +41,13 @@
 //! as Rust values; MIG planning reads no Kubernetes objects, so this stands where the other
 //! engines have `Input::from_model`) against a [`Catalogue`] with the [`Options`], refusing
 //! every input problem as one [`gpuquota_model::Error`]; [`run`] plans it, infallibly, and
-//! returns the [`Report`] (a [`Plan`]). Lower-level pieces stay public and are not entry
-//! points: [`PlanRequest::resolve`] and [`PlanInstance`], the planner's stages in [`plan`]
-//! ([`plan::plan`], [`plan::greedy`], [`plan::Prepared`], used by the property tests and
-//! benchmarks), the catalogue, layout checks ([`check`], [`verify()`]) and mig-parted files
-//! ([`parted`], [`mig_parted_config`]).
+//! returns the [`Report`] (a [`Plan`]); [`Plan::verify`] checks a plan against its input
+//! with a checker independent of the planner. There is no other way in: the planner's stages
+//! (the exact solvers, the greedy fallback) are private, and the options choose between them
+//! ([`PlanOptions::fast`], [`PlanOptions::budget`]). The catalogue, layout checks
+//! ([`check`]), the resolved problem ([`PlanRequest::resolve`], [`PlanInstance`], read by
+//! [`plan_table`]) and mig-parted files ([`parted`], [`mig_parted_config`]) stay public for
+//! their types.
 //!
 //! # What the crate does
 //!
@@ -111,7 +113,7 @@
 //!    placement layouts and 12 maximal multisets on A100 with `1g/2g/3g/4g/7g`; the maximum
 //!    count of every profile over all layouts equals the documented `max_instances`
 //!    (`catalogue::*`, `layout::tests`).
-//! 2. **Plans are valid.** An independent checker ([`verify()`], which recomputes `F` from its
+//! 2. **Plans are valid.** An independent checker ([`Plan::verify`], which recomputes `F` from its
 //!    definition instead of calling the planner's tables) accepts every plan: layouts pass
 //!    [`check`], busy work is kept as the mode demands, `changed`/`reconfigured` match the
 //!    profile multisets, `satisfied` never exceeds demand, and `value` and `fragmentation`
@@ -323,4 +325,4 @@ pub use plan::{
     DEFAULT_BUDGET, GpuPlan, Plan, PlanError, PlanOptions, PlannedInstance, gpu_fragmentation,
 };
 pub use table::{ModelReport, ProfileReport, Profiles, model_report, plan_table, profiles_table};
-pub use verify::{Violation, verify};
+pub use verify::Violation;

@@ -326,3 +326,71 @@ pub fn random_set() -> Vec<(String, PlanRequest)> {
 
 /// Fleet sizes of [`random_set`].
 pub const RANDOM_SIZES: [u32; 8] = [8, 16, 32, 64, 128, 256, 512, 1000];
+
+/// The planner behind [`crate::run`] on a resolved problem.
+///
+/// # Errors
+/// [`crate::PlanError::Overflow`].
+pub fn plan(
+    problem: &crate::PlanInstance<'_>,
+    options: &crate::PlanOptions,
+) -> Result<crate::Plan, crate::PlanError> {
+    crate::plan::plan(problem, options)
+}
+
+/// The greedy fallback alone, without a bound.
+///
+/// # Errors
+/// [`crate::PlanError::Overflow`].
+pub fn greedy(problem: &crate::PlanInstance<'_>) -> Result<crate::Plan, crate::PlanError> {
+    crate::plan::greedy(problem)
+}
+
+/// The independent checker ([`crate::Plan::verify`]) on a resolved problem: the tests' oracle.
+///
+/// # Errors
+/// Every violation.
+pub fn verify(
+    problem: &crate::PlanInstance<'_>,
+    plan: &crate::Plan,
+) -> Result<(), Vec<crate::Violation>> {
+    crate::verify::verify(problem, plan)
+}
+
+/// The planner's tables over one problem, for the properties and benchmarks that time or
+/// compare its stages (greedy, bound) apart.
+#[derive(Debug)]
+pub struct Prepared<'p, 'c>(crate::plan::Prepared<'p, 'c>);
+
+impl<'p, 'c> Prepared<'p, 'c> {
+    /// Builds the tables.
+    ///
+    /// # Errors
+    /// [`crate::PlanError::Overflow`].
+    pub fn new(problem: &'p crate::PlanInstance<'c>) -> Result<Self, crate::PlanError> {
+        crate::plan::Prepared::new(problem).map(Prepared)
+    }
+
+    /// Solves as [`crate::run`].
+    ///
+    /// # Errors
+    /// [`crate::PlanError::Overflow`].
+    pub fn solve(&self, options: &crate::PlanOptions) -> Result<crate::Plan, crate::PlanError> {
+        self.0.solve(options)
+    }
+
+    /// The greedy plan.
+    pub fn greedy(&self) -> crate::Plan {
+        self.0.greedy()
+    }
+
+    /// The greedy plan's value alone.
+    pub fn greedy_value(&self) -> u64 {
+        self.0.greedy_value()
+    }
+
+    /// The certified upper bound.
+    pub fn upper_bound(&self) -> u64 {
+        self.0.upper_bound()
+    }
+}

@@ -1,6 +1,6 @@
 //! An independent checker of a plan against its instance.
 //!
-//! [`verify`] shares no code with the planner beyond the driver rules of [`crate::check`]: it
+//! [`Plan::verify`](crate::Plan::verify) shares no code with the planner beyond the driver rules of [`crate::check`]: it
 //! rebuilds each planned layout from the plan's profile names, recomputes `R`, `W` and `F` from
 //! their definitions (fragmentation by trying every placement of every profile against the
 //! held units and [`crate::check`], not with the planner's tables), and reports every broken
@@ -156,7 +156,7 @@ pub enum Violation {
 ///
 /// # Complexity
 /// O(G · (n² + P · n)) for G GPUs, n instances per GPU and P placements per model.
-pub fn verify(instance: &PlanInstance<'_>, plan: &Plan) -> Result<(), Vec<Violation>> {
+pub(crate) fn verify(instance: &PlanInstance<'_>, plan: &Plan) -> Result<(), Vec<Violation>> {
     let mut out = Vec::new();
     if plan.gpus.len() != instance.gpus.len() {
         return Err(vec![Violation::GpuCount {

@@ -387,7 +387,7 @@ impl Hierarchy {
     }
 
     /// Sets a leaf queue's demand per resource (nano-units: allocated + pending), as
-    /// [`crate::Cluster::from_model`] sums it; the live cluster ([`crate::live`]) refreshes it
+    /// [`crate::Input::from_model`] sums it; the live cluster ([`crate::live`]) refreshes it
     /// before every session. A parent's demand is always the sum of its subtree.
     ///
     /// # Errors

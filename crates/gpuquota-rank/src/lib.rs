@@ -47,12 +47,14 @@
 //! (every problem at once, as one [`gpuquota_model::Error`]); [`run`] runs one scheduling
 //! session over it and returns the [`Report`], and [`fairshare`] the fair-share division.
 //! `run` is fallible at run time only by overflow of the session's exact sums (see its
-//! docs). Lower-level pieces stay public for embedders that keep a cluster between
-//! sessions, and are not entry points: [`Cluster`] ([`Cluster::from_model_unvalidated`] for
-//! objects as upstream's unit tests create them), [`session::run_session`] (one session over
-//! such a cluster), [`live`] (a cluster kept across sessions, as the simulator
-//! does), [`Hierarchy`] and [`division`] (the division alone), [`usage`], [`runai`] and the
-//! report types.
+//! docs). There is no other way in: the options carry what changes the input between
+//! reading and running (the total, the session time, a node pool's view is a model of its
+//! own, measured [`Options::usage`], [`Options::weight_follows_quota`], the engine's own
+//! checks alone with [`BuildOptions::validation`]), and a simulator that keeps a cluster
+//! across sessions starts it from a checked input ([`live::LiveCluster::new`]). The
+//! [`Cluster`] snapshot is read through [`Input::cluster`]; [`Hierarchy`] and [`division`]
+//! (the division alone), [`usage`], [`runai`] and the report types stay public for their
+//! types.
 //!
 //! # Properties
 //!
@@ -92,14 +94,16 @@
 //!
 //! # Input checks: one validator
 //!
-//! [`Cluster::from_model`] first runs the workspace's one validator
+//! [`Input::from_model`] first runs the workspace's one validator
 //! ([`gpuquota_model::validate::check_kinds`] on
 //! [`gpuquota_model::validate::KAI_KINDS`]) and refuses the input on any error, with the
 //! validator's code, field path and wording (invalid names, duplicate objects, queue cycles,
 //! negative quotas, ...), so `gpuquota validate` fails exactly when this engine refuses and
 //! prints the same line. The engine's own checks (a pod on a node that does not exist,
-//! amounts the session cannot hold, the tree depth) follow. [`Cluster::from_model_unvalidated`]
-//! skips the validator, for objects as upstream's unit tests create them.
+//! amounts the session cannot hold, the tree depth) follow.
+//! [`Validation::EngineOnly`](gpuquota_model::validate::Validation::EngineOnly)
+//! ([`BuildOptions::validation`]) skips the validator, for objects as upstream's unit tests
+//! create them.
 //!
 //! # Deviations from upstream, on purpose
 //!
@@ -151,6 +155,59 @@ pub mod runai;
 pub mod session;
 pub mod snapshot;
 pub mod usage;
+
+/// The lower layer behind [`Input::from_model`] and [`run`], for this crate's scenario tests
+/// (they build clusters as upstream's tests create their objects and edit them between
+/// sessions). Feature `testkit`; not part of the public API.
+#[cfg(feature = "testkit")]
+#[doc(hidden)]
+pub mod testkit {
+    use crate::session::{SessionError, SessionOptions, SessionResult};
+    use crate::snapshot::{BuildOptions, Cluster};
+    use gpuquota_model::Model;
+    use gpuquota_model::diag::Diagnostics;
+
+    /// The snapshot after the validator and the engine's checks.
+    ///
+    /// # Errors
+    /// Every problem.
+    pub fn cluster(model: &Model, options: &BuildOptions) -> Result<Cluster, Diagnostics> {
+        Cluster::from_model(model, options)
+    }
+
+    /// The snapshot after the engine's own checks only.
+    ///
+    /// # Errors
+    /// Every problem the engine cannot run.
+    pub fn cluster_unvalidated(
+        model: &Model,
+        options: &BuildOptions,
+    ) -> Result<Cluster, Diagnostics> {
+        Cluster::from_model_unvalidated(model, options)
+    }
+
+    /// One session over `cluster`.
+    ///
+    /// # Errors
+    /// As [`crate::run`].
+    pub fn run_session(
+        cluster: &Cluster,
+        options: &SessionOptions,
+    ) -> Result<SessionResult, SessionError> {
+        crate::session::run_session(cluster, options)
+    }
+
+    /// The fair-share division of `cluster` (as [`crate::fairshare`]).
+    ///
+    /// # Errors
+    /// A division that fails.
+    pub fn fairshare_report(
+        cluster: &Cluster,
+        options: &crate::DivisionOptions,
+    ) -> Result<crate::report::FairshareReport, crate::DivisionError> {
+        crate::report::fairshare_report(cluster, options)
+    }
+}
 
 pub use division::{
     Division, DivisionError, DivisionOptions, Hierarchy, Mode, QueueInput, Resource, ResourceParams,

@@ -2,14 +2,15 @@
 //! [`Cluster`] is kept in step with the session's decisions, instead of rebuilding it from a
 //! model before every session.
 //!
-//! [`LiveCluster::new`] takes a cluster built by [`Cluster::from_model`] and parks every job
+//! [`LiveCluster::new`] takes the cluster of a checked input ([`crate::Input::from_model`])
+//! and parks every job
 //! (none is submitted yet, every pod pending without a node). [`LiveCluster::submit`] puts a
 //! job into the cluster, [`LiveCluster::finish`] takes it out, and [`LiveCluster::session`]
-//! refreshes the leaves' demand, runs [`run_session`](crate::session::run_session) and applies its decisions: the evicted
+//! refreshes the leaves' demand, runs a session (as [`crate::run`] does) and applies its decisions: the evicted
 //! jobs' pods go back to pending (their controller recreates them), the allocated pods run
 //! on their nodes at once (a pipelined pod too: the evictions that free its resources are
-//! applied first). A session on a live cluster decides exactly what [`run_session`](crate::session::run_session) decides
-//! on [`Cluster::from_model`] of the same state; this module only keeps the state.
+//! applied first). A session on a live cluster decides exactly what [`crate::run`] decides
+//! on the input of the same state; this module only keeps the state.
 //!
 //! It also keeps what a session opens with — each pod's state and placement record, the
 //! nodes' free CPU, memory, GPU devices and MIG instances, the queues' allocations — from
@@ -21,7 +22,7 @@
 //! the session after a job's preemptibility changed.
 //!
 //! ```
-//! use gpuquota_rank::{BuildOptions, Cluster, Resource, SessionOptions};
+//! use gpuquota_rank::{Input, Options, Resource, SessionOptions};
 //! use gpuquota_rank::live::LiveCluster;
 //!
 //! let yaml = r#"
@@ -42,8 +43,8 @@
 //! status: {phase: Pending}
 //! "#;
 //! let model = gpuquota_model::import_str("c.yaml", yaml)?.model;
-//! let cluster = Cluster::from_model(&model, &BuildOptions::default())?;
-//! let mut live = LiveCluster::new(cluster);
+//! let input = Input::from_model(&model, &Options::default())?;
+//! let mut live = LiveCluster::new(input);
 //! assert!(live.submit("ns/p"));
 //! let result = live.session(&SessionOptions::default())?;
 //! assert_eq!(result.allocated[0].pods[0].1.as_deref(), Some("n1"));
@@ -95,11 +96,17 @@ fn reset(job: &mut Job) {
 }
 
 impl LiveCluster {
-    /// Parks every job of `cluster` with its pods pending and without nodes.
+    /// The cluster of a checked input ([`crate::Input::from_model`]) kept across sessions:
+    /// every job parked with its pods pending and without nodes.
     ///
     /// # Complexity
     /// O(J log J + N log N).
-    pub fn new(mut cluster: Cluster) -> LiveCluster {
+    pub fn new(input: crate::Input) -> LiveCluster {
+        LiveCluster::from_cluster(input.into_cluster())
+    }
+
+    /// [`LiveCluster::new`] over a cluster built in this crate.
+    pub(crate) fn from_cluster(mut cluster: Cluster) -> LiveCluster {
         let mut parked = BTreeMap::new();
         for mut j in std::mem::take(&mut cluster.jobs) {
             reset(&mut j);
@@ -124,7 +131,7 @@ impl LiveCluster {
     }
 
     /// The current state (only submitted, unfinished jobs are in [`Cluster::jobs`], in key
-    /// order, as [`Cluster::from_model`] orders them).
+    /// order, as [`crate::Input::from_model`] orders them).
     pub fn cluster(&self) -> &Cluster {
         &self.cluster
     }
@@ -330,14 +337,14 @@ impl LiveCluster {
     /// to the session time when a job starts).
     ///
     /// # Errors
-    /// As [`run_session`](crate::session::run_session); the state is left unchanged then.
+    /// As [`crate::run`]'s session errors; the state is left unchanged then.
     ///
     /// # Complexity
-    /// O(T) to refresh the demand plus [`run_session`](crate::session::run_session), which opens on the state kept from
+    /// O(T) to refresh the demand plus a session (as [`crate::run`]), which opens on the state kept from
     /// the previous session (updated by the arrivals and departures since) instead of
     /// building it: O(J) instead of O(J + T + N · G) for J jobs of T pods on N nodes of G
     /// GPUs, plus O(N · G) and the placed and evicted jobs' pods to keep it for the next
-    /// one. The decisions are those of [`run_session`](crate::session::run_session) on [`Cluster::from_model`] of the
+    /// one. The decisions are those of [`crate::run`] on the input of the
     /// same state.
     pub fn session(&mut self, options: &SessionOptions) -> Result<SessionResult, SessionError> {
         // Held jobs' pending pods are hidden for the session.

@@ -184,7 +184,7 @@ status: {phase: Pending}
             .expect("valid yaml")
             .model;
         let cluster = Cluster::from_model(&model, &BuildOptions::default()).expect("cluster");
-        (model, LiveCluster::new(cluster))
+        (model, LiveCluster::from_cluster(cluster))
     }
 
     fn placed(live: &mut LiveCluster) -> usize {

@@ -203,7 +203,7 @@ pub struct FairshareReport {
 ///
 /// # Complexity
 /// The division's, plus O(Q + T · d).
-pub fn fairshare_report(
+pub(crate) fn fairshare_report(
     c: &Cluster,
     options: &DivisionOptions,
 ) -> Result<FairshareReport, DivisionError> {

@@ -15,7 +15,7 @@ pub struct Counts {
     /// Builds of Kueue's world (`gpuquota_cohort::World`), through the engine's entry point
     /// or not.
     pub world_builds: u32,
-    /// Builds of KAI's snapshot (`gpuquota_rank::Cluster::from_model`).
+    /// Builds of KAI's snapshot (`gpuquota_rank::Input::from_model`).
     pub cluster_builds: u32,
 }
 

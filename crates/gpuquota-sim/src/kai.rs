@@ -94,7 +94,7 @@
 //!
 //! - **Order at an instant**: completions (resources freed), then arrivals; a session runs at
 //!   every multiple of `sessionInterval` (time 0 included) and sees what arrived up to then.
-//! - **A session** is `gpuquota_rank::run_session` (allocate, consolidation, reclaim,
+//! - **A session** is the engine's session (`gpuquota_rank::run`) (allocate, consolidation, reclaim,
 //!   preempt, stale gangs) on the live cluster ([`gpuquota_rank::live`]): the decisions
 //!   are the engine's, nothing is re-decided here. Evictions are applied first (the victims'
 //!   pods are deleted at once and recreated pending by their controller, as KAI's binder and
@@ -273,6 +273,7 @@ pub(crate) fn simulate_with_options(
     } else {
         // job key → the queue the KAI snapshot puts it in
         let queue_of: std::collections::BTreeMap<String, String> = cluster
+            .cluster()
             .jobs
             .iter()
             .map(|j| (j.key.clone(), j.queue_name.clone()))

@@ -8,7 +8,7 @@
 //! holds its cluster and workloads as objects) or from a `Simulation` scenario document and
 //! the files it names ([`Simulation::from_files`]), and [`simulate`] runs it with the
 //! engine's own entry point (Kueue: `gpuquota_cohort::Input::from_model`; KAI:
-//! `gpuquota_rank::Cluster::from_model`), whose diagnostics and codes pass through.
+//! `gpuquota_rank::Input::from_model`), whose diagnostics and codes pass through.
 //!
 //! ```
 //! use gpuquota_model::Timestamp;
@@ -86,7 +86,7 @@
 //! driver decide once (O(events × log events) for the queue, plus the drivers' own cost).
 //! A driver per engine is built from the model once, through the engine's own entry point,
 //! so its diagnostics and codes pass through: `kueue` and `resourcequota` over the world of
-//! `gpuquota_cohort::Input::from_model`, `kai` over `gpuquota_rank::Cluster::from_model`.
+//! `gpuquota_cohort::Input::from_model`, `kai` over `gpuquota_rank::Input::from_model`.
 //! What a Kueue or ResourceQuota run produced is an [`engine::Outcome`]; a KAI run's is a
 //! [`kai::KaiOutcome`]. The KAI scenario reading, report, budgets and plot are still KAI's
 //! own ([`kai`]).
@@ -556,9 +556,9 @@ pub(crate) fn simulate_scenario(
             );
         }
     }
-    let (world, fair) = input.into_parts();
-    let insts = instances(sc, &world);
-    let mut budgets = (!rules.is_empty()).then(|| new_budgets(sc, &world, rules));
+    let world = input.world();
+    let insts = instances(sc, world);
+    let mut budgets = (!rules.is_empty()).then(|| new_budgets(sc, world, rules));
     if let Some(b) = &budgets {
         // the card types usage is weighed by: the flavors' and, for usage without a flavor
         // (ResourceQuota), every card type it may resolve to (`bill::unflavored_rate`)
@@ -573,7 +573,7 @@ pub(crate) fn simulate_scenario(
     let worlds = driver::Worlds::for_scenario(sc);
     let cx = driver::Context {
         sc,
-        world: &world,
+        world,
         insts: &insts,
         warnings: &mut warnings,
         budgets: &mut budgets,
@@ -581,7 +581,7 @@ pub(crate) fn simulate_scenario(
     };
     let outcome = match sc.engine {
         Engine::ResourceQuota => driver::run_resource_quota(cx, &worlds),
-        Engine::Kueue => driver::run_kueue(cx, fair, &worlds),
+        Engine::Kueue => driver::run_kueue(cx, &input, &worlds),
     };
     finish_report(sc, outcome, warnings, budgets.as_ref())
 }
@@ -624,13 +624,18 @@ fn deprioritized_twins(
         return Ok(None);
     }
     count::bump(|c| &mut c.world_builds);
-    let w0 = World::build(&sc.model)
-        .map_err(|e| Diagnostics(e.problems.iter().map(|p| p.diagnostic()).collect()))?;
+    // the workloads as the engine reads them; the Configuration's fair sharing plays no part
+    let input0 = gpuquota_cohort::Input::from_model(
+        &sc.model,
+        &gpuquota_cohort::Options::default().with_ignore_fair_sharing(true),
+    )
+    .map_err(gpuquota_model::Error::into_diagnostics)?;
+    let w0 = input0.world();
     let mut keys = Vec::new();
     let mut lowest = i32::MAX;
     for w in &w0.workloads {
         lowest = lowest.min(w.priority);
-        let q = queue_name(&w0, w);
+        let q = queue_name(w0, w);
         if rules
             .iter()
             .any(|r| deprioritize(r) && r.scope.covers(&w.namespace, &q))

@@ -482,7 +482,7 @@ impl SimulationReport {
 ///
 /// # Complexity
 /// The engine input's build once (Kueue's `Input::from_model`, KAI's
-/// `Cluster::from_model`) plus the kernel's loop over the engine's driver (crate docs,
+/// `gpuquota_rank::Input::from_model`) plus the kernel's loop over the engine's driver (crate docs,
 /// "Kernel and drivers").
 pub fn simulate(simulation: &Simulation) -> Result<SimulationReport, Error> {
     simulate_with_options(simulation, &RunOptions::default())

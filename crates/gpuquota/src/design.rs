@@ -23,9 +23,10 @@
 //! and the model; nothing above it is compiled. The simulator sits above the engines because
 //! it drives each of them through the same entry points the snapshot commands use: Kueue's
 //! input is built once by `gpuquota_cohort::Input::from_model` (world, tolerated
-//! states, fair-sharing policy) and then driven by its scheduler, KAI's snapshot once by
-//! `gpuquota_rank::Cluster::from_model` and each session run by `gpuquota_rank::session::run_session`;
-//! the engines' diagnostics and codes reach the caller unchanged. One kernel (one event
+//! states, fair-sharing policy) and then driven by the scheduler it hands out
+//! (`Input::scheduler`), KAI's input once by `gpuquota_rank::Input::from_model` and its
+//! cluster kept across sessions by `gpuquota_rank::live::LiveCluster::new(input)`, each
+//! session the engine's own; the engines' diagnostics and codes reach the caller unchanged. One kernel (one event
 //! queue with a total order, one loop over instants) knows no engine and runs a driver per
 //! engine (`kueue`, `resourcequota`, `kai`): built from the model once, it applies the
 //! instant's events, then decides. (Only `Deprioritize`
@@ -79,10 +80,19 @@
 //! since neither reads Kubernetes objects) and every problem of the input is refused there;
 //! `run(&Input)` then needs nothing else. A run returns `Result` only where it can fail over
 //! a checked input (KAI's exact session sums can overflow; a metering input is plain data
-//! checked as it is metered), and says so. Lower-level pieces (the Kueue `World`, the KAI
-//! `Cluster`, the MIG planner's stages) stay public for embedders and tests but are not
-//! presented as ways in. The facade's table lists the entry points, the simulator's
-//! included.
+//! checked as it is metered), and says so. There is no second way in: the builders below
+//! the inputs (Kueue's world builders and scheduler constructors, KAI's snapshot builders
+//! and session, MIG's planner stages, fair sharing's manifest tree) are crate-private. What
+//! a caller used to change between building and running is an option (the validator or only
+//! the engine's own checks, fair-sharing settings left unread for the quotas, KAI's measured
+//! usage and weight-follows-quota, MIG's fast mode); a caller that steps a run takes its
+//! stepping state from the checked input (`kueue::Input::scheduler`,
+//! `kai::live::LiveCluster::new`). A plan checker is a function of the report and its input
+//! (`mig::Plan::verify`). The engines' own scenario tests, which build snapshots the way
+//! upstream's tests create objects and edit them between steps, reach that lower layer
+//! through a hidden `testkit` feature (dev-dependencies and benches only; not part of the
+//! public API or the API snapshots). The facade's table lists the entry points, the
+//! simulator's included.
 //!
 //! Every fallible entry point returns one [`Error`](crate::Error), after jiff's error design
 //! (BurntSushi/jiff `src/error/mod.rs`): an opaque type over a private kind, told apart by

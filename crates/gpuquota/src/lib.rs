@@ -18,9 +18,14 @@
 //! Every engine has the same two steps: a checked input built once with its options
 //! (problems come back as one [`Error`] carrying typed diagnostics that name object and
 //! field, and nothing is built), then a run over it that needs nothing else and returns a
-//! typed report. These are the only ways in; each engine's page lists the lower-level
-//! pieces it keeps public for embedders (the Kueue [`kueue::World`], the KAI
-//! [`kai::Cluster`], ...), which are not entry points. The `gpuquota` command's subcommands
+//! typed report. These are the only ways in: what a command changes between reading and
+//! running is an option (Kueue's [`kueue::Options::validation`] and
+//! [`kueue::Options::ignore_fair_sharing`], KAI's [`kai::Options::usage`] and
+//! [`kai::Options::weight_follows_quota`], MIG's [`mig::Options::fast`]), and a caller that
+//! steps a run itself starts from the checked input too (Kueue's [`kueue::Input::scheduler`],
+//! KAI's [`kai::live::LiveCluster::new`]). The snapshots an input holds ([`kueue::World`],
+//! [`kai::Cluster`]) are read through it; [`mig::Plan::verify`] checks a plan against its
+//! input. The `gpuquota` command's subcommands
 //! as library calls (flags in, what the command prints out) are the module `command`
 //! (feature `command`).
 //!

@@ -11,9 +11,9 @@
 //!    [`Settings::complete`] (the files are the whole picture);
 //! 3. **engines** ([`engine_problems`]): the input builders of every engine the objects are
 //!    for (and the facade is built with) run on the model, so the lint fails exactly when a
-//!    command would refuse the input: the Kueue engine (`World::build` and the
+//!    command would refuse the input: the Kueue engine (`kueue::Input::from_model` and the
 //!    Configuration's fair-sharing settings) when there is a Kueue object, the KAI engine
-//!    (`Cluster::from_model`) when there is a KAI Queue, PodGroup, Pod or Node. Their errors
+//!    (`kai::Input::from_model`) when there is a KAI Queue, PodGroup, Pod or Node. Their errors
 //!    are prefixed with the engine (`kueue engine: …`, `kai engine: …`). The engines'
 //!    decision notes (an implicit cohort, an inactive queue) are not input problems and are
 //!    left to the engines' own commands.
@@ -175,7 +175,7 @@ pub fn check_imported(
 /// The errors of every engine's input builder that applies to `model`, tagged with the engine.
 ///
 /// Called once the validator found no error, so the builders run without repeating it
-/// (`World::build` and `Cluster::from_model` are the validator followed by these).
+/// (each engine's `Input::from_model` is the validator followed by these).
 pub fn engine_problems(model: &Model) -> Vec<String> {
     #[allow(unused_mut)] // without an engine feature nothing is pushed
     let mut out = Vec::new();
@@ -191,8 +191,17 @@ pub fn engine_problems(model: &Model) -> Vec<String> {
         && model.configuration.is_none());
     #[cfg(feature = "kueue")]
     if kueue {
-        if let Err(e) = gpuquota::kueue::World::build_unvalidated(model) {
-            out.extend(e.problems.iter().map(|p| format!("kueue engine: {p}")));
+        // the engine's own checks alone, and without the fair-sharing settings (below)
+        let options = gpuquota::kueue::Options::default()
+            .with_validation(gpuquota::model::validate::Validation::EngineOnly)
+            .with_ignore_fair_sharing(true);
+        if let Err(e) = gpuquota::kueue::Input::from_model(model, &options) {
+            out.extend(e.diagnostics().iter().map(|d| {
+                format!(
+                    "kueue engine: {} {:?}: {}: {}",
+                    d.kind, d.name, d.field, d.message
+                )
+            }));
         }
         if let Err(e) = gpuquota::fairshare::config::settings_from_configuration(
             model.configuration.as_ref(),
@@ -208,12 +217,15 @@ pub fn engine_problems(model: &Model) -> Vec<String> {
         && model.nodes.is_empty());
     #[cfg(feature = "kai")]
     if kai
-        && let Err(e) = gpuquota::kai::Cluster::from_model_unvalidated(
+        && let Err(e) = gpuquota::kai::Input::from_model(
             model,
-            &gpuquota::kai::BuildOptions::default(),
+            &gpuquota::kai::Options::default().with_build(
+                gpuquota::kai::BuildOptions::default()
+                    .with_validation(gpuquota::model::validate::Validation::EngineOnly),
+            ),
         )
     {
-        out.extend(e.0.iter().map(|p| format!("kai engine: {p}")));
+        out.extend(e.diagnostics().iter().map(|p| format!("kai engine: {p}")));
     }
     out
 }

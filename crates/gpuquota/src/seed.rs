@@ -329,18 +329,18 @@ fn table(problem: &PlanInstance<'_>, plan: &Plan) -> String {
 fn mig_section() -> Result<String, SeedError> {
     let (req, _, _) = PlanRequest::from_yaml(crate::sim::seed::MIG_PLAN)
         .map_err(|e| SeedError(format!("seed-mig-plan.yaml: {e}")))?;
-    let problem = req.resolve(Catalogue::builtin()).map_err(|errors| {
-        SeedError(
-            errors
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; "),
-        )
-    })?;
-    let plan = crate::mig::plan::plan(&problem, &PlanOptions::default())
-        .map_err(|e| SeedError(e.to_string()))?;
-    Ok(table(&problem, &plan))
+    let input = crate::mig::Input::new(&req, Catalogue::builtin(), &PlanOptions::default())
+        .map_err(|e| {
+            SeedError(
+                e.diagnostics()
+                    .iter()
+                    .map(|d| d.message.clone())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
+        })?;
+    let plan = crate::mig::run(&input);
+    Ok(table(input.instance(), &plan))
 }
 
 #[cfg(test)]
@@ -568,10 +568,11 @@ mod mig_tests {
              demand:\n  - {profile: 1g.5gb, count: 7}\n",
         )
         .unwrap();
-        let problem = req.resolve(Catalogue::builtin()).unwrap();
-        let plan = crate::mig::plan::plan(&problem, &PlanOptions::default()).unwrap();
+        let input =
+            crate::mig::Input::new(&req, Catalogue::builtin(), &PlanOptions::default()).unwrap();
+        let plan = crate::mig::run(&input);
         assert_eq!(plan.value, 7);
-        let t = table(&problem, &plan);
+        let t = table(input.instance(), &plan);
         assert!(t.lines().all(|l| l.len() <= 80), "{t}");
         assert_eq!(t.matches("1g.5gb@").count(), 7);
     }

@@ -179,10 +179,10 @@ pub(crate) fn admitted(
 
 /// The world of `yaml`, built as upstream's scheduler tests create their objects (no API
 /// server in between: the fixtures keep upstream's test names such as `q_borrowing` and
-/// the configurations its webhooks would refuse), so [`World::build_unvalidated`].
+/// the configurations its webhooks would refuse), so the engine's own checks only (`testkit::build_unvalidated`).
 pub(crate) fn world(yaml: &str) -> World {
     let imported = gpuquota_model::import_str("test.yaml", yaml).expect("valid YAML");
-    World::build_unvalidated(&imported.model).unwrap_or_else(|e| panic!("{e}"))
+    gpuquota_cohort::testkit::build_unvalidated(&imported.model).unwrap_or_else(|e| panic!("{e}"))
 }
 
 pub(crate) fn run(yaml: &str) -> ScheduleReport {
@@ -196,7 +196,7 @@ pub(crate) fn run_cycles(yaml: &str, n: u32) -> ScheduleReport {
 /// Runs the classical engine on a world the test built (at most `cycles` cycles).
 pub(crate) fn schedule(world: &World, cycles: Option<u32>) -> ScheduleReport {
     let options = gpuquota_cohort::Options::default().with_cycles(cycles);
-    gpuquota_cohort::run(&gpuquota_cohort::Input::from_world(
+    gpuquota_cohort::run(&gpuquota_cohort::testkit::input(
         world.clone(),
         None,
         &options,
@@ -212,7 +212,7 @@ pub(crate) fn fair_schedule(
 ) -> Result<ScheduleReport, gpuquota_fairshare::FairShareError> {
     let policy = gpuquota_cohort::fair::FairSharing::new(world, model, settings)?;
     let options = gpuquota_cohort::Options::default().with_cycles(cycles);
-    Ok(gpuquota_cohort::run(&gpuquota_cohort::Input::from_world(
+    Ok(gpuquota_cohort::run(&gpuquota_cohort::testkit::input(
         world.clone(),
         Some(policy),
         &options,
@@ -221,7 +221,7 @@ pub(crate) fn fair_schedule(
 
 /// The quotas of a world the test built.
 pub(crate) fn quotas_of(world: &World) -> QuotasReport {
-    gpuquota_cohort::quotas(&gpuquota_cohort::Input::from_world(
+    gpuquota_cohort::quotas(&gpuquota_cohort::testkit::input(
         world.clone(),
         None,
         &gpuquota_cohort::Options::default(),

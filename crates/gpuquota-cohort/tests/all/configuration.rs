@@ -79,7 +79,7 @@ fn transformations_and_exclusions_decide_what_a_workload_asks_for() {
 fn invalid_transformations_are_field_errors() {
     let config = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nresources:\n  transformations:\n  - input: cpu\n    strategy: Swap\n---\n";
     let imported = gpuquota_model::import_str("t.yaml", &shared_quota(config)).unwrap();
-    let err = gpuquota_cohort::World::build(&imported.model).unwrap_err();
+    let err = gpuquota_cohort::testkit::build(&imported.model).unwrap_err();
     assert_eq!(
         err.problems
             .iter()

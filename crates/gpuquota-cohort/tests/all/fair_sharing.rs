@@ -17,7 +17,8 @@ fn run_fair(yaml: &str) -> ScheduleReport {
     let model = gpuquota_model::import_str("test.yaml", yaml)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world =
+        gpuquota_cohort::testkit::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(model.configuration.as_ref(), true).unwrap();
     crate::common::fair_schedule(&world, &model, settings, None).unwrap()
 }
@@ -445,7 +446,8 @@ fn run_configured(yaml: &str) -> ScheduleReport {
     let model = gpuquota_model::import_str("test.yaml", yaml)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world =
+        gpuquota_cohort::testkit::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(model.configuration.as_ref(), false).unwrap();
     crate::common::fair_schedule(&world, &model, settings, None).unwrap()
 }
@@ -527,9 +529,9 @@ fn admission_fair_sharing_consumed_usage_orders_the_queue() {
 mod properties {
     //! Invariants of the engine under fair sharing on random cohort trees.
 
+    use gpuquota_cohort::World;
     use gpuquota_cohort::check::check_invariants;
     use gpuquota_cohort::fair::FairSharing;
-    use gpuquota_cohort::{Scheduler, World};
     use gpuquota_fairshare::config::settings_from_configuration;
     use gpuquota_testkit::{Platform, Shape, Tree, platform};
     use proptest::prelude::*;
@@ -583,7 +585,8 @@ mod properties {
         let model = gpuquota_model::import_str("p.yaml", &docs.concat())
             .expect("valid YAML")
             .model;
-        let world = World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
+        let world =
+            gpuquota_cohort::testkit::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
         (model, world)
     }
 
@@ -601,7 +604,7 @@ mod properties {
         #[test]
         fn limits_and_reasons_hold(s in spec()) {
             let (model, w) = load(&documents(&s));
-            let mut sched = Scheduler::with_policy(&w, policy(&model, &w));
+            let mut sched = gpuquota_cohort::testkit::with_policy(&w, policy(&model, &w));
             prop_assume!(check_invariants(&w, sched.reservations()).is_ok());
             for _ in 0..30 {
                 if !sched.run_cycle() {
@@ -661,7 +664,6 @@ mod upstream_fair_preemptions {
     //! preemption target search with the fair-sharing policy. Admission times are equal and
     //! UIDs follow the names, as upstream sets them.
 
-    use gpuquota_cohort::Scheduler;
     use gpuquota_cohort::fair::FairSharing;
     use gpuquota_fairshare::config::settings_from_configuration;
 
@@ -704,10 +706,10 @@ mod upstream_fair_preemptions {
             .expect("valid YAML")
             .model;
         let world =
-            gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
+            gpuquota_cohort::testkit::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
         let settings = settings_from_configuration(model.configuration.as_ref(), true).unwrap();
         let policy = FairSharing::new(&world, &model, settings).unwrap();
-        let mut s = Scheduler::with_policy(&world, policy);
+        let mut s = gpuquota_cohort::testkit::with_policy(&world, policy);
         let id = world
             .workload_id(&format!("ns/{}", incoming.0))
             .expect("incoming workload");
@@ -1054,10 +1056,10 @@ mod upstream_fair_preemptions {
             .expect("valid YAML")
             .model;
         let world =
-            gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
+            gpuquota_cohort::testkit::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
         let settings = settings_from_configuration(model.configuration.as_ref(), true).unwrap();
         let policy = FairSharing::new(&world, &model, settings).unwrap();
-        let mut s = Scheduler::with_policy(&world, policy);
+        let mut s = gpuquota_cohort::testkit::with_policy(&world, policy);
         let id = world
             .workload_id(&format!("ns/{}", incoming.0))
             .expect("incoming");
@@ -1436,7 +1438,8 @@ fn upstream_schedule_lowest_share_first() {
     let model = gpuquota_model::import_str("t.yaml", &y)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world =
+        gpuquota_cohort::testkit::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
     let r = crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap();
     assert_eq!(admitted_in_order(&r), vec![("eng-alpha/new".into(), 1)]);
@@ -1493,7 +1496,8 @@ fn upstream_schedule_hierarchical_tournament_winner() {
     let model = gpuquota_model::import_str("t.yaml", &y)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world =
+        gpuquota_cohort::testkit::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
     let r = crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap();
     assert_eq!(admitted_in_order(&r), vec![("eng-alpha/d1".into(), 1)]);
@@ -1581,7 +1585,8 @@ fn upstream_schedule_preempt_from_highest_share() {
     let model = gpuquota_model::import_str("t.yaml", &y)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world =
+        gpuquota_cohort::testkit::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
     let r = crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap();
     let mut v = victims(&r);
@@ -1652,7 +1657,7 @@ fn upstream_schedule_queue_borrowing_less_wins() {
             .expect("valid YAML")
             .model;
         let world =
-            gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
+            gpuquota_cohort::testkit::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
         let settings = settings_from_configuration(None, true).unwrap();
         let r = crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap();
         assert_eq!(
@@ -1721,7 +1726,8 @@ fn upstream_schedule_multiple_preemptions_within_queues() {
     let model = gpuquota_model::import_str("t.yaml", &y)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world =
+        gpuquota_cohort::testkit::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
     let r = crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap();
     let mut v = victims(&r);
@@ -1791,7 +1797,8 @@ fn one_cycle(
     let model = gpuquota_model::import_str("t.yaml", &y)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world =
+        gpuquota_cohort::testkit::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
     crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap()
 }
@@ -1976,7 +1983,8 @@ fn upstream_schedule_nominal_first_is_per_flavor() {
     let model = gpuquota_model::import_str("t.yaml", &y)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world =
+        gpuquota_cohort::testkit::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
     let r = crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap();
     assert_eq!(admitted_in_order(&r), vec![("eng-alpha/wl-a".into(), 1)]);
@@ -2028,7 +2036,8 @@ fn upstream_schedule_prefer_reclamation_over_priority_preemption() {
     let model = gpuquota_model::import_str("t.yaml", &y)
         .expect("valid YAML")
         .model;
-    let world = gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world =
+        gpuquota_cohort::testkit::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
     let settings = settings_from_configuration(None, true).unwrap();
     let r = crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap();
     assert_eq!(
@@ -2057,7 +2066,7 @@ fn upstream_schedule_in_queue_preemption_under_fair_sharing() {
             .expect("valid YAML")
             .model;
         let world =
-            gpuquota_cohort::World::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
+            gpuquota_cohort::testkit::build_unvalidated(&model).unwrap_or_else(|e| panic!("{e}"));
         let settings = settings_from_configuration(None, true).unwrap();
         crate::common::fair_schedule(&world, &model, settings, Some(1)).unwrap()
     };
@@ -2208,7 +2217,7 @@ fn admission_fair_sharing_usage_decays_over_virtual_time() {
     let model = gpuquota_model::import_str("afs.yaml", &y)
         .expect("valid")
         .model;
-    let world = gpuquota_cohort::World::build(&model).unwrap_or_else(|e| panic!("{e}"));
+    let world = gpuquota_cohort::testkit::build(&model).unwrap_or_else(|e| panic!("{e}"));
     let id = |k: &str| {
         world
             .workloads
@@ -2220,7 +2229,7 @@ fn admission_fair_sharing_usage_decays_over_virtual_time() {
     let (a1, a2, b2) = (id("ns/a1"), id("ns/a2"), id("ns/b2"));
     let settings = settings_from_configuration(model.configuration.as_ref(), false).unwrap();
     let policy = FairSharing::new(&world, &model, settings).unwrap();
-    let mut s = gpuquota_cohort::Scheduler::with_policy(&world, policy);
+    let mut s = gpuquota_cohort::testkit::with_policy(&world, policy);
     for w in world.workloads.ids() {
         s.withhold(w);
     }

@@ -409,7 +409,7 @@ fn admitted_during_the_run_is_the_most_recent() {
     y += &wl("high", "q", 5, 2, 2, &[("nvidia.com/gpu", "1")]);
     let w = world(&y);
     let high = w.workload_id("ns/high").expect("high");
-    let mut s = gpuquota_cohort::Scheduler::new(&w);
+    let mut s = gpuquota_cohort::testkit::scheduler(&w);
     s.withhold(high);
     s.run(Some(1));
     s.arrive(high);

@@ -1,8 +1,8 @@
 //! Property tests: limits after every cycle, document-order independence, the fast quota
 //! arithmetic against the model's slow reference, and reclaim with `Any`.
 
+use gpuquota_cohort::World;
 use gpuquota_cohort::check::check_invariants;
-use gpuquota_cohort::{Scheduler, World};
 use gpuquota_testkit::quota_tree::{FlavorResource, Node, ReferenceTree as RefTree};
 use proptest::prelude::*;
 
@@ -37,7 +37,7 @@ proptest! {
     #[test]
     fn limits_hold_after_every_cycle(s in spec()) {
         let w = build(&documents(&s));
-        let mut sched = Scheduler::new(&w);
+        let mut sched = gpuquota_cohort::testkit::scheduler(&w);
         prop_assume!(check_invariants(&w, sched.reservations()).is_ok());
         for _ in 0..30 {
             if !sched.run_cycle() {
@@ -69,7 +69,7 @@ proptest! {
     fn fast_quota_arithmetic_matches_reference(s in spec()) {
         let text = documents(&s).concat();
         let model = gpuquota_model::import_str("t.yaml", &text).unwrap().model;
-        let w = World::build(&model).unwrap();
+        let w = gpuquota_cohort::testkit::build(&model).unwrap();
         let mut reference = RefTree::new(&model).unwrap();
         reference.add_admitted_workloads();
         let t = &w.tree;
@@ -110,7 +110,7 @@ proptest! {
         prop_assume!(own + u32::from(need) <= u32::from(s.queues[0].quotas[0].nominal));
         s.pending.push(PendingSpec { queue: 0, pods: need, per_pod: 1, priority: 0 });
         let w = build(&documents(&s));
-        let mut sched = Scheduler::new(&w);
+        let mut sched = gpuquota_cohort::testkit::scheduler(&w);
         prop_assume!(check_invariants(&w, sched.reservations()).is_ok());
         sched.run(None);
         let r = gpuquota_cohort::ScheduleReport::from_scheduler(&w, &sched);

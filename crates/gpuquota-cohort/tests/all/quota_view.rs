@@ -3,9 +3,9 @@
 //! reference: quota numbers and dominant resource shares of every node, on the snapshot as
 //! imported and after fair-sharing cycles.
 
+use gpuquota_cohort::World;
 use gpuquota_cohort::fair::FairSharing;
 use gpuquota_cohort::tree::{NodeKind, Usage};
-use gpuquota_cohort::{Scheduler, World};
 use gpuquota_fairshare::config::settings_from_configuration;
 use gpuquota_fairshare::view::{self, NodeId, QuotaView};
 use gpuquota_model::Model;
@@ -81,14 +81,14 @@ proptest! {
     fn forest_view_shares_match_reference(s in spec()) {
         let text = s.documents().concat();
         let model = gpuquota_model::import_str("t.yaml", &text).unwrap().model;
-        let world = World::build(&model).unwrap();
+        let world = gpuquota_cohort::testkit::build(&model).unwrap();
         let settings = settings_from_configuration(model.configuration.as_ref(), false).unwrap();
         let policy = FairSharing::new(&world, &model, settings.clone()).unwrap();
         let mut reference = ReferenceTree::new(&model).unwrap();
         reference.add_admitted_workloads();
         check(&model, &world, &policy, &world.initial_usage, &reference)?;
 
-        let mut sched = Scheduler::with_policy(&world, FairSharing::new(&world, &model, settings).unwrap());
+        let mut sched = gpuquota_cohort::testkit::with_policy(&world, FairSharing::new(&world, &model, settings).unwrap());
         for _ in 0..3 {
             if !sched.run_cycle() {
                 break;

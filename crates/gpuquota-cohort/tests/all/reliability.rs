@@ -10,7 +10,7 @@ fn group_without_covered_resources_is_an_error_not_a_panic() {
     y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResource: [cpu]\n    flavors:\n    - name: f\n      resources:\n      - name: cpu\n        nominalQuota: 1\n---\n";
     let imported = gpuquota_model::import_str("t.yaml", &y).unwrap();
     // The validated build reports the validator's problems, as `gpuquota validate` does.
-    let err = gpuquota_cohort::World::build(&imported.model).unwrap_err();
+    let err = gpuquota_cohort::testkit::build(&imported.model).unwrap_err();
     let fields: Vec<(&str, &str)> = err
         .problems
         .iter()
@@ -30,7 +30,7 @@ fn group_without_covered_resources_is_an_error_not_a_panic() {
         ]
     );
     // The engine's own guard, without the validator in front of it, refuses it too.
-    let err = gpuquota_cohort::World::build_unvalidated(&imported.model).unwrap_err();
+    let err = gpuquota_cohort::testkit::build_unvalidated(&imported.model).unwrap_err();
     let fields: Vec<(&str, &str)> = err
         .problems
         .iter()
@@ -111,7 +111,7 @@ fn fair_sharing_preempt_readmit_loop_is_reported() {
     );
     y += &wl("w2", "q0", 2, 2, 1, &[("nvidia.com/gpu", "3")]);
     let imported = gpuquota_model::import_str("t.yaml", &y).unwrap();
-    let world = gpuquota_cohort::World::build(&imported.model).unwrap();
+    let world = gpuquota_cohort::testkit::build(&imported.model).unwrap();
     let settings = gpuquota_fairshare::config::settings_from_configuration(None, true).unwrap();
     let r = crate::common::fair_schedule(&world, &imported.model, settings, None).unwrap();
     assert!(r.preempted.len() > 10);
@@ -173,7 +173,7 @@ fn cohort_trees_deeper_than_the_limit_are_refused() {
     assert_eq!(admitted_names(&r), ["ns/w"]);
 
     let imported = gpuquota_model::import_str("t.yaml", &chain(1001)).unwrap();
-    let err = gpuquota_cohort::World::build(&imported.model).unwrap_err();
+    let err = gpuquota_cohort::testkit::build(&imported.model).unwrap_err();
     assert_eq!(err.problems.len(), 1);
     let p = &err.problems[0];
     assert_eq!((p.kind.as_str(), p.name.as_str()), ("Cohort", "c01000"));

@@ -1,14 +1,14 @@
 //! Skipping the proven periods of a run that repeats (a preemption loop) gives exactly the
 //! records, cycle count and final state of running every cycle.
 
-use gpuquota_cohort::{ScheduleReport, Scheduler, World};
+use gpuquota_cohort::{ScheduleReport, World};
 use gpuquota_testkit::{Shape, platform};
 use proptest::prelude::*;
 
 use crate::common::*;
 
 fn report(w: &World, cycles: Option<u32>, skip: bool) -> (ScheduleReport, u32) {
-    let mut s = Scheduler::new(w);
+    let mut s = gpuquota_cohort::testkit::scheduler(w);
     s.run_with(cycles, skip);
     (ScheduleReport::from_scheduler(w, &s), s.skipped_cycles())
 }

@@ -8,7 +8,7 @@ fn malformed_objects_are_all_listed() {
     y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: bad}\nspec:\n  queueingStrategy: Sometimes\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - name: f\n      resources:\n      - name: cpu\n        nominalQuota: -1\n        borrowingLimit: 2\n---\n";
     let imported = gpuquota_model::import_str("t.yaml", &y).unwrap();
     // The engine's own checks: what Kueue's cache cannot run.
-    let err = gpuquota_cohort::World::build_unvalidated(&imported.model).unwrap_err();
+    let err = gpuquota_cohort::testkit::build_unvalidated(&imported.model).unwrap_err();
     let fields: Vec<&str> = err.problems.iter().map(|p| p.field.as_str()).collect();
     assert_eq!(
         fields,
@@ -19,7 +19,7 @@ fn malformed_objects_are_all_listed() {
     );
     // The validated build: the validator's problems (the API server's rules too), in its
     // wording, exactly as `gpuquota validate` prints them.
-    let err = gpuquota_cohort::World::build(&imported.model).unwrap_err();
+    let err = gpuquota_cohort::testkit::build(&imported.model).unwrap_err();
     let shown: Vec<String> = err.problems.iter().map(ToString::to_string).collect();
     let validate: Vec<String> = gpuquota_model::validate::diagnostics(
         &imported.model,
@@ -42,7 +42,7 @@ fn malformed_objects_are_all_listed() {
 
 /// Limits Kueue's cache tolerates (a borrowingLimit without a cohort, a lendingLimit above
 /// nominal; upstream's scheduler tests use both) are warnings, not errors, when the objects
-/// reach the engine without the API server ([`gpuquota_cohort::World::build_unvalidated`]);
+/// reach the engine without the API server (`Validation::EngineOnly`);
 /// the validated build refuses them as the API server does.
 #[test]
 fn tolerated_limits_are_warnings() {
@@ -56,7 +56,7 @@ fn tolerated_limits_are_warnings() {
     y += &wl("w", "solo", 0, 1, 1, &[("cpu", "2")]);
     y += &wl("big", "solo", 0, 2, 1, &[("cpu", "3")]);
     let imported = gpuquota_model::import_str("t.yaml", &y).unwrap();
-    let w = gpuquota_cohort::World::build_unvalidated(&imported.model).expect("tolerated");
+    let w = gpuquota_cohort::testkit::build_unvalidated(&imported.model).expect("tolerated");
     let msgs: Vec<String> = w.warnings.iter().map(|x| x.message.clone()).collect();
     assert_eq!(
         msgs,
@@ -66,7 +66,7 @@ fn tolerated_limits_are_warnings() {
             "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: must be nil when cohort is empty; ignored (no parent)",
         ]
     );
-    assert!(gpuquota_cohort::World::build(&imported.model).is_err());
+    assert!(gpuquota_cohort::testkit::build(&imported.model).is_err());
     // without a cohort the borrowing limit is ignored: the maximum capacity is the nominal
     let r = crate::common::schedule(&w, None);
     assert_eq!(admitted_names(&r), ["ns/w"]);
@@ -112,7 +112,7 @@ fn warnings_carry_stable_codes() {
         &[vec![cpu("f", "2", None, None)]],
     );
     let imported = gpuquota_model::import_str("t.yaml", &y).unwrap();
-    let w = gpuquota_cohort::World::build(&imported.model).unwrap();
+    let w = gpuquota_cohort::testkit::build(&imported.model).unwrap();
     let codes: Vec<(&str, &str)> = w
         .warnings
         .iter()

@@ -2,7 +2,7 @@
 //! (`gpuquota_testkit::quota_tree`), on random hierarchies imported from manifests.
 
 use gpuquota_fairshare::FlavorResource;
-use gpuquota_fairshare::shares::tree_from_model;
+use gpuquota_fairshare::testkit::tree_from_model;
 use gpuquota_model::import_str;
 use gpuquota_testkit::quota_tree::{self, Node, ReferenceTree as Reference};
 use gpuquota_testkit::{Platform, Shape};

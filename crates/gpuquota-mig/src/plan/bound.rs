@@ -7,7 +7,8 @@ impl<'p, 'c> Prepared<'p, 'c> {
     ///
     /// # Complexity
     /// O(iterations · Σ_classes |options| · Q), 60 iterations.
-    pub fn upper_bound(&self) -> u64 {
+    #[cfg(any(test, feature = "testkit"))]
+    pub(crate) fn upper_bound(&self) -> u64 {
         let (choice, mu) = self.lp_choice();
         let plain = self.greedy_choice();
         self.bound(self.value_of(&choice).max(self.value_of(&plain)), mu)

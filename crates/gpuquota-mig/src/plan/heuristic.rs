@@ -13,7 +13,8 @@ impl<'p, 'c> Prepared<'p, 'c> {
     ///
     /// # Complexity
     /// O(G · Q) per pass plus one option scan per class and supply state change.
-    pub fn greedy_value(&self) -> u64 {
+    #[cfg(any(test, feature = "testkit"))]
+    pub(crate) fn greedy_value(&self) -> u64 {
         self.value_of(&self.greedy_choice())
     }
 
@@ -22,7 +23,8 @@ impl<'p, 'c> Prepared<'p, 'c> {
     /// # Complexity
     /// The local search, then per distinct (class, assignment) one scan of the matching
     /// candidates and their subsets (at most 2ⁿ, n ≤ 7).
-    pub fn greedy(&self) -> Plan {
+    #[cfg(any(test, feature = "testkit"))]
+    pub(crate) fn greedy(&self) -> Plan {
         let choice = self.greedy_choice();
         self.finish_greedy(&choice, false, None)
     }

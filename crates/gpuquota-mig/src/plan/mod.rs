@@ -11,6 +11,7 @@
 
 use indexmap::IndexMap;
 
+#[cfg(any(test, feature = "testkit"))]
 use crate::input::PlanInstance;
 use crate::layout::Instance;
 
@@ -20,8 +21,9 @@ mod exact;
 mod heuristic;
 mod prepare;
 
+pub(crate) use prepare::Prepared;
 pub(crate) use prepare::check_weights;
-pub use prepare::{Prepared, gpu_fragmentation};
+pub use prepare::gpu_fragmentation;
 
 /// The default work budget of the exact solver (state × option steps, about 1–2 ns each).
 pub const DEFAULT_BUDGET: u64 = 200_000_000;
@@ -141,7 +143,8 @@ pub struct PlannedInstance {
 /// Option tables: O(C · L · 2ⁿ) for C classes of identical GPUs, L ≤ 2,319 layouts per model
 /// and n ≤ 7 instances. Exact: O(S · Σ_g |options_g|) for S = Π(c_q + 1) capped demand states.
 /// Greedy: O(passes · G · |options| · Q).
-pub fn plan(problem: &PlanInstance<'_>, options: &PlanOptions) -> Result<Plan, PlanError> {
+#[cfg(any(test, feature = "testkit"))]
+pub(crate) fn plan(problem: &PlanInstance<'_>, options: &PlanOptions) -> Result<Plan, PlanError> {
     Prepared::new(problem)?.solve(options)
 }
 
@@ -152,7 +155,8 @@ pub fn plan(problem: &PlanInstance<'_>, options: &PlanOptions) -> Result<Plan, P
 ///
 /// # Complexity
 /// O(C · L) to build the tables, then O(passes · G · |options| · Q).
-pub fn greedy(problem: &PlanInstance<'_>) -> Result<Plan, PlanError> {
+#[cfg(any(test, feature = "testkit"))]
+pub(crate) fn greedy(problem: &PlanInstance<'_>) -> Result<Plan, PlanError> {
     let p = Prepared::new(problem)?;
     let choice = p.greedy_choice();
     Ok(p.finish_greedy(&choice, false, None))
@@ -169,7 +173,8 @@ impl<'p, 'c> Prepared<'p, 'c> {
     /// Otherwise: an LP over at most 40 groups of interchangeable GPUs (dense simplex,
     /// O(iterations · rows · columns)), the local search, and 60 bound iterations of
     /// O(Σ_classes |options| · Q).
-    pub fn solve(&self, options: &PlanOptions) -> Result<Plan, PlanError> {
+    #[cfg(any(test, feature = "testkit"))]
+    pub(crate) fn solve(&self, options: &PlanOptions) -> Result<Plan, PlanError> {
         Ok(self.solve_checked(options))
     }
 

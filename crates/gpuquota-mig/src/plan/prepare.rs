@@ -158,7 +158,7 @@ pub(crate) struct Tables {
 
 /// A problem with its option tables built, ready for the greedy or the exact solver.
 #[derive(Debug)]
-pub struct Prepared<'p, 'c> {
+pub(crate) struct Prepared<'p, 'c> {
     pub(crate) problem: &'p PlanInstance<'c>,
     pub(crate) classes: Vec<Class<'c>>,
     pub(crate) class_of: Vec<usize>,
@@ -197,7 +197,8 @@ impl<'p, 'c> Prepared<'p, 'c> {
     ///
     /// # Complexity
     /// O(C · L · (n + Q)) for C classes, L layouts per model, n instances, Q demanded names.
-    pub fn new(problem: &'p PlanInstance<'c>) -> Result<Self, PlanError> {
+    #[cfg(any(test, feature = "testkit"))]
+    pub(crate) fn new(problem: &'p PlanInstance<'c>) -> Result<Self, PlanError> {
         check_weights(problem)?;
         Ok(Prepared::build(problem))
     }

@@ -16,8 +16,8 @@ pub(crate) fn problem(req: &PlanRequest) -> PlanInstance<'static> {
 pub(crate) fn solve(yaml: &str) -> Plan {
     let req = request(yaml);
     let p = problem(&req);
-    let plan = gpuquota_mig::plan::plan(&p, &PlanOptions::default()).expect("plans");
-    gpuquota_mig::verify(&p, &plan).expect("verified");
+    let plan = gpuquota_mig::testkit::plan(&p, &PlanOptions::default()).expect("plans");
+    gpuquota_mig::testkit::verify(&p, &plan).expect("verified");
     plan
 }
 

@@ -1,9 +1,10 @@
 //! Fleet-size properties: order independence of `(W, R, F)` on 2,000 mixed GPUs, and proven
 //! optimality of the class solver on a mixed 1,000-GPU fleet.
 
-use gpuquota_mig::plan::plan;
+use gpuquota_mig::testkit::plan;
+use gpuquota_mig::testkit::verify;
 use gpuquota_mig::testkit::{fleet, mixed, random_set};
-use gpuquota_mig::{Catalogue, Mode, PlanOptions, PlanRequest, verify};
+use gpuquota_mig::{Catalogue, Mode, PlanOptions, PlanRequest};
 
 fn key(req: &PlanRequest, options: &PlanOptions) -> (u64, u32, u32, bool) {
     let problem = req.resolve(Catalogue::builtin()).expect("valid");

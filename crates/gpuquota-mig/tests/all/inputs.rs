@@ -1,10 +1,10 @@
 //! Input formats: quoted scalars, multi-document files, unknown fields, mig-parted configs
 //! (bare and in the GPU operator's ConfigMap), node labels, and fleet-size order independence.
 
-use gpuquota_mig::plan::plan;
+use gpuquota_mig::testkit::plan;
+use gpuquota_mig::testkit::verify;
 use gpuquota_mig::{
     Catalogue, PlanOptions, PlanRequest, read_documents, unknown_field_message, validate_config,
-    verify,
 };
 
 /// What reading (and resolving) a planning input gives.

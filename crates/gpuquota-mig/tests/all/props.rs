@@ -1,10 +1,10 @@
 //! Property tests: plans are valid, exact plans equal the exhaustive optimum, never lose to
 //! the greedy, the certified bound holds, and planning is deterministic.
 
-use gpuquota_mig::plan::{Prepared, plan};
+use gpuquota_mig::testkit::verify;
+use gpuquota_mig::testkit::{Prepared, plan};
 use gpuquota_mig::{
     Catalogue, DemandSpec, GpuSpec, InstanceSpec, Mode, PlanOptions, PlanRequest, WeightPolicy,
-    verify,
 };
 use proptest::prelude::*;
 

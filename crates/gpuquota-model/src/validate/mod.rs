@@ -272,7 +272,7 @@ pub const ALL_KINDS: &[Kind] = &[
     Kind::Budget,
 ];
 
-/// The kinds the Kueue engines read (`gpuquota-cohort`'s `World::build`,
+/// The kinds the Kueue engines read (`gpuquota-cohort`'s `Input::from_model`,
 /// `gpuquota-fairshare`'s `kueue_shares`): their validation errors make those engines refuse
 /// the input.
 pub const KUEUE_KINDS: &[Kind] = &[
@@ -288,7 +288,7 @@ pub const KUEUE_KINDS: &[Kind] = &[
     Kind::Configuration,
 ];
 
-/// The kinds the KAI engine reads (`gpuquota-rank`'s `Cluster::from_model`).
+/// The kinds the KAI engine reads (`gpuquota-rank`'s `Input::from_model`).
 pub const KAI_KINDS: &[Kind] = &[
     Kind::Queue,
     Kind::PodGroup,
@@ -372,7 +372,7 @@ pub fn check_kinds(model: &Model, kinds: &[Kind]) -> Result<(), Diagnostics> {
 }
 
 /// [`diagnostics`] restricted to the objects of `kinds`: the check every engine's input builder
-/// runs first on the kinds it reads (`World::build` on the Kueue kinds, `Cluster::from_model`
+/// runs first on the kinds it reads (Kueue's `Input::from_model` on the Kueue kinds, KAI's
 /// on the KAI and core kinds), so that a mistake has one code, one wording and one field path
 /// whichever command reports it, and `validate` fails exactly when an engine refuses.
 ///
@@ -819,4 +819,24 @@ mod tests {
             "ClusterQueue \"batch\": spec.queueingStrategy: Unsupported value: \"FIFO\": supported values: \"StrictFIFO\", \"BestEffortFIFO\""
         );
     }
+}
+
+/// How much checking an engine's `Input::from_model` runs before building its input.
+///
+/// # Examples
+/// ```
+/// use gpuquota_model::validate::Validation;
+/// assert_eq!(Validation::default(), Validation::Full);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Validation {
+    /// This validator on the engine's kinds first (what `gpuquota validate` refuses among
+    /// them, as the API server's checks do), then the engine's own checks.
+    #[default]
+    Full,
+    /// Only the engine's own checks: the objects as the scheduler takes them when no API
+    /// server stands in between (as upstream's scheduler unit tests create them); what the
+    /// engine tolerates is a warning, what it cannot run an error.
+    EngineOnly,
 }

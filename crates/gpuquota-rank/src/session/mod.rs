@@ -655,7 +655,10 @@ struct MemoEntry {
 /// instead (a memoized failure, M memo entries, P pods) and, when it is the next job of the
 /// same leaf with the same request, no tree walk for its pick. The victim lists (O(R log R)
 /// for R running jobs) are built only when some job reaches the victim search.
-pub fn run_session(c: &Cluster, options: &SessionOptions) -> Result<SessionResult, SessionError> {
+pub(crate) fn run_session(
+    c: &Cluster,
+    options: &SessionOptions,
+) -> Result<SessionResult, SessionError> {
     run(c, options, true)
 }
 

@@ -178,7 +178,7 @@ type LiveStep = (
 /// result (or error) and the queue allocations after every step.
 fn live_trace(c: &Cluster, o: &SessionOptions, ops: &[LiveOp], keep: bool) -> Vec<LiveStep> {
     let keys: Vec<String> = c.jobs.iter().map(|j| j.key.clone()).collect();
-    let mut live = crate::live::LiveCluster::new(c.clone());
+    let mut live = crate::live::LiveCluster::from_cluster(c.clone());
     live.set_keep(keep);
     let mut held = std::collections::BTreeSet::new();
     let mut now = c.now;

@@ -73,6 +73,7 @@ use gpuquota_model::kai::{
 };
 use gpuquota_model::limits::MAX_TREE_DEPTH;
 use gpuquota_model::meta::{Taint, Toleration};
+use gpuquota_model::validate::Validation;
 use gpuquota_model::{Model, Quantity, Timestamp};
 
 use crate::division::{DivisionError, Hierarchy, QueueInput, Resource, ResourceParams};
@@ -452,9 +453,20 @@ pub struct BuildOptions {
     /// set, only this label names a pod's or PodGroup's queue; when `None`,
     /// `kai.scheduler/queue` (KAI's default) is read, then `runai/queue` (Run:ai's).
     pub queue_label_key: Option<String>,
+    /// The checks before the snapshot is built: the workspace's validator and then the
+    /// engine's own ([`Validation::Full`], the default), or only the engine's own
+    /// ([`Validation::EngineOnly`]: duplicates are read last-one-wins and names are not
+    /// checked, as for objects that reach the scheduler without the API server).
+    pub validation: Validation,
 }
 
 impl BuildOptions {
+    /// Sets [`BuildOptions::validation`].
+    pub fn with_validation(mut self, validation: Validation) -> BuildOptions {
+        self.validation = validation;
+        self
+    }
+
     /// Sets [`BuildOptions::total`] (nano-units per resource: GPU, CPU, memory).
     pub fn with_total(mut self, total: [Option<i128>; 3]) -> BuildOptions {
         self.total = total;
@@ -593,7 +605,10 @@ impl Cluster {
     /// # Complexity
     /// O(Q + P log P + N) for queues, pods and nodes, plus the validation's
     /// O(n log n) in the number of objects.
-    pub fn from_model(model: &Model, options: &BuildOptions) -> Result<Cluster, Diagnostics> {
+    pub(crate) fn from_model(
+        model: &Model,
+        options: &BuildOptions,
+    ) -> Result<Cluster, Diagnostics> {
         gpuquota_model::validate::check_kinds(model, gpuquota_model::validate::KAI_KINDS)?;
         Cluster::from_model_unvalidated(model, options)
     }
@@ -608,7 +623,7 @@ impl Cluster {
     ///
     /// # Complexity
     /// O(Q + P log P + N) for queues, pods and nodes.
-    pub fn from_model_unvalidated(
+    pub(crate) fn from_model_unvalidated(
         model: &Model,
         options: &BuildOptions,
     ) -> Result<Cluster, Diagnostics> {

@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use gpuquota_rank::session::{Reason, SessionOptions, run_session};
+use gpuquota_rank::session::{Reason, SessionOptions};
+use gpuquota_rank::testkit::run_session;
 
 use crate::scenarios::Sc;
 

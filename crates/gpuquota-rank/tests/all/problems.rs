@@ -1,9 +1,9 @@
-//! Bad input: [`Cluster::from_model`] reports every problem in the manifests at once (kind,
+//! Bad input: `Input::from_model` reports every problem in the manifests at once (kind,
 //! name and field of each), not only the first, and builds nothing.
 
 use gpuquota_model::diag::Diagnostics;
 use gpuquota_model::import_str;
-use gpuquota_rank::snapshot::{BuildOptions, Cluster, codes};
+use gpuquota_rank::snapshot::{BuildOptions, codes};
 
 /// Nine independent mistakes across every kind the snapshot reads.
 pub(crate) const NINE_MISTAKES: &str = r#"apiVersion: scheduling.run.ai/v2
@@ -58,7 +58,8 @@ status: {phase: Running}
 
 fn errors(yaml: &str) -> Diagnostics {
     let imported = import_str("bad.yaml", yaml).unwrap();
-    Cluster::from_model_unvalidated(&imported.model, &BuildOptions::default()).unwrap_err()
+    gpuquota_rank::testkit::cluster_unvalidated(&imported.model, &BuildOptions::default())
+        .unwrap_err()
 }
 
 /// `(kind, name, field)` of every problem, in reading order; each is a KAI error.
@@ -168,12 +169,12 @@ fn chain(levels: usize) -> String {
 fn queue_tree_deeper_than_the_limit_is_an_error_naming_the_queue() {
     let limit = gpuquota_model::limits::MAX_TREE_DEPTH;
     let ok = import_str("deep.yaml", &chain(limit)).unwrap();
-    let cluster = Cluster::from_model(&ok.model, &BuildOptions::default()).unwrap();
+    let cluster = gpuquota_rank::testkit::cluster(&ok.model, &BuildOptions::default()).unwrap();
     assert_eq!(cluster.hierarchy.queues().len(), limit);
-    let r = gpuquota_rank::session::run_session(&cluster, &Default::default()).unwrap();
+    let r = gpuquota_rank::testkit::run_session(&cluster, &Default::default()).unwrap();
     assert_eq!(r.pending.len(), 1);
     let deep = import_str("deep.yaml", &chain(limit + 1)).unwrap();
-    let errs = Cluster::from_model(&deep.model, &BuildOptions::default()).unwrap_err();
+    let errs = gpuquota_rank::testkit::cluster(&deep.model, &BuildOptions::default()).unwrap_err();
     assert_eq!(errs.len(), 1, "{errs}");
     let e = &errs.0[0];
     assert_eq!(e.code, codes::TREE_TOO_DEEP);
@@ -215,7 +216,8 @@ fn orphan_queue_is_a_warning() {
     let yaml = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: proj}\nspec: {parentQueue: gone}\n";
     let imported = import_str("o.yaml", yaml).unwrap();
     let cluster =
-        Cluster::from_model_unvalidated(&imported.model, &BuildOptions::default()).unwrap();
+        gpuquota_rank::testkit::cluster_unvalidated(&imported.model, &BuildOptions::default())
+            .unwrap();
     let w: Vec<String> = cluster.warnings.iter().map(ToString::to_string).collect();
     assert_eq!(
         w,
@@ -243,8 +245,9 @@ fn session_overflow_is_an_error_not_a_panic() {
     }
     let imported = import_str("big.yaml", &y).unwrap();
     let cluster =
-        Cluster::from_model_unvalidated(&imported.model, &BuildOptions::default()).unwrap();
-    let err = gpuquota_rank::session::run_session(&cluster, &Default::default()).unwrap_err();
+        gpuquota_rank::testkit::cluster_unvalidated(&imported.model, &BuildOptions::default())
+            .unwrap();
+    let err = gpuquota_rank::testkit::run_session(&cluster, &Default::default()).unwrap_err();
     assert!(err.to_string().contains("overflow"), "{err}");
 }
 
@@ -281,7 +284,8 @@ fn gpu_memory_must_be_whole_mib_above_zero() {
         gpu_memory_pod("c", "512", None),
     );
     let model = import_str("m.yaml", &yaml).unwrap().model;
-    let e = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap_err();
+    let e =
+        gpuquota_rank::testkit::cluster_unvalidated(&model, &BuildOptions::default()).unwrap_err();
     let got: Vec<String> = e.iter().map(ToString::to_string).collect();
     assert_eq!(
         got,
@@ -302,14 +306,14 @@ fn gpu_memory_without_node_memory_is_warned_about() {
         gpu_memory_pod("a", "2000", None),
     );
     let model = import_str("m.yaml", &yaml).unwrap().model;
-    let c = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
+    let c = gpuquota_rank::testkit::cluster_unvalidated(&model, &BuildOptions::default()).unwrap();
     assert_eq!(c.warnings.0.len(), 1);
     assert_eq!(c.warnings.0[0].code, codes::GPU_MEMORY_UNCONVERTED);
     assert_eq!(
         c.warnings.0[0].to_string(),
         r#"Pod "ns/a": metadata.annotations.gpu-memory: no node carries a readable nvidia.com/gpu.memory label of at least 100 MiB: KAI neither turns this request into GPUs nor places it (counted as 0 GPUs)"#
     );
-    let r = gpuquota_rank::session::run_session(&c, &Default::default()).unwrap();
+    let r = gpuquota_rank::testkit::run_session(&c, &Default::default()).unwrap();
     assert!(r.allocated.is_empty());
     assert_eq!(r.pending.len(), 1);
 }
@@ -328,7 +332,7 @@ fn gpu_memory_on_mixed_nodes_charges_each_node_share() {
         gpu_memory_pod("c", "10000", None),
     );
     let model = import_str("m.yaml", &yaml).unwrap().model;
-    let c = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
+    let c = gpuquota_rank::testkit::cluster_unvalidated(&model, &BuildOptions::default()).unwrap();
     let share = |pod: &str| {
         c.jobs
             .iter()
@@ -349,7 +353,7 @@ fn gpu_memory_on_mixed_nodes_charges_each_node_share() {
     );
     // Demand: 0.25 + 0.13 allocated, plus 10000 / 40000 pending.
     let fs = serde_json::to_value(
-        gpuquota_rank::report::fairshare_report(&c, &Default::default()).unwrap(),
+        gpuquota_rank::testkit::fairshare_report(&c, &Default::default()).unwrap(),
     )
     .unwrap();
     assert_eq!(fs["queues"]["q"]["gpu"]["allocated"], "0.38");

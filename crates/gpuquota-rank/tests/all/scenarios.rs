@@ -4,11 +4,11 @@
 use std::fmt::Write as _;
 
 use gpuquota_model::import_str;
-use gpuquota_rank::report::{fairshare_report, schedule_report};
-use gpuquota_rank::session::{
-    Action, Placement, Reason, SessionOptions, SessionResult, run_session,
-};
+use gpuquota_rank::report::schedule_report;
+use gpuquota_rank::session::{Action, Placement, Reason, SessionOptions, SessionResult};
 use gpuquota_rank::snapshot::{BuildOptions, Cluster};
+use gpuquota_rank::testkit::fairshare_report;
+use gpuquota_rank::testkit::run_session;
 use gpuquota_rank::{DivisionOptions, Mode, Resource};
 use serde_json::Value;
 
@@ -114,7 +114,8 @@ impl Sc {
         let imported = import_str("scenario.yaml", &self.yaml)
             .unwrap_or_else(|e| panic!("{e}\n{}", self.yaml));
         let now = now.map(|n| n.parse().unwrap());
-        Cluster::from_model(&imported.model, &BuildOptions::default().with_now(now)).unwrap()
+        gpuquota_rank::testkit::cluster(&imported.model, &BuildOptions::default().with_now(now))
+            .unwrap()
     }
 
     pub(crate) fn run(&self) -> SessionResult {
@@ -567,8 +568,11 @@ fn fairshare_json_contract() {
     sc.job("ns/c", "q3", job("train", vec![(0.5, None)]));
     let imported = import_str("s.yaml", &sc.yaml).unwrap();
     let total = gpuquota_rank::snapshot::parse_total("gpu=45,cpu=8,memory=64Gi").unwrap();
-    let c =
-        Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
+    let c = gpuquota_rank::testkit::cluster(
+        &imported.model,
+        &BuildOptions::default().with_total(total),
+    )
+    .unwrap();
     let v =
         serde_json::to_value(fairshare_report(&c, &DivisionOptions::default()).unwrap()).unwrap();
     let q1 = &v["queues"]["q1"]["gpu"];
@@ -614,7 +618,7 @@ metadata: {name: node-a}
 status: {allocatable: {cpu: "4", memory: 16Gi}}
 "#;
     let imported = import_str("s.yaml", yaml).unwrap();
-    let c = Cluster::from_model(&imported.model, &BuildOptions::default())
+    let c = gpuquota_rank::testkit::cluster(&imported.model, &BuildOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
     let v =
         serde_json::to_value(fairshare_report(&c, &DivisionOptions::default()).unwrap()).unwrap();
@@ -654,8 +658,11 @@ fn corrected_mode_changes_only_the_quirks() {
     sc.job("ns/b", "b", job("train", vec![(5.0, None)]));
     let imported = import_str("s.yaml", &sc.yaml).unwrap();
     let total = gpuquota_rank::snapshot::parse_total("gpu=3").unwrap();
-    let c =
-        Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
+    let c = gpuquota_rank::testkit::cluster(
+        &imported.model,
+        &BuildOptions::default().with_total(total),
+    )
+    .unwrap();
     let kai =
         serde_json::to_value(fairshare_report(&c, &DivisionOptions::default()).unwrap()).unwrap();
     assert_eq!(kai["queues"]["a"]["gpu"]["fairShare"], "2");
@@ -700,8 +707,11 @@ fn time_based_fairshare_from_a_usage_file() {
     sc.job("ns/b", "b", job("train", vec![(16.0, None)]));
     let imported = import_str("s.yaml", &sc.yaml).unwrap();
     let total = gpuquota_rank::snapshot::parse_total("gpu=16").unwrap();
-    let mut c =
-        Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
+    let mut c = gpuquota_rank::testkit::cluster(
+        &imported.model,
+        &BuildOptions::default().with_total(total),
+    )
+    .unwrap();
     let usage = gpuquota_rank::usage::UsageInput::parse(
         "kValue: 1\nqueues:\n  a: {gpu: 0.6}\n  b: {gpu: 0.1}\n",
     )
@@ -730,8 +740,11 @@ fn runai_weight_follows_quota_when_over_quota_weight_is_disabled() {
     sc.job("ns/c", "p3", job("train", vec![(5.0, None)]));
     let imported = import_str("s.yaml", &sc.yaml).unwrap();
     let total = gpuquota_rank::snapshot::parse_total("gpu=100").unwrap();
-    let mut c =
-        Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
+    let mut c = gpuquota_rank::testkit::cluster(
+        &imported.model,
+        &BuildOptions::default().with_total(total),
+    )
+    .unwrap();
     gpuquota_rank::runai::weight_follows_quota(&mut c.hierarchy, false);
     let v =
         serde_json::to_value(fairshare_report(&c, &DivisionOptions::default()).unwrap()).unwrap();
@@ -743,8 +756,11 @@ fn runai_weight_follows_quota_when_over_quota_weight_is_disabled() {
     };
     assert_eq!((fs("p1"), fs("p2"), fs("p3")), (s("38"), s("57"), s("5")));
     // With over-quota weight enabled the written weights (1 each) split the 45 evenly.
-    let mut c =
-        Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
+    let mut c = gpuquota_rank::testkit::cluster(
+        &imported.model,
+        &BuildOptions::default().with_total(total),
+    )
+    .unwrap();
     gpuquota_rank::runai::weight_follows_quota(&mut c.hierarchy, true);
     let v =
         serde_json::to_value(fairshare_report(&c, &DivisionOptions::default()).unwrap()).unwrap();
@@ -788,7 +804,7 @@ fn runai_node_pools_are_separate_divisions() {
     );
     let view = gpuquota_rank::runai::node_pool_view(&imported.model, "pool-a");
     assert_eq!(view.nodes.keys().collect::<Vec<_>>(), ["n-a"]);
-    let c = Cluster::from_model(&view, &BuildOptions::default()).unwrap();
+    let c = gpuquota_rank::testkit::cluster(&view, &BuildOptions::default()).unwrap();
     assert_eq!(c.totals[Resource::Gpu], 4_000_000_000);
 }
 
@@ -852,7 +868,8 @@ fn pods_of_other_schedulers_hold_resources_but_are_not_jobs() {
 fn missing_gpu_block_means_no_quota_and_no_limit() {
     let yaml = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec: {}\n";
     let imported = import_str("s.yaml", yaml).unwrap();
-    let c = Cluster::from_model_unvalidated(&imported.model, &BuildOptions::default()).unwrap();
+    let c = gpuquota_rank::testkit::cluster_unvalidated(&imported.model, &BuildOptions::default())
+        .unwrap();
     let p = c.hierarchy.queues()[0].resources[0];
     assert_eq!((p.deserved, p.weight, p.limit), (Some(0), 0, None));
     let cpu = c.hierarchy.queues()[0].resources[1];
@@ -882,7 +899,7 @@ spec: {containers: [{name: c, resources: {limits: {nvidia.com/mig-1g.24gb: "2"}}
 status: {phase: Pending}
 "#;
     let imported = import_str("s.yaml", yaml).unwrap();
-    let c = Cluster::from_model(&imported.model, &BuildOptions::default()).unwrap();
+    let c = gpuquota_rank::testkit::cluster(&imported.model, &BuildOptions::default()).unwrap();
     // 6 whole GPUs + 8 instances × g = 1 (KAI's GetSumGPUs).
     assert_eq!(c.totals[Resource::Gpu], 14_000_000_000);
     let v =
@@ -898,7 +915,8 @@ fn queue_cycles_are_reported_not_looped() {
     let yaml = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: root}\nspec: {}\n---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: a}\nspec: {parentQueue: b}\n---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: b}\nspec: {parentQueue: a}\n---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: c}\nspec: {parentQueue: a}\n";
     let imported = import_str("s.yaml", yaml).unwrap();
     let err =
-        Cluster::from_model_unvalidated(&imported.model, &BuildOptions::default()).unwrap_err();
+        gpuquota_rank::testkit::cluster_unvalidated(&imported.model, &BuildOptions::default())
+            .unwrap_err();
     assert!(err.to_string().contains("loops back"), "{err}");
 }
 
@@ -914,8 +932,11 @@ fn usage_of_a_department_is_the_sum_of_its_projects() {
     sc.job("ns/c", "c", job("train", vec![(16.0, None)]));
     let imported = import_str("s.yaml", &sc.yaml).unwrap();
     let total = gpuquota_rank::snapshot::parse_total("gpu=16").unwrap();
-    let mut c =
-        Cluster::from_model(&imported.model, &BuildOptions::default().with_total(total)).unwrap();
+    let mut c = gpuquota_rank::testkit::cluster(
+        &imported.model,
+        &BuildOptions::default().with_total(total),
+    )
+    .unwrap();
     let usage = gpuquota_rank::usage::UsageInput::parse(
         "queues:\n  a: {gpu: 0.3}\n  b: {gpu: 0.3}\n  c: {gpu: 0.1}\n  gone: {gpu: 0.5}\n",
     )

@@ -8,8 +8,9 @@ use std::fmt::Write as _;
 
 use gpuquota_model::import_str;
 use gpuquota_rank::report::schedule_report;
-use gpuquota_rank::session::{SessionOptions, run_session};
-use gpuquota_rank::snapshot::{BuildOptions, Cluster};
+use gpuquota_rank::session::SessionOptions;
+use gpuquota_rank::snapshot::BuildOptions;
+use gpuquota_rank::testkit::run_session;
 use serde_json::{Value, json};
 
 /// A KAI harness topology: `queue(name, parent, deservedGPUs, weight)`, `node(name, gpus)`,
@@ -149,9 +150,10 @@ impl Topo {
     /// The `kai fairshare` JSON.
     fn fairshare(&self) -> Value {
         let model = import_str("upstream.yaml", &self.yaml()).unwrap().model;
-        let cluster = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
+        let cluster =
+            gpuquota_rank::testkit::cluster_unvalidated(&model, &BuildOptions::default()).unwrap();
         serde_json::to_value(
-            gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+            gpuquota_rank::testkit::fairshare_report(&cluster, &Default::default()).unwrap(),
         )
         .unwrap()
     }
@@ -162,7 +164,7 @@ impl Topo {
         let model = import_str("upstream.yaml", &yaml)
             .unwrap_or_else(|e| panic!("{e}\n{yaml}"))
             .model;
-        let cluster = Cluster::from_model_unvalidated(
+        let cluster = gpuquota_rank::testkit::cluster_unvalidated(
             &model,
             &BuildOptions::default().with_now(Some("2025-01-02T00:00:00Z".parse().unwrap())),
         )
@@ -534,9 +536,10 @@ spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]}
 status: {phase: Pending}
 "#;
     let model = import_str("states.yaml", yaml).unwrap().model;
-    let cluster = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
+    let cluster =
+        gpuquota_rank::testkit::cluster_unvalidated(&model, &BuildOptions::default()).unwrap();
     let fs = serde_json::to_value(
-        gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+        gpuquota_rank::testkit::fairshare_report(&cluster, &Default::default()).unwrap(),
     )
     .unwrap();
     assert_eq!(fs["queues"]["q"]["gpu"]["allocated"], "2");
@@ -651,7 +654,8 @@ fn gpu_groups_place_running_fractions_consolidation_e06() {
     );
     assert_eq!(yaml.matches("runai-gpu-group").count(), 2);
     let model = import_str("e06.yaml", &yaml).unwrap().model;
-    let cluster = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
+    let cluster =
+        gpuquota_rank::testkit::cluster_unvalidated(&model, &BuildOptions::default()).unwrap();
     let v = serde_json::to_value(schedule_report(
         &run_session(&cluster, &SessionOptions::default()).unwrap(),
     ))
@@ -726,13 +730,13 @@ spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "2"}}}]}
 status: {phase: Pending}
 "#;
     let model = import_str("q.yaml", yaml).unwrap().model;
-    let cluster = Cluster::from_model_unvalidated(
+    let cluster = gpuquota_rank::testkit::cluster_unvalidated(
         &model,
         &BuildOptions::default().with_total(gpuquota_rank::snapshot::parse_total("gpu=4").unwrap()),
     )
     .unwrap();
     let fs = serde_json::to_value(
-        gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+        gpuquota_rank::testkit::fairshare_report(&cluster, &Default::default()).unwrap(),
     )
     .unwrap();
     assert_eq!(fs["queues"]["default-queue"]["gpu"]["requested"], "1");
@@ -832,14 +836,14 @@ fn proportion_two_hierarchy_queues_simplified() {
             );
         }
         let model = import_str("pt.yaml", &yaml).unwrap().model;
-        let cluster = Cluster::from_model_unvalidated(
+        let cluster = gpuquota_rank::testkit::cluster_unvalidated(
             &model,
             &BuildOptions::default()
                 .with_total(gpuquota_rank::snapshot::parse_total(&format!("gpu={total}")).unwrap()),
         )
         .unwrap();
         let fs = serde_json::to_value(
-            gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+            gpuquota_rank::testkit::fairshare_report(&cluster, &Default::default()).unwrap(),
         )
         .unwrap();
         let got: Vec<&str> = ["d1", "q1", "d2", "q2"]
@@ -918,7 +922,7 @@ fn consolidation_picks_the_victim_the_job_needs_out_of_order() {
         1,
     );
     let model = import_str("c3.yaml", &yaml).unwrap().model;
-    let cluster = Cluster::from_model_unvalidated(
+    let cluster = gpuquota_rank::testkit::cluster_unvalidated(
         &model,
         &BuildOptions::default().with_now(Some("2025-01-02T00:00:00Z".parse().unwrap())),
     )
@@ -986,7 +990,7 @@ status: {{allocatable: {{nvidia.com/gpu: "2", cpu: "8", memory: 8Gi}}}}
     };
     let build = |min: i32| {
         let model = import_str("m.yaml", &yaml(min)).unwrap().model;
-        Cluster::from_model_unvalidated(&model, &BuildOptions::default())
+        gpuquota_rank::testkit::cluster_unvalidated(&model, &BuildOptions::default())
     };
     let cluster = build(0).unwrap();
     let v = serde_json::to_value(schedule_report(
@@ -1051,14 +1055,14 @@ spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: "1"}}}]}
 status: {phase: Pending}
 "#;
     let model = import_str("o.yaml", yaml).unwrap().model;
-    let cluster = Cluster::from_model_unvalidated(
+    let cluster = gpuquota_rank::testkit::cluster_unvalidated(
         &model,
         &BuildOptions::default().with_total(gpuquota_rank::snapshot::parse_total("gpu=4").unwrap()),
     )
     .unwrap();
     assert_eq!(cluster.orphan_queues, ["dept", "proj"]);
     let fs = serde_json::to_value(
-        gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+        gpuquota_rank::testkit::fairshare_report(&cluster, &Default::default()).unwrap(),
     )
     .unwrap();
     assert_eq!(fs["queues"].as_object().unwrap().len(), 1);
@@ -1100,7 +1104,7 @@ fn fraction_pipelined_onto_the_shared_gpu_being_released() {
         );
     assert_eq!(yaml.matches("runai-gpu-group").count(), 2);
     let model = import_str("frac.yaml", &yaml).unwrap().model;
-    let cluster = Cluster::from_model_unvalidated(
+    let cluster = gpuquota_rank::testkit::cluster_unvalidated(
         &model,
         &BuildOptions::default().with_now(Some("2025-01-02T00:00:00Z".parse().unwrap())),
     )
@@ -1136,7 +1140,7 @@ fn releasing_pods_keep_a_gang_from_being_stale() {
             "metadata: {name: gang, namespace: test, annotations: {kai.scheduler/stale-podgroup-timestamp: \"2025-01-01T00:00:00Z\"},",
         );
         let model = import_str("s.yaml", &yaml).unwrap().model;
-        let cluster = Cluster::from_model_unvalidated(
+        let cluster = gpuquota_rank::testkit::cluster_unvalidated(
             &model,
             &BuildOptions::default().with_now(Some("2025-01-02T00:00:00Z".parse().unwrap())),
         )
@@ -1232,7 +1236,7 @@ status: {phase: Pending}
 
 fn requested_with_key(key: Option<&str>) -> (Value, Value, Vec<String>) {
     let model = import_str("labels.yaml", LABELLED_PODS).unwrap().model;
-    let cluster = Cluster::from_model_unvalidated(
+    let cluster = gpuquota_rank::testkit::cluster_unvalidated(
         &model,
         &BuildOptions::default()
             .with_total(gpuquota_rank::snapshot::parse_total("gpu=16").unwrap())
@@ -1240,7 +1244,7 @@ fn requested_with_key(key: Option<&str>) -> (Value, Value, Vec<String>) {
     )
     .unwrap();
     let fs = serde_json::to_value(
-        gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+        gpuquota_rank::testkit::fairshare_report(&cluster, &Default::default()).unwrap(),
     )
     .unwrap();
     let queueless: Vec<String> = cluster
@@ -1306,7 +1310,7 @@ fn by_memory(t: &Topo, label: &str, per_gpu: f64) -> String {
 
 fn schedule_yaml(yaml: &str) -> Value {
     let model = import_str("upstream.yaml", yaml).unwrap().model;
-    let cluster = Cluster::from_model_unvalidated(
+    let cluster = gpuquota_rank::testkit::cluster_unvalidated(
         &model,
         &BuildOptions::default().with_now(Some("2025-01-02T00:00:00Z".parse().unwrap())),
     )
@@ -1319,9 +1323,10 @@ fn schedule_yaml(yaml: &str) -> Value {
 
 fn fairshare_yaml(yaml: &str) -> Value {
     let model = import_str("upstream.yaml", yaml).unwrap().model;
-    let cluster = Cluster::from_model_unvalidated(&model, &BuildOptions::default()).unwrap();
+    let cluster =
+        gpuquota_rank::testkit::cluster_unvalidated(&model, &BuildOptions::default()).unwrap();
     serde_json::to_value(
-        gpuquota_rank::report::fairshare_report(&cluster, &Default::default()).unwrap(),
+        gpuquota_rank::testkit::fairshare_report(&cluster, &Default::default()).unwrap(),
     )
     .unwrap()
 }

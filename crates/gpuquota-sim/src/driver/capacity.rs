@@ -698,8 +698,10 @@ mod tests {
         let model = gpuquota_model::import::import_str("c.yaml", text)
             .expect("valid")
             .model;
-        let world = World::build(&model).expect("builds");
-        (model, world)
+        let input =
+            gpuquota_cohort::Input::from_model(&model, &gpuquota_cohort::Options::default())
+                .expect("builds");
+        (model, input.world().clone())
     }
 
     const CLUSTER: &str = r#"

@@ -9,7 +9,7 @@ use gpuquota_model::diag::{Diagnostic, Diagnostics};
 use gpuquota_rank::division::{DivisionOptions, Mode, Resource};
 use gpuquota_rank::ids::{PerQueue, PerResource, QueueId};
 use gpuquota_rank::live::LiveCluster;
-use gpuquota_rank::{BuildOptions, Cluster, SessionOptions};
+use gpuquota_rank::{BuildOptions, Input, SessionOptions};
 
 use crate::kai::report::{KaiJob, KaiOutcome, KaiRun, KaiRunEnd, QueueSeries};
 use crate::kai::scenario::KaiScenario;
@@ -238,7 +238,8 @@ impl<'s> Sim<'s> {
     ///
     /// # Complexity
     /// O(J log J) for J jobs.
-    fn new(sc: &'s KaiScenario, cluster: Cluster) -> Result<Sim<'s>, Diagnostics> {
+    fn new(sc: &'s KaiScenario, input: Input) -> Result<Sim<'s>, Diagnostics> {
+        let cluster = input.cluster();
         let mut warnings: Vec<Diagnostic> = cluster.warnings.0.clone();
         // a job whose queue is not a leaf Queue of the files never runs: say so by name
         for j in cluster.jobs.iter().filter(|j| j.queue.is_none()) {
@@ -290,8 +291,8 @@ impl<'s> Sim<'s> {
             .min()
             .unwrap_or(0)
             .saturating_sub(1);
-        let caps = crate::kai::caps::Caps::new(&sc.model, &cluster);
-        let live = LiveCluster::new(cluster);
+        let caps = crate::kai::caps::Caps::new(&sc.model, cluster);
+        let live = LiveCluster::new(input);
         let node_ix: BTreeMap<String, usize> = live
             .cluster()
             .nodes
@@ -896,9 +897,11 @@ type RunHoldings = (
 ///
 /// # Errors
 /// The objects the snapshot refuses (the engine's typed diagnostics).
-pub(crate) fn cluster(sc: &KaiScenario) -> Result<Cluster, Diagnostics> {
+pub(crate) fn cluster(sc: &KaiScenario) -> Result<Input, Diagnostics> {
     crate::count::bump(|c| &mut c.cluster_builds);
-    Cluster::from_model(&sc.model, &BuildOptions::default().with_now(Some(sc.start)))
+    let options = gpuquota_rank::Options::default()
+        .with_build(BuildOptions::default().with_now(Some(sc.start)));
+    Input::from_model(&sc.model, &options).map_err(Error::into_diagnostics)
 }
 
 /// Runs a KAI scenario on its cluster ([`cluster`]) with the kernel, telling `progress`
@@ -909,7 +912,7 @@ pub(crate) fn cluster(sc: &KaiScenario) -> Result<Cluster, Diagnostics> {
 /// session error (an overflowing amount).
 ///
 /// # Complexity
-/// One [`gpuquota_rank::session::run_session`] per session in which something changed (an arrival, a
+/// One session of the engine (`gpuquota_rank::run`'s) per session in which something changed (an arrival, a
 /// completion, a decision of the previous session, or — with time-based fairshare — pending
 /// work whose fair share moves with the usage); other sessions are skipped, as they would
 /// decide nothing. So is the session after one that only placed pods and left none pending
@@ -919,7 +922,7 @@ pub(crate) fn cluster(sc: &KaiScenario) -> Result<Cluster, Diagnostics> {
 /// one ([`LiveCluster::session`]).
 pub(crate) fn run_reporting(
     sc: &KaiScenario,
-    cluster: Cluster,
+    cluster: Input,
     hook: Option<&mut dyn SessionHook>,
     progress: &mut crate::progress::Reporter<'_>,
 ) -> Result<KaiOutcome, Error> {

@@ -16,7 +16,7 @@ use gpuquota_cohort::cycle::transition::{self, Carried, Finalizers, Stops};
 use gpuquota_cohort::fair::{ClockEvent, FairSharing};
 use gpuquota_cohort::tree::FrId;
 use gpuquota_cohort::world::{QueueRef, WlId};
-use gpuquota_cohort::{Classical, Policy, Scheduler, World};
+use gpuquota_cohort::{Classical, Policy, Scheduler, Stepper, World};
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
 use gpuquota_model::kueue::{ClusterQueue, StopPolicy};
 use gpuquota_model::{Amount, Model, ResourceName};
@@ -107,22 +107,28 @@ impl Frs {
     }
 }
 
-/// A policy the driver can make again over a rebuilt world, from what the engine's entry
-/// point gives for it.
+/// A policy the driver can step again over a rebuilt input, from the scheduler the
+/// engine's entry point gives for it.
 pub(crate) trait Rebuild: Policy + Sized {
-    /// The policy over the rebuilt world (`None`: the entry point gave none).
-    fn rebuilt(fair: Option<FairSharing>) -> Option<Self>;
+    /// The scheduler over the rebuilt input (`None`: the input's policy is another).
+    fn rebuilt(stepper: Stepper<'_>) -> Option<Scheduler<'_, Self>>;
 }
 
 impl Rebuild for Classical {
-    fn rebuilt(_: Option<FairSharing>) -> Option<Classical> {
-        Some(Classical)
+    fn rebuilt(stepper: Stepper<'_>) -> Option<Scheduler<'_, Classical>> {
+        match stepper {
+            Stepper::Classical(s) => Some(s),
+            Stepper::FairSharing(_) => None,
+        }
     }
 }
 
 impl Rebuild for FairSharing {
-    fn rebuilt(fair: Option<FairSharing>) -> Option<FairSharing> {
-        fair
+    fn rebuilt(stepper: Stepper<'_>) -> Option<Scheduler<'_, FairSharing>> {
+        match stepper {
+            Stepper::FairSharing(s) => Some(s),
+            Stepper::Classical(_) => None,
+        }
     }
 }
 
@@ -252,26 +258,26 @@ struct Tl<'a> {
     effects: Vec<TimelineEffect>,
 }
 
-/// The Kueue driver over a built world run by the kernel, with fair sharing's policy when
-/// `fair` is given (else Kueue's classical ordering and preemption).
+/// The Kueue driver over the checked input (`cx.world` is `input.world()`) run by the
+/// kernel, with fair sharing's policy when the input has one (else Kueue's classical
+/// ordering and preemption).
 ///
 /// # Complexity
 /// O(events × log events + cycles × cycle cost); a cycle costs
 /// O(ClusterQueues + nodes × flavor-resources + heads × (assignment + preemption)).
 pub(crate) fn run_kueue<'a>(
     cx: Context<'a, '_>,
-    fair: Option<FairSharing>,
+    input: &'a gpuquota_cohort::Input,
     worlds: &'a Worlds,
 ) -> Outcome {
-    let world = cx.world;
     let (end, platform) = (cx.sc.end_ms, super::platform(cx.sc));
-    match fair {
-        Some(policy) => {
-            let (run, q) = KueueRun::new(cx, Scheduler::with_policy(world, policy), worlds);
+    match input.scheduler() {
+        Stepper::FairSharing(s) => {
+            let (run, q) = KueueRun::new(cx, s, worlds);
             crate::kernel::run_with_timeline(run, q, end, platform)
         }
-        None => {
-            let (run, q) = KueueRun::new(cx, Scheduler::new(world), worlds);
+        Stepper::Classical(s) => {
+            let (run, q) = KueueRun::new(cx, s, worlds);
             crate::kernel::run_with_timeline(run, q, end, platform)
         }
     }
@@ -933,23 +939,23 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             return Ok(Vec::new());
         };
         let kept: Vec<String> = self.tl.terminating.keys().cloned().collect();
-        let (mut world, fair) = super::rebuilt_world(self.cx.sc, m)?;
-        transition::mark_terminating(&mut world, &kept);
+        let mut input = super::rebuilt_world(self.cx.sc, m)?;
+        input.mark_terminating(&kept);
         let unfollowable = |what: &str| super::unfollowable(t, what);
         let old = self.cx.world;
-        if !super::same_workloads(&world, old) {
+        if !super::same_workloads(input.world(), old) {
             return Err(unfollowable("workloads"));
         }
-        if self.cap.is_some() && world.resources.iter().ne(old.resources.iter()) {
+        if self.cap.is_some() && input.world().resources.iter().ne(old.resources.iter()) {
             return Err(unfollowable("resources while node capacity is checked"));
         }
-        let policy = P::rebuilt(fair).ok_or_else(|| unfollowable("fair sharing"))?;
-        let world: &'a World = self
+        let input: &'a gpuquota_cohort::Input = self
             .tl
             .worlds
-            .add(world)
+            .add(input)
             .ok_or_else(|| unfollowable("platform more often than its events do"))?;
-        let mut s = Scheduler::with_policy(world, policy);
+        let world: &'a World = input.world();
+        let mut s = P::rebuilt(input.scheduler()).ok_or_else(|| unfollowable("fair sharing"))?;
         let (arrived, held, finished) = (&self.tl.arrived, &self.tl.held, &self.h.finished);
         let live = |key: &str| {
             world.workload_id(key).is_some_and(|id| {

@@ -77,11 +77,12 @@ fn platform(sc: &Scenario) -> Option<crate::kernel::Platform<'_>> {
     })
 }
 
-/// The worlds a run builds after its first, one per rebuild of the platform (a timeline
-/// event that changes objects, a deleted ClusterQueue that leaves), kept for the whole run
-/// because the scheduler over each borrows it. At most as many as [`Worlds::new`] was told.
+/// The engine inputs a run builds after its first, one per rebuild of the platform (a
+/// timeline event that changes objects, a deleted ClusterQueue that leaves), kept for the
+/// whole run because the scheduler over each borrows its world. At most as many as
+/// [`Worlds::for_scenario`] made room for.
 pub(crate) struct Worlds {
-    cells: Vec<std::cell::OnceCell<World>>,
+    cells: Vec<std::cell::OnceCell<gpuquota_cohort::Input>>,
     next: std::cell::Cell<usize>,
 }
 
@@ -110,12 +111,12 @@ impl Worlds {
         }
     }
 
-    /// Keeps `world` for the run; `None` when the room is used up.
-    pub(crate) fn add(&self, world: World) -> Option<&World> {
+    /// Keeps `input` for the run; `None` when the room is used up.
+    pub(crate) fn add(&self, input: gpuquota_cohort::Input) -> Option<&gpuquota_cohort::Input> {
         let i = self.next.get();
         let cell = self.cells.get(i)?;
         self.next.set(i + 1);
-        cell.set(world).ok()?;
+        cell.set(input).ok()?;
         cell.get()
     }
 }
@@ -168,20 +169,20 @@ fn same_workloads(a: &World, b: &World) -> bool {
             .all(|(x, y)| x.key == y.key)
 }
 
-/// The world of a changed platform, through the engine's entry point as the run's first
-/// (with `spec.kueue.fairSharing: true` passed on), and the fair-sharing policy it gives.
+/// The engine input of a changed platform, through the engine's entry point as the run's
+/// first (with `spec.kueue.fairSharing: true` passed on): its world, and the fair-sharing
+/// policy its scheduler takes.
 ///
 /// # Errors
 /// The engine's refusal.
 fn rebuilt_world(
     sc: &Scenario,
     model: &gpuquota_model::Model,
-) -> Result<(World, Option<gpuquota_cohort::fair::FairSharing>), Diagnostics> {
+) -> Result<gpuquota_cohort::Input, Diagnostics> {
     crate::count::bump(|c| &mut c.world_builds);
     let options =
         gpuquota_cohort::Options::default().with_fair_sharing(sc.fair_sharing == Some(true));
     gpuquota_cohort::Input::from_model(model, &options)
-        .map(gpuquota_cohort::Input::into_parts)
         .map_err(gpuquota_model::Error::into_diagnostics)
 }
 

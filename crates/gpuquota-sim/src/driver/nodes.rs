@@ -286,7 +286,6 @@ fn totals(cap: &Capacity) -> Vec<(String, i64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpuquota_cohort::World;
 
     const CLUSTER: &str = r#"
 apiVersion: v1
@@ -332,7 +331,10 @@ spec:
         let model = gpuquota_model::import::import_str("c.yaml", CLUSTER)
             .expect("valid")
             .model;
-        let world = World::build(&model).expect("builds");
+        let input =
+            gpuquota_cohort::Input::from_model(&model, &gpuquota_cohort::Options::default())
+                .expect("builds");
+        let world = input.world();
         let mut cap = Capacity::new(&model, &world).expect("nodes");
         let fr = u32::from(world.frs.ids().next().expect("one flavor-resource"));
         let two = cap.kueue_needs(&world, &[(fr, 2)]);

@@ -557,18 +557,19 @@ impl<'a, 'p> QuotaRun<'a, 'p> {
         t: i64,
         model: &gpuquota_model::Model,
     ) -> Result<(), gpuquota_model::Diagnostics> {
-        let (world, _) = super::rebuilt_world(self.cx.sc, model)?;
+        let input = super::rebuilt_world(self.cx.sc, model)?;
         let old = self.cx.world;
-        if !super::same_workloads(&world, old) {
+        if !super::same_workloads(input.world(), old) {
             return Err(super::unfollowable(t, "workloads"));
         }
-        if world.resources.iter().ne(old.resources.iter()) {
+        if input.world().resources.iter().ne(old.resources.iter()) {
             return Err(super::unfollowable(t, "resources"));
         }
         let world: &'a World = self
             .worlds
-            .add(world)
-            .ok_or_else(|| super::unfollowable(t, "platform more often than its events do"))?;
+            .add(input)
+            .ok_or_else(|| super::unfollowable(t, "platform more often than its events do"))?
+            .world();
         let mut quotas = QuotaUse::new(world);
         for w in 0..self.live.len() {
             if self.live[w].is_some() || self.waiting[w].is_some() {

@@ -283,8 +283,8 @@ proptest! {
         let d = docs(&s);
         let o = run_docs(&s, &d);
         let model = gpuquota_model::import_str("c.yaml", &d.join("---\n")).expect("imports").model;
-        let c = gpuquota_rank::Cluster::from_model(&model, &gpuquota_rank::BuildOptions::default()).expect("cluster");
-        let json = serde_json::to_value(gpuquota_rank::report::fairshare_report(&c, &gpuquota_rank::DivisionOptions::default()).expect("division")).unwrap();
+        let input = gpuquota_rank::Input::from_model(&model, &gpuquota_rank::Options::default()).expect("cluster");
+        let json = serde_json::to_value(gpuquota_rank::fairshare(&input).expect("division")).unwrap();
         for (q, _) in s.queues.iter().enumerate() {
             let name = format!("q{q}");
             let fs: f64 = json["queues"][&name]["gpu"]["fairShare"].as_str().expect("fair share").parse().expect("number");

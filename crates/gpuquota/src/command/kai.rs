@@ -11,9 +11,10 @@ use crate::command::{Context, Failure};
 use crate::kai::division::{DivisionOptions, Mode};
 use crate::kai::fixed::SCALE;
 use crate::kai::report::{FairshareReport, ScheduleReport};
-use crate::kai::session::{Placement, SessionOptions, run_session};
-use crate::kai::snapshot::{BuildOptions, Cluster, ENGINE, codes, parse_total};
+use crate::kai::session::{Placement, SessionOptions};
+use crate::kai::snapshot::{BuildOptions, parse_total};
 use crate::kai::usage::UsageInput;
+use crate::kai::{Input, Options};
 use crate::model::{Diagnostic, Model, Timestamp};
 
 /// The flags of the `kai` commands that shape the cluster and the division.
@@ -37,18 +38,17 @@ pub struct Flags {
     pub queue_label_key: Option<String>,
 }
 
-/// A cluster ready for the division or a session, with the division's options.
+/// A checked KAI input ready for the division or a session: the cluster and the
+/// division's options.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Prepared {
-    /// The cluster.
-    pub cluster: Cluster,
-    /// The division's options.
-    pub options: DivisionOptions,
+    /// The input (its session options carry the division's).
+    pub input: Input,
 }
 
 /// Imports the manifests ([`crate::command::inputs::load_model`]), lets `edit` change the
-/// model, and builds the cluster with `flags`.
+/// model, and builds the input with `flags` and the session's `placement`.
 ///
 /// # Errors
 /// Input problems (exit 1), a file that cannot be opened (exit 2), warnings under `strict`.
@@ -56,6 +56,7 @@ pub fn prepare(
     cx: &mut Context<'_>,
     files: &[PathBuf],
     flags: &Flags,
+    placement: Placement,
     edit: impl FnOnce(&mut Context<'_>, &mut Model) -> Result<(), Failure>,
 ) -> Result<Prepared, Failure> {
     let mut model = crate::command::inputs::load_model(
@@ -65,10 +66,15 @@ pub fn prepare(
         "gpuquota kai",
     )?;
     edit(cx, &mut model)?;
-    build(cx, model, flags)
+    build(cx, model, flags, placement)
 }
 
-fn build(cx: &mut Context<'_>, model: Model, args: &Flags) -> Result<Prepared, Failure> {
+fn build(
+    cx: &mut Context<'_>,
+    model: Model,
+    args: &Flags,
+    placement: Placement,
+) -> Result<Prepared, Failure> {
     let mut problems = Vec::new();
     let total = match args.total.as_deref().map(parse_total) {
         None => [None; 3],
@@ -111,56 +117,52 @@ fn build(cx: &mut Context<'_>, model: Model, args: &Flags) -> Result<Prepared, F
         Some(pool) => crate::kai::runai::node_pool_view(&model, pool),
         None => model,
     };
-    let mut cluster = match Cluster::from_model(
-        &model,
-        &BuildOptions::default()
-            .with_total(total)
-            .with_now(now)
-            .with_queue_label_key(args.queue_label_key.clone()),
-    ) {
-        Ok(c) => c,
-        // Errors print bare, one per line (the contract the CLI tests pin).
-        Err(errs) => return Err(Failure::input(errs.iter().map(ToString::to_string))),
-    };
-    let mut warnings: Vec<Diagnostic> = cluster.warnings.iter().cloned().collect();
-    let mut options = DivisionOptions::default()
+    let mut division = DivisionOptions::default()
         .with_mode(if args.corrected {
             Mode::Corrected
         } else {
             Mode::Kai
         })
         .with_k_value(SCALE);
-    if let Some(u) = &usage {
-        if let Some(k) = u.k_value_nanos() {
-            options.k_value = k;
-        }
-        match u.apply(&mut cluster.hierarchy, cluster.now) {
-            Ok(unknown) => {
-                warnings.extend(unknown.into_iter().map(|q| {
-                    Diagnostic::warning(
-                        codes::UNKNOWN_USAGE_QUEUE,
-                        format!("usage: queue {q:?} does not exist"),
-                    )
-                    .engine(ENGINE)
-                }));
-            }
-            Err(e) => {
-                let _ = cx.diagnostics(&warnings);
-                return Err(Failure::input([e.to_string()]));
-            }
-        }
+    if let Some(k) = usage.as_ref().and_then(UsageInput::k_value_nanos) {
+        division.k_value = k;
     }
     if let Some(k) = args.k_value {
-        options.k_value = (k.max(0.0) * SCALE as f64).round() as i128;
+        division.k_value = (k.max(0.0) * SCALE as f64).round() as i128;
     }
-    if args.weight_follows_quota {
-        crate::kai::runai::weight_follows_quota(&mut cluster.hierarchy, false);
-    }
-    if cx.diagnostics(&warnings) {
+    let options = Options::default()
+        .with_build(
+            BuildOptions::default()
+                .with_total(total)
+                .with_now(now)
+                .with_queue_label_key(args.queue_label_key.clone()),
+        )
+        .with_session(
+            SessionOptions::default()
+                .with_division(division)
+                .with_placement(placement),
+        )
+        .with_usage(usage)
+        .with_weight_follows_quota(args.weight_follows_quota);
+    let input = match Input::from_model(&model, &options) {
+        Ok(input) => input,
+        Err(e) => {
+            let (warnings, errors): (Vec<&Diagnostic>, Vec<&Diagnostic>) =
+                e.diagnostics().iter().partition(|d| !d.is_error(false));
+            if !warnings.is_empty() {
+                // a usage file that does not fit: the snapshot's warnings come first
+                let warnings: Vec<Diagnostic> = warnings.into_iter().cloned().collect();
+                let _ = cx.diagnostics(&warnings);
+            }
+            // Errors print bare, one per line (the contract the CLI tests pin).
+            return Err(Failure::input(errors.iter().map(ToString::to_string)));
+        }
+    };
+    if cx.diagnostics(&input.warnings().0) {
         // `strict`: the warnings (printed as errors) fail the command.
         return Err(Failure::exit(1));
     }
-    Ok(Prepared { cluster, options })
+    Ok(Prepared { input })
 }
 
 /// `gpuquota kai fairshare`: every queue's fair share.
@@ -172,10 +174,8 @@ pub fn fairshare(
     files: &[PathBuf],
     flags: &Flags,
 ) -> Result<FairshareReport, Failure> {
-    let p = prepare(cx, files, flags, |_, _| Ok(()))?;
-    Ok(crate::kai::report::fairshare_report(
-        &p.cluster, &p.options,
-    )?)
+    let p = prepare(cx, files, flags, Placement::default(), |_, _| Ok(()))?;
+    Ok(crate::kai::fairshare(&p.input)?)
 }
 
 /// `gpuquota kai schedule`: one session with `placement`; with `budgets` and `budget_usage`
@@ -192,7 +192,7 @@ pub fn schedule(
     budgets: Option<&Path>,
     budget_usage: Option<&Path>,
 ) -> Result<ScheduleReport, Failure> {
-    let p = prepare(cx, files, flags, |cx, m| {
+    let p = prepare(cx, files, flags, placement, |cx, m| {
         if let Some(a) = crate::command::budgets::apply(cx, m, budgets, budget_usage)? {
             for (g, q, message) in a.held {
                 cx.line(&format!(
@@ -207,9 +207,6 @@ pub fn schedule(
         }
         Ok(())
     })?;
-    let options = SessionOptions::default()
-        .with_division(p.options)
-        .with_placement(placement);
-    let result = run_session(&p.cluster, &options)?;
+    let result = crate::kai::run(&p.input)?;
     Ok(crate::kai::report::schedule_report(&result))
 }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::command::{Context, Failure};
-use crate::kueue::{Input, Options, QuotasReport, ScheduleReport, World};
+use crate::kueue::{Input, Options, QuotasReport, ScheduleReport};
 
 fn import(cx: &mut Context<'_>, files: &[PathBuf]) -> Result<crate::model::Model, Failure> {
     let usable = crate::model::validate::KUEUE_USABLE;
@@ -84,12 +84,18 @@ pub fn shares(
 /// # Errors
 /// Input problems, warnings under `strict`.
 pub fn quotas(cx: &mut Context<'_>, files: &[PathBuf]) -> Result<QuotasReport, Failure> {
-    let world = World::build(&import(cx, files)?)
-        .map_err(|e| Failure::input(e.problems.iter().map(|p| format!("error: {p}"))))?;
-    cx.warnings(&world.warnings)?;
-    Ok(crate::kueue::quotas(&Input::from_world(
-        world,
-        None,
-        &Options::default(),
-    )))
+    // the quotas need no fair-sharing policy: its settings and weights are not read
+    let input = Input::from_model(
+        &import(cx, files)?,
+        &Options::default().with_ignore_fair_sharing(true),
+    )
+    .map_err(|e| Failure::input(e.diagnostics().iter().map(build_line)))?;
+    cx.warnings(input.warnings())?;
+    Ok(crate::kueue::quotas(&input))
+}
+
+/// One engine build problem as `kueue quotas` prints it: `error: Kind "name": field: message`
+/// (the field printed even when empty, as the engine's own problem did).
+fn build_line(d: &crate::model::diag::Diagnostic) -> String {
+    format!("error: {} {:?}: {}: {}", d.kind, d.name, d.field, d.message)
 }

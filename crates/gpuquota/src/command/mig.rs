@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::command::{Context, Failure};
-use crate::mig::{Catalogue, GpuModel, InputError, PlanInstance, PlanRequest, Profiles};
+use crate::mig::{Catalogue, GpuModel, InputError, PlanRequest, Profiles};
 
 /// The planning input of `file`, resolved against the built-in catalogue; unknown fields
 /// (with "did you mean") and skipped documents are printed as warnings.
@@ -12,7 +12,11 @@ use crate::mig::{Catalogue, GpuModel, InputError, PlanInstance, PlanRequest, Pro
 /// # Errors
 /// A file that cannot be read, input problems (each, then their count), warnings under
 /// `strict`.
-pub fn load(cx: &mut Context<'_>, file: &Path) -> Result<PlanInstance<'static>, Failure> {
+pub fn load(
+    cx: &mut Context<'_>,
+    file: &Path,
+    options: &crate::mig::Options,
+) -> Result<crate::mig::Input<'static>, Failure> {
     let text = crate::model::source::read_text(file).map_err(Failure::read)?;
     let (req, unknown, skipped) = PlanRequest::from_yaml(&text)
         .map_err(|e| Failure::input([format!("{}: {e}", file.display())]))?;
@@ -22,8 +26,14 @@ pub fn load(cx: &mut Context<'_>, file: &Path) -> Result<PlanInstance<'static>, 
     )) {
         return Err(Failure::exit(1));
     }
-    req.resolve(Catalogue::builtin())
-        .map_err(|errors| problems(file, &errors))
+    crate::mig::Input::new(&req, Catalogue::builtin(), options).map_err(|e| {
+        if e.is_invalid_input() {
+            problem_lines(file, e.diagnostics().iter().map(|d| d.message.as_str()))
+        } else {
+            // weights × counts beyond the planner's arithmetic, as the planner says it
+            Failure::from(e)
+        }
+    })
 }
 
 /// `mig validate`: the planning input's layouts and demand, and every named mig-parted
@@ -53,9 +63,15 @@ pub fn validate(cx: &mut Context<'_>, file: &Path) -> Result<Vec<String>, Failur
 
 /// The planning input's problems, then their count (exit 1).
 fn problems(file: &Path, errors: &[InputError]) -> Failure {
+    problem_lines(file, errors.iter().map(ToString::to_string))
+}
+
+/// Each problem as `FILE: problem`, then their count (exit 1).
+fn problem_lines<S: std::fmt::Display>(file: &Path, errors: impl Iterator<Item = S>) -> Failure {
     let f = file.display();
-    let count = format!("{f}: {} problem(s)", errors.len());
-    Failure::input(errors.iter().map(|e| format!("{f}: {e}")).chain([count]))
+    let mut lines: Vec<String> = errors.map(|e| format!("{f}: {e}")).collect();
+    lines.push(format!("{f}: {} problem(s)", lines.len()));
+    Failure::input(lines)
 }
 
 /// `mig profiles [MODEL]`: the catalogue's model named by catalogue or product name, or
