@@ -54,6 +54,7 @@ mod allocate;
 mod amount;
 mod capacity;
 mod consolidate;
+mod cover;
 mod fit;
 mod order;
 mod pending;
@@ -588,6 +589,14 @@ struct Engine<'a> {
     fail_writes: u64,
     /// Outcomes of steps that changed nothing, for pending jobs of one shape.
     memo: std::collections::BTreeMap<MemoKey, MemoEntry>,
+    /// Every candidate job of the session (a queue, a pending pod, not evicted) in job
+    /// order, with the [`Engine::epoch`] it was sorted at ([`Engine::leaf_lists`]).
+    order: Option<(u64, std::rc::Rc<Vec<JobId>>)>,
+    /// Per job, the [`Engine::epoch`] its pods last changed state at by a commit or an
+    /// eviction (0: not in this session).
+    touched: PerJob<u64>,
+    /// Number of outcomes written to the memo so far (tells whether a step was replayed).
+    memo_inserts: u64,
     /// Per job, the request of the pods a queue pick weighs it by, with the epoch it was
     /// summed at (a job's pods change state only when the epoch moves).
     pick_req: std::cell::RefCell<PerJob<Option<(u64, Amt)>>>,
@@ -840,6 +849,9 @@ impl<'a> Engine<'a> {
             epoch: 0,
             fail_writes: 0,
             memo: std::collections::BTreeMap::new(),
+            memo_inserts: 0,
+            order: None,
+            touched: PerJob::filled(0, c.jobs.len()),
             pick_req: std::cell::RefCell::new(PerJob::filled(None, c.jobs.len())),
             shortcuts: true,
             probe: Probe::default(),
@@ -1031,6 +1043,7 @@ impl<'a> Engine<'a> {
             } else {
                 self.fail[ji].clone()
             };
+            self.memo_inserts += 1;
             self.memo.insert(
                 k,
                 MemoEntry {

@@ -137,23 +137,61 @@ impl Engine<'_> {
     ///
     /// # Complexity
     /// O(T + C log C) for T pods and C candidates.
-    pub(super) fn leaf_lists(&self, pred: impl Fn(JobId) -> bool) -> PerQueue<Vec<JobId>> {
+    pub(super) fn leaf_lists(
+        &mut self,
+        pred: impl Fn(&Self, JobId) -> bool,
+    ) -> PerQueue<Vec<JobId>> {
         let nq = self.c.hierarchy.queues().len();
         let mut lists = PerQueue::filled(Vec::new(), nq);
-        for (ji, j) in jobs_enumerated(self.c) {
-            if let Some(q) = j.queue
-                && !self.evicted_job[ji]
-                && self.tstate[ji].contains(&TState::Pending)
-                && pred(ji)
-            {
-                lists[q].push(ji);
+        let candidate = |e: &Self, ji: JobId| {
+            e.job(ji).queue.is_some()
+                && !e.evicted_job[ji]
+                && e.tstate[ji].contains(&TState::Pending)
+        };
+        if !self.shortcuts {
+            for ji in self.job_ids() {
+                if candidate(self, ji) && pred(self, ji) {
+                    if let Some(q) = self.job(ji).queue {
+                        lists[q].push(ji);
+                    }
+                }
             }
+            for l in &mut lists {
+                l.sort_by(|&a, &b| self.job_cmp(a, b));
+                l.reverse(); // pop from the back
+            }
+            return lists;
         }
-        for l in &mut lists {
-            l.sort_by(|&a, &b| self.job_cmp(a, b));
-            l.reverse(); // pop from the back
+        // Every candidate of the session in job order, sorted once: a later action's
+        // candidates are among them (no pod becomes pending during a session), and the
+        // order of those whose pods have not changed state since the sort is the same
+        // (`job_cmp` reads only the job and its pods' states). Sorted again only when a
+        // candidate was placed or evicted after it.
+        loop {
+            if let Some((at, order)) = self.order.clone() {
+                let mut stale = false;
+                for &ji in order.iter() {
+                    if candidate(self, ji) && pred(self, ji) {
+                        stale |= self.touched[ji] > at;
+                        if let Some(q) = self.job(ji).queue {
+                            lists[q].push(ji);
+                        }
+                    }
+                }
+                if !stale {
+                    for l in &mut lists {
+                        l.reverse(); // pop from the back
+                    }
+                    return lists;
+                }
+                for l in &mut lists {
+                    l.clear();
+                }
+            }
+            let mut all: Vec<JobId> = self.job_ids().filter(|&ji| candidate(self, ji)).collect();
+            all.sort_by(|&a, &b| self.job_cmp(a, b));
+            self.order = Some((self.epoch, std::rc::Rc::new(all)));
         }
-        lists
     }
 
     /// The request a queue pick weighs job `ji` by: its pending gang part (or its first
