@@ -57,7 +57,7 @@ impl Engine<'_> {
         mut one: impl FnMut(&mut Self, QueueId, JobId),
     ) {
         let mut classes = self.shortcuts.then(|| self.classes(step, &lists, &skipped));
-        let mut last = None;
+        let mut last = PickState::default();
         while let Some((leaf, ji)) = self.next_pick(&lists, &mut last) {
             lists[leaf].pop();
             let (epoch, inserts) = (self.epoch, self.memo_inserts);

@@ -547,6 +547,17 @@ struct Probe {
     starts: Vec<usize>,
 }
 
+/// What [`Engine::next_pick`] keeps from one pick to the next within an action.
+#[derive(Debug, Default)]
+struct PickState {
+    /// The last pick: leaf, epoch and the request its job weighed.
+    last: Option<(QueueId, u64, Amt)>,
+    /// The epoch `best` holds.
+    epoch: u64,
+    /// Per inner queue, the best (leaf, job) of its subtree at `epoch` (`None`: not known).
+    best: PerQueue<Option<Option<(QueueId, JobId)>>>,
+}
+
 /// Lazy victim generation state: a cursor into each victim queue's job list and the
 /// allocation left in each once the victims so far are gone.
 #[derive(Debug, Default)]

@@ -212,34 +212,81 @@ impl Engine<'_> {
         req
     }
 
-    /// The next (leaf, job) in hierarchical queue order, as [`Engine::pick`] gives it.
+    /// The next (leaf, job) in hierarchical queue order, as [`Engine::pick`] gives it. The
+    /// caller pops the job from its leaf's list before the next call.
     ///
     /// A pick depends only on the queues' allocations (which move only with the
     /// [`Engine::epoch`]) and on each leaf's head job through its [`Engine::pick_request`].
     /// So when the last pick's step committed nothing and the leaf's new head weighs the
     /// same, the pick is that leaf again, without walking the tree: a backlog of alike jobs
-    /// that fail costs O(1) picks each.
+    /// that fail costs O(1) picks each. Otherwise, within an epoch, the best of each inner
+    /// queue's subtree is kept from the last walk, except on the path of the leaf popped
+    /// since, whose subtrees alone are walked again.
     ///
     /// # Complexity
-    /// O(1) for a repeated pick, else [`Engine::pick`]'s O(Q) queue comparisons.
+    /// O(1) for a repeated pick; else O(d · s) queue comparisons for a leaf at depth d with
+    /// s siblings per level within an epoch, and [`Engine::pick`]'s O(Q) on a new epoch.
     pub(super) fn next_pick(
         &self,
         lists: &PerQueue<Vec<JobId>>,
-        last: &mut Option<(QueueId, u64, Amt)>,
+        last: &mut PickState,
     ) -> Option<(QueueId, JobId)> {
         if !self.shortcuts {
             return self.pick(lists);
         }
-        if let Some((leaf, epoch, req)) = *last
+        if let Some((leaf, epoch, req)) = last.last
             && epoch == self.epoch
             && let Some(&ji) = lists[leaf].last()
             && self.pick_request(ji) == req
         {
             return Some((leaf, ji));
         }
-        let p = self.pick(lists);
-        *last = p.map(|(leaf, ji)| (leaf, self.epoch, self.pick_request(ji)));
+        if last.epoch != self.epoch || last.best.len() != lists.len() {
+            last.epoch = self.epoch;
+            last.best = PerQueue::filled(None, lists.len());
+        } else if let Some((leaf, _, _)) = last.last {
+            // The caller popped that leaf's head: the subtrees on its path changed.
+            let mut cur = self.c.hierarchy.queue(leaf).parent;
+            while let Some(q) = cur {
+                last.best[q] = None;
+                cur = self.c.hierarchy.queue(q).parent;
+            }
+        }
+        let p = self.pick_among_kept(self.c.hierarchy.roots(), lists, &mut last.best);
+        last.last = p.map(|(leaf, ji)| (leaf, self.epoch, self.pick_request(ji)));
         p
+    }
+
+    /// [`Engine::pick_among`], reading and filling `best`: per inner queue, the best
+    /// (leaf, job) of its subtree (`Some(None)`: none) at the current epoch.
+    fn pick_among_kept(
+        &self,
+        sibs: &[QueueId],
+        lists: &PerQueue<Vec<JobId>>,
+        best_of: &mut PerQueue<Option<Option<(QueueId, JobId)>>>,
+    ) -> Option<(QueueId, JobId)> {
+        let mut best: Option<(QueueId, QueueId, JobId, Amt)> = None;
+        for &q in sibs {
+            let cand = if self.c.hierarchy.is_leaf(q) {
+                lists[q].last().map(|&j| (q, j))
+            } else if let Some(kept) = best_of[q] {
+                kept
+            } else {
+                let b = self.pick_among_kept(self.c.hierarchy.children(q), lists, best_of);
+                best_of[q] = Some(b);
+                b
+            };
+            let Some((leaf, ji)) = cand else { continue };
+            let req = self.pick_request(ji);
+            let better = match &best {
+                None => true,
+                Some((bq, _, _, breq)) => self.queue_cmp(q, req, *bq, *breq) == Ordering::Less,
+            };
+            if better {
+                best = Some((q, leaf, ji, req));
+            }
+        }
+        best.map(|(_, l, j, _)| (l, j))
     }
 
     /// The best (leaf, job) in hierarchical queue order.
