@@ -67,19 +67,20 @@ impl Engine<'_> {
         };
         let qa = &self.c.hierarchy.queue(a);
         let qb = &self.c.hierarchy.queue(b);
+        // Each key is computed only when the ones before it tie (`then_with`).
         over(a)
             .cmp(&over(b))
-            .then(starved(b, jb).cmp(&starved(a, ja)))
-            .then(qb.priority.cmp(&qa.priority))
-            .then(penal(a, ja).cmp(&penal(b, jb)))
-            .then(OrderedFloat(self.drs(a, ja, 1)).cmp(&OrderedFloat(self.drs(b, jb, 1))))
-            .then(
+            .then_with(|| starved(b, jb).cmp(&starved(a, ja)))
+            .then_with(|| qb.priority.cmp(&qa.priority))
+            .then_with(|| penal(a, ja).cmp(&penal(b, jb)))
+            .then_with(|| OrderedFloat(self.drs(a, ja, 1)).cmp(&OrderedFloat(self.drs(b, jb, 1))))
+            .then_with(|| {
                 OrderedFloat(self.drs(a, Amt::ZERO, 0)).cmp(&OrderedFloat(self.drs(
                     b,
                     Amt::ZERO,
                     0,
-                ))),
-            )
+                )))
+            })
             .then_with(|| {
                 let sa: Vec<Option<i128>> = Resource::ALL
                     .into_iter()
@@ -110,8 +111,8 @@ impl Engine<'_> {
                     Ordering::Equal
                 }
             })
-            .then(qa.creation.cmp(&qb.creation))
-            .then(qa.name.cmp(&qb.name))
+            .then_with(|| qa.creation.cmp(&qb.creation))
+            .then_with(|| qa.name.cmp(&qb.name))
     }
 
     pub(super) fn job_cmp(&self, a: JobId, b: JobId) -> Ordering {
@@ -127,10 +128,10 @@ impl Engine<'_> {
         };
         jb.priority
             .cmp(&ja.priority)
-            .then(elastic(a).cmp(&elastic(b)))
-            .then(ja.creation.cmp(&jb.creation))
-            .then(ja.uid.cmp(&jb.uid))
-            .then(ja.key.cmp(&jb.key))
+            .then_with(|| elastic(a).cmp(&elastic(b)))
+            .then_with(|| ja.creation.cmp(&jb.creation))
+            .then_with(|| ja.uid.cmp(&jb.uid))
+            .then_with(|| ja.key.cmp(&jb.key))
     }
 
     /// Candidate jobs per leaf queue in job order.
@@ -324,9 +325,9 @@ impl Engine<'_> {
         let jb = self.job(b);
         ja.priority
             .cmp(&jb.priority)
-            .then(jb.creation.cmp(&ja.creation))
-            .then(jb.uid.cmp(&ja.uid))
-            .then(jb.key.cmp(&ja.key))
+            .then_with(|| jb.creation.cmp(&ja.creation))
+            .then_with(|| jb.uid.cmp(&ja.uid))
+            .then_with(|| jb.key.cmp(&ja.key))
     }
 
     /// Reverse queue order between two victim queues with their simulated allocations
@@ -343,11 +344,11 @@ impl Engine<'_> {
         let qb = &self.c.hierarchy.queue(b);
         over(b, ab)
             .cmp(&over(a, aa))
-            .then(starved(a, aa).cmp(&starved(b, ab)))
-            .then(qa.priority.cmp(&qb.priority))
-            .then(OrderedFloat(self.drs_of(b, ab)).cmp(&OrderedFloat(self.drs_of(a, aa))))
-            .then(qb.creation.cmp(&qa.creation))
-            .then(qb.name.cmp(&qa.name))
+            .then_with(|| starved(a, aa).cmp(&starved(b, ab)))
+            .then_with(|| qa.priority.cmp(&qb.priority))
+            .then_with(|| OrderedFloat(self.drs_of(b, ab)).cmp(&OrderedFloat(self.drs_of(a, aa))))
+            .then_with(|| qb.creation.cmp(&qa.creation))
+            .then_with(|| qb.name.cmp(&qa.name))
     }
 
     pub(super) fn drs_of(&self, q: QueueId, al: Amt) -> f64 {
