@@ -151,10 +151,11 @@ impl Engine<'_> {
         };
         if !self.shortcuts {
             for ji in self.job_ids() {
-                if candidate(self, ji) && pred(self, ji) {
-                    if let Some(q) = self.job(ji).queue {
-                        lists[q].push(ji);
-                    }
+                if candidate(self, ji)
+                    && pred(self, ji)
+                    && let Some(q) = self.job(ji).queue
+                {
+                    lists[q].push(ji);
                 }
             }
             for l in &mut lists {
