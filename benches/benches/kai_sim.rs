@@ -1,6 +1,6 @@
 //! The simulator's KAI mode: KAI's two-queue oscillation (1,024 cycles of its
-//! time-based-fairshare simulator config) and a day of 10,000 jobs on 500 nodes with a 1 s
-//! session.
+//! time-based-fairshare simulator config), a day of 10,000 jobs on 500 nodes with a 1 s
+//! session, and the same day with demand beyond capacity (2,000 jobs on 50 nodes).
 use std::hint::black_box;
 use std::path::PathBuf;
 
@@ -40,6 +40,13 @@ fn bench(c: &mut Criterion) {
     let d = day(jobs, nodes);
     g.bench_function("day_10k_jobs_500_nodes", |b| {
         b.iter(|| black_box(simulate(black_box(&d)).expect("runs")))
+    });
+    // Demand beyond capacity: 40 jobs per node, as 20,000 jobs on 500 nodes (about 1.6
+    // times the GPU-hours the nodes hold), so a backlog of pending jobs grows all day.
+    let (jobs, nodes) = if quick() { (200, 5) } else { (2_000, 50) };
+    let over = day(jobs, nodes);
+    g.bench_function("day_oversubscribed_2k_jobs_50_nodes", |b| {
+        b.iter(|| black_box(simulate(black_box(&over)).expect("runs")))
     });
     g.finish();
 }

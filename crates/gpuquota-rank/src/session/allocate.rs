@@ -71,13 +71,16 @@ impl Engine<'_> {
     }
 
     pub(super) fn allocate(&mut self) {
-        let mut lists = self.leaf_lists(|_| true);
-        let mut last = None;
-        while let Some((leaf, ji)) = self.next_pick(&lists, &mut last) {
-            lists[leaf].pop();
-            self.memoized(Step::Allocate, ji, |e| {
-                let _ = e.try_allocate(ji);
-            });
-        }
+        let lists = self.leaf_lists(|_, _| true);
+        self.run_action(
+            Step::Allocate,
+            lists,
+            |_, _| false,
+            |e, _, ji| {
+                e.memoized(Step::Allocate, ji, |e| {
+                    let _ = e.try_allocate(ji);
+                });
+            },
+        );
     }
 }

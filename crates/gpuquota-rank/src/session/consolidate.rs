@@ -5,12 +5,13 @@ use super::*;
 
 impl Engine<'_> {
     pub(super) fn consolidate(&mut self) {
-        let mut lists = self.leaf_lists(|ji| self.job(ji).preemptible);
-        let mut last = None;
-        while let Some((leaf, ji)) = self.next_pick(&lists, &mut last) {
-            lists[leaf].pop();
-            self.memoized(Step::Consolidate, ji, |e| e.consolidate_job(leaf, ji));
-        }
+        let lists = self.leaf_lists(|e, ji| e.job(ji).preemptible);
+        self.run_action(
+            Step::Consolidate,
+            lists,
+            |_, _| false,
+            |e, leaf, ji| e.memoized(Step::Consolidate, ji, |e| e.consolidate_job(leaf, ji)),
+        );
     }
 
     /// Consolidation for one pending job of leaf `leaf`.

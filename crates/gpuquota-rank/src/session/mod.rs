@@ -54,6 +54,7 @@ mod allocate;
 mod amount;
 mod capacity;
 mod consolidate;
+mod cover;
 mod fit;
 mod order;
 mod pending;
@@ -546,6 +547,17 @@ struct Probe {
     starts: Vec<usize>,
 }
 
+/// What [`Engine::next_pick`] keeps from one pick to the next within an action.
+#[derive(Debug, Default)]
+struct PickState {
+    /// The last pick: leaf, epoch and the request its job weighed.
+    last: Option<(QueueId, u64, Amt)>,
+    /// The epoch `best` holds.
+    epoch: u64,
+    /// Per inner queue, the best (leaf, job) of its subtree at `epoch` (`None`: not known).
+    best: PerQueue<Option<Option<(QueueId, JobId)>>>,
+}
+
 /// Lazy victim generation state: a cursor into each victim queue's job list and the
 /// allocation left in each once the victims so far are gone.
 #[derive(Debug, Default)]
@@ -588,6 +600,14 @@ struct Engine<'a> {
     fail_writes: u64,
     /// Outcomes of steps that changed nothing, for pending jobs of one shape.
     memo: std::collections::BTreeMap<MemoKey, MemoEntry>,
+    /// Every candidate job of the session (a queue, a pending pod, not evicted) in job
+    /// order, with the [`Engine::epoch`] it was sorted at ([`Engine::leaf_lists`]).
+    order: Option<(u64, std::rc::Rc<Vec<JobId>>)>,
+    /// Per job, the [`Engine::epoch`] its pods last changed state at by a commit or an
+    /// eviction (0: not in this session).
+    touched: PerJob<u64>,
+    /// Number of outcomes written to the memo so far (tells whether a step was replayed).
+    memo_inserts: u64,
     /// Per job, the request of the pods a queue pick weighs it by, with the epoch it was
     /// summed at (a job's pods change state only when the epoch moves).
     pick_req: std::cell::RefCell<PerJob<Option<(u64, Amt)>>>,
@@ -843,6 +863,9 @@ impl<'a> Engine<'a> {
             epoch: 0,
             fail_writes: 0,
             memo: std::collections::BTreeMap::new(),
+            memo_inserts: 0,
+            order: None,
+            touched: PerJob::filled(0, c.jobs.len()),
             pick_req: std::cell::RefCell::new(PerJob::filled(None, c.jobs.len())),
             shortcuts: true,
             probe: Probe::default(),
@@ -1034,6 +1057,7 @@ impl<'a> Engine<'a> {
             } else {
                 self.fail[ji].clone()
             };
+            self.memo_inserts += 1;
             self.memo.insert(
                 k,
                 MemoEntry {

@@ -67,19 +67,20 @@ impl Engine<'_> {
         };
         let qa = &self.c.hierarchy.queue(a);
         let qb = &self.c.hierarchy.queue(b);
+        // Each key is computed only when the ones before it tie (`then_with`).
         over(a)
             .cmp(&over(b))
-            .then(starved(b, jb).cmp(&starved(a, ja)))
-            .then(qb.priority.cmp(&qa.priority))
-            .then(penal(a, ja).cmp(&penal(b, jb)))
-            .then(OrderedFloat(self.drs(a, ja, 1)).cmp(&OrderedFloat(self.drs(b, jb, 1))))
-            .then(
+            .then_with(|| starved(b, jb).cmp(&starved(a, ja)))
+            .then_with(|| qb.priority.cmp(&qa.priority))
+            .then_with(|| penal(a, ja).cmp(&penal(b, jb)))
+            .then_with(|| OrderedFloat(self.drs(a, ja, 1)).cmp(&OrderedFloat(self.drs(b, jb, 1))))
+            .then_with(|| {
                 OrderedFloat(self.drs(a, Amt::ZERO, 0)).cmp(&OrderedFloat(self.drs(
                     b,
                     Amt::ZERO,
                     0,
-                ))),
-            )
+                )))
+            })
             .then_with(|| {
                 let sa: Vec<Option<i128>> = Resource::ALL
                     .into_iter()
@@ -110,8 +111,8 @@ impl Engine<'_> {
                     Ordering::Equal
                 }
             })
-            .then(qa.creation.cmp(&qb.creation))
-            .then(qa.name.cmp(&qb.name))
+            .then_with(|| qa.creation.cmp(&qb.creation))
+            .then_with(|| qa.name.cmp(&qb.name))
     }
 
     pub(super) fn job_cmp(&self, a: JobId, b: JobId) -> Ordering {
@@ -127,33 +128,72 @@ impl Engine<'_> {
         };
         jb.priority
             .cmp(&ja.priority)
-            .then(elastic(a).cmp(&elastic(b)))
-            .then(ja.creation.cmp(&jb.creation))
-            .then(ja.uid.cmp(&jb.uid))
-            .then(ja.key.cmp(&jb.key))
+            .then_with(|| elastic(a).cmp(&elastic(b)))
+            .then_with(|| ja.creation.cmp(&jb.creation))
+            .then_with(|| ja.uid.cmp(&jb.uid))
+            .then_with(|| ja.key.cmp(&jb.key))
     }
 
     /// Candidate jobs per leaf queue in job order.
     ///
     /// # Complexity
     /// O(T + C log C) for T pods and C candidates.
-    pub(super) fn leaf_lists(&self, pred: impl Fn(JobId) -> bool) -> PerQueue<Vec<JobId>> {
+    pub(super) fn leaf_lists(
+        &mut self,
+        pred: impl Fn(&Self, JobId) -> bool,
+    ) -> PerQueue<Vec<JobId>> {
         let nq = self.c.hierarchy.queues().len();
         let mut lists = PerQueue::filled(Vec::new(), nq);
-        for (ji, j) in jobs_enumerated(self.c) {
-            if let Some(q) = j.queue
-                && !self.evicted_job[ji]
-                && self.tstate[ji].contains(&TState::Pending)
-                && pred(ji)
-            {
-                lists[q].push(ji);
+        let candidate = |e: &Self, ji: JobId| {
+            e.job(ji).queue.is_some()
+                && !e.evicted_job[ji]
+                && e.tstate[ji].contains(&TState::Pending)
+        };
+        if !self.shortcuts {
+            for ji in self.job_ids() {
+                if candidate(self, ji)
+                    && pred(self, ji)
+                    && let Some(q) = self.job(ji).queue
+                {
+                    lists[q].push(ji);
+                }
             }
+            for l in &mut lists {
+                l.sort_by(|&a, &b| self.job_cmp(a, b));
+                l.reverse(); // pop from the back
+            }
+            return lists;
         }
-        for l in &mut lists {
-            l.sort_by(|&a, &b| self.job_cmp(a, b));
-            l.reverse(); // pop from the back
+        // Every candidate of the session in job order, sorted once: a later action's
+        // candidates are among them (no pod becomes pending during a session), and the
+        // order of those whose pods have not changed state since the sort is the same
+        // (`job_cmp` reads only the job and its pods' states). Sorted again only when a
+        // candidate was placed or evicted after it.
+        loop {
+            if let Some((at, order)) = self.order.clone() {
+                let mut stale = false;
+                for &ji in order.iter() {
+                    if candidate(self, ji) && pred(self, ji) {
+                        stale |= self.touched[ji] > at;
+                        if let Some(q) = self.job(ji).queue {
+                            lists[q].push(ji);
+                        }
+                    }
+                }
+                if !stale {
+                    for l in &mut lists {
+                        l.reverse(); // pop from the back
+                    }
+                    return lists;
+                }
+                for l in &mut lists {
+                    l.clear();
+                }
+            }
+            let mut all: Vec<JobId> = self.job_ids().filter(|&ji| candidate(self, ji)).collect();
+            all.sort_by(|&a, &b| self.job_cmp(a, b));
+            self.order = Some((self.epoch, std::rc::Rc::new(all)));
         }
-        lists
     }
 
     /// The request a queue pick weighs job `ji` by: its pending gang part (or its first
@@ -174,34 +214,81 @@ impl Engine<'_> {
         req
     }
 
-    /// The next (leaf, job) in hierarchical queue order, as [`Engine::pick`] gives it.
+    /// The next (leaf, job) in hierarchical queue order, as [`Engine::pick`] gives it. The
+    /// caller pops the job from its leaf's list before the next call.
     ///
     /// A pick depends only on the queues' allocations (which move only with the
     /// [`Engine::epoch`]) and on each leaf's head job through its [`Engine::pick_request`].
     /// So when the last pick's step committed nothing and the leaf's new head weighs the
     /// same, the pick is that leaf again, without walking the tree: a backlog of alike jobs
-    /// that fail costs O(1) picks each.
+    /// that fail costs O(1) picks each. Otherwise, within an epoch, the best of each inner
+    /// queue's subtree is kept from the last walk, except on the path of the leaf popped
+    /// since, whose subtrees alone are walked again.
     ///
     /// # Complexity
-    /// O(1) for a repeated pick, else [`Engine::pick`]'s O(Q) queue comparisons.
+    /// O(1) for a repeated pick; else O(d · s) queue comparisons for a leaf at depth d with
+    /// s siblings per level within an epoch, and [`Engine::pick`]'s O(Q) on a new epoch.
     pub(super) fn next_pick(
         &self,
         lists: &PerQueue<Vec<JobId>>,
-        last: &mut Option<(QueueId, u64, Amt)>,
+        last: &mut PickState,
     ) -> Option<(QueueId, JobId)> {
         if !self.shortcuts {
             return self.pick(lists);
         }
-        if let Some((leaf, epoch, req)) = *last
+        if let Some((leaf, epoch, req)) = last.last
             && epoch == self.epoch
             && let Some(&ji) = lists[leaf].last()
             && self.pick_request(ji) == req
         {
             return Some((leaf, ji));
         }
-        let p = self.pick(lists);
-        *last = p.map(|(leaf, ji)| (leaf, self.epoch, self.pick_request(ji)));
+        if last.epoch != self.epoch || last.best.len() != lists.len() {
+            last.epoch = self.epoch;
+            last.best = PerQueue::filled(None, lists.len());
+        } else if let Some((leaf, _, _)) = last.last {
+            // The caller popped that leaf's head: the subtrees on its path changed.
+            let mut cur = self.c.hierarchy.queue(leaf).parent;
+            while let Some(q) = cur {
+                last.best[q] = None;
+                cur = self.c.hierarchy.queue(q).parent;
+            }
+        }
+        let p = self.pick_among_kept(self.c.hierarchy.roots(), lists, &mut last.best);
+        last.last = p.map(|(leaf, ji)| (leaf, self.epoch, self.pick_request(ji)));
         p
+    }
+
+    /// [`Engine::pick_among`], reading and filling `best`: per inner queue, the best
+    /// (leaf, job) of its subtree (`Some(None)`: none) at the current epoch.
+    fn pick_among_kept(
+        &self,
+        sibs: &[QueueId],
+        lists: &PerQueue<Vec<JobId>>,
+        best_of: &mut PerQueue<Option<Option<(QueueId, JobId)>>>,
+    ) -> Option<(QueueId, JobId)> {
+        let mut best: Option<(QueueId, QueueId, JobId, Amt)> = None;
+        for &q in sibs {
+            let cand = if self.c.hierarchy.is_leaf(q) {
+                lists[q].last().map(|&j| (q, j))
+            } else if let Some(kept) = best_of[q] {
+                kept
+            } else {
+                let b = self.pick_among_kept(self.c.hierarchy.children(q), lists, best_of);
+                best_of[q] = Some(b);
+                b
+            };
+            let Some((leaf, ji)) = cand else { continue };
+            let req = self.pick_request(ji);
+            let better = match &best {
+                None => true,
+                Some((bq, _, _, breq)) => self.queue_cmp(q, req, *bq, *breq) == Ordering::Less,
+            };
+            if better {
+                best = Some((q, leaf, ji, req));
+            }
+        }
+        best.map(|(_, l, j, _)| (l, j))
     }
 
     /// The best (leaf, job) in hierarchical queue order.
@@ -239,9 +326,9 @@ impl Engine<'_> {
         let jb = self.job(b);
         ja.priority
             .cmp(&jb.priority)
-            .then(jb.creation.cmp(&ja.creation))
-            .then(jb.uid.cmp(&ja.uid))
-            .then(jb.key.cmp(&ja.key))
+            .then_with(|| jb.creation.cmp(&ja.creation))
+            .then_with(|| jb.uid.cmp(&ja.uid))
+            .then_with(|| jb.key.cmp(&ja.key))
     }
 
     /// Reverse queue order between two victim queues with their simulated allocations
@@ -258,11 +345,11 @@ impl Engine<'_> {
         let qb = &self.c.hierarchy.queue(b);
         over(b, ab)
             .cmp(&over(a, aa))
-            .then(starved(a, aa).cmp(&starved(b, ab)))
-            .then(qa.priority.cmp(&qb.priority))
-            .then(OrderedFloat(self.drs_of(b, ab)).cmp(&OrderedFloat(self.drs_of(a, aa))))
-            .then(qb.creation.cmp(&qa.creation))
-            .then(qb.name.cmp(&qa.name))
+            .then_with(|| starved(a, aa).cmp(&starved(b, ab)))
+            .then_with(|| qa.priority.cmp(&qb.priority))
+            .then_with(|| OrderedFloat(self.drs_of(b, ab)).cmp(&OrderedFloat(self.drs_of(a, aa))))
+            .then_with(|| qb.creation.cmp(&qa.creation))
+            .then_with(|| qb.name.cmp(&qa.name))
     }
 
     pub(super) fn drs_of(&self, q: QueueId, al: Amt) -> f64 {

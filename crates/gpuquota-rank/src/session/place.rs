@@ -506,6 +506,7 @@ impl Engine<'_> {
 
     pub(super) fn commit_placed(&mut self, ji: JobId, tasks: &[TaskId], recs: Vec<PlaceRec>) {
         self.epoch += 1;
+        self.touched[ji] = self.epoch;
         let j = self.job(ji);
         let Some(q) = j.queue else {
             return;

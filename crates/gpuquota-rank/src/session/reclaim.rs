@@ -139,22 +139,25 @@ impl Engine<'_> {
         // Built when the first job's step runs: no step commits anything before, so it is
         // the list as of the action's start (and a session without candidates skips it).
         let mut running: Option<PerQueue<Vec<JobId>>> = None;
-        let mut lists = self.leaf_lists(|_| true);
-        let mut last = None;
-        while let Some((leaf, ji)) = self.next_pick(&lists, &mut last) {
-            lists[leaf].pop();
-            let Some(tasks) = self.still_pending_gang(ji) else {
-                continue;
-            };
-            if !self.delay_elapsed(ji) {
-                self.delayed[ji] = true;
-                continue;
-            }
-            self.memoized(Step::Reclaim, ji, |e| {
-                let running = running.get_or_insert_with(|| e.running_by_leaf());
-                e.reclaim_job(leaf, ji, tasks, running)
-            });
-        }
+        let lists = self.leaf_lists(|_, _| true);
+        self.run_action(
+            Step::Reclaim,
+            lists,
+            |e, ji| e.still_pending_gang(ji).is_none() || !e.delay_elapsed(ji),
+            |e, leaf, ji| {
+                let Some(tasks) = e.still_pending_gang(ji) else {
+                    return;
+                };
+                if !e.delay_elapsed(ji) {
+                    e.delayed[ji] = true;
+                    return;
+                }
+                e.memoized(Step::Reclaim, ji, |e| {
+                    let running = running.get_or_insert_with(|| e.running_by_leaf());
+                    e.reclaim_job(leaf, ji, tasks, running)
+                });
+            },
+        );
     }
 
     /// Reclaim for one pending job of leaf `leaf` (its gang `tasks`), once its preemption delay has elapsed.

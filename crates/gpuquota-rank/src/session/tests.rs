@@ -16,6 +16,17 @@ use crate::snapshot::BuildOptions;
 type Shape = (u8, u8, u8, u8, u8, bool);
 
 fn yaml(nodes: &[u8], leaves: &[(u8, u8, i8, u8)], shapes: &[(usize, Shape)]) -> String {
+    yaml_with(nodes, leaves, shapes, false)
+}
+
+/// [`yaml`], with running pods on the node with the most room (`spread`, which leaves the
+/// nodes fragmented) instead of the first that fits.
+fn yaml_with(
+    nodes: &[u8],
+    leaves: &[(u8, u8, i8, u8)],
+    shapes: &[(usize, Shape)],
+    spread: bool,
+) -> String {
     let mut y = String::new();
     y.push_str("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: inference}\nvalue: 125\n");
     y.push_str("---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: low}\nvalue: 40\n");
@@ -70,7 +81,11 @@ fn yaml(nodes: &[u8], leaves: &[(u8, u8, i8, u8)], shapes: &[(usize, Shape)]) ->
                 } else {
                     (format!("limits: {{nvidia.com/gpu: \"{gpus}\"}}"), "")
                 };
-                let node = if running {
+                let node = if running && spread {
+                    (0..free.len())
+                        .filter(|&n| free[n] >= need)
+                        .max_by_key(|&n| (free[n], std::cmp::Reverse(n)))
+                } else if running {
                     free.iter().position(|&f| f >= need)
                 } else {
                     None
@@ -162,6 +177,66 @@ proptest! {
     }
 }
 
+/// Oversubscribed clusters: one to three 8-GPU nodes, two to four leaves with small quotas,
+/// and long backlogs (up to 12 copies of a shape) of one-pod jobs of 1 to 8 GPUs, about
+/// half of them running, packed or spread over the nodes: demand is several times the
+/// capacity, so allocate fails for most jobs and consolidation (on spread, fragmented
+/// nodes), reclaim and preempt run over backlogs of alike jobs.
+fn oversubscribed_yaml() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(Just(8u8), 1..=3),
+        prop::collection::vec(
+            (
+                0u8..2,
+                0u8..=8,
+                prop::sample::select(vec![-1i8, -1, 8]),
+                0u8..=2,
+            ),
+            2..=4,
+        ),
+    )
+        .prop_flat_map(|(nodes, leaves)| {
+            let n = leaves.len();
+            let shape = (
+                prop::sample::select(vec![1u8, 2, 2, 4, 4, 8]),
+                Just(1u8),
+                Just(1u8),
+                0u8..3,
+                1u8..=12,
+                prop::bool::weighted(0.5),
+            );
+            (
+                Just(nodes),
+                Just(leaves),
+                prop::collection::vec((0..n, shape), 2..=8),
+                any::<bool>(),
+            )
+        })
+        .prop_map(|(nodes, leaves, shapes, spread)| yaml_with(&nodes, &leaves, &shapes, spread))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The shortcuts on oversubscribed clusters (long backlogs of alike one-pod jobs, the
+    /// case where an action is finished once every job left replays a memoized failure):
+    /// every decision, reason and message is the plain session's.
+    #[test]
+    fn shortcuts_change_no_decision_oversubscribed(y in oversubscribed_yaml(), spread in any::<bool>()) {
+        let model = gpuquota_model::import_str("c.yaml", &y).expect("valid manifests").model;
+        let now = "2025-01-01T06:00:00Z".parse().expect("a timestamp");
+        let c = Cluster::from_model(&model, &BuildOptions { now: Some(now), ..Default::default() })
+            .expect("a cluster");
+        let o = SessionOptions {
+            placement: if spread { Placement::Spread } else { Placement::Binpack },
+            ..SessionOptions::default()
+        };
+        let fast = run(&c, &o, true);
+        let plain = run(&c, &o, false);
+        prop_assert_eq!(fast, plain, "{}", y);
+    }
+}
+
 /// One step of a live cluster's life: `(kind, job)`; kind 0 submits, 1 finishes, 2 holds
 /// or releases the `job`-th job (of all, in key order), 3 runs a session, 4 moves the
 /// clock `job` minutes on and runs a session.
@@ -223,10 +298,18 @@ proptest! {
         y in cluster_yaml_of(vec![1u8, 1, 2, 4, 8]),
         fractions in cluster_yaml(),
         use_fractions in prop::bool::weighted(0.2),
+        backlog in oversubscribed_yaml(),
+        use_backlog in prop::bool::weighted(0.3),
         ops in prop::collection::vec((0u8..5, any::<u8>()), 1..=40),
         spread in any::<bool>(),
     ) {
-        let y = if use_fractions { fractions } else { y };
+        let y = if use_fractions {
+            fractions
+        } else if use_backlog {
+            backlog
+        } else {
+            y
+        };
         let model = gpuquota_model::import_str("c.yaml", &y).expect("valid manifests").model;
         let now = "2025-01-01T06:00:00Z".parse().expect("a timestamp");
         let c = Cluster::from_model(&model, &BuildOptions { now: Some(now), ..Default::default() })

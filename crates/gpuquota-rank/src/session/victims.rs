@@ -54,6 +54,7 @@ impl Engine<'_> {
     /// Evicts a set of tasks, returning nothing; records the eviction once per job/action/by.
     pub(super) fn evict(&mut self, ji: JobId, tasks: &[TaskId], action: Action, by: Option<&str>) {
         self.epoch += 1;
+        self.touched[ji] = self.epoch;
         let j = self.job(ji);
         for &ti in tasks {
             if let Some(q) = j.queue {
