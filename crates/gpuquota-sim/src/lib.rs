@@ -663,6 +663,7 @@ fn finish_report(
         }
         report.chargeback = Some(bill);
     }
+    report.fidelity = history::fidelity::of_run(sc, &report.outcome);
     Ok(report)
 }
 

@@ -71,6 +71,10 @@ pub struct SimReport {
     /// The bill of the runs; only with `spec.metering` ([`crate::bill`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chargeback: Option<Chargeback>,
+    /// The run against what the cluster recorded; only when the workloads were recorded
+    /// (a `history:` source, or a trace that records waits) ([`crate::history::fidelity`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fidelity: Option<crate::history::fidelity::Fidelity>,
     /// The input's and the engine's warnings, as printed on stderr.
     pub warnings: Vec<String>,
 }
@@ -342,6 +346,8 @@ pub struct Report {
     pub chargeback: Option<Chargeback>,
     /// The preemption loops of the run ([`preemption_loops`]).
     pub preemption_loops: Vec<PreemptionLoopOut>,
+    /// The JSON's `fidelity` section, when the workloads were recorded.
+    pub fidelity: Option<crate::history::fidelity::Fidelity>,
 }
 
 /// Every pair of a preemptor (a workload, not a budget) and a victim whose preemptions
@@ -622,6 +628,7 @@ impl Report {
             budgets: None,
             chargeback: None,
             preemption_loops: Vec::new(),
+            fidelity: None,
         }
     }
 
@@ -719,6 +726,7 @@ impl Report {
             capacity_checked: o.nodes > 0,
             budgets: self.budgets.clone(),
             chargeback: self.chargeback.clone(),
+            fidelity: self.fidelity.clone(),
             warnings: o.warnings.clone(),
         }
     }
@@ -980,6 +988,9 @@ impl Report {
         }
         if let Some(c) = &self.chargeback {
             bill_section(&mut out, c);
+        }
+        if let Some(f) = &self.fidelity {
+            crate::history::fidelity::table_section(&mut out, f, width);
         }
         out
     }

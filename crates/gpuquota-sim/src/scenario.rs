@@ -118,6 +118,9 @@ pub struct Scenario {
     pub instances: BTreeMap<String, Instance>,
     /// Import and scenario warnings.
     pub warnings: Diagnostics,
+    /// The recorded histories of `history:` sources, by key ([`crate::history`]); the
+    /// report's `fidelity` compares the run with them.
+    pub recorded: Vec<crate::history::Recorded>,
 }
 
 /// A `Simulation` scenario file for the `kueue` and `resourcequota` engines, as it is read
@@ -500,6 +503,7 @@ pub(crate) fn from_doc(
     let mut gathered = Gathered::default();
     gathered.cluster(&spec.cluster, read, &mut errors);
     let mut generated: Vec<(Workload, Instance)> = Vec::new();
+    let mut recorded = Vec::new();
     for (i, w) in spec.workloads.iter().enumerate() {
         if let Some(t) = w
             .trace
@@ -519,7 +523,7 @@ pub(crate) fn from_doc(
                 i,
                 h,
                 read,
-                &mut gathered.files,
+                (&mut gathered.files, &mut recorded),
                 &mut errors,
                 &mut warnings,
             );
@@ -598,9 +602,16 @@ pub(crate) fn from_doc(
         model,
         instances,
         warnings,
+        recorded,
     };
+    recorded_sorted(&mut sc.recorded);
     apply_fair_sharing(&mut sc);
     Ok(sc)
+}
+
+/// Several `history:` sources' records in one key order.
+fn recorded_sorted(r: &mut [crate::history::Recorded]) {
+    r.sort_by(|a, b| a.key.cmp(&b.key));
 }
 
 /// `spec.kueue.fairSharing: false` written into the model's `Configuration`

@@ -219,6 +219,7 @@ impl Simulation {
                     model,
                     instances,
                     warnings,
+                    recorded: Vec::new(),
                 };
                 crate::scenario::apply_fair_sharing(&mut sc);
                 Inner::Kueue(Box::new(sc))

@@ -513,6 +513,13 @@ impl Reader {
                 reason: finished_c.as_ref().map_or("", |c| c.reason).to_owned(),
             }),
             runtime_ms: runtime,
+            past_run_ms: [
+                "accumulatedPastExexcutionTimeSeconds",
+                "accumulatedPastExecutionTimeSeconds",
+            ]
+            .iter()
+            .find_map(|k| at(o, &["status", k]).and_then(Value::as_i64))
+            .map_or(0, |s| s.saturating_mul(1000).max(0)),
         };
         let item = json!({
             "apiVersion": o.get("apiVersion").cloned().unwrap_or(Value::Null),
@@ -712,6 +719,7 @@ impl Reader {
                 reason: r.to_owned(),
             }),
             runtime_ms: runtime,
+            past_run_ms: 0,
         })
     }
 }

@@ -27,7 +27,10 @@
 //!   `Succeeded` or `Failed`);
 //! - `status.schedulingStats.evictions[]` (`reason`, `underlyingCause`, `count`): when
 //!   present, the number of evictions per reason (the conditions keep only the last);
-//! - `status.requeueState.count`: the times the workload was requeued.
+//! - `status.requeueState.count`: the times the workload was requeued;
+//! - `status.accumulatedPastExexcutionTimeSeconds` (v1beta2:
+//!   `accumulatedPastExecutionTimeSeconds`): the seconds it was admitted in the runs before
+//!   the last, which the recorded GPU-hours of [`fidelity`] add to the last run's.
 //!
 //! Kubernetes keeps one condition per type, with the time of its last transition, so a
 //! dump holds the **last** run of a workload: its admission and its end exactly, the
@@ -79,7 +82,8 @@ pub struct HistorySource {
 /// Reads `spec.workloads[i].history` (scenario `name`): the dumps' objects to replay join
 /// `files` as one manifest document named after the dumps; problems are `errors` (a file
 /// that cannot be read under `spec.workloads[i].history.files[j]`, the dumps' own under
-/// their file, object and field), objects not read are `warnings`.
+/// their file, object and field), objects not read are `warnings`; the recorded histories
+/// join `recorded`.
 ///
 /// # Complexity
 /// O(input size + objects × log objects).
@@ -88,7 +92,7 @@ pub(crate) fn gather(
     i: usize,
     h: &HistorySource,
     read: &crate::scenario::ReadFn<'_>,
-    files: &mut Vec<(String, String)>,
+    (files, recorded): (&mut Vec<(String, String)>, &mut Vec<Recorded>),
     errors: &mut gpuquota_model::diag::Diagnostics,
     warnings: &mut gpuquota_model::diag::Diagnostics,
 ) {
@@ -126,6 +130,7 @@ pub(crate) fn gather(
                 files.push((label, m));
             }
             warnings.extend(history.warnings.0);
+            recorded.extend(history.records);
         }
         Err(ds) => errors.extend(ds.0),
     }
@@ -190,6 +195,9 @@ pub struct Recorded {
     pub end: Option<End>,
     /// The last run's length, ms (the replay's runtime); `None` when it did not finish.
     pub runtime_ms: Option<i64>,
+    /// The time it held its quota in the runs before the last, ms (Kueue's
+    /// `status.accumulatedPastExexcutionTimeSeconds`, whole seconds; 0 without it).
+    pub past_run_ms: i64,
 }
 
 impl Recorded {

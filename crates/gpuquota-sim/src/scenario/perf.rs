@@ -159,6 +159,7 @@ pub(super) fn perf_scenario(
         model,
         instances,
         warnings,
+        recorded: Vec::new(),
     })
 }
 

@@ -152,6 +152,22 @@ fn the_replay_of_a_recorded_history_is_scored_against_the_record() {
         hours,
         [("team-a", 172_800, 234_000), ("team-b", 61_200, 61_200)]
     );
+    // the report's own section holds the same figures
+    let r = &j["fidelity"];
+    assert_eq!(r["source"], "history");
+    assert_eq!(r["all"]["meanAdmissionErrorMs"], 2_205_000);
+    assert_eq!(r["all"]["p95AdmissionErrorMs"], 6_595_000);
+    assert_eq!(r["all"]["preemptions"]["missed"], 1);
+    assert_eq!(r["departments"][0]["simulatedGpuSeconds"], 234_000);
+    assert_eq!(r["workloads"].as_array().unwrap().len(), 6);
+    // eval-c was admitted and preempted in both: nothing the model can explain
+    assert_eq!(r["notes"], serde_json::json!([]));
+    let table = gpuquota_sim::fuzzing::run_kueue(&sim).unwrap().to_table();
+    assert!(table.contains("\nFidelity: this run against the recorded history; 6 workloads, 3 with a time to admission known on both sides\n"), "{table}");
+    assert!(
+        table.contains("team-a               48.00            65.00\n"),
+        "{table}"
+    );
 }
 
 #[test]
