@@ -65,6 +65,7 @@
 
 pub mod dump;
 pub mod fidelity;
+pub mod write;
 
 pub use dump::{History, load};
 
