@@ -208,3 +208,29 @@ items:
     // created at the start; ran 00:01 → 00:31
     assert_eq!((i.created_ms, i.runtime_ms), (0, Some(1_800_000)));
 }
+
+#[test]
+fn a_trace_that_records_waits_is_scored_against_them() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/acme.yaml");
+    let sim = gpuquota_sim::fuzzing::load(&path).expect("valid scenario");
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim).unwrap().to_json();
+    let f = &j["fidelity"];
+    assert_eq!(f["source"], "trace");
+    // job 7001 waited 100 s in the cluster (its `queue` column), none here; job 7002 5 s
+    // (arrival 08:05:00, start 08:05:05), none here: mean 52.5 s → 52,500 ms, p95 100 s;
+    // both in the recorded order
+    assert_eq!(f["all"]["compared"], 2);
+    assert_eq!(f["all"]["meanAdmissionErrorMs"], 52_500);
+    assert_eq!(f["all"]["p95AdmissionErrorMs"], 100_000);
+    assert_eq!(f["all"]["kendallTau"], 1.0);
+    // 4 GPUs × 3,600 s + 2 GPUs × 600 s on both sides
+    assert_eq!(
+        f["departments"],
+        serde_json::json!([{"department": "research", "recordedGpuSeconds": 15_600, "simulatedGpuSeconds": 15_600}])
+    );
+    // a trace without recorded waits has no such section
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/philly.yaml");
+    let sim = gpuquota_sim::fuzzing::load(&path).expect("valid scenario");
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim).unwrap().to_json();
+    assert!(j.get("fidelity").is_none());
+}
