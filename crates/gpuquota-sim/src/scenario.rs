@@ -520,7 +520,7 @@ pub(crate) fn from_doc(
         {
             crate::history::gather(
                 name,
-                i,
+                (i, false),
                 h,
                 read,
                 (&mut gathered.files, &mut recorded),

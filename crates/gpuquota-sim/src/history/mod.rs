@@ -54,9 +54,22 @@
 //! are counted (a warning); Pods owned by another object run as part of it and are not
 //! read; `PodGroup`s and other kinds are counted (a warning) and not read.
 //!
-//! The source is read by the `kueue` and `resourcequota` engines (a KAI scenario refuses
-//! the entry). The replay's objects are imported as the cluster files are, so the
-//! LocalQueues, ClusterQueues and priority classes they name must be in `spec.cluster`.
+//! **KAI PodGroups** (`scheduling.run.ai` `PodGroup`, e.g. `v2alpha2`), read when the
+//! scenario has `engine: kai` ([`dump::load_kai`]; the Kueue objects are then counted and
+//! not read): arrival `metadata.creationTimestamp`, the LocalQueue of the record
+//! `spec.queue` (the KAI queue), the class `spec.priorityClassName`; its Pods are those
+//! of the dump with the annotation `pod-group-name` naming it: admission the earliest
+//! `status.startTime`, end the last `finishedAt` of their containers once every pod is
+//! `Succeeded` or `Failed` (`Failed` when one failed), runtime end − admission, GPUs the
+//! sum of the pods' requests. Replayed as the PodGroup (with its runtime) and its Pods
+//! without their `status`.
+//!
+//! The Kueue objects are read by the `kueue` and `resourcequota` engines, the PodGroups by
+//! `kai`. The replay's objects are imported as the cluster files are, so the LocalQueues,
+//! ClusterQueues, KAI Queues and priority classes they name must be in `spec.cluster`.
+//! The report's `fidelity` section compares a Kueue or ResourceQuota replay with the
+//! record ([`fidelity`]); a run is written back as Workloads by [`mod@write`]
+//! (`gpuquota sim --output workloads`).
 //!
 //! Problems are diagnostics naming the file (`source`), the object (`Workload ns/name`)
 //! and the field (`status.conditions[1].lastTransitionTime`): a time that is not RFC 3339
@@ -80,7 +93,8 @@ pub struct HistorySource {
     pub files: Vec<String>,
 }
 
-/// Reads `spec.workloads[i].history` (scenario `name`): the dumps' objects to replay join
+/// Reads `spec.workloads[i].history` (scenario `name`; a KAI scenario's when `kai`: its
+/// PodGroups, [`dump::load_kai`]): the dumps' objects to replay join
 /// `files` as one manifest document named after the dumps; problems are `errors` (a file
 /// that cannot be read under `spec.workloads[i].history.files[j]`, the dumps' own under
 /// their file, object and field), objects not read are `warnings`; the recorded histories
@@ -90,7 +104,7 @@ pub struct HistorySource {
 /// O(input size + objects × log objects).
 pub(crate) fn gather(
     name: &str,
-    i: usize,
+    (i, kai): (usize, bool),
     h: &HistorySource,
     read: &crate::scenario::ReadFn<'_>,
     (files, recorded): (&mut Vec<(String, String)>, &mut Vec<Recorded>),
@@ -117,7 +131,12 @@ pub(crate) fn gather(
     if texts.len() < h.files.len() {
         return;
     }
-    match load(&texts) {
+    let loaded = if kai {
+        dump::load_kai(&texts)
+    } else {
+        load(&texts)
+    };
+    match loaded {
         Ok(history) => {
             let shown: Vec<&str> = texts.iter().map(|(n, _)| n.as_str()).collect();
             let shown = shown.join(", ");

@@ -234,3 +234,23 @@ fn a_trace_that_records_waits_is_scored_against_them() {
     let j = gpuquota_sim::fuzzing::run_kueue(&sim).unwrap().to_json();
     assert!(j.get("fidelity").is_none());
 }
+
+#[test]
+fn a_recorded_kai_month_replays_its_pod_groups() {
+    let sim = gpuquota_sim::Simulation::from_files(&data("kai-replay.yaml")).expect("valid");
+    assert!(sim.kai().is_some());
+    let out = gpuquota_sim::simulate(&sim).expect("simulates");
+    let j = out.to_json();
+    let w = j["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["workload"] == "team-a/pg-train-1")
+        .unwrap();
+    // arrives at the start, runs its recorded hour (00:05 to 01:05) on arrival
+    assert_eq!(w["createdMs"], 0);
+    assert_eq!(w["runs"][0]["startMs"], 0);
+    assert_eq!(w["runs"][0]["endMs"], 3_600_000);
+    assert_eq!(w["finishedMs"], 3_600_000);
+    assert_eq!(j["workloads"].as_array().unwrap().len(), 2);
+}
