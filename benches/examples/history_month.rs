@@ -11,7 +11,10 @@ fn main() -> std::io::Result<()> {
     let dir = std::path::PathBuf::from(args.next().unwrap_or_else(|| "history-month".into()));
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
     std::fs::create_dir_all(&dir)?;
-    std::fs::write(dir.join("platform.yaml"), gpuquota_benches::history::platform())?;
+    std::fs::write(
+        dir.join("platform.yaml"),
+        gpuquota_benches::history::platform(),
+    )?;
     std::fs::write(dir.join("month.yaml"), gpuquota_benches::history::SCENARIO)?;
     let dump = gpuquota_benches::history::month_dump(n);
     std::fs::write(dir.join("dump.yaml"), &dump)?;
