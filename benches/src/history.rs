@@ -208,4 +208,13 @@ mod tests {
         assert_eq!(h.records.len(), 100);
         assert_eq!(time(86_400 + 3661), "2026-11-02T01:01:01Z");
     }
+
+    #[test]
+    fn a_dump_beyond_the_parsers_default_node_budget_reads() {
+        // 2,000 Workloads of about 118 lines are some 500,000 YAML nodes, twice the
+        // parser's default budget of 250,000
+        let dump = month_dump(2_000);
+        let h = gpuquota_sim::history::load(&[("dump.yaml".to_owned(), dump)]).unwrap();
+        assert_eq!(h.records.len(), 2_000);
+    }
 }

@@ -61,7 +61,7 @@ fn load_for(files: &[(String, String)], kai: bool) -> Result<History, Diagnostic
     let mut errors = Diagnostics::default();
     let mut objects: Vec<(String, Value)> = Vec::new();
     for (name, text) in files {
-        match serde_saphyr::from_multiple::<Value>(text) {
+        match serde_saphyr::from_multiple_with_options::<Value>(text, dump_options(text.len())) {
             Ok(docs) => {
                 let before = objects.len();
                 for d in docs {
@@ -153,6 +153,20 @@ fn load_for(files: &[(String, String)], kai: bool) -> Result<History, Diagnostic
         manifests: chunks(&r.items),
         warnings,
     })
+}
+
+/// The YAML reader's options for a dump of `n` bytes: the parser's default budget (250,000
+/// nodes) is far below what a month's dump holds (about 2.5 nodes per 100 bytes), so the
+/// node, document and event limits grow with the input as the importer's do; alias and
+/// depth limits stay at the parser's defaults.
+fn dump_options(n: usize) -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_documents: n.max(1_024),
+            max_nodes: n.max(250_000),
+            max_events: n.saturating_mul(2).max(1_000_000),
+        },
+    }
 }
 
 /// `items` as `List` documents of at most [`MANIFEST_CHUNK_BYTES`] (an item larger than
