@@ -3,6 +3,7 @@
 //! The benchmarks themselves live in `benches/benches/*.rs`, one file per engine; figures and
 //! the commands that produced them are in `benches/README.md`.
 
+pub mod history;
 pub mod kai;
 pub mod mig;
 pub mod rank;

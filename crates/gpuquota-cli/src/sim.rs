@@ -19,6 +19,9 @@ pub(crate) enum SimOutput {
     Csv,
     /// The summary document Kueue's perf runner writes.
     KueueSummary,
+    /// The run as Kueue Workload objects with their conditions (a YAML List, as kubectl
+    /// prints it), which a `history:` source reads back.
+    Workloads,
 }
 
 /// `gpuquota sim` arguments.
@@ -31,6 +34,7 @@ Examples:
   gpuquota sim sim.yaml --plot usage.svg > report.json  the JSON report and a usage plot
   gpuquota sim sim.yaml --report month.html             also the month as one HTML page
   gpuquota sim sim.yaml -o kueue-summary                the summary Kueue's perf runner writes
+  gpuquota sim sim.yaml -o workloads > dump.yaml        the run as Kueue Workloads (history: reads them)
   gpuquota sim diff a.yaml b.yaml -o table              two scenarios compared per department
   gpuquota sim sweep sim.yaml --set engine=kueue,resourcequota   a policy sweep, one row per run")]
 pub(crate) struct SimArgs {
@@ -154,6 +158,7 @@ pub(crate) fn run(mut args: SimArgs) -> Result<(), CliError> {
         SimOutput::Table => Format::Table(crate::common::table_width()),
         SimOutput::Csv => Format::Csv,
         SimOutput::KueueSummary => Format::KueueSummary,
+        SimOutput::Workloads => Format::Workloads,
     };
     let written = Written {
         plot: args.plot.as_deref(),

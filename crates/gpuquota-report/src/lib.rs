@@ -24,7 +24,7 @@
 //!   `preemption-count`, `preemptions`, `bill`; prefixed `a:`/`b:` for the two runs of a
 //!   diff, whose per-department cells are `a:department-METRIC`; `kueue:`,
 //!   `resourcequota:`, `kai:` on the seed page; `runN:preemptions`, `runN:cost` on a
-//!   sweep's) and table rows a
+//!   sweep's; `fidelity-…` in the fidelity section of a recorded month) and table rows a
 //!   `data-row` key (`department|card type` for bill lines), so a reader's tools and the
 //!   tests find them.
 //!
@@ -34,6 +34,7 @@
 //! ([`bill_table`]).
 
 mod advise;
+mod fidelity;
 pub mod grafana;
 mod month;
 mod others;

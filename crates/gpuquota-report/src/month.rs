@@ -927,6 +927,10 @@ pub(crate) fn sections_with(
     s.push(Block::Table(waiters_table(r, &dept)));
     out.push(s);
 
+    if let Some(f) = &r.fidelity {
+        out.push(crate::fidelity::section(f, &id("fidelity"), name, prefix));
+    }
+
     let mut s = Section::new(id("inputs"), format!("{name}: inputs"));
     s.push(inputs_block(sc));
     out.push(s);

@@ -454,6 +454,25 @@
 //! (`true` by default: the department that held the cards pays for them) set to `false`
 //! books the hours of preempted runs to a `lost-work` line the platform absorbs instead.
 //!
+//! # Fidelity to a recorded month
+//!
+//! When the workloads were recorded (a `history:` source, or a trace that records waits:
+//! Helios, AcmeTrace), the report gains `"fidelity"` (after `"chargeback"`, before
+//! `"warnings"`; absent otherwise, so other runs print the same bytes): the run against
+//! the record ([`history::fidelity`]). Fields: `source` (`history` or `trace`),
+//! `workloads` (per workload, by key: `key`, `class`, `queue` (`namespace/LocalQueue`),
+//! `createdMs`, `recordedAdmittedMs`, `simulatedAdmittedMs`, `recordedEvictions`,
+//! `recordedPreemptions`, `simulatedPreemptions`, `recordedEndMs`, `simulatedEndMs`,
+//! `admissionErrorMs`, `simulated`), `groups` (per recorded class and LocalQueue: `class`,
+//! `queue`, `workloads`, `compared`, `meanAdmissionErrorMs`, `p95AdmissionErrorMs`,
+//! `kendallTau`, `preemptions`: {`matched`, `missed`, `extra`}), `all` (the same over every
+//! workload), `departments` (`department`, `recordedGpuSeconds`, `simulatedGpuSeconds`)
+//! and `notes` (`workload`, `code`, `atMs`, `message`: the differences the model can
+//! explain, e.g. a recorded eviction for `NodeFailures` that a timeline event would
+//! replay). Times are ms since `start`; a figure that cannot be computed is `null`. The
+//! table prints the groups, the departments' GPU-hours, the ten largest errors and the
+//! first ten notes; the HTML report (`--report`) a section with the same figures.
+//!
 //! # What-if and the seed month
 //!
 //! `gpuquota sim diff A.yaml B.yaml [--output json|table] [--plot FILE.svg]` compares two
@@ -717,6 +736,7 @@ fn finish_report(
         }
         report.chargeback = Some(bill);
     }
+    report.fidelity = history::fidelity::of_run(sc, &report.outcome);
     Ok(report)
 }
 

@@ -77,6 +77,10 @@ pub struct SimReport {
     /// The bill of the runs; only with `spec.metering` ([`crate::bill`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chargeback: Option<Chargeback>,
+    /// The run against what the cluster recorded; only when the workloads were recorded
+    /// (a `history:` source, or a trace that records waits) ([`crate::history::fidelity`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fidelity: Option<crate::history::fidelity::Fidelity>,
     /// The input's and the engine's warnings, as printed on stderr.
     pub warnings: Vec<String>,
 }
@@ -475,6 +479,8 @@ pub struct Report {
     pub chargeback: Option<Chargeback>,
     /// The preemption loops of the run ([`preemption_loops`]).
     pub preemption_loops: Vec<PreemptionLoopOut>,
+    /// The JSON's `fidelity` section, when the workloads were recorded.
+    pub fidelity: Option<crate::history::fidelity::Fidelity>,
 }
 
 /// Every pair of a preemptor (a workload, not a budget) and a victim whose preemptions
@@ -757,6 +763,7 @@ impl Report {
             budgets: None,
             chargeback: None,
             preemption_loops: Vec::new(),
+            fidelity: None,
         }
     }
 
@@ -855,6 +862,7 @@ impl Report {
             timeline: self.timeline_output(),
             budgets: self.budgets.clone(),
             chargeback: self.chargeback.clone(),
+            fidelity: self.fidelity.clone(),
             warnings: o.warnings.clone(),
         }
     }
@@ -1286,6 +1294,9 @@ impl Report {
         }
         if let Some(c) = &self.chargeback {
             bill_section(&mut out, c);
+        }
+        if let Some(f) = &self.fidelity {
+            crate::history::fidelity::table_section(&mut out, f, width);
         }
         out
     }

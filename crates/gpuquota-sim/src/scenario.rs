@@ -121,6 +121,9 @@ pub struct Scenario {
     pub warnings: Diagnostics,
     /// `spec.timeline`, read and checked ([`crate::timeline`]); empty without one.
     pub timeline: crate::timeline::Timeline,
+    /// The recorded histories of `history:` sources, by key ([`crate::history`]); the
+    /// report's `fidelity` compares the run with them.
+    pub recorded: Vec<crate::history::Recorded>,
 }
 
 /// A `Simulation` scenario file for the `kueue` and `resourcequota` engines, as it is read
@@ -513,6 +516,7 @@ pub(crate) fn from_doc(
     let mut gathered = Gathered::default();
     gathered.cluster(&spec.cluster, read, &mut errors);
     let mut generated: Vec<(Workload, Instance)> = Vec::new();
+    let mut recorded = Vec::new();
     for (i, w) in spec.workloads.iter().enumerate() {
         if let Some(t) = w
             .trace
@@ -529,10 +533,10 @@ pub(crate) fn from_doc(
         {
             crate::history::gather(
                 name,
-                i,
+                (i, false),
                 h,
                 read,
-                &mut gathered.files,
+                (&mut gathered.files, &mut recorded),
                 &mut errors,
                 &mut warnings,
             );
@@ -620,9 +624,16 @@ pub(crate) fn from_doc(
         instances,
         warnings,
         timeline,
+        recorded,
     };
+    recorded_sorted(&mut sc.recorded);
     apply_fair_sharing(&mut sc);
     Ok(sc)
+}
+
+/// Several `history:` sources' records in one key order.
+fn recorded_sorted(r: &mut [crate::history::Recorded]) {
+    r.sort_by(|a, b| a.key.cmp(&b.key));
 }
 
 /// `spec.kueue.fairSharing: false` written into the model's `Configuration`

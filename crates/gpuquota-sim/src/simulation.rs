@@ -218,6 +218,7 @@ impl Simulation {
                     instances,
                     warnings,
                     timeline: crate::timeline::Timeline::default(),
+                    recorded: Vec::new(),
                 };
                 crate::scenario::apply_fair_sharing(&mut sc);
                 Inner::Kueue(Box::new(sc))

@@ -8,6 +8,7 @@ mod conventions;
 mod examples;
 mod files;
 mod golden;
+mod history;
 mod inputs;
 mod jobs;
 mod kai_jobs;

@@ -199,7 +199,7 @@ fn an_output_a_command_does_not_write_is_a_usage_error_listing_the_possible_valu
         ),
         (
             vec!["sim", &file("sim.yaml"), "-o", "yaml"],
-            "[possible values: json, table, csv, kueue-summary]",
+            "[possible values: json, table, csv, kueue-summary, workloads]",
         ),
     ] {
         let out = gpuquota(&args);

@@ -538,6 +538,38 @@ fn every_page_loads_offline_and_shows_the_json_figures() {
                 assert_eq!(figure(&desktop, "line-total"), lines);
                 assert_eq!(figure(&desktop, "bill-total"), vec!["432.00"]);
             }
+            "history" => {
+                let f = &j["fidelity"]["all"];
+                assert_eq!(
+                    figure(&desktop, "fidelity-compared"),
+                    vec![f["compared"].to_string()]
+                );
+                for (k, v) in ["matched", "missed", "extra"]
+                    .iter()
+                    .map(|k| (*k, f["preemptions"][*k].to_string()))
+                {
+                    assert_eq!(
+                        figure(&desktop, &format!("fidelity-preemptions-{k}")),
+                        vec![v]
+                    );
+                }
+                assert_eq!(
+                    figure(&desktop, "fidelity-mean-error"),
+                    vec![gpuquota_sim::report::human_ms(
+                        f["meanAdmissionErrorMs"].as_i64().unwrap()
+                    )]
+                );
+                let hours: Vec<String> = j["fidelity"]["departments"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|d| {
+                        let s = d["simulatedGpuSeconds"].as_u64().unwrap();
+                        format!("{}.{:02}", s / 3600, (s % 3600) * 100 / 3600)
+                    })
+                    .collect();
+                assert_eq!(figure(&desktop, "fidelity-simulated-gpu-hours"), hours);
+            }
             other => panic!("unexpected page {other}"),
         }
         for kind in ["desktop", "phone"] {

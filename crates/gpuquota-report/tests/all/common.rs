@@ -1,4 +1,5 @@
-//! The pages the tests open: the seed month, a diff, a sweep and a meter bill, each with
+//! The pages the tests open: the seed month, a diff, a sweep, a meter bill and a replayed
+//! recorded month, each with
 //! the JSON it was rendered beside.
 
 #![allow(dead_code, unreachable_pub)]
@@ -81,7 +82,21 @@ pub fn pages() -> Vec<Rendered> {
         html: gpuquota_report::meter(&out),
         json: serde_json::to_value(&out).expect("json"),
     };
-    vec![seed, diff, sweep, meter]
+    vec![seed, diff, sweep, meter, history()]
+}
+
+/// The page of a recorded month replayed (the simulator's history fixture), with its JSON.
+pub fn history() -> Rendered {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../gpuquota-sim/tests/data/history/replay.yaml");
+    let sim = gpuquota_sim::Simulation::from_files(&path).expect("history scenario");
+    let out = gpuquota_sim::simulate(&sim).expect("replay");
+    let (sc, r) = (sim.kueue().expect("kueue"), out.kueue().expect("kueue"));
+    Rendered {
+        name: "history.html",
+        html: gpuquota_report::sim(sc, r).expect("history page"),
+        json: r.to_json(),
+    }
 }
 
 /// `target/report-pages/`, created.

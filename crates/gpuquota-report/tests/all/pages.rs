@@ -82,6 +82,38 @@ fn the_diff_and_sweep_pages_show_the_json_figures() {
 }
 
 #[test]
+fn the_history_page_shows_the_json_fidelity() {
+    let h = common::history();
+    let f = &h.json["fidelity"];
+    // hand-checked in the simulator's tests: 3 of 6 compared, mean 2,205 s = 36m45s,
+    // p95 6,595 s = 1h49m55s, τ = 1/3, preemptions 1 matched, 1 missed, 1 extra
+    assert_eq!(f["all"]["compared"], 3);
+    assert_eq!(figures(&h.html, "fidelity-compared"), vec!["3"]);
+    assert_eq!(figures(&h.html, "fidelity-mean-error"), vec!["36m45s"]);
+    assert_eq!(figures(&h.html, "fidelity-p95-error"), vec!["1h49m55s"]);
+    assert_eq!(figures(&h.html, "fidelity-tau"), vec!["0.333"]);
+    assert_eq!(figures(&h.html, "fidelity-preemptions-matched"), vec!["1"]);
+    assert_eq!(figures(&h.html, "fidelity-preemptions-missed"), vec!["1"]);
+    assert_eq!(figures(&h.html, "fidelity-preemptions-extra"), vec!["1"]);
+    // team-a 172,800 and 234,000 GPU-seconds = 48 and 65 GPU-hours; team-b 17 in both
+    assert_eq!(
+        figures(&h.html, "fidelity-recorded-gpu-hours"),
+        vec!["48.00", "17.00"]
+    );
+    assert_eq!(
+        figures(&h.html, "fidelity-simulated-gpu-hours"),
+        vec!["65.00", "17.00"]
+    );
+    assert!(h.html.contains("data-row=\"fidelity|all\""));
+    assert!(
+        h.html
+            .contains("data-row=\"fidelity-workload|team-a/train-a\"")
+    );
+    // a run without a record has no such section
+    assert!(!common::pages()[0].html.contains("fidelity-compared"));
+}
+
+#[test]
 fn pages_are_written_for_a_person_to_open() {
     let dir = common::out_dir();
     for p in common::pages() {

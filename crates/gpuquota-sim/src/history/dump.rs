@@ -18,6 +18,7 @@ pub const MANIFEST_CHUNK_BYTES: usize = 16 << 20;
 
 const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 const GPU: &str = "nvidia.com/gpu";
+const POD_GROUP: &str = gpuquota_model::kai::POD_GROUP_ANNOTATION;
 
 /// What a history dump holds.
 #[derive(Debug, Clone, Default)]
@@ -41,10 +42,26 @@ pub struct History {
 /// # Complexity
 /// O(input size + objects × log objects).
 pub fn load(files: &[(String, String)]) -> Result<History, Diagnostics> {
+    load_for(files, false)
+}
+
+/// Reads history dumps for a KAI replay: the PodGroups (`scheduling.run.ai` `PodGroup`) and
+/// their Pods (annotation `pod-group-name`); the Kueue objects are counted, not read.
+///
+/// # Errors
+/// As [`load`].
+///
+/// # Complexity
+/// As [`load`].
+pub fn load_kai(files: &[(String, String)]) -> Result<History, Diagnostics> {
+    load_for(files, true)
+}
+
+fn load_for(files: &[(String, String)], kai: bool) -> Result<History, Diagnostics> {
     let mut errors = Diagnostics::default();
     let mut objects: Vec<(String, Value)> = Vec::new();
     for (name, text) in files {
-        match serde_saphyr::from_multiple::<Value>(text) {
+        match serde_saphyr::from_multiple_with_options::<Value>(text, dump_options(text.len())) {
             Ok(docs) => {
                 let before = objects.len();
                 for d in docs {
@@ -84,12 +101,30 @@ pub fn load(files: &[(String, String)]) -> Result<History, Diagnostics> {
             }
         }
     }
+    // the Pods of each PodGroup of the dump: namespace/group
+    let mut members: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+    if kai {
+        for (_, o) in &objects {
+            if kind_of(o) == ("", "Pod")
+                && let Some(g) = str_at(o, &["metadata", "annotations", POD_GROUP])
+            {
+                let ns = str_at(o, &["metadata", "namespace"]).unwrap_or("default");
+                members.entry(format!("{ns}/{g}")).or_default().push(o);
+            }
+        }
+    }
     for (source, o) in &objects {
-        match kind_of(o) {
-            ("kueue.x-k8s.io", "Workload") => r.workload(source, o, &mut errors),
-            ("batch", "Job") => r.job(source, o, &mut errors),
-            ("", "Pod") => r.pod(source, o, &mut errors),
-            (_, k) => r.skip(source, &format!("{k} not read")),
+        match (kai, kind_of(o)) {
+            (false, ("kueue.x-k8s.io", "Workload")) => r.workload(source, o, &mut errors),
+            (false, ("batch", "Job")) => r.job(source, o, &mut errors),
+            (false, ("", "Pod")) => r.pod(source, o, &mut errors),
+            (true, ("scheduling.run.ai", "PodGroup")) => {
+                r.pod_group(source, o, &members, &mut errors);
+            }
+            (true, ("", "Pod")) if str_at(o, &["metadata", "annotations", POD_GROUP]).is_some() => {
+            }
+            (true, (_, k)) => r.skip(source, &format!("{k} not read by a KAI replay")),
+            (false, (_, k)) => r.skip(source, &format!("{k} not read")),
         }
     }
     if errors.has_errors() {
@@ -118,6 +153,20 @@ pub fn load(files: &[(String, String)]) -> Result<History, Diagnostics> {
         manifests: chunks(&r.items),
         warnings,
     })
+}
+
+/// The YAML reader's options for a dump of `n` bytes: the parser's default budget (250,000
+/// nodes) is far below what a month's dump holds (about 2.5 nodes per 100 bytes), so the
+/// node, document and event limits grow with the input as the importer's do; alias and
+/// depth limits stay at the parser's defaults.
+fn dump_options(n: usize) -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_documents: n.max(1_024),
+            max_nodes: n.max(250_000),
+            max_events: n.saturating_mul(2).max(1_000_000),
+        },
+    }
 }
 
 /// `items` as `List` documents of at most [`MANIFEST_CHUNK_BYTES`] (an item larger than
@@ -513,6 +562,13 @@ impl Reader {
                 reason: finished_c.as_ref().map_or("", |c| c.reason).to_owned(),
             }),
             runtime_ms: runtime,
+            past_run_ms: [
+                "accumulatedPastExexcutionTimeSeconds",
+                "accumulatedPastExecutionTimeSeconds",
+            ]
+            .iter()
+            .find_map(|k| at(o, &["status", k]).and_then(Value::as_i64))
+            .map_or(0, |s| s.saturating_mul(1000).max(0)),
         };
         let item = json!({
             "apiVersion": o.get("apiVersion").cloned().unwrap_or(Value::Null),
@@ -604,6 +660,102 @@ impl Reader {
             "spec": spec,
         });
         self.add(record, item, errors, &obj);
+    }
+
+    /// A KAI PodGroup and its Pods (`members`, by `namespace/group`): arrival its
+    /// `creationTimestamp`, admission the first pod's `status.startTime`, end the last
+    /// `finishedAt` of the pods' containers once every pod is `Succeeded` or `Failed`.
+    fn pod_group(
+        &mut self,
+        source: &str,
+        o: &Value,
+        members: &BTreeMap<String, Vec<&Value>>,
+        errors: &mut Diagnostics,
+    ) {
+        let Some((obj, ns, _)) = Self::identity(source, "PodGroup", o, errors) else {
+            return;
+        };
+        let pods = members.get(&obj.key).map_or(&[][..], Vec::as_slice);
+        let n0 = errors.0.len();
+        let created = Self::created(&obj, o, errors);
+        let mut start: Option<i64> = None;
+        let mut end: Option<(i64, &str)> = None;
+        let mut done = !pods.is_empty();
+        let mut failed = false;
+        for p in pods {
+            let pname = str_at(p, &["metadata", "name"]).unwrap_or("");
+            let pobj = Obj {
+                source,
+                kind: "Pod",
+                key: format!("{ns}/{pname}"),
+            };
+            if let Some(t) = pobj.time(at(p, &["status", "startTime"]), "status.startTime", errors)
+            {
+                start = Some(start.map_or(t, |s| s.min(t)));
+            }
+            let phase = str_at(p, &["status", "phase"]).unwrap_or("");
+            failed |= phase == "Failed";
+            if !matches!(phase, "Succeeded" | "Failed") {
+                done = false;
+                continue;
+            }
+            for (i, c) in arr_at(p, &["status", "containerStatuses"])
+                .iter()
+                .enumerate()
+            {
+                let f = format!("status.containerStatuses[{i}].state.terminated.finishedAt");
+                if let Some(t) =
+                    pobj.time(at(c, &["state", "terminated", "finishedAt"]), &f, errors)
+                    && end.is_none_or(|(e, _)| t > e)
+                {
+                    end = Some((t, ""));
+                }
+            }
+        }
+        if errors.0.len() > n0 {
+            return;
+        }
+        let Some(created) = created else { return };
+        let end = end
+            .filter(|_| done)
+            .map(|(t, _)| (t, if failed { "Failed" } else { "Succeeded" }));
+        let queue = str_at(o, &["spec", "queue"]).unwrap_or("").to_owned();
+        let class = str_at(o, &["spec", "priorityClassName"])
+            .unwrap_or("")
+            .to_owned();
+        let gpus = gpu_milli(
+            pods.iter()
+                .map(|p| (1, at(p, &["spec"]).unwrap_or(&Value::Null))),
+        );
+        let Some(record) = self.run_record(
+            &obj,
+            (obj.key.clone(), ns.clone(), queue, class),
+            gpus,
+            (created, start, end),
+            errors,
+        ) else {
+            return;
+        };
+        let item = json!({
+            "apiVersion": o.get("apiVersion").cloned().unwrap_or(Value::Null),
+            "kind": "PodGroup",
+            "metadata": replay_meta(o, created, record.runtime_ms, false),
+            "spec": o.get("spec").cloned().unwrap_or(Value::Null),
+        });
+        self.add(record, item, errors, &obj);
+        for p in pods {
+            let mut meta = replay_meta(p, created, None, false);
+            let group = str_at(p, &["metadata", "annotations", POD_GROUP]).unwrap_or("");
+            if let Some(m) = meta.as_object_mut() {
+                m.insert("annotations".into(), json!({ POD_GROUP: group }));
+            }
+            self.items.push(json!({
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": meta,
+                "spec": p.get("spec").cloned().unwrap_or(Value::Null),
+            }));
+        }
     }
 
     /// A Pod with the queue-name label and no controller.
@@ -712,6 +864,7 @@ impl Reader {
                 reason: r.to_owned(),
             }),
             runtime_ms: runtime,
+            past_run_ms: 0,
         })
     }
 }
@@ -928,6 +1081,73 @@ items:
         assert_eq!(r.first_admitted_ms, Some(T0 + 60_000));
         assert_eq!(r.end.as_ref().map(|e| e.reason.as_str()), Some("Succeeded"));
         assert_eq!(r.gpu_milli, 1000);
+    }
+
+    #[test]
+    fn kai_pod_groups_record_their_pods_start_and_finish() {
+        let dump = include_str!("../../tests/data/history/kai-dump.yaml");
+        let h = load_kai(&[("kai-dump.yaml".to_owned(), dump.to_owned())]).unwrap();
+        let keys: Vec<&str> = h.records.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(keys, ["team-a/pg-serve-2", "team-a/pg-train-1"]);
+        let t = rec(&h, "team-a/pg-train-1");
+        assert_eq!(
+            (t.kind.as_str(), t.queue.as_str(), t.class.as_str()),
+            ("PodGroup", "vca", "train")
+        );
+        // two pods of 4 GPUs; the first started at 00:05, the last ended at 01:05 (failed)
+        assert_eq!(t.gpu_milli, 8000);
+        assert_eq!((t.created_ms, t.admitted_ms), (T0, Some(T0 + 300_000)));
+        assert_eq!(
+            t.end,
+            Some(End {
+                at_ms: T0 + 3_900_000,
+                reason: "Failed".into()
+            })
+        );
+        assert_eq!(t.runtime_ms, Some(3_600_000));
+        // still running: no end, no runtime
+        let s = rec(&h, "team-a/pg-serve-2");
+        assert_eq!((s.queue.as_str(), s.class.as_str()), ("vcb", "inference"));
+        assert_eq!(
+            (s.created_ms, s.admitted_ms, s.runtime_ms, s.gpu_milli),
+            (T0 + 1_800_000, Some(T0 + 1_860_000), None, 2000)
+        );
+        // the PodGroups with the runtime, their pods without status, nothing else
+        let list: Value = serde_json::from_str(&h.manifests[0]).unwrap();
+        let items = list["items"].as_array().unwrap();
+        let kinds: Vec<(&str, &str)> = items
+            .iter()
+            .map(|i| {
+                (
+                    i["kind"].as_str().unwrap(),
+                    i["metadata"]["name"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("PodGroup", "pg-train-1"),
+                ("Pod", "train-1-0"),
+                ("Pod", "train-1-1"),
+                ("PodGroup", "pg-serve-2"),
+                ("Pod", "serve-2-0")
+            ]
+        );
+        assert_eq!(
+            items[0]["metadata"]["annotations"]["gpuquota.dev/runtime"],
+            "3600000ms"
+        );
+        assert_eq!(
+            items[1]["metadata"]["annotations"],
+            json!({"pod-group-name": "pg-train-1"})
+        );
+        assert!(items.iter().all(|i| i.get("status").is_none()));
+        let warnings: Vec<String> = h.warnings.0.iter().map(|d| d.message.clone()).collect();
+        assert_eq!(
+            warnings,
+            ["1 objects skipped (Workload not read by a KAI replay)"]
+        );
     }
 
     #[test]

@@ -17,9 +17,15 @@
 //!   its simulated runs ended by a preemption; `matched` is the smaller count, `missed` the
 //!   recorded ones beyond it, `extra` the simulated ones beyond it.
 //!
-//! Per department (namespace, [`DepartmentHours`]): GPU-seconds recorded (the recorded last
-//! run: admission to end, or to `until_ms` when still running) and simulated (every run,
-//! admission to end), each `gpus × length`, whole GPU-seconds rounded down.
+//! Per department (namespace, [`DepartmentHours`]): GPU-seconds recorded (the runs before
+//! the last as [`Recorded::past_run_ms`] says, plus the recorded last run: admission to end,
+//! or to `until_ms` when still running) and simulated (every run, admission to end), each
+//! `gpus × length`, whole GPU-seconds rounded down.
+//!
+//! Notes ([`FidelityNote`]) explain the differences whose cause the model knows: a recorded
+//! eviction of a reason the replay cannot produce (a node failure, a deactivation, a stopped
+//! queue: a timeline event replays it), a workload pending or still running when recorded
+//! but admitted or finished in the replay, a recorded workload the replay lacks.
 //!
 //! A workload recorded but not in the replay (or the reverse) counts as not compared.
 //! Times of [`Recorded`] are unix ms, those of [`Simulated`] ms since the replay's start;
@@ -53,19 +59,21 @@ pub struct Simulated {
 
 impl Simulated {
     /// The outcome a perfect replay of `r` would have, ms since `start_ms` (unix ms): each
-    /// recorded preemption a run of no length at its time (at the arrival when its time is
-    /// not recorded), then the last run from its admission to its end (to `until_ms` when
+    /// recorded preemption a run at its time (at the arrival when its time is not recorded),
+    /// the first holding [`Recorded::past_run_ms`], the others of no length, then the last run from its admission to its end (to `until_ms` when
     /// still running, to its admission without it). [`fidelity`] of a history against
     /// these outcomes is exact: no error, every preemption matched, equal GPU-seconds.
     pub fn from_recorded(r: &Recorded, start_ms: i64, until_ms: Option<i64>) -> Simulated {
         let rel = |t: i64| t.saturating_sub(start_ms);
         let mut runs = Vec::new();
+        // the runs before the last hold the recorded past time, the first one all of it
+        let mut past = r.past_run_ms;
         for e in r.evictions.iter().filter(|e| e.reason == "Preempted") {
             let at = rel(e.at_ms.unwrap_or(r.created_ms));
             for _ in 0..e.count {
                 runs.push(SimRun {
                     admitted_ms: at,
-                    end_ms: at,
+                    end_ms: at.saturating_add(std::mem::take(&mut past)),
                     preempted: Some(e.cause.clone()),
                 });
             }
@@ -93,6 +101,26 @@ impl Simulated {
         }
     }
 
+    /// A run's outcome for a workload: each run from its quota reservation to its end.
+    pub fn from_outcome(w: &crate::engine::WorkloadOutcome) -> Simulated {
+        Simulated {
+            key: w.key.clone(),
+            runs: w
+                .runs
+                .iter()
+                .map(|r| SimRun {
+                    admitted_ms: r.reserved_ms,
+                    end_ms: r.end_ms,
+                    preempted: match &r.end {
+                        crate::engine::RunEnd::Preempted { reason, .. } => Some(reason.clone()),
+                        _ => None,
+                    },
+                })
+                .collect(),
+            finished_ms: w.finished_ms,
+        }
+    }
+
     fn first_admitted_ms(&self) -> Option<i64> {
         self.runs.first().map(|r| r.admitted_ms)
     }
@@ -106,6 +134,7 @@ impl Simulated {
 /// One workload compared, times in ms since the replay's start.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkloadFidelity {
     /// Key.
     pub key: String,
@@ -138,6 +167,7 @@ pub struct WorkloadFidelity {
 /// Preemptions recorded against simulated.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Preemptions {
     /// In both.
     pub matched: u32,
@@ -150,6 +180,7 @@ pub struct Preemptions {
 /// The figures of a group of workloads.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GroupFidelity {
     /// Recorded class (`""` over all groups).
     pub class: String,
@@ -172,6 +203,7 @@ pub struct GroupFidelity {
 /// GPU-seconds of a department.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DepartmentHours {
     /// The namespace.
     pub department: String,
@@ -184,7 +216,11 @@ pub struct DepartmentHours {
 /// The fidelity figures of a replay.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Fidelity {
+    /// What was recorded: `history` (a `history:` source: the recorded admissions,
+    /// evictions and ends) or `trace` (a trace that records waits: the recorded start).
+    pub source: String,
     /// Per workload, by key.
     pub workloads: Vec<WorkloadFidelity>,
     /// Per (class, queue).
@@ -193,6 +229,26 @@ pub struct Fidelity {
     pub all: GroupFidelity,
     /// Per department.
     pub departments: Vec<DepartmentHours>,
+    /// The differences the model can explain, by workload, then code.
+    pub notes: Vec<FidelityNote>,
+}
+
+/// A difference between record and replay whose cause the model knows.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FidelityNote {
+    /// The workload's key.
+    pub workload: String,
+    /// `eviction-not-modelled` (a recorded eviction of a reason the replay cannot produce),
+    /// `not-replayed` (recorded, absent from the replay), `pending-recorded` (never admitted
+    /// when recorded, admitted in the replay), `running-recorded` (still running when recorded,
+    /// finished in the replay).
+    pub code: String,
+    /// When, ms since start, when known.
+    pub at_ms: Option<i64>,
+    /// What happened and what would replay it (a timeline event, when one would).
+    pub message: String,
 }
 
 /// Compares recorded histories with a replay's outcomes (`start_ms`: the replay's start,
@@ -227,6 +283,7 @@ pub fn fidelity(
             .sum();
         let gpus = u128::from(r.gpu_milli);
         let d = departments.entry(r.namespace.as_str()).or_default();
+        d.0 += gpus * u128::from(r.past_run_ms.unsigned_abs());
         if let Some(a) = r.admitted_ms.map(rel) {
             let end = r.end.as_ref().map(|e| rel(e.at_ms)).or(until_ms);
             if let Some(e) = end.filter(|e| *e > a) {
@@ -282,10 +339,314 @@ pub fn fidelity(
     order.sort_by(|a, b| rows[*a].key.cmp(&rows[*b].key).then(a.cmp(b)));
     let workloads = order.into_iter().map(|i| rows[i].clone()).collect();
     Fidelity {
+        source: "history".to_owned(),
         workloads,
         groups,
         all,
         departments,
+        notes: explain(recorded, &sims, start_ms),
+    }
+}
+
+/// What a timeline event or the model says about a recorded eviction of `reason`.
+fn eviction_remedy(reason: &str) -> &'static str {
+    match reason {
+        "NodeFailures" => "a node failure; a timeline event taking the node out would replay it",
+        "PodsReadyTimeout" => {
+            "its pods were not ready in time (waitForPodsReady), which the replay does not model"
+        }
+        "InactiveWorkload" | "Deactivated" => {
+            "deactivated by hand (spec.active: false); a timeline event deleting or deactivating it would replay it"
+        }
+        "ClusterQueueStopped" | "LocalQueueStopped" => {
+            "its queue was stopped; a timeline event changing the queue's stopPolicy would replay it"
+        }
+        "AdmissionCheck" => "an admission check rejected it, which the replay does not model",
+        _ => "a cause the replay does not model; a timeline event at that time may replay it",
+    }
+}
+
+/// The differences the model can explain (module docs of [`FidelityNote`]).
+fn explain(
+    recorded: &[Recorded],
+    sims: &BTreeMap<&str, &Simulated>,
+    start_ms: i64,
+) -> Vec<FidelityNote> {
+    let rel = |t: i64| t.saturating_sub(start_ms);
+    let mut notes = Vec::new();
+    for r in recorded {
+        let s = sims.get(r.key.as_str()).copied();
+        if s.is_none() {
+            notes.push(FidelityNote {
+                workload: r.key.clone(),
+                code: "not-replayed".to_owned(),
+                at_ms: Some(rel(r.created_ms)),
+                message: format!("recorded ({} {}) but not in the replay", r.kind, r.object),
+            });
+            continue;
+        }
+        for e in r.evictions.iter().filter(|e| e.reason != "Preempted") {
+            let cause = if e.cause.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", e.cause)
+            };
+            let times = if e.count == 1 {
+                "once".to_owned()
+            } else {
+                format!("{} times", e.count)
+            };
+            notes.push(FidelityNote {
+                workload: r.key.clone(),
+                code: "eviction-not-modelled".to_owned(),
+                at_ms: e.at_ms.map(rel),
+                message: format!(
+                    "evicted {times} for {}{cause}: {}",
+                    e.reason,
+                    eviction_remedy(&e.reason)
+                ),
+            });
+        }
+        let Some(s) = s else { continue };
+        if r.admitted_ms.is_none()
+            && r.end.is_none()
+            && r.evictions.is_empty()
+            && let Some(a) = s.first_admitted_ms()
+        {
+            notes.push(FidelityNote {
+                workload: r.key.clone(),
+                code: "pending-recorded".to_owned(),
+                at_ms: Some(a),
+                message: "pending when recorded, admitted in the replay: a quota lowered or a queue stopped during the month would explain it; timeline events replay such changes".to_owned(),
+            });
+        }
+        if r.admitted_ms.is_some()
+            && r.end.is_none()
+            && let Some(f) = s.finished_ms
+        {
+            notes.push(FidelityNote {
+                workload: r.key.clone(),
+                code: "running-recorded".to_owned(),
+                at_ms: Some(f),
+                message: "still running when recorded, finished in the replay: its runtime is unknown, so it runs until the end of the replay".to_owned(),
+            });
+        }
+    }
+    notes.sort_by(|a, b| (&a.workload, &a.code, a.at_ms).cmp(&(&b.workload, &b.code, b.at_ms)));
+    notes
+}
+
+/// The fidelity section of a run, when its workloads were recorded: the `history:`
+/// sources' records, else the instances whose trace recorded a wait (their recorded
+/// admission is arrival + wait, their runtime the trace's); `None` otherwise.
+///
+/// # Complexity
+/// O(n log n) in the workloads.
+pub fn of_run(
+    sc: &crate::scenario::Scenario,
+    outcome: &crate::engine::Outcome,
+) -> Option<Fidelity> {
+    let start_ms = i64::try_from(sc.start.unix_nanos().div_euclid(1_000_000)).ok()?;
+    let simulated: Vec<Simulated> = outcome
+        .workloads
+        .iter()
+        .map(Simulated::from_outcome)
+        .collect();
+    if !sc.recorded.is_empty() {
+        return Some(fidelity(
+            &sc.recorded,
+            &simulated,
+            start_ms,
+            Some(outcome.end_ms),
+        ));
+    }
+    let recorded: Vec<Recorded> = sc
+        .instances
+        .values()
+        .filter_map(|i| {
+            let wait = i.recorded_wait_ms?;
+            let w = sc.model.workloads.get(&i.key);
+            let (ns, name) = i.key.split_once('/').unwrap_or(("default", &i.key));
+            let admitted = start_ms.saturating_add(i.created_ms).saturating_add(wait);
+            Some(Recorded {
+                key: i.key.clone(),
+                kind: "trace".to_owned(),
+                object: name.to_owned(),
+                namespace: ns.to_owned(),
+                queue: w
+                    .and_then(|w| w.spec.queue_name.clone())
+                    .unwrap_or_default(),
+                class: i.class.clone(),
+                gpu_milli: w.map_or(0, workload_gpu_milli),
+                created_ms: start_ms.saturating_add(i.created_ms),
+                first_admitted_ms: Some(admitted),
+                admitted_ms: Some(admitted),
+                ready_ms: Some(admitted),
+                evictions: Vec::new(),
+                requeues: 0,
+                end: i.runtime_ms.map(|rt| super::End {
+                    at_ms: admitted.saturating_add(rt),
+                    reason: "Succeeded".to_owned(),
+                }),
+                runtime_ms: i.runtime_ms,
+                past_run_ms: 0,
+            })
+        })
+        .collect();
+    if recorded.is_empty() {
+        return None;
+    }
+    let mut f = fidelity(&recorded, &simulated, start_ms, Some(outcome.end_ms));
+    f.source = "trace".to_owned();
+    Some(f)
+}
+
+/// GPUs (`nvidia.com/gpu`) of a Workload's pods, thousandths.
+fn workload_gpu_milli(w: &gpuquota_model::kueue::Workload) -> u64 {
+    let mut total = 0u64;
+    for ps in &w.spec.pod_sets {
+        let per = ps
+            .template
+            .spec
+            .effective_requests()
+            .and_then(|r| r.get("nvidia.com/gpu").and_then(|q| q.milli_value()))
+            .and_then(|m| u64::try_from(m).ok())
+            .unwrap_or(0);
+        let count = u64::try_from(ps.count).unwrap_or(0);
+        total = total.saturating_add(per.saturating_mul(count));
+    }
+    total
+}
+
+/// The most workloads the table lists by error of time to admission, and the most notes it
+/// prints (the JSON has them all).
+const TABLE_ROWS: usize = 10;
+
+/// GPU-seconds as GPU-hours with two decimals (rounded down).
+fn hours(s: u64) -> String {
+    format!("{}.{:02}", s / 3600, (s % 3600) * 100 / 3600)
+}
+
+fn opt_ms(v: Option<i64>) -> String {
+    v.map_or_else(|| "-".to_owned(), crate::report::human_ms)
+}
+
+/// The table's fidelity section: a sentence, then per group (all first), per department,
+/// the workloads of the largest errors and the notes (at most [`TABLE_ROWS`] of each).
+pub(crate) fn table_section(out: &mut String, f: &Fidelity, width: gpuquota_model::text::Width) {
+    use gpuquota_model::text::Table;
+    use std::fmt::Write as _;
+    let what = if f.source == "trace" {
+        "the trace's recorded waits"
+    } else {
+        "the recorded history"
+    };
+    let _ = writeln!(
+        out,
+        "\nFidelity: this run against {what}; {} workloads, {} with a time to admission known on both sides",
+        f.all.workloads, f.all.compared
+    );
+    let mut t = Table::new([
+        "CLASS",
+        "QUEUE",
+        "WORKLOADS",
+        "COMPARED",
+        "MEAN-ERROR",
+        "P95-ERROR",
+        "KENDALL-TAU",
+        "PREEMPTIONS-MATCHED",
+        "MISSED",
+        "EXTRA",
+    ])
+    .right(2..10);
+    for g in std::iter::once(&f.all).chain(&f.groups) {
+        let (class, queue) = if std::ptr::eq(g, &f.all) {
+            ("(all)".to_owned(), "-".to_owned())
+        } else {
+            (
+                if g.class.is_empty() {
+                    "(none)"
+                } else {
+                    &g.class
+                }
+                .to_owned(),
+                g.queue.clone(),
+            )
+        };
+        t.row([
+            class,
+            queue,
+            g.workloads.to_string(),
+            g.compared.to_string(),
+            opt_ms(g.mean_admission_error_ms),
+            opt_ms(g.p95_admission_error_ms),
+            g.kendall_tau
+                .map_or_else(|| "-".to_owned(), |k| format!("{k:.3}")),
+            g.preemptions.matched.to_string(),
+            g.preemptions.missed.to_string(),
+            g.preemptions.extra.to_string(),
+        ]);
+    }
+    out.push_str(&t.render(width));
+    let mut d = Table::new(["DEPARTMENT", "RECORDED-GPU-H", "SIMULATED-GPU-H"]).right(1..3);
+    for h in &f.departments {
+        d.row([
+            h.department.clone(),
+            hours(h.recorded_gpu_seconds),
+            hours(h.simulated_gpu_seconds),
+        ]);
+    }
+    let _ = writeln!(out);
+    out.push_str(&d.render(width));
+    let mut worst: Vec<&WorkloadFidelity> = f
+        .workloads
+        .iter()
+        .filter(|w| w.admission_error_ms.unwrap_or(0) > 0)
+        .collect();
+    worst.sort_by(|a, b| {
+        b.admission_error_ms
+            .cmp(&a.admission_error_ms)
+            .then_with(|| a.key.cmp(&b.key))
+    });
+    if !worst.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nLargest errors of time to admission ({} of {}):",
+            worst.len().min(TABLE_ROWS),
+            worst.len()
+        );
+        let mut w = Table::new([
+            "WORKLOAD",
+            "CREATED",
+            "RECORDED-ADMIT",
+            "SIMULATED-ADMIT",
+            "ERROR",
+        ])
+        .right(1..5);
+        for r in worst.iter().take(TABLE_ROWS) {
+            w.row([
+                r.key.clone(),
+                crate::report::human_ms(r.created_ms),
+                opt_ms(r.recorded_admitted_ms),
+                opt_ms(r.simulated_admitted_ms),
+                opt_ms(r.admission_error_ms),
+            ]);
+        }
+        out.push_str(&w.render(width));
+    }
+    if !f.notes.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nWhat the model knows about the differences ({} of {}):",
+            f.notes.len().min(TABLE_ROWS),
+            f.notes.len()
+        );
+        for n in f.notes.iter().take(TABLE_ROWS) {
+            let at = n.at_ms.map_or_else(String::new, |t| {
+                format!(" at {}", crate::report::human_ms(t))
+            });
+            let _ = writeln!(out, "- {}{at}: {}", n.workload, n.message);
+        }
     }
 }
 
@@ -526,6 +887,7 @@ mod tests {
             requeues: 0,
             end: None,
             runtime_ms: None,
+            past_run_ms: 0,
         }
     }
 
@@ -589,6 +951,45 @@ mod tests {
         let f = fidelity(&r, &s[..1], T0, None);
         assert_eq!((f.all.compared, f.all.kendall_tau), (1, None));
         assert!(!f.workloads[2].simulated);
+    }
+
+    #[test]
+    fn fidelity_notes_explain_what_the_model_knows() {
+        let mut evicted = rec("ns/a", 10, 0);
+        evicted.evictions.push(Eviction {
+            at_ms: Some(T0 + 60_000),
+            reason: "NodeFailures".into(),
+            cause: String::new(),
+            count: 1,
+        });
+        let mut pending = rec("ns/b", 0, 0);
+        pending.first_admitted_ms = None;
+        pending.admitted_ms = None;
+        let gone = rec("ns/c", 0, 0);
+        let s = [sim("ns/a", 10, false), sim("ns/b", 30, false)];
+        let f = fidelity(&[evicted, pending, gone], &s, T0, None);
+        let notes: Vec<(&str, &str, Option<i64>)> = f
+            .notes
+            .iter()
+            .map(|n| (n.workload.as_str(), n.code.as_str(), n.at_ms))
+            .collect();
+        assert_eq!(
+            notes,
+            [
+                ("ns/a", "eviction-not-modelled", Some(60_000)),
+                ("ns/b", "pending-recorded", Some(30_000)),
+                ("ns/c", "not-replayed", Some(0)),
+            ]
+        );
+        assert_eq!(
+            f.notes[0].message,
+            "evicted once for NodeFailures: a node failure; a timeline event taking the node out would replay it"
+        );
+        // the runs before the last count in the recorded GPU-seconds: 1 GPU × 90 s
+        let mut past = rec("ns/a", 10, 0);
+        past.past_run_ms = 90_000;
+        let f = fidelity(&[past], &[], T0, Some(10_000));
+        assert_eq!(f.departments[0].recorded_gpu_seconds, 90);
     }
 
     fn brute_tau(p: &[(i64, i64)]) -> Option<f64> {

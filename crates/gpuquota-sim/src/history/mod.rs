@@ -27,7 +27,10 @@
 //!   `Succeeded` or `Failed`);
 //! - `status.schedulingStats.evictions[]` (`reason`, `underlyingCause`, `count`): when
 //!   present, the number of evictions per reason (the conditions keep only the last);
-//! - `status.requeueState.count`: the times the workload was requeued.
+//! - `status.requeueState.count`: the times the workload was requeued;
+//! - `status.accumulatedPastExexcutionTimeSeconds` (v1beta2:
+//!   `accumulatedPastExecutionTimeSeconds`): the seconds it was admitted in the runs before
+//!   the last, which the recorded GPU-hours of [`fidelity`] add to the last run's.
 //!
 //! Kubernetes keeps one condition per type, with the time of its last transition, so a
 //! dump holds the **last** run of a workload: its admission and its end exactly, the
@@ -51,9 +54,22 @@
 //! are counted (a warning); Pods owned by another object run as part of it and are not
 //! read; `PodGroup`s and other kinds are counted (a warning) and not read.
 //!
-//! The source is read by the `kueue` and `resourcequota` engines (a KAI scenario refuses
-//! the entry). The replay's objects are imported as the cluster files are, so the
-//! LocalQueues, ClusterQueues and priority classes they name must be in `spec.cluster`.
+//! **KAI PodGroups** (`scheduling.run.ai` `PodGroup`, e.g. `v2alpha2`), read when the
+//! scenario has `engine: kai` ([`dump::load_kai`]; the Kueue objects are then counted and
+//! not read): arrival `metadata.creationTimestamp`, the LocalQueue of the record
+//! `spec.queue` (the KAI queue), the class `spec.priorityClassName`; its Pods are those
+//! of the dump with the annotation `pod-group-name` naming it: admission the earliest
+//! `status.startTime`, end the last `finishedAt` of their containers once every pod is
+//! `Succeeded` or `Failed` (`Failed` when one failed), runtime end − admission, GPUs the
+//! sum of the pods' requests. Replayed as the PodGroup (with its runtime) and its Pods
+//! without their `status`.
+//!
+//! The Kueue objects are read by the `kueue` and `resourcequota` engines, the PodGroups by
+//! `kai`. The replay's objects are imported as the cluster files are, so the LocalQueues,
+//! ClusterQueues, KAI Queues and priority classes they name must be in `spec.cluster`.
+//! The report's `fidelity` section compares a Kueue or ResourceQuota replay with the
+//! record ([`fidelity`]); a run is written back as Workloads by [`mod@write`]
+//! (`gpuquota sim --output workloads`).
 //!
 //! Problems are diagnostics naming the file (`source`), the object (`Workload ns/name`)
 //! and the field (`status.conditions[1].lastTransitionTime`): a time that is not RFC 3339
@@ -67,6 +83,7 @@
 pub mod dump;
 pub mod fidelity;
 pub mod prometheus;
+pub mod write;
 
 pub use dump::{History, load};
 
@@ -83,19 +100,21 @@ pub struct HistorySource {
     pub prometheus: Option<prometheus::PrometheusSource>,
 }
 
-/// Reads `spec.workloads[i].history` (scenario `name`): the dumps' objects to replay join
+/// Reads `spec.workloads[i].history` (scenario `name`; a KAI scenario's when `kai`: its
+/// PodGroups, [`dump::load_kai`]): the dumps' objects to replay join
 /// `files` as one manifest document named after the dumps; problems are `errors` (a file
 /// that cannot be read under `spec.workloads[i].history.files[j]`, the dumps' own under
-/// their file, object and field), objects not read are `warnings`.
+/// their file, object and field), objects not read are `warnings`; the recorded histories
+/// join `recorded`.
 ///
 /// # Complexity
 /// O(input size + objects × log objects).
 pub(crate) fn gather(
     name: &str,
-    i: usize,
+    (i, kai): (usize, bool),
     h: &HistorySource,
     read: &crate::scenario::ReadFn<'_>,
-    files: &mut Vec<(String, String)>,
+    (files, recorded): (&mut Vec<(String, String)>, &mut Vec<Recorded>),
     errors: &mut gpuquota_model::diag::Diagnostics,
     warnings: &mut gpuquota_model::diag::Diagnostics,
 ) {
@@ -125,7 +144,12 @@ pub(crate) fn gather(
     if texts.len() < h.files.len() {
         return;
     }
-    match load(&texts) {
+    let loaded = if kai {
+        dump::load_kai(&texts)
+    } else {
+        load(&texts)
+    };
+    match loaded {
         Ok(history) => {
             let shown: Vec<&str> = texts.iter().map(|(n, _)| n.as_str()).collect();
             let shown = shown.join(", ");
@@ -139,6 +163,7 @@ pub(crate) fn gather(
                 files.push((label, m));
             }
             warnings.extend(history.warnings.0);
+            recorded.extend(history.records);
         }
         Err(ds) => errors.extend(ds.0),
     }
@@ -203,6 +228,9 @@ pub struct Recorded {
     pub end: Option<End>,
     /// The last run's length, ms (the replay's runtime); `None` when it did not finish.
     pub runtime_ms: Option<i64>,
+    /// The time it held its quota in the runs before the last, ms (Kueue's
+    /// `status.accumulatedPastExexcutionTimeSeconds`, whole seconds; 0 without it).
+    pub past_run_ms: i64,
 }
 
 impl Recorded {

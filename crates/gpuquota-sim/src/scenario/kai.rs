@@ -362,6 +362,9 @@ struct WorkloadSource {
     /// A public trace ([`crate::trace`]): the mapped queue name is a leaf Queue.
     #[serde(default)]
     trace: Option<crate::trace::TraceSource>,
+    /// A recorded history's PodGroups and their Pods ([`crate::history`]).
+    #[serde(default)]
+    history: Option<crate::history::HistorySource>,
 }
 
 pub(crate) fn k_nanos(k: f64) -> i128 {
@@ -426,12 +429,21 @@ fn simulation(
     let mut gathered = Gathered::default();
     gathered.cluster(&spec.cluster, read, &mut errors);
     for (i, w) in spec.workloads.iter().enumerate() {
-        match (&w.file, &w.trace) {
-            (Some(f), None) => gathered.file(i, f, read, &mut errors),
-            (None, Some(t)) => gathered.trace(name, i, t, read, &mut errors),
+        match (&w.file, &w.trace, &w.history) {
+            (Some(f), None, None) => gathered.file(i, f, read, &mut errors),
+            (None, Some(t), None) => gathered.trace(name, i, t, read, &mut errors),
+            (None, None, Some(h)) => crate::history::gather(
+                name,
+                (i, true),
+                h,
+                read,
+                (&mut gathered.files, &mut Vec::new()),
+                &mut errors,
+                &mut warnings,
+            ),
             _ => errors.push(
                 err(
-                    "each entry of a KAI scenario needs a file or a trace (generators are Kueue's)",
+                    "each entry of a KAI scenario needs a file, a trace or a history (generators are Kueue's)",
                 )
                 .source(name)
                 .field(format!("spec.workloads[{i}]")),

@@ -160,6 +160,7 @@ pub(super) fn perf_scenario(
         instances,
         warnings,
         timeline: crate::timeline::Timeline::default(),
+        recorded: Vec::new(),
     })
 }
 

@@ -152,6 +152,22 @@ fn the_replay_of_a_recorded_history_is_scored_against_the_record() {
         hours,
         [("team-a", 172_800, 234_000), ("team-b", 61_200, 61_200)]
     );
+    // the report's own section holds the same figures
+    let r = &j["fidelity"];
+    assert_eq!(r["source"], "history");
+    assert_eq!(r["all"]["meanAdmissionErrorMs"], 2_205_000);
+    assert_eq!(r["all"]["p95AdmissionErrorMs"], 6_595_000);
+    assert_eq!(r["all"]["preemptions"]["missed"], 1);
+    assert_eq!(r["departments"][0]["simulatedGpuSeconds"], 234_000);
+    assert_eq!(r["workloads"].as_array().unwrap().len(), 6);
+    // eval-c was admitted and preempted in both: nothing the model can explain
+    assert_eq!(r["notes"], serde_json::json!([]));
+    let table = gpuquota_sim::fuzzing::run_kueue(&sim).unwrap().to_table();
+    assert!(table.contains("\nFidelity: this run against the recorded history; 6 workloads, 3 with a time to admission known on both sides\n"), "{table}");
+    assert!(
+        table.contains("team-a               48.00            65.00\n"),
+        "{table}"
+    );
 }
 
 #[test]
@@ -310,4 +326,50 @@ fn a_history_from_prometheus_answers_replays_pods_as_their_jobs() {
     assert_eq!(f.all.mean_admission_error_ms, Some(14_167));
     assert_eq!(f.all.p95_admission_error_ms, Some(40_000));
     assert!((f.all.kendall_tau.unwrap() - 1.0).abs() < 1e-12);
+}
+
+#[test]
+fn a_trace_that_records_waits_is_scored_against_them() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/acme.yaml");
+    let sim = gpuquota_sim::fuzzing::load(&path).expect("valid scenario");
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim).unwrap().to_json();
+    let f = &j["fidelity"];
+    assert_eq!(f["source"], "trace");
+    // job 7001 waited 100 s in the cluster (its `queue` column), none here; job 7002 5 s
+    // (arrival 08:05:00, start 08:05:05), none here: mean 52.5 s → 52,500 ms, p95 100 s;
+    // both in the recorded order
+    assert_eq!(f["all"]["compared"], 2);
+    assert_eq!(f["all"]["meanAdmissionErrorMs"], 52_500);
+    assert_eq!(f["all"]["p95AdmissionErrorMs"], 100_000);
+    assert_eq!(f["all"]["kendallTau"], 1.0);
+    // 4 GPUs × 3,600 s + 2 GPUs × 600 s on both sides
+    assert_eq!(
+        f["departments"],
+        serde_json::json!([{"department": "research", "recordedGpuSeconds": 15_600, "simulatedGpuSeconds": 15_600}])
+    );
+    // a trace without recorded waits has no such section
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/philly.yaml");
+    let sim = gpuquota_sim::fuzzing::load(&path).expect("valid scenario");
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim).unwrap().to_json();
+    assert!(j.get("fidelity").is_none());
+}
+
+#[test]
+fn a_recorded_kai_month_replays_its_pod_groups() {
+    let sim = gpuquota_sim::Simulation::from_files(&data("kai-replay.yaml")).expect("valid");
+    assert!(sim.kai().is_some());
+    let out = gpuquota_sim::simulate(&sim).expect("simulates");
+    let j = out.to_json();
+    let w = j["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["workload"] == "team-a/pg-train-1")
+        .unwrap();
+    // arrives at the start, runs its recorded hour (00:05 to 01:05) on arrival
+    assert_eq!(w["createdMs"], 0);
+    assert_eq!(w["runs"][0]["startMs"], 0);
+    assert_eq!(w["runs"][0]["endMs"], 3_600_000);
+    assert_eq!(w["finishedMs"], 3_600_000);
+    assert_eq!(j["workloads"].as_array().unwrap().len(), 2);
 }

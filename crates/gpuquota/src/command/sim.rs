@@ -20,6 +20,9 @@ pub enum Format {
     Csv,
     /// The summary document Kueue's perf runner writes (not of a KAI run).
     KueueSummary,
+    /// The run as the Kueue Workloads a cluster would have recorded, one YAML `List` (not
+    /// of a KAI run; [`crate::sim::history::write`]).
+    Workloads,
 }
 
 /// What `gpuquota sim` prints on standard output.
@@ -126,7 +129,7 @@ pub fn diff(
 ///
 /// # Errors
 /// A run that failed, an error among its diagnostics (every warning under `strict`),
-/// `kueue-summary` of a KAI run, a file that cannot be written.
+/// `kueue-summary` or `workloads` of a KAI run, a file that cannot be written.
 pub fn output(
     cx: &mut Context<'_>,
     simulation: Simulation,
@@ -175,6 +178,9 @@ pub fn output(
                 .collect();
             report.to_kueue_summary(&classes)
         }
+        Format::Workloads => {
+            crate::sim::history::write::workloads_yaml(scenario, &report).map_err(Failure::usage)?
+        }
     };
     if let Some(path) = written.plot {
         let svg = crate::sim::plot::svg(scenario, &report).map_err(Failure::usage)?;
@@ -202,6 +208,11 @@ fn kai(
         Format::KueueSummary => {
             return Err(Failure::usage(
                 "--output kueue-summary is Kueue's perf summary; a KAI run writes json, table or csv",
+            ));
+        }
+        Format::Workloads => {
+            return Err(Failure::usage(
+                "--output workloads writes Kueue Workloads; a KAI run writes json, table or csv",
             ));
         }
     };
