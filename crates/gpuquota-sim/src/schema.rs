@@ -11,8 +11,8 @@
 #[serde(untagged)]
 #[allow(missing_docs)] // a doc comment would enter the schema; the enum's doc says it
 pub enum SimJson {
-    Kueue(crate::SimReport),
-    Kai(crate::kai::report::KaiReport),
+    Kueue(Box<crate::SimReport>),
+    Kai(Box<crate::kai::report::KaiReport>),
 }
 
 /// The four documents `sim` reads as a scenario.

@@ -335,9 +335,9 @@ spec:
             gpuquota_cohort::Input::from_model(&model, &gpuquota_cohort::Options::default())
                 .expect("builds");
         let world = input.world();
-        let mut cap = Capacity::new(&model, &world).expect("nodes");
+        let mut cap = Capacity::new(&model, world).expect("nodes");
         let fr = u32::from(world.frs.ids().next().expect("one flavor-resource"));
-        let two = cap.kueue_needs(&world, &[(fr, 2)]);
+        let two = cap.kueue_needs(world, &[(fr, 2)]);
         assert_eq!(cap.place(0, &two), Ok(()));
         assert_eq!(cap.holders("a"), vec![0]);
         let mut nodes = NodeEvents::default();
