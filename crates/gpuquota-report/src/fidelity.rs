@@ -16,7 +16,7 @@ use gpuquota_sim::chart::{self, Bars};
 use gpuquota_sim::history::fidelity::{Fidelity, GroupFidelity};
 use gpuquota_sim::report::human_ms;
 
-use crate::month::{WAITERS, class_name, wait_histogram, wait_labels};
+use crate::month::{WAITERS, class_name, histogram_words, wait_histogram, wait_labels};
 use crate::page::{Block, Cell, Fact, Row, Section, Table};
 
 /// An optional duration as shown (`-` when unknown).
@@ -127,25 +127,7 @@ pub(crate) fn section(f: &Fidelity, id: &str, name: &str, prefix: &str) -> Secti
         .iter()
         .map(|(c, e)| (class_name(c), wait_histogram(e)))
         .collect();
-    let desc: Vec<String> = rows
-        .iter()
-        .map(|(c, counts)| {
-            let parts: Vec<String> = labels
-                .iter()
-                .zip(counts)
-                .filter(|(_, n)| **n > 0)
-                .map(|(l, n)| format!("{n} {l}"))
-                .collect();
-            format!(
-                "{c}: {}",
-                if parts.is_empty() {
-                    "none compared".to_owned()
-                } else {
-                    parts.join(", ")
-                }
-            )
-        })
-        .collect();
+    let desc = histogram_words(&labels, &rows, "none compared");
     let mut t = Table::new(
         "Per recorded class and LocalQueue: error of time to admission, admission order and preemptions",
         &[

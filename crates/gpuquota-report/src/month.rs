@@ -43,6 +43,33 @@ pub fn wait_histogram(waits: &[i64]) -> Vec<u64> {
     out
 }
 
+/// Each row of a bucket histogram in words, for a chart's text alternative: `class: 3 under
+/// 1m, 1 1h–1d` (the empty buckets left out; `empty` when every bucket is).
+///
+/// # Complexity
+/// O(rows × buckets).
+pub(crate) fn histogram_words(
+    labels: &[String],
+    rows: &[(String, Vec<u64>)],
+    empty: &str,
+) -> Vec<String> {
+    rows.iter()
+        .map(|(c, counts)| {
+            let parts: Vec<String> = labels
+                .iter()
+                .zip(counts)
+                .filter(|(_, n)| **n > 0)
+                .map(|(l, n)| format!("{n} {l}"))
+                .collect();
+            if parts.is_empty() {
+                format!("{c}: {empty}")
+            } else {
+                format!("{c}: {}", parts.join(", "))
+            }
+        })
+        .collect()
+}
+
 /// The labels of the wait buckets, in order.
 pub(crate) fn wait_labels() -> Vec<String> {
     WAIT_BUCKETS
@@ -355,26 +382,7 @@ pub(crate) fn admission_blocks(
             ..Row::default()
         });
     }
-    let desc = rows
-        .iter()
-        .map(|(c, counts)| {
-            let parts: Vec<String> = labels
-                .iter()
-                .zip(counts)
-                .filter(|(_, n)| **n > 0)
-                .map(|(l, n)| format!("{n} {l}"))
-                .collect();
-            format!(
-                "{c}: {}",
-                if parts.is_empty() {
-                    "none admitted".to_owned()
-                } else {
-                    parts.join(", ")
-                }
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
+    let desc = histogram_words(&labels, &rows, "none admitted").join("; ");
     let svg = chart::bars(&Bars {
         title: format!("{name}: time to admission per class (workloads per wait)"),
         columns: labels.clone(),

@@ -4,12 +4,27 @@ use super::*;
 
 impl Engine<'_> {
     pub(super) fn preempt(&mut self) {
+        self.victims_action(Step::Preempt, Self::preempt_job);
+    }
+
+    /// One of the two actions that take victims for a pending gang (`reclaim`, `preempt`):
+    /// `job` runs for every candidate gang still pending whose preemption delay has
+    /// elapsed (a gang still inside it is marked delayed), memoized per step, with the
+    /// running jobs per leaf as of the action's start.
+    ///
+    /// # Complexity
+    /// The action loop's ([`Engine::run_action`]) plus `job`'s per candidate.
+    pub(super) fn victims_action(
+        &mut self,
+        step: Step,
+        job: fn(&mut Self, QueueId, JobId, Vec<TaskId>, &PerQueue<Vec<JobId>>),
+    ) {
         // Built when the first job's step runs: no step commits anything before, so it is
         // the list as of the action's start (and a session without candidates skips it).
         let mut running: Option<PerQueue<Vec<JobId>>> = None;
         let lists = self.leaf_lists(|_, _| true);
         self.run_action(
-            Step::Preempt,
+            step,
             lists,
             |e, ji| e.still_pending_gang(ji).is_none() || !e.delay_elapsed(ji),
             |e, leaf, ji| {
@@ -20,9 +35,9 @@ impl Engine<'_> {
                     e.delayed[ji] = true;
                     return;
                 }
-                e.memoized(Step::Preempt, ji, |e| {
+                e.memoized(step, ji, |e| {
                     let running = running.get_or_insert_with(|| e.running_by_leaf());
-                    e.preempt_job(leaf, ji, tasks, running)
+                    job(e, leaf, ji, tasks, running)
                 });
             },
         );

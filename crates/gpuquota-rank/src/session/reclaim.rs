@@ -136,28 +136,7 @@ impl Engine<'_> {
     }
 
     pub(super) fn reclaim(&mut self) {
-        // Built when the first job's step runs: no step commits anything before, so it is
-        // the list as of the action's start (and a session without candidates skips it).
-        let mut running: Option<PerQueue<Vec<JobId>>> = None;
-        let lists = self.leaf_lists(|_, _| true);
-        self.run_action(
-            Step::Reclaim,
-            lists,
-            |e, ji| e.still_pending_gang(ji).is_none() || !e.delay_elapsed(ji),
-            |e, leaf, ji| {
-                let Some(tasks) = e.still_pending_gang(ji) else {
-                    return;
-                };
-                if !e.delay_elapsed(ji) {
-                    e.delayed[ji] = true;
-                    return;
-                }
-                e.memoized(Step::Reclaim, ji, |e| {
-                    let running = running.get_or_insert_with(|| e.running_by_leaf());
-                    e.reclaim_job(leaf, ji, tasks, running)
-                });
-            },
-        );
+        self.victims_action(Step::Reclaim, Self::reclaim_job);
     }
 
     /// Reclaim for one pending job of leaf `leaf` (its gang `tasks`), once its preemption delay has elapsed.
