@@ -906,7 +906,9 @@ pub(crate) fn cluster(sc: &KaiScenario) -> Result<Input, Diagnostics> {
 }
 
 /// Runs a KAI scenario on its cluster ([`cluster`]) with the kernel, telling `progress`
-/// each session (its `events` are the sessions).
+/// each session (its `events` are the sessions). The scenario's timeline runs with it: each
+/// Queue change is staged and applied to the live cluster right before the next session
+/// ([`LiveCluster::apply_queue_changes`]), which runs even if nothing else changed.
 ///
 /// # Errors
 /// The objects the KAI snapshot refuses (typed diagnostics naming object and field), or a

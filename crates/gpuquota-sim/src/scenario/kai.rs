@@ -322,9 +322,11 @@ struct Spec {
     #[serde(default)]
     metering: Option<serde_json::Value>,
     /// The platform's changes while the run goes on ([`crate::timeline`]), read and checked
-    /// as a Kueue scenario's: on a KAI scenario, object events only (`apply`, `patch`,
-    /// `delete`); a Queue's quota, limit, weight and priority take effect at the next
-    /// session. Node events and MIG layout changes are refused (`not-simulated`).
+    /// as a Kueue scenario's: on a KAI scenario, Queue changes only (`apply`, `patch`); a
+    /// Queue's quota, limit, weight and priority take effect at the next session. Node
+    /// events, MIG layout changes, deletions and other kinds are refused (`not-simulated`),
+    /// and so, when the run reaches it, is a Queue created or given a new parent or
+    /// min-runtime.
     #[serde(default)]
     #[cfg_attr(
         feature = "schema",
@@ -509,9 +511,10 @@ fn simulation(
 }
 
 /// `spec.timeline` of a KAI scenario, read and checked as a Kueue scenario's
-/// ([`crate::timeline::Timeline::parse`]), then node events and MIG layout changes refused
-/// (`not-simulated`, naming `spec.timeline[i].nodes` or `.migLayout`): the KAI driver
-/// applies object changes only.
+/// ([`crate::timeline::Timeline::parse`]), then node events, MIG layout changes, deletions
+/// and kinds other than Queue refused (`not-simulated`, naming `spec.timeline[i].nodes`,
+/// `.migLayout` or the object's `apply[j]`/`patch[j]`/`delete[j]`): the KAI driver applies
+/// Queue changes only.
 fn kai_timeline(
     name: &str,
     value: Option<&serde_json::Value>,
@@ -548,7 +551,7 @@ fn kai_timeline(
             errors.push(
                 Diagnostic::error(
                     crate::scenario::NOT_SIMULATED,
-                    "node events are not simulated on a KAI scenario (its timeline changes objects only: apply, patch, delete)",
+                    "node events are not simulated on a KAI scenario (its timeline changes Queues only: apply, patch)",
                 )
                 .source(name)
                 .field(format!("spec.timeline[{}].nodes", e.index)),
@@ -558,7 +561,7 @@ fn kai_timeline(
             errors.push(
                 Diagnostic::error(
                     crate::scenario::NOT_SIMULATED,
-                    "MIG layout changes are not simulated on a KAI scenario (its timeline changes objects only: apply, patch, delete)",
+                    "MIG layout changes are not simulated on a KAI scenario (its timeline changes Queues only: apply, patch)",
                 )
                 .source(name)
                 .field(format!("spec.timeline[{}].migLayout", e.index)),
