@@ -129,3 +129,15 @@ fn node_events_and_other_kinds_are_refused() {
         "{e:?}"
     );
 }
+
+/// A Queue moved in the tree (a new parent) is a change the live cluster cannot take in
+/// place: the run stops with `not-simulated`, naming the queue.
+#[test]
+fn a_queue_moved_in_the_tree_is_refused_when_reached() {
+    let sim = load("  - at: 1h\n    patch: [{kind: Queue, name: q2, mergePatch: {spec: {parentQueue: null}}}]\n")
+        .expect("read");
+    let e = gpuquota_sim::fuzzing::run_kai(&sim).expect_err("refused");
+    let text = format!("{e:?}");
+    assert!(text.contains("not-simulated"), "{text}");
+    assert!(text.contains("Queue(s) q2 created or moved"), "{text}");
+}
