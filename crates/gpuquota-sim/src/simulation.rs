@@ -249,6 +249,7 @@ impl Simulation {
                     queue_order: Vec::new(),
                     warnings,
                     metering: options.metering.clone(),
+                    timeline: crate::timeline::Timeline::default(),
                 }))
             }
         };

@@ -9,6 +9,7 @@ use gpuquota_model::diag::{Diagnostic, Diagnostics};
 use gpuquota_rank::division::{DivisionOptions, Mode, Resource};
 use gpuquota_rank::ids::{PerQueue, PerResource, QueueId};
 use gpuquota_rank::live::LiveCluster;
+use gpuquota_rank::live::queue_changes::QueueChanges;
 use gpuquota_rank::{BuildOptions, Input, SessionOptions};
 
 use crate::kai::report::{KaiJob, KaiOutcome, KaiRun, KaiRunEnd, QueueSeries};
@@ -905,7 +906,9 @@ pub(crate) fn cluster(sc: &KaiScenario) -> Result<Input, Diagnostics> {
 }
 
 /// Runs a KAI scenario on its cluster ([`cluster`]) with the kernel, telling `progress`
-/// each session (its `events` are the sessions).
+/// each session (its `events` are the sessions). The scenario's timeline runs with it: each
+/// Queue change is staged and applied to the live cluster right before the next session
+/// ([`LiveCluster::apply_queue_changes`]), which runs even if nothing else changed.
 ///
 /// # Errors
 /// The objects the KAI snapshot refuses (typed diagnostics naming object and field), or a
@@ -953,8 +956,14 @@ pub(crate) fn run_reporting(
         session_due: false,
         stopped: false,
         error: None,
+        staged: QueueChanges::default(),
     };
-    crate::kernel::run(driver, queue, end)
+    // a copy of the model only with a timeline
+    let platform = (!sc.timeline.events.is_empty()).then(|| crate::kernel::Platform {
+        events: &sc.timeline.events,
+        model: sc.model.clone(),
+    });
+    crate::kernel::run_with_timeline(driver, queue, end, platform)
 }
 
 /// The KAI driver's state besides the simulation: the hook, the progress, the sessions run
@@ -972,6 +981,8 @@ struct KaiDriver<'s, 'h, 'r, 'p> {
     /// The run ended (after its last session, a limit, or a session error).
     stopped: bool,
     error: Option<Error>,
+    /// Queue changes of the timeline waiting for the next session.
+    staged: QueueChanges,
 }
 
 impl KaiDriver<'_, '_, '_, '_> {
@@ -980,6 +991,9 @@ impl KaiDriver<'_, '_, '_, '_> {
     fn session_at(&mut self, t: i64, queue: &mut Queue) -> Result<bool, Error> {
         let sim = &mut self.sim;
         sim.now_ms = sim.now_ms.max(t);
+        if !self.staged.is_empty() {
+            apply_staged(sim, &mut self.staged, t)?;
+        }
         let mut run_it = (sim.dirty && !sim.quiet) || sim.time_dependent;
         if let Some(h) = self.hook.as_mut() {
             run_it |= h.advance(t);
@@ -1026,6 +1040,30 @@ impl KaiDriver<'_, '_, '_, '_> {
     }
 }
 
+/// Applies the staged Queue changes to the live cluster right before the session at `t`,
+/// which then runs (its division changes). A change the live cluster cannot take in place
+/// (a Queue created, a new parent or min-runtime) is a `not-simulated` error.
+fn apply_staged(sim: &mut Sim<'_>, staged: &mut QueueChanges, t: i64) -> Result<(), Error> {
+    let options = BuildOptions::default().with_now(Some(sim.sc.start));
+    let applied = sim
+        .live
+        .apply_queue_changes(staged, &options)
+        .map_err(Error::invalid_input)?;
+    if !applied.rebuild.is_empty() {
+        return Err(Error::invalid_input(Diagnostics(vec![Diagnostic::error(
+            crate::scenario::NOT_SIMULATED,
+            format!(
+                "at {t} ms: Queue(s) {} created or moved in the tree (a new parent or min-runtime), which a KAI run does not simulate; quota, limit, weight and priority changes are",
+                applied.rebuild.join(", ")
+            ),
+        )
+        .field("spec.timeline")])));
+    }
+    sim.dirty = true;
+    sim.quiet = false;
+    Ok(())
+}
+
 impl Driver for KaiDriver<'_, '_, '_, '_> {
     type Report = Result<KaiOutcome, Error>;
 
@@ -1044,6 +1082,29 @@ impl Driver for KaiDriver<'_, '_, '_, '_> {
         } else {
             self.sim.apply_event(e, &mut self.hook);
         }
+    }
+
+    /// The timeline's Queue changes are staged; they take effect at the next session
+    /// ([`QueueChanges`]), which runs then even if nothing else changed.
+    fn timeline(
+        &mut self,
+        _: i64,
+        _: &crate::timeline::Event,
+        changes: &crate::timeline::Changes,
+        model: &gpuquota_model::Model,
+        _: &mut Queue,
+    ) -> bool {
+        for c in &changes.objects {
+            if c.kind != gpuquota_model::Kind::Queue {
+                continue;
+            }
+            let before = match &c.before {
+                Some(crate::timeline::Object::Queue(q)) => Some(&**q),
+                _ => None,
+            };
+            self.staged.stage(before, model.queues.get(&c.key));
+        }
+        true
     }
 
     fn decide(&mut self, t: i64, queue: &mut Queue) -> bool {

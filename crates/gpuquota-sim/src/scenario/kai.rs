@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
 use gpuquota_model::kai::POD_GROUP_ANNOTATION;
-use gpuquota_model::{Model, Timestamp};
+use gpuquota_model::{Kind, Model, Timestamp};
 use gpuquota_rank::cron::CronSchedule;
 use serde::Deserialize;
 
@@ -115,6 +115,9 @@ pub struct KaiScenario {
     /// `spec.metering`: the bill of the run (see [`crate::bill`]; card types match nodes
     /// by `model`).
     pub metering: Option<serde_json::Value>,
+    /// `spec.timeline`, read and checked ([`crate::timeline`]); object events only, empty
+    /// without one.
+    pub timeline: crate::timeline::Timeline,
 }
 
 fn err(msg: impl Into<String>) -> Diagnostic {
@@ -318,6 +321,18 @@ struct Spec {
     workloads: Vec<WorkloadSource>,
     #[serde(default)]
     metering: Option<serde_json::Value>,
+    /// The platform's changes while the run goes on ([`crate::timeline`]), read and checked
+    /// as a Kueue scenario's: on a KAI scenario, Queue changes only (`apply`, `patch`); a
+    /// Queue's quota, limit, weight and priority take effect at the next session. Node
+    /// events, MIG layout changes, deletions and other kinds are refused (`not-simulated`),
+    /// and so, when the run reaches it, is a Queue created or given a new parent or
+    /// min-runtime.
+    #[serde(default)]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "Option<Vec<crate::timeline::EventDoc>>")
+    )]
+    timeline: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -469,6 +484,9 @@ fn simulation(
     if errors.has_errors() {
         return Err(failure(errors, warnings));
     }
+    let timeline = kai_timeline(name, spec.timeline.as_ref(), (start, end_ms), &model, read);
+    let mut timeline = timeline.map_err(|e| failure(e, warnings.clone()))?;
+    warnings.extend(std::mem::take(&mut timeline.warnings).0);
     Ok(KaiScenario {
         name: if doc.metadata.name.is_empty() {
             stem.to_owned()
@@ -488,7 +506,74 @@ fn simulation(
         queue_order: Vec::new(),
         warnings,
         metering: spec.metering,
+        timeline,
     })
+}
+
+/// `spec.timeline` of a KAI scenario, read and checked as a Kueue scenario's
+/// ([`crate::timeline::Timeline::parse`]), then node events, MIG layout changes, deletions
+/// and kinds other than Queue refused (`not-simulated`, naming `spec.timeline[i].nodes`,
+/// `.migLayout` or the object's `apply[j]`/`patch[j]`/`delete[j]`): the KAI driver applies
+/// Queue changes only.
+fn kai_timeline(
+    name: &str,
+    value: Option<&serde_json::Value>,
+    (start, end_ms): (Timestamp, Option<i64>),
+    model: &Model,
+    read: &ReadFn<'_>,
+) -> Result<crate::timeline::Timeline, Diagnostics> {
+    let Some(v) = value else {
+        return Ok(crate::timeline::Timeline::default());
+    };
+    let timeline = crate::timeline::Timeline::parse(name, v, start, end_ms, model, read)?;
+    let mut errors = Diagnostics::default();
+    let refuse = |field: &str, msg: String| {
+        Diagnostic::error(crate::scenario::NOT_SIMULATED, msg)
+            .source(name)
+            .field(field.to_owned())
+    };
+    for e in &timeline.events {
+        for o in &e.objects {
+            match &o.op {
+                crate::timeline::Op::Put { object, .. } if object.kind() != Kind::Queue => {
+                    errors.push(refuse(&o.field, format!("a {} change is not simulated on a KAI scenario (its timeline changes Queues only)", object.kind().as_str())));
+                }
+                crate::timeline::Op::Delete { kind, .. } => {
+                    errors.push(refuse(&o.field, format!("deleting a {} is not simulated on a KAI scenario (its timeline changes Queues' quota, limit, weight and priority only)", kind.as_str())));
+                }
+                crate::timeline::Op::Put { .. } => {}
+            }
+        }
+        let n = &e.nodes;
+        if !(n.down.is_empty() && n.drain.is_empty() && n.up.is_empty())
+            || n.drain_deadline_ms.is_some()
+        {
+            errors.push(
+                Diagnostic::error(
+                    crate::scenario::NOT_SIMULATED,
+                    "node events are not simulated on a KAI scenario (its timeline changes Queues only: apply, patch)",
+                )
+                .source(name)
+                .field(format!("spec.timeline[{}].nodes", e.index)),
+            );
+        }
+        if e.mig_layout.is_some() {
+            errors.push(
+                Diagnostic::error(
+                    crate::scenario::NOT_SIMULATED,
+                    "MIG layout changes are not simulated on a KAI scenario (its timeline changes Queues only: apply, patch)",
+                )
+                .source(name)
+                .field(format!("spec.timeline[{}].migLayout", e.index)),
+            );
+        }
+    }
+    if errors.has_errors() {
+        let mut all = errors;
+        all.extend(timeline.warnings.0);
+        return Err(all);
+    }
+    Ok(timeline)
 }
 
 /// A Go duration at `field` in ms: `default` when absent; when malformed (or not positive

@@ -13,6 +13,7 @@ mod kai;
 mod kai_budgets;
 mod kai_caps;
 mod kai_properties;
+mod kai_timeline;
 mod limits;
 mod node_capacity;
 mod node_events;

@@ -178,6 +178,7 @@ pub(super) fn timeaware(
         queue_order,
         warnings,
         metering: None,
+        timeline: crate::timeline::Timeline::default(),
     })
 }
 
