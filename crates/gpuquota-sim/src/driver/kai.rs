@@ -963,7 +963,7 @@ pub(crate) fn run_reporting(
         events: &sc.timeline.events,
         model: sc.model.clone(),
     });
-    crate::kernel::run_with_timeline(driver, queue, end, platform)
+    crate::kernel::run(driver, queue, end, platform)
 }
 
 /// The KAI driver's state besides the simulation: the hook, the progress, the sessions run

@@ -274,11 +274,11 @@ pub(crate) fn run_kueue<'a>(
     match input.scheduler() {
         Stepper::FairSharing(s) => {
             let (run, q) = KueueRun::new(cx, s, worlds);
-            crate::kernel::run_with_timeline(run, q, end, platform)
+            crate::kernel::run(run, q, end, platform)
         }
         Stepper::Classical(s) => {
             let (run, q) = KueueRun::new(cx, s, worlds);
-            crate::kernel::run_with_timeline(run, q, end, platform)
+            crate::kernel::run(run, q, end, platform)
         }
     }
 }

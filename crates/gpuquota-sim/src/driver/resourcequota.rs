@@ -222,7 +222,7 @@ struct QuotaRun<'a, 'p> {
 pub(crate) fn run_resource_quota<'a>(cx: Context<'a, '_>, worlds: &'a Worlds) -> Outcome {
     let (end, platform) = (cx.sc.end_ms, super::platform(cx.sc));
     let (run, q) = QuotaRun::new(cx, worlds);
-    crate::kernel::run_with_timeline(run, q, end, platform)
+    crate::kernel::run(run, q, end, platform)
 }
 
 impl<'a, 'p> QuotaRun<'a, 'p> {

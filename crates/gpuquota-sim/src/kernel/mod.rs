@@ -6,7 +6,7 @@
 //! instant), and [`Driver::decide`] once they are all applied. The run stops before the
 //! first instant at or after the end, or when the queue is empty; the driver reports.
 //!
-//! A run with a timeline ([`run_with_timeline`]) also holds the platform's [`Model`]: at
+//! A run with a timeline ([`run`] given a platform) also holds the platform's [`Model`]: at
 //! each timeline event's instant, after every other event of that instant, the kernel
 //! applies the event to the model ([`crate::timeline::apply_in_place`]) and hands the
 //! changes to [`Driver::timeline`], before the instant's decision.
@@ -228,26 +228,18 @@ pub(crate) struct Platform<'t> {
 }
 
 /// Runs `driver` over `queue` until the queue is empty, its next instant is at or after
-/// `end`, or the driver's decision ends the run.
-///
-/// # Complexity
-/// O(events × log events) for the queue, plus the driver's own cost of each event and of
-/// each instant's decision (at most one decision per distinct instant).
-// every driver runs with its (possibly absent) timeline; the kernel's tests run without
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) fn run<D: Driver>(driver: D, queue: Queue, end: Option<i64>) -> D::Report {
-    run_with_timeline(driver, queue, end, None)
-}
-
-/// [`run`] with the platform's timeline: each event `i` of `platform.events` is queued as
+/// `end`, or the driver's decision ends the run; with the platform's timeline (`platform`,
+/// absent for a run without one) each event `i` of `platform.events` is queued as
 /// [`Kind::Timeline`]`(i)` at its instant; when it pops, the kernel applies it to
 /// `platform.model` and calls [`Driver::timeline`] (a `Timeline` event without a platform
 /// goes to [`Driver::apply`]).
 ///
 /// # Complexity
-/// As [`run`], plus O(objects changed × (log objects + object size)) per timeline event
+/// O(events × log events) for the queue, plus the driver's own cost of each event and of
+/// each instant's decision (at most one decision per distinct instant), plus
+/// O(objects changed × (log objects + object size)) per timeline event
 /// ([`timeline::apply_in_place`]) and the driver's own cost of it.
-pub(crate) fn run_with_timeline<D: Driver>(
+pub(crate) fn run<D: Driver>(
     mut driver: D,
     mut queue: Queue,
     end: Option<i64>,
@@ -387,7 +379,7 @@ mod tests {
             Event::new(0, Kind::Arrival(0)),
             Event::new(0, Kind::Arrival(1)),
         ]);
-        let seen = run(Log { seen: Vec::new() }, q, Some(10));
+        let seen = run(Log { seen: Vec::new() }, q, Some(10), None);
         assert_eq!(
             seen,
             vec![
@@ -399,7 +391,7 @@ mod tests {
             ]
         );
         let q = Queue::with_known([Event::new(0, Kind::Arrival(1))]);
-        let seen = run(Log { seen: Vec::new() }, q, None);
+        let seen = run(Log { seen: Vec::new() }, q, None, None);
         assert_eq!(
             seen,
             vec![
@@ -482,7 +474,7 @@ mod tests {
             events: &events,
             model: Model::default(),
         };
-        let seen = run_with_timeline(Timed { seen: Vec::new() }, q, Some(20), Some(platform));
+        let seen = run(Timed { seen: Vec::new() }, q, Some(20), Some(platform));
         assert_eq!(
             seen,
             vec![

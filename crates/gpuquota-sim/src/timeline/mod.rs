@@ -70,9 +70,11 @@
 //! - **ClusterQueue deleted (Kueue)**: with admitted workloads it stays (terminating, the
 //!   `kueue.x-k8s.io/resource-in-use` finalizer) and admits nothing, until its last admitted
 //!   workload finishes; without, it leaves at once; its pending workloads stay pending.
-//! - **Queue created, replaced or deleted (KAI)**: stage it with
-//!   `gpuquota_rank::queue_changes::QueueChanges`; quota, limit and weight take effect at the
-//!   next session, as KAI reads its queues from the snapshot each session takes.
+//! - **Queue replaced or patched (KAI)**: staged with
+//!   `gpuquota_rank::queue_changes::QueueChanges`; quota, limit, weight and priority take
+//!   effect at the next session, as KAI reads its queues from the snapshot each session
+//!   takes. A Queue created, deleted or moved in the tree mid-run, node events and MIG
+//!   layouts are refused on a KAI scenario (`not-simulated`, naming the event's field).
 //! - **ResourceQuota / Namespace changed (resourcequota engine)**: the next admission
 //!   request is checked against the new hard caps; running pods are never evicted by a quota
 //!   change (the API server checks quotas at creation only).
