@@ -156,15 +156,20 @@ fn load_for(files: &[(String, String)], kai: bool) -> Result<History, Diagnostic
 }
 
 /// The YAML reader's options for a dump of `n` bytes: the parser's default budget (250,000
-/// nodes) is far below what a month's dump holds (about 2.5 nodes per 100 bytes), so the
-/// node, document and event limits grow with the input as the importer's do; alias and
-/// depth limits stay at the parser's defaults.
+/// nodes, 64 MiB of scalar text) is far below what a month's dump holds (about 2.5 nodes per
+/// 100 bytes, about half of its bytes scalar text), so the node, document, event and scalar
+/// text limits grow with the input as the importer's do (scalar text at most the input's
+/// bytes, which only tag shorthands could exceed); alias and depth limits stay at the
+/// parser's defaults.
 fn dump_options(n: usize) -> serde_saphyr::Options {
+    /// The parser's default limit on scalar text (64 MiB).
+    const DEFAULT_SCALAR_BYTES: usize = 64 * 1024 * 1024;
     serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             max_documents: n.max(1_024),
             max_nodes: n.max(250_000),
             max_events: n.saturating_mul(2).max(1_000_000),
+            max_total_scalar_bytes: n.max(DEFAULT_SCALAR_BYTES),
         },
     }
 }
@@ -902,6 +907,36 @@ mod tests {
 
     fn rec<'h>(h: &'h History, key: &str) -> &'h Recorded {
         h.records.iter().find(|r| r.key == key).expect(key)
+    }
+
+    #[test]
+    fn a_dump_beyond_the_parsers_default_scalar_text_reads() {
+        // the fixture and a ConfigMap of 66,560 values of 1 KiB each: 65 MiB of scalar
+        // text, past the parser's default of 64 MiB (a month of 100,000 Workloads holds
+        // about 110 MiB)
+        let mut text = String::from(DUMP);
+        text.push_str("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: big, namespace: team-a}\ndata:\n");
+        let value = "x".repeat(1_024);
+        for i in 0..66_560 {
+            text.push_str(&format!("  k{i:05}: {value}\n"));
+        }
+        let defaults = serde_saphyr::options! {
+            budget: serde_saphyr::budget! {
+                max_nodes: text.len(),
+                max_events: text.len(),
+            },
+        };
+        let err = serde_saphyr::from_multiple_with_options::<Value>(&text, defaults).unwrap_err();
+        assert!(err.to_string().contains("scalar"), "{err}");
+        let h = one(&text).unwrap();
+        assert_eq!(h.records.len(), 6);
+        // the limit is the input's size, so hostile input stays bounded by what was read
+        let budget = dump_options(text.len()).budget.unwrap();
+        assert_eq!(budget.max_total_scalar_bytes, text.len());
+        assert_eq!(
+            dump_options(1_000).budget.unwrap().max_total_scalar_bytes,
+            64 * 1024 * 1024
+        );
     }
 
     #[test]
