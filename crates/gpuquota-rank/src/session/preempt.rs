@@ -2,6 +2,10 @@
 
 use super::*;
 
+/// One pending gang's step of a victim-taking action: the engine, the gang's leaf, job and
+/// tasks, and the running jobs per leaf as of the action's start.
+type VictimsStep<E> = fn(&mut E, QueueId, JobId, Vec<TaskId>, &PerQueue<Vec<JobId>>);
+
 impl Engine<'_> {
     pub(super) fn preempt(&mut self) {
         self.victims_action(Step::Preempt, Self::preempt_job);
@@ -14,11 +18,7 @@ impl Engine<'_> {
     ///
     /// # Complexity
     /// The action loop's ([`Engine::run_action`]) plus `job`'s per candidate.
-    pub(super) fn victims_action(
-        &mut self,
-        step: Step,
-        job: fn(&mut Self, QueueId, JobId, Vec<TaskId>, &PerQueue<Vec<JobId>>),
-    ) {
+    pub(super) fn victims_action(&mut self, step: Step, job: VictimsStep<Self>) {
         // Built when the first job's step runs: no step commits anything before, so it is
         // the list as of the action's start (and a session without candidates skips it).
         let mut running: Option<PerQueue<Vec<JobId>>> = None;
