@@ -15,9 +15,9 @@ use gpuquota_model::kueue::{
 use gpuquota_model::meta::{LabelSelector, ObjectMeta};
 use gpuquota_model::{Model, Quantity, ResourceName, Timestamp};
 
-/// `--test` (CI) runs every benchmark once: shrink the inputs.
+/// Criterion's test mode (CI) runs every benchmark once: shrink the inputs.
 fn quick() -> bool {
-    std::env::args().any(|a| a == "--test")
+    gpuquota_benches::test_mode()
 }
 
 fn meta(name: &str, ns: Option<&str>, t: i64) -> ObjectMeta {

@@ -7,9 +7,9 @@ use std::hint::black_box;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use gpuquota_benches::history::{SCENARIO, month_dump, platform};
 
-/// `--test` (CI) runs every benchmark once: shrink the inputs.
+/// Criterion's test mode (CI) runs every benchmark once: shrink the inputs.
 fn quick() -> bool {
-    std::env::args().any(|a| a == "--test")
+    gpuquota_benches::test_mode()
 }
 
 fn replay(dump: &str) -> gpuquota_sim::Report {

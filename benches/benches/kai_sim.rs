@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use criterion::{Criterion, criterion_group, criterion_main};
 use gpuquota_sim::{Simulation, simulate};
 
-/// `--test` (CI) runs every benchmark once: shrink the inputs.
+/// Criterion's test mode (CI) runs every benchmark once: shrink the inputs.
 fn quick() -> bool {
-    std::env::args().any(|a| a == "--test")
+    gpuquota_benches::test_mode()
 }
 
 fn oscillation() -> Simulation {

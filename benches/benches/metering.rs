@@ -33,7 +33,7 @@ const MONTH: i64 = 30 * 86_400;
 const STEP: i64 = 60;
 
 fn gpus() -> usize {
-    if std::env::args().any(|a| a == "--test") {
+    if gpuquota_benches::test_mode() {
         10
     } else {
         1_000

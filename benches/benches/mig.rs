@@ -11,7 +11,7 @@ use gpuquota_mig::{Catalogue, PlanOptions};
 
 /// Fleet size: 1,000 GPUs, or 100 under `-- --test` (CI's single debug-build run).
 fn fleet() -> u32 {
-    if std::env::args().any(|a| a == "--test") {
+    if gpuquota_benches::test_mode() {
         100
     } else {
         1000

@@ -8,9 +8,9 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use gpuquota_sim::trace::synthetic;
 use gpuquota_sim::{Simulation, simulate, sweep};
 
-/// `--test` (CI) runs every benchmark once: shrink the inputs.
+/// Criterion's test mode (CI) runs every benchmark once: shrink the inputs.
 fn quick() -> bool {
-    std::env::args().any(|a| a == "--test")
+    gpuquota_benches::test_mode()
 }
 
 fn philly_scenario(jobs: u32) -> Simulation {

@@ -9,6 +9,13 @@ pub mod mig;
 pub mod rank;
 pub mod timeline;
 
+/// Whether the benchmark binary runs in criterion's test mode (`cargo test --bench NAME`, as CI
+/// does), where every benchmark runs once: the inputs are then shrunk. `cargo bench` passes
+/// `--bench` to the binary; `cargo test` does not, so its absence is the test mode.
+pub fn test_mode() -> bool {
+    !std::env::args().any(|a| a == "--bench")
+}
+
 /// SplitMix64: a tiny, portable, seeded generator so that every bench input is reproducible.
 #[derive(Debug, Clone)]
 pub struct SplitMix64(u64);
