@@ -9,11 +9,12 @@ pub mod mig;
 pub mod rank;
 pub mod timeline;
 
-/// Whether the benchmark binary runs in criterion's test mode (`cargo test --bench NAME`, as CI
-/// does), where every benchmark runs once: the inputs are then shrunk. `cargo bench` passes
-/// `--bench` to the binary; `cargo test` does not, so its absence is the test mode.
+/// Whether the benchmark binary runs in criterion's test mode, where every benchmark runs once
+/// and the inputs are shrunk: `cargo test --bench NAME` (as CI runs it; cargo then passes no
+/// `--bench` to the binary) or `cargo bench -- --test`.
 pub fn test_mode() -> bool {
-    !std::env::args().any(|a| a == "--bench")
+    let mut args = std::env::args();
+    args.any(|a| a == "--test") || !std::env::args().any(|a| a == "--bench")
 }
 
 /// SplitMix64: a tiny, portable, seeded generator so that every bench input is reproducible.
