@@ -29,17 +29,22 @@
 //! capacity; both on by default in Kueue 0.19) are not modelled: a warning names the field,
 //! and a Workload using such a class stays pending with a message saying so.
 //!
+//! `featureGates` are read into [`FeatureGates`]: see [`gates`] for the
+//! list of every upstream gate, those honoured, those accepted silently and those warned about.
+//!
 //! Not modelled (each a warning naming the field):
 //! `resources.quotaCheckStrategy: IgnoreUndeclared`, and the Configuration fields that change
-//! admission but that the engine does not simulate (`waitForPodsReady`, each feature gate in
-//! `featureGates` but `AdmissionGatedBy` and `ElasticJobsViaWorkloadSlices`, `multiKueue`,
-//! ...). Fields that only configure the controller process (`health`,
+//! admission but that the engine does not simulate (`waitForPodsReady`, the feature gates that
+//! change decisions but are not modelled, `multiKueue`, ...). Fields that only configure the controller process (`health`,
 //! `metrics`, `webhook`, `leaderElection`, `controller`, `clientConnection`,
 //! `internalCertManagement`, `namespace`) and the job-integration fields the importer reads
 //! (`integrations`, `manageJobsWithoutQueueName`, `managedJobsNamespaceSelector`) do not
 //! change what the engine decides and are passed over without a warning.
 
 use std::collections::BTreeMap;
+
+pub mod gates;
+pub use gates::{FeatureGates, GateInfo, GateKind, UPSTREAM_GATES, gate_info};
 
 use gpuquota_model::core::ResourceList;
 use gpuquota_model::kueue::Configuration;
@@ -70,6 +75,8 @@ pub struct ResourceRules {
     /// modelled). The first mapping naming a class wins, as upstream's mapper keeps it
     /// (kubernetes-sigs/kueue: pkg/dra/mapper.go, `PopulateFromConfiguration`).
     pub device_class_mappings: BTreeMap<String, (String, bool)>,
+    /// `featureGates` (the Configuration's top-level field, read with the rules).
+    pub feature_gates: FeatureGates,
 }
 
 /// `resources.deviceClassMappings`, checked as upstream's `validateDeviceClassMappings`.
@@ -170,13 +177,6 @@ pub type ConfigFinding = (String, String);
 
 /// Configuration fields that only configure the controller process or the job integrations
 /// (which the importer applies): they do not change what the engine decides.
-/// The feature gates the importer and the engine read (kubernetes-sigs/kueue
-/// pkg/features/kube_features.go): `AdmissionGatedBy` (a Workload's
-/// `kueue.x-k8s.io/admission-gated-by` keeps it pending) and `ElasticJobsViaWorkloadSlices`
-/// (an elastic job is warned about). Any other gate in `featureGates` is a warning naming it.
-#[cfg(feature = "serde")]
-const READ_FEATURE_GATES: &[&str] = &["AdmissionGatedBy", "ElasticJobsViaWorkloadSlices"];
-
 const NO_DECISION_EFFECT: &[&str] = &[
     "apiVersion",
     "kind",
@@ -219,20 +219,11 @@ impl ResourceRules {
             if NO_DECISION_EFFECT.contains(&key.as_str()) {
                 continue;
             }
-            // feature gates one by one: the ones the importer and engine read are modelled
+            // feature gates one by one (see [`FeatureGates::read`])
             #[cfg(feature = "serde")]
-            if let (true, Some(gates)) = (key == "featureGates", _value.as_value().as_object()) {
-                for gate in gates.keys() {
-                    if READ_FEATURE_GATES.contains(&gate.as_str()) {
-                        continue;
-                    }
-                    warnings.push((
-                        format!("featureGates.{gate}"),
-                        "not modelled by the admission engine; ignored (the run is as if it \
-                         were unset)"
-                            .to_owned(),
-                    ));
-                }
+            if key == "featureGates" {
+                rules.feature_gates =
+                    FeatureGates::read(_value.as_value(), &mut warnings, &mut errors);
                 continue;
             }
             warnings.push((
@@ -250,6 +241,8 @@ impl ResourceRules {
         let Some(obj) = res.as_object() else {
             return Err(vec![("resources".into(), "must be an object".into())]);
         };
+        #[cfg(feature = "serde")]
+        let quota_check_strategy = rules.feature_gates.quota_check_strategy;
         #[cfg(feature = "serde")]
         for (key, value) in obj {
             let path = format!("resources.{key}");
@@ -291,6 +284,8 @@ impl ResourceRules {
                 "quotaCheckStrategy" => match value.as_str() {
                     None if value.is_null() => {}
                     Some("BlockUndeclared") => {}
+                    // with the gate off Kueue does not read the field
+                    Some("IgnoreUndeclared") if !quota_check_strategy => {}
                     Some("IgnoreUndeclared") => warnings.push((
                         path,
                         "IgnoreUndeclared is not modelled; resources a ClusterQueue does not cover are checked as with BlockUndeclared".into(),

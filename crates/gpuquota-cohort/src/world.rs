@@ -258,6 +258,8 @@ pub struct World {
     pub warnings: Vec<Warning>,
     /// The id of the `pods` resource, if any object names it.
     pub pods: Option<ResourceId>,
+    /// The Configuration's feature gates (upstream defaults without one).
+    pub feature_gates: crate::config::FeatureGates,
 }
 
 impl World {

@@ -106,6 +106,8 @@ pub(super) fn validation(model: &Model) -> Vec<BuildProblem> {
 pub(super) struct Builder {
     problems: Vec<BuildProblem>,
     warnings: Vec<Warning>,
+    /// The Configuration's feature gates (phase 1).
+    gates: crate::config::FeatureGates,
 }
 
 fn quantity_amount(q: &Quantity, r: &ResourceName) -> Amount {
@@ -147,6 +149,7 @@ impl Builder {
     /// Runs every phase; `Err` with every problem found.
     pub(super) fn build(mut self, model: &Model) -> Result<World, Error> {
         let rules = self.configuration(model);
+        self.gates = rules.feature_gates;
         self.validate_queues(model);
         let live: Vec<&Workload> = model
             .workloads
@@ -191,6 +194,7 @@ impl Builder {
             .ok()
             .map(ResourceId::new);
         Ok(World {
+            feature_gates: self.gates,
             pods,
             resources,
             flavors,
@@ -587,17 +591,35 @@ codes::NOT_MODELLED,"ClusterQueue", name, "admission checks are not modelled; wo
                             )
                     })
                     .and_then(|c| c.last_transition_time)
+                    .or_else(|| self.reclaimed_while_borrowing(w))
                     .or(w.metadata.creation_timestamp)
                     .unwrap_or(Timestamp::EPOCH),
                 active: w.spec.active.unwrap_or(true),
                 dra_refused: dra[wi].refused.clone(),
-                gated_by: admission_gate(model, w),
+                gated_by: admission_gate(self.gates, w),
                 pod_sets,
                 queue,
                 admitted,
             });
         }
         (workloads, usage)
+    }
+
+    /// With `PrioritySortingWithinCohort` off, upstream's `GetQueueOrderTimestamp` queues a
+    /// workload preempted with reason `InCohortReclaimWhileBorrowing` one millisecond after
+    /// its `Preempted` condition's transition (kubernetes-sigs/kueue: pkg/workload/workload.go).
+    fn reclaimed_while_borrowing(&self, w: &Workload) -> Option<Timestamp> {
+        if self.gates.priority_sorting_within_cohort {
+            return None;
+        }
+        let c = w.condition("Preempted").filter(|c| {
+            c.is_true() && c.reason.as_deref() == Some("InCohortReclaimWhileBorrowing")
+        })?;
+        let t = c.last_transition_time?;
+        let nanos = t.unix_nanos().checked_add(1_000_000)?;
+        let secs = i64::try_from(nanos.div_euclid(1_000_000_000)).ok()?;
+        let sub = u32::try_from(nanos.rem_euclid(1_000_000_000)).ok()?;
+        Timestamp::from_unix(secs, sub)
     }
 
     /// A workload's PodSets: field checks, topology warnings, per-pod requests in dense ids
@@ -698,6 +720,7 @@ codes::NOT_MODELLED,
             let reclaimable = w
                 .status
                 .as_ref()
+                .filter(|_| self.gates.reclaimable_pods)
                 .and_then(|st| st.reclaimable_pods.iter().find(|r| r.name == ps.name))
                 .map_or(0, |r| r.count.clamp(0, count));
             pod_sets.push(PodSetInfo {
@@ -765,6 +788,7 @@ gpuquota_model::diag::codes::NOT_FOUND,
                             let reclaimable = st
                                 .reclaimable_pods
                                 .iter()
+                                .filter(|_| self.gates.reclaimable_pods)
                                 .find(|r| r.name == psa.name)
                                 .map(|r| r.count.clamp(0, count))
                                 .unwrap_or(0);
@@ -1227,23 +1251,11 @@ const ADMISSION_GATED_BY_ANNOTATION: &str = "kueue.x-k8s.io/admission-gated-by";
 
 /// The admission gate of `w`: its non-empty `kueue.x-k8s.io/admission-gated-by` value,
 /// unless the Configuration's `featureGates` sets `AdmissionGatedBy: false`.
-fn admission_gate(model: &Model, w: &gpuquota_model::kueue::Workload) -> Option<String> {
-    // the Configuration's other fields are kept verbatim only with `serde`; without it the
-    // gate is at its default (on)
-    #[cfg(feature = "serde")]
-    let off = model
-        .configuration
-        .as_ref()
-        .and_then(|c| c.other.get("featureGates"))
-        .and_then(|g| g.get("AdmissionGatedBy"))
-        .and_then(|v| v.as_bool())
-        == Some(false);
-    #[cfg(not(feature = "serde"))]
-    let off = {
-        let _ = model;
-        false
-    };
-    if off {
+fn admission_gate(
+    gates: crate::config::FeatureGates,
+    w: &gpuquota_model::kueue::Workload,
+) -> Option<String> {
+    if !gates.admission_gated_by {
         return None;
     }
     w.metadata
