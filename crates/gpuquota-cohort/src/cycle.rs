@@ -85,17 +85,30 @@ pub trait Policy {
 pub struct Classical;
 
 impl Policy for Classical {
-    /// Borrowing level ascending, priority descending, queue timestamp, UID.
+    /// Borrowing level ascending, priority descending, queue timestamp, UID (upstream
+    /// `makeClassicalIterator`); with `PrioritizePreemptorWorkloads` on, heads waiting for
+    /// their preemptions first; with `PrioritySortingWithinCohort` off, no priority.
     ///
     /// # Complexity
     /// O(E log E).
     fn order(&mut self, world: &World, _snapshot: &Usage, entries: &mut [Entry]) {
+        let gates = world.feature_gates;
         entries.sort_by(|a, b| {
             let (wa, wb) = (&world.workloads[a.wl], &world.workloads[b.wl]);
-            a.assignment
-                .borrowing
-                .cmp(&b.assignment.borrowing)
-                .then_with(|| wb.priority.cmp(&wa.priority))
+            let preemptor = if gates.prioritize_preemptor_workloads {
+                b.preemptor.cmp(&a.preemptor)
+            } else {
+                std::cmp::Ordering::Equal
+            };
+            preemptor
+                .then_with(|| a.assignment.borrowing.cmp(&b.assignment.borrowing))
+                .then_with(|| {
+                    if gates.priority_sorting_within_cohort {
+                        wb.priority.cmp(&wa.priority)
+                    } else {
+                        std::cmp::Ordering::Equal
+                    }
+                })
                 .then_with(|| wa.created.cmp(&wb.created))
                 .then_with(|| wa.uid.cmp(&wb.uid))
                 .then_with(|| a.wl.cmp(&b.wl))
@@ -130,6 +143,9 @@ pub struct Entry {
     pub assignment: Assignment,
     /// Its preemption targets.
     pub targets: Vec<Target>,
+    /// It was waiting for the evictions of its preemption targets when popped (upstream
+    /// `Head.IsPreemptor`; read only under the `PrioritizePreemptorWorkloads` gate).
+    pub preemptor: bool,
 }
 
 /// A workload admitted during the run.
@@ -192,6 +208,10 @@ pub struct Scheduler<'w, P: Policy = Classical> {
     /// ClusterQueues of every cohort tree, by root node.
     tree_cqs: Table<NodeId, Vec<CqId>>,
     sticky: Table<CqId, Option<WlId>>,
+    /// Per ClusterQueue, the workload waiting for the evictions of its preemption targets
+    /// (upstream's `preemptorWorkload`, kept in StrictFIFO queues too), until it is admitted
+    /// or deleted; read only under `PrioritizePreemptorWorkloads`.
+    preemptor: Table<CqId, Option<WlId>>,
     uid_rank: Table<WlId, u32>,
     /// Scheduling-shape id per workload (`u32::MAX` = not computed yet) and the shapes seen.
     shape: Table<WlId, u32>,
@@ -310,6 +330,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             slot: Table::filled(Slot::default(), n),
             tree_cqs: Table::filled(Vec::new(), world.tree.nodes.len()),
             sticky: Table::filled(None, ncq),
+            preemptor: Table::filled(None, ncq),
             uid_rank,
             shape: Table::filled(u32::MAX, n),
             shapes: BTreeMap::new(),
@@ -915,7 +936,12 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             }
         }
         let pod_sets = &world.workloads[wl].pod_sets;
-        let total = reducible(pod_sets);
+        // upstream tries fewer pods only under the PartialAdmission gate
+        let total = if world.feature_gates.partial_admission {
+            reducible(pod_sets)
+        } else {
+            0
+        };
         if total > 0 {
             // smallest k in [0, D] whose reduced assignment fits or preempts with targets
             let (mut lo, mut hi) = (0i64, total + 1);
@@ -992,7 +1018,12 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             let n = self.world.workloads.len() as u32;
             n.saturating_mul(4).saturating_add(64).min(1_000_000)
         });
-        if skip_repeats && self.policy.stateless() {
+        // the repeat detection does not record the preemptor table that
+        // PrioritizePreemptorWorkloads reads
+        if skip_repeats
+            && self.policy.stateless()
+            && !self.world.feature_gates.prioritize_preemptor_workloads
+        {
             self.run_replaying(max, bound);
             return;
         }

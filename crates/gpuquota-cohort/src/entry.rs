@@ -183,6 +183,13 @@ impl Input {
             Validation::EngineOnly => World::build_unvalidated(model)?,
             _ => World::build(model)?,
         };
+        // upstream reads `admissionFairSharing` only under the AdmissionFairSharing gate
+        let settings = settings.map(|mut s| {
+            if !world.feature_gates.admission_fair_sharing {
+                s.admission = None;
+            }
+            s
+        });
         let fair = match settings {
             Some(settings) if settings.enabled || settings.admission.is_some() => {
                 if settings.enabled {

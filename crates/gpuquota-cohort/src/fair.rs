@@ -113,6 +113,10 @@ pub struct FairSharing {
     settings: FairSharingSettings,
     options: OrderOptions,
     order: Option<FairSharingOrder>,
+    /// Under `PrioritizePreemptorWorkloads`, when some heads wait for their preemptions:
+    /// their own tournament (popped first), their entry indices, and the entry indices of
+    /// the heads in [`FairSharing::order`].
+    preemptors: Option<(FairSharingOrder, Vec<usize>, Vec<usize>)>,
     afs: Option<Afs>,
 }
 
@@ -460,6 +464,7 @@ impl FairSharing {
             settings,
             options: OrderOptions::default(),
             order: None,
+            preemptors: None,
         })
     }
 
@@ -513,22 +518,49 @@ impl Policy for FairSharing {
     fn order(&mut self, world: &World, snapshot: &Usage, entries: &mut [Entry]) {
         Classical.order(world, snapshot, entries);
         self.order = None;
+        self.preemptors = None;
         if !self.settings.enabled {
             return;
         }
-        let heads = entries
-            .iter()
-            .map(|e| {
-                let w = &world.workloads[e.wl];
-                Head {
-                    cluster_queue: world.cluster_queues[e.cq].name.clone(),
-                    workload: w.key.clone(),
-                    priority: i64::from(w.priority),
-                    queue_order: w.created,
-                    usage: self.quantities(&e.assignment.usage),
-                }
-            })
-            .collect();
+        let gates = world.feature_gates;
+        self.options = OrderOptions {
+            prioritize_non_borrowing: gates.fair_sharing_prioritize_non_borrowing,
+            priority_sorting_within_cohort: gates.priority_sorting_within_cohort,
+        };
+        let head = |e: &Entry| {
+            let w = &world.workloads[e.wl];
+            Head {
+                cluster_queue: world.cluster_queues[e.cq].name.clone(),
+                workload: w.key.clone(),
+                priority: i64::from(w.priority),
+                queue_order: w.created,
+                usage: self.quantities(&e.assignment.usage),
+            }
+        };
+        // upstream's comparer puts a head waiting for its preemptions before any other at
+        // every level of the tournament: within a cohort tree that is the tournament of those
+        // heads first, then the tournament of the others
+        if gates.prioritize_preemptor_workloads && entries.iter().any(|e| e.preemptor) {
+            let (first, rest): (Vec<usize>, Vec<usize>) =
+                (0..entries.len()).partition(|&i| entries[i].preemptor);
+            let view = ForestView::new(&world.tree, &self.index, snapshot);
+            let po = FairSharingOrder::new(
+                &view,
+                first.iter().map(|&i| head(&entries[i])).collect(),
+                self.options,
+            );
+            let ro = FairSharingOrder::new(
+                &view,
+                rest.iter().map(|&i| head(&entries[i])).collect(),
+                self.options,
+            );
+            if let (Ok(po), Ok(ro)) = (po, ro) {
+                self.order = Some(ro);
+                self.preemptors = Some((po, first, rest));
+            }
+            return;
+        }
+        let heads = entries.iter().map(head).collect();
         let view = ForestView::new(&world.tree, &self.index, snapshot);
         self.order = FairSharingOrder::new(&view, heads, self.options).ok();
     }
@@ -553,6 +585,15 @@ impl Policy for FairSharing {
             return (step < entries.len()).then_some(step);
         };
         let view = ForestView::new(&world.tree, &self.index, snapshot);
+        if let Some((po, first, rest)) = self.preemptors.as_mut() {
+            if let Some(h) = po.next_head(&view) {
+                let ei = first[h];
+                // the popped entry changes the snapshot on its queue's path only
+                order.invalidate(&view, &world.cluster_queues[entries[ei].cq].name);
+                return Some(ei);
+            }
+            return order.next_head(&view).map(|h| rest[h]);
+        }
         order.next_head(&view)
     }
 
@@ -788,7 +829,7 @@ impl FairSharing {
             frs_need_preemption: &need,
             candidates: &candidates,
             strategies: &self.settings.strategies,
-            preempt_within_nominal: true,
+            preempt_within_nominal: world.feature_gates.fair_sharing_preempt_within_nominal,
         };
         // The fit check reads the view's usage: at every call it is the snapshot with the
         // removed candidates taken out (a snapshot's usage depends only on the reservations

@@ -145,10 +145,13 @@ impl<P: Policy> Scheduler<'_, P> {
             }
             // upstream `lastAssignmentOutdated` (FlavorFungibilityPreserveScanProgress on): the
             // scan progress of the current or previous cycle is kept; an older one only while
-            // no workload left this ClusterQueue since
+            // no workload left this ClusterQueue since (with the gate off: only that)
             let gen_node = world.cluster_queues[cq].node;
+            let recent = world.feature_gates.flavor_fungibility_preserve_scan_progress;
             let last = match &self.last_tried[wl] {
-                Some((l, c, g)) if *c + 1 >= cycle || *g >= self.generation[gen_node] => {
+                Some((l, c, g))
+                    if (recent && *c + 1 >= cycle) || *g >= self.generation[gen_node] =>
+                {
                     Some(l.clone())
                 }
                 _ => None,
@@ -162,6 +165,7 @@ impl<P: Policy> Scheduler<'_, P> {
                 cq,
                 assignment,
                 targets,
+                preemptor: self.preemptor[cq] == Some(wl),
             });
         }
         entries
@@ -220,7 +224,10 @@ impl<P: Policy> Scheduler<'_, P> {
         if mode == Mode::Preempt && e.targets.is_empty() {
             self.pending[wl] = Some(Pending::NoCandidates { pod_sets: reasons });
             p.requeue.push((wl, cq, Requeue::Default));
-            if cqi.reclaim != ReclaimPolicy::Any {
+            // upstream `reserveCapacityForUnreclaimablePreempt`
+            if cqi.reclaim != ReclaimPolicy::Any
+                || (world.feature_gates.prioritize_preemptor_workloads && e.preemptor)
+            {
                 reserve_unreclaimable(world, e, node, p);
             }
             return;
@@ -234,17 +241,26 @@ impl<P: Policy> Scheduler<'_, P> {
             if !cqi.strict_fifo {
                 self.sticky[cq] = Some(wl);
             }
+            self.preemptor[cq] = Some(wl);
             p.requeue.push((wl, cq, Requeue::Immediate));
             return;
         }
+        // upstream `markSkipped`: FlavorFungibilityPreserveScanProgress keeps a skipped
+        // entry's progress; without it the next cycle scans every flavor again
+        let keep = world.feature_gates.flavor_fungibility_preserve_scan_progress;
         if e.targets.iter().any(|t| p.victim_set.contains(&t.wl)) {
-            // FlavorFungibilityPreserveScanProgress: a skipped entry keeps its progress
             self.pending[wl] = Some(Pending::OverlappingTargets);
+            if !keep {
+                self.last_tried[wl] = None;
+            }
             p.requeue.push((wl, cq, Requeue::Immediate));
             return;
         }
         if !self.fits_without_victims(e, node, p) {
             self.pending[wl] = Some(Pending::NoLongerFits);
+            if !keep {
+                self.last_tried[wl] = None;
+            }
             p.requeue.push((wl, cq, Requeue::Immediate));
             return;
         }
@@ -279,6 +295,7 @@ impl<P: Policy> Scheduler<'_, P> {
             if !cqi.strict_fifo {
                 self.sticky[cq] = Some(wl);
             }
+            self.preemptor[cq] = Some(wl);
             p.requeue.push((wl, cq, Requeue::Immediate));
             return;
         }
@@ -294,7 +311,12 @@ impl<P: Policy> Scheduler<'_, P> {
     /// # Complexity
     /// O(targets × log victims), plus one flavor assignment when they overlap.
     fn recompute_if_overlapping(&mut self, e: &mut Entry, p: &mut Processing) -> bool {
-        if !e.targets.iter().any(|t| p.victim_set.contains(&t.wl)) {
+        if !self
+            .world
+            .feature_gates
+            .recompute_assignment_upon_preemption_targets_overlap
+            || !e.targets.iter().any(|t| p.victim_set.contains(&t.wl))
+        {
             return false;
         }
         let pinned: Vec<Vec<(ResourceId, FlavorId)>> = e
@@ -397,6 +419,9 @@ impl<P: Policy> Scheduler<'_, P> {
         self.last_tried[wl] = None;
         if self.sticky[cq] == Some(wl) {
             self.sticky[cq] = None;
+        }
+        if self.preemptor[cq] == Some(wl) {
+            self.preemptor[cq] = None;
         }
         let wi = &world.workloads[wl];
         let pod_sets = e
