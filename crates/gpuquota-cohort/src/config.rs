@@ -235,7 +235,13 @@ impl ResourceRules {
         // `resources` is kept verbatim only with the `serde` feature.
         #[cfg(feature = "serde")]
         let Some(res) = &config.resources else {
-            return Ok((rules, warnings));
+            // `featureGates` may have found errors
+            return if errors.is_empty() {
+                Ok((rules, warnings))
+            } else {
+                errors.sort();
+                Err(errors)
+            };
         };
         #[cfg(feature = "serde")]
         let Some(obj) = res.as_object() else {

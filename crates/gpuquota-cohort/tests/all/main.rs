@@ -4,6 +4,7 @@ mod common;
 mod configuration;
 mod cycle;
 mod dra;
+mod feature_gates;
 mod fair_sharing;
 mod flavors;
 mod preemption;
