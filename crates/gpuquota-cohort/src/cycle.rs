@@ -109,7 +109,7 @@ impl Policy for Classical {
                         std::cmp::Ordering::Equal
                     }
                 })
-                .then_with(|| wa.created.cmp(&wb.created))
+                .then_with(|| a.queue_order.cmp(&b.queue_order))
                 .then_with(|| wa.uid.cmp(&wb.uid))
                 .then_with(|| a.wl.cmp(&b.wl))
         });
@@ -146,6 +146,8 @@ pub struct Entry {
     /// It was waiting for the evictions of its preemption targets when popped (upstream
     /// `Head.IsPreemptor`; read only under the `PrioritizePreemptorWorkloads` gate).
     pub preemptor: bool,
+    /// Its queue-order timestamp (upstream `GetQueueOrderTimestamp`).
+    pub queue_order: Timestamp,
 }
 
 /// A workload admitted during the run.
@@ -212,6 +214,10 @@ pub struct Scheduler<'w, P: Policy = Classical> {
     /// (upstream's `preemptorWorkload`, kept in StrictFIFO queues too), until it is admitted
     /// or deleted; read only under `PrioritizePreemptorWorkloads`.
     preemptor: Table<CqId, Option<WlId>>,
+    /// Queue-order timestamps that differ from the world's: with `PrioritySortingWithinCohort`
+    /// off, a workload preempted during the run with reason `InCohortReclaimWhileBorrowing`
+    /// queues one millisecond after its preemption (upstream `GetQueueOrderTimestamp`).
+    requeued_at: BTreeMap<WlId, Timestamp>,
     uid_rank: Table<WlId, u32>,
     /// Scheduling-shape id per workload (`u32::MAX` = not computed yet) and the shapes seen.
     shape: Table<WlId, u32>,
@@ -331,6 +337,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             tree_cqs: Table::filled(Vec::new(), world.tree.nodes.len()),
             sticky: Table::filled(None, ncq),
             preemptor: Table::filled(None, ncq),
+            requeued_at: BTreeMap::new(),
             uid_rank,
             shape: Table::filled(u32::MAX, n),
             shapes: BTreeMap::new(),
@@ -486,7 +493,15 @@ impl<'w, P: Policy> Scheduler<'w, P> {
 
     fn heap_key(&self, wl: WlId) -> HeapKey {
         let w = &self.world.workloads[wl];
-        (-i64::from(w.priority), w.created, self.uid_rank[wl], wl)
+        (-i64::from(w.priority), self.queue_order(wl), self.uid_rank[wl], wl)
+    }
+
+    /// The queue-order timestamp of `wl` (upstream `GetQueueOrderTimestamp`).
+    pub(crate) fn queue_order(&self, wl: WlId) -> Timestamp {
+        match self.requeued_at.get(&wl) {
+            Some(&t) => t,
+            None => self.world.workloads[wl].created,
+        }
     }
 
     /// Takes a pending workload out of its queue (it has not arrived yet).
@@ -1019,10 +1034,12 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             n.saturating_mul(4).saturating_add(64).min(1_000_000)
         });
         // the repeat detection does not record the preemptor table that
-        // PrioritizePreemptorWorkloads reads
+        // PrioritizePreemptorWorkloads reads, nor the queue times that
+        // PrioritySortingWithinCohort off changes
         if skip_repeats
             && self.policy.stateless()
             && !self.world.feature_gates.prioritize_preemptor_workloads
+            && self.world.feature_gates.priority_sorting_within_cohort
         {
             self.run_replaying(max, bound);
             return;

@@ -533,7 +533,7 @@ impl Policy for FairSharing {
                 cluster_queue: world.cluster_queues[e.cq].name.clone(),
                 workload: w.key.clone(),
                 priority: i64::from(w.priority),
-                queue_order: w.created,
+                queue_order: e.queue_order,
                 usage: self.quantities(&e.assignment.usage),
             }
         };

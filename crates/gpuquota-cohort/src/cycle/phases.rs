@@ -13,7 +13,7 @@ use super::preemption_message;
 use super::{AdmittedRecord, Entry, Policy, PreemptedRecord, Requeue, Scheduler};
 use crate::assign::Mode;
 use crate::explain::Pending;
-use crate::preempt::{Reservation, Target, add_reservation, remove_reservation};
+use crate::preempt::{PreemptReason, Reservation, Target, add_reservation, remove_reservation};
 use crate::tree::{FrId, NodeId, Usage};
 use crate::world::{CqId, FlavorId, QueueRef, ReclaimPolicy, ResourceId, WlId, World};
 
@@ -166,6 +166,7 @@ impl<P: Policy> Scheduler<'_, P> {
                 assignment,
                 targets,
                 preemptor: self.preemptor[cq] == Some(wl),
+                queue_order: self.queue_order(wl),
             });
         }
         entries
@@ -532,6 +533,15 @@ impl<P: Policy> Scheduler<'_, P> {
                 cycle,
                 sort_borrowing,
             });
+            // upstream `GetQueueOrderTimestamp` with PrioritySortingWithinCohort off: a
+            // workload preempted while its preemptor borrows queues 1 ms after the preemption
+            if !world.feature_gates.priority_sorting_within_cohort {
+                if t.reason == PreemptReason::InCohortReclaimWhileBorrowing {
+                    self.requeued_at.insert(t.wl, eviction_queue_time());
+                } else {
+                    self.requeued_at.remove(&t.wl);
+                }
+            }
             // requeue the victim in its own queue
             let w = &world.workloads[t.wl];
             if let QueueRef::Cq(c) = w.queue
@@ -550,6 +560,14 @@ impl<P: Policy> Scheduler<'_, P> {
             }
         }
     }
+}
+
+/// The queue time of a workload preempted with reason `InCohortReclaimWhileBorrowing` under
+/// `PrioritySortingWithinCohort` off: one millisecond after the run's "now"
+/// ([`crate::preempt::now`]), so after every timestamp of the input.
+fn eviction_queue_time() -> gpuquota_model::Timestamp {
+    let now = crate::preempt::now();
+    gpuquota_model::Timestamp::from_unix(now.unix_seconds(), 1_000_000).unwrap_or(now)
 }
 
 /// A head without preemption candidates in a ClusterQueue that does not reclaim with `Any`

@@ -234,6 +234,49 @@ fn priority_sorting_within_cohort_off_keeps_borrowing_first() {
     );
 }
 
+/// kubernetes-sigs/kueue test/integration/singlecluster/scheduler/preemption_test.go, context
+/// "When borrowWithinCohort is used and PrioritySortingWithinCohort disabled", "should allow
+/// preempting workloads while borrowing" (priorities mid 0, high 1, very high 2): `b2-high`
+/// borrows and preempts `a-low` (reason `InCohortReclaimWhileBorrowing`); `a-low` then queues
+/// 1 ms after its preemption, after `b2-high`, so `b2-high` is admitted and `a-low` stays
+/// pending, with no loop. With the creation time instead (`a-low` is older and, without
+/// priority sorting, would be readmitted first) the two would take turns.
+#[test]
+fn priority_sorting_within_cohort_off_requeues_reclaimed_workloads_last() {
+    let mut y = config("PrioritySortingWithinCohort: false", "");
+    y += &rf("default");
+    let ff = "flavorFungibility: {whenCanBorrow: MayStopSearch, whenCanPreempt: MayStopSearch}";
+    y += &cq(
+        "a-cq",
+        Some("all"),
+        &format!("{ff}\npreemption: {{reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}}"),
+        &[vec![cpu("default", "0", Some("10"), None)]],
+    );
+    y += &cq(
+        "b-cq",
+        Some("all"),
+        &format!("{ff}\npreemption: {{reclaimWithinCohort: Any, withinClusterQueue: LowerPriority, borrowWithinCohort: {{policy: LowerPriority, maxPriorityThreshold: 2}}}}"),
+        &[vec![cpu("default", "5", Some("5"), None)]],
+    );
+    y += &cq(
+        "c-cq",
+        Some("all"),
+        &format!("{ff}\npreemption: {{reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}}"),
+        &[vec![cpu("default", "5", None, None)]],
+    );
+    y += &admitted("a-low", "a-cq", "a-cq", 0, 0, 1, "default", &[("cpu", "4", "4")]);
+    y += &admitted("b1-high", "b-cq", "b-cq", 1, 1, 1, "default", &[("cpu", "4", "4")]);
+    y += &wl("b2-high", "b-cq", 1, 2, 1, &[("cpu", "4")]);
+    let r = run(&y);
+    assert_eq!(
+        victims(&r),
+        [v("ns/a-low", "ns/b2-high", "InCohortReclaimWhileBorrowing", 1)]
+    );
+    assert_eq!(order(&r), [("ns/b2-high".to_string(), 2)]);
+    assert_eq!(pending_of(&r, "ns/a-low").cluster_queue, "a-cq");
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}
+
 // --- PrioritizePreemptorWorkloads ------------------------------------------------------------
 
 /// The loop that upstream's alpha gate exists to break (kueue PR #13797; the ordering of
