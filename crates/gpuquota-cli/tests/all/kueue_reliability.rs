@@ -202,3 +202,51 @@ fn strict_turns_import_warnings_into_errors_in_every_kueue_command() {
         "error: Cohort \"implied\": no Cohort object (named by ClusterQueue \"cq\"); an implicit cohort without quota is used\n"
     );
 }
+
+/// The Configuration's `featureGates` reach the engine from the command line:
+/// `PrioritizePreemptorWorkloads: true` (upstream's alpha gate, off by default) breaks the
+/// loop above in `gpuquota kueue schedule` (w1 admitted in cycle 3 after one preemption, no
+/// warning) and in `gpuquota sim` on the same objects (one preemption instead of a loop).
+#[test]
+fn feature_gates_apply_in_kueue_schedule_and_sim() {
+    let gates = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfeatureGates: {PrioritizePreemptorWorkloads: true}\n---\n";
+    let f = write("gates", &format!("{gates}{}", loop_yaml()));
+    let out = gpuquota(&["kueue", "schedule", &f]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("preemption loop"), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["admitted"][0]["workload"], "ns/w1");
+    assert_eq!(v["admitted"][0]["cycle"], 3);
+    assert_eq!(v["preempted"].as_array().map(Vec::len), Some(1));
+    assert!(v.get("warnings").is_none());
+
+    // the simulator: the same objects, both workloads arriving at the start and running 1h
+    let dir = std::path::Path::new(&f).parent().expect("dir").to_path_buf();
+    let objects = loop_yaml();
+    let (cluster, jobs): (Vec<&str>, Vec<&str>) = objects
+        .split_inclusive("---\n")
+        .partition(|d| !d.contains("kind: Workload"));
+    let jobs = jobs
+        .concat()
+        .replace("uid: uid-", "annotations: {gpuquota.dev/runtime: 1h}, uid: uid-")
+        .replace("2026-01-01T00:00:0", "2026-04-01T00:00:0");
+    let sim = |gated: bool| -> serde_json::Value {
+        let cfg = if gated { gates } else { "" };
+        std::fs::write(dir.join("cluster.yaml"), format!("{cfg}{}", cluster.concat()))
+            .expect("write");
+        std::fs::write(dir.join("jobs.yaml"), &jobs).expect("write");
+        let spec = dir.join("sim.yaml");
+        std::fs::write(
+            &spec,
+            "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: gates}\nspec:\n  engine: kueue\n  cluster: [cluster.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-01T06:00:00Z\"\n  workloads:\n  - file: jobs.yaml\n",
+        )
+        .expect("write");
+        let out = gpuquota(&["sim", "--output", "json", &spec.display().to_string()]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("JSON")
+    };
+    let on = sim(true);
+    assert_eq!(on["preemptions"], 1, "{on}");
+    let off = sim(false);
+    assert!(off["preemptions"].as_u64().unwrap_or(0) > 1, "{off}");
+}
