@@ -493,7 +493,12 @@ impl<'w, P: Policy> Scheduler<'w, P> {
 
     fn heap_key(&self, wl: WlId) -> HeapKey {
         let w = &self.world.workloads[wl];
-        (-i64::from(w.priority), self.queue_order(wl), self.uid_rank[wl], wl)
+        (
+            -i64::from(w.priority),
+            self.queue_order(wl),
+            self.uid_rank[wl],
+            wl,
+        )
     }
 
     /// The queue-order timestamp of `wl` (upstream `GetQueueOrderTimestamp`).

@@ -11,9 +11,11 @@
 //! * **Entry order** (upstream `makeFairSharingIterator`): each cycle's heads run the DRS
 //!   tournament of [`gpuquota_fairshare::order::FairSharingOrder`], one pop per processed
 //!   entry, so an entry admitted (or preempting, or reserving capacity) earlier in the cycle
-//!   raises its subtree's share for the next pops. Gates at their defaults:
-//!   `FairSharingPrioritizeNonBorrowing` and `PrioritySortingWithinCohort` on,
-//!   `PrioritizePreemptorWorkloads` off.
+//!   raises its subtree's share for the next pops. The gates `FairSharingPrioritizeNonBorrowing`
+//!   and `PrioritySortingWithinCohort` (on by default) are the tournament's options; with
+//!   `PrioritizePreemptorWorkloads` on, heads waiting for their preemptions run their own
+//!   tournament first (upstream's comparer ranks them first at every level of a cohort tree;
+//!   across cohort trees, whose order upstream leaves open, they also go first here).
 //! * **Preemption** (upstream `fairPreemptions`): candidates are the preemptor queue's own
 //!   workloads allowed by `withinClusterQueue` and, when the queue has a cohort and
 //!   `reclaimWithinCohort` is not `Never`, the workloads of every other active ClusterQueue
@@ -24,7 +26,7 @@
 //!   most recently admitted, UID) and handed to
 //!   [`gpuquota_fairshare::preemption::fair_preemptions`] with the configured strategies
 //!   (default `[LessThanOrEqualToFinalShare, LessThanInitialShare]`) and the
-//!   `FairSharingPreemptWithinNominal` gate on. Reasons: `InClusterQueue` for the own queue,
+//!   `FairSharingPreemptWithinNominal` gate (on by default). Reasons: `InClusterQueue` for the own queue,
 //!   `InCohortReclamation` when the preemptor stays within nominal, `InCohortFairSharing`
 //!   otherwise. The fit check runs on the engine's own snapshot.
 //! * **Flavor assignment**: under fair sharing a flavor that needs preemption is simulated

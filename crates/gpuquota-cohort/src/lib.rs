@@ -1,6 +1,7 @@
 //! Kueue's admission engine: hierarchical cohort quotas, flavor assignment, the scheduling
 //! cycle and classical preemption, decided exactly as upstream Kueue decides (feature gates at
-//! their defaults; the upstream files are listed in `gpuquota::design`) and explained as data.
+//! their defaults unless a Configuration's `featureGates` sets one the engine models; the
+//! upstream files are listed in `gpuquota::design`) and explained as data.
 //!
 //! ```
 //! use gpuquota_cohort::{Input, Options, Report, run};
@@ -142,7 +143,11 @@
 //!     kubernetes-sigs/kueue: apis/config/v1beta2/configuration_types.go). Invalid entries are
 //!     field errors of the Configuration; `quotaCheckStrategy: IgnoreUndeclared` and every
 //!     Configuration field that changes admission but is not simulated (`waitForPodsReady`,
-//!     `featureGates`, `multiKueue`, ...) are warnings naming the field.
+//!     the feature gates that change decisions but are not modelled, `multiKueue`, ...) are
+//!     warnings naming the field.
+//!     `featureGates` are honoured where they change decisions and the engine models the
+//!     feature: see [`config::gates`] for every upstream gate, in three groups (modelled,
+//!     accepted silently, warned about), and what each modelled gate's other value does.
 //!     `deviceClassMappings` (Dynamic Resource Allocation) add the devices of a PodSet's
 //!     claims from templates to the mapped quota resource in its per-pod requests, after the
 //!     transformations (kubernetes-sigs/kueue: pkg/dra/claims.go); what Kueue refuses (a claim
@@ -163,7 +168,8 @@
 //!     `makeClassicalIterator`) and its fair-sharing tournament by share, so a victim that
 //!     borrows less, or ties on share, is readmitted first; upstream breaks such loops only
 //!     with the alpha gate `PrioritizePreemptorWorkloads` (off by default; kueue PR #13797),
-//!     which the engine does not turn on. A run without `--cycles` then ends at the cycle cap.
+//!     which a Configuration's `featureGates` turns on here too. A run without `--cycles` then
+//!     ends at the cycle cap.
 //! 13. **Bounded trees**: a cohort tree deeper than
 //!     [`gpuquota_model::limits::MAX_TREE_DEPTH`] (1,000) levels is refused with a
 //!     `tree-too-deep` error naming the first cohort below the limit (upstream Kueue sets no
@@ -248,9 +254,9 @@
 //!   annotations `kueue.x-k8s.io/podset-required-topology`, `podset-preferred-topology` and
 //!   `podset-unconstrained-topology`, `waitForPodsReady`,
 //!   `resources.deviceClassMappings[].sources`.
-//!   Feature gates stay at their defaults (each other gate in `featureGates` is a warning
-//!   naming it), except
-//!   `AdmissionGatedBy`: a Workload annotated `kueue.x-k8s.io/admission-gated-by` stays
+//!   Feature gates the engine does not model stay at their defaults (each one set in
+//!   `featureGates` is a warning naming it; [`config::gates`]). With
+//!   `AdmissionGatedBy` (on by default), a Workload annotated `kueue.x-k8s.io/admission-gated-by` stays
 //!   pending with reason `AdmissionGated` ("Admission is gated by: " and the value,
 //!   kubernetes-sigs/kueue pkg/controller/core/workload_controller.go) unless the
 //!   Configuration's `featureGates` sets `AdmissionGatedBy: false`; with no timeline of

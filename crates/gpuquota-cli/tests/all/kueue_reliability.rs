@@ -213,7 +213,11 @@ fn feature_gates_apply_in_kueue_schedule_and_sim() {
     let f = write("gates", &format!("{gates}{}", loop_yaml()));
     let out = gpuquota(&["kueue", "schedule", &f]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(!text(&out.stderr).contains("preemption loop"), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("preemption loop"),
+        "{}",
+        text(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["admitted"][0]["workload"], "ns/w1");
     assert_eq!(v["admitted"][0]["cycle"], 3);
@@ -221,19 +225,28 @@ fn feature_gates_apply_in_kueue_schedule_and_sim() {
     assert!(v.get("warnings").is_none());
 
     // the simulator: the same objects, both workloads arriving at the start and running 1h
-    let dir = std::path::Path::new(&f).parent().expect("dir").to_path_buf();
+    let dir = std::path::Path::new(&f)
+        .parent()
+        .expect("dir")
+        .to_path_buf();
     let objects = loop_yaml();
     let (cluster, jobs): (Vec<&str>, Vec<&str>) = objects
         .split_inclusive("---\n")
         .partition(|d| !d.contains("kind: Workload"));
     let jobs = jobs
         .concat()
-        .replace("uid: uid-", "annotations: {gpuquota.dev/runtime: 1h}, uid: uid-")
+        .replace(
+            "uid: uid-",
+            "annotations: {gpuquota.dev/runtime: 1h}, uid: uid-",
+        )
         .replace("2026-01-01T00:00:0", "2026-04-01T00:00:0");
     let sim = |gated: bool| -> serde_json::Value {
         let cfg = if gated { gates } else { "" };
-        std::fs::write(dir.join("cluster.yaml"), format!("{cfg}{}", cluster.concat()))
-            .expect("write");
+        std::fs::write(
+            dir.join("cluster.yaml"),
+            format!("{cfg}{}", cluster.concat()),
+        )
+        .expect("write");
         std::fs::write(dir.join("jobs.yaml"), &jobs).expect("write");
         let spec = dir.join("sim.yaml");
         std::fs::write(

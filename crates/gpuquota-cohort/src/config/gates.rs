@@ -309,7 +309,12 @@ mod tests {
         for g in UPSTREAM_GATES {
             let mut gates = FeatureGates::default();
             let modelled = gates.field(g.name).map(|f| *f);
-            assert_eq!(modelled.is_some(), g.kind == GateKind::Modelled, "{}", g.name);
+            assert_eq!(
+                modelled.is_some(),
+                g.kind == GateKind::Modelled,
+                "{}",
+                g.name
+            );
             if let Some(d) = modelled {
                 assert_eq!(d, g.default, "{}", g.name);
                 assert!(gates.set(g.name, !d));

@@ -147,7 +147,9 @@ impl<P: Policy> Scheduler<'_, P> {
             // scan progress of the current or previous cycle is kept; an older one only while
             // no workload left this ClusterQueue since (with the gate off: only that)
             let gen_node = world.cluster_queues[cq].node;
-            let recent = world.feature_gates.flavor_fungibility_preserve_scan_progress;
+            let recent = world
+                .feature_gates
+                .flavor_fungibility_preserve_scan_progress;
             let last = match &self.last_tried[wl] {
                 Some((l, c, g))
                     if (recent && *c + 1 >= cycle) || *g >= self.generation[gen_node] =>
@@ -248,7 +250,9 @@ impl<P: Policy> Scheduler<'_, P> {
         }
         // upstream `markSkipped`: FlavorFungibilityPreserveScanProgress keeps a skipped
         // entry's progress; without it the next cycle scans every flavor again
-        let keep = world.feature_gates.flavor_fungibility_preserve_scan_progress;
+        let keep = world
+            .feature_gates
+            .flavor_fungibility_preserve_scan_progress;
         if e.targets.iter().any(|t| p.victim_set.contains(&t.wl)) {
             self.pending[wl] = Some(Pending::OverlappingTargets);
             if !keep {

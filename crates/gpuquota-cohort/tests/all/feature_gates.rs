@@ -156,7 +156,8 @@ fn priority_sorting_within_cohort_off_orders_by_queue_time() {
     let want = |names: [&str; 5]| -> Vec<(String, u32)> {
         names.iter().map(|n| (format!("ns/{n}"), 1)).collect()
     };
-    let off = run(&(config("PrioritySortingWithinCohort: false", "") + &preempted_workloads_input()));
+    let off =
+        run(&(config("PrioritySortingWithinCohort: false", "") + &preempted_workloads_input()));
     assert_eq!(
         order(&off),
         want([
@@ -249,28 +250,57 @@ fn priority_sorting_within_cohort_off_requeues_reclaimed_workloads_last() {
     y += &cq(
         "a-cq",
         Some("all"),
-        &format!("{ff}\npreemption: {{reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}}"),
+        &format!(
+            "{ff}\npreemption: {{reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}}"
+        ),
         &[vec![cpu("default", "0", Some("10"), None)]],
     );
     y += &cq(
         "b-cq",
         Some("all"),
-        &format!("{ff}\npreemption: {{reclaimWithinCohort: Any, withinClusterQueue: LowerPriority, borrowWithinCohort: {{policy: LowerPriority, maxPriorityThreshold: 2}}}}"),
+        &format!(
+            "{ff}\npreemption: {{reclaimWithinCohort: Any, withinClusterQueue: LowerPriority, borrowWithinCohort: {{policy: LowerPriority, maxPriorityThreshold: 2}}}}"
+        ),
         &[vec![cpu("default", "5", Some("5"), None)]],
     );
     y += &cq(
         "c-cq",
         Some("all"),
-        &format!("{ff}\npreemption: {{reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}}"),
+        &format!(
+            "{ff}\npreemption: {{reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}}"
+        ),
         &[vec![cpu("default", "5", None, None)]],
     );
-    y += &admitted("a-low", "a-cq", "a-cq", 0, 0, 1, "default", &[("cpu", "4", "4")]);
-    y += &admitted("b1-high", "b-cq", "b-cq", 1, 1, 1, "default", &[("cpu", "4", "4")]);
+    y += &admitted(
+        "a-low",
+        "a-cq",
+        "a-cq",
+        0,
+        0,
+        1,
+        "default",
+        &[("cpu", "4", "4")],
+    );
+    y += &admitted(
+        "b1-high",
+        "b-cq",
+        "b-cq",
+        1,
+        1,
+        1,
+        "default",
+        &[("cpu", "4", "4")],
+    );
     y += &wl("b2-high", "b-cq", 1, 2, 1, &[("cpu", "4")]);
     let r = run(&y);
     assert_eq!(
         victims(&r),
-        [v("ns/a-low", "ns/b2-high", "InCohortReclaimWhileBorrowing", 1)]
+        [v(
+            "ns/a-low",
+            "ns/b2-high",
+            "InCohortReclaimWhileBorrowing",
+            1
+        )]
     );
     assert_eq!(order(&r), [("ns/b2-high".to_string(), 2)]);
     assert_eq!(pending_of(&r, "ns/a-low").cluster_queue, "a-cq");
@@ -331,7 +361,10 @@ fn recompute_upon_overlap_off_skips_the_entry() {
     y += &wl("pa", "a", 10, 1, 2, &[("nvidia.com/gpu", "1")]);
     y += &wl("pb", "b", 5, 2, 2, &[("nvidia.com/gpu", "1")]);
     let r1 = run_cycles(&y, 1);
-    assert_eq!(victims(&r1), [v("ns/hog", "ns/pa", "InCohortReclamation", 1)]);
+    assert_eq!(
+        victims(&r1),
+        [v("ns/hog", "ns/pa", "InCohortReclamation", 1)]
+    );
     let pb = pending_of(&r1, "ns/pb");
     assert_eq!(
         (pb.reason.as_str(), pb.message.as_str()),
@@ -439,7 +472,8 @@ fn reclaimable_pods_off_counts_every_pod() {
 
 // --- fair-sharing gates ----------------------------------------------------------------------
 
-const FS: &str = "fairSharing:\n  preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]\n";
+const FS: &str =
+    "fairSharing:\n  preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]\n";
 
 /// FairSharingPrioritizeNonBorrowing off (pkg/scheduler/fair_sharing_iterator.go, the
 /// comparer's non-borrowing step is gated): the fair-sharing tests'
