@@ -108,8 +108,10 @@ fn gates_are_read_classified_and_checked() {
 /// `inputForOrderingPreemptedWorkloads` (UIDs in input order: upstream's sort keeps the input
 /// order of full ties).
 fn preempted_workloads_input() -> String {
+    /// Name, priority, creation second, `Preempted` condition (reason, second).
+    type Item<'a> = (&'a str, i32, u32, Option<(&'a str, u32)>);
     let mut y = rf("f");
-    let items: [(&str, i32, u32, Option<(&str, u32)>); 5] = [
+    let items: [Item<'_>; 5] = [
         (
             "old-mid-recently-preempted-in-queue",
             1,
