@@ -576,3 +576,71 @@ fn preempt_within_nominal_off_goes_through_the_strategies() {
         [v("ns/a2", "ns/b-head", "InCohortReclamation", 1)]
     );
 }
+
+// --- AdmissionFairSharing, QuotaCheckStrategy ---------------------------------------------------
+
+/// Runs the engine as the command line does: [`gpuquota_cohort::Input::from_model`] reads the
+/// Configuration's fair-sharing settings and gates.
+fn run_from_model(yaml: &str) -> ScheduleReport {
+    let model = gpuquota_model::import_str("test.yaml", yaml)
+        .expect("valid YAML")
+        .model;
+    let options = gpuquota_cohort::Options::default()
+        .with_validation(gpuquota_model::validate::Validation::EngineOnly);
+    let input =
+        gpuquota_cohort::Input::from_model(&model, &options).unwrap_or_else(|e| panic!("{e}"));
+    gpuquota_cohort::run(&input)
+}
+
+/// AdmissionFairSharing off (upstream reads `admissionFairSharing` only under the gate): the
+/// fair-sharing tests' `admission_fair_sharing_entry_penalty_rotates_local_queues` input, with
+/// the gate on, admits t1 and then `other`'s o1 (the entry penalty charged to `team`); with
+/// it off the ClusterQueue's heap order admits t1 and t2.
+#[test]
+fn admission_fair_sharing_off_ignores_the_admission_scope() {
+    let mut y = rf("f");
+    y += &cq(
+        "team",
+        None,
+        "admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}",
+        &[vec![cpu("f", "2", None, None)]],
+    );
+    y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: other, namespace: ns}\nspec: {clusterQueue: team}\n---\n";
+    y += &wl("t1", "team", 0, 1, 1, &[("cpu", "1")]);
+    y += &wl("t2", "team", 0, 2, 1, &[("cpu", "1")]);
+    y += &wl("o1", "other", 0, 3, 1, &[("cpu", "1")]);
+    y += &wl("o2", "other", 0, 4, 1, &[("cpu", "1")]);
+    let afs = "admissionFairSharing:\n  usageHalfLifeTime: 10m\n  usageSamplingInterval: 5m\n";
+    let on = run_from_model(&(config("", afs) + &y));
+    assert_eq!(
+        order(&on),
+        [("ns/t1".to_string(), 1), ("ns/o1".to_string(), 2)]
+    );
+    let off = run_from_model(&(config("AdmissionFairSharing: false", afs) + &y));
+    assert_eq!(
+        order(&off),
+        [("ns/t1".to_string(), 1), ("ns/t2".to_string(), 2)]
+    );
+}
+
+/// QuotaCheckStrategy off: Kueue does not read `resources.quotaCheckStrategy`, so
+/// `IgnoreUndeclared` (not modelled, a warning with the gate on) changes nothing and is not
+/// warned about.
+#[test]
+fn quota_check_strategy_off_silences_ignore_undeclared() {
+    let mut body = rf("f");
+    body += &cq("q", None, "", &[vec![gpu("f", "2")]]);
+    let res = "resources: {quotaCheckStrategy: IgnoreUndeclared}\n";
+    let on = world(&(config("", res) + &body));
+    assert_eq!(
+        on.warnings
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        [
+            "Configuration \"\": resources.quotaCheckStrategy: IgnoreUndeclared is not modelled; resources a ClusterQueue does not cover are checked as with BlockUndeclared"
+        ]
+    );
+    let off = world(&(config("QuotaCheckStrategy: false", res) + &body));
+    assert!(off.warnings.is_empty(), "{:?}", off.warnings);
+}
