@@ -335,6 +335,43 @@ fn prioritize_preemptor_workloads_breaks_the_classical_loop() {
     assert!(off.preempted.len() > 10);
 }
 
+/// Under fair sharing (pkg/scheduler/fair_sharing_iterator.go: the comparer ranks a head
+/// waiting for its preemptions first): the reliability tests' fair-sharing loop. `w0` (q1)
+/// and `w2` (q0) tie on share, so at the default gates the older `w0` is readmitted after
+/// each preemption by `w2`. With the gate on, `w2` (a preemptor since cycle 2) wins cycle 3's
+/// tournament and is admitted; `w0` then finds no candidate the strategies allow (removing
+/// `w2` or `w1` leaves q0 at share 0, below q1's, and the shares tie for
+/// `LessThanInitialShare`) and stays pending.
+#[test]
+fn prioritize_preemptor_workloads_breaks_the_fair_sharing_loop() {
+    let mut y = config("PrioritizePreemptorWorkloads: true", FS);
+    y += &rf("f");
+    let pol = "preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}";
+    y += &cq("q0", Some("co"), pol, &[vec![gpu("f", "3")]]);
+    y += &cq("q1", Some("co"), pol, &[vec![gpu("f", "2")]]);
+    y += &wl("w0", "q1", 2, 0, 1, &[("nvidia.com/gpu", "3")]);
+    y += &admitted(
+        "w1",
+        "q0",
+        "q0",
+        0,
+        1,
+        1,
+        "f",
+        &[("nvidia.com/gpu", "1", "1")],
+    );
+    y += &wl("w2", "q0", 2, 2, 1, &[("nvidia.com/gpu", "3")]);
+    let r = run_fair(&y);
+    assert_eq!(order(&r), [("ns/w2".to_string(), 3)]);
+    // cycle 2: w1 (own queue) brings q0 within nominal so that the strategy takes w0; w1 is
+    // then not needed for the fit and is filled back
+    assert_eq!(victims(&r), [v("ns/w0", "ns/w2", "InCohortFairSharing", 2)]);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    assert_eq!(pending_of(&r, "ns/w0").cluster_queue, "q1");
+    let off = run_fair(&y.replace("PrioritizePreemptorWorkloads: true", ""));
+    assert!(off.preempted.len() > 10);
+}
+
 // --- RecomputeAssignmentUponPreemptionTargetsOverlap ------------------------------------------
 
 /// The scenario of the cycle tests' `overlapping_preemption_targets` with the gate off
