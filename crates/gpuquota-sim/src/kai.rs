@@ -313,5 +313,6 @@ fn finish(sc: &KaiScenario, mut out: KaiOutcome) -> Result<KaiOutcome, Diagnosti
     }
     w.sort();
     out.warnings = w.0;
+    out.fidelity = crate::history::fidelity::of_kai_run(sc, &out);
     Ok(out)
 }

@@ -118,6 +118,9 @@ pub struct KaiScenario {
     /// `spec.timeline`, read and checked ([`crate::timeline`]); object events only, empty
     /// without one.
     pub timeline: crate::timeline::Timeline,
+    /// The recorded histories of `history:` sources (their PodGroups), by key; the
+    /// report's `fidelity` compares the run with them ([`crate::history::fidelity`]).
+    pub recorded: Vec<crate::history::Recorded>,
 }
 
 fn err(msg: impl Into<String>) -> Diagnostic {
@@ -442,6 +445,7 @@ fn simulation(
         .as_ref()
         .and_then(|u| usage_params(name, u, start, &mut errors));
     let mut gathered = Gathered::default();
+    let mut recorded = Vec::new();
     gathered.cluster(&spec.cluster, read, &mut errors);
     for (i, w) in spec.workloads.iter().enumerate() {
         match (&w.file, &w.trace, &w.history) {
@@ -452,7 +456,7 @@ fn simulation(
                 (i, true),
                 h,
                 read,
-                (&mut gathered.files, &mut Vec::new()),
+                (&mut gathered.files, &mut recorded),
                 &mut errors,
                 &mut warnings,
             ),
@@ -507,6 +511,10 @@ fn simulation(
         warnings,
         metering: spec.metering,
         timeline,
+        recorded: {
+            recorded.sort_by(|a, b| a.key.cmp(&b.key));
+            recorded
+        },
     })
 }
 
