@@ -1265,6 +1265,78 @@ items:
     }
 
     #[test]
+    fn kai_pod_groups_read_their_evictions_from_the_annotation() {
+        let dump = include_str!("../../tests/data/history/kai-reclaim-dump.yaml");
+        let h = load_kai(&[("kai-reclaim-dump.yaml".to_owned(), dump.to_owned())]).unwrap();
+        let a = rec(&h, "team-a/pg-a");
+        // first run 00:00:20 → reclaimed at 00:31:00 (1,840 s); the last 01:32 → 04:32
+        assert_eq!(
+            (a.first_admitted_ms, a.admitted_ms, a.past_run_ms, a.runtime_ms),
+            (
+                Some(T0 + 20_000),
+                Some(T0 + 5_520_000),
+                1_840_000,
+                Some(10_800_000)
+            )
+        );
+        assert_eq!(
+            a.evictions,
+            [Eviction {
+                at_ms: Some(T0 + 1_860_000),
+                reason: "Preempted".into(),
+                cause: "reclaim".into(),
+                count: 1
+            }]
+        );
+        assert_eq!(a.gpu_milli, 8000);
+        // pending: neither admitted nor ended
+        let d = rec(&h, "team-a/pg-d");
+        assert_eq!((d.admitted_ms, d.end.as_ref(), d.gpu_milli), (None, None, 16_000));
+        // the replayed pods are bound anew: no recorded node
+        let list: Value = serde_json::from_str(&h.manifests[0]).unwrap();
+        let pods: Vec<&Value> = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["kind"] == "Pod")
+            .collect();
+        assert_eq!(pods.len(), 6);
+        assert!(pods.iter().all(|p| p["spec"].get("nodeName").is_none()));
+        assert_eq!(pods[0]["spec"]["schedulerName"], "kai-scheduler");
+        // an annotation that is not the list of runs, and a run ending before it starts
+        for (text, field, message) in [
+            (
+                "reclaim",
+                "metadata.annotations[gpuquota.dev/evictions]",
+                "not a JSON list of {action, startTime, endTime} (the evicted runs)",
+            ),
+            (
+                r#"[{"action":"preempt","startTime":"2026-11-01T01:00:00Z","endTime":"2026-11-01T00:00:00Z"}]"#,
+                "metadata.annotations[gpuquota.dev/evictions][0].endTime",
+                "ends before it starts",
+            ),
+        ] {
+            let bad = json!({"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup",
+                "metadata": {"name": "g", "namespace": "ns",
+                    "creationTimestamp": "2026-11-01T00:00:00Z",
+                    "annotations": {KAI_EVICTIONS_ANNOTATION: text}},
+                "spec": {"queue": "q"}});
+            let e = load_kai(&[("bad.yaml".to_owned(), bad.to_string())]).unwrap_err();
+            let d = &e.0[0];
+            assert_eq!(
+                (
+                    d.field.as_str(),
+                    d.message.as_str(),
+                    d.source.as_str(),
+                    d.name.as_str()
+                ),
+                (field, message, "bad.yaml", "ns/g"),
+                "{e:?}"
+            );
+        }
+    }
+
+    #[test]
     fn history_manifests_split_into_lists_under_the_chunk_size() {
         let item = json!({"kind": "Workload", "pad": "x".repeat(MANIFEST_CHUNK_BYTES / 3)});
         let docs = chunks(&[item.clone(), item.clone(), item.clone(), item]);
