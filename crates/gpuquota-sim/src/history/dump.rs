@@ -1271,7 +1271,12 @@ items:
         let a = rec(&h, "team-a/pg-a");
         // first run 00:00:20 → reclaimed at 00:31:00 (1,840 s); the last 01:32 → 04:32
         assert_eq!(
-            (a.first_admitted_ms, a.admitted_ms, a.past_run_ms, a.runtime_ms),
+            (
+                a.first_admitted_ms,
+                a.admitted_ms,
+                a.past_run_ms,
+                a.runtime_ms
+            ),
             (
                 Some(T0 + 20_000),
                 Some(T0 + 5_520_000),
@@ -1291,7 +1296,10 @@ items:
         assert_eq!(a.gpu_milli, 8000);
         // pending: neither admitted nor ended
         let d = rec(&h, "team-a/pg-d");
-        assert_eq!((d.admitted_ms, d.end.as_ref(), d.gpu_milli), (None, None, 16_000));
+        assert_eq!(
+            (d.admitted_ms, d.end.as_ref(), d.gpu_milli),
+            (None, None, 16_000)
+        );
         // the replayed pods are bound anew: no recorded node
         let list: Value = serde_json::from_str(&h.manifests[0]).unwrap();
         let pods: Vec<&Value> = list["items"]

@@ -1,7 +1,8 @@
-//! A run written out as the Kueue Workloads a cluster would have recorded
-//! (`gpuquota sim --output workloads`): one YAML `List` of `kueue.x-k8s.io/v1beta1`
-//! Workloads, as `kubectl get workloads -A -o yaml` prints it, which a `history:` source
-//! reads back.
+//! A run written out as the objects a cluster would have recorded (`gpuquota sim --output
+//! workloads`): a Kueue or ResourceQuota run as one YAML `List` of `kueue.x-k8s.io/v1beta1`
+//! Workloads, as `kubectl get workloads -A -o yaml` prints it ([`workloads_yaml`], below);
+//! a KAI run as its PodGroups and Pods ([`kai_objects_yaml`]). A `history:` source reads
+//! either back.
 //!
 //! Per workload of the run, in key order:
 //! - `metadata`: the scenario's name, namespace, labels and uid, `creationTimestamp` its

@@ -467,7 +467,8 @@ fn a_recorded_kai_reclaim_is_scored_against_the_run() {
         "{table}"
     );
     // a KAI run without a record has no such section
-    let night = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kai/two-queue-oscillation.yaml");
+    let night =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kai/two-queue-oscillation.yaml");
     let sim = gpuquota_sim::Simulation::from_files(&night).expect("valid");
     let j = gpuquota_sim::simulate(&sim).expect("simulates").to_json();
     assert!(j.get("fidelity").is_none());

@@ -210,10 +210,8 @@ fn kai(
                 "--output kueue-summary is Kueue's perf summary; a KAI run writes json, table or csv",
             ));
         }
-        Format::Workloads => {
-            crate::sim::history::write::kai_objects_yaml(scenario, outcome)
-                .map_err(Failure::usage)?
-        }
+        Format::Workloads => crate::sim::history::write::kai_objects_yaml(scenario, outcome)
+            .map_err(Failure::usage)?,
     };
     if let Some(path) = written.plot {
         let svg = crate::sim::kai::plot::svg(scenario, outcome).map_err(Failure::usage)?;
