@@ -184,12 +184,14 @@
 //! ended has `"end": "Evicted"`, `"action": "budget"`, `"reason": "BudgetExhausted"` and
 //! `"by": "Budget/<name>"`; `budgets` (only with budgets) is [`crate::budget::to_json`]'s,
 //! `chargeback` (only with `spec.metering`) the Kueue mode's, and `fidelity` (only when the
-//! workloads are a recorded history's PodGroups) the Kueue mode's section with the same
-//! fields ([`crate::history::fidelity`]): a job's admission is its first binding (session
-//! + bind latency; recorded: its pods' earliest `status.startTime`, or the first run of
-//! the PodGroup's `gpuquota.dev/evictions`), a run evicted by a session (reclaim, preempt,
-//! consolidation, stale) is a preemption matched against the recorded ones (`reason`
-//! `Preempted`, the action as the cause), the end is its completion.
+//! workloads were recorded: a history's PodGroups, or a trace that records waits, Helios
+//! or AcmeTrace) the Kueue mode's section with the same fields
+//! ([`crate::history::fidelity`]): a job's admission is its first binding (session + bind
+//! latency; recorded: its pods' earliest `status.startTime`, the first run of the
+//! PodGroup's `gpuquota.dev/evictions`, or the trace's submission + wait), a run evicted by
+//! a session (reclaim, preempt, consolidation, stale) is a preemption matched against the
+//! recorded ones (`reason` `Preempted`, the action as the cause), the end is its
+//! completion.
 //!
 //! `--output csv` writes KAI's simulator CSV for either input: `Time,QueueID,Allocation,
 //! FairShare`, one row per queue per session, `Time` the session index, numbers with six

@@ -457,7 +457,7 @@
 //! # Fidelity to a recorded month
 //!
 //! When the workloads were recorded (a `history:` source, or a trace that records waits:
-//! Helios, AcmeTrace; under `engine: kai`, a `history:` source's PodGroups, [`kai`]), the
+//! Helios, AcmeTrace; under `engine: kai` as well, a history's PodGroups, [`kai`]), the
 //! report gains `"fidelity"` (after `"chargeback"`, before
 //! `"warnings"`; absent otherwise, so other runs print the same bytes): the run against
 //! the record ([`history::fidelity`]). Fields: `source` (`history` or `trace`),

@@ -526,8 +526,9 @@ pub fn of_run(
 }
 
 /// The fidelity section of a KAI run, when its workloads were recorded (a `history:`
-/// source's PodGroups): the records against the run's jobs, as [`of_run`] compares a Kueue
-/// run; `None` otherwise.
+/// source's PodGroups, or trace jobs whose wait the trace recorded: source `trace` when
+/// every record is one): the records against the run's jobs, as [`of_run`] compares a
+/// Kueue run; `None` otherwise.
 ///
 /// # Complexity
 /// O(n log n) in the jobs.
@@ -540,12 +541,11 @@ pub fn of_kai_run(
     }
     let start_ms = i64::try_from(sc.start.unix_nanos().div_euclid(1_000_000)).ok()?;
     let simulated: Vec<Simulated> = outcome.jobs.iter().map(Simulated::from_kai_job).collect();
-    Some(fidelity(
-        &sc.recorded,
-        &simulated,
-        start_ms,
-        Some(outcome.end_ms),
-    ))
+    let mut f = fidelity(&sc.recorded, &simulated, start_ms, Some(outcome.end_ms));
+    if sc.recorded.iter().all(|r| r.kind == "trace") {
+        f.source = "trace".to_owned();
+    }
+    Some(f)
 }
 
 /// GPUs (`nvidia.com/gpu`) of a Workload's pods, thousandths.

@@ -118,8 +118,9 @@ pub struct KaiScenario {
     /// `spec.timeline`, read and checked ([`crate::timeline`]); object events only, empty
     /// without one.
     pub timeline: crate::timeline::Timeline,
-    /// The recorded histories of `history:` sources (their PodGroups), by key; the
-    /// report's `fidelity` compares the run with them ([`crate::history::fidelity`]).
+    /// The recorded histories of `history:` sources (their PodGroups) and of the trace
+    /// jobs whose wait the trace recorded (kind `trace`), by key; the report's `fidelity`
+    /// compares the run with them ([`crate::history::fidelity`]).
     pub recorded: Vec<crate::history::Recorded>,
 }
 
@@ -479,7 +480,13 @@ fn simulation(
         return Err(failure(errors, warnings));
     }
     for (field, p) in gathered.traces {
-        crate::trace::apply_kai(p, &field, (start, end_ms), &mut model, &mut warnings);
+        crate::trace::apply_kai(
+            p,
+            &field,
+            (start, end_ms),
+            &mut model,
+            (&mut recorded, &mut warnings),
+        );
     }
     let jobs = resolve_jobs(&mut model, start, end_ms, &mut errors, &mut warnings);
     if let Some(e) = engine_mismatch(&model, &jobs) {

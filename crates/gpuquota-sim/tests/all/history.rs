@@ -473,3 +473,43 @@ fn a_recorded_kai_reclaim_is_scored_against_the_run() {
     let j = gpuquota_sim::simulate(&sim).expect("simulates").to_json();
     assert!(j.get("fidelity").is_none());
 }
+
+#[test]
+fn a_kai_trace_that_records_waits_is_scored_against_them() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-helios.yaml");
+    let sim = gpuquota_sim::Simulation::from_files(&path).expect("valid");
+    let j = gpuquota_sim::simulate(&sim).expect("simulates").to_json();
+    let f = &j["fidelity"];
+    assert_eq!(f["source"], "trace");
+    // recorded (start − submit): job-1 0, job-2 3,000 s, job-3 0; simulated: job-1 at 0,
+    // job-2 at 600 s (reclaimed at 1,200 s, again from 3,000 s), job-3 at 1,200 s: errors
+    // 0, 3,000 s, 0; admission order recorded 1, 3, 2 against 1, 2, 3: τ = (2 − 1) / 3;
+    // the reclaim is extra (a trace records no eviction)
+    assert_eq!(f["all"]["compared"], 3);
+    assert_eq!(f["all"]["meanAdmissionErrorMs"], 1_000_000);
+    assert_eq!(f["all"]["p95AdmissionErrorMs"], 3_000_000);
+    assert!((f["all"]["kendallTau"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-12);
+    assert_eq!(
+        f["all"]["preemptions"],
+        serde_json::json!({"matched": 0, "missed": 0, "extra": 1})
+    );
+    // recorded 8 × 3,600 + 8 × 1,800 + 2 × 1,800; simulated job-2 also its 600 s run
+    assert_eq!(
+        f["departments"],
+        serde_json::json!([{"department": "research", "recordedGpuSeconds": 46_800, "simulatedGpuSeconds": 51_600}])
+    );
+    let groups: Vec<(&str, &str)> = f["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["class"].as_str().unwrap(), g["queue"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            ("CANCELLED", "research/vcb"),
+            ("COMPLETED", "research/vca"),
+            ("FAILED", "research/vca")
+        ]
+    );
+}
