@@ -19,8 +19,10 @@ pub(crate) enum SimOutput {
     Csv,
     /// The summary document Kueue's perf runner writes.
     KueueSummary,
-    /// The run as Kueue Workload objects with their conditions (a YAML List, as kubectl
-    /// prints it), which a `history:` source reads back.
+    /// The run as the objects a kubectl dump of its cluster holds (a YAML List): Kueue
+    /// Workloads with their conditions, or for a KAI run its PodGroups and Pods; a
+    /// `history:` source reads them back, and the replay under the same scenario is exact
+    /// (fidelity without error) when no run resumes and no budget stops one.
     Workloads,
 }
 
@@ -34,7 +36,7 @@ Examples:
   gpuquota sim sim.yaml --plot usage.svg > report.json  the JSON report and a usage plot
   gpuquota sim sim.yaml --report month.html             also the month as one HTML page
   gpuquota sim sim.yaml -o kueue-summary                the summary Kueue's perf runner writes
-  gpuquota sim sim.yaml -o workloads > dump.yaml        the run as Kueue Workloads (history: reads them)
+  gpuquota sim sim.yaml -o workloads > dump.yaml        the run as Workloads, or KAI PodGroups and Pods (history: reads them)
   gpuquota sim diff a.yaml b.yaml -o table              two scenarios compared per department
   gpuquota sim sweep sim.yaml --set engine=kueue,resourcequota   a policy sweep, one row per run")]
 pub(crate) struct SimArgs {

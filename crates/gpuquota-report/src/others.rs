@@ -41,8 +41,8 @@ pub fn sim(sc: &Scenario, r: &Report) -> Result<String, String> {
 
 /// The page of a KAI run (`gpuquota sim --report` on a KAI scenario): key figures, the
 /// allocation against fair share per queue over time (the `--plot` picture) with the
-/// per-queue table, time to admission per class, evictions per action, budgets and the
-/// bill.
+/// per-queue table, time to admission per class, evictions per action, budgets, the
+/// bill and, for a replayed recorded history, the fidelity section (as a Kueue run's).
 ///
 /// # Errors
 /// The plotting backend's error as text.
@@ -230,6 +230,10 @@ fn kai_sections(sc: &KaiScenario, o: &KaiOutcome, prefix: &str) -> Result<Vec<Se
     let mut s = Section::new(id("events"), format!("{name}: evictions"));
     s.push(Block::Table(t));
     sections.push(s);
+
+    if let Some(f) = &out.fidelity {
+        sections.push(crate::fidelity::section(f, &id("fidelity"), name, prefix));
+    }
     Ok(sections)
 }
 

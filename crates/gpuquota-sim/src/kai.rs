@@ -179,17 +179,29 @@
 //! "nodes": [names]}], "finishedMs", ["pending": {"reason", "message"}]}], "classes" (as
 //! the Kueue mode's), "queues": {queue: {"parent", "meanAllocatedGpu", "fairShare": [GPU
 //! per session], "allocated": [GPU per session, after the session]}}, "evictions": {action:
-//! count}, "preemptions" (evicted runs), ["budgets"], ["chargeback"], "warnings"}`. Series
-//! values are rounded to 10⁻⁶. A run a spent `stopRunning` budget ended has `"end":
-//! "Evicted"`, `"action": "budget"`, `"reason": "BudgetExhausted"` and `"by":
-//! "Budget/<name>"`; `budgets` (only with budgets) is [`crate::budget::to_json`]'s, and
-//! `chargeback` (only with `spec.metering`) the Kueue mode's.
+//! count}, "preemptions" (evicted runs), ["budgets"], ["chargeback"], ["fidelity"],
+//! "warnings"}`. Series values are rounded to 10⁻⁶. A run a spent `stopRunning` budget
+//! ended has `"end": "Evicted"`, `"action": "budget"`, `"reason": "BudgetExhausted"` and
+//! `"by": "Budget/<name>"`; `budgets` (only with budgets) is [`crate::budget::to_json`]'s,
+//! `chargeback` (only with `spec.metering`) the Kueue mode's, and `fidelity` (only when the
+//! workloads were recorded: a history's PodGroups, or a trace that records waits, Helios
+//! or AcmeTrace) the Kueue mode's section with the same fields
+//! ([`crate::history::fidelity`]): a job's admission is its first binding (session + bind
+//! latency; recorded: its pods' earliest `status.startTime`, the first run of the
+//! PodGroup's `gpuquota.dev/evictions`, or the trace's submission + wait), a run evicted by
+//! a session (reclaim, preempt, consolidation, stale) is a preemption matched against the
+//! recorded ones (`reason` `Preempted`, the action as the cause), the end is its
+//! completion.
 //!
 //! `--output csv` writes KAI's simulator CSV for either input: `Time,QueueID,Allocation,
 //! FairShare`, one row per queue per session, `Time` the session index, numbers with six
 //! decimals as Go's `%f` (`pkg/env-tests/timeaware/data.go`); rows of one cycle follow the
 //! config's queue order (upstream iterates a Go map: its order varies run to run).
-//! `--output table`: mean and last allocation and fair share per queue, then the evictions.
+//! `--output table`: mean and last allocation and fair share per queue, then the evictions,
+//! the bill and the fidelity section (as the Kueue mode prints them).
+//! `--output workloads`: the run as a kubectl dump of the cluster's PodGroups and Pods
+//! ([`crate::history::write::kai_objects_yaml`], exact as its docs say), which a `history:`
+//! source reads back.
 //! `--plot FILE.svg`: [`plot::svg`], allocation against fair share per leaf queue (the two
 //! series of KAI's `plot_simple.py`), one panel each.
 //!
@@ -313,5 +325,6 @@ fn finish(sc: &KaiScenario, mut out: KaiOutcome) -> Result<KaiOutcome, Diagnosti
     }
     w.sort();
     out.warnings = w.0;
+    out.fidelity = crate::history::fidelity::of_kai_run(sc, &out);
     Ok(out)
 }

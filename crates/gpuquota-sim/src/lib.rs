@@ -457,7 +457,8 @@
 //! # Fidelity to a recorded month
 //!
 //! When the workloads were recorded (a `history:` source, or a trace that records waits:
-//! Helios, AcmeTrace), the report gains `"fidelity"` (after `"chargeback"`, before
+//! Helios, AcmeTrace; under `engine: kai` as well, a history's PodGroups, [`kai`]), the
+//! report gains `"fidelity"` (after `"chargeback"`, before
 //! `"warnings"`; absent otherwise, so other runs print the same bytes): the run against
 //! the record ([`history::fidelity`]). Fields: `source` (`history` or `trace`),
 //! `workloads` (per workload, by key: `key`, `class`, `queue` (`namespace/LocalQueue`),
@@ -472,6 +473,15 @@
 //! replay). Times are ms since `start`; a figure that cannot be computed is `null`. The
 //! table prints the groups, the departments' GPU-hours, the ten largest errors and the
 //! first ten notes; the HTML report (`--report`) a section with the same figures.
+//!
+//! `gpuquota sim --output workloads` writes a run as the objects a kubectl dump of its
+//! cluster holds ([`history::write`]): Kueue Workloads with their conditions, or a KAI run's
+//! PodGroups and Pods. Read back as a `history:` source under the same scenario (cluster,
+//! `start`, `end`, options), the replay is the run again and its fidelity exact (no error
+//! of time to admission, τ 1, every preemption matched, equal GPU-seconds, no note) when
+//! `spec.resume` is off and no budget stops a run; for Kueue also when evicted runs last
+//! whole seconds and no pods wait for devices after their reservation, for KAI when no job
+//! is a repeat copy.
 //!
 //! # What-if and the seed month
 //!

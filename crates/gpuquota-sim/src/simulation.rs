@@ -250,6 +250,7 @@ impl Simulation {
                     warnings,
                     metering: options.metering.clone(),
                     timeline: crate::timeline::Timeline::default(),
+                    recorded: Vec::new(),
                 }))
             }
         };

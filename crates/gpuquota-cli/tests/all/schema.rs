@@ -98,6 +98,8 @@ const RUNS: &[(&str, &[&str])] = &[
     ("sim", &["sim", SEED_KUEUE, "-o", "json"]),
     ("sim", &["sim", SEED_RESOURCEQUOTA, "-o", "json"]),
     ("sim", &["sim", KAI_OSCILLATION, "-o", "json"]),
+    // a replayed KAI history: its fidelity section
+    ("sim", &["sim", KAI_HISTORY, "-o", "json"]),
     (
         "sim-diff",
         &["sim", "diff", SEED_RESOURCEQUOTA, SEED_KUEUE, "-o", "json"],
@@ -152,6 +154,10 @@ const SEED_KUEUE: &str = concat!(
 const SEED_RESOURCEQUOTA: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../gpuquota-sim/data/seed/resourcequota.yaml"
+);
+const KAI_HISTORY: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../gpuquota-sim/tests/data/history/kai-reclaim.yaml"
 );
 const KAI_OSCILLATION: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -114,6 +114,38 @@ fn the_history_page_shows_the_json_fidelity() {
 }
 
 #[test]
+fn a_kai_history_page_shows_the_json_fidelity() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../gpuquota-sim/tests/data/history/kai-reclaim.yaml");
+    let sim = gpuquota_sim::Simulation::from_files(&path).expect("KAI history scenario");
+    let out = gpuquota_sim::simulate(&sim).expect("replay");
+    let (sc, o) = (sim.kai().expect("kai"), out.kai().expect("kai"));
+    let html = gpuquota_report::kai(sc, o).expect("KAI page");
+    let f = &o.to_json()["fidelity"];
+    // hand-checked in the simulator's tests: 3 of 4 compared, errors 20 s, 90 s, 10 s
+    // (mean 40 s, p95 1m30s), the recorded order, the reclaim matched
+    assert_eq!(f["all"]["compared"], 3);
+    assert_eq!(figures(&html, "fidelity-compared"), vec!["3"]);
+    assert_eq!(figures(&html, "fidelity-mean-error"), vec!["40s"]);
+    assert_eq!(figures(&html, "fidelity-p95-error"), vec!["1m30s"]);
+    assert_eq!(figures(&html, "fidelity-tau"), vec!["1.000"]);
+    assert_eq!(figures(&html, "fidelity-preemptions-matched"), vec!["1"]);
+    assert_eq!(figures(&html, "fidelity-preemptions-missed"), vec!["0"]);
+    assert_eq!(figures(&html, "fidelity-preemptions-extra"), vec!["0"]);
+    // team-a 101,120 and 100,800 GPU-seconds = 28.08 and 28.00 GPU-hours; team-b 28,760
+    // and 28,800 = 7.98 and 8.00
+    assert_eq!(
+        figures(&html, "fidelity-recorded-gpu-hours"),
+        vec!["28.08", "7.98"]
+    );
+    assert_eq!(
+        figures(&html, "fidelity-simulated-gpu-hours"),
+        vec!["28.00", "8.00"]
+    );
+    assert!(html.contains("data-row=\"fidelity-workload|team-b/pg-b\""));
+}
+
+#[test]
 fn pages_are_written_for_a_person_to_open() {
     let dir = common::out_dir();
     for p in common::pages() {

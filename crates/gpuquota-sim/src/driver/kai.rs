@@ -881,6 +881,7 @@ impl<'s> Sim<'s> {
             warnings: self.warnings,
             budgets: None,
             chargeback: None,
+            fidelity: None,
         }
     }
 }

@@ -20,6 +20,14 @@ const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 const GPU: &str = "nvidia.com/gpu";
 const POD_GROUP: &str = gpuquota_model::kai::POD_GROUP_ANNOTATION;
 
+/// The annotation of a KAI PodGroup listing its runs that an eviction ended, as a JSON list
+/// of `{"action", "startTime", "endTime"}` (the action `reclaim`, `preempt`,
+/// `consolidation`, `stale` or `budget`; RFC 3339 times). KAI keeps no such history on its
+/// objects (an evicted pod is deleted, the PodGroup's status holds its phase, pod counts
+/// and scheduling conditions), so the simulator writes it ([`super::write`]); a PodGroup
+/// without it has no recorded eviction.
+pub const KAI_EVICTIONS_ANNOTATION: &str = "gpuquota.dev/evictions";
+
 /// What a history dump holds.
 #[derive(Debug, Clone, Default)]
 pub struct History {
@@ -732,7 +740,11 @@ impl Reader {
             pods.iter()
                 .map(|p| (1, at(p, &["spec"]).unwrap_or(&Value::Null))),
         );
-        let Some(record) = self.run_record(
+        let past = kai_evictions(&obj, o, errors);
+        if errors.0.len() > n0 {
+            return;
+        }
+        let Some(mut record) = self.run_record(
             &obj,
             (obj.key.clone(), ns.clone(), queue, class),
             gpus,
@@ -741,6 +753,23 @@ impl Reader {
         ) else {
             return;
         };
+        if let Some(first) = past.first() {
+            record.first_admitted_ms = Some(first.0);
+            record.past_run_ms = past.iter().map(|r| r.1 - r.0).sum();
+            record.evictions = past
+                .into_iter()
+                .map(|(_, at, action)| Eviction {
+                    at_ms: Some(at),
+                    reason: if action == crate::kai::report::BUDGET_ACTION {
+                        gpuquota_model::budget::BUDGET_EXHAUSTED.to_owned()
+                    } else {
+                        "Preempted".to_owned()
+                    },
+                    cause: action,
+                    count: 1,
+                })
+                .collect();
+        }
         let item = json!({
             "apiVersion": o.get("apiVersion").cloned().unwrap_or(Value::Null),
             "kind": "PodGroup",
@@ -754,11 +783,16 @@ impl Reader {
             if let Some(m) = meta.as_object_mut() {
                 m.insert("annotations".into(), json!({ POD_GROUP: group }));
             }
+            // the replay binds the pods anew: a recorded node would make them bound
+            let mut spec = p.get("spec").cloned().unwrap_or(Value::Null);
+            if let Some(s) = spec.as_object_mut() {
+                s.remove("nodeName");
+            }
             self.items.push(json!({
                 "apiVersion": "v1",
                 "kind": "Pod",
                 "metadata": meta,
-                "spec": p.get("spec").cloned().unwrap_or(Value::Null),
+                "spec": spec,
             }));
         }
     }
@@ -872,6 +906,51 @@ impl Reader {
             past_run_ms: 0,
         })
     }
+}
+
+/// The earlier runs of a KAI PodGroup that an eviction ended, from its
+/// [`KAI_EVICTIONS_ANNOTATION`] (`[{action, startTime, endTime}]`): (start, end, action) in
+/// unix ms, in start order; empty without the annotation, an error naming the annotation
+/// when it is not such a list or a run ends before it starts.
+fn kai_evictions(obj: &Obj<'_>, o: &Value, errors: &mut Diagnostics) -> Vec<(i64, i64, String)> {
+    let Some(text) = str_at(o, &["metadata", "annotations", KAI_EVICTIONS_ANNOTATION]) else {
+        return Vec::new();
+    };
+    let field = format!("metadata.annotations[{KAI_EVICTIONS_ANNOTATION}]");
+    let Ok(Value::Array(runs)) = serde_json::from_str::<Value>(text) else {
+        errors.push(obj.error(
+            &field,
+            "not a JSON list of {action, startTime, endTime} (the evicted runs)",
+        ));
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(runs.len());
+    for (i, r) in runs.iter().enumerate() {
+        let f = |k: &str| format!("{field}[{i}].{k}");
+        let action = r.get("action").and_then(Value::as_str).unwrap_or("");
+        if action.is_empty() {
+            errors.push(obj.error(&f("action"), "required: the action that evicted the run"));
+        }
+        let start = obj.time(r.get("startTime"), &f("startTime"), errors);
+        let end = obj.time(r.get("endTime"), &f("endTime"), errors);
+        match (start, end) {
+            (Some(s), Some(e)) if e >= s && !action.is_empty() => {
+                out.push((s, e, action.to_owned()));
+            }
+            (Some(_), Some(_)) if !action.is_empty() => {
+                errors.push(obj.error(&f("endTime"), "ends before it starts"));
+            }
+            (None, _) if r.get("startTime").is_none_or(Value::is_null) => {
+                errors.push(obj.error(&f("startTime"), "required: when the run started"));
+            }
+            (_, None) if r.get("endTime").is_none_or(Value::is_null) => {
+                errors.push(obj.error(&f("endTime"), "required: when it was evicted"));
+            }
+            _ => {}
+        }
+    }
+    out.sort();
+    out
 }
 
 /// The reason of an eviction cleared by a later admission, from Kueue's `Previously: …`
@@ -1183,6 +1262,86 @@ items:
             warnings,
             ["1 objects skipped (Workload not read by a KAI replay)"]
         );
+    }
+
+    #[test]
+    fn kai_pod_groups_read_their_evictions_from_the_annotation() {
+        let dump = include_str!("../../tests/data/history/kai-reclaim-dump.yaml");
+        let h = load_kai(&[("kai-reclaim-dump.yaml".to_owned(), dump.to_owned())]).unwrap();
+        let a = rec(&h, "team-a/pg-a");
+        // first run 00:00:20 → reclaimed at 00:31:00 (1,840 s); the last 01:32 → 04:32
+        assert_eq!(
+            (
+                a.first_admitted_ms,
+                a.admitted_ms,
+                a.past_run_ms,
+                a.runtime_ms
+            ),
+            (
+                Some(T0 + 20_000),
+                Some(T0 + 5_520_000),
+                1_840_000,
+                Some(10_800_000)
+            )
+        );
+        assert_eq!(
+            a.evictions,
+            [Eviction {
+                at_ms: Some(T0 + 1_860_000),
+                reason: "Preempted".into(),
+                cause: "reclaim".into(),
+                count: 1
+            }]
+        );
+        assert_eq!(a.gpu_milli, 8000);
+        // pending: neither admitted nor ended
+        let d = rec(&h, "team-a/pg-d");
+        assert_eq!(
+            (d.admitted_ms, d.end.as_ref(), d.gpu_milli),
+            (None, None, 16_000)
+        );
+        // the replayed pods are bound anew: no recorded node
+        let list: Value = serde_json::from_str(&h.manifests[0]).unwrap();
+        let pods: Vec<&Value> = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["kind"] == "Pod")
+            .collect();
+        assert_eq!(pods.len(), 6);
+        assert!(pods.iter().all(|p| p["spec"].get("nodeName").is_none()));
+        assert_eq!(pods[0]["spec"]["schedulerName"], "kai-scheduler");
+        // an annotation that is not the list of runs, and a run ending before it starts
+        for (text, field, message) in [
+            (
+                "reclaim",
+                "metadata.annotations[gpuquota.dev/evictions]",
+                "not a JSON list of {action, startTime, endTime} (the evicted runs)",
+            ),
+            (
+                r#"[{"action":"preempt","startTime":"2026-11-01T01:00:00Z","endTime":"2026-11-01T00:00:00Z"}]"#,
+                "metadata.annotations[gpuquota.dev/evictions][0].endTime",
+                "ends before it starts",
+            ),
+        ] {
+            let bad = json!({"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup",
+                "metadata": {"name": "g", "namespace": "ns",
+                    "creationTimestamp": "2026-11-01T00:00:00Z",
+                    "annotations": {KAI_EVICTIONS_ANNOTATION: text}},
+                "spec": {"queue": "q"}});
+            let e = load_kai(&[("bad.yaml".to_owned(), bad.to_string())]).unwrap_err();
+            let d = &e.0[0];
+            assert_eq!(
+                (
+                    d.field.as_str(),
+                    d.message.as_str(),
+                    d.source.as_str(),
+                    d.name.as_str()
+                ),
+                (field, message, "bad.yaml", "ns/g"),
+                "{e:?}"
+            );
+        }
     }
 
     #[test]

@@ -121,6 +121,30 @@ impl Simulated {
         }
     }
 
+    /// A KAI run's outcome for a job (PodGroup): each run from its pods' binding (session +
+    /// bind latency) to its end; a run evicted by a session (`reclaim`, `preempt`,
+    /// `consolidation`, `stale`) ended by a preemption of that action, one a spent budget
+    /// stopped not.
+    pub fn from_kai_job(j: &crate::kai::report::KaiJob) -> Simulated {
+        use crate::kai::report::{KaiRunEnd, action_str};
+        Simulated {
+            key: j.key.clone(),
+            runs: j
+                .runs
+                .iter()
+                .map(|r| SimRun {
+                    admitted_ms: r.start_ms,
+                    end_ms: r.end_ms,
+                    preempted: match &r.end {
+                        KaiRunEnd::Evicted { action, .. } => Some(action_str(*action).to_owned()),
+                        _ => None,
+                    },
+                })
+                .collect(),
+            finished_ms: j.finished_ms,
+        }
+    }
+
     fn first_admitted_ms(&self) -> Option<i64> {
         self.runs.first().map(|r| r.admitted_ms)
     }
@@ -498,6 +522,29 @@ pub fn of_run(
     }
     let mut f = fidelity(&recorded, &simulated, start_ms, Some(outcome.end_ms));
     f.source = "trace".to_owned();
+    Some(f)
+}
+
+/// The fidelity section of a KAI run, when its workloads were recorded (a `history:`
+/// source's PodGroups, or trace jobs whose wait the trace recorded: source `trace` when
+/// every record is one): the records against the run's jobs, as [`of_run`] compares a
+/// Kueue run; `None` otherwise.
+///
+/// # Complexity
+/// O(n log n) in the jobs.
+pub fn of_kai_run(
+    sc: &crate::kai::scenario::KaiScenario,
+    outcome: &crate::kai::report::KaiOutcome,
+) -> Option<Fidelity> {
+    if sc.recorded.is_empty() {
+        return None;
+    }
+    let start_ms = i64::try_from(sc.start.unix_nanos().div_euclid(1_000_000)).ok()?;
+    let simulated: Vec<Simulated> = outcome.jobs.iter().map(Simulated::from_kai_job).collect();
+    let mut f = fidelity(&sc.recorded, &simulated, start_ms, Some(outcome.end_ms));
+    if sc.recorded.iter().all(|r| r.kind == "trace") {
+        f.source = "trace".to_owned();
+    }
     Some(f)
 }
 

@@ -61,15 +61,23 @@
 //! of the dump with the annotation `pod-group-name` naming it: admission the earliest
 //! `status.startTime`, end the last `finishedAt` of their containers once every pod is
 //! `Succeeded` or `Failed` (`Failed` when one failed), runtime end − admission, GPUs the
-//! sum of the pods' requests. Replayed as the PodGroup (with its runtime) and its Pods
-//! without their `status`.
+//! sum of the pods' requests. KAI keeps no history of evictions on its objects (an evicted
+//! pod is deleted, a PodGroup's status holds its phase, pod counts and scheduling
+//! conditions), so the pods' start is the last run's; the annotation
+//! `gpuquota.dev/evictions` ([`dump::KAI_EVICTIONS_ANNOTATION`], which the simulator
+//! writes) lists the runs an eviction ended, `[{"action", "startTime", "endTime"}]`: each
+//! is a recorded eviction at its end (reason `Preempted`, the action as the cause; a spent
+//! budget's `budget` is `BudgetExhausted`), the first admission is the first run's start
+//! and their lengths are the time held before the last run. Replayed as the PodGroup (with
+//! its runtime) and its Pods without their `status` and `spec.nodeName` (the replay binds
+//! them anew).
 //!
 //! The Kueue objects are read by the `kueue` and `resourcequota` engines, the PodGroups by
 //! `kai`. The replay's objects are imported as the cluster files are, so the LocalQueues,
 //! ClusterQueues, KAI Queues and priority classes they name must be in `spec.cluster`.
-//! The report's `fidelity` section compares a Kueue or ResourceQuota replay with the
-//! record ([`fidelity`]); a run is written back as Workloads by [`mod@write`]
-//! (`gpuquota sim --output workloads`).
+//! The report's `fidelity` section compares a Kueue, ResourceQuota or KAI replay with the
+//! record ([`fidelity`]); a run is written back by [`mod@write`] (`gpuquota sim --output
+//! workloads`): as Workloads, or a KAI run as its PodGroups and Pods.
 //!
 //! Problems are diagnostics naming the file (`source`), the object (`Workload ns/name`)
 //! and the field (`status.conditions[1].lastTransitionTime`): a time that is not RFC 3339

@@ -1,7 +1,8 @@
-//! A run written out as the Kueue Workloads a cluster would have recorded
-//! (`gpuquota sim --output workloads`): one YAML `List` of `kueue.x-k8s.io/v1beta1`
-//! Workloads, as `kubectl get workloads -A -o yaml` prints it, which a `history:` source
-//! reads back.
+//! A run written out as the objects a cluster would have recorded (`gpuquota sim --output
+//! workloads`): a Kueue or ResourceQuota run as one YAML `List` of `kueue.x-k8s.io/v1beta1`
+//! Workloads, as `kubectl get workloads -A -o yaml` prints it ([`workloads_yaml`], below);
+//! a KAI run as its PodGroups and Pods ([`kai_objects_yaml`]). A `history:` source reads
+//! either back.
 //!
 //! Per workload of the run, in key order:
 //! - `metadata`: the scenario's name, namespace, labels and uid, `creationTimestamp` its
@@ -231,4 +232,229 @@ fn workload(sc: &Scenario, report: &Report, w: &WorkloadOutcome) -> Value {
         "spec": spec,
         "status": status,
     })
+}
+
+/// A KAI run written out as the objects a `kubectl get podgroups,pods -A -o yaml` of the
+/// cluster would hold at its end (`gpuquota sim --output workloads` on a KAI scenario):
+/// one YAML `List`, per job of the run in key order its `scheduling.run.ai/v2alpha2`
+/// `PodGroup`, then its Pods in name order, which a `history:` source of a KAI scenario
+/// reads back ([`super::dump::load_kai`]).
+///
+/// - **PodGroup**: `metadata` name, namespace, labels, `creationTimestamp` the arrival;
+///   `spec` the scenario's (queue, `minMember`, `priorityClassName` …); the annotation
+///   [`super::dump::KAI_EVICTIONS_ANNOTATION`] listing every run an eviction ended
+///   (`action` `reclaim`, `preempt`, `consolidation`, `stale`, or `budget` for a spent
+///   budget, its `startTime` and `endTime`), absent without one; `status.phase` (`Pending`,
+///   `Running` or `Succeeded`) and the pods `pending`, `running` and `succeeded`.
+/// - **Pods**: the scenario's metadata (the `pod-group-name` annotation names the group;
+///   `creationTimestamp` the job's arrival) and spec; `spec.nodeName` a node of the last run
+///   when it holds its devices or finished (the run's nodes filled in order by the pods' GPU
+///   requests); `status.phase` `Pending`, `Running` (`startTime` the last run's binding,
+///   each container `running` since then) or `Succeeded` (each container `terminated`,
+///   exit code 0, `finishedAt` the completion).
+/// - A pod without a PodGroup is written as a PodGroup of its own name (`minMember: 1`, the
+///   queue of its `kai.scheduler/queue` label, its priority class) holding it.
+///
+/// Read back under the same scenario (`history: {files: [...]}`, the same cluster, `end`
+/// and options), the replay is the run again and its fidelity exact: zero error of time to
+/// admission, τ = 1, every eviction matched as a preemption, the same GPU-seconds, no
+/// note. Exact for PodGroups with `spec.resume` off (the runtime read is the last run's),
+/// without budgets that stop runs (a stopped run is recorded, not replayed) and without
+/// repeat copies (`gpuquota.dev/repeat`: the copies are written as jobs of their own).
+///
+/// # Errors
+/// The YAML writer's message.
+///
+/// # Complexity
+/// O(jobs × pods + runs).
+pub fn kai_objects_yaml(
+    sc: &crate::kai::scenario::KaiScenario,
+    out: &crate::kai::report::KaiOutcome,
+) -> Result<String, String> {
+    let mut by_group: std::collections::BTreeMap<String, Vec<&str>> =
+        std::collections::BTreeMap::new();
+    for (key, pod) in &sc.model.pods {
+        let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
+        let group = match pod
+            .metadata
+            .annotations
+            .get(gpuquota_model::kai::POD_GROUP_ANNOTATION)
+        {
+            Some(g) => format!("{ns}/{g}"),
+            None => key.clone(),
+        };
+        by_group.entry(group).or_default().push(key.as_str());
+    }
+    let mut items = Vec::new();
+    for j in &out.jobs {
+        let pods = by_group.get(&j.key).map_or(&[][..], Vec::as_slice);
+        kai_job(sc, j, pods, &mut items);
+    }
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}});
+    serde_saphyr::to_string(&list).map_err(|e| e.to_string())
+}
+
+/// GPUs a pod requests, nano-units of a device.
+fn pod_gpu_nanos(pod: &gpuquota_model::core::Pod) -> i128 {
+    pod.spec
+        .effective_requests()
+        .and_then(|r| r.get("nvidia.com/gpu").and_then(|q| q.milli_value()))
+        .map_or(0, |m| i128::from(m) * 1_000_000)
+}
+
+/// One job's PodGroup and Pods ([`kai_objects_yaml`]).
+fn kai_job(
+    sc: &crate::kai::scenario::KaiScenario,
+    j: &crate::kai::report::KaiJob,
+    pods: &[&str],
+    items: &mut Vec<Value>,
+) {
+    use crate::kai::report::{BUDGET_ACTION, KaiRunEnd, action_str};
+    let t = |ms: i64| at_ms(sc.start, ms).to_string();
+    let (ns, name) = j.key.split_once('/').unwrap_or(("default", j.key.as_str()));
+    let last = j.runs.last();
+    let holds = last.filter(|r| matches!(r.end, KaiRunEnd::Finished | KaiRunEnd::Cut));
+    let finished = j.finished_ms.filter(|_| holds.is_some());
+    let evicted: Vec<Value> = j
+        .runs
+        .iter()
+        .filter_map(|r| {
+            let action = match &r.end {
+                KaiRunEnd::Evicted { action, .. } => action_str(*action),
+                KaiRunEnd::Stopped { .. } => BUDGET_ACTION,
+                _ => return None,
+            };
+            Some(json!({"action": action, "startTime": t(r.start_ms), "endTime": t(r.end_ms)}))
+        })
+        .collect();
+    let phase = match (holds, finished) {
+        (Some(_), Some(_)) => "Succeeded",
+        (Some(_), None) => "Running",
+        _ => "Pending",
+    };
+    let model_pods: Vec<(&str, &gpuquota_model::core::Pod)> = pods
+        .iter()
+        .filter_map(|k| sc.model.pods.get(*k).map(|p| (*k, p)))
+        .collect();
+    let mut meta = Map::new();
+    meta.insert("name".into(), Value::String(name.to_owned()));
+    meta.insert("namespace".into(), Value::String(ns.to_owned()));
+    meta.insert("creationTimestamp".into(), Value::String(t(j.created_ms)));
+    let spec = match sc.model.pod_groups.get(&j.key) {
+        Some(pg) => {
+            if !pg.metadata.labels.is_empty() {
+                meta.insert(
+                    "labels".into(),
+                    serde_json::to_value(&pg.metadata.labels).unwrap_or(Value::Null),
+                );
+            }
+            serde_json::to_value(&pg.spec).unwrap_or_else(|_| json!({}))
+        }
+        None => {
+            let first = model_pods.first().map(|(_, p)| *p);
+            let queue = first
+                .and_then(|p| p.metadata.labels.get(gpuquota_model::kai::QUEUE_LABEL))
+                .cloned()
+                .unwrap_or_default();
+            let mut s = Map::new();
+            s.insert("minMember".into(), json!(1));
+            s.insert("queue".into(), Value::String(queue));
+            if let Some(c) = first.and_then(|p| p.spec.priority_class_name.clone()) {
+                s.insert("priorityClassName".into(), Value::String(c));
+            }
+            Value::Object(s)
+        }
+    };
+    if !evicted.is_empty() {
+        let text = serde_json::to_string(&evicted).unwrap_or_default();
+        meta.insert(
+            "annotations".into(),
+            json!({ super::dump::KAI_EVICTIONS_ANNOTATION: text }),
+        );
+    }
+    let n = model_pods.len();
+    let count = |p: &str| if phase == p { n } else { 0 };
+    items.push(json!({
+        "apiVersion": "scheduling.run.ai/v2alpha2",
+        "kind": "PodGroup",
+        "metadata": meta,
+        "spec": spec,
+        "status": {
+            "phase": phase,
+            "pending": count("Pending"),
+            "running": count("Running"),
+            "succeeded": count("Succeeded"),
+        },
+    }));
+    // the last run's nodes, with the GPUs each still has for the pods
+    let mut free: Vec<(String, i128)> = holds.map_or_else(Vec::new, |r| {
+        r.placement
+            .iter()
+            .map(|(node, u)| (node.clone(), u[gpuquota_rank::division::Resource::Gpu]))
+            .collect()
+    });
+    for (key, pod) in model_pods {
+        let pname = key.split_once('/').map_or(key, |(_, n)| n);
+        let mut pm = Map::new();
+        pm.insert("name".into(), Value::String(pname.to_owned()));
+        pm.insert("namespace".into(), Value::String(ns.to_owned()));
+        pm.insert("creationTimestamp".into(), Value::String(t(j.created_ms)));
+        if !pod.metadata.labels.is_empty() {
+            pm.insert(
+                "labels".into(),
+                serde_json::to_value(&pod.metadata.labels).unwrap_or(Value::Null),
+            );
+        }
+        let mut ann = pod.metadata.annotations.clone();
+        ann.insert(
+            gpuquota_model::kai::POD_GROUP_ANNOTATION.to_owned(),
+            name.to_owned(),
+        );
+        pm.insert(
+            "annotations".into(),
+            serde_json::to_value(&ann).unwrap_or(Value::Null),
+        );
+        let mut pspec = serde_json::to_value(&pod.spec).unwrap_or_else(|_| json!({}));
+        let mut status = Map::new();
+        status.insert("phase".into(), Value::String(phase.to_owned()));
+        if let Some(r) = holds {
+            let want = pod_gpu_nanos(pod);
+            let node = free
+                .iter()
+                .position(|(_, g)| *g >= want)
+                .or_else(|| (!free.is_empty()).then_some(0));
+            if let Some(i) = node {
+                free[i].1 -= want;
+                if let Some(s) = pspec.as_object_mut() {
+                    s.insert("nodeName".into(), Value::String(free[i].0.clone()));
+                }
+            }
+            status.insert("startTime".into(), Value::String(t(r.start_ms)));
+            let states: Vec<Value> = pod
+                .spec
+                .containers
+                .iter()
+                .map(|c| {
+                    let state = match finished {
+                        Some(f) => json!({"terminated": {
+                            "exitCode": 0,
+                            "reason": "Completed",
+                            "startedAt": t(r.start_ms),
+                            "finishedAt": t(f),
+                        }}),
+                        None => json!({"running": {"startedAt": t(r.start_ms)}}),
+                    };
+                    json!({"name": c.name, "state": state})
+                })
+                .collect();
+            status.insert("containerStatuses".into(), Value::Array(states));
+        }
+        items.push(json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": pm,
+            "spec": pspec,
+            "status": status,
+        }));
+    }
 }

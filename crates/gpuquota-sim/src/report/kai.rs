@@ -64,6 +64,11 @@ pub struct KaiReport {
     /// The bill of the runs; only when the scenario has `spec.metering`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chargeback: Option<crate::report::Chargeback>,
+    /// The run against the recorded history; only when the workloads were recorded (a
+    /// `history:` source): the same section as a Kueue run's
+    /// ([`crate::history::fidelity`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fidelity: Option<crate::history::fidelity::Fidelity>,
     /// The input's and the engine's warnings, as printed on stderr.
     pub warnings: Vec<String>,
 }
@@ -260,6 +265,8 @@ pub struct KaiOutcome {
     pub budgets: Option<Vec<crate::report::BudgetOut>>,
     /// The `chargeback` section of the JSON, when the scenario has `spec.metering`.
     pub chargeback: Option<crate::report::Chargeback>,
+    /// The `fidelity` section of the JSON, when the workloads were recorded.
+    pub fidelity: Option<crate::history::fidelity::Fidelity>,
 }
 
 fn usage_out(u: &PerResource<i128>) -> IndexMap<String, String> {
@@ -491,6 +498,7 @@ impl KaiOutcome {
             preemptions: self.evictions,
             budgets: self.budgets.clone(),
             chargeback: self.chargeback.clone(),
+            fidelity: self.fidelity.clone(),
             warnings: self.warnings.iter().map(ToString::to_string).collect(),
         }
     }
@@ -564,6 +572,13 @@ impl KaiOutcome {
         }
         if let Some(c) = &self.chargeback {
             crate::report::bill_section(&mut out, c);
+        }
+        if let Some(f) = &self.fidelity {
+            crate::history::fidelity::table_section(
+                &mut out,
+                f,
+                gpuquota_model::text::Width::default(),
+            );
         }
         out
     }

@@ -118,6 +118,10 @@ pub struct KaiScenario {
     /// `spec.timeline`, read and checked ([`crate::timeline`]); object events only, empty
     /// without one.
     pub timeline: crate::timeline::Timeline,
+    /// The recorded histories of `history:` sources (their PodGroups) and of the trace
+    /// jobs whose wait the trace recorded (kind `trace`), by key; the report's `fidelity`
+    /// compares the run with them ([`crate::history::fidelity`]).
+    pub recorded: Vec<crate::history::Recorded>,
 }
 
 fn err(msg: impl Into<String>) -> Diagnostic {
@@ -442,6 +446,7 @@ fn simulation(
         .as_ref()
         .and_then(|u| usage_params(name, u, start, &mut errors));
     let mut gathered = Gathered::default();
+    let mut recorded = Vec::new();
     gathered.cluster(&spec.cluster, read, &mut errors);
     for (i, w) in spec.workloads.iter().enumerate() {
         match (&w.file, &w.trace, &w.history) {
@@ -452,7 +457,7 @@ fn simulation(
                 (i, true),
                 h,
                 read,
-                (&mut gathered.files, &mut Vec::new()),
+                (&mut gathered.files, &mut recorded),
                 &mut errors,
                 &mut warnings,
             ),
@@ -475,7 +480,13 @@ fn simulation(
         return Err(failure(errors, warnings));
     }
     for (field, p) in gathered.traces {
-        crate::trace::apply_kai(p, &field, (start, end_ms), &mut model, &mut warnings);
+        crate::trace::apply_kai(
+            p,
+            &field,
+            (start, end_ms),
+            &mut model,
+            (&mut recorded, &mut warnings),
+        );
     }
     let jobs = resolve_jobs(&mut model, start, end_ms, &mut errors, &mut warnings);
     if let Some(e) = engine_mismatch(&model, &jobs) {
@@ -507,6 +518,10 @@ fn simulation(
         warnings,
         metering: spec.metering,
         timeline,
+        recorded: {
+            recorded.sort_by(|a, b| a.key.cmp(&b.key));
+            recorded
+        },
     })
 }
 

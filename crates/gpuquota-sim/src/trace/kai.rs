@@ -23,6 +23,10 @@ use super::{GPU_TYPE_LABEL, Job, Prepared, TRACE_ROW_SKIPPED, quota, sanitize};
 /// then the `share` quotas, then the skipped rows' warnings (`gpuNumberFile`'s quotas come
 /// first, before the jobs).
 ///
+/// A job whose trace recorded its wait (Helios, AcmeTrace) joins `recorded` as a history
+/// of kind `trace`: admitted at arrival + wait, ended a runtime later, its class the
+/// trace's status; the report's `fidelity` compares the run with it.
+///
 /// # Complexity
 /// O(jobs × log(objects) + queues).
 pub(crate) fn apply_kai(
@@ -30,7 +34,10 @@ pub(crate) fn apply_kai(
     field: &str,
     (start, end_ms): (Timestamp, Option<i64>),
     model: &mut gpuquota_model::Model,
-    warnings: &mut gpuquota_model::diag::Diagnostics,
+    (recorded, warnings): (
+        &mut Vec<crate::history::Recorded>,
+        &mut gpuquota_model::diag::Diagnostics,
+    ),
 ) {
     let start_ms = i64::try_from(start.unix_nanos().div_euclid(1_000_000)).unwrap_or(0);
     if p.milli_gpu_resource.is_some() {
@@ -97,6 +104,34 @@ pub(crate) fn apply_kai(
                 &queue,
                 quota::demand(&job, created_ms, end_ms),
             );
+        }
+        if let Some(wait) = job.wait_ms {
+            let created_at = start_ms.saturating_add(created_ms);
+            let admitted = created_at.saturating_add(wait);
+            let gpu_milli = job.pod_sets.iter().fold(0u64, |a, s| {
+                a.saturating_add(s.gpu_milli.saturating_mul(u64::from(s.count)))
+            });
+            recorded.push(crate::history::Recorded {
+                key: key.clone(),
+                kind: "trace".to_owned(),
+                object: name.clone(),
+                namespace: ns.clone(),
+                queue: queue.clone(),
+                class: job.status.clone(),
+                gpu_milli,
+                created_ms: created_at,
+                first_admitted_ms: Some(admitted),
+                admitted_ms: Some(admitted),
+                ready_ms: Some(admitted),
+                evictions: Vec::new(),
+                requeues: 0,
+                end: Some(crate::history::End {
+                    at_ms: admitted.saturating_add(job.runtime_ms),
+                    reason: "Succeeded".to_owned(),
+                }),
+                runtime_ms: Some(job.runtime_ms),
+                past_run_ms: 0,
+            });
         }
         let group = kai_pod_group(&job, name, &ns, queue, created, min_member);
         if !model.namespaces.contains_key(&ns) {

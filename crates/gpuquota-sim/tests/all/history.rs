@@ -373,3 +373,143 @@ fn a_recorded_kai_month_replays_its_pod_groups() {
     assert_eq!(w["finishedMs"], 3_600_000);
     assert_eq!(j["workloads"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn a_recorded_kai_reclaim_is_scored_against_the_run() {
+    let sim = gpuquota_sim::Simulation::from_files(&data("kai-reclaim.yaml")).expect("valid");
+    let out = gpuquota_sim::simulate(&sim).expect("simulates");
+    let j = out.to_json();
+    // the run: pg-a binds at 00:00, is reclaimed at 00:30 when pg-b arrives (qa holds 8 of
+    // its 4 deserved GPUs), pg-b runs its hour, pg-a its 3 h from 01:30; pg-c binds at
+    // 05:00 and is cut at the end; pg-d (16 GPUs) never fits
+    let runs = |k: &str| -> Vec<(i64, i64)> {
+        let w = j["workloads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["workload"] == k)
+            .unwrap();
+        w["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["startMs"].as_i64().unwrap(), r["endMs"].as_i64().unwrap()))
+            .collect()
+    };
+    assert_eq!(
+        runs("team-a/pg-a"),
+        [(0, 1_800_000), (5_400_000, 16_200_000)]
+    );
+    assert_eq!(runs("team-b/pg-b"), [(1_800_000, 5_400_000)]);
+    assert_eq!(runs("team-b/pg-c"), [(18_000_000, 21_600_000)]);
+    assert!(runs("team-a/pg-d").is_empty());
+    let f = &j["fidelity"];
+    assert_eq!(f["source"], "history");
+    // recorded first bindings 00:00:20, 00:31:30, 05:00:10 against 00:00, 00:30, 05:00:
+    // errors 20 s, 90 s, 10 s: mean 40 s, p95 the 3rd of 3; the same order; the reclaim
+    // matched
+    assert_eq!(
+        f["all"],
+        serde_json::json!({
+            "class": "", "queue": "", "workloads": 4, "compared": 3,
+            "meanAdmissionErrorMs": 40_000, "p95AdmissionErrorMs": 90_000, "kendallTau": 1.0,
+            "preemptions": {"matched": 1, "missed": 0, "extra": 0}
+        })
+    );
+    let groups: Vec<(&str, u64, u64)> = f["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["queue"].as_str().unwrap(),
+                g["workloads"].as_u64().unwrap(),
+                g["meanAdmissionErrorMs"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // team-a/qa: pg-a (20 s) and pg-d (not compared); team-b/qb: pg-b 90 s, pg-c 10 s
+    assert_eq!(groups, [("team-a/qa", 2, 20_000), ("team-b/qb", 2, 50_000)]);
+    // team-a: 8 GPUs × (1,840 + 10,800) s recorded, × (1,800 + 10,800) s simulated;
+    // team-b: 4 × 3,600 + 4 × (21,600 − 18,010) recorded, 4 × 3,600 × 2 simulated
+    assert_eq!(
+        f["departments"],
+        serde_json::json!([
+            {"department": "team-a", "recordedGpuSeconds": 101_120, "simulatedGpuSeconds": 100_800},
+            {"department": "team-b", "recordedGpuSeconds": 28_760, "simulatedGpuSeconds": 28_800}
+        ])
+    );
+    let a = &f["workloads"][0];
+    assert_eq!(
+        (
+            &a["key"],
+            &a["recordedAdmittedMs"],
+            &a["simulatedAdmittedMs"],
+            &a["recordedEndMs"],
+            &a["simulatedEndMs"]
+        ),
+        (
+            &serde_json::json!("team-a/pg-a"),
+            &serde_json::json!(20_000),
+            &serde_json::json!(0),
+            &serde_json::json!(16_320_000),
+            &serde_json::json!(16_200_000)
+        )
+    );
+    assert_eq!(f["notes"], serde_json::json!([]));
+    // the table prints the same section after the queues
+    let kai = out.kai().expect("a KAI run");
+    let table = kai.to_table();
+    assert!(
+        table.contains(
+            "Fidelity: this run against the recorded history; 4 workloads, 3 with a time to admission known on both sides"
+        ),
+        "{table}"
+    );
+    // a KAI run without a record has no such section
+    let night =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kai/two-queue-oscillation.yaml");
+    let sim = gpuquota_sim::Simulation::from_files(&night).expect("valid");
+    let j = gpuquota_sim::simulate(&sim).expect("simulates").to_json();
+    assert!(j.get("fidelity").is_none());
+}
+
+#[test]
+fn a_kai_trace_that_records_waits_is_scored_against_them() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces/kai-helios.yaml");
+    let sim = gpuquota_sim::Simulation::from_files(&path).expect("valid");
+    let j = gpuquota_sim::simulate(&sim).expect("simulates").to_json();
+    let f = &j["fidelity"];
+    assert_eq!(f["source"], "trace");
+    // recorded (start − submit): job-1 0, job-2 3,000 s, job-3 0; simulated: job-1 at 0,
+    // job-2 at 600 s (reclaimed at 1,200 s, again from 3,000 s), job-3 at 1,200 s: errors
+    // 0, 3,000 s, 0; admission order recorded 1, 3, 2 against 1, 2, 3: τ = (2 − 1) / 3;
+    // the reclaim is extra (a trace records no eviction)
+    assert_eq!(f["all"]["compared"], 3);
+    assert_eq!(f["all"]["meanAdmissionErrorMs"], 1_000_000);
+    assert_eq!(f["all"]["p95AdmissionErrorMs"], 3_000_000);
+    assert!((f["all"]["kendallTau"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-12);
+    assert_eq!(
+        f["all"]["preemptions"],
+        serde_json::json!({"matched": 0, "missed": 0, "extra": 1})
+    );
+    // recorded 8 × 3,600 + 8 × 1,800 + 2 × 1,800; simulated job-2 also its 600 s run
+    assert_eq!(
+        f["departments"],
+        serde_json::json!([{"department": "research", "recordedGpuSeconds": 46_800, "simulatedGpuSeconds": 51_600}])
+    );
+    let groups: Vec<(&str, &str)> = f["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["class"].as_str().unwrap(), g["queue"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            ("CANCELLED", "research/vcb"),
+            ("COMPLETED", "research/vca"),
+            ("FAILED", "research/vca")
+        ]
+    );
+}

@@ -129,7 +129,7 @@ pub fn diff(
 ///
 /// # Errors
 /// A run that failed, an error among its diagnostics (every warning under `strict`),
-/// `kueue-summary` or `workloads` of a KAI run, a file that cannot be written.
+/// `kueue-summary` of a KAI run, a file that cannot be written.
 pub fn output(
     cx: &mut Context<'_>,
     simulation: Simulation,
@@ -210,11 +210,8 @@ fn kai(
                 "--output kueue-summary is Kueue's perf summary; a KAI run writes json, table or csv",
             ));
         }
-        Format::Workloads => {
-            return Err(Failure::usage(
-                "--output workloads writes Kueue Workloads; a KAI run writes json, table or csv",
-            ));
-        }
+        Format::Workloads => crate::sim::history::write::kai_objects_yaml(scenario, outcome)
+            .map_err(Failure::usage)?,
     };
     if let Some(path) = written.plot {
         let svg = crate::sim::kai::plot::svg(scenario, outcome).map_err(Failure::usage)?;

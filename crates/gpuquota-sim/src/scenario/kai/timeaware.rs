@@ -179,6 +179,7 @@ pub(super) fn timeaware(
         warnings,
         metering: None,
         timeline: crate::timeline::Timeline::default(),
+        recorded: Vec::new(),
     })
 }
 
