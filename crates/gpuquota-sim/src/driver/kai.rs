@@ -19,6 +19,7 @@ use crate::kernel::{Driver, Event, Kind, Queue};
 use crate::scenario::at_ms;
 
 pub(crate) mod caps;
+mod nodes;
 pub mod usage;
 
 /// A policy outside KAI consulted before every session (a budget, a maintenance window):
@@ -881,6 +882,7 @@ impl<'s> Sim<'s> {
             warnings: self.warnings,
             budgets: None,
             chargeback: None,
+            timeline: Vec::new(),
         }
     }
 }
@@ -957,6 +959,7 @@ pub(crate) fn run_reporting(
         stopped: false,
         error: None,
         staged: QueueChanges::default(),
+        nodes: nodes::KaiNodes::default(),
     };
     // a copy of the model only with a timeline
     let platform = (!sc.timeline.events.is_empty()).then(|| crate::kernel::Platform {
@@ -983,6 +986,8 @@ struct KaiDriver<'s, 'h, 'r, 'p> {
     error: Option<Error>,
     /// Queue changes of the timeline waiting for the next session.
     staged: QueueChanges,
+    /// The timeline's node state and every event's effect ([`nodes`]).
+    nodes: nodes::KaiNodes,
 }
 
 impl KaiDriver<'_, '_, '_, '_> {
@@ -1071,29 +1076,42 @@ impl Driver for KaiDriver<'_, '_, '_, '_> {
         self.session_due = false;
     }
 
-    /// An arrival or a completion; a tick is the session of the instant, run once every
-    /// event at it is applied.
+    /// An arrival, a completion or a drain's deadline; a tick is the session of the
+    /// instant, run once every event at it is applied.
     fn apply(&mut self, e: Event, _: &mut Queue) {
         if self.stopped {
             return;
         }
-        if e.kind == Kind::Tick {
-            self.session_due = true;
-        } else {
-            self.sim.apply_event(e, &mut self.hook);
+        match e.kind {
+            Kind::Tick => self.session_due = true,
+            Kind::Deadline { index, generation } => {
+                self.drain_deadline(e.t, index, generation);
+            }
+            _ => self.sim.apply_event(e, &mut self.hook),
         }
     }
 
     /// The timeline's Queue changes are staged; they take effect at the next session
-    /// ([`QueueChanges`]), which runs then even if nothing else changed.
+    /// ([`QueueChanges`]), which runs then even if nothing else changed. Node changes apply
+    /// at once ([`nodes`]).
     fn timeline(
         &mut self,
-        _: i64,
-        _: &crate::timeline::Event,
+        t: i64,
+        event: &crate::timeline::Event,
         changes: &crate::timeline::Changes,
         model: &gpuquota_model::Model,
-        _: &mut Queue,
+        queue: &mut Queue,
     ) -> bool {
+        if self.stopped {
+            return false;
+        }
+        let mut effect = super::timeline_effect(t, event, changes);
+        if let Err(e) = self.node_changes(t, changes, &mut effect, queue) {
+            self.error = Some(e);
+            self.stopped = true;
+            return false;
+        }
+        self.nodes.effects.push(effect);
         for c in &changes.objects {
             if c.kind != gpuquota_model::Kind::Queue {
                 continue;
@@ -1138,7 +1156,9 @@ impl Driver for KaiDriver<'_, '_, '_, '_> {
             .end_ms
             .unwrap_or_else(|| sim.now_ms.max((sessions as i64 - 1).max(0) * interval));
         self.progress.finish(end_ms, sessions);
-        Ok(sim.outcome(sessions, &self.hook))
+        let mut outcome = sim.outcome(sessions, &self.hook);
+        outcome.timeline = self.nodes.effects;
+        Ok(outcome)
     }
 }
 

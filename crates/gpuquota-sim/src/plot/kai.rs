@@ -64,6 +64,7 @@ pub fn svg(sc: &KaiScenario, o: &KaiOutcome) -> Result<String, String> {
             let label = match r.end {
                 KaiRunEnd::Evicted { .. } => "eviction",
                 KaiRunEnd::Stopped { .. } => "stopped by a budget",
+                KaiRunEnd::Lost { .. } => "lost with its node",
                 _ => continue,
             };
             marks.entry(j.queue.as_str()).or_default().push(Mark {

@@ -1,6 +1,7 @@
 //! `spec.timeline` on a KAI scenario: Queue changes take effect at the next session, as in
 //! KAI (the scheduler reads its Queues from each session's snapshot); running jobs stay
-//! when a Queue's quota or limit falls; node events are refused.
+//! when a Queue's quota or limit falls; a failed node's pods are lost at once and the next
+//! session sees the node set without it; a drained node takes no new pods.
 
 use serde_json::Value;
 
@@ -103,17 +104,18 @@ fn queue_changes_take_effect_at_the_next_session() {
     assert_eq!(job(&v, "j1")["runs"], serde_json::json!([]));
 }
 
-/// Node events, MIG layouts and changes of other kinds are not simulated on a KAI
+/// MIG layouts, deletions and changes of other kinds are not simulated on a KAI
 /// scenario: `not-simulated`, naming the event's field.
 #[test]
-fn node_events_and_other_kinds_are_refused() {
-    let e = load("  - at: 1h\n    nodes: {down: [gpu-a]}\n").expect_err("refused");
-    let got: Vec<(&str, &str)> = e
-        .iter()
-        .filter(|d| d.severity == gpuquota_model::diag::Severity::Error)
-        .map(|d| (d.code.as_str(), d.field.as_str()))
-        .collect();
-    assert_eq!(got, [("not-simulated", "spec.timeline[0].nodes")]);
+fn mig_layouts_and_other_kinds_are_refused() {
+    let e = load("  - at: 1h\n    migLayout: {node: gpu-a, config: all-1g.10gb}\n")
+        .expect_err("refused");
+    assert!(
+        e.iter()
+            .any(|d| d.code.as_str() == "not-simulated"
+                || d.field.starts_with("spec.timeline[0].migLayout")),
+        "{e:?}"
+    );
     let e = load("  - at: 1h\n    delete: [{kind: Queue, name: q2}]\n").expect_err("refused");
     let got: Vec<(&str, &str)> = e
         .iter()
@@ -140,4 +142,168 @@ fn a_queue_moved_in_the_tree_is_refused_when_reached() {
     let text = format!("{e:?}");
     assert!(text.contains("not-simulated"), "{text}");
     assert!(text.contains("Queue(s) q2 created or moved"), "{text}");
+}
+
+/// Two 4-GPU nodes, one queue `q` (8 deserved, no limit).
+fn two_nodes() -> String {
+    let node = |n: &str| {
+        format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: {n}}}\nstatus: {{allocatable: {{nvidia.com/gpu: \"4\", cpu: \"64\", memory: 512Gi}}}}\n---\n"
+        )
+    };
+    node("gpu-a")
+        + &node("gpu-b")
+        + "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec: {resources: {gpu: {quota: 8, overQuotaWeight: 1, limit: -1}}}\n"
+}
+
+/// j1 (4 GPUs, 1 h) and j2 (4 GPUs, 3 h) at 0, plus `more` jobs, on [`two_nodes`] with
+/// `timeline`, 10-minute sessions until 6 h.
+fn run_nodes(more: &str, timeline: &str) -> Value {
+    let jobs = common::kai_pod("ns", "j1", "00:00", 4, "1h")
+        + &common::kai_pod("ns", "j2", "00:00", 4, "3h")
+        + more;
+    let read = common::files(vec![("cluster.yaml", two_nodes()), ("jobs.yaml", jobs)]);
+    let sim = gpuquota_sim::fuzzing::scenario("t.yaml", &scenario(timeline), "t", &read)
+        .expect("scenario");
+    gpuquota_sim::fuzzing::run_kai(&sim)
+        .expect("runs")
+        .to_json()
+}
+
+/// (start, end, how, reason, by) of each run of `name`.
+fn runs(v: &Value, name: &str) -> Vec<(i64, i64, String, String, String)> {
+    job(v, name)["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or("").to_owned();
+            (
+                r["startMs"].as_i64().expect("start"),
+                r["endMs"].as_i64().expect("end"),
+                s("end"),
+                s("reason"),
+                s("by"),
+            )
+        })
+        .collect()
+}
+
+fn nodes_of(v: &Value, name: &str, run: usize) -> Value {
+    job(v, name)["runs"][run]["nodes"].clone()
+}
+
+/// Session 0 places j1 on gpu-a and j2 on gpu-b. gpu-b fails at 1h05m: j2's pods are lost
+/// then (run 0 → 1h05m, `NodeFailures`, `by: Node/gpu-b`) and it is pending again; j1
+/// finished at 1 h, so the next session, 1h10m, which sees only gpu-a, starts j2 there
+/// afresh (its whole 3 h again: no resume): 1h10m → 4h10m. The event's entry: gpu-b down,
+/// j2 evicted, schedulable GPUs 8 → 4; the evictions count one `node` run.
+#[test]
+fn a_failed_nodes_pods_are_lost_and_the_next_session_sees_the_node_set_without_it() {
+    let v = run_nodes("", "  - at: 1h5m\n    nodes: {down: [gpu-b]}\n");
+    assert_eq!(nodes_of(&v, "j1", 0), serde_json::json!(["gpu-a"]));
+    assert_eq!(nodes_of(&v, "j2", 0), serde_json::json!(["gpu-b"]));
+    assert_eq!(
+        runs(&v, "j1"),
+        [(0, H, "Finished".into(), String::new(), String::new())]
+    );
+    assert_eq!(
+        runs(&v, "j2"),
+        [
+            (
+                0,
+                H + 5 * M,
+                "Evicted".into(),
+                "NodeFailures".into(),
+                "Node/gpu-b".into()
+            ),
+            (H + 10 * M, 4 * H + 10 * M, "Finished".into(), String::new(), String::new()),
+        ]
+    );
+    assert_eq!(job(&v, "j2")["runs"][0]["action"], "node");
+    assert_eq!(nodes_of(&v, "j2", 1), serde_json::json!(["gpu-a"]));
+    assert_eq!(v["evictions"], serde_json::json!({"node": 1}));
+    assert_eq!(
+        v["timeline"],
+        serde_json::json!([{
+            "index": 0, "atMs": H + 5 * M, "changes": [],
+            "admissionsStopped": [], "admissionsResumed": [],
+            "evicted": [{"workload": "ns/j2", "reason": "NodeFailures"}],
+            "terminating": [], "capacityBefore": {}, "capacityAfter": {},
+            "nodesDown": ["gpu-b"],
+            "devicesBefore": {"nvidia.com/gpu": 8}, "devicesAfter": {"nvidia.com/gpu": 4}
+        }])
+    );
+}
+
+/// gpu-a (j1's node) is drained at 30 min without a deadline: j1 runs on and finishes at
+/// 1 h; j3 (4 GPUs, 1 h, created at 30 min) may not go to gpu-a, now free, and waits for
+/// j2 on gpu-b: 3 h → 4 h. gpu-a back (`up`) at 2 h: j3 starts at that instant's session,
+/// 2 h → 3 h. Without the drain j3 starts at 1 h on gpu-a.
+#[test]
+fn a_drained_node_takes_no_new_pods_and_its_running_pods_finish() {
+    let j3 = common::kai_pod("ns", "j3", "00:30", 4, "1h");
+    let drain = "  - at: 30m\n    nodes: {drain: [gpu-a]}\n";
+    let v = run_nodes(&j3, drain);
+    assert_eq!(
+        runs(&v, "j1"),
+        [(0, H, "Finished".into(), String::new(), String::new())]
+    );
+    assert_eq!(
+        runs(&v, "j3"),
+        [(3 * H, 4 * H, "Finished".into(), String::new(), String::new())]
+    );
+    assert_eq!(nodes_of(&v, "j3", 0), serde_json::json!(["gpu-b"]));
+    assert_eq!(v["timeline"][0]["nodesDrained"], serde_json::json!(["gpu-a"]));
+    assert_eq!(v["timeline"][0]["evicted"], serde_json::json!([]));
+    assert_eq!(v["timeline"][0]["devicesAfter"]["nvidia.com/gpu"], 4);
+    let v = run_nodes(&j3, &format!("{drain}  - at: 2h\n    nodes: {{up: [gpu-a]}}\n"));
+    assert_eq!(
+        runs(&v, "j3"),
+        [(2 * H, 3 * H, "Finished".into(), String::new(), String::new())]
+    );
+    assert_eq!(v["timeline"][1]["nodesUp"], serde_json::json!(["gpu-a"]));
+    assert_eq!(v["timeline"][1]["devicesBefore"]["nvidia.com/gpu"], 4);
+    assert_eq!(v["timeline"][1]["devicesAfter"]["nvidia.com/gpu"], 8);
+    let v = run_nodes(&j3, "    []\n");
+    assert_eq!(runs(&v, "j3")[0].0, H);
+}
+
+/// gpu-b (j2's node) drained at 30 min with a 20-minute deadline: j2 still runs at 50 min
+/// and loses its pods then (`EvictionByEvictionAPI`, `by: Node/gpu-b`); j1 ends at 1 h, and
+/// the 1 h session starts j2 again on gpu-a, 1 h → 4 h. A second event drains gpu-b again
+/// at 40 min with a 1 h deadline: the first deadline is stale, and j2 is evicted at 1h40m
+/// instead (restarting at the 1h40m session on gpu-a, free since 1 h: 1h40m → 4h40m); an
+/// `up` at 45 min spares it.
+#[test]
+fn a_drain_deadline_evicts_what_still_runs_unless_stale() {
+    let drain = "  - at: 30m\n    nodes: {drain: [gpu-b], drainDeadline: 20m}\n";
+    let v = run_nodes("", drain);
+    let lost = |t: i64| {
+        (
+            0,
+            t,
+            "Evicted".to_owned(),
+            "EvictionByEvictionAPI".to_owned(),
+            "Node/gpu-b".to_owned(),
+        )
+    };
+    let done = |a: i64, b: i64| (a, b, "Finished".to_owned(), String::new(), String::new());
+    assert_eq!(runs(&v, "j2"), [lost(50 * M), done(H, 4 * H)]);
+    assert_eq!(nodes_of(&v, "j2", 1), serde_json::json!(["gpu-a"]));
+    assert_eq!(
+        v["timeline"][0]["evicted"],
+        serde_json::json!([{"workload": "ns/j2", "reason": "EvictionByEvictionAPI"}])
+    );
+    assert_eq!(v["timeline"][0]["drainDeadlineMs"], 20 * M);
+    let again = format!("{drain}  - at: 40m\n    nodes: {{drain: [gpu-b], drainDeadline: 1h}}\n");
+    let v = run_nodes("", &again);
+    assert_eq!(
+        runs(&v, "j2"),
+        [lost(H + 40 * M), done(H + 40 * M, 4 * H + 40 * M)]
+    );
+    assert_eq!(v["timeline"][0]["evicted"], serde_json::json!([]));
+    assert_eq!(v["timeline"][1]["evicted"][0]["workload"], "ns/j2");
+    let v = run_nodes("", &format!("{drain}  - at: 45m\n    nodes: {{up: [gpu-b]}}\n"));
+    assert_eq!(runs(&v, "j2"), [done(0, 3 * H)]);
 }
