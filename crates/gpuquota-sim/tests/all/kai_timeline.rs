@@ -108,14 +108,25 @@ fn queue_changes_take_effect_at_the_next_session() {
 /// scenario: `not-simulated`, naming the event's field.
 #[test]
 fn mig_layouts_and_other_kinds_are_refused() {
-    let e = load("  - at: 1h\n    migLayout: {node: gpu-a, config: all-1g.10gb}\n")
-        .expect_err("refused");
-    assert!(
-        e.iter()
-            .any(|d| d.code.as_str() == "not-simulated"
-                || d.field.starts_with("spec.timeline[0].migLayout")),
-        "{e:?}"
-    );
+    // a config the node's GPUs take (the common reader's checks pass): refused all the same
+    let cluster = cluster().replace(
+        "metadata: {name: gpu-a}",
+        "metadata: {name: gpu-a, labels: {nvidia.com/gpu.product: NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition}}",
+    ) + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: mig-parted, namespace: gpu-operator}\ndata:\n  config.yaml: |\n    version: v1\n    mig-configs:\n      split:\n      - devices: [0]\n        mig-enabled: true\n        mig-devices: {\"1g.24gb\": 4}\n";
+    let read = common::files(vec![("cluster.yaml", cluster), ("jobs.yaml", String::new())]);
+    let e = gpuquota_sim::fuzzing::scenario(
+        "t.yaml",
+        &scenario("  - at: 1h\n    migLayout: {node: gpu-a, config: split}\n"),
+        "t",
+        &read,
+    )
+    .expect_err("refused");
+    let got: Vec<(&str, &str)> = e
+        .iter()
+        .filter(|d| d.severity == gpuquota_model::diag::Severity::Error)
+        .map(|d| (d.code.as_str(), d.field.as_str()))
+        .collect();
+    assert_eq!(got, [("not-simulated", "spec.timeline[0].migLayout")]);
     let e = load("  - at: 1h\n    delete: [{kind: Queue, name: q2}]\n").expect_err("refused");
     let got: Vec<(&str, &str)> = e
         .iter()
