@@ -318,3 +318,40 @@ fn a_drain_deadline_evicts_what_still_runs_unless_stale() {
     let v = run_nodes("", &format!("{drain}  - at: 45m\n    nodes: {{up: [gpu-b]}}\n"));
     assert_eq!(runs(&v, "j2"), [done(0, 3 * H)]);
 }
+
+/// The KAI table and plot show the timeline as the Kueue ones do: one sentence per event
+/// (gpu-b down at 01:05, j2 evicted with `NodeFailures`, 8 → 4 schedulable GPUs; the Queue
+/// patch at 02:00 listed as a replaced Queue), and a teal rule `#N` per event in every
+/// panel, counted once in the legend (2 events); j2's lost run is a red triangle.
+#[test]
+fn the_kai_table_and_plot_show_the_timeline() {
+    let jobs = common::kai_pod("ns", "j1", "00:00", 4, "1h")
+        + &common::kai_pod("ns", "j2", "00:00", 4, "3h");
+    let read = common::files(vec![("cluster.yaml", two_nodes()), ("jobs.yaml", jobs)]);
+    let timeline = "  - at: 1h5m\n    nodes: {down: [gpu-b]}\n  - at: 2h\n    patch:\n    - {kind: Queue, name: q, mergePatch: {spec: {resources: {gpu: {limit: 4}}}}}\n";
+    let sim = gpuquota_sim::fuzzing::scenario("t.yaml", &scenario(timeline), "t", &read)
+        .expect("scenario");
+    let o = gpuquota_sim::fuzzing::run_kai(&sim).expect("runs");
+    assert_eq!(
+        o.timeline_sentences(),
+        [
+            "Timeline event 0 at 01:05: node gpu-b down. Evicted: ns/j2 (NodeFailures). Schedulable devices nvidia.com/gpu=8 -> nvidia.com/gpu=4.",
+            "Timeline event 1 at 02:00: Queue q replaced.",
+        ]
+    );
+    let table = o.to_table();
+    assert!(table.contains("1 of q's runs were evicted by node.\n"), "{table}");
+    assert!(
+        table.contains("\nTimeline event 0 at 01:05: node gpu-b down."),
+        "{table}"
+    );
+    let svg = gpuquota_sim::kai::plot::svg(sim.kai().expect("kai"), &o).expect("plot");
+    assert!(svg.contains("\n#0\n</text>"), "{svg}");
+    assert!(svg.contains("\n#1\n</text>"), "{svg}");
+    assert!(svg.contains("\nlost with its node (1)\n"), "{svg}");
+    assert_eq!(svg.matches("timeline event").count(), 1, "one legend entry");
+    assert!(svg.contains("\ntimeline event (2)\n"), "{svg}");
+    // without a timeline: no section, no mark
+    let v = run_nodes("", "    []\n");
+    assert!(v.get("timeline").is_none(), "{v}");
+}
