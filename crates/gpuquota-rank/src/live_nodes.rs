@@ -11,8 +11,8 @@
 
 use super::LiveCluster;
 use crate::ids::PerResource;
-use crate::snapshot::{NodeInfo, TaskStatus, mig_gpu_portion};
 use crate::session::SessionError;
+use crate::snapshot::{NodeInfo, TaskStatus, mig_gpu_portion};
 
 /// What a node adds to the divided total while schedulable: its allocatable, its MIG
 /// instances as GPU-equivalents.

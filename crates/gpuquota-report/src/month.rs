@@ -712,27 +712,31 @@ pub(crate) fn timeline_rows(
     for (k, e) in events.iter().enumerate() {
         let at = at_ms(start, e.at_ms).to_string();
         let mut cells = vec![
-                format!("#{}", e.index),
-                at,
-                e.changes
-                    .iter()
-                    .map(|c| format!("{} {} {}", c.kind, c.name, c.change))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                e.admissions_stopped.join(", "),
-                e.admissions_resumed.join(", "),
-                e.evicted
-                    .iter()
-                    .map(|x| format!("{} ({})", x.workload, x.reason))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                quota(&e.capacity_before),
-                quota(&e.capacity_after),
+            format!("#{}", e.index),
+            at,
+            e.changes
+                .iter()
+                .map(|c| format!("{} {} {}", c.kind, c.name, c.change))
+                .collect::<Vec<_>>()
+                .join(", "),
+            e.admissions_stopped.join(", "),
+            e.admissions_resumed.join(", "),
+            e.evicted
+                .iter()
+                .map(|x| format!("{} ({})", x.workload, x.reason))
+                .collect::<Vec<_>>()
+                .join(", "),
+            quota(&e.capacity_before),
+            quota(&e.capacity_after),
         ];
         if nodes {
-            let mut changed: Vec<String> = e.nodes_down.iter().map(|n| format!("{n} down")).collect();
+            let mut changed: Vec<String> =
+                e.nodes_down.iter().map(|n| format!("{n} down")).collect();
             changed.extend(e.nodes_drained.iter().map(|n| match e.drain_deadline_ms {
-                Some(d) => format!("{n} drained (deadline {})", at_ms(start, e.at_ms.saturating_add(d))),
+                Some(d) => format!(
+                    "{n} drained (deadline {})",
+                    at_ms(start, e.at_ms.saturating_add(d))
+                ),
                 None => format!("{n} drained"),
             }));
             changed.extend(e.nodes_up.iter().map(|n| format!("{n} up")));
@@ -740,7 +744,11 @@ pub(crate) fn timeline_rows(
             cells.push(if e.devices_before.is_empty() {
                 String::new()
             } else {
-                format!("{} -> {}", devices(&e.devices_before), devices(&e.devices_after))
+                format!(
+                    "{} -> {}",
+                    devices(&e.devices_before),
+                    devices(&e.devices_after)
+                )
             });
         }
         t.push(Row::new(cells).keyed(format!("timeline|{k}")));

@@ -428,11 +428,7 @@ impl KaiOutcome {
             if j.finished_ms.is_some() {
                 c.1 += 1;
             }
-            c.2 += j
-                .runs
-                .iter()
-                .filter(|r| r.end.is_eviction())
-                .count() as u64;
+            c.2 += j.runs.iter().filter(|r| r.end.is_eviction()).count() as u64;
             if let Some(s) = j.first_start_ms {
                 c.3.push(s - j.created_ms.max(0));
             }
@@ -442,9 +438,7 @@ impl KaiOutcome {
             let spans: Vec<(i64, i64, bool)> = j
                 .runs
                 .iter()
-                .map(|r| {
-                    (r.start_ms, r.end_ms, r.end.is_eviction())
-                })
+                .map(|r| (r.start_ms, r.end_ms, r.end.is_eviction()))
                 .collect();
             c.5.extend(crate::report::requeue_waits(&spans));
         }

@@ -113,7 +113,10 @@ fn mig_layouts_and_other_kinds_are_refused() {
         "metadata: {name: gpu-a}",
         "metadata: {name: gpu-a, labels: {nvidia.com/gpu.product: NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition}}",
     ) + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: mig-parted, namespace: gpu-operator}\ndata:\n  config.yaml: |\n    version: v1\n    mig-configs:\n      split:\n      - devices: [0]\n        mig-enabled: true\n        mig-devices: {\"1g.24gb\": 4}\n";
-    let read = common::files(vec![("cluster.yaml", cluster), ("jobs.yaml", String::new())]);
+    let read = common::files(vec![
+        ("cluster.yaml", cluster),
+        ("jobs.yaml", String::new()),
+    ]);
     let e = gpuquota_sim::fuzzing::scenario(
         "t.yaml",
         &scenario("  - at: 1h\n    migLayout: {node: gpu-a, config: split}\n"),
@@ -228,7 +231,13 @@ fn a_failed_nodes_pods_are_lost_and_the_next_session_sees_the_node_set_without_i
                 "NodeFailures".into(),
                 "Node/gpu-b".into()
             ),
-            (H + 10 * M, 4 * H + 10 * M, "Finished".into(), String::new(), String::new()),
+            (
+                H + 10 * M,
+                4 * H + 10 * M,
+                "Finished".into(),
+                String::new(),
+                String::new()
+            ),
         ]
     );
     assert_eq!(job(&v, "j2")["runs"][0]["action"], "node");
@@ -262,16 +271,34 @@ fn a_drained_node_takes_no_new_pods_and_its_running_pods_finish() {
     );
     assert_eq!(
         runs(&v, "j3"),
-        [(3 * H, 4 * H, "Finished".into(), String::new(), String::new())]
+        [(
+            3 * H,
+            4 * H,
+            "Finished".into(),
+            String::new(),
+            String::new()
+        )]
     );
     assert_eq!(nodes_of(&v, "j3", 0), serde_json::json!(["gpu-b"]));
-    assert_eq!(v["timeline"][0]["nodesDrained"], serde_json::json!(["gpu-a"]));
+    assert_eq!(
+        v["timeline"][0]["nodesDrained"],
+        serde_json::json!(["gpu-a"])
+    );
     assert_eq!(v["timeline"][0]["evicted"], serde_json::json!([]));
     assert_eq!(v["timeline"][0]["devicesAfter"]["nvidia.com/gpu"], 4);
-    let v = run_nodes(&j3, &format!("{drain}  - at: 2h\n    nodes: {{up: [gpu-a]}}\n"));
+    let v = run_nodes(
+        &j3,
+        &format!("{drain}  - at: 2h\n    nodes: {{up: [gpu-a]}}\n"),
+    );
     assert_eq!(
         runs(&v, "j3"),
-        [(2 * H, 3 * H, "Finished".into(), String::new(), String::new())]
+        [(
+            2 * H,
+            3 * H,
+            "Finished".into(),
+            String::new(),
+            String::new()
+        )]
     );
     assert_eq!(v["timeline"][1]["nodesUp"], serde_json::json!(["gpu-a"]));
     assert_eq!(v["timeline"][1]["devicesBefore"]["nvidia.com/gpu"], 4);
@@ -315,7 +342,10 @@ fn a_drain_deadline_evicts_what_still_runs_unless_stale() {
     );
     assert_eq!(v["timeline"][0]["evicted"], serde_json::json!([]));
     assert_eq!(v["timeline"][1]["evicted"][0]["workload"], "ns/j2");
-    let v = run_nodes("", &format!("{drain}  - at: 45m\n    nodes: {{up: [gpu-b]}}\n"));
+    let v = run_nodes(
+        "",
+        &format!("{drain}  - at: 45m\n    nodes: {{up: [gpu-b]}}\n"),
+    );
     assert_eq!(runs(&v, "j2"), [done(0, 3 * H)]);
 }
 
@@ -340,7 +370,10 @@ fn the_kai_table_and_plot_show_the_timeline() {
         ]
     );
     let table = o.to_table();
-    assert!(table.contains("1 of q's runs were evicted by node.\n"), "{table}");
+    assert!(
+        table.contains("1 of q's runs were evicted by node.\n"),
+        "{table}"
+    );
     assert!(
         table.contains("\nTimeline event 0 at 01:05: node gpu-b down."),
         "{table}"
