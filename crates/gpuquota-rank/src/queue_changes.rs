@@ -151,6 +151,41 @@ impl LiveCluster {
     }
 }
 
+impl LiveCluster {
+    /// Takes the queue tree of `fresh` (a checked input built from the platform as it is
+    /// now: Queues created, deleted or moved), keeping everything else: the jobs, their
+    /// pods' states and placements, the nodes (cordons included) and the divided total.
+    /// Each job's queue is looked up again by its key in `fresh` (`None`: its Queue is gone,
+    /// so no session sees it, as KAI's snapshot ignores a PodGroup whose Queue does not
+    /// exist; its running pods keep their nodes). The next session builds its open state
+    /// afresh. Returns the names of the queues of the new tree, in its order.
+    ///
+    /// # Complexity
+    /// O(J log J + Q) for J jobs and Q queues.
+    pub fn replace_queues(&mut self, fresh: crate::Input) -> Vec<String> {
+        let fresh = fresh.into_cluster();
+        let queue_of: BTreeMap<&str, Option<crate::ids::QueueId>> = fresh
+            .jobs
+            .iter()
+            .map(|j| (j.key.as_str(), j.queue))
+            .collect();
+        for j in self.cluster.jobs.iter_mut().chain(self.parked.values_mut()) {
+            j.queue = queue_of.get(j.key.as_str()).copied().flatten();
+        }
+        let names = fresh
+            .hierarchy
+            .queues()
+            .iter()
+            .map(|q| q.name.clone())
+            .collect();
+        self.cluster.hierarchy = fresh.hierarchy;
+        self.cluster.queues = fresh.queues;
+        self.cluster.orphan_queues = fresh.orphan_queues;
+        self.kept = None;
+        names
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

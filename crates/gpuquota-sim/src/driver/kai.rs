@@ -20,6 +20,7 @@ use crate::scenario::at_ms;
 
 pub(crate) mod caps;
 mod nodes;
+mod queues;
 pub mod usage;
 
 /// A policy outside KAI consulted before every session (a budget, a maintenance window):
@@ -183,6 +184,9 @@ struct Sim<'s> {
     /// The completions the last session's placements made, for the kernel's queue.
     completions: Vec<Event>,
     series: Vec<QueueSeries>,
+    /// Per queue of the live tree, its series, once the timeline rebuilt the tree
+    /// ([`queues`]); `None`: queue `q`'s series is `series[q]`.
+    series_of: Option<Vec<usize>>,
     fair: Vec<f64>,
     /// Something changed since the last session.
     dirty: bool,
@@ -375,6 +379,7 @@ impl<'s> Sim<'s> {
             arrivals,
             completions: Vec::new(),
             series,
+            series_of: None,
             fair: vec![0.0; nq],
             dirty: true,
             quiet: false,
@@ -960,6 +965,7 @@ pub(crate) fn run_reporting(
         error: None,
         staged: QueueChanges::default(),
         nodes: nodes::KaiNodes::default(),
+        rebuild: None,
     };
     // a copy of the model only with a timeline
     let platform = (!sc.timeline.events.is_empty()).then(|| crate::kernel::Platform {
@@ -988,6 +994,9 @@ struct KaiDriver<'s, 'h, 'r, 'p> {
     staged: QueueChanges,
     /// The timeline's node state and every event's effect ([`nodes`]).
     nodes: nodes::KaiNodes,
+    /// The platform as the timeline left it, when a Queue was created, deleted or moved
+    /// since the last session: the next session opens on its tree ([`queues`]).
+    rebuild: Option<gpuquota_model::Model>,
 }
 
 impl KaiDriver<'_, '_, '_, '_> {
@@ -996,7 +1005,11 @@ impl KaiDriver<'_, '_, '_, '_> {
     fn session_at(&mut self, t: i64, queue: &mut Queue) -> Result<bool, Error> {
         let sim = &mut self.sim;
         sim.now_ms = sim.now_ms.max(t);
-        if !self.staged.is_empty() {
+        if let Some(model) = self.rebuild.take() {
+            // the tree built from the platform as it is now holds every staged change
+            self.staged = QueueChanges::default();
+            sim.rebuild_queues(&model, t, self.sessions)?;
+        } else if !self.staged.is_empty() {
             apply_staged(sim, &mut self.staged, t)?;
         }
         let mut run_it = (sim.dirty && !sim.quiet) || sim.time_dependent;
@@ -1016,10 +1029,27 @@ impl KaiDriver<'_, '_, '_, '_> {
                 queue.push(e);
             }
         }
-        for (q, s) in sim.series.iter_mut().enumerate() {
-            s.fair_share.push(sim.fair[q]);
-            s.allocated
-                .push(sim.alloc[QueueId::new(q)][Resource::Gpu] as f64 / 1e9);
+        match &sim.series_of {
+            None => {
+                for (q, s) in sim.series.iter_mut().enumerate() {
+                    s.fair_share.push(sim.fair[q]);
+                    s.allocated
+                        .push(sim.alloc[QueueId::new(q)][Resource::Gpu] as f64 / 1e9);
+                }
+            }
+            Some(map) => {
+                for s in &mut sim.series {
+                    s.fair_share.push(0.0);
+                    s.allocated.push(0.0);
+                }
+                for (q, &i) in map.iter().enumerate() {
+                    let s = &mut sim.series[i];
+                    if let (Some(f), Some(a)) = (s.fair_share.last_mut(), s.allocated.last_mut()) {
+                        *f = sim.fair[q];
+                        *a = sim.alloc[QueueId::new(q)][Resource::Gpu] as f64 / 1e9;
+                    }
+                }
+            }
         }
         self.sessions += 1;
         let end = sim.sc.end_ms;
@@ -1120,7 +1150,11 @@ impl Driver for KaiDriver<'_, '_, '_, '_> {
                 Some(crate::timeline::Object::Queue(q)) => Some(&**q),
                 _ => None,
             };
-            self.staged.stage(before, model.queues.get(&c.key));
+            let after = model.queues.get(&c.key);
+            if self.rebuild.is_some() || queues::reshapes(before, after) {
+                self.rebuild = Some(model.clone());
+            }
+            self.staged.stage(before, after);
         }
         true
     }

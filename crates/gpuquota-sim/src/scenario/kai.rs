@@ -511,10 +511,10 @@ fn simulation(
 }
 
 /// `spec.timeline` of a KAI scenario, read and checked as a Kueue scenario's
-/// ([`crate::timeline::Timeline::parse`]), then MIG layout changes, deletions and kinds
-/// other than Queue refused (`not-simulated`, naming `spec.timeline[i].migLayout` or the
-/// object's `apply[j]`/`patch[j]`/`delete[j]`): the KAI driver applies Queue changes and
-/// node events.
+/// ([`crate::timeline::Timeline::parse`]), then MIG layout changes and kinds other than
+/// Queue refused (`not-simulated`, naming `spec.timeline[i].migLayout` or the object's
+/// `apply[j]`/`patch[j]`/`delete[j]`): the KAI driver applies Queue changes (created,
+/// replaced, deleted) and node events.
 fn kai_timeline(
     name: &str,
     value: Option<&serde_json::Value>,
@@ -538,9 +538,10 @@ fn kai_timeline(
                 crate::timeline::Op::Put { object, .. } if object.kind() != Kind::Queue => {
                     errors.push(refuse(&o.field, format!("a {} change is not simulated on a KAI scenario (its timeline changes Queues only)", object.kind().as_str())));
                 }
-                crate::timeline::Op::Delete { kind, .. } => {
-                    errors.push(refuse(&o.field, format!("deleting a {} is not simulated on a KAI scenario (its timeline changes Queues' quota, limit, weight and priority only)", kind.as_str())));
+                crate::timeline::Op::Delete { kind, .. } if *kind != Kind::Queue => {
+                    errors.push(refuse(&o.field, format!("deleting a {} is not simulated on a KAI scenario (its timeline changes Queues and nodes only)", kind.as_str())));
                 }
+                crate::timeline::Op::Delete { .. } => {}
                 crate::timeline::Op::Put { .. } => {}
             }
         }

@@ -104,7 +104,7 @@ fn queue_changes_take_effect_at_the_next_session() {
     assert_eq!(job(&v, "j1")["runs"], serde_json::json!([]));
 }
 
-/// MIG layouts, deletions and changes of other kinds are not simulated on a KAI
+/// MIG layouts, deletions of other kinds and changes of other kinds are not simulated on a KAI
 /// scenario: `not-simulated`, naming the event's field.
 #[test]
 fn mig_layouts_and_other_kinds_are_refused() {
@@ -130,7 +130,7 @@ fn mig_layouts_and_other_kinds_are_refused() {
         .map(|d| (d.code.as_str(), d.field.as_str()))
         .collect();
     assert_eq!(got, [("not-simulated", "spec.timeline[0].migLayout")]);
-    let e = load("  - at: 1h\n    delete: [{kind: Queue, name: q2}]\n").expect_err("refused");
+    let e = load("  - at: 1h\n    delete: [{kind: Node, name: gpu-a}]\n").expect_err("refused");
     let got: Vec<(&str, &str)> = e
         .iter()
         .map(|d| (d.code.as_str(), d.field.as_str()))
@@ -144,18 +144,6 @@ fn mig_layouts_and_other_kinds_are_refused() {
             .any(|d| d.field.starts_with("spec.timeline[0].patch[0]")),
         "{e:?}"
     );
-}
-
-/// A Queue moved in the tree (a new parent) is a change the live cluster cannot take in
-/// place: the run stops with `not-simulated`, naming the queue.
-#[test]
-fn a_queue_moved_in_the_tree_is_refused_when_reached() {
-    let sim = load("  - at: 1h\n    patch: [{kind: Queue, name: q2, mergePatch: {spec: {parentQueue: null}}}]\n")
-        .expect("read");
-    let e = gpuquota_sim::fuzzing::run_kai(&sim).expect_err("refused");
-    let text = format!("{e:?}");
-    assert!(text.contains("not-simulated"), "{text}");
-    assert!(text.contains("Queue(s) q2 created or moved"), "{text}");
 }
 
 /// Two 4-GPU nodes, one queue `q` (8 deserved, no limit).
@@ -387,4 +375,112 @@ fn the_kai_table_and_plot_show_the_timeline() {
     // without a timeline: no section, no mark
     let v = run_nodes("", "    []\n");
     assert!(v.get("timeline").is_none(), "{v}");
+}
+
+/// A pod of `queue` (as `common::kai_pod`, whose queue is always `q`).
+fn pod_in(queue: &str, name: &str, at: &str, gpus: u32, runtime: &str) -> String {
+    common::kai_pod("ns", name, at, gpus, runtime).replace(
+        "kai.scheduler/queue: q}",
+        &format!("kai.scheduler/queue: {queue}}}"),
+    )
+}
+
+/// [`cluster`] with `jobs`, `extra` files and `timeline`: 10-minute sessions until 6 h.
+fn run_queues(jobs: &str, extra: Vec<(&'static str, String)>, timeline: &str) -> Value {
+    let mut files = vec![("cluster.yaml", cluster()), ("jobs.yaml", jobs.to_owned())];
+    files.extend(extra);
+    let read = common::files(files);
+    let sim = gpuquota_sim::fuzzing::scenario("t.yaml", &scenario(timeline), "t", &read)
+        .expect("scenario");
+    gpuquota_sim::fuzzing::run_kai(&sim)
+        .expect("runs")
+        .to_json()
+}
+
+/// j3 (2 GPUs, 1 h) names `q3`, which does not exist: pending with `QueueDoesNotExist`. At
+/// 1h05m `q3` is created under a new parent `dept2` (one file, both Queues): they join the
+/// tree at the next session, 1h10m, where j3 starts; it ends at 2h10m. `q3`'s series has
+/// zeros for the 7 sessions before (0 … 1h) and 2 GPUs from the 1h10m session (index 7)
+/// to the 2h session (index 12); its parent is `dept2`.
+#[test]
+fn a_queue_created_mid_run_joins_the_tree_at_the_next_session() {
+    let jobs = pod_in("q3", "j3", "00:00", 2, "1h");
+    let v = run_queues(&jobs, vec![], "    []\n");
+    assert_eq!(job(&v, "j3")["runs"], serde_json::json!([]));
+    assert_eq!(job(&v, "j3")["pending"]["reason"], "QueueDoesNotExist");
+    let q3 = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: dept2}\nspec: {resources: {gpu: {quota: 2, overQuotaWeight: 1, limit: -1}}}\n---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q3}\nspec: {parentQueue: dept2, resources: {gpu: {quota: 2, overQuotaWeight: 1, limit: -1}}}\n";
+    let v = run_queues(
+        &jobs,
+        vec![("q3.yaml", q3.to_owned())],
+        "  - at: 1h5m\n    apply: [q3.yaml]\n",
+    );
+    let j3 = job(&v, "j3");
+    assert_eq!(j3["runs"].as_array().map(Vec::len), Some(1), "{j3}");
+    assert_eq!(j3["runs"][0]["startMs"], H + 10 * M);
+    assert_eq!(j3["finishedMs"], 2 * H + 10 * M);
+    let series = &v["queues"]["q3"];
+    assert_eq!(series["parent"], "dept2");
+    let alloc: Vec<f64> = series["allocated"]
+        .as_array()
+        .expect("series")
+        .iter()
+        .map(|x| x.as_f64().expect("number"))
+        .collect();
+    assert_eq!(alloc.len(), 36, "one point per session of 6 h");
+    assert_eq!(alloc[..7], [0.0; 7]);
+    assert_eq!(alloc[7..13], [2.0; 6]);
+    assert_eq!(alloc[13], 0.0);
+    assert_eq!(
+        v["timeline"][0]["changes"],
+        serde_json::json!([
+            {"kind": "Queue", "name": "dept2", "change": "created"},
+            {"kind": "Queue", "name": "q3", "change": "created"}
+        ])
+    );
+}
+
+/// `q2` holds r (4 GPUs, 3 h, running from 0) and p (4 GPUs, 1 h, created at 1h30m). `q2`
+/// is deleted at 1h05m: from the 1h10m session KAI's snapshot ignores its PodGroups, so r
+/// runs on to 3 h (not evicted), p stays pending (`QueueDoesNotExist`) although 4 GPUs are
+/// free, and `q2`'s series shows 4 GPUs until the 1 h session (index 6), 0 from the 1h10m
+/// one. Without the deletion p runs 1h30m → 2h30m.
+#[test]
+fn a_deleted_queues_running_jobs_run_on_and_its_pending_jobs_wait() {
+    let jobs = pod_in("q2", "r", "00:00", 4, "3h") + &pod_in("q2", "p", "01:30", 4, "1h");
+    let v = run_queues(&jobs, vec![], "    []\n");
+    assert_eq!(job(&v, "p")["runs"][0]["startMs"], H + 30 * M);
+    let v = run_queues(
+        &jobs,
+        vec![],
+        "  - at: 1h5m\n    delete: [{kind: Queue, name: q2}]\n",
+    );
+    let r = job(&v, "r");
+    assert_eq!(r["runs"].as_array().map(Vec::len), Some(1), "{r}");
+    assert_eq!(r["runs"][0]["startMs"], 0);
+    assert_eq!(r["finishedMs"], 3 * H);
+    let p = job(&v, "p");
+    assert_eq!(p["runs"], serde_json::json!([]));
+    assert_eq!(p["pending"]["reason"], "QueueDoesNotExist");
+    let alloc = &v["queues"]["q2"]["allocated"];
+    assert_eq!(alloc[6], 4.0);
+    assert_eq!(alloc[7], 0.0);
+    assert_eq!(v["evictions"], serde_json::json!({}));
+}
+
+/// `q2` (r: 4 GPUs, 3 h from 0) moved from `dept` to the top level at 1 h: the 1 h session
+/// (the event applies before it) counts r under `q2` alone; `dept` held r's 4 GPUs until
+/// the 50 min session (index 5) and holds nothing from the 1 h one (index 6); r runs on.
+#[test]
+fn a_queue_moved_in_the_tree_counts_under_its_new_parent_from_the_next_session() {
+    let jobs = pod_in("q2", "r", "00:00", 4, "3h");
+    let v = run_queues(
+        &jobs,
+        vec![],
+        "  - at: 1h\n    patch: [{kind: Queue, name: q2, mergePatch: {spec: {parentQueue: null}}}]\n",
+    );
+    assert_eq!(v["queues"]["q2"]["parent"], Value::Null);
+    assert_eq!(v["queues"]["dept"]["allocated"][5], 4.0);
+    assert_eq!(v["queues"]["dept"]["allocated"][6], 0.0);
+    assert_eq!(v["queues"]["q2"]["allocated"][6], 4.0);
+    assert_eq!(job(&v, "r")["finishedMs"], 3 * H);
 }
