@@ -12,8 +12,8 @@
 //! cluster's queue tree; running jobs are not touched (a queue over its new limit is
 //! reclaimed from or preempted only by the session's own rules). A change of the tree's
 //! shape (a queue created or deleted, a new parent) or of a min-runtime (inherited down the
-//! tree) is returned in [`AppliedQueues::rebuild`]: the driver rebuilds the cluster from the
-//! model for that session.
+//! tree) is returned in [`AppliedQueues::rebuild`]: the driver builds the input from the
+//! model for that session and hands its tree to [`LiveCluster::replace_queues`].
 //!
 //! # Complexity
 //! Staging: O(log staged). Applying: O(staged × (queues + resources)) plus reading the
