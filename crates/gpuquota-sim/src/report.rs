@@ -872,7 +872,7 @@ impl Report {
     /// # Complexity
     /// O(events × (objects changed + evictions + flavor-resources)).
     pub fn timeline_output(&self) -> Vec<TimelineOut> {
-        timeline_out(&self.outcome.timeline, &|u| self.usage_map(u))
+        timeline_out(&self.outcome.timeline, |u: &[(u32, i64)]| self.usage_map(u))
     }
 
     /// One line per timeline event for the table: when, what changed, and its effect.
@@ -891,7 +891,7 @@ impl Report {
                 v.join(", ")
             }
         };
-        timeline_lines(&self.outcome.timeline, self.start, &quota)
+        timeline_lines(&self.outcome.timeline, self.start, quota)
     }
 
     /// The JSON's `queues` section alone (what [`Report::to_output`] puts there), without
@@ -1409,7 +1409,7 @@ pub(crate) fn bill_section(out: &mut String, chargeback: &Chargeback) {
 /// O(events × (objects changed + evictions + flavor-resources)).
 pub(crate) fn timeline_out(
     effects: &[TimelineEffect],
-    usage_map: &dyn Fn(&[(u32, i64)]) -> UsageOut,
+    usage_map: impl Fn(&[(u32, i64)]) -> UsageOut,
 ) -> Vec<TimelineOut> {
     effects
         .iter()
@@ -1467,7 +1467,7 @@ pub(crate) fn timeline_out(
 pub(crate) fn timeline_lines(
     effects: &[TimelineEffect],
     start: Timestamp,
-    quota: &dyn Fn(&[(u32, i64)]) -> String,
+    quota: impl Fn(&[(u32, i64)]) -> String,
 ) -> Vec<String> {
     let mut lines = Vec::new();
     for e in effects {

@@ -523,7 +523,7 @@ impl KaiOutcome {
             preemptions: self.evictions,
             budgets: self.budgets.clone(),
             chargeback: self.chargeback.clone(),
-            timeline: crate::report::timeline_out(&self.timeline, &|_| {
+            timeline: crate::report::timeline_out(&self.timeline, |_: &[(u32, i64)]| {
                 crate::report::UsageOut::new()
             }),
             warnings: self.warnings.iter().map(ToString::to_string).collect(),
@@ -625,7 +625,9 @@ impl KaiOutcome {
     /// One line per timeline event for the table (the Kueue table's sentences): when, what
     /// changed, and its effect.
     pub fn timeline_sentences(&self) -> Vec<String> {
-        crate::report::timeline_lines(&self.timeline, self.start, &|_| "none".to_owned())
+        crate::report::timeline_lines(&self.timeline, self.start, |_: &[(u32, i64)]| {
+            "none".to_owned()
+        })
     }
 }
 
