@@ -286,4 +286,25 @@ status: {phase: Pending}
         assert_eq!(applied.rebuild, ["a", "b", "c"]);
         assert!(applied.updated.is_empty());
     }
+
+    /// Queue `a` (p's) deleted and `c` created under a new tree: after `replace_queues`
+    /// the tree is `b`, `c`, p is still submitted but names no queue (no session sees it),
+    /// and the node and total are kept.
+    #[test]
+    fn replaced_queues_keep_the_jobs_and_look_their_queues_up_again() {
+        let (mut model, mut live) = setup();
+        assert!(live.submit("ns/p"));
+        let totals = live.cluster().totals;
+        let mut c = model.queues["b"].clone();
+        c.metadata.name = "c".to_owned();
+        model.queues.remove("a");
+        model.queues.insert("c".to_owned(), c);
+        let fresh = crate::Input::from_model(&model, &crate::Options::default()).expect("input");
+        assert_eq!(live.replace_queues(fresh), ["b", "c"]);
+        assert!(live.is_submitted("ns/p"));
+        assert_eq!(live.job("ns/p").expect("p").queue, None);
+        assert_eq!(live.cluster().totals, totals);
+        let r = live.session(&SessionOptions::default()).expect("session");
+        assert!(r.allocated.is_empty());
+    }
 }
