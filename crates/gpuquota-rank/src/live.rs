@@ -62,6 +62,10 @@ use std::collections::BTreeMap;
 #[path = "queue_changes.rs"]
 pub mod queue_changes;
 
+// Nodes cordoned, failed and back between sessions, in their own file.
+#[path = "live_nodes.rs"]
+mod nodes;
+
 use gpuquota_model::Timestamp;
 
 use crate::division::DivisionError;

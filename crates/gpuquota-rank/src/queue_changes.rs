@@ -12,8 +12,8 @@
 //! cluster's queue tree; running jobs are not touched (a queue over its new limit is
 //! reclaimed from or preempted only by the session's own rules). A change of the tree's
 //! shape (a queue created or deleted, a new parent) or of a min-runtime (inherited down the
-//! tree) is returned in [`AppliedQueues::rebuild`]: the driver rebuilds the cluster from the
-//! model for that session.
+//! tree) is returned in [`AppliedQueues::rebuild`]: the driver builds the input from the
+//! model for that session and hands its tree to [`LiveCluster::replace_queues`].
 //!
 //! # Complexity
 //! Staging: O(log staged). Applying: O(staged × (queues + resources)) plus reading the
@@ -151,6 +151,41 @@ impl LiveCluster {
     }
 }
 
+impl LiveCluster {
+    /// Takes the queue tree of `fresh` (a checked input built from the platform as it is
+    /// now: Queues created, deleted or moved), keeping everything else: the jobs, their
+    /// pods' states and placements, the nodes (cordons included) and the divided total.
+    /// Each job's queue is looked up again by its key in `fresh` (`None`: its Queue is gone,
+    /// so no session sees it, as KAI's snapshot ignores a PodGroup whose Queue does not
+    /// exist; its running pods keep their nodes). The next session builds its open state
+    /// afresh. Returns the names of the queues of the new tree, in its order.
+    ///
+    /// # Complexity
+    /// O(J log J + Q) for J jobs and Q queues.
+    pub fn replace_queues(&mut self, fresh: crate::Input) -> Vec<String> {
+        let fresh = fresh.into_cluster();
+        let queue_of: BTreeMap<&str, Option<crate::ids::QueueId>> = fresh
+            .jobs
+            .iter()
+            .map(|j| (j.key.as_str(), j.queue))
+            .collect();
+        for j in self.cluster.jobs.iter_mut().chain(self.parked.values_mut()) {
+            j.queue = queue_of.get(j.key.as_str()).copied().flatten();
+        }
+        let names = fresh
+            .hierarchy
+            .queues()
+            .iter()
+            .map(|q| q.name.clone())
+            .collect();
+        self.cluster.hierarchy = fresh.hierarchy;
+        self.cluster.queues = fresh.queues;
+        self.cluster.orphan_queues = fresh.orphan_queues;
+        self.kept = None;
+        names
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,5 +285,26 @@ status: {phase: Pending}
             .expect("applied");
         assert_eq!(applied.rebuild, ["a", "b", "c"]);
         assert!(applied.updated.is_empty());
+    }
+
+    /// Queue `a` (p's) deleted and `c` created under a new tree: after `replace_queues`
+    /// the tree is `b`, `c`, p is still submitted but names no queue (no session sees it),
+    /// and the node and total are kept.
+    #[test]
+    fn replaced_queues_keep_the_jobs_and_look_their_queues_up_again() {
+        let (mut model, mut live) = setup();
+        assert!(live.submit("ns/p"));
+        let totals = live.cluster().totals;
+        let mut c = model.queues["b"].clone();
+        c.metadata.name = "c".to_owned();
+        model.queues.remove("a");
+        model.queues.insert("c".to_owned(), c);
+        let fresh = crate::Input::from_model(&model, &crate::Options::default()).expect("input");
+        assert_eq!(live.replace_queues(fresh), ["b", "c"]);
+        assert!(live.is_submitted("ns/p"));
+        assert_eq!(live.job("ns/p").expect("p").queue, None);
+        assert_eq!(live.cluster().totals, totals);
+        let r = live.session(&SessionOptions::default()).expect("session");
+        assert!(r.allocated.is_empty());
     }
 }

@@ -670,52 +670,88 @@ fn usage_blocks(sc: &Scenario, r: &Report, id: &str, zoom: bool) -> Result<Vec<B
 /// The run's timeline events, one row each (the report's `timeline` section): when, what
 /// changed, and its effect; `None` without a timeline.
 fn timeline_table(r: &Report) -> Option<Table> {
-    let events = r.timeline_output();
+    timeline_rows(&r.timeline_output(), r.start, false)
+}
+
+/// The timeline table of either engine's `timeline` section (`None` when empty); with
+/// `nodes`, two more columns: the node changes and the schedulable devices before → after.
+pub(crate) fn timeline_rows(
+    events: &[gpuquota_sim::report::TimelineOut],
+    start: gpuquota_model::Timestamp,
+    nodes: bool,
+) -> Option<Table> {
     if events.is_empty() {
         return None;
     }
-    let mut t = Table::new(
-        "Timeline: what each event of the scenario changed",
-        &[
-            "event",
-            "at",
-            "changes",
-            "admissions stopped",
-            "admissions resumed",
-            "evicted",
-            "quota before",
-            "quota after",
-        ],
-    );
+    let mut header = vec![
+        "event",
+        "at",
+        "changes",
+        "admissions stopped",
+        "admissions resumed",
+        "evicted",
+        "quota before",
+        "quota after",
+    ];
+    if nodes {
+        header.extend(["nodes", "schedulable devices"]);
+    }
+    let mut t = Table::new("Timeline: what each event of the scenario changed", &header);
     let quota = |u: &gpuquota_sim::report::UsageOut| {
         u.iter()
             .flat_map(|(f, m)| m.iter().map(move |(res, v)| format!("{f} {res} {v}")))
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let devices = |d: &BTreeMap<String, i64>| {
+        d.iter()
+            .map(|(r, n)| format!("{r} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     for (k, e) in events.iter().enumerate() {
-        let at = at_ms(r.start, e.at_ms).to_string();
-        t.push(
-            Row::new([
-                format!("#{}", e.index),
-                at,
-                e.changes
-                    .iter()
-                    .map(|c| format!("{} {} {}", c.kind, c.name, c.change))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                e.admissions_stopped.join(", "),
-                e.admissions_resumed.join(", "),
-                e.evicted
-                    .iter()
-                    .map(|x| format!("{} ({})", x.workload, x.reason))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                quota(&e.capacity_before),
-                quota(&e.capacity_after),
-            ])
-            .keyed(format!("timeline|{k}")),
-        );
+        let at = at_ms(start, e.at_ms).to_string();
+        let mut cells = vec![
+            format!("#{}", e.index),
+            at,
+            e.changes
+                .iter()
+                .map(|c| format!("{} {} {}", c.kind, c.name, c.change))
+                .collect::<Vec<_>>()
+                .join(", "),
+            e.admissions_stopped.join(", "),
+            e.admissions_resumed.join(", "),
+            e.evicted
+                .iter()
+                .map(|x| format!("{} ({})", x.workload, x.reason))
+                .collect::<Vec<_>>()
+                .join(", "),
+            quota(&e.capacity_before),
+            quota(&e.capacity_after),
+        ];
+        if nodes {
+            let mut changed: Vec<String> =
+                e.nodes_down.iter().map(|n| format!("{n} down")).collect();
+            changed.extend(e.nodes_drained.iter().map(|n| match e.drain_deadline_ms {
+                Some(d) => format!(
+                    "{n} drained (deadline {})",
+                    at_ms(start, e.at_ms.saturating_add(d))
+                ),
+                None => format!("{n} drained"),
+            }));
+            changed.extend(e.nodes_up.iter().map(|n| format!("{n} up")));
+            cells.push(changed.join(", "));
+            cells.push(if e.devices_before.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "{} -> {}",
+                    devices(&e.devices_before),
+                    devices(&e.devices_after)
+                )
+            });
+        }
+        t.push(Row::new(cells).keyed(format!("timeline|{k}")));
     }
     Some(t)
 }

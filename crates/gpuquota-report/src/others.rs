@@ -125,6 +125,12 @@ fn kai_sections(sc: &KaiScenario, o: &KaiOutcome, prefix: &str) -> Result<Vec<Se
     }
     s.push(Block::Sentences(sentences));
     sections.push(s);
+    if let Some(t) = crate::month::timeline_rows(&out.timeline, o.start, true) {
+        let mut s = Section::new(id("timeline"), format!("{name}: the timeline"));
+        s.push(Block::Sentences(o.timeline_sentences()));
+        s.push(Block::Table(t));
+        sections.push(s);
+    }
 
     if let Some(c) = &out.chargeback {
         let mut s = Section::new(id("bill"), format!("{name}: the bill"));
@@ -178,7 +184,11 @@ fn kai_sections(sc: &KaiScenario, o: &KaiOutcome, prefix: &str) -> Result<Vec<Se
                 &svg,
                 &id("usage-chart"),
                 &format!("{name}: GPUs allocated per queue against fair share"),
-                "Per leaf queue, GPUs allocated after each session (filled) against the fair share the session divided (dashed); the table below gives each queue's mean and last values.",
+                &if out.timeline.is_empty() {
+                    "Per leaf queue, GPUs allocated after each session (filled) against the fair share the session divided (dashed); the table below gives each queue's mean and last values.".to_owned()
+                } else {
+                    "Per leaf queue, GPUs allocated after each session (filled) against the fair share the session divided (dashed); the table below gives each queue's mean and last values. Teal rules labelled #N mark the events of the scenario's timeline; the timeline table says what each did.".to_owned()
+                },
             ),
             table: Some(t),
         }),

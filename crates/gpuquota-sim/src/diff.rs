@@ -58,7 +58,7 @@ use gpuquota_metering::budget::CardMap;
 use gpuquota_metering::figure::{GpuHours, Money};
 use serde::Serialize;
 
-use crate::kai::{KaiOutcome, KaiRunEnd, KaiScenario};
+use crate::kai::{KaiOutcome, KaiScenario};
 use crate::{Report, RunEnd, Scenario, Simulation, SimulationReport};
 
 /// The metrics, in output order.
@@ -239,10 +239,7 @@ impl<'a> Simulated<'a> {
                                 quota_units: r.usage[gpuquota_rank::division::Resource::Gpu]
                                     * gpuquota_metering::money::L
                                     / 1_000_000_000,
-                                preempted: matches!(
-                                    r.end,
-                                    KaiRunEnd::Evicted { .. } | KaiRunEnd::Stopped { .. }
-                                ),
+                                preempted: r.end.is_eviction(),
                             })
                             .collect(),
                     })

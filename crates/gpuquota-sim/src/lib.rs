@@ -166,7 +166,10 @@
 //!   admitted workloads stays, admitting nothing, until the last of them ends, and a new
 //!   ClusterQueue or Cohort joins (and lends) at that instant; the pending workloads queue
 //!   again. Under `resourcequota` a changed ResourceQuota caps the next pod creation and
-//!   evicts nothing. Limits: admission fair sharing's LocalQueue ledgers restart at each
+//!   evicts nothing. Under KAI a Queue's change (quota, limit, weight, priority; created,
+//!   deleted, moved) takes effect at the next session, node events at once with the next
+//!   session seeing the new node set, and the KAI report gets the same `timeline` section
+//!   ([`timeline`]'s docs). Limits: admission fair sharing's LocalQueue ledgers restart at each
 //!   rebuild; Budgets with a timeline are refused (`not-simulated`); a change that adds a
 //!   resource while Nodes are checked (or, under `resourcequota`, at all) ends the run
 //!   with a `not-simulated` error. Every rebuilt world is kept until the run ends (the

@@ -11,7 +11,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::engine::{Outcome, RunEnd};
+use crate::engine::{Outcome, RunEnd, TimelineEffect};
 use crate::scenario::at_ms;
 
 pub mod kai;
@@ -872,166 +872,26 @@ impl Report {
     /// # Complexity
     /// O(events × (objects changed + evictions + flavor-resources)).
     pub fn timeline_output(&self) -> Vec<TimelineOut> {
-        self.outcome
-            .timeline
-            .iter()
-            .map(|e| TimelineOut {
-                index: e.index,
-                at_ms: e.at_ms,
-                changes: e
-                    .changes
-                    .iter()
-                    .map(|(kind, name, change)| TimelineChangeOut {
-                        kind: kind.clone(),
-                        name: name.clone(),
-                        change: (*change).to_owned(),
-                    })
-                    .collect(),
-                admissions_stopped: e.admissions_stopped.clone(),
-                admissions_resumed: e.admissions_resumed.clone(),
-                evicted: e
-                    .evicted
-                    .iter()
-                    .map(|(workload, reason)| TimelineEvictionOut {
-                        workload: workload.clone(),
-                        reason: reason.clone(),
-                    })
-                    .collect(),
-                terminating: e
-                    .terminating
-                    .iter()
-                    .map(|(cq, left)| TerminatingOut {
-                        cluster_queue: cq.clone(),
-                        left_ms: *left,
-                    })
-                    .collect(),
-                capacity_before: self.usage_map(&e.capacity_before),
-                capacity_after: self.usage_map(&e.capacity_after),
-                nodes_down: e.nodes_down.clone(),
-                nodes_drained: e.nodes_drained.clone(),
-                drain_deadline_ms: e.drain_deadline_ms,
-                nodes_up: e.nodes_up.clone(),
-                devices_before: e.devices_before.iter().cloned().collect(),
-                devices_after: e.devices_after.iter().cloned().collect(),
-                mig_window: e.mig_window.as_ref().map(|w| MigWindowOut {
-                    node: w.node.clone(),
-                    config: w.config.clone(),
-                    opened_ms: w.opened_ms,
-                    closed_ms: w.closed_ms,
-                    waited: w.waited.clone(),
-                }),
-            })
-            .collect()
+        timeline_out(&self.outcome.timeline, |u: &[(u32, i64)]| self.usage_map(u))
     }
 
     /// One line per timeline event for the table: when, what changed, and its effect.
     pub fn timeline_sentences(&self) -> Vec<String> {
-        let mut lines = Vec::new();
-        for e in &self.outcome.timeline {
-            let mut parts: Vec<String> = e
-                .changes
+        let quota = |c: &[(u32, i64)]| {
+            let v: Vec<String> = c
                 .iter()
-                .map(|(k, n, c)| format!("{k} {n} {c}"))
+                .map(|&(fr, a)| {
+                    let (f, r) = self.fr_name(fr);
+                    format!("{}{}={}", flavor_prefix(f), r, r.format_amount(Amount(a)))
+                })
                 .collect();
-            parts.extend(e.nodes_down.iter().map(|n| format!("node {n} down")));
-            parts.extend(e.nodes_drained.iter().map(|n| match e.drain_deadline_ms {
-                Some(d) => format!(
-                    "node {n} drained (deadline {})",
-                    clock(self.start, e.at_ms.saturating_add(d))
-                ),
-                None => format!("node {n} drained"),
-            }));
-            parts.extend(e.nodes_up.iter().map(|n| format!("node {n} up")));
-            if let Some(w) = &e.mig_window {
-                parts.push(format!(
-                    "MIG window on node {} (config {}) {}",
-                    w.node,
-                    w.config,
-                    match w.closed_ms {
-                        Some(c) => format!("closed at {}", clock(self.start, c)),
-                        None => "still open at the end".to_owned(),
-                    }
-                ));
+            if v.is_empty() {
+                "none".to_owned()
+            } else {
+                v.join(", ")
             }
-            if parts.is_empty() {
-                parts.push("no object changed".to_owned());
-            }
-            let mut line = format!(
-                "Timeline event {} at {}: {}.",
-                e.index,
-                clock(self.start, e.at_ms),
-                parts.join(", ")
-            );
-            if !e.admissions_stopped.is_empty() {
-                let _ = write!(
-                    line,
-                    " Admissions stopped: {}.",
-                    e.admissions_stopped.join(", ")
-                );
-            }
-            if !e.admissions_resumed.is_empty() {
-                let _ = write!(
-                    line,
-                    " Admissions resumed: {}.",
-                    e.admissions_resumed.join(", ")
-                );
-            }
-            if !e.evicted.is_empty() {
-                let _ = write!(line, " Evicted: {}.", {
-                    let v: Vec<String> = e
-                        .evicted
-                        .iter()
-                        .map(|(w, r)| format!("{w} ({r})"))
-                        .collect();
-                    v.join(", ")
-                });
-            }
-            for (cq, left) in &e.terminating {
-                let _ = match left {
-                    Some(t) => write!(line, " {cq} terminated until {}.", clock(self.start, *t)),
-                    None => write!(line, " {cq} still terminating at the end."),
-                };
-            }
-            if e.capacity_before != e.capacity_after {
-                let show = |c: &[(u32, i64)]| {
-                    let v: Vec<String> = c
-                        .iter()
-                        .map(|&(fr, a)| {
-                            let (f, r) = self.fr_name(fr);
-                            format!("{}{}={}", flavor_prefix(f), r, r.format_amount(Amount(a)))
-                        })
-                        .collect();
-                    if v.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        v.join(", ")
-                    }
-                };
-                let _ = write!(
-                    line,
-                    " Quota {} -> {}.",
-                    show(&e.capacity_before),
-                    show(&e.capacity_after)
-                );
-            }
-            if let Some(w) = e.mig_window.as_ref().filter(|w| !w.waited.is_empty()) {
-                let _ = write!(line, " The window waited for {}.", w.waited.join(", "));
-            }
-            if e.devices_before != e.devices_after {
-                let show = |d: &[(String, i64)]| {
-                    let v: Vec<String> = d.iter().map(|(r, a)| format!("{r}={a}")).collect();
-                    v.join(", ")
-                };
-                let _ = write!(
-                    line,
-                    " Schedulable devices {} -> {}.",
-                    show(&e.devices_before),
-                    show(&e.devices_after)
-                );
-            }
-            lines.push(line);
-        }
-        lines
+        };
+        timeline_lines(&self.outcome.timeline, self.start, quota)
     }
 
     /// The JSON's `queues` section alone (what [`Report::to_output`] puts there), without
@@ -1540,6 +1400,167 @@ pub(crate) fn bill_section(out: &mut String, chargeback: &Chargeback) {
         "Lost work: {}",
         crate::bill::lost_work_sentence(chargeback)
     );
+}
+
+/// The JSON's `timeline` section of `effects` (either engine's), each flavor-resource list
+/// through `usage_map`.
+///
+/// # Complexity
+/// O(events × (objects changed + evictions + flavor-resources)).
+pub(crate) fn timeline_out(
+    effects: &[TimelineEffect],
+    usage_map: impl Fn(&[(u32, i64)]) -> UsageOut,
+) -> Vec<TimelineOut> {
+    effects
+        .iter()
+        .map(|e| TimelineOut {
+            index: e.index,
+            at_ms: e.at_ms,
+            changes: e
+                .changes
+                .iter()
+                .map(|(kind, name, change)| TimelineChangeOut {
+                    kind: kind.clone(),
+                    name: name.clone(),
+                    change: (*change).to_owned(),
+                })
+                .collect(),
+            admissions_stopped: e.admissions_stopped.clone(),
+            admissions_resumed: e.admissions_resumed.clone(),
+            evicted: e
+                .evicted
+                .iter()
+                .map(|(workload, reason)| TimelineEvictionOut {
+                    workload: workload.clone(),
+                    reason: reason.clone(),
+                })
+                .collect(),
+            terminating: e
+                .terminating
+                .iter()
+                .map(|(cq, left)| TerminatingOut {
+                    cluster_queue: cq.clone(),
+                    left_ms: *left,
+                })
+                .collect(),
+            capacity_before: usage_map(&e.capacity_before),
+            capacity_after: usage_map(&e.capacity_after),
+            nodes_down: e.nodes_down.clone(),
+            nodes_drained: e.nodes_drained.clone(),
+            drain_deadline_ms: e.drain_deadline_ms,
+            nodes_up: e.nodes_up.clone(),
+            devices_before: e.devices_before.iter().cloned().collect(),
+            devices_after: e.devices_after.iter().cloned().collect(),
+            mig_window: e.mig_window.as_ref().map(|w| MigWindowOut {
+                node: w.node.clone(),
+                config: w.config.clone(),
+                opened_ms: w.opened_ms,
+                closed_ms: w.closed_ms,
+                waited: w.waited.clone(),
+            }),
+        })
+        .collect()
+}
+
+/// One line per timeline event of `effects` (either engine's) for the table: when, what
+/// changed, and its effect; a quota change written with `quota`.
+pub(crate) fn timeline_lines(
+    effects: &[TimelineEffect],
+    start: Timestamp,
+    quota: impl Fn(&[(u32, i64)]) -> String,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    for e in effects {
+        let mut parts: Vec<String> = e
+            .changes
+            .iter()
+            .map(|(k, n, c)| format!("{k} {n} {c}"))
+            .collect();
+        parts.extend(e.nodes_down.iter().map(|n| format!("node {n} down")));
+        parts.extend(e.nodes_drained.iter().map(|n| match e.drain_deadline_ms {
+            Some(d) => format!(
+                "node {n} drained (deadline {})",
+                clock(start, e.at_ms.saturating_add(d))
+            ),
+            None => format!("node {n} drained"),
+        }));
+        parts.extend(e.nodes_up.iter().map(|n| format!("node {n} up")));
+        if let Some(w) = &e.mig_window {
+            parts.push(format!(
+                "MIG window on node {} (config {}) {}",
+                w.node,
+                w.config,
+                match w.closed_ms {
+                    Some(c) => format!("closed at {}", clock(start, c)),
+                    None => "still open at the end".to_owned(),
+                }
+            ));
+        }
+        if parts.is_empty() {
+            parts.push("no object changed".to_owned());
+        }
+        let mut line = format!(
+            "Timeline event {} at {}: {}.",
+            e.index,
+            clock(start, e.at_ms),
+            parts.join(", ")
+        );
+        if !e.admissions_stopped.is_empty() {
+            let _ = write!(
+                line,
+                " Admissions stopped: {}.",
+                e.admissions_stopped.join(", ")
+            );
+        }
+        if !e.admissions_resumed.is_empty() {
+            let _ = write!(
+                line,
+                " Admissions resumed: {}.",
+                e.admissions_resumed.join(", ")
+            );
+        }
+        if !e.evicted.is_empty() {
+            let _ = write!(line, " Evicted: {}.", {
+                let v: Vec<String> = e
+                    .evicted
+                    .iter()
+                    .map(|(w, r)| format!("{w} ({r})"))
+                    .collect();
+                v.join(", ")
+            });
+        }
+        for (cq, left) in &e.terminating {
+            let _ = match left {
+                Some(t) => write!(line, " {cq} terminated until {}.", clock(start, *t)),
+                None => write!(line, " {cq} still terminating at the end."),
+            };
+        }
+        if e.capacity_before != e.capacity_after {
+            let _ = write!(
+                line,
+                " Quota {} -> {}.",
+                quota(&e.capacity_before),
+                quota(&e.capacity_after)
+            );
+        }
+        if let Some(w) = e.mig_window.as_ref().filter(|w| !w.waited.is_empty()) {
+            let _ = write!(line, " The window waited for {}.", w.waited.join(", "));
+        }
+        if e.devices_before != e.devices_after {
+            let show = |d: &[(String, i64)]| {
+                let v: Vec<String> = d.iter().map(|(r, a)| format!("{r}={a}")).collect();
+                v.join(", ")
+            };
+            let _ = write!(
+                line,
+                " Schedulable devices {} -> {}.",
+                show(&e.devices_before),
+                show(&e.devices_after)
+            );
+        }
+        lines.push(line);
+    }
+    lines
 }
 
 #[cfg(test)]

@@ -485,6 +485,7 @@ fn kai_accts(o: &crate::kai::KaiOutcome) -> Vec<Acct> {
                             Some(crate::kai::report::action_str(*action)),
                         )),
                         KaiRunEnd::Stopped { by } => Some(Ender::Budget(by.clone())),
+                        KaiRunEnd::Lost { by, .. } => Some(Ender::Workload(by.clone(), None)),
                         _ => None,
                     };
                     (run.end_ms, e)
@@ -495,8 +496,7 @@ fn kai_accts(o: &crate::kai::KaiOutcome) -> Vec<Acct> {
                 &j.runs
                     .iter()
                     .map(|r| {
-                        let evicted =
-                            matches!(r.end, KaiRunEnd::Evicted { .. } | KaiRunEnd::Stopped { .. });
+                        let evicted = r.end.is_eviction();
                         (r.start_ms, r.end_ms, evicted)
                     })
                     .collect::<Vec<_>>(),

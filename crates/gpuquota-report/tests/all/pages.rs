@@ -216,3 +216,45 @@ fn a_run_with_a_timeline_lists_its_events() {
     assert!(html.contains("ns/one (ClusterQueueStopped)"));
     assert!(html.contains("2026-04-01T03:00:00Z"));
 }
+
+/// A KAI run with a timeline: the page has a timeline section with the events' sentences
+/// and the Kueue page's table (rows keyed `timeline|K`) plus the node changes and the
+/// schedulable devices, and its chart description names the marks. Two 4-GPU nodes; j1
+/// (4 GPUs, 3 h) on gpu-a, which fails at 1 h: j1 is lost (`NodeFailures`).
+#[test]
+fn a_kai_run_with_a_timeline_lists_its_events() {
+    let dir = std::env::temp_dir().join(format!("gpuquota-report-kai-tl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let node = |n: &str| {
+        format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: {n}}}\nstatus: {{allocatable: {{nvidia.com/gpu: \"4\", cpu: \"64\", memory: 512Gi}}}}\n---\n"
+        )
+    };
+    let cluster = node("gpu-a")
+        + &node("gpu-b")
+        + "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec: {resources: {gpu: {quota: 8, overQuotaWeight: 1, limit: -1}}}\n";
+    let jobs = "apiVersion: v1\nkind: Pod\nmetadata: {name: j1, namespace: ns, creationTimestamp: \"2026-04-01T00:00:00Z\", labels: {kai.scheduler/queue: q}, annotations: {gpuquota.dev/runtime: 3h}}\nspec: {schedulerName: kai-scheduler, containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"4\"}}}]}\n";
+    let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: t}\nspec:\n  engine: kai\n  cluster: [cluster.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-01T06:00:00Z\"\n  kai: {sessionInterval: 10m}\n  workloads: [{file: jobs.yaml}]\n  timeline:\n  - at: 1h\n    nodes: {down: [gpu-a]}\n";
+    for (name, text) in [
+        ("cluster.yaml", cluster.as_str()),
+        ("jobs.yaml", jobs),
+        ("t.yaml", sim),
+    ] {
+        std::fs::write(dir.join(name), text).expect("write");
+    }
+    let s = gpuquota_sim::Simulation::from_files(&dir.join("t.yaml")).expect("valid scenario");
+    let o = gpuquota_sim::simulate(&s)
+        .expect("simulates")
+        .into_kai()
+        .expect("a KAI run");
+    let html = gpuquota_report::kai(s.kai().expect("kai"), &o).expect("page");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(html.contains("t: the timeline"));
+    assert!(html.contains("Teal rules labelled #N mark the events of the scenario"));
+    assert!(html.contains("Timeline: what each event of the scenario changed"));
+    assert!(html.contains("data-row=\"timeline|0\""));
+    assert!(html.contains("ns/j1 (NodeFailures)"));
+    assert!(html.contains("gpu-a down"));
+    assert!(html.contains("nvidia.com/gpu 8 -&gt; nvidia.com/gpu 4"));
+    assert!(html.contains("Timeline event 0 at 01:00: node gpu-a down."));
+}

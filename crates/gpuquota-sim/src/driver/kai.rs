@@ -19,6 +19,8 @@ use crate::kernel::{Driver, Event, Kind, Queue};
 use crate::scenario::at_ms;
 
 pub(crate) mod caps;
+mod nodes;
+mod queues;
 pub mod usage;
 
 /// A policy outside KAI consulted before every session (a budget, a maintenance window):
@@ -182,6 +184,9 @@ struct Sim<'s> {
     /// The completions the last session's placements made, for the kernel's queue.
     completions: Vec<Event>,
     series: Vec<QueueSeries>,
+    /// Per queue of the live tree, its series, once the timeline rebuilt the tree
+    /// ([`queues`]); `None`: queue `q`'s series is `series[q]`.
+    series_of: Option<Vec<usize>>,
     fair: Vec<f64>,
     /// Something changed since the last session.
     dirty: bool,
@@ -374,6 +379,7 @@ impl<'s> Sim<'s> {
             arrivals,
             completions: Vec::new(),
             series,
+            series_of: None,
             fair: vec![0.0; nq],
             dirty: true,
             quiet: false,
@@ -882,6 +888,7 @@ impl<'s> Sim<'s> {
             budgets: None,
             chargeback: None,
             fidelity: None,
+            timeline: Vec::new(),
         }
     }
 }
@@ -958,6 +965,8 @@ pub(crate) fn run_reporting(
         stopped: false,
         error: None,
         staged: QueueChanges::default(),
+        nodes: nodes::KaiNodes::default(),
+        rebuild: None,
     };
     // a copy of the model only with a timeline
     let platform = (!sc.timeline.events.is_empty()).then(|| crate::kernel::Platform {
@@ -984,6 +993,11 @@ struct KaiDriver<'s, 'h, 'r, 'p> {
     error: Option<Error>,
     /// Queue changes of the timeline waiting for the next session.
     staged: QueueChanges,
+    /// The timeline's node state and every event's effect ([`nodes`]).
+    nodes: nodes::KaiNodes,
+    /// The platform as the timeline left it, when a Queue was created, deleted or moved
+    /// since the last session: the next session opens on its tree ([`queues`]).
+    rebuild: Option<gpuquota_model::Model>,
 }
 
 impl KaiDriver<'_, '_, '_, '_> {
@@ -992,7 +1006,11 @@ impl KaiDriver<'_, '_, '_, '_> {
     fn session_at(&mut self, t: i64, queue: &mut Queue) -> Result<bool, Error> {
         let sim = &mut self.sim;
         sim.now_ms = sim.now_ms.max(t);
-        if !self.staged.is_empty() {
+        if let Some(model) = self.rebuild.take() {
+            // the tree built from the platform as it is now holds every staged change
+            self.staged = QueueChanges::default();
+            sim.rebuild_queues(&model, t, self.sessions)?;
+        } else if !self.staged.is_empty() {
             apply_staged(sim, &mut self.staged, t)?;
         }
         let mut run_it = (sim.dirty && !sim.quiet) || sim.time_dependent;
@@ -1012,10 +1030,27 @@ impl KaiDriver<'_, '_, '_, '_> {
                 queue.push(e);
             }
         }
-        for (q, s) in sim.series.iter_mut().enumerate() {
-            s.fair_share.push(sim.fair[q]);
-            s.allocated
-                .push(sim.alloc[QueueId::new(q)][Resource::Gpu] as f64 / 1e9);
+        match &sim.series_of {
+            None => {
+                for (q, s) in sim.series.iter_mut().enumerate() {
+                    s.fair_share.push(sim.fair[q]);
+                    s.allocated
+                        .push(sim.alloc[QueueId::new(q)][Resource::Gpu] as f64 / 1e9);
+                }
+            }
+            Some(map) => {
+                for s in &mut sim.series {
+                    s.fair_share.push(0.0);
+                    s.allocated.push(0.0);
+                }
+                for (q, &i) in map.iter().enumerate() {
+                    let s = &mut sim.series[i];
+                    if let (Some(f), Some(a)) = (s.fair_share.last_mut(), s.allocated.last_mut()) {
+                        *f = sim.fair[q];
+                        *a = sim.alloc[QueueId::new(q)][Resource::Gpu] as f64 / 1e9;
+                    }
+                }
+            }
         }
         self.sessions += 1;
         let end = sim.sc.end_ms;
@@ -1072,29 +1107,42 @@ impl Driver for KaiDriver<'_, '_, '_, '_> {
         self.session_due = false;
     }
 
-    /// An arrival or a completion; a tick is the session of the instant, run once every
-    /// event at it is applied.
+    /// An arrival, a completion or a drain's deadline; a tick is the session of the
+    /// instant, run once every event at it is applied.
     fn apply(&mut self, e: Event, _: &mut Queue) {
         if self.stopped {
             return;
         }
-        if e.kind == Kind::Tick {
-            self.session_due = true;
-        } else {
-            self.sim.apply_event(e, &mut self.hook);
+        match e.kind {
+            Kind::Tick => self.session_due = true,
+            Kind::Deadline { index, generation } => {
+                self.drain_deadline(e.t, index, generation);
+            }
+            _ => self.sim.apply_event(e, &mut self.hook),
         }
     }
 
     /// The timeline's Queue changes are staged; they take effect at the next session
-    /// ([`QueueChanges`]), which runs then even if nothing else changed.
+    /// ([`QueueChanges`]), which runs then even if nothing else changed. Node changes apply
+    /// at once ([`nodes`]).
     fn timeline(
         &mut self,
-        _: i64,
-        _: &crate::timeline::Event,
+        t: i64,
+        event: &crate::timeline::Event,
         changes: &crate::timeline::Changes,
         model: &gpuquota_model::Model,
-        _: &mut Queue,
+        queue: &mut Queue,
     ) -> bool {
+        if self.stopped {
+            return false;
+        }
+        let mut effect = super::timeline_effect(t, event, changes);
+        if let Err(e) = self.node_changes(t, changes, &mut effect, queue) {
+            self.error = Some(e);
+            self.stopped = true;
+            return false;
+        }
+        self.nodes.effects.push(effect);
         for c in &changes.objects {
             if c.kind != gpuquota_model::Kind::Queue {
                 continue;
@@ -1103,7 +1151,11 @@ impl Driver for KaiDriver<'_, '_, '_, '_> {
                 Some(crate::timeline::Object::Queue(q)) => Some(&**q),
                 _ => None,
             };
-            self.staged.stage(before, model.queues.get(&c.key));
+            let after = model.queues.get(&c.key);
+            if self.rebuild.is_some() || queues::reshapes(before, after) {
+                self.rebuild = Some(model.clone());
+            }
+            self.staged.stage(before, after);
         }
         true
     }
@@ -1139,7 +1191,9 @@ impl Driver for KaiDriver<'_, '_, '_, '_> {
             .end_ms
             .unwrap_or_else(|| sim.now_ms.max((sessions as i64 - 1).max(0) * interval));
         self.progress.finish(end_ms, sessions);
-        Ok(sim.outcome(sessions, &self.hook))
+        let mut outcome = sim.outcome(sessions, &self.hook);
+        outcome.timeline = self.nodes.effects;
+        Ok(outcome)
     }
 }
 

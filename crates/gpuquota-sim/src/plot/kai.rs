@@ -10,7 +10,9 @@
 //!   the scenario.
 //! - Marks: a red triangle where a job of the queue was evicted or stopped; a purple dashed
 //!   rule where a budget covering the queue (by queue, an ancestor queue, or a namespace of
-//!   its jobs) was spent.
+//!   its jobs) was spent; a teal rule labelled with the event's index (`#0`) in every
+//!   panel at each event of `spec.timeline`, as in the Kueue plot (the report's `timeline`
+//!   section and table say what each did).
 //! - The time axis is dates and hours from `spec.start`; for KAI's simulator config, cycle
 //!   numbers.
 
@@ -64,6 +66,7 @@ pub fn svg(sc: &KaiScenario, o: &KaiOutcome) -> Result<String, String> {
             let label = match r.end {
                 KaiRunEnd::Evicted { .. } => "eviction",
                 KaiRunEnd::Stopped { .. } => "stopped by a budget",
+                KaiRunEnd::Lost { .. } => "lost with its node",
                 _ => continue,
             };
             marks.entry(j.queue.as_str()).or_default().push(Mark {
@@ -126,6 +129,11 @@ pub fn svg(sc: &KaiScenario, o: &KaiOutcome) -> Result<String, String> {
                 }
             }
         }
+        m.extend(o.timeline.iter().map(|t| Mark {
+            kind: MarkKind::Timeline,
+            label: format!("#{}", t.index),
+            t_ms: t.at_ms,
+        }));
         let title = if d == q.name {
             q.name.clone()
         } else {

@@ -69,6 +69,12 @@ pub struct KaiReport {
     /// ([`crate::history::fidelity`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fidelity: Option<crate::history::fidelity::Fidelity>,
+    /// What each event of `spec.timeline` did (the Kueue report's section: Queue changes,
+    /// node events, the runs they ended, the schedulable devices before and after; a KAI
+    /// Queue change takes effect at the next session, and `capacityBefore`/`capacityAfter`
+    /// stay empty); only when the scenario has a timeline.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<crate::report::TimelineOut>,
     /// The input's and the engine's warnings, as printed on stderr.
     pub warnings: Vec<String>,
 }
@@ -124,7 +130,9 @@ pub struct KaiRunOut {
     /// stale gangs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<&'static str>,
-    /// Only when a budget stopped the run (`action: budget`): `BudgetExhausted`.
+    /// Only when a budget stopped the run (`action: budget`): `BudgetExhausted`; when a
+    /// node of the timeline ended it (`action: node`): `NodeFailures` or
+    /// `EvictionByEvictionAPI`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<&'static str>,
     /// Only when `Evicted`: the job it made room for (`namespace/name`), `null` for stale
@@ -174,6 +182,26 @@ pub enum KaiRunEnd {
         /// Who ended it.
         by: String,
     },
+    /// Its pods were lost with a node of the timeline (`nodes.down`, reason
+    /// `NodeFailures`) or evicted at a drain's deadline (`EvictionByEvictionAPI`): `by` is
+    /// `Node/<name>`.
+    Lost {
+        /// The reason (Kueue's and the Eviction API's spelling, as under the Kueue driver).
+        reason: &'static str,
+        /// The node (`Node/<name>`).
+        by: String,
+    },
+}
+
+impl KaiRunEnd {
+    /// True for a run that ended before its work was done and whose job went back to
+    /// pending (evicted, stopped or lost).
+    pub fn is_eviction(&self) -> bool {
+        matches!(
+            self,
+            KaiRunEnd::Evicted { .. } | KaiRunEnd::Stopped { .. } | KaiRunEnd::Lost { .. }
+        )
+    }
 }
 
 /// One run of a job: from its pods' binding to their end.
@@ -267,6 +295,9 @@ pub struct KaiOutcome {
     pub chargeback: Option<crate::report::Chargeback>,
     /// The `fidelity` section of the JSON, when the workloads were recorded.
     pub fidelity: Option<crate::history::fidelity::Fidelity>,
+    /// What each event of `spec.timeline` did, in the order they applied; empty without a
+    /// timeline.
+    pub timeline: Vec<crate::engine::TimelineEffect>,
 }
 
 fn usage_out(u: &PerResource<i128>) -> IndexMap<String, String> {
@@ -369,6 +400,12 @@ impl KaiOutcome {
                                     Some(gpuquota_model::budget::BUDGET_EXHAUSTED),
                                     Some(Some(by.clone())),
                                 ),
+                                KaiRunEnd::Lost { reason, by } => (
+                                    KaiRunEndOut::Evicted,
+                                    Some(NODE_ACTION),
+                                    Some(*reason),
+                                    Some(Some(by.clone())),
+                                ),
                             };
                             KaiRunOut {
                                 start_ms: r.start_ms,
@@ -398,11 +435,7 @@ impl KaiOutcome {
             if j.finished_ms.is_some() {
                 c.1 += 1;
             }
-            c.2 += j
-                .runs
-                .iter()
-                .filter(|r| matches!(r.end, KaiRunEnd::Evicted { .. } | KaiRunEnd::Stopped { .. }))
-                .count() as u64;
+            c.2 += j.runs.iter().filter(|r| r.end.is_eviction()).count() as u64;
             if let Some(s) = j.first_start_ms {
                 c.3.push(s - j.created_ms.max(0));
             }
@@ -412,11 +445,7 @@ impl KaiOutcome {
             let spans: Vec<(i64, i64, bool)> = j
                 .runs
                 .iter()
-                .map(|r| {
-                    let evicted =
-                        matches!(r.end, KaiRunEnd::Evicted { .. } | KaiRunEnd::Stopped { .. });
-                    (r.start_ms, r.end_ms, evicted)
-                })
+                .map(|r| (r.start_ms, r.end_ms, r.end.is_eviction()))
                 .collect();
             c.5.extend(crate::report::requeue_waits(&spans));
         }
@@ -480,6 +509,9 @@ impl KaiOutcome {
                     KaiRunEnd::Stopped { .. } => {
                         *by_action.entry(BUDGET_ACTION.to_owned()).or_default() += 1;
                     }
+                    KaiRunEnd::Lost { .. } => {
+                        *by_action.entry(NODE_ACTION.to_owned()).or_default() += 1;
+                    }
                     _ => {}
                 }
             }
@@ -499,6 +531,9 @@ impl KaiOutcome {
             budgets: self.budgets.clone(),
             chargeback: self.chargeback.clone(),
             fidelity: self.fidelity.clone(),
+            timeline: crate::report::timeline_out(&self.timeline, |_: &[(u32, i64)]| {
+                crate::report::UsageOut::new()
+            }),
             warnings: self.warnings.iter().map(ToString::to_string).collect(),
         }
     }
@@ -554,6 +589,9 @@ impl KaiOutcome {
                     KaiRunEnd::Stopped { .. } => {
                         *by.entry((j.queue.clone(), BUDGET_ACTION)).or_default() += 1;
                     }
+                    KaiRunEnd::Lost { .. } => {
+                        *by.entry((j.queue.clone(), NODE_ACTION)).or_default() += 1;
+                    }
                     _ => {}
                 }
             }
@@ -569,6 +607,13 @@ impl KaiOutcome {
         );
         for ((q, a), n) in by {
             let _ = writeln!(out, "{n} of {q}'s runs were evicted by {a}.");
+        }
+        let timeline = self.timeline_sentences();
+        if !timeline.is_empty() {
+            out.push('\n');
+            for line in timeline {
+                let _ = writeln!(out, "{line}");
+            }
         }
         if let Some(c) = &self.chargeback {
             crate::report::bill_section(&mut out, c);
@@ -586,6 +631,20 @@ impl KaiOutcome {
 
 /// The `action` of a run a spent `stopRunning` budget ended.
 pub const BUDGET_ACTION: &str = "budget";
+
+/// The `action` of a run a node of the timeline ended (failed, or drained past its
+/// deadline).
+pub const NODE_ACTION: &str = "node";
+
+impl KaiOutcome {
+    /// One line per timeline event for the table (the Kueue table's sentences): when, what
+    /// changed, and its effect.
+    pub fn timeline_sentences(&self) -> Vec<String> {
+        crate::report::timeline_lines(&self.timeline, self.start, |_: &[(u32, i64)]| {
+            "none".to_owned()
+        })
+    }
+}
 
 /// The contract's spelling of an eviction action (`stale` for stale gangs).
 pub fn action_str(a: Action) -> &'static str {

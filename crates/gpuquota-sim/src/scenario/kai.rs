@@ -526,10 +526,10 @@ fn simulation(
 }
 
 /// `spec.timeline` of a KAI scenario, read and checked as a Kueue scenario's
-/// ([`crate::timeline::Timeline::parse`]), then node events, MIG layout changes, deletions
-/// and kinds other than Queue refused (`not-simulated`, naming `spec.timeline[i].nodes`,
-/// `.migLayout` or the object's `apply[j]`/`patch[j]`/`delete[j]`): the KAI driver applies
-/// Queue changes only.
+/// ([`crate::timeline::Timeline::parse`]), then MIG layout changes and kinds other than
+/// Queue refused (`not-simulated`, naming `spec.timeline[i].migLayout` or the object's
+/// `apply[j]`/`patch[j]`/`delete[j]`): the KAI driver applies Queue changes (created,
+/// replaced, deleted) and node events.
 fn kai_timeline(
     name: &str,
     value: Option<&serde_json::Value>,
@@ -553,30 +553,18 @@ fn kai_timeline(
                 crate::timeline::Op::Put { object, .. } if object.kind() != Kind::Queue => {
                     errors.push(refuse(&o.field, format!("a {} change is not simulated on a KAI scenario (its timeline changes Queues only)", object.kind().as_str())));
                 }
-                crate::timeline::Op::Delete { kind, .. } => {
-                    errors.push(refuse(&o.field, format!("deleting a {} is not simulated on a KAI scenario (its timeline changes Queues' quota, limit, weight and priority only)", kind.as_str())));
+                crate::timeline::Op::Delete { kind, .. } if *kind != Kind::Queue => {
+                    errors.push(refuse(&o.field, format!("deleting a {} is not simulated on a KAI scenario (its timeline changes Queues and nodes only)", kind.as_str())));
                 }
+                crate::timeline::Op::Delete { .. } => {}
                 crate::timeline::Op::Put { .. } => {}
             }
-        }
-        let n = &e.nodes;
-        if !(n.down.is_empty() && n.drain.is_empty() && n.up.is_empty())
-            || n.drain_deadline_ms.is_some()
-        {
-            errors.push(
-                Diagnostic::error(
-                    crate::scenario::NOT_SIMULATED,
-                    "node events are not simulated on a KAI scenario (its timeline changes Queues only: apply, patch)",
-                )
-                .source(name)
-                .field(format!("spec.timeline[{}].nodes", e.index)),
-            );
         }
         if e.mig_layout.is_some() {
             errors.push(
                 Diagnostic::error(
                     crate::scenario::NOT_SIMULATED,
-                    "MIG layout changes are not simulated on a KAI scenario (its timeline changes Queues only: apply, patch)",
+                    "MIG layout changes are not simulated on a KAI scenario (the KAI driver does not re-lay a node's MIG instances; its timeline changes Queues and nodes: apply, patch, nodes)",
                 )
                 .source(name)
                 .field(format!("spec.timeline[{}].migLayout", e.index)),

@@ -73,8 +73,15 @@
 //! - **Queue replaced or patched (KAI)**: staged with
 //!   `gpuquota_rank::queue_changes::QueueChanges`; quota, limit, weight and priority take
 //!   effect at the next session, as KAI reads its queues from the snapshot each session
-//!   takes. A Queue created, deleted or moved in the tree mid-run, node events and MIG
-//!   layouts are refused on a KAI scenario (`not-simulated`, naming the event's field).
+//!   takes. A Queue created, deleted or moved in the tree also takes effect at the next
+//!   session, whose tree is built from the platform as it is then; a deleted Queue's
+//!   PodGroups leave the snapshot (pending ones wait with `QueueDoesNotExist`, running ones
+//!   run on uncounted), as KAI's snapshot ignores a PodGroup whose Queue does not exist
+//!   (NVIDIA/KAI-Scheduler `pkg/scheduler/cache/cluster_info/cluster_info.go`); not with a
+//!   usage database (`not-simulated` when reached). Node events apply under KAI as below
+//!   (a run ends with `action: node` and the reason), the next session seeing the new node
+//!   set. MIG layouts and kinds other than Queue are refused on a KAI scenario
+//!   (`not-simulated`, naming the event's field).
 //! - **ResourceQuota / Namespace changed (resourcequota engine)**: the next admission
 //!   request is checked against the new hard caps; running pods are never evicted by a quota
 //!   change (the API server checks quotas at creation only).
