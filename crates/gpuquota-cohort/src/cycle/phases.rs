@@ -69,10 +69,23 @@ impl<P: Policy> Scheduler<'_, P> {
             requeue: Vec::new(),
             sort_borrowing: Vec::new(),
         };
+        // the heads waiting for their preemptions (evictions held only)
+        let preemptors: Vec<WlId> = if self.hold_evictions {
+            let mut v: Vec<WlId> = heads
+                .iter()
+                .map(|h| h.0)
+                .filter(|&w| matches!(self.pending[w], Some(Pending::WaitingForPreemptions { .. })))
+                .collect();
+            v.sort_unstable();
+            v
+        } else {
+            Vec::new()
+        };
         // 3. nominate
         let mut entries = self.nominate(&heads, &mut p);
         // 4. order
         self.policy.order(self.world, &p.snapshot, &mut entries);
+        self.preemptors_first(&mut entries, &preemptors);
         p.sort_borrowing = entries.iter().map(|e| e.assignment.borrowing).collect();
         // 5. process
         self.process(&mut entries, &mut p);
@@ -488,6 +501,26 @@ impl<P: Policy> Scheduler<'_, P> {
         let world = self.world;
         let mut touched_roots: BTreeSet<NodeId> = BTreeSet::new();
         for (t, preemptor, sort_borrowing) in victims {
+            if self.hold_evictions {
+                // the victim keeps its quota until its pods are gone; one eviction only
+                if !self.mark_evicting(t.wl) {
+                    continue;
+                }
+                let Some(cq) = self.reservations[t.wl].as_ref().map(|r| r.cq) else {
+                    continue;
+                };
+                let message = preemption_message(world, t.reason, preemptor, t.wl, cq);
+                self.pending[t.wl] = Some(Pending::Preempted { message });
+                self.preempted.push(PreemptedRecord {
+                    wl: t.wl,
+                    cq,
+                    preemptor,
+                    reason: t.reason,
+                    cycle,
+                    sort_borrowing,
+                });
+                continue;
+            }
             let Some(r) = self.reservations[t.wl].take() else {
                 continue;
             };

@@ -22,6 +22,7 @@ use gpuquota_model::kueue::{ClusterQueue, StopPolicy};
 use gpuquota_model::{Amount, Model, ResourceName};
 
 use super::capacity::Capacity;
+use super::eviction::{Evictions, Terminating};
 use super::nodes::{Evict, NodeEvents};
 use super::{Context, EndOfRun, Finish, Worlds, created_after_end};
 use crate::engine::{
@@ -236,6 +237,8 @@ struct KueueRun<'a, 'p, P: Policy> {
     frs: Frs,
     /// The timeline's state (rebuilt worlds, terminating ClusterQueues, effects).
     tl: Tl<'a>,
+    /// Evictions that take time ([`super::eviction`]).
+    ev: Evictions,
 }
 
 /// What the Kueue driver keeps for a timeline.
@@ -298,7 +301,10 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         let bound = (n as u32).saturating_mul(4).saturating_add(64);
         let cap = Capacity::new(&cx.sc.model, cx.world);
         let timed = !cx.sc.timeline.events.is_empty();
+        let ev = Evictions::new(&cx.sc.model, cx.world);
+        s.hold_evictions(ev.on());
         let mut run = KueueRun {
+            ev,
             cap,
             nodes: NodeEvents::default(),
             frs: Frs::new(cx.world),
@@ -596,7 +602,15 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         let mut ended: Vec<(WlId, Vec<(FrId, Amount)>)> = Vec::new();
         let mut held: Vec<WlId> = Vec::new();
         let mut victims = Vec::new();
+        let terminating = self.begin_terminations(q, t);
+        let mut released = Vec::new();
         for p in &self.s.preempted[self.seen_preempted..] {
+            if terminating.binary_search(&p.wl).is_ok() {
+                continue;
+            }
+            if self.ev.on() {
+                released.push(p.wl);
+            }
             if let Some(b) = self.cx.budgets.as_mut() {
                 b.stopped(t, u32::from(p.wl));
             }
@@ -627,6 +641,9 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         }
         for v in victims {
             self.finalize(v, t);
+        }
+        for wl in released {
+            self.s.release_evicted(wl);
         }
         self.seen_preempted = self.s.preempted.len();
         for wl in held {
@@ -734,6 +751,9 @@ impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
             Kind::Tick | Kind::Timeline(_) => {
                 self.busy_until = None;
                 self.wake = true;
+            }
+            Kind::Released { index, generation } => {
+                self.wake |= self.released(q, t, index, generation);
             }
         }
     }
@@ -988,6 +1008,7 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             })
             .collect();
         self.s = s;
+        self.s.hold_evictions(self.ev.on());
         self.cx.world = world;
         self.frs.follow(world);
         self.seen_admitted = self.s.admitted.len();
@@ -1134,5 +1155,75 @@ impl<'a, 'p, P: Rebuild> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
                 }
             })
             .collect()
+    }
+}
+
+/// Evictions that take time ([`super::eviction`]).
+impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
+    /// The cycle's new victims with an eviction latency whose pods run: their runs go on
+    /// (holding quota and devices) until a `Released` event at `t` + latency. Returns them,
+    /// sorted; the others are released at once by [`KueueRun::preemptions`].
+    fn begin_terminations(&mut self, q: &mut Queue, t: i64) -> Vec<WlId> {
+        let mut out = Vec::new();
+        if !self.ev.on() {
+            return out;
+        }
+        let world = self.cx.world;
+        for p in &self.s.preempted[self.seen_preempted..] {
+            let (w, latency) = (p.wl.index(), self.ev.latency(p.wl));
+            let Some(live) = self.h.live[w].as_mut().filter(|_| latency > 0) else {
+                continue;
+            };
+            // the run's completion is stale from now on
+            self.h.generation[w] += 1;
+            let generation = self.h.generation[w];
+            live.generation = generation;
+            self.ev.terminating[w] = Some(Terminating {
+                reason: p.reason.as_str().to_owned(),
+                by: world.workloads[p.preemptor].key.clone(),
+            });
+            q.push(Event::new(
+                t.saturating_add(latency),
+                Kind::Released {
+                    index: w as u32,
+                    generation,
+                },
+            ));
+            out.push(p.wl);
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// The pods of evicted `wl` (run `g`) are gone at `t`: its run ends as preempted, its
+    /// quota and devices are released and it queues again. False when that run already
+    /// ended.
+    fn released(&mut self, q: &mut Queue, t: i64, wl: u32, g: u32) -> bool {
+        let w = wl as usize;
+        if self.h.live[w].as_ref().is_none_or(|l| l.generation != g) {
+            return false;
+        }
+        let Some(term) = self.ev.terminating.get_mut(w).and_then(Option::take) else {
+            return false;
+        };
+        if let Some(b) = self.cx.budgets.as_mut() {
+            b.stopped(t, wl);
+        }
+        let usage = self.h.preempt(w, t, &term.reason, &term.by);
+        self.h.evicted_at[w] = Some(t);
+        let id = WlId::new(w);
+        self.s.release_evicted(id);
+        self.release(wl);
+        self.finalize(w, t);
+        self.start_waiting(q, t);
+        if let Some(usage) = usage {
+            let usage = self.frs.engine(&usage);
+            self.s.clock(&ClockEvent::RunEnded {
+                wl: id,
+                usage: &usage,
+                at: t,
+            });
+        }
+        true
     }
 }

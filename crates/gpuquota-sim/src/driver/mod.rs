@@ -10,6 +10,7 @@ use gpuquota_model::ResourceName;
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
 
 mod capacity;
+pub(crate) mod eviction;
 pub mod kai;
 mod kueue;
 mod nodes;

@@ -7,6 +7,7 @@ mod common;
 mod diff_engines;
 mod dra;
 mod engine_objects;
+mod evictions;
 mod fuzz_arguments;
 mod history;
 mod kai;

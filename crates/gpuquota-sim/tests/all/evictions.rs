@@ -1,0 +1,287 @@
+//! Evictions that take time (`gpuquota.dev/eviction-time`, the pod template's
+//! `terminationGracePeriodSeconds`): victims keep their quota until their pods are gone,
+//! with upstream's rules for the preemptor meanwhile; hand-checked times.
+
+use crate::common;
+
+use common::H;
+use serde_json::Value;
+
+const START: &str = "2026-04-01T00:00:00Z";
+const M: i64 = 60_000;
+
+fn sim(cluster: &str) -> Value {
+    let text = format!(
+        "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec:\n  engine: kueue\n  cluster: [c.yaml]\n  start: \"{START}\"\n  end: \"2026-04-01T12:00:00Z\"\n"
+    );
+    let sim = gpuquota_sim::fuzzing::scenario(
+        "t.yaml",
+        &text,
+        "t",
+        &common::files(vec![("c.yaml", cluster.to_owned())]),
+    )
+    .expect("valid scenario");
+    gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_json()
+}
+
+/// A Workload `name` in LocalQueue `lq` created at `at` (HH:MM), `gpus` GPUs for 10 h at
+/// `priority`, with extra annotations `ann` (a YAML flow mapping's inside) and extra pod spec
+/// fields `pod` (likewise).
+fn workload(name: &str, lq: &str, at: &str, priority: i32, gpus: u32, ann: &str, pod: &str) -> String {
+    let sep = if ann.is_empty() { "" } else { ", " };
+    let psep = if pod.is_empty() { "" } else { ", " };
+    format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: {name}, namespace: ns, creationTimestamp: \"2026-04-01T{at}:00Z\", annotations: {{gpuquota.dev/runtime: 10h{sep}{ann}}}}}\nspec:\n  queueName: {lq}\n  priority: {priority}\n  podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{nvidia.com/gpu: \"{gpus}\"}}}}}}]{psep}{pod}}}}}}}]\n"
+    )
+}
+
+fn cluster_queue(name: &str, nominal: u32, reclaim: &str) -> String {
+    format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n  cohortName: all\n  namespaceSelector: {{}}\n  preemption: {{withinClusterQueue: LowerPriority, reclaimWithinCohort: {reclaim}, borrowWithinCohort: {{policy: LowerPriority}}}}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors: [{{name: one, resources: [{{name: nvidia.com/gpu, nominalQuota: {nominal}}}]}}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: {name}-lq, namespace: ns}}\nspec: {{clusterQueue: {name}}}\n"
+    )
+}
+
+/// (reserved, start, end, how, reason, by) of each run of the workload named `name`.
+fn runs(j: &Value, name: &str) -> Vec<(i64, i64, i64, String, String, String)> {
+    let w = workload_json(j, name);
+    w["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| {
+            let start = r["startMs"].as_i64().expect("start");
+            (
+                r["reservedMs"].as_i64().unwrap_or(start),
+                start,
+                r["endMs"].as_i64().expect("end"),
+                r["end"].as_str().unwrap_or_default().to_owned(),
+                r["reason"].as_str().unwrap_or_default().to_owned(),
+                r["by"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn workload_json<'j>(j: &'j Value, name: &str) -> &'j Value {
+    j["workloads"]
+        .as_array()
+        .expect("workloads")
+        .iter()
+        .find(|w| w["key"] == format!("ns/{name}"))
+        .unwrap_or_else(|| panic!("workload {name}"))
+}
+
+fn run(
+    reserved: i64,
+    start: i64,
+    end: i64,
+    how: &str,
+    reason: &str,
+    by: &str,
+) -> (i64, i64, i64, String, String, String) {
+    (
+        reserved,
+        start,
+        end,
+        how.to_owned(),
+        reason.to_owned(),
+        by.to_owned(),
+    )
+}
+
+/// Upstream's "Should prevent other workloads from stealing quota when a preemptor is waiting
+/// for multiple evictions" (kubernetes-sigs/kueue
+/// `test/integration/singlecluster/scheduler/preemption_test.go`), with GPUs for CPUs and
+/// eviction times for the test's manual `FinishEvictionForWorkloads`.
+///
+/// Cohort `all`: alpha 2 GPUs (reclaims `Any`), beta 1 and gamma 1 (reclaim `LowerPriority`),
+/// 4 in all. At 0, wl-a (alpha, 1 GPU, priority 100) and wl-b (beta, 3 GPUs: it borrows 2,
+/// priority 100) take everything; wl-c (gamma, 1 GPU, priority 10) arrives at 00:30 and
+/// waits. At 1 h the preemptor (alpha, 4 GPUs, priority 1000) evicts both: wl-a within its
+/// ClusterQueue, wl-b by reclaiming alpha's lent quota. wl-b's pods take 1 h to go, wl-a's
+/// 2 h.
+///
+/// - At 2 h wl-b's 3 GPUs are free and wl-c would fit gamma's nominal GPU, but it is not
+///   admitted (upstream: `Consistently ... HasQuotaReservation(wlC) == false`): the preemptor,
+///   still waiting for wl-a, is processed first and its 4 GPUs fill the cycle's snapshot.
+///   It issues no second preemption of wl-a.
+/// - At 3 h wl-a's pods are gone and the preemptor is admitted (upstream
+///   `ExpectWorkloadsToBeAdmitted(preemptor)`); wl-c stays pending
+///   (`ExpectWorkloadsToBePending(wlC)`), as do wl-a and wl-b, until the end at 12 h.
+#[test]
+fn a_preemptor_waiting_for_two_evictions_keeps_the_freed_quota() {
+    let mut d = vec![
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: one}\n"
+            .to_owned(),
+        cluster_queue("alpha", 2, "Any"),
+        cluster_queue("beta", 1, "LowerPriority"),
+        cluster_queue("gamma", 1, "LowerPriority"),
+    ];
+    d.push(workload(
+        "wl-a",
+        "alpha-lq",
+        "00:00",
+        100,
+        1,
+        "gpuquota.dev/eviction-time: 2h",
+        "",
+    ));
+    d.push(workload(
+        "wl-b",
+        "beta-lq",
+        "00:00",
+        100,
+        3,
+        "gpuquota.dev/eviction-time: 1h",
+        "",
+    ));
+    d.push(workload("wl-c", "gamma-lq", "00:30", 10, 1, "", ""));
+    d.push(workload("preemptor", "alpha-lq", "01:00", 1000, 4, "", ""));
+    let j = sim(&d.join("---\n"));
+    assert_eq!(
+        runs(&j, "wl-a"),
+        vec![run(0, 0, 3 * H, "Preempted", "InClusterQueue", "ns/preemptor")]
+    );
+    assert_eq!(
+        runs(&j, "wl-b"),
+        vec![run(
+            0,
+            0,
+            2 * H,
+            "Preempted",
+            "InCohortReclamation",
+            "ns/preemptor"
+        )]
+    );
+    assert_eq!(
+        runs(&j, "preemptor"),
+        vec![run(3 * H, 3 * H, 12 * H, "Cut", "", "")]
+    );
+    assert_eq!(runs(&j, "wl-c"), vec![]);
+    assert!(workload_json(&j, "wl-c")["pending"].is_object(), "{j}");
+    // exactly two preemptions: none issued again while the victims terminated
+    assert_eq!(j["totals"]["preemptions"], 2, "{}", j["totals"]);
+}
+
+/// The same platform without eviction times: both victims release at 1 h and the preemptor
+/// is admitted at once (the instant release every scenario without the annotation keeps).
+#[test]
+fn without_an_eviction_time_the_preemptor_is_admitted_at_once() {
+    let mut d = vec![
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: one}\n"
+            .to_owned(),
+        cluster_queue("alpha", 2, "Any"),
+        cluster_queue("beta", 1, "LowerPriority"),
+        cluster_queue("gamma", 1, "LowerPriority"),
+    ];
+    d.push(workload("wl-a", "alpha-lq", "00:00", 100, 1, "", ""));
+    d.push(workload("wl-b", "beta-lq", "00:00", 100, 3, "", ""));
+    d.push(workload("wl-c", "gamma-lq", "00:30", 10, 1, "", ""));
+    d.push(workload("preemptor", "alpha-lq", "01:00", 1000, 4, "", ""));
+    let j = sim(&d.join("---\n"));
+    assert_eq!(
+        runs(&j, "wl-a"),
+        vec![run(0, 0, H, "Preempted", "InClusterQueue", "ns/preemptor")]
+    );
+    assert_eq!(
+        runs(&j, "preemptor"),
+        vec![run(H, H, 12 * H, "Cut", "", "")]
+    );
+}
+
+/// One ClusterQueue of 2 GPUs. `low` (2 GPUs, priority 0) runs from 0 with a pod
+/// `terminationGracePeriodSeconds: 90`; `high` (2 GPUs, priority 10) arrives at 1 h and
+/// preempts it. low's pods go at 1 h + 90 s, when high is admitted; low's run ends then.
+/// `mid` (1 GPU, priority 5, at 1 h 01 m) arrives while low terminates: the freed quota goes
+/// to high, and mid waits to the end.
+#[test]
+fn the_pod_grace_period_delays_the_release() {
+    let d = [
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: one}\n"
+            .to_owned(),
+        cluster_queue("cq", 2, "Never"),
+        workload(
+            "low",
+            "cq-lq",
+            "00:00",
+            0,
+            2,
+            "",
+            "terminationGracePeriodSeconds: 90",
+        ),
+        workload("high", "cq-lq", "01:00", 10, 2, "", ""),
+        workload("mid", "cq-lq", "01:01", 5, 1, "", ""),
+    ];
+    let j = sim(&d.join("---\n"));
+    let freed = H + 90_000;
+    assert_eq!(
+        runs(&j, "low"),
+        vec![run(0, 0, freed, "Preempted", "InClusterQueue", "ns/high")]
+    );
+    assert_eq!(
+        runs(&j, "high"),
+        vec![run(freed, freed, 12 * H, "Cut", "", "")]
+    );
+    assert_eq!(runs(&j, "mid"), vec![]);
+    assert_eq!(j["totals"]["preemptions"], 1, "{}", j["totals"]);
+    let _ = M;
+}
+
+/// The annotation wins over the grace period; a bad value of either is refused with the
+/// field named.
+#[test]
+fn eviction_times_are_validated() {
+    let read = |w: String| {
+        let text = format!(
+            "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec:\n  engine: kueue\n  cluster: [c.yaml]\n  start: \"{START}\"\n"
+        );
+        let c = [
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: one}\n"
+                .to_owned(),
+            cluster_queue("cq", 2, "Never"),
+            w,
+        ]
+        .join("---\n");
+        gpuquota_sim::fuzzing::scenario("t.yaml", &text, "t", &common::files(vec![("c.yaml", c)]))
+    };
+    let bad = read(workload(
+        "w",
+        "cq-lq",
+        "00:00",
+        0,
+        1,
+        "gpuquota.dev/eviction-time: soon",
+        "",
+    ))
+    .expect_err("refused");
+    let text = format!("{bad:?}");
+    assert!(text.contains("metadata.annotations[gpuquota.dev/eviction-time]"), "{text}");
+    assert!(text.contains("\\\"soon\\\""), "{text}");
+    let bad = read(workload(
+        "w",
+        "cq-lq",
+        "00:00",
+        0,
+        1,
+        "",
+        "terminationGracePeriodSeconds: -5",
+    ))
+    .expect_err("refused");
+    let text = format!("{bad:?}");
+    assert!(
+        text.contains("spec.podSets[0].template.spec.terminationGracePeriodSeconds"),
+        "{text}"
+    );
+    read(workload(
+        "w",
+        "cq-lq",
+        "00:00",
+        0,
+        1,
+        "gpuquota.dev/eviction-time: 45s",
+        "terminationGracePeriodSeconds: 30",
+    ))
+    .expect("valid");
+}
