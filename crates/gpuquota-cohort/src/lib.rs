@@ -164,6 +164,9 @@
 //!     borrows less, or ties on share, is readmitted first; upstream breaks such loops only
 //!     with the alpha gate `PrioritizePreemptorWorkloads` (off by default; kueue PR #13797),
 //!     which the engine does not turn on. A run without `--cycles` then ends at the cycle cap.
+//!     Only a caller that holds evictions ([`Scheduler::hold_evictions`]: victims keep their
+//!     quota until released, as the simulator's evictions that take time do) gets the gate's
+//!     ordering for classical entries: a head waiting for its preemptions goes first.
 //! 13. **Bounded trees**: a cohort tree deeper than
 //!     [`gpuquota_model::limits::MAX_TREE_DEPTH`] (1,000) levels is refused with a
 //!     `tree-too-deep` error naming the first cohort below the limit (upstream Kueue sets no

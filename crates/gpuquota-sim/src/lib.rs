@@ -180,6 +180,11 @@
 //!   (integer ms); without either the workload runs until `end`;
 //! - `gpuquota.dev/repeat`: a Go duration; a fresh copy named `<name>-<k>` (k = 1, 2, …) is
 //!   created every period after the first arrival until `end` (needs `spec.end`);
+//! - `gpuquota.dev/eviction-time` (Kueue): a Go duration ≥ 0, how long the workload's pods
+//!   take to go once it is preempted; without it, the largest
+//!   `terminationGracePeriodSeconds` of its PodSets' pod templates (whole seconds ≥ 0) when
+//!   one states it; without either, none (see "Evictions that take time" below). A bad value
+//!   is an `invalid-scenario` error naming the Workload and the field;
 //! - class: its WorkloadPriorityClass (`spec.priorityClassRef`, or `priorityClassName` with
 //!   `priorityClassSource: kueue.x-k8s.io/workloadpriorityclass`), else its PriorityClass
 //!   (the Workload's, else its pods' `priorityClassName`), else `gpuquota.dev/class`
@@ -224,6 +229,30 @@
 //!   upstream's reason and the preemptor; its quota is released and it requeues by its
 //!   creation timestamp (upstream `GetQueueOrderTimestamp` keeps creation order for
 //!   preemption). Readmitted, its runtime starts over (unless `resume`).
+//! - **Evictions that take time** (Kueue): a victim with an eviction latency
+//!   (`gpuquota.dev/eviction-time`, else its pod templates' `terminationGracePeriodSeconds`)
+//!   is marked `Evicted` by the cycle but keeps its quota, its devices and its run until its
+//!   pods are gone, `latency` after the preemption; its run then ends `Preempted` (so its
+//!   `endMs` is the release), its quota is released and it queues again. Meanwhile
+//!   upstream's rules hold (kubernetes-sigs/kueue `pkg/scheduler/scheduler.go`,
+//!   `pkg/scheduler/preemption/preemption.go`): the preemptor is not admitted before its
+//!   victims' quota is released; it issues no second preemption of a victim already
+//!   evicted (`preemptions` counts each once); and no other workload takes the freed quota
+//!   first: a head waiting for its preemptions is processed before the cycle's other
+//!   entries (upstream's classical iterator with `PrioritizePreemptorWorkloads`) and its
+//!   request fills the cycle's snapshot. The Kubernetes default grace period (30 s) is not
+//!   assumed for a workload that states neither: every scenario written before keeps its
+//!   instant release and its results, and stating the field or the annotation is what turns
+//!   the latency on, for that workload. A run in which no workload has a latency decides
+//!   exactly as before. Only the scheduler's preemptions take time: node failures, drain
+//!   deadlines, budget stops and `HoldAndDrain` still release at once; a victim whose pods
+//!   still waited for devices has none to stop and is released at once; the grace time
+//!   counts as work done under `resume`. Ported upstream test:
+//!   `test/integration/singlecluster/scheduler/preemption_test.go`, "Should prevent other
+//!   workloads from stealing quota when a preemptor is waiting for multiple evictions"
+//!   (`tests/all/evictions.rs`). Under fair sharing the victims' quota is held the same
+//!   way, but the tournament's order is left as it is (upstream's fair-sharing iterator
+//!   also puts preemptors first with the gate; not modelled).
 //! - **Preemption loops**: at its default feature gates Kueue can readmit a victim ahead of
 //!   its preemptor (the classical iterator orders by borrowing level before priority, fair
 //!   sharing by share; `gpuquota-cohort`'s crate docs, property 12), and the preemptor then

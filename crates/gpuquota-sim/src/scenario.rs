@@ -990,6 +990,9 @@ pub(crate) fn resolve_file_workloads(
         if let Err(d) = crate::driver::eviction::latency_ms(w) {
             errors.push(obj(d));
         }
+        if let Err(d) = crate::driver::retries::fail_after(w) {
+            errors.push(obj(d));
+        }
         let class = workload_class(w);
         let created = *w.metadata.creation_timestamp.get_or_insert(start);
         let created_ms = ms_between(start, created);

@@ -24,6 +24,7 @@ use gpuquota_model::{Amount, Model, ResourceName};
 use super::capacity::Capacity;
 use super::eviction::{Evictions, Terminating};
 use super::nodes::{Evict, NodeEvents};
+use super::retries::Retries;
 use super::{Context, EndOfRun, Finish, Worlds, created_after_end};
 use crate::engine::{
     CYCLE_BOUND, Counters, HeldBack, Outcome, QueueOutcome, Run, RunEnd, TimelineEffect,
@@ -239,6 +240,8 @@ struct KueueRun<'a, 'p, P: Policy> {
     tl: Tl<'a>,
     /// Evictions that take time ([`super::eviction`]).
     ev: Evictions,
+    /// Failed attempts and the Job controller's retries ([`super::retries`]).
+    rt: Retries,
 }
 
 /// What the Kueue driver keeps for a timeline.
@@ -305,6 +308,7 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         s.hold_evictions(ev.on());
         let mut run = KueueRun {
             ev,
+            rt: Retries::new(&cx.sc.model, cx.world),
             cap,
             nodes: NodeEvents::default(),
             frs: Frs::new(cx.world),
@@ -362,7 +366,8 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
                     done_ms: 0,
                     usage,
                 });
-                if let Some(rt) = inst.and_then(|i| i.runtime_ms) {
+                let runtime = inst.and_then(|i| i.runtime_ms);
+                if let Some(rt) = self.rt.plan(wl, 0, runtime) {
                     completions.push(Event::new(
                         rt,
                         Kind::Completion {
@@ -530,10 +535,15 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             done_ms: already,
             usage,
         });
-        if let Some(rt) = self.cx.insts[w].and_then(|i| i.runtime_ms) {
-            let left = (rt - already).max(0);
+        let left = self.cx.insts[w]
+            .and_then(|i| i.runtime_ms)
+            .map(|rt| (rt - already).max(0));
+        if self.rt.on() {
+            self.commit_failures(w);
+        }
+        if let Some(at) = self.rt.plan(w, begin, left) {
             q.push(Event::new(
-                begin + left,
+                at,
                 Kind::Completion {
                     index: w as u32,
                     generation,
@@ -1119,6 +1129,24 @@ impl<'a, 'p, P: Rebuild> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
         Some(self.frs.names.clone())
     }
 
+    /// The runs ended count their failures up to their end, the runs under way up to
+    /// `end_ms`.
+    fn failures(&mut self, end_ms: i64) -> Vec<crate::engine::FailureOutcome> {
+        if !self.rt.on() {
+            return Vec::new();
+        }
+        for w in 0..self.h.runs.len() {
+            match self.h.live[w].as_ref() {
+                Some(l) => {
+                    let gpus = self.gpus(&l.usage);
+                    self.rt.commit(w, end_ms, gpus);
+                }
+                None => self.commit_failures(w),
+            }
+        }
+        self.rt.outcomes()
+    }
+
     fn timeline_effects(&mut self) -> Vec<TimelineEffect> {
         let mut effects = std::mem::take(&mut self.tl.effects);
         let world = self.cx.world;
@@ -1225,5 +1253,30 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             });
         }
         true
+    }
+}
+
+/// Failed attempts and retries ([`super::retries`]).
+impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
+    /// The `nvidia.com/gpu` a run's usage holds.
+    fn gpus(&self, usage: &[(u32, i64)]) -> i64 {
+        usage
+            .iter()
+            .filter(|&&(fr, _)| {
+                self.frs
+                    .names
+                    .get(fr as usize)
+                    .is_some_and(|(_, r)| r.as_str() == "nvidia.com/gpu")
+            })
+            .map(|&(_, a)| a)
+            .sum()
+    }
+
+    /// The failures planned for `w`'s last ended run happened up to its end.
+    fn commit_failures(&mut self, w: usize) {
+        if let Some(r) = self.h.runs[w].last() {
+            let (end, gpus) = (r.end_ms, self.gpus(&r.usage));
+            self.rt.commit(w, end, gpus);
+        }
     }
 }

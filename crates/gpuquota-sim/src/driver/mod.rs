@@ -15,6 +15,7 @@ pub mod kai;
 mod kueue;
 mod nodes;
 mod resourcequota;
+pub(crate) mod retries;
 
 pub(crate) use kueue::run_kueue;
 pub(crate) use resourcequota::run_resource_quota;
@@ -212,6 +213,11 @@ pub(crate) trait Finish<'a, 'p> {
     fn flavor_resources(&mut self) -> Option<Vec<(String, ResourceName)>> {
         None
     }
+    /// Every workload's failed attempts, the runs under way counted up to `end_ms` (empty
+    /// when no workload fails).
+    fn failures(&mut self, _end_ms: i64) -> Vec<crate::engine::FailureOutcome> {
+        Vec::new()
+    }
     /// What each timeline event did.
     fn timeline_effects(&mut self) -> Vec<crate::engine::TimelineEffect> {
         Vec::new()
@@ -240,6 +246,7 @@ pub(crate) fn finish<'a, 'p: 'a, R: Finish<'a, 'p>>(mut run: R) -> Outcome {
     let end_ms = run
         .cx()
         .end_of_run(end.running, end.last_t, end.counters.events);
+    let failures = run.failures(end_ms);
     let workloads = run.workload_outcomes(end_ms);
     let held_back = std::mem::take(&mut end.held_back);
     Outcome {
@@ -255,6 +262,7 @@ pub(crate) fn finish<'a, 'p: 'a, R: Finish<'a, 'p>>(mut run: R) -> Outcome {
         held_back,
         nodes: end.nodes,
         timeline: run.timeline_effects(),
+        failures,
     }
 }
 
