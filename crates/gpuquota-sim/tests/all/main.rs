@@ -8,6 +8,7 @@ mod diff_engines;
 mod dra;
 mod engine_objects;
 mod evictions;
+mod failures;
 mod fuzz_arguments;
 mod history;
 mod kai;
