@@ -69,6 +69,33 @@ impl<P: Policy> Scheduler<'_, P> {
         true
     }
 
+    /// Pods of admitted `wl` finished while the others run (upstream's
+    /// `status.reclaimablePods`, kubernetes-sigs/kueue `pkg/workload/workload.go`): `usage`
+    /// (each amount at most what the reservation holds) leaves its reservation and the
+    /// committed usage, and the inadmissible workloads of its cohort tree are requeued (upstream
+    /// treats a change of reclaimable pods as freed quota). False when `wl` holds nothing.
+    ///
+    /// # Complexity
+    /// O(frs × depth + ClusterQueues of its tree).
+    pub fn reclaim(&mut self, wl: WlId, usage: &[(crate::tree::FrId, gpuquota_model::Amount)]) -> bool {
+        let world = self.world;
+        let Some(r) = self.reservations[wl].as_mut() else {
+            return false;
+        };
+        let node = world.cluster_queues[r.cq].node;
+        for &(fr, a) in usage {
+            if let Some(held) = r.usage.iter_mut().find(|x| x.0 == fr) {
+                let take = a.min(held.1).max(gpuquota_model::Amount::ZERO);
+                held.1 = held.1.saturating_sub(take);
+                world.tree.remove_usage(&mut self.usage, node, fr, take);
+            }
+        }
+        let cq = r.cq;
+        self.generation[node] += 1;
+        self.requeue_inadmissible(cq);
+        true
+    }
+
     /// With evictions held: marks victim `wl` evicted while it keeps its quota; false when it
     /// already was (no second eviction) or holds nothing.
     ///

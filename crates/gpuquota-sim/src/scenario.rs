@@ -993,6 +993,14 @@ pub(crate) fn resolve_file_workloads(
         if let Err(d) = crate::driver::retries::fail_after(w) {
             errors.push(obj(d));
         }
+        // without a runtime, pods finishing one by one end the run with the last of them
+        let runtime_ms = match crate::driver::reclaim::pod_runtimes(w) {
+            Ok(pods) => runtime_ms.or_else(|| pods.iter().copied().max()),
+            Err(d) => {
+                errors.push(obj(d));
+                runtime_ms
+            }
+        };
         let class = workload_class(w);
         let created = *w.metadata.creation_timestamp.get_or_insert(start);
         let created_ms = ms_between(start, created);

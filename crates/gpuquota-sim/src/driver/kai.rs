@@ -426,7 +426,8 @@ impl<'s> Sim<'s> {
             | Kind::Requeue(_)
             | Kind::Timeline(_)
             | Kind::Deadline { .. }
-            | Kind::Released { .. } => {}
+            | Kind::Released { .. }
+            | Kind::PodsDone { .. } => {}
         }
     }
 

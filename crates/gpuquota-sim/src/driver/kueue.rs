@@ -24,6 +24,7 @@ use gpuquota_model::{Amount, Model, ResourceName};
 use super::capacity::Capacity;
 use super::eviction::{Evictions, Terminating};
 use super::nodes::{Evict, NodeEvents};
+use super::reclaim::PodRuntimes;
 use super::retries::Retries;
 use super::{Context, EndOfRun, Finish, Worlds, created_after_end};
 use crate::engine::{
@@ -242,6 +243,8 @@ struct KueueRun<'a, 'p, P: Policy> {
     ev: Evictions,
     /// Failed attempts and the Job controller's retries ([`super::retries`]).
     rt: Retries,
+    /// Pods that finish one by one ([`super::reclaim`]).
+    pr: PodRuntimes,
 }
 
 /// What the Kueue driver keeps for a timeline.
@@ -309,6 +312,7 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         let mut run = KueueRun {
             ev,
             rt: Retries::new(&cx.sc.model, cx.world),
+            pr: PodRuntimes::new(&cx.sc.model, cx.world),
             cap,
             nodes: NodeEvents::default(),
             frs: Frs::new(cx.world),
@@ -541,7 +545,8 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         if self.rt.on() {
             self.commit_failures(w);
         }
-        if let Some(at) = self.rt.plan(w, begin, left) {
+        let end = self.rt.plan(w, begin, left);
+        if let Some(at) = end {
             q.push(Event::new(
                 at,
                 Kind::Completion {
@@ -549,6 +554,12 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
                     generation,
                 },
             ));
+        }
+        if self.pr.on() {
+            for at in self.pr.instants(w, begin, end) {
+                let index = w as u32;
+                q.push(Event::new(at, Kind::PodsDone { index, generation }));
+            }
         }
     }
 
@@ -681,6 +692,11 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
     fn admissions(&mut self, q: &mut Queue, t: i64, begin: i64) {
         let mut started: Vec<(WlId, Vec<(FrId, Amount)>)> = Vec::new();
         for a in &self.s.admitted[self.seen_admitted..] {
+            if self.pr.on()
+                && let Some(ps) = a.pod_sets.first()
+            {
+                self.pr.admitted(a.wl.index(), ps.1);
+            }
             if let Some(r) = &self.s.reservations()[a.wl] {
                 started.push((a.wl, r.usage.clone()));
             }
@@ -764,6 +780,9 @@ impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
             }
             Kind::Released { index, generation } => {
                 self.wake |= self.released(q, t, index, generation);
+            }
+            Kind::PodsDone { index, generation } => {
+                self.wake |= self.pods_done(t, index, generation);
             }
         }
     }
@@ -1278,5 +1297,28 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             let (end, gpus) = (r.end_ms, self.gpus(&r.usage));
             self.rt.commit(w, end, gpus);
         }
+    }
+}
+
+/// Pods that finish one by one ([`super::reclaim`]).
+impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
+    /// Some pods of `wl`'s run `g` finished at `t`: their share of its quota leaves its
+    /// reservation (upstream's reclaimable pods). False when that run already ended.
+    fn pods_done(&mut self, t: i64, wl: u32, g: u32) -> bool {
+        let w = wl as usize;
+        let Some(l) = self.h.live[w].as_ref().filter(|l| l.generation == g) else {
+            return false;
+        };
+        let (n, k) = self.pr.done_at(w, l.run_start, t);
+        if n == 0 || k == 0 {
+            return false;
+        }
+        let freed: Vec<(u32, i64)> = l
+            .usage
+            .iter()
+            .map(|&(fr, a)| (fr, a / k * n))
+            .collect();
+        let freed = self.frs.engine(&freed);
+        self.s.reclaim(WlId::new(w), &freed)
     }
 }

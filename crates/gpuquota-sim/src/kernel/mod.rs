@@ -63,6 +63,15 @@ pub(crate) enum Kind {
         /// The run whose pods terminated.
         generation: u32,
     },
+    /// Some pods of workload `index` finish while the others run (`gpuquota.dev/pod-runtimes`):
+    /// their share of its quota is released (stale when `generation` is no longer the run's).
+    /// After every other kind at its instant.
+    PodsDone {
+        /// The workload.
+        index: u32,
+        /// The run.
+        generation: u32,
+    },
 }
 
 /// An event: when, and what.
@@ -85,6 +94,7 @@ const REQUEUE: u8 = 4;
 const TIMELINE: u8 = 5;
 const DEADLINE: u8 = 6;
 const RELEASED: u8 = 7;
+const PODS_DONE: u8 = 8;
 
 impl Event {
     /// An event of `kind` at `t`.
@@ -102,6 +112,7 @@ impl Event {
             Kind::Requeue(i) => (t, REQUEUE, i, 0),
             Kind::Deadline { index, generation } => (t, DEADLINE, index, generation),
             Kind::Released { index, generation } => (t, RELEASED, index, generation),
+            Kind::PodsDone { index, generation } => (t, PODS_DONE, index, generation),
             Kind::Timeline(i) => {
                 let i = i as u64;
                 (t, TIMELINE, (i >> 32) as u32, i as u32)
@@ -118,6 +129,7 @@ impl Event {
             REQUEUE => Kind::Requeue(index),
             DEADLINE => Kind::Deadline { index, generation },
             RELEASED => Kind::Released { index, generation },
+            PODS_DONE => Kind::PodsDone { index, generation },
             _ => Kind::Timeline(((u64::from(index) << 32) | u64::from(generation)) as usize),
         };
         Event { t, kind }

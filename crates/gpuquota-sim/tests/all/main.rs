@@ -19,6 +19,7 @@ mod kai_timeline;
 mod limits;
 mod node_capacity;
 mod node_events;
+mod partial_completion;
 mod plots;
 mod preemption_loop;
 mod properties;
