@@ -77,7 +77,11 @@ impl<P: Policy> Scheduler<'_, P> {
     ///
     /// # Complexity
     /// O(frs × depth + ClusterQueues of its tree).
-    pub fn reclaim(&mut self, wl: WlId, usage: &[(crate::tree::FrId, gpuquota_model::Amount)]) -> bool {
+    pub fn reclaim(
+        &mut self,
+        wl: WlId,
+        usage: &[(crate::tree::FrId, gpuquota_model::Amount)],
+    ) -> bool {
         let world = self.world;
         let Some(r) = self.reservations[wl].as_mut() else {
             return false;

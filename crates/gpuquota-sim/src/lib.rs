@@ -185,6 +185,14 @@
 //!   `terminationGracePeriodSeconds` of its PodSets' pod templates (whole seconds ≥ 0) when
 //!   one states it; without either, none (see "Evictions that take time" below). A bad value
 //!   is an `invalid-scenario` error naming the Workload and the field;
+//! - `gpuquota.dev/pod-runtimes` (Kueue, a Workload with one PodSet): one Go duration per
+//!   pod, comma-separated (`1h,2h,2h,3h`); each pod's share of the quota is released when it
+//!   ends, as upstream's reclaimable pods are; without `gpuquota.dev/runtime` the workload
+//!   ends with its last pod (see "Partial completion" below);
+//! - `gpuquota.dev/fail-after` (Kueue): comma-separated Go durations, how long the job's
+//!   attempts run before they fail, attempt by attempt; the Job's `spec.backoffLimit`
+//!   decides the retries (see "Failed attempts and retries" below). Both lists are
+//!   validated like the eviction time;
 //! - class: its WorkloadPriorityClass (`spec.priorityClassRef`, or `priorityClassName` with
 //!   `priorityClassSource: kueue.x-k8s.io/workloadpriorityclass`), else its PriorityClass
 //!   (the Workload's, else its pods' `priorityClassName`), else `gpuquota.dev/class`
@@ -253,6 +261,28 @@
 //!   (`tests/all/evictions.rs`). Under fair sharing the victims' quota is held the same
 //!   way, but the tournament's order is left as it is (upstream's fair-sharing iterator
 //!   also puts preemptors first with the gate; not modelled).
+//! - **Partial completion** (Kueue, `gpuquota.dev/pod-runtimes`): at each instant where some
+//!   of a running workload's pods end before its last one, their share (the run's usage ÷
+//!   admitted pods × pods ended) leaves its reservation
+//!   (`gpuquota_cohort::Scheduler::reclaim`, upstream's `status.reclaimablePods`) and the
+//!   cohort tree's inadmissible workloads are requeued, so a waiting workload is admitted
+//!   as soon as enough pods have ended. The runs in the report keep their whole usage, node
+//!   devices are freed when the workload ends, a readmitted workload runs all its pods
+//!   again, workloads admitted in the input release nothing early, and the pod times count
+//!   from the run's start (a retried attempt does not restart them).
+//! - **Failed attempts and retries** (Kueue, `gpuquota.dev/fail-after`): attempt `k` of a
+//!   workload fails after the `k`-th duration unless its runtime ends first. The Job
+//!   controller replaces the failed pods within the same admitted Workload (Kueue sees no
+//!   pod failure: the quota stays reserved) after its pod-failure back-off, 10 s doubling,
+//!   at most 10 min (kubernetes/kubernetes `pkg/controller/job/job_controller.go`), and the
+//!   new attempt starts its runtime over. When the failures exceed the Job's
+//!   `spec.backoffLimit` (default 6; 0 for a Workload not made from a `batch/v1` Job), the
+//!   Job fails: the Workload is `Finished` with reason `Failed` (its run ends `Finished`
+//!   then and releases its quota). The JSON's `failures[]` lists, per workload with a failed
+//!   attempt, `workload`, `failedAttempts`, `retries`, `failedMs` (`null` when the Job did
+//!   not fail) and `lostGpuHours` (each failed attempt's duration × its run's
+//!   `nvidia.com/gpu`, six decimals). A preemption ends the attempt under way without a
+//!   failure.
 //! - **Preemption loops**: at its default feature gates Kueue can readmit a victim ahead of
 //!   its preemptor (the classical iterator orders by borrowing level before priority, fair
 //!   sharing by share; `gpuquota-cohort`'s crate docs, property 12), and the preemptor then

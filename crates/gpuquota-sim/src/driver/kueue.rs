@@ -1313,11 +1313,7 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         if n == 0 || k == 0 {
             return false;
         }
-        let freed: Vec<(u32, i64)> = l
-            .usage
-            .iter()
-            .map(|&(fr, a)| (fr, a / k * n))
-            .collect();
+        let freed: Vec<(u32, i64)> = l.usage.iter().map(|&(fr, a)| (fr, a / k * n)).collect();
         let freed = self.frs.engine(&freed);
         self.s.reclaim(WlId::new(w), &freed)
     }

@@ -100,7 +100,11 @@ impl PodRuntimes {
         let admitted = world
             .workloads
             .iter()
-            .map(|w| w.pod_sets.first().map_or(0, |p| u32::try_from(p.count).unwrap_or(0)))
+            .map(|w| {
+                w.pod_sets
+                    .first()
+                    .map_or(0, |p| u32::try_from(p.count).unwrap_or(0))
+            })
             .collect();
         PodRuntimes { list, admitted, on }
     }

@@ -44,7 +44,11 @@ fn runs(j: &Value, prefix: &str) -> Vec<(i64, i64, String)> {
         .as_array()
         .expect("workloads")
         .iter()
-        .find(|w| w["workload"].as_str().is_some_and(|k| k.starts_with(prefix)))
+        .find(|w| {
+            w["workload"]
+                .as_str()
+                .is_some_and(|k| k.starts_with(prefix))
+        })
         .unwrap_or_else(|| panic!("{prefix} in {}", j["workloads"]));
     w["runs"]
         .as_array()
@@ -76,7 +80,11 @@ fn failed_pods_are_retried_within_the_admitted_workload() {
     assert_eq!(runs(&j, "ns/next"), vec![(end, end + H, "Finished".into())]);
     let f = &j["failures"];
     assert_eq!(f.as_array().map(Vec::len), Some(1), "{f}");
-    assert!(f[0]["workload"].as_str().is_some_and(|k| k.starts_with("ns/job-train-")));
+    assert!(
+        f[0]["workload"]
+            .as_str()
+            .is_some_and(|k| k.starts_with("ns/job-train-"))
+    );
     assert_eq!(f[0]["failedAttempts"], 2);
     assert_eq!(f[0]["retries"], 2);
     assert_eq!(f[0]["failedMs"], Value::Null);
@@ -138,6 +146,9 @@ fn a_bad_fail_after_is_refused() {
     )
     .expect_err("refused");
     let text = format!("{err:?}");
-    assert!(text.contains("metadata.annotations[gpuquota.dev/fail-after]"), "{text}");
+    assert!(
+        text.contains("metadata.annotations[gpuquota.dev/fail-after]"),
+        "{text}"
+    );
     assert!(text.contains("\\\"never\\\""), "{text}");
 }

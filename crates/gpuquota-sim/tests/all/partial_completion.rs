@@ -90,7 +90,10 @@ fn finished_pods_release_their_quota_one_by_one() {
     let mut w = vec![workload("job", "00:00:00", 4, "gpuquota.dev/runtime: 3h")];
     w.extend(rest.iter().cloned());
     let j = sim(&w).expect("valid");
-    assert_eq!(runs(&j, "small"), vec![(3 * H, 3 * H + H / 2, "Finished".into())]);
+    assert_eq!(
+        runs(&j, "small"),
+        vec![(3 * H, 3 * H + H / 2, "Finished".into())]
+    );
     assert_eq!(runs(&j, "wait"), vec![(3 * H, 4 * H, "Finished".into())]);
 }
 
@@ -105,8 +108,14 @@ fn pod_runtimes_are_validated() {
         "gpuquota.dev/pod-runtimes: \"1h,2h\"",
     )])
     .expect_err("refused");
-    assert!(err.contains("metadata.annotations[gpuquota.dev/pod-runtimes]"), "{err}");
-    assert!(err.contains("2 pod runtimes for a PodSet of 4 pods"), "{err}");
+    assert!(
+        err.contains("metadata.annotations[gpuquota.dev/pod-runtimes]"),
+        "{err}"
+    );
+    assert!(
+        err.contains("2 pod runtimes for a PodSet of 4 pods"),
+        "{err}"
+    );
     let err = sim(&[workload(
         "job",
         "00:00:00",
