@@ -385,6 +385,9 @@
 //!   same victim more than once, with how many (`preemptions`), the first and last of them
 //!   (`firstMs`, `lastMs`) and how many were a second eviction at one instant after which
 //!   the victim was held back 1 ms (`heldBack`); see "Preemption loops" above.
+//! - `failures` (only when a workload has a failed attempt, after `timeline` in the
+//!   object): `[{"workload", "failedAttempts", "retries", "failedMs", "lostGpuHours"}]`, in
+//!   workload order; see "Failed attempts and retries" above.
 //! - `timeline` (only with `spec.timeline`): one entry per event in the order they applied:
 //!   its `index` in `spec.timeline` and instant (`atMs`); the objects it changed
 //!   (`changes[].change` is `created`, `replaced` or `deleted`); the queues that stopped
