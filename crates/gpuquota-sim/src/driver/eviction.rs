@@ -108,6 +108,18 @@ impl Evictions {
     /// # Complexity
     /// O(workloads × (log workloads + PodSets)).
     pub(crate) fn new(model: &gpuquota_model::Model, world: &World) -> Evictions {
+        // one pass over the model first: most runs state no latency and build nothing
+        if !model
+            .workloads
+            .values()
+            .any(|m| matches!(latency_ms(m), Ok(Some(l)) if l > 0))
+        {
+            return Evictions {
+                latency: Vec::new(),
+                terminating: Vec::new(),
+                on: false,
+            };
+        }
         let latency: Vec<i64> = world
             .workloads
             .iter()

@@ -78,9 +78,14 @@ impl PodRuntimes {
     /// # Complexity
     /// O(workloads × log workloads).
     pub(crate) fn new(model: &gpuquota_model::Model, world: &World) -> PodRuntimes {
+        let stated = model
+            .workloads
+            .values()
+            .any(|m| m.metadata.annotations.contains_key(POD_RUNTIMES_ANNOTATION));
         let list: Vec<Vec<i64>> = world
             .workloads
             .iter()
+            .filter(|_| stated)
             .map(|w| {
                 model
                     .workloads

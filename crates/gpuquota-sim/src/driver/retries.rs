@@ -135,9 +135,14 @@ impl Retries {
     /// # Complexity
     /// O(workloads × log workloads + Jobs).
     pub(crate) fn new(model: &Model, world: &World) -> Retries {
+        let stated = model
+            .workloads
+            .values()
+            .any(|m| m.metadata.annotations.contains_key(FAIL_AFTER_ANNOTATION));
         let fails: Vec<Vec<i64>> = world
             .workloads
             .iter()
+            .filter(|_| stated)
             .map(|w| {
                 model
                     .workloads
