@@ -258,9 +258,12 @@
 //!   counts as work done under `resume`. Ported upstream test:
 //!   `test/integration/singlecluster/scheduler/preemption_test.go`, "Should prevent other
 //!   workloads from stealing quota when a preemptor is waiting for multiple evictions"
+//!   and its fair-sharing twin in
+//!   `test/integration/singlecluster/scheduler/fairsharing/fair_sharing_test.go`
 //!   (`tests/all/evictions.rs`). Under fair sharing the victims' quota is held the same
 //!   way, but the tournament's order is left as it is (upstream's fair-sharing iterator
-//!   also puts preemptors first with the gate; not modelled).
+//!   also puts preemptors first with the gate; not modelled: the ported test holds
+//!   because the waiting preemptor's request fills the snapshot).
 //! - **Partial completion** (Kueue, `gpuquota.dev/pod-runtimes`): at each instant where some
 //!   of a running workload's pods end before its last one, their share (the run's usage ÷
 //!   admitted pods × pods ended) leaves its reservation

@@ -318,3 +318,77 @@ fn eviction_times_are_validated() {
     ))
     .expect("valid");
 }
+
+/// The fair-sharing suite's version (kubernetes-sigs/kueue
+/// `test/integration/singlecluster/scheduler/fairsharing/fair_sharing_test.go`, "Should
+/// prevent other workloads from stealing quota when preemptor is waiting for multiple
+/// evictions"): cq-1 has 10 CPUs and no memory, cq-2 no CPUs and 10 Gi of memory, both
+/// reclaim `Any`, fair sharing on. wl-a and wl-b (cq-2, 1 CPU each, priority 100) borrow
+/// cq-1's CPUs from 0; at 1 h the preemptor (cq-1, 10 CPUs and 10 Gi, priority 0) reclaims
+/// both. wl-a's pods go at 2 h, wl-b's at 3 h: wl-a is not readmitted meanwhile (upstream
+/// `Consistently HasQuotaReservation(wlA) == false`), the preemptor is admitted at 3 h and
+/// both stay pending to the end.
+#[test]
+fn fair_sharing_a_preemptor_waiting_for_two_evictions_keeps_the_freed_quota() {
+    let cq = |name: &str, cpu: &str, mem: &str| {
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n  cohortName: all\n  namespaceSelector: {{}}\n  preemption: {{reclaimWithinCohort: Any}}\n  resourceGroups:\n  - coveredResources: [cpu, memory]\n    flavors: [{{name: one, resources: [{{name: cpu, nominalQuota: \"{cpu}\"}}, {{name: memory, nominalQuota: \"{mem}\"}}]}}]\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: {name}, namespace: ns}}\nspec: {{clusterQueue: {name}}}\n"
+        )
+    };
+    let wl = |name: &str, lq: &str, at: &str, priority: i32, cpu: &str, mem: &str, ann: &str| {
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: {name}, namespace: ns, creationTimestamp: \"2026-04-01T{at}:00Z\", annotations: {{gpuquota.dev/runtime: 10h{ann}}}}}\nspec:\n  queueName: {lq}\n  priority: {priority}\n  podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: \"{cpu}\", memory: \"{mem}\"}}}}}}]}}}}}}]\n"
+        )
+    };
+    let d = [
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: one}\n"
+            .to_owned(),
+        cq("cq-1", "10", "0"),
+        cq("cq-2", "0", "10Gi"),
+        wl(
+            "wl-a",
+            "cq-2",
+            "00:00",
+            100,
+            "1",
+            "0",
+            ", gpuquota.dev/eviction-time: 1h",
+        ),
+        wl(
+            "wl-b",
+            "cq-2",
+            "00:00",
+            100,
+            "1",
+            "0",
+            ", gpuquota.dev/eviction-time: 2h",
+        ),
+        wl("preemptor", "cq-1", "01:00", 0, "10", "10Gi", ""),
+    ];
+    let text = format!(
+        "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec:\n  engine: kueue\n  cluster: [c.yaml]\n  start: \"{START}\"\n  end: \"2026-04-01T12:00:00Z\"\n  kueue: {{fairSharing: true}}\n"
+    );
+    let sim = gpuquota_sim::fuzzing::scenario(
+        "t.yaml",
+        &text,
+        "t",
+        &common::files(vec![("c.yaml", d.join("---\n"))]),
+    )
+    .expect("valid scenario");
+    let j = gpuquota_sim::fuzzing::run_kueue(&sim)
+        .expect("simulates")
+        .to_json();
+    let ended = |name: &str| {
+        runs(&j, name)
+            .iter()
+            .map(|r| (r.0, r.2, r.3.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ended("wl-a"), vec![(0, 2 * H, "Preempted".to_owned())]);
+    assert_eq!(ended("wl-b"), vec![(0, 3 * H, "Preempted".to_owned())]);
+    assert_eq!(
+        runs(&j, "preemptor"),
+        vec![run(3 * H, 3 * H, 12 * H, "Cut", "", "")]
+    );
+    assert_eq!(j["preemptions"], 2);
+}
