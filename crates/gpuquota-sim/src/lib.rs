@@ -262,8 +262,8 @@
 //!   `test/integration/singlecluster/scheduler/fairsharing/fair_sharing_test.go`
 //!   (`tests/all/evictions.rs`). Under fair sharing the victims' quota is held the same
 //!   way, but the tournament's order is left as it is (upstream's fair-sharing iterator
-//!   also puts preemptors first with the gate; not modelled: the ported test holds
-//!   because the waiting preemptor's request fills the snapshot).
+//!   also puts preemptors first with the gate; not modelled, and the ported test holds
+//!   without it).
 //! - **Partial completion** (Kueue, `gpuquota.dev/pod-runtimes`): at each instant where some
 //!   of a running workload's pods end before its last one, their share (the run's usage ÷
 //!   admitted pods × pods ended) leaves its reservation
