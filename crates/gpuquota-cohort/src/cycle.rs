@@ -240,6 +240,8 @@ pub struct Scheduler<'w, P: Policy = Classical> {
     pub admitted: Vec<AdmittedRecord>,
     /// Preemptions issued during the run, in order.
     pub preempted: Vec<PreemptedRecord>,
+    /// Victims keep their quota until released ([`Scheduler::hold_evictions`]).
+    hold_evictions: bool,
 }
 
 struct OracleImpl<'a, 'w, P: Policy> {
@@ -351,6 +353,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             last_heads: Vec::new(),
             admitted: Vec::new(),
             preempted: Vec::new(),
+            hold_evictions: false,
         };
         // scheduling shapes, their group slots per ClusterQueue, and the shared ones
         let mut slots: Table<CqId, BTreeMap<u32, Slot>> = Table::filled(BTreeMap::new(), ncq);
@@ -1132,4 +1135,7 @@ pub mod transition;
 // One function per phase of the cycle, and the scheduling-shape key, in their own files.
 mod phases;
 mod shape;
+// Evictions that keep the victim's quota until its pods are gone.
+#[path = "terminating.rs"]
+mod terminating;
 use shape::shape_key;

@@ -169,7 +169,9 @@
 //!     borrows less, or ties on share, is readmitted first; upstream breaks such loops only
 //!     with the alpha gate `PrioritizePreemptorWorkloads` (off by default; kueue PR #13797),
 //!     which a Configuration's `featureGates` turns on here too. A run without `--cycles` then
-//!     ends at the cycle cap.
+//!     ends at the cycle cap. A caller that holds evictions ([`Scheduler::hold_evictions`]:
+//!     victims keep their quota until released, as the simulator's evictions that take time
+//!     do) gets the same ordering under the same gate.
 //! 13. **Bounded trees**: a cohort tree deeper than
 //!     [`gpuquota_model::limits::MAX_TREE_DEPTH`] (1,000) levels is refused with a
 //!     `tree-too-deep` error naming the first cohort below the limit (upstream Kueue sets no

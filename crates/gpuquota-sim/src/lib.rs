@@ -183,6 +183,19 @@
 //!   (integer ms); without either the workload runs until `end`;
 //! - `gpuquota.dev/repeat`: a Go duration; a fresh copy named `<name>-<k>` (k = 1, 2, …) is
 //!   created every period after the first arrival until `end` (needs `spec.end`);
+//! - `gpuquota.dev/eviction-time` (Kueue): a Go duration ≥ 0, how long the workload's pods
+//!   take to go once it is preempted; without it, the largest
+//!   `terminationGracePeriodSeconds` of its PodSets' pod templates (whole seconds ≥ 0) when
+//!   one states it; without either, none (see "Evictions that take time" below). A bad value
+//!   is an `invalid-scenario` error naming the Workload and the field;
+//! - `gpuquota.dev/pod-runtimes` (Kueue, a Workload with one PodSet): one Go duration per
+//!   pod, comma-separated (`1h,2h,2h,3h`); each pod's share of the quota is released when it
+//!   ends, as upstream's reclaimable pods are; without `gpuquota.dev/runtime` the workload
+//!   ends with its last pod (see "Partial completion" below);
+//! - `gpuquota.dev/fail-after` (Kueue): comma-separated Go durations, how long the job's
+//!   attempts run before they fail, attempt by attempt; the Job's `spec.backoffLimit`
+//!   decides the retries (see "Failed attempts and retries" below). Both lists are
+//!   validated like the eviction time;
 //! - class: its WorkloadPriorityClass (`spec.priorityClassRef`, or `priorityClassName` with
 //!   `priorityClassSource: kueue.x-k8s.io/workloadpriorityclass`), else its PriorityClass
 //!   (the Workload's, else its pods' `priorityClassName`), else `gpuquota.dev/class`
@@ -227,6 +240,53 @@
 //!   upstream's reason and the preemptor; its quota is released and it requeues by its
 //!   creation timestamp (upstream `GetQueueOrderTimestamp` keeps creation order for
 //!   preemption). Readmitted, its runtime starts over (unless `resume`).
+//! - **Evictions that take time** (Kueue): a victim with an eviction latency
+//!   (`gpuquota.dev/eviction-time`, else its pod templates' `terminationGracePeriodSeconds`)
+//!   is marked `Evicted` by the cycle but keeps its quota, its devices and its run until its
+//!   pods are gone, `latency` after the preemption; its run then ends `Preempted` (so its
+//!   `endMs` is the release), its quota is released and it queues again. Meanwhile
+//!   upstream's rules hold (kubernetes-sigs/kueue `pkg/scheduler/scheduler.go`,
+//!   `pkg/scheduler/preemption/preemption.go`): the preemptor is not admitted before its
+//!   victims' quota is released; it issues no second preemption of a victim already
+//!   evicted (`preemptions` counts each once); and no other workload takes the freed quota
+//!   first when the Configuration's `featureGates` turns `PrioritizePreemptorWorkloads` on,
+//!   as upstream's test does: a head waiting for its preemptions is then processed before
+//!   the cycle's other entries (classical and fair-sharing alike) and its
+//!   request fills the cycle's snapshot. The Kubernetes default grace period (30 s) is not
+//!   assumed for a workload that states neither: every scenario written before keeps its
+//!   instant release and its results, and stating the field or the annotation is what turns
+//!   the latency on, for that workload. A run in which no workload has a latency decides
+//!   exactly as before. Only the scheduler's preemptions take time: node failures, drain
+//!   deadlines, budget stops and `HoldAndDrain` still release at once; a victim whose pods
+//!   still waited for devices has none to stop and is released at once; the grace time
+//!   counts as work done under `resume`. Ported upstream test:
+//!   `test/integration/singlecluster/scheduler/preemption_test.go`, "Should prevent other
+//!   workloads from stealing quota when a preemptor is waiting for multiple evictions"
+//!   and its fair-sharing twin in
+//!   `test/integration/singlecluster/scheduler/fairsharing/fair_sharing_test.go`
+//!   (`tests/all/evictions.rs`), both with that gate on, as upstream's are.
+//! - **Partial completion** (Kueue, `gpuquota.dev/pod-runtimes`): at each instant where some
+//!   of a running workload's pods end before its last one, their share (the run's usage ÷
+//!   admitted pods × pods ended) leaves its reservation
+//!   (`gpuquota_cohort::Scheduler::reclaim`, upstream's `status.reclaimablePods`) and the
+//!   cohort tree's inadmissible workloads are requeued, so a waiting workload is admitted
+//!   as soon as enough pods have ended. The runs in the report keep their whole usage, node
+//!   devices are freed when the workload ends, a readmitted workload runs all its pods
+//!   again, workloads admitted in the input release nothing early, and the pod times count
+//!   from the run's start (a retried attempt does not restart them).
+//! - **Failed attempts and retries** (Kueue, `gpuquota.dev/fail-after`): attempt `k` of a
+//!   workload fails after the `k`-th duration unless its runtime ends first. The Job
+//!   controller replaces the failed pods within the same admitted Workload (Kueue sees no
+//!   pod failure: the quota stays reserved) after its pod-failure back-off, 10 s doubling,
+//!   at most 10 min (kubernetes/kubernetes `pkg/controller/job/job_controller.go`), and the
+//!   new attempt starts its runtime over. When the failures exceed the Job's
+//!   `spec.backoffLimit` (default 6; 0 for a Workload not made from a `batch/v1` Job), the
+//!   Job fails: the Workload is `Finished` with reason `Failed` (its run ends `Finished`
+//!   then and releases its quota). The JSON's `failures[]` lists, per workload with a failed
+//!   attempt, `workload`, `failedAttempts`, `retries`, `failedMs` (`null` when the Job did
+//!   not fail) and `lostGpuHours` (each failed attempt's duration × its run's
+//!   `nvidia.com/gpu`, six decimals). A preemption ends the attempt under way without a
+//!   failure.
 //! - **Preemption loops**: at its default feature gates Kueue can readmit a victim ahead of
 //!   its preemptor (the classical iterator orders by borrowing level before priority, fair
 //!   sharing by share; `gpuquota-cohort`'s crate docs, property 12), and the preemptor then
@@ -329,6 +389,9 @@
 //!   same victim more than once, with how many (`preemptions`), the first and last of them
 //!   (`firstMs`, `lastMs`) and how many were a second eviction at one instant after which
 //!   the victim was held back 1 ms (`heldBack`); see "Preemption loops" above.
+//! - `failures` (only when a workload has a failed attempt, after `timeline` in the
+//!   object): `[{"workload", "failedAttempts", "retries", "failedMs", "lostGpuHours"}]`, in
+//!   workload order; see "Failed attempts and retries" above.
 //! - `timeline` (only with `spec.timeline`): one entry per event in the order they applied:
 //!   its `index` in `spec.timeline` and instant (`atMs`); the objects it changed
 //!   (`changes[].change` is `created`, `replaced` or `deleted`); the queues that stopped

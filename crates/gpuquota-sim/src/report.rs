@@ -70,6 +70,10 @@ pub struct SimReport {
     /// document order); only when the scenario has a timeline ([`crate::timeline`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub timeline: Vec<TimelineOut>,
+    /// Every workload with a failed attempt (`gpuquota.dev/fail-after`), in workload order;
+    /// only when there is one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<FailureOut>,
     /// Per budget, its rule and every period; only when the scenario has budgets
     /// ([`crate::budget`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,6 +113,26 @@ pub struct PreemptionLoopOut {
     /// How many of them were the victim's second eviction at one instant, after which the
     /// victim went back to its queue 1 ms later.
     pub held_back: u64,
+}
+
+/// One workload's failed attempts and the Job controller's retries.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FailureOut {
+    /// The workload (`namespace/name`).
+    pub workload: String,
+    /// Attempts that failed.
+    pub failed_attempts: u32,
+    /// The failed attempts the Job controller replaced within `backoffLimit`.
+    pub retries: u32,
+    /// When the Job failed (failures over `backoffLimit`; the Workload's `Finished`
+    /// condition then has reason `Failed`), ms; `null`: it did not fail.
+    pub failed_ms: Option<i64>,
+    /// The failed attempts' durations × the `nvidia.com/gpu` their runs held, GPU-hours
+    /// with six decimals.
+    pub lost_gpu_hours: GpuHours,
 }
 
 /// One event of `spec.timeline` and what it did.
@@ -860,11 +884,33 @@ impl Report {
             preemption_loops: self.preemption_loops.clone(),
             capacity_checked: o.nodes > 0,
             timeline: self.timeline_output(),
+            failures: self.failures_output(),
             budgets: self.budgets.clone(),
             chargeback: self.chargeback.clone(),
             fidelity: self.fidelity.clone(),
             warnings: o.warnings.clone(),
         }
+    }
+
+    /// The JSON's `failures` section ([`SimReport::failures`]).
+    ///
+    /// # Complexity
+    /// O(workloads).
+    pub fn failures_output(&self) -> Vec<FailureOut> {
+        let o = &self.outcome;
+        o.failures
+            .iter()
+            .zip(&o.workloads)
+            .filter(|(f, _)| f.failed_attempts > 0)
+            .map(|(f, w)| FailureOut {
+                workload: w.key.clone(),
+                failed_attempts: f.failed_attempts,
+                retries: f.retries,
+                failed_ms: f.failed_ms,
+                // GPU-ms to millionths of a GPU-hour: × 10⁶ / 3.6·10⁶, rounded down
+                lost_gpu_hours: GpuHours::from_micro(i128::from(f.lost_gpu_ms) * 10 / 36),
+            })
+            .collect()
     }
 
     /// The JSON's `timeline` section ([`SimReport::timeline`]).

@@ -18,6 +18,10 @@ use perf::perf_scenario;
 
 /// `spec.runtime` annotation: a workload's runtime (Go duration).
 pub const RUNTIME_ANNOTATION: &str = "gpuquota.dev/runtime";
+/// The annotation that states how long a Kueue workload's pods take to go once it is
+/// evicted (a Go duration); it overrides the pod templates' `terminationGracePeriodSeconds`
+/// (see the crate docs, "Evictions that take time").
+pub const EVICTION_TIME_ANNOTATION: &str = "gpuquota.dev/eviction-time";
 /// `gpuquota.dev/repeat` annotation: resubmit a fresh copy every period (Go duration).
 pub const REPEAT_ANNOTATION: &str = "gpuquota.dev/repeat";
 /// `gpuquota.dev/class` label or annotation: the workload's class in the report.
@@ -982,6 +986,20 @@ pub(crate) fn resolve_file_workloads(
                 },
                 None => None,
             },
+        };
+        if let Err(d) = crate::driver::eviction::latency_ms(w) {
+            errors.push(obj(d));
+        }
+        if let Err(d) = crate::driver::retries::fail_after(w) {
+            errors.push(obj(d));
+        }
+        // without a runtime, pods finishing one by one end the run with the last of them
+        let runtime_ms = match crate::driver::reclaim::pod_runtimes(w) {
+            Ok(pods) => runtime_ms.or_else(|| pods.iter().copied().max()),
+            Err(d) => {
+                errors.push(obj(d));
+                runtime_ms
+            }
         };
         let class = workload_class(w);
         let created = *w.metadata.creation_timestamp.get_or_insert(start);

@@ -518,6 +518,26 @@ impl<P: Policy> Scheduler<'_, P> {
         let world = self.world;
         let mut touched_roots: BTreeSet<NodeId> = BTreeSet::new();
         for (t, preemptor, sort_borrowing) in victims {
+            if self.hold_evictions {
+                // the victim keeps its quota until its pods are gone; one eviction only
+                if !self.mark_evicting(t.wl) {
+                    continue;
+                }
+                let Some(cq) = self.reservations[t.wl].as_ref().map(|r| r.cq) else {
+                    continue;
+                };
+                let message = preemption_message(world, t.reason, preemptor, t.wl, cq);
+                self.pending[t.wl] = Some(Pending::Preempted { message });
+                self.preempted.push(PreemptedRecord {
+                    wl: t.wl,
+                    cq,
+                    preemptor,
+                    reason: t.reason,
+                    cycle,
+                    sort_borrowing,
+                });
+                continue;
+            }
             let Some(r) = self.reservations[t.wl].take() else {
                 continue;
             };

@@ -446,3 +446,50 @@ fn missing_quota_reserved_condition_counts_as_now() {
         [("ns/b".to_string(), "InClusterQueue".to_string())]
     );
 }
+
+/// Evictions held (`Scheduler::hold_evictions`): `low` (2 of 2 GPUs) is preempted by `high`
+/// but keeps its quota until `release_evicted`; meanwhile `high` is not admitted and further
+/// cycles issue no second preemption of `low`. Once released, `high` is admitted in the next
+/// cycle and `low` waits (2 + 2 > 2).
+#[test]
+fn held_evictions_keep_the_victims_quota_until_released() {
+    let mut y = rf("f");
+    y += &cq(
+        "q",
+        None,
+        "preemption: {withinClusterQueue: LowerPriority}",
+        &[vec![gpu("f", "2")]],
+    );
+    y += &admitted(
+        "low",
+        "q",
+        "q",
+        0,
+        0,
+        2,
+        "f",
+        &[("nvidia.com/gpu", "1", "2")],
+    );
+    y += &wl("high", "q", 9, 1, 2, &[("nvidia.com/gpu", "1")]);
+    let w = world(&y);
+    let (low, high) = (
+        w.workload_id("ns/low").expect("low"),
+        w.workload_id("ns/high").expect("high"),
+    );
+    let mut s = gpuquota_cohort::testkit::scheduler(&w);
+    s.hold_evictions(true);
+    s.settle(50);
+    s.settle(50);
+    assert_eq!(s.preempted.len(), 1);
+    assert_eq!(s.preempted[0].wl, low);
+    assert!(s.is_evicting(low));
+    assert!(s.reservations()[high].is_none());
+    assert!(s.admitted.is_empty());
+    assert!(s.release_evicted(low));
+    assert!(!s.release_evicted(low), "released once");
+    s.settle(50);
+    assert!(s.reservations()[high].is_some());
+    assert!(s.reservations()[low].is_none());
+    assert_eq!(s.preempted.len(), 1);
+    assert_eq!(s.admitted.len(), 1);
+}

@@ -431,7 +431,9 @@ impl<'s> Sim<'s> {
             | Kind::Budget
             | Kind::Requeue(_)
             | Kind::Timeline(_)
-            | Kind::Deadline { .. } => {}
+            | Kind::Deadline { .. }
+            | Kind::Released { .. }
+            | Kind::PodsDone { .. } => {}
         }
     }
 

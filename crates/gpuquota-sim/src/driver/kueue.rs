@@ -22,7 +22,10 @@ use gpuquota_model::kueue::{ClusterQueue, StopPolicy};
 use gpuquota_model::{Amount, Model, ResourceName};
 
 use super::capacity::Capacity;
+use super::eviction::{Evictions, Terminating};
 use super::nodes::{Evict, NodeEvents};
+use super::reclaim::PodRuntimes;
+use super::retries::Retries;
 use super::{Context, EndOfRun, Finish, Worlds, created_after_end};
 use crate::engine::{
     CYCLE_BOUND, Counters, HeldBack, Outcome, QueueOutcome, Run, RunEnd, TimelineEffect,
@@ -236,6 +239,12 @@ struct KueueRun<'a, 'p, P: Policy> {
     frs: Frs,
     /// The timeline's state (rebuilt worlds, terminating ClusterQueues, effects).
     tl: Tl<'a>,
+    /// Evictions that take time ([`super::eviction`]).
+    ev: Evictions,
+    /// Failed attempts and the Job controller's retries ([`super::retries`]).
+    rt: Retries,
+    /// Pods that finish one by one ([`super::reclaim`]).
+    pr: PodRuntimes,
 }
 
 /// What the Kueue driver keeps for a timeline.
@@ -298,7 +307,12 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         let bound = (n as u32).saturating_mul(4).saturating_add(64);
         let cap = Capacity::new(&cx.sc.model, cx.world);
         let timed = !cx.sc.timeline.events.is_empty();
+        let ev = Evictions::new(&cx.sc.model, cx.world);
+        s.hold_evictions(ev.on());
         let mut run = KueueRun {
+            ev,
+            rt: Retries::new(&cx.sc.model, cx.world),
+            pr: PodRuntimes::new(&cx.sc.model, cx.world),
             cap,
             nodes: NodeEvents::default(),
             frs: Frs::new(cx.world),
@@ -356,7 +370,8 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
                     done_ms: 0,
                     usage,
                 });
-                if let Some(rt) = inst.and_then(|i| i.runtime_ms) {
+                let runtime = inst.and_then(|i| i.runtime_ms);
+                if let Some(rt) = self.rt.plan(wl, 0, runtime) {
                     completions.push(Event::new(
                         rt,
                         Kind::Completion {
@@ -524,15 +539,27 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             done_ms: already,
             usage,
         });
-        if let Some(rt) = self.cx.insts[w].and_then(|i| i.runtime_ms) {
-            let left = (rt - already).max(0);
+        let left = self.cx.insts[w]
+            .and_then(|i| i.runtime_ms)
+            .map(|rt| (rt - already).max(0));
+        if self.rt.on() {
+            self.commit_failures(w);
+        }
+        let end = self.rt.plan(w, begin, left);
+        if let Some(at) = end {
             q.push(Event::new(
-                begin + left,
+                at,
                 Kind::Completion {
                     index: w as u32,
                     generation,
                 },
             ));
+        }
+        if self.pr.on() {
+            for at in self.pr.instants(w, begin, end) {
+                let index = w as u32;
+                q.push(Event::new(at, Kind::PodsDone { index, generation }));
+            }
         }
     }
 
@@ -596,7 +623,15 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         let mut ended: Vec<(WlId, Vec<(FrId, Amount)>)> = Vec::new();
         let mut held: Vec<WlId> = Vec::new();
         let mut victims = Vec::new();
+        let terminating = self.begin_terminations(q, t);
+        let mut released = Vec::new();
         for p in &self.s.preempted[self.seen_preempted..] {
+            if terminating.binary_search(&p.wl).is_ok() {
+                continue;
+            }
+            if self.ev.on() {
+                released.push(p.wl);
+            }
             if let Some(b) = self.cx.budgets.as_mut() {
                 b.stopped(t, u32::from(p.wl));
             }
@@ -628,6 +663,9 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         for v in victims {
             self.finalize(v, t);
         }
+        for wl in released {
+            self.s.release_evicted(wl);
+        }
         self.seen_preempted = self.s.preempted.len();
         for wl in held {
             if let Some(h) = self.tl.held.get_mut(wl.index()) {
@@ -654,6 +692,11 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
     fn admissions(&mut self, q: &mut Queue, t: i64, begin: i64) {
         let mut started: Vec<(WlId, Vec<(FrId, Amount)>)> = Vec::new();
         for a in &self.s.admitted[self.seen_admitted..] {
+            if self.pr.on()
+                && let Some(ps) = a.pod_sets.first()
+            {
+                self.pr.admitted(a.wl.index(), ps.1);
+            }
             if let Some(r) = &self.s.reservations()[a.wl] {
                 started.push((a.wl, r.usage.clone()));
             }
@@ -734,6 +777,12 @@ impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
             Kind::Tick | Kind::Timeline(_) => {
                 self.busy_until = None;
                 self.wake = true;
+            }
+            Kind::Released { index, generation } => {
+                self.wake |= self.released(q, t, index, generation);
+            }
+            Kind::PodsDone { index, generation } => {
+                self.wake |= self.pods_done(t, index, generation);
             }
         }
     }
@@ -988,6 +1037,7 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             })
             .collect();
         self.s = s;
+        self.s.hold_evictions(self.ev.on());
         self.cx.world = world;
         self.frs.follow(world);
         self.seen_admitted = self.s.admitted.len();
@@ -1098,6 +1148,24 @@ impl<'a, 'p, P: Rebuild> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
         Some(self.frs.names.clone())
     }
 
+    /// The runs ended count their failures up to their end, the runs under way up to
+    /// `end_ms`.
+    fn failures(&mut self, end_ms: i64) -> Vec<crate::engine::FailureOutcome> {
+        if !self.rt.on() {
+            return Vec::new();
+        }
+        for w in 0..self.h.runs.len() {
+            match self.h.live[w].as_ref() {
+                Some(l) => {
+                    let gpus = self.gpus(&l.usage);
+                    self.rt.commit(w, end_ms, gpus);
+                }
+                None => self.commit_failures(w),
+            }
+        }
+        self.rt.outcomes()
+    }
+
     fn timeline_effects(&mut self) -> Vec<TimelineEffect> {
         let mut effects = std::mem::take(&mut self.tl.effects);
         let world = self.cx.world;
@@ -1134,5 +1202,119 @@ impl<'a, 'p, P: Rebuild> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
                 }
             })
             .collect()
+    }
+}
+
+/// Evictions that take time ([`super::eviction`]).
+impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
+    /// The cycle's new victims with an eviction latency whose pods run: their runs go on
+    /// (holding quota and devices) until a `Released` event at `t` + latency. Returns them,
+    /// sorted; the others are released at once by [`KueueRun::preemptions`].
+    fn begin_terminations(&mut self, q: &mut Queue, t: i64) -> Vec<WlId> {
+        let mut out = Vec::new();
+        if !self.ev.on() {
+            return out;
+        }
+        let world = self.cx.world;
+        for p in &self.s.preempted[self.seen_preempted..] {
+            let (w, latency) = (p.wl.index(), self.ev.latency(p.wl));
+            let Some(live) = self.h.live[w].as_mut().filter(|_| latency > 0) else {
+                continue;
+            };
+            // the run's completion is stale from now on
+            self.h.generation[w] += 1;
+            let generation = self.h.generation[w];
+            live.generation = generation;
+            self.ev.terminating[w] = Some(Terminating {
+                reason: p.reason.as_str().to_owned(),
+                by: world.workloads[p.preemptor].key.clone(),
+            });
+            q.push(Event::new(
+                t.saturating_add(latency),
+                Kind::Released {
+                    index: w as u32,
+                    generation,
+                },
+            ));
+            out.push(p.wl);
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// The pods of evicted `wl` (run `g`) are gone at `t`: its run ends as preempted, its
+    /// quota and devices are released and it queues again. False when that run already
+    /// ended.
+    fn released(&mut self, q: &mut Queue, t: i64, wl: u32, g: u32) -> bool {
+        let w = wl as usize;
+        if self.h.live[w].as_ref().is_none_or(|l| l.generation != g) {
+            return false;
+        }
+        let Some(term) = self.ev.terminating.get_mut(w).and_then(Option::take) else {
+            return false;
+        };
+        if let Some(b) = self.cx.budgets.as_mut() {
+            b.stopped(t, wl);
+        }
+        let usage = self.h.preempt(w, t, &term.reason, &term.by);
+        self.h.evicted_at[w] = Some(t);
+        let id = WlId::new(w);
+        self.s.release_evicted(id);
+        self.release(wl);
+        self.finalize(w, t);
+        self.start_waiting(q, t);
+        if let Some(usage) = usage {
+            let usage = self.frs.engine(&usage);
+            self.s.clock(&ClockEvent::RunEnded {
+                wl: id,
+                usage: &usage,
+                at: t,
+            });
+        }
+        true
+    }
+}
+
+/// Failed attempts and retries ([`super::retries`]).
+impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
+    /// The `nvidia.com/gpu` a run's usage holds.
+    fn gpus(&self, usage: &[(u32, i64)]) -> i64 {
+        usage
+            .iter()
+            .filter(|&&(fr, _)| {
+                self.frs
+                    .names
+                    .get(fr as usize)
+                    .is_some_and(|(_, r)| r.as_str() == "nvidia.com/gpu")
+            })
+            .map(|&(_, a)| a)
+            .sum()
+    }
+
+    /// The failures planned for `w`'s last ended run happened up to its end.
+    fn commit_failures(&mut self, w: usize) {
+        if let Some(r) = self.h.runs[w].last() {
+            let (end, gpus) = (r.end_ms, self.gpus(&r.usage));
+            self.rt.commit(w, end, gpus);
+        }
+    }
+}
+
+/// Pods that finish one by one ([`super::reclaim`]).
+impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
+    /// Some pods of `wl`'s run `g` finished at `t`: their share of its quota leaves its
+    /// reservation (upstream's reclaimable pods). False when that run already ended.
+    fn pods_done(&mut self, t: i64, wl: u32, g: u32) -> bool {
+        let w = wl as usize;
+        let Some(l) = self.h.live[w].as_ref().filter(|l| l.generation == g) else {
+            return false;
+        };
+        let (n, k) = self.pr.done_at(w, l.run_start, t);
+        if n == 0 || k == 0 {
+            return false;
+        }
+        let freed: Vec<(u32, i64)> = l.usage.iter().map(|&(fr, a)| (fr, a / k * n)).collect();
+        let freed = self.frs.engine(&freed);
+        self.s.reclaim(WlId::new(w), &freed)
     }
 }

@@ -10,10 +10,13 @@ use gpuquota_model::ResourceName;
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
 
 mod capacity;
+pub(crate) mod eviction;
 pub mod kai;
 mod kueue;
 mod nodes;
+pub(crate) mod reclaim;
 mod resourcequota;
+pub(crate) mod retries;
 
 pub(crate) use kueue::run_kueue;
 pub(crate) use resourcequota::run_resource_quota;
@@ -211,6 +214,11 @@ pub(crate) trait Finish<'a, 'p> {
     fn flavor_resources(&mut self) -> Option<Vec<(String, ResourceName)>> {
         None
     }
+    /// Every workload's failed attempts, the runs under way counted up to `end_ms` (empty
+    /// when no workload fails).
+    fn failures(&mut self, _end_ms: i64) -> Vec<crate::engine::FailureOutcome> {
+        Vec::new()
+    }
     /// What each timeline event did.
     fn timeline_effects(&mut self) -> Vec<crate::engine::TimelineEffect> {
         Vec::new()
@@ -239,6 +247,7 @@ pub(crate) fn finish<'a, 'p: 'a, R: Finish<'a, 'p>>(mut run: R) -> Outcome {
     let end_ms = run
         .cx()
         .end_of_run(end.running, end.last_t, end.counters.events);
+    let failures = run.failures(end_ms);
     let workloads = run.workload_outcomes(end_ms);
     let held_back = std::mem::take(&mut end.held_back);
     Outcome {
@@ -254,6 +263,7 @@ pub(crate) fn finish<'a, 'p: 'a, R: Finish<'a, 'p>>(mut run: R) -> Outcome {
         held_back,
         nodes: end.nodes,
         timeline: run.timeline_effects(),
+        failures,
     }
 }
 

@@ -63,6 +63,20 @@ pub struct Run {
     pub usage: Vec<(u32, i64)>,
 }
 
+/// One workload's failed attempts and the Job controller's retries (Kueue runs with
+/// `gpuquota.dev/fail-after`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FailureOutcome {
+    /// Attempts that failed.
+    pub failed_attempts: u32,
+    /// The failed attempts the Job controller replaced (within `backoffLimit`).
+    pub retries: u32,
+    /// When the Job failed (its failures exceeded `backoffLimit`), ms; `None`: it did not.
+    pub failed_ms: Option<i64>,
+    /// The failed attempts' durations × the `nvidia.com/gpu` their runs held, GPU-ms.
+    pub lost_gpu_ms: i64,
+}
+
 /// One workload's history.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkloadOutcome {
@@ -128,6 +142,9 @@ pub struct Outcome {
     /// What each event of `spec.timeline` did, in the order they applied; empty without a
     /// timeline.
     pub timeline: Vec<TimelineEffect>,
+    /// Every workload's failed attempts (`gpuquota.dev/fail-after`), by workload index;
+    /// empty when no workload fails.
+    pub failures: Vec<FailureOutcome>,
 }
 
 /// What one event of `spec.timeline` did to the run.

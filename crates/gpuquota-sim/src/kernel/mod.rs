@@ -54,6 +54,24 @@ pub(crate) enum Kind {
         /// The drain it ends.
         generation: u32,
     },
+    /// The pods of evicted workload `index` are gone (its termination grace period ended):
+    /// its quota is released (stale when `generation` is no longer the run's). After every
+    /// other kind at its instant.
+    Released {
+        /// The workload.
+        index: u32,
+        /// The run whose pods terminated.
+        generation: u32,
+    },
+    /// Some pods of workload `index` finish while the others run (`gpuquota.dev/pod-runtimes`):
+    /// their share of its quota is released (stale when `generation` is no longer the run's).
+    /// After every other kind at its instant.
+    PodsDone {
+        /// The workload.
+        index: u32,
+        /// The run.
+        generation: u32,
+    },
 }
 
 /// An event: when, and what.
@@ -75,6 +93,8 @@ const BUDGET: u8 = 3;
 const REQUEUE: u8 = 4;
 const TIMELINE: u8 = 5;
 const DEADLINE: u8 = 6;
+const RELEASED: u8 = 7;
+const PODS_DONE: u8 = 8;
 
 impl Event {
     /// An event of `kind` at `t`.
@@ -91,6 +111,8 @@ impl Event {
             Kind::Budget => (t, BUDGET, 0, 0),
             Kind::Requeue(i) => (t, REQUEUE, i, 0),
             Kind::Deadline { index, generation } => (t, DEADLINE, index, generation),
+            Kind::Released { index, generation } => (t, RELEASED, index, generation),
+            Kind::PodsDone { index, generation } => (t, PODS_DONE, index, generation),
             Kind::Timeline(i) => {
                 let i = i as u64;
                 (t, TIMELINE, (i >> 32) as u32, i as u32)
@@ -106,6 +128,8 @@ impl Event {
             BUDGET => Kind::Budget,
             REQUEUE => Kind::Requeue(index),
             DEADLINE => Kind::Deadline { index, generation },
+            RELEASED => Kind::Released { index, generation },
+            PODS_DONE => Kind::PodsDone { index, generation },
             _ => Kind::Timeline(((u64::from(index) << 32) | u64::from(generation)) as usize),
         };
         Event { t, kind }
