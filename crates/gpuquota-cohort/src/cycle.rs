@@ -210,6 +210,9 @@ pub struct Scheduler<'w, P: Policy = Classical> {
     held: Table<CqId, bool>,
     /// The ClusterQueues that had a head in the last cycle.
     last_heads: Vec<CqId>,
+    /// Queue-order timestamps that replace a workload's creation time in its queue
+    /// ([`Scheduler::queue_by`]); empty unless a caller set one.
+    queue_ts: BTreeMap<WlId, Timestamp>,
     /// Workloads admitted during the run, in order.
     pub admitted: Vec<AdmittedRecord>,
     /// Preemptions issued during the run, in order.
@@ -321,6 +324,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             skipped: 0,
             held: Table::new(),
             last_heads: Vec::new(),
+            queue_ts: BTreeMap::new(),
             admitted: Vec::new(),
             preempted: Vec::new(),
         };
@@ -465,7 +469,20 @@ impl<'w, P: Policy> Scheduler<'w, P> {
 
     fn heap_key(&self, wl: WlId) -> HeapKey {
         let w = &self.world.workloads[wl];
-        (-i64::from(w.priority), w.created, self.uid_rank[wl], wl)
+        let ts = self.queue_ts.get(&wl).copied().unwrap_or(w.created);
+        (-i64::from(w.priority), ts, self.uid_rank[wl], wl)
+    }
+
+    /// From now on `wl` queues by `at` instead of its creation time (upstream
+    /// `GetQueueOrderTimestamp`: a workload evicted by the PodsReady timeout under the
+    /// requeuing timestamp `Eviction` queues by its eviction time). Call it while `wl` is
+    /// out of its queue (admitted or withheld). Its place among the heads of other
+    /// ClusterQueues in a cycle still follows its creation time.
+    ///
+    /// # Complexity
+    /// O(log W).
+    pub fn queue_by(&mut self, wl: WlId, at: Timestamp) {
+        self.queue_ts.insert(wl, at);
     }
 
     /// Takes a pending workload out of its queue (it has not arrived yet).
