@@ -566,8 +566,20 @@ pub(crate) fn simulate_scenario(
     let input = kueue_input(twinned.as_ref().unwrap_or(&sc.model), sc.fair_sharing)?;
     let mut warnings = sc.warnings.clone();
     if sc.engine == Engine::Kueue {
-        // the live-cluster states the engine tolerates, with the engine's own codes
+        // the live-cluster states the engine tolerates, with the engine's own codes; the
+        // simulator models `waitForPodsReady`, which the engine alone does not
+        let pods_ready = sc
+            .model
+            .configuration
+            .as_ref()
+            .is_some_and(|c| c.wait_for_pods_ready.is_some());
         for w in input.warnings() {
+            if pods_ready
+                && w.kind == "Configuration"
+                && w.message.starts_with(gpuquota_cohort::config::WAIT_FOR_PODS_READY)
+            {
+                continue;
+            }
             warnings.push(
                 Diagnostic::warning(w.code, w.message.clone())
                     .object(w.kind, w.name.clone())

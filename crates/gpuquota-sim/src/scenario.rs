@@ -16,6 +16,10 @@ mod perf;
 pub use perf::PerfConfig;
 use perf::perf_scenario;
 
+/// Workload annotation (or label) delaying its `PodsReady` after all its pods run, under
+/// Kueue's `waitForPodsReady`: a Go duration (`90s`) or `never`.
+pub const PODS_READY_AFTER_ANNOTATION: &str = "gpuquota.dev/pods-ready-after";
+
 /// `spec.runtime` annotation: a workload's runtime (Go duration).
 pub const RUNTIME_ANNOTATION: &str = "gpuquota.dev/runtime";
 /// `gpuquota.dev/repeat` annotation: resubmit a fresh copy every period (Go duration).
@@ -983,6 +987,15 @@ pub(crate) fn resolve_file_workloads(
                 None => None,
             },
         };
+        if let Some(s) = ann(PODS_READY_AFTER_ANNOTATION)
+            && s.trim() != "never"
+            && duration_ms(&s).is_none()
+        {
+            errors.push(obj(err(format!(
+                "invalid value {s:?}: a Go duration (e.g. 90s) or never"
+            ))
+            .field(format!("metadata.annotations[{PODS_READY_AFTER_ANNOTATION}]"))));
+        }
         let class = workload_class(w);
         let created = *w.metadata.creation_timestamp.get_or_insert(start);
         let created_ms = ms_between(start, created);

@@ -425,7 +425,8 @@ impl<'s> Sim<'s> {
             | Kind::Budget
             | Kind::Requeue(_)
             | Kind::Timeline(_)
-            | Kind::Deadline { .. } => {}
+            | Kind::Deadline { .. }
+            | Kind::PodsReady { .. } => {}
         }
     }
 

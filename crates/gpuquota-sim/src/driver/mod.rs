@@ -13,6 +13,7 @@ mod capacity;
 pub mod kai;
 mod kueue;
 mod nodes;
+mod pods_ready;
 mod resourcequota;
 
 pub(crate) use kueue::run_kueue;

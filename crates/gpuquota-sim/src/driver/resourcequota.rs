@@ -478,7 +478,7 @@ impl<'a, 'p> Driver for QuotaRun<'a, 'p> {
                 };
                 self.end_lost(q, t, lost);
             }
-            Kind::Tick | Kind::Budget | Kind::Timeline(_) => {}
+            Kind::Tick | Kind::Budget | Kind::Timeline(_) | Kind::PodsReady { .. } => {}
         }
     }
 

@@ -54,6 +54,15 @@ pub(crate) enum Kind {
         /// The drain it ends.
         generation: u32,
     },
+    /// Workload `index`'s pods may be ready, or its PodsReady timeout expires (stale when
+    /// `generation` is no longer its admission; Kueue's `waitForPodsReady`). After every
+    /// other kind at its instant, so a completion at that instant ends the run first.
+    PodsReady {
+        /// The workload.
+        index: u32,
+        /// The admission it belongs to.
+        generation: u32,
+    },
 }
 
 /// An event: when, and what.
@@ -75,6 +84,7 @@ const BUDGET: u8 = 3;
 const REQUEUE: u8 = 4;
 const TIMELINE: u8 = 5;
 const DEADLINE: u8 = 6;
+const PODS_READY: u8 = 7;
 
 impl Event {
     /// An event of `kind` at `t`.
@@ -91,6 +101,7 @@ impl Event {
             Kind::Budget => (t, BUDGET, 0, 0),
             Kind::Requeue(i) => (t, REQUEUE, i, 0),
             Kind::Deadline { index, generation } => (t, DEADLINE, index, generation),
+            Kind::PodsReady { index, generation } => (t, PODS_READY, index, generation),
             Kind::Timeline(i) => {
                 let i = i as u64;
                 (t, TIMELINE, (i >> 32) as u32, i as u32)
@@ -106,6 +117,7 @@ impl Event {
             BUDGET => Kind::Budget,
             REQUEUE => Kind::Requeue(index),
             DEADLINE => Kind::Deadline { index, generation },
+            PODS_READY => Kind::PodsReady { index, generation },
             _ => Kind::Timeline(((u64::from(index) << 32) | u64::from(generation)) as usize),
         };
         Event { t, kind }
