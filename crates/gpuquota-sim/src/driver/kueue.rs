@@ -1219,7 +1219,7 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         if let Some(b) = self.cx.budgets.as_mut() {
             b.stopped(t, wl);
         }
-        let Some(usage) = self.h.preempt(w, t, reason, "") else {
+        let Some(usage) = self.h.preempt(w, t, reason, super::pods_ready::BY) else {
             return;
         };
         self.release(wl);

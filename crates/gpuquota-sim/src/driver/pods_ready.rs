@@ -9,7 +9,8 @@
 //!   or at admission without Nodes), plus the delay of its annotation
 //!   [`PODS_READY_AFTER`] (`90s`, or `never`).
 //! - **Timeout:** an admitted workload not ready `timeout` after its admission is evicted,
-//!   reason `PodsReadyTimeout` (its run ends `Preempted` with that reason and no preemptor).
+//!   reason `PodsReadyTimeout` (its run ends `Preempted` with that reason, `by`
+//!   `waitForPodsReady`).
 //!   Its `requeueState.count` grows by one and it queues again after the backoff
 //!   `min(backoffBaseSeconds × 2^(count−1), backoffMaxSeconds)` seconds.
 //! - **Jitter:** upstream adds a random jitter of up to 0.01 % (`wait.Backoff` with jitter
@@ -41,6 +42,9 @@ use crate::scenario::PODS_READY_AFTER_ANNOTATION as PODS_READY_AFTER;
 
 /// Upstream's eviction reason for a workload whose pods were not ready in time.
 pub(crate) const PODS_READY_TIMEOUT: &str = "PodsReadyTimeout";
+
+/// The `by` of a run the PodsReady timeout ended (no preemptor: the workload controller).
+pub(crate) const BY: &str = "waitForPodsReady";
 
 /// Upstream's eviction reason of a workload deactivated after `backoffLimitCount` timeouts.
 pub(crate) const DEACTIVATED: &str = "DeactivatedDueToRequeuingLimitExceeded";

@@ -18,6 +18,7 @@ mod limits;
 mod node_capacity;
 mod node_events;
 mod plots;
+mod pods_ready;
 mod preemption_loop;
 mod properties;
 mod replicas;
