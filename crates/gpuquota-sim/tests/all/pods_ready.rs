@@ -437,7 +437,7 @@ fn a_bad_ready_after_annotation_is_refused() {
     );
     assert_eq!(
         refused(&c),
-        "error[invalid-scenario]: Workload \"ns/prod\": metadata.annotations[gpuquota.dev/pods-ready-after]: invalid value \"soon\": a Go duration (e.g. 90s) or never"
+        "Workload \"ns/prod\": metadata.annotations[gpuquota.dev/pods-ready-after]: invalid value \"soon\": a Go duration (e.g. 90s) or never"
     );
 }
 
