@@ -457,3 +457,83 @@ fn bad_wait_for_pods_ready_values_are_refused_with_their_field() {
         assert!(text.contains(needle), "{needle} in {text}");
     }
 }
+
+/// With Nodes, a workload whose quota is reserved but whose pods wait for devices is not
+/// ready. One node of 2 GPUs, a ClusterQueue of 4: w0 (2 GPUs, 3 h) runs from 0; w1 (2 GPUs,
+/// 3 h, at 1 h) is admitted but Unschedulable. Timeout 30 min, backoff base 60 s with the
+/// jitter's expected value (60,003 ms, 120,006 ms, 240,012 ms):
+/// - admitted 1 h (3,600,000), evicted 1 h 30 (5,400,000), back at 5,460,003;
+/// - evicted 7,260,003, back at 7,380,009; evicted 9,180,009, back at 9,420,021;
+/// - w0 ends at 3 h (10,800,000): w1's pods run then, ready at once, and its 3 h run ends at
+///   6 h (21,600,000).
+#[test]
+fn pods_waiting_for_devices_time_out_and_requeue_with_backoff() {
+    let mut d = vec![
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nwaitForPodsReady: {blockAdmission: false, timeout: 30m}\n".to_owned(),
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {gpu: a}}\nstatus: {allocatable: {nvidia.com/gpu: \"2\"}}\n".to_owned(),
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: a}\nspec: {nodeLabels: {gpu: a}}\n".to_owned(),
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors: [{name: a, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]\n".to_owned(),
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: ns}\nspec: {clusterQueue: cq}\n".to_owned(),
+    ];
+    for (i, h) in [0, 1].iter().enumerate() {
+        d.push(format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: w{i}, namespace: ns, creationTimestamp: \"2026-04-01T0{h}:00:00Z\", annotations: {{gpuquota.dev/runtime: 3h}}}}\nspec:\n  queueName: lq\n  podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{nvidia.com/gpu: \"2\"}}}}}}]}}}}}}]\n"
+        ));
+    }
+    let (j, _) = run(&d.join("---\n"), 8 * 3_600_000);
+    assert_eq!(runs(&j, "w0"), vec![(0, 10_800_000, "Finished".to_owned())]);
+    assert_eq!(
+        runs(&j, "w1"),
+        vec![
+            (5_400_000, 5_400_000, "PodsReadyTimeout".to_owned()),
+            (7_260_003, 7_260_003, "PodsReadyTimeout".to_owned()),
+            (9_180_009, 9_180_009, "PodsReadyTimeout".to_owned()),
+            (10_800_000, 21_600_000, "Finished".to_owned()),
+        ]
+    );
+    let reserved: Vec<i64> = workload(&j, "w1")["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| r["reservedMs"].as_i64().expect("reserved"))
+        .collect();
+    assert_eq!(reserved, vec![3_600_000, 5_460_003, 7_380_009, 9_420_021]);
+}
+
+/// `sim --output workloads` writes what upstream's workload controller leaves: the
+/// timed-out prod1 of [`a_timed_out_workload_is_requeued_and_the_next_one_admitted`] is
+/// `Evicted` by `PodsReadyTimeout` with upstream's message, without a `Preempted`
+/// condition, with `requeueState.count` 1 and one eviction of that reason.
+#[test]
+fn written_workloads_carry_the_pods_ready_eviction() {
+    let c = platform(
+        "{enable: true, blockAdmission: true, timeout: 10m, requeuingStrategy: {backoffLimitCount: 2, backoffBaseSeconds: 1}}",
+        &(wl("prod1", "prod-queue", 2, 0, 100, NEVER) + &wl("prod2", "prod-queue", 2, 0, 0, NEVER)),
+    );
+    let sim = "apiVersion: gpuquota.dev/v1alpha1\nkind: Simulation\nmetadata: {name: podsready}\nspec:\n  cluster: [c.yaml]\n  start: \"2026-04-01T00:00:00Z\"\n  end: \"2026-04-01T00:15:00Z\"\n";
+    let s = gpuquota_sim::fuzzing::scenario("s.yaml", sim, "s", &files(vec![("c.yaml", c)]))
+        .expect("valid scenario");
+    let r = gpuquota_sim::fuzzing::run_kueue(&s).expect("simulates");
+    let yaml = gpuquota_sim::history::write::workloads_yaml(s.kueue().expect("kueue"), &r)
+        .expect("written");
+    let list: Value = serde_saphyr::from_str(&yaml).expect("yaml");
+    let w = list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|w| w["metadata"]["name"] == "prod1")
+        .expect("prod1");
+    let conds = w["status"]["conditions"].as_array().expect("conditions");
+    let of = |ty: &str| conds.iter().find(|c| c["type"] == ty).cloned();
+    let evicted = of("Evicted").expect("Evicted");
+    assert_eq!(evicted["status"], "True");
+    assert_eq!(evicted["reason"], "PodsReadyTimeout");
+    assert_eq!(evicted["message"], "Exceeded the PodsReady timeout ns/prod1");
+    assert_eq!(evicted["lastTransitionTime"], "2026-04-01T00:10:00Z");
+    assert!(of("Preempted").is_none());
+    assert_eq!(w["status"]["requeueState"]["count"], 1);
+    assert_eq!(
+        w["status"]["schedulingStats"]["evictions"],
+        serde_json::json!([{"reason": "PodsReadyTimeout", "underlyingCause": "WaitForStart", "count": 1}])
+    );
+}
