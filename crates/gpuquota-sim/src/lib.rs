@@ -632,7 +632,8 @@ pub(crate) fn simulate_scenario(
         for w in input.warnings() {
             if pods_ready
                 && w.kind == "Configuration"
-                && w.message.starts_with(gpuquota_cohort::config::WAIT_FOR_PODS_READY)
+                && w.message
+                    .starts_with(gpuquota_cohort::config::WAIT_FOR_PODS_READY)
             {
                 continue;
             }

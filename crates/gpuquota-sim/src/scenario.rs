@@ -994,7 +994,9 @@ pub(crate) fn resolve_file_workloads(
             errors.push(obj(err(format!(
                 "invalid value {s:?}: a Go duration (e.g. 90s) or never"
             ))
-            .field(format!("metadata.annotations[{PODS_READY_AFTER_ANNOTATION}]"))));
+            .field(format!(
+                "metadata.annotations[{PODS_READY_AFTER_ANNOTATION}]"
+            ))));
         }
         let class = workload_class(w);
         let created = *w.metadata.creation_timestamp.get_or_insert(start);

@@ -22,8 +22,8 @@ use gpuquota_model::kueue::{ClusterQueue, StopPolicy};
 use gpuquota_model::{Amount, Model, ResourceName};
 
 use super::capacity::Capacity;
-use super::pods_ready::{DEACTIVATED, PODS_READY_TIMEOUT, PodsReady, Step};
 use super::nodes::{Evict, NodeEvents};
+use super::pods_ready::{DEACTIVATED, PODS_READY_TIMEOUT, PodsReady, Step};
 use super::{Context, EndOfRun, Finish, Worlds, created_after_end};
 use crate::engine::{
     CYCLE_BOUND, Counters, HeldBack, Outcome, QueueOutcome, Run, RunEnd, TimelineEffect,

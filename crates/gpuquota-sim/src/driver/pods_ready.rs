@@ -277,8 +277,7 @@ impl PodsReady {
 
     /// The pending reason and message of a deactivated `w`.
     pub(crate) fn deactivated_reason(&self, w: usize) -> Option<(String, String)> {
-        self.deactivated[w]
-            .then(|| (DEACTIVATED.to_owned(), DEACTIVATED_MESSAGE.to_owned()))
+        self.deactivated[w].then(|| (DEACTIVATED.to_owned(), DEACTIVATED_MESSAGE.to_owned()))
     }
 }
 

@@ -249,7 +249,11 @@ fn workload(sc: &Scenario, report: &Report, w: &WorkloadOutcome) -> Value {
             .into_iter()
             .map(|(cause, n)| match pods_ready_eviction(cause, &w.key) {
                 Some((r, _)) => {
-                    let under = if r == PODS_READY_TIMEOUT { "WaitForStart" } else { "" };
+                    let under = if r == PODS_READY_TIMEOUT {
+                        "WaitForStart"
+                    } else {
+                        ""
+                    };
                     json!({"reason": r, "underlyingCause": under, "count": n})
                 }
                 None => json!({"reason": "Preempted", "underlyingCause": cause, "count": n}),

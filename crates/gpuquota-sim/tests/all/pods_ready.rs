@@ -80,7 +80,14 @@ spec: {{clusterQueue: standalone-cq}}
 
 /// A workload of `queue` asking `cpu` CPUs, created `created_s` seconds after the start
 /// (negative: before it), with priority `priority` and `annotations` (a YAML flow mapping).
-fn wl(name: &str, queue: &str, cpu: u32, created_s: i64, priority: i32, annotations: &str) -> String {
+fn wl(
+    name: &str,
+    queue: &str,
+    cpu: u32,
+    created_s: i64,
+    priority: i32,
+    annotations: &str,
+) -> String {
     let at = gpuquota_sim::scenario::at_ms(start(), created_s * S);
     format!(
         r#"---
@@ -168,13 +175,25 @@ const NEVER: &str = "{gpuquota.dev/pods-ready-after: never}";
 fn blocked_admission_resumes_once_the_admitted_workload_is_ready() {
     let c = platform(
         "{enable: true, blockAdmission: true, timeout: 1h, requeuingStrategy: {backoffBaseSeconds: 1}}",
-        &(wl("prod-wl", "prod-queue", 2, 0, 0, "{gpuquota.dev/pods-ready-after: 10m, gpuquota.dev/runtime: 2h}")
-            + &wl("dev-wl", "dev-queue", 2, 1, 0, "{gpuquota.dev/runtime: 1h}")),
+        &(wl(
+            "prod-wl",
+            "prod-queue",
+            2,
+            0,
+            0,
+            "{gpuquota.dev/pods-ready-after: 10m, gpuquota.dev/runtime: 2h}",
+        ) + &wl("dev-wl", "dev-queue", 2, 1, 0, "{gpuquota.dev/runtime: 1h}")),
     );
     let (j, _) = run(&c, 3 * 3_600_000);
-    assert_eq!(runs(&j, "prod-wl"), vec![(0, 2 * 3_600_000, "Finished".to_owned())]);
+    assert_eq!(
+        runs(&j, "prod-wl"),
+        vec![(0, 2 * 3_600_000, "Finished".to_owned())]
+    );
     assert_eq!(workload(&j, "dev-wl")["queue"], "dev-cq");
-    assert_eq!(runs(&j, "dev-wl"), vec![(T, T + 3_600_000, "Finished".to_owned())]);
+    assert_eq!(
+        runs(&j, "dev-wl"),
+        vec![(T, T + 3_600_000, "Finished".to_owned())]
+    );
 }
 
 /// Upstream: "SchedulerWithWaitForPodsReady / Long PodsReady timeout / Should unblock
@@ -184,12 +203,28 @@ fn blocked_admission_resumes_once_the_admitted_workload_is_ready() {
 fn blocked_admission_resumes_once_the_admitted_workload_ends() {
     let c = platform(
         "{enable: true, timeout: 1h, requeuingStrategy: {backoffBaseSeconds: 1}}",
-        &(wl("prod-wl", "prod-queue", 2, 0, 0, "{gpuquota.dev/pods-ready-after: never, gpuquota.dev/runtime: 20m}")
-            + &wl("dev-wl", "dev-queue", 2, 60, 0, "{gpuquota.dev/runtime: 1h}")),
+        &(wl(
+            "prod-wl",
+            "prod-queue",
+            2,
+            0,
+            0,
+            "{gpuquota.dev/pods-ready-after: never, gpuquota.dev/runtime: 20m}",
+        ) + &wl(
+            "dev-wl",
+            "dev-queue",
+            2,
+            60,
+            0,
+            "{gpuquota.dev/runtime: 1h}",
+        )),
     );
     let (j, _) = run(&c, 3 * 3_600_000);
     assert_eq!(runs(&j, "prod-wl"), vec![(0, 2 * T, "Finished".to_owned())]);
-    assert_eq!(runs(&j, "dev-wl"), vec![(2 * T, 2 * T + 3_600_000, "Finished".to_owned())]);
+    assert_eq!(
+        runs(&j, "dev-wl"),
+        vec![(2 * T, 2 * T + 3_600_000, "Finished".to_owned())]
+    );
 }
 
 /// Upstream: "SchedulerWithWaitForPodsReady / Long PodsReady timeout / Should block
@@ -219,9 +254,15 @@ spec:
     );
     let (j, _) = run(&c, 5_400_000);
     assert_eq!(workload(&j, "prod-wl")["queue"], "prod-cq");
-    assert_eq!(runs(&j, "prod-wl"), vec![(0, 3_600_000, "PodsReadyTimeout".to_owned())]);
+    assert_eq!(
+        runs(&j, "prod-wl"),
+        vec![(0, 3_600_000, "PodsReadyTimeout".to_owned())]
+    );
     assert_eq!(workload(&j, "dev-wl")["queue"], "dev-cq");
-    assert_eq!(runs(&j, "dev-wl"), vec![(3_600_000, 5_400_000, "Cut".to_owned())]);
+    assert_eq!(
+        runs(&j, "dev-wl"),
+        vec![(3_600_000, 5_400_000, "Cut".to_owned())]
+    );
 }
 
 /// Upstream: "SchedulerWithWaitForPodsReadyNonblockingMode / Long PodsReady timeout /
@@ -262,10 +303,16 @@ fn a_timed_out_workload_is_requeued_and_the_next_one_admitted() {
         &(wl("prod1", "prod-queue", 2, 0, 100, NEVER) + &wl("prod2", "prod-queue", 2, 0, 0, NEVER)),
     );
     let (j, table) = run(&c, T + 5 * 60_000);
-    assert_eq!(runs(&j, "prod1"), vec![(0, T, "PodsReadyTimeout".to_owned())]);
+    assert_eq!(
+        runs(&j, "prod1"),
+        vec![(0, T, "PodsReadyTimeout".to_owned())]
+    );
     assert_eq!(requeue_count(&j, "prod1"), 1);
     assert_eq!(workload(&j, "prod1")["runs"][0]["by"], "waitForPodsReady");
-    assert_eq!(runs(&j, "prod2"), vec![(T, T + 5 * 60_000, "Cut".to_owned())]);
+    assert_eq!(
+        runs(&j, "prod2"),
+        vec![(T, T + 5 * 60_000, "Cut".to_owned())]
+    );
     assert!(workload(&j, "prod1")["pending"].is_object(), "{table}");
 }
 
@@ -287,11 +334,18 @@ fn the_third_timeout_deactivates_the_workload() {
         vec![
             (0, T, "PodsReadyTimeout".to_owned()),
             (T + S, 2 * T + S, "PodsReadyTimeout".to_owned()),
-            (2 * T + 3 * S, 3 * T + 3 * S, "DeactivatedDueToRequeuingLimitExceeded".to_owned()),
+            (
+                2 * T + 3 * S,
+                3 * T + 3 * S,
+                "DeactivatedDueToRequeuingLimitExceeded".to_owned()
+            ),
         ]
     );
     let p = &workload(&j, "prod")["pending"];
-    assert_eq!(p["reason"], "DeactivatedDueToRequeuingLimitExceeded", "{table}");
+    assert_eq!(
+        p["reason"], "DeactivatedDueToRequeuingLimitExceeded",
+        "{table}"
+    );
     assert_eq!(
         p["message"],
         "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
@@ -330,7 +384,10 @@ fn a_timeout_unblocks_admission_in_other_cluster_queues() {
         &(wl("prod", "prod-queue", 2, 0, 0, NEVER) + &wl("dev", "dev-queue", 2, 1, 0, NEVER)),
     );
     let (j, _) = run(&c, T + 5 * 60_000);
-    assert_eq!(runs(&j, "prod"), vec![(0, T, "PodsReadyTimeout".to_owned())]);
+    assert_eq!(
+        runs(&j, "prod"),
+        vec![(0, T, "PodsReadyTimeout".to_owned())]
+    );
     assert_eq!(workload(&j, "dev")["queue"], "dev-cq");
     assert_eq!(runs(&j, "dev"), vec![(T, T + 5 * 60_000, "Cut".to_owned())]);
     assert!(workload(&j, "prod")["pending"].is_object());
@@ -350,10 +407,22 @@ fn an_evicted_workload_goes_to_the_end_of_the_queue() {
             + &wl("prod3", "prod-queue", 5, 2, 0, NEVER)),
     );
     let (j, _) = run(&c, 4 * T + 30 * S);
-    assert_eq!(run_of(&j, "prod1", 0), (0, T, "PodsReadyTimeout".to_owned()));
-    assert_eq!(run_of(&j, "prod2", 0), (T, 2 * T, "PodsReadyTimeout".to_owned()));
-    assert_eq!(run_of(&j, "prod3", 0), (2 * T, 3 * T, "PodsReadyTimeout".to_owned()));
-    assert_eq!(run_of(&j, "prod1", 1), (3 * T, 4 * T, "PodsReadyTimeout".to_owned()));
+    assert_eq!(
+        run_of(&j, "prod1", 0),
+        (0, T, "PodsReadyTimeout".to_owned())
+    );
+    assert_eq!(
+        run_of(&j, "prod2", 0),
+        (T, 2 * T, "PodsReadyTimeout".to_owned())
+    );
+    assert_eq!(
+        run_of(&j, "prod3", 0),
+        (2 * T, 3 * T, "PodsReadyTimeout".to_owned())
+    );
+    assert_eq!(
+        run_of(&j, "prod1", 1),
+        (3 * T, 4 * T, "PodsReadyTimeout".to_owned())
+    );
     assert_eq!(requeue_count(&j, "prod1"), 2);
     assert_eq!(requeue_count(&j, "prod2"), 1);
     assert_eq!(requeue_count(&j, "prod3"), 1);
@@ -375,11 +444,17 @@ fn by_creation_timestamp_the_earlier_workload_comes_first() {
     let (j, _) = run(&c, 3 * T + 30 * S);
     assert_eq!(
         runs(&j, "wl-1"),
-        vec![(0, T, "PodsReadyTimeout".to_owned()), (2 * T, 3 * T, "PodsReadyTimeout".to_owned())]
+        vec![
+            (0, T, "PodsReadyTimeout".to_owned()),
+            (2 * T, 3 * T, "PodsReadyTimeout".to_owned())
+        ]
     );
     assert_eq!(
         runs(&j, "wl-2"),
-        vec![(T, 2 * T, "PodsReadyTimeout".to_owned()), (3 * T, 3 * T + 30 * S, "Cut".to_owned())]
+        vec![
+            (T, 2 * T, "PodsReadyTimeout".to_owned()),
+            (3 * T, 3 * T + 30 * S, "Cut".to_owned())
+        ]
     );
     assert_eq!(runs(&j, "wl-3"), vec![]);
 }
@@ -398,11 +473,17 @@ fn without_blocking_the_evicted_workload_keeps_the_front_by_creation() {
     let (j, _) = run(&c, 3 * T + 30 * S);
     assert_eq!(
         runs(&j, "wl-1"),
-        vec![(0, T, "PodsReadyTimeout".to_owned()), (2 * T, 3 * T, "PodsReadyTimeout".to_owned())]
+        vec![
+            (0, T, "PodsReadyTimeout".to_owned()),
+            (2 * T, 3 * T, "PodsReadyTimeout".to_owned())
+        ]
     );
     assert_eq!(
         runs(&j, "wl-2"),
-        vec![(T, 2 * T, "PodsReadyTimeout".to_owned()), (3 * T, 3 * T + 30 * S, "Cut".to_owned())]
+        vec![
+            (T, 2 * T, "PodsReadyTimeout".to_owned()),
+            (3 * T, 3 * T + 30 * S, "Cut".to_owned())
+        ]
     );
     assert_eq!(runs(&j, "wl-3"), vec![]);
 }
@@ -411,7 +492,10 @@ fn without_blocking_the_evicted_workload_keeps_the_front_by_creation() {
 /// Configuration's, not the annotation's.
 #[test]
 fn without_the_configuration_nothing_times_out() {
-    let c = platform("{enable: false, timeout: 10m}", &wl("prod", "prod-queue", 2, 0, 0, NEVER));
+    let c = platform(
+        "{enable: false, timeout: 10m}",
+        &wl("prod", "prod-queue", 2, 0, 0, NEVER),
+    );
     let (j, _) = run(&c, 3 * T);
     assert_eq!(runs(&j, "prod"), vec![(0, 3 * T, "Cut".to_owned())]);
 }
@@ -423,7 +507,12 @@ fn refused(c: &str) -> String {
     match gpuquota_sim::fuzzing::scenario("s.yaml", sim, "s", &read)
         .and_then(|s| gpuquota_sim::fuzzing::run_kueue(&s).map(|_| ()))
     {
-        Err(d) => d.0.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n"),
+        Err(d) => {
+            d.0.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
         Ok(()) => panic!("refused"),
     }
 }
@@ -433,7 +522,14 @@ fn refused(c: &str) -> String {
 fn a_bad_ready_after_annotation_is_refused() {
     let c = platform(
         "{enable: true}",
-        &wl("prod", "prod-queue", 2, 0, 0, "{gpuquota.dev/pods-ready-after: soon}"),
+        &wl(
+            "prod",
+            "prod-queue",
+            2,
+            0,
+            0,
+            "{gpuquota.dev/pods-ready-after: soon}",
+        ),
     );
     assert_eq!(
         refused(&c),
@@ -528,7 +624,10 @@ fn written_workloads_carry_the_pods_ready_eviction() {
     let evicted = of("Evicted").expect("Evicted");
     assert_eq!(evicted["status"], "True");
     assert_eq!(evicted["reason"], "PodsReadyTimeout");
-    assert_eq!(evicted["message"], "Exceeded the PodsReady timeout ns/prod1");
+    assert_eq!(
+        evicted["message"],
+        "Exceeded the PodsReady timeout ns/prod1"
+    );
     assert_eq!(evicted["lastTransitionTime"], "2026-04-01T00:10:00Z");
     assert!(of("Preempted").is_none());
     assert_eq!(w["status"]["requeueState"]["count"], 1);
