@@ -50,6 +50,10 @@ use gpuquota_model::core::ResourceList;
 use gpuquota_model::kueue::Configuration;
 use gpuquota_model::{Quantity, ResourceName};
 
+/// The Configuration field of the PodsReady timeout: the admission engine warns that it
+/// does not model it (a run in time, the simulator, does).
+pub const WAIT_FOR_PODS_READY: &str = "waitForPodsReady";
+
 /// One `resources.transformations` entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Transformation {
@@ -228,6 +232,14 @@ impl ResourceRules {
             }
             warnings.push((
                 key.clone(),
+                "not modelled by the admission engine; ignored (the run is as if it were unset)"
+                    .to_owned(),
+            ));
+        }
+        // read into the model, but the admission engine has no time: the simulator models it
+        if config.wait_for_pods_ready.is_some() {
+            warnings.push((
+                WAIT_FOR_PODS_READY.to_owned(),
                 "not modelled by the admission engine; ignored (the run is as if it were unset)"
                     .to_owned(),
             ));

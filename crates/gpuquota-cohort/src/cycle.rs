@@ -214,9 +214,11 @@ pub struct Scheduler<'w, P: Policy = Classical> {
     /// (upstream's `preemptorWorkload`, kept in StrictFIFO queues too), until it is admitted
     /// or deleted; read only under `PrioritizePreemptorWorkloads`.
     preemptor: Table<CqId, Option<WlId>>,
-    /// Queue-order timestamps that differ from the world's: with `PrioritySortingWithinCohort`
-    /// off, a workload preempted during the run with reason `InCohortReclaimWhileBorrowing`
-    /// queues one millisecond after its preemption (upstream `GetQueueOrderTimestamp`).
+    /// Queue-order timestamps that differ from the world's (upstream `GetQueueOrderTimestamp`):
+    /// with `PrioritySortingWithinCohort` off, a workload preempted during the run with
+    /// reason `InCohortReclaimWhileBorrowing` queues one millisecond after its preemption;
+    /// a caller sets others with [`Scheduler::queue_by`] (a PodsReady timeout's eviction
+    /// time). A later preemption for another reason drops the entry.
     requeued_at: BTreeMap<WlId, Timestamp>,
     uid_rank: Table<WlId, u32>,
     /// Scheduling-shape id per workload (`u32::MAX` = not computed yet) and the shapes seen.
@@ -510,6 +512,17 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             Some(&t) => t,
             None => self.world.workloads[wl].created,
         }
+    }
+
+    /// From now on `wl` queues by `at` instead of its creation time (upstream
+    /// `GetQueueOrderTimestamp`: a workload evicted by the PodsReady timeout under the
+    /// requeuing timestamp `Eviction` queues by its eviction time). Call it while `wl` is
+    /// out of its queue (admitted or withheld).
+    ///
+    /// # Complexity
+    /// O(log W).
+    pub fn queue_by(&mut self, wl: WlId, at: Timestamp) {
+        self.requeued_at.insert(wl, at);
     }
 
     /// Takes a pending workload out of its queue (it has not arrived yet).
@@ -1043,11 +1056,12 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         });
         // the repeat detection does not record the preemptor table that
         // PrioritizePreemptorWorkloads reads, nor the queue times that
-        // PrioritySortingWithinCohort off changes
+        // PrioritySortingWithinCohort off or a caller's `queue_by` change
         if skip_repeats
             && self.policy.stateless()
             && !self.world.feature_gates.prioritize_preemptor_workloads
             && self.world.feature_gates.priority_sorting_within_cohort
+            && self.requeued_at.is_empty()
         {
             self.run_replaying(max, bound);
             return;

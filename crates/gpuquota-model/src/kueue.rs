@@ -970,6 +970,79 @@ pub struct AdmissionFairSharingConfig {
     pub resource_weights: BTreeMap<ResourceName, Quantity>,
 }
 
+/// `waitForPodsReady` of Kueue's Configuration (kubernetes-sigs/kueue
+/// apis/config/v1beta1/configuration_types.go); unset fields take upstream's defaults
+/// (`timeout` 5m, `blockAdmission` as `enable`, requeuing timestamp `Eviction`, backoff base
+/// 60 s and maximum 3600 s, no backoff limit).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct WaitForPodsReady {
+    /// `enable` (v1beta1; v1beta2 enables by the stanza's presence).
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub enable: Option<bool>,
+    /// `timeout` (Go duration, default `5m`): from admission to PodsReady.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub timeout: Option<String>,
+    /// `blockAdmission` (default: on when enabled): no admission while an admitted workload
+    /// is not ready.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub block_admission: Option<bool>,
+    /// `recoveryTimeout` (Go duration): for a workload whose pods were ready and lost
+    /// readiness.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub recovery_timeout: Option<String>,
+    /// `requeuingStrategy`.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub requeuing_strategy: Option<RequeuingStrategy>,
+}
+
+/// `waitForPodsReady.requeuingStrategy`.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "camelCase"))]
+pub struct RequeuingStrategy {
+    /// `timestamp`: `Eviction` (default) or `Creation`, the time a requeued workload queues by.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub timestamp: Option<String>,
+    /// `backoffLimitCount`: timeouts before deactivation (unset: requeued without end).
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub backoff_limit_count: Option<i64>,
+    /// `backoffBaseSeconds` (default 60).
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub backoff_base_seconds: Option<i64>,
+    /// `backoffMaxSeconds` (default 3600).
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub backoff_max_seconds: Option<i64>,
+}
+
 /// Kueue's `Configuration` (`config.kueue.x-k8s.io`): the knobs that change decisions.
 #[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -996,6 +1069,12 @@ pub struct Configuration {
         serde(default, skip_serializing_if = "Option::is_none")
     )]
     pub admission_fair_sharing: Option<AdmissionFairSharingConfig>,
+    /// `waitForPodsReady`: the PodsReady timeout, admission blocking and requeuing backoff.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub wait_for_pods_ready: Option<WaitForPodsReady>,
     /// `resources.excludeResourcePrefixes`, `transformations` (kept).
     #[cfg_attr(
         feature = "serde",
@@ -1011,6 +1090,15 @@ pub struct Configuration {
 }
 
 impl Configuration {
+    /// True when `waitForPodsReady` is on: v1beta1 by `enable: true`, v1beta2 by the
+    /// stanza's presence (an explicit `enable` is honoured in both).
+    pub fn wait_for_pods_ready_enabled(&self) -> bool {
+        let v1beta1 = self.api_version.ends_with("/v1beta1");
+        self.wait_for_pods_ready
+            .as_ref()
+            .is_some_and(|w| w.enable.unwrap_or(!v1beta1))
+    }
+
     /// True when fair sharing is on: v1beta1 by `enable: true`, v1beta2 by the stanza's
     /// presence (an explicit `enable: false` is honoured in both).
     pub fn fair_sharing_enabled(&self) -> bool {

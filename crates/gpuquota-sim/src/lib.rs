@@ -334,6 +334,62 @@
 //!   across nodes; the nodes are filled greedily in name order). Without Nodes nothing but
 //!   the quotas caps the runs, and the report says so (`capacityChecked: false`, and a
 //!   sentence in the table).
+//! - **`waitForPodsReady`** (Kueue engine, a `Configuration` with the stanza enabled: v1beta1
+//!   by `enable: true`, v1beta2 by its presence): a workload's `PodsReady` turns true when
+//!   all its pods run (at admission without Nodes, when its devices are free with Nodes),
+//!   delayed by the Workload annotation `gpuquota.dev/pods-ready-after` (a Go duration, or
+//!   `never`; anything else is refused with the annotation named). An admitted workload not
+//!   ready `timeout` (default 5m) after its admission is evicted: its run ends `Preempted`,
+//!   reason `PodsReadyTimeout`, `by: waitForPodsReady`; its quota is released and it queues
+//!   again after `min(backoffBaseSeconds × 2^(n−1), backoffMaxSeconds)` s for its n-th
+//!   timeout (defaults 60 and 3600), by its eviction time (`requeuingStrategy.timestamp:
+//!   Eviction`, the default) or its creation time (`Creation`). Upstream adds a random
+//!   jitter of up to 0.01 % to the backoff; the simulator adds its expected value
+//!   (0.005 %, whole ms rounded half up, before the cap: 60 s → 60,003 ms) so that a run
+//!   stays a function of its input with no seed. A timeout that would take the count past
+//!   `backoffLimitCount` deactivates the workload instead: its run ends with reason
+//!   `DeactivatedDueToRequeuingLimitExceeded`, it never queues again, and it is pending at
+//!   the end with that reason. The requeue count of a workload is the number of its runs
+//!   with reason `PodsReadyTimeout`. With `blockAdmission` (default: on), no cycle runs
+//!   while an admitted workload is not ready, and of the workloads one cycle admits, those
+//!   after the first not-ready one go back to their queue (upstream's scheduler waits before
+//!   admitting them). The Kueue engine alone (`kueue schedule`) still warns that it does not
+//!   model the stanza; the simulator does not. Limits: `recoveryTimeout` is read and
+//!   checked but never applies (a running workload never loses readiness here: a lost node
+//!   ends its run); the eviction time orders a workload inside its ClusterQueue's queue,
+//!   while a cycle still orders heads of different ClusterQueues by creation time; an
+//!   eviction takes no time; a timeline rebuild forgets eviction-time queue orders.
+//!   (kubernetes-sigs/kueue pkg/controller/core/workload_controller.go,
+//!   pkg/workload/workload.go `UpdateRequeueState`, pkg/scheduler/scheduler.go.)
+//!
+//!   Upstream's tests in kubernetes-sigs/kueue
+//!   test/integration/singlecluster/scheduler/podsready/scheduler_test.go, ported in
+//!   `tests/all/pods_ready.rs` with hand-computed times (timeouts of 10 min of virtual
+//!   time, `backoffBaseSeconds: 1`):
+//!   - ported: "Long PodsReady timeout" / "Should unblock admission of new workloads in
+//!     other ClusterQueues once the admitted workload exceeds timeout" (both variants, the
+//!     `PodsReady` and `Started` reasons being one state here), "Should unblock admission
+//!     of new workloads once the admitted workload is deleted" (the workload ends instead),
+//!     "Should block admission of one new workload if two are considered in the same
+//!     scheduling cycle"; "Short PodsReady timeout" / "Should requeue a workload which
+//!     exceeded the timeout to reach PodsReady=True", "Should re-admit a timed out workload
+//!     and deactivate a workload exceeded the re-queue count limit. After that
+//!     re-activating a workload" (up to the deactivation); "Tiny PodsReady timeout" /
+//!     "Should unblock admission of new workloads in other ClusterQueues once the admitted
+//!     workload exceeds timeout"; "Should move the evicted workload at the end of the
+//!     queue"; "Requeuing timestamp set to Creation" / "Should prioritize workloads
+//!     submitted earlier"; and of "SchedulerWithWaitForPodsReadyNonblockingMode": "Should
+//!     not block admission of one new workload if two are considered in the same
+//!     scheduling cycle", "Should re-admit a timed out workload", "Should keep the evicted
+//!     workload at the front of the queue".
+//!   - out of reach: the reactivation at the end of the deactivation test (a user setting
+//!     `spec.active: true` mid-run: a timeline cannot patch a Workload yet); assertions on
+//!     metrics and on ClusterQueue status counters (the report has runs, not metrics).
+//!   - the job controller's waitForPodsReady tests (kubernetes-sigs/kueue
+//!     test/integration/singlecluster/controller/jobs/job/) are out of reach: they drive
+//!     readiness through a Job's `status.ready` and check the Job's suspension and pod
+//!     templates, and the simulator has no Job controller (Jobs become workloads through
+//!     the importer only).
 //!
 //! # Output (`gpuquota sim FILE [--output json|table|csv|kueue-summary] [--plot FILE.svg]`)
 //!
@@ -642,8 +698,21 @@ pub(crate) fn simulate_scenario(
     let input = kueue_input(twinned.as_ref().unwrap_or(&sc.model), sc.fair_sharing)?;
     let mut warnings = sc.warnings.clone();
     if sc.engine == Engine::Kueue {
-        // the live-cluster states the engine tolerates, with the engine's own codes
+        // the live-cluster states the engine tolerates, with the engine's own codes; the
+        // simulator models `waitForPodsReady`, which the engine alone does not
+        let pods_ready = sc
+            .model
+            .configuration
+            .as_ref()
+            .is_some_and(|c| c.wait_for_pods_ready.is_some());
         for w in input.warnings() {
+            if pods_ready
+                && w.kind == "Configuration"
+                && w.message
+                    .starts_with(gpuquota_cohort::config::WAIT_FOR_PODS_READY)
+            {
+                continue;
+            }
             warnings.push(
                 Diagnostic::warning(w.code, w.message.clone())
                     .object(w.kind, w.name.clone())

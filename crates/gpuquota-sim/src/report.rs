@@ -320,7 +320,9 @@ pub struct RunOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Only when `Preempted`: the preemptor (`namespace/name`, or `Budget/<name>`, or
-    /// `Node/<name>` for a node that failed or was drained).
+    /// `Node/<name>` for a node that failed or was drained, or `waitForPodsReady` for the
+    /// PodsReady timeout, reasons `PodsReadyTimeout` and
+    /// `DeactivatedDueToRequeuingLimitExceeded`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<String>,
     /// The quota the engine charged: count × per-pod requests per flavor and resource.

@@ -16,6 +16,10 @@ mod perf;
 pub use perf::PerfConfig;
 use perf::perf_scenario;
 
+/// Workload annotation (or label) delaying its `PodsReady` after all its pods run, under
+/// Kueue's `waitForPodsReady`: a Go duration (`90s`) or `never`.
+pub const PODS_READY_AFTER_ANNOTATION: &str = "gpuquota.dev/pods-ready-after";
+
 /// `spec.runtime` annotation: a workload's runtime (Go duration).
 pub const RUNTIME_ANNOTATION: &str = "gpuquota.dev/runtime";
 /// The annotation that states how long a Kueue workload's pods take to go once it is
@@ -1001,6 +1005,17 @@ pub(crate) fn resolve_file_workloads(
                 runtime_ms
             }
         };
+        if let Some(s) = ann(PODS_READY_AFTER_ANNOTATION)
+            && s.trim() != "never"
+            && duration_ms(&s).is_none()
+        {
+            errors.push(obj(err(format!(
+                "invalid value {s:?}: a Go duration (e.g. 90s) or never"
+            ))
+            .field(format!(
+                "metadata.annotations[{PODS_READY_AFTER_ANNOTATION}]"
+            ))));
+        }
         let class = workload_class(w);
         let created = *w.metadata.creation_timestamp.get_or_insert(start);
         let created_ms = ms_between(start, created);

@@ -456,6 +456,11 @@ pub(super) fn configuration(cx: &mut Ctx<'_>, config: &crate::kueue::Configurati
             );
         }
     }
+    if config.wait_for_pods_ready_enabled()
+        && let Some(w) = &config.wait_for_pods_ready
+    {
+        wait_for_pods_ready(cx, w);
+    }
     if let Some(afs) = &config.admission_fair_sharing {
         if let Some(v) = &afs.usage_half_life_time {
             match kai::parse_go_duration(v) {
@@ -479,6 +484,58 @@ pub(super) fn configuration(cx: &mut Ctx<'_>, config: &crate::kueue::Configurati
         }
         for (r, w) in &afs.resource_weights {
             non_negative(cx, &format!("admissionFairSharing.resourceWeights[{r}]"), w);
+        }
+    }
+}
+
+/// `waitForPodsReady`, checked as upstream's `validateWaitForPodsReady`
+/// (kubernetes-sigs/kueue pkg/config/validation.go): durations and counts not negative, a
+/// known requeuing timestamp.
+fn wait_for_pods_ready(cx: &mut Ctx<'_>, w: &crate::kueue::WaitForPodsReady) {
+    for (field, v) in [
+        ("waitForPodsReady.timeout", &w.timeout),
+        ("waitForPodsReady.recoveryTimeout", &w.recovery_timeout),
+    ] {
+        if let Some(v) = v {
+            match kai::parse_go_duration(v) {
+                Some(d) if d >= 0 => {}
+                Some(_) => cx.invalid(field, quote(v), GE0),
+                None => cx.invalid(field, quote(v), "must be a duration (e.g. 5m, 90s)"),
+            }
+        }
+    }
+    let Some(r) = &w.requeuing_strategy else {
+        return;
+    };
+    if let Some(t) = &r.timestamp {
+        cx.enum_value(
+            "waitForPodsReady.requeuingStrategy.timestamp",
+            matches!(t.as_str(), "Eviction" | "Creation"),
+            t,
+            &["Creation", "Eviction"],
+            false,
+        );
+    }
+    for (field, v) in [
+        (
+            "waitForPodsReady.requeuingStrategy.backoffLimitCount",
+            r.backoff_limit_count,
+        ),
+        (
+            "waitForPodsReady.requeuingStrategy.backoffBaseSeconds",
+            r.backoff_base_seconds,
+        ),
+        (
+            "waitForPodsReady.requeuingStrategy.backoffMaxSeconds",
+            r.backoff_max_seconds,
+        ),
+    ] {
+        match v {
+            Some(n) if n < 0 => cx.invalid(field, n.to_string(), GE0),
+            Some(n) if n > i64::from(i32::MAX) => {
+                cx.invalid(field, n.to_string(), "must fit a 32-bit integer")
+            }
+            _ => {}
         }
     }
 }

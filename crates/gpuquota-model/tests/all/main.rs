@@ -13,4 +13,5 @@ mod mistakes;
 mod pods_jobs;
 mod properties;
 mod reliability;
+mod wait_for_pods_ready;
 mod workloads;

@@ -433,7 +433,8 @@ impl<'s> Sim<'s> {
             | Kind::Timeline(_)
             | Kind::Deadline { .. }
             | Kind::Released { .. }
-            | Kind::PodsDone { .. } => {}
+            | Kind::PodsDone { .. }
+            | Kind::PodsReady { .. } => {}
         }
     }
 

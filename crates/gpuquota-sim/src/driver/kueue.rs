@@ -24,6 +24,7 @@ use gpuquota_model::{Amount, Model, ResourceName};
 use super::capacity::Capacity;
 use super::eviction::{Evictions, Terminating};
 use super::nodes::{Evict, NodeEvents};
+use super::pods_ready::{DEACTIVATED, PODS_READY_TIMEOUT, PodsReady, Step};
 use super::reclaim::PodRuntimes;
 use super::retries::Retries;
 use super::{Context, EndOfRun, Finish, Worlds, created_after_end};
@@ -245,6 +246,8 @@ struct KueueRun<'a, 'p, P: Policy> {
     rt: Retries,
     /// Pods that finish one by one ([`super::reclaim`]).
     pr: PodRuntimes,
+    /// `waitForPodsReady`, when the Configuration enables it.
+    ready: Option<PodsReady>,
 }
 
 /// What the Kueue driver keeps for a timeline.
@@ -313,6 +316,7 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             ev,
             rt: Retries::new(&cx.sc.model, cx.world),
             pr: PodRuntimes::new(&cx.sc.model, cx.world),
+            ready: PodsReady::new(&cx.sc.model, cx.world),
             cap,
             nodes: NodeEvents::default(),
             frs: Frs::new(cx.world),
@@ -339,7 +343,8 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             budget_at: None,
             held_back: Vec::new(),
         };
-        let q = run.seed();
+        let mut q = run.seed();
+        run.seed_pods_ready(&mut q);
         run.start_clock();
         run.seen_admitted = run.s.admitted.len();
         run.seen_preempted = run.s.preempted.len();
@@ -530,6 +535,9 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         if let Some(b) = self.cx.budgets.as_mut() {
             b.started(begin, w as u32, &usage);
         }
+        if let Some(p) = self.ready.as_mut() {
+            p.running(w, begin, self.last_t, q);
+        }
         self.h.generation[w] += 1;
         let generation = self.h.generation[w];
         self.h.live[w] = Some(Live {
@@ -595,7 +603,7 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             // evictions take effect at the cycle's start, admissions when it ends
             self.preemptions(q, t);
             self.admissions(q, t, t + latency);
-            if !o.changed() {
+            if !o.changed() || self.pods_ready_blocks() {
                 break;
             }
             if latency > 0 {
@@ -702,8 +710,13 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             }
         }
         self.seen_admitted = self.s.admitted.len();
+        let mut blocked = Vec::new();
         for (wl, held) in &started {
             let (w, usage) = (wl.index(), self.frs.run(held));
+            if self.ready.is_some() && !self.admit_pods_ready(q, w, begin) {
+                blocked.push(*wl);
+                continue;
+            }
             if let Some(c) = self.cap.as_mut() {
                 let needs = c.kueue_needs(self.cx.world, &self.frs.world(&usage));
                 if let Err(m) = c.place(u32::from(*wl), &needs) {
@@ -716,6 +729,9 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
                 }
             }
             self.start_run(q, w, begin, begin, usage);
+        }
+        if !blocked.is_empty() {
+            started.retain(|(wl, _)| !blocked.contains(wl));
         }
         // a workload admitted without admission checks is Admitted as the cycle reserves
         // its quota: admission fair sharing settles its entry penalty then
@@ -784,6 +800,9 @@ impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
             Kind::PodsDone { index, generation } => {
                 self.wake |= self.pods_done(t, index, generation);
             }
+            Kind::PodsReady { index, generation } => {
+                self.pods_ready_event(q, t, index, generation);
+            }
         }
     }
 
@@ -802,7 +821,7 @@ impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
         }
         let mut wake = self.wake;
         wake |= self.budget_stops(q, t);
-        if wake && self.busy_until.is_none_or(|b| b <= t) {
+        if wake && self.busy_until.is_none_or(|b| b <= t) && !self.pods_ready_blocks() {
             self.cycles_at(q, t);
         }
         if let Some(b) = self.cx.budgets.as_mut() {
@@ -1113,7 +1132,9 @@ impl<'a, 'p, P: Rebuild> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
                     .map(|m| (UNSCHEDULABLE.to_owned(), m.to_owned()))
             });
             let pending = if self.h.finished[i].is_none() && !running_at_end {
-                if unschedulable.is_some() {
+                if let Some(d) = self.ready.as_ref().and_then(|p| p.deactivated_reason(i)) {
+                    Some(d)
+                } else if unschedulable.is_some() {
                     unschedulable
                 } else if end.is_some_and(|e| created_ms >= e) {
                     Some(created_after_end())
@@ -1316,5 +1337,93 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         let freed: Vec<(u32, i64)> = l.usage.iter().map(|&(fr, a)| (fr, a / k * n)).collect();
         let freed = self.frs.engine(&freed);
         self.s.reclaim(WlId::new(w), &freed)
+    }
+}
+
+/// `waitForPodsReady`'s hooks ([`super::pods_ready`]).
+impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
+    /// The workloads admitted in the input are admitted at 0 (their pods run then unless
+    /// they wait for devices).
+    fn seed_pods_ready(&mut self, q: &mut Queue) {
+        let Some(p) = self.ready.as_mut() else {
+            return;
+        };
+        for w in 0..self.h.live.len() {
+            if self.h.live[w].is_some() || self.h.waiting[w].is_some() {
+                p.admitted(w, 0, q);
+                if self.h.live[w].is_some() {
+                    p.running(w, 0, 0, q);
+                }
+            }
+        }
+    }
+
+    /// Whether `blockAdmission` holds admissions: an admitted workload is not ready.
+    fn pods_ready_blocks(&mut self) -> bool {
+        let s = &self.s;
+        self.ready
+            .as_mut()
+            .is_some_and(|p| p.blocks(|w| s.reservations()[WlId::new(w)].is_some()))
+    }
+
+    /// `w`, admitted by the cycle, is admitted from `begin`; false when `blockAdmission`
+    /// holds it: it goes back to its queue as upstream's scheduler never admitted it.
+    fn admit_pods_ready(&mut self, q: &mut Queue, w: usize, begin: i64) -> bool {
+        if self.pods_ready_blocks() {
+            self.s.evict(WlId::new(w));
+            return false;
+        }
+        if let Some(p) = self.ready.as_mut() {
+            p.admitted(w, begin, q);
+        }
+        true
+    }
+
+    /// A [`Kind::PodsReady`] event: the pods are ready, or the timeout evicts the workload
+    /// (requeued after its backoff, or deactivated).
+    fn pods_ready_event(&mut self, q: &mut Queue, t: i64, wl: u32, generation: u32) {
+        let (w, id) = (wl as usize, WlId::new(wl as usize));
+        let admitted = self.s.reservations()[id].is_some();
+        let Some(p) = self.ready.as_mut() else {
+            return;
+        };
+        let by_eviction = p.set.by_eviction;
+        let (reason, backoff) = match p.on_event(w, generation, t, admitted) {
+            Step::Nothing => return,
+            Step::Ready => {
+                self.wake = true;
+                return;
+            }
+            Step::Requeue { backoff_ms } => (PODS_READY_TIMEOUT, Some(backoff_ms)),
+            Step::Deactivate => (DEACTIVATED, None),
+        };
+        if let Some(b) = self.cx.budgets.as_mut() {
+            b.stopped(t, wl);
+        }
+        let Some(usage) = self.h.preempt(w, t, reason, super::pods_ready::BY) else {
+            return;
+        };
+        self.release(wl);
+        self.s.evict(id);
+        self.s.withhold(id);
+        if let Some(h) = self.tl.held.get_mut(w) {
+            *h = true;
+        }
+        if let Some(ms) = backoff {
+            if by_eviction {
+                self.s
+                    .queue_by(id, crate::scenario::at_ms(self.cx.sc.start, t));
+            }
+            q.push(Event::new(t.saturating_add(ms), Kind::Requeue(wl)));
+        }
+        self.finalize(w, t);
+        self.start_waiting(q, t);
+        let usage = self.frs.engine(&usage);
+        self.s.clock(&ClockEvent::RunEnded {
+            wl: id,
+            usage: &usage,
+            at: t,
+        });
+        self.wake = true;
     }
 }

@@ -482,7 +482,8 @@ impl<'a, 'p> Driver for QuotaRun<'a, 'p> {
             | Kind::Budget
             | Kind::Timeline(_)
             | Kind::Released { .. }
-            | Kind::PodsDone { .. } => {}
+            | Kind::PodsDone { .. }
+            | Kind::PodsReady { .. } => {}
         }
     }
 

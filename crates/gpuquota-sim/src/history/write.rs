@@ -18,6 +18,12 @@
 //!     pending, else `False` (reason `QuotaReserved`, message `Previously: …`) at the
 //!     readmission;
 //!   - `Requeued`: `True` (reason `Preempted`) at the last eviction;
+//!   - after an eviction by `waitForPodsReady`, `Evicted` has reason `PodsReadyTimeout`
+//!     (message `Exceeded the PodsReady timeout ns/name`) or
+//!     `DeactivatedDueToRequeuingLimitExceeded`, `Requeued` the same reason, and there is
+//!     no `Preempted` condition; `status.requeueState.count` counts the timeouts since the
+//!     last deactivation, and `schedulingStats.evictions` has those reasons (underlying
+//!     cause `WaitForStart` for the timeout);
 //!   - `Finished`: `True` (`Succeeded`) at completion;
 //! - `status.admission` (ClusterQueue, per pod set its flavors, its count and, for a
 //!   Workload of one pod set, the resource usage) while the last run holds its quota or
@@ -57,6 +63,29 @@ pub fn workloads_yaml(sc: &Scenario, report: &Report) -> Result<String, String> 
     let list = json!({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}});
     serde_saphyr::to_string(&list).map_err(|e| e.to_string())
 }
+
+/// The Workload condition reason and message of an eviction by `waitForPodsReady`
+/// (kubernetes-sigs/kueue pkg/controller/core/workload_controller.go); `None` for a
+/// preemption.
+fn pods_ready_eviction(reason: &str, key: &str) -> Option<(&'static str, String)> {
+    match reason {
+        PODS_READY_TIMEOUT => Some((
+            PODS_READY_TIMEOUT,
+            format!("Exceeded the PodsReady timeout {key}"),
+        )),
+        DEACTIVATED => Some((
+            DEACTIVATED,
+            "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
+                .to_owned(),
+        )),
+        _ => None,
+    }
+}
+
+/// `PodsReadyTimeout`.
+const PODS_READY_TIMEOUT: &str = "PodsReadyTimeout";
+/// `DeactivatedDueToRequeuingLimitExceeded`.
+const DEACTIVATED: &str = "DeactivatedDueToRequeuingLimitExceeded";
 
 fn cond(ty: &str, on: bool, reason: &str, message: &str, at: String) -> Value {
     json!({
@@ -138,20 +167,30 @@ fn workload(sc: &Scenario, report: &Report, w: &WorkloadOutcome) -> Value {
     }
     if let Some(&(reason, at)) = preemptions.last() {
         let evicted_now = holds.is_none();
-        let message = format!("Preempted to accommodate a workload due to {reason}");
+        // the PodsReady timeout and the deactivation after it evict without a preemption
+        let controller = pods_ready_eviction(reason, &w.key);
+        let message = controller.as_ref().map_or_else(
+            || format!("Preempted to accommodate a workload due to {reason}"),
+            |c| c.1.clone(),
+        );
+        let evicted_reason = controller.as_ref().map_or("Preempted", |c| c.0);
         if evicted_now {
-            conditions.push(cond("Evicted", true, "Preempted", &message, t(at)));
-            conditions.push(cond("Preempted", true, reason, &message, t(at)));
+            conditions.push(cond("Evicted", true, evicted_reason, &message, t(at)));
+            if controller.is_none() {
+                conditions.push(cond("Preempted", true, reason, &message, t(at)));
+            }
         } else {
             let back = holds.map_or(at, |r| r.reserved_ms);
             let prev = format!("Previously: {message}");
             conditions.push(cond("Evicted", false, "QuotaReserved", &prev, t(back)));
-            conditions.push(cond("Preempted", false, "QuotaReserved", &prev, t(back)));
+            if controller.is_none() {
+                conditions.push(cond("Preempted", false, "QuotaReserved", &prev, t(back)));
+            }
         }
         conditions.push(cond(
             "Requeued",
             true,
-            "Preempted",
+            evicted_reason,
             "The workload was requeued after its eviction",
             t(at),
         ));
@@ -209,9 +248,30 @@ fn workload(sc: &Scenario, report: &Report, w: &WorkloadOutcome) -> Value {
         }
         let evictions: Vec<Value> = by
             .into_iter()
-            .map(|(cause, n)| json!({"reason": "Preempted", "underlyingCause": cause, "count": n}))
+            .map(|(cause, n)| match pods_ready_eviction(cause, &w.key) {
+                Some((r, _)) => {
+                    let under = if r == PODS_READY_TIMEOUT {
+                        "WaitForStart"
+                    } else {
+                        ""
+                    };
+                    json!({"reason": r, "underlyingCause": under, "count": n})
+                }
+                None => json!({"reason": "Preempted", "underlyingCause": cause, "count": n}),
+            })
             .collect();
         status.insert("schedulingStats".into(), json!({"evictions": evictions}));
+        // upstream's requeue count: the timeouts since the last deactivation (which clears it)
+        let count = w
+            .runs
+            .iter()
+            .rev()
+            .take_while(|r| !matches!(&r.end, RunEnd::Preempted { reason, .. } if reason == DEACTIVATED))
+            .filter(|r| matches!(&r.end, RunEnd::Preempted { reason, .. } if reason == PODS_READY_TIMEOUT))
+            .count();
+        if count > 0 {
+            status.insert("requeueState".into(), json!({"count": count}));
+        }
     }
     let past_runs = if holds.is_some() {
         &w.runs[..w.runs.len().saturating_sub(1)]

@@ -55,8 +55,8 @@ pub(crate) enum Kind {
         generation: u32,
     },
     /// The pods of evicted workload `index` are gone (its termination grace period ended):
-    /// its quota is released (stale when `generation` is no longer the run's). After every
-    /// other kind at its instant.
+    /// its quota is released (stale when `generation` is no longer the run's). After the
+    /// kinds above at its instant, before `PodsDone` and `PodsReady`.
     Released {
         /// The workload.
         index: u32,
@@ -65,11 +65,20 @@ pub(crate) enum Kind {
     },
     /// Some pods of workload `index` finish while the others run (`gpuquota.dev/pod-runtimes`):
     /// their share of its quota is released (stale when `generation` is no longer the run's).
-    /// After every other kind at its instant.
+    /// After the kinds above at its instant, before `PodsReady`.
     PodsDone {
         /// The workload.
         index: u32,
         /// The run.
+        generation: u32,
+    },
+    /// Workload `index`'s pods may be ready, or its PodsReady timeout expires (stale when
+    /// `generation` is no longer its admission; Kueue's `waitForPodsReady`). After every
+    /// other kind at its instant, so a completion at that instant ends the run first.
+    PodsReady {
+        /// The workload.
+        index: u32,
+        /// The admission it belongs to.
         generation: u32,
     },
 }
@@ -95,6 +104,7 @@ const TIMELINE: u8 = 5;
 const DEADLINE: u8 = 6;
 const RELEASED: u8 = 7;
 const PODS_DONE: u8 = 8;
+const PODS_READY: u8 = 9;
 
 impl Event {
     /// An event of `kind` at `t`.
@@ -113,6 +123,7 @@ impl Event {
             Kind::Deadline { index, generation } => (t, DEADLINE, index, generation),
             Kind::Released { index, generation } => (t, RELEASED, index, generation),
             Kind::PodsDone { index, generation } => (t, PODS_DONE, index, generation),
+            Kind::PodsReady { index, generation } => (t, PODS_READY, index, generation),
             Kind::Timeline(i) => {
                 let i = i as u64;
                 (t, TIMELINE, (i >> 32) as u32, i as u32)
@@ -130,6 +141,7 @@ impl Event {
             DEADLINE => Kind::Deadline { index, generation },
             RELEASED => Kind::Released { index, generation },
             PODS_DONE => Kind::PodsDone { index, generation },
+            PODS_READY => Kind::PodsReady { index, generation },
             _ => Kind::Timeline(((u64::from(index) << 32) | u64::from(generation)) as usize),
         };
         Event { t, kind }

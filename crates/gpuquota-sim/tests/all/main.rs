@@ -21,6 +21,7 @@ mod node_capacity;
 mod node_events;
 mod partial_completion;
 mod plots;
+mod pods_ready;
 mod preemption_loop;
 mod properties;
 mod replicas;
