@@ -10,6 +10,7 @@ use gpuquota_model::ResourceName;
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
 
 mod capacity;
+mod placement;
 pub mod kai;
 mod kueue;
 mod nodes;
