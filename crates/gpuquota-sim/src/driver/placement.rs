@@ -49,8 +49,14 @@
 //! the same score and are left out.
 //!
 //! Tie-break: upstream picks uniformly at random among the top-scored nodes
-//! (`pkg/scheduler/schedule_one.go` `selectHost`); here the first node by name wins, so a
-//! run is reproducible without a seed and a hand-checked placement stays readable.
+//! (`pkg/scheduler/schedule_one.go` `selectHost`). Here, among equal scores, the node with
+//! the most room by LeastAllocated's own formula before its integer rounding wins (the mean
+//! of `(a − r) / a` over cpu and memory, compared exactly), then the first node by name.
+//! Why: the rounding makes nodes of one size tie for many pods (a pod requesting only a GPU
+//! counts 100m of 128 cores: 99 points on an empty node and on one with twelve such pods);
+//! the random pick then spreads equal nodes evenly on average, while the first name would
+//! stack every pod on one node. The unrounded value spreads them evenly and deterministically
+//! (no seed), and picks only among nodes upstream could pick.
 //!
 //! Deliberate limits: a pod set's requests are one container's (a pod with several
 //! containers gets one non-zero default, not one per container); a request of 0 counts as
@@ -594,14 +600,37 @@ impl Nodes {
         WEIGHT_FIT * least + WEIGHT_BALANCED * balanced
     }
 
-    /// The node set `set` chooses for `pod`: the highest score, the first name among equals;
-    /// `None` when no node fits.
+    /// LeastAllocated's mean free fraction of cpu and memory before rounding, as
+    /// `(numerator, denominator)`: the tie-break among equal scores.
+    fn room(&self, p: &Profile, k: &Key, pod: &Pod) -> (i128, i128) {
+        let mut num = 0i128;
+        let mut den = 1i128;
+        for (slot, nz_used, nz_pod) in [
+            (self.cpu, k.nz_cpu, pod.nz_cpu),
+            (self.mem, k.nz_mem, pod.nz_mem),
+        ] {
+            let Some(s) = slot else { continue };
+            let a = i128::from(p.alloc[s]);
+            if a == 0 {
+                continue;
+            }
+            let free = (a - i128::from(nz_used) - i128::from(nz_pod)).max(0);
+            // num/den + free/a
+            num = num.saturating_mul(a).saturating_add(free.saturating_mul(den));
+            den = den.saturating_mul(a);
+        }
+        (num, den)
+    }
+
+    /// The node set `set` chooses for `pod`: the highest score; among equal scores the most
+    /// room by LeastAllocated's formula before its rounding, then the first name. `None`
+    /// when no node fits.
     ///
     /// # Complexity
     /// O(buckets × resources).
     pub(crate) fn best(&self, set: u32, pod: &Pod) -> Option<usize> {
         let s = &self.sets[set as usize];
-        let mut feasible: Vec<(u32, i64, u32)> = Vec::new();
+        let mut feasible: Vec<(u32, i64, (i128, i128), u32)> = Vec::new();
         let mut max_prefer = 0u32;
         for (k, nodes) in &s.buckets {
             let p = &self.profiles[k.profile as usize];
@@ -612,20 +641,39 @@ impl Nodes {
                 continue;
             };
             max_prefer = max_prefer.max(k.prefer);
-            feasible.push((k.prefer, self.resource_score(p, k, pod), first));
+            feasible.push((
+                k.prefer,
+                self.resource_score(p, k, pod),
+                self.room(p, k, pod),
+                first,
+            ));
         }
-        feasible
-            .into_iter()
-            .map(|(prefer, score, node)| {
-                let taint = if max_prefer == 0 {
-                    MAX_NODE_SCORE
-                } else {
-                    MAX_NODE_SCORE - MAX_NODE_SCORE * i64::from(prefer) / i64::from(max_prefer)
-                };
-                (score + WEIGHT_TAINT * taint, std::cmp::Reverse(node))
-            })
-            .max()
-            .map(|(_, std::cmp::Reverse(n))| n as usize)
+        let mut best: Option<(i64, (i128, i128), u32)> = None;
+        for (prefer, score, room, node) in feasible {
+            let taint = if max_prefer == 0 {
+                MAX_NODE_SCORE
+            } else {
+                MAX_NODE_SCORE - MAX_NODE_SCORE * i64::from(prefer) / i64::from(max_prefer)
+            };
+            let total = score + WEIGHT_TAINT * taint;
+            let better = match &best {
+                None => true,
+                Some((t, r, n)) => {
+                    total.cmp(t).then_with(|| {
+                        // room.0 / room.1 against r.0 / r.1 (denominators positive)
+                        room.0
+                            .saturating_mul(r.1)
+                            .cmp(&r.0.saturating_mul(room.1))
+                    })
+                    .then_with(|| n.cmp(&node))
+                        == std::cmp::Ordering::Greater
+                }
+            };
+            if better {
+                best = Some((total, room, node));
+            }
+        }
+        best.map(|(_, _, n)| n as usize)
     }
 
     /// Upstream's `FitError` message for `pod` on set `set`, which no node takes.
