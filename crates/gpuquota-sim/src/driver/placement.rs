@@ -361,6 +361,13 @@ impl Nodes {
             .all(|(u, k)| *k != SlotKind::Extended || *u == 0)
     }
 
+    /// Node `i`'s allocatable per slot and whether it lists it.
+    #[cfg(test)]
+    pub(crate) fn allocatable(&self, i: usize) -> (&[i64], &[bool]) {
+        let p = &self.profiles[self.profile[i] as usize];
+        (&p.alloc, &p.listed)
+    }
+
     /// Per slot, the free amount of the open nodes (extended slots; 0 for others).
     pub(crate) fn free(&self) -> &[i64] {
         &self.free
