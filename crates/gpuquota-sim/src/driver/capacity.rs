@@ -66,7 +66,9 @@ use gpuquota_cohort::World;
 use gpuquota_cohort::world::{FlavorId, PodSetInfo, QueueRef, WlId};
 use gpuquota_model::{Model, ResourceName};
 
-use super::placement::{DEFAULT_MEMORY, DEFAULT_MILLI_CPU, Filter, Nodes, Pod, SlotKind};
+use super::placement::{
+    DEFAULT_MEMORY, DEFAULT_MILLI_CPU, Filter, NodeInit, Nodes, Pod, SlotKind,
+};
 
 /// The eviction reason of a workload whose pods ran on a node that failed: Kueue's
 /// `WorkloadEvictedDueToNodeFailures` (kubernetes-sigs/kueue `apis/kueue/v1beta2/
@@ -176,13 +178,13 @@ impl Capacity {
                             .map(|q| q.to_amount(r).0.max(0))
                     })
                     .collect();
-                (
-                    name.clone(),
-                    n.metadata.labels.clone(),
-                    n.spec.taints.clone(),
-                    n.spec.unschedulable == Some(true),
+                NodeInit {
+                    name: name.clone(),
+                    labels: n.metadata.labels.clone(),
+                    taints: n.spec.taints.clone(),
+                    cordoned: n.spec.unschedulable == Some(true),
                     alloc,
-                )
+                }
             })
             .collect();
         let kinded = resources

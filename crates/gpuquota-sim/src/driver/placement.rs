@@ -152,6 +152,21 @@ pub(crate) struct Filter {
     pub(crate) affinity: Vec<Vec<NodeRequirement>>,
 }
 
+/// A node as the model reads it.
+#[derive(Debug, Clone)]
+pub(crate) struct NodeInit {
+    /// Name.
+    pub(crate) name: String,
+    /// Labels.
+    pub(crate) labels: BTreeMap<String, String>,
+    /// Taints.
+    pub(crate) taints: Vec<Taint>,
+    /// `spec.unschedulable`.
+    pub(crate) cordoned: bool,
+    /// Allocatable per slot, `None` when not listed.
+    pub(crate) alloc: Vec<Option<i64>>,
+}
+
 /// Why a filter statically rejects a node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Reject {
@@ -248,14 +263,14 @@ fn least_requested(requested: i64, allocatable: i64) -> i64 {
 }
 
 impl Nodes {
-    /// Nodes `(name, labels, taints, cordoned, allocatable)` in name order, tracking
+    /// Nodes in name order, tracking
     /// `resources` (each with its kind, sorted by name).
     ///
     /// # Complexity
     /// O(nodes × resources × log nodes).
     pub(crate) fn new(
         resources: Vec<(ResourceName, SlotKind)>,
-        nodes: Vec<(String, BTreeMap<String, String>, Vec<Taint>, bool, Vec<Option<i64>>)>,
+        nodes: Vec<NodeInit>,
     ) -> Nodes {
         let kinds: Vec<SlotKind> = resources.iter().map(|r| r.1).collect();
         let n = nodes.len();
@@ -280,12 +295,12 @@ impl Nodes {
             free: vec![0; kinds.len()],
             kinds,
         };
-        for (name, labels, taints, cordoned, alloc) in nodes {
-            out.names.push(name);
-            out.labels.push(labels);
-            out.taints.push(taints);
-            out.cordoned.push(cordoned);
-            let p = out.intern(&alloc);
+        for n in nodes {
+            out.names.push(n.name);
+            out.labels.push(n.labels);
+            out.taints.push(n.taints);
+            out.cordoned.push(n.cordoned);
+            let p = out.intern(&n.alloc);
             out.profile.push(p);
         }
         for i in 0..n {
