@@ -3,8 +3,9 @@
 //! When the cluster files have Nodes, a workload whose quota is reserved (Kueue's admission,
 //! or the API server creating its pods under `resourcequota`) has its pods placed one by
 //! one by a model of the kube-scheduler's default profile ([`super::placement`]: filters
-//! NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit; score LeastAllocated
-//! + BalancedAllocation + TaintToleration; ties to the first node by name). The pods of a
+//! NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit; score LeastAllocated,
+//! BalancedAllocation and TaintToleration; among equal scores the node with the most room
+//! before the score's rounding, then the first by name). The pods of a
 //! workload are placed in pod-set order, pod index order; workloads in the order they reached
 //! the scheduler (the order in which the driver hands them over: admissions of one instant
 //! in admission order, then the waiting workloads in the order they began to wait).
@@ -66,9 +67,7 @@ use gpuquota_cohort::World;
 use gpuquota_cohort::world::{FlavorId, PodSetInfo, QueueRef, WlId};
 use gpuquota_model::{Model, ResourceName};
 
-use super::placement::{
-    DEFAULT_MEMORY, DEFAULT_MILLI_CPU, Filter, NodeInit, Nodes, Pod, SlotKind,
-};
+use super::placement::{DEFAULT_MEMORY, DEFAULT_MILLI_CPU, Filter, NodeInit, Nodes, Pod, SlotKind};
 
 /// The eviction reason of a workload whose pods ran on a node that failed: Kueue's
 /// `WorkloadEvictedDueToNodeFailures` (kubernetes-sigs/kueue `apis/kueue/v1beta2/
@@ -171,12 +170,7 @@ impl Capacity {
             .map(|(name, n)| {
                 let alloc = resources
                     .iter()
-                    .map(|r| {
-                        n.status
-                            .allocatable
-                            .get(r)
-                            .map(|q| q.to_amount(r).0.max(0))
-                    })
+                    .map(|r| n.status.allocatable.get(r).map(|q| q.to_amount(r).0.max(0)))
                     .collect();
                 NodeInit {
                     name: name.clone(),
@@ -223,7 +217,9 @@ impl Capacity {
 
     /// Whether node `name` is cordoned (drained).
     pub(crate) fn is_cordoned(&self, name: &str) -> bool {
-        self.nodes.index_of(name).is_some_and(|i| self.nodes.cordoned(i))
+        self.nodes
+            .index_of(name)
+            .is_some_and(|i| self.nodes.cordoned(i))
     }
 
     /// The waiting workloads' pods on node `i` go back to pending.
@@ -235,8 +231,7 @@ impl Capacity {
         for q in 0..self.queue.len() {
             let wl = self.queue[q] as usize;
             let held = std::mem::take(&mut self.held[wl]);
-            let (off, kept): (Vec<Bound>, Vec<Bound>) =
-                held.into_iter().partition(|b| b.0 == node);
+            let (off, kept): (Vec<Bound>, Vec<Bound>) = held.into_iter().partition(|b| b.0 == node);
             self.held[wl] = kept;
             for (n, set, pod) in off {
                 self.nodes.bind(n as usize, &self.pods[pod as usize], -1);
@@ -307,7 +302,9 @@ impl Capacity {
 
     /// Whether no pod on node `name` holds a device (false for an unknown node).
     pub(crate) fn idle(&self, name: &str) -> bool {
-        self.nodes.index_of(name).is_some_and(|i| self.nodes.idle(i))
+        self.nodes
+            .index_of(name)
+            .is_some_and(|i| self.nodes.idle(i))
     }
 
     /// A MIG maintenance window opens on node `name`: it takes no new pods. False for an
@@ -335,7 +332,9 @@ impl Capacity {
 
     /// Whether node `name` is in a MIG maintenance window.
     pub(crate) fn in_window(&self, name: &str) -> bool {
-        self.nodes.index_of(name).is_some_and(|i| self.nodes.in_window(i))
+        self.nodes
+            .index_of(name)
+            .is_some_and(|i| self.nodes.in_window(i))
     }
 
     /// Per extended resource (sorted by name), the allocatable of the nodes that take new
@@ -406,7 +405,12 @@ impl Capacity {
     ///
     /// # Complexity
     /// O(pod sets × requests × usage).
-    pub(crate) fn kueue_needs(&mut self, world: &World, wl: u32, usage: &[(u32, i64)]) -> Vec<Need> {
+    pub(crate) fn kueue_needs(
+        &mut self,
+        world: &World,
+        wl: u32,
+        usage: &[(u32, i64)],
+    ) -> Vec<Need> {
         let mut left: Vec<(FlavorId, usize, i64)> = usage
             .iter()
             .filter_map(|&(fr, a)| {
@@ -528,7 +532,11 @@ impl Capacity {
                     break;
                 };
                 self.nodes.bind(node, pod, 1);
-                self.held[wl as usize].push((u32::try_from(node).unwrap_or(u32::MAX), n.set, n.pod));
+                self.held[wl as usize].push((
+                    u32::try_from(node).unwrap_or(u32::MAX),
+                    n.set,
+                    n.pod,
+                ));
                 left -= 1;
             }
             if left > 0 {

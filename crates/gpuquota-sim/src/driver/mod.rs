@@ -10,10 +10,10 @@ use gpuquota_model::ResourceName;
 use gpuquota_model::diag::{Diagnostic, Diagnostics};
 
 mod capacity;
-mod placement;
 pub mod kai;
 mod kueue;
 mod nodes;
+mod placement;
 mod resourcequota;
 
 pub(crate) use kueue::run_kueue;

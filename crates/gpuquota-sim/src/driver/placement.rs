@@ -268,10 +268,7 @@ impl Nodes {
     ///
     /// # Complexity
     /// O(nodes × resources × log nodes).
-    pub(crate) fn new(
-        resources: Vec<(ResourceName, SlotKind)>,
-        nodes: Vec<NodeInit>,
-    ) -> Nodes {
+    pub(crate) fn new(resources: Vec<(ResourceName, SlotKind)>, nodes: Vec<NodeInit>) -> Nodes {
         let kinds: Vec<SlotKind> = resources.iter().map(|r| r.1).collect();
         let n = nodes.len();
         let mut out = Nodes {
@@ -598,7 +595,10 @@ impl Nodes {
         let mut least = 0i64;
         let mut weights = 0i64;
         let mut fractions: Vec<f64> = Vec::with_capacity(2);
-        for (slot, nz_used, nz_pod) in [(self.cpu, k.nz_cpu, pod.nz_cpu), (self.mem, k.nz_mem, pod.nz_mem)] {
+        for (slot, nz_used, nz_pod) in [
+            (self.cpu, k.nz_cpu, pod.nz_cpu),
+            (self.mem, k.nz_mem, pod.nz_mem),
+        ] {
             let Some(s) = slot else { continue };
             let a = p.alloc[s];
             if a == 0 {
@@ -638,7 +638,9 @@ impl Nodes {
             }
             let free = (a - i128::from(nz_used) - i128::from(nz_pod)).max(0);
             // num/den + free/a
-            num = num.saturating_mul(a).saturating_add(free.saturating_mul(den));
+            num = num
+                .saturating_mul(a)
+                .saturating_add(free.saturating_mul(den));
             den = den.saturating_mul(a);
         }
         (num, den)
@@ -681,13 +683,13 @@ impl Nodes {
             let better = match &best {
                 None => true,
                 Some((t, r, n)) => {
-                    total.cmp(t).then_with(|| {
-                        // room.0 / room.1 against r.0 / r.1 (denominators positive)
-                        room.0
-                            .saturating_mul(r.1)
-                            .cmp(&r.0.saturating_mul(room.1))
-                    })
-                    .then_with(|| n.cmp(&node))
+                    total
+                        .cmp(t)
+                        .then_with(|| {
+                            // room.0 / room.1 against r.0 / r.1 (denominators positive)
+                            room.0.saturating_mul(r.1).cmp(&r.0.saturating_mul(room.1))
+                        })
+                        .then_with(|| n.cmp(&node))
                         == std::cmp::Ordering::Greater
                 }
             };

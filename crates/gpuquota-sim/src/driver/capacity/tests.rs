@@ -48,7 +48,11 @@ fn spreads_by_least_allocated() {
     let text = [
         node("a", "}\nstatus: {allocatable: {cpu: \"4\"}}"),
         node("b", "}\nstatus: {allocatable: {cpu: \"8\"}}"),
-        workload("w", 7, "{containers: [{name: c, resources: {requests: {cpu: \"2\"}}}]}"),
+        workload(
+            "w",
+            7,
+            "{containers: [{name: c, resources: {requests: {cpu: \"2\"}}}]}",
+        ),
     ]
     .concat();
     let (mut cap, world) = cap_of(&text);
@@ -70,7 +74,11 @@ fn equal_nodes_take_pods_in_turn() {
     let text = [
         node("a", big),
         node("b", big),
-        workload("w", 4, "{containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"1\"}}}]}"),
+        workload(
+            "w",
+            4,
+            "{containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"1\"}}}]}",
+        ),
     ]
     .concat();
     let (mut cap, world) = cap_of(&text);
@@ -168,9 +176,19 @@ fn node_selector_and_affinity() {
 #[test]
 fn cpu_memory_and_pod_limits() {
     let text = [
-        node("a", "}\nstatus: {allocatable: {cpu: \"2\", memory: 1Gi, pods: \"1\"}}"),
-        node("b", "}\nstatus: {allocatable: {cpu: \"4\", memory: 512Mi, pods: \"10\"}}"),
-        workload("w", 2, "{containers: [{name: c, resources: {requests: {cpu: \"1\", memory: 600Mi}}}]}"),
+        node(
+            "a",
+            "}\nstatus: {allocatable: {cpu: \"2\", memory: 1Gi, pods: \"1\"}}",
+        ),
+        node(
+            "b",
+            "}\nstatus: {allocatable: {cpu: \"4\", memory: 512Mi, pods: \"10\"}}",
+        ),
+        workload(
+            "w",
+            2,
+            "{containers: [{name: c, resources: {requests: {cpu: \"1\", memory: 600Mi}}}]}",
+        ),
     ]
     .concat();
     let (mut cap, world) = cap_of(&text);
@@ -222,9 +240,21 @@ spec:
 fn waits_and_starts_when_pods_fit() {
     let text = [
         CLUSTER.to_owned(),
-        workload("w0", 2, "{containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"1\"}}}]}"),
-        workload("w1", 1, "{containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"1\"}}}]}"),
-        workload("w2", 1, "{containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"1\"}}}]}"),
+        workload(
+            "w0",
+            2,
+            "{containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"1\"}}}]}",
+        ),
+        workload(
+            "w1",
+            1,
+            "{containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"1\"}}}]}",
+        ),
+        workload(
+            "w2",
+            1,
+            "{containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"1\"}}}]}",
+        ),
     ]
     .concat();
     let (mut cap, world) = cap_of(&text);
@@ -264,8 +294,16 @@ fn a_partly_placed_workload_holds_its_pods() {
         node("a", one),
         node("b", one),
         node("c", one),
-        workload("first", 1, "{containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"1\"}}}]}"),
-        workload("gang", 3, "{containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"1\"}}}]}"),
+        workload(
+            "first",
+            1,
+            "{containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"1\"}}}]}",
+        ),
+        workload(
+            "gang",
+            3,
+            "{containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"1\"}}}]}",
+        ),
     ]
     .concat();
     let (mut cap, world) = cap_of(&text);
@@ -424,7 +462,12 @@ fn check(cap: &Capacity) {
         let (alloc, listed) = cap.nodes.allocatable(i);
         for s in 0..used.len() {
             if listed[s] || cap.nodes.kind(s) == SlotKind::Extended {
-                assert!(used[s] <= alloc[s], "node {i} slot {s}: {} > {}", used[s], alloc[s]);
+                assert!(
+                    used[s] <= alloc[s],
+                    "node {i} slot {s}: {} > {}",
+                    used[s],
+                    alloc[s]
+                );
             }
         }
     }
