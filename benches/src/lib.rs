@@ -6,6 +6,7 @@
 pub mod history;
 pub mod kai;
 pub mod mig;
+pub mod placement;
 pub mod rank;
 pub mod timeline;
 

@@ -1,55 +1,73 @@
-//! Node capacity of the extended resources (GPUs, MIG instances): what the kube-scheduler
-//! still needs after a quota admitted a workload.
+//! Pods on nodes: what the kube-scheduler still needs after a quota admitted a workload.
 //!
 //! When the cluster files have Nodes, a workload whose quota is reserved (Kueue's admission,
-//! or the API server creating its pods under `resourcequota`) runs only when its devices are
-//! free: each extended resource it requests (a name with a domain, such as `nvidia.com/gpu`)
-//! is taken from the allocatable of the nodes its pods may use, node by node in name order.
-//! A workload that does not fit waits, holding its quota, its pods `Pending` with reason
-//! `Unschedulable`, and starts (its runtime with it) when devices free up, the waiting
-//! workloads tried in the order they began to wait.
+//! or the API server creating its pods under `resourcequota`) has its pods placed one by
+//! one by a model of the kube-scheduler's default profile ([`super::placement`]: filters
+//! NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit; score LeastAllocated,
+//! BalancedAllocation and TaintToleration; among equal scores the node with the most room
+//! before the score's rounding, then the first by name). The pods of a
+//! workload are placed in pod-set order, pod index order; workloads in the order they reached
+//! the scheduler (the order in which the driver hands them over: admissions of one instant
+//! in admission order, then the waiting workloads in the order they began to wait).
 //!
-//! Which nodes a workload may use, per resource:
-//! - under Kueue, the nodes whose labels include the assigned flavor's `nodeLabels` (the
-//!   flavor's capacity is the sum of their allocatable of that resource);
-//! - under `resourcequota`, the nodes its pod set's `nodeSelector` selects and, when its
-//!   LocalQueue leads to a ClusterQueue with a flavor covering the resource, the first such
-//!   flavor's `nodeLabels`: the card type the bill charges the usage to (the same platform,
-//!   its jobs pinned to the card type Kueue tries first).
+//! A pod that fits no node stays `Pending` with reason `Unschedulable` and upstream's
+//! message (`0/N nodes are available: ...`, the first unplaced pod's); the pods already
+//! placed keep running and hold their node's resources (as the kube-scheduler binds each
+//! pod on its own). The workload runs — is ready, its runtime starting — once all its pods
+//! are placed ([`Capacity::placed`]); until then it holds its quota. Its pods still pending
+//! are tried again, in the order the workloads began to wait, whenever a node's resources
+//! were released or a node came back.
 //!
-//! Cordoned nodes (`spec.unschedulable`) hold nothing new.
+//! Which nodes a pod may use:
+//! - under Kueue, its pod set's `nodeSelector` with the `nodeLabels` of the flavors assigned
+//!   to the pod set's resources merged in, its tolerations with the flavors' `tolerations`
+//!   added (what Kueue injects into the pod template), its required node affinity;
+//! - under `resourcequota`, its pod set's `nodeSelector` and, when its LocalQueue leads to a
+//!   ClusterQueue with a flavor covering a requested extended resource, the first such
+//!   flavor's `nodeLabels` (the card type the bill charges the usage to), its tolerations and
+//!   required node affinity.
+//!
+//! Under Kueue the pod sets' flavors and counts (after partial admission) are read from the
+//! reservation's usage: per pod set, per requested resource, the first flavor-resource of
+//! the usage with room for the whole pod set, else the first with any room (its count
+//! lowered to what the room holds).
+//!
+//! Without Nodes nothing is placed: capacity is the quota, and the reports say so.
 //!
 //! # Nodes that change during the run (the timeline's node events)
 //!
-//! - [`Capacity::down`]: a failed node. Every workload holding a device on it loses its pods
-//!   at that instant; the driver ends their runs (reason [`NODE_FAILURES`]) and releases what
-//!   they held on every node. The node takes nothing until [`Capacity::up`]; a workload that
-//!   waits counts it, in upstream's message, as a node with an untolerated taint
-//!   `{node.kubernetes.io/unreachable: }` (the node lifecycle controller's `NoSchedule`
-//!   taint).
-//! - [`Capacity::drain`]: cordoned. Its running pods keep their devices; it takes no new
-//!   pods; [`Capacity::holders`] at the drain deadline names the workloads to evict.
+//! - [`Capacity::down`]: a failed node. Every running workload with a pod on it loses its
+//!   pods at that instant; the driver ends their runs (reason [`NODE_FAILURES`]) and releases
+//!   what they held on every node. A waiting workload's pods on it go back to pending. The
+//!   node takes nothing until [`Capacity::up`]; a pending pod's message counts it as a node
+//!   with an untolerated taint `{node.kubernetes.io/unreachable: }` (the node lifecycle
+//!   controller's `NoSchedule` taint).
+//! - [`Capacity::drain`]: cordoned. Its running pods stay; it takes no new pods;
+//!   [`Capacity::holders`] at the drain deadline names the workloads to evict.
 //! - [`Capacity::up`]: neither failed nor cordoned any more.
 //! - [`Capacity::open_window`] / [`Capacity::close_window`]: a MIG maintenance window. While
 //!   it is open the node takes no new pods (as a cordon, counted as unschedulable in the
-//!   messages); [`Capacity::idle`] says when its devices are all free; closing it sets the
-//!   node's new allocatable of every tracked resource and opens it to placements again.
-//! - [`Capacity::schedulable_totals`]: per tracked resource, the allocatable of the nodes
+//!   messages; a waiting workload's pods on it go back to pending); [`Capacity::idle`] says
+//!   when no pod on it holds a device; closing it sets the node's new allocatable of every
+//!   extended resource and opens it to placements again.
+//! - [`Capacity::schedulable_totals`]: per extended resource, the allocatable of the nodes
 //!   that take new pods (neither failed, cordoned nor in a window): the capacity a report
 //!   shows before and after a node event.
 //!
-//! Deliberate limits (pod-by-pod
-//! placement is not modelled): a workload's demand per resource is the sum over its pods and
-//! may be split across nodes at any boundary; taints, CPU, memory and pod counts are not
-//! checked; the nodes are taken greedily, so two overlapping node sets may leave a workload
-//! waiting that a different split would have placed, never the reverse (no node ever holds
-//! more than its allocatable).
+//! # Complexity
+//! Placing a workload: O(pods × (buckets × resources + sets per node × log buckets)) (see
+//! [`super::placement`]); a pod that fits nowhere adds O(nodes × resources) once for its
+//! message. Retrying the waiting workloads: nothing unless resources were freed since the
+//! last try; then per waiting workload O(pending pod groups × resources) to see whether the
+//! free devices could hold it, and a placement when they could.
 
 use std::collections::BTreeMap;
 
 use gpuquota_cohort::World;
-use gpuquota_cohort::world::{QueueRef, WlId};
+use gpuquota_cohort::world::{FlavorId, PodSetInfo, QueueRef, WlId};
 use gpuquota_model::{Model, ResourceName};
+
+use super::placement::{DEFAULT_MEMORY, DEFAULT_MILLI_CPU, Filter, NodeInit, Nodes, Pod, SlotKind};
 
 /// The eviction reason of a workload whose pods ran on a node that failed: Kueue's
 /// `WorkloadEvictedDueToNodeFailures` (kubernetes-sigs/kueue `apis/kueue/v1beta2/
@@ -64,99 +82,78 @@ pub(crate) const NODE_FAILURES: &str = "NodeFailures";
 /// it (the pods' Job recreates them, and they wait for a node).
 pub(crate) const EVICTION_BY_EVICTION_API: &str = "EvictionByEvictionAPI";
 
-/// One demand of a workload: `amount` of tracked resource `slot` on node set `set`.
+/// `count` identical pods of a workload: shape `pod` on node set `set`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Need {
     set: u32,
-    slot: u32,
-    amount: i64,
+    pod: u32,
+    count: u32,
 }
 
-/// The schedulable nodes a selector matches, and why the others are left out.
-#[derive(Debug, Clone)]
-struct NodeSet {
-    /// Matching, schedulable nodes, in name order.
-    nodes: Vec<u32>,
-    /// Cordoned nodes (and nodes in a MIG maintenance window).
-    cordoned: u32,
-    /// Failed nodes (tainted `node.kubernetes.io/unreachable`).
-    down: u32,
-    /// Schedulable nodes whose labels do not match.
-    mismatched: u32,
-}
-
-/// A workload whose quota is reserved and whose pods wait for devices: its needs and the
-/// kube-scheduler's message.
+/// A workload whose quota is reserved and some of whose pods wait for a node: those pods
+/// and the kube-scheduler's message.
 #[derive(Debug, Clone)]
 struct Waiter {
     needs: Vec<Need>,
     message: String,
 }
 
-/// The devices of every node and who holds them.
+/// A pod placed: `(node, set, pod shape)`.
+type Bound = (u32, u32, u32);
+
+/// The nodes, the pods on them and the workloads waiting for a node.
 #[derive(Debug, Clone)]
 pub(crate) struct Capacity {
-    /// Node count (cordoned included).
-    node_count: u32,
-    /// Node names, sorted (the model's order).
-    names: Vec<String>,
-    labels: Vec<BTreeMap<String, String>>,
-    cordoned: Vec<bool>,
-    /// Failed nodes.
-    down: Vec<bool>,
-    /// Nodes in a MIG maintenance window.
-    window: Vec<bool>,
-    /// Tracked resources by slot.
-    resources: Vec<ResourceName>,
+    nodes: Nodes,
     /// World resource index → slot.
     slot: Vec<Option<u32>>,
-    /// `[node][slot]`.
-    allocatable: Vec<Vec<i64>>,
-    /// `[node][slot]`.
-    used: Vec<Vec<i64>>,
-    /// Free devices per slot over every schedulable node.
-    free_total: Vec<i64>,
-    sets: Vec<NodeSet>,
-    /// Each set's selector (by set id).
-    selectors: Vec<Option<Vec<(String, String)>>>,
-    set_ids: BTreeMap<Option<Vec<(String, String)>>, u32>,
-    /// Per workload, what it holds: (node, slot, amount).
-    held: Vec<Vec<(u32, u32, i64)>>,
+    /// Pod shapes (interned).
+    pods: Vec<Pod>,
+    pod_ids: BTreeMap<Vec<i64>, u32>,
+    /// Per workload, its placed pods.
+    held: Vec<Vec<Bound>>,
+    /// Per workload, the pods the last [`Capacity::place`] left pending.
+    rest: Vec<Option<Vec<Need>>>,
     /// The waiting workloads, in the order they began to wait.
     queue: Vec<u32>,
     /// Per workload, what it waits with.
     waiters: Vec<Option<Waiter>>,
-}
-
-/// An extended resource: a name with a domain (`nvidia.com/gpu`), not a native one.
-fn extended(r: &ResourceName) -> bool {
-    let s = r.as_str();
-    s.contains('/') && !s.starts_with("kubernetes.io/") && !s.starts_with("requests.")
+    /// Resources were freed (or a node came back) since the waiting ones were last tried.
+    dirty: bool,
 }
 
 impl Capacity {
     /// The cluster's nodes, `None` when the model has none (capacity is not checked).
     ///
     /// # Complexity
-    /// O(nodes × resources).
+    /// O(nodes × resources × log nodes).
     pub(crate) fn new(model: &Model, world: &World) -> Option<Capacity> {
         if model.nodes.is_empty() {
             return None;
         }
-        let mut resources: Vec<ResourceName> = world
-            .resources
-            .iter()
-            .filter(|r| extended(r))
-            .cloned()
-            .collect();
+        let mut resources: Vec<ResourceName> = [
+            ResourceName::new("cpu"),
+            ResourceName::new("memory"),
+            ResourceName::new("pods"),
+        ]
+        .into_iter()
+        .chain(
+            world
+                .resources
+                .iter()
+                .filter(|r| SlotKind::of(r).is_some())
+                .cloned(),
+        )
+        .collect();
         for n in model.nodes.values() {
             for r in n.status.allocatable.keys() {
-                if extended(r) && !resources.contains(r) {
+                if SlotKind::of(r).is_some() {
                     resources.push(r.clone());
                 }
             }
         }
         resources.sort();
+        resources.dedup();
         let slot = world
             .resources
             .iter()
@@ -167,264 +164,186 @@ impl Capacity {
                     .and_then(|i| u32::try_from(i).ok())
             })
             .collect();
-        let mut labels = Vec::with_capacity(model.nodes.len());
-        let mut cordoned = Vec::with_capacity(model.nodes.len());
-        let mut allocatable = Vec::with_capacity(model.nodes.len());
-        for n in model.nodes.values() {
-            labels.push(n.metadata.labels.clone());
-            cordoned.push(n.spec.unschedulable == Some(true));
-            allocatable.push(
-                resources
+        let nodes = model
+            .nodes
+            .iter()
+            .map(|(name, n)| {
+                let alloc = resources
                     .iter()
-                    .map(|r| {
-                        n.status
-                            .allocatable
-                            .get(r)
-                            .map_or(0, |q| q.to_amount(r).0.max(0))
-                    })
-                    .collect::<Vec<i64>>(),
-            );
-        }
-        let mut free_total = vec![0i64; resources.len()];
-        for (a, c) in allocatable.iter().zip(&cordoned) {
-            if !c {
-                for (f, v) in free_total.iter_mut().zip(a) {
-                    *f = f.saturating_add(*v);
+                    .map(|r| n.status.allocatable.get(r).map(|q| q.to_amount(r).0.max(0)))
+                    .collect();
+                NodeInit {
+                    name: name.clone(),
+                    labels: n.metadata.labels.clone(),
+                    taints: n.spec.taints.clone(),
+                    cordoned: n.spec.unschedulable == Some(true),
+                    alloc,
                 }
-            }
-        }
-        let used = vec![vec![0i64; resources.len()]; allocatable.len()];
-        let n = model.nodes.len();
+            })
+            .collect();
+        let kinded = resources
+            .into_iter()
+            .filter_map(|r| SlotKind::of(&r).map(|k| (r, k)))
+            .collect();
         Some(Capacity {
-            node_count: u32::try_from(n).unwrap_or(u32::MAX),
-            names: model.nodes.keys().cloned().collect(),
-            labels,
-            cordoned,
-            down: vec![false; n],
-            window: vec![false; n],
-            resources,
+            nodes: Nodes::new(kinded, nodes),
             slot,
-            allocatable,
-            used,
-            free_total,
-            sets: Vec::new(),
-            selectors: Vec::new(),
-            set_ids: BTreeMap::new(),
+            pods: Vec::new(),
+            pod_ids: BTreeMap::new(),
             held: vec![Vec::new(); world.workloads.len()],
+            rest: vec![None; world.workloads.len()],
             queue: Vec::new(),
             waiters: vec![None; world.workloads.len()],
+            dirty: true,
         })
     }
 
     /// The number of Nodes.
     pub(crate) fn node_count(&self) -> u32 {
-        self.node_count
-    }
-
-    /// The node set of a selector (`None`: two selectors disagree on a label, no node).
-    fn set_for(&mut self, selector: Option<Vec<(String, String)>>) -> u32 {
-        if let Some(&id) = self.set_ids.get(&selector) {
-            return id;
-        }
-        let set = self.node_set(selector.as_ref());
-        let id = u32::try_from(self.sets.len()).unwrap_or(u32::MAX);
-        self.sets.push(set);
-        self.selectors.push(selector.clone());
-        self.set_ids.insert(selector, id);
-        id
-    }
-
-    /// Whether node `i` takes new pods: not failed, not cordoned, not in a MIG window.
-    fn open(&self, i: usize) -> bool {
-        !self.cordoned[i] && !self.down[i] && !self.window[i]
-    }
-
-    /// The nodes a selector matches among those that take new pods, and why the others are
-    /// left out.
-    fn node_set(&self, selector: Option<&Vec<(String, String)>>) -> NodeSet {
-        let mut set = NodeSet {
-            nodes: Vec::new(),
-            cordoned: 0,
-            down: 0,
-            mismatched: 0,
-        };
-        for (i, l) in self.labels.iter().enumerate() {
-            let matches = selector.is_some_and(|s| s.iter().all(|(k, v)| l.get(k) == Some(v)));
-            if self.down[i] {
-                set.down += 1;
-            } else if self.cordoned[i] || self.window[i] {
-                set.cordoned += 1;
-            } else if matches {
-                set.nodes.push(u32::try_from(i).unwrap_or(u32::MAX));
-            } else {
-                set.mismatched += 1;
-            }
-        }
-        set
-    }
-
-    /// After a node changed: every set again, and the free devices of the open nodes.
-    ///
-    /// # Complexity
-    /// O(sets × nodes × labels + nodes × resources).
-    fn refresh(&mut self) {
-        self.sets = self
-            .selectors
-            .iter()
-            .map(|s| self.node_set(s.as_ref()))
-            .collect();
-        let mut free = vec![0i64; self.resources.len()];
-        for i in 0..self.allocatable.len() {
-            if self.open(i) {
-                for (s, f) in free.iter_mut().enumerate() {
-                    *f = f.saturating_add(self.allocatable[i][s] - self.used[i][s]);
-                }
-            }
-        }
-        self.free_total = free;
-    }
-
-    /// The index of node `name`. O(log nodes).
-    fn index_of(&self, name: &str) -> Option<usize> {
-        self.names.binary_search_by(|n| n.as_str().cmp(name)).ok()
+        u32::try_from(self.nodes.len()).unwrap_or(u32::MAX)
     }
 
     /// The index of node `name` (the node of a [`crate::kernel::Kind::Deadline`]).
     pub(crate) fn node_index(&self, name: &str) -> Option<u32> {
-        self.index_of(name).and_then(|i| u32::try_from(i).ok())
+        self.nodes
+            .index_of(name)
+            .and_then(|i| u32::try_from(i).ok())
     }
 
     /// The name of node `index`.
     pub(crate) fn node_name(&self, index: u32) -> Option<&str> {
-        self.names.get(index as usize).map(String::as_str)
+        ((index as usize) < self.nodes.len()).then(|| self.nodes.name(index as usize))
     }
 
     /// Whether node `name` is cordoned (drained).
     pub(crate) fn is_cordoned(&self, name: &str) -> bool {
-        self.index_of(name).is_some_and(|i| self.cordoned[i])
+        self.nodes
+            .index_of(name)
+            .is_some_and(|i| self.nodes.cordoned(i))
     }
 
-    /// Node `name` fails: it takes nothing until [`Capacity::up`]. Returns the workloads
-    /// holding a device on it (their pods are lost), in index order; the caller releases
-    /// them ([`Capacity::release`]). Empty for an unknown node.
+    /// The waiting workloads' pods on node `i` go back to pending.
     ///
     /// # Complexity
-    /// O(workloads' holdings) plus [`Capacity::refresh`].
+    /// O(waiting workloads' placed pods).
+    fn unbind_waiting(&mut self, i: usize) {
+        let node = u32::try_from(i).unwrap_or(u32::MAX);
+        for q in 0..self.queue.len() {
+            let wl = self.queue[q] as usize;
+            let held = std::mem::take(&mut self.held[wl]);
+            let (off, kept): (Vec<Bound>, Vec<Bound>) = held.into_iter().partition(|b| b.0 == node);
+            self.held[wl] = kept;
+            for (n, set, pod) in off {
+                self.nodes.bind(n as usize, &self.pods[pod as usize], -1);
+                if let Some(w) = self.waiters[wl].as_mut() {
+                    match w.needs.iter_mut().find(|x| x.set == set && x.pod == pod) {
+                        Some(x) => x.count += 1,
+                        None => w.needs.push(Need { set, pod, count: 1 }),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Node `name` fails: it takes nothing until [`Capacity::up`]. Returns the running
+    /// workloads with a pod on it (their pods are lost), in index order; the caller releases
+    /// them ([`Capacity::release`]). Waiting workloads' pods on it go back to pending. Empty
+    /// for an unknown node.
+    ///
+    /// # Complexity
+    /// O(placed pods) plus the node's re-indexing.
     pub(crate) fn down(&mut self, name: &str) -> Vec<u32> {
-        let Some(i) = self.index_of(name) else {
+        let Some(i) = self.nodes.index_of(name) else {
             return Vec::new();
         };
-        self.down[i] = true;
-        let lost = self.holders(name);
-        self.refresh();
-        lost
+        self.nodes.set_down(i, true);
+        self.unbind_waiting(i);
+        self.holders(name)
     }
 
     /// Node `name` is cordoned: its pods keep running, it takes no new ones. False for an
     /// unknown node.
-    ///
-    /// # Complexity
-    /// [`Capacity::refresh`].
     pub(crate) fn drain(&mut self, name: &str) -> bool {
-        let Some(i) = self.index_of(name) else {
+        let Some(i) = self.nodes.index_of(name) else {
             return false;
         };
-        self.cordoned[i] = true;
-        self.refresh();
+        self.nodes.cordon(i);
         true
     }
 
     /// Node `name` is back: neither failed nor cordoned. False for an unknown node.
-    ///
-    /// # Complexity
-    /// [`Capacity::refresh`].
     pub(crate) fn up(&mut self, name: &str) -> bool {
-        let Some(i) = self.index_of(name) else {
+        let Some(i) = self.nodes.index_of(name) else {
             return false;
         };
-        self.cordoned[i] = false;
-        self.down[i] = false;
-        self.refresh();
+        self.nodes.set_down(i, false);
+        self.dirty = true;
         true
     }
 
-    /// The workloads holding a device on node `name`, in index order.
+    /// The running workloads (all pods placed) with a pod on node `name`, in index order.
     ///
     /// # Complexity
-    /// O(workloads' holdings).
+    /// O(placed pods).
     pub(crate) fn holders(&self, name: &str) -> Vec<u32> {
-        let Some(i) = self.index_of(name) else {
+        let Some(i) = self.nodes.index_of(name) else {
             return Vec::new();
         };
         let node = u32::try_from(i).unwrap_or(u32::MAX);
         self.held
             .iter()
             .enumerate()
-            .filter(|(_, h)| h.iter().any(|&(n, _, a)| n == node && a > 0))
+            .filter(|(w, h)| {
+                self.waiters.get(*w).is_none_or(Option::is_none) && h.iter().any(|b| b.0 == node)
+            })
             .map(|(w, _)| u32::try_from(w).unwrap_or(u32::MAX))
             .collect()
     }
 
-    /// Whether no device of node `name` is held (false for an unknown node).
+    /// Whether no pod on node `name` holds a device (false for an unknown node).
     pub(crate) fn idle(&self, name: &str) -> bool {
-        self.index_of(name)
-            .is_some_and(|i| self.used[i].iter().all(|&u| u == 0))
+        self.nodes
+            .index_of(name)
+            .is_some_and(|i| self.nodes.idle(i))
     }
 
     /// A MIG maintenance window opens on node `name`: it takes no new pods. False for an
     /// unknown node.
-    ///
-    /// # Complexity
-    /// [`Capacity::refresh`].
     pub(crate) fn open_window(&mut self, name: &str) -> bool {
-        let Some(i) = self.index_of(name) else {
+        let Some(i) = self.nodes.index_of(name) else {
             return false;
         };
-        self.window[i] = true;
-        self.refresh();
+        self.nodes.open_window(i);
+        self.unbind_waiting(i);
         true
     }
 
-    /// The window on node `name` closes with its new allocatable (`resource → amount`; a
-    /// tracked resource it does not name is 0, an untracked one is ignored): it takes pods
-    /// again. False for an unknown node.
-    ///
-    /// # Complexity
-    /// O(resources × log resources) plus [`Capacity::refresh`].
+    /// The window on node `name` closes with its new allocatable (`resource → amount`; an
+    /// extended resource it does not name is 0, others keep theirs): it takes pods again.
+    /// False for an unknown node.
     pub(crate) fn close_window(&mut self, name: &str, allocatable: &BTreeMap<String, i64>) -> bool {
-        let Some(i) = self.index_of(name) else {
+        let Some(i) = self.nodes.index_of(name) else {
             return false;
         };
-        self.window[i] = false;
-        for (s, r) in self.resources.iter().enumerate() {
-            self.allocatable[i][s] = allocatable.get(r.as_str()).copied().unwrap_or(0).max(0);
-        }
-        self.refresh();
+        self.nodes.close_window(i, allocatable);
+        self.dirty = true;
         true
     }
 
     /// Whether node `name` is in a MIG maintenance window.
     pub(crate) fn in_window(&self, name: &str) -> bool {
-        self.index_of(name).is_some_and(|i| self.window[i])
+        self.nodes
+            .index_of(name)
+            .is_some_and(|i| self.nodes.in_window(i))
     }
 
-    /// Per tracked resource (sorted by name), the allocatable of the nodes that take new
+    /// Per extended resource (sorted by name), the allocatable of the nodes that take new
     /// pods (neither failed, cordoned nor in a MIG window).
     ///
     /// # Complexity
     /// O(nodes × resources).
     pub(crate) fn schedulable_totals(&self) -> Vec<(ResourceName, i64)> {
-        self.resources
-            .iter()
-            .enumerate()
-            .map(|(s, r)| {
-                let total = (0..self.allocatable.len())
-                    .filter(|&i| self.open(i))
-                    .map(|i| self.allocatable[i][s])
-                    .fold(0i64, i64::saturating_add);
-                (r.clone(), total)
-            })
-            .collect()
+        self.nodes.open_totals()
     }
 
     /// Merges label requirements; `None` when two of them disagree.
@@ -449,46 +368,119 @@ impl Capacity {
         )
     }
 
-    /// Sorts and merges needs of the same set and resource.
-    fn normalise(mut needs: Vec<Need>) -> Vec<Need> {
-        needs.sort_unstable();
-        let mut out: Vec<Need> = Vec::with_capacity(needs.len());
-        for n in needs {
-            match out.last_mut() {
-                Some(l) if l.set == n.set && l.slot == n.slot => {
-                    l.amount = l.amount.saturating_add(n.amount);
-                }
-                _ => out.push(n),
+    /// The interned shape of one pod of `ps`.
+    fn pod_of(&mut self, ps: &PodSetInfo) -> u32 {
+        let n = self.nodes.resources().len();
+        let mut req = vec![0i64; n];
+        for &(r, a) in &ps.per_pod {
+            if let Some(s) = self.slot.get(r.index()).copied().flatten() {
+                req[s as usize] = a.max(0);
             }
         }
-        out
+        for (s, v) in req.iter_mut().enumerate() {
+            if self.nodes.kind(s) == SlotKind::Pods {
+                *v = 1;
+            }
+        }
+        if let Some(&id) = self.pod_ids.get(&req) {
+            return id;
+        }
+        let (cpu, mem) = self.nodes.cpu_mem();
+        let c = cpu.map_or(0, |s| req[s]);
+        let m = mem.map_or(0, |s| req[s]);
+        let pod = Pod {
+            nz_cpu: if c == 0 { DEFAULT_MILLI_CPU } else { c },
+            nz_mem: if m == 0 { DEFAULT_MEMORY } else { m },
+            best_effort: c == 0 && m == 0,
+            req: req.clone(),
+        };
+        let id = u32::try_from(self.pods.len()).unwrap_or(u32::MAX);
+        self.pods.push(pod);
+        self.pod_ids.insert(req, id);
+        id
     }
 
-    /// Under Kueue: a reservation's usage `(flavor-resource, amount)` on the nodes of each
-    /// flavor.
-    pub(crate) fn kueue_needs(&mut self, world: &World, usage: &[(u32, i64)]) -> Vec<Need> {
+    /// Under Kueue: workload `wl`'s pods, with the flavors and counts its reservation's
+    /// usage `(flavor-resource, amount)` gives each pod set (see the module docs).
+    ///
+    /// # Complexity
+    /// O(pod sets × requests × usage).
+    pub(crate) fn kueue_needs(
+        &mut self,
+        world: &World,
+        wl: u32,
+        usage: &[(u32, i64)],
+    ) -> Vec<Need> {
+        let mut left: Vec<(FlavorId, usize, i64)> = usage
+            .iter()
+            .filter_map(|&(fr, a)| {
+                world
+                    .frs
+                    .get(gpuquota_cohort::tree::FrId::new(fr as usize))
+                    .map(|&(f, r)| (f, r.index(), a))
+            })
+            .collect();
+        let Some(w) = world.workloads.get(WlId::new(wl as usize)) else {
+            return Vec::new();
+        };
         let mut needs = Vec::new();
-        for &(fr, amount) in usage {
-            let Some(&(f, r)) = world.frs.get(gpuquota_cohort::tree::FrId::new(fr as usize)) else {
-                continue;
-            };
-            let Some(slot) = self.slot.get(r.index()).copied().flatten() else {
-                continue;
-            };
-            if amount <= 0 {
-                continue;
+        for ps in &w.pod_sets {
+            let mut count = i64::from(ps.count.max(0));
+            let mut chosen: Vec<(usize, i64)> = Vec::new();
+            for &(r, per) in &ps.per_pod {
+                if per <= 0 {
+                    continue;
+                }
+                let full = per.saturating_mul(count);
+                let pick = left
+                    .iter()
+                    .position(|&(_, x, a)| x == r.index() && a >= full)
+                    .or_else(|| left.iter().position(|&(_, x, a)| x == r.index() && a > 0));
+                if let Some(i) = pick {
+                    count = count.min(left[i].2 / per);
+                    chosen.push((i, per));
+                }
             }
-            let sel = Self::merge([&world.flavors[f].node_labels]);
-            let set = self.set_for(sel);
-            needs.push(Need { set, slot, amount });
+            for &(i, per) in &chosen {
+                left[i].2 -= per.saturating_mul(count);
+            }
+            let mut flavors: Vec<FlavorId> = chosen.iter().map(|&(i, _)| left[i].0).collect();
+            flavors.sort_unstable();
+            flavors.dedup();
+            let selector = Self::merge(
+                flavors
+                    .iter()
+                    .map(|&f| &world.flavors[f].node_labels)
+                    .chain([&ps.node_selector]),
+            );
+            let mut tolerations = ps.tolerations.clone();
+            for &f in &flavors {
+                tolerations.extend(world.flavors[f].tolerations.iter().cloned());
+            }
+            let filter = Filter {
+                selector,
+                tolerations,
+                affinity: ps.affinity.clone(),
+            };
+            self.push_need(&mut needs, ps, &filter, count);
         }
-        Self::normalise(needs)
+        needs
     }
 
-    /// Under `resourcequota`: each pod set's requests on the nodes its `nodeSelector` and
-    /// the flavor its usage is charged to select: the first flavor of its ClusterQueue
-    /// covering the resource whose `nodeLabels` agree with the `nodeSelector`, else the
-    /// first (as `bill::unflavored_flavor` picks it for the bill and the budgets).
+    fn push_need(&mut self, needs: &mut Vec<Need>, ps: &PodSetInfo, f: &Filter, count: i64) {
+        let count = u32::try_from(count.max(0)).unwrap_or(u32::MAX);
+        if count == 0 {
+            return;
+        }
+        let set = self.nodes.set_for(f);
+        let pod = self.pod_of(ps);
+        needs.push(Need { set, pod, count });
+    }
+
+    /// Under `resourcequota`: each pod set's pods on the nodes its `nodeSelector` and the
+    /// flavor its usage is charged to select: the first flavor of its ClusterQueue covering
+    /// a requested extended resource whose `nodeLabels` agree with the `nodeSelector`, else
+    /// the first (as `bill::unflavored_flavor` picks it for the bill and the budgets).
     pub(crate) fn pod_needs(&mut self, world: &World, wl: usize) -> Vec<Need> {
         let w = &world.workloads[WlId::new(wl)];
         let cq = match &w.queue {
@@ -497,73 +489,86 @@ impl Capacity {
         };
         let mut needs = Vec::new();
         for ps in &w.pod_sets {
+            let mut labels: Option<&BTreeMap<String, String>> = None;
             for &(r, a) in &ps.per_pod {
-                let Some(slot) = self.slot.get(r.index()).copied().flatten() else {
-                    continue;
-                };
-                let amount = a.saturating_mul(i64::from(ps.count));
-                if amount <= 0 {
+                if a <= 0 || SlotKind::of(&world.resources[r]) != Some(SlotKind::Extended) {
                     continue;
                 }
-                // the flavor the bill and the budgets charge (`bill::unflavored_flavor`): the
-                // first of the queue's flavors whose labels agree with the nodeSelector, else
-                // its first
                 let flavors = cq
                     .and_then(|c| c.group_of(r).map(|g| &c.groups[g]))
                     .map(|g| g.flavors.as_slice())
                     .unwrap_or_default();
-                let agrees = |f: &&_| {
-                    let labels: &std::collections::BTreeMap<String, String> =
-                        &world.flavors[**f].node_labels;
-                    labels
+                let agrees = |f: &&FlavorId| {
+                    world.flavors[**f]
+                        .node_labels
                         .iter()
                         .all(|(k, v)| ps.node_selector.get(k).is_none_or(|x| x == v))
                 };
-                let flavor = flavors
-                    .iter()
-                    .find(agrees)
-                    .or(flavors.first())
-                    .map(|&f| &world.flavors[f].node_labels);
-                let sel = Self::merge(flavor.into_iter().chain([&ps.node_selector]));
-                let set = self.set_for(sel);
-                needs.push(Need { set, slot, amount });
-            }
-        }
-        Self::normalise(needs)
-    }
-
-    /// Places workload `wl`'s needs, or leaves everything as it was and returns the
-    /// kube-scheduler's message for the first need that does not fit.
-    pub(crate) fn place(&mut self, wl: u32, needs: &[Need]) -> Result<(), String> {
-        let mut taken: Vec<(u32, u32, i64)> = Vec::new();
-        for n in needs {
-            let mut left = n.amount;
-            let s = n.slot as usize;
-            for &node in &self.sets[n.set as usize].nodes {
-                if left == 0 {
+                if let Some(&f) = flavors.iter().find(agrees).or(flavors.first()) {
+                    labels = Some(&world.flavors[f].node_labels);
                     break;
                 }
-                let i = node as usize;
-                let free = self.allocatable[i][s] - self.used[i][s];
-                let take = free.min(left);
-                if take > 0 {
-                    self.used[i][s] += take;
-                    self.free_total[s] -= take;
-                    taken.push((node, n.slot, take));
-                    left -= take;
-                }
+            }
+            let filter = Filter {
+                selector: Self::merge(labels.into_iter().chain([&ps.node_selector])),
+                tolerations: ps.tolerations.clone(),
+                affinity: ps.affinity.clone(),
+            };
+            self.push_need(&mut needs, ps, &filter, i64::from(ps.count));
+        }
+        needs
+    }
+
+    /// Places what it can of `needs` for workload `wl`, pod by pod; returns the pods left
+    /// pending and the first of them.
+    fn try_place(&mut self, wl: u32, needs: &[Need]) -> (Vec<Need>, Option<Need>) {
+        self.grow(wl);
+        let mut rest = Vec::new();
+        for n in needs {
+            let pod = &self.pods[n.pod as usize];
+            let mut left = n.count;
+            while left > 0 {
+                let Some(node) = self.nodes.best(n.set, pod) else {
+                    break;
+                };
+                self.nodes.bind(node, pod, 1);
+                self.held[wl as usize].push((
+                    u32::try_from(node).unwrap_or(u32::MAX),
+                    n.set,
+                    n.pod,
+                ));
+                left -= 1;
             }
             if left > 0 {
-                for (node, slot, a) in taken {
-                    self.used[node as usize][slot as usize] -= a;
-                    self.free_total[slot as usize] += a;
-                }
-                return Err(self.message(n));
+                rest.push(Need { count: left, ..*n });
             }
         }
-        self.grow(wl);
-        self.held[wl as usize].extend(taken);
-        Ok(())
+        let first = rest.first().copied();
+        (rest, first)
+    }
+
+    /// Places workload `wl`'s pods; when some fit no node, the placed ones stay, the rest
+    /// is kept for [`Capacity::wait`] and the kube-scheduler's message for the first of
+    /// them is returned.
+    pub(crate) fn place(&mut self, wl: u32, needs: &[Need]) -> Result<(), String> {
+        let (rest, first) = self.try_place(wl, needs);
+        match first {
+            None => Ok(()),
+            Some(n) => {
+                let m = self.nodes.message(n.set, &self.pods[n.pod as usize]);
+                self.rest[wl as usize] = Some(rest);
+                Err(m)
+            }
+        }
+    }
+
+    /// Whether every pod of workload `wl` is placed (it was placed and does not wait): the
+    /// workload is ready (`PodsReady`). The run's start is the instant this became true.
+    #[cfg_attr(not(test), allow(dead_code))] // for the PodsReady lifecycle
+    pub(crate) fn placed(&self, wl: u32) -> bool {
+        self.waiters.get(wl as usize).is_none_or(Option::is_none)
+            && self.rest.get(wl as usize).is_none_or(Option::is_none)
+            && self.held.get(wl as usize).is_some_and(|h| !h.is_empty())
     }
 
     /// Room for workload `wl` in the per-workload tables.
@@ -575,59 +580,25 @@ impl Capacity {
         if self.waiters.len() < n {
             self.waiters.resize(n, None);
         }
+        if self.rest.len() < n {
+            self.rest.resize(n, None);
+        }
     }
 
-    /// Frees what workload `wl` holds.
+    /// Frees what workload `wl`'s pods hold.
     pub(crate) fn release(&mut self, wl: u32) {
         let held = self.held.get_mut(wl as usize).map(std::mem::take);
-        for (node, slot, a) in held.unwrap_or_default() {
-            self.used[node as usize][slot as usize] -= a;
-            if self.open(node as usize) {
-                self.free_total[slot as usize] += a;
-            }
+        for (node, _, pod) in held.unwrap_or_default() {
+            self.nodes.bind(node as usize, &self.pods[pod as usize], -1);
+            self.dirty = true;
         }
     }
 
-    /// Upstream's `FitError` message for a need no node set can hold: per node the first
-    /// filter that rejects it (NodeUnschedulable, NodeAffinity, NodeResourcesFit), counted,
-    /// sorted as upstream sorts them.
-    fn message(&self, n: &Need) -> String {
-        let set = &self.sets[n.set as usize];
-        let mut parts: Vec<String> = Vec::new();
-        if !set.nodes.is_empty() {
-            parts.push(format!(
-                "{} Insufficient {}",
-                set.nodes.len(),
-                self.resources[n.slot as usize]
-            ));
-        }
-        if set.mismatched > 0 {
-            parts.push(format!(
-                "{} node(s) didn't match Pod's node affinity/selector",
-                set.mismatched
-            ));
-        }
-        if set.cordoned > 0 {
-            parts.push(format!("{} node(s) were unschedulable", set.cordoned));
-        }
-        if set.down > 0 {
-            parts.push(format!(
-                "{} node(s) had untolerated taint {{{}: }}",
-                set.down,
-                crate::timeline::UNREACHABLE_TAINT
-            ));
-        }
-        parts.sort();
-        format!(
-            "0/{} nodes are available: {}.",
-            self.node_count,
-            parts.join(", ")
-        )
-    }
-
-    /// Workload `wl` waits with its needs; `message` says why.
+    /// Workload `wl` waits with the pods the last [`Capacity::place`] left pending (else
+    /// with `needs`); `message` says why.
     pub(crate) fn wait(&mut self, wl: u32, needs: Vec<Need>, message: String) {
         self.grow(wl);
+        let needs = self.rest[wl as usize].take().unwrap_or(needs);
         self.waiters[wl as usize] = Some(Waiter { needs, message });
         self.queue.push(wl);
     }
@@ -637,6 +608,9 @@ impl Capacity {
     /// # Complexity
     /// O(waiting) when it waited, O(1) otherwise.
     pub(crate) fn unwait(&mut self, wl: u32) -> bool {
+        if let Some(r) = self.rest.get_mut(wl as usize) {
+            *r = None;
+        }
         if self
             .waiters
             .get_mut(wl as usize)
@@ -657,32 +631,57 @@ impl Capacity {
             .map(|w| w.message.as_str())
     }
 
-    /// Places the waiting workloads that fit now, in the order they began to wait, and
-    /// returns them in that order.
+    /// Whether the free devices of the open nodes could hold `needs` at all.
+    fn may_fit(&self, needs: &[Need]) -> bool {
+        let free = self.nodes.free();
+        (0..free.len()).all(|s| {
+            self.nodes.kind(s) != SlotKind::Extended || {
+                let want = needs.iter().fold(0i64, |acc, n| {
+                    acc.saturating_add(
+                        self.pods[n.pod as usize].req[s].saturating_mul(i64::from(n.count)),
+                    )
+                });
+                want <= free[s]
+            }
+        })
+    }
+
+    /// Places the pending pods of the waiting workloads, in the order they began to wait,
+    /// and returns those whose pods are now all placed, in that order.
     ///
     /// # Complexity
-    /// O(waiting × needs) plus the nodes scanned by each placement; nothing when no device
-    /// is free.
+    /// Nothing unless resources were freed (or a node came back) since the last call; then
+    /// O(waiting × pending groups × resources) plus the placements tried.
     pub(crate) fn start_waiting(&mut self) -> Vec<u32> {
         let mut started = Vec::new();
-        if self.queue.is_empty() || self.free_total.iter().all(|&f| f <= 0) {
+        if self.queue.is_empty() || !self.dirty {
             return started;
         }
+        self.dirty = false;
         let queue = std::mem::take(&mut self.queue);
         let mut kept = Vec::with_capacity(queue.len());
         for wl in queue {
-            let Some(w) = self.waiters[wl as usize].take() else {
+            let Some(mut w) = self.waiters[wl as usize].take() else {
                 continue;
             };
-            let fits_total = self.free_total.iter().any(|&f| f > 0)
-                && w.needs
-                    .iter()
-                    .all(|n| n.amount <= self.free_total[n.slot as usize]);
-            if fits_total && self.place(wl, &w.needs).is_ok() {
-                started.push(wl);
-            } else {
+            if !self.may_fit(&w.needs) {
                 self.waiters[wl as usize] = Some(w);
                 kept.push(wl);
+                continue;
+            }
+            let before: u32 = w.needs.iter().map(|n| n.count).sum();
+            let (rest, first) = self.try_place(wl, &w.needs);
+            match first {
+                None => started.push(wl),
+                Some(n) => {
+                    let after: u32 = rest.iter().map(|n| n.count).sum();
+                    if after < before {
+                        w.message = self.nodes.message(n.set, &self.pods[n.pod as usize]);
+                    }
+                    w.needs = rest;
+                    self.waiters[wl as usize] = Some(w);
+                    kept.push(wl);
+                }
             }
         }
         self.queue = kept;
@@ -691,147 +690,4 @@ impl Capacity {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn world_of(text: &str) -> (Model, World) {
-        let model = gpuquota_model::import::import_str("c.yaml", text)
-            .expect("valid")
-            .model;
-        let input =
-            gpuquota_cohort::Input::from_model(&model, &gpuquota_cohort::Options::default())
-                .expect("builds");
-        (model, input.world().clone())
-    }
-
-    const CLUSTER: &str = r#"
-apiVersion: v1
-kind: Node
-metadata: {name: a, labels: {product: px}}
-status: {allocatable: {nvidia.com/gpu: "2", cpu: "8"}}
----
-apiVersion: v1
-kind: Node
-metadata: {name: b, labels: {product: px}}
-status: {allocatable: {nvidia.com/gpu: "1"}}
----
-apiVersion: v1
-kind: Node
-metadata: {name: c, labels: {product: py}}
-spec: {unschedulable: true}
-status: {allocatable: {nvidia.com/gpu: "8"}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: x}
-spec: {nodeLabels: {product: px}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: q}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors: [{name: x, resources: [{name: nvidia.com/gpu, nominalQuota: 9}]}]
-"#;
-
-    /// Three devices on the two schedulable nodes of flavor `x` (the cordoned one holds
-    /// nothing): 2 + 1 fit, a fourth waits with upstream's message, and fits once a holder
-    /// releases.
-    #[test]
-    fn places_across_a_flavors_nodes() {
-        let (model, world) = world_of(CLUSTER);
-        let mut cap = Capacity::new(&model, &world).expect("nodes");
-        assert_eq!(cap.node_count(), 3);
-        let fr = u32::from(world.frs.ids().next().expect("one flavor-resource"));
-        let two = cap.kueue_needs(&world, &[(fr, 2)]);
-        let one = cap.kueue_needs(&world, &[(fr, 1)]);
-        assert_eq!(cap.place(0, &two), Ok(()));
-        assert_eq!(cap.place(1, &one), Ok(()));
-        assert_eq!(
-            cap.place(2, &one),
-            Err("0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient nvidia.com/gpu.".to_owned())
-        );
-        cap.wait(2, one.clone(), "m".into());
-        assert!(cap.unwait(2));
-        assert!(!cap.unwait(2));
-        cap.wait(2, one.clone(), "m".into());
-        assert_eq!(cap.waiting(2), Some("m"));
-        assert_eq!(cap.start_waiting(), Vec::<u32>::new());
-        cap.release(1);
-        assert_eq!(cap.start_waiting(), vec![2]);
-        assert_eq!(cap.waiting(2), None);
-        // a three-device need splits over a (2) and b (1) once both are free
-        cap.release(0);
-        cap.release(2);
-        let three = cap.kueue_needs(&world, &[(fr, 3)]);
-        assert_eq!(cap.place(3, &three), Ok(()));
-        assert_eq!(cap.held[3], vec![(0, 0, 2), (1, 0, 1)]);
-    }
-
-    /// Node events on flavor `x`'s nodes a (2 devices) and b (1), c cordoned from the start:
-    /// a fails holding workload 0's two devices (lost: the caller releases them), a
-    /// newcomer waits with upstream's message naming the failed node's taint; draining b
-    /// keeps workload 1 running but leaves no schedulable device; a back takes the
-    /// newcomer; a MIG window on a waits for its holder, then the node comes back with one
-    /// device.
-    #[test]
-    fn nodes_fail_drain_and_come_back() {
-        let (model, world) = world_of(CLUSTER);
-        let mut cap = Capacity::new(&model, &world).expect("nodes");
-        let gpu = |c: &Capacity| c.schedulable_totals()[0].1;
-        let fr = u32::from(world.frs.ids().next().expect("one flavor-resource"));
-        let two = cap.kueue_needs(&world, &[(fr, 2)]);
-        let one = cap.kueue_needs(&world, &[(fr, 1)]);
-        assert_eq!(cap.place(0, &two), Ok(()));
-        assert_eq!(cap.place(1, &one), Ok(()));
-        assert_eq!(gpu(&cap), 3);
-        assert_eq!(cap.down("a"), vec![0]);
-        assert_eq!(cap.down("zz"), Vec::<u32>::new());
-        cap.release(0);
-        assert_eq!(gpu(&cap), 1);
-        assert_eq!(
-            cap.place(2, &one),
-            Err("0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 1 node(s) were unschedulable.".to_owned())
-        );
-        cap.wait(2, one.clone(), "m".into());
-        assert!(cap.drain("b"));
-        assert_eq!(gpu(&cap), 0);
-        assert_eq!(cap.holders("b"), vec![1]);
-        assert!(!cap.idle("b"));
-        cap.release(1);
-        assert!(cap.idle("b"));
-        assert_eq!(cap.start_waiting(), Vec::<u32>::new());
-        assert!(cap.up("a"));
-        assert_eq!(gpu(&cap), 2);
-        assert_eq!(cap.start_waiting(), vec![2]);
-        assert_eq!(cap.holders("a"), vec![2]);
-        assert!(cap.up("b"));
-        assert!(cap.open_window("a"));
-        assert!(cap.in_window("a"));
-        assert_eq!(gpu(&cap), 1);
-        assert_eq!(
-            cap.place(3, &two),
-            Err("0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) were unschedulable.".to_owned())
-        );
-        assert!(!cap.idle("a"));
-        cap.release(2);
-        assert!(cap.idle("a"));
-        let after: BTreeMap<String, i64> = [("nvidia.com/gpu".to_owned(), 1)].into();
-        assert!(cap.close_window("a", &after));
-        assert!(!cap.in_window("a"));
-        assert_eq!(gpu(&cap), 2);
-        assert_eq!(cap.place(3, &two), Ok(()));
-        assert_eq!(cap.held[3], vec![(0, 0, 1), (1, 0, 1)]);
-    }
-
-    /// Without Nodes nothing is checked.
-    #[test]
-    fn no_nodes_no_capacity() {
-        let (model, world) = world_of(
-            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: x}\n",
-        );
-        assert!(Capacity::new(&model, &world).is_none());
-    }
-}
+mod tests;

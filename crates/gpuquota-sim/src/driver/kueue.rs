@@ -361,7 +361,7 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             if let Some(r) = &self.s.reservations()[WlId::new(wl)] {
                 let usage = self.frs.run(&r.usage);
                 if let Some(c) = self.cap.as_mut() {
-                    let needs = c.kueue_needs(self.cx.world, &self.frs.world(&usage));
+                    let needs = c.kueue_needs(self.cx.world, wl as u32, &self.frs.world(&usage));
                     if let Err(m) = c.place(wl as u32, &needs) {
                         c.wait(wl as u32, needs, m);
                         self.h.waiting[wl] = Some(Waiting { reserved: 0, usage });
@@ -718,7 +718,7 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
                 continue;
             }
             if let Some(c) = self.cap.as_mut() {
-                let needs = c.kueue_needs(self.cx.world, &self.frs.world(&usage));
+                let needs = c.kueue_needs(self.cx.world, u32::from(*wl), &self.frs.world(&usage));
                 if let Err(m) = c.place(u32::from(*wl), &needs) {
                     c.wait(u32::from(*wl), needs, m);
                     self.h.waiting[w] = Some(Waiting {

@@ -14,6 +14,7 @@ pub(crate) mod eviction;
 pub mod kai;
 mod kueue;
 mod nodes;
+mod placement;
 mod pods_ready;
 pub(crate) mod reclaim;
 mod resourcequota;

@@ -310,6 +310,16 @@ spec:
   resourceGroups:
   - coveredResources: [nvidia.com/gpu]
     flavors: [{name: x, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: w, namespace: ns}
+spec:
+  queueName: lq
+  podSets:
+  - name: main
+    count: 1
+    template: {spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: "2"}}}]}}
 "#;
 
     fn changes(drained: &[&str], deadline: Option<i64>, up: &[&str]) -> timeline::Changes {
@@ -321,7 +331,7 @@ spec:
         }
     }
 
-    /// Workload 0 holds node a's two devices. Node a drained at 10 with a 5 ms deadline,
+    /// Workload 0 (one pod of two devices) holds node a's two (a and b tie; a by name). Node a drained at 10 with a 5 ms deadline,
     /// then again at 12 with 10 ms: the first deadline (15) is stale, the second (22)
     /// evicts workload 0; b drained at 10 (deadline 15) and up at 12 evicts nothing. The
     /// effects keep each event's schedulable devices before and after (4 → 2 → 0, then b
@@ -337,7 +347,7 @@ spec:
         let world = input.world();
         let mut cap = Capacity::new(&model, world).expect("nodes");
         let fr = u32::from(world.frs.ids().next().expect("one flavor-resource"));
-        let two = cap.kueue_needs(world, &[(fr, 2)]);
+        let two = cap.kueue_needs(world, 0, &[(fr, 2)]);
         assert_eq!(cap.place(0, &two), Ok(()));
         assert_eq!(cap.holders("a"), vec![0]);
         let mut nodes = NodeEvents::default();
