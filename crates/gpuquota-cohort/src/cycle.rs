@@ -78,6 +78,16 @@ pub trait Policy {
     fn stateless(&self) -> bool {
         false
     }
+    /// The policy a rebuilt input ([`crate::Input::from_model`] of `model`) would give a
+    /// scheduler over `world`, for [`Scheduler::update`] (`world` is this policy's world
+    /// with the updated quotas). `None`: this policy cannot be rebuilt so, and the caller
+    /// builds the input again. The default is `None`.
+    fn updated(&self, _world: &World, _model: &gpuquota_model::Model) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 /// Kueue's classical (non fair-sharing) ordering and preemption.
@@ -116,6 +126,11 @@ impl Policy for Classical {
 
     fn stateless(&self) -> bool {
         true
+    }
+
+    /// Classical ordering derives nothing from the quotas.
+    fn updated(&self, _world: &World, _model: &gpuquota_model::Model) -> Option<Classical> {
+        Some(Classical)
     }
 }
 
@@ -178,7 +193,11 @@ use crate::queues::{HeapKey, Queue};
 
 /// The cache and queues; runs cycles.
 pub struct Scheduler<'w, P: Policy = Classical> {
-    world: &'w World,
+    /// The world, shared with the [`crate::Input`] it came from until
+    /// [`Scheduler::update`] changes it (then this scheduler's own copy).
+    world: std::sync::Arc<World>,
+    /// The input the scheduler was taken from (its lifetime only).
+    _input: std::marker::PhantomData<&'w World>,
     policy: P,
     usage: Usage,
     reservations: Table<WlId, Option<Reservation>>,
@@ -248,13 +267,13 @@ impl<P: Policy> Oracle for OracleImpl<'_, '_, P> {
         }
         for t in &targets {
             if let Some(r) = &self.reservations[t.wl] {
-                remove_reservation(self.world, usage, r);
+                remove_reservation(&self.world, usage, r);
             }
         }
         let (b, _) = self.world.tree.borrowing_level(usage, node, fr, quantity);
         for t in &targets {
             if let Some(r) = &self.reservations[t.wl] {
-                add_reservation(self.world, usage, r);
+                add_reservation(&self.world, usage, r);
             }
         }
         let own = targets.iter().any(|t| {
@@ -275,7 +294,7 @@ impl<P: Policy> Oracle for OracleImpl<'_, '_, P> {
 
 impl<'w> Scheduler<'w, Classical> {
     /// A scheduler over `world` with classical ordering and preemption.
-    pub(crate) fn new(world: &'w World) -> Scheduler<'w, Classical> {
+    pub(crate) fn new(world: std::sync::Arc<World>) -> Scheduler<'w, Classical> {
         Scheduler::with_policy(world, Classical)
     }
 }
@@ -285,7 +304,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     ///
     /// # Complexity
     /// O(W log W) for W workloads (plus one scheduling-shape key per workload).
-    pub(crate) fn with_policy(world: &'w World, policy: P) -> Scheduler<'w, P> {
+    pub(crate) fn with_policy(world_arc: std::sync::Arc<World>, policy: P) -> Scheduler<'w, P> {
+        let world: &World = &world_arc;
         let n = world.workloads.len();
         let ncq = world.cluster_queues.len();
         let mut order: Vec<WlId> = world.workloads.ids().collect();
@@ -300,7 +320,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             uid_rank[w] = u32::try_from(rank).unwrap_or(u32::MAX);
         }
         let mut s = Scheduler {
-            world,
+            world: std::sync::Arc::clone(&world_arc),
+            _input: std::marker::PhantomData,
             policy,
             usage: world.initial_usage.clone(),
             reservations: Table::filled(None, n),
@@ -406,7 +427,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
 
     /// Inserts an admitted workload into its queue's sorted candidate list.
     fn insert_admitted(&mut self, cq: CqId, wl: WlId) {
-        let key = Admitted::key(self.world, &self.reservations, &self.uid_rank, wl);
+        let key = Admitted::key(&self.world, &self.reservations, &self.uid_rank, wl);
         let pos = self.by_cq[cq].partition_point(|k| *k < key);
         self.by_cq[cq].insert(pos, key);
     }
@@ -501,7 +522,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// # Complexity
     /// O(log W + resources × flavors × depth) when no preemption is simulated.
     pub fn admit_head(&mut self, cq: CqId) -> Option<(WlId, Mode)> {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let wl = self.queues[cq].pop_first()?.3;
         let assigner = Assigner {
             world,
@@ -547,7 +569,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         let Some(r) = self.reservations[wl].take() else {
             return;
         };
-        remove_reservation(self.world, &mut self.usage, &r);
+        remove_reservation(&self.world, &mut self.usage, &r);
         self.by_cq[r.cq].retain(|k| k.4 != wl);
         self.generation[self.world.cluster_queues[r.cq].node] += 1;
         self.enqueue(wl);
@@ -559,7 +581,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// # Complexity
     /// The cost of [`Admitted::targets`] plus one flavor assignment.
     pub fn preemption_targets(&mut self, wl: WlId) -> Vec<Target> {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let QueueRef::Cq(cq) = world.workloads[wl].queue else {
             return Vec::new();
         };
@@ -572,7 +595,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// A read view of the admitted workloads for [`Admitted::targets`].
     pub fn admitted_view(&self) -> Admitted<'_> {
         Admitted {
-            world: self.world,
+            world: &self.world,
             reservations: &self.reservations,
             by_cq: &self.by_cq,
             uid_rank: &self.uid_rank,
@@ -674,7 +697,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// holds its reservation, so it is counted there, once, and only against the quotas that
     /// cover it.
     fn resource_quota_violation(&self, wl: WlId, counts: &[i32]) -> Option<Pending> {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let w = &world.workloads[wl];
         let demand = |id: WlId, counts: &[i32], r: Option<ResourceId>| -> i64 {
             let ww = &world.workloads[id];
@@ -767,7 +791,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         counts: &[i32],
         rq: &crate::world::RqInfo,
     ) -> Option<Pending> {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let demand = |id: WlId, counts: &[i32], key: &str| -> i64 {
             world.workloads[id]
                 .pod_sets
@@ -832,7 +857,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         removed: &BTreeSet<WlId>,
         pinned: &[Vec<(ResourceId, FlavorId)>],
     ) -> (Assignment, Vec<Target>) {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         for &v in removed {
             if let Some(r) = &self.reservations[v] {
                 remove_reservation(world, snapshot, r);
@@ -875,7 +901,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         last: Option<&LastTried>,
         pinned: Option<&[Vec<(ResourceId, FlavorId)>]>,
     ) -> (Assignment, Vec<Target>) {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let assigner = Assigner {
             world,
             cq,
@@ -1075,6 +1102,8 @@ pub mod incremental;
 // Platform changes at an instant (a rebuilt world that keeps the admitted workloads).
 #[path = "transition.rs"]
 pub mod transition;
+/// In-place quota updates of a scheduler's world.
+pub mod update;
 
 // One function per phase of the cycle, and the scheduling-shape key, in their own files.
 mod phases;
