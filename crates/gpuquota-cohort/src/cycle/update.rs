@@ -7,7 +7,7 @@
 //! included, for a change of a few numbers; [`Scheduler::update`] instead validates the
 //! platform's queue objects (the same validator, on the same kinds, without the workloads),
 //! writes the changed nodes' quotas into the scheduler's world and recomputes the quota
-//! forest's totals, then restarts the scheduler as a rebuilt input's
+//! forest's totals and the starting usage (which flows upward by the quotas), then restarts the scheduler as a rebuilt input's
 //! [`crate::Input::scheduler`] would start. The caller then carries its admitted workloads
 //! across as after a rebuild ([`Scheduler::carry`] before, [`Scheduler::adopt`] after),
 //! so every later decision is the one a rebuilt input gives.
@@ -136,6 +136,25 @@ fn updated_forest(world: &World, model: &Model, replaced: &[Replaced<'_>]) -> Op
     Some(QuotaForest::new(tree.nodes.clone(), nfr, quotas))
 }
 
+/// The usage of the workloads admitted at the start over `forest` (a node's usage beyond
+/// its guaranteed quota flows to its parent, so it depends on the quotas), as the world's
+/// build sums it.
+///
+/// # Complexity
+/// O(W + admitted × flavor-resources × depth).
+fn initial_usage(world: &World, forest: &QuotaForest) -> crate::tree::Usage {
+    let mut usage = forest.empty_usage();
+    for w in world.workloads.iter() {
+        if let Some(a) = &w.admitted {
+            let node = world.cluster_queues[a.cq].node;
+            for &(fr, amount) in &a.usage {
+                forest.add_usage(&mut usage, node, fr, amount);
+            }
+        }
+    }
+    usage
+}
+
 /// Whether the workspace's validator finds an error among the queue objects of `model`
 /// (its ResourceFlavors, Cohorts, ClusterQueues, LocalQueues and Configuration: every kind
 /// a quota can be checked against, without the workloads).
@@ -197,10 +216,14 @@ impl<P: Policy> Scheduler<'_, P> {
         let Some(forest) = updated_forest(&self.world, model, replaced) else {
             return false;
         };
+        let usage = initial_usage(&self.world, &forest);
         let world = std::sync::Arc::make_mut(&mut self.world);
-        let old = std::mem::replace(&mut world.tree, forest);
+        let old_tree = std::mem::replace(&mut world.tree, forest);
+        let old_usage = std::mem::replace(&mut world.initial_usage, usage);
         let Some(policy) = self.policy.updated(&self.world, model) else {
-            std::sync::Arc::make_mut(&mut self.world).tree = old;
+            let world = std::sync::Arc::make_mut(&mut self.world);
+            world.tree = old_tree;
+            world.initial_usage = old_usage;
             return false;
         };
         *self = Scheduler::with_policy(std::sync::Arc::clone(&self.world), policy);

@@ -14,4 +14,5 @@ mod reliability;
 mod repeat;
 mod resource_quota;
 mod smoke;
+mod update;
 mod upstream;
