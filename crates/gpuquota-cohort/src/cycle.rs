@@ -368,6 +368,19 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             let root = world.tree.nodes[cq.node].root;
             s.tree_cqs[root].push(c);
         }
+        s.start();
+        s
+    }
+
+    /// The start of a run over the world: the reservations of the workloads admitted in it,
+    /// every other workload queued or pending with its reason (the tail of
+    /// [`Scheduler::with_policy`], and of [`Scheduler::restart`]).
+    ///
+    /// # Complexity
+    /// O(W log W + admitted log admitted).
+    fn start(&mut self) {
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         for (i, w) in world.workloads.iter_enumerated() {
             let id = i;
             if let Some(a) = &w.admitted
@@ -376,17 +389,17 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 // evicted by HoldAndDrain before the run: quota released, pending below
                 let node = world.cluster_queues[a.cq].node;
                 for &(fr, amount) in &a.usage {
-                    world.tree.remove_usage(&mut s.usage, node, fr, amount);
+                    world.tree.remove_usage(&mut self.usage, node, fr, amount);
                 }
             } else if let Some(a) = &w.admitted {
-                s.reservations[i] = Some(Reservation {
+                self.reservations[i] = Some(Reservation {
                     cq: a.cq,
                     usage: a.usage.clone(),
                     uses: a.uses.clone(),
                     time: (a.time, 0),
                     evicted: a.evicted,
                 });
-                s.by_cq[a.cq].push((0, 0, std::cmp::Reverse((Timestamp::EPOCH, 0)), 0, id, 0));
+                self.by_cq[a.cq].push((0, 0, std::cmp::Reverse((Timestamp::EPOCH, 0)), 0, id, 0));
                 continue;
             }
             let blocked = match &w.queue {
@@ -410,19 +423,46 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 }
             };
             match blocked {
-                Some(p) => s.pending[i] = Some(p),
-                None => s.enqueue(id),
+                Some(p) => self.pending[i] = Some(p),
+                None => self.enqueue(id),
             }
         }
         for c in world.cluster_queues.ids() {
-            let mut list: Vec<crate::preempt::CandKey> = s.by_cq[c]
+            let mut list: Vec<crate::preempt::CandKey> = self.by_cq[c]
                 .iter()
-                .map(|k| Admitted::key(world, &s.reservations, &s.uid_rank, k.4))
+                .map(|k| Admitted::key(world, &self.reservations, &self.uid_rank, k.4))
                 .collect();
             list.sort_unstable();
-            s.by_cq[c] = list;
+            self.by_cq[c] = list;
         }
-        s
+    }
+
+    /// This scheduler as [`Scheduler::with_policy`] would make it over its (updated) world
+    /// with `policy`, keeping what depends on the workloads only (UID ranks, scheduling
+    /// shapes and their group slots, namespace-selector checks, cohort trees).
+    ///
+    /// # Complexity
+    /// O(W log W), without the shape keys and the UID sort of a new scheduler.
+    pub(crate) fn restart(&mut self, policy: P) {
+        let n = self.world.workloads.len();
+        let ncq = self.world.cluster_queues.len();
+        let nodes = self.world.tree.nodes.len();
+        self.policy = policy;
+        self.usage = self.world.initial_usage.clone();
+        self.reservations = Table::filled(None, n);
+        self.by_cq = Table::filled(Vec::new(), ncq);
+        self.queues = self.queues.iter().map(Queue::emptied).collect();
+        self.sticky = Table::filled(None, ncq);
+        self.pending = Table::filled(None, n);
+        self.last_tried = Table::filled(None, n);
+        self.generation = Table::filled(0, nodes);
+        self.cycle = 0;
+        self.skipped = 0;
+        self.held = Table::new();
+        self.last_heads.clear();
+        self.admitted.clear();
+        self.preempted.clear();
+        self.start();
     }
 
     /// Inserts an admitted workload into its queue's sorted candidate list.

@@ -205,7 +205,8 @@ impl<P: Policy> Scheduler<'_, P> {
     /// # Complexity
     /// O(queue objects × log queue objects) for the validation, plus O(N·F) for the quota
     /// forest of N nodes and F flavor-resources, plus the restart's O(W log W) for W
-    /// workloads.
+    /// workloads (the scheduling shapes and UID ranks, which depend on the workloads only,
+    /// are kept).
     pub fn update(&mut self, model: &Model, replaced: &[Replaced<'_>]) -> bool
     where
         P: Sized,
@@ -226,7 +227,7 @@ impl<P: Policy> Scheduler<'_, P> {
             world.initial_usage = old_usage;
             return false;
         };
-        *self = Scheduler::with_policy(std::sync::Arc::clone(&self.world), policy);
+        self.restart(policy);
         true
     }
 }

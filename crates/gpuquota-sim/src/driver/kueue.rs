@@ -8,7 +8,10 @@
 //! inactive, until the last of them ends, then the world is built once more without it).
 //! Runs record usage by the run's own flavor-resource ids ([`Frs`]), which a rebuilt world
 //! does not renumber. Cost per such event: one world build plus the scheduler's adoption,
-//! linear in the platform and its workloads.
+//! linear in the platform and its workloads. An event that changes only quota numbers (or
+//! fair-sharing weights) of ClusterQueues and Cohorts builds no world: the scheduler
+//! updates its own in place ([`gpuquota_cohort::Scheduler::update`]) and adopts the
+//! admitted workloads as after a rebuild ([`KueueRun::update_in_place`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
