@@ -241,7 +241,10 @@ impl Input {
     /// # Complexity
     /// O(names × log ClusterQueues).
     pub fn mark_terminating(&mut self, names: &[String]) {
-        crate::cycle::transition::mark_terminating(std::sync::Arc::make_mut(&mut self.world), names);
+        crate::cycle::transition::mark_terminating(
+            std::sync::Arc::make_mut(&mut self.world),
+            names,
+        );
     }
 
     /// A scheduler at the start of the run over this input, with its fair-sharing policy
@@ -252,9 +255,10 @@ impl Input {
     /// O(W log W) for W workloads, plus the policy's copy under fair sharing.
     pub fn scheduler(&self) -> Stepper<'_> {
         match &self.fair {
-            Some(policy) => {
-                Stepper::FairSharing(Scheduler::with_policy(std::sync::Arc::clone(&self.world), policy.clone()))
-            }
+            Some(policy) => Stepper::FairSharing(Scheduler::with_policy(
+                std::sync::Arc::clone(&self.world),
+                policy.clone(),
+            )),
             None => Stepper::Classical(Scheduler::new(std::sync::Arc::clone(&self.world))),
         }
     }

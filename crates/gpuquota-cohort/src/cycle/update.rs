@@ -107,7 +107,10 @@ fn updated_forest(world: &World, model: &Model, replaced: &[Replaced<'_>]) -> Op
             Replaced::Cohort(_, a) => {
                 let name = a.metadata.name.as_str();
                 let i = (0..cohorts).find(|&i| tree.nodes[NodeId::new(i)].name == name)?;
-                (NodeId::new(i), &model.cohorts.get(name)?.spec.resource_groups)
+                (
+                    NodeId::new(i),
+                    &model.cohorts.get(name)?.spec.resource_groups,
+                )
             }
         };
         let row = &mut quotas[node.index() * nfr..(node.index() + 1) * nfr];

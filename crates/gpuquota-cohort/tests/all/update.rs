@@ -30,10 +30,18 @@ fn patched(model: &Model, numbers: &[u8]) -> Model {
                     let lending = next();
                     r.nominal_quota = Some(Quantity::from_integer(nominal));
                     r.borrowing_limit = (borrowing % 2 == 0
-                        && cq.spec.cohort_name.as_deref().is_some_and(|c| !c.is_empty()))
+                        && cq
+                            .spec
+                            .cohort_name
+                            .as_deref()
+                            .is_some_and(|c| !c.is_empty()))
                     .then(|| Quantity::from_integer(borrowing));
                     r.lending_limit = (lending <= nominal
-                        && cq.spec.cohort_name.as_deref().is_some_and(|c| !c.is_empty()))
+                        && cq
+                            .spec
+                            .cohort_name
+                            .as_deref()
+                            .is_some_and(|c| !c.is_empty()))
                     .then(|| Quantity::from_integer(lending));
                 }
             }

@@ -399,12 +399,9 @@ fn a_quota_change_followed_in_place_reports_as_a_rebuild() {
     assert_ne!(labelled, text);
     let report = |text: &str| {
         gpuquota_sim::fuzzing::counts();
-        let files = crate::common::files(vec![(
-            "lending-limit-platform.yaml",
-            platform.clone(),
-        )]);
-        let sim = gpuquota_sim::fuzzing::scenario("l.yaml", text, "l", &files)
-            .expect("valid scenario");
+        let files = crate::common::files(vec![("lending-limit-platform.yaml", platform.clone())]);
+        let sim =
+            gpuquota_sim::fuzzing::scenario("l.yaml", text, "l", &files).expect("valid scenario");
         let j = gpuquota_sim::fuzzing::run_kueue(&sim)
             .expect("simulates")
             .to_json();
