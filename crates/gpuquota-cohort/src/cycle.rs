@@ -267,13 +267,13 @@ impl<P: Policy> Oracle for OracleImpl<'_, '_, P> {
         }
         for t in &targets {
             if let Some(r) = &self.reservations[t.wl] {
-                remove_reservation(&self.world, usage, r);
+                remove_reservation(self.world, usage, r);
             }
         }
         let (b, _) = self.world.tree.borrowing_level(usage, node, fr, quantity);
         for t in &targets {
             if let Some(r) = &self.reservations[t.wl] {
-                add_reservation(&self.world, usage, r);
+                add_reservation(self.world, usage, r);
             }
         }
         let own = targets.iter().any(|t| {
