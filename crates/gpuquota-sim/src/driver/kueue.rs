@@ -780,7 +780,7 @@ impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
             let carried = self.s.carry();
             if let Some(done) = self.update_in_place(q, t, changes, model, &carried) {
                 effect.evicted = done.evicted;
-                (effect.capacity_before, effect.capacity_after) = done.capacity;
+                (effect.capacity_before, effect.capacity_after) = (done.before, done.after);
                 if let Some(c) = self.cap.as_mut() {
                     match self.nodes.apply(c, t, event.index, changes, model, q) {
                         Ok(lost) => self.end_lost(q, t, lost),
@@ -862,8 +862,10 @@ impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
 struct InPlace {
     /// The workloads evicted (key, reason).
     evicted: Vec<(String, String)>,
-    /// Every ClusterQueue's nominal quota summed per flavor-resource, before and after.
-    capacity: (Vec<(u32, i64)>, Vec<(u32, i64)>),
+    /// Every ClusterQueue's nominal quota summed per flavor-resource, before.
+    before: Vec<(u32, i64)>,
+    /// And after.
+    after: Vec<(u32, i64)>,
 }
 
 /// Whether a queue with this `stopPolicy` admits (unset or `None`).
@@ -1002,7 +1004,8 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         let evicted = self.carry_over(q, t, carried, &Stops::of(model));
         Some(InPlace {
             evicted,
-            capacity: (before, self.nominal_total()),
+            before,
+            after: self.nominal_total(),
         })
     }
 
