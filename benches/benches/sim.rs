@@ -116,12 +116,16 @@ fn growth(c: &mut Criterion) {
 }
 
 /// Kueue's baseline with timeline events (each changes a ClusterQueue's borrowingLimit: the
-/// driver rebuilds its world and carries the admitted workloads across), against the same
-/// run without them: `baseline_15k_timeline/N`.
+/// driver updates its world in place and carries the admitted workloads across), against
+/// the same run without them: `baseline_15k_timeline/N`.
 fn timeline(c: &mut Criterion) {
     let mut g = c.benchmark_group("sim_timeline");
     g.sample_size(10);
-    let counts: &[usize] = if quick() { &[0, 10] } else { &[0, 10, 100] };
+    let counts: &[usize] = if quick() {
+        &[0, 10]
+    } else {
+        &[0, 10, 100, 1000]
+    };
     for &n in counts {
         let mut sim = Simulation::from_files(&data("kueue-baseline.yaml")).expect("valid config");
         gpuquota_benches::timeline::with_quota_events(&mut sim, n);

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 /// Gives `sim` (Kueue's baseline perf config: ClusterQueues of flavor `rf`, 20 CPUs
 /// nominal) `n` timeline events, one every 50 ms of virtual time from 0: event `k` patches
 /// ClusterQueue number `k mod queues`, its `borrowingLimit` 99 CPUs for an even `k / queues`
-/// and 100 for an odd one, so every event really changes a quota (the driver rebuilds its
-/// world and carries the admitted workloads across), while a limit of 99 instead of 100
+/// and 100 for an odd one, so every event really changes a quota (the driver updates its
+/// world in place and carries the admitted workloads across), while a limit of 99 instead of 100
 /// over a cohort of 120 CPUs rarely changes a decision. `n = 0` leaves `sim` alone.
 ///
 /// # Panics

@@ -78,6 +78,16 @@ pub trait Policy {
     fn stateless(&self) -> bool {
         false
     }
+    /// The policy a rebuilt input ([`crate::Input::from_model`] of `model`) would give a
+    /// scheduler over `world`, for [`Scheduler::update`] (`world` is this policy's world
+    /// with the updated quotas). `None`: this policy cannot be rebuilt so, and the caller
+    /// builds the input again. The default is `None`.
+    fn updated(&self, _world: &World, _model: &gpuquota_model::Model) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 /// Kueue's classical (non fair-sharing) ordering and preemption.
@@ -129,6 +139,11 @@ impl Policy for Classical {
 
     fn stateless(&self) -> bool {
         true
+    }
+
+    /// Classical ordering derives nothing from the quotas.
+    fn updated(&self, _world: &World, _model: &gpuquota_model::Model) -> Option<Classical> {
+        Some(Classical)
     }
 }
 
@@ -196,7 +211,11 @@ use crate::queues::{HeapKey, Queue};
 
 /// The cache and queues; runs cycles.
 pub struct Scheduler<'w, P: Policy = Classical> {
-    world: &'w World,
+    /// The world, shared with the [`crate::Input`] it came from until
+    /// [`Scheduler::update`] changes it (then this scheduler's own copy).
+    world: std::sync::Arc<World>,
+    /// The input the scheduler was taken from (its lifetime only).
+    _input: std::marker::PhantomData<&'w World>,
     policy: P,
     usage: Usage,
     reservations: Table<WlId, Option<Reservation>>,
@@ -305,7 +324,7 @@ impl<P: Policy> Oracle for OracleImpl<'_, '_, P> {
 
 impl<'w> Scheduler<'w, Classical> {
     /// A scheduler over `world` with classical ordering and preemption.
-    pub(crate) fn new(world: &'w World) -> Scheduler<'w, Classical> {
+    pub(crate) fn new(world: std::sync::Arc<World>) -> Scheduler<'w, Classical> {
         Scheduler::with_policy(world, Classical)
     }
 }
@@ -315,7 +334,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     ///
     /// # Complexity
     /// O(W log W) for W workloads (plus one scheduling-shape key per workload).
-    pub(crate) fn with_policy(world: &'w World, policy: P) -> Scheduler<'w, P> {
+    pub(crate) fn with_policy(world_arc: std::sync::Arc<World>, policy: P) -> Scheduler<'w, P> {
+        let world: &World = &world_arc;
         let n = world.workloads.len();
         let ncq = world.cluster_queues.len();
         let mut order: Vec<WlId> = world.workloads.ids().collect();
@@ -330,7 +350,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             uid_rank[w] = u32::try_from(rank).unwrap_or(u32::MAX);
         }
         let mut s = Scheduler {
-            world,
+            world: std::sync::Arc::clone(&world_arc),
+            _input: std::marker::PhantomData,
             policy,
             usage: world.initial_usage.clone(),
             reservations: Table::filled(None, n),
@@ -380,6 +401,19 @@ impl<'w, P: Policy> Scheduler<'w, P> {
             let root = world.tree.nodes[cq.node].root;
             s.tree_cqs[root].push(c);
         }
+        s.start();
+        s
+    }
+
+    /// The start of a run over the world: the reservations of the workloads admitted in it,
+    /// every other workload queued or pending with its reason (the tail of
+    /// [`Scheduler::with_policy`], and of [`Scheduler::restart`]).
+    ///
+    /// # Complexity
+    /// O(W log W + admitted log admitted).
+    fn start(&mut self) {
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         for (i, w) in world.workloads.iter_enumerated() {
             let id = i;
             if let Some(a) = &w.admitted
@@ -388,17 +422,17 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 // evicted by HoldAndDrain before the run: quota released, pending below
                 let node = world.cluster_queues[a.cq].node;
                 for &(fr, amount) in &a.usage {
-                    world.tree.remove_usage(&mut s.usage, node, fr, amount);
+                    world.tree.remove_usage(&mut self.usage, node, fr, amount);
                 }
             } else if let Some(a) = &w.admitted {
-                s.reservations[i] = Some(Reservation {
+                self.reservations[i] = Some(Reservation {
                     cq: a.cq,
                     usage: a.usage.clone(),
                     uses: a.uses.clone(),
                     time: (a.time, 0),
                     evicted: a.evicted,
                 });
-                s.by_cq[a.cq].push((0, 0, std::cmp::Reverse((Timestamp::EPOCH, 0)), 0, id, 0));
+                self.by_cq[a.cq].push((0, 0, std::cmp::Reverse((Timestamp::EPOCH, 0)), 0, id, 0));
                 continue;
             }
             let blocked = match &w.queue {
@@ -422,24 +456,51 @@ impl<'w, P: Policy> Scheduler<'w, P> {
                 }
             };
             match blocked {
-                Some(p) => s.pending[i] = Some(p),
-                None => s.enqueue(id),
+                Some(p) => self.pending[i] = Some(p),
+                None => self.enqueue(id),
             }
         }
         for c in world.cluster_queues.ids() {
-            let mut list: Vec<crate::preempt::CandKey> = s.by_cq[c]
+            let mut list: Vec<crate::preempt::CandKey> = self.by_cq[c]
                 .iter()
-                .map(|k| Admitted::key(world, &s.reservations, &s.uid_rank, k.4))
+                .map(|k| Admitted::key(world, &self.reservations, &self.uid_rank, k.4))
                 .collect();
             list.sort_unstable();
-            s.by_cq[c] = list;
+            self.by_cq[c] = list;
         }
-        s
+    }
+
+    /// This scheduler as [`Scheduler::with_policy`] would make it over its (updated) world
+    /// with `policy`, keeping what depends on the workloads only (UID ranks, scheduling
+    /// shapes and their group slots, namespace-selector checks, cohort trees).
+    ///
+    /// # Complexity
+    /// O(W log W), without the shape keys and the UID sort of a new scheduler.
+    pub(crate) fn restart(&mut self, policy: P) {
+        let n = self.world.workloads.len();
+        let ncq = self.world.cluster_queues.len();
+        let nodes = self.world.tree.nodes.len();
+        self.policy = policy;
+        self.usage = self.world.initial_usage.clone();
+        self.reservations = Table::filled(None, n);
+        self.by_cq = Table::filled(Vec::new(), ncq);
+        self.queues = self.queues.iter().map(Queue::emptied).collect();
+        self.sticky = Table::filled(None, ncq);
+        self.pending = Table::filled(None, n);
+        self.last_tried = Table::filled(None, n);
+        self.generation = Table::filled(0, nodes);
+        self.cycle = 0;
+        self.skipped = 0;
+        self.held = Table::new();
+        self.last_heads.clear();
+        self.admitted.clear();
+        self.preempted.clear();
+        self.start();
     }
 
     /// Inserts an admitted workload into its queue's sorted candidate list.
     fn insert_admitted(&mut self, cq: CqId, wl: WlId) {
-        let key = Admitted::key(self.world, &self.reservations, &self.uid_rank, wl);
+        let key = Admitted::key(&self.world, &self.reservations, &self.uid_rank, wl);
         let pos = self.by_cq[cq].partition_point(|k| *k < key);
         self.by_cq[cq].insert(pos, key);
     }
@@ -558,7 +619,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// # Complexity
     /// O(log W + resources × flavors × depth) when no preemption is simulated.
     pub fn admit_head(&mut self, cq: CqId) -> Option<(WlId, Mode)> {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let wl = self.queues[cq].pop_first()?.3;
         let assigner = Assigner {
             world,
@@ -604,7 +666,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         let Some(r) = self.reservations[wl].take() else {
             return;
         };
-        remove_reservation(self.world, &mut self.usage, &r);
+        remove_reservation(&self.world, &mut self.usage, &r);
         self.by_cq[r.cq].retain(|k| k.4 != wl);
         self.generation[self.world.cluster_queues[r.cq].node] += 1;
         self.enqueue(wl);
@@ -616,7 +678,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// # Complexity
     /// The cost of [`Admitted::targets`] plus one flavor assignment.
     pub fn preemption_targets(&mut self, wl: WlId) -> Vec<Target> {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let QueueRef::Cq(cq) = world.workloads[wl].queue else {
             return Vec::new();
         };
@@ -629,7 +692,7 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// A read view of the admitted workloads for [`Admitted::targets`].
     pub fn admitted_view(&self) -> Admitted<'_> {
         Admitted {
-            world: self.world,
+            world: &self.world,
             reservations: &self.reservations,
             by_cq: &self.by_cq,
             uid_rank: &self.uid_rank,
@@ -731,7 +794,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
     /// holds its reservation, so it is counted there, once, and only against the quotas that
     /// cover it.
     fn resource_quota_violation(&self, wl: WlId, counts: &[i32]) -> Option<Pending> {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let w = &world.workloads[wl];
         let demand = |id: WlId, counts: &[i32], r: Option<ResourceId>| -> i64 {
             let ww = &world.workloads[id];
@@ -824,7 +888,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         counts: &[i32],
         rq: &crate::world::RqInfo,
     ) -> Option<Pending> {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let demand = |id: WlId, counts: &[i32], key: &str| -> i64 {
             world.workloads[id]
                 .pod_sets
@@ -889,7 +954,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         removed: &BTreeSet<WlId>,
         pinned: &[Vec<(ResourceId, FlavorId)>],
     ) -> (Assignment, Vec<Target>) {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         for &v in removed {
             if let Some(r) = &self.reservations[v] {
                 remove_reservation(world, snapshot, r);
@@ -932,7 +998,8 @@ impl<'w, P: Policy> Scheduler<'w, P> {
         last: Option<&LastTried>,
         pinned: Option<&[Vec<(ResourceId, FlavorId)>]>,
     ) -> (Assignment, Vec<Target>) {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let assigner = Assigner {
             world,
             cq,
@@ -1145,6 +1212,8 @@ pub mod incremental;
 // Platform changes at an instant (a rebuilt world that keeps the admitted workloads).
 #[path = "transition.rs"]
 pub mod transition;
+/// In-place quota updates of a scheduler's world.
+pub mod update;
 
 // One function per phase of the cycle, and the scheduling-shape key, in their own files.
 mod phases;

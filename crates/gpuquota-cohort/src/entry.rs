@@ -138,7 +138,7 @@ impl Options {
 /// policy.
 #[derive(Debug, Clone)]
 pub struct Input {
-    world: World,
+    world: std::sync::Arc<World>,
     fair: Option<FairSharing>,
     options: Options,
 }
@@ -205,7 +205,7 @@ impl Input {
             _ => None,
         };
         Ok(Input {
-            world,
+            world: std::sync::Arc::new(world),
             fair,
             options: options.clone(),
         })
@@ -215,7 +215,7 @@ impl Input {
     #[cfg(feature = "testkit")]
     pub(crate) fn from_parts(world: World, fair: Option<FairSharing>, options: &Options) -> Input {
         Input {
-            world,
+            world: std::sync::Arc::new(world),
             fair,
             options: options.clone(),
         }
@@ -248,7 +248,10 @@ impl Input {
     /// # Complexity
     /// O(names × log ClusterQueues).
     pub fn mark_terminating(&mut self, names: &[String]) {
-        crate::cycle::transition::mark_terminating(&mut self.world, names);
+        crate::cycle::transition::mark_terminating(
+            std::sync::Arc::make_mut(&mut self.world),
+            names,
+        );
     }
 
     /// A scheduler at the start of the run over this input, with its fair-sharing policy
@@ -259,10 +262,11 @@ impl Input {
     /// O(W log W) for W workloads, plus the policy's copy under fair sharing.
     pub fn scheduler(&self) -> Stepper<'_> {
         match &self.fair {
-            Some(policy) => {
-                Stepper::FairSharing(Scheduler::with_policy(&self.world, policy.clone()))
-            }
-            None => Stepper::Classical(Scheduler::new(&self.world)),
+            Some(policy) => Stepper::FairSharing(Scheduler::with_policy(
+                std::sync::Arc::clone(&self.world),
+                policy.clone(),
+            )),
+            None => Stepper::Classical(Scheduler::new(std::sync::Arc::clone(&self.world))),
         }
     }
 }

@@ -699,6 +699,12 @@ impl Policy for FairSharing {
             afs.clock_event(world, event);
         }
     }
+
+    /// A rebuilt input's policy: the same settings, the weights and quotas as `model` and
+    /// `world` have them (`None` when a weight is refused: the rebuild reports it).
+    fn updated(&self, world: &World, model: &gpuquota_model::Model) -> Option<FairSharing> {
+        FairSharing::new(world, model, self.settings.clone()).ok()
+    }
 }
 
 impl FairSharing {

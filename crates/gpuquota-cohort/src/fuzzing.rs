@@ -20,7 +20,7 @@ pub fn check_schedule(data: &[u8]) {
     let Ok(world) = World::build_unvalidated(&imported.model) else {
         return;
     };
-    let mut s = Scheduler::new(&world);
+    let mut s = Scheduler::new(std::sync::Arc::new(world.clone()));
     let before = check_invariants(&world, s.reservations()).is_ok();
     s.run(Some(8));
     if before {
@@ -33,7 +33,7 @@ pub fn check_schedule(data: &[u8]) {
     if let Ok(settings) = gpuquota_fairshare::config::settings_from_configuration(config, true)
         && let Ok(policy) = crate::fair::FairSharing::new(&world, &imported.model, settings)
     {
-        let mut f = Scheduler::with_policy(&world, policy);
+        let mut f = Scheduler::with_policy(std::sync::Arc::new(world.clone()), policy);
         f.run(Some(8));
         if before {
             assert_eq!(check_invariants(&world, f.reservations()), Ok(()));

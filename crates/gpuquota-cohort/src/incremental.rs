@@ -153,7 +153,7 @@ impl<P: Policy> Scheduler<'_, P> {
         let Some(r) = self.reservations[wl].take() else {
             return false;
         };
-        remove_reservation(self.world, &mut self.usage, &r);
+        remove_reservation(&self.world, &mut self.usage, &r);
         self.by_cq[r.cq].retain(|k| k.4 != wl);
         self.generation[self.world.cluster_queues[r.cq].node] += 1;
         self.pending[wl] = None;
@@ -197,7 +197,7 @@ impl<P: Policy> Scheduler<'_, P> {
 
     /// Tells the policy that virtual time passed ([`Policy::clock`]).
     pub fn clock(&mut self, event: &crate::fair::ClockEvent<'_>) {
-        self.policy.clock(self.world, event);
+        self.policy.clock(&self.world, event);
     }
 
     /// Puts a withheld workload back into its queue although it queued before (its last

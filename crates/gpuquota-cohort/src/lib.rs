@@ -346,12 +346,12 @@ pub mod testkit {
 
     /// A classical scheduler over `world`.
     pub fn scheduler(world: &World) -> Scheduler<'_> {
-        Scheduler::new(world)
+        Scheduler::new(std::sync::Arc::new(world.clone()))
     }
 
     /// A scheduler over `world` with `policy`.
     pub fn with_policy<P: Policy>(world: &World, policy: P) -> Scheduler<'_, P> {
-        Scheduler::with_policy(world, policy)
+        Scheduler::with_policy(std::sync::Arc::new(world.clone()), policy)
     }
 }
 

@@ -82,6 +82,11 @@ impl Queue {
         }
     }
 
+    /// The same queue emptied: its ClusterQueue and shape groups, no members.
+    pub(crate) fn emptied(&self) -> Queue {
+        Queue::with_groups(self.cq, self.groups.len())
+    }
+
     fn set_head(&mut self, g: Slot, old: Option<HeapKey>) {
         let new = self.groups[g].active.first().copied();
         if old != new {

@@ -328,7 +328,7 @@ impl<P: Policy> Scheduler<'_, P> {
     /// O(Σ cycles each group really runs × its cycle cost + cycles × groups + records ×
     /// log records).
     pub(super) fn run_replaying(&mut self, max: Option<u32>, bound: u32) {
-        let groups = Groups::new(self.world);
+        let groups = Groups::new(&self.world);
         let ng = groups.cqs.len();
         let mut modes: Vec<Mode> = (0..ng)
             .map(|_| {
@@ -440,7 +440,8 @@ impl<P: Policy> Scheduler<'_, P> {
         self.catch_up(&groups, &modes);
         self.held = Table::new();
         if any_frozen {
-            let world = self.world;
+            let world_arc = std::sync::Arc::clone(&self.world);
+            let world: &World = &world_arc;
             let uid_rank = &self.uid_rank;
             let key = |wl: WlId, b: u32| {
                 let w = &world.workloads[wl];

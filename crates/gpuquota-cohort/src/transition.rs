@@ -172,7 +172,8 @@ impl<P: Policy> Scheduler<'_, P> {
     /// # Complexity
     /// O(W + admitted × flavor-resources).
     pub fn carry(&self) -> Carried {
-        let w = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let w: &World = &world_arc;
         let fr = |f| {
             let (fl, r) = w.frs[f];
             (w.flavors[fl].name.clone(), w.resources[r].clone())
@@ -219,7 +220,8 @@ impl<P: Policy> Scheduler<'_, P> {
         stops: &Stops,
         live: &dyn Fn(&str) -> bool,
     ) -> Adopted {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         for id in world.workloads.ids() {
             if let Some(r) = self.reservations[id].take() {
                 remove_reservation(world, &mut self.usage, &r);

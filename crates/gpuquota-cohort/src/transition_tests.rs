@@ -53,7 +53,7 @@ fn set_quota(m: &mut Model, cq: &str, cpu: &str) {
 
 /// A scheduler over `world` where every workload arrived and the cycles settled.
 fn settled(world: &World) -> Scheduler<'_, Classical> {
-    let mut s = Scheduler::new(world);
+    let mut s = Scheduler::new(std::sync::Arc::new(world.clone()));
     for id in world.workloads.ids() {
         s.withhold(id);
     }
@@ -75,7 +75,7 @@ fn admitted(s: &Scheduler<'_, Classical>) -> Vec<String> {
 
 /// cpu usage of a ClusterQueue, milli-cpu.
 fn usage(s: &Scheduler<'_, Classical>, cq: &str) -> i64 {
-    let w = s.world;
+    let w = &s.world;
     let c = w.cq_id(cq).expect("cq");
     let fr = w
         .fr(
@@ -103,7 +103,7 @@ fn a_quota_decrease_keeps_the_admitted_workloads() {
     let mut m1 = m0.clone();
     set_quota(&mut m1, "a", "2");
     let w1 = World::build(&m1).expect("world");
-    let mut s1 = Scheduler::new(&w1);
+    let mut s1 = Scheduler::new(std::sync::Arc::new(w1.clone()));
     let a = s1.adopt(&carried, &Stops::of(&m1), &all_live);
     assert!(a.evicted.is_empty() && a.orphaned.is_empty() && a.missing.is_empty());
     assert_eq!(a.kept.len(), 2);
@@ -128,7 +128,7 @@ fn hold_stops_admission_and_hold_and_drain_evicts_with_upstreams_reason() {
         .spec
         .stop_policy = Some(StopPolicy::Hold);
     let wh = World::build(&hold).expect("world");
-    let mut sh = Scheduler::new(&wh);
+    let mut sh = Scheduler::new(std::sync::Arc::new(wh.clone()));
     let a = sh.adopt(&carried, &Stops::of(&hold), &all_live);
     assert!(a.evicted.is_empty());
     sh.settle(100);
@@ -138,7 +138,7 @@ fn hold_stops_admission_and_hold_and_drain_evicts_with_upstreams_reason() {
     let mut open = m0.clone();
     set_quota(&mut open, "a", "6");
     let wo = World::build(&open).expect("world");
-    let mut so = Scheduler::new(&wo);
+    let mut so = Scheduler::new(std::sync::Arc::new(wo.clone()));
     so.adopt(&carried, &Stops::of(&open), &all_live);
     so.settle(100);
     assert_eq!(admitted(&so), ["ns/w1", "ns/w22", "ns/w333"]);
@@ -152,7 +152,7 @@ fn hold_stops_admission_and_hold_and_drain_evicts_with_upstreams_reason() {
         .spec
         .stop_policy = Some(StopPolicy::HoldAndDrain);
     let wd = World::build(&drain).expect("world");
-    let mut sd = Scheduler::new(&wd);
+    let mut sd = Scheduler::new(std::sync::Arc::new(wd.clone()));
     let a = sd.adopt(&carried, &Stops::of(&drain), &all_live);
     let id = |k: &str| wd.workload_id(k).expect("id");
     assert_eq!(
@@ -187,7 +187,7 @@ fn a_local_queue_hold_and_drain_evicts_as_local_queue_stopped() {
         .spec
         .stop_policy = Some(StopPolicy::HoldAndDrain);
     let w1 = World::build(&m1).expect("world");
-    let mut s1 = Scheduler::new(&w1);
+    let mut s1 = Scheduler::new(std::sync::Arc::new(w1.clone()));
     let a = s1.adopt(&carried, &Stops::of(&m1), &all_live);
     assert_eq!(
         a.evicted,
@@ -212,7 +212,7 @@ fn a_deleted_cluster_queue_stays_terminating_until_its_last_workload_finishes() 
     keep_terminating(&mut m1, &m0, &names);
     let mut w1 = World::build(&m1).expect("world");
     mark_terminating(&mut w1, &names);
-    let mut s1 = Scheduler::new(&w1);
+    let mut s1 = Scheduler::new(std::sync::Arc::new(w1.clone()));
     let a = s1.adopt(&carried, &Stops::of(&m1), &all_live);
     assert_eq!(a.kept.len(), 2);
     // A finished workload frees 2 cpu, but a terminating queue admits nothing.
@@ -243,7 +243,7 @@ fn a_new_cluster_queue_joins_the_cohort_and_lends_at_once() {
     b.metadata.name = "b".into();
     m1.cluster_queues.insert("b".into(), b);
     let w1 = World::build(&m1).expect("world");
-    let mut s1 = Scheduler::new(&w1);
+    let mut s1 = Scheduler::new(std::sync::Arc::new(w1.clone()));
     s1.adopt(&carried, &Stops::of(&m1), &all_live);
     s1.settle(100);
     assert_eq!(admitted(&s1), ["ns/big"]);
@@ -258,7 +258,7 @@ fn workloads_not_live_are_withheld_after_the_change() {
     let mut m1 = m0.clone();
     set_quota(&mut m1, "a", "6");
     let w1 = World::build(&m1).expect("world");
-    let mut s1 = Scheduler::new(&w1);
+    let mut s1 = Scheduler::new(std::sync::Arc::new(w1.clone()));
     // w333 has not arrived in the driver's run: it must not be admitted.
     s1.adopt(&carried, &Stops::of(&m1), &|k| k != "ns/w333");
     s1.settle(100);
@@ -295,7 +295,7 @@ fn a_lower_lending_limit_keeps_the_borrower_admitted_and_blocks_new_borrowing() 
     first.workloads.extend(extra.workloads.clone());
     // Only x3 has arrived before the change.
     let w0 = World::build(&first).expect("world");
-    let mut s0 = Scheduler::new(&w0);
+    let mut s0 = Scheduler::new(std::sync::Arc::new(w0.clone()));
     for id in w0.workloads.ids() {
         s0.withhold(id);
     }
@@ -315,7 +315,7 @@ fn a_lower_lending_limit_keeps_the_borrower_admitted_and_blocks_new_borrowing() 
         .resources[0]
         .lending_limit = Some("1".parse().expect("quantity"));
     let w1 = World::build(&m1).expect("world");
-    let mut s1 = Scheduler::new(&w1);
+    let mut s1 = Scheduler::new(std::sync::Arc::new(w1.clone()));
     let a = s1.adopt(&carried, &Stops::of(&m1), &|_| true);
     assert!(a.evicted.is_empty());
     s1.settle(100);
@@ -324,7 +324,7 @@ fn a_lower_lending_limit_keeps_the_borrower_admitted_and_blocks_new_borrowing() 
     assert!(s1.is_queued(w1.workload_id("ns/y1").expect("id")));
     // With the old limit of 4 the same instant admits y1 (3 + 1 = 4 borrowed).
     let w2 = World::build(&first).expect("world");
-    let mut s2 = Scheduler::new(&w2);
+    let mut s2 = Scheduler::new(std::sync::Arc::new(w2.clone()));
     s2.adopt(&carried, &Stops::of(&first), &|_| true);
     s2.settle(100);
     assert_eq!(admitted(&s2), ["ns/x3", "ns/y1"]);

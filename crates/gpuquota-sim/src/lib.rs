@@ -172,8 +172,12 @@
 //!   ([`timeline`]'s docs). Limits: admission fair sharing's LocalQueue ledgers restart at each
 //!   rebuild; Budgets with a timeline are refused (`not-simulated`); a change that adds a
 //!   resource while Nodes are checked (or, under `resourcequota`, at all) ends the run
-//!   with a `not-simulated` error. Every rebuilt world is kept until the run ends (the
-//!   scheduler over it borrows it): memory grows by one world per object-changing event.
+//!   with a `not-simulated` error. An event that changes only quota numbers
+//!   (`nominalQuota`, `borrowingLimit`, `lendingLimit`) or fair-sharing weights of
+//!   ClusterQueues and Cohorts builds nothing: the scheduler updates its world in place
+//!   (`gpuquota_cohort::Scheduler::update`), with the same decisions as a rebuild. Every
+//!   rebuilt world of another change is kept until the run ends (the driver reads it):
+//!   memory grows by one world per such event.
 //!
 //! Per workload (annotations, or labels):
 //! - arrival: `metadata.creationTimestamp` (default `start`; one before `start` arrives at 0

@@ -72,7 +72,7 @@ impl<P: Policy> Scheduler<'_, P> {
         // 3. nominate
         let mut entries = self.nominate(&heads, &mut p);
         // 4. order
-        self.policy.order(self.world, &p.snapshot, &mut entries);
+        self.policy.order(&self.world, &p.snapshot, &mut entries);
         p.sort_borrowing = entries.iter().map(|e| e.assignment.borrowing).collect();
         // 5. process
         self.process(&mut entries, &mut p);
@@ -89,7 +89,8 @@ impl<P: Policy> Scheduler<'_, P> {
     /// # Complexity
     /// O(ClusterQueues × log W).
     fn heads(&mut self) -> Vec<(WlId, CqId)> {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let mut heads: Vec<(WlId, CqId)> = Vec::new();
         self.last_heads.clear();
         for c in world.cluster_queues.ids() {
@@ -124,7 +125,8 @@ impl<P: Policy> Scheduler<'_, P> {
     /// # Complexity
     /// O(H × (assignment + preemption)).
     fn nominate(&mut self, heads: &[(WlId, CqId)], p: &mut Processing) -> Vec<Entry> {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let cycle = p.cycle;
         let mut entries: Vec<Entry> = Vec::new();
         for &(wl, cq) in heads {
@@ -185,7 +187,7 @@ impl<P: Policy> Scheduler<'_, P> {
             // left it (the fair-sharing tournament does)
             let Some(ei) = self
                 .policy
-                .next(self.world, &p.snapshot, entries, step)
+                .next(&self.world, &p.snapshot, entries, step)
                 .filter(|&i| i < entries.len())
             else {
                 break;
@@ -202,7 +204,8 @@ impl<P: Policy> Scheduler<'_, P> {
     /// # Complexity
     /// O(targets × frs × depth + log W).
     fn process_entry(&mut self, entries: &mut [Entry], ei: usize, p: &mut Processing) {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let wl = entries[ei].wl;
         let cq = entries[ei].cq;
         let cqi = &world.cluster_queues[cq];
@@ -347,7 +350,8 @@ impl<P: Policy> Scheduler<'_, P> {
     /// # Complexity
     /// O(targets × frs × depth).
     fn fits_without_victims(&self, e: &Entry, node: NodeId, p: &mut Processing) -> bool {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let mut own: Vec<WlId> = e
             .targets
             .iter()
@@ -398,7 +402,8 @@ impl<P: Policy> Scheduler<'_, P> {
     /// # Complexity
     /// O(PodSets × resources + admitted in its queue).
     fn admit_entry(&mut self, e: &Entry, sort_borrowing: u32, p: &mut Processing) {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let (wl, cq) = (e.wl, e.cq);
         let mut uses: Vec<FrId> = e
             .assignment
@@ -464,7 +469,8 @@ impl<P: Policy> Scheduler<'_, P> {
     /// # Complexity
     /// O(requeued × log W + moved workloads).
     fn requeue_heads(&mut self, requeue: Vec<(WlId, CqId, Requeue)>) {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         for (wl, cq, how) in requeue {
             let cqi = &world.cluster_queues[cq];
             let pending_flavors = self.last_tried[wl]
@@ -515,7 +521,8 @@ impl<P: Policy> Scheduler<'_, P> {
     /// # Complexity
     /// O(victims × (admitted in its queue + frs × depth + log W) + moved workloads).
     fn evict_victims(&mut self, victims: Vec<(Target, WlId, u32)>, cycle: u32) {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &World = &world_arc;
         let mut touched_roots: BTreeSet<NodeId> = BTreeSet::new();
         for (t, preemptor, sort_borrowing) in victims {
             if self.hold_evictions {

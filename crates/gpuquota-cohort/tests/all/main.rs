@@ -15,4 +15,5 @@ mod reliability;
 mod repeat;
 mod resource_quota;
 mod smoke;
+mod update;
 mod upstream;

@@ -8,7 +8,10 @@
 //! inactive, until the last of them ends, then the world is built once more without it).
 //! Runs record usage by the run's own flavor-resource ids ([`Frs`]), which a rebuilt world
 //! does not renumber. Cost per such event: one world build plus the scheduler's adoption,
-//! linear in the platform and its workloads.
+//! linear in the platform and its workloads. An event that changes only quota numbers (or
+//! fair-sharing weights) of ClusterQueues and Cohorts builds no world: the scheduler
+//! updates its own in place ([`gpuquota_cohort::Scheduler::update`]) and adopts the
+//! admitted workloads as after a rebuild ([`KueueRun::update_in_place`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -841,6 +844,26 @@ impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
         q: &mut Queue,
     ) -> bool {
         let mut effect = super::timeline_effect(t, event, changes);
+        if !changes.objects.is_empty() && self.tl.terminating.is_empty() {
+            let carried = self.s.carry();
+            if let Some(done) = self.update_in_place(q, t, changes, model, &carried) {
+                effect.evicted = done.evicted;
+                (effect.capacity_before, effect.capacity_after) = (done.before, done.after);
+                if let Some(c) = self.cap.as_mut() {
+                    match self.nodes.apply(c, t, event.index, changes, model, q) {
+                        Ok(lost) => self.end_lost(q, t, lost),
+                        Err(m) => self.cx.warnings.push(
+                            Diagnostic::warning(crate::scenario::INVALID_SCENARIO, m)
+                                .field(format!("spec.timeline[{}].migLayout", event.index)),
+                        ),
+                    }
+                }
+                self.tl.effects.push(effect);
+                self.busy_until = None;
+                self.wake = true;
+                return true;
+            }
+        }
         if !changes.objects.is_empty() {
             let carried = self.s.carry();
             let held = carried.per_cluster_queue();
@@ -901,6 +924,16 @@ impl<'a, 'p, P: Rebuild> Driver for KueueRun<'a, 'p, P> {
     fn report(self) -> Outcome {
         super::finish(self)
     }
+}
+
+/// What an in-place update did ([`KueueRun::update_in_place`]).
+struct InPlace {
+    /// The workloads evicted (key, reason).
+    evicted: Vec<(String, String)>,
+    /// Every ClusterQueue's nominal quota summed per flavor-resource, before.
+    before: Vec<(u32, i64)>,
+    /// And after.
+    after: Vec<(u32, i64)>,
 }
 
 /// Whether a queue with this `stopPolicy` admits (unset or `None`).
@@ -983,6 +1016,67 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
         total.into_iter().collect()
     }
 
+    /// The platform changed at `t` in quota numbers only (every changed object a replaced
+    /// ClusterQueue or Cohort): the scheduler updates its world in place
+    /// ([`gpuquota_cohort::Scheduler::update`]) and adopts `carried` as after a rebuild
+    /// ([`KueueRun::carry_over`]), with the effect's capacity before and after filled in by
+    /// the caller. `None`, with nothing changed, when the change is not one of
+    /// quota numbers (the caller rebuilds).
+    ///
+    /// # Complexity
+    /// O(changed objects) to check them, plus the update's O(queue objects × log + N·F +
+    /// W log W) and the adoption's.
+    fn update_in_place(
+        &mut self,
+        q: &mut Queue,
+        t: i64,
+        changes: &timeline::Changes,
+        model: &Model,
+        carried: &Carried,
+    ) -> Option<InPlace> {
+        use gpuquota_cohort::cycle::update::Replaced;
+        let mut replaced = Vec::with_capacity(changes.objects.len());
+        for c in &changes.objects {
+            let r = match (&c.before, c.change) {
+                (Some(Object::ClusterQueue(b)), Change::Replaced) => {
+                    Replaced::ClusterQueue(b, model.cluster_queues.get(&c.key)?)
+                }
+                (Some(Object::Cohort(b)), Change::Replaced) => {
+                    Replaced::Cohort(b, model.cohorts.get(&c.key)?)
+                }
+                _ => return None,
+            };
+            replaced.push(r);
+        }
+        let before = self.nominal_total();
+        if !self.s.update(model, &replaced) {
+            return None;
+        }
+        // the platform a later rebuild starts from follows the change
+        if let Some(m) = self.tl.model.as_mut() {
+            for c in &changes.objects {
+                match c.kind {
+                    gpuquota_model::Kind::ClusterQueue => {
+                        if let Some(cq) = model.cluster_queues.get(&c.key) {
+                            m.cluster_queues.insert(c.key.clone(), cq.clone());
+                        }
+                    }
+                    _ => {
+                        if let Some(co) = model.cohorts.get(&c.key) {
+                            m.cohorts.insert(c.key.clone(), co.clone());
+                        }
+                    }
+                }
+            }
+        }
+        let evicted = self.carry_over(q, t, carried, &Stops::of(model));
+        Some(InPlace {
+            evicted,
+            before,
+            after: self.nominal_total(),
+        })
+    }
+
     /// The platform changed at `t`: builds the world again from the timeline's model (the
     /// terminating ClusterQueues kept, inactive), makes a scheduler over it with the same
     /// policy, and carries the admitted workloads across (`carried`, taken before the
@@ -1023,7 +1117,30 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             .add(input)
             .ok_or_else(|| unfollowable("platform more often than its events do"))?;
         let world: &'a World = input.world();
-        let mut s = P::rebuilt(input.scheduler()).ok_or_else(|| unfollowable("fair sharing"))?;
+        let s = P::rebuilt(input.scheduler()).ok_or_else(|| unfollowable("fair sharing"))?;
+        self.s = s;
+        self.s.hold_evictions(self.ev.on());
+        self.cx.world = world;
+        self.frs.follow(world);
+        let stops = Stops::of(m);
+        Ok(self.carry_over(q, t, carried, &stops))
+    }
+
+    /// After a rebuild or an in-place update: the fresh scheduler (`self.s`) adopts the
+    /// admitted workloads (`carried`, taken before the change) with the platform's `stops`, the
+    /// runs of the workloads it evicts end now, and the others' runs restart admission fair
+    /// sharing's ledgers. Returns the evictions (workload key, reason).
+    ///
+    /// # Complexity
+    /// [`gpuquota_cohort::Scheduler::adopt`]'s O(W log W + admitted × flavor-resources).
+    fn carry_over(
+        &mut self,
+        q: &mut Queue,
+        t: i64,
+        carried: &Carried,
+        stops: &Stops,
+    ) -> Vec<(String, String)> {
+        let world: &'a World = self.cx.world;
         let (arrived, held, finished) = (&self.tl.arrived, &self.tl.held, &self.h.finished);
         let live = |key: &str| {
             world.workload_id(key).is_some_and(|id| {
@@ -1031,7 +1148,7 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
                 arrived[i] && !held[i] && finished[i].is_none()
             })
         };
-        let adopted = s.adopt(carried, &Stops::of(m), &live);
+        let adopted = self.s.adopt(carried, stops, &live);
         // who evicted whom: the stopped LocalQueue or ClusterQueue
         let evictions: Vec<(usize, String, &'static str)> = adopted
             .evicted
@@ -1039,10 +1156,11 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             .map(|e| {
                 let info = &world.workloads[e.wl];
                 let by = if e.reason == transition::LOCAL_QUEUE_STOPPED {
-                    let lq = m
-                        .workloads
-                        .get(&info.key)
-                        .map_or("", |w| w.spec.queue_name.as_deref().unwrap_or(""));
+                    // the workload's `spec.queueName`, as the world resolved it
+                    let lq = match &info.queue {
+                        QueueRef::LocalQueueStopped(q) => q.as_str(),
+                        _ => "",
+                    };
                     format!("LocalQueue/{}/{lq}", info.namespace)
                 } else {
                     let cq = carried
@@ -1055,10 +1173,6 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
                 (e.wl.index(), by, e.reason)
             })
             .collect();
-        self.s = s;
-        self.s.hold_evictions(self.ev.on());
-        self.cx.world = world;
-        self.frs.follow(world);
         self.seen_admitted = self.s.admitted.len();
         self.seen_preempted = self.s.preempted.len();
         // admission fair sharing's ledgers restart with the rebuilt world
@@ -1085,7 +1199,7 @@ impl<'a, 'p, P: Rebuild> KueueRun<'a, 'p, P> {
             }
         }
         self.start_waiting(q, t);
-        Ok(evicted)
+        evicted
     }
 }
 
@@ -1210,7 +1324,7 @@ impl<'a, 'p, P: Rebuild> Finish<'a, 'p> for KueueRun<'a, 'p, P> {
                             if let Some(fr) = world.fr(f, r) {
                                 nominal.push((
                                     self.frs.to_run[fr.index()],
-                                    world.tree.quota(c.node, fr).nominal.0,
+                                    self.s.world().tree.quota(c.node, fr).nominal.0,
                                 ));
                             }
                         }

@@ -83,9 +83,10 @@ fn platform(sc: &Scenario) -> Option<crate::kernel::Platform<'_>> {
 }
 
 /// The engine inputs a run builds after its first, one per rebuild of the platform (a
-/// timeline event that changes objects, a deleted ClusterQueue that leaves), kept for the
-/// whole run because the scheduler over each borrows its world. At most as many as
-/// [`Worlds::for_scenario`] made room for.
+/// timeline event that changes objects other than by quota numbers, a deleted
+/// ClusterQueue that leaves), kept for the whole run because the driver reads the world
+/// of the last one. At most as many as [`Worlds::for_scenario`] made room for (a room
+/// left empty costs one word).
 pub(crate) struct Worlds {
     cells: Vec<std::cell::OnceCell<gpuquota_cohort::Input>>,
     next: std::cell::Cell<usize>,

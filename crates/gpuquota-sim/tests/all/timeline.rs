@@ -381,3 +381,41 @@ fn a_drained_local_queue_evicts_with_local_queue_stopped() {
     );
     assert!(j["workloads"][0]["pending"].is_object());
 }
+
+/// A timeline event that changes only quota numbers is followed in place (no new engine
+/// input); the same event with a label added to the patched ClusterQueue changes more
+/// than numbers and builds the input again. Both runs report the same runs, queues and
+/// timeline effects (wl-2 admitted at 1 h, borrowing 5 CPUs for 3 h).
+#[test]
+fn a_quota_change_followed_in_place_reports_as_a_rebuild() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/timeline");
+    let text = std::fs::read_to_string(dir.join("lending-limit.yaml")).expect("readable");
+    let platform =
+        std::fs::read_to_string(dir.join("lending-limit-platform.yaml")).expect("readable");
+    let labelled = text.replace(
+        "      mergePatch:\n        spec:",
+        "      mergePatch:\n        metadata: {labels: {team: dev}}\n        spec:",
+    );
+    assert_ne!(labelled, text);
+    let report = |text: &str| {
+        gpuquota_sim::fuzzing::counts();
+        let files = crate::common::files(vec![("lending-limit-platform.yaml", platform.clone())]);
+        let sim =
+            gpuquota_sim::fuzzing::scenario("l.yaml", text, "l", &files).expect("valid scenario");
+        let j = gpuquota_sim::fuzzing::run_kueue(&sim)
+            .expect("simulates")
+            .to_json();
+        (j, gpuquota_sim::fuzzing::counts().world_builds)
+    };
+    let ((in_place, one), (rebuilt, two)) = (report(&text), report(&labelled));
+    // the run's input, then (labelled only) the rebuild at 1 h
+    assert_eq!((one, two), (1, 2));
+    assert_eq!(in_place["workloads"], rebuilt["workloads"]);
+    assert_eq!(in_place["queues"], rebuilt["queues"]);
+    assert_eq!(in_place["timeline"], rebuilt["timeline"]);
+    assert_eq!(runs(&in_place, 1), vec![(H, 5 * H, "Finished".to_owned())]);
+    assert_eq!(
+        in_place["queues"]["prod-cq"]["borrowedMs"]["on-demand"]["cpu"],
+        5 * 3 * H
+    );
+}
