@@ -52,7 +52,8 @@ impl<P: Policy> Scheduler<'_, P> {
         let Some(r) = self.reservations[wl].take() else {
             return false;
         };
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &crate::world::World = &world_arc;
         remove_reservation(world, &mut self.usage, &r);
         self.by_cq[r.cq].retain(|k| k.4 != wl);
         self.generation[world.cluster_queues[r.cq].node] += 1;
@@ -82,7 +83,8 @@ impl<P: Policy> Scheduler<'_, P> {
         wl: WlId,
         usage: &[(crate::tree::FrId, gpuquota_model::Amount)],
     ) -> bool {
-        let world = self.world;
+        let world_arc = std::sync::Arc::clone(&self.world);
+        let world: &crate::world::World = &world_arc;
         let Some(r) = self.reservations[wl].as_mut() else {
             return false;
         };
@@ -116,7 +118,7 @@ impl<P: Policy> Scheduler<'_, P> {
         let cq = r.cq;
         // its candidate key changes (evicted first)
         self.by_cq[cq].retain(|k| k.4 != wl);
-        let key = Admitted::key(self.world, &self.reservations, &self.uid_rank, wl);
+        let key = Admitted::key(&self.world, &self.reservations, &self.uid_rank, wl);
         let pos = self.by_cq[cq].partition_point(|k| *k < key);
         self.by_cq[cq].insert(pos, key);
         true
