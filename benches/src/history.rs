@@ -3,7 +3,8 @@
 //! 200 MB) over 30 days in four departments, each with the conditions a cluster keeps
 //! (`QuotaReserved`, `Admitted`, `PodsReady`, `Finished`, and for one in twenty an
 //! earlier preemption: `Evicted`/`Preempted` cleared, `schedulingStats`, `requeueState`),
-//! plus the platform that replays it and the scenario.
+//! plus the platform that replays it (sized to the month, so that it really admits, queues
+//! and preempts) and the scenario.
 
 use std::fmt::Write as _;
 
@@ -12,16 +13,29 @@ use crate::SplitMix64;
 /// Departments (namespaces, one ClusterQueue and LocalQueue `main` each).
 pub const DEPARTMENTS: usize = 4;
 
-/// The platform: one flavor, a ClusterQueue of 256 GPUs per department in one cohort,
-/// their LocalQueues, and the priority classes `low` and `high`.
-pub fn platform() -> String {
+/// GPUs of each department's ClusterQueue for a month of `n` Workloads: 32 per 10,000
+/// (at least 8), so that the month's demand (about 3.75 GPUs for about 2.2 hours per
+/// Workload, some 1,170 GPUs busy on average at 100,000) fills about nine tenths of the
+/// 4 × 320 GPUs of a 100,000-Workload month and the queues really wait, borrow and preempt.
+pub fn department_gpus(n: usize) -> usize {
+    (n * 32 / 10_000).max(8)
+}
+
+/// The platform of a month of `n` Workloads: one flavor `h100` for GPUs, CPU and memory
+/// (the dump's Workloads request all three, and a resource no flavor covers admits
+/// nothing), a ClusterQueue of [`department_gpus`] GPUs (8 CPUs and 64 Gi a GPU) per
+/// department in one cohort, their LocalQueues, and the priority classes `low` and `high`.
+pub fn platform(n: usize) -> String {
+    let gpus = department_gpus(n);
     let mut s = String::from(
         "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n",
     );
     for d in 0..DEPARTMENTS {
         let _ = write!(
             s,
-            "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {{name: team-{d}}}\nspec:\n  cohort: lab\n  namespaceSelector: {{}}\n  preemption: {{withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - {{name: h100, resources: [{{name: nvidia.com/gpu, nominalQuota: 256}}]}}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: team-{d}}}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {{name: main, namespace: team-{d}}}\nspec: {{clusterQueue: team-{d}}}\n"
+            "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {{name: team-{d}}}\nspec:\n  cohort: lab\n  namespaceSelector: {{}}\n  preemption: {{withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}}\n  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n    flavors:\n    - {{name: h100, resources: [{{name: cpu, nominalQuota: {cpu}}}, {{name: memory, nominalQuota: {mem}Gi}}, {{name: nvidia.com/gpu, nominalQuota: {gpus}}}]}}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {{name: team-{d}}}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {{name: main, namespace: team-{d}}}\nspec: {{clusterQueue: team-{d}}}\n",
+            cpu = gpus * 8,
+            mem = gpus * 64,
         );
     }
     s.push_str("---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\nmetadata: {name: high}\nvalue: 1000\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\nmetadata: {name: low}\nvalue: 10\n");
@@ -195,6 +209,27 @@ pub fn month_dump(n: usize) -> String {
     s
 }
 
+/// The whole replay of a month of `n` Workloads whose dump is `dump`: the scenario
+/// [`SCENARIO`] with [`platform`]`(n)`, imported and simulated on the Kueue engine.
+///
+/// # Panics
+/// When the scenario does not load or simulate (generated input: a bug of the generator).
+pub fn replay(n: usize, dump: &str) -> gpuquota_sim::Report {
+    let platform = platform(n);
+    let sim = gpuquota_sim::fuzzing::scenario("month.yaml", SCENARIO, "month", &|f: &str| {
+        Ok((
+            f.to_owned(),
+            if f == "platform.yaml" {
+                platform.clone()
+            } else {
+                dump.to_owned()
+            },
+        ))
+    })
+    .expect("valid scenario");
+    gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,5 +251,27 @@ mod tests {
         let dump = month_dump(2_000);
         let h = gpuquota_sim::history::load(&[("dump.yaml".to_owned(), dump)]).unwrap();
         assert_eq!(h.records.len(), 2_000);
+    }
+
+    #[test]
+    fn the_generated_month_replays_with_admissions() {
+        let dump = month_dump(400);
+        let f = replay(400, &dump)
+            .fidelity
+            .expect("a recorded month has fidelity");
+        let admitted = f
+            .workloads
+            .iter()
+            .filter(|w| w.simulated_admitted_ms.is_some())
+            .count();
+        assert_eq!((f.workloads.len(), admitted), (400, 400));
+        // the 17 recorded with an earlier preemption have no first admission to compare
+        let evicted = f
+            .workloads
+            .iter()
+            .filter(|w| w.recorded_evictions > 0)
+            .count();
+        assert_eq!(evicted, 17);
+        assert_eq!(f.all.compared, 383);
     }
 }

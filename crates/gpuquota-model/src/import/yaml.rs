@@ -83,6 +83,45 @@ pub(super) fn read(text: &str, sink: &mut dyn Sink) -> Option<SourceReader> {
     }
 }
 
+/// Every document of `text` deserialized as `T` by this reader (the block scanner first,
+/// then saphyr-parser's events), with `null` members kept; empty and null documents are
+/// skipped as serde-saphyr skips them. `None` when the reader gives up on the text (see the
+/// module docs: anchors, tags, uncertain scalars, duplicate keys, a scalar document, the
+/// budgets, any parser error) or when `T` refuses a document: the caller then reads the text
+/// with serde-saphyr, which decides and words every problem.
+pub(crate) fn plain_documents<'a, T: de::Deserialize<'a>>(text: &'a str) -> Option<Vec<T>> {
+    if let Ok(docs) = documents_as(&mut Reader::new(text, true)) {
+        return Some(docs);
+    }
+    documents_as(&mut Reader::new(text, false)).ok()
+}
+
+fn documents_as<'a, T: de::Deserialize<'a>>(r: &mut Reader<'a>) -> Result<Vec<T>, Fallback> {
+    if !matches!(r.next()?, Ev::StreamStart) {
+        return Err(Fallback);
+    }
+    let mut docs = Vec::new();
+    loop {
+        match r.next()? {
+            Ev::StreamEnd => return Ok(docs),
+            Ev::DocumentStart => {
+                if let Ev::Scalar(text, style) = r.peek()? {
+                    if *style != ScalarStyle::Plain || !matches!(plain(text), Some(Plain::Null)) {
+                        return Err(Fallback);
+                    }
+                    r.next()?;
+                } else {
+                    docs.push(T::deserialize(ValueDe { r, strip: false })?);
+                }
+                if !matches!(r.next()?, Ev::DocumentEnd) {
+                    return Err(Fallback);
+                }
+            }
+            _ => return Err(Fallback),
+        }
+    }
+}
+
 /// True when a mapping of `text` may hold a member whose value is `null`, or when
 /// saphyr-parser does not read the text.
 ///

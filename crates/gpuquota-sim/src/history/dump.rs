@@ -61,7 +61,15 @@ fn load_for(files: &[(String, String)], kai: bool) -> Result<History, Diagnostic
     let mut errors = Diagnostics::default();
     let mut objects: Vec<(String, Value)> = Vec::new();
     for (name, text) in files {
-        match serde_saphyr::from_multiple_with_options::<Value>(text, dump_options(text.len())) {
+        // Plain YAML (and JSON) straight into the pruned trees; anything the fast reader
+        // gives up on is read whole by serde-saphyr, which decides and words every problem.
+        let docs = match gpuquota_model::import::plain_yaml_documents::<Pruned>(text) {
+            Some(docs) => Ok(docs.into_iter().map(|d| d.0).collect()),
+            None => {
+                serde_saphyr::from_multiple_with_options::<Value>(text, dump_options(text.len()))
+            }
+        };
+        match docs {
             Ok(docs) => {
                 let before = objects.len();
                 for d in docs {
@@ -197,6 +205,181 @@ fn chunks(items: &[Value]) -> Vec<String> {
     cur.push_str("]}");
     out.push(cur);
     out
+}
+
+/// Which members of a mapping the reader keeps: everything, the named members (each with
+/// what it keeps of its value), or the same of every element of a sequence.
+#[derive(Clone, Copy)]
+enum Keep {
+    All,
+    Members(&'static [(&'static str, Keep)]),
+    Each(&'static Keep),
+}
+
+/// What the history reads of a document or object (the fields listed in the [module
+/// docs](super)); a List's `items` are documents again.
+static DOCUMENT: Keep = Keep::Members(&[
+    ("apiVersion", Keep::All),
+    ("kind", Keep::All),
+    ("items", Keep::Each(&DOCUMENT)),
+    (
+        "metadata",
+        Keep::Members(&[
+            ("name", Keep::All),
+            ("namespace", Keep::All),
+            ("uid", Keep::All),
+            ("labels", Keep::All),
+            ("creationTimestamp", Keep::All),
+            ("annotations", Keep::Members(&[(POD_GROUP, Keep::All)])),
+            (
+                "ownerReferences",
+                Keep::Each(&Keep::Members(&[
+                    ("kind", Keep::All),
+                    ("name", Keep::All),
+                    ("controller", Keep::All),
+                ])),
+            ),
+        ]),
+    ),
+    ("spec", Keep::All),
+    (
+        "status",
+        Keep::Members(&[
+            (
+                "conditions",
+                Keep::Each(&Keep::Members(&[
+                    ("type", Keep::All),
+                    ("status", Keep::All),
+                    ("reason", Keep::All),
+                    ("message", Keep::All),
+                    ("lastTransitionTime", Keep::All),
+                ])),
+            ),
+            ("schedulingStats", Keep::All),
+            ("requeueState", Keep::All),
+            ("startTime", Keep::All),
+            ("completionTime", Keep::All),
+            ("phase", Keep::All),
+            (
+                "containerStatuses",
+                Keep::Each(&Keep::Members(&[(
+                    "state",
+                    Keep::Members(&[("terminated", Keep::Members(&[("finishedAt", Keep::All)]))]),
+                )])),
+            ),
+            ("accumulatedPastExexcutionTimeSeconds", Keep::All),
+            ("accumulatedPastExecutionTimeSeconds", Keep::All),
+        ]),
+    ),
+]);
+
+/// A document as the history reads it: the tree of only the members [`DOCUMENT`] keeps,
+/// built straight from the parser's events (the rest is skipped, not built). Where a kept
+/// member is not of the shape the history reads (a scalar where a mapping is read), it is
+/// kept whole, so what the reader sees of it, and the messages about it, do not change.
+struct Pruned(Value);
+
+impl<'de> serde::Deserialize<'de> for Pruned {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Pruned, D::Error> {
+        serde::de::DeserializeSeed::deserialize(Prune(DOCUMENT), d).map(Pruned)
+    }
+}
+
+/// The seed (and visitor) that builds a pruned tree.
+#[derive(Clone, Copy)]
+struct Prune(Keep);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Prune {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        match self.0 {
+            Keep::All => serde::Deserialize::deserialize(d),
+            _ => d.deserialize_any(self),
+        }
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Prune {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a YAML node")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        serde::de::DeserializeSeed::deserialize(self, d)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        match self.0 {
+            Keep::Each(k) => {
+                while let Some(v) = seq.next_element_seed(Prune(*k))? {
+                    out.push(v);
+                }
+            }
+            _ => {
+                while let Some(v) = seq.next_element::<Value>()? {
+                    out.push(v);
+                }
+            }
+        }
+        Ok(Value::Array(out))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let Keep::Members(keep) = self.0 else {
+            return serde::Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(
+                map,
+            ));
+        };
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match keep.iter().find(|(k, _)| *k == key) {
+                Some((_, k)) => {
+                    let v = map.next_value_seed(Prune(*k))?;
+                    out.insert(key.into_owned(), v);
+                }
+                None => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 /// The objects of a document: a List's items, or the object itself.
