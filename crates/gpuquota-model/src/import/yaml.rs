@@ -369,6 +369,11 @@ fn plain(s: &str) -> Option<Plain> {
         return Some(Plain::Null);
     }
     if first.is_ascii_digit() {
+        // Kubernetes uids (UUIDs, 8-4-4-4-12 hex digits): no YAML schema reads that shape as
+        // anything but a string (no number has an inner `-`, no date has those groups).
+        if is_uuid(b) {
+            return Some(Plain::Str);
+        }
         // Quantities (`500m`, `36Gi`) and timestamps contain a letter no number has.
         let numeric = |c: &u8| {
             c.is_ascii_hexdigit()
@@ -391,6 +396,15 @@ fn plain(s: &str) -> Option<Plain> {
         };
     }
     None
+}
+
+/// True for a UUID's text: 36 bytes, hex digits in groups of 8, 4, 4, 4 and 12 between `-`.
+fn is_uuid(b: &[u8]) -> bool {
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
 }
 
 /// An unsigned decimal integer or fraction in its plainest spelling; `None` otherwise.
@@ -893,6 +907,15 @@ mod tests {
         assert!(matches!(plain("500m"), Some(Plain::Str)));
         assert!(matches!(plain("36Gi"), Some(Plain::Str)));
         assert!(matches!(plain("2026-12-01T00:00:00Z"), Some(Plain::Str)));
+        // uids as Kubernetes writes them, also when they start with a digit
+        assert!(matches!(
+            plain("0b7c1c1e-0000-4000-8000-000000000001"),
+            Some(Plain::Str)
+        ));
+        assert!(matches!(
+            plain("12345678-1234-1234-1234-123456789012"),
+            Some(Plain::Str)
+        ));
         assert!(matches!(plain("8"), Some(Plain::Unsigned(8))));
         assert!(matches!(plain("-3"), Some(Plain::Negative(-3))));
         assert!(matches!(plain("0.5"), Some(Plain::Float(f)) if f == 0.5));
@@ -920,6 +943,7 @@ mod tests {
             "-.inf",
             "2026-12-01",
             "99999999999999999999",
+            "0b7c1c1e-0000-4000-8000-00000000000",
         ] {
             assert!(plain(unsure).is_none(), "{unsure}");
         }

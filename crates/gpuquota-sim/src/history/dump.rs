@@ -42,7 +42,7 @@ pub struct History {
 /// # Complexity
 /// O(input size + objects × log objects).
 pub fn load(files: &[(String, String)]) -> Result<History, Diagnostics> {
-    load_for(files, false)
+    load_for(files, false, true)
 }
 
 /// Reads history dumps for a KAI replay: the PodGroups (`scheduling.run.ai` `PodGroup`) and
@@ -54,22 +54,16 @@ pub fn load(files: &[(String, String)]) -> Result<History, Diagnostics> {
 /// # Complexity
 /// As [`load`].
 pub fn load_kai(files: &[(String, String)]) -> Result<History, Diagnostics> {
-    load_for(files, true)
+    load_for(files, true, true)
 }
 
-fn load_for(files: &[(String, String)], kai: bool) -> Result<History, Diagnostics> {
+/// Reads history dumps; `fast`: through the fast reader where it reads the text (without,
+/// serde-saphyr's whole trees only, for the tests that compare both).
+fn load_for(files: &[(String, String)], kai: bool, fast: bool) -> Result<History, Diagnostics> {
     let mut errors = Diagnostics::default();
     let mut objects: Vec<(String, Value)> = Vec::new();
     for (name, text) in files {
-        // Plain YAML (and JSON) straight into the pruned trees; anything the fast reader
-        // gives up on is read whole by serde-saphyr, which decides and words every problem.
-        let docs = match gpuquota_model::import::plain_yaml_documents::<Pruned>(text) {
-            Some(docs) => Ok(docs.into_iter().map(|d| d.0).collect()),
-            None => {
-                serde_saphyr::from_multiple_with_options::<Value>(text, dump_options(text.len()))
-            }
-        };
-        match docs {
+        match documents(text, fast) {
             Ok(docs) => {
                 let before = objects.len();
                 for d in docs {
@@ -161,6 +155,16 @@ fn load_for(files: &[(String, String)], kai: bool) -> Result<History, Diagnostic
         manifests: chunks(&r.items),
         warnings,
     })
+}
+
+/// The documents of `text`: with `fast`, plain YAML (and JSON) through the fast reader
+/// straight into pruned trees ([`Pruned`]); when it gives up (or without `fast`), whole
+/// through serde-saphyr, which decides and words every problem.
+fn documents(text: &str, fast: bool) -> Result<Vec<Value>, serde_saphyr::Error> {
+    if fast && let Some(docs) = gpuquota_model::import::plain_yaml_documents::<Pruned>(text) {
+        return Ok(docs.into_iter().map(|d| d.0).collect());
+    }
+    serde_saphyr::from_multiple_with_options::<Value>(text, dump_options(text.len()))
 }
 
 /// The YAML reader's options for a dump of `n` bytes: the parser's default budget (250,000
@@ -1383,6 +1387,87 @@ items:
             chunks(&[]),
             [r#"{"apiVersion":"v1","kind":"List","items":[]}"#]
         );
+    }
+
+    #[test]
+    fn the_fast_reader_keeps_only_what_the_history_reads() {
+        let docs = gpuquota_model::import::plain_yaml_documents::<Pruned>(DUMP)
+            .expect("the fixture is plain block YAML");
+        let whole = documents(DUMP, false).unwrap();
+        assert_eq!(docs.len(), whole.len());
+        let train = |d: &Value| -> Value {
+            d["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|o| o["metadata"]["name"] == "train-a")
+                .unwrap()
+                .clone()
+        };
+        let (fast, exact) = (train(&docs[0].0), train(&whole[0]));
+        // what is read is kept as it was: the spec whole, the conditions' five fields
+        assert_eq!(fast["spec"], exact["spec"]);
+        assert_eq!(
+            fast["metadata"]["creationTimestamp"],
+            "2026-11-01T00:00:00Z"
+        );
+        assert_eq!(
+            fast["status"]["conditions"][0]["type"],
+            exact["status"]["conditions"][0]["type"]
+        );
+        // what is not read is not built
+        assert!(exact["status"].get("admission").is_some());
+        assert!(fast["status"].get("admission").is_none());
+        assert!(exact["metadata"].get("resourceVersion").is_some());
+        assert!(fast["metadata"].get("resourceVersion").is_none());
+    }
+
+    #[test]
+    fn the_fast_reader_and_serde_saphyr_give_the_same_history() {
+        let kai = include_str!("../../tests/data/history/kai-dump.yaml");
+        // the fixtures, and the dump as kubectl's `-o json` prints it (one List)
+        let items: Vec<Value> = documents(DUMP, false)
+            .unwrap()
+            .into_iter()
+            .flat_map(|d| d["items"].as_array().cloned().unwrap_or_default())
+            .collect();
+        let json = serde_json::to_string_pretty(
+            &json!({"apiVersion": "v1", "kind": "List", "items": items}),
+        )
+        .unwrap();
+        for (name, text, kai) in [
+            ("dump.yaml", DUMP, false),
+            ("dump.json", json.as_str(), false),
+            ("kai-dump.yaml", kai, true),
+        ] {
+            assert!(
+                gpuquota_model::import::plain_yaml_documents::<Pruned>(text).is_some(),
+                "{name} is read by the fast reader"
+            );
+            let files = [(name.to_owned(), text.to_owned())];
+            let fast = load_for(&files, kai, true).unwrap();
+            let slow = load_for(&files, kai, false).unwrap();
+            assert_eq!(fast.records, slow.records, "{name}");
+            assert_eq!(fast.manifests, slow.manifests, "{name}");
+            assert_eq!(fast.warnings, slow.warnings, "{name}");
+            assert!(!fast.records.is_empty(), "{name}");
+        }
+        // the JSON dump is the YAML one
+        assert_eq!(one(&json).unwrap().records, one(DUMP).unwrap().records);
+        // and the same errors: a field of the wrong form, a scalar the fast reader leaves
+        // to serde-saphyr (`yes`), a duplicate key, text that is not YAML, no object
+        for bad in [
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w, namespace: ns, creationTimestamp: 5}\n",
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w, namespace: ns, creationTimestamp: yes}\n",
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w, name: v}\n",
+            "items: [",
+            "just a string\n",
+        ] {
+            let files = [("dump.yaml".to_owned(), bad.to_owned())];
+            let fast = load_for(&files, false, true).unwrap_err();
+            assert_eq!(fast, load_for(&files, false, false).unwrap_err(), "{bad}");
+            assert!(fast.has_errors(), "{bad}");
+        }
     }
 
     #[test]
