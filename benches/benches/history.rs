@@ -5,27 +5,11 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use gpuquota_benches::history::{SCENARIO, month_dump, platform};
+use gpuquota_benches::history::{month_dump, replay};
 
 /// Criterion's test mode (CI) runs every benchmark once: shrink the inputs.
 fn quick() -> bool {
     gpuquota_benches::test_mode()
-}
-
-fn replay(dump: &str) -> gpuquota_sim::Report {
-    let platform = platform();
-    let sim = gpuquota_sim::fuzzing::scenario("month.yaml", SCENARIO, "month", &|f: &str| {
-        Ok((
-            f.to_owned(),
-            if f == "platform.yaml" {
-                platform.clone()
-            } else {
-                dump.to_owned()
-            },
-        ))
-    })
-    .expect("valid scenario");
-    gpuquota_sim::fuzzing::run_kueue(&sim).expect("simulates")
 }
 
 fn history(c: &mut Criterion) {
@@ -40,7 +24,7 @@ fn history(c: &mut Criterion) {
         });
         g.bench_with_input(BenchmarkId::new("replay", n), &dump, |b, d| {
             b.iter(|| {
-                let r = replay(d);
+                let r = replay(n, d);
                 assert!(r.fidelity.is_some());
                 black_box(r)
             })

@@ -13,7 +13,7 @@ fn main() -> std::io::Result<()> {
     std::fs::create_dir_all(&dir)?;
     std::fs::write(
         dir.join("platform.yaml"),
-        gpuquota_benches::history::platform(),
+        gpuquota_benches::history::platform(n),
     )?;
     std::fs::write(dir.join("month.yaml"), gpuquota_benches::history::SCENARIO)?;
     let dump = gpuquota_benches::history::month_dump(n);

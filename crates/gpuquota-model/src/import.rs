@@ -154,6 +154,23 @@ pub use parse::{serde_message, serde_message_with, yaml_error};
 #[cfg(feature = "yaml")]
 use object::Object;
 
+/// Every document of plain YAML (block style as `kubectl get -o yaml` writes it, flow
+/// collections, JSON) deserialized as `T` straight from the parser's events, with no generic
+/// tree in between; `null` members are kept (as `null`s), empty and null documents skipped.
+///
+/// `None` when the fast reader gives up (anchors, aliases, tags, merge keys, plain scalars
+/// whose type YAML decides such as `yes` or `017`, a duplicate key, a scalar document, more
+/// documents, nodes or events than half of budgets that grow with the input, any syntax
+/// error) or when `T` refuses a document: read the text with serde-saphyr then, which
+/// decides and words every problem. Whatever is read here, serde-saphyr reads the same way.
+///
+/// # Complexity
+/// Linear in the text (twice when the block scanner gives up and saphyr-parser reads it).
+#[cfg(feature = "yaml")]
+pub fn plain_yaml_documents<'a, T: serde::Deserialize<'a>>(text: &'a str) -> Option<Vec<T>> {
+    yaml::plain_documents(text)
+}
+
 /// A problem that does not stop the import: a [`Diagnostic`] of severity warning whose
 /// `source` is the [`Origin`] (`file (document n)`).
 pub type ImportWarning = Diagnostic;

@@ -83,6 +83,45 @@ pub(super) fn read(text: &str, sink: &mut dyn Sink) -> Option<SourceReader> {
     }
 }
 
+/// Every document of `text` deserialized as `T` by this reader (the block scanner first,
+/// then saphyr-parser's events), with `null` members kept; empty and null documents are
+/// skipped as serde-saphyr skips them. `None` when the reader gives up on the text (see the
+/// module docs: anchors, tags, uncertain scalars, duplicate keys, a scalar document, the
+/// budgets, any parser error) or when `T` refuses a document: the caller then reads the text
+/// with serde-saphyr, which decides and words every problem.
+pub(crate) fn plain_documents<'a, T: de::Deserialize<'a>>(text: &'a str) -> Option<Vec<T>> {
+    if let Ok(docs) = documents_as(&mut Reader::new(text, true)) {
+        return Some(docs);
+    }
+    documents_as(&mut Reader::new(text, false)).ok()
+}
+
+fn documents_as<'a, T: de::Deserialize<'a>>(r: &mut Reader<'a>) -> Result<Vec<T>, Fallback> {
+    if !matches!(r.next()?, Ev::StreamStart) {
+        return Err(Fallback);
+    }
+    let mut docs = Vec::new();
+    loop {
+        match r.next()? {
+            Ev::StreamEnd => return Ok(docs),
+            Ev::DocumentStart => {
+                if let Ev::Scalar(text, style) = r.peek()? {
+                    if *style != ScalarStyle::Plain || !matches!(plain(text), Some(Plain::Null)) {
+                        return Err(Fallback);
+                    }
+                    r.next()?;
+                } else {
+                    docs.push(T::deserialize(ValueDe { r, strip: false })?);
+                }
+                if !matches!(r.next()?, Ev::DocumentEnd) {
+                    return Err(Fallback);
+                }
+            }
+            _ => return Err(Fallback),
+        }
+    }
+}
+
 /// True when a mapping of `text` may hold a member whose value is `null`, or when
 /// saphyr-parser does not read the text.
 ///
@@ -330,6 +369,11 @@ fn plain(s: &str) -> Option<Plain> {
         return Some(Plain::Null);
     }
     if first.is_ascii_digit() {
+        // Kubernetes uids (UUIDs, 8-4-4-4-12 hex digits): no YAML schema reads that shape as
+        // anything but a string (no number has an inner `-`, no date has those groups).
+        if is_uuid(b) {
+            return Some(Plain::Str);
+        }
         // Quantities (`500m`, `36Gi`) and timestamps contain a letter no number has.
         let numeric = |c: &u8| {
             c.is_ascii_hexdigit()
@@ -352,6 +396,15 @@ fn plain(s: &str) -> Option<Plain> {
         };
     }
     None
+}
+
+/// True for a UUID's text: 36 bytes, hex digits in groups of 8, 4, 4, 4 and 12 between `-`.
+fn is_uuid(b: &[u8]) -> bool {
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
 }
 
 /// An unsigned decimal integer or fraction in its plainest spelling; `None` otherwise.
@@ -854,6 +907,15 @@ mod tests {
         assert!(matches!(plain("500m"), Some(Plain::Str)));
         assert!(matches!(plain("36Gi"), Some(Plain::Str)));
         assert!(matches!(plain("2026-12-01T00:00:00Z"), Some(Plain::Str)));
+        // uids as Kubernetes writes them, also when they start with a digit
+        assert!(matches!(
+            plain("0b7c1c1e-0000-4000-8000-000000000001"),
+            Some(Plain::Str)
+        ));
+        assert!(matches!(
+            plain("12345678-1234-1234-1234-123456789012"),
+            Some(Plain::Str)
+        ));
         assert!(matches!(plain("8"), Some(Plain::Unsigned(8))));
         assert!(matches!(plain("-3"), Some(Plain::Negative(-3))));
         assert!(matches!(plain("0.5"), Some(Plain::Float(f)) if f == 0.5));
@@ -881,6 +943,7 @@ mod tests {
             "-.inf",
             "2026-12-01",
             "99999999999999999999",
+            "0b7c1c1e-0000-4000-8000-00000000000",
         ] {
             assert!(plain(unsure).is_none(), "{unsure}");
         }

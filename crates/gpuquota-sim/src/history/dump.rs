@@ -50,7 +50,7 @@ pub struct History {
 /// # Complexity
 /// O(input size + objects × log objects).
 pub fn load(files: &[(String, String)]) -> Result<History, Diagnostics> {
-    load_for(files, false)
+    load_for(files, false, true)
 }
 
 /// Reads history dumps for a KAI replay: the PodGroups (`scheduling.run.ai` `PodGroup`) and
@@ -62,14 +62,16 @@ pub fn load(files: &[(String, String)]) -> Result<History, Diagnostics> {
 /// # Complexity
 /// As [`load`].
 pub fn load_kai(files: &[(String, String)]) -> Result<History, Diagnostics> {
-    load_for(files, true)
+    load_for(files, true, true)
 }
 
-fn load_for(files: &[(String, String)], kai: bool) -> Result<History, Diagnostics> {
+/// Reads history dumps; `fast`: through the fast reader where it reads the text (without,
+/// serde-saphyr's whole trees only, for the tests that compare both).
+fn load_for(files: &[(String, String)], kai: bool, fast: bool) -> Result<History, Diagnostics> {
     let mut errors = Diagnostics::default();
     let mut objects: Vec<(String, Value)> = Vec::new();
     for (name, text) in files {
-        match serde_saphyr::from_multiple_with_options::<Value>(text, dump_options(text.len())) {
+        match documents(text, fast) {
             Ok(docs) => {
                 let before = objects.len();
                 for d in docs {
@@ -163,6 +165,16 @@ fn load_for(files: &[(String, String)], kai: bool) -> Result<History, Diagnostic
     })
 }
 
+/// The documents of `text`: with `fast`, plain YAML (and JSON) through the fast reader
+/// straight into pruned trees ([`Pruned`]); when it gives up (or without `fast`), whole
+/// through serde-saphyr, which decides and words every problem.
+fn documents(text: &str, fast: bool) -> Result<Vec<Value>, serde_saphyr::Error> {
+    if fast && let Some(docs) = gpuquota_model::import::plain_yaml_documents::<Pruned>(text) {
+        return Ok(docs.into_iter().map(|d| d.0).collect());
+    }
+    serde_saphyr::from_multiple_with_options::<Value>(text, dump_options(text.len()))
+}
+
 /// The YAML reader's options for a dump of `n` bytes: the parser's default budget (250,000
 /// nodes, 64 MiB of scalar text) is far below what a month's dump holds (about 2.5 nodes per
 /// 100 bytes, about half of its bytes scalar text), so the node, document, event and scalar
@@ -205,6 +217,181 @@ fn chunks(items: &[Value]) -> Vec<String> {
     cur.push_str("]}");
     out.push(cur);
     out
+}
+
+/// Which members of a mapping the reader keeps: everything, the named members (each with
+/// what it keeps of its value), or the same of every element of a sequence.
+#[derive(Clone, Copy)]
+enum Keep {
+    All,
+    Members(&'static [(&'static str, Keep)]),
+    Each(&'static Keep),
+}
+
+/// What the history reads of a document or object (the fields listed in the [module
+/// docs](super)); a List's `items` are documents again.
+static DOCUMENT: Keep = Keep::Members(&[
+    ("apiVersion", Keep::All),
+    ("kind", Keep::All),
+    ("items", Keep::Each(&DOCUMENT)),
+    (
+        "metadata",
+        Keep::Members(&[
+            ("name", Keep::All),
+            ("namespace", Keep::All),
+            ("uid", Keep::All),
+            ("labels", Keep::All),
+            ("creationTimestamp", Keep::All),
+            ("annotations", Keep::Members(&[(POD_GROUP, Keep::All)])),
+            (
+                "ownerReferences",
+                Keep::Each(&Keep::Members(&[
+                    ("kind", Keep::All),
+                    ("name", Keep::All),
+                    ("controller", Keep::All),
+                ])),
+            ),
+        ]),
+    ),
+    ("spec", Keep::All),
+    (
+        "status",
+        Keep::Members(&[
+            (
+                "conditions",
+                Keep::Each(&Keep::Members(&[
+                    ("type", Keep::All),
+                    ("status", Keep::All),
+                    ("reason", Keep::All),
+                    ("message", Keep::All),
+                    ("lastTransitionTime", Keep::All),
+                ])),
+            ),
+            ("schedulingStats", Keep::All),
+            ("requeueState", Keep::All),
+            ("startTime", Keep::All),
+            ("completionTime", Keep::All),
+            ("phase", Keep::All),
+            (
+                "containerStatuses",
+                Keep::Each(&Keep::Members(&[(
+                    "state",
+                    Keep::Members(&[("terminated", Keep::Members(&[("finishedAt", Keep::All)]))]),
+                )])),
+            ),
+            ("accumulatedPastExexcutionTimeSeconds", Keep::All),
+            ("accumulatedPastExecutionTimeSeconds", Keep::All),
+        ]),
+    ),
+]);
+
+/// A document as the history reads it: the tree of only the members [`DOCUMENT`] keeps,
+/// built straight from the parser's events (the rest is skipped, not built). Where a kept
+/// member is not of the shape the history reads (a scalar where a mapping is read), it is
+/// kept whole, so what the reader sees of it, and the messages about it, do not change.
+struct Pruned(Value);
+
+impl<'de> serde::Deserialize<'de> for Pruned {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Pruned, D::Error> {
+        serde::de::DeserializeSeed::deserialize(Prune(DOCUMENT), d).map(Pruned)
+    }
+}
+
+/// The seed (and visitor) that builds a pruned tree.
+#[derive(Clone, Copy)]
+struct Prune(Keep);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Prune {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        match self.0 {
+            Keep::All => serde::Deserialize::deserialize(d),
+            _ => d.deserialize_any(self),
+        }
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Prune {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a YAML node")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        serde::de::DeserializeSeed::deserialize(self, d)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        match self.0 {
+            Keep::Each(k) => {
+                while let Some(v) = seq.next_element_seed(Prune(*k))? {
+                    out.push(v);
+                }
+            }
+            _ => {
+                while let Some(v) = seq.next_element::<Value>()? {
+                    out.push(v);
+                }
+            }
+        }
+        Ok(Value::Array(out))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let Keep::Members(keep) = self.0 else {
+            return serde::Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(
+                map,
+            ));
+        };
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match keep.iter().find(|(k, _)| *k == key) {
+                Some((_, k)) => {
+                    let v = map.next_value_seed(Prune(*k))?;
+                    out.insert(key.into_owned(), v);
+                }
+                None => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 /// The objects of a document: a List's items, or the object itself.
@@ -1359,6 +1546,87 @@ items:
             chunks(&[]),
             [r#"{"apiVersion":"v1","kind":"List","items":[]}"#]
         );
+    }
+
+    #[test]
+    fn the_fast_reader_keeps_only_what_the_history_reads() {
+        let docs = gpuquota_model::import::plain_yaml_documents::<Pruned>(DUMP)
+            .expect("the fixture is plain block YAML");
+        let whole = documents(DUMP, false).unwrap();
+        assert_eq!(docs.len(), whole.len());
+        let train = |d: &Value| -> Value {
+            d["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|o| o["metadata"]["name"] == "train-a")
+                .unwrap()
+                .clone()
+        };
+        let (fast, exact) = (train(&docs[0].0), train(&whole[0]));
+        // what is read is kept as it was: the spec whole, the conditions' five fields
+        assert_eq!(fast["spec"], exact["spec"]);
+        assert_eq!(
+            fast["metadata"]["creationTimestamp"],
+            "2026-11-01T00:00:00Z"
+        );
+        assert_eq!(
+            fast["status"]["conditions"][0]["type"],
+            exact["status"]["conditions"][0]["type"]
+        );
+        // what is not read is not built
+        assert!(exact["status"].get("admission").is_some());
+        assert!(fast["status"].get("admission").is_none());
+        assert!(exact["metadata"].get("resourceVersion").is_some());
+        assert!(fast["metadata"].get("resourceVersion").is_none());
+    }
+
+    #[test]
+    fn the_fast_reader_and_serde_saphyr_give_the_same_history() {
+        let kai = include_str!("../../tests/data/history/kai-dump.yaml");
+        // the fixtures, and the dump as kubectl's `-o json` prints it (one List)
+        let items: Vec<Value> = documents(DUMP, false)
+            .unwrap()
+            .into_iter()
+            .flat_map(|d| d["items"].as_array().cloned().unwrap_or_default())
+            .collect();
+        let json = serde_json::to_string_pretty(
+            &json!({"apiVersion": "v1", "kind": "List", "items": items}),
+        )
+        .unwrap();
+        for (name, text, kai) in [
+            ("dump.yaml", DUMP, false),
+            ("dump.json", json.as_str(), false),
+            ("kai-dump.yaml", kai, true),
+        ] {
+            assert!(
+                gpuquota_model::import::plain_yaml_documents::<Pruned>(text).is_some(),
+                "{name} is read by the fast reader"
+            );
+            let files = [(name.to_owned(), text.to_owned())];
+            let fast = load_for(&files, kai, true).unwrap();
+            let slow = load_for(&files, kai, false).unwrap();
+            assert_eq!(fast.records, slow.records, "{name}");
+            assert_eq!(fast.manifests, slow.manifests, "{name}");
+            assert_eq!(fast.warnings, slow.warnings, "{name}");
+            assert!(!fast.records.is_empty(), "{name}");
+        }
+        // the JSON dump is the YAML one
+        assert_eq!(one(&json).unwrap().records, one(DUMP).unwrap().records);
+        // and the same errors: a field of the wrong form, a scalar the fast reader leaves
+        // to serde-saphyr (`yes`), a duplicate key, text that is not YAML, no object
+        for bad in [
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w, namespace: ns, creationTimestamp: 5}\n",
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w, namespace: ns, creationTimestamp: yes}\n",
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: w, name: v}\n",
+            "items: [",
+            "just a string\n",
+        ] {
+            let files = [("dump.yaml".to_owned(), bad.to_owned())];
+            let fast = load_for(&files, false, true).unwrap_err();
+            assert_eq!(fast, load_for(&files, false, false).unwrap_err(), "{bad}");
+            assert!(fast.has_errors(), "{bad}");
+        }
     }
 
     #[test]
