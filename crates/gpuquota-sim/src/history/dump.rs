@@ -242,7 +242,7 @@ static DOCUMENT: Keep = Keep::Members(&[
             ("uid", Keep::All),
             ("labels", Keep::All),
             ("creationTimestamp", Keep::All),
-            ("annotations", Keep::Members(&[(POD_GROUP, Keep::All)])),
+            ("annotations", Keep::All),
             (
                 "ownerReferences",
                 Keep::Each(&Keep::Members(&[

@@ -253,7 +253,7 @@ fn the_drills_simulate() {
     println!("{text}");
     assert!(text.contains("Drill: a server fails"), "{text}");
     assert!(
-        text.contains("rtx-a down: 3 workloads lost their pods"),
+        text.contains("rtx-a down: 2 workloads lost their pods on 5 cards"),
         "{text}"
     );
     assert!(
