@@ -21,6 +21,38 @@ mod resourcequota;
 pub(crate) mod retries;
 
 pub(crate) use kueue::run_kueue;
+
+/// Per workload of `world` (in its order), the durations annotation `key` states on the
+/// workload `model` holds, read by `parse`; empty lists when no workload states it, and for
+/// a value refused when the scenario was read (its error was reported then).
+///
+/// # Complexity
+/// O(workloads × log workloads).
+pub(crate) fn annotated_durations(
+    model: &gpuquota_model::Model,
+    world: &gpuquota_cohort::World,
+    key: &str,
+    parse: impl Fn(&gpuquota_model::kueue::Workload) -> Result<Vec<i64>, Diagnostic>,
+) -> Vec<Vec<i64>> {
+    let stated = model
+        .workloads
+        .values()
+        .any(|m| m.metadata.annotations.contains_key(key));
+    if !stated {
+        return Vec::new();
+    }
+    world
+        .workloads
+        .iter()
+        .map(|w| {
+            model
+                .workloads
+                .get(&w.key)
+                .and_then(|m| parse(m).ok())
+                .unwrap_or_default()
+        })
+        .collect()
+}
 pub(crate) use resourcequota::run_resource_quota;
 
 use crate::engine::{Counters, HeldBack, NO_END, Outcome, QueueOutcome, WorkloadOutcome};

@@ -78,22 +78,7 @@ impl PodRuntimes {
     /// # Complexity
     /// O(workloads × log workloads).
     pub(crate) fn new(model: &gpuquota_model::Model, world: &World) -> PodRuntimes {
-        let stated = model
-            .workloads
-            .values()
-            .any(|m| m.metadata.annotations.contains_key(POD_RUNTIMES_ANNOTATION));
-        let list: Vec<Vec<i64>> = world
-            .workloads
-            .iter()
-            .filter(|_| stated)
-            .map(|w| {
-                model
-                    .workloads
-                    .get(&w.key)
-                    .and_then(|m| pod_runtimes(m).ok())
-                    .unwrap_or_default()
-            })
-            .collect();
+        let list = super::annotated_durations(model, world, POD_RUNTIMES_ANNOTATION, pod_runtimes);
         let on = list.iter().any(|l| !l.is_empty());
         if !on {
             return PodRuntimes {

@@ -135,22 +135,7 @@ impl Retries {
     /// # Complexity
     /// O(workloads × log workloads + Jobs).
     pub(crate) fn new(model: &Model, world: &World) -> Retries {
-        let stated = model
-            .workloads
-            .values()
-            .any(|m| m.metadata.annotations.contains_key(FAIL_AFTER_ANNOTATION));
-        let fails: Vec<Vec<i64>> = world
-            .workloads
-            .iter()
-            .filter(|_| stated)
-            .map(|w| {
-                model
-                    .workloads
-                    .get(&w.key)
-                    .and_then(|m| fail_after(m).ok())
-                    .unwrap_or_default()
-            })
-            .collect();
+        let fails = super::annotated_durations(model, world, FAIL_AFTER_ANNOTATION, fail_after);
         let on = fails.iter().any(|f| !f.is_empty());
         if !on {
             return Retries {
