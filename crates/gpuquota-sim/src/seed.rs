@@ -25,7 +25,8 @@
 //! (`drill-server-fails-*.yaml`: rtx-a down on Tuesday 04-14 for a day) and **a MIG
 //! maintenance window** (`drill-mig-window-*.yaml`: rtx-b re-laid with mig-parted config
 //! `notebooks-12` of `mig-configs.yaml` from Sunday 04-26 00:00), each under ResourceQuota
-//! only and Kueue; KAI runs do not follow node events yet.
+//! only and Kueue. KAI runs follow node failures and drains (not MIG re-layouts), but the
+//! seed has no KAI drill file yet, and the account says so.
 //!
 //! The KAI month has the same six workloads and the same batch budget; departments are
 //! top-level KAI queues with one project each (deserved quota = the Kueue nominal quota
@@ -237,7 +238,7 @@ pub fn drills() -> Result<String, Diagnostics> {
         }
         let _ = writeln!(
             s,
-            "  {}: not simulated (KAI runs do not follow node events yet).",
+            "  {}: not simulated (the seed has no KAI drill file yet; KAI runs follow node failures and drains, not MIG re-layouts).",
             KAI_ENGINE.0
         );
     }

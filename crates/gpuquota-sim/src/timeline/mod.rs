@@ -117,7 +117,9 @@
 //! per extended resource before and after (`devicesBefore`, `devicesAfter`: the allocatable
 //! of the nodes neither failed, cordoned nor in a MIG window), the evictions (`evicted`, the
 //! drain deadline's included) and `migWindow` (`node`, `config`, `openedMs`, `closedMs`,
-//! `waited`). KAI runs do not follow node events yet.
+//! `waited`). KAI runs follow `down`, `drain` and `up` the same way (their entries keep
+//! `capacityBefore`/`capacityAfter` empty; devices count `nvidia.com/gpu` and the nodes' MIG
+//! profiles), not MIG layouts.
 //!
 //! # Sweeps
 //!
