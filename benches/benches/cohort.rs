@@ -265,9 +265,10 @@ fn preemption_world() -> (Input, Vec<(usize, gpuquota_cohort::ids::WlId)>) {
         sizes.push(s);
     }
     let own: u64 = sizes[0].iter().sum();
-    let others_nominal = 50u64;
+    // 50 at full size; scaled with the workloads per queue so that the others still borrow
+    let others_nominal = per as u64 / 2;
     // queue 0 lends what the others borrow, plus its own usage, plus 5 free units
-    let borrowed = total_other - others_nominal * (queues as u64 - 1);
+    let borrowed = total_other.saturating_sub(others_nominal * (queues as u64 - 1));
     let q0_nominal = borrowed + own + 5;
     for (qi, s) in sizes.iter().enumerate() {
         let name = format!("q{qi:03}");
