@@ -237,26 +237,6 @@ fn taint_string(t: &gpuquota_model::meta::Taint) -> String {
     )
 }
 
-fn node_req_matches(r: &NodeRequirement, labels: &BTreeMap<String, String>) -> bool {
-    let v = labels.get(&r.key);
-    match r.operator.as_str() {
-        "In" => v.is_some_and(|v| r.values.contains(v)),
-        "NotIn" => v.is_none_or(|v| !r.values.contains(v)),
-        "Exists" => v.is_some(),
-        "DoesNotExist" => v.is_none(),
-        "Gt" | "Lt" => {
-            let (Some(v), Some(x)) = (
-                v.and_then(|v| v.parse::<i64>().ok()),
-                r.values.first().and_then(|x| x.parse::<i64>().ok()),
-            ) else {
-                return false;
-            };
-            if r.operator == "Gt" { v > x } else { v < x }
-        }
-        _ => false,
-    }
-}
-
 /// Upstream `flavorSelector` + match against a fake node with the flavor's labels.
 fn affinity_matches(ps: &PodSetInfo, labels: &BTreeMap<String, String>) -> bool {
     for (k, v) in &ps.node_selector {
@@ -276,9 +256,7 @@ fn affinity_matches(ps: &PodSetInfo, labels: &BTreeMap<String, String>) -> bool 
         }
         terms.push(kept);
     }
-    terms
-        .iter()
-        .any(|t| t.iter().all(|e| node_req_matches(e, labels)))
+    terms.iter().any(|t| t.iter().all(|e| e.matches(labels)))
 }
 
 fn untolerated<'t>(

@@ -117,6 +117,35 @@ pub struct NodeRequirement {
     pub values: Vec<String>,
 }
 
+impl NodeRequirement {
+    /// Whether this requirement holds for a node's `labels` (the operators of Kubernetes'
+    /// node selector requirements; `Gt`/`Lt` compare integers, an unknown operator never
+    /// holds).
+    ///
+    /// # Complexity
+    /// O(log labels + values).
+    pub fn matches(&self, labels: &std::collections::BTreeMap<String, String>) -> bool {
+        let r = self;
+        let v = labels.get(&r.key);
+        match r.operator.as_str() {
+            "In" => v.is_some_and(|v| r.values.contains(v)),
+            "NotIn" => v.is_none_or(|v| !r.values.contains(v)),
+            "Exists" => v.is_some(),
+            "DoesNotExist" => v.is_none(),
+            "Gt" | "Lt" => {
+                let (Some(v), Some(x)) = (
+                    v.and_then(|v| v.parse::<i64>().ok()),
+                    r.values.first().and_then(|x| x.parse::<i64>().ok()),
+                ) else {
+                    return false;
+                };
+                if r.operator == "Gt" { v > x } else { v < x }
+            }
+            _ => false,
+        }
+    }
+}
+
 /// One PodSet's scheduling shape.
 #[derive(Debug, Clone)]
 pub struct PodSetInfo {

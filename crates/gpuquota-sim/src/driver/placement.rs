@@ -233,27 +233,6 @@ pub(crate) struct Nodes {
     free: Vec<i64>,
 }
 
-/// Whether a node-affinity requirement holds for `labels`.
-fn requirement(r: &NodeRequirement, labels: &BTreeMap<String, String>) -> bool {
-    let v = labels.get(&r.key);
-    match r.operator.as_str() {
-        "In" => v.is_some_and(|v| r.values.contains(v)),
-        "NotIn" => v.is_none_or(|v| !r.values.contains(v)),
-        "Exists" => v.is_some(),
-        "DoesNotExist" => v.is_none(),
-        "Gt" | "Lt" => {
-            let (Some(v), Some(x)) = (
-                v.and_then(|v| v.parse::<i64>().ok()),
-                r.values.first().and_then(|x| x.parse::<i64>().ok()),
-            ) else {
-                return false;
-            };
-            if r.operator == "Gt" { v > x } else { v < x }
-        }
-        _ => false,
-    }
-}
-
 /// LeastAllocated's score of one resource.
 fn least_requested(requested: i64, allocatable: i64) -> i64 {
     if allocatable == 0 || requested > allocatable {
@@ -542,9 +521,9 @@ impl Nodes {
                 .as_ref()
                 .is_some_and(|s| s.iter().all(|(k, v)| labels.get(k) == Some(v)))
                 && (f.affinity.is_empty()
-                    || f.affinity.iter().any(|term| {
-                        !term.is_empty() && term.iter().all(|r| requirement(r, labels))
-                    }));
+                    || f.affinity
+                        .iter()
+                        .any(|term| !term.is_empty() && term.iter().all(|r| r.matches(labels))));
             let reject = if let Some(t) = untolerated {
                 Some(Reject::Taint(format!(
                     "node(s) had untolerated taint {{{}: {}}}",
